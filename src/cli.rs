@@ -1,0 +1,153 @@
+//! The command line. Each subcommand loads what it needs, runs one stage and
+//! maps the outcome to the exit codes in DESIGN.md (0 ok, 1 error).
+
+use crate::config::variables::{self, CliInput};
+use crate::config::{self, ConfigScope};
+use crate::diag::{Diag, Diags, Sources};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "strata", version, about = "Declarative GPU-cluster infrastructure in Terraform's language")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct VarArgs {
+    /// Set a variable: --var name=value (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read variables from a .tfvars (HCL) or .tfvars.json file (repeatable).
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse and check a configuration (a file or a directory of *.tf / *.hcl).
+    Validate {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+    },
+    /// Evaluate expressions: interactively, or one per stdin line with --json.
+    Console {
+        /// A configuration whose variables and locals are in scope.
+        path: Option<PathBuf>,
+        /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        vars: VarArgs,
+    },
+    /// Rewrite files in Terraform's canonical format.
+    Fmt {
+        /// Exit 3 and change nothing when a file is not formatted.
+        #[arg(long)]
+        check: bool,
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+}
+
+/// `--var` and `--var-file` in the order they were given, which decides
+/// which wins when both set the same variable.
+fn cli_inputs(m: &ArgMatches) -> Vec<CliInput> {
+    let Some((_, sub)) = m.subcommand() else {
+        return Vec::new();
+    };
+    let mut items: Vec<(usize, CliInput)> = Vec::new();
+    if let (Some(idx), Some(vals)) = (sub.indices_of("vars"), sub.get_many::<String>("vars")) {
+        items.extend(idx.zip(vals).map(|(i, v)| (i, CliInput::Var(v.clone()))));
+    }
+    if let (Some(idx), Some(vals)) = (sub.indices_of("var_files"), sub.get_many::<PathBuf>("var_files")) {
+        items.extend(idx.zip(vals).map(|(i, v)| (i, CliInput::File(v.clone()))));
+    }
+    items.sort_by_key(|(i, _)| *i);
+    items.into_iter().map(|(_, c)| c).collect()
+}
+
+fn print_diags(diags: &Diags, sources: &Sources) {
+    for d in &diags.0 {
+        eprintln!("{:?}", miette::Report::new(d.report(sources)));
+    }
+}
+
+pub fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    let inputs = cli_inputs(&matches);
+    let mut sources = Sources::default();
+    let result = match cli.command {
+        Command::Validate { path, .. } => validate(&path, &inputs, &mut sources),
+        Command::Console { path, json, .. } => console(path.as_deref(), json, &inputs, &mut sources),
+        Command::Fmt { check, path } => return crate::fmt::run(&path, check),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(diags) => {
+            print_diags(&diags, &sources);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn env_vars() -> Vec<(String, String)> {
+    std::env::vars().filter(|(k, _)| k.starts_with(variables::ENV_PREFIX)).collect()
+}
+
+fn validate(path: &Path, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
+    let module = config::load(path, sources)?;
+    crate::config::check::check_module(&module, inputs, sources)?;
+    println!("Success! The configuration is valid.");
+    Ok(())
+}
+
+fn console(path: Option<&Path>, json: bool, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
+    let stdin = std::io::stdin();
+    let interactive = !json && stdin.is_terminal();
+    let run = |scope: &dyn crate::eval::Scope, dir: PathBuf| -> Result<(), Diags> {
+        let stdout = std::io::stdout();
+        if interactive {
+            // A prompt per line, as terraform console gives one.
+            let mut out = stdout.lock();
+            let mut lines = stdin.lock().lines();
+            loop {
+                let _ = write!(out, "> ");
+                let _ = out.flush();
+                let Some(Ok(line)) = lines.next() else { break };
+                if crate::console::run(line.as_bytes(), &mut out, false, scope, dir.clone()).is_err() {
+                    break;
+                }
+                if matches!(line.trim(), "exit" | "quit") {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        crate::console::run(stdin.lock(), stdout.lock(), json, scope, dir)
+            .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())))
+    };
+    match path {
+        None => {
+            if !inputs.is_empty() {
+                return Err(Diag::new("strata::cli", "Variables without a configuration", "--var and --var-file need a configuration PATH that declares the variables.").into());
+            }
+            run(&crate::eval::EmptyScope, std::env::current_dir().unwrap_or_default())
+        }
+        Some(p) => {
+            let module = config::load(p, sources)?;
+            let vars = variables::resolve(&module, inputs, env_vars(), sources)?;
+            let scope = ConfigScope::new(&module, vars, module.dir.clone());
+            run(&scope, module.dir.clone())
+        }
+    }
+}

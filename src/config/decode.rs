@@ -1,0 +1,530 @@
+//! Decoding file bodies into the typed [`Module`](super::Module).
+
+use super::typeexpr::Constraint;
+use super::*;
+use crate::eval::{did_you_mean, EmptyScope, Evaluator};
+use crate::lang::value::Value;
+use crate::syntax::{Attribute, Block, ExprKind};
+
+fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
+    Diag::new(code, summary, detail).at(span)
+}
+
+const TOP_LEVEL: &[&str] = &[
+    "terraform", "strata", "variable", "locals", "resource", "data", "output", "module",
+    "provider", "moved", "import", "check", "removed",
+];
+
+/// Evaluates an expression that must be constant (no references).
+fn constant(e: &Expr) -> Result<Value, Diag> {
+    Evaluator::new(&EmptyScope, PathBuf::new()).eval(e)
+}
+
+fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
+    match constant(&a.expr) {
+        Ok(v) => match v.as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                diags.push(err(
+                    "strata::config::type",
+                    "Incorrect attribute value type",
+                    format!("Inappropriate value for attribute {:?}: string required.", a.name),
+                    a.expr.span,
+                ));
+                None
+            }
+        },
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
+fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
+    match constant(&a.expr).map(|v| crate::lang::convert::convert(&v, &crate::lang::types::Type::Bool)) {
+        Ok(Ok(Value::Bool(b))) => b,
+        Ok(_) => {
+            diags.push(err(
+                "strata::config::type",
+                "Incorrect attribute value type",
+                format!("Inappropriate value for attribute {:?}: bool required.", a.name),
+                a.expr.span,
+            ));
+            false
+        }
+        Err(d) => {
+            diags.push(d);
+            false
+        }
+    }
+}
+
+fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<String>> {
+    if b.labels.len() != want.len() {
+        let detail = if want.is_empty() {
+            format!("A {:?} block takes no labels.", b.kind)
+        } else {
+            format!(
+                "A {:?} block needs {} label{}: {}.",
+                b.kind,
+                want.len(),
+                if want.len() == 1 { "" } else { "s" },
+                want.join(", ")
+            )
+        };
+        let summary = if b.labels.len() < want.len() {
+            "Missing name for block"
+        } else {
+            "Extraneous label for block"
+        };
+        diags.push(err("strata::config::labels", summary, detail, b.kind_span));
+        return None;
+    }
+    Some(b.labels.iter().map(|(l, _)| l.clone()).collect())
+}
+
+fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
+    err(
+        "strata::config::unsupported_argument",
+        "Unsupported argument",
+        format!(
+            "An argument named {:?} is not expected in a {block} block.{}",
+            a.name,
+            did_you_mean(&a.name, allowed)
+        ),
+        a.name_span,
+    )
+}
+
+fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Diag {
+    err(
+        "strata::config::unsupported_block",
+        "Unsupported block type",
+        format!(
+            "Blocks of type {:?} are not expected in {parent}.{}",
+            b.kind,
+            did_you_mean(&b.kind, allowed)
+        ),
+        b.kind_span,
+    )
+}
+
+fn expr_list(a: &Attribute, diags: &mut Diags) -> Vec<Expr> {
+    match &a.expr.kind {
+        ExprKind::Tuple(items) => items.clone(),
+        _ => {
+            diags.push(err(
+                "strata::config::type",
+                "Invalid expression",
+                format!("The {:?} argument must be a list of references.", a.name),
+                a.expr.span,
+            ));
+            Vec::new()
+        }
+    }
+}
+
+pub(super) fn module_body(body: &Body, m: &mut Module, diags: &mut Diags) {
+    for a in &body.attrs {
+        diags.push(err(
+            "strata::config::unexpected_attribute",
+            "Unsupported argument",
+            format!(
+                "An argument named {:?} is not expected here; top-level arguments go inside a block such as locals.",
+                a.name
+            ),
+            a.name_span,
+        ));
+    }
+    for b in &body.blocks {
+        match b.kind.as_str() {
+            "terraform" | "strata" => settings(b, m, diags),
+            "variable" => {
+                if let Some(l) = labels(b, &["name"], diags) {
+                    if let Some(v) = variable(b, l[0].clone(), diags) {
+                        m.variables.push(v);
+                    }
+                }
+            }
+            "locals" => {
+                let _ = labels(b, &[], diags);
+                for a in &b.body.attrs {
+                    m.locals.push(Local {
+                        name: a.name.clone(),
+                        expr: a.expr.clone(),
+                        span: a.span,
+                    });
+                }
+                for nb in &b.body.blocks {
+                    diags.push(unsupported_block(nb, "locals", &[]));
+                }
+            }
+            "resource" | "data" => {
+                if let Some(l) = labels(b, &["type", "name"], diags) {
+                    let mode = if b.kind == "data" { Mode::Data } else { Mode::Managed };
+                    m.resources.push(resource(b, mode, &l[0], &l[1], diags));
+                }
+            }
+            "output" => {
+                if let Some(l) = labels(b, &["name"], diags) {
+                    if let Some(o) = output(b, l[0].clone(), diags) {
+                        m.outputs.push(o);
+                    }
+                }
+            }
+            "module" => {
+                if let Some(l) = labels(b, &["name"], diags) {
+                    if let Some(c) = module_call(b, l[0].clone(), diags) {
+                        m.module_calls.push(c);
+                    }
+                }
+            }
+            "provider" => {
+                if let Some(l) = labels(b, &["name"], diags) {
+                    let alias = b.body.attr("alias").and_then(|a| const_string(a, diags));
+                    let mut body = b.body.clone();
+                    body.attrs.retain(|a| a.name != "alias");
+                    m.providers.push(Provider {
+                        name: l[0].clone(),
+                        alias,
+                        span: b.span,
+                        body,
+                    });
+                }
+            }
+            "moved" => {
+                let _ = labels(b, &[], diags);
+                match (b.body.attr("from"), b.body.attr("to")) {
+                    (Some(f), Some(t)) => m.moved.push(Moved {
+                        from: f.expr.clone(),
+                        to: t.expr.clone(),
+                        span: b.span,
+                    }),
+                    _ => diags.push(err(
+                        "strata::config::moved",
+                        "Missing required argument",
+                        "A moved block needs both \"from\" and \"to\".",
+                        b.kind_span,
+                    )),
+                }
+            }
+            // Accepted so Terraform configurations load; planned in later stages.
+            "import" | "check" | "removed" => {}
+            _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
+        }
+    }
+}
+
+fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
+    let _ = labels(b, &[], diags);
+    m.settings.blocks.push(b.span);
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "required_version" => m.settings.required_version = const_string(a, diags),
+            "experiments" => {}
+            _ => diags.push(unsupported_attr(a, "terraform", &["required_version"])),
+        }
+    }
+    for nb in &b.body.blocks {
+        match nb.kind.as_str() {
+            "backend" => {
+                if let Some(l) = labels(nb, &["type"], diags) {
+                    m.settings.backend = Some((l[0].clone(), nb.body.clone()));
+                }
+            }
+            "required_providers" | "cloud" | "provider_meta" => {}
+            _ => diags.push(unsupported_block(
+                nb,
+                "a terraform block",
+                &["backend", "required_providers"],
+            )),
+        }
+    }
+}
+
+fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
+    if !crate::syntax::is_identifier(&name) {
+        diags.push(err(
+            "strata::config::name",
+            "Invalid variable name",
+            "A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.",
+            b.labels[0].1,
+        ));
+        return None;
+    }
+    let mut v = Variable {
+        name,
+        span: b.span,
+        constraint: Constraint::any(),
+        default: None,
+        description: None,
+        sensitive: false,
+        nullable: true,
+        validations: Vec::new(),
+    };
+    const ALLOWED: &[&str] = &["type", "default", "description", "sensitive", "nullable", "ephemeral"];
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "type" => match Constraint::parse(&a.expr) {
+                Ok(c) => v.constraint = c,
+                Err(d) => diags.push(d),
+            },
+            "default" => v.default = Some(a.expr.clone()),
+            "description" => v.description = const_string(a, diags),
+            "sensitive" => v.sensitive = const_bool(a, diags),
+            "nullable" => v.nullable = const_bool(a, diags),
+            "ephemeral" => {}
+            _ => diags.push(unsupported_attr(a, "variable", ALLOWED)),
+        }
+    }
+    for nb in &b.body.blocks {
+        if nb.kind != "validation" {
+            diags.push(unsupported_block(nb, "a variable block", &["validation"]));
+            continue;
+        }
+        match (nb.body.attr("condition"), nb.body.attr("error_message")) {
+            (Some(c), Some(m)) => v.validations.push(Validation {
+                condition: c.expr.clone(),
+                error_message: m.expr.clone(),
+                span: nb.span,
+            }),
+            _ => diags.push(err(
+                "strata::config::validation",
+                "Missing required argument",
+                "A validation block needs both \"condition\" and \"error_message\".",
+                nb.kind_span,
+            )),
+        }
+    }
+    Some(v)
+}
+
+fn resource(b: &Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags) -> Resource {
+    let mut r = Resource {
+        mode,
+        type_name: type_name.to_string(),
+        name: name.to_string(),
+        span: b.span,
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        provider: None,
+        lifecycle: Lifecycle::default(),
+        body: Body {
+            attrs: Vec::new(),
+            blocks: Vec::new(),
+            span: b.body.span,
+        },
+    };
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "count" => r.count = Some(a.expr.clone()),
+            "for_each" => r.for_each = Some(a.expr.clone()),
+            "depends_on" => r.depends_on = expr_list(a, diags),
+            "provider" => r.provider = provider_ref(&a.expr, diags),
+            _ => r.body.attrs.push(a.clone()),
+        }
+    }
+    if let (Some(c), Some(_)) = (&r.count, &r.for_each) {
+        diags.push(err(
+            "strata::config::count_and_for_each",
+            "Invalid combination of \"count\" and \"for_each\"",
+            "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive, only one should be used to be explicit about the number of resources to be created.",
+            c.span,
+        ));
+    }
+    for nb in &b.body.blocks {
+        if nb.kind == "lifecycle" && mode == Mode::Managed {
+            lifecycle(nb, &mut r.lifecycle, diags);
+        } else {
+            r.body.blocks.push(nb.clone());
+        }
+    }
+    r
+}
+
+fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
+    match &e.kind {
+        ExprKind::Variable(n) => Some(ProviderRef {
+            name: n.clone(),
+            alias: None,
+            span: e.span,
+        }),
+        ExprKind::GetAttr(inner, alias) => match &inner.kind {
+            ExprKind::Variable(n) => Some(ProviderRef {
+                name: n.clone(),
+                alias: Some(alias.clone()),
+                span: e.span,
+            }),
+            _ => None,
+        },
+        _ => {
+            diags.push(err(
+                "strata::config::provider",
+                "Invalid provider reference",
+                "A provider reference is a provider name, optionally with an alias: aws or aws.west.",
+                e.span,
+            ));
+            None
+        }
+    }
+}
+
+fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
+    const ALLOWED: &[&str] = &[
+        "create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by",
+    ];
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "create_before_destroy" => l.create_before_destroy = const_bool(a, diags),
+            "prevent_destroy" => l.prevent_destroy = const_bool(a, diags),
+            "ignore_changes" => match &a.expr.kind {
+                ExprKind::Variable(n) if n == "all" => l.ignore_all_changes = true,
+                _ => l.ignore_changes = expr_list(a, diags),
+            },
+            "replace_triggered_by" => l.replace_triggered_by = expr_list(a, diags),
+            _ => diags.push(unsupported_attr(a, "lifecycle", ALLOWED)),
+        }
+    }
+    for nb in &b.body.blocks {
+        if nb.kind != "precondition" && nb.kind != "postcondition" {
+            diags.push(unsupported_block(nb, "a lifecycle block", &["precondition", "postcondition"]));
+        }
+    }
+}
+
+fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
+    let mut value = None;
+    let mut o_desc = None;
+    let mut sensitive = false;
+    let mut depends_on = Vec::new();
+    const ALLOWED: &[&str] = &["value", "description", "sensitive", "depends_on", "ephemeral"];
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "value" => value = Some(a.expr.clone()),
+            "description" => o_desc = const_string(a, diags),
+            "sensitive" => sensitive = const_bool(a, diags),
+            "depends_on" => depends_on = expr_list(a, diags),
+            "ephemeral" => {}
+            _ => diags.push(unsupported_attr(a, "output", ALLOWED)),
+        }
+    }
+    let Some(expr) = value else {
+        diags.push(err(
+            "strata::config::output",
+            "Missing required argument",
+            "The argument \"value\" is required, but no definition was found.",
+            b.kind_span,
+        ));
+        return None;
+    };
+    Some(Output {
+        name,
+        expr,
+        span: b.span,
+        description: o_desc,
+        sensitive,
+        depends_on,
+    })
+}
+
+fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall> {
+    let mut call = ModuleCall {
+        name,
+        span: b.span,
+        source: String::new(),
+        source_span: b.kind_span,
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        inputs: Vec::new(),
+        module: Box::default(),
+    };
+    let mut has_source = false;
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "source" => {
+                has_source = true;
+                call.source_span = a.expr.span;
+                call.source = const_string(a, diags).unwrap_or_default();
+            }
+            "version" | "providers" => {}
+            "count" => call.count = Some(a.expr.clone()),
+            "for_each" => call.for_each = Some(a.expr.clone()),
+            "depends_on" => call.depends_on = expr_list(a, diags),
+            _ => call.inputs.push(a.clone()),
+        }
+    }
+    if !has_source {
+        diags.push(err(
+            "strata::config::module",
+            "Missing required argument",
+            "The argument \"source\" is required, but no definition was found.",
+            b.kind_span,
+        ));
+        return None;
+    }
+    Some(call)
+}
+
+/// Every input must name a variable of the child; required ones must be set.
+pub(super) fn check_module_inputs(call: &ModuleCall, child: &Module, diags: &mut Diags) {
+    let names: Vec<&str> = child.variables.iter().map(|v| v.name.as_str()).collect();
+    for a in &call.inputs {
+        if child.variable(&a.name).is_none() {
+            diags.push(err(
+                "strata::config::unsupported_argument",
+                "Unsupported argument",
+                format!(
+                    "An argument named {:?} is not expected here: module {:?} has no variable of that name.{}",
+                    a.name,
+                    call.name,
+                    did_you_mean(&a.name, &names)
+                ),
+                a.name_span,
+            ));
+        }
+    }
+    for v in &child.variables {
+        if v.default.is_none() && !call.inputs.iter().any(|a| a.name == v.name) {
+            diags.push(err(
+                "strata::config::missing_argument",
+                "Missing required argument",
+                format!(
+                    "The argument {:?} is required by module {:?}, but no definition was found.",
+                    v.name, call.name
+                ),
+                call.source_span,
+            ));
+        }
+    }
+}
+
+pub(super) fn check_duplicates(m: &Module, diags: &mut Diags) {
+    fn dup<'a>(
+        items: impl Iterator<Item = (String, Span)>,
+        what: &str,
+        diags: &mut Diags,
+    ) {
+        let mut seen: std::collections::HashMap<String, Span> = Default::default();
+        for (name, span) in items {
+            if let Some(first) = seen.get(&name) {
+                let _ = first;
+                diags.push(err(
+                    "strata::config::duplicate",
+                    &format!("Duplicate {what}"),
+                    format!("A {what} named {name:?} was already declared. Names must be unique within a module."),
+                    span,
+                ));
+            } else {
+                seen.insert(name, span);
+            }
+        }
+    }
+    dup(m.variables.iter().map(|v| (v.name.clone(), v.span)), "variable declaration", diags);
+    dup(m.locals.iter().map(|l| (l.name.clone(), l.span)), "local value definition", diags);
+    dup(m.outputs.iter().map(|o| (o.name.clone(), o.span)), "output definition", diags);
+    dup(m.module_calls.iter().map(|c| (c.name.clone(), c.span)), "module call", diags);
+    dup(m.resources.iter().map(|r| (r.address(), r.span)), "resource", diags);
+}

@@ -1,0 +1,291 @@
+//! The typed configuration: what a directory of `*.tf` / `*.hcl` files
+//! declares, with spans, before anything is evaluated.
+
+pub mod check;
+mod decode;
+mod typeexpr;
+pub mod variables;
+mod scope;
+
+pub use scope::ConfigScope;
+pub use typeexpr::{Constraint, Defaults};
+
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::syntax::{Body, Expr};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: String,
+    pub span: Span,
+    pub constraint: Constraint,
+    pub default: Option<Expr>,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    pub nullable: bool,
+    pub validations: Vec<Validation>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Validation {
+    pub condition: Expr,
+    pub error_message: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub name: String,
+    pub expr: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Managed,
+    Data,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Lifecycle {
+    pub create_before_destroy: bool,
+    pub prevent_destroy: bool,
+    /// Attribute paths, or `all`.
+    pub ignore_changes: Vec<Expr>,
+    pub ignore_all_changes: bool,
+    pub replace_triggered_by: Vec<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProviderRef {
+    pub name: String,
+    pub alias: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub mode: Mode,
+    pub type_name: String,
+    pub name: String,
+    pub span: Span,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Expr>,
+    pub provider: Option<ProviderRef>,
+    pub lifecycle: Lifecycle,
+    /// The resource's own arguments and nested blocks (meta-arguments removed).
+    pub body: Body,
+}
+
+impl Resource {
+    /// `aws_vpc.main` or `data.aws_ami.gpu`.
+    pub fn address(&self) -> String {
+        match self.mode {
+            Mode::Managed => format!("{}.{}", self.type_name, self.name),
+            Mode::Data => format!("data.{}.{}", self.type_name, self.name),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub name: String,
+    pub expr: Expr,
+    pub span: Span,
+    pub description: Option<String>,
+    pub sensitive: bool,
+    pub depends_on: Vec<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModuleCall {
+    pub name: String,
+    pub span: Span,
+    pub source: String,
+    pub source_span: Span,
+    pub count: Option<Expr>,
+    pub for_each: Option<Expr>,
+    pub depends_on: Vec<Expr>,
+    /// Input values, by the child's variable names.
+    pub inputs: Vec<crate::syntax::Attribute>,
+    /// The loaded child module.
+    pub module: Box<Module>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub alias: Option<String>,
+    pub span: Span,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub from: Expr,
+    pub to: Expr,
+    pub span: Span,
+}
+
+/// The `terraform` / `strata` settings block.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub required_version: Option<String>,
+    pub backend: Option<(String, Body)>,
+    pub blocks: Vec<Span>,
+}
+
+/// One module: the root configuration or a child loaded from `source`.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub dir: PathBuf,
+    pub settings: Settings,
+    pub variables: Vec<Variable>,
+    pub locals: Vec<Local>,
+    pub resources: Vec<Resource>,
+    pub outputs: Vec<Output>,
+    pub module_calls: Vec<ModuleCall>,
+    pub providers: Vec<Provider>,
+    pub moved: Vec<Moved>,
+}
+
+impl Module {
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.name == name)
+    }
+    pub fn local(&self, name: &str) -> Option<&Local> {
+        self.locals.iter().find(|l| l.name == name)
+    }
+}
+
+/// The configuration files of `path`: the file itself, or every `*.tf` and
+/// `*.hcl` directly inside the directory, in name order.
+pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Diag::new(
+            "strata::config::path",
+            "Cannot read configuration",
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| {
+            Diag::new(
+                "strata::config::path",
+                "Cannot read configuration directory",
+                format!("{}: {e}", path.display()),
+            )
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && matches!(p.extension().and_then(|e| e.to_str()), Some("tf" | "hcl"))
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Loads the module at `path` (a file or a directory) and, recursively, the
+/// modules it calls. All problems found are reported together.
+pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
+    load_inner(path, sources, 0)
+}
+
+fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module, Diags> {
+    let files = config_files(path).map_err(Diags::from)?;
+    let dir = if path.is_file() {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        path.to_path_buf()
+    };
+    let mut diags = Diags::default();
+    let mut bodies = Vec::new();
+    for f in files {
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            Err(e) => {
+                diags.push(Diag::new(
+                    "strata::config::read",
+                    "Cannot read file",
+                    format!("{}: {e}", f.display()),
+                ));
+                continue;
+            }
+        };
+        let id = sources.add(f.display().to_string(), text);
+        let text = sources.text(id).to_string();
+        match crate::syntax::parse_body(id, &text) {
+            Ok(b) => bodies.push(b),
+            Err(d) => diags.push(d),
+        }
+    }
+    let mut module = Module {
+        dir: dir.clone(),
+        ..Module::default()
+    };
+    for body in &bodies {
+        decode::module_body(body, &mut module, &mut diags);
+    }
+    decode::check_duplicates(&module, &mut diags);
+    // Child modules are loaded now so that references into them can be checked.
+    for call in &mut module.module_calls {
+        if depth > 32 {
+            diags.push(
+                Diag::new(
+                    "strata::config::module",
+                    "Module nesting too deep",
+                    "Modules call each other more than 32 levels deep; is there a cycle of module sources?",
+                )
+                .at(call.source_span),
+            );
+            continue;
+        }
+        let child_dir = dir.join(&call.source);
+        if !call.source.starts_with("./") && !call.source.starts_with("../") {
+            diags.push(
+                Diag::new(
+                    "strata::config::module_source",
+                    "Unsupported module source",
+                    format!(
+                        "Module source {:?} is not a local path. strata loads modules from local paths starting with \"./\" or \"../\".",
+                        call.source
+                    ),
+                )
+                .at(call.source_span),
+            );
+            continue;
+        }
+        if !child_dir.is_dir() {
+            diags.push(
+                Diag::new(
+                    "strata::config::module_not_found",
+                    "Module not found",
+                    format!(
+                        "The module directory {} does not exist.",
+                        child_dir.display()
+                    ),
+                )
+                .at(call.source_span),
+            );
+            continue;
+        }
+        match load_inner(&child_dir, sources, depth + 1) {
+            Ok(m) => {
+                decode::check_module_inputs(call, &m, &mut diags);
+                call.module = Box::new(m);
+            }
+            Err(d) => diags.0.extend(d.0),
+        }
+    }
+    diags.into_result(module)
+}

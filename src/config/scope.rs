@@ -1,0 +1,187 @@
+//! The names a module's expressions can reference, resolved against the
+//! configuration: variables, locals (evaluated on demand, cycles reported),
+//! resources and module calls (unknown until applied), `path`, `terraform`,
+//! and `count`/`each` inside repeated blocks.
+
+use super::{Mode, Module};
+use crate::diag::{Diag, Span};
+use crate::eval::{did_you_mean, unknown_root, Evaluator, Scope};
+use crate::lang::value::Value;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+enum LocalState {
+    InProgress,
+    Done(Result<Value, Diag>),
+}
+
+pub struct ConfigScope<'a> {
+    module: &'a Module,
+    vars: BTreeMap<String, Value>,
+    locals: RefCell<HashMap<String, LocalState>>,
+    root_dir: PathBuf,
+    /// `count.index` in a counted block.
+    pub count_index: Option<Value>,
+    /// `each.key` and `each.value` in a `for_each` block.
+    pub each: Option<(Value, Value)>,
+}
+
+impl<'a> ConfigScope<'a> {
+    pub fn new(module: &'a Module, vars: BTreeMap<String, Value>, root_dir: PathBuf) -> ConfigScope<'a> {
+        ConfigScope {
+            module,
+            vars,
+            locals: RefCell::new(HashMap::new()),
+            root_dir,
+            count_index: None,
+            each: None,
+        }
+    }
+
+    pub fn evaluator(&self) -> Evaluator<'_> {
+        Evaluator::new(self, self.module.dir.clone())
+    }
+
+    fn local(&self, name: &str, span: Span) -> Result<Value, Diag> {
+        let Some(local) = self.module.local(name) else {
+            let known: Vec<&str> = self.module.locals.iter().map(|l| l.name.as_str()).collect();
+            return Err(unknown_root("local", Some(name), &known).at(span));
+        };
+        match self.locals.borrow().get(name) {
+            Some(LocalState::Done(r)) => return r.clone(),
+            Some(LocalState::InProgress) => {
+                return Err(Diag::new(
+                    "strata::eval::cycle",
+                    "Cycle in local values",
+                    format!("The local value {name:?} depends on itself, directly or through other local values."),
+                )
+                .at(span))
+            }
+            None => {}
+        }
+        self.locals.borrow_mut().insert(name.to_string(), LocalState::InProgress);
+        let r = self.evaluator().eval(&local.expr);
+        self.locals.borrow_mut().insert(name.to_string(), LocalState::Done(r.clone()));
+        r
+    }
+}
+
+fn invalid_ref(detail: impl Into<String>, span: Span) -> Diag {
+    Diag::new("strata::eval::invalid_reference", "Invalid reference", detail).at(span)
+}
+
+impl Scope for ConfigScope<'_> {
+    fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
+        let needs_attr = |what: &str| invalid_ref(format!("The {what:?} object cannot be accessed directly. Instead, access one of its attributes."), span);
+        match name {
+            "var" => {
+                let a = attr.ok_or_else(|| needs_attr("var"))?;
+                match self.vars.get(a) {
+                    Some(v) => Ok((v.clone(), true)),
+                    None => {
+                        let known: Vec<&str> = self.module.variables.iter().map(|v| v.name.as_str()).collect();
+                        Err(unknown_root("var", Some(a), &known).at(span))
+                    }
+                }
+            }
+            "local" => {
+                let a = attr.ok_or_else(|| needs_attr("local"))?;
+                self.local(a, span).map(|v| (v, true))
+            }
+            "path" => {
+                let a = attr.ok_or_else(|| needs_attr("path"))?;
+                let p = match a {
+                    "module" => self.module.dir.display().to_string(),
+                    "root" => self.root_dir.display().to_string(),
+                    "cwd" => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+                    _ => return Err(invalid_ref(format!("The \"path\" object does not have an attribute named {a:?}. The supported attributes are path.cwd, path.module, and path.root."), span)),
+                };
+                Ok((Value::String(if p.is_empty() { ".".into() } else { p }), true))
+            }
+            "terraform" | "strata" => match attr {
+                Some("workspace") => Ok((Value::string("default"), true)),
+                _ => Err(invalid_ref(format!("The {name:?} object has only the attribute \"workspace\"."), span)),
+            },
+            "count" => match (&self.count_index, attr) {
+                (Some(i), Some("index")) => Ok((i.clone(), true)),
+                (None, _) => Err(Diag::new(
+                    "strata::eval::count",
+                    "Reference to \"count\" in non-counted context",
+                    "The \"count\" object can only be used in \"module\", \"resource\", and \"data\" blocks, and only when the \"count\" argument is set.",
+                ).at(span)),
+                _ => Err(invalid_ref("The \"count\" object has only the attribute \"index\".", span)),
+            },
+            "each" => match (&self.each, attr) {
+                (Some((k, _)), Some("key")) => Ok((k.clone(), true)),
+                (Some((_, v)), Some("value")) => Ok((v.clone(), true)),
+                (None, _) => Err(Diag::new(
+                    "strata::eval::each",
+                    "each.value cannot be used in this context",
+                    "A reference to \"each.key\" or \"each.value\" has been used in a context in which it is unavailable, such as when the configuration no longer contains the value in its \"for_each\" expression.",
+                ).at(span)),
+                _ => Err(invalid_ref("The \"each\" object has only the attributes \"key\" and \"value\".", span)),
+            },
+            "module" => {
+                let a = attr.ok_or_else(|| needs_attr("module"))?;
+                if self.module.module_calls.iter().any(|c| c.name == a) {
+                    Ok((Value::unknown(), true))
+                } else {
+                    let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
+                    Err(Diag::new(
+                        "strata::eval::undeclared_module",
+                        "Reference to undeclared module",
+                        format!("No module call named {a:?} is declared in this module.{}", did_you_mean(a, &known)),
+                    ).at(span))
+                }
+            }
+            "data" => {
+                let a = attr.ok_or_else(|| needs_attr("data"))?;
+                let names: BTreeMap<String, Value> = self
+                    .module
+                    .resources
+                    .iter()
+                    .filter(|r| r.mode == Mode::Data && r.type_name == a)
+                    .map(|r| (r.name.clone(), Value::unknown()))
+                    .collect();
+                if names.is_empty() {
+                    return Err(Diag::new(
+                        "strata::eval::undeclared_resource",
+                        "Reference to undeclared resource",
+                        format!("A data resource of type {a:?} has not been declared in this module."),
+                    ).at(span));
+                }
+                Ok((Value::Object(names), true))
+            }
+            _ => {
+                let Some(a) = attr else {
+                    return Err(unknown_root(name, None, &["var", "local", "module", "data", "path", "count", "each", "terraform"]).at(span));
+                };
+                let declared = self
+                    .module
+                    .resources
+                    .iter()
+                    .any(|r| r.mode == Mode::Managed && r.type_name == name && r.name == a);
+                if declared {
+                    return Ok((Value::unknown(), true));
+                }
+                let known: Vec<String> = self
+                    .module
+                    .resources
+                    .iter()
+                    .filter(|r| r.mode == Mode::Managed)
+                    .map(|r| format!("{}.{}", r.type_name, r.name))
+                    .collect();
+                let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                Err(Diag::new(
+                    "strata::eval::undeclared_resource",
+                    "Reference to undeclared resource",
+                    format!(
+                        "A managed resource {name:?} {a:?} has not been declared in this module.{}",
+                        did_you_mean(&format!("{name}.{a}"), &known)
+                    ),
+                ).at(span))
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Input variable values, from every source, with Terraform's precedence
+//! (later wins): declared defaults, `STRATA_VAR_name` environment variables,
+//! `terraform.tfvars`, `terraform.tfvars.json`, `*.auto.tfvars(.json)` in name
+//! order, then `--var` and `--var-file` in the order given on the command line.
+
+use super::{Module, Variable};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::eval::{EmptyScope, Evaluator, MapScope};
+use crate::lang::types::Type;
+use crate::lang::value::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One `--var` or `--var-file` argument, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliInput {
+    Var(String),
+    File(PathBuf),
+}
+
+/// Where a value came from, for error messages.
+#[derive(Debug, Clone)]
+struct Raw {
+    value: Value,
+    span: Option<Span>,
+    origin: String,
+}
+
+pub const ENV_PREFIX: &str = "STRATA_VAR_";
+
+fn decl_is_string(v: &Variable) -> bool {
+    v.constraint.ty == Type::String
+}
+
+/// Parses a raw string as the variable wants it: verbatim for string
+/// variables, as an HCL expression otherwise (so `--var 'n=3'` is a number and
+/// `--var 'l=["a"]'` a list).
+fn parse_raw(decl: Option<&Variable>, name: &str, raw: &str, origin: &str, sources: &mut Sources) -> Result<Raw, Diag> {
+    if decl.is_none_or(decl_is_string) {
+        return Ok(Raw { value: Value::String(raw.to_string()), span: None, origin: origin.to_string() });
+    }
+    let file = sources.add(format!("<value for var.{name}>"), raw.to_string());
+    let text = sources.text(file).to_string();
+    let expr = crate::syntax::parse_expr(file, &text)?;
+    let value = Evaluator::new(&EmptyScope, PathBuf::new()).eval(&expr)?;
+    Ok(Raw { value, span: Some(expr.span), origin: origin.to_string() })
+}
+
+fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)>, Diag> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diag::new("strata::config::var_file", "Failed to read variables file", format!("{}: {e}", path.display()))
+    })?;
+    let origin = path.display().to_string();
+    if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: {e}"))
+        })?;
+        let serde_json::Value::Object(m) = j else {
+            return Err(Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: the root must be a JSON object")));
+        };
+        let mut out = Vec::new();
+        for (k, v) in m {
+            let value = crate::funcs::json_value(&v)
+                .map_err(|e| Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: {e}")))?;
+            out.push((k, Raw { value, span: None, origin: origin.clone() }));
+        }
+        return Ok(out);
+    }
+    let file = sources.add(origin.clone(), text);
+    let text = sources.text(file).to_string();
+    let body = crate::syntax::parse_body(file, &text)?;
+    if let Some(b) = body.blocks.first() {
+        return Err(Diag::new(
+            "strata::config::var_file",
+            "Unexpected block in variables file",
+            "A variables file assigns values to variables (name = value); it may not contain blocks.",
+        )
+        .at(b.kind_span));
+    }
+    let mut out = Vec::new();
+    for a in &body.attrs {
+        let value = Evaluator::new(&EmptyScope, PathBuf::new()).eval(&a.expr)?;
+        out.push((a.name.clone(), Raw { value, span: Some(a.expr.span), origin: origin.clone() }));
+    }
+    Ok(out)
+}
+
+/// The values of the module's variables, admitted through their type
+/// constraints and checked by their validation blocks.
+pub fn resolve(
+    module: &Module,
+    cli: &[CliInput],
+    env: impl IntoIterator<Item = (String, String)>,
+    sources: &mut Sources,
+) -> Result<BTreeMap<String, Value>, Diags> {
+    let mut diags = Diags::default();
+    let mut raw: BTreeMap<String, Raw> = BTreeMap::new();
+
+    for (k, v) in env {
+        if let Some(name) = k.strip_prefix(ENV_PREFIX) {
+            // Undeclared environment variables are ignored, as in Terraform:
+            // the environment is shared by many configurations.
+            if let Some(decl) = module.variable(name) {
+                match parse_raw(Some(decl), name, &v, &format!("environment variable {k}"), sources) {
+                    Ok(r) => {
+                        raw.insert(name.to_string(), r);
+                    }
+                    Err(d) => diags.push(d),
+                }
+            }
+        }
+    }
+
+    let mut auto_files: Vec<PathBuf> = Vec::new();
+    for f in ["terraform.tfvars", "terraform.tfvars.json"] {
+        let p = module.dir.join(f);
+        if p.is_file() {
+            auto_files.push(p);
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(&module.dir) {
+        let mut autos: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json"))
+            })
+            .collect();
+        autos.sort();
+        auto_files.extend(autos);
+    }
+    for f in &auto_files {
+        match read_var_file(f, sources) {
+            Ok(vals) => {
+                for (k, r) in vals {
+                    raw.insert(k, r);
+                }
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+
+    for input in cli {
+        match input {
+            CliInput::Var(kv) => {
+                let Some((k, v)) = kv.split_once('=') else {
+                    diags.push(Diag::new(
+                        "strata::config::var_flag",
+                        "Invalid --var option",
+                        format!("The given --var option {kv:?} is not correctly specified. It must be a variable name and value separated by an equals sign, like --var key=value."),
+                    ));
+                    continue;
+                };
+                let Some(decl) = module.variable(k) else {
+                    let names: Vec<&str> = module.variables.iter().map(|v| v.name.as_str()).collect();
+                    diags.push(Diag::new(
+                        "strata::config::undeclared_variable",
+                        "Value for undeclared variable",
+                        format!("A variable named {k:?} was assigned on the command line, but the root module does not declare a variable of that name.{}", crate::eval::did_you_mean(k, &names)),
+                    ));
+                    continue;
+                };
+                match parse_raw(Some(decl), k, v, "command line", sources) {
+                    Ok(r) => {
+                        raw.insert(k.to_string(), r);
+                    }
+                    Err(d) => diags.push(d),
+                }
+            }
+            CliInput::File(p) => match read_var_file(p, sources) {
+                Ok(vals) => {
+                    for (k, r) in vals {
+                        if module.variable(&k).is_none() {
+                            diags.push(Diag::new(
+                                "strata::config::undeclared_variable",
+                                "Value for undeclared variable",
+                                format!("The variables file {} assigns {k:?}, but the root module does not declare a variable of that name.", p.display()),
+                            ).or_at(r.span.unwrap_or_default()));
+                            continue;
+                        }
+                        raw.insert(k, r);
+                    }
+                }
+                Err(d) => diags.push(d),
+            },
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+
+    let mut out = BTreeMap::new();
+    for decl in &module.variables {
+        match admit(decl, raw.remove(&decl.name)) {
+            Ok(v) => {
+                out.insert(decl.name.clone(), v);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    // Validations may refer to other variables, so they run once all are known.
+    for decl in &module.variables {
+        if let Some(v) = out.get(&decl.name) {
+            if let Err(d) = validate(decl, v, &out, &module.dir) {
+                diags.push(d);
+            }
+        }
+    }
+    diags.into_result(out)
+}
+
+fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
+    let default = || -> Result<Option<Value>, Diag> {
+        decl.default
+            .as_ref()
+            .map(|e| Evaluator::new(&EmptyScope, PathBuf::new()).eval(e))
+            .transpose()
+    };
+    let (value, span, origin) = match raw {
+        Some(r) if r.value.is_null() && !decl.nullable => match default()? {
+            Some(d) => (d, decl.default.as_ref().map(|e| e.span), "default".to_string()),
+            None => (r.value, r.span, r.origin),
+        },
+        Some(r) => (r.value, r.span, r.origin),
+        None => match default()? {
+            Some(d) => (d, decl.default.as_ref().map(|e| e.span), "default".to_string()),
+            None => {
+                return Err(Diag::new(
+                    "strata::config::missing_variable",
+                    "No value for required variable",
+                    format!(
+                        "The root module input variable {:?} is not set, and has no default value. Use a --var or --var-file command line argument, or a {}{} environment variable, to provide a value for this variable.",
+                        decl.name, ENV_PREFIX, decl.name
+                    ),
+                )
+                .at(decl.span))
+            }
+        },
+    };
+    if value.is_null() && !decl.nullable {
+        return Err(Diag::new(
+            "strata::config::null_variable",
+            "Required variable not set",
+            format!("Unsuitable value for var.{} set from {origin}: required variable may not be set to null.", decl.name),
+        )
+        .at(span.unwrap_or(decl.span)));
+    }
+    let admitted = decl.constraint.admit(&value).map_err(|e| {
+        Diag::new(
+            "strata::config::variable_type",
+            "Invalid value for input variable",
+            format!("The value for var.{} from {origin} is not suitable: {e}.", decl.name),
+        )
+        .at(span.unwrap_or(decl.span))
+    })?;
+    Ok(admitted.mark_if(decl.sensitive))
+}
+
+fn validate(decl: &Variable, value: &Value, all: &BTreeMap<String, Value>, dir: &Path) -> Result<(), Diag> {
+    let vars = BTreeMap::from([("var".to_string(), Value::Object(all.clone()))]);
+    let scope = MapScope(&vars);
+    for v in &decl.validations {
+        let mut ev = Evaluator::new(&scope, dir.to_path_buf());
+        let ok = ev.eval(&v.condition)?;
+        let ok = ok.unmarked();
+        if !ok.is_known() {
+            continue;
+        }
+        match ok.as_bool() {
+            Some(true) => {}
+            Some(false) => {
+                let msg = ev.eval(&v.error_message)?;
+                let msg = msg.as_str().unwrap_or("The value is not valid.").to_string();
+                let shown = if value.contains_sensitive() { "(sensitive value)".to_string() } else { crate::lang::display::show(value) };
+                return Err(Diag::new(
+                    "strata::config::validation_failed",
+                    "Invalid value for variable",
+                    format!("{msg}\n\nvar.{} is {shown}. This was checked by the validation rule at the highlighted condition.", decl.name),
+                )
+                .at(v.condition.span));
+            }
+            None => {
+                return Err(Diag::new(
+                    "strata::config::validation",
+                    "Invalid validation result",
+                    "The condition must produce a boolean value, true or false.",
+                )
+                .at(v.condition.span))
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! `strata console`: evaluate expressions, interactively or one JSON line per
+//! expression for tools (`--json`).
+
+use crate::diag::{Diag, Sources};
+use crate::eval::{Evaluator, Scope};
+use crate::lang::value::Value;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+/// Evaluates one expression line in a scope.
+pub fn eval_line(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> Result<Value, Diag> {
+    let file = sources.add("<console-input>", line.to_string());
+    let expr = crate::syntax::parse_expr(file, line)?;
+    let mut ev = Evaluator::new(scope, base_dir);
+    ev.eval(&expr)
+}
+
+/// The `--json` answer for one line: `{"value": V, "type": "T"}` or `{"error": "..."}`.
+pub fn json_answer(result: Result<Value, Diag>) -> String {
+    let mut out = String::new();
+    match result {
+        Ok(v) => {
+            if v.contains_sensitive() {
+                // Terraform's console shows only "(sensitive value)"; so do we.
+                out.push_str("{\"value\":\"(sensitive value)\",\"sensitive\":true,\"type\":");
+                crate::lang::value::json_string(&v.ty().to_string(), &mut out);
+                out.push('}');
+                return out;
+            }
+            match v.to_json() {
+                Ok(j) => {
+                    out.push_str("{\"value\":");
+                    out.push_str(&j);
+                    out.push_str(",\"type\":");
+                    crate::lang::value::json_string(&v.ty().to_string(), &mut out);
+                    out.push('}');
+                }
+                Err(e) => {
+                    out.push_str("{\"error\":");
+                    crate::lang::value::json_string(&format!("Error in function call: Call to function \"jsonencode\" failed: {e}."), &mut out);
+                    out.push('}');
+                }
+            }
+        }
+        Err(d) => {
+            out.push_str("{\"error\":");
+            crate::lang::value::json_string(&d.one_line(), &mut out);
+            out.push('}');
+        }
+    }
+    out
+}
+
+/// Runs the console over `input`. In JSON mode a failing line never stops the
+/// stream; interactively, errors are rendered and the prompt continues.
+pub fn run(
+    input: impl BufRead,
+    mut output: impl Write,
+    json: bool,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+) -> std::io::Result<()> {
+    let mut sources = Sources::default();
+    for line in input.lines() {
+        let line = line?;
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if !json && (trimmed == "exit" || trimmed == "quit") {
+            break;
+        }
+        let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
+        if json {
+            writeln!(output, "{}", json_answer(result))?;
+        } else {
+            match result {
+                Ok(v) => writeln!(output, "{}", crate::lang::display::show(&v))?,
+                Err(d) => {
+                    let report = miette::Report::new(d.report(&sources));
+                    writeln!(output, "{report:?}")?;
+                }
+            }
+            output.flush()?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Diagnostics: every error a user can cause carries a summary, a detail and
+//! the place in their files, and renders through miette with a snippet.
+
+use miette::{LabeledSpan, NamedSource, SourceCode};
+use std::fmt;
+use std::sync::Arc;
+
+/// Identifies a loaded source file in a [`Sources`] map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FileId(pub u32);
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(file: FileId, start: usize, end: usize) -> Span {
+        Span {
+            file,
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
+    }
+
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// Every source text strata has read, so diagnostics can quote them.
+#[derive(Default, Debug, Clone)]
+pub struct Sources {
+    files: Vec<(String, Arc<str>)>,
+}
+
+impl Sources {
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
+        self.files.push((name.into(), text.into()));
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn text(&self, id: FileId) -> &str {
+        self.files.get(id.0 as usize).map(|f| &*f.1).unwrap_or("")
+    }
+
+    pub fn name(&self, id: FileId) -> &str {
+        self.files.get(id.0 as usize).map(|f| f.0.as_str()).unwrap_or("")
+    }
+
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, id: FileId, offset: u32) -> (usize, usize) {
+        let text = self.text(id);
+        let offset = (offset as usize).min(text.len());
+        let before = &text[..floor_char_boundary(text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A problem found in the user's configuration or input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diag {
+    /// The kind of problem, stable for tooling ("strata::eval::unknown_reference").
+    pub code: &'static str,
+    pub summary: String,
+    pub detail: String,
+    pub span: Option<Span>,
+}
+
+impl Diag {
+    pub fn new(code: &'static str, summary: impl Into<String>, detail: impl Into<String>) -> Diag {
+        Diag {
+            code,
+            summary: summary.into(),
+            detail: detail.into(),
+            span: None,
+        }
+    }
+
+    pub fn at(mut self, span: Span) -> Diag {
+        self.span = Some(span);
+        self
+    }
+
+    /// Attaches a span unless one is already there.
+    pub fn or_at(mut self, span: Span) -> Diag {
+        if self.span.is_none() {
+            self.span = Some(span);
+        }
+        self
+    }
+
+    /// "Summary: detail", for one-line outputs such as `console --json`.
+    pub fn one_line(&self) -> String {
+        if self.detail.is_empty() {
+            self.summary.clone()
+        } else {
+            format!("{}: {}", self.summary, self.detail)
+        }
+    }
+
+    /// Binds the diagnostic to the sources so miette can render it.
+    pub fn report(&self, sources: &Sources) -> Report {
+        let (src, location) = match self.span {
+            Some(span) => {
+                let (line, col) = sources.line_col(span.file, span.start);
+                let name = sources.name(span.file).to_string();
+                (
+                    Some(NamedSource::new(name.clone(), sources.text(span.file).to_string())),
+                    Some(format!("{name}:{line}:{col}")),
+                )
+            }
+            None => (None, None),
+        };
+        Report {
+            diag: self.clone(),
+            src,
+            location,
+        }
+    }
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.one_line())
+    }
+}
+
+/// A diagnostic ready to render: it owns the text it quotes.
+#[derive(Debug)]
+pub struct Report {
+    diag: Diag,
+    src: Option<NamedSource<String>>,
+    location: Option<String>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some(loc) => write!(f, "{} (at {loc})", self.diag.summary),
+            None => f.write_str(&self.diag.summary),
+        }
+    }
+}
+
+impl std::error::Error for Report {}
+
+impl miette::Diagnostic for Report {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.diag.code))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        if self.diag.detail.is_empty() {
+            None
+        } else {
+            Some(Box::new(&self.diag.detail))
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.src.as_ref().map(|s| s as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let span = self.diag.span?;
+        self.src.as_ref()?;
+        let len = (span.end - span.start) as usize;
+        Some(Box::new(std::iter::once(LabeledSpan::new(
+            Some("here".to_string()),
+            span.start as usize,
+            len,
+        ))))
+    }
+}
+
+/// Many diagnostics from one stage; loading reports all it finds, not the first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diags(pub Vec<Diag>);
+
+impl Diags {
+    pub fn push(&mut self, d: Diag) {
+        self.0.push(d);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn into_result<T>(self, ok: T) -> Result<T, Diags> {
+        if self.0.is_empty() {
+            Ok(ok)
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl From<Diag> for Diags {
+    fn from(d: Diag) -> Diags {
+        Diags(vec![d])
+    }
+}

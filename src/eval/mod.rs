@@ -1,0 +1,745 @@
+//! Expression evaluation with Terraform's semantics: unknown values
+//! propagate, the sensitive mark follows values, operators convert their
+//! operands, and every error points at the expression that caused it.
+
+mod ops;
+
+pub use ops::equals as ops_equals;
+
+use crate::diag::{Diag, Span};
+use crate::funcs::{self, CallCtx};
+use crate::lang::convert::{convert, unify};
+use crate::lang::number::Number;
+use crate::lang::types::Type;
+use crate::lang::value::Value;
+use crate::syntax::ast::{ExprKind, ForExpr, ObjectKey, TemplatePart};
+use crate::syntax::Expr;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Resolves the root names an expression may reference.
+pub trait Scope {
+    /// Resolves `name` (or `name.attr` when `attr` is given). Returns the value
+    /// and whether `attr` was consumed. Unknown names are errors that say what
+    /// was meant, when there is a close match.
+    fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag>;
+}
+
+/// A scope with nothing in it: `terraform console` in an empty directory.
+pub struct EmptyScope;
+
+impl Scope for EmptyScope {
+    fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
+        Err(unknown_root(name, attr, &[]).at(span))
+    }
+}
+
+/// The error for a name no scope knows, with a suggestion when one is close.
+pub fn unknown_root(name: &str, attr: Option<&str>, known: &[&str]) -> Diag {
+    match (name, attr) {
+        ("var", Some(a)) => Diag::new(
+            "strata::eval::undeclared_variable",
+            "Reference to undeclared input variable",
+            format!(
+                "An input variable with the name {a:?} has not been declared.{}",
+                did_you_mean(a, known)
+            ),
+        ),
+        ("local", Some(a)) => Diag::new(
+            "strata::eval::undeclared_local",
+            "Reference to undeclared local value",
+            format!(
+                "A local value with the name {a:?} has not been declared.{}",
+                did_you_mean(a, known)
+            ),
+        ),
+        _ => Diag::new(
+            "strata::eval::unknown_reference",
+            "Unknown variable",
+            format!(
+                "There is no variable named {name:?}.{}",
+                did_you_mean(name, known)
+            ),
+        ),
+    }
+}
+
+/// " Did you mean \"x\"?" when a candidate is close enough, else "".
+pub fn did_you_mean(name: &str, candidates: &[&str]) -> String {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| format!(" Did you mean {c:?}?"))
+        .unwrap_or_default()
+}
+
+pub struct Evaluator<'a> {
+    scope: &'a dyn Scope,
+    /// Directory that relative paths in `file()` and friends resolve from.
+    pub base_dir: PathBuf,
+    /// for-expression and template-for variables, innermost last.
+    locals: Vec<(String, Value)>,
+    splat_items: Vec<Value>,
+}
+
+pub type EvalResult = Result<Value, Diag>;
+
+fn diag(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
+    Diag::new(code, summary, detail).at(span)
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(scope: &'a dyn Scope, base_dir: PathBuf) -> Evaluator<'a> {
+        Evaluator {
+            scope,
+            base_dir,
+            locals: Vec::new(),
+            splat_items: Vec::new(),
+        }
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> EvalResult {
+        match &e.kind {
+            ExprKind::Literal(v) => Ok(v.clone()),
+            ExprKind::Parens(inner) => self.eval(inner),
+            ExprKind::Template(parts) => self.template(parts, e.span),
+            ExprKind::Tuple(items) => Ok(Value::Tuple(
+                items.iter().map(|i| self.eval(i)).collect::<Result<_, _>>()?,
+            )),
+            ExprKind::Object(items) => self.object(items),
+            ExprKind::Variable(name) => self.variable(name, None, e.span).map(|(v, _)| v),
+            ExprKind::GetAttr(inner, attr) => {
+                if let ExprKind::Variable(name) = &inner.kind {
+                    let (v, consumed) = self.variable(name, Some(attr), e.span)?;
+                    if consumed {
+                        return Ok(v);
+                    }
+                    return ops::get_attr(v, attr, e.span);
+                }
+                let v = self.eval(inner)?;
+                ops::get_attr(v, attr, e.span)
+            }
+            ExprKind::Index(coll, key) => {
+                let c = self.eval(coll)?;
+                let k = self.eval(key)?;
+                ops::index(c, k, e.span)
+            }
+            ExprKind::Splat(source, each) => self.splat(source, each, e.span),
+            ExprKind::SplatItem => self.splat_items.last().cloned().ok_or_else(|| {
+                diag(
+                    "strata::eval::splat",
+                    "Invalid splat",
+                    "A splat item appears outside a splat expression.",
+                    e.span,
+                )
+            }),
+            ExprKind::Call {
+                name,
+                args,
+                expand_final,
+            } => self.call(name, args, *expand_final, e.span),
+            ExprKind::Unary(op, inner) => {
+                let v = self.eval(inner)?;
+                ops::unary(*op, v, inner.span)
+            }
+            ExprKind::Binary(op, l, r) => {
+                let lv = self.eval(l)?;
+                // && and || skip the right side when the left decides the result.
+                if let (crate::syntax::ast::BinaryOp::And | crate::syntax::ast::BinaryOp::Or, Some(b)) =
+                    (op, lv.as_bool())
+                {
+                    let is_and = matches!(op, crate::syntax::ast::BinaryOp::And);
+                    if b != is_and {
+                        let rv = self.eval(r)?;
+                        ops::check_logical_operand(&rv, r.span, false)?;
+                        return Ok(Value::Bool(b).mark_if(lv.is_sensitive() || rv.is_sensitive()));
+                    }
+                }
+                let rv = self.eval(r)?;
+                ops::binary(*op, lv, rv, l.span, r.span)
+            }
+            ExprKind::Conditional(c, t, f) => self.conditional(c, t, f),
+            ExprKind::For(fe) => self.for_expr(fe, e.span),
+        }
+    }
+
+    fn variable(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
+        if attr.is_none() || self.locals.iter().any(|(n, _)| n == name) {
+            if let Some((_, v)) = self.locals.iter().rev().find(|(n, _)| n == name) {
+                return Ok((v.clone(), false));
+            }
+        }
+        self.scope.resolve(name, attr, span)
+    }
+
+    fn object(&mut self, items: &[(ObjectKey, Expr)]) -> EvalResult {
+        let mut out = BTreeMap::new();
+        let mut marked = false;
+        let mut unknown_key = false;
+        for (k, v) in items {
+            let key = match k {
+                ObjectKey::Name(n) => n.clone(),
+                ObjectKey::Expr(ke) => {
+                    let kv = self.eval(ke)?;
+                    if kv.is_null() {
+                        return Err(diag(
+                            "strata::eval::object_key",
+                            "Invalid object key",
+                            "Can't use a null value as a key.",
+                            ke.span,
+                        ));
+                    }
+                    let (kv, m) = kv.unmark();
+                    marked |= m;
+                    if !kv.is_known() {
+                        unknown_key = true;
+                        self.eval(v)?;
+                        continue;
+                    }
+                    match convert(&kv, &Type::String) {
+                        Ok(Value::String(s)) => s,
+                        _ => {
+                            return Err(diag(
+                                "strata::eval::object_key",
+                                "Incorrect key type",
+                                "Can't use this value as a key: string required.",
+                                ke.span,
+                            ))
+                        }
+                    }
+                }
+            };
+            let val = self.eval(v)?;
+            out.insert(key, val);
+        }
+        if unknown_key {
+            return Ok(Value::unknown().mark_if(marked));
+        }
+        Ok(Value::Object(out).mark_if(marked))
+    }
+
+    fn template(&mut self, parts: &[TemplatePart], span: Span) -> EvalResult {
+        // "${x}" alone is x itself, not x converted to a string.
+        if let [TemplatePart::Interp(e)] = parts {
+            return self.eval(e);
+        }
+        let mut out = String::new();
+        let mut known = true;
+        let mut marked = false;
+        self.template_into(parts, span, &mut out, &mut known, &mut marked)?;
+        let v = if known {
+            Value::String(out)
+        } else {
+            Value::Unknown(Type::String)
+        };
+        Ok(v.mark_if(marked))
+    }
+
+    fn template_into(
+        &mut self,
+        parts: &[TemplatePart],
+        span: Span,
+        out: &mut String,
+        known: &mut bool,
+        marked: &mut bool,
+    ) -> Result<(), Diag> {
+        for p in parts {
+            match p {
+                TemplatePart::Literal(s) => out.push_str(s),
+                TemplatePart::Interp(e) => {
+                    let v = self.eval(e)?;
+                    let (v, m) = v.unmark();
+                    *marked |= m;
+                    if v.is_null() {
+                        return Err(diag(
+                            "strata::eval::template",
+                            "Invalid template interpolation value",
+                            "The expression result is null. Cannot include a null value in a string template.",
+                            e.span,
+                        ));
+                    }
+                    if !v.is_known() {
+                        *known = false;
+                        continue;
+                    }
+                    match convert(&v, &Type::String) {
+                        Ok(Value::String(s)) => out.push_str(&s),
+                        Ok(Value::Unknown(_)) => *known = false,
+                        _ => {
+                            return Err(diag(
+                                "strata::eval::template",
+                                "Invalid template interpolation value",
+                                format!(
+                                    "Cannot include the given value in a string template: string required, but have {}.",
+                                    v.ty().friendly_name()
+                                ),
+                                e.span,
+                            ))
+                        }
+                    }
+                }
+                TemplatePart::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let c = self.eval(cond)?;
+                    let (c, m) = c.unmark();
+                    *marked |= m;
+                    if c.is_null() {
+                        return Err(diag(
+                            "strata::eval::template",
+                            "Invalid template if directive",
+                            "The condition is null.",
+                            cond.span,
+                        ));
+                    }
+                    if !c.is_known() {
+                        *known = false;
+                        continue;
+                    }
+                    let b = match convert(&c, &Type::Bool) {
+                        Ok(Value::Bool(b)) => b,
+                        _ => {
+                            return Err(diag(
+                                "strata::eval::template",
+                                "Invalid template if directive",
+                                "The condition must be a bool.",
+                                cond.span,
+                            ))
+                        }
+                    };
+                    self.template_into(if b { then } else { otherwise }, span, out, known, marked)?;
+                }
+                TemplatePart::For {
+                    key_var,
+                    value_var,
+                    collection,
+                    body,
+                } => {
+                    let c = self.eval(collection)?;
+                    let (c, m) = c.unmark();
+                    *marked |= m;
+                    if !c.is_known() {
+                        *known = false;
+                        continue;
+                    }
+                    let pairs = iteration_pairs(&c).ok_or_else(|| {
+                        diag(
+                            "strata::eval::template",
+                            "Invalid template for directive",
+                            format!("Cannot iterate over {}.", c.ty().friendly_name()),
+                            collection.span,
+                        )
+                    })?;
+                    for (k, v) in pairs {
+                        let n = self.locals.len();
+                        if let Some(kv) = key_var {
+                            self.locals.push((kv.clone(), k));
+                        }
+                        self.locals.push((value_var.clone(), v));
+                        let r = self.template_into(body, span, out, known, marked);
+                        self.locals.truncate(n);
+                        r?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn splat(&mut self, source: &Expr, each: &Expr, span: Span) -> EvalResult {
+        let src = self.eval(source)?;
+        let (src, marked) = src.unmark();
+        let ty = src.ty();
+        let is_seq = matches!(ty, Type::List(_) | Type::Set(_) | Type::Tuple(_));
+        if src.is_null() {
+            if is_seq {
+                return Err(diag(
+                    "strata::eval::splat",
+                    "Splat of null value",
+                    "Splat expressions (with the * symbol) cannot be applied to null sequences.",
+                    source.span,
+                ));
+            }
+            return Ok(Value::Tuple(vec![]).mark_if(marked));
+        }
+        if !src.is_known() {
+            return Ok(Value::unknown().mark_if(marked));
+        }
+        let items: Vec<Value> = match &src {
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => vs.clone(),
+            other => vec![other.clone()],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            self.splat_items.push(it);
+            let r = self.eval(each);
+            self.splat_items.pop();
+            out.push(r?);
+        }
+        let v = match ty {
+            Type::List(_) | Type::Set(_) => {
+                let tys: Vec<Type> = out.iter().map(Value::ty).collect();
+                let et = unify(&tys).unwrap_or(Type::Dynamic);
+                let vals = out
+                    .iter()
+                    .map(|v| convert(v, &et).unwrap_or_else(|_| v.clone()))
+                    .collect();
+                Value::List(et, vals)
+            }
+            _ => Value::Tuple(out),
+        };
+        let _ = span;
+        Ok(v.mark_if(marked))
+    }
+
+    fn conditional(&mut self, c: &Expr, t: &Expr, f: &Expr) -> EvalResult {
+        let cond = self.eval(c)?;
+        let tr = self.eval(t);
+        let fr = self.eval(f);
+        let ty_of = |r: &EvalResult| r.as_ref().map(Value::ty).unwrap_or(Type::Dynamic);
+        let is_dyn_null = |r: &EvalResult| matches!(r, Ok(Value::Null(Type::Dynamic)));
+        let (tt, ft) = (ty_of(&tr), ty_of(&fr));
+        let result_ty = if is_dyn_null(&tr) {
+            Some(ft.clone())
+        } else if is_dyn_null(&fr) {
+            Some(tt.clone())
+        } else {
+            unify(&[tt.clone(), ft.clone()])
+        };
+        let Some(result_ty) = result_ty else {
+            return Err(diag(
+                "strata::eval::conditional",
+                "Inconsistent conditional result types",
+                format!(
+                    "The true and false result expressions must have consistent types. The 'true' value is {}, but the 'false' value is {}.",
+                    tt.friendly_name(),
+                    ft.friendly_name()
+                ),
+                t.span.to(f.span),
+            ));
+        };
+        let (cond, marked) = cond.unmark();
+        if cond.is_null() {
+            return Err(diag(
+                "strata::eval::conditional",
+                "Null condition",
+                "The condition value is null. Conditions must either be true or false.",
+                c.span,
+            ));
+        }
+        if !cond.is_known() {
+            return Ok(Value::Unknown(result_ty).mark_if(marked));
+        }
+        let b = match convert(&cond, &Type::Bool) {
+            Ok(Value::Bool(b)) => b,
+            _ => {
+                return Err(diag(
+                    "strata::eval::conditional",
+                    "Incorrect condition type",
+                    "The condition expression must be of type bool.",
+                    c.span,
+                ))
+            }
+        };
+        let (chosen, span) = if b { (tr, t.span) } else { (fr, f.span) };
+        let v = chosen?;
+        let v = convert(&v, &result_ty).map_err(|e| {
+            diag(
+                "strata::eval::conditional",
+                "Inconsistent conditional result types",
+                format!("The result value could not be converted: {e}."),
+                span,
+            )
+        })?;
+        Ok(v.mark_if(marked))
+    }
+
+    fn for_expr(&mut self, fe: &ForExpr, span: Span) -> EvalResult {
+        let coll = self.eval(&fe.collection)?;
+        let (coll, marked) = coll.unmark();
+        if coll.is_null() {
+            return Err(diag(
+                "strata::eval::for",
+                "Iteration over null value",
+                "A null value cannot be used as the collection in a 'for' expression.",
+                fe.collection.span,
+            ));
+        }
+        if !coll.is_known() {
+            return Ok(Value::unknown().mark_if(marked));
+        }
+        let pairs = iteration_pairs(&coll).ok_or_else(|| {
+            diag(
+                "strata::eval::for",
+                "Iteration over non-iterable value",
+                format!(
+                    "A value of type {} cannot be used as the collection in a 'for' expression.",
+                    coll.ty().friendly_name()
+                ),
+                fe.collection.span,
+            )
+        })?;
+        let mut tuple = Vec::new();
+        let mut object: BTreeMap<String, Value> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        let mut unknown = false;
+        let mut marked = marked;
+        for (k, v) in pairs {
+            let n = self.locals.len();
+            if let Some(kv) = &fe.key_var {
+                self.locals.push((kv.clone(), k));
+            }
+            self.locals.push((fe.value_var.clone(), v));
+            let r = self.for_item(fe, &mut unknown, &mut marked);
+            self.locals.truncate(n);
+            let Some((key, val)) = r? else { continue };
+            match key {
+                None => tuple.push(val),
+                Some(key) if fe.grouping => groups.entry(key).or_default().push(val),
+                Some(key) => {
+                    if object.contains_key(&key) {
+                        return Err(diag(
+                            "strata::eval::for",
+                            "Duplicate object key",
+                            format!(
+                                "Two different items produced the key {key:?} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key."
+                            ),
+                            span,
+                        ));
+                    }
+                    object.insert(key, val);
+                }
+            }
+        }
+        if unknown {
+            return Ok(Value::unknown().mark_if(marked));
+        }
+        let v = if fe.key.is_none() {
+            Value::Tuple(tuple)
+        } else if fe.grouping {
+            Value::Object(groups.into_iter().map(|(k, vs)| (k, Value::Tuple(vs))).collect())
+        } else {
+            Value::Object(object)
+        };
+        Ok(v.mark_if(marked))
+    }
+
+    /// One iteration: `None` when the condition filtered the item out.
+    #[allow(clippy::type_complexity)]
+    fn for_item(
+        &mut self,
+        fe: &ForExpr,
+        unknown: &mut bool,
+        marked: &mut bool,
+    ) -> Result<Option<(Option<String>, Value)>, Diag> {
+        if let Some(cond) = &fe.cond {
+            let c = self.eval(cond)?;
+            let (c, m) = c.unmark();
+            *marked |= m;
+            if c.is_null() {
+                return Err(diag(
+                    "strata::eval::for",
+                    "Condition is null",
+                    "The value of the 'if' clause must not be null.",
+                    cond.span,
+                ));
+            }
+            if !c.is_known() {
+                *unknown = true;
+                return Ok(None);
+            }
+            match convert(&c, &Type::Bool) {
+                Ok(Value::Bool(true)) => {}
+                Ok(Value::Bool(false)) => return Ok(None),
+                _ => {
+                    return Err(diag(
+                        "strata::eval::for",
+                        "Invalid 'for' condition",
+                        "The 'if' clause value is invalid: bool required.",
+                        cond.span,
+                    ))
+                }
+            }
+        }
+        let key = match &fe.key {
+            None => None,
+            Some(ke) => {
+                let k = self.eval(ke)?;
+                let (k, m) = k.unmark();
+                *marked |= m;
+                if k.is_null() {
+                    return Err(diag(
+                        "strata::eval::for",
+                        "Invalid object key",
+                        "Key expression in 'for' expression must not produce a null value.",
+                        ke.span,
+                    ));
+                }
+                if !k.is_known() {
+                    *unknown = true;
+                    return Ok(None);
+                }
+                match convert(&k, &Type::String) {
+                    Ok(Value::String(s)) => Some(s),
+                    _ => {
+                        return Err(diag(
+                            "strata::eval::for",
+                            "Invalid object key",
+                            "The key expression produced an invalid result: string required.",
+                            ke.span,
+                        ))
+                    }
+                }
+            }
+        };
+        let val = self.eval(&fe.value)?;
+        Ok(Some((key, val)))
+    }
+
+    fn call(&mut self, name: &str, args: &[Expr], expand_final: bool, span: Span) -> EvalResult {
+        let short = name.strip_prefix("core::").unwrap_or(name);
+        match short {
+            "try" => return self.call_try(args, span),
+            "can" => return self.call_can(args, span),
+            _ => {}
+        }
+        let Some(def) = funcs::lookup(short) else {
+            return Err(diag(
+                "strata::eval::unknown_function",
+                "Call to unknown function",
+                format!(
+                    "There is no function named {name:?}.{}",
+                    did_you_mean(short, &funcs::names())
+                ),
+                span,
+            ));
+        };
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(a)?);
+        }
+        if expand_final {
+            let last = values.pop().ok_or_else(|| {
+                diag(
+                    "strata::eval::call",
+                    "Invalid expanding argument value",
+                    "The expansion symbol ... needs an argument to expand.",
+                    span,
+                )
+            })?;
+            let (last, m) = last.unmark();
+            if !last.is_known() {
+                return Ok(Value::unknown().mark_if(m));
+            }
+            match last.elements() {
+                Some(vs) if !last.is_null() => {
+                    values.extend(vs.iter().map(|v| v.clone().mark_if(m)))
+                }
+                _ => {
+                    return Err(diag(
+                        "strata::eval::call",
+                        "Invalid expanding argument value",
+                        "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                        args.last().map_or(span, |a| a.span),
+                    ))
+                }
+            }
+        }
+        let arg_spans: Vec<Span> = args.iter().map(|a| a.span).collect();
+        let mut ctx = CallCtx {
+            base_dir: &self.base_dir,
+        };
+        funcs::call(def, values, &mut ctx).map_err(|e| e.into_diag(short, span, &arg_spans))
+    }
+
+    fn call_try(&mut self, args: &[Expr], span: Span) -> EvalResult {
+        if args.is_empty() {
+            return Err(diag(
+                "strata::eval::call",
+                "Not enough function arguments",
+                "Function \"try\" expects at least one argument.",
+                span,
+            ));
+        }
+        for a in args {
+            if let Ok(v) = self.eval(a) {
+                if !v.is_wholly_known() {
+                    return Ok(Value::unknown());
+                }
+                return Ok(v);
+            }
+        }
+        Err(diag(
+            "strata::eval::call",
+            "Error in function call",
+            "Call to function \"try\" failed: no expression succeeded.",
+            span,
+        ))
+    }
+
+    fn call_can(&mut self, args: &[Expr], span: Span) -> EvalResult {
+        if args.len() != 1 {
+            return Err(diag(
+                "strata::eval::call",
+                "Wrong number of function arguments",
+                "Function \"can\" expects exactly one argument.",
+                span,
+            ));
+        }
+        match self.eval(&args[0]) {
+            Ok(v) if !v.is_wholly_known() => Ok(Value::Unknown(Type::Bool)),
+            Ok(_) => Ok(Value::Bool(true)),
+            Err(_) => Ok(Value::Bool(false)),
+        }
+    }
+}
+
+/// (key, value) pairs a for-expression iterates: index or key, and element.
+pub fn iteration_pairs(v: &Value) -> Option<Vec<(Value, Value)>> {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Tuple(vs) => Some(
+            vs.iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Number(Number::from_i64(i as i64)), v.clone()))
+                .collect(),
+        ),
+        Value::Set(_, vs) => Some(vs.iter().map(|v| (v.clone(), v.clone())).collect()),
+        Value::Map(_, m) | Value::Object(m) => Some(
+            m.iter()
+                .map(|(k, v)| (Value::String(k.clone()), v.clone()))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Names bound to values: the scope of `templatefile` and `templatestring`.
+pub struct MapScope<'a>(pub &'a BTreeMap<String, Value>);
+
+impl Scope for MapScope<'_> {
+    fn resolve(&self, name: &str, _attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
+        match self.0.get(name) {
+            Some(v) => Ok((v.clone(), false)),
+            None => {
+                let known: Vec<&str> = self.0.keys().map(String::as_str).collect();
+                Err(unknown_root(name, None, &known).at(span))
+            }
+        }
+    }
+}
+
+/// Renders a template text with the given variables.
+pub fn render_template(text: &str, vars: &BTreeMap<String, Value>, base_dir: &std::path::Path) -> EvalResult {
+    let file = crate::diag::FileId(u32::MAX);
+    let expr = crate::syntax::parse_template(file, text)?;
+    let scope = MapScope(vars);
+    let mut ev = Evaluator::new(&scope, base_dir.to_path_buf());
+    let v = ev.eval(&expr)?;
+    convert(&v, &Type::String).map_err(|e| {
+        Diag::new("strata::eval::template", "Invalid template result", e.message).at(expr.span)
+    })
+}

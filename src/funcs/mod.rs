@@ -1,0 +1,254 @@
+//! Terraform's function library.
+//!
+//! Each function declares its parameters (type, whether null, unknown and
+//! sensitive values may reach it); [`call`] does what cty's function calls do
+//! for all of them: arity checks, argument conversion, an unknown result for
+//! unknown arguments, and the sensitive mark carried from arguments to result.
+
+mod collection;
+mod encoding;
+mod filesystem;
+mod format;
+mod hash;
+mod ipnet;
+mod numeric;
+mod string;
+mod typeconv;
+
+use crate::diag::{Diag, Span};
+use crate::lang::convert::convert;
+use crate::lang::number::Number;
+use crate::lang::types::Type;
+use crate::lang::value::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+pub struct CallCtx<'a> {
+    pub base_dir: &'a Path,
+}
+
+pub type Impl = fn(&mut CallCtx, &[Value]) -> Result<Value, FnError>;
+
+#[derive(Clone)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: Type,
+    pub allow_null: bool,
+    pub allow_unknown: bool,
+    pub allow_marked: bool,
+}
+
+impl Param {
+    pub fn new(name: &'static str, ty: Type) -> Param {
+        Param {
+            name,
+            ty,
+            allow_null: false,
+            allow_unknown: false,
+            allow_marked: false,
+        }
+    }
+    pub fn nullable(mut self) -> Param {
+        self.allow_null = true;
+        self
+    }
+    pub fn unknown_ok(mut self) -> Param {
+        self.allow_unknown = true;
+        self
+    }
+    pub fn marked_ok(mut self) -> Param {
+        self.allow_marked = true;
+        self
+    }
+}
+
+pub struct FuncDef {
+    pub name: &'static str,
+    pub params: Vec<Param>,
+    pub variadic: Option<Param>,
+    /// The result type when an unknown argument makes the result unknown.
+    pub ret: Type,
+    pub imp: Impl,
+}
+
+/// A failed call: which argument was wrong, if one was, and why.
+#[derive(Debug, Clone)]
+pub struct FnError {
+    pub arg: Option<usize>,
+    pub message: String,
+}
+
+impl FnError {
+    pub fn arg(i: usize, message: impl Into<String>) -> FnError {
+        FnError {
+            arg: Some(i),
+            message: message.into(),
+        }
+    }
+    pub fn call(message: impl Into<String>) -> FnError {
+        FnError {
+            arg: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn into_diag(self, fname: &str, span: Span, arg_spans: &[Span]) -> Diag {
+        match self.arg {
+            Some(i) => {
+                let def = lookup(fname);
+                let pname = def
+                    .and_then(|d| d.params.get(i).or(d.variadic.as_ref()))
+                    .map_or("argument", |p| p.name);
+                Diag::new(
+                    "strata::funcs::argument",
+                    "Invalid function argument",
+                    format!("Invalid value for {pname:?} parameter: {}.", self.message.trim_end_matches('.')),
+                )
+                .at(arg_spans.get(i).copied().unwrap_or(span))
+            }
+            None => Diag::new(
+                "strata::funcs::call",
+                "Error in function call",
+                format!("Call to function {fname:?} failed: {}.", self.message.trim_end_matches('.')),
+            )
+            .at(span),
+        }
+    }
+}
+
+fn table() -> &'static HashMap<&'static str, FuncDef> {
+    static TABLE: OnceLock<HashMap<&'static str, FuncDef>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut defs = Vec::new();
+        numeric::register(&mut defs);
+        string::register(&mut defs);
+        format::register(&mut defs);
+        collection::register(&mut defs);
+        encoding::register(&mut defs);
+        filesystem::register(&mut defs);
+        hash::register(&mut defs);
+        ipnet::register(&mut defs);
+        typeconv::register(&mut defs);
+        defs.into_iter().map(|d| (d.name, d)).collect()
+    })
+}
+
+pub fn lookup(name: &str) -> Option<&'static FuncDef> {
+    table().get(name)
+}
+
+/// Every function name, sorted: for suggestions and documentation.
+pub fn names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = table().keys().copied().collect();
+    v.extend(["try", "can"]);
+    v.sort_unstable();
+    v
+}
+
+/// Shorthand used by the per-category modules to declare a function.
+pub(crate) fn def(name: &'static str, params: Vec<Param>, ret: Type, imp: Impl) -> FuncDef {
+    FuncDef {
+        name,
+        params,
+        variadic: None,
+        ret,
+        imp,
+    }
+}
+
+pub(crate) fn def_var(
+    name: &'static str,
+    params: Vec<Param>,
+    variadic: Param,
+    ret: Type,
+    imp: Impl,
+) -> FuncDef {
+    FuncDef {
+        name,
+        params,
+        variadic: Some(variadic),
+        ret,
+        imp,
+    }
+}
+
+pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value, FnError> {
+    let n = def.params.len();
+    if args.len() < n {
+        return Err(FnError::call(format!(
+            "not enough arguments: function {:?} expects {}{} argument{}; missing a value for {:?}",
+            def.name,
+            if def.variadic.is_some() { "at least " } else { "" },
+            n,
+            if n == 1 { "" } else { "s" },
+            def.params[args.len()].name
+        )));
+    }
+    if args.len() > n && def.variadic.is_none() {
+        return Err(FnError::call(format!(
+            "too many arguments: function {:?} expects only {} argument{}",
+            def.name,
+            n,
+            if n == 1 { "" } else { "s" }
+        )));
+    }
+    let mut marked = false;
+    let mut unknown = false;
+    let mut converted = Vec::with_capacity(args.len());
+    for (i, arg) in args.into_iter().enumerate() {
+        let p = def.params.get(i).or(def.variadic.as_ref()).ok_or_else(|| {
+            FnError::call("too many arguments")
+        })?;
+        let arg = if p.allow_marked {
+            arg
+        } else {
+            let (v, m) = arg.unmark_deep();
+            marked |= m;
+            v
+        };
+        if arg.is_null() && !p.allow_null {
+            return Err(FnError::arg(i, "argument must not be null"));
+        }
+        let v = convert(&arg, &p.ty).map_err(|e| FnError::arg(i, e.message))?;
+        if !p.allow_unknown && !v.is_wholly_known() {
+            unknown = true;
+        }
+        converted.push(v);
+    }
+    if unknown {
+        return Ok(Value::Unknown(def.ret.clone()).mark_if(marked));
+    }
+    let out = (def.imp)(ctx, &converted)?;
+    Ok(out.mark_if(marked))
+}
+
+// Small accessors the implementations share; arguments are already converted
+// to the declared parameter types, so a mismatch here is a table bug.
+
+pub(crate) fn str_arg(args: &[Value], i: usize) -> &str {
+    args[i].as_str().unwrap_or("")
+}
+
+pub(crate) fn num_arg(args: &[Value], i: usize) -> Number {
+    args[i].as_number().cloned().unwrap_or_else(Number::zero)
+}
+
+/// A whole number argument that fits in an i64, as cty's gocty conversion requires.
+pub(crate) fn int_arg(args: &[Value], i: usize) -> Result<i64, FnError> {
+    let n = num_arg(args, i);
+    if !n.is_integer() {
+        return Err(FnError::arg(i, "value must be a whole number"));
+    }
+    n.to_i64()
+        .ok_or_else(|| FnError::arg(i, "value must be a whole number, between -9223372036854775808 and 9223372036854775807"))
+}
+
+pub(crate) fn p(name: &'static str, ty: Type) -> Param {
+    Param::new(name, ty)
+}
+
+/// A JSON document as a value, the way `jsondecode` reads it.
+pub fn json_value(j: &serde_json::Value) -> Result<Value, String> {
+    encoding::from_json(j).map_err(|e| e.message)
+}

@@ -1,0 +1,350 @@
+//! Values with Terraform's semantics: typed nulls, unknown values that stand
+//! for "known after apply", and the sensitive mark that follows a value
+//! through every expression.
+
+use super::number::Number;
+use super::types::{ObjectType, Type};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Null(Type),
+    /// A value that will only be known after apply.
+    Unknown(Type),
+    Bool(bool),
+    Number(Number),
+    String(String),
+    /// Element type and elements.
+    List(Type, Vec<Value>),
+    /// Element type and elements, kept in cty's set order without duplicates.
+    Set(Type, Vec<Value>),
+    Map(Type, BTreeMap<String, Value>),
+    Tuple(Vec<Value>),
+    Object(BTreeMap<String, Value>),
+    /// The sensitive mark. Never directly wraps another `Sensitive`.
+    Sensitive(Box<Value>),
+}
+
+impl Value {
+    pub fn null() -> Value {
+        Value::Null(Type::Dynamic)
+    }
+
+    pub fn unknown() -> Value {
+        Value::Unknown(Type::Dynamic)
+    }
+
+    pub fn string(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+
+    pub fn int(i: i64) -> Value {
+        Value::Number(Number::from_i64(i))
+    }
+
+    pub fn ty(&self) -> Type {
+        match self {
+            Value::Null(t) | Value::Unknown(t) => t.clone(),
+            Value::Bool(_) => Type::Bool,
+            Value::Number(_) => Type::Number,
+            Value::String(_) => Type::String,
+            Value::List(t, _) => Type::list(t.clone()),
+            Value::Set(t, _) => Type::set(t.clone()),
+            Value::Map(t, _) => Type::map(t.clone()),
+            Value::Tuple(vs) => Type::Tuple(vs.iter().map(Value::ty).collect()),
+            Value::Object(m) => Type::Object(ObjectType {
+                attrs: m.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
+                optional: Default::default(),
+            }),
+            Value::Sensitive(v) => v.ty(),
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        match self {
+            Value::Null(_) => true,
+            Value::Sensitive(v) => v.is_null(),
+            _ => false,
+        }
+    }
+
+    /// Known at the top level (its elements may still be unknown).
+    pub fn is_known(&self) -> bool {
+        match self {
+            Value::Unknown(_) => false,
+            Value::Sensitive(v) => v.is_known(),
+            _ => true,
+        }
+    }
+
+    /// Known all the way down.
+    pub fn is_wholly_known(&self) -> bool {
+        match self {
+            Value::Unknown(_) => false,
+            Value::Sensitive(v) => v.is_wholly_known(),
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+                vs.iter().all(Value::is_wholly_known)
+            }
+            Value::Map(_, m) | Value::Object(m) => m.values().all(Value::is_wholly_known),
+            _ => true,
+        }
+    }
+
+    pub fn is_sensitive(&self) -> bool {
+        matches!(self, Value::Sensitive(_))
+    }
+
+    /// Whether the sensitive mark appears anywhere inside.
+    pub fn contains_sensitive(&self) -> bool {
+        match self {
+            Value::Sensitive(_) => true,
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+                vs.iter().any(Value::contains_sensitive)
+            }
+            Value::Map(_, m) | Value::Object(m) => m.values().any(Value::contains_sensitive),
+            _ => false,
+        }
+    }
+
+    /// Adds the sensitive mark.
+    pub fn mark(self) -> Value {
+        match self {
+            Value::Sensitive(_) => self,
+            v => Value::Sensitive(Box::new(v)),
+        }
+    }
+
+    /// Adds the mark when `sensitive` is true.
+    pub fn mark_if(self, sensitive: bool) -> Value {
+        if sensitive {
+            self.mark()
+        } else {
+            self
+        }
+    }
+
+    /// Removes the top-level mark, saying whether there was one.
+    pub fn unmark(self) -> (Value, bool) {
+        match self {
+            Value::Sensitive(v) => (*v, true),
+            v => (v, false),
+        }
+    }
+
+    pub fn unmarked(&self) -> &Value {
+        match self {
+            Value::Sensitive(v) => v,
+            v => v,
+        }
+    }
+
+    /// Removes every mark inside, saying whether there was any.
+    pub fn unmark_deep(self) -> (Value, bool) {
+        let mut found = false;
+        let v = self.strip(&mut found);
+        (v, found)
+    }
+
+    fn strip(self, found: &mut bool) -> Value {
+        match self {
+            Value::Sensitive(v) => {
+                *found = true;
+                v.strip(found)
+            }
+            Value::List(t, vs) => Value::List(t, vs.into_iter().map(|v| v.strip(found)).collect()),
+            Value::Set(t, vs) => Value::Set(t, vs.into_iter().map(|v| v.strip(found)).collect()),
+            Value::Tuple(vs) => Value::Tuple(vs.into_iter().map(|v| v.strip(found)).collect()),
+            Value::Map(t, m) => {
+                Value::Map(t, m.into_iter().map(|(k, v)| (k, v.strip(found))).collect())
+            }
+            Value::Object(m) => {
+                Value::Object(m.into_iter().map(|(k, v)| (k, v.strip(found))).collect())
+            }
+            v => v,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self.unmarked() {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<&Number> {
+        match self.unmarked() {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.unmarked() {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Elements of a list, set or tuple.
+    pub fn elements(&self) -> Option<&[Value]> {
+        match self.unmarked() {
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => Some(vs),
+            _ => None,
+        }
+    }
+
+    /// Entries of a map or object, in key order.
+    pub fn entries(&self) -> Option<&BTreeMap<String, Value>> {
+        match self.unmarked() {
+            Value::Map(_, m) | Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Length of a collection or structural value.
+    pub fn len(&self) -> Option<usize> {
+        self.elements()
+            .map(<[Value]>::len)
+            .or_else(|| self.entries().map(BTreeMap::len))
+    }
+
+    /// Builds a set, sorting and removing duplicates as cty does.
+    pub fn new_set(elem: Type, mut vs: Vec<Value>) -> Value {
+        vs.sort_by(set_order);
+        vs.dedup_by(|a, b| a.raw_equal(b));
+        Value::Set(elem, vs)
+    }
+
+    /// Structural equality including types and marks: cty's `RawEquals`.
+    pub fn raw_equal(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Sensitive(a), Value::Sensitive(b)) => a.raw_equal(b),
+            (Value::Sensitive(_), _) | (_, Value::Sensitive(_)) => false,
+            (Value::Null(a), Value::Null(b)) | (Value::Unknown(a), Value::Unknown(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::List(ta, a), Value::List(tb, b)) | (Value::Set(ta, a), Value::Set(tb, b)) => {
+                ta == tb && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.raw_equal(y))
+            }
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.raw_equal(y))
+            }
+            (Value::Map(ta, a), Value::Map(tb, b)) => ta == tb && map_raw_equal(a, b),
+            (Value::Object(a), Value::Object(b)) => map_raw_equal(a, b),
+            _ => false,
+        }
+    }
+
+    /// Terraform's `jsonencode`. Errors on unknown values and infinities.
+    pub fn to_json(&self) -> Result<String, String> {
+        let mut out = String::new();
+        self.write_json(&mut out)?;
+        Ok(out)
+    }
+
+    fn write_json(&self, out: &mut String) -> Result<(), String> {
+        match self {
+            Value::Sensitive(v) => v.write_json(out),
+            Value::Unknown(_) => Err("value is not known".into()),
+            Value::Null(_) => {
+                out.push_str("null");
+                Ok(())
+            }
+            Value::Bool(b) => {
+                out.push_str(if *b { "true" } else { "false" });
+                Ok(())
+            }
+            Value::Number(n) => {
+                if n.is_inf() {
+                    return Err("cannot serialize infinity as JSON".into());
+                }
+                out.push_str(&n.to_text());
+                Ok(())
+            }
+            Value::String(s) => {
+                json_string(s, out);
+                Ok(())
+            }
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+                out.push('[');
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    v.write_json(out)?;
+                }
+                out.push(']');
+                Ok(())
+            }
+            Value::Map(_, m) | Value::Object(m) => {
+                out.push('{');
+                for (i, (k, v)) in m.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    json_string(k, out);
+                    out.push(':');
+                    v.write_json(out)?;
+                }
+                out.push('}');
+                Ok(())
+            }
+        }
+    }
+}
+
+fn map_raw_equal(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> bool {
+    a.len() == b.len()
+        && a
+            .iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equal(vb))
+}
+
+/// Go's `encoding/json` string escaping, which Terraform's `jsonencode` uses:
+/// HTML-significant characters and the JavaScript line separators are escaped.
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// cty's ordering of set elements: numbers by value, strings bytewise, false
+/// before true, unknowns last; other kinds by their JSON text so the order is
+/// at least stable.
+pub fn set_order(a: &Value, b: &Value) -> Ordering {
+    let (a, b) = (a.unmarked(), b.unmarked());
+    match (a, b) {
+        (Value::Unknown(_), Value::Unknown(_)) => Ordering::Equal,
+        (Value::Unknown(_), _) => Ordering::Greater,
+        (_, Value::Unknown(_)) => Ordering::Less,
+        (Value::Number(x), Value::Number(y)) => x.cmp(y),
+        (Value::String(x), Value::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        _ => {
+            let ja = a.to_json().unwrap_or_default();
+            let jb = b.to_json().unwrap_or_default();
+            ja.cmp(&jb)
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! strata: a declarative infrastructure engine that reads Terraform's language.
+//!
+//! The language half, stage by stage (see ARCHITECTURE.md):
+//! [`syntax`] parses files into spanned trees, [`lang`] holds the value model,
+//! [`eval`] evaluates expressions with [`funcs`], [`config`] builds the typed
+//! configuration, [`console`] and [`cli`] are the user's entry points.
+
+pub mod cli;
+pub mod config;
+pub mod console;
+pub mod diag;
+pub mod fmt;
+pub mod eval;
+pub mod funcs;
+pub mod lang;
+pub mod syntax;
