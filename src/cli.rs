@@ -141,7 +141,13 @@ fn console(path: Option<&Path>, json: bool, inputs: &[CliInput], sources: &mut S
             if !inputs.is_empty() {
                 return Err(Diag::new("strata::cli", "Variables without a configuration", "--var and --var-file need a configuration PATH that declares the variables.").into());
             }
-            run(&crate::eval::EmptyScope, std::env::current_dir().unwrap_or_default())
+            // Like `terraform console` in an empty directory: path.module is ".".
+            let module = config::Module {
+                dir: PathBuf::from("."),
+                ..config::Module::default()
+            };
+            let scope = ConfigScope::new(&module, Default::default(), PathBuf::from("."));
+            run(&scope, PathBuf::from("."))
         }
         Some(p) => {
             let module = config::load(p, sources)?;

@@ -20,9 +20,17 @@ pub fn json_answer(result: Result<Value, Diag>) -> String {
     let mut out = String::new();
     match result {
         Ok(v) => {
-            if v.contains_sensitive() {
-                // Terraform's console shows only "(sensitive value)"; so do we.
-                out.push_str("{\"value\":\"(sensitive value)\",\"sensitive\":true,\"type\":");
+            // Terraform's console prints these placeholders instead of a
+            // value; the flag says which one it is.
+            let placeholder = if v.contains_sensitive() {
+                Some(("(sensitive value)", "sensitive"))
+            } else if !v.is_wholly_known() {
+                Some(("(known after apply)", "unknown"))
+            } else {
+                None
+            };
+            if let Some((text, flag)) = placeholder {
+                out.push_str(&format!("{{\"value\":\"{text}\",\"{flag}\":true,\"type\":"));
                 crate::lang::value::json_string(&v.ty().to_string(), &mut out);
                 out.push('}');
                 return out;

@@ -53,6 +53,14 @@ pub fn unknown_root(name: &str, attr: Option<&str>, known: &[&str]) -> Diag {
                 did_you_mean(a, known)
             ),
         ),
+        (_, None) => Diag::new(
+            "strata::eval::invalid_reference",
+            "Invalid reference",
+            format!(
+                "A reference to a resource type must be followed by at least one attribute access, specifying the resource name.{}",
+                did_you_mean(name, known)
+            ),
+        ),
         _ => Diag::new(
             "strata::eval::unknown_reference",
             "Unknown variable",
@@ -666,11 +674,13 @@ impl<'a> Evaluator<'a> {
             ));
         }
         for a in args {
-            if let Ok(v) = self.eval(a) {
-                if !v.is_wholly_known() {
-                    return Ok(Value::unknown());
-                }
-                return Ok(v);
+            match self.eval(a) {
+                Ok(v) if !v.is_wholly_known() => return Ok(Value::unknown()),
+                Ok(v) => return Ok(v),
+                // Terraform checks references before evaluating, so a
+                // reference to something undeclared is never "tried".
+                Err(d) if is_static_reference_error(&d) => return Err(d),
+                Err(_) => {}
             }
         }
         Err(diag(
@@ -693,9 +703,27 @@ impl<'a> Evaluator<'a> {
         match self.eval(&args[0]) {
             Ok(v) if !v.is_wholly_known() => Ok(Value::Unknown(Type::Bool)),
             Ok(_) => Ok(Value::Bool(true)),
+            Err(d) if is_static_reference_error(&d) => Err(d),
             Err(_) => Ok(Value::Bool(false)),
         }
     }
+}
+
+/// Errors Terraform finds before evaluation (references to things that are
+/// not declared), which `try` and `can` therefore do not catch.
+fn is_static_reference_error(d: &Diag) -> bool {
+    matches!(
+        d.code,
+        "strata::eval::unknown_reference"
+            | "strata::eval::invalid_reference"
+            | "strata::eval::undeclared_variable"
+            | "strata::eval::undeclared_local"
+            | "strata::eval::undeclared_resource"
+            | "strata::eval::undeclared_module"
+            | "strata::eval::unknown_function"
+            | "strata::eval::count"
+            | "strata::eval::each"
+    )
 }
 
 /// (key, value) pairs a for-expression iterates: index or key, and element.

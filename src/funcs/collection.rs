@@ -15,24 +15,6 @@ fn seq(v: &Value, i: usize) -> Result<&[Value], FnError> {
     }
 }
 
-/// A list of `vals` with a unified element type, or a tuple when they differ.
-fn list_of(vals: Vec<Value>, hint: Option<&Type>) -> Value {
-    if vals.is_empty() {
-        return Value::List(hint.cloned().unwrap_or(Type::Dynamic), vals);
-    }
-    let tys: Vec<Type> = vals.iter().map(Value::ty).collect();
-    match unify(&tys) {
-        Some(t) => {
-            let conv: Result<Vec<Value>, _> = vals.iter().map(|v| convert(v, &t)).collect();
-            match conv {
-                Ok(c) => Value::List(t, c),
-                Err(_) => Value::Tuple(vals),
-            }
-        }
-        None => Value::Tuple(vals),
-    }
-}
-
 fn elem_type(v: &Value) -> Option<Type> {
     v.ty().element().cloned()
 }
@@ -132,7 +114,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         }
         Ok(Value::Tuple(all))
     }));
-    defs.push(def("contains", vec![p("list", any()), p("value", any()).nullable()], Type::Bool, |_, a| {
+    defs.push(def("contains", vec![p("list", any()), p("value", any())], Type::Bool, |_, a| {
         let items = seq(&a[0], 0)?;
         let mut unknown = false;
         for it in items {
@@ -267,10 +249,11 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var("range", vec![], p("params", Type::Number), Type::list(Type::Number), |_, a| range(a)));
     defs.push(def("reverse", vec![p("list", any())], any(), |_, a| {
         let items = seq(&a[0], 0)?;
-        if matches!(a[0].ty(), Type::Set(_)) {
-            return Err(FnError::arg(0, "can't reverse a set: sets are unordered"));
-        }
-        Ok(same_kind(&a[0], items.iter().rev().cloned().collect()))
+        let rev: Vec<Value> = items.iter().rev().cloned().collect();
+        Ok(match a[0].unmarked() {
+            Value::Set(t, _) => Value::List(t.clone(), rev),
+            _ => same_kind(&a[0], rev),
+        })
     }));
     defs.push(def("slice", vec![p("list", any()), p("start_index", Type::Number), p("end_index", Type::Number)], any(), |_, a| {
         let items = seq(&a[0], 0)?;
@@ -347,9 +330,24 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             })).collect();
         }
         let all_sets = a.iter().all(|s| matches!(s.ty(), Type::Set(_)));
-        let tuples: Vec<Value> = rows.into_iter().map(|r| list_of(r, None)).collect();
-        let tys: Vec<Type> = tuples.iter().map(Value::ty).collect();
-        let et = unify(&tys).unwrap_or(Type::Dynamic);
+        // Each argument contributes one element type to the result's tuples.
+        let mut etys = Vec::with_capacity(a.len());
+        for s in a {
+            etys.push(match s.ty() {
+                Type::List(e) | Type::Set(e) => *e,
+                Type::Tuple(ts) => unify(&ts).ok_or_else(|| FnError::call("all elements of each argument must have the same type"))?,
+                _ => Type::Dynamic,
+            });
+        }
+        let tuples: Vec<Value> = rows
+            .into_iter()
+            .map(|r| {
+                let vals = r.iter().zip(&etys).map(|(v, t)| convert(v, t)).collect::<Result<Vec<_>, _>>()?;
+                Ok(Value::Tuple(vals))
+            })
+            .collect::<Result<_, crate::lang::convert::ConvertError>>()
+            .map_err(|e| FnError::call(e.message))?;
+        let et = Type::Tuple(etys);
         Ok(if all_sets { Value::new_set(et, tuples) } else { Value::List(et, tuples) })
     }));
 }

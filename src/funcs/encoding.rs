@@ -138,81 +138,111 @@ fn from_yaml(y: &serde_yaml::Value) -> Result<Value, FnError> {
     })
 }
 
-/// YAML as Terraform's `yamlencode` writes it: block style, strings and keys
-/// double-quoted only when they would otherwise be read as something else.
-fn yaml_encode(v: &Value, indent: usize, out: &mut String) -> Result<(), String> {
-    let pad = " ".repeat(indent);
-    match v.unmarked() {
-        Value::Unknown(_) => return Err("value is not known".into()),
-        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) if !vs.is_empty() => {
-            for x in vs {
-                out.push_str(&pad);
-                out.push_str("- ");
-                let mut inner = String::new();
-                yaml_encode(x, indent + 2, &mut inner)?;
-                out.push_str(inner.trim_start());
-            }
-        }
-        Value::Map(_, m) | Value::Object(m) if !m.is_empty() => {
-            for (k, x) in m {
-                out.push_str(&pad);
-                out.push_str(&yaml_scalar_str(k));
-                out.push(':');
-                let nested = matches!(x.unmarked(), Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) if !vs.is_empty())
-                    || matches!(x.unmarked(), Value::Map(_, m) | Value::Object(m) if !m.is_empty());
-                if nested {
-                    out.push('\n');
-                    let child_indent = if matches!(x.unmarked(), Value::Map(..) | Value::Object(_)) { indent + 2 } else { indent };
-                    yaml_encode(x, child_indent, out)?;
-                } else {
-                    out.push(' ');
-                    yaml_encode(x, 0, out)?;
-                }
-            }
-        }
-        Value::List(..) | Value::Set(..) | Value::Tuple(_) => out.push_str("[]\n"),
-        Value::Map(..) | Value::Object(_) => out.push_str("{}\n"),
-        Value::Null(_) => out.push_str("null\n"),
-        Value::Bool(b) => {
-            out.push_str(if *b { "true" } else { "false" });
-            out.push('\n');
-        }
-        Value::Number(n) => {
-            out.push_str(&n.to_text());
-            out.push('\n');
-        }
-        Value::String(s) => {
-            if s.contains('\n') && !s.is_empty() {
-                out.push_str(if s.ends_with('\n') { "|\n" } else { "|-\n" });
-                for line in s.trim_end_matches('\n').split('\n') {
-                    out.push_str(&" ".repeat(indent.max(2)));
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            } else {
-                out.push_str(&yaml_scalar_str(s));
-                out.push('\n');
-            }
-        }
-        Value::Sensitive(_) => unreachable!("unmarked above"),
+/// YAML as Terraform's `yamlencode` writes it: block style, every string
+/// and key double-quoted, multi-line strings as literal blocks, sequences
+/// under a key not indented, and a `...` end marker after a lone plain scalar.
+fn yaml_encode(v: &Value, _indent: usize, out: &mut String) -> Result<(), String> {
+    let lines = yaml_lines(v, 0)?;
+    for l in &lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    let plain_scalar = matches!(v.unmarked(), Value::Null(_) | Value::Bool(_) | Value::Number(_));
+    if plain_scalar {
+        out.push_str("...\n");
     }
     Ok(())
 }
 
-fn yaml_scalar_str(s: &str) -> String {
-    let plain_ok = !s.is_empty()
-        && s.chars().all(|c| c.is_alphanumeric() || "_-./ ".contains(c))
-        && !s.starts_with([' ', '-', '.'])
-        && !s.ends_with(' ')
-        && !matches!(s.to_ascii_lowercase().as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "~" | "y" | "n")
-        && s.parse::<f64>().is_err();
-    if plain_ok {
-        s.to_string()
-    } else {
-        let mut o = String::new();
-        crate::lang::value::json_string(s, &mut o);
-        o
+fn yaml_quote(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => o.push_str(&format!("\\x{:02X}", c as u32)),
+            c => o.push(c),
+        }
     }
+    o.push('"');
+    o
+}
+
+fn is_block(v: &Value) -> Option<bool> {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) if !vs.is_empty() => Some(false),
+        Value::Map(_, m) | Value::Object(m) if !m.is_empty() => Some(true),
+        _ => None,
+    }
+}
+
+/// The lines of `v` placed at `indent`; the first line carries the indent too,
+/// so a caller that puts `v` after "- " or "key: " strips it.
+fn yaml_lines(v: &Value, indent: usize) -> Result<Vec<String>, String> {
+    let pad = " ".repeat(indent);
+    let mut out = Vec::new();
+    match v.unmarked() {
+        Value::Unknown(_) => return Err("value is not known".into()),
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) if !vs.is_empty() => {
+            for x in vs {
+                let child = yaml_lines(x, indent + 2)?;
+                for (i, l) in child.into_iter().enumerate() {
+                    if i == 0 {
+                        out.push(format!("{pad}- {}", &l[indent + 2..]));
+                    } else {
+                        out.push(l);
+                    }
+                }
+            }
+        }
+        Value::Map(_, m) | Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                let key = format!("{pad}{}:", yaml_quote(k));
+                match is_block(x) {
+                    Some(true) => {
+                        out.push(key);
+                        out.extend(yaml_lines(x, indent + 2)?);
+                    }
+                    Some(false) => {
+                        out.push(key);
+                        out.extend(yaml_lines(x, indent)?);
+                    }
+                    None => {
+                        let child = yaml_lines(x, indent)?;
+                        for (i, l) in child.into_iter().enumerate() {
+                            if i == 0 {
+                                out.push(format!("{key} {}", &l[indent..]));
+                            } else {
+                                out.push(l);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Value::List(..) | Value::Set(..) | Value::Tuple(_) => out.push(format!("{pad}[]")),
+        Value::Map(..) | Value::Object(_) => out.push(format!("{pad}{{}}")),
+        Value::Null(_) => out.push(format!("{pad}null")),
+        Value::Bool(b) => out.push(format!("{pad}{b}")),
+        Value::Number(n) => out.push(format!("{pad}{}", n.to_text())),
+        Value::String(s) if s.contains('\n') && s.trim_end_matches('\n').len() + 1 >= s.len() && !s.starts_with([' ', '\n']) => {
+            let body = s.strip_suffix('\n');
+            out.push(format!("{pad}{}", if body.is_some() { "|" } else { "|-" }));
+            for line in body.unwrap_or(s).split('\n') {
+                if line.is_empty() {
+                    out.push(String::new());
+                } else {
+                    out.push(format!("{pad}  {line}"));
+                }
+            }
+        }
+        Value::String(s) => out.push(format!("{pad}{}", yaml_quote(s))),
+        Value::Sensitive(_) => unreachable!("unmarked above"),
+    }
+    Ok(out)
 }
 
 fn csvdecode(s: &str) -> Result<Value, FnError> {

@@ -11,7 +11,13 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         vec![p("format", Type::String)],
         p("args", Type::Dynamic).nullable(),
         Type::String,
-        |_, a| format(str_arg(a, 0), &a[1..]).map(Value::String),
+        |_, a| {
+            // Terraform's format returns an unknown value when an argument is null.
+            if a[1..].iter().any(Value::is_null) {
+                return Ok(Value::unknown());
+            }
+            format(str_arg(a, 0), &a[1..]).map(Value::String)
+        },
     ));
     defs.push(def_var(
         "formatlist",
@@ -61,6 +67,8 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
     let chars: Vec<char> = f.chars().collect();
     let mut i = 0;
     let mut next_arg = 0usize;
+    // Go skips the "too many arguments" check once an explicit index is used.
+    let mut reordered = false;
     while i < chars.len() {
         let c = chars[i];
         if c != '%' {
@@ -95,6 +103,7 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
                 return Err(FnError::call("invalid argument index 0"));
             }
             next_arg = n - 1;
+            reordered = true;
             i = close + 1;
         }
         let mut digits = String::new();
@@ -121,7 +130,7 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
         let body = verb_body(verb, &spec, arg)?;
         out.push_str(&pad(body, &spec, verb));
     }
-    if next_arg < args.len() {
+    if !reordered && next_arg < args.len() {
         return Err(FnError::call(format!("too many arguments; no verbs left to use for argument {}", next_arg + 1)));
     }
     Ok(out)
@@ -231,52 +240,13 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
             let n = as_num(v, verb)?;
-            let f = n.to_f64();
-            let body = match verb {
-                'f' | 'F' => format!("{:.*}", spec.prec.unwrap_or(6), f.abs()),
-                'e' | 'E' => {
-                    let s = go_exp(f.abs(), spec.prec.unwrap_or(6));
-                    if verb == 'E' { s.to_uppercase() } else { s }
-                }
-                _ => {
-                    let s = match spec.prec {
-                        None => n.abs().to_text(),
-                        Some(p) => go_g(f.abs(), p.max(1)),
-                    };
-                    if verb == 'G' { s.to_uppercase() } else { s }
-                }
-            };
-            format!("{}{body}", sign(f.is_sign_negative() && f != 0.0, spec))
+            let verb = if verb == 'F' { 'f' } else { verb };
+            let text = n.format_go(verb, spec.prec);
+            match text.strip_prefix('-') {
+                Some(rest) => format!("-{rest}"),
+                None => format!("{}{text}", sign(false, spec)),
+            }
         }
         other => return Err(FnError::call(format!("unsupported format verb {other:?}"))),
     })
-}
-
-/// Go's %e: mantissa, 'e', sign, at least two exponent digits.
-fn go_exp(f: f64, prec: usize) -> String {
-    let s = format!("{:.*e}", prec, f);
-    match s.split_once('e') {
-        Some((m, e)) => {
-            let (sign, digits) = match e.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', e),
-            };
-            format!("{m}e{sign}{digits:0>2}")
-        }
-        None => s,
-    }
-}
-
-fn go_g(f: f64, prec: usize) -> String {
-    let exp = if f == 0.0 { 0 } else { f.log10().floor() as i32 };
-    if exp < -4 || exp >= prec as i32 {
-        let s = go_exp(f, prec - 1);
-        let (m, e) = s.split_once('e').unwrap_or((&s, ""));
-        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
-        format!("{m}e{e}")
-    } else {
-        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
-        let s = format!("{:.*}", decimals, f);
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
-    }
 }

@@ -32,6 +32,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     }));
     defs.push(def("signum", vec![p("num", n())], n(), |_, a| {
         let x = num_arg(a, 0);
+        int_arg(a, 0)?;
         Ok(Value::int(if x.is_zero() {
             0
         } else if x.is_negative() {

@@ -15,8 +15,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def("chomp", vec![p("str", st())], st(), |_, a| {
         s(str_arg(a, 0).trim_end_matches(['\n', '\r']))
     }));
-    defs.push(def("lower", vec![p("str", st())], st(), |_, a| s(str_arg(a, 0).to_lowercase())));
-    defs.push(def("upper", vec![p("str", st())], st(), |_, a| s(str_arg(a, 0).to_uppercase())));
+    defs.push(def("lower", vec![p("str", st())], st(), |_, a| s(simple_case(str_arg(a, 0), false))));
+    defs.push(def("upper", vec![p("str", st())], st(), |_, a| s(simple_case(str_arg(a, 0), true))));
     defs.push(def("title", vec![p("str", st())], st(), |_, a| s(title(str_arg(a, 0)))));
     defs.push(def("strrev", vec![p("str", st())], st(), |_, a| {
         s(str_arg(a, 0).graphemes(true).rev().collect::<String>())
@@ -129,6 +129,17 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             s(x.replace(sub, rep))
         },
     ));
+}
+
+/// Go's `strings.ToUpper`/`ToLower` map each character to one character
+/// (simple case mapping): "ß" stays "ß" instead of becoming "SS".
+fn simple_case(x: &str, upper: bool) -> String {
+    x.chars()
+        .map(|c| {
+            let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
+            if m.len() == 1 { m.pop().unwrap_or(c) } else { c }
+        })
+        .collect()
 }
 
 /// Go's `strings.Title`: upper-case the first letter of each word.

@@ -278,6 +278,15 @@ pub fn unify(types: &[Type]) -> Option<Type> {
         return unify_collections(types, Type::list, dynamics > 0);
     } else if sets > 0 && sets + dynamics == n {
         return unify_collections(types, Type::set, dynamics > 0);
+    } else if lists > 0 && lists + tuples + dynamics == n {
+        // Tuples are often lists in disguise: unify every element type.
+        if let Some(t) = unify_sequences(types, Type::list) {
+            return Some(t);
+        }
+    } else if sets > 0 && sets + tuples + dynamics == n {
+        if let Some(t) = unify_sequences(types, Type::set) {
+            return Some(t);
+        }
     } else if objects > 0 && objects + dynamics == n {
         if dynamics > 0 {
             return Some(Type::Dynamic);
@@ -357,6 +366,18 @@ fn unify_collections(types: &[Type], make: fn(Type) -> Type, has_dynamic: bool) 
         return Some(Type::Dynamic);
     }
     let elems: Vec<Type> = types.iter().filter_map(|t| t.element().cloned()).collect();
+    unify(&elems).map(make)
+}
+
+fn unify_sequences(types: &[Type], make: fn(Type) -> Type) -> Option<Type> {
+    let mut elems = Vec::new();
+    for t in types {
+        match t {
+            Type::List(e) | Type::Set(e) => elems.push((**e).clone()),
+            Type::Tuple(ts) => elems.extend(ts.iter().cloned()),
+            _ => {}
+        }
+    }
     unify(&elems).map(make)
 }
 

@@ -545,6 +545,71 @@ impl Number {
     }
 }
 
+impl Number {
+    /// Go's `big.Float` formatting for the verbs `e`, `E`, `f` and `g`/`G`
+    /// (`prec` `None` means Go's default: 6 for e/f, shortest for g), which
+    /// Terraform's `format` uses for numbers. The sign is included.
+    pub fn format_go(&self, verb: char, prec: Option<usize>) -> String {
+        let sign = if self.neg { "-" } else { "" };
+        let (mant, exp) = match &self.kind {
+            Kind::Inf => return format!("{}Inf", if self.neg { "-" } else { "+" }),
+            Kind::Finite { mant, exp } => (mant, *exp),
+        };
+        let mut d = if mant.is_zero() {
+            Decimal { digits: Vec::new(), exp: 0 }
+        } else {
+            Decimal::from_binary(mant, exp)
+        };
+        let lower = verb.to_ascii_lowercase();
+        let shortest = lower == 'g' && prec.is_none();
+        let mut prec = prec.map(|p| p as i64).unwrap_or(6);
+        if shortest {
+            if !mant.is_zero() {
+                round_shortest(&mut d, mant, exp, self.prec);
+            }
+            prec = d.digits.len() as i64;
+        } else {
+            match lower {
+                'e' => d.round_at(1 + prec),
+                'f' => d.round_at(d.exp + prec),
+                _ => {
+                    if prec == 0 {
+                        prec = 1;
+                    }
+                    d.round_at(prec)
+                }
+            }
+        }
+        let body = match lower {
+            'e' => d.fmt_e(verb, prec),
+            'f' => d.fmt_f(prec),
+            _ => {
+                let n = d.digits.len() as i64;
+                let mut eprec = prec;
+                if eprec > n && n >= d.exp {
+                    eprec = n;
+                }
+                if shortest {
+                    eprec = 6;
+                }
+                let x = d.exp - 1;
+                if x < -4 || x >= eprec {
+                    if prec > n {
+                        prec = n;
+                    }
+                    d.fmt_e(if verb == 'G' { 'E' } else { 'e' }, prec - 1)
+                } else {
+                    if prec > d.exp {
+                        prec = n;
+                    }
+                    d.fmt_f((prec - d.exp).max(0))
+                }
+            }
+        };
+        format!("{sign}{body}")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArithError {
     InfMinusInf,
@@ -655,6 +720,9 @@ impl Decimal {
         while self.digits.last() == Some(&b'0') {
             self.digits.pop();
         }
+        if self.digits.is_empty() {
+            self.exp = 0;
+        }
     }
 
     fn round_up(&mut self, n: usize) {
@@ -672,6 +740,51 @@ impl Decimal {
         }
         self.digits[n - 1] += 1;
         self.digits.truncate(n);
+    }
+
+    /// Rounds to `n` significant digits (Go's `decimal.round`), tolerating
+    /// out-of-range positions.
+    fn round_at(&mut self, n: i64) {
+        if n < 0 {
+            self.digits.clear();
+            return;
+        }
+        self.round(n as usize);
+    }
+
+    fn fmt_e(&self, verb: char, prec: i64) -> String {
+        let mut out = String::new();
+        out.push(self.digits.first().map_or('0', |&c| c as char));
+        if prec > 0 {
+            out.push('.');
+            for i in 1..=prec as usize {
+                out.push(self.at(i) as char);
+            }
+        }
+        out.push(verb);
+        let e = if self.digits.is_empty() { 0 } else { self.exp - 1 };
+        out.push(if e < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", e.abs()));
+        out
+    }
+
+    fn fmt_f(&self, prec: i64) -> String {
+        let mut out = String::new();
+        if self.exp > 0 {
+            for i in 0..self.exp as usize {
+                out.push(self.at(i) as char);
+            }
+        } else {
+            out.push('0');
+        }
+        if prec > 0 {
+            out.push('.');
+            for i in 0..prec {
+                let idx = self.exp + i;
+                out.push(if idx < 0 { '0' } else { self.at(idx as usize) as char });
+            }
+        }
+        out
     }
 
     fn to_fixed(&self) -> String {

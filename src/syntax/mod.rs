@@ -56,13 +56,13 @@ fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
 
 /// Parses a whole configuration file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
-    let body = hcl_edit::parser::parse_body(src).map_err(|e| parse_error(file, src, &e))?;
+    let body = hcl_edit::parser::parse_body(&mask_big_numbers(src)).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer { file, src, base: 0 }.body(&body)
 }
 
 /// Parses one expression, as `console` reads them.
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
-    let expr = hcl_edit::parser::parse_expr(src).map_err(|e| parse_error(file, src, &e))?;
+    let expr = hcl_edit::parser::parse_expr(&mask_big_numbers(src)).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer { file, src, base: 0 }.expr(&expr)
 }
 
@@ -78,4 +78,125 @@ pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
+/// hcl-edit reads number literals into u64/f64, so a literal beyond their
+/// range (`123456789012345678901234567890`, `1e400`) is a parse error there
+/// although Terraform accepts it. Such literals are replaced by zeros of the
+/// same length for hcl-edit only; lowering reads the real digits back from
+/// the original text by span. Strings, comments and heredocs are skipped.
+fn mask_big_numbers(src: &str) -> std::borrow::Cow<'_, str> {
+    let b = src.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    // Stack of contexts: true = inside a quoted template, false = code
+    // (with the brace depth at which an interpolation must close).
+    let mut stack: Vec<(bool, usize)> = vec![(false, 0)];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        let in_string = stack.last().is_some_and(|s| s.0);
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 2,
+                b'"' => {
+                    stack.pop();
+                    i += 1;
+                }
+                b'$' | b'%' if b.get(i + 1) == Some(&b'{') => {
+                    if b.get(i.wrapping_sub(1)) == Some(&c) {
+                        i += 2;
+                        continue;
+                    }
+                    depth += 1;
+                    stack.push((false, depth));
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        match c {
+            b'"' => {
+                stack.push((true, 0));
+                i += 1;
+            }
+            b'#' => i = src[i..].find('\n').map_or(b.len(), |p| i + p),
+            b'/' if b.get(i + 1) == Some(&b'/') => i = src[i..].find('\n').map_or(b.len(), |p| i + p),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2),
+            b'<' if b.get(i + 1) == Some(&b'<') => {
+                // Heredoc: skip to the line holding only the delimiter.
+                let start = i + 2 + usize::from(b.get(i + 2) == Some(&b'-'));
+                let delim: String = src[start..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if delim.is_empty() {
+                    i += 2;
+                    continue;
+                }
+                let mut j = src[start..].find('\n').map_or(b.len(), |p| start + p + 1);
+                while j < b.len() {
+                    let end = src[j..].find('\n').map_or(b.len(), |p| j + p);
+                    if src[j..end].trim() == delim {
+                        break;
+                    }
+                    j = end + 1;
+                }
+                i = j;
+            }
+            b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' => {
+                if stack.len() > 1 && stack.last().is_some_and(|s| s.1 == depth) {
+                    stack.pop();
+                }
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'0'..=b'9' if i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.') => {
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+                if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+                    let mut j = i + 1;
+                    if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+                        j += 1;
+                    }
+                    if j < b.len() && b[j].is_ascii_digit() {
+                        i = j;
+                        while i < b.len() && b[i].is_ascii_digit() {
+                            i += 1;
+                        }
+                    }
+                }
+                let lit = &src[start..i];
+                let fits = if lit.bytes().all(|c| c.is_ascii_digit()) {
+                    lit.parse::<u64>().is_ok()
+                } else {
+                    lit.parse::<f64>().is_ok_and(f64::is_finite)
+                };
+                if !fits {
+                    let o = out.get_or_insert_with(|| b.to_vec());
+                    for k in start..i {
+                        if o[k].is_ascii_digit() {
+                            o[k] = b'0';
+                        }
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        // Only ASCII digits were replaced, so the text stays valid UTF-8.
+        Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| src.to_string())),
+        None => std::borrow::Cow::Borrowed(src),
+    }
 }
