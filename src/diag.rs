@@ -136,6 +136,20 @@ impl Diag {
     }
 }
 
+impl Diag {
+    /// The rendered diagnostic without colours, as tests and logs want it.
+    pub fn render_plain(&self, sources: &Sources) -> String {
+        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100);
+        let mut out = String::new();
+        let report = self.report(sources);
+        if handler.render_report(&mut out, &report).is_err() {
+            return self.one_line();
+        }
+        out
+    }
+}
+
 impl fmt::Display for Diag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.one_line())

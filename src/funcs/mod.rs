@@ -14,6 +14,7 @@ mod ipnet;
 mod numeric;
 mod string;
 mod typeconv;
+mod yaml;
 
 use crate::diag::{Diag, Span};
 use crate::lang::convert::convert;

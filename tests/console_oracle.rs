@@ -1,0 +1,117 @@
+//! `strata console --json` against Terraform 1.11 as the oracle.
+//!
+//! `stored_corpus_matches` replays tests/oracle/corpus.jsonl, which
+//! tests/oracle/gen.py produced from `terraform console`; it needs no
+//! Terraform. `live_terraform_agrees` regenerates the corpus with the
+//! `terraform` on PATH and compares strata with that, so the stored file can
+//! never drift from what Terraform really says; without Terraform it says so
+//! and is skipped.
+
+use serde_json::Value as Json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Expressions where strata knowingly differs, each with the reason.
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
+    ("{a = 1, a = 2}", "hcl-edit rejects duplicate object keys at parse time; Terraform keeps the last"),
+    ("base64gzip(\"hello\")", "byte-exact gzip needs Go's own deflate implementation; the data round-trips"),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run_console(exprs: &[String]) -> Vec<Json> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["console", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("strata runs");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for e in exprs {
+            writeln!(stdin, "{e}").expect("write");
+        }
+    }
+    let out = child.wait_with_output().expect("strata finishes");
+    assert!(out.status.success(), "console --json exits 0 even when lines fail");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every output line is JSON"))
+        .collect()
+}
+
+/// Compares one oracle record with strata's answer; `None` when they agree.
+fn disagreement(want: &Json, got: &Json) -> Option<String> {
+    let want_err = want.get("error").is_some();
+    let got_err = got.get("error").is_some();
+    if want_err || got_err {
+        return (want_err != got_err).then(|| format!("error expected: {want_err}, got: {got}"));
+    }
+    for flag in ["unknown", "sensitive"] {
+        let w = want.get(flag).and_then(Json::as_bool).unwrap_or(false);
+        let g = got.get(flag).and_then(Json::as_bool).unwrap_or(false);
+        if w != g {
+            return Some(format!("{flag}: want {w}, got {g}"));
+        }
+        if w {
+            return (want["type"] != got["type"]).then(|| format!("type: want {}, got {}", want["type"], got["type"]));
+        }
+    }
+    let want_value: Json = serde_json::from_str(want["value"].as_str().unwrap_or("null")).expect("oracle value is JSON");
+    if want_value != got["value"] {
+        return Some(format!("value: want {want_value}, got {}", got["value"]));
+    }
+    if want["type"] != got["type"] {
+        return Some(format!("type: want {}, got {}", want["type"], got["type"]));
+    }
+    None
+}
+
+fn check_corpus(path: &Path) -> (usize, Vec<String>) {
+    let text = std::fs::read_to_string(path).expect("corpus readable");
+    let records: Vec<Json> = text.lines().map(|l| serde_json::from_str(l).expect("corpus line")).collect();
+    let exprs: Vec<String> = records.iter().map(|r| r["expr"].as_str().expect("expr").to_string()).collect();
+    let answers = run_console(&exprs);
+    assert_eq!(answers.len(), records.len(), "one answer per expression");
+    let mut failures = Vec::new();
+    for (rec, got) in records.iter().zip(&answers) {
+        let expr = rec["expr"].as_str().unwrap_or_default();
+        if let Some(why) = disagreement(rec, got) {
+            if !KNOWN_DIVERGENCES.iter().any(|(e, _)| *e == expr) {
+                failures.push(format!("{expr}\n    {why}"));
+            }
+        }
+    }
+    (records.len(), failures)
+}
+
+#[test]
+fn stored_corpus_matches() {
+    let (n, failures) = check_corpus(&root().join("tests/oracle/corpus.jsonl"));
+    assert!(n >= 600, "the corpus holds hundreds of expressions, found {n}");
+    assert!(failures.is_empty(), "{} of {n} expressions differ from Terraform:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn live_terraform_agrees() {
+    let found = Command::new("terraform").arg("version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    if !matches!(found, Ok(s) if s.success()) {
+        eprintln!("SKIPPED live_terraform_agrees: terraform is not on PATH; the stored corpus test still ran");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("strata-oracle-{}.jsonl", std::process::id()));
+    let status = Command::new("python3")
+        .arg(root().join("tests/oracle/gen.py"))
+        .args(["--jobs", "4", "--out"])
+        .arg(&out)
+        .status()
+        .expect("python3 runs the oracle generator");
+    assert!(status.success(), "oracle generator failed");
+    let (n, failures) = check_corpus(&out);
+    let _ = std::fs::remove_file(&out);
+    assert!(failures.is_empty(), "{} of {n} expressions differ from the installed Terraform:\n{}", failures.len(), failures.join("\n"));
+}
