@@ -78,7 +78,24 @@ fn print_diags(diags: &Diags, sources: &Sources) {
     }
 }
 
+/// Colours only on a terminal and never with NO_COLOR; no hyperlinks, so the
+/// output reads the same in CI logs as on a laptop.
+fn install_report_hook() {
+    let _ = miette::set_hook(Box::new(|_| {
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .terminal_links(false)
+                .color(color)
+                .unicode(true)
+                .width(100)
+                .build(),
+        )
+    }));
+}
+
 pub fn main() -> ExitCode {
+    install_report_hook();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,

@@ -209,8 +209,12 @@ impl miette::Diagnostic for Report {
 pub struct Diags(pub Vec<Diag>);
 
 impl Diags {
+    /// Adds a diagnostic unless the same one is already there (a failing
+    /// local is reached from every expression that uses it).
     pub fn push(&mut self, d: Diag) {
-        self.0.push(d);
+        if !self.0.contains(&d) {
+            self.0.push(d);
+        }
     }
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

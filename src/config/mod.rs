@@ -250,7 +250,7 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
             );
             continue;
         }
-        let child_dir = dir.join(&call.source);
+        let child_dir = dir.join(call.source.strip_prefix("./").unwrap_or(&call.source));
         if !call.source.starts_with("./") && !call.source.starts_with("../") {
             diags.push(
                 Diag::new(

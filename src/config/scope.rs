@@ -20,6 +20,8 @@ pub struct ConfigScope<'a> {
     module: &'a Module,
     vars: BTreeMap<String, Value>,
     locals: RefCell<HashMap<String, LocalState>>,
+    /// Locals being evaluated, outermost first, to name a cycle's members.
+    in_progress: RefCell<Vec<String>>,
     root_dir: PathBuf,
     /// `count.index` in a counted block.
     pub count_index: Option<Value>,
@@ -33,6 +35,7 @@ impl<'a> ConfigScope<'a> {
             module,
             vars,
             locals: RefCell::new(HashMap::new()),
+            in_progress: RefCell::new(Vec::new()),
             root_dir,
             count_index: None,
             each: None,
@@ -51,17 +54,26 @@ impl<'a> ConfigScope<'a> {
         match self.locals.borrow().get(name) {
             Some(LocalState::Done(r)) => return r.clone(),
             Some(LocalState::InProgress) => {
+                let stack = self.in_progress.borrow();
+                let start = stack.iter().position(|n| n == name).unwrap_or(0);
+                let chain: Vec<String> = stack[start..]
+                    .iter()
+                    .chain(std::iter::once(&name.to_string()))
+                    .map(|n| format!("local.{n}"))
+                    .collect();
                 return Err(Diag::new(
                     "strata::eval::cycle",
                     "Cycle in local values",
-                    format!("The local value {name:?} depends on itself, directly or through other local values."),
+                    format!("These local values refer to each other in a cycle: {}.", chain.join(" → ")),
                 )
-                .at(span))
+                .at(span));
             }
             None => {}
         }
         self.locals.borrow_mut().insert(name.to_string(), LocalState::InProgress);
+        self.in_progress.borrow_mut().push(name.to_string());
         let r = self.evaluator().eval(&local.expr);
+        self.in_progress.borrow_mut().pop();
         self.locals.borrow_mut().insert(name.to_string(), LocalState::Done(r.clone()));
         r
     }

@@ -78,6 +78,8 @@ pub struct FuncDef {
 pub struct FnError {
     pub arg: Option<usize>,
     pub message: String,
+    /// Set for arity errors, which Terraform reports under their own summary.
+    pub arity: Option<&'static str>,
 }
 
 impl FnError {
@@ -85,16 +87,29 @@ impl FnError {
         FnError {
             arg: Some(i),
             message: message.into(),
+            arity: None,
         }
     }
     pub fn call(message: impl Into<String>) -> FnError {
         FnError {
             arg: None,
             message: message.into(),
+            arity: None,
+        }
+    }
+
+    fn arity(summary: &'static str, message: String) -> FnError {
+        FnError {
+            arg: None,
+            message,
+            arity: Some(summary),
         }
     }
 
     pub fn into_diag(self, fname: &str, span: Span, arg_spans: &[Span]) -> Diag {
+        if let Some(summary) = self.arity {
+            return Diag::new("strata::funcs::arity", summary, self.message).at(span);
+        }
         match self.arg {
             Some(i) => {
                 let def = lookup(fname);
@@ -177,22 +192,28 @@ pub(crate) fn def_var(
 pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value, FnError> {
     let n = def.params.len();
     if args.len() < n {
-        return Err(FnError::call(format!(
-            "not enough arguments: function {:?} expects {}{} argument{}; missing a value for {:?}",
-            def.name,
-            if def.variadic.is_some() { "at least " } else { "" },
-            n,
-            if n == 1 { "" } else { "s" },
-            def.params[args.len()].name
-        )));
+        return Err(FnError::arity(
+            "Not enough function arguments",
+            format!(
+                "Function {:?} expects {}{} argument{}. Missing value for {:?}.",
+                def.name,
+                if def.variadic.is_some() { "at least " } else { "" },
+                n,
+                if n == 1 { "" } else { "s" },
+                def.params[args.len()].name
+            ),
+        ));
     }
     if args.len() > n && def.variadic.is_none() {
-        return Err(FnError::call(format!(
-            "too many arguments: function {:?} expects only {} argument{}",
-            def.name,
-            n,
-            if n == 1 { "" } else { "s" }
-        )));
+        return Err(FnError::arity(
+            "Too many function arguments",
+            format!(
+                "Function {:?} expects only {} argument{}.",
+                def.name,
+                n,
+                if n == 1 { "" } else { "s" }
+            ),
+        ));
     }
     let mut marked = false;
     let mut unknown = false;

@@ -1,0 +1,144 @@
+//! Variable precedence, unknown-value propagation and the sensitive mark,
+//! through the library API.
+
+use strata::config::variables::{resolve, CliInput};
+use strata::config::{self, ConfigScope};
+use strata::diag::Sources;
+use strata::eval::{Evaluator, MapScope};
+use strata::lang::types::Type;
+use strata::lang::value::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn vars_of(cli: &[CliInput], env: &[(&str, &str)]) -> BTreeMap<String, Value> {
+    let mut sources = Sources::default();
+    let module = config::load(&fixture("precedence"), &mut sources).expect("fixture loads");
+    let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+    resolve(&module, cli, env, &mut sources).expect("variables resolve")
+}
+
+fn s(v: &BTreeMap<String, Value>, k: &str) -> String {
+    v[k].as_str().expect("string").to_string()
+}
+
+#[test]
+fn precedence_follows_terraform() {
+    let tmp = std::env::temp_dir().join(format!("strata-varfile-{}.tfvars", std::process::id()));
+    std::fs::write(&tmp, "e = \"file\"\n").expect("write var file");
+    let v = vars_of(
+        &[CliInput::Var("e=cli-first".into()), CliInput::File(tmp.clone())],
+        &[("STRATA_VAR_a", "env"), ("STRATA_VAR_b", "env"), ("STRATA_VAR_undeclared", "ignored")],
+    );
+    // a: env beats the default.
+    assert_eq!(s(&v, "a"), "env");
+    // b: terraform.tfvars beats env.
+    assert_eq!(s(&v, "b"), "tfvars");
+    // c: *.auto.tfvars beats terraform.tfvars.
+    assert_eq!(s(&v, "c"), "auto-a");
+    // d: auto files apply in name order, so b.auto.tfvars.json wins over a.auto.tfvars.
+    assert_eq!(s(&v, "d"), "auto-b-json");
+    // e: command-line options apply in the order given: the later --var-file wins.
+    assert_eq!(s(&v, "e"), "file");
+    let v2 = vars_of(&[CliInput::File(tmp.clone()), CliInput::Var("e=cli-last".into())], &[]);
+    assert_eq!(s(&v2, "e"), "cli-last");
+    let _ = std::fs::remove_file(tmp);
+}
+
+#[test]
+fn non_string_values_parse_as_hcl() {
+    let v = vars_of(&[CliInput::Var("n=42".into()), CliInput::Var("l=[\"x\", 1]".into())], &[]);
+    assert_eq!(v["n"].as_number().expect("number").to_text(), "42");
+    assert_eq!(v["l"].to_json().expect("json"), r#"["x","1"]"#);
+    assert_eq!(v["l"].ty(), Type::list(Type::String));
+    // A string variable takes the raw text, even when it looks like HCL.
+    let v = vars_of(&[CliInput::Var("a=[1]".into())], &[]);
+    assert_eq!(s(&v, "a"), "[1]");
+}
+
+#[test]
+fn wrong_typed_value_is_reported() {
+    let mut sources = Sources::default();
+    let module = config::load(&fixture("precedence"), &mut sources).expect("fixture loads");
+    let err = resolve(&module, &[CliInput::Var("n=\"many\"".into())], Vec::new(), &mut sources)
+        .expect_err("a string is not a number");
+    assert!(err.0[0].detail.contains("a number is required"), "{:?}", err);
+}
+
+#[test]
+fn optional_attributes_get_defaults() {
+    let mut sources = Sources::default();
+    let module = config::load(&fixture("valid"), &mut sources).expect("fixture loads");
+    let v = resolve(&module, &[], Vec::new(), &mut sources).expect("resolve");
+    let pool = &v["pools"].entries().expect("map")["h100"];
+    let pool = pool.entries().expect("object");
+    assert_eq!(pool["count"].as_number().expect("n").to_text(), "2");
+    assert_eq!(pool["spot"].as_bool(), Some(false));
+    assert_eq!(pool["labels"].len(), Some(0));
+    // The sensitive variable carries the mark into every expression using it.
+    assert!(v["token"].is_sensitive());
+    let scope = ConfigScope::new(&module, v, module.dir.clone());
+    let out = eval_in(&scope, "\"Bearer ${var.token}\"");
+    assert!(out.is_sensitive(), "templates keep the mark");
+    let out = eval_in(&scope, "local.names");
+    assert!(!out.contains_sensitive(), "unrelated values stay unmarked");
+}
+
+fn eval_in(scope: &dyn strata::eval::Scope, src: &str) -> Value {
+    let mut sources = Sources::default();
+    let id = sources.add("<test>", src.to_string());
+    let expr = strata::syntax::parse_expr(id, src).expect("parses");
+    Evaluator::new(scope, PathBuf::from(".")).eval(&expr).expect("evaluates")
+}
+
+fn eval_with(vars: &[(&str, Value)], src: &str) -> Value {
+    let map: BTreeMap<String, Value> = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    eval_in(&MapScope(&map), src)
+}
+
+#[test]
+fn unknown_values_propagate() {
+    let u = || ("u", Value::Unknown(Type::String));
+    let cases = [
+        ("upper(u)", Some(Type::String)),
+        ("\"x-${u}\"", Some(Type::String)),
+        ("length(u)", Some(Type::Number)),
+        ("u == \"a\"", Some(Type::Bool)),
+        ("[u, \"b\"][1]", None),
+        ("cidrsubnet(u, 4, 1)", Some(Type::String)),
+        ("true ? u : \"b\"", Some(Type::String)),
+        ("jsonencode({a = u})", Some(Type::String)),
+    ];
+    for (src, ty) in cases {
+        let v = eval_with(&[u()], src);
+        match ty {
+            Some(t) => {
+                assert!(!v.is_known(), "{src} should be unknown, got {v:?}");
+                assert_eq!(v.ty(), t, "{src}");
+            }
+            None => assert_eq!(v.as_str(), Some("b"), "{src}: known parts stay known"),
+        }
+    }
+    // A known deciding side settles && and ||.
+    assert_eq!(eval_with(&[("b", Value::Unknown(Type::Bool))], "false && b").as_bool(), Some(false));
+    assert_eq!(eval_with(&[("b", Value::Unknown(Type::Bool))], "true || b").as_bool(), Some(true));
+    // An unknown condition makes a for-expression's result unknown.
+    let v = eval_with(&[("b", Value::Unknown(Type::Bool))], "[for x in [1, 2] : x if b]");
+    assert!(!v.is_known());
+}
+
+#[test]
+fn sensitive_mark_follows_values() {
+    let secret = ("s", Value::string("hunter2").mark());
+    for src in ["upper(s)", "\"pw=${s}\"", "[s][0]", "{k = s}.k", "s == \"x\"", "length(s)", "true ? s : \"x\"", "base64encode(s)"] {
+        let v = eval_with(&[secret.clone()], src);
+        assert!(v.is_sensitive() || v.contains_sensitive(), "{src} lost the mark: {v:?}");
+    }
+    let v = eval_with(&[secret.clone()], "nonsensitive(s)");
+    assert!(!v.contains_sensitive());
+    let v = eval_with(&[secret], "[for c in [\"a\"] : c]");
+    assert!(!v.contains_sensitive(), "values not derived from the secret are not marked");
+}
