@@ -62,6 +62,10 @@ fn cli_inputs(m: &ArgMatches) -> Vec<CliInput> {
         return Vec::new();
     };
     let mut items: Vec<(usize, CliInput)> = Vec::new();
+    // Commands without variables (fmt) have no such arguments at all.
+    if sub.try_contains_id("vars").is_err() {
+        return Vec::new();
+    }
     if let (Some(idx), Some(vals)) = (sub.indices_of("vars"), sub.get_many::<String>("vars")) {
         items.extend(idx.zip(vals).map(|(i, v)| (i, CliInput::Var(v.clone()))));
     }

@@ -1,8 +1,712 @@
 //! `strata fmt`: Terraform's canonical layout.
+//!
+//! Like Terraform's formatter this works on tokens and only ever changes the
+//! whitespace between them (plus Terraform's few normalisations: quoted
+//! block labels, `"${x}"` unwrapped to `x`, legacy quoted types). Each line
+//! is split into three cells, lead / `= value` / trailing comment; lines are
+//! indented by bracket depth, spaces between tokens follow fixed rules, and
+//! the `=` and comment cells of consecutive lines are aligned.
 
-use std::path::Path;
+use crate::diag::{Diags, Sources};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use unicode_segmentation::UnicodeSegmentation;
 
-pub fn run(_path: &Path, _check: bool) -> ExitCode {
-    ExitCode::from(1)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ident,
+    Number,
+    OQuote,
+    QuotedLit,
+    CQuote,
+    TemplateInterp,
+    TemplateControl,
+    TemplateSeqEnd,
+    OHeredoc,
+    StringLit,
+    CHeredoc,
+    Comment,
+    Newline,
+    OBrace,
+    CBrace,
+    OBrack,
+    CBrack,
+    OParen,
+    CParen,
+    Comma,
+    Dot,
+    Ellipsis,
+    Equal,
+    Colon,
+    Question,
+    Arrow,
+    Op,
+    Minus,
+    Bang,
+    Other,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    kind: Kind,
+    text: String,
+    spaces: usize,
+}
+
+impl Token {
+    fn new(kind: Kind, text: impl Into<String>) -> Token {
+        Token { kind, text: text.into(), spaces: 0 }
+    }
+
+    fn bracket_change(&self) -> i32 {
+        match self.kind {
+            Kind::OBrace | Kind::OBrack | Kind::OParen | Kind::TemplateInterp | Kind::TemplateControl => 1,
+            Kind::CBrace | Kind::CBrack | Kind::CParen | Kind::TemplateSeqEnd => -1,
+            _ => 0,
+        }
+    }
+
+    fn is_line_end(&self) -> bool {
+        self.kind == Kind::Newline || (self.kind == Kind::Comment && self.text.ends_with('\n'))
+    }
+}
+
+enum Mode {
+    /// Ordinary expression context; `Some(depth)` inside a template
+    /// interpolation that closes at that brace depth.
+    Code(Option<usize>),
+    Quote,
+    Heredoc { delim: String },
+}
+
+fn lex(src: &str) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut toks = Vec::new();
+    let mut modes = vec![Mode::Code(None)];
+    let mut depth = 0usize;
+    let mut i = 0;
+    let starts = |i: usize, s: &str| src[i..].starts_with(s);
+    while i < b.len() {
+        match modes.last() {
+            Some(Mode::Quote) => {
+                if b[i] == b'"' {
+                    toks.push(Token::new(Kind::CQuote, "\""));
+                    modes.pop();
+                    i += 1;
+                    continue;
+                }
+                if (starts(i, "${") || starts(i, "%{")) && !starts(i, "$${") && !starts(i, "%%{") {
+                    i = open_template(src, i, &mut toks, &mut modes, &mut depth);
+                    continue;
+                }
+                let start = i;
+                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if starts(i, "$${") || starts(i, "%%{") {
+                        i += 3;
+                        continue;
+                    }
+                    if starts(i, "${") || starts(i, "%{") {
+                        break;
+                    }
+                    i += 1;
+                }
+                let i2 = i.min(b.len());
+                toks.push(Token::new(Kind::QuotedLit, &src[start..i2]));
+                i = i2;
+                if i < b.len() && b[i] == b'\n' {
+                    // An unterminated string: let the parser report it.
+                    modes.pop();
+                }
+            }
+            Some(Mode::Heredoc { delim }) => {
+                let delim = delim.clone();
+                let line_end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
+                let line = &src[i..line_end];
+                if line.trim() == delim {
+                    let text = line.trim_end_matches(['\n', '\r']);
+                    toks.push(Token::new(Kind::CHeredoc, text));
+                    i += text.len();
+                    modes.pop();
+                    continue;
+                }
+                // A heredoc line, possibly with interpolations in it.
+                let mut j = i;
+                let mut lit_start = i;
+                while j < line_end {
+                    if (starts(j, "${") || starts(j, "%{")) && !starts(j, "$${") && !starts(j, "%%{") {
+                        if j > lit_start {
+                            toks.push(Token::new(Kind::StringLit, &src[lit_start..j]));
+                        }
+                        break;
+                    }
+                    if starts(j, "$${") || starts(j, "%%{") {
+                        j += 3;
+                        continue;
+                    }
+                    j += 1;
+                }
+                if j < line_end {
+                    i = open_template(src, j, &mut toks, &mut modes, &mut depth);
+                } else {
+                    toks.push(Token::new(Kind::StringLit, &src[lit_start..line_end]));
+                    i = line_end;
+                }
+                lit_start = i;
+                let _ = lit_start;
+            }
+            Some(Mode::Code(closing)) => {
+                let closing = *closing;
+                let c = b[i];
+                match c {
+                    b' ' | b'\t' | b'\r' if !starts(i, "\r\n") => i += 1,
+                    b'\n' => {
+                        toks.push(Token::new(Kind::Newline, "\n"));
+                        i += 1;
+                    }
+                    b'\r' => {
+                        // Line endings are kept as they are, as Terraform does.
+                        toks.push(Token::new(Kind::Newline, "\r\n"));
+                        i += 2;
+                    }
+                    b'#' => {
+                        let end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
+                        toks.push(Token::new(Kind::Comment, &src[i..end]));
+                        i = end;
+                    }
+                    b'/' if starts(i, "//") => {
+                        let end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
+                        toks.push(Token::new(Kind::Comment, &src[i..end]));
+                        i = end;
+                    }
+                    b'/' if starts(i, "/*") => {
+                        let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+                        toks.push(Token::new(Kind::Comment, &src[i..end]));
+                        i = end;
+                    }
+                    b'"' => {
+                        toks.push(Token::new(Kind::OQuote, "\""));
+                        modes.push(Mode::Quote);
+                        i += 1;
+                    }
+                    b'<' if starts(i, "<<") && heredoc_delim(src, i).is_some() => {
+                        let (delim, len) = heredoc_delim(src, i).unwrap_or_default();
+                        toks.push(Token::new(Kind::OHeredoc, &src[i..i + len]));
+                        modes.push(Mode::Heredoc { delim });
+                        i += len;
+                    }
+                    b'~' if starts(i, "~}") && closing == Some(depth) => {
+                        toks.push(Token::new(Kind::TemplateSeqEnd, "~}"));
+                        modes.pop();
+                        i += 2;
+                    }
+                    b'{' => {
+                        depth += 1;
+                        toks.push(Token::new(Kind::OBrace, "{"));
+                        i += 1;
+                    }
+                    b'}' => {
+                        if closing == Some(depth) {
+                            toks.push(Token::new(Kind::TemplateSeqEnd, "}"));
+                            modes.pop();
+                        } else {
+                            depth = depth.saturating_sub(1);
+                            toks.push(Token::new(Kind::CBrace, "}"));
+                        }
+                        i += 1;
+                    }
+                    b'0'..=b'9' => {
+                        let start = i;
+                        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' && i + 1 < b.len() && b[i + 1].is_ascii_digit()) {
+                            i += 1;
+                        }
+                        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+                            let mut j = i + 1;
+                            if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+                                j += 1;
+                            }
+                            if j < b.len() && b[j].is_ascii_digit() {
+                                i = j;
+                                while i < b.len() && b[i].is_ascii_digit() {
+                                    i += 1;
+                                }
+                            }
+                        }
+                        toks.push(Token::new(Kind::Number, &src[start..i]));
+                    }
+                    _ if is_ident_start(src, i) => {
+                        let start = i;
+                        for (off, ch) in src[i..].char_indices() {
+                            if !(ch.is_alphanumeric() || ch == '_' || ch == '-') {
+                                i = start + off;
+                                break;
+                            }
+                            i = start + off + ch.len_utf8();
+                        }
+                        toks.push(Token::new(Kind::Ident, &src[start..i]));
+                    }
+                    _ => {
+                        let (kind, len) = punct(&src[i..]);
+                        toks.push(Token::new(kind, &src[i..i + len]));
+                        i += len;
+                    }
+                }
+            }
+            None => break,
+        }
+    }
+    toks
+}
+
+fn is_ident_start(src: &str, i: usize) -> bool {
+    src[i..].chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+}
+
+/// `<<EOT` or `<<-EOT` followed by a newline: the delimiter and the length
+/// of the opening token including its newline.
+fn heredoc_delim(src: &str, i: usize) -> Option<(String, usize)> {
+    let rest = &src[i + 2..];
+    let (flush, rest) = match rest.strip_prefix('-') {
+        Some(r) => (1, r),
+        None => (0, rest),
+    };
+    let delim: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    if delim.is_empty() {
+        return None;
+    }
+    let after = &rest[delim.len()..];
+    let nl = if after.starts_with("\r\n") {
+        2
+    } else if after.starts_with('\n') {
+        1
+    } else {
+        return None;
+    };
+    Some((delim.clone(), 2 + flush + delim.len() + nl))
+}
+
+fn open_template(src: &str, i: usize, toks: &mut Vec<Token>, modes: &mut Vec<Mode>, depth: &mut usize) -> usize {
+    let kind = if src[i..].starts_with('$') { Kind::TemplateInterp } else { Kind::TemplateControl };
+    let len = if src[i + 2..].starts_with('~') { 3 } else { 2 };
+    toks.push(Token::new(kind, &src[i..i + len]));
+    modes.push(Mode::Code(Some(*depth)));
+    i + len
+}
+
+fn punct(s: &str) -> (Kind, usize) {
+    const TWO: &[(&str, Kind)] = &[
+        ("==", Kind::Op),
+        ("!=", Kind::Op),
+        ("<=", Kind::Op),
+        (">=", Kind::Op),
+        ("&&", Kind::Op),
+        ("||", Kind::Op),
+        ("=>", Kind::Arrow),
+    ];
+    if s.starts_with("...") {
+        return (Kind::Ellipsis, 3);
+    }
+    for (p, k) in TWO {
+        if s.starts_with(p) {
+            return (*k, 2);
+        }
+    }
+    let c = s.chars().next().unwrap_or(' ');
+    let kind = match c {
+        '[' => Kind::OBrack,
+        ']' => Kind::CBrack,
+        '(' => Kind::OParen,
+        ')' => Kind::CParen,
+        ',' => Kind::Comma,
+        '.' => Kind::Dot,
+        '=' => Kind::Equal,
+        ':' => Kind::Colon,
+        '?' => Kind::Question,
+        '-' => Kind::Minus,
+        '!' => Kind::Bang,
+        '+' | '*' | '/' | '%' | '<' | '>' => Kind::Op,
+        _ => Kind::Other,
+    };
+    (kind, c.len_utf8())
+}
+
+/// The space rule between two tokens on a line (hclwrite's `spaceAfterToken`).
+fn space_after(subject: &Token, before: Option<&Token>, after: &Token) -> bool {
+    use Kind::*;
+    let bk = before.map(|t| t.kind);
+    match () {
+        _ if after.kind == Newline => false,
+        _ if subject.kind == Ident && after.kind == OParen => false,
+        _ if subject.kind == Dot || after.kind == Dot => false,
+        _ if after.kind == Comma || after.kind == Ellipsis => false,
+        _ if subject.kind == Comma => true,
+        _ if matches!(subject.kind, QuotedLit | StringLit | OQuote | OHeredoc)
+            || matches!(after.kind, QuotedLit | StringLit | CQuote | CHeredoc) =>
+        {
+            false
+        }
+        _ if subject.kind == Ident && subject.text == "in" && bk == Some(Ident) => true,
+        _ if after.kind == OBrack && (matches!(subject.kind, Ident | Number) || subject.bracket_change() < 0) => false,
+        _ if subject.kind == Minus => !matches!(
+            bk,
+            None | Some(OParen | OBrace | OBrack | Equal | Colon | Comma | Question | Op | Minus | Bang)
+        ),
+        _ if subject.kind == OBrace || after.kind == CBrace => !(subject.kind == OBrace && after.kind == CBrace),
+        _ if matches!(subject.kind, TemplateInterp | TemplateControl) && after.kind == OBrace => true,
+        _ if subject.kind == CBrace && after.kind == TemplateSeqEnd => true,
+        _ if subject.kind == TemplateSeqEnd && matches!(after.kind, TemplateInterp | TemplateControl) => false,
+        _ if subject.bracket_change() > 0 => false,
+        _ if after.bracket_change() < 0 => false,
+        _ if subject.kind == Bang => false,
+        _ => true,
+    }
+}
+
+struct Line {
+    lead: Vec<Token>,
+    assign: Vec<Token>,
+    comment: Vec<Token>,
+}
+
+fn columns(ts: &[Token]) -> usize {
+    ts.iter().map(|t| t.spaces + t.text.graphemes(true).count()).sum()
+}
+
+fn split_lines(toks: Vec<Token>) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut cur = Vec::new();
+    for t in toks {
+        let end = t.is_line_end();
+        cur.push(t);
+        if end {
+            lines.push(std::mem::take(&mut cur));
+        }
+    }
+    lines.push(cur);
+    lines
+        .into_iter()
+        .map(|mut lead| {
+            let mut comment = Vec::new();
+            // A trailing comment (the line's last real token) is its own cell.
+            let n = lead.len();
+            // (A block comment followed by the newline is not trailing.)
+            if n > 1 && lead[n - 1].kind == Kind::Comment {
+                comment = lead.split_off(n - 1);
+            }
+            let mut assign = Vec::new();
+            if let Some(eq) = lead.iter().skip(1).position(|t| t.kind == Kind::Equal).map(|p| p + 1) {
+                let mut net = 0;
+                for t in &lead[eq..] {
+                    net += t.bracket_change();
+                    if t.kind == Kind::OHeredoc {
+                        break;
+                    }
+                }
+                if net == 0 {
+                    assign = lead.split_off(eq);
+                }
+            }
+            Line { lead, assign, comment }
+        })
+        .collect()
+}
+
+fn format_tokens(toks: Vec<Token>) -> String {
+    let mut lines = split_lines(toks);
+    // Indentation by bracket depth, with hclwrite's indent stack.
+    let mut indents: Vec<i32> = Vec::new();
+    for line in &mut lines {
+        let Some(first) = line.lead.first() else { continue };
+        if first.kind == Kind::Newline {
+            line.lead[0].spaces = 0;
+            continue;
+        }
+        let mut net = 0;
+        for t in line.lead.iter().chain(&line.assign) {
+            net += t.bracket_change();
+            if t.kind == Kind::OHeredoc {
+                break;
+            }
+        }
+        if net > 0 {
+            line.lead[0].spaces = 2 * indents.len();
+            indents.push(net);
+        } else {
+            let mut closed = -net;
+            while closed > 0 {
+                let Some(top) = indents.last_mut() else { break };
+                if closed >= *top {
+                    closed -= *top;
+                    indents.pop();
+                } else {
+                    *top -= closed;
+                    closed = 0;
+                }
+            }
+            line.lead[0].spaces = 2 * indents.len();
+        }
+    }
+    // Spaces between tokens.
+    for line in &mut lines {
+        for cell in [&mut line.lead, &mut line.assign, &mut line.comment] {
+            for i in 0..cell.len().saturating_sub(1) {
+                let s = space_after(&cell[i], if i > 0 { Some(&cell[i - 1]) } else { None }, &cell[i + 1]);
+                cell[i + 1].spaces = usize::from(s);
+            }
+        }
+        if let Some(a) = line.assign.first_mut() {
+            a.spaces = 1;
+        }
+        if let Some(c) = line.comment.first_mut() {
+            c.spaces = 1;
+        }
+    }
+    // Align the `=` of consecutive assignment lines, then their comments.
+    align(&mut lines, |l| !l.assign.is_empty(), |l| columns(&l.lead), |l, n| l.assign[0].spaces = n);
+    align(
+        &mut lines,
+        |l| !l.comment.is_empty(),
+        |l| columns(&l.lead) + columns(&l.assign),
+        |l, n| l.comment[0].spaces = n,
+    );
+    let mut out = String::new();
+    for line in &lines {
+        for t in line.lead.iter().chain(&line.assign).chain(&line.comment) {
+            for _ in 0..t.spaces {
+                out.push(' ');
+            }
+            out.push_str(&t.text);
+        }
+    }
+    out
+}
+
+fn align(lines: &mut [Line], member: fn(&Line) -> bool, width: fn(&Line) -> usize, set: fn(&mut Line, usize)) {
+    let mut i = 0;
+    while i < lines.len() {
+        if !member(&lines[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < lines.len() && member(&lines[i]) {
+            i += 1;
+        }
+        let max = lines[start..i].iter().map(width).max().unwrap_or(0);
+        for l in &mut lines[start..i] {
+            let w = width(l);
+            set(l, max - w + 1);
+        }
+    }
+}
+
+/// Terraform's normalisations on top of layout: block labels quoted,
+/// `"${expr}"` unwrapped, legacy quoted type names in variable blocks.
+fn normalize(toks: Vec<Token>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(toks.len());
+    let mut blocks: Vec<String> = Vec::new();
+    let mut depth_at_block: Vec<i32> = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let mut line_start = true;
+    while i < toks.len() {
+        // A block header: ident (labels...) { at the start of a line.
+        if line_start && toks[i].kind == Kind::Ident {
+            let mut j = i + 1;
+            while j < toks.len() && matches!(toks[j].kind, Kind::Ident | Kind::OQuote | Kind::QuotedLit | Kind::CQuote) {
+                j += 1;
+            }
+            if j < toks.len() && toks[j].kind == Kind::OBrace && !toks[i + 1..j].iter().any(|t| t.kind == Kind::Equal) {
+                out.push(toks[i].clone());
+                for t in &toks[i + 1..j] {
+                    if t.kind == Kind::Ident {
+                        out.push(Token::new(Kind::OQuote, "\""));
+                        out.push(Token::new(Kind::QuotedLit, t.text.clone()));
+                        out.push(Token::new(Kind::CQuote, "\""));
+                    } else {
+                        out.push(t.clone());
+                    }
+                }
+                blocks.push(toks[i].text.clone());
+                depth += 1;
+                depth_at_block.push(depth);
+                out.push(toks[j].clone());
+                i = j + 1;
+                line_start = false;
+                continue;
+            }
+            // An attribute: name = value (single-line values only).
+            if i + 1 < toks.len() && toks[i + 1].kind == Kind::Equal {
+                let end = (i + 2..toks.len()).find(|&k| toks[k].is_line_end()).unwrap_or(toks.len());
+                let value = &toks[i + 2..end];
+                let in_variable = blocks.len() == 1 && blocks[0] == "variable" && depth == depth_at_block.last().copied().unwrap_or(-1);
+                let replaced = if in_variable && toks[i].text == "type" {
+                    type_expr(value)
+                } else {
+                    unwrap_interpolation(value)
+                };
+                if let Some(r) = replaced {
+                    out.push(toks[i].clone());
+                    out.push(toks[i + 1].clone());
+                    out.extend(r);
+                    i = end;
+                    line_start = false;
+                    continue;
+                }
+            }
+        }
+        let t = &toks[i];
+        match t.kind {
+            Kind::OBrace | Kind::OBrack | Kind::OParen | Kind::TemplateInterp | Kind::TemplateControl => depth += 1,
+            Kind::CBrace | Kind::CBrack | Kind::CParen | Kind::TemplateSeqEnd => {
+                if t.kind == Kind::CBrace && depth_at_block.last() == Some(&depth) {
+                    depth_at_block.pop();
+                    blocks.pop();
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        line_start = t.is_line_end();
+        out.push(t.clone());
+        i += 1;
+    }
+    out
+}
+
+fn unwrap_interpolation(v: &[Token]) -> Option<Vec<Token>> {
+    let n = v.len();
+    if n < 5
+        || v[0].kind != Kind::OQuote
+        || v[1].kind != Kind::TemplateInterp
+        || v[n - 2].kind != Kind::TemplateSeqEnd
+        || v[n - 1].kind != Kind::CQuote
+    {
+        return None;
+    }
+    let inside = &v[2..n - 2];
+    let mut quotes = 0;
+    for t in inside {
+        match t.kind {
+            Kind::OQuote => quotes += 1,
+            Kind::CQuote => quotes -= 1,
+            _ if quotes > 0 => {}
+            Kind::TemplateInterp | Kind::TemplateSeqEnd | Kind::QuotedLit => return None,
+            _ => {}
+        }
+    }
+    Some(inside.to_vec())
+}
+
+fn type_expr(v: &[Token]) -> Option<Vec<Token>> {
+    let ident = |s: &str| Token::new(Kind::Ident, s);
+    let call = |f: &str, arg: &str| {
+        vec![ident(f), Token::new(Kind::OParen, "("), ident(arg), Token::new(Kind::CParen, ")")]
+    };
+    match v {
+        [t] if t.kind == Kind::Ident && matches!(t.text.as_str(), "list" | "map" | "set") => Some(call(&t.text, "any")),
+        [o, s, c] if o.kind == Kind::OQuote && s.kind == Kind::QuotedLit && c.kind == Kind::CQuote => {
+            match s.text.as_str() {
+                "string" => Some(vec![ident("string")]),
+                "list" => Some(call("list", "string")),
+                "map" => Some(call("map", "string")),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Formats one file's text in Terraform's canonical style.
+pub fn format_source(src: &str) -> String {
+    format_tokens(normalize(lex(src)))
+}
+
+fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    !n.starts_with('.') && (n.ends_with(".tf") || n.ends_with(".hcl") || n.ends_with(".tfvars"))
+                })
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// `strata fmt [--check] PATH`: exit 0 when all is formatted (or was
+/// rewritten), 3 with `--check` when a file would change, 1 on error.
+pub fn run(path: &Path, check: bool) -> ExitCode {
+    let list = match files(path) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut sources = Sources::default();
+    let mut diags = Diags::default();
+    let mut changed = false;
+    for f in list {
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("Error: {}: {e}", f.display());
+                return ExitCode::from(1);
+            }
+        };
+        // Never rewrite what does not parse: the layout rules assume valid HCL.
+        let id = sources.add(f.display().to_string(), text.clone());
+        if let Err(d) = crate::syntax::parse_body(id, &text) {
+            diags.push(d);
+            continue;
+        }
+        let formatted = format_source(&text);
+        if formatted == text {
+            continue;
+        }
+        changed = true;
+        println!("{}", f.display());
+        if !check {
+            if let Err(e) = write_atomically(&f, &formatted) {
+                eprintln!("Error: {}: {e}", f.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if !diags.is_empty() {
+        for d in &diags.0 {
+            eprintln!("{:?}", miette::Report::new(d.report(&sources)));
+        }
+        return ExitCode::from(1);
+    }
+    if check && changed {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A formatted file replaces the original only once fully written.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.strata-fmt.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    std::fs::write(&tmp, text)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path)
 }

@@ -63,7 +63,13 @@ impl Lowerer<'_> {
             he::Expression::Null(_) => ExprKind::Literal(Value::null()),
             he::Expression::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
             he::Expression::Number(_) => {
-                let text = self.text(span);
+                // hcl-edit folds a leading minus into the literal ("- 2").
+                let raw = self.text(span);
+                let text = match raw.strip_prefix('-') {
+                    Some(rest) => format!("-{}", rest.trim_start()),
+                    None => raw.to_string(),
+                };
+                let text = text.as_str();
                 let n = Number::parse(text).map_err(|_| {
                     Diag::new(
                         "strata::syntax::number",
