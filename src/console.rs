@@ -15,6 +15,19 @@ pub fn eval_line(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut
     ev.eval(&expr)
 }
 
+/// `type(x)` typed at the prompt: Terraform's console prints x's type. It is
+/// the only place the type function works, so it is recognised here.
+fn top_level_type(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> Option<Result<String, Diag>> {
+    let file = sources.add("<console-input>", line.to_string());
+    let expr = crate::syntax::parse_expr(file, line).ok()?;
+    match &expr.kind {
+        crate::syntax::ExprKind::Call { name, args, expand_final: false } if name == "type" && args.len() == 1 => {
+            Some(Evaluator::new(scope, base_dir).eval(&args[0]).map(|v| v.ty().to_string()))
+        }
+        _ => None,
+    }
+}
+
 /// The `--json` answer for one line: `{"value": V, "type": "T"}` or `{"error": "..."}`.
 pub fn json_answer(result: Result<Value, Diag>) -> String {
     let mut out = String::new();
@@ -77,6 +90,15 @@ pub fn run(
         }
         if !json && (trimmed == "exit" || trimmed == "quit") {
             break;
+        }
+        if !json {
+            if let Some(r) = top_level_type(trimmed, scope, base_dir.clone(), &mut sources) {
+                match r {
+                    Ok(t) => writeln!(output, "{t}")?,
+                    Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(&sources)))?,
+                }
+                continue;
+            }
         }
         let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
         if json {

@@ -268,17 +268,7 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
                     }
                     arith(a.div(&b))?
                 }
-                BinaryOp::Mod => {
-                    if b.is_zero() {
-                        return Err(diag(
-                            "strata::eval::arithmetic",
-                            "Operation failed",
-                            "Error during operation: modulo by zero.",
-                            span,
-                        ));
-                    }
-                    arith(a.rem(&b))?
-                }
+                BinaryOp::Mod => arith(a.rem(&b))?,
                 BinaryOp::Lt => Value::Bool(a.cmp(&b) == Less),
                 BinaryOp::LtEq => Value::Bool(a.cmp(&b) != Greater),
                 BinaryOp::Gt => Value::Bool(a.cmp(&b) == Greater),

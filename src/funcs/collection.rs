@@ -15,6 +15,14 @@ fn seq(v: &Value, i: usize) -> Result<&[Value], FnError> {
     }
 }
 
+/// Sequences that have an order: lists and tuples (not sets).
+fn list_or_tuple(v: &Value, i: usize) -> Result<&[Value], FnError> {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Tuple(vs) => Ok(vs),
+        other => Err(FnError::arg(i, format!("all arguments must be lists or tuples; got {}", other.ty().friendly_name()))),
+    }
+}
+
 fn elem_type(v: &Value) -> Option<Type> {
     v.ty().element().cloned()
 }
@@ -82,7 +90,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var("coalescelist", vec![], p("vals", any()).nullable(), any(), |_, a| {
         for (i, v) in a.iter().enumerate() {
             if v.is_null() {
-                continue;
+                return Err(FnError::call("argument must not be null"));
             }
             if seq(v, i)?.is_empty() {
                 continue;
@@ -98,11 +106,14 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Ok(Value::List(Type::String, out))
     }));
     defs.push(def_var("concat", vec![], p("seqs", any()), any(), |_, a| {
+        if a.is_empty() {
+            return Err(FnError::call("at least one argument is required"));
+        }
         let mut all = Vec::new();
         let mut all_lists = true;
         for (i, v) in a.iter().enumerate() {
             all_lists &= matches!(v.ty(), Type::List(_));
-            all.extend(seq(v, i)?.iter().cloned());
+            all.extend(list_or_tuple(v, i)?.iter().cloned());
         }
         if all_lists && !a.is_empty() {
             let tys: Vec<Type> = a.iter().map(Value::ty).collect();
@@ -136,7 +147,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))
     }));
     defs.push(def("element", vec![p("list", any()), p("index", Type::Number)], any(), |_, a| {
-        let items = seq(&a[0], 0)?;
+        let items = list_or_tuple(&a[0], 0).map_err(|_| FnError::call("cannot read elements from set"))?;
         let i = int_arg(a, 1)?;
         if i < 0 {
             return Err(FnError::arg(1, "cannot use element function with a negative index"));
@@ -152,7 +163,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Ok(Value::Tuple(out))
     }));
     defs.push(def("index", vec![p("list", any()), p("value", any())], Type::Number, |_, a| {
-        for (i, it) in seq(&a[0], 0)?.iter().enumerate() {
+        let items = list_or_tuple(&a[0], 0).map_err(|_| FnError::call("argument must be a list or tuple"))?;
+        for (i, it) in items.iter().enumerate() {
             if ops_equals(it, &a[1]) == Some(true) {
                 return Ok(Value::int(i as i64));
             }
@@ -180,24 +192,16 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         }
         let key = str_arg(a, 1);
         let m = a[0].entries().ok_or_else(|| FnError::arg(0, "the given value must be a map or object"))?;
-        if let Some(v) = m.get(key) {
-            if let (Some(d), Value::Map(..)) = (a.get(2), a[0].unmarked()) {
-                if let Some(t) = unify(&[v.ty(), d.ty()]) {
-                    return convert(v, &t).map_err(|e| FnError::call(e.message));
-                }
-            }
-            return Ok(v.clone());
-        }
-        match a.get(2) {
-            Some(d) => {
-                if let Value::Map(et, _) = a[0].unmarked() {
-                    if let Some(t) = unify(&[et.clone(), d.ty()]) {
-                        return convert(d, &t).map_err(|e| FnError::call(e.message));
-                    }
-                }
-                Ok(d.clone())
-            }
-            None => Err(FnError::call(format!("lookup failed to find key {key:?}"))),
+        // For a map the default must fit the element type; an object's
+        // attributes each have their own type, so nothing is converted.
+        let default = match (a.get(2), a[0].unmarked()) {
+            (Some(d), Value::Map(et, _)) => Some(convert(d, et).map_err(|e| FnError::arg(2, e.message))?),
+            (d, _) => d.cloned(),
+        };
+        match (m.get(key), default) {
+            (Some(v), _) => Ok(v.clone()),
+            (None, Some(d)) => Ok(d),
+            (None, None) => Err(FnError::call(format!("lookup failed to find key {key:?}"))),
         }
     }));
     defs.push(def("matchkeys", vec![p("values", Type::list(any())), p("keys", Type::list(any())), p("searchset", Type::list(any()))], Type::list(any()), |_, a| {
@@ -225,15 +229,12 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 out.insert(k.clone(), v.clone());
             }
         }
-        if all_maps {
-            let tys: Vec<Type> = a.iter().filter(|m| !m.is_null()).map(Value::ty).collect();
-            if let Some(Type::Map(et)) = unify(&tys) {
-                let conv = out.into_iter().map(|(k, v)| convert(&v, &et).map(|c| (k, c)))
-                    .collect::<Result<_, _>>().map_err(|e| FnError::call(e.message))?;
-                return Ok(Value::Map(*et, conv));
-            }
-            if tys.is_empty() {
-                return Ok(Value::Object(BTreeMap::new()));
+        // Maps all of one type merge into that map type; anything else
+        // (objects, or maps of different element types) gives an object.
+        let tys: Vec<Type> = a.iter().filter(|m| !m.is_null()).map(Value::ty).collect();
+        if all_maps && !tys.is_empty() && tys.iter().all(|t| *t == tys[0]) {
+            if let Type::Map(et) = &tys[0] {
+                return Ok(Value::Map((**et).clone(), out));
             }
         }
         Ok(Value::Object(out))
@@ -383,7 +384,11 @@ fn flatten_into(v: &Value, out: &mut Vec<Value>) -> Result<(), FnError> {
 fn range(a: &[Value]) -> Result<Value, FnError> {
     let num = |i: usize| a[i].as_number().cloned().unwrap_or_else(Number::zero);
     let (start, end, step) = match a.len() {
-        1 => (Number::zero(), num(0), Number::from_i64(1)),
+        1 => {
+            let end = num(0);
+            let step = Number::from_i64(if end.is_negative() { -1 } else { 1 });
+            (Number::zero(), end, step)
+        }
         2 => {
             let (s, e) = (num(0), num(1));
             let step = Number::from_i64(if e.cmp(&s).is_lt() { -1 } else { 1 });

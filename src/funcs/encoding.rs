@@ -59,6 +59,9 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def("textencodebase64", vec![p("string", st()), p("encoding", st())], st(), |_, a| {
         let enc = encoding(str_arg(a, 1), 1)?;
         let s = str_arg(a, 0);
+        if is_ascii_label(str_arg(a, 1)) && !s.is_ascii() {
+            return Err(FnError::arg(0, "the given string contains characters that cannot be represented in US-ASCII"));
+        }
         let bytes: Vec<u8> = if enc == encoding_rs::UTF_16LE {
             s.encode_utf16().flat_map(u16::to_le_bytes).collect()
         } else if enc == encoding_rs::UTF_16BE {
@@ -81,6 +84,12 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         }
         Ok(Value::String(s.into_owned()))
     }));
+}
+
+/// IANA names as Terraform resolves them. encoding_rs follows the WHATWG
+/// labels, where "ascii" means windows-1252; IANA's US-ASCII is 7-bit.
+fn is_ascii_label(name: &str) -> bool {
+    matches!(name.to_ascii_lowercase().as_str(), "ascii" | "us-ascii" | "iso646-us" | "ansi_x3.4-1968" | "us")
 }
 
 fn encoding(name: &str, i: usize) -> Result<&'static encoding_rs::Encoding, FnError> {
@@ -112,6 +121,11 @@ fn csvdecode(s: &str) -> Result<Value, FnError> {
         None => return Err(FnError::call("missing header line")),
         Some(r) => r.map_err(|e| FnError::call(format!("{e}")))?.iter().map(str::to_string).collect(),
     };
+    for (i, h) in headers.iter().enumerate() {
+        if headers[..i].contains(h) {
+            return Err(FnError::call(format!("duplicate column name {h:?}")));
+        }
+    }
     let mut out = Vec::new();
     for r in rows {
         let r = r.map_err(|e| FnError::call(format!("{e}")))?;

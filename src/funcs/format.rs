@@ -128,7 +128,12 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
         })?;
         next_arg += 1;
         let body = verb_body(verb, &spec, arg)?;
-        out.push_str(&pad(body, &spec, verb));
+        // Terraform formats %t without its width.
+        if verb == 't' {
+            out.push_str(&body);
+        } else {
+            out.push_str(&pad(body, &spec, verb));
+        }
     }
     if !reordered && next_arg < args.len() {
         return Err(FnError::call(format!("too many arguments; no verbs left to use for argument {}", next_arg + 1)));
@@ -208,7 +213,7 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
             Ok(Value::Bool(b)) => b.to_string(),
             _ => return Err(FnError::call("unsupported value for \"%t\": bool required")),
         },
-        'd' | 'b' | 'o' | 'x' | 'X' if !matches!(v.unmarked(), Value::String(_)) || verb == 'd' || as_num(v, verb).is_ok() => {
+        'd' | 'b' | 'o' | 'x' | 'X' => {
             let n = as_num(v, verb)?;
             if !n.is_integer() {
                 if matches!(verb, 'x' | 'X') {
@@ -232,11 +237,6 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
                 _ => "",
             };
             format!("{}{prefix}{digits}", sign(n.is_negative(), spec))
-        }
-        'x' | 'X' => {
-            let s = v.as_str().unwrap_or("");
-            let h: String = s.bytes().map(|b| format!("{b:02x}")).collect();
-            if verb == 'X' { h.to_uppercase() } else { h }
         }
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
             let n = as_num(v, verb)?;

@@ -63,12 +63,20 @@ fn subnet(net: Net, newbits: i64, netnum: i64) -> Result<Net, FnError> {
     if new_len > net.bits as i64 {
         return Err(FnError::call(format!("insufficient address space to extend prefix of {} by {}", net.len, newbits)));
     }
-    let max = if newbits >= 64 { i64::MAX as u128 } else { 1u128 << newbits };
-    if netnum < 0 || netnum as u128 >= max {
+    // go-cidr checks the magnitude of netnum and ORs it into the address as
+    // a signed big integer, whose absolute value becomes the address; a
+    // negative netnum therefore gives what Terraform gives, odd as it is.
+    let max = if newbits >= 64 { u64::MAX as u128 } else { (1u128 << newbits) - 1 };
+    if netnum.unsigned_abs() as u128 > max {
         return Err(FnError::call(format!("prefix extension of {newbits} does not accommodate a subnet numbered {netnum}")));
     }
-    let shift = net.bits as i64 - new_len;
-    let addr = net.addr | if shift >= 128 { 0 } else { (netnum as u128) << shift };
+    let shift = (net.bits as i64 - new_len) as u32;
+    let addr = if netnum >= 0 {
+        net.addr | ((netnum as u128).checked_shl(shift).unwrap_or(0))
+    } else {
+        let v = (net.addr as i128) | (netnum as i128).checked_shl(shift).unwrap_or(0);
+        v.unsigned_abs() & if net.bits == 32 { u32::MAX as u128 } else { u128::MAX }
+    };
     Ok(Net { addr, len: new_len as u32, bits: net.bits })
 }
 

@@ -142,13 +142,31 @@ fn simple_case(x: &str, upper: bool) -> String {
         .collect()
 }
 
+/// Unicode title case of one character: upper case, except the Latin
+/// digraphs that have a distinct title-case form (Dž, Lj, Nj, Dz).
+fn titlecase(c: char) -> char {
+    match c {
+        '\u{1C4}'..='\u{1C6}' => '\u{1C5}',
+        '\u{1C7}'..='\u{1C9}' => '\u{1C8}',
+        '\u{1CA}'..='\u{1CC}' => '\u{1CB}',
+        '\u{1F1}'..='\u{1F3}' => '\u{1F2}',
+        c => {
+            let mut m = c.to_uppercase();
+            match (m.next(), m.next()) {
+                (Some(u), None) => u,
+                _ => c,
+            }
+        }
+    }
+}
+
 /// Go's `strings.Title`: upper-case the first letter of each word.
 fn title(x: &str) -> String {
     let mut out = String::with_capacity(x.len());
     let mut prev_sep = true;
     for c in x.chars() {
         if prev_sep {
-            out.extend(c.to_uppercase());
+            out.push(titlecase(c));
         } else {
             out.push(c);
         }

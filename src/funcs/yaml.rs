@@ -115,6 +115,12 @@ fn resolve(text: &str, style: TScalarStyle, tag: Option<&str>) -> Result<Value, 
     if let Some(n) = number(text) {
         return Ok(Value::Number(n));
     }
+    if matches!(text.trim_start_matches(['-', '+']), ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN") {
+        return Err(format!("cannot represent {text} as a number"));
+    }
+    if let Some(ts) = timestamp(text) {
+        return Ok(Value::String(ts));
+    }
     Ok(Value::String(text.to_string()))
 }
 
@@ -126,51 +132,76 @@ fn boolean(t: &str) -> Option<bool> {
     }
 }
 
+/// Integers and floats as go-cty-yaml reads plain scalars: YAML 1.2 core
+/// forms (`017` is seventeen, `0o17` fifteen, `0x1F` thirty-one; no `_`).
 fn number(t: &str) -> Option<Number> {
-    let plain: String = t.chars().filter(|&c| c != '_').collect();
-    let (neg, body) = match plain.strip_prefix('-') {
-        Some(b) => (true, b.to_string()),
-        None => (false, plain.strip_prefix('+').unwrap_or(&plain).to_string()),
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
     };
     let radix = |digits: &str, base: u32| -> Option<Number> {
-        if digits.is_empty() {
+        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(base)) {
             return None;
         }
         let i = BigInt::parse_bytes(digits.as_bytes(), base)?;
         Some(Number::from_bigint(&if neg { -i } else { i }))
     };
     if let Some(h) = body.strip_prefix("0x") {
-        return radix(h, 16);
+        return if t.starts_with(['-', '+']) { None } else { radix(h, 16) };
     }
-    if let Some(b) = body.strip_prefix("0b") {
-        return radix(b, 2);
+    if let Some(o) = body.strip_prefix("0o") {
+        return if t.starts_with(['-', '+']) { None } else { radix(o, 8) };
     }
-    if body.len() > 1 && body.starts_with('0') && body.bytes().all(|c| c.is_ascii_digit()) {
-        return radix(&body[1..], 8);
+    if !body.is_empty() && body.bytes().all(|c| c.is_ascii_digit()) {
+        return radix(body, 10);
     }
-    if body.bytes().all(|c| c.is_ascii_digit()) && !body.is_empty() {
-        return radix(&body, 10);
-    }
-    let float_like = {
-        let mut seen_digit = false;
-        let mut ok = true;
-        let mut parts = body.splitn(2, ['e', 'E']);
-        let mant = parts.next().unwrap_or("");
-        for c in mant.chars() {
-            match c {
-                '0'..='9' => seen_digit = true,
-                '.' => {}
-                _ => ok = false,
-            }
-        }
-        ok && seen_digit && mant.matches('.').count() <= 1
+    // [0-9]*(\.[0-9]*)?([eE][-+]?[0-9]+)? with at least one digit before the exponent.
+    let (mant, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
     };
-    if !float_like {
+    let mant_ok = mant.bytes().any(|c| c.is_ascii_digit())
+        && mant.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+        && mant.matches('.').count() <= 1;
+    let exp_ok = exp.is_none_or(|e| {
+        let d = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit())
+    });
+    if !mant_ok || !exp_ok {
         return None;
     }
-    let normalized = if body.ends_with('.') { format!("{body}0") } else { body.clone() };
+    let mut normalized = mant.to_string();
+    if normalized.starts_with('.') {
+        normalized.insert(0, '0');
+    }
+    if normalized.ends_with('.') {
+        normalized.push('0');
+    }
+    if let Some(e) = exp {
+        normalized.push('e');
+        normalized.push_str(e);
+    }
     let n = Number::parse(&normalized).ok()?;
     Some(if neg { n.neg() } else { n })
+}
+
+/// YAML timestamps become RFC 3339 strings, as Go's time formatting writes them.
+fn timestamp(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r.clone()).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    if t.len() == 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) {
+        return Some(format!("{t}T00:00:00Z"));
+    }
+    let date_time = t.len() >= 20 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)
+        && matches!(b[10], b'T' | b't') && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19);
+    if date_time && t.ends_with(['Z', 'z']) {
+        let frac = &t[19..t.len() - 1];
+        let frac = frac.trim_end_matches('0');
+        let frac = if frac == "." { "" } else { frac };
+        return Some(format!("{}T{}{}Z", &t[..10], &t[11..19], frac));
+    }
+    None
 }
 
 pub fn decode(src: &str) -> Result<Value, FnError> {

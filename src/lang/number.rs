@@ -409,17 +409,10 @@ impl Number {
 
     /// cty's modulo: `a - b * trunc(a / b)`, with its special cases for infinity.
     pub fn rem(&self, other: &Number) -> Result<Number, ArithError> {
-        if other.is_zero() {
-            return Err(ArithError::ModuloByZero);
-        }
-        if self.is_inf() || other.is_inf() {
-            // cty: an infinite dividend stays infinite, an infinite divisor
-            // returns the dividend unchanged.
-            return Ok(if self.is_inf() {
-                self.clone()
-            } else {
-                self.clone()
-            });
+        // cty returns the dividend unchanged for a zero or infinite divisor
+        // and for an infinite dividend.
+        if other.is_zero() || self.is_inf() || other.is_inf() {
+            return Ok(self.clone());
         }
         let q = self.div(other)?;
         let t = q.trunc_bigint().unwrap_or_default();
@@ -616,7 +609,6 @@ pub enum ArithError {
     ZeroTimesInf,
     InfDivInf,
     ZeroDivZero,
-    ModuloByZero,
 }
 
 impl fmt::Display for ArithError {
@@ -626,7 +618,6 @@ impl fmt::Display for ArithError {
             ArithError::ZeroTimesInf => "can't multiply zero by infinity",
             ArithError::InfDivInf => "can't divide infinity by itself",
             ArithError::ZeroDivZero => "can't divide zero by zero",
-            ArithError::ModuloByZero => "can't use modulo by zero",
         })
     }
 }
