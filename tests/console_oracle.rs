@@ -22,9 +22,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn run_console(exprs: &[String]) -> Vec<Json> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["console", "--json"])
+/// Runs `strata console --json` over `exprs`, in `config` (as the working
+/// directory, PATH ".") when given, else with no configuration.
+fn run_console(exprs: &[String], config: Option<&Path>) -> Vec<Json> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_strata"));
+    cmd.args(["console", "--json"]);
+    if let Some(dir) = config {
+        cmd.arg(".").current_dir(dir);
+    }
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -71,11 +77,11 @@ fn disagreement(want: &Json, got: &Json) -> Option<String> {
     None
 }
 
-fn check_corpus(path: &Path) -> (usize, Vec<String>) {
+fn check_corpus(path: &Path, config: Option<&Path>) -> (usize, Vec<String>) {
     let text = std::fs::read_to_string(path).expect("corpus readable");
     let records: Vec<Json> = text.lines().map(|l| serde_json::from_str(l).expect("corpus line")).collect();
     let exprs: Vec<String> = records.iter().map(|r| r["expr"].as_str().expect("expr").to_string()).collect();
-    let answers = run_console(&exprs);
+    let answers = run_console(&exprs, config);
     assert_eq!(answers.len(), records.len(), "one answer per expression");
     let mut failures = Vec::new();
     for (rec, got) in records.iter().zip(&answers) {
@@ -91,8 +97,18 @@ fn check_corpus(path: &Path) -> (usize, Vec<String>) {
 
 #[test]
 fn stored_corpus_matches() {
-    let (n, failures) = check_corpus(&root().join("tests/oracle/corpus.jsonl"));
-    assert!(n >= 600, "the corpus holds hundreds of expressions, found {n}");
+    let (n, failures) = check_corpus(&root().join("tests/oracle/corpus.jsonl"), None);
+    assert!(n >= 1000, "the corpus holds a thousand expressions, found {n}");
+    assert!(failures.is_empty(), "{} of {n} expressions differ from Terraform:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Heredocs, template directives, file functions and variables need a
+/// configuration on disk: tests/oracle/config is evaluated in place.
+#[test]
+fn stored_config_corpus_matches() {
+    let dir = root().join("tests/oracle/config");
+    let (n, failures) = check_corpus(&dir.join("corpus.jsonl"), Some(&dir));
+    assert!(n >= 30, "found {n}");
     assert!(failures.is_empty(), "{} of {n} expressions differ from Terraform:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -111,7 +127,22 @@ fn live_terraform_agrees() {
         .status()
         .expect("python3 runs the oracle generator");
     assert!(status.success(), "oracle generator failed");
-    let (n, failures) = check_corpus(&out);
+    let (n, failures) = check_corpus(&out, None);
     let _ = std::fs::remove_file(&out);
     assert!(failures.is_empty(), "{} of {n} expressions differ from the installed Terraform:\n{}", failures.len(), failures.join("\n"));
+
+    let dir = root().join("tests/oracle/config");
+    let out = std::env::temp_dir().join(format!("strata-oracle-config-{}.jsonl", std::process::id()));
+    let status = Command::new("python3")
+        .arg(root().join("tests/oracle/gen.py"))
+        .arg("--config")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .expect("python3 runs the oracle generator");
+    assert!(status.success(), "oracle generator failed on the configuration");
+    let (n, failures) = check_corpus(&out, Some(&dir));
+    let _ = std::fs::remove_file(&out);
+    assert!(failures.is_empty(), "{} of {n} configuration expressions differ from the installed Terraform:\n{}", failures.len(), failures.join("\n"));
 }

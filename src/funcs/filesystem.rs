@@ -84,7 +84,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     }));
     defs.push(def("fileset", vec![p("path", st()), p("pattern", st())], Type::set(st()), |ctx, a| {
         let base = resolve(ctx, str_arg(a, 0));
-        let pattern = format!("{}/{}", base.display(), str_arg(a, 1));
+        let base = std::fs::canonicalize(&base).unwrap_or(base);
+        let pattern = format!("{}/{}", glob::Pattern::escape(&base.to_string_lossy()), str_arg(a, 1));
         let paths = glob::glob(&pattern).map_err(|e| FnError::arg(1, format!("failed to glob pattern {:?}: {e}", str_arg(a, 1))))?;
         let mut out = Vec::new();
         for entry in paths.flatten() {

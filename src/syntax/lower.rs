@@ -107,7 +107,7 @@ impl Lowerer<'_> {
             he::Expression::StringTemplate(t) => {
                 let mut toks = Vec::new();
                 for el in t.iter() {
-                    self.tokens(el, &mut toks)?;
+                    self.tokens(el, &mut toks, Escapes::Quoted)?;
                 }
                 ExprKind::Template(build_template(toks, span)?)
             }
@@ -259,23 +259,17 @@ impl Lowerer<'_> {
     pub fn template(&self, t: &ht::Template, span: Span) -> Result<Expr, Diag> {
         let mut toks = Vec::new();
         for el in t.iter() {
-            self.tokens(el, &mut toks)?;
+            self.tokens(el, &mut toks, Escapes::Raw)?;
         }
         Ok(Expr::new(ExprKind::Template(build_template(toks, span)?), span))
     }
 
-    fn heredoc(&self, h: &ht::HeredocTemplate, span: Span) -> Result<ExprKind, Diag> {
+    fn heredoc(&self, _h: &ht::HeredocTemplate, span: Span) -> Result<ExprKind, Diag> {
         let raw = self.src.get(span.start as usize..span.end as usize).unwrap_or("");
         let flush = raw.starts_with("<<-");
-        if !flush {
-            let mut toks = Vec::new();
-            for el in h.template.iter() {
-                self.tokens(el, &mut toks)?;
-            }
-            return Ok(ExprKind::Template(build_template(toks, span)?));
-        }
         // hcl-edit's own dedent treats directive bodies differently from
-        // Terraform, so re-read the raw body and dedent it Terraform's way.
+        // Terraform, so the raw body is read again and tokenised the way
+        // HCL's scanner does it: one literal per line.
         let body_start = raw.find('\n').map(|i| i + 1).unwrap_or(raw.len());
         let body_end = raw.trim_end_matches([' ', '\t']).rfind('\n').map(|i| i + 1).unwrap_or(body_start);
         let body_end = body_end.max(body_start);
@@ -290,17 +284,19 @@ impl Lowerer<'_> {
         };
         let mut toks = Vec::new();
         for el in tpl.iter() {
-            inner.tokens(el, &mut toks)?;
+            inner.tokens(el, &mut toks, Escapes::Raw)?;
         }
-        flush_heredoc(&mut toks);
-        Ok(ExprKind::Template(build_template(toks, span)?))
+        Ok(ExprKind::Template(build_heredoc(toks, span, flush)?))
     }
 
     /// Flattens a template element into HCL's token stream, which is where
     /// Terraform applies heredoc dedent and strip markers.
-    fn tokens(&self, el: &ht::Element, out: &mut Vec<Tok>) -> Result<(), Diag> {
+    fn tokens(&self, el: &ht::Element, out: &mut Vec<Tok>, esc: Escapes) -> Result<(), Diag> {
         match el {
-            ht::Element::Literal(s) => out.push(Tok::Lit(nfc(s.value()))),
+            ht::Element::Literal(s) => out.push(Tok::Lit(nfc(&match esc {
+                Escapes::QuotedNested => unescape(s.value()),
+                _ => s.value().to_string(),
+            }))),
             ht::Element::Interpolation(i) => out.push(Tok::Interp {
                 expr: self.expr(&i.expr)?,
                 strip: (i.strip.strip_start(), i.strip.strip_end()),
@@ -312,14 +308,14 @@ impl Lowerer<'_> {
                         strip: (d.if_expr.strip.strip_start(), d.if_expr.strip.strip_end()),
                     });
                     for e in d.if_expr.template.iter() {
-                        self.tokens(e, out)?;
+                        self.tokens(e, out, esc.nested())?;
                     }
                     if let Some(els) = &d.else_expr {
                         out.push(Tok::Else {
                             strip: (els.strip.strip_start(), els.strip.strip_end()),
                         });
                         for e in els.template.iter() {
-                            self.tokens(e, out)?;
+                            self.tokens(e, out, esc.nested())?;
                         }
                     }
                     out.push(Tok::EndIf {
@@ -335,7 +331,7 @@ impl Lowerer<'_> {
                         strip: (f.strip.strip_start(), f.strip.strip_end()),
                     });
                     for e in f.template.iter() {
-                        self.tokens(e, out)?;
+                        self.tokens(e, out, esc.nested())?;
                     }
                     out.push(Tok::EndFor {
                         strip: (d.endfor_expr.strip.strip_start(), d.endfor_expr.strip.strip_end()),
@@ -345,6 +341,64 @@ impl Lowerer<'_> {
         }
         Ok(())
     }
+}
+
+/// How a template's literal text reaches us from hcl-edit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Escapes {
+    /// Heredocs and template files: no backslash escapes exist.
+    Raw,
+    /// A quoted string's top level: hcl-edit has decoded the escapes.
+    Quoted,
+    /// Inside a directive of a quoted string: hcl-edit leaves the escapes
+    /// undecoded there, so we decode them.
+    QuotedNested,
+}
+
+impl Escapes {
+    fn nested(self) -> Escapes {
+        match self {
+            Escapes::Raw => Escapes::Raw,
+            _ => Escapes::QuotedNested,
+        }
+    }
+}
+
+/// HCL's backslash escapes in quoted strings.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('"') => out.push('"'),
+            Some('\\') => out.push('\\'),
+            Some(u @ ('u' | 'U')) => {
+                let n = if u == 'u' { 4 } else { 8 };
+                let hex: String = (0..n).filter_map(|_| chars.next()).collect();
+                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    Some(ch) => out.push(ch),
+                    None => {
+                        out.push('\\');
+                        out.push(u);
+                        out.push_str(&hex);
+                    }
+                }
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 fn nfc(s: &str) -> String {
@@ -389,19 +443,6 @@ impl Tok {
 /// HCL's `flushHeredocTemplateParts`: remove the smallest indentation of the
 /// lines that start with text; blank lines do not count and keep their spaces.
 fn flush_heredoc(toks: &mut Vec<Tok>) {
-    // Literal tokens are per line in HCL's scanner; split ours the same way.
-    let mut split = Vec::with_capacity(toks.len());
-    for t in toks.drain(..) {
-        match t {
-            Tok::Lit(s) => {
-                for line in s.split_inclusive('\n') {
-                    split.push(Tok::Lit(line.to_string()));
-                }
-            }
-            other => split.push(other),
-        }
-    }
-    *toks = split;
     let mut min = usize::MAX;
     let mut newline = true;
     let mut adjust = Vec::new();
@@ -439,8 +480,35 @@ fn flush_heredoc(toks: &mut Vec<Tok>) {
     }
 }
 
+/// Heredocs: HCL scans one literal per line, applies the `~` strip markers to
+/// those per-line tokens and only then dedents a `<<-` heredoc. The order
+/// matters: a stripped line start counts as a line with no indentation.
+fn build_heredoc(toks: Vec<Tok>, span: Span, flush: bool) -> Result<Vec<TemplatePart>, Diag> {
+    let mut split = Vec::with_capacity(toks.len());
+    for t in toks {
+        match t {
+            Tok::Lit(s) => {
+                for line in s.split_inclusive('\n') {
+                    split.push(Tok::Lit(line.to_string()));
+                }
+            }
+            other => split.push(other),
+        }
+    }
+    apply_strip(&mut split);
+    if flush {
+        flush_heredoc(&mut split);
+    }
+    nest_all(split, span)
+}
+
 /// Applies strip markers and nests directive bodies.
 fn build_template(mut toks: Vec<Tok>, span: Span) -> Result<Vec<TemplatePart>, Diag> {
+    apply_strip(&mut toks);
+    nest_all(toks, span)
+}
+
+fn apply_strip(toks: &mut [Tok]) {
     for i in 0..toks.len() {
         let (before, after) = toks[i].strip();
         if before && i > 0 {
@@ -456,6 +524,9 @@ fn build_template(mut toks: Vec<Tok>, span: Span) -> Result<Vec<TemplatePart>, D
             }
         }
     }
+}
+
+fn nest_all(toks: Vec<Tok>, span: Span) -> Result<Vec<TemplatePart>, Diag> {
     let mut iter = toks.into_iter();
     let (parts, end) = nest(&mut iter);
     match end {

@@ -56,13 +56,13 @@ fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
 
 /// Parses a whole configuration file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
-    let body = hcl_edit::parser::parse_body(&mask_big_numbers(src)).map_err(|e| parse_error(file, src, &e))?;
+    let body = hcl_edit::parser::parse_body(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer { file, src, base: 0 }.body(&body)
 }
 
 /// Parses one expression, as `console` reads them.
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
-    let expr = hcl_edit::parser::parse_expr(&mask_big_numbers(src)).map_err(|e| parse_error(file, src, &e))?;
+    let expr = hcl_edit::parser::parse_expr(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer { file, src, base: 0 }.expr(&expr)
 }
 
@@ -80,12 +80,14 @@ pub fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
-/// hcl-edit reads number literals into u64/f64, so a literal beyond their
-/// range (`123456789012345678901234567890`, `1e400`) is a parse error there
-/// although Terraform accepts it. Such literals are replaced by zeros of the
-/// same length for hcl-edit only; lowering reads the real digits back from
-/// the original text by span. Strings, comments and heredocs are skipped.
-fn mask_big_numbers(src: &str) -> std::borrow::Cow<'_, str> {
+/// Works around two places where hcl-edit rejects what Terraform accepts,
+/// on a copy of the text given to hcl-edit only (same length, so spans stay
+/// right, and lowering reads the original text back by span):
+/// - number literals beyond u64/f64 (`123456789012345678901234567890`,
+///   `1e400`) become zeros;
+/// - an empty heredoc becomes `""`.
+/// Strings, comments and heredoc bodies are skipped.
+fn mask_for_hcl_edit(src: &str) -> std::borrow::Cow<'_, str> {
     let b = src.as_bytes();
     let mut out: Option<Vec<u8>> = None;
     // Stack of contexts: true = inside a quoted template, false = code
@@ -133,6 +135,20 @@ fn mask_big_numbers(src: &str) -> std::borrow::Cow<'_, str> {
                     continue;
                 }
                 let mut j = src[start..].find('\n').map_or(b.len(), |p| start + p + 1);
+                // hcl-edit fails on a heredoc with no lines; for it, an empty
+                // heredoc becomes "" padded to the same length (lowering reads
+                // "" and the spans stay right).
+                let first_end = src[j..].find('\n').map_or(b.len(), |p| j + p);
+                if j < b.len() && src[j..first_end].trim() == delim {
+                    let o = out.get_or_insert_with(|| b.to_vec());
+                    for k in i..first_end {
+                        o[k] = b' ';
+                    }
+                    o[i] = b'"';
+                    o[i + 1] = b'"';
+                    i = first_end;
+                    continue;
+                }
                 while j < b.len() {
                     let end = src[j..].find('\n').map_or(b.len(), |p| j + p);
                     if src[j..end].trim() == delim {

@@ -9,7 +9,10 @@ writes one JSON line per expression to corpus.jsonl:
   {"expr": E, "error": "<first line of Terraform's error>"}
 One process per expression, because a piped console stops at the first error.
 
-Usage: python3 tests/oracle/gen.py [--terraform PATH] [--jobs N]
+Usage: python3 tests/oracle/gen.py [--terraform PATH] [--jobs N] [--config DIR]
+With --config, expressions come from DIR/exprs.txt, are evaluated with DIR
+as the working directory (so var., local. and path. resolve there) and the
+corpus goes to DIR/corpus.jsonl.
 """
 import argparse
 import concurrent.futures
@@ -70,12 +73,16 @@ def one_line_type(t):
     return s
 
 
+CONFIG = None  # a configuration directory to evaluate in, or None for an empty one
+
+
 def console(terraform, workdir, line):
-    # A directory per call: parallel consoles in one directory contend for
-    # the (empty) state's lock.
+    # Parallel consoles contend for the state's lock: each call gets a state
+    # path of its own (and, without a configuration, a directory of its own).
     with tempfile.TemporaryDirectory(dir=workdir) as d:
-        p = subprocess.run([terraform, "console"], input=line + "\n", capture_output=True,
-                           text=True, cwd=d, timeout=60)
+        cwd = CONFIG or d
+        p = subprocess.run([terraform, "console", "-state=" + os.path.join(d, "s.tfstate")],
+                           input=line + "\n", capture_output=True, text=True, cwd=cwd, timeout=60)
     out = ANSI.sub("", p.stdout)
     err = ANSI.sub("", p.stderr)
     return out, err + ("" if "Error" not in out else out)
@@ -110,8 +117,17 @@ def main():
     ap.add_argument("--terraform", default="terraform")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--exprs", default=os.path.join(HERE, "exprs.txt"))
-    ap.add_argument("--out", default=os.path.join(HERE, "corpus.jsonl"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--config", default=None,
+                    help="evaluate in this configuration directory (default: an empty one)")
     args = ap.parse_args()
+    global CONFIG
+    if args.config:
+        CONFIG = os.path.abspath(args.config)
+        if args.exprs == os.path.join(HERE, "exprs.txt"):
+            args.exprs = os.path.join(CONFIG, "exprs.txt")
+    if args.out is None:
+        args.out = os.path.join(CONFIG or HERE, "corpus.jsonl")
     exprs = [l.rstrip("\n") for l in open(args.exprs, encoding="utf-8")]
     exprs = [e for e in exprs if e.strip() and not e.startswith("#")]
     workdir = tempfile.mkdtemp(prefix="strata-oracle-")
