@@ -98,7 +98,17 @@ fn install_report_hook() {
     }));
 }
 
+/// Parsing and evaluation recurse as deep as expressions nest (bounded by
+/// `syntax::MAX_NESTING`), so the work runs on a thread with a large stack.
 pub fn main() -> ExitCode {
+    const STACK: usize = 512 << 20;
+    match std::thread::Builder::new().stack_size(STACK).spawn(run) {
+        Ok(handle) => handle.join().unwrap_or(ExitCode::from(1)),
+        Err(_) => run(),
+    }
+}
+
+fn run() -> ExitCode {
     install_report_hook();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {

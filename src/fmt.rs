@@ -85,7 +85,7 @@ fn lex(src: &str) -> Vec<Token> {
     let mut modes = vec![Mode::Code(None)];
     let mut depth = 0usize;
     let mut i = 0;
-    let starts = |i: usize, s: &str| src[i..].starts_with(s);
+    let starts = |i: usize, s: &str| b.get(i..).is_some_and(|rest| rest.starts_with(s.as_bytes()));
     while i < b.len() {
         match modes.last() {
             Some(Mode::Quote) => {
@@ -102,7 +102,8 @@ fn lex(src: &str) -> Vec<Token> {
                 let start = i;
                 while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
                     if b[i] == b'\\' {
-                        i += 2;
+                        // Skip the escaped character whole: it may be multi-byte.
+                        i += 1 + src[i + 1..].chars().next().map_or(0, char::len_utf8);
                         continue;
                     }
                     if starts(i, "$${") || starts(i, "%%{") {
@@ -709,4 +710,18 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::set_permissions(&tmp, meta.permissions());
     }
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_source;
+
+    #[test]
+    fn multibyte_escapes_and_odd_input_do_not_panic() {
+        // Found by fuzzing: an escaped multi-byte character in a string.
+        for src in ["x = \"\\é\"", "\"\\é", "a = \"${\"\\ü\"}\"", "<<EOT\né${x}\nEOT", "\r", "a = \"\r\n"] {
+            let once = format_source(src);
+            let _ = format_source(&once);
+        }
+    }
 }

@@ -201,6 +201,21 @@ pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
     load_inner(path, sources, 0)
 }
 
+/// Decodes one file's text as a module, without loading the modules it
+/// calls: for tools and fuzzing that have text but no directory.
+pub fn load_text(name: &str, text: &str, sources: &mut Sources) -> Result<Module, Diags> {
+    let id = sources.add(name, text.to_string());
+    let body = crate::syntax::parse_body(id, text).map_err(Diags::from)?;
+    let mut module = Module {
+        dir: PathBuf::from("."),
+        ..Module::default()
+    };
+    let mut diags = Diags::default();
+    decode::module_body(&body, &mut module, &mut diags);
+    decode::check_duplicates(&module, &mut diags);
+    diags.into_result(module)
+}
+
 fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module, Diags> {
     let files = config_files(path).map_err(Diags::from)?;
     let dir = if path.is_file() {

@@ -17,6 +17,14 @@ pub(super) struct Lowerer<'s> {
     pub src: &'s str,
     /// Added to hcl-edit's offsets when a piece of the file was parsed alone.
     pub base: usize,
+    /// Current expression depth; long operator chains nest without brackets.
+    depth: std::cell::Cell<usize>,
+}
+
+impl<'s> Lowerer<'s> {
+    pub fn new(file: FileId, src: &'s str, base: usize) -> Lowerer<'s> {
+        Lowerer { file, src, base, depth: std::cell::Cell::new(0) }
+    }
 }
 
 impl Lowerer<'_> {
@@ -59,6 +67,16 @@ impl Lowerer<'_> {
 
     pub fn expr(&self, e: &he::Expression) -> Result<Expr, Diag> {
         let span = self.span(e.span());
+        if self.depth.get() >= super::MAX_NESTING {
+            return Err(super::too_deep().at(span));
+        }
+        self.depth.set(self.depth.get() + 1);
+        let r = self.expr_inner(e, span);
+        self.depth.set(self.depth.get() - 1);
+        r
+    }
+
+    fn expr_inner(&self, e: &he::Expression, span: Span) -> Result<Expr, Diag> {
         let kind = match e {
             he::Expression::Null(_) => ExprKind::Literal(Value::null()),
             he::Expression::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
@@ -277,11 +295,7 @@ impl Lowerer<'_> {
         let tpl = hcl_edit::parser::parse_template(body).map_err(|e| {
             Diag::new("strata::syntax::parse", "Invalid heredoc", e.message().to_string()).at(span)
         })?;
-        let inner = Lowerer {
-            file: self.file,
-            src: self.src,
-            base: span.start as usize + body_start,
-        };
+        let inner = Lowerer::new(self.file, self.src, span.start as usize + body_start);
         let mut toks = Vec::new();
         for el in tpl.iter() {
             inner.tokens(el, &mut toks, Escapes::Raw)?;

@@ -54,22 +54,71 @@ fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
     .at(Span::new(file, offset, end))
 }
 
+/// How deeply brackets and sub-expressions may nest. Parsing and evaluation
+/// recurse; this bound (with the large stack `cli` runs on) keeps hostile
+/// input from exhausting the stack.
+pub const MAX_NESTING: usize = 2000;
+
+/// Rejects input whose brackets nest deeper than [`MAX_NESTING`] before the
+/// recursive parser sees it. Quoted strings are skipped roughly; the bound is
+/// far above anything a person writes.
+fn check_nesting(file: FileId, src: &str) -> Result<(), Diag> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, c) in src.char_indices() {
+        if in_str {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_str = false,
+                '\n' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '(' | '[' | '{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(too_deep().at(Span::new(file, i, i + 1)));
+                }
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn too_deep() -> Diag {
+    Diag::new(
+        "strata::syntax::nesting",
+        "Expression nested too deeply",
+        format!("Brackets and sub-expressions may nest at most {MAX_NESTING} levels deep."),
+    )
+}
+
 /// Parses a whole configuration file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
+    check_nesting(file, src)?;
     let body = hcl_edit::parser::parse_body(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
-    lower::Lowerer { file, src, base: 0 }.body(&body)
+    lower::Lowerer::new(file, src, 0).body(&body)
 }
 
 /// Parses one expression, as `console` reads them.
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
+    check_nesting(file, src)?;
     let expr = hcl_edit::parser::parse_expr(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
-    lower::Lowerer { file, src, base: 0 }.expr(&expr)
+    lower::Lowerer::new(file, src, 0).expr(&expr)
 }
 
 /// Parses a whole text as a template, as `templatefile` reads files.
 pub fn parse_template(file: FileId, src: &str) -> Result<Expr, Diag> {
+    check_nesting(file, src)?;
     let tpl = hcl_edit::parser::parse_template(src).map_err(|e| parse_error(file, src, &e))?;
-    lower::Lowerer { file, src, base: 0 }.template(&tpl, Span::new(file, 0, src.len()))
+    lower::Lowerer::new(file, src, 0).template(&tpl, Span::new(file, 0, src.len()))
 }
 
 /// Whether `s` is a valid HCL identifier (letters, digits, `_` and `-`, not
@@ -100,7 +149,7 @@ fn mask_for_hcl_edit(src: &str) -> std::borrow::Cow<'_, str> {
         let c = b[i];
         if in_string {
             match c {
-                b'\\' => i += 2,
+                b'\\' => i += 1 + src.get(i + 1..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8),
                 b'"' => {
                     stack.pop();
                     i += 1;
