@@ -5,7 +5,7 @@
 use super::variables::CliInput;
 use super::{ConfigScope, Module};
 use crate::diag::{Diags, Sources};
-use crate::lang::number::Number;
+use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
 use std::collections::BTreeMap;
@@ -42,8 +42,10 @@ fn check(module: &Module, diags: &mut Diags) {
         let ty = crate::lang::convert::strip_optional(&v.constraint.ty);
         vars.insert(v.name.clone(), Value::Unknown(ty).mark_if(v.sensitive));
     }
-    let scope = ConfigScope::new(module, vars.clone(), module.dir.clone());
-    let mut eval = |e: &Expr, scope: &ConfigScope, diags: &mut Diags| {
+    // One scope for the whole module, so locals are evaluated once and the
+    // declared names are indexed once; count/each are set per block.
+    let mut scope = ConfigScope::new(module, vars, module.dir.clone());
+    let eval = |e: &Expr, scope: &ConfigScope, diags: &mut Diags| {
         if let Err(d) = scope.evaluator().eval(e) {
             diags.push(d);
         }
@@ -54,45 +56,38 @@ fn check(module: &Module, diags: &mut Diags) {
     for o in &module.outputs {
         eval(&o.expr, &scope, diags);
     }
+    for p in &module.providers {
+        check_body(&p.body, &scope, diags, &eval);
+    }
     for r in &module.resources {
-        let mut s = ConfigScope::new(module, vars.clone(), module.dir.clone());
         if let Some(c) = &r.count {
             eval(c, &scope, diags);
-            s.count_index = Some(Value::Unknown(crate::lang::types::Type::Number));
         }
         if let Some(f) = &r.for_each {
             eval(f, &scope, diags);
-            s.each = Some((Value::Unknown(crate::lang::types::Type::String), Value::unknown()));
         }
-        check_body(&r.body, &s, diags, &mut eval);
+        scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
+        scope.each = r.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
+        check_body(&r.body, &scope, diags, &eval);
         for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
-            check_reference(e, &s, diags);
+            eval(e, &scope, diags);
         }
+        scope.count_index = None;
+        scope.each = None;
     }
     for c in &module.module_calls {
-        let mut s = ConfigScope::new(module, vars.clone(), module.dir.clone());
-        if c.count.is_some() {
-            s.count_index = Some(Value::Number(Number::zero()));
-        }
-        if c.for_each.is_some() {
-            s.each = Some((Value::Unknown(crate::lang::types::Type::String), Value::unknown()));
-        }
+        scope.count_index = c.count.as_ref().map(|_| Value::Unknown(Type::Number));
+        scope.each = c.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
         for a in &c.inputs {
-            eval(&a.expr, &s, diags);
+            eval(&a.expr, &scope, diags);
         }
+        scope.count_index = None;
+        scope.each = None;
         check(&c.module, diags);
-    }
-    for p in &module.providers {
-        check_body(&p.body, &scope, diags, &mut eval);
     }
 }
 
-fn check_body(
-    body: &Body,
-    scope: &ConfigScope,
-    diags: &mut Diags,
-    eval: &mut dyn FnMut(&Expr, &ConfigScope, &mut Diags),
-) {
+fn check_body(body: &Body, scope: &ConfigScope, diags: &mut Diags, eval: &dyn Fn(&Expr, &ConfigScope, &mut Diags)) {
     for a in &body.attrs {
         eval(&a.expr, scope, diags);
     }
@@ -103,12 +98,5 @@ fn check_body(
             continue;
         }
         check_body(&b.body, scope, diags, eval);
-    }
-}
-
-/// `depends_on` entries must name something that exists.
-fn check_reference(e: &Expr, scope: &ConfigScope, diags: &mut Diags) {
-    if let Err(d) = scope.evaluator().eval(e) {
-        diags.push(d);
     }
 }

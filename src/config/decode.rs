@@ -125,7 +125,9 @@ fn expr_list(a: &Attribute, diags: &mut Diags) -> Vec<Expr> {
     }
 }
 
-pub(super) fn module_body(body: &Body, m: &mut Module, diags: &mut Diags) {
+/// Decodes a file body into `m`. Takes the body by value: resource bodies,
+/// the bulk of a large configuration, move into the model without copying.
+pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
     for a in &body.attrs {
         diags.push(err(
             "strata::config::unexpected_attribute",
@@ -137,8 +139,17 @@ pub(super) fn module_body(body: &Body, m: &mut Module, diags: &mut Diags) {
             a.name_span,
         ));
     }
-    for b in &body.blocks {
-        match b.kind.as_str() {
+    for b in body.blocks {
+        let kind = b.kind.clone();
+        if kind == "resource" || kind == "data" {
+            if let Some(l) = labels(&b, &["type", "name"], diags) {
+                let mode = if kind == "data" { Mode::Data } else { Mode::Managed };
+                m.resources.push(resource(b, mode, &l[0], &l[1], diags));
+            }
+            continue;
+        }
+        let b = &b;
+        match kind.as_str() {
             "terraform" | "strata" => settings(b, m, diags),
             "variable" => {
                 if let Some(l) = labels(b, &["name"], diags) {
@@ -158,12 +169,6 @@ pub(super) fn module_body(body: &Body, m: &mut Module, diags: &mut Diags) {
                 }
                 for nb in &b.body.blocks {
                     diags.push(unsupported_block(nb, "locals", &[]));
-                }
-            }
-            "resource" | "data" => {
-                if let Some(l) = labels(b, &["type", "name"], diags) {
-                    let mode = if b.kind == "data" { Mode::Data } else { Mode::Managed };
-                    m.resources.push(resource(b, mode, &l[0], &l[1], diags));
                 }
             }
             "output" => {
@@ -300,7 +305,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
     Some(v)
 }
 
-fn resource(b: &Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags) -> Resource {
+fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags) -> Resource {
     let mut r = Resource {
         mode,
         type_name: type_name.to_string(),
@@ -317,13 +322,13 @@ fn resource(b: &Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diag
             span: b.body.span,
         },
     };
-    for a in &b.body.attrs {
+    for a in b.body.attrs {
         match a.name.as_str() {
-            "count" => r.count = Some(a.expr.clone()),
-            "for_each" => r.for_each = Some(a.expr.clone()),
-            "depends_on" => r.depends_on = expr_list(a, diags),
+            "count" => r.count = Some(a.expr),
+            "for_each" => r.for_each = Some(a.expr),
+            "depends_on" => r.depends_on = expr_list(&a, diags),
             "provider" => r.provider = provider_ref(&a.expr, diags),
-            _ => r.body.attrs.push(a.clone()),
+            _ => r.body.attrs.push(a),
         }
     }
     if let (Some(c), Some(_)) = (&r.count, &r.for_each) {
@@ -334,11 +339,11 @@ fn resource(b: &Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diag
             c.span,
         ));
     }
-    for nb in &b.body.blocks {
+    for nb in b.body.blocks {
         if nb.kind == "lifecycle" && mode == Mode::Managed {
-            lifecycle(nb, &mut r.lifecycle, diags);
+            lifecycle(&nb, &mut r.lifecycle, diags);
         } else {
-            r.body.blocks.push(nb.clone());
+            r.body.blocks.push(nb);
         }
     }
     r

@@ -211,7 +211,7 @@ pub fn load_text(name: &str, text: &str, sources: &mut Sources) -> Result<Module
         ..Module::default()
     };
     let mut diags = Diags::default();
-    decode::module_body(&body, &mut module, &mut diags);
+    decode::module_body(body, &mut module, &mut diags);
     decode::check_duplicates(&module, &mut diags);
     diags.into_result(module)
 }
@@ -248,7 +248,7 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
         dir: dir.clone(),
         ..Module::default()
     };
-    for body in &bodies {
+    for body in bodies {
         decode::module_body(body, &mut module, &mut diags);
     }
     decode::check_duplicates(&module, &mut diags);

@@ -8,7 +8,7 @@ use crate::diag::{Diag, Span};
 use crate::eval::{did_you_mean, unknown_root, Evaluator, Scope};
 use crate::lang::value::Value;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 enum LocalState {
@@ -16,8 +16,34 @@ enum LocalState {
     Done(Result<Value, Diag>),
 }
 
+/// Declared names, hashed once per scope so a reference costs O(1) rather
+/// than a scan of every resource.
+#[derive(Default)]
+struct Declared<'a> {
+    managed: HashSet<(&'a str, &'a str)>,
+    data: HashMap<&'a str, Vec<&'a str>>,
+    calls: HashSet<&'a str>,
+}
+
+impl<'a> Declared<'a> {
+    fn of(module: &'a Module) -> Declared<'a> {
+        let mut d = Declared::default();
+        for r in &module.resources {
+            match r.mode {
+                Mode::Managed => {
+                    d.managed.insert((r.type_name.as_str(), r.name.as_str()));
+                }
+                Mode::Data => d.data.entry(r.type_name.as_str()).or_default().push(r.name.as_str()),
+            }
+        }
+        d.calls = module.module_calls.iter().map(|c| c.name.as_str()).collect();
+        d
+    }
+}
+
 pub struct ConfigScope<'a> {
     module: &'a Module,
+    declared: Declared<'a>,
     vars: BTreeMap<String, Value>,
     locals: RefCell<HashMap<String, LocalState>>,
     /// Locals being evaluated, outermost first, to name a cycle's members.
@@ -33,6 +59,7 @@ impl<'a> ConfigScope<'a> {
     pub fn new(module: &'a Module, vars: BTreeMap<String, Value>, root_dir: PathBuf) -> ConfigScope<'a> {
         ConfigScope {
             module,
+            declared: Declared::of(module),
             vars,
             locals: RefCell::new(HashMap::new()),
             in_progress: RefCell::new(Vec::new()),
@@ -136,7 +163,7 @@ impl Scope for ConfigScope<'_> {
             },
             "module" => {
                 let a = attr.ok_or_else(|| needs_attr("module"))?;
-                if self.module.module_calls.iter().any(|c| c.name == a) {
+                if self.declared.calls.contains(a) {
                     Ok((Value::unknown(), true))
                 } else {
                     let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
@@ -150,11 +177,12 @@ impl Scope for ConfigScope<'_> {
             "data" => {
                 let a = attr.ok_or_else(|| needs_attr("data"))?;
                 let names: BTreeMap<String, Value> = self
-                    .module
-                    .resources
-                    .iter()
-                    .filter(|r| r.mode == Mode::Data && r.type_name == a)
-                    .map(|r| (r.name.clone(), Value::unknown()))
+                    .declared
+                    .data
+                    .get(a)
+                    .into_iter()
+                    .flatten()
+                    .map(|n| (n.to_string(), Value::unknown()))
                     .collect();
                 if names.is_empty() {
                     return Err(Diag::new(
@@ -169,12 +197,7 @@ impl Scope for ConfigScope<'_> {
                 let Some(a) = attr else {
                     return Err(unknown_root(name, None, &["var", "local", "module", "data", "path", "count", "each", "terraform"]).at(span));
                 };
-                let declared = self
-                    .module
-                    .resources
-                    .iter()
-                    .any(|r| r.mode == Mode::Managed && r.type_name == name && r.name == a);
-                if declared {
+                if self.declared.managed.contains(&(name, a)) {
                     return Ok((Value::unknown(), true));
                 }
                 let known: Vec<String> = self

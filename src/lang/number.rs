@@ -38,7 +38,11 @@ enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseNumberError {
     Syntax,
+    OutOfRange,
 }
+
+/// The largest decimal exponent a number literal may have (`1e100000`).
+pub const MAX_DECIMAL_EXPONENT: i64 = 100_000;
 
 impl Number {
     pub fn zero() -> Number {
@@ -145,8 +149,13 @@ impl Number {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(ParseNumberError::Syntax);
                 }
-                // Exponents beyond this are infinite or zero at any precision we use.
-                let v: i64 = digits.parse::<i64>().unwrap_or(i64::MAX).min(1_000_000);
+                // Exact arithmetic on 10^exp costs time and memory in
+                // proportion to exp; beyond this bound a literal is refused
+                // rather than letting one token take minutes.
+                let v: i64 = digits.parse::<i64>().unwrap_or(i64::MAX);
+                if v > MAX_DECIMAL_EXPONENT {
+                    return Err(ParseNumberError::OutOfRange);
+                }
                 if e.starts_with('-') {
                     -v
                 } else {

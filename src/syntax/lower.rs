@@ -88,13 +88,15 @@ impl Lowerer<'_> {
                     None => raw.to_string(),
                 };
                 let text = text.as_str();
-                let n = Number::parse(text).map_err(|_| {
-                    Diag::new(
-                        "strata::syntax::number",
-                        "Invalid number literal",
-                        format!("{text:?} is not a number."),
-                    )
-                    .at(span)
+                let n = Number::parse(text).map_err(|e| {
+                    let detail = match e {
+                        crate::lang::number::ParseNumberError::OutOfRange => format!(
+                            "{text:?} is out of range: the exponent may be at most {}.",
+                            crate::lang::number::MAX_DECIMAL_EXPONENT
+                        ),
+                        crate::lang::number::ParseNumberError::Syntax => format!("{text:?} is not a number."),
+                    };
+                    Diag::new("strata::syntax::number", "Invalid number literal", detail).at(span)
                 })?;
                 ExprKind::Literal(Value::Number(n))
             }

@@ -102,15 +102,15 @@ pub(crate) fn too_deep() -> Diag {
 
 /// Parses a whole configuration file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
-    check_nesting(file, src)?;
-    let body = hcl_edit::parser::parse_body(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
+    let masked = mask_for_hcl_edit(src).map_err(|at| too_deep().at(Span::new(file, at, at + 1)))?;
+    let body = hcl_edit::parser::parse_body(&masked).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer::new(file, src, 0).body(&body)
 }
 
 /// Parses one expression, as `console` reads them.
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
-    check_nesting(file, src)?;
-    let expr = hcl_edit::parser::parse_expr(&mask_for_hcl_edit(src)).map_err(|e| parse_error(file, src, &e))?;
+    let masked = mask_for_hcl_edit(src).map_err(|at| too_deep().at(Span::new(file, at, at + 1)))?;
+    let expr = hcl_edit::parser::parse_expr(&masked).map_err(|e| parse_error(file, src, &e))?;
     lower::Lowerer::new(file, src, 0).expr(&expr)
 }
 
@@ -135,8 +135,10 @@ pub fn is_identifier(s: &str) -> bool {
 /// - number literals beyond u64/f64 (`123456789012345678901234567890`,
 ///   `1e400`) become zeros;
 /// - an empty heredoc becomes `""`.
-/// Strings, comments and heredoc bodies are skipped.
-fn mask_for_hcl_edit(src: &str) -> std::borrow::Cow<'_, str> {
+/// Strings, comments and heredoc bodies are skipped. The same pass bounds
+/// bracket nesting at [`MAX_NESTING`], returning the offending offset.
+fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
+    let mut nest = 0usize;
     let b = src.as_bytes();
     let mut out: Option<Vec<u8>> = None;
     // Stack of contexts: true = inside a quoted template, false = code
@@ -207,11 +209,22 @@ fn mask_for_hcl_edit(src: &str) -> std::borrow::Cow<'_, str> {
                 }
                 i = j;
             }
-            b'{' => {
-                depth += 1;
+            b'{' | b'(' | b'[' => {
+                nest += 1;
+                if nest > MAX_NESTING {
+                    return Err(i);
+                }
+                if c == b'{' {
+                    depth += 1;
+                }
+                i += 1;
+            }
+            b')' | b']' => {
+                nest = nest.saturating_sub(1);
                 i += 1;
             }
             b'}' => {
+                nest = nest.saturating_sub(1);
                 if stack.len() > 1 && stack.last().is_some_and(|s| s.1 == depth) {
                     stack.pop();
                 }
@@ -259,9 +272,9 @@ fn mask_for_hcl_edit(src: &str) -> std::borrow::Cow<'_, str> {
             _ => i += 1,
         }
     }
-    match out {
-        // Only ASCII digits were replaced, so the text stays valid UTF-8.
+    Ok(match out {
+        // Only ASCII bytes were replaced, so the text stays valid UTF-8.
         Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| src.to_string())),
         None => std::borrow::Cow::Borrowed(src),
-    }
+    })
 }
