@@ -1,6 +1,6 @@
 //! Hash and UUID functions, over strings and over files.
 
-use super::{def, p, str_arg, CallCtx, FnError, FuncDef};
+use super::{def, def_var, p, str_arg, CallCtx, FnError, FuncDef};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use base64::Engine as _;
@@ -56,8 +56,30 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         "base64sha256", "filebase64sha256";
         "base64sha512", "filebase64sha512";
     );
+    defs.push(def_var("bcrypt", vec![p("str", Type::String)], p("cost", Type::Number), Type::String, |_, a| {
+        if a.len() > 2 {
+            return Err(FnError::call("bcrypt() takes at most two arguments"));
+        }
+        // Go's bcrypt quietly uses the default cost 10 below the minimum of 4.
+        let cost = match a.get(1) {
+            Some(_) => super::int_arg(a, 1)?,
+            None => 10,
+        };
+        let cost = if cost < 4 { 10 } else { cost };
+        if cost > 31 {
+            return Err(FnError::arg(1, format!("crypto/bcrypt: cost {cost} is outside allowed range (4,31)")));
+        }
+        // Terraform (Go's x/crypto) writes the $2a$ variant.
+        bcrypt::hash_with_result(str_arg(a, 0), cost as u32)
+            .map(|h| Value::String(h.format_for_version(bcrypt::Version::TwoA)))
+            .map_err(|e| FnError::call(e.to_string()))
+    }));
     defs.push(def("uuid", vec![], Type::String, |_: &mut CallCtx, _| {
-        Ok(Value::String(uuid::Uuid::new_v4().to_string()))
+        // Terraform's uuid() is 16 random bytes in UUID layout, without the
+        // version and variant bits a v4 UUID would set.
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| FnError::call(format!("no randomness available: {e}")))?;
+        Ok(Value::String(uuid::Uuid::from_bytes(bytes).to_string()))
     }));
     defs.push(def("uuidv5", vec![p("namespace", Type::String), p("name", Type::String)], Type::String, |_, a| {
         let ns = match str_arg(a, 0) {

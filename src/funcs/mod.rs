@@ -6,6 +6,7 @@
 //! unknown arguments, and the sensitive mark carried from arguments to result.
 
 mod collection;
+mod datetime;
 mod encoding;
 mod filesystem;
 mod format;
@@ -141,6 +142,7 @@ fn table() -> &'static HashMap<&'static str, FuncDef> {
         string::register(&mut defs);
         format::register(&mut defs);
         collection::register(&mut defs);
+        datetime::register(&mut defs);
         encoding::register(&mut defs);
         filesystem::register(&mut defs);
         hash::register(&mut defs);

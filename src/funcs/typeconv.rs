@@ -39,6 +39,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     }));
     defs.push(def("sensitive", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone().mark())));
     defs.push(def("nonsensitive", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone().unmark().0)));
+    defs.push(def("ephemeralasnull", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone())));
     defs.push(def("issensitive", vec![any()], Type::Bool, |_, a| Ok(Value::Bool(a[0].is_sensitive()))));
     defs.push(def("type", vec![any()], Type::String, |_, _| {
         Err(FnError::call("the type function is only available at the top level of a console expression, to show the type of a value"))
