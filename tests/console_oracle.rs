@@ -14,7 +14,6 @@ use std::process::{Command, Stdio};
 
 /// Expressions where strata knowingly differs, each with the reason.
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    ("{a = 1, a = 2}", "hcl-edit rejects duplicate object keys at parse time; Terraform keeps the last"),
     ("base64gzip(\"hello\")", "byte-exact gzip needs Go's own deflate implementation; the data round-trips"),
 ];
 

@@ -142,3 +142,13 @@ fn sensitive_mark_follows_values() {
     let v = eval_with(&[secret], "[for c in [\"a\"] : c]");
     assert!(!v.contains_sensitive(), "values not derived from the secret are not marked");
 }
+
+#[test]
+fn module_outputs_evaluate_from_inputs() {
+    let mut sources = Sources::default();
+    let module = config::load(&fixture("valid"), &mut sources).expect("fixture loads");
+    let v = resolve(&module, &[], Vec::new(), &mut sources).expect("resolve");
+    let scope = ConfigScope::new(&module, v, module.dir.clone());
+    // The child's `size` defaults to 3; `name` comes from the call.
+    assert_eq!(eval_in(&scope, "module.child.greeting").as_str(), Some("hello train x3"));
+}

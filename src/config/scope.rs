@@ -41,8 +41,15 @@ impl<'a> Declared<'a> {
     }
 }
 
+enum CallState {
+    InProgress,
+    Done(Result<Value, Diag>),
+}
+
 pub struct ConfigScope<'a> {
     module: &'a Module,
+    /// Outputs of module calls, evaluated on first reference.
+    calls: RefCell<HashMap<String, CallState>>,
     declared: Declared<'a>,
     vars: BTreeMap<String, Value>,
     locals: RefCell<HashMap<String, LocalState>>,
@@ -59,6 +66,7 @@ impl<'a> ConfigScope<'a> {
     pub fn new(module: &'a Module, vars: BTreeMap<String, Value>, root_dir: PathBuf) -> ConfigScope<'a> {
         ConfigScope {
             module,
+            calls: RefCell::new(HashMap::new()),
             declared: Declared::of(module),
             vars,
             locals: RefCell::new(HashMap::new()),
@@ -67,6 +75,47 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
         }
+    }
+
+    /// `module.NAME`: the child's outputs as an object, evaluated from the
+    /// call's inputs. Repeated calls (count/for_each) and anything unknown
+    /// in the inputs give values that are unknown until apply.
+    fn module_outputs(&self, name: &str, span: Span) -> Result<Value, Diag> {
+        match self.calls.borrow().get(name) {
+            Some(CallState::Done(r)) => return r.clone(),
+            Some(CallState::InProgress) => {
+                return Err(Diag::new(
+                    "strata::eval::cycle",
+                    "Cycle in module references",
+                    format!("The inputs of module {name:?} depend on its own outputs."),
+                )
+                .at(span))
+            }
+            None => {}
+        }
+        let Some(call) = self.module.module_calls.iter().find(|c| c.name == name) else {
+            return Ok(Value::unknown());
+        };
+        if call.count.is_some() || call.for_each.is_some() {
+            return Ok(Value::unknown());
+        }
+        self.calls.borrow_mut().insert(name.to_string(), CallState::InProgress);
+        let r = (|| {
+            let mut inputs = BTreeMap::new();
+            for a in &call.inputs {
+                inputs.insert(a.name.clone(), (self.evaluator().eval(&a.expr)?, a.expr.span));
+            }
+            let vars = super::variables::resolve_inputs(&call.module, &inputs, name)?;
+            let child = ConfigScope::new(&call.module, vars, self.root_dir.clone());
+            let mut outputs = BTreeMap::new();
+            for o in &call.module.outputs {
+                let v = child.evaluator().eval(&o.expr)?;
+                outputs.insert(o.name.clone(), v.mark_if(o.sensitive));
+            }
+            Ok(Value::Object(outputs))
+        })();
+        self.calls.borrow_mut().insert(name.to_string(), CallState::Done(r.clone()));
+        r
     }
 
     pub fn evaluator(&self) -> Evaluator<'_> {
@@ -164,7 +213,7 @@ impl Scope for ConfigScope<'_> {
             "module" => {
                 let a = attr.ok_or_else(|| needs_attr("module"))?;
                 if self.declared.calls.contains(a) {
-                    Ok((Value::unknown(), true))
+                    self.module_outputs(a, span).map(|v| (v, true))
                 } else {
                     let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
                     Err(Diag::new(

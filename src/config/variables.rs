@@ -211,6 +211,31 @@ pub fn resolve(
     diags.into_result(out)
 }
 
+/// A child module's variables from the call's input values (already
+/// evaluated in the caller): defaults, type constraints and validations
+/// apply exactly as for a root module.
+pub(crate) fn resolve_inputs(
+    module: &Module,
+    inputs: &BTreeMap<String, (Value, Span)>,
+    call_name: &str,
+) -> Result<BTreeMap<String, Value>, Diag> {
+    let mut out = BTreeMap::new();
+    for decl in &module.variables {
+        let raw = inputs.get(&decl.name).map(|(v, span)| Raw {
+            value: v.clone(),
+            span: Some(*span),
+            origin: format!("module {call_name:?}"),
+        });
+        out.insert(decl.name.clone(), admit(decl, raw)?);
+    }
+    for decl in &module.variables {
+        if let Some(v) = out.get(&decl.name) {
+            validate(decl, v, &out, &module.dir)?;
+        }
+    }
+    Ok(out)
+}
+
 fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
     let default = || -> Result<Option<Value>, Diag> {
         decl.default

@@ -111,7 +111,12 @@ impl Lowerer<'_> {
                 let mut items = Vec::new();
                 for (k, v) in obj.iter() {
                     let key = match k {
-                        he::ObjectKey::Ident(id) => ObjectKey::Name(id.as_str().to_string()),
+                        // Read from the original text: the parser's copy may
+                        // have renamed a repeated key (see `parse_lenient`).
+                        he::ObjectKey::Ident(id) => ObjectKey::Name(match id.span() {
+                            Some(r) => self.text(self.span(Some(r))).to_string(),
+                            None => id.as_str().to_string(),
+                        }),
                         he::ObjectKey::Expression(ke) => match ke {
                             // A bare keyword as a key names itself, as in HCL.
                             he::Expression::Null(_) => ObjectKey::Name("null".into()),

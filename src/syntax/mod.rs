@@ -102,15 +102,62 @@ pub(crate) fn too_deep() -> Diag {
 
 /// Parses a whole configuration file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
-    let masked = mask_for_hcl_edit(src).map_err(|at| too_deep().at(Span::new(file, at, at + 1)))?;
-    let body = hcl_edit::parser::parse_body(&masked).map_err(|e| parse_error(file, src, &e))?;
+    let body = parse_lenient(file, src, hcl_edit::parser::parse_body)?;
     lower::Lowerer::new(file, src, 0).body(&body)
+}
+
+/// Runs an hcl-edit parser on the masked text. hcl-edit also rejects a
+/// repeated identifier key in an object constructor (`{a = 1, a = 2}`),
+/// which Terraform accepts (the last wins); each such key is renamed, in
+/// hcl-edit's copy only, to a fresh name of the same length, and lowering
+/// reads identifier keys back from the original text.
+fn parse_lenient<T>(
+    file: FileId,
+    src: &str,
+    parse: fn(&str) -> Result<T, hcl_edit::parser::Error>,
+) -> Result<T, Diag> {
+    let mut masked = mask_for_hcl_edit(src)
+        .map_err(|at| too_deep().at(Span::new(file, at, at + 1)))?
+        .into_owned();
+    let mut attempt = 0usize;
+    loop {
+        match parse(&masked) {
+            Ok(t) => return Ok(t),
+            Err(e) if e.message().contains("redefined object key") && attempt < 256 => {
+                let at = e.location().offset();
+                match rename_key(&masked, at, attempt) {
+                    Some(renamed) => masked = renamed,
+                    None => return Err(parse_error(file, src, &e)),
+                }
+                attempt += 1;
+            }
+            Err(e) => return Err(parse_error(file, src, &e)),
+        }
+    }
+}
+
+/// The identifier at `at` replaced by the `n`th candidate name of the same length.
+fn rename_key(text: &str, at: usize, n: usize) -> Option<String> {
+    let rest = text.get(at..)?;
+    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
+    if len == 0 || !rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return None;
+    }
+    const ALPHABET: &[u8] = b"_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut name = vec![b'_'; len];
+    let mut k = n;
+    for slot in name.iter_mut().rev() {
+        *slot = ALPHABET[k % ALPHABET.len()];
+        k /= ALPHABET.len();
+    }
+    let mut out = text.to_string();
+    out.replace_range(at..at + len, std::str::from_utf8(&name).ok()?);
+    Some(out)
 }
 
 /// Parses one expression, as `console` reads them.
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
-    let masked = mask_for_hcl_edit(src).map_err(|at| too_deep().at(Span::new(file, at, at + 1)))?;
-    let expr = hcl_edit::parser::parse_expr(&masked).map_err(|e| parse_error(file, src, &e))?;
+    let expr = parse_lenient(file, src, hcl_edit::parser::parse_expr)?;
     lower::Lowerer::new(file, src, 0).expr(&expr)
 }
 
