@@ -193,8 +193,8 @@ fn lex(src: &str) -> Vec<Token> {
                         modes.push(Mode::Quote);
                         i += 1;
                     }
-                    b'<' if starts(i, "<<") && heredoc_delim(src, i).is_some() => {
-                        let (delim, len) = heredoc_delim(src, i).unwrap_or_default();
+                    b'<' if starts(i, "<<") && crate::syntax::heredoc_opener(src, i).is_some() => {
+                        let (delim, len) = crate::syntax::heredoc_opener(src, i).unwrap_or_default();
                         toks.push(Token::new(Kind::OHeredoc, &src[i..i + len]));
                         modes.push(Mode::Heredoc { delim });
                         i += len;
@@ -220,23 +220,9 @@ fn lex(src: &str) -> Vec<Token> {
                         i += 1;
                     }
                     b'0'..=b'9' => {
-                        let start = i;
-                        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' && i + 1 < b.len() && b[i + 1].is_ascii_digit()) {
-                            i += 1;
-                        }
-                        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-                            let mut j = i + 1;
-                            if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-                                j += 1;
-                            }
-                            if j < b.len() && b[j].is_ascii_digit() {
-                                i = j;
-                                while i < b.len() && b[i].is_ascii_digit() {
-                                    i += 1;
-                                }
-                            }
-                        }
-                        toks.push(Token::new(Kind::Number, &src[start..i]));
+                        let len = crate::syntax::number_literal_len(&b[i..]);
+                        toks.push(Token::new(Kind::Number, &src[i..i + len]));
+                        i += len;
                     }
                     _ if is_ident_start(src, i) => {
                         let start = i;
@@ -264,29 +250,6 @@ fn lex(src: &str) -> Vec<Token> {
 
 fn is_ident_start(src: &str, i: usize) -> bool {
     src[i..].chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-}
-
-/// `<<EOT` or `<<-EOT` followed by a newline: the delimiter and the length
-/// of the opening token including its newline.
-fn heredoc_delim(src: &str, i: usize) -> Option<(String, usize)> {
-    let rest = &src[i + 2..];
-    let (flush, rest) = match rest.strip_prefix('-') {
-        Some(r) => (1, r),
-        None => (0, rest),
-    };
-    let delim: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-    if delim.is_empty() {
-        return None;
-    }
-    let after = &rest[delim.len()..];
-    let nl = if after.starts_with("\r\n") {
-        2
-    } else if after.starts_with('\n') {
-        1
-    } else {
-        return None;
-    };
-    Some((delim.clone(), 2 + flush + delim.len() + nl))
 }
 
 fn open_template(src: &str, i: usize, toks: &mut Vec<Token>, modes: &mut Vec<Mode>, depth: &mut usize) -> usize {

@@ -310,38 +310,32 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             if x.len() != y.len() {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.iter().zip(y) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    Some(true) => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.iter().zip(y))
         }
         (Value::Map(_, x), Value::Map(_, y)) | (Value::Object(x), Value::Object(y)) => {
             if x.len() != y.len() || !x.keys().eq(y.keys()) {
                 return Some(false);
             }
-            let mut unknown = false;
-            for (p, q) in x.values().zip(y.values()) {
-                match equals(p, q) {
-                    Some(false) => return Some(false),
-                    None => unknown = true,
-                    Some(true) => {}
-                }
-            }
-            if unknown {
-                None
-            } else {
-                Some(true)
-            }
+            all_equal(x.values().zip(y.values()))
         }
         _ => Some(false),
+    }
+}
+
+/// Pairwise equality: false as soon as a pair differs, unknown if any pair
+/// is unknown and none differs.
+fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
+    let mut unknown = false;
+    for (p, q) in pairs {
+        match equals(p, q) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
     }
 }

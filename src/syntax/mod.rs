@@ -226,13 +226,11 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
             b'/' if b.get(i + 1) == Some(&b'*') => i = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2),
             b'<' if b.get(i + 1) == Some(&b'<') => {
                 // Heredoc: skip to the line holding only the delimiter.
-                let start = i + 2 + usize::from(b.get(i + 2) == Some(&b'-'));
-                let delim: String = src[start..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if delim.is_empty() {
+                let Some((delim, opener_len)) = heredoc_opener(src, i) else {
                     i += 2;
                     continue;
-                }
-                let mut j = src[start..].find('\n').map_or(b.len(), |p| start + p + 1);
+                };
+                let mut j = i + opener_len;
                 // hcl-edit fails on a heredoc with no lines; for it, an empty
                 // heredoc becomes "" padded to the same length (lowering reads
                 // "" and the spans stay right).
@@ -280,27 +278,7 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
             }
             b'0'..=b'9' if i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.') => {
                 let start = i;
-                while i < b.len() && b[i].is_ascii_digit() {
-                    i += 1;
-                }
-                if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
-                    i += 1;
-                    while i < b.len() && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-                if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-                    let mut j = i + 1;
-                    if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-                        j += 1;
-                    }
-                    if j < b.len() && b[j].is_ascii_digit() {
-                        i = j;
-                        while i < b.len() && b[i].is_ascii_digit() {
-                            i += 1;
-                        }
-                    }
-                }
+                i += number_literal_len(&b[i..]);
                 let lit = &src[start..i];
                 let fits = if lit.bytes().all(|c| c.is_ascii_digit()) {
                     lit.parse::<u64>().is_ok()
@@ -324,4 +302,47 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
         Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| src.to_string())),
         None => std::borrow::Cow::Borrowed(src),
     })
+}
+
+/// Length of the number literal at the start of `b` (digits, an optional
+/// fraction, an optional exponent), as HCL's scanner reads one.
+pub(crate) fn number_literal_len(b: &[u8]) -> usize {
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = digits(0);
+    if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+        i += 1 + digits(i + 1);
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        if j < b.len() && b[j].is_ascii_digit() {
+            i = j + digits(j);
+        }
+    }
+    i
+}
+
+/// A heredoc opener `<<EOT` or `<<-EOT` at `i`, ending its line: the
+/// delimiter and the opener's length including the newline.
+pub(crate) fn heredoc_opener(src: &str, i: usize) -> Option<(String, usize)> {
+    let rest = src.get(i..)?.strip_prefix("<<")?;
+    let (flush, rest) = match rest.strip_prefix('-') {
+        Some(r) => (1, r),
+        None => (0, rest),
+    };
+    let delim: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    if delim.is_empty() {
+        return None;
+    }
+    let after = &rest[delim.len()..];
+    let nl = if after.starts_with("\r\n") {
+        2
+    } else if after.starts_with('\n') {
+        1
+    } else {
+        return None;
+    };
+    Some((delim.clone(), 2 + flush + delim.len() + nl))
 }
