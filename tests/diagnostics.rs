@@ -65,6 +65,8 @@ diagnostic_cases!(
     bad_type_constraint,
     count_outside_counted,
     conditional_types,
+    for_each_list,
+    count_negative,
 );
 
 #[test]

@@ -60,12 +60,7 @@ fn check(module: &Module, diags: &mut Diags) {
         check_body(&p.body, &scope, diags, &eval);
     }
     for r in &module.resources {
-        if let Some(c) = &r.count {
-            eval(c, &scope, diags);
-        }
-        if let Some(f) = &r.for_each {
-            eval(f, &scope, diags);
-        }
+        check_repetition(r.count.as_ref(), r.for_each.as_ref(), &scope, diags);
         scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
         scope.each = r.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
         check_body(&r.body, &scope, diags, &eval);
@@ -76,6 +71,7 @@ fn check(module: &Module, diags: &mut Diags) {
         scope.each = None;
     }
     for c in &module.module_calls {
+        check_repetition(c.count.as_ref(), c.for_each.as_ref(), &scope, diags);
         scope.count_index = c.count.as_ref().map(|_| Value::Unknown(Type::Number));
         scope.each = c.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
         for a in &c.inputs {
@@ -84,6 +80,30 @@ fn check(module: &Module, diags: &mut Diags) {
         scope.count_index = None;
         scope.each = None;
         check(&c.module, diags);
+    }
+}
+
+/// `count` and `for_each` evaluate, and when known must be acceptable.
+fn check_repetition(count: Option<&Expr>, for_each: Option<&Expr>, scope: &ConfigScope, diags: &mut Diags) {
+    if let Some(c) = count {
+        match scope.evaluator().eval(c) {
+            Ok(v) => {
+                if let Err(d) = super::repeat::count(&v, c.span) {
+                    diags.push(d);
+                }
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    if let Some(f) = for_each {
+        match scope.evaluator().eval(f) {
+            Ok(v) => {
+                if let Err(d) = super::repeat::for_each(&v, f.span) {
+                    diags.push(d);
+                }
+            }
+            Err(d) => diags.push(d),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod check;
 mod decode;
+pub mod repeat;
 mod typeexpr;
 pub mod variables;
 mod scope;

@@ -266,6 +266,17 @@ impl Lowerer<'_> {
                 Expr::new(ExprKind::Index(Box::new(base), Box::new(self.expr(ix)?)), span)
             }
             he::TraversalOperator::LegacyIndex(n) => {
+                // HCL's scanner reads `.0.1` as the number 0.1, so Terraform
+                // refuses chained legacy indexes; so do we.
+                let after = self.src.get(op_span.end as usize..).unwrap_or("");
+                if after.starts_with('.') && after[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(Diag::new(
+                        "strata::syntax::legacy_index",
+                        "Invalid legacy index syntax",
+                        "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax instead, like [1][2].",
+                    )
+                    .at(span));
+                }
                 let ix = Expr::new(
                     ExprKind::Literal(Value::Number(Number::from_i64(*n.value() as i64))),
                     op_span,

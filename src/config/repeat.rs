@@ -1,0 +1,91 @@
+//! `count` and `for_each` values: what Terraform accepts and its messages
+//! for what it does not. `validate` checks them when they are known; the
+//! graph stage expands instances with them.
+
+use crate::diag::{Diag, Span};
+use crate::lang::convert::convert;
+use crate::lang::types::Type;
+use crate::lang::value::Value;
+
+fn invalid(what: &str, detail: impl Into<String>, span: Span) -> Diag {
+    Diag::new(
+        if what == "count" { "strata::config::count" } else { "strata::config::for_each" },
+        &format!("Invalid {what} argument"),
+        detail,
+    )
+    .at(span)
+}
+
+/// The number of instances, or `None` while it is unknown.
+pub fn count(v: &Value, span: Span) -> Result<Option<i64>, Diag> {
+    if v.is_sensitive() {
+        return Err(invalid("count", "Sensitive values, or values derived from sensitive values, cannot be used as count arguments.", span));
+    }
+    if v.is_null() {
+        return Err(invalid("count", "The given \"count\" argument value is null. An integer is required.", span));
+    }
+    if !v.is_known() {
+        return Ok(None);
+    }
+    let n = match convert(v, &Type::Number) {
+        Ok(Value::Number(n)) => n,
+        _ => {
+            return Err(invalid(
+                "count",
+                format!("The given \"count\" argument value is unsuitable: number required, but have {}.", v.ty().friendly_name()),
+                span,
+            ))
+        }
+    };
+    let Some(i) = n.to_i64().filter(|_| n.is_integer()) else {
+        return Err(invalid("count", "The given \"count\" argument value is unsuitable: value must be a whole number.", span));
+    };
+    if i < 0 {
+        return Err(invalid("count", "The given \"count\" argument value is unsuitable: must be greater than or equal to zero.", span));
+    }
+    Ok(Some(i))
+}
+
+/// The instance keys and `each.value`s, in key order, or `None` while unknown.
+pub fn for_each(v: &Value, span: Span) -> Result<Option<Vec<(String, Value)>>, Diag> {
+    if v.contains_sensitive() {
+        return Err(invalid("for_each", "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.", span));
+    }
+    if v.is_null() {
+        return Err(invalid("for_each", "The given \"for_each\" argument value is null. A map, or set of strings is allowed.", span));
+    }
+    match v.ty() {
+        Type::Map(_) | Type::Object(_) => {}
+        Type::Set(e) if *e == Type::String || *e == Type::Dynamic => {}
+        Type::Set(e) => {
+            return Err(invalid(
+                "for_each",
+                format!("The given \"for_each\" argument value is unsuitable: \"for_each\" supports maps and sets of strings, but you have provided a set containing type {}.", e.friendly_name()),
+                span,
+            ))
+        }
+        Type::Dynamic if !v.is_known() => return Ok(None),
+        other => {
+            return Err(invalid(
+                "for_each",
+                format!("The given \"for_each\" argument value is unsuitable: the \"for_each\" argument must be a map, or set of strings, and you have provided a value of type {}.", other.friendly_name()),
+                span,
+            ))
+        }
+    }
+    if !v.is_known() {
+        return Ok(None);
+    }
+    if let Some(entries) = v.entries() {
+        return Ok(Some(entries.iter().map(|(k, x)| (k.clone(), x.clone())).collect()));
+    }
+    let mut out = Vec::new();
+    for e in v.elements().unwrap_or(&[]) {
+        match e.as_str() {
+            Some(s) => out.push((s.to_string(), e.clone())),
+            None if e.is_null() => return Err(invalid("for_each", "The given \"for_each\" argument value is unsuitable: \"for_each\" sets must not contain null values.", span)),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
