@@ -14,7 +14,10 @@ use std::process::{Command, Stdio};
 
 /// Expressions where strata knowingly differs, each with the reason.
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
-    ("base64gzip(\"hello\")", "byte-exact gzip needs Go's own deflate implementation; the data round-trips"),
+    (
+        "base64gzip(\"hello world hello world hello world\")",
+        "with repeats, Go's compressor picks other (equally valid) matches than ours; the data round-trips",
+    ),
 ];
 
 fn root() -> PathBuf {

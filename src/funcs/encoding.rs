@@ -23,10 +23,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             .map_err(|_| FnError::arg(0, "the result of decoding the provided string is not valid UTF-8"))
     }));
     defs.push(def("base64gzip", vec![p("str", st())], st(), |_, a| {
-        use std::io::Write as _;
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(str_arg(a, 0).as_bytes())
-            .and_then(|_| enc.finish())
+        gzip_like_go(str_arg(a, 0).as_bytes())
             .map(|b| Value::String(B64.encode(b)))
             .map_err(|e| FnError::call(format!("failed to compress: {e}")))
     }));
@@ -90,6 +87,33 @@ pub fn register(defs: &mut Vec<FuncDef>) {
 /// labels, where "ascii" means windows-1252; IANA's US-ASCII is 7-bit.
 fn is_ascii_label(name: &str) -> bool {
     matches!(name.to_ascii_lowercase().as_str(), "ascii" | "us-ascii" | "iso646-us" | "ansi_x3.4-1968" | "us")
+}
+
+/// gzip framed as Go's compress/gzip writes it after Flush and Close, which
+/// is what Terraform's base64gzip does: header with OS byte 255, the data as
+/// deflate blocks ending in a sync flush, then an empty final stored block.
+/// Inputs without repeats compress to the same bytes as Terraform's; longer
+/// ones may choose other (equally valid) matches than Go's compressor.
+fn gzip_like_go(data: &[u8]) -> Result<Vec<u8>, flate2::CompressError> {
+    let mut out = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff];
+    let mut c = flate2::Compress::new(flate2::Compression::default(), false);
+    let mut body = Vec::with_capacity(data.len() + 64);
+    loop {
+        let consumed = c.total_in() as usize;
+        body.reserve(data.len() - consumed + 64);
+        c.compress_vec(&data[consumed..], &mut body, flate2::FlushCompress::Sync)?;
+        // Done when all input is in and the flush did not run out of room.
+        if c.total_in() as usize == data.len() && body.len() < body.capacity() {
+            break;
+        }
+    }
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&[0x01, 0x00, 0x00, 0xff, 0xff]);
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    Ok(out)
 }
 
 fn encoding(name: &str, i: usize) -> Result<&'static encoding_rs::Encoding, FnError> {
