@@ -123,7 +123,7 @@ fn parse_type(e: &Expr, in_object: bool) -> Result<(Type, Defaults), Diag> {
                         let key = match k {
                             ObjectKey::Name(n) => n.clone(),
                             ObjectKey::Expr(ke) => match &ke.kind {
-                                ExprKind::Literal(Value::String(s)) => s.clone(),
+                                ExprKind::Literal(v) if v.as_str().is_some() => v.as_str().unwrap_or_default().to_string(),
                                 _ => return Err(invalid("Object constructor map keys must be attribute names.", ke.span)),
                             },
                         };

@@ -110,7 +110,7 @@ impl<'a> Evaluator<'a> {
 
     pub fn eval(&mut self, e: &Expr) -> EvalResult {
         match &e.kind {
-            ExprKind::Literal(v) => Ok(v.clone()),
+            ExprKind::Literal(v) => Ok((**v).clone()),
             ExprKind::Parens(inner) => self.eval(inner),
             ExprKind::Template(parts) => self.template(parts, e.span),
             ExprKind::Tuple(items) => Ok(Value::Tuple(

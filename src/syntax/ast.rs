@@ -57,7 +57,8 @@ pub struct ForExpr {
 
 #[derive(Debug, Clone)]
 pub enum ExprKind {
-    Literal(Value),
+    /// Boxed: a value is large and most nodes are not literals.
+    Literal(Box<Value>),
     Template(Vec<TemplatePart>),
     Tuple(Vec<Expr>),
     Object(Vec<(ObjectKey, Expr)>),

@@ -36,9 +36,10 @@ impl Lowerer<'_> {
     }
 
     pub fn body(&self, body: &hcl_edit::structure::Body) -> Result<Body, Diag> {
+        let attrs = body.iter().filter(|s| s.is_attribute()).count();
         let mut out = Body {
-            attrs: Vec::new(),
-            blocks: Vec::new(),
+            attrs: Vec::with_capacity(attrs),
+            blocks: Vec::with_capacity(body.len() - attrs),
             span: self.span(body.span()),
         };
         for st in body.iter() {
@@ -78,8 +79,8 @@ impl Lowerer<'_> {
 
     fn expr_inner(&self, e: &he::Expression, span: Span) -> Result<Expr, Diag> {
         let kind = match e {
-            he::Expression::Null(_) => ExprKind::Literal(Value::null()),
-            he::Expression::Bool(b) => ExprKind::Literal(Value::Bool(*b.value())),
+            he::Expression::Null(_) => ExprKind::Literal(Box::new(Value::null())),
+            he::Expression::Bool(b) => ExprKind::Literal(Box::new(Value::Bool(*b.value()))),
             he::Expression::Number(_) => {
                 // hcl-edit folds a leading minus into the literal ("- 2").
                 let raw = self.text(span);
@@ -98,9 +99,9 @@ impl Lowerer<'_> {
                     };
                     Diag::new("strata::syntax::number", "Invalid number literal", detail).at(span)
                 })?;
-                ExprKind::Literal(Value::Number(n))
+                ExprKind::Literal(Box::new(Value::Number(n)))
             }
-            he::Expression::String(s) => ExprKind::Literal(Value::String(nfc(s.value()))),
+            he::Expression::String(s) => ExprKind::Literal(Box::new(Value::String(nfc(s.value())))),
             he::Expression::Array(items) => ExprKind::Tuple(
                 items
                     .iter()
@@ -108,7 +109,7 @@ impl Lowerer<'_> {
                     .collect::<Result<_, _>>()?,
             ),
             he::Expression::Object(obj) => {
-                let mut items = Vec::new();
+                let mut items = Vec::with_capacity(obj.len());
                 for (k, v) in obj.iter() {
                     let key = match k {
                         // Read from the original text: the parser's copy may
@@ -278,7 +279,7 @@ impl Lowerer<'_> {
                     .at(span));
                 }
                 let ix = Expr::new(
-                    ExprKind::Literal(Value::Number(Number::from_i64(*n.value() as i64))),
+                    ExprKind::Literal(Box::new(Value::Number(Number::from_i64(*n.value() as i64)))),
                     op_span,
                 );
                 Expr::new(ExprKind::Index(Box::new(base), Box::new(ix)), span)
@@ -624,5 +625,6 @@ fn nest(iter: &mut std::vec::IntoIter<Tok>) -> (Vec<TemplatePart>, Option<End>) 
             Tok::EndFor { .. } => return (parts, Some(End::EndFor)),
         }
     }
+    parts.shrink_to_fit();
     (parts, None)
 }
