@@ -5,7 +5,7 @@ use crate::config::variables::{self, CliInput};
 use crate::config::{self, ConfigScope};
 use crate::diag::{Diag, Diags, Sources};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -148,21 +148,8 @@ fn console(path: Option<&Path>, json: bool, inputs: &[CliInput], sources: &mut S
     let run = |scope: &dyn crate::eval::Scope, dir: PathBuf| -> Result<(), Diags> {
         let stdout = std::io::stdout();
         if interactive {
-            // A prompt per line, as terraform console gives one.
-            let mut out = stdout.lock();
-            let mut lines = stdin.lock().lines();
-            loop {
-                let _ = write!(out, "> ");
-                let _ = out.flush();
-                let Some(Ok(line)) = lines.next() else { break };
-                if crate::console::run(line.as_bytes(), &mut out, false, scope, dir.clone()).is_err() {
-                    break;
-                }
-                if matches!(line.trim(), "exit" | "quit") {
-                    break;
-                }
-            }
-            return Ok(());
+            return crate::console::interactive(stdin.lock(), stdout.lock(), scope, dir)
+                .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())));
         }
         crate::console::run(stdin.lock(), stdout.lock(), json, scope, dir)
             .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())))

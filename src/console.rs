@@ -91,28 +91,80 @@ pub fn run(
         if !json && (trimmed == "exit" || trimmed == "quit") {
             break;
         }
-        if !json {
-            if let Some(r) = top_level_type(trimmed, scope, base_dir.clone(), &mut sources) {
-                match r {
-                    Ok(t) => writeln!(output, "{t}")?,
-                    Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(&sources)))?,
-                }
-                continue;
-            }
-        }
-        let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
         if json {
+            let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
             writeln!(output, "{}", json_answer(result))?;
         } else {
-            match result {
-                Ok(v) => writeln!(output, "{}", crate::lang::display::show(&v))?,
-                Err(d) => {
-                    let report = miette::Report::new(d.report(&sources));
-                    writeln!(output, "{report:?}")?;
-                }
-            }
-            output.flush()?;
+            respond(trimmed, &mut output, scope, base_dir.clone(), &mut sources)?;
         }
     }
     Ok(())
+}
+
+/// Evaluates one (possibly multi-line) input and writes what the
+/// interactive console shows: the value, its type for `type(x)`, or the error.
+fn respond(text: &str, output: &mut impl Write, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> std::io::Result<()> {
+    if let Some(r) = top_level_type(text, scope, base_dir.clone(), sources) {
+        match r {
+            Ok(t) => writeln!(output, "{t}")?,
+            Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(sources)))?,
+        }
+        return output.flush();
+    }
+    match eval_line(text, scope, base_dir, sources) {
+        Ok(v) => writeln!(output, "{}", crate::lang::display::show(&v))?,
+        Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(sources)))?,
+    }
+    output.flush()
+}
+
+/// Brackets opened and not yet closed in `text`, outside quoted strings.
+fn open_brackets(text: &str) -> i64 {
+    let mut depth = 0i64;
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_str {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
+}
+
+/// The interactive console: a `> ` prompt, `... ` while brackets are open
+/// so an expression may span lines, `exit` to leave.
+pub fn interactive(mut input: impl BufRead, mut output: impl Write, scope: &dyn Scope, base_dir: PathBuf) -> std::io::Result<()> {
+    let mut sources = Sources::default();
+    let mut pending = String::new();
+    loop {
+        write!(output, "{}", if pending.is_empty() { "> " } else { "... " })?;
+        output.flush()?;
+        let mut line = String::new();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        if pending.is_empty() && matches!(line.trim(), "exit" | "quit") {
+            return Ok(());
+        }
+        pending.push_str(&line);
+        if open_brackets(&pending) > 0 {
+            continue;
+        }
+        let text = std::mem::take(&mut pending);
+        if !text.trim().is_empty() {
+            respond(text.trim(), &mut output, scope, base_dir.clone(), &mut sources)?;
+        }
+    }
 }

@@ -152,3 +152,16 @@ fn module_outputs_evaluate_from_inputs() {
     // The child's `size` defaults to 3; `name` comes from the call.
     assert_eq!(eval_in(&scope, "module.child.greeting").as_str(), Some("hello train x3"));
 }
+
+#[test]
+fn interactive_console_reads_multi_line_expressions() {
+    let input: &[u8] = b"[\n  1,\n  2\n][1]\ntype({a = 1})\nexit\n1\n";
+    let mut out = Vec::new();
+    let empty = config::Module::default();
+    let scope = ConfigScope::new(&empty, BTreeMap::new(), PathBuf::from("."));
+    strata::console::interactive(input, &mut out, &scope, PathBuf::from(".")).expect("console runs");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(text.starts_with("> ... ... ... 2\n"), "continuation prompts then the value: {text:?}");
+    assert!(text.contains("> object({a: number})\n"), "type() at the prompt: {text:?}");
+    assert!(!text.contains("\n1\n"), "nothing is evaluated after exit: {text:?}");
+}
