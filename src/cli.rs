@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "strata", version, about = "Declarative GPU-cluster infrastructure in Terraform's language")]
+#[command(
+    name = "strata",
+    version,
+    about = "Declarative GPU-cluster infrastructure in Terraform's language"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -69,7 +73,10 @@ fn cli_inputs(m: &ArgMatches) -> Vec<CliInput> {
     if let (Some(idx), Some(vals)) = (sub.indices_of("vars"), sub.get_many::<String>("vars")) {
         items.extend(idx.zip(vals).map(|(i, v)| (i, CliInput::Var(v.clone()))));
     }
-    if let (Some(idx), Some(vals)) = (sub.indices_of("var_files"), sub.get_many::<PathBuf>("var_files")) {
+    if let (Some(idx), Some(vals)) = (
+        sub.indices_of("var_files"),
+        sub.get_many::<PathBuf>("var_files"),
+    ) {
         items.extend(idx.zip(vals).map(|(i, v)| (i, CliInput::File(v.clone()))));
     }
     items.sort_by_key(|(i, _)| *i);
@@ -119,7 +126,9 @@ fn run() -> ExitCode {
     let mut sources = Sources::default();
     let result = match cli.command {
         Command::Validate { path, .. } => validate(&path, &inputs, &mut sources),
-        Command::Console { path, json, .. } => console(path.as_deref(), json, &inputs, &mut sources),
+        Command::Console { path, json, .. } => {
+            console(path.as_deref(), json, &inputs, &mut sources)
+        }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
     };
     match result {
@@ -132,7 +141,9 @@ fn run() -> ExitCode {
 }
 
 fn env_vars() -> Vec<(String, String)> {
-    std::env::vars().filter(|(k, _)| k.starts_with(variables::ENV_PREFIX)).collect()
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
+        .collect()
 }
 
 fn validate(path: &Path, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
@@ -142,7 +153,12 @@ fn validate(path: &Path, inputs: &[CliInput], sources: &mut Sources) -> Result<(
     Ok(())
 }
 
-fn console(path: Option<&Path>, json: bool, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
+fn console(
+    path: Option<&Path>,
+    json: bool,
+    inputs: &[CliInput],
+    sources: &mut Sources,
+) -> Result<(), Diags> {
     let stdin = std::io::stdin();
     let interactive = !json && stdin.is_terminal();
     let run = |scope: &dyn crate::eval::Scope, dir: PathBuf| -> Result<(), Diags> {
@@ -157,7 +173,12 @@ fn console(path: Option<&Path>, json: bool, inputs: &[CliInput], sources: &mut S
     match path {
         None => {
             if !inputs.is_empty() {
-                return Err(Diag::new("strata::cli", "Variables without a configuration", "--var and --var-file need a configuration PATH that declares the variables.").into());
+                return Err(Diag::new(
+                    "strata::cli",
+                    "Variables without a configuration",
+                    "--var and --var-file need a configuration PATH that declares the variables.",
+                )
+                .into());
             }
             // Like `terraform console` in an empty directory: path.module is ".".
             let module = config::Module {

@@ -8,7 +8,12 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 /// Evaluates one expression line in a scope.
-pub fn eval_line(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> Result<Value, Diag> {
+pub fn eval_line(
+    line: &str,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+    sources: &mut Sources,
+) -> Result<Value, Diag> {
     let file = sources.add("<console-input>", line.to_string());
     let expr = crate::syntax::parse_expr(file, line)?;
     let mut ev = Evaluator::new(scope, base_dir);
@@ -17,13 +22,24 @@ pub fn eval_line(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut
 
 /// `type(x)` typed at the prompt: Terraform's console prints x's type. It is
 /// the only place the type function works, so it is recognised here.
-fn top_level_type(line: &str, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> Option<Result<String, Diag>> {
+fn top_level_type(
+    line: &str,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+    sources: &mut Sources,
+) -> Option<Result<String, Diag>> {
     let file = sources.add("<console-input>", line.to_string());
     let expr = crate::syntax::parse_expr(file, line).ok()?;
     match &expr.kind {
-        crate::syntax::ExprKind::Call { name, args, expand_final: false } if name == "type" && args.len() == 1 => {
-            Some(Evaluator::new(scope, base_dir).eval(&args[0]).map(|v| v.ty().to_string()))
-        }
+        crate::syntax::ExprKind::Call {
+            name,
+            args,
+            expand_final: false,
+        } if name == "type" && args.len() == 1 => Some(
+            Evaluator::new(scope, base_dir)
+                .eval(&args[0])
+                .map(|v| v.ty().to_string()),
+        ),
         _ => None,
     }
 }
@@ -58,7 +74,12 @@ pub fn json_answer(result: Result<Value, Diag>) -> String {
                 }
                 Err(e) => {
                     out.push_str("{\"error\":");
-                    crate::lang::value::json_string(&format!("Error in function call: Call to function \"jsonencode\" failed: {e}."), &mut out);
+                    crate::lang::value::json_string(
+                        &format!(
+                            "Error in function call: Call to function \"jsonencode\" failed: {e}."
+                        ),
+                        &mut out,
+                    );
                     out.push('}');
                 }
             }
@@ -103,7 +124,13 @@ pub fn run(
 
 /// Evaluates one (possibly multi-line) input and writes what the
 /// interactive console shows: the value, its type for `type(x)`, or the error.
-fn respond(text: &str, output: &mut impl Write, scope: &dyn Scope, base_dir: PathBuf, sources: &mut Sources) -> std::io::Result<()> {
+fn respond(
+    text: &str,
+    output: &mut impl Write,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+    sources: &mut Sources,
+) -> std::io::Result<()> {
     if let Some(r) = top_level_type(text, scope, base_dir.clone(), sources) {
         match r {
             Ok(t) => writeln!(output, "{t}")?,
@@ -145,7 +172,12 @@ fn open_brackets(text: &str) -> i64 {
 
 /// The interactive console: a `> ` prompt, `... ` while brackets are open
 /// so an expression may span lines, `exit` to leave.
-pub fn interactive(mut input: impl BufRead, mut output: impl Write, scope: &dyn Scope, base_dir: PathBuf) -> std::io::Result<()> {
+pub fn interactive(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+) -> std::io::Result<()> {
     let mut sources = Sources::default();
     let mut pending = String::new();
     loop {
@@ -164,7 +196,13 @@ pub fn interactive(mut input: impl BufRead, mut output: impl Write, scope: &dyn 
         }
         let text = std::mem::take(&mut pending);
         if !text.trim().is_empty() {
-            respond(text.trim(), &mut output, scope, base_dir.clone(), &mut sources)?;
+            respond(
+                text.trim(),
+                &mut output,
+                scope,
+                base_dir.clone(),
+                &mut sources,
+            )?;
         }
     }
 }

@@ -52,7 +52,10 @@ impl Sources {
     }
 
     pub fn name(&self, id: FileId) -> &str {
-        self.files.get(id.0 as usize).map(|f| f.0.as_str()).unwrap_or("")
+        self.files
+            .get(id.0 as usize)
+            .map(|f| f.0.as_str())
+            .unwrap_or("")
     }
 
     /// 1-based line and column of a byte offset.
@@ -122,7 +125,10 @@ impl Diag {
                 let (line, col) = sources.line_col(span.file, span.start);
                 let name = sources.name(span.file).to_string();
                 (
-                    Some(NamedSource::new(name.clone(), sources.text(span.file).to_string())),
+                    Some(NamedSource::new(
+                        name.clone(),
+                        sources.text(span.file).to_string(),
+                    )),
                     Some(format!("{name}:{line}:{col}")),
                 )
             }
@@ -139,8 +145,9 @@ impl Diag {
 impl Diag {
     /// The rendered diagnostic without colours, as tests and logs want it.
     pub fn render_plain(&self, sources: &Sources) -> String {
-        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-            .with_width(100);
+        let handler =
+            miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+                .with_width(100);
         let mut out = String::new();
         let report = self.report(sources);
         if handler.render_report(&mut out, &report).is_err() {

@@ -55,12 +55,20 @@ struct Token {
 
 impl Token {
     fn new(kind: Kind, text: impl Into<String>) -> Token {
-        Token { kind, text: text.into(), spaces: 0 }
+        Token {
+            kind,
+            text: text.into(),
+            spaces: 0,
+        }
     }
 
     fn bracket_change(&self) -> i32 {
         match self.kind {
-            Kind::OBrace | Kind::OBrack | Kind::OParen | Kind::TemplateInterp | Kind::TemplateControl => 1,
+            Kind::OBrace
+            | Kind::OBrack
+            | Kind::OParen
+            | Kind::TemplateInterp
+            | Kind::TemplateControl => 1,
             Kind::CBrace | Kind::CBrack | Kind::CParen | Kind::TemplateSeqEnd => -1,
             _ => 0,
         }
@@ -76,7 +84,9 @@ enum Mode {
     /// interpolation that closes at that brace depth.
     Code(Option<usize>),
     Quote,
-    Heredoc { delim: String },
+    Heredoc {
+        delim: String,
+    },
 }
 
 fn lex(src: &str) -> Vec<Token> {
@@ -85,7 +95,10 @@ fn lex(src: &str) -> Vec<Token> {
     let mut modes = vec![Mode::Code(None)];
     let mut depth = 0usize;
     let mut i = 0;
-    let starts = |i: usize, s: &str| b.get(i..).is_some_and(|rest| rest.starts_with(s.as_bytes()));
+    let starts = |i: usize, s: &str| {
+        b.get(i..)
+            .is_some_and(|rest| rest.starts_with(s.as_bytes()))
+    };
     while i < b.len() {
         match modes.last() {
             Some(Mode::Quote) => {
@@ -136,9 +149,12 @@ fn lex(src: &str) -> Vec<Token> {
                 }
                 // A heredoc line, possibly with interpolations in it.
                 let mut j = i;
-                let mut lit_start = i;
+                let lit_start = i;
                 while j < line_end {
-                    if (starts(j, "${") || starts(j, "%{")) && !starts(j, "$${") && !starts(j, "%%{") {
+                    if (starts(j, "${") || starts(j, "%{"))
+                        && !starts(j, "$${")
+                        && !starts(j, "%%{")
+                    {
                         if j > lit_start {
                             toks.push(Token::new(Kind::StringLit, &src[lit_start..j]));
                         }
@@ -156,8 +172,6 @@ fn lex(src: &str) -> Vec<Token> {
                     toks.push(Token::new(Kind::StringLit, &src[lit_start..line_end]));
                     i = line_end;
                 }
-                lit_start = i;
-                let _ = lit_start;
             }
             Some(Mode::Code(closing)) => {
                 let closing = *closing;
@@ -194,7 +208,8 @@ fn lex(src: &str) -> Vec<Token> {
                         i += 1;
                     }
                     b'<' if starts(i, "<<") && crate::syntax::heredoc_opener(src, i).is_some() => {
-                        let (delim, len) = crate::syntax::heredoc_opener(src, i).unwrap_or_default();
+                        let (delim, len) =
+                            crate::syntax::heredoc_opener(src, i).unwrap_or_default();
                         toks.push(Token::new(Kind::OHeredoc, &src[i..i + len]));
                         modes.push(Mode::Heredoc { delim });
                         i += len;
@@ -249,11 +264,24 @@ fn lex(src: &str) -> Vec<Token> {
 }
 
 fn is_ident_start(src: &str, i: usize) -> bool {
-    src[i..].chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    src[i..]
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
-fn open_template(src: &str, i: usize, toks: &mut Vec<Token>, modes: &mut Vec<Mode>, depth: &mut usize) -> usize {
-    let kind = if src[i..].starts_with('$') { Kind::TemplateInterp } else { Kind::TemplateControl };
+fn open_template(
+    src: &str,
+    i: usize,
+    toks: &mut Vec<Token>,
+    modes: &mut Vec<Mode>,
+    depth: &mut usize,
+) -> usize {
+    let kind = if src[i..].starts_with('$') {
+        Kind::TemplateInterp
+    } else {
+        Kind::TemplateControl
+    };
     let len = if src[i + 2..].starts_with('~') { 3 } else { 2 };
     toks.push(Token::new(kind, &src[i..i + len]));
     modes.push(Mode::Code(Some(*depth)));
@@ -313,15 +341,29 @@ fn space_after(subject: &Token, before: Option<&Token>, after: &Token) -> bool {
             false
         }
         _ if subject.kind == Ident && subject.text == "in" && bk == Some(Ident) => true,
-        _ if after.kind == OBrack && (matches!(subject.kind, Ident | Number) || subject.bracket_change() < 0) => false,
+        _ if after.kind == OBrack
+            && (matches!(subject.kind, Ident | Number) || subject.bracket_change() < 0) =>
+        {
+            false
+        }
         _ if subject.kind == Minus => !matches!(
             bk,
-            None | Some(OParen | OBrace | OBrack | Equal | Colon | Comma | Question | Op | Minus | Bang)
+            None | Some(
+                OParen | OBrace | OBrack | Equal | Colon | Comma | Question | Op | Minus | Bang
+            )
         ),
-        _ if subject.kind == OBrace || after.kind == CBrace => !(subject.kind == OBrace && after.kind == CBrace),
-        _ if matches!(subject.kind, TemplateInterp | TemplateControl) && after.kind == OBrace => true,
+        _ if subject.kind == OBrace || after.kind == CBrace => {
+            !(subject.kind == OBrace && after.kind == CBrace)
+        }
+        _ if matches!(subject.kind, TemplateInterp | TemplateControl) && after.kind == OBrace => {
+            true
+        }
         _ if subject.kind == CBrace && after.kind == TemplateSeqEnd => true,
-        _ if subject.kind == TemplateSeqEnd && matches!(after.kind, TemplateInterp | TemplateControl) => false,
+        _ if subject.kind == TemplateSeqEnd
+            && matches!(after.kind, TemplateInterp | TemplateControl) =>
+        {
+            false
+        }
         _ if subject.bracket_change() > 0 => false,
         _ if after.bracket_change() < 0 => false,
         _ if subject.kind == Bang => false,
@@ -336,7 +378,9 @@ struct Line {
 }
 
 fn columns(ts: &[Token]) -> usize {
-    ts.iter().map(|t| t.spaces + t.text.graphemes(true).count()).sum()
+    ts.iter()
+        .map(|t| t.spaces + t.text.graphemes(true).count())
+        .sum()
 }
 
 fn split_lines(toks: Vec<Token>) -> Vec<Line> {
@@ -361,7 +405,12 @@ fn split_lines(toks: Vec<Token>) -> Vec<Line> {
                 comment = lead.split_off(n - 1);
             }
             let mut assign = Vec::new();
-            if let Some(eq) = lead.iter().skip(1).position(|t| t.kind == Kind::Equal).map(|p| p + 1) {
+            if let Some(eq) = lead
+                .iter()
+                .skip(1)
+                .position(|t| t.kind == Kind::Equal)
+                .map(|p| p + 1)
+            {
                 let mut net = 0;
                 for t in &lead[eq..] {
                     net += t.bracket_change();
@@ -373,7 +422,11 @@ fn split_lines(toks: Vec<Token>) -> Vec<Line> {
                     assign = lead.split_off(eq);
                 }
             }
-            Line { lead, assign, comment }
+            Line {
+                lead,
+                assign,
+                comment,
+            }
         })
         .collect()
 }
@@ -383,7 +436,9 @@ fn format_tokens(toks: Vec<Token>) -> String {
     // Indentation by bracket depth, with hclwrite's indent stack.
     let mut indents: Vec<i32> = Vec::new();
     for line in &mut lines {
-        let Some(first) = line.lead.first() else { continue };
+        let Some(first) = line.lead.first() else {
+            continue;
+        };
         if first.kind == Kind::Newline {
             line.lead[0].spaces = 0;
             continue;
@@ -417,7 +472,11 @@ fn format_tokens(toks: Vec<Token>) -> String {
     for line in &mut lines {
         for cell in [&mut line.lead, &mut line.assign, &mut line.comment] {
             for i in 0..cell.len().saturating_sub(1) {
-                let s = space_after(&cell[i], if i > 0 { Some(&cell[i - 1]) } else { None }, &cell[i + 1]);
+                let s = space_after(
+                    &cell[i],
+                    if i > 0 { Some(&cell[i - 1]) } else { None },
+                    &cell[i + 1],
+                );
                 cell[i + 1].spaces = usize::from(s);
             }
         }
@@ -429,7 +488,12 @@ fn format_tokens(toks: Vec<Token>) -> String {
         }
     }
     // Align the `=` of consecutive assignment lines, then their comments.
-    align(&mut lines, |l| !l.assign.is_empty(), |l| columns(&l.lead), |l, n| l.assign[0].spaces = n);
+    align(
+        &mut lines,
+        |l| !l.assign.is_empty(),
+        |l| columns(&l.lead),
+        |l, n| l.assign[0].spaces = n,
+    );
     align(
         &mut lines,
         |l| !l.comment.is_empty(),
@@ -448,7 +512,12 @@ fn format_tokens(toks: Vec<Token>) -> String {
     out
 }
 
-fn align(lines: &mut [Line], member: fn(&Line) -> bool, width: fn(&Line) -> usize, set: fn(&mut Line, usize)) {
+fn align(
+    lines: &mut [Line],
+    member: fn(&Line) -> bool,
+    width: fn(&Line) -> usize,
+    set: fn(&mut Line, usize),
+) {
     let mut i = 0;
     while i < lines.len() {
         if !member(&lines[i]) {
@@ -480,10 +549,18 @@ fn normalize(toks: Vec<Token>) -> Vec<Token> {
         // A block header: ident (labels...) { at the start of a line.
         if line_start && toks[i].kind == Kind::Ident {
             let mut j = i + 1;
-            while j < toks.len() && matches!(toks[j].kind, Kind::Ident | Kind::OQuote | Kind::QuotedLit | Kind::CQuote) {
+            while j < toks.len()
+                && matches!(
+                    toks[j].kind,
+                    Kind::Ident | Kind::OQuote | Kind::QuotedLit | Kind::CQuote
+                )
+            {
                 j += 1;
             }
-            if j < toks.len() && toks[j].kind == Kind::OBrace && !toks[i + 1..j].iter().any(|t| t.kind == Kind::Equal) {
+            if j < toks.len()
+                && toks[j].kind == Kind::OBrace
+                && !toks[i + 1..j].iter().any(|t| t.kind == Kind::Equal)
+            {
                 out.push(toks[i].clone());
                 for t in &toks[i + 1..j] {
                     if t.kind == Kind::Ident {
@@ -504,9 +581,13 @@ fn normalize(toks: Vec<Token>) -> Vec<Token> {
             }
             // An attribute: name = value (single-line values only).
             if i + 1 < toks.len() && toks[i + 1].kind == Kind::Equal {
-                let end = (i + 2..toks.len()).find(|&k| toks[k].is_line_end()).unwrap_or(toks.len());
+                let end = (i + 2..toks.len())
+                    .find(|&k| toks[k].is_line_end())
+                    .unwrap_or(toks.len());
                 let value = &toks[i + 2..end];
-                let in_variable = blocks.len() == 1 && blocks[0] == "variable" && depth == depth_at_block.last().copied().unwrap_or(-1);
+                let in_variable = blocks.len() == 1
+                    && blocks[0] == "variable"
+                    && depth == depth_at_block.last().copied().unwrap_or(-1);
                 let replaced = if in_variable && toks[i].text == "type" {
                     type_expr(value)
                 } else {
@@ -524,7 +605,11 @@ fn normalize(toks: Vec<Token>) -> Vec<Token> {
         }
         let t = &toks[i];
         match t.kind {
-            Kind::OBrace | Kind::OBrack | Kind::OParen | Kind::TemplateInterp | Kind::TemplateControl => depth += 1,
+            Kind::OBrace
+            | Kind::OBrack
+            | Kind::OParen
+            | Kind::TemplateInterp
+            | Kind::TemplateControl => depth += 1,
             Kind::CBrace | Kind::CBrack | Kind::CParen | Kind::TemplateSeqEnd => {
                 if t.kind == Kind::CBrace && depth_at_block.last() == Some(&depth) {
                     depth_at_block.pop();
@@ -568,11 +653,20 @@ fn unwrap_interpolation(v: &[Token]) -> Option<Vec<Token>> {
 fn type_expr(v: &[Token]) -> Option<Vec<Token>> {
     let ident = |s: &str| Token::new(Kind::Ident, s);
     let call = |f: &str, arg: &str| {
-        vec![ident(f), Token::new(Kind::OParen, "("), ident(arg), Token::new(Kind::CParen, ")")]
+        vec![
+            ident(f),
+            Token::new(Kind::OParen, "("),
+            ident(arg),
+            Token::new(Kind::CParen, ")"),
+        ]
     };
     match v {
-        [t] if t.kind == Kind::Ident && matches!(t.text.as_str(), "list" | "map" | "set") => Some(call(&t.text, "any")),
-        [o, s, c] if o.kind == Kind::OQuote && s.kind == Kind::QuotedLit && c.kind == Kind::CQuote => {
+        [t] if t.kind == Kind::Ident && matches!(t.text.as_str(), "list" | "map" | "set") => {
+            Some(call(&t.text, "any"))
+        }
+        [o, s, c]
+            if o.kind == Kind::OQuote && s.kind == Kind::QuotedLit && c.kind == Kind::CQuote =>
+        {
             match s.text.as_str() {
                 "string" => Some(vec![ident("string")]),
                 "list" => Some(call("list", "string")),
@@ -601,7 +695,8 @@ fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
         .filter(|p| {
             p.is_file()
                 && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    !n.starts_with('.') && (n.ends_with(".tf") || n.ends_with(".hcl") || n.ends_with(".tfvars"))
+                    !n.starts_with('.')
+                        && (n.ends_with(".tf") || n.ends_with(".hcl") || n.ends_with(".tfvars"))
                 })
         })
         .collect();
@@ -682,7 +777,14 @@ mod tests {
     #[test]
     fn multibyte_escapes_and_odd_input_do_not_panic() {
         // Found by fuzzing: an escaped multi-byte character in a string.
-        for src in ["x = \"\\é\"", "\"\\é", "a = \"${\"\\ü\"}\"", "<<EOT\né${x}\nEOT", "\r", "a = \"\r\n"] {
+        for src in [
+            "x = \"\\é\"",
+            "\"\\é",
+            "a = \"${\"\\ü\"}\"",
+            "<<EOT\né${x}\nEOT",
+            "\r",
+            "a = \"\r\n",
+        ] {
             let once = format_source(src);
             let _ = format_source(&once);
         }

@@ -44,7 +44,10 @@ fn run_console(exprs: &[String], config: Option<&Path>) -> Vec<Json> {
         }
     }
     let out = child.wait_with_output().expect("strata finishes");
-    assert!(out.status.success(), "console --json exits 0 even when lines fail");
+    assert!(
+        out.status.success(),
+        "console --json exits 0 even when lines fail"
+    );
     String::from_utf8(out.stdout)
         .expect("utf-8")
         .lines()
@@ -66,10 +69,12 @@ fn disagreement(want: &Json, got: &Json) -> Option<String> {
             return Some(format!("{flag}: want {w}, got {g}"));
         }
         if w {
-            return (want["type"] != got["type"]).then(|| format!("type: want {}, got {}", want["type"], got["type"]));
+            return (want["type"] != got["type"])
+                .then(|| format!("type: want {}, got {}", want["type"], got["type"]));
         }
     }
-    let want_value: Json = serde_json::from_str(want["value"].as_str().unwrap_or("null")).expect("oracle value is JSON");
+    let want_value: Json = serde_json::from_str(want["value"].as_str().unwrap_or("null"))
+        .expect("oracle value is JSON");
     if want_value != got["value"] {
         return Some(format!("value: want {want_value}, got {}", got["value"]));
     }
@@ -81,8 +86,14 @@ fn disagreement(want: &Json, got: &Json) -> Option<String> {
 
 fn check_corpus(path: &Path, config: Option<&Path>) -> (usize, Vec<String>) {
     let text = std::fs::read_to_string(path).expect("corpus readable");
-    let records: Vec<Json> = text.lines().map(|l| serde_json::from_str(l).expect("corpus line")).collect();
-    let exprs: Vec<String> = records.iter().map(|r| r["expr"].as_str().expect("expr").to_string()).collect();
+    let records: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("corpus line"))
+        .collect();
+    let exprs: Vec<String> = records
+        .iter()
+        .map(|r| r["expr"].as_str().expect("expr").to_string())
+        .collect();
     let answers = run_console(&exprs, config);
     assert_eq!(answers.len(), records.len(), "one answer per expression");
     let mut failures = Vec::new();
@@ -100,8 +111,16 @@ fn check_corpus(path: &Path, config: Option<&Path>) -> (usize, Vec<String>) {
 #[test]
 fn stored_corpus_matches() {
     let (n, failures) = check_corpus(&root().join("tests/oracle/corpus.jsonl"), None);
-    assert!(n >= 1000, "the corpus holds a thousand expressions, found {n}");
-    assert!(failures.is_empty(), "{} of {n} expressions differ from Terraform:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        n >= 1000,
+        "the corpus holds a thousand expressions, found {n}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {n} expressions differ from Terraform:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Heredocs, template directives, file functions and variables need a
@@ -111,12 +130,21 @@ fn stored_config_corpus_matches() {
     let dir = root().join("tests/oracle/config");
     let (n, failures) = check_corpus(&dir.join("corpus.jsonl"), Some(&dir));
     assert!(n >= 30, "found {n}");
-    assert!(failures.is_empty(), "{} of {n} expressions differ from Terraform:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} expressions differ from Terraform:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn live_terraform_agrees() {
-    let found = Command::new("terraform").arg("version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    let found = Command::new("terraform")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
     if !matches!(found, Ok(s) if s.success()) {
         eprintln!("SKIPPED live_terraform_agrees: terraform is not on PATH; the stored corpus test still ran");
         return;
@@ -131,10 +159,16 @@ fn live_terraform_agrees() {
     assert!(status.success(), "oracle generator failed");
     let (n, failures) = check_corpus(&out, None);
     let _ = std::fs::remove_file(&out);
-    assert!(failures.is_empty(), "{} of {n} expressions differ from the installed Terraform:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} expressions differ from the installed Terraform:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 
     let dir = root().join("tests/oracle/config");
-    let out = std::env::temp_dir().join(format!("strata-oracle-config-{}.jsonl", std::process::id()));
+    let out =
+        std::env::temp_dir().join(format!("strata-oracle-config-{}.jsonl", std::process::id()));
     let status = Command::new("python3")
         .arg(root().join("tests/oracle/gen.py"))
         .arg("--config")
@@ -143,8 +177,16 @@ fn live_terraform_agrees() {
         .arg(&out)
         .status()
         .expect("python3 runs the oracle generator");
-    assert!(status.success(), "oracle generator failed on the configuration");
+    assert!(
+        status.success(),
+        "oracle generator failed on the configuration"
+    );
     let (n, failures) = check_corpus(&out, Some(&dir));
     let _ = std::fs::remove_file(&out);
-    assert!(failures.is_empty(), "{} of {n} configuration expressions differ from the installed Terraform:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} configuration expressions differ from the installed Terraform:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

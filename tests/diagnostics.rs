@@ -14,10 +14,16 @@ fn strata(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_strata"));
     cmd.args(args).current_dir(root()).env("NO_COLOR", "1");
     cmd.stdin(std::process::Stdio::piped());
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("strata runs");
     if let Some(input) = stdin {
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write");
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().expect("finishes");
@@ -32,7 +38,10 @@ fn validate_fails(case: &str) -> String {
     let path = format!("tests/fixtures/diagnostics/{case}");
     let (code, stdout, stderr) = strata(&["validate", &path], None);
     assert_eq!(code, 1, "{case}: exit code 1 expected; stdout: {stdout}");
-    assert!(!stderr.contains("panicked"), "{case}: strata panicked: {stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "{case}: strata panicked: {stderr}"
+    );
     // file:line:col appears for every diagnostic that has a place.
     assert!(
         stderr.contains(&format!("{path}/main.tf:")),
@@ -72,7 +81,12 @@ diagnostic_cases!(
 #[test]
 fn validation_failure_names_the_rule() {
     let (code, _, stderr) = strata(
-        &["console", "tests/fixtures/validation", "--var", "gpus_per_node=3"],
+        &[
+            "console",
+            "tests/fixtures/validation",
+            "--var",
+            "gpus_per_node=3",
+        ],
         Some("var.gpus_per_node\n"),
     );
     assert_eq!(code, 1);
@@ -98,7 +112,10 @@ fn valid_configuration_passes() {
 
 #[test]
 fn console_error_lines_do_not_stop_the_stream() {
-    let (code, stdout, _) = strata(&["console", "--json"], Some("1 +\nupper(\"ok\")\nnope\n2\n"));
+    let (code, stdout, _) = strata(
+        &["console", "--json"],
+        Some("1 +\nupper(\"ok\")\nnope\n2\n"),
+    );
     assert_eq!(code, 0);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{stdout}");

@@ -53,7 +53,8 @@ fn matches_stored_terraform_output() {
     let dir = scratch("stored");
     for input in inputs() {
         let name = input.file_name().expect("name");
-        let want = std::fs::read(root().join("tests/fmt_expected").join(name)).expect("expected file");
+        let want =
+            std::fs::read(root().join("tests/fmt_expected").join(name)).expect("expected file");
         let got = format_copy(strata(), &["fmt"], &input, &dir);
         assert_eq!(
             String::from_utf8_lossy(&got),
@@ -66,7 +67,12 @@ fn matches_stored_terraform_output() {
 
 #[test]
 fn matches_live_terraform() {
-    if !Command::new("terraform").arg("version").stdout(Stdio::null()).status().is_ok_and(|s| s.success()) {
+    if !Command::new("terraform")
+        .arg("version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
         eprintln!("SKIPPED matches_live_terraform: terraform is not on PATH; the stored comparison still ran");
         return;
     }
@@ -74,7 +80,12 @@ fn matches_live_terraform() {
     for input in inputs() {
         let want = format_copy("terraform", &["fmt"], &input, &dir);
         let got = format_copy(strata(), &["fmt"], &input, &dir);
-        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "{}", input.display());
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{}",
+            input.display()
+        );
     }
 }
 
@@ -83,7 +94,12 @@ fn formatting_is_idempotent() {
     for input in inputs() {
         let text = std::fs::read_to_string(&input).expect("read");
         let once = strata::fmt::format_source(&text);
-        assert_eq!(strata::fmt::format_source(&once), once, "{}", input.display());
+        assert_eq!(
+            strata::fmt::format_source(&once),
+            once,
+            "{}",
+            input.display()
+        );
     }
 }
 
@@ -92,13 +108,32 @@ fn check_exits_3_and_changes_nothing() {
     let dir = scratch("check");
     let file = dir.join("main.tf");
     std::fs::write(&file, "locals {\na=1\n}\n").expect("write");
-    let out = Command::new(strata()).args(["fmt", "--check"]).arg(&dir).output().expect("runs");
+    let out = Command::new(strata())
+        .args(["fmt", "--check"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("main.tf"), "names the file");
-    assert_eq!(std::fs::read_to_string(&file).expect("read"), "locals {\na=1\n}\n", "--check writes nothing");
-    let out = Command::new(strata()).arg("fmt").arg(&dir).output().expect("runs");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("main.tf"),
+        "names the file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        "locals {\na=1\n}\n",
+        "--check writes nothing"
+    );
+    let out = Command::new(strata())
+        .arg("fmt")
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(0));
-    let out = Command::new(strata()).args(["fmt", "--check"]).arg(&dir).output().expect("runs");
+    let out = Command::new(strata())
+        .args(["fmt", "--check"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(0), "formatted now");
 }
 
@@ -107,8 +142,19 @@ fn invalid_syntax_is_an_error_and_file_untouched() {
     let dir = scratch("bad");
     let file = dir.join("bad.tf");
     std::fs::write(&file, "locals {\n  a = [1,\n").expect("write");
-    let out = Command::new(strata()).arg("fmt").arg(&file).env("NO_COLOR", "1").output().expect("runs");
+    let out = Command::new(strata())
+        .arg("fmt")
+        .arg(&file)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.tf:"), "points at the file");
-    assert_eq!(std::fs::read_to_string(&file).expect("read"), "locals {\n  a = [1,\n");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.tf:"),
+        "points at the file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        "locals {\n  a = [1,\n"
+    );
 }

@@ -1,17 +1,19 @@
 //! Variable precedence, unknown-value propagation and the sensitive mark,
 //! through the library API.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use strata::config::variables::{resolve, CliInput};
 use strata::config::{self, ConfigScope};
 use strata::diag::Sources;
 use strata::eval::{Evaluator, MapScope};
 use strata::lang::types::Type;
 use strata::lang::value::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn vars_of(cli: &[CliInput], env: &[(&str, &str)]) -> BTreeMap<String, Value> {
@@ -30,8 +32,15 @@ fn precedence_follows_terraform() {
     let tmp = std::env::temp_dir().join(format!("strata-varfile-{}.tfvars", std::process::id()));
     std::fs::write(&tmp, "e = \"file\"\n").expect("write var file");
     let v = vars_of(
-        &[CliInput::Var("e=cli-first".into()), CliInput::File(tmp.clone())],
-        &[("STRATA_VAR_a", "env"), ("STRATA_VAR_b", "env"), ("STRATA_VAR_undeclared", "ignored")],
+        &[
+            CliInput::Var("e=cli-first".into()),
+            CliInput::File(tmp.clone()),
+        ],
+        &[
+            ("STRATA_VAR_a", "env"),
+            ("STRATA_VAR_b", "env"),
+            ("STRATA_VAR_undeclared", "ignored"),
+        ],
     );
     // a: env beats the default.
     assert_eq!(s(&v, "a"), "env");
@@ -43,14 +52,26 @@ fn precedence_follows_terraform() {
     assert_eq!(s(&v, "d"), "auto-b-json");
     // e: command-line options apply in the order given: the later --var-file wins.
     assert_eq!(s(&v, "e"), "file");
-    let v2 = vars_of(&[CliInput::File(tmp.clone()), CliInput::Var("e=cli-last".into())], &[]);
+    let v2 = vars_of(
+        &[
+            CliInput::File(tmp.clone()),
+            CliInput::Var("e=cli-last".into()),
+        ],
+        &[],
+    );
     assert_eq!(s(&v2, "e"), "cli-last");
     let _ = std::fs::remove_file(tmp);
 }
 
 #[test]
 fn non_string_values_parse_as_hcl() {
-    let v = vars_of(&[CliInput::Var("n=42".into()), CliInput::Var("l=[\"x\", 1]".into())], &[]);
+    let v = vars_of(
+        &[
+            CliInput::Var("n=42".into()),
+            CliInput::Var("l=[\"x\", 1]".into()),
+        ],
+        &[],
+    );
     assert_eq!(v["n"].as_number().expect("number").to_text(), "42");
     assert_eq!(v["l"].to_json().expect("json"), r#"["x","1"]"#);
     assert_eq!(v["l"].ty(), Type::list(Type::String));
@@ -63,9 +84,18 @@ fn non_string_values_parse_as_hcl() {
 fn wrong_typed_value_is_reported() {
     let mut sources = Sources::default();
     let module = config::load(&fixture("precedence"), &mut sources).expect("fixture loads");
-    let err = resolve(&module, &[CliInput::Var("n=\"many\"".into())], Vec::new(), &mut sources)
-        .expect_err("a string is not a number");
-    assert!(err.0[0].detail.contains("a number is required"), "{:?}", err);
+    let err = resolve(
+        &module,
+        &[CliInput::Var("n=\"many\"".into())],
+        Vec::new(),
+        &mut sources,
+    )
+    .expect_err("a string is not a number");
+    assert!(
+        err.0[0].detail.contains("a number is required"),
+        "{:?}",
+        err
+    );
 }
 
 #[test]
@@ -91,11 +121,16 @@ fn eval_in(scope: &dyn strata::eval::Scope, src: &str) -> Value {
     let mut sources = Sources::default();
     let id = sources.add("<test>", src.to_string());
     let expr = strata::syntax::parse_expr(id, src).expect("parses");
-    Evaluator::new(scope, PathBuf::from(".")).eval(&expr).expect("evaluates")
+    Evaluator::new(scope, PathBuf::from("."))
+        .eval(&expr)
+        .expect("evaluates")
 }
 
 fn eval_with(vars: &[(&str, Value)], src: &str) -> Value {
-    let map: BTreeMap<String, Value> = vars.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let map: BTreeMap<String, Value> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
     eval_in(&MapScope(&map), src)
 }
 
@@ -123,24 +158,48 @@ fn unknown_values_propagate() {
         }
     }
     // A known deciding side settles && and ||.
-    assert_eq!(eval_with(&[("b", Value::Unknown(Type::Bool))], "false && b").as_bool(), Some(false));
-    assert_eq!(eval_with(&[("b", Value::Unknown(Type::Bool))], "true || b").as_bool(), Some(true));
+    assert_eq!(
+        eval_with(&[("b", Value::Unknown(Type::Bool))], "false && b").as_bool(),
+        Some(false)
+    );
+    assert_eq!(
+        eval_with(&[("b", Value::Unknown(Type::Bool))], "true || b").as_bool(),
+        Some(true)
+    );
     // An unknown condition makes a for-expression's result unknown.
-    let v = eval_with(&[("b", Value::Unknown(Type::Bool))], "[for x in [1, 2] : x if b]");
+    let v = eval_with(
+        &[("b", Value::Unknown(Type::Bool))],
+        "[for x in [1, 2] : x if b]",
+    );
     assert!(!v.is_known());
 }
 
 #[test]
 fn sensitive_mark_follows_values() {
     let secret = ("s", Value::string("hunter2").mark());
-    for src in ["upper(s)", "\"pw=${s}\"", "[s][0]", "{k = s}.k", "s == \"x\"", "length(s)", "true ? s : \"x\"", "base64encode(s)"] {
-        let v = eval_with(&[secret.clone()], src);
-        assert!(v.is_sensitive() || v.contains_sensitive(), "{src} lost the mark: {v:?}");
+    for src in [
+        "upper(s)",
+        "\"pw=${s}\"",
+        "[s][0]",
+        "{k = s}.k",
+        "s == \"x\"",
+        "length(s)",
+        "true ? s : \"x\"",
+        "base64encode(s)",
+    ] {
+        let v = eval_with(std::slice::from_ref(&secret), src);
+        assert!(
+            v.is_sensitive() || v.contains_sensitive(),
+            "{src} lost the mark: {v:?}"
+        );
     }
-    let v = eval_with(&[secret.clone()], "nonsensitive(s)");
+    let v = eval_with(std::slice::from_ref(&secret), "nonsensitive(s)");
     assert!(!v.contains_sensitive());
     let v = eval_with(&[secret], "[for c in [\"a\"] : c]");
-    assert!(!v.contains_sensitive(), "values not derived from the secret are not marked");
+    assert!(
+        !v.contains_sensitive(),
+        "values not derived from the secret are not marked"
+    );
 }
 
 #[test]
@@ -150,7 +209,10 @@ fn module_outputs_evaluate_from_inputs() {
     let v = resolve(&module, &[], Vec::new(), &mut sources).expect("resolve");
     let scope = ConfigScope::new(&module, v, module.dir.clone());
     // The child's `size` defaults to 3; `name` comes from the call.
-    assert_eq!(eval_in(&scope, "module.child.greeting").as_str(), Some("hello train x3"));
+    assert_eq!(
+        eval_in(&scope, "module.child.greeting").as_str(),
+        Some("hello train x3")
+    );
 }
 
 #[test]
@@ -159,9 +221,19 @@ fn interactive_console_reads_multi_line_expressions() {
     let mut out = Vec::new();
     let empty = config::Module::default();
     let scope = ConfigScope::new(&empty, BTreeMap::new(), PathBuf::from("."));
-    strata::console::interactive(input, &mut out, &scope, PathBuf::from(".")).expect("console runs");
+    strata::console::interactive(input, &mut out, &scope, PathBuf::from("."))
+        .expect("console runs");
     let text = String::from_utf8(out).expect("utf-8");
-    assert!(text.starts_with("> ... ... ... 2\n"), "continuation prompts then the value: {text:?}");
-    assert!(text.contains("> object({a: number})\n"), "type() at the prompt: {text:?}");
-    assert!(!text.contains("\n1\n"), "nothing is evaluated after exit: {text:?}");
+    assert!(
+        text.starts_with("> ... ... ... 2\n"),
+        "continuation prompts then the value: {text:?}"
+    );
+    assert!(
+        text.contains("> object({a: number})\n"),
+        "type() at the prompt: {text:?}"
+    );
+    assert!(
+        !text.contains("\n1\n"),
+        "nothing is evaluated after exit: {text:?}"
+    );
 }

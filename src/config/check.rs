@@ -10,7 +10,11 @@ use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
 use std::collections::BTreeMap;
 
-pub fn check_module(module: &Module, _inputs: &[CliInput], _sources: &mut Sources) -> Result<(), Diags> {
+pub fn check_module(
+    module: &Module,
+    _inputs: &[CliInput],
+    _sources: &mut Sources,
+) -> Result<(), Diags> {
     let mut diags = Diags::default();
     check(module, &mut diags);
     diags.into_result(())
@@ -62,7 +66,10 @@ fn check(module: &Module, diags: &mut Diags) {
     for r in &module.resources {
         check_repetition(r.count.as_ref(), r.for_each.as_ref(), &scope, diags);
         scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
-        scope.each = r.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
+        scope.each = r
+            .for_each
+            .as_ref()
+            .map(|_| (Value::Unknown(Type::String), Value::unknown()));
         check_body(&r.body, &scope, diags, &eval);
         for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
             eval(e, &scope, diags);
@@ -73,7 +80,10 @@ fn check(module: &Module, diags: &mut Diags) {
     for c in &module.module_calls {
         check_repetition(c.count.as_ref(), c.for_each.as_ref(), &scope, diags);
         scope.count_index = c.count.as_ref().map(|_| Value::Unknown(Type::Number));
-        scope.each = c.for_each.as_ref().map(|_| (Value::Unknown(Type::String), Value::unknown()));
+        scope.each = c
+            .for_each
+            .as_ref()
+            .map(|_| (Value::Unknown(Type::String), Value::unknown()));
         for a in &c.inputs {
             eval(&a.expr, &scope, diags);
         }
@@ -84,7 +94,12 @@ fn check(module: &Module, diags: &mut Diags) {
 }
 
 /// `count` and `for_each` evaluate, and when known must be acceptable.
-fn check_repetition(count: Option<&Expr>, for_each: Option<&Expr>, scope: &ConfigScope, diags: &mut Diags) {
+fn check_repetition(
+    count: Option<&Expr>,
+    for_each: Option<&Expr>,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) {
     if let Some(c) = count {
         match scope.evaluator().eval(c) {
             Ok(v) => {
@@ -107,7 +122,12 @@ fn check_repetition(count: Option<&Expr>, for_each: Option<&Expr>, scope: &Confi
     }
 }
 
-fn check_body(body: &Body, scope: &ConfigScope, diags: &mut Diags, eval: &dyn Fn(&Expr, &ConfigScope, &mut Diags)) {
+fn check_body(
+    body: &Body,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+    eval: &dyn Fn(&Expr, &ConfigScope, &mut Diags),
+) {
     for a in &body.attrs {
         eval(&a.expr, scope, diags);
     }

@@ -11,8 +11,19 @@ fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span)
 }
 
 const TOP_LEVEL: &[&str] = &[
-    "terraform", "strata", "variable", "locals", "resource", "data", "output", "module",
-    "provider", "moved", "import", "check", "removed",
+    "terraform",
+    "strata",
+    "variable",
+    "locals",
+    "resource",
+    "data",
+    "output",
+    "module",
+    "provider",
+    "moved",
+    "import",
+    "check",
+    "removed",
 ];
 
 /// Evaluates an expression that must be constant (no references).
@@ -28,7 +39,10 @@ fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
                 diags.push(err(
                     "strata::config::type",
                     "Incorrect attribute value type",
-                    format!("Inappropriate value for attribute {:?}: string required.", a.name),
+                    format!(
+                        "Inappropriate value for attribute {:?}: string required.",
+                        a.name
+                    ),
                     a.expr.span,
                 ));
                 None
@@ -42,13 +56,18 @@ fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
 }
 
 fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
-    match constant(&a.expr).map(|v| crate::lang::convert::convert(&v, &crate::lang::types::Type::Bool)) {
+    match constant(&a.expr)
+        .map(|v| crate::lang::convert::convert(&v, &crate::lang::types::Type::Bool))
+    {
         Ok(Ok(Value::Bool(b))) => b,
         Ok(_) => {
             diags.push(err(
                 "strata::config::type",
                 "Incorrect attribute value type",
-                format!("Inappropriate value for attribute {:?}: bool required.", a.name),
+                format!(
+                    "Inappropriate value for attribute {:?}: bool required.",
+                    a.name
+                ),
                 a.expr.span,
             ));
             false
@@ -143,7 +162,11 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
         let kind = b.kind.clone();
         if kind == "resource" || kind == "data" {
             if let Some(l) = labels(&b, &["type", "name"], diags) {
-                let mode = if kind == "data" { Mode::Data } else { Mode::Managed };
+                let mode = if kind == "data" {
+                    Mode::Data
+                } else {
+                    Mode::Managed
+                };
                 m.resources.push(resource(b, mode, &l[0], &l[1], diags));
             }
             continue;
@@ -268,7 +291,14 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         nullable: true,
         validations: Vec::new(),
     };
-    const ALLOWED: &[&str] = &["type", "default", "description", "sensitive", "nullable", "ephemeral"];
+    const ALLOWED: &[&str] = &[
+        "type",
+        "default",
+        "description",
+        "sensitive",
+        "nullable",
+        "ephemeral",
+    ];
     for a in &b.body.attrs {
         match a.name.as_str() {
             "type" => match Constraint::parse(&a.expr) {
@@ -378,7 +408,10 @@ fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
 
 fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
     const ALLOWED: &[&str] = &[
-        "create_before_destroy", "prevent_destroy", "ignore_changes", "replace_triggered_by",
+        "create_before_destroy",
+        "prevent_destroy",
+        "ignore_changes",
+        "replace_triggered_by",
     ];
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -394,7 +427,11 @@ fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
     }
     for nb in &b.body.blocks {
         if nb.kind != "precondition" && nb.kind != "postcondition" {
-            diags.push(unsupported_block(nb, "a lifecycle block", &["precondition", "postcondition"]));
+            diags.push(unsupported_block(
+                nb,
+                "a lifecycle block",
+                &["precondition", "postcondition"],
+            ));
         }
     }
 }
@@ -404,7 +441,13 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
     let mut o_desc = None;
     let mut sensitive = false;
     let mut depends_on = Vec::new();
-    const ALLOWED: &[&str] = &["value", "description", "sensitive", "depends_on", "ephemeral"];
+    const ALLOWED: &[&str] = &[
+        "value",
+        "description",
+        "sensitive",
+        "depends_on",
+        "ephemeral",
+    ];
     for a in &b.body.attrs {
         match a.name.as_str() {
             "value" => value = Some(a.expr.clone()),
@@ -507,15 +550,10 @@ pub(super) fn check_module_inputs(call: &ModuleCall, child: &Module, diags: &mut
 }
 
 pub(super) fn check_duplicates(m: &Module, diags: &mut Diags) {
-    fn dup<'a>(
-        items: impl Iterator<Item = (String, Span)>,
-        what: &str,
-        diags: &mut Diags,
-    ) {
-        let mut seen: std::collections::HashMap<String, Span> = Default::default();
+    fn dup(items: impl Iterator<Item = (String, Span)>, what: &str, diags: &mut Diags) {
+        let mut seen: std::collections::HashSet<String> = Default::default();
         for (name, span) in items {
-            if let Some(first) = seen.get(&name) {
-                let _ = first;
+            if seen.contains(&name) {
                 diags.push(err(
                     "strata::config::duplicate",
                     &format!("Duplicate {what}"),
@@ -523,13 +561,33 @@ pub(super) fn check_duplicates(m: &Module, diags: &mut Diags) {
                     span,
                 ));
             } else {
-                seen.insert(name, span);
+                seen.insert(name);
             }
         }
     }
-    dup(m.variables.iter().map(|v| (v.name.clone(), v.span)), "variable declaration", diags);
-    dup(m.locals.iter().map(|l| (l.name.clone(), l.span)), "local value definition", diags);
-    dup(m.outputs.iter().map(|o| (o.name.clone(), o.span)), "output definition", diags);
-    dup(m.module_calls.iter().map(|c| (c.name.clone(), c.span)), "module call", diags);
-    dup(m.resources.iter().map(|r| (r.address(), r.span)), "resource", diags);
+    dup(
+        m.variables.iter().map(|v| (v.name.clone(), v.span)),
+        "variable declaration",
+        diags,
+    );
+    dup(
+        m.locals.iter().map(|l| (l.name.clone(), l.span)),
+        "local value definition",
+        diags,
+    );
+    dup(
+        m.outputs.iter().map(|o| (o.name.clone(), o.span)),
+        "output definition",
+        diags,
+    );
+    dup(
+        m.module_calls.iter().map(|c| (c.name.clone(), c.span)),
+        "module call",
+        diags,
+    );
+    dup(
+        m.resources.iter().map(|r| (r.address(), r.span)),
+        "resource",
+        diags,
+    );
 }

@@ -4,9 +4,9 @@
 pub mod check;
 mod decode;
 pub mod repeat;
+mod scope;
 mod typeexpr;
 pub mod variables;
-mod scope;
 
 pub use scope::ConfigScope;
 pub use typeexpr::{Constraint, Defaults};
@@ -298,7 +298,7 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
         match load_inner(&child_dir, sources, depth + 1) {
             Ok(m) => {
                 decode::check_module_inputs(call, &m, &mut diags);
-                call.module = Box::new(m);
+                *call.module = m;
             }
             Err(d) => diags.0.extend(d.0),
         }

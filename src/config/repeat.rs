@@ -9,8 +9,12 @@ use crate::lang::value::Value;
 
 fn invalid(what: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new(
-        if what == "count" { "strata::config::count" } else { "strata::config::for_each" },
-        &format!("Invalid {what} argument"),
+        if what == "count" {
+            "strata::config::count"
+        } else {
+            "strata::config::for_each"
+        },
+        format!("Invalid {what} argument"),
         detail,
     )
     .at(span)
@@ -22,23 +26,32 @@ pub fn count(v: &Value, span: Span) -> Result<Option<i64>, Diag> {
         return Err(invalid("count", "Sensitive values, or values derived from sensitive values, cannot be used as count arguments.", span));
     }
     if v.is_null() {
-        return Err(invalid("count", "The given \"count\" argument value is null. An integer is required.", span));
+        return Err(invalid(
+            "count",
+            "The given \"count\" argument value is null. An integer is required.",
+            span,
+        ));
     }
     if !v.is_known() {
         return Ok(None);
     }
     let n = match convert(v, &Type::Number) {
         Ok(Value::Number(n)) => n,
-        _ => {
-            return Err(invalid(
-                "count",
-                format!("The given \"count\" argument value is unsuitable: number required, but have {}.", v.ty().friendly_name()),
-                span,
-            ))
-        }
+        _ => return Err(invalid(
+            "count",
+            format!(
+                "The given \"count\" argument value is unsuitable: number required, but have {}.",
+                v.ty().friendly_name()
+            ),
+            span,
+        )),
     };
     let Some(i) = n.to_i64().filter(|_| n.is_integer()) else {
-        return Err(invalid("count", "The given \"count\" argument value is unsuitable: value must be a whole number.", span));
+        return Err(invalid(
+            "count",
+            "The given \"count\" argument value is unsuitable: value must be a whole number.",
+            span,
+        ));
     };
     if i < 0 {
         return Err(invalid("count", "The given \"count\" argument value is unsuitable: must be greater than or equal to zero.", span));
@@ -52,7 +65,11 @@ pub fn for_each(v: &Value, span: Span) -> Result<Option<Vec<(String, Value)>>, D
         return Err(invalid("for_each", "Sensitive values, or values derived from sensitive values, cannot be used as for_each arguments. If used, the sensitive value could be exposed as a resource instance key.", span));
     }
     if v.is_null() {
-        return Err(invalid("for_each", "The given \"for_each\" argument value is null. A map, or set of strings is allowed.", span));
+        return Err(invalid(
+            "for_each",
+            "The given \"for_each\" argument value is null. A map, or set of strings is allowed.",
+            span,
+        ));
     }
     match v.ty() {
         Type::Map(_) | Type::Object(_) => {}
@@ -77,7 +94,12 @@ pub fn for_each(v: &Value, span: Span) -> Result<Option<Vec<(String, Value)>>, D
         return Ok(None);
     }
     if let Some(entries) = v.entries() {
-        return Ok(Some(entries.iter().map(|(k, x)| (k.clone(), x.clone())).collect()));
+        return Ok(Some(
+            entries
+                .iter()
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect(),
+        ));
     }
     let mut out = Vec::new();
     for e in v.elements().unwrap_or(&[]) {

@@ -33,10 +33,18 @@ impl<'a> Declared<'a> {
                 Mode::Managed => {
                     d.managed.insert((r.type_name.as_str(), r.name.as_str()));
                 }
-                Mode::Data => d.data.entry(r.type_name.as_str()).or_default().push(r.name.as_str()),
+                Mode::Data => d
+                    .data
+                    .entry(r.type_name.as_str())
+                    .or_default()
+                    .push(r.name.as_str()),
             }
         }
-        d.calls = module.module_calls.iter().map(|c| c.name.as_str()).collect();
+        d.calls = module
+            .module_calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         d
     }
 }
@@ -63,7 +71,11 @@ pub struct ConfigScope<'a> {
 }
 
 impl<'a> ConfigScope<'a> {
-    pub fn new(module: &'a Module, vars: BTreeMap<String, Value>, root_dir: PathBuf) -> ConfigScope<'a> {
+    pub fn new(
+        module: &'a Module,
+        vars: BTreeMap<String, Value>,
+        root_dir: PathBuf,
+    ) -> ConfigScope<'a> {
         ConfigScope {
             module,
             calls: RefCell::new(HashMap::new()),
@@ -99,11 +111,16 @@ impl<'a> ConfigScope<'a> {
         if call.count.is_some() || call.for_each.is_some() {
             return Ok(Value::unknown());
         }
-        self.calls.borrow_mut().insert(name.to_string(), CallState::InProgress);
+        self.calls
+            .borrow_mut()
+            .insert(name.to_string(), CallState::InProgress);
         let r = (|| {
             let mut inputs = BTreeMap::new();
             for a in &call.inputs {
-                inputs.insert(a.name.clone(), (self.evaluator().eval(&a.expr)?, a.expr.span));
+                inputs.insert(
+                    a.name.clone(),
+                    (self.evaluator().eval(&a.expr)?, a.expr.span),
+                );
             }
             let vars = super::variables::resolve_inputs(&call.module, &inputs, name)?;
             let child = ConfigScope::new(&call.module, vars, self.root_dir.clone());
@@ -114,7 +131,9 @@ impl<'a> ConfigScope<'a> {
             }
             Ok(Value::Object(outputs))
         })();
-        self.calls.borrow_mut().insert(name.to_string(), CallState::Done(r.clone()));
+        self.calls
+            .borrow_mut()
+            .insert(name.to_string(), CallState::Done(r.clone()));
         r
     }
 
@@ -140,28 +159,42 @@ impl<'a> ConfigScope<'a> {
                 return Err(Diag::new(
                     "strata::eval::cycle",
                     "Cycle in local values",
-                    format!("These local values refer to each other in a cycle: {}.", chain.join(" → ")),
+                    format!(
+                        "These local values refer to each other in a cycle: {}.",
+                        chain.join(" → ")
+                    ),
                 )
                 .at(span));
             }
             None => {}
         }
-        self.locals.borrow_mut().insert(name.to_string(), LocalState::InProgress);
+        self.locals
+            .borrow_mut()
+            .insert(name.to_string(), LocalState::InProgress);
         self.in_progress.borrow_mut().push(name.to_string());
         let r = self.evaluator().eval(&local.expr);
         self.in_progress.borrow_mut().pop();
-        self.locals.borrow_mut().insert(name.to_string(), LocalState::Done(r.clone()));
+        self.locals
+            .borrow_mut()
+            .insert(name.to_string(), LocalState::Done(r.clone()));
         r
     }
 }
 
 fn invalid_ref(detail: impl Into<String>, span: Span) -> Diag {
-    Diag::new("strata::eval::invalid_reference", "Invalid reference", detail).at(span)
+    Diag::new(
+        "strata::eval::invalid_reference",
+        "Invalid reference",
+        detail,
+    )
+    .at(span)
 }
 
 impl Scope for ConfigScope<'_> {
     fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
-        let needs_attr = |what: &str| invalid_ref(format!("The {what:?} object cannot be accessed directly. Instead, access one of its attributes."), span);
+        let needs_attr = |what: &str| {
+            invalid_ref(format!("The {what:?} object cannot be accessed directly. Instead, access one of its attributes."), span)
+        };
         match name {
             "var" => {
                 let a = attr.ok_or_else(|| needs_attr("var"))?;

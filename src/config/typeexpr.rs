@@ -41,19 +41,31 @@ pub struct Constraint {
 }
 
 fn invalid(detail: impl Into<String>, span: Span) -> Diag {
-    Diag::new("strata::config::type_constraint", "Invalid type specification", detail).at(span)
+    Diag::new(
+        "strata::config::type_constraint",
+        "Invalid type specification",
+        detail,
+    )
+    .at(span)
 }
 
 impl Constraint {
     pub fn any() -> Constraint {
-        Constraint { ty: Type::Dynamic, defaults: None }
+        Constraint {
+            ty: Type::Dynamic,
+            defaults: None,
+        }
     }
 
     pub fn parse(e: &Expr) -> Result<Constraint, Diag> {
         let (ty, defaults) = parse_type(e, false)?;
         Ok(Constraint {
             ty,
-            defaults: if defaults.is_empty() { None } else { Some(defaults) },
+            defaults: if defaults.is_empty() {
+                None
+            } else {
+                Some(defaults)
+            },
         })
     }
 
@@ -186,14 +198,19 @@ pub fn apply_defaults(v: &Value, ty: &Type, d: &Defaults) -> Value {
             }
             Value::Object(out)
         }
-        (Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs), Type::List(et) | Type::Set(et)) => {
-            match &d.elem {
-                Some(ed) => Value::Tuple(vs.iter().map(|x| apply_defaults(x, et, ed)).collect()),
-                None => v.clone(),
-            }
-        }
+        (
+            Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs),
+            Type::List(et) | Type::Set(et),
+        ) => match &d.elem {
+            Some(ed) => Value::Tuple(vs.iter().map(|x| apply_defaults(x, et, ed)).collect()),
+            None => v.clone(),
+        },
         (Value::Map(_, m) | Value::Object(m), Type::Map(et)) => match &d.elem {
-            Some(ed) => Value::Object(m.iter().map(|(k, x)| (k.clone(), apply_defaults(x, et, ed))).collect()),
+            Some(ed) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), apply_defaults(x, et, ed)))
+                    .collect(),
+            ),
             None => v.clone(),
         },
         _ => v.clone(),

@@ -35,34 +35,72 @@ fn decl_is_string(v: &Variable) -> bool {
 /// Parses a raw string as the variable wants it: verbatim for string
 /// variables, as an HCL expression otherwise (so `--var 'n=3'` is a number and
 /// `--var 'l=["a"]'` a list).
-fn parse_raw(decl: Option<&Variable>, name: &str, raw: &str, origin: &str, sources: &mut Sources) -> Result<Raw, Diag> {
+fn parse_raw(
+    decl: Option<&Variable>,
+    name: &str,
+    raw: &str,
+    origin: &str,
+    sources: &mut Sources,
+) -> Result<Raw, Diag> {
     if decl.is_none_or(decl_is_string) {
-        return Ok(Raw { value: Value::String(raw.to_string()), span: None, origin: origin.to_string() });
+        return Ok(Raw {
+            value: Value::String(raw.to_string()),
+            span: None,
+            origin: origin.to_string(),
+        });
     }
     let file = sources.add(format!("<value for var.{name}>"), raw.to_string());
     let text = sources.text(file).to_string();
     let expr = crate::syntax::parse_expr(file, &text)?;
     let value = Evaluator::new(&EmptyScope, PathBuf::new()).eval(&expr)?;
-    Ok(Raw { value, span: Some(expr.span), origin: origin.to_string() })
+    Ok(Raw {
+        value,
+        span: Some(expr.span),
+        origin: origin.to_string(),
+    })
 }
 
 fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)>, Diag> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Diag::new("strata::config::var_file", "Failed to read variables file", format!("{}: {e}", path.display()))
+        Diag::new(
+            "strata::config::var_file",
+            "Failed to read variables file",
+            format!("{}: {e}", path.display()),
+        )
     })?;
     let origin = path.display().to_string();
     if path.extension().and_then(|e| e.to_str()) == Some("json") {
         let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: {e}"))
+            Diag::new(
+                "strata::config::var_file",
+                "Invalid variables file",
+                format!("{origin}: {e}"),
+            )
         })?;
         let serde_json::Value::Object(m) = j else {
-            return Err(Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: the root must be a JSON object")));
+            return Err(Diag::new(
+                "strata::config::var_file",
+                "Invalid variables file",
+                format!("{origin}: the root must be a JSON object"),
+            ));
         };
         let mut out = Vec::new();
         for (k, v) in m {
-            let value = crate::funcs::json_value(&v)
-                .map_err(|e| Diag::new("strata::config::var_file", "Invalid variables file", format!("{origin}: {e}")))?;
-            out.push((k, Raw { value, span: None, origin: origin.clone() }));
+            let value = crate::funcs::json_value(&v).map_err(|e| {
+                Diag::new(
+                    "strata::config::var_file",
+                    "Invalid variables file",
+                    format!("{origin}: {e}"),
+                )
+            })?;
+            out.push((
+                k,
+                Raw {
+                    value,
+                    span: None,
+                    origin: origin.clone(),
+                },
+            ));
         }
         return Ok(out);
     }
@@ -80,7 +118,14 @@ fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)
     let mut out = Vec::new();
     for a in &body.attrs {
         let value = Evaluator::new(&EmptyScope, PathBuf::new()).eval(&a.expr)?;
-        out.push((a.name.clone(), Raw { value, span: Some(a.expr.span), origin: origin.clone() }));
+        out.push((
+            a.name.clone(),
+            Raw {
+                value,
+                span: Some(a.expr.span),
+                origin: origin.clone(),
+            },
+        ));
     }
     Ok(out)
 }
@@ -101,7 +146,13 @@ pub fn resolve(
             // Undeclared environment variables are ignored, as in Terraform:
             // the environment is shared by many configurations.
             if let Some(decl) = module.variable(name) {
-                match parse_raw(Some(decl), name, &v, &format!("environment variable {k}"), sources) {
+                match parse_raw(
+                    Some(decl),
+                    name,
+                    &v,
+                    &format!("environment variable {k}"),
+                    sources,
+                ) {
                     Ok(r) => {
                         raw.insert(name.to_string(), r);
                     }
@@ -123,9 +174,9 @@ pub fn resolve(
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json"))
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json")
+                })
             })
             .collect();
         autos.sort();
@@ -154,7 +205,8 @@ pub fn resolve(
                     continue;
                 };
                 let Some(decl) = module.variable(k) else {
-                    let names: Vec<&str> = module.variables.iter().map(|v| v.name.as_str()).collect();
+                    let names: Vec<&str> =
+                        module.variables.iter().map(|v| v.name.as_str()).collect();
                     diags.push(Diag::new(
                         "strata::config::undeclared_variable",
                         "Value for undeclared variable",
@@ -276,14 +328,22 @@ fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
         Diag::new(
             "strata::config::variable_type",
             "Invalid value for input variable",
-            format!("The value for var.{} from {origin} is not suitable: {e}.", decl.name),
+            format!(
+                "The value for var.{} from {origin} is not suitable: {e}.",
+                decl.name
+            ),
         )
         .at(span.unwrap_or(decl.span))
     })?;
     Ok(admitted.mark_if(decl.sensitive))
 }
 
-fn validate(decl: &Variable, value: &Value, all: &BTreeMap<String, Value>, dir: &Path) -> Result<(), Diag> {
+fn validate(
+    decl: &Variable,
+    value: &Value,
+    all: &BTreeMap<String, Value>,
+    dir: &Path,
+) -> Result<(), Diag> {
     let vars = BTreeMap::from([("var".to_string(), Value::Object(all.clone()))]);
     let scope = MapScope(&vars);
     for v in &decl.validations {
@@ -297,8 +357,15 @@ fn validate(decl: &Variable, value: &Value, all: &BTreeMap<String, Value>, dir: 
             Some(true) => {}
             Some(false) => {
                 let msg = ev.eval(&v.error_message)?;
-                let msg = msg.as_str().unwrap_or("The value is not valid.").to_string();
-                let shown = if value.contains_sensitive() { "(sensitive value)".to_string() } else { crate::lang::display::show(value) };
+                let msg = msg
+                    .as_str()
+                    .unwrap_or("The value is not valid.")
+                    .to_string();
+                let shown = if value.contains_sensitive() {
+                    "(sensitive value)".to_string()
+                } else {
+                    crate::lang::display::show(value)
+                };
                 return Err(Diag::new(
                     "strata::config::validation_failed",
                     "Invalid value for variable",

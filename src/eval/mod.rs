@@ -112,9 +112,12 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Literal(v) => Ok((**v).clone()),
             ExprKind::Parens(inner) => self.eval(inner),
-            ExprKind::Template(parts) => self.template(parts, e.span),
+            ExprKind::Template(parts) => self.template(parts),
             ExprKind::Tuple(items) => Ok(Value::Tuple(
-                items.iter().map(|i| self.eval(i)).collect::<Result<_, _>>()?,
+                items
+                    .iter()
+                    .map(|i| self.eval(i))
+                    .collect::<Result<_, _>>()?,
             )),
             ExprKind::Object(items) => self.object(items),
             ExprKind::Variable(name) => self.variable(name, None, e.span).map(|(v, _)| v),
@@ -134,7 +137,7 @@ impl<'a> Evaluator<'a> {
                 let k = self.eval(key)?;
                 ops::index(c, k, e.span)
             }
-            ExprKind::Splat(source, each) => self.splat(source, each, e.span),
+            ExprKind::Splat(source, each) => self.splat(source, each),
             ExprKind::SplatItem => self.splat_items.last().cloned().ok_or_else(|| {
                 diag(
                     "strata::eval::splat",
@@ -155,8 +158,10 @@ impl<'a> Evaluator<'a> {
             ExprKind::Binary(op, l, r) => {
                 let lv = self.eval(l)?;
                 // && and || skip the right side when the left decides the result.
-                if let (crate::syntax::ast::BinaryOp::And | crate::syntax::ast::BinaryOp::Or, Some(b)) =
-                    (op, lv.as_bool())
+                if let (
+                    crate::syntax::ast::BinaryOp::And | crate::syntax::ast::BinaryOp::Or,
+                    Some(b),
+                ) = (op, lv.as_bool())
                 {
                     let is_and = matches!(op, crate::syntax::ast::BinaryOp::And);
                     if b != is_and {
@@ -228,7 +233,7 @@ impl<'a> Evaluator<'a> {
         Ok(Value::Object(out).mark_if(marked))
     }
 
-    fn template(&mut self, parts: &[TemplatePart], span: Span) -> EvalResult {
+    fn template(&mut self, parts: &[TemplatePart]) -> EvalResult {
         // "${x}" alone is x itself, not x converted to a string.
         if let [TemplatePart::Interp(e)] = parts {
             return self.eval(e);
@@ -236,7 +241,7 @@ impl<'a> Evaluator<'a> {
         let mut out = String::new();
         let mut known = true;
         let mut marked = false;
-        self.template_into(parts, span, &mut out, &mut known, &mut marked)?;
+        self.template_into(parts, &mut out, &mut known, &mut marked)?;
         let v = if known {
             Value::String(out)
         } else {
@@ -248,7 +253,6 @@ impl<'a> Evaluator<'a> {
     fn template_into(
         &mut self,
         parts: &[TemplatePart],
-        span: Span,
         out: &mut String,
         known: &mut bool,
         marked: &mut bool,
@@ -319,7 +323,7 @@ impl<'a> Evaluator<'a> {
                             ))
                         }
                     };
-                    self.template_into(if b { then } else { otherwise }, span, out, known, marked)?;
+                    self.template_into(if b { then } else { otherwise }, out, known, marked)?;
                 }
                 TemplatePart::For {
                     key_var,
@@ -348,7 +352,7 @@ impl<'a> Evaluator<'a> {
                             self.locals.push((kv.clone(), k));
                         }
                         self.locals.push((value_var.clone(), v));
-                        let r = self.template_into(body, span, out, known, marked);
+                        let r = self.template_into(body, out, known, marked);
                         self.locals.truncate(n);
                         r?;
                     }
@@ -358,7 +362,7 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
-    fn splat(&mut self, source: &Expr, each: &Expr, span: Span) -> EvalResult {
+    fn splat(&mut self, source: &Expr, each: &Expr) -> EvalResult {
         let src = self.eval(source)?;
         let (src, marked) = src.unmark();
         let ty = src.ty();
@@ -400,7 +404,6 @@ impl<'a> Evaluator<'a> {
             }
             _ => Value::Tuple(out),
         };
-        let _ = span;
         Ok(v.mark_if(marked))
     }
 
@@ -529,7 +532,12 @@ impl<'a> Evaluator<'a> {
         let v = if fe.key.is_none() {
             Value::Tuple(tuple)
         } else if fe.grouping {
-            Value::Object(groups.into_iter().map(|(k, vs)| (k, Value::Tuple(vs))).collect())
+            Value::Object(
+                groups
+                    .into_iter()
+                    .map(|(k, vs)| (k, Value::Tuple(vs)))
+                    .collect(),
+            )
         } else {
             Value::Object(object)
         };
@@ -537,13 +545,12 @@ impl<'a> Evaluator<'a> {
     }
 
     /// One iteration: `None` when the condition filtered the item out.
-    #[allow(clippy::type_complexity)]
     fn for_item(
         &mut self,
         fe: &ForExpr,
         unknown: &mut bool,
         marked: &mut bool,
-    ) -> Result<Option<(Option<String>, Value)>, Diag> {
+    ) -> Result<Option<ForItem>, Diag> {
         if let Some(cond) = &fe.cond {
             let c = self.eval(cond)?;
             let (c, m) = c.unmark();
@@ -726,6 +733,9 @@ fn is_static_reference_error(d: &Diag) -> bool {
     )
 }
 
+/// One for-expression result: the key (object results only) and the value.
+type ForItem = (Option<String>, Value);
+
 /// (key, value) pairs a for-expression iterates: index or key, and element.
 pub fn iteration_pairs(v: &Value) -> Option<Vec<(Value, Value)>> {
     match v.unmarked() {
@@ -761,13 +771,22 @@ impl Scope for MapScope<'_> {
 }
 
 /// Renders a template text with the given variables.
-pub fn render_template(text: &str, vars: &BTreeMap<String, Value>, base_dir: &std::path::Path) -> EvalResult {
+pub fn render_template(
+    text: &str,
+    vars: &BTreeMap<String, Value>,
+    base_dir: &std::path::Path,
+) -> EvalResult {
     let file = crate::diag::FileId(u32::MAX);
     let expr = crate::syntax::parse_template(file, text)?;
     let scope = MapScope(vars);
     let mut ev = Evaluator::new(&scope, base_dir.to_path_buf());
     let v = ev.eval(&expr)?;
     convert(&v, &Type::String).map_err(|e| {
-        Diag::new("strata::eval::template", "Invalid template result", e.message).at(expr.span)
+        Diag::new(
+            "strata::eval::template",
+            "Invalid template result",
+            e.message,
+        )
+        .at(expr.span)
     })
 }

@@ -77,7 +77,10 @@ pub fn index(coll: Value, key: Value, span: Span) -> Result<Value, Diag> {
     let (key, m2) = key.unmark();
     let marked = m1 || m2;
     if coll.is_null() {
-        return Err(invalid_index("Can't use a null value as an indexed collection.", span));
+        return Err(invalid_index(
+            "Can't use a null value as an indexed collection.",
+            span,
+        ));
     }
     if key.is_null() {
         return Err(invalid_index("Can't use a null value as a key.", span));
@@ -225,7 +228,9 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
             let a = to_bool(&l, "left", ls)?;
             let b = to_bool(&r, "right", rs)?;
             match (a, b) {
-                (Some(a), Some(b)) => Value::Bool(if op == BinaryOp::And { a && b } else { a || b }),
+                (Some(a), Some(b)) => {
+                    Value::Bool(if op == BinaryOp::And { a && b } else { a || b })
+                }
                 // A known deciding side settles the answer even when the other is unknown.
                 (Some(x), None) | (None, Some(x)) if x == (op == BinaryOp::Or) => Value::Bool(x),
                 _ => Value::Unknown(Type::Bool),
@@ -235,7 +240,10 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
             let a = to_number(&l, "left", ls)?;
             let b = to_number(&r, "right", rs)?;
             let (Some(a), Some(b)) = (a, b) else {
-                let ty = if matches!(op, BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq) {
+                let ty = if matches!(
+                    op,
+                    BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+                ) {
                     Type::Bool
                 } else {
                     Type::Number
@@ -269,10 +277,10 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
                     arith(a.div(&b))?
                 }
                 BinaryOp::Mod => arith(a.rem(&b))?,
-                BinaryOp::Lt => Value::Bool(a.cmp(&b) == Less),
-                BinaryOp::LtEq => Value::Bool(a.cmp(&b) != Greater),
-                BinaryOp::Gt => Value::Bool(a.cmp(&b) == Greater),
-                BinaryOp::GtEq => Value::Bool(a.cmp(&b) != Less),
+                BinaryOp::Lt => Value::Bool(a.compare(&b) == Less),
+                BinaryOp::LtEq => Value::Bool(a.compare(&b) != Greater),
+                BinaryOp::Gt => Value::Bool(a.compare(&b) == Greater),
+                BinaryOp::GtEq => Value::Bool(a.compare(&b) != Less),
                 _ => unreachable!("handled above"),
             }
         }

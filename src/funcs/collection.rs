@@ -11,7 +11,13 @@ use std::collections::BTreeMap;
 fn seq(v: &Value, i: usize) -> Result<&[Value], FnError> {
     match v.unmarked() {
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => Ok(vs),
-        other => Err(FnError::arg(i, format!("list, set, or tuple required, not {}", other.ty().friendly_name()))),
+        other => Err(FnError::arg(
+            i,
+            format!(
+                "list, set, or tuple required, not {}",
+                other.ty().friendly_name()
+            ),
+        )),
     }
 }
 
@@ -19,7 +25,13 @@ fn seq(v: &Value, i: usize) -> Result<&[Value], FnError> {
 fn list_or_tuple(v: &Value, i: usize) -> Result<&[Value], FnError> {
     match v.unmarked() {
         Value::List(_, vs) | Value::Tuple(vs) => Ok(vs),
-        other => Err(FnError::arg(i, format!("all arguments must be lists or tuples; got {}", other.ty().friendly_name()))),
+        other => Err(FnError::arg(
+            i,
+            format!(
+                "all arguments must be lists or tuples; got {}",
+                other.ty().friendly_name()
+            ),
+        )),
     }
 }
 
@@ -38,216 +50,368 @@ fn same_kind(like: &Value, vals: Vec<Value>) -> Value {
 
 pub fn register(defs: &mut Vec<FuncDef>) {
     let any = || Type::Dynamic;
-    defs.push(def("length", vec![p("value", any()).unknown_ok()], Type::Number, |_, a| {
-        let v = &a[0];
-        if let Some(s) = v.as_str() {
-            use unicode_segmentation::UnicodeSegmentation;
-            return Ok(Value::int(s.graphemes(true).count() as i64));
-        }
-        if !v.is_known() {
-            return Ok(Value::Unknown(Type::Number));
-        }
-        match v.len() {
-            Some(n) => Ok(Value::int(n as i64)),
-            None => Err(FnError::arg(0, "argument must be a string, a collection type, or a structural type")),
-        }
-    }));
-    defs.push(def("alltrue", vec![p("list", Type::list(Type::Bool))], Type::Bool, |_, a| {
-        Ok(Value::Bool(a[0].elements().unwrap_or(&[]).iter().all(|v| v.as_bool() == Some(true))))
-    }));
-    defs.push(def("anytrue", vec![p("list", Type::list(Type::Bool))], Type::Bool, |_, a| {
-        Ok(Value::Bool(a[0].elements().unwrap_or(&[]).iter().any(|v| v.as_bool() == Some(true))))
-    }));
-    defs.push(def("chunklist", vec![p("list", Type::list(any())), p("size", Type::Number)], Type::list(Type::list(any())), |_, a| {
-        let size = int_arg(a, 1)?;
-        if size < 0 {
-            return Err(FnError::arg(1, "the size argument must be positive"));
-        }
-        let et = elem_type(&a[0]).unwrap_or(Type::Dynamic);
-        let items = seq(&a[0], 0)?;
-        let chunks: Vec<Value> = if size == 0 {
-            vec![a[0].clone()]
-        } else {
-            items.chunks(size as usize).map(|c| Value::List(et.clone(), c.to_vec())).collect()
-        };
-        Ok(Value::List(Type::list(et), chunks))
-    }));
-    defs.push(def_var("coalesce", vec![], p("vals", any()).nullable(), any(), |_, a| {
-        let tys: Vec<Type> = a.iter().map(Value::ty).collect();
-        let t = unify(&tys).ok_or_else(|| FnError::call("all arguments must have the same type"))?;
-        for v in a {
-            if v.is_null() {
-                continue;
+    defs.push(def(
+        "length",
+        vec![p("value", any()).unknown_ok()],
+        Type::Number,
+        |_, a| {
+            let v = &a[0];
+            if let Some(s) = v.as_str() {
+                use unicode_segmentation::UnicodeSegmentation;
+                return Ok(Value::int(s.graphemes(true).count() as i64));
             }
-            let v = convert(v, &t).map_err(|e| FnError::call(e.message))?;
-            if v.as_str() == Some("") {
-                continue;
+            if !v.is_known() {
+                return Ok(Value::Unknown(Type::Number));
             }
-            return Ok(v);
-        }
-        Err(FnError::call("no non-null, non-empty-string arguments"))
-    }));
-    defs.push(def_var("coalescelist", vec![], p("vals", any()).nullable(), any(), |_, a| {
-        for (i, v) in a.iter().enumerate() {
-            if v.is_null() {
-                return Err(FnError::call("argument must not be null"));
+            match v.len() {
+                Some(n) => Ok(Value::int(n as i64)),
+                None => Err(FnError::arg(
+                    0,
+                    "argument must be a string, a collection type, or a structural type",
+                )),
             }
-            if seq(v, i)?.is_empty() {
-                continue;
+        },
+    ));
+    defs.push(def(
+        "alltrue",
+        vec![p("list", Type::list(Type::Bool))],
+        Type::Bool,
+        |_, a| {
+            Ok(Value::Bool(
+                a[0].elements()
+                    .unwrap_or(&[])
+                    .iter()
+                    .all(|v| v.as_bool() == Some(true)),
+            ))
+        },
+    ));
+    defs.push(def(
+        "anytrue",
+        vec![p("list", Type::list(Type::Bool))],
+        Type::Bool,
+        |_, a| {
+            Ok(Value::Bool(
+                a[0].elements()
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|v| v.as_bool() == Some(true)),
+            ))
+        },
+    ));
+    defs.push(def(
+        "chunklist",
+        vec![p("list", Type::list(any())), p("size", Type::Number)],
+        Type::list(Type::list(any())),
+        |_, a| {
+            let size = int_arg(a, 1)?;
+            if size < 0 {
+                return Err(FnError::arg(1, "the size argument must be positive"));
             }
-            return Ok(v.clone());
-        }
-        Err(FnError::call("no non-null arguments"))
-    }));
-    defs.push(def("compact", vec![p("list", Type::list(Type::String))], Type::list(Type::String), |_, a| {
-        let out = a[0].elements().unwrap_or(&[]).iter()
-            .filter(|v| !v.is_null() && v.as_str() != Some(""))
-            .cloned().collect();
-        Ok(Value::List(Type::String, out))
-    }));
-    defs.push(def_var("concat", vec![], p("seqs", any()), any(), |_, a| {
-        if a.is_empty() {
-            return Err(FnError::call("at least one argument is required"));
-        }
-        let mut all = Vec::new();
-        let mut all_lists = true;
-        for (i, v) in a.iter().enumerate() {
-            all_lists &= matches!(v.ty(), Type::List(_));
-            all.extend(list_or_tuple(v, i)?.iter().cloned());
-        }
-        if all_lists && !a.is_empty() {
+            let et = elem_type(&a[0]).unwrap_or(Type::Dynamic);
+            let items = seq(&a[0], 0)?;
+            let chunks: Vec<Value> = if size == 0 {
+                vec![a[0].clone()]
+            } else {
+                items
+                    .chunks(size as usize)
+                    .map(|c| Value::List(et.clone(), c.to_vec()))
+                    .collect()
+            };
+            Ok(Value::List(Type::list(et), chunks))
+        },
+    ));
+    defs.push(def_var(
+        "coalesce",
+        vec![],
+        p("vals", any()).nullable(),
+        any(),
+        |_, a| {
             let tys: Vec<Type> = a.iter().map(Value::ty).collect();
-            if let Some(Type::List(et)) = unify(&tys) {
-                let vals = all.iter().map(|v| convert(v, &et)).collect::<Result<_, _>>()
-                    .map_err(|e| FnError::call(e.message))?;
-                return Ok(Value::List(*et, vals));
+            let t = unify(&tys)
+                .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
+            for v in a {
+                if v.is_null() {
+                    continue;
+                }
+                let v = convert(v, &t).map_err(|e| FnError::call(e.message))?;
+                if v.as_str() == Some("") {
+                    continue;
+                }
+                return Ok(v);
             }
-        }
-        Ok(Value::Tuple(all))
-    }));
-    defs.push(def("contains", vec![p("list", any()), p("value", any())], Type::Bool, |_, a| {
-        let items = seq(&a[0], 0)?;
-        let mut unknown = false;
-        for it in items {
-            match ops_equals(it, &a[1]) {
-                Some(true) => return Ok(Value::Bool(true)),
-                None => unknown = true,
-                _ => {}
+            Err(FnError::call("no non-null, non-empty-string arguments"))
+        },
+    ));
+    defs.push(def_var(
+        "coalescelist",
+        vec![],
+        p("vals", any()).nullable(),
+        any(),
+        |_, a| {
+            for (i, v) in a.iter().enumerate() {
+                if v.is_null() {
+                    return Err(FnError::call("argument must not be null"));
+                }
+                if seq(v, i)?.is_empty() {
+                    continue;
+                }
+                return Ok(v.clone());
             }
-        }
-        Ok(if unknown { Value::Unknown(Type::Bool) } else { Value::Bool(false) })
-    }));
-    defs.push(def("distinct", vec![p("list", Type::list(any()))], Type::list(any()), |_, a| {
-        let mut out: Vec<Value> = Vec::new();
-        for v in a[0].elements().unwrap_or(&[]) {
-            if !out.iter().any(|o| o.raw_equal(v)) {
-                out.push(v.clone());
+            Err(FnError::call("no non-null arguments"))
+        },
+    ));
+    defs.push(def(
+        "compact",
+        vec![p("list", Type::list(Type::String))],
+        Type::list(Type::String),
+        |_, a| {
+            let out = a[0]
+                .elements()
+                .unwrap_or(&[])
+                .iter()
+                .filter(|v| !v.is_null() && v.as_str() != Some(""))
+                .cloned()
+                .collect();
+            Ok(Value::List(Type::String, out))
+        },
+    ));
+    defs.push(def_var(
+        "concat",
+        vec![],
+        p("seqs", any()),
+        any(),
+        |_, a| {
+            if a.is_empty() {
+                return Err(FnError::call("at least one argument is required"));
             }
-        }
-        Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))
-    }));
-    defs.push(def("element", vec![p("list", any()), p("index", Type::Number)], any(), |_, a| {
-        let items = list_or_tuple(&a[0], 0).map_err(|_| FnError::call("cannot read elements from set"))?;
-        let i = int_arg(a, 1)?;
-        if i < 0 {
-            return Err(FnError::arg(1, "cannot use element function with a negative index"));
-        }
-        if items.is_empty() {
-            return Err(FnError::arg(0, "cannot use element function with an empty list"));
-        }
-        Ok(items[(i as usize) % items.len()].clone())
-    }));
+            let mut all = Vec::new();
+            let mut all_lists = true;
+            for (i, v) in a.iter().enumerate() {
+                all_lists &= matches!(v.ty(), Type::List(_));
+                all.extend(list_or_tuple(v, i)?.iter().cloned());
+            }
+            if all_lists && !a.is_empty() {
+                let tys: Vec<Type> = a.iter().map(Value::ty).collect();
+                if let Some(Type::List(et)) = unify(&tys) {
+                    let vals = all
+                        .iter()
+                        .map(|v| convert(v, &et))
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| FnError::call(e.message))?;
+                    return Ok(Value::List(*et, vals));
+                }
+            }
+            Ok(Value::Tuple(all))
+        },
+    ));
+    defs.push(def(
+        "contains",
+        vec![p("list", any()), p("value", any())],
+        Type::Bool,
+        |_, a| {
+            let items = seq(&a[0], 0)?;
+            let mut unknown = false;
+            for it in items {
+                match ops_equals(it, &a[1]) {
+                    Some(true) => return Ok(Value::Bool(true)),
+                    None => unknown = true,
+                    _ => {}
+                }
+            }
+            Ok(if unknown {
+                Value::Unknown(Type::Bool)
+            } else {
+                Value::Bool(false)
+            })
+        },
+    ));
+    defs.push(def(
+        "distinct",
+        vec![p("list", Type::list(any()))],
+        Type::list(any()),
+        |_, a| {
+            let mut out: Vec<Value> = Vec::new();
+            for v in a[0].elements().unwrap_or(&[]) {
+                if !out.iter().any(|o| o.raw_equal(v)) {
+                    out.push(v.clone());
+                }
+            }
+            Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))
+        },
+    ));
+    defs.push(def(
+        "element",
+        vec![p("list", any()), p("index", Type::Number)],
+        any(),
+        |_, a| {
+            let items = list_or_tuple(&a[0], 0)
+                .map_err(|_| FnError::call("cannot read elements from set"))?;
+            let i = int_arg(a, 1)?;
+            if i < 0 {
+                return Err(FnError::arg(
+                    1,
+                    "cannot use element function with a negative index",
+                ));
+            }
+            if items.is_empty() {
+                return Err(FnError::arg(
+                    0,
+                    "cannot use element function with an empty list",
+                ));
+            }
+            Ok(items[(i as usize) % items.len()].clone())
+        },
+    ));
     defs.push(def("flatten", vec![p("list", any())], any(), |_, a| {
         let mut out = Vec::new();
         flatten_into(&a[0], &mut out)?;
         Ok(Value::Tuple(out))
     }));
-    defs.push(def("index", vec![p("list", any()), p("value", any())], Type::Number, |_, a| {
-        let items = list_or_tuple(&a[0], 0).map_err(|_| FnError::call("argument must be a list or tuple"))?;
-        for (i, it) in items.iter().enumerate() {
-            if ops_equals(it, &a[1]) == Some(true) {
-                return Ok(Value::int(i as i64));
+    defs.push(def(
+        "index",
+        vec![p("list", any()), p("value", any())],
+        Type::Number,
+        |_, a| {
+            let items = list_or_tuple(&a[0], 0)
+                .map_err(|_| FnError::call("argument must be a list or tuple"))?;
+            for (i, it) in items.iter().enumerate() {
+                if ops_equals(it, &a[1]) == Some(true) {
+                    return Ok(Value::int(i as i64));
+                }
             }
-        }
-        Err(FnError::call("item not found"))
-    }));
+            Err(FnError::call("item not found"))
+        },
+    ));
     defs.push(def("keys", vec![p("inputMap", any())], any(), |_, a| {
         let keys: Vec<Value> = match a[0].unmarked() {
-            Value::Map(_, m) => return Ok(Value::List(Type::String, m.keys().map(|k| Value::String(k.clone())).collect())),
+            Value::Map(_, m) => {
+                return Ok(Value::List(
+                    Type::String,
+                    m.keys().map(|k| Value::String(k.clone())).collect(),
+                ))
+            }
             Value::Object(m) => m.keys().map(|k| Value::String(k.clone())).collect(),
             _ => return Err(FnError::arg(0, "must have map or object type")),
         };
         Ok(Value::Tuple(keys))
     }));
-    defs.push(def("values", vec![p("mapping", any())], any(), |_, a| {
-        match a[0].unmarked() {
+    defs.push(def(
+        "values",
+        vec![p("mapping", any())],
+        any(),
+        |_, a| match a[0].unmarked() {
             Value::Map(t, m) => Ok(Value::List(t.clone(), m.values().cloned().collect())),
             Value::Object(m) => Ok(Value::Tuple(m.values().cloned().collect())),
             _ => Err(FnError::arg(0, "must have map or object type")),
-        }
-    }));
-    defs.push(def_var("lookup", vec![p("inputMap", any()), p("key", Type::String)], p("default", any()).nullable(), any(), |_, a| {
-        if a.len() > 3 {
-            return Err(FnError::call("lookup() takes two or three arguments"));
-        }
-        let key = str_arg(a, 1);
-        let m = a[0].entries().ok_or_else(|| FnError::arg(0, "the given value must be a map or object"))?;
-        // For a map the default must fit the element type; an object's
-        // attributes each have their own type, so nothing is converted.
-        let default = match (a.get(2), a[0].unmarked()) {
-            (Some(d), Value::Map(et, _)) => Some(convert(d, et).map_err(|e| FnError::arg(2, e.message))?),
-            (d, _) => d.cloned(),
-        };
-        match (m.get(key), default) {
-            (Some(v), _) => Ok(v.clone()),
-            (None, Some(d)) => Ok(d),
-            (None, None) => Err(FnError::call(format!("lookup failed to find key {key:?}"))),
-        }
-    }));
-    defs.push(def("matchkeys", vec![p("values", Type::list(any())), p("keys", Type::list(any())), p("searchset", Type::list(any()))], Type::list(any()), |_, a| {
-        let vals = a[0].elements().unwrap_or(&[]);
-        let keys = a[1].elements().unwrap_or(&[]);
-        if vals.len() != keys.len() {
-            return Err(FnError::call("length of keys and values should be equal"));
-        }
-        let search = a[2].elements().unwrap_or(&[]);
-        let out = vals.iter().zip(keys)
-            .filter(|(_, k)| search.iter().any(|s| ops_equals(k, s) == Some(true)))
-            .map(|(v, _)| v.clone()).collect();
-        Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))
-    }));
-    defs.push(def_var("merge", vec![], p("maps", any()).nullable(), any(), |_, a| {
-        let mut out: BTreeMap<String, Value> = BTreeMap::new();
-        let mut all_maps = true;
-        for (i, m) in a.iter().enumerate() {
-            if m.is_null() {
-                continue;
+        },
+    ));
+    defs.push(def_var(
+        "lookup",
+        vec![p("inputMap", any()), p("key", Type::String)],
+        p("default", any()).nullable(),
+        any(),
+        |_, a| {
+            if a.len() > 3 {
+                return Err(FnError::call("lookup() takes two or three arguments"));
             }
-            all_maps &= matches!(m.ty(), Type::Map(_));
-            let entries = m.entries().ok_or_else(|| FnError::arg(i, format!("arguments must be maps or objects, got {:?}", m.ty().friendly_name())))?;
-            for (k, v) in entries {
-                out.insert(k.clone(), v.clone());
+            let key = str_arg(a, 1);
+            let m = a[0]
+                .entries()
+                .ok_or_else(|| FnError::arg(0, "the given value must be a map or object"))?;
+            // For a map the default must fit the element type; an object's
+            // attributes each have their own type, so nothing is converted.
+            let default = match (a.get(2), a[0].unmarked()) {
+                (Some(d), Value::Map(et, _)) => {
+                    Some(convert(d, et).map_err(|e| FnError::arg(2, e.message))?)
+                }
+                (d, _) => d.cloned(),
+            };
+            match (m.get(key), default) {
+                (Some(v), _) => Ok(v.clone()),
+                (None, Some(d)) => Ok(d),
+                (None, None) => Err(FnError::call(format!("lookup failed to find key {key:?}"))),
             }
-        }
-        // Maps all of one type merge into that map type; anything else
-        // (objects, or maps of different element types) gives an object.
-        let tys: Vec<Type> = a.iter().filter(|m| !m.is_null()).map(Value::ty).collect();
-        if all_maps && !tys.is_empty() && tys.iter().all(|t| *t == tys[0]) {
-            if let Type::Map(et) = &tys[0] {
-                return Ok(Value::Map((**et).clone(), out));
+        },
+    ));
+    defs.push(def(
+        "matchkeys",
+        vec![
+            p("values", Type::list(any())),
+            p("keys", Type::list(any())),
+            p("searchset", Type::list(any())),
+        ],
+        Type::list(any()),
+        |_, a| {
+            let vals = a[0].elements().unwrap_or(&[]);
+            let keys = a[1].elements().unwrap_or(&[]);
+            if vals.len() != keys.len() {
+                return Err(FnError::call("length of keys and values should be equal"));
             }
-        }
-        Ok(Value::Object(out))
-    }));
+            let search = a[2].elements().unwrap_or(&[]);
+            let out = vals
+                .iter()
+                .zip(keys)
+                .filter(|(_, k)| search.iter().any(|s| ops_equals(k, s) == Some(true)))
+                .map(|(v, _)| v.clone())
+                .collect();
+            Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))
+        },
+    ));
+    defs.push(def_var(
+        "merge",
+        vec![],
+        p("maps", any()).nullable(),
+        any(),
+        |_, a| {
+            let mut out: BTreeMap<String, Value> = BTreeMap::new();
+            let mut all_maps = true;
+            for (i, m) in a.iter().enumerate() {
+                if m.is_null() {
+                    continue;
+                }
+                all_maps &= matches!(m.ty(), Type::Map(_));
+                let entries = m.entries().ok_or_else(|| {
+                    FnError::arg(
+                        i,
+                        format!(
+                            "arguments must be maps or objects, got {:?}",
+                            m.ty().friendly_name()
+                        ),
+                    )
+                })?;
+                for (k, v) in entries {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            // Maps all of one type merge into that map type; anything else
+            // (objects, or maps of different element types) gives an object.
+            let tys: Vec<Type> = a.iter().filter(|m| !m.is_null()).map(Value::ty).collect();
+            if all_maps && !tys.is_empty() && tys.iter().all(|t| *t == tys[0]) {
+                if let Type::Map(et) = &tys[0] {
+                    return Ok(Value::Map((**et).clone(), out));
+                }
+            }
+            Ok(Value::Object(out))
+        },
+    ));
     defs.push(def("one", vec![p("list", any())], any(), |_, a| {
         let items = seq(&a[0], 0)?;
         match items.len() {
             0 => Ok(Value::Null(elem_type(&a[0]).unwrap_or(Type::Dynamic))),
             1 => Ok(items[0].clone()),
-            _ => Err(FnError::arg(0, "must be a list, set, or tuple value with either zero or one elements")),
+            _ => Err(FnError::arg(
+                0,
+                "must be a list, set, or tuple value with either zero or one elements",
+            )),
         }
     }));
-    defs.push(def_var("range", vec![], p("params", Type::Number), Type::list(Type::Number), |_, a| range(a)));
+    defs.push(def_var(
+        "range",
+        vec![],
+        p("params", Type::Number),
+        Type::list(Type::Number),
+        |_, a| range(a),
+    ));
     defs.push(def("reverse", vec![p("list", any())], any(), |_, a| {
         let items = seq(&a[0], 0)?;
         let rev: Vec<Value> = items.iter().rev().cloned().collect();
@@ -256,111 +420,219 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             _ => same_kind(&a[0], rev),
         })
     }));
-    defs.push(def("slice", vec![p("list", any()), p("start_index", Type::Number), p("end_index", Type::Number)], any(), |_, a| {
-        let items = seq(&a[0], 0)?;
-        let (s, e) = (int_arg(a, 1)?, int_arg(a, 2)?);
-        if s < 0 {
-            return Err(FnError::arg(1, "must be greater than or equal to 0"));
-        }
-        if e > items.len() as i64 {
-            return Err(FnError::arg(2, "end index must not be greater than the length of the list"));
-        }
-        if s > e {
-            return Err(FnError::arg(1, "must be less than or equal to end_index"));
-        }
-        let part = items[s as usize..e as usize].to_vec();
-        Ok(match a[0].unmarked() {
-            Value::List(t, _) | Value::Set(t, _) => Value::List(t.clone(), part),
-            _ => Value::Tuple(part),
-        })
-    }));
-    defs.push(def("sort", vec![p("list", Type::list(Type::String))], Type::list(Type::String), |_, a| {
-        let mut items = a[0].elements().unwrap_or(&[]).to_vec();
-        if items.iter().any(Value::is_null) {
-            return Err(FnError::arg(0, "given list element is null; a null string cannot be sorted"));
-        }
-        items.sort_by(|x, y| x.as_str().unwrap_or("").as_bytes().cmp(y.as_str().unwrap_or("").as_bytes()));
-        Ok(Value::List(Type::String, items))
-    }));
-    defs.push(def("transpose", vec![p("values", Type::map(Type::list(Type::String)))], Type::map(Type::list(Type::String)), |_, a| {
-        let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        for (k, list) in a[0].entries().cloned().unwrap_or_default() {
-            for v in list.elements().unwrap_or(&[]) {
-                let s = v.as_str().ok_or_else(|| FnError::arg(0, "input lists must not contain null values"))?;
-                out.entry(s.to_string()).or_default().push(Value::String(k.clone()));
+    defs.push(def(
+        "slice",
+        vec![
+            p("list", any()),
+            p("start_index", Type::Number),
+            p("end_index", Type::Number),
+        ],
+        any(),
+        |_, a| {
+            let items = seq(&a[0], 0)?;
+            let (s, e) = (int_arg(a, 1)?, int_arg(a, 2)?);
+            if s < 0 {
+                return Err(FnError::arg(1, "must be greater than or equal to 0"));
             }
-        }
-        Ok(Value::Map(Type::list(Type::String), out.into_iter().map(|(k, v)| (k, Value::List(Type::String, v))).collect()))
-    }));
-    defs.push(def("zipmap", vec![p("keys", Type::list(Type::String)), p("values", any())], any(), |_, a| {
-        let keys = a[0].elements().unwrap_or(&[]);
-        let vals = seq(&a[1], 1)?;
-        if keys.len() != vals.len() {
-            return Err(FnError::call(format!("number of keys ({}) does not match number of values ({})", keys.len(), vals.len())));
-        }
-        let mut m = BTreeMap::new();
-        for (k, v) in keys.iter().zip(vals) {
-            let k = k.as_str().ok_or_else(|| FnError::arg(0, "keys list must not contain null values"))?;
-            m.insert(k.to_string(), v.clone());
-        }
-        Ok(match a[1].unmarked() {
-            Value::List(t, _) | Value::Set(t, _) => Value::Map(t.clone(), m),
-            _ => Value::Object(m),
-        })
-    }));
-    defs.push(def_var("setunion", vec![], p("sets", Type::set(any())), Type::set(any()), |_, a| {
-        set_op(a, |sets| sets.iter().flatten().cloned().collect())
-    }));
-    defs.push(def_var("setintersection", vec![p("first_set", Type::set(any()))], p("other_sets", Type::set(any())), Type::set(any()), |_, a| {
-        set_op(a, |sets| sets[0].iter().filter(|v| sets[1..].iter().all(|s| s.iter().any(|o| o.raw_equal(v)))).cloned().collect())
-    }));
-    defs.push(def("setsubtract", vec![p("a", Type::set(any())), p("b", Type::set(any()))], Type::set(any()), |_, a| {
-        set_op(a, |sets| sets[0].iter().filter(|v| !sets[1].iter().any(|o| o.raw_equal(v))).cloned().collect())
-    }));
-    defs.push(def_var("setproduct", vec![], p("sets", any()), any(), |_, a| {
-        if a.len() < 2 {
-            return Err(FnError::call("at least two arguments are required"));
-        }
-        let mut rows: Vec<Vec<Value>> = vec![vec![]];
-        for (i, s) in a.iter().enumerate() {
-            let items = seq(s, i)?;
-            rows = rows.into_iter().flat_map(|r| items.iter().map(move |it| {
-                let mut r2 = r.clone();
-                r2.push(it.clone());
-                r2
-            })).collect();
-        }
-        let all_sets = a.iter().all(|s| matches!(s.ty(), Type::Set(_)));
-        // Each argument contributes one element type to the result's tuples.
-        let mut etys = Vec::with_capacity(a.len());
-        for s in a {
-            etys.push(match s.ty() {
-                Type::List(e) | Type::Set(e) => *e,
-                Type::Tuple(ts) => unify(&ts).ok_or_else(|| FnError::call("all elements of each argument must have the same type"))?,
-                _ => Type::Dynamic,
-            });
-        }
-        let tuples: Vec<Value> = rows
-            .into_iter()
-            .map(|r| {
-                let vals = r.iter().zip(&etys).map(|(v, t)| convert(v, t)).collect::<Result<Vec<_>, _>>()?;
-                Ok(Value::Tuple(vals))
+            if e > items.len() as i64 {
+                return Err(FnError::arg(
+                    2,
+                    "end index must not be greater than the length of the list",
+                ));
+            }
+            if s > e {
+                return Err(FnError::arg(1, "must be less than or equal to end_index"));
+            }
+            let part = items[s as usize..e as usize].to_vec();
+            Ok(match a[0].unmarked() {
+                Value::List(t, _) | Value::Set(t, _) => Value::List(t.clone(), part),
+                _ => Value::Tuple(part),
             })
-            .collect::<Result<_, crate::lang::convert::ConvertError>>()
-            .map_err(|e| FnError::call(e.message))?;
-        let et = Type::Tuple(etys);
-        Ok(if all_sets { Value::new_set(et, tuples) } else { Value::List(et, tuples) })
-    }));
+        },
+    ));
+    defs.push(def(
+        "sort",
+        vec![p("list", Type::list(Type::String))],
+        Type::list(Type::String),
+        |_, a| {
+            let mut items = a[0].elements().unwrap_or(&[]).to_vec();
+            if items.iter().any(Value::is_null) {
+                return Err(FnError::arg(
+                    0,
+                    "given list element is null; a null string cannot be sorted",
+                ));
+            }
+            items.sort_by(|x, y| {
+                x.as_str()
+                    .unwrap_or("")
+                    .as_bytes()
+                    .cmp(y.as_str().unwrap_or("").as_bytes())
+            });
+            Ok(Value::List(Type::String, items))
+        },
+    ));
+    defs.push(def(
+        "transpose",
+        vec![p("values", Type::map(Type::list(Type::String)))],
+        Type::map(Type::list(Type::String)),
+        |_, a| {
+            let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+            for (k, list) in a[0].entries().cloned().unwrap_or_default() {
+                for v in list.elements().unwrap_or(&[]) {
+                    let s = v.as_str().ok_or_else(|| {
+                        FnError::arg(0, "input lists must not contain null values")
+                    })?;
+                    out.entry(s.to_string())
+                        .or_default()
+                        .push(Value::String(k.clone()));
+                }
+            }
+            Ok(Value::Map(
+                Type::list(Type::String),
+                out.into_iter()
+                    .map(|(k, v)| (k, Value::List(Type::String, v)))
+                    .collect(),
+            ))
+        },
+    ));
+    defs.push(def(
+        "zipmap",
+        vec![p("keys", Type::list(Type::String)), p("values", any())],
+        any(),
+        |_, a| {
+            let keys = a[0].elements().unwrap_or(&[]);
+            let vals = seq(&a[1], 1)?;
+            if keys.len() != vals.len() {
+                return Err(FnError::call(format!(
+                    "number of keys ({}) does not match number of values ({})",
+                    keys.len(),
+                    vals.len()
+                )));
+            }
+            let mut m = BTreeMap::new();
+            for (k, v) in keys.iter().zip(vals) {
+                let k = k
+                    .as_str()
+                    .ok_or_else(|| FnError::arg(0, "keys list must not contain null values"))?;
+                m.insert(k.to_string(), v.clone());
+            }
+            Ok(match a[1].unmarked() {
+                Value::List(t, _) | Value::Set(t, _) => Value::Map(t.clone(), m),
+                _ => Value::Object(m),
+            })
+        },
+    ));
+    defs.push(def_var(
+        "setunion",
+        vec![],
+        p("sets", Type::set(any())),
+        Type::set(any()),
+        |_, a| set_op(a, |sets| sets.iter().flatten().cloned().collect()),
+    ));
+    defs.push(def_var(
+        "setintersection",
+        vec![p("first_set", Type::set(any()))],
+        p("other_sets", Type::set(any())),
+        Type::set(any()),
+        |_, a| {
+            set_op(a, |sets| {
+                sets[0]
+                    .iter()
+                    .filter(|v| sets[1..].iter().all(|s| s.iter().any(|o| o.raw_equal(v))))
+                    .cloned()
+                    .collect()
+            })
+        },
+    ));
+    defs.push(def(
+        "setsubtract",
+        vec![p("a", Type::set(any())), p("b", Type::set(any()))],
+        Type::set(any()),
+        |_, a| {
+            set_op(a, |sets| {
+                sets[0]
+                    .iter()
+                    .filter(|v| !sets[1].iter().any(|o| o.raw_equal(v)))
+                    .cloned()
+                    .collect()
+            })
+        },
+    ));
+    defs.push(def_var(
+        "setproduct",
+        vec![],
+        p("sets", any()),
+        any(),
+        |_, a| {
+            if a.len() < 2 {
+                return Err(FnError::call("at least two arguments are required"));
+            }
+            let mut rows: Vec<Vec<Value>> = vec![vec![]];
+            for (i, s) in a.iter().enumerate() {
+                let items = seq(s, i)?;
+                rows = rows
+                    .into_iter()
+                    .flat_map(|r| {
+                        items.iter().map(move |it| {
+                            let mut r2 = r.clone();
+                            r2.push(it.clone());
+                            r2
+                        })
+                    })
+                    .collect();
+            }
+            let all_sets = a.iter().all(|s| matches!(s.ty(), Type::Set(_)));
+            // Each argument contributes one element type to the result's tuples.
+            let mut etys = Vec::with_capacity(a.len());
+            for s in a {
+                etys.push(match s.ty() {
+                    Type::List(e) | Type::Set(e) => *e,
+                    Type::Tuple(ts) => unify(&ts).ok_or_else(|| {
+                        FnError::call("all elements of each argument must have the same type")
+                    })?,
+                    _ => Type::Dynamic,
+                });
+            }
+            let tuples: Vec<Value> = rows
+                .into_iter()
+                .map(|r| {
+                    let vals = r
+                        .iter()
+                        .zip(&etys)
+                        .map(|(v, t)| convert(v, t))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(Value::Tuple(vals))
+                })
+                .collect::<Result<_, crate::lang::convert::ConvertError>>()
+                .map_err(|e| FnError::call(e.message))?;
+            let et = Type::Tuple(etys);
+            Ok(if all_sets {
+                Value::new_set(et, tuples)
+            } else {
+                Value::List(et, tuples)
+            })
+        },
+    ));
 }
 
 fn set_op(a: &[Value], f: impl Fn(&[Vec<Value>]) -> Vec<Value>) -> Result<Value, FnError> {
-    let sets: Vec<Vec<Value>> = a.iter().map(|s| s.elements().unwrap_or(&[]).to_vec()).collect();
+    let sets: Vec<Vec<Value>> = a
+        .iter()
+        .map(|s| s.elements().unwrap_or(&[]).to_vec())
+        .collect();
     let tys: Vec<Type> = a.iter().map(Value::ty).collect();
     let et = match unify(&tys) {
         Some(Type::Set(et)) => *et,
-        _ => return Err(FnError::call("given sets must all have compatible element types")),
+        _ => {
+            return Err(FnError::call(
+                "given sets must all have compatible element types",
+            ))
+        }
     };
-    let vals = f(&sets).iter().map(|v| convert(v, &et)).collect::<Result<_, _>>()
+    let vals = f(&sets)
+        .iter()
+        .map(|v| convert(v, &et))
+        .collect::<Result<_, _>>()
         .map_err(|e| FnError::call(e.message))?;
     Ok(Value::new_set(et, vals))
 }
@@ -369,7 +641,11 @@ fn flatten_into(v: &Value, out: &mut Vec<Value>) -> Result<(), FnError> {
     match v.unmarked() {
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
             for x in vs {
-                if matches!(x.unmarked(), Value::List(..) | Value::Set(..) | Value::Tuple(_)) && !x.is_null() {
+                if matches!(
+                    x.unmarked(),
+                    Value::List(..) | Value::Set(..) | Value::Tuple(_)
+                ) && !x.is_null()
+                {
                     flatten_into(x, out)?;
                 } else {
                     out.push(x.clone());
@@ -391,7 +667,7 @@ fn range(a: &[Value]) -> Result<Value, FnError> {
         }
         2 => {
             let (s, e) = (num(0), num(1));
-            let step = Number::from_i64(if e.cmp(&s).is_lt() { -1 } else { 1 });
+            let step = Number::from_i64(if e.compare(&s).is_lt() { -1 } else { 1 });
             (s, e, step)
         }
         3 => (num(0), num(1), num(2)),
@@ -401,16 +677,24 @@ fn range(a: &[Value]) -> Result<Value, FnError> {
         return Err(FnError::call("step must not be zero"));
     }
     let down = step.is_negative();
-    if down && start.cmp(&end).is_lt() {
-        return Err(FnError::call("step must be positive when start is less than end"));
+    if down && start.compare(&end).is_lt() {
+        return Err(FnError::call(
+            "step must be positive when start is less than end",
+        ));
     }
-    if !down && start.cmp(&end).is_gt() {
-        return Err(FnError::call("step must be negative when start is greater than end"));
+    if !down && start.compare(&end).is_gt() {
+        return Err(FnError::call(
+            "step must be negative when start is greater than end",
+        ));
     }
     let mut out = Vec::new();
     let mut cur = start;
     loop {
-        let more = if down { cur.cmp(&end).is_gt() } else { cur.cmp(&end).is_lt() };
+        let more = if down {
+            cur.compare(&end).is_gt()
+        } else {
+            cur.compare(&end).is_lt()
+        };
         if !more {
             break;
         }

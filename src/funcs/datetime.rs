@@ -10,7 +10,10 @@ use time::{OffsetDateTime, UtcOffset};
 
 fn parse_ts(s: &str, i: usize) -> Result<OffsetDateTime, FnError> {
     OffsetDateTime::parse(s, &Rfc3339).map_err(|_| {
-        FnError::arg(i, format!("not a valid RFC3339 timestamp: cannot use {s:?} as year"))
+        FnError::arg(
+            i,
+            format!("not a valid RFC3339 timestamp: cannot use {s:?} as year"),
+        )
     })
 }
 
@@ -21,7 +24,12 @@ fn rfc3339(t: OffsetDateTime) -> String {
         "Z".to_string()
     } else {
         let (h, m, _) = off.as_hms();
-        format!("{}{:02}:{:02}", if off.is_negative() { '-' } else { '+' }, h.abs(), m.abs())
+        format!(
+            "{}{:02}:{:02}",
+            if off.is_negative() { '-' } else { '+' },
+            h.abs(),
+            m.abs()
+        )
     };
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{zone}",
@@ -39,29 +47,44 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def("timestamp", vec![], st(), |_, _| {
         Ok(Value::String(rfc3339(OffsetDateTime::now_utc())))
     }));
-    defs.push(def("formatdate", vec![p("format", st()), p("time", st())], st(), |_, a| {
-        let t = parse_ts(str_arg(a, 1), 1)?;
-        formatdate(str_arg(a, 0), t).map(Value::String)
-    }));
-    defs.push(def("timeadd", vec![p("timestamp", st()), p("duration", st())], st(), |_, a| {
-        let t = parse_ts(str_arg(a, 0), 0)?;
-        let nanos = go_duration(str_arg(a, 1)).ok_or_else(|| {
-            FnError::arg(1, format!("time: invalid duration {:?}", str_arg(a, 1)))
-        })?;
-        let t = t
-            .checked_add(time::Duration::nanoseconds_i128(nanos))
-            .ok_or_else(|| FnError::call("the resulting time is out of range"))?;
-        Ok(Value::String(rfc3339(t)))
-    }));
-    defs.push(def("timecmp", vec![p("timestamp_a", st()), p("timestamp_b", st())], Type::Number, |_, a| {
-        let x = parse_ts(str_arg(a, 0), 0)?;
-        let y = parse_ts(str_arg(a, 1), 1)?;
-        Ok(Value::int(match x.cmp(&y) {
-            std::cmp::Ordering::Less => -1,
-            std::cmp::Ordering::Equal => 0,
-            std::cmp::Ordering::Greater => 1,
-        }))
-    }));
+    defs.push(def(
+        "formatdate",
+        vec![p("format", st()), p("time", st())],
+        st(),
+        |_, a| {
+            let t = parse_ts(str_arg(a, 1), 1)?;
+            formatdate(str_arg(a, 0), t).map(Value::String)
+        },
+    ));
+    defs.push(def(
+        "timeadd",
+        vec![p("timestamp", st()), p("duration", st())],
+        st(),
+        |_, a| {
+            let t = parse_ts(str_arg(a, 0), 0)?;
+            let nanos = go_duration(str_arg(a, 1)).ok_or_else(|| {
+                FnError::arg(1, format!("time: invalid duration {:?}", str_arg(a, 1)))
+            })?;
+            let t = t
+                .checked_add(time::Duration::nanoseconds_i128(nanos))
+                .ok_or_else(|| FnError::call("the resulting time is out of range"))?;
+            Ok(Value::String(rfc3339(t)))
+        },
+    ));
+    defs.push(def(
+        "timecmp",
+        vec![p("timestamp_a", st()), p("timestamp_b", st())],
+        Type::Number,
+        |_, a| {
+            let x = parse_ts(str_arg(a, 0), 0)?;
+            let y = parse_ts(str_arg(a, 1), 1)?;
+            Ok(Value::int(match x.cmp(&y) {
+                std::cmp::Ordering::Less => -1,
+                std::cmp::Ordering::Equal => 0,
+                std::cmp::Ordering::Greater => 1,
+            }))
+        },
+    ));
 }
 
 /// Go's `time.ParseDuration`: a signed sequence of decimal numbers with
@@ -80,13 +103,17 @@ fn go_duration(s: &str) -> Option<i128> {
     }
     let mut total: f64 = 0.0;
     while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if num_len == 0 {
             return None;
         }
         let n: f64 = rest[..num_len].parse().ok()?;
         rest = &rest[num_len..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let scale = match &rest[..unit_len] {
             "ns" => 1.0,
             "us" | "µs" | "μs" => 1e3,
@@ -107,10 +134,28 @@ fn go_duration(s: &str) -> Option<i128> {
 /// single-quoted text is literal, anything else is copied through.
 fn formatdate(spec: &str, t: OffsetDateTime) -> Result<String, FnError> {
     const MONTHS: [&str; 12] = [
-        "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-        "November", "December",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
     ];
-    const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+    const DAYS: [&str; 7] = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
     let chars: Vec<char> = spec.chars().collect();
     let mut out = String::new();
     let mut i = 0;

@@ -15,78 +15,139 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Ok(Value::String(B64.encode(str_arg(a, 0))))
     }));
     defs.push(def("base64decode", vec![p("str", st())], st(), |_, a| {
-        let bytes = B64
-            .decode(str_arg(a, 0))
-            .map_err(|_| FnError::arg(0, format!("failed to decode base64 data {:?}", str_arg(a, 0))))?;
-        String::from_utf8(bytes)
-            .map(Value::String)
-            .map_err(|_| FnError::arg(0, "the result of decoding the provided string is not valid UTF-8"))
+        let bytes = B64.decode(str_arg(a, 0)).map_err(|_| {
+            FnError::arg(
+                0,
+                format!("failed to decode base64 data {:?}", str_arg(a, 0)),
+            )
+        })?;
+        String::from_utf8(bytes).map(Value::String).map_err(|_| {
+            FnError::arg(
+                0,
+                "the result of decoding the provided string is not valid UTF-8",
+            )
+        })
     }));
     defs.push(def("base64gzip", vec![p("str", st())], st(), |_, a| {
         gzip_like_go(str_arg(a, 0).as_bytes())
             .map(|b| Value::String(B64.encode(b)))
             .map_err(|e| FnError::call(format!("failed to compress: {e}")))
     }));
-    defs.push(def("jsonencode", vec![p("val", Type::Dynamic).nullable()], st(), |_, a| {
-        a[0].to_json().map(Value::String).map_err(FnError::call)
-    }));
-    defs.push(def("jsondecode", vec![p("str", st())], Type::Dynamic, |_, a| {
-        let j: serde_json::Value = serde_json::from_str(str_arg(a, 0))
-            .map_err(|e| FnError::arg(0, format!("{e}")))?;
-        from_json(&j)
-    }));
-    defs.push(def("yamldecode", vec![p("src", st())], Type::Dynamic, |_, a| {
-        super::yaml::decode(str_arg(a, 0))
-    }));
-    defs.push(def("yamlencode", vec![p("value", Type::Dynamic).nullable()], st(), |_, a| {
-        super::yaml::encode(&a[0]).map(Value::String).map_err(FnError::call)
-    }));
-    defs.push(def("csvdecode", vec![p("str", st())], Type::Dynamic, |_, a| csvdecode(str_arg(a, 0))));
+    defs.push(def(
+        "jsonencode",
+        vec![p("val", Type::Dynamic).nullable()],
+        st(),
+        |_, a| a[0].to_json().map(Value::String).map_err(FnError::call),
+    ));
+    defs.push(def(
+        "jsondecode",
+        vec![p("str", st())],
+        Type::Dynamic,
+        |_, a| {
+            let j: serde_json::Value =
+                serde_json::from_str(str_arg(a, 0)).map_err(|e| FnError::arg(0, format!("{e}")))?;
+            from_json(&j)
+        },
+    ));
+    defs.push(def(
+        "yamldecode",
+        vec![p("src", st())],
+        Type::Dynamic,
+        |_, a| super::yaml::decode(str_arg(a, 0)),
+    ));
+    defs.push(def(
+        "yamlencode",
+        vec![p("value", Type::Dynamic).nullable()],
+        st(),
+        |_, a| {
+            super::yaml::encode(&a[0])
+                .map(Value::String)
+                .map_err(FnError::call)
+        },
+    ));
+    defs.push(def(
+        "csvdecode",
+        vec![p("str", st())],
+        Type::Dynamic,
+        |_, a| csvdecode(str_arg(a, 0)),
+    ));
     defs.push(def("urlencode", vec![p("str", st())], st(), |_, a| {
         let mut out = String::new();
         for b in str_arg(a, 0).bytes() {
             match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    out.push(b as char)
+                }
                 b' ' => out.push('+'),
                 _ => out.push_str(&format!("%{b:02X}")),
             }
         }
         Ok(Value::String(out))
     }));
-    defs.push(def("textencodebase64", vec![p("string", st()), p("encoding", st())], st(), |_, a| {
-        let enc = encoding(str_arg(a, 1), 1)?;
-        let s = str_arg(a, 0);
-        if is_ascii_label(str_arg(a, 1)) && !s.is_ascii() {
-            return Err(FnError::arg(0, "the given string contains characters that cannot be represented in US-ASCII"));
-        }
-        let bytes: Vec<u8> = if enc == encoding_rs::UTF_16LE {
-            s.encode_utf16().flat_map(u16::to_le_bytes).collect()
-        } else if enc == encoding_rs::UTF_16BE {
-            s.encode_utf16().flat_map(u16::to_be_bytes).collect()
-        } else {
-            let (b, _, bad) = enc.encode(s);
-            if bad {
-                return Err(FnError::arg(0, format!("the given string contains characters that cannot be represented in {}", enc.name())));
+    defs.push(def(
+        "textencodebase64",
+        vec![p("string", st()), p("encoding", st())],
+        st(),
+        |_, a| {
+            let enc = encoding(str_arg(a, 1), 1)?;
+            let s = str_arg(a, 0);
+            if is_ascii_label(str_arg(a, 1)) && !s.is_ascii() {
+                return Err(FnError::arg(
+                    0,
+                    "the given string contains characters that cannot be represented in US-ASCII",
+                ));
             }
-            b.into_owned()
-        };
-        Ok(Value::String(B64.encode(bytes)))
-    }));
-    defs.push(def("textdecodebase64", vec![p("source", st()), p("encoding", st())], st(), |_, a| {
-        let enc = encoding(str_arg(a, 1), 1)?;
-        let bytes = B64.decode(str_arg(a, 0)).map_err(|_| FnError::arg(0, "the given value is has an invalid base64 symbol"))?;
-        let (s, bad) = enc.decode_without_bom_handling(&bytes);
-        if bad {
-            return Err(FnError::arg(0, format!("the given string contains symbols that are not defined for {}", enc.name())));
-        }
-        Ok(Value::String(s.into_owned()))
-    }));
+            let bytes: Vec<u8> = if enc == encoding_rs::UTF_16LE {
+                s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+            } else if enc == encoding_rs::UTF_16BE {
+                s.encode_utf16().flat_map(u16::to_be_bytes).collect()
+            } else {
+                let (b, _, bad) = enc.encode(s);
+                if bad {
+                    return Err(FnError::arg(
+                        0,
+                        format!(
+                            "the given string contains characters that cannot be represented in {}",
+                            enc.name()
+                        ),
+                    ));
+                }
+                b.into_owned()
+            };
+            Ok(Value::String(B64.encode(bytes)))
+        },
+    ));
+    defs.push(def(
+        "textdecodebase64",
+        vec![p("source", st()), p("encoding", st())],
+        st(),
+        |_, a| {
+            let enc = encoding(str_arg(a, 1), 1)?;
+            let bytes = B64
+                .decode(str_arg(a, 0))
+                .map_err(|_| FnError::arg(0, "the given value is has an invalid base64 symbol"))?;
+            let (s, bad) = enc.decode_without_bom_handling(&bytes);
+            if bad {
+                return Err(FnError::arg(
+                    0,
+                    format!(
+                        "the given string contains symbols that are not defined for {}",
+                        enc.name()
+                    ),
+                ));
+            }
+            Ok(Value::String(s.into_owned()))
+        },
+    ));
 }
 
 /// IANA names as Terraform resolves them. encoding_rs follows the WHATWG
 /// labels, where "ascii" means windows-1252; IANA's US-ASCII is 7-bit.
 fn is_ascii_label(name: &str) -> bool {
-    matches!(name.to_ascii_lowercase().as_str(), "ascii" | "us-ascii" | "iso646-us" | "ansi_x3.4-1968" | "us")
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "ascii" | "us-ascii" | "iso646-us" | "ansi_x3.4-1968" | "us"
+    )
 }
 
 /// gzip framed as Go's compress/gzip writes it after Flush and Close, which
@@ -117,8 +178,14 @@ fn gzip_like_go(data: &[u8]) -> Result<Vec<u8>, flate2::CompressError> {
 }
 
 fn encoding(name: &str, i: usize) -> Result<&'static encoding_rs::Encoding, FnError> {
-    encoding_rs::Encoding::for_label(name.as_bytes())
-        .ok_or_else(|| FnError::arg(i, format!("{name:?} is not a supported IANA encoding name or alias in this Terraform version")))
+    encoding_rs::Encoding::for_label(name.as_bytes()).ok_or_else(|| {
+        FnError::arg(
+            i,
+            format!(
+                "{name:?} is not a supported IANA encoding name or alias in this Terraform version"
+            ),
+        )
+    })
 }
 
 pub fn from_json(j: &serde_json::Value) -> Result<Value, FnError> {
@@ -126,10 +193,13 @@ pub fn from_json(j: &serde_json::Value) -> Result<Value, FnError> {
         serde_json::Value::Null => Value::null(),
         serde_json::Value::Bool(b) => Value::Bool(*b),
         serde_json::Value::Number(n) => Value::Number(
-            Number::parse(&n.to_string()).map_err(|_| FnError::call(format!("invalid number {n}")))?,
+            Number::parse(&n.to_string())
+                .map_err(|_| FnError::call(format!("invalid number {n}")))?,
         ),
         serde_json::Value::String(s) => Value::String(s.clone()),
-        serde_json::Value::Array(vs) => Value::Tuple(vs.iter().map(from_json).collect::<Result<_, _>>()?),
+        serde_json::Value::Array(vs) => {
+            Value::Tuple(vs.iter().map(from_json).collect::<Result<_, _>>()?)
+        }
         serde_json::Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, v)| Ok((k.clone(), from_json(v)?)))
@@ -139,11 +209,17 @@ pub fn from_json(j: &serde_json::Value) -> Result<Value, FnError> {
 }
 
 fn csvdecode(s: &str) -> Result<Value, FnError> {
-    let mut rdr = csv::ReaderBuilder::new().has_headers(false).from_reader(s.as_bytes());
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(s.as_bytes());
     let mut rows = rdr.records();
     let headers: Vec<String> = match rows.next() {
         None => return Err(FnError::call("missing header line")),
-        Some(r) => r.map_err(|e| FnError::call(format!("{e}")))?.iter().map(str::to_string).collect(),
+        Some(r) => r
+            .map_err(|e| FnError::call(format!("{e}")))?
+            .iter()
+            .map(str::to_string)
+            .collect(),
     };
     for (i, h) in headers.iter().enumerate() {
         if headers[..i].contains(h) {
@@ -154,10 +230,17 @@ fn csvdecode(s: &str) -> Result<Value, FnError> {
     for r in rows {
         let r = r.map_err(|e| FnError::call(format!("{e}")))?;
         if r.len() != headers.len() {
-            return Err(FnError::call(format!("record on line {} has wrong number of fields", out.len() + 2)));
+            return Err(FnError::call(format!(
+                "record on line {} has wrong number of fields",
+                out.len() + 2
+            )));
         }
         out.push(Value::Object(
-            headers.iter().cloned().zip(r.iter().map(|f| Value::String(f.to_string()))).collect(),
+            headers
+                .iter()
+                .cloned()
+                .zip(r.iter().map(|f| Value::String(f.to_string())))
+                .collect(),
         ));
     }
     let et = Type::object(headers.iter().map(|h| (h.clone(), Type::String)).collect());

@@ -19,7 +19,9 @@ fn resolve(ctx: &CallCtx, path: &str) -> PathBuf {
 
 fn expand_home(path: &str) -> String {
     match (path.strip_prefix('~'), std::env::var("HOME")) {
-        (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        (Some(rest), Ok(home)) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{home}{rest}")
+        }
         _ => path.to_string(),
     }
 }
@@ -70,34 +72,61 @@ fn clean(path: &str) -> String {
 
 pub fn register(defs: &mut Vec<FuncDef>) {
     let st = || Type::String;
-    defs.push(def("file", vec![p("path", st())], st(), |ctx, a| read_text(ctx, str_arg(a, 0)).map(Value::String)));
+    defs.push(def("file", vec![p("path", st())], st(), |ctx, a| {
+        read_text(ctx, str_arg(a, 0)).map(Value::String)
+    }));
     defs.push(def("filebase64", vec![p("path", st())], st(), |ctx, a| {
-        Ok(Value::String(base64::engine::general_purpose::STANDARD.encode(read(ctx, str_arg(a, 0))?)))
+        Ok(Value::String(
+            base64::engine::general_purpose::STANDARD.encode(read(ctx, str_arg(a, 0))?),
+        ))
     }));
-    defs.push(def("fileexists", vec![p("path", st())], Type::Bool, |ctx, a| {
-        let full = resolve(ctx, str_arg(a, 0));
-        match std::fs::metadata(&full) {
-            Ok(m) if m.is_file() => Ok(Value::Bool(true)),
-            Ok(_) => Err(FnError::call(format!("{:?} is not a regular file, but {:?}", str_arg(a, 0), "directory"))),
-            Err(_) => Ok(Value::Bool(false)),
-        }
-    }));
-    defs.push(def("fileset", vec![p("path", st()), p("pattern", st())], Type::set(st()), |ctx, a| {
-        let base = resolve(ctx, str_arg(a, 0));
-        let base = std::fs::canonicalize(&base).unwrap_or(base);
-        let pattern = format!("{}/{}", glob::Pattern::escape(&base.to_string_lossy()), str_arg(a, 1));
-        let paths = glob::glob(&pattern).map_err(|e| FnError::arg(1, format!("failed to glob pattern {:?}: {e}", str_arg(a, 1))))?;
-        let mut out = Vec::new();
-        for entry in paths.flatten() {
-            if !entry.is_file() {
-                continue;
+    defs.push(def(
+        "fileexists",
+        vec![p("path", st())],
+        Type::Bool,
+        |ctx, a| {
+            let full = resolve(ctx, str_arg(a, 0));
+            match std::fs::metadata(&full) {
+                Ok(m) if m.is_file() => Ok(Value::Bool(true)),
+                Ok(_) => Err(FnError::call(format!(
+                    "{:?} is not a regular file, but {:?}",
+                    str_arg(a, 0),
+                    "directory"
+                ))),
+                Err(_) => Ok(Value::Bool(false)),
             }
-            if let Ok(rel) = entry.strip_prefix(&base) {
-                out.push(Value::String(rel.to_string_lossy().into_owned()));
+        },
+    ));
+    defs.push(def(
+        "fileset",
+        vec![p("path", st()), p("pattern", st())],
+        Type::set(st()),
+        |ctx, a| {
+            let base = resolve(ctx, str_arg(a, 0));
+            let base = std::fs::canonicalize(&base).unwrap_or(base);
+            let pattern = format!(
+                "{}/{}",
+                glob::Pattern::escape(&base.to_string_lossy()),
+                str_arg(a, 1)
+            );
+            let paths = glob::glob(&pattern).map_err(|e| {
+                FnError::arg(
+                    1,
+                    format!("failed to glob pattern {:?}: {e}", str_arg(a, 1)),
+                )
+            })?;
+            let mut out = Vec::new();
+            for entry in paths.flatten() {
+                if !entry.is_file() {
+                    continue;
+                }
+                if let Ok(rel) = entry.strip_prefix(&base) {
+                    out.push(Value::String(rel.to_string_lossy().into_owned()));
+                }
             }
-        }
-        Ok(Value::new_set(Type::String, out))
-    }));
+            Ok(Value::new_set(Type::String, out))
+        },
+    ));
     defs.push(def("abspath", vec![p("path", st())], st(), |_, a| {
         let path = str_arg(a, 0);
         let abs = if Path::new(path).is_absolute() {
@@ -127,16 +156,34 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         };
         Ok(Value::String(clean(dir)))
     }));
-    defs.push(def("pathexpand", vec![p("path", st())], st(), |_, a| Ok(Value::String(expand_home(str_arg(a, 0))))));
-    defs.push(def("templatefile", vec![p("path", st()), p("vars", Type::Dynamic)], st(), |ctx, a| {
-        let text = read_text(ctx, str_arg(a, 0))?;
-        let vars = a[1].entries().cloned().ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
-        crate::eval::render_template(&text, &vars, ctx.base_dir)
-            .map_err(|d| FnError::call(format!("{}: {}", str_arg(a, 0), d.one_line())))
+    defs.push(def("pathexpand", vec![p("path", st())], st(), |_, a| {
+        Ok(Value::String(expand_home(str_arg(a, 0))))
     }));
-    defs.push(def("templatestring", vec![p("template", st()), p("vars", Type::Dynamic)], st(), |ctx, a| {
-        let vars = a[1].entries().cloned().ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
-        crate::eval::render_template(str_arg(a, 0), &vars, ctx.base_dir)
-            .map_err(|d| FnError::call(d.one_line()))
-    }));
+    defs.push(def(
+        "templatefile",
+        vec![p("path", st()), p("vars", Type::Dynamic)],
+        st(),
+        |ctx, a| {
+            let text = read_text(ctx, str_arg(a, 0))?;
+            let vars = a[1]
+                .entries()
+                .cloned()
+                .ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
+            crate::eval::render_template(&text, &vars, ctx.base_dir)
+                .map_err(|d| FnError::call(format!("{}: {}", str_arg(a, 0), d.one_line())))
+        },
+    ));
+    defs.push(def(
+        "templatestring",
+        vec![p("template", st()), p("vars", Type::Dynamic)],
+        st(),
+        |ctx, a| {
+            let vars = a[1]
+                .entries()
+                .cloned()
+                .ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
+            crate::eval::render_template(str_arg(a, 0), &vars, ctx.base_dir)
+                .map_err(|d| FnError::call(d.one_line()))
+        },
+    ));
 }

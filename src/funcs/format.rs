@@ -27,9 +27,13 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         |_, a| {
             let mut len: Option<usize> = None;
             for (i, v) in a[1..].iter().enumerate() {
-                if let (Some(n), Type::List(_) | Type::Set(_) | Type::Tuple(_)) = (v.len(), v.ty()) {
+                if let (Some(n), Type::List(_) | Type::Set(_) | Type::Tuple(_)) = (v.len(), v.ty())
+                {
                     if len.is_some_and(|l| l != n) {
-                        return Err(FnError::arg(i + 1, "argument has a different length from previous list arguments"));
+                        return Err(FnError::arg(
+                            i + 1,
+                            "argument has a different length from previous list arguments",
+                        ));
                     }
                     len = Some(n);
                 }
@@ -40,7 +44,9 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 let args: Vec<Value> = a[1..]
                     .iter()
                     .map(|v| match (v.ty(), v.elements()) {
-                        (Type::List(_) | Type::Set(_) | Type::Tuple(_), Some(es)) => es[row].clone(),
+                        (Type::List(_) | Type::Set(_) | Type::Tuple(_), Some(es)) => {
+                            es[row].clone()
+                        }
                         _ => v.clone(),
                     })
                     .collect();
@@ -95,9 +101,15 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
             i += 1;
         }
         if chars.get(i) == Some(&'[') {
-            let close = chars[i..].iter().position(|&c| c == ']').map(|p| p + i)
+            let close = chars[i..]
+                .iter()
+                .position(|&c| c == ']')
+                .map(|p| p + i)
                 .ok_or_else(|| FnError::call("unterminated argument index"))?;
-            let n: usize = chars[i + 1..close].iter().collect::<String>().parse()
+            let n: usize = chars[i + 1..close]
+                .iter()
+                .collect::<String>()
+                .parse()
                 .map_err(|_| FnError::call("invalid argument index"))?;
             if n == 0 {
                 return Err(FnError::call("invalid argument index 0"));
@@ -121,10 +133,17 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
             }
             spec.prec = Some(d.parse().unwrap_or(0));
         }
-        let verb = *chars.get(i).ok_or_else(|| FnError::call("missing verb at end of format string"))?;
+        let verb = *chars
+            .get(i)
+            .ok_or_else(|| FnError::call("missing verb at end of format string"))?;
         i += 1;
         let arg = args.get(next_arg).ok_or_else(|| {
-            FnError::call(format!("not enough arguments for \"%{verb}\" at {}: need index {} but have {} total", i - 1, next_arg + 1, args.len()))
+            FnError::call(format!(
+                "not enough arguments for \"%{verb}\" at {}: need index {} but have {} total",
+                i - 1,
+                next_arg + 1,
+                args.len()
+            ))
         })?;
         next_arg += 1;
         let body = verb_body(verb, &spec, arg)?;
@@ -136,7 +155,10 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
         }
     }
     if !reordered && next_arg < args.len() {
-        return Err(FnError::call(format!("too many arguments; no verbs left to use for argument {}", next_arg + 1)));
+        return Err(FnError::call(format!(
+            "too many arguments; no verbs left to use for argument {}",
+            next_arg + 1
+        )));
     }
     Ok(out)
 }
@@ -164,7 +186,9 @@ fn pad(body: String, spec: &Spec, verb: char) -> String {
 fn as_num(v: &Value, verb: char) -> Result<crate::lang::number::Number, FnError> {
     match convert(v, &Type::Number) {
         Ok(Value::Number(n)) => Ok(n),
-        _ => Err(FnError::call(format!("unsupported value for \"%{verb}\": number required"))),
+        _ => Err(FnError::call(format!(
+            "unsupported value for \"%{verb}\": number required"
+        ))),
     }
 }
 
@@ -198,8 +222,16 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
                 Some(p) => s.chars().take(p).collect(),
                 None => s,
             },
-            _ if v.is_null() => return Err(FnError::call("unsupported value for \"%s\": null value cannot be formatted")),
-            _ => return Err(FnError::call("unsupported value for \"%s\": string required")),
+            _ if v.is_null() => {
+                return Err(FnError::call(
+                    "unsupported value for \"%s\": null value cannot be formatted",
+                ))
+            }
+            _ => {
+                return Err(FnError::call(
+                    "unsupported value for \"%s\": string required",
+                ))
+            }
         },
         'q' => match convert(v, &Type::String) {
             Ok(Value::String(s)) => {
@@ -207,7 +239,11 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
                 crate::lang::value::json_string(&s, &mut o);
                 o
             }
-            _ => return Err(FnError::call("unsupported value for \"%q\": string required")),
+            _ => {
+                return Err(FnError::call(
+                    "unsupported value for \"%q\": string required",
+                ))
+            }
         },
         't' => match convert(v, &Type::Bool) {
             Ok(Value::Bool(b)) => b.to_string(),
@@ -217,9 +253,13 @@ fn verb_body(verb: char, spec: &Spec, v: &Value) -> Result<String, FnError> {
             let n = as_num(v, verb)?;
             if !n.is_integer() {
                 if matches!(verb, 'x' | 'X') {
-                    return Err(FnError::call(format!("unsupported value for \"%{verb}\": number must be a whole number")));
+                    return Err(FnError::call(format!(
+                        "unsupported value for \"%{verb}\": number must be a whole number"
+                    )));
                 }
-                return Err(FnError::call(format!("unsupported value for \"%{verb}\": number must be a whole number")));
+                return Err(FnError::call(format!(
+                    "unsupported value for \"%{verb}\": number must be a whole number"
+                )));
             }
             let i = n.trunc_bigint().unwrap_or_default();
             let mag = i.magnitude();

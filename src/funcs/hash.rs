@@ -15,17 +15,39 @@ fn b64(b: &[u8]) -> String {
 }
 
 type Hasher = fn(&[u8]) -> Vec<u8>;
+type Encoder = fn(&[u8]) -> String;
 
-const HASHES: [(&str, &str, Hasher, fn(&[u8]) -> String); 6] = [
+/// (string function, file function, digest, text encoding of the digest)
+const HASHES: [(&str, &str, Hasher, Encoder); 6] = [
     ("md5", "filemd5", |d| md5::Md5::digest(d).to_vec(), hex),
     ("sha1", "filesha1", |d| sha1::Sha1::digest(d).to_vec(), hex),
-    ("sha256", "filesha256", |d| sha2::Sha256::digest(d).to_vec(), hex),
-    ("sha512", "filesha512", |d| sha2::Sha512::digest(d).to_vec(), hex),
-    ("base64sha256", "filebase64sha256", |d| sha2::Sha256::digest(d).to_vec(), b64),
-    ("base64sha512", "filebase64sha512", |d| sha2::Sha512::digest(d).to_vec(), b64),
+    (
+        "sha256",
+        "filesha256",
+        |d| sha2::Sha256::digest(d).to_vec(),
+        hex,
+    ),
+    (
+        "sha512",
+        "filesha512",
+        |d| sha2::Sha512::digest(d).to_vec(),
+        hex,
+    ),
+    (
+        "base64sha256",
+        "filebase64sha256",
+        |d| sha2::Sha256::digest(d).to_vec(),
+        b64,
+    ),
+    (
+        "base64sha512",
+        "filebase64sha512",
+        |d| sha2::Sha512::digest(d).to_vec(),
+        b64,
+    ),
 ];
 
-fn by_name(name: &str) -> (Hasher, fn(&[u8]) -> String) {
+fn by_name(name: &str) -> (Hasher, Encoder) {
     HASHES
         .iter()
         .find(|h| h.0 == name || h.1 == name)
@@ -56,40 +78,61 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         "base64sha256", "filebase64sha256";
         "base64sha512", "filebase64sha512";
     );
-    defs.push(def_var("bcrypt", vec![p("str", Type::String)], p("cost", Type::Number), Type::String, |_, a| {
-        if a.len() > 2 {
-            return Err(FnError::call("bcrypt() takes at most two arguments"));
-        }
-        // Go's bcrypt quietly uses the default cost 10 below the minimum of 4.
-        let cost = match a.get(1) {
-            Some(_) => super::int_arg(a, 1)?,
-            None => 10,
-        };
-        let cost = if cost < 4 { 10 } else { cost };
-        if cost > 31 {
-            return Err(FnError::arg(1, format!("crypto/bcrypt: cost {cost} is outside allowed range (4,31)")));
-        }
-        // Terraform (Go's x/crypto) writes the $2a$ variant.
-        bcrypt::hash_with_result(str_arg(a, 0), cost as u32)
-            .map(|h| Value::String(h.format_for_version(bcrypt::Version::TwoA)))
-            .map_err(|e| FnError::call(e.to_string()))
-    }));
+    defs.push(def_var(
+        "bcrypt",
+        vec![p("str", Type::String)],
+        p("cost", Type::Number),
+        Type::String,
+        |_, a| {
+            if a.len() > 2 {
+                return Err(FnError::call("bcrypt() takes at most two arguments"));
+            }
+            // Go's bcrypt quietly uses the default cost 10 below the minimum of 4.
+            let cost = match a.get(1) {
+                Some(_) => super::int_arg(a, 1)?,
+                None => 10,
+            };
+            let cost = if cost < 4 { 10 } else { cost };
+            if cost > 31 {
+                return Err(FnError::arg(
+                    1,
+                    format!("crypto/bcrypt: cost {cost} is outside allowed range (4,31)"),
+                ));
+            }
+            // Terraform (Go's x/crypto) writes the $2a$ variant.
+            bcrypt::hash_with_result(str_arg(a, 0), cost as u32)
+                .map(|h| Value::String(h.format_for_version(bcrypt::Version::TwoA)))
+                .map_err(|e| FnError::call(e.to_string()))
+        },
+    ));
     defs.push(def("uuid", vec![], Type::String, |_: &mut CallCtx, _| {
         // Terraform's uuid() is 16 random bytes in UUID layout, without the
         // version and variant bits a v4 UUID would set.
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| FnError::call(format!("no randomness available: {e}")))?;
+        getrandom::fill(&mut bytes)
+            .map_err(|e| FnError::call(format!("no randomness available: {e}")))?;
         Ok(Value::String(uuid::Uuid::from_bytes(bytes).to_string()))
     }));
-    defs.push(def("uuidv5", vec![p("namespace", Type::String), p("name", Type::String)], Type::String, |_, a| {
-        let ns = match str_arg(a, 0) {
-            "dns" => uuid::Uuid::NAMESPACE_DNS,
-            "url" => uuid::Uuid::NAMESPACE_URL,
-            "oid" => uuid::Uuid::NAMESPACE_OID,
-            "x500" => uuid::Uuid::NAMESPACE_X500,
-            other => uuid::Uuid::parse_str(other)
-                .map_err(|e| FnError::arg(0, format!("uuidv5() doesn't support namespace {other} ({e})")))?,
-        };
-        Ok(Value::String(uuid::Uuid::new_v5(&ns, str_arg(a, 1).as_bytes()).to_string()))
-    }));
+    defs.push(def(
+        "uuidv5",
+        vec![p("namespace", Type::String), p("name", Type::String)],
+        Type::String,
+        |_, a| {
+            let ns = match str_arg(a, 0) {
+                "dns" => uuid::Uuid::NAMESPACE_DNS,
+                "url" => uuid::Uuid::NAMESPACE_URL,
+                "oid" => uuid::Uuid::NAMESPACE_OID,
+                "x500" => uuid::Uuid::NAMESPACE_X500,
+                other => uuid::Uuid::parse_str(other).map_err(|e| {
+                    FnError::arg(
+                        0,
+                        format!("uuidv5() doesn't support namespace {other} ({e})"),
+                    )
+                })?,
+            };
+            Ok(Value::String(
+                uuid::Uuid::new_v5(&ns, str_arg(a, 1).as_bytes()).to_string(),
+            ))
+        },
+    ));
 }

@@ -29,7 +29,11 @@ impl Net {
         if len > bits {
             return Err(bad());
         }
-        Ok(Net { addr: addr & mask(len, bits), len, bits })
+        Ok(Net {
+            addr: addr & mask(len, bits),
+            len,
+            bits,
+        })
     }
 
     fn ip_string(&self, addr: u128) -> String {
@@ -40,19 +44,33 @@ impl Net {
         }
     }
 
-    fn to_string(self) -> String {
-        format!("{}/{}", self.ip_string(self.addr), self.len)
-    }
-
     fn host_count(&self) -> u128 {
         let host_bits = self.bits - self.len;
-        if host_bits >= 128 { u128::MAX } else { 1u128 << host_bits }
+        if host_bits >= 128 {
+            u128::MAX
+        } else {
+            1u128 << host_bits
+        }
+    }
+}
+
+impl std::fmt::Display for Net {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.ip_string(self.addr), self.len)
     }
 }
 
 fn mask(len: u32, bits: u32) -> u128 {
-    let all = if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 };
-    if len == 0 { 0 } else { all & !(all >> len) }
+    let all = if bits == 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    };
+    if len == 0 {
+        0
+    } else {
+        all & !(all >> len)
+    }
 }
 
 fn subnet(net: Net, newbits: i64, netnum: i64) -> Result<Net, FnError> {
@@ -61,52 +79,93 @@ fn subnet(net: Net, newbits: i64, netnum: i64) -> Result<Net, FnError> {
     }
     let new_len = net.len as i64 + newbits;
     if new_len > net.bits as i64 {
-        return Err(FnError::call(format!("insufficient address space to extend prefix of {} by {}", net.len, newbits)));
+        return Err(FnError::call(format!(
+            "insufficient address space to extend prefix of {} by {}",
+            net.len, newbits
+        )));
     }
     // go-cidr checks the magnitude of netnum and ORs it into the address as
     // a signed big integer, whose absolute value becomes the address; a
     // negative netnum therefore gives what Terraform gives, odd as it is.
-    let max = if newbits >= 64 { u64::MAX as u128 } else { (1u128 << newbits) - 1 };
+    let max = if newbits >= 64 {
+        u64::MAX as u128
+    } else {
+        (1u128 << newbits) - 1
+    };
     if netnum.unsigned_abs() as u128 > max {
-        return Err(FnError::call(format!("prefix extension of {newbits} does not accommodate a subnet numbered {netnum}")));
+        return Err(FnError::call(format!(
+            "prefix extension of {newbits} does not accommodate a subnet numbered {netnum}"
+        )));
     }
     let shift = (net.bits as i64 - new_len) as u32;
     let addr = if netnum >= 0 {
         net.addr | ((netnum as u128).checked_shl(shift).unwrap_or(0))
     } else {
         let v = (net.addr as i128) | (netnum as i128).checked_shl(shift).unwrap_or(0);
-        v.unsigned_abs() & if net.bits == 32 { u32::MAX as u128 } else { u128::MAX }
+        v.unsigned_abs()
+            & if net.bits == 32 {
+                u32::MAX as u128
+            } else {
+                u128::MAX
+            }
     };
-    Ok(Net { addr, len: new_len as u32, bits: net.bits })
+    Ok(Net {
+        addr,
+        len: new_len as u32,
+        bits: net.bits,
+    })
 }
 
 pub fn register(defs: &mut Vec<FuncDef>) {
     let st = || Type::String;
-    defs.push(def("cidrhost", vec![p("prefix", st()), p("hostnum", Type::Number)], st(), |_, a| {
-        let net = Net::parse(str_arg(a, 0), 0)?;
-        let hostnum = int_arg(a, 1)?;
-        let count = net.host_count();
-        let offset = if hostnum < 0 {
-            count.checked_sub(hostnum.unsigned_abs() as u128)
-        } else if (hostnum as u128) < count {
-            Some(hostnum as u128)
-        } else {
-            None
-        };
-        let offset = offset.ok_or_else(|| FnError::call(format!("prefix of {} does not accommodate a host numbered {hostnum}", net.len)))?;
-        Ok(Value::String(net.ip_string(net.addr + offset)))
-    }));
+    defs.push(def(
+        "cidrhost",
+        vec![p("prefix", st()), p("hostnum", Type::Number)],
+        st(),
+        |_, a| {
+            let net = Net::parse(str_arg(a, 0), 0)?;
+            let hostnum = int_arg(a, 1)?;
+            let count = net.host_count();
+            let offset = if hostnum < 0 {
+                count.checked_sub(hostnum.unsigned_abs() as u128)
+            } else if (hostnum as u128) < count {
+                Some(hostnum as u128)
+            } else {
+                None
+            };
+            let offset = offset.ok_or_else(|| {
+                FnError::call(format!(
+                    "prefix of {} does not accommodate a host numbered {hostnum}",
+                    net.len
+                ))
+            })?;
+            Ok(Value::String(net.ip_string(net.addr + offset)))
+        },
+    ));
     defs.push(def("cidrnetmask", vec![p("prefix", st())], st(), |_, a| {
         let net = Net::parse(str_arg(a, 0), 0)?;
         if net.bits != 32 {
             return Err(FnError::arg(0, "only IPv4 networks are supported"));
         }
-        Ok(Value::String(Ipv4Addr::from(mask(net.len, 32) as u32).to_string()))
+        Ok(Value::String(
+            Ipv4Addr::from(mask(net.len, 32) as u32).to_string(),
+        ))
     }));
-    defs.push(def("cidrsubnet", vec![p("prefix", st()), p("newbits", Type::Number), p("netnum", Type::Number)], st(), |_, a| {
-        let net = Net::parse(str_arg(a, 0), 0)?;
-        Ok(Value::String(subnet(net, int_arg(a, 1)?, int_arg(a, 2)?)?.to_string()))
-    }));
+    defs.push(def(
+        "cidrsubnet",
+        vec![
+            p("prefix", st()),
+            p("newbits", Type::Number),
+            p("netnum", Type::Number),
+        ],
+        st(),
+        |_, a| {
+            let net = Net::parse(str_arg(a, 0), 0)?;
+            Ok(Value::String(
+                subnet(net, int_arg(a, 1)?, int_arg(a, 2)?)?.to_string(),
+            ))
+        },
+    ));
     defs.push(def_var("cidrsubnets", vec![p("prefix", st())], p("newbits", Type::Number), Type::list(st()), |_, a| {
         let net = Net::parse(str_arg(a, 0), 0)?;
         if a.len() < 2 {
@@ -140,7 +199,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             let rolled = next == 0;
             let inside = (next & mask(net.len, net.bits)) == net.addr;
             if rolled || !inside {
-                return Err(FnError::arg(i, format!("not enough remaining address space for a subnet with a prefix of {len} bits after {}", cur.to_string())));
+                return Err(FnError::arg(i, format!("not enough remaining address space for a subnet with a prefix of {len} bits after {}", cur)));
             }
             cur = Net { addr: next & m, len, bits: net.bits };
             out.push(Value::String(cur.to_string()));

@@ -120,14 +120,20 @@ impl FnError {
                 Diag::new(
                     "strata::funcs::argument",
                     "Invalid function argument",
-                    format!("Invalid value for {pname:?} parameter: {}.", self.message.trim_end_matches('.')),
+                    format!(
+                        "Invalid value for {pname:?} parameter: {}.",
+                        self.message.trim_end_matches('.')
+                    ),
                 )
                 .at(arg_spans.get(i).copied().unwrap_or(span))
             }
             None => Diag::new(
                 "strata::funcs::call",
                 "Error in function call",
-                format!("Call to function {fname:?} failed: {}.", self.message.trim_end_matches('.')),
+                format!(
+                    "Call to function {fname:?} failed: {}.",
+                    self.message.trim_end_matches('.')
+                ),
             )
             .at(span),
         }
@@ -199,7 +205,11 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
             format!(
                 "Function {:?} expects {}{} argument{}. Missing value for {:?}.",
                 def.name,
-                if def.variadic.is_some() { "at least " } else { "" },
+                if def.variadic.is_some() {
+                    "at least "
+                } else {
+                    ""
+                },
                 n,
                 if n == 1 { "" } else { "s" },
                 def.params[args.len()].name
@@ -221,9 +231,11 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
     let mut unknown = false;
     let mut converted = Vec::with_capacity(args.len());
     for (i, arg) in args.into_iter().enumerate() {
-        let p = def.params.get(i).or(def.variadic.as_ref()).ok_or_else(|| {
-            FnError::call("too many arguments")
-        })?;
+        let p = def
+            .params
+            .get(i)
+            .or(def.variadic.as_ref())
+            .ok_or_else(|| FnError::call("too many arguments"))?;
         let arg = if p.allow_marked {
             arg
         } else {
@@ -264,8 +276,12 @@ pub(crate) fn int_arg(args: &[Value], i: usize) -> Result<i64, FnError> {
     if !n.is_integer() {
         return Err(FnError::arg(i, "value must be a whole number"));
     }
-    n.to_i64()
-        .ok_or_else(|| FnError::arg(i, "value must be a whole number, between -9223372036854775808 and 9223372036854775807"))
+    n.to_i64().ok_or_else(|| {
+        FnError::arg(
+            i,
+            "value must be a whole number, between -9223372036854775808 and 9223372036854775807",
+        )
+    })
 }
 
 pub(crate) fn p(name: &'static str, ty: Type) -> Param {

@@ -24,12 +24,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def("floor", vec![p("num", n())], n(), |_, a| {
         Ok(Value::Number(num_arg(a, 0).floor()))
     }));
-    defs.push(def("log", vec![p("num", n()), p("base", n())], n(), |_, a| {
-        float(num_arg(a, 0).to_f64().ln() / num_arg(a, 1).to_f64().ln())
-    }));
-    defs.push(def("pow", vec![p("num", n()), p("power", n())], n(), |_, a| {
-        float(num_arg(a, 0).to_f64().powf(num_arg(a, 1).to_f64()))
-    }));
+    defs.push(def(
+        "log",
+        vec![p("num", n()), p("base", n())],
+        n(),
+        |_, a| float(num_arg(a, 0).to_f64().ln() / num_arg(a, 1).to_f64().ln()),
+    ));
+    defs.push(def(
+        "pow",
+        vec![p("num", n()), p("power", n())],
+        n(),
+        |_, a| float(num_arg(a, 0).to_f64().powf(num_arg(a, 1).to_f64())),
+    ));
     defs.push(def("signum", vec![p("num", n())], n(), |_, a| {
         let x = num_arg(a, 0);
         int_arg(a, 0)?;
@@ -41,8 +47,12 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             1
         }))
     }));
-    defs.push(def_var("max", vec![], p("numbers", n()), n(), |_, a| extreme(a, true)));
-    defs.push(def_var("min", vec![], p("numbers", n()), n(), |_, a| extreme(a, false)));
+    defs.push(def_var("max", vec![], p("numbers", n()), n(), |_, a| {
+        extreme(a, true)
+    }));
+    defs.push(def_var("min", vec![], p("numbers", n()), n(), |_, a| {
+        extreme(a, false)
+    }));
     defs.push(def(
         "parseint",
         vec![p("number", Type::String), p("base", n())],
@@ -50,7 +60,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         |_, a| {
             let base = int_arg(a, 1)?;
             if !(2..=62).contains(&base) {
-                return Err(FnError::arg(1, "base must be a whole number between 2 and 62 inclusive"));
+                return Err(FnError::arg(
+                    1,
+                    "base must be a whole number between 2 and 62 inclusive",
+                ));
             }
             let s = str_arg(a, 0);
             parse_int(s, base as u32)
@@ -62,8 +75,17 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def("sum", vec![p("list", Type::Dynamic)], n(), |_, a| {
         let list = &a[0];
-        let Some(items) = list.elements().filter(|_| !matches!(list.ty(), Type::Map(_) | Type::Object(_))) else {
-            return Err(FnError::arg(0, format!("argument must be list, set, or tuple. Received {}", list.ty().friendly_name())));
+        let Some(items) = list
+            .elements()
+            .filter(|_| !matches!(list.ty(), Type::Map(_) | Type::Object(_)))
+        else {
+            return Err(FnError::arg(
+                0,
+                format!(
+                    "argument must be list, set, or tuple. Received {}",
+                    list.ty().friendly_name()
+                ),
+            ));
         };
         if items.is_empty() {
             return Err(FnError::arg(0, "cannot sum an empty list"));
@@ -71,7 +93,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         let mut total: Option<Number> = None;
         for it in items {
             if it.is_null() {
-                return Err(FnError::arg(0, "argument must be list, set, or tuple of number values"));
+                return Err(FnError::arg(
+                    0,
+                    "argument must be list, set, or tuple of number values",
+                ));
             }
             let v = convert(it, &Type::Number).map_err(|e| FnError::arg(0, e.message))?;
             let x = v.as_number().cloned().unwrap_or_else(Number::zero);
@@ -91,7 +116,11 @@ fn extreme(a: &[Value], max: bool) -> Result<Value, FnError> {
     let mut best = num_arg(a, 0);
     for i in 1..a.len() {
         let x = num_arg(a, i);
-        let better = if max { x.cmp(&best).is_gt() } else { x.cmp(&best).is_lt() };
+        let better = if max {
+            x.compare(&best).is_gt()
+        } else {
+            x.compare(&best).is_lt()
+        };
         if better {
             best = x;
         }

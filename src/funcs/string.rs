@@ -15,47 +15,89 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def("chomp", vec![p("str", st())], st(), |_, a| {
         s(str_arg(a, 0).trim_end_matches(['\n', '\r']))
     }));
-    defs.push(def("lower", vec![p("str", st())], st(), |_, a| s(simple_case(str_arg(a, 0), false))));
-    defs.push(def("upper", vec![p("str", st())], st(), |_, a| s(simple_case(str_arg(a, 0), true))));
-    defs.push(def("title", vec![p("str", st())], st(), |_, a| s(title(str_arg(a, 0)))));
+    defs.push(def("lower", vec![p("str", st())], st(), |_, a| {
+        s(simple_case(str_arg(a, 0), false))
+    }));
+    defs.push(def("upper", vec![p("str", st())], st(), |_, a| {
+        s(simple_case(str_arg(a, 0), true))
+    }));
+    defs.push(def("title", vec![p("str", st())], st(), |_, a| {
+        s(title(str_arg(a, 0)))
+    }));
     defs.push(def("strrev", vec![p("str", st())], st(), |_, a| {
         s(str_arg(a, 0).graphemes(true).rev().collect::<String>())
     }));
-    defs.push(def("trimspace", vec![p("str", st())], st(), |_, a| s(str_arg(a, 0).trim())));
-    defs.push(def("trim", vec![p("str", st()), p("cutset", st())], st(), |_, a| {
-        let cut: Vec<char> = str_arg(a, 1).chars().collect();
-        s(str_arg(a, 0).trim_matches(|c| cut.contains(&c)))
+    defs.push(def("trimspace", vec![p("str", st())], st(), |_, a| {
+        s(str_arg(a, 0).trim())
     }));
-    defs.push(def("trimprefix", vec![p("str", st()), p("prefix", st())], st(), |_, a| {
-        let (x, pre) = (str_arg(a, 0), str_arg(a, 1));
-        s(x.strip_prefix(pre).unwrap_or(x))
-    }));
-    defs.push(def("trimsuffix", vec![p("str", st()), p("suffix", st())], st(), |_, a| {
-        let (x, suf) = (str_arg(a, 0), str_arg(a, 1));
-        s(x.strip_suffix(suf).unwrap_or(x))
-    }));
-    defs.push(def("startswith", vec![p("str", st()), p("prefix", st())], Type::Bool, |_, a| {
-        Ok(Value::Bool(str_arg(a, 0).starts_with(str_arg(a, 1))))
-    }));
-    defs.push(def("endswith", vec![p("str", st()), p("suffix", st())], Type::Bool, |_, a| {
-        Ok(Value::Bool(str_arg(a, 0).ends_with(str_arg(a, 1))))
-    }));
-    defs.push(def("strcontains", vec![p("str", st()), p("substr", st())], Type::Bool, |_, a| {
-        Ok(Value::Bool(str_arg(a, 0).contains(str_arg(a, 1))))
-    }));
-    defs.push(def("indent", vec![p("spaces", Type::Number), p("str", st())], st(), |_, a| {
-        let n = int_arg(a, 0)?.max(0) as usize;
-        s(str_arg(a, 1).replace('\n', &format!("\n{}", " ".repeat(n))))
-    }));
-    defs.push(def("split", vec![p("separator", st()), p("str", st())], Type::list(st()), |_, a| {
-        let (sep, x) = (str_arg(a, 0), str_arg(a, 1));
-        let parts: Vec<Value> = if sep.is_empty() {
-            x.chars().map(|c| Value::String(c.to_string())).collect()
-        } else {
-            x.split(sep).map(|p| Value::String(p.to_string())).collect()
-        };
-        Ok(Value::List(Type::String, parts))
-    }));
+    defs.push(def(
+        "trim",
+        vec![p("str", st()), p("cutset", st())],
+        st(),
+        |_, a| {
+            let cut: Vec<char> = str_arg(a, 1).chars().collect();
+            s(str_arg(a, 0).trim_matches(|c| cut.contains(&c)))
+        },
+    ));
+    defs.push(def(
+        "trimprefix",
+        vec![p("str", st()), p("prefix", st())],
+        st(),
+        |_, a| {
+            let (x, pre) = (str_arg(a, 0), str_arg(a, 1));
+            s(x.strip_prefix(pre).unwrap_or(x))
+        },
+    ));
+    defs.push(def(
+        "trimsuffix",
+        vec![p("str", st()), p("suffix", st())],
+        st(),
+        |_, a| {
+            let (x, suf) = (str_arg(a, 0), str_arg(a, 1));
+            s(x.strip_suffix(suf).unwrap_or(x))
+        },
+    ));
+    defs.push(def(
+        "startswith",
+        vec![p("str", st()), p("prefix", st())],
+        Type::Bool,
+        |_, a| Ok(Value::Bool(str_arg(a, 0).starts_with(str_arg(a, 1)))),
+    ));
+    defs.push(def(
+        "endswith",
+        vec![p("str", st()), p("suffix", st())],
+        Type::Bool,
+        |_, a| Ok(Value::Bool(str_arg(a, 0).ends_with(str_arg(a, 1)))),
+    ));
+    defs.push(def(
+        "strcontains",
+        vec![p("str", st()), p("substr", st())],
+        Type::Bool,
+        |_, a| Ok(Value::Bool(str_arg(a, 0).contains(str_arg(a, 1)))),
+    ));
+    defs.push(def(
+        "indent",
+        vec![p("spaces", Type::Number), p("str", st())],
+        st(),
+        |_, a| {
+            let n = int_arg(a, 0)?.max(0) as usize;
+            s(str_arg(a, 1).replace('\n', &format!("\n{}", " ".repeat(n))))
+        },
+    ));
+    defs.push(def(
+        "split",
+        vec![p("separator", st()), p("str", st())],
+        Type::list(st()),
+        |_, a| {
+            let (sep, x) = (str_arg(a, 0), str_arg(a, 1));
+            let parts: Vec<Value> = if sep.is_empty() {
+                x.chars().map(|c| Value::String(c.to_string())).collect()
+            } else {
+                x.split(sep).map(|p| Value::String(p.to_string())).collect()
+            };
+            Ok(Value::List(Type::String, parts))
+        },
+    ));
     defs.push(def_var(
         "join",
         vec![p("separator", st())],
@@ -84,7 +126,11 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "substr",
-        vec![p("str", st()), p("offset", Type::Number), p("length", Type::Number)],
+        vec![
+            p("str", st()),
+            p("offset", Type::Number),
+            p("length", Type::Number),
+        ],
         st(),
         |_, a| {
             let g: Vec<&str> = str_arg(a, 0).graphemes(true).collect();
@@ -95,27 +141,44 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             }
             let start = (offset.max(0) as usize).min(g.len());
             let rest = &g[start..];
-            let take = if length < 0 { rest.len() } else { (length as usize).min(rest.len()) };
+            let take = if length < 0 {
+                rest.len()
+            } else {
+                (length as usize).min(rest.len())
+            };
             s(rest[..take].concat())
         },
     ));
-    defs.push(def("regex", vec![p("pattern", st()), p("string", st())], Type::Dynamic, |_, a| {
-        let re = compile(str_arg(a, 0))?;
-        let text = str_arg(a, 1);
-        let caps = re
-            .captures(text)
-            .ok_or_else(|| FnError::call("pattern did not match any part of the given string"))?;
-        captures_value(&re, &caps)
-    }));
-    defs.push(def("regexall", vec![p("pattern", st()), p("string", st())], Type::Dynamic, |_, a| {
-        let re = compile(str_arg(a, 0))?;
-        let mut out = Vec::new();
-        for caps in re.captures_iter(str_arg(a, 1)) {
-            out.push(captures_value(&re, &caps)?);
-        }
-        let et = out.first().map(Value::ty).unwrap_or_else(|| result_type(&re));
-        Ok(Value::List(et, out))
-    }));
+    defs.push(def(
+        "regex",
+        vec![p("pattern", st()), p("string", st())],
+        Type::Dynamic,
+        |_, a| {
+            let re = compile(str_arg(a, 0))?;
+            let text = str_arg(a, 1);
+            let caps = re.captures(text).ok_or_else(|| {
+                FnError::call("pattern did not match any part of the given string")
+            })?;
+            captures_value(&re, &caps)
+        },
+    ));
+    defs.push(def(
+        "regexall",
+        vec![p("pattern", st()), p("string", st())],
+        Type::Dynamic,
+        |_, a| {
+            let re = compile(str_arg(a, 0))?;
+            let mut out = Vec::new();
+            for caps in re.captures_iter(str_arg(a, 1)) {
+                out.push(captures_value(&re, &caps)?);
+            }
+            let et = out
+                .first()
+                .map(Value::ty)
+                .unwrap_or_else(|| result_type(&re));
+            Ok(Value::List(et, out))
+        },
+    ));
     defs.push(def(
         "replace",
         vec![p("str", st()), p("substr", st()), p("replace", st())],
@@ -136,8 +199,16 @@ pub fn register(defs: &mut Vec<FuncDef>) {
 fn simple_case(x: &str, upper: bool) -> String {
     x.chars()
         .map(|c| {
-            let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
-            if m.len() == 1 { m.pop().unwrap_or(c) } else { c }
+            let mut m: Vec<char> = if upper {
+                c.to_uppercase().collect()
+            } else {
+                c.to_lowercase().collect()
+            };
+            if m.len() == 1 {
+                m.pop().unwrap_or(c)
+            } else {
+                c
+            }
         })
         .collect()
 }
@@ -170,7 +241,13 @@ fn title(x: &str) -> String {
         } else {
             out.push(c);
         }
-        prev_sep = !(c.is_alphanumeric() || c == '_' || (!c.is_ascii() && !c.is_whitespace()));
+        // Go's isSeparator: ASCII other than letters, digits and '_'
+        // separates; beyond ASCII only white space does.
+        prev_sep = if c.is_ascii() {
+            !(c.is_ascii_alphanumeric() || c == '_')
+        } else {
+            c.is_whitespace()
+        };
     }
     out
 }
@@ -185,7 +262,13 @@ fn result_type(re: &regex::Regex) -> Type {
     if names.is_empty() {
         Type::String
     } else if names.iter().all(Option::is_some) {
-        Type::object(names.iter().flatten().map(|n| (n.to_string(), Type::String)).collect())
+        Type::object(
+            names
+                .iter()
+                .flatten()
+                .map(|n| (n.to_string(), Type::String))
+                .collect(),
+        )
     } else {
         Type::Tuple(names.iter().map(|_| Type::String).collect())
     }
@@ -213,6 +296,9 @@ fn captures_value(re: &regex::Regex, caps: &regex::Captures) -> Result<Value, Fn
     } else if named == 0 {
         Ok(Value::Tuple((1..=names.len()).map(get).collect()))
     } else {
-        Err(FnError::arg(0, "invalid regular expression pattern: cannot mix both named and unnamed capture groups"))
+        Err(FnError::arg(
+            0,
+            "invalid regular expression pattern: cannot mix both named and unnamed capture groups",
+        ))
     }
 }

@@ -22,25 +22,85 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     let any = || p("v", Type::Dynamic).nullable().unknown_ok().marked_ok();
     defs.push(def("tostring", vec![any()], Type::String, |_, a| {
         if !a[0].ty().is_primitive() && a[0].ty() != Type::Dynamic {
-            return Err(FnError::arg(0, format!("cannot convert {} to string", a[0].ty().friendly_name())));
+            return Err(FnError::arg(
+                0,
+                format!("cannot convert {} to string", a[0].ty().friendly_name()),
+            ));
         }
         to(&a[0], &Type::String)
     }));
-    defs.push(def("tonumber", vec![any()], Type::Number, |_, a| to(&a[0], &Type::Number)));
-    defs.push(def("tobool", vec![any()], Type::Bool, |_, a| to(&a[0], &Type::Bool)));
-    defs.push(def("tolist", vec![any()], Type::list(Type::Dynamic), |_, a| {
-        to(&a[0], &Type::list(Type::Dynamic)).map_err(|e| FnError::arg(0, format!("cannot convert {} to list of any single type", a[0].ty().friendly_name())).or(e))
+    defs.push(def("tonumber", vec![any()], Type::Number, |_, a| {
+        to(&a[0], &Type::Number)
     }));
-    defs.push(def("toset", vec![any()], Type::set(Type::Dynamic), |_, a| {
-        to(&a[0], &Type::set(Type::Dynamic)).map_err(|e| FnError::arg(0, format!("cannot convert {} to set of any single type", a[0].ty().friendly_name())).or(e))
+    defs.push(def("tobool", vec![any()], Type::Bool, |_, a| {
+        to(&a[0], &Type::Bool)
     }));
-    defs.push(def("tomap", vec![any()], Type::map(Type::Dynamic), |_, a| {
-        to(&a[0], &Type::map(Type::Dynamic)).map_err(|e| FnError::arg(0, format!("cannot convert {} to map of any single type", a[0].ty().friendly_name())).or(e))
+    defs.push(def(
+        "tolist",
+        vec![any()],
+        Type::list(Type::Dynamic),
+        |_, a| {
+            to(&a[0], &Type::list(Type::Dynamic)).map_err(|e| {
+                FnError::arg(
+                    0,
+                    format!(
+                        "cannot convert {} to list of any single type",
+                        a[0].ty().friendly_name()
+                    ),
+                )
+                .or(e)
+            })
+        },
+    ));
+    defs.push(def(
+        "toset",
+        vec![any()],
+        Type::set(Type::Dynamic),
+        |_, a| {
+            to(&a[0], &Type::set(Type::Dynamic)).map_err(|e| {
+                FnError::arg(
+                    0,
+                    format!(
+                        "cannot convert {} to set of any single type",
+                        a[0].ty().friendly_name()
+                    ),
+                )
+                .or(e)
+            })
+        },
+    ));
+    defs.push(def(
+        "tomap",
+        vec![any()],
+        Type::map(Type::Dynamic),
+        |_, a| {
+            to(&a[0], &Type::map(Type::Dynamic)).map_err(|e| {
+                FnError::arg(
+                    0,
+                    format!(
+                        "cannot convert {} to map of any single type",
+                        a[0].ty().friendly_name()
+                    ),
+                )
+                .or(e)
+            })
+        },
+    ));
+    defs.push(def("sensitive", vec![any()], Type::Dynamic, |_, a| {
+        Ok(a[0].clone().mark())
     }));
-    defs.push(def("sensitive", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone().mark())));
-    defs.push(def("nonsensitive", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone().unmark().0)));
-    defs.push(def("ephemeralasnull", vec![any()], Type::Dynamic, |_, a| Ok(a[0].clone())));
-    defs.push(def("issensitive", vec![any()], Type::Bool, |_, a| Ok(Value::Bool(a[0].is_sensitive()))));
+    defs.push(def("nonsensitive", vec![any()], Type::Dynamic, |_, a| {
+        Ok(a[0].clone().unmark().0)
+    }));
+    defs.push(def(
+        "ephemeralasnull",
+        vec![any()],
+        Type::Dynamic,
+        |_, a| Ok(a[0].clone()),
+    ));
+    defs.push(def("issensitive", vec![any()], Type::Bool, |_, a| {
+        Ok(Value::Bool(a[0].is_sensitive()))
+    }));
     defs.push(def("type", vec![any()], Type::String, |_, _| {
         Err(FnError::call("the type function is only available at the top level of a console expression, to show the type of a value"))
     }));
@@ -53,6 +113,10 @@ trait OrErr {
 impl OrErr for FnError {
     /// Keeps the specific element message when the conversion gave one.
     fn or(self, e: FnError) -> FnError {
-        if e.message.contains("element") || e.message.contains("attribute") { e } else { self }
+        if e.message.contains("element") || e.message.contains("attribute") {
+            e
+        } else {
+            self
+        }
     }
 }

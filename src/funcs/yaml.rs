@@ -72,7 +72,9 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq(anchor, Vec::new())),
-            Event::MappingStart(anchor, _) => self.stack.push(Frame::Map(anchor, BTreeMap::new(), None)),
+            Event::MappingStart(anchor, _) => {
+                self.stack.push(Frame::Map(anchor, BTreeMap::new(), None))
+            }
             Event::SequenceEnd | Event::MappingEnd => {
                 let (v, anchor) = match self.stack.pop() {
                     Some(Frame::Seq(a, items)) => (Value::Tuple(items), a),
@@ -95,10 +97,14 @@ fn resolve(text: &str, style: TScalarStyle, tag: Option<&str>) -> Result<Value, 
     match tag {
         Some("str") => return Ok(Value::String(text.to_string())),
         Some("int") | Some("float") => {
-            return number(text).map(Value::Number).ok_or_else(|| format!("cannot decode {text:?} as a number"))
+            return number(text)
+                .map(Value::Number)
+                .ok_or_else(|| format!("cannot decode {text:?} as a number"))
         }
         Some("bool") => {
-            return boolean(text).map(Value::Bool).ok_or_else(|| format!("cannot decode {text:?} as a bool"))
+            return boolean(text)
+                .map(Value::Bool)
+                .ok_or_else(|| format!("cannot decode {text:?} as a bool"))
         }
         Some("null") => return Ok(Value::null()),
         _ => {}
@@ -115,7 +121,11 @@ fn resolve(text: &str, style: TScalarStyle, tag: Option<&str>) -> Result<Value, 
     if let Some(n) = number(text) {
         return Ok(Value::Number(n));
     }
-    if matches!(text.trim_start_matches(['-', '+']), ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN") {
+    if matches!(
+        text.trim_start_matches(['-', '+']),
+        ".inf" | ".Inf" | ".INF"
+    ) || matches!(text, ".nan" | ".NaN" | ".NAN")
+    {
         return Err(format!("cannot represent {text} as a number"));
     }
     if let Some(ts) = timestamp(text) {
@@ -126,8 +136,12 @@ fn resolve(text: &str, style: TScalarStyle, tag: Option<&str>) -> Result<Value, 
 
 fn boolean(t: &str) -> Option<bool> {
     match t {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => Some(true),
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => Some(false),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Some(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Some(false)
+        }
         _ => None,
     }
 }
@@ -148,10 +162,18 @@ fn number(t: &str) -> Option<Number> {
         Some(Number::from_bigint(&if neg { -i } else { i }))
     };
     if let Some(h) = body.strip_prefix("0x") {
-        return if t.starts_with(['-', '+']) { None } else { radix(h, 16) };
+        return if t.starts_with(['-', '+']) {
+            None
+        } else {
+            radix(h, 16)
+        };
     }
     if let Some(o) = body.strip_prefix("0o") {
-        return if t.starts_with(['-', '+']) { None } else { radix(o, 8) };
+        return if t.starts_with(['-', '+']) {
+            None
+        } else {
+            radix(o, 8)
+        };
     }
     if !body.is_empty() && body.bytes().all(|c| c.is_ascii_digit()) {
         return radix(body, 10);
@@ -189,12 +211,31 @@ fn number(t: &str) -> Option<Number> {
 /// YAML timestamps become RFC 3339 strings, as Go's time formatting writes them.
 fn timestamp(t: &str) -> Option<String> {
     let b = t.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r.clone()).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    if t.len() == 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10) {
+    let digits = |r: std::ops::Range<usize>| {
+        b.get(r.clone())
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+    };
+    if t.len() == 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+    {
         return Some(format!("{t}T00:00:00Z"));
     }
-    let date_time = t.len() >= 20 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)
-        && matches!(b[10], b'T' | b't') && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19);
+    let date_time = t.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b'T' | b't')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
     if date_time && t.ends_with(['Z', 'z']) {
         let frac = &t[19..t.len() - 1];
         let frac = frac.trim_end_matches('0');
@@ -206,16 +247,23 @@ fn timestamp(t: &str) -> Option<String> {
 
 pub fn decode(src: &str) -> Result<Value, FnError> {
     let mut b = Builder::default();
-    Parser::new_from_str(src)
-        .load(&mut b, true)
-        .map_err(|e| FnError::call(format!("on line {}, column {}: {}", e.marker().line(), e.marker().col() + 1, e.info())))?;
+    Parser::new_from_str(src).load(&mut b, true).map_err(|e| {
+        FnError::call(format!(
+            "on line {}, column {}: {}",
+            e.marker().line(),
+            e.marker().col() + 1,
+            e.info()
+        ))
+    })?;
     if let Some(e) = b.error {
         return Err(FnError::call(e));
     }
     match b.docs.len() {
         0 => Ok(Value::null()),
         1 => Ok(b.docs.pop().unwrap_or_else(Value::null)),
-        _ => Err(FnError::call("the given YAML contains multiple documents; use a single document")),
+        _ => Err(FnError::call(
+            "the given YAML contains multiple documents; use a single document",
+        )),
     }
 }
 
@@ -229,7 +277,10 @@ pub fn encode(v: &Value) -> Result<String, String> {
         out.push_str(l);
         out.push('\n');
     }
-    let plain_scalar = matches!(v.unmarked(), Value::Null(_) | Value::Bool(_) | Value::Number(_));
+    let plain_scalar = matches!(
+        v.unmarked(),
+        Value::Null(_) | Value::Bool(_) | Value::Number(_)
+    );
     if plain_scalar {
         out.push_str("...\n");
     }
@@ -310,7 +361,11 @@ fn yaml_lines(v: &Value, indent: usize) -> Result<Vec<String>, String> {
         Value::Null(_) => out.push(format!("{pad}null")),
         Value::Bool(b) => out.push(format!("{pad}{b}")),
         Value::Number(n) => out.push(format!("{pad}{}", n.to_text())),
-        Value::String(s) if s.contains('\n') && s.trim_end_matches('\n').len() + 1 >= s.len() && !s.starts_with([' ', '\n']) => {
+        Value::String(s)
+            if s.contains('\n')
+                && s.trim_end_matches('\n').len() + 1 >= s.len()
+                && !s.starts_with([' ', '\n']) =>
+        {
             let body = s.strip_suffix('\n');
             out.push(format!("{pad}{}", if body.is_some() { "|" } else { "|-" }));
             for line in body.unwrap_or(s).split('\n') {
@@ -326,4 +381,3 @@ fn yaml_lines(v: &Value, indent: usize) -> Result<Vec<String>, String> {
     }
     Ok(out)
 }
-

@@ -134,18 +134,15 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
             for (name, aty) in &ot.attrs {
                 match entries.get(name) {
                     Some(av) => {
-                        let c = convert(av, aty).map_err(|e| {
-                            ConvertError::new(format!("attribute {name:?}: {e}"))
-                        })?;
+                        let c = convert(av, aty)
+                            .map_err(|e| ConvertError::new(format!("attribute {name:?}: {e}")))?;
                         out.insert(name.clone(), c);
                     }
                     None if ot.optional.contains(name) => {
                         out.insert(name.clone(), Value::Null(strip_optional(aty)));
                     }
                     None => {
-                        return Err(ConvertError::new(format!(
-                            "attribute {name:?} is required"
-                        )))
+                        return Err(ConvertError::new(format!("attribute {name:?} is required")))
                     }
                 }
             }
@@ -161,7 +158,9 @@ fn convert_elements<'a>(
 ) -> Result<Vec<Value>, ConvertError> {
     elems
         .enumerate()
-        .map(|(i, e)| convert(e, et).map_err(|err| ConvertError::new(format!("{}: {err}", name(i)))))
+        .map(|(i, e)| {
+            convert(e, et).map_err(|err| ConvertError::new(format!("{}: {err}", name(i))))
+        })
         .collect()
 }
 
@@ -228,7 +227,9 @@ pub fn can_convert(from: &Type, want: &Type, unsafe_ok: bool) -> bool {
     match (from, want) {
         (Type::Number | Type::Bool, Type::String) => true,
         (Type::String, Type::Number | Type::Bool) => unsafe_ok,
-        (Type::List(e) | Type::Set(e), Type::List(t) | Type::Set(t)) => can_convert(e, t, unsafe_ok),
+        (Type::List(e) | Type::Set(e), Type::List(t) | Type::Set(t)) => {
+            can_convert(e, t, unsafe_ok)
+        }
         (Type::Tuple(es), Type::List(t) | Type::Set(t)) => {
             es.iter().all(|e| can_convert(e, t, unsafe_ok))
         }
@@ -354,7 +355,10 @@ pub fn unify(types: &[Type]) -> Option<Type> {
     // General case: the most general candidate every type converts to.
     for idx in preference_order(types) {
         let want = &types[idx];
-        if types.iter().all(|t| t == want || can_convert(t, want, false)) {
+        if types
+            .iter()
+            .all(|t| t == want || can_convert(t, want, false))
+        {
             return Some(want.clone());
         }
     }
@@ -449,9 +453,9 @@ fn compare_generality(a: &Type, b: &Type) -> Ordering {
         };
     }
     match (a, b) {
-        (Type::List(x), Type::List(y)) | (Type::Set(x), Type::Set(y)) | (Type::Map(x), Type::Map(y)) => {
-            compare_generality(x, y)
-        }
+        (Type::List(x), Type::List(y))
+        | (Type::Set(x), Type::Set(y))
+        | (Type::Map(x), Type::Map(y)) => compare_generality(x, y),
         (Type::List(_), Type::Tuple(_)) | (Type::Map(_), Type::Object(_)) => Ordering::Less,
         (Type::Tuple(_), Type::List(_)) | (Type::Object(_), Type::Map(_)) => Ordering::Greater,
         _ => Ordering::Equal,

@@ -65,7 +65,11 @@ fn write(v: &Value, indent: usize, out: &mut String) {
             out.push_str(close);
         }
         Value::Map(_, m) | Value::Object(m) => {
-            let (open, close) = if matches!(v, Value::Map(..)) { ("tomap({", "})") } else { ("{", "}") };
+            let (open, close) = if matches!(v, Value::Map(..)) {
+                ("tomap({", "})")
+            } else {
+                ("{", "}")
+            };
             if m.is_empty() {
                 out.push_str(open);
                 out.push_str(close);

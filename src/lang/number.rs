@@ -31,7 +31,10 @@ pub struct Number {
 #[derive(Clone, Debug)]
 enum Kind {
     /// `mant * 2^exp`; a zero mantissa is zero.
-    Finite { mant: BigUint, exp: i64 },
+    Finite {
+        mant: BigUint,
+        exp: i64,
+    },
     Inf,
 }
 
@@ -211,10 +214,12 @@ impl Number {
     pub fn is_integer(&self) -> bool {
         match &self.kind {
             Kind::Inf => false,
-            Kind::Finite { mant, exp } => *exp >= 0 || mant.is_zero() || {
-                let tz = mant.trailing_zeros().unwrap_or(0);
-                tz as i64 >= -exp
-            },
+            Kind::Finite { mant, exp } => {
+                *exp >= 0 || mant.is_zero() || {
+                    let tz = mant.trailing_zeros().unwrap_or(0);
+                    tz as i64 >= -exp
+                }
+            }
         }
     }
 
@@ -339,7 +344,10 @@ impl Number {
                 .rounded())
             }
             (None, None) if self.neg != other.neg => Err(ArithError::InfMinusInf),
-            (None, _) => Ok(Number { prec, ..self.clone() }),
+            (None, _) => Ok(Number {
+                prec,
+                ..self.clone()
+            }),
             (_, None) => Ok(Number {
                 prec,
                 ..other.clone()
@@ -460,7 +468,8 @@ impl Number {
         n
     }
 
-    pub fn cmp(&self, other: &Number) -> Ordering {
+    /// Numeric order (Go's `big.Float.Cmp`); infinities at the ends.
+    pub fn compare(&self, other: &Number) -> Ordering {
         let sign = |n: &Number| -> i8 {
             if n.is_zero() {
                 0
@@ -558,7 +567,10 @@ impl Number {
             Kind::Finite { mant, exp } => (mant, *exp),
         };
         let mut d = if mant.is_zero() {
-            Decimal { digits: Vec::new(), exp: 0 }
+            Decimal {
+                digits: Vec::new(),
+                exp: 0,
+            }
         } else {
             Decimal::from_binary(mant, exp)
         };
@@ -633,7 +645,7 @@ impl fmt::Display for ArithError {
 
 impl PartialEq for Number {
     fn eq(&self, other: &Number) -> bool {
-        self.cmp(other) == Ordering::Equal
+        self.compare(other) == Ordering::Equal
     }
 }
 
@@ -661,7 +673,12 @@ fn quotient(a: &BigUint, b: &BigUint, prec: u32) -> (BigUint, i64) {
     let shift = (want + b.bits() as i64 - a.bits() as i64).max(0);
     let (q, r) = (a << shift as u64).div_rem(b);
     // A sticky bit below the rounding position keeps ties honest.
-    let q = (q << 1u32) | if r.is_zero() { BigUint::zero() } else { BigUint::one() };
+    let q = (q << 1u32)
+        | if r.is_zero() {
+            BigUint::zero()
+        } else {
+            BigUint::one()
+        };
     (q, -shift - 1)
 }
 
@@ -686,10 +703,7 @@ impl Decimal {
         while digits.last() == Some(&b'0') {
             digits.pop();
         }
-        Decimal {
-            digits,
-            exp: exp10,
-        }
+        Decimal { digits, exp: exp10 }
     }
 
     fn at(&self, i: usize) -> u8 {
@@ -762,7 +776,11 @@ impl Decimal {
             }
         }
         out.push(verb);
-        let e = if self.digits.is_empty() { 0 } else { self.exp - 1 };
+        let e = if self.digits.is_empty() {
+            0
+        } else {
+            self.exp - 1
+        };
         out.push(if e < 0 { '-' } else { '+' });
         out.push_str(&format!("{:02}", e.abs()));
         out
@@ -781,7 +799,11 @@ impl Decimal {
             out.push('.');
             for i in 0..prec {
                 let idx = self.exp + i;
-                out.push(if idx < 0 { '0' } else { self.at(idx as usize) as char });
+                out.push(if idx < 0 {
+                    '0'
+                } else {
+                    self.at(idx as usize) as char
+                });
             }
         }
         out
@@ -872,12 +894,18 @@ mod tests {
             Number::from_f64(2f64.ln() / 10f64.ln()).unwrap().to_text(),
             format!("{}", 2f64.ln() / 10f64.ln())
         );
-        assert_eq!(p("1").div(&p("3")).unwrap().mul(&p("3")).unwrap().to_text(), "1");
+        assert_eq!(
+            p("1").div(&p("3")).unwrap().mul(&p("3")).unwrap().to_text(),
+            "1"
+        );
         assert_eq!(p("-7").rem(&p("3")).unwrap().to_text(), "-1");
         assert_eq!(p("7.5").rem(&p("2")).unwrap().to_text(), "1.5");
         assert_eq!(p("0").neg().to_text(), "-0");
         assert_eq!(
-            p("123456789012345678901234567890").add(&p("1")).unwrap().to_text(),
+            p("123456789012345678901234567890")
+                .add(&p("1"))
+                .unwrap()
+                .to_text(),
             "123456789012345678901234567891"
         );
     }

@@ -210,6 +210,11 @@ impl Value {
             .or_else(|| self.entries().map(BTreeMap::len))
     }
 
+    /// Whether a collection or structural value has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
     /// Builds a set, sorting and removing duplicates as cty does.
     pub fn new_set(elem: Type, mut vs: Vec<Value>) -> Value {
         vs.sort_by(set_order);
@@ -298,8 +303,7 @@ impl Value {
 
 fn map_raw_equal(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> bool {
     a.len() == b.len()
-        && a
-            .iter()
+        && a.iter()
             .zip(b)
             .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equal(vb))
 }
@@ -338,7 +342,7 @@ pub fn set_order(a: &Value, b: &Value) -> Ordering {
         (Value::Unknown(_), Value::Unknown(_)) => Ordering::Equal,
         (Value::Unknown(_), _) => Ordering::Greater,
         (_, Value::Unknown(_)) => Ordering::Less,
-        (Value::Number(x), Value::Number(y)) => x.cmp(y),
+        (Value::Number(x), Value::Number(y)) => x.compare(y),
         (Value::String(x), Value::String(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         _ => {

@@ -23,7 +23,12 @@ pub(super) struct Lowerer<'s> {
 
 impl<'s> Lowerer<'s> {
     pub fn new(file: FileId, src: &'s str, base: usize) -> Lowerer<'s> {
-        Lowerer { file, src, base, depth: std::cell::Cell::new(0) }
+        Lowerer {
+            file,
+            src,
+            base,
+            depth: std::cell::Cell::new(0),
+        }
     }
 }
 
@@ -95,7 +100,9 @@ impl Lowerer<'_> {
                             "{text:?} is out of range: the exponent may be at most {}.",
                             crate::lang::number::MAX_DECIMAL_EXPONENT
                         ),
-                        crate::lang::number::ParseNumberError::Syntax => format!("{text:?} is not a number."),
+                        crate::lang::number::ParseNumberError::Syntax => {
+                            format!("{text:?} is not a number.")
+                        }
                     };
                     Diag::new("strata::syntax::number", "Invalid number literal", detail).at(span)
                 })?;
@@ -137,7 +144,7 @@ impl Lowerer<'_> {
                 }
                 ExprKind::Template(build_template(toks, span)?)
             }
-            he::Expression::HeredocTemplate(h) => self.heredoc(h, span)?,
+            he::Expression::HeredocTemplate(_) => self.heredoc(span)?,
             he::Expression::Parenthesis(p) => ExprKind::Parens(Box::new(self.expr(p.inner())?)),
             he::Expression::Variable(v) => ExprKind::Variable(v.as_str().to_string()),
             he::Expression::Conditional(c) => ExprKind::Conditional(
@@ -233,9 +240,13 @@ impl Lowerer<'_> {
             let (op, op_span) = ops[i];
             match op {
                 he::TraversalOperator::FullSplat(_) => {
-                    let each = self.chain(Expr::new(ExprKind::SplatItem, op_span), &ops[i + 1..])?;
+                    let each =
+                        self.chain(Expr::new(ExprKind::SplatItem, op_span), &ops[i + 1..])?;
                     let sp = cur.span.to(ops[ops.len() - 1].1);
-                    return Ok(Expr::new(ExprKind::Splat(Box::new(cur), Box::new(each)), sp));
+                    return Ok(Expr::new(
+                        ExprKind::Splat(Box::new(cur), Box::new(each)),
+                        sp,
+                    ));
                 }
                 he::TraversalOperator::AttrSplat(_) => {
                     let mut each = Expr::new(ExprKind::SplatItem, op_span);
@@ -257,15 +268,22 @@ impl Lowerer<'_> {
         Ok(cur)
     }
 
-    fn apply_op(&self, base: Expr, op: &he::TraversalOperator, op_span: Span) -> Result<Expr, Diag> {
+    fn apply_op(
+        &self,
+        base: Expr,
+        op: &he::TraversalOperator,
+        op_span: Span,
+    ) -> Result<Expr, Diag> {
         let span = base.span.to(op_span);
         Ok(match op {
-            he::TraversalOperator::GetAttr(name) => {
-                Expr::new(ExprKind::GetAttr(Box::new(base), name.as_str().to_string()), span)
-            }
-            he::TraversalOperator::Index(ix) => {
-                Expr::new(ExprKind::Index(Box::new(base), Box::new(self.expr(ix)?)), span)
-            }
+            he::TraversalOperator::GetAttr(name) => Expr::new(
+                ExprKind::GetAttr(Box::new(base), name.as_str().to_string()),
+                span,
+            ),
+            he::TraversalOperator::Index(ix) => Expr::new(
+                ExprKind::Index(Box::new(base), Box::new(self.expr(ix)?)),
+                span,
+            ),
             he::TraversalOperator::LegacyIndex(n) => {
                 // HCL's scanner reads `.0.1` as the number 0.1, so Terraform
                 // refuses chained legacy indexes; so do we.
@@ -284,12 +302,13 @@ impl Lowerer<'_> {
                 );
                 Expr::new(ExprKind::Index(Box::new(base), Box::new(ix)), span)
             }
-            he::TraversalOperator::FullSplat(_) | he::TraversalOperator::AttrSplat(_) => {
-                Expr::new(
-                    ExprKind::Splat(Box::new(base), Box::new(Expr::new(ExprKind::SplatItem, op_span))),
-                    span,
-                )
-            }
+            he::TraversalOperator::FullSplat(_) | he::TraversalOperator::AttrSplat(_) => Expr::new(
+                ExprKind::Splat(
+                    Box::new(base),
+                    Box::new(Expr::new(ExprKind::SplatItem, op_span)),
+                ),
+                span,
+            ),
         })
     }
 
@@ -298,21 +317,36 @@ impl Lowerer<'_> {
         for el in t.iter() {
             self.tokens(el, &mut toks, Escapes::Raw)?;
         }
-        Ok(Expr::new(ExprKind::Template(build_template(toks, span)?), span))
+        Ok(Expr::new(
+            ExprKind::Template(build_template(toks, span)?),
+            span,
+        ))
     }
 
-    fn heredoc(&self, _h: &ht::HeredocTemplate, span: Span) -> Result<ExprKind, Diag> {
-        let raw = self.src.get(span.start as usize..span.end as usize).unwrap_or("");
+    fn heredoc(&self, span: Span) -> Result<ExprKind, Diag> {
+        let raw = self
+            .src
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("");
         let flush = raw.starts_with("<<-");
         // hcl-edit's own dedent treats directive bodies differently from
         // Terraform, so the raw body is read again and tokenised the way
         // HCL's scanner does it: one literal per line.
         let body_start = raw.find('\n').map(|i| i + 1).unwrap_or(raw.len());
-        let body_end = raw.trim_end_matches([' ', '\t']).rfind('\n').map(|i| i + 1).unwrap_or(body_start);
+        let body_end = raw
+            .trim_end_matches([' ', '\t'])
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(body_start);
         let body_end = body_end.max(body_start);
         let body = &raw[body_start..body_end];
         let tpl = hcl_edit::parser::parse_template(body).map_err(|e| {
-            Diag::new("strata::syntax::parse", "Invalid heredoc", e.message().to_string()).at(span)
+            Diag::new(
+                "strata::syntax::parse",
+                "Invalid heredoc",
+                e.message().to_string(),
+            )
+            .at(span)
         })?;
         let inner = Lowerer::new(self.file, self.src, span.start as usize + body_start);
         let mut toks = Vec::new();
@@ -352,7 +386,10 @@ impl Lowerer<'_> {
                         }
                     }
                     out.push(Tok::EndIf {
-                        strip: (d.endif_expr.strip.strip_start(), d.endif_expr.strip.strip_end()),
+                        strip: (
+                            d.endif_expr.strip.strip_start(),
+                            d.endif_expr.strip.strip_end(),
+                        ),
                     });
                 }
                 ht::Directive::For(d) => {
@@ -367,7 +404,10 @@ impl Lowerer<'_> {
                         self.tokens(e, out, esc.nested())?;
                     }
                     out.push(Tok::EndFor {
-                        strip: (d.endfor_expr.strip.strip_start(), d.endfor_expr.strip.strip_end()),
+                        strip: (
+                            d.endfor_expr.strip.strip_start(),
+                            d.endfor_expr.strip.strip_end(),
+                        ),
                     });
                 }
             },
@@ -446,17 +486,29 @@ fn nfc(s: &str) -> String {
 #[derive(Debug)]
 pub(super) enum Tok {
     Lit(String),
-    Interp { expr: Expr, strip: (bool, bool) },
-    If { cond: Expr, strip: (bool, bool) },
-    Else { strip: (bool, bool) },
-    EndIf { strip: (bool, bool) },
+    Interp {
+        expr: Expr,
+        strip: (bool, bool),
+    },
+    If {
+        cond: Expr,
+        strip: (bool, bool),
+    },
+    Else {
+        strip: (bool, bool),
+    },
+    EndIf {
+        strip: (bool, bool),
+    },
     For {
         key_var: Option<String>,
         value_var: String,
         collection: Expr,
         strip: (bool, bool),
     },
-    EndFor { strip: (bool, bool) },
+    EndFor {
+        strip: (bool, bool),
+    },
 }
 
 impl Tok {
@@ -475,7 +527,7 @@ impl Tok {
 
 /// HCL's `flushHeredocTemplateParts`: remove the smallest indentation of the
 /// lines that start with text; blank lines do not count and keep their spaces.
-fn flush_heredoc(toks: &mut Vec<Tok>) {
+fn flush_heredoc(toks: &mut [Tok]) {
     let mut min = usize::MAX;
     let mut newline = true;
     let mut adjust = Vec::new();
@@ -575,8 +627,8 @@ fn nest_all(toks: Vec<Tok>, span: Span) -> Result<Vec<TemplatePart>, Diag> {
 
 enum End {
     Else,
-    EndIf,
-    EndFor,
+    If,
+    For,
 }
 
 fn nest(iter: &mut std::vec::IntoIter<Tok>) -> (Vec<TemplatePart>, Option<End>) {
@@ -621,8 +673,8 @@ fn nest(iter: &mut std::vec::IntoIter<Tok>) -> (Vec<TemplatePart>, Option<End>) 
                 });
             }
             Tok::Else { .. } => return (parts, Some(End::Else)),
-            Tok::EndIf { .. } => return (parts, Some(End::EndIf)),
-            Tok::EndFor { .. } => return (parts, Some(End::EndFor)),
+            Tok::EndIf { .. } => return (parts, Some(End::If)),
+            Tok::EndFor { .. } => return (parts, Some(End::For)),
         }
     }
     parts.shrink_to_fit();

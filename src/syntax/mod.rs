@@ -139,7 +139,9 @@ fn parse_lenient<T>(
 /// The identifier at `at` replaced by the `n`th candidate name of the same length.
 fn rename_key(text: &str, at: usize, n: usize) -> Option<String> {
     let rest = text.get(at..)?;
-    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
     if len == 0 || !rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         return None;
     }
@@ -179,9 +181,8 @@ pub fn is_identifier(s: &str) -> bool {
 /// Works around two places where hcl-edit rejects what Terraform accepts,
 /// on a copy of the text given to hcl-edit only (same length, so spans stay
 /// right, and lowering reads the original text back by span):
-/// - number literals beyond u64/f64 (`123456789012345678901234567890`,
-///   `1e400`) become zeros;
-/// - an empty heredoc becomes `""`.
+/// number literals beyond u64/f64 (`123456789012345678901234567890`,
+/// `1e400`) become zeros, and an empty heredoc becomes `""`.
 /// Strings, comments and heredoc bodies are skipped. The same pass bounds
 /// bracket nesting at [`MAX_NESTING`], returning the offending offset.
 fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
@@ -198,7 +199,12 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
         let c = b[i];
         if in_string {
             match c {
-                b'\\' => i += 1 + src.get(i + 1..).and_then(|r| r.chars().next()).map_or(0, char::len_utf8),
+                b'\\' => {
+                    i += 1 + src
+                        .get(i + 1..)
+                        .and_then(|r| r.chars().next())
+                        .map_or(0, char::len_utf8)
+                }
                 b'"' => {
                     stack.pop();
                     i += 1;
@@ -222,8 +228,12 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
                 i += 1;
             }
             b'#' => i = src[i..].find('\n').map_or(b.len(), |p| i + p),
-            b'/' if b.get(i + 1) == Some(&b'/') => i = src[i..].find('\n').map_or(b.len(), |p| i + p),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2),
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = src[i..].find('\n').map_or(b.len(), |p| i + p)
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2)
+            }
             b'<' if b.get(i + 1) == Some(&b'<') => {
                 // Heredoc: skip to the line holding only the delimiter.
                 let Some((delim, opener_len)) = heredoc_opener(src, i) else {
@@ -237,9 +247,7 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
                 let first_end = src[j..].find('\n').map_or(b.len(), |p| j + p);
                 if j < b.len() && src[j..first_end].trim() == delim {
                     let o = out.get_or_insert_with(|| b.to_vec());
-                    for k in i..first_end {
-                        o[k] = b' ';
-                    }
+                    o[i..first_end].fill(b' ');
                     o[i] = b'"';
                     o[i + 1] = b'"';
                     i = first_end;
@@ -276,7 +284,12 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
                 depth = depth.saturating_sub(1);
                 i += 1;
             }
-            b'0'..=b'9' if i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.') => {
+            b'0'..=b'9'
+                if i == 0
+                    || !(b[i - 1].is_ascii_alphanumeric()
+                        || b[i - 1] == b'_'
+                        || b[i - 1] == b'.') =>
+            {
                 let start = i;
                 i += number_literal_len(&b[i..]);
                 let lit = &src[start..i];
@@ -287,10 +300,8 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
                 };
                 if !fits {
                     let o = out.get_or_insert_with(|| b.to_vec());
-                    for k in start..i {
-                        if o[k].is_ascii_digit() {
-                            o[k] = b'0';
-                        }
+                    for d in o[start..i].iter_mut().filter(|d| d.is_ascii_digit()) {
+                        *d = b'0';
                     }
                 }
             }
@@ -299,7 +310,9 @@ fn mask_for_hcl_edit(src: &str) -> Result<std::borrow::Cow<'_, str>, usize> {
     }
     Ok(match out {
         // Only ASCII bytes were replaced, so the text stays valid UTF-8.
-        Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| src.to_string())),
+        Some(o) => {
+            std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| src.to_string()))
+        }
         None => std::borrow::Cow::Borrowed(src),
     })
 }
@@ -332,7 +345,10 @@ pub(crate) fn heredoc_opener(src: &str, i: usize) -> Option<(String, usize)> {
         Some(r) => (1, r),
         None => (0, rest),
     };
-    let delim: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let delim: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     if delim.is_empty() {
         return None;
     }
