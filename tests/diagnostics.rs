@@ -76,6 +76,7 @@ diagnostic_cases!(
     conditional_types,
     for_each_list,
     count_negative,
+    sensitive_output,
 );
 
 #[test]

@@ -58,7 +58,20 @@ fn check(module: &Module, diags: &mut Diags) {
         eval(&l.expr, &scope, diags);
     }
     for o in &module.outputs {
-        eval(&o.expr, &scope, diags);
+        match scope.evaluator().eval(&o.expr) {
+            // As Terraform does, an output must say it is sensitive when its
+            // value is, so a secret is never printed by accident.
+            Ok(v) if v.contains_sensitive() && !o.sensitive => diags.push(
+                crate::diag::Diag::new(
+                    "strata::config::sensitive_output",
+                    "Output refers to sensitive values",
+                    "This output's value is derived from sensitive values. As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
+                )
+                .at(o.expr.span),
+            ),
+            Ok(_) => {}
+            Err(d) => diags.push(d),
+        }
     }
     for p in &module.providers {
         check_body(&p.body, &scope, diags, &eval);

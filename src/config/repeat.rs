@@ -37,14 +37,16 @@ pub fn count(v: &Value, span: Span) -> Result<Option<i64>, Diag> {
     }
     let n = match convert(v, &Type::Number) {
         Ok(Value::Number(n)) => n,
-        _ => return Err(invalid(
-            "count",
-            format!(
+        _ => {
+            return Err(invalid(
+                "count",
+                format!(
                 "The given \"count\" argument value is unsuitable: number required, but have {}.",
                 v.ty().friendly_name()
             ),
-            span,
-        )),
+                span,
+            ))
+        }
     };
     let Some(i) = n.to_i64().filter(|_| n.is_integer()) else {
         return Err(invalid(
