@@ -361,10 +361,13 @@ fn validate(
                     .as_str()
                     .unwrap_or("The value is not valid.")
                     .to_string();
+                // One line in a sentence: the JSON form where there is one.
                 let shown = if value.contains_sensitive() {
                     "(sensitive value)".to_string()
                 } else {
-                    crate::lang::display::show(value)
+                    value
+                        .to_json()
+                        .unwrap_or_else(|_| crate::lang::display::show(value))
                 };
                 return Err(Diag::new(
                     "strata::config::validation_failed",
