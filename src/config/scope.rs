@@ -243,6 +243,14 @@ impl Scope for ConfigScope<'_> {
                 ).at(span)),
                 _ => Err(invalid_ref("The \"each\" object has only the attributes \"key\" and \"value\".", span)),
             },
+            // Provisioner, connection and postcondition blocks give `self`
+            // its meaning; those belong to the engine, so here it is an error.
+            "self" => Err(Diag::new(
+                "strata::eval::invalid_reference",
+                "Invalid \"self\" reference",
+                "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.",
+            )
+            .at(span)),
             "module" => {
                 let a = attr.ok_or_else(|| needs_attr("module"))?;
                 if self.declared.calls.contains(a) {
