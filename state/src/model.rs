@@ -1,0 +1,146 @@
+//! The state document. Its layout follows Terraform's state format version 4
+//! (`version`, `serial`, `lineage`, `outputs`, `resources[].instances[]`)
+//! so that people and tools that read Terraform state can read strata's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+/// The newest state format this build reads and writes.
+pub const FORMAT_VERSION: u64 = 4;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u64,
+    /// The strata release that last wrote this state.
+    pub strata_version: String,
+    /// Increases by one with every write; a saved plan records the serial it
+    /// was made against.
+    pub serial: u64,
+    /// Fixed when the state is created; tells two unrelated states apart.
+    pub lineage: String,
+    #[serde(default)]
+    pub outputs: BTreeMap<String, OutputState>,
+    #[serde(default)]
+    pub resources: Vec<ResourceState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputState {
+    pub value: Json,
+    #[serde(rename = "type")]
+    pub ty: Json,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Managed,
+    Data,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceState {
+    /// `module.a.module.b`, or absent for the root module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    pub mode: Mode,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub name: String,
+    pub provider: String,
+    pub instances: Vec<InstanceState>,
+}
+
+/// An instance key: `count` gives numbers, `for_each` gives strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InstanceKey {
+    Int(u64),
+    Str(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_key: Option<InstanceKey>,
+    pub schema_version: u64,
+    pub attributes: Json,
+    /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
+    #[serde(default)]
+    pub sensitive_attributes: Vec<Json>,
+    /// Addresses of the resources this instance depended on when last applied,
+    /// so it can be destroyed in the right order after leaving the config.
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub create_before_destroy: bool,
+}
+
+impl State {
+    /// An empty state with a fresh lineage.
+    pub fn new() -> State {
+        State {
+            version: FORMAT_VERSION,
+            strata_version: env!("CARGO_PKG_VERSION").to_string(),
+            serial: 0,
+            lineage: uuid::Uuid::new_v4().to_string(),
+            outputs: BTreeMap::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    /// Every instance's address (`module.m.aws_vpc.main[0]`), in state order.
+    pub fn addresses(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.resources {
+            for i in &r.instances {
+                out.push(address(
+                    r.module.as_deref(),
+                    r.mode,
+                    &r.type_name,
+                    &r.name,
+                    i.index_key.as_ref(),
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::new()
+    }
+}
+
+/// The address of a resource instance as Terraform writes it.
+pub fn address(
+    module: Option<&str>,
+    mode: Mode,
+    type_name: &str,
+    name: &str,
+    key: Option<&InstanceKey>,
+) -> String {
+    let mut s = String::new();
+    if let Some(m) = module {
+        s.push_str(m);
+        s.push('.');
+    }
+    if mode == Mode::Data {
+        s.push_str("data.");
+    }
+    s.push_str(type_name);
+    s.push('.');
+    s.push_str(name);
+    match key {
+        Some(InstanceKey::Int(i)) => s.push_str(&format!("[{i}]")),
+        Some(InstanceKey::Str(k)) => {
+            s.push_str(&format!("[{}]", serde_json::Value::String(k.clone())))
+        }
+        None => {}
+    }
+    s
+}
