@@ -49,6 +49,11 @@ pub enum Command {
         #[command(flatten)]
         vars: VarArgs,
     },
+    /// Print the resource dependency graph as DOT, as `terraform graph` does.
+    Graph {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
     /// Rewrite files in Terraform's canonical format.
     Fmt {
         /// Exit 3 and change nothing when a file is not formatted.
@@ -130,6 +135,7 @@ fn run() -> ExitCode {
             console(path.as_deref(), json, &inputs, &mut sources)
         }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
+        Command::Graph { path } => graph(&path, &mut sources),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -146,8 +152,18 @@ fn env_vars() -> Vec<(String, String)> {
         .collect()
 }
 
+fn graph(path: &Path, sources: &mut Sources) -> Result<(), Diags> {
+    let module = config::load(path, sources)?;
+    let g = crate::graph::build(&module, sources)?;
+    print!("{}", crate::graph::to_dot(&g));
+    Ok(())
+}
+
 fn validate(path: &Path, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
     let module = config::load(path, sources)?;
+    // Cycles first: they name every member, where evaluation would only
+    // see the point it came back to.
+    crate::graph::build(&module, sources)?;
     crate::config::check::check_module(&module, inputs, sources)?;
     println!("Success! The configuration is valid.");
     Ok(())

@@ -84,6 +84,18 @@ pub struct Diag {
     pub summary: String,
     pub detail: String,
     pub span: Option<Span>,
+    /// Labels for the places shown; boxed, as most diagnostics have none
+    /// and results carrying a `Diag` stay small.
+    pub labels: Option<Box<Labels>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Labels {
+    /// What the primary span's label says ("here" when unset).
+    pub primary: Option<String>,
+    /// Further places that belong to the problem (the other members of a
+    /// cycle), each with a label.
+    pub related: Vec<(String, Span)>,
 }
 
 impl Diag {
@@ -93,7 +105,23 @@ impl Diag {
             summary: summary.into(),
             detail: detail.into(),
             span: None,
+            labels: None,
         }
+    }
+
+    /// Labels the primary span.
+    pub fn labelled(mut self, label: impl Into<String>) -> Diag {
+        self.labels.get_or_insert_with(Default::default).primary = Some(label.into());
+        self
+    }
+
+    /// Adds a related place, labelled.
+    pub fn also(mut self, label: impl Into<String>, span: Span) -> Diag {
+        self.labels
+            .get_or_insert_with(Default::default)
+            .related
+            .push((label.into(), span));
+        self
     }
 
     pub fn at(mut self, span: Span) -> Diag {
@@ -203,11 +231,24 @@ impl miette::Diagnostic for Report {
         let span = self.diag.span?;
         self.src.as_ref()?;
         let len = (span.end - span.start) as usize;
-        Some(Box::new(std::iter::once(LabeledSpan::new(
-            Some("here".to_string()),
-            span.start as usize,
-            len,
-        ))))
+        let labels = self.diag.labels.as_deref();
+        let label = labels
+            .and_then(|l| l.primary.clone())
+            .unwrap_or_else(|| "here".to_string());
+        let primary = LabeledSpan::new(Some(label), span.start as usize, len);
+        // Places in other files are named in the detail; miette quotes one source.
+        let related = labels
+            .into_iter()
+            .flat_map(|l| &l.related)
+            .filter(move |(_, s)| s.file == span.file)
+            .map(|(label, s)| {
+                LabeledSpan::new(
+                    Some(label.clone()),
+                    s.start as usize,
+                    (s.end - s.start) as usize,
+                )
+            });
+        Some(Box::new(std::iter::once(primary).chain(related)))
     }
 }
 

@@ -12,5 +12,6 @@ pub mod diag;
 pub mod eval;
 pub mod fmt;
 pub mod funcs;
+pub mod graph;
 pub mod lang;
 pub mod syntax;

@@ -77,6 +77,7 @@ diagnostic_cases!(
     for_each_list,
     count_negative,
     sensitive_output,
+    resource_cycle,
 );
 
 #[test]

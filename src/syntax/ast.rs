@@ -105,16 +105,30 @@ impl Expr {
         Expr { kind, span }
     }
 
-    /// Every `root.attr...` traversal inside, for dependency analysis and
-    /// "did you mean" suggestions. Calls `f(root, first_attr, span)`.
-    pub fn visit_references<'a>(&'a self, f: &mut dyn FnMut(&'a str, Option<&'a str>, Span)) {
+    /// Calls `f` for every reference inside: the root name (`var`, `local`,
+    /// `aws_vpc`...), the attribute names that follow it up to the first
+    /// index (`["main", "id"]` for `aws_vpc.main.id`), and the span. Loop
+    /// variables of for-expressions are not references.
+    pub fn visit_references<'a>(&'a self, f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
         match &self.kind {
-            ExprKind::Variable(name) => f(name, None, self.span),
-            ExprKind::GetAttr(inner, attr) => {
-                if let ExprKind::Variable(name) = &inner.kind {
-                    f(name, Some(attr), self.span);
-                } else {
-                    inner.visit_references(f);
+            ExprKind::Variable(_) | ExprKind::GetAttr(..) | ExprKind::Index(..) => {
+                let mut attrs = Vec::new();
+                let mut keys = Vec::new();
+                match traversal(self, &mut attrs, &mut keys) {
+                    Some(root) => {
+                        f(root, &attrs, self.span);
+                        for k in keys {
+                            k.visit_references(f);
+                        }
+                    }
+                    None => match &self.kind {
+                        ExprKind::GetAttr(inner, _) => inner.visit_references(f),
+                        ExprKind::Index(a, b) => {
+                            a.visit_references(f);
+                            b.visit_references(f);
+                        }
+                        _ => {}
+                    },
                 }
             }
             ExprKind::Literal(_) | ExprKind::SplatItem => {}
@@ -128,7 +142,7 @@ impl Expr {
                     v.visit_references(f);
                 }
             }
-            ExprKind::Index(a, b) | ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
+            ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
                 a.visit_references(f);
                 b.visit_references(f);
             }
@@ -141,10 +155,9 @@ impl Expr {
             }
             ExprKind::For(fe) => {
                 fe.collection.visit_references(f);
-                // References to the loop's own variables are not outside references.
-                let mut inner = |root: &'a str, attr: Option<&'a str>, span: Span| {
+                let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
                     if root != fe.value_var && Some(root) != fe.key_var.as_deref() {
-                        f(root, attr, span)
+                        f(root, attrs, span)
                     }
                 };
                 for e in [fe.key.as_ref(), Some(&fe.value), fe.cond.as_ref()]
@@ -158,7 +171,32 @@ impl Expr {
     }
 }
 
-fn visit_parts<'a>(parts: &'a [TemplatePart], f: &mut dyn FnMut(&'a str, Option<&'a str>, Span)) {
+/// The root name of an attribute/index chain (`local.m[var.k].x`), collecting
+/// the attribute names before the first index and the index expressions.
+fn traversal<'a>(
+    e: &'a Expr,
+    attrs: &mut Vec<&'a str>,
+    keys: &mut Vec<&'a Expr>,
+) -> Option<&'a str> {
+    match &e.kind {
+        ExprKind::Variable(name) => Some(name),
+        ExprKind::GetAttr(inner, attr) => {
+            let root = traversal(inner, attrs, keys)?;
+            if keys.is_empty() {
+                attrs.push(attr);
+            }
+            Some(root)
+        }
+        ExprKind::Index(inner, key) => {
+            let root = traversal(inner, attrs, keys)?;
+            keys.push(key);
+            Some(root)
+        }
+        _ => None,
+    }
+}
+
+fn visit_parts<'a>(parts: &'a [TemplatePart], f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
     for p in parts {
         match p {
             TemplatePart::Literal(_) => {}
@@ -179,9 +217,9 @@ fn visit_parts<'a>(parts: &'a [TemplatePart], f: &mut dyn FnMut(&'a str, Option<
                 body,
             } => {
                 collection.visit_references(f);
-                let mut inner = |root: &'a str, attr: Option<&'a str>, span: Span| {
+                let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
                     if root != value_var && Some(root) != key_var.as_deref() {
-                        f(root, attr, span)
+                        f(root, attrs, span)
                     }
                 };
                 visit_parts(body, &mut inner);

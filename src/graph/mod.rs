@@ -1,0 +1,387 @@
+//! The dependency graph of a configuration: one node per variable, local,
+//! output, resource, data source and module call (in every module), edges
+//! from the references in their expressions and from `depends_on`. Cycles
+//! are reported naming every node in them. `strata graph` prints the
+//! resource view as DOT, the way `terraform graph` does.
+
+use crate::config::{Mode, Module};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::syntax::{Body, Expr};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NodeKind {
+    Variable,
+    Local,
+    Output,
+    Resource,
+    Data,
+    ModuleCall,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// The module path prefix (`module.net.`), empty for the root module.
+    pub module: String,
+    /// The address within the module: `var.x`, `local.y`, `output.z`,
+    /// `aws_vpc.main`, `data.aws_ami.gpu`, `module.net`.
+    pub local_addr: String,
+    pub span: Span,
+}
+
+impl Node {
+    /// The full address, `module.net.aws_vpc.main`.
+    pub fn addr(&self) -> String {
+        format!("{}{}", self.module, self.local_addr)
+    }
+
+    fn is_resource(&self) -> bool {
+        matches!(self.kind, NodeKind::Resource | NodeKind::Data)
+    }
+}
+
+/// Edges point from a dependency to what depends on it.
+pub struct Graph {
+    pub graph: DiGraph<Node, ()>,
+    index: HashMap<String, NodeIndex>,
+}
+
+impl Graph {
+    pub fn node(&self, addr: &str) -> Option<&Node> {
+        self.index.get(addr).map(|&i| &self.graph[i])
+    }
+
+    /// Full addresses of what `addr` directly depends on, sorted.
+    pub fn dependencies(&self, addr: &str) -> Vec<String> {
+        let Some(&i) = self.index.get(addr) else {
+            return Vec::new();
+        };
+        let mut v: Vec<String> = self
+            .graph
+            .edges_directed(i, petgraph::Direction::Incoming)
+            .map(|e| self.graph[e.source()].addr())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+struct Builder {
+    graph: DiGraph<Node, ()>,
+    index: HashMap<String, NodeIndex>,
+    /// (dependent, dependency address) pairs, resolved once all nodes exist.
+    pending: Vec<(NodeIndex, String)>,
+}
+
+impl Builder {
+    fn add(&mut self, kind: NodeKind, module: &str, local_addr: String, span: Span) -> NodeIndex {
+        let node = Node {
+            kind,
+            module: module.to_string(),
+            local_addr,
+            span,
+        };
+        let addr = node.addr();
+        if let Some(&i) = self.index.get(&addr) {
+            return i;
+        }
+        let i = self.graph.add_node(node);
+        self.index.insert(addr, i);
+        i
+    }
+
+    /// Records the dependencies of `owner` found in `expr`.
+    fn refs(&mut self, owner: NodeIndex, module: &Module, prefix: &str, expr: &Expr) {
+        let mut found = Vec::new();
+        expr.visit_references(&mut |root, attrs, _span| {
+            if let Some(t) = target(module, prefix, root, attrs) {
+                found.extend(t);
+            }
+        });
+        for t in found {
+            self.pending.push((owner, t));
+        }
+    }
+
+    fn body_refs(&mut self, owner: NodeIndex, module: &Module, prefix: &str, body: &Body) {
+        for a in &body.attrs {
+            self.refs(owner, module, prefix, &a.expr);
+        }
+        for b in &body.blocks {
+            self.body_refs(owner, module, prefix, &b.body);
+        }
+    }
+
+    fn module(&mut self, m: &Module, prefix: &str) {
+        for v in &m.variables {
+            let i = self.add(
+                NodeKind::Variable,
+                prefix,
+                format!("var.{}", v.name),
+                v.span,
+            );
+            if let Some(d) = &v.default {
+                self.refs(i, m, prefix, d);
+            }
+        }
+        for l in &m.locals {
+            let i = self.add(NodeKind::Local, prefix, format!("local.{}", l.name), l.span);
+            self.refs(i, m, prefix, &l.expr);
+        }
+        for o in &m.outputs {
+            let i = self.add(
+                NodeKind::Output,
+                prefix,
+                format!("output.{}", o.name),
+                o.span,
+            );
+            self.refs(i, m, prefix, &o.expr);
+            for d in &o.depends_on {
+                self.refs(i, m, prefix, d);
+            }
+        }
+        for r in &m.resources {
+            let kind = if r.mode == Mode::Data {
+                NodeKind::Data
+            } else {
+                NodeKind::Resource
+            };
+            let i = self.add(kind, prefix, r.address(), r.span);
+            for e in r
+                .count
+                .iter()
+                .chain(&r.for_each)
+                .chain(&r.depends_on)
+                .chain(&r.lifecycle.replace_triggered_by)
+            {
+                self.refs(i, m, prefix, e);
+            }
+            self.body_refs(i, m, prefix, &r.body);
+        }
+        for c in &m.module_calls {
+            let call = self.add(
+                NodeKind::ModuleCall,
+                prefix,
+                format!("module.{}", c.name),
+                c.span,
+            );
+            for e in c.count.iter().chain(&c.for_each).chain(&c.depends_on) {
+                self.refs(call, m, prefix, e);
+            }
+            for a in &c.inputs {
+                self.refs(call, m, prefix, &a.expr);
+            }
+            let child_prefix = format!("{prefix}module.{}.", c.name);
+            self.module(&c.module, &child_prefix);
+            // The child's variables take their values from the call.
+            for v in &c.module.variables {
+                self.pending.push((
+                    self.index[&format!("{child_prefix}var.{}", v.name)],
+                    format!("{prefix}module.{}", c.name),
+                ));
+            }
+        }
+    }
+}
+
+/// The node addresses a reference points at, if any.
+fn target(module: &Module, prefix: &str, root: &str, attrs: &[&str]) -> Option<Vec<String>> {
+    let first = attrs.first()?;
+    Some(match root {
+        "var" => vec![format!("{prefix}var.{first}")],
+        "local" => vec![format!("{prefix}local.{first}")],
+        "data" => vec![format!("{prefix}data.{first}.{}", attrs.get(1)?)],
+        "module" => {
+            let call = module.module_calls.iter().find(|c| c.name == *first)?;
+            let child = format!("{prefix}module.{first}.");
+            match attrs.get(1) {
+                Some(out) if call.module.outputs.iter().any(|o| o.name == *out) => {
+                    vec![format!("{child}output.{out}")]
+                }
+                _ => call
+                    .module
+                    .outputs
+                    .iter()
+                    .map(|o| format!("{child}output.{}", o.name))
+                    .collect(),
+            }
+        }
+        "count" | "each" | "path" | "terraform" | "strata" | "self" => return None,
+        resource_type => vec![format!("{prefix}{resource_type}.{first}")],
+    })
+}
+
+/// Builds the graph of `root` and its modules. A cycle is an error naming
+/// every node in it.
+pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
+    let mut b = Builder {
+        graph: DiGraph::new(),
+        index: HashMap::new(),
+        pending: Vec::new(),
+    };
+    b.module(root, "");
+    let mut seen = BTreeSet::new();
+    for (owner, dep) in std::mem::take(&mut b.pending) {
+        // References to undeclared things are validate's to report.
+        if let Some(&d) = b.index.get(&dep) {
+            if seen.insert((d, owner)) {
+                b.graph.add_edge(d, owner, ());
+            }
+        }
+    }
+    let mut diags = Diags::default();
+    for scc in petgraph::algo::tarjan_scc(&b.graph) {
+        let self_loop = scc.len() == 1 && b.graph.contains_edge(scc[0], scc[0]);
+        if scc.len() < 2 && !self_loop {
+            continue;
+        }
+        diags.push(cycle_diag(&b.graph, &scc, sources));
+    }
+    diags.into_result(Graph {
+        graph: b.graph,
+        index: b.index,
+    })
+}
+
+fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Diag {
+    let mut nodes: Vec<&Node> = scc.iter().map(|&i| &g[i]).collect();
+    nodes.sort_by_key(|n| (n.span.file.0, n.span.start));
+    let list: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            let (line, col) = sources.line_col(n.span.file, n.span.start);
+            format!(
+                "  {} ({}:{line}:{col})",
+                n.addr(),
+                sources.name(n.span.file)
+            )
+        })
+        .collect();
+    // A block's first line is enough to point at it.
+    let head = |s: Span| {
+        let text = sources.text(s.file);
+        let end = text
+            .get(s.start as usize..s.end as usize)
+            .and_then(|t| t.find('\n'))
+            .map_or(s.end, |p| s.start + p as u32);
+        Span { end, ..s }
+    };
+    let mut d = Diag::new(
+        "strata::graph::cycle",
+        "Cycle in the dependency graph",
+        format!(
+            "These depend on each other, so none can be evaluated first:\n{}",
+            list.join("\n")
+        ),
+    )
+    .at(head(nodes[0].span))
+    .labelled(nodes[0].addr());
+    for n in &nodes[1..] {
+        d = d.also(n.addr(), head(n.span));
+    }
+    d
+}
+
+/// The resource view as DOT, as `terraform graph` prints it: resources and
+/// data sources only, an edge from each to the nearest resources it depends
+/// on (through variables, locals, outputs and module calls), the edges of
+/// the transitive reduction, modules as clusters.
+pub fn to_dot(g: &Graph) -> String {
+    let resources: Vec<NodeIndex> = g
+        .graph
+        .node_indices()
+        .filter(|&i| g.graph[i].is_resource())
+        .collect();
+    // For each resource, the resources it depends on through any path of
+    // non-resource nodes.
+    let mut deps: HashMap<NodeIndex, BTreeSet<NodeIndex>> = HashMap::new();
+    for &r in &resources {
+        let mut found = BTreeSet::new();
+        let mut stack: Vec<NodeIndex> = g
+            .graph
+            .neighbors_directed(r, petgraph::Direction::Incoming)
+            .collect();
+        let mut visited = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if !visited.insert(n) {
+                continue;
+            }
+            if g.graph[n].is_resource() {
+                found.insert(n);
+            } else {
+                stack.extend(g.graph.neighbors_directed(n, petgraph::Direction::Incoming));
+            }
+        }
+        deps.insert(r, found);
+    }
+    // Transitive reduction: drop r -> d when another dependency of r reaches d.
+    let reaches = |from: NodeIndex, to: NodeIndex| -> bool {
+        let mut stack = vec![from];
+        let mut visited = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if n == to {
+                return true;
+            }
+            if visited.insert(n) {
+                stack.extend(deps.get(&n).into_iter().flatten().copied());
+            }
+        }
+        false
+    };
+    let mut edges: Vec<(String, String, String)> = Vec::new();
+    for &r in &resources {
+        let ds = &deps[&r];
+        for &d in ds {
+            if ds.iter().any(|&other| other != d && reaches(other, d)) {
+                continue;
+            }
+            edges.push((
+                g.graph[r].module.clone(),
+                g.graph[r].addr(),
+                g.graph[d].addr(),
+            ));
+        }
+    }
+    edges.sort();
+    let mut by_module: std::collections::BTreeMap<String, Vec<&Node>> = Default::default();
+    for &r in &resources {
+        by_module
+            .entry(g.graph[r].module.clone())
+            .or_default()
+            .push(&g.graph[r]);
+    }
+    let mut out = String::from(
+        "digraph G {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
+    );
+    for (module, nodes) in &mut by_module {
+        nodes.sort_by_key(|n| n.addr());
+        if module.is_empty() {
+            for n in nodes.iter() {
+                out.push_str(&format!(
+                    "  \"{}\" [label=\"{}\"];\n",
+                    n.addr(),
+                    n.local_addr
+                ));
+            }
+        } else {
+            let name = module.trim_end_matches('.');
+            out.push_str(&format!("  subgraph \"cluster_{name}\" {{\n    label = \"{name}\"\n    fontname = \"sans-serif\"\n"));
+            for n in nodes.iter() {
+                out.push_str(&format!(
+                    "    \"{}\" [label=\"{}\"];\n",
+                    n.addr(),
+                    n.local_addr
+                ));
+            }
+            out.push_str("  }\n");
+        }
+    }
+    for (_, from, to) in edges {
+        out.push_str(&format!("  \"{from}\" -> \"{to}\";\n"));
+    }
+    out.push_str("}\n");
+    out
+}
