@@ -54,6 +54,28 @@ pub enum Command {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
+    /// Inspect and change the state.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
+        /// The state file.
+        #[arg(long = "state", global = true, default_value = crate::statecmd::DEFAULT_STATE)]
+        state: PathBuf,
+    },
+    /// Show outputs from the state (`--json` as `terraform output -json`).
+    Output {
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
+        state: PathBuf,
+    },
+    /// Release a stale state lock by its ID.
+    ForceUnlock {
+        id: String,
+        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
+        state: PathBuf,
+    },
     /// Rewrite files in Terraform's canonical format.
     Fmt {
         /// Exit 3 and change nothing when a file is not formatted.
@@ -62,6 +84,21 @@ pub enum Command {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// List resource instances, optionally only those matching addresses.
+    List { addresses: Vec<String> },
+    /// Show one resource instance's attributes.
+    Show { address: String },
+    /// Forget instances (they stay in the cloud).
+    Rm {
+        #[arg(required = true)]
+        addresses: Vec<String>,
+    },
+    /// Move an instance or resource to a new address.
+    Mv { from: String, to: String },
 }
 
 /// `--var` and `--var-file` in the order they were given, which decides
@@ -136,6 +173,16 @@ fn run() -> ExitCode {
         }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
         Command::Graph { path } => graph(&path, &mut sources),
+        Command::State { command, state } => print(match command {
+            StateCommand::List { addresses } => crate::statecmd::list(&state, &addresses),
+            StateCommand::Show { address } => crate::statecmd::show(&state, &address),
+            StateCommand::Rm { addresses } => crate::statecmd::rm(&state, &addresses),
+            StateCommand::Mv { from, to } => crate::statecmd::mv(&state, &from, &to),
+        }),
+        Command::Output { name, json, state } => {
+            print(crate::statecmd::output(&state, name.as_deref(), json))
+        }
+        Command::ForceUnlock { id, state } => print(crate::statecmd::force_unlock(&state, &id)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -150,6 +197,10 @@ fn env_vars() -> Vec<(String, String)> {
     std::env::vars()
         .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
         .collect()
+}
+
+fn print(r: Result<String, Diags>) -> Result<(), Diags> {
+    r.map(|text| print!("{text}"))
 }
 
 fn graph(path: &Path, sources: &mut Sources) -> Result<(), Diags> {

@@ -14,4 +14,5 @@ pub mod fmt;
 pub mod funcs;
 pub mod graph;
 pub mod lang;
+pub mod statecmd;
 pub mod syntax;

@@ -17,4 +17,4 @@ pub mod model;
 pub use error::StateError;
 pub use journal::{Entry, Replay, ResourceId};
 pub use local::{Journal, Loaded, LocalStore, Lock, LockInfo};
-pub use model::{InstanceKey, InstanceState, Mode, OutputState, ResourceState, State};
+pub use model::{Address, InstanceKey, InstanceState, Mode, OutputState, ResourceState, State};

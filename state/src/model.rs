@@ -144,3 +144,77 @@ pub fn address(
     }
     s
 }
+
+/// A parsed instance (or whole resource) address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Address {
+    pub module: Option<String>,
+    pub mode: Mode,
+    pub type_name: String,
+    pub name: String,
+    /// `None` addresses every instance of the resource.
+    pub key: Option<InstanceKey>,
+}
+
+impl Address {
+    /// Parses `module.a.module.b.data.t.n["k"]`, `t.n[0]` or `t.n`.
+    pub fn parse(s: &str) -> Option<Address> {
+        let (body, key) = match s.find('[') {
+            Some(i) if s.ends_with(']') => {
+                let inner = &s[i + 1..s.len() - 1];
+                let key = if let Ok(n) = inner.parse::<u64>() {
+                    InstanceKey::Int(n)
+                } else {
+                    InstanceKey::Str(serde_json::from_str::<String>(inner).ok()?)
+                };
+                (&s[..i], Some(key))
+            }
+            Some(_) => return None,
+            None => (s, None),
+        };
+        let parts: Vec<&str> = body.split('.').collect();
+        let mut i = 0;
+        let mut module = Vec::new();
+        while i + 1 < parts.len() && parts[i] == "module" {
+            module.push(format!("module.{}", parts[i + 1]));
+            i += 2;
+        }
+        let rest = &parts[i..];
+        let (mode, type_name, name) = match rest {
+            ["data", t, n] => (Mode::Data, *t, *n),
+            [t, n] => (Mode::Managed, *t, *n),
+            _ => return None,
+        };
+        if type_name.is_empty() || name.is_empty() {
+            return None;
+        }
+        Some(Address {
+            module: (!module.is_empty()).then(|| module.join(".")),
+            mode,
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+            key,
+        })
+    }
+
+    /// Whether this address names the resource `r` (all of its instances
+    /// when no key is given).
+    pub fn matches_resource(&self, r: &ResourceState) -> bool {
+        self.module == r.module
+            && self.mode == r.mode
+            && self.type_name == r.type_name
+            && self.name == r.name
+    }
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&address(
+            self.module.as_deref(),
+            self.mode,
+            &self.type_name,
+            &self.name,
+            self.key.as_ref(),
+        ))
+    }
+}

@@ -308,3 +308,22 @@ fn kill_9_at_random_points_loses_nothing_reported() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[test]
+fn addresses_parse_and_print_back() {
+    use strata_state::Address;
+    for a in [
+        "terraform_data.a",
+        "terraform_data.pool[3]",
+        "terraform_data.pool[\"h100\"]",
+        "data.aws_ami.gpu",
+        "module.net.aws_subnet.a[0]",
+        "module.net.module.inner.data.t.n[\"k\"]",
+    ] {
+        let parsed = Address::parse(a).unwrap_or_else(|| panic!("{a} parses"));
+        assert_eq!(parsed.to_string(), a);
+    }
+    for bad in ["", "x", "a.b.c", "a.b[", "module.x", "a.b[nope]"] {
+        assert!(Address::parse(bad).is_none(), "{bad:?} is not an address");
+    }
+}

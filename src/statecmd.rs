@@ -1,0 +1,283 @@
+//! `strata state list|show|rm|mv`, `strata output` and `strata force-unlock`:
+//! reading and surgery on the state, through the state crate's backend.
+
+use crate::diag::{Diag, Diags};
+use std::fmt::Write as _;
+use std::path::Path;
+use strata_state::{Address, InstanceState, LocalStore, ResourceState, State, StateError};
+
+/// The default state file, as `terraform.tfstate` is Terraform's.
+pub const DEFAULT_STATE: &str = "strata.tfstate";
+
+fn state_err(e: StateError) -> Diags {
+    let code = match &e {
+        StateError::Locked { .. } => "strata::state::locked",
+        StateError::Corrupt { .. } => "strata::state::corrupt",
+        StateError::TooNew { .. } => "strata::state::too_new",
+        _ => "strata::state::error",
+    };
+    let help = miette::Diagnostic::help(&e)
+        .map(|h| h.to_string())
+        .unwrap_or_default();
+    Diags::from(Diag::new(code, e.to_string(), help))
+}
+
+fn bad_address(s: &str) -> Diags {
+    Diags::from(Diag::new(
+        "strata::state::address",
+        "Invalid resource address",
+        format!("{s:?} is not a resource address; expected e.g. aws_vpc.main, module.net.aws_subnet.a[0] or data.aws_ami.gpu."),
+    ))
+}
+
+fn load(path: &Path) -> Result<State, Diags> {
+    LocalStore::new(path)
+        .load()
+        .map(|l| l.state)
+        .map_err(state_err)
+}
+
+fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
+    strata_state::model::address(
+        r.module.as_deref(),
+        r.mode,
+        &r.type_name,
+        &r.name,
+        i.index_key.as_ref(),
+    )
+}
+
+pub fn list(path: &Path, filters: &[String]) -> Result<String, Diags> {
+    let state = load(path)?;
+    let filters: Vec<Address> = filters
+        .iter()
+        .map(|f| Address::parse(f).ok_or_else(|| bad_address(f)))
+        .collect::<Result<_, _>>()?;
+    let mut out = String::new();
+    for r in &state.resources {
+        for i in &r.instances {
+            let keep = filters.is_empty()
+                || filters
+                    .iter()
+                    .any(|f| f.matches_resource(r) && (f.key.is_none() || f.key == i.index_key));
+            if keep {
+                out.push_str(&instance_addr(r, i));
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One instance in Terraform's `state show` layout.
+pub fn show(path: &Path, addr: &str) -> Result<String, Diags> {
+    let state = load(path)?;
+    let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
+    for r in state.resources.iter().filter(|r| a.matches_resource(r)) {
+        for i in &r.instances {
+            if a.key.is_some() && a.key != i.index_key {
+                continue;
+            }
+            if a.key.is_none() && r.instances.len() > 1 {
+                continue;
+            }
+            let mut out = format!("# {}:\n", instance_addr(r, i));
+            let kind = if r.mode == strata_state::Mode::Data {
+                "data"
+            } else {
+                "resource"
+            };
+            let _ = writeln!(out, "{kind} \"{}\" \"{}\" {{", r.type_name, r.name);
+            if let Some(obj) = i.attributes.as_object() {
+                let width = obj
+                    .iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, _)| k.len())
+                    .max()
+                    .unwrap_or(0);
+                for (k, v) in obj {
+                    if v.is_null() {
+                        continue;
+                    }
+                    let sensitive = i.sensitive_attributes.iter().any(|p| {
+                        p.as_array()
+                            .and_then(|s| s.first())
+                            .and_then(|s| s.get("value"))
+                            .and_then(|s| s.as_str())
+                            == Some(k.as_str())
+                    });
+                    let shown = if sensitive {
+                        "(sensitive value)".to_string()
+                    } else {
+                        v.to_string()
+                    };
+                    let _ = writeln!(out, "    {k:width$} = {shown}");
+                }
+            }
+            out.push_str("}\n");
+            return Ok(out);
+        }
+    }
+    Err(Diags::from(Diag::new(
+        "strata::state::no_instance",
+        "No instance found for the given address",
+        format!("The state holds no instance {addr}. `strata state list` shows what it holds."),
+    )))
+}
+
+pub fn rm(path: &Path, addrs: &[String]) -> Result<String, Diags> {
+    let store = LocalStore::new(path);
+    let lock = store.lock("state rm").map_err(state_err)?;
+    let mut state = store.load().map_err(state_err)?.state;
+    let mut out = String::new();
+    let mut removed = 0;
+    for addr in addrs {
+        let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
+        for r in state.resources.iter_mut().filter(|r| a.matches_resource(r)) {
+            let before = r.instances.len();
+            let gone: Vec<String> = r
+                .instances
+                .iter()
+                .filter(|i| a.key.is_none() || a.key == i.index_key)
+                .map(|i| instance_addr(r, i))
+                .collect();
+            r.instances
+                .retain(|i| !(a.key.is_none() || a.key == i.index_key));
+            removed += before - r.instances.len();
+            for g in gone {
+                let _ = writeln!(out, "Removed {g}");
+            }
+        }
+    }
+    if removed == 0 {
+        return Err(Diags::from(Diag::new(
+            "strata::state::no_instance",
+            "Invalid target address",
+            "No matching objects found. To view the available instances, use `strata state list`.",
+        )));
+    }
+    state.resources.retain(|r| !r.instances.is_empty());
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    let _ = writeln!(out, "Successfully removed {removed} resource instance(s).");
+    Ok(out)
+}
+
+pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
+    let store = LocalStore::new(path);
+    let lock = store.lock("state mv").map_err(state_err)?;
+    let mut state = store.load().map_err(state_err)?.state;
+    let f = Address::parse(from).ok_or_else(|| bad_address(from))?;
+    let t = Address::parse(to).ok_or_else(|| bad_address(to))?;
+    if f.type_name != t.type_name || f.mode != t.mode {
+        return Err(Diags::from(Diag::new(
+            "strata::state::mv",
+            "Invalid state move request",
+            format!("Cannot move {from} to {to}: the resource type must stay the same."),
+        )));
+    }
+    if state.addresses().iter().any(|a| a == to)
+        || (t.key.is_none() && state.resources.iter().any(|r| t.matches_resource(r)))
+    {
+        return Err(Diags::from(Diag::new(
+            "strata::state::mv",
+            "Invalid state move request",
+            format!("Cannot move {from} to {to}: {to} already exists in the state."),
+        )));
+    }
+    let Some(ri) = state.resources.iter().position(|r| f.matches_resource(r)) else {
+        return Err(Diags::from(Diag::new(
+            "strata::state::no_instance",
+            "Invalid source address",
+            format!("No instance {from} in the state."),
+        )));
+    };
+    let instances: Vec<InstanceState> = {
+        let r = &mut state.resources[ri];
+        let (moved, kept): (Vec<_>, Vec<_>) = r
+            .instances
+            .drain(..)
+            .partition(|i| f.key.is_none() || f.key == i.index_key);
+        r.instances = kept;
+        moved
+    };
+    if instances.is_empty() {
+        return Err(Diags::from(Diag::new(
+            "strata::state::no_instance",
+            "Invalid source address",
+            format!("No instance {from} in the state."),
+        )));
+    }
+    let n = instances.len();
+    let provider = state.resources[ri].provider.clone();
+    let mut moved: Vec<InstanceState> = instances;
+    if t.key.is_some() || f.key.is_some() {
+        for i in &mut moved {
+            i.index_key = t.key.clone();
+        }
+    }
+    match state.resources.iter_mut().find(|r| t.matches_resource(r)) {
+        Some(r) => r.instances.extend(moved),
+        None => state.resources.push(ResourceState {
+            module: t.module.clone(),
+            mode: t.mode,
+            type_name: t.type_name.clone(),
+            name: t.name.clone(),
+            provider,
+            instances: moved,
+        }),
+    }
+    state.resources.retain(|r| !r.instances.is_empty());
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    Ok(format!(
+        "Move \"{from}\" to \"{to}\"\nSuccessfully moved {n} object(s).\n"
+    ))
+}
+
+/// `strata output`: all outputs, or one; `--json` as `terraform output -json`.
+pub fn output(path: &Path, name: Option<&str>, json: bool) -> Result<String, Diags> {
+    let state = load(path)?;
+    match name {
+        Some(n) => {
+            let o = state.outputs.get(n).ok_or_else(|| {
+                Diags::from(Diag::new(
+                    "strata::state::no_output",
+                    format!("Output {n:?} not found"),
+                    "The output variable requested could not be found in the state. If you recently added it to the configuration, apply first.",
+                ))
+            })?;
+            // One output prints as its JSON value either way (sensitive or
+            // not: asking for it by name is the way to see it).
+            Ok(format!("{}\n", o.value))
+        }
+        None if json => {
+            let mut m = serde_json::Map::new();
+            for (k, o) in &state.outputs {
+                m.insert(
+                    k.clone(),
+                    serde_json::json!({ "sensitive": o.sensitive, "type": o.ty, "value": o.value }),
+                );
+            }
+            Ok(format!(
+                "{}\n",
+                serde_json::to_string_pretty(&serde_json::Value::Object(m)).unwrap_or_default()
+            ))
+        }
+        None => {
+            let mut out = String::new();
+            for (k, o) in &state.outputs {
+                let shown = if o.sensitive {
+                    "<sensitive>".to_string()
+                } else {
+                    o.value.to_string()
+                };
+                let _ = writeln!(out, "{k} = {shown}");
+            }
+            Ok(out)
+        }
+    }
+}
+
+pub fn force_unlock(path: &Path, id: &str) -> Result<String, Diags> {
+    LocalStore::new(path).force_unlock(id).map_err(state_err)?;
+    Ok("strata state has been successfully unlocked!\n".to_string())
+}
