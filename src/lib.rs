@@ -5,6 +5,7 @@
 //! [`eval`] evaluates expressions with [`funcs`], [`config`] builds the typed
 //! configuration, [`console`] and [`cli`] are the user's entry points.
 
+pub mod builtin;
 pub mod cli;
 pub mod config;
 pub mod console;
@@ -13,6 +14,7 @@ pub mod eval;
 pub mod fmt;
 pub mod funcs;
 pub mod graph;
-pub mod lang;
+/// The value model lives in its own crate so drivers can use it without the engine.
+pub use strata_value as lang;
 pub mod statecmd;
 pub mod syntax;

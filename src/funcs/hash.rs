@@ -69,6 +69,15 @@ macro_rules! hash_fns {
     )*};
 }
 
+/// A UUID as Terraform makes them (hashicorp/go-uuid): 16 random bytes in
+/// UUID layout, without the version and variant bits of a v4 UUID. Used by
+/// `uuid()` and for `terraform_data` ids.
+pub fn random_uuid() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(uuid::Uuid::from_bytes(bytes).to_string())
+}
+
 pub fn register(defs: &mut Vec<FuncDef>) {
     hash_fns!(defs,
         "md5", "filemd5";
@@ -106,12 +115,9 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         },
     ));
     defs.push(def("uuid", vec![], Type::String, |_: &mut CallCtx, _| {
-        // Terraform's uuid() is 16 random bytes in UUID layout, without the
-        // version and variant bits a v4 UUID would set.
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes)
-            .map_err(|e| FnError::call(format!("no randomness available: {e}")))?;
-        Ok(Value::String(uuid::Uuid::from_bytes(bytes).to_string()))
+        random_uuid()
+            .map(Value::String)
+            .map_err(|e| FnError::call(format!("no randomness available: {e}")))
     }));
     defs.push(def(
         "uuidv5",

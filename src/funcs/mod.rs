@@ -10,7 +10,7 @@ mod datetime;
 mod encoding;
 mod filesystem;
 mod format;
-mod hash;
+pub(crate) mod hash;
 mod ipnet;
 mod numeric;
 mod string;

@@ -1,0 +1,118 @@
+//! The contract between the engine and a driver (aws, gcp, azure,
+//! kubernetes, and the builtin `terraform_data`).
+//!
+//! A driver declares a schema per resource type, plans changes to its
+//! resources (filling computed attributes with unknowns and saying which
+//! changes force replacement), and performs them. `read` takes many
+//! instances at once, so a refresh of N resources of one type costs a few
+//! API calls rather than N. Everything a driver creates carries [`Tags`]
+//! (its strata address and the state lineage), so resources created by a
+//! run that crashed can be found and adopted.
+//!
+//! Drivers depend on this crate and on `strata-value`, never on the engine.
+
+mod schema;
+
+pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use strata_value::value::Value;
+
+/// Where an attribute lives inside a resource: attribute names and, for
+/// nested blocks, element indexes.
+pub type AttrPath = Vec<String>;
+
+/// What the engine asks a driver to plan for one resource instance.
+#[derive(Debug, Clone)]
+pub struct PlanRequest<'a> {
+    pub type_name: &'a str,
+    /// The instance's current object, `None` when it does not exist yet.
+    pub prior: Option<&'a Value>,
+    /// The object the configuration asks for; values not known until apply
+    /// are unknown.
+    pub config: &'a Value,
+}
+
+/// A driver's plan for one instance.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The object after apply, with unknowns where only apply can tell.
+    pub planned: Value,
+    /// Attributes whose change cannot be made in place.
+    pub requires_replace: Vec<AttrPath>,
+}
+
+/// Labels a driver puts on everything it creates, so a crashed run's
+/// resources can be found again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tags {
+    /// The resource instance address, `module.net.aws_vpc.main`.
+    pub address: String,
+    /// The state lineage the resource belongs to.
+    pub lineage: String,
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum DriverError {
+    #[error("{type_name} is not a resource type of the {driver} driver")]
+    #[diagnostic(code(strata::driver::unknown_type))]
+    UnknownType { driver: String, type_name: String },
+
+    #[error("invalid configuration for {type_name}: {detail}")]
+    #[diagnostic(code(strata::driver::invalid_config))]
+    InvalidConfig { type_name: String, detail: String },
+
+    /// The cloud refused or failed; `retryable` says whether trying again
+    /// may help (throttling, 5xx).
+    #[error("{operation} failed: {detail}")]
+    #[diagnostic(code(strata::driver::api))]
+    Api {
+        operation: String,
+        detail: String,
+        retryable: bool,
+    },
+}
+
+#[async_trait]
+pub trait Driver: Send + Sync {
+    /// The driver's name as configurations and state know it (`aws`, `terraform`).
+    fn name(&self) -> &str;
+
+    /// The provider address recorded in state,
+    /// `provider["registry.terraform.io/hashicorp/aws"]`.
+    fn provider_address(&self) -> String;
+
+    /// Schemas of the managed resource types.
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema>;
+
+    /// Plans one instance: the planned object and what forces replacement.
+    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError>;
+
+    /// Reads current objects for many instances of one type at once; `None`
+    /// for an instance that no longer exists.
+    async fn read(
+        &self,
+        type_name: &str,
+        instances: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError>;
+
+    async fn create(
+        &self,
+        type_name: &str,
+        planned: &Value,
+        tags: &Tags,
+    ) -> Result<Value, DriverError>;
+
+    async fn update(
+        &self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError>;
+
+    async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError>;
+
+    /// Finds what a crashed run created for `tags` but never recorded.
+    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+}

@@ -1,0 +1,82 @@
+//! Resource schemas, with the attribute roles Terraform providers declare.
+
+use std::collections::BTreeMap;
+use strata_value::types::Type;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceSchema {
+    /// Bumped when the stored attribute layout changes; kept in state.
+    pub version: u64,
+    pub attributes: BTreeMap<String, AttributeSchema>,
+    pub blocks: BTreeMap<String, BlockSchema>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeSchema {
+    pub ty: Type,
+    pub required: bool,
+    pub optional: bool,
+    /// Set by the driver (alone, or when the configuration leaves it out if
+    /// also optional).
+    pub computed: bool,
+    /// A change to it cannot be made in place.
+    pub force_new: bool,
+    /// Redacted in every rendering.
+    pub sensitive: bool,
+    pub description: &'static str,
+}
+
+impl AttributeSchema {
+    fn base(ty: Type, description: &'static str) -> AttributeSchema {
+        AttributeSchema {
+            ty,
+            required: false,
+            optional: false,
+            computed: false,
+            force_new: false,
+            sensitive: false,
+            description,
+        }
+    }
+    pub fn required(ty: Type, description: &'static str) -> AttributeSchema {
+        AttributeSchema {
+            required: true,
+            ..AttributeSchema::base(ty, description)
+        }
+    }
+    pub fn optional(ty: Type, description: &'static str) -> AttributeSchema {
+        AttributeSchema {
+            optional: true,
+            ..AttributeSchema::base(ty, description)
+        }
+    }
+    pub fn computed(ty: Type, description: &'static str) -> AttributeSchema {
+        AttributeSchema {
+            computed: true,
+            ..AttributeSchema::base(ty, description)
+        }
+    }
+    pub fn force_new(mut self) -> AttributeSchema {
+        self.force_new = true;
+        self
+    }
+    pub fn sensitive(mut self) -> AttributeSchema {
+        self.sensitive = true;
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockNesting {
+    Single,
+    List,
+    Set,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSchema {
+    pub nesting: BlockNesting,
+    pub min_items: usize,
+    pub max_items: Option<usize>,
+    pub schema: ResourceSchema,
+}

@@ -1,0 +1,198 @@
+//! The builtin `terraform_data` resource, as Terraform's builtin provider
+//! defines it: `input` is stored and echoed as `output`; `output` is unknown
+//! in a plan whenever `input` changes; a change to `triggers_replace`
+//! replaces the instance; `id` is a random UUID.
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use strata_provider::{
+    AttributeSchema, Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+pub const TYPE: &str = "terraform_data";
+
+pub struct TerraformData;
+
+fn schemas() -> &'static BTreeMap<String, ResourceSchema> {
+    static S: OnceLock<BTreeMap<String, ResourceSchema>> = OnceLock::new();
+    S.get_or_init(|| {
+        let attributes = BTreeMap::from([
+            (
+                "id".to_string(),
+                AttributeSchema::computed(Type::String, "A unique ID for this resource instance."),
+            ),
+            (
+                "input".to_string(),
+                AttributeSchema::optional(Type::Dynamic, "A value to store; reflected in output."),
+            ),
+            (
+                "output".to_string(),
+                AttributeSchema::computed(Type::Dynamic, "The stored input value."),
+            ),
+            (
+                "triggers_replace".to_string(),
+                AttributeSchema::optional(
+                    Type::Dynamic,
+                    "A value that replaces the instance when it changes.",
+                )
+                .force_new(),
+            ),
+        ]);
+        BTreeMap::from([(
+            TYPE.to_string(),
+            ResourceSchema {
+                version: 0,
+                attributes,
+                blocks: BTreeMap::new(),
+            },
+        )])
+    })
+}
+
+fn attr(v: &Value, name: &str) -> Value {
+    v.entries()
+        .and_then(|m| m.get(name))
+        .cloned()
+        .unwrap_or_else(Value::null)
+}
+
+fn check_type(type_name: &str) -> Result<(), DriverError> {
+    if type_name == TYPE {
+        Ok(())
+    } else {
+        Err(DriverError::UnknownType {
+            driver: "terraform".into(),
+            type_name: type_name.into(),
+        })
+    }
+}
+
+/// Unknown of the input's type, or the null input itself: the output's type
+/// always follows the input's.
+fn pending_output(input: &Value) -> Value {
+    if input.is_null() {
+        input.clone()
+    } else {
+        Value::Unknown(input.ty())
+    }
+}
+
+fn object(id: Value, input: Value, output: Value, triggers: Value) -> Value {
+    Value::Object(BTreeMap::from([
+        ("id".to_string(), id),
+        ("input".to_string(), input),
+        ("output".to_string(), output),
+        ("triggers_replace".to_string(), triggers),
+    ]))
+}
+
+#[async_trait]
+impl Driver for TerraformData {
+    fn name(&self) -> &str {
+        "terraform"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"terraform.io/builtin/terraform\"]".to_string()
+    }
+
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        schemas()
+    }
+
+    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        check_type(req.type_name)?;
+        let input = attr(req.config, "input");
+        let triggers = attr(req.config, "triggers_replace");
+        let Some(prior) = req.prior else {
+            return Ok(Planned {
+                planned: object(
+                    Value::Unknown(Type::String),
+                    input.clone(),
+                    pending_output(&input),
+                    triggers,
+                ),
+                requires_replace: Vec::new(),
+            });
+        };
+        if !attr(prior, "triggers_replace").raw_equal(&triggers) {
+            return Ok(Planned {
+                planned: object(
+                    Value::Unknown(Type::String),
+                    input.clone(),
+                    pending_output(&input),
+                    triggers,
+                ),
+                requires_replace: vec![vec!["triggers_replace".to_string()]],
+            });
+        }
+        let output = if attr(prior, "input").raw_equal(&input) {
+            attr(prior, "output")
+        } else {
+            Value::Unknown(input.ty())
+        };
+        Ok(Planned {
+            planned: object(attr(prior, "id"), input, output, triggers),
+            requires_replace: Vec::new(),
+        })
+    }
+
+    async fn read(
+        &self,
+        type_name: &str,
+        instances: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError> {
+        check_type(type_name)?;
+        // Nothing exists outside the state: what was stored is what there is.
+        Ok(instances.iter().cloned().map(Some).collect())
+    }
+
+    async fn create(
+        &self,
+        type_name: &str,
+        planned: &Value,
+        _tags: &Tags,
+    ) -> Result<Value, DriverError> {
+        check_type(type_name)?;
+        let id = crate::funcs::hash::random_uuid().map_err(|e| DriverError::Api {
+            operation: "terraform_data create".into(),
+            detail: format!("no randomness available: {e}"),
+            retryable: true,
+        })?;
+        let input = attr(planned, "input");
+        Ok(object(
+            Value::String(id),
+            input.clone(),
+            input,
+            attr(planned, "triggers_replace"),
+        ))
+    }
+
+    async fn update(
+        &self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        check_type(type_name)?;
+        let input = attr(planned, "input");
+        Ok(object(
+            attr(prior, "id"),
+            input.clone(),
+            input,
+            attr(planned, "triggers_replace"),
+        ))
+    }
+
+    async fn delete(&self, type_name: &str, _prior: &Value) -> Result<(), DriverError> {
+        check_type(type_name)
+    }
+
+    async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        // Nothing outside the state can hold a terraform_data.
+        check_type(type_name).map(|_| Vec::new())
+    }
+}
