@@ -107,25 +107,20 @@ impl Driver for TerraformData {
         check_type(req.type_name)?;
         let input = attr(req.config, "input");
         let triggers = attr(req.config, "triggers_replace");
+        // A new instance: id and (for a non-null input) output unknown.
+        let fresh = |input: Value, triggers: Value| {
+            let output = pending_output(&input);
+            object(Value::Unknown(Type::String), input, output, triggers)
+        };
         let Some(prior) = req.prior else {
             return Ok(Planned {
-                planned: object(
-                    Value::Unknown(Type::String),
-                    input.clone(),
-                    pending_output(&input),
-                    triggers,
-                ),
+                planned: fresh(input, triggers),
                 requires_replace: Vec::new(),
             });
         };
         if !attr(prior, "triggers_replace").raw_equal(&triggers) {
             return Ok(Planned {
-                planned: object(
-                    Value::Unknown(Type::String),
-                    input.clone(),
-                    pending_output(&input),
-                    triggers,
-                ),
+                planned: fresh(input, triggers),
                 requires_replace: vec![vec!["triggers_replace".to_string()]],
             });
         }
