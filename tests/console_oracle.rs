@@ -108,19 +108,25 @@ fn check_corpus(path: &Path, config: Option<&Path>) -> (usize, Vec<String>) {
     (records.len(), failures)
 }
 
-#[test]
-fn stored_corpus_matches() {
-    let (n, failures) = check_corpus(&root().join("tests/oracle/corpus.jsonl"), None);
-    assert!(
-        n >= 1000,
-        "the corpus holds a thousand expressions, found {n}"
-    );
+/// Fails the test listing every disagreement.
+fn assert_agrees(what: &str, (n, failures): (usize, Vec<String>)) {
     assert!(
         failures.is_empty(),
-        "{} of {n} expressions differ from Terraform:\n{}",
+        "{} of {n} {what} differ from Terraform:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn stored_corpus_matches() {
+    let result = check_corpus(&root().join("tests/oracle/corpus.jsonl"), None);
+    assert!(
+        result.0 >= 1000,
+        "the corpus holds a thousand expressions, found {}",
+        result.0
+    );
+    assert_agrees("expressions", result);
 }
 
 /// Heredocs, template directives, file functions and variables need a
@@ -128,14 +134,31 @@ fn stored_corpus_matches() {
 #[test]
 fn stored_config_corpus_matches() {
     let dir = root().join("tests/oracle/config");
-    let (n, failures) = check_corpus(&dir.join("corpus.jsonl"), Some(&dir));
-    assert!(n >= 30, "found {n}");
-    assert!(
-        failures.is_empty(),
-        "{} of {n} expressions differ from Terraform:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    let result = check_corpus(&dir.join("corpus.jsonl"), Some(&dir));
+    assert!(result.0 >= 30, "found {}", result.0);
+    assert_agrees("configuration expressions", result);
+}
+
+/// Runs the oracle generator against the installed terraform (in `config`
+/// when given) and compares strata with what it wrote.
+fn live(config: Option<&Path>) -> (usize, Vec<String>) {
+    let out = std::env::temp_dir().join(format!(
+        "strata-oracle-{}-{}.jsonl",
+        if config.is_some() { "config" } else { "empty" },
+        std::process::id()
+    ));
+    let mut cmd = Command::new("python3");
+    cmd.arg(root().join("tests/oracle/gen.py"))
+        .args(["--jobs", "4", "--out"])
+        .arg(&out);
+    if let Some(dir) = config {
+        cmd.arg("--config").arg(dir);
+    }
+    let status = cmd.status().expect("python3 runs the oracle generator");
+    assert!(status.success(), "oracle generator failed");
+    let result = check_corpus(&out, config);
+    let _ = std::fs::remove_file(&out);
+    result
 }
 
 #[test]
@@ -149,44 +172,9 @@ fn live_terraform_agrees() {
         eprintln!("SKIPPED live_terraform_agrees: terraform is not on PATH; the stored corpus test still ran");
         return;
     }
-    let out = std::env::temp_dir().join(format!("strata-oracle-{}.jsonl", std::process::id()));
-    let status = Command::new("python3")
-        .arg(root().join("tests/oracle/gen.py"))
-        .args(["--jobs", "4", "--out"])
-        .arg(&out)
-        .status()
-        .expect("python3 runs the oracle generator");
-    assert!(status.success(), "oracle generator failed");
-    let (n, failures) = check_corpus(&out, None);
-    let _ = std::fs::remove_file(&out);
-    assert!(
-        failures.is_empty(),
-        "{} of {n} expressions differ from the installed Terraform:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-
-    let dir = root().join("tests/oracle/config");
-    let out =
-        std::env::temp_dir().join(format!("strata-oracle-config-{}.jsonl", std::process::id()));
-    let status = Command::new("python3")
-        .arg(root().join("tests/oracle/gen.py"))
-        .arg("--config")
-        .arg(&dir)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .expect("python3 runs the oracle generator");
-    assert!(
-        status.success(),
-        "oracle generator failed on the configuration"
-    );
-    let (n, failures) = check_corpus(&out, Some(&dir));
-    let _ = std::fs::remove_file(&out);
-    assert!(
-        failures.is_empty(),
-        "{} of {n} configuration expressions differ from the installed Terraform:\n{}",
-        failures.len(),
-        failures.join("\n")
+    assert_agrees("expressions (live)", live(None));
+    assert_agrees(
+        "configuration expressions (live)",
+        live(Some(&root().join("tests/oracle/config"))),
     );
 }

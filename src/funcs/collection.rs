@@ -35,6 +35,14 @@ fn list_or_tuple(v: &Value, i: usize) -> Result<&[Value], FnError> {
     }
 }
 
+/// A list of bools as plain booleans, null counting as false.
+fn bools(v: &Value) -> impl Iterator<Item = bool> + '_ {
+    v.elements()
+        .unwrap_or(&[])
+        .iter()
+        .map(|x| x.as_bool() == Some(true))
+}
+
 fn elem_type(v: &Value) -> Option<Type> {
     v.ty().element().cloned()
 }
@@ -72,31 +80,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             }
         },
     ));
+    // alltrue/anytrue: nulls count as false, an empty list is true/false.
     defs.push(def(
         "alltrue",
         vec![p("list", Type::list(Type::Bool))],
         Type::Bool,
-        |_, a| {
-            Ok(Value::Bool(
-                a[0].elements()
-                    .unwrap_or(&[])
-                    .iter()
-                    .all(|v| v.as_bool() == Some(true)),
-            ))
-        },
+        |_, a| Ok(Value::Bool(bools(&a[0]).all(|b| b))),
     ));
     defs.push(def(
         "anytrue",
         vec![p("list", Type::list(Type::Bool))],
         Type::Bool,
-        |_, a| {
-            Ok(Value::Bool(
-                a[0].elements()
-                    .unwrap_or(&[])
-                    .iter()
-                    .any(|v| v.as_bool() == Some(true)),
-            ))
-        },
+        |_, a| Ok(Value::Bool(bools(&a[0]).any(|b| b))),
     ));
     defs.push(def(
         "chunklist",
