@@ -78,6 +78,8 @@ diagnostic_cases!(
     count_negative,
     sensitive_output,
     resource_cycle,
+    moved_kinds,
+    moved_not_static,
 );
 
 #[test]

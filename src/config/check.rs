@@ -20,7 +20,89 @@ pub fn check_module(
     diags.into_result(())
 }
 
+/// What a `moved` address names.
+#[derive(PartialEq, Eq)]
+enum MovedKind {
+    Resource,
+    Module,
+}
+
+/// A static reference (names, and indexes by constant keys only) as its
+/// segments; `None` for anything computed.
+fn static_segments(e: &Expr, out: &mut Vec<Option<String>>) -> bool {
+    use crate::syntax::ast::ExprKind;
+    match &e.kind {
+        ExprKind::Variable(n) => {
+            out.push(Some(n.clone()));
+            true
+        }
+        ExprKind::GetAttr(inner, a) => {
+            let ok = static_segments(inner, out);
+            out.push(Some(a.clone()));
+            ok
+        }
+        ExprKind::Index(inner, key) => {
+            let ok = static_segments(inner, out) && matches!(key.kind, ExprKind::Literal(_));
+            out.push(None);
+            ok
+        }
+        _ => false,
+    }
+}
+
+fn moved_kind(e: &Expr) -> Result<MovedKind, crate::diag::Diag> {
+    let mut segs = Vec::new();
+    if !static_segments(e, &mut segs) {
+        return Err(crate::diag::Diag::new(
+            "strata::config::moved",
+            "Invalid expression",
+            "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+        )
+        .at(e.span));
+    }
+    let mut i = 0;
+    while segs.get(i).is_some_and(|s| s.as_deref() == Some("module"))
+        && segs.get(i + 1).is_some_and(Option::is_some)
+    {
+        i += 2;
+        if segs.get(i).is_some_and(Option::is_none) {
+            i += 1;
+        }
+    }
+    Ok(if i == segs.len() {
+        MovedKind::Module
+    } else {
+        MovedKind::Resource
+    })
+}
+
+/// `moved` blocks: both addresses static, both resources or both modules
+/// (the checks Terraform's validate makes; the rest happen when planning).
+fn check_moved(module: &Module, diags: &mut Diags) {
+    for m in &module.moved {
+        match (moved_kind(&m.from), moved_kind(&m.to)) {
+            (Ok(a), Ok(b)) if a != b => diags.push(
+                crate::diag::Diag::new(
+                    "strata::config::moved",
+                    "Invalid \"moved\" addresses",
+                    "The \"from\" and \"to\" addresses must either both refer to resources or both refer to modules.",
+                )
+                .at(m.span),
+            ),
+            (Ok(_), Ok(_)) => {}
+            (a, b) => {
+                for r in [a, b] {
+                    if let Err(d) = r {
+                        diags.push(d);
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn check(module: &Module, diags: &mut Diags) {
+    check_moved(module, diags);
     // Like `terraform validate`, values of variables are not used: each is an
     // unknown of its declared type. Defaults must still fit their type.
     let mut vars = BTreeMap::new();
