@@ -3,6 +3,7 @@
 
 pub mod check;
 mod decode;
+mod overrides;
 pub mod repeat;
 mod scope;
 mod typeexpr;
@@ -226,7 +227,12 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
     };
     let mut diags = Diags::default();
     let mut bodies = Vec::new();
+    let mut overrides = Vec::new();
     for f in files {
+        let is_override = f
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| s == "override" || s.ends_with("_override"));
         let text = match std::fs::read_to_string(&f) {
             Ok(t) => t,
             Err(e) => {
@@ -241,9 +247,15 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
         let id = sources.add(f.display().to_string(), text);
         let text = sources.text(id).to_string();
         match crate::syntax::parse_body(id, &text) {
+            Ok(b) if is_override => overrides.push(b),
             Ok(b) => bodies.push(b),
             Err(d) => diags.push(d),
         }
+    }
+    // Override files (override.tf, *_override.tf) merge into the blocks
+    // they name, after every other file, as in Terraform.
+    for o in overrides {
+        overrides::apply(&mut bodies, o, &mut diags);
     }
     let mut module = Module {
         dir: dir.clone(),

@@ -128,5 +128,6 @@ EOT
   md5     = filemd5("${path.module}/greeting.tftpl")
   b64     = filebase64("${path.module}/greeting.tftpl")
   names   = [for p in var.pools : lower(p.gpu)]
+  overridden_local = "from main.tf"
   counts  = { for p in var.pools : p.gpu => p.count }
 }
