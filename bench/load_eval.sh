@@ -4,7 +4,7 @@
 # on the same files in the same run when terraform is installed.
 # Prints wall time, CPU time and peak memory for each, and the ratio.
 #
-# Usage: bench/load_eval.sh [N ...]      (default: 1000 10000)
+# Usage: [FILES=k] bench/load_eval.sh [N ...]   (default: 1000 10000, in 10 files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 printf '%-8s %-10s %10s %10s %12s\n' N tool wall_s cpu_s peak_MiB
 for n in "${sizes[@]}"; do
   dir="$work/n$n"
-  python3 bench/gen.py "$n" "$dir"
+  python3 bench/gen.py "$n" "$dir" --files "${FILES:-10}"
   read -r sw su ss sm < <(cd "$dir" && /usr/bin/time -f '%e %U %S %M' "$OLDPWD/$strata" validate . 2>&1 >/dev/null | tail -n 1)
   printf '%-8s %-10s %10.2f %10.2f %12.1f\n' "$n" strata "$sw" "$(echo "$su + $ss" | bc)" "$(echo "$sm / 1024" | bc -l)"
   if command -v terraform >/dev/null 2>&1; then
