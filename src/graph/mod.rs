@@ -8,7 +8,6 @@ use crate::config::{Mode, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,27 +45,6 @@ impl Node {
 /// Edges point from a dependency to what depends on it.
 pub struct Graph {
     pub graph: DiGraph<Node, ()>,
-    index: HashMap<String, NodeIndex>,
-}
-
-impl Graph {
-    pub fn node(&self, addr: &str) -> Option<&Node> {
-        self.index.get(addr).map(|&i| &self.graph[i])
-    }
-
-    /// Full addresses of what `addr` directly depends on, sorted.
-    pub fn dependencies(&self, addr: &str) -> Vec<String> {
-        let Some(&i) = self.index.get(addr) else {
-            return Vec::new();
-        };
-        let mut v: Vec<String> = self
-            .graph
-            .edges_directed(i, petgraph::Direction::Incoming)
-            .map(|e| self.graph[e.source()].addr())
-            .collect();
-        v.sort();
-        v
-    }
 }
 
 struct Builder {
@@ -240,10 +218,7 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         }
         diags.push(cycle_diag(&b.graph, &scc, sources));
     }
-    diags.into_result(Graph {
-        graph: b.graph,
-        index: b.index,
-    })
+    diags.into_result(Graph { graph: b.graph })
 }
 
 fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Diag {
