@@ -38,13 +38,7 @@ fn load(path: &Path) -> Result<State, Diags> {
 }
 
 fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
-    strata_state::model::address(
-        r.module.as_deref(),
-        r.mode,
-        &r.type_name,
-        &r.name,
-        i.index_key.as_ref(),
-    )
+    r.id.instance_address(i.index_key.as_ref())
 }
 
 pub fn list(path: &Path, filters: &[String]) -> Result<String, Diags> {
@@ -82,12 +76,12 @@ pub fn show(path: &Path, addr: &str) -> Result<String, Diags> {
                 continue;
             }
             let mut out = format!("# {}:\n", instance_addr(r, i));
-            let kind = if r.mode == strata_state::Mode::Data {
+            let kind = if r.id.mode == strata_state::Mode::Data {
                 "data"
             } else {
                 "resource"
             };
-            let _ = writeln!(out, "{kind} \"{}\" \"{}\" {{", r.type_name, r.name);
+            let _ = writeln!(out, "{kind} \"{}\" \"{}\" {{", r.id.type_name, r.id.name);
             if let Some(obj) = i.attributes.as_object() {
                 let width = obj
                     .iter()
@@ -168,7 +162,7 @@ pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
     let mut state = store.load().map_err(state_err)?.state;
     let f = Address::parse(from).ok_or_else(|| bad_address(from))?;
     let t = Address::parse(to).ok_or_else(|| bad_address(to))?;
-    if f.type_name != t.type_name || f.mode != t.mode {
+    if f.id.type_name != t.id.type_name || f.id.mode != t.id.mode {
         return Err(Diags::from(Diag::new(
             "strata::state::mv",
             "Invalid state move request",
@@ -184,12 +178,15 @@ pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
             format!("Cannot move {from} to {to}: {to} already exists in the state."),
         )));
     }
-    let Some(ri) = state.resources.iter().position(|r| f.matches_resource(r)) else {
-        return Err(Diags::from(Diag::new(
+    let no_source = || {
+        Diags::from(Diag::new(
             "strata::state::no_instance",
             "Invalid source address",
             format!("No instance {from} in the state."),
-        )));
+        ))
+    };
+    let Some(ri) = state.resources.iter().position(|r| f.matches_resource(r)) else {
+        return Err(no_source());
     };
     let instances: Vec<InstanceState> = {
         let r = &mut state.resources[ri];
@@ -201,11 +198,7 @@ pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
         moved
     };
     if instances.is_empty() {
-        return Err(Diags::from(Diag::new(
-            "strata::state::no_instance",
-            "Invalid source address",
-            format!("No instance {from} in the state."),
-        )));
+        return Err(no_source());
     }
     let n = instances.len();
     let provider = state.resources[ri].provider.clone();
@@ -218,10 +211,7 @@ pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
     match state.resources.iter_mut().find(|r| t.matches_resource(r)) {
         Some(r) => r.instances.extend(moved),
         None => state.resources.push(ResourceState {
-            module: t.module.clone(),
-            mode: t.mode,
-            type_name: t.type_name.clone(),
-            name: t.name.clone(),
+            id: t.id.clone(),
             provider,
             instances: moved,
         }),

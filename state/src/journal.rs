@@ -4,19 +4,8 @@
 //! The journal is folded into the state file when the run ends, and replayed
 //! on the next load if the run died first.
 
-use crate::model::{InstanceKey, InstanceState, Mode, OutputState, ResourceState, State};
+use crate::model::{InstanceKey, InstanceState, OutputState, ResourceId, ResourceState, State};
 use serde::{Deserialize, Serialize};
-
-/// The identity of a resource in the state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceId {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
-    pub mode: Mode,
-    #[serde(rename = "type")]
-    pub type_name: String,
-    pub name: String,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -66,10 +55,7 @@ impl State {
                     Some(r) => r,
                     None => {
                         self.resources.push(ResourceState {
-                            module: resource.module.clone(),
-                            mode: resource.mode,
-                            type_name: resource.type_name.clone(),
-                            name: resource.name.clone(),
+                            id: resource.clone(),
                             provider: provider.clone(),
                             instances: Vec::new(),
                         });
@@ -108,12 +94,7 @@ impl State {
     }
 
     fn resource_mut(&mut self, id: &ResourceId) -> Option<&mut ResourceState> {
-        self.resources.iter_mut().find(|r| {
-            r.module == id.module
-                && r.mode == id.mode
-                && r.type_name == id.type_name
-                && r.name == id.name
-        })
+        self.resources.iter_mut().find(|r| r.id == *id)
     }
 }
 
@@ -158,26 +139,14 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
             Entry::Put {
                 resource, instance, ..
             } => {
-                let addr = crate::model::address(
-                    resource.module.as_deref(),
-                    resource.mode,
-                    &resource.type_name,
-                    &resource.name,
-                    instance.index_key.as_ref(),
-                );
+                let addr = resource.instance_address(instance.index_key.as_ref());
                 open_intents.retain(|(a, _)| *a != addr);
             }
             Entry::Remove {
                 resource,
                 index_key,
             } => {
-                let addr = crate::model::address(
-                    resource.module.as_deref(),
-                    resource.mode,
-                    &resource.type_name,
-                    &resource.name,
-                    index_key.as_ref(),
-                );
+                let addr = resource.instance_address(index_key.as_ref());
                 open_intents.retain(|(a, _)| *a != addr);
             }
             Entry::Output { .. } => {}

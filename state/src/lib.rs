@@ -15,6 +15,8 @@ pub mod local;
 pub mod model;
 
 pub use error::StateError;
-pub use journal::{Entry, Replay, ResourceId};
+pub use journal::{Entry, Replay};
 pub use local::{Journal, Loaded, LocalStore, Lock, LockInfo};
-pub use model::{Address, InstanceKey, InstanceState, Mode, OutputState, ResourceState, State};
+pub use model::{
+    Address, InstanceKey, InstanceState, Mode, OutputState, ResourceId, ResourceState, State,
+};

@@ -41,8 +41,9 @@ pub enum Mode {
     Data,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResourceState {
+/// The identity of a resource: module path, mode, type and name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceId {
     /// `module.a.module.b`, or absent for the root module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub module: Option<String>,
@@ -50,6 +51,25 @@ pub struct ResourceState {
     #[serde(rename = "type")]
     pub type_name: String,
     pub name: String,
+}
+
+impl ResourceId {
+    /// The address of one instance (`key`) or of the whole resource (`None`).
+    pub fn instance_address(&self, key: Option<&InstanceKey>) -> String {
+        address(
+            self.module.as_deref(),
+            self.mode,
+            &self.type_name,
+            &self.name,
+            key,
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceState {
+    #[serde(flatten)]
+    pub id: ResourceId,
     pub provider: String,
     pub instances: Vec<InstanceState>,
 }
@@ -97,13 +117,7 @@ impl State {
         let mut out = Vec::new();
         for r in &self.resources {
             for i in &r.instances {
-                out.push(address(
-                    r.module.as_deref(),
-                    r.mode,
-                    &r.type_name,
-                    &r.name,
-                    i.index_key.as_ref(),
-                ));
+                out.push(r.id.instance_address(i.index_key.as_ref()));
             }
         }
         out
@@ -148,10 +162,7 @@ pub fn address(
 /// A parsed instance (or whole resource) address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Address {
-    pub module: Option<String>,
-    pub mode: Mode,
-    pub type_name: String,
-    pub name: String,
+    pub id: ResourceId,
     /// `None` addresses every instance of the resource.
     pub key: Option<InstanceKey>,
 }
@@ -179,8 +190,7 @@ impl Address {
             module.push(format!("module.{}", parts[i + 1]));
             i += 2;
         }
-        let rest = &parts[i..];
-        let (mode, type_name, name) = match rest {
+        let (mode, type_name, name) = match &parts[i..] {
             ["data", t, n] => (Mode::Data, *t, *n),
             [t, n] => (Mode::Managed, *t, *n),
             _ => return None,
@@ -189,10 +199,12 @@ impl Address {
             return None;
         }
         Some(Address {
-            module: (!module.is_empty()).then(|| module.join(".")),
-            mode,
-            type_name: type_name.to_string(),
-            name: name.to_string(),
+            id: ResourceId {
+                module: (!module.is_empty()).then(|| module.join(".")),
+                mode,
+                type_name: type_name.to_string(),
+                name: name.to_string(),
+            },
             key,
         })
     }
@@ -200,21 +212,12 @@ impl Address {
     /// Whether this address names the resource `r` (all of its instances
     /// when no key is given).
     pub fn matches_resource(&self, r: &ResourceState) -> bool {
-        self.module == r.module
-            && self.mode == r.mode
-            && self.type_name == r.type_name
-            && self.name == r.name
+        self.id == r.id
     }
 }
 
 impl std::fmt::Display for Address {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&address(
-            self.module.as_deref(),
-            self.mode,
-            &self.type_name,
-            &self.name,
-            self.key.as_ref(),
-        ))
+        f.write_str(&self.id.instance_address(self.key.as_ref()))
     }
 }
