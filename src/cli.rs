@@ -1,6 +1,7 @@
 //! The command line. Each subcommand loads what it needs, runs one stage and
 //! maps the outcome to the exit codes in DESIGN.md (0 ok, 1 error).
 
+use crate::builtin::Drivers;
 use crate::config::variables::{self, CliInput};
 use crate::config::{self, ConfigScope};
 use crate::diag::{Diag, Diags, Sources};
@@ -28,6 +29,32 @@ pub struct VarArgs {
     /// Read variables from a .tfvars (HCL) or .tfvars.json file (repeatable).
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
+}
+
+/// Options of the commands that plan and apply.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The state file.
+    #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
+    pub state: PathBuf,
+    /// Use the state as stored, without reading objects back through the drivers.
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// Driver operations in flight at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallelism: u16,
+}
+
+impl RunArgs {
+    fn options(&self, inputs: Vec<CliInput>, destroy: bool) -> crate::engine::Options {
+        crate::engine::Options {
+            inputs,
+            state: self.state.clone(),
+            refresh: !self.no_refresh,
+            parallelism: self.parallelism as usize,
+            destroy,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -73,6 +100,59 @@ pub enum Command {
     /// Release a stale state lock by its ID.
     ForceUnlock {
         id: String,
+        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
+        state: PathBuf,
+    },
+    /// Show what apply would change.
+    Plan {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Write the plan to FILE for `strata apply FILE`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Exit 0 when there is nothing to do, 2 when there are changes, 1 on error.
+        #[arg(long)]
+        detailed_exitcode: bool,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
+        /// Plan to destroy everything in the state.
+        #[arg(long)]
+        destroy: bool,
+    },
+    /// Make the changes: plan and ask, or apply a saved plan as it is.
+    Apply {
+        /// A configuration directory or file, or a plan file from `strata plan --out`.
+        #[arg(default_value = ".")]
+        target: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Destroy everything in the state, dependents first.
+    Destroy {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Show a saved plan, or the state.
+    Show {
+        planfile: Option<PathBuf>,
+        /// Terraform's plan JSON format (1.2) for a plan; the state document otherwise.
+        #[arg(long)]
+        json: bool,
         #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
         state: PathBuf,
     },
@@ -150,14 +230,30 @@ fn install_report_hook() {
 /// Parsing and evaluation recurse as deep as expressions nest (bounded by
 /// `syntax::MAX_NESTING`), so the work runs on a thread with a large stack.
 pub fn main() -> ExitCode {
+    main_with(Drivers::builtin())
+}
+
+/// The command line with a given set of drivers (tests add their own).
+pub fn main_with(drivers: Drivers) -> ExitCode {
     const STACK: usize = 512 << 20;
-    match std::thread::Builder::new().stack_size(STACK).spawn(run) {
+    let d = drivers.clone();
+    match std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || run(&d))
+    {
         Ok(handle) => handle.join().unwrap_or(ExitCode::from(1)),
-        Err(_) => run(),
+        Err(_) => run(&drivers),
     }
 }
 
-fn run() -> ExitCode {
+fn outcome(r: Result<crate::engine::Outcome, Diags>, detailed: bool) -> Result<ExitCode, Diags> {
+    r.map(|o| match o {
+        crate::engine::Outcome::Changes if detailed => ExitCode::from(2),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn run(drivers: &Drivers) -> ExitCode {
     install_report_hook();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
@@ -167,6 +263,45 @@ fn run() -> ExitCode {
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
     let result = match cli.command {
+        Command::Plan {
+            path,
+            run,
+            out,
+            detailed_exitcode,
+            format,
+            destroy,
+            ..
+        } => {
+            let opts = run.options(inputs, destroy);
+            let r =
+                crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers);
+            return finish(outcome(r, detailed_exitcode), &sources);
+        }
+        Command::Apply {
+            target,
+            run,
+            auto_approve,
+            ..
+        } => {
+            let opts = run.options(inputs, false);
+            let r = crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers);
+            return finish(outcome(r, false), &sources);
+        }
+        Command::Destroy {
+            path,
+            run,
+            auto_approve,
+            ..
+        } => {
+            let opts = run.options(inputs, true);
+            let r = crate::engine::apply(&path, &opts, auto_approve, &mut sources, drivers);
+            return finish(outcome(r, false), &sources);
+        }
+        Command::Show {
+            planfile,
+            json,
+            state,
+        } => crate::engine::show(planfile.as_deref(), json, &state, drivers),
         Command::Validate { path, .. } => validate(&path, &inputs, &mut sources),
         Command::Console { path, json, .. } => {
             console(path.as_deref(), json, &inputs, &mut sources)
@@ -184,10 +319,14 @@ fn run() -> ExitCode {
         }
         Command::ForceUnlock { id, state } => print(crate::statecmd::force_unlock(&state, &id)),
     };
+    finish(result.map(|()| ExitCode::SUCCESS), &sources)
+}
+
+fn finish(result: Result<ExitCode, Diags>, sources: &Sources) -> ExitCode {
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(diags) => {
-            print_diags(&diags, &sources);
+            print_diags(&diags, sources);
             ExitCode::from(1)
         }
     }

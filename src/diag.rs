@@ -47,6 +47,11 @@ impl Sources {
         FileId(self.files.len() as u32 - 1)
     }
 
+    /// Every source read so far, as (name, text).
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files.iter().map(|(n, t)| (n.as_str(), &**t))
+    }
+
     pub fn text(&self, id: FileId) -> &str {
         self.files.get(id.0 as usize).map(|f| &*f.1).unwrap_or("")
     }

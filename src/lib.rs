@@ -5,15 +5,19 @@
 //! [`eval`] evaluates expressions with [`funcs`], [`config`] builds the typed
 //! configuration, [`console`] and [`cli`] are the user's entry points.
 
+pub mod apply;
 pub mod builtin;
 pub mod cli;
 pub mod config;
 pub mod console;
 pub mod diag;
+pub mod engine;
 pub mod eval;
 pub mod fmt;
 pub mod funcs;
 pub mod graph;
+pub mod plan;
+pub mod render;
 /// The value model lives in its own crate so drivers can use it without the engine.
 pub use strata_value as lang;
 pub mod statecmd;

@@ -9,7 +9,7 @@ use strata_state::{Address, InstanceState, LocalStore, ResourceState, State, Sta
 /// The default state file, as `terraform.tfstate` is Terraform's.
 pub const DEFAULT_STATE: &str = "strata.tfstate";
 
-fn state_err(e: StateError) -> Diags {
+pub(crate) fn state_err(e: StateError) -> Diags {
     let code = match &e {
         StateError::Locked { .. } => "strata::state::locked",
         StateError::Corrupt { .. } => "strata::state::corrupt",
@@ -270,4 +270,18 @@ pub fn output(path: &Path, name: Option<&str>, json: bool) -> Result<String, Dia
 pub fn force_unlock(path: &Path, id: &str) -> Result<String, Diags> {
     LocalStore::new(path).force_unlock(id).map_err(state_err)?;
     Ok("strata state has been successfully unlocked!\n".to_string())
+}
+
+/// The state document itself, for `strata show --json` without a plan.
+pub fn state_json(path: &Path) -> Result<String, Diags> {
+    let state = load(path)?;
+    let mut text = serde_json::to_string_pretty(&state).map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::state::encode",
+            "Cannot encode the state",
+            e.to_string(),
+        ))
+    })?;
+    text.push('\n');
+    Ok(text)
 }

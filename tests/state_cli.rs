@@ -23,6 +23,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
         provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
         instance: InstanceState {
             index_key: key,
+            deposed: None,
             schema_version: 0,
             attributes: serde_json::json!({ "id": format!("{name}-id"), "input": input, "output": input, "triggers_replace": null }),
             sensitive_attributes: vec![],
@@ -88,7 +89,7 @@ fn list_show_and_filters() {
     assert_eq!(code, 0);
     assert_eq!(
         out,
-        "terraform_data.a\nterraform_data.pool[\"h100\"]\nterraform_data.pool[\"a100\"]\n"
+        "terraform_data.a\nterraform_data.pool[\"a100\"]\nterraform_data.pool[\"h100\"]\n"
     );
     let (_, out, _) = strata(&["state", "list", "terraform_data.pool"], &state);
     assert_eq!(out.lines().count(), 2);

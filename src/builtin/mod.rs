@@ -1,4 +1,43 @@
 //! Drivers built into the engine: `terraform_data`, with Terraform's own
-//! semantics, so the same `.tf` files run under Terraform and strata.
+//! semantics, so the same `.tf` files run under Terraform and strata; and
+//! the registry that finds the driver of a resource type.
 
 pub mod terraform_data;
+
+use std::sync::Arc;
+use strata_provider::{Driver, ResourceSchema};
+
+/// The drivers a run may use, found by the resource types they declare.
+#[derive(Clone)]
+pub struct Drivers {
+    list: Vec<Arc<dyn Driver>>,
+}
+
+impl Drivers {
+    /// The drivers every build has.
+    pub fn builtin() -> Drivers {
+        Drivers {
+            list: vec![Arc::new(terraform_data::TerraformData)],
+        }
+    }
+
+    /// Adds a driver; tests use this to plug in drivers of their own.
+    pub fn with(mut self, driver: Arc<dyn Driver>) -> Drivers {
+        self.list.push(driver);
+        self
+    }
+
+    /// The driver of a managed resource type and its schema.
+    pub fn resource(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
+        self.list
+            .iter()
+            .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
+    }
+
+    /// The driver for a provider address recorded in state.
+    pub fn by_provider(&self, provider_address: &str) -> Option<&Arc<dyn Driver>> {
+        self.list
+            .iter()
+            .find(|d| d.provider_address() == provider_address)
+    }
+}

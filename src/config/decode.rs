@@ -285,6 +285,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         name,
         span: b.span,
         constraint: Constraint::any(),
+        typed: false,
         default: None,
         description: None,
         sensitive: false,
@@ -302,7 +303,10 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
     for a in &b.body.attrs {
         match a.name.as_str() {
             "type" => match Constraint::parse(&a.expr) {
-                Ok(c) => v.constraint = c,
+                Ok(c) => {
+                    v.constraint = c;
+                    v.typed = true;
+                }
                 Err(d) => diags.push(d),
             },
             "default" => v.default = Some(a.expr.clone()),

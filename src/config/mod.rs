@@ -9,7 +9,7 @@ mod scope;
 mod typeexpr;
 pub mod variables;
 
-pub use scope::ConfigScope;
+pub use scope::{ConfigScope, Declared, Known};
 pub use typeexpr::{Constraint, Defaults};
 
 use crate::diag::{Diag, Diags, Sources, Span};
@@ -21,6 +21,9 @@ pub struct Variable {
     pub name: String,
     pub span: Span,
     pub constraint: Constraint,
+    /// Whether a `type` was given: without one, values from the command
+    /// line and environment are taken as strings, as Terraform takes them.
+    pub typed: bool,
     pub default: Option<Expr>,
     pub description: Option<String>,
     pub sensitive: bool,

@@ -10,23 +10,31 @@ use crate::lang::value::Value;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::rc::Rc;
 
 enum LocalState {
     InProgress,
     Done(Result<Value, Diag>),
 }
 
-/// Declared names, hashed once per scope so a reference costs O(1) rather
+/// Values the plan and apply walks have already computed for one module
+/// instance, by address within it: `var.x`, `local.y`, `aws_vpc.main`,
+/// `data.t.n`, `module.c`.
+pub trait Known {
+    fn get(&self, local_addr: &str) -> Option<Value>;
+}
+
+/// Declared names, hashed once per module so a reference costs O(1) rather
 /// than a scan of every resource.
 #[derive(Default)]
-struct Declared<'a> {
+pub struct Declared<'a> {
     managed: HashSet<(&'a str, &'a str)>,
     data: HashMap<&'a str, Vec<&'a str>>,
     calls: HashSet<&'a str>,
 }
 
 impl<'a> Declared<'a> {
-    fn of(module: &'a Module) -> Declared<'a> {
+    pub fn of(module: &'a Module) -> Declared<'a> {
         let mut d = Declared::default();
         for r in &module.resources {
             match r.mode {
@@ -58,7 +66,10 @@ pub struct ConfigScope<'a> {
     module: &'a Module,
     /// Outputs of module calls, evaluated on first reference.
     calls: RefCell<HashMap<String, CallState>>,
-    declared: Declared<'a>,
+    declared: Rc<Declared<'a>>,
+    /// What a walk has computed; names it lacks fall back to the static
+    /// rules (resources unknown, locals evaluated on demand).
+    known: Option<&'a dyn Known>,
     vars: BTreeMap<String, Value>,
     locals: RefCell<HashMap<String, LocalState>>,
     /// Locals being evaluated, outermost first, to name a cycle's members.
@@ -79,7 +90,8 @@ impl<'a> ConfigScope<'a> {
         ConfigScope {
             module,
             calls: RefCell::new(HashMap::new()),
-            declared: Declared::of(module),
+            declared: Rc::new(Declared::of(module)),
+            known: None,
             vars,
             locals: RefCell::new(HashMap::new()),
             in_progress: RefCell::new(Vec::new()),
@@ -87,6 +99,32 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
         }
+    }
+
+    /// A scope for one module instance of a plan or apply walk: names
+    /// resolve to the values the walk has computed.
+    pub fn walking(
+        module: &'a Module,
+        declared: Rc<Declared<'a>>,
+        known: &'a dyn Known,
+        root_dir: PathBuf,
+    ) -> ConfigScope<'a> {
+        ConfigScope {
+            module,
+            calls: RefCell::new(HashMap::new()),
+            declared,
+            known: Some(known),
+            vars: BTreeMap::new(),
+            locals: RefCell::new(HashMap::new()),
+            in_progress: RefCell::new(Vec::new()),
+            root_dir,
+            count_index: None,
+            each: None,
+        }
+    }
+
+    fn known(&self, local_addr: &str) -> Option<Value> {
+        self.known.and_then(|k| k.get(local_addr))
     }
 
     /// `module.NAME`: the child's outputs as an object, evaluated from the
@@ -148,6 +186,11 @@ impl<'a> ConfigScope<'a> {
         };
         match self.locals.borrow().get(name) {
             Some(LocalState::Done(r)) => return r.clone(),
+            None if self.known.is_some() => {
+                if let Some(v) = self.known(&format!("local.{name}")) {
+                    return Ok(v);
+                }
+            }
             Some(LocalState::InProgress) => {
                 let stack = self.in_progress.borrow();
                 let start = stack.iter().position(|n| n == name).unwrap_or(0);
@@ -198,6 +241,9 @@ impl Scope for ConfigScope<'_> {
         match name {
             "var" => {
                 let a = attr.ok_or_else(|| needs_attr("var"))?;
+                if let Some(v) = self.known(&format!("var.{a}")) {
+                    return Ok((v, true));
+                }
                 match self.vars.get(a) {
                     Some(v) => Ok((v.clone(), true)),
                     None => {
@@ -254,6 +300,9 @@ impl Scope for ConfigScope<'_> {
             "module" => {
                 let a = attr.ok_or_else(|| needs_attr("module"))?;
                 if self.declared.calls.contains(a) {
+                    if let Some(v) = self.known(&format!("module.{a}")) {
+                        return Ok((v, true));
+                    }
                     self.module_outputs(a, span).map(|v| (v, true))
                 } else {
                     let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
@@ -272,7 +321,10 @@ impl Scope for ConfigScope<'_> {
                     .get(a)
                     .into_iter()
                     .flatten()
-                    .map(|n| (n.to_string(), Value::unknown()))
+                    .map(|n| {
+                        let v = self.known(&format!("data.{a}.{n}"));
+                        (n.to_string(), v.unwrap_or_else(Value::unknown))
+                    })
                     .collect();
                 if names.is_empty() {
                     return Err(Diag::new(
@@ -288,7 +340,8 @@ impl Scope for ConfigScope<'_> {
                     return Err(unknown_root(name, None, &["var", "local", "module", "data", "path", "count", "each", "terraform"]).at(span));
                 };
                 if self.declared.managed.contains(&(name, a)) {
-                    return Ok((Value::unknown(), true));
+                    let v = self.known(&format!("{name}.{a}"));
+                    return Ok((v.unwrap_or_else(Value::unknown), true));
                 }
                 let known: Vec<String> = self
                     .module

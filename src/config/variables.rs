@@ -29,11 +29,11 @@ struct Raw {
 pub const ENV_PREFIX: &str = "STRATA_VAR_";
 
 fn decl_is_string(v: &Variable) -> bool {
-    v.constraint.ty == Type::String
+    v.constraint.ty == Type::String || !v.typed
 }
 
-/// Parses a raw string as the variable wants it: verbatim for string
-/// variables, as an HCL expression otherwise (so `--var 'n=3'` is a number and
+/// Parses a raw string as the variable wants it: verbatim for string and
+/// untyped variables, as an HCL expression otherwise (so `--var 'n=3'` is a number and
 /// `--var 'l=["a"]'` a list).
 fn parse_raw(
     decl: Option<&Variable>,
@@ -266,7 +266,7 @@ pub fn resolve(
 /// A child module's variables from the call's input values (already
 /// evaluated in the caller): defaults, type constraints and validations
 /// apply exactly as for a root module.
-pub(crate) fn resolve_inputs(
+pub fn resolve_inputs(
     module: &Module,
     inputs: &BTreeMap<String, (Value, Span)>,
     call_name: &str,

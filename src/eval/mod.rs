@@ -108,6 +108,16 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Binds `name` for the expressions evaluated until [`Self::unbind`]:
+    /// the iterator of a `dynamic` block.
+    pub fn bind(&mut self, name: &str, value: Value) {
+        self.locals.push((name.to_string(), value));
+    }
+
+    pub fn unbind(&mut self) {
+        self.locals.pop();
+    }
+
     pub fn eval(&mut self, e: &Expr) -> EvalResult {
         match &e.kind {
             ExprKind::Literal(v) => Ok((**v).clone()),

@@ -28,6 +28,9 @@ pub struct Node {
     /// The address within the module: `var.x`, `local.y`, `output.z`,
     /// `aws_vpc.main`, `data.aws_ami.gpu`, `module.net`.
     pub local_addr: String,
+    /// Position of the item in its module's list of that kind
+    /// (`Module::resources[index]` for a resource).
+    pub index: usize,
     pub span: Span,
 }
 
@@ -37,7 +40,7 @@ impl Node {
         format!("{}{}", self.module, self.local_addr)
     }
 
-    fn is_resource(&self) -> bool {
+    pub fn is_resource(&self) -> bool {
         matches!(self.kind, NodeKind::Resource | NodeKind::Data)
     }
 }
@@ -55,11 +58,18 @@ struct Builder {
 }
 
 impl Builder {
-    fn add(&mut self, kind: NodeKind, module: &str, local_addr: String, span: Span) -> NodeIndex {
+    fn add(
+        &mut self,
+        kind: NodeKind,
+        module: &str,
+        (index, local_addr): (usize, String),
+        span: Span,
+    ) -> NodeIndex {
         let node = Node {
             kind,
             module: module.to_string(),
             local_addr,
+            index,
             span,
         };
         let addr = node.addr();
@@ -94,26 +104,31 @@ impl Builder {
     }
 
     fn module(&mut self, m: &Module, prefix: &str) {
-        for v in &m.variables {
+        for (n, v) in m.variables.iter().enumerate() {
             let i = self.add(
                 NodeKind::Variable,
                 prefix,
-                format!("var.{}", v.name),
+                (n, format!("var.{}", v.name)),
                 v.span,
             );
             if let Some(d) = &v.default {
                 self.refs(i, m, prefix, d);
             }
         }
-        for l in &m.locals {
-            let i = self.add(NodeKind::Local, prefix, format!("local.{}", l.name), l.span);
+        for (n, l) in m.locals.iter().enumerate() {
+            let i = self.add(
+                NodeKind::Local,
+                prefix,
+                (n, format!("local.{}", l.name)),
+                l.span,
+            );
             self.refs(i, m, prefix, &l.expr);
         }
-        for o in &m.outputs {
+        for (n, o) in m.outputs.iter().enumerate() {
             let i = self.add(
                 NodeKind::Output,
                 prefix,
-                format!("output.{}", o.name),
+                (n, format!("output.{}", o.name)),
                 o.span,
             );
             self.refs(i, m, prefix, &o.expr);
@@ -121,13 +136,13 @@ impl Builder {
                 self.refs(i, m, prefix, d);
             }
         }
-        for r in &m.resources {
+        for (n, r) in m.resources.iter().enumerate() {
             let kind = if r.mode == Mode::Data {
                 NodeKind::Data
             } else {
                 NodeKind::Resource
             };
-            let i = self.add(kind, prefix, r.address(), r.span);
+            let i = self.add(kind, prefix, (n, r.address()), r.span);
             for e in r
                 .count
                 .iter()
@@ -139,11 +154,11 @@ impl Builder {
             }
             self.body_refs(i, m, prefix, &r.body);
         }
-        for c in &m.module_calls {
+        for (n, c) in m.module_calls.iter().enumerate() {
             let call = self.add(
                 NodeKind::ModuleCall,
                 prefix,
-                format!("module.{}", c.name),
+                (n, format!("module.{}", c.name)),
                 c.span,
             );
             for e in c.count.iter().chain(&c.for_each).chain(&c.depends_on) {
@@ -260,6 +275,33 @@ fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Di
     d
 }
 
+impl Graph {
+    /// The resources `r` depends on directly or through variables, locals,
+    /// outputs and module calls (not through other resources).
+    pub fn resource_deps(&self, r: NodeIndex) -> BTreeSet<NodeIndex> {
+        let mut found = BTreeSet::new();
+        let mut stack: Vec<NodeIndex> = self
+            .graph
+            .neighbors_directed(r, petgraph::Direction::Incoming)
+            .collect();
+        let mut visited = BTreeSet::new();
+        while let Some(n) = stack.pop() {
+            if !visited.insert(n) {
+                continue;
+            }
+            if self.graph[n].is_resource() {
+                found.insert(n);
+            } else {
+                stack.extend(
+                    self.graph
+                        .neighbors_directed(n, petgraph::Direction::Incoming),
+                );
+            }
+        }
+        found
+    }
+}
+
 /// The resource view as DOT, as `terraform graph` prints it: resources and
 /// data sources only, an edge from each to the nearest resources it depends
 /// on (through variables, locals, outputs and module calls), the edges of
@@ -274,23 +316,7 @@ pub fn to_dot(g: &Graph) -> String {
     // non-resource nodes.
     let mut deps: HashMap<NodeIndex, BTreeSet<NodeIndex>> = HashMap::new();
     for &r in &resources {
-        let mut found = BTreeSet::new();
-        let mut stack: Vec<NodeIndex> = g
-            .graph
-            .neighbors_directed(r, petgraph::Direction::Incoming)
-            .collect();
-        let mut visited = BTreeSet::new();
-        while let Some(n) = stack.pop() {
-            if !visited.insert(n) {
-                continue;
-            }
-            if g.graph[n].is_resource() {
-                found.insert(n);
-            } else {
-                stack.extend(g.graph.neighbors_directed(n, petgraph::Direction::Incoming));
-            }
-        }
-        deps.insert(r, found);
+        deps.insert(r, g.resource_deps(r));
     }
     // Transitive reduction: drop r -> d when another dependency of r reaches d.
     let reaches = |from: NodeIndex, to: NodeIndex| -> bool {

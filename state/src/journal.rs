@@ -4,8 +4,11 @@
 //! The journal is folded into the state file when the run ends, and replayed
 //! on the next load if the run died first.
 
-use crate::model::{InstanceKey, InstanceState, OutputState, ResourceId, ResourceState, State};
+use crate::model::{
+    Address, InstanceKey, InstanceState, OutputState, ResourceId, ResourceState, State,
+};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -25,7 +28,12 @@ pub enum Entry {
         resource: ResourceId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         index_key: Option<InstanceKey>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deposed: Option<String>,
     },
+    /// A `moved` block renamed an object: one line, so a crash never
+    /// leaves it under both addresses or neither.
+    Move { from: String, to: String },
     /// An output's new value, or its removal.
     Output {
         name: String,
@@ -44,57 +52,97 @@ pub struct Record {
 impl State {
     /// Applies one journal entry to the state.
     pub fn apply_entry(&mut self, entry: &Entry) {
-        match entry {
-            Entry::Intent { .. } => {}
-            Entry::Put {
-                resource,
-                provider,
-                instance,
-            } => {
-                let r = match self.resource_mut(resource) {
-                    Some(r) => r,
-                    None => {
+        self.apply_all(std::slice::from_ref(entry));
+    }
+
+    /// Applies entries in order, indexing the resources once so that N
+    /// entries cost O(N) rather than a scan of the state each.
+    pub fn apply_all<'e>(&mut self, entries: impl IntoIterator<Item = &'e Entry>) {
+        let mut index: HashMap<ResourceId, usize> = self
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
+        for entry in entries {
+            match entry {
+                Entry::Intent { .. } => {}
+                Entry::Put {
+                    resource,
+                    provider,
+                    instance,
+                } => {
+                    let i = *index.entry(resource.clone()).or_insert_with(|| {
                         self.resources.push(ResourceState {
                             id: resource.clone(),
                             provider: provider.clone(),
                             instances: Vec::new(),
                         });
-                        let last = self.resources.len() - 1;
-                        &mut self.resources[last]
+                        self.resources.len() - 1
+                    });
+                    let r = &mut self.resources[i];
+                    r.provider = provider.clone();
+                    match r.instances.iter_mut().find(|i| {
+                        i.index_key == instance.index_key && i.deposed == instance.deposed
+                    }) {
+                        Some(existing) => *existing = instance.clone(),
+                        None => r.instances.push(instance.clone()),
                     }
-                };
-                r.provider = provider.clone();
-                match r
-                    .instances
-                    .iter_mut()
-                    .find(|i| i.index_key == instance.index_key)
-                {
-                    Some(existing) => *existing = instance.clone(),
-                    None => r.instances.push(instance.clone()),
                 }
+                Entry::Remove {
+                    resource,
+                    index_key,
+                    deposed,
+                } => {
+                    if let Some(&i) = index.get(resource) {
+                        self.resources[i]
+                            .instances
+                            .retain(|i| &i.index_key != index_key || &i.deposed != deposed);
+                    }
+                }
+                Entry::Move { from, to } => {
+                    let (Some(from), Some(to)) = (Address::parse(from), Address::parse(to)) else {
+                        continue;
+                    };
+                    let Some(&i) = index.get(&from.id) else {
+                        continue;
+                    };
+                    let Some(pos) = self.resources[i]
+                        .instances
+                        .iter()
+                        .position(|x| x.index_key == from.key && x.deposed.is_none())
+                    else {
+                        continue;
+                    };
+                    let mut inst = self.resources[i].instances.remove(pos);
+                    inst.index_key = to.key.clone();
+                    let provider = self.resources[i].provider.clone();
+                    let j = *index.entry(to.id.clone()).or_insert_with(|| {
+                        self.resources.push(ResourceState {
+                            id: to.id.clone(),
+                            provider,
+                            instances: Vec::new(),
+                        });
+                        self.resources.len() - 1
+                    });
+                    self.resources[j].instances.push(inst);
+                }
+                Entry::Output { name, output } => match output {
+                    Some(o) => {
+                        self.outputs.insert(name.clone(), o.clone());
+                    }
+                    None => {
+                        self.outputs.remove(name);
+                    }
+                },
             }
-            Entry::Remove {
-                resource,
-                index_key,
-            } => {
-                if let Some(r) = self.resource_mut(resource) {
-                    r.instances.retain(|i| &i.index_key != index_key);
-                }
-                self.resources.retain(|r| !r.instances.is_empty());
-            }
-            Entry::Output { name, output } => match output {
-                Some(o) => {
-                    self.outputs.insert(name.clone(), o.clone());
-                }
-                None => {
-                    self.outputs.remove(name);
-                }
-            },
         }
-    }
-
-    fn resource_mut(&mut self, id: &ResourceId) -> Option<&mut ResourceState> {
-        self.resources.iter_mut().find(|r| r.id == *id)
+        self.resources.retain(|r| !r.instances.is_empty());
+        // Instances of one resource in key order, as Terraform keeps them.
+        for r in &mut self.resources {
+            r.instances
+                .sort_by(|a, b| (&a.index_key, &a.deposed).cmp(&(&b.index_key, &b.deposed)));
+        }
     }
 }
 
@@ -116,6 +164,7 @@ pub struct Replay {
 pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> {
     let mut out = Replay::default();
     let mut open_intents: Vec<(String, Entry)> = Vec::new();
+    let mut entries = Vec::new();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
@@ -145,15 +194,17 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
             Entry::Remove {
                 resource,
                 index_key,
+                ..
             } => {
                 let addr = resource.instance_address(index_key.as_ref());
                 open_intents.retain(|(a, _)| *a != addr);
             }
-            Entry::Output { .. } => {}
+            Entry::Move { .. } | Entry::Output { .. } => {}
         }
-        state.apply_entry(&record.entry);
+        entries.push(record.entry);
         out.applied += 1;
     }
+    state.apply_all(&entries);
     out.pending = open_intents.into_iter().map(|(_, e)| e).collect();
     Ok(out)
 }

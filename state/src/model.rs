@@ -42,7 +42,7 @@ pub enum Mode {
 }
 
 /// The identity of a resource: module path, mode, type and name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ResourceId {
     /// `module.a.module.b`, or absent for the root module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +86,10 @@ pub enum InstanceKey {
 pub struct InstanceState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_key: Option<InstanceKey>,
+    /// Set on an object that a create-before-destroy replacement has
+    /// superseded but not yet deleted: the next run deletes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposed: Option<String>,
     pub schema_version: u64,
     pub attributes: Json,
     /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
@@ -149,12 +153,8 @@ pub fn address(
     s.push_str(type_name);
     s.push('.');
     s.push_str(name);
-    match key {
-        Some(InstanceKey::Int(i)) => s.push_str(&format!("[{i}]")),
-        Some(InstanceKey::Str(k)) => {
-            s.push_str(&format!("[{}]", serde_json::Value::String(k.clone())))
-        }
-        None => {}
+    if let Some(k) = key {
+        s.push_str(&key_text(k));
     }
     s
 }
@@ -168,36 +168,34 @@ pub struct Address {
 }
 
 impl Address {
-    /// Parses `module.a.module.b.data.t.n["k"]`, `t.n[0]` or `t.n`.
+    /// Parses `module.a[0].module.b["x"].data.t.n["k"]`, `t.n[0]` or `t.n`.
     pub fn parse(s: &str) -> Option<Address> {
-        let (body, key) = match s.find('[') {
-            Some(i) if s.ends_with(']') => {
-                let inner = &s[i + 1..s.len() - 1];
-                let key = if let Ok(n) = inner.parse::<u64>() {
-                    InstanceKey::Int(n)
-                } else {
-                    InstanceKey::Str(serde_json::from_str::<String>(inner).ok()?)
-                };
-                (&s[..i], Some(key))
-            }
-            Some(_) => return None,
-            None => (s, None),
-        };
-        let parts: Vec<&str> = body.split('.').collect();
+        let steps = split_steps(s)?;
         let mut i = 0;
         let mut module = Vec::new();
-        while i + 1 < parts.len() && parts[i] == "module" {
-            module.push(format!("module.{}", parts[i + 1]));
+        while let (Some(Step::Name("module")), Some(Step::Name(call))) =
+            (steps.get(i), steps.get(i + 1))
+        {
+            let mut m = format!("module.{call}");
             i += 2;
+            if let Some(Step::Key(k)) = steps.get(i) {
+                m.push_str(&key_text(k));
+                i += 1;
+            }
+            module.push(m);
         }
-        let (mode, type_name, name) = match &parts[i..] {
-            ["data", t, n] => (Mode::Data, *t, *n),
-            [t, n] => (Mode::Managed, *t, *n),
+        let (mode, type_name, name, key) = match &steps[i..] {
+            [Step::Name("data"), Step::Name(t), Step::Name(n), rest @ ..] => {
+                (Mode::Data, *t, *n, rest)
+            }
+            [Step::Name(t), Step::Name(n), rest @ ..] => (Mode::Managed, *t, *n, rest),
             _ => return None,
         };
-        if type_name.is_empty() || name.is_empty() {
-            return None;
-        }
+        let key = match key {
+            [] => None,
+            [Step::Key(k)] => Some(k.clone()),
+            _ => return None,
+        };
         Some(Address {
             id: ResourceId {
                 module: (!module.is_empty()).then(|| module.join(".")),
@@ -219,5 +217,86 @@ impl Address {
 impl std::fmt::Display for Address {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.id.instance_address(self.key.as_ref()))
+    }
+}
+
+enum Step<'a> {
+    Name(&'a str),
+    Key(InstanceKey),
+}
+
+fn key_text(k: &InstanceKey) -> String {
+    match k {
+        InstanceKey::Int(i) => format!("[{i}]"),
+        InstanceKey::Str(s) => format!("[{}]", serde_json::Value::String(s.clone())),
+    }
+}
+
+/// `a.b["k.x"][0]` as names and keys; a quoted key may hold any character.
+fn split_steps(s: &str) -> Option<Vec<Step<'_>>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let (key, len) = if after.starts_with('"') {
+                let mut de = serde_json::Deserializer::from_str(after).into_iter::<String>();
+                let k = de.next()?.ok()?;
+                (InstanceKey::Str(k), de.byte_offset())
+            } else {
+                let end = after.find(']')?;
+                (InstanceKey::Int(after[..end].parse().ok()?), end)
+            };
+            rest = after[len..].strip_prefix(']')?;
+            out.push(Step::Key(key));
+        } else {
+            let rest2 = rest.strip_prefix('.').unwrap_or(rest);
+            if rest2.len() != rest.len() && out.is_empty() {
+                return None;
+            }
+            let end = rest2.find(['.', '[']).unwrap_or(rest2.len());
+            if end == 0 {
+                return None;
+            }
+            out.push(Step::Name(&rest2[..end]));
+            rest = &rest2[end..];
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_round_trip() {
+        for a in [
+            "t.n",
+            "t.n[3]",
+            "data.t.n",
+            r#"t.n["a.b]c"]"#,
+            r#"module.a[0].module.b["x.y"].data.t.n["k"]"#,
+            "module.a.t.n",
+        ] {
+            let parsed = Address::parse(a).unwrap_or_else(|| panic!("{a} did not parse"));
+            assert_eq!(parsed.to_string(), a);
+        }
+        assert_eq!(
+            Address::parse(r#"module.a["x"].t.n"#)
+                .unwrap()
+                .id
+                .module
+                .as_deref(),
+            Some(r#"module.a["x"]"#)
+        );
+    }
+
+    #[test]
+    fn malformed_addresses_are_refused() {
+        for a in [
+            "", "t", "t.n.x", ".t.n", "t..n", "t.n[", "t.n[x]", "t.n[0]x", "module.a",
+        ] {
+            assert!(Address::parse(a).is_none(), "{a} parsed");
+        }
     }
 }

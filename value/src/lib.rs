@@ -8,6 +8,7 @@
 
 pub mod convert;
 pub mod display;
+pub mod json;
 pub mod number;
 pub mod types;
 pub mod value;

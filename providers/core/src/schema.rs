@@ -11,6 +11,30 @@ pub struct ResourceSchema {
     pub blocks: BTreeMap<String, BlockSchema>,
 }
 
+impl ResourceSchema {
+    /// The object type of an instance: every attribute, and every block as
+    /// an object, a list or a set of objects.
+    pub fn object_type(&self) -> Type {
+        let mut attrs: BTreeMap<String, Type> = self
+            .attributes
+            .iter()
+            .map(|(k, a)| (k.clone(), a.ty.clone()))
+            .collect();
+        for (k, b) in &self.blocks {
+            let o = b.schema.object_type();
+            attrs.insert(
+                k.clone(),
+                match b.nesting {
+                    BlockNesting::Single => o,
+                    BlockNesting::List => Type::list(o),
+                    BlockNesting::Set => Type::set(o),
+                },
+            );
+        }
+        Type::object(attrs)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttributeSchema {
     pub ty: Type,

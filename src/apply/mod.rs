@@ -1,0 +1,682 @@
+//! The apply stage: carrying out a [`Plan`] through the drivers.
+//!
+//! Three phases, each a dependency-ordered walk with at most `parallelism`
+//! driver calls in flight:
+//! 1. deletes — objects leaving the configuration and the old halves of
+//!    delete-then-create replacements, dependents before their dependencies;
+//! 2. the configuration graph — creates and updates in dependency order,
+//!    each instance's configuration evaluated again now that what it
+//!    references is known, and checked against the plan;
+//! 3. deposed objects — the old halves of create-before-destroy
+//!    replacements, once everything that referenced them has moved on.
+//!
+//! Evaluation runs on one thread (it is cheap); driver calls run as tokio
+//! tasks (they are slow). Every finished operation is in the journal,
+//! fsynced, before anything that depends on it starts; an intent entry is
+//! written before each create, so a crash between "the cloud made it" and
+//! "the state has it" can be recovered. A failed operation stops what
+//! depends on it; independent branches finish.
+
+mod runner;
+
+use crate::builtin::Drivers;
+use crate::config::Module;
+use crate::diag::{Diag, Diags};
+use crate::graph::{Graph, NodeKind};
+use crate::lang::json::{type_to_json, value_to_json};
+use crate::lang::value::Value;
+use crate::plan::decode::decode;
+use crate::plan::walk::Walk;
+use crate::plan::{config_addr, diff, Action, Plan, ResourceChange};
+use petgraph::graph::NodeIndex;
+use petgraph::Direction;
+use runner::{OpKind, OpResult, Runner};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use strata_provider::{Driver, PlanRequest, Tags};
+use strata_state::model::{InstanceState, OutputState};
+use strata_state::{Entry, Journal, State};
+
+pub struct Request<'a> {
+    pub root: &'a Module,
+    pub graph: &'a Graph,
+    pub drivers: &'a Drivers,
+    pub vars: BTreeMap<String, Value>,
+    pub plan: &'a Plan,
+    pub lineage: String,
+    pub parallelism: usize,
+    /// Progress lines on stderr (a terminal is watching).
+    pub progress: bool,
+}
+
+/// What happened, for the summary.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub added: usize,
+    pub changed: usize,
+    pub destroyed: usize,
+    /// Address and error of every operation that failed.
+    pub failed: Vec<(String, String)>,
+    /// Addresses not attempted because something they depend on failed.
+    pub skipped: Vec<String>,
+}
+
+fn diag_of(e: strata_state::StateError) -> Diags {
+    Diags::from(Diag::new("strata::state::journal", e.to_string(), ""))
+}
+
+struct Exec<'r, 'a> {
+    req: &'r Request<'a>,
+    journal: &'r mut Journal,
+    /// Everything journaled, to fold into the state at the end.
+    entries: Vec<Entry>,
+    report: Report,
+    /// Addresses whose operation failed or was skipped.
+    broken: HashSet<String>,
+}
+
+impl Exec<'_, '_> {
+    fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {
+        self.journal.append_all(&batch).map_err(diag_of)?;
+        self.entries.extend(batch);
+        Ok(())
+    }
+
+    fn driver(&self, c: &ResourceChange) -> Option<Arc<dyn Driver>> {
+        self.req
+            .drivers
+            .resource(&c.addr.id.type_name)
+            .map(|(d, _)| d.clone())
+    }
+
+    fn put(&self, c: &ResourceChange, v: &Value, deposed: Option<String>) -> Result<Entry, String> {
+        let ty = self
+            .req
+            .drivers
+            .resource(&c.addr.id.type_name)
+            .map(|(_, s)| s.object_type())
+            .ok_or_else(|| format!("no driver for {}", c.addr.id.type_name))?;
+        Ok(Entry::Put {
+            resource: c.addr.id.clone(),
+            provider: c.provider.clone(),
+            instance: InstanceState {
+                index_key: c.addr.key.clone(),
+                deposed,
+                schema_version: c.schema_version,
+                attributes: value_to_json(v, &ty)?,
+                sensitive_attributes: Vec::new(),
+                dependencies: c.dependencies.clone(),
+                create_before_destroy: c.create_before_destroy,
+            },
+        })
+    }
+
+    fn remove(c: &ResourceChange, deposed: Option<String>) -> Entry {
+        Entry::Remove {
+            resource: c.addr.id.clone(),
+            index_key: c.addr.key.clone(),
+            deposed,
+        }
+    }
+
+    fn fail(&mut self, addr: String, why: String) {
+        self.broken.insert(addr.clone());
+        self.report.failed.push((addr, why));
+    }
+
+    /// Runs delete operations, each after the deletes of everything that
+    /// depends on it.
+    async fn deletes(
+        &mut self,
+        runner: &mut Runner,
+        ops: Vec<(&ResourceChange, Option<String>)>,
+    ) -> Result<(), Diags> {
+        // waits[i]: deletes that must finish before op i may start.
+        let mut by_config: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, (c, _)) in ops.iter().enumerate() {
+            by_config.entry(config_addr(&c.addr)).or_default().push(i);
+        }
+        let mut blockers = vec![0usize; ops.len()];
+        let mut unblocks: Vec<Vec<usize>> = vec![Vec::new(); ops.len()];
+        for (i, (c, _)) in ops.iter().enumerate() {
+            for d in &c.dependencies {
+                for &j in by_config.get(d).into_iter().flatten() {
+                    if j != i {
+                        blockers[j] += 1;
+                        unblocks[i].push(j);
+                    }
+                }
+            }
+        }
+        let mut ready: VecDeque<usize> = (0..ops.len()).filter(|&i| blockers[i] == 0).collect();
+        let mut left = ops.len();
+        let mut dead = vec![false; ops.len()];
+        while left > 0 {
+            while let Some(i) = ready.pop_front() {
+                let (c, deposed) = &ops[i];
+                if dead[i] || self.broken.contains(&c.addr.to_string()) && deposed.is_none() {
+                    // A dependent failed to go: this one must stay.
+                    self.report.skipped.push(c.addr.to_string());
+                    left -= 1;
+                    self.release(i, &unblocks, &mut blockers, &mut ready, &mut dead, true);
+                    continue;
+                }
+                let Some(driver) = self.driver(c) else {
+                    self.fail(
+                        c.addr.to_string(),
+                        "no driver for this resource type".into(),
+                    );
+                    left -= 1;
+                    self.release(i, &unblocks, &mut blockers, &mut ready, &mut dead, true);
+                    continue;
+                };
+                let prior = c.before.clone().unwrap_or_else(Value::null);
+                runner.start(
+                    i,
+                    OpKind::Delete,
+                    c.addr.to_string(),
+                    driver,
+                    c.addr.id.type_name.clone(),
+                    prior,
+                    None,
+                );
+            }
+            if left == 0 {
+                break;
+            }
+            let done = runner.next().await;
+            if done.is_empty() {
+                break;
+            }
+            let mut batch = Vec::new();
+            let mut finished = Vec::new();
+            for r in done {
+                let (c, deposed) = &ops[r.op];
+                left -= 1;
+                match r.result {
+                    Ok(_) => {
+                        batch.push(Self::remove(c, deposed.clone()));
+                        if c.action == Action::Delete || deposed.is_some() {
+                            self.report.destroyed += 1;
+                        }
+                        finished.push((r.op, false));
+                    }
+                    Err(e) => {
+                        self.fail(c.addr.to_string(), e);
+                        finished.push((r.op, true));
+                    }
+                }
+            }
+            self.commit(batch)?;
+            for (i, failed) in finished {
+                self.release(i, &unblocks, &mut blockers, &mut ready, &mut dead, failed);
+            }
+        }
+        Ok(())
+    }
+
+    fn release(
+        &self,
+        i: usize,
+        unblocks: &[Vec<usize>],
+        blockers: &mut [usize],
+        ready: &mut VecDeque<usize>,
+        dead: &mut [bool],
+        failed: bool,
+    ) {
+        for &j in &unblocks[i] {
+            if failed {
+                dead[j] = true;
+            }
+            blockers[j] -= 1;
+            if blockers[j] == 0 {
+                ready.push_back(j);
+            }
+        }
+    }
+}
+
+/// Applies `req.plan`, journaling every operation; returns the state with
+/// the journal folded in (the caller persists it) and the report.
+pub fn apply(
+    req: &Request<'_>,
+    mut state: State,
+    journal: &mut Journal,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(State, Report), Diags> {
+    let mut ex = Exec {
+        req,
+        journal,
+        entries: Vec::new(),
+        report: Report::default(),
+        broken: HashSet::new(),
+    };
+    let result = rt.block_on(run(&mut ex));
+    let Exec {
+        entries, report, ..
+    } = ex;
+    // Whatever finished is kept, even when a later step failed.
+    state.apply_all(&entries);
+    result.map(|()| (state, report))
+}
+
+async fn run(ex: &mut Exec<'_, '_>) -> Result<(), Diags> {
+    let plan = ex.req.plan;
+    let mut runner = Runner::new(ex.req.parallelism, ex.req.progress);
+    // Moves first, in one commit: later entries use the new addresses.
+    let moves: Vec<Entry> = plan
+        .changes
+        .iter()
+        .filter_map(|c| {
+            let from = c.previous_addr.as_ref()?;
+            Some(Entry::Move {
+                from: from.to_string(),
+                to: c.addr.to_string(),
+            })
+        })
+        .collect();
+    ex.commit(moves)?;
+
+    let deletes: Vec<(&ResourceChange, Option<String>)> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Delete || c.action == Action::DeleteThenCreate)
+        .map(|c| (c, c.deposed.clone()))
+        .collect();
+    ex.deletes(&mut runner, deletes).await?;
+    if plan.destroy {
+        return outputs(ex, None);
+    }
+
+    let deposed = walk(ex, &mut runner).await?;
+    let deposed: Vec<(&ResourceChange, Option<String>)> =
+        deposed.iter().map(|(c, d)| (*c, Some(d.clone()))).collect();
+    ex.deletes(&mut runner, deposed).await?;
+    Ok(())
+}
+
+/// Whether `now` (the final plan) agrees with `saved` wherever `saved`
+/// was known: what apply does must be what the plan showed.
+fn consistent(saved: &Value, now: &Value) -> bool {
+    if !saved.is_known() {
+        return true;
+    }
+    match (saved.unmarked(), now.unmarked()) {
+        (Value::Object(a), Value::Object(b)) | (Value::Map(_, a), Value::Map(_, b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, v)| b.get(k).is_some_and(|w| consistent(v, w)))
+        }
+        (Value::List(_, a), Value::List(_, b)) | (Value::Tuple(a), Value::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(v, w)| consistent(v, w))
+        }
+        (a, b) if a.is_wholly_known() => diff::same(a, b),
+        _ => true,
+    }
+}
+
+/// Phase 2: the configuration graph. Returns the create-before-destroy
+/// replacements whose old objects are now deposed.
+async fn walk<'p>(
+    ex: &mut Exec<'_, 'p>,
+    runner: &mut Runner,
+) -> Result<Vec<(&'p ResourceChange, String)>, Diags> {
+    let req = ex.req;
+    let plan: &'p Plan = req.plan;
+    let graph = req.graph;
+    let w = Walk::new(req.root, graph, req.vars.clone());
+    let by_addr: HashMap<String, &'p ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| c.deposed.is_none() && c.action != Action::Delete)
+        .map(|c| (c.addr.to_string(), c))
+        .collect();
+    let mut blockers: Vec<usize> = graph
+        .graph
+        .node_indices()
+        .map(|n| {
+            graph
+                .graph
+                .neighbors_directed(n, Direction::Incoming)
+                .count()
+        })
+        .collect();
+    let mut ready: VecDeque<NodeIndex> = graph
+        .graph
+        .node_indices()
+        .filter(|n| blockers[n.index()] == 0)
+        .collect();
+    let mut failed_nodes: HashSet<NodeIndex> = HashSet::new();
+    // Per resource node: instance ops still running, and the values so far.
+    struct Pending {
+        left: usize,
+        prefix: String,
+        keys: crate::plan::walk::Keys,
+        values: Vec<Value>,
+        failed: bool,
+    }
+    let mut pending: HashMap<NodeIndex, Vec<Pending>> = HashMap::new();
+    // Op id → (node, module instance #, instance #, change, deposed key).
+    let mut ops: Vec<(NodeIndex, usize, usize, &'p ResourceChange)> = Vec::new();
+    let mut deposed_out = Vec::new();
+    let mut diags = Diags::default();
+    let mut done_nodes = 0usize;
+    let total = graph.graph.node_count();
+
+    let finish = |n: NodeIndex,
+                  failed: bool,
+                  ready: &mut VecDeque<NodeIndex>,
+                  blockers: &mut Vec<usize>,
+                  failed_nodes: &mut HashSet<NodeIndex>| {
+        if failed {
+            failed_nodes.insert(n);
+        }
+        for s in graph.graph.neighbors_directed(n, Direction::Outgoing) {
+            if failed {
+                failed_nodes.insert(s);
+            }
+            blockers[s.index()] -= 1;
+            if blockers[s.index()] == 0 {
+                ready.push_back(s);
+            }
+        }
+    };
+
+    while done_nodes < total {
+        while let Some(n) = ready.pop_front() {
+            let node = &graph.graph[n];
+            if failed_nodes.contains(&n) {
+                // Something this depends on failed: report what is skipped.
+                if node.kind == NodeKind::Resource {
+                    for c in plan.changes.iter().filter(|c| {
+                        c.action != Action::NoOp
+                            && c.action != Action::Delete
+                            && config_addr(&c.addr) == node.addr()
+                    }) {
+                        ex.report.skipped.push(c.addr.to_string());
+                    }
+                }
+                done_nodes += 1;
+                finish(n, true, &mut ready, &mut blockers, &mut failed_nodes);
+                continue;
+            }
+            if node.kind != NodeKind::Resource {
+                w.visit(n, &mut diags);
+                done_nodes += 1;
+                finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
+                continue;
+            }
+            let Some(r) = w.module(node).and_then(|m| m.resources.get(node.index)) else {
+                done_nodes += 1;
+                finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
+                continue;
+            };
+            let Some((driver, schema)) = req.drivers.resource(&r.type_name) else {
+                done_nodes += 1;
+                finish(n, true, &mut ready, &mut blockers, &mut failed_nodes);
+                continue;
+            };
+            let mut groups = Vec::new();
+            let mut intents = Vec::new();
+            let mut starts = Vec::new();
+            for ri in w.expand(n, &mut diags) {
+                let mut group = Pending {
+                    left: 0,
+                    prefix: ri.prefix.clone(),
+                    keys: ri.keys.clone(),
+                    values: Vec::new(),
+                    failed: false,
+                };
+                for (k, ctx) in ri.keys.instances().into_iter().enumerate() {
+                    let addr = ri.address(node, ctx.key.clone()).to_string();
+                    let Some(&c) = by_addr.get(&addr) else {
+                        group.failed = true;
+                        ex.fail(
+                            addr,
+                            "this instance is not in the plan; make a new plan".into(),
+                        );
+                        group.values.push(Value::unknown());
+                        continue;
+                    };
+                    if ex.broken.contains(&addr) {
+                        // Its delete-then-create delete failed.
+                        group.failed = true;
+                        group.values.push(Value::unknown());
+                        continue;
+                    }
+                    if c.action == Action::NoOp {
+                        group
+                            .values
+                            .push(c.after.clone().unwrap_or_else(Value::unknown));
+                        continue;
+                    }
+                    // The configuration again, with what is now known.
+                    let mut d = Diags::default();
+                    let config = w
+                        .eval_with(node, &ri.prefix, Some(&ctx), |ev| {
+                            decode(&r.body, schema, ev, r.span, &mut d)
+                        })
+                        .unwrap_or_else(Value::unknown);
+                    let prior = match c.action {
+                        Action::Update => c.before.clone(),
+                        _ => None,
+                    };
+                    let config = match &prior {
+                        Some(p) if r.lifecycle.ignore_all_changes => diff::keep_all(config, p),
+                        Some(p) => r.lifecycle.ignore_changes.iter().fold(config, |cv, e| {
+                            match diff::path_of(e) {
+                                Some(path) => diff::keep_prior(cv, p, &path),
+                                None => cv,
+                            }
+                        }),
+                        None => config,
+                    };
+                    let planned = if d.0.is_empty() {
+                        driver
+                            .plan(PlanRequest {
+                                type_name: &r.type_name,
+                                prior: prior.as_ref(),
+                                config: &config,
+                            })
+                            .map_err(|e| e.to_string())
+                    } else {
+                        Err(d
+                            .0
+                            .iter()
+                            .map(|x| x.summary.clone())
+                            .collect::<Vec<_>>()
+                            .join("; "))
+                    };
+                    let planned = match planned {
+                        Ok(p) if c.after.as_ref().is_none_or(|a| consistent(a, &p.planned)) => {
+                            Some(p.planned)
+                        }
+                        Ok(_) => {
+                            ex.fail(addr.clone(), "the final plan differs from the saved plan: a value known when planning has changed".into());
+                            None
+                        }
+                        Err(e) => {
+                            ex.fail(addr.clone(), e);
+                            None
+                        }
+                    };
+                    let Some(planned) = planned else {
+                        group.failed = true;
+                        group.values.push(Value::unknown());
+                        continue;
+                    };
+                    let kind = match c.action {
+                        Action::Update => OpKind::Update,
+                        _ => OpKind::Create,
+                    };
+                    if c.action == Action::CreateThenDelete {
+                        // The old object stays recorded, as deposed, until
+                        // phase 3 deletes it.
+                        let key = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+                        if let Some(b) = &c.before {
+                            match ex.put(c, b, Some(key.clone())) {
+                                Ok(e) => intents.push(e),
+                                Err(e) => {
+                                    ex.fail(addr.clone(), e);
+                                    group.failed = true;
+                                    group.values.push(Value::unknown());
+                                    continue;
+                                }
+                            }
+                            intents.push(Exec::remove(c, None));
+                            deposed_out.push((c, key));
+                        }
+                    }
+                    if kind == OpKind::Create {
+                        intents.push(Entry::Intent {
+                            address: addr.clone(),
+                            action: "create".into(),
+                        });
+                    }
+                    group.left += 1;
+                    group.values.push(Value::unknown());
+                    starts.push((ops.len(), kind, addr, c, prior, planned));
+                    ops.push((n, groups.len(), k, c));
+                }
+                groups.push(group);
+            }
+            // Intents are on disk before any create starts.
+            ex.commit(intents)?;
+            for (id, kind, addr, c, prior, planned) in starts {
+                runner.start(
+                    id,
+                    kind,
+                    addr,
+                    driver.clone(),
+                    r.type_name.clone(),
+                    prior.unwrap_or_else(Value::null),
+                    Some((
+                        planned,
+                        Tags {
+                            address: c.addr.to_string(),
+                            lineage: req.lineage.clone(),
+                        },
+                    )),
+                );
+            }
+            if groups.iter().all(|g| g.left == 0) {
+                let failed = groups.iter().any(|g| g.failed);
+                for g in groups {
+                    w.set(&g.prefix, &node.local_addr, g.keys.assemble(g.values));
+                }
+                done_nodes += 1;
+                finish(n, failed, &mut ready, &mut blockers, &mut failed_nodes);
+            } else {
+                pending.insert(n, groups);
+            }
+        }
+        if done_nodes >= total {
+            break;
+        }
+        let results: Vec<OpResult> = runner.next().await;
+        if results.is_empty() {
+            break;
+        }
+        let mut batch = Vec::new();
+        let mut completed = Vec::new();
+        for r in results {
+            let (n, g, k, c) = ops[r.op];
+            let Some(groups) = pending.get_mut(&n) else {
+                continue;
+            };
+            let group = &mut groups[g];
+            group.left -= 1;
+            match r.result {
+                Ok(Some(v)) => match ex.put(c, &v, None) {
+                    Ok(e) => {
+                        batch.push(e);
+                        match c.action {
+                            Action::Update => ex.report.changed += 1,
+                            Action::DeleteThenCreate => {
+                                ex.report.added += 1;
+                                ex.report.destroyed += 1;
+                            }
+                            _ => ex.report.added += 1,
+                        }
+                        group.values[k] = v;
+                    }
+                    Err(e) => {
+                        ex.fail(
+                            c.addr.to_string(),
+                            format!("the driver returned an object that cannot be stored: {e}"),
+                        );
+                        group.failed = true;
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => {
+                    ex.fail(c.addr.to_string(), e);
+                    group.failed = true;
+                }
+            }
+            completed.push(n);
+        }
+        ex.commit(batch)?;
+        completed.sort();
+        completed.dedup();
+        for n in completed {
+            if pending
+                .get(&n)
+                .is_some_and(|gs| gs.iter().all(|g| g.left == 0))
+            {
+                let groups = pending.remove(&n).unwrap_or_default();
+                let failed = groups.iter().any(|g| g.failed);
+                let node = &graph.graph[n];
+                for g in groups {
+                    w.set(&g.prefix, &node.local_addr, g.keys.assemble(g.values));
+                }
+                done_nodes += 1;
+                finish(n, failed, &mut ready, &mut blockers, &mut failed_nodes);
+            }
+        }
+    }
+    outputs(ex, Some(&w))?;
+    if !diags.0.is_empty() {
+        return Err(diags);
+    }
+    // Deposed objects of failed replacements stay deposed: the next plan
+    // deletes them.
+    Ok(deposed_out
+        .into_iter()
+        .filter(|(c, _)| !ex.broken.contains(&c.addr.to_string()))
+        .collect())
+}
+
+/// Records root outputs whose values are known (all of them gone when
+/// destroying).
+fn outputs(ex: &mut Exec<'_, '_>, w: Option<&Walk>) -> Result<(), Diags> {
+    let mut batch = Vec::new();
+    for o in &ex.req.plan.outputs {
+        let now = match w {
+            Some(w) if o.after.is_some() => w.root_output(&o.name),
+            _ => None,
+        };
+        let entry = match now {
+            Some(v) if v.is_wholly_known() => {
+                let (plain, marked) = v.clone().unmark_deep();
+                let ty = plain.ty();
+                match value_to_json(&plain, &ty) {
+                    Ok(value) => Some(OutputState {
+                        value,
+                        ty: type_to_json(&ty),
+                        sensitive: o.sensitive || marked,
+                    }),
+                    Err(_) => continue,
+                }
+            }
+            // Unknown still: something it needs failed; keep the old value.
+            Some(_) => continue,
+            None => None,
+        };
+        batch.push(Entry::Output {
+            name: o.name.clone(),
+            output: entry,
+        });
+    }
+    ex.commit(batch)
+}

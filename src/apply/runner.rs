@@ -1,0 +1,204 @@
+//! Driver calls in flight: at most `parallelism` at once, the rest queued;
+//! progress lines in Terraform's words when a terminal is watching.
+
+use crate::lang::value::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use strata_provider::{Driver, Tags};
+use tokio::task::JoinSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Create,
+    Update,
+    Delete,
+}
+
+impl OpKind {
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            OpKind::Create => ("Creating...", "creating", "Creation complete"),
+            OpKind::Update => ("Modifying...", "modifying", "Modifications complete"),
+            OpKind::Delete => ("Destroying...", "destroying", "Destruction complete"),
+        }
+    }
+}
+
+pub struct OpResult {
+    pub op: usize,
+    /// The object now (none after a delete), or the error.
+    pub result: Result<Option<Value>, String>,
+}
+
+struct Op {
+    id: usize,
+    kind: OpKind,
+    addr: String,
+    driver: Arc<dyn Driver>,
+    type_name: String,
+    prior: Value,
+    planned: Option<(Value, Tags)>,
+}
+
+pub struct Runner {
+    parallelism: usize,
+    progress: bool,
+    set: JoinSet<(usize, Result<Option<Value>, String>)>,
+    queue: VecDeque<Op>,
+    running: HashMap<usize, (String, OpKind, Instant)>,
+    /// Task id → op id, so a driver task that panics is still reported.
+    tasks: HashMap<tokio::task::Id, usize>,
+}
+
+const TICK: Duration = Duration::from_secs(10);
+
+fn id_of(v: &Value) -> Option<String> {
+    v.unmarked()
+        .entries()?
+        .get("id")?
+        .as_str()
+        .map(str::to_string)
+}
+
+impl Runner {
+    pub fn new(parallelism: usize, progress: bool) -> Runner {
+        Runner {
+            parallelism: parallelism.max(1),
+            progress,
+            set: JoinSet::new(),
+            queue: VecDeque::new(),
+            running: HashMap::new(),
+            tasks: HashMap::new(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &mut self,
+        id: usize,
+        kind: OpKind,
+        addr: String,
+        driver: Arc<dyn Driver>,
+        type_name: String,
+        prior: Value,
+        planned: Option<(Value, Tags)>,
+    ) {
+        self.queue.push_back(Op {
+            id,
+            kind,
+            addr,
+            driver,
+            type_name,
+            prior,
+            planned,
+        });
+        self.fill();
+    }
+
+    fn fill(&mut self) {
+        while self.running.len() < self.parallelism {
+            let Some(op) = self.queue.pop_front() else {
+                return;
+            };
+            if self.progress {
+                let id = match op.kind {
+                    OpKind::Create => String::new(),
+                    _ => id_of(&op.prior)
+                        .map(|i| format!(" [id={i}]"))
+                        .unwrap_or_default(),
+                };
+                eprintln!("{}: {}{id}", op.addr, op.kind.words().0);
+            }
+            self.running
+                .insert(op.id, (op.addr.clone(), op.kind, Instant::now()));
+            let id = op.id;
+            let handle = self.set.spawn(async move {
+                let r = match (op.kind, &op.planned) {
+                    (OpKind::Create, Some((planned, tags))) => op
+                        .driver
+                        .create(&op.type_name, planned, tags)
+                        .await
+                        .map(Some),
+                    (OpKind::Update, Some((planned, _))) => op
+                        .driver
+                        .update(&op.type_name, &op.prior, planned)
+                        .await
+                        .map(Some),
+                    (OpKind::Delete, _) => op
+                        .driver
+                        .delete(&op.type_name, &op.prior)
+                        .await
+                        .map(|()| None),
+                    _ => Ok(None),
+                };
+                (op.id, r.map_err(|e| e.to_string()))
+            });
+            self.tasks.insert(handle.id(), id);
+        }
+    }
+
+    /// Waits for at least one operation to finish and returns every one
+    /// that has; empty when nothing is running.
+    pub async fn next(&mut self) -> Vec<OpResult> {
+        let mut out = Vec::new();
+        if self.running.is_empty() {
+            return out;
+        }
+        let mut raw = Vec::new();
+        loop {
+            tokio::select! {
+                r = self.set.join_next_with_id() => {
+                    raw.extend(r);
+                    break;
+                }
+                _ = tokio::time::sleep(TICK) => self.still_running(),
+            }
+        }
+        while let Some(r) = self.set.try_join_next_with_id() {
+            raw.push(r);
+        }
+        for r in raw {
+            let (task, result) = match r {
+                Ok((task, (_, result))) => (task, result),
+                Err(e) => (e.id(), Err(format!("the driver crashed: {e}"))),
+            };
+            if let Some(op) = self.tasks.remove(&task) {
+                out.push(OpResult { op, result });
+            }
+        }
+        let results = out;
+        for r in &results {
+            if let Some((addr, kind, started)) = self.running.remove(&r.op) {
+                if self.progress {
+                    let secs = started.elapsed().as_secs();
+                    match &r.result {
+                        Ok(v) => {
+                            let id = v
+                                .as_ref()
+                                .and_then(id_of)
+                                .map(|i| format!(" [id={i}]"))
+                                .unwrap_or_default();
+                            eprintln!("{addr}: {} after {secs}s{id}", kind.words().2);
+                        }
+                        Err(_) => eprintln!("{addr}: failed after {secs}s"),
+                    }
+                }
+            }
+        }
+        self.fill();
+        results
+    }
+
+    fn still_running(&self) {
+        if !self.progress {
+            return;
+        }
+        let mut rows: Vec<_> = self.running.values().collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        for (addr, kind, started) in rows {
+            let secs = started.elapsed().as_secs();
+            eprintln!("{addr}: Still {}... [{secs}s elapsed]", kind.words().1);
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! `strata plan`, `apply`, `destroy` and `show`: load and check the
+//! configuration, lock and load the state, recover what a crashed run left,
+//! plan, render, confirm, apply, persist.
+
+use crate::apply;
+use crate::builtin::Drivers;
+use crate::config::variables::{self, CliInput};
+use crate::config::{self, Module};
+use crate::diag::{Diag, Diags, Sources};
+use crate::graph::Graph;
+use crate::lang::value::Value;
+use crate::plan::file::{self, Saved};
+use crate::plan::planner::{self, Request};
+use crate::plan::Plan;
+use crate::statecmd::state_err;
+use sha2::Digest as _;
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use strata_provider::Tags;
+use strata_state::{Entry, LocalStore, Lock, State};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+    Markdown,
+}
+
+/// What `plan` and `apply` share on the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub inputs: Vec<CliInput>,
+    pub state: PathBuf,
+    pub refresh: bool,
+    pub parallelism: usize,
+    pub destroy: bool,
+}
+
+pub enum Outcome {
+    /// Success and nothing to do (exit 0).
+    NoChanges,
+    /// Success with changes (exit 2 under --detailed-exitcode, else 0).
+    Changes,
+}
+
+struct Prepared {
+    module: Module,
+    graph: Graph,
+    vars: BTreeMap<String, Value>,
+    /// Configuration file name → SHA-256.
+    files: BTreeMap<String, String>,
+}
+
+fn digest(text: &str) -> String {
+    hex(&sha2::Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn io_diag(what: &str, path: &Path, e: std::io::Error) -> Diags {
+    Diags::from(Diag::new(
+        "strata::io",
+        format!("Cannot {what} {}", path.display()),
+        e.to_string(),
+    ))
+}
+
+fn prepare(
+    path: &Path,
+    vars: Option<BTreeMap<String, Value>>,
+    inputs: &[CliInput],
+    sources: &mut Sources,
+) -> Result<Prepared, Diags> {
+    let module = config::load(path, sources)?;
+    let files = sources
+        .files()
+        .map(|(n, t)| (n.to_string(), digest(t)))
+        .collect();
+    let graph = crate::graph::build(&module, sources)?;
+    config::check::check_module(&module, inputs, sources)?;
+    let env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
+        .collect();
+    let vars = match vars {
+        Some(v) => v,
+        None => variables::resolve(&module, inputs, env, sources)?,
+    };
+    Ok(Prepared {
+        module,
+        graph,
+        vars,
+        files,
+    })
+}
+
+fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(parallelism.clamp(1, 4))
+        .enable_time()
+        .build()
+        .map_err(|e| {
+            Diags::from(Diag::new(
+                "strata::runtime",
+                "Cannot start the async runtime",
+                e.to_string(),
+            ))
+        })
+}
+
+/// Locks and loads the state; adopts or clears what a crashed apply left
+/// (open create intents) and folds the journal into the state file.
+fn open_state(
+    store: &LocalStore,
+    operation: &str,
+    drivers: &Drivers,
+    rt: &tokio::runtime::Runtime,
+    write: bool,
+) -> Result<(Lock, State, bool), Diags> {
+    let lock = store.lock(operation).map_err(state_err)?;
+    let loaded = store.load().map_err(state_err)?;
+    let mut state = loaded.state;
+    let interrupted = loaded.replay.applied > 0 || !loaded.replay.pending.is_empty();
+    if !interrupted {
+        return Ok((lock, state, loaded.existed));
+    }
+    if !write {
+        eprintln!(
+            "Warning: the last apply was interrupted; its {} finished operations are included here, and {} creates that may have happened will be checked by the next apply.",
+            loaded.replay.applied,
+            loaded.replay.pending.len()
+        );
+        return Ok((lock, state, loaded.existed));
+    }
+    let entries = rt.block_on(recover(&loaded.replay.pending, &state.lineage, drivers))?;
+    if !entries.is_empty() {
+        store
+            .journal(&lock)
+            .and_then(|mut j| j.append_all(&entries))
+            .map_err(state_err)?;
+        state.apply_all(&entries);
+    }
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    eprintln!(
+        "Recovered an interrupted apply: {} operations were already recorded, {} objects created but not recorded were adopted.",
+        loaded.replay.applied,
+        entries.len()
+    );
+    Ok((lock, state, true))
+}
+
+/// For each create that may have happened unrecorded, asks the driver for
+/// objects carrying its tags: the first is adopted, any others (a retry
+/// that created twice) are deleted.
+async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<Vec<Entry>, Diags> {
+    let mut out = Vec::new();
+    for e in pending {
+        let Entry::Intent { address, .. } = e else {
+            continue;
+        };
+        let Some(addr) = strata_state::Address::parse(address) else {
+            continue;
+        };
+        let Some((driver, schema)) = drivers.resource(&addr.id.type_name) else {
+            continue;
+        };
+        let tags = Tags {
+            address: address.clone(),
+            lineage: lineage.to_string(),
+        };
+        let found = driver
+            .find_tagged(&addr.id.type_name, &tags)
+            .await
+            .map_err(|e| {
+                Diags::from(Diag::new(
+                    "strata::recover",
+                    format!("Cannot look for {address}"),
+                    e.to_string(),
+                ))
+            })?;
+        let mut found = found.into_iter();
+        if let Some(v) = found.next() {
+            let attributes =
+                crate::lang::json::value_to_json(&v, &schema.object_type()).map_err(|e| {
+                    Diags::from(Diag::new(
+                        "strata::recover",
+                        format!("Cannot adopt {address}"),
+                        e,
+                    ))
+                })?;
+            out.push(Entry::Put {
+                resource: addr.id.clone(),
+                provider: driver.provider_address(),
+                instance: strata_state::InstanceState {
+                    index_key: addr.key.clone(),
+                    deposed: None,
+                    schema_version: schema.version,
+                    attributes,
+                    sensitive_attributes: Vec::new(),
+                    dependencies: Vec::new(),
+                    create_before_destroy: false,
+                },
+            });
+        }
+        for extra in found {
+            driver
+                .delete(&addr.id.type_name, &extra)
+                .await
+                .map_err(|e| {
+                    Diags::from(Diag::new(
+                        "strata::recover",
+                        format!("Cannot delete a duplicate of {address}"),
+                        e.to_string(),
+                    ))
+                })?;
+        }
+    }
+    Ok(out)
+}
+
+fn render(plan: &Plan, format: Format, drivers: &Drivers) -> String {
+    match format {
+        Format::Human => crate::render::human::plan(plan, drivers),
+        Format::Json => crate::render::json::plan(plan, drivers),
+        Format::Markdown => crate::render::markdown::plan(plan, drivers),
+    }
+}
+
+pub fn plan(
+    path: &Path,
+    opts: &Options,
+    out: Option<&Path>,
+    format: Format,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Outcome, Diags> {
+    let p = prepare(path, None, &opts.inputs, sources)?;
+    let rt = runtime(opts.parallelism)?;
+    let store = LocalStore::new(&opts.state);
+    let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
+    let plan = planner::plan(
+        Request {
+            root: &p.module,
+            graph: &p.graph,
+            drivers,
+            vars: p.vars.clone(),
+            state: &state,
+            refresh: opts.refresh,
+            destroy: opts.destroy,
+        },
+        &rt,
+    )?;
+    print!("{}", render(&plan, format, drivers));
+    if let Some(out) = out {
+        let saved = Saved {
+            config_dir: p.module.dir.display().to_string(),
+            files: p.files,
+            vars: p.vars,
+            plan,
+        };
+        write_file(out, &file::encode(&saved))?;
+        if format == Format::Human {
+            println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  strata apply {}", out.display(), out.display());
+        }
+        return Ok(if saved.plan.has_changes() {
+            Outcome::Changes
+        } else {
+            Outcome::NoChanges
+        });
+    }
+    Ok(if plan.has_changes() {
+        Outcome::Changes
+    } else {
+        Outcome::NoChanges
+    })
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Diags> {
+    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| io_diag("write", path, e))
+}
+
+/// Reads a saved plan if `path` is one.
+fn saved_plan(path: &Path) -> Result<Option<Saved>, Diags> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| io_diag("read", path, e))?;
+    if !text.trim_start().starts_with('{') {
+        return Ok(None);
+    }
+    file::decode(&text).map(Some).map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::plan::file",
+            format!("{} is not a usable plan file", path.display()),
+            e,
+        ))
+    })
+}
+
+fn confirm(destroy: bool) -> bool {
+    let what = if destroy {
+        "Do you really want to destroy all resources?\n  strata will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm."
+    } else {
+        "Do you want to perform these actions?\n  strata will perform the actions described above.\n  Only 'yes' will be accepted to approve."
+    };
+    print!("\n{what}\n\n  Enter a value: ");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    println!();
+    line.trim() == "yes"
+}
+
+/// `strata apply [PATH|PLANFILE]` and `strata destroy [PATH]`.
+pub fn apply(
+    target: &Path,
+    opts: &Options,
+    auto_approve: bool,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Outcome, Diags> {
+    let saved = if opts.destroy {
+        None
+    } else {
+        saved_plan(target)?
+    };
+    let from_file = saved.is_some();
+    let p = match &saved {
+        Some(s) => {
+            if !opts.inputs.is_empty() {
+                return Err(Diags::from(Diag::new(
+                    "strata::apply::vars",
+                    "Variables with a saved plan",
+                    "A saved plan already holds the variable values it was made with; --var and --var-file cannot change them. Make a new plan instead.",
+                )));
+            }
+            let p = prepare(Path::new(&s.config_dir), Some(s.vars.clone()), &[], sources)?;
+            if p.files != s.files {
+                return Err(Diags::from(Diag::new(
+                    "strata::apply::config_changed",
+                    "Saved plan does not match the configuration",
+                    format!("The configuration in {} has changed since this plan was made, so the plan may no longer describe it. Make a new plan.", s.config_dir),
+                )));
+            }
+            p
+        }
+        None => prepare(target, None, &opts.inputs, sources)?,
+    };
+    let rt = runtime(opts.parallelism)?;
+    let store = LocalStore::new(&opts.state);
+    let op = if opts.destroy { "destroy" } else { "apply" };
+    let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
+    let plan = match saved {
+        Some(s) => {
+            let plan = s.plan;
+            if !existed && plan.serial == 0 && state.resources.is_empty() {
+                // Planned against no state: the new state takes the lineage.
+                state.lineage = plan.lineage.clone();
+            }
+            if plan.lineage != state.lineage {
+                return Err(Diags::from(Diag::new(
+                    "strata::apply::lineage",
+                    "Saved plan is for a different state",
+                    format!("The plan was made against state lineage {}, but {} has lineage {}. Nothing was changed.", plan.lineage, opts.state.display(), state.lineage),
+                )));
+            }
+            if plan.serial != state.serial {
+                return Err(Diags::from(Diag::new(
+                    "strata::apply::stale",
+                    "Saved plan is stale",
+                    format!("The state has changed since this plan was made (serial {} then, {} now), so applying it could undo those changes. Nothing was changed; make a new plan.", plan.serial, state.serial),
+                )));
+            }
+            plan
+        }
+        None => {
+            let plan = planner::plan(
+                Request {
+                    root: &p.module,
+                    graph: &p.graph,
+                    drivers,
+                    vars: p.vars.clone(),
+                    state: &state,
+                    refresh: opts.refresh,
+                    destroy: opts.destroy,
+                },
+                &rt,
+            )?;
+            print!("{}", crate::render::human::plan(&plan, drivers));
+            if !plan.has_changes() {
+                return Ok(Outcome::NoChanges);
+            }
+            if !auto_approve && !confirm(opts.destroy) {
+                return Err(Diags::from(Diag::new(
+                    "strata::apply::cancelled",
+                    if opts.destroy {
+                        "Destroy cancelled"
+                    } else {
+                        "Apply cancelled"
+                    },
+                    "Only 'yes' approves. Nothing was changed.",
+                )));
+            }
+            plan
+        }
+    };
+    if from_file {
+        // A saved plan is applied without showing it again.
+        eprintln!("Applying the saved plan.");
+    }
+    let mut journal = store.journal(&lock).map_err(state_err)?;
+    let result = apply::apply(
+        &apply::Request {
+            root: &p.module,
+            graph: &p.graph,
+            drivers,
+            vars: p.vars.clone(),
+            plan: &plan,
+            lineage: state.lineage.clone(),
+            parallelism: opts.parallelism,
+            progress: std::io::stderr().is_terminal(),
+        },
+        state,
+        &mut journal,
+        &rt,
+    );
+    let (mut state, report) = result?;
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    summary(&report, &state, opts.destroy)
+}
+
+fn summary(report: &apply::Report, state: &State, destroy: bool) -> Result<Outcome, Diags> {
+    if !report.failed.is_empty() {
+        let mut diags = Diags::default();
+        for (addr, why) in &report.failed {
+            diags.push(Diag::new(
+                "strata::apply::failed",
+                format!("{addr} failed"),
+                why.clone(),
+            ));
+        }
+        println!(
+            "\nApply stopped: {} added, {} changed, {} destroyed; {} failed, {} skipped because something they depend on failed.",
+            report.added,
+            report.changed,
+            report.destroyed,
+            report.failed.len(),
+            report.skipped.len()
+        );
+        for s in &report.skipped {
+            println!("  skipped: {s}");
+        }
+        return Err(diags);
+    }
+    if destroy {
+        println!(
+            "\nDestroy complete! Resources: {} destroyed.",
+            report.destroyed
+        );
+    } else {
+        println!(
+            "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
+            report.added, report.changed, report.destroyed
+        );
+    }
+    if !destroy && !state.outputs.is_empty() {
+        println!("\nOutputs:\n");
+        for (name, o) in &state.outputs {
+            let shown = if o.sensitive {
+                "<sensitive>".to_string()
+            } else {
+                crate::lang::json::type_from_json(&o.ty)
+                    .and_then(|t| crate::lang::json::value_from_json(&o.value, &t))
+                    .map(|v| crate::lang::display::show(&v))
+                    .unwrap_or_else(|_| o.value.to_string())
+            };
+            println!("{name} = {shown}");
+        }
+    }
+    Ok(Outcome::Changes)
+}
+
+/// `strata show [--json] [PLANFILE]`.
+pub fn show(
+    planfile: Option<&Path>,
+    json: bool,
+    state: &Path,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    match planfile {
+        Some(f) => {
+            let saved = saved_plan(f)?.ok_or_else(|| {
+                Diags::from(Diag::new(
+                    "strata::show",
+                    format!("{} is not a plan file", f.display()),
+                    "Give a file written by `strata plan --out`.",
+                ))
+            })?;
+            let text = if json {
+                crate::render::json::plan(&saved.plan, drivers)
+            } else {
+                crate::render::human::plan(&saved.plan, drivers)
+            };
+            print!("{text}");
+            Ok(())
+        }
+        None => {
+            let text = if json {
+                crate::statecmd::state_json(state)?
+            } else {
+                crate::statecmd::list(state, &[])?
+            };
+            print!("{text}");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Deciding what to do with one resource instance: comparing the prior
+//! object with the driver's plan, under the schema's forces-replacement
+//! attributes and the `lifecycle` settings.
+
+use super::{Action, Reason};
+use crate::lang::value::Value;
+use crate::syntax::ast::{Expr, ExprKind};
+use std::collections::BTreeMap;
+use strata_provider::{AttrPath, Planned, ResourceSchema};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub action: Action,
+    pub reason: Option<Reason>,
+    pub replace_paths: Vec<AttrPath>,
+}
+
+fn attr<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
+    v.unmarked().entries().and_then(|m| m.get(name))
+}
+
+/// Equal once sensitive marks are set aside: marks change how a value is
+/// shown, not what the object is.
+pub fn same(a: &Value, b: &Value) -> bool {
+    a.clone()
+        .unmark_deep()
+        .0
+        .raw_equal(&b.clone().unmark_deep().0)
+}
+
+pub fn decide(
+    prior: Option<&Value>,
+    config: &Value,
+    planned: &Planned,
+    schema: &ResourceSchema,
+    create_before_destroy: bool,
+    triggered: bool,
+) -> Decision {
+    let Some(prior) = prior else {
+        return Decision {
+            action: Action::Create,
+            reason: None,
+            replace_paths: Vec::new(),
+        };
+    };
+    let mut replace_paths = planned.requires_replace.clone();
+    for (name, s) in &schema.attributes {
+        if !s.force_new {
+            continue;
+        }
+        let want = attr(config, name);
+        // An unset optional+computed attribute keeps what the driver chose.
+        if s.computed && want.is_none_or(Value::is_null) {
+            continue;
+        }
+        let had = attr(prior, name);
+        let changed = match (want, had) {
+            (Some(w), Some(h)) => !w.is_wholly_known() || !same(w, h),
+            (None, None) => false,
+            _ => true,
+        };
+        let path = vec![name.clone()];
+        if changed && !replace_paths.contains(&path) {
+            replace_paths.push(path);
+        }
+    }
+    replace_paths.sort();
+    let replace = |reason| Decision {
+        action: if create_before_destroy {
+            Action::CreateThenDelete
+        } else {
+            Action::DeleteThenCreate
+        },
+        reason: Some(reason),
+        replace_paths: replace_paths.clone(),
+    };
+    if triggered {
+        return replace(Reason::ReplaceTriggered);
+    }
+    if !replace_paths.is_empty() {
+        return replace(Reason::CannotUpdate);
+    }
+    Decision {
+        action: if same(&planned.planned, prior) {
+            Action::NoOp
+        } else {
+            Action::Update
+        },
+        reason: None,
+        replace_paths: Vec::new(),
+    }
+}
+
+/// One step of an attribute path in `ignore_changes`.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Attr(String),
+    Key(String),
+}
+
+/// `input`, `tags["Name"]`, `a.b`: the path an `ignore_changes` entry names,
+/// or `None` when it is not a static path.
+pub fn path_of(e: &Expr) -> Option<Vec<Step>> {
+    match &e.kind {
+        ExprKind::Variable(n) => Some(vec![Step::Attr(n.clone())]),
+        ExprKind::GetAttr(inner, a) => {
+            let mut p = path_of(inner)?;
+            p.push(Step::Attr(a.clone()));
+            Some(p)
+        }
+        ExprKind::Index(inner, key) => {
+            let mut p = path_of(inner)?;
+            match &key.kind {
+                ExprKind::Literal(v) => match v.unmarked() {
+                    Value::String(s) => p.push(Step::Key(s.clone())),
+                    Value::Number(n) => p.push(Step::Key(n.to_text())),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+            Some(p)
+        }
+        _ => None,
+    }
+}
+
+/// `config` with the value at `path` taken from `prior`, so a difference
+/// there never shows up in the plan.
+pub fn keep_prior(config: Value, prior: &Value, path: &[Step]) -> Value {
+    let Some((first, rest)) = path.split_first() else {
+        return prior.clone();
+    };
+    let name = match first {
+        Step::Attr(n) | Step::Key(n) => n,
+    };
+    let (config, marked) = config.unmark();
+    let out = match config {
+        Value::Object(mut m) => {
+            let had = attr(prior, name).cloned();
+            let cur = m.remove(name);
+            match (cur, had) {
+                (Some(c), Some(h)) => {
+                    m.insert(name.clone(), keep_prior(c, &h, rest));
+                }
+                (Some(c), None) => {
+                    m.insert(name.clone(), c);
+                }
+                _ => {}
+            }
+            Value::Object(m)
+        }
+        Value::Map(t, mut m) => {
+            let had = attr(prior, name).cloned();
+            match (m.remove(name), had) {
+                (Some(c), Some(h)) => {
+                    m.insert(name.clone(), keep_prior(c, &h, rest));
+                }
+                (None, Some(h)) => {
+                    if rest.is_empty() {
+                        m.insert(name.clone(), h);
+                    }
+                }
+                (Some(_), None) if rest.is_empty() => {}
+                (Some(c), None) => {
+                    m.insert(name.clone(), c);
+                }
+                (None, None) => {}
+            }
+            Value::Map(t, m)
+        }
+        Value::List(t, mut vs) => {
+            if let (Ok(i), Some(h)) = (
+                name.parse::<usize>(),
+                prior.unmarked().elements().map(<[Value]>::to_vec),
+            ) {
+                if let (Some(c), Some(hv)) = (vs.get(i).cloned(), h.get(i)) {
+                    vs[i] = keep_prior(c, hv, rest);
+                }
+            }
+            Value::List(t, vs)
+        }
+        other => other,
+    };
+    out.mark_if(marked)
+}
+
+/// `ignore_changes = all`: every argument keeps its prior value.
+pub fn keep_all(config: Value, prior: &Value) -> Value {
+    let (config, marked) = config.unmark();
+    match (config, prior.unmarked().entries()) {
+        (Value::Object(m), Some(p)) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| {
+                    let v = p.get(&k).cloned().unwrap_or(v);
+                    (k, v)
+                })
+                .collect::<BTreeMap<_, _>>(),
+        )
+        .mark_if(marked),
+        (c, _) => c.mark_if(marked),
+    }
+}

@@ -1,0 +1,243 @@
+//! Saved plans (`strata plan --out FILE`): the plan with the state lineage
+//! and serial it was made against, the variables, and a digest of every
+//! configuration file, so `strata apply FILE` applies exactly this plan or
+//! refuses.
+
+use super::{Action, OutputChange, Plan, Reason, ResourceChange};
+use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
+use crate::lang::value::Value;
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use strata_state::model::Address;
+
+/// Bumped when the layout changes; older files are refused, not misread.
+pub const FORMAT: u64 = 1;
+
+pub fn encode_value(v: &Value) -> Json {
+    json!({
+        "type": type_to_json(&v.ty()),
+        "value": plain_json(v),
+        "unknown": mask(v, &|x| !x.is_known()),
+        "sensitive": mask(v, &Value::is_sensitive),
+    })
+}
+
+pub fn decode_value(j: &Json) -> Result<Value, String> {
+    let ty = type_from_json(j.get("type").ok_or("a value without a type")?)?;
+    let v = value_from_json(j.get("value").unwrap_or(&Json::Null), &ty)?;
+    let v = unmask(v, j.get("unknown").unwrap_or(&Json::Bool(false)), &|x| {
+        Value::Unknown(x.ty())
+    });
+    Ok(unmask(
+        v,
+        j.get("sensitive").unwrap_or(&Json::Bool(false)),
+        &Value::mark,
+    ))
+}
+
+fn action_name(a: Action) -> &'static str {
+    match a {
+        Action::NoOp => "no-op",
+        Action::Create => "create",
+        Action::Read => "read",
+        Action::Update => "update",
+        Action::DeleteThenCreate => "delete-then-create",
+        Action::CreateThenDelete => "create-then-delete",
+        Action::Delete => "delete",
+    }
+}
+
+fn action_from(s: &str) -> Option<Action> {
+    [
+        Action::NoOp,
+        Action::Create,
+        Action::Read,
+        Action::Update,
+        Action::DeleteThenCreate,
+        Action::CreateThenDelete,
+        Action::Delete,
+    ]
+    .into_iter()
+    .find(|a| action_name(*a) == s)
+}
+
+const REASONS: [Reason; 7] = [
+    Reason::NoResourceConfig,
+    Reason::CountIndex,
+    Reason::EachKey,
+    Reason::NoModule,
+    Reason::ReplaceTriggered,
+    Reason::CannotUpdate,
+    Reason::Destroy,
+];
+
+fn change_json(c: &ResourceChange) -> Json {
+    json!({
+        "address": c.addr.to_string(),
+        "deposed": c.deposed,
+        "previous_address": c.previous_addr.as_ref().map(ToString::to_string),
+        "provider": c.provider,
+        "action": action_name(c.action),
+        "reason": c.reason.map(Reason::json),
+        "before": c.before.as_ref().map(encode_value),
+        "after": c.after.as_ref().map(encode_value),
+        "replace_paths": c.replace_paths,
+        "schema_version": c.schema_version,
+        "dependencies": c.dependencies,
+        "create_before_destroy": c.create_before_destroy,
+    })
+}
+
+fn change_from(j: &Json) -> Result<ResourceChange, String> {
+    let s = |k: &str| j.get(k).and_then(Json::as_str);
+    let addr = |k: &str| -> Result<Option<Address>, String> {
+        match s(k) {
+            None => Ok(None),
+            Some(a) => Address::parse(a)
+                .map(Some)
+                .ok_or_else(|| format!("invalid address {a:?}")),
+        }
+    };
+    let value = |k: &str| -> Result<Option<Value>, String> {
+        match j.get(k) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => decode_value(v).map(Some),
+        }
+    };
+    let strings = |k: &str| -> Vec<String> {
+        j.get(k)
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(ResourceChange {
+        addr: addr("address")?.ok_or("a change without an address")?,
+        deposed: s("deposed").map(str::to_string),
+        previous_addr: addr("previous_address")?,
+        provider: s("provider").unwrap_or_default().to_string(),
+        action: s("action")
+            .and_then(action_from)
+            .ok_or("a change without a valid action")?,
+        reason: s("reason").and_then(|r| REASONS.into_iter().find(|x| x.json() == r)),
+        before: value("before")?,
+        after: value("after")?,
+        replace_paths: serde_json::from_value(j.get("replace_paths").cloned().unwrap_or(json!([])))
+            .map_err(|e| e.to_string())?,
+        schema_version: j.get("schema_version").and_then(Json::as_u64).unwrap_or(0),
+        dependencies: strings("dependencies"),
+        create_before_destroy: j
+            .get("create_before_destroy")
+            .and_then(Json::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// What a plan file holds besides the plan.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub plan: Plan,
+    /// The configuration directory the plan was made from.
+    pub config_dir: String,
+    /// File name → SHA-256 of its bytes.
+    pub files: BTreeMap<String, String>,
+    pub vars: BTreeMap<String, Value>,
+}
+
+pub fn encode(s: &Saved) -> String {
+    let p = &s.plan;
+    let j = json!({
+        "strata_plan_format": FORMAT,
+        "strata_version": env!("CARGO_PKG_VERSION"),
+        "lineage": p.lineage,
+        "serial": p.serial,
+        "destroy": p.destroy,
+        "config_dir": s.config_dir,
+        "files": s.files,
+        "variables": s.vars.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
+        "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
+        "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
+        "outputs": p.outputs.iter().map(|o| json!({
+            "name": o.name,
+            "before": o.before.as_ref().map(encode_value),
+            "after": o.after.as_ref().map(encode_value),
+            "sensitive": o.sensitive,
+        })).collect::<Vec<_>>(),
+    });
+    let mut text = serde_json::to_string_pretty(&j).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+pub fn decode(text: &str) -> Result<Saved, String> {
+    let j: Json = serde_json::from_str(text).map_err(|e| format!("not a strata plan file: {e}"))?;
+    match j.get("strata_plan_format").and_then(Json::as_u64) {
+        Some(FORMAT) => {}
+        Some(n) => return Err(format!("plan file format {n} is not the format {FORMAT} this strata reads; make the plan again with this strata")),
+        None => return Err("not a strata plan file (no \"strata_plan_format\")".into()),
+    }
+    let list = |k: &str| -> Result<Vec<ResourceChange>, String> {
+        j.get(k)
+            .and_then(Json::as_array)
+            .map(|a| a.iter().map(change_from).collect())
+            .unwrap_or(Ok(Vec::new()))
+    };
+    let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
+        match o.get(k) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => decode_value(v).map(Some),
+        }
+    };
+    let mut outputs = Vec::new();
+    for o in j
+        .get("outputs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        outputs.push(OutputChange {
+            name: o
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            before: opt(o, "before")?,
+            after: opt(o, "after")?,
+            sensitive: o.get("sensitive").and_then(Json::as_bool).unwrap_or(false),
+        });
+    }
+    let mut vars = BTreeMap::new();
+    for (k, v) in j
+        .get("variables")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+    {
+        vars.insert(k.clone(), decode_value(v)?);
+    }
+    Ok(Saved {
+        plan: Plan {
+            lineage: j
+                .get("lineage")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            serial: j.get("serial").and_then(Json::as_u64).ok_or("no serial")?,
+            destroy: j.get("destroy").and_then(Json::as_bool).unwrap_or(false),
+            changes: list("changes")?,
+            drift: list("drift")?,
+            outputs,
+        },
+        config_dir: j
+            .get("config_dir")
+            .and_then(Json::as_str)
+            .unwrap_or(".")
+            .to_string(),
+        files: serde_json::from_value(j.get("files").cloned().unwrap_or(json!({})))
+            .map_err(|e| e.to_string())?,
+        vars,
+    })
+}

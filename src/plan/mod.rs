@@ -1,0 +1,215 @@
+//! The plan stage: from a configuration, its graph and the refreshed prior
+//! state to a [`Plan`] — the action for every resource instance and output.
+//!
+//! [`walk`] evaluates the graph in dependency order, expanding `count` and
+//! `for_each` per module instance; [`decode`] turns a resource body into the
+//! object its schema describes; [`diff`] decides the action for each
+//! instance; [`refresh`] reads prior objects back through the drivers.
+
+pub mod decode;
+pub mod diff;
+pub mod file;
+pub mod moved;
+pub mod planner;
+pub mod refresh;
+pub mod walk;
+
+use crate::lang::value::Value;
+use strata_provider::AttrPath;
+use strata_state::model::Address;
+
+/// What apply will do to one resource instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    NoOp,
+    Create,
+    Read,
+    Update,
+    /// Replace: the old object goes first (the default).
+    DeleteThenCreate,
+    /// Replace under `create_before_destroy`: the new object comes first.
+    CreateThenDelete,
+    Delete,
+}
+
+impl Action {
+    /// `change.actions` in Terraform's plan JSON.
+    pub fn json_actions(self) -> &'static [&'static str] {
+        match self {
+            Action::NoOp => &["no-op"],
+            Action::Create => &["create"],
+            Action::Read => &["read"],
+            Action::Update => &["update"],
+            Action::DeleteThenCreate => &["delete", "create"],
+            Action::CreateThenDelete => &["create", "delete"],
+            Action::Delete => &["delete"],
+        }
+    }
+
+    pub fn is_replace(self) -> bool {
+        matches!(self, Action::DeleteThenCreate | Action::CreateThenDelete)
+    }
+
+    /// Whether the action deletes an object (a replacement does).
+    pub fn deletes(self) -> bool {
+        self.is_replace() || self == Action::Delete
+    }
+}
+
+/// Why an instance is replaced or deleted, when the attributes alone do not
+/// say (Terraform's `action_reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The resource block is gone from the configuration.
+    NoResourceConfig,
+    /// `count` no longer reaches this index.
+    CountIndex,
+    /// `for_each` no longer has this key.
+    EachKey,
+    /// The module instance that held it is gone.
+    NoModule,
+    /// `lifecycle.replace_triggered_by` fired.
+    ReplaceTriggered,
+    /// A forces-replacement attribute changed.
+    CannotUpdate,
+    /// `strata destroy`.
+    Destroy,
+}
+
+impl Reason {
+    pub fn json(self) -> &'static str {
+        match self {
+            Reason::NoResourceConfig => "delete_because_no_resource_config",
+            Reason::CountIndex => "delete_because_count_index",
+            Reason::EachKey => "delete_because_each_key",
+            Reason::NoModule => "delete_because_no_module",
+            Reason::ReplaceTriggered => "replace_by_triggers",
+            Reason::CannotUpdate => "replace_because_cannot_update",
+            Reason::Destroy => "delete",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ResourceChange {
+    pub addr: Address,
+    /// Set for an object superseded by a create-before-destroy replacement.
+    pub deposed: Option<String>,
+    /// The address the instance had before a `moved` block renamed it.
+    pub previous_addr: Option<Address>,
+    pub provider: String,
+    pub action: Action,
+    pub reason: Option<Reason>,
+    /// The prior (refreshed) object; `None` when creating.
+    pub before: Option<Value>,
+    /// The planned object, unknown where only apply can tell; `None` when
+    /// deleting.
+    pub after: Option<Value>,
+    /// Attributes whose change forces the replacement.
+    pub replace_paths: Vec<AttrPath>,
+    pub schema_version: u64,
+    /// Resources (module path without instance keys, `module.m.t.n`) this
+    /// one depends on, as state records them for ordering deletes.
+    pub dependencies: Vec<String>,
+    pub create_before_destroy: bool,
+}
+
+impl ResourceChange {
+    /// `module.m.t.n` without instance keys: what `dependencies` name.
+    pub fn config_addr(&self) -> String {
+        config_addr(&self.addr)
+    }
+}
+
+/// A resource address with every module instance key dropped.
+pub fn config_addr(a: &Address) -> String {
+    let mut s = String::new();
+    if let Some(m) = &a.id.module {
+        let mut depth = 0;
+        for c in m.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ if depth == 0 => s.push(c),
+                _ => {}
+            }
+        }
+        s.push('.');
+    }
+    if a.id.mode == strata_state::model::Mode::Data {
+        s.push_str("data.");
+    }
+    s.push_str(&a.id.type_name);
+    s.push('.');
+    s.push_str(&a.id.name);
+    s
+}
+
+#[derive(Debug, Clone)]
+pub struct OutputChange {
+    pub name: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub sensitive: bool,
+}
+
+impl OutputChange {
+    pub fn action(&self) -> Action {
+        match (&self.before, &self.after) {
+            (None, Some(_)) => Action::Create,
+            (Some(_), None) => Action::Delete,
+            (Some(b), Some(a)) if !b.raw_equal(a) => Action::Update,
+            _ => Action::NoOp,
+        }
+    }
+}
+
+/// Everything apply needs, and what every rendering shows.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The state the plan was made against: apply refuses a plan whose
+    /// state has moved on.
+    pub lineage: String,
+    pub serial: u64,
+    pub destroy: bool,
+    /// Every resource instance in configuration or state, in address order.
+    pub changes: Vec<ResourceChange>,
+    /// Objects that changed outside strata since the last apply.
+    pub drift: Vec<ResourceChange>,
+    pub outputs: Vec<OutputChange>,
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+    pub read: usize,
+}
+
+impl Plan {
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for ch in &self.changes {
+            match ch.action {
+                Action::Create => c.add += 1,
+                Action::Update => c.change += 1,
+                Action::Delete => c.destroy += 1,
+                Action::DeleteThenCreate | Action::CreateThenDelete => {
+                    c.add += 1;
+                    c.destroy += 1
+                }
+                Action::Read => c.read += 1,
+                Action::NoOp => {}
+            }
+        }
+        c
+    }
+
+    /// Whether applying would change anything, outputs included.
+    pub fn has_changes(&self) -> bool {
+        self.changes.iter().any(|c| c.action != Action::NoOp)
+            || self.outputs.iter().any(|o| o.action() != Action::NoOp)
+    }
+}

@@ -1,0 +1,452 @@
+//! Making a plan: decode and refresh the prior state, apply `moved`, walk
+//! the graph asking each resource's driver what would change, then delete
+//! what the configuration no longer has.
+
+use super::decode::decode;
+use super::diff::{self, decide, Decision};
+use super::refresh::{self, PriorInstance};
+use super::walk::{ResourceInstances, Walk};
+use super::{config_addr, moved, Action, OutputChange, Plan, Reason, ResourceChange};
+use crate::builtin::Drivers;
+use crate::config::{Module, Resource};
+use crate::diag::{Diag, Diags};
+use crate::graph::{Graph, NodeKind};
+use crate::lang::json::value_from_json;
+use crate::lang::value::Value;
+use crate::syntax::ast::{Expr, ExprKind};
+use petgraph::graph::NodeIndex;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use strata_provider::PlanRequest;
+use strata_state::model::{Address, InstanceKey, State};
+
+pub struct Request<'a> {
+    pub root: &'a Module,
+    pub graph: &'a Graph,
+    pub drivers: &'a Drivers,
+    /// The root module's variables, resolved.
+    pub vars: BTreeMap<String, Value>,
+    pub state: &'a State,
+    pub refresh: bool,
+    pub destroy: bool,
+}
+
+/// Config resources by `module.m.t.n`, to find a deleted instance's block.
+fn config_resources<'a>(m: &'a Module, prefix: &str, out: &mut HashMap<String, &'a Resource>) {
+    for r in &m.resources {
+        out.insert(format!("{prefix}{}", r.address()), r);
+    }
+    for c in &m.module_calls {
+        config_resources(&c.module, &format!("{prefix}module.{}.", c.name), out);
+    }
+}
+
+fn prevent_destroy(r: &Resource, addr: &Address) -> Diag {
+    Diag::new(
+        "strata::plan::prevent_destroy",
+        "Instance cannot be destroyed",
+        format!("Resource {addr} has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed. To avoid this error and continue with the plan, either disable lifecycle.prevent_destroy or change the configuration so the resource is no longer destroyed."),
+    )
+    .at(r.span)
+}
+
+pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
+    let mut prior = refresh::decode_state(req.state, req.drivers)?;
+    let moves = moved::apply(req.root, &mut prior)?;
+    let drift = if req.refresh {
+        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers))?;
+        prior = now;
+        drift
+    } else {
+        Vec::new()
+    };
+    let mut configs = HashMap::new();
+    config_resources(req.root, "", &mut configs);
+    let mut p = Planner {
+        req: &req,
+        prior: HashMap::new(),
+        deposed: Vec::new(),
+        claimed: HashSet::new(),
+        changes: Vec::new(),
+        by_addr: HashMap::new(),
+        moves,
+        diags: Diags::default(),
+        configs,
+    };
+    for i in prior {
+        if i.deposed.is_some() {
+            p.deposed.push(i);
+        } else {
+            p.prior.insert(i.addr.to_string(), i);
+        }
+    }
+    let walk = Walk::new(req.root, req.graph, req.vars.clone());
+    if !req.destroy {
+        for n in walk.order() {
+            match req.graph.graph[n].kind {
+                NodeKind::Resource => p.resource(&walk, n),
+                NodeKind::Data => {
+                    let node = &req.graph.graph[n];
+                    p.diags.push(
+                        Diag::new(
+                            "strata::plan::data_source",
+                            "Data source not supported",
+                            format!("{} needs a data source driver; none of this build's drivers provides data sources of type {:?}.", node.addr(), node.local_addr.split('.').nth(1).unwrap_or("")),
+                        )
+                        .at(node.span),
+                    );
+                }
+                _ => walk.visit(n, &mut p.diags),
+            }
+        }
+    }
+    p.orphans();
+    let outputs = p.outputs(&walk);
+    let Planner {
+        mut changes, diags, ..
+    } = p;
+    diags.into_result(())?;
+    changes.sort_by(|a, b| {
+        (
+            &a.addr.id.module,
+            a.addr.id.mode,
+            &a.addr.id.type_name,
+            &a.addr.id.name,
+            &a.addr.key,
+            &a.deposed,
+        )
+            .cmp(&(
+                &b.addr.id.module,
+                b.addr.id.mode,
+                &b.addr.id.type_name,
+                &b.addr.id.name,
+                &b.addr.key,
+                &b.deposed,
+            ))
+    });
+    Ok(Plan {
+        lineage: req.state.lineage.clone(),
+        serial: req.state.serial,
+        destroy: req.destroy,
+        changes,
+        drift,
+        outputs,
+    })
+}
+
+struct Planner<'r, 'a> {
+    req: &'r Request<'a>,
+    prior: HashMap<String, PriorInstance>,
+    deposed: Vec<PriorInstance>,
+    claimed: HashSet<String>,
+    changes: Vec<ResourceChange>,
+    /// Instance address → position in `changes`, for replace_triggered_by.
+    by_addr: HashMap<String, usize>,
+    moves: HashMap<String, Address>,
+    diags: Diags,
+    configs: HashMap<String, &'a Resource>,
+}
+
+impl Planner<'_, '_> {
+    fn push(&mut self, c: ResourceChange) {
+        if c.deposed.is_none() {
+            self.by_addr.insert(c.addr.to_string(), self.changes.len());
+        }
+        self.changes.push(c);
+    }
+
+    fn resource(&mut self, walk: &Walk, n: NodeIndex) {
+        let graph = self.req.graph;
+        let node = &graph.graph[n];
+        let Some(r) = walk.module(node).and_then(|m| m.resources.get(node.index)) else {
+            return;
+        };
+        let Some((driver, schema)) = self.req.drivers.resource(&r.type_name) else {
+            self.diags.push(
+                Diag::new(
+                    "strata::plan::resource_type",
+                    "Invalid resource type",
+                    format!(
+                        "No driver of this strata build provides the resource type {:?}.",
+                        r.type_name
+                    ),
+                )
+                .at(r.span),
+            );
+            for ri in walk.expand(n, &mut self.diags) {
+                walk.set(&ri.prefix, &node.local_addr, Value::unknown());
+            }
+            return;
+        };
+        let mut deps: Vec<String> = graph
+            .resource_deps(n)
+            .into_iter()
+            .map(|d| graph.graph[d].addr())
+            .collect();
+        deps.sort();
+        for ri in walk.expand(n, &mut self.diags) {
+            let mut values = Vec::new();
+            for ctx in ri.keys.instances() {
+                let addr = ri.address(node, ctx.key.clone());
+                let addr_s = addr.to_string();
+                let mut d = Diags::default();
+                let config = walk
+                    .eval_with(node, &ri.prefix, Some(&ctx), |ev| {
+                        decode(&r.body, schema, ev, r.span, &mut d)
+                    })
+                    .unwrap_or_else(Value::unknown);
+                if !d.0.is_empty() {
+                    self.diags.0.extend(d.0);
+                    values.push(Value::Unknown(schema.object_type()));
+                    continue;
+                }
+                self.claimed.insert(addr_s.clone());
+                let prior = self.prior.get(&addr_s);
+                let config = match prior {
+                    Some(p) if r.lifecycle.ignore_all_changes => diff::keep_all(config, &p.value),
+                    Some(p) => r.lifecycle.ignore_changes.iter().fold(config, |c, e| {
+                        match diff::path_of(e) {
+                            Some(path) => diff::keep_prior(c, &p.value, &path),
+                            None => c,
+                        }
+                    }),
+                    None => config,
+                };
+                let planned = match driver.plan(PlanRequest {
+                    type_name: &r.type_name,
+                    prior: prior.map(|p| &p.value),
+                    config: &config,
+                }) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.diags.push(
+                            Diag::new(
+                                "strata::driver::plan",
+                                format!("Planning {addr} failed"),
+                                e.to_string(),
+                            )
+                            .at(r.span),
+                        );
+                        values.push(Value::Unknown(schema.object_type()));
+                        continue;
+                    }
+                };
+                let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
+                let Decision {
+                    action,
+                    reason,
+                    replace_paths,
+                } = decide(
+                    prior.map(|p| &p.value),
+                    &config,
+                    &planned,
+                    schema,
+                    r.lifecycle.create_before_destroy,
+                    triggered,
+                );
+                if action.deletes() && r.lifecycle.prevent_destroy {
+                    self.diags.push(prevent_destroy(r, &addr));
+                }
+                values.push(planned.planned.clone());
+                let change = ResourceChange {
+                    previous_addr: self.moves.get(&addr_s).cloned(),
+                    deposed: None,
+                    provider: driver.provider_address(),
+                    action,
+                    reason,
+                    before: prior.map(|p| p.value.clone()),
+                    after: Some(planned.planned),
+                    replace_paths,
+                    schema_version: schema.version,
+                    dependencies: deps.clone(),
+                    create_before_destroy: r.lifecycle.create_before_destroy,
+                    addr,
+                };
+                self.push(change);
+            }
+            walk.set(&ri.prefix, &node.local_addr, ri.keys.assemble(values));
+        }
+    }
+
+    /// Whether any `replace_triggered_by` reference of this instance has a
+    /// planned update or replacement (for a resource) or a changing value
+    /// (for an attribute).
+    fn triggered(
+        &self,
+        walk: &Walk,
+        n: NodeIndex,
+        r: &Resource,
+        ri: &ResourceInstances,
+        ctx: &super::walk::InstanceCtx,
+    ) -> bool {
+        let node = &self.req.graph.graph[n];
+        r.lifecycle.replace_triggered_by.iter().any(|e| {
+            let Some((target, attrs, key)) = trigger_target(e) else {
+                return false;
+            };
+            let key = match key {
+                Some(k) => match walk.eval_with(node, &ri.prefix, Some(ctx), |ev| ev.eval(k)) {
+                    Some(Ok(v)) => match v.unmarked() {
+                        Value::String(s) => Some(InstanceKey::Str(s.clone())),
+                        Value::Number(n) => n.to_i64().map(|i| InstanceKey::Int(i as u64)),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                None => None,
+            };
+            let prefix = format!("{}{target}", ri.prefix);
+            self.changes_of(&prefix, key.as_ref()).into_iter().any(|c| {
+                if attrs.is_empty() {
+                    return matches!(c.action, Action::Update) || c.action.is_replace();
+                }
+                let at = |v: &Option<Value>| {
+                    v.as_ref().and_then(|v| {
+                        attrs
+                            .iter()
+                            .try_fold(v.clone(), |v, a| v.unmarked().entries()?.get(*a).cloned())
+                    })
+                };
+                match (at(&c.before), at(&c.after)) {
+                    (Some(b), Some(a)) => !a.is_wholly_known() || !diff::same(&b, &a),
+                    (None, None) => false,
+                    _ => true,
+                }
+            })
+        })
+    }
+
+    /// The planned changes of `addr` (all its instances when no key).
+    fn changes_of(&self, addr: &str, key: Option<&InstanceKey>) -> Vec<&ResourceChange> {
+        let Some(base) = Address::parse(addr) else {
+            return Vec::new();
+        };
+        match key {
+            Some(k) => {
+                let a = Address {
+                    key: Some(k.clone()),
+                    ..base
+                };
+                self.by_addr
+                    .get(&a.to_string())
+                    .map(|&i| &self.changes[i])
+                    .into_iter()
+                    .collect()
+            }
+            None => self
+                .changes
+                .iter()
+                .filter(|c| c.deposed.is_none() && c.addr.id == base.id)
+                .collect(),
+        }
+    }
+
+    /// Deletes for every prior object the walk did not claim, and for
+    /// deposed objects; everything when destroying.
+    fn orphans(&mut self) {
+        let mut gone: Vec<PriorInstance> = self
+            .prior
+            .drain()
+            .filter(|(a, _)| !self.claimed.contains(a))
+            .map(|(_, p)| p)
+            .collect();
+        gone.append(&mut self.deposed);
+        for p in gone {
+            let cfg = self.configs.get(&config_addr(&p.addr)).copied();
+            let reason = if self.req.destroy {
+                Reason::Destroy
+            } else {
+                match (cfg, &p.addr.key) {
+                    (None, _) => Reason::NoResourceConfig,
+                    (Some(_), _) if p.deposed.is_some() => Reason::NoResourceConfig,
+                    (Some(r), Some(InstanceKey::Int(_))) if r.count.is_some() => Reason::CountIndex,
+                    (Some(r), Some(InstanceKey::Str(_))) if r.for_each.is_some() => Reason::EachKey,
+                    (Some(_), _) if p.addr.id.module.is_some() => Reason::NoModule,
+                    (Some(_), _) => Reason::NoResourceConfig,
+                }
+            };
+            if let Some(r) = cfg {
+                if r.lifecycle.prevent_destroy && p.deposed.is_none() {
+                    self.diags.push(prevent_destroy(r, &p.addr));
+                }
+            }
+            let previous_addr = self.moves.get(&p.addr.to_string()).cloned();
+            let change = ResourceChange {
+                addr: p.addr,
+                deposed: p.deposed,
+                previous_addr,
+                provider: p.provider,
+                action: Action::Delete,
+                reason: Some(reason),
+                before: Some(p.value),
+                after: None,
+                replace_paths: Vec::new(),
+                schema_version: p.schema_version,
+                dependencies: p.dependencies,
+                create_before_destroy: p.create_before_destroy,
+            };
+            self.push(change);
+        }
+    }
+
+    fn outputs(&mut self, walk: &Walk) -> Vec<OutputChange> {
+        let mut out = Vec::new();
+        let state = self.req.state;
+        let before = |name: &str| {
+            state.outputs.get(name).and_then(|o| {
+                let ty = crate::lang::json::type_from_json(&o.ty).ok()?;
+                value_from_json(&o.value, &ty)
+                    .ok()
+                    .map(|v| v.mark_if(o.sensitive))
+            })
+        };
+        let mut seen = HashSet::new();
+        if !self.req.destroy {
+            for o in &self.req.root.outputs {
+                seen.insert(o.name.as_str());
+                out.push(OutputChange {
+                    name: o.name.clone(),
+                    before: before(&o.name),
+                    after: walk.root_output(&o.name),
+                    sensitive: o.sensitive,
+                });
+            }
+        }
+        for (name, o) in &state.outputs {
+            if !seen.contains(name.as_str()) {
+                out.push(OutputChange {
+                    name: name.clone(),
+                    before: before(name),
+                    after: None,
+                    sensitive: o.sensitive,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+}
+
+/// `t.n`, `t.n[k]`, `t.n.attr`, `t.n[k].attr`: the resource, the attribute
+/// path and the index expression of a `replace_triggered_by` entry.
+fn trigger_target(e: &Expr) -> Option<(String, Vec<&str>, Option<&Expr>)> {
+    let mut attrs = Vec::new();
+    let mut cur = e;
+    let mut key = None;
+    loop {
+        match &cur.kind {
+            ExprKind::GetAttr(inner, a) => {
+                if let ExprKind::Variable(t) = &inner.kind {
+                    attrs.reverse();
+                    return Some((format!("{t}.{a}"), attrs, key));
+                }
+                attrs.push(a.as_str());
+                cur = inner;
+            }
+            ExprKind::Index(inner, k) => {
+                key = Some(&**k);
+                cur = inner;
+            }
+            _ => return None,
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The prior state as values, and refresh: reading every managed object
+//! back through its driver, one batched `read` per resource type.
+
+use super::{Action, ResourceChange};
+use crate::builtin::Drivers;
+use crate::diag::{Diag, Diags};
+use crate::lang::json::{value_from_json, value_to_json};
+use crate::lang::value::Value;
+use std::collections::BTreeMap;
+use strata_state::model::{Address, InstanceState, Mode, State};
+
+/// One object of the prior state, decoded with its driver's schema.
+#[derive(Debug, Clone)]
+pub struct PriorInstance {
+    pub addr: Address,
+    pub deposed: Option<String>,
+    pub provider: String,
+    pub value: Value,
+    pub schema_version: u64,
+    pub dependencies: Vec<String>,
+    pub create_before_destroy: bool,
+}
+
+fn state_diag(summary: &str, detail: String) -> Diag {
+    Diag::new("strata::state::decode", summary, detail)
+}
+
+/// Every managed object in `state`, decoded. An object whose driver this
+/// build lacks, or whose attributes do not fit the schema, is an error:
+/// planning around it could delete or duplicate it.
+pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstance>, Diags> {
+    let mut out = Vec::new();
+    let mut diags = Diags::default();
+    for r in &state.resources {
+        if r.id.mode != Mode::Managed {
+            continue;
+        }
+        let Some((_, schema)) = drivers.resource(&r.id.type_name) else {
+            diags.push(state_diag(
+                "Resource type not supported",
+                format!(
+                    "The state holds {} of type {:?}, which no driver of this strata build provides.",
+                    r.id.instance_address(None),
+                    r.id.type_name
+                ),
+            ));
+            continue;
+        };
+        let ty = schema.object_type();
+        for i in &r.instances {
+            let addr = Address {
+                id: r.id.clone(),
+                key: i.index_key.clone(),
+            };
+            match value_from_json(&i.attributes, &ty) {
+                Ok(value) => out.push(PriorInstance {
+                    addr,
+                    deposed: i.deposed.clone(),
+                    provider: r.provider.clone(),
+                    value,
+                    schema_version: i.schema_version,
+                    dependencies: i.dependencies.clone(),
+                    create_before_destroy: i.create_before_destroy,
+                }),
+                Err(e) => diags.push(state_diag(
+                    "Invalid object in state",
+                    format!("The attributes of {addr} in the state do not fit its schema: {e}."),
+                )),
+            }
+        }
+    }
+    diags.into_result(out)
+}
+
+/// The state entry for an object.
+pub fn instance_state(
+    p: &PriorInstance,
+    ty: &crate::lang::types::Type,
+) -> Result<InstanceState, String> {
+    Ok(InstanceState {
+        index_key: p.addr.key.clone(),
+        deposed: p.deposed.clone(),
+        schema_version: p.schema_version,
+        attributes: value_to_json(&p.value, ty)?,
+        sensitive_attributes: Vec::new(),
+        dependencies: p.dependencies.clone(),
+        create_before_destroy: p.create_before_destroy,
+    })
+}
+
+/// Reads every object back. Returns the objects that still exist, as they
+/// are now, and what changed outside strata (an update for a changed object,
+/// a delete for a vanished one).
+pub async fn refresh(
+    prior: Vec<PriorInstance>,
+    drivers: &Drivers,
+) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Diags> {
+    // One read per resource type: the driver batches the API calls.
+    let mut by_type: BTreeMap<String, Vec<PriorInstance>> = BTreeMap::new();
+    for p in prior {
+        by_type
+            .entry(p.addr.id.type_name.clone())
+            .or_default()
+            .push(p);
+    }
+    let mut out = Vec::new();
+    let mut drift = Vec::new();
+    let mut diags = Diags::default();
+    for (type_name, group) in by_type {
+        let Some((driver, _)) = drivers.resource(&type_name) else {
+            continue;
+        };
+        let values: Vec<Value> = group.iter().map(|p| p.value.clone()).collect();
+        let read = match driver.read(&type_name, &values).await {
+            Ok(r) if r.len() == group.len() => r,
+            Ok(r) => {
+                diags.push(Diag::new(
+                    "strata::driver::read",
+                    "Driver returned the wrong number of objects",
+                    format!(
+                        "Reading {} objects of type {type_name:?} returned {}.",
+                        group.len(),
+                        r.len()
+                    ),
+                ));
+                continue;
+            }
+            Err(e) => {
+                diags.push(Diag::new(
+                    "strata::driver::read",
+                    format!("Refreshing {type_name} failed"),
+                    e.to_string(),
+                ));
+                continue;
+            }
+        };
+        for (p, now) in group.into_iter().zip(read) {
+            match now {
+                Some(v) if v.raw_equal(&p.value) => out.push(p),
+                Some(v) => {
+                    drift.push(drift_change(&p, Action::Update, Some(v.clone())));
+                    out.push(PriorInstance { value: v, ..p });
+                }
+                None => drift.push(drift_change(&p, Action::Delete, None)),
+            }
+        }
+    }
+    diags.into_result((out, drift))
+}
+
+fn drift_change(p: &PriorInstance, action: Action, after: Option<Value>) -> ResourceChange {
+    ResourceChange {
+        addr: p.addr.clone(),
+        deposed: p.deposed.clone(),
+        previous_addr: None,
+        provider: p.provider.clone(),
+        action,
+        reason: None,
+        before: Some(p.value.clone()),
+        after,
+        replace_paths: Vec::new(),
+        schema_version: p.schema_version,
+        dependencies: p.dependencies.clone(),
+        create_before_destroy: p.create_before_destroy,
+    }
+}

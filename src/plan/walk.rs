@@ -1,0 +1,429 @@
+//! Evaluating a configuration's graph in dependency order. Each node is
+//! evaluated once per instance of its module (`module.a[0].`, `module.a[1].`),
+//! its value kept in a table keyed by instance address, where later nodes'
+//! references find it. Plan and apply share this walk: plan asks drivers
+//! what would change, apply carries the changes out.
+
+use crate::config::{repeat, Declared, Known, Mode, Module};
+use crate::diag::{Diag, Diags, Span};
+use crate::eval::Evaluator;
+use crate::graph::{Graph, Node, NodeKind};
+use crate::lang::value::Value;
+use crate::syntax::Expr;
+use petgraph::graph::NodeIndex;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::rc::Rc;
+use strata_state::model::{Address, InstanceKey, ResourceId};
+
+/// How a repeated block expands.
+#[derive(Debug, Clone)]
+pub enum Keys {
+    Single,
+    Count(usize),
+    Each(Vec<(String, Value)>),
+}
+
+/// One instance of a resource or module call: its key and what `count`
+/// and `each` mean inside it.
+#[derive(Debug, Clone)]
+pub struct InstanceCtx {
+    pub key: Option<InstanceKey>,
+    count_index: Option<Value>,
+    each: Option<(Value, Value)>,
+}
+
+impl Keys {
+    pub fn instances(&self) -> Vec<InstanceCtx> {
+        match self {
+            Keys::Single => vec![InstanceCtx {
+                key: None,
+                count_index: None,
+                each: None,
+            }],
+            Keys::Count(n) => (0..*n)
+                .map(|i| InstanceCtx {
+                    key: Some(InstanceKey::Int(i as u64)),
+                    count_index: Some(Value::int(i as i64)),
+                    each: None,
+                })
+                .collect(),
+            Keys::Each(items) => items
+                .iter()
+                .map(|(k, v)| InstanceCtx {
+                    key: Some(InstanceKey::Str(k.clone())),
+                    count_index: None,
+                    each: Some((Value::String(k.clone()), v.clone())),
+                })
+                .collect(),
+        }
+    }
+
+    /// The whole resource's (or module call's) value from its instances'.
+    pub fn assemble(&self, mut values: Vec<Value>) -> Value {
+        match self {
+            Keys::Single => values.pop().unwrap_or_else(Value::unknown),
+            Keys::Count(_) => Value::Tuple(values),
+            Keys::Each(items) => Value::Object(
+                items
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .zip(values)
+                    .collect::<BTreeMap<_, _>>(),
+            ),
+        }
+    }
+}
+
+/// The resources of one module instance: its prefix and expanded keys.
+pub struct ResourceInstances {
+    /// `module.a[0].`, or empty for the root module.
+    pub prefix: String,
+    pub keys: Keys,
+}
+
+impl ResourceInstances {
+    pub fn address(&self, node: &Node, key: Option<InstanceKey>) -> Address {
+        let module = self.prefix.strip_suffix('.').map(str::to_string);
+        let (mode, rest) = match node.local_addr.strip_prefix("data.") {
+            Some(r) => (strata_state::model::Mode::Data, r),
+            None => (strata_state::model::Mode::Managed, node.local_addr.as_str()),
+        };
+        let (type_name, name) = rest.split_once('.').unwrap_or((rest, ""));
+        Address {
+            id: ResourceId {
+                module,
+                mode,
+                type_name: type_name.to_string(),
+                name: name.to_string(),
+            },
+            key,
+        }
+    }
+}
+
+struct ModuleInfo<'a> {
+    module: &'a Module,
+    declared: Rc<Declared<'a>>,
+}
+
+pub struct Walk<'a> {
+    pub graph: &'a Graph,
+    root_dir: PathBuf,
+    modules: HashMap<String, ModuleInfo<'a>>,
+    /// Static module prefix → the prefixes of its instances.
+    instances: RefCell<HashMap<String, Vec<String>>>,
+    /// `module.a[0].module.b` → how that call expanded.
+    calls: RefCell<HashMap<String, Keys>>,
+    table: RefCell<HashMap<String, Value>>,
+}
+
+/// Name lookups of one module instance, against the walk's table.
+struct At<'w, 'a> {
+    walk: &'w Walk<'a>,
+    prefix: &'w str,
+    module: &'a Module,
+}
+
+impl Known for At<'_, '_> {
+    fn get(&self, local_addr: &str) -> Option<Value> {
+        if let Some(call) = local_addr.strip_prefix("module.") {
+            return self.walk.call_value(self.prefix, self.module, call);
+        }
+        let key = format!("{}{local_addr}", self.prefix);
+        self.walk.table.borrow().get(&key).cloned()
+    }
+}
+
+fn count_unknown(span: Span) -> Diag {
+    Diag::new(
+        "strata::plan::count_unknown",
+        "Invalid count argument",
+        "The \"count\" value depends on resource attributes that cannot be determined until apply, so strata cannot predict how many instances will be created. Apply the resources that the count depends on first, or use a value known before apply.",
+    )
+    .at(span)
+}
+
+fn for_each_unknown(span: Span) -> Diag {
+    Diag::new(
+        "strata::plan::for_each_unknown",
+        "Invalid for_each argument",
+        "The \"for_each\" value depends on resource attributes that cannot be determined until apply, so strata cannot determine the full set of keys that will identify the instances of this resource. Apply the resources that the for_each value depends on first, or use keys known before apply (the values may stay unknown).",
+    )
+    .at(span)
+}
+
+impl<'a> Walk<'a> {
+    pub fn new(root: &'a Module, graph: &'a Graph, root_vars: BTreeMap<String, Value>) -> Walk<'a> {
+        let mut modules = HashMap::new();
+        fn index<'a>(m: &'a Module, prefix: String, out: &mut HashMap<String, ModuleInfo<'a>>) {
+            for c in &m.module_calls {
+                index(&c.module, format!("{prefix}module.{}.", c.name), out);
+            }
+            out.insert(
+                prefix,
+                ModuleInfo {
+                    module: m,
+                    declared: Rc::new(Declared::of(m)),
+                },
+            );
+        }
+        index(root, String::new(), &mut modules);
+        let table = root_vars
+            .into_iter()
+            .map(|(k, v)| (format!("var.{k}"), v))
+            .collect();
+        Walk {
+            graph,
+            root_dir: root.dir.clone(),
+            modules,
+            instances: RefCell::new(HashMap::from([(String::new(), vec![String::new()])])),
+            calls: RefCell::new(HashMap::new()),
+            table: RefCell::new(table),
+        }
+    }
+
+    /// Every node, dependencies first.
+    pub fn order(&self) -> Vec<NodeIndex> {
+        // The graph stage has already refused cycles.
+        petgraph::algo::toposort(&self.graph.graph, None).unwrap_or_default()
+    }
+
+    fn module_of(&self, node: &Node) -> Option<&ModuleInfo<'a>> {
+        self.modules.get(&node.module)
+    }
+
+    pub fn module(&self, node: &Node) -> Option<&'a Module> {
+        self.module_of(node).map(|m| m.module)
+    }
+
+    /// The instance prefixes of the node's module.
+    pub fn prefixes(&self, node: &Node) -> Vec<String> {
+        self.instances
+            .borrow()
+            .get(&node.module)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn call_value(&self, prefix: &str, module: &Module, call: &str) -> Option<Value> {
+        let c = module.module_calls.iter().find(|c| c.name == call)?;
+        let keys = self
+            .calls
+            .borrow()
+            .get(&format!("{prefix}module.{call}"))?
+            .clone();
+        let table = self.table.borrow();
+        let values = keys
+            .instances()
+            .iter()
+            .map(|i| {
+                let child = child_prefix(prefix, call, i.key.as_ref());
+                Value::Object(
+                    c.module
+                        .outputs
+                        .iter()
+                        .map(|o| {
+                            let v = table.get(&format!("{child}output.{}", o.name)).cloned();
+                            (o.name.clone(), v.unwrap_or_else(Value::unknown))
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        Some(keys.assemble(values))
+    }
+
+    /// Runs `f` with an evaluator for module instance `prefix` of the
+    /// node's module, `count`/`each` set for instance `ctx`.
+    pub fn eval_with<R>(
+        &self,
+        node: &Node,
+        prefix: &str,
+        ctx: Option<&InstanceCtx>,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        let info = self.module_of(node)?;
+        let at = At {
+            walk: self,
+            prefix,
+            module: info.module,
+        };
+        let mut scope = crate::config::ConfigScope::walking(
+            info.module,
+            info.declared.clone(),
+            &at,
+            self.root_dir.clone(),
+        );
+        if let Some(c) = ctx {
+            scope.count_index = c.count_index.clone();
+            scope.each = c.each.clone();
+        }
+        let mut ev = scope.evaluator();
+        Some(f(&mut ev))
+    }
+
+    fn eval(
+        &self,
+        node: &Node,
+        prefix: &str,
+        ctx: Option<&InstanceCtx>,
+        e: &Expr,
+    ) -> Result<Value, Diag> {
+        self.eval_with(node, prefix, ctx, |ev| ev.eval(e))
+            .unwrap_or_else(|| Ok(Value::unknown()))
+    }
+
+    pub fn set(&self, prefix: &str, local_addr: &str, v: Value) {
+        self.table
+            .borrow_mut()
+            .insert(format!("{prefix}{local_addr}"), v);
+    }
+
+    pub fn get(&self, prefix: &str, local_addr: &str) -> Option<Value> {
+        self.table
+            .borrow()
+            .get(&format!("{prefix}{local_addr}"))
+            .cloned()
+    }
+
+    /// How `count` / `for_each` expand in module instance `prefix`.
+    fn keys(
+        &self,
+        node: &Node,
+        prefix: &str,
+        count: Option<&Expr>,
+        for_each: Option<&Expr>,
+    ) -> Result<Keys, Diag> {
+        if let Some(c) = count {
+            let v = self.eval(node, prefix, None, c)?;
+            return match repeat::count(&v, c.span)? {
+                Some(n) => Ok(Keys::Count(n as usize)),
+                None => Err(count_unknown(c.span)),
+            };
+        }
+        if let Some(f) = for_each {
+            let v = self.eval(node, prefix, None, f)?;
+            return match repeat::for_each(&v, f.span)? {
+                Some(items) => Ok(Keys::Each(items)),
+                None => Err(for_each_unknown(f.span)),
+            };
+        }
+        Ok(Keys::Single)
+    }
+
+    /// Evaluates a variable, local, output or module call node in every
+    /// instance of its module. Resource nodes are the caller's: use
+    /// [`Walk::expand`] and [`Walk::eval_with`].
+    pub fn visit(&self, n: NodeIndex, diags: &mut Diags) {
+        let node = &self.graph.graph[n];
+        let Some(module) = self.module(node) else {
+            return;
+        };
+        for prefix in self.prefixes(node) {
+            match node.kind {
+                // Root variables are resolved up front; a child's are set by
+                // its module call.
+                NodeKind::Variable | NodeKind::Resource | NodeKind::Data => {}
+                NodeKind::Local => {
+                    let l = &module.locals[node.index];
+                    let v = self.eval(node, &prefix, None, &l.expr).unwrap_or_else(|d| {
+                        diags.push(d);
+                        Value::unknown()
+                    });
+                    self.set(&prefix, &node.local_addr, v);
+                }
+                NodeKind::Output => {
+                    let o = &module.outputs[node.index];
+                    let v = self.eval(node, &prefix, None, &o.expr).unwrap_or_else(|d| {
+                        diags.push(d);
+                        Value::unknown()
+                    });
+                    self.set(&prefix, &node.local_addr, v.mark_if(o.sensitive));
+                }
+                NodeKind::ModuleCall => self.call(node, module, &prefix, diags),
+            }
+        }
+    }
+
+    fn call(&self, node: &Node, module: &Module, prefix: &str, diags: &mut Diags) {
+        let c = &module.module_calls[node.index];
+        let keys = match self.keys(node, prefix, c.count.as_ref(), c.for_each.as_ref()) {
+            Ok(k) => k,
+            Err(d) => return diags.push(d),
+        };
+        let static_child = format!("{}module.{}.", node.module, c.name);
+        for ctx in keys.instances() {
+            let child = child_prefix(prefix, &c.name, ctx.key.as_ref());
+            let mut inputs = BTreeMap::new();
+            for a in &c.inputs {
+                match self.eval(node, prefix, Some(&ctx), &a.expr) {
+                    Ok(v) => {
+                        inputs.insert(a.name.clone(), (v, a.expr.span));
+                    }
+                    Err(d) => diags.push(d),
+                }
+            }
+            match crate::config::variables::resolve_inputs(&c.module, &inputs, &c.name) {
+                Ok(vars) => {
+                    for (k, v) in vars {
+                        self.set(&child, &format!("var.{k}"), v);
+                    }
+                }
+                Err(d) => diags.push(d),
+            }
+            self.instances
+                .borrow_mut()
+                .entry(static_child.clone())
+                .or_default()
+                .push(child);
+        }
+        self.calls
+            .borrow_mut()
+            .insert(format!("{prefix}module.{}", c.name), keys);
+    }
+
+    /// A resource node's instances, per instance of its module.
+    pub fn expand(&self, n: NodeIndex, diags: &mut Diags) -> Vec<ResourceInstances> {
+        let node = &self.graph.graph[n];
+        let Some(module) = self.module(node) else {
+            return Vec::new();
+        };
+        let r = &module.resources[node.index];
+        let mut out = Vec::new();
+        for prefix in self.prefixes(node) {
+            match self.keys(node, &prefix, r.count.as_ref(), r.for_each.as_ref()) {
+                Ok(keys) => out.push(ResourceInstances { prefix, keys }),
+                Err(d) => {
+                    diags.push(d);
+                    self.set(&prefix, &node.local_addr, Value::unknown());
+                }
+            }
+        }
+        out
+    }
+
+    /// A root module output's value, once visited.
+    pub fn root_output(&self, name: &str) -> Option<Value> {
+        self.get("", &format!("output.{name}"))
+    }
+
+    pub fn resource_config(&self, n: NodeIndex) -> Option<&'a crate::config::Resource> {
+        let node = &self.graph.graph[n];
+        let r = self.module(node)?.resources.get(node.index)?;
+        (r.mode == Mode::Managed || r.mode == Mode::Data).then_some(r)
+    }
+}
+
+/// The prefix of one instance of module call `call` inside `prefix`.
+pub fn child_prefix(prefix: &str, call: &str, key: Option<&InstanceKey>) -> String {
+    match key {
+        None => format!("{prefix}module.{call}."),
+        Some(InstanceKey::Int(i)) => format!("{prefix}module.{call}[{i}]."),
+        Some(InstanceKey::Str(s)) => format!(
+            "{prefix}module.{call}[{}].",
+            serde_json::Value::String(s.clone())
+        ),
+    }
+}

@@ -1,0 +1,487 @@
+//! One value's change written as Terraform writes it in a plan: `+` lines
+//! for what is created, `-` for what goes, `~` for what changes,
+//! `before -> after` for primitives, line-by-line diffs (with `similar`)
+//! for multi-line strings and lists, `jsonencode(…)` for JSON documents,
+//! and unchanged attributes hidden behind a count.
+
+use crate::lang::value::Value;
+use similar::{capture_diff_slices, Algorithm, ChangeTag, TextDiff};
+use std::collections::BTreeMap;
+use strata_provider::{BlockNesting, ResourceSchema};
+
+/// `+`, `-`, `~` or ` ` (no change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sym {
+    Create,
+    Delete,
+    Update,
+    Same,
+}
+
+impl Sym {
+    pub fn char(self) -> char {
+        match self {
+            Sym::Create => '+',
+            Sym::Delete => '-',
+            Sym::Update => '~',
+            Sym::Same => ' ',
+        }
+    }
+}
+
+fn is_null(v: Option<&Value>) -> bool {
+    v.is_none_or(|v| v.unmarked().is_null())
+}
+
+fn equal(a: &Value, b: &Value) -> bool {
+    crate::plan::diff::same(a, b) && a.is_sensitive() == b.is_sensitive()
+}
+
+/// The symbol of a change from `b` to `a` (`None`: absent).
+pub fn sym(b: Option<&Value>, a: Option<&Value>) -> Sym {
+    match (is_null(b), is_null(a)) {
+        (true, true) => Sym::Same,
+        (true, false) => Sym::Create,
+        (false, true) => Sym::Delete,
+        (false, false) => match (b, a) {
+            (Some(b), Some(a)) if a.is_wholly_known() && equal(b, a) => Sym::Same,
+            _ => Sym::Update,
+        },
+    }
+}
+
+fn pad(n: usize) -> String {
+    " ".repeat(n)
+}
+
+fn primitive(v: &Value) -> String {
+    match v {
+        Value::Sensitive(_) => "(sensitive value)".into(),
+        Value::Unknown(_) => "(known after apply)".into(),
+        Value::Null(_) => "null".into(),
+        _ => crate::lang::display::show(v),
+    }
+}
+
+/// An object key as written: bare when it is an identifier.
+fn key_text(k: &str, map: bool) -> String {
+    if !map && crate::syntax::is_identifier(k) {
+        k.to_string()
+    } else {
+        serde_json::Value::String(k.to_string()).to_string()
+    }
+}
+
+fn entries(v: &Value) -> Option<(&BTreeMap<String, Value>, bool)> {
+    match v.unmarked() {
+        Value::Object(m) => Some((m, false)),
+        Value::Map(_, m) => Some((m, true)),
+        _ => None,
+    }
+}
+
+fn elements(v: &Value) -> Option<&[Value]> {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => Some(vs),
+        _ => None,
+    }
+}
+
+fn json_doc(v: &Value) -> Option<Value> {
+    let s = v.unmarked().as_str()?;
+    let t = s.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let j: serde_json::Value = serde_json::from_str(s).ok()?;
+    crate::funcs::json_value(&j).ok()
+}
+
+/// Writes the value part of a line (after `key = `) for a change from `b`
+/// to `a`, at `indent` (the column of the line's symbol).
+pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
+    value_in(b, a, indent, false, out)
+}
+
+/// `whole`: inside a value created or deleted as a whole, where only the
+/// outermost line says `-> null`.
+fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, whole_: bool, out: &mut String) {
+    let (bn, an) = (is_null(b), is_null(a));
+    let sensitive = b.is_some_and(Value::is_sensitive) || a.is_some_and(Value::is_sensitive);
+    if sensitive {
+        out.push_str("(sensitive value)");
+        if an && !bn && !whole_ {
+            out.push_str(" -> null");
+        }
+        return;
+    }
+    match (b, a) {
+        (_, Some(av)) if !av.is_known() => {
+            if !bn {
+                if let Some(bv) = b {
+                    whole(bv, Sym::Delete, indent, out);
+                    out.push_str(" -> ");
+                }
+            }
+            out.push_str("(known after apply)");
+        }
+        (_, Some(av)) if bn => whole(av, Sym::Create, indent, out),
+        (Some(bv), _) if an => {
+            whole(bv, Sym::Delete, indent, out);
+            if !whole_ {
+                out.push_str(" -> null");
+            }
+        }
+        (Some(bv), Some(av)) => changed(bv, av, indent, out),
+        _ => out.push_str("null"),
+    }
+}
+
+fn changed(b: &Value, a: &Value, indent: usize, out: &mut String) {
+    if let (Some((bm, map)), Some((am, _))) = (entries(b), entries(a)) {
+        return object(bm, am, map, indent, false, out);
+    }
+    if let (Some(bs), Some(as_)) = (elements(b), elements(a)) {
+        return list(bs, as_, indent, out);
+    }
+    if let (Some(bj), Some(aj)) = (json_doc(b), json_doc(a)) {
+        out.push_str("jsonencode(\n");
+        out.push_str(&pad(indent + 4));
+        changed(&bj, &aj, indent + 4, out);
+        out.push('\n');
+        out.push_str(&pad(indent + 2));
+        out.push(')');
+        return;
+    }
+    if let (Some(bs), Some(as_)) = (b.unmarked().as_str(), a.unmarked().as_str()) {
+        if bs.contains('\n') || as_.contains('\n') {
+            return heredoc_diff(bs, as_, indent, out);
+        }
+    }
+    if equal(b, a) {
+        out.push_str(&primitive(a));
+    } else {
+        out.push_str(&primitive(b));
+        out.push_str(" -> ");
+        out.push_str(&primitive(a));
+    }
+}
+
+/// A value created or deleted whole: every nested line carries `s`.
+fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
+    if v.is_sensitive() || !v.is_known() {
+        out.push_str(&primitive(v));
+        return;
+    }
+    if let Some((m, map)) = entries(v) {
+        let empty = BTreeMap::new();
+        let (bm, am) = if s == Sym::Delete {
+            (m, &empty)
+        } else {
+            (&empty, m)
+        };
+        return object(bm, am, map, indent, true, out);
+    }
+    if let Some(vs) = elements(v) {
+        let (bs, as_): (&[Value], &[Value]) = if s == Sym::Delete {
+            (vs, &[])
+        } else {
+            (&[], vs)
+        };
+        return list(bs, as_, indent, out);
+    }
+    if let Some(j) = json_doc(v) {
+        out.push_str("jsonencode(\n");
+        out.push_str(&pad(indent + 4));
+        whole(&j, s, indent + 4, out);
+        out.push('\n');
+        out.push_str(&pad(indent + 2));
+        out.push(')');
+        return;
+    }
+    if let Some(text) = v.unmarked().as_str().filter(|t| t.contains('\n')) {
+        // Whole heredocs show their lines without markers, as Terraform does.
+        out.push_str("<<-EOT\n");
+        for line in text.trim_end_matches('\n').split('\n') {
+            out.push_str(&pad(indent + 6));
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str(&pad(indent + 2));
+        out.push_str("EOT");
+        return;
+    }
+    out.push_str(&primitive(v));
+}
+
+fn heredoc_diff(b: &str, a: &str, indent: usize, out: &mut String) {
+    out.push_str("<<-EOT\n");
+    let (b, a) = (b.trim_end_matches('\n'), a.trim_end_matches('\n'));
+    let d = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .diff_lines(b, a);
+    for c in d.iter_all_changes() {
+        let (sym, line) = (c.tag(), c.value().trim_end_matches('\n'));
+        match sym {
+            ChangeTag::Equal => {
+                out.push_str(&pad(indent + 6));
+            }
+            ChangeTag::Delete => {
+                out.push_str(&pad(indent + 4));
+                out.push_str("- ");
+            }
+            ChangeTag::Insert => {
+                out.push_str(&pad(indent + 4));
+                out.push_str("+ ");
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&pad(indent + 2));
+    out.push_str("EOT");
+}
+
+/// `# (N unchanged … hidden)` among lines whose symbols sit at `inner`.
+fn hidden(n: usize, what: &str, inner: usize, out: &mut String) {
+    if n > 0 {
+        let plural = if n == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "{}# ({n} unchanged {what}{plural} hidden)\n",
+            pad(inner + 2)
+        ));
+    }
+}
+
+fn object(
+    b: &BTreeMap<String, Value>,
+    a: &BTreeMap<String, Value>,
+    map: bool,
+    indent: usize,
+    whole_: bool,
+    out: &mut String,
+) {
+    let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let inner = indent + 4;
+    let width = keys
+        .iter()
+        .filter(|k| !(is_null(b.get(**k)) && is_null(a.get(**k))))
+        .map(|k| key_text(k, map).chars().count())
+        .max()
+        .unwrap_or(0);
+    out.push_str("{\n");
+    let updating = !b.is_empty() && !a.is_empty();
+    let mut skipped = 0;
+    for k in keys {
+        let (bv, av) = (b.get(k), a.get(k));
+        let s = sym(bv, av);
+        if s == Sym::Same && (is_null(bv) || updating) {
+            if !is_null(bv) {
+                skipped += 1;
+            }
+            if updating || is_null(bv) {
+                continue;
+            }
+        }
+        line(s, (&key_text(k, map), width), bv, av, inner, whole_, out);
+    }
+    hidden(
+        skipped,
+        if map { "element" } else { "attribute" },
+        inner,
+        out,
+    );
+    out.push_str(&pad(indent + 2));
+    out.push('}');
+}
+
+/// `sym key = value` on its own line.
+fn line(
+    s: Sym,
+    (key, width): (&str, usize),
+    b: Option<&Value>,
+    a: Option<&Value>,
+    indent: usize,
+    whole_: bool,
+    out: &mut String,
+) {
+    out.push_str(&pad(indent));
+    out.push(s.char());
+    out.push(' ');
+    out.push_str(key);
+    out.push_str(&pad(width.saturating_sub(key.chars().count())));
+    out.push_str(" = ");
+    value_in(b, a, indent, whole_, out);
+    out.push('\n');
+}
+
+fn list(b: &[Value], a: &[Value], indent: usize, out: &mut String) {
+    out.push_str("[\n");
+    let inner = indent + 4;
+    let updating = !b.is_empty() && !a.is_empty();
+    // Pair up elements that stayed, so only real changes are marked.
+    let (bk, ak) = (key_list(b), key_list(a));
+    let ops = capture_diff_slices(Algorithm::Myers, &bk, &ak);
+    let mut rows: Vec<(Sym, Option<&Value>, Option<&Value>)> = Vec::new();
+    for op in ops {
+        let (tag, br, ar) = op.as_tag_tuple();
+        match tag {
+            similar::DiffTag::Equal => {
+                for (i, j) in br.zip(ar) {
+                    rows.push((Sym::Same, Some(&b[i]), Some(&a[j])));
+                }
+            }
+            similar::DiffTag::Delete => rows.extend(br.map(|i| (Sym::Delete, Some(&b[i]), None))),
+            similar::DiffTag::Insert => rows.extend(ar.map(|j| (Sym::Create, None, Some(&a[j])))),
+            similar::DiffTag::Replace => {
+                rows.extend(br.map(|i| (Sym::Delete, Some(&b[i]), None)));
+                rows.extend(ar.map(|j| (Sym::Create, None, Some(&a[j]))));
+            }
+        }
+    }
+    let mut skipped = 0;
+    for (i, &(s, bv, av)) in rows.iter().enumerate() {
+        // Unchanged elements show only next to a change, as context.
+        let near = |j: Option<usize>| {
+            j.and_then(|j| rows.get(j))
+                .is_some_and(|r| r.0 != Sym::Same)
+        };
+        if s == Sym::Same && updating && !near(i.checked_sub(1)) && !near(Some(i + 1)) {
+            skipped += 1;
+            continue;
+        }
+        out.push_str(&pad(inner));
+        out.push(s.char());
+        out.push(' ');
+        match s {
+            Sym::Delete => {
+                if let Some(v) = bv {
+                    whole(v, Sym::Delete, inner, out)
+                }
+            }
+            Sym::Create => value(None, av, inner, out),
+            _ => value(bv, av, inner, out),
+        }
+        out.push_str(",\n");
+    }
+    hidden(skipped, "element", inner, out);
+    out.push_str(&pad(indent + 2));
+    out.push(']');
+}
+
+/// Elements as comparable text, so the diff pairs equal ones.
+fn key_list(vs: &[Value]) -> Vec<String> {
+    vs.iter()
+        .map(|v| {
+            if v.is_wholly_known() {
+                v.clone().unmark_deep().0.to_json().unwrap_or_default()
+            } else {
+                format!("{:p}", v)
+            }
+        })
+        .collect()
+}
+
+/// A resource's attributes and blocks, `{` to `}` at `indent`: unchanged
+/// attributes hidden when updating (except `id`, `name` and `tags`, which
+/// say which object this is).
+pub fn resource_body(
+    b: Option<&Value>,
+    a: Option<&Value>,
+    schema: Option<&ResourceSchema>,
+    forces: &[Vec<String>],
+    indent: usize,
+    out: &mut String,
+) {
+    let empty = BTreeMap::new();
+    let bm = b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
+    let am = a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
+    let is_block = |k: &str| schema.is_some_and(|s| s.blocks.contains_key(k));
+    let mut keys: Vec<&String> = bm
+        .keys()
+        .chain(am.keys())
+        .filter(|k| !is_block(k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let updating = b.is_some() && a.is_some();
+    let width = keys
+        .iter()
+        .filter(|k| !(is_null(bm.get(**k)) && is_null(am.get(**k))))
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let inner = indent + 4;
+    out.push_str("{\n");
+    let mut skipped = 0;
+    for k in keys {
+        let (bv, av) = (bm.get(k), am.get(k));
+        let mut s = sym(bv, av);
+        if s == Sym::Same {
+            if is_null(bv) {
+                continue;
+            }
+            if updating && !matches!(k.as_str(), "id" | "name" | "tags") {
+                skipped += 1;
+                continue;
+            }
+        }
+        if s == Sym::Same && !updating {
+            s = if a.is_some() {
+                Sym::Create
+            } else {
+                Sym::Delete
+            };
+        }
+        let mut l = String::new();
+        line(s, (k, width), bv, av, inner, false, &mut l);
+        if forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
+            l.pop();
+            l.push_str(" # forces replacement\n");
+        }
+        out.push_str(&l);
+    }
+    let mut skipped_blocks = 0;
+    if let Some(schema) = schema {
+        for (name, bs) in &schema.blocks {
+            let (bv, av) = (bm.get(name), am.get(name));
+            let items = |v: Option<&Value>| -> Vec<Value> {
+                match v.map(Value::unmarked) {
+                    Some(Value::List(_, vs)) | Some(Value::Set(_, vs)) => vs.clone(),
+                    Some(v) if !v.is_null() && bs.nesting == BlockNesting::Single => {
+                        vec![v.clone()]
+                    }
+                    _ => Vec::new(),
+                }
+            };
+            let (bi, ai) = (items(bv), items(av));
+            let n = bi.len().max(ai.len());
+            for i in 0..n {
+                let (x, y) = (bi.get(i), ai.get(i));
+                let s = match (x, y) {
+                    (Some(x), Some(y)) if equal(x, y) => Sym::Same,
+                    (Some(_), Some(_)) => Sym::Update,
+                    (Some(_), None) => Sym::Delete,
+                    _ => Sym::Create,
+                };
+                if s == Sym::Same && updating {
+                    skipped_blocks += 1;
+                    continue;
+                }
+                out.push_str(&pad(inner));
+                out.push(s.char());
+                out.push(' ');
+                out.push_str(name);
+                out.push(' ');
+                resource_body(x, y, Some(&bs.schema), &[], inner, out);
+                out.push('\n');
+            }
+        }
+    }
+    hidden(skipped, "attribute", inner, out);
+    hidden(skipped_blocks, "block", inner, out);
+    out.push_str(&pad(indent + 2));
+    out.push('}');
+}

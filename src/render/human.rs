@@ -1,0 +1,193 @@
+//! The plan as people read it, laid out as Terraform lays it out so a
+//! Terraform user reads it at once.
+
+use super::diff::{resource_body, value};
+use crate::builtin::Drivers;
+use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
+use strata_state::model::{InstanceKey, Mode};
+
+fn symbol(a: Action) -> &'static str {
+    match a {
+        Action::Create => "+",
+        Action::Update => "~",
+        Action::Delete => "-",
+        Action::DeleteThenCreate => "-/+",
+        Action::CreateThenDelete => "+/-",
+        Action::Read => "<=",
+        Action::NoOp => " ",
+    }
+}
+
+const LEGEND: [(Action, &str); 6] = [
+    (Action::Create, "create"),
+    (Action::Update, "update in-place"),
+    (Action::Delete, "destroy"),
+    (
+        Action::DeleteThenCreate,
+        "destroy and then create replacement",
+    ),
+    (
+        Action::CreateThenDelete,
+        "create replacement and then destroy",
+    ),
+    (Action::Read, "read (data resources)"),
+];
+
+fn header(c: &ResourceChange) -> String {
+    let mut addr = c.addr.to_string();
+    if let Some(d) = &c.deposed {
+        addr.push_str(&format!(" (deposed object {d})"));
+    }
+    let what = match (c.action, c.reason) {
+        (Action::Create, _) => "will be created",
+        (Action::Update, _) => "will be updated in-place",
+        (Action::Delete, _) => "will be destroyed",
+        (Action::Read, _) => "will be read during apply",
+        (a, Some(Reason::ReplaceTriggered)) if a.is_replace() => {
+            "will be replaced due to changes in replace_triggered_by"
+        }
+        (a, _) if a.is_replace() => "must be replaced",
+        _ => "has moved",
+    };
+    let mut out = format!("  # {addr} {what}\n");
+    if let Some(prev) = &c.previous_addr {
+        out.push_str(&format!("  # (moved from {prev})\n"));
+    }
+    let because = match (c.reason, &c.addr.key) {
+        (Some(Reason::NoResourceConfig), _) => Some(format!(
+            "{} is not in configuration",
+            crate::plan::config_addr(&c.addr)
+        )),
+        (Some(Reason::CountIndex), Some(InstanceKey::Int(i))) => {
+            Some(format!("index [{i}] is out of range for count"))
+        }
+        (Some(Reason::EachKey), Some(InstanceKey::Str(k))) => Some(format!(
+            "key [{}] is not in for_each map",
+            serde_json::Value::String(k.clone())
+        )),
+        (Some(Reason::NoModule), _) => Some(format!(
+            "{} is not in configuration",
+            c.addr.id.module.as_deref().unwrap_or("the module")
+        )),
+        _ => None,
+    };
+    if let (Some(b), None) = (because, &c.deposed) {
+        out.push_str(&format!("  # (because {b})\n"));
+    }
+    out
+}
+
+/// One resource instance's change: comment lines and the block.
+pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
+    let mut out = header(c);
+    let schema = drivers.resource(&c.addr.id.type_name).map(|(_, s)| s);
+    let kind = if c.addr.id.mode == Mode::Data {
+        "data"
+    } else {
+        "resource"
+    };
+    out.push_str(&format!(
+        "{:>3} {kind} \"{}\" \"{}\" ",
+        symbol(c.action),
+        c.addr.id.type_name,
+        c.addr.id.name
+    ));
+    let (before, after) = match c.action {
+        Action::Create | Action::Read => (None, c.after.as_ref()),
+        Action::Delete => (c.before.as_ref(), None),
+        _ => (c.before.as_ref(), c.after.as_ref()),
+    };
+    resource_body(before, after, schema, &c.replace_paths, 2, &mut out);
+    out.push('\n');
+    out
+}
+
+fn output_change(o: &OutputChange) -> String {
+    let sym = match o.action() {
+        Action::Create => '+',
+        Action::Delete => '-',
+        _ => '~',
+    };
+    let mut out = format!("  {sym} {} = ", o.name);
+    let mark = |v: Option<&crate::lang::value::Value>| v.map(|v| v.clone().mark_if(o.sensitive));
+    value(
+        mark(o.before.as_ref()).as_ref(),
+        mark(o.after.as_ref()).as_ref(),
+        2,
+        &mut out,
+    );
+    out.push('\n');
+    out
+}
+
+/// The whole plan, as `strata plan` prints it.
+pub fn plan(p: &Plan, drivers: &Drivers) -> String {
+    let mut out = String::new();
+    let changes: Vec<&ResourceChange> = p
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp || c.previous_addr.is_some())
+        .collect();
+    let outputs: Vec<&OutputChange> = p
+        .outputs
+        .iter()
+        .filter(|o| o.action() != Action::NoOp)
+        .collect();
+    if changes.is_empty() && outputs.is_empty() {
+        out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
+        out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
+        return out;
+    }
+    let actions: Vec<Action> = changes.iter().map(|c| c.action).collect();
+    if actions.iter().any(|a| *a != Action::NoOp) {
+        out.push_str("strata used the selected providers to generate the following execution\nplan. Resource actions are indicated with the following symbols:\n");
+        for (a, text) in LEGEND {
+            if actions.contains(&a) {
+                out.push_str(&format!("{:>3} {text}\n", symbol(a)));
+            }
+        }
+        out.push('\n');
+    }
+    if !changes.is_empty() {
+        out.push_str("strata will perform the following actions:\n\n");
+        for c in &changes {
+            if c.action == Action::NoOp {
+                out.push_str(&header(c));
+                out.push_str(&format!(
+                    "    {} \"{}\" \"{}\" {{\n",
+                    if c.addr.id.mode == Mode::Data {
+                        "data"
+                    } else {
+                        "resource"
+                    },
+                    c.addr.id.type_name,
+                    c.addr.id.name
+                ));
+                out.push_str("        # (no attribute changes)\n    }\n\n");
+                continue;
+            }
+            out.push_str(&resource_change(c, drivers));
+            out.push('\n');
+        }
+        let n = p.counts();
+        let moved = changes.iter().filter(|c| c.previous_addr.is_some()).count();
+        out.push_str(&format!(
+            "Plan: {} to add, {} to change, {} to destroy",
+            n.add, n.change, n.destroy
+        ));
+        if moved > 0 {
+            out.push_str(&format!(", {moved} to move"));
+        }
+        out.push_str(".\n");
+    }
+    if !outputs.is_empty() {
+        out.push_str("\nChanges to Outputs:\n");
+        for o in outputs {
+            out.push_str(&output_change(o));
+        }
+        if changes.is_empty() {
+            out.push_str("\nYou can apply this plan to save these new output values to the strata\nstate, without changing any real infrastructure.\n");
+        }
+    }
+    out
+}

@@ -1,0 +1,250 @@
+//! The plan as Terraform's plan JSON (format 1.2, what `terraform show
+//! -json PLANFILE` prints), so policy and cost tools that read Terraform
+//! plans read strata's.
+
+use crate::builtin::Drivers;
+use crate::lang::json::{known_json, mask, plain_json, type_to_json};
+use crate::lang::value::Value;
+use crate::plan::{Action, OutputChange, Plan, ResourceChange};
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use strata_state::model::{InstanceKey, Mode};
+
+fn unknown_mask(v: Option<&Value>) -> Json {
+    match v {
+        Some(v) => mask(v, &|x| !x.is_known()),
+        None => Json::Bool(false),
+    }
+}
+
+fn sensitive_mask(v: Option<&Value>) -> Json {
+    match v {
+        Some(v) => mask(v, &Value::is_sensitive),
+        None => Json::Bool(false),
+    }
+}
+
+/// `provider["registry.terraform.io/hashicorp/aws"]` → `registry.terraform.io/hashicorp/aws`.
+fn provider_name(p: &str) -> String {
+    p.strip_prefix("provider[\"")
+        .and_then(|s| s.strip_suffix("\"]"))
+        .unwrap_or(p)
+        .to_string()
+}
+
+fn identity(c: &ResourceChange, out: &mut Map<String, Json>) {
+    out.insert("address".into(), json!(c.addr.to_string()));
+    if let Some(m) = &c.addr.id.module {
+        out.insert("module_address".into(), json!(m));
+    }
+    out.insert(
+        "mode".into(),
+        json!(if c.addr.id.mode == Mode::Data {
+            "data"
+        } else {
+            "managed"
+        }),
+    );
+    out.insert("type".into(), json!(c.addr.id.type_name));
+    out.insert("name".into(), json!(c.addr.id.name));
+    match &c.addr.key {
+        Some(InstanceKey::Int(i)) => {
+            out.insert("index".into(), json!(i));
+        }
+        Some(InstanceKey::Str(s)) => {
+            out.insert("index".into(), json!(s));
+        }
+        None => {}
+    }
+    out.insert("provider_name".into(), json!(provider_name(&c.provider)));
+}
+
+fn resource_change(c: &ResourceChange) -> Json {
+    let mut o = Map::new();
+    o.insert("address".into(), json!(c.addr.to_string()));
+    if let Some(p) = &c.previous_addr {
+        o.insert("previous_address".into(), json!(p.to_string()));
+    }
+    let mut id = Map::new();
+    identity(c, &mut id);
+    id.remove("address");
+    o.extend(id);
+    if let Some(d) = &c.deposed {
+        o.insert("deposed".into(), json!(d));
+    }
+    let (before, after) = (c.before.as_ref(), c.after.as_ref());
+    let mut change = Map::new();
+    change.insert("actions".into(), json!(c.action.json_actions()));
+    change.insert(
+        "before".into(),
+        before.map(plain_json).unwrap_or(Json::Null),
+    );
+    change.insert("after".into(), after.map(known_json).unwrap_or(Json::Null));
+    change.insert(
+        "after_unknown".into(),
+        match after {
+            Some(a) => unknown_mask(Some(a)),
+            None => json!({}),
+        },
+    );
+    change.insert(
+        "before_sensitive".into(),
+        match before {
+            Some(b) => sensitive_mask(Some(b)),
+            None => Json::Bool(false),
+        },
+    );
+    change.insert("after_sensitive".into(), sensitive_mask(after));
+    if !c.replace_paths.is_empty() {
+        change.insert("replace_paths".into(), json!(c.replace_paths));
+    }
+    o.insert("change".into(), Json::Object(change));
+    if let Some(r) = c.reason {
+        if c.action != Action::NoOp && !(r == crate::plan::Reason::Destroy) {
+            o.insert("action_reason".into(), json!(r.json()));
+        }
+    }
+    Json::Object(o)
+}
+
+fn output_change(o: &OutputChange) -> Json {
+    let mark = |v: &Value| v.clone().mark_if(o.sensitive);
+    let (before, after) = (o.before.as_ref().map(mark), o.after.as_ref().map(mark));
+    let sens = |v: &Option<Value>| match v {
+        Some(v) if v.is_sensitive() => Json::Bool(true),
+        Some(v) => sensitive_mask(Some(v)),
+        None => Json::Bool(o.sensitive),
+    };
+    json!({
+        "actions": o.action().json_actions(),
+        "before": before.as_ref().map(plain_json).unwrap_or(Json::Null),
+        "after": after.as_ref().map(known_json).unwrap_or(Json::Null),
+        "after_unknown": after.as_ref().map(|a| unknown_mask(Some(a))).unwrap_or(Json::Bool(false)),
+        "before_sensitive": sens(&before),
+        "after_sensitive": sens(&after),
+    })
+}
+
+/// Resources grouped into `root_module` / `child_modules` as Terraform
+/// nests them.
+fn module_tree(items: Vec<(Option<String>, Json)>) -> Json {
+    let mut by_module: BTreeMap<String, Vec<Json>> = BTreeMap::new();
+    for (m, j) in items {
+        by_module.entry(m.unwrap_or_default()).or_default().push(j);
+    }
+    let root = by_module.remove("").unwrap_or_default();
+    let mut out = Map::new();
+    out.insert("resources".into(), Json::Array(root));
+    if !by_module.is_empty() {
+        out.insert(
+            "child_modules".into(),
+            Json::Array(
+                by_module
+                    .into_iter()
+                    .map(|(address, resources)| json!({"address": address, "resources": resources}))
+                    .collect(),
+            ),
+        );
+    }
+    Json::Object(out)
+}
+
+fn resource_values(c: &ResourceChange, v: &Value) -> Json {
+    let mut o = Map::new();
+    identity(c, &mut o);
+    o.insert("schema_version".into(), json!(c.schema_version));
+    o.insert("values".into(), known_json(v));
+    o.insert("sensitive_values".into(), sensitive_mask(Some(v)));
+    if !c.dependencies.is_empty() {
+        o.insert("depends_on".into(), json!(c.dependencies));
+    }
+    Json::Object(o)
+}
+
+fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
+    let mut m = Map::new();
+    for o in outputs {
+        let v = if after { &o.after } else { &o.before };
+        if let Some(v) = v {
+            if !v.is_wholly_known() && !after {
+                continue;
+            }
+            let mut e = Map::new();
+            e.insert("sensitive".into(), json!(o.sensitive));
+            if v.is_wholly_known() {
+                e.insert("value".into(), plain_json(v));
+                e.insert("type".into(), type_to_json(&v.clone().unmark_deep().0.ty()));
+            }
+            m.insert(o.name.clone(), Json::Object(e));
+        }
+    }
+    Json::Object(m)
+}
+
+pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
+    let planned: Vec<(Option<String>, Json)> = p
+        .changes
+        .iter()
+        .filter(|c| c.deposed.is_none())
+        .filter_map(|c| {
+            Some((
+                c.addr.id.module.clone(),
+                resource_values(c, c.after.as_ref()?),
+            ))
+        })
+        .collect();
+    let prior: Vec<(Option<String>, Json)> = p
+        .changes
+        .iter()
+        .filter(|c| c.deposed.is_none())
+        .filter_map(|c| {
+            Some((
+                c.addr.id.module.clone(),
+                resource_values(c, c.before.as_ref()?),
+            ))
+        })
+        .collect();
+    let timestamp = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let mut out = Map::new();
+    out.insert("format_version".into(), json!("1.2"));
+    out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    out.insert(
+        "planned_values".into(),
+        json!({"outputs": outputs_values(&p.outputs, true), "root_module": module_tree(planned)}),
+    );
+    if !p.drift.is_empty() {
+        out.insert(
+            "resource_drift".into(),
+            Json::Array(p.drift.iter().map(resource_change).collect()),
+        );
+    }
+    out.insert(
+        "resource_changes".into(),
+        Json::Array(p.changes.iter().map(resource_change).collect()),
+    );
+    out.insert(
+        "output_changes".into(),
+        Json::Object(
+            p.outputs
+                .iter()
+                .map(|o| (o.name.clone(), output_change(o)))
+                .collect(),
+        ),
+    );
+    out.insert(
+        "prior_state".into(),
+        json!({
+            "format_version": "1.0",
+            "values": {"outputs": outputs_values(&p.outputs, false), "root_module": module_tree(prior)},
+        }),
+    );
+    out.insert("timestamp".into(), json!(timestamp));
+    out.insert("applyable".into(), json!(p.has_changes()));
+    out.insert("complete".into(), json!(true));
+    out.insert("errored".into(), json!(false));
+    let mut text = serde_json::to_string(&Json::Object(out)).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,135 @@
+//! The plan as a pull-request comment: counts first, a warning when
+//! anything is deleted or replaced, the resources per action, and the full
+//! diff collapsed — kept under GitHub's 65 536-character limit by cutting
+//! the diff, never the summary.
+
+use crate::builtin::Drivers;
+use crate::plan::{Action, Plan};
+
+/// GitHub refuses comments longer than this many characters.
+pub const LIMIT: usize = 65_536;
+
+fn list(addrs: &[String]) -> String {
+    addrs
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The summary: everything but the diff.
+pub fn summary(p: &Plan) -> String {
+    let n = p.counts();
+    let mut out = String::new();
+    if !p.has_changes() {
+        out.push_str(
+            "### strata plan: no changes\n\nThe infrastructure matches the configuration.\n",
+        );
+        return out;
+    }
+    out.push_str(&format!(
+        "### strata plan: {} to add, {} to change, {} to destroy\n\n",
+        n.add, n.change, n.destroy
+    ));
+    let of = |pred: &dyn Fn(Action) -> bool| -> Vec<String> {
+        p.changes
+            .iter()
+            .filter(|c| pred(c.action))
+            .map(|c| match &c.deposed {
+                Some(d) => format!("{} (deposed {d})", c.addr),
+                None => c.addr.to_string(),
+            })
+            .collect()
+    };
+    let deleted = of(&|a| a == Action::Delete);
+    let replaced = of(&Action::is_replace);
+    if !deleted.is_empty() || !replaced.is_empty() {
+        out.push_str("> [!WARNING]\n> This plan ");
+        let mut parts = Vec::new();
+        if !deleted.is_empty() {
+            parts.push(format!("**destroys {}**", deleted.len()));
+        }
+        if !replaced.is_empty() {
+            parts.push(format!("**replaces {}**", replaced.len()));
+        }
+        out.push_str(&parts.join(" and "));
+        out.push_str(" resource instances. Check them before merging.\n\n");
+    }
+    out.push_str("| action | resources |\n| --- | --- |\n");
+    let rows: [(&str, Vec<String>); 5] = [
+        ("➕ create", of(&|a| a == Action::Create)),
+        ("🔄 update", of(&|a| a == Action::Update)),
+        ("♻️ replace", replaced),
+        ("🗑️ destroy", deleted),
+        ("📖 read", of(&|a| a == Action::Read)),
+    ];
+    for (what, addrs) in rows {
+        if !addrs.is_empty() {
+            out.push_str(&format!("| {what} | {} |\n", list(&addrs)));
+        }
+    }
+    let moved: Vec<String> = p
+        .changes
+        .iter()
+        .filter_map(|c| Some(format!("{} → {}", c.previous_addr.as_ref()?, c.addr)))
+        .collect();
+    if !moved.is_empty() {
+        out.push_str(&format!("| ➡️ move | {} |\n", list(&moved)));
+    }
+    let outputs: Vec<String> = p
+        .outputs
+        .iter()
+        .filter(|o| o.action() != Action::NoOp)
+        .map(|o| o.name.clone())
+        .collect();
+    if !outputs.is_empty() {
+        out.push_str(&format!("| 📤 outputs | {} |\n", list(&outputs)));
+    }
+    out
+}
+
+pub fn plan(p: &Plan, drivers: &Drivers) -> String {
+    let mut out = summary(p);
+    if !p.has_changes() {
+        return out;
+    }
+    let diff = crate::render::human::plan(p, drivers);
+    let open = "\n<details><summary>Full plan</summary>\n\n```diff\n";
+    let close = "```\n\n</details>\n";
+    let note = "\n… (the plan is cut here to fit a comment; run `strata plan` for all of it)\n";
+    // Lines start with the action symbol; `diff` colours +/- at line start.
+    let body: String = diff
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with(['+', '-', '~']) {
+                let indent = l.len() - t.len();
+                format!(
+                    "{}{}\n",
+                    &t[..1],
+                    &format!("{}{}", " ".repeat(indent), &t[1..])
+                )
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let room = LIMIT.saturating_sub(out.chars().count() + open.len() + close.len() + note.len());
+    out.push_str(open);
+    if body.chars().count() <= room {
+        out.push_str(&body);
+    } else {
+        let mut used = 0;
+        for line in body.split_inclusive('\n') {
+            let n = line.chars().count();
+            if used + n > room {
+                break;
+            }
+            out.push_str(line);
+            used += n;
+        }
+        out.push_str(note);
+    }
+    out.push_str(close);
+    out
+}

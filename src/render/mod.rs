@@ -1,0 +1,8 @@
+//! Renderings of a plan: [`human`] (Terraform's layout and symbols),
+//! [`json`] (Terraform's plan JSON format 1.2) and [`markdown`] (a
+//! pull-request comment). [`diff`] writes one value's change.
+
+pub mod diff;
+pub mod human;
+pub mod json;
+pub mod markdown;

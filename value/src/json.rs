@@ -1,0 +1,404 @@
+//! cty's JSON encodings, which state files and plan JSON use: a type as
+//! JSON (`"string"`, `["list","string"]`, `["object",{...}]`), and a value
+//! of a known type as plain JSON, where an attribute of type `any` carries
+//! its own type as `{"value": …, "type": …}`.
+
+use crate::number::Number;
+use crate::types::{ObjectType, Type};
+use crate::value::Value;
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+
+pub fn type_to_json(t: &Type) -> Json {
+    match t {
+        Type::Dynamic => json!("dynamic"),
+        Type::Bool => json!("bool"),
+        Type::Number => json!("number"),
+        Type::String => json!("string"),
+        Type::List(e) => json!(["list", type_to_json(e)]),
+        Type::Set(e) => json!(["set", type_to_json(e)]),
+        Type::Map(e) => json!(["map", type_to_json(e)]),
+        Type::Tuple(ts) => json!(["tuple", ts.iter().map(type_to_json).collect::<Vec<_>>()]),
+        Type::Object(o) => {
+            let attrs: Map<String, Json> = o
+                .attrs
+                .iter()
+                .map(|(k, t)| (k.clone(), type_to_json(t)))
+                .collect();
+            if o.optional.is_empty() {
+                json!(["object", attrs])
+            } else {
+                json!(["object", attrs, o.optional.iter().collect::<Vec<_>>()])
+            }
+        }
+    }
+}
+
+pub fn type_from_json(j: &Json) -> Result<Type, String> {
+    let bad = || format!("invalid type {j}");
+    match j {
+        Json::String(s) => match s.as_str() {
+            "dynamic" => Ok(Type::Dynamic),
+            "bool" => Ok(Type::Bool),
+            "number" => Ok(Type::Number),
+            "string" => Ok(Type::String),
+            _ => Err(bad()),
+        },
+        Json::Array(parts) => match (parts.first().and_then(Json::as_str), parts.get(1)) {
+            (Some("list"), Some(e)) => Ok(Type::list(type_from_json(e)?)),
+            (Some("set"), Some(e)) => Ok(Type::set(type_from_json(e)?)),
+            (Some("map"), Some(e)) => Ok(Type::map(type_from_json(e)?)),
+            (Some("tuple"), Some(Json::Array(es))) => Ok(Type::Tuple(
+                es.iter().map(type_from_json).collect::<Result<_, _>>()?,
+            )),
+            (Some("object"), Some(Json::Object(attrs))) => {
+                let attrs = attrs
+                    .iter()
+                    .map(|(k, t)| Ok((k.clone(), type_from_json(t)?)))
+                    .collect::<Result<BTreeMap<_, _>, String>>()?;
+                let optional = match parts.get(2) {
+                    Some(Json::Array(o)) => o
+                        .iter()
+                        .filter_map(|n| n.as_str().map(str::to_string))
+                        .collect(),
+                    _ => Default::default(),
+                };
+                Ok(Type::Object(ObjectType { attrs, optional }))
+            }
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+fn number_json(n: &Number) -> Result<Json, String> {
+    if n.is_inf() {
+        return Err("cannot store infinity as JSON".into());
+    }
+    serde_json::from_str(&n.to_text()).map_err(|e| e.to_string())
+}
+
+/// `v` as JSON for a slot of type `ty`. Marks are dropped (state records
+/// sensitive paths separately); unknown values are an error, since only
+/// known values are ever stored.
+pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
+    if let Value::Sensitive(inner) = v {
+        return value_to_json(inner, ty);
+    }
+    if let Value::Null(_) = v {
+        return Ok(Json::Null);
+    }
+    if *ty == Type::Dynamic {
+        return Ok(json!({
+            "value": value_to_json(v, &v.ty())?,
+            "type": type_to_json(&v.ty()),
+        }));
+    }
+    Ok(match v {
+        Value::Sensitive(_) | Value::Unknown(_) => return Err("value is not known".into()),
+        Value::Null(_) => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => number_json(n)?,
+        Value::String(s) => Json::String(s.clone()),
+        Value::List(_, vs) | Value::Set(_, vs) => {
+            let e = ty.element().cloned().unwrap_or(Type::Dynamic);
+            Json::Array(
+                vs.iter()
+                    .map(|x| value_to_json(x, &e))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        Value::Tuple(vs) => {
+            let ts = match ty {
+                Type::Tuple(ts) => ts.clone(),
+                _ => vs.iter().map(Value::ty).collect(),
+            };
+            Json::Array(
+                vs.iter()
+                    .zip(ts.iter())
+                    .map(|(x, t)| value_to_json(x, t))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        Value::Map(_, m) => {
+            let e = ty.element().cloned().unwrap_or(Type::Dynamic);
+            Json::Object(
+                m.iter()
+                    .map(|(k, x)| Ok((k.clone(), value_to_json(x, &e)?)))
+                    .collect::<Result<_, String>>()?,
+            )
+        }
+        Value::Object(m) => {
+            let attrs = match ty {
+                Type::Object(o) => Some(&o.attrs),
+                _ => None,
+            };
+            Json::Object(
+                m.iter()
+                    .map(|(k, x)| {
+                        let t = attrs
+                            .and_then(|a| a.get(k))
+                            .cloned()
+                            .unwrap_or_else(|| x.ty());
+                        Ok((k.clone(), value_to_json(x, &t)?))
+                    })
+                    .collect::<Result<_, String>>()?,
+            )
+        }
+    })
+}
+
+/// `v` as plain JSON, unknown values as `null` and marks dropped: the
+/// `before`/`after` of Terraform's plan JSON, read with the masks below.
+pub fn plain_json(v: &Value) -> Json {
+    match v {
+        Value::Sensitive(inner) => plain_json(inner),
+        Value::Unknown(_) | Value::Null(_) => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => number_json(n).unwrap_or(Json::Null),
+        Value::String(s) => Json::String(s.clone()),
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            Json::Array(vs.iter().map(plain_json).collect())
+        }
+        Value::Map(_, m) | Value::Object(m) => {
+            Json::Object(m.iter().map(|(k, x)| (k.clone(), plain_json(x))).collect())
+        }
+    }
+}
+
+/// Where `hit` holds inside `v`: `true` at such a value; around them,
+/// collections keep their shape (an array entry per element, an object
+/// entry per attribute that is not plainly `false`); `false` elsewhere.
+/// This is the shape of Terraform's `after_unknown` and `after_sensitive`.
+pub fn mask(v: &Value, hit: &dyn Fn(&Value) -> bool) -> Json {
+    if hit(v) {
+        return Json::Bool(true);
+    }
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            Json::Array(vs.iter().map(|x| mask(x, hit)).collect())
+        }
+        Value::Map(_, m) | Value::Object(m) => Json::Object(
+            m.iter()
+                .filter_map(|(k, x)| {
+                    let inner = mask(x, hit);
+                    (inner != Json::Bool(false)).then(|| (k.clone(), inner))
+                })
+                .collect(),
+        ),
+        _ => Json::Bool(false),
+    }
+}
+
+/// `v` as plain JSON with unknown attributes left out of objects (and
+/// unknown elements `null`): the `after` and `values` of plan JSON.
+pub fn known_json(v: &Value) -> Json {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            Json::Array(vs.iter().map(known_json).collect())
+        }
+        Value::Map(_, m) | Value::Object(m) => Json::Object(
+            m.iter()
+                .filter(|(_, x)| x.is_known())
+                .map(|(k, x)| (k.clone(), known_json(x)))
+                .collect(),
+        ),
+        other => plain_json(other),
+    }
+}
+
+/// Puts back what [`mask`] recorded: `make` turns each masked value into
+/// the unknown or marked value it was.
+pub fn unmask(v: Value, m: &Json, make: &dyn Fn(Value) -> Value) -> Value {
+    match m {
+        Json::Bool(true) => make(v),
+        Json::Array(ms) => match v {
+            Value::List(t, vs) => Value::List(t, zip_mask(vs, ms, make)),
+            Value::Set(t, vs) => Value::Set(t, zip_mask(vs, ms, make)),
+            Value::Tuple(vs) => Value::Tuple(zip_mask(vs, ms, make)),
+            v => v,
+        },
+        Json::Object(ms) => match v {
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, x)| match ms.get(&k) {
+                        Some(sub) => {
+                            let x = unmask(x, sub, make);
+                            (k, x)
+                        }
+                        None => (k, x),
+                    })
+                    .collect(),
+            ),
+            Value::Map(t, m) => Value::Map(
+                t,
+                m.into_iter()
+                    .map(|(k, x)| match ms.get(&k) {
+                        Some(sub) => {
+                            let x = unmask(x, sub, make);
+                            (k, x)
+                        }
+                        None => (k, x),
+                    })
+                    .collect(),
+            ),
+            v => v,
+        },
+        _ => v,
+    }
+}
+
+fn zip_mask(vs: Vec<Value>, ms: &[Json], make: &dyn Fn(Value) -> Value) -> Vec<Value> {
+    vs.into_iter()
+        .enumerate()
+        .map(|(i, x)| match ms.get(i) {
+            Some(m) => unmask(x, m, make),
+            None => x,
+        })
+        .collect()
+}
+
+/// JSON written by [`value_to_json`] for type `ty`, read back.
+pub fn value_from_json(j: &Json, ty: &Type) -> Result<Value, String> {
+    if j.is_null() {
+        return Ok(Value::Null(ty.clone()));
+    }
+    let mismatch = || format!("expected {}, found {j}", ty.friendly_name());
+    Ok(match ty {
+        Type::Dynamic => {
+            let (Some(v), Some(t)) = (j.get("value"), j.get("type")) else {
+                return Err(format!("expected {{\"value\", \"type\"}}, found {j}"));
+            };
+            value_from_json(v, &type_from_json(t)?)?
+        }
+        Type::Bool => Value::Bool(j.as_bool().ok_or_else(mismatch)?),
+        Type::Number => match j {
+            Json::Number(n) => {
+                Value::Number(Number::parse(&n.to_string()).map_err(|_| mismatch())?)
+            }
+            Json::String(s) => Value::Number(Number::parse(s).map_err(|_| mismatch())?),
+            _ => return Err(mismatch()),
+        },
+        Type::String => match j {
+            Json::String(s) => Value::String(s.clone()),
+            Json::Number(n) => Value::String(n.to_string()),
+            Json::Bool(b) => Value::String(b.to_string()),
+            _ => return Err(mismatch()),
+        },
+        Type::List(e) | Type::Set(e) => {
+            let vs = j
+                .as_array()
+                .ok_or_else(mismatch)?
+                .iter()
+                .map(|x| value_from_json(x, e))
+                .collect::<Result<Vec<_>, _>>()?;
+            if matches!(ty, Type::Set(_)) {
+                Value::new_set((**e).clone(), vs)
+            } else {
+                Value::List((**e).clone(), vs)
+            }
+        }
+        Type::Tuple(ts) => {
+            let vs = j.as_array().ok_or_else(mismatch)?;
+            if vs.len() != ts.len() {
+                return Err(mismatch());
+            }
+            Value::Tuple(
+                vs.iter()
+                    .zip(ts)
+                    .map(|(x, t)| value_from_json(x, t))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        Type::Map(e) => Value::Map(
+            (**e).clone(),
+            j.as_object()
+                .ok_or_else(mismatch)?
+                .iter()
+                .map(|(k, x)| Ok((k.clone(), value_from_json(x, e)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        Type::Object(o) => {
+            let m = j.as_object().ok_or_else(mismatch)?;
+            Value::Object(
+                o.attrs
+                    .iter()
+                    .map(|(k, t)| {
+                        let v = match m.get(k) {
+                            Some(x) => value_from_json(x, t)?,
+                            None => Value::Null(t.clone()),
+                        };
+                        Ok((k.clone(), v))
+                    })
+                    .collect::<Result<_, String>>()?,
+            )
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dynamic_values_carry_their_type() {
+        let v = Value::Object(BTreeMap::from([
+            ("a".to_string(), Value::int(1)),
+            (
+                "b".to_string(),
+                Value::List(Type::String, vec![Value::string("x")]),
+            ),
+        ]));
+        let j = value_to_json(&v, &Type::Dynamic).unwrap();
+        assert_eq!(
+            j,
+            json!({"value": {"a": 1, "b": ["x"]}, "type": ["object", {"a": "number", "b": ["list", "string"]}]})
+        );
+        let back = value_from_json(&j, &Type::Dynamic).unwrap();
+        assert!(back.raw_equal(&v), "{back:?}");
+    }
+
+    #[test]
+    fn big_numbers_keep_every_digit() {
+        let n = Value::Number(Number::parse("123456789012345678901234567890.5").unwrap());
+        let j = value_to_json(&n, &Type::Number).unwrap();
+        assert_eq!(j.to_string(), "123456789012345678901234567890.5");
+        assert!(value_from_json(&j, &Type::Number).unwrap().raw_equal(&n));
+    }
+
+    #[test]
+    fn masks_round_trip_unknown_and_sensitive_values() {
+        let v = Value::Object(BTreeMap::from([
+            ("a".to_string(), Value::Unknown(Type::String)),
+            (
+                "b".to_string(),
+                Value::Tuple(vec![Value::int(1), Value::string("s").mark()]),
+            ),
+            ("c".to_string(), Value::Null(Type::Dynamic)),
+        ]));
+        let ty = v.ty();
+        let unknown = mask(&v, &|x| !x.is_known());
+        let sensitive = mask(&v, &Value::is_sensitive);
+        assert_eq!(unknown, json!({"a": true, "b": [false, false]}));
+        assert_eq!(sensitive, json!({"b": [false, true]}));
+        assert_eq!(known_json(&v), json!({"b": [1, "s"], "c": null}));
+        let plain = plain_json(&v);
+        assert_eq!(plain, json!({"a": null, "b": [1, "s"], "c": null}));
+        let back = value_from_json(&plain, &type_from_json(&type_to_json(&ty)).unwrap()).unwrap();
+        let back = unmask(back, &unknown, &|x| Value::Unknown(x.ty()));
+        let back = unmask(back, &sensitive, &Value::mark);
+        assert!(back.raw_equal(&v), "{back:?}");
+    }
+
+    #[test]
+    fn unknown_values_are_not_stored() {
+        assert!(value_to_json(&Value::unknown(), &Type::String).is_err());
+    }
+
+    #[test]
+    fn wrong_shapes_are_errors() {
+        assert!(value_from_json(&json!([1]), &Type::Bool).is_err());
+        assert!(value_from_json(&json!({"value": 1}), &Type::Dynamic).is_err());
+        assert!(type_from_json(&json!(["list"])).is_err());
+    }
+}
