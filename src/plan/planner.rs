@@ -246,6 +246,23 @@ impl Planner<'_, '_> {
                 if action.deletes() && r.lifecycle.prevent_destroy {
                     self.diags.push(prevent_destroy(r, &addr));
                 }
+                // A replacement creates a new object: plan it as one, so
+                // nothing of the old object (its id) carries over.
+                let planned = if action.is_replace() {
+                    match driver.plan(PlanRequest {
+                        type_name: &r.type_name,
+                        prior: None,
+                        config: &config,
+                    }) {
+                        Ok(p) => strata_provider::Planned {
+                            requires_replace: planned.requires_replace,
+                            ..p
+                        },
+                        Err(_) => planned,
+                    }
+                } else {
+                    planned
+                };
                 values.push(planned.planned.clone());
                 let change = ResourceChange {
                     previous_addr: self.moves.get(&addr_s).cloned(),

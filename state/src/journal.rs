@@ -138,6 +138,15 @@ impl State {
             }
         }
         self.resources.retain(|r| !r.instances.is_empty());
+        // Resources in address order, as Terraform keeps them.
+        self.resources.sort_by(|a, b| {
+            (&a.id.module, a.id.mode, &a.id.type_name, &a.id.name).cmp(&(
+                &b.id.module,
+                b.id.mode,
+                &b.id.type_name,
+                &b.id.name,
+            ))
+        });
         // Instances of one resource in key order, as Terraform keeps them.
         for r in &mut self.resources {
             r.instances

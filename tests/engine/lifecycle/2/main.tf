@@ -1,0 +1,15 @@
+variable "n" { default = 2 }
+locals { names = toset(["a", "c"]) }
+resource "terraform_data" "base" { input = "base-2" }
+resource "terraform_data" "c" {
+  count = var.n
+  input = "${terraform_data.base.output}-${count.index}"
+}
+resource "terraform_data" "e" {
+  for_each = local.names
+  input    = each.key
+  triggers_replace = terraform_data.base.output
+  lifecycle { create_before_destroy = true }
+}
+output "c" { value = terraform_data.c[*].output }
+output "e" { value = { for k, v in terraform_data.e : k => v.output } }

@@ -1,0 +1,323 @@
+//! The same configurations applied step by step under strata and under
+//! Terraform must agree on the action planned for every address, on output
+//! changes, and on the outputs after each apply; a final step destroys.
+//!
+//! Each case is `tests/engine/<case>/<step>/` (a configuration, with
+//! `expect-error` holding a phrase strata's error must contain when the
+//! step must fail). `expected.txt` per case is Terraform's record of the
+//! run: `stored_records_agree` checks strata against it without Terraform;
+//! `live_terraform_agrees` makes the record again with the `terraform` on
+//! PATH, so the stored files cannot drift from what Terraform does.
+
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/engine")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root())
+        .expect("tests/engine")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+fn steps(case: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(case)
+        .expect("case")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read step") {
+        let p = e.expect("entry").path();
+        let dest = to.join(p.file_name().expect("name"));
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else if p.extension().is_some_and(|x| x == "tf") {
+            std::fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
+/// Replaces the configuration in `work` with the step's.
+fn stage(step: &Path, work: &Path) {
+    for e in std::fs::read_dir(work).expect("work") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "tf") {
+            std::fs::remove_file(&p).expect("rm");
+        } else if p.is_dir() && p.file_name().is_some_and(|n| n == "modules") {
+            std::fs::remove_dir_all(&p).expect("rm -r");
+        }
+    }
+    copy_dir(step, work);
+}
+
+/// Actions per address and per output, one line each, from plan JSON.
+fn actions(plan: &Json) -> Vec<String> {
+    let mut out = Vec::new();
+    for rc in plan["resource_changes"].as_array().into_iter().flatten() {
+        let acts: Vec<&str> = rc["change"]["actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .collect();
+        let mut line = format!(
+            "{} {}",
+            rc["address"].as_str().unwrap_or("?"),
+            acts.join(",")
+        );
+        if let Some(p) = rc["previous_address"].as_str() {
+            line.push_str(&format!(" (moved from {p})"));
+        }
+        out.push(line);
+    }
+    let mut outputs: Vec<(String, String)> = plan["output_changes"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let acts: Vec<&str> = v["actions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .collect();
+            (k.clone(), acts.join(","))
+        })
+        .collect();
+    outputs.sort();
+    out.extend(outputs.into_iter().map(|(k, a)| format!("output.{k} {a}")));
+    out
+}
+
+fn run(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.stdin(Stdio::null()).output().expect("spawn");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+trait Tool {
+    /// Plan JSON, or the error text.
+    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String>;
+    fn apply(&self, dir: &Path, destroy: bool) -> Result<(), String>;
+    fn outputs(&self, dir: &Path) -> Json;
+}
+
+struct Strata;
+struct Terraform;
+
+fn strata_cmd(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.current_dir(dir).env("NO_COLOR", "1");
+    c
+}
+
+impl Tool for Strata {
+    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String> {
+        let mut c = strata_cmd(dir);
+        c.args(["plan", "--format", "json"]);
+        if destroy {
+            c.arg("--destroy");
+        }
+        let (ok, out, err) = run(&mut c);
+        if !ok {
+            return Err(err);
+        }
+        serde_json::from_str(&out).map_err(|e| format!("plan JSON does not parse: {e}\n{out}"))
+    }
+    fn apply(&self, dir: &Path, destroy: bool) -> Result<(), String> {
+        let mut c = strata_cmd(dir);
+        c.args([if destroy { "destroy" } else { "apply" }, "--auto-approve"]);
+        let (ok, out, err) = run(&mut c);
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("{out}{err}"))
+        }
+    }
+    fn outputs(&self, dir: &Path) -> Json {
+        let (_, out, _) = run(strata_cmd(dir).args(["output", "--json"]));
+        serde_json::from_str(&out).unwrap_or(Json::Null)
+    }
+}
+
+fn tf(dir: &Path) -> Command {
+    let mut c = Command::new("terraform");
+    c.current_dir(dir)
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1");
+    c
+}
+
+impl Tool for Terraform {
+    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String> {
+        let (ok, _, err) = run(tf(dir).args(["init", "-backend=false", "-no-color"]));
+        if !ok {
+            return Err(err);
+        }
+        let mut c = tf(dir);
+        c.args(["plan", "-no-color", "-out=tfplan"]);
+        if destroy {
+            c.arg("-destroy");
+        }
+        let (ok, _, err) = run(&mut c);
+        if !ok {
+            return Err(err);
+        }
+        let (_, out, _) = run(tf(dir).args(["show", "-json", "tfplan"]));
+        serde_json::from_str(&out).map_err(|e| e.to_string())
+    }
+    fn apply(&self, dir: &Path, _destroy: bool) -> Result<(), String> {
+        let (ok, out, err) = run(tf(dir).args(["apply", "-no-color", "-auto-approve", "tfplan"]));
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("{out}{err}"))
+        }
+    }
+    fn outputs(&self, dir: &Path) -> Json {
+        let (_, out, _) = run(tf(dir).args(["output", "-json"]));
+        serde_json::from_str(&out).unwrap_or(Json::Null)
+    }
+}
+
+/// Runs a case's steps (and a final destroy) with `tool`, returning the
+/// record: per step the actions, then the outputs, or `error`.
+fn record(case: &Path, tool: &dyn Tool, work: &Path) -> Vec<String> {
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(work).expect("work dir");
+    let mut rec = Vec::new();
+    let all = steps(case);
+    for (i, step) in all.iter().chain(all.last()).enumerate() {
+        let destroy = i == all.len();
+        let name = if destroy {
+            "destroy".to_string()
+        } else {
+            step.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        };
+        rec.push(format!("== {name}"));
+        if !destroy {
+            stage(step, work);
+        }
+        match tool.plan(work, destroy) {
+            Err(e) => {
+                rec.push("error".into());
+                let want = std::fs::read_to_string(step.join("expect-error")).unwrap_or_default();
+                assert!(
+                    !want.trim().is_empty() || destroy,
+                    "{}: planning step {name} failed unexpectedly:\n{e}",
+                    case.display()
+                );
+                assert!(
+                    e.contains(want.trim()),
+                    "{}: step {name} failed without saying {:?}:\n{e}",
+                    case.display(),
+                    want.trim()
+                );
+                continue;
+            }
+            Ok(plan) => rec.extend(actions(&plan)),
+        }
+        if let Err(e) = tool.apply(work, destroy) {
+            panic!("{}: applying step {name} failed:\n{e}", case.display());
+        }
+        let outputs = tool.outputs(work);
+        rec.push(format!(
+            "outputs {}",
+            serde_json::to_string(&outputs).unwrap_or_default()
+        ));
+    }
+    rec
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-engine-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn compare(case: &Path, want: &[String], got: &[String], what: &str) {
+    if want != got {
+        let (w, g) = (want.join("\n") + "\n", got.join("\n") + "\n");
+        let diff = similar::TextDiff::from_lines(&w, &g);
+        panic!(
+            "{}: strata disagrees with {what}:\n{}",
+            case.display(),
+            diff.unified_diff().header("terraform", "strata")
+        );
+    }
+}
+
+#[test]
+fn stored_records_agree() {
+    for case in cases() {
+        let stored = std::fs::read_to_string(case.join("expected.txt")).unwrap_or_else(|_| {
+            panic!(
+                "{} has no expected.txt; run the live test with terraform to make it",
+                case.display()
+            )
+        });
+        let want: Vec<String> = stored.lines().map(str::to_string).collect();
+        let name = case
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let got = record(&case, &Strata, &scratch(&name));
+        compare(&case, &want, &got, "the stored Terraform record");
+    }
+}
+
+#[test]
+fn live_terraform_agrees() {
+    let found = Command::new("terraform")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !matches!(found, Ok(s) if s.success()) {
+        eprintln!("SKIPPED live_terraform_agrees: terraform is not on PATH; stored_records_agree still ran");
+        return;
+    }
+    for case in cases() {
+        let name = case
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let want = record(&case, &Terraform, &scratch(&format!("tf-{name}")));
+        let file = case.join("expected.txt");
+        if std::env::var_os("STRATA_UPDATE_RECORDS").is_some() {
+            std::fs::write(&file, want.join("\n") + "\n").expect("write record");
+        }
+        let stored: Vec<String> = std::fs::read_to_string(&file)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        compare(
+            &case,
+            &want,
+            &stored,
+            "live Terraform (stored record is stale; STRATA_UPDATE_RECORDS=1 rewrites it)",
+        );
+    }
+}
