@@ -230,19 +230,20 @@ fn install_report_hook() {
 /// Parsing and evaluation recurse as deep as expressions nest (bounded by
 /// `syntax::MAX_NESTING`), so the work runs on a thread with a large stack.
 pub fn main() -> ExitCode {
-    main_with(Drivers::builtin())
+    main_with(Drivers::builtin(), std::env::args_os().collect())
 }
 
-/// The command line with a given set of drivers (tests add their own).
-pub fn main_with(drivers: Drivers) -> ExitCode {
+/// The command line with a given set of drivers and arguments (tests run
+/// the real command line with drivers of their own).
+pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     const STACK: usize = 512 << 20;
-    let d = drivers.clone();
+    let (d, a) = (drivers.clone(), args.clone());
     match std::thread::Builder::new()
         .stack_size(STACK)
-        .spawn(move || run(&d))
+        .spawn(move || run(&d, a))
     {
         Ok(handle) => handle.join().unwrap_or(ExitCode::from(1)),
-        Err(_) => run(&drivers),
+        Err(_) => run(&drivers, args),
     }
 }
 
@@ -253,9 +254,9 @@ fn outcome(r: Result<crate::engine::Outcome, Diags>, detailed: bool) -> Result<E
     })
 }
 
-fn run(drivers: &Drivers) -> ExitCode {
+fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     install_report_hook();
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().get_matches_from(args);
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),

@@ -121,6 +121,12 @@ fn open_state(
     write: bool,
 ) -> Result<(Lock, State, bool), Diags> {
     let lock = store.lock(operation).map_err(state_err)?;
+    if let Some(old) = &lock.took_over {
+        eprintln!(
+            "Warning: the state was locked by {} (operation {}, since {}), which is no longer running; this run took the lock over.",
+            old.who, old.operation, old.created
+        );
+    }
     let loaded = store.load().map_err(state_err)?;
     let mut state = loaded.state;
     let interrupted = loaded.replay.applied > 0 || !loaded.replay.pending.is_empty();
@@ -393,10 +399,12 @@ pub fn apply(
                 &rt,
             )?;
             print!("{}", crate::render::human::plan(&plan, drivers));
-            if !plan.has_changes() {
+            // Objects changed outside strata are recorded even when
+            // nothing else is to be done.
+            if !plan.has_changes() && plan.drift.is_empty() {
                 return Ok(Outcome::NoChanges);
             }
-            if !auto_approve && !confirm(opts.destroy) {
+            if plan.has_changes() && !auto_approve && !confirm(opts.destroy) {
                 return Err(Diags::from(Diag::new(
                     "strata::apply::cancelled",
                     if opts.destroy {
@@ -413,6 +421,12 @@ pub fn apply(
     if from_file {
         // A saved plan is applied without showing it again.
         eprintln!("Applying the saved plan.");
+    }
+    if !existed {
+        // The lineage tags every object created from here on; it must be
+        // on disk before the first create, or a crash would leave objects
+        // tagged with a lineage no state remembers.
+        store.persist(&lock, &mut state).map_err(state_err)?;
     }
     let mut journal = store.journal(&lock).map_err(state_err)?;
     let result = apply::apply(

@@ -263,7 +263,26 @@ pub fn apply(
 async fn run(ex: &mut Exec<'_, '_>) -> Result<(), Diags> {
     let plan = ex.req.plan;
     let mut runner = Runner::new(ex.req.parallelism, ex.req.progress);
-    // Moves first, in one commit: later entries use the new addresses.
+    // What refresh found changed outside strata is recorded first (an
+    // object deleted out of band leaves the state), then moves, in one
+    // commit: later entries use the new addresses.
+    let mut first = Vec::new();
+    for d in &plan.drift {
+        match &d.after {
+            Some(v) => match ex.put(d, v, d.deposed.clone()) {
+                Ok(e) => first.push(e),
+                Err(e) => {
+                    return Err(Diags::from(Diag::new(
+                        "strata::apply::refresh",
+                        format!("Cannot record the refreshed {}", d.addr),
+                        e,
+                    )))
+                }
+            },
+            None => first.push(Exec::remove(d, d.deposed.clone())),
+        }
+    }
+    ex.commit(first)?;
     let moves: Vec<Entry> = plan
         .changes
         .iter()

@@ -30,6 +30,12 @@ pub struct LockInfo {
 pub struct Lock {
     path: PathBuf,
     pub info: LockInfo,
+    /// Open for as long as the lock is held, with an OS lock on it: when
+    /// the process dies, however it dies, the OS lock goes with it, which
+    /// is how the next run tells a stale lock file from a held one.
+    _file: File,
+    /// Set when this lock replaced one left by a process that had died.
+    pub took_over: Option<LockInfo>,
 }
 
 impl Drop for Lock {
@@ -149,17 +155,57 @@ impl LocalStore {
             pid: std::process::id(),
         };
         let path = self.lock_path();
-        match create_private(&path, true) {
-            Ok(mut f) => {
-                let text = serde_json::to_string_pretty(&info).unwrap_or_default();
-                f.write_all(text.as_bytes())
-                    .and_then(|_| f.sync_all())
-                    .map_err(|e| StateError::io(&path, e))?;
-                Ok(Lock { path, info })
+        let io = |e| StateError::io(&path, e);
+        let (mut file, previous) = match create_private(&path, true) {
+            Ok(f) => (f, None),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                // A lock file: held, or left by a run that died.
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .map_err(io)?;
+                (f, Some(self.held()))
             }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(self.held()),
-            Err(e) => Err(StateError::io(&path, e)),
+            Err(e) => return Err(io(e)),
+        };
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(previous.unwrap_or_else(|| self.held()))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
+        // We hold the OS lock. If the file was already there, whoever wrote
+        // it is gone (their OS lock went with them): take it over.
+        let took_over = match previous {
+            Some(StateError::Locked {
+                id,
+                who,
+                operation,
+                created,
+            }) => Some(LockInfo {
+                id,
+                operation,
+                who,
+                version: String::new(),
+                created,
+                path: self.path.display().to_string(),
+                pid: 0,
+            }),
+            _ => None,
+        };
+        let text = serde_json::to_string_pretty(&info).unwrap_or_default();
+        file.set_len(0)
+            .and_then(|()| file.write_all(text.as_bytes()))
+            .and_then(|()| file.sync_all())
+            .map_err(io)?;
+        Ok(Lock {
+            path,
+            info,
+            _file: file,
+            took_over,
+        })
     }
 
     fn held(&self) -> StateError {
