@@ -264,7 +264,6 @@ pub fn plan(
         let saved = Saved {
             config_dir: p.module.dir.display().to_string(),
             files: p.files,
-            vars: p.vars,
             plan,
         };
         write_file(out, &file::encode(&saved))?;
@@ -346,7 +345,12 @@ pub fn apply(
                     "A saved plan already holds the variable values it was made with; --var and --var-file cannot change them. Make a new plan instead.",
                 )));
             }
-            let p = prepare(Path::new(&s.config_dir), Some(s.vars.clone()), &[], sources)?;
+            let p = prepare(
+                Path::new(&s.config_dir),
+                Some(s.plan.variables.clone()),
+                &[],
+                sources,
+            )?;
             if p.files != s.files {
                 return Err(Diags::from(Diag::new(
                     "strata::apply::config_changed",

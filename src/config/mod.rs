@@ -3,6 +3,7 @@
 
 pub mod check;
 mod decode;
+pub mod json;
 mod overrides;
 pub mod repeat;
 mod scope;

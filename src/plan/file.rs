@@ -144,7 +144,6 @@ pub struct Saved {
     pub config_dir: String,
     /// File name → SHA-256 of its bytes.
     pub files: BTreeMap<String, String>,
-    pub vars: BTreeMap<String, Value>,
 }
 
 pub fn encode(s: &Saved) -> String {
@@ -157,7 +156,8 @@ pub fn encode(s: &Saved) -> String {
         "destroy": p.destroy,
         "config_dir": s.config_dir,
         "files": s.files,
-        "variables": s.vars.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
+        "configuration": p.configuration,
+        "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
         "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
         "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
         "outputs": p.outputs.iter().map(|o| json!({
@@ -230,6 +230,8 @@ pub fn decode(text: &str) -> Result<Saved, String> {
             changes: list("changes")?,
             drift: list("drift")?,
             outputs,
+            variables: vars,
+            configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
         },
         config_dir: j
             .get("config_dir")
@@ -238,6 +240,5 @@ pub fn decode(text: &str) -> Result<Saved, String> {
             .to_string(),
         files: serde_json::from_value(j.get("files").cloned().unwrap_or(json!({})))
             .map_err(|e| e.to_string())?,
-        vars,
     })
 }

@@ -177,6 +177,10 @@ pub struct Plan {
     /// Objects that changed outside strata since the last apply.
     pub drift: Vec<ResourceChange>,
     pub outputs: Vec<OutputChange>,
+    /// The root module's variables as planned with.
+    pub variables: std::collections::BTreeMap<String, Value>,
+    /// The configuration as plan JSON describes it.
+    pub configuration: serde_json::Value,
 }
 
 /// Counts for the summary line.

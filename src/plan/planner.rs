@@ -130,6 +130,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         changes,
         drift,
         outputs,
+        variables: req.vars.clone(),
+        configuration: crate::config::json::configuration(req.root),
     })
 }
 

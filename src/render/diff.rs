@@ -50,6 +50,10 @@ pub fn sym(b: Option<&Value>, a: Option<&Value>) -> Sym {
     }
 }
 
+/// Attributes shown even when unchanged, because they say which object
+/// this is (Terraform's choice).
+const IDENTIFYING: [&str; 3] = ["id", "name", "tags"];
+
 fn pad(n: usize) -> String {
     " ".repeat(n)
 }
@@ -142,11 +146,16 @@ fn changed(b: &Value, a: &Value, indent: usize, out: &mut String) {
         return object(bm, am, map, indent, false, out);
     }
     if let (Some(bs), Some(as_)) = (elements(b), elements(a)) {
-        return list(bs, as_, indent, out);
+        let same_tuple = matches!(
+            (b.unmarked(), a.unmarked()),
+            (Value::Tuple(_), Value::Tuple(_))
+        ) && b.ty() == a.ty();
+        return list(bs, as_, same_tuple, indent, out);
     }
     if let (Some(bj), Some(aj)) = (json_doc(b), json_doc(a)) {
         out.push_str("jsonencode(\n");
         out.push_str(&pad(indent + 4));
+        out.push_str("~ ");
         changed(&bj, &aj, indent + 4, out);
         out.push('\n');
         out.push_str(&pad(indent + 2));
@@ -188,11 +197,11 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
         } else {
             (&[], vs)
         };
-        return list(bs, as_, indent, out);
+        return list(bs, as_, false, indent, out);
     }
     if let Some(j) = json_doc(v) {
         out.push_str("jsonencode(\n");
-        out.push_str(&pad(indent + 4));
+        out.push_str(&pad(indent + 6));
         whole(&j, s, indent + 4, out);
         out.push('\n');
         out.push_str(&pad(indent + 2));
@@ -278,10 +287,12 @@ fn object(
         let (bv, av) = (b.get(k), a.get(k));
         let s = sym(bv, av);
         if s == Sym::Same && (is_null(bv) || updating) {
-            if !is_null(bv) {
-                skipped += 1;
+            if is_null(bv) {
+                continue;
             }
-            if updating || is_null(bv) {
+            // `id`, `name` and `tags` say which object this is: kept.
+            if map || !IDENTIFYING.contains(&k.as_str()) {
+                skipped += 1;
                 continue;
             }
         }
@@ -317,14 +328,28 @@ fn line(
     out.push('\n');
 }
 
-fn list(b: &[Value], a: &[Value], indent: usize, out: &mut String) {
+fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut String) {
     out.push_str("[\n");
     let inner = indent + 4;
     let updating = !b.is_empty() && !a.is_empty();
-    // Pair up elements that stayed, so only real changes are marked.
-    let (bk, ak) = (key_list(b), key_list(a));
-    let ops = capture_diff_slices(Algorithm::Myers, &bk, &ak);
     let mut rows: Vec<(Sym, Option<&Value>, Option<&Value>)> = Vec::new();
+    // Tuples of one type pair up by position, as Terraform pairs them;
+    // otherwise a sequence diff pairs up the elements that stayed.
+    let (bk, ak) = if by_index {
+        rows = b
+            .iter()
+            .zip(a)
+            .map(|(x, y)| (sym(Some(x), Some(y)), Some(x), Some(y)))
+            .collect();
+        (Vec::new(), Vec::new())
+    } else {
+        (key_list(b), key_list(a))
+    };
+    let ops = if by_index {
+        Vec::new()
+    } else {
+        capture_diff_slices(Algorithm::Myers, &bk, &ak)
+    };
     for op in ops {
         let (tag, br, ar) = op.as_tag_tuple();
         match tag {
@@ -423,7 +448,7 @@ pub fn resource_body(
             if is_null(bv) {
                 continue;
             }
-            if updating && !matches!(k.as_str(), "id" | "name" | "tags") {
+            if updating && !IDENTIFYING.contains(&k.as_str()) {
                 skipped += 1;
                 continue;
             }
@@ -437,7 +462,12 @@ pub fn resource_body(
         }
         let mut l = String::new();
         line(s, (k, width), bv, av, inner, false, &mut l);
-        if forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
+        // Terraform marks typed attributes only: a dynamic one (like
+        // terraform_data's triggers_replace) is rendered without the mark.
+        let dynamic = schema
+            .and_then(|s| s.attributes.get(k.as_str()))
+            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic);
+        if !dynamic && forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
             l.pop();
             l.push_str(" # forces replacement\n");
         }

@@ -47,8 +47,16 @@ fn header(c: &ResourceChange) -> String {
             "will be replaced due to changes in replace_triggered_by"
         }
         (a, _) if a.is_replace() => "must be replaced",
-        _ => "has moved",
+        _ => "",
     };
+    if c.action == Action::NoOp {
+        let from = c
+            .previous_addr
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return format!("  # {from} has moved to {addr}\n");
+    }
     let mut out = format!("  # {addr} {what}\n");
     if let Some(prev) = &c.previous_addr {
         out.push_str(&format!("  # (moved from {prev})\n"));
@@ -102,13 +110,13 @@ pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
     out
 }
 
-fn output_change(o: &OutputChange) -> String {
+fn output_change(o: &OutputChange, width: usize) -> String {
     let sym = match o.action() {
         Action::Create => '+',
         Action::Delete => '-',
         _ => '~',
     };
-    let mut out = format!("  {sym} {} = ", o.name);
+    let mut out = format!("  {sym} {:width$} = ", o.name);
     let mark = |v: Option<&crate::lang::value::Value>| v.map(|v| v.clone().mark_if(o.sensitive));
     value(
         mark(o.before.as_ref()).as_ref(),
@@ -151,39 +159,25 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
     if !changes.is_empty() {
         out.push_str("strata will perform the following actions:\n\n");
         for c in &changes {
-            if c.action == Action::NoOp {
-                out.push_str(&header(c));
-                out.push_str(&format!(
-                    "    {} \"{}\" \"{}\" {{\n",
-                    if c.addr.id.mode == Mode::Data {
-                        "data"
-                    } else {
-                        "resource"
-                    },
-                    c.addr.id.type_name,
-                    c.addr.id.name
-                ));
-                out.push_str("        # (no attribute changes)\n    }\n\n");
-                continue;
-            }
             out.push_str(&resource_change(c, drivers));
             out.push('\n');
         }
         let n = p.counts();
-        let moved = changes.iter().filter(|c| c.previous_addr.is_some()).count();
         out.push_str(&format!(
             "Plan: {} to add, {} to change, {} to destroy",
             n.add, n.change, n.destroy
         ));
-        if moved > 0 {
-            out.push_str(&format!(", {moved} to move"));
-        }
         out.push_str(".\n");
     }
     if !outputs.is_empty() {
         out.push_str("\nChanges to Outputs:\n");
+        let width = outputs
+            .iter()
+            .map(|o| o.name.chars().count())
+            .max()
+            .unwrap_or(0);
         for o in outputs {
-            out.push_str(&output_change(o));
+            out.push_str(&output_change(o, width));
         }
         if changes.is_empty() {
             out.push_str("\nYou can apply this plan to save these new output values to the strata\nstate, without changing any real infrastructure.\n");

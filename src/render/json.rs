@@ -19,8 +19,37 @@ fn unknown_mask(v: Option<&Value>) -> Json {
 
 fn sensitive_mask(v: Option<&Value>) -> Json {
     match v {
-        Some(v) => mask(v, &Value::is_sensitive),
+        Some(v) => shaped_unknowns(mask(v, &Value::is_sensitive), v),
         None => Json::Bool(false),
+    }
+}
+
+/// Terraform gives an unknown collection an empty collection in the
+/// sensitivity mask (`"output": {}`), not `false`.
+fn shaped_unknowns(m: Json, v: &Value) -> Json {
+    use crate::lang::types::Type;
+    match (m, v.unmarked()) {
+        (Json::Bool(false), Value::Unknown(t)) => match t {
+            Type::Object(_) | Type::Map(_) => json!({}),
+            Type::List(_) | Type::Set(_) | Type::Tuple(_) => json!([]),
+            _ => Json::Bool(false),
+        },
+        (Json::Object(mut o), Value::Object(vs) | Value::Map(_, vs)) => {
+            for (k, x) in vs {
+                let inner = shaped_unknowns(o.remove(k).unwrap_or(Json::Bool(false)), x);
+                if inner != Json::Bool(false) {
+                    o.insert(k.clone(), inner);
+                }
+            }
+            Json::Object(o)
+        }
+        (Json::Array(a), Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs)) => Json::Array(
+            a.into_iter()
+                .zip(vs)
+                .map(|(m, x)| shaped_unknowns(m, x))
+                .collect(),
+        ),
+        (m, _) => m,
     }
 }
 
@@ -107,19 +136,36 @@ fn resource_change(c: &ResourceChange) -> Json {
     Json::Object(o)
 }
 
+/// A mask with nothing in it is `false` for an output, as Terraform has it.
+fn collapse(m: Json) -> Json {
+    fn any_true(m: &Json) -> bool {
+        match m {
+            Json::Bool(b) => *b,
+            Json::Array(a) => a.iter().any(any_true),
+            Json::Object(o) => o.values().any(any_true),
+            _ => false,
+        }
+    }
+    if any_true(&m) {
+        m
+    } else {
+        Json::Bool(false)
+    }
+}
+
 fn output_change(o: &OutputChange) -> Json {
     let mark = |v: &Value| v.clone().mark_if(o.sensitive);
     let (before, after) = (o.before.as_ref().map(mark), o.after.as_ref().map(mark));
     let sens = |v: &Option<Value>| match v {
         Some(v) if v.is_sensitive() => Json::Bool(true),
-        Some(v) => sensitive_mask(Some(v)),
+        Some(v) => collapse(mask(v, &Value::is_sensitive)),
         None => Json::Bool(o.sensitive),
     };
     json!({
         "actions": o.action().json_actions(),
         "before": before.as_ref().map(plain_json).unwrap_or(Json::Null),
         "after": after.as_ref().map(known_json).unwrap_or(Json::Null),
-        "after_unknown": after.as_ref().map(|a| unknown_mask(Some(a))).unwrap_or(Json::Bool(false)),
+        "after_unknown": after.as_ref().map(|a| collapse(unknown_mask(Some(a)))).unwrap_or(Json::Bool(false)),
         "before_sensitive": sens(&before),
         "after_sensitive": sens(&after),
     })
@@ -149,22 +195,28 @@ fn module_tree(items: Vec<(Option<String>, Json)>) -> Json {
     Json::Object(out)
 }
 
-fn resource_values(c: &ResourceChange, v: &Value) -> Json {
+fn resource_values(c: &ResourceChange, v: &Value, with_deps: bool) -> Json {
     let mut o = Map::new();
     identity(c, &mut o);
     o.insert("schema_version".into(), json!(c.schema_version));
     o.insert("values".into(), known_json(v));
     o.insert("sensitive_values".into(), sensitive_mask(Some(v)));
-    if !c.dependencies.is_empty() {
+    if with_deps && !c.dependencies.is_empty() {
         o.insert("depends_on".into(), json!(c.dependencies));
     }
     Json::Object(o)
 }
 
+/// Outputs as values. The prior state's are the refreshed ones, which
+/// (as Terraform does) are evaluated again: the new value where known.
 fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
     let mut m = Map::new();
     for o in outputs {
-        let v = if after { &o.after } else { &o.before };
+        let v = match (&o.before, &o.after) {
+            (Some(_), Some(a)) if !after && a.is_wholly_known() => &o.after,
+            _ if after => &o.after,
+            _ => &o.before,
+        };
         if let Some(v) = v {
             if !v.is_wholly_known() && !after {
                 continue;
@@ -189,7 +241,7 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
         .filter_map(|c| {
             Some((
                 c.addr.id.module.clone(),
-                resource_values(c, c.after.as_ref()?),
+                resource_values(c, c.after.as_ref()?, false),
             ))
         })
         .collect();
@@ -200,7 +252,7 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
         .filter_map(|c| {
             Some((
                 c.addr.id.module.clone(),
-                resource_values(c, c.before.as_ref()?),
+                resource_values(c, c.before.as_ref()?, true),
             ))
         })
         .collect();
@@ -210,6 +262,17 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
     let mut out = Map::new();
     out.insert("format_version".into(), json!("1.2"));
     out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    if !p.variables.is_empty() {
+        out.insert(
+            "variables".into(),
+            Json::Object(
+                p.variables
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!({ "value": plain_json(v) })))
+                    .collect(),
+            ),
+        );
+    }
     out.insert(
         "planned_values".into(),
         json!({"outputs": outputs_values(&p.outputs, true), "root_module": module_tree(planned)}),
@@ -240,6 +303,9 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
             "values": {"outputs": outputs_values(&p.outputs, false), "root_module": module_tree(prior)},
         }),
     );
+    if !p.configuration.is_null() {
+        out.insert("configuration".into(), p.configuration.clone());
+    }
     out.insert("timestamp".into(), json!(timestamp));
     out.insert("applyable".into(), json!(p.has_changes()));
     out.insert("complete".into(), json!(true));
