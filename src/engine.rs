@@ -227,6 +227,27 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
     Ok(out)
 }
 
+fn make_plan(
+    p: &Prepared,
+    state: &State,
+    opts: &Options,
+    drivers: &Drivers,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Plan, Diags> {
+    planner::plan(
+        Request {
+            root: &p.module,
+            graph: &p.graph,
+            drivers,
+            vars: p.vars.clone(),
+            state,
+            refresh: opts.refresh,
+            destroy: opts.destroy,
+        },
+        rt,
+    )
+}
+
 fn render(plan: &Plan, format: Format, drivers: &Drivers) -> String {
     match format {
         Format::Human => crate::render::human::plan(plan, drivers),
@@ -247,18 +268,7 @@ pub fn plan(
     let rt = runtime(opts.parallelism)?;
     let store = LocalStore::new(&opts.state);
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
-    let plan = planner::plan(
-        Request {
-            root: &p.module,
-            graph: &p.graph,
-            drivers,
-            vars: p.vars.clone(),
-            state: &state,
-            refresh: opts.refresh,
-            destroy: opts.destroy,
-        },
-        &rt,
-    )?;
+    let plan = make_plan(&p, &state, opts, drivers, &rt)?;
     print!("{}", render(&plan, format, drivers));
     if let Some(out) = out {
         let saved = Saved {
@@ -390,18 +400,7 @@ pub fn apply(
             plan
         }
         None => {
-            let plan = planner::plan(
-                Request {
-                    root: &p.module,
-                    graph: &p.graph,
-                    drivers,
-                    vars: p.vars.clone(),
-                    state: &state,
-                    refresh: opts.refresh,
-                    destroy: opts.destroy,
-                },
-                &rt,
-            )?;
+            let plan = make_plan(&p, &state, opts, drivers, &rt)?;
             print!("{}", crate::render::human::plan(&plan, drivers));
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.

@@ -105,24 +105,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         mut changes, diags, ..
     } = p;
     diags.into_result(())?;
-    changes.sort_by(|a, b| {
-        (
-            &a.addr.id.module,
-            a.addr.id.mode,
-            &a.addr.id.type_name,
-            &a.addr.id.name,
-            &a.addr.key,
-            &a.deposed,
-        )
-            .cmp(&(
-                &b.addr.id.module,
-                b.addr.id.mode,
-                &b.addr.id.type_name,
-                &b.addr.id.name,
-                &b.addr.key,
-                &b.deposed,
-            ))
-    });
+    changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     Ok(Plan {
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
@@ -133,6 +116,28 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         variables: req.vars.clone(),
         configuration: crate::config::json::configuration(req.root),
     })
+}
+
+/// Terraform's order of changes: module, mode, type, name, key.
+type OrderKey<'c> = (
+    &'c Option<String>,
+    strata_state::model::Mode,
+    &'c str,
+    &'c str,
+    &'c Option<InstanceKey>,
+    &'c Option<String>,
+);
+
+fn order_key(c: &ResourceChange) -> OrderKey<'_> {
+    let id = &c.addr.id;
+    (
+        &id.module,
+        id.mode,
+        &id.type_name,
+        &id.name,
+        &c.addr.key,
+        &c.deposed,
+    )
 }
 
 struct Planner<'r, 'a> {

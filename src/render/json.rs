@@ -234,28 +234,22 @@ fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
 }
 
 pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
-    let planned: Vec<(Option<String>, Json)> = p
-        .changes
-        .iter()
-        .filter(|c| c.deposed.is_none())
-        .filter_map(|c| {
-            Some((
-                c.addr.id.module.clone(),
-                resource_values(c, c.after.as_ref()?, false),
-            ))
-        })
-        .collect();
-    let prior: Vec<(Option<String>, Json)> = p
-        .changes
-        .iter()
-        .filter(|c| c.deposed.is_none())
-        .filter_map(|c| {
-            Some((
-                c.addr.id.module.clone(),
-                resource_values(c, c.before.as_ref()?, true),
-            ))
-        })
-        .collect();
+    // The objects after the plan, and before it (with what they depend on).
+    let values = |after: bool| -> Vec<(Option<String>, Json)> {
+        p.changes
+            .iter()
+            .filter(|c| c.deposed.is_none())
+            .filter_map(|c| {
+                let v = if after {
+                    c.after.as_ref()
+                } else {
+                    c.before.as_ref()
+                }?;
+                Some((c.addr.id.module.clone(), resource_values(c, v, !after)))
+            })
+            .collect()
+    };
+    let (planned, prior) = (values(true), values(false));
     let timestamp = time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();

@@ -218,8 +218,8 @@ pub fn unmask(v: Value, m: &Json, make: &dyn Fn(Value) -> Value) -> Value {
             Value::Tuple(vs) => Value::Tuple(zip_mask(vs, ms, make)),
             v => v,
         },
-        Json::Object(ms) => match v {
-            Value::Object(m) => Value::Object(
+        Json::Object(ms) => {
+            let each = |m: BTreeMap<String, Value>| -> BTreeMap<String, Value> {
                 m.into_iter()
                     .map(|(k, x)| match ms.get(&k) {
                         Some(sub) => {
@@ -228,22 +228,14 @@ pub fn unmask(v: Value, m: &Json, make: &dyn Fn(Value) -> Value) -> Value {
                         }
                         None => (k, x),
                     })
-                    .collect(),
-            ),
-            Value::Map(t, m) => Value::Map(
-                t,
-                m.into_iter()
-                    .map(|(k, x)| match ms.get(&k) {
-                        Some(sub) => {
-                            let x = unmask(x, sub, make);
-                            (k, x)
-                        }
-                        None => (k, x),
-                    })
-                    .collect(),
-            ),
-            v => v,
-        },
+                    .collect()
+            };
+            match v {
+                Value::Object(m) => Value::Object(each(m)),
+                Value::Map(t, m) => Value::Map(t, each(m)),
+                v => v,
+            }
+        }
         _ => v,
     }
 }
