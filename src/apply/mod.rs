@@ -419,7 +419,8 @@ async fn walk<'p>(
                 finish(n, true, &mut ready, &mut blockers, &mut failed_nodes);
                 continue;
             }
-            if node.kind != NodeKind::Resource {
+            let data = node.kind == NodeKind::Data;
+            if node.kind != NodeKind::Resource && !data {
                 w.visit(n, &mut diags);
                 done_nodes += 1;
                 finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
@@ -430,7 +431,12 @@ async fn walk<'p>(
                 finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
                 continue;
             };
-            let Some((driver, schema)) = req.drivers.resource(&r.type_name) else {
+            let found = if data {
+                req.drivers.data(&r.type_name)
+            } else {
+                req.drivers.resource(&r.type_name)
+            };
+            let Some((driver, schema)) = found else {
                 done_nodes += 1;
                 finish(n, true, &mut ready, &mut blockers, &mut failed_nodes);
                 continue;
@@ -490,7 +496,13 @@ async fn walk<'p>(
                         }),
                         None => config,
                     };
-                    let planned = if d.0.is_empty() {
+                    let planned = if d.0.is_empty() && data {
+                        // A data source's "plan" is its configuration.
+                        Ok(strata_provider::Planned {
+                            planned: config.clone(),
+                            requires_replace: Vec::new(),
+                        })
+                    } else if d.0.is_empty() {
                         driver
                             .plan(PlanRequest {
                                 type_name: &r.type_name,
@@ -526,6 +538,7 @@ async fn walk<'p>(
                     };
                     let kind = match c.action {
                         Action::Update => OpKind::Update,
+                        Action::Read => OpKind::Read,
                         _ => OpKind::Create,
                     };
                     if c.action == Action::CreateThenDelete {
@@ -606,6 +619,10 @@ async fn walk<'p>(
             let group = &mut groups[g];
             group.left -= 1;
             match r.result {
+                // Data sources are read again by every plan; not stored.
+                Ok(Some(v)) if c.addr.id.mode == strata_state::model::Mode::Data => {
+                    group.values[k] = v;
+                }
                 Ok(Some(v)) => match ex.put(c, &v, None) {
                     Ok(e) => {
                         batch.push(e);

@@ -13,6 +13,7 @@ pub enum OpKind {
     Create,
     Update,
     Delete,
+    Read,
 }
 
 impl OpKind {
@@ -21,6 +22,7 @@ impl OpKind {
             OpKind::Create => ("Creating...", "creating", "Creation complete"),
             OpKind::Update => ("Modifying...", "modifying", "Modifications complete"),
             OpKind::Delete => ("Destroying...", "destroying", "Destruction complete"),
+            OpKind::Read => ("Reading...", "reading", "Read complete"),
         }
     }
 }
@@ -125,6 +127,9 @@ impl Runner {
                         .update(&op.type_name, &op.prior, planned)
                         .await
                         .map(Some),
+                    (OpKind::Read, Some((config, _))) => {
+                        op.driver.read_data(&op.type_name, config).await.map(Some)
+                    }
                     (OpKind::Delete, _) => op
                         .driver
                         .delete(&op.type_name, &op.prior)

@@ -2,6 +2,7 @@
 //! semantics, so the same `.tf` files run under Terraform and strata; and
 //! the registry that finds the driver of a resource type.
 
+pub mod remote_state;
 pub mod terraform_data;
 
 use std::sync::Arc;
@@ -34,10 +35,10 @@ impl Drivers {
             .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
     }
 
-    /// The driver for a provider address recorded in state.
-    pub fn by_provider(&self, provider_address: &str) -> Option<&Arc<dyn Driver>> {
+    /// The driver of a data source type and its schema.
+    pub fn data(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
         self.list
             .iter()
-            .find(|d| d.provider_address() == provider_address)
+            .find_map(|d| d.data_schemas().get(type_name).map(|s| (d, s)))
     }
 }

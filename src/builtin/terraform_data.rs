@@ -1,7 +1,8 @@
-//! The builtin `terraform_data` resource, as Terraform's builtin provider
-//! defines it: `input` is stored and echoed as `output`; `output` is unknown
+//! The builtin provider, `terraform`: the `terraform_data` resource, as
+//! Terraform's builtin provider defines it: `input` is stored and echoed as `output`; `output` is unknown
 //! in a plan whenever `input` changes; a change to `triggers_replace`
-//! replaces the instance; `id` is a random UUID.
+//! replaces the instance; `id` is a random UUID. Its data source,
+//! `terraform_remote_state`, is in `remote_state.rs`.
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -189,5 +190,25 @@ impl Driver for TerraformData {
     async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
         // Nothing outside the state can hold a terraform_data.
         check_type(type_name).map(|_| Vec::new())
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static S: OnceLock<BTreeMap<String, ResourceSchema>> = OnceLock::new();
+        S.get_or_init(|| {
+            BTreeMap::from([(
+                super::remote_state::TYPE.to_string(),
+                super::remote_state::schema(),
+            )])
+        })
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        if type_name != super::remote_state::TYPE {
+            return Err(DriverError::UnknownType {
+                driver: "terraform".into(),
+                type_name: type_name.into(),
+            });
+        }
+        super::remote_state::read(config)
     }
 }

@@ -61,7 +61,9 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 7] = [
+const REASONS: [Reason; 9] = [
+    Reason::ReadConfigUnknown,
+    Reason::ReadDependencyPending,
     Reason::NoResourceConfig,
     Reason::CountIndex,
     Reason::EachKey,

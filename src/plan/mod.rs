@@ -74,6 +74,10 @@ pub enum Reason {
     CannotUpdate,
     /// `strata destroy`.
     Destroy,
+    /// A data source read at apply: its configuration is not known yet.
+    ReadConfigUnknown,
+    /// A data source read at apply: something it depends on changes first.
+    ReadDependencyPending,
 }
 
 impl Reason {
@@ -86,6 +90,8 @@ impl Reason {
             Reason::ReplaceTriggered => "replace_by_triggers",
             Reason::CannotUpdate => "replace_because_cannot_update",
             Reason::Destroy => "delete",
+            Reason::ReadConfigUnknown => "read_because_config_unknown",
+            Reason::ReadDependencyPending => "read_because_dependency_pending",
         }
     }
 }

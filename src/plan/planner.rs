@@ -69,6 +69,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         changes: Vec::new(),
         by_addr: HashMap::new(),
         moves,
+        changing: HashSet::new(),
         diags: Diags::default(),
         configs,
     };
@@ -84,17 +85,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         for n in walk.order() {
             match req.graph.graph[n].kind {
                 NodeKind::Resource => p.resource(&walk, n),
-                NodeKind::Data => {
-                    let node = &req.graph.graph[n];
-                    p.diags.push(
-                        Diag::new(
-                            "strata::plan::data_source",
-                            "Data source not supported",
-                            format!("{} needs a data source driver; none of this build's drivers provides data sources of type {:?}.", node.addr(), node.local_addr.split('.').nth(1).unwrap_or("")),
-                        )
-                        .at(node.span),
-                    );
-                }
+                NodeKind::Data => p.data(&walk, n, rt),
                 _ => walk.visit(n, &mut p.diags),
             }
         }
@@ -118,10 +109,11 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     })
 }
 
-/// Terraform's order of changes: module, mode, type, name, key.
+/// Terraform's order of changes: module, mode (data sources first), type,
+/// name, key.
 type OrderKey<'c> = (
     &'c Option<String>,
-    strata_state::model::Mode,
+    bool,
     &'c str,
     &'c str,
     &'c Option<InstanceKey>,
@@ -132,7 +124,7 @@ fn order_key(c: &ResourceChange) -> OrderKey<'_> {
     let id = &c.addr.id;
     (
         &id.module,
-        id.mode,
+        id.mode == strata_state::model::Mode::Managed,
         &id.type_name,
         &id.name,
         &c.addr.key,
@@ -149,6 +141,8 @@ struct Planner<'r, 'a> {
     /// Instance address → position in `changes`, for replace_triggered_by.
     by_addr: HashMap<String, usize>,
     moves: HashMap<String, Address>,
+    /// Config addresses (`module.m.t.n`) with a planned change.
+    changing: HashSet<String>,
     diags: Diags,
     configs: HashMap<String, &'a Resource>,
 }
@@ -158,7 +152,106 @@ impl Planner<'_, '_> {
         if c.deposed.is_none() {
             self.by_addr.insert(c.addr.to_string(), self.changes.len());
         }
+        if c.action != Action::NoOp {
+            self.changing.insert(c.config_addr());
+        }
         self.changes.push(c);
+    }
+
+    /// A data source: read now when its configuration is known and nothing
+    /// it depends on changes; otherwise planned as a read during apply.
+    fn data(&mut self, walk: &Walk, n: NodeIndex, rt: &tokio::runtime::Runtime) {
+        let graph = self.req.graph;
+        let node = &graph.graph[n];
+        let Some(r) = walk.module(node).and_then(|m| m.resources.get(node.index)) else {
+            return;
+        };
+        let Some((driver, schema)) = self.req.drivers.data(&r.type_name) else {
+            self.diags.push(
+                Diag::new(
+                    "strata::plan::data_type",
+                    "Invalid data source",
+                    format!(
+                        "No driver of this strata build provides the data source {:?}.",
+                        r.type_name
+                    ),
+                )
+                .at(r.span),
+            );
+            for ri in walk.expand(n, &mut self.diags) {
+                walk.set(&ri.prefix, &node.local_addr, Value::unknown());
+            }
+            return;
+        };
+        let deps: Vec<String> = graph
+            .resource_deps(n)
+            .into_iter()
+            .map(|d| graph.graph[d].addr())
+            .collect();
+        let pending = deps.iter().any(|d| self.changing.contains(d));
+        for ri in walk.expand(n, &mut self.diags) {
+            let mut values = Vec::new();
+            for ctx in ri.keys.instances() {
+                let addr = ri.address(node, ctx.key.clone());
+                let mut d = Diags::default();
+                let config = walk
+                    .eval_with(node, &ri.prefix, Some(&ctx), |ev| {
+                        decode(&r.body, schema, ev, r.span, &mut d)
+                    })
+                    .unwrap_or_else(Value::unknown);
+                if !d.0.is_empty() {
+                    self.diags.0.extend(d.0);
+                    values.push(Value::Unknown(schema.object_type()));
+                    continue;
+                }
+                let (action, reason, after) = if !pending && config.is_wholly_known() {
+                    match rt.block_on(driver.read_data(&r.type_name, &config)) {
+                        Ok(v) => (Action::NoOp, None, v),
+                        Err(e) => {
+                            self.diags.push(
+                                Diag::new(
+                                    "strata::driver::read_data",
+                                    format!("Reading {addr} failed"),
+                                    e.to_string(),
+                                )
+                                .at(r.span),
+                            );
+                            values.push(Value::Unknown(schema.object_type()));
+                            continue;
+                        }
+                    }
+                } else {
+                    let mut planned = config.unmarked().entries().cloned().unwrap_or_default();
+                    for (k, a) in &schema.attributes {
+                        if a.computed && planned.get(k).is_none_or(Value::is_null) {
+                            planned.insert(k.clone(), Value::Unknown(a.ty.clone()));
+                        }
+                    }
+                    let reason = if config.is_wholly_known() {
+                        Reason::ReadDependencyPending
+                    } else {
+                        Reason::ReadConfigUnknown
+                    };
+                    (Action::Read, Some(reason), Value::Object(planned))
+                };
+                values.push(after.clone());
+                self.push(ResourceChange {
+                    addr,
+                    deposed: None,
+                    previous_addr: None,
+                    provider: driver.provider_address(),
+                    action,
+                    reason,
+                    before: None,
+                    after: Some(after),
+                    replace_paths: Vec::new(),
+                    schema_version: schema.version,
+                    dependencies: deps.clone(),
+                    create_before_destroy: false,
+                });
+            }
+            walk.set(&ri.prefix, &node.local_addr, ri.keys.assemble(values));
+        }
     }
 
     fn resource(&mut self, walk: &Walk, n: NodeIndex) {

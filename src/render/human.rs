@@ -73,6 +73,12 @@ fn header(c: &ResourceChange) -> String {
             "key [{}] is not in for_each map",
             serde_json::Value::String(k.clone())
         )),
+        (Some(Reason::ReadConfigUnknown), _) => {
+            Some("config refers to values not yet known".to_string())
+        }
+        (Some(Reason::ReadDependencyPending), _) => {
+            Some("depends on a resource or a module with changes pending".to_string())
+        }
         (Some(Reason::NoModule), _) => Some(format!(
             "{} is not in configuration",
             c.addr.id.module.as_deref().unwrap_or("the module")
@@ -80,7 +86,11 @@ fn header(c: &ResourceChange) -> String {
         _ => None,
     };
     if let (Some(b), None) = (because, &c.deposed) {
-        out.push_str(&format!("  # (because {b})\n"));
+        if c.action == Action::Read {
+            out.push_str(&format!("  # ({b})\n"));
+        } else {
+            out.push_str(&format!("  # (because {b})\n"));
+        }
     }
     out
 }

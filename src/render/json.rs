@@ -277,9 +277,16 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
             Json::Array(p.drift.iter().map(resource_change).collect()),
         );
     }
+    // Data sources read while planning are values, not changes.
     out.insert(
         "resource_changes".into(),
-        Json::Array(p.changes.iter().map(resource_change).collect()),
+        Json::Array(
+            p.changes
+                .iter()
+                .filter(|c| !(c.addr.id.mode == Mode::Data && c.action == Action::NoOp))
+                .map(resource_change)
+                .collect(),
+        ),
     );
     out.insert(
         "output_changes".into(),

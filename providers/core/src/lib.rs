@@ -115,4 +115,20 @@ pub trait Driver: Send + Sync {
 
     /// Finds what a crashed run created for `tags` but never recorded.
     async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+
+    /// Schemas of the data source types (none unless the driver has some).
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
+
+    /// Reads a data source: `config` is its configuration, wholly known;
+    /// the result fills in the computed attributes.
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        let _ = config;
+        Err(DriverError::UnknownType {
+            driver: self.name().to_string(),
+            type_name: type_name.to_string(),
+        })
+    }
 }
