@@ -16,7 +16,8 @@ use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use petgraph::graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use strata_provider::PlanRequest;
+use std::sync::Arc;
+use strata_provider::{Driver, PlanRequest, ResourceSchema};
 use strata_state::model::{Address, InstanceKey, State};
 
 pub struct Request<'a> {
@@ -147,7 +148,7 @@ struct Planner<'r, 'a> {
     configs: HashMap<String, &'a Resource>,
 }
 
-impl Planner<'_, '_> {
+impl<'a> Planner<'_, 'a> {
     fn push(&mut self, c: ResourceChange) {
         if c.deposed.is_none() {
             self.by_addr.insert(c.addr.to_string(), self.changes.len());
@@ -160,50 +161,20 @@ impl Planner<'_, '_> {
 
     /// A data source: read now when its configuration is known and nothing
     /// it depends on changes; otherwise planned as a read during apply.
-    fn data(&mut self, walk: &Walk, n: NodeIndex, rt: &tokio::runtime::Runtime) {
-        let graph = self.req.graph;
-        let node = &graph.graph[n];
-        let Some(r) = walk.module(node).and_then(|m| m.resources.get(node.index)) else {
+    fn data(&mut self, walk: &Walk<'a>, n: NodeIndex, rt: &tokio::runtime::Runtime) {
+        let Some((r, driver, schema, deps)) = self.prologue(walk, n, true) else {
             return;
         };
-        let Some((driver, schema)) = self.req.drivers.data(&r.type_name) else {
-            self.diags.push(
-                Diag::new(
-                    "strata::plan::data_type",
-                    "Invalid data source",
-                    format!(
-                        "No driver of this strata build provides the data source {:?}.",
-                        r.type_name
-                    ),
-                )
-                .at(r.span),
-            );
-            for ri in walk.expand(n, &mut self.diags) {
-                walk.set(&ri.prefix, &node.local_addr, Value::unknown());
-            }
-            return;
-        };
-        let deps: Vec<String> = graph
-            .resource_deps(n)
-            .into_iter()
-            .map(|d| graph.graph[d].addr())
-            .collect();
+        let node = &self.req.graph.graph[n];
         let pending = deps.iter().any(|d| self.changing.contains(d));
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(node, ctx.key.clone());
-                let mut d = Diags::default();
-                let config = walk
-                    .eval_with(node, &ri.prefix, Some(&ctx), |ev| {
-                        decode(&r.body, schema, ev, r.span, &mut d)
-                    })
-                    .unwrap_or_else(Value::unknown);
-                if !d.0.is_empty() {
-                    self.diags.0.extend(d.0);
+                let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
-                }
+                };
                 let (action, reason, after) = if !pending && config.is_wholly_known() {
                     match rt.block_on(driver.read_data(&r.type_name, &config)) {
                         Ok(v) => (Action::NoOp, None, v),
@@ -254,19 +225,38 @@ impl Planner<'_, '_> {
         }
     }
 
-    fn resource(&mut self, walk: &Walk, n: NodeIndex) {
+    /// The block of a resource or data node, its driver and schema, and
+    /// the resources it depends on; `None` (reported) when no driver has
+    /// the type.
+    #[allow(clippy::type_complexity)]
+    fn prologue(
+        &mut self,
+        walk: &Walk<'a>,
+        n: NodeIndex,
+        data: bool,
+    ) -> Option<(
+        &'a Resource,
+        &'a Arc<dyn Driver>,
+        &'a ResourceSchema,
+        Vec<String>,
+    )> {
         let graph = self.req.graph;
         let node = &graph.graph[n];
-        let Some(r) = walk.module(node).and_then(|m| m.resources.get(node.index)) else {
-            return;
+        let r = walk.module(node)?.resources.get(node.index)?;
+        let drivers: &'a Drivers = self.req.drivers;
+        let found = if data {
+            drivers.data(&r.type_name)
+        } else {
+            drivers.resource(&r.type_name)
         };
-        let Some((driver, schema)) = self.req.drivers.resource(&r.type_name) else {
+        let Some((driver, schema)) = found else {
+            let what = if data { "data source" } else { "resource type" };
             self.diags.push(
                 Diag::new(
                     "strata::plan::resource_type",
-                    "Invalid resource type",
+                    format!("Invalid {what}"),
                     format!(
-                        "No driver of this strata build provides the resource type {:?}.",
+                        "No driver of this strata build provides the {what} {:?}.",
                         r.type_name
                     ),
                 )
@@ -275,7 +265,7 @@ impl Planner<'_, '_> {
             for ri in walk.expand(n, &mut self.diags) {
                 walk.set(&ri.prefix, &node.local_addr, Value::unknown());
             }
-            return;
+            return None;
         };
         let mut deps: Vec<String> = graph
             .resource_deps(n)
@@ -283,22 +273,48 @@ impl Planner<'_, '_> {
             .map(|d| graph.graph[d].addr())
             .collect();
         deps.sort();
+        Some((r, driver, schema, deps))
+    }
+
+    /// One instance's configuration decoded against its schema; `None`
+    /// (reported) when it does not fit.
+    fn config_of(
+        &mut self,
+        walk: &Walk,
+        n: NodeIndex,
+        r: &Resource,
+        schema: &ResourceSchema,
+        (ri, ctx): (&ResourceInstances, &super::walk::InstanceCtx),
+    ) -> Option<Value> {
+        let node = &self.req.graph.graph[n];
+        let mut d = Diags::default();
+        let config = walk
+            .eval_with(node, &ri.prefix, Some(ctx), |ev| {
+                decode(&r.body, schema, ev, r.span, &mut d)
+            })
+            .unwrap_or_else(Value::unknown);
+        if d.0.is_empty() {
+            Some(config)
+        } else {
+            self.diags.0.extend(d.0);
+            None
+        }
+    }
+
+    fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
+        let Some((r, driver, schema, deps)) = self.prologue(walk, n, false) else {
+            return;
+        };
+        let node = &self.req.graph.graph[n];
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(node, ctx.key.clone());
                 let addr_s = addr.to_string();
-                let mut d = Diags::default();
-                let config = walk
-                    .eval_with(node, &ri.prefix, Some(&ctx), |ev| {
-                        decode(&r.body, schema, ev, r.span, &mut d)
-                    })
-                    .unwrap_or_else(Value::unknown);
-                if !d.0.is_empty() {
-                    self.diags.0.extend(d.0);
+                let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
-                }
+                };
                 self.claimed.insert(addr_s.clone());
                 let prior = self.prior.get(&addr_s);
                 let config = match prior {
