@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use strata::builtin::terraform_data::TerraformData;
@@ -28,6 +29,29 @@ struct Sleepy {
     dir: PathBuf,
     delay: Duration,
     schemas: BTreeMap<String, ResourceSchema>,
+    /// Calls in flight now, and the most there have been (written to
+    /// `max_in_flight` in the cloud directory for the test to read).
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// Counts a call in flight for as long as it lives.
+struct Flight<'a>(&'a Sleepy);
+
+impl<'a> Flight<'a> {
+    fn start(s: &'a Sleepy) -> Flight<'a> {
+        let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        if now > s.max_in_flight.fetch_max(now, Ordering::SeqCst) {
+            let _ = std::fs::write(s.dir.join("max_in_flight"), now.to_string());
+        }
+        Flight(s)
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Sleepy {
@@ -37,6 +61,8 @@ impl Sleepy {
             dir,
             delay,
             schemas: BTreeMap::from([(TYPE.to_string(), s)]),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -86,6 +112,16 @@ impl Driver for Sleepy {
             .collect())
     }
     async fn create(&self, _t: &str, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
+        let _flight = Flight::start(self);
+        let input = planned.entries().and_then(|m| m.get("input")).cloned();
+        if input
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.starts_with("fail"))
+        {
+            tokio::time::sleep(self.delay).await;
+            return Err(api("the cloud refused: quota exceeded"));
+        }
         let v = TerraformData
             .create("terraform_data", planned, tags)
             .await?;
@@ -374,5 +410,68 @@ fn a_second_apply_while_one_runs_names_the_holder() {
     assert!(status.success());
     check_converged(&env, "concurrent");
     assert_eq!(state_ids(&env).1.len(), 40);
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+#[test]
+fn a_failure_stops_its_dependents_and_nothing_else() {
+    let env = setup("failure");
+    let config = r#"
+resource "sleepy_object" "root" { input = "fail-quota" }
+resource "sleepy_object" "child" { input = sleepy_object.root.output }
+resource "sleepy_object" "grandchild" { input = sleepy_object.child.output }
+resource "sleepy_object" "independent" { input = "fine" }
+resource "sleepy_object" "also" { input = "${sleepy_object.independent.output}-too" }
+"#;
+    std::fs::write(env.dir.join("main.tf"), config).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("sleepy_object.root failed"), "{out}");
+    assert!(out.contains("quota exceeded"), "{out}");
+    assert!(
+        out.contains("2 added, 0 changed, 0 destroyed; 1 failed, 2 skipped"),
+        "{out}"
+    );
+    assert!(out.contains("skipped: sleepy_object.child"), "{out}");
+    assert!(out.contains("skipped: sleepy_object.grandchild"), "{out}");
+    let (_, addrs) = state_ids(&env);
+    assert_eq!(addrs, ["sleepy_object.also", "sleepy_object.independent"]);
+    check_converged(&env, "after a failure");
+    // Fixed, the next apply creates exactly what is missing.
+    std::fs::write(env.dir.join("main.tf"), config.replace("fail-quota", "ok")).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("3 added, 0 changed, 0 destroyed"), "{out}");
+    check_converged(&env, "after the fix");
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+#[test]
+fn parallelism_bounds_the_calls_in_flight() {
+    let env = setup("parallelism");
+    let config: String = (0..48)
+        .map(|i| format!("resource \"sleepy_object\" \"p{i}\" {{\n  input = \"{i}\"\n}}\n"))
+        .collect();
+    std::fs::write(env.dir.join("main.tf"), config).expect("config");
+    let started = std::time::Instant::now();
+    let out = child(&env, &["apply", "--auto-approve", "--parallelism", "4"], 40)
+        .output()
+        .expect("child");
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let max: usize = std::fs::read_to_string(env.cloud.join("max_in_flight"))
+        .expect("the driver recorded its calls")
+        .parse()
+        .expect("a number");
+    assert_eq!(
+        max, 4,
+        "at most --parallelism creates at once, and that many"
+    );
+    // 48 creates of 2 × 40 ms each, 4 at a time: at least 12 rounds.
+    assert!(took >= Duration::from_millis(12 * 80), "{took:?}");
     let _ = std::fs::remove_dir_all(&env.dir);
 }
