@@ -206,11 +206,11 @@ fn crash_apply_child() {
         Drivers::builtin().with(Arc::new(Sleepy::new(cloud, Duration::from_millis(delay))));
     let code = strata::cli::main_with(drivers, args);
     // The exit code is the process's, as the real binary's would be.
-    std::process::exit(if code == std::process::ExitCode::SUCCESS {
-        0
-    } else {
-        1
-    });
+    let code = [0u8, 2]
+        .into_iter()
+        .find(|c| code == std::process::ExitCode::from(*c))
+        .unwrap_or(1);
+    std::process::exit(code.into());
 }
 
 /// A configuration of `n` objects: ten roots, the rest each depending on
@@ -473,5 +473,44 @@ fn parallelism_bounds_the_calls_in_flight() {
     );
     // 48 creates of 2 × 40 ms each, 4 at a time: at least 12 rounds.
     assert!(took >= Duration::from_millis(12 * 80), "{took:?}");
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+#[test]
+fn an_object_deleted_outside_strata_is_reported_and_recreated() {
+    let env = setup("drift");
+    std::fs::write(env.dir.join("main.tf"), config(3, "g1")).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (ids, _) = state_ids(&env);
+    let gone = ids.iter().next().expect("an object").clone();
+    std::fs::remove_file(env.cloud.join(format!("{gone}.obj"))).expect("delete out of band");
+    let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("Note: Objects have changed outside of strata"),
+        "{out}"
+    );
+    assert!(out.contains("has been deleted"), "{out}");
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    let (code, out) = finish(&env, &["plan", "--format", "json"]);
+    assert_eq!(code, 0);
+    let json = out.find('{').map(|i| &out[i..]).unwrap_or("");
+    let plan: serde_json::Value =
+        serde_json::from_str(json.lines().next().unwrap_or("")).expect("plan JSON");
+    assert_eq!(
+        plan["resource_drift"][0]["change"]["actions"][0], "delete",
+        "{plan}"
+    );
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    check_converged(&env, "after drift");
+    assert!(
+        !state_ids(&env).0.contains(&gone),
+        "the vanished object left the state"
+    );
     let _ = std::fs::remove_dir_all(&env.dir);
 }

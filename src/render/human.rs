@@ -138,9 +138,35 @@ fn output_change(o: &OutputChange, width: usize) -> String {
     out
 }
 
+/// What refresh found changed outside strata, as Terraform reports it
+/// before the plan.
+fn drift(p: &Plan, drivers: &Drivers) -> String {
+    if p.drift.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nNote: Objects have changed outside of strata\n\nstrata detected the following changes made outside of strata since the\nlast \"strata apply\" which may have affected this plan:\n\n");
+    for c in &p.drift {
+        let what = if c.after.is_some() {
+            "has changed"
+        } else {
+            "has been deleted"
+        };
+        out.push_str(&format!("  # {} {what}\n", c.addr));
+        let mut block = resource_change(c, drivers);
+        // resource_change's own header line is the plan's; drop it.
+        if let Some(i) = block.find('\n') {
+            block.drain(..=i);
+        }
+        out.push_str(&block);
+        out.push('\n');
+    }
+    out.push_str("\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n─────────────────────────────────────────────────────────────────────────────\n\n");
+    out
+}
+
 /// The whole plan, as `strata plan` prints it.
 pub fn plan(p: &Plan, drivers: &Drivers) -> String {
-    let mut out = String::new();
+    let mut out = drift(p, drivers);
     let changes: Vec<&ResourceChange> = p
         .changes
         .iter()
