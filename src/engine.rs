@@ -481,8 +481,18 @@ fn summary(report: &apply::Report, state: &State, destroy: bool) -> Result<Outco
             report.destroyed
         );
     } else {
+        let imported = if report.imported > 0 {
+            format!("{} imported, ", report.imported)
+        } else {
+            String::new()
+        };
+        let forgotten = if report.forgotten > 0 {
+            format!(", {} forgotten", report.forgotten)
+        } else {
+            String::new()
+        };
         println!(
-            "\nApply complete! Resources: {} added, {} changed, {} destroyed.",
+            "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed{forgotten}.",
             report.added, report.changed, report.destroyed
         );
     }

@@ -149,6 +149,19 @@ impl Driver for Sleepy {
             Err(e) => Err(api(e)),
         }
     }
+    async fn import(&self, _t: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        for (found, body) in cloud(&self.dir) {
+            if found == id {
+                let v = strata::lang::json::value_from_json(
+                    &body["object"],
+                    &strata::lang::types::Type::Dynamic,
+                )
+                .map_err(api)?;
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
     async fn find_tagged(&self, _t: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
         let mut out = Vec::new();
         for (_, body) in cloud(&self.dir) {
@@ -511,6 +524,56 @@ fn an_object_deleted_outside_strata_is_reported_and_recreated() {
     assert!(
         !state_ids(&env).0.contains(&gone),
         "the vanished object left the state"
+    );
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+#[test]
+fn an_import_block_adopts_an_existing_object() {
+    let env = setup("import");
+    // An object made elsewhere (another tool, another state).
+    std::fs::write(env.dir.join("main.tf"), config(1, "legacy")).expect("config");
+    let other = env.dir.join("other");
+    std::fs::create_dir_all(&other).expect("dir");
+    std::fs::copy(env.dir.join("main.tf"), other.join("main.tf")).expect("copy");
+    let elsewhere = Env {
+        dir: other,
+        cloud: env.cloud.clone(),
+    };
+    assert_eq!(finish(&elsewhere, &["apply", "--auto-approve"]).0, 0);
+    let (ids, _) = state_ids(&elsewhere);
+    let id = ids.into_iter().next().expect("made");
+    let with_import = |n: usize, to: &str, id: &str| {
+        let text = format!(
+            "{}\nimport {{\n  to = {to}\n  id = \"{id}\"\n}}\n",
+            config(n, "legacy")
+        );
+        std::fs::write(env.dir.join("main.tf"), text).expect("config");
+    };
+    with_import(1, "sleepy_object.o0", &id);
+    let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("# sleepy_object.o0 will be imported"), "{out}");
+    assert!(
+        out.contains("Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."),
+        "{out}"
+    );
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Resources: 1 imported, 0 added"), "{out}");
+    assert_eq!(
+        state_ids(&env).0.into_iter().collect::<Vec<_>>(),
+        std::slice::from_ref(&id)
+    );
+    // Imported: the block has done its work and the plan is empty.
+    assert_eq!(finish(&env, &["plan", "--detailed-exitcode"]).0, 0);
+    // An id nothing has is an error naming it.
+    with_import(2, "sleepy_object.o1", "nope");
+    let (code, out) = finish(&env, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Cannot import non-existent remote object"),
+        "{out}"
     );
     let _ = std::fs::remove_dir_all(&env.dir);
 }

@@ -52,6 +52,8 @@ pub struct Request<'a> {
 /// What happened, for the summary.
 #[derive(Debug, Default)]
 pub struct Report {
+    pub imported: usize,
+    pub forgotten: usize,
     pub added: usize,
     pub changed: usize,
     pub destroyed: usize,
@@ -280,6 +282,27 @@ async fn run(ex: &mut Exec<'_, '_>) -> Result<(), Diags> {
                 }
             },
             None => first.push(Exec::remove(d, d.deposed.clone())),
+        }
+    }
+    // Imported objects join the state, forgotten ones leave it, before
+    // anything else: neither needs a driver call.
+    for c in &plan.changes {
+        if c.action == Action::Forget {
+            first.push(Exec::remove(c, c.deposed.clone()));
+            ex.report.forgotten += 1;
+        }
+        if let (Some(_), Some(before)) = (&c.importing, &c.before) {
+            match ex.put(c, before, None) {
+                Ok(e) => first.push(e),
+                Err(e) => {
+                    return Err(Diags::from(Diag::new(
+                        "strata::apply::import",
+                        format!("Cannot record the imported {}", c.addr),
+                        e,
+                    )))
+                }
+            }
+            ex.report.imported += 1;
         }
     }
     ex.commit(first)?;

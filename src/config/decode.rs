@@ -237,8 +237,50 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     )),
                 }
             }
-            // Accepted so Terraform configurations load; planned in later stages.
-            "import" | "check" | "removed" => {}
+            "import" => {
+                let _ = labels(b, &[], diags);
+                match (b.body.attr("to"), b.body.attr("id")) {
+                    (Some(t), Some(i)) => m.imports.push(Import {
+                        to: t.expr.clone(),
+                        id: i.expr.clone(),
+                        span: b.span,
+                    }),
+                    _ => diags.push(err(
+                        "strata::config::import",
+                        "Missing required argument",
+                        "An import block needs both \"to\" and \"id\".",
+                        b.kind_span,
+                    )),
+                }
+            }
+            "removed" => {
+                let _ = labels(b, &[], diags);
+                let destroy = b
+                    .body
+                    .blocks
+                    .iter()
+                    .filter(|l| l.kind == "lifecycle")
+                    .filter_map(|l| l.body.attr("destroy"))
+                    .map(|a| const_bool(a, diags))
+                    .next_back()
+                    .unwrap_or(true);
+                match b.body.attr("from") {
+                    Some(f) => m.removed.push(Removed {
+                        from: f.expr.clone(),
+                        destroy,
+                        span: b.span,
+                    }),
+                    None => diags.push(err(
+                        "strata::config::removed",
+                        "Missing required argument",
+                        "A removed block needs \"from\".",
+                        b.kind_span,
+                    )),
+                }
+            }
+            // Accepted so Terraform configurations load; their assertions
+            // are not evaluated yet.
+            "check" => {}
             _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
         }
     }

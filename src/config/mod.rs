@@ -127,6 +127,23 @@ pub struct Provider {
     pub body: Body,
 }
 
+/// `import { to = ADDR  id = "…" }`: adopt an existing object.
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub to: Expr,
+    pub id: Expr,
+    pub span: Span,
+}
+
+/// `removed { from = ADDR  lifecycle { destroy = false } }`: stop managing
+/// an object, deleting it only when `destroy` is true (the default).
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub from: Expr,
+    pub destroy: bool,
+    pub span: Span,
+}
+
 #[derive(Debug, Clone)]
 pub struct Moved {
     pub from: Expr,
@@ -154,6 +171,8 @@ pub struct Module {
     pub module_calls: Vec<ModuleCall>,
     pub providers: Vec<Provider>,
     pub moved: Vec<Moved>,
+    pub imports: Vec<Import>,
+    pub removed: Vec<Removed>,
 }
 
 impl Module {

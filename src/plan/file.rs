@@ -44,6 +44,7 @@ fn action_name(a: Action) -> &'static str {
         Action::DeleteThenCreate => "delete-then-create",
         Action::CreateThenDelete => "create-then-delete",
         Action::Delete => "delete",
+        Action::Forget => "forget",
     }
 }
 
@@ -56,6 +57,7 @@ fn action_from(s: &str) -> Option<Action> {
         Action::DeleteThenCreate,
         Action::CreateThenDelete,
         Action::Delete,
+        Action::Forget,
     ]
     .into_iter()
     .find(|a| action_name(*a) == s)
@@ -87,6 +89,7 @@ fn change_json(c: &ResourceChange) -> Json {
         "schema_version": c.schema_version,
         "dependencies": c.dependencies,
         "create_before_destroy": c.create_before_destroy,
+        "importing": c.importing,
     })
 }
 
@@ -135,6 +138,7 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
             .get("create_before_destroy")
             .and_then(Json::as_bool)
             .unwrap_or(false),
+        importing: s("importing").map(str::to_string),
     })
 }
 

@@ -30,6 +30,9 @@ pub enum Action {
     /// Replace under `create_before_destroy`: the new object comes first.
     CreateThenDelete,
     Delete,
+    /// Leave the object alone and drop it from the state (a `removed`
+    /// block with `destroy = false`).
+    Forget,
 }
 
 impl Action {
@@ -43,6 +46,7 @@ impl Action {
             Action::DeleteThenCreate => &["delete", "create"],
             Action::CreateThenDelete => &["create", "delete"],
             Action::Delete => &["delete"],
+            Action::Forget => &["forget"],
         }
     }
 
@@ -118,6 +122,8 @@ pub struct ResourceChange {
     /// one depends on, as state records them for ordering deletes.
     pub dependencies: Vec<String>,
     pub create_before_destroy: bool,
+    /// The cloud id this instance is imported from (an `import` block).
+    pub importing: Option<String>,
 }
 
 impl ResourceChange {
@@ -192,6 +198,8 @@ pub struct Plan {
 /// Counts for the summary line.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
+    pub import: usize,
+    pub forget: usize,
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
@@ -202,6 +210,9 @@ impl Plan {
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for ch in &self.changes {
+            if ch.importing.is_some() {
+                c.import += 1;
+            }
             match ch.action {
                 Action::Create => c.add += 1,
                 Action::Update => c.change += 1,
@@ -211,6 +222,7 @@ impl Plan {
                     c.destroy += 1
                 }
                 Action::Read => c.read += 1,
+                Action::Forget => c.forget += 1,
                 Action::NoOp => {}
             }
         }
@@ -219,7 +231,9 @@ impl Plan {
 
     /// Whether applying would change anything, outputs included.
     pub fn has_changes(&self) -> bool {
-        self.changes.iter().any(|c| c.action != Action::NoOp)
+        self.changes
+            .iter()
+            .any(|c| c.action != Action::NoOp || c.importing.is_some())
             || self.outputs.iter().any(|o| o.action() != Action::NoOp)
     }
 }

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use strata_state::model::Address;
 
 /// A static reference written out as an address: `t.n["k"]`, `module.a[0]`.
-fn text(e: &Expr) -> Option<String> {
+pub fn text(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Variable(n) => Some(n.clone()),
         ExprKind::GetAttr(inner, a) => Some(format!("{}.{a}", text(inner)?)),

@@ -71,9 +71,14 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         by_addr: HashMap::new(),
         moves,
         changing: HashSet::new(),
+        imported: HashMap::new(),
         diags: Diags::default(),
         configs,
     };
+    p.removed_still_configured();
+    let (adopted, imported) = imports(&req, &prior, rt)?;
+    prior.extend(adopted);
+    p.imported = imported;
     for i in prior {
         if i.deposed.is_some() {
             p.deposed.push(i);
@@ -90,6 +95,13 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
                 _ => walk.visit(n, &mut p.diags),
             }
         }
+    }
+    for (addr, im) in p.imported.iter().filter(|(a, _)| !p.claimed.contains(*a)) {
+        p.diags.push(Diag::new(
+            "strata::plan::import_target",
+            "Configuration for import target does not exist",
+            format!("The configuration for the given import {addr} (id {im:?}) does not exist. All target instances must have an associated configuration to be imported."),
+        ));
     }
     p.orphans();
     let outputs = p.outputs(&walk);
@@ -144,6 +156,8 @@ struct Planner<'r, 'a> {
     moves: HashMap<String, Address>,
     /// Config addresses (`module.m.t.n`) with a planned change.
     changing: HashSet<String>,
+    /// Instance address → cloud id, for objects `import` blocks adopt.
+    imported: HashMap<String, String>,
     diags: Diags,
     configs: HashMap<String, &'a Resource>,
 }
@@ -219,6 +233,7 @@ impl<'a> Planner<'_, 'a> {
                     schema_version: schema.version,
                     dependencies: deps.clone(),
                     create_before_destroy: false,
+                    importing: None,
                 });
             }
             walk.set(&ri.prefix, &node.local_addr, ri.keys.assemble(values));
@@ -392,6 +407,7 @@ impl<'a> Planner<'_, 'a> {
                     schema_version: schema.version,
                     dependencies: deps.clone(),
                     create_before_destroy: r.lifecycle.create_before_destroy,
+                    importing: self.imported.get(&addr_s).cloned(),
                     addr,
                 };
                 self.push(change);
@@ -473,6 +489,48 @@ impl<'a> Planner<'_, 'a> {
         }
     }
 
+    /// The `removed` block naming this address (or a module holding it).
+    fn removed_rule(&self, addr: &Address) -> Option<&'a crate::config::Removed> {
+        self.req.root.removed.iter().find(|r| {
+            let Some(from) = moved::text(&r.from) else {
+                return false;
+            };
+            match Address::parse(&from) {
+                Some(a) => a.id == addr.id && (a.key.is_none() || a.key == addr.key),
+                None => addr.id.module.as_deref().is_some_and(|m| {
+                    m.strip_prefix(from.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                }),
+            }
+        })
+    }
+
+    /// A `removed` block may not name what the configuration still has.
+    fn removed_still_configured(&mut self) {
+        for r in &self.req.root.removed {
+            let Some(from) = moved::text(&r.from) else {
+                continue;
+            };
+            let still = match Address::parse(&from) {
+                Some(a) => self.configs.contains_key(&config_addr(&a)),
+                None => self
+                    .configs
+                    .keys()
+                    .any(|k| k.starts_with(&format!("{from}."))),
+            };
+            if still {
+                self.diags.push(
+                    Diag::new(
+                        "strata::plan::removed",
+                        "Removed resource still exists",
+                        format!("This statement declares that {from} was removed, but it is still declared in configuration."),
+                    )
+                    .at(r.span),
+                );
+            }
+        }
+    }
+
     /// Deletes for every prior object the walk did not claim, and for
     /// deposed objects; everything when destroying.
     fn orphans(&mut self) {
@@ -503,12 +561,19 @@ impl<'a> Planner<'_, 'a> {
                 }
             }
             let previous_addr = self.moves.get(&p.addr.to_string()).cloned();
+            let forget = !self.req.destroy
+                && p.deposed.is_none()
+                && self.removed_rule(&p.addr).is_some_and(|r| !r.destroy);
             let change = ResourceChange {
                 addr: p.addr,
                 deposed: p.deposed,
                 previous_addr,
                 provider: p.provider,
-                action: Action::Delete,
+                action: if forget {
+                    Action::Forget
+                } else {
+                    Action::Delete
+                },
                 reason: Some(reason),
                 before: Some(p.value),
                 after: None,
@@ -516,6 +581,7 @@ impl<'a> Planner<'_, 'a> {
                 schema_version: p.schema_version,
                 dependencies: p.dependencies,
                 create_before_destroy: p.create_before_destroy,
+                importing: None,
             };
             self.push(change);
         }
@@ -557,6 +623,106 @@ impl<'a> Planner<'_, 'a> {
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
     }
+}
+
+/// Objects `import` blocks adopt: those not in the state yet, read by id
+/// through their drivers. Returns them and, per address, the id.
+fn imports(
+    req: &Request<'_>,
+    prior: &[PriorInstance],
+    rt: &tokio::runtime::Runtime,
+) -> Result<(Vec<PriorInstance>, HashMap<String, String>), Diags> {
+    let mut adopted = Vec::new();
+    let mut ids = HashMap::new();
+    let mut diags = Diags::default();
+    if req.destroy || req.root.imports.is_empty() {
+        return Ok((adopted, ids));
+    }
+    let managed: HashSet<String> = prior
+        .iter()
+        .filter(|p| p.deposed.is_none())
+        .map(|p| p.addr.to_string())
+        .collect();
+    let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.root.dir.clone());
+    for im in &req.root.imports {
+        let Some(to) = moved::text(&im.to).and_then(|t| Address::parse(&t)) else {
+            diags.push(
+                Diag::new(
+                    "strata::plan::import",
+                    "Invalid import address",
+                    "\"to\" must name one resource instance, like aws_vpc.main or aws_subnet.a[\"x\"].",
+                )
+                .at(im.to.span),
+            );
+            continue;
+        };
+        let addr = to.to_string();
+        if managed.contains(&addr) {
+            // Already managed: the block has done its work.
+            continue;
+        }
+        let id = match scope.evaluator().eval(&im.id) {
+            Ok(v) => match v.unmarked() {
+                Value::String(s) => s.clone(),
+                _ => {
+                    diags.push(
+                        Diag::new(
+                            "strata::plan::import",
+                            "Invalid import id",
+                            "The import id must be a string known before apply.",
+                        )
+                        .at(im.id.span),
+                    );
+                    continue;
+                }
+            },
+            Err(d) => {
+                diags.push(d);
+                continue;
+            }
+        };
+        let Some((driver, schema)) = req.drivers.resource(&to.id.type_name) else {
+            diags.push(
+                Diag::new(
+                    "strata::plan::import",
+                    "Invalid resource type",
+                    format!(
+                        "No driver of this strata build provides the resource type {:?}.",
+                        to.id.type_name
+                    ),
+                )
+                .at(im.to.span),
+            );
+            continue;
+        };
+        match rt.block_on(driver.import(&to.id.type_name, &id)) {
+            Ok(Some(value)) => {
+                adopted.push(PriorInstance {
+                    addr: to,
+                    deposed: None,
+                    provider: driver.provider_address(),
+                    value,
+                    schema_version: schema.version,
+                    dependencies: Vec::new(),
+                    create_before_destroy: false,
+                });
+                ids.insert(addr, id);
+            }
+            Ok(None) => diags.push(
+                Diag::new(
+                    "strata::plan::import",
+                    "Cannot import non-existent remote object",
+                    format!("While attempting to import an existing object to {addr:?}, the driver found no object with the id {id:?}."),
+                )
+                .at(im.span),
+            ),
+            Err(e) => diags.push(
+                Diag::new("strata::plan::import", format!("Importing {addr} failed"), e.to_string())
+                    .at(im.span),
+            ),
+        }
+    }
+    diags.into_result((adopted, ids))
 }
 
 /// `t.n`, `t.n[k]`, `t.n.attr`, `t.n[k].attr`: the resource, the attribute

@@ -162,5 +162,6 @@ fn drift_change(p: &PriorInstance, action: Action, after: Option<Value>) -> Reso
         schema_version: p.schema_version,
         dependencies: p.dependencies.clone(),
         create_before_destroy: p.create_before_destroy,
+        importing: None,
     }
 }

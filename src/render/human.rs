@@ -14,6 +14,7 @@ fn symbol(a: Action) -> &'static str {
         Action::DeleteThenCreate => "-/+",
         Action::CreateThenDelete => "+/-",
         Action::Read => "<=",
+        Action::Forget => ".",
         Action::NoOp => " ",
     }
 }
@@ -49,6 +50,12 @@ fn header(c: &ResourceChange) -> String {
         (a, _) if a.is_replace() => "must be replaced",
         _ => "",
     };
+    if c.action == Action::Forget {
+        return format!(" # {addr} will no longer be managed by strata, but will not be destroyed\n # (destroy = false is set in the configuration)\n");
+    }
+    if c.action == Action::NoOp && c.importing.is_some() {
+        return format!("  # {addr} will be imported\n");
+    }
     if c.action == Action::NoOp {
         let from = c
             .previous_addr
@@ -58,6 +65,12 @@ fn header(c: &ResourceChange) -> String {
         return format!("  # {from} has moved to {addr}\n");
     }
     let mut out = format!("  # {addr} {what}\n");
+    if let Some(id) = &c.importing {
+        out.push_str(&format!(
+            "  # (imported from {})\n",
+            serde_json::Value::String(id.clone())
+        ));
+    }
     if let Some(prev) = &c.previous_addr {
         out.push_str(&format!("  # (moved from {prev})\n"));
     }
@@ -104,8 +117,10 @@ pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
     } else {
         "resource"
     };
+    // Terraform sets the forget mark one column left of the others.
+    let width = if c.action == Action::Forget { 2 } else { 3 };
     out.push_str(&format!(
-        "{:>3} {kind} \"{}\" \"{}\" ",
+        "{:>width$} {kind} \"{}\" \"{}\" ",
         symbol(c.action),
         c.addr.id.type_name,
         c.addr.id.name
@@ -113,6 +128,7 @@ pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
     let (before, after) = match c.action {
         Action::Create | Action::Read => (None, c.after.as_ref()),
         Action::Delete => (c.before.as_ref(), None),
+        Action::Forget => (c.before.as_ref(), c.before.as_ref()),
         _ => (c.before.as_ref(), c.after.as_ref()),
     };
     resource_body(before, after, schema, &c.replace_paths, 2, &mut out);
@@ -170,7 +186,7 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
     let changes: Vec<&ResourceChange> = p
         .changes
         .iter()
-        .filter(|c| c.action != Action::NoOp || c.previous_addr.is_some())
+        .filter(|c| c.action != Action::NoOp || c.previous_addr.is_some() || c.importing.is_some())
         .collect();
     let outputs: Vec<&OutputChange> = p
         .outputs
@@ -199,11 +215,25 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
             out.push('\n');
         }
         let n = p.counts();
+        out.push_str("Plan: ");
+        if n.import > 0 {
+            out.push_str(&format!("{} to import, ", n.import));
+        }
         out.push_str(&format!(
-            "Plan: {} to add, {} to change, {} to destroy",
+            "{} to add, {} to change, {} to destroy",
             n.add, n.change, n.destroy
         ));
         out.push_str(".\n");
+    }
+    let forgotten: Vec<String> = changes
+        .iter()
+        .filter(|c| c.action == Action::Forget)
+        .map(|c| format!(" - {}\n", c.addr))
+        .collect();
+    if !forgotten.is_empty() {
+        out.push_str("\nWarning: Some objects will no longer be managed by strata\n\nIf you apply this plan, strata will discard its tracking information for\nthe following objects, but it will not delete them:\n");
+        out.push_str(&forgotten.concat());
+        out.push_str("\nAfter applying this plan, strata will no longer manage these objects. You\nwill need to import them into strata to manage them again.\n");
     }
     if !outputs.is_empty() {
         out.push_str("\nChanges to Outputs:\n");

@@ -127,9 +127,12 @@ fn resource_change(c: &ResourceChange) -> Json {
     if !c.replace_paths.is_empty() {
         change.insert("replace_paths".into(), json!(c.replace_paths));
     }
+    if let Some(id) = &c.importing {
+        change.insert("importing".into(), json!({ "id": id }));
+    }
     o.insert("change".into(), Json::Object(change));
     if let Some(r) = c.reason {
-        if c.action != Action::NoOp && !(r == crate::plan::Reason::Destroy) {
+        if c.action != Action::NoOp && r != crate::plan::Reason::Destroy {
             o.insert("action_reason".into(), json!(r.json()));
         }
     }

@@ -116,6 +116,19 @@ pub trait Driver: Send + Sync {
     /// Finds what a crashed run created for `tags` but never recorded.
     async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
 
+    /// Reads an existing object by its cloud id, for an `import` block;
+    /// `None` when there is no such object.
+    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        let _ = id;
+        Err(DriverError::InvalidConfig {
+            type_name: type_name.to_string(),
+            detail: format!(
+                "the {} driver cannot import {type_name} objects",
+                self.name()
+            ),
+        })
+    }
+
     /// Schemas of the data source types (none unless the driver has some).
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
