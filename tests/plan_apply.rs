@@ -249,3 +249,52 @@ fn show_prints_a_saved_plan_in_both_forms() {
     assert_eq!(j["resource_changes"][0]["change"]["actions"][0], "create");
     assert_eq!(j["resource_changes"][1]["index"], 1);
 }
+
+#[test]
+fn sensitive_values_stay_redacted_after_they_are_stored() {
+    let d = scratch("sensitive");
+    write(
+        &d,
+        "main.tf",
+        r#"
+variable "pw" {
+  type      = string
+  default   = "hunter2"
+  sensitive = true
+}
+resource "terraform_data" "a" {
+  input = { user = "me", pw = var.pw }
+}
+"#,
+    );
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.out.contains("hunter2"), "{}", r.out);
+    let state: serde_json::Value = serde_json::from_slice(&state_bytes(&d)).expect("state JSON");
+    let paths = &state["resources"][0]["instances"][0]["sensitive_attributes"];
+    assert_eq!(
+        paths[0],
+        serde_json::json!([{"type": "get_attr", "value": "input"}, {"type": "get_attr", "value": "pw"}])
+    );
+    // A changed secret: every human rendering hides old and new.
+    for format in ["human", "markdown"] {
+        let r = strata(&d, &["plan", "--var", "pw=other", "--format", format]);
+        assert_eq!(r.code, 0, "{}", r.err);
+        assert!(r.out.contains("(sensitive value)"), "{}", r.out);
+        assert!(
+            !r.out.contains("hunter2") && !r.out.contains("other"),
+            "{format}: {}",
+            r.out
+        );
+    }
+    let r = strata(&d, &["plan", "--var", "pw=other", "--format", "json"]);
+    let j: serde_json::Value = serde_json::from_str(&r.out).expect("plan JSON");
+    assert_eq!(
+        j["resource_changes"][0]["change"]["before_sensitive"]["input"]["pw"],
+        true
+    );
+    assert_eq!(
+        j["resource_changes"][0]["change"]["after_sensitive"]["input"]["pw"],
+        true
+    );
+}

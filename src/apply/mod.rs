@@ -106,7 +106,7 @@ impl Exec<'_, '_> {
                 deposed,
                 schema_version: c.schema_version,
                 attributes: value_to_json(v, &ty)?,
-                sensitive_attributes: Vec::new(),
+                sensitive_attributes: crate::lang::json::mark_paths(v),
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
             },

@@ -200,3 +200,29 @@ pub fn keep_all(config: Value, prior: &Value) -> Value {
         (c, _) => c.mark_if(marked),
     }
 }
+
+/// `v` with the sensitive marks it must carry: those of the configuration
+/// it was planned from (a driver may drop them) and the attributes the
+/// schema calls sensitive.
+pub fn with_marks(v: Value, config: Option<&Value>, schema: &ResourceSchema) -> Value {
+    use crate::lang::json::{apply_mark_paths, mark_paths};
+    let v = match config {
+        Some(c) => apply_mark_paths(v, &mark_paths(c)),
+        None => v,
+    };
+    let (v, marked) = v.unmark();
+    let v = match v {
+        Value::Object(mut m) => {
+            for (k, a) in &schema.attributes {
+                if a.sensitive {
+                    if let Some(x) = m.remove(k) {
+                        m.insert(k.clone(), x.mark());
+                    }
+                }
+            }
+            Value::Object(m)
+        }
+        v => v,
+    };
+    v.mark_if(marked)
+}

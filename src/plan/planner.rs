@@ -394,6 +394,10 @@ impl<'a> Planner<'_, 'a> {
                 } else {
                     planned
                 };
+                let planned = strata_provider::Planned {
+                    planned: super::diff::with_marks(planned.planned, Some(&config), schema),
+                    ..planned
+                };
                 values.push(planned.planned.clone());
                 let change = ResourceChange {
                     previous_addr: self.moves.get(&addr_s).cloned(),

@@ -4,10 +4,10 @@
 use super::{Action, ResourceChange};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
-use crate::lang::json::{value_from_json, value_to_json};
+use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
-use strata_state::model::{Address, InstanceState, Mode, State};
+use strata_state::model::{Address, Mode, State};
 
 /// One object of the prior state, decoded with its driver's schema.
 #[derive(Debug, Clone)]
@@ -54,10 +54,14 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
             };
             match value_from_json(&i.attributes, &ty) {
                 Ok(value) => out.push(PriorInstance {
+                    value: super::diff::with_marks(
+                        crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),
+                        None,
+                        schema,
+                    ),
                     addr,
                     deposed: i.deposed.clone(),
                     provider: r.provider.clone(),
-                    value,
                     schema_version: i.schema_version,
                     dependencies: i.dependencies.clone(),
                     create_before_destroy: i.create_before_destroy,
@@ -70,22 +74,6 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
         }
     }
     diags.into_result(out)
-}
-
-/// The state entry for an object.
-pub fn instance_state(
-    p: &PriorInstance,
-    ty: &crate::lang::types::Type,
-) -> Result<InstanceState, String> {
-    Ok(InstanceState {
-        index_key: p.addr.key.clone(),
-        deposed: p.deposed.clone(),
-        schema_version: p.schema_version,
-        attributes: value_to_json(&p.value, ty)?,
-        sensitive_attributes: Vec::new(),
-        dependencies: p.dependencies.clone(),
-        create_before_destroy: p.create_before_destroy,
-    })
 }
 
 /// Reads every object back. Returns the objects that still exist, as they

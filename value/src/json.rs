@@ -250,6 +250,101 @@ fn zip_mask(vs: Vec<Value>, ms: &[Json], make: &dyn Fn(Value) -> Value) -> Vec<V
         .collect()
 }
 
+/// The paths of sensitive values inside `v`, as Terraform's state records
+/// them in `sensitive_attributes`:
+/// `[{"type": "get_attr", "value": "input"}, {"type": "index", …}]`.
+pub fn mark_paths(v: &Value) -> Vec<Json> {
+    fn walk(v: &Value, path: &mut Vec<Json>, out: &mut Vec<Json>) {
+        if v.is_sensitive() {
+            out.push(Json::Array(path.clone()));
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    path.push(json!({"type": "get_attr", "value": k}));
+                    walk(x, path, out);
+                    path.pop();
+                }
+            }
+            Value::Map(_, m) => {
+                for (k, x) in m {
+                    path.push(json!({"type": "index", "value": {"value": k, "type": "string"}}));
+                    walk(x, path, out);
+                    path.pop();
+                }
+            }
+            Value::List(_, vs) | Value::Tuple(vs) => {
+                for (i, x) in vs.iter().enumerate() {
+                    path.push(json!({"type": "index", "value": {"value": i, "type": "number"}}));
+                    walk(x, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut Vec::new(), &mut out);
+    out
+}
+
+/// Marks the values at `paths` (as [`mark_paths`] writes them) sensitive;
+/// paths that lead nowhere are skipped.
+pub fn apply_mark_paths(v: Value, paths: &[Json]) -> Value {
+    paths.iter().fold(v, |v, p| match p.as_array() {
+        Some(steps) => mark_at(v, steps),
+        None => v,
+    })
+}
+
+fn mark_at(v: Value, steps: &[Json]) -> Value {
+    let Some((step, rest)) = steps.split_first() else {
+        return v.mark();
+    };
+    let (v, marked) = v.unmark();
+    let key = step.get("value");
+    let out = match (step.get("type").and_then(Json::as_str), v) {
+        (Some("get_attr"), Value::Object(mut m)) => {
+            if let Some(k) = key.and_then(Json::as_str) {
+                if let Some(x) = m.remove(k) {
+                    m.insert(k.to_string(), mark_at(x, rest));
+                }
+            }
+            Value::Object(m)
+        }
+        (Some("index"), Value::Map(t, mut m)) => {
+            if let Some(k) = key.and_then(|k| k.get("value")).and_then(Json::as_str) {
+                if let Some(x) = m.remove(k) {
+                    m.insert(k.to_string(), mark_at(x, rest));
+                }
+            }
+            Value::Map(t, m)
+        }
+        (Some("index"), Value::List(t, mut vs)) => {
+            mark_index(&mut vs, key, rest);
+            Value::List(t, vs)
+        }
+        (Some("index"), Value::Tuple(mut vs)) => {
+            mark_index(&mut vs, key, rest);
+            Value::Tuple(vs)
+        }
+        (_, v) => v,
+    };
+    out.mark_if(marked)
+}
+
+fn mark_index(vs: &mut [Value], key: Option<&Json>, rest: &[Json]) {
+    let i = key
+        .and_then(|k| k.get("value"))
+        .and_then(Json::as_u64)
+        .map(|i| i as usize);
+    if let Some(x) = i.and_then(|i| vs.get_mut(i)) {
+        let taken = std::mem::replace(x, Value::null());
+        *x = mark_at(taken, rest);
+    }
+}
+
 /// JSON written by [`value_to_json`] for type `ty`, read back.
 pub fn value_from_json(j: &Json, ty: &Type) -> Result<Value, String> {
     if j.is_null() {
@@ -380,6 +475,30 @@ mod tests {
         let back = unmask(back, &unknown, &|x| Value::Unknown(x.ty()));
         let back = unmask(back, &sensitive, &Value::mark);
         assert!(back.raw_equal(&v), "{back:?}");
+    }
+
+    #[test]
+    fn sensitive_paths_round_trip() {
+        let v = Value::Object(BTreeMap::from([
+            (
+                "input".to_string(),
+                Value::Object(BTreeMap::from([
+                    ("pw".to_string(), Value::string("hunter2").mark()),
+                    ("user".to_string(), Value::string("me")),
+                ])),
+            ),
+            (
+                "list".to_string(),
+                Value::Tuple(vec![Value::int(1), Value::int(2).mark()]),
+            ),
+        ]));
+        let paths = mark_paths(&v);
+        assert_eq!(
+            serde_json::to_string(&paths).unwrap(),
+            r#"[[{"type":"get_attr","value":"input"},{"type":"get_attr","value":"pw"}],[{"type":"get_attr","value":"list"},{"type":"index","value":{"value":1,"type":"number"}}]]"#
+        );
+        let plain = v.clone().unmark_deep().0;
+        assert!(apply_mark_paths(plain, &paths).raw_equal(&v));
     }
 
     #[test]
