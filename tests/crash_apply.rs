@@ -48,6 +48,18 @@ impl<'a> Flight<'a> {
     }
 }
 
+/// Appends `event addr` to the cloud's operation log.
+fn log(dir: &Path, event: &str, addr: &str) {
+    use std::io::Write as _;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("ops.log"))
+    {
+        let _ = writeln!(f, "{event} {addr}");
+    }
+}
+
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -122,6 +134,7 @@ impl Driver for Sleepy {
             tokio::time::sleep(self.delay).await;
             return Err(api("the cloud refused: quota exceeded"));
         }
+        log(&self.dir, "start-create", &tags.address);
         let v = TerraformData
             .create("terraform_data", planned, tags)
             .await?;
@@ -135,6 +148,7 @@ impl Driver for Sleepy {
         });
         std::fs::write(self.path(&Self::id(&v)), body.to_string()).map_err(api)?;
         tokio::time::sleep(self.delay).await;
+        log(&self.dir, "end-create", &tags.address);
         Ok(v)
     }
     async fn update(&self, _t: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
@@ -142,7 +156,15 @@ impl Driver for Sleepy {
         TerraformData.update("terraform_data", prior, planned).await
     }
     async fn delete(&self, _t: &str, prior: &Value) -> Result<(), DriverError> {
+        // The object's file says whose it is.
+        let addr = std::fs::read_to_string(self.path(&Self::id(prior)))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|b| b["address"].as_str().map(str::to_string))
+            .unwrap_or_default();
+        log(&self.dir, "start-delete", &addr);
         tokio::time::sleep(self.delay).await;
+        log(&self.dir, "end-delete", &addr);
         match std::fs::remove_file(self.path(&Self::id(prior))) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -371,11 +393,18 @@ fn kill_9_during_apply_and_destroy_loses_and_leaks_nothing() {
             c.kill().expect("kill -9");
             let _ = c.wait();
             let what = format!("trial {trial} (seed {seed}) {step}");
+            let stale_lock = env.dir.join("strata.tfstate.lock").exists();
             let (code, out) = finish(&env, args);
             assert_eq!(
                 code, 0,
                 "{what}: the run after the crash must succeed:\n{out}"
             );
+            if stale_lock {
+                assert!(
+                    out.contains("which is no longer running; this run took the lock over"),
+                    "{what}: the killed run's lock is taken over, saying so:\n{out}"
+                );
+            }
             check_converged(&env, &what);
             let plan: &[&str] = if step == "destroy" {
                 &["plan", "--destroy", "--detailed-exitcode"]
@@ -575,5 +604,58 @@ fn an_import_block_adopts_an_existing_object() {
         out.contains("Cannot import non-existent remote object"),
         "{out}"
     );
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+#[test]
+fn operations_follow_dependencies_including_module_depends_on() {
+    let env = setup("order");
+    std::fs::create_dir_all(env.dir.join("modules/m")).expect("dir");
+    std::fs::write(
+        env.dir.join("main.tf"),
+        r#"
+resource "sleepy_object" "first" { input = "1" }
+module "m" {
+  source     = "./modules/m"
+  depends_on = [sleepy_object.first]
+}
+resource "sleepy_object" "after" {
+  input      = "2"
+  depends_on = [module.m]
+}
+resource "sleepy_object" "free" { input = "3" }
+"#,
+    )
+    .expect("config");
+    std::fs::write(
+        env.dir.join("modules/m/main.tf"),
+        "resource \"sleepy_object\" \"inner\" { input = \"4\" }\n",
+    )
+    .expect("module");
+    let position = |event: &str, addr: &str| -> usize {
+        let log = std::fs::read_to_string(env.cloud.join("ops.log")).unwrap_or_default();
+        log.lines()
+            .position(|l| l == format!("{event} {addr}"))
+            .unwrap_or_else(|| panic!("no {event} {addr} in:\n{log}"))
+    };
+    let (code, out) = child(&env, &["apply", "--auto-approve"], 30)
+        .output()
+        .map(|o| {
+            (
+                o.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .expect("apply");
+    assert_eq!(code, 0, "{out}");
+    let inner = "module.m.sleepy_object.inner";
+    assert!(position("end-create", "sleepy_object.first") < position("start-create", inner));
+    assert!(position("end-create", inner) < position("start-create", "sleepy_object.after"));
+    std::fs::remove_file(env.cloud.join("ops.log")).expect("reset log");
+    let (code, out) = finish(&env, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    // Destroy runs the other way round.
+    assert!(position("end-delete", "sleepy_object.after") < position("start-delete", inner));
+    assert!(position("end-delete", inner) < position("start-delete", "sleepy_object.first"));
     let _ = std::fs::remove_dir_all(&env.dir);
 }

@@ -55,6 +55,12 @@ struct Builder {
     index: HashMap<String, NodeIndex>,
     /// (dependent, dependency address) pairs, resolved once all nodes exist.
     pending: Vec<(NodeIndex, String)>,
+    /// (dependent, module prefix) pairs: the dependent waits for every
+    /// resource under the prefix (`depends_on = [module.net]`).
+    on_modules: Vec<(NodeIndex, String)>,
+    /// (module call, its prefix) pairs: every resource inside waits for the
+    /// call, and so for the call's depends_on.
+    inside: Vec<(NodeIndex, String)>,
 }
 
 impl Builder {
@@ -91,6 +97,21 @@ impl Builder {
         });
         for t in found {
             self.pending.push((owner, t));
+        }
+    }
+
+    /// `depends_on` entries: like references, except that naming a module
+    /// means everything in it, not only its outputs.
+    fn depends_on(&mut self, owner: NodeIndex, module: &Module, prefix: &str, exprs: &[Expr]) {
+        for e in exprs {
+            self.refs(owner, module, prefix, e);
+            if let crate::syntax::ast::ExprKind::GetAttr(inner, name) = &e.kind {
+                if matches!(&inner.kind, crate::syntax::ast::ExprKind::Variable(m) if m == "module")
+                {
+                    self.on_modules
+                        .push((owner, format!("{prefix}module.{name}.")));
+                }
+            }
         }
     }
 
@@ -132,9 +153,7 @@ impl Builder {
                 o.span,
             );
             self.refs(i, m, prefix, &o.expr);
-            for d in &o.depends_on {
-                self.refs(i, m, prefix, d);
-            }
+            self.depends_on(i, m, prefix, &o.depends_on);
         }
         for (n, r) in m.resources.iter().enumerate() {
             let kind = if r.mode == Mode::Data {
@@ -147,11 +166,11 @@ impl Builder {
                 .count
                 .iter()
                 .chain(&r.for_each)
-                .chain(&r.depends_on)
                 .chain(&r.lifecycle.replace_triggered_by)
             {
                 self.refs(i, m, prefix, e);
             }
+            self.depends_on(i, m, prefix, &r.depends_on);
             self.body_refs(i, m, prefix, &r.body);
         }
         for (n, c) in m.module_calls.iter().enumerate() {
@@ -161,14 +180,19 @@ impl Builder {
                 (n, format!("module.{}", c.name)),
                 c.span,
             );
-            for e in c.count.iter().chain(&c.for_each).chain(&c.depends_on) {
+            for e in c.count.iter().chain(&c.for_each) {
                 self.refs(call, m, prefix, e);
             }
+            self.depends_on(call, m, prefix, &c.depends_on);
             for a in &c.inputs {
                 self.refs(call, m, prefix, &a.expr);
             }
             let child_prefix = format!("{prefix}module.{}.", c.name);
             self.module(&c.module, &child_prefix);
+            // A module's depends_on holds back everything inside it.
+            if !c.depends_on.is_empty() {
+                self.inside.push((call, child_prefix.clone()));
+            }
             // The child's variables take their values from the call.
             for v in &c.module.variables {
                 self.pending.push((
@@ -214,8 +238,32 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         graph: DiGraph::new(),
         index: HashMap::new(),
         pending: Vec::new(),
+        on_modules: Vec::new(),
+        inside: Vec::new(),
     };
     b.module(root, "");
+    // Whole-module dependencies, resolved against every resource node.
+    let resources: Vec<(NodeIndex, String)> = b
+        .graph
+        .node_indices()
+        .filter(|&i| b.graph[i].is_resource())
+        .map(|i| (i, b.graph[i].addr()))
+        .collect();
+    for (owner, prefix) in std::mem::take(&mut b.on_modules) {
+        for (_, addr) in &resources {
+            if addr.starts_with(&prefix) {
+                b.pending.push((owner, addr.clone()));
+            }
+        }
+    }
+    for (call, prefix) in std::mem::take(&mut b.inside) {
+        let call_addr = b.graph[call].addr();
+        for (r, addr) in &resources {
+            if addr.starts_with(&prefix) {
+                b.pending.push((*r, call_addr.clone()));
+            }
+        }
+    }
     let mut seen = BTreeSet::new();
     for (owner, dep) in std::mem::take(&mut b.pending) {
         // References to undeclared things are validate's to report.
