@@ -496,7 +496,7 @@ fn parallelism_bounds_the_calls_in_flight() {
         .collect();
     std::fs::write(env.dir.join("main.tf"), config).expect("config");
     let started = std::time::Instant::now();
-    let out = child(&env, &["apply", "--auto-approve", "--parallelism", "4"], 40)
+    let out = child(&env, &["apply", "--auto-approve", "--parallelism", "4"], 60)
         .output()
         .expect("child");
     let took = started.elapsed();
@@ -513,8 +513,8 @@ fn parallelism_bounds_the_calls_in_flight() {
         max, 4,
         "at most --parallelism creates at once, and that many"
     );
-    // 48 creates of 2 × 40 ms each, 4 at a time: at least 12 rounds.
-    assert!(took >= Duration::from_millis(12 * 80), "{took:?}");
+    // 48 creates of 2 × 60 ms each, 4 at a time: at least 12 rounds.
+    assert!(took >= Duration::from_millis(12 * 120), "{took:?}");
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 

@@ -425,6 +425,10 @@ async fn walk<'p>(
     };
 
     while done_nodes < total {
+        // Everything ready is evaluated first; its create intents then go
+        // to disk in one commit before any of its operations start.
+        let mut intents = Vec::new();
+        let mut starts = Vec::new();
         while let Some(n) = ready.pop_front() {
             let node = &graph.graph[n];
             if failed_nodes.contains(&n) {
@@ -465,8 +469,6 @@ async fn walk<'p>(
                 continue;
             };
             let mut groups = Vec::new();
-            let mut intents = Vec::new();
-            let mut starts = Vec::new();
             for ri in w.expand(n, &mut diags) {
                 let mut group = Pending {
                     left: 0,
@@ -590,29 +592,19 @@ async fn walk<'p>(
                     }
                     group.left += 1;
                     group.values.push(Value::unknown());
-                    starts.push((ops.len(), kind, addr, c, prior, planned));
+                    starts.push((
+                        ops.len(),
+                        kind,
+                        addr,
+                        c,
+                        prior,
+                        planned,
+                        driver.clone(),
+                        r.type_name.clone(),
+                    ));
                     ops.push((n, groups.len(), k, c));
                 }
                 groups.push(group);
-            }
-            // Intents are on disk before any create starts.
-            ex.commit(intents)?;
-            for (id, kind, addr, c, prior, planned) in starts {
-                runner.start(
-                    id,
-                    kind,
-                    addr,
-                    driver.clone(),
-                    r.type_name.clone(),
-                    prior.unwrap_or_else(Value::null),
-                    Some((
-                        planned,
-                        Tags {
-                            address: c.addr.to_string(),
-                            lineage: req.lineage.clone(),
-                        },
-                    )),
-                );
             }
             if groups.iter().all(|g| g.left == 0) {
                 let failed = groups.iter().any(|g| g.failed);
@@ -624,6 +616,24 @@ async fn walk<'p>(
             } else {
                 pending.insert(n, groups);
             }
+        }
+        ex.commit(intents)?;
+        for (id, kind, addr, c, prior, planned, driver, type_name) in starts {
+            runner.start(
+                id,
+                kind,
+                addr,
+                driver,
+                type_name,
+                prior.unwrap_or_else(Value::null),
+                Some((
+                    planned,
+                    Tags {
+                        address: c.addr.to_string(),
+                        lineage: req.lineage.clone(),
+                    },
+                )),
+            );
         }
         if done_nodes >= total {
             break;
