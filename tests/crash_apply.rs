@@ -41,9 +41,7 @@ struct Flight<'a>(&'a Sleepy);
 impl<'a> Flight<'a> {
     fn start(s: &'a Sleepy) -> Flight<'a> {
         let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-        if now > s.max_in_flight.fetch_max(now, Ordering::SeqCst) {
-            let _ = std::fs::write(s.dir.join("max_in_flight"), now.to_string());
-        }
+        s.max_in_flight.fetch_max(now, Ordering::SeqCst);
         Flight(s)
     }
 }
@@ -63,6 +61,10 @@ fn log(dir: &Path, event: &str, addr: &str) {
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        // Written when calls end, not start: by the last one the maximum is
+        // final, whatever order concurrent writes land in.
+        let max = self.0.max_in_flight.load(Ordering::SeqCst);
+        let _ = std::fs::write(self.0.dir.join("max_in_flight"), max.to_string());
     }
 }
 
