@@ -229,10 +229,6 @@ fn install_report_hook() {
 
 /// Parsing and evaluation recurse as deep as expressions nest (bounded by
 /// `syntax::MAX_NESTING`), so the work runs on a thread with a large stack.
-pub fn main() -> ExitCode {
-    main_with(Drivers::builtin(), std::env::args_os().collect())
-}
-
 /// The command line with a given set of drivers and arguments (tests run
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {

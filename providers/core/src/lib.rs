@@ -11,8 +11,10 @@
 //!
 //! Drivers depend on this crate and on `strata-value`, never on the engine.
 
+mod plan;
 mod schema;
 
+pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
 
 use async_trait::async_trait;

@@ -80,6 +80,11 @@ impl AttributeSchema {
             ..AttributeSchema::base(ty, description)
         }
     }
+    /// Optional, and set by the driver when the configuration leaves it out.
+    pub fn and_computed(mut self) -> AttributeSchema {
+        self.computed = true;
+        self
+    }
     pub fn force_new(mut self) -> AttributeSchema {
         self.force_new = true;
         self

@@ -1,0 +1,75 @@
+//! AWS errors as driver errors: the operation, AWS's code and message, and
+//! whether trying again may help. The SDK itself retries throttling and
+//! 5xx responses (with the raised limit set in `lib.rs`) before this.
+
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+use strata_provider::DriverError;
+
+/// Codes that say "not now" rather than "no".
+const RETRYABLE: &[&str] = &[
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "ServiceUnavailable",
+    "InternalError",
+    "InternalFailure",
+];
+
+/// Codes that say the thing asked about is not there: a refresh treats
+/// them as "deleted outside strata".
+pub const NOT_FOUND: &[&str] = &[
+    "NoSuchEntity",
+    "InvalidVpcID.NotFound",
+    "InvalidSubnetID.NotFound",
+    "InvalidInternetGatewayID.NotFound",
+    "ResourceNotFoundException",
+];
+
+/// The error's AWS code, when it carries one.
+pub fn code<E: ProvideErrorMetadata, R>(e: &SdkError<E, R>) -> Option<&str> {
+    match e {
+        SdkError::ServiceError(s) => s.err().code(),
+        _ => None,
+    }
+}
+
+pub fn is_not_found<E: ProvideErrorMetadata, R>(e: &SdkError<E, R>) -> bool {
+    code(e).is_some_and(|c| NOT_FOUND.contains(&c))
+}
+
+pub fn api<E, R>(operation: &str, e: SdkError<E, R>) -> DriverError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    let (detail, retryable) = match &e {
+        SdkError::ServiceError(s) => {
+            let err = s.err();
+            let c = err.code().unwrap_or("Unknown");
+            let m = err.message().unwrap_or("(no message)");
+            (format!("{c}: {m}"), RETRYABLE.contains(&c))
+        }
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
+            (format!("the request did not complete: {}", aws_smithy_display(&e)), true)
+        }
+        other => (aws_smithy_display(other), false),
+    };
+    DriverError::Api {
+        operation: operation.to_string(),
+        detail,
+        retryable,
+    }
+}
+
+/// The whole chain of an error, which the SDK keeps in `source()`s.
+fn aws_smithy_display(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}

@@ -1,0 +1,380 @@
+//! IAM: `aws_iam_role` and `aws_iam_role_policy_attachment`.
+//!
+//! IAM has no batch read; refresh is one GetRole (or one
+//! ListAttachedRolePolicies per role) per object. Policy documents are
+//! compared as JSON, so AWS's reformatting never shows as a change.
+
+use crate::error::{api, is_not_found};
+use crate::tags::{self, with_ownership};
+use crate::values::{map_value, number, object, required, str_value, string, string_map};
+use crate::{Clients, Kind};
+use async_trait::async_trait;
+use aws_sdk_iam::types::Tag;
+use std::collections::BTreeMap;
+use strata_provider::{AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+fn iam_tags(m: &BTreeMap<String, String>) -> Vec<Tag> {
+    m.iter()
+        .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
+        .collect()
+}
+
+/// IAM returns policy documents URL-encoded.
+fn decode_policy(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn same_json(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+pub struct Role;
+
+impl Role {
+    fn value(r: &aws_sdk_iam::types::Role, tag_list: &[Tag]) -> Value {
+        let visible = tags::visible(
+            tag_list
+                .iter()
+                .map(|t| (t.key().to_string(), t.value().to_string())),
+        );
+        let all = map_value(&visible);
+        let tags = if visible.is_empty() {
+            Value::Null(Type::map(Type::String))
+        } else {
+            all.clone()
+        };
+        object(vec![
+            ("id", Value::string(r.role_name())),
+            ("name", Value::string(r.role_name())),
+            ("arn", Value::string(r.arn())),
+            ("unique_id", Value::string(r.role_id())),
+            ("path", Value::string(r.path())),
+            ("description", str_value(r.description())),
+            (
+                "max_session_duration",
+                Value::int(r.max_session_duration().unwrap_or(3600) as i64),
+            ),
+            (
+                "assume_role_policy",
+                str_value(r.assume_role_policy_document().map(decode_policy).as_deref()),
+            ),
+            ("create_date", Value::string(r.create_date().to_string())),
+            ("tags", tags),
+            ("tags_all", all),
+        ])
+    }
+
+    async fn get(&self, c: &Clients, name: &str) -> Result<Option<Value>, DriverError> {
+        match c.iam.get_role().role_name(name).send().await {
+            Ok(out) => Ok(out.role().map(|r| Role::value(r, r.tags()))),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(api("GetRole", e)),
+        }
+    }
+}
+
+#[async_trait]
+impl Kind for Role {
+    fn schema(&self) -> ResourceSchema {
+        let mut s = crate::ec2::schema(vec![
+            ("name", A::required(Type::String, "The role's name.").force_new()),
+            (
+                "assume_role_policy",
+                A::required(Type::String, "Who may assume the role (a JSON policy)."),
+            ),
+            ("description", A::optional(Type::String, "A description.")),
+            ("path", A::optional(Type::String, "The role's path.").and_computed().force_new()),
+            (
+                "max_session_duration",
+                A::optional(Type::Number, "Maximum session length in seconds."),
+            ),
+            ("unique_id", A::computed(Type::String, "AWS's stable id of the role.")),
+            ("create_date", A::computed(Type::String, "When the role was made.")),
+        ]);
+        s.attributes.remove("owner_id");
+        s
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = crate::ec2::plan_with(
+            schema,
+            req,
+            &[
+                ("path", Value::string("/")),
+                ("max_session_duration", Value::int(3600)),
+            ],
+        );
+        // An equal policy document written differently is no change.
+        if let (Some(prior), Value::Object(m)) = (req.prior, &mut p.planned) {
+            if let (Some(had), Some(want)) = (
+                string(prior, "assume_role_policy"),
+                m.get("assume_role_policy").and_then(|v| v.as_str()).map(str::to_string),
+            ) {
+                if same_json(&had, &want) {
+                    m.insert("assume_role_policy".into(), Value::string(had));
+                }
+            }
+        }
+        p
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut out = Vec::with_capacity(objs.len());
+        for o in objs {
+            out.push(match string(o, "name") {
+                Some(n) => self.get(c, &n).await?,
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
+        let name = required(planned, "aws_iam_role", "name")?;
+        c.iam
+            .create_role()
+            .role_name(&name)
+            .assume_role_policy_document(required(planned, "aws_iam_role", "assume_role_policy")?)
+            .set_description(string(planned, "description"))
+            .set_path(string(planned, "path"))
+            .set_max_session_duration(number(planned, "max_session_duration").map(|n| n as i32))
+            .set_tags(Some(iam_tags(&with_ownership(&string_map(planned, "tags"), t))))
+            .send()
+            .await
+            .map_err(|e| api("CreateRole", e))?;
+        self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
+            operation: format!("GetRole {name}"),
+            detail: "the role is not there right after being made".into(),
+            retryable: true,
+        })
+    }
+
+    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+        let name = required(prior, "aws_iam_role", "name")?;
+        let policy = required(planned, "aws_iam_role", "assume_role_policy")?;
+        if string(prior, "assume_role_policy").is_none_or(|p| !same_json(&p, &policy)) {
+            c.iam
+                .update_assume_role_policy()
+                .role_name(&name)
+                .policy_document(policy)
+                .send()
+                .await
+                .map_err(|e| api("UpdateAssumeRolePolicy", e))?;
+        }
+        c.iam
+            .update_role()
+            .role_name(&name)
+            .description(string(planned, "description").unwrap_or_default())
+            .set_max_session_duration(number(planned, "max_session_duration").map(|n| n as i32))
+            .send()
+            .await
+            .map_err(|e| api("UpdateRole", e))?;
+        let (remove, set) = tags::changes(&string_map(prior, "tags"), &string_map(planned, "tags"));
+        if !remove.is_empty() {
+            c.iam
+                .untag_role()
+                .role_name(&name)
+                .set_tag_keys(Some(remove))
+                .send()
+                .await
+                .map_err(|e| api("UntagRole", e))?;
+        }
+        if !set.is_empty() {
+            c.iam
+                .tag_role()
+                .role_name(&name)
+                .set_tags(Some(iam_tags(&set)))
+                .send()
+                .await
+                .map_err(|e| api("TagRole", e))?;
+        }
+        self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
+            operation: format!("GetRole {name}"),
+            detail: "the role is gone right after being updated".into(),
+            retryable: true,
+        })
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let name = required(prior, "aws_iam_role", "name")?;
+        match c.iam.delete_role().role_name(&name).send().await {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(api("DeleteRole", e)),
+        }
+    }
+
+    /// IAM cannot filter roles by tag: every role's tags are read, which is
+    /// slow but only happens when recovering from a crash.
+    async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        let mut found = Vec::new();
+        let mut marker = None;
+        loop {
+            let page = c
+                .iam
+                .list_roles()
+                .set_marker(marker)
+                .send()
+                .await
+                .map_err(|e| api("ListRoles", e))?;
+            for r in page.roles() {
+                let listed = c
+                    .iam
+                    .list_role_tags()
+                    .role_name(r.role_name())
+                    .send()
+                    .await
+                    .map_err(|e| api("ListRoleTags", e))?;
+                let has = |k: &str, v: &str| listed.tags().iter().any(|x| x.key() == k && x.value() == v);
+                if has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage) {
+                    found.push(Role::value(r, listed.tags()));
+                }
+            }
+            if !page.is_truncated() {
+                return Ok(found);
+            }
+            marker = page.marker().map(str::to_string);
+        }
+    }
+
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        self.get(c, id).await
+    }
+}
+
+pub struct RolePolicyAttachment;
+
+impl RolePolicyAttachment {
+    fn value(role: &str, policy: &str) -> Value {
+        object(vec![
+            ("id", Value::string(format!("{role}/{policy}"))),
+            ("role", Value::string(role)),
+            ("policy_arn", Value::string(policy)),
+        ])
+    }
+
+    async fn attached(&self, c: &Clients, role: &str) -> Result<Option<Vec<String>>, DriverError> {
+        let mut arns = Vec::new();
+        let mut marker = None;
+        loop {
+            let page = match c
+                .iam
+                .list_attached_role_policies()
+                .role_name(role)
+                .set_marker(marker)
+                .send()
+                .await
+            {
+                Ok(p) => p,
+                Err(e) if is_not_found(&e) => return Ok(None),
+                Err(e) => return Err(api("ListAttachedRolePolicies", e)),
+            };
+            arns.extend(
+                page.attached_policies()
+                    .iter()
+                    .filter_map(|p| p.policy_arn().map(str::to_string)),
+            );
+            if !page.is_truncated() {
+                return Ok(Some(arns));
+            }
+            marker = page.marker().map(str::to_string);
+        }
+    }
+}
+
+#[async_trait]
+impl Kind for RolePolicyAttachment {
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema {
+            version: 0,
+            attributes: BTreeMap::from([
+                ("id".to_string(), A::computed(Type::String, "role/policy_arn.")),
+                ("role".to_string(), A::required(Type::String, "The role's name.").force_new()),
+                (
+                    "policy_arn".to_string(),
+                    A::required(Type::String, "The policy to attach.").force_new(),
+                ),
+            ]),
+            blocks: BTreeMap::new(),
+        }
+    }
+
+    /// One listing per role, shared by all of that role's attachments.
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut by_role: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+        for o in objs {
+            if let Some(r) = string(o, "role") {
+                if !by_role.contains_key(&r) {
+                    let arns = self.attached(c, &r).await?;
+                    by_role.insert(r, arns);
+                }
+            }
+        }
+        Ok(objs
+            .iter()
+            .map(|o| {
+                let (role, policy) = (string(o, "role")?, string(o, "policy_arn")?);
+                let arns = by_role.get(&role)?.as_ref()?;
+                arns.contains(&policy).then(|| RolePolicyAttachment::value(&role, &policy))
+            })
+            .collect())
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<Value, DriverError> {
+        let role = required(planned, "aws_iam_role_policy_attachment", "role")?;
+        let policy = required(planned, "aws_iam_role_policy_attachment", "policy_arn")?;
+        c.iam
+            .attach_role_policy()
+            .role_name(&role)
+            .policy_arn(&policy)
+            .send()
+            .await
+            .map_err(|e| api("AttachRolePolicy", e))?;
+        Ok(RolePolicyAttachment::value(&role, &policy))
+    }
+
+    async fn update(&self, _c: &Clients, _prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+        // Both arguments force replacement: nothing changes in place.
+        Ok(planned.clone())
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let role = required(prior, "aws_iam_role_policy_attachment", "role")?;
+        let policy = required(prior, "aws_iam_role_policy_attachment", "policy_arn")?;
+        match c.iam.detach_role_policy().role_name(&role).policy_arn(&policy).send().await {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(api("DetachRolePolicy", e)),
+        }
+    }
+
+    /// Attachments carry no tags; attaching twice is harmless, so a crashed
+    /// attach is simply done again.
+    async fn find_tagged(&self, _c: &Clients, _t: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(Vec::new())
+    }
+
+    /// Imported as `role/policy_arn`.
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let Some((role, policy)) = id.split_once('/') else {
+            return Err(DriverError::InvalidConfig {
+                type_name: "aws_iam_role_policy_attachment".into(),
+                detail: format!("import id {id:?} must be ROLE/POLICY_ARN"),
+            });
+        };
+        let arns = self.attached(c, role).await?;
+        Ok(arns
+            .filter(|a| a.iter().any(|x| x == policy))
+            .map(|_| RolePolicyAttachment::value(role, policy)))
+    }
+}

@@ -1,0 +1,156 @@
+//! strata's AWS driver, on the official AWS SDK for Rust.
+//!
+//! Resource types follow the Terraform AWS provider's names and attributes
+//! (`aws_vpc.cidr_block`), so a Terraform user reads the plan at once. Each
+//! type is a [`Kind`]; the driver finds it by name and shares what every
+//! type needs: the clients, built once from `aws-config`'s standard chain
+//! (environment, shared files and profiles, SSO, web identity, IMDS;
+//! `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` for endpoints), error
+//! mapping ([`error`]) and ownership tags ([`tags`]).
+
+mod ec2;
+mod error;
+mod iam;
+mod tags;
+mod values;
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_value::value::Value;
+use tokio::sync::OnceCell;
+
+/// The SDK clients, made on first use (so a plan with nothing of AWS's
+/// never looks for credentials).
+pub struct Clients {
+    pub ec2: aws_sdk_ec2::Client,
+    pub iam: aws_sdk_iam::Client,
+}
+
+/// One resource type.
+#[async_trait]
+pub(crate) trait Kind: Send + Sync {
+    fn schema(&self) -> ResourceSchema;
+
+    /// The plan: by default the schema's (configured values, computed ones
+    /// kept or unknown); a type adjusts what its API decides.
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        strata_provider::plan_by_schema(schema, req.prior, req.config)
+    }
+
+    /// Current objects for `objs` (in order; `None` when gone).
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError>;
+    async fn create(&self, c: &Clients, planned: &Value, tags: &Tags) -> Result<Value, DriverError>;
+    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError>;
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError>;
+    async fn find_tagged(&self, c: &Clients, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError>;
+}
+
+pub struct Aws {
+    kinds: BTreeMap<String, Arc<dyn Kind>>,
+    schemas: BTreeMap<String, ResourceSchema>,
+    clients: OnceCell<Clients>,
+}
+
+impl Default for Aws {
+    fn default() -> Self {
+        Aws::new()
+    }
+}
+
+impl Aws {
+    pub fn new() -> Aws {
+        let kinds: BTreeMap<String, Arc<dyn Kind>> = BTreeMap::from([
+            ("aws_vpc".to_string(), Arc::new(ec2::Vpc) as Arc<dyn Kind>),
+            ("aws_subnet".to_string(), Arc::new(ec2::Subnet)),
+            ("aws_internet_gateway".to_string(), Arc::new(ec2::InternetGateway)),
+            ("aws_iam_role".to_string(), Arc::new(iam::Role)),
+            (
+                "aws_iam_role_policy_attachment".to_string(),
+                Arc::new(iam::RolePolicyAttachment),
+            ),
+        ]);
+        let schemas = kinds.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
+        Aws {
+            kinds,
+            schemas,
+            clients: OnceCell::new(),
+        }
+    }
+
+    fn kind(&self, type_name: &str) -> Result<&Arc<dyn Kind>, DriverError> {
+        self.kinds.get(type_name).ok_or_else(|| DriverError::UnknownType {
+            driver: "aws".into(),
+            type_name: type_name.into(),
+        })
+    }
+
+    async fn clients(&self) -> &Clients {
+        self.clients
+            .get_or_init(|| async {
+                // Throttling and 5xx are retried by the SDK; raised from its
+                // default of 3 attempts because applies make many calls.
+                let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(8))
+                    .load()
+                    .await;
+                Clients {
+                    ec2: aws_sdk_ec2::Client::new(&conf),
+                    iam: aws_sdk_iam::Client::new(&conf),
+                }
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl Driver for Aws {
+    fn name(&self) -> &str {
+        "aws"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"registry.terraform.io/hashicorp/aws\"]".to_string()
+    }
+
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas
+    }
+
+    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        let kind = self.kind(req.type_name)?;
+        Ok(kind.plan(&self.schemas[req.type_name], &req))
+    }
+
+    async fn read(&self, type_name: &str, instances: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.read(self.clients().await, instances).await
+    }
+
+    async fn create(&self, type_name: &str, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.create(self.clients().await, planned, tags).await
+    }
+
+    async fn update(&self, type_name: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.update(self.clients().await, prior, planned).await
+    }
+
+    async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.delete(self.clients().await, prior).await
+    }
+
+    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.find_tagged(self.clients().await, tags).await
+    }
+
+    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        let kind = self.kind(type_name)?;
+        kind.import(self.clients().await, id).await
+    }
+}

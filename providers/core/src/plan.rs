@@ -1,0 +1,135 @@
+//! The plan most resources need, from their schema alone: the configured
+//! values, with each computed attribute the configuration leaves null kept
+//! from the prior object (or unknown for a new one), nested blocks alike.
+//! Drivers start from it and adjust what their API decides.
+
+use crate::{BlockNesting, Planned, ResourceSchema};
+use std::collections::BTreeMap;
+use strata_value::value::Value;
+
+/// Plans `config` against `prior` by `schema`. `requires_replace` is left
+/// empty: the engine compares forces-replacement attributes itself.
+pub fn plan_by_schema(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Planned {
+    Planned {
+        planned: object(schema, prior, config),
+        requires_replace: Vec::new(),
+    }
+}
+
+fn field<'v>(v: Option<&'v Value>, name: &str) -> Option<&'v Value> {
+    v?.unmarked().entries()?.get(name)
+}
+
+fn object(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Value {
+    if !config.is_known() {
+        return Value::Unknown(schema.object_type());
+    }
+    let mut out = BTreeMap::new();
+    for (name, a) in &schema.attributes {
+        let want = field(Some(config), name).cloned();
+        let had = field(prior, name);
+        let v = match want {
+            Some(w) if !w.is_null() => w,
+            _ if a.computed => match had {
+                Some(h) => h.clone(),
+                None => Value::Unknown(a.ty.clone()),
+            },
+            Some(w) => w,
+            None => Value::Null(a.ty.clone()),
+        };
+        out.insert(name.clone(), v);
+    }
+    for (name, b) in &schema.blocks {
+        let want = field(Some(config), name);
+        let had = field(prior, name);
+        let v = match (b.nesting, want.map(Value::unmarked)) {
+            (BlockNesting::Single, Some(w)) if !w.is_null() => {
+                object(&b.schema, had.filter(|h| !h.is_null()), w)
+            }
+            (BlockNesting::List, Some(Value::List(t, items))) => {
+                let prior_items = had.and_then(|h| h.unmarked().elements());
+                Value::List(
+                    t.clone(),
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, w)| object(&b.schema, prior_items.and_then(|p| p.get(i)), w))
+                        .collect(),
+                )
+            }
+            // Set elements have no position to pair them with a prior one.
+            (BlockNesting::Set, Some(Value::Set(t, items))) => Value::new_set(
+                t.clone(),
+                items.iter().map(|w| object(&b.schema, None, w)).collect(),
+            ),
+            (_, Some(w)) => w.clone(),
+            (_, None) => Value::Null(b.schema.object_type()),
+        };
+        out.insert(name.clone(), v);
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AttributeSchema;
+    use strata_value::types::Type;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema {
+            version: 0,
+            attributes: BTreeMap::from([
+                ("id".to_string(), AttributeSchema::computed(Type::String, "")),
+                ("cidr_block".to_string(), AttributeSchema::required(Type::String, "")),
+                ("name".to_string(), AttributeSchema {
+                    computed: true,
+                    ..AttributeSchema::optional(Type::String, "")
+                }),
+                ("note".to_string(), AttributeSchema::optional(Type::String, "")),
+            ]),
+            blocks: BTreeMap::new(),
+        }
+    }
+
+    fn obj(pairs: &[(&str, Value)]) -> Value {
+        Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    #[test]
+    fn new_objects_get_unknown_computed_values() {
+        let config = obj(&[
+            ("id", Value::Null(Type::String)),
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("name", Value::Null(Type::String)),
+            ("note", Value::Null(Type::String)),
+        ]);
+        let p = plan_by_schema(&schema(), None, &config).planned;
+        let e = p.entries().expect("object");
+        assert!(!e["id"].is_known());
+        assert!(!e["name"].is_known(), "optional+computed left unset");
+        assert!(e["note"].is_null());
+        assert_eq!(e["cidr_block"].as_str(), Some("10.0.0.0/16"));
+    }
+
+    #[test]
+    fn existing_objects_keep_what_the_cloud_chose() {
+        let prior = obj(&[
+            ("id", Value::string("vpc-1")),
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("name", Value::string("chosen")),
+            ("note", Value::Null(Type::String)),
+        ]);
+        let config = obj(&[
+            ("id", Value::Null(Type::String)),
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("name", Value::Null(Type::String)),
+            ("note", Value::string("set")),
+        ]);
+        let p = plan_by_schema(&schema(), Some(&prior), &config).planned;
+        let e = p.entries().expect("object");
+        assert_eq!(e["id"].as_str(), Some("vpc-1"));
+        assert_eq!(e["name"].as_str(), Some("chosen"));
+        assert_eq!(e["note"].as_str(), Some("set"));
+    }
+}
