@@ -100,7 +100,8 @@ fn prepare(
 fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(parallelism.clamp(1, 4))
-        .enable_time()
+        // Timers for progress and waiters; I/O for the drivers' HTTP.
+        .enable_all()
         .build()
         .map_err(|e| {
             Diags::from(Diag::new(

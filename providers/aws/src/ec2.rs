@@ -7,12 +7,18 @@
 
 use crate::error::{api, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{bool_value, boolean, map_value, object, required, str_value, string, string_map};
+use crate::values::{
+    bool_value, boolean, map_value, object, required, str_value, string, string_map,
+};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, Tag, TagSpecification, Tenancy};
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, Filter, ResourceType, Tag, TagSpecification, Tenancy,
+};
 use std::collections::{BTreeMap, HashMap};
-use strata_provider::{AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_provider::{
+    AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+};
 use strata_value::types::Type;
 use strata_value::value::Value;
 
@@ -26,8 +32,14 @@ pub(crate) fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
         .collect();
     all.insert("id".into(), A::computed(Type::String, "The object's id."));
     all.insert("arn".into(), A::computed(Type::String, "The object's ARN."));
-    all.insert("owner_id".into(), A::computed(Type::String, "The owning account."));
-    all.insert("tags".into(), A::optional(Type::map(Type::String), "Tags to set."));
+    all.insert(
+        "owner_id".into(),
+        A::computed(Type::String, "The owning account."),
+    );
+    all.insert(
+        "tags".into(),
+        A::optional(Type::map(Type::String), "Tags to set."),
+    );
     all.insert(
         "tags_all".into(),
         A::computed(Type::map(Type::String), "All tags, as AWS holds them."),
@@ -41,7 +53,11 @@ pub(crate) fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
 
 /// The schema's plan with Terraform's defaults for unset optional values,
 /// and `tags_all` following `tags`.
-pub(crate) fn plan_with(schema: &ResourceSchema, req: &PlanRequest<'_>, defaults: &[(&str, Value)]) -> Planned {
+pub(crate) fn plan_with(
+    schema: &ResourceSchema,
+    req: &PlanRequest<'_>,
+    defaults: &[(&str, Value)],
+) -> Planned {
     let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
     if let Value::Object(m) = &mut p.planned {
         for (k, d) in defaults {
@@ -124,7 +140,10 @@ fn ids(objs: &[Value]) -> Vec<String> {
 async fn retag(c: &Clients, id: &str, prior: &Value, planned: &Value) -> Result<(), DriverError> {
     let (remove, set) = tags::changes(&string_map(prior, "tags"), &string_map(planned, "tags"));
     if !remove.is_empty() {
-        let keys = remove.iter().map(|k| Tag::builder().key(k).build()).collect();
+        let keys = remove
+            .iter()
+            .map(|k| Tag::builder().key(k).build())
+            .collect();
         c.ec2
             .delete_tags()
             .resources(id)
@@ -146,7 +165,12 @@ async fn retag(c: &Clients, id: &str, prior: &Value, planned: &Value) -> Result<
 }
 
 fn arn(c: &Clients, owner: Option<&str>, what: &str, id: &str) -> Value {
-    let region = c.ec2.config().region().map(|r| r.to_string()).unwrap_or_default();
+    let region = c
+        .ec2
+        .config()
+        .region()
+        .map(|r| r.to_string())
+        .unwrap_or_default();
     Value::string(format!(
         "arn:aws:ec2:{region}:{}:{what}/{id}",
         owner.unwrap_or_default()
@@ -167,10 +191,59 @@ async fn reread(kind: &dyn Kind, c: &Clients, id: &str, what: &str) -> Result<Va
         })
 }
 
+/// EC2 types read with one Describe call and filters: refresh, crash
+/// recovery and import are the same call with different filters.
+#[async_trait]
+trait Describe: Kind {
+    /// The filter naming this type's id (`vpc-id`).
+    const ID_FILTER: &'static str;
+
+    async fn describe(
+        &self,
+        c: &Clients,
+        filters: Vec<Filter>,
+    ) -> Result<HashMap<String, Value>, DriverError>;
+
+    async fn read_ids(
+        &self,
+        c: &Clients,
+        objs: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut found = HashMap::new();
+        for page in ids(objs).chunks(PAGE) {
+            found.extend(
+                self.describe(c, vec![id_filter(Self::ID_FILTER, page)])
+                    .await?,
+            );
+        }
+        Ok(in_order(objs, found))
+    }
+
+    async fn tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(self
+            .describe(c, ownership_filters(t))
+            .await?
+            .into_values()
+            .collect())
+    }
+
+    async fn by_id(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let filter = id_filter(Self::ID_FILTER, &[id.to_string()]);
+        Ok(self.describe(c, vec![filter]).await?.remove(id))
+    }
+}
+
 pub struct Vpc;
 
-impl Vpc {
-    async fn describe(&self, c: &Clients, filters: Vec<Filter>) -> Result<HashMap<String, Value>, DriverError> {
+#[async_trait]
+impl Describe for Vpc {
+    const ID_FILTER: &'static str = "vpc-id";
+
+    async fn describe(
+        &self,
+        c: &Clients,
+        filters: Vec<Filter>,
+    ) -> Result<HashMap<String, Value>, DriverError> {
         let out = c
             .ec2
             .describe_vpcs()
@@ -183,7 +256,10 @@ impl Vpc {
             let Some(id) = v.vpc_id() else { continue };
             // DNS settings are per-VPC attributes, one call each.
             let mut dns = [None, None];
-            for (i, attr) in ["enableDnsSupport", "enableDnsHostnames"].into_iter().enumerate() {
+            for (i, attr) in ["enableDnsSupport", "enableDnsHostnames"]
+                .into_iter()
+                .enumerate()
+            {
                 let a = c
                     .ec2
                     .describe_vpc_attribute()
@@ -206,7 +282,10 @@ impl Vpc {
                     ("arn", arn(c, v.owner_id(), "vpc", id)),
                     ("owner_id", str_value(v.owner_id())),
                     ("cidr_block", str_value(v.cidr_block())),
-                    ("instance_tenancy", str_value(v.instance_tenancy().map(Tenancy::as_str))),
+                    (
+                        "instance_tenancy",
+                        str_value(v.instance_tenancy().map(Tenancy::as_str)),
+                    ),
                     ("enable_dns_support", bool_value(dns[0])),
                     ("enable_dns_hostnames", bool_value(dns[1])),
                     ("tags", tags),
@@ -216,7 +295,9 @@ impl Vpc {
         }
         Ok(found)
     }
+}
 
+impl Vpc {
     async fn set_dns(&self, c: &Clients, id: &str, v: &Value) -> Result<(), DriverError> {
         for (name, on) in [
             ("enable_dns_support", boolean(v, "enable_dns_support")),
@@ -240,13 +321,24 @@ impl Vpc {
 impl Kind for Vpc {
     fn schema(&self) -> ResourceSchema {
         schema(vec![
-            ("cidr_block", A::required(Type::String, "The IPv4 CIDR block.").force_new()),
+            (
+                "cidr_block",
+                A::required(Type::String, "The IPv4 CIDR block.").force_new(),
+            ),
             (
                 "instance_tenancy",
-                A::optional(Type::String, "default or dedicated.").and_computed().force_new(),
+                A::optional(Type::String, "default or dedicated.")
+                    .and_computed()
+                    .force_new(),
             ),
-            ("enable_dns_support", A::optional(Type::Bool, "DNS resolution in the VPC.")),
-            ("enable_dns_hostnames", A::optional(Type::Bool, "DNS hostnames for instances.")),
+            (
+                "enable_dns_support",
+                A::optional(Type::Bool, "DNS resolution in the VPC."),
+            ),
+            (
+                "enable_dns_hostnames",
+                A::optional(Type::Bool, "DNS hostnames for instances."),
+            ),
         ])
     }
 
@@ -262,11 +354,7 @@ impl Kind for Vpc {
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut found = HashMap::new();
-        for page in ids(objs).chunks(PAGE) {
-            found.extend(self.describe(c, vec![id_filter("vpc-id", page)]).await?);
-        }
-        Ok(in_order(objs, found))
+        self.read_ids(c, objs).await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -274,7 +362,9 @@ impl Kind for Vpc {
             .ec2
             .create_vpc()
             .cidr_block(required(planned, "aws_vpc", "cidr_block")?)
-            .set_instance_tenancy(string(planned, "instance_tenancy").map(|s| Tenancy::from(s.as_str())))
+            .set_instance_tenancy(
+                string(planned, "instance_tenancy").map(|s| Tenancy::from(s.as_str())),
+            )
             .tag_specifications(tag_spec(ResourceType::Vpc, planned, t))
             .send()
             .await
@@ -292,7 +382,12 @@ impl Kind for Vpc {
         reread(self, c, &id, "VPC").await
     }
 
-    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         let id = required(prior, "aws_vpc", "id")?;
         self.set_dns(c, &id, planned).await?;
         retag(c, &id, prior, planned).await?;
@@ -309,18 +404,25 @@ impl Kind for Vpc {
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        Ok(self.describe(c, ownership_filters(t)).await?.into_values().collect())
+        self.tagged(c, t).await
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        Ok(self.describe(c, vec![id_filter("vpc-id", &[id.to_string()])]).await?.remove(id))
+        self.by_id(c, id).await
     }
 }
 
 pub struct Subnet;
 
-impl Subnet {
-    async fn describe(&self, c: &Clients, filters: Vec<Filter>) -> Result<HashMap<String, Value>, DriverError> {
+#[async_trait]
+impl Describe for Subnet {
+    const ID_FILTER: &'static str = "subnet-id";
+
+    async fn describe(
+        &self,
+        c: &Clients,
+        filters: Vec<Filter>,
+    ) -> Result<HashMap<String, Value>, DriverError> {
         let out = c
             .ec2
             .describe_subnets()
@@ -345,7 +447,10 @@ impl Subnet {
                     ("vpc_id", str_value(s.vpc_id())),
                     ("cidr_block", str_value(s.cidr_block())),
                     ("availability_zone", str_value(s.availability_zone())),
-                    ("map_public_ip_on_launch", bool_value(s.map_public_ip_on_launch())),
+                    (
+                        "map_public_ip_on_launch",
+                        bool_value(s.map_public_ip_on_launch()),
+                    ),
                     ("tags", tags),
                     ("tags_all", tags_all),
                 ]),
@@ -353,7 +458,9 @@ impl Subnet {
         }
         Ok(found)
     }
+}
 
+impl Subnet {
     async fn set_public_ip(&self, c: &Clients, id: &str, on: bool) -> Result<(), DriverError> {
         c.ec2
             .modify_subnet_attribute()
@@ -371,10 +478,15 @@ impl Kind for Subnet {
     fn schema(&self) -> ResourceSchema {
         schema(vec![
             ("vpc_id", A::required(Type::String, "The VPC.").force_new()),
-            ("cidr_block", A::required(Type::String, "The IPv4 CIDR block.").force_new()),
+            (
+                "cidr_block",
+                A::required(Type::String, "The IPv4 CIDR block.").force_new(),
+            ),
             (
                 "availability_zone",
-                A::optional(Type::String, "The zone.").and_computed().force_new(),
+                A::optional(Type::String, "The zone.")
+                    .and_computed()
+                    .force_new(),
             ),
             (
                 "map_public_ip_on_launch",
@@ -384,15 +496,15 @@ impl Kind for Subnet {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        plan_with(schema, req, &[("map_public_ip_on_launch", Value::Bool(false))])
+        plan_with(
+            schema,
+            req,
+            &[("map_public_ip_on_launch", Value::Bool(false))],
+        )
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut found = HashMap::new();
-        for page in ids(objs).chunks(PAGE) {
-            found.extend(self.describe(c, vec![id_filter("subnet-id", page)]).await?);
-        }
-        Ok(in_order(objs, found))
+        self.read_ids(c, objs).await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -421,7 +533,12 @@ impl Kind for Subnet {
         reread(self, c, &id, "subnet").await
     }
 
-    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         let id = required(prior, "aws_subnet", "id")?;
         let want = boolean(planned, "map_public_ip_on_launch").unwrap_or(false);
         if boolean(prior, "map_public_ip_on_launch") != Some(want) {
@@ -441,18 +558,25 @@ impl Kind for Subnet {
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        Ok(self.describe(c, ownership_filters(t)).await?.into_values().collect())
+        self.tagged(c, t).await
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        Ok(self.describe(c, vec![id_filter("subnet-id", &[id.to_string()])]).await?.remove(id))
+        self.by_id(c, id).await
     }
 }
 
 pub struct InternetGateway;
 
-impl InternetGateway {
-    async fn describe(&self, c: &Clients, filters: Vec<Filter>) -> Result<HashMap<String, Value>, DriverError> {
+#[async_trait]
+impl Describe for InternetGateway {
+    const ID_FILTER: &'static str = "internet-gateway-id";
+
+    async fn describe(
+        &self,
+        c: &Clients,
+        filters: Vec<Filter>,
+    ) -> Result<HashMap<String, Value>, DriverError> {
         let out = c
             .ec2
             .describe_internet_gateways()
@@ -462,7 +586,9 @@ impl InternetGateway {
             .map_err(|e| api("DescribeInternetGateways", e))?;
         let mut found = HashMap::new();
         for g in out.internet_gateways() {
-            let Some(id) = g.internet_gateway_id() else { continue };
+            let Some(id) = g.internet_gateway_id() else {
+                continue;
+            };
             let (tags, tags_all) = tag_values(g.tags());
             let vpc = g.attachments().first().and_then(|a| a.vpc_id());
             found.insert(
@@ -479,7 +605,9 @@ impl InternetGateway {
         }
         Ok(found)
     }
+}
 
+impl InternetGateway {
     async fn attach(&self, c: &Clients, id: &str, vpc: &str) -> Result<(), DriverError> {
         c.ec2
             .attach_internet_gateway()
@@ -521,14 +649,7 @@ impl Kind for InternetGateway {
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut found = HashMap::new();
-        for page in ids(objs).chunks(PAGE) {
-            found.extend(
-                self.describe(c, vec![id_filter("internet-gateway-id", page)])
-                    .await?,
-            );
-        }
-        Ok(in_order(objs, found))
+        self.read_ids(c, objs).await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -554,7 +675,12 @@ impl Kind for InternetGateway {
         reread(self, c, &id, "internet gateway").await
     }
 
-    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         let id = required(prior, "aws_internet_gateway", "id")?;
         let (had, want) = (string(prior, "vpc_id"), string(planned, "vpc_id"));
         if had != want {
@@ -574,7 +700,13 @@ impl Kind for InternetGateway {
         if let Some(v) = string(prior, "vpc_id") {
             self.detach(c, &id, &v).await?;
         }
-        match c.ec2.delete_internet_gateway().internet_gateway_id(&id).send().await {
+        match c
+            .ec2
+            .delete_internet_gateway()
+            .internet_gateway_id(&id)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(api("DeleteInternetGateway", e)),
@@ -582,13 +714,10 @@ impl Kind for InternetGateway {
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        Ok(self.describe(c, ownership_filters(t)).await?.into_values().collect())
+        self.tagged(c, t).await
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        Ok(self
-            .describe(c, vec![id_filter("internet-gateway-id", &[id.to_string()])])
-            .await?
-            .remove(id))
+        self.by_id(c, id).await
     }
 }

@@ -50,9 +50,10 @@ where
             let m = err.message().unwrap_or("(no message)");
             (format!("{c}: {m}"), RETRYABLE.contains(&c))
         }
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
-            (format!("the request did not complete: {}", aws_smithy_display(&e)), true)
-        }
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => (
+            format!("the request did not complete: {}", aws_smithy_display(&e)),
+            true,
+        ),
         other => (aws_smithy_display(other), false),
     };
     DriverError::Api {

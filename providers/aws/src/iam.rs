@@ -11,7 +11,9 @@ use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
 use std::collections::BTreeMap;
-use strata_provider::{AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_provider::{
+    AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+};
 use strata_value::types::Type;
 use strata_value::value::Value;
 
@@ -66,7 +68,11 @@ impl Role {
             ),
             (
                 "assume_role_policy",
-                str_value(r.assume_role_policy_document().map(decode_policy).as_deref()),
+                str_value(
+                    r.assume_role_policy_document()
+                        .map(decode_policy)
+                        .as_deref(),
+                ),
             ),
             ("create_date", Value::string(r.create_date().to_string())),
             ("tags", tags),
@@ -87,19 +93,33 @@ impl Role {
 impl Kind for Role {
     fn schema(&self) -> ResourceSchema {
         let mut s = crate::ec2::schema(vec![
-            ("name", A::required(Type::String, "The role's name.").force_new()),
+            (
+                "name",
+                A::required(Type::String, "The role's name.").force_new(),
+            ),
             (
                 "assume_role_policy",
                 A::required(Type::String, "Who may assume the role (a JSON policy)."),
             ),
             ("description", A::optional(Type::String, "A description.")),
-            ("path", A::optional(Type::String, "The role's path.").and_computed().force_new()),
+            (
+                "path",
+                A::optional(Type::String, "The role's path.")
+                    .and_computed()
+                    .force_new(),
+            ),
             (
                 "max_session_duration",
                 A::optional(Type::Number, "Maximum session length in seconds."),
             ),
-            ("unique_id", A::computed(Type::String, "AWS's stable id of the role.")),
-            ("create_date", A::computed(Type::String, "When the role was made.")),
+            (
+                "unique_id",
+                A::computed(Type::String, "AWS's stable id of the role."),
+            ),
+            (
+                "create_date",
+                A::computed(Type::String, "When the role was made."),
+            ),
         ]);
         s.attributes.remove("owner_id");
         s
@@ -118,7 +138,9 @@ impl Kind for Role {
         if let (Some(prior), Value::Object(m)) = (req.prior, &mut p.planned) {
             if let (Some(had), Some(want)) = (
                 string(prior, "assume_role_policy"),
-                m.get("assume_role_policy").and_then(|v| v.as_str()).map(str::to_string),
+                m.get("assume_role_policy")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string),
             ) {
                 if same_json(&had, &want) {
                     m.insert("assume_role_policy".into(), Value::string(had));
@@ -148,7 +170,10 @@ impl Kind for Role {
             .set_description(string(planned, "description"))
             .set_path(string(planned, "path"))
             .set_max_session_duration(number(planned, "max_session_duration").map(|n| n as i32))
-            .set_tags(Some(iam_tags(&with_ownership(&string_map(planned, "tags"), t))))
+            .set_tags(Some(iam_tags(&with_ownership(
+                &string_map(planned, "tags"),
+                t,
+            ))))
             .send()
             .await
             .map_err(|e| api("CreateRole", e))?;
@@ -159,7 +184,12 @@ impl Kind for Role {
         })
     }
 
-    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         let name = required(prior, "aws_iam_role", "name")?;
         let policy = required(planned, "aws_iam_role", "assume_role_policy")?;
         if string(prior, "assume_role_policy").is_none_or(|p| !same_json(&p, &policy)) {
@@ -235,7 +265,8 @@ impl Kind for Role {
                     .send()
                     .await
                     .map_err(|e| api("ListRoleTags", e))?;
-                let has = |k: &str, v: &str| listed.tags().iter().any(|x| x.key() == k && x.value() == v);
+                let has =
+                    |k: &str, v: &str| listed.tags().iter().any(|x| x.key() == k && x.value() == v);
                 if has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage) {
                     found.push(Role::value(r, listed.tags()));
                 }
@@ -298,8 +329,14 @@ impl Kind for RolePolicyAttachment {
         ResourceSchema {
             version: 0,
             attributes: BTreeMap::from([
-                ("id".to_string(), A::computed(Type::String, "role/policy_arn.")),
-                ("role".to_string(), A::required(Type::String, "The role's name.").force_new()),
+                (
+                    "id".to_string(),
+                    A::computed(Type::String, "role/policy_arn."),
+                ),
+                (
+                    "role".to_string(),
+                    A::required(Type::String, "The role's name.").force_new(),
+                ),
                 (
                     "policy_arn".to_string(),
                     A::required(Type::String, "The policy to attach.").force_new(),
@@ -314,9 +351,9 @@ impl Kind for RolePolicyAttachment {
         let mut by_role: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
         for o in objs {
             if let Some(r) = string(o, "role") {
-                if !by_role.contains_key(&r) {
-                    let arns = self.attached(c, &r).await?;
-                    by_role.insert(r, arns);
+                if let std::collections::btree_map::Entry::Vacant(slot) = by_role.entry(r) {
+                    let arns = self.attached(c, slot.key()).await?;
+                    slot.insert(arns);
                 }
             }
         }
@@ -325,7 +362,8 @@ impl Kind for RolePolicyAttachment {
             .map(|o| {
                 let (role, policy) = (string(o, "role")?, string(o, "policy_arn")?);
                 let arns = by_role.get(&role)?.as_ref()?;
-                arns.contains(&policy).then(|| RolePolicyAttachment::value(&role, &policy))
+                arns.contains(&policy)
+                    .then(|| RolePolicyAttachment::value(&role, &policy))
             })
             .collect())
     }
@@ -343,7 +381,12 @@ impl Kind for RolePolicyAttachment {
         Ok(RolePolicyAttachment::value(&role, &policy))
     }
 
-    async fn update(&self, _c: &Clients, _prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        _c: &Clients,
+        _prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         // Both arguments force replacement: nothing changes in place.
         Ok(planned.clone())
     }
@@ -351,7 +394,14 @@ impl Kind for RolePolicyAttachment {
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let role = required(prior, "aws_iam_role_policy_attachment", "role")?;
         let policy = required(prior, "aws_iam_role_policy_attachment", "policy_arn")?;
-        match c.iam.detach_role_policy().role_name(&role).policy_arn(&policy).send().await {
+        match c
+            .iam
+            .detach_role_policy()
+            .role_name(&role)
+            .policy_arn(&policy)
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(api("DetachRolePolicy", e)),

@@ -41,8 +41,14 @@ pub(crate) trait Kind: Send + Sync {
 
     /// Current objects for `objs` (in order; `None` when gone).
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError>;
-    async fn create(&self, c: &Clients, planned: &Value, tags: &Tags) -> Result<Value, DriverError>;
-    async fn update(&self, c: &Clients, prior: &Value, planned: &Value) -> Result<Value, DriverError>;
+    async fn create(&self, c: &Clients, planned: &Value, tags: &Tags)
+        -> Result<Value, DriverError>;
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError>;
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError>;
     async fn find_tagged(&self, c: &Clients, tags: &Tags) -> Result<Vec<Value>, DriverError>;
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError>;
@@ -65,7 +71,10 @@ impl Aws {
         let kinds: BTreeMap<String, Arc<dyn Kind>> = BTreeMap::from([
             ("aws_vpc".to_string(), Arc::new(ec2::Vpc) as Arc<dyn Kind>),
             ("aws_subnet".to_string(), Arc::new(ec2::Subnet)),
-            ("aws_internet_gateway".to_string(), Arc::new(ec2::InternetGateway)),
+            (
+                "aws_internet_gateway".to_string(),
+                Arc::new(ec2::InternetGateway),
+            ),
             ("aws_iam_role".to_string(), Arc::new(iam::Role)),
             (
                 "aws_iam_role_policy_attachment".to_string(),
@@ -81,10 +90,12 @@ impl Aws {
     }
 
     fn kind(&self, type_name: &str) -> Result<&Arc<dyn Kind>, DriverError> {
-        self.kinds.get(type_name).ok_or_else(|| DriverError::UnknownType {
-            driver: "aws".into(),
-            type_name: type_name.into(),
-        })
+        self.kinds
+            .get(type_name)
+            .ok_or_else(|| DriverError::UnknownType {
+                driver: "aws".into(),
+                type_name: type_name.into(),
+            })
     }
 
     async fn clients(&self) -> &Clients {
@@ -124,17 +135,31 @@ impl Driver for Aws {
         Ok(kind.plan(&self.schemas[req.type_name], &req))
     }
 
-    async fn read(&self, type_name: &str, instances: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+    async fn read(
+        &self,
+        type_name: &str,
+        instances: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError> {
         let kind = self.kind(type_name)?;
         kind.read(self.clients().await, instances).await
     }
 
-    async fn create(&self, type_name: &str, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
+    async fn create(
+        &self,
+        type_name: &str,
+        planned: &Value,
+        tags: &Tags,
+    ) -> Result<Value, DriverError> {
         let kind = self.kind(type_name)?;
         kind.create(self.clients().await, planned, tags).await
     }
 
-    async fn update(&self, type_name: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+    async fn update(
+        &self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
         let kind = self.kind(type_name)?;
         kind.update(self.clients().await, prior, planned).await
     }

@@ -63,7 +63,9 @@ pub fn bool_value(b: Option<bool>) -> Value {
 pub fn map_value(m: &BTreeMap<String, String>) -> Value {
     Value::Map(
         Type::String,
-        m.iter().map(|(k, v)| (k.clone(), Value::string(v))).collect(),
+        m.iter()
+            .map(|(k, v)| (k.clone(), Value::string(v)))
+            .collect(),
     )
 }
 

@@ -80,20 +80,37 @@ mod tests {
         ResourceSchema {
             version: 0,
             attributes: BTreeMap::from([
-                ("id".to_string(), AttributeSchema::computed(Type::String, "")),
-                ("cidr_block".to_string(), AttributeSchema::required(Type::String, "")),
-                ("name".to_string(), AttributeSchema {
-                    computed: true,
-                    ..AttributeSchema::optional(Type::String, "")
-                }),
-                ("note".to_string(), AttributeSchema::optional(Type::String, "")),
+                (
+                    "id".to_string(),
+                    AttributeSchema::computed(Type::String, ""),
+                ),
+                (
+                    "cidr_block".to_string(),
+                    AttributeSchema::required(Type::String, ""),
+                ),
+                (
+                    "name".to_string(),
+                    AttributeSchema {
+                        computed: true,
+                        ..AttributeSchema::optional(Type::String, "")
+                    },
+                ),
+                (
+                    "note".to_string(),
+                    AttributeSchema::optional(Type::String, ""),
+                ),
             ]),
             blocks: BTreeMap::new(),
         }
     }
 
     fn obj(pairs: &[(&str, Value)]) -> Value {
-        Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
     #[test]

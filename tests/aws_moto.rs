@@ -1,0 +1,362 @@
+//! The AWS driver against the moto emulator, in the style of Terraform's
+//! acceptance tests: apply a stack, plan again (empty), change things in
+//! place and by replacement, undo a change made by hand with the SDK,
+//! recreate what was deleted behind strata's back, destroy and list moto:
+//! nothing of ours left. Error paths carry AWS's codes.
+//!
+//! Each test starts its own moto server on a free port on 127.0.0.1 (moto
+//! keeps its state per server). `.ci/run` installs moto in a virtual
+//! environment and sets `STRATA_MOTO_SERVER` to its `moto_server`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Moto {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn moto() -> Moto {
+    let server = std::env::var("STRATA_MOTO_SERVER").unwrap_or_else(|_| {
+        panic!("the AWS tests need moto: run ./.ci/run, or set STRATA_MOTO_SERVER to a moto_server (pip install 'moto[s3]==5.2.5' flask flask-cors)")
+    });
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let child = Command::new(&server)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {server}: {e}"));
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "moto did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Moto { child, url }
+}
+
+fn env_for(cmd: &mut Command, m: &Moto) {
+    cmd.env("AWS_ENDPOINT_URL", &m.url)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env_remove("AWS_PROFILE")
+        .env("NO_COLOR", "1");
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-aws-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    d
+}
+
+fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args).current_dir(dir).stdin(Stdio::null());
+    env_for(&mut c, m);
+    let out = c.output().expect("strata runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// SDK clients pointed at the same moto, for looking behind strata's back.
+fn sdk(
+    m: &Moto,
+) -> (
+    tokio::runtime::Runtime,
+    aws_sdk_ec2::Client,
+    aws_sdk_iam::Client,
+) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let conf = rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    );
+    (
+        rt,
+        aws_sdk_ec2::Client::new(&conf),
+        aws_sdk_iam::Client::new(&conf),
+    )
+}
+
+const STACK: &str = r#"
+variable "public" {
+  type    = bool
+  default = false
+}
+variable "cidrs" {
+  type    = list(string)
+  default = ["10.40.0.0/20", "10.40.16.0/20"]
+}
+
+resource "aws_vpc" "main" {
+  cidr_block           = "10.40.0.0/16"
+  enable_dns_hostnames = true
+  tags                 = { Name = "gpu-cluster", team = "ml" }
+}
+
+resource "aws_subnet" "nodes" {
+  count                   = length(var.cidrs)
+  vpc_id                  = aws_vpc.main.id
+  cidr_block              = var.cidrs[count.index]
+  availability_zone       = ["us-east-1a", "us-east-1b"][count.index]
+  map_public_ip_on_launch = var.public
+  tags                    = { Name = "nodes-${count.index}" }
+}
+
+resource "aws_internet_gateway" "gw" {
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_iam_role" "nodes" {
+  name = "gpu-nodes"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "ec2.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+  tags = { team = "ml" }
+}
+
+resource "aws_iam_role_policy_attachment" "worker" {
+  role       = aws_iam_role.nodes.name
+  policy_arn = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy"
+}
+
+output "vpc_id" { value = aws_vpc.main.id }
+output "subnets" { value = aws_subnet.nodes[*].id }
+"#;
+
+fn filter(name: &str, value: &str) -> aws_sdk_ec2::types::Filter {
+    aws_sdk_ec2::types::Filter::builder()
+        .name(name)
+        .values(value)
+        .build()
+}
+
+/// Our VPCs, by the ownership tag.
+fn our_vpcs(
+    rt: &tokio::runtime::Runtime,
+    ec2: &aws_sdk_ec2::Client,
+) -> Vec<aws_sdk_ec2::types::Vpc> {
+    let out = rt
+        .block_on(
+            ec2.describe_vpcs()
+                .filters(filter("tag-key", "strata:address"))
+                .send(),
+        )
+        .expect("DescribeVpcs");
+    out.vpcs().to_vec()
+}
+
+#[test]
+fn a_network_and_iam_stack_round_trips_through_moto() {
+    let m = moto();
+    let d = scratch("stack");
+    std::fs::write(d.join("main.tf"), STACK).expect("config");
+    let (rt, ec2, iam) = sdk(&m);
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Apply complete! Resources: 6 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+
+    // What strata made is in AWS as configured, tagged with its address.
+    let vpcs = our_vpcs(&rt, &ec2);
+    assert_eq!(vpcs.len(), 1);
+    let vpc = &vpcs[0];
+    assert_eq!(vpc.cidr_block(), Some("10.40.0.0/16"));
+    let tag = |k: &str| {
+        vpc.tags()
+            .iter()
+            .find(|t| t.key() == Some(k))
+            .and_then(|t| t.value())
+            .map(str::to_string)
+    };
+    assert_eq!(tag("strata:address").as_deref(), Some("aws_vpc.main"));
+    assert_eq!(tag("Name").as_deref(), Some("gpu-cluster"));
+    let vpc_id = vpc.vpc_id().expect("id").to_string();
+    let role = rt
+        .block_on(iam.get_role().role_name("gpu-nodes").send())
+        .expect("role exists");
+    assert!(role.role().is_some());
+    let attached = rt
+        .block_on(
+            iam.list_attached_role_policies()
+                .role_name("gpu-nodes")
+                .send(),
+        )
+        .expect("attachments");
+    assert_eq!(attached.attached_policies().len(), 1);
+
+    // In place: map_public_ip_on_launch on both subnets.
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve", "--var", "public=true"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 2 changed, 0 destroyed"), "{out}");
+    let subnets = rt
+        .block_on(
+            ec2.describe_subnets()
+                .filters(filter("vpc-id", &vpc_id))
+                .send(),
+        )
+        .expect("subnets");
+    assert!(subnets
+        .subnets()
+        .iter()
+        .all(|s| s.map_public_ip_on_launch() == Some(true)));
+
+    // A tag changed by hand comes back.
+    rt.block_on(
+        ec2.create_tags()
+            .resources(&vpc_id)
+            .tags(
+                aws_sdk_ec2::types::Tag::builder()
+                    .key("team")
+                    .value("someone-else")
+                    .build(),
+            )
+            .send(),
+    )
+    .expect("tag by hand");
+    let (code, out) = strata(
+        &d,
+        &m,
+        &["plan", "--detailed-exitcode", "--var", "public=true"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("has changed"), "drift is reported:\n{out}");
+    assert!(
+        out.contains(r#"~ "team" = "someone-else" -> "ml""#)
+            || out.contains(r#"~ team = "someone-else" -> "ml""#),
+        "{out}"
+    );
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve", "--var", "public=true"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        our_vpcs(&rt, &ec2)[0]
+            .tags()
+            .iter()
+            .find(|t| t.key() == Some("team"))
+            .and_then(|t| t.value()),
+        Some("ml")
+    );
+
+    // A new CIDR replaces the subnet; a subnet deleted by hand is recreated.
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "apply",
+            "--auto-approve",
+            "--var",
+            "public=true",
+            "--var",
+            r#"cidrs=["10.40.0.0/20", "10.40.32.0/20"]"#,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 added, 0 changed, 1 destroyed"), "{out}");
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "plan",
+            "--detailed-exitcode",
+            "--var",
+            "public=true",
+            "--var",
+            r#"cidrs=["10.40.0.0/20", "10.40.32.0/20"]"#,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+
+    // Destroy: nothing of ours is left in moto.
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "destroy",
+            "--auto-approve",
+            "--var",
+            "public=true",
+            "--var",
+            r#"cidrs=["10.40.0.0/20", "10.40.32.0/20"]"#,
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Destroy complete! Resources: 6 destroyed."),
+        "{out}"
+    );
+    assert!(our_vpcs(&rt, &ec2).is_empty());
+    let left = rt
+        .block_on(
+            ec2.describe_subnets()
+                .filters(filter("tag-key", "strata:address"))
+                .send(),
+        )
+        .expect("subnets");
+    assert!(left.subnets().is_empty());
+    assert!(
+        rt.block_on(iam.get_role().role_name("gpu-nodes").send())
+            .is_err(),
+        "the role is gone"
+    );
+}
+
+#[test]
+fn aws_errors_name_the_resource_and_the_code() {
+    let m = moto();
+    let d = scratch("errors");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "main" { cidr_block = "10.50.0.0/16" }
+resource "aws_subnet" "outside" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "192.168.0.0/24"
+}
+"#,
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("aws_subnet.outside failed"), "{out}");
+    assert!(out.contains("InvalidSubnet.Range"), "{out}");
+    // The VPC was made and recorded; the failed subnet was not.
+    let (_, list) = strata(&d, &m, &["state", "list"]);
+    assert_eq!(list.trim(), "aws_vpc.main");
+}
