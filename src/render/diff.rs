@@ -223,6 +223,50 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
     out.push_str(&primitive(v));
 }
 
+/// A value with no change, every part shown without a symbol.
+fn unchanged(v: &Value, indent: usize, out: &mut String) {
+    if v.is_sensitive() || !v.is_known() {
+        out.push_str(&primitive(v));
+        return;
+    }
+    if let Some((m, map)) = entries(v) {
+        let shown: Vec<(&String, &Value)> =
+            m.iter().filter(|(_, x)| !x.unmarked().is_null()).collect();
+        let width = shown
+            .iter()
+            .map(|(k, _)| key_text(k, map).chars().count())
+            .max()
+            .unwrap_or(0);
+        out.push_str("{\n");
+        for (k, x) in shown {
+            let key = key_text(k, map);
+            out.push_str(&pad(indent + 4));
+            out.push_str("  ");
+            out.push_str(&key);
+            out.push_str(&pad(width.saturating_sub(key.chars().count())));
+            out.push_str(" = ");
+            unchanged(x, indent + 4, out);
+            out.push('\n');
+        }
+        out.push_str(&pad(indent + 2));
+        out.push('}');
+        return;
+    }
+    if let Some(vs) = elements(v) {
+        out.push_str("[\n");
+        for x in vs {
+            out.push_str(&pad(indent + 4));
+            out.push_str("  ");
+            unchanged(x, indent + 4, out);
+            out.push_str(",\n");
+        }
+        out.push_str(&pad(indent + 2));
+        out.push(']');
+        return;
+    }
+    out.push_str(&primitive(v));
+}
+
 fn heredoc_diff(b: &str, a: &str, indent: usize, out: &mut String) {
     out.push_str("<<-EOT\n");
     let (b, a) = (b.trim_end_matches('\n'), a.trim_end_matches('\n'));
@@ -461,7 +505,19 @@ pub fn resource_body(
             };
         }
         let mut l = String::new();
-        line(s, (k, width), bv, av, inner, false, &mut l);
+        match (s, av) {
+            // An identifying attribute shown unchanged is shown whole.
+            (Sym::Same, Some(v)) => {
+                l.push_str(&pad(inner));
+                l.push_str("  ");
+                l.push_str(k);
+                l.push_str(&pad(width.saturating_sub(k.chars().count())));
+                l.push_str(" = ");
+                unchanged(v, inner, &mut l);
+                l.push('\n');
+            }
+            _ => line(s, (k, width), bv, av, inner, false, &mut l),
+        }
         // Terraform marks typed attributes only: a dynamic one (like
         // terraform_data's triggers_replace) is rendered without the mark.
         let dynamic = schema
