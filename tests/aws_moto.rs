@@ -360,3 +360,183 @@ resource "aws_subnet" "outside" {
     let (_, list) = strata(&d, &m, &["state", "list"]);
     assert_eq!(list.trim(), "aws_vpc.main");
 }
+
+const EKS: &str = r#"
+variable "desired" {
+  type    = number
+  default = 1
+}
+variable "instance_type" {
+  type    = string
+  default = "p5.48xlarge"
+}
+
+resource "aws_vpc" "main" { cidr_block = "10.60.0.0/16" }
+
+resource "aws_subnet" "a" {
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = "10.60.0.0/20"
+  availability_zone = "us-east-1a"
+}
+
+resource "aws_subnet" "b" {
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = "10.60.16.0/20"
+  availability_zone = "us-east-1b"
+}
+
+resource "aws_iam_role" "cluster" {
+  name = "eks-cluster"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "eks.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_iam_role" "nodes" {
+  name = "eks-nodes"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "ec2.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_eks_cluster" "train" {
+  name     = "train"
+  role_arn = aws_iam_role.cluster.arn
+  version  = "1.31"
+  vpc_config {
+    subnet_ids = [aws_subnet.a.id, aws_subnet.b.id]
+  }
+}
+
+resource "aws_eks_node_group" "h100" {
+  cluster_name    = aws_eks_cluster.train.name
+  node_group_name = "h100"
+  node_role_arn   = aws_iam_role.nodes.arn
+  subnet_ids      = [aws_subnet.a.id, aws_subnet.b.id]
+  instance_types  = [var.instance_type]
+  ami_type        = "AL2023_x86_64_NVIDIA"
+  capacity_type   = "SPOT"
+  labels          = { workload = "training", "nvidia.com/gpu.product" = "H100" }
+  taint {
+    key    = "nvidia.com/gpu"
+    value  = "present"
+    effect = "NO_SCHEDULE"
+  }
+  scaling_config {
+    desired_size = var.desired
+    min_size     = 0
+    max_size     = 4
+  }
+}
+"#;
+
+#[test]
+fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
+    let m = moto();
+    let d = scratch("eks");
+    std::fs::write(d.join("main.tf"), EKS).expect("config");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let conf = rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    );
+    let eks = aws_sdk_eks::Client::new(&conf);
+    let group = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(
+            eks.describe_nodegroup()
+                .cluster_name("train")
+                .nodegroup_name("h100")
+                .send(),
+        )
+        .ok()
+        .and_then(|o| o.nodegroup().cloned())
+    };
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("7 added"), "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+    let ng = group(&rt).expect("the node group exists");
+    assert_eq!(ng.instance_types(), ["p5.48xlarge"]);
+    assert_eq!(
+        ng.labels()
+            .and_then(|l| l.get("workload"))
+            .map(String::as_str),
+        Some("training")
+    );
+    assert_eq!(ng.taints().len(), 1);
+    assert_eq!(ng.scaling_config().and_then(|s| s.desired_size()), Some(1));
+
+    // Scaling changes in place.
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve", "--var", "desired=3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    assert_eq!(
+        group(&rt).and_then(|g| g.scaling_config().and_then(|s| s.desired_size())),
+        Some(3)
+    );
+
+    // The instance type cannot: the node group is replaced.
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "plan",
+            "--var",
+            "desired=3",
+            "--var",
+            "instance_type=p4d.24xlarge",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("aws_eks_node_group.h100 must be replaced"),
+        "{out}"
+    );
+    assert!(out.contains("# forces replacement"), "{out}");
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "apply",
+            "--auto-approve",
+            "--var",
+            "desired=3",
+            "--var",
+            "instance_type=p4d.24xlarge",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 added, 0 changed, 1 destroyed"), "{out}");
+    assert_eq!(
+        group(&rt).map(|g| g.instance_types().to_vec()),
+        Some(vec!["p4d.24xlarge".to_string()])
+    );
+
+    // Destroy: no cluster is left.
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "destroy",
+            "--auto-approve",
+            "--var",
+            "desired=3",
+            "--var",
+            "instance_type=p4d.24xlarge",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let left = rt
+        .block_on(eks.list_clusters().send())
+        .expect("ListClusters");
+    assert!(left.clusters().is_empty(), "{:?}", left.clusters());
+}

@@ -65,15 +65,21 @@ pub(crate) fn plan_with(
                 m.insert(k.to_string(), d.clone());
             }
         }
+    }
+    follow_tags(&mut p.planned);
+    p
+}
+
+/// `tags_all` in a plan: what `tags` will make it (no default tags yet).
+pub(crate) fn follow_tags(planned: &mut Value) {
+    if let Value::Object(m) = planned {
         let tags_all = match m.get("tags") {
             Some(t) if !t.is_known() => Value::Unknown(Type::map(Type::String)),
-            Some(t) if t.is_null() => Value::Map(Type::String, BTreeMap::new()),
-            Some(t) => t.clone(),
-            None => Value::Map(Type::String, BTreeMap::new()),
+            Some(t) if !t.is_null() => t.clone(),
+            _ => Value::Map(Type::String, BTreeMap::new()),
         };
         m.insert("tags_all".into(), tags_all);
     }
-    p
 }
 
 fn ec2_tags(m: &BTreeMap<String, String>) -> Vec<Tag> {

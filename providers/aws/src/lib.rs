@@ -9,10 +9,12 @@
 //! mapping ([`error`]) and ownership tags ([`tags`]).
 
 mod ec2;
+mod eks;
 mod error;
 mod iam;
 mod tags;
 mod values;
+mod wait;
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -26,6 +28,7 @@ use tokio::sync::OnceCell;
 pub struct Clients {
     pub ec2: aws_sdk_ec2::Client,
     pub iam: aws_sdk_iam::Client,
+    pub eks: aws_sdk_eks::Client,
 }
 
 /// One resource type.
@@ -76,6 +79,8 @@ impl Aws {
                 Arc::new(ec2::InternetGateway),
             ),
             ("aws_iam_role".to_string(), Arc::new(iam::Role)),
+            ("aws_eks_cluster".to_string(), Arc::new(eks::Cluster)),
+            ("aws_eks_node_group".to_string(), Arc::new(eks::NodeGroup)),
             (
                 "aws_iam_role_policy_attachment".to_string(),
                 Arc::new(iam::RolePolicyAttachment),
@@ -110,6 +115,7 @@ impl Aws {
                 Clients {
                     ec2: aws_sdk_ec2::Client::new(&conf),
                     iam: aws_sdk_iam::Client::new(&conf),
+                    eks: aws_sdk_eks::Client::new(&conf),
                 }
             })
             .await

@@ -1,0 +1,1036 @@
+//! EKS: `aws_eks_cluster` and `aws_eks_node_group`. Both are asynchronous:
+//! create, update and delete wait (see [`crate::wait`]) for ACTIVE or gone,
+//! within the resource's `timeouts` (Terraform's defaults).
+
+use crate::error::{api, is_not_found};
+use crate::tags::{self, with_ownership};
+use crate::values::{
+    boolean, get, map_value, number, object, required, str_value, string, string_map,
+};
+use crate::wait::{gone, parse_duration, ready, Poll};
+use crate::{Clients, Kind};
+use async_trait::async_trait;
+use aws_sdk_eks::types::{
+    AmiTypes, AuthenticationMode, CapacityTypes, CreateAccessConfigRequest, NodegroupScalingConfig,
+    Taint, TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload, VpcConfigRequest,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+use strata_provider::{
+    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, PlanRequest, Planned,
+    ResourceSchema, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> BlockSchema {
+    BlockSchema {
+        nesting,
+        min_items: min,
+        max_items: (nesting == BlockNesting::Single).then_some(1),
+        schema: ResourceSchema {
+            version: 0,
+            attributes: attributes
+                .into_iter()
+                .map(|(k, a)| (k.to_string(), a))
+                .collect(),
+            blocks: BTreeMap::new(),
+        },
+    }
+}
+
+fn timeouts_block() -> BlockSchema {
+    block(
+        BlockNesting::Single,
+        0,
+        vec![
+            (
+                "create",
+                A::optional(Type::String, "How long a create may take."),
+            ),
+            (
+                "update",
+                A::optional(Type::String, "How long an update may take."),
+            ),
+            (
+                "delete",
+                A::optional(Type::String, "How long a delete may take."),
+            ),
+        ],
+    )
+}
+
+/// The `timeouts` entry for `op`, or Terraform's default.
+fn timeout(v: &Value, op: &str, default: Duration) -> Duration {
+    get(v, "timeouts")
+        .and_then(|t| string(t, op))
+        .and_then(|s| parse_duration(&s))
+        .unwrap_or(default)
+}
+
+fn strings(v: &Value, name: &str) -> Vec<String> {
+    get(v, name)
+        .and_then(|l| l.unmarked().elements().map(<[Value]>::to_vec))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+fn string_set(items: &[String]) -> Value {
+    Value::new_set(Type::String, items.iter().map(Value::string).collect())
+}
+
+fn tag_pair(aws: Option<&HashMap<String, String>>) -> (Value, Value) {
+    let visible = tags::visible(aws.cloned().unwrap_or_default());
+    let all = map_value(&visible);
+    let t = if visible.is_empty() {
+        Value::Null(Type::map(Type::String))
+    } else {
+        all.clone()
+    };
+    (t, all)
+}
+
+/// `tags_all` follows `tags`, as for every taggable type.
+fn plan_tags(p: &mut Planned) {
+    crate::ec2::follow_tags(&mut p.planned);
+}
+
+/// Sets `name` inside the single block `block` when the plan leaves it null.
+fn default_in(planned: &mut Value, block: &str, name: &str, v: Value) {
+    if let Value::Object(m) = planned {
+        if let Some(Value::Object(b)) = m.get_mut(block) {
+            if b.get(name).is_none_or(Value::is_null) {
+                b.insert(name.to_string(), v);
+            }
+        }
+    }
+}
+
+async fn retag(c: &Clients, arn: &str, prior: &Value, planned: &Value) -> Result<(), DriverError> {
+    let (remove, set) = tags::changes(&string_map(prior, "tags"), &string_map(planned, "tags"));
+    if !remove.is_empty() {
+        c.eks
+            .untag_resource()
+            .resource_arn(arn)
+            .set_tag_keys(Some(remove))
+            .send()
+            .await
+            .map_err(|e| api("UntagResource", e))?;
+    }
+    if !set.is_empty() {
+        c.eks
+            .tag_resource()
+            .resource_arn(arn)
+            .set_tags(Some(set.into_iter().collect()))
+            .send()
+            .await
+            .map_err(|e| api("TagResource", e))?;
+    }
+    Ok(())
+}
+
+fn has_ownership(aws: Option<&HashMap<String, String>>, t: &Tags) -> bool {
+    aws.is_some_and(|m| {
+        m.get(tags::ADDRESS) == Some(&t.address) && m.get(tags::LINEAGE) == Some(&t.lineage)
+    })
+}
+
+pub struct Cluster;
+
+impl Cluster {
+    fn value(cl: &aws_sdk_eks::types::Cluster, timeouts: Option<&Value>) -> Value {
+        let vpc = cl.resources_vpc_config();
+        let (tags, tags_all) = tag_pair(cl.tags());
+        let name = cl.name().unwrap_or_default();
+        object(vec![
+            ("id", Value::string(name)),
+            ("name", Value::string(name)),
+            ("arn", str_value(cl.arn())),
+            ("role_arn", str_value(cl.role_arn())),
+            ("version", str_value(cl.version())),
+            ("endpoint", str_value(cl.endpoint())),
+            ("status", str_value(cl.status().map(|s| s.as_str()))),
+            ("platform_version", str_value(cl.platform_version())),
+            (
+                "certificate_authority",
+                Value::List(
+                    Type::object(BTreeMap::from([("data".to_string(), Type::String)])),
+                    vec![object(vec![(
+                        "data",
+                        str_value(cl.certificate_authority().and_then(|c| c.data())),
+                    )])],
+                ),
+            ),
+            (
+                "vpc_config",
+                object(vec![
+                    (
+                        "subnet_ids",
+                        string_set(vpc.map(|v| v.subnet_ids()).unwrap_or_default()),
+                    ),
+                    // None given reads back as none, not an empty set.
+                    (
+                        "security_group_ids",
+                        match vpc.map(|v| v.security_group_ids()).unwrap_or_default() {
+                            [] => Value::Null(Type::set(Type::String)),
+                            ids => string_set(ids),
+                        },
+                    ),
+                    (
+                        "endpoint_private_access",
+                        Value::Bool(vpc.is_some_and(|v| v.endpoint_private_access())),
+                    ),
+                    (
+                        "endpoint_public_access",
+                        Value::Bool(vpc.is_none_or(|v| v.endpoint_public_access())),
+                    ),
+                    (
+                        "cluster_security_group_id",
+                        str_value(vpc.and_then(|v| v.cluster_security_group_id())),
+                    ),
+                    ("vpc_id", str_value(vpc.and_then(|v| v.vpc_id()))),
+                ]),
+            ),
+            (
+                "access_config",
+                match cl.access_config() {
+                    Some(a) => object(vec![
+                        (
+                            "authentication_mode",
+                            str_value(a.authentication_mode().map(|m| m.as_str())),
+                        ),
+                        (
+                            "bootstrap_cluster_creator_admin_permissions",
+                            Value::Bool(
+                                a.bootstrap_cluster_creator_admin_permissions()
+                                    .unwrap_or(true),
+                            ),
+                        ),
+                    ]),
+                    None => Value::Null(
+                        Cluster.schema().blocks["access_config"]
+                            .schema
+                            .object_type(),
+                    ),
+                },
+            ),
+            // Timeouts are the configuration's, not AWS's: carried over.
+            (
+                "timeouts",
+                timeouts
+                    .cloned()
+                    .unwrap_or_else(|| Value::Null(timeouts_block().schema.object_type())),
+            ),
+            ("tags", tags),
+            ("tags_all", tags_all),
+        ])
+    }
+
+    async fn look(
+        &self,
+        c: &Clients,
+        name: &str,
+        timeouts: Option<&Value>,
+    ) -> Result<Poll, DriverError> {
+        match c.eks.describe_cluster().name(name).send().await {
+            Ok(out) => {
+                let Some(cl) = out.cluster() else {
+                    return Ok(Poll::Gone);
+                };
+                let status = cl
+                    .status()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
+                Ok(match status.as_str() {
+                    "ACTIVE" => Poll::Ready(Cluster::value(cl, timeouts)),
+                    "FAILED" => Poll::Failed(format!(
+                        "cluster {name} is FAILED: {}",
+                        cl.health()
+                            .map(|h| h
+                                .issues()
+                                .iter()
+                                .map(|i| format!("{:?}: {}", i.code(), i.message().unwrap_or("")))
+                                .collect::<Vec<_>>()
+                                .join("; "))
+                            .unwrap_or_default()
+                    )),
+                    s => Poll::Pending(s.to_string()),
+                })
+            }
+            Err(e) if is_not_found(&e) => Ok(Poll::Gone),
+            Err(e) => Err(api("DescribeCluster", e)),
+        }
+    }
+
+    async fn wait_active(
+        &self,
+        c: &Clients,
+        name: &str,
+        v: &Value,
+        op: &str,
+        default: Duration,
+    ) -> Result<Value, DriverError> {
+        let t = timeout(v, op, default);
+        let timeouts = get(v, "timeouts");
+        ready(&format!("waiting for EKS cluster {name}"), t, || {
+            self.look(c, name, timeouts)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Kind for Cluster {
+    fn schema(&self) -> ResourceSchema {
+        let mut s = crate::ec2::schema(vec![
+            (
+                "name",
+                A::required(Type::String, "The cluster's name.").force_new(),
+            ),
+            (
+                "role_arn",
+                A::required(Type::String, "The cluster's IAM role.").force_new(),
+            ),
+            (
+                "version",
+                A::optional(Type::String, "The Kubernetes version.").and_computed(),
+            ),
+            (
+                "endpoint",
+                A::computed(Type::String, "The API server's endpoint."),
+            ),
+            ("status", A::computed(Type::String, "The cluster's status.")),
+            (
+                "platform_version",
+                A::computed(Type::String, "The EKS platform version."),
+            ),
+            (
+                "certificate_authority",
+                A::computed(
+                    Type::list(Type::object(BTreeMap::from([(
+                        "data".to_string(),
+                        Type::String,
+                    )]))),
+                    "The cluster's CA certificate, base64.",
+                ),
+            ),
+        ]);
+        s.attributes.remove("owner_id");
+        s.blocks.insert(
+            "vpc_config".into(),
+            block(
+                BlockNesting::Single,
+                1,
+                vec![
+                    (
+                        "subnet_ids",
+                        A::required(
+                            Type::set(Type::String),
+                            "Subnets for the control plane's interfaces.",
+                        )
+                        .force_new(),
+                    ),
+                    (
+                        "security_group_ids",
+                        A::optional(Type::set(Type::String), "Extra security groups.").force_new(),
+                    ),
+                    (
+                        "endpoint_private_access",
+                        A::optional(Type::Bool, "Private API endpoint."),
+                    ),
+                    (
+                        "endpoint_public_access",
+                        A::optional(Type::Bool, "Public API endpoint."),
+                    ),
+                    (
+                        "cluster_security_group_id",
+                        A::computed(Type::String, "The security group EKS made."),
+                    ),
+                    ("vpc_id", A::computed(Type::String, "The VPC.")),
+                ],
+            ),
+        );
+        s.blocks.insert(
+            "access_config".into(),
+            block(
+                BlockNesting::Single,
+                0,
+                vec![
+                    (
+                        "authentication_mode",
+                        A::optional(Type::String, "CONFIG_MAP, API or API_AND_CONFIG_MAP.")
+                            .and_computed(),
+                    ),
+                    (
+                        "bootstrap_cluster_creator_admin_permissions",
+                        A::optional(Type::Bool, "Make the creator an administrator.").force_new(),
+                    ),
+                ],
+            ),
+        );
+        s.blocks.insert("timeouts".into(), timeouts_block());
+        s
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        default_in(
+            &mut p.planned,
+            "vpc_config",
+            "endpoint_private_access",
+            Value::Bool(false),
+        );
+        default_in(
+            &mut p.planned,
+            "vpc_config",
+            "endpoint_public_access",
+            Value::Bool(true),
+        );
+        plan_tags(&mut p);
+        p
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut out = Vec::with_capacity(objs.len());
+        for o in objs {
+            let Some(name) = string(o, "name") else {
+                out.push(None);
+                continue;
+            };
+            out.push(match c.eks.describe_cluster().name(&name).send().await {
+                Ok(r) => r.cluster().map(|cl| Cluster::value(cl, get(o, "timeouts"))),
+                Err(e) if is_not_found(&e) => None,
+                Err(e) => return Err(api("DescribeCluster", e)),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
+        let name = required(planned, "aws_eks_cluster", "name")?;
+        let vpc = get(planned, "vpc_config")
+            .cloned()
+            .unwrap_or_else(Value::null);
+        let vpc_req = VpcConfigRequest::builder()
+            .set_subnet_ids(Some(strings(&vpc, "subnet_ids")))
+            .set_security_group_ids(Some(strings(&vpc, "security_group_ids")))
+            .set_endpoint_private_access(boolean(&vpc, "endpoint_private_access"))
+            .set_endpoint_public_access(boolean(&vpc, "endpoint_public_access"))
+            .build();
+        let access = get(planned, "access_config").map(|a| {
+            CreateAccessConfigRequest::builder()
+                .set_authentication_mode(
+                    string(a, "authentication_mode").map(|m| AuthenticationMode::from(m.as_str())),
+                )
+                .set_bootstrap_cluster_creator_admin_permissions(boolean(
+                    a,
+                    "bootstrap_cluster_creator_admin_permissions",
+                ))
+                .build()
+        });
+        c.eks
+            .create_cluster()
+            .name(&name)
+            .role_arn(required(planned, "aws_eks_cluster", "role_arn")?)
+            .set_version(string(planned, "version"))
+            .resources_vpc_config(vpc_req)
+            .set_access_config(access)
+            .set_tags(Some(
+                with_ownership(&string_map(planned, "tags"), t)
+                    .into_iter()
+                    .collect(),
+            ))
+            .send()
+            .await
+            .map_err(|e| api("CreateCluster", e))?;
+        self.wait_active(c, &name, planned, "create", Duration::from_secs(30 * 60))
+            .await
+    }
+
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let name = required(prior, "aws_eks_cluster", "name")?;
+        if let (Some(had), Some(want)) = (string(prior, "version"), string(planned, "version")) {
+            if had != want {
+                c.eks
+                    .update_cluster_version()
+                    .name(&name)
+                    .version(want)
+                    .send()
+                    .await
+                    .map_err(|e| api("UpdateClusterVersion", e))?;
+                self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
+                    .await?;
+            }
+        }
+        let access = |v: &Value, k: &str| get(v, "vpc_config").and_then(|b| boolean(b, k));
+        let endpoints = ["endpoint_private_access", "endpoint_public_access"];
+        if endpoints
+            .iter()
+            .any(|k| access(prior, k) != access(planned, k))
+        {
+            c.eks
+                .update_cluster_config()
+                .name(&name)
+                .resources_vpc_config(
+                    VpcConfigRequest::builder()
+                        .set_endpoint_private_access(access(planned, endpoints[0]))
+                        .set_endpoint_public_access(access(planned, endpoints[1]))
+                        .build(),
+                )
+                .send()
+                .await
+                .map_err(|e| api("UpdateClusterConfig", e))?;
+            self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
+                .await?;
+        }
+        if let Some(arn) = string(prior, "arn") {
+            retag(c, &arn, prior, planned).await?;
+        }
+        self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
+            .await
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let name = required(prior, "aws_eks_cluster", "name")?;
+        match c.eks.delete_cluster().name(&name).send().await {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => return Err(api("DeleteCluster", e)),
+        }
+        let t = timeout(prior, "delete", Duration::from_secs(15 * 60));
+        gone(&format!("deleting EKS cluster {name}"), t, || {
+            self.look(c, &name, None)
+        })
+        .await
+    }
+
+    async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        let names = c
+            .eks
+            .list_clusters()
+            .send()
+            .await
+            .map_err(|e| api("ListClusters", e))?;
+        let mut found = Vec::new();
+        for n in names.clusters() {
+            let out = c
+                .eks
+                .describe_cluster()
+                .name(n)
+                .send()
+                .await
+                .map_err(|e| api("DescribeCluster", e))?;
+            if let Some(cl) = out.cluster().filter(|cl| has_ownership(cl.tags(), t)) {
+                found.push(Cluster::value(cl, None));
+            }
+        }
+        Ok(found)
+    }
+
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let probe = object(vec![("name", Value::string(id))]);
+        Ok(self.read(c, &[probe]).await?.pop().flatten())
+    }
+}
+
+pub struct NodeGroup;
+
+fn taint_type() -> Type {
+    NodeGroup.schema().blocks["taint"].schema.object_type()
+}
+
+fn taints_of(v: &Value) -> Vec<(String, Option<String>, String)> {
+    get(v, "taint")
+        .and_then(|t| t.unmarked().elements().map(<[Value]>::to_vec))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| Some((string(t, "key")?, string(t, "value"), string(t, "effect")?)))
+        .collect()
+}
+
+fn eks_taint((key, value, effect): &(String, Option<String>, String)) -> Taint {
+    Taint::builder()
+        .key(key)
+        .set_value(value.clone())
+        .effect(TaintEffect::from(effect.as_str()))
+        .build()
+}
+
+fn scaling(v: &Value) -> NodegroupScalingConfig {
+    let s = get(v, "scaling_config")
+        .cloned()
+        .unwrap_or_else(Value::null);
+    NodegroupScalingConfig::builder()
+        .set_desired_size(number(&s, "desired_size").map(|n| n as i32))
+        .set_min_size(number(&s, "min_size").map(|n| n as i32))
+        .set_max_size(number(&s, "max_size").map(|n| n as i32))
+        .build()
+}
+
+impl NodeGroup {
+    fn value(ng: &aws_sdk_eks::types::Nodegroup, timeouts: Option<&Value>) -> Value {
+        let (tags, tags_all) = tag_pair(ng.tags());
+        let cluster = ng.cluster_name().unwrap_or_default();
+        let name = ng.nodegroup_name().unwrap_or_default();
+        let sc = ng.scaling_config();
+        let int = |n: Option<i32>| {
+            n.map(|n| Value::int(n as i64))
+                .unwrap_or(Value::Null(Type::Number))
+        };
+        let labels = ng
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<BTreeMap<_, _>>()
+            })
+            .unwrap_or_default();
+        let taints: Vec<Value> = ng
+            .taints()
+            .iter()
+            .map(|t| {
+                object(vec![
+                    ("key", str_value(t.key())),
+                    ("value", str_value(t.value())),
+                    ("effect", str_value(t.effect().map(|e| e.as_str()))),
+                ])
+            })
+            .collect();
+        object(vec![
+            ("id", Value::string(format!("{cluster}:{name}"))),
+            ("cluster_name", Value::string(cluster)),
+            ("node_group_name", Value::string(name)),
+            ("arn", str_value(ng.nodegroup_arn())),
+            ("node_role_arn", str_value(ng.node_role())),
+            ("subnet_ids", string_set(ng.subnets())),
+            (
+                "instance_types",
+                Value::List(
+                    Type::String,
+                    ng.instance_types().iter().map(Value::string).collect(),
+                ),
+            ),
+            ("ami_type", str_value(ng.ami_type().map(|a| a.as_str()))),
+            (
+                "capacity_type",
+                str_value(ng.capacity_type().map(|c| c.as_str())),
+            ),
+            ("disk_size", int(ng.disk_size())),
+            (
+                "labels",
+                if labels.is_empty() {
+                    Value::Null(Type::map(Type::String))
+                } else {
+                    map_value(&labels)
+                },
+            ),
+            ("version", str_value(ng.version())),
+            ("release_version", str_value(ng.release_version())),
+            ("status", str_value(ng.status().map(|s| s.as_str()))),
+            (
+                "scaling_config",
+                object(vec![
+                    ("desired_size", int(sc.and_then(|s| s.desired_size()))),
+                    ("min_size", int(sc.and_then(|s| s.min_size()))),
+                    ("max_size", int(sc.and_then(|s| s.max_size()))),
+                ]),
+            ),
+            ("taint", Value::new_set(taint_type(), taints)),
+            (
+                "timeouts",
+                timeouts
+                    .cloned()
+                    .unwrap_or_else(|| Value::Null(timeouts_block().schema.object_type())),
+            ),
+            ("tags", tags),
+            ("tags_all", tags_all),
+        ])
+    }
+
+    async fn look(
+        &self,
+        c: &Clients,
+        cluster: &str,
+        name: &str,
+        timeouts: Option<&Value>,
+    ) -> Result<Poll, DriverError> {
+        match c
+            .eks
+            .describe_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await
+        {
+            Ok(out) => {
+                let Some(ng) = out.nodegroup() else {
+                    return Ok(Poll::Gone);
+                };
+                let status = ng
+                    .status()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
+                Ok(match status.as_str() {
+                    "ACTIVE" => Poll::Ready(NodeGroup::value(ng, timeouts)),
+                    "CREATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => Poll::Failed(format!(
+                        "node group {name} is {status}: {}",
+                        ng.health()
+                            .map(|h| h
+                                .issues()
+                                .iter()
+                                .map(|i| format!(
+                                    "{}: {}",
+                                    i.code().map(|c| c.as_str()).unwrap_or("?"),
+                                    i.message().unwrap_or("")
+                                ))
+                                .collect::<Vec<_>>()
+                                .join("; "))
+                            .unwrap_or_default()
+                    )),
+                    s => Poll::Pending(s.to_string()),
+                })
+            }
+            Err(e) if is_not_found(&e) => Ok(Poll::Gone),
+            Err(e) => Err(api("DescribeNodegroup", e)),
+        }
+    }
+
+    async fn wait_active(
+        &self,
+        c: &Clients,
+        v: &Value,
+        cluster: &str,
+        name: &str,
+        op: &str,
+    ) -> Result<Value, DriverError> {
+        let t = timeout(v, op, Duration::from_secs(60 * 60));
+        let timeouts = get(v, "timeouts");
+        ready(&format!("waiting for EKS node group {name}"), t, || {
+            self.look(c, cluster, name, timeouts)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Kind for NodeGroup {
+    fn schema(&self) -> ResourceSchema {
+        let mut s = crate::ec2::schema(vec![
+            (
+                "cluster_name",
+                A::required(Type::String, "The cluster.").force_new(),
+            ),
+            (
+                "node_group_name",
+                A::optional(Type::String, "The node group's name.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "node_role_arn",
+                A::required(Type::String, "The nodes' IAM role.").force_new(),
+            ),
+            (
+                "subnet_ids",
+                A::required(Type::set(Type::String), "Subnets for the nodes.").force_new(),
+            ),
+            (
+                "instance_types",
+                A::optional(Type::list(Type::String), "Instance types.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "ami_type",
+                A::optional(Type::String, "AMI type, e.g. AL2023_x86_64_NVIDIA.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "capacity_type",
+                A::optional(Type::String, "ON_DEMAND, SPOT or CAPACITY_BLOCK.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "disk_size",
+                A::optional(Type::Number, "Root disk size in GiB.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "labels",
+                A::optional(Type::map(Type::String), "Kubernetes labels on the nodes."),
+            ),
+            (
+                "version",
+                A::optional(Type::String, "The Kubernetes version.").and_computed(),
+            ),
+            (
+                "release_version",
+                A::optional(Type::String, "The AMI release.").and_computed(),
+            ),
+            (
+                "status",
+                A::computed(Type::String, "The node group's status."),
+            ),
+        ]);
+        s.attributes.remove("owner_id");
+        s.blocks.insert(
+            "scaling_config".into(),
+            block(
+                BlockNesting::Single,
+                1,
+                vec![
+                    ("desired_size", A::required(Type::Number, "Nodes wanted.")),
+                    ("min_size", A::required(Type::Number, "Fewest nodes.")),
+                    ("max_size", A::required(Type::Number, "Most nodes.")),
+                ],
+            ),
+        );
+        s.blocks.insert(
+            "taint".into(),
+            block(
+                BlockNesting::Set,
+                0,
+                vec![
+                    ("key", A::required(Type::String, "The taint's key.")),
+                    ("value", A::optional(Type::String, "The taint's value.")),
+                    (
+                        "effect",
+                        A::required(
+                            Type::String,
+                            "NO_SCHEDULE, NO_EXECUTE or PREFER_NO_SCHEDULE.",
+                        ),
+                    ),
+                ],
+            ),
+        );
+        s.blocks.insert("timeouts".into(), timeouts_block());
+        s
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        plan_tags(&mut p);
+        p
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut out = Vec::with_capacity(objs.len());
+        for o in objs {
+            let (Some(cluster), Some(name)) =
+                (string(o, "cluster_name"), string(o, "node_group_name"))
+            else {
+                out.push(None);
+                continue;
+            };
+            out.push(
+                match c
+                    .eks
+                    .describe_nodegroup()
+                    .cluster_name(&cluster)
+                    .nodegroup_name(&name)
+                    .send()
+                    .await
+                {
+                    Ok(r) => r
+                        .nodegroup()
+                        .map(|ng| NodeGroup::value(ng, get(o, "timeouts"))),
+                    Err(e) if is_not_found(&e) => None,
+                    Err(e) => return Err(api("DescribeNodegroup", e)),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
+        let cluster = required(planned, "aws_eks_node_group", "cluster_name")?;
+        // Terraform generates a name when none is given; so does strata,
+        // from the address, which is stable across retries.
+        let name = string(planned, "node_group_name").unwrap_or_else(|| {
+            t.address
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect()
+        });
+        c.eks
+            .create_nodegroup()
+            .cluster_name(&cluster)
+            .nodegroup_name(&name)
+            .node_role(required(planned, "aws_eks_node_group", "node_role_arn")?)
+            .set_subnets(Some(strings(planned, "subnet_ids")))
+            .set_instance_types(Some(strings(planned, "instance_types")).filter(|v| !v.is_empty()))
+            .set_ami_type(string(planned, "ami_type").map(|a| AmiTypes::from(a.as_str())))
+            .set_capacity_type(
+                string(planned, "capacity_type").map(|c| CapacityTypes::from(c.as_str())),
+            )
+            .set_disk_size(number(planned, "disk_size").map(|n| n as i32))
+            .set_labels(
+                Some(string_map(planned, "labels").into_iter().collect())
+                    .filter(|m: &HashMap<_, _>| !m.is_empty()),
+            )
+            .set_taints(
+                Some(taints_of(planned).iter().map(eks_taint).collect())
+                    .filter(|v: &Vec<Taint>| !v.is_empty()),
+            )
+            .scaling_config(scaling(planned))
+            .set_version(string(planned, "version"))
+            .set_release_version(string(planned, "release_version"))
+            .set_tags(Some(
+                with_ownership(&string_map(planned, "tags"), t)
+                    .into_iter()
+                    .collect(),
+            ))
+            .send()
+            .await
+            .map_err(|e| api("CreateNodegroup", e))?;
+        self.wait_active(c, planned, &cluster, &name, "create")
+            .await
+    }
+
+    /// Labels, taints and scaling change in place through one
+    /// UpdateNodegroupConfig; tags through TagResource.
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
+        let name = required(prior, "aws_eks_node_group", "node_group_name")?;
+        let (had, want) = (string_map(prior, "labels"), string_map(planned, "labels"));
+        let (remove, set) = tags::changes(&had, &want);
+        let labels = (!remove.is_empty() || !set.is_empty()).then(|| {
+            UpdateLabelsPayload::builder()
+                .set_add_or_update_labels(
+                    Some(set.into_iter().collect()).filter(|m: &HashMap<_, _>| !m.is_empty()),
+                )
+                .set_remove_labels(Some(remove).filter(|r| !r.is_empty()))
+                .build()
+        });
+        let (t_had, t_want) = (taints_of(prior), taints_of(planned));
+        let add: Vec<Taint> = t_want
+            .iter()
+            .filter(|t| !t_had.contains(t))
+            .map(eks_taint)
+            .collect();
+        let drop: Vec<Taint> = t_had
+            .iter()
+            .filter(|t| !t_want.iter().any(|w| w.0 == t.0))
+            .map(eks_taint)
+            .collect();
+        let taints = (!add.is_empty() || !drop.is_empty()).then(|| {
+            UpdateTaintsPayload::builder()
+                .set_add_or_update_taints(Some(add).filter(|a| !a.is_empty()))
+                .set_remove_taints(Some(drop).filter(|d| !d.is_empty()))
+                .build()
+        });
+        let scale_changed = get(prior, "scaling_config")
+            .map(|v| v.clone().unmark_deep().0.to_json().ok())
+            != get(planned, "scaling_config").map(|v| v.clone().unmark_deep().0.to_json().ok());
+        if labels.is_some() || taints.is_some() || scale_changed {
+            c.eks
+                .update_nodegroup_config()
+                .cluster_name(&cluster)
+                .nodegroup_name(&name)
+                .set_labels(labels)
+                .set_taints(taints)
+                .set_scaling_config(scale_changed.then(|| scaling(planned)))
+                .send()
+                .await
+                .map_err(|e| api("UpdateNodegroupConfig", e))?;
+            self.wait_active(c, planned, &cluster, &name, "update")
+                .await?;
+        }
+        if let Some(arn) = string(prior, "arn") {
+            retag(c, &arn, prior, planned).await?;
+        }
+        self.wait_active(c, planned, &cluster, &name, "update")
+            .await
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
+        let name = required(prior, "aws_eks_node_group", "node_group_name")?;
+        match c
+            .eks
+            .delete_nodegroup()
+            .cluster_name(&cluster)
+            .nodegroup_name(&name)
+            .send()
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => return Err(api("DeleteNodegroup", e)),
+        }
+        let t = timeout(prior, "delete", Duration::from_secs(60 * 60));
+        gone(&format!("deleting EKS node group {name}"), t, || {
+            self.look(c, &cluster, &name, None)
+        })
+        .await
+    }
+
+    async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        let clusters = c
+            .eks
+            .list_clusters()
+            .send()
+            .await
+            .map_err(|e| api("ListClusters", e))?;
+        let mut found = Vec::new();
+        for cl in clusters.clusters() {
+            let groups = c
+                .eks
+                .list_nodegroups()
+                .cluster_name(cl)
+                .send()
+                .await
+                .map_err(|e| api("ListNodegroups", e))?;
+            for g in groups.nodegroups() {
+                let out = c
+                    .eks
+                    .describe_nodegroup()
+                    .cluster_name(cl)
+                    .nodegroup_name(g)
+                    .send()
+                    .await
+                    .map_err(|e| api("DescribeNodegroup", e))?;
+                if let Some(ng) = out.nodegroup().filter(|ng| has_ownership(ng.tags(), t)) {
+                    found.push(NodeGroup::value(ng, None));
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Imported as `cluster:node_group`.
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let Some((cluster, name)) = id.split_once(':') else {
+            return Err(DriverError::InvalidConfig {
+                type_name: "aws_eks_node_group".into(),
+                detail: format!("import id {id:?} must be CLUSTER:NODE_GROUP"),
+            });
+        };
+        let probe = object(vec![
+            ("cluster_name", Value::string(cluster)),
+            ("node_group_name", Value::string(name)),
+        ]);
+        Ok(self.read(c, &[probe]).await?.pop().flatten())
+    }
+}
