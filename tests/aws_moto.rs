@@ -540,3 +540,39 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
         .expect("ListClusters");
     assert!(left.clusters().is_empty(), "{:?}", left.clusters());
 }
+
+#[test]
+fn data_sources_place_subnets_and_name_the_account() {
+    let m = moto();
+    let d = scratch("data");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+data "aws_availability_zones" "zones" { state = "available" }
+data "aws_caller_identity" "me" {}
+
+resource "aws_vpc" "main" { cidr_block = "10.70.0.0/16" }
+resource "aws_subnet" "per_zone" {
+  count             = 2
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = cidrsubnet(aws_vpc.main.cidr_block, 4, count.index)
+  availability_zone = data.aws_availability_zones.zones.names[count.index]
+}
+
+output "account" { value = data.aws_caller_identity.me.account_id }
+output "zones" { value = aws_subnet.per_zone[*].availability_zone }
+"#,
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, json) = strata(&d, &m, &["output", "--json"]);
+    let o: serde_json::Value = serde_json::from_str(json.trim()).expect("outputs");
+    assert_eq!(o["account"]["value"], "123456789012", "moto's account");
+    assert_eq!(
+        o["zones"]["value"],
+        serde_json::json!(["us-east-1a", "us-east-1b"])
+    );
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+}

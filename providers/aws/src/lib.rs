@@ -8,6 +8,7 @@
 //! `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` for endpoints), error
 //! mapping ([`error`]) and ownership tags ([`tags`]).
 
+mod data;
 mod ec2;
 mod eks;
 mod error;
@@ -29,6 +30,7 @@ pub struct Clients {
     pub ec2: aws_sdk_ec2::Client,
     pub iam: aws_sdk_iam::Client,
     pub eks: aws_sdk_eks::Client,
+    pub sts: aws_sdk_sts::Client,
 }
 
 /// One resource type.
@@ -60,6 +62,8 @@ pub(crate) trait Kind: Send + Sync {
 pub struct Aws {
     kinds: BTreeMap<String, Arc<dyn Kind>>,
     schemas: BTreeMap<String, ResourceSchema>,
+    data: BTreeMap<String, Arc<dyn data::DataKind>>,
+    data_schemas: BTreeMap<String, ResourceSchema>,
     clients: OnceCell<Clients>,
 }
 
@@ -87,9 +91,22 @@ impl Aws {
             ),
         ]);
         let schemas = kinds.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
+        let data: BTreeMap<String, Arc<dyn data::DataKind>> = BTreeMap::from([
+            (
+                "aws_availability_zones".to_string(),
+                Arc::new(data::AvailabilityZones) as Arc<dyn data::DataKind>,
+            ),
+            (
+                "aws_caller_identity".to_string(),
+                Arc::new(data::CallerIdentity),
+            ),
+        ]);
+        let data_schemas = data.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
         Aws {
             kinds,
             schemas,
+            data,
+            data_schemas,
             clients: OnceCell::new(),
         }
     }
@@ -116,6 +133,7 @@ impl Aws {
                     ec2: aws_sdk_ec2::Client::new(&conf),
                     iam: aws_sdk_iam::Client::new(&conf),
                     eks: aws_sdk_eks::Client::new(&conf),
+                    sts: aws_sdk_sts::Client::new(&conf),
                 }
             })
             .await
@@ -183,5 +201,20 @@ impl Driver for Aws {
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
         let kind = self.kind(type_name)?;
         kind.import(self.clients().await, id).await
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.data_schemas
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        let kind = self
+            .data
+            .get(type_name)
+            .ok_or_else(|| DriverError::UnknownType {
+                driver: "aws".into(),
+                type_name: type_name.into(),
+            })?;
+        kind.read(self.clients().await, config).await
     }
 }
