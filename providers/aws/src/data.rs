@@ -6,7 +6,6 @@ use crate::values::{object, str_value, string};
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::Filter;
-use std::collections::BTreeMap;
 use strata_provider::{AttributeSchema as A, DriverError, ResourceSchema};
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -18,17 +17,6 @@ pub(crate) trait DataKind: Send + Sync {
     async fn read(&self, c: &Clients, config: &Value) -> Result<Value, DriverError>;
 }
 
-fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
-    ResourceSchema {
-        version: 0,
-        attributes: attributes
-            .into_iter()
-            .map(|(k, a)| (k.to_string(), a))
-            .collect(),
-        blocks: BTreeMap::new(),
-    }
-}
-
 fn strings(items: Vec<String>) -> Value {
     Value::List(Type::String, items.into_iter().map(Value::string).collect())
 }
@@ -38,7 +26,7 @@ pub struct AvailabilityZones;
 #[async_trait]
 impl DataKind for AvailabilityZones {
     fn schema(&self) -> ResourceSchema {
-        schema(vec![
+        ResourceSchema::of_attributes(vec![
             (
                 "state",
                 A::optional(Type::String, "Only zones in this state (available, …)."),
@@ -91,7 +79,7 @@ pub struct CallerIdentity;
 #[async_trait]
 impl DataKind for CallerIdentity {
     fn schema(&self) -> ResourceSchema {
-        schema(vec![
+        ResourceSchema::of_attributes(vec![
             ("id", A::computed(Type::String, "The account id.")),
             ("account_id", A::computed(Type::String, "The account id.")),
             ("arn", A::computed(Type::String, "The caller's ARN.")),

@@ -28,14 +28,7 @@ fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> Block
         nesting,
         min_items: min,
         max_items: (nesting == BlockNesting::Single).then_some(1),
-        schema: ResourceSchema {
-            version: 0,
-            attributes: attributes
-                .into_iter()
-                .map(|(k, a)| (k.to_string(), a))
-                .collect(),
-            blocks: BTreeMap::new(),
-        },
+        schema: ResourceSchema::of_attributes(attributes),
     }
 }
 

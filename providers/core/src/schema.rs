@@ -12,6 +12,18 @@ pub struct ResourceSchema {
 }
 
 impl ResourceSchema {
+    /// A schema of attributes only.
+    pub fn of_attributes(attributes: Vec<(&str, AttributeSchema)>) -> ResourceSchema {
+        ResourceSchema {
+            version: 0,
+            attributes: attributes
+                .into_iter()
+                .map(|(k, a)| (k.to_string(), a))
+                .collect(),
+            blocks: BTreeMap::new(),
+        }
+    }
+
     /// The object type of an instance: every attribute, and every block as
     /// an object, a list or a set of objects.
     pub fn object_type(&self) -> Type {
