@@ -389,6 +389,16 @@ async fn walk<'p>(
         .filter(|n| blockers[n.index()] == 0)
         .collect();
     let mut failed_nodes: HashSet<NodeIndex> = HashSet::new();
+    // Per resource (`module.m.t.n`), the changes its node would make: what
+    // is reported skipped when something it depends on fails.
+    let mut changes_of: HashMap<String, Vec<&ResourceChange>> = HashMap::new();
+    for c in plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp && c.action != Action::Delete)
+    {
+        changes_of.entry(config_addr(&c.addr)).or_default().push(c);
+    }
     // Per resource node: instance ops still running, and the values so far.
     struct Pending {
         left: usize,
@@ -433,14 +443,8 @@ async fn walk<'p>(
             let node = &graph.graph[n];
             if failed_nodes.contains(&n) {
                 // Something this depends on failed: report what is skipped.
-                if node.kind == NodeKind::Resource {
-                    for c in plan.changes.iter().filter(|c| {
-                        c.action != Action::NoOp
-                            && c.action != Action::Delete
-                            && config_addr(&c.addr) == node.addr()
-                    }) {
-                        ex.report.skipped.push(c.addr.to_string());
-                    }
+                for c in changes_of.get(&node.addr()).into_iter().flatten() {
+                    ex.report.skipped.push(c.addr.to_string());
                 }
                 done_nodes += 1;
                 finish(n, true, &mut ready, &mut blockers, &mut failed_nodes);

@@ -199,11 +199,9 @@ pub struct Plan {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub import: usize,
-    pub forget: usize,
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
-    pub read: usize,
 }
 
 impl Plan {
@@ -221,9 +219,7 @@ impl Plan {
                     c.add += 1;
                     c.destroy += 1
                 }
-                Action::Read => c.read += 1,
-                Action::Forget => c.forget += 1,
-                Action::NoOp => {}
+                Action::Read | Action::Forget | Action::NoOp => {}
             }
         }
         c

@@ -96,12 +96,15 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             }
         }
     }
-    for (addr, im) in p.imported.iter().filter(|(a, _)| !p.claimed.contains(*a)) {
-        p.diags.push(Diag::new(
-            "strata::plan::import_target",
-            "Configuration for import target does not exist",
-            format!("The configuration for the given import {addr} (id {im:?}) does not exist. All target instances must have an associated configuration to be imported."),
-        ));
+    for (addr, (id, span)) in p.imported.iter().filter(|(a, _)| !p.claimed.contains(*a)) {
+        p.diags.push(
+            Diag::new(
+                "strata::plan::import_target",
+                "Configuration for import target does not exist",
+                format!("The configuration for the given import {addr} (id {id:?}) does not exist. All target instances must have an associated configuration to be imported."),
+            )
+            .at(*span),
+        );
     }
     p.orphans();
     let outputs = p.outputs(&walk);
@@ -121,6 +124,9 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         configuration: crate::config::json::configuration(req.root),
     })
 }
+
+/// Instance address → cloud id and the `import` block that adopts it.
+type Imported = HashMap<String, (String, crate::diag::Span)>;
 
 /// Terraform's order of changes: module, mode (data sources first), type,
 /// name, key.
@@ -156,8 +162,9 @@ struct Planner<'r, 'a> {
     moves: HashMap<String, Address>,
     /// Config addresses (`module.m.t.n`) with a planned change.
     changing: HashSet<String>,
-    /// Instance address → cloud id, for objects `import` blocks adopt.
-    imported: HashMap<String, String>,
+    /// Instance address → cloud id and the `import` block, for objects
+    /// import blocks adopt.
+    imported: Imported,
     diags: Diags,
     configs: HashMap<String, &'a Resource>,
 }
@@ -411,7 +418,7 @@ impl<'a> Planner<'_, 'a> {
                     schema_version: schema.version,
                     dependencies: deps.clone(),
                     create_before_destroy: r.lifecycle.create_before_destroy,
-                    importing: self.imported.get(&addr_s).cloned(),
+                    importing: self.imported.get(&addr_s).map(|(id, _)| id.clone()),
                     addr,
                 };
                 self.push(change);
@@ -635,7 +642,7 @@ fn imports(
     req: &Request<'_>,
     prior: &[PriorInstance],
     rt: &tokio::runtime::Runtime,
-) -> Result<(Vec<PriorInstance>, HashMap<String, String>), Diags> {
+) -> Result<(Vec<PriorInstance>, Imported), Diags> {
     let mut adopted = Vec::new();
     let mut ids = HashMap::new();
     let mut diags = Diags::default();
@@ -710,7 +717,7 @@ fn imports(
                     dependencies: Vec::new(),
                     create_before_destroy: false,
                 });
-                ids.insert(addr, id);
+                ids.insert(addr, (id, im.span));
             }
             Ok(None) => diags.push(
                 Diag::new(

@@ -4,7 +4,7 @@
 //! references find it. Plan and apply share this walk: plan asks drivers
 //! what would change, apply carries the changes out.
 
-use crate::config::{repeat, Declared, Known, Mode, Module};
+use crate::config::{repeat, Declared, Known, Module};
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::Evaluator;
 use crate::graph::{Graph, Node, NodeKind};
@@ -407,12 +407,6 @@ impl<'a> Walk<'a> {
     /// A root module output's value, once visited.
     pub fn root_output(&self, name: &str) -> Option<Value> {
         self.get("", &format!("output.{name}"))
-    }
-
-    pub fn resource_config(&self, n: NodeIndex) -> Option<&'a crate::config::Resource> {
-        let node = &self.graph.graph[n];
-        let r = self.module(node)?.resources.get(node.index)?;
-        (r.mode == Mode::Managed || r.mode == Mode::Data).then_some(r)
     }
 }
 
