@@ -5,11 +5,9 @@
 //! on one missing id, a filter leaves missing objects out, which is exactly
 //! "deleted outside strata".
 
-use crate::error::{api, is_not_found};
+use crate::error::{api, deleted};
 use crate::tags::{self, with_ownership};
-use crate::values::{
-    bool_value, boolean, map_value, object, required, str_value, string, string_map,
-};
+use crate::values::{bool_value, boolean, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{
@@ -25,61 +23,14 @@ use strata_value::value::Value;
 /// Ids per Describe call; EC2 accepts up to 200 filter values.
 const PAGE: usize = 200;
 
-pub(crate) fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
-    let mut all: BTreeMap<String, A> = attributes
-        .into_iter()
-        .map(|(k, a)| (k.to_string(), a))
-        .collect();
-    all.insert("id".into(), A::computed(Type::String, "The object's id."));
-    all.insert("arn".into(), A::computed(Type::String, "The object's ARN."));
-    all.insert(
+/// EC2 objects also say which account owns them.
+fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
+    let mut s = tags::taggable_schema(attributes);
+    s.attributes.insert(
         "owner_id".into(),
         A::computed(Type::String, "The owning account."),
     );
-    all.insert(
-        "tags".into(),
-        A::optional(Type::map(Type::String), "Tags to set."),
-    );
-    all.insert(
-        "tags_all".into(),
-        A::computed(Type::map(Type::String), "All tags, as AWS holds them."),
-    );
-    ResourceSchema {
-        version: 0,
-        attributes: all,
-        blocks: BTreeMap::new(),
-    }
-}
-
-/// The schema's plan with Terraform's defaults for unset optional values,
-/// and `tags_all` following `tags`.
-pub(crate) fn plan_with(
-    schema: &ResourceSchema,
-    req: &PlanRequest<'_>,
-    defaults: &[(&str, Value)],
-) -> Planned {
-    let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
-    if let Value::Object(m) = &mut p.planned {
-        for (k, d) in defaults {
-            if m.get(*k).is_none_or(Value::is_null) {
-                m.insert(k.to_string(), d.clone());
-            }
-        }
-    }
-    follow_tags(&mut p.planned);
-    p
-}
-
-/// `tags_all` in a plan: what `tags` will make it (no default tags yet).
-pub(crate) fn follow_tags(planned: &mut Value) {
-    if let Value::Object(m) = planned {
-        let tags_all = match m.get("tags") {
-            Some(t) if !t.is_known() => Value::Unknown(Type::map(Type::String)),
-            Some(t) if !t.is_null() => t.clone(),
-            _ => Value::Map(Type::String, BTreeMap::new()),
-        };
-        m.insert("tags_all".into(), tags_all);
-    }
+    s
 }
 
 fn ec2_tags(m: &BTreeMap<String, String>) -> Vec<Tag> {
@@ -96,19 +47,11 @@ fn tag_spec(kind: ResourceType, planned: &Value, t: &Tags) -> TagSpecification {
         .build()
 }
 
-/// `tags` (null when there are none, as configured) and `tags_all`.
 fn tag_values(aws: &[Tag]) -> (Value, Value) {
-    let visible = tags::visible(
+    tags::values(
         aws.iter()
             .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or("").to_string()))),
-    );
-    let all = map_value(&visible);
-    let tags = if visible.is_empty() {
-        Value::Null(Type::map(Type::String))
-    } else {
-        all.clone()
-    };
-    (tags, all)
+    )
 }
 
 fn ownership_filters(t: &Tags) -> Vec<Filter> {
@@ -349,7 +292,7 @@ impl Kind for Vpc {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        plan_with(
+        tags::plan_taggable(
             schema,
             req,
             &[
@@ -402,11 +345,7 @@ impl Kind for Vpc {
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let id = required(prior, "aws_vpc", "id")?;
-        match c.ec2.delete_vpc().vpc_id(&id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DeleteVpc", e)),
-        }
+        deleted("DeleteVpc", c.ec2.delete_vpc().vpc_id(&id).send().await).map(|_| ())
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
@@ -502,7 +441,7 @@ impl Kind for Subnet {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        plan_with(
+        tags::plan_taggable(
             schema,
             req,
             &[("map_public_ip_on_launch", Value::Bool(false))],
@@ -556,11 +495,11 @@ impl Kind for Subnet {
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let id = required(prior, "aws_subnet", "id")?;
-        match c.ec2.delete_subnet().subnet_id(&id).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DeleteSubnet", e)),
-        }
+        deleted(
+            "DeleteSubnet",
+            c.ec2.delete_subnet().subnet_id(&id).send().await,
+        )
+        .map(|_| ())
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
@@ -626,18 +565,16 @@ impl InternetGateway {
     }
 
     async fn detach(&self, c: &Clients, id: &str, vpc: &str) -> Result<(), DriverError> {
-        match c
-            .ec2
-            .detach_internet_gateway()
-            .internet_gateway_id(id)
-            .vpc_id(vpc)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DetachInternetGateway", e)),
-        }
+        deleted(
+            "DetachInternetGateway",
+            c.ec2
+                .detach_internet_gateway()
+                .internet_gateway_id(id)
+                .vpc_id(vpc)
+                .send()
+                .await,
+        )
+        .map(|_| ())
     }
 }
 
@@ -651,7 +588,7 @@ impl Kind for InternetGateway {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        plan_with(schema, req, &[])
+        tags::plan_taggable(schema, req, &[])
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
@@ -706,17 +643,15 @@ impl Kind for InternetGateway {
         if let Some(v) = string(prior, "vpc_id") {
             self.detach(c, &id, &v).await?;
         }
-        match c
-            .ec2
-            .delete_internet_gateway()
-            .internet_gateway_id(&id)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DeleteInternetGateway", e)),
-        }
+        deleted(
+            "DeleteInternetGateway",
+            c.ec2
+                .delete_internet_gateway()
+                .internet_gateway_id(&id)
+                .send()
+                .await,
+        )
+        .map(|_| ())
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {

@@ -2,7 +2,7 @@
 //! create, update and delete wait (see [`crate::wait`]) for ACTIVE or gone,
 //! within the resource's `timeouts` (Terraform's defaults).
 
-use crate::error::{api, is_not_found};
+use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
     boolean, get, map_value, number, object, required, str_value, string, string_map,
@@ -75,19 +75,7 @@ fn string_set(items: &[String]) -> Value {
 }
 
 fn tag_pair(aws: Option<&HashMap<String, String>>) -> (Value, Value) {
-    let visible = tags::visible(aws.cloned().unwrap_or_default());
-    let all = map_value(&visible);
-    let t = if visible.is_empty() {
-        Value::Null(Type::map(Type::String))
-    } else {
-        all.clone()
-    };
-    (t, all)
-}
-
-/// `tags_all` follows `tags`, as for every taggable type.
-fn plan_tags(p: &mut Planned) {
-    crate::ec2::follow_tags(&mut p.planned);
+    tags::values(aws.cloned().unwrap_or_default())
 }
 
 /// Sets `name` inside the single block `block` when the plan leaves it null.
@@ -277,7 +265,7 @@ impl Cluster {
 #[async_trait]
 impl Kind for Cluster {
     fn schema(&self) -> ResourceSchema {
-        let mut s = crate::ec2::schema(vec![
+        let mut s = tags::taggable_schema(vec![
             (
                 "name",
                 A::required(Type::String, "The cluster's name.").force_new(),
@@ -310,7 +298,6 @@ impl Kind for Cluster {
                 ),
             ),
         ]);
-        s.attributes.remove("owner_id");
         s.blocks.insert(
             "vpc_config".into(),
             block(
@@ -368,7 +355,7 @@ impl Kind for Cluster {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        let mut p = tags::plan_taggable(schema, req, &[]);
         default_in(
             &mut p.planned,
             "vpc_config",
@@ -381,7 +368,6 @@ impl Kind for Cluster {
             "endpoint_public_access",
             Value::Bool(true),
         );
-        plan_tags(&mut p);
         p
     }
 
@@ -492,10 +478,11 @@ impl Kind for Cluster {
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let name = required(prior, "aws_eks_cluster", "name")?;
-        match c.eks.delete_cluster().name(&name).send().await {
-            Ok(_) => {}
-            Err(e) if is_not_found(&e) => return Ok(()),
-            Err(e) => return Err(api("DeleteCluster", e)),
+        if !deleted(
+            "DeleteCluster",
+            c.eks.delete_cluster().name(&name).send().await,
+        )? {
+            return Ok(());
         }
         let t = timeout(prior, "delete", Duration::from_secs(15 * 60));
         gone(&format!("deleting EKS cluster {name}"), t, || {
@@ -715,7 +702,7 @@ impl NodeGroup {
 #[async_trait]
 impl Kind for NodeGroup {
     fn schema(&self) -> ResourceSchema {
-        let mut s = crate::ec2::schema(vec![
+        let mut s = tags::taggable_schema(vec![
             (
                 "cluster_name",
                 A::required(Type::String, "The cluster.").force_new(),
@@ -775,7 +762,6 @@ impl Kind for NodeGroup {
                 A::computed(Type::String, "The node group's status."),
             ),
         ]);
-        s.attributes.remove("owner_id");
         s.blocks.insert(
             "scaling_config".into(),
             block(
@@ -811,9 +797,7 @@ impl Kind for NodeGroup {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
-        plan_tags(&mut p);
-        p
+        tags::plan_taggable(schema, req, &[])
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
@@ -960,17 +944,16 @@ impl Kind for NodeGroup {
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
         let name = required(prior, "aws_eks_node_group", "node_group_name")?;
-        match c
-            .eks
-            .delete_nodegroup()
-            .cluster_name(&cluster)
-            .nodegroup_name(&name)
-            .send()
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if is_not_found(&e) => return Ok(()),
-            Err(e) => return Err(api("DeleteNodegroup", e)),
+        if !deleted(
+            "DeleteNodegroup",
+            c.eks
+                .delete_nodegroup()
+                .cluster_name(&cluster)
+                .nodegroup_name(&name)
+                .send()
+                .await,
+        )? {
+            return Ok(());
         }
         let t = timeout(prior, "delete", Duration::from_secs(60 * 60));
         gone(&format!("deleting EKS node group {name}"), t, || {

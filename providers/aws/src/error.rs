@@ -38,6 +38,20 @@ pub fn is_not_found<E: ProvideErrorMetadata, R>(e: &SdkError<E, R>) -> bool {
     code(e).is_some_and(|c| NOT_FOUND.contains(&c))
 }
 
+/// A delete's outcome: `true` when it happened, `false` when the object
+/// was already gone (which is what a delete wants); other errors as [`api`].
+pub fn deleted<T, E, R>(operation: &str, r: Result<T, SdkError<E, R>>) -> Result<bool, DriverError>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    match r {
+        Ok(_) => Ok(true),
+        Err(e) if is_not_found(&e) => Ok(false),
+        Err(e) => Err(api(operation, e)),
+    }
+}
+
 pub fn api<E, R>(operation: &str, e: SdkError<E, R>) -> DriverError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,

@@ -4,9 +4,9 @@
 //! ListAttachedRolePolicies per role) per object. Policy documents are
 //! compared as JSON, so AWS's reformatting never shows as a change.
 
-use crate::error::{api, is_not_found};
+use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{map_value, number, object, required, str_value, string, string_map};
+use crate::values::{number, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
@@ -44,17 +44,11 @@ pub struct Role;
 
 impl Role {
     fn value(r: &aws_sdk_iam::types::Role, tag_list: &[Tag]) -> Value {
-        let visible = tags::visible(
+        let (tags, all) = tags::values(
             tag_list
                 .iter()
                 .map(|t| (t.key().to_string(), t.value().to_string())),
         );
-        let all = map_value(&visible);
-        let tags = if visible.is_empty() {
-            Value::Null(Type::map(Type::String))
-        } else {
-            all.clone()
-        };
         object(vec![
             ("id", Value::string(r.role_name())),
             ("name", Value::string(r.role_name())),
@@ -92,7 +86,7 @@ impl Role {
 #[async_trait]
 impl Kind for Role {
     fn schema(&self) -> ResourceSchema {
-        let mut s = crate::ec2::schema(vec![
+        tags::taggable_schema(vec![
             (
                 "name",
                 A::required(Type::String, "The role's name.").force_new(),
@@ -120,13 +114,11 @@ impl Kind for Role {
                 "create_date",
                 A::computed(Type::String, "When the role was made."),
             ),
-        ]);
-        s.attributes.remove("owner_id");
-        s
+        ])
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        let mut p = crate::ec2::plan_with(
+        let mut p = tags::plan_taggable(
             schema,
             req,
             &[
@@ -237,11 +229,11 @@ impl Kind for Role {
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let name = required(prior, "aws_iam_role", "name")?;
-        match c.iam.delete_role().role_name(&name).send().await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DeleteRole", e)),
-        }
+        deleted(
+            "DeleteRole",
+            c.iam.delete_role().role_name(&name).send().await,
+        )
+        .map(|_| ())
     }
 
     /// IAM cannot filter roles by tag: every role's tags are read, which is
@@ -394,18 +386,16 @@ impl Kind for RolePolicyAttachment {
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let role = required(prior, "aws_iam_role_policy_attachment", "role")?;
         let policy = required(prior, "aws_iam_role_policy_attachment", "policy_arn")?;
-        match c
-            .iam
-            .detach_role_policy()
-            .role_name(&role)
-            .policy_arn(&policy)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(api("DetachRolePolicy", e)),
-        }
+        deleted(
+            "DetachRolePolicy",
+            c.iam
+                .detach_role_policy()
+                .role_name(&role)
+                .policy_arn(&policy)
+                .send()
+                .await,
+        )
+        .map(|_| ())
     }
 
     /// Attachments carry no tags; attaching twice is harmless, so a crashed

@@ -3,8 +3,11 @@
 //! state has it" can be found again. They are added on create and kept out
 //! of `tags` / `tags_all` when reading, so they never show in a diff.
 
+use crate::values::map_value;
 use std::collections::BTreeMap;
-use strata_provider::Tags;
+use strata_provider::{AttributeSchema as A, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_value::types::Type;
+use strata_value::value::Value;
 
 pub const ADDRESS: &str = "strata:address";
 pub const LINEAGE: &str = "strata:lineage";
@@ -41,4 +44,59 @@ pub fn changes(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     (remove, set)
+}
+
+/// `tags` (null when there are none, as an unset argument is) and
+/// `tags_all` from the tags AWS holds.
+pub fn values(all: impl IntoIterator<Item = (String, String)>) -> (Value, Value) {
+    let shown = visible(all);
+    let all = map_value(&shown);
+    let tags = if shown.is_empty() {
+        Value::Null(Type::map(Type::String))
+    } else {
+        all.clone()
+    };
+    (tags, all)
+}
+
+/// The schema of a taggable resource: its own attributes plus `id`, `arn`,
+/// `tags` and `tags_all`.
+pub fn taggable_schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
+    let mut s = ResourceSchema::of_attributes(attributes);
+    for (k, a) in [
+        ("id", A::computed(Type::String, "The object's id.")),
+        ("arn", A::computed(Type::String, "The object's ARN.")),
+        ("tags", A::optional(Type::map(Type::String), "Tags to set.")),
+        (
+            "tags_all",
+            A::computed(Type::map(Type::String), "All tags, as AWS holds them."),
+        ),
+    ] {
+        s.attributes.insert(k.to_string(), a);
+    }
+    s
+}
+
+/// The schema's plan with Terraform's defaults for unset optional values,
+/// and `tags_all` following `tags`.
+pub fn plan_taggable(
+    schema: &ResourceSchema,
+    req: &PlanRequest<'_>,
+    defaults: &[(&str, Value)],
+) -> Planned {
+    let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+    if let Value::Object(m) = &mut p.planned {
+        for (k, d) in defaults {
+            if m.get(*k).is_none_or(Value::is_null) {
+                m.insert(k.to_string(), d.clone());
+            }
+        }
+        let tags_all = match m.get("tags") {
+            Some(t) if !t.is_known() => Value::Unknown(Type::map(Type::String)),
+            Some(t) if !t.is_null() => t.clone(),
+            _ => Value::Map(Type::String, BTreeMap::new()),
+        };
+        m.insert("tags_all".into(), tags_all);
+    }
+    p
 }
