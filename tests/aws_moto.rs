@@ -576,3 +576,295 @@ output "zones" { value = aws_subnet.per_zone[*].availability_zone }
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}");
 }
+
+const NETWORK: &str = r#"
+variable "volume" {
+  type    = number
+  default = 200
+}
+variable "https_from" {
+  type    = string
+  default = "10.0.0.0/8"
+}
+variable "private_table" {
+  type    = string
+  default = "private"
+}
+
+resource "aws_vpc" "main" { cidr_block = "10.80.0.0/16" }
+
+resource "aws_subnet" "public" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "10.80.0.0/24"
+}
+resource "aws_subnet" "private" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "10.80.16.0/20"
+}
+
+resource "aws_internet_gateway" "gw" { vpc_id = aws_vpc.main.id }
+resource "aws_eip" "nat" { domain = "vpc" }
+resource "aws_nat_gateway" "out" {
+  subnet_id     = aws_subnet.public.id
+  allocation_id = aws_eip.nat.id
+  tags          = { Name = "nat" }
+}
+
+resource "aws_route_table" "public" {
+  vpc_id = aws_vpc.main.id
+  route {
+    cidr_block = "0.0.0.0/0"
+    gateway_id = aws_internet_gateway.gw.id
+  }
+}
+resource "aws_route_table" "private" {
+  vpc_id = aws_vpc.main.id
+  route {
+    cidr_block     = "0.0.0.0/0"
+    nat_gateway_id = aws_nat_gateway.out.id
+  }
+}
+resource "aws_route_table_association" "public" {
+  subnet_id      = aws_subnet.public.id
+  route_table_id = aws_route_table.public.id
+}
+resource "aws_route_table_association" "private" {
+  subnet_id      = aws_subnet.private.id
+  route_table_id = var.private_table == "private" ? aws_route_table.private.id : aws_route_table.public.id
+}
+
+# Egress inline; ingress from rule resources, which an SG without inline
+# ingress blocks leaves alone (as in Terraform, the two styles do not mix
+# in one direction).
+resource "aws_security_group" "nodes" {
+  name   = "gpu-nodes"
+  vpc_id = aws_vpc.main.id
+  egress {
+    from_port   = 0
+    to_port     = 0
+    protocol    = "-1"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+resource "aws_vpc_security_group_ingress_rule" "self" {
+  security_group_id            = aws_security_group.nodes.id
+  ip_protocol                  = "-1"
+  # No description: moto 5.2.5 answers DescribeSecurityGroupRules with a
+  # referenced group's rule without it (AWS keeps it).
+  referenced_security_group_id = aws_security_group.nodes.id
+}
+resource "aws_vpc_security_group_ingress_rule" "https" {
+  security_group_id = aws_security_group.nodes.id
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+  cidr_ipv4         = var.https_from
+  tags              = { Name = "https" }
+}
+
+resource "aws_launch_template" "gpu" {
+  name                   = "gpu-nodes"
+  vpc_security_group_ids = [aws_security_group.nodes.id]
+  update_default_version = true
+  block_device_mappings {
+    device_name = "/dev/xvda"
+    ebs {
+      volume_size = var.volume
+      volume_type = "gp3"
+    }
+  }
+  metadata_options {
+    http_tokens                 = "required"
+    http_put_response_hop_limit = 2
+  }
+}
+"#;
+
+#[test]
+fn the_private_network_and_node_template_round_trip() {
+    let m = moto();
+    let d = scratch("network");
+    std::fs::write(d.join("main.tf"), NETWORK).expect("config");
+    let (rt, ec2, _) = sdk(&m);
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Resources: 14 added"), "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+
+    // The private subnet routes out through the NAT gateway.
+    let (_, shown) = strata(&d, &m, &["show", "--json"]);
+    let state: serde_json::Value = serde_json::from_str(shown.trim()).expect("state JSON");
+    let resources = state["resources"].as_array().expect("resources").clone();
+    let attr = |addr: &str, name: &str| {
+        resources
+            .iter()
+            .find(|r| {
+                format!(
+                    "{}.{}",
+                    r["type"].as_str().unwrap_or(""),
+                    r["name"].as_str().unwrap_or("")
+                ) == addr
+            })
+            .map(|r| r["instances"][0]["attributes"][name].clone())
+            .unwrap_or_else(|| panic!("{addr} not in state"))
+    };
+    let nat = attr("aws_nat_gateway.out", "id");
+    let private_rt = attr("aws_route_table.private", "id");
+    let tables = rt
+        .block_on(
+            ec2.describe_route_tables()
+                .route_table_ids(private_rt.as_str().expect("id"))
+                .send(),
+        )
+        .expect("DescribeRouteTables");
+    let routes = tables.route_tables()[0].routes();
+    assert!(
+        routes
+            .iter()
+            .any(|r| r.destination_cidr_block() == Some("0.0.0.0/0")
+                && r.nat_gateway_id() == nat.as_str()),
+        "{routes:?}"
+    );
+
+    // The group holds exactly the configured rules: AWS's default
+    // allow-all egress was replaced by the configured one, the separate
+    // rule resource sits beside the inline ones.
+    let sg = attr("aws_security_group.nodes", "id");
+    let sg = sg.as_str().expect("id");
+    let rules = rt
+        .block_on(
+            ec2.describe_security_group_rules()
+                .filters(filter("group-id", sg))
+                .send(),
+        )
+        .expect("rules");
+    let ingress: Vec<_> = rules
+        .security_group_rules()
+        .iter()
+        .filter(|r| r.is_egress() == Some(false))
+        .collect();
+    assert_eq!(ingress.len(), 2, "{ingress:?}");
+    assert!(ingress.iter().any(|r| r.cidr_ipv4() == Some("10.0.0.0/8")));
+
+    // In place: the rule's source, the template's volume (a new version
+    // made the default), the private subnet's route table.
+    let vars = [
+        "--var",
+        "volume=400",
+        "--var",
+        "https_from=10.80.0.0/16",
+        "--var",
+        "private_table=public",
+    ];
+    let mut args = vec!["apply", "--auto-approve"];
+    args.extend(vars);
+    let (code, out) = strata(&d, &m, &args);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 3 changed, 0 destroyed"), "{out}");
+    let lt = attr("aws_launch_template.gpu", "id");
+    let versions = rt
+        .block_on(
+            ec2.describe_launch_templates()
+                .launch_template_ids(lt.as_str().expect("id"))
+                .send(),
+        )
+        .expect("templates");
+    let t = &versions.launch_templates()[0];
+    assert_eq!(t.latest_version_number(), Some(2));
+    assert_eq!(t.default_version_number(), Some(2));
+    let mut args = vec!["plan", "--detailed-exitcode"];
+    args.extend(vars);
+    let (code, out) = strata(&d, &m, &args);
+    assert_eq!(code, 0, "converged:\n{out}");
+
+    // A rule added by hand where the configuration manages the rules
+    // (egress, inline) is undone; one added where it does not (ingress,
+    // kept by separate rule resources) is only reported.
+    let ssh = aws_sdk_ec2::types::IpPermission::builder()
+        .ip_protocol("tcp")
+        .from_port(22)
+        .to_port(22)
+        .ip_ranges(
+            aws_sdk_ec2::types::IpRange::builder()
+                .cidr_ip("0.0.0.0/0")
+                .build(),
+        )
+        .build();
+    rt.block_on(
+        ec2.authorize_security_group_egress()
+            .group_id(sg)
+            .ip_permissions(ssh.clone())
+            .send(),
+    )
+    .expect("egress rule by hand");
+    rt.block_on(
+        ec2.authorize_security_group_ingress()
+            .group_id(sg)
+            .ip_permissions(ssh)
+            .send(),
+    )
+    .expect("ingress rule by hand");
+    let (code, out) = strata(&d, &m, &args);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("aws_security_group.nodes will be updated in-place"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+    let mut apply = vec!["apply", "--auto-approve"];
+    apply.extend(vars);
+    let (code, out) = strata(&d, &m, &apply);
+    assert_eq!(code, 0, "{out}");
+    let rules = rt
+        .block_on(
+            ec2.describe_security_group_rules()
+                .filters(filter("group-id", sg))
+                .send(),
+        )
+        .expect("rules");
+    let ports = |egress: bool| {
+        let mut p: Vec<_> = rules
+            .security_group_rules()
+            .iter()
+            .filter(|r| r.is_egress() == Some(egress))
+            .map(|r| r.from_port())
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(ports(true), vec![Some(-1)], "egress as configured");
+    assert_eq!(
+        ports(false),
+        vec![Some(-1), Some(22), Some(443)],
+        "ingress left alone"
+    );
+
+    // Destroy: nothing of ours left.
+    let mut args = vec!["destroy", "--auto-approve"];
+    args.extend(vars);
+    let (code, out) = strata(&d, &m, &args);
+    assert_eq!(code, 0, "{out}");
+    assert!(our_vpcs(&rt, &ec2).is_empty());
+    let nats = rt
+        .block_on(ec2.describe_nat_gateways().send())
+        .expect("NAT gateways");
+    assert!(
+        nats.nat_gateways()
+            .iter()
+            .all(|g| g.state() == Some(&aws_sdk_ec2::types::NatGatewayState::Deleted)),
+        "{nats:?}"
+    );
+    let addresses = rt
+        .block_on(ec2.describe_addresses().send())
+        .expect("addresses");
+    assert!(addresses.addresses().is_empty(), "{addresses:?}");
+    let templates = rt
+        .block_on(ec2.describe_launch_templates().send())
+        .expect("templates");
+    assert!(templates.launch_templates().is_empty());
+}

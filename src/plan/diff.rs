@@ -48,15 +48,19 @@ pub fn decide(
         if !s.force_new {
             continue;
         }
-        let want = attr(config, name);
         // An unset optional+computed attribute keeps what the driver chose.
-        if s.computed && want.is_none_or(Value::is_null) {
+        if s.computed && attr(config, name).is_none_or(Value::is_null) {
             continue;
         }
+        // The planned value, not the configured one: a driver fills in its
+        // defaults (a NAT gateway's `connectivity_type = "public"`), and
+        // an unset argument equal to its default is no change.
+        let want = attr(&planned.planned, name);
         let had = attr(prior, name);
+        let null = |v: Option<&Value>| v.is_none_or(Value::is_null);
         let changed = match (want, had) {
+            _ if null(want) && null(had) => false,
             (Some(w), Some(h)) => !w.is_wholly_known() || !same(w, h),
-            (None, None) => false,
             _ => true,
         };
         let path = vec![name.clone()];

@@ -2,7 +2,7 @@
 //! a cluster spec needs to place subnets and name its account.
 
 use crate::error::api;
-use crate::values::{object, str_value, string};
+use crate::values::{object, str_value, string, string_list};
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::Filter;
@@ -15,10 +15,6 @@ pub(crate) trait DataKind: Send + Sync {
     fn schema(&self) -> ResourceSchema;
     /// The configuration with its computed attributes filled in.
     async fn read(&self, c: &Clients, config: &Value) -> Result<Value, DriverError>;
-}
-
-fn strings(items: Vec<String>) -> Value {
-    Value::List(Type::String, items.into_iter().map(Value::string).collect())
 }
 
 pub struct AvailabilityZones;
@@ -64,12 +60,12 @@ impl DataKind for AvailabilityZones {
             .collect();
         zones.sort();
         let region = c.ec2.config().region().map(|r| r.to_string());
-        let (names, ids) = zones.into_iter().unzip();
+        let (names, ids): (Vec<String>, Vec<String>) = zones.into_iter().unzip();
         Ok(object(vec![
             ("state", str_value(string(config, "state").as_deref())),
             ("id", str_value(region.as_deref())),
-            ("names", strings(names)),
-            ("zone_ids", strings(ids)),
+            ("names", string_list(&names)),
+            ("zone_ids", string_list(&ids)),
         ]))
     }
 }

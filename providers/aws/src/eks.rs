@@ -5,9 +5,10 @@
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
-    boolean, get, map_value, number, object, required, str_value, string, string_map,
+    block, boolean, get, map_value, number, object, required, str_value, string, string_map,
+    string_set, strings, timeouts_block,
 };
-use crate::wait::{gone, parse_duration, ready, Poll};
+use crate::wait::{gone, ready, timeout, Poll};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
@@ -17,62 +18,10 @@ use aws_sdk_eks::types::{
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, PlanRequest, Planned,
-    ResourceSchema, Tags,
+    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
-
-fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> BlockSchema {
-    BlockSchema {
-        nesting,
-        min_items: min,
-        max_items: (nesting == BlockNesting::Single).then_some(1),
-        schema: ResourceSchema::of_attributes(attributes),
-    }
-}
-
-fn timeouts_block() -> BlockSchema {
-    block(
-        BlockNesting::Single,
-        0,
-        vec![
-            (
-                "create",
-                A::optional(Type::String, "How long a create may take."),
-            ),
-            (
-                "update",
-                A::optional(Type::String, "How long an update may take."),
-            ),
-            (
-                "delete",
-                A::optional(Type::String, "How long a delete may take."),
-            ),
-        ],
-    )
-}
-
-/// The `timeouts` entry for `op`, or Terraform's default.
-fn timeout(v: &Value, op: &str, default: Duration) -> Duration {
-    get(v, "timeouts")
-        .and_then(|t| string(t, op))
-        .and_then(|s| parse_duration(&s))
-        .unwrap_or(default)
-}
-
-fn strings(v: &Value, name: &str) -> Vec<String> {
-    get(v, name)
-        .and_then(|l| l.unmarked().elements().map(<[Value]>::to_vec))
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|x| x.as_str().map(str::to_string))
-        .collect()
-}
-
-fn string_set(items: &[String]) -> Value {
-    Value::new_set(Type::String, items.iter().map(Value::string).collect())
-}
 
 fn tag_pair(aws: Option<&HashMap<String, String>>) -> (Value, Value) {
     tags::values(aws.cloned().unwrap_or_default())

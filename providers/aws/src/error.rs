@@ -23,6 +23,16 @@ pub const NOT_FOUND: &[&str] = &[
     "InvalidVpcID.NotFound",
     "InvalidSubnetID.NotFound",
     "InvalidInternetGatewayID.NotFound",
+    "InvalidAllocationID.NotFound",
+    "InvalidRouteTableID.NotFound",
+    "InvalidRoute.NotFound",
+    "InvalidAssociationID.NotFound",
+    "InvalidGroup.NotFound",
+    "InvalidSecurityGroupRuleId.NotFound",
+    "InvalidPermission.NotFound",
+    "NatGatewayNotFound",
+    "InvalidLaunchTemplateId.NotFound",
+    "InvalidLaunchTemplateName.NotFoundException",
     "ResourceNotFoundException",
 ];
 

@@ -18,6 +18,7 @@ mod values;
 mod wait;
 
 use async_trait::async_trait;
+use ec2::Ec2;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
@@ -31,6 +32,26 @@ pub struct Clients {
     pub iam: aws_sdk_iam::Client,
     pub eks: aws_sdk_eks::Client,
     pub sts: aws_sdk_sts::Client,
+    account: OnceCell<String>,
+}
+
+impl Clients {
+    /// The account the credentials belong to, asked once: ARNs of objects
+    /// whose API does not say their owner are built with it.
+    pub async fn account(&self) -> Result<&str, DriverError> {
+        self.account
+            .get_or_try_init(|| async {
+                let out = self
+                    .sts
+                    .get_caller_identity()
+                    .send()
+                    .await
+                    .map_err(|e| error::api("GetCallerIdentity", e))?;
+                Ok(out.account().unwrap_or_default().to_string())
+            })
+            .await
+            .map(String::as_str)
+    }
 }
 
 /// One resource type.
@@ -76,11 +97,43 @@ impl Default for Aws {
 impl Aws {
     pub fn new() -> Aws {
         let kinds: BTreeMap<String, Arc<dyn Kind>> = BTreeMap::from([
-            ("aws_vpc".to_string(), Arc::new(ec2::Vpc) as Arc<dyn Kind>),
-            ("aws_subnet".to_string(), Arc::new(ec2::Subnet)),
+            (
+                "aws_vpc".to_string(),
+                Arc::new(Ec2(ec2::Vpc)) as Arc<dyn Kind>,
+            ),
+            ("aws_subnet".to_string(), Arc::new(Ec2(ec2::Subnet))),
             (
                 "aws_internet_gateway".to_string(),
-                Arc::new(ec2::InternetGateway),
+                Arc::new(Ec2(ec2::InternetGateway)),
+            ),
+            ("aws_eip".to_string(), Arc::new(Ec2(ec2::Eip))),
+            (
+                "aws_nat_gateway".to_string(),
+                Arc::new(Ec2(ec2::NatGateway)),
+            ),
+            (
+                "aws_route_table".to_string(),
+                Arc::new(Ec2(ec2::RouteTable)),
+            ),
+            (
+                "aws_route_table_association".to_string(),
+                Arc::new(Ec2(ec2::RouteTableAssociation)),
+            ),
+            (
+                "aws_security_group".to_string(),
+                Arc::new(Ec2(ec2::SecurityGroup)),
+            ),
+            (
+                "aws_vpc_security_group_ingress_rule".to_string(),
+                Arc::new(Ec2(ec2::SecurityGroupRule::<false>)),
+            ),
+            (
+                "aws_vpc_security_group_egress_rule".to_string(),
+                Arc::new(Ec2(ec2::SecurityGroupRule::<true>)),
+            ),
+            (
+                "aws_launch_template".to_string(),
+                Arc::new(Ec2(ec2::LaunchTemplate)),
             ),
             ("aws_iam_role".to_string(), Arc::new(iam::Role)),
             ("aws_eks_cluster".to_string(), Arc::new(eks::Cluster)),
@@ -134,6 +187,7 @@ impl Aws {
                     iam: aws_sdk_iam::Client::new(&conf),
                     eks: aws_sdk_eks::Client::new(&conf),
                     sts: aws_sdk_sts::Client::new(&conf),
+                    account: OnceCell::new(),
                 }
             })
             .await

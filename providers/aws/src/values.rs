@@ -2,7 +2,9 @@
 //! every resource here speaks.
 
 use std::collections::BTreeMap;
-use strata_provider::DriverError;
+use strata_provider::{
+    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, ResourceSchema,
+};
 use strata_value::types::Type;
 use strata_value::value::Value;
 
@@ -72,4 +74,91 @@ pub fn map_value(m: &BTreeMap<String, String>) -> Value {
 /// An object from pairs.
 pub fn object(pairs: Vec<(&str, Value)>) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// A `list(string)` or `set(string)` attribute's strings.
+pub fn strings(v: &Value, name: &str) -> Vec<String> {
+    get(v, name)
+        .and_then(|l| l.unmarked().elements().map(<[Value]>::to_vec))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+pub fn string_set(items: &[String]) -> Value {
+    Value::new_set(Type::String, items.iter().map(Value::string).collect())
+}
+
+pub fn string_list(items: &[String]) -> Value {
+    Value::List(Type::String, items.iter().map(Value::string).collect())
+}
+
+/// A nested block of attributes.
+pub fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> BlockSchema {
+    BlockSchema {
+        nesting,
+        min_items: min,
+        max_items: (nesting == BlockNesting::Single).then_some(1),
+        schema: ResourceSchema::of_attributes(attributes),
+    }
+}
+
+/// Terraform's `timeouts { create = "30m" ... }` block.
+pub fn timeouts_block() -> BlockSchema {
+    block(
+        BlockNesting::Single,
+        0,
+        vec![
+            (
+                "create",
+                A::optional(Type::String, "How long a create may take."),
+            ),
+            (
+                "update",
+                A::optional(Type::String, "How long an update may take."),
+            ),
+            (
+                "delete",
+                A::optional(Type::String, "How long a delete may take."),
+            ),
+        ],
+    )
+}
+
+/// A block written at most once but addressed as a list (`x.ebs[0]`), as
+/// the Terraform AWS provider declares most nested settings.
+pub fn list_block_max1(attributes: Vec<(&str, A)>) -> BlockSchema {
+    BlockSchema {
+        max_items: Some(1),
+        ..block(BlockNesting::List, 0, attributes)
+    }
+}
+
+/// The elements of a list or set block.
+pub fn blocks(v: &Value, name: &str) -> Vec<Value> {
+    get(v, name)
+        .and_then(|l| l.unmarked().elements().map(<[Value]>::to_vec))
+        .unwrap_or_default()
+}
+
+/// An `i64` as an optional `i32`, as the SDK's request builders take them.
+pub fn int32(v: &Value, name: &str) -> Option<i32> {
+    number(v, name).and_then(|n| i32::try_from(n).ok())
+}
+
+pub fn int_value(n: Option<i32>) -> Value {
+    match n {
+        Some(n) => Value::int(n as i64),
+        None => Value::Null(Type::Number),
+    }
+}
+
+/// Whether two attribute values hold the same data, whatever their types
+/// and marks; a value not yet known is never the same as anything.
+pub fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let json =
+        |v: Option<&Value>| v.map_or(serde_json::Value::Null, strata_value::json::plain_json);
+    let known = |v: Option<&Value>| v.is_none_or(Value::is_wholly_known);
+    known(a) && known(b) && json(a) == json(b)
 }

@@ -3,6 +3,7 @@
 //! error) or the timeout, with backoff; progress comes from the engine's
 //! "Still creating..." lines.
 
+use crate::values::{get, string};
 use std::future::Future;
 use std::time::Duration;
 use strata_provider::DriverError;
@@ -98,6 +99,14 @@ where
 
 /// How often to look: soon at first, then every 15 s at most.
 pub const POLL: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(15));
+
+/// The `timeouts` block's entry for `op` in `v`, or Terraform's default.
+pub fn timeout(v: &Value, op: &str, default: Duration) -> Duration {
+    get(v, "timeouts")
+        .and_then(|t| string(t, op))
+        .and_then(|s| parse_duration(&s))
+        .unwrap_or(default)
+}
 
 /// Terraform's duration syntax in `timeouts` blocks: `30m`, `1h30m`, `45s`.
 pub fn parse_duration(s: &str) -> Option<Duration> {

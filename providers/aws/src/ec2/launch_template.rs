@@ -1,0 +1,553 @@
+//! `aws_launch_template`: how GPU nodes boot (root volume, instance
+//! metadata, user data). Every change to the template's data is a new
+//! version; the template itself stays.
+
+use super::{arn, created, described, schema, tag_spec, Ec2Type, Select};
+use crate::error::{api, deleted, is_not_found};
+use crate::values::{
+    blocks, boolean, int32, int_value, list_block_max1, number, object, same, str_value, string,
+    string_map, string_set, strings,
+};
+use crate::Clients;
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{
+    InstanceType, LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
+    LaunchTemplateHttpTokensState, LaunchTemplateIamInstanceProfileSpecificationRequest,
+    LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
+    LaunchTemplateInstanceMetadataTagsState, LaunchTemplateTagSpecificationRequest,
+    RequestLaunchTemplateData, ResourceType, ResponseLaunchTemplateData, Tag, VolumeType,
+};
+use std::collections::HashMap;
+use strata_provider::{
+    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+/// Attributes that are the template's data: a change to any of them is a
+/// new version.
+const DATA: [&str; 10] = [
+    "description",
+    "image_id",
+    "instance_type",
+    "key_name",
+    "user_data",
+    "vpc_security_group_ids",
+    "block_device_mappings",
+    "metadata_options",
+    "iam_instance_profile",
+    "tag_specifications",
+];
+
+pub struct LaunchTemplate;
+
+fn data_request(v: &Value) -> RequestLaunchTemplateData {
+    let mappings = blocks(v, "block_device_mappings")
+        .iter()
+        .map(|m| {
+            let ebs = blocks(m, "ebs").first().map(|e| {
+                LaunchTemplateEbsBlockDeviceRequest::builder()
+                    .set_volume_size(int32(e, "volume_size"))
+                    .set_volume_type(string(e, "volume_type").map(|t| VolumeType::from(t.as_str())))
+                    .set_delete_on_termination(boolean(e, "delete_on_termination"))
+                    .set_encrypted(boolean(e, "encrypted"))
+                    .set_iops(int32(e, "iops"))
+                    .set_throughput(int32(e, "throughput"))
+                    .set_kms_key_id(string(e, "kms_key_id"))
+                    .set_snapshot_id(string(e, "snapshot_id"))
+                    .build()
+            });
+            LaunchTemplateBlockDeviceMappingRequest::builder()
+                .set_device_name(string(m, "device_name"))
+                .set_ebs(ebs)
+                .build()
+        })
+        .collect();
+    let metadata = blocks(v, "metadata_options").first().map(|m| {
+        LaunchTemplateInstanceMetadataOptionsRequest::builder()
+            .set_http_endpoint(
+                string(m, "http_endpoint")
+                    .map(|s| LaunchTemplateInstanceMetadataEndpointState::from(s.as_str())),
+            )
+            .set_http_tokens(
+                string(m, "http_tokens").map(|s| LaunchTemplateHttpTokensState::from(s.as_str())),
+            )
+            .set_http_put_response_hop_limit(int32(m, "http_put_response_hop_limit"))
+            .set_instance_metadata_tags(
+                string(m, "instance_metadata_tags")
+                    .map(|s| LaunchTemplateInstanceMetadataTagsState::from(s.as_str())),
+            )
+            .build()
+    });
+    let profile = blocks(v, "iam_instance_profile").first().map(|p| {
+        LaunchTemplateIamInstanceProfileSpecificationRequest::builder()
+            .set_arn(string(p, "arn"))
+            .set_name(string(p, "name"))
+            .build()
+    });
+    let specs = blocks(v, "tag_specifications")
+        .iter()
+        .map(|s| {
+            LaunchTemplateTagSpecificationRequest::builder()
+                .set_resource_type(
+                    string(s, "resource_type").map(|t| ResourceType::from(t.as_str())),
+                )
+                .set_tags(Some(
+                    string_map(s, "tags")
+                        .iter()
+                        .map(|(k, v)| Tag::builder().key(k).value(v).build())
+                        .collect(),
+                ))
+                .build()
+        })
+        .collect();
+    let groups = strings(v, "vpc_security_group_ids");
+    RequestLaunchTemplateData::builder()
+        .set_image_id(string(v, "image_id"))
+        .set_instance_type(string(v, "instance_type").map(|t| InstanceType::from(t.as_str())))
+        .set_key_name(string(v, "key_name"))
+        .set_user_data(string(v, "user_data"))
+        .set_security_group_ids((!groups.is_empty()).then_some(groups))
+        .set_block_device_mappings(Some(mappings))
+        .set_metadata_options(metadata)
+        .set_iam_instance_profile(profile)
+        .set_tag_specifications(Some(specs))
+        .build()
+}
+
+/// The template data AWS holds, as the schema's attributes.
+fn data_values(d: &ResponseLaunchTemplateData, s: &ResourceSchema) -> Vec<(&'static str, Value)> {
+    let ty = |name: &str| {
+        s.blocks
+            .get(name)
+            .map_or(Type::Dynamic, |b| b.schema.object_type())
+    };
+    let list = |name: &str, items: Vec<Value>| Value::List(ty(name), items);
+    let mappings = d
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            let ebs_ty = s.blocks["block_device_mappings"].schema.blocks["ebs"]
+                .schema
+                .object_type();
+            let ebs = m.ebs().map(|e| {
+                object(vec![
+                    ("volume_size", int_value(e.volume_size())),
+                    (
+                        "volume_type",
+                        str_value(e.volume_type().map(VolumeType::as_str)),
+                    ),
+                    (
+                        "delete_on_termination",
+                        crate::values::bool_value(e.delete_on_termination()),
+                    ),
+                    ("encrypted", crate::values::bool_value(e.encrypted())),
+                    ("iops", int_value(e.iops())),
+                    ("throughput", int_value(e.throughput())),
+                    ("kms_key_id", str_value(e.kms_key_id())),
+                    ("snapshot_id", str_value(e.snapshot_id())),
+                ])
+            });
+            object(vec![
+                ("device_name", str_value(m.device_name())),
+                ("ebs", Value::List(ebs_ty, ebs.into_iter().collect())),
+            ])
+        })
+        .collect();
+    let metadata = d.metadata_options().map(|m| {
+        object(vec![
+            (
+                "http_endpoint",
+                str_value(m.http_endpoint().map(|x| x.as_str())),
+            ),
+            (
+                "http_tokens",
+                str_value(m.http_tokens().map(|x| x.as_str())),
+            ),
+            (
+                "http_put_response_hop_limit",
+                int_value(m.http_put_response_hop_limit()),
+            ),
+            (
+                "instance_metadata_tags",
+                str_value(m.instance_metadata_tags().map(|x| x.as_str())),
+            ),
+        ])
+    });
+    let profile = d.iam_instance_profile().map(|p| {
+        object(vec![
+            ("arn", str_value(p.arn())),
+            ("name", str_value(p.name())),
+        ])
+    });
+    // The template's own tags are not data for what it launches (some
+    // endpoints echo them here).
+    let specs = d
+        .tag_specifications()
+        .iter()
+        .filter(|t| t.resource_type() != Some(&ResourceType::LaunchTemplate))
+        .map(|t| {
+            let tags = t
+                .tags()
+                .iter()
+                .filter_map(|x| Some((x.key()?.to_string(), x.value().unwrap_or("").to_string())))
+                .collect();
+            object(vec![
+                (
+                    "resource_type",
+                    str_value(t.resource_type().map(ResourceType::as_str)),
+                ),
+                ("tags", crate::values::map_value(&tags)),
+            ])
+        })
+        .collect();
+    let groups: Vec<String> = d.security_group_ids().to_vec();
+    vec![
+        ("image_id", str_value(d.image_id())),
+        (
+            "instance_type",
+            str_value(d.instance_type().map(InstanceType::as_str)),
+        ),
+        ("key_name", str_value(d.key_name())),
+        ("user_data", str_value(d.user_data())),
+        (
+            "vpc_security_group_ids",
+            if groups.is_empty() {
+                Value::Null(Type::set(Type::String))
+            } else {
+                string_set(&groups)
+            },
+        ),
+        (
+            "block_device_mappings",
+            list("block_device_mappings", mappings),
+        ),
+        (
+            "metadata_options",
+            list("metadata_options", metadata.into_iter().collect()),
+        ),
+        (
+            "iam_instance_profile",
+            list("iam_instance_profile", profile.into_iter().collect()),
+        ),
+        ("tag_specifications", list("tag_specifications", specs)),
+    ]
+}
+
+impl LaunchTemplate {
+    /// The templates for `select`: by id, which fails the whole call on one
+    /// missing id, so a page with a missing one is asked again id by id.
+    async fn templates(
+        &self,
+        c: &Clients,
+        select: &Select<'_>,
+    ) -> Result<Vec<aws_sdk_ec2::types::LaunchTemplate>, DriverError> {
+        let call = |ids: Option<Vec<String>>, filters| {
+            c.ec2
+                .describe_launch_templates()
+                .set_launch_template_ids(ids)
+                .set_filters(filters)
+                .send()
+        };
+        match select {
+            Select::Owned(_) => Ok(call(None, Some(select.filters("")))
+                .await
+                .map_err(|e| api("DescribeLaunchTemplates", e))?
+                .launch_templates
+                .unwrap_or_default()),
+            Select::Ids(ids) => match call(Some(ids.to_vec()), None).await {
+                Ok(out) => Ok(out.launch_templates.unwrap_or_default()),
+                Err(e) if is_not_found(&e) && ids.len() > 1 => {
+                    let mut all = Vec::new();
+                    for id in *ids {
+                        match call(Some(vec![id.clone()]), None).await {
+                            Ok(out) => all.extend(out.launch_templates.unwrap_or_default()),
+                            Err(e) if is_not_found(&e) => {}
+                            Err(e) => return Err(api("DescribeLaunchTemplates", e)),
+                        }
+                    }
+                    Ok(all)
+                }
+                Err(e) if is_not_found(&e) => Ok(Vec::new()),
+                Err(e) => Err(api("DescribeLaunchTemplates", e)),
+            },
+        }
+    }
+
+    /// Sets the default version as the configuration asks.
+    async fn set_default(&self, c: &Clients, id: &str, version: i64) -> Result<(), DriverError> {
+        c.ec2
+            .modify_launch_template()
+            .launch_template_id(id)
+            .default_version(version.to_string())
+            .send()
+            .await
+            .map_err(|e| api("ModifyLaunchTemplate", e))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Ec2Type for LaunchTemplate {
+    const TYPE: &'static str = "aws_launch_template";
+    const CONFIG_ONLY: &'static [&'static str] = &["update_default_version"];
+
+    fn schema(&self) -> ResourceSchema {
+        let mut s = schema(vec![
+            (
+                "name",
+                A::optional(Type::String, "The template's name.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "description",
+                A::optional(Type::String, "The version's description."),
+            ),
+            ("image_id", A::optional(Type::String, "The AMI.")),
+            (
+                "instance_type",
+                A::optional(Type::String, "The instance type."),
+            ),
+            ("key_name", A::optional(Type::String, "The SSH key pair.")),
+            (
+                "user_data",
+                A::optional(Type::String, "Base64-encoded user data."),
+            ),
+            (
+                "vpc_security_group_ids",
+                A::optional(Type::set(Type::String), "Security groups."),
+            ),
+            (
+                "update_default_version",
+                A::optional(Type::Bool, "Make every new version the default."),
+            ),
+            (
+                "default_version",
+                A::optional(Type::Number, "The default version.").and_computed(),
+            ),
+            (
+                "latest_version",
+                A::computed(Type::Number, "The newest version."),
+            ),
+        ]);
+        let ebs = list_block_max1(vec![
+            (
+                "volume_size",
+                A::optional(Type::Number, "Size in GiB.").and_computed(),
+            ),
+            (
+                "volume_type",
+                A::optional(Type::String, "gp3, io2, ...").and_computed(),
+            ),
+            (
+                "delete_on_termination",
+                A::optional(Type::Bool, "Delete with the instance."),
+            ),
+            ("encrypted", A::optional(Type::Bool, "Encrypt the volume.")),
+            (
+                "iops",
+                A::optional(Type::Number, "Provisioned IOPS.").and_computed(),
+            ),
+            (
+                "throughput",
+                A::optional(Type::Number, "Throughput in MiB/s (gp3).").and_computed(),
+            ),
+            ("kms_key_id", A::optional(Type::String, "The KMS key.")),
+            (
+                "snapshot_id",
+                A::optional(Type::String, "A snapshot to start from."),
+            ),
+        ]);
+        let mut mappings = crate::values::block(
+            BlockNesting::List,
+            0,
+            vec![("device_name", A::optional(Type::String, "/dev/xvda, ..."))],
+        );
+        mappings.schema.blocks.insert("ebs".into(), ebs);
+        s.blocks.insert("block_device_mappings".into(), mappings);
+        s.blocks.insert(
+            "metadata_options".into(),
+            list_block_max1(vec![
+                (
+                    "http_endpoint",
+                    A::optional(Type::String, "enabled or disabled.").and_computed(),
+                ),
+                (
+                    "http_tokens",
+                    A::optional(Type::String, "required (IMDSv2) or optional.").and_computed(),
+                ),
+                (
+                    "http_put_response_hop_limit",
+                    A::optional(Type::Number, "Hops (2 for pods on the node).").and_computed(),
+                ),
+                (
+                    "instance_metadata_tags",
+                    A::optional(Type::String, "Tags in instance metadata.").and_computed(),
+                ),
+            ]),
+        );
+        s.blocks.insert(
+            "iam_instance_profile".into(),
+            list_block_max1(vec![
+                ("arn", A::optional(Type::String, "The profile's ARN.")),
+                ("name", A::optional(Type::String, "The profile's name.")),
+            ]),
+        );
+        s.blocks.insert(
+            "tag_specifications".into(),
+            crate::values::block(
+                BlockNesting::List,
+                0,
+                vec![
+                    (
+                        "resource_type",
+                        A::optional(Type::String, "instance, volume, ..."),
+                    ),
+                    ("tags", A::optional(Type::map(Type::String), "Tags to set.")),
+                ],
+            ),
+        );
+        s
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = crate::tags::plan_taggable(schema, req, &[]);
+        // A change to the data makes a new version: the latest version
+        // number, and the default one when it follows, are apply's to say.
+        if let (Some(prior), Value::Object(m)) = (req.prior, &mut p.planned) {
+            let changed = DATA.iter().any(|k| {
+                !same(
+                    crate::values::get(prior, k),
+                    m.get(*k).filter(|v| !v.is_null()),
+                )
+            });
+            if changed {
+                m.insert("latest_version".into(), Value::Unknown(Type::Number));
+                if m.get("update_default_version").and_then(Value::as_bool) == Some(true) {
+                    m.insert("default_version".into(), Value::Unknown(Type::Number));
+                }
+            }
+        }
+        p
+    }
+
+    async fn describe(
+        &self,
+        c: &Clients,
+        select: Select<'_>,
+    ) -> Result<HashMap<String, Value>, DriverError> {
+        let schema = self.schema();
+        let mut found = HashMap::new();
+        let templates = self.templates(c, &select).await?;
+        for (id, t) in select.keep(&templates, |t| t.launch_template_id(), |t| t.tags()) {
+            let out = c
+                .ec2
+                .describe_launch_template_versions()
+                .launch_template_id(id)
+                .versions("$Latest")
+                .send()
+                .await
+                .map_err(|e| api("DescribeLaunchTemplateVersions", e))?;
+            let Some(version) = out.launch_template_versions().first() else {
+                continue;
+            };
+            let mut attrs = vec![
+                ("name", str_value(t.launch_template_name())),
+                ("description", str_value(version.version_description())),
+                (
+                    "default_version",
+                    Value::int(t.default_version_number().unwrap_or(1)),
+                ),
+                (
+                    "latest_version",
+                    Value::int(t.latest_version_number().unwrap_or(1)),
+                ),
+            ];
+            if let Some(d) = version.launch_template_data() {
+                attrs.extend(data_values(d, &schema));
+            }
+            found.insert(
+                id.to_string(),
+                described(
+                    id,
+                    arn(c, None, "launch-template", id).await?,
+                    None,
+                    t.tags(),
+                    attrs,
+                ),
+            );
+        }
+        Ok(found)
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<String, DriverError> {
+        let name = match string(planned, "name") {
+            Some(n) => n,
+            None => format!("strata-{}", t.address.replace(['[', ']', '"', '.'], "-")),
+        };
+        let out = c
+            .ec2
+            .create_launch_template()
+            .launch_template_name(name)
+            .set_version_description(string(planned, "description"))
+            .launch_template_data(data_request(planned))
+            .tag_specifications(tag_spec(ResourceType::LaunchTemplate, planned, t))
+            .send()
+            .await
+            .map_err(|e| api("CreateLaunchTemplate", e))?;
+        let id = created(
+            "CreateLaunchTemplate",
+            out.launch_template().and_then(|t| t.launch_template_id()),
+        )?;
+        if let Some(v) = number(planned, "default_version").filter(|v| *v != 1) {
+            self.set_default(c, &id, v).await?;
+        }
+        Ok(id)
+    }
+
+    async fn update(
+        &self,
+        c: &Clients,
+        id: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Option<String>, DriverError> {
+        let changed = DATA
+            .iter()
+            .any(|k| !same(crate::values::get(prior, k), crate::values::get(planned, k)));
+        let mut default = number(planned, "default_version");
+        if changed {
+            let out = c
+                .ec2
+                .create_launch_template_version()
+                .launch_template_id(id)
+                .set_version_description(string(planned, "description"))
+                .launch_template_data(data_request(planned))
+                .send()
+                .await
+                .map_err(|e| api("CreateLaunchTemplateVersion", e))?;
+            if boolean(planned, "update_default_version") == Some(true) {
+                default = out
+                    .launch_template_version()
+                    .and_then(|v| v.version_number());
+            }
+        }
+        if let Some(v) = default.filter(|v| Some(*v) != number(prior, "default_version")) {
+            self.set_default(c, id, v).await?;
+        }
+        Ok(None)
+    }
+
+    async fn delete(&self, c: &Clients, id: &str, _prior: &Value) -> Result<(), DriverError> {
+        deleted(
+            "DeleteLaunchTemplate",
+            c.ec2
+                .delete_launch_template()
+                .launch_template_id(id)
+                .send()
+                .await,
+        )
+        .map(|_| ())
+    }
+}

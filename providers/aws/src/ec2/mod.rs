@@ -1,0 +1,390 @@
+//! EC2: networking, security groups and launch templates.
+//!
+//! Every EC2 type is read with one Describe call per page of ids, and with
+//! *filters* where the API has them: unlike the `VpcIds`-style parameters,
+//! which fail the whole call on one missing id, a filter leaves missing
+//! objects out, which is exactly "deleted outside strata". Refresh, crash
+//! recovery (the ownership-tag filters) and import are then the same call,
+//! so a type only says how to describe, create, change and delete; the
+//! rest is [`Ec2`]'s.
+
+mod launch_template;
+mod nat;
+mod routes;
+mod security;
+mod vpc;
+
+pub use launch_template::LaunchTemplate;
+pub use nat::{Eip, NatGateway};
+pub use routes::{RouteTable, RouteTableAssociation};
+pub use security::{SecurityGroup, SecurityGroupRule};
+pub use vpc::{InternetGateway, Subnet, Vpc};
+
+use crate::error::api;
+use crate::tags::{self, with_ownership};
+use crate::values::{object, required, string, string_map};
+use crate::{Clients, Kind};
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+use std::collections::{BTreeMap, HashMap};
+use strata_provider::{
+    AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+/// Ids per Describe call; EC2 accepts up to 200 filter values.
+const PAGE: usize = 200;
+
+/// Which objects a Describe call is for.
+pub(crate) enum Select<'a> {
+    /// These ids (a refresh page, or one id to import or re-read).
+    Ids(&'a [String]),
+    /// Whatever carries these ownership tags (crash recovery).
+    Owned(&'a Tags),
+}
+
+impl Select<'_> {
+    /// The described objects this selection takes, with their ids.
+    fn keep<'o, O>(
+        &self,
+        objects: &'o [O],
+        id: impl Fn(&'o O) -> Option<&'o str>,
+        tags: impl Fn(&'o O) -> &'o [Tag],
+    ) -> Vec<(&'o str, &'o O)> {
+        objects
+            .iter()
+            .filter_map(|o| Some((id(o)?, o)))
+            .filter(|(_, o)| self.admits(tags(o)))
+            .collect()
+    }
+
+    /// Whether an object with these tags belongs in the answer: the
+    /// ownership filters are applied again here, because an API (or an
+    /// emulator) that ignores a filter must not make strata adopt what is
+    /// not its own.
+    fn admits(&self, aws_tags: &[Tag]) -> bool {
+        match self {
+            Select::Ids(_) => true,
+            Select::Owned(t) => {
+                let has = |k: &str, v: &str| {
+                    aws_tags
+                        .iter()
+                        .any(|x| x.key() == Some(k) && x.value() == Some(v))
+                };
+                has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage)
+            }
+        }
+    }
+
+    /// The filters for a type whose objects are filtered by `id_filter`.
+    fn filters(&self, id_filter: &str) -> Vec<Filter> {
+        match self {
+            Select::Ids(ids) => vec![Filter::builder()
+                .name(id_filter)
+                .set_values(Some(ids.to_vec()))
+                .build()],
+            Select::Owned(t) => vec![
+                Filter::builder()
+                    .name(format!("tag:{}", tags::ADDRESS))
+                    .values(&t.address)
+                    .build(),
+                Filter::builder()
+                    .name(format!("tag:{}", tags::LINEAGE))
+                    .values(&t.lineage)
+                    .build(),
+            ],
+        }
+    }
+}
+
+/// One EC2 resource type.
+#[async_trait]
+pub(crate) trait Ec2Type: Send + Sync {
+    /// The Terraform type name, for messages.
+    const TYPE: &'static str;
+
+    /// Arguments that say how strata acts rather than what AWS holds
+    /// (`revoke_rules_on_delete`); a read keeps them as they were.
+    const CONFIG_ONLY: &'static [&'static str] = &[];
+
+    fn schema(&self) -> ResourceSchema;
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        tags::plan_taggable(schema, req, &[])
+    }
+
+    /// The selected objects by id.
+    async fn describe(
+        &self,
+        c: &Clients,
+        select: Select<'_>,
+    ) -> Result<HashMap<String, Value>, DriverError>;
+
+    /// Creates the object (tagged with `t`) and returns its id.
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<String, DriverError>;
+
+    /// Makes the in-place changes other than tags, which [`Ec2`] handles;
+    /// returns the new id when the change gave the object one.
+    async fn update(
+        &self,
+        c: &Clients,
+        id: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Option<String>, DriverError> {
+        let _ = (c, id, prior, planned);
+        Ok(None)
+    }
+
+    async fn delete(&self, c: &Clients, id: &str, prior: &Value) -> Result<(), DriverError>;
+}
+
+/// An [`Ec2Type`] as the driver's [`Kind`].
+pub(crate) struct Ec2<T>(pub T);
+
+impl<T: Ec2Type> Ec2<T> {
+    /// Reads one object back after a change, which must find it.
+    async fn reread(&self, c: &Clients, id: &str, planned: &Value) -> Result<Value, DriverError> {
+        self.0
+            .describe(c, Select::Ids(&[id.to_string()]))
+            .await?
+            .remove(id)
+            .map(|found| self.with_config_only(planned, found))
+            .ok_or_else(|| DriverError::Api {
+                operation: format!("reading {} {id}", T::TYPE),
+                detail: "it is not there right after being written".into(),
+                retryable: true,
+            })
+    }
+}
+
+impl<T: Ec2Type> Ec2<T> {
+    /// `found` with `from`'s configuration-only arguments and `timeouts`
+    /// block, which AWS does not hold, so a read keeps what they were.
+    fn with_config_only(&self, from: &Value, mut found: Value) -> Value {
+        let schema = self.0.schema();
+        if let Value::Object(m) = &mut found {
+            let timeouts = schema
+                .blocks
+                .get("timeouts")
+                .map(|b| b.schema.object_type());
+            let keep = T::CONFIG_ONLY
+                .iter()
+                .filter_map(|k| Some((*k, schema.attributes.get(*k)?.ty.clone())))
+                .chain(timeouts.map(|t| ("timeouts", t)));
+            for (k, ty) in keep {
+                let v = crate::values::get(from, k)
+                    .cloned()
+                    .unwrap_or(Value::Null(ty));
+                m.insert(k.into(), v);
+            }
+        }
+        found
+    }
+}
+
+#[async_trait]
+impl<T: Ec2Type + 'static> Kind for Ec2<T> {
+    fn schema(&self) -> ResourceSchema {
+        self.0.schema()
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        self.0.plan(schema, req)
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let ids: Vec<String> = objs.iter().filter_map(|o| string(o, "id")).collect();
+        let mut found = HashMap::new();
+        for page in ids.chunks(PAGE) {
+            found.extend(self.0.describe(c, Select::Ids(page)).await?);
+        }
+        Ok(objs
+            .iter()
+            .map(|o| {
+                let id = string(o, "id")?;
+                found.remove(&id).map(|f| self.with_config_only(o, f))
+            })
+            .collect())
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
+        let id = self.0.create(c, planned, t).await?;
+        self.reread(c, &id, planned).await
+    }
+
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let id = required(prior, T::TYPE, "id")?;
+        let id = self.0.update(c, &id, prior, planned).await?.unwrap_or(id);
+        retag(c, &id, prior, planned).await?;
+        self.reread(c, &id, planned).await
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let id = required(prior, T::TYPE, "id")?;
+        self.0.delete(c, &id, prior).await
+    }
+
+    async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(self
+            .0
+            .describe(c, Select::Owned(t))
+            .await?
+            .into_values()
+            .collect())
+    }
+
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        Ok(self
+            .0
+            .describe(c, Select::Ids(&[id.to_string()]))
+            .await?
+            .remove(id))
+    }
+}
+
+/// EC2 objects also say which account owns them.
+fn schema(attributes: Vec<(&str, A)>) -> ResourceSchema {
+    let mut s = tags::taggable_schema(attributes);
+    s.attributes.insert(
+        "owner_id".into(),
+        A::computed(Type::String, "The owning account."),
+    );
+    s
+}
+
+fn ec2_tags(m: &BTreeMap<String, String>) -> Vec<Tag> {
+    m.iter()
+        .map(|(k, v)| Tag::builder().key(k).value(v).build())
+        .collect()
+}
+
+/// The tags to create an object with: the user's and the ownership tags.
+fn tag_spec(kind: ResourceType, planned: &Value, t: &Tags) -> TagSpecification {
+    let all = with_ownership(&string_map(planned, "tags"), t);
+    TagSpecification::builder()
+        .resource_type(kind)
+        .set_tags(Some(ec2_tags(&all)))
+        .build()
+}
+
+/// `tags` and `tags_all` from what EC2 holds.
+fn tag_values(aws: &[Tag]) -> (Value, Value) {
+    tags::values(
+        aws.iter()
+            .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or("").to_string()))),
+    )
+}
+
+/// Brings the user's tags on `id` from `prior`'s to `planned`'s.
+async fn retag(c: &Clients, id: &str, prior: &Value, planned: &Value) -> Result<(), DriverError> {
+    let (remove, set) = tags::changes(&string_map(prior, "tags"), &string_map(planned, "tags"));
+    if !remove.is_empty() {
+        let keys = remove
+            .iter()
+            .map(|k| Tag::builder().key(k).build())
+            .collect();
+        c.ec2
+            .delete_tags()
+            .resources(id)
+            .set_tags(Some(keys))
+            .send()
+            .await
+            .map_err(|e| api("DeleteTags", e))?;
+    }
+    if !set.is_empty() {
+        c.ec2
+            .create_tags()
+            .resources(id)
+            .set_tags(Some(ec2_tags(&set)))
+            .send()
+            .await
+            .map_err(|e| api("CreateTags", e))?;
+    }
+    Ok(())
+}
+
+/// An EC2 ARN; `owner` is the account when the API says it, else the
+/// caller's.
+async fn arn(c: &Clients, owner: Option<&str>, what: &str, id: &str) -> Result<Value, DriverError> {
+    let region = c
+        .ec2
+        .config()
+        .region()
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    let account = match owner {
+        Some(o) => o,
+        None => c.account().await?,
+    };
+    Ok(Value::string(format!(
+        "arn:aws:ec2:{region}:{account}:{what}/{id}"
+    )))
+}
+
+/// The id a Create call returned, which it always should.
+fn created(operation: &str, id: Option<&str>) -> Result<String, DriverError> {
+    id.map(str::to_string).ok_or_else(|| DriverError::Api {
+        operation: operation.into(),
+        detail: "the response carries no id".into(),
+        retryable: false,
+    })
+}
+
+/// The standard id-keyed object for a described EC2 object: `id`, `arn`,
+/// `owner_id`, tags, and the type's own attributes.
+fn described(
+    id: &str,
+    arn: Value,
+    owner: Option<&str>,
+    aws_tags: &[Tag],
+    mut attributes: Vec<(&str, Value)>,
+) -> Value {
+    let (tags, tags_all) = tag_values(aws_tags);
+    attributes.extend([
+        ("id", Value::string(id)),
+        ("arn", arn),
+        ("owner_id", crate::values::str_value(owner)),
+        ("tags", tags),
+        ("tags_all", tags_all),
+    ]);
+    object(attributes)
+}
+
+/// The object type of a block's elements.
+fn block_element(schema: &ResourceSchema, name: &str) -> Type {
+    schema
+        .blocks
+        .get(name)
+        .map_or(Type::Dynamic, |b| b.schema.object_type())
+}
+
+/// Terraform's "attributes as blocks": a set of blocks the configuration
+/// leaves out entirely (a route table's `route`, a security group's
+/// `ingress`) is not managed here, so the plan keeps what the object has
+/// (rules may come from separate resources), or leaves it to apply for a
+/// new object.
+fn unmanaged_when_empty(
+    schema: &ResourceSchema,
+    planned: &mut Value,
+    prior: Option<&Value>,
+    name: &str,
+) {
+    let Value::Object(m) = planned else { return };
+    let empty = m
+        .get(name)
+        .is_some_and(|v| v.is_known() && v.elements().is_none_or(<[Value]>::is_empty));
+    if empty {
+        let keep = match prior.and_then(|p| crate::values::get(p, name)) {
+            Some(had) => had.clone(),
+            None => Value::Unknown(Type::set(block_element(schema, name))),
+        };
+        m.insert(name.into(), keep);
+    }
+}
