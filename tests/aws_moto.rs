@@ -868,3 +868,150 @@ fn the_private_network_and_node_template_round_trip() {
         .expect("templates");
     assert!(templates.launch_templates().is_empty());
 }
+
+const IAM: &str = r#"
+variable "bucket_action" {
+  type    = string
+  default = "s3:GetObject"
+}
+variable "profile_role" {
+  type    = string
+  default = "a"
+}
+
+data "aws_iam_policy_document" "ec2_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["ec2.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "read" {
+  statement {
+    sid       = "Read"
+    actions   = [var.bucket_action, "s3:ListBucket"]
+    resources = ["arn:aws:s3:::models", "arn:aws:s3:::models/*"]
+  }
+}
+
+resource "aws_iam_role" "node" {
+  for_each           = toset(["a", "b"])
+  name               = "gpu-node-${each.key}"
+  assume_role_policy = data.aws_iam_policy_document.ec2_assume.json
+}
+
+resource "aws_iam_role_policy" "read" {
+  name   = "read-models"
+  role   = aws_iam_role.node["a"].name
+  policy = data.aws_iam_policy_document.read.json
+}
+
+resource "aws_iam_instance_profile" "node" {
+  name = "gpu-node"
+  role = aws_iam_role.node[var.profile_role].name
+  tags = { team = "ml" }
+}
+
+resource "aws_iam_openid_connect_provider" "cluster" {
+  url             = "https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF"
+  client_id_list  = ["sts.amazonaws.com"]
+  thumbprint_list = ["9e99a48a9960b14926bb7f3b02e22da2b0ab7280"]
+}
+
+output "policy" { value = data.aws_iam_policy_document.read.json }
+"#;
+
+#[test]
+fn iam_for_nodes_and_pods_round_trips() {
+    let m = moto();
+    let d = scratch("iam");
+    std::fs::write(d.join("main.tf"), IAM).expect("config");
+    let (rt, _, iam) = sdk(&m);
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Resources: 5 added"), "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+
+    // The document is the provider's text: reverse-ordered actions.
+    let (_, json) = strata(&d, &m, &["output", "--json"]);
+    let o: serde_json::Value = serde_json::from_str(json.trim()).expect("outputs");
+    let policy = o["policy"]["value"].as_str().expect("policy").to_string();
+    assert!(
+        policy.contains(
+            "\"Action\": [\n        \"s3:ListBucket\",\n        \"s3:GetObject\"\n      ]"
+        ),
+        "{policy}"
+    );
+    let inline = rt
+        .block_on(
+            iam.get_role_policy()
+                .role_name("gpu-node-a")
+                .policy_name("read-models")
+                .send(),
+        )
+        .expect("inline policy");
+    assert!(inline.policy_document().contains("GetObject"));
+    let oidc = rt
+        .block_on(iam.list_open_id_connect_providers().send())
+        .expect("OIDC providers");
+    assert_eq!(oidc.open_id_connect_provider_list().len(), 1);
+
+    // In place: the inline policy's text, the profile's role.
+    let vars = [
+        "--var",
+        "bucket_action=s3:PutObject",
+        "--var",
+        "profile_role=b",
+    ];
+    let mut args = vec!["apply", "--auto-approve"];
+    args.extend(vars);
+    let (code, out) = strata(&d, &m, &args);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 2 changed, 0 destroyed"), "{out}");
+    let profile = rt
+        .block_on(
+            iam.get_instance_profile()
+                .instance_profile_name("gpu-node")
+                .send(),
+        )
+        .expect("profile");
+    let roles: Vec<_> = profile
+        .instance_profile()
+        .expect("profile")
+        .roles()
+        .iter()
+        .map(|r| r.role_name().to_string())
+        .collect();
+    assert_eq!(roles, vec!["gpu-node-b".to_string()]);
+    let mut plan = vec!["plan", "--detailed-exitcode"];
+    plan.extend(vars);
+    let (code, out) = strata(&d, &m, &plan);
+    assert_eq!(code, 0, "converged:\n{out}");
+
+    let mut destroy = vec!["destroy", "--auto-approve"];
+    destroy.extend(vars);
+    let (code, out) = strata(&d, &m, &destroy);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Resources: 5 destroyed"), "{out}");
+    let roles = rt.block_on(iam.list_roles().send()).expect("roles");
+    assert!(
+        roles
+            .roles()
+            .iter()
+            .all(|r| !r.role_name().starts_with("gpu-node")),
+        "{roles:?}"
+    );
+    let profiles = rt
+        .block_on(iam.list_instance_profiles().send())
+        .expect("profiles");
+    assert!(profiles.instance_profiles().is_empty());
+    let oidc = rt
+        .block_on(iam.list_open_id_connect_providers().send())
+        .expect("OIDC providers");
+    assert!(oidc.open_id_connect_provider_list().is_empty());
+}

@@ -136,6 +136,15 @@ impl Aws {
                 Arc::new(Ec2(ec2::LaunchTemplate)),
             ),
             ("aws_iam_role".to_string(), Arc::new(iam::Role)),
+            ("aws_iam_role_policy".to_string(), Arc::new(iam::RolePolicy)),
+            (
+                "aws_iam_instance_profile".to_string(),
+                Arc::new(iam::InstanceProfile),
+            ),
+            (
+                "aws_iam_openid_connect_provider".to_string(),
+                Arc::new(iam::OpenIdConnectProvider),
+            ),
             ("aws_eks_cluster".to_string(), Arc::new(eks::Cluster)),
             ("aws_eks_node_group".to_string(), Arc::new(eks::NodeGroup)),
             (
@@ -152,6 +161,10 @@ impl Aws {
             (
                 "aws_caller_identity".to_string(),
                 Arc::new(data::CallerIdentity),
+            ),
+            (
+                "aws_iam_policy_document".to_string(),
+                Arc::new(iam::PolicyDocument),
             ),
         ]);
         let data_schemas = data.iter().map(|(k, v)| (k.clone(), v.schema())).collect();

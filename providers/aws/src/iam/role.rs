@@ -1,9 +1,6 @@
-//! IAM: `aws_iam_role` and `aws_iam_role_policy_attachment`.
-//!
-//! IAM has no batch read; refresh is one GetRole (or one
-//! ListAttachedRolePolicies per role) per object. Policy documents are
-//! compared as JSON, so AWS's reformatting never shows as a change.
+//! `aws_iam_role` and `aws_iam_role_policy_attachment`.
 
+use super::{decode_policy, each, iam_tags, keep_equal_json, owned, retag, same_json, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{number, object, required, str_value, string, string_map};
@@ -17,38 +14,11 @@ use strata_provider::{
 use strata_value::types::Type;
 use strata_value::value::Value;
 
-fn iam_tags(m: &BTreeMap<String, String>) -> Vec<Tag> {
-    m.iter()
-        .filter_map(|(k, v)| Tag::builder().key(k).value(v).build().ok())
-        .collect()
-}
-
-/// IAM returns policy documents URL-encoded.
-fn decode_policy(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-fn same_json(a: &str, b: &str) -> bool {
-    match (
-        serde_json::from_str::<serde_json::Value>(a),
-        serde_json::from_str::<serde_json::Value>(b),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
 pub struct Role;
 
 impl Role {
     fn value(r: &aws_sdk_iam::types::Role, tag_list: &[Tag]) -> Value {
-        let (tags, all) = tags::values(
-            tag_list
-                .iter()
-                .map(|t| (t.key().to_string(), t.value().to_string())),
-        );
+        let (tags, all) = tag_values(tag_list);
         object(vec![
             ("id", Value::string(r.role_name())),
             ("name", Value::string(r.role_name())),
@@ -126,31 +96,17 @@ impl Kind for Role {
                 ("max_session_duration", Value::int(3600)),
             ],
         );
-        // An equal policy document written differently is no change.
-        if let (Some(prior), Value::Object(m)) = (req.prior, &mut p.planned) {
-            if let (Some(had), Some(want)) = (
-                string(prior, "assume_role_policy"),
-                m.get("assume_role_policy")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string),
-            ) {
-                if same_json(&had, &want) {
-                    m.insert("assume_role_policy".into(), Value::string(had));
-                }
-            }
-        }
+        keep_equal_json(&mut p.planned, req.prior, "assume_role_policy");
         p
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut out = Vec::with_capacity(objs.len());
-        for o in objs {
-            out.push(match string(o, "name") {
-                Some(n) => self.get(c, &n).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        each(
+            objs,
+            |o| string(o, "name"),
+            |n| async move { self.get(c, &n).await },
+        )
+        .await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -201,25 +157,19 @@ impl Kind for Role {
             .send()
             .await
             .map_err(|e| api("UpdateRole", e))?;
-        let (remove, set) = tags::changes(&string_map(prior, "tags"), &string_map(planned, "tags"));
-        if !remove.is_empty() {
-            c.iam
-                .untag_role()
-                .role_name(&name)
-                .set_tag_keys(Some(remove))
-                .send()
-                .await
-                .map_err(|e| api("UntagRole", e))?;
-        }
-        if !set.is_empty() {
-            c.iam
-                .tag_role()
-                .role_name(&name)
-                .set_tags(Some(iam_tags(&set)))
-                .send()
-                .await
-                .map_err(|e| api("TagRole", e))?;
-        }
+        retag(
+            prior,
+            planned,
+            |keys| {
+                c.iam
+                    .untag_role()
+                    .role_name(&name)
+                    .set_tag_keys(Some(keys))
+                    .send()
+            },
+            |set| c.iam.tag_role().role_name(&name).set_tags(Some(set)).send(),
+        )
+        .await?;
         self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
             operation: format!("GetRole {name}"),
             detail: "the role is gone right after being updated".into(),
@@ -239,35 +189,29 @@ impl Kind for Role {
     /// IAM cannot filter roles by tag: every role's tags are read, which is
     /// slow but only happens when recovering from a crash.
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        let roles = c
+            .iam
+            .list_roles()
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .map_err(|e| api("ListRoles", e))?;
         let mut found = Vec::new();
-        let mut marker = None;
-        loop {
-            let page = c
+        for r in &roles {
+            let listed = c
                 .iam
-                .list_roles()
-                .set_marker(marker)
+                .list_role_tags()
+                .role_name(r.role_name())
                 .send()
                 .await
-                .map_err(|e| api("ListRoles", e))?;
-            for r in page.roles() {
-                let listed = c
-                    .iam
-                    .list_role_tags()
-                    .role_name(r.role_name())
-                    .send()
-                    .await
-                    .map_err(|e| api("ListRoleTags", e))?;
-                let has =
-                    |k: &str, v: &str| listed.tags().iter().any(|x| x.key() == k && x.value() == v);
-                if has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage) {
-                    found.push(Role::value(r, listed.tags()));
-                }
+                .map_err(|e| api("ListRoleTags", e))?;
+            if owned(listed.tags(), t) {
+                found.push(Role::value(r, listed.tags()));
             }
-            if !page.is_truncated() {
-                return Ok(found);
-            }
-            marker = page.marker().map(str::to_string);
         }
+        Ok(found)
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
@@ -287,30 +231,24 @@ impl RolePolicyAttachment {
     }
 
     async fn attached(&self, c: &Clients, role: &str) -> Result<Option<Vec<String>>, DriverError> {
-        let mut arns = Vec::new();
-        let mut marker = None;
-        loop {
-            let page = match c
-                .iam
-                .list_attached_role_policies()
-                .role_name(role)
-                .set_marker(marker)
-                .send()
-                .await
-            {
-                Ok(p) => p,
-                Err(e) if is_not_found(&e) => return Ok(None),
-                Err(e) => return Err(api("ListAttachedRolePolicies", e)),
-            };
-            arns.extend(
-                page.attached_policies()
+        let listed = c
+            .iam
+            .list_attached_role_policies()
+            .role_name(role)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await;
+        match listed {
+            Ok(policies) => Ok(Some(
+                policies
                     .iter()
-                    .filter_map(|p| p.policy_arn().map(str::to_string)),
-            );
-            if !page.is_truncated() {
-                return Ok(Some(arns));
-            }
-            marker = page.marker().map(str::to_string);
+                    .filter_map(|p| p.policy_arn().map(str::to_string))
+                    .collect(),
+            )),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(api("ListAttachedRolePolicies", e)),
         }
     }
 }
@@ -416,5 +354,135 @@ impl Kind for RolePolicyAttachment {
         Ok(arns
             .filter(|a| a.iter().any(|x| x == policy))
             .map(|_| RolePolicyAttachment::value(role, policy)))
+    }
+}
+
+/// `aws_iam_role_policy`: an inline policy, id `ROLE:NAME`. PutRolePolicy
+/// both creates and replaces, so a crashed create is simply done again.
+pub struct RolePolicy;
+
+impl RolePolicy {
+    const TYPE: &'static str = "aws_iam_role_policy";
+
+    fn value(role: &str, name: &str, policy: &str) -> Value {
+        object(vec![
+            ("id", Value::string(format!("{role}:{name}"))),
+            ("role", Value::string(role)),
+            ("name", Value::string(name)),
+            ("policy", Value::string(policy)),
+        ])
+    }
+
+    async fn get(&self, c: &Clients, role: &str, name: &str) -> Result<Option<Value>, DriverError> {
+        match c
+            .iam
+            .get_role_policy()
+            .role_name(role)
+            .policy_name(name)
+            .send()
+            .await
+        {
+            Ok(out) => Ok(Some(RolePolicy::value(
+                role,
+                name,
+                &decode_policy(out.policy_document()),
+            ))),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(api("GetRolePolicy", e)),
+        }
+    }
+
+    async fn put(&self, c: &Clients, planned: &Value) -> Result<Value, DriverError> {
+        let role = required(planned, Self::TYPE, "role")?;
+        let name = required(planned, Self::TYPE, "name")?;
+        let policy = required(planned, Self::TYPE, "policy")?;
+        c.iam
+            .put_role_policy()
+            .role_name(&role)
+            .policy_name(&name)
+            .policy_document(&policy)
+            .send()
+            .await
+            .map_err(|e| api("PutRolePolicy", e))?;
+        Ok(RolePolicy::value(&role, &name, &policy))
+    }
+}
+
+#[async_trait]
+impl Kind for RolePolicy {
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::of_attributes(vec![
+            ("id", A::computed(Type::String, "ROLE:NAME.")),
+            (
+                "role",
+                A::required(Type::String, "The role's name.").force_new(),
+            ),
+            (
+                "name",
+                A::required(Type::String, "The policy's name.").force_new(),
+            ),
+            (
+                "policy",
+                A::required(Type::String, "The policy document (JSON)."),
+            ),
+        ])
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        keep_equal_json(&mut p.planned, req.prior, "policy");
+        p
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        each(
+            objs,
+            |o| Some((string(o, "role")?, string(o, "name")?)),
+            |(r, n)| async move { self.get(c, &r, &n).await },
+        )
+        .await
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<Value, DriverError> {
+        self.put(c, planned).await
+    }
+
+    async fn update(
+        &self,
+        c: &Clients,
+        _prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        self.put(c, planned).await
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let role = required(prior, Self::TYPE, "role")?;
+        let name = required(prior, Self::TYPE, "name")?;
+        deleted(
+            "DeleteRolePolicy",
+            c.iam
+                .delete_role_policy()
+                .role_name(&role)
+                .policy_name(&name)
+                .send()
+                .await,
+        )
+        .map(|_| ())
+    }
+
+    async fn find_tagged(&self, _c: &Clients, _t: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(Vec::new())
+    }
+
+    /// Imported as `ROLE:NAME`.
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let Some((role, name)) = id.split_once(':') else {
+            return Err(DriverError::InvalidConfig {
+                type_name: Self::TYPE.into(),
+                detail: format!("import id {id:?} must be ROLE:NAME"),
+            });
+        };
+        self.get(c, role, name).await
     }
 }
