@@ -74,6 +74,7 @@ fn prepare(
     vars: Option<BTreeMap<String, Value>>,
     inputs: &[CliInput],
     sources: &mut Sources,
+    drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
     let module = config::load(path, sources)?;
     let files = sources
@@ -89,6 +90,7 @@ fn prepare(
         Some(v) => v,
         None => variables::resolve(&module, inputs, env, sources)?,
     };
+    crate::plan::providers::configure(&module, &graph, &vars, drivers)?;
     Ok(Prepared {
         module,
         graph,
@@ -265,7 +267,7 @@ pub fn plan(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
-    let p = prepare(path, None, &opts.inputs, sources)?;
+    let p = prepare(path, None, &opts.inputs, sources, drivers)?;
     let rt = runtime(opts.parallelism)?;
     let store = LocalStore::new(&opts.state);
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
@@ -361,6 +363,7 @@ pub fn apply(
                 Some(s.plan.variables.clone()),
                 &[],
                 sources,
+                drivers,
             )?;
             if p.files != s.files {
                 return Err(Diags::from(Diag::new(
@@ -371,7 +374,7 @@ pub fn apply(
             }
             p
         }
-        None => prepare(target, None, &opts.inputs, sources)?,
+        None => prepare(target, None, &opts.inputs, sources, drivers)?,
     };
     let rt = runtime(opts.parallelism)?;
     let store = LocalStore::new(&opts.state);

@@ -1015,3 +1015,100 @@ fn iam_for_nodes_and_pods_round_trips() {
         .expect("OIDC providers");
     assert!(oidc.open_id_connect_provider_list().is_empty());
 }
+
+#[test]
+fn the_provider_block_sets_region_and_endpoints() {
+    let m = moto();
+    let d = scratch("provider");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+variable "endpoint" { type = string }
+locals { region = "eu-west-1" }
+
+provider "aws" {
+  region = local.region
+  endpoints {
+    ec2 = var.endpoint
+    sts = var.endpoint
+  }
+}
+
+resource "aws_vpc" "main" { cidr_block = "10.90.0.0/16" }
+data "aws_caller_identity" "me" {}
+output "account" { value = data.aws_caller_identity.me.account_id }
+"#,
+    )
+    .expect("config");
+    // No AWS_ENDPOINT_URL, and AWS_REGION says otherwise: the block wins.
+    let run = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.args(args).current_dir(&d).stdin(Stdio::null());
+        env_for(&mut c, &m);
+        c.env_remove("AWS_ENDPOINT_URL");
+        let out = c.output().expect("strata runs");
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let var = format!("endpoint={}", m.url);
+    let (code, out) = run(&["apply", "--auto-approve", "--var", &var]);
+    assert_eq!(code, 0, "{out}");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let in_region = |region: &'static str| {
+        let conf = rt.block_on(
+            aws_config::defaults(aws_config::BehaviorVersion::latest())
+                .endpoint_url(&m.url)
+                .region(aws_config::Region::new(region))
+                .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                    "testing", "testing", None, None, "test",
+                ))
+                .load(),
+        );
+        our_vpcs(&rt, &aws_sdk_ec2::Client::new(&conf)).len()
+    };
+    assert_eq!(in_region("eu-west-1"), 1, "made where the block says");
+    assert_eq!(in_region("us-east-1"), 0);
+    let (code, out) = run(&["plan", "--detailed-exitcode", "--var", &var]);
+    assert_eq!(code, 0, "{out}");
+
+    // A provider block that needs a resource, and a service it does not
+    // know, are errors at their place in the file.
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "main" { cidr_block = "10.90.0.0/16" }
+provider "aws" {
+  region = aws_vpc.main.id
+  endpoints { s4 = "http://127.0.0.1:1" }
+}
+"#,
+    )
+    .expect("config");
+    let (code, out) = run(&["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Unsupported argument"), "{out}");
+    assert!(out.contains("main.tf:5"), "{out}");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "main" { cidr_block = "10.90.0.0/16" }
+provider "aws" {
+  region = aws_vpc.main.id
+}
+"#,
+    )
+    .expect("config");
+    let (code, out) = run(&["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Provider configuration not known before apply"),
+        "{out}"
+    );
+    assert!(out.contains("main.tf:3"), "{out}");
+}

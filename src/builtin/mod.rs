@@ -29,6 +29,16 @@ impl Drivers {
     }
 
     /// The driver of a managed resource type and its schema.
+    /// The driver configured by `provider "NAME"` blocks.
+    pub fn named(&self, name: &str) -> Option<&Arc<dyn Driver>> {
+        self.list.iter().find(|d| d.name() == name)
+    }
+
+    /// Every driver.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Driver>> {
+        self.list.iter()
+    }
+
     pub fn resource(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
         self.list
             .iter()

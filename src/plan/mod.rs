@@ -11,6 +11,7 @@ pub mod diff;
 pub mod file;
 pub mod moved;
 pub mod planner;
+pub mod providers;
 pub mod refresh;
 pub mod walk;
 

@@ -244,7 +244,22 @@ impl<'a> Walk<'a> {
         ctx: Option<&InstanceCtx>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        let info = self.module_of(node)?;
+        self.eval_in(&node.module, prefix, ctx, f)
+    }
+
+    /// Runs `f` with an evaluator for the root module.
+    pub fn eval_root<R>(&self, f: impl FnOnce(&mut Evaluator) -> R) -> Option<R> {
+        self.eval_in("", "", None, f)
+    }
+
+    fn eval_in<R>(
+        &self,
+        module: &str,
+        prefix: &str,
+        ctx: Option<&InstanceCtx>,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        let info = self.modules.get(module)?;
         let at = At {
             walk: self,
             prefix,

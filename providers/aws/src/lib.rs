@@ -21,7 +21,11 @@ use async_trait::async_trait;
 use ec2::Ec2;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_provider::{
+    AttributeSchema as A, BlockNesting, Driver, DriverError, PlanRequest, Planned, ResourceSchema,
+    Tags,
+};
+use strata_value::types::Type;
 use strata_value::value::Value;
 use tokio::sync::OnceCell;
 
@@ -80,7 +84,22 @@ pub(crate) trait Kind: Send + Sync {
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError>;
 }
 
+/// What the `provider "aws"` block says; the SDK's standard chain fills
+/// in the rest.
+#[derive(Debug, Clone, Default)]
+struct Settings {
+    region: Option<String>,
+    profile: Option<String>,
+    max_retries: Option<u32>,
+    /// Service (`ec2`, `iam`, `eks`, `sts`) → endpoint URL.
+    endpoints: BTreeMap<String, String>,
+}
+
+/// The services an `endpoints` block may name.
+const SERVICES: [&str; 4] = ["ec2", "eks", "iam", "sts"];
+
 pub struct Aws {
+    settings: std::sync::Mutex<Settings>,
     kinds: BTreeMap<String, Arc<dyn Kind>>,
     schemas: BTreeMap<String, ResourceSchema>,
     data: BTreeMap<String, Arc<dyn data::DataKind>>,
@@ -169,6 +188,7 @@ impl Aws {
         ]);
         let data_schemas = data.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
         Aws {
+            settings: std::sync::Mutex::new(Settings::default()),
             kinds,
             schemas,
             data,
@@ -189,17 +209,37 @@ impl Aws {
     async fn clients(&self) -> &Clients {
         self.clients
             .get_or_init(|| async {
+                let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
                 // Throttling and 5xx are retried by the SDK; raised from its
                 // default of 3 attempts because applies make many calls.
-                let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(8))
-                    .load()
-                    .await;
+                let retry = aws_config::retry::RetryConfig::standard()
+                    .with_max_attempts(s.max_retries.map_or(8, |n| n + 1));
+                let mut loader =
+                    aws_config::defaults(aws_config::BehaviorVersion::latest()).retry_config(retry);
+                if let Some(r) = s.region {
+                    loader = loader.region(aws_config::Region::new(r));
+                }
+                if let Some(p) = s.profile {
+                    loader = loader.profile_name(p);
+                }
+                let conf = loader.load().await;
+                // An `endpoints` entry overrides the standard variables
+                // (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>) for its service.
+                macro_rules! client {
+                    ($sdk:ident, $service:literal) => {
+                        match s.endpoints.get($service) {
+                            Some(url) => $sdk::Client::from_conf(
+                                $sdk::config::Builder::from(&conf).endpoint_url(url).build(),
+                            ),
+                            None => $sdk::Client::new(&conf),
+                        }
+                    };
+                }
                 Clients {
-                    ec2: aws_sdk_ec2::Client::new(&conf),
-                    iam: aws_sdk_iam::Client::new(&conf),
-                    eks: aws_sdk_eks::Client::new(&conf),
-                    sts: aws_sdk_sts::Client::new(&conf),
+                    ec2: client!(aws_sdk_ec2, "ec2"),
+                    iam: client!(aws_sdk_iam, "iam"),
+                    eks: client!(aws_sdk_eks, "eks"),
+                    sts: client!(aws_sdk_sts, "sts"),
                     account: OnceCell::new(),
                 }
             })
@@ -219,6 +259,70 @@ impl Driver for Aws {
 
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.schemas
+    }
+
+    fn provider_schema(&self) -> ResourceSchema {
+        let mut s = ResourceSchema::of_attributes(vec![
+            (
+                "region",
+                A::optional(
+                    Type::String,
+                    "The region (else AWS_REGION or the profile's).",
+                ),
+            ),
+            (
+                "profile",
+                A::optional(Type::String, "A shared-config profile (else AWS_PROFILE)."),
+            ),
+            (
+                "max_retries",
+                A::optional(Type::Number, "Retries of throttled and failed calls (7)."),
+            ),
+        ]);
+        s.blocks.insert(
+            "endpoints".into(),
+            values::block(
+                BlockNesting::Single,
+                0,
+                SERVICES
+                    .iter()
+                    .map(|k| (*k, A::optional(Type::String, "The service's endpoint URL.")))
+                    .collect(),
+            ),
+        );
+        s
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let invalid = |detail: String| DriverError::InvalidConfig {
+            type_name: "provider \"aws\"".into(),
+            detail,
+        };
+        let max_retries = match values::number(config, "max_retries") {
+            None => None,
+            Some(n) => Some(
+                u32::try_from(n)
+                    .map_err(|_| invalid(format!("max_retries must be 0 or more, not {n}")))?,
+            ),
+        };
+        let endpoints = values::get(config, "endpoints")
+            .map(|e| {
+                SERVICES
+                    .iter()
+                    .filter_map(|k| Some((k.to_string(), values::string(e, k)?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let settings = Settings {
+            region: values::string(config, "region"),
+            profile: values::string(config, "profile"),
+            max_retries,
+            endpoints,
+        };
+        if let Ok(mut s) = self.settings.lock() {
+            *s = settings;
+        }
+        Ok(())
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {

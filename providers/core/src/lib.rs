@@ -88,6 +88,18 @@ pub trait Driver: Send + Sync {
     /// Schemas of the managed resource types.
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema>;
 
+    /// The schema of the driver's `provider` block (none by default).
+    fn provider_schema(&self) -> ResourceSchema {
+        ResourceSchema::of_attributes(Vec::new())
+    }
+
+    /// Takes the evaluated `provider` block (wholly known; every attribute
+    /// null when the configuration has none) before any other call.
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let _ = config;
+        Ok(())
+    }
+
     /// Plans one instance: the planned object and what forces replacement.
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError>;
 
