@@ -13,9 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// moto, behind the test proxy (`testing/cloudproxy`) that stands in for
+/// what moto lacks (EKS add-ons) and corrects what it gets wrong (S3
+/// versioning's response element); `url` is the proxy's.
 struct Moto {
     child: Child,
     url: String,
+    _proxy: strata_cloudproxy::Proxy,
 }
 
 impl Drop for Moto {
@@ -40,7 +44,6 @@ fn moto() -> Moto {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {server}: {e}"));
-    let url = format!("http://127.0.0.1:{port}");
     let started = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
@@ -49,7 +52,13 @@ fn moto() -> Moto {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    Moto { child, url }
+    let proxy = strata_cloudproxy::start(&format!("http://127.0.0.1:{port}"))
+        .expect("the test proxy starts");
+    Moto {
+        child,
+        url: proxy.url.clone(),
+        _proxy: proxy,
+    }
 }
 
 fn env_for(cmd: &mut Command, m: &Moto) {
@@ -1111,4 +1120,116 @@ provider "aws" {
         "{out}"
     );
     assert!(out.contains("main.tf:3"), "{out}");
+}
+
+#[test]
+fn a_bucket_with_versioning_round_trips() {
+    let m = moto();
+    let d = scratch("s3");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+variable "versioning" {
+  type    = string
+  default = "Enabled"
+}
+resource "aws_s3_bucket" "models" {
+  bucket        = "strata-models"
+  force_destroy = true
+  tags          = { team = "ml" }
+}
+resource "aws_s3_bucket_versioning" "models" {
+  bucket = aws_s3_bucket.models.id
+  versioning_configuration { status = var.versioning }
+}
+"#,
+    )
+    .expect("config");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let conf = rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    );
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&conf)
+            .force_path_style(true)
+            .build(),
+    );
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+    let v = rt
+        .block_on(s3.get_bucket_versioning().bucket("strata-models").send())
+        .expect("versioning");
+    assert_eq!(v.status().map(|s| s.as_str()), Some("Enabled"));
+
+    // A tag changed by hand comes back; versioning suspends in place.
+    let held = rt
+        .block_on(s3.get_bucket_tagging().bucket("strata-models").send())
+        .expect("tags");
+    let changed: Vec<_> = held
+        .tag_set()
+        .iter()
+        .map(|t| {
+            let v = if t.key() == "team" { "web" } else { t.value() };
+            aws_sdk_s3::types::Tag::builder()
+                .key(t.key())
+                .value(v)
+                .build()
+                .expect("tag")
+        })
+        .collect();
+    rt.block_on(
+        s3.put_bucket_tagging()
+            .bucket("strata-models")
+            .tagging(
+                aws_sdk_s3::types::Tagging::builder()
+                    .set_tag_set(Some(changed))
+                    .build()
+                    .expect("tagging"),
+            )
+            .send(),
+    )
+    .expect("tag by hand");
+    let (code, out) = strata(
+        &d,
+        &m,
+        &["apply", "--auto-approve", "--var", "versioning=Suspended"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 2 changed, 0 destroyed"), "{out}");
+    let tags = rt
+        .block_on(s3.get_bucket_tagging().bucket("strata-models").send())
+        .expect("tags");
+    let team = tags.tag_set().iter().find(|t| t.key() == "team");
+    assert_eq!(team.map(|t| t.value()), Some("ml"));
+    assert!(
+        tags.tag_set().iter().any(|t| t.key() == "strata:address"),
+        "ownership tags survive a whole-set PutBucketTagging"
+    );
+
+    // force_destroy empties the bucket first.
+    rt.block_on(
+        s3.put_object()
+            .bucket("strata-models")
+            .key("llama/weights.bin")
+            .body(aws_sdk_s3::primitives::ByteStream::from_static(b"w"))
+            .send(),
+    )
+    .expect("object");
+    let (code, out) = strata(
+        &d,
+        &m,
+        &["destroy", "--auto-approve", "--var", "versioning=Suspended"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let left = rt.block_on(s3.list_buckets().send()).expect("buckets");
+    assert!(left.buckets().is_empty(), "{left:?}");
 }

@@ -34,6 +34,8 @@ pub const NOT_FOUND: &[&str] = &[
     "InvalidLaunchTemplateId.NotFound",
     "InvalidLaunchTemplateName.NotFoundException",
     "ResourceNotFoundException",
+    "NoSuchBucket",
+    "NotFound",
 ];
 
 /// The error's AWS code, when it carries one.

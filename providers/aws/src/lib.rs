@@ -13,6 +13,7 @@ mod ec2;
 mod eks;
 mod error;
 mod iam;
+mod s3;
 mod tags;
 mod values;
 mod wait;
@@ -36,6 +37,7 @@ pub struct Clients {
     pub iam: aws_sdk_iam::Client,
     pub eks: aws_sdk_eks::Client,
     pub sts: aws_sdk_sts::Client,
+    pub s3: aws_sdk_s3::Client,
     account: OnceCell<String>,
 }
 
@@ -91,12 +93,12 @@ struct Settings {
     region: Option<String>,
     profile: Option<String>,
     max_retries: Option<u32>,
-    /// Service (`ec2`, `iam`, `eks`, `sts`) → endpoint URL.
+    /// Service (`ec2`, `eks`, `iam`, `s3`, `sts`) → endpoint URL.
     endpoints: BTreeMap<String, String>,
 }
 
 /// The services an `endpoints` block may name.
-const SERVICES: [&str; 4] = ["ec2", "eks", "iam", "sts"];
+const SERVICES: [&str; 5] = ["ec2", "eks", "iam", "s3", "sts"];
 
 pub struct Aws {
     settings: std::sync::Mutex<Settings>,
@@ -153,6 +155,11 @@ impl Aws {
             (
                 "aws_launch_template".to_string(),
                 Arc::new(Ec2(ec2::LaunchTemplate)),
+            ),
+            ("aws_s3_bucket".to_string(), Arc::new(s3::Bucket)),
+            (
+                "aws_s3_bucket_versioning".to_string(),
+                Arc::new(s3::BucketVersioning),
             ),
             ("aws_iam_role".to_string(), Arc::new(iam::Role)),
             ("aws_iam_role_policy".to_string(), Arc::new(iam::RolePolicy)),
@@ -240,6 +247,7 @@ impl Aws {
                     iam: client!(aws_sdk_iam, "iam"),
                     eks: client!(aws_sdk_eks, "eks"),
                     sts: client!(aws_sdk_sts, "sts"),
+                    s3: client!(aws_sdk_s3, "s3"),
                     account: OnceCell::new(),
                 }
             })
