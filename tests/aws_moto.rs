@@ -379,6 +379,10 @@ variable "instance_type" {
   type    = string
   default = "p5.48xlarge"
 }
+variable "cni" {
+  type    = string
+  default = "v1.19.0-eksbuild.1"
+}
 
 resource "aws_vpc" "main" { cidr_block = "10.60.0.0/16" }
 
@@ -414,6 +418,7 @@ resource "aws_eks_cluster" "train" {
   name     = "train"
   role_arn = aws_iam_role.cluster.arn
   version  = "1.31"
+  tags     = { team = "ml" }
   vpc_config {
     subnet_ids = [aws_subnet.a.id, aws_subnet.b.id]
   }
@@ -438,6 +443,15 @@ resource "aws_eks_node_group" "h100" {
     min_size     = 0
     max_size     = 4
   }
+  tags = { team = "ml" }
+}
+
+resource "aws_eks_addon" "cni" {
+  cluster_name                = aws_eks_cluster.train.name
+  addon_name                  = "vpc-cni"
+  addon_version               = var.cni
+  resolve_conflicts_on_update = "OVERWRITE"
+  configuration_values        = jsonencode({ env = { ENABLE_PREFIX_DELEGATION = "true" } })
 }
 "#;
 
@@ -470,7 +484,7 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
 
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("7 added"), "{out}");
+    assert!(out.contains("8 added"), "{out}");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let ng = group(&rt).expect("the node group exists");
@@ -484,13 +498,69 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     assert_eq!(ng.taints().len(), 1);
     assert_eq!(ng.scaling_config().and_then(|s| s.desired_size()), Some(1));
 
-    // Scaling changes in place.
-    let (code, out) = strata(&d, &m, &["apply", "--auto-approve", "--var", "desired=3"]);
+    // Scaling and the add-on's version change in place; the add-on
+    // (EKS's asynchronous life, from the test proxy) is waited for.
+    let (code, out) = strata(
+        &d,
+        &m,
+        &[
+            "apply",
+            "--auto-approve",
+            "--var",
+            "desired=3",
+            "--var",
+            "cni=v1.19.2-eksbuild.1",
+        ],
+    );
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    assert!(out.contains("0 added, 2 changed, 0 destroyed"), "{out}");
     assert_eq!(
         group(&rt).and_then(|g| g.scaling_config().and_then(|s| s.desired_size())),
         Some(3)
+    );
+    let addon = rt
+        .block_on(
+            eks.describe_addon()
+                .cluster_name("train")
+                .addon_name("vpc-cni")
+                .send(),
+        )
+        .expect("the add-on exists");
+    assert_eq!(
+        addon.addon().and_then(|a| a.addon_version()),
+        Some("v1.19.2-eksbuild.1")
+    );
+
+    // A tag changed by hand on the cluster comes back (moto tags
+    // clusters only).
+    let cluster = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(eks.describe_cluster().name("train").send())
+            .ok()
+            .and_then(|o| o.cluster().cloned())
+    };
+    let arn = cluster(&rt)
+        .and_then(|c| c.arn().map(str::to_string))
+        .expect("arn");
+    rt.block_on(
+        eks.tag_resource()
+            .resource_arn(&arn)
+            .tags("team", "web")
+            .send(),
+    )
+    .expect("tag by hand");
+    let vars = ["--var", "desired=3", "--var", "cni=v1.19.2-eksbuild.1"];
+    let mut plan = vec!["plan", "--detailed-exitcode"];
+    plan.extend(vars);
+    let (code, out) = strata(&d, &m, &plan);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains(r#""team" = "web" -> "ml""#), "{out}");
+    let mut apply = vec!["apply", "--auto-approve"];
+    apply.extend(vars);
+    let (code, out) = strata(&d, &m, &apply);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        cluster(&rt).and_then(|c| c.tags().and_then(|t| t.get("team").cloned())),
+        Some("ml".to_string())
     );
 
     // The instance type cannot: the node group is replaced.
@@ -503,6 +573,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "desired=3",
             "--var",
             "instance_type=p4d.24xlarge",
+            "--var",
+            "cni=v1.19.2-eksbuild.1",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -521,6 +593,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "desired=3",
             "--var",
             "instance_type=p4d.24xlarge",
+            "--var",
+            "cni=v1.19.2-eksbuild.1",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -541,6 +615,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "desired=3",
             "--var",
             "instance_type=p4d.24xlarge",
+            "--var",
+            "cni=v1.19.2-eksbuild.1",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -548,6 +624,16 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
         .block_on(eks.list_clusters().send())
         .expect("ListClusters");
     assert!(left.clusters().is_empty(), "{:?}", left.clusters());
+    assert!(
+        rt.block_on(
+            eks.describe_addon()
+                .cluster_name("train")
+                .addon_name("vpc-cni")
+                .send()
+        )
+        .is_err(),
+        "the add-on is gone"
+    );
 }
 
 #[test]

@@ -173,6 +173,7 @@ impl Aws {
             ),
             ("aws_eks_cluster".to_string(), Arc::new(eks::Cluster)),
             ("aws_eks_node_group".to_string(), Arc::new(eks::NodeGroup)),
+            ("aws_eks_addon".to_string(), Arc::new(eks::Addon)),
             (
                 "aws_iam_role_policy_attachment".to_string(),
                 Arc::new(iam::RolePolicyAttachment),

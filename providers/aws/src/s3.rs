@@ -7,7 +7,7 @@
 
 use crate::error::{api, code, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{block, boolean, get, object, required, str_value, string, string_map};
+use crate::values::{block, boolean, each, get, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_s3::types::{
@@ -417,14 +417,12 @@ impl Kind for BucketVersioning {
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut out = Vec::with_capacity(objs.len());
-        for o in objs {
-            out.push(match string(o, "bucket") {
-                Some(b) => self.get(c, &b).await?,
-                None => None,
-            });
-        }
-        Ok(out)
+        each(
+            objs,
+            |o| string(o, "bucket"),
+            |b| async move { self.get(c, &b).await },
+        )
+        .await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<Value, DriverError> {

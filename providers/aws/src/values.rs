@@ -2,6 +2,7 @@
 //! every resource here speaks.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use strata_provider::{
     AttributeSchema as A, BlockNesting, BlockSchema, DriverError, ResourceSchema,
 };
@@ -161,4 +162,39 @@ pub fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
         |v: Option<&Value>| v.map_or(serde_json::Value::Null, strata_value::json::plain_json);
     let known = |v: Option<&Value>| v.is_none_or(Value::is_wholly_known);
     known(a) && known(b) && json(a) == json(b)
+}
+
+/// Reads objects one Get call each, for APIs without a batch read (IAM,
+/// S3): `key` names an object, `get` reads it.
+pub async fn each<K, F, Fut>(
+    objs: &[Value],
+    key: impl Fn(&Value) -> Option<K>,
+    get: F,
+) -> Result<Vec<Option<Value>>, DriverError>
+where
+    F: Fn(K) -> Fut,
+    Fut: Future<Output = Result<Option<Value>, DriverError>>,
+{
+    let mut out = Vec::with_capacity(objs.len());
+    for o in objs {
+        out.push(match key(o) {
+            Some(k) => get(k).await?,
+            None => None,
+        });
+    }
+    Ok(out)
+}
+
+/// An import id in two parts, `A<sep>B`; `form` says it in the error.
+pub fn id_pair<'a>(
+    id: &'a str,
+    sep: char,
+    type_name: &str,
+    form: &str,
+) -> Result<(&'a str, &'a str), DriverError> {
+    id.split_once(sep)
+        .ok_or_else(|| DriverError::InvalidConfig {
+            type_name: type_name.to_string(),
+            detail: format!("import id {id:?} must be {form}"),
+        })
 }

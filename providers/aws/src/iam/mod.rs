@@ -103,24 +103,3 @@ where
     }
     Ok(())
 }
-
-/// Reads objects one Get call each (IAM has no batch read): `key` names an
-/// object, `get` reads it.
-async fn each<K, F, Fut>(
-    objs: &[Value],
-    key: impl Fn(&Value) -> Option<K>,
-    get: F,
-) -> Result<Vec<Option<Value>>, DriverError>
-where
-    F: Fn(K) -> Fut,
-    Fut: Future<Output = Result<Option<Value>, DriverError>>,
-{
-    let mut out = Vec::with_capacity(objs.len());
-    for o in objs {
-        out.push(match key(o) {
-            Some(k) => get(k).await?,
-            None => None,
-        });
-    }
-    Ok(out)
-}

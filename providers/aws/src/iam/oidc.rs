@@ -2,10 +2,10 @@
 //! pods take IAM roles (IRSA) — how the GPU Operator's and other add-ons'
 //! service accounts reach AWS.
 
-use super::{each, iam_tags, owned, retag, tag_values};
+use super::{iam_tags, owned, retag, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{object, required, string, string_list, string_map, strings};
+use crate::values::{each, object, required, string, string_list, string_map, strings};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use strata_provider::{

@@ -1,10 +1,10 @@
 //! `aws_iam_instance_profile`: how EC2 instances (self-managed GPU nodes)
 //! take a role.
 
-use super::{each, iam_tags, owned, retag, tag_values};
+use super::{iam_tags, owned, retag, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{object, required, str_value, string, string_map};
+use crate::values::{each, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use strata_provider::{

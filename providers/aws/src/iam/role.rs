@@ -1,9 +1,9 @@
 //! `aws_iam_role` and `aws_iam_role_policy_attachment`.
 
-use super::{decode_policy, each, iam_tags, keep_equal_json, owned, retag, same_json, tag_values};
+use super::{decode_policy, iam_tags, keep_equal_json, owned, retag, same_json, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{number, object, required, str_value, string, string_map};
+use crate::values::{each, id_pair, number, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
@@ -344,12 +344,7 @@ impl Kind for RolePolicyAttachment {
 
     /// Imported as `role/policy_arn`.
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        let Some((role, policy)) = id.split_once('/') else {
-            return Err(DriverError::InvalidConfig {
-                type_name: "aws_iam_role_policy_attachment".into(),
-                detail: format!("import id {id:?} must be ROLE/POLICY_ARN"),
-            });
-        };
+        let (role, policy) = id_pair(id, '/', "aws_iam_role_policy_attachment", "ROLE/POLICY_ARN")?;
         let arns = self.attached(c, role).await?;
         Ok(arns
             .filter(|a| a.iter().any(|x| x == policy))
@@ -477,12 +472,7 @@ impl Kind for RolePolicy {
 
     /// Imported as `ROLE:NAME`.
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        let Some((role, name)) = id.split_once(':') else {
-            return Err(DriverError::InvalidConfig {
-                type_name: Self::TYPE.into(),
-                detail: format!("import id {id:?} must be ROLE:NAME"),
-            });
-        };
+        let (role, name) = id_pair(id, ':', Self::TYPE, "ROLE:NAME")?;
         self.get(c, role, name).await
     }
 }
