@@ -453,18 +453,30 @@ pub fn apply(
     );
     let (mut state, report) = result?;
     store.persist(&lock, &mut state).map_err(state_err)?;
-    summary(&report, &state, opts.destroy)
+    summary(&report, &state, &p.module, opts.destroy)
 }
 
-fn summary(report: &apply::Report, state: &State, destroy: bool) -> Result<Outcome, Diags> {
+fn summary(
+    report: &apply::Report,
+    state: &State,
+    root: &Module,
+    destroy: bool,
+) -> Result<Outcome, Diags> {
     if !report.failed.is_empty() {
         let mut diags = Diags::default();
         for (addr, why) in &report.failed {
-            diags.push(Diag::new(
+            let mut d = Diag::new(
                 "strata::apply::failed",
                 format!("{addr} failed"),
                 why.clone(),
-            ));
+            );
+            // Pointed at its block, when the configuration still has it.
+            let block = strata_state::model::Address::parse(addr)
+                .and_then(|a| root.resource_at(&crate::plan::config_addr(&a)));
+            if let Some(r) = block {
+                d = d.at(r.span);
+            }
+            diags.push(d);
         }
         println!(
             "\nApply stopped: {} added, {} changed, {} destroyed; {} failed, {} skipped because something they depend on failed.",

@@ -1319,3 +1319,83 @@ resource "aws_s3_bucket_versioning" "models" {
     let left = rt.block_on(s3.list_buckets().send()).expect("buckets");
     assert!(left.buckets().is_empty(), "{left:?}");
 }
+
+#[test]
+fn throttling_is_retried_and_refusals_are_explained() {
+    let m = moto();
+    let d = scratch("faults");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "main" { cidr_block = "10.95.0.0/16" }
+
+resource "aws_subnet" "a" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "10.95.0.0/20"
+}
+"#,
+    )
+    .expect("config");
+    // Throttled twice: the SDK's retries (raised to 8 attempts) absorb it.
+    m._proxy.inject(strata_cloudproxy::Injection::ec2_error(
+        "CreateVpc",
+        503,
+        "RequestLimitExceeded",
+        "Request limit exceeded.",
+        2,
+    ));
+    // Refused: AWS's encoded reason is decoded through STS.
+    m._proxy.inject(strata_cloudproxy::Injection::ec2_error(
+        "CreateSubnet",
+        403,
+        "UnauthorizedOperation",
+        "You are not authorized to perform this operation. Encoded authorization failure message: ENCODED-123",
+        1,
+    ));
+    m._proxy.inject(strata_cloudproxy::Injection::query_result(
+        "DecodeAuthorizationMessage",
+        "https://sts.amazonaws.com/doc/2011-06-15/",
+        r#"<DecodedMessage>{"allowed":false,"explicitDeny":true,"context":{"action":"ec2:CreateSubnet"}}</DecodedMessage>"#,
+        1,
+    ));
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(m._proxy.pending(), 0, "every injected answer was asked for");
+    assert!(out.contains("aws_subnet.a failed"), "{out}");
+    assert!(out.contains("UnauthorizedOperation"), "{out}");
+    assert!(
+        out.contains(r#"Decoded: {"allowed":false,"explicitDeny":true"#),
+        "{out}"
+    );
+    assert!(
+        out.contains("main.tf:4"),
+        "the error points at the block:\n{out}"
+    );
+    let (_, list) = strata(&d, &m, &["state", "list"]);
+    assert_eq!(list.trim(), "aws_vpc.main", "the throttled VPC was made");
+
+    // No capacity: the node group's health says so, and the error is of
+    // its own kind, with advice.
+    std::fs::write(d.join("main.tf"), EKS).expect("config");
+    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+        "GET",
+        "/clusters/train/node-groups/h100",
+        200,
+        serde_json::json!({ "nodegroup": {
+            "nodegroupName": "h100",
+            "clusterName": "train",
+            "status": "CREATE_FAILED",
+            "health": { "issues": [{
+                "code": "AsgInstanceLaunchFailures",
+                "message": "Could not launch Spot Instances. InsufficientInstanceCapacity - There is no Spot capacity available that matches your request.",
+                "resourceIds": ["eks-h100"]
+            }]}
+        }}),
+        1,
+    ));
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("aws_eks_node_group.h100 failed"), "{out}");
+    assert!(out.contains("for lack of capacity"), "{out}");
+    assert!(out.contains("other zones"), "{out}");
+}

@@ -182,6 +182,17 @@ impl Module {
     pub fn local(&self, name: &str) -> Option<&Local> {
         self.locals.iter().find(|l| l.name == name)
     }
+
+    /// The resource block at a configuration address
+    /// (`module.net.aws_vpc.main`, without instance keys).
+    pub fn resource_at(&self, config_addr: &str) -> Option<&Resource> {
+        if let Some(rest) = config_addr.strip_prefix("module.") {
+            let (call, inner) = rest.split_once('.')?;
+            let c = self.module_calls.iter().find(|c| c.name == call)?;
+            return c.module.resource_at(inner);
+        }
+        self.resources.iter().find(|r| r.address() == config_addr)
+    }
 }
 
 /// The configuration files of `path`: the file itself, or every `*.tf` and

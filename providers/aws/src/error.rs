@@ -16,6 +16,38 @@ const RETRYABLE: &[&str] = &[
     "InternalFailure",
 ];
 
+/// Codes (and health-issue codes) that say "no capacity for this now".
+pub const CAPACITY: &[&str] = &[
+    "InsufficientInstanceCapacity",
+    "InsufficientHostCapacity",
+    "InsufficientReservedInstanceCapacity",
+    "InsufficientCapacity",
+    "InsufficientCapacityException",
+    "Ec2InsufficientCapacity",
+    "Unsupported",
+];
+
+/// A failure whose text names a capacity code is a capacity failure.
+pub fn classify(operation: &str, detail: String, retryable: bool) -> DriverError {
+    let capacity = CAPACITY.iter().any(|c| {
+        detail
+            .split(|ch: char| !ch.is_ascii_alphanumeric())
+            .any(|w| w == *c)
+    });
+    if capacity {
+        DriverError::Capacity {
+            operation: operation.to_string(),
+            detail,
+        }
+    } else {
+        DriverError::Api {
+            operation: operation.to_string(),
+            detail,
+            retryable,
+        }
+    }
+}
+
 /// Codes that say the thing asked about is not there: a refresh treats
 /// them as "deleted outside strata".
 pub const NOT_FOUND: &[&str] = &[
@@ -82,11 +114,7 @@ where
         ),
         other => (aws_smithy_display(other), false),
     };
-    DriverError::Api {
-        operation: operation.to_string(),
-        detail,
-        retryable,
-    }
+    classify(operation, detail, retryable)
 }
 
 /// The whole chain of an error, which the SDK keeps in `source()`s.
@@ -99,4 +127,35 @@ fn aws_smithy_display(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     out
+}
+
+/// The encoded part of an `UnauthorizedOperation` message.
+pub fn encoded_message(detail: &str) -> Option<&str> {
+    const MARK: &str = "Encoded authorization failure message: ";
+    let at = detail.find(MARK)? + MARK.len();
+    detail[at..].split_whitespace().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_encoded_message_and_the_capacity_kind() {
+        let d = "UnauthorizedOperation: You are not authorized to perform this operation. Encoded authorization failure message: AbC-12_x";
+        assert_eq!(encoded_message(d), Some("AbC-12_x"));
+        assert_eq!(encoded_message("AccessDenied: no"), None);
+        assert!(matches!(
+            classify(
+                "RunInstances",
+                "InsufficientInstanceCapacity: none in us-east-1a".into(),
+                false
+            ),
+            DriverError::Capacity { .. }
+        ));
+        assert!(matches!(
+            classify("CreateVpc", "VpcLimitExceeded: too many".into(), false),
+            DriverError::Api { .. }
+        ));
+    }
 }

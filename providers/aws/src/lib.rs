@@ -256,6 +256,44 @@ impl Aws {
     }
 }
 
+impl Aws {
+    /// EC2 says why it refused a call only in an encoded message; STS
+    /// decodes it for a caller allowed `sts:DecodeAuthorizationMessage`,
+    /// and the decoded policy evaluation goes into the error. Without
+    /// that permission the error stays as AWS gave it.
+    async fn explained<T>(&self, r: Result<T, DriverError>) -> Result<T, DriverError> {
+        let Err(DriverError::Api {
+            operation,
+            detail,
+            retryable,
+        }) = &r
+        else {
+            return r;
+        };
+        let Some(blob) = error::encoded_message(detail) else {
+            return r;
+        };
+        let c = self.clients().await;
+        match c
+            .sts
+            .decode_authorization_message()
+            .encoded_message(blob)
+            .send()
+            .await
+        {
+            Ok(out) => Err(DriverError::Api {
+                operation: operation.clone(),
+                detail: format!(
+                    "{detail}\nDecoded: {}",
+                    out.decoded_message().unwrap_or_default()
+                ),
+                retryable: *retryable,
+            }),
+            Err(_) => r,
+        }
+    }
+}
+
 #[async_trait]
 impl Driver for Aws {
     fn name(&self) -> &str {
@@ -355,7 +393,8 @@ impl Driver for Aws {
         tags: &Tags,
     ) -> Result<Value, DriverError> {
         let kind = self.kind(type_name)?;
-        kind.create(self.clients().await, planned, tags).await
+        let r = kind.create(self.clients().await, planned, tags).await;
+        self.explained(r).await
     }
 
     async fn update(
@@ -365,12 +404,14 @@ impl Driver for Aws {
         planned: &Value,
     ) -> Result<Value, DriverError> {
         let kind = self.kind(type_name)?;
-        kind.update(self.clients().await, prior, planned).await
+        let r = kind.update(self.clients().await, prior, planned).await;
+        self.explained(r).await
     }
 
     async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
         let kind = self.kind(type_name)?;
-        kind.delete(self.clients().await, prior).await
+        let r = kind.delete(self.clients().await, prior).await;
+        self.explained(r).await
     }
 
     async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {

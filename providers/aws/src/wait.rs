@@ -38,12 +38,8 @@ where
     let mut last = String::from("not looked at yet");
     loop {
         let p = look().await?;
-        if let Poll::Failed(why) = &p {
-            return Err(DriverError::Api {
-                operation: what.to_string(),
-                detail: why.clone(),
-                retryable: false,
-            });
+        if let Poll::Failed(why) = p {
+            return Err(crate::error::classify(what, why, false));
         }
         if done(&p) {
             return Ok(p);
@@ -181,6 +177,21 @@ mod tests {
         ));
         let e = failed.err().expect("an error").to_string();
         assert!(e.contains("InsufficientFreeAddresses"), "{e}");
+        let full = rt().block_on(until(
+            "node group",
+            Duration::from_secs(60),
+            POLL,
+            || async {
+                Ok(Poll::Failed(
+                    "CREATE_FAILED: AsgInstanceLaunchFailures: InsufficientInstanceCapacity".into(),
+                ))
+            },
+            |p| matches!(p, Poll::Ready(_)),
+        ));
+        assert!(
+            matches!(full, Err(DriverError::Capacity { .. })),
+            "a capacity failure is its own kind"
+        );
         let slow = rt().block_on(until(
             "cluster",
             Duration::from_secs(10),

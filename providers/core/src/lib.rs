@@ -65,6 +65,13 @@ pub enum DriverError {
     #[diagnostic(code(strata::driver::invalid_config))]
     InvalidConfig { type_name: String, detail: String },
 
+    /// The cloud has no capacity for what was asked (an instance type in
+    /// a zone, now): another zone, type or time may work. One kind for
+    /// every cloud, so the engine can act on it.
+    #[error("{operation} failed for lack of capacity: {detail}. The cloud cannot place this instance type there now: try subnets in other zones, another instance type, on-demand instead of spot, or a capacity reservation")]
+    #[diagnostic(code(strata::driver::capacity))]
+    Capacity { operation: String, detail: String },
+
     /// The cloud refused or failed; `retryable` says whether trying again
     /// may help (throttling, 5xx).
     #[error("{operation} failed: {detail}")]
