@@ -1399,3 +1399,68 @@ resource "aws_subnet" "a" {
     assert!(out.contains("for lack of capacity"), "{out}");
     assert!(out.contains("other zones"), "{out}");
 }
+
+#[test]
+fn refresh_follows_describe_pages() {
+    let m = moto();
+    let d = scratch("pages");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "main" { cidr_block = "10.96.0.0/16" }
+resource "aws_subnet" "s" {
+  count             = 2
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = cidrsubnet("10.96.0.0/16", 4, count.index)
+  availability_zone = "us-east-1a"
+}
+"#,
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, shown) = strata(&d, &m, &["show", "--json"]);
+    let state: serde_json::Value = serde_json::from_str(shown.trim()).expect("state");
+    let subnets: Vec<serde_json::Value> = state["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter(|r| r["type"] == "aws_subnet")
+        .flat_map(|r| r["instances"].as_array().cloned().unwrap_or_default())
+        .map(|i| i["attributes"].clone())
+        .collect();
+    assert_eq!(subnets.len(), 2);
+    // moto never pages; here DescribeSubnets answers one subnet per page.
+    let page = |s: &serde_json::Value, next: Option<&str>| {
+        let attr = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+        format!(
+            r#"<DescribeSubnetsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>injected</requestId><subnetSet><item><subnetId>{}</subnetId><vpcId>{}</vpcId><cidrBlock>{}</cidrBlock><availabilityZone>{}</availabilityZone><mapPublicIpOnLaunch>false</mapPublicIpOnLaunch><ownerId>{}</ownerId><subnetArn>{}</subnetArn></item></subnetSet>{}</DescribeSubnetsResponse>"#,
+            attr("id"),
+            attr("vpc_id"),
+            attr("cidr_block"),
+            attr("availability_zone"),
+            attr("owner_id"),
+            attr("arn"),
+            next.map(|t| format!("<nextToken>{t}</nextToken>"))
+                .unwrap_or_default()
+        )
+    };
+    let answer = |matching: Vec<&str>, body: String| strata_cloudproxy::Injection {
+        matching: matching.into_iter().map(str::to_string).collect(),
+        times: 1,
+        status: 200,
+        headers: vec![("content-type".into(), "text/xml".into())],
+        body,
+    };
+    m._proxy.inject(answer(
+        vec!["Action=DescribeSubnets", "NextToken=page2"],
+        page(&subnets[1], None),
+    ));
+    m._proxy.inject(answer(
+        vec!["Action=DescribeSubnets"],
+        page(&subnets[0], Some("page2")),
+    ));
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(m._proxy.pending(), 0, "both pages were asked for:\n{out}");
+    assert_eq!(code, 0, "both subnets were found:\n{out}");
+}

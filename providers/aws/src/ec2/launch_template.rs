@@ -250,11 +250,16 @@ impl LaunchTemplate {
                 .send()
         };
         match select {
-            Select::Owned(_) => Ok(call(None, Some(select.filters("")))
+            Select::Owned(_) => c
+                .ec2
+                .describe_launch_templates()
+                .set_filters(Some(select.filters("")))
+                .into_paginator()
+                .items()
+                .send()
+                .collect::<Result<Vec<_>, _>>()
                 .await
-                .map_err(|e| api("DescribeLaunchTemplates", e))?
-                .launch_templates
-                .unwrap_or_default()),
+                .map_err(|e| api("DescribeLaunchTemplates", e)),
             Select::Ids(ids) => match call(Some(ids.to_vec()), None).await {
                 Ok(out) => Ok(out.launch_templates.unwrap_or_default()),
                 Err(e) if is_not_found(&e) && ids.len() > 1 => {

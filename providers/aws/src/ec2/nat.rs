@@ -209,11 +209,14 @@ impl Ec2Type for NatGateway {
             .ec2
             .describe_nat_gateways()
             .set_filter(Some(select.filters("nat-gateway-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeNatGateways", e))?;
         let mut found = HashMap::new();
-        for (id, g) in select.keep(out.nat_gateways(), |g| g.nat_gateway_id(), |g| g.tags()) {
+        for (id, g) in select.keep(&out, |g| g.nat_gateway_id(), |g| g.tags()) {
             // A deleted gateway stays listed for an hour; it is gone.
             if g.state() == Some(&NatGatewayState::Deleted) {
                 continue;

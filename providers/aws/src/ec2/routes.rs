@@ -144,11 +144,14 @@ impl Ec2Type for RouteTable {
             .ec2
             .describe_route_tables()
             .set_filters(Some(select.filters("route-table-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeRouteTables", e))?;
         let mut found = HashMap::new();
-        for (id, t) in select.keep(out.route_tables(), |t| t.route_table_id(), |t| t.tags()) {
+        for (id, t) in select.keep(&out, |t| t.route_table_id(), |t| t.tags()) {
             // The VPC's own "local" route and propagated routes are not
             // the configuration's to manage.
             let routes = t
@@ -318,11 +321,14 @@ impl Ec2Type for RouteTableAssociation {
             .set_filters(Some(
                 select.filters("association.route-table-association-id"),
             ))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeRouteTables", e))?;
         let mut found = HashMap::new();
-        for t in out.route_tables() {
+        for t in &out {
             for a in t.associations() {
                 let Some(id) = a.route_table_association_id() else {
                     continue;

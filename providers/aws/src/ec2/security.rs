@@ -429,11 +429,14 @@ impl Ec2Type for SecurityGroup {
             .ec2
             .describe_security_groups()
             .set_filters(Some(select.filters("group-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSecurityGroups", e))?;
         let mut found = HashMap::new();
-        for (id, g) in select.keep(out.security_groups(), |g| g.group_id(), |g| g.tags()) {
+        for (id, g) in select.keep(&out, |g| g.group_id(), |g| g.tags()) {
             let set = |d: &str, perms: &[IpPermission]| {
                 Value::new_set(
                     block_element(&self.schema(), d),
@@ -628,11 +631,14 @@ impl<const EGRESS: bool> Ec2Type for SecurityGroupRule<EGRESS> {
             .ec2
             .describe_security_group_rules()
             .set_filters(Some(select.filters("security-group-rule-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSecurityGroupRules", e))?;
         let mut found = HashMap::new();
-        let rules = out.security_group_rules();
+        let rules = &out;
         for (id, r) in select.keep(rules, |r| r.security_group_rule_id(), |r| r.tags()) {
             if r.is_egress() != Some(EGRESS) {
                 continue;

@@ -90,17 +90,19 @@ impl Ec2Type for Vpc {
             .ec2
             .describe_vpcs()
             .set_filters(Some(select.filters("vpc-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeVpcs", e))?;
         let ids: Vec<String> = out
-            .vpcs()
             .iter()
             .filter_map(|v| v.vpc_id().map(str::to_string))
             .collect();
         let mut defaults = Vpc::defaults(c, &ids).await?;
         let mut found = HashMap::new();
-        for (id, v) in select.keep(out.vpcs(), |v| v.vpc_id(), |v| v.tags()) {
+        for (id, v) in select.keep(&out, |v| v.vpc_id(), |v| v.tags()) {
             // DNS settings are per-VPC attributes, one call each.
             let mut dns = [None, None];
             for (i, attr) in ["enableDnsSupport", "enableDnsHostnames"]
@@ -206,10 +208,13 @@ impl Vpc {
             .describe_route_tables()
             .filters(by("vpc-id", vpcs))
             .filters(by("association.main", &["true".into()]))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeRouteTables", e))?;
-        for r in rts.route_tables() {
+        for r in &rts {
             if let (Some(vpc), Some(id)) = (r.vpc_id(), r.route_table_id()) {
                 out.entry(vpc.to_string()).or_default().0 = Some(id.to_string());
             }
@@ -219,10 +224,13 @@ impl Vpc {
             .describe_security_groups()
             .filters(by("vpc-id", vpcs))
             .filters(by("group-name", &["default".into()]))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSecurityGroups", e))?;
-        for g in sgs.security_groups() {
+        for g in &sgs {
             if let (Some(vpc), Some(id)) = (g.vpc_id(), g.group_id()) {
                 out.entry(vpc.to_string()).or_default().1 = Some(id.to_string());
             }
@@ -287,11 +295,14 @@ impl Ec2Type for Subnet {
             .ec2
             .describe_subnets()
             .set_filters(Some(select.filters("subnet-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSubnets", e))?;
         let mut found = HashMap::new();
-        for (id, s) in select.keep(out.subnets(), |s| s.subnet_id(), |s| s.tags()) {
+        for (id, s) in select.keep(&out, |s| s.subnet_id(), |s| s.tags()) {
             let arn = match s.subnet_arn() {
                 Some(a) => Value::string(a),
                 None => arn(c, s.owner_id(), "subnet", id).await?,
@@ -407,15 +418,14 @@ impl Ec2Type for InternetGateway {
             .ec2
             .describe_internet_gateways()
             .set_filters(Some(select.filters("internet-gateway-id")))
+            .into_paginator()
+            .items()
             .send()
+            .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeInternetGateways", e))?;
         let mut found = HashMap::new();
-        for (id, g) in select.keep(
-            out.internet_gateways(),
-            |g| g.internet_gateway_id(),
-            |g| g.tags(),
-        ) {
+        for (id, g) in select.keep(&out, |g| g.internet_gateway_id(), |g| g.tags()) {
             let vpc = g.attachments().first().and_then(|a| a.vpc_id());
             found.insert(
                 id.to_string(),
