@@ -205,6 +205,7 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
                 provider: driver.provider_address(),
                 instance: strata_state::InstanceState {
                     index_key: addr.key.clone(),
+                    status: None,
                     deposed: None,
                     schema_version: schema.version,
                     attributes,

@@ -1398,6 +1398,24 @@ resource "aws_subnet" "a" {
     assert!(out.contains("aws_eks_node_group.h100 failed"), "{out}");
     assert!(out.contains("for lack of capacity"), "{out}");
     assert!(out.contains("other zones"), "{out}");
+    // The node group EKS made is recorded, tainted, not orphaned: the next
+    // plan replaces it, and then all is converged.
+    let (_, list) = strata(&d, &m, &["state", "list"]);
+    assert!(list.contains("aws_eks_node_group.h100"), "{list}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("aws_eks_node_group.h100 is tainted, so must be replaced"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Plan: 1 to add, 0 to change, 1 to destroy."),
+        "{out}"
+    );
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
 }
 
 #[test]

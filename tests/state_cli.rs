@@ -23,6 +23,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
         provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
         instance: InstanceState {
             index_key: key,
+            status: None,
             deposed: None,
             schema_version: 0,
             attributes: serde_json::json!({ "id": format!("{name}-id"), "input": input, "output": input, "triggers_replace": null }),

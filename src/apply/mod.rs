@@ -92,6 +92,16 @@ impl Exec<'_, '_> {
     }
 
     fn put(&self, c: &ResourceChange, v: &Value, deposed: Option<String>) -> Result<Entry, String> {
+        self.put_as(c, v, deposed, None)
+    }
+
+    fn put_as(
+        &self,
+        c: &ResourceChange,
+        v: &Value,
+        deposed: Option<String>,
+        status: Option<&str>,
+    ) -> Result<Entry, String> {
         let ty = self
             .req
             .drivers
@@ -104,6 +114,7 @@ impl Exec<'_, '_> {
             instance: InstanceState {
                 index_key: c.addr.key.clone(),
                 deposed,
+                status: status.map(str::to_string),
                 schema_version: c.schema_version,
                 attributes: value_to_json(v, &ty)?,
                 sensitive_attributes: crate::lang::json::mark_paths(v),
@@ -683,6 +694,15 @@ async fn walk<'p>(
                 },
                 Ok(None) => {}
                 Err(e) => {
+                    // A create that failed after the cloud made the object
+                    // (it never became ready): recorded tainted, so it is
+                    // neither orphaned nor made twice; the next plan
+                    // replaces it.
+                    if let Some(v) = &r.leftover {
+                        if let Ok(entry) = ex.put_as(c, v, None, Some("tainted")) {
+                            batch.push(entry);
+                        }
+                    }
                     ex.fail(c.addr.to_string(), e);
                     group.failed = true;
                 }

@@ -31,7 +31,12 @@ pub struct OpResult {
     pub op: usize,
     /// The object now (none after a delete), or the error.
     pub result: Result<Option<Value>, String>,
+    /// After a failed create, what the cloud made anyway (found by its
+    /// ownership tags).
+    pub leftover: Option<Value>,
 }
+
+type TaskResult = (Result<Option<Value>, String>, Option<Value>);
 
 struct Op {
     id: usize,
@@ -46,7 +51,7 @@ struct Op {
 pub struct Runner {
     parallelism: usize,
     progress: bool,
-    set: JoinSet<(usize, Result<Option<Value>, String>)>,
+    set: JoinSet<TaskResult>,
     queue: VecDeque<Op>,
     running: HashMap<usize, (String, OpKind, Instant)>,
     /// Task id → op id, so a driver task that panics is still reported.
@@ -117,11 +122,20 @@ impl Runner {
             let id = op.id;
             let handle = self.set.spawn(async move {
                 let r = match (op.kind, &op.planned) {
-                    (OpKind::Create, Some((planned, tags))) => op
-                        .driver
-                        .create(&op.type_name, planned, tags)
-                        .await
-                        .map(Some),
+                    (OpKind::Create, Some((planned, tags))) => {
+                        match op.driver.create(&op.type_name, planned, tags).await {
+                            Ok(v) => Ok(Some(v)),
+                            Err(e) => {
+                                let leftover = op
+                                    .driver
+                                    .find_tagged(&op.type_name, tags)
+                                    .await
+                                    .ok()
+                                    .and_then(|mut found| found.pop());
+                                return (Err(e.to_string()), leftover);
+                            }
+                        }
+                    }
                     (OpKind::Update, Some((planned, _))) => op
                         .driver
                         .update(&op.type_name, &op.prior, planned)
@@ -137,7 +151,7 @@ impl Runner {
                         .map(|()| None),
                     _ => Ok(None),
                 };
-                (op.id, r.map_err(|e| e.to_string()))
+                (r.map_err(|e| e.to_string()), None)
             });
             self.tasks.insert(handle.id(), id);
         }
@@ -164,12 +178,16 @@ impl Runner {
             raw.push(r);
         }
         for r in raw {
-            let (task, result) = match r {
-                Ok((task, (_, result))) => (task, result),
-                Err(e) => (e.id(), Err(format!("the driver crashed: {e}"))),
+            let (task, (result, leftover)) = match r {
+                Ok((task, result)) => (task, result),
+                Err(e) => (e.id(), (Err(format!("the driver crashed: {e}")), None)),
             };
             if let Some(op) = self.tasks.remove(&task) {
-                out.push(OpResult { op, result });
+                out.push(OpResult {
+                    op,
+                    result,
+                    leftover,
+                });
             }
         }
         let results = out;

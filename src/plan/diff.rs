@@ -35,6 +35,7 @@ pub fn decide(
     schema: &ResourceSchema,
     create_before_destroy: bool,
     triggered: bool,
+    tainted: bool,
 ) -> Decision {
     let Some(prior) = prior else {
         return Decision {
@@ -78,6 +79,9 @@ pub fn decide(
         reason: Some(reason),
         replace_paths: replace_paths.clone(),
     };
+    if tainted {
+        return replace(Reason::Tainted);
+    }
     if triggered {
         return replace(Reason::ReplaceTriggered);
     }

@@ -63,7 +63,7 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 9] = [
+const REASONS: [Reason; 10] = [
     Reason::ReadConfigUnknown,
     Reason::ReadDependencyPending,
     Reason::NoResourceConfig,
@@ -71,6 +71,7 @@ const REASONS: [Reason; 9] = [
     Reason::EachKey,
     Reason::NoModule,
     Reason::ReplaceTriggered,
+    Reason::Tainted,
     Reason::CannotUpdate,
     Reason::Destroy,
 ];

@@ -75,6 +75,8 @@ pub enum Reason {
     NoModule,
     /// `lifecycle.replace_triggered_by` fired.
     ReplaceTriggered,
+    /// A failed create left the object behind, tainted.
+    Tainted,
     /// A forces-replacement attribute changed.
     CannotUpdate,
     /// `strata destroy`.
@@ -93,6 +95,7 @@ impl Reason {
             Reason::EachKey => "delete_because_each_key",
             Reason::NoModule => "delete_because_no_module",
             Reason::ReplaceTriggered => "replace_by_triggers",
+            Reason::Tainted => "replace_because_tainted",
             Reason::CannotUpdate => "replace_because_cannot_update",
             Reason::Destroy => "delete",
             Reason::ReadConfigUnknown => "read_because_config_unknown",

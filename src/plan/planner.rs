@@ -380,6 +380,7 @@ impl<'a> Planner<'_, 'a> {
                     schema,
                     r.lifecycle.create_before_destroy,
                     triggered,
+                    prior.is_some_and(|p| p.tainted),
                 );
                 if action.deletes() && r.lifecycle.prevent_destroy {
                     self.diags.push(prevent_destroy(r, &addr));
@@ -716,6 +717,7 @@ fn imports(
                     schema_version: schema.version,
                     dependencies: Vec::new(),
                     create_before_destroy: false,
+                    tainted: false,
                 });
                 ids.insert(addr, (id, im.span));
             }

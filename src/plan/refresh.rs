@@ -19,6 +19,8 @@ pub struct PriorInstance {
     pub schema_version: u64,
     pub dependencies: Vec<String>,
     pub create_before_destroy: bool,
+    /// Left by a failed create: the plan replaces it.
+    pub tainted: bool,
 }
 
 fn state_diag(summary: &str, detail: String) -> Diag {
@@ -65,6 +67,7 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
                     schema_version: i.schema_version,
                     dependencies: i.dependencies.clone(),
                     create_before_destroy: i.create_before_destroy,
+                    tainted: i.status.as_deref() == Some("tainted"),
                 }),
                 Err(e) => diags.push(state_diag(
                     "Invalid object in state",

@@ -47,6 +47,7 @@ fn header(c: &ResourceChange) -> String {
         (a, Some(Reason::ReplaceTriggered)) if a.is_replace() => {
             "will be replaced due to changes in replace_triggered_by"
         }
+        (a, Some(Reason::Tainted)) if a.is_replace() => "is tainted, so must be replaced",
         (a, _) if a.is_replace() => "must be replaced",
         _ => "",
     };

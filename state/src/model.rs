@@ -90,6 +90,11 @@ pub struct InstanceState {
     /// superseded but not yet deleted: the next run deletes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deposed: Option<String>,
+    /// `"tainted"` for an object a failed create left behind: it exists
+    /// and is recorded (so nothing is orphaned), and the next plan
+    /// replaces it. Terraform's field and value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     pub schema_version: u64,
     pub attributes: Json,
     /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
