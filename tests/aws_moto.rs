@@ -383,6 +383,20 @@ variable "cni" {
   type    = string
   default = "v1.19.0-eksbuild.1"
 }
+# 0: no update_config block, EKS's own policy (moto 5.2.5 keeps an
+# update_config only from UpdateNodegroupConfig, not from the create).
+variable "unavailable" {
+  type    = number
+  default = 0
+}
+
+resource "aws_launch_template" "gpu" {
+  name = "h100-nodes"
+  metadata_options {
+    http_tokens                 = "required"
+    http_put_response_hop_limit = 2
+  }
+}
 
 resource "aws_vpc" "main" { cidr_block = "10.60.0.0/16" }
 
@@ -443,6 +457,16 @@ resource "aws_eks_node_group" "h100" {
     min_size     = 0
     max_size     = 4
   }
+  launch_template {
+    name    = aws_launch_template.gpu.name
+    version = aws_launch_template.gpu.latest_version
+  }
+  dynamic "update_config" {
+    for_each = var.unavailable > 0 ? [var.unavailable] : []
+    content {
+      max_unavailable = update_config.value
+    }
+  }
   tags = { team = "ml" }
 }
 
@@ -484,7 +508,7 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
 
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("8 added"), "{out}");
+    assert!(out.contains("9 added"), "{out}");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let ng = group(&rt).expect("the node group exists");
@@ -497,6 +521,10 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     );
     assert_eq!(ng.taints().len(), 1);
     assert_eq!(ng.scaling_config().and_then(|s| s.desired_size()), Some(1));
+    assert_eq!(
+        ng.launch_template().and_then(|l| l.name()),
+        Some("h100-nodes")
+    );
 
     // Scaling and the add-on's version change in place; the add-on
     // (EKS's asynchronous life, from the test proxy) is waited for.
@@ -510,6 +538,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "desired=3",
             "--var",
             "cni=v1.19.2-eksbuild.1",
+            "--var",
+            "unavailable=2",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -517,6 +547,10 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     assert_eq!(
         group(&rt).and_then(|g| g.scaling_config().and_then(|s| s.desired_size())),
         Some(3)
+    );
+    assert_eq!(
+        group(&rt).and_then(|g| g.update_config().and_then(|u| u.max_unavailable())),
+        Some(2)
     );
     let addon = rt
         .block_on(
@@ -548,7 +582,14 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             .send(),
     )
     .expect("tag by hand");
-    let vars = ["--var", "desired=3", "--var", "cni=v1.19.2-eksbuild.1"];
+    let vars = [
+        "--var",
+        "desired=3",
+        "--var",
+        "cni=v1.19.2-eksbuild.1",
+        "--var",
+        "unavailable=2",
+    ];
     let mut plan = vec!["plan", "--detailed-exitcode"];
     plan.extend(vars);
     let (code, out) = strata(&d, &m, &plan);
@@ -575,6 +616,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "instance_type=p4d.24xlarge",
             "--var",
             "cni=v1.19.2-eksbuild.1",
+            "--var",
+            "unavailable=2",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -595,6 +638,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "instance_type=p4d.24xlarge",
             "--var",
             "cni=v1.19.2-eksbuild.1",
+            "--var",
+            "unavailable=2",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -617,6 +662,8 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
             "instance_type=p4d.24xlarge",
             "--var",
             "cni=v1.19.2-eksbuild.1",
+            "--var",
+            "unavailable=2",
         ],
     );
     assert_eq!(code, 0, "{out}");

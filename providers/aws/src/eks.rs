@@ -5,20 +5,22 @@
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
-    block, boolean, get, id_pair, map_value, number, object, required, str_value, string,
-    string_map, string_set, strings, timeouts_block,
+    block, boolean, get, id_pair, list_block_max1, map_value, number, object, required, str_value,
+    string, string_map, string_set, strings, timeouts_block,
 };
 use crate::wait::{gone, ready, timeout, Poll};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
-    AmiTypes, AuthenticationMode, CapacityTypes, CreateAccessConfigRequest, NodegroupScalingConfig,
-    Taint, TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload, VpcConfigRequest,
+    AmiTypes, AuthenticationMode, CapacityTypes, CreateAccessConfigRequest,
+    LaunchTemplateSpecification, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
+    UpdateLabelsPayload, UpdateTaintsPayload, VpcConfigRequest,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, PlanRequest, Planned,
+    ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -469,6 +471,70 @@ impl Kind for Cluster {
 
 pub struct NodeGroup;
 
+/// `launch_template { id | name, version }`: which template the nodes
+/// boot from; a new version rolls them (UpdateNodegroupVersion).
+fn launch_template_block() -> BlockSchema {
+    list_block_max1(vec![
+        (
+            "id",
+            A::optional(Type::String, "The template's id.")
+                .and_computed()
+                .force_new(),
+        ),
+        (
+            "name",
+            A::optional(Type::String, "The template's name.")
+                .and_computed()
+                .force_new(),
+        ),
+        (
+            "version",
+            A::required(Type::String, "The template version."),
+        ),
+    ])
+}
+
+/// `update_config { max_unavailable | max_unavailable_percentage }`.
+fn update_config_block() -> BlockSchema {
+    list_block_max1(vec![
+        (
+            "max_unavailable",
+            A::optional(Type::Number, "Nodes replaced at once."),
+        ),
+        (
+            "max_unavailable_percentage",
+            A::optional(Type::Number, "Percent of nodes replaced at once."),
+        ),
+    ])
+}
+
+fn first_block(v: &Value, name: &str) -> Option<Value> {
+    get(v, name).and_then(|l| l.unmarked().elements().and_then(|e| e.first().cloned()))
+}
+
+fn launch_template_of(v: &Value) -> Option<LaunchTemplateSpecification> {
+    let l = first_block(v, "launch_template")?;
+    Some(
+        LaunchTemplateSpecification::builder()
+            .set_id(string(&l, "id"))
+            .set_name(string(&l, "name").filter(|_| string(&l, "id").is_none()))
+            .set_version(string(&l, "version"))
+            .build(),
+    )
+}
+
+fn update_config_of(v: &Value) -> Option<NodegroupUpdateConfig> {
+    let u = first_block(v, "update_config")?;
+    Some(
+        NodegroupUpdateConfig::builder()
+            .set_max_unavailable(number(&u, "max_unavailable").map(|n| n as i32))
+            .set_max_unavailable_percentage(
+                number(&u, "max_unavailable_percentage").map(|n| n as i32),
+            )
+            .build(),
+    )
+}
+
 fn taint_type() -> Type {
     NodeGroup.schema().blocks["taint"].schema.object_type()
 }
@@ -570,6 +636,40 @@ impl NodeGroup {
                 ]),
             ),
             ("taint", Value::new_set(taint_type(), taints)),
+            (
+                "launch_template",
+                Value::List(
+                    launch_template_block().schema.object_type(),
+                    ng.launch_template()
+                        .map(|l| {
+                            object(vec![
+                                ("id", str_value(l.id())),
+                                ("name", str_value(l.name())),
+                                ("version", str_value(l.version())),
+                            ])
+                        })
+                        .into_iter()
+                        .collect(),
+                ),
+            ),
+            (
+                "update_config",
+                Value::List(
+                    update_config_block().schema.object_type(),
+                    ng.update_config()
+                        .map(|u| {
+                            object(vec![
+                                ("max_unavailable", int(u.max_unavailable())),
+                                (
+                                    "max_unavailable_percentage",
+                                    int(u.max_unavailable_percentage()),
+                                ),
+                            ])
+                        })
+                        .into_iter()
+                        .collect(),
+                ),
+            ),
             (
                 "timeouts",
                 timeouts
@@ -733,12 +833,33 @@ impl Kind for NodeGroup {
                 ],
             ),
         );
+        s.blocks
+            .insert("launch_template".into(), launch_template_block());
+        s.blocks
+            .insert("update_config".into(), update_config_block());
         s.blocks.insert("timeouts".into(), timeouts_block());
         s
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        tags::plan_taggable(schema, req, &[])
+        let mut p = tags::plan_taggable(schema, req, &[]);
+        // EKS sets an update policy of its own (one node at a time) when
+        // none is given: an absent block keeps what it has.
+        if let Value::Object(m) = &mut p.planned {
+            let absent = m
+                .get("update_config")
+                .is_some_and(|v| v.is_known() && v.elements().is_none_or(<[Value]>::is_empty));
+            if absent {
+                let ty = Type::list(update_config_block().schema.object_type());
+                let keep = req
+                    .prior
+                    .and_then(|pr| get(pr, "update_config"))
+                    .cloned()
+                    .unwrap_or(Value::Unknown(ty));
+                m.insert("update_config".into(), keep);
+            }
+        }
+        p
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
@@ -807,6 +928,8 @@ impl Kind for NodeGroup {
                     .filter(|v: &Vec<Taint>| !v.is_empty()),
             )
             .scaling_config(scaling(planned))
+            .set_launch_template(launch_template_of(planned))
+            .set_update_config(update_config_of(planned))
             .set_version(string(planned, "version"))
             .set_release_version(string(planned, "release_version"))
             .set_tags(Some(
@@ -861,7 +984,9 @@ impl Kind for NodeGroup {
         let scale_changed = get(prior, "scaling_config")
             .map(|v| v.clone().unmark_deep().0.to_json().ok())
             != get(planned, "scaling_config").map(|v| v.clone().unmark_deep().0.to_json().ok());
-        if labels.is_some() || taints.is_some() || scale_changed {
+        let policy_changed =
+            !crate::values::same(get(prior, "update_config"), get(planned, "update_config"));
+        if labels.is_some() || taints.is_some() || scale_changed || policy_changed {
             c.eks
                 .update_nodegroup_config()
                 .cluster_name(&cluster)
@@ -869,11 +994,32 @@ impl Kind for NodeGroup {
                 .set_labels(labels)
                 .set_taints(taints)
                 .set_scaling_config(scale_changed.then(|| scaling(planned)))
+                .set_update_config(update_config_of(planned).filter(|_| policy_changed))
                 .send()
                 .await
                 .map_err(|e| api("UpdateNodegroupConfig", e))?;
             self.wait_active(c, planned, &cluster, &name, "update")
                 .await?;
+        }
+        // A new launch template version rolls the nodes.
+        let template_version = |v: &Value| {
+            get(v, "launch_template")
+                .and_then(|l| l.unmarked().elements().and_then(|e| e.first().cloned()))
+                .and_then(|l| string(&l, "version"))
+        };
+        if template_version(prior) != template_version(planned) {
+            if let Some(lt) = launch_template_of(planned) {
+                c.eks
+                    .update_nodegroup_version()
+                    .cluster_name(&cluster)
+                    .nodegroup_name(&name)
+                    .launch_template(lt)
+                    .send()
+                    .await
+                    .map_err(|e| api("UpdateNodegroupVersion", e))?;
+                self.wait_active(c, planned, &cluster, &name, "update")
+                    .await?;
+            }
         }
         if let Some(arn) = string(prior, "arn") {
             retag(c, &arn, prior, planned).await?;
