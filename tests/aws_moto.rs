@@ -368,6 +368,117 @@ resource "aws_subnet" "outside" {
     // The VPC was made and recorded; the failed subnet was not.
     let (_, list) = strata(&d, &m, &["state", "list"]);
     assert_eq!(list.trim(), "aws_vpc.main");
+
+    // A name that is taken: IAM's EntityAlreadyExists.
+    let (rt, ec2, iam) = sdk(&m);
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+    rt.block_on(
+        iam.create_role()
+            .role_name("taken")
+            .assume_role_policy_document(trust)
+            .send(),
+    )
+    .expect("a role made by hand");
+    std::fs::write(
+        d.join("main.tf"),
+        format!(
+            r#"
+resource "aws_vpc" "main" {{ cidr_block = "10.50.0.0/16" }}
+resource "aws_iam_role" "r" {{
+  name               = "taken"
+  assume_role_policy = {trust:?}
+}}
+"#
+        ),
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("aws_iam_role.r failed"), "{out}");
+    assert!(out.contains("EntityAlreadyExists"), "{out}");
+
+    // Something made by hand inside the VPC: DeleteVpc's
+    // DependencyViolation, and the VPC stays in the state.
+    let vpc = our_vpcs(&rt, &ec2)[0].vpc_id().expect("id").to_string();
+    rt.block_on(
+        ec2.create_subnet()
+            .vpc_id(&vpc)
+            .cidr_block("10.50.1.0/24")
+            .send(),
+    )
+    .expect("a subnet made by hand");
+    std::fs::write(d.join("main.tf"), "").expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("aws_vpc.main failed"), "{out}");
+    assert!(out.contains("DependencyViolation"), "{out}");
+    let (_, list) = strata(&d, &m, &["state", "list"]);
+    assert_eq!(list.trim(), "aws_vpc.main", "not forgotten");
+
+    // Not allowed: AccessDenied, as IAM says it.
+    m._proxy.inject(strata_cloudproxy::Injection {
+        matching: vec!["Action=CreateRole".into()],
+        times: 1,
+        status: 403,
+        headers: vec![("content-type".into(), "text/xml".into())],
+        body: r#"<ErrorResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/ci is not authorized to perform: iam:CreateRole</Message></Error><RequestId>injected</RequestId></ErrorResponse>"#.into(),
+    });
+    std::fs::write(
+        d.join("main.tf"),
+        format!(
+            r#"
+resource "aws_vpc" "main" {{ cidr_block = "10.50.0.0/16" }}
+resource "aws_iam_role" "r" {{
+  name               = "fresh"
+  assume_role_policy = {trust:?}
+}}
+"#
+        ),
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("AccessDenied"), "{out}");
+    assert!(out.contains("iam:CreateRole"), "{out}");
+
+    // A cluster name in use: EKS's ResourceInUseException.
+    let conf = rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    );
+    let eks = aws_sdk_eks::Client::new(&conf);
+    let role = "arn:aws:iam::123456789012:role/eks";
+    rt.block_on(
+        eks.create_cluster()
+            .name("busy")
+            .role_arn(role)
+            .resources_vpc_config(aws_sdk_eks::types::VpcConfigRequest::builder().build())
+            .send(),
+    )
+    .expect("a cluster made by hand");
+    std::fs::write(
+        d.join("main.tf"),
+        format!(
+            r#"
+resource "aws_vpc" "main" {{ cidr_block = "10.50.0.0/16" }}
+resource "aws_eks_cluster" "c" {{
+  name     = "busy"
+  role_arn = {role:?}
+  vpc_config {{ subnet_ids = [] }}
+}}
+"#
+        ),
+    )
+    .expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("aws_eks_cluster.c failed"), "{out}");
+    assert!(out.contains("ResourceInUseException"), "{out}");
 }
 
 const EKS: &str = r#"
