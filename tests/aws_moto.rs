@@ -617,9 +617,29 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
         .and_then(|o| o.nodegroup().cloned())
     };
 
+    // moto makes clusters and node groups ACTIVE at once; the proxy
+    // answers the first look at each with CREATING, as EKS does for
+    // minutes, so the waiters must look again.
+    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+        "GET",
+        "/clusters/train?",
+        200,
+        serde_json::json!({ "cluster": { "name": "train", "status": "CREATING" } }),
+        1,
+    ));
+    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+        "GET",
+        "/clusters/train/node-groups/h100?",
+        200,
+        serde_json::json!({ "nodegroup": {
+            "nodegroupName": "h100", "clusterName": "train", "status": "CREATING"
+        }}),
+        1,
+    ));
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("9 added"), "{out}");
+    assert_eq!(m._proxy.pending(), 0, "the waiters saw CREATING first");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let ng = group(&rt).expect("the node group exists");
