@@ -1188,6 +1188,10 @@ resource "aws_iam_instance_profile" "node" {
   tags = { team = "ml" }
 }
 
+resource "aws_iam_instance_profile" "spare" {
+  name_prefix = "spare-"
+}
+
 resource "aws_iam_openid_connect_provider" "cluster" {
   url             = "https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF"
   client_id_list  = ["sts.amazonaws.com"]
@@ -1206,7 +1210,7 @@ fn iam_for_nodes_and_pods_round_trips() {
 
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("Resources: 5 added"), "{out}");
+    assert!(out.contains("Resources: 6 added"), "{out}");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
 
@@ -1233,6 +1237,16 @@ fn iam_for_nodes_and_pods_round_trips() {
         .block_on(iam.list_open_id_connect_providers().send())
         .expect("OIDC providers");
     assert_eq!(oidc.open_id_connect_provider_list().len(), 1);
+    let profiles = rt
+        .block_on(iam.list_instance_profiles().send())
+        .expect("profiles");
+    assert!(
+        profiles
+            .instance_profiles()
+            .iter()
+            .any(|p| p.instance_profile_name().starts_with("spare-")),
+        "a generated name with the prefix"
+    );
 
     // In place: the inline policy's text, the profile's role.
     let vars = [
@@ -1270,7 +1284,7 @@ fn iam_for_nodes_and_pods_round_trips() {
     destroy.extend(vars);
     let (code, out) = strata(&d, &m, &destroy);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("Resources: 5 destroyed"), "{out}");
+    assert!(out.contains("Resources: 6 destroyed"), "{out}");
     let roles = rt.block_on(iam.list_roles().send()).expect("roles");
     assert!(
         roles

@@ -198,3 +198,13 @@ pub fn id_pair<'a>(
             detail: format!("import id {id:?} must be {form}"),
         })
 }
+
+/// A unique name for an object the configuration does not name, as
+/// Terraform makes `terraform-<timestamp>` names.
+pub fn generated_name(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{prefix}{nanos:x}")
+}

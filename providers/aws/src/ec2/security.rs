@@ -8,8 +8,8 @@ use super::{
 use crate::error::{api, code, deleted};
 use crate::tags;
 use crate::values::{
-    block, boolean, get, number, object, required, str_value, string, string_list, strings,
-    timeouts_block,
+    block, boolean, generated_name, get, number, object, required, str_value, string, string_list,
+    strings, timeouts_block,
 };
 use crate::wait::timeout;
 use crate::Clients;
@@ -233,16 +233,6 @@ fn rules(v: &Value, direction: &str) -> BTreeSet<Rule> {
         .iter()
         .filter_map(Rule::from_value)
         .collect()
-}
-
-/// A unique name for a group the configuration does not name, as
-/// Terraform makes `terraform-<timestamp>` names.
-fn generated_name(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!("{prefix}{nanos:x}")
 }
 
 pub struct SecurityGroup;

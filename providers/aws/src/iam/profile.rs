@@ -4,7 +4,7 @@
 use super::{iam_tags, owned, retag, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{each, object, required, str_value, string, string_map};
+use crate::values::{each, generated_name, object, required, str_value, string, string_map};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use strata_provider::{
@@ -15,6 +15,15 @@ use strata_value::value::Value;
 
 pub struct InstanceProfile;
 
+/// `name_prefix` is the configuration's, not IAM's: kept as it was.
+fn with_prefix(mut v: Value, prefix: Option<String>) -> Value {
+    if let Value::Object(m) = &mut v {
+        let p = prefix.map_or(Value::Null(Type::String), Value::string);
+        m.insert("name_prefix".into(), p);
+    }
+    v
+}
+
 impl InstanceProfile {
     const TYPE: &'static str = "aws_iam_instance_profile";
 
@@ -23,6 +32,7 @@ impl InstanceProfile {
         object(vec![
             ("id", Value::string(p.instance_profile_name())),
             ("name", Value::string(p.instance_profile_name())),
+            ("name_prefix", Value::Null(Type::String)),
             ("arn", Value::string(p.arn())),
             ("path", Value::string(p.path())),
             ("unique_id", Value::string(p.instance_profile_id())),
@@ -95,7 +105,16 @@ impl Kind for InstanceProfile {
         tags::taggable_schema(vec![
             (
                 "name",
-                A::required(Type::String, "The profile's name.").force_new(),
+                A::optional(
+                    Type::String,
+                    "The profile's name (generated when left out).",
+                )
+                .and_computed()
+                .force_new(),
+            ),
+            (
+                "name_prefix",
+                A::optional(Type::String, "A prefix for a generated name.").force_new(),
             ),
             (
                 "path",
@@ -122,14 +141,18 @@ impl Kind for InstanceProfile {
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         each(
             objs,
-            |o| string(o, "name"),
-            |n| async move { self.get(c, &n).await },
+            |o| Some((string(o, "name")?, string(o, "name_prefix"))),
+            |(n, prefix)| async move { Ok(self.get(c, &n).await?.map(|v| with_prefix(v, prefix))) },
         )
         .await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
-        let name = required(planned, Self::TYPE, "name")?;
+        let name = match (string(planned, "name"), string(planned, "name_prefix")) {
+            (Some(n), _) => n,
+            (None, Some(p)) => generated_name(&p),
+            (None, None) => generated_name("strata-"),
+        };
         c.iam
             .create_instance_profile()
             .instance_profile_name(&name)
@@ -143,7 +166,10 @@ impl Kind for InstanceProfile {
             .map_err(|e| api("CreateInstanceProfile", e))?;
         self.set_role(c, &name, None, string(planned, "role"))
             .await?;
-        self.reread(c, &name).await
+        Ok(with_prefix(
+            self.reread(c, &name).await?,
+            string(planned, "name_prefix"),
+        ))
     }
 
     async fn update(
@@ -174,7 +200,10 @@ impl Kind for InstanceProfile {
             },
         )
         .await?;
-        self.reread(c, &name).await
+        Ok(with_prefix(
+            self.reread(c, &name).await?,
+            string(planned, "name_prefix"),
+        ))
     }
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
