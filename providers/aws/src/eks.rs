@@ -64,9 +64,12 @@ async fn retag(c: &Clients, arn: &str, prior: &Value, planned: &Value) -> Result
 }
 
 fn has_ownership(aws: Option<&HashMap<String, String>>, t: &Tags) -> bool {
-    aws.is_some_and(|m| {
-        m.get(tags::ADDRESS) == Some(&t.address) && m.get(tags::LINEAGE) == Some(&t.lineage)
-    })
+    tags::owned_by(
+        aws.into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+        t,
+    )
 }
 
 pub struct Cluster;

@@ -304,8 +304,7 @@ impl Kind for Bucket {
         for b in list.buckets() {
             let Some(name) = b.name() else { continue };
             let aws_tags = bucket_tags(c, name).await?;
-            let has = |k: &str, v: &str| aws_tags.iter().any(|x| x.key() == k && x.value() == v);
-            if has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage) {
+            if tags::owned_by(aws_tags.iter().map(|x| (x.key(), x.value())), t) {
                 found.push(Bucket::value(c, name, &aws_tags));
             }
         }

@@ -12,6 +12,17 @@ use strata_value::value::Value;
 pub const ADDRESS: &str = "strata:address";
 pub const LINEAGE: &str = "strata:lineage";
 
+/// Whether an object's tags (as each API spells its pairs) carry `t`'s
+/// ownership tags: the one test crash recovery adopts by.
+pub fn owned_by<'a>(aws: impl IntoIterator<Item = (&'a str, &'a str)>, t: &Tags) -> bool {
+    let (mut address, mut lineage) = (false, false);
+    for (k, v) in aws {
+        address |= k == ADDRESS && v == t.address;
+        lineage |= k == LINEAGE && v == t.lineage;
+    }
+    address && lineage
+}
+
 /// The user's tags plus the ownership tags.
 pub fn with_ownership(user: &BTreeMap<String, String>, t: &Tags) -> BTreeMap<String, String> {
     let mut all = user.clone();

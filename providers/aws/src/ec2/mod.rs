@@ -66,14 +66,10 @@ impl Select<'_> {
     fn admits(&self, aws_tags: &[Tag]) -> bool {
         match self {
             Select::Ids(_) => true,
-            Select::Owned(t) => {
-                let has = |k: &str, v: &str| {
-                    aws_tags
-                        .iter()
-                        .any(|x| x.key() == Some(k) && x.value() == Some(v))
-                };
-                has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage)
-            }
+            Select::Owned(t) => tags::owned_by(
+                aws_tags.iter().filter_map(|x| Some((x.key()?, x.value()?))),
+                t,
+            ),
         }
     }
 

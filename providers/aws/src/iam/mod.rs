@@ -43,8 +43,7 @@ fn tag_values(aws: &[Tag]) -> (Value, Value) {
 
 /// Whether IAM's tags carry `t`'s ownership tags.
 fn owned(aws: &[Tag], t: &Tags) -> bool {
-    let has = |k: &str, v: &str| aws.iter().any(|x| x.key() == k && x.value() == v);
-    has(tags::ADDRESS, &t.address) && has(tags::LINEAGE, &t.lineage)
+    tags::owned_by(aws.iter().map(|x| (x.key(), x.value())), t)
 }
 
 /// IAM returns policy documents URL-encoded.
