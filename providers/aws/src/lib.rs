@@ -120,41 +120,41 @@ impl Aws {
         let kinds: BTreeMap<String, Arc<dyn Kind>> = BTreeMap::from([
             (
                 "aws_vpc".to_string(),
-                Arc::new(Ec2(ec2::Vpc)) as Arc<dyn Kind>,
+                Arc::new(Ec2::new(ec2::Vpc)) as Arc<dyn Kind>,
             ),
-            ("aws_subnet".to_string(), Arc::new(Ec2(ec2::Subnet))),
+            ("aws_subnet".to_string(), Arc::new(Ec2::new(ec2::Subnet))),
             (
                 "aws_internet_gateway".to_string(),
-                Arc::new(Ec2(ec2::InternetGateway)),
+                Arc::new(Ec2::new(ec2::InternetGateway)),
             ),
-            ("aws_eip".to_string(), Arc::new(Ec2(ec2::Eip))),
+            ("aws_eip".to_string(), Arc::new(Ec2::new(ec2::Eip))),
             (
                 "aws_nat_gateway".to_string(),
-                Arc::new(Ec2(ec2::NatGateway)),
+                Arc::new(Ec2::new(ec2::NatGateway)),
             ),
             (
                 "aws_route_table".to_string(),
-                Arc::new(Ec2(ec2::RouteTable)),
+                Arc::new(Ec2::new(ec2::RouteTable)),
             ),
             (
                 "aws_route_table_association".to_string(),
-                Arc::new(Ec2(ec2::RouteTableAssociation)),
+                Arc::new(Ec2::new(ec2::RouteTableAssociation)),
             ),
             (
                 "aws_security_group".to_string(),
-                Arc::new(Ec2(ec2::SecurityGroup)),
+                Arc::new(Ec2::new(ec2::SecurityGroup)),
             ),
             (
                 "aws_vpc_security_group_ingress_rule".to_string(),
-                Arc::new(Ec2(ec2::SecurityGroupRule::<false>)),
+                Arc::new(Ec2::new(ec2::SecurityGroupRule::<false>)),
             ),
             (
                 "aws_vpc_security_group_egress_rule".to_string(),
-                Arc::new(Ec2(ec2::SecurityGroupRule::<true>)),
+                Arc::new(Ec2::new(ec2::SecurityGroupRule::<true>)),
             ),
             (
                 "aws_launch_template".to_string(),
-                Arc::new(Ec2(ec2::LaunchTemplate)),
+                Arc::new(Ec2::new(ec2::LaunchTemplate)),
             ),
             ("aws_s3_bucket".to_string(), Arc::new(s3::Bucket)),
             (

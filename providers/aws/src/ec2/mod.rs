@@ -137,12 +137,34 @@ pub(crate) trait Ec2Type: Send + Sync {
 }
 
 /// An [`Ec2Type`] as the driver's [`Kind`].
-pub(crate) struct Ec2<T>(pub T);
+pub(crate) struct Ec2<T> {
+    kind: T,
+    /// The configuration-only arguments and the `timeouts` block, with
+    /// their types: what a read carries over from the object it refreshes.
+    kept: Vec<(&'static str, Type)>,
+}
+
+impl<T: Ec2Type> Ec2<T> {
+    pub fn new(kind: T) -> Ec2<T> {
+        let schema = kind.schema();
+        let kept = T::CONFIG_ONLY
+            .iter()
+            .filter_map(|k| Some((*k, schema.attributes.get(*k)?.ty.clone())))
+            .chain(
+                schema
+                    .blocks
+                    .get("timeouts")
+                    .map(|b| ("timeouts", b.schema.object_type())),
+            )
+            .collect();
+        Ec2 { kind, kept }
+    }
+}
 
 impl<T: Ec2Type> Ec2<T> {
     /// Reads one object back after a change, which must find it.
     async fn reread(&self, c: &Clients, id: &str, planned: &Value) -> Result<Value, DriverError> {
-        self.0
+        self.kind
             .describe(c, Select::Ids(&[id.to_string()]))
             .await?
             .remove(id)
@@ -159,21 +181,12 @@ impl<T: Ec2Type> Ec2<T> {
     /// `found` with `from`'s configuration-only arguments and `timeouts`
     /// block, which AWS does not hold, so a read keeps what they were.
     fn with_config_only(&self, from: &Value, mut found: Value) -> Value {
-        let schema = self.0.schema();
         if let Value::Object(m) = &mut found {
-            let timeouts = schema
-                .blocks
-                .get("timeouts")
-                .map(|b| b.schema.object_type());
-            let keep = T::CONFIG_ONLY
-                .iter()
-                .filter_map(|k| Some((*k, schema.attributes.get(*k)?.ty.clone())))
-                .chain(timeouts.map(|t| ("timeouts", t)));
-            for (k, ty) in keep {
+            for (k, ty) in &self.kept {
                 let v = crate::values::get(from, k)
                     .cloned()
-                    .unwrap_or(Value::Null(ty));
-                m.insert(k.into(), v);
+                    .unwrap_or_else(|| Value::Null(ty.clone()));
+                m.insert(k.to_string(), v);
             }
         }
         found
@@ -183,18 +196,18 @@ impl<T: Ec2Type> Ec2<T> {
 #[async_trait]
 impl<T: Ec2Type + 'static> Kind for Ec2<T> {
     fn schema(&self) -> ResourceSchema {
-        self.0.schema()
+        self.kind.schema()
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        self.0.plan(schema, req)
+        self.kind.plan(schema, req)
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         let ids: Vec<String> = objs.iter().filter_map(|o| string(o, "id")).collect();
         let mut found = HashMap::new();
         for page in ids.chunks(PAGE) {
-            found.extend(self.0.describe(c, Select::Ids(page)).await?);
+            found.extend(self.kind.describe(c, Select::Ids(page)).await?);
         }
         Ok(objs
             .iter()
@@ -206,7 +219,7 @@ impl<T: Ec2Type + 'static> Kind for Ec2<T> {
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
-        let id = self.0.create(c, planned, t).await?;
+        let id = self.kind.create(c, planned, t).await?;
         self.reread(c, &id, planned).await
     }
 
@@ -217,19 +230,23 @@ impl<T: Ec2Type + 'static> Kind for Ec2<T> {
         planned: &Value,
     ) -> Result<Value, DriverError> {
         let id = required(prior, T::TYPE, "id")?;
-        let id = self.0.update(c, &id, prior, planned).await?.unwrap_or(id);
+        let id = self
+            .kind
+            .update(c, &id, prior, planned)
+            .await?
+            .unwrap_or(id);
         retag(c, &id, prior, planned).await?;
         self.reread(c, &id, planned).await
     }
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
         let id = required(prior, T::TYPE, "id")?;
-        self.0.delete(c, &id, prior).await
+        self.kind.delete(c, &id, prior).await
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
         Ok(self
-            .0
+            .kind
             .describe(c, Select::Owned(t))
             .await?
             .into_values()
@@ -238,7 +255,7 @@ impl<T: Ec2Type + 'static> Kind for Ec2<T> {
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
         Ok(self
-            .0
+            .kind
             .describe(c, Select::Ids(&[id.to_string()]))
             .await?
             .remove(id))

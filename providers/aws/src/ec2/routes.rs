@@ -151,6 +151,7 @@ impl Ec2Type for RouteTable {
             .await
             .map_err(|e| api("DescribeRouteTables", e))?;
         let mut found = HashMap::new();
+        let route_type = block_element(&self.schema(), "route");
         for (id, t) in select.keep(&out, |t| t.route_table_id(), |t| t.tags()) {
             // The VPC's own "local" route and propagated routes are not
             // the configuration's to manage.
@@ -164,7 +165,6 @@ impl Ec2Type for RouteTable {
                 })
                 .map(route_value)
                 .collect();
-            let route_type = block_element(&self.schema(), "route");
             found.insert(
                 id.to_string(),
                 described(
@@ -174,7 +174,7 @@ impl Ec2Type for RouteTable {
                     t.tags(),
                     vec![
                         ("vpc_id", str_value(t.vpc_id())),
-                        ("route", Value::new_set(route_type, routes)),
+                        ("route", Value::new_set(route_type.clone(), routes)),
                     ],
                 ),
             );

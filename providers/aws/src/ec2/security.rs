@@ -425,11 +425,13 @@ impl Ec2Type for SecurityGroup {
             .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSecurityGroups", e))?;
+        // Both directions' blocks have the one rule type.
+        let rule = block_element(&self.schema(), "ingress");
         let mut found = HashMap::new();
         for (id, g) in select.keep(&out, |g| g.group_id(), |g| g.tags()) {
-            let set = |d: &str, perms: &[IpPermission]| {
+            let set = |perms: &[IpPermission]| {
                 Value::new_set(
-                    block_element(&self.schema(), d),
+                    rule.clone(),
                     rules_of(id, perms).iter().map(Rule::value).collect(),
                 )
             };
@@ -445,8 +447,8 @@ impl Ec2Type for SecurityGroup {
                         ("name", Value::string(name)),
                         ("description", str_value(g.description())),
                         ("vpc_id", str_value(g.vpc_id())),
-                        ("ingress", set("ingress", g.ip_permissions())),
-                        ("egress", set("egress", g.ip_permissions_egress())),
+                        ("ingress", set(g.ip_permissions())),
+                        ("egress", set(g.ip_permissions_egress())),
                     ],
                 ),
             );
