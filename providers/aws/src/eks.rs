@@ -1185,13 +1185,13 @@ impl Addon {
         object(pairs)
     }
 
-    async fn look(
+    /// The add-on as EKS holds it, `None` when there is none.
+    async fn describe(
         &self,
         c: &Clients,
         cluster: &str,
         name: &str,
-        from: Option<&Value>,
-    ) -> Result<Poll, DriverError> {
+    ) -> Result<Option<aws_sdk_eks::types::Addon>, DriverError> {
         match c
             .eks
             .describe_addon()
@@ -1200,30 +1200,38 @@ impl Addon {
             .send()
             .await
         {
-            Ok(out) => {
-                let Some(a) = out.addon() else {
-                    return Ok(Poll::Gone);
-                };
-                let status = a.status().map(|s| s.as_str()).unwrap_or_default();
-                Ok(match status {
-                    "ACTIVE" => Poll::Ready(Addon::value(a, from)),
-                    "CREATE_FAILED" | "UPDATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
-                        Poll::Failed(format!(
-                            "add-on {name} is {status}: {}",
-                            issues_text(
-                                a.health()
-                                    .map_or(&[][..], |h| h.issues())
-                                    .iter()
-                                    .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                            )
-                        ))
-                    }
-                    s => Poll::Pending(s.to_string()),
-                })
-            }
-            Err(e) if is_not_found(&e) => Ok(Poll::Gone),
+            Ok(out) => Ok(out.addon().cloned()),
+            Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(api("DescribeAddon", e)),
         }
+    }
+
+    async fn look(
+        &self,
+        c: &Clients,
+        cluster: &str,
+        name: &str,
+        from: Option<&Value>,
+    ) -> Result<Poll, DriverError> {
+        let Some(a) = self.describe(c, cluster, name).await? else {
+            return Ok(Poll::Gone);
+        };
+        let status = a.status().map(|s| s.as_str()).unwrap_or_default();
+        Ok(match status {
+            "ACTIVE" => Poll::Ready(Addon::value(&a, from)),
+            "CREATE_FAILED" | "UPDATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
+                Poll::Failed(format!(
+                    "add-on {name} is {status}: {}",
+                    issues_text(
+                        a.health()
+                            .map_or(&[][..], |h| h.issues())
+                            .iter()
+                            .map(|i| (i.code().map(|c| c.as_str()), i.message()))
+                    )
+                ))
+            }
+            s => Poll::Pending(s.to_string()),
+        })
     }
 
     async fn wait_active(&self, c: &Clients, v: &Value, op: &str) -> Result<Value, DriverError> {
@@ -1302,30 +1310,15 @@ impl Kind for Addon {
         p
     }
 
+    /// What EKS holds, whatever the status (mid-change or unhealthy).
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         let mut out = Vec::with_capacity(objs.len());
         for o in objs {
-            let (Some(cluster), Some(name)) = (string(o, "cluster_name"), string(o, "addon_name"))
-            else {
-                out.push(None);
-                continue;
+            let found = match (string(o, "cluster_name"), string(o, "addon_name")) {
+                (Some(cluster), Some(name)) => self.describe(c, &cluster, &name).await?,
+                _ => None,
             };
-            out.push(match self.look(c, &cluster, &name, Some(o)).await? {
-                Poll::Ready(v) => Some(v),
-                Poll::Gone => None,
-                // Mid-change or unhealthy: what EKS holds all the same.
-                Poll::Pending(_) | Poll::Failed(_) => {
-                    let d = c
-                        .eks
-                        .describe_addon()
-                        .cluster_name(&cluster)
-                        .addon_name(&name)
-                        .send()
-                        .await
-                        .map_err(|e| api("DescribeAddon", e))?;
-                    d.addon().map(|a| Addon::value(a, Some(o)))
-                }
-            });
+            out.push(found.map(|a| Addon::value(&a, Some(o))));
         }
         Ok(out)
     }

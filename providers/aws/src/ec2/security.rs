@@ -11,7 +11,7 @@ use crate::values::{
     block, boolean, generated_name, get, number, object, required, str_value, string, string_list,
     strings, timeouts_block,
 };
-use crate::wait::timeout;
+use crate::wait::{timeout, until, Poll};
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{
@@ -520,21 +520,24 @@ impl Ec2Type for SecurityGroup {
         // the group for minutes; as Terraform does, keep trying until the
         // delete timeout.
         let limit = timeout(prior, "delete", Duration::from_secs(15 * 60));
-        let started = tokio::time::Instant::now();
-        let mut pause = Duration::from_secs(2);
-        loop {
-            let r = c.ec2.delete_security_group().group_id(id).send().await;
-            match r {
-                Err(e)
-                    if code(&e) == Some("DependencyViolation")
-                        && started.elapsed() + pause < limit =>
-                {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(30));
-                }
-                r => return deleted("DeleteSecurityGroup", r).map(|_| ()),
+        let attempt = || async {
+            match c.ec2.delete_security_group().group_id(id).send().await {
+                Err(e) if code(&e) == Some("DependencyViolation") => Ok(Poll::Pending(format!(
+                    "in use ({})",
+                    api("DeleteSecurityGroup", e)
+                ))),
+                r => deleted("DeleteSecurityGroup", r).map(|_| Poll::Gone),
             }
-        }
+        };
+        until(
+            &format!("deleting security group {id}"),
+            limit,
+            (Duration::from_secs(2), Duration::from_secs(30)),
+            attempt,
+            |p| matches!(p, Poll::Gone),
+        )
+        .await
+        .map(|_| ())
     }
 }
 
