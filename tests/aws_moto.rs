@@ -93,6 +93,19 @@ fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
     )
 }
 
+/// SDK configuration for the same moto, for looking behind strata's back.
+fn aws_conf(rt: &tokio::runtime::Runtime, m: &Moto, region: &'static str) -> aws_config::SdkConfig {
+    rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new(region))
+            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    )
+}
+
 /// SDK clients pointed at the same moto, for looking behind strata's back.
 fn sdk(
     m: &Moto,
@@ -102,15 +115,7 @@ fn sdk(
     aws_sdk_iam::Client,
 ) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let conf = rt.block_on(
-        aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&m.url)
-            .region(aws_config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                "testing", "testing", None, None, "test",
-            ))
-            .load(),
-    );
+    let conf = aws_conf(&rt, m, "us-east-1");
     (
         rt,
         aws_sdk_ec2::Client::new(&conf),
@@ -442,15 +447,7 @@ resource "aws_iam_role" "r" {{
     assert!(out.contains("iam:CreateRole"), "{out}");
 
     // A cluster name in use: EKS's ResourceInUseException.
-    let conf = rt.block_on(
-        aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&m.url)
-            .region(aws_config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                "testing", "testing", None, None, "test",
-            ))
-            .load(),
-    );
+    let conf = aws_conf(&rt, &m, "us-east-1");
     let eks = aws_sdk_eks::Client::new(&conf);
     let role = "arn:aws:iam::123456789012:role/eks";
     rt.block_on(
@@ -596,15 +593,7 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     let d = scratch("eks");
     std::fs::write(d.join("main.tf"), EKS).expect("config");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let conf = rt.block_on(
-        aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&m.url)
-            .region(aws_config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                "testing", "testing", None, None, "test",
-            ))
-            .load(),
-    );
+    let conf = aws_conf(&rt, &m, "us-east-1");
     let eks = aws_sdk_eks::Client::new(&conf);
     let group = |rt: &tokio::runtime::Runtime| {
         rt.block_on(
@@ -1348,15 +1337,7 @@ output "account" { value = data.aws_caller_identity.me.account_id }
     assert_eq!(code, 0, "{out}");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let in_region = |region: &'static str| {
-        let conf = rt.block_on(
-            aws_config::defaults(aws_config::BehaviorVersion::latest())
-                .endpoint_url(&m.url)
-                .region(aws_config::Region::new(region))
-                .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                    "testing", "testing", None, None, "test",
-                ))
-                .load(),
-        );
+        let conf = aws_conf(&rt, &m, region);
         our_vpcs(&rt, &aws_sdk_ec2::Client::new(&conf)).len()
     };
     assert_eq!(in_region("eu-west-1"), 1, "made where the block says");
@@ -1424,15 +1405,7 @@ resource "aws_s3_bucket_versioning" "models" {
     )
     .expect("config");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let conf = rt.block_on(
-        aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .endpoint_url(&m.url)
-            .region(aws_config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_ec2::config::Credentials::new(
-                "testing", "testing", None, None, "test",
-            ))
-            .load(),
-    );
+    let conf = aws_conf(&rt, &m, "us-east-1");
     let s3 = aws_sdk_s3::Client::from_conf(
         aws_sdk_s3::config::Builder::from(&conf)
             .force_path_style(true)
