@@ -23,6 +23,16 @@ use strata_value::value::Value;
 
 pub struct Bucket;
 
+/// `force_destroy` is strata's, not S3's: an object keeps the one it was
+/// given.
+fn with_force_destroy(mut v: Value, keep: Option<&Value>) -> Value {
+    if let Value::Object(m) = &mut v {
+        let keep = keep.cloned().unwrap_or(Value::Bool(false));
+        m.insert("force_destroy".into(), keep);
+    }
+    v
+}
+
 /// The bucket's tags as S3 holds them (none is an error code, not an
 /// empty set).
 async fn bucket_tags(c: &Clients, bucket: &str) -> Result<Vec<Tag>, DriverError> {
@@ -202,16 +212,7 @@ impl Kind for Bucket {
                 Some(n) => self.get(c, &n).await?,
                 None => None,
             };
-            // `force_destroy` is strata's, not S3's: kept as it was.
-            out.push(found.map(|mut v| {
-                if let Value::Object(m) = &mut v {
-                    let keep = get(o, "force_destroy")
-                        .cloned()
-                        .unwrap_or(Value::Null(Type::Bool));
-                    m.insert("force_destroy".into(), keep);
-                }
-                v
-            }));
+            out.push(found.map(|v| with_force_destroy(v, get(o, "force_destroy"))));
         }
         Ok(out)
     }
@@ -232,18 +233,12 @@ impl Kind for Bucket {
             .await
             .map_err(|e| api("CreateBucket", e))?;
         put_tags(c, &name, &with_ownership(&string_map(planned, "tags"), t)).await?;
-        let mut v = self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
+        let v = self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
             operation: format!("HeadBucket {name}"),
             detail: "the bucket is not there right after being made".into(),
             retryable: true,
         })?;
-        if let Value::Object(m) = &mut v {
-            m.insert(
-                "force_destroy".into(),
-                Value::Bool(boolean(planned, "force_destroy").unwrap_or(false)),
-            );
-        }
-        Ok(v)
+        Ok(with_force_destroy(v, get(planned, "force_destroy")))
     }
 
     async fn update(
@@ -263,18 +258,12 @@ impl Kind for Bucket {
             .collect();
         all.extend(string_map(planned, "tags"));
         put_tags(c, &name, &all).await?;
-        let mut v = self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
+        let v = self.get(c, &name).await?.ok_or_else(|| DriverError::Api {
             operation: format!("HeadBucket {name}"),
             detail: "the bucket is gone right after being updated".into(),
             retryable: true,
         })?;
-        if let Value::Object(m) = &mut v {
-            m.insert(
-                "force_destroy".into(),
-                Value::Bool(boolean(planned, "force_destroy").unwrap_or(false)),
-            );
-        }
-        Ok(v)
+        Ok(with_force_destroy(v, get(planned, "force_destroy")))
     }
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
