@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// moto, behind the test proxy (`testing/cloudproxy`) that stands in for
+/// moto, behind the test proxy (`testing/standin`) that stands in for
 /// what moto lacks (EKS add-ons) and corrects what it gets wrong (S3
 /// versioning's response element); `url` is the proxy's.
 struct Moto {
     child: Child,
     url: String,
-    _proxy: strata_cloudproxy::Proxy,
+    _proxy: strata_standin::Server,
 }
 
 impl Drop for Moto {
@@ -52,8 +52,8 @@ fn moto() -> Moto {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let proxy = strata_cloudproxy::start(&format!("http://127.0.0.1:{port}"))
-        .expect("the test proxy starts");
+    let proxy =
+        strata_standin::start(&format!("http://127.0.0.1:{port}")).expect("the test proxy starts");
     Moto {
         child,
         url: proxy.url.clone(),
@@ -421,7 +421,7 @@ resource "aws_iam_role" "r" {{
     assert_eq!(list.trim(), "aws_vpc.main", "not forgotten");
 
     // Not allowed: AccessDenied, as IAM says it.
-    m._proxy.inject(strata_cloudproxy::Injection {
+    m._proxy.inject(strata_standin::Injection {
         matching: vec!["Action=CreateRole".into()],
         times: 1,
         status: 403,
@@ -609,14 +609,14 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     // moto makes clusters and node groups ACTIVE at once; the proxy
     // answers the first look at each with CREATING, as EKS does for
     // minutes, so the waiters must look again.
-    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+    m._proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train?",
         200,
         serde_json::json!({ "cluster": { "name": "train", "status": "CREATING" } }),
         1,
     ));
-    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+    m._proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train/node-groups/h100?",
         200,
@@ -1502,7 +1502,7 @@ resource "aws_subnet" "a" {
     )
     .expect("config");
     // Throttled twice: the SDK's retries (raised to 8 attempts) absorb it.
-    m._proxy.inject(strata_cloudproxy::Injection::ec2_error(
+    m._proxy.inject(strata_standin::Injection::ec2_error(
         "CreateVpc",
         503,
         "RequestLimitExceeded",
@@ -1510,14 +1510,14 @@ resource "aws_subnet" "a" {
         2,
     ));
     // Refused: AWS's encoded reason is decoded through STS.
-    m._proxy.inject(strata_cloudproxy::Injection::ec2_error(
+    m._proxy.inject(strata_standin::Injection::ec2_error(
         "CreateSubnet",
         403,
         "UnauthorizedOperation",
         "You are not authorized to perform this operation. Encoded authorization failure message: ENCODED-123",
         1,
     ));
-    m._proxy.inject(strata_cloudproxy::Injection::query_result(
+    m._proxy.inject(strata_standin::Injection::query_result(
         "DecodeAuthorizationMessage",
         "https://sts.amazonaws.com/doc/2011-06-15/",
         r#"<DecodedMessage>{"allowed":false,"explicitDeny":true,"context":{"action":"ec2:CreateSubnet"}}</DecodedMessage>"#,
@@ -1542,7 +1542,7 @@ resource "aws_subnet" "a" {
     // No capacity: the node group's health says so, and the error is of
     // its own kind, with advice.
     std::fs::write(d.join("main.tf"), EKS).expect("config");
-    m._proxy.inject(strata_cloudproxy::Injection::rest_json(
+    m._proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train/node-groups/h100",
         200,
@@ -1628,7 +1628,7 @@ resource "aws_subnet" "s" {
                 .unwrap_or_default()
         )
     };
-    let answer = |matching: Vec<&str>, body: String| strata_cloudproxy::Injection {
+    let answer = |matching: Vec<&str>, body: String| strata_standin::Injection {
         matching: matching.into_iter().map(str::to_string).collect(),
         times: 1,
         status: 200,

@@ -561,7 +561,15 @@ pub fn resource_body(
                 out.push(' ');
                 out.push_str(name);
                 out.push(' ');
-                resource_body(x, y, Some(&bs.schema), &[], inner, out);
+                // A path through this block element (`node_config.0.x`)
+                // marks `x` inside it.
+                let index = i.to_string();
+                let within: Vec<Vec<String>> = forces
+                    .iter()
+                    .filter(|p| p.len() > 2 && p[0] == *name && p[1] == index)
+                    .map(|p| p[2..].to_vec())
+                    .collect();
+                resource_body(x, y, Some(&bs.schema), &within, inner, out);
                 out.push('\n');
             }
         }

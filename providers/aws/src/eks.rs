@@ -180,14 +180,18 @@ impl Cluster {
                     .unwrap_or_default();
                 Ok(match status.as_str() {
                     "ACTIVE" => Poll::Ready(Cluster::value(cl, timeouts)),
-                    "FAILED" => Poll::Failed(format!(
-                        "cluster {name} is FAILED: {}",
-                        issues_text(
-                            cl.health()
-                                .map_or(&[][..], |h| h.issues())
-                                .iter()
-                                .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                        )
+                    "FAILED" => Poll::Failed(crate::error::classify(
+                        "EKS cluster",
+                        format!(
+                            "cluster {name} is FAILED: {}",
+                            issues_text(
+                                cl.health()
+                                    .map_or(&[][..], |h| h.issues())
+                                    .iter()
+                                    .map(|i| (i.code().map(|c| c.as_str()), i.message()))
+                            )
+                        ),
+                        false,
                     )),
                     s => Poll::Pending(s.to_string()),
                 })
@@ -215,7 +219,7 @@ impl Cluster {
 }
 
 #[async_trait]
-impl Kind for Cluster {
+impl Kind<Clients> for Cluster {
     fn schema(&self) -> ResourceSchema {
         let mut s = tags::taggable_schema(vec![
             (
@@ -709,15 +713,21 @@ impl NodeGroup {
                     .unwrap_or_default();
                 Ok(match status.as_str() {
                     "ACTIVE" => Poll::Ready(NodeGroup::value(ng, timeouts)),
-                    "CREATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => Poll::Failed(format!(
-                        "node group {name} is {status}: {}",
-                        issues_text(
-                            ng.health()
-                                .map_or(&[][..], |h| h.issues())
-                                .iter()
-                                .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                        )
-                    )),
+                    "CREATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
+                        Poll::Failed(crate::error::classify(
+                            "EKS node group",
+                            format!(
+                                "node group {name} is {status}: {}",
+                                issues_text(
+                                    ng.health()
+                                        .map_or(&[][..], |h| h.issues())
+                                        .iter()
+                                        .map(|i| (i.code().map(|c| c.as_str()), i.message()))
+                                )
+                            ),
+                            false,
+                        ))
+                    }
                     s => Poll::Pending(s.to_string()),
                 })
             }
@@ -744,7 +754,7 @@ impl NodeGroup {
 }
 
 #[async_trait]
-impl Kind for NodeGroup {
+impl Kind<Clients> for NodeGroup {
     fn schema(&self) -> ResourceSchema {
         let mut s = tags::taggable_schema(vec![
             (
@@ -1220,14 +1230,18 @@ impl Addon {
         Ok(match status {
             "ACTIVE" => Poll::Ready(Addon::value(&a, from)),
             "CREATE_FAILED" | "UPDATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
-                Poll::Failed(format!(
-                    "add-on {name} is {status}: {}",
-                    issues_text(
-                        a.health()
-                            .map_or(&[][..], |h| h.issues())
-                            .iter()
-                            .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                    )
+                Poll::Failed(crate::error::classify(
+                    "EKS add-on",
+                    format!(
+                        "add-on {name} is {status}: {}",
+                        issues_text(
+                            a.health()
+                                .map_or(&[][..], |h| h.issues())
+                                .iter()
+                                .map(|i| (i.code().map(|c| c.as_str()), i.message()))
+                        )
+                    ),
+                    false,
                 ))
             }
             s => Poll::Pending(s.to_string()),
@@ -1246,7 +1260,7 @@ impl Addon {
 }
 
 #[async_trait]
-impl Kind for Addon {
+impl Kind<Clients> for Addon {
     fn schema(&self) -> ResourceSchema {
         let mut s = tags::taggable_schema(vec![
             (

@@ -29,23 +29,7 @@ pub const CAPACITY: &[&str] = &[
 
 /// A failure whose text names a capacity code is a capacity failure.
 pub fn classify(operation: &str, detail: String, retryable: bool) -> DriverError {
-    let capacity = CAPACITY.iter().any(|c| {
-        detail
-            .split(|ch: char| !ch.is_ascii_alphanumeric())
-            .any(|w| w == *c)
-    });
-    if capacity {
-        DriverError::Capacity {
-            operation: operation.to_string(),
-            detail,
-        }
-    } else {
-        DriverError::Api {
-            operation: operation.to_string(),
-            detail,
-            retryable,
-        }
-    }
+    strata_provider::classify(operation, detail, retryable, CAPACITY)
 }
 
 /// Codes that say the thing asked about is not there: a refresh treats

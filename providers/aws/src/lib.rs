@@ -15,16 +15,15 @@ mod error;
 mod iam;
 mod s3;
 mod tags;
-mod values;
-mod wait;
 
 use async_trait::async_trait;
 use ec2::Ec2;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+pub(crate) use strata_provider::Kind;
+use strata_provider::{values, wait};
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, Driver, DriverError, PlanRequest, Planned, ResourceSchema,
-    Tags,
+    AttributeSchema as A, BlockNesting, Cloud, DriverError, Kinds, ResourceSchema,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -60,32 +59,6 @@ impl Clients {
     }
 }
 
-/// One resource type.
-#[async_trait]
-pub(crate) trait Kind: Send + Sync {
-    fn schema(&self) -> ResourceSchema;
-
-    /// The plan: by default the schema's (configured values, computed ones
-    /// kept or unknown); a type adjusts what its API decides.
-    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        strata_provider::plan_by_schema(schema, req.prior, req.config)
-    }
-
-    /// Current objects for `objs` (in order; `None` when gone).
-    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError>;
-    async fn create(&self, c: &Clients, planned: &Value, tags: &Tags)
-        -> Result<Value, DriverError>;
-    async fn update(
-        &self,
-        c: &Clients,
-        prior: &Value,
-        planned: &Value,
-    ) -> Result<Value, DriverError>;
-    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError>;
-    async fn find_tagged(&self, c: &Clients, tags: &Tags) -> Result<Vec<Value>, DriverError>;
-    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError>;
-}
-
 /// What the `provider "aws"` block says; the SDK's standard chain fills
 /// in the rest.
 #[derive(Debug, Clone, Default)]
@@ -102,8 +75,7 @@ const SERVICES: [&str; 5] = ["ec2", "eks", "iam", "s3", "sts"];
 
 pub struct Aws {
     settings: std::sync::Mutex<Settings>,
-    kinds: BTreeMap<String, Arc<dyn Kind>>,
-    schemas: BTreeMap<String, ResourceSchema>,
+    kinds: Kinds<Clients>,
     data: BTreeMap<String, Arc<dyn data::DataKind>>,
     data_schemas: BTreeMap<String, ResourceSchema>,
     clients: OnceCell<Clients>,
@@ -117,69 +89,56 @@ impl Default for Aws {
 
 impl Aws {
     pub fn new() -> Aws {
-        let kinds: BTreeMap<String, Arc<dyn Kind>> = BTreeMap::from([
-            (
-                "aws_vpc".to_string(),
-                Arc::new(Ec2::new(ec2::Vpc)) as Arc<dyn Kind>,
-            ),
-            ("aws_subnet".to_string(), Arc::new(Ec2::new(ec2::Subnet))),
-            (
-                "aws_internet_gateway".to_string(),
-                Arc::new(Ec2::new(ec2::InternetGateway)),
-            ),
-            ("aws_eip".to_string(), Arc::new(Ec2::new(ec2::Eip))),
-            (
-                "aws_nat_gateway".to_string(),
-                Arc::new(Ec2::new(ec2::NatGateway)),
-            ),
-            (
-                "aws_route_table".to_string(),
-                Arc::new(Ec2::new(ec2::RouteTable)),
-            ),
-            (
-                "aws_route_table_association".to_string(),
-                Arc::new(Ec2::new(ec2::RouteTableAssociation)),
-            ),
-            (
-                "aws_security_group".to_string(),
-                Arc::new(Ec2::new(ec2::SecurityGroup)),
-            ),
-            (
-                "aws_vpc_security_group_ingress_rule".to_string(),
-                Arc::new(Ec2::new(ec2::SecurityGroupRule::<false>)),
-            ),
-            (
-                "aws_vpc_security_group_egress_rule".to_string(),
-                Arc::new(Ec2::new(ec2::SecurityGroupRule::<true>)),
-            ),
-            (
-                "aws_launch_template".to_string(),
-                Arc::new(Ec2::new(ec2::LaunchTemplate)),
-            ),
-            ("aws_s3_bucket".to_string(), Arc::new(s3::Bucket)),
-            (
-                "aws_s3_bucket_versioning".to_string(),
-                Arc::new(s3::BucketVersioning),
-            ),
-            ("aws_iam_role".to_string(), Arc::new(iam::Role)),
-            ("aws_iam_role_policy".to_string(), Arc::new(iam::RolePolicy)),
-            (
-                "aws_iam_instance_profile".to_string(),
-                Arc::new(iam::InstanceProfile),
-            ),
-            (
-                "aws_iam_openid_connect_provider".to_string(),
-                Arc::new(iam::OpenIdConnectProvider),
-            ),
-            ("aws_eks_cluster".to_string(), Arc::new(eks::Cluster)),
-            ("aws_eks_node_group".to_string(), Arc::new(eks::NodeGroup)),
-            ("aws_eks_addon".to_string(), Arc::new(eks::Addon)),
-            (
-                "aws_iam_role_policy_attachment".to_string(),
-                Arc::new(iam::RolePolicyAttachment),
-            ),
-        ]);
-        let schemas = kinds.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
+        let kinds = Kinds::new(
+            "aws",
+            vec![
+                (
+                    "aws_vpc",
+                    Arc::new(Ec2::new(ec2::Vpc)) as Arc<dyn Kind<Clients>>,
+                ),
+                ("aws_subnet", Arc::new(Ec2::new(ec2::Subnet))),
+                (
+                    "aws_internet_gateway",
+                    Arc::new(Ec2::new(ec2::InternetGateway)),
+                ),
+                ("aws_eip", Arc::new(Ec2::new(ec2::Eip))),
+                ("aws_nat_gateway", Arc::new(Ec2::new(ec2::NatGateway))),
+                ("aws_route_table", Arc::new(Ec2::new(ec2::RouteTable))),
+                (
+                    "aws_route_table_association",
+                    Arc::new(Ec2::new(ec2::RouteTableAssociation)),
+                ),
+                ("aws_security_group", Arc::new(Ec2::new(ec2::SecurityGroup))),
+                (
+                    "aws_vpc_security_group_ingress_rule",
+                    Arc::new(Ec2::new(ec2::SecurityGroupRule::<false>)),
+                ),
+                (
+                    "aws_vpc_security_group_egress_rule",
+                    Arc::new(Ec2::new(ec2::SecurityGroupRule::<true>)),
+                ),
+                (
+                    "aws_launch_template",
+                    Arc::new(Ec2::new(ec2::LaunchTemplate)),
+                ),
+                ("aws_s3_bucket", Arc::new(s3::Bucket)),
+                ("aws_s3_bucket_versioning", Arc::new(s3::BucketVersioning)),
+                ("aws_iam_role", Arc::new(iam::Role)),
+                ("aws_iam_role_policy", Arc::new(iam::RolePolicy)),
+                ("aws_iam_instance_profile", Arc::new(iam::InstanceProfile)),
+                (
+                    "aws_iam_openid_connect_provider",
+                    Arc::new(iam::OpenIdConnectProvider),
+                ),
+                ("aws_eks_cluster", Arc::new(eks::Cluster)),
+                ("aws_eks_node_group", Arc::new(eks::NodeGroup)),
+                ("aws_eks_addon", Arc::new(eks::Addon)),
+                (
+                    "aws_iam_role_policy_attachment",
+                    Arc::new(iam::RolePolicyAttachment),
+                ),
+            ],
+        );
         let data: BTreeMap<String, Arc<dyn data::DataKind>> = BTreeMap::from([
             (
                 "aws_availability_zones".to_string(),
@@ -198,20 +157,10 @@ impl Aws {
         Aws {
             settings: std::sync::Mutex::new(Settings::default()),
             kinds,
-            schemas,
             data,
             data_schemas,
             clients: OnceCell::new(),
         }
-    }
-
-    fn kind(&self, type_name: &str) -> Result<&Arc<dyn Kind>, DriverError> {
-        self.kinds
-            .get(type_name)
-            .ok_or_else(|| DriverError::UnknownType {
-                driver: "aws".into(),
-                type_name: type_name.into(),
-            })
     }
 
     async fn clients(&self) -> &Clients {
@@ -256,22 +205,41 @@ impl Aws {
     }
 }
 
-impl Aws {
+#[async_trait]
+impl Cloud for Aws {
+    type Ctx = Clients;
+
+    fn name(&self) -> &str {
+        "aws"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"registry.terraform.io/hashicorp/aws\"]".to_string()
+    }
+
+    fn kinds(&self) -> &Kinds<Clients> {
+        &self.kinds
+    }
+
+    async fn ctx(&self) -> &Clients {
+        self.clients().await
+    }
+
     /// EC2 says why it refused a call only in an encoded message; STS
     /// decodes it for a caller allowed `sts:DecodeAuthorizationMessage`,
     /// and the decoded policy evaluation goes into the error. Without
     /// that permission the error stays as AWS gave it.
-    async fn explained<T>(&self, r: Result<T, DriverError>) -> Result<T, DriverError> {
-        let Err(DriverError::Api {
+    async fn explain(&self, e: DriverError) -> DriverError {
+        let DriverError::Api {
             operation,
             detail,
             retryable,
-        }) = &r
+        } = &e
         else {
-            return r;
+            return e;
         };
         let Some(blob) = error::encoded_message(detail) else {
-            return r;
+            return e;
         };
         let c = self.clients().await;
         match c
@@ -281,31 +249,16 @@ impl Aws {
             .send()
             .await
         {
-            Ok(out) => Err(DriverError::Api {
+            Ok(out) => DriverError::Api {
                 operation: operation.clone(),
                 detail: format!(
                     "{detail}\nDecoded: {}",
                     out.decoded_message().unwrap_or_default()
                 ),
                 retryable: *retryable,
-            }),
-            Err(_) => r,
+            },
+            Err(_) => e,
         }
-    }
-}
-
-#[async_trait]
-impl Driver for Aws {
-    fn name(&self) -> &str {
-        "aws"
-    }
-
-    fn provider_address(&self) -> String {
-        "provider[\"registry.terraform.io/hashicorp/aws\"]".to_string()
-    }
-
-    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas
     }
 
     fn provider_schema(&self) -> ResourceSchema {
@@ -370,58 +323,6 @@ impl Driver for Aws {
             *s = settings;
         }
         Ok(())
-    }
-
-    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
-        let kind = self.kind(req.type_name)?;
-        Ok(kind.plan(&self.schemas[req.type_name], &req))
-    }
-
-    async fn read(
-        &self,
-        type_name: &str,
-        instances: &[Value],
-    ) -> Result<Vec<Option<Value>>, DriverError> {
-        let kind = self.kind(type_name)?;
-        kind.read(self.clients().await, instances).await
-    }
-
-    async fn create(
-        &self,
-        type_name: &str,
-        planned: &Value,
-        tags: &Tags,
-    ) -> Result<Value, DriverError> {
-        let kind = self.kind(type_name)?;
-        let r = kind.create(self.clients().await, planned, tags).await;
-        self.explained(r).await
-    }
-
-    async fn update(
-        &self,
-        type_name: &str,
-        prior: &Value,
-        planned: &Value,
-    ) -> Result<Value, DriverError> {
-        let kind = self.kind(type_name)?;
-        let r = kind.update(self.clients().await, prior, planned).await;
-        self.explained(r).await
-    }
-
-    async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
-        let kind = self.kind(type_name)?;
-        let r = kind.delete(self.clients().await, prior).await;
-        self.explained(r).await
-    }
-
-    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        let kind = self.kind(type_name)?;
-        kind.find_tagged(self.clients().await, tags).await
-    }
-
-    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
-        let kind = self.kind(type_name)?;
-        kind.import(self.clients().await, id).await
     }
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {

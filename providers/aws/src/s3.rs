@@ -175,7 +175,7 @@ impl Bucket {
 }
 
 #[async_trait]
-impl Kind for Bucket {
+impl Kind<Clients> for Bucket {
     fn schema(&self) -> ResourceSchema {
         tags::taggable_schema(vec![
             (
@@ -375,7 +375,7 @@ impl BucketVersioning {
 }
 
 #[async_trait]
-impl Kind for BucketVersioning {
+impl Kind<Clients> for BucketVersioning {
     fn schema(&self) -> ResourceSchema {
         let mut s = ResourceSchema::of_attributes(vec![
             ("id", A::computed(Type::String, "The bucket's name.")),

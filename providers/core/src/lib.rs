@@ -11,9 +11,13 @@
 //!
 //! Drivers depend on this crate and on `strata-value`, never on the engine.
 
+mod kind;
 mod plan;
 mod schema;
+pub mod values;
+pub mod wait;
 
+pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
 
@@ -81,6 +85,33 @@ pub enum DriverError {
         detail: String,
         retryable: bool,
     },
+}
+
+/// A failure whose text names one of the cloud's `capacity` codes (as a
+/// whole word) is a capacity failure; anything else is an API failure.
+pub fn classify(
+    operation: &str,
+    detail: String,
+    retryable: bool,
+    capacity: &[&str],
+) -> DriverError {
+    let is_capacity = capacity.iter().any(|c| {
+        detail
+            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+            .any(|w| w == *c)
+    });
+    if is_capacity {
+        DriverError::Capacity {
+            operation: operation.to_string(),
+            detail,
+        }
+    } else {
+        DriverError::Api {
+            operation: operation.to_string(),
+            detail,
+            retryable,
+        }
+    }
 }
 
 #[async_trait]

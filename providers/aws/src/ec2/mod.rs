@@ -194,7 +194,7 @@ impl<T: Ec2Type> Ec2<T> {
 }
 
 #[async_trait]
-impl<T: Ec2Type + 'static> Kind for Ec2<T> {
+impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
     fn schema(&self) -> ResourceSchema {
         self.kind.schema()
     }

@@ -141,10 +141,14 @@ impl NatGateway {
         Ok(match g.state() {
             Some(NatGatewayState::Available) => Poll::Ready(Value::string(id)),
             Some(NatGatewayState::Deleted) => Poll::Gone,
-            Some(NatGatewayState::Failed) => Poll::Failed(format!(
-                "{}: {}",
-                g.failure_code().unwrap_or("Failed"),
-                g.failure_message().unwrap_or("the NAT gateway failed")
+            Some(NatGatewayState::Failed) => Poll::Failed(crate::error::classify(
+                "NAT gateway",
+                format!(
+                    "{}: {}",
+                    g.failure_code().unwrap_or("Failed"),
+                    g.failure_message().unwrap_or("the NAT gateway failed")
+                ),
+                false,
             )),
             s => Poll::Pending(s.map_or("pending", NatGatewayState::as_str).to_string()),
         })

@@ -69,7 +69,7 @@ impl OpenIdConnectProvider {
 }
 
 #[async_trait]
-impl Kind for OpenIdConnectProvider {
+impl Kind<Clients> for OpenIdConnectProvider {
     fn schema(&self) -> ResourceSchema {
         tags::taggable_schema(vec![
             (

@@ -100,7 +100,7 @@ impl InstanceProfile {
 }
 
 #[async_trait]
-impl Kind for InstanceProfile {
+impl Kind<Clients> for InstanceProfile {
     fn schema(&self) -> ResourceSchema {
         tags::taggable_schema(vec![
             (

@@ -54,7 +54,7 @@ impl Role {
 }
 
 #[async_trait]
-impl Kind for Role {
+impl Kind<Clients> for Role {
     fn schema(&self) -> ResourceSchema {
         tags::taggable_schema(vec![
             (
@@ -254,7 +254,7 @@ impl RolePolicyAttachment {
 }
 
 #[async_trait]
-impl Kind for RolePolicyAttachment {
+impl Kind<Clients> for RolePolicyAttachment {
     fn schema(&self) -> ResourceSchema {
         ResourceSchema {
             version: 0,
@@ -404,7 +404,7 @@ impl RolePolicy {
 }
 
 #[async_trait]
-impl Kind for RolePolicy {
+impl Kind<Clients> for RolePolicy {
     fn schema(&self) -> ResourceSchema {
         ResourceSchema::of_attributes(vec![
             ("id", A::computed(Type::String, "ROLE:NAME.")),

@@ -4,9 +4,9 @@
 //! "Still creating..." lines.
 
 use crate::values::{get, string};
+use crate::DriverError;
 use std::future::Future;
 use std::time::Duration;
-use strata_provider::DriverError;
 use strata_value::value::Value;
 
 /// One look at the object.
@@ -14,8 +14,9 @@ pub enum Poll {
     Ready(Value),
     /// Still in a transitional status.
     Pending(String),
-    /// In a failure status; the detail says why.
-    Failed(String),
+    /// In a failure status: the error says why, classified by the driver
+    /// (a capacity failure is [`DriverError::Capacity`]).
+    Failed(DriverError),
     /// Not there (what a delete waits for).
     Gone,
 }
@@ -38,8 +39,8 @@ where
     let mut last = String::from("not looked at yet");
     loop {
         let p = look().await?;
-        if let Poll::Failed(why) = p {
-            return Err(crate::error::classify(what, why, false));
+        if let Poll::Failed(e) = p {
+            return Err(e);
         }
         if done(&p) {
             return Ok(p);
@@ -93,8 +94,9 @@ where
         .map(|_| ())
 }
 
-/// How often to look: soon at first, then every 15 s at most.
-pub const POLL: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(15));
+/// How often to look: soon at first (many operations finish in seconds),
+/// then every 15 s at most.
+pub const POLL: (Duration, Duration) = (Duration::from_millis(500), Duration::from_secs(15));
 
 /// The `timeouts` block's entry for `op` in `v`, or Terraform's default.
 pub fn timeout(v: &Value, op: &str, default: Duration) -> Duration {
@@ -128,7 +130,10 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::classify;
     use std::cell::Cell;
+
+    const CAPACITY: &[&str] = &["InsufficientInstanceCapacity"];
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -169,9 +174,12 @@ mod tests {
             Duration::from_secs(60),
             (Duration::from_secs(1), Duration::from_secs(1)),
             || async {
-                Ok(Poll::Failed(
+                Ok(Poll::Failed(classify(
+                    "node group",
                     "CREATE_FAILED: InsufficientFreeAddresses".into(),
-                ))
+                    false,
+                    CAPACITY,
+                )))
             },
             |p| matches!(p, Poll::Ready(_)),
         ));
@@ -182,9 +190,12 @@ mod tests {
             Duration::from_secs(60),
             POLL,
             || async {
-                Ok(Poll::Failed(
+                Ok(Poll::Failed(classify(
+                    "node group",
                     "CREATE_FAILED: AsgInstanceLaunchFailures: InsufficientInstanceCapacity".into(),
-                ))
+                    false,
+                    CAPACITY,
+                )))
             },
             |p| matches!(p, Poll::Ready(_)),
         ));

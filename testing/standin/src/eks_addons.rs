@@ -1,6 +1,7 @@
 //! EKS add-ons as the EKS API documents them (REST-JSON), in memory.
 
-use super::{error, json, Body};
+use crate::proxy::error;
+use crate::{decode, json, Body};
 use hyper::{Method, Response};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -19,24 +20,6 @@ fn now() -> f64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or_default()
-}
-
-fn decode(s: &str) -> String {
-    let mut out = Vec::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(x) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(x);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Addons {

@@ -1,11 +1,9 @@
 //! Reading configuration values and building objects: the small vocabulary
 //! every resource here speaks.
 
+use crate::{AttributeSchema as A, BlockNesting, BlockSchema, DriverError, ResourceSchema};
 use std::collections::BTreeMap;
 use std::future::Future;
-use strata_provider::{
-    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, ResourceSchema,
-};
 use strata_value::types::Type;
 use strata_value::value::Value;
 

@@ -1,0 +1,200 @@
+//! The shape every cloud driver takes: one [`Kind`] per resource type,
+//! found by name in a [`Kinds`] table, each given the driver's clients `C`.
+//! The table does the dispatch and the "no such type" errors once for all
+//! drivers.
+
+use crate::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata_value::value::Value;
+
+/// One resource type of a driver whose clients are `C`.
+#[async_trait]
+pub trait Kind<C: Sync>: Send + Sync {
+    fn schema(&self) -> ResourceSchema;
+
+    /// The plan: by default the schema's (configured values, computed ones
+    /// kept or unknown); a type adjusts what its API decides.
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        crate::plan_by_schema(schema, req.prior, req.config)
+    }
+
+    /// Current objects for `objs` (in order; `None` when gone).
+    async fn read(&self, c: &C, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError>;
+    async fn create(&self, c: &C, planned: &Value, tags: &Tags) -> Result<Value, DriverError>;
+    async fn update(&self, c: &C, prior: &Value, planned: &Value) -> Result<Value, DriverError>;
+    async fn delete(&self, c: &C, prior: &Value) -> Result<(), DriverError>;
+    async fn find_tagged(&self, c: &C, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+    async fn import(&self, c: &C, id: &str) -> Result<Option<Value>, DriverError>;
+}
+
+/// A driver's resource types by name, with their schemas.
+pub struct Kinds<C> {
+    driver: &'static str,
+    kinds: BTreeMap<String, Arc<dyn Kind<C>>>,
+    schemas: BTreeMap<String, ResourceSchema>,
+}
+
+impl<C: Sync> Kinds<C> {
+    pub fn new(driver: &'static str, kinds: Vec<(&str, Arc<dyn Kind<C>>)>) -> Kinds<C> {
+        let kinds: BTreeMap<String, Arc<dyn Kind<C>>> =
+            kinds.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let schemas = kinds.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
+        Kinds {
+            driver,
+            kinds,
+            schemas,
+        }
+    }
+
+    pub fn schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas
+    }
+
+    pub fn get(&self, type_name: &str) -> Result<&Arc<dyn Kind<C>>, DriverError> {
+        self.kinds
+            .get(type_name)
+            .ok_or_else(|| DriverError::UnknownType {
+                driver: self.driver.into(),
+                type_name: type_name.into(),
+            })
+    }
+
+    pub fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        let kind = self.get(req.type_name)?;
+        Ok(kind.plan(&self.schemas[req.type_name], &req))
+    }
+}
+
+/// A driver made of [`Kinds`] over clients `Ctx`: implementing this gives
+/// the whole [`Driver`] (dispatch by type name, clients made on first use,
+/// failed writes explained) without writing it again per cloud.
+#[async_trait]
+pub trait Cloud: Send + Sync {
+    type Ctx: Sync;
+
+    fn name(&self) -> &str;
+    fn provider_address(&self) -> String;
+    fn kinds(&self) -> &Kinds<Self::Ctx>;
+
+    /// The clients, made on first use (so a plan with nothing of this
+    /// cloud's never looks for credentials).
+    async fn ctx(&self) -> &Self::Ctx;
+
+    fn provider_schema(&self) -> ResourceSchema {
+        ResourceSchema::of_attributes(Vec::new())
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let _ = config;
+        Ok(())
+    }
+
+    /// A chance to say more about a failed create, update or delete (AWS
+    /// decodes its encoded authorization messages).
+    async fn explain(&self, e: DriverError) -> DriverError {
+        e
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        let _ = config;
+        Err(DriverError::UnknownType {
+            driver: self.name().to_string(),
+            type_name: type_name.to_string(),
+        })
+    }
+}
+
+#[async_trait]
+impl<T: Cloud> Driver for T {
+    fn name(&self) -> &str {
+        Cloud::name(self)
+    }
+
+    fn provider_address(&self) -> String {
+        Cloud::provider_address(self)
+    }
+
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        self.kinds().schemas()
+    }
+
+    fn provider_schema(&self) -> ResourceSchema {
+        Cloud::provider_schema(self)
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        Cloud::configure(self, config)
+    }
+
+    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        self.kinds().plan(req)
+    }
+
+    async fn read(
+        &self,
+        type_name: &str,
+        objs: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        kind.read(self.ctx().await, objs).await
+    }
+
+    async fn create(
+        &self,
+        type_name: &str,
+        planned: &Value,
+        tags: &Tags,
+    ) -> Result<Value, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        match kind.create(self.ctx().await, planned, tags).await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.explain(e).await),
+        }
+    }
+
+    async fn update(
+        &self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        match kind.update(self.ctx().await, prior, planned).await {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.explain(e).await),
+        }
+    }
+
+    async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        match kind.delete(self.ctx().await, prior).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.explain(e).await),
+        }
+    }
+
+    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        kind.find_tagged(self.ctx().await, tags).await
+    }
+
+    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        kind.import(self.ctx().await, id).await
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        Cloud::data_schemas(self)
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        Cloud::read_data(self, type_name, config).await
+    }
+}

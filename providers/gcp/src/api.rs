@@ -1,0 +1,268 @@
+//! How Google's APIs speak (errors, pages, capacity codes) and how their
+//! long-running operations are waited for; plus the conversions every
+//! type here makes between strata values and API JSON.
+
+use crate::Ctx;
+use serde_json::Value as Json;
+use std::time::Duration;
+use strata_provider::wait::{self, Poll};
+use strata_provider::{DriverError, ResourceSchema};
+use strata_rest::{Method, Paging};
+use strata_value::value::Value;
+
+pub struct Google;
+
+/// Codes (operation error codes, error reasons) that say "no capacity or
+/// quota for this there now": another zone, machine type or time may work.
+const CAPACITY: &[&str] = &[
+    "ZONE_RESOURCE_POOL_EXHAUSTED",
+    "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
+    "REGION_RESOURCE_POOL_EXHAUSTED",
+    "GCE_STOCKOUT",
+    "QUOTA_EXCEEDED",
+    "quotaExceeded",
+];
+
+impl strata_rest::Dialect for Google {
+    fn cloud(&self) -> &'static str {
+        "GCP"
+    }
+
+    /// `{"error": {"code", "message", "status", "errors": [{"reason"}]}}`:
+    /// the reason when there is one (Compute, Storage), else the status.
+    fn error(&self, status: u16, body: &Json, text: &str) -> (String, String) {
+        let e = &body["error"];
+        let code = e["errors"][0]["reason"]
+            .as_str()
+            .or_else(|| e["status"].as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("HTTP{status}"));
+        let message = e["message"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| text.chars().take(500).collect());
+        (code, message)
+    }
+
+    fn capacity(&self) -> &'static [&'static str] {
+        CAPACITY
+    }
+
+    fn retryable(&self, code: &str, message: &str) -> bool {
+        matches!(
+            code,
+            "rateLimitExceeded" | "userRateLimitExceeded" | "backendError" | "internalError"
+        ) || (code == "FAILED_PRECONDITION" && message.contains("incompatible operation"))
+    }
+
+    fn paging(&self) -> Paging {
+        Paging::Token
+    }
+}
+
+/// Waits for a Compute Engine operation (`op` as an insert, patch or
+/// delete returned it) through the `wait` method, which itself holds the
+/// call until the operation is done or two minutes pass.
+pub async fn compute_op(
+    c: &Ctx,
+    what: &str,
+    op: &Json,
+    timeout: Duration,
+) -> Result<(), DriverError> {
+    let Some(link) = op["selfLink"].as_str() else {
+        return Err(DriverError::Api {
+            operation: what.into(),
+            detail: format!("the operation came back without a selfLink: {op}"),
+            retryable: false,
+        });
+    };
+    // The link names the public host; the configured endpoint is used.
+    let path = link.split("/compute/v1/").nth(1).unwrap_or(link);
+    let url = format!("{}{path}/wait", c.endpoints.compute);
+    wait::until(
+        what,
+        timeout,
+        wait::POLL,
+        || async {
+            let o = c.rest.call(what, Method::POST, &url, None).await?.body;
+            Ok(compute_status(c, what, &o))
+        },
+        |p| matches!(p, Poll::Ready(_)),
+    )
+    .await
+    .map(|_| ())
+}
+
+fn compute_status(c: &Ctx, what: &str, o: &Json) -> Poll {
+    if o["status"] != "DONE" {
+        return Poll::Pending(o["status"].as_str().unwrap_or("PENDING").to_string());
+    }
+    match o["error"]["errors"].as_array().filter(|e| !e.is_empty()) {
+        Some(errors) => {
+            let code = errors[0]["code"].as_str().unwrap_or("ERROR");
+            let message = errors
+                .iter()
+                .filter_map(|e| e["message"].as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            Poll::Failed(c.rest.operation_error(what, code, &message))
+        }
+        None => Poll::Ready(Value::null()),
+    }
+}
+
+/// Waits for a Kubernetes Engine operation: polled with backoff (GKE has no
+/// wait method); its `error` (a `google.rpc.Status`) fails the wait.
+pub async fn container_op(
+    c: &Ctx,
+    what: &str,
+    scope: &str,
+    op: &Json,
+    timeout: Duration,
+) -> Result<(), DriverError> {
+    let name = op["name"].as_str().unwrap_or_default();
+    let url = format!("{}{scope}/operations/{name}", c.endpoints.container);
+    wait::until(
+        what,
+        timeout,
+        wait::POLL,
+        || async {
+            let o = c.rest.call(what, Method::GET, &url, None).await?.body;
+            if o["status"] != "DONE" {
+                return Ok(Poll::Pending(
+                    o["status"].as_str().unwrap_or("PENDING").to_string(),
+                ));
+            }
+            let message = o["error"]["message"]
+                .as_str()
+                .or_else(|| o["statusMessage"].as_str().filter(|m| !m.is_empty()));
+            Ok(match message {
+                Some(m) => Poll::Failed(c.rest.operation_error(
+                    what,
+                    &grpc_code(&o["error"]["code"]),
+                    m,
+                )),
+                None => Poll::Ready(Value::null()),
+            })
+        },
+        |p| matches!(p, Poll::Ready(_)),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// A `google.rpc.Code` number by its name.
+fn grpc_code(n: &Json) -> String {
+    const NAMES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    n.as_u64()
+        .and_then(|i| NAMES.get(i as usize))
+        .map_or_else(|| "ERROR".to_string(), |s| s.to_string())
+}
+
+/// A strata value as the JSON Terraform's attributes would be.
+pub fn tf(v: &Value) -> Json {
+    strata_value::json::plain_json(v)
+}
+
+/// Terraform-shaped JSON read back as a value of the schema's type.
+pub fn value(schema: &ResourceSchema, type_name: &str, j: &Json) -> Result<Value, DriverError> {
+    let mut j = j.clone();
+    strata_rest::fields::empty_blocks(schema, &mut j);
+    strata_value::json::value_from_json(&j, &schema.object_type()).map_err(|e| DriverError::Api {
+        operation: format!("reading {type_name}"),
+        detail: format!("the API's answer does not fit the schema: {e}"),
+        retryable: false,
+    })
+}
+
+/// Copies attributes only the configuration knows (`force_destroy`,
+/// `deletion_protection`, `timeouts`) from `from` into a read object.
+pub fn carry(j: &mut Json, from: &Json, keys: &[&str]) {
+    for k in keys {
+        if let Some(v) = from.get(*k) {
+            j[*k] = v.clone();
+        }
+    }
+}
+
+/// The last segment of a resource URL or path (`.../networks/main` → `main`).
+pub fn last(s: &str) -> &str {
+    s.rsplit('/').next().unwrap_or(s)
+}
+
+pub fn invalid(type_name: &str, detail: impl Into<String>) -> DriverError {
+    DriverError::InvalidConfig {
+        type_name: type_name.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// An attribute's string, or the error a required one's absence is.
+pub fn required(j: &Json, type_name: &str, name: &str) -> Result<String, DriverError> {
+    j[name]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| invalid(type_name, format!("{name} is required")))
+}
+
+/// The strata ownership labels removed from a label map read from GCP;
+/// null when none are left (as a configuration without labels has).
+pub fn user_labels(labels: &Json) -> Json {
+    let user: serde_json::Map<String, Json> = labels
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !strata_rest::labels::is_ownership(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if user.is_empty() {
+        Json::Null
+    } else {
+        Json::Object(user)
+    }
+}
+
+/// `labels` with the ownership labels for `tags` added.
+pub fn with_ownership(labels: &Json, tags: &strata_provider::Tags) -> Json {
+    let mut m = labels.as_object().cloned().unwrap_or_default();
+    for (k, v) in strata_rest::labels::labels(tags) {
+        m.insert(k, Json::String(v));
+    }
+    Json::Object(m)
+}
+
+/// The ownership labels of `labels` alone (kept when a user's labels change).
+pub fn ownership_of(labels: &Json) -> Json {
+    match labels.as_object() {
+        Some(m) => Json::Object(
+            m.iter()
+                .filter(|(k, _)| strata_rest::labels::is_ownership(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => Json::Object(Default::default()),
+    }
+}
+
+/// Whether a label map marks its object as created for `tags`.
+pub fn owned(labels: &Json, tags: &strata_provider::Tags) -> bool {
+    strata_rest::labels::owned(|k| labels[k].as_str(), tags)
+}

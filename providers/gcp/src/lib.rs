@@ -1,0 +1,304 @@
+//! strata's GCP driver: Google's documented REST APIs (Compute Engine,
+//! Kubernetes Engine, IAM, Resource Manager, Cloud Storage) through the
+//! shared REST client of `strata-rest`, with credentials from Google's own
+//! `google-cloud-auth` ([`auth`]).
+//!
+//! Resource types follow the Terraform Google provider's names and
+//! attributes (`google_compute_subnetwork.secondary_ip_range`), and each is
+//! a [`Kind`] given the [`Ctx`]. Objects that take labels carry strata's
+//! ownership labels; those that take none (networks, firewalls, service
+//! accounts) carry the same facts in their description when the
+//! configuration sets none, so a crashed run's objects are found again.
+
+mod api;
+mod auth;
+mod compute;
+mod container;
+mod iam;
+mod storage;
+
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata_provider::values::{self, get, string};
+use strata_provider::{AttributeSchema as A, Cloud, DriverError, Kind, Kinds, ResourceSchema};
+use strata_value::types::Type;
+use strata_value::value::Value;
+use tokio::sync::OnceCell;
+
+/// Base URLs of the APIs, each ending in `/`, in the form of the Terraform
+/// provider's `*_custom_endpoint` settings.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    pub compute: String,
+    pub container: String,
+    pub iam: String,
+    pub resource_manager: String,
+    pub storage: String,
+}
+
+/// The settings (`name`, environment variables, Google's default URL).
+const ENDPOINTS: [(&str, &str, &str); 5] = [
+    (
+        "compute_custom_endpoint",
+        "GOOGLE_COMPUTE_CUSTOM_ENDPOINT",
+        "https://compute.googleapis.com/compute/v1/",
+    ),
+    (
+        "container_custom_endpoint",
+        "GOOGLE_CONTAINER_CUSTOM_ENDPOINT",
+        "https://container.googleapis.com/v1/",
+    ),
+    (
+        "iam_custom_endpoint",
+        "GOOGLE_IAM_CUSTOM_ENDPOINT",
+        "https://iam.googleapis.com/v1/",
+    ),
+    (
+        "resource_manager_custom_endpoint",
+        "GOOGLE_RESOURCE_MANAGER_CUSTOM_ENDPOINT",
+        "https://cloudresourcemanager.googleapis.com/v1/",
+    ),
+    (
+        "storage_custom_endpoint",
+        "GOOGLE_STORAGE_CUSTOM_ENDPOINT",
+        "https://storage.googleapis.com/storage/v1/",
+    ),
+];
+
+/// What every resource type is given: the REST client and the defaults.
+pub struct Ctx {
+    pub rest: strata_rest::Client,
+    pub endpoints: Endpoints,
+    project: Option<String>,
+    region: Option<String>,
+    /// Operations on one GKE cluster, and writes of one project's IAM
+    /// policy, are made one at a time (GKE refuses concurrent cluster
+    /// operations; policy writes race on the etag).
+    locks: std::sync::Mutex<BTreeMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Ctx {
+    /// The object's `project`, else the provider's.
+    pub fn project(&self, tf: &serde_json::Value, type_name: &str) -> Result<String, DriverError> {
+        tf["project"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| self.project.clone())
+            .ok_or_else(|| {
+                api::invalid(
+                    type_name,
+                    "no project: set `project` on the resource or the provider, or GOOGLE_PROJECT",
+                )
+            })
+    }
+
+    /// The object's `region`, else the provider's.
+    pub fn region(&self, tf: &serde_json::Value, type_name: &str) -> Result<String, DriverError> {
+        tf["region"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| self.region.clone())
+            .ok_or_else(|| {
+                api::invalid(
+                    type_name,
+                    "no region: set `region` on the resource or the provider, or GOOGLE_REGION",
+                )
+            })
+    }
+
+    /// The lock for `key` (a cluster or a project policy).
+    pub fn lock(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut all = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        all.entry(key.to_string()).or_default().clone()
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Settings {
+    project: Option<String>,
+    region: Option<String>,
+    access_token: Option<String>,
+    endpoints: BTreeMap<String, String>,
+}
+
+pub struct Gcp {
+    settings: std::sync::Mutex<Settings>,
+    kinds: Kinds<Ctx>,
+    ctx: OnceCell<Ctx>,
+}
+
+impl Default for Gcp {
+    fn default() -> Self {
+        Gcp::new()
+    }
+}
+
+fn first_env(names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
+}
+
+impl Gcp {
+    pub fn new() -> Gcp {
+        let kinds = Kinds::new(
+            "google",
+            vec![
+                (
+                    "google_compute_network",
+                    Arc::new(compute::Compute(&compute::NETWORK)) as Arc<dyn Kind<Ctx>>,
+                ),
+                (
+                    "google_compute_subnetwork",
+                    Arc::new(compute::Compute(&compute::SUBNETWORK)),
+                ),
+                (
+                    "google_compute_router",
+                    Arc::new(compute::Compute(&compute::ROUTER)),
+                ),
+                (
+                    "google_compute_firewall",
+                    Arc::new(compute::Compute(&compute::FIREWALL)),
+                ),
+                ("google_compute_router_nat", Arc::new(compute::RouterNat)),
+                ("google_service_account", Arc::new(iam::ServiceAccount)),
+                ("google_project_iam_member", Arc::new(iam::ProjectIamMember)),
+                ("google_container_cluster", Arc::new(container::Cluster)),
+                ("google_container_node_pool", Arc::new(container::NodePool)),
+                ("google_storage_bucket", Arc::new(storage::Bucket)),
+            ],
+        );
+        Gcp {
+            settings: std::sync::Mutex::new(Settings::default()),
+            kinds,
+            ctx: OnceCell::new(),
+        }
+    }
+
+    fn make_ctx(&self) -> Ctx {
+        let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
+        let endpoint = |(name, env, default): (&str, &str, &str)| {
+            let mut url = s
+                .endpoints
+                .get(name)
+                .cloned()
+                .or_else(|| first_env(&[env]))
+                .unwrap_or_else(|| default.to_string());
+            if !url.ends_with('/') {
+                url.push('/');
+            }
+            url
+        };
+        let [compute, container, iam, resource_manager, storage] = ENDPOINTS.map(endpoint);
+        Ctx {
+            rest: strata_rest::Client::new(
+                Arc::new(auth::GoogleAuth::from_settings(s.access_token.clone())),
+                Arc::new(api::Google),
+                strata_rest::Retry::default(),
+            ),
+            endpoints: Endpoints {
+                compute,
+                container,
+                iam,
+                resource_manager,
+                storage,
+            },
+            project: s.project.clone().or_else(|| {
+                first_env(&[
+                    "GOOGLE_PROJECT",
+                    "GOOGLE_CLOUD_PROJECT",
+                    "GCLOUD_PROJECT",
+                    "CLOUDSDK_CORE_PROJECT",
+                ])
+            }),
+            region: s.region.clone().or_else(|| {
+                first_env(&["GOOGLE_REGION", "GCLOUD_REGION", "CLOUDSDK_COMPUTE_REGION"])
+            }),
+            locks: Default::default(),
+        }
+    }
+}
+
+#[async_trait]
+impl Cloud for Gcp {
+    type Ctx = Ctx;
+
+    fn name(&self) -> &str {
+        "google"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"registry.terraform.io/hashicorp/google\"]".to_string()
+    }
+
+    fn kinds(&self) -> &Kinds<Ctx> {
+        &self.kinds
+    }
+
+    async fn ctx(&self) -> &Ctx {
+        self.ctx.get_or_init(|| async { self.make_ctx() }).await
+    }
+
+    fn provider_schema(&self) -> ResourceSchema {
+        let mut attrs = vec![
+            (
+                "project",
+                A::optional(Type::String, "The default project (else GOOGLE_PROJECT)."),
+            ),
+            (
+                "region",
+                A::optional(Type::String, "The default region (else GOOGLE_REGION)."),
+            ),
+            (
+                "zone",
+                A::optional(Type::String, "The default zone (else GOOGLE_ZONE)."),
+            ),
+            (
+                "access_token",
+                A::optional(
+                    Type::String,
+                    "An OAuth access token used instead of Application Default Credentials (else GOOGLE_OAUTH_ACCESS_TOKEN).",
+                )
+                .sensitive(),
+            ),
+        ];
+        for (name, _, _) in ENDPOINTS {
+            attrs.push((name, A::optional(Type::String, "The API's base URL.")));
+        }
+        ResourceSchema::of_attributes(attrs)
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let settings = Settings {
+            project: string(config, "project"),
+            region: string(config, "region"),
+            access_token: string(config, "access_token"),
+            endpoints: ENDPOINTS
+                .iter()
+                .filter_map(|(n, _, _)| Some((n.to_string(), string(config, n)?)))
+                .collect(),
+        };
+        let _ = get(config, "zone");
+        if let Ok(mut s) = self.settings.lock() {
+            *s = settings;
+        }
+        Ok(())
+    }
+}
+
+/// Shared schema pieces.
+pub(crate) mod schema {
+    use super::*;
+    use strata_provider::BlockSchema;
+
+    pub fn project() -> A {
+        A::optional(Type::String, "The project (else the provider's).")
+            .and_computed()
+            .force_new()
+    }
+
+    pub fn timeouts() -> BlockSchema {
+        values::timeouts_block()
+    }
+}

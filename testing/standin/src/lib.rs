@@ -1,0 +1,222 @@
+//! Stand-ins on 127.0.0.1 for the cloud APIs strata's tests need, each
+//! speaking the vendor's documented wire format; test support only, never
+//! linked into the binary.
+//!
+//! - [`proxy`]: in front of moto (the AWS emulator), answering what moto
+//!   lacks (EKS add-ons) and correcting what it gets wrong.
+//! - [`gcp`]: the Compute, Container, IAM, Resource Manager and Storage
+//!   APIs and Google's OAuth token endpoint, in memory.
+//!
+//! Every server here takes injected answers ([`Server::inject`]): the next
+//! N requests that match get a given answer instead, which is how tests
+//! make a cloud throttle, fail or run out of capacity.
+
+// Handlers answer early with a ready response as their error.
+#![allow(clippy::result_large_err)]
+
+mod eks_addons;
+pub mod gcp;
+pub mod proxy;
+
+pub use proxy::start;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response};
+use hyper_util::rt::TokioIo;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+pub type Body = Full<Bytes>;
+
+/// A request as handlers see it: read in full.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: Method,
+    pub path: String,
+    pub query: String,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Req {
+    /// A query parameter, percent-decoded.
+    pub fn param(&self, name: &str) -> Option<String> {
+        self.query.split('&').find_map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (k == name).then(|| decode(v))
+        })
+    }
+}
+
+type Handler =
+    Arc<dyn Fn(Req) -> Pin<Box<dyn Future<Output = Response<Body>> + Send>> + Send + Sync>;
+
+/// An answer to give instead of the stand-in's own.
+#[derive(Debug, Clone)]
+pub struct Injection {
+    /// Every one of these must occur in `METHOD PATH?QUERY BODY`
+    /// (`Action=CreateVpc` names an EC2, IAM or STS call).
+    pub matching: Vec<String>,
+    /// How many requests get it.
+    pub times: u32,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// A running server; stops when dropped.
+pub struct Server {
+    pub url: String,
+    injections: Arc<Mutex<Vec<Injection>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Server {
+    /// Answers matching requests with `i` until it is used up; earlier
+    /// injections are tried first.
+    pub fn inject(&self, i: Injection) {
+        if let Ok(mut all) = self.injections.lock() {
+            all.push(i);
+        }
+    }
+
+    /// How many injected answers are still to be given.
+    pub fn pending(&self) -> u32 {
+        self.injections
+            .lock()
+            .map(|all| all.iter().map(|i| i.times).sum())
+            .unwrap_or(0)
+    }
+}
+
+/// Serves `handler` on a free port of 127.0.0.1, on its own thread and
+/// runtime (so tests can drive the code under test with theirs).
+pub fn serve<F, Fut>(handler: F) -> std::io::Result<Server>
+where
+    F: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response<Body>> + Send + 'static,
+{
+    let handler: Handler = Arc::new(move |r| Box::pin(handler(r)));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let addr: SocketAddr = listener.local_addr()?;
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let injections = Arc::new(Mutex::new(Vec::new()));
+    let shared = injections.clone();
+    let thread = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    accepted = listener.accept() => {
+                        let Ok((stream, _)) = accepted else { continue };
+                        let handler = handler.clone();
+                        let injections = shared.clone();
+                        tokio::spawn(async move {
+                            let svc = service_fn(move |req| {
+                                handle(handler.clone(), injections.clone(), req)
+                            });
+                            let _ = http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), svc)
+                                .await;
+                        });
+                    }
+                }
+            }
+        });
+    });
+    Ok(Server {
+        url: format!("http://{addr}"),
+        injections,
+        stop: Some(stop),
+        thread: Some(thread),
+    })
+}
+
+async fn handle(
+    handler: Handler,
+    injections: Arc<Mutex<Vec<Injection>>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::convert::Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let req = Req {
+        method: parts.method,
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: parts.headers,
+        body,
+    };
+    let probe = format!(
+        "{} {}?{} {}",
+        req.method,
+        req.path,
+        req.query,
+        String::from_utf8_lossy(&req.body)
+    );
+    if let Some(resp) = injected(&injections, &probe) {
+        return Ok(resp);
+    }
+    Ok(handler(req).await)
+}
+
+/// The first live injection matching `probe`, used once.
+fn injected(injections: &Mutex<Vec<Injection>>, probe: &str) -> Option<Response<Body>> {
+    let mut all = injections.lock().ok()?;
+    let i = all
+        .iter_mut()
+        .find(|i| i.times > 0 && i.matching.iter().all(|m| probe.contains(m.as_str())))?;
+    i.times -= 1;
+    let mut r = Response::builder().status(i.status);
+    for (k, v) in &i.headers {
+        r = r.header(k, v);
+    }
+    r.body(Full::new(Bytes::from(i.body.clone()))).ok()
+}
+
+/// A JSON response.
+pub fn json(status: u16, v: serde_json::Value) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(v.to_string())))
+        .unwrap_or_default()
+}
+
+/// Percent-decoding of a path or query component.
+pub fn decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}

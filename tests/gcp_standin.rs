@@ -1,0 +1,490 @@
+//! The GCP driver against the GCP stand-in (`testing/standin`, the
+//! documented REST wire format of Compute, Kubernetes Engine, IAM,
+//! Resource Manager and Storage, in memory): no GCP endpoint can be
+//! reached from here and no emulator of these APIs exists.
+//!
+//! A whole GPU cluster stack is applied, planned again (empty), changed in
+//! place (a node label, the node count) and by replacement (the machine
+//! type), through throttling and a capacity failure, and destroyed: the
+//! stand-in holds nothing afterwards. Credentials come through Google's
+//! `google-cloud-auth` (Application Default Credentials from a
+//! `GOOGLE_APPLICATION_CREDENTIALS` file whose token endpoint is the
+//! stand-in's) or `GOOGLE_OAUTH_ACCESS_TOKEN`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use strata_standin::gcp::{self, Gcp};
+use strata_standin::Injection;
+
+const PROJECT: &str = "acme-ml";
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-gcp-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    d
+}
+
+/// How strata finds its credentials in a test.
+enum Creds {
+    /// ADC: an authorized-user file whose token endpoint is the stand-in's.
+    Adc(PathBuf),
+    /// `GOOGLE_OAUTH_ACCESS_TOKEN`.
+    Token(&'static str),
+}
+
+fn adc_file(dir: &Path, g: &Gcp, refresh_token: &str) -> PathBuf {
+    let p = dir.join("adc.json");
+    let body = serde_json::json!({
+        "type": "authorized_user",
+        "client_id": "standin-client.apps.googleusercontent.com",
+        "client_secret": "standin-secret",
+        "refresh_token": refresh_token,
+        "token_uri": g.token_uri(),
+    });
+    std::fs::write(&p, body.to_string()).expect("adc file");
+    p
+}
+
+fn strata(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("GOOGLE_PROJECT", PROJECT)
+        .env("GOOGLE_REGION", "us-central1")
+        .env("GOOGLE_COMPUTE_CUSTOM_ENDPOINT", g.endpoint("compute"))
+        .env("GOOGLE_CONTAINER_CUSTOM_ENDPOINT", g.endpoint("container"))
+        .env("GOOGLE_IAM_CUSTOM_ENDPOINT", g.endpoint("iam"))
+        .env("GOOGLE_RESOURCE_MANAGER_CUSTOM_ENDPOINT", g.endpoint("crm"))
+        .env("GOOGLE_STORAGE_CUSTOM_ENDPOINT", g.endpoint("storage"))
+        // Nothing of the machine's own gcloud set-up is looked at.
+        .env("HOME", dir)
+        .env("CLOUDSDK_CONFIG", dir.join("gcloud"))
+        .env_remove("GOOGLE_CLOUD_QUOTA_PROJECT");
+    match creds {
+        Creds::Adc(p) => {
+            c.env("GOOGLE_APPLICATION_CREDENTIALS", p)
+                .env_remove("GOOGLE_OAUTH_ACCESS_TOKEN");
+        }
+        Creds::Token(t) => {
+            c.env("GOOGLE_OAUTH_ACCESS_TOKEN", t)
+                .env_remove("GOOGLE_APPLICATION_CREDENTIALS");
+        }
+    }
+    let out = c.output().expect("strata runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+const STACK: &str = r#"
+variable "machine" {
+  default = "a3-highgpu-8g"
+}
+variable "nodes" {
+  default = 1
+}
+variable "workload" {
+  default = "training"
+}
+
+resource "google_compute_network" "vpc" {
+  name                    = "gpu-vpc"
+  auto_create_subnetworks = false
+  routing_mode            = "REGIONAL"
+}
+
+resource "google_compute_subnetwork" "nodes" {
+  name                     = "gpu-nodes"
+  network                  = google_compute_network.vpc.id
+  ip_cidr_range            = "10.40.0.0/20"
+  private_ip_google_access = true
+  secondary_ip_range {
+    range_name    = "pods"
+    ip_cidr_range = "10.44.0.0/14"
+  }
+  secondary_ip_range {
+    range_name    = "services"
+    ip_cidr_range = "10.48.0.0/20"
+  }
+}
+
+resource "google_compute_router" "router" {
+  name    = "gpu-router"
+  network = google_compute_network.vpc.name
+}
+
+resource "google_compute_router_nat" "nat" {
+  name                               = "gpu-nat"
+  router                             = google_compute_router.router.name
+  nat_ip_allocate_option             = "AUTO_ONLY"
+  source_subnetwork_ip_ranges_to_nat = "ALL_SUBNETWORKS_ALL_IP_RANGES"
+  log_config {
+    enable = true
+    filter = "ERRORS_ONLY"
+  }
+}
+
+resource "google_compute_firewall" "internal" {
+  name          = "gpu-internal"
+  network       = google_compute_network.vpc.name
+  source_ranges = ["10.40.0.0/16", "10.44.0.0/14"]
+  allow {
+    protocol = "tcp"
+  }
+  allow {
+    protocol = "udp"
+  }
+  allow {
+    protocol = "icmp"
+  }
+}
+
+resource "google_service_account" "nodes" {
+  account_id   = "gpu-nodes"
+  display_name = "GPU nodes"
+}
+
+resource "google_project_iam_member" "nodes" {
+  for_each = toset(["roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/artifactregistry.reader"])
+  project  = "acme-ml"
+  role     = each.value
+  member   = google_service_account.nodes.member
+}
+
+resource "google_container_cluster" "gke" {
+  name                     = "train"
+  location                 = "us-central1"
+  network                  = google_compute_network.vpc.name
+  subnetwork               = google_compute_subnetwork.nodes.name
+  remove_default_node_pool = true
+  initial_node_count       = 1
+  deletion_protection      = false
+  resource_labels          = { team = "ml" }
+
+  ip_allocation_policy {
+    cluster_secondary_range_name  = "pods"
+    services_secondary_range_name = "services"
+  }
+  private_cluster_config {
+    enable_private_nodes    = true
+    enable_private_endpoint = false
+    master_ipv4_cidr_block  = "172.16.0.0/28"
+  }
+  workload_identity_config {
+    workload_pool = "acme-ml.svc.id.goog"
+  }
+  release_channel {
+    channel = "REGULAR"
+  }
+}
+
+resource "google_container_node_pool" "h100" {
+  name       = "h100"
+  cluster    = google_container_cluster.gke.id
+  node_count = var.nodes
+
+  node_config {
+    machine_type    = var.machine
+    spot            = true
+    service_account = google_service_account.nodes.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+    labels          = { workload = var.workload }
+    taint {
+      key    = "nvidia.com/gpu"
+      value  = "present"
+      effect = "NO_SCHEDULE"
+    }
+    guest_accelerator {
+      type  = "nvidia-h100-80gb"
+      count = 8
+      gpu_driver_installation_config {
+        gpu_driver_version = "LATEST"
+      }
+    }
+  }
+
+  management {
+    auto_repair  = true
+    auto_upgrade = true
+  }
+}
+
+resource "google_storage_bucket" "checkpoints" {
+  name                        = "acme-ml-checkpoints"
+  location                    = "us-central1"
+  force_destroy               = true
+  uniform_bucket_level_access = true
+  labels                      = { team = "ml" }
+  versioning {
+    enabled = true
+  }
+}
+
+output "endpoint" {
+  value = google_container_cluster.gke.endpoint
+}
+"#;
+
+const POOL: &str = "projects/acme-ml/locations/us-central1/clusters/train/nodePools/h100";
+
+/// The stand-in's objects that are strata's (the project's first owner
+/// binding was there before).
+fn ours(g: &Gcp) -> Vec<String> {
+    g.objects()
+        .into_iter()
+        .filter(|o| !o.ends_with("roles/owner/user:owner@example.com"))
+        .collect()
+}
+
+#[test]
+fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
+    let g = gcp::start().expect("stand-in");
+    let d = scratch("stack");
+    std::fs::write(d.join("main.tf"), STACK).expect("write");
+    let creds = Creds::Adc(adc_file(&d, &g, gcp::REFRESH_TOKEN));
+
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Apply complete! Resources: 12 added, 0 changed, 0 destroyed."),
+        "{out}"
+    );
+    assert!(out.contains("endpoint = \"34."), "{out}");
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan must be empty:\n{out}");
+
+    // What strata made is in GCP as configured.
+    let pool = g.object(POOL).expect("the node pool");
+    assert_eq!(pool["config"]["machineType"], "a3-highgpu-8g");
+    assert_eq!(pool["config"]["accelerators"][0]["acceleratorCount"], "8");
+    assert_eq!(
+        pool["config"]["accelerators"][0]["gpuDriverInstallationConfig"]["gpuDriverVersion"],
+        "LATEST"
+    );
+    assert_eq!(pool["config"]["taints"][0]["effect"], "NO_SCHEDULE");
+    assert_eq!(
+        pool["config"]["resourceLabels"]["strata-lineage"]
+            .as_str()
+            .map(str::len),
+        Some(36)
+    );
+    let cluster = g
+        .object("projects/acme-ml/locations/us-central1/clusters/train")
+        .expect("the cluster");
+    assert_eq!(cluster["ipAllocationPolicy"]["useIpAliases"], true);
+    assert_eq!(cluster["resourceLabels"]["team"], "ml");
+    assert!(
+        g.object("projects/acme-ml/locations/us-central1/clusters/train/nodePools/default-pool")
+            .is_none(),
+        "remove_default_node_pool removed it"
+    );
+    let net = g
+        .object("projects/acme-ml/global/networks/gpu-vpc")
+        .expect("network");
+    assert!(
+        net["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("google_compute_network.vpc")),
+        "a network has no labels: its description carries the mark {net}"
+    );
+    let router = g
+        .object("projects/acme-ml/regions/us-central1/routers/gpu-router")
+        .expect("router");
+    assert_eq!(router["nats"][0]["name"], "gpu-nat");
+    assert!(g.objects().iter().any(|o| o.ends_with(
+        "roles/monitoring.metricWriter/serviceAccount:gpu-nodes@acme-ml.iam.gserviceaccount.com"
+    )));
+    // Refresh lists each collection once rather than reading each object.
+    let before = g.calls().len();
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    let calls = g.calls()[before..].to_vec();
+    let policy_reads = calls
+        .iter()
+        .filter(|c| c.ends_with(":getIamPolicy"))
+        .count();
+    assert_eq!(
+        policy_reads, 1,
+        "one policy read for three members: {calls:#?}"
+    );
+    assert!(
+        calls.len() <= 14,
+        "{} calls to refresh 12 resources: {calls:#?}",
+        calls.len()
+    );
+
+    // In place: a node label and the node count.
+    let vars = ["--var", "workload=inference", "--var", "nodes=3"];
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["apply", "--auto-approve"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    let pool = g.object(POOL).expect("pool");
+    assert_eq!(pool["config"]["labels"]["workload"], "inference");
+    let igm = g
+        .objects()
+        .into_iter()
+        .find(|o| o.contains("instanceGroupManagers/gke-train-h100"))
+        .and_then(|k| g.object(&k))
+        .expect("the pool's instance group");
+    assert_eq!(igm["targetSize"], 3);
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+
+    // Throttled and failing calls are retried: 429 with Retry-After on the
+    // network list, 503 on a node pool read.
+    g.server.inject(Injection {
+        matching: vec!["GET /compute/v1/projects/acme-ml/global/networks".into()],
+        times: 2,
+        status: 429,
+        headers: vec![("retry-after".into(), "1".into()), ("content-type".into(), "application/json".into())],
+        body: r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Read requests'","status":"RESOURCE_EXHAUSTED","errors":[{"reason":"rateLimitExceeded","domain":"usageLimits","message":"Rate Limit Exceeded"}]}}"#.into(),
+    });
+    g.server.inject(Injection {
+        matching: vec!["GET /container/v1/".into(), "nodePools".into()],
+        times: 1,
+        status: 503,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: r#"{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}"#.into(),
+    });
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(g.server.pending(), 0, "every injected fault was met");
+
+    // Replace: a new machine type; the first try meets a stockout.
+    g.fail_next(
+        "CREATE_NODE_POOL",
+        "ZONE_RESOURCE_POOL_EXHAUSTED",
+        "The zone 'projects/acme-ml/zones/us-central1-a' does not have enough resources available to fulfill the request.",
+    );
+    let vars = [
+        "--var",
+        "workload=inference",
+        "--var",
+        "nodes=3",
+        "--var",
+        "machine=a3-megagpu-8g",
+    ];
+    let (code, out) = strata(&d, &g, &creds, &[&["plan"][..], &vars].concat());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("must be replaced"), "{out}");
+    assert!(out.contains("forces replacement"), "{out}");
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["apply", "--auto-approve"][..], &vars].concat(),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lack of capacity"), "{out}");
+    assert!(out.contains("ZONE_RESOURCE_POOL_EXHAUSTED"), "{out}");
+    let (code, out) = strata(&d, &g, &creds, &[&["plan"][..], &vars].concat());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("is tainted, so must be replaced"), "{out}");
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["apply", "--auto-approve"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        g.object(POOL).expect("pool")["config"]["machineType"],
+        "a3-megagpu-8g"
+    );
+    assert_eq!(g.object(POOL).expect("pool")["status"], "RUNNING");
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+
+    // Destroy: the stand-in holds nothing of ours.
+    g.put_object("acme-ml-checkpoints", "step-1000/model.safetensors");
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &[&["destroy", "--auto-approve"][..], &vars].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("12 destroyed"), "{out}");
+    assert_eq!(ours(&g), Vec::<String>::new());
+}
+
+#[test]
+fn credentials_come_from_google_auth_and_refusals_name_their_source() {
+    let g = gcp::start().expect("stand-in");
+    let d = scratch("creds");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"resource "google_storage_bucket" "b" {
+  name     = "acme-creds-test"
+  location = "US"
+}"#,
+    )
+    .expect("write");
+
+    // A static token (GOOGLE_OAUTH_ACCESS_TOKEN) works without ADC.
+    let (code, out) = strata(
+        &d,
+        &g,
+        &Creds::Token(gcp::STATIC_TOKEN),
+        &["apply", "--auto-approve"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(g.object("b/acme-creds-test").is_some());
+
+    // A refresh token the token endpoint refuses: the error names the
+    // credential file, never the secret.
+    let bad = Creds::Adc(adc_file(&d, &g, "revoked-refresh-token"));
+    let (code, out) = strata(&d, &g, &bad, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("GOOGLE_APPLICATION_CREDENTIALS"), "{out}");
+    assert!(
+        !out.contains("revoked-refresh-token"),
+        "no secret in errors:\n{out}"
+    );
+    assert!(
+        !out.contains("standin-secret"),
+        "no secret in errors:\n{out}"
+    );
+
+    // A token the API refuses (401): the source is named.
+    let (code, out) = strata(&d, &g, &Creds::Token("expired-token"), &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("UNAUTHENTICATED") || out.contains("authError"),
+        "{out}"
+    );
+    assert!(out.contains("GOOGLE_OAUTH_ACCESS_TOKEN"), "{out}");
+
+    let good = Creds::Adc(adc_file(&d, &g, gcp::REFRESH_TOKEN));
+    let (code, out) = strata(&d, &g, &good, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(g.object("b/acme-creds-test").is_none());
+}
