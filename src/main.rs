@@ -7,6 +7,7 @@ use std::sync::Arc;
 fn main() -> std::process::ExitCode {
     let drivers = strata::builtin::Drivers::builtin()
         .with(Arc::new(strata_aws::Aws::new()))
-        .with(Arc::new(strata_gcp::Gcp::new()));
+        .with(Arc::new(strata_gcp::Gcp::new()))
+        .with(Arc::new(strata_azure::Azure::new()));
     strata::cli::main_with(drivers, std::env::args_os().collect())
 }

@@ -8,8 +8,10 @@
 //! keeps its state per server). `.ci/run` installs moto in a virtual
 //! environment and sets `STRATA_MOTO_SERVER` to its `moto_server`.
 
+mod common;
+
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -71,26 +73,11 @@ fn env_for(cmd: &mut Command, m: &Moto) {
         .env("NO_COLOR", "1");
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("strata-aws-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch");
-    d
-}
-
 fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
     c.args(args).current_dir(dir).stdin(Stdio::null());
     env_for(&mut c, m);
-    let out = c.output().expect("strata runs");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::output(c)
 }
 
 /// SDK configuration for the same moto, for looking behind strata's back.
@@ -195,7 +182,7 @@ fn our_vpcs(
 #[test]
 fn a_network_and_iam_stack_round_trips_through_moto() {
     let m = moto();
-    let d = scratch("stack");
+    let d = common::scratch("aws", "stack");
     std::fs::write(d.join("main.tf"), STACK).expect("config");
     let (rt, ec2, iam) = sdk(&m);
 
@@ -354,7 +341,7 @@ fn a_network_and_iam_stack_round_trips_through_moto() {
 #[test]
 fn aws_errors_name_the_resource_and_the_code() {
     let m = moto();
-    let d = scratch("errors");
+    let d = common::scratch("aws", "errors");
     std::fs::write(
         d.join("main.tf"),
         r#"
@@ -590,7 +577,7 @@ resource "aws_eks_addon" "cni" {
 #[test]
 fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     let m = moto();
-    let d = scratch("eks");
+    let d = common::scratch("aws", "eks");
     std::fs::write(d.join("main.tf"), EKS).expect("config");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let conf = aws_conf(&rt, &m, "us-east-1");
@@ -806,7 +793,7 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
 #[test]
 fn data_sources_place_subnets_and_name_the_account() {
     let m = moto();
-    let d = scratch("data");
+    let d = common::scratch("aws", "data");
     std::fs::write(
         d.join("main.tf"),
         r#"
@@ -945,7 +932,7 @@ resource "aws_launch_template" "gpu" {
 #[test]
 fn the_private_network_and_node_template_round_trip() {
     let m = moto();
-    let d = scratch("network");
+    let d = common::scratch("aws", "network");
     std::fs::write(d.join("main.tf"), NETWORK).expect("config");
     let (rt, ec2, _) = sdk(&m);
 
@@ -1193,7 +1180,7 @@ output "policy" { value = data.aws_iam_policy_document.read.json }
 #[test]
 fn iam_for_nodes_and_pods_round_trips() {
     let m = moto();
-    let d = scratch("iam");
+    let d = common::scratch("aws", "iam");
     std::fs::write(d.join("main.tf"), IAM).expect("config");
     let (rt, _, iam) = sdk(&m);
 
@@ -1295,7 +1282,7 @@ fn iam_for_nodes_and_pods_round_trips() {
 #[test]
 fn the_provider_block_sets_region_and_endpoints() {
     let m = moto();
-    let d = scratch("provider");
+    let d = common::scratch("aws", "provider");
     std::fs::write(
         d.join("main.tf"),
         r#"
@@ -1322,15 +1309,7 @@ output "account" { value = data.aws_caller_identity.me.account_id }
         c.args(args).current_dir(&d).stdin(Stdio::null());
         env_for(&mut c, &m);
         c.env_remove("AWS_ENDPOINT_URL");
-        let out = c.output().expect("strata runs");
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
+        common::output(c)
     };
     let var = format!("endpoint={}", m.url);
     let (code, out) = run(&["apply", "--auto-approve", "--var", &var]);
@@ -1384,7 +1363,7 @@ provider "aws" {
 #[test]
 fn a_bucket_with_versioning_round_trips() {
     let m = moto();
-    let d = scratch("s3");
+    let d = common::scratch("aws", "s3");
     std::fs::write(
         d.join("main.tf"),
         r#"
@@ -1488,7 +1467,7 @@ resource "aws_s3_bucket_versioning" "models" {
 #[test]
 fn throttling_is_retried_and_refusals_are_explained() {
     let m = moto();
-    let d = scratch("faults");
+    let d = common::scratch("aws", "faults");
     std::fs::write(
         d.join("main.tf"),
         r#"
@@ -1586,7 +1565,7 @@ resource "aws_subnet" "a" {
 #[test]
 fn refresh_follows_describe_pages() {
     let m = moto();
-    let d = scratch("pages");
+    let d = common::scratch("aws", "pages");
     std::fs::write(
         d.join("main.tf"),
         r#"

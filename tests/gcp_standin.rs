@@ -11,19 +11,13 @@
 //! `GOOGLE_APPLICATION_CREDENTIALS` file whose token endpoint is the
 //! stand-in's) or `GOOGLE_OAUTH_ACCESS_TOKEN`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use strata_standin::gcp::{self, Gcp};
-use strata_standin::Injection;
 
 const PROJECT: &str = "acme-ml";
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("strata-gcp-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch");
-    d
-}
 
 /// How strata finds its credentials in a test.
 enum Creds {
@@ -73,15 +67,7 @@ fn strata(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> (i32, String) {
                 .env_remove("GOOGLE_APPLICATION_CREDENTIALS");
         }
     }
-    let out = c.output().expect("strata runs");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::output(c)
 }
 
 const STACK: &str = r#"
@@ -247,7 +233,7 @@ fn ours(g: &Gcp) -> Vec<String> {
 #[test]
 fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
     let g = gcp::start().expect("stand-in");
-    let d = scratch("stack");
+    let d = common::scratch("gcp", "stack");
     std::fs::write(d.join("main.tf"), STACK).expect("write");
     let creds = Creds::Adc(adc_file(&d, &g, gcp::REFRESH_TOKEN));
 
@@ -350,20 +336,20 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
 
     // Throttled and failing calls are retried: 429 with Retry-After on the
     // network list, 503 on a node pool read.
-    g.server.inject(Injection {
-        matching: vec!["GET /compute/v1/projects/acme-ml/global/networks".into()],
-        times: 2,
-        status: 429,
-        headers: vec![("retry-after".into(), "1".into()), ("content-type".into(), "application/json".into())],
-        body: r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Read requests'","status":"RESOURCE_EXHAUSTED","errors":[{"reason":"rateLimitExceeded","domain":"usageLimits","message":"Rate Limit Exceeded"}]}}"#.into(),
-    });
-    g.server.inject(Injection {
-        matching: vec!["GET /container/v1/".into(), "nodePools".into()],
-        times: 1,
-        status: 503,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: r#"{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}"#.into(),
-    });
+    g.server.inject(common::fault(
+        &["GET /compute/v1/projects/acme-ml/global/networks"],
+        2,
+        429,
+        Some("1"),
+        r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Read requests'","status":"RESOURCE_EXHAUSTED","errors":[{"reason":"rateLimitExceeded","domain":"usageLimits","message":"Rate Limit Exceeded"}]}}"#,
+    ));
+    g.server.inject(common::fault(
+        &["GET /container/v1/", "nodePools"],
+        1,
+        503,
+        None,
+        r#"{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}"#,
+    ));
     let (code, out) = strata(
         &d,
         &g,
@@ -387,41 +373,13 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         "--var",
         "machine=a3-megagpu-8g",
     ];
-    let (code, out) = strata(&d, &g, &creds, &[&["plan"][..], &vars].concat());
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("must be replaced"), "{out}");
-    assert!(out.contains("forces replacement"), "{out}");
-    let (code, out) = strata(
-        &d,
-        &g,
-        &creds,
-        &[&["apply", "--auto-approve"][..], &vars].concat(),
-    );
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("lack of capacity"), "{out}");
-    assert!(out.contains("ZONE_RESOURCE_POOL_EXHAUSTED"), "{out}");
-    let (code, out) = strata(&d, &g, &creds, &[&["plan"][..], &vars].concat());
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("is tainted, so must be replaced"), "{out}");
-    let (code, out) = strata(
-        &d,
-        &g,
-        &creds,
-        &[&["apply", "--auto-approve"][..], &vars].concat(),
-    );
-    assert_eq!(code, 0, "{out}");
+    let run = |args: &[&str]| strata(&d, &g, &creds, &[args, &vars[..]].concat());
+    common::replace_through_a_stockout(&run, "ZONE_RESOURCE_POOL_EXHAUSTED");
     assert_eq!(
         g.object(POOL).expect("pool")["config"]["machineType"],
         "a3-megagpu-8g"
     );
     assert_eq!(g.object(POOL).expect("pool")["status"], "RUNNING");
-    let (code, out) = strata(
-        &d,
-        &g,
-        &creds,
-        &[&["plan", "--detailed-exitcode"][..], &vars].concat(),
-    );
-    assert_eq!(code, 0, "{out}");
 
     // Destroy: the stand-in holds nothing of ours.
     g.put_object("acme-ml-checkpoints", "step-1000/model.safetensors");
@@ -439,7 +397,7 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
 #[test]
 fn credentials_come_from_google_auth_and_refusals_name_their_source() {
     let g = gcp::start().expect("stand-in");
-    let d = scratch("creds");
+    let d = common::scratch("gcp", "creds");
     std::fs::write(
         d.join("main.tf"),
         r#"resource "google_storage_bucket" "b" {

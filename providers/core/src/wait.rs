@@ -14,11 +14,25 @@ pub enum Poll {
     Ready(Value),
     /// Still in a transitional status.
     Pending(String),
+    /// Still in a transitional status; the service asks for the next look
+    /// after this long (`Retry-After`).
+    PendingFor(String, Duration),
     /// In a failure status: the error says why, classified by the driver
     /// (a capacity failure is [`DriverError::Capacity`]).
     Failed(DriverError),
     /// Not there (what a delete waits for).
     Gone,
+}
+
+impl Poll {
+    /// Still in `status`; the next look after `after` when the service
+    /// asked (`Retry-After`), else on the usual backoff.
+    pub fn pending(status: String, after: Option<Duration>) -> Poll {
+        match after {
+            Some(d) => Poll::PendingFor(status, d),
+            None => Poll::Pending(status),
+        }
+    }
 }
 
 /// Polls every `first` growing to at most `cap`, until `done` accepts a
@@ -45,10 +59,16 @@ where
         if done(&p) {
             return Ok(p);
         }
-        if let Poll::Pending(status) = &p {
-            last = status.clone();
+        let mut pause = interval;
+        match &p {
+            Poll::Pending(status) => last = status.clone(),
+            Poll::PendingFor(status, after) => {
+                last = status.clone();
+                pause = (*after).min(cap);
+            }
+            _ => {}
         }
-        if started.elapsed() + interval > timeout {
+        if started.elapsed() + pause > timeout {
             return Err(DriverError::Api {
                 operation: what.to_string(),
                 detail: format!(
@@ -58,7 +78,7 @@ where
                 retryable: false,
             });
         }
-        tokio::time::sleep(interval).await;
+        tokio::time::sleep(pause).await;
         interval = (interval * 2).min(cap);
     }
 }

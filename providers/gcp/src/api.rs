@@ -6,7 +6,7 @@ use crate::Ctx;
 use serde_json::Value as Json;
 use std::time::Duration;
 use strata_provider::wait::{self, Poll};
-use strata_provider::{DriverError, ResourceSchema};
+use strata_provider::DriverError;
 use strata_rest::{Method, Paging};
 use strata_value::value::Value;
 
@@ -26,22 +26,6 @@ const CAPACITY: &[&str] = &[
 impl strata_rest::Dialect for Google {
     fn cloud(&self) -> &'static str {
         "GCP"
-    }
-
-    /// `{"error": {"code", "message", "status", "errors": [{"reason"}]}}`:
-    /// the reason when there is one (Compute, Storage), else the status.
-    fn error(&self, status: u16, body: &Json, text: &str) -> (String, String) {
-        let e = &body["error"];
-        let code = e["errors"][0]["reason"]
-            .as_str()
-            .or_else(|| e["status"].as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("HTTP{status}"));
-        let message = e["message"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| text.chars().take(500).collect());
-        (code, message)
     }
 
     fn capacity(&self) -> &'static [&'static str] {
@@ -182,16 +166,7 @@ pub fn tf(v: &Value) -> Json {
     strata_value::json::plain_json(v)
 }
 
-/// Terraform-shaped JSON read back as a value of the schema's type.
-pub fn value(schema: &ResourceSchema, type_name: &str, j: &Json) -> Result<Value, DriverError> {
-    let mut j = j.clone();
-    strata_rest::fields::empty_blocks(schema, &mut j);
-    strata_value::json::value_from_json(&j, &schema.object_type()).map_err(|e| DriverError::Api {
-        operation: format!("reading {type_name}"),
-        detail: format!("the API's answer does not fit the schema: {e}"),
-        retryable: false,
-    })
-}
+pub use strata_rest::fields::to_value as value;
 
 /// Copies attributes only the configuration knows (`force_destroy`,
 /// `deletion_protection`, `timeouts`) from `from` into a read object.

@@ -835,11 +835,10 @@ impl Kind<Ctx> for NodePool {
             let (cluster, _) = Self::paths(c, &j)?;
             if !by_cluster.contains_key(&cluster) {
                 let url = format!("{}{cluster}/nodePools", c.endpoints.container);
-                let pools = match c.rest.send(Method::GET, &url, None).await {
-                    Ok(r) => Some(r.body["nodePools"].as_array().cloned().unwrap_or_default()),
-                    Err(e) if e.status == 404 => None,
-                    Err(e) => return Err(c.rest.driver_error("list node pools", &e)),
-                };
+                let pools = c
+                    .rest
+                    .list_under("list node pools", &url, "nodePools")
+                    .await?;
                 by_cluster.insert(cluster.clone(), pools);
             }
             let found = by_cluster[&cluster]

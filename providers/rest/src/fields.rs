@@ -126,6 +126,24 @@ pub fn from_api(fields: &[Field], api: &Json) -> Json {
     Json::Object(out)
 }
 
+/// Terraform-shaped JSON read back as a value of `schema`'s type (absent
+/// repeated blocks as empty lists); `type_name` names it in the error.
+pub fn to_value(
+    schema: &strata_provider::ResourceSchema,
+    type_name: &str,
+    j: &Json,
+) -> Result<strata_value::value::Value, strata_provider::DriverError> {
+    let mut j = j.clone();
+    empty_blocks(schema, &mut j);
+    strata_value::json::value_from_json(&j, &schema.object_type()).map_err(|e| {
+        strata_provider::DriverError::Api {
+            operation: format!("reading {type_name}"),
+            detail: format!("the API's answer does not fit the schema: {e}"),
+            retryable: false,
+        }
+    })
+}
+
 /// Absent repeated blocks as Terraform holds them: empty lists, not null
 /// (an API leaves out an empty array; a configuration without the block
 /// has none of it), at every depth.

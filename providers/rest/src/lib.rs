@@ -37,10 +37,38 @@ pub trait Auth: Send + Sync {
 pub trait Dialect: Send + Sync {
     /// The cloud's name in messages: `GCP`, `Azure`.
     fn cloud(&self) -> &'static str;
-    /// The code and message of an error response.
-    fn error(&self, status: u16, body: &Json, text: &str) -> (String, String);
+    /// The code and message of an error response. By default the shape
+    /// Google and Azure share, `{"error": {"code", "message"}}` (or the
+    /// same at the top): the code is the first `errors[].reason` (Google's
+    /// Compute and Storage), else a string `code` (Azure), else `status`
+    /// (Google's `google.rpc.Status`).
+    fn error(&self, status: u16, body: &Json, text: &str) -> (String, String) {
+        let e = if body["error"].is_object() {
+            &body["error"]
+        } else {
+            body
+        };
+        let code = e["errors"][0]["reason"]
+            .as_str()
+            .or_else(|| e["code"].as_str())
+            .or_else(|| e["status"].as_str())
+            .map_or_else(|| format!("HTTP{status}"), str::to_string);
+        let message = e["message"]
+            .as_str()
+            .map_or_else(|| text.chars().take(500).collect(), str::to_string);
+        (code, message)
+    }
     /// Codes that say "no capacity for this there now".
     fn capacity(&self) -> &'static [&'static str];
+    /// Whether a failure is for lack of capacity or quota: by default, its
+    /// code or a word of its message is one of [`Dialect::capacity`].
+    fn is_capacity(&self, code: &str, message: &str) -> bool {
+        let words = |s: &str| {
+            s.split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+                .any(|w| self.capacity().contains(&w))
+        };
+        self.capacity().contains(&code) || words(message)
+    }
     /// Errors that say "try again" whatever the HTTP status (GCP sends
     /// `rateLimitExceeded` as a 403, and a GKE cluster busy with another
     /// operation as `FAILED_PRECONDITION`).
@@ -207,10 +235,36 @@ impl Client {
     /// Every item of a list, following pages; `items` names the array
     /// field (`items`, `value`, `clusters`).
     pub async fn list(&self, op: &str, url: &str, items: &str) -> Result<Vec<Json>, DriverError> {
+        match self.list_under(op, url, items).await? {
+            Some(all) => Ok(all),
+            None => Err(self.driver_error(
+                op,
+                &CallError {
+                    status: 404,
+                    code: "NotFound".into(),
+                    message: format!("{url} is not there"),
+                    retryable: false,
+                },
+            )),
+        }
+    }
+
+    /// [`Client::list`] of a collection whose parent may be gone: `None`
+    /// when the first page is a 404.
+    pub async fn list_under(
+        &self,
+        op: &str,
+        url: &str,
+        items: &str,
+    ) -> Result<Option<Vec<Json>>, DriverError> {
         let mut out = Vec::new();
         let mut next = url.to_string();
         loop {
-            let page = self.call(op, Method::GET, &next, None).await?.body;
+            let page = match self.send(Method::GET, &next, None).await {
+                Ok(r) => r.body,
+                Err(e) if e.status == 404 && out.is_empty() => return Ok(None),
+                Err(e) => return Err(self.driver_error(op, &e)),
+            };
             if let Some(a) = page.get(items).and_then(Json::as_array) {
                 out.extend(a.iter().cloned());
             }
@@ -228,7 +282,7 @@ impl Client {
             };
             match link {
                 Some(l) => next = l,
-                None => return Ok(out),
+                None => return Ok(Some(out)),
             }
         }
     }
@@ -251,18 +305,35 @@ impl Client {
         } else {
             format!("{}: {} (HTTP {})", e.code, e.message, e.status)
         };
-        strata_provider::classify(op, detail, e.retryable, self.dialect.capacity())
+        self.classified(op, detail, &e.code, &e.message, e.retryable)
+    }
+
+    fn classified(
+        &self,
+        op: &str,
+        detail: String,
+        code: &str,
+        message: &str,
+        retryable: bool,
+    ) -> DriverError {
+        if self.dialect.is_capacity(code, message) {
+            DriverError::Capacity {
+                operation: op.to_string(),
+                detail,
+            }
+        } else {
+            DriverError::Api {
+                operation: op.to_string(),
+                detail,
+                retryable,
+            }
+        }
     }
 
     /// The driver error for a failure reported inside a long-running
     /// operation (its code and message), classified like a call's.
     pub fn operation_error(&self, op: &str, code: &str, message: &str) -> DriverError {
-        strata_provider::classify(
-            op,
-            format!("{code}: {message}"),
-            false,
-            self.dialect.capacity(),
-        )
+        self.classified(op, format!("{code}: {message}"), code, message, false)
     }
 }
 

@@ -212,54 +212,6 @@ fn rfc3339(secs: u64) -> String {
     )
 }
 
-/// What a request body may hold: `true` anything, `"string"`, `"bool"`,
-/// `"number"`, `"int64"` (a number or a decimal string, as Google accepts),
-/// `"map"` (string → string), `"strings"`, an object of allowed fields,
-/// `[shape]` an array of such.
-fn check(v: &Json, shape: &Json, at: &str) -> Result<(), String> {
-    let wrong = |want: &str| Err(format!("Invalid value at '{at}' ({want}), {v}"));
-    match shape {
-        // JSON merge patch: null clears a field.
-        _ if v.is_null() => Ok(()),
-        Json::Bool(true) => Ok(()),
-        Json::String(t) => match (t.as_str(), v) {
-            ("string", Json::String(_))
-            | ("bool", Json::Bool(_))
-            | ("number", Json::Number(_))
-            | ("int64", Json::Number(_)) => Ok(()),
-            ("int64", Json::String(s)) if s.parse::<i64>().is_ok() => Ok(()),
-            ("map", Json::Object(m)) if m.values().all(Json::is_string) => Ok(()),
-            ("strings", Json::Array(a)) if a.iter().all(Json::is_string) => Ok(()),
-            (t, _) => wrong(t),
-        },
-        Json::Array(inner) => {
-            let Some(a) = v.as_array() else {
-                return wrong("array");
-            };
-            let s = inner.first().unwrap_or(&Json::Bool(true));
-            for (i, x) in a.iter().enumerate() {
-                check(x, s, &format!("{at}[{i}]"))?;
-            }
-            Ok(())
-        }
-        Json::Object(fields) => {
-            let Some(o) = v.as_object() else {
-                return wrong("object");
-            };
-            for (k, x) in o {
-                let Some(s) = fields.get(k) else {
-                    return Err(format!(
-                        "Invalid JSON payload received. Unknown name \"{k}\" at '{at}': Cannot find field."
-                    ));
-                };
-                check(x, s, &format!("{at}.{k}"))?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 fn body(req: &Req) -> Result<Json, Response<Body>> {
     if req.body.is_empty() {
         return Ok(Json::Object(Map::new()));
@@ -270,7 +222,10 @@ fn body(req: &Req) -> Result<Json, Response<Body>> {
 
 fn checked(req: &Req, shape: &Json) -> Result<Json, Response<Body>> {
     let b = body(req)?;
-    check(&b, shape, "resource").map_err(|m| bad(&m))?;
+    crate::check(&b, shape, "resource", |k, at| {
+        format!("Invalid JSON payload received. Unknown name \"{k}\" at '{at}': Cannot find field.")
+    })
+    .map_err(|m| bad(&m))?;
     Ok(b)
 }
 
@@ -306,11 +261,7 @@ impl World {
         if req.path == "/token" {
             return self.token(req);
         }
-        let auth = req
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let auth = req.bearer();
         if !auth.is_some_and(|t| t == STATIC_TOKEN || self.tokens.iter().any(|x| x == t)) {
             return err(
                 401,
@@ -1908,4 +1859,69 @@ fn gateway(cidr: &str) -> String {
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(method: Method, path: &str, body: Json) -> Req {
+        let mut headers = hyper::HeaderMap::new();
+        if let Ok(v) = format!("Bearer {STATIC_TOKEN}").parse() {
+            headers.insert("authorization", v);
+        }
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        Req {
+            method,
+            path: path.to_string(),
+            query: query.to_string(),
+            headers,
+            body: body.to_string().into(),
+        }
+    }
+
+    fn status(r: &Response<Body>) -> u16 {
+        r.status().as_u16()
+    }
+
+    #[test]
+    fn strict_about_fields_and_operations_take_several_looks() {
+        let mut w = World::default();
+        let nets = "/compute/v1/projects/p/global/networks";
+        let r = w.handle(&req(
+            Method::POST,
+            nets,
+            json!({"name": "n", "autoCreateSubnets": false}),
+        ));
+        assert_eq!(status(&r), 400, "an unknown field is refused");
+        let r = w.handle(&req(
+            Method::POST,
+            nets,
+            json!({"name": "n", "mtu": "1460"}),
+        ));
+        assert_eq!(status(&r), 400, "a wrongly typed field is refused");
+        let r = w.handle(&req(
+            Method::POST,
+            nets,
+            json!({"name": "n", "autoCreateSubnetworks": false}),
+        ));
+        assert_eq!(status(&r), 200);
+        let r = w.handle(&req(Method::GET, &format!("{nets}/n"), json!(null)));
+        assert_eq!(status(&r), 404, "not there before the operation is done");
+        let op = w.ops.keys().next().cloned().unwrap_or_default();
+        let wait = format!("/compute/v1/projects/p/global/operations/{op}/wait");
+        let looks: Vec<Json> = (0..3)
+            .filter_map(|_| w.look(&op))
+            .map(|o| o["status"].clone())
+            .collect();
+        assert_eq!(looks, vec![json!("RUNNING"), json!("DONE"), json!("DONE")]);
+        assert_eq!(
+            status(&w.handle(&req(Method::POST, &wait, json!(null)))),
+            200
+        );
+        let r = w.handle(&req(Method::POST, nets, json!({"name": "n"})));
+        assert_eq!(status(&r), 409, "a duplicate is refused");
+        let r = w.handle(&req(Method::PUT, &format!("{nets}/n"), json!({})));
+        assert_eq!(status(&r), 400, "a wrong method is refused");
+    }
 }

@@ -6,6 +6,8 @@
 //!   lacks (EKS add-ons) and correcting what it gets wrong.
 //! - [`gcp`]: the Compute, Container, IAM, Resource Manager and Storage
 //!   APIs and Google's OAuth token endpoint, in memory.
+//! - [`azure`]: Azure Resource Manager and the Microsoft identity
+//!   platform's token endpoint, in memory, over HTTPS.
 //!
 //! Every server here takes injected answers ([`Server::inject`]): the next
 //! N requests that match get a given answer instead, which is how tests
@@ -14,6 +16,7 @@
 // Handlers answer early with a ready response as their error.
 #![allow(clippy::result_large_err)]
 
+pub mod azure;
 mod eks_addons;
 pub mod gcp;
 pub mod proxy;
@@ -45,6 +48,14 @@ pub struct Req {
 }
 
 impl Req {
+    /// The bearer token of the `Authorization` header.
+    pub fn bearer(&self) -> Option<&str> {
+        self.headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+    }
+
     /// A query parameter, percent-decoded.
     pub fn param(&self, name: &str) -> Option<String> {
         self.query.split('&').find_map(|p| {
@@ -114,7 +125,55 @@ where
     F: Fn(Req) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Response<Body>> + Send + 'static,
 {
-    let handler: Handler = Arc::new(move |r| Box::pin(handler(r)));
+    serve_on(Arc::new(move |r| Box::pin(handler(r))), None)
+}
+
+/// [`serve`] over HTTPS, with a certificate for 127.0.0.1 from a CA made
+/// for the purpose; `ca_pem` is that CA, for the client to trust
+/// (`SSL_CERT_FILE`).
+pub fn serve_tls<F, Fut>(handler: F) -> std::io::Result<(Server, String)>
+where
+    F: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response<Body>> + Send + 'static,
+{
+    let (config, ca_pem) = tls_config().map_err(std::io::Error::other)?;
+    let mut server = serve_on(
+        Arc::new(move |r| Box::pin(handler(r))),
+        Some(tokio_rustls::TlsAcceptor::from(Arc::new(config))),
+    )?;
+    server.url = server.url.replace("http://", "https://");
+    Ok((server, ca_pem))
+}
+
+/// A CA, and a server certificate for 127.0.0.1 it signed.
+fn tls_config() -> Result<(rustls::ServerConfig, String), String> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    let e = |e: rcgen::Error| e.to_string();
+    let ca_key = KeyPair::generate().map_err(e)?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).map_err(e)?;
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().map_err(e)?;
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).map_err(e)?;
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
+    let cert = params.signed_by(&key, &issuer).map_err(e)?;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .map_err(|e| e.to_string())?;
+    Ok((config, ca.pem()))
+}
+
+fn serve_on(handler: Handler, tls: Option<tokio_rustls::TlsAcceptor>) -> std::io::Result<Server> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr: SocketAddr = listener.local_addr()?;
@@ -139,13 +198,22 @@ where
                         let Ok((stream, _)) = accepted else { continue };
                         let handler = handler.clone();
                         let injections = shared.clone();
+                        let tls = tls.clone();
                         tokio::spawn(async move {
                             let svc = service_fn(move |req| {
                                 handle(handler.clone(), injections.clone(), req)
                             });
-                            let _ = http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), svc)
-                                .await;
+                            let conn = http1::Builder::new();
+                            match tls {
+                                Some(t) => {
+                                    if let Ok(s) = t.accept(stream).await {
+                                        let _ = conn.serve_connection(TokioIo::new(s), svc).await;
+                                    }
+                                }
+                                None => {
+                                    let _ = conn.serve_connection(TokioIo::new(stream), svc).await;
+                                }
+                            }
                         });
                     }
                 }
@@ -203,6 +271,62 @@ fn injected(injections: &Mutex<Vec<Injection>>, probe: &str) -> Option<Response<
         r = r.header(k, v);
     }
     r.body(Full::new(Bytes::from(i.body.clone()))).ok()
+}
+
+/// Checks a request body against what the API documents, strictly (the
+/// stand-ins' promise: the driver cannot send what the API would refuse).
+/// A shape is `true` (anything), `"string"`, `"bool"`, `"number"`,
+/// `"int64"` (a number or a decimal string, as Google accepts), `"map"`
+/// (string → string), `"strings"`, an object of allowed fields, or
+/// `[shape]`, an array of such; null passes (a merge patch clears with
+/// it). `unknown` words the error for a field the API does not have.
+pub fn check(
+    v: &serde_json::Value,
+    shape: &serde_json::Value,
+    at: &str,
+    unknown: fn(&str, &str) -> String,
+) -> Result<(), String> {
+    use serde_json::Value as Json;
+    let wrong = |want: &str| {
+        Err(format!(
+            "Invalid value at '{at}': expected {want}, found {v}"
+        ))
+    };
+    match shape {
+        _ if v.is_null() => Ok(()),
+        Json::Bool(true) => Ok(()),
+        Json::String(t) => match (t.as_str(), v) {
+            ("string", Json::String(_))
+            | ("bool", Json::Bool(_))
+            | ("number" | "int64", Json::Number(_)) => Ok(()),
+            ("int64", Json::String(s)) if s.parse::<i64>().is_ok() => Ok(()),
+            ("map", Json::Object(m)) if m.values().all(Json::is_string) => Ok(()),
+            ("strings", Json::Array(a)) if a.iter().all(Json::is_string) => Ok(()),
+            (t, _) => wrong(t),
+        },
+        Json::Array(inner) => {
+            let Some(a) = v.as_array() else {
+                return wrong("an array");
+            };
+            let s = inner.first().unwrap_or(&Json::Bool(true));
+            a.iter()
+                .enumerate()
+                .try_for_each(|(i, x)| check(x, s, &format!("{at}[{i}]"), unknown))
+        }
+        Json::Object(fields) => {
+            let Some(o) = v.as_object() else {
+                return wrong("an object");
+            };
+            for (k, x) in o {
+                let Some(s) = fields.get(k) else {
+                    return Err(unknown(k, at));
+                };
+                check(x, s, &format!("{at}.{k}"), unknown)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A JSON response.

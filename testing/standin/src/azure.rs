@@ -1,0 +1,1341 @@
+//! Azure Resource Manager, in memory, over HTTPS, as Microsoft documents
+//! it: the resource types strata's Azure driver uses, strict about them (a
+//! missing or unknown `api-version`, an unknown field or a wrong method is
+//! a 400), and the Microsoft identity platform's token endpoint.
+//!
+//! What the real service does that the driver must cope with, done here
+//! too: writes answer 201/202 with an `Azure-AsyncOperation` or `Location`
+//! header and finish over several polls (`InProgress` → `Succeeded` or
+//! `Failed` with its error); `Retry-After` on them; resources show
+//! `provisioningState`; a virtual network PUT without its subnets removes
+//! them; AKS takes one operation per cluster (`OperationNotAllowed` while
+//! one runs) and refuses to change a pool's VM size; a role assignment for
+//! a just-made identity fails once with `PrincipalNotFound`; lists come in
+//! pages with `nextLink`; `$filter=tagName eq … and tagValue eq …` finds
+//! tagged resources. [`Azure::fail_next`] makes an operation fail
+//! (`AllocationFailed`, `SkuNotAvailable`, quota).
+
+use crate::{json, serve_tls, Body, Req, Server};
+use hyper::{Method, Response};
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub const TENANT: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-0000000000aa";
+pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
+pub const CLIENT_SECRET: &str = "standin-client-secret";
+
+const PAGE: usize = 3;
+
+/// A running stand-in.
+pub struct Azure {
+    pub server: Server,
+    /// The test CA's certificate (PEM), for `SSL_CERT_FILE`.
+    pub ca_pem: String,
+    world: Arc<Mutex<World>>,
+}
+
+impl Azure {
+    fn world(&self) -> MutexGuard<'_, World> {
+        self.world.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every resource id held.
+    pub fn ids(&self) -> Vec<String> {
+        self.world()
+            .objects
+            .values()
+            .filter_map(|o| o["id"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// One resource as ARM returns it (id compared without case).
+    pub fn get(&self, id: &str) -> Option<Json> {
+        self.world().objects.get(&id.to_ascii_lowercase()).cloned()
+    }
+
+    /// The next asynchronous create or update (a PUT) of a resource type
+    /// whose path contains `kind` (`agentPools`) fails with `code` and
+    /// `message`, as a capacity failure does.
+    pub fn fail_next(&self, kind: &str, code: &str, message: &str) {
+        self.world()
+            .failures
+            .push((kind.to_ascii_lowercase(), code.into(), message.into()));
+    }
+
+    /// Requests seen, as `METHOD PATH`.
+    pub fn calls(&self) -> Vec<String> {
+        self.world().calls.clone()
+    }
+
+    /// An access token Resource Manager accepts, as `az account
+    /// get-access-token` would print one.
+    pub fn issue_token(&self) -> String {
+        let mut w = self.world();
+        let n = w.id();
+        let t = format!("eyJ0eXAiOiJKV1QifQ.cli-{n}.sig");
+        w.tokens.push(t.clone());
+        t
+    }
+}
+
+/// Starts the stand-in on a free port.
+pub fn start() -> std::io::Result<Azure> {
+    let world = Arc::new(Mutex::new(World::default()));
+    let w = world.clone();
+    let holder: Arc<Mutex<String>> = Arc::new(Mutex::new(String::new()));
+    let base = holder.clone();
+    let (server, ca_pem) = serve_tls(move |req| {
+        let w = w.clone();
+        let base = base.lock().map(|b| b.clone()).unwrap_or_default();
+        async move {
+            let mut world = w.lock().unwrap_or_else(|e| e.into_inner());
+            world.calls.push(format!("{} {}", req.method, req.path));
+            world.handle(&req, &base)
+        }
+    })?;
+    if let Ok(mut b) = holder.lock() {
+        *b = server.url.clone();
+    }
+    Ok(Azure {
+        server,
+        ca_pem,
+        world,
+    })
+}
+
+/// How a type answers writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Done in the response.
+    Sync,
+    /// 201/202 with `Azure-AsyncOperation` (and `Location` on delete).
+    AsyncOp,
+    /// 202 with `Location`, polled until it answers 200 (Storage).
+    Location,
+}
+
+struct TypeInfo {
+    /// `microsoft.network/virtualnetworks` (lower case; children add
+    /// their segment: `.../virtualnetworks/subnets`).
+    key: &'static str,
+    versions: &'static [&'static str],
+    /// Has `location` and `tags`.
+    tracked: bool,
+    put: Mode,
+    delete: Mode,
+    /// Allowed fields of `properties` (see [`check`]).
+    properties: fn() -> Json,
+}
+
+fn rule() -> Json {
+    json!({
+        "priority": "number", "direction": "string", "access": "string", "protocol": "string",
+        "sourcePortRange": "string", "destinationPortRange": "string",
+        "sourcePortRanges": "strings", "destinationPortRanges": "strings",
+        "sourceAddressPrefix": "string", "destinationAddressPrefix": "string",
+        "sourceAddressPrefixes": "strings", "destinationAddressPrefixes": "strings",
+        "description": "string",
+    })
+}
+
+fn pool() -> Json {
+    json!({
+        "count": "number", "vmSize": "string", "mode": "string", "vnetSubnetID": "string",
+        "type": "string", "osType": "string", "osDiskSizeGB": "number", "maxPods": "number",
+        "nodeLabels": "map", "nodeTaints": "strings", "scaleSetPriority": "string",
+        "scaleSetEvictionPolicy": "string", "spotMaxPrice": "number",
+        "enableAutoScaling": "bool", "minCount": "number", "maxCount": "number",
+        "orchestratorVersion": "string", "availabilityZones": "strings",
+        "gpuProfile": {"driver": "string"}, "tags": "map",
+    })
+}
+
+const TYPES: &[TypeInfo] = &[
+    TypeInfo {
+        key: "resourcegroups",
+        versions: &["2021-04-01", "2022-09-01"],
+        tracked: true,
+        put: Mode::Sync,
+        delete: Mode::Location,
+        properties: || json!({}),
+    },
+    TypeInfo {
+        key: "microsoft.network/virtualnetworks",
+        versions: &["2024-05-01", "2023-09-01"],
+        tracked: true,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+        properties: || json!({"addressSpace": {"addressPrefixes": "strings"}, "subnets": [{"name": "string", "id": "string", "etag": "string", "type": "string", "properties": true}], "dhcpOptions": {"dnsServers": "strings"}}),
+    },
+    TypeInfo {
+        key: "microsoft.network/virtualnetworks/subnets",
+        versions: &["2024-05-01", "2023-09-01"],
+        tracked: false,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+        properties: || json!({"addressPrefix": "string", "addressPrefixes": "strings", "networkSecurityGroup": {"id": "string"}, "serviceEndpoints": [{"service": "string"}], "privateEndpointNetworkPolicies": "string", "defaultOutboundAccess": "bool"}),
+    },
+    TypeInfo {
+        key: "microsoft.network/networksecuritygroups",
+        versions: &["2024-05-01", "2023-09-01"],
+        tracked: true,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+        properties: || json!({"securityRules": [{"name": "string", "properties": rule()}]}),
+    },
+    TypeInfo {
+        key: "microsoft.managedidentity/userassignedidentities",
+        versions: &["2023-01-31", "2024-11-30"],
+        tracked: true,
+        put: Mode::Sync,
+        delete: Mode::Sync,
+        properties: || json!({}),
+    },
+    TypeInfo {
+        key: "microsoft.authorization/roleassignments",
+        versions: &["2022-04-01"],
+        tracked: false,
+        put: Mode::Sync,
+        delete: Mode::Sync,
+        properties: || json!({"roleDefinitionId": "string", "principalId": "string", "principalType": "string", "description": "string"}),
+    },
+    TypeInfo {
+        key: "microsoft.containerservice/managedclusters",
+        versions: &["2024-09-01", "2025-01-01"],
+        tracked: true,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+        properties: || {
+            let mut p = pool();
+            p["name"] = json!("string");
+            json!({
+                "kubernetesVersion": "string", "dnsPrefix": "string", "agentPoolProfiles": [p],
+                "networkProfile": {"networkPlugin": "string", "networkPolicy": "string", "networkPluginMode": "string", "serviceCidr": "string", "dnsServiceIP": "string", "podCidr": "string", "outboundType": "string"},
+                "oidcIssuerProfile": {"enabled": "bool"},
+                "securityProfile": {"workloadIdentity": {"enabled": "bool"}},
+                "apiServerAccessProfile": {"enablePrivateCluster": "bool"},
+                "nodeResourceGroup": "string",
+            })
+        },
+    },
+    TypeInfo {
+        key: "microsoft.containerservice/managedclusters/agentpools",
+        versions: &["2024-09-01", "2025-01-01"],
+        tracked: false,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+        properties: pool,
+    },
+    TypeInfo {
+        key: "microsoft.storage/storageaccounts",
+        versions: &["2023-05-01", "2023-01-01"],
+        tracked: true,
+        put: Mode::Location,
+        delete: Mode::Sync,
+        properties: || json!({"minimumTlsVersion": "string", "allowBlobPublicAccess": "bool", "supportsHttpsTrafficOnly": "bool", "isHnsEnabled": "bool", "accessTier": "string"}),
+    },
+];
+
+/// Role definitions every subscription has (id's last segment, name).
+const ROLES: &[(&str, &str)] = &[
+    ("b24988ac-6180-42a0-ab88-20f7382dd24c", "Contributor"),
+    (
+        "4d97b98b-1d4f-4787-a291-c67834d212e7",
+        "Network Contributor",
+    ),
+    ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "Reader"),
+    (
+        "f1a07417-d97a-45cb-824c-7a7467783830",
+        "Managed Identity Operator",
+    ),
+];
+
+type Effect = Box<dyn FnOnce(&mut World) + Send>;
+
+struct Op {
+    looks: u8,
+    /// The resource it writes (lower-case id) and, when done, its effect.
+    then: Option<Effect>,
+    on_fail: Option<Effect>,
+    error: Option<(String, String)>,
+    /// The body a `Location` poll returns when done.
+    result: Option<String>,
+    /// The AKS cluster it runs on.
+    cluster: Option<String>,
+}
+
+#[derive(Default)]
+struct World {
+    objects: BTreeMap<String, Json>,
+    ops: BTreeMap<String, Op>,
+    tokens: Vec<String>,
+    failures: Vec<(String, String, String)>,
+    /// Principal ids that a role assignment cannot see yet.
+    unseen_principals: Vec<String>,
+    calls: Vec<String>,
+    next: u64,
+}
+
+fn error(status: u16, code: &str, message: &str) -> Response<Body> {
+    json(status, json!({"error": {"code": code, "message": message}}))
+}
+
+impl World {
+    fn id(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    fn uuid(&mut self) -> String {
+        let n = self.id();
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            n.wrapping_mul(2_654_435_761) as u32,
+            n & 0xffff,
+            n & 0xfff,
+            (n >> 4) & 0xfff,
+            n.wrapping_mul(0x9E37_79B9) & 0xffff_ffff_ffff
+        )
+    }
+
+    fn handle(&mut self, req: &Req, base: &str) -> Response<Body> {
+        if req.path.ends_with("/oauth2/v2.0/token") {
+            return self.token(req);
+        }
+        let auth = req.bearer();
+        if !auth.is_some_and(|t| self.tokens.iter().any(|x| x == t)) {
+            return error(
+                401,
+                "InvalidAuthenticationToken",
+                "The access token is invalid.",
+            );
+        }
+        let Some(version) = req.param("api-version") else {
+            return error(
+                400,
+                "MissingApiVersionParameter",
+                "The api-version query parameter (?api-version=) is required for all requests.",
+            );
+        };
+        let path = req.path.trim_end_matches('/').to_string();
+        let lower = path.to_ascii_lowercase();
+        if lower.contains("/operations/") || lower.contains("/operationresults/") {
+            return self.poll(&lower);
+        }
+        if lower.ends_with("/providers/microsoft.authorization/roledefinitions") {
+            return self.role_definitions(req, &path);
+        }
+        if let Some(scope_end) = lower.find("/providers/microsoft.authorization/roleassignments/") {
+            let scope = path[..scope_end].to_string();
+            return self.resource(
+                req,
+                base,
+                &version,
+                "microsoft.authorization/roleassignments",
+                &path,
+                Some(scope),
+            );
+        }
+        let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        if segs.len() < 2
+            || !segs[0].eq_ignore_ascii_case("subscriptions")
+            || segs[1] != SUBSCRIPTION
+        {
+            return error(
+                404,
+                "SubscriptionNotFound",
+                &format!(
+                    "The subscription '{}' could not be found.",
+                    segs.get(1).unwrap_or(&"")
+                ),
+            );
+        }
+        let is_rg = segs.len() >= 4 && segs[2].eq_ignore_ascii_case("resourcegroups");
+        match segs.len() {
+            3 if segs[2].eq_ignore_ascii_case("resourcegroups") && req.method == Method::GET => {
+                self.list(req, base, Some("resourcegroups"), &lower, false)
+            }
+            3 if segs[2].eq_ignore_ascii_case("resources") && req.method == Method::GET => self
+                .list(
+                    req,
+                    base,
+                    None,
+                    &format!("/subscriptions/{SUBSCRIPTION}"),
+                    true,
+                ),
+            4 if is_rg => self.resource(req, base, &version, "resourcegroups", &path, None),
+            5 if segs[2].eq_ignore_ascii_case("providers") && req.method == Method::GET => {
+                // Every resource of a type in the subscription.
+                let key = format!("{}/{}", segs[3], segs[4]).to_ascii_lowercase();
+                self.list(
+                    req,
+                    base,
+                    Some(&key),
+                    &format!("/subscriptions/{SUBSCRIPTION}"),
+                    true,
+                )
+            }
+            n @ 7..=10 if is_rg && segs[4].eq_ignore_ascii_case("providers") => {
+                let rg = format!("/{}", segs[..4].join("/")).to_ascii_lowercase();
+                if !self.objects.contains_key(&rg) {
+                    return error(
+                        404,
+                        "ResourceGroupNotFound",
+                        &format!("Resource group '{}' could not be found.", segs[3]),
+                    );
+                }
+                let key = match n {
+                    7 | 8 => format!("{}/{}", segs[5], segs[6]),
+                    _ => format!("{}/{}/{}", segs[5], segs[6], segs[8]),
+                }
+                .to_ascii_lowercase();
+                if n % 2 == 1 {
+                    if req.method != Method::GET {
+                        return error(
+                            405,
+                            "MethodNotAllowed",
+                            "The requested method is not allowed.",
+                        );
+                    }
+                    return self.list(req, base, Some(&key), &lower, false);
+                }
+                self.resource(req, base, &version, &key, &path, None)
+            }
+            _ => error(
+                400,
+                "InvalidResourceType",
+                &format!("The resource type could not be found: {path}"),
+            ),
+        }
+    }
+
+    /// The client-credentials grant of the Microsoft identity platform
+    /// (a secret, or a federated assertion as workload identity sends).
+    fn token(&mut self, req: &Req) -> Response<Body> {
+        let form: BTreeMap<String, String> = String::from_utf8_lossy(&req.body)
+            .split('&')
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (crate::decode(k), crate::decode(&v.replace('+', " "))))
+            .collect();
+        let tenant = req
+            .path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if tenant != TENANT {
+            return json(
+                400,
+                json!({"error": "invalid_request", "error_description": format!("AADSTS90002: Tenant '{tenant}' not found."), "error_codes": [90002]}),
+            );
+        }
+        if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
+            return json(
+                400,
+                json!({"error": "unsupported_grant_type", "error_description": "AADSTS70003: The app requested an unsupported grant type.", "error_codes": [70003]}),
+            );
+        }
+        let secret_ok = form.get("client_secret").map(String::as_str) == Some(CLIENT_SECRET);
+        let assertion_ok = form.get("client_assertion_type").map(String::as_str)
+            == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+            && form
+                .get("client_assertion")
+                .is_some_and(|a| a.split('.').count() == 3);
+        if form.get("client_id").map(String::as_str) != Some(CLIENT_ID)
+            || !(secret_ok || assertion_ok)
+        {
+            return json(
+                401,
+                json!({"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.", "error_codes": [7000215]}),
+            );
+        }
+        let n = self.id();
+        let token = format!("eyJ0eXAiOiJKV1QifQ.standin-{n}.sig");
+        self.tokens.push(token.clone());
+        json(
+            200,
+            json!({"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}),
+        )
+    }
+
+    fn role_definitions(&self, req: &Req, path: &str) -> Response<Body> {
+        let scope = &path[..path
+            .to_ascii_lowercase()
+            .find("/providers/microsoft.authorization")
+            .unwrap_or(0)];
+        let filter = req.param("$filter").unwrap_or_default();
+        let wanted = filter.split('\'').nth(1).unwrap_or("");
+        let items: Vec<Json> = ROLES
+            .iter()
+            .filter(|(_, n)| wanted.is_empty() || *n == wanted)
+            .map(|(id, n)| json!({
+                "id": format!("/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{id}"),
+                "name": id, "type": "Microsoft.Authorization/roleDefinitions",
+                "properties": {"roleName": n, "type": "BuiltInRole", "assignableScopes": ["/"]},
+            }))
+            .collect();
+        let _ = scope;
+        json(200, json!({"value": items}))
+    }
+
+    /// The resources of type `key` (any, when `None`) directly under
+    /// `parent` (or anywhere below it when `any_depth`), in pages.
+    fn list(
+        &self,
+        req: &Req,
+        base: &str,
+        key: Option<&str>,
+        parent: &str,
+        any_depth: bool,
+    ) -> Response<Body> {
+        let filter = req.param("$filter").unwrap_or_default();
+        let tag = parse_tag_filter(&filter);
+        let depth = parent.matches('/').count() + 1;
+        let mut items: Vec<Json> = self
+            .objects
+            .iter()
+            .filter(|(id, o)| {
+                let under = id.starts_with(&format!("{parent}/"))
+                    && (any_depth || id.matches('/').count() == depth);
+                let of_type = match key {
+                    Some(k) => type_key(id) == k,
+                    None => type_key(id) != "resourcegroups",
+                };
+                let tagged = tag
+                    .as_ref()
+                    .is_none_or(|(k, v)| o["tags"][k.as_str()].as_str() == Some(v.as_str()));
+                under && of_type && tagged
+            })
+            .map(|(_, o)| o.clone())
+            .collect();
+        if key.is_none() {
+            // The generic list shows each resource's id, name, type, tags.
+            items = items.into_iter().map(|o| json!({"id": o["id"], "name": o["name"], "type": o["type"], "location": o["location"], "tags": o["tags"]})).collect();
+        }
+        let start: usize = req
+            .param("$skiptoken")
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0);
+        let end = (start + PAGE).min(items.len());
+        let mut out = json!({"value": items.get(start..end).unwrap_or(&[])});
+        if end < items.len() {
+            let mut q: Vec<String> = req
+                .query
+                .split('&')
+                .filter(|p| !p.starts_with("$skiptoken="))
+                .map(str::to_string)
+                .collect();
+            q.push(format!("$skiptoken={end}"));
+            out["nextLink"] = json!(format!("{base}{}?{}", req.path, q.join("&")));
+        }
+        json(200, out)
+    }
+
+    fn type_info(key: &str) -> Option<&'static TypeInfo> {
+        TYPES.iter().find(|t| t.key == key)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resource(
+        &mut self,
+        req: &Req,
+        base: &str,
+        version: &str,
+        key: &str,
+        path: &str,
+        scope: Option<String>,
+    ) -> Response<Body> {
+        let Some(info) = Self::type_info(key) else {
+            return error(
+                400,
+                "InvalidResourceType",
+                &format!("The resource type '{key}' could not be found in the namespace."),
+            );
+        };
+        if !info.versions.contains(&version) {
+            return error(400, "NoRegisteredProviderFound", &format!("No registered resource provider found for location and API version '{version}' and type '{key}'. The supported api-versions are '{}'.", info.versions.join(", ")));
+        }
+        let id = path.to_ascii_lowercase();
+        let current = self.objects.get(&id).cloned();
+        match req.method {
+            Method::GET => match current {
+                Some(o) => json(200, o),
+                None => error(
+                    404,
+                    if key == "resourcegroups" {
+                        "ResourceGroupNotFound"
+                    } else {
+                        "ResourceNotFound"
+                    },
+                    &format!("The Resource '{path}' was not found."),
+                ),
+            },
+            Method::PUT => self.put(req, base, version, info, path, current, scope),
+            Method::DELETE => match current {
+                None => Response::builder()
+                    .status(204)
+                    .body(Body::default())
+                    .unwrap_or_default(),
+                Some(_) => self.delete(base, version, info, &id),
+            },
+            _ => error(
+                405,
+                "MethodNotAllowed",
+                "The requested method is not allowed.",
+            ),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &mut self,
+        req: &Req,
+        base: &str,
+        version: &str,
+        info: &TypeInfo,
+        path: &str,
+        current: Option<Json>,
+        scope: Option<String>,
+    ) -> Response<Body> {
+        let body: Json = match serde_json::from_slice(&req.body) {
+            Ok(b) => b,
+            Err(e) => {
+                return error(
+                    400,
+                    "InvalidRequestContent",
+                    &format!("The request content was invalid and could not be deserialized: {e}"),
+                )
+            }
+        };
+        let mut top = json!({"properties": (info.properties)(), "name": "string", "id": "string"});
+        if info.tracked {
+            top["location"] = json!("string");
+            top["tags"] = json!("map");
+        }
+        if info.key == "microsoft.containerservice/managedclusters" {
+            top["identity"] = json!({"type": "string", "userAssignedIdentities": true});
+            top["sku"] = json!({"name": "string", "tier": "string"});
+        }
+        if info.key == "microsoft.storage/storageaccounts" {
+            top["sku"] = json!({"name": "string"});
+            top["kind"] = json!("string");
+        }
+        let unknown =
+            |k: &str, at: &str| format!("Could not find member '{k}' on object of type '{at}'.");
+        if let Err(m) = crate::check(&body, &top, info.key, unknown) {
+            return error(400, "InvalidRequestContent", &m);
+        }
+        if info.tracked && body["location"].as_str().is_none() {
+            return error(
+                400,
+                "LocationRequired",
+                "The location property is required for this definition.",
+            );
+        }
+        let id = path.to_ascii_lowercase();
+        let name = path.rsplit('/').next().unwrap_or("").to_string();
+        let mut obj = current.clone().unwrap_or_else(|| json!({}));
+        let creating = current.is_none();
+        if !creating
+            && info.tracked
+            && body["location"].as_str().map(str::to_ascii_lowercase)
+                != obj["location"].as_str().map(str::to_ascii_lowercase)
+        {
+            return error(400, "InvalidResourceLocation", "The resource already exists in another location. Resources cannot be moved by a PUT.");
+        }
+        // Type-specific rules the real service enforces.
+        let cluster = match info.key {
+            "microsoft.containerservice/managedclusters" => Some(id.clone()),
+            "microsoft.containerservice/managedclusters/agentpools" => {
+                id.rsplit_once("/agentpools/").map(|(c, _)| c.to_string())
+            }
+            _ => None,
+        };
+        if let Some(c) = &cluster {
+            if let Some(running) = self
+                .ops
+                .values()
+                .find(|o| o.looks < 2 && o.cluster.as_deref() == Some(c))
+            {
+                let _ = running;
+                return error(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on the managed cluster. Please wait for it to finish.");
+            }
+            if info.key.ends_with("agentpools") && !self.objects.contains_key(c) {
+                return error(
+                    404,
+                    "ResourceNotFound",
+                    &format!("The Resource '{c}' was not found."),
+                );
+            }
+        }
+        if info.key.ends_with("agentpools")
+            && !creating
+            && body["properties"]["vmSize"] != obj["properties"]["vmSize"]
+        {
+            return error(
+                400,
+                "PropertyChangeNotAllowed",
+                "Changing property 'vmSize' is not allowed.",
+            );
+        }
+        if info.key == "microsoft.authorization/roleassignments" {
+            let principal = body["properties"]["principalId"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            if let Some(i) = self.unseen_principals.iter().position(|p| *p == principal) {
+                self.unseen_principals.remove(i);
+                return error(400, "PrincipalNotFound", &format!("Principal {principal} does not exist in the directory {TENANT}. Check that you have the correct principal ID. If you are creating this principal and then immediately assigning a role, this error might be related to a replication delay."));
+            }
+            let role = body["properties"]["roleDefinitionId"]
+                .as_str()
+                .unwrap_or("");
+            let dup = self.objects.iter().any(|(k, o)| {
+                *k != id
+                    && type_key(k) == info.key
+                    && o["properties"]["principalId"] == principal.as_str()
+                    && o["properties"]["roleDefinitionId"] == role
+                    && o["properties"]["scope"]
+                        .as_str()
+                        .map(str::to_ascii_lowercase)
+                        == scope.as_ref().map(|s| s.to_ascii_lowercase())
+            });
+            if dup {
+                return error(
+                    409,
+                    "RoleAssignmentExists",
+                    "The role assignment already exists.",
+                );
+            }
+        }
+        if info.key == "microsoft.network/virtualnetworks/subnets" {
+            let vnet = id
+                .rsplit_once("/subnets/")
+                .map(|(v, _)| v.to_string())
+                .unwrap_or_default();
+            if !self.objects.contains_key(&vnet) {
+                return error(
+                    404,
+                    "ResourceNotFound",
+                    &format!("The Resource '{vnet}' was not found."),
+                );
+            }
+        }
+        if info.key == "microsoft.storage/storageaccounts" && creating {
+            let taken = self.objects.keys().any(|k| {
+                type_key(k) == info.key && k.ends_with(&format!("/{}", name.to_ascii_lowercase()))
+            });
+            if taken {
+                return error(
+                    409,
+                    "StorageAccountAlreadyTaken",
+                    &format!("The storage account named {name} is already taken."),
+                );
+            }
+        }
+        // Merge the request into the stored resource.
+        obj["id"] = json!(path);
+        obj["name"] = json!(name);
+        obj["type"] = json!(type_name(info.key));
+        if info.tracked {
+            obj["location"] = body["location"].clone();
+            obj["tags"] = body.get("tags").cloned().unwrap_or(json!({}));
+        }
+        for k in ["identity", "sku", "kind"] {
+            if let Some(v) = body.get(k) {
+                obj[k] = v.clone();
+            }
+        }
+        let mut props = body["properties"].as_object().cloned().unwrap_or_default();
+        let kept = obj["properties"].as_object().cloned().unwrap_or_default();
+        self.fill(
+            info.key,
+            &id,
+            &name,
+            &mut props,
+            &kept,
+            &mut obj,
+            creating,
+            scope.as_deref(),
+        );
+        let mode = info.put;
+        let state = if mode == Mode::Sync {
+            "Succeeded"
+        } else if creating {
+            "Creating"
+        } else {
+            "Updating"
+        };
+        props.insert("provisioningState".into(), json!(state));
+        obj["properties"] = Json::Object(props);
+        if info.key == "microsoft.network/virtualnetworks" {
+            // A PUT without `subnets` removes them (as ARM does).
+            let listed: Vec<String> = body["properties"]["subnets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s["name"].as_str().map(str::to_ascii_lowercase))
+                .collect();
+            let gone: Vec<String> = self
+                .objects
+                .keys()
+                .filter(|k| {
+                    k.starts_with(&format!("{id}/subnets/"))
+                        && !listed.iter().any(|n| k.ends_with(&format!("/{n}")))
+                })
+                .cloned()
+                .collect();
+            for g in gone {
+                self.objects.remove(&g);
+            }
+        }
+        let status = if creating { 201 } else { 200 };
+        match mode {
+            Mode::Sync => {
+                self.objects.insert(id, obj.clone());
+                json(status, obj)
+            }
+            Mode::AsyncOp | Mode::Location => {
+                self.objects.insert(id.clone(), obj.clone());
+                let (i2, i3) = (id.clone(), id.clone());
+                let op = self.start_op(
+                    info.key,
+                    cluster,
+                    Box::new(move |w: &mut World| {
+                        if let Some(o) = w.objects.get_mut(&i2) {
+                            o["properties"]["provisioningState"] = json!("Succeeded");
+                        }
+                    }),
+                    Box::new(move |w: &mut World| {
+                        if let Some(o) = w.objects.get_mut(&i3) {
+                            o["properties"]["provisioningState"] = json!("Failed");
+                        }
+                    }),
+                    if mode == Mode::Location {
+                        Some(id.clone())
+                    } else {
+                        None
+                    },
+                    true,
+                );
+                let ns = info.key.split('/').next().unwrap_or("");
+                let async_url = format!("{base}/subscriptions/{SUBSCRIPTION}/providers/{ns}/locations/eastus/operations/{op}?api-version={version}");
+                let loc_url = format!("{base}/subscriptions/{SUBSCRIPTION}/providers/{ns}/locations/eastus/operationResults/{op}?api-version={version}");
+                let mut r = Response::builder()
+                    .header("retry-after", "1")
+                    .header("content-type", "application/json");
+                r = if mode == Mode::AsyncOp {
+                    r.status(status).header("azure-asyncoperation", async_url)
+                } else {
+                    r.status(202).header("location", loc_url)
+                };
+                let body = if mode == Mode::AsyncOp {
+                    obj.to_string()
+                } else {
+                    String::new()
+                };
+                r.body(Body::from(body)).unwrap_or_default()
+            }
+        }
+    }
+
+    /// What ARM adds to a resource: read-only properties per type.
+    #[allow(clippy::too_many_arguments)]
+    fn fill(
+        &mut self,
+        key: &str,
+        id: &str,
+        name: &str,
+        props: &mut Map<String, Json>,
+        kept: &Map<String, Json>,
+        obj: &mut Json,
+        creating: bool,
+        scope: Option<&str>,
+    ) {
+        match key {
+            "microsoft.managedidentity/userassignedidentities" => {
+                if creating {
+                    let principal = self.uuid();
+                    props.insert("tenantId".into(), json!(TENANT));
+                    props.insert("principalId".into(), json!(principal.clone()));
+                    props.insert("clientId".into(), json!(self.uuid()));
+                    // A new principal takes a moment to reach the directory.
+                    self.unseen_principals.push(principal);
+                } else {
+                    for k in ["tenantId", "principalId", "clientId"] {
+                        if let Some(v) = kept.get(k) {
+                            props.insert(k.into(), v.clone());
+                        }
+                    }
+                }
+            }
+            "microsoft.authorization/roleassignments" => {
+                props.insert("scope".into(), json!(scope.unwrap_or("")));
+                props
+                    .entry("principalType")
+                    .or_insert(json!("ServicePrincipal"));
+            }
+            "microsoft.network/virtualnetworks/subnets"
+            | "microsoft.network/networksecuritygroups"
+            | "microsoft.network/virtualnetworks" => {
+                obj["etag"] = json!(format!("W/\"{}\"", self.uuid()));
+                if key == "microsoft.network/networksecuritygroups" {
+                    if let Some(rules) = props.get_mut("securityRules").and_then(Json::as_array_mut)
+                    {
+                        for r in rules {
+                            let n = r["name"].as_str().unwrap_or("").to_string();
+                            r["id"] = json!(format!(
+                                "{}/securityRules/{n}",
+                                obj["id"].as_str().unwrap_or("")
+                            ));
+                            r["type"] =
+                                json!("Microsoft.Network/networkSecurityGroups/securityRules");
+                            r["properties"]["provisioningState"] = json!("Succeeded");
+                        }
+                    }
+                }
+                if key == "microsoft.network/virtualnetworks" {
+                    let subs: Vec<Json> = self
+                        .objects
+                        .iter()
+                        .filter(|(k, _)| k.starts_with(&format!("{id}/subnets/")))
+                        .map(|(_, v)| v.clone())
+                        .collect();
+                    props.insert("subnets".into(), json!(subs));
+                }
+            }
+            "microsoft.containerservice/managedclusters" => {
+                let n = self.id();
+                props.insert(
+                    "fqdn".into(),
+                    json!(format!(
+                        "{}-{n:08x}.hcp.eastus.azmk8s.io",
+                        props
+                            .get("dnsPrefix")
+                            .and_then(Json::as_str)
+                            .unwrap_or(name)
+                    )),
+                );
+                props.insert(
+                    "currentKubernetesVersion".into(),
+                    props
+                        .get("kubernetesVersion")
+                        .cloned()
+                        .unwrap_or(json!("1.31.5")),
+                );
+                props.entry("nodeResourceGroup").or_insert(json!(format!(
+                    "MC_{}_{name}_eastus",
+                    id.split('/').nth(4).unwrap_or("")
+                )));
+                let kubelet = kept.get("identityProfile").cloned().unwrap_or_else(|| json!({"kubeletidentity": {"clientId": self.uuid(), "objectId": self.uuid(), "resourceId": format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/MC/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}-agentpool")}}));
+                props.insert("identityProfile".into(), kubelet);
+                if props
+                    .get("oidcIssuerProfile")
+                    .and_then(|o| o["enabled"].as_bool())
+                    == Some(true)
+                {
+                    props.insert("oidcIssuerProfile".into(), json!({"enabled": true, "issuerURL": format!("https://eastus.oic.prod-aks.azure.com/{TENANT}/{n:08x}/")}));
+                }
+                if creating {
+                    // The system pool of the cluster body is a child resource too.
+                    if let Some(pools) = props
+                        .get("agentPoolProfiles")
+                        .and_then(Json::as_array)
+                        .cloned()
+                    {
+                        for p in pools {
+                            let pname = p["name"].as_str().unwrap_or("").to_string();
+                            let mut child = p.clone();
+                            child.as_object_mut().map(|m| m.remove("name"));
+                            let pid =
+                                format!("{}/agentPools/{pname}", obj["id"].as_str().unwrap_or(""));
+                            self.objects.insert(pid.to_ascii_lowercase(), json!({"id": pid, "name": pname, "type": "Microsoft.ContainerService/managedClusters/agentPools", "properties": merge(child, json!({"provisioningState": "Succeeded", "powerState": {"code": "Running"}}))}));
+                        }
+                    }
+                }
+                if let Some(id) = obj["identity"]["userAssignedIdentities"].as_object_mut() {
+                    for (uid, v) in id.iter_mut() {
+                        let found = self.objects.get(&uid.to_ascii_lowercase()).map(|o| json!({"principalId": o["properties"]["principalId"], "clientId": o["properties"]["clientId"]}));
+                        *v = found.unwrap_or(json!({}));
+                    }
+                }
+            }
+            "microsoft.containerservice/managedclusters/agentpools" => {
+                if props.get("scaleSetPriority").and_then(Json::as_str) == Some("Spot") {
+                    // AKS marks spot nodes itself, label and taint.
+                    let labels = props.entry("nodeLabels").or_insert(json!({}));
+                    labels["kubernetes.azure.com/scalesetpriority"] = json!("spot");
+                    let taint = json!("kubernetes.azure.com/scalesetpriority=spot:NoSchedule");
+                    let taints = props.entry("nodeTaints").or_insert(json!([]));
+                    if let Some(t) = taints.as_array_mut().filter(|t| !t.contains(&taint)) {
+                        t.push(taint);
+                    }
+                }
+                props.insert("powerState".into(), json!({"code": "Running"}));
+                props
+                    .entry("orchestratorVersion")
+                    .or_insert(json!("1.31.5"));
+                props.entry("osType").or_insert(json!("Linux"));
+                props
+                    .entry("type")
+                    .or_insert(json!("VirtualMachineScaleSets"));
+            }
+            "microsoft.storage/storageaccounts" => {
+                props.insert("primaryEndpoints".into(), json!({"blob": format!("https://{name}.blob.core.windows.net/"), "dfs": format!("https://{name}.dfs.core.windows.net/")}));
+                props.entry("minimumTlsVersion").or_insert(json!("TLS1_0"));
+                props
+                    .entry("supportsHttpsTrafficOnly")
+                    .or_insert(json!(true));
+                props.entry("allowBlobPublicAccess").or_insert(json!(false));
+                props.entry("accessTier").or_insert(json!("Hot"));
+            }
+            _ => {}
+        }
+    }
+
+    fn delete(&mut self, base: &str, version: &str, info: &TypeInfo, id: &str) -> Response<Body> {
+        let cluster = match info.key {
+            "microsoft.containerservice/managedclusters" => Some(id.to_string()),
+            "microsoft.containerservice/managedclusters/agentpools" => {
+                id.rsplit_once("/agentpools/").map(|(c, _)| c.to_string())
+            }
+            _ => None,
+        };
+        if let Some(c) = &cluster {
+            if self
+                .ops
+                .values()
+                .any(|o| o.looks < 2 && o.cluster.as_deref() == Some(c))
+            {
+                return error(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on the managed cluster. Please wait for it to finish.");
+            }
+        }
+        if info.key == "microsoft.network/virtualnetworks/subnets" {
+            let link = self
+                .objects
+                .get(id)
+                .and_then(|o| o["id"].as_str().map(str::to_ascii_lowercase))
+                .unwrap_or_default();
+            let user = self.objects.iter().find(|(_, o)| {
+                o["properties"]["agentPoolProfiles"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .chain(std::iter::once(&o["properties"]))
+                    .any(|p| {
+                        p["vnetSubnetID"].as_str().map(str::to_ascii_lowercase)
+                            == Some(link.clone())
+                    })
+            });
+            if let Some((u, _)) = user {
+                return error(
+                    400,
+                    "InUseSubnetCannotBeDeleted",
+                    &format!("Subnet {link} is in use by {u} and cannot be deleted."),
+                );
+            }
+        }
+        let prefix = format!("{id}/");
+        let gone = move |w: &mut World| {
+            let keys: Vec<String> = w
+                .objects
+                .keys()
+                .filter(|k| {
+                    **k == prefix[..prefix.len() - 1]
+                        || k.starts_with(&prefix)
+                        || (type_key(&prefix[..prefix.len() - 1]) == "resourcegroups"
+                            && k.starts_with(&prefix))
+                })
+                .cloned()
+                .collect();
+            for k in keys {
+                w.objects.remove(&k);
+            }
+        };
+        match info.delete {
+            Mode::Sync => {
+                gone(self);
+                json(200, json!({}))
+            }
+            mode => {
+                if let Some(o) = self.objects.get_mut(id) {
+                    o["properties"]["provisioningState"] = json!("Deleting");
+                }
+                let op = self.start_op(
+                    info.key,
+                    cluster,
+                    Box::new(gone),
+                    Box::new(|_| {}),
+                    None,
+                    false,
+                );
+                let ns = if info.key == "resourcegroups" {
+                    "Microsoft.Resources"
+                } else {
+                    info.key.split('/').next().unwrap_or("")
+                };
+                let async_url = format!("{base}/subscriptions/{SUBSCRIPTION}/providers/{ns}/locations/eastus/operations/{op}?api-version={version}");
+                let loc_url = format!("{base}/subscriptions/{SUBSCRIPTION}/providers/{ns}/locations/eastus/operationResults/{op}?api-version={version}");
+                let mut r = Response::builder()
+                    .status(202)
+                    .header("retry-after", "1")
+                    .header("location", loc_url);
+                if mode == Mode::AsyncOp {
+                    r = r.header("azure-asyncoperation", async_url);
+                }
+                r.body(Body::default()).unwrap_or_default()
+            }
+        }
+    }
+
+    fn start_op(
+        &mut self,
+        key: &str,
+        cluster: Option<String>,
+        then: Effect,
+        on_fail: Effect,
+        result: Option<String>,
+        put: bool,
+    ) -> String {
+        let name = self.uuid();
+        let error = self
+            .failures
+            .iter()
+            .position(|(k, _, _)| put && key.contains(k.as_str()))
+            .map(|i| self.failures.remove(i))
+            .map(|(_, c, m)| (c, m));
+        self.ops.insert(
+            name.clone(),
+            Op {
+                looks: 0,
+                then: Some(then),
+                on_fail: Some(on_fail),
+                error,
+                result,
+                cluster,
+            },
+        );
+        name
+    }
+
+    /// A poll of an `Azure-AsyncOperation` (`/operations/`) or a `Location`
+    /// (`/operationResults/`) URL: one step further each time.
+    fn poll(&mut self, lower: &str) -> Response<Body> {
+        let name = lower.rsplit('/').next().unwrap_or("").to_string();
+        let Some(op) = self.ops.get_mut(&name) else {
+            return error(404, "OperationNotFound", "The operation was not found.");
+        };
+        if op.looks < 2 {
+            op.looks += 1;
+        }
+        let done = op.looks >= 2;
+        if done {
+            let effect = if op.error.is_some() {
+                op.on_fail.take()
+            } else {
+                op.then.take()
+            };
+            if let Some(e) = effect {
+                e(self);
+            }
+        }
+        let Some(op) = self.ops.get(&name) else {
+            return error(404, "OperationNotFound", "The operation was not found.");
+        };
+        let location = lower.contains("/operationresults/");
+        if !done {
+            return if location {
+                Response::builder()
+                    .status(202)
+                    .header("retry-after", "1")
+                    .body(Body::default())
+                    .unwrap_or_default()
+            } else {
+                Response::builder()
+                    .status(200)
+                    .header("retry-after", "1")
+                    .header("content-type", "application/json")
+                    .body(Body::from(
+                        json!({"name": name, "status": "InProgress"}).to_string(),
+                    ))
+                    .unwrap_or_default()
+            };
+        }
+        match (&op.error, location) {
+            (Some((code, message)), false) => json(
+                200,
+                json!({"name": name, "status": "Failed", "error": {"code": code, "message": message}}),
+            ),
+            (Some((code, message)), true) => error(400, code, message),
+            (None, false) => json(200, json!({"name": name, "status": "Succeeded"})),
+            (None, true) => match op.result.as_ref().and_then(|id| self.objects.get(id)) {
+                Some(o) => json(200, o.clone()),
+                None => Response::builder()
+                    .status(204)
+                    .body(Body::default())
+                    .unwrap_or_default(),
+            },
+        }
+    }
+}
+
+/// `tagName eq 'k' and tagValue eq 'v'`.
+fn parse_tag_filter(f: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = f.split('\'').collect();
+    if f.contains("tagName eq") && parts.len() >= 4 {
+        Some((parts[1].to_string(), parts[3].to_string()))
+    } else {
+        None
+    }
+}
+
+/// The type key of a stored (lower-case) id.
+fn type_key(id: &str) -> String {
+    let segs: Vec<&str> = id.trim_start_matches('/').split('/').collect();
+    if id.contains("/providers/microsoft.authorization/roleassignments/") {
+        return "microsoft.authorization/roleassignments".into();
+    }
+    match segs.len() {
+        4 => "resourcegroups".into(),
+        8 => format!("{}/{}", segs[5], segs[6]),
+        10 => format!("{}/{}/{}", segs[5], segs[6], segs[8]),
+        _ => String::new(),
+    }
+}
+
+/// The `type` ARM reports.
+fn type_name(key: &str) -> String {
+    let known = [
+        ("resourcegroups", "Microsoft.Resources/resourceGroups"),
+        (
+            "microsoft.network/virtualnetworks",
+            "Microsoft.Network/virtualNetworks",
+        ),
+        (
+            "microsoft.network/virtualnetworks/subnets",
+            "Microsoft.Network/virtualNetworks/subnets",
+        ),
+        (
+            "microsoft.network/networksecuritygroups",
+            "Microsoft.Network/networkSecurityGroups",
+        ),
+        (
+            "microsoft.managedidentity/userassignedidentities",
+            "Microsoft.ManagedIdentity/userAssignedIdentities",
+        ),
+        (
+            "microsoft.authorization/roleassignments",
+            "Microsoft.Authorization/roleAssignments",
+        ),
+        (
+            "microsoft.containerservice/managedclusters",
+            "Microsoft.ContainerService/managedClusters",
+        ),
+        (
+            "microsoft.containerservice/managedclusters/agentpools",
+            "Microsoft.ContainerService/managedClusters/agentPools",
+        ),
+        (
+            "microsoft.storage/storageaccounts",
+            "Microsoft.Storage/storageAccounts",
+        ),
+    ];
+    known
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(key.to_string(), |(_, n)| n.to_string())
+}
+
+fn merge(mut a: Json, b: Json) -> Json {
+    if let (Some(am), Some(bm)) = (a.as_object_mut(), b.as_object()) {
+        for (k, v) in bm {
+            am.insert(k.clone(), v.clone());
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(w: &mut World, method: Method, path: &str, body: Json) -> Req {
+        let token = "t".to_string();
+        w.tokens.push(token.clone());
+        let mut headers = hyper::HeaderMap::new();
+        if let Ok(v) = format!("Bearer {token}").parse() {
+            headers.insert("authorization", v);
+        }
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        Req {
+            method,
+            path: path.to_string(),
+            query: query.to_string(),
+            headers,
+            body: body.to_string().into(),
+        }
+    }
+
+    #[test]
+    fn strict_about_versions_and_fields() {
+        let mut w = World::default();
+        let rg = format!("/subscriptions/{SUBSCRIPTION}/resourceGroups/rg");
+        let r = req(&mut w, Method::PUT, &rg, json!({"location": "eastus"}));
+        assert_eq!(
+            w.handle(&r, "https://x").status().as_u16(),
+            400,
+            "no api-version"
+        );
+        let r = req(
+            &mut w,
+            Method::PUT,
+            &format!("{rg}?api-version=1999-01-01"),
+            json!({"location": "eastus"}),
+        );
+        assert_eq!(
+            w.handle(&r, "https://x").status().as_u16(),
+            400,
+            "an unknown api-version"
+        );
+        let r = req(
+            &mut w,
+            Method::PUT,
+            &format!("{rg}?api-version=2022-09-01"),
+            json!({"location": "eastus", "sku": {}}),
+        );
+        assert_eq!(
+            w.handle(&r, "https://x").status().as_u16(),
+            400,
+            "an unknown field"
+        );
+        let r = req(
+            &mut w,
+            Method::PUT,
+            &format!("{rg}?api-version=2022-09-01"),
+            json!({"location": "eastus"}),
+        );
+        assert_eq!(w.handle(&r, "https://x").status().as_u16(), 201);
+        let vnet =
+            format!("{rg}/providers/Microsoft.Network/virtualNetworks/v?api-version=2024-05-01");
+        let r = req(
+            &mut w,
+            Method::PUT,
+            &vnet,
+            json!({"location": "eastus", "properties": {"addressSpace": {"addressPrefixes": ["10.0.0.0/16"]}}}),
+        );
+        let resp = w.handle(&r, "https://x");
+        assert_eq!(resp.status().as_u16(), 201);
+        assert!(
+            resp.headers().contains_key("azure-asyncoperation"),
+            "a write is asynchronous"
+        );
+        let r = req(&mut w, Method::PATCH, &vnet, json!({}));
+        assert_eq!(
+            w.handle(&r, "https://x").status().as_u16(),
+            405,
+            "a wrong method"
+        );
+    }
+}
