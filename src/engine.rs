@@ -409,7 +409,10 @@ pub fn apply(
             print!("{}", crate::render::human::plan(&plan, drivers));
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.
-            if !plan.has_changes() && plan.drift.is_empty() {
+            if !plan.has_changes()
+                && plan.drift.is_empty()
+                && crate::apply::stale_dependencies(&plan, &state).is_empty()
+            {
                 return Ok(Outcome::NoChanges);
             }
             if plan.has_changes() && !auto_approve && !confirm(opts.destroy) {

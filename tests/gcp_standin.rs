@@ -446,3 +446,92 @@ fn credentials_come_from_google_auth_and_refusals_name_their_source() {
     assert_eq!(code, 0, "{out}");
     assert!(g.object("b/acme-creds-test").is_none());
 }
+
+/// A run that died after GCP made a subnetwork but before recording it
+/// left an intent in the journal; the next run finds the subnetwork by the
+/// mark in its description (one aggregated list across regions) and
+/// adopts it instead of creating a second.
+#[test]
+fn an_unrecorded_subnetwork_is_adopted_after_a_crash() {
+    let g = gcp::start().expect("stand-in");
+    let d = common::scratch("gcp", "recover");
+    let creds = Creds::Token(gcp::STATIC_TOKEN);
+    let network = r#"
+resource "google_compute_network" "vpc" {
+  name                    = "gpu-vpc"
+  auto_create_subnetworks = false
+}
+"#;
+    std::fs::write(d.join("main.tf"), network).expect("write");
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("strata.tfstate")).expect("state"))
+            .expect("state json");
+    let lineage = state["lineage"].as_str().expect("lineage").to_string();
+
+    // What GCP holds after the dead run, and what its journal says.
+    let path = "projects/acme-ml/regions/europe-west4/subnetworks/gpu-nodes";
+    g.put(
+        path,
+        serde_json::json!({
+            "kind": "compute#subnetwork",
+            "id": "4242",
+            "name": "gpu-nodes",
+            "description": format!("Managed by strata: google_compute_subnetwork.nodes (lineage {lineage})"),
+            "network": "https://www.googleapis.com/compute/v1/projects/acme-ml/global/networks/gpu-vpc",
+            "ipCidrRange": "10.40.0.0/20",
+            "region": "https://www.googleapis.com/compute/v1/projects/acme-ml/regions/europe-west4",
+            "privateIpGoogleAccess": false,
+            "gatewayAddress": "10.40.0.1",
+            "fingerprint": "abc",
+            "selfLink": format!("https://www.googleapis.com/compute/v1/{path}"),
+        }),
+    );
+    std::fs::write(
+        d.join("strata.tfstate.journal"),
+        "{\"seq\":1,\"kind\":\"intent\",\"address\":\"google_compute_subnetwork.nodes\",\"action\":\"create\"}\n",
+    )
+    .expect("journal");
+    std::fs::write(
+        d.join("main.tf"),
+        format!(
+            "{network}
+resource \"google_compute_subnetwork\" \"nodes\" {{
+  name          = \"gpu-nodes\"
+  region        = \"europe-west4\"
+  network       = google_compute_network.vpc.self_link
+  ip_cidr_range = \"10.40.0.0/20\"
+}}
+"
+        ),
+    )
+    .expect("write");
+    let (code, out) = strata(&d, &g, &creds, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("will be checked by the next apply"), "{out}");
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("1 objects created but not recorded were adopted"),
+        "{out}"
+    );
+    assert!(
+        out.contains("No changes."),
+        "nothing left to create:\n{out}"
+    );
+    let subnets: Vec<String> = g
+        .objects()
+        .into_iter()
+        .filter(|o| o.contains("/subnetworks/"))
+        .collect();
+    assert_eq!(subnets, vec![path.to_string()], "no second subnetwork");
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code, 0,
+        "the adopted subnetwork is the configured one:\n{out}"
+    );
+    let (code, out) = strata(&d, &g, &creds, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(g.objects(), Vec::<String>::new());
+}

@@ -75,6 +75,9 @@ struct Exec<'r, 'a> {
     report: Report,
     /// Addresses whose operation failed or was skipped.
     broken: HashSet<String>,
+    /// Unchanged instances whose recorded dependencies are not the
+    /// configuration's (an object adopted after a crash has none).
+    stale_dependencies: Vec<usize>,
 }
 
 impl Exec<'_, '_> {
@@ -251,18 +254,51 @@ impl Exec<'_, '_> {
 
 /// Applies `req.plan`, journaling every operation; returns the state with
 /// the journal folded in (the caller persists it) and the report.
+/// Unchanged instances (by index into the plan's changes) whose recorded
+/// dependencies are not the configuration's: a destroy orders by the
+/// state's, so apply brings them up to date even where nothing else
+/// changes, as Terraform does (an object adopted after a crash has none).
+pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
+    plan.changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.action == Action::NoOp && c.deposed.is_none() && c.before.is_some())
+        .filter(|(_, c)| {
+            let recorded = state
+                .resources
+                .iter()
+                .find(|r| r.id == c.addr.id)
+                .and_then(|r| {
+                    r.instances
+                        .iter()
+                        .find(|i| i.index_key == c.addr.key && i.deposed.is_none())
+                });
+            recorded.is_some_and(|i| {
+                let mut had = i.dependencies.clone();
+                let mut want = c.dependencies.clone();
+                had.sort();
+                want.sort();
+                had != want
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
 pub fn apply(
     req: &Request<'_>,
     mut state: State,
     journal: &mut Journal,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(State, Report), Diags> {
+    let stale_dependencies = stale_dependencies(req.plan, &state);
     let mut ex = Exec {
         req,
         journal,
         entries: Vec::new(),
         report: Report::default(),
         broken: HashSet::new(),
+        stale_dependencies,
     };
     let result = rt.block_on(run(&mut ex));
     let Exec {
@@ -293,6 +329,21 @@ async fn run(ex: &mut Exec<'_, '_>) -> Result<(), Diags> {
                 }
             },
             None => first.push(Exec::remove(d, d.deposed.clone())),
+        }
+    }
+    for &i in &ex.stale_dependencies {
+        let c = &plan.changes[i];
+        if let Some(before) = &c.before {
+            match ex.put(c, before, None) {
+                Ok(e) => first.push(e),
+                Err(e) => {
+                    return Err(Diags::from(Diag::new(
+                        "strata::apply::dependencies",
+                        format!("Cannot record the dependencies of {}", c.addr),
+                        e,
+                    )))
+                }
+            }
         }
     }
     // Imported objects join the state, forgotten ones leave it, before

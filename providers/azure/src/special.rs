@@ -299,19 +299,30 @@ impl Kind<Ctx> for RoleAssignment {
         ])
     }
 
+    /// One list of the subscription's assignments, however many.
     async fn read(&self, c: &Ctx, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        each(
-            objs,
-            |o| Some(api_json(o)),
-            |j| async move {
-                let id = j["id"].as_str().unwrap_or_default().to_string();
-                match Self::get(c, &id).await? {
-                    Some(o) => Ok(Some(Self::value(&o, &j)?)),
-                    None => Ok(None),
-                }
-            },
-        )
-        .await
+        if objs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sub = c.subscription(Self::TYPE)?;
+        let url = format!(
+            "{}/subscriptions/{sub}/providers/Microsoft.Authorization/roleAssignments?api-version={ROLES_API}",
+            c.base
+        );
+        let all: std::collections::BTreeMap<String, Json> = c
+            .rest
+            .list("list role assignments", &url, "value")
+            .await?
+            .into_iter()
+            .filter_map(|a| Some((a["id"].as_str()?.to_ascii_lowercase(), a)))
+            .collect();
+        objs.iter()
+            .map(|o| {
+                let j = api_json(o);
+                let id = j["id"].as_str().unwrap_or_default().to_ascii_lowercase();
+                all.get(&id).map(|a| Self::value(a, &j)).transpose()
+            })
+            .collect()
     }
 
     async fn create(&self, c: &Ctx, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {

@@ -686,30 +686,45 @@ impl Kind<Ctx> for Compute {
         }
     }
 
+    /// Global types list their collection; regional ones one aggregated
+    /// list across every region.
     async fn find_tagged(&self, c: &Ctx, tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        let Ok(p) = self.place(c, &json!({"name": ""})) else {
+        let Ok(project) = c.project(&Json::Null, self.0.type_name) else {
             return Ok(Vec::new());
         };
+        let coll = self.0.collection;
+        let items = if self.0.regional {
+            let url = format!(
+                "{}projects/{project}/aggregated/{coll}",
+                c.endpoints.compute
+            );
+            let each_region = |page: &Json| -> Vec<Json> {
+                page["items"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.values())
+                    .filter_map(|scoped| scoped[coll].as_array())
+                    .flatten()
+                    .cloned()
+                    .collect()
+            };
+            c.rest
+                .list_with(&format!("list {coll}"), &url, each_region)
+                .await?
+                .unwrap_or_default()
+        } else {
+            let url = format!("{}projects/{project}/global/{coll}", c.endpoints.compute);
+            c.rest.list(&format!("list {coll}"), &url, "items").await?
+        };
         let mark = marker(tags);
-        let items = c
-            .rest
-            .list(
-                &format!("list {}", self.0.collection),
-                &self.collection_url(c, &p),
-                "items",
-            )
-            .await?;
         items
             .iter()
             .filter(|o| o["description"].as_str() == Some(mark.as_str()))
             .map(|o| {
                 let found = Place {
+                    project: project.clone(),
+                    region: o["region"].as_str().map(|r| last(r).to_string()),
                     name: o["name"].as_str().unwrap_or_default().to_string(),
-                    ..Place {
-                        project: p.project.clone(),
-                        region: p.region.clone(),
-                        name: String::new(),
-                    }
                 };
                 self.value(&found, o, None)
             })

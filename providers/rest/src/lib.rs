@@ -257,17 +257,35 @@ impl Client {
         url: &str,
         items: &str,
     ) -> Result<Option<Vec<Json>>, DriverError> {
+        self.list_with(op, url, |page| {
+            page.get(items)
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .await
+    }
+
+    /// Every item of a list whose pages hold them in another shape than
+    /// one array (Google's aggregated lists, keyed by region): `items`
+    /// takes them out of a page. `None` when the first page is a 404.
+    pub async fn list_with(
+        &self,
+        op: &str,
+        url: &str,
+        items: impl Fn(&Json) -> Vec<Json>,
+    ) -> Result<Option<Vec<Json>>, DriverError> {
         let mut out = Vec::new();
         let mut next = url.to_string();
+        let mut first = true;
         loop {
             let page = match self.send(Method::GET, &next, None).await {
                 Ok(r) => r.body,
-                Err(e) if e.status == 404 && out.is_empty() => return Ok(None),
+                Err(e) if e.status == 404 && first => return Ok(None),
                 Err(e) => return Err(self.driver_error(op, &e)),
             };
-            if let Some(a) = page.get(items).and_then(Json::as_array) {
-                out.extend(a.iter().cloned());
-            }
+            first = false;
+            out.extend(items(&page));
             let link = match self.dialect.paging() {
                 Paging::Token => page
                     .get("nextPageToken")

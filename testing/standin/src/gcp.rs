@@ -85,6 +85,12 @@ impl Gcp {
         self.world().objects.get(path).cloned()
     }
 
+    /// Puts an object in place, as a run that died before recording it
+    /// left it.
+    pub fn put(&self, path: &str, object: Json) {
+        self.world().objects.insert(path.to_string(), object);
+    }
+
     /// Changes an object out of band (as another tool would).
     pub fn edit(&self, path: &str, f: impl FnOnce(&mut Json)) {
         if let Some(o) = self.world().objects.get_mut(path) {
@@ -485,6 +491,32 @@ impl World {
                     Some(o) => json(200, o.clone()),
                     None => not_found(&key),
                 }
+            }
+            (["projects", p, "aggregated", kind @ ("subnetworks" | "routers")], &Method::GET) => {
+                // Every region's objects, keyed `regions/R`, as Compute's
+                // aggregated lists give them.
+                let prefix = format!("projects/{p}/regions/");
+                let mut by_region: BTreeMap<String, Vec<Json>> = BTreeMap::new();
+                for (k, v) in &self.objects {
+                    let Some(rest) = k.strip_prefix(&prefix) else {
+                        continue;
+                    };
+                    let parts: Vec<&str> = rest.split('/').collect();
+                    if parts.len() == 3 && parts[1] == *kind {
+                        by_region
+                            .entry(format!("regions/{}", parts[0]))
+                            .or_default()
+                            .push(v.clone());
+                    }
+                }
+                let items: Map<String, Json> = by_region
+                    .into_iter()
+                    .map(|(r, list)| (r, json!({ *kind: list })))
+                    .collect();
+                json(
+                    200,
+                    json!({"kind": format!("compute#{}AggregatedList", kind.trim_end_matches('s')), "items": items}),
+                )
             }
             (["projects", p, "global", kind @ ("networks" | "firewalls")], m) => {
                 let scope = format!("projects/{p}/global");
