@@ -103,6 +103,9 @@ variable "nodes" {
 variable "workload" {
   default = "training"
 }
+variable "autoscale" {
+  default = false
+}
 
 provider "azurerm" {
   features {}
@@ -196,7 +199,10 @@ resource "azurerm_kubernetes_cluster_node_pool" "h100" {
   name                  = "h100"
   kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
   vm_size               = var.vm_size
-  node_count            = var.nodes
+  node_count            = var.autoscale ? null : var.nodes
+  auto_scaling_enabled  = var.autoscale
+  min_count             = var.autoscale ? 0 : null
+  max_count             = var.autoscale ? 4 : null
   vnet_subnet_id        = azurerm_subnet.nodes.id
   priority              = "Spot"
   eviction_policy       = "Delete"
@@ -350,6 +356,25 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(a.server.pending(), 0, "every injected fault was met");
 
+    // Autoscaling switched on in place.
+    let vars = [
+        "--var",
+        "workload=inference",
+        "--var",
+        "nodes=3",
+        "--var",
+        "autoscale=true",
+    ];
+    let run = |args: &[&str]| strata(&d, &a, &creds, &[args, &vars[..]].concat());
+    let (code, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    let pool = a.get(&pool_id()).expect("pool");
+    assert_eq!(pool["properties"]["enableAutoScaling"], true, "{pool}");
+    assert_eq!(pool["properties"]["maxCount"], 4, "{pool}");
+    let (code, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+
     // Replace: a new VM size; the first try finds no capacity.
     a.fail_next(
         "agentpools",
@@ -361,6 +386,8 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         "workload=inference",
         "--var",
         "nodes=3",
+        "--var",
+        "autoscale=true",
         "--var",
         "vm_size=Standard_ND96amsr_A100_v4",
     ];

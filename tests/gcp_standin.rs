@@ -80,6 +80,9 @@ variable "nodes" {
 variable "workload" {
   default = "training"
 }
+variable "autoscale" {
+  default = false
+}
 
 resource "google_compute_network" "vpc" {
   name                    = "gpu-vpc"
@@ -175,7 +178,15 @@ resource "google_container_cluster" "gke" {
 resource "google_container_node_pool" "h100" {
   name       = "h100"
   cluster    = google_container_cluster.gke.id
-  node_count = var.nodes
+  node_count = var.autoscale ? null : var.nodes
+
+  dynamic "autoscaling" {
+    for_each = var.autoscale ? [1] : []
+    content {
+      min_node_count = 0
+      max_node_count = 4
+    }
+  }
 
   node_config {
     machine_type    = var.machine
@@ -359,6 +370,25 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(g.server.pending(), 0, "every injected fault was met");
 
+    // Autoscaling switched on in place.
+    let vars = [
+        "--var",
+        "workload=inference",
+        "--var",
+        "nodes=3",
+        "--var",
+        "autoscale=true",
+    ];
+    let run = |args: &[&str]| strata(&d, &g, &creds, &[args, &vars[..]].concat());
+    let (code, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    let pool = g.object(POOL).expect("pool");
+    assert_eq!(pool["autoscaling"]["enabled"], true, "{pool}");
+    assert_eq!(pool["autoscaling"]["maxNodeCount"], 4, "{pool}");
+    let (code, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+
     // Replace: a new machine type; the first try meets a stockout.
     g.fail_next(
         "CREATE_NODE_POOL",
@@ -370,6 +400,8 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         "workload=inference",
         "--var",
         "nodes=3",
+        "--var",
+        "autoscale=true",
         "--var",
         "machine=a3-megagpu-8g",
     ];

@@ -620,6 +620,11 @@ impl NodePool {
             nc["resource_labels"] = user_labels(&np["config"]["resourceLabels"]);
         }
         j["node_count"] = json!(Self::node_count(c, np).await?);
+        // GKE answers `{"enabled": false}` for a pool without autoscaling:
+        // no block, as the configuration has none.
+        if np["autoscaling"]["enabled"] != true {
+            j["autoscaling"] = json!([]);
+        }
         carry(&mut j, like, &["timeouts"]);
         api::value(&NodePool.schema(), Self::TYPE, &j)
     }
@@ -864,6 +869,9 @@ impl Kind<Ctx> for NodePool {
         }
         pool["config"]["resourceLabels"] =
             with_ownership(&j["node_config"][0]["resource_labels"], tags);
+        if pool.get("autoscaling").is_some() {
+            pool["autoscaling"]["enabled"] = json!(true);
+        }
         let url = format!("{}{cluster}/nodePools", c.endpoints.container);
         let t = timeout(planned, "create", CREATE);
         let r = run_op(
