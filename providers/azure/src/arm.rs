@@ -1076,11 +1076,7 @@ impl Kind<Ctx> for Resource {
                 .and_then(|p| strata_rest::fields::get(cur, p))
                 .is_some_and(|t| labels::owned(|k| t[k].as_str(), tags));
             if !ours && !matches!(self.0.scope, Scope::UnderName { .. }) {
-                return Err(DriverError::Api {
-                    operation: what,
-                    detail: format!("{id} already exists and strata did not create it; import it with an `import` block (id {id})"),
-                    retryable: false,
-                });
+                return Err(strata_rest::not_ours(&what, &id, &id));
             }
         }
         let body = self.body(&j, current.as_ref(), Some(tags));

@@ -16,7 +16,7 @@ mod special;
 
 use async_trait::async_trait;
 use std::sync::Arc;
-use strata_provider::values::{boolean, get, string};
+use strata_provider::values::{boolean, string};
 use strata_provider::{
     AttributeSchema as A, BlockNesting, Cloud, DriverError, Kind, Kinds, ResourceSchema,
 };
@@ -212,7 +212,6 @@ impl Cloud for Azure {
                 use_cli: boolean(config, "use_cli").unwrap_or(true),
             },
         };
-        let _ = get(config, "features");
         if let Ok(mut s) = self.settings.lock() {
             *s = settings;
         }

@@ -573,18 +573,9 @@ impl Kind<Ctx> for Compute {
                     .as_ref()
                     .is_some_and(|o| o["description"].as_str() == Some(marker(tags).as_str()));
                 if !ours {
-                    return Err(DriverError::Api {
-                        operation: op_name,
-                        detail: format!(
-                            "{} {} already exists and strata did not create it; import it with an `import` block (id {}/{}/{}) or choose another name",
-                            self.0.collection.trim_end_matches('s'),
-                            p.name,
-                            p.scope(),
-                            self.0.collection,
-                            p.name
-                        ),
-                        retryable: false,
-                    });
+                    let id = format!("{}/{}/{}", p.scope(), self.0.collection, p.name);
+                    let what = format!("{} {}", self.0.collection.trim_end_matches('s'), p.name);
+                    return Err(strata_rest::not_ours(&op_name, &what, &id));
                 }
             }
             Err(e) => return Err(c.rest.driver_error(&op_name, &e)),

@@ -47,6 +47,27 @@ fn cluster_path(c: &Ctx, j: &Json, type_name: &str, cluster: &str) -> Result<Str
     ))
 }
 
+/// Every cluster of a project (GKE lists all locations at once, node
+/// pools included), each with its `projects/P/locations/L/clusters/C` path.
+async fn clusters(c: &Ctx, project: &str) -> Result<Vec<(String, Json)>, DriverError> {
+    let url = format!(
+        "{}projects/{project}/locations/-/clusters",
+        c.endpoints.container
+    );
+    let all = c.rest.list("list clusters", &url, "clusters").await?;
+    Ok(all
+        .into_iter()
+        .map(|cl| {
+            let path = format!(
+                "projects/{project}/locations/{}/clusters/{}",
+                cl["location"].as_str().unwrap_or_default(),
+                cl["name"].as_str().unwrap_or_default()
+            );
+            (path, cl)
+        })
+        .collect())
+}
+
 fn scope_of(path: &str) -> &str {
     path.split("/clusters/").next().unwrap_or(path)
 }
@@ -285,22 +306,7 @@ impl Kind<Ctx> for Cluster {
             let path = Self::path(c, &j)?;
             let project = path.split('/').nth(1).unwrap_or_default().to_string();
             if !by_project.contains_key(&project) {
-                let url = format!(
-                    "{}projects/{project}/locations/-/clusters",
-                    c.endpoints.container
-                );
-                let all = c.rest.list("list clusters", &url, "clusters").await?;
-                let map = all
-                    .into_iter()
-                    .filter_map(|cl| {
-                        let loc = cl["location"].as_str()?;
-                        let name = cl["name"].as_str()?;
-                        Some((
-                            format!("projects/{project}/locations/{loc}/clusters/{name}"),
-                            cl,
-                        ))
-                    })
-                    .collect();
+                let map = clusters(c, &project).await?.into_iter().collect();
                 by_project.insert(project.clone(), map);
             }
             out.push(match by_project[&project].get(&path) {
@@ -345,11 +351,11 @@ impl Kind<Ctx> for Cluster {
             Err(DriverError::Api { detail, .. }) if detail.starts_with("ALREADY_EXISTS") => {
                 let existing = Self::get(c, &path).await?;
                 if !existing.is_some_and(|e| api::owned(&e["resourceLabels"], tags)) {
-                    return Err(DriverError::Api {
-                        operation: format!("create {}", Self::TYPE),
-                        detail: format!("cluster {path} already exists and strata did not create it; import it with an `import` block (id {path})"),
-                        retryable: false,
-                    });
+                    return Err(strata_rest::not_ours(
+                        &format!("create {}", Self::TYPE),
+                        &format!("cluster {path}"),
+                        &path,
+                    ));
                 }
             }
             Err(e) => return Err(e),
@@ -463,21 +469,11 @@ impl Kind<Ctx> for Cluster {
         let Ok(project) = c.project(&Json::Null, Self::TYPE) else {
             return Ok(Vec::new());
         };
-        let url = format!(
-            "{}projects/{project}/locations/-/clusters",
-            c.endpoints.container
-        );
-        let all = c.rest.list("list clusters", &url, "clusters").await?;
-        all.iter()
-            .filter(|cl| api::owned(&cl["resourceLabels"], tags))
-            .map(|cl| {
-                let path = format!(
-                    "projects/{project}/locations/{}/clusters/{}",
-                    cl["location"].as_str().unwrap_or_default(),
-                    cl["name"].as_str().unwrap_or_default()
-                );
-                Self::value(&path, cl, Some(&json!({"deletion_protection": true})))
-            })
+        clusters(c, &project)
+            .await?
+            .iter()
+            .filter(|(_, cl)| api::owned(&cl["resourceLabels"], tags))
+            .map(|(path, cl)| Self::value(path, cl, Some(&json!({"deletion_protection": true}))))
             .collect()
     }
 
@@ -1018,17 +1014,8 @@ impl Kind<Ctx> for NodePool {
         let Ok(project) = c.project(&Json::Null, Self::TYPE) else {
             return Ok(Vec::new());
         };
-        let url = format!(
-            "{}projects/{project}/locations/-/clusters",
-            c.endpoints.container
-        );
         let mut found = Vec::new();
-        for cl in c.rest.list("list clusters", &url, "clusters").await? {
-            let cluster = format!(
-                "projects/{project}/locations/{}/clusters/{}",
-                cl["location"].as_str().unwrap_or_default(),
-                cl["name"].as_str().unwrap_or_default()
-            );
+        for (cluster, cl) in clusters(c, &project).await? {
             for np in cl["nodePools"].as_array().into_iter().flatten() {
                 if api::owned(&np["config"]["resourceLabels"], tags) {
                     found.push(Self::value(c, &cluster, np, &json!({"cluster": cluster})).await?);

@@ -165,11 +165,11 @@ impl Kind<Ctx> for ServiceAccount {
                 if existing
                     .is_none_or(|sa| sa["description"].as_str() != Some(marker(tags).as_str()))
                 {
-                    return Err(DriverError::Api {
-                        operation: format!("create {}", Self::TYPE),
-                        detail: format!("service account {email} already exists and strata did not create it; import it with an `import` block (id projects/{project}/serviceAccounts/{email})"),
-                        retryable: false,
-                    });
+                    return Err(strata_rest::not_ours(
+                        &format!("create {}", Self::TYPE),
+                        &format!("service account {email}"),
+                        &format!("projects/{project}/serviceAccounts/{email}"),
+                    ));
                 }
             }
             Err(e) => return Err(c.rest.driver_error(&format!("create {}", Self::TYPE), &e)),

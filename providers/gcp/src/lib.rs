@@ -20,7 +20,7 @@ mod storage;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_provider::values::{self, get, string};
+use strata_provider::values::{self, string};
 use strata_provider::{AttributeSchema as A, Cloud, DriverError, Kind, Kinds, ResourceSchema};
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -279,7 +279,6 @@ impl Cloud for Gcp {
                 .filter_map(|(n, _, _)| Some((n.to_string(), string(config, n)?)))
                 .collect(),
         };
-        let _ = get(config, "zone");
         if let Ok(mut s) = self.settings.lock() {
             *s = settings;
         }

@@ -166,16 +166,18 @@ impl Kind<Ctx> for Bucket {
         let url = format!("{}b?project={}", c.endpoints.storage, encode(&project));
         let b = match c.rest.send(Method::POST, &url, Some(&body)).await {
             Ok(r) => r.body,
-            Err(e) if e.status == 409 => match c.rest.get("GET bucket", &Self::url(c, &name)).await? {
-                Some(b) if owned(&b["labels"], tags) => b,
-                _ => {
-                    return Err(DriverError::Api {
-                        operation: format!("create {}", Self::TYPE),
-                        detail: format!("{}; bucket {name} exists and strata did not create it: import it with an `import` block (id {name}) or choose another name", e.message),
-                        retryable: false,
-                    })
+            Err(e) if e.status == 409 => {
+                match c.rest.get("GET bucket", &Self::url(c, &name)).await? {
+                    Some(b) if owned(&b["labels"], tags) => b,
+                    _ => {
+                        return Err(strata_rest::not_ours(
+                            &format!("create {}", Self::TYPE),
+                            &format!("bucket {name} ({})", e.message),
+                            &name,
+                        ))
+                    }
                 }
-            },
+            }
             Err(e) => return Err(c.rest.driver_error(&format!("create {}", Self::TYPE), &e)),
         };
         Self::value(&b, &json!(project), Some(&j))

@@ -355,6 +355,19 @@ impl Client {
     }
 }
 
+/// The error for a create that finds its object already there without
+/// this instance's ownership marks: someone else's, never taken over.
+/// `what` names the object, `id` is what an `import` block would take.
+pub fn not_ours(operation: &str, what: &str, id: &str) -> DriverError {
+    DriverError::Api {
+        operation: operation.to_string(),
+        detail: format!(
+            "{what} already exists and strata did not create it; import it with an `import` block (id {id}) or choose another name"
+        ),
+        retryable: false,
+    }
+}
+
 /// `url` with one more query parameter (replacing an earlier one of the
 /// same name).
 pub fn with_query(url: &str, name: &str, value: &str) -> String {
