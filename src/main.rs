@@ -8,6 +8,8 @@ fn main() -> std::process::ExitCode {
     let drivers = strata::builtin::Drivers::builtin()
         .with(Arc::new(strata_aws::Aws::new()))
         .with(Arc::new(strata_gcp::Gcp::new()))
-        .with(Arc::new(strata_azure::Azure::new()));
+        .with(Arc::new(strata_azure::Azure::new()))
+        .with(Arc::new(strata_kubernetes::Kubernetes::new()))
+        .with(Arc::new(strata_kubernetes::Helm::new()));
     strata::cli::main_with(drivers, std::env::args_os().collect())
 }

@@ -1,11 +1,9 @@
 //! Encoding functions: base64, JSON, YAML, CSV, URL and text encodings.
 
 use super::{def, p, str_arg, FnError, FuncDef};
-use crate::lang::number::Number;
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use base64::Engine as _;
-use std::collections::BTreeMap;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -189,23 +187,7 @@ fn encoding(name: &str, i: usize) -> Result<&'static encoding_rs::Encoding, FnEr
 }
 
 pub fn from_json(j: &serde_json::Value) -> Result<Value, FnError> {
-    Ok(match j {
-        serde_json::Value::Null => Value::null(),
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => Value::Number(
-            Number::parse(&n.to_string())
-                .map_err(|_| FnError::call(format!("invalid number {n}")))?,
-        ),
-        serde_json::Value::String(s) => Value::String(s.clone()),
-        serde_json::Value::Array(vs) => {
-            Value::Tuple(vs.iter().map(from_json).collect::<Result<_, _>>()?)
-        }
-        serde_json::Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| Ok((k.clone(), from_json(v)?)))
-                .collect::<Result<BTreeMap<_, _>, FnError>>()?,
-        ),
-    })
+    crate::lang::json::infer(j).map_err(FnError::call)
 }
 
 fn csvdecode(s: &str) -> Result<Value, FnError> {

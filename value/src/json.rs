@@ -423,6 +423,26 @@ pub fn value_from_json(j: &Json, ty: &Type) -> Result<Value, String> {
     })
 }
 
+/// A JSON document as a value whose type follows from it (objects,
+/// tuples, strings, numbers, bools), the way `jsondecode` reads one; how a
+/// driver hands back what an API holds in an attribute of type `any`.
+pub fn infer(j: &Json) -> Result<Value, String> {
+    Ok(match j {
+        Json::Null => Value::null(),
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => {
+            Value::Number(Number::parse(&n.to_string()).map_err(|_| format!("invalid number {n}"))?)
+        }
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(vs) => Value::Tuple(vs.iter().map(infer).collect::<Result<_, _>>()?),
+        Json::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| Ok((k.clone(), infer(v)?)))
+                .collect::<Result<BTreeMap<_, _>, String>>()?,
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@
 pub mod azure;
 mod eks_addons;
 pub mod gcp;
+pub mod kubernetes;
 pub mod proxy;
 
 pub use proxy::start;
@@ -147,15 +148,23 @@ where
 
 /// A CA, and a server certificate for 127.0.0.1 it signed.
 fn tls_config() -> Result<(rustls::ServerConfig, String), String> {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
     let e = |e: rcgen::Error| e.to_string();
     let ca_key = KeyPair::generate().map_err(e)?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    // Distinct names: OpenSSL (Python's ssl, helm's Go) takes a leaf whose
+    // issuer is its own subject for self-signed.
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "strata stand-in CA");
     let ca = ca_params.self_signed(&ca_key).map_err(e)?;
     let issuer = Issuer::new(ca_params, ca_key);
     let key = KeyPair::generate().map_err(e)?;
     let mut params = CertificateParams::new(vec!["localhost".to_string()]).map_err(e)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "127.0.0.1");
     params
         .subject_alt_names
         .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));

@@ -1,0 +1,182 @@
+//! strata's Kubernetes and Helm drivers.
+//!
+//! `kubernetes` (Terraform's kubernetes provider's names and attributes):
+//! `kubernetes_namespace`, `kubernetes_manifest` (any object, CRDs too)
+//! and `kubernetes_labels`, all written with server-side apply as field
+//! manager `strata`, so that strata owns exactly the fields it sets and
+//! another manager's change to one of them is drift or a conflict, never
+//! silently overwritten.
+//!
+//! `helm` (Terraform's helm provider's): `helm_release`, run through the
+//! `helm` binary and read back from Helm's release records.
+//!
+//! Both reach the cluster through [`conn`]: a kubeconfig file and context,
+//! or a host with a CA and a token, client certificate or exec credential
+//! plugin, loaded by the `kube` crate.
+
+mod conn;
+mod helm;
+mod objects;
+
+pub use helm::decode_release;
+
+use async_trait::async_trait;
+use conn::{Conn, Settings};
+use std::sync::Arc;
+use strata_provider::{BlockNesting, BlockSchema, Cloud, DriverError, Kind, Kinds, ResourceSchema};
+use strata_value::value::Value;
+use tokio::sync::OnceCell;
+
+/// The `kubernetes` driver.
+pub struct Kubernetes {
+    settings: std::sync::Mutex<Settings>,
+    kinds: Kinds<Conn>,
+    ctx: OnceCell<Conn>,
+}
+
+impl Default for Kubernetes {
+    fn default() -> Self {
+        Kubernetes::new()
+    }
+}
+
+impl Kubernetes {
+    pub fn new() -> Kubernetes {
+        Kubernetes {
+            settings: Default::default(),
+            kinds: Kinds::new(
+                "kubernetes",
+                vec![
+                    (
+                        "kubernetes_namespace",
+                        Arc::new(objects::Namespace) as Arc<dyn Kind<Conn>>,
+                    ),
+                    ("kubernetes_manifest", Arc::new(objects::Manifest)),
+                    ("kubernetes_labels", Arc::new(objects::Labels)),
+                ],
+            ),
+            ctx: OnceCell::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl Cloud for Kubernetes {
+    type Ctx = Conn;
+
+    fn name(&self) -> &str {
+        "kubernetes"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"registry.terraform.io/hashicorp/kubernetes\"]".to_string()
+    }
+
+    fn kinds(&self) -> &Kinds<Conn> {
+        &self.kinds
+    }
+
+    async fn ctx(&self) -> &Conn {
+        self.ctx
+            .get_or_init(|| async {
+                let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
+                Conn::new(&s).await
+            })
+            .await
+    }
+
+    fn provider_schema(&self) -> ResourceSchema {
+        conn::schema()
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        if let Ok(mut s) = self.settings.lock() {
+            *s = Settings::from_value(config);
+        }
+        Ok(())
+    }
+}
+
+/// The `helm` driver.
+pub struct Helm {
+    settings: std::sync::Mutex<Settings>,
+    kinds: Kinds<helm::HelmCtx>,
+    ctx: OnceCell<helm::HelmCtx>,
+}
+
+impl Default for Helm {
+    fn default() -> Self {
+        Helm::new()
+    }
+}
+
+impl Helm {
+    pub fn new() -> Helm {
+        Helm {
+            settings: Default::default(),
+            kinds: Kinds::new(
+                "helm",
+                vec![(
+                    "helm_release",
+                    Arc::new(helm::Release) as Arc<dyn Kind<helm::HelmCtx>>,
+                )],
+            ),
+            ctx: OnceCell::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl Cloud for Helm {
+    type Ctx = helm::HelmCtx;
+
+    fn name(&self) -> &str {
+        "helm"
+    }
+
+    fn provider_address(&self) -> String {
+        "provider[\"registry.terraform.io/hashicorp/helm\"]".to_string()
+    }
+
+    fn kinds(&self) -> &Kinds<helm::HelmCtx> {
+        &self.kinds
+    }
+
+    async fn ctx(&self) -> &helm::HelmCtx {
+        self.ctx
+            .get_or_init(|| async {
+                let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
+                helm::HelmCtx {
+                    conn: Conn::new(&s).await,
+                    source: s.kubeconfig(),
+                }
+            })
+            .await
+    }
+
+    /// Terraform's helm provider takes the cluster in a `kubernetes` block.
+    fn provider_schema(&self) -> ResourceSchema {
+        let mut s = ResourceSchema::of_attributes(Vec::new());
+        s.blocks.insert(
+            "kubernetes".into(),
+            BlockSchema {
+                nesting: BlockNesting::Single,
+                min_items: 0,
+                max_items: Some(1),
+                schema: conn::schema(),
+            },
+        );
+        s
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let cluster = strata_provider::values::get(config, "kubernetes")
+            .cloned()
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| Value::Null(conn::schema().object_type()));
+        if let Ok(mut s) = self.settings.lock() {
+            *s = Settings::from_value(&cluster);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,337 @@
+//! The kubernetes and helm drivers against the Kubernetes stand-in
+//! (`testing/standin`: an API server in memory over HTTPS, with discovery,
+//! server-side apply, managed fields and conflicts, CRDs) and the
+//! stand-in `helm` (`testing/standin/helm/helm`, which keeps release
+//! records as Helm 3 does). No real API server or helm can run here.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use strata_standin::kubernetes::{self, Kube};
+
+fn standin_helm_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testing/standin/helm")
+}
+
+/// Runs strata in `dir`, the stand-in helm first on PATH (or no helm at
+/// all when `helm` is false).
+fn strata(dir: &Path, helm: bool, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    let path = if helm {
+        format!(
+            "{}:{}",
+            standin_helm_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    } else {
+        dir.join("no-helm-here").display().to_string()
+    };
+    c.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("PATH", path)
+        .env("STANDIN_HELM_LOG", dir.join("helm.log"))
+        .env_remove("KUBE_CONFIG_PATH")
+        .env_remove("KUBE_HOST")
+        .env_remove("KUBE_TOKEN")
+        .env_remove("KUBE_CTX");
+    common::output(c)
+}
+
+const STACK: &str = r#"
+variable "operator_version" {
+  default = "v25.3.1"
+}
+
+variable "driver_version" {
+  default = "570.124.06"
+}
+
+provider "kubernetes" {
+  config_path    = "kubeconfig.json"
+  config_context = "gpu"
+}
+
+provider "helm" {
+  kubernetes {
+    config_path    = "kubeconfig.json"
+    config_context = "gpu"
+  }
+}
+
+resource "kubernetes_namespace" "gpu" {
+  metadata {
+    name   = "gpu-operator"
+    labels = { "pod-security.kubernetes.io/enforce" = "privileged" }
+  }
+}
+
+resource "kubernetes_labels" "node" {
+  api_version = "v1"
+  kind        = "Node"
+  metadata {
+    name = "gpu-node-0"
+  }
+  labels = { "strata.dev/pool" = "h100" }
+}
+
+resource "kubernetes_manifest" "settings" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata = {
+      name      = "gpu-settings"
+      namespace = kubernetes_namespace.gpu.metadata[0].name
+    }
+    data = { mig = "single" }
+  }
+}
+
+resource "helm_release" "gpu_operator" {
+  name       = "gpu-operator"
+  chart      = "gpu-operator"
+  repository = "https://helm.ngc.nvidia.com/nvidia"
+  version    = var.operator_version
+  namespace  = kubernetes_namespace.gpu.metadata[0].name
+  values = {
+    driver  = { enabled = true, version = var.driver_version }
+    toolkit = { enabled = true }
+    mig     = { strategy = "single" }
+  }
+}
+
+output "revision" {
+  value = helm_release.gpu_operator.metadata[0].revision
+}
+"#;
+
+fn setup(tag: &str) -> (Kube, PathBuf) {
+    let k = kubernetes::start().expect("stand-in cluster");
+    let dir = common::scratch("kubernetes", tag);
+    std::fs::write(dir.join("main.tf"), STACK).expect("config");
+    std::fs::write(dir.join("kubeconfig.json"), k.kubeconfig("gpu").to_string()).expect("kc");
+    (k, dir)
+}
+
+#[test]
+fn a_gpu_operator_stack_applies_reads_back_and_shows_drift() {
+    let (k, dir) = setup("stack");
+    let run = |args: &[&str]| strata(&dir, true, args);
+
+    let (status, out) = run(&["plan"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("4 to add, 0 to change, 0 to destroy"), "{out}");
+
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("revision = 1"), "{out}");
+
+    // Everything is on the cluster, applied by field manager strata.
+    let ns = k.get("/api/v1/namespaces/gpu-operator").expect("namespace");
+    assert_eq!(ns["metadata"]["managedFields"][0]["manager"], "strata");
+    let node = k.get("/api/v1/nodes/gpu-node-0").expect("node");
+    assert_eq!(node["metadata"]["labels"]["strata.dev/pool"], "h100");
+    assert_eq!(node["metadata"]["labels"]["kubernetes.io/os"], "linux");
+    let cm = k
+        .get("/api/v1/namespaces/gpu-operator/configmaps/gpu-settings")
+        .expect("configmap");
+    assert_eq!(cm["data"]["mig"], "single");
+    let policy = k
+        .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+        .expect("the chart's ClusterPolicy");
+    assert_eq!(policy["spec"]["driver"]["version"], "570.124.06");
+    let log = std::fs::read_to_string(dir.join("helm.log")).expect("helm ran");
+    assert!(
+        log.contains("\"--install\"") && log.contains("\"--version\", \"v25.3.1\""),
+        "{log}"
+    );
+
+    // Nothing changed: a plan is empty, and reading needs no helm.
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+
+    // Another manager changes strata's fields: drift on each.
+    k.edit(
+        "/api/v1/namespaces/gpu-operator/configmaps/gpu-settings",
+        "kubectl-edit",
+        serde_json::json!({"data": {"mig": "mixed", "extra": "kept"}}),
+    )
+    .expect("edit");
+    k.edit(
+        "/api/v1/nodes/gpu-node-0",
+        "kubectl-label",
+        serde_json::json!({"metadata": {"labels": {"strata.dev/pool": "a100", "other": "x"}}}),
+    )
+    .expect("label");
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 2, "{out}");
+    assert!(out.contains("2 to change"), "{out}");
+    assert!(out.contains("\"mixed\" -> \"single\""), "{out}");
+    assert!(out.contains("\"a100\" -> \"h100\""), "{out}");
+    // Fields strata does not set are not its business.
+    let manifest_diff = out
+        .split("~ manifest")
+        .nth(1)
+        .and_then(|rest| rest.split("~ object").next())
+        .expect("a manifest diff");
+    assert!(!manifest_diff.contains("extra"), "{out}");
+    assert!(!out.contains("\"other\""), "{out}");
+
+    // Taking them back collides with the other managers, clearly.
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 1, "{out}");
+    assert!(
+        out.contains("conflict with \"kubectl-edit\": .data.mig"),
+        "{out}"
+    );
+    assert!(out.contains("force_conflicts = true"), "{out}");
+
+    // With force, strata takes its fields back and leaves the rest.
+    let forced = STACK
+        .replace(
+            "    data = { mig = \"single\" }\n  }\n",
+            "    data = { mig = \"single\" }\n  }\n  field_manager {\n    force_conflicts = true\n  }\n",
+        )
+        .replace(
+            "  labels = { \"strata.dev/pool\" = \"h100\" }\n",
+            "  labels = { \"strata.dev/pool\" = \"h100\" }\n  force  = true\n",
+        );
+    std::fs::write(dir.join("main.tf"), forced).expect("config");
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    let cm = k
+        .get("/api/v1/namespaces/gpu-operator/configmaps/gpu-settings")
+        .expect("configmap");
+    assert_eq!(cm["data"]["mig"], "single");
+    assert_eq!(cm["data"]["extra"], "kept");
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+
+    // A value changed by hand with helm is drift too.
+    let helm = standin_helm_dir().join("helm");
+    let st = Command::new(&helm)
+        .args([
+            "upgrade",
+            "gpu-operator",
+            "nvidia/gpu-operator",
+            "-n",
+            "gpu-operator",
+        ])
+        .args(["--reuse-values", "--set", "driver.version=550.90.07"])
+        .arg("--kubeconfig")
+        .arg(dir.join("kubeconfig.json"))
+        .status()
+        .expect("stand-in helm");
+    assert!(st.success());
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 2, "{out}");
+    assert!(out.contains("\"550.90.07\" -> \"570.124.06\""), "{out}");
+
+    // Installing needs helm: without it, a clear error naming it.
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("needs the `helm` binary"), "{out}");
+
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("revision = 3"), "{out}");
+
+    // A version bump is an update of the release, nothing else.
+    let (status, out) = run(&["plan", "--var", "operator_version=v25.3.2"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("0 to add, 1 to change, 0 to destroy"), "{out}");
+    assert!(out.contains("\"v25.3.1\" -> \"v25.3.2\""), "{out}");
+
+    let (status, out) = run(&["destroy", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(k.get("/api/v1/namespaces/gpu-operator").is_none());
+    let node = k.get("/api/v1/nodes/gpu-node-0").expect("node");
+    assert!(
+        node["metadata"]["labels"].get("strata.dev/pool").is_none(),
+        "{node}"
+    );
+    assert_eq!(node["metadata"]["labels"]["other"], "x");
+    assert!(k.all("secrets").is_empty(), "{:?}", k.all("secrets"));
+}
+
+#[test]
+fn an_unreachable_cluster_and_bad_credentials_are_clear_errors() {
+    let (k, dir) = setup("unreachable");
+    let mut kc = k.kubeconfig("gpu");
+    kc["clusters"][0]["cluster"]["server"] = serde_json::json!("https://127.0.0.1:9");
+    std::fs::write(dir.join("kubeconfig.json"), kc.to_string()).expect("kc");
+    let (status, out) = strata(&dir, true, &["apply", "--auto-approve"]);
+    assert_eq!(status, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("cannot reach the Kubernetes API at https://127.0.0.1:9")
+            && flat.contains("Connection refused")
+            && flat.contains("kubeconfig kubeconfig.json, context gpu"),
+        "{out}"
+    );
+
+    let mut kc = k.kubeconfig("gpu");
+    kc["users"][0]["user"]["token"] = serde_json::json!("wrong");
+    std::fs::write(dir.join("kubeconfig.json"), kc.to_string()).expect("kc");
+    let (status, out) = strata(&dir, true, &["apply", "--auto-approve"]);
+    assert_eq!(status, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Unauthorized") && flat.contains("HTTP 401; credentials from kubeconfig"),
+        "{out}"
+    );
+
+    let (status, out) = strata(&dir, true, &["plan"]);
+    assert_eq!(status, 0, "a plan on empty state needs no cluster: {out}");
+}
+
+#[test]
+fn exec_credential_plugins_give_the_token() {
+    let k = kubernetes::start().expect("stand-in cluster");
+    let dir = common::scratch("kubernetes", "exec");
+    let plugin = dir.join("get-token");
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {}\necho '{{\"apiVersion\": \"client.authentication.k8s.io/v1beta1\", \"kind\": \"ExecCredential\", \"status\": {{\"token\": \"{}\"}}}}'\n",
+            dir.join("exec.log").display(),
+            kubernetes::TOKEN
+        ),
+    )
+    .expect("plugin");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    std::fs::write(dir.join("ca.pem"), &k.ca_pem).expect("ca");
+    let config = format!(
+        r#"
+provider "kubernetes" {{
+  host                   = "{}"
+  cluster_ca_certificate = file("ca.pem")
+  exec {{
+    api_version = "client.authentication.k8s.io/v1beta1"
+    command     = "{}"
+    args        = ["eks", "get-token", "--cluster-name", "train"]
+  }}
+}}
+
+resource "kubernetes_namespace" "a" {{
+  metadata {{
+    name = "team-a"
+  }}
+}}
+"#,
+        k.server.url,
+        plugin.display()
+    );
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(k.get("/api/v1/namespaces/team-a").is_some());
+    let log = std::fs::read_to_string(dir.join("exec.log")).expect("plugin ran");
+    assert!(log.contains("eks get-token --cluster-name train"), "{log}");
+}
