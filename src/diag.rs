@@ -92,6 +92,9 @@ pub struct Diag {
     /// Labels for the places shown; boxed, as most diagnostics have none
     /// and results carrying a `Diag` stay small.
     pub labels: Option<Box<Labels>>,
+    /// A warning (a failed `check` assertion), not an error: shown, but it
+    /// changes no exit code.
+    pub warning: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -111,7 +114,14 @@ impl Diag {
             detail: detail.into(),
             span: None,
             labels: None,
+            warning: false,
         }
+    }
+
+    /// The same, as a warning.
+    pub fn warning(mut self) -> Diag {
+        self.warning = true;
+        self
     }
 
     /// Labels the primary span.
@@ -218,6 +228,10 @@ impl std::error::Error for Report {}
 impl miette::Diagnostic for Report {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         Some(Box::new(self.diag.code))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        self.diag.warning.then_some(miette::Severity::Warning)
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {

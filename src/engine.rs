@@ -167,13 +167,21 @@ fn open_state(
 async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<Vec<Entry>, Diags> {
     let mut out = Vec::new();
     for e in pending {
-        let Entry::Intent { address, .. } = e else {
+        let Entry::Intent {
+            address, provider, ..
+        } = e
+        else {
             continue;
         };
         let Some(addr) = strata_state::Address::parse(address) else {
             continue;
         };
-        let Some((driver, schema)) = drivers.resource(&addr.id.type_name) else {
+        let Some((base, _)) = drivers.resource(&addr.id.type_name) else {
+            continue;
+        };
+        let provider = provider.clone().unwrap_or_else(|| base.provider_address());
+        let Some((driver, schema)) = drivers.configured(&addr.id.type_name, &provider, false)
+        else {
             continue;
         };
         let tags = Tags {
@@ -202,7 +210,7 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
                 })?;
             out.push(Entry::Put {
                 resource: addr.id.clone(),
-                provider: driver.provider_address(),
+                provider: provider.clone(),
                 instance: strata_state::InstanceState {
                     index_key: addr.key.clone(),
                     status: None,
@@ -274,6 +282,7 @@ pub fn plan(
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
     let plan = make_plan(&p, &state, opts, drivers, &rt)?;
     print!("{}", render(&plan, format, drivers));
+    warn(&plan.warnings, sources);
     if let Some(out) = out {
         let saved = Saved {
             config_dir: p.module.dir.display().to_string(),
@@ -457,7 +466,16 @@ pub fn apply(
     );
     let (mut state, report) = result?;
     store.persist(&lock, &mut state).map_err(state_err)?;
-    summary(&report, &state, &p.module, opts.destroy)
+    let outcome = summary(&report, &state, &p.module, opts.destroy);
+    warn(&report.warnings, sources);
+    outcome
+}
+
+/// Warnings (failed checks) on stderr, rendered like errors.
+fn warn(warnings: &[Diag], sources: &Sources) {
+    for d in warnings {
+        eprintln!("{:?}", miette::Report::new(d.report(sources)));
+    }
 }
 
 fn summary(

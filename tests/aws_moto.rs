@@ -1331,7 +1331,7 @@ output "account" { value = data.aws_caller_identity.me.account_id }
         r#"
 resource "aws_vpc" "main" { cidr_block = "10.90.0.0/16" }
 provider "aws" {
-  region = aws_vpc.main.id
+  region = "eu-west-1"
   endpoints { s4 = "http://127.0.0.1:1" }
 }
 "#,
@@ -1354,7 +1354,7 @@ provider "aws" {
     let (code, out) = run(&["plan"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("Provider configuration not known before apply"),
+        out.contains("Provider configuration uses its own resource"),
         "{out}"
     );
     assert!(out.contains("main.tf:3"), "{out}");

@@ -80,6 +80,7 @@ diagnostic_cases!(
     resource_cycle,
     moved_kinds,
     moved_not_static,
+    undefined_provider_alias,
 );
 
 #[test]

@@ -17,6 +17,10 @@ fn standin_helm_dir() -> PathBuf {
 /// Runs strata in `dir`, the stand-in helm first on PATH (or no helm at
 /// all when `helm` is false).
 fn strata(dir: &Path, helm: bool, args: &[&str]) -> (i32, String) {
+    common::output(command(dir, helm, args))
+}
+
+fn command(dir: &Path, helm: bool, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
     let path = if helm {
         format!(
@@ -37,7 +41,7 @@ fn strata(dir: &Path, helm: bool, args: &[&str]) -> (i32, String) {
         .env_remove("KUBE_HOST")
         .env_remove("KUBE_TOKEN")
         .env_remove("KUBE_CTX");
-    common::output(c)
+    c
 }
 
 const STACK: &str = r#"
@@ -106,6 +110,19 @@ output "revision" {
   value = helm_release.gpu_operator.metadata[0].revision
 }
 "#;
+
+/// A value changed by hand, as an operator would with helm.
+fn helm_by_hand(kubeconfig: &Path, set: &str) {
+    let st = Command::new(standin_helm_dir().join("helm"))
+        .args(["upgrade", "gpu-operator", "nvidia/gpu-operator"])
+        .args(["-n", "gpu-operator", "--reuse-values", "--set", set])
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .stdout(Stdio::null())
+        .status()
+        .expect("stand-in helm");
+    assert!(st.success());
+}
 
 fn setup(tag: &str) -> (Kube, PathBuf) {
     let k = kubernetes::start().expect("stand-in cluster");
@@ -210,21 +227,7 @@ fn a_gpu_operator_stack_applies_reads_back_and_shows_drift() {
     assert_eq!(status, 0, "{out}");
 
     // A value changed by hand with helm is drift too.
-    let helm = standin_helm_dir().join("helm");
-    let st = Command::new(&helm)
-        .args([
-            "upgrade",
-            "gpu-operator",
-            "nvidia/gpu-operator",
-            "-n",
-            "gpu-operator",
-        ])
-        .args(["--reuse-values", "--set", "driver.version=550.90.07"])
-        .arg("--kubeconfig")
-        .arg(dir.join("kubeconfig.json"))
-        .status()
-        .expect("stand-in helm");
-    assert!(st.success());
+    helm_by_hand(&dir.join("kubeconfig.json"), "driver.version=550.90.07");
     let (status, out) = run(&["plan", "--detailed-exitcode"]);
     assert_eq!(status, 2, "{out}");
     assert!(out.contains("\"550.90.07\" -> \"570.124.06\""), "{out}");
@@ -334,4 +337,236 @@ resource "kubernetes_namespace" "a" {{
     assert!(k.get("/api/v1/namespaces/team-a").is_some());
     let log = std::fs::read_to_string(dir.join("exec.log")).expect("plugin ran");
     assert!(log.contains("eks get-token --cluster-name train"), "{log}");
+}
+
+/// The GPU Operator module on two clusters from one configuration, each
+/// reached through its own aliased provider configurations.
+const TWO_CLUSTERS: &str = r#"
+variable "operator_version" {
+  default = "v25.3.1"
+}
+
+locals {
+  gpu_operator = {
+    version        = var.operator_version
+    driver_version = "570.124.06"
+    mig_strategy   = "single"
+  }
+  tolerations = [{ key = "nvidia.com/gpu", value = "present", effect = "NoSchedule" }]
+}
+
+provider "kubernetes" {
+  alias          = "a"
+  config_path    = "a.json"
+}
+
+provider "helm" {
+  alias = "a"
+  kubernetes {
+    config_path = "a.json"
+  }
+}
+
+provider "kubernetes" {
+  alias       = "b"
+  config_path = "b.json"
+}
+
+provider "helm" {
+  alias = "b"
+  kubernetes {
+    config_path = "b.json"
+  }
+}
+
+module "gpu_a" {
+  source             = "./modules/gpu-operator"
+  cloud              = "azure"
+  kubernetes_version = "1.31"
+  gpu_operator       = local.gpu_operator
+  tolerations        = local.tolerations
+  providers = {
+    kubernetes = kubernetes.a
+    helm       = helm.a
+  }
+}
+
+module "gpu_b" {
+  source             = "./modules/gpu-operator"
+  cloud              = "kubernetes"
+  kubernetes_version = "1.33"
+  gpu_operator       = local.gpu_operator
+  tolerations        = local.tolerations
+  providers = {
+    kubernetes = kubernetes.b
+    helm       = helm.b
+  }
+}
+"#;
+
+fn copy_module(dir: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("modules/gpu-operator");
+    let to = dir.join("modules/gpu-operator");
+    std::fs::create_dir_all(&to).expect("module dir");
+    for f in std::fs::read_dir(&from).expect("module") {
+        let f = f.expect("entry").path();
+        std::fs::copy(&f, to.join(f.file_name().expect("name"))).expect("copy");
+    }
+}
+
+#[test]
+fn the_gpu_operator_module_is_the_same_on_two_clusters() {
+    let a = kubernetes::start().expect("cluster a");
+    let b = kubernetes::start().expect("cluster b");
+    let dir = common::scratch("kubernetes", "two");
+    copy_module(&dir);
+    std::fs::write(dir.join("main.tf"), TWO_CLUSTERS).expect("config");
+    std::fs::write(dir.join("a.json"), a.kubeconfig("a").to_string()).expect("kc");
+    std::fs::write(dir.join("b.json"), b.kubeconfig("b").to_string()).expect("kc");
+    let run = |args: &[&str]| strata(&dir, true, args);
+
+    // Each cluster's operator reports ready a few reads after the install:
+    // the check after apply waits for it, quietly.
+    a.ready_after(3);
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("4 added"), "{out}");
+    assert!(!out.contains("Check block assertion failed"), "{out}");
+    for k in [&a, &b] {
+        let policy = k
+            .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+            .expect("ClusterPolicy");
+        assert_eq!(policy["status"]["state"], "ready", "{policy}");
+    }
+
+    // Both clusters got the release, with identical values.
+    let values = |k: &Kube| {
+        let records = k.all("secrets");
+        let deployed: Vec<_> = records
+            .iter()
+            .filter(|r| r["metadata"]["labels"]["status"] == "deployed")
+            .collect();
+        assert_eq!(deployed.len(), 1, "{records:?}");
+        strata_kubernetes::decode_release(deployed[0]).expect("release")["config"].clone()
+    };
+    let (va, vb) = (values(&a), values(&b));
+    assert_eq!(va, vb);
+    assert_eq!(va["driver"]["version"], "570.124.06");
+    assert_eq!(va["mig"]["strategy"], "single");
+    assert_eq!(va["daemonsets"]["tolerations"][0]["key"], "nvidia.com/gpu");
+    for k in [&a, &b] {
+        let policy = k
+            .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+            .expect("ClusterPolicy");
+        assert_eq!(policy["spec"]["driver"]["version"], "570.124.06");
+    }
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+
+    // One change of the version: both clusters plan an update.
+    let (status, out) = run(&["plan", "--var", "operator_version=v25.3.2"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("0 to add, 2 to change, 0 to destroy"), "{out}");
+    assert!(
+        out.contains("module.gpu_a.helm_release.gpu_operator will be updated"),
+        "{out}"
+    );
+    assert!(
+        out.contains("module.gpu_b.helm_release.gpu_operator will be updated"),
+        "{out}"
+    );
+
+    // A value edited by hand on one cluster is drift there only.
+    helm_by_hand(&dir.join("b.json"), "mig.strategy=mixed");
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 2, "{out}");
+    assert!(out.contains("0 to add, 1 to change, 0 to destroy"), "{out}");
+    assert!(
+        out.contains("module.gpu_b.helm_release.gpu_operator will be updated"),
+        "{out}"
+    );
+    assert!(out.contains("\"mixed\" -> \"single\""), "{out}");
+
+    // An operator that does not become ready is a warning naming the
+    // cluster's module, not a failure.
+    b.ready_after(1000);
+    let (status, out) = strata_with_settle(&dir, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(values(&a), values(&b));
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("Check block assertion failed"), "{out}");
+    assert!(
+        flat.contains("check \"gpu_operator_ready\" of module.gpu_b: The GPU Operator's ClusterPolicy is not ready (its state is notReady)"),
+        "{out}"
+    );
+    assert!(!flat.contains("of module.gpu_a:"), "{out}");
+}
+
+/// strata with a short settling time for checks after apply.
+fn strata_with_settle(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut c = command(dir, true, args);
+    c.env("STRATA_CHECK_SETTLE", "2");
+    common::output(c)
+}
+
+/// A provider configured from a resource's attributes (as from a new
+/// cluster's endpoint and CA): planned before the cluster exists,
+/// configured during the apply once it does, and refreshed in later plans.
+#[test]
+fn a_provider_configured_from_a_clusters_outputs() {
+    let k = kubernetes::start().expect("cluster");
+    let dir = common::scratch("kubernetes", "outputs");
+    std::fs::write(dir.join("ca.pem"), &k.ca_pem).expect("ca");
+    let config = format!(
+        r#"
+resource "terraform_data" "cluster" {{
+  input = {{
+    endpoint = "{}"
+    ca       = file("ca.pem")
+  }}
+}}
+
+provider "kubernetes" {{
+  host                   = terraform_data.cluster.output.endpoint
+  cluster_ca_certificate = terraform_data.cluster.output.ca
+  token                  = "{}"
+}}
+
+resource "kubernetes_namespace" "team" {{
+  metadata {{
+    name   = "team"
+    labels = {{ owner = "ml" }}
+  }}
+}}
+"#,
+        k.server.url,
+        kubernetes::TOKEN
+    );
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let run = |args: &[&str]| strata(&dir, false, args);
+
+    let (status, out) = run(&["plan"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("2 to add"), "{out}");
+    assert!(
+        k.calls().is_empty(),
+        "nothing to ask the cluster yet: {:?}",
+        k.calls()
+    );
+
+    let (status, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(k.get("/api/v1/namespaces/team").is_some());
+
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+    k.edit(
+        "/api/v1/namespaces/team",
+        "kubectl-label",
+        serde_json::json!({"metadata": {"labels": {"owner": "infra"}}}),
+    )
+    .expect("edit");
+    let (status, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 2, "the late refresh sees the change: {out}");
+    assert!(out.contains("\"infra\" -> \"ml\""), "{out}");
 }

@@ -61,6 +61,8 @@ pub struct Report {
     pub failed: Vec<(String, String)>,
     /// Addresses not attempted because something they depend on failed.
     pub skipped: Vec<String>,
+    /// Failed `check` assertions, after they had time to settle.
+    pub warnings: Vec<crate::diag::Diag>,
 }
 
 fn diag_of(e: strata_state::StateError) -> Diags {
@@ -90,8 +92,8 @@ impl Exec<'_, '_> {
     fn driver(&self, c: &ResourceChange) -> Option<Arc<dyn Driver>> {
         self.req
             .drivers
-            .resource(&c.addr.id.type_name)
-            .map(|(d, _)| d.clone())
+            .configured(&c.addr.id.type_name, &c.provider, false)
+            .map(|(d, _)| d)
     }
 
     fn put(&self, c: &ResourceChange, v: &Value, deposed: Option<String>) -> Result<Entry, String> {
@@ -177,11 +179,17 @@ impl Exec<'_, '_> {
                     self.release(i, &unblocks, &mut blockers, &mut ready, &mut dead, true);
                     continue;
                 }
-                let Some(driver) = self.driver(c) else {
-                    self.fail(
-                        c.addr.to_string(),
-                        "no driver for this resource type".into(),
-                    );
+                let driver = match self.req.drivers.deferred(&c.provider) {
+                    Some(_) => None,
+                    None => self.driver(c),
+                };
+                let Some(driver) = driver else {
+                    let why = if self.req.drivers.deferred(&c.provider).is_some() {
+                        format!("its provider configuration ({}) uses values known only later in this apply, so it cannot be deleted before them; apply the change that makes them known first", c.provider)
+                    } else {
+                        "no driver for this resource type".into()
+                    };
+                    self.fail(c.addr.to_string(), why);
                     left -= 1;
                     self.release(i, &unblocks, &mut blockers, &mut ready, &mut dead, true);
                     continue;
@@ -283,6 +291,16 @@ pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+/// How long a failing check is looked at again after an apply: five
+/// minutes, or `STRATA_CHECK_SETTLE` seconds.
+fn check_settle() -> std::time::Duration {
+    let secs = std::env::var("STRATA_CHECK_SETTLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    std::time::Duration::from_secs(secs)
 }
 
 pub fn apply(
@@ -524,6 +542,15 @@ async fn walk<'p>(
                 finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
                 continue;
             };
+            if r.check.is_some() {
+                // Read with its check's assertions once the walk is done.
+                for ri in w.expand(n, &mut diags) {
+                    w.set(&ri.prefix, &node.local_addr, Value::unknown());
+                }
+                done_nodes += 1;
+                finish(n, false, &mut ready, &mut blockers, &mut failed_nodes);
+                continue;
+            }
             let found = if data {
                 req.drivers.data(&r.type_name)
             } else {
@@ -566,6 +593,32 @@ async fn walk<'p>(
                             .push(c.after.clone().unwrap_or_else(Value::unknown));
                         continue;
                     }
+                    // The instance's provider configuration, as planned;
+                    // one that waited for this apply's values gets them now.
+                    match crate::plan::providers::configure_deferred(
+                        req.root,
+                        &w,
+                        req.drivers,
+                        &c.provider,
+                    ) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            group.failed = true;
+                            ex.fail(addr, format!("its provider configuration ({}) is still not known: it uses values that this apply did not produce", c.provider));
+                            group.values.push(Value::unknown());
+                            continue;
+                        }
+                        Err(d) => {
+                            group.failed = true;
+                            ex.fail(addr, d.detail.clone());
+                            group.values.push(Value::unknown());
+                            continue;
+                        }
+                    }
+                    let driver = req
+                        .drivers
+                        .configured(&r.type_name, &c.provider, data)
+                        .map_or_else(|| driver.clone(), |(d, _)| d);
                     // The configuration again, with what is now known.
                     let mut d = Diags::default();
                     let config = w
@@ -654,6 +707,7 @@ async fn walk<'p>(
                         intents.push(Entry::Intent {
                             address: addr.clone(),
                             action: "create".into(),
+                            provider: Some(c.provider.clone()),
                         });
                     }
                     group.left += 1;
@@ -782,6 +836,11 @@ async fn walk<'p>(
     outputs(ex, Some(&w))?;
     if !diags.0.is_empty() {
         return Err(diags);
+    }
+    if ex.report.failed.is_empty() {
+        ex.report.warnings =
+            crate::plan::checks::run(req.root, &w, req.drivers, Some(check_settle()), &|_| false)
+                .await;
     }
     // Deposed objects of failed replacements stay deposed: the next plan
     // deletes them.

@@ -5,13 +5,29 @@
 pub mod remote_state;
 pub mod terraform_data;
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
 use strata_provider::{Driver, ResourceSchema};
 
-/// The drivers a run may use, found by the resource types they declare.
+/// The drivers a run may use, found by the resource types they declare;
+/// and the further instances configured by aliased `provider` blocks,
+/// found by their provider address (`provider["…/kubernetes"].east`).
 #[derive(Clone)]
 pub struct Drivers {
     list: Vec<Arc<dyn Driver>>,
+    aliases: Arc<RwLock<BTreeMap<String, Arc<dyn Driver>>>>,
+    /// Provider configurations not known yet (they use resources'
+    /// attributes), by address: the index of their root `provider` block.
+    deferred: Arc<RwLock<BTreeMap<String, usize>>>,
+}
+
+/// The provider address of `driver`'s configuration `alias` (the default
+/// one when `None`), as state files record it.
+pub fn provider_address(driver: &dyn Driver, alias: Option<&str>) -> String {
+    match alias {
+        Some(a) => format!("{}.{a}", driver.provider_address()),
+        None => driver.provider_address(),
+    }
 }
 
 impl Drivers {
@@ -19,6 +35,8 @@ impl Drivers {
     pub fn builtin() -> Drivers {
         Drivers {
             list: vec![Arc::new(terraform_data::TerraformData)],
+            aliases: Default::default(),
+            deferred: Default::default(),
         }
     }
 
@@ -43,6 +61,67 @@ impl Drivers {
         self.list
             .iter()
             .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
+    }
+
+    /// Marks the configuration at `address` (root `provider` block number
+    /// `block`) as waiting for values known later in the walk.
+    pub fn defer(&self, address: String, block: usize) {
+        if let Ok(mut d) = self.deferred.write() {
+            d.insert(address, block);
+        }
+    }
+
+    /// The root `provider` block of a configuration still waiting.
+    pub fn deferred(&self, address: &str) -> Option<usize> {
+        self.deferred.read().ok()?.get(address).copied()
+    }
+
+    /// The configuration at `address` is configured now.
+    pub fn undefer(&self, address: &str) {
+        if let Ok(mut d) = self.deferred.write() {
+            d.remove(address);
+        }
+    }
+
+    /// The driver instance of a provider configuration, by its address.
+    pub fn by_address(&self, address: &str) -> Option<Arc<dyn Driver>> {
+        if let Some(d) = self.aliases.read().ok()?.get(address) {
+            return Some(d.clone());
+        }
+        self.list
+            .iter()
+            .find(|d| d.provider_address() == address)
+            .cloned()
+    }
+
+    /// Records the driver instance of an aliased provider configuration.
+    pub fn add_alias(&self, address: String, driver: Arc<dyn Driver>) {
+        if let Ok(mut all) = self.aliases.write() {
+            all.insert(address, driver);
+        }
+    }
+
+    /// The driver instance for a managed (or, with `data`, data source)
+    /// type under the provider configuration `provider` (an address as
+    /// state records it): the aliased instance when there is one, else
+    /// the type's driver.
+    pub fn configured(
+        &self,
+        type_name: &str,
+        provider: &str,
+        data: bool,
+    ) -> Option<(Arc<dyn Driver>, &ResourceSchema)> {
+        let (base, schema) = if data {
+            self.data(type_name)?
+        } else {
+            self.resource(type_name)?
+        };
+        let aliased = self
+            .aliases
+            .read()
+            .ok()
+            .and_then(|all| all.get(provider).cloned());
+        Some((aliased.unwrap_or_else(|| base.clone()), schema))
     }
 
     /// The driver of a data source type and its schema.

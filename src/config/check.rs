@@ -17,7 +17,49 @@ pub fn check_module(
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     check(module, &mut diags);
+    let root_aliases: Vec<(String, String)> = module
+        .providers
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), p.alias.clone()?)))
+        .collect();
+    check_provider_refs(module, &root_aliases, &mut diags);
     diags.into_result(())
+}
+
+/// Every aliased provider configuration a resource or a module call
+/// names must exist where it is named: in the root, a `provider` block
+/// with that alias; in a module, one its call passes in `providers`.
+/// `available` is what the module at hand has.
+fn check_provider_refs(module: &Module, available: &[(String, String)], diags: &mut Diags) {
+    use crate::diag::Diag;
+    let missing = |r: &super::ProviderRef, diags: &mut Diags| {
+        let Some(alias) = &r.alias else { return };
+        if !available.iter().any(|(n, a)| *n == r.name && a == alias) {
+            diags.push(
+                Diag::new(
+                    "strata::provider::undeclared",
+                    "Reference to an undefined provider configuration",
+                    format!("There is no provider configuration {}.{alias} here: declare it with a provider \"{}\" block with alias = \"{alias}\" in the root module, and pass it to modules in their providers argument.", r.name, r.name),
+                )
+                .at(r.span),
+            );
+        }
+    };
+    for r in &module.resources {
+        if let Some(p) = &r.provider {
+            missing(p, diags);
+        }
+    }
+    for c in &module.module_calls {
+        let mut passed = Vec::new();
+        for (child, parent) in &c.providers {
+            missing(parent, diags);
+            if let Some(a) = &child.alias {
+                passed.push((child.name.clone(), a.clone()));
+            }
+        }
+        check_provider_refs(&c.module, &passed, diags);
+    }
 }
 
 /// What a `moved` address names.
@@ -171,6 +213,12 @@ fn check(module: &Module, diags: &mut Diags) {
         }
         scope.count_index = None;
         scope.each = None;
+    }
+    for c in &module.checks {
+        for a in &c.asserts {
+            eval(&a.condition, &scope, diags);
+            eval(&a.error_message, &scope, diags);
+        }
     }
     for c in &module.module_calls {
         check_repetition(c.count.as_ref(), c.for_each.as_ref(), &scope, diags);

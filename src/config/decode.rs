@@ -4,6 +4,7 @@ use super::typeexpr::Constraint;
 use super::*;
 use crate::eval::{did_you_mean, EmptyScope, Evaluator};
 use crate::lang::value::Value;
+use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, ExprKind};
 
 fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
@@ -278,12 +279,64 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     )),
                 }
             }
-            // Accepted so Terraform configurations load; their assertions
-            // are not evaluated yet.
-            "check" => {}
+            "check" => {
+                if let Some(c) = check_block(b.clone(), m, diags) {
+                    m.checks.push(c);
+                }
+            }
             _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
         }
     }
+}
+
+/// A `check` block: its data sources join the module's, scoped to it.
+fn check_block(b: Block, m: &mut Module, diags: &mut Diags) -> Option<Check> {
+    let name = labels(&b, &["name"], diags)?.into_iter().next()?;
+    let mut check = Check {
+        name: name.clone(),
+        span: b.span,
+        asserts: Vec::new(),
+    };
+    if let Some(a) = b.body.attrs.first() {
+        diags.push(unsupported_attr(a, "check", &[]));
+    }
+    for nb in b.body.blocks {
+        match nb.kind.as_str() {
+            "data" => {
+                let Some(l) = labels(&nb, &["type", "name"], diags) else {
+                    continue;
+                };
+                let mut r = resource(nb, Mode::Data, &l[0], &l[1], diags);
+                r.check = Some(name.clone());
+                m.resources.push(r);
+            }
+            "assert" => {
+                let _ = labels(&nb, &[], diags);
+                match (nb.body.attr("condition"), nb.body.attr("error_message")) {
+                    (Some(c), Some(e)) => check.asserts.push(Assert {
+                        condition: c.expr.clone(),
+                        error_message: e.expr.clone(),
+                    }),
+                    _ => diags.push(err(
+                        "strata::config::check",
+                        "Missing required argument",
+                        "An assert block needs both \"condition\" and \"error_message\".",
+                        nb.kind_span,
+                    )),
+                }
+            }
+            _ => diags.push(unsupported_block(&nb, "a check block", &["data", "assert"])),
+        }
+    }
+    if check.asserts.is_empty() {
+        diags.push(err(
+            "strata::config::check",
+            "Missing assert block",
+            "A check block needs at least one assert block.",
+            b.kind_span,
+        ));
+    }
+    Some(check)
 }
 
 fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
@@ -392,6 +445,7 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
         depends_on: Vec::new(),
         provider: None,
         lifecycle: Lifecycle::default(),
+        check: None,
         body: Body {
             attrs: Vec::new(),
             blocks: Vec::new(),
@@ -423,6 +477,34 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
         }
     }
     r
+}
+
+/// A module call's `providers` map: keys and values are provider
+/// references (`kubernetes` or `kubernetes.east`), never evaluated.
+fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, ProviderRef)> {
+    let ExprKind::Object(items) = &e.kind else {
+        diags.push(err(
+            "strata::config::providers",
+            "Invalid providers argument",
+            "The providers argument is a map from the module's provider names to this module's provider configurations: { kubernetes = kubernetes.east }.",
+            e.span,
+        ));
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = match k {
+                ObjectKey::Name(n) => ProviderRef {
+                    name: n.clone(),
+                    alias: None,
+                    span: v.span,
+                },
+                ObjectKey::Expr(k) => provider_ref(k, diags)?,
+            };
+            Some((key, provider_ref(v, diags)?))
+        })
+        .collect()
 }
 
 fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
@@ -533,6 +615,7 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         for_each: None,
         depends_on: Vec::new(),
         inputs: Vec::new(),
+        providers: Vec::new(),
         module: Box::default(),
     };
     let mut has_source = false;
@@ -543,7 +626,8 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
                 call.source_span = a.expr.span;
                 call.source = const_string(a, diags).unwrap_or_default();
             }
-            "version" | "providers" => {}
+            "version" => {}
+            "providers" => call.providers = providers_map(&a.expr, diags),
             "count" => call.count = Some(a.expr.clone()),
             "for_each" => call.for_each = Some(a.expr.clone()),
             "depends_on" => call.depends_on = expr_list(a, diags),

@@ -80,6 +80,9 @@ pub struct Resource {
     pub depends_on: Vec<Expr>,
     pub provider: Option<ProviderRef>,
     pub lifecycle: Lifecycle,
+    /// The `check` block a data source is scoped to: read for its
+    /// assertions only, its failures warnings.
+    pub check: Option<String>,
     /// The resource's own arguments and nested blocks (meta-arguments removed).
     pub body: Body,
 }
@@ -115,8 +118,27 @@ pub struct ModuleCall {
     pub depends_on: Vec<Expr>,
     /// Input values, by the child's variable names.
     pub inputs: Vec<crate::syntax::Attribute>,
+    /// `providers = { kubernetes = kubernetes.east }`: the child's
+    /// provider configuration (left) is the caller's (right).
+    pub providers: Vec<(ProviderRef, ProviderRef)>,
     /// The loaded child module.
     pub module: Box<Module>,
+}
+
+/// `check "name" { data … {}  assert { condition, error_message } }`:
+/// assertions about the infrastructure, reported as warnings after a plan
+/// and after an apply (its data sources are in `Module::resources`).
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub span: Span,
+    pub asserts: Vec<Assert>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Assert {
+    pub condition: Expr,
+    pub error_message: Expr,
 }
 
 #[derive(Debug, Clone)]
@@ -173,6 +195,7 @@ pub struct Module {
     pub moved: Vec<Moved>,
     pub imports: Vec<Import>,
     pub removed: Vec<Removed>,
+    pub checks: Vec<Check>,
 }
 
 impl Module {

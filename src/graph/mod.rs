@@ -61,6 +61,8 @@ struct Builder {
     /// (module call, its prefix) pairs: every resource inside waits for the
     /// call, and so for the call's depends_on.
     inside: Vec<(NodeIndex, String)>,
+    /// Resources their own provider's configuration uses.
+    self_configured: Vec<Diag>,
 }
 
 impl Builder {
@@ -124,7 +126,30 @@ impl Builder {
         }
     }
 
-    fn module(&mut self, m: &Module, prefix: &str) {
+    /// What each provider configuration a module can use depends on:
+    /// (local name, alias) → the addresses its root `provider` block
+    /// references. A resource waits for them, so a provider configured
+    /// from a cluster's outputs is configured once the cluster exists.
+    fn provider_deps(root: &Module) -> ProviderDeps {
+        let mut out = ProviderDeps::new();
+        for p in &root.providers {
+            let mut found = Vec::new();
+            for a in &p.body.attrs {
+                collect_refs(root, &a.expr, &mut found);
+            }
+            let mut blocks: Vec<&Body> = p.body.blocks.iter().map(|b| &b.body).collect();
+            while let Some(b) = blocks.pop() {
+                for a in &b.attrs {
+                    collect_refs(root, &a.expr, &mut found);
+                }
+                blocks.extend(b.blocks.iter().map(|x| &x.body));
+            }
+            out.insert((p.name.clone(), p.alias.clone()), (found, p.span));
+        }
+        out
+    }
+
+    fn module(&mut self, m: &Module, prefix: &str, providers: &ProviderDeps) {
         for (n, v) in m.variables.iter().enumerate() {
             let i = self.add(
                 NodeKind::Variable,
@@ -172,6 +197,36 @@ impl Builder {
             }
             self.depends_on(i, m, prefix, &r.depends_on);
             self.body_refs(i, m, prefix, &r.body);
+            // Terraform's rule: a type's provider is the name before its
+            // first underscore, unless the resource names one.
+            let local = match &r.provider {
+                Some(p) => (p.name.clone(), p.alias.clone()),
+                None => (
+                    r.type_name
+                        .split('_')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                    None,
+                ),
+            };
+            if let Some((deps, span)) = providers.get(&local) {
+                let me = format!("{prefix}{}", r.address());
+                if deps.contains(&me) {
+                    self.self_configured.push(
+                        Diag::new(
+                            "strata::graph::provider_cycle",
+                            "Provider configuration uses its own resource",
+                            format!("The {} provider's configuration uses {me}, which that provider manages: it cannot be configured before the resource exists, nor the resource made before it is configured. Configure the provider from variables, or from a resource another provider manages.", local.0),
+                        )
+                        .at(*span),
+                    );
+                    continue;
+                }
+                for dep in deps {
+                    self.pending.push((i, dep.clone()));
+                }
+            }
         }
         for (n, c) in m.module_calls.iter().enumerate() {
             let call = self.add(
@@ -188,7 +243,21 @@ impl Builder {
                 self.refs(call, m, prefix, &a.expr);
             }
             let child_prefix = format!("{prefix}module.{}.", c.name);
-            self.module(&c.module, &child_prefix);
+            // The child has the caller's default configurations, and those
+            // the call passes under the names it gives them.
+            let mut child: ProviderDeps = providers
+                .iter()
+                .filter(|((_, alias), _)| alias.is_none())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            for (to, from) in &c.providers {
+                let deps = providers
+                    .get(&(from.name.clone(), from.alias.clone()))
+                    .cloned()
+                    .unwrap_or_else(|| (Vec::new(), from.span));
+                child.insert((to.name.clone(), to.alias.clone()), deps);
+            }
+            self.module(&c.module, &child_prefix, &child);
             // A module's depends_on holds back everything inside it.
             if !c.depends_on.is_empty() {
                 self.inside.push((call, child_prefix.clone()));
@@ -233,6 +302,18 @@ fn target(module: &Module, prefix: &str, root: &str, attrs: &[&str]) -> Option<V
 
 /// Builds the graph of `root` and its modules. A cycle is an error naming
 /// every node in it.
+/// (provider local name, alias) → the addresses its configuration uses.
+type ProviderDeps = HashMap<(String, Option<String>), (Vec<String>, Span)>;
+
+/// The addresses `expr` (in the root module) refers to.
+fn collect_refs(root: &Module, expr: &Expr, out: &mut Vec<String>) {
+    expr.visit_references(&mut |r, attrs, _span| {
+        if let Some(t) = target(root, "", r, attrs) {
+            out.extend(t);
+        }
+    });
+}
+
 pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
     let mut b = Builder {
         graph: DiGraph::new(),
@@ -240,8 +321,10 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         pending: Vec::new(),
         on_modules: Vec::new(),
         inside: Vec::new(),
+        self_configured: Vec::new(),
     };
-    b.module(root, "");
+    let providers = Builder::provider_deps(root);
+    b.module(root, "", &providers);
     // Whole-module dependencies, resolved against every resource node.
     let resources: Vec<(NodeIndex, String)> = b
         .graph
@@ -274,6 +357,12 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         }
     }
     let mut diags = Diags::default();
+    for d in std::mem::take(&mut b.self_configured) {
+        diags.push(d);
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
     for scc in petgraph::algo::tarjan_scc(&b.graph) {
         let self_loop = scc.len() == 1 && b.graph.contains_edge(scc[0], scc[0]);
         if scc.len() < 2 && !self_loop {

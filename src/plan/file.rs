@@ -239,6 +239,7 @@ pub fn decode(text: &str) -> Result<Saved, String> {
             outputs,
             variables: vars,
             configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
+            warnings: Vec::new(),
         },
         config_dir: j
             .get("config_dir")

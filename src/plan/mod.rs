@@ -6,6 +6,7 @@
 //! object its schema describes; [`diff`] decides the action for each
 //! instance; [`refresh`] reads prior objects back through the drivers.
 
+pub mod checks;
 pub mod decode;
 pub mod diff;
 pub mod file;
@@ -197,6 +198,8 @@ pub struct Plan {
     pub variables: std::collections::BTreeMap<String, Value>,
     /// The configuration as plan JSON describes it.
     pub configuration: serde_json::Value,
+    /// Failed `check` assertions: shown, never saved in a plan file.
+    pub warnings: Vec<crate::diag::Diag>,
 }
 
 /// Counts for the summary line.

@@ -74,6 +74,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         imported: HashMap::new(),
         diags: Diags::default(),
         configs,
+        rt,
+        late_drift: Vec::new(),
     };
     p.removed_still_configured();
     let (adopted, imported) = imports(&req, &prior, rt)?;
@@ -108,9 +110,40 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     }
     p.orphans();
     let outputs = p.outputs(&walk);
+    let warnings = if req.destroy {
+        Vec::new()
+    } else {
+        let graph = req.graph;
+        let index: HashMap<String, NodeIndex> = graph
+            .graph
+            .node_indices()
+            .map(|i| (graph.graph[i].addr(), i))
+            .collect();
+        let changing = &p.changing;
+        let pending = |addr: &str| {
+            index.get(addr).is_some_and(|&n| {
+                graph
+                    .resource_deps(n)
+                    .iter()
+                    .any(|d| changing.contains(&graph.graph[*d].addr()))
+            })
+        };
+        rt.block_on(super::checks::run(
+            req.root,
+            &walk,
+            req.drivers,
+            None,
+            &pending,
+        ))
+    };
     let Planner {
-        mut changes, diags, ..
+        mut changes,
+        diags,
+        late_drift,
+        ..
     } = p;
+    let mut drift = drift;
+    drift.extend(late_drift);
     diags.into_result(())?;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     Ok(Plan {
@@ -122,6 +155,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         outputs,
         variables: req.vars.clone(),
         configuration: crate::config::json::configuration(req.root),
+        warnings,
     })
 }
 
@@ -151,6 +185,20 @@ fn order_key(c: &ResourceChange) -> OrderKey<'_> {
     )
 }
 
+/// A resource's driver instance under its provider configuration, and
+/// that configuration's address.
+pub struct Configured {
+    pub driver: Arc<dyn Driver>,
+    pub provider: String,
+}
+
+impl std::ops::Deref for Configured {
+    type Target = dyn Driver;
+    fn deref(&self) -> &(dyn Driver + 'static) {
+        self.driver.as_ref()
+    }
+}
+
 struct Planner<'r, 'a> {
     req: &'r Request<'a>,
     prior: HashMap<String, PriorInstance>,
@@ -167,6 +215,10 @@ struct Planner<'r, 'a> {
     imported: Imported,
     diags: Diags,
     configs: HashMap<String, &'a Resource>,
+    rt: &'r tokio::runtime::Runtime,
+    /// What the refresh of a deferred provider configuration's objects
+    /// found changed outside strata.
+    late_drift: Vec<ResourceChange>,
 }
 
 impl<'a> Planner<'_, 'a> {
@@ -187,7 +239,20 @@ impl<'a> Planner<'_, 'a> {
             return;
         };
         let node = &self.req.graph.graph[n];
-        let pending = deps.iter().any(|d| self.changing.contains(d));
+        // A check's data sources are read with its assertions, not planned.
+        if r.check.is_some() {
+            for ri in walk.expand(n, &mut self.diags) {
+                walk.set(
+                    &ri.prefix,
+                    &node.local_addr,
+                    Value::Unknown(schema.object_type()),
+                );
+            }
+            return;
+        }
+        // A provider configured only during apply cannot read now.
+        let pending = deps.iter().any(|d| self.changing.contains(d))
+            || self.req.drivers.deferred(&driver.provider).is_some();
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
@@ -231,7 +296,7 @@ impl<'a> Planner<'_, 'a> {
                     addr,
                     deposed: None,
                     previous_addr: None,
-                    provider: driver.provider_address(),
+                    provider: driver.provider.clone(),
                     action,
                     reason,
                     before: None,
@@ -247,6 +312,40 @@ impl<'a> Planner<'_, 'a> {
         }
     }
 
+    /// A provider configuration deferred for using resources' attributes:
+    /// configured once the walk knows them (the cluster exists), and its
+    /// objects refreshed then; left for the apply otherwise.
+    fn configure_late(&mut self, walk: &Walk<'a>, provider: &str) {
+        if self.req.drivers.deferred(provider).is_none() {
+            return;
+        }
+        match super::providers::configure_deferred(self.req.root, walk, self.req.drivers, provider)
+        {
+            Err(d) => self.diags.push(d),
+            Ok(false) => {}
+            Ok(true) if !self.req.refresh => {}
+            Ok(true) => {
+                let mine: Vec<String> = self
+                    .prior
+                    .iter()
+                    .filter(|(_, p)| p.provider == provider)
+                    .map(|(a, _)| a.clone())
+                    .collect();
+                let objs: Vec<PriorInstance> =
+                    mine.iter().filter_map(|a| self.prior.remove(a)).collect();
+                match self.rt.block_on(refresh::refresh(objs, self.req.drivers)) {
+                    Ok((now, drift)) => {
+                        for p in now {
+                            self.prior.insert(p.addr.to_string(), p);
+                        }
+                        self.late_drift.extend(drift);
+                    }
+                    Err(d) => self.diags.0.extend(d.0),
+                }
+            }
+        }
+    }
+
     /// The block of a resource or data node, its driver and schema, and
     /// the resources it depends on; `None` (reported) when no driver has
     /// the type.
@@ -256,12 +355,7 @@ impl<'a> Planner<'_, 'a> {
         walk: &Walk<'a>,
         n: NodeIndex,
         data: bool,
-    ) -> Option<(
-        &'a Resource,
-        &'a Arc<dyn Driver>,
-        &'a ResourceSchema,
-        Vec<String>,
-    )> {
+    ) -> Option<(&'a Resource, Configured, &'a ResourceSchema, Vec<String>)> {
         let graph = self.req.graph;
         let node = &graph.graph[n];
         let r = walk.module(node)?.resources.get(node.index)?;
@@ -271,6 +365,19 @@ impl<'a> Planner<'_, 'a> {
         } else {
             drivers.resource(&r.type_name)
         };
+        let found = found.and_then(|(base, _)| {
+            match super::providers::resolve(self.req.root, &node.module, r, base.as_ref()) {
+                Ok(provider) => {
+                    self.configure_late(walk, &provider);
+                    let (driver, schema) = drivers.configured(&r.type_name, &provider, data)?;
+                    Some((Configured { driver, provider }, schema))
+                }
+                Err(d) => {
+                    self.diags.push(d);
+                    None
+                }
+            }
+        });
         let Some((driver, schema)) = found else {
             let what = if data { "data source" } else { "resource type" };
             self.diags.push(
@@ -410,7 +517,7 @@ impl<'a> Planner<'_, 'a> {
                 let change = ResourceChange {
                     previous_addr: self.moves.get(&addr_s).cloned(),
                     deposed: None,
-                    provider: driver.provider_address(),
+                    provider: driver.provider.clone(),
                     action,
                     reason,
                     before: prior.map(|p| p.value.clone()),

@@ -86,19 +86,26 @@ pub async fn refresh(
     prior: Vec<PriorInstance>,
     drivers: &Drivers,
 ) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Diags> {
-    // One read per resource type: the driver batches the API calls.
-    let mut by_type: BTreeMap<String, Vec<PriorInstance>> = BTreeMap::new();
+    // One read per resource type and provider configuration: the driver
+    // batches the API calls.
+    let mut by_type: BTreeMap<(String, String), Vec<PriorInstance>> = BTreeMap::new();
     for p in prior {
         by_type
-            .entry(p.addr.id.type_name.clone())
+            .entry((p.addr.id.type_name.clone(), p.provider.clone()))
             .or_default()
             .push(p);
     }
     let mut out = Vec::new();
     let mut drift = Vec::new();
     let mut diags = Diags::default();
-    for (type_name, group) in by_type {
-        let Some((driver, _)) = drivers.resource(&type_name) else {
+    for ((type_name, provider), group) in by_type {
+        // A configuration that waits for resources' attributes is read
+        // when the plan's walk configures it.
+        if drivers.deferred(&provider).is_some() {
+            out.extend(group);
+            continue;
+        }
+        let Some((driver, _)) = drivers.configured(&type_name, &provider, false) else {
             continue;
         };
         let values: Vec<Value> = group.iter().map(|p| p.value.clone()).collect();

@@ -252,6 +252,27 @@ impl<'a> Walk<'a> {
         self.eval_in("", "", None, f)
     }
 
+    /// The instance prefixes of the module at `module` (`module.a.`, or
+    /// empty for the root), as the walk expanded them.
+    pub fn module_instances(&self, module: &str) -> Vec<String> {
+        self.instances
+            .borrow()
+            .get(module)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Evaluates in one instance of a module, outside any resource (a
+    /// check's assertions).
+    pub fn eval_module<R>(
+        &self,
+        module: &str,
+        prefix: &str,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        self.eval_in(module, prefix, None, f)
+    }
+
     fn eval_in<R>(
         &self,
         module: &str,

@@ -16,7 +16,14 @@ pub enum Entry {
     /// Written before a driver is asked to create something: if the run dies
     /// before the matching `put`, the next run knows to look for it (drivers
     /// tag what they create with the address and lineage).
-    Intent { address: String, action: String },
+    Intent {
+        address: String,
+        action: String,
+        /// The provider configuration asked (an alias's address looks in
+        /// its own region, account or cluster); absent in older journals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
     /// An instance now exists with these attributes.
     Put {
         resource: ResourceId,

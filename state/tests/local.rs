@@ -140,12 +140,14 @@ fn the_journal_survives_a_run_that_never_finished() {
         j.append(Entry::Intent {
             address: "terraform_data.node[0]".into(),
             action: "create".into(),
+            provider: None,
         })
         .expect("intent");
         j.append(put(0)).expect("put");
         j.append(Entry::Intent {
             address: "terraform_data.node[1]".into(),
             action: "create".into(),
+            provider: Some("provider[\"terraform.io/builtin/terraform\"]".into()),
         })
         .expect("intent");
         // The run dies here: no put for [1], no persist.
@@ -160,7 +162,8 @@ fn the_journal_survives_a_run_that_never_finished() {
         loaded.replay.pending,
         vec![Entry::Intent {
             address: "terraform_data.node[1]".into(),
-            action: "create".into()
+            action: "create".into(),
+            provider: Some("provider[\"terraform.io/builtin/terraform\"]".into()),
         }],
         "the create that may have happened is reported for recovery"
     );

@@ -209,6 +209,9 @@ impl Aws {
 impl Cloud for Aws {
     type Ctx = Clients;
 
+    fn another(&self) -> Aws {
+        Aws::new()
+    }
     fn name(&self) -> &str {
         "aws"
     }

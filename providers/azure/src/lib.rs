@@ -147,6 +147,9 @@ impl Azure {
 impl Cloud for Azure {
     type Ctx = Ctx;
 
+    fn another(&self) -> Azure {
+        Azure::new()
+    }
     fn name(&self) -> &str {
         "azurerm"
     }

@@ -91,6 +91,12 @@ pub trait Cloud: Send + Sync {
         Ok(())
     }
 
+    /// A new, unconfigured driver of this cloud, for another provider
+    /// configuration (an alias: another cluster, region or account).
+    fn another(&self) -> Self
+    where
+        Self: Sized;
+
     /// A chance to say more about a failed create, update or delete (AWS
     /// decodes its encoded authorization messages).
     async fn explain(&self, e: DriverError) -> DriverError {
@@ -112,7 +118,7 @@ pub trait Cloud: Send + Sync {
 }
 
 #[async_trait]
-impl<T: Cloud> Driver for T {
+impl<T: Cloud + 'static> Driver for T {
     fn name(&self) -> &str {
         Cloud::name(self)
     }
@@ -192,6 +198,10 @@ impl<T: Cloud> Driver for T {
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         Cloud::data_schemas(self)
+    }
+
+    fn another(&self) -> Option<Arc<dyn Driver>> {
+        Some(Arc::new(Cloud::another(self)))
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -189,6 +189,13 @@ pub trait Driver: Send + Sync {
 
     /// Reads a data source: `config` is its configuration, wholly known;
     /// the result fills in the computed attributes.
+    /// A new, unconfigured instance of this driver, for a second
+    /// configuration of its provider (a `provider` block with an `alias`):
+    /// `None` when it takes one configuration only.
+    fn another(&self) -> Option<std::sync::Arc<dyn Driver>> {
+        None
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {

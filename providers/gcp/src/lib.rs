@@ -224,6 +224,9 @@ impl Gcp {
 impl Cloud for Gcp {
     type Ctx = Ctx;
 
+    fn another(&self) -> Gcp {
+        Gcp::new()
+    }
     fn name(&self) -> &str {
         "google"
     }

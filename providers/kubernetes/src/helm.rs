@@ -5,7 +5,7 @@
 //! difference of chart version or of the values the release was given.
 
 use crate::conn::{Conn, Source};
-use crate::objects::list;
+use crate::objects::{keep_typed, list};
 use async_trait::async_trait;
 use serde_json::{json, Value as Json};
 use std::io::Read;
@@ -295,7 +295,7 @@ impl Release {
                 retryable: false,
             });
         }
-        self.state(&release, tf)
+        Ok(keep_typed(self.state(&release, tf)?, planned, "values"))
     }
 }
 
@@ -353,7 +353,7 @@ impl Kind<HelmCtx> for Release {
         for o in objs {
             let s = Spec::of(o);
             out.push(match self.current(c, &s).await? {
-                Some(r) => Some(self.state(&r, &s.tf)?),
+                Some(r) => Some(keep_typed(self.state(&r, &s.tf)?, o, "values")),
                 None => None,
             });
         }

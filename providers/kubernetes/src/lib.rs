@@ -22,6 +22,7 @@ pub use helm::decode_release;
 
 use async_trait::async_trait;
 use conn::{Conn, Settings};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::{BlockNesting, BlockSchema, Cloud, DriverError, Kind, Kinds, ResourceSchema};
 use strata_value::value::Value;
@@ -31,6 +32,7 @@ use tokio::sync::OnceCell;
 pub struct Kubernetes {
     settings: std::sync::Mutex<Settings>,
     kinds: Kinds<Conn>,
+    data: BTreeMap<String, ResourceSchema>,
     ctx: OnceCell<Conn>,
 }
 
@@ -55,6 +57,10 @@ impl Kubernetes {
                     ("kubernetes_labels", Arc::new(objects::Labels)),
                 ],
             ),
+            data: BTreeMap::from([(
+                "kubernetes_resource".to_string(),
+                objects::resource_data_schema(),
+            )]),
             ctx: OnceCell::new(),
         }
     }
@@ -64,6 +70,9 @@ impl Kubernetes {
 impl Cloud for Kubernetes {
     type Ctx = Conn;
 
+    fn another(&self) -> Kubernetes {
+        Kubernetes::new()
+    }
     fn name(&self) -> &str {
         "kubernetes"
     }
@@ -94,6 +103,20 @@ impl Cloud for Kubernetes {
             *s = Settings::from_value(config);
         }
         Ok(())
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.data
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        match type_name {
+            "kubernetes_resource" => objects::read_resource(self.ctx().await, config).await,
+            _ => Err(DriverError::UnknownType {
+                driver: "kubernetes".into(),
+                type_name: type_name.into(),
+            }),
+        }
     }
 }
 
@@ -130,6 +153,9 @@ impl Helm {
 impl Cloud for Helm {
     type Ctx = helm::HelmCtx;
 
+    fn another(&self) -> Helm {
+        Helm::new()
+    }
     fn name(&self) -> &str {
         "helm"
     }

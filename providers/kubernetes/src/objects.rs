@@ -32,6 +32,23 @@ fn to_value(schema: &ResourceSchema, type_name: &str, j: &Json) -> Result<Value,
     strata_rest::fields::to_value(schema, type_name, j)
 }
 
+/// `new` with its attribute `attr` (of type `any`) replaced by `prior`'s
+/// when the two hold the same JSON: what an API gives back carries no
+/// types (a list reads back as a tuple), and only a change of content is a
+/// change.
+pub fn keep_typed(new: Value, prior: &Value, attr: &str) -> Value {
+    let (Some(was), Value::Object(mut fields)) = (values::get(prior, attr), new.clone()) else {
+        return new;
+    };
+    let same = fields
+        .get(attr)
+        .is_some_and(|now| plain_json(now) == plain_json(was));
+    if same {
+        fields.insert(attr.to_string(), was.clone());
+    }
+    Value::Object(fields)
+}
+
 /// `live` restricted to the keys `shape` has, at every depth of objects
 /// (anything else, lists too, is taken whole): the fields a manifest or a
 /// label map sets, as the cluster has them now; a field gone is null.
@@ -724,7 +741,11 @@ impl Manifest {
         let live = self.wait(api, &path, &tf, &op, timeout).await?;
         let mut shape = tf.clone();
         shape["manifest"] = body;
-        self.state(&live, &shape, ns.as_deref())
+        Ok(keep_typed(
+            self.state(&live, &shape, ns.as_deref())?,
+            planned,
+            "manifest",
+        ))
     }
 }
 
@@ -876,6 +897,62 @@ impl Kind<Conn> for Manifest {
         let prior = json!({"manifest": without_server_fields(&live)});
         self.state(&live, &prior, ns.as_deref()).map(Some)
     }
+}
+
+// ---------------------------------------------------------------- data
+
+/// `data "kubernetes_resource"`: any object, as the cluster has it now
+/// (what a `check` asserts on: a ClusterPolicy's `status.state`).
+pub fn resource_data_schema() -> ResourceSchema {
+    let mut s = ResourceSchema::of_attributes(vec![
+        (
+            "api_version",
+            A::required(Type::String, "The object's apiVersion."),
+        ),
+        ("kind", A::required(Type::String, "The object's kind.")),
+        (
+            "object",
+            A::computed(Type::Dynamic, "The object, status included."),
+        ),
+    ]);
+    s.blocks.insert(
+        "metadata".into(),
+        metadata_block(vec![
+            ("name", A::required(Type::String, "The object's name.")),
+            (
+                "namespace",
+                A::optional(Type::String, "Its namespace, for namespaced kinds."),
+            ),
+        ]),
+    );
+    s
+}
+
+pub async fn read_resource(c: &Conn, config: &Value) -> Result<Value, DriverError> {
+    const DATA: &str = "kubernetes_resource";
+    let api = c.api(DATA)?;
+    let tf = plain_json(config);
+    let t = Target::of_labels(&tf);
+    let op = format!("reading {}", t.describe());
+    let (_, path, _) = t.locate(api).await?;
+    let mut live = api.get(&op, &path).await?.ok_or_else(|| DriverError::Api {
+        operation: op.clone(),
+        detail: format!("{} is not there", t.describe()),
+        retryable: false,
+    })?;
+    if let Some(meta) = live["metadata"].as_object_mut() {
+        meta.remove("managedFields");
+    }
+    let mut fields = config.entries().cloned().unwrap_or_default();
+    fields.insert(
+        "object".into(),
+        infer(&live).map_err(|e| DriverError::Api {
+            operation: op,
+            detail: e,
+            retryable: false,
+        })?,
+    );
+    Ok(Value::Object(fields))
 }
 
 /// Used by helm_release to read its release records.
