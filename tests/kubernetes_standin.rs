@@ -570,3 +570,118 @@ resource "kubernetes_namespace" "team" {{
     assert_eq!(status, 2, "the late refresh sees the change: {out}");
     assert!(out.contains("\"infra\" -> \"ml\""), "{out}");
 }
+
+/// An object made by hand on the second cluster is refused by a create
+/// and adopted by an `import` block, through the aliased provider.
+#[test]
+fn imports_go_through_the_resources_provider_configuration() {
+    let a = kubernetes::start().expect("cluster a");
+    let b = kubernetes::start().expect("cluster b");
+    let dir = common::scratch("kubernetes", "import");
+    std::fs::write(dir.join("a.json"), a.kubeconfig("a").to_string()).expect("kc");
+    std::fs::write(dir.join("b.json"), b.kubeconfig("b").to_string()).expect("kc");
+    b.add(
+        "/api/v1/namespaces/legacy",
+        "kubectl-create",
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "legacy"}}),
+    )
+    .expect("namespace by hand");
+    let config = r#"
+provider "kubernetes" {
+  config_path = "a.json"
+}
+
+provider "kubernetes" {
+  alias       = "b"
+  config_path = "b.json"
+}
+
+resource "kubernetes_namespace" "legacy" {
+  provider = kubernetes.b
+  metadata {
+    name = "legacy"
+  }
+}
+"#;
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("strata did not create it"), "{out}");
+    assert!(
+        a.get("/api/v1/namespaces/legacy").is_none(),
+        "not on cluster a"
+    );
+
+    let import =
+        format!("{config}\nimport {{\n  to = kubernetes_namespace.legacy\n  id = \"legacy\"\n}}\n");
+    std::fs::write(dir.join("main.tf"), import).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("1 imported"), "{out}");
+    let state = std::fs::read_to_string(dir.join("strata.tfstate")).expect("state");
+    assert!(state.contains("hashicorp/kubernetes\\\"].b"), "{state}");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+}
+
+/// A CRD and an object of its kind in one apply (discovery is asked again
+/// for the new kind), the object waited for until its status says ready.
+#[test]
+fn custom_resources_are_applied_and_waited_for() {
+    let (k, dir) = setup("crd");
+    k.ready_after(3);
+    let config = r#"
+provider "kubernetes" {
+  config_path    = "kubeconfig.json"
+  config_context = "gpu"
+}
+
+resource "kubernetes_manifest" "crd" {
+  manifest = {
+    apiVersion = "apiextensions.k8s.io/v1"
+    kind       = "CustomResourceDefinition"
+    metadata   = { name = "clusterpolicies.nvidia.com" }
+    spec = {
+      group = "nvidia.com"
+      scope = "Cluster"
+      names = { plural = "clusterpolicies", singular = "clusterpolicy", kind = "ClusterPolicy" }
+      versions = [{ name = "v1", served = true, storage = true }]
+    }
+  }
+}
+
+resource "kubernetes_manifest" "policy" {
+  manifest = {
+    apiVersion = "nvidia.com/v1"
+    kind       = "ClusterPolicy"
+    metadata   = { name = "cluster-policy" }
+    spec       = { mig = { strategy = "single" } }
+  }
+  wait {
+    fields = { "status.state" = "ready" }
+    condition {
+      type   = "Ready"
+      status = "True"
+    }
+  }
+  depends_on = [kubernetes_manifest.crd]
+}
+
+output "state" {
+  value = kubernetes_manifest.policy.object.status.state
+}
+"#;
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("state = \"ready\""), "{out}");
+    let polls = k
+        .calls()
+        .iter()
+        .filter(|c| c.starts_with("GET /apis/nvidia.com/v1/clusterpolicies/cluster-policy"))
+        .count();
+    assert!(polls >= 3, "waited by polling: {polls}");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+}

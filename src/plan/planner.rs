@@ -814,12 +814,32 @@ fn imports(
             );
             continue;
         };
+        // The configuration of the resource it goes to says which
+        // provider configuration (cluster, region, account) to look in.
+        let config_addr = super::config_addr(&to);
+        let provider = match req.root.resource_at(&config_addr) {
+            Some(r) => {
+                let module = config_addr.strip_suffix(&r.address()).unwrap_or("");
+                match super::providers::resolve(req.root, module, r, driver.as_ref()) {
+                    Ok(p) => p,
+                    Err(d) => {
+                        diags.push(d);
+                        continue;
+                    }
+                }
+            }
+            None => driver.provider_address(),
+        };
+        let driver = req
+            .drivers
+            .configured(&to.id.type_name, &provider, false)
+            .map_or_else(|| driver.clone(), |(d, _)| d);
         match rt.block_on(driver.import(&to.id.type_name, &id)) {
             Ok(Some(value)) => {
                 adopted.push(PriorInstance {
                     addr: to,
                     deposed: None,
-                    provider: driver.provider_address(),
+                    provider,
                     value,
                     schema_version: schema.version,
                     dependencies: Vec::new(),

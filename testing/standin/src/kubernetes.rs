@@ -190,6 +190,15 @@ impl Kube {
         })
     }
 
+    /// An object made by hand by field manager `manager` (someone else's,
+    /// for strata to import or refuse).
+    pub fn add(&self, path: &str, manager: &str, obj: Json) -> Result<Json, String> {
+        self.with(|s| {
+            let t = s.target(path).map_err(|e| e.1)?;
+            s.write(&t, obj, manager).map_err(|e| e.1)
+        })
+    }
+
     /// Requests served, as `METHOD PATH?QUERY`.
     pub fn calls(&self) -> Vec<String> {
         self.with(|s| s.calls.clone())
