@@ -685,3 +685,64 @@ output "state" {
     let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
     assert_eq!(status, 0, "{out}");
 }
+
+/// What the module gives the chart on each cloud, from a plan alone (no
+/// cluster is asked anything): the operator's driver off where the cloud
+/// installs it, GKE's paths and CDI, the file-based runtime config on GKE
+/// 1.33+, and booleans that stay booleans.
+#[test]
+fn the_gpu_operator_module_knows_each_clouds_facts() {
+    let dir = common::scratch("kubernetes", "facts");
+    copy_module(&dir);
+    let mut config = String::new();
+    for (name, cloud, version) in [
+        ("eks", "aws", "1.31"),
+        ("gke", "gcp", "1.33"),
+        ("gke_old", "gcp", "1.32"),
+        ("aks", "azure", "1.31"),
+        ("onprem", "kubernetes", "1.30"),
+    ] {
+        config.push_str(&format!(
+            "module \"{name}\" {{\n  source = \"./modules/gpu-operator\"\n  cloud = \"{cloud}\"\n  kubernetes_version = \"{version}\"\n  gpu_operator = {{ version = \"v25.3.1\", driver_version = \"570.124.06\" }}\n}}\noutput \"{name}\" {{\n  value = module.{name}.values\n}}\n"
+        ));
+    }
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["plan", "--format", "json"]);
+    assert_eq!(status, 0, "{out}");
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("plan JSON");
+    let values = |m: &str| plan["output_changes"][m]["after"].clone();
+    let (eks, gke, gke_old, aks, onprem) = (
+        values("eks"),
+        values("gke"),
+        values("gke_old"),
+        values("aks"),
+        values("onprem"),
+    );
+    assert_eq!(eks["driver"]["enabled"], false, "{eks}");
+    assert_eq!(eks["toolkit"]["enabled"], false, "{eks}");
+    assert_eq!(gke["driver"]["enabled"], false, "{gke}");
+    assert_eq!(gke["toolkit"]["enabled"], true, "{gke}");
+    assert_eq!(gke["toolkit"]["installDir"], "/home/kubernetes/bin/nvidia");
+    assert_eq!(
+        gke["hostPaths"]["driverInstallDir"],
+        "/home/kubernetes/bin/nvidia"
+    );
+    assert_eq!(gke["cdi"]["enabled"], true, "{gke}");
+    assert_eq!(
+        gke["toolkit"]["env"],
+        serde_json::json!([{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}])
+    );
+    assert!(gke_old["toolkit"].get("env").is_none(), "{gke_old}");
+    for v in [&aks, &onprem] {
+        assert_eq!(v["driver"]["enabled"], true, "{v}");
+        assert_eq!(v["driver"]["version"], "570.124.06", "{v}");
+        assert_eq!(v["toolkit"]["enabled"], true, "{v}");
+        assert!(v.get("cdi").is_none(), "{v}");
+    }
+    // Everything else is the same everywhere.
+    for v in [&eks, &gke, &gke_old, &aks, &onprem] {
+        assert_eq!(v["mig"]["strategy"], "single");
+        assert_eq!(v["dcgmExporter"]["enabled"], true);
+        assert_eq!(v["devicePlugin"]["enabled"], true);
+    }
+}

@@ -53,26 +53,41 @@ locals {
   cloud_driver = coalesce(var.driver_installed_by_cloud, contains(["aws", "gcp"], var.cloud))
   # EKS's NVIDIA AMIs ship the container toolkit with the driver.
   cloud_toolkit = local.cloud_driver && var.cloud == "aws"
-  minor         = try(tonumber(split(".", var.kubernetes_version)[1]), 0)
+  # GKE's driver installer puts the driver under /home/kubernetes/bin/nvidia,
+  # where the operator's validator and toolkit must look, and GKE wants
+  # devices injected through CDI.
+  gke_driver      = local.cloud_driver && var.cloud == "gcp"
+  gke_dir         = "/home/kubernetes/bin/nvidia"
+  minor           = try(tonumber(split(".", var.kubernetes_version)[1]), 0)
   gke_file_config = var.cloud == "gcp" && local.minor >= 33
 
-  values = {
-    driver = local.cloud_driver ? { enabled = false } : {
-      enabled = true
-      version = var.gpu_operator.driver_version
-    }
-    toolkit = merge(
-      { enabled = !local.cloud_toolkit },
-      local.gke_file_config ? { env = [{ name = "RUNTIME_CONFIG_SOURCE", value = "file" }] } : {},
-    )
-    devicePlugin = { enabled = true }
-    dcgmExporter = { enabled = var.gpu_operator.dcgm_exporter }
-    mig          = { strategy = var.gpu_operator.mig_strategy }
-    daemonsets   = { tolerations = var.tolerations }
-    node-feature-discovery = {
-      worker = { tolerations = var.tolerations }
-    }
-  }
+  values = merge(
+    {
+      # The version is the operator's to install only when enabled.
+      driver = {
+        enabled = !local.cloud_driver
+        version = var.gpu_operator.driver_version
+      }
+      toolkit = merge(
+        { enabled = !local.cloud_toolkit },
+        local.gke_driver ? { installDir = local.gke_dir } : {},
+        # GKE 1.33 and later: containerd's config is read from its file.
+        local.gke_file_config ? { env = [{ name = "RUNTIME_CONFIG_SOURCE", value = "file" }] } : {},
+      )
+      devicePlugin = { enabled = true }
+      dcgmExporter = { enabled = var.gpu_operator.dcgm_exporter }
+      mig          = { strategy = var.gpu_operator.mig_strategy }
+      daemonsets   = { tolerations = var.tolerations }
+      node-feature-discovery = {
+        worker = { tolerations = var.tolerations }
+      }
+    },
+    # One key per conditional: `c ? {…} : {}` is a map, and a map of
+    # objects of different shapes would turn their booleans into strings
+    # (which a chart's `if` takes for true).
+    local.gke_driver ? { hostPaths = { driverInstallDir = local.gke_dir } } : {},
+    local.gke_driver ? { cdi = { enabled = true, default = true } } : {},
+  )
 }
 
 resource "kubernetes_namespace" "gpu_operator" {
