@@ -20,7 +20,8 @@ use async_trait::async_trait;
 use ec2::Ec2;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-pub(crate) use strata_provider::Kind;
+pub(crate) use strata_provider::catalog::Catalog;
+use strata_provider::Kind;
 use strata_provider::{values, wait};
 use strata_provider::{
     AttributeSchema as A, BlockNesting, Cloud, DriverError, Kinds, ResourceSchema,
@@ -212,8 +213,13 @@ impl Cloud for Aws {
     fn another(&self) -> Aws {
         Aws::new()
     }
+
     fn name(&self) -> &str {
         "aws"
+    }
+
+    fn gpu_catalog(&self) -> Option<&Catalog> {
+        catalog()
     }
 
     fn provider_address(&self) -> String {
@@ -341,5 +347,44 @@ impl Cloud for Aws {
                 type_name: type_name.into(),
             })?;
         kind.read(self.clients().await, config).await
+    }
+}
+
+/// AWS's GPU offers (`providers/aws/catalog.csv`, embedded), read once.
+pub fn catalog() -> Option<&'static Catalog> {
+    static CATALOG: std::sync::OnceLock<Option<Catalog>> = std::sync::OnceLock::new();
+    CATALOG
+        .get_or_init(|| Catalog::parse("AWS", include_str!("../catalog.csv")).ok())
+        .as_ref()
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_catalog_reads_and_answers() {
+        let c = Catalog::parse("AWS", include_str!("../catalog.csv")).expect("the catalog parses");
+        assert!(c.source.contains("skypilot-catalog") && c.taken == "2026-11-30");
+        let h100 = c.pick("H100", 8, "us-east-1").expect("p5 in us-east-1");
+        assert_eq!(h100.instance_type, "p5.48xlarge");
+        assert!(h100.price.is_some_and(|p| p > 0.0));
+        let e = c
+            .pick("B200", 8, "eu-west-1")
+            .expect_err("no B200 in Ireland");
+        assert_eq!(
+            e.to_string(),
+            "AWS offers 8 × B200 in us-east-1, us-east-2, us-west-2, not in eu-west-1"
+        );
+        for (gpu, n) in [
+            ("A100", 8),
+            ("A100-80GB", 8),
+            ("H200", 8),
+            ("L4", 8),
+            ("L4", 1),
+        ] {
+            assert!(c.pick(gpu, n, "us-east-1").is_ok(), "{gpu}×{n}");
+        }
+        assert!(catalog().is_some());
     }
 }

@@ -108,6 +108,11 @@ pub trait Cloud: Send + Sync {
         &NONE
     }
 
+    /// The cloud's GPU catalog (`providers/<cloud>/catalog.csv`).
+    fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
+        None
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {
@@ -202,6 +207,10 @@ impl<T: Cloud + 'static> Driver for T {
 
     fn another(&self) -> Option<Arc<dyn Driver>> {
         Some(Arc::new(Cloud::another(self)))
+    }
+
+    fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
+        Cloud::gpu_catalog(self)
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -11,6 +11,7 @@
 //!
 //! Drivers depend on this crate and on `strata-value`, never on the engine.
 
+pub mod catalog;
 mod kind;
 mod plan;
 mod schema;
@@ -193,6 +194,11 @@ pub trait Driver: Send + Sync {
     /// configuration of its provider (a `provider` block with an `alias`):
     /// `None` when it takes one configuration only.
     fn another(&self) -> Option<std::sync::Arc<dyn Driver>> {
+        None
+    }
+
+    /// The GPU catalog of this driver's cloud, if it has one.
+    fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
         None
     }
 
