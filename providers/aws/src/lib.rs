@@ -382,6 +382,8 @@ mod catalog_tests {
             ("H200", 8),
             ("L4", 8),
             ("L4", 1),
+            ("L40S", 8),
+            ("L40S", 1),
         ] {
             assert!(c.pick(gpu, n, "us-east-1").is_ok(), "{gpu}×{n}");
         }
