@@ -328,49 +328,52 @@ impl Api {
         path: &str,
         body: Option<(&str, &Json)>,
     ) -> Result<Json, Failure> {
-        let mut attempt = 0;
-        loop {
-            let mut req = Request::builder().method(method.clone()).uri(path);
-            let mut bytes = Vec::new();
-            if let Some((ctype, b)) = body {
-                req = req.header("content-type", ctype);
-                bytes = b.to_string().into_bytes();
-            }
-            let req = req.body(bytes).map_err(|e| Failure {
-                code: 400,
-                reason: "BadRequest".into(),
-                message: e.to_string(),
-            })?;
-            let err = match self.client.request_text(req).await {
-                Ok(text) if text.trim().is_empty() => return Ok(Json::Null),
-                Ok(text) => {
-                    return serde_json::from_str(&text).map_err(|e| Failure {
-                        code: 500,
-                        reason: "InvalidResponse".into(),
-                        message: format!("the API server's answer is not JSON: {e}"),
-                    })
-                }
-                Err(kube::Error::Api(s)) => Failure {
-                    code: s.code,
-                    reason: s.reason,
-                    message: s.message,
+        self.retry
+            .run(
+                || self.attempt(method.clone(), path, body),
+                |f: &Failure, attempt| match f.code {
+                    0 => (attempt < 2).then_some(None),
+                    429 | 500 | 502 | 503 | 504 => Some(None),
+                    _ => None,
                 },
-                Err(e) => Failure {
-                    code: 0,
-                    reason: "Unreachable".into(),
-                    message: chain(&e),
-                },
-            };
-            let retryable = match err.code {
-                0 => attempt < 2,
-                429 | 500 | 502 | 503 | 504 => attempt < self.retry.max_retries,
-                _ => false,
-            };
-            if !retryable {
-                return Err(err);
-            }
-            tokio::time::sleep(self.retry.delay(attempt, None)).await;
-            attempt += 1;
+            )
+            .await
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(&str, &Json)>,
+    ) -> Result<Json, Failure> {
+        let mut req = Request::builder().method(method).uri(path);
+        let mut bytes = Vec::new();
+        if let Some((ctype, b)) = body {
+            req = req.header("content-type", ctype);
+            bytes = b.to_string().into_bytes();
+        }
+        let req = req.body(bytes).map_err(|e| Failure {
+            code: 400,
+            reason: "BadRequest".into(),
+            message: e.to_string(),
+        })?;
+        match self.client.request_text(req).await {
+            Ok(text) if text.trim().is_empty() => Ok(Json::Null),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| Failure {
+                code: 500,
+                reason: "InvalidResponse".into(),
+                message: format!("the API server's answer is not JSON: {e}"),
+            }),
+            Err(kube::Error::Api(s)) => Err(Failure {
+                code: s.code,
+                reason: s.reason,
+                message: s.message,
+            }),
+            Err(e) => Err(Failure {
+                code: 0,
+                reason: "Unreachable".into(),
+                message: chain(&e),
+            }),
         }
     }
 

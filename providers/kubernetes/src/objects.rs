@@ -401,6 +401,19 @@ impl Target {
         Ok(live.map(|l| (t, l, ns)))
     }
 
+    /// The apply configuration of a labels resource: the object's identity
+    /// and the labels (none: every label this manager set is given up).
+    fn labels_body(&self, ns: Option<&str>, labels: Option<&Json>) -> Json {
+        let mut metadata = json!({"name": self.name});
+        if let Some(ns) = ns {
+            metadata["namespace"] = json!(ns);
+        }
+        if let Some(l) = labels {
+            metadata["labels"] = l.clone();
+        }
+        json!({"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata})
+    }
+
     fn id(&self, ns: Option<&str>) -> String {
         object_id(&self.api_version, &self.kind, ns, &self.name)
     }
@@ -431,11 +444,7 @@ impl Labels {
                 retryable: false,
             });
         }
-        let mut metadata = json!({"name": t.name, "labels": tf["labels"]});
-        if let Some(ns) = &ns {
-            metadata["namespace"] = json!(ns);
-        }
-        let body = json!({"apiVersion": t.api_version, "kind": t.kind, "metadata": metadata});
+        let body = t.labels_body(ns.as_deref(), Some(&tf["labels"]));
         let force = tf["force"].as_bool().unwrap_or(false);
         let live = api
             .apply(op, &path, &body, &Self::manager(tf), force)
@@ -544,11 +553,7 @@ impl Kind<Conn> for Labels {
         }
         // Applying nothing gives up every field this manager owned: the
         // server removes the labels no one else set.
-        let mut metadata = json!({"name": t.name});
-        if let Some(ns) = &ns {
-            metadata["namespace"] = json!(ns);
-        }
-        let body = json!({"apiVersion": t.api_version, "kind": t.kind, "metadata": metadata});
+        let body = t.labels_body(ns.as_deref(), None);
         api.apply(&op, &path, &body, &Self::manager(&tf), false)
             .await
             .map(|_| ())
@@ -572,10 +577,7 @@ impl Kind<Conn> for Labels {
             .flatten()
             .filter_map(|(k, _)| Some((k.strip_prefix("f:")?.to_string(), Json::Null)))
             .collect();
-        let mut metadata = json!({"name": t.name, "namespace": t.namespace});
-        if t.namespace.is_none() {
-            metadata["namespace"] = Json::Null;
-        }
+        let metadata = json!({"name": t.name, "namespace": t.namespace});
         let prior = json!({"api_version": t.api_version, "kind": t.kind, "metadata": [metadata],
                            "labels": owned, "field_manager": Json::Null, "force": Json::Null});
         self.state(&t, &live, &prior).map(Some)

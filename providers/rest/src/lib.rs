@@ -134,80 +134,92 @@ impl Client {
         }
     }
 
-    /// Sends one request, retrying what may succeed later; `op` names the
-    /// operation in errors.
+    /// Sends one request, retrying what may succeed later (throttling,
+    /// 5xx, lost connections, and what the dialect says is transient).
     pub async fn send(
         &self,
         method: Method,
         url: &str,
         body: Option<&Json>,
     ) -> Result<Reply, CallError> {
-        let mut attempt = 0;
-        loop {
-            let token = self.auth.token().await.map_err(|detail| CallError {
-                status: 401,
-                code: "credentials".into(),
-                message: detail,
-                retryable: false,
-            })?;
-            let mut req = self
-                .http
-                .request(method.clone(), url)
-                .bearer_auth(token)
-                .timeout(self.retry.request_timeout);
-            if let Some(b) = body {
-                req = req.json(b);
-            }
-            let (err, wait) = match req.send().await {
-                Err(e) => (
-                    CallError {
-                        status: 0,
-                        code: "connection".into(),
-                        message: e.to_string(),
-                        retryable: true,
-                    },
-                    None,
-                ),
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    let headers = resp.headers().clone();
-                    let text = resp.text().await.unwrap_or_default();
-                    let parsed = if text.trim().is_empty() {
-                        Json::Null
-                    } else {
-                        serde_json::from_str(&text).unwrap_or(Json::Null)
-                    };
-                    if (200..300).contains(&status) {
-                        return Ok(Reply {
-                            status,
-                            headers,
-                            body: parsed,
-                        });
-                    }
-                    let (code, message) = self.dialect.error(status, &parsed, &text);
-                    let retryable =
-                        status == 429 || status >= 500 || self.dialect.retryable(&code, &message);
-                    let wait = headers
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(retry::retry_after);
-                    (
-                        CallError {
-                            status,
-                            code,
-                            message,
-                            retryable,
-                        },
-                        wait,
-                    )
-                }
-            };
-            if !err.retryable || attempt >= self.retry.max_retries {
-                return Err(err);
-            }
-            tokio::time::sleep(self.retry.delay(attempt, wait)).await;
-            attempt += 1;
+        self.retry
+            .run(
+                || self.attempt(method.clone(), url, body),
+                |(e, wait): &(CallError, Option<std::time::Duration>), _| {
+                    e.retryable.then_some(*wait)
+                },
+            )
+            .await
+            .map_err(|(e, _)| e)
+    }
+
+    /// One try: the reply, or the failure and the `Retry-After` it gave.
+    async fn attempt(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Json>,
+    ) -> Result<Reply, (CallError, Option<std::time::Duration>)> {
+        let token = self.auth.token().await.map_err(|detail| {
+            (
+                CallError {
+                    status: 401,
+                    code: "credentials".into(),
+                    message: detail,
+                    retryable: false,
+                },
+                None,
+            )
+        })?;
+        let mut req = self
+            .http
+            .request(method, url)
+            .bearer_auth(token)
+            .timeout(self.retry.request_timeout);
+        if let Some(b) = body {
+            req = req.json(b);
         }
+        let resp = req.send().await.map_err(|e| {
+            (
+                CallError {
+                    status: 0,
+                    code: "connection".into(),
+                    message: e.to_string(),
+                    retryable: true,
+                },
+                None,
+            )
+        })?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap_or_default();
+        let parsed = if text.trim().is_empty() {
+            Json::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Json::Null)
+        };
+        if (200..300).contains(&status) {
+            return Ok(Reply {
+                status,
+                headers,
+                body: parsed,
+            });
+        }
+        let (code, message) = self.dialect.error(status, &parsed, &text);
+        let retryable = status == 429 || status >= 500 || self.dialect.retryable(&code, &message);
+        let wait = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(retry::retry_after);
+        Err((
+            CallError {
+                status,
+                code,
+                message,
+                retryable,
+            },
+            wait,
+        ))
     }
 
     /// [`Client::send`] with the failure as a driver error.

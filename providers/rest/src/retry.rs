@@ -42,6 +42,37 @@ impl Retry {
     }
 }
 
+impl Retry {
+    /// Runs `call` until it succeeds, fails for good, or the retries are
+    /// spent. `again` looks at a failure and the attempt it ended (from
+    /// 0): `None` to give up, `Some(wait)` to try again after the backoff,
+    /// or after `wait` when the server said how long.
+    pub async fn run<T, E, F, Fut>(
+        &self,
+        mut call: F,
+        again: impl Fn(&E, u32) -> Option<Option<Duration>>,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, E>>,
+    {
+        let mut attempt = 0;
+        loop {
+            let err = match call().await {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            match again(&err, attempt) {
+                Some(wait) if attempt < self.max_retries => {
+                    tokio::time::sleep(self.delay(attempt, wait)).await;
+                    attempt += 1;
+                }
+                _ => return Err(err),
+            }
+        }
+    }
+}
+
 /// `Retry-After` as seconds or as an HTTP date.
 pub fn retry_after(v: &str) -> Option<Duration> {
     let v = v.trim();
@@ -69,6 +100,41 @@ mod tests {
         }
         let spread: std::collections::BTreeSet<_> = (0..20).map(|_| r.delay(5, None)).collect();
         assert!(spread.len() > 1, "jitter spreads retries");
+    }
+
+    #[tokio::test]
+    async fn run_stops_at_success_a_final_failure_or_the_last_retry() {
+        let quick = Retry {
+            base: Duration::from_millis(1),
+            cap: Duration::from_millis(1),
+            ..Retry::default()
+        };
+        let calls = std::cell::Cell::new(0u32);
+        let flaky = || {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                if n < 3 {
+                    Err(n)
+                } else {
+                    Ok(n)
+                }
+            }
+        };
+        assert_eq!(quick.run(flaky, |_, _| Some(None)).await, Ok(3));
+        calls.set(0);
+        assert_eq!(
+            quick.run(flaky, |_, _| None).await,
+            Err(1),
+            "a final failure"
+        );
+        calls.set(0);
+        let always = || {
+            calls.set(calls.get() + 1);
+            async { Err::<(), _>("busy") }
+        };
+        assert_eq!(quick.run(always, |_, _| Some(None)).await, Err("busy"));
+        assert_eq!(calls.get(), quick.max_retries + 1);
     }
 
     #[test]

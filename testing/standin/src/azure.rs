@@ -1262,20 +1262,8 @@ mod tests {
     use super::*;
 
     fn req(w: &mut World, method: Method, path: &str, body: Json) -> Req {
-        let token = "t".to_string();
-        w.tokens.push(token.clone());
-        let mut headers = hyper::HeaderMap::new();
-        if let Ok(v) = format!("Bearer {token}").parse() {
-            headers.insert("authorization", v);
-        }
-        let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        Req {
-            method,
-            path: path.to_string(),
-            query: query.to_string(),
-            headers,
-            body: body.to_string().into(),
-        }
+        w.tokens.push("t".to_string());
+        Req::with_bearer(method, path, "t", &body)
     }
 
     #[test]

@@ -1898,18 +1898,7 @@ mod tests {
     use super::*;
 
     fn req(method: Method, path: &str, body: Json) -> Req {
-        let mut headers = hyper::HeaderMap::new();
-        if let Ok(v) = format!("Bearer {STATIC_TOKEN}").parse() {
-            headers.insert("authorization", v);
-        }
-        let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        Req {
-            method,
-            path: path.to_string(),
-            query: query.to_string(),
-            headers,
-            body: body.to_string().into(),
-        }
+        Req::with_bearer(method, path, STATIC_TOKEN, &body)
     }
 
     fn status(r: &Response<Body>) -> u16 {

@@ -49,6 +49,23 @@ pub struct Req {
 }
 
 impl Req {
+    /// A request as a client with bearer `token` would send it, for the
+    /// stand-ins' own tests (`path` may carry a `?query`).
+    pub fn with_bearer(method: Method, path: &str, token: &str, body: &serde_json::Value) -> Req {
+        let mut headers = hyper::HeaderMap::new();
+        if let Ok(v) = format!("Bearer {token}").parse() {
+            headers.insert("authorization", v);
+        }
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        Req {
+            method,
+            path: path.to_string(),
+            query: query.to_string(),
+            headers,
+            body: body.to_string().into(),
+        }
+    }
+
     /// The bearer token of the `Authorization` header.
     pub fn bearer(&self) -> Option<&str> {
         self.headers
