@@ -353,9 +353,7 @@ impl Cloud for Aws {
 /// AWS's GPU offers (`providers/aws/catalog.csv`, embedded), read once.
 pub fn catalog() -> Option<&'static Catalog> {
     static CATALOG: std::sync::OnceLock<Option<Catalog>> = std::sync::OnceLock::new();
-    CATALOG
-        .get_or_init(|| Catalog::parse("AWS", include_str!("../catalog.csv")).ok())
-        .as_ref()
+    Catalog::embedded(&CATALOG, "AWS", include_str!("../catalog.csv"))
 }
 
 #[cfg(test)]

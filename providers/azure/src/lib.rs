@@ -150,6 +150,10 @@ impl Cloud for Azure {
     fn another(&self) -> Azure {
         Azure::new()
     }
+    fn gpu_catalog(&self) -> Option<&strata_provider::catalog::Catalog> {
+        catalog()
+    }
+
     fn name(&self) -> &str {
         "azurerm"
     }
@@ -219,5 +223,41 @@ impl Cloud for Azure {
             *s = settings;
         }
         Ok(())
+    }
+}
+
+/// Azure's GPU offers (`providers/azure/catalog.csv`, embedded), read once.
+pub fn catalog() -> Option<&'static strata_provider::catalog::Catalog> {
+    static CATALOG: std::sync::OnceLock<Option<strata_provider::catalog::Catalog>> =
+        std::sync::OnceLock::new();
+    strata_provider::catalog::Catalog::embedded(&CATALOG, "Azure", include_str!("../catalog.csv"))
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use strata_provider::catalog::Catalog;
+
+    #[test]
+    fn the_embedded_catalog_reads_and_answers() {
+        let c =
+            Catalog::parse("Azure", include_str!("../catalog.csv")).expect("the catalog parses");
+        assert!(c.source.contains("skypilot-catalog") && c.taken == "2026-11-30");
+        let h100 = c.pick("H100", 8, "eastus").expect("H100 x8 in eastus");
+        assert_eq!(h100.instance_type, "Standard_ND96isr_H100_v5");
+        assert!(h100.price.is_some_and(|p| p > 0.0));
+        let e = c
+            .pick("H100", 8, "westus2")
+            .expect_err("no ND H100 v5 in westus2");
+        assert_eq!(
+            e.to_string(),
+            "Azure offers 8 × H100 in eastus, eastus2, westus, not in westus2"
+        );
+        for (gpu, n) in [("A100", 8), ("A100-80GB", 8), ("H100", 1), ("A100-80GB", 1)] {
+            assert!(
+                c.offers().iter().any(|o| o.gpu == gpu && o.gpus == n),
+                "{gpu}×{n}"
+            );
+        }
+        assert!(super::catalog().is_some());
     }
 }

@@ -146,6 +146,17 @@ impl Catalog {
         })
     }
 
+    /// A driver's embedded catalog, parsed on first use and kept. `None`
+    /// only if the file shipped broken, which each driver's tests rule out.
+    pub fn embedded(
+        cell: &'static std::sync::OnceLock<Option<Catalog>>,
+        cloud: &str,
+        text: &str,
+    ) -> Option<&'static Catalog> {
+        cell.get_or_init(|| Catalog::parse(cloud, text).ok())
+            .as_ref()
+    }
+
     pub fn offers(&self) -> &[Offer] {
         &self.offers
     }

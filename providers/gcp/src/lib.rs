@@ -227,6 +227,10 @@ impl Cloud for Gcp {
     fn another(&self) -> Gcp {
         Gcp::new()
     }
+    fn gpu_catalog(&self) -> Option<&strata_provider::catalog::Catalog> {
+        catalog()
+    }
+
     fn name(&self) -> &str {
         "google"
     }
@@ -302,5 +306,44 @@ pub(crate) mod schema {
 
     pub fn timeouts() -> BlockSchema {
         values::timeouts_block()
+    }
+}
+
+/// GCP's GPU offers (`providers/gcp/catalog.csv`, embedded), read once.
+pub fn catalog() -> Option<&'static strata_provider::catalog::Catalog> {
+    static CATALOG: std::sync::OnceLock<Option<strata_provider::catalog::Catalog>> =
+        std::sync::OnceLock::new();
+    strata_provider::catalog::Catalog::embedded(&CATALOG, "GCP", include_str!("../catalog.csv"))
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use strata_provider::catalog::Catalog;
+
+    #[test]
+    fn the_embedded_catalog_reads_and_answers() {
+        let c = Catalog::parse("GCP", include_str!("../catalog.csv")).expect("the catalog parses");
+        assert!(c.source.contains("skypilot-catalog") && c.taken == "2026-11-30");
+        let h100 = c
+            .pick("H100", 8, "us-central1")
+            .expect("H100 x8 in us-central1");
+        assert_eq!(h100.instance_type, "a3-highgpu-8g");
+        assert!(h100.price.is_some_and(|p| p > 0.0));
+        let e = c
+            .pick("L40S", 8, "us-central1")
+            .expect_err("GCP has no L40S");
+        assert!(
+            e.to_string().starts_with(
+                "GCP has no instance type with 8 × L40S; its GPU shapes are A100×8, A100-80GB×8, B200×8"
+            ),
+            "{e}"
+        );
+        for (gpu, n) in [("A100", 8), ("A100-80GB", 8), ("H200", 8), ("B200", 8)] {
+            assert!(
+                c.offers().iter().any(|o| o.gpu == gpu && o.gpus == n),
+                "{gpu}×{n}"
+            );
+        }
+        assert!(super::catalog().is_some());
     }
 }
