@@ -299,7 +299,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             json,
             state,
         } => crate::engine::show(planfile.as_deref(), json, &state, drivers),
-        Command::Validate { path, .. } => validate(&path, &inputs, &mut sources),
+        Command::Validate { path, .. } => validate(&path, &inputs, &mut sources, drivers),
         Command::Console { path, json, .. } => {
             console(path.as_deref(), json, &inputs, &mut sources)
         }
@@ -346,12 +346,28 @@ fn graph(path: &Path, sources: &mut Sources) -> Result<(), Diags> {
     Ok(())
 }
 
-fn validate(path: &Path, inputs: &[CliInput], sources: &mut Sources) -> Result<(), Diags> {
-    let module = config::load(path, sources)?;
+fn validate(
+    path: &Path,
+    inputs: &[CliInput],
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let mut module = config::load(path, sources)?;
+    let clusters = if module.clusters.is_empty() {
+        None
+    } else {
+        // Variables without values leave `clouds` to the cloud blocks.
+        let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
+        let expansion = crate::engine::expand(&mut module, vars.clone(), drivers, sources)?;
+        Some((expansion, vars))
+    };
     // Cycles first: they name every member, where evaluation would only
     // see the point it came back to.
-    crate::graph::build(&module, sources)?;
+    let graph = crate::graph::build(&module, sources)?;
     crate::config::check::check_module(&module, inputs, sources)?;
+    if let Some((expansion, vars)) = clusters {
+        crate::engine::check_portability(&module, &graph, vars, &expansion, drivers)?;
+    }
     println!("Success! The configuration is valid.");
     Ok(())
 }

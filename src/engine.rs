@@ -51,6 +51,7 @@ struct Prepared {
     vars: BTreeMap<String, Value>,
     /// Configuration file name → SHA-256.
     files: BTreeMap<String, String>,
+    expansion: crate::cluster::Expansion,
 }
 
 fn digest(text: &str) -> String {
@@ -69,6 +70,47 @@ fn io_diag(what: &str, path: &Path, e: std::io::Error) -> Diags {
     ))
 }
 
+/// Expands the root module's `cluster` blocks, asking the drivers for
+/// their GPU catalogs.
+pub fn expand(
+    module: &mut config::Module,
+    vars: BTreeMap<String, Value>,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<crate::cluster::Expansion, Diags> {
+    let catalog = |name: &str| drivers.named(name).and_then(|d| d.gpu_catalog());
+    crate::cluster::expand(module, vars, &catalog, sources)
+}
+
+/// The portability check without a cloud: the configuration planned on
+/// empty state through offline drivers, for `validate`.
+pub fn check_portability(
+    module: &Module,
+    graph: &Graph,
+    vars: BTreeMap<String, Value>,
+    expansion: &crate::cluster::Expansion,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let offline = drivers.offline();
+    crate::plan::providers::configure(module, graph, &vars, &offline)?;
+    let rt = runtime(1)?;
+    let state = State::new();
+    planner::plan(
+        Request {
+            root: module,
+            graph,
+            drivers: &offline,
+            vars,
+            state: &state,
+            refresh: false,
+            destroy: false,
+            inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
+        },
+        &rt,
+    )
+    .map(|_| ())
+}
+
 fn prepare(
     path: &Path,
     vars: Option<BTreeMap<String, Value>>,
@@ -76,13 +118,7 @@ fn prepare(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
-    let module = config::load(path, sources)?;
-    let files = sources
-        .files()
-        .map(|(n, t)| (n.to_string(), digest(t)))
-        .collect();
-    let graph = crate::graph::build(&module, sources)?;
-    config::check::check_module(&module, inputs, sources)?;
+    let mut module = config::load(path, sources)?;
     let env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
         .collect();
@@ -90,12 +126,20 @@ fn prepare(
         Some(v) => v,
         None => variables::resolve(&module, inputs, env, sources)?,
     };
+    let expansion = expand(&mut module, vars.clone(), drivers, sources)?;
+    let files = sources
+        .files()
+        .map(|(n, t)| (n.to_string(), digest(t)))
+        .collect();
+    let graph = crate::graph::build(&module, sources)?;
+    config::check::check_module(&module, inputs, sources)?;
     crate::plan::providers::configure(&module, &graph, &vars, drivers)?;
     Ok(Prepared {
         module,
         graph,
         vars,
         files,
+        expansion,
     })
 }
 
@@ -255,6 +299,7 @@ fn make_plan(
             state,
             refresh: opts.refresh,
             destroy: opts.destroy,
+            inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
         },
         rt,
     )

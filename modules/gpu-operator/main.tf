@@ -120,6 +120,11 @@ output "driver_version" {
   value       = local.cloud_driver ? null : var.gpu_operator.driver_version
 }
 
+output "version" {
+  description = "The operator release installed."
+  value       = helm_release.gpu_operator.version
+}
+
 output "revision" {
   value = helm_release.gpu_operator.metadata[0].revision
 }

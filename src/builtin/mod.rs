@@ -2,6 +2,7 @@
 //! semantics, so the same `.tf` files run under Terraform and strata; and
 //! the registry that finds the driver of a resource type.
 
+pub mod offline;
 pub mod remote_state;
 pub mod terraform_data;
 
@@ -35,6 +36,19 @@ impl Drivers {
     pub fn builtin() -> Drivers {
         Drivers {
             list: vec![Arc::new(terraform_data::TerraformData)],
+            aliases: Default::default(),
+            deferred: Default::default(),
+        }
+    }
+
+    /// The same drivers, offline (see [`offline`]).
+    pub fn offline(&self) -> Drivers {
+        Drivers {
+            list: self
+                .list
+                .iter()
+                .map(|d| Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>)
+                .collect(),
             aliases: Default::default(),
             deferred: Default::default(),
         }

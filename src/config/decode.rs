@@ -25,6 +25,7 @@ const TOP_LEVEL: &[&str] = &[
     "import",
     "check",
     "removed",
+    "cluster",
 ];
 
 /// Evaluates an expression that must be constant (no references).
@@ -279,6 +280,7 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     )),
                 }
             }
+            "cluster" => m.clusters.push(b.clone()),
             "check" => {
                 if let Some(c) = check_block(b.clone(), m, diags) {
                     m.checks.push(c);

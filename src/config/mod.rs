@@ -196,6 +196,9 @@ pub struct Module {
     pub imports: Vec<Import>,
     pub removed: Vec<Removed>,
     pub checks: Vec<Check>,
+    /// `cluster` blocks, as written: `crate::cluster` expands them into
+    /// module calls and provider configurations before the graph is built.
+    pub clusters: Vec<crate::syntax::Block>,
 }
 
 impl Module {
@@ -275,33 +278,166 @@ pub fn load_text(name: &str, text: &str, sources: &mut Sources) -> Result<Module
     diags.into_result(module)
 }
 
+/// strata's own modules (`modules/` in this repository), built into the
+/// binary so a cluster spec plans without a checkout. They load like any
+/// local module, from paths under [`EMBEDDED`].
+static MODULES: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/modules");
+
+/// The directory the embedded modules appear under: `strata:modules/aws`.
+pub const EMBEDDED: &str = "strata:modules";
+
+/// `path` with `.` and `..` resolved lexically (embedded paths have no
+/// file system to ask).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if matches!(
+                    out.components().next_back(),
+                    Some(std::path::Component::Normal(_))
+                ) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The embedded directory `path` names, if it names one.
+fn embedded(path: &Path) -> Option<&'static include_dir::Dir<'static>> {
+    let rel = normalize(path);
+    let rel = rel.strip_prefix(EMBEDDED).ok()?;
+    if rel.as_os_str().is_empty() {
+        return Some(&MODULES);
+    }
+    MODULES.get_dir(rel)
+}
+
+/// Whether `path` is a module directory, on disk or embedded.
+fn module_dir_exists(path: &Path) -> bool {
+    embedded(path).is_some() || path.is_dir()
+}
+
+/// The configuration files of a module directory (or one file) as
+/// `(name, text)`, in name order.
+fn module_files(path: &Path, diags: &mut Diags) -> Result<Vec<(String, String)>, Diags> {
+    if let Some(dir) = embedded(path) {
+        let mut files: Vec<(String, String)> = dir
+            .files()
+            .filter(|f| {
+                matches!(
+                    f.path().extension().and_then(|e| e.to_str()),
+                    Some("tf" | "hcl")
+                )
+            })
+            .map(|f| {
+                (
+                    Path::new(EMBEDDED).join(f.path()).display().to_string(),
+                    f.contents_utf8().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        files.sort();
+        return Ok(files);
+    }
+    let mut out = Vec::new();
+    for f in config_files(path).map_err(Diags::from)? {
+        match std::fs::read_to_string(&f) {
+            Ok(t) => out.push((f.display().to_string(), t)),
+            Err(e) => diags.push(Diag::new(
+                "strata::config::read",
+                "Cannot read file",
+                format!("{}: {e}", f.display()),
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// Loads the module a call names (relative to `dir`, the caller's
+/// directory) into the call, or reports why it cannot.
+pub fn load_call(
+    dir: &Path,
+    call: &mut ModuleCall,
+    sources: &mut Sources,
+    depth: usize,
+    diags: &mut Diags,
+) {
+    if depth > 32 {
+        diags.push(
+            Diag::new(
+                "strata::config::module",
+                "Module nesting too deep",
+                "Modules call each other more than 32 levels deep; is there a cycle of module sources?",
+            )
+            .at(call.source_span),
+        );
+        return;
+    }
+    let child_dir = if call.source.starts_with(EMBEDDED) {
+        normalize(Path::new(&call.source))
+    } else if call.source.starts_with("./") || call.source.starts_with("../") {
+        normalize(&dir.join(&call.source))
+    } else {
+        diags.push(
+            Diag::new(
+                "strata::config::module_source",
+                "Unsupported module source",
+                format!(
+                    "Module source {:?} is not a local path. strata loads modules from local paths starting with \"./\" or \"../\", and its own modules from \"{EMBEDDED}/NAME\".",
+                    call.source
+                ),
+            )
+            .at(call.source_span),
+        );
+        return;
+    };
+    if !module_dir_exists(&child_dir) {
+        diags.push(
+            Diag::new(
+                "strata::config::module_not_found",
+                "Module not found",
+                format!(
+                    "The module directory {} does not exist.",
+                    child_dir.display()
+                ),
+            )
+            .at(call.source_span),
+        );
+        return;
+    }
+    match load_inner(&child_dir, sources, depth + 1) {
+        Ok(m) => {
+            decode::check_module_inputs(call, &m, diags);
+            *call.module = m;
+        }
+        Err(d) => diags.0.extend(d.0),
+    }
+}
+
 fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module, Diags> {
-    let files = config_files(path).map_err(Diags::from)?;
+    let mut diags = Diags::default();
+    let files = module_files(path, &mut diags)?;
     let dir = if path.is_file() {
         path.parent().map(Path::to_path_buf).unwrap_or_default()
     } else {
         path.to_path_buf()
     };
-    let mut diags = Diags::default();
     let mut bodies = Vec::new();
     let mut overrides = Vec::new();
-    for f in files {
-        let is_override = f
+    for (name, text) in files {
+        let is_override = Path::new(&name)
             .file_stem()
             .and_then(|s| s.to_str())
             .is_some_and(|s| s == "override" || s.ends_with("_override"));
-        let text = match std::fs::read_to_string(&f) {
-            Ok(t) => t,
-            Err(e) => {
-                diags.push(Diag::new(
-                    "strata::config::read",
-                    "Cannot read file",
-                    format!("{}: {e}", f.display()),
-                ));
-                continue;
-            }
-        };
-        let id = sources.add(f.display().to_string(), text);
+        let id = sources.add(name, text);
         let text = sources.text(id).to_string();
         match crate::syntax::parse_body(id, &text) {
             Ok(b) if is_override => overrides.push(b),
@@ -324,53 +460,7 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
     decode::check_duplicates(&module, &mut diags);
     // Child modules are loaded now so that references into them can be checked.
     for call in &mut module.module_calls {
-        if depth > 32 {
-            diags.push(
-                Diag::new(
-                    "strata::config::module",
-                    "Module nesting too deep",
-                    "Modules call each other more than 32 levels deep; is there a cycle of module sources?",
-                )
-                .at(call.source_span),
-            );
-            continue;
-        }
-        let child_dir = dir.join(call.source.strip_prefix("./").unwrap_or(&call.source));
-        if !call.source.starts_with("./") && !call.source.starts_with("../") {
-            diags.push(
-                Diag::new(
-                    "strata::config::module_source",
-                    "Unsupported module source",
-                    format!(
-                        "Module source {:?} is not a local path. strata loads modules from local paths starting with \"./\" or \"../\".",
-                        call.source
-                    ),
-                )
-                .at(call.source_span),
-            );
-            continue;
-        }
-        if !child_dir.is_dir() {
-            diags.push(
-                Diag::new(
-                    "strata::config::module_not_found",
-                    "Module not found",
-                    format!(
-                        "The module directory {} does not exist.",
-                        child_dir.display()
-                    ),
-                )
-                .at(call.source_span),
-            );
-            continue;
-        }
-        match load_inner(&child_dir, sources, depth + 1) {
-            Ok(m) => {
-                decode::check_module_inputs(call, &m, &mut diags);
-                *call.module = m;
-            }
-            Err(d) => diags.0.extend(d.0),
-        }
+        load_call(&dir, call, sources, depth, &mut diags);
     }
     diags.into_result(module)
 }

@@ -29,7 +29,14 @@ pub struct Request<'a> {
     pub state: &'a State,
     pub refresh: bool,
     pub destroy: bool,
+    /// Looks at evaluated values once the walk is done (the cluster
+    /// portability check): given a reader of `(module prefix, local
+    /// address)`, returns problems that fail the plan.
+    pub inspect: Option<Inspect<'a>>,
 }
+
+/// See [`Request::inspect`].
+pub type Inspect<'a> = &'a dyn Fn(&dyn Fn(&str, &str) -> Option<Value>) -> Diags;
 
 /// Config resources by `module.m.t.n`, to find a deleted instance's block.
 fn config_resources<'a>(m: &'a Module, prefix: &str, out: &mut HashMap<String, &'a Resource>) {
@@ -109,6 +116,10 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         );
     }
     p.orphans();
+    if let (Some(inspect), false) = (req.inspect, req.destroy) {
+        let found = inspect(&|prefix: &str, local: &str| walk.get(prefix, local));
+        p.diags.0.extend(found.0);
+    }
     let outputs = p.outputs(&walk);
     let warnings = if req.destroy {
         Vec::new()

@@ -149,6 +149,7 @@ impl Aws {
                 "aws_caller_identity".to_string(),
                 Arc::new(data::CallerIdentity),
             ),
+            ("aws_ami".to_string(), Arc::new(data::Ami)),
             (
                 "aws_iam_policy_document".to_string(),
                 Arc::new(iam::PolicyDocument),

@@ -1,0 +1,297 @@
+# A GPU cluster on AWS: a VPC across three zones, EKS, one managed node
+# group per GPU pool on Ubuntu nodes (so the GPU Operator installs the same
+# driver as on every other cloud), and the GPU Operator.
+
+locals {
+  zones = coalesce(var.zones, ["${var.region}a", "${var.region}b", "${var.region}c"])
+  # Public /20s for the NAT gateway and load balancers, private /18s for nodes.
+  public_cidrs  = [for i, z in local.zones : cidrsubnet(var.network.cidr, 4, i)]
+  private_cidrs = [for i, z in local.zones : cidrsubnet(var.network.cidr, 2, i + 1)]
+  # Kubernetes spells taint effects NoSchedule; EKS's API NO_SCHEDULE.
+  eks_effect = { NoSchedule = "NO_SCHEDULE", PreferNoSchedule = "PREFER_NO_SCHEDULE", NoExecute = "NO_EXECUTE" }
+  k8s_effect = { for k, v in local.eks_effect : v => k }
+  image_name = coalesce(var.node_image_name, "ubuntu-eks/k8s_${var.kubernetes_version}/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*")
+}
+
+# --- network ---------------------------------------------------------------
+
+resource "aws_vpc" "this" {
+  cidr_block           = var.network.cidr
+  enable_dns_support   = true
+  enable_dns_hostnames = true
+  tags                 = { Name = var.name }
+}
+
+resource "aws_subnet" "public" {
+  count                   = length(local.zones)
+  vpc_id                  = aws_vpc.this.id
+  cidr_block              = local.public_cidrs[count.index]
+  availability_zone       = local.zones[count.index]
+  map_public_ip_on_launch = true
+  tags                    = { Name = "${var.name}-public-${local.zones[count.index]}", "kubernetes.io/role/elb" = "1" }
+}
+
+resource "aws_subnet" "private" {
+  count             = length(local.zones)
+  vpc_id            = aws_vpc.this.id
+  cidr_block        = local.private_cidrs[count.index]
+  availability_zone = local.zones[count.index]
+  tags              = { Name = "${var.name}-private-${local.zones[count.index]}", "kubernetes.io/role/internal-elb" = "1" }
+}
+
+resource "aws_internet_gateway" "this" {
+  vpc_id = aws_vpc.this.id
+  tags   = { Name = var.name }
+}
+
+resource "aws_eip" "nat" {
+  domain = "vpc"
+  tags   = { Name = "${var.name}-nat" }
+}
+
+resource "aws_nat_gateway" "this" {
+  allocation_id = aws_eip.nat.id
+  subnet_id     = aws_subnet.public[0].id
+  tags          = { Name = var.name }
+}
+
+resource "aws_route_table" "public" {
+  vpc_id = aws_vpc.this.id
+  route {
+    cidr_block = "0.0.0.0/0"
+    gateway_id = aws_internet_gateway.this.id
+  }
+  tags = { Name = "${var.name}-public" }
+}
+
+resource "aws_route_table" "private" {
+  vpc_id = aws_vpc.this.id
+  route {
+    cidr_block     = "0.0.0.0/0"
+    nat_gateway_id = aws_nat_gateway.this.id
+  }
+  tags = { Name = "${var.name}-private" }
+}
+
+resource "aws_route_table_association" "public" {
+  count          = length(local.zones)
+  subnet_id      = aws_subnet.public[count.index].id
+  route_table_id = aws_route_table.public.id
+}
+
+resource "aws_route_table_association" "private" {
+  count          = length(local.zones)
+  subnet_id      = aws_subnet.private[count.index].id
+  route_table_id = aws_route_table.private.id
+}
+
+# The control plane's endpoint accepts HTTPS from inside the network only;
+# node-to-node and node-to-control-plane traffic is EKS's cluster security
+# group, which admits its own members and nothing else.
+resource "aws_security_group" "control_plane" {
+  name        = "${var.name}-control-plane"
+  description = "HTTPS to the ${var.name} API server from inside its network"
+  vpc_id      = aws_vpc.this.id
+}
+
+resource "aws_vpc_security_group_ingress_rule" "api_from_vpc" {
+  security_group_id = aws_security_group.control_plane.id
+  cidr_ipv4         = var.network.cidr
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+}
+
+resource "aws_vpc_security_group_egress_rule" "control_plane_out" {
+  security_group_id = aws_security_group.control_plane.id
+  cidr_ipv4         = var.network.cidr
+  ip_protocol       = "-1"
+}
+
+# --- identity --------------------------------------------------------------
+
+data "aws_iam_policy_document" "eks_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["eks.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "node_assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["ec2.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "cluster" {
+  name               = "${var.name}-cluster"
+  assume_role_policy = data.aws_iam_policy_document.eks_assume.json
+}
+
+resource "aws_iam_role_policy_attachment" "cluster" {
+  role       = aws_iam_role.cluster.name
+  policy_arn = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+}
+
+# Nodes may join the cluster, run the VPC CNI and pull images: the same
+# three permissions the node identity has on GCP and Azure.
+resource "aws_iam_role" "node" {
+  name               = "${var.name}-node"
+  assume_role_policy = data.aws_iam_policy_document.node_assume.json
+}
+
+resource "aws_iam_role_policy_attachment" "node" {
+  for_each = toset([
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+  ])
+  role       = aws_iam_role.node.name
+  policy_arn = each.value
+}
+
+# --- cluster ---------------------------------------------------------------
+
+resource "aws_eks_cluster" "this" {
+  name     = var.name
+  version  = var.kubernetes_version
+  role_arn = aws_iam_role.cluster.arn
+  vpc_config {
+    subnet_ids              = aws_subnet.private[*].id
+    security_group_ids      = [aws_security_group.control_plane.id]
+    endpoint_private_access = true
+    endpoint_public_access  = true
+  }
+  access_config {
+    authentication_mode                         = "API_AND_CONFIG_MAP"
+    bootstrap_cluster_creator_admin_permissions = true
+  }
+  depends_on = [aws_iam_role_policy_attachment.cluster]
+}
+
+# Read once the cluster exists, so a plan on empty state needs no AWS call.
+data "aws_ami" "node" {
+  owners      = var.node_image_owners
+  most_recent = true
+  filter {
+    name   = "name"
+    values = [local.image_name]
+  }
+  depends_on = [aws_eks_cluster.this]
+}
+
+resource "aws_launch_template" "pool" {
+  for_each = var.node_pools
+  name     = "${var.name}-${each.key}"
+  image_id = data.aws_ami.node.id
+  # Canonical's EKS images join the cluster through the same bootstrap
+  # script as Amazon's.
+  user_data = base64encode(join("\n", [
+    "#!/bin/bash",
+    "/etc/eks/bootstrap.sh ${aws_eks_cluster.this.name} --b64-cluster-ca ${aws_eks_cluster.this.certificate_authority[0].data} --apiserver-endpoint ${aws_eks_cluster.this.endpoint}",
+  ]))
+  metadata_options {
+    http_tokens                 = "required"
+    http_put_response_hop_limit = 2
+  }
+}
+
+resource "aws_eks_node_group" "pool" {
+  for_each        = var.node_pools
+  cluster_name    = aws_eks_cluster.this.name
+  node_group_name = each.key
+  node_role_arn   = aws_iam_role.node.arn
+  subnet_ids      = aws_subnet.private[*].id
+  instance_types  = [each.value.instance_type]
+  capacity_type   = each.value.capacity == "spot" ? "SPOT" : "ON_DEMAND"
+  ami_type        = "CUSTOM"
+  labels          = each.value.labels
+  scaling_config {
+    min_size     = each.value.min_nodes
+    max_size     = each.value.max_nodes
+    desired_size = each.value.min_nodes
+  }
+  launch_template {
+    id      = aws_launch_template.pool[each.key].id
+    version = aws_launch_template.pool[each.key].latest_version
+  }
+  dynamic "taint" {
+    for_each = each.value.taints
+    content {
+      key    = taint.value.key
+      value  = taint.value.value
+      effect = local.eks_effect[taint.value.effect]
+    }
+  }
+  depends_on = [aws_iam_role_policy_attachment.node]
+}
+
+module "gpu_operator" {
+  source                    = "../gpu-operator"
+  cloud                     = "aws"
+  kubernetes_version        = var.kubernetes_version
+  gpu_operator              = var.gpu_operator
+  driver_installed_by_cloud = false
+  tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
+  depends_on                = [aws_eks_node_group.pool]
+}
+
+# --- outputs ---------------------------------------------------------------
+
+output "cluster_endpoint" {
+  value = aws_eks_cluster.this.endpoint
+}
+
+output "node_identity" {
+  description = "The role the GPU nodes run as."
+  value       = aws_iam_role.node.arn
+}
+
+output "kubernetes" {
+  description = "How to reach the cluster: what the kubernetes and helm providers are configured with."
+  value = {
+    host                   = aws_eks_cluster.this.endpoint
+    cluster_ca_certificate = base64decode(aws_eks_cluster.this.certificate_authority[0].data)
+    exec = {
+      api_version = "client.authentication.k8s.io/v1beta1"
+      command     = "aws"
+      args        = ["eks", "get-token", "--cluster-name", aws_eks_cluster.this.name, "--region", var.region]
+    }
+  }
+}
+
+output "kubeconfig" {
+  sensitive = true
+  value = yamlencode({
+    apiVersion        = "v1"
+    kind              = "Config"
+    clusters          = [{ name = var.name, cluster = { server = aws_eks_cluster.this.endpoint, "certificate-authority-data" = aws_eks_cluster.this.certificate_authority[0].data } }]
+    users             = [{ name = var.name, user = { exec = { apiVersion = "client.authentication.k8s.io/v1beta1", command = "aws", args = ["eks", "get-token", "--cluster-name", var.name, "--region", var.region] } } }]
+    contexts          = [{ name = var.name, context = { cluster = var.name, user = var.name } }]
+    "current-context" = var.name
+  })
+}
+
+# What the portability check compares between clouds: each pool as the
+# cluster will run it, read back from the resources (so an edit to this
+# module that changes a pool shows), in Kubernetes' terms.
+output "portable" {
+  value = {
+    for name, g in aws_eks_node_group.pool : name => {
+      gpu            = var.node_pools[name].gpu
+      gpus_per_node  = var.node_pools[name].gpus_per_node
+      labels         = g.labels
+      taints         = [for t in g.taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }]
+      driver_version = module.gpu_operator.driver_version
+      cuda_version   = var.gpu_operator.cuda_version
+      gpu_operator   = module.gpu_operator.version
+    }
+  }
+}

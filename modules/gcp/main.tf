@@ -1,0 +1,223 @@
+# A GPU cluster on GCP: a VPC with one regional subnet (pods and services
+# in secondary ranges), Cloud NAT, a regional GKE cluster, one node pool
+# per GPU pool on Ubuntu nodes (GKE's driver installer off, so the GPU
+# Operator installs the same driver as on every other cloud), and the GPU
+# Operator.
+
+locals {
+  # Nodes in the first /18, pods in the second and third, services in a /20
+  # of the fourth: the same address plan as the other clouds' modules.
+  nodes_cidr    = cidrsubnet(var.network.cidr, 2, 0)
+  pods_cidr     = cidrsubnet(var.network.cidr, 1, 1)
+  services_cidr = cidrsubnet(var.network.cidr, 4, 4)
+  # GKE's names for the GPU models the catalogs use.
+  accelerator = {
+    H100        = "nvidia-h100-80gb"
+    "H100-MEGA" = "nvidia-h100-mega-80gb"
+    H200        = "nvidia-h200-141gb"
+    B200        = "nvidia-b200"
+    A100        = "nvidia-tesla-a100"
+    "A100-80GB" = "nvidia-a100-80gb"
+    L4          = "nvidia-l4"
+  }
+  gke_effect = { NoSchedule = "NO_SCHEDULE", PreferNoSchedule = "PREFER_NO_SCHEDULE", NoExecute = "NO_EXECUTE" }
+  k8s_effect = { for k, v in local.gke_effect : v => k }
+}
+
+# --- network ---------------------------------------------------------------
+
+resource "google_compute_network" "this" {
+  project                 = var.project
+  name                    = var.name
+  auto_create_subnetworks = false
+}
+
+resource "google_compute_subnetwork" "nodes" {
+  project                  = var.project
+  name                     = "${var.name}-nodes"
+  region                   = var.region
+  network                  = google_compute_network.this.id
+  ip_cidr_range            = local.nodes_cidr
+  private_ip_google_access = true
+  secondary_ip_range {
+    range_name    = "pods"
+    ip_cidr_range = local.pods_cidr
+  }
+  secondary_ip_range {
+    range_name    = "services"
+    ip_cidr_range = local.services_cidr
+  }
+}
+
+resource "google_compute_router" "this" {
+  project = var.project
+  name    = var.name
+  region  = var.region
+  network = google_compute_network.this.id
+}
+
+resource "google_compute_router_nat" "this" {
+  project                            = var.project
+  name                               = var.name
+  router                             = google_compute_router.this.name
+  region                             = var.region
+  nat_ip_allocate_option             = "AUTO_ONLY"
+  source_subnetwork_ip_ranges_to_nat = "ALL_SUBNETWORKS_ALL_IP_RANGES"
+}
+
+# Traffic inside the cluster's network; GKE adds the control plane's own
+# rules. Nothing from outside is admitted.
+resource "google_compute_firewall" "internal" {
+  project       = var.project
+  name          = "${var.name}-internal"
+  network       = google_compute_network.this.id
+  direction     = "INGRESS"
+  source_ranges = [var.network.cidr]
+  allow {
+    protocol = "tcp"
+  }
+  allow {
+    protocol = "udp"
+  }
+  allow {
+    protocol = "icmp"
+  }
+}
+
+# --- identity --------------------------------------------------------------
+
+resource "google_service_account" "node" {
+  project      = var.project
+  account_id   = "${var.name}-node"
+  display_name = "GPU nodes of ${var.name}"
+}
+
+# Nodes may write logs and metrics and pull images: the same permissions
+# as the node identity on AWS and Azure.
+resource "google_project_iam_member" "node" {
+  for_each = toset([
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/artifactregistry.reader",
+  ])
+  project = var.project
+  role    = each.value
+  member  = "serviceAccount:${google_service_account.node.email}"
+}
+
+# --- cluster ---------------------------------------------------------------
+
+resource "google_container_cluster" "this" {
+  project                  = var.project
+  name                     = var.name
+  location                 = var.region
+  network                  = google_compute_network.this.id
+  subnetwork               = google_compute_subnetwork.nodes.id
+  min_master_version       = var.kubernetes_version
+  remove_default_node_pool = true
+  initial_node_count       = 1
+  deletion_protection      = false
+  ip_allocation_policy {
+    cluster_secondary_range_name  = "pods"
+    services_secondary_range_name = "services"
+  }
+  workload_identity_config {
+    workload_pool = "${var.project}.svc.id.goog"
+  }
+}
+
+resource "google_container_node_pool" "pool" {
+  for_each = var.node_pools
+  project  = var.project
+  name     = each.key
+  cluster  = google_container_cluster.this.name
+  location = var.region
+  autoscaling {
+    total_min_node_count = each.value.min_nodes
+    total_max_node_count = each.value.max_nodes
+  }
+  node_config {
+    machine_type    = each.value.instance_type
+    image_type      = "UBUNTU_CONTAINERD"
+    spot            = each.value.capacity == "spot"
+    labels          = each.value.labels
+    service_account = google_service_account.node.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+    guest_accelerator {
+      type  = local.accelerator[each.value.gpu]
+      count = each.value.gpus_per_node
+      gpu_driver_installation_config {
+        gpu_driver_version = "INSTALLATION_DISABLED"
+      }
+    }
+    dynamic "taint" {
+      for_each = each.value.taints
+      content {
+        key    = taint.value.key
+        value  = taint.value.value
+        effect = local.gke_effect[taint.value.effect]
+      }
+    }
+  }
+}
+
+module "gpu_operator" {
+  source                    = "../gpu-operator"
+  cloud                     = "gcp"
+  kubernetes_version        = var.kubernetes_version
+  gpu_operator              = var.gpu_operator
+  driver_installed_by_cloud = false
+  tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
+  depends_on                = [google_container_node_pool.pool]
+}
+
+# --- outputs ---------------------------------------------------------------
+
+output "cluster_endpoint" {
+  value = "https://${google_container_cluster.this.endpoint}"
+}
+
+output "node_identity" {
+  description = "The service account the GPU nodes run as."
+  value       = google_service_account.node.email
+}
+
+output "kubernetes" {
+  description = "How to reach the cluster: what the kubernetes and helm providers are configured with."
+  value = {
+    host                   = "https://${google_container_cluster.this.endpoint}"
+    cluster_ca_certificate = base64decode(google_container_cluster.this.master_auth[0].cluster_ca_certificate)
+    exec = {
+      api_version = "client.authentication.k8s.io/v1beta1"
+      command     = "gke-gcloud-auth-plugin"
+      args        = []
+    }
+  }
+}
+
+output "kubeconfig" {
+  sensitive = true
+  value = yamlencode({
+    apiVersion        = "v1"
+    kind              = "Config"
+    clusters          = [{ name = var.name, cluster = { server = "https://${google_container_cluster.this.endpoint}", "certificate-authority-data" = google_container_cluster.this.master_auth[0].cluster_ca_certificate } }]
+    users             = [{ name = var.name, user = { exec = { apiVersion = "client.authentication.k8s.io/v1beta1", command = "gke-gcloud-auth-plugin", provideClusterInfo = true } } }]
+    contexts          = [{ name = var.name, context = { cluster = var.name, user = var.name } }]
+    "current-context" = var.name
+  })
+}
+
+# What the portability check compares between clouds (see modules/aws).
+output "portable" {
+  value = {
+    for name, p in google_container_node_pool.pool : name => {
+      gpu            = var.node_pools[name].gpu
+      gpus_per_node  = p.node_config[0].guest_accelerator[0].count
+      labels         = p.node_config[0].labels
+      taints         = [for t in p.node_config[0].taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }]
+      driver_version = module.gpu_operator.driver_version
+      cuda_version   = var.gpu_operator.cuda_version
+      gpu_operator   = module.gpu_operator.version
+    }
+  }
+}

@@ -1,0 +1,53 @@
+# The inputs every cloud module takes (a `cluster` block fills them), then
+# what only AWS needs. Keep the shared ones identical across modules/aws,
+# modules/gcp, modules/azure and modules/kubernetes.
+
+variable "name" {
+  type        = string
+  description = "The cluster's name, from the `cluster` block's label."
+}
+
+variable "kubernetes_version" {
+  type    = string
+  default = "1.31"
+}
+
+variable "network" {
+  type = object({
+    cidr = string
+  })
+}
+
+variable "gpu_operator" {
+  type = object({
+    version        = string
+    driver_version = string
+    cuda_version   = optional(string)
+    mig_strategy   = optional(string, "single")
+  })
+}
+
+variable "node_pools" {
+  type = map(object({
+    gpu           = string
+    gpus_per_node = optional(number, 8)
+    instance_type = string
+    min_nodes     = optional(number, 0)
+    max_nodes     = optional(number, 1)
+    capacity      = optional(string, "on_demand")
+    labels        = optional(map(string), {})
+    taints = optional(list(object({
+      key    = string
+      value  = optional(string, "")
+      effect = string
+    })), [])
+  }))
+}
+
+variable "project" {
+  type = string
+}
+
+variable "region" {
+  type = string
+}

@@ -1,0 +1,57 @@
+# A cluster strata does not create (a neocloud's, or on premises): its GPU
+# nodes are labelled as their pool says, and the GPU Operator installs the
+# same driver as on every other cloud. Nothing else is touched.
+
+locals {
+  # One entry per (pool, node).
+  node_labels = merge([
+    for pool, names in var.nodes : {
+      for n in names : n => { pool = pool, labels = var.node_pools[pool].labels }
+    }
+  ]...)
+}
+
+resource "kubernetes_labels" "node" {
+  for_each    = local.node_labels
+  api_version = "v1"
+  kind        = "Node"
+  metadata {
+    name = each.key
+  }
+  labels = each.value.labels
+}
+
+module "gpu_operator" {
+  source                    = "../gpu-operator"
+  cloud                     = "kubernetes"
+  kubernetes_version        = var.kubernetes_version
+  gpu_operator              = var.gpu_operator
+  driver_installed_by_cloud = false
+  tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
+}
+
+output "cluster_endpoint" {
+  value = null
+}
+
+output "node_identity" {
+  value = null
+}
+
+# What the portability check compares between clouds (see modules/aws).
+# Labels come from the resources that set them; taints on existing nodes
+# are the cluster owner's (strata does not set them), so the pool's are
+# reported as given.
+output "portable" {
+  value = {
+    for name, p in var.node_pools : name => {
+      gpu            = p.gpu
+      gpus_per_node  = p.gpus_per_node
+      labels         = try(kubernetes_labels.node[var.nodes[name][0]].labels, p.labels)
+      taints         = p.taints
+      driver_version = module.gpu_operator.driver_version
+      cuda_version   = var.gpu_operator.cuda_version
+      gpu_operator   = module.gpu_operator.version
+    }
+  }
+}

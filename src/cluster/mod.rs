@@ -1,0 +1,921 @@
+//! The `cluster` block: one GPU cluster spec, expanded per cloud into a
+//! call of `modules/<cloud>` (embedded in the binary, or the user's copy)
+//! and the provider configurations that call needs. Runs after loading and
+//! before the graph: what comes out is plain configuration, planned like
+//! anything a user wrote, at addresses such as
+//! `module.train_aws.aws_eks_node_group.pool["h100"]`.
+//!
+//! The spec's cloud-independent parts (network, GPU Operator, node pools)
+//! reach every cloud's module alike; a `cloud` block may override any of
+//! them for its cloud, which [`portability`] then holds to account.
+
+pub mod portability;
+
+use crate::config::{self, ConfigScope, ModuleCall, Provider, ProviderRef};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::lang::value::Value;
+use crate::syntax::ast::ObjectKey;
+use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
+use std::collections::{BTreeMap, BTreeSet};
+use strata_provider::catalog::Catalog;
+
+/// What one cloud needs: the drivers it configures and which of a `cloud`
+/// block's attributes configure them (the rest are the module's inputs).
+struct CloudKind {
+    name: &'static str,
+    /// The provider configured from the `cloud` block, and its arguments.
+    provider: (&'static str, &'static [&'static str]),
+    /// The `cloud` block attribute naming the region the catalog is asked
+    /// about (`None`: no catalog, the nodes exist already).
+    region: Option<&'static str>,
+    /// Whether the cluster is reached through the module's `kubernetes`
+    /// output (a cluster the module creates) rather than the `cloud` block.
+    created: bool,
+}
+
+const CLOUDS: &[CloudKind] = &[
+    CloudKind {
+        name: "aws",
+        provider: ("aws", &["region", "profile", "assume_role"]),
+        region: Some("region"),
+        created: true,
+    },
+    CloudKind {
+        name: "gcp",
+        provider: ("google", &["project", "region", "credentials"]),
+        region: Some("region"),
+        created: true,
+    },
+    CloudKind {
+        name: "azure",
+        provider: ("azurerm", &["subscription_id", "tenant_id", "client_id"]),
+        region: Some("location"),
+        created: true,
+    },
+    CloudKind {
+        name: "kubernetes",
+        provider: (
+            "kubernetes",
+            &[
+                "config_path",
+                "config_context",
+                "host",
+                "cluster_ca_certificate",
+                "token",
+            ],
+        ),
+        region: None,
+        created: false,
+    },
+];
+
+/// The fields of a node pool, in the order messages list them.
+pub const POOL_FIELDS: &[&str] = &[
+    "gpu",
+    "gpus_per_node",
+    "instance_type",
+    "min_nodes",
+    "max_nodes",
+    "capacity",
+    "labels",
+    "taints",
+];
+
+/// One cloud a cluster runs on, after expansion.
+#[derive(Debug, Clone)]
+pub struct CloudCall {
+    pub cloud: String,
+    /// The module call's name: `train_aws`.
+    pub call: String,
+    /// The `cloud` block.
+    pub span: Span,
+    /// Where this cloud's block sets a field the portability check
+    /// compares, by (pool, field); pool `""` for cluster-wide fields.
+    pub overrides: BTreeMap<(String, String), Span>,
+    /// The module's source when the user gave one.
+    pub module: Option<String>,
+}
+
+/// One `cluster` block, expanded.
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    pub name: String,
+    pub span: Span,
+    pub clouds: Vec<CloudCall>,
+    /// Fields allowed to differ between clouds.
+    pub allow_divergence: BTreeSet<String>,
+}
+
+/// What expansion did, for the portability check after evaluation.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    pub clusters: Vec<Expanded>,
+}
+
+impl Expansion {
+    /// The module outputs the portability check reads:
+    /// `module.train_aws.` + `output.portable`.
+    pub fn probes(&self) -> Vec<(String, String)> {
+        self.clusters
+            .iter()
+            .flat_map(|c| &c.clouds)
+            .map(|c| (format!("module.{}.", c.call), "output.portable".to_string()))
+            .collect()
+    }
+}
+
+fn diag(summary: &str, detail: impl Into<String>, span: Span) -> Diag {
+    Diag::new("strata::cluster", summary.to_string(), detail).at(span)
+}
+
+/// Which clouds a cluster runs on: its `clouds` list, evaluated now (it may
+/// use variables and locals, not resources), or every `cloud` block.
+fn active_clouds(
+    b: &Block,
+    scope: &ConfigScope,
+    declared: &[(String, Span)],
+    diags: &mut Diags,
+) -> Vec<(String, Span)> {
+    let Some(a) = b.body.attr("clouds") else {
+        return declared.to_vec();
+    };
+    let v = match scope.evaluator().eval(&a.expr) {
+        Ok(v) => v.unmark_deep().0,
+        Err(d) => {
+            diags.push(d.or_at(a.expr.span));
+            return Vec::new();
+        }
+    };
+    let Some(items) = v.elements().filter(|_| v.is_wholly_known()) else {
+        diags.push(diag(
+            "Invalid clouds",
+            "`clouds` must be a list of cloud names known before planning (variables and locals only), such as [\"aws\", \"gcp\"].",
+            a.expr.span,
+        ));
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Span)> = Vec::new();
+    for item in items {
+        let Some(name) = item.as_str() else {
+            diags.push(diag(
+                "Invalid clouds",
+                "Each of `clouds` must be a string.",
+                a.expr.span,
+            ));
+            continue;
+        };
+        if !CLOUDS.iter().any(|c| c.name == name) {
+            diags.push(diag(
+                "Unknown cloud",
+                format!("{name:?} is not a cloud strata builds clusters on; the clouds are aws, gcp, azure and kubernetes (an existing cluster)."),
+                a.expr.span,
+            ));
+            continue;
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        out.push((name.to_string(), a.expr.span));
+    }
+    out
+}
+
+fn name_expr(name: &str, span: Span) -> Expr {
+    Expr::new(ExprKind::Variable(name.to_string()), span)
+}
+
+fn get_attr(e: Expr, attr: &str) -> Expr {
+    let span = e.span;
+    Expr::new(ExprKind::GetAttr(Box::new(e), attr.to_string()), span)
+}
+
+fn literal(v: Value, span: Span) -> Expr {
+    Expr::new(ExprKind::Literal(Box::new(v)), span)
+}
+
+fn object(items: Vec<(String, Expr)>, span: Span) -> Expr {
+    Expr::new(
+        ExprKind::Object(
+            items
+                .into_iter()
+                .map(|(k, v)| (ObjectKey::Name(k), v))
+                .collect(),
+        ),
+        span,
+    )
+}
+
+fn attribute(name: &str, expr: Expr) -> Attribute {
+    Attribute {
+        name: name.to_string(),
+        name_span: expr.span,
+        span: expr.span,
+        expr,
+    }
+}
+
+/// A block's attributes with a later block's laid over them.
+fn merged<'a>(base: Option<&'a Body>, over: Option<&'a Body>) -> Vec<&'a Attribute> {
+    let mut out: Vec<&Attribute> = base.map(|b| b.attrs.iter().collect()).unwrap_or_default();
+    for a in over.map(|b| b.attrs.as_slice()).unwrap_or_default() {
+        out.retain(|x| x.name != a.name);
+        out.push(a);
+    }
+    out
+}
+
+fn single<'a>(body: &'a Body, kind: &str, diags: &mut Diags) -> Option<&'a Body> {
+    let mut found = body.blocks.iter().filter(|b| b.kind == kind);
+    let first = found.next()?;
+    if let Some(dup) = found.next() {
+        diags.push(diag(
+            "Duplicate block",
+            format!("Only one {kind} block is allowed here."),
+            dup.kind_span,
+        ));
+    }
+    Some(&first.body)
+}
+
+/// Checks a body's attribute and block names against what it may hold.
+fn allowed(body: &Body, what: &str, attrs: &[&str], blocks: &[&str], diags: &mut Diags) {
+    for a in &body.attrs {
+        if !attrs.contains(&a.name.as_str()) {
+            diags.push(diag(
+                "Unsupported argument",
+                format!(
+                    "An argument named {:?} is not expected in {what}; it takes {}.",
+                    a.name,
+                    attrs.join(", ")
+                ),
+                a.name_span,
+            ));
+        }
+    }
+    for b in &body.blocks {
+        if !blocks.contains(&b.kind.as_str()) {
+            diags.push(diag(
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {:?} are not expected in {what}{}.",
+                    b.kind,
+                    if blocks.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; it takes {}", blocks.join(", "))
+                    }
+                ),
+                b.kind_span,
+            ));
+        }
+    }
+}
+
+/// A value that must be known before planning (the catalog is asked about
+/// it while expanding).
+fn known(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Value> {
+    match scope.evaluator().eval(&a.expr) {
+        Ok(v) if v.is_wholly_known() => Some(v.unmark_deep().0),
+        Ok(_) => {
+            diags.push(diag(
+                "Value not known before planning",
+                format!(
+                    "{:?} picks the instance type from the GPU catalog, so it must be known before planning: use variables and locals, not resources' attributes.",
+                    a.name
+                ),
+                a.expr.span,
+            ));
+            None
+        }
+        Err(d) => {
+            diags.push(d.or_at(a.expr.span));
+            None
+        }
+    }
+}
+
+/// Expands every `cluster` block of the root module into module calls and
+/// provider configurations. `vars` are the root variables' values (for
+/// `clouds` and the catalog's inputs); `catalog` finds a cloud driver's GPU
+/// catalog by provider name.
+pub fn expand<'c>(
+    root: &mut config::Module,
+    vars: BTreeMap<String, Value>,
+    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    sources: &mut Sources,
+) -> Result<Expansion, Diags> {
+    let mut diags = Diags::default();
+    let mut expansion = Expansion::default();
+    let blocks = std::mem::take(&mut root.clusters);
+    let mut calls = Vec::new();
+    let mut providers = Vec::new();
+    {
+        let scope = ConfigScope::new(root, vars, root.dir.clone());
+        for b in &blocks {
+            if let Some((expanded, mut c, mut p)) = cluster(b, &scope, catalog, &mut diags) {
+                expansion.clusters.push(expanded);
+                calls.append(&mut c);
+                providers.append(&mut p);
+            }
+        }
+    }
+    for mut call in calls {
+        if root.module_calls.iter().any(|c| c.name == call.name) {
+            diags.push(diag(
+                "Duplicate module call",
+                format!(
+                    "The cluster expands into module {:?}, which this configuration already calls.",
+                    call.name
+                ),
+                call.span,
+            ));
+            continue;
+        }
+        config::load_call(&root.dir.clone(), &mut call, sources, 1, &mut diags);
+        root.module_calls.push(call);
+    }
+    root.providers.extend(providers);
+    root.clusters = blocks;
+    diags.into_result(expansion)
+}
+
+type Expansions = (Expanded, Vec<ModuleCall>, Vec<Provider>);
+
+fn cluster<'c>(
+    b: &Block,
+    scope: &ConfigScope,
+    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    diags: &mut Diags,
+) -> Option<Expansions> {
+    let name = match b.labels.as_slice() {
+        [(n, _)] => n.clone(),
+        _ => {
+            diags.push(diag(
+                "Missing name for cluster",
+                "A cluster block has one label, its name: cluster \"train\" { … }.",
+                b.kind_span,
+            ));
+            return None;
+        }
+    };
+    allowed(
+        &b.body,
+        &format!("cluster {name:?}"),
+        &["clouds", "kubernetes_version", "allow_divergence"],
+        &["network", "gpu_operator", "node_pool", "cloud"],
+        diags,
+    );
+    let allow_divergence = divergence(b, diags);
+    let network = single(&b.body, "network", diags);
+    let gpu_operator = single(&b.body, "gpu_operator", diags);
+    if gpu_operator.is_none() {
+        diags.push(diag(
+            "Missing gpu_operator block",
+            format!("cluster {name:?} needs a gpu_operator block: version, driver_version, cuda_version and mig_strategy are what every cloud's nodes share."),
+            b.kind_span,
+        ));
+    }
+    let mut pools: Vec<(String, &Block)> = Vec::new();
+    for p in b.body.blocks.iter().filter(|x| x.kind == "node_pool") {
+        let Some((pname, _)) = p.labels.first() else {
+            diags.push(diag(
+                "Missing name for node_pool",
+                "A node_pool block has one label, its name: node_pool \"h100\" { … }.",
+                p.kind_span,
+            ));
+            continue;
+        };
+        allowed(
+            &p.body,
+            &format!("node_pool {pname:?}"),
+            POOL_FIELDS,
+            &[],
+            diags,
+        );
+        pool_rules(p, scope, diags);
+        pools.push((pname.clone(), p));
+    }
+    let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
+    let mut declared = Vec::new();
+    for c in &cloud_blocks {
+        match c.labels.first() {
+            Some((n, s)) if CLOUDS.iter().any(|k| k.name == n) => declared.push((n.clone(), *s)),
+            Some((n, s)) => diags.push(diag(
+                "Unknown cloud",
+                format!("{n:?} is not a cloud strata builds clusters on; the clouds are aws, gcp, azure and kubernetes (an existing cluster)."),
+                *s,
+            )),
+            None => diags.push(diag(
+                "Missing name for cloud",
+                "A cloud block names its cloud: cloud \"aws\" { region = … }.",
+                c.kind_span,
+            )),
+        }
+    }
+    let active = active_clouds(b, scope, &declared, diags);
+    let mut expanded = Expanded {
+        name: name.clone(),
+        span: b.kind_span,
+        clouds: Vec::new(),
+        allow_divergence,
+    };
+    let mut calls = Vec::new();
+    let mut providers = Vec::new();
+    for (cloud, used_at) in active {
+        let Some(kind) = CLOUDS.iter().find(|k| k.name == cloud) else {
+            continue;
+        };
+        let Some(block) = cloud_blocks
+            .iter()
+            .find(|c| c.labels.first().is_some_and(|(n, _)| *n == cloud))
+        else {
+            diags.push(diag(
+                "Missing cloud block",
+                format!("cluster {name:?} runs on {cloud} but has no cloud {cloud:?} block to say where (its region, project or cluster)."),
+                used_at,
+            ));
+            continue;
+        };
+        let parts = Parts {
+            cluster: &name,
+            body: &b.body,
+            network,
+            gpu_operator,
+            pools: &pools,
+        };
+        if let Some((call, p, cc)) = cloud_call(kind, block, &parts, scope, catalog, diags) {
+            calls.push(call);
+            providers.extend(p);
+            expanded.clouds.push(cc);
+        }
+    }
+    Some((expanded, calls, providers))
+}
+
+/// The spec's cloud-independent parts, as written.
+struct Parts<'a> {
+    cluster: &'a str,
+    body: &'a Body,
+    network: Option<&'a Body>,
+    gpu_operator: Option<&'a Body>,
+    pools: &'a [(String, &'a Block)],
+}
+
+fn divergence(b: &Block, diags: &mut Diags) -> BTreeSet<String> {
+    let Some(a) = b.body.attr("allow_divergence") else {
+        return BTreeSet::new();
+    };
+    let items: Vec<&Expr> = match &a.expr.kind {
+        ExprKind::Tuple(items) => items.iter().collect(),
+        _ => {
+            diags.push(diag(
+                "Invalid allow_divergence",
+                "allow_divergence is a list of field names written out, such as [\"labels\"].",
+                a.expr.span,
+            ));
+            return BTreeSet::new();
+        }
+    };
+    let mut out = BTreeSet::new();
+    for e in items {
+        match &e.kind {
+            ExprKind::Literal(v) if v.as_str().is_some() => {
+                let f = v.as_str().unwrap_or_default();
+                if portability::FIELDS.contains(&f) {
+                    out.insert(f.to_string());
+                } else {
+                    diags.push(diag(
+                        "Unknown field in allow_divergence",
+                        format!(
+                            "{f:?} is not a field the portability check compares; they are {}.",
+                            portability::FIELDS.join(", ")
+                        ),
+                        e.span,
+                    ));
+                }
+            }
+            _ => diags.push(diag(
+                "Invalid allow_divergence",
+                "Each entry of allow_divergence is a field name as a literal string.",
+                e.span,
+            )),
+        }
+    }
+    out
+}
+
+/// What a pool's fields may be, checked where they are written.
+fn pool_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
+    let one_of = |name: &str, options: &[&str], diags: &mut Diags| {
+        let Some(a) = p.body.attr(name) else { return };
+        if let Ok(v) = scope.evaluator().eval(&a.expr) {
+            if let Some(s) = v.unmarked().as_str() {
+                if !options.contains(&s) {
+                    diags.push(diag(
+                        &format!("Invalid {name}"),
+                        format!("{name} is {s:?}; it must be one of {}.", options.join(", ")),
+                        a.expr.span,
+                    ));
+                }
+            }
+        }
+    };
+    one_of("capacity", &["on_demand", "spot"], diags);
+    if let Some(a) = p.body.attr("taints") {
+        if let Ok(v) = scope.evaluator().eval(&a.expr) {
+            for t in v.unmark_deep().0.elements().unwrap_or_default() {
+                if let Value::Object(m) = t {
+                    let effect = m.get("effect").and_then(Value::as_str);
+                    if let Some(e) = effect
+                        .filter(|e| !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(e))
+                    {
+                        diags.push(diag(
+                            "Invalid taint effect",
+                            format!("A taint's effect is {e:?}; Kubernetes knows NoSchedule, PreferNoSchedule and NoExecute."),
+                            a.expr.span,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn cloud_call<'c>(
+    kind: &CloudKind,
+    block: &Block,
+    parts: &Parts,
+    scope: &ConfigScope,
+    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    diags: &mut Diags,
+) -> Option<(ModuleCall, Vec<Provider>, CloudCall)> {
+    let span = block.kind_span;
+    let call_name = format!("{}_{}", parts.cluster, kind.name);
+    let alias = call_name.clone();
+    let mut overrides = BTreeMap::new();
+    let cloud_network = single(&block.body, "network", diags);
+    let cloud_operator = single(&block.body, "gpu_operator", diags);
+    let module_source = block.body.attr("module").and_then(|a| match &a.expr.kind {
+        ExprKind::Literal(v) => v.as_str().map(|s| (s.to_string(), a.expr.span)),
+        _ => {
+            diags.push(diag(
+                "Invalid module",
+                "module is a literal path to the module to use for this cloud, such as \"./modules/aws\".",
+                a.expr.span,
+            ));
+            None
+        }
+    });
+    let mut inputs = vec![attribute(
+        "name",
+        literal(Value::string(parts.cluster), span),
+    )];
+    let version = block
+        .body
+        .attr("kubernetes_version")
+        .inspect(|a| {
+            overrides.insert((String::new(), "kubernetes_version".into()), a.span);
+        })
+        .or_else(|| parts.body.attr("kubernetes_version"));
+    if let Some(a) = version {
+        inputs.push(attribute("kubernetes_version", a.expr.clone()));
+    }
+    if parts.network.is_some() || cloud_network.is_some() {
+        let attrs = merged(parts.network, cloud_network);
+        inputs.push(attribute(
+            "network",
+            object(
+                attrs
+                    .iter()
+                    .map(|a| (a.name.clone(), a.expr.clone()))
+                    .collect(),
+                span,
+            ),
+        ));
+    }
+    if let Some(over) = cloud_operator {
+        for a in &over.attrs {
+            let field = match a.name.as_str() {
+                "version" => "gpu_operator",
+                other => other,
+            };
+            overrides.insert((String::new(), field.to_string()), a.span);
+        }
+    }
+    if parts.gpu_operator.is_some() || cloud_operator.is_some() {
+        let attrs = merged(parts.gpu_operator, cloud_operator);
+        inputs.push(attribute(
+            "gpu_operator",
+            object(
+                attrs
+                    .iter()
+                    .map(|a| (a.name.clone(), a.expr.clone()))
+                    .collect(),
+                span,
+            ),
+        ));
+    }
+    // Pools: the spec's, each with this cloud's overrides laid over it and
+    // the instance type the catalog gives for its GPU shape.
+    let cloud_pools: Vec<&Block> = block
+        .body
+        .blocks
+        .iter()
+        .filter(|b| b.kind == "node_pool")
+        .collect();
+    for cp in &cloud_pools {
+        let known_pool = cp
+            .labels
+            .first()
+            .is_some_and(|(n, _)| parts.pools.iter().any(|(p, _)| p == n));
+        if !known_pool {
+            diags.push(diag(
+                "Unknown node pool",
+                format!(
+                    "cloud {:?} overrides a node pool the cluster does not declare; its pools are {}.",
+                    kind.name,
+                    parts
+                        .pools
+                        .iter()
+                        .map(|(p, _)| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                cp.kind_span,
+            ));
+        }
+    }
+    let region = kind
+        .region
+        .and_then(|r| block.body.attr(r).map(|a| (r, a)))
+        .and_then(|(_, a)| known(scope, a, diags))
+        .and_then(|v| v.as_str().map(str::to_string));
+    let mut pool_items = Vec::new();
+    for (pname, pblock) in parts.pools {
+        let over = cloud_pools
+            .iter()
+            .find(|c| c.labels.first().is_some_and(|(n, _)| n == pname))
+            .map(|c| &c.body);
+        if let Some(o) = over {
+            allowed(
+                o,
+                &format!("cloud {:?} node_pool {pname:?}", kind.name),
+                POOL_FIELDS,
+                &[],
+                diags,
+            );
+            for a in &o.attrs {
+                overrides.insert((pname.clone(), a.name.clone()), a.span);
+            }
+        }
+        let attrs = merged(Some(&pblock.body), over);
+        let mut items: Vec<(String, Expr)> = attrs
+            .iter()
+            .map(|a| (a.name.clone(), a.expr.clone()))
+            .collect();
+        if !attrs.iter().any(|a| a.name == "instance_type") {
+            if let Some(t) = instance_type(
+                kind,
+                &attrs,
+                region.as_deref(),
+                pblock,
+                scope,
+                catalog,
+                diags,
+            ) {
+                items.push((
+                    "instance_type".into(),
+                    literal(Value::string(t), pblock.kind_span),
+                ));
+            }
+        }
+        pool_items.push((pname.clone(), object(items, pblock.kind_span)));
+    }
+    inputs.push(attribute("node_pools", object(pool_items, span)));
+    // The cloud block's own attributes: the provider's arguments configure
+    // the provider; the rest are the module's inputs.
+    let (ptype, pargs) = kind.provider;
+    let mut provider_body = Body {
+        attrs: Vec::new(),
+        blocks: Vec::new(),
+        span,
+    };
+    for a in &block.body.attrs {
+        if matches!(a.name.as_str(), "module" | "kubernetes_version") {
+            continue;
+        }
+        if pargs.contains(&a.name.as_str()) {
+            provider_body.attrs.push(a.clone());
+        }
+        // Region and project are the module's business too (zones,
+        // resource names); anything the provider does not take is.
+        if !pargs.contains(&a.name.as_str())
+            || kind.region == Some(a.name.as_str())
+            || a.name == "project"
+        {
+            inputs.push(a.clone());
+        }
+    }
+    for b in &block.body.blocks {
+        if !matches!(b.kind.as_str(), "network" | "gpu_operator" | "node_pool") {
+            diags.push(diag(
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {:?} are not expected in cloud {:?}; it takes network, gpu_operator and node_pool blocks that override the cluster's.",
+                    b.kind, kind.name
+                ),
+                b.kind_span,
+            ));
+        }
+    }
+    let mut providers = vec![Provider {
+        name: ptype.to_string(),
+        alias: Some(alias.clone()),
+        span,
+        body: provider_body.clone(),
+    }];
+    let mut mapping = vec![pref(ptype, &alias, span)];
+    if kind.created {
+        // The module's `kubernetes` output reaches the cluster it creates:
+        // those providers are configured once it exists.
+        let conn = reach(&call_name, span);
+        providers.push(Provider {
+            name: "kubernetes".into(),
+            alias: Some(alias.clone()),
+            span,
+            body: conn.clone(),
+        });
+        providers.push(Provider {
+            name: "helm".into(),
+            alias: Some(alias.clone()),
+            span,
+            body: Body {
+                attrs: Vec::new(),
+                blocks: vec![Block {
+                    kind: "kubernetes".into(),
+                    kind_span: span,
+                    labels: Vec::new(),
+                    body: conn,
+                    span,
+                }],
+                span,
+            },
+        });
+        mapping.push(pref("kubernetes", &alias, span));
+        mapping.push(pref("helm", &alias, span));
+    } else {
+        providers.push(Provider {
+            name: "helm".into(),
+            alias: Some(alias.clone()),
+            span,
+            body: Body {
+                attrs: Vec::new(),
+                blocks: vec![Block {
+                    kind: "kubernetes".into(),
+                    kind_span: span,
+                    labels: Vec::new(),
+                    body: provider_body,
+                    span,
+                }],
+                span,
+            },
+        });
+        mapping.push(pref("helm", &alias, span));
+    }
+    let source = module_source
+        .as_ref()
+        .map(|(s, _)| s.clone())
+        .unwrap_or_else(|| format!("{}/{}", config::EMBEDDED, kind.name));
+    let call = ModuleCall {
+        name: call_name.clone(),
+        span,
+        source: source.clone(),
+        source_span: module_source.as_ref().map_or(span, |(_, s)| *s),
+        count: None,
+        for_each: None,
+        depends_on: Vec::new(),
+        inputs,
+        providers: mapping,
+        module: Box::default(),
+    };
+    let cc = CloudCall {
+        cloud: kind.name.to_string(),
+        call: call_name,
+        span,
+        overrides,
+        module: module_source.map(|(s, _)| s),
+    };
+    Some((call, providers, cc))
+}
+
+/// `providers = { name = name.alias }` for a module call.
+fn pref(name: &str, alias: &str, span: Span) -> (ProviderRef, ProviderRef) {
+    (
+        ProviderRef {
+            name: name.to_string(),
+            alias: None,
+            span,
+        },
+        ProviderRef {
+            name: name.to_string(),
+            alias: Some(alias.to_string()),
+            span,
+        },
+    )
+}
+
+/// A kubernetes provider body that reaches a created cluster through the
+/// module's `kubernetes` output: host, CA and an exec credential plugin.
+fn reach(call: &str, span: Span) -> Body {
+    let out = || get_attr(get_attr(name_expr("module", span), call), "kubernetes");
+    let exec = || get_attr(out(), "exec");
+    Body {
+        attrs: vec![
+            attribute("host", get_attr(out(), "host")),
+            attribute(
+                "cluster_ca_certificate",
+                get_attr(out(), "cluster_ca_certificate"),
+            ),
+        ],
+        blocks: vec![Block {
+            kind: "exec".into(),
+            kind_span: span,
+            labels: Vec::new(),
+            body: Body {
+                attrs: vec![
+                    attribute("api_version", get_attr(exec(), "api_version")),
+                    attribute("command", get_attr(exec(), "command")),
+                    attribute("args", get_attr(exec(), "args")),
+                ],
+                blocks: Vec::new(),
+                span,
+            },
+            span,
+        }],
+        span,
+    }
+}
+
+/// The catalog's instance type for a pool's GPU shape in the cloud's
+/// region, or the error naming where the shape is offered.
+fn instance_type<'c>(
+    kind: &CloudKind,
+    attrs: &[&Attribute],
+    region: Option<&str>,
+    pool: &Block,
+    scope: &ConfigScope,
+    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    diags: &mut Diags,
+) -> Option<String> {
+    kind.region?;
+    let cat = catalog(kind.provider.0)?;
+    let region = region?;
+    let field = |n: &str| attrs.iter().find(|a| a.name == n).copied();
+    let Some(gpu_attr) = field("gpu") else {
+        diags.push(diag(
+            "Missing gpu",
+            "A node pool names its GPU model: gpu = \"H100\".",
+            pool.kind_span,
+        ));
+        return None;
+    };
+    let gpu = known(scope, gpu_attr, diags)?;
+    let count = match field("gpus_per_node") {
+        Some(a) => known(scope, a, diags)?
+            .as_number()
+            .and_then(|n| n.to_i64())
+            .and_then(|n| u32::try_from(n).ok()),
+        None => Some(8),
+    };
+    let (Some(gpu), Some(count)) = (gpu.as_str(), count) else {
+        diags.push(diag(
+            "Invalid GPU shape",
+            "gpu is a model name (\"H100\") and gpus_per_node a whole number.",
+            pool.kind_span,
+        ));
+        return None;
+    };
+    match cat.pick(gpu, count, region) {
+        Ok(offer) => Some(offer.instance_type.clone()),
+        Err(e) => {
+            diags.push(
+                diag(
+                    "GPU not offered",
+                    format!(
+                        "node_pool {:?} on {}: {e} (catalog taken {} from {}).",
+                        pool.labels
+                            .first()
+                            .map(|l| l.0.as_str())
+                            .unwrap_or_default(),
+                        kind.name,
+                        cat.taken,
+                        cat.source.split(',').next().unwrap_or_default()
+                    ),
+                    gpu_attr.expr.span,
+                )
+                .labelled(format!("{gpu} × {count} here")),
+            );
+            None
+        }
+    }
+}

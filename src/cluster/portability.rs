@@ -1,0 +1,210 @@
+//! The portability check: after evaluation, every cloud's node pools must
+//! agree on what a job moving between them depends on. Each cloud module
+//! reports its pools through its `portable` output, read back from the
+//! resources it plans, so a `cloud` block override and an edit to the
+//! module itself are caught alike. A field listed in the spec's
+//! `allow_divergence` may differ.
+
+use super::{CloudCall, Expanded, Expansion};
+use crate::diag::{Diag, Diags};
+use crate::lang::value::Value;
+use std::collections::BTreeMap;
+
+/// The fields compared, in the order problems are reported.
+pub const FIELDS: &[&str] = &[
+    "gpu",
+    "gpus_per_node",
+    "driver_version",
+    "cuda_version",
+    "gpu_operator",
+    "labels",
+    "taints",
+];
+
+/// How a value reads in a message.
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null(_) => "nothing".to_string(),
+        v => v.to_json().unwrap_or_else(|_| "?".into()),
+    }
+}
+
+/// Taints compare as a set: the order they are written in means nothing.
+fn normal(field: &str, v: Value) -> Value {
+    match (field, v) {
+        ("taints", Value::List(_, mut items) | Value::Set(_, mut items)) => {
+            items.sort_by_key(|t| t.to_json().unwrap_or_default());
+            Value::Tuple(items)
+        }
+        ("taints", Value::Tuple(mut items)) => {
+            items.sort_by_key(|t| t.to_json().unwrap_or_default());
+            Value::Tuple(items)
+        }
+        (_, v) => v,
+    }
+}
+
+fn field(pools: &BTreeMap<String, Value>, pool: &str, f: &str) -> Option<Value> {
+    match pools.get(pool)? {
+        Value::Object(m) => m.get(f).cloned().map(|v| normal(f, v.unmark_deep().0)),
+        _ => None,
+    }
+}
+
+/// Equal as Kubernetes sees them: numbers by value, strings as written,
+/// maps and objects alike.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Map(_, x), Value::Object(y))
+        | (Value::Object(y), Value::Map(_, x))
+        | (Value::Map(_, x), Value::Map(_, y))
+        | (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        (
+            Value::List(_, x) | Value::Tuple(x) | Value::Set(_, x),
+            Value::List(_, y) | Value::Tuple(y) | Value::Set(_, y),
+        ) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
+        (Value::Null(_), Value::Null(_)) => true,
+        _ => a.to_json().ok() == b.to_json().ok(),
+    }
+}
+
+fn pools_of(v: Option<Value>) -> BTreeMap<String, Value> {
+    match v.map(|v| v.unmark_deep().0) {
+        Some(Value::Object(m)) | Some(Value::Map(_, m)) => m,
+        _ => BTreeMap::new(),
+    }
+}
+
+/// Compares the clouds of every expanded cluster; `read` gives a module
+/// output's value by (module instance prefix, `output.NAME`).
+pub fn check(expansion: &Expansion, read: &dyn Fn(&str, &str) -> Option<Value>) -> Diags {
+    let mut diags = Diags::default();
+    for c in &expansion.clusters {
+        cluster(c, read, &mut diags);
+    }
+    diags
+}
+
+fn cluster(c: &Expanded, read: &dyn Fn(&str, &str) -> Option<Value>, diags: &mut Diags) {
+    let views: Vec<(&CloudCall, Option<Value>)> = c
+        .clouds
+        .iter()
+        .map(|cc| (cc, read(&format!("module.{}.", cc.call), "output.portable")))
+        .collect();
+    for (cc, v) in &views {
+        if v.is_none() {
+            diags.push(
+                Diag::new(
+                    "strata::cluster::portability",
+                    format!("cluster {:?}: the {} module reports no pools", c.name, cc.cloud),
+                    format!(
+                        "The module for {} ({}) has no `portable` output, so the portability check cannot compare its node pools with the other clouds'. Every cloud module reports its pools there; see modules/aws.",
+                        cc.cloud,
+                        cc.module
+                            .clone()
+                            .unwrap_or_else(|| format!("modules/{}", cc.cloud))
+                    ),
+                )
+                .at(cc.span),
+            );
+        }
+    }
+    let Some(((first, first_v), rest)) = views.split_first() else {
+        return;
+    };
+    let base = pools_of(first_v.clone());
+    for (cc, v) in rest {
+        let Some(v) = v else { continue };
+        if !v.is_wholly_known() && !matches!(v, Value::Object(_) | Value::Map(..)) {
+            continue;
+        }
+        let other = pools_of(Some(v.clone()));
+        for pool in base
+            .keys()
+            .chain(other.keys().filter(|k| !base.contains_key(*k)))
+        {
+            if !base.contains_key(pool) || !other.contains_key(pool) {
+                let (has, lacks): (&CloudCall, &CloudCall) = if base.contains_key(pool) {
+                    (first, cc)
+                } else {
+                    (cc, first)
+                };
+                diags.push(
+                    Diag::new(
+                        "strata::cluster::portability",
+                        format!("cluster {:?} is not portable: node pool {pool:?}", c.name),
+                        format!(
+                            "{} has node pool {pool:?} and {} does not.",
+                            has.cloud, lacks.cloud
+                        ),
+                    )
+                    .at(lacks.span),
+                );
+                continue;
+            }
+            for f in FIELDS {
+                if c.allow_divergence.contains(*f) {
+                    continue;
+                }
+                let (Some(a), Some(b)) = (field(&base, pool, f), field(&other, pool, f)) else {
+                    continue;
+                };
+                if !a.is_wholly_known() || !b.is_wholly_known() || same(&a, &b) {
+                    continue;
+                }
+                diags.push(divergent(c, (first, &a), (cc, &b), pool, f));
+            }
+        }
+    }
+}
+
+/// The error for one field that differs, pointing at the override that
+/// made it differ (or at the cloud, when its module does).
+fn divergent(
+    c: &Expanded,
+    (first, a): (&CloudCall, &Value),
+    (cc, b): (&CloudCall, &Value),
+    pool: &str,
+    f: &str,
+) -> Diag {
+    let key_field = match f {
+        "gpu_operator" | "driver_version" | "cuda_version" => (String::new(), f.to_string()),
+        _ => (pool.to_string(), f.to_string()),
+    };
+    let (span, why) = match (
+        cc.overrides.get(&key_field),
+        first.overrides.get(&key_field),
+    ) {
+        (Some(s), _) => (*s, format!("cloud {:?} overrides it here", cc.cloud)),
+        (None, Some(s)) => (*s, format!("cloud {:?} overrides it here", first.cloud)),
+        (None, None) => (
+            cc.span,
+            format!(
+                "the {} module ({}) makes it so",
+                cc.cloud,
+                cc.module
+                    .clone()
+                    .unwrap_or_else(|| format!("modules/{}", cc.cloud))
+            ),
+        ),
+    };
+    Diag::new(
+        "strata::cluster::portability",
+        format!(
+            "cluster {:?} is not portable: node pool {pool:?} differs in {f} on {}",
+            c.name, cc.cloud
+        ),
+        format!(
+            "On {} node pool {pool:?} has {f} = {}, on {} {}; {why}. A job moved between them would not find the same nodes. Make them equal, or say the difference is intended with allow_divergence = [\"{f}\"] in cluster {:?}.",
+            cc.cloud,
+            show(b),
+            first.cloud,
+            show(a),
+            c.name
+        ),
+    )
+    .at(span)
+    .labelled(format!("{f} differs on {}", cc.cloud))
+}
