@@ -119,6 +119,16 @@ fn prepare(
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
     let mut module = config::load(path, sources)?;
+    let digests = |sources: &Sources| -> BTreeMap<String, String> {
+        sources
+            .files()
+            .map(|(n, t)| (n.to_string(), digest(t)))
+            .collect()
+    };
+    // The configuration a saved plan is checked against: the files loaded,
+    // and the modules a cluster expands into (variable files are not
+    // configuration; a saved plan carries the values).
+    let mut files = digests(sources);
     let env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
         .collect();
@@ -126,11 +136,13 @@ fn prepare(
         Some(v) => v,
         None => variables::resolve(&module, inputs, env, sources)?,
     };
+    let before = digests(sources);
     let expansion = expand(&mut module, vars.clone(), drivers, sources)?;
-    let files = sources
-        .files()
-        .map(|(n, t)| (n.to_string(), digest(t)))
-        .collect();
+    for (n, d) in digests(sources) {
+        if !before.contains_key(&n) {
+            files.insert(n, d);
+        }
+    }
     let graph = crate::graph::build(&module, sources)?;
     config::check::check_module(&module, inputs, sources)?;
     crate::plan::providers::configure(&module, &graph, &vars, drivers)?;

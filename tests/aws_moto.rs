@@ -10,68 +10,10 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-/// moto, behind the test proxy (`testing/standin`) that stands in for
-/// what moto lacks (EKS add-ons) and corrects what it gets wrong (S3
-/// versioning's response element); `url` is the proxy's.
-struct Moto {
-    child: Child,
-    url: String,
-    _proxy: strata_standin::Server,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn moto() -> Moto {
-    let server = std::env::var("STRATA_MOTO_SERVER").unwrap_or_else(|_| {
-        panic!("the AWS tests need moto: run ./.ci/run, or set STRATA_MOTO_SERVER to a moto_server (pip install 'moto[s3]==5.2.5' flask flask-cors)")
-    });
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let child = Command::new(&server)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .env("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {server}: {e}"));
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "moto did not start"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let proxy =
-        strata_standin::start(&format!("http://127.0.0.1:{port}")).expect("the test proxy starts");
-    Moto {
-        child,
-        url: proxy.url.clone(),
-        _proxy: proxy,
-    }
-}
-
-fn env_for(cmd: &mut Command, m: &Moto) {
-    cmd.env("AWS_ENDPOINT_URL", &m.url)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env_remove("AWS_PROFILE")
-        .env("NO_COLOR", "1");
-}
+use common::moto::{env_for, moto, Moto};
 
 fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
@@ -408,7 +350,7 @@ resource "aws_iam_role" "r" {{
     assert_eq!(list.trim(), "aws_vpc.main", "not forgotten");
 
     // Not allowed: AccessDenied, as IAM says it.
-    m._proxy.inject(strata_standin::Injection {
+    m.proxy.inject(strata_standin::Injection {
         matching: vec!["Action=CreateRole".into()],
         times: 1,
         status: 403,
@@ -596,14 +538,14 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     // moto makes clusters and node groups ACTIVE at once; the proxy
     // answers the first look at each with CREATING, as EKS does for
     // minutes, so the waiters must look again.
-    m._proxy.inject(strata_standin::Injection::rest_json(
+    m.proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train?",
         200,
         serde_json::json!({ "cluster": { "name": "train", "status": "CREATING" } }),
         1,
     ));
-    m._proxy.inject(strata_standin::Injection::rest_json(
+    m.proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train/node-groups/h100?",
         200,
@@ -615,7 +557,7 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("9 added"), "{out}");
-    assert_eq!(m._proxy.pending(), 0, "the waiters saw CREATING first");
+    assert_eq!(m.proxy.pending(), 0, "the waiters saw CREATING first");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let ng = group(&rt).expect("the node group exists");
@@ -1481,7 +1423,7 @@ resource "aws_subnet" "a" {
     )
     .expect("config");
     // Throttled twice: the SDK's retries (raised to 8 attempts) absorb it.
-    m._proxy.inject(strata_standin::Injection::ec2_error(
+    m.proxy.inject(strata_standin::Injection::ec2_error(
         "CreateVpc",
         503,
         "RequestLimitExceeded",
@@ -1489,14 +1431,14 @@ resource "aws_subnet" "a" {
         2,
     ));
     // Refused: AWS's encoded reason is decoded through STS.
-    m._proxy.inject(strata_standin::Injection::ec2_error(
+    m.proxy.inject(strata_standin::Injection::ec2_error(
         "CreateSubnet",
         403,
         "UnauthorizedOperation",
         "You are not authorized to perform this operation. Encoded authorization failure message: ENCODED-123",
         1,
     ));
-    m._proxy.inject(strata_standin::Injection::query_result(
+    m.proxy.inject(strata_standin::Injection::query_result(
         "DecodeAuthorizationMessage",
         "https://sts.amazonaws.com/doc/2011-06-15/",
         r#"<DecodedMessage>{"allowed":false,"explicitDeny":true,"context":{"action":"ec2:CreateSubnet"}}</DecodedMessage>"#,
@@ -1504,7 +1446,7 @@ resource "aws_subnet" "a" {
     ));
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 1, "{out}");
-    assert_eq!(m._proxy.pending(), 0, "every injected answer was asked for");
+    assert_eq!(m.proxy.pending(), 0, "every injected answer was asked for");
     assert!(out.contains("aws_subnet.a failed"), "{out}");
     assert!(out.contains("UnauthorizedOperation"), "{out}");
     assert!(
@@ -1521,7 +1463,7 @@ resource "aws_subnet" "a" {
     // No capacity: the node group's health says so, and the error is of
     // its own kind, with advice.
     std::fs::write(d.join("main.tf"), EKS).expect("config");
-    m._proxy.inject(strata_standin::Injection::rest_json(
+    m.proxy.inject(strata_standin::Injection::rest_json(
         "GET",
         "/clusters/train/node-groups/h100",
         200,
@@ -1614,15 +1556,15 @@ resource "aws_subnet" "s" {
         headers: vec![("content-type".into(), "text/xml".into())],
         body,
     };
-    m._proxy.inject(answer(
+    m.proxy.inject(answer(
         vec!["Action=DescribeSubnets", "NextToken=page2"],
         page(&subnets[1], None),
     ));
-    m._proxy.inject(answer(
+    m.proxy.inject(answer(
         vec!["Action=DescribeSubnets"],
         page(&subnets[0], Some("page2")),
     ));
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
-    assert_eq!(m._proxy.pending(), 0, "both pages were asked for:\n{out}");
+    assert_eq!(m.proxy.pending(), 0, "both pages were asked for:\n{out}");
     assert_eq!(code, 0, "both subnets were found:\n{out}");
 }

@@ -45,13 +45,3 @@ cluster "train" {
     location        = "eastus"
   }
 }
-
-output "endpoints" {
-  value = {
-    for c in var.clouds : c => {
-      aws   = try(module.train_aws.cluster_endpoint, null)
-      gcp   = try(module.train_gcp.cluster_endpoint, null)
-      azure = try(module.train_azure.cluster_endpoint, null)
-    }[c]
-  }
-}

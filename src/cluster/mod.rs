@@ -309,13 +309,15 @@ pub fn expand<'c>(
     let blocks = std::mem::take(&mut root.clusters);
     let mut calls = Vec::new();
     let mut providers = Vec::new();
+    let mut removed = Vec::new();
     {
         let scope = ConfigScope::new(root, vars, root.dir.clone());
         for b in &blocks {
-            if let Some((expanded, mut c, mut p)) = cluster(b, &scope, catalog, &mut diags) {
+            if let Some((expanded, mut c, mut p, mut r)) = cluster(b, &scope, catalog, &mut diags) {
                 expansion.clusters.push(expanded);
                 calls.append(&mut c);
                 providers.append(&mut p);
+                removed.append(&mut r);
             }
         }
     }
@@ -335,11 +337,63 @@ pub fn expand<'c>(
         root.module_calls.push(call);
     }
     root.providers.extend(providers);
+    root.removed.extend(removed);
+    for c in &expansion.clusters {
+        outputs(root, c);
+    }
     root.clusters = blocks;
     diags.into_result(expansion)
 }
 
-type Expansions = (Expanded, Vec<ModuleCall>, Vec<Provider>);
+/// Root outputs gathering each cloud module's `cluster_endpoint`,
+/// `node_identity` and `kubeconfig` by cloud (`train_endpoints = { aws =
+/// …, gcp = … }`): a configuration cannot name modules that exist only for
+/// some values of `clouds`, so the expansion does. An output the user
+/// declares under the same name wins.
+fn outputs(root: &mut config::Module, c: &Expanded) {
+    for (suffix, from, sensitive) in [
+        ("endpoints", "cluster_endpoint", false),
+        ("node_identities", "node_identity", false),
+        ("kubeconfigs", "kubeconfig", true),
+    ] {
+        let name = format!("{}_{suffix}", c.name);
+        if root.outputs.iter().any(|o| o.name == name) {
+            continue;
+        }
+        let items: Vec<(String, Expr)> = c
+            .clouds
+            .iter()
+            .filter(|cc| {
+                root.module_calls
+                    .iter()
+                    .find(|m| m.name == cc.call)
+                    .is_some_and(|m| m.module.outputs.iter().any(|o| o.name == from))
+            })
+            .map(|cc| {
+                let e = get_attr(get_attr(name_expr("module", cc.span), &cc.call), from);
+                (cc.cloud.clone(), e)
+            })
+            .collect();
+        if items.is_empty() {
+            continue;
+        }
+        root.outputs.push(config::Output {
+            name,
+            expr: object(items, c.span),
+            span: c.span,
+            description: Some(format!("{from} of cluster {:?}, by cloud", c.name)),
+            sensitive,
+            depends_on: Vec::new(),
+        });
+    }
+}
+
+type Expansions = (
+    Expanded,
+    Vec<ModuleCall>,
+    Vec<Provider>,
+    Vec<config::Removed>,
+);
 
 fn cluster<'c>(
     b: &Block,
@@ -421,6 +475,39 @@ fn cluster<'c>(
     };
     let mut calls = Vec::new();
     let mut providers = Vec::new();
+    let mut removed = Vec::new();
+    // A cloud with a block but not in `clouds` keeps its provider
+    // configurations, so what state still holds there can be deleted.
+    // The objects inside a cluster the module created go with the
+    // cluster: they are forgotten, not deleted one by one through an API
+    // server that is about to disappear (and that nothing reaches any
+    // more, its address being the removed module's output).
+    for (cloud, _) in declared
+        .iter()
+        .filter(|(c, _)| !active.iter().any(|(a, _)| a == c))
+    {
+        let (Some(kind), Some(block)) = (
+            CLOUDS.iter().find(|k| k.name == cloud),
+            cloud_blocks
+                .iter()
+                .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud)),
+        ) else {
+            continue;
+        };
+        let call = format!("{name}_{cloud}");
+        providers.extend(cloud_providers(kind, block, &call, false).0);
+        if kind.created {
+            let span = block.kind_span;
+            removed.push(config::Removed {
+                from: get_attr(
+                    get_attr(get_attr(name_expr("module", span), &call), "module"),
+                    "gpu_operator",
+                ),
+                destroy: false,
+                span,
+            });
+        }
+    }
     for (cloud, used_at) in active {
         let Some(kind) = CLOUDS.iter().find(|k| k.name == cloud) else {
             continue;
@@ -449,7 +536,7 @@ fn cluster<'c>(
             expanded.clouds.push(cc);
         }
     }
-    Some((expanded, calls, providers))
+    Some((expanded, calls, providers, removed))
 }
 
 /// The spec's cloud-independent parts, as written.
@@ -551,7 +638,6 @@ fn cloud_call<'c>(
 ) -> Option<(ModuleCall, Vec<Provider>, CloudCall)> {
     let span = block.kind_span;
     let call_name = format!("{}_{}", parts.cluster, kind.name);
-    let alias = call_name.clone();
     let mut overrides = BTreeMap::new();
     let cloud_network = single(&block.body, "network", diags);
     let cloud_operator = single(&block.body, "gpu_operator", diags);
@@ -694,18 +780,10 @@ fn cloud_call<'c>(
     inputs.push(attribute("node_pools", object(pool_items, span)));
     // The cloud block's own attributes: the provider's arguments configure
     // the provider; the rest are the module's inputs.
-    let (ptype, pargs) = kind.provider;
-    let mut provider_body = Body {
-        attrs: Vec::new(),
-        blocks: Vec::new(),
-        span,
-    };
+    let (_, pargs) = kind.provider;
     for a in &block.body.attrs {
         if matches!(a.name.as_str(), "module" | "kubernetes_version") {
             continue;
-        }
-        if pargs.contains(&a.name.as_str()) {
-            provider_body.attrs.push(a.clone());
         }
         // Region and project are the module's business too (zones,
         // resource names); anything the provider does not take is.
@@ -728,60 +806,7 @@ fn cloud_call<'c>(
             ));
         }
     }
-    let mut providers = vec![Provider {
-        name: ptype.to_string(),
-        alias: Some(alias.clone()),
-        span,
-        body: provider_body.clone(),
-    }];
-    let mut mapping = vec![pref(ptype, &alias, span)];
-    if kind.created {
-        // The module's `kubernetes` output reaches the cluster it creates:
-        // those providers are configured once it exists.
-        let conn = reach(&call_name, span);
-        providers.push(Provider {
-            name: "kubernetes".into(),
-            alias: Some(alias.clone()),
-            span,
-            body: conn.clone(),
-        });
-        providers.push(Provider {
-            name: "helm".into(),
-            alias: Some(alias.clone()),
-            span,
-            body: Body {
-                attrs: Vec::new(),
-                blocks: vec![Block {
-                    kind: "kubernetes".into(),
-                    kind_span: span,
-                    labels: Vec::new(),
-                    body: conn,
-                    span,
-                }],
-                span,
-            },
-        });
-        mapping.push(pref("kubernetes", &alias, span));
-        mapping.push(pref("helm", &alias, span));
-    } else {
-        providers.push(Provider {
-            name: "helm".into(),
-            alias: Some(alias.clone()),
-            span,
-            body: Body {
-                attrs: Vec::new(),
-                blocks: vec![Block {
-                    kind: "kubernetes".into(),
-                    kind_span: span,
-                    labels: Vec::new(),
-                    body: provider_body,
-                    span,
-                }],
-                span,
-            },
-        });
-        mapping.push(pref("helm", &alias, span));
-    }
+    let (providers, mapping) = cloud_providers(kind, block, &call_name, true);
     let source = module_source
         .as_ref()
         .map(|(s, _)| s.clone())
@@ -806,6 +831,66 @@ fn cloud_call<'c>(
         module: module_source.map(|(s, _)| s),
     };
     Some((call, providers, cc))
+}
+
+/// The provider configurations a cloud's module call uses, aliased by the
+/// call's name: the cloud's own from the `cloud` block's arguments, and the
+/// kubernetes and helm providers reaching its cluster (through the module's
+/// `kubernetes` output when the module creates the cluster, which exists
+/// only while the cloud is `active`). Returns them and the call's
+/// `providers` map.
+fn cloud_providers(
+    kind: &CloudKind,
+    block: &Block,
+    call: &str,
+    active: bool,
+) -> (Vec<Provider>, Vec<(ProviderRef, ProviderRef)>) {
+    let span = block.kind_span;
+    let (ptype, pargs) = kind.provider;
+    let own = Body {
+        attrs: block
+            .body
+            .attrs
+            .iter()
+            .filter(|a| pargs.contains(&a.name.as_str()))
+            .cloned()
+            .collect(),
+        blocks: Vec::new(),
+        span,
+    };
+    let provider = |name: &str, body: Body| Provider {
+        name: name.to_string(),
+        alias: Some(call.to_string()),
+        span,
+        body,
+    };
+    let helm = |conn: Body| Body {
+        attrs: Vec::new(),
+        blocks: vec![Block {
+            kind: "kubernetes".into(),
+            kind_span: span,
+            labels: Vec::new(),
+            body: conn,
+            span,
+        }],
+        span,
+    };
+    let mut providers = vec![provider(ptype, own.clone())];
+    let mut mapping = vec![pref(ptype, call, span)];
+    let conn = if kind.created {
+        active.then(|| reach(call, span))
+    } else {
+        Some(own)
+    };
+    if let Some(conn) = conn {
+        if kind.created {
+            providers.push(provider("kubernetes", conn.clone()));
+            mapping.push(pref("kubernetes", call, span));
+        }
+        providers.push(provider("helm", helm(conn)));
+        mapping.push(pref("helm", call, span));
+    }
+    (providers, mapping)
 }
 
 /// `providers = { name = name.alias }` for a module call.

@@ -258,10 +258,9 @@ impl Builder {
                 child.insert((to.name.clone(), to.alias.clone()), deps);
             }
             self.module(&c.module, &child_prefix, &child);
-            // A module's depends_on holds back everything inside it.
-            if !c.depends_on.is_empty() {
-                self.inside.push((call, child_prefix.clone()));
-            }
+            // Everything inside waits for the call: its instances (count,
+            // for_each) are known there, and its depends_on holds them back.
+            self.inside.push((call, child_prefix.clone()));
             // The child's variables take their values from the call.
             for v in &c.module.variables {
                 self.pending.push((
@@ -339,11 +338,16 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
             }
         }
     }
+    let all: Vec<(NodeIndex, String)> = b
+        .graph
+        .node_indices()
+        .map(|i| (i, b.graph[i].addr()))
+        .collect();
     for (call, prefix) in std::mem::take(&mut b.inside) {
         let call_addr = b.graph[call].addr();
-        for (r, addr) in &resources {
+        for (n, addr) in &all {
             if addr.starts_with(&prefix) {
-                b.pending.push((*r, call_addr.clone()));
+                b.pending.push((*n, call_addr.clone()));
             }
         }
     }

@@ -170,12 +170,21 @@ pub struct OutputChange {
     pub sensitive: bool,
 }
 
+/// Whether an output's value is unchanged: the same value, sensitive
+/// or not alike. State keeps one mark for a whole output, where evaluation
+/// marks the parts that came from secrets, so the marks' places differ.
+fn same_output(before: &Value, after: &Value) -> bool {
+    let (b, b_marked) = before.clone().unmark_deep();
+    let (a, a_marked) = after.clone().unmark_deep();
+    b_marked == a_marked && b.raw_equal(&a)
+}
+
 impl OutputChange {
     pub fn action(&self) -> Action {
         match (&self.before, &self.after) {
             (None, Some(_)) => Action::Create,
             (Some(_), None) => Action::Delete,
-            (Some(b), Some(a)) if !b.raw_equal(a) => Action::Update,
+            (Some(b), Some(a)) if !same_output(b, a) => Action::Update,
             _ => Action::NoOp,
         }
     }

@@ -57,11 +57,31 @@ fn prevent_destroy(r: &Resource, addr: &Address) -> Diag {
     .at(r.span)
 }
 
+/// The `removed` block naming this address (or a module holding it).
+fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::config::Removed> {
+    root.removed.iter().find(|r| {
+        let Some(from) = moved::text(&r.from) else {
+            return false;
+        };
+        match Address::parse(&from) {
+            Some(a) => a.id == addr.id && (a.key.is_none() || a.key == addr.key),
+            None => addr.id.module.as_deref().is_some_and(|m| {
+                m.strip_prefix(from.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            }),
+        }
+    })
+}
+
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
     let mut prior = refresh::decode_state(req.state, req.drivers)?;
     let moves = moved::apply(req.root, &mut prior)?;
     let drift = if req.refresh {
-        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers))?;
+        // What a `removed` block forgets is not read: its provider may be
+        // gone with it (a cluster's objects, when the cluster goes).
+        let forgotten =
+            |a: &Address| !req.destroy && removed_rule(req.root, a).is_some_and(|r| !r.destroy);
+        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers, &forgotten))?;
         prior = now;
         drift
     } else {
@@ -344,7 +364,10 @@ impl<'a> Planner<'_, 'a> {
                     .collect();
                 let objs: Vec<PriorInstance> =
                     mine.iter().filter_map(|a| self.prior.remove(a)).collect();
-                match self.rt.block_on(refresh::refresh(objs, self.req.drivers)) {
+                match self
+                    .rt
+                    .block_on(refresh::refresh(objs, self.req.drivers, &|_| false))
+                {
                     Ok((now, drift)) => {
                         for p in now {
                             self.prior.insert(p.addr.to_string(), p);
@@ -619,20 +642,8 @@ impl<'a> Planner<'_, 'a> {
         }
     }
 
-    /// The `removed` block naming this address (or a module holding it).
     fn removed_rule(&self, addr: &Address) -> Option<&'a crate::config::Removed> {
-        self.req.root.removed.iter().find(|r| {
-            let Some(from) = moved::text(&r.from) else {
-                return false;
-            };
-            match Address::parse(&from) {
-                Some(a) => a.id == addr.id && (a.key.is_none() || a.key == addr.key),
-                None => addr.id.module.as_deref().is_some_and(|m| {
-                    m.strip_prefix(from.as_str())
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-                }),
-            }
-        })
+        removed_rule(self.req.root, addr)
     }
 
     /// A `removed` block may not name what the configuration still has.

@@ -85,17 +85,22 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
 pub async fn refresh(
     prior: Vec<PriorInstance>,
     drivers: &Drivers,
+    skip: &(dyn Fn(&Address) -> bool + Sync),
 ) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Diags> {
     // One read per resource type and provider configuration: the driver
     // batches the API calls.
     let mut by_type: BTreeMap<(String, String), Vec<PriorInstance>> = BTreeMap::new();
+    let mut out = Vec::new();
     for p in prior {
+        if skip(&p.addr) {
+            out.push(p);
+            continue;
+        }
         by_type
             .entry((p.addr.id.type_name.clone(), p.provider.clone()))
             .or_default()
             .push(p);
     }
-    let mut out = Vec::new();
     let mut drift = Vec::new();
     let mut diags = Diags::default();
     for ((type_name, provider), group) in by_type {

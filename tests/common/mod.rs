@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod moto;
+
 use std::path::PathBuf;
 use std::process::Command;
 use strata_standin::Injection;

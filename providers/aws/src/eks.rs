@@ -75,7 +75,12 @@ fn has_ownership(aws: Option<&HashMap<String, String>>, t: &Tags) -> bool {
 pub struct Cluster;
 
 impl Cluster {
-    fn value(cl: &aws_sdk_eks::types::Cluster, timeouts: Option<&Value>) -> Value {
+    /// The cluster as state records it. `kept` is the object (prior or
+    /// planned) whose configuration-only parts are carried over: its
+    /// timeouts, and its access configuration when DescribeCluster leaves
+    /// that out (moto does; the bootstrap flag is create-only anyway).
+    fn value(cl: &aws_sdk_eks::types::Cluster, kept: Option<&Value>) -> Value {
+        let timeouts = kept.and_then(|k| get(k, "timeouts"));
         let vpc = cl.resources_vpc_config();
         let (tags, tags_all) = tag_pair(cl.tags());
         let name = cl.name().unwrap_or_default();
@@ -144,11 +149,16 @@ impl Cluster {
                             ),
                         ),
                     ]),
-                    None => Value::Null(
-                        Cluster.schema().blocks["access_config"]
-                            .schema
-                            .object_type(),
-                    ),
+                    None => kept
+                        .and_then(|k| get(k, "access_config"))
+                        .cloned()
+                        .unwrap_or_else(|| {
+                            Value::Null(
+                                Cluster.schema().blocks["access_config"]
+                                    .schema
+                                    .object_type(),
+                            )
+                        }),
                 },
             ),
             // Timeouts are the configuration's, not AWS's: carried over.
@@ -167,7 +177,7 @@ impl Cluster {
         &self,
         c: &Clients,
         name: &str,
-        timeouts: Option<&Value>,
+        kept: Option<&Value>,
     ) -> Result<Poll, DriverError> {
         match c.eks.describe_cluster().name(name).send().await {
             Ok(out) => {
@@ -179,7 +189,7 @@ impl Cluster {
                     .map(|s| s.as_str().to_string())
                     .unwrap_or_default();
                 Ok(match status.as_str() {
-                    "ACTIVE" => Poll::Ready(Cluster::value(cl, timeouts)),
+                    "ACTIVE" => Poll::Ready(Cluster::value(cl, kept)),
                     "FAILED" => Poll::Failed(crate::error::classify(
                         "EKS cluster",
                         format!(
@@ -210,9 +220,8 @@ impl Cluster {
         default: Duration,
     ) -> Result<Value, DriverError> {
         let t = timeout(v, op, default);
-        let timeouts = get(v, "timeouts");
         ready(&format!("waiting for EKS cluster {name}"), t, || {
-            self.look(c, name, timeouts)
+            self.look(c, name, Some(v))
         })
         .await
     }
@@ -335,7 +344,7 @@ impl Kind<Clients> for Cluster {
                 continue;
             };
             out.push(match c.eks.describe_cluster().name(&name).send().await {
-                Ok(r) => r.cluster().map(|cl| Cluster::value(cl, get(o, "timeouts"))),
+                Ok(r) => r.cluster().map(|cl| Cluster::value(cl, Some(o))),
                 Err(e) if is_not_found(&e) => None,
                 Err(e) => return Err(api("DescribeCluster", e)),
             });

@@ -7,6 +7,11 @@
 //!   none. Kept in memory, with the asynchronous life AWS gives them: an
 //!   add-on is `CREATING` (or `UPDATING`, `DELETING`) for the first
 //!   Describe after a change, so waiters are exercised.
+//! - **EKS clusters' endpoints**, when the proxy is started with a
+//!   Kubernetes API server to stand for them ([`start_with_kube`]): moto
+//!   answers with a name nothing listens on; the proxy puts the stand-in's
+//!   URL and CA in every cluster it returns, so a configuration that
+//!   reaches its cluster through `aws_eks_cluster` reaches the stand-in.
 //! - **S3 GetBucketVersioning**: moto answers with the root element
 //!   `GetBucketVersioningResponse`; S3 (and the Rust SDK's parser) use
 //!   `VersioningConfiguration`.
@@ -78,14 +83,27 @@ impl Injection {
 
 struct Shared {
     upstream: String,
+    /// The API server (URL, CA PEM) EKS clusters' endpoints are set to.
+    kube: Option<(String, String)>,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Body>,
     addons: Mutex<eks_addons::Addons>,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
 pub fn start(upstream: &str) -> std::io::Result<Server> {
+    start_inner(upstream, None)
+}
+
+/// The same, with every EKS cluster's endpoint and CA those of the
+/// Kubernetes API server at `url` (whose CA is `ca_pem`).
+pub fn start_with_kube(upstream: &str, url: &str, ca_pem: &str) -> std::io::Result<Server> {
+    start_inner(upstream, Some((url.to_string(), ca_pem.to_string())))
+}
+
+fn start_inner(upstream: &str, kube: Option<(String, String)>) -> std::io::Result<Server> {
     let shared = Arc::new(Shared {
         upstream: upstream.trim_end_matches('/').to_string(),
+        kube,
         client: Client::builder(TokioExecutor::new()).build_http(),
         addons: Mutex::new(eks_addons::Addons::default()),
     });
@@ -140,7 +158,26 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         bytes = Bytes::from(text);
         rparts.headers.remove(hyper::header::CONTENT_LENGTH);
     }
+    if let (Some((url, ca)), true) = (&shared.kube, path.starts_with("/clusters")) {
+        if let Some(rewritten) = point_cluster(&bytes, url, ca) {
+            bytes = Bytes::from(rewritten);
+            rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+        }
+    }
     Response::from_parts(rparts, Full::new(bytes))
+}
+
+/// An EKS answer carrying a `cluster`, with its endpoint and CA replaced.
+fn point_cluster(body: &[u8], url: &str, ca_pem: &str) -> Option<String> {
+    use base64::Engine;
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let cluster = v.get_mut("cluster")?.as_object_mut()?;
+    cluster.insert("endpoint".into(), serde_json::json!(url));
+    cluster.insert(
+        "certificateAuthority".into(),
+        serde_json::json!({"data": base64::engine::general_purpose::STANDARD.encode(ca_pem)}),
+    );
+    Some(v.to_string())
 }
 
 /// An AWS REST-JSON error: the type in `x-amzn-ErrorType`, the message in
