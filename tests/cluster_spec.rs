@@ -248,3 +248,232 @@ fn a_second_cloud_is_only_additions_on_that_cloud() {
     let (code, out) = strata(&dir, &m, &["state", "list"]);
     assert_eq!((code, out.trim()), (0, ""), "nothing left in state");
 }
+
+/// Runs strata offline (no cloud is called: validate, or a plan on empty
+/// state) and gives its exit code and output with lines joined.
+fn offline(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    let (code, out) = common::output(c);
+    (code, out.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// `cloud "NAME" {` of the multi-cloud example with `extra` inside.
+fn in_cloud(text: String, cloud: &str, extra: &str) -> String {
+    let head = format!("cloud \"{cloud}\" {{");
+    text.replacen(&head, &format!("{head}\n{extra}"), 1)
+}
+
+#[test]
+fn every_portability_rule_names_the_cloud_the_pool_and_the_field() {
+    let cases: [(&str, &str, &str, &str); 7] = [
+        (
+            "gpu",
+            "gcp",
+            "node_pool \"h100\" { gpu = \"A100\" }",
+            "On gcp node pool \"h100\" has gpu = \"A100\", on aws \"H100\"",
+        ),
+        (
+            "gpus_per_node",
+            "gcp",
+            "node_pool \"h100\" {\n gpus_per_node = 4\n instance_type = \"a3-highgpu-4g\"\n}",
+            "has gpus_per_node = 4, on aws 8",
+        ),
+        (
+            "driver_version",
+            "azure",
+            "gpu_operator { driver_version = \"550.127.05\" }",
+            "has driver_version = \"550.127.05\", on aws \"570.124.06\"",
+        ),
+        (
+            "cuda_version",
+            "azure",
+            "gpu_operator { cuda_version = \"12.4\" }",
+            "has cuda_version = \"12.4\", on aws \"12.8\"",
+        ),
+        (
+            "gpu_operator",
+            "gcp",
+            "gpu_operator { version = \"v24.9.2\" }",
+            "has gpu_operator = \"v24.9.2\", on aws \"v25.3.1\"",
+        ),
+        (
+            "labels",
+            "azure",
+            "node_pool \"h100\" { labels = { workload = \"inference\" } }",
+            "has labels = {\"workload\":\"inference\"}, on aws {\"workload\":\"training\"}",
+        ),
+        (
+            "taints",
+            "gcp",
+            "node_pool \"h100\" { taints = [] }",
+            "has taints = [], on aws [{\"effect\":\"NoSchedule\",",
+        ),
+    ];
+    for (field, cloud, extra, shown) in cases {
+        let dir = example("multi-cloud", &format!("rule-{field}"), &|t| {
+            in_cloud(t, cloud, extra)
+        });
+        let (code, out) = offline(&dir, &["validate"]);
+        assert_eq!(code, 1, "{field}: {out}");
+        let title = format!(
+            "cluster \"train\" is not portable: node pool \"h100\" differs in {field} on {cloud}"
+        );
+        assert!(out.contains(&title), "{field}: {out}");
+        assert!(out.contains(shown), "{field}: {out}");
+        assert!(
+            out.contains(&format!("cloud \"{cloud}\" overrides it here")),
+            "{field}: the override is pointed at: {out}"
+        );
+        assert!(
+            out.contains(&format!("allow_divergence = [\"{field}\"]")),
+            "{field}: {out}"
+        );
+        // Said to be intended, the same spec is valid.
+        std::fs::write(
+            dir.join("cluster.hcl"),
+            std::fs::read_to_string(dir.join("cluster.hcl"))
+                .expect("read")
+                .replacen(
+                    "clouds             = var.clouds",
+                    &format!("clouds = var.clouds\n  allow_divergence = [\"{field}\"]"),
+                    1,
+                ),
+        )
+        .expect("write");
+        let (code, out) = offline(&dir, &["validate"]);
+        assert_eq!(code, 0, "{field} allowed to diverge: {out}");
+    }
+}
+
+#[test]
+fn an_edited_module_that_diverges_is_caught_and_blamed() {
+    // The user's copy of modules/gcp, whose pools run NoExecute taints.
+    let dir = example("multi-cloud", "module-edit", &|t| {
+        in_cloud(t, "gcp", "module = \"./modules/gcp\"")
+    });
+    for m in ["gcp", "gpu-operator"] {
+        let to = dir.join("modules").join(m);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        for f in std::fs::read_dir(root().join("modules").join(m)).expect("modules") {
+            let f = f.expect("entry").path();
+            let text = std::fs::read_to_string(&f).expect("read");
+            let text = text.replace(
+                "effect = local.gke_effect[taint.value.effect]",
+                "effect = \"NO_EXECUTE\"",
+            );
+            std::fs::write(to.join(f.file_name().expect("name")), text).expect("write");
+        }
+    }
+    for args in [&["validate"][..], &["plan", "--state", "s.tfstate"][..]] {
+        let (code, out) = offline(&dir, args);
+        assert_eq!(code, 1, "{args:?}: {out}");
+        assert!(
+            out.contains("node pool \"h100\" differs in taints on gcp"),
+            "{args:?}: {out}"
+        );
+        assert!(
+            out.contains("the gcp module (./modules/gcp) makes it so"),
+            "{args:?}: {out}"
+        );
+        assert!(out.contains("\"effect\":\"NoExecute\""), "{args:?}: {out}");
+    }
+}
+
+#[test]
+fn spec_mistakes_are_errors_at_their_place() {
+    let cases: [(&str, &dyn Fn(String) -> String, &str); 6] = [
+        (
+            "region",
+            &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
+            "node_pool \"h100\" on aws: AWS offers 8 × H100 in ap-northeast-1,",
+        ),
+        (
+            "shape",
+            &|t| t.replace("gpu           = \"H100\"", "gpu           = \"L40S\""),
+            "GCP has no instance type with 8 × L40S; its GPU shapes are",
+        ),
+        (
+            "cloud",
+            &|t| {
+                t.replace(
+                    "default = [\"aws\", \"gcp\", \"azure\"]",
+                    "default = [\"aws\", \"oci\"]",
+                )
+            },
+            "\"oci\" is not a cloud strata builds clusters on",
+        ),
+        (
+            "block",
+            &|t| t.replace("  cloud \"azure\" {", "  cloud \"azure_old\" {"),
+            "cluster \"train\" runs on azure but has no cloud \"azure\" block",
+        ),
+        (
+            "divergence",
+            &|t| {
+                t.replace(
+                    "clouds             = var.clouds",
+                    "clouds = var.clouds\n  allow_divergence = [\"colour\"]",
+                )
+            },
+            "\"colour\" is not a field the portability check compares",
+        ),
+        (
+            "capacity",
+            &|t| {
+                t.replace(
+                    "capacity      = \"on_demand\"",
+                    "capacity      = \"reserved\"",
+                )
+            },
+            "capacity is \"reserved\"; it must be one of on_demand, spot",
+        ),
+    ];
+    for (tag, edit, want) in cases {
+        let dir = example("multi-cloud", &format!("mistake-{tag}"), edit);
+        let (code, out) = offline(&dir, &["validate"]);
+        assert_eq!(code, 1, "{tag}: {out}");
+        assert!(out.contains(want), "{tag}: {out}");
+        assert!(
+            out.contains("cluster.hcl:"),
+            "{tag}: the place is named: {out}"
+        );
+    }
+}
+
+/// The plan a user reads first: examples/multi-cloud on empty state,
+/// offline, as README's main command prints it; and the same spec on AWS
+/// only, which must be the AWS third of it.
+#[test]
+fn the_multi_cloud_plan_reads_as_recorded() {
+    let run = |tag: &str, args: &[&str]| {
+        let dir = common::scratch("cluster", tag);
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.arg("plan")
+            .arg(root().join("examples/multi-cloud"))
+            .args(["--state", "s.tfstate"])
+            .args(args)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .env("NO_COLOR", "1");
+        let (code, out) = common::output(c);
+        assert_eq!(code, 0, "{out}");
+        out
+    };
+    let all = run("snap-all", &[]);
+    assert!(
+        all.contains("Plan: 57 to add, 0 to change, 0 to destroy."),
+        "{all}"
+    );
+    insta::assert_snapshot!("multi_cloud_plan", all);
+    let aws = run("snap-aws", &["--var", "clouds=[\"aws\"]"]);
+    assert!(aws.contains("Plan: 32 to add"), "{aws}");
+    for line in aws.lines().filter(|l| l.starts_with("  # module.")) {
+        assert!(all.contains(line), "{line} is in the three-cloud plan too");
+    }
+    assert!(!aws.contains("module.train_gcp") && !aws.contains("module.train_azure"));
+}

@@ -112,7 +112,12 @@ fn header(c: &ResourceChange) -> String {
 /// One resource instance's change: comment lines and the block.
 pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
     let mut out = header(c);
-    let schema = drivers.resource(&c.addr.id.type_name).map(|(_, s)| s);
+    let schema = if c.addr.id.mode == Mode::Data {
+        drivers.data(&c.addr.id.type_name)
+    } else {
+        drivers.resource(&c.addr.id.type_name)
+    }
+    .map(|(_, s)| s);
     let kind = if c.addr.id.mode == Mode::Data {
         "data"
     } else {
