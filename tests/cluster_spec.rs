@@ -386,7 +386,8 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
 
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
-    let cases: [(&str, &dyn Fn(String) -> String, &str); 6] = [
+    type Edit<'a> = &'a dyn Fn(String) -> String;
+    let cases: [(&str, Edit, &str); 6] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
