@@ -478,3 +478,90 @@ fn the_multi_cloud_plan_reads_as_recorded() {
     }
     assert!(!aws.contains("module.train_gcp") && !aws.contains("module.train_azure"));
 }
+
+/// `examples/existing-kubernetes` on the Kubernetes stand-in: the pool's
+/// nodes labelled, the operator installed with the spec's driver, a second
+/// plan empty; and beside AWS in one spec, the two agree.
+#[test]
+fn an_existing_cluster_gets_the_same_pools_and_operator() {
+    let kube: Kube = kubernetes::start().expect("the Kubernetes stand-in starts");
+    let dir = example("existing-kubernetes", "existing", &|t| {
+        t.replace(
+            "default = \"~/.kube/config\"",
+            "default = \"kubeconfig.json\"",
+        )
+        .replace(
+            "[\"gpu-node-1\", \"gpu-node-2\"]",
+            "[\"gpu-node-0\", \"gpu-node-1\"]",
+        )
+    });
+    std::fs::write(
+        dir.join("kubeconfig.json"),
+        kube.kubeconfig("gpu-lab").to_string(),
+    )
+    .expect("kubeconfig");
+    let run = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.args(args)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .env("NO_COLOR", "1")
+            .env("STRATA_CHECK_SETTLE", "10")
+            .env("STANDIN_HELM_LOG", dir.join("helm.log"))
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    root().join("testing/standin/helm").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            );
+        common::output(c)
+    };
+    let (code, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Resources: 4 added"), "{out}");
+    for node in ["gpu-node-0", "gpu-node-1"] {
+        let n = kube
+            .get(&format!("/api/v1/nodes/{node}"))
+            .expect("the node");
+        assert_eq!(n["metadata"]["labels"]["workload"], "training", "{n}");
+    }
+    let policy = kube
+        .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+        .expect("the operator's ClusterPolicy");
+    assert_eq!(
+        policy["spec"]["driver"]["version"], "570.124.06",
+        "{policy}"
+    );
+    assert_eq!(policy["spec"]["driver"]["enabled"], true, "{policy}");
+    let (code, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+
+    // The same pools on EKS beside it: one spec, and they agree.
+    let text = std::fs::read_to_string(dir.join("cluster.hcl")).expect("read");
+    let text = text.replace(
+        "clouds = [\"kubernetes\"]",
+        "clouds = [\"kubernetes\", \"aws\"]",
+    );
+    let text = text.replacen(
+        "  cloud \"kubernetes\" {",
+        "  cloud \"aws\" {\n    region = \"us-east-1\"\n  }\n\n  cloud \"kubernetes\" {",
+        1,
+    );
+    std::fs::write(dir.join("cluster.hcl"), &text).expect("write");
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("cluster \"lab\" runs on aws, where strata makes the cluster's network"),
+        "{out}"
+    );
+    let text = text.replacen(
+        "  gpu_operator {",
+        "  network {\n    cidr = \"10.50.0.0/16\"\n  }\n\n  gpu_operator {",
+        1,
+    );
+    std::fs::write(dir.join("cluster.hcl"), text).expect("write");
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 0, "{out}");
+}

@@ -666,6 +666,16 @@ fn cloud_call<'c>(
     if let Some(a) = version {
         inputs.push(attribute("kubernetes_version", a.expr.clone()));
     }
+    if kind.created && parts.network.is_none() && cloud_network.is_none() {
+        diags.push(diag(
+            "Missing network block",
+            format!(
+                "cluster {:?} runs on {}, where strata makes the cluster's network: say its address range with network {{ cidr = \"10.40.0.0/16\" }} in the cluster (or in cloud {:?}).",
+                parts.cluster, kind.name, kind.name
+            ),
+            span,
+        ));
+    }
     if parts.network.is_some() || cloud_network.is_some() {
         let attrs = merged(parts.network, cloud_network);
         inputs.push(attribute(
