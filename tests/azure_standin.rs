@@ -230,6 +230,15 @@ resource "azurerm_storage_account" "checkpoints" {
 output "oidc_issuer" {
   value = azurerm_kubernetes_cluster.aks.oidc_issuer_url
 }
+
+output "api_server" {
+  value = nonsensitive(azurerm_kubernetes_cluster.aks.kube_config[0].host)
+}
+
+output "ca" {
+  value = base64decode(azurerm_kubernetes_cluster.aks.kube_config[0].cluster_ca_certificate)
+  sensitive = true
+}
 "#;
 
 fn pool_id() -> String {
@@ -256,6 +265,28 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         out.contains("oidc_issuer = \"https://eastus.oic.prod-aks.azure.com/"),
         "{out}"
     );
+    // The cluster's credentials (listClusterUserCredential): its address
+    // and CA, for the kubernetes provider; secret in every rendering.
+    assert!(out.contains("api_server = \"https://"), "{out}");
+    assert!(out.contains("ca = <sensitive>"), "{out}");
+    // State records the schema's sensitive attributes, so no later
+    // rendering shows them.
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("strata.tfstate")).expect("state"))
+            .expect("state JSON");
+    let aks = state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == "azurerm_kubernetes_cluster")
+        .expect("the cluster in state");
+    let marked = aks["instances"][0]["sensitive_attributes"].to_string();
+    assert!(
+        marked.contains("kube_config") && marked.contains("kube_config_raw"),
+        "{marked}"
+    );
+    let (code, out) = strata(&d, &a, &creds, &["output", "--json", "ca"]);
+    assert_eq!((code, out.trim()), (0, "\"stand-in CA of train\""), "{out}");
     let (code, out) = strata(&d, &a, &creds, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
 

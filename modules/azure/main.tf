@@ -163,10 +163,8 @@ output "node_identity" {
 output "kubernetes" {
   description = "How to reach the cluster: what the kubernetes and helm providers are configured with."
   value = {
-    host = "https://${azurerm_kubernetes_cluster.this.fqdn}:443"
-    # Not read yet (see README, known gaps): the driver does not fetch the
-    # cluster's CA, so the system roots are used.
-    cluster_ca_certificate = null
+    host                   = "https://${azurerm_kubernetes_cluster.this.fqdn}:443"
+    cluster_ca_certificate = base64decode(azurerm_kubernetes_cluster.this.kube_config[0].cluster_ca_certificate)
     exec = {
       api_version = "client.authentication.k8s.io/v1beta1"
       command     = "kubelogin"
@@ -180,7 +178,7 @@ output "kubeconfig" {
   value = yamlencode({
     apiVersion        = "v1"
     kind              = "Config"
-    clusters          = [{ name = var.name, cluster = { server = "https://${azurerm_kubernetes_cluster.this.fqdn}:443" } }]
+    clusters          = [{ name = var.name, cluster = { server = "https://${azurerm_kubernetes_cluster.this.fqdn}:443", "certificate-authority-data" = azurerm_kubernetes_cluster.this.kube_config[0].cluster_ca_certificate } }]
     users             = [{ name = var.name, user = { exec = { apiVersion = "client.authentication.k8s.io/v1beta1", command = "kubelogin", args = ["get-token", "--login", "azurecli", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"] } } }]
     contexts          = [{ name = var.name, context = { cluster = var.name, user = var.name } }]
     "current-context" = var.name

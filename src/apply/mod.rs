@@ -771,9 +771,25 @@ async fn walk<'p>(
             };
             let group = &mut groups[g];
             group.left -= 1;
-            match r.result {
+            // A driver answers plain values: the marks its schema and the
+            // configuration call for go back on before anything uses them
+            // (state's sensitive_attributes, outputs, dependents).
+            let data = c.addr.id.mode == strata_state::model::Mode::Data;
+            let schema = if data {
+                req.drivers.data(&c.addr.id.type_name)
+            } else {
+                req.drivers.resource(&c.addr.id.type_name)
+            }
+            .map(|(_, s)| s);
+            let result = r.result.map(|v| {
+                v.map(|v| match schema {
+                    Some(s) => crate::plan::diff::with_marks(v, c.after.as_ref(), s),
+                    None => v,
+                })
+            });
+            match result {
                 // Data sources are read again by every plan; not stored.
-                Ok(Some(v)) if c.addr.id.mode == strata_state::model::Mode::Data => {
+                Ok(Some(v)) if data => {
                     group.values[k] = v;
                 }
                 Ok(Some(v)) => match ex.put(c, &v, None) {

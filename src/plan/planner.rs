@@ -743,10 +743,23 @@ impl<'a> Planner<'_, 'a> {
         if !self.req.destroy {
             for o in &self.req.root.outputs {
                 seen.insert(o.name.as_str());
+                let after = walk.root_output(&o.name);
+                // validate sees variables' marks; only the plan sees those
+                // of resources' sensitive attributes.
+                if !o.sensitive && after.as_ref().is_some_and(Value::contains_sensitive) {
+                    self.diags.push(
+                        Diag::new(
+                            "strata::plan::sensitive_output",
+                            "Output refers to sensitive values",
+                            "This output's value is derived from sensitive values (a resource attribute its driver marks sensitive). As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
+                        )
+                        .at(o.expr.span),
+                    );
+                }
                 out.push(OutputChange {
                     name: o.name.clone(),
                     before: before(&o.name),
-                    after: walk.root_output(&o.name),
+                    after,
                     sensitive: o.sensitive,
                 });
             }

@@ -65,6 +65,10 @@ pub struct Spec {
     /// Conversions the field table cannot say: Terraform → API, API → Terraform.
     pub to_api: Option<fn(&Json, &mut Json)>,
     pub from_api: Option<fn(&Json, &mut Json)>,
+    /// A POST action whose answer holds the object's kubeconfigs
+    /// (`listClusterUserCredential`), asked after every read: its
+    /// `kubeconfigs[0]` reaches `from_api` as `api["strata:kubeconfig"]`.
+    pub credentials: Option<&'static str>,
 }
 
 pub struct Resource(pub &'static Spec);
@@ -121,6 +125,7 @@ pub static RESOURCE_GROUP: Spec = Spec {
     keep: &[],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 pub static VIRTUAL_NETWORK: Spec = Spec {
@@ -157,6 +162,7 @@ pub static VIRTUAL_NETWORK: Spec = Spec {
     keep: &["properties.subnets"],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 pub static SUBNET: Spec = Spec {
@@ -201,6 +207,7 @@ pub static SUBNET: Spec = Spec {
     keep: &["properties.networkSecurityGroup"],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 const RULE: &[Field] = &[
@@ -269,6 +276,7 @@ pub static NETWORK_SECURITY_GROUP: Spec = Spec {
     keep: &["properties.subnets"],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 pub static USER_ASSIGNED_IDENTITY: Spec = Spec {
@@ -308,6 +316,7 @@ pub static USER_ASSIGNED_IDENTITY: Spec = Spec {
     keep: &[],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 const SYSTEM_POOL: &[Field] = &[
@@ -421,6 +430,28 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
                         ]))),
                         "The nodes' identity (to grant registry pulls).",
                     ),
+                ),
+                (
+                    "kube_config",
+                    A::computed(
+                        Type::list(Type::object(BTreeMap::from(
+                            [
+                                "host",
+                                "username",
+                                "password",
+                                "client_certificate",
+                                "client_key",
+                                "cluster_ca_certificate",
+                            ]
+                            .map(|k| (k.to_string(), s())),
+                        ))),
+                        "The cluster user's credentials (listClusterUserCredential); certificates base64-encoded PEM, as azurerm gives them.",
+                    )
+                    .sensitive(),
+                ),
+                (
+                    "kube_config_raw",
+                    A::computed(s(), "The cluster user's kubeconfig (YAML).").sensitive(),
                 ),
             ],
         );
@@ -552,7 +583,12 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
                 "user_assigned_identity_id": k["resourceId"],
             }]);
         }
+        if let Some(raw) = api["strata:kubeconfig"].as_str() {
+            tf["kube_config_raw"] = json!(raw);
+            tf["kube_config"] = json!([crate::kubeconfig::credentials(raw)]);
+        }
     }),
+    credentials: Some("listClusterUserCredential"),
 };
 
 pub static NODE_POOL: Spec = Spec {
@@ -680,6 +716,7 @@ pub static NODE_POOL: Spec = Spec {
     keep: &[],
     to_api: None,
     from_api: None,
+    credentials: None,
 };
 
 pub static STORAGE_ACCOUNT: Spec = Spec {
@@ -763,6 +800,7 @@ pub static STORAGE_ACCOUNT: Spec = Spec {
             tf["account_replication_type"] = json!(r);
         }
     }),
+    credentials: None,
 };
 
 /// Azure's canonical form of a region: `East US` → `eastus`.
@@ -872,6 +910,35 @@ impl Resource {
         })
     }
 
+    /// [`Resource::value`], after asking for the object's credentials
+    /// when its type has them.
+    async fn read_back(
+        &self,
+        c: &Ctx,
+        o: &Json,
+        like: Option<&Json>,
+    ) -> Result<Value, DriverError> {
+        let Some(action) = self.0.credentials else {
+            return self.value(o, like);
+        };
+        let id = o["id"].as_str().unwrap_or_default();
+        let what = format!("{action} for {}", self.0.type_name);
+        let reply = c
+            .rest
+            .send(
+                Method::POST,
+                &c.url(&format!("{id}/{action}"), self.0.api_version),
+                None,
+            )
+            .await
+            .map_err(|e| c.rest.driver_error(&what, &e))?;
+        let mut o = o.clone();
+        if let Some(v) = reply.body["kubeconfigs"][0]["value"].as_str() {
+            o["strata:kubeconfig"] = json!(crate::kubeconfig::decode(v));
+        }
+        self.value(&o, like)
+    }
+
     async fn get(&self, c: &Ctx, id: &str) -> Result<Option<Json>, DriverError> {
         c.rest
             .get(
@@ -968,7 +1035,7 @@ impl Resource {
             for p in c.rest.list("list node pools", &pools, "value").await? {
                 let t = &p["properties"]["tags"];
                 if labels::owned(|k| t[k].as_str(), tags) {
-                    found.push(self.value(&p, None)?);
+                    found.push(self.read_back(c, &p, None).await?);
                 }
             }
         }
@@ -1055,7 +1122,7 @@ impl Kind<Ctx> for Resource {
                 .as_ref()
                 .and_then(|m| m.get(&id.to_ascii_lowercase()));
             out.push(match found {
-                Some(f) => Some(self.value(f, Some(&j))?),
+                Some(f) => Some(self.read_back(c, f, Some(&j)).await?),
                 None => None,
             });
         }
@@ -1083,7 +1150,7 @@ impl Kind<Ctx> for Resource {
         let o = self
             .put(c, &id, &body, timeout(planned, "create", TIMEOUT), &what)
             .await?;
-        self.value(&o, Some(&j))
+        self.read_back(c, &o, Some(&j)).await
     }
 
     async fn update(&self, c: &Ctx, _prior: &Value, planned: &Value) -> Result<Value, DriverError> {
@@ -1095,7 +1162,7 @@ impl Kind<Ctx> for Resource {
         let o = self
             .put(c, &id, &body, timeout(planned, "update", TIMEOUT), &what)
             .await?;
-        self.value(&o, Some(&j))
+        self.read_back(c, &o, Some(&j)).await
     }
 
     async fn delete(&self, c: &Ctx, prior: &Value) -> Result<(), DriverError> {
@@ -1150,7 +1217,7 @@ impl Kind<Ctx> for Resource {
                 continue;
             }
             if let Some(o) = self.get(c, r["id"].as_str().unwrap_or_default()).await? {
-                found.push(self.value(&o, None)?);
+                found.push(self.read_back(c, &o, None).await?);
             }
         }
         Ok(found)
@@ -1158,7 +1225,7 @@ impl Kind<Ctx> for Resource {
 
     async fn import(&self, c: &Ctx, id: &str) -> Result<Option<Value>, DriverError> {
         match self.get(c, id).await? {
-            Some(o) => Ok(Some(self.value(&o, None)?)),
+            Some(o) => Ok(Some(self.read_back(c, &o, None).await?)),
             None => Ok(None),
         }
     }

@@ -12,6 +12,7 @@
 mod api;
 mod arm;
 mod auth;
+mod kubeconfig;
 mod special;
 
 use async_trait::async_trait;

@@ -300,6 +300,32 @@ impl World {
         )
     }
 
+    /// `POST …/managedClusters/NAME/listClusterUserCredential`: the user
+    /// kubeconfig, base64-encoded YAML, as AKS answers it.
+    fn cluster_credentials(&self, lower: &str) -> Response<Body> {
+        use base64::Engine;
+        let id = lower.trim_end_matches("/listclusterusercredential");
+        let Some(cluster) = self.objects.get(id) else {
+            return error(
+                404,
+                "ResourceNotFound",
+                &format!("The Resource '{id}' was not found."),
+            );
+        };
+        let name = cluster["name"].as_str().unwrap_or("cluster");
+        let fqdn = cluster["properties"]["fqdn"].as_str().unwrap_or_default();
+        let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let yaml = format!(
+            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://{fqdn}:443\n  name: {name}\ncontexts:\n- context:\n    cluster: {name}\n    user: clusterUser_{name}\n  name: {name}\ncurrent-context: {name}\nkind: Config\nusers:\n- name: clusterUser_{name}\n  user:\n    token: {}\n",
+            b64(&format!("stand-in CA of {name}")),
+            b64(name),
+        );
+        json(
+            200,
+            json!({"kubeconfigs": [{"name": "clusterUser", "value": b64(&yaml)}]}),
+        )
+    }
+
     fn handle(&mut self, req: &Req, base: &str) -> Response<Body> {
         if req.path.ends_with("/oauth2/v2.0/token") {
             return self.token(req);
@@ -337,6 +363,9 @@ impl World {
                 &path,
                 Some(scope),
             );
+        }
+        if req.method == Method::POST && lower.ends_with("/listclusterusercredential") {
+            return self.cluster_credentials(&lower);
         }
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         if segs.len() < 2
