@@ -192,10 +192,20 @@ resource "aws_launch_template" "pool" {
   name     = "${var.name}-${each.key}"
   image_id = data.aws_ami.node.id
   # Canonical's EKS images join the cluster through the same bootstrap
-  # script as Amazon's.
+  # script as Amazon's. With a custom image EKS passes nothing to the
+  # kubelet itself, so the pool's labels and taints are given here too:
+  # a node carries them from its first moment, before anything schedules.
   user_data = base64encode(join("\n", [
     "#!/bin/bash",
-    "/etc/eks/bootstrap.sh ${aws_eks_cluster.this.name} --b64-cluster-ca ${aws_eks_cluster.this.certificate_authority[0].data} --apiserver-endpoint ${aws_eks_cluster.this.endpoint}",
+    join(" ", [
+      "/etc/eks/bootstrap.sh ${aws_eks_cluster.this.name}",
+      "--b64-cluster-ca ${aws_eks_cluster.this.certificate_authority[0].data}",
+      "--apiserver-endpoint ${aws_eks_cluster.this.endpoint}",
+      "--kubelet-extra-args '${join(" ", compact([
+        length(each.value.labels) > 0 ? "--node-labels=${join(",", [for k, v in each.value.labels : "${k}=${v}"])}" : "",
+        length(each.value.taints) > 0 ? "--register-with-taints=${join(",", [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"])}" : "",
+      ]))}'",
+    ]),
   ]))
   metadata_options {
     http_tokens                 = "required"
