@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Generates a configuration of N terraform_data resources forming a 10-ary
-tree: each resource's input references its parent's output, with a few
-locals, a cidrsubnet and a merge per resource (the workload of issue 8).
-The same files run under Terraform and strata.
+"""Generates a configuration of N terraform_data resources, the workload
+of issue 8, in one of two shapes. The same files run under Terraform and
+strata.
 
-Usage: python3 bench/gen.py N OUT_DIR [--files K]
+- tree (default): a 10-ary tree, each resource's input referencing its
+  parent's output, with a few locals, a cidrsubnet and a merge per
+  resource. The root's name is `var.root`, so `-var root=…` changes the
+  root and, through the references, everything below it.
+- wide: 50 resource blocks with for_each over N/50 keys each, flat, every
+  instance reading only variables and locals.
+
+Usage: python3 bench/gen.py N OUT_DIR [--files K] [--shape tree|wide]
 """
 import os
 import sys
@@ -16,6 +22,9 @@ def main():
     files = 10
     if "--files" in sys.argv:
         files = int(sys.argv[sys.argv.index("--files") + 1])
+    shape = "tree"
+    if "--shape" in sys.argv:
+        shape = sys.argv[sys.argv.index("--shape") + 1]
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
         if f.endswith(".tf"):
@@ -31,11 +40,19 @@ variable "tags" {
   default = { team = "ml-platform", env = "bench" }
 }
 
+variable "root" {
+  type    = string
+  default = "root"
+}
+
 locals {
   prefix = "bench"
   width  = 10
 }
 ''')
+    if shape == "wide":
+        wide(n, out, files)
+        return
     per_file = (n + files - 1) // files
     for k in range(files):
         lo, hi = k * per_file, min(n, (k + 1) * per_file)
@@ -45,7 +62,7 @@ locals {
             for i in range(lo, hi):
                 parent = (i - 1) // 10
                 if i == 0:
-                    src = '"root"'
+                    src = "var.root"
                 else:
                     src = "terraform_data.r%d.output" % parent
                 fh.write('''resource "terraform_data" "r%d" {
@@ -58,6 +75,28 @@ locals {
 }
 
 ''' % (i, src, i, i % 65536, i, len(str(i))))
+
+
+def wide(n, out, files):
+    types = 50
+    per_type = max(1, n // types)
+    per_file = (types + files - 1) // files
+    for k in range(files):
+        lo, hi = k * per_file, min(types, (k + 1) * per_file)
+        if lo >= hi:
+            break
+        with open(os.path.join(out, "w%03d.tf" % k), "w") as fh:
+            for t in range(lo, hi):
+                fh.write('''resource "terraform_data" "t%d" {
+  for_each = toset([for i in range(%d) : format("k%%04d", i)])
+  input = {
+    name   = "${local.prefix}-%d-${each.key}"
+    subnet = cidrsubnet(var.base_cidr, 16, %d)
+    tags   = merge(var.tags, { key = each.key, type = "%d" })
+  }
+}
+
+''' % (t, per_type, t, t, t))
 
 
 if __name__ == "__main__":

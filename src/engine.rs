@@ -272,7 +272,7 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
                     status: None,
                     deposed: None,
                     schema_version: schema.version,
-                    attributes,
+                    attributes: attributes.into(),
                     sensitive_attributes: Vec::new(),
                     dependencies: Vec::new(),
                     create_before_destroy: false,
@@ -333,12 +333,17 @@ pub fn plan(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
+    crate::timings::stage("start");
     let p = prepare(path, None, &opts.inputs, sources, drivers)?;
+    crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
     let store = LocalStore::new(&opts.state);
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
+    crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+    crate::timings::stage("planned");
     print!("{}", render(&plan, format, drivers));
+    crate::timings::stage("rendered");
     warn(&plan.warnings, sources);
     if let Some(out) = out {
         let saved = Saved {
@@ -410,6 +415,7 @@ pub fn apply(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
+    crate::timings::stage("start");
     let saved = if opts.destroy {
         None
     } else {
@@ -443,10 +449,12 @@ pub fn apply(
         }
         None => prepare(target, None, &opts.inputs, sources, drivers)?,
     };
+    crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
     let store = LocalStore::new(&opts.state);
     let op = if opts.destroy { "destroy" } else { "apply" };
     let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
+    crate::timings::stage("state loaded");
     let plan = match saved {
         Some(s) => {
             let plan = s.plan;
@@ -472,6 +480,7 @@ pub fn apply(
         }
         None => {
             let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+            crate::timings::stage("planned");
             print!("{}", crate::render::human::plan(&plan, drivers));
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.
@@ -522,7 +531,9 @@ pub fn apply(
         &rt,
     );
     let (mut state, report) = result?;
+    crate::timings::stage("applied");
     store.persist(&lock, &mut state).map_err(state_err)?;
+    crate::timings::stage("persisted");
     let outcome = summary(&report, &state, &p.module, opts.destroy);
     warn(&report.warnings, sources);
     outcome

@@ -23,3 +23,4 @@ pub mod render;
 pub use strata_value as lang;
 pub mod statecmd;
 pub mod syntax;
+pub mod timings;

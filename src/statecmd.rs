@@ -82,7 +82,8 @@ pub fn show(path: &Path, addr: &str) -> Result<String, Diags> {
                 "resource"
             };
             let _ = writeln!(out, "{kind} \"{}\" \"{}\" {{", r.id.type_name, r.id.name);
-            if let Some(obj) = i.attributes.as_object() {
+            let attributes = i.attributes.json().unwrap_or_default();
+            if let Some(obj) = attributes.as_object() {
                 let width = obj
                     .iter()
                     .filter(|(_, v)| !v.is_null())

@@ -315,7 +315,12 @@ fn state_ids(env: &Env) -> (BTreeSet<String>, Vec<String>) {
     let mut addrs = Vec::new();
     for r in &loaded.state.resources {
         for i in &r.instances {
-            ids.insert(i.attributes["id"].as_str().unwrap_or_default().to_string());
+            ids.insert(
+                i.attributes.json().expect("attributes")["id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
             addrs.push(r.id.instance_address(i.index_key.as_ref()));
         }
     }

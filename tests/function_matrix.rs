@@ -3,18 +3,17 @@
 //! panic, and a sensitive argument always gives a sensitive (or failed)
 //! result, except where dropping the mark is the function's job.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use strata::diag::Sources;
 use strata::eval::{Evaluator, MapScope};
 use strata::lang::types::Type;
-use strata::lang::value::Value;
+use strata::lang::value::{Attrs, Value};
 
 const MARK_DROPPERS: &[&str] = &["nonsensitive", "issensitive", "type"];
 
 #[test]
 fn awkward_arguments_never_panic_and_keep_the_mark() {
-    let vars: BTreeMap<String, Value> = BTreeMap::from([
+    let vars = Attrs::from([
         ("u".to_string(), Value::unknown()),
         ("us".to_string(), Value::Unknown(Type::String)),
         ("ul".to_string(), Value::Unknown(Type::list(Type::String))),

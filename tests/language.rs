@@ -127,7 +127,7 @@ fn eval_in(scope: &dyn strata::eval::Scope, src: &str) -> Value {
 }
 
 fn eval_with(vars: &[(&str, Value)], src: &str) -> Value {
-    let map: BTreeMap<String, Value> = vars
+    let map: strata::lang::value::Attrs = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();

@@ -26,7 +26,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
             status: None,
             deposed: None,
             schema_version: 0,
-            attributes: serde_json::json!({ "id": format!("{name}-id"), "input": input, "output": input, "triggers_replace": null }),
+            attributes: serde_json::json!({ "id": format!("{name}-id"), "input": input, "output": input, "triggers_replace": null }).into(),
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

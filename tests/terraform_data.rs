@@ -1,13 +1,12 @@
 //! The builtin terraform_data driver follows Terraform's plan rules.
 
-use std::collections::BTreeMap;
 use strata::builtin::terraform_data::{TerraformData, TYPE};
 use strata::lang::types::Type;
-use strata::lang::value::Value;
+use strata::lang::value::{Attrs, Value};
 use strata_provider::{Driver, DriverError, PlanRequest, Tags};
 
 fn config(input: Value, triggers: Value) -> Value {
-    Value::Object(BTreeMap::from([
+    Value::Object(Attrs::from([
         ("id".to_string(), Value::null()),
         ("input".to_string(), input),
         ("output".to_string(), Value::null()),

@@ -121,7 +121,7 @@ impl Exec<'_, '_> {
                 deposed,
                 status: status.map(str::to_string),
                 schema_version: c.schema_version,
-                attributes: value_to_json(v, &ty)?,
+                attributes: value_to_json(v, &ty)?.into(),
                 sensitive_attributes: crate::lang::json::mark_paths(v),
                 dependencies: c.dependencies.clone(),
                 create_before_destroy: c.create_before_destroy,
@@ -267,21 +267,19 @@ impl Exec<'_, '_> {
 /// state's, so apply brings them up to date even where nothing else
 /// changes, as Terraform does (an object adopted after a crash has none).
 pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
+    let recorded: HashMap<&strata_state::model::ResourceId, &strata_state::ResourceState> =
+        state.resources.iter().map(|r| (&r.id, r)).collect();
     plan.changes
         .iter()
         .enumerate()
         .filter(|(_, c)| c.action == Action::NoOp && c.deposed.is_none() && c.before.is_some())
         .filter(|(_, c)| {
-            let recorded = state
-                .resources
-                .iter()
-                .find(|r| r.id == c.addr.id)
-                .and_then(|r| {
-                    r.instances
-                        .iter()
-                        .find(|i| i.index_key == c.addr.key && i.deposed.is_none())
-                });
-            recorded.is_some_and(|i| {
+            let instance = recorded.get(&c.addr.id).and_then(|r| {
+                r.instances
+                    .iter()
+                    .find(|i| i.index_key == c.addr.key && i.deposed.is_none())
+            });
+            instance.is_some_and(|i| {
                 let mut had = i.dependencies.clone();
                 let mut want = c.dependencies.clone();
                 had.sort();

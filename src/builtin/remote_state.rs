@@ -5,7 +5,7 @@
 
 use crate::lang::json::{type_from_json, value_from_json};
 use crate::lang::types::Type;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use std::collections::BTreeMap;
 use strata_provider::{AttributeSchema, DriverError, ResourceSchema};
 
@@ -84,7 +84,7 @@ pub fn read(config: &Value) -> Result<Value, DriverError> {
     })?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| invalid(format!("{path} is not a state file: {e}")))?;
-    let mut outputs = BTreeMap::new();
+    let mut outputs = Attrs::new();
     if let Some(defaults) = get(config, "defaults").and_then(|d| d.unmarked().entries()) {
         outputs.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
     }

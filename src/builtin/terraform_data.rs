@@ -11,7 +11,7 @@ use strata_provider::{
     AttributeSchema, Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
-use strata_value::value::Value;
+use strata_value::value::{Attrs, Value};
 
 pub const TYPE: &str = "terraform_data";
 
@@ -82,7 +82,7 @@ fn pending_output(input: &Value) -> Value {
 }
 
 fn object(id: Value, input: Value, output: Value, triggers: Value) -> Value {
-    Value::Object(BTreeMap::from([
+    Value::Object(Attrs::from([
         ("id".to_string(), id),
         ("input".to_string(), input),
         ("output".to_string(), output),

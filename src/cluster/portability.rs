@@ -7,8 +7,7 @@
 
 use super::{CloudCall, Expanded, Expansion};
 use crate::diag::{Diag, Diags};
-use crate::lang::value::Value;
-use std::collections::BTreeMap;
+use crate::lang::value::{Attrs, Value};
 
 /// The fields compared, in the order problems are reported.
 pub const FIELDS: &[&str] = &[
@@ -44,7 +43,7 @@ fn normal(field: &str, v: Value) -> Value {
     }
 }
 
-fn field(pools: &BTreeMap<String, Value>, pool: &str, f: &str) -> Option<Value> {
+fn field(pools: &Attrs, pool: &str, f: &str) -> Option<Value> {
     match pools.get(pool)? {
         Value::Object(m) => m.get(f).cloned().map(|v| normal(f, v.unmark_deep().0)),
         _ => None,
@@ -70,10 +69,10 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn pools_of(v: Option<Value>) -> BTreeMap<String, Value> {
+fn pools_of(v: Option<Value>) -> Attrs {
     match v.map(|v| v.unmark_deep().0) {
         Some(Value::Object(m)) | Some(Value::Map(_, m)) => m,
-        _ => BTreeMap::new(),
+        _ => Attrs::new(),
     }
 }
 

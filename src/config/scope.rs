@@ -6,7 +6,7 @@
 use super::{Mode, Module};
 use crate::diag::{Diag, Span};
 use crate::eval::{did_you_mean, unknown_root, Evaluator, Scope};
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -162,7 +162,7 @@ impl<'a> ConfigScope<'a> {
             }
             let vars = super::variables::resolve_inputs(&call.module, &inputs, name)?;
             let child = ConfigScope::new(&call.module, vars, self.root_dir.clone());
-            let mut outputs = BTreeMap::new();
+            let mut outputs = Attrs::new();
             for o in &call.module.outputs {
                 let v = child.evaluator().eval(&o.expr)?;
                 outputs.insert(o.name.clone(), v.mark_if(o.sensitive));
@@ -315,7 +315,7 @@ impl Scope for ConfigScope<'_> {
             }
             "data" => {
                 let a = attr.ok_or_else(|| needs_attr("data"))?;
-                let names: BTreeMap<String, Value> = self
+                let names: Attrs = self
                     .declared
                     .data
                     .get(a)

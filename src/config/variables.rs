@@ -7,7 +7,7 @@ use super::{Module, Variable};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::eval::{EmptyScope, Evaluator, MapScope};
 use crate::lang::types::Type;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -344,7 +344,10 @@ fn validate(
     all: &BTreeMap<String, Value>,
     dir: &Path,
 ) -> Result<(), Diag> {
-    let vars = BTreeMap::from([("var".to_string(), Value::Object(all.clone()))]);
+    let vars = Attrs::from([(
+        "var".to_string(),
+        Value::Object(all.clone().into_iter().collect()),
+    )]);
     let scope = MapScope(&vars);
     for v in &decl.validations {
         let mut ev = Evaluator::new(&scope, dir.to_path_buf());

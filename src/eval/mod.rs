@@ -11,7 +11,7 @@ use crate::funcs::{self, CallCtx};
 use crate::lang::convert::{convert, unify};
 use crate::lang::number::Number;
 use crate::lang::types::Type;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use crate::syntax::ast::{ExprKind, ForExpr, ObjectKey, TemplatePart};
 use crate::syntax::Expr;
 use std::collections::BTreeMap;
@@ -198,7 +198,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn object(&mut self, items: &[(ObjectKey, Expr)]) -> EvalResult {
-        let mut out = BTreeMap::new();
+        let mut out = Attrs::new();
         let mut marked = false;
         let mut unknown_key = false;
         for (k, v) in items {
@@ -505,7 +505,7 @@ impl<'a> Evaluator<'a> {
             )
         })?;
         let mut tuple = Vec::new();
-        let mut object: BTreeMap<String, Value> = BTreeMap::new();
+        let mut object = Attrs::new();
         let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         let mut unknown = false;
         let mut marked = marked;
@@ -766,7 +766,7 @@ pub fn iteration_pairs(v: &Value) -> Option<Vec<(Value, Value)>> {
 }
 
 /// Names bound to values: the scope of `templatefile` and `templatestring`.
-pub struct MapScope<'a>(pub &'a BTreeMap<String, Value>);
+pub struct MapScope<'a>(pub &'a Attrs);
 
 impl Scope for MapScope<'_> {
     fn resolve(&self, name: &str, _attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
@@ -781,11 +781,7 @@ impl Scope for MapScope<'_> {
 }
 
 /// Renders a template text with the given variables.
-pub fn render_template(
-    text: &str,
-    vars: &BTreeMap<String, Value>,
-    base_dir: &std::path::Path,
-) -> EvalResult {
+pub fn render_template(text: &str, vars: &Attrs, base_dir: &std::path::Path) -> EvalResult {
     let file = crate::diag::FileId(u32::MAX);
     let expr = crate::syntax::parse_template(file, text)?;
     let scope = MapScope(vars);

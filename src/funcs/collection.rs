@@ -5,7 +5,7 @@ use crate::eval::ops_equals;
 use crate::lang::convert::{convert, unify};
 use crate::lang::number::Number;
 use crate::lang::types::Type;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use std::collections::BTreeMap;
 
 fn seq(v: &Value, i: usize) -> Result<&[Value], FnError> {
@@ -358,7 +358,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         p("maps", any()).nullable(),
         any(),
         |_, a| {
-            let mut out: BTreeMap<String, Value> = BTreeMap::new();
+            let mut out = Attrs::new();
             let mut all_maps = true;
             for (i, m) in a.iter().enumerate() {
                 if m.is_null() {
@@ -504,7 +504,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                     vals.len()
                 )));
             }
-            let mut m = BTreeMap::new();
+            let mut m = Attrs::new();
             for (k, v) in keys.iter().zip(vals) {
                 let k = k
                     .as_str()

@@ -7,9 +7,9 @@
 
 use super::FnError;
 use crate::lang::number::Number;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use num_bigint::BigInt;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
@@ -24,7 +24,7 @@ struct Builder {
 
 enum Frame {
     Seq(usize, Vec<Value>),
-    Map(usize, BTreeMap<String, Value>, Option<String>),
+    Map(usize, Attrs, Option<String>),
 }
 
 impl Builder {
@@ -73,7 +73,7 @@ impl MarkedEventReceiver for Builder {
             }
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq(anchor, Vec::new())),
             Event::MappingStart(anchor, _) => {
-                self.stack.push(Frame::Map(anchor, BTreeMap::new(), None))
+                self.stack.push(Frame::Map(anchor, Attrs::new(), None))
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let (v, anchor) = match self.stack.pop() {

@@ -6,7 +6,7 @@
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::{iteration_pairs, Evaluator};
 use crate::lang::convert::convert;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use crate::syntax::{Block, Body};
 use std::collections::BTreeMap;
 use strata_provider::{BlockNesting, ResourceSchema};
@@ -24,7 +24,7 @@ pub fn decode(
     span: Span,
     diags: &mut Diags,
 ) -> Value {
-    let mut out = BTreeMap::new();
+    let mut out = Attrs::new();
     for a in &body.attrs {
         let Some(s) = schema.attributes.get(&a.name) else {
             let what = if schema.blocks.contains_key(&a.name) {
@@ -199,7 +199,7 @@ fn dynamic(
         return;
     };
     for (k, v) in pairs {
-        let it = Value::Object(BTreeMap::from([
+        let it = Value::Object(Attrs::from([
             ("key".to_string(), k),
             ("value".to_string(), v),
         ]));

@@ -3,9 +3,8 @@
 //! attributes and the `lifecycle` settings.
 
 use super::{Action, Reason};
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use crate::syntax::ast::{Expr, ExprKind};
-use std::collections::BTreeMap;
 use strata_provider::{AttrPath, Planned, ResourceSchema};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -202,7 +201,7 @@ pub fn keep_all(config: Value, prior: &Value) -> Value {
                     let v = p.get(&k).cloned().unwrap_or(v);
                     (k, v)
                 })
-                .collect::<BTreeMap<_, _>>(),
+                .collect::<Attrs>(),
         )
         .mark_if(marked),
         (c, _) => c.mark_if(marked),

@@ -75,6 +75,7 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
 
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
     let mut prior = refresh::decode_state(req.state, req.drivers)?;
+    crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
     let drift = if req.refresh {
         // What a `removed` block forgets is not read: its provider may be
@@ -115,6 +116,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             p.prior.insert(i.addr.to_string(), i);
         }
     }
+    crate::timings::stage("refreshed");
     let walk = Walk::new(req.root, req.graph, req.vars.clone());
     if !req.destroy {
         for n in walk.order() {
@@ -135,6 +137,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             .at(*span),
         );
     }
+    crate::timings::stage("walked");
     p.orphans();
     if let (Some(inspect), false) = (req.inspect, req.destroy) {
         let found = inspect(&|prefix: &str, local: &str| walk.get(prefix, local));

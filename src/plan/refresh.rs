@@ -54,7 +54,7 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
                 id: r.id.clone(),
                 key: i.index_key.clone(),
             };
-            match value_from_json(&i.attributes, &ty) {
+            match i.attributes.json().and_then(|j| value_from_json(&j, &ty)) {
                 Ok(value) => out.push(PriorInstance {
                     value: super::diff::with_marks(
                         crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),

@@ -8,7 +8,7 @@ use crate::config::{repeat, Declared, Known, Module};
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::Evaluator;
 use crate::graph::{Graph, Node, NodeKind};
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use crate::syntax::Expr;
 use petgraph::graph::NodeIndex;
 use std::cell::RefCell;
@@ -70,7 +70,7 @@ impl Keys {
                     .iter()
                     .map(|(k, _)| k.clone())
                     .zip(values)
-                    .collect::<BTreeMap<_, _>>(),
+                    .collect::<Attrs>(),
             ),
         }
     }

@@ -4,9 +4,8 @@
 //! for multi-line strings and lists, `jsonencode(…)` for JSON documents,
 //! and unchanged attributes hidden behind a count.
 
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use similar::{capture_diff_slices, Algorithm, ChangeTag, TextDiff};
-use std::collections::BTreeMap;
 use strata_provider::{BlockNesting, ResourceSchema};
 
 /// `+`, `-`, `~` or ` ` (no change).
@@ -76,7 +75,7 @@ fn key_text(k: &str, map: bool) -> String {
     }
 }
 
-fn entries(v: &Value) -> Option<(&BTreeMap<String, Value>, bool)> {
+fn entries(v: &Value) -> Option<(&Attrs, bool)> {
     match v.unmarked() {
         Value::Object(m) => Some((m, false)),
         Value::Map(_, m) => Some((m, true)),
@@ -183,7 +182,7 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
         return;
     }
     if let Some((m, map)) = entries(v) {
-        let empty = BTreeMap::new();
+        let empty = Attrs::new();
         let (bm, am) = if s == Sym::Delete {
             (m, &empty)
         } else {
@@ -306,14 +305,7 @@ fn hidden(n: usize, what: &str, inner: usize, out: &mut String) {
     }
 }
 
-fn object(
-    b: &BTreeMap<String, Value>,
-    a: &BTreeMap<String, Value>,
-    map: bool,
-    indent: usize,
-    whole_: bool,
-    out: &mut String,
-) {
+fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mut String) {
     let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -464,7 +456,7 @@ pub fn resource_body(
     indent: usize,
     out: &mut String,
 ) {
-    let empty = BTreeMap::new();
+    let empty = Attrs::new();
     let bm = b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
     let am = a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
     let is_block = |k: &str| schema.is_some_and(|s| s.blocks.contains_key(k));

@@ -18,5 +18,6 @@ pub use error::StateError;
 pub use journal::{Entry, Replay};
 pub use local::{Journal, Loaded, LocalStore, Lock, LockInfo};
 pub use model::{
-    Address, InstanceKey, InstanceState, Mode, OutputState, ResourceId, ResourceState, State,
+    Address, Attributes, InstanceKey, InstanceState, Mode, OutputState, ResourceId, ResourceState,
+    State,
 };

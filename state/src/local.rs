@@ -278,18 +278,23 @@ impl LocalStore {
     }
 
     fn parse(&self, text: &str) -> Result<State, StateError> {
-        let raw: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| StateError::Corrupt {
-                path: self.path.clone(),
-                detail: e.to_string(),
-            })?;
-        let version = raw
-            .get("version")
-            .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| StateError::Corrupt {
+        let corrupt = |e: serde_json::Error| StateError::Corrupt {
+            path: self.path.clone(),
+            detail: e.to_string(),
+        };
+        // The version first, so a newer format is named as such rather
+        // than as a field this build does not know.
+        #[derive(serde::Deserialize)]
+        struct Head {
+            version: Option<u64>,
+        }
+        let head: Head = serde_json::from_str(text).map_err(corrupt)?;
+        let Some(version) = head.version else {
+            return Err(StateError::Corrupt {
                 path: self.path.clone(),
                 detail: "no \"version\" field".into(),
-            })?;
+            });
+        };
         if version > FORMAT_VERSION {
             return Err(StateError::TooNew {
                 path: self.path.clone(),
@@ -297,10 +302,7 @@ impl LocalStore {
                 supported: FORMAT_VERSION,
             });
         }
-        serde_json::from_value(raw).map_err(|e| StateError::Corrupt {
-            path: self.path.clone(),
-            detail: e.to_string(),
-        })
+        serde_json::from_str(text).map_err(corrupt)
     }
 
     /// Writes `state` as the new state file (serial + 1), keeping the

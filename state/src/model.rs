@@ -3,6 +3,7 @@
 //! so that people and tools that read Terraform state can read strata's.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
@@ -96,7 +97,7 @@ pub struct InstanceState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     pub schema_version: u64,
-    pub attributes: Json,
+    pub attributes: Attributes,
     /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
     #[serde(default)]
     pub sensitive_attributes: Vec<Json>,
@@ -106,6 +107,64 @@ pub struct InstanceState {
     pub dependencies: Vec<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_before_destroy: bool,
+}
+
+/// An object's attributes as compact JSON text, parsed only when the object
+/// is decoded: a large state then costs its size in memory, not a tree of
+/// nodes several times that, and an object nobody changes is written back
+/// as it was read. Written on one line inside the pretty-printed state.
+#[derive(Clone)]
+pub struct Attributes(Box<RawValue>);
+
+impl Attributes {
+    pub fn from_json(v: &Json) -> Attributes {
+        // Serialising a JSON value cannot fail: its keys are strings.
+        Attributes(serde_json::value::to_raw_value(v).unwrap_or_default())
+    }
+
+    /// The attributes as a JSON value.
+    pub fn json(&self) -> Result<Json, String> {
+        serde_json::from_str(self.0.get()).map_err(|e| e.to_string())
+    }
+
+    /// The compact JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl From<Json> for Attributes {
+    fn from(v: Json) -> Attributes {
+        Attributes::from_json(&v)
+    }
+}
+
+impl std::fmt::Debug for Attributes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.get())
+    }
+}
+
+/// Equal as JSON values, whatever the spelling.
+impl PartialEq for Attributes {
+    fn eq(&self, other: &Attributes) -> bool {
+        self.0.get() == other.0.get() || self.json().ok() == other.json().ok()
+    }
+}
+
+impl Serialize for Attributes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Attributes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Attributes, D::Error> {
+        // Through a value, not a raw slice: the journal's lines reach here
+        // through serde's buffering of tagged enums, which cannot hand over
+        // raw text. The tree lives for one object only.
+        Json::deserialize(d).map(|v| Attributes::from_json(&v))
+    }
 }
 
 impl State {
@@ -294,6 +353,16 @@ mod tests {
                 .as_deref(),
             Some(r#"module.a["x"]"#)
         );
+    }
+
+    #[test]
+    fn attributes_are_kept_compact_and_equal_as_json() {
+        let pretty = "{\n  \"a\": [ 1, 2 ],\n  \"b\": \"x y\\\" \\\\ \\n\"\n}";
+        let a: Attributes = serde_json::from_str(pretty).expect("parses");
+        assert_eq!(a.text(), r#"{"a":[1,2],"b":"x y\" \\ \n"}"#);
+        let b = Attributes::from_json(&serde_json::json!({"b": "x y\" \\ \n", "a": [1, 2]}));
+        assert_eq!(a.json(), b.json());
+        assert_eq!(serde_json::to_string(&a).expect("writes"), a.text());
     }
 
     #[test]

@@ -28,7 +28,7 @@ fn put(i: u64) -> Entry {
             status: None,
             deposed: None,
             schema_version: 0,
-            attributes: serde_json::json!({ "id": format!("id-{i}"), "input": i }),
+            attributes: serde_json::json!({ "id": format!("id-{i}"), "input": i }).into(),
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

@@ -3,7 +3,7 @@
 
 use super::number::Number;
 use super::types::Type;
-use super::value::Value;
+use super::value::{Attrs, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -130,7 +130,7 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
                 Value::Map(_, m) | Value::Object(m) => m,
                 _ => return Err(ConvertError::new("object required")),
             };
-            let mut out = BTreeMap::new();
+            let mut out = Attrs::with_capacity(ot.attrs.len());
             for (name, aty) in &ot.attrs {
                 match entries.get(name) {
                     Some(av) => {

@@ -5,7 +5,7 @@
 
 use crate::number::Number;
 use crate::types::{ObjectType, Type};
-use crate::value::Value;
+use crate::value::{Attrs, Value};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 
@@ -219,7 +219,7 @@ pub fn unmask(v: Value, m: &Json, make: &dyn Fn(Value) -> Value) -> Value {
             v => v,
         },
         Json::Object(ms) => {
-            let each = |m: BTreeMap<String, Value>| -> BTreeMap<String, Value> {
+            let each = |m: Attrs| -> Attrs {
                 m.into_iter()
                     .map(|(k, x)| match ms.get(&k) {
                         Some(sub) => {
@@ -438,7 +438,7 @@ pub fn infer(j: &Json) -> Result<Value, String> {
         Json::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, v)| Ok((k.clone(), infer(v)?)))
-                .collect::<Result<BTreeMap<_, _>, String>>()?,
+                .collect::<Result<Attrs, String>>()?,
         ),
     })
 }
@@ -449,7 +449,7 @@ mod tests {
 
     #[test]
     fn dynamic_values_carry_their_type() {
-        let v = Value::Object(BTreeMap::from([
+        let v = Value::Object(Attrs::from([
             ("a".to_string(), Value::int(1)),
             (
                 "b".to_string(),
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn masks_round_trip_unknown_and_sensitive_values() {
-        let v = Value::Object(BTreeMap::from([
+        let v = Value::Object(Attrs::from([
             ("a".to_string(), Value::Unknown(Type::String)),
             (
                 "b".to_string(),
@@ -499,10 +499,10 @@ mod tests {
 
     #[test]
     fn sensitive_paths_round_trip() {
-        let v = Value::Object(BTreeMap::from([
+        let v = Value::Object(Attrs::from([
             (
                 "input".to_string(),
-                Value::Object(BTreeMap::from([
+                Value::Object(Attrs::from([
                     ("pw".to_string(), Value::string("hunter2").mark()),
                     ("user".to_string(), Value::string("me")),
                 ])),

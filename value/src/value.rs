@@ -4,9 +4,98 @@
 
 use super::number::Number;
 use super::types::{ObjectType, Type};
+use litemap::LiteMap;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::ops::{Deref, DerefMut, Index};
+use std::sync::Arc;
+
+/// An object's attributes or a map's elements, sorted by name: a sorted
+/// vector sized to fit (state holds millions of small objects), shared
+/// between copies and copied only when one of them is changed (a plan
+/// holds each object as prior, planned and evaluated value).
+#[derive(Clone, Debug, Default)]
+pub struct Attrs(Arc<LiteMap<String, Value>>);
+
+impl Attrs {
+    pub fn new() -> Attrs {
+        Attrs::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Attrs {
+        Attrs(Arc::new(LiteMap::with_capacity(n)))
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.iter_mut().map(|(_, v)| v)
+    }
+}
+
+impl Deref for Attrs {
+    type Target = LiteMap<String, Value>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for Attrs {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+/// Like a map's: the attribute must be there.
+impl Index<&str> for Attrs {
+    type Output = Value;
+    fn index(&self, name: &str) -> &Value {
+        match self.0.get(name) {
+            Some(v) => v,
+            None => panic!("no attribute {name:?}"),
+        }
+    }
+}
+
+impl<K: Into<String>, const N: usize> From<[(K, Value); N]> for Attrs {
+    fn from(entries: [(K, Value); N]) -> Attrs {
+        entries.into_iter().map(|(k, v)| (k.into(), v)).collect()
+    }
+}
+
+impl FromIterator<(String, Value)> for Attrs {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Attrs {
+        Attrs(Arc::new(LiteMap::from_iter(iter)))
+    }
+}
+
+impl Extend<(String, Value)> for Attrs {
+    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
+        Arc::make_mut(&mut self.0).extend(iter)
+    }
+}
+
+impl IntoIterator for Attrs {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        Arc::unwrap_or_clone(self.0).into_tuple_vec().into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Attrs {
+    type Item = (&'a String, &'a Value);
+    type IntoIter = <&'a LiteMap<String, Value> as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Attrs {
+    type Item = (&'a String, &'a mut Value);
+    type IntoIter = <&'a mut LiteMap<String, Value> as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        Arc::make_mut(&mut self.0).iter_mut()
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Value {
@@ -20,9 +109,9 @@ pub enum Value {
     List(Type, Vec<Value>),
     /// Element type and elements, kept in cty's set order without duplicates.
     Set(Type, Vec<Value>),
-    Map(Type, BTreeMap<String, Value>),
+    Map(Type, Attrs),
     Tuple(Vec<Value>),
-    Object(BTreeMap<String, Value>),
+    Object(Attrs),
     /// The sensitive mark. Never directly wraps another `Sensitive`.
     Sensitive(Box<Value>),
 }
@@ -196,7 +285,7 @@ impl Value {
     }
 
     /// Entries of a map or object, in key order.
-    pub fn entries(&self) -> Option<&BTreeMap<String, Value>> {
+    pub fn entries(&self) -> Option<&Attrs> {
         match self.unmarked() {
             Value::Map(_, m) | Value::Object(m) => Some(m),
             _ => None,
@@ -207,7 +296,7 @@ impl Value {
     pub fn len(&self) -> Option<usize> {
         self.elements()
             .map(<[Value]>::len)
-            .or_else(|| self.entries().map(BTreeMap::len))
+            .or_else(|| self.entries().map(|m| m.len()))
     }
 
     /// Whether a collection or structural value has no elements.
@@ -301,7 +390,7 @@ impl Value {
     }
 }
 
-fn map_raw_equal(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> bool {
+fn map_raw_equal(a: &Attrs, b: &Attrs) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b)

@@ -7,7 +7,7 @@ use crate::values::map_value;
 use std::collections::BTreeMap;
 use strata_provider::{AttributeSchema as A, PlanRequest, Planned, ResourceSchema, Tags};
 use strata_value::types::Type;
-use strata_value::value::Value;
+use strata_value::value::{Attrs, Value};
 
 pub const ADDRESS: &str = "strata:address";
 pub const LINEAGE: &str = "strata:lineage";
@@ -105,7 +105,7 @@ pub fn plan_taggable(
         let tags_all = match m.get("tags") {
             Some(t) if !t.is_known() => Value::Unknown(Type::map(Type::String)),
             Some(t) if !t.is_null() => t.clone(),
-            _ => Value::Map(Type::String, BTreeMap::new()),
+            _ => Value::Map(Type::String, Attrs::new()),
         };
         m.insert("tags_all".into(), tags_all);
     }

@@ -4,8 +4,7 @@
 //! Drivers start from it and adjust what their API decides.
 
 use crate::{BlockNesting, Planned, ResourceSchema};
-use std::collections::BTreeMap;
-use strata_value::value::Value;
+use strata_value::value::{Attrs, Value};
 
 /// Plans `config` against `prior` by `schema`. `requires_replace` is left
 /// empty: the engine compares forces-replacement attributes itself.
@@ -24,7 +23,7 @@ fn object(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Val
     if !config.is_known() {
         return Value::Unknown(schema.object_type());
     }
-    let mut out = BTreeMap::new();
+    let mut out = Attrs::new();
     for (name, a) in &schema.attributes {
         let want = field(Some(config), name).cloned();
         let had = field(prior, name);
@@ -79,7 +78,7 @@ mod tests {
     fn schema() -> ResourceSchema {
         ResourceSchema {
             version: 0,
-            attributes: BTreeMap::from([
+            attributes: std::collections::BTreeMap::from([
                 (
                     "id".to_string(),
                     AttributeSchema::computed(Type::String, ""),
@@ -100,7 +99,7 @@ mod tests {
                     AttributeSchema::optional(Type::String, ""),
                 ),
             ]),
-            blocks: BTreeMap::new(),
+            blocks: std::collections::BTreeMap::new(),
         }
     }
 

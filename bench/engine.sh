@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Benchmark, not a test: the engine against Terraform on the same generated
+# files, in the same run. For each shape and size it times, for strata
+# (release build) and terraform:
+#   plan      plan on empty state
+#   apply     apply (terraform only up to TF_APPLY_MAX resources: it
+#             rewrites the whole state after every resource, so 10 000
+#             take hours; above that, terraform's later steps run on the
+#             state strata's apply wrote, which is Terraform's format)
+#   noop      plan with nothing to do
+#   norefresh the same without refresh
+#   change    plan after changing the tree's root (every resource below it
+#             changes through the references; the wide shape changes one
+#             variable all instances read)
+# and prints wall time, CPU time (user + system) and peak memory per tool,
+# and terraform ÷ strata.
+#
+# Usage: [SHAPES="tree wide"] [TF_APPLY_MAX=1000] bench/engine.sh [N ...]
+#        (default N: 1000 10000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
+shapes=${SHAPES:-tree wide}
+apply_max=${TF_APPLY_MAX:-1000}
+
+cargo build --release --quiet
+strata="$PWD/${CARGO_TARGET_DIR:-target}/release/strata"
+have_tf=false
+if command -v terraform >/dev/null 2>&1; then
+  have_tf=true
+  echo "terraform: $(TF_CLI_CONFIG_FILE=/dev/null terraform version | head -n 1)"
+else
+  echo "terraform not installed: strata's figures only"
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TF_CLI_CONFIG_FILE=/dev/null TF_IN_AUTOMATION=1 NO_COLOR=1 CHECKPOINT_DISABLE=1
+
+# time DIR CMD... -> "wall cpu peak_MiB", the command's output discarded;
+# a failing command aborts the run with its output.
+measure() {
+  local dir=$1
+  shift
+  local out rc
+  out=$(cd "$dir" && /usr/bin/time -f '@@ %e %U %S %M' "$@" 2>&1) && rc=0 || rc=$?
+  # plan --detailed-exitcode is not used: any non-zero exit is a failure.
+  if [ "$rc" -ne 0 ]; then
+    echo "FAILED ($rc) in $dir: $*" >&2
+    echo "$out" | tail -n 30 >&2
+    exit 1
+  fi
+  echo "$out" | grep -o '@@ .*' | tail -n 1 | awk '{printf "%.2f %.2f %.1f\n", $2, $3 + $4, $5 / 1024}'
+}
+
+printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' shape N step tool wall_s cpu_s peak_MiB
+row() { printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' "$@"; }
+ratio() {
+  # shape N step, strata "w c m", terraform "w c m"
+  read -r sw sc sm <<<"$4"
+  read -r tw tc tm <<<"$5"
+  printf '%-6s %-6s %-10s %-9s %8.1fx %8.1fx %9.1fx\n' "$1" "$2" "$3" "tf/strata" \
+    "$(echo "$tw / $sw" | bc -l)" "$(echo "$tc / ($sc + 0.001)" | bc -l)" "$(echo "$tm / $sm" | bc -l)"
+}
+
+for shape in $shapes; do
+  for n in "${sizes[@]}"; do
+    s="$work/$shape-$n/strata"
+    t="$work/$shape-$n/terraform"
+    python3 bench/gen.py "$n" "$s" --shape "$shape"
+    mkdir -p "$t" && cp "$s"/*.tf "$t"/
+    if $have_tf; then
+      (cd "$t" && terraform init -input=false -no-color >/dev/null)
+    fi
+    change=(-var "root=changed")
+    [ "$shape" = wide ] && change=(-var 'tags={team="ml-platform",env="changed"}')
+    for step in plan apply noop norefresh change; do
+      case $step in
+        plan) sa=(plan); ta=(plan -input=false -no-color) ;;
+        apply) sa=(apply --auto-approve); ta=(apply -input=false -no-color -auto-approve) ;;
+        noop) sa=(plan); ta=(plan -input=false -no-color) ;;
+        norefresh) sa=(plan --no-refresh); ta=(plan -input=false -no-color -refresh=false) ;;
+        change) sa=(plan --var "${change[1]}"); ta=(plan -input=false -no-color "${change[@]}") ;;
+      esac
+      sr=$(measure "$s" "$strata" "${sa[@]}")
+      row "$shape" "$n" "$step" strata $sr
+      $have_tf || continue
+      if [ "$step" = apply ] && [ "$n" -gt "$apply_max" ]; then
+        row "$shape" "$n" "$step" terraform "skipped" "(over" "TF_APPLY_MAX)"
+        cp "$s/strata.tfstate" "$t/terraform.tfstate"
+        continue
+      fi
+      tr=$(measure "$t" terraform "${ta[@]}")
+      row "$shape" "$n" "$step" terraform $tr
+      ratio "$shape" "$n" "$step" "$sr" "$tr"
+    done
+  done
+done
