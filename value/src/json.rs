@@ -10,26 +10,29 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 
 pub fn type_to_json(t: &Type) -> Json {
+    // Built by moving, not with `json!`, which copies every interpolated
+    // value (quadratic in the nesting of object types).
+    let pair = |kind: &str, inner: Json| Json::Array(vec![Json::from(kind), inner]);
     match t {
-        Type::Dynamic => json!("dynamic"),
-        Type::Bool => json!("bool"),
-        Type::Number => json!("number"),
-        Type::String => json!("string"),
-        Type::List(e) => json!(["list", type_to_json(e)]),
-        Type::Set(e) => json!(["set", type_to_json(e)]),
-        Type::Map(e) => json!(["map", type_to_json(e)]),
-        Type::Tuple(ts) => json!(["tuple", ts.iter().map(type_to_json).collect::<Vec<_>>()]),
+        Type::Dynamic => Json::from("dynamic"),
+        Type::Bool => Json::from("bool"),
+        Type::Number => Json::from("number"),
+        Type::String => Json::from("string"),
+        Type::List(e) => pair("list", type_to_json(e)),
+        Type::Set(e) => pair("set", type_to_json(e)),
+        Type::Map(e) => pair("map", type_to_json(e)),
+        Type::Tuple(ts) => pair("tuple", Json::Array(ts.iter().map(type_to_json).collect())),
         Type::Object(o) => {
             let attrs: Map<String, Json> = o
                 .attrs
                 .iter()
                 .map(|(k, t)| (k.clone(), type_to_json(t)))
                 .collect();
-            if o.optional.is_empty() {
-                json!(["object", attrs])
-            } else {
-                json!(["object", attrs, o.optional.iter().collect::<Vec<_>>()])
+            let mut parts = vec![Json::from("object"), Json::Object(attrs)];
+            if !o.optional.is_empty() {
+                parts.push(o.optional.iter().map(|k| Json::from(k.as_str())).collect());
             }
+            Json::Array(parts)
         }
     }
 }
@@ -89,10 +92,11 @@ pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
         return Ok(Json::Null);
     }
     if *ty == Type::Dynamic {
-        return Ok(json!({
-            "value": value_to_json(v, &v.ty())?,
-            "type": type_to_json(&v.ty()),
-        }));
+        let ty = v.ty();
+        let mut typed = Map::new();
+        typed.insert("value".into(), value_to_json(v, &ty)?);
+        typed.insert("type".into(), type_to_json(&ty));
+        return Ok(Json::Object(typed));
     }
     Ok(match v {
         Value::Sensitive(_) | Value::Unknown(_) => return Err("value is not known".into()),
@@ -101,10 +105,10 @@ pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
         Value::Number(n) => number_json(n)?,
         Value::String(s) => Json::String(s.clone()),
         Value::List(_, vs) | Value::Set(_, vs) => {
-            let e = ty.element().cloned().unwrap_or(Type::Dynamic);
+            let e = ty.element().unwrap_or(&Type::Dynamic);
             Json::Array(
                 vs.iter()
-                    .map(|x| value_to_json(x, &e))
+                    .map(|x| value_to_json(x, e))
                     .collect::<Result<_, _>>()?,
             )
         }
@@ -121,10 +125,10 @@ pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
             )
         }
         Value::Map(_, m) => {
-            let e = ty.element().cloned().unwrap_or(Type::Dynamic);
+            let e = ty.element().unwrap_or(&Type::Dynamic);
             Json::Object(
                 m.iter()
-                    .map(|(k, x)| Ok((k.clone(), value_to_json(x, &e)?)))
+                    .map(|(k, x)| Ok((k.clone(), value_to_json(x, e)?)))
                     .collect::<Result<_, String>>()?,
             )
         }
@@ -136,11 +140,11 @@ pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
             Json::Object(
                 m.iter()
                     .map(|(k, x)| {
-                        let t = attrs
-                            .and_then(|a| a.get(k))
-                            .cloned()
-                            .unwrap_or_else(|| x.ty());
-                        Ok((k.clone(), value_to_json(x, &t)?))
+                        let json = match attrs.and_then(|a| a.get(k)) {
+                            Some(t) => value_to_json(x, t)?,
+                            None => value_to_json(x, &x.ty())?,
+                        };
+                        Ok((k.clone(), json))
                     })
                     .collect::<Result<_, String>>()?,
             )
