@@ -17,6 +17,7 @@ pub mod eval;
 pub mod fmt;
 pub mod funcs;
 pub mod graph;
+pub mod par;
 pub mod plan;
 pub mod render;
 /// The value model lives in its own crate so drivers can use it without the engine.

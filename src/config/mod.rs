@@ -432,14 +432,22 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
     };
     let mut bodies = Vec::new();
     let mut overrides = Vec::new();
-    for (name, text) in files {
-        let is_override = Path::new(&name)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .is_some_and(|s| s == "override" || s.ends_with("_override"));
-        let id = sources.add(name, text);
-        let text = sources.text(id).to_string();
-        match crate::syntax::parse_body(id, &text) {
+    let files: Vec<_> = files
+        .into_iter()
+        .map(|(name, text)| {
+            let is_override = Path::new(&name)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .is_some_and(|s| s == "override" || s.ends_with("_override"));
+            (sources.add(name, text), is_override)
+        })
+        .collect();
+    let sources_now: &Sources = sources;
+    let parsed = crate::par::map(&files, |&(id, _)| {
+        crate::syntax::parse_body(id, sources_now.text(id))
+    });
+    for (parsed, &(_, is_override)) in parsed.into_iter().zip(&files) {
+        match parsed {
             Ok(b) if is_override => overrides.push(b),
             Ok(b) => bodies.push(b),
             Err(d) => diags.push(d),

@@ -7,6 +7,7 @@ use crate::diag::{Diag, Diags};
 use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use strata_state::model::{Address, Mode, State};
 
 /// One object of the prior state, decoded with its driver's schema.
@@ -31,7 +32,7 @@ fn state_diag(summary: &str, detail: String) -> Diag {
 /// build lacks, or whose attributes do not fit the schema, is an error:
 /// planning around it could delete or duplicate it.
 pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstance>, Diags> {
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     let mut diags = Diags::default();
     for r in &state.resources {
         if r.id.mode != Mode::Managed {
@@ -48,32 +49,42 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
             ));
             continue;
         };
-        let ty = schema.object_type();
-        for i in &r.instances {
-            let addr = Address {
-                id: r.id.clone(),
-                key: i.index_key.clone(),
-            };
-            match i.attributes.json().and_then(|j| value_from_json(&j, &ty)) {
-                Ok(value) => out.push(PriorInstance {
-                    value: super::diff::with_marks(
-                        crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),
-                        None,
-                        schema,
-                    ),
-                    addr,
-                    deposed: i.deposed.clone(),
-                    provider: r.provider.clone(),
-                    schema_version: i.schema_version,
-                    dependencies: i.dependencies.clone(),
-                    create_before_destroy: i.create_before_destroy,
-                    tainted: i.status.as_deref() == Some("tainted"),
-                }),
-                Err(e) => diags.push(state_diag(
-                    "Invalid object in state",
-                    format!("The attributes of {addr} in the state do not fit its schema: {e}."),
-                )),
-            }
+        let ty = Arc::new(schema.object_type());
+        jobs.extend(r.instances.iter().map(|i| (r, i, schema, ty.clone())));
+    }
+    // Objects decode independently, and a large state is most of a
+    // no-change plan's work: spread over the cores.
+    let decoded = crate::par::map(&jobs, |(r, i, schema, ty)| {
+        let addr = Address {
+            id: r.id.clone(),
+            key: i.index_key.clone(),
+        };
+        match i.attributes.json().and_then(|j| value_from_json(&j, ty)) {
+            Ok(value) => Ok(PriorInstance {
+                value: super::diff::with_marks(
+                    crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),
+                    None,
+                    schema,
+                ),
+                addr,
+                deposed: i.deposed.clone(),
+                provider: r.provider.clone(),
+                schema_version: i.schema_version,
+                dependencies: i.dependencies.clone(),
+                create_before_destroy: i.create_before_destroy,
+                tainted: i.status.as_deref() == Some("tainted"),
+            }),
+            Err(e) => Err(state_diag(
+                "Invalid object in state",
+                format!("The attributes of {addr} in the state do not fit its schema: {e}."),
+            )),
+        }
+    });
+    let mut out = Vec::with_capacity(decoded.len());
+    for d in decoded {
+        match d {
+            Ok(p) => out.push(p),
+            Err(d) => diags.push(d),
         }
     }
     diags.into_result(out)
