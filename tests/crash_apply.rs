@@ -119,6 +119,7 @@ impl Driver for Sleepy {
         })
     }
     async fn read(&self, _t: &str, instances: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        log(&self.dir, "read", &instances.len().to_string());
         tokio::time::sleep(self.delay).await;
         Ok(instances
             .iter()
@@ -522,6 +523,32 @@ fn parallelism_bounds_the_calls_in_flight() {
     );
     // 48 creates of 2 × 60 ms each, 4 at a time: at least 12 rounds.
     assert!(took >= Duration::from_millis(12 * 120), "{took:?}");
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+/// Complexity, not time: an apply must not rewrite the state per
+/// resource (Terraform does, and its applies grow quadratic), and a
+/// refresh must not read per resource.
+#[test]
+fn an_apply_writes_the_state_twice_and_a_refresh_reads_once_per_type() {
+    let env = setup("writes");
+    std::fs::write(env.dir.join("main.tf"), config(48, "g1")).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.dir.join("strata.tfstate")).expect("state"),
+    )
+    .expect("state JSON");
+    // Once before the first create (the lineage must be on disk), once at
+    // the end; each of the 48 results went to the journal instead.
+    assert_eq!(state["serial"], 2, "{state}");
+    assert!(!env.dir.join("strata.tfstate.journal").exists());
+    let _ = std::fs::remove_file(env.cloud.join("ops.log"));
+    let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    let log = std::fs::read_to_string(env.cloud.join("ops.log")).expect("the driver logged");
+    let reads: Vec<&str> = log.lines().filter(|l| l.starts_with("read ")).collect();
+    assert_eq!(reads, ["read 48"], "{log}");
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 
