@@ -123,6 +123,26 @@ pub enum Command {
         #[arg(long)]
         destroy: bool,
     },
+    /// Compare the real infrastructure with the state, changing nothing.
+    /// Exit 0 no drift, 2 drift, 1 error.
+    Drift {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        /// The state file.
+        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
+        state: PathBuf,
+        /// Driver operations in flight at once.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+        parallelism: u16,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
+        /// Leave out resources whose address matches this pattern (`*` any
+        /// characters, `?` one; e.g. `aws_security_group.*`). Repeatable.
+        #[arg(long, value_name = "ADDR_PATTERN")]
+        ignore: Vec<String>,
+    },
     /// Make the changes: plan and ask, or apply a saved plan as it is.
     Apply {
         /// A configuration directory or file, or a plan file from `strata plan --out`.
@@ -273,6 +293,24 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             let r =
                 crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers);
             return finish(outcome(r, detailed_exitcode), &sources);
+        }
+        Command::Drift {
+            path,
+            state,
+            parallelism,
+            format,
+            ignore,
+            ..
+        } => {
+            let opts = crate::engine::Options {
+                inputs,
+                state,
+                refresh: true,
+                parallelism: parallelism as usize,
+                destroy: false,
+            };
+            let r = crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers);
+            return finish(outcome(r, true), &sources);
         }
         Command::Apply {
             target,

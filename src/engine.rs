@@ -368,6 +368,58 @@ pub fn plan(
     })
 }
 
+/// `strata drift`: the plan's refresh, reported on its own. The plan is
+/// made (a provider configured from another resource's attributes is
+/// only known in its walk) but neither shown nor saved, and the state is
+/// never written.
+pub fn drift(
+    path: &Path,
+    opts: &Options,
+    format: Format,
+    ignore: &[String],
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Outcome, Diags> {
+    let patterns = ignore
+        .iter()
+        .map(|p| {
+            glob::Pattern::new(p).map_err(|e| {
+                Diags::from(Diag::new(
+                    "strata::drift::ignore",
+                    format!("Invalid --ignore pattern {p:?}"),
+                    e.to_string(),
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let p = prepare(path, None, &opts.inputs, sources, drivers)?;
+    let rt = runtime(opts.parallelism)?;
+    let store = LocalStore::new(&opts.state);
+    let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
+    let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+    let drift: Vec<_> = plan
+        .drift
+        .into_iter()
+        .filter(|c| {
+            let addr = c.addr.to_string();
+            !patterns.iter().any(|p| p.matches(&addr))
+        })
+        .collect();
+    print!(
+        "{}",
+        match format {
+            Format::Human => crate::render::drift::human(&drift, drivers),
+            Format::Json => crate::render::drift::json(&drift),
+            Format::Markdown => crate::render::drift::markdown(&drift, drivers),
+        }
+    );
+    Ok(if drift.is_empty() {
+        Outcome::NoChanges
+    } else {
+        Outcome::Changes
+    })
+}
+
 fn write_file(path: &Path, text: &str) -> Result<(), Diags> {
     let tmp = PathBuf::from(format!("{}.tmp", path.display()));
     std::fs::write(&tmp, text)

@@ -52,6 +52,36 @@ fn sdk(
     )
 }
 
+/// Sets a tag on an EC2 object as someone outside strata would.
+fn tag_by_hand(
+    rt: &tokio::runtime::Runtime,
+    ec2: &aws_sdk_ec2::Client,
+    id: &str,
+    key: &str,
+    value: &str,
+) {
+    let tag = aws_sdk_ec2::types::Tag::builder()
+        .key(key)
+        .value(value)
+        .build();
+    rt.block_on(ec2.create_tags().resources(id).tags(tag).send())
+        .expect("tag by hand");
+}
+
+/// A rule nobody configured: SSH from anywhere.
+fn ssh_from_anywhere() -> aws_sdk_ec2::types::IpPermission {
+    aws_sdk_ec2::types::IpPermission::builder()
+        .ip_protocol("tcp")
+        .from_port(22)
+        .to_port(22)
+        .ip_ranges(
+            aws_sdk_ec2::types::IpRange::builder()
+                .cidr_ip("0.0.0.0/0")
+                .build(),
+        )
+        .build()
+}
+
 const STACK: &str = r#"
 variable "public" {
   type    = bool
@@ -182,18 +212,7 @@ fn a_network_and_iam_stack_round_trips_through_moto() {
         .all(|s| s.map_public_ip_on_launch() == Some(true)));
 
     // A tag changed by hand comes back.
-    rt.block_on(
-        ec2.create_tags()
-            .resources(&vpc_id)
-            .tags(
-                aws_sdk_ec2::types::Tag::builder()
-                    .key("team")
-                    .value("someone-else")
-                    .build(),
-            )
-            .send(),
-    )
-    .expect("tag by hand");
+    tag_by_hand(&rt, &ec2, &vpc_id, "team", "someone-else");
     let (code, out) = strata(
         &d,
         &m,
@@ -973,16 +992,7 @@ fn the_private_network_and_node_template_round_trip() {
     // A rule added by hand where the configuration manages the rules
     // (egress, inline) is undone; one added where it does not (ingress,
     // kept by separate rule resources) is only reported.
-    let ssh = aws_sdk_ec2::types::IpPermission::builder()
-        .ip_protocol("tcp")
-        .from_port(22)
-        .to_port(22)
-        .ip_ranges(
-            aws_sdk_ec2::types::IpRange::builder()
-                .cidr_ip("0.0.0.0/0")
-                .build(),
-        )
-        .build();
+    let ssh = ssh_from_anywhere();
     rt.block_on(
         ec2.authorize_security_group_egress()
             .group_id(sg)
@@ -1567,4 +1577,150 @@ resource "aws_subnet" "s" {
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(m.proxy.pending(), 0, "both pages were asked for:\n{out}");
     assert_eq!(code, 0, "both subnets were found:\n{out}");
+}
+
+const DRIFT_STACK: &str = r#"
+resource "aws_vpc" "main" {
+  cidr_block = "10.50.0.0/16"
+  tags       = { Name = "drift", team = "ml" }
+}
+resource "aws_subnet" "nodes" {
+  count             = 2
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = cidrsubnet("10.50.0.0/16", 4, count.index)
+  availability_zone = "us-east-1a"
+}
+resource "aws_security_group" "nodes" {
+  name   = "drift-nodes"
+  vpc_id = aws_vpc.main.id
+  egress {
+    from_port   = 443
+    to_port     = 443
+    protocol    = "tcp"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+"#;
+
+/// `strata drift` against moto: a tag, a security-group rule and a deleted
+/// subnet, changed with the SDK, are each named with what changed; the
+/// state is never written; `--ignore` leaves resources out; once an apply
+/// puts things back there is no drift.
+#[test]
+fn drift_names_what_changed_outside_strata_and_writes_nothing() {
+    let m = moto();
+    let d = common::scratch("aws", "drift");
+    std::fs::write(d.join("main.tf"), DRIFT_STACK).expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("No drift."), "{out}");
+
+    let (rt, ec2, _) = sdk(&m);
+    let vpc_id = our_vpcs(&rt, &ec2)
+        .iter()
+        .find(|v| v.cidr_block() == Some("10.50.0.0/16"))
+        .and_then(|v| v.vpc_id().map(str::to_string))
+        .expect("the VPC");
+    tag_by_hand(&rt, &ec2, &vpc_id, "team", "someone-else");
+    let subnets = rt
+        .block_on(
+            ec2.describe_subnets()
+                .filters(filter("vpc-id", &vpc_id))
+                .send(),
+        )
+        .expect("subnets");
+    let gone = subnets
+        .subnets()
+        .iter()
+        .find(|s| s.cidr_block() == Some("10.50.16.0/20"))
+        .and_then(|s| s.subnet_id())
+        .expect("the second subnet")
+        .to_string();
+    rt.block_on(ec2.delete_subnet().subnet_id(&gone).send())
+        .expect("delete by hand");
+    let groups = rt
+        .block_on(
+            ec2.describe_security_groups()
+                .filters(filter("group-name", "drift-nodes"))
+                .send(),
+        )
+        .expect("groups");
+    let sg = groups.security_groups()[0]
+        .group_id()
+        .expect("id")
+        .to_string();
+    let ssh = ssh_from_anywhere();
+    rt.block_on(
+        ec2.authorize_security_group_egress()
+            .group_id(&sg)
+            .ip_permissions(ssh)
+            .send(),
+    )
+    .expect("egress rule by hand");
+
+    let state = std::fs::read(d.join("strata.tfstate")).expect("state");
+    let (code, out) = strata(&d, &m, &["drift", "--format", "json"]);
+    assert_eq!(code, 2, "{out}");
+    let report: serde_json::Value = serde_json::from_str(
+        out.lines()
+            .find(|l| l.starts_with('{'))
+            .expect("one JSON line"),
+    )
+    .expect("JSON");
+    let entry = |addr: &str| {
+        report["drift"]
+            .as_array()
+            .and_then(|a| a.iter().find(|e| e["address"] == addr))
+            .unwrap_or_else(|| panic!("{addr} in {report}"))
+            .clone()
+    };
+    let vpc = entry("aws_vpc.main");
+    assert_eq!(vpc["action"], "update", "{vpc}");
+    let tag = vpc["changed_attributes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["path"] == r#"tags["team"]"#))
+        .unwrap_or_else(|| panic!("the tag's path in {vpc}"));
+    assert_eq!(tag["before"], "ml");
+    assert_eq!(tag["after"], "someone-else");
+    assert_eq!(entry("aws_subnet.nodes[1]")["action"], "delete");
+    let rules = entry("aws_security_group.nodes");
+    assert!(
+        rules["changed_attributes"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|c| c["path"] == "egress")),
+        "{rules}"
+    );
+    assert_eq!(report["summary"]["changed"], 2, "{report}");
+    assert_eq!(report["summary"]["deleted"], 1, "{report}");
+    assert_eq!(report["resource_drift"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        std::fs::read(d.join("strata.tfstate")).expect("state"),
+        state,
+        "drift never writes the state"
+    );
+
+    let (code, out) = strata(
+        &d,
+        &m,
+        &["drift", "--format", "markdown", "--ignore", "aws_subnet.*"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("### strata drift: 2 changed, 0 deleted outside strata"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"`tags["team"]`: `"ml"` → `"someone-else"`"#),
+        "{out}"
+    );
+    assert!(!out.contains("aws_subnet.nodes[1]"), "ignored:\n{out}");
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
 }

@@ -91,6 +91,21 @@ impl Sleepy {
     fn path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.obj"))
     }
+
+    /// Writes the object into the "cloud", tagged with whose it is.
+    fn store(&self, v: &Value, address: &str, lineage: &str) -> Result<(), DriverError> {
+        let body = serde_json::json!({
+            "address": address,
+            "lineage": lineage,
+            "object": strata::lang::json::value_to_json(v, &strata::lang::types::Type::Dynamic).map_err(api)?,
+        });
+        std::fs::write(self.path(&Self::id(v)), body.to_string()).map_err(api)
+    }
+}
+
+fn object_of(body: &serde_json::Value) -> Result<Value, DriverError> {
+    strata::lang::json::value_from_json(&body["object"], &strata::lang::types::Type::Dynamic)
+        .map_err(api)
 }
 
 fn api(e: impl std::fmt::Display) -> DriverError {
@@ -121,10 +136,17 @@ impl Driver for Sleepy {
     async fn read(&self, _t: &str, instances: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         log(&self.dir, "read", &instances.len().to_string());
         tokio::time::sleep(self.delay).await;
-        Ok(instances
+        // What the "cloud" holds, so a file edited by hand is drift.
+        instances
             .iter()
-            .map(|v| self.path(&Self::id(v)).exists().then(|| v.clone()))
-            .collect())
+            .map(|v| match std::fs::read_to_string(self.path(&Self::id(v))) {
+                Ok(text) => {
+                    let body: serde_json::Value = serde_json::from_str(&text).map_err(api)?;
+                    object_of(&body).map(Some)
+                }
+                Err(_) => Ok(None),
+            })
+            .collect()
     }
     async fn create(&self, _t: &str, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
         let _flight = Flight::start(self);
@@ -144,19 +166,26 @@ impl Driver for Sleepy {
         tokio::time::sleep(self.delay).await;
         // The object exists in the "cloud" from here; the engine records
         // it only after this returns.
-        let body = serde_json::json!({
-            "address": tags.address,
-            "lineage": tags.lineage,
-            "object": strata::lang::json::value_to_json(&v, &strata::lang::types::Type::Dynamic).map_err(api)?,
-        });
-        std::fs::write(self.path(&Self::id(&v)), body.to_string()).map_err(api)?;
+        self.store(&v, &tags.address, &tags.lineage)?;
         tokio::time::sleep(self.delay).await;
         log(&self.dir, "end-create", &tags.address);
         Ok(v)
     }
     async fn update(&self, _t: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
         tokio::time::sleep(self.delay).await;
-        TerraformData.update("terraform_data", prior, planned).await
+        let v = TerraformData
+            .update("terraform_data", prior, planned)
+            .await?;
+        let body: serde_json::Value = std::fs::read_to_string(self.path(&Self::id(prior)))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        self.store(
+            &v,
+            body["address"].as_str().unwrap_or_default(),
+            body["lineage"].as_str().unwrap_or_default(),
+        )?;
+        Ok(v)
     }
     async fn delete(&self, _t: &str, prior: &Value) -> Result<(), DriverError> {
         // The object's file says whose it is.
@@ -177,12 +206,7 @@ impl Driver for Sleepy {
     async fn import(&self, _t: &str, id: &str) -> Result<Option<Value>, DriverError> {
         for (found, body) in cloud(&self.dir) {
             if found == id {
-                let v = strata::lang::json::value_from_json(
-                    &body["object"],
-                    &strata::lang::types::Type::Dynamic,
-                )
-                .map_err(api)?;
-                return Ok(Some(v));
+                return object_of(&body).map(Some);
             }
         }
         Ok(None)
@@ -192,12 +216,7 @@ impl Driver for Sleepy {
         for (_, body) in cloud(&self.dir) {
             if body["address"] == tags.address.as_str() && body["lineage"] == tags.lineage.as_str()
             {
-                let v = strata::lang::json::value_from_json(
-                    &body["object"],
-                    &strata::lang::types::Type::Dynamic,
-                )
-                .map_err(api)?;
-                out.push(v);
+                out.push(object_of(&body)?);
             }
         }
         Ok(out)
@@ -306,6 +325,18 @@ fn finish(env: &Env, args: &[&str]) -> (i32, String) {
             String::from_utf8_lossy(&out.stderr)
         ),
     )
+}
+
+/// What strata printed, without the child's test-harness lines around it.
+fn strata_output(out: &str) -> String {
+    const LEAD: &str = "test crash_apply_child ... ";
+    let start = out.find(LEAD).map_or(0, |i| i + LEAD.len());
+    let end = out.rfind("\ntest result").unwrap_or(out.len());
+    out[start..end]
+        .trim_end()
+        .trim_end_matches("ok")
+        .trim_end()
+        .to_string()
 }
 
 /// The ids the state records, and every address in it.
@@ -549,6 +580,80 @@ fn an_apply_writes_the_state_twice_and_a_refresh_reads_once_per_type() {
     let log = std::fs::read_to_string(env.cloud.join("ops.log")).expect("the driver logged");
     let reads: Vec<&str> = log.lines().filter(|l| l.starts_with("read ")).collect();
     assert_eq!(reads, ["read 48"], "{log}");
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+/// `strata drift` in its three renderings, against a "cloud" whose
+/// objects are edited and deleted by hand.
+#[test]
+fn drift_reports_objects_changed_outside_strata() {
+    let env = setup("drift-report");
+    std::fs::write(env.dir.join("main.tf"), config(3, "g1")).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = finish(&env, &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("No drift. The real infrastructure matches the state."),
+        "{out}"
+    );
+    let mut ids = BTreeMap::new();
+    for (id, body) in cloud(&env.cloud) {
+        ids.insert(body["address"].as_str().unwrap_or_default().to_string(), id);
+    }
+    let edited = env.cloud.join(format!("{}.obj", ids["sleepy_object.o1"]));
+    let text = std::fs::read_to_string(&edited).expect("object");
+    std::fs::write(&edited, text.replace("\"g1-1\"", "\"edited\"")).expect("edit by hand");
+    std::fs::remove_file(env.cloud.join(format!("{}.obj", ids["sleepy_object.o2"])))
+        .expect("delete by hand");
+    let state = std::fs::read(env.dir.join("strata.tfstate")).expect("state");
+    // Ids are made at random: the snapshots name them by address.
+    let stable = |out: String| {
+        ids.iter().fold(strata_output(&out), |o, (addr, id)| {
+            o.replace(id.as_str(), &format!("<id of {addr}>"))
+        })
+    };
+    let (code, out) = finish(&env, &["drift"]);
+    assert_eq!(code, 2, "{out}");
+    insta::assert_snapshot!("drift_human", stable(out));
+    let (code, out) = finish(&env, &["drift", "--format", "markdown"]);
+    assert_eq!(code, 2, "{out}");
+    insta::assert_snapshot!("drift_markdown", stable(out));
+    let (code, out) = finish(&env, &["drift", "--format", "json"]);
+    assert_eq!(code, 2, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&strata_output(&out)).expect("JSON");
+    assert_eq!(
+        report["drift"][0]["address"], "sleepy_object.o1",
+        "{report}"
+    );
+    assert_eq!(report["drift"][0]["action"], "update");
+    let paths: Vec<&str> = report["drift"][0]["changed_attributes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["input", "output"], "{report}");
+    assert_eq!(
+        report["drift"][0]["changed_attributes"][0]["after"],
+        "edited"
+    );
+    assert_eq!(report["drift"][1]["address"], "sleepy_object.o2");
+    assert_eq!(report["drift"][1]["action"], "delete");
+    assert_eq!(
+        report["resource_drift"][1]["change"]["actions"][0],
+        "delete"
+    );
+    let (code, out) = finish(&env, &["drift", "--ignore", "sleepy_object.o?"]);
+    assert_eq!(code, 0, "everything ignored:\n{out}");
+    let (code, out) = finish(&env, &["drift", "--ignore", "[", "--format", "json"]);
+    assert_eq!(code, 1, "a bad pattern is an error:\n{out}");
+    assert!(out.contains("Invalid --ignore pattern"), "{out}");
+    assert_eq!(
+        std::fs::read(env.dir.join("strata.tfstate")).expect("state"),
+        state,
+        "drift never writes the state"
+    );
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 

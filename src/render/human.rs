@@ -166,8 +166,16 @@ fn drift(p: &Plan, drivers: &Drivers) -> String {
     if p.drift.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\nNote: Objects have changed outside of strata\n\nstrata detected the following changes made outside of strata since the\nlast \"strata apply\" which may have affected this plan:\n\n");
-    for c in &p.drift {
+    let mut out = drift_section(&p.drift, drivers, " which may have affected this plan");
+    out.push_str("\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n─────────────────────────────────────────────────────────────────────────────\n\n");
+    out
+}
+
+/// Each object changed or deleted outside strata, with its diff; `why`
+/// ends the introduction's sentence.
+pub fn drift_section(drift: &[ResourceChange], drivers: &Drivers, why: &str) -> String {
+    let mut out = format!("\nNote: Objects have changed outside of strata\n\nstrata detected the following changes made outside of strata since the\nlast \"strata apply\"{why}:\n\n");
+    for c in drift {
         let what = if c.after.is_some() {
             "has changed"
         } else {
@@ -182,7 +190,6 @@ fn drift(p: &Plan, drivers: &Drivers) -> String {
         out.push_str(&block);
         out.push('\n');
     }
-    out.push_str("\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n─────────────────────────────────────────────────────────────────────────────\n\n");
     out
 }
 

@@ -88,7 +88,7 @@ fn identity(c: &ResourceChange, out: &mut Map<String, Json>) {
     out.insert("provider_name".into(), json!(provider_name(&c.provider)));
 }
 
-fn resource_change(c: &ResourceChange) -> Json {
+pub(crate) fn resource_change(c: &ResourceChange) -> Json {
     let mut o = Map::new();
     o.insert("address".into(), json!(c.addr.to_string()));
     if let Some(p) = &c.previous_addr {

@@ -89,16 +89,26 @@ pub fn summary(p: &Plan) -> String {
 }
 
 pub fn plan(p: &Plan, drivers: &Drivers) -> String {
-    let mut out = summary(p);
+    let out = summary(p);
     if !p.has_changes() {
         return out;
     }
-    let diff = crate::render::human::plan(p, drivers);
-    let open = "\n<details><summary>Full plan</summary>\n\n```diff\n";
+    with_details(
+        out,
+        "Full plan",
+        &crate::render::human::plan(p, drivers),
+        "the plan is cut here to fit a comment; run `strata plan` for all of it",
+    )
+}
+
+/// `summary` followed by `text` collapsed under `title`, as a diff, cut
+/// (saying `cut`) to keep the whole under [`LIMIT`]; the summary is never cut.
+pub fn with_details(mut out: String, title: &str, text: &str, cut: &str) -> String {
+    let open = format!("\n<details><summary>{title}</summary>\n\n```diff\n");
     let close = "```\n\n</details>\n";
-    let note = "\n… (the plan is cut here to fit a comment; run `strata plan` for all of it)\n";
+    let note = format!("\n… ({cut})\n");
     // Lines start with the action symbol; `diff` colours +/- at line start.
-    let body: String = diff
+    let body: String = text
         .lines()
         .map(|l| {
             let t = l.trim_start();
@@ -115,7 +125,7 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
         })
         .collect();
     let room = LIMIT.saturating_sub(out.chars().count() + open.len() + close.len() + note.len());
-    out.push_str(open);
+    out.push_str(&open);
     if body.chars().count() <= room {
         out.push_str(&body);
     } else {
@@ -128,7 +138,7 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
             out.push_str(line);
             used += n;
         }
-        out.push_str(note);
+        out.push_str(&note);
     }
     out.push_str(close);
     out

@@ -1,8 +1,10 @@
 //! Renderings of a plan: [`human`] (Terraform's layout and symbols),
 //! [`json`] (Terraform's plan JSON format 1.2) and [`markdown`] (a
-//! pull-request comment). [`diff`] writes one value's change.
+//! pull-request comment); [`drift`] the drift report in all three.
+//! [`diff`] writes one value's change.
 
 pub mod diff;
+pub mod drift;
 pub mod human;
 pub mod json;
 pub mod markdown;

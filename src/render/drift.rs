@@ -1,0 +1,200 @@
+//! `strata drift`'s report: what refresh found changed or deleted outside
+//! strata, per resource and attribute, as text, JSON or a markdown issue
+//! body. Its input is the plan's drift entries; how they were found is the
+//! plan's business.
+
+use crate::builtin::Drivers;
+use crate::lang::json::plain_json;
+use crate::lang::value::Value;
+use crate::plan::ResourceChange;
+use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeSet;
+
+/// One attribute that differs between the state and the real object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    /// `tags["Name"]`, `ingress`, `cidr_block`: Terraform's path syntax.
+    pub path: String,
+    pub before: Json,
+    pub after: Json,
+    /// Either side was sensitive: both values are withheld.
+    pub sensitive: bool,
+}
+
+/// The attributes of `before` and `after` that differ, leaves first where
+/// both sides are objects or maps; lists and sets are compared whole.
+pub fn changed_attributes(before: &Value, after: &Value) -> Vec<Changed> {
+    let mut out = Vec::new();
+    walk(before, after, String::new(), &mut out);
+    out
+}
+
+fn walk(before: &Value, after: &Value, path: String, out: &mut Vec<Changed>) {
+    let nested = |v: &Value| match v.unmarked() {
+        Value::Object(m) => Some((m.clone(), true)),
+        Value::Map(_, m) => Some((m.clone(), false)),
+        _ => None,
+    };
+    if let (Some((b, object)), Some((a, _))) = (nested(before), nested(after)) {
+        if !before.is_sensitive() && !after.is_sensitive() {
+            let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+            for k in keys {
+                let step = if object && is_name(k) {
+                    if path.is_empty() {
+                        k.to_string()
+                    } else {
+                        format!("{path}.{k}")
+                    }
+                } else {
+                    format!("{path}[{}]", Json::String(k.to_string()))
+                };
+                let null = Value::null();
+                walk(
+                    b.get(k.as_str()).unwrap_or(&null),
+                    a.get(k.as_str()).unwrap_or(&null),
+                    step,
+                    out,
+                );
+            }
+            return;
+        }
+    }
+    if crate::plan::diff::same(before, after) {
+        return;
+    }
+    let (b, b_marked) = before.clone().unmark_deep();
+    let (a, a_marked) = after.clone().unmark_deep();
+    let sensitive = b_marked || a_marked;
+    let shown = |v: &Value| if sensitive { Json::Null } else { plain_json(v) };
+    out.push(Changed {
+        path,
+        before: shown(&b),
+        after: shown(&a),
+        sensitive,
+    });
+}
+
+fn is_name(k: &str) -> bool {
+    let mut chars = k.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn action(c: &ResourceChange) -> &'static str {
+    if c.after.is_some() {
+        "update"
+    } else {
+        "delete"
+    }
+}
+
+fn attributes(c: &ResourceChange) -> Vec<Changed> {
+    match (&c.before, &c.after) {
+        (Some(b), Some(a)) => changed_attributes(b, a),
+        _ => Vec::new(),
+    }
+}
+
+fn counts(drift: &[ResourceChange]) -> (usize, usize) {
+    let deleted = drift.iter().filter(|c| c.after.is_none()).count();
+    (drift.len() - deleted, deleted)
+}
+
+/// The text report: Terraform's "objects have changed outside" section.
+pub fn human(drift: &[ResourceChange], drivers: &Drivers) -> String {
+    if drift.is_empty() {
+        return "No drift. The real infrastructure matches the state.\n".into();
+    }
+    let mut out = crate::render::human::drift_section(drift, drivers, "");
+    let (changed, deleted) = counts(drift);
+    out.push_str(&format!(
+        "\nDrift: {changed} changed, {deleted} deleted outside strata.\n"
+    ));
+    out
+}
+
+/// The JSON report (documented in README): strata's own per-attribute
+/// entries, and Terraform's `resource_drift` entries of its plan JSON.
+pub fn json(drift: &[ResourceChange]) -> String {
+    let (changed, deleted) = counts(drift);
+    let entries: Vec<Json> = drift
+        .iter()
+        .map(|c| {
+            let mut o = Map::new();
+            o.insert("address".into(), json!(c.addr.to_string()));
+            if let Some(m) = &c.addr.id.module {
+                o.insert("module_address".into(), json!(m));
+            }
+            o.insert("type".into(), json!(c.addr.id.type_name));
+            o.insert("name".into(), json!(c.addr.id.name));
+            if let Some(d) = &c.deposed {
+                o.insert("deposed".into(), json!(d));
+            }
+            o.insert("action".into(), json!(action(c)));
+            let attrs: Vec<Json> = attributes(c)
+                .into_iter()
+                .map(|a| {
+                    json!({
+                        "path": a.path,
+                        "before": a.before,
+                        "after": a.after,
+                        "sensitive": a.sensitive,
+                    })
+                })
+                .collect();
+            o.insert("changed_attributes".into(), Json::Array(attrs));
+            Json::Object(o)
+        })
+        .collect();
+    let report = json!({
+        "format_version": "1.0",
+        "strata_version": env!("CARGO_PKG_VERSION"),
+        "drift_detected": !drift.is_empty(),
+        "summary": { "changed": changed, "deleted": deleted },
+        "drift": entries,
+        "resource_drift": drift.iter().map(crate::render::json::resource_change).collect::<Vec<_>>(),
+    });
+    format!("{report}\n")
+}
+
+/// A markdown issue body: counts first, a table of what changed, the full
+/// report collapsed.
+pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
+    if drift.is_empty() {
+        return "### strata drift: none\n\nThe real infrastructure matches the state.\n".into();
+    }
+    let (changed, deleted) = counts(drift);
+    let mut out =
+        format!("### strata drift: {changed} changed, {deleted} deleted outside strata\n\n");
+    out.push_str("| resource | outside strata |\n| --- | --- |\n");
+    for c in drift {
+        let what = if c.after.is_none() {
+            "deleted".to_string()
+        } else {
+            attributes(c)
+                .iter()
+                .map(|a| {
+                    if a.sensitive {
+                        format!("`{}` (sensitive value)", a.path)
+                    } else {
+                        format!("`{}`: `{}` → `{}`", a.path, a.before, a.after)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("<br>")
+        };
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            c.addr,
+            what.replace('|', "\\|")
+        ));
+    }
+    crate::render::markdown::with_details(
+        out,
+        "Full report",
+        &crate::render::human::drift_section(drift, drivers, ""),
+        "the report is cut here to fit; run `strata drift` for all of it",
+    )
+}
