@@ -252,10 +252,9 @@ fn install_report_hook() {
 /// The command line with a given set of drivers and arguments (tests run
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
-    const STACK: usize = 512 << 20;
     let (d, a) = (drivers.clone(), args.clone());
     match std::thread::Builder::new()
-        .stack_size(STACK)
+        .stack_size(crate::par::STACK)
         .spawn(move || run(&d, a))
     {
         Ok(handle) => handle.join().unwrap_or(ExitCode::from(1)),

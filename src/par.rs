@@ -2,6 +2,12 @@
 //! parsing files, decoding a state's objects. Evaluation stays on one
 //! thread (see ARCHITECTURE.md); this is for the stages around it.
 
+/// The stack of every thread that parses or evaluates: both recurse as
+/// deep as expressions nest (bounded by `syntax::MAX_NESTING`), and hostile
+/// input must end in an error, never an overflow. Only what is touched is
+/// committed.
+pub const STACK: usize = 512 << 20;
+
 /// `f` over `items` on every core, results in order.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -11,15 +17,24 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     let chunk = items.len().div_ceil(threads);
     std::thread::scope(|s| {
         let f = &f;
-        let handles: Vec<_> = items
+        // A chunk whose thread cannot be made runs here instead.
+        let parts: Vec<Result<_, Vec<R>>> = items
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .map(|part| {
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn_scoped(s, move || part.iter().map(f).collect::<Vec<R>>())
+                    .map_err(|_| part.iter().map(f).collect())
+            })
             .collect();
-        handles
+        parts
             .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(part) => part,
-                Err(panic) => std::panic::resume_unwind(panic),
+            .flat_map(|p| match p {
+                Ok(handle) => match handle.join() {
+                    Ok(part) => part,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(done) => done,
             })
             .collect()
     })
