@@ -143,6 +143,22 @@ pub enum Command {
         #[arg(long, value_name = "ADDR_PATTERN")]
         ignore: Vec<String>,
     },
+    /// Post a markdown report read from stdin (`plan` or `drift --format
+    /// markdown`) to GitHub: the pull request's one strata comment and label,
+    /// or, with --issue, a drift issue opened and closed as drift comes and goes.
+    Comment {
+        /// Through GitHub's REST API, from a GitHub Actions run.
+        #[arg(long, required = true)]
+        github: bool,
+        /// Keep an issue with this title open while the drift report says
+        /// there is drift; close it when there is none.
+        #[arg(long, value_name = "TITLE")]
+        issue: Option<String>,
+        /// Tells this comment from other strata comments on the same pull
+        /// request (one per configuration).
+        #[arg(long, default_value = "plan")]
+        name: String,
+    },
     /// Make the changes: plan and ask, or apply a saved plan as it is.
     Apply {
         /// A configuration directory or file, or a plan file from `strata plan --out`.
@@ -311,6 +327,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             let r = crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers);
             return finish(outcome(r, true), &sources);
         }
+        Command::Comment { issue, name, .. } => crate::comment::run(issue.as_deref(), &name),
         Command::Apply {
             target,
             run,

@@ -155,7 +155,7 @@ fn prepare(
     })
 }
 
-fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
+pub(crate) fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(parallelism.clamp(1, 4))
         // Timers for progress and waiters; I/O for the drivers' HTTP.

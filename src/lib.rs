@@ -9,6 +9,7 @@ pub mod apply;
 pub mod builtin;
 pub mod cli;
 pub mod cluster;
+pub mod comment;
 pub mod config;
 pub mod console;
 pub mod diag;

@@ -215,7 +215,8 @@ fn a_markdown_plan_fits_one_comment_and_keeps_its_summary() {
     );
     assert!(md.contains("the plan is cut here"), "a cut plan says so");
     assert!(
-        md.trim_end().ends_with("</details>"),
-        "the collapsed block is closed"
+        md.trim_end()
+            .ends_with("</details>\n\n<!-- strata:report kind=plan label=strata:changes -->"),
+        "the collapsed block is closed, and the hidden line for `strata comment` follows"
     );
 }

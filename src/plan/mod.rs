@@ -242,10 +242,12 @@ impl Plan {
     }
 
     /// Whether applying would change anything, outputs included.
+    /// A move is a change: the state must learn the new address (as in
+    /// Terraform, whose moved-only plans exit 2 and apply).
     pub fn has_changes(&self) -> bool {
         self.changes
             .iter()
-            .any(|c| c.action != Action::NoOp || c.importing.is_some())
+            .any(|c| c.action != Action::NoOp || c.importing.is_some() || c.previous_addr.is_some())
             || self.outputs.iter().any(|o| o.action() != Action::NoOp)
     }
 }

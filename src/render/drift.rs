@@ -163,7 +163,10 @@ pub fn json(drift: &[ResourceChange]) -> String {
 /// report collapsed.
 pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
     if drift.is_empty() {
-        return "### strata drift: none\n\nThe real infrastructure matches the state.\n".into();
+        return format!(
+            "### strata drift: none\n\nThe real infrastructure matches the state.\n{}",
+            crate::comment::drift_marker(false)
+        );
     }
     let (changed, deleted) = counts(drift);
     let mut out =
@@ -191,10 +194,12 @@ pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
             what.replace('|', "\\|")
         ));
     }
-    crate::render::markdown::with_details(
+    let mut out = crate::render::markdown::with_details(
         out,
         "Full report",
         &crate::render::human::drift_section(drift, drivers, ""),
         "the report is cut here to fit; run `strata drift` for all of it",
-    )
+    );
+    out.push_str(&crate::comment::drift_marker(true));
+    out
 }

@@ -9,6 +9,9 @@ use crate::plan::{Action, Plan};
 /// GitHub refuses comments longer than this many characters.
 pub const LIMIT: usize = 65_536;
 
+/// What a report's hidden line and `strata comment`'s link and marker take.
+const FOOTER: usize = 512;
+
 fn list(addrs: &[String]) -> String {
     addrs
         .iter()
@@ -89,16 +92,28 @@ pub fn summary(p: &Plan) -> String {
 }
 
 pub fn plan(p: &Plan, drivers: &Drivers) -> String {
-    let out = summary(p);
-    if !p.has_changes() {
-        return out;
+    let mut out = summary(p);
+    if p.has_changes() {
+        out = with_details(
+            out,
+            "Full plan",
+            &crate::render::human::plan(p, drivers),
+            "the plan is cut here to fit a comment; run `strata plan` for all of it",
+        );
     }
-    with_details(
-        out,
-        "Full plan",
-        &crate::render::human::plan(p, drivers),
-        "the plan is cut here to fit a comment; run `strata plan` for all of it",
-    )
+    out.push_str(&crate::comment::plan_marker(label(p)));
+    out
+}
+
+/// The pull request's label for this plan.
+pub fn label(p: &Plan) -> &'static str {
+    if !p.has_changes() {
+        "strata:no-changes"
+    } else if p.counts().destroy > 0 {
+        "strata:destroy"
+    } else {
+        "strata:changes"
+    }
 }
 
 /// `summary` followed by `text` collapsed under `title`, as a diff, cut
@@ -124,7 +139,9 @@ pub fn with_details(mut out: String, title: &str, text: &str, cut: &str) -> Stri
             }
         })
         .collect();
-    let room = LIMIT.saturating_sub(out.chars().count() + open.len() + close.len() + note.len());
+    // Room is kept for the hidden line and the footer `strata comment` adds.
+    let room =
+        LIMIT.saturating_sub(out.chars().count() + open.len() + close.len() + note.len() + FOOTER);
     out.push_str(&open);
     if body.chars().count() <= room {
         out.push_str(&body);

@@ -8,6 +8,8 @@
 //!   APIs and Google's OAuth token endpoint, in memory.
 //! - [`azure`]: Azure Resource Manager and the Microsoft identity
 //!   platform's token endpoint, in memory, over HTTPS.
+//! - [`github`]: GitHub's REST API for issues, pull-request comments and
+//!   labels of one repository, in memory.
 //!
 //! Every server here takes injected answers ([`Server::inject`]): the next
 //! N requests that match get a given answer instead, which is how tests
@@ -19,6 +21,7 @@
 pub mod azure;
 mod eks_addons;
 pub mod gcp;
+pub mod github;
 pub mod kubernetes;
 pub mod proxy;
 
