@@ -154,9 +154,35 @@ pub fn json(drift: &[ResourceChange]) -> String {
         "drift_detected": !drift.is_empty(),
         "summary": { "changed": changed, "deleted": deleted },
         "drift": entries,
-        "resource_drift": drift.iter().map(crate::render::json::resource_change).collect::<Vec<_>>(),
+        "resource_drift": drift.iter().map(|c| crate::render::json::resource_change(&redacted(c))).collect::<Vec<_>>(),
     });
     format!("{report}\n")
+}
+
+/// `c` with every sensitive value replaced by a null of its type, still
+/// marked: Terraform's plan JSON would print them (its masks only say
+/// where they are), and a drift report goes to issues and logs.
+fn redacted(c: &ResourceChange) -> ResourceChange {
+    fn redact(v: &Value) -> Value {
+        match v {
+            Value::Sensitive(inner) => Value::Null(inner.ty()).mark(),
+            Value::Object(m) => {
+                Value::Object(m.iter().map(|(k, x)| (k.clone(), redact(x))).collect())
+            }
+            Value::Map(t, m) => Value::Map(
+                t.clone(),
+                m.iter().map(|(k, x)| (k.clone(), redact(x))).collect(),
+            ),
+            Value::List(t, xs) => Value::List(t.clone(), xs.iter().map(redact).collect()),
+            Value::Set(t, xs) => Value::Set(t.clone(), xs.iter().map(redact).collect()),
+            Value::Tuple(xs) => Value::Tuple(xs.iter().map(redact).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut c = c.clone();
+    c.before = c.before.as_ref().map(redact);
+    c.after = c.after.as_ref().map(redact);
+    c
 }
 
 /// A markdown issue body: counts first, a table of what changed, the full
@@ -202,4 +228,83 @@ pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
     );
     out.push_str(&crate::comment::drift_marker(true));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::value::Attrs;
+
+    fn obj(entries: Vec<(&str, Value)>) -> Value {
+        Value::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect::<Attrs>(),
+        )
+    }
+
+    #[test]
+    fn paths_name_what_changed_and_secrets_stay_secret() {
+        let before = obj(vec![
+            ("name", Value::string("a")),
+            (
+                "tags",
+                Value::Map(
+                    crate::lang::types::Type::String,
+                    Attrs::from([("team x", Value::string("ml"))]),
+                ),
+            ),
+            ("password", Value::string("hunter2").mark()),
+            ("same", Value::string("s")),
+        ]);
+        let after = obj(vec![
+            ("name", Value::string("b")),
+            (
+                "tags",
+                Value::Map(
+                    crate::lang::types::Type::String,
+                    Attrs::from([("team x", Value::string("ops"))]),
+                ),
+            ),
+            ("password", Value::string("swordfish").mark()),
+            ("same", Value::string("s")),
+        ]);
+        let got = changed_attributes(&before, &after);
+        let paths: Vec<&str> = got.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["name", "password", r#"tags["team x"]"#]);
+        assert_eq!(got[0].before, json!("a"));
+        assert_eq!(got[0].after, json!("b"));
+        assert!(got[1].sensitive);
+        assert_eq!((&got[1].before, &got[1].after), (&Json::Null, &Json::Null));
+        assert_eq!(got[2].after, json!("ops"));
+        assert!(!format!("{got:?}").contains("hunter2"));
+
+        let change = ResourceChange {
+            addr: strata_state::model::Address::parse("t.n").expect("address"),
+            deposed: None,
+            previous_addr: None,
+            provider: "provider[\"example.com/t\"]".into(),
+            action: crate::plan::Action::Update,
+            reason: None,
+            before: Some(before),
+            after: Some(after),
+            replace_paths: Vec::new(),
+            schema_version: 0,
+            dependencies: Vec::new(),
+            create_before_destroy: false,
+            importing: None,
+        };
+        let report = super::json(&[change]);
+        assert!(
+            !report.contains("hunter2") && !report.contains("swordfish"),
+            "{report}"
+        );
+        let v: Json = serde_json::from_str(&report).expect("JSON");
+        assert_eq!(
+            v["resource_drift"][0]["change"]["before_sensitive"]["password"],
+            true
+        );
+        assert_eq!(v["drift"][0]["changed_attributes"][1]["sensitive"], true);
+    }
 }
