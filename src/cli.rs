@@ -34,9 +34,10 @@ pub struct VarArgs {
 /// Options of the commands that plan and apply.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The state file.
-    #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
-    pub state: PathBuf,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else strata.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// Use the state as stored, without reading objects back through the drivers.
     #[arg(long)]
     pub no_refresh: bool,
@@ -85,23 +86,28 @@ pub enum Command {
     State {
         #[command(subcommand)]
         command: StateCommand,
-        /// The state file.
-        #[arg(long = "state", global = true, default_value = crate::statecmd::DEFAULT_STATE)]
-        state: PathBuf,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else strata.tfstate).
+        #[arg(long = "state", value_name = "FILE", global = true)]
+        state: Option<PathBuf>,
     },
     /// Show outputs from the state (`--json` as `terraform output -json`).
     Output {
         name: Option<String>,
         #[arg(long)]
         json: bool,
-        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
-        state: PathBuf,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else strata.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Release a stale state lock by its ID.
     ForceUnlock {
         id: String,
-        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
-        state: PathBuf,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else strata.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Show what apply would change.
     Plan {
@@ -130,9 +136,10 @@ pub enum Command {
         path: PathBuf,
         #[command(flatten)]
         vars: VarArgs,
-        /// The state file.
-        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
-        state: PathBuf,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else strata.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
         /// Driver operations in flight at once.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
         parallelism: u16,
@@ -189,8 +196,10 @@ pub enum Command {
         /// Terraform's plan JSON format (1.2) for a plan; the state document otherwise.
         #[arg(long)]
         json: bool,
-        #[arg(long = "state", default_value = crate::statecmd::DEFAULT_STATE)]
-        state: PathBuf,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else strata.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Rewrite files in Terraform's canonical format.
     Fmt {
@@ -215,6 +224,16 @@ pub enum StateCommand {
     },
     /// Move an instance or resource to a new address.
     Mv { from: String, to: String },
+    /// Print the state as stored (with an interrupted run's journal folded
+    /// in), to keep a copy or move it to another backend.
+    Pull,
+    /// Replace the stored state with FILE (`-` for stdin): refused if it is
+    /// another lineage or older than the stored state, unless --force.
+    Push {
+        file: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `--var` and `--var-file` in the order they were given, which decides
@@ -352,23 +371,41 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             planfile,
             json,
             state,
-        } => crate::engine::show(planfile.as_deref(), json, &state, drivers),
+        } => crate::engine::show(
+            planfile.as_deref(),
+            json,
+            state.as_deref(),
+            &mut sources,
+            drivers,
+        ),
         Command::Validate { path, .. } => validate(&path, &inputs, &mut sources, drivers),
         Command::Console { path, json, .. } => {
             console(path.as_deref(), json, &inputs, &mut sources)
         }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
         Command::Graph { path } => graph(&path, &mut sources),
-        Command::State { command, state } => print(match command {
-            StateCommand::List { addresses } => crate::statecmd::list(&state, &addresses),
-            StateCommand::Show { address } => crate::statecmd::show(&state, &address),
-            StateCommand::Rm { addresses } => crate::statecmd::rm(&state, &addresses),
-            StateCommand::Mv { from, to } => crate::statecmd::mv(&state, &from, &to),
-        }),
-        Command::Output { name, json, state } => {
-            print(crate::statecmd::output(&state, name.as_deref(), json))
+        Command::State { command, state } => {
+            crate::backends::open_here(state.as_deref(), &mut sources).and_then(|store| {
+                print(match command {
+                    StateCommand::List { addresses } => crate::statecmd::list(&store, &addresses),
+                    StateCommand::Show { address } => crate::statecmd::show(&store, &address),
+                    StateCommand::Rm { addresses } => crate::statecmd::rm(&store, &addresses),
+                    StateCommand::Mv { from, to } => crate::statecmd::mv(&store, &from, &to),
+                    StateCommand::Pull => crate::statecmd::pull(&store),
+                    StateCommand::Push { file, force } => {
+                        crate::statecmd::push(&store, &file, force)
+                    }
+                })
+            })
         }
-        Command::ForceUnlock { id, state } => print(crate::statecmd::force_unlock(&state, &id)),
+        Command::Output { name, json, state } => {
+            crate::backends::open_here(state.as_deref(), &mut sources)
+                .and_then(|store| print(crate::statecmd::output(&store, name.as_deref(), json)))
+        }
+        Command::ForceUnlock { id, state } => {
+            crate::backends::open_here(state.as_deref(), &mut sources)
+                .and_then(|store| print(crate::statecmd::force_unlock(&store, &id)))
+        }
     };
     finish(result.map(|()| ExitCode::SUCCESS), &sources)
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use strata_provider::Tags;
-use strata_state::{Entry, LocalStore, Lock, State};
+use strata_state::{Entry, Lock, State, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum Format {
@@ -32,7 +32,8 @@ pub enum Format {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub inputs: Vec<CliInput>,
-    pub state: PathBuf,
+    /// `--state FILE`: a local file, in place of the configured backend.
+    pub state: Option<PathBuf>,
     pub refresh: bool,
     pub parallelism: usize,
     pub destroy: bool,
@@ -173,7 +174,7 @@ pub(crate) fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Dia
 /// Locks and loads the state; adopts or clears what a crashed apply left
 /// (open create intents) and folds the journal into the state file.
 fn open_state(
-    store: &LocalStore,
+    store: &Store,
     operation: &str,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
@@ -337,7 +338,7 @@ pub fn plan(
     let p = prepare(path, None, &opts.inputs, sources, drivers)?;
     crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
-    let store = LocalStore::new(&opts.state);
+    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt)?;
@@ -394,7 +395,7 @@ pub fn drift(
         .collect::<Result<Vec<_>, _>>()?;
     let p = prepare(path, None, &opts.inputs, sources, drivers)?;
     let rt = runtime(opts.parallelism)?;
-    let store = LocalStore::new(&opts.state);
+    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
     let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
     let plan = make_plan(&p, &state, opts, drivers, &rt)?;
     let drift: Vec<_> = plan
@@ -503,7 +504,7 @@ pub fn apply(
     };
     crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
-    let store = LocalStore::new(&opts.state);
+    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
     let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
     crate::timings::stage("state loaded");
@@ -518,7 +519,7 @@ pub fn apply(
                 return Err(Diags::from(Diag::new(
                     "strata::apply::lineage",
                     "Saved plan is for a different state",
-                    format!("The plan was made against state lineage {}, but {} has lineage {}. Nothing was changed.", plan.lineage, opts.state.display(), state.lineage),
+                    format!("The plan was made against state lineage {}, but {} has lineage {}. Nothing was changed.", plan.lineage, store.location(), state.lineage),
                 )));
             }
             if plan.serial != state.serial {
@@ -675,7 +676,8 @@ fn summary(
 pub fn show(
     planfile: Option<&Path>,
     json: bool,
-    state: &Path,
+    state: Option<&Path>,
+    sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     match planfile {
@@ -696,10 +698,11 @@ pub fn show(
             Ok(())
         }
         None => {
+            let store = crate::backends::open_here(state, sources)?;
             let text = if json {
-                crate::statecmd::state_json(state)?
+                crate::statecmd::state_json(&store)?
             } else {
-                crate::statecmd::list(state, &[])?
+                crate::statecmd::list(&store, &[])?
             };
             print!("{text}");
             Ok(())

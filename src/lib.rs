@@ -6,6 +6,7 @@
 //! configuration, [`console`] and [`cli`] are the user's entry points.
 
 pub mod apply;
+pub mod backends;
 pub mod builtin;
 pub mod cli;
 pub mod cluster;

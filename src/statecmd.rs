@@ -4,16 +4,17 @@
 use crate::diag::{Diag, Diags};
 use std::fmt::Write as _;
 use std::path::Path;
-use strata_state::{Address, InstanceState, LocalStore, ResourceState, State, StateError};
-
-/// The default state file, as `terraform.tfstate` is Terraform's.
-pub const DEFAULT_STATE: &str = "strata.tfstate";
+use strata_state::{Address, InstanceState, ResourceState, State, StateError, Store};
 
 pub(crate) fn state_err(e: StateError) -> Diags {
     let code = match &e {
         StateError::Locked { .. } => "strata::state::locked",
         StateError::Corrupt { .. } => "strata::state::corrupt",
         StateError::TooNew { .. } => "strata::state::too_new",
+        StateError::LineageMismatch { .. } => "strata::state::lineage",
+        StateError::SerialBehind { .. } => "strata::state::serial",
+        StateError::Conflict { .. } => "strata::state::conflict",
+        StateError::Backend { .. } => "strata::state::backend",
         _ => "strata::state::error",
     };
     let help = miette::Diagnostic::help(&e)
@@ -30,19 +31,16 @@ fn bad_address(s: &str) -> Diags {
     ))
 }
 
-fn load(path: &Path) -> Result<State, Diags> {
-    LocalStore::new(path)
-        .load()
-        .map(|l| l.state)
-        .map_err(state_err)
+fn load(store: &Store) -> Result<State, Diags> {
+    store.load().map(|l| l.state).map_err(state_err)
 }
 
 fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
     r.id.instance_address(i.index_key.as_ref())
 }
 
-pub fn list(path: &Path, filters: &[String]) -> Result<String, Diags> {
-    let state = load(path)?;
+pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
+    let state = load(store)?;
     let filters: Vec<Address> = filters
         .iter()
         .map(|f| Address::parse(f).ok_or_else(|| bad_address(f)))
@@ -64,8 +62,8 @@ pub fn list(path: &Path, filters: &[String]) -> Result<String, Diags> {
 }
 
 /// One instance in Terraform's `state show` layout.
-pub fn show(path: &Path, addr: &str) -> Result<String, Diags> {
-    let state = load(path)?;
+pub fn show(store: &Store, addr: &str) -> Result<String, Diags> {
+    let state = load(store)?;
     let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
     for r in state.resources.iter().filter(|r| a.matches_resource(r)) {
         for i in &r.instances {
@@ -120,8 +118,7 @@ pub fn show(path: &Path, addr: &str) -> Result<String, Diags> {
     )))
 }
 
-pub fn rm(path: &Path, addrs: &[String]) -> Result<String, Diags> {
-    let store = LocalStore::new(path);
+pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
     let lock = store.lock("state rm").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
     let mut out = String::new();
@@ -157,8 +154,7 @@ pub fn rm(path: &Path, addrs: &[String]) -> Result<String, Diags> {
     Ok(out)
 }
 
-pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
-    let store = LocalStore::new(path);
+pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
     let f = Address::parse(from).ok_or_else(|| bad_address(from))?;
@@ -225,8 +221,8 @@ pub fn mv(path: &Path, from: &str, to: &str) -> Result<String, Diags> {
 }
 
 /// `strata output`: all outputs, or one; `--json` as `terraform output -json`.
-pub fn output(path: &Path, name: Option<&str>, json: bool) -> Result<String, Diags> {
-    let state = load(path)?;
+pub fn output(store: &Store, name: Option<&str>, json: bool) -> Result<String, Diags> {
+    let state = load(store)?;
     match name {
         Some(n) => {
             let o = state.outputs.get(n).ok_or_else(|| {
@@ -268,14 +264,14 @@ pub fn output(path: &Path, name: Option<&str>, json: bool) -> Result<String, Dia
     }
 }
 
-pub fn force_unlock(path: &Path, id: &str) -> Result<String, Diags> {
-    LocalStore::new(path).force_unlock(id).map_err(state_err)?;
+pub fn force_unlock(store: &Store, id: &str) -> Result<String, Diags> {
+    store.force_unlock(id).map_err(state_err)?;
     Ok("strata state has been successfully unlocked!\n".to_string())
 }
 
 /// The state document itself, for `strata show --json` without a plan.
-pub fn state_json(path: &Path) -> Result<String, Diags> {
-    let state = load(path)?;
+pub fn state_json(store: &Store) -> Result<String, Diags> {
+    let state = load(store)?;
     let mut text = serde_json::to_string_pretty(&state).map_err(|e| {
         Diags::from(Diag::new(
             "strata::state::encode",
@@ -285,4 +281,38 @@ pub fn state_json(path: &Path) -> Result<String, Diags> {
     })?;
     text.push('\n');
     Ok(text)
+}
+
+/// `strata state pull`: the state document as stored, journal of an
+/// interrupted run included, for a backup or a move to another backend.
+pub fn pull(store: &Store) -> Result<String, Diags> {
+    state_json(store)
+}
+
+/// `strata state push FILE`: replaces the stored state with the file's
+/// (`-` for stdin), under the lock. Refused if the file is another lineage
+/// or older than what is stored, unless `force`: how state moves between
+/// backends, with `state pull`.
+pub fn push(store: &Store, file: &Path, force: bool) -> Result<String, Diags> {
+    let text = if file == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(file)
+    }
+    .map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::io",
+            format!("Cannot read {}", file.display()),
+            e.to_string(),
+        ))
+    })?;
+    let state = strata_state::parse(&file.display().to_string(), &text).map_err(state_err)?;
+    let lock = store.lock("state push").map_err(state_err)?;
+    let written = store.push(&lock, state, force).map_err(state_err)?;
+    Ok(format!(
+        "Pushed the state to {} (lineage {}, serial {}).\n",
+        store.location(),
+        written.lineage,
+        written.serial
+    ))
 }

@@ -341,7 +341,7 @@ fn strata_output(out: &str) -> String {
 
 /// The ids the state records, and every address in it.
 fn state_ids(env: &Env) -> (BTreeSet<String>, Vec<String>) {
-    let store = strata_state::LocalStore::new(env.dir.join("strata.tfstate"));
+    let store = strata_state::Store::local(env.dir.join("strata.tfstate"));
     let loaded = store.load().expect("the state loads after a crash");
     let mut ids = BTreeSet::new();
     let mut addrs = Vec::new();
@@ -394,16 +394,6 @@ fn setup(tag: &str) -> Env {
     Env { dir, cloud }
 }
 
-fn rng(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed;
-    move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        s >> 33
-    }
-}
-
 #[test]
 fn kill_9_during_apply_and_destroy_loses_and_leaks_nothing() {
     let seed: u64 = std::env::var("STRATA_CRASH_SEED")
@@ -411,7 +401,7 @@ fn kill_9_during_apply_and_destroy_loses_and_leaks_nothing() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0xa991);
     eprintln!("apply crash test seed: {seed} (set STRATA_CRASH_SEED to repeat)");
-    let mut next = rng(seed);
+    let mut next = strata_state::conformance::rng(seed);
     let trials = 8;
     for trial in 0..trials {
         let env = setup(&format!("t{trial}"));

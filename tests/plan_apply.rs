@@ -218,7 +218,7 @@ fn a_held_lock_names_its_holder() {
     write(&d, "main.tf", CONFIG);
     assert_eq!(strata(&d, &["apply", "--auto-approve"]).code, 0);
     let before = state_bytes(&d);
-    let store = strata_state::LocalStore::new(d.join("strata.tfstate"));
+    let store = strata_state::Store::local(d.join("strata.tfstate"));
     let held = store.lock("apply").expect("lock");
     let r = strata(&d, &["apply", "--auto-approve", "--var", "size=1"]);
     assert_eq!(r.code, 1);

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use strata_state::{Entry, InstanceKey, InstanceState, LocalStore, Mode, OutputState, ResourceId};
+use strata_state::{Entry, InstanceKey, InstanceState, Mode, OutputState, ResourceId, Store};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-state-cli-{tag}-{}", std::process::id()));
@@ -37,7 +37,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
 /// A state with terraform_data.a, terraform_data.pool["h100"], ["a100"] and two outputs.
 fn fixture(dir: &Path) -> PathBuf {
     let path = dir.join("strata.tfstate");
-    let store = LocalStore::new(&path);
+    let store = Store::local(&path);
     let lock = store.lock("test").expect("lock");
     let mut state = store.load().expect("load").state;
     for e in [
@@ -157,7 +157,7 @@ fn outputs_as_terraform_prints_them() {
 fn a_held_lock_names_its_holder_and_force_unlock_releases_it() {
     let dir = scratch("lock");
     let state = fixture(&dir);
-    let store = LocalStore::new(&state);
+    let store = Store::local(&state);
     let lock = store.lock("apply").expect("lock");
     let id = lock.info.id.clone();
     std::mem::forget(lock); // a run that died holding the lock

@@ -6,6 +6,7 @@ use crate::eval::{did_you_mean, EmptyScope, Evaluator};
 use crate::lang::value::Value;
 use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, ExprKind};
+use std::collections::BTreeMap;
 
 fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new(code, summary, detail).at(span)
@@ -341,6 +342,31 @@ fn check_block(b: Block, m: &mut Module, diags: &mut Diags) -> Option<Check> {
     Some(check)
 }
 
+fn backend(kind: &str, b: &Block, diags: &mut Diags) -> Backend {
+    let mut settings = BTreeMap::new();
+    for a in &b.body.attrs {
+        match constant(&a.expr) {
+            Ok(v) => {
+                settings.insert(a.name.clone(), (v, a.expr.span));
+            }
+            Err(_) => diags.push(err(
+                "strata::config::backend",
+                "Variables not allowed",
+                format!("The backend setting {:?} must be a constant: a backend is opened before variables are read. Put secrets in the environment (AWS_* for s3, PG_CONN_STR for pg) instead.", a.name),
+                a.expr.span,
+            )),
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, "a backend block", &[]));
+    }
+    Backend {
+        kind: kind.to_string(),
+        span: b.span,
+        settings,
+    }
+}
+
 fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
     let _ = labels(b, &[], diags);
     m.settings.blocks.push(b.span);
@@ -355,7 +381,7 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
         match nb.kind.as_str() {
             "backend" => {
                 if let Some(l) = labels(nb, &["type"], diags) {
-                    m.settings.backend = Some((l[0].clone(), nb.body.clone()));
+                    m.settings.backend = Some(backend(&l[0], nb, diags));
                 }
             }
             "required_providers" | "cloud" | "provider_meta" => {}

@@ -14,7 +14,9 @@ pub use scope::{ConfigScope, Declared, Known};
 pub use typeexpr::{Constraint, Defaults};
 
 use crate::diag::{Diag, Diags, Sources, Span};
+use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -173,11 +175,22 @@ pub struct Moved {
     pub span: Span,
 }
 
+/// A `backend "TYPE" { … }` block: where the state is kept. Its settings
+/// are constants (Terraform refuses variables there too), evaluated when
+/// the configuration is loaded.
+#[derive(Debug, Clone)]
+pub struct Backend {
+    pub kind: String,
+    pub span: Span,
+    /// Setting name → value and where it was written.
+    pub settings: BTreeMap<String, (Value, Span)>,
+}
+
 /// The `terraform` / `strata` settings block.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub required_version: Option<String>,
-    pub backend: Option<(String, Body)>,
+    pub backend: Option<Backend>,
     pub blocks: Vec<Span>,
 }
 
@@ -223,6 +236,28 @@ impl Module {
 
 /// The configuration files of `path`: the file itself, or every `*.tf` and
 /// `*.hcl` directly inside the directory, in name order.
+/// The workspace this run works in: `STRATA_WORKSPACE`, as Terraform's
+/// `TF_WORKSPACE`, else "default". It picks the state within a backend and
+/// is `terraform.workspace` in expressions.
+pub fn workspace() -> Result<String, Diags> {
+    let name = match std::env::var("STRATA_WORKSPACE") {
+        Ok(n) if !n.is_empty() => n,
+        _ => return Ok("default".into()),
+    };
+    let valid = name.len() <= 90
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        return Err(Diags::from(Diag::new(
+            "strata::workspace",
+            "Invalid workspace name",
+            format!("STRATA_WORKSPACE={name:?}: a workspace name is letters, digits, '-' and '_' (at most 90)."),
+        )));
+    }
+    Ok(name)
+}
+
 pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Diag::new(

@@ -267,7 +267,7 @@ impl Scope for ConfigScope<'_> {
                 Ok((Value::String(if p.is_empty() { ".".into() } else { p }), true))
             }
             "terraform" | "strata" => match attr {
-                Some("workspace") => Ok((Value::string("default"), true)),
+                Some("workspace") => Ok((Value::string(super::workspace().unwrap_or_else(|_| "default".into())), true)),
                 _ => Err(invalid_ref(format!("The {name:?} object has only the attribute \"workspace\"."), span)),
             },
             "count" => match (&self.count_index, attr) {

@@ -12,33 +12,41 @@ pub enum StateError {
         source: std::io::Error,
     },
 
-    #[error("the state file {} is not valid state: {detail}", path.display())]
+    /// A remote backend's store failed or refused a request.
+    #[error("the state backend at {location} failed: {detail}")]
+    #[diagnostic(
+        code(strata::state::backend),
+        help("Nothing was changed by this request. Check the backend's address, credentials and permissions, then run again.")
+    )]
+    Backend { location: String, detail: String },
+
+    #[error("the state at {location} is not valid state: {detail}")]
     #[diagnostic(
         code(strata::state::corrupt),
-        help("Nothing was changed. The previous state is kept in {}.backup; restore it from there if this file was damaged.", path.display())
+        help("Nothing was changed. The previous version is kept as the backup next to it (the .backup file, object or row); restore it from there if this one was damaged.")
     )]
-    Corrupt { path: PathBuf, detail: String },
+    Corrupt { location: String, detail: String },
 
-    #[error("the state file {} has format version {found}; this strata reads up to version {supported}", path.display())]
+    #[error("the state at {location} has format version {found}; this strata reads up to version {supported}")]
     #[diagnostic(
         code(strata::state::too_new),
         help(
-            "It was written by a newer strata. Upgrade strata; this one will not touch the file."
+            "It was written by a newer strata. Upgrade strata; this one will not touch the state."
         )
     )]
     TooNew {
-        path: PathBuf,
+        location: String,
         found: u64,
         supported: u64,
     },
 
-    #[error("the journal {} is damaged at line {line}: {detail}", path.display())]
+    #[error("the journal of {location} is damaged at line {line}: {detail}")]
     #[diagnostic(
         code(strata::state::journal),
-        help("Nothing was changed. The journal holds operations that finished after the state was last written; keep the file for inspection.")
+        help("Nothing was changed. The journal holds operations that finished after the state was last written; keep it for inspection.")
     )]
     Journal {
-        path: PathBuf,
+        location: String,
         line: usize,
         detail: String,
     },
@@ -65,6 +73,37 @@ pub enum StateError {
     #[error("the state is not locked")]
     #[diagnostic(code(strata::state::not_locked))]
     NotLocked,
+
+    #[error("the state at {location} was changed by another writer since this run read it")]
+    #[diagnostic(
+        code(strata::state::conflict),
+        help("Nothing was written. Another run wrote the state while this one held no valid lock (a lock released with force-unlock?). Run again to start from the state as it is now.")
+    )]
+    Conflict { location: String },
+
+    #[error("the state at {location} has lineage {stored}; the state given has lineage {given}")]
+    #[diagnostic(
+        code(strata::state::lineage),
+        help("They are different states, and one would replace the other. Nothing was written. If replacing it is really meant, `strata state push --force` does it.")
+    )]
+    LineageMismatch {
+        location: String,
+        stored: String,
+        given: String,
+    },
+
+    #[error(
+        "the state at {location} has serial {stored}, newer than the state given (serial {given})"
+    )]
+    #[diagnostic(
+        code(strata::state::serial),
+        help("Writing it would undo changes made since. Nothing was written. If replacing it is really meant, `strata state push --force` does it.")
+    )]
+    SerialBehind {
+        location: String,
+        stored: u64,
+        given: u64,
+    },
 }
 
 impl StateError {
@@ -72,6 +111,14 @@ impl StateError {
         StateError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// A remote store's failure, worded from any error the client gives.
+    pub fn backend(location: impl Into<String>, detail: impl std::fmt::Display) -> StateError {
+        StateError::Backend {
+            location: location.into(),
+            detail: detail.to_string(),
         }
     }
 }

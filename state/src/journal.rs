@@ -52,6 +52,11 @@ pub enum Entry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub seq: u64,
+    /// The serial of the state the line extends: a line whose state has
+    /// since been written (a crash between writing the state and dropping
+    /// the journal) is already in it. Absent in older journals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<u64>,
     #[serde(flatten)]
     pub entry: Entry,
 }
@@ -173,6 +178,8 @@ pub struct Replay {
     /// A last line cut short by a crash mid-write (never fsynced, so the
     /// operation it described was not reported done).
     pub torn_tail: bool,
+    /// Lines skipped because the state already includes them.
+    pub stale: usize,
 }
 
 /// Parses journal text and applies it to `state`. Lines are complete JSON
@@ -197,6 +204,10 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
             Ok(_) => continue,
             Err(e) => return Err((i + 1, e.to_string())),
         };
+        if record.base.is_some_and(|b| b != state.serial) {
+            out.stale += 1;
+            continue;
+        }
         match &record.entry {
             Entry::Intent { address, .. } => {
                 open_intents.push((address.clone(), record.entry.clone()))
@@ -220,7 +231,34 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
         entries.push(record.entry);
         out.applied += 1;
     }
-    state.apply_all(&entries);
+    if !entries.is_empty() {
+        state.apply_all(&entries);
+    }
     out.pending = open_intents.into_iter().map(|(_, e)| e).collect();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_of_a_state_already_written_are_not_applied_again() {
+        let mut state = State::new();
+        state.serial = 4;
+        let line = |base: &str, name: &str| {
+            format!("{{\"seq\":1,{base}\"kind\":\"output\",\"name\":\"{name}\",\"output\":{{\"value\":1,\"type\":\"number\"}}}}\n")
+        };
+        let text = [
+            line("\"base\":3,", "folded"),
+            line("\"base\":4,", "new"),
+            line("", "old_format"),
+        ]
+        .concat();
+        let replay = replay(&text, &mut state).expect("replay");
+        assert_eq!(replay.stale, 1);
+        assert_eq!(replay.applied, 2);
+        let names: Vec<&String> = state.outputs.keys().collect();
+        assert_eq!(names, ["new", "old_format"]);
+    }
 }

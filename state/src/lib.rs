@@ -1,23 +1,34 @@
-//! strata's state: the model (Terraform's format version 4 layout) and the
-//! backends that keep it. The rules every backend keeps:
+//! strata's state: the model (Terraform's format version 4 layout), the
+//! [`Backend`] trait every place that keeps state implements, and the
+//! [`Store`] that keeps the rules for all of them:
 //! - lock before any write, and say who holds a lock;
-//! - a write is whole or absent (temp file, fsync, rename), the previous
-//!   version kept as a backup, files private to their owner;
+//! - a write is whole or absent, the previous version kept as a backup,
+//!   and it fails rather than overwrite a version it did not read;
 //! - during an apply every finished operation is durable at once through an
 //!   append-only journal, folded into the state when the run ends and
 //!   replayed if it did not.
 //!
-//! This crate knows nothing of configuration, plans or drivers.
+//! The local file backend lives here; the S3 and PostgreSQL ones are
+//! crates of their own (`state/s3`, `state/pg`) so that their clients
+//! build only where they are used. `conformance` is the suite every
+//! backend passes. This crate knows nothing of configuration, plans or
+//! drivers.
 
+mod backend;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod error;
 pub mod journal;
 pub mod local;
 pub mod model;
+mod store;
 
+pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
-pub use local::{Journal, Loaded, LocalStore, Lock, LockInfo};
+pub use local::LocalBackend;
 pub use model::{
     Address, Attributes, InstanceKey, InstanceState, Mode, OutputState, ResourceId, ResourceState,
     State,
 };
+pub use store::{parse, Journal, Loaded, Lock, Store};

@@ -1,0 +1,277 @@
+//! Which backend keeps the state: `--state FILE`, the configuration's
+//! `terraform { backend "TYPE" { … } }` block, or the default file; and
+//! which workspace of it (`STRATA_WORKSPACE`, as Terraform's
+//! `TF_WORKSPACE`). Settings are named as Terraform's backends name them,
+//! so a Terraform user's block works unchanged where strata supports it.
+
+use crate::config::{self, Backend, Module};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::eval::did_you_mean;
+use crate::lang::value::Value;
+use std::path::{Path, PathBuf};
+use strata_state::Store;
+use strata_state_pg::{PgBackend, PgConfig};
+use strata_state_s3::{S3Backend, S3Config};
+
+/// The default state file, as `terraform.tfstate` is Terraform's.
+pub const DEFAULT_STATE: &str = "strata.tfstate";
+
+/// Opens the state for a configuration whose root module is loaded.
+pub fn open(explicit: Option<&Path>, module: &Module) -> Result<Store, Diags> {
+    open_backend(explicit, module.settings.backend.as_ref())
+}
+
+/// Opens the state for a command that takes no configuration path (`state`,
+/// `output`, `show`, `force-unlock`): the backend named by the
+/// configuration in the working directory, if there is one.
+pub fn open_here(explicit: Option<&Path>, sources: &mut Sources) -> Result<Store, Diags> {
+    if explicit.is_some() {
+        return open_backend(explicit, None);
+    }
+    let here = Path::new(".");
+    let has_config = config::config_files(here).is_ok_and(|f| !f.is_empty());
+    if !has_config {
+        return open_backend(None, None);
+    }
+    let module = config::load(here, sources)?;
+    open(None, &module)
+}
+
+fn open_backend(explicit: Option<&Path>, backend: Option<&Backend>) -> Result<Store, Diags> {
+    let workspace = config::workspace()?;
+    match (explicit, backend) {
+        (Some(_), Some(b)) if b.kind != "local" => Err(Diags::from(
+            Diag::new(
+                "strata::state::backend_conflict",
+                "--state with a remote backend",
+                format!("--state names a local state file, but this configuration keeps its state in the {:?} backend; using both would split the state in two. Drop --state, or move the state with `strata state pull` and `strata state push`.", b.kind),
+            )
+            .at(b.span),
+        )),
+        (Some(path), _) => Ok(Store::local(path)),
+        (None, None) => Ok(Store::local(local_path(DEFAULT_STATE, None, &workspace))),
+        (None, Some(b)) => {
+            let s = Settings { backend: b };
+            match b.kind.as_str() {
+                "local" => {
+                    s.only(&["path", "workspace_dir"])?;
+                    let path = s.string("path")?.unwrap_or_else(|| DEFAULT_STATE.into());
+                    Ok(Store::local(local_path(
+                        &path,
+                        s.string("workspace_dir")?.as_deref(),
+                        &workspace,
+                    )))
+                }
+                "s3" => s3(&s, workspace),
+                "pg" => pg(&s, workspace),
+                other => Err(Diags::from(
+                    Diag::new(
+                        "strata::state::backend",
+                        "Unsupported backend",
+                        format!(
+                            "strata keeps state in the \"local\", \"s3\" and \"pg\" backends, not {other:?}.{}",
+                            did_you_mean(other, &["local", "s3", "pg"])
+                        ),
+                    )
+                    .at(b.span),
+                )),
+            }
+        }
+    }
+}
+
+/// Terraform's layout: the default workspace in the file itself, others
+/// in `<workspace_dir>/<name>/<file>`.
+fn local_path(path: &str, dir: Option<&str>, workspace: &str) -> PathBuf {
+    if workspace == "default" {
+        return PathBuf::from(path);
+    }
+    let file = Path::new(path)
+        .file_name()
+        .map_or_else(|| DEFAULT_STATE.into(), |f| f.to_os_string());
+    let dir = dir.map_or_else(|| format!("{DEFAULT_STATE}.d"), str::to_string);
+    Path::new(&dir).join(workspace).join(file)
+}
+
+/// Settings of the backend block with errors pointing into it.
+struct Settings<'b> {
+    backend: &'b Backend,
+}
+
+impl Settings<'_> {
+    fn invalid(&self, span: Span, detail: String) -> Diags {
+        Diags::from(Diag::new("strata::state::backend", "Invalid backend setting", detail).at(span))
+    }
+
+    /// Refuses settings this backend does not know.
+    fn only(&self, known: &[&str]) -> Result<(), Diags> {
+        let mut diags = Diags::default();
+        for (name, (_, span)) in &self.backend.settings {
+            if !known.contains(&name.as_str()) {
+                diags.push(
+                    Diag::new(
+                        "strata::state::backend",
+                        "Unsupported backend setting",
+                        format!(
+                            "The {:?} backend has no setting {name:?}.{}",
+                            self.backend.kind,
+                            did_you_mean(name, known)
+                        ),
+                    )
+                    .at(*span),
+                );
+            }
+        }
+        diags.into_result(())
+    }
+
+    fn get(&self, name: &str) -> Option<&(Value, Span)> {
+        self.backend
+            .settings
+            .get(name)
+            .filter(|(v, _)| !v.is_null())
+    }
+
+    fn string(&self, name: &str) -> Result<Option<String>, Diags> {
+        match self.get(name) {
+            None => Ok(None),
+            Some((v, span)) => match v.unmarked().as_str() {
+                Some(s) => Ok(Some(s.to_string())),
+                None => Err(self.invalid(*span, format!("{name:?} must be a string."))),
+            },
+        }
+    }
+
+    fn required(&self, name: &str) -> Result<String, Diags> {
+        self.string(name)?.ok_or_else(|| {
+            Diags::from(
+                Diag::new(
+                    "strata::state::backend",
+                    "Missing backend setting",
+                    format!("The {:?} backend needs {name:?}.", self.backend.kind),
+                )
+                .at(self.backend.span),
+            )
+        })
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>, Diags> {
+        match self.get(name) {
+            None => Ok(None),
+            Some((v, span)) => match v.unmarked().as_bool() {
+                Some(b) => Ok(Some(b)),
+                None => Err(self.invalid(*span, format!("{name:?} must be true or false."))),
+            },
+        }
+    }
+
+    /// `endpoints = { s3 = "…" }`.
+    fn endpoint(&self, service: &str) -> Result<Option<String>, Diags> {
+        let Some((v, span)) = self.get("endpoints") else {
+            return Ok(None);
+        };
+        let Some(entries) = v.unmarked().entries() else {
+            return Err(self.invalid(
+                *span,
+                "\"endpoints\" must be an object such as { s3 = \"https://…\" }.".into(),
+            ));
+        };
+        match entries.get(service).map(|e| e.unmarked()) {
+            None => Ok(None),
+            Some(e) if e.is_null() => Ok(None),
+            Some(e) => e.as_str().map(|s| Some(s.to_string())).ok_or_else(|| {
+                self.invalid(*span, format!("endpoints.{service} must be a URL string."))
+            }),
+        }
+    }
+}
+
+fn s3(s: &Settings, workspace: String) -> Result<Store, Diags> {
+    s.only(&[
+        "bucket",
+        "key",
+        "region",
+        "endpoint",
+        "endpoints",
+        "profile",
+        "access_key",
+        "secret_key",
+        "use_path_style",
+        "force_path_style",
+        "encrypt",
+        "kms_key_id",
+        "workspace_key_prefix",
+        "use_lockfile",
+        "dynamodb_table",
+        // Accepted for S3-compatible stores, as Terraform's s3 backend
+        // accepts them; the SDK validates nothing up front anyway.
+        "skip_credentials_validation",
+        "skip_region_validation",
+        "skip_requesting_account_id",
+        "skip_metadata_api_check",
+        "skip_s3_checksum",
+    ])?;
+    if let Some((_, span)) = s.get("dynamodb_table") {
+        return Err(s.invalid(*span, "strata locks S3 state with a lock object written conditionally (If-None-Match), so no DynamoDB table is needed; remove \"dynamodb_table\".".into()));
+    }
+    if let (Some(false), Some((_, span))) = (s.bool("use_lockfile")?, s.get("use_lockfile")) {
+        return Err(s.invalid(*span, "strata always locks S3 state with a lock object; \"use_lockfile = false\" would leave it unlocked.".into()));
+    }
+    let endpoint = match s.endpoint("s3")? {
+        Some(e) => Some(e),
+        None => s.string("endpoint")?,
+    };
+    let config = S3Config {
+        bucket: s.required("bucket")?,
+        key: s.required("key")?,
+        region: s.string("region")?,
+        endpoint,
+        profile: s.string("profile")?,
+        access_key: s.string("access_key")?,
+        secret_key: s.string("secret_key")?,
+        use_path_style: s
+            .bool("use_path_style")?
+            .or(s.bool("force_path_style")?)
+            .unwrap_or(false),
+        encrypt: s.bool("encrypt")?.unwrap_or(false),
+        kms_key_id: s.string("kms_key_id")?,
+        workspace_key_prefix: s
+            .string("workspace_key_prefix")?
+            .unwrap_or_else(|| strata_state_s3::DEFAULT_WORKSPACE_PREFIX.into()),
+        workspace,
+    };
+    S3Backend::new(config)
+        .map(Store::new)
+        .map_err(|e| s.invalid(s.backend.span, e.to_string()))
+}
+
+fn pg(s: &Settings, workspace: String) -> Result<Store, Diags> {
+    s.only(&["conn_str", "schema_name"])?;
+    // Terraform's pg backend reads these variables too; the connection
+    // string often holds a password, better kept out of the file.
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let conn_str = match s.string("conn_str")? {
+        Some(c) => c,
+        None => env("PG_CONN_STR").ok_or_else(|| {
+            Diags::from(
+                Diag::new(
+                    "strata::state::backend",
+                    "Missing backend setting",
+                    "The \"pg\" backend needs a connection string: conn_str, or the PG_CONN_STR environment variable (postgres://user@host/db).",
+                )
+                .at(s.backend.span),
+            )
+        })?,
+    };
+    let schema_name = match s.string("schema_name")? {
+        Some(n) => n,
+        None => env("PG_SCHEMA_NAME").unwrap_or_else(|| strata_state_pg::DEFAULT_SCHEMA.into()),
+    };
+    PgBackend::new(PgConfig {
+        conn_str,
+        schema_name,
+        workspace,
+    })
+    .map(Store::new)
+    .map_err(|e| s.invalid(s.backend.span, e.to_string()))
+}

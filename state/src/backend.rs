@@ -1,0 +1,138 @@
+//! The one trait every place that keeps state implements: a local file,
+//! an S3-compatible bucket, a PostgreSQL database. A backend stores opaque
+//! text — the state document and the journal's lines — and a lock; what the
+//! text means, serials, lineages and replay live once, in [`crate::Store`].
+
+use crate::error::StateError;
+use serde::{Deserialize, Serialize};
+
+/// Who holds the lock, as Terraform's lock info records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LockInfo {
+    #[serde(rename = "ID")]
+    pub id: String,
+    pub operation: String,
+    pub who: String,
+    pub version: String,
+    pub created: String,
+    pub path: String,
+    #[serde(rename = "PID")]
+    pub pid: u32,
+}
+
+impl LockInfo {
+    /// The lock info as it is stored: Terraform's JSON.
+    pub fn encode(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Lock info as stored, or `None` for text that is not.
+    pub fn decode(text: &str) -> Option<LockInfo> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Whether `holder`, the lock info found in the store, is lock `id`.
+    pub fn check(holder: Option<LockInfo>, id: &str) -> Result<(), StateError> {
+        match holder {
+            Some(i) if i.id == id => Ok(()),
+            Some(i) => Err(StateError::LockMismatch {
+                given: id.to_string(),
+                held: i.id,
+            }),
+            None => Err(StateError::NotLocked),
+        }
+    }
+
+    /// The error a run gets when this lock is in its way.
+    pub fn held(&self) -> StateError {
+        StateError::Locked {
+            id: self.id.clone(),
+            who: self.who.clone(),
+            operation: self.operation.clone(),
+            created: self.created.clone(),
+        }
+    }
+}
+
+/// A version of the stored state, as the backend tells versions apart (an
+/// ETag, a serial, a file's size and time): a write names the version it
+/// read and fails if another has taken its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version(pub String);
+
+/// What a backend holds.
+#[derive(Debug, Default)]
+pub struct Stored {
+    /// The state document, if one was ever written.
+    pub state: Option<String>,
+    /// The version of `state`, for the next write's comparison.
+    pub version: Option<Version>,
+    /// The journal's lines in the order they were appended.
+    pub journal: String,
+}
+
+/// A lock taken.
+pub struct Acquired {
+    /// Whatever must live as long as the lock (an open file with an OS
+    /// lock on it); dropped when the lock is released.
+    pub guard: Box<dyn std::any::Any + Send>,
+    /// The lock of a run that died, which this one replaced. Only backends
+    /// that can tell a dead holder from a live one take a lock over; the
+    /// others refuse and name the holder for `force-unlock`.
+    pub took_over: Option<LockInfo>,
+}
+
+pub trait Backend: Send + Sync {
+    /// Where the state is, for messages: a path, `s3://bucket/key`, …
+    fn location(&self) -> String;
+
+    /// Takes the lock, recording `info` for others to read, or returns
+    /// [`StateError::Locked`] naming the holder. Two callers can never both
+    /// succeed.
+    fn lock(&self, info: &LockInfo) -> Result<Acquired, StateError>;
+
+    /// Whether the lock `id` is still the one held.
+    fn check_lock(&self, id: &str) -> Result<(), StateError>;
+
+    /// Releases the lock `id`, if it is still held (never another's).
+    fn unlock(&self, id: &str);
+
+    /// Releases whatever lock has this `id`, for a run that died holding it.
+    fn force_unlock(&self, id: &str) -> Result<(), StateError>;
+
+    fn read(&self) -> Result<Stored, StateError>;
+
+    /// Replaces the state with `text`, whole or not at all, provided the
+    /// stored version is still `expected` (`None`: no state yet) — else
+    /// [`StateError::Conflict`] and nothing written. Keeps the previous
+    /// version as a backup and drops the journal the new text includes.
+    fn write(&self, text: &str, expected: Option<&Version>) -> Result<Version, StateError>;
+
+    /// Appends journal lines; they are durable when it returns.
+    fn append(&self, lines: &str) -> Result<(), StateError>;
+}
+
+/// Runs `f` on a thread of its own. Backends with a client that drives its
+/// own async runtime call through this, because the engine calls them
+/// from inside its runtime and runtimes do not nest.
+pub fn on_own_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(v) => v,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
+pub(crate) fn who() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{user}@{host}")
+}
+
+pub(crate) fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

@@ -1,0 +1,301 @@
+//! The state as the engine sees it, whatever backend keeps it: lock, load
+//! (with the journal of a run that died replayed), persist, journal. The
+//! rules that make state safe are kept here, once, for every backend:
+//! - a write needs the lock and finds in place the version it read, so a
+//!   lost race is an error rather than a silent overwrite;
+//! - the serial only grows and a state of another lineage never replaces
+//!   the stored one (`state push --force` excepted);
+//! - journal lines name the serial they extend, so lines already folded
+//!   into the state are never applied twice.
+
+use crate::backend::{self, Backend, LockInfo, Version};
+use crate::error::StateError;
+use crate::journal::{self, Entry, Replay};
+use crate::model::{State, FORMAT_VERSION};
+use serde::Serialize;
+use std::sync::{Arc, Mutex};
+
+/// The state as loaded: the last written state plus any journal left by a
+/// run that died.
+#[derive(Debug)]
+pub struct Loaded {
+    pub state: State,
+    pub replay: Replay,
+    /// Whether a state existed (a new state has a fresh lineage).
+    pub existed: bool,
+}
+
+/// What the last load or write saw, which the next write must still find.
+#[derive(Debug, Default)]
+struct Seen {
+    version: Option<Version>,
+    serial: u64,
+    lineage: Option<String>,
+}
+
+pub struct Store {
+    backend: Arc<dyn Backend>,
+    seen: Mutex<Seen>,
+}
+
+/// A held lock; dropping it releases the lock.
+pub struct Lock {
+    backend: Arc<dyn Backend>,
+    pub info: LockInfo,
+    /// Set when this lock replaced one left by a process that had died.
+    pub took_over: Option<LockInfo>,
+    _guard: Box<dyn std::any::Any + Send>,
+}
+
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lock").field("info", &self.info).finish()
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        self.backend.unlock(&self.info.id);
+    }
+}
+
+impl Store {
+    pub fn new(backend: impl Backend + 'static) -> Store {
+        Store {
+            backend: Arc::new(backend),
+            seen: Mutex::new(Seen::default()),
+        }
+    }
+
+    /// A local state file, the default backend.
+    pub fn local(path: impl Into<std::path::PathBuf>) -> Store {
+        Store::new(crate::local::LocalBackend::new(path))
+    }
+
+    pub fn location(&self) -> String {
+        self.backend.location()
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        // A panic elsewhere cannot leave `Seen` half-updated (plain stores).
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the lock, or says who holds it.
+    pub fn lock(&self, operation: &str) -> Result<Lock, StateError> {
+        let info = LockInfo {
+            id: uuid::Uuid::new_v4().to_string(),
+            operation: operation.to_string(),
+            who: backend::who(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: backend::now(),
+            path: self.backend.location(),
+            pid: std::process::id(),
+        };
+        let acquired = self.backend.lock(&info)?;
+        Ok(Lock {
+            backend: self.backend.clone(),
+            info,
+            took_over: acquired.took_over,
+            _guard: acquired.guard,
+        })
+    }
+
+    /// Releases a stale lock by its ID.
+    pub fn force_unlock(&self, id: &str) -> Result<(), StateError> {
+        self.backend.force_unlock(id)
+    }
+
+    /// Reads the state (a new one when there is none) and replays a journal
+    /// left behind by a run that did not finish.
+    pub fn load(&self) -> Result<Loaded, StateError> {
+        let stored = self.backend.read()?;
+        let location = self.backend.location();
+        let (mut state, existed) = match &stored.state {
+            Some(text) => (parse(&location, text)?, true),
+            None => (State::new(), false),
+        };
+        *self.seen() = Seen {
+            version: stored.version,
+            serial: state.serial,
+            lineage: existed.then(|| state.lineage.clone()),
+        };
+        let replay = journal::replay(&stored.journal, &mut state).map_err(|(line, detail)| {
+            StateError::Journal {
+                location,
+                line,
+                detail,
+            }
+        })?;
+        Ok(Loaded {
+            state,
+            replay,
+            existed,
+        })
+    }
+
+    /// Writes `state` as the new state (serial + 1), keeping the previous
+    /// version as the backup, and retires the journal it includes.
+    pub fn persist(&self, lock: &Lock, state: &mut State) -> Result<(), StateError> {
+        self.backend.check_lock(&lock.info.id)?;
+        let mut seen = self.seen();
+        if let Some(stored) = &seen.lineage {
+            if *stored != state.lineage {
+                return Err(StateError::LineageMismatch {
+                    location: self.backend.location(),
+                    stored: stored.clone(),
+                    given: state.lineage.clone(),
+                });
+            }
+        }
+        if state.serial < seen.serial {
+            return Err(StateError::SerialBehind {
+                location: self.backend.location(),
+                stored: seen.serial,
+                given: state.serial,
+            });
+        }
+        state.serial += 1;
+        self.write(&mut seen, state)
+    }
+
+    fn write(&self, seen: &mut Seen, state: &mut State) -> Result<(), StateError> {
+        state.strata_version = env!("CARGO_PKG_VERSION").to_string();
+        let text = encode(&self.backend.location(), state)?;
+        let version = self.backend.write(&text, seen.version.as_ref())?;
+        *seen = Seen {
+            version: Some(version),
+            serial: state.serial,
+            lineage: Some(state.lineage.clone()),
+        };
+        Ok(())
+    }
+
+    /// Replaces the stored state with `state` as given, for `state push`
+    /// and migrations: refused if it belongs to another lineage or is older
+    /// than the stored one, unless `force`. Its serial is kept when it is
+    /// newer, else it becomes the stored serial + 1.
+    pub fn push(&self, lock: &Lock, mut state: State, force: bool) -> Result<State, StateError> {
+        self.backend.check_lock(&lock.info.id)?;
+        let loaded = self.load()?;
+        let mut seen = self.seen();
+        if loaded.existed && !force {
+            if loaded.state.lineage != state.lineage {
+                return Err(StateError::LineageMismatch {
+                    location: self.backend.location(),
+                    stored: loaded.state.lineage,
+                    given: state.lineage,
+                });
+            }
+            if state.serial < loaded.state.serial {
+                return Err(StateError::SerialBehind {
+                    location: self.backend.location(),
+                    stored: loaded.state.serial,
+                    given: state.serial,
+                });
+            }
+        }
+        if loaded.existed && state.serial <= loaded.state.serial {
+            state.serial = loaded.state.serial + 1;
+        }
+        self.write(&mut seen, &mut state)?;
+        Ok(state)
+    }
+
+    /// Opens the journal for appending (under the lock). Its lines extend
+    /// the state as last loaded or written.
+    pub fn journal(&self, lock: &Lock) -> Result<Journal, StateError> {
+        self.backend.check_lock(&lock.info.id)?;
+        Ok(Journal {
+            backend: self.backend.clone(),
+            base: self.seen().serial,
+            seq: 0,
+        })
+    }
+}
+
+fn encode(location: &str, state: &State) -> Result<String, StateError> {
+    let mut text = serde_json::to_string_pretty(state).map_err(|e| StateError::Corrupt {
+        location: location.to_string(),
+        detail: e.to_string(),
+    })?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Parses a state document, naming a newer format as such rather than as
+/// a field this build does not know.
+pub fn parse(location: &str, text: &str) -> Result<State, StateError> {
+    let corrupt = |e: serde_json::Error| StateError::Corrupt {
+        location: location.to_string(),
+        detail: e.to_string(),
+    };
+    #[derive(serde::Deserialize)]
+    struct Head {
+        version: Option<u64>,
+    }
+    let head: Head = serde_json::from_str(text).map_err(corrupt)?;
+    let Some(version) = head.version else {
+        return Err(StateError::Corrupt {
+            location: location.to_string(),
+            detail: "no \"version\" field".into(),
+        });
+    };
+    if version > FORMAT_VERSION {
+        return Err(StateError::TooNew {
+            location: location.to_string(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    serde_json::from_str(text).map_err(corrupt)
+}
+
+/// A journal line written from a borrowed entry.
+#[derive(Serialize)]
+struct RecordRef<'e> {
+    seq: u64,
+    base: u64,
+    #[serde(flatten)]
+    entry: &'e Entry,
+}
+
+/// An open journal. Each `append` is durable when it returns.
+pub struct Journal {
+    backend: Arc<dyn Backend>,
+    /// The serial of the state these lines extend.
+    base: u64,
+    seq: u64,
+}
+
+impl Journal {
+    pub fn append(&mut self, entry: Entry) -> Result<(), StateError> {
+        self.append_all(std::slice::from_ref(&entry))
+    }
+
+    /// Appends entries in one write (a group commit): all of them are
+    /// durable when it returns, at the cost of one flush rather than one
+    /// each.
+    pub fn append_all(&mut self, entries: &[Entry]) -> Result<(), StateError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for entry in entries {
+            self.seq += 1;
+            let line = serde_json::to_string(&RecordRef {
+                seq: self.seq,
+                base: self.base,
+                entry,
+            })
+            .map_err(|e| StateError::Journal {
+                location: self.backend.location(),
+                line: self.seq as usize,
+                detail: e.to_string(),
+            })?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        self.backend.append(&text)
+    }
+}

@@ -1,0 +1,381 @@
+//! The state backends against real stores: the conformance suite (state
+//! crate, `conformance`) on a directory, on moto's S3 and on a PostgreSQL
+//! server from Debian's packages (`.ci/postgres`, started by `.ci/run`,
+//! which sets STRATA_PG_CONN); then the binary with `backend` blocks:
+//! apply, lock, workspaces, and a state moved local → S3 → PostgreSQL →
+//! local with `state pull` / `state push`.
+
+mod common;
+
+use common::moto::{self, Moto};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use strata_state::{conformance, Store};
+use strata_state_pg::{PgBackend, PgConfig};
+use strata_state_s3::{S3Backend, S3Config};
+
+/// Where the conformance children find the parent's store.
+const DIR: &str = "STRATA_TEST_STATE_DIR";
+const S3_URL: &str = "STRATA_TEST_S3_URL";
+const BUCKET: &str = "strata-state";
+
+fn pg_conn() -> String {
+    std::env::var("STRATA_PG_CONN").unwrap_or_else(|_| {
+        panic!("the PostgreSQL backend tests need a server: run ./.ci/run, or start one with `.ci/postgres start DIR` and set STRATA_PG_CONN to the connection string it prints")
+    })
+}
+
+fn s3_config(url: &str, key: &str) -> S3Config {
+    S3Config {
+        bucket: BUCKET.into(),
+        key: key.into(),
+        region: Some("us-east-1".into()),
+        endpoint: Some(url.into()),
+        access_key: Some("testing".into()),
+        secret_key: Some("testing".into()),
+        use_path_style: true,
+        encrypt: true,
+        workspace_key_prefix: strata_state_s3::DEFAULT_WORKSPACE_PREFIX.into(),
+        workspace: "default".into(),
+        ..S3Config::default()
+    }
+}
+
+fn pg_store(workspace: &str) -> Store {
+    Store::new(
+        PgBackend::new(PgConfig {
+            conn_str: pg_conn(),
+            schema_name: "strata_conformance".into(),
+            workspace: workspace.into(),
+        })
+        .expect("pg backend"),
+    )
+}
+
+/// An SDK client on the same moto, for looking behind the backend's back.
+fn s3_client(url: &str) -> (tokio::runtime::Runtime, aws_sdk_s3::Client) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let conf = rt.block_on(
+        aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_s3::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load(),
+    );
+    let client = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&conf)
+            .force_path_style(true)
+            .build(),
+    );
+    (rt, client)
+}
+
+/// A fresh bucket on moto.
+fn bucket(url: &str) {
+    let (rt, s3) = s3_client(url);
+    rt.block_on(s3.create_bucket().bucket(BUCKET).send())
+        .expect("bucket");
+}
+
+/// The object keys in the test bucket.
+fn objects(url: &str) -> Vec<String> {
+    let (rt, s3) = s3_client(url);
+    let out = rt
+        .block_on(s3.list_objects_v2().bucket(BUCKET).send())
+        .expect("list");
+    let mut keys: Vec<String> = out
+        .contents()
+        .iter()
+        .filter_map(|o| o.key().map(str::to_string))
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn conformance_local() {
+    let dir = match std::env::var(DIR) {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => common::scratch("state", "conformance"),
+    };
+    let open = |name: &str| Store::local(dir.join(format!("{name}.tfstate")));
+    conformance::run(
+        "conformance_local",
+        "",
+        &[(DIR, dir.display().to_string())],
+        &open,
+    );
+}
+
+#[test]
+fn conformance_s3_on_moto() {
+    // The crash trials' children reuse the parent's moto.
+    let (_moto, url) = match std::env::var(S3_URL) {
+        Ok(url) => (None, url),
+        Err(_) => {
+            let m = moto::moto();
+            bucket(&m.url);
+            let url = m.url.clone();
+            (Some(m), url)
+        }
+    };
+    let open = |name: &str| {
+        Store::new(
+            S3Backend::new(s3_config(&url, &format!("{name}/strata.tfstate"))).expect("s3 backend"),
+        )
+    };
+    conformance::run(
+        "conformance_s3_on_moto",
+        "",
+        &[(S3_URL, url.clone())],
+        &open,
+    );
+    // Nothing is left behind but states and their backups: no lock
+    // objects, no journal chunks.
+    let left: Vec<String> = objects(&url)
+        .into_iter()
+        .filter(|k| !k.ends_with("strata.tfstate") && !k.ends_with("strata.tfstate.backup"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "objects left in the bucket");
+}
+
+#[test]
+fn conformance_pg() {
+    // Workspaces of a schema kept between runs: a prefix per run.
+    let prefix = match std::env::var("STRATA_TEST_PG_PREFIX") {
+        Ok(p) => p,
+        Err(_) => format!("run{}-{}-", std::process::id(), nanos()),
+    };
+    conformance::run(
+        "conformance_pg",
+        &prefix,
+        &[("STRATA_TEST_PG_PREFIX", prefix.clone())],
+        &pg_store,
+    );
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+fn strata(dir: &Path, m: &Moto, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args).current_dir(dir).stdin(Stdio::null());
+    moto::env_for(&mut c, m);
+    c.env("PG_CONN_STR", pg_conn());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("strata runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const RESOURCES: &str = r#"
+resource "terraform_data" "pool" {
+  for_each = toset(["h100", "a100"])
+  input    = "${each.key}-${terraform.workspace}"
+}
+output "pools" { value = { for k, v in terraform_data.pool : k => v.output } }
+"#;
+
+fn configure(dir: &Path, backend: &str) {
+    std::fs::write(
+        dir.join("main.tf"),
+        format!("terraform {{\n{backend}\n}}\n{RESOURCES}"),
+    )
+    .expect("config");
+}
+
+fn s3_block(m: &Moto) -> String {
+    format!(
+        r#"  backend "s3" {{
+    bucket         = "{BUCKET}"
+    key            = "gpu/strata.tfstate"
+    region         = "us-east-1"
+    endpoints      = {{ s3 = "{}" }}
+    use_path_style = true
+    encrypt        = true
+  }}"#,
+        m.url
+    )
+}
+
+fn lineage_serial(json: &str) -> (String, u64) {
+    let v: serde_json::Value = serde_json::from_str(json).expect("state JSON");
+    (
+        v["lineage"].as_str().unwrap_or_default().to_string(),
+        v["serial"].as_u64().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_state_moves_from_local_to_s3_to_postgres_and_back_with_pull_and_push() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "migrate");
+    let schema = format!("strata_migrate_{}", std::process::id());
+
+    // Local first.
+    configure(&d, "");
+    let (code, out, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, local, err) = strata(&d, &m, &[], &["state", "pull"]);
+    assert_eq!(code, 0, "{err}");
+    let (lineage, serial) = lineage_serial(&local);
+    std::fs::write(d.join("pulled.json"), &local).expect("pulled");
+
+    // To S3: the same lineage, a newer serial, and a plan with nothing to do.
+    configure(&d, &s3_block(&m));
+    let (code, out, err) = strata(&d, &m, &[], &["state", "push", "pulled.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("s3://strata-state/gpu/strata.tfstate"),
+        "{out}"
+    );
+    let (code, out, err) = strata(&d, &m, &[], &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the state in S3 describes everything:\n{out}{err}");
+    let (_, on_s3, _) = strata(&d, &m, &[], &["state", "pull"]);
+    let (l, s) = lineage_serial(&on_s3);
+    assert_eq!(l, lineage);
+    assert!(s >= serial, "serial went back from {serial} to {s}");
+    assert_eq!(
+        objects(&m.url),
+        vec!["gpu/strata.tfstate".to_string()],
+        "a push leaves only the state (no lock, no journal)"
+    );
+
+    // An apply through S3 journals and writes there, and unlocks.
+    std::fs::write(
+        d.join("more.tf"),
+        "resource \"terraform_data\" \"extra\" { input = 1 }\n",
+    )
+    .expect("more");
+    let (code, out, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 added"), "{out}");
+    let keys = objects(&m.url);
+    assert_eq!(
+        keys,
+        vec![
+            "gpu/strata.tfstate".to_string(),
+            "gpu/strata.tfstate.backup".to_string()
+        ]
+    );
+
+    // A second push of the same file is refused: S3 has moved on.
+    let (code, _, err) = strata(&d, &m, &[], &["state", "push", "pulled.json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("newer than the state given"), "{err}");
+
+    // To PostgreSQL.
+    let (_, on_s3, _) = strata(&d, &m, &[], &["state", "pull"]);
+    std::fs::write(d.join("pulled.json"), &on_s3).expect("pulled");
+    configure(
+        &d,
+        &format!("  backend \"pg\" {{\n    schema_name = \"{schema}\"\n  }}"),
+    );
+    let (code, out, err) = strata(&d, &m, &[], &["state", "push", "pulled.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code, 0,
+        "the state in PostgreSQL describes everything:\n{out}{err}"
+    );
+    let (code, out, _) = strata(&d, &m, &[], &["state", "list"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "terraform_data.extra\nterraform_data.pool[\"a100\"]\nterraform_data.pool[\"h100\"]\n"
+    );
+
+    // A workspace is a row of its own, and terraform.workspace says which.
+    let staging = [("STRATA_WORKSPACE", "staging")];
+    let (code, out, err) = strata(&d, &m, &staging, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 added"), "staging starts empty:\n{out}");
+    let (_, out, _) = strata(&d, &m, &staging, &["output", "pools"]);
+    assert!(out.contains("h100-staging"), "{out}");
+    let (_, out, _) = strata(&d, &m, &[], &["output", "pools"]);
+    assert!(out.contains("h100-default"), "{out}");
+
+    // Back to a local file, which must not exist yet.
+    let (_, on_pg, _) = strata(&d, &m, &[], &["state", "pull"]);
+    assert_eq!(lineage_serial(&on_pg).0, lineage);
+    std::fs::write(d.join("pulled.json"), &on_pg).expect("pulled");
+    std::fs::remove_file(d.join("strata.tfstate")).expect("old local state");
+    configure(&d, "");
+    let (code, out, err) = strata(&d, &m, &[], &["state", "push", "pulled.json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn backend_mistakes_are_errors_that_point_at_the_block() {
+    let m = moto::moto();
+    let d = common::scratch("state", "mistakes");
+    let cases: [(&str, &str); 5] = [
+        (
+            "  backend \"s3\" {\n    bucket = \"b\"\n    key = \"k\"\n    dynamodb_tabel = \"locks\"\n  }",
+            "Did you mean \"dynamodb_table\"?",
+        ),
+        (
+            "  backend \"s3\" {\n    bucket = \"b\"\n    key = \"k\"\n    dynamodb_table = \"locks\"\n  }",
+            "no DynamoDB table is needed",
+        ),
+        (
+            "  backend \"s3\" {\n    key = \"k\"\n  }",
+            "needs \"bucket\"",
+        ),
+        (
+            "  backend \"consul\" {\n  }",
+            "not \"consul\"",
+        ),
+        (
+            "  backend \"s3\" {\n    bucket = var.bucket\n    key = \"k\"\n  }",
+            "must be a constant",
+        ),
+    ];
+    for (block, says) in cases {
+        configure(&d, block);
+        let (code, out, err) = strata(&d, &m, &[], &["plan"]);
+        assert_eq!(code, 1, "{block}\n{out}{err}");
+        // miette wraps long lines.
+        let flat = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(says), "{block}: {err}");
+        assert!(err.contains("main.tf:"), "no source location: {err}");
+    }
+    configure(&d, &s3_block(&m));
+    let (code, _, err) = strata(&d, &m, &[], &["plan", "--state", "x.tfstate"]);
+    assert_eq!(code, 1);
+    let flat = err.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("would split the state in two"), "{err}");
+}
+
+#[test]
+fn a_remote_lock_names_its_holder_until_force_unlock() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "remote-lock");
+    configure(&d, &s3_block(&m));
+    let store = Store::new(S3Backend::new(s3_config(&m.url, "gpu/strata.tfstate")).expect("s3"));
+    let lock = store.lock("apply").expect("lock");
+    let id = lock.info.id.clone();
+    std::mem::forget(lock); // a run that died holding it
+    let (code, _, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("locked by") && err.contains(&id), "{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["force-unlock", &id]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("unlocked"));
+    let (code, out, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
