@@ -18,27 +18,33 @@ pub const DEFAULT_STATE: &str = "strata.tfstate";
 
 /// Opens the state for a configuration whose root module is loaded.
 pub fn open(explicit: Option<&Path>, module: &Module) -> Result<Store, Diags> {
-    open_backend(explicit, module.settings.backend.as_ref())
+    open_backend(
+        explicit,
+        module.settings.backend.as_ref(),
+        config::workspace()?,
+    )
 }
 
 /// Opens the state for a command that takes no configuration path (`state`,
 /// `output`, `show`, `force-unlock`): the backend named by the
 /// configuration in the working directory, if there is one.
 pub fn open_here(explicit: Option<&Path>, sources: &mut Sources) -> Result<Store, Diags> {
-    if explicit.is_some() {
-        return open_backend(explicit, None);
+    if explicit.is_some() || !config::config_files(Path::new(".")).is_ok_and(|f| !f.is_empty()) {
+        return open_backend(explicit, None, config::workspace()?);
     }
     let here = Path::new(".");
-    let has_config = config::config_files(here).is_ok_and(|f| !f.is_empty());
-    if !has_config {
-        return open_backend(None, None);
-    }
     let module = config::load(here, sources)?;
     open(None, &module)
 }
 
-fn open_backend(explicit: Option<&Path>, backend: Option<&Backend>) -> Result<Store, Diags> {
-    let workspace = config::workspace()?;
+/// Opens the state `backend` names in `workspace` (the default file
+/// without one; `explicit` overrides a local one): for the commands, and
+/// for `terraform_remote_state`, which names another configuration's.
+pub fn open_backend(
+    explicit: Option<&Path>,
+    backend: Option<&Backend>,
+    workspace: String,
+) -> Result<Store, Diags> {
     match (explicit, backend) {
         (Some(_), Some(b)) if b.kind != "local" => Err(Diags::from(
             Diag::new(

@@ -487,3 +487,24 @@ resource "azurerm_resource_group" "rg" {
     assert_eq!(code, 0, "{out}");
     assert_eq!(a.ids(), Vec::<String>::new());
 }
+
+/// The whole stack through throttling, 5xx, resets and slow answers at the
+/// rates of `tests/faults.rs`: it applies, plans nothing more, and is
+/// destroyed with nothing left.
+#[test]
+fn the_stack_converges_through_faults() {
+    let a = azure::start().expect("stand-in");
+    let d = common::scratch("azure", "faults");
+    std::fs::write(d.join("main.tf"), STACK).expect("write");
+    let creds = Creds::Secret(azure::CLIENT_SECRET);
+    a.server.faults(Some(common::faults()));
+    let (code, out) = strata(&d, &a, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("10 added"), "{out}");
+    let (code, out) = strata(&d, &a, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &a, &creds, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(a.ids(), Vec::<String>::new());
+    common::assert_faults_struck(&a.server.counts);
+}

@@ -788,3 +788,132 @@ resource "sleepy_object" "free" { input = "3" }
     assert!(position("end-delete", inner) < position("start-delete", "sleepy_object.first"));
     let _ = std::fs::remove_dir_all(&env.dir);
 }
+
+/// Every rendering of a configuration holding secrets, grepped for them:
+/// plans (human, JSON, markdown, saved and shown), apply and destroy
+/// output, drift in three formats (the secret changed outside strata),
+/// `show`, `state list/show`, `output` and an error about the secret
+/// itself. Only `output NAME` (asked for by name, as in
+/// Terraform) and the state document itself carry it. State, its backup
+/// and the journal are private to their owner.
+#[test]
+fn secrets_never_show_in_any_rendering() {
+    const OLD: &str = "hunter2-zq9-old";
+    const NEW: &str = "hunter2-zq9-new";
+    const CLOUD: &str = "hunter2-zq9-cloud";
+    let env = setup("secrets");
+    let config = |extra: &str| {
+        format!(
+            r#"
+variable "token" {{
+  type      = string
+  default   = "{OLD}"
+  sensitive = true
+}}
+resource "sleepy_object" "api" {{
+  input = var.token
+}}
+resource "sleepy_object" "header" {{
+  input = "Bearer ${{var.token}}"
+}}
+output "token" {{
+  value     = sleepy_object.api.output
+  sensitive = true
+}}
+{extra}
+"#
+        )
+    };
+    std::fs::write(env.dir.join("main.tf"), config("")).expect("config");
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut run = |what: &str, args: &[&str], ok: &[i32]| -> String {
+        let (code, out) = finish(&env, args);
+        assert!(ok.contains(&code), "{what}: exit {code}\n{out}");
+        seen.push((what.to_string(), out.clone()));
+        out
+    };
+    run("apply", &["apply", "--auto-approve"], &[0]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for f in ["strata.tfstate", "strata.tfstate.backup"] {
+            let mode = std::fs::metadata(env.dir.join(f))
+                .expect(f)
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{f} is private");
+        }
+    }
+    let new = format!("token={NEW}");
+    for format in ["human", "json", "markdown"] {
+        run(
+            &format!("plan {format}"),
+            &["plan", "--var", &new, "--format", format],
+            &[0],
+        );
+    }
+    run(
+        "plan --out",
+        &["plan", "--var", &new, "--out", "p.plan"],
+        &[0],
+    );
+    run("show plan", &["show", "p.plan"], &[0]);
+    run("show plan --json", &["show", "--json", "p.plan"], &[0]);
+    run("show", &["show"], &[0]);
+    run("state list", &["state", "list"], &[0]);
+    run("state show", &["state", "show", "sleepy_object.api"], &[0]);
+    run(
+        "state show",
+        &["state", "show", "sleepy_object.header"],
+        &[0],
+    );
+    run("output", &["output"], &[0]);
+    let by_name = run("output token", &["output", "token"], &[0]);
+    assert!(
+        by_name.contains(OLD),
+        "an output asked for by name is shown"
+    );
+    // The secret changed in the "cloud" behind strata's back.
+    for (id, _) in cloud(&env.cloud) {
+        let path = env.cloud.join(format!("{id}.obj"));
+        let text = std::fs::read_to_string(&path).expect("object");
+        std::fs::write(&path, text.replace(OLD, CLOUD)).expect("edit by hand");
+    }
+    for format in ["human", "json", "markdown"] {
+        run(
+            &format!("drift {format}"),
+            &["drift", "--format", format],
+            &[2],
+        );
+    }
+    run(
+        "apply with a new secret",
+        &["apply", "--auto-approve", "--var", &new],
+        &[0],
+    );
+    // An error about the secret itself.
+    std::fs::write(
+        env.dir.join("main.tf"),
+        config("resource \"sleepy_object\" \"n\" { input = tonumber(var.token) }"),
+    )
+    .expect("config");
+    run("plan error", &["plan", "--var", &new], &[1]);
+    std::fs::write(env.dir.join("main.tf"), config("")).expect("config");
+    run(
+        "destroy",
+        &["destroy", "--auto-approve", "--var", &new],
+        &[0],
+    );
+    for (what, out) in &seen {
+        if what == "output token" {
+            continue;
+        }
+        for secret in [OLD, NEW, CLOUD] {
+            assert!(
+                !out.contains(secret),
+                "{what} shows the secret {secret}:\n{out}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&env.dir);
+}

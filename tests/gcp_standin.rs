@@ -567,3 +567,24 @@ resource \"google_compute_subnetwork\" \"nodes\" {{
     assert_eq!(code, 0, "{out}");
     assert_eq!(g.objects(), Vec::<String>::new());
 }
+
+/// The whole stack through throttling, 5xx, resets and slow answers at the
+/// rates of `tests/faults.rs`: it applies, plans nothing more, and is
+/// destroyed with nothing of strata's left.
+#[test]
+fn the_stack_converges_through_faults() {
+    let g = gcp::start().expect("stand-in");
+    let d = common::scratch("gcp", "faults");
+    std::fs::write(d.join("main.tf"), STACK).expect("write");
+    let creds = Creds::Adc(adc_file(&d, &g, gcp::REFRESH_TOKEN));
+    g.server.faults(Some(common::faults()));
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("12 added"), "{out}");
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &g, &creds, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(ours(&g), Vec::<String>::new());
+    common::assert_faults_struck(&g.server.counts);
+}

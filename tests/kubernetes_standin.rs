@@ -746,3 +746,33 @@ fn the_gpu_operator_module_knows_each_clouds_facts() {
         assert_eq!(v["devicePlugin"]["enabled"], true);
     }
 }
+
+/// The stack's Kubernetes objects (the release aside: the stand-in helm
+/// script does not retry as helm does) through throttling, 5xx, resets and
+/// slow answers at the rates of `tests/faults.rs`: applied, a plan with
+/// nothing to do, destroyed with nothing of strata's left.
+#[test]
+fn the_objects_converge_through_faults() {
+    let (k, dir) = setup("faults");
+    let text = STACK;
+    let without_helm = &text[..text.find("provider \"helm\"").unwrap_or(text.len())];
+    let objects = &text[text.find("resource \"kubernetes_namespace\"").unwrap_or(0)
+        ..text.find("resource \"helm_release\"").unwrap_or(text.len())];
+    std::fs::write(dir.join("main.tf"), format!("{without_helm}\n{objects}")).expect("config");
+    k.server.faults(Some(common::faults()));
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains("3 added"), "{out}");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+    let (status, out) = strata(&dir, false, &["destroy", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    k.server.faults(None);
+    assert!(k.get("/api/v1/namespaces/gpu-operator").is_none());
+    let node = k.get("/api/v1/nodes/gpu-node-0").expect("node");
+    assert!(
+        node["metadata"]["labels"].get("strata.dev/pool").is_none(),
+        "{node}"
+    );
+    common::assert_faults_struck(&k.server.counts);
+}

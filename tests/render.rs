@@ -98,7 +98,109 @@ const SECTIONS: [&str; 7] = [
     "configuration",
 ];
 
+/// Sets to null what `mask` (Terraform's `*_sensitive` shape) marks.
+fn blank(v: &mut Json, mask: &Json) {
+    match (v, mask) {
+        (v, Json::Bool(true)) => *v = Json::Null,
+        (Json::Object(o), Json::Object(m)) => {
+            for (k, x) in o.iter_mut() {
+                if let Some(mk) = m.get(k) {
+                    blank(x, mk);
+                }
+            }
+        }
+        (Json::Array(a), Json::Array(m)) => {
+            for (x, mk) in a.iter_mut().zip(m) {
+                blank(x, mk);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Terraform's plan JSON as strata writes it: with sensitive values left
+/// out (null), which Terraform prints in clear — strata's one deliberate
+/// difference in these sections (README, known divergences).
+fn at<'j>(w: &'j mut Json, keys: &[&str]) -> Option<&'j mut Json> {
+    keys.iter().try_fold(w, |v, k| v.get_mut(*k))
+}
+
+fn without_secrets(want: &Json) -> Json {
+    let mut w = want.clone();
+    // Indexing a JSON value mutably adds the key: only `get_mut` here.
+    fn modules(m: Option<&mut Json>) {
+        let Some(m) = m else { return };
+        if let Some(rs) = m.get_mut("resources").and_then(Json::as_array_mut) {
+            for r in rs {
+                let mask = r["sensitive_values"].clone();
+                if let Some(v) = r.get_mut("values") {
+                    blank(v, &mask);
+                }
+            }
+        }
+        if let Some(cs) = m.get_mut("child_modules").and_then(Json::as_array_mut) {
+            for c in cs {
+                modules(Some(c));
+            }
+        }
+    }
+    fn outputs(o: Option<&mut Json>) {
+        let Some(o) = o else { return };
+        for x in o.as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+            if x["sensitive"] == Json::Bool(true) && x.get("value").is_some() {
+                x["value"] = Json::Null;
+            }
+        }
+    }
+    let change = |c: &mut Json| {
+        let (b, a) = (c["before_sensitive"].clone(), c["after_sensitive"].clone());
+        if let Some(x) = c.get_mut("before") {
+            blank(x, &b);
+        }
+        if let Some(x) = c.get_mut("after") {
+            blank(x, &a);
+        }
+    };
+    for key in ["resource_changes", "resource_drift"] {
+        if let Some(cs) = w.get_mut(key).and_then(Json::as_array_mut) {
+            for c in cs {
+                if let Some(c) = c.get_mut("change") {
+                    change(c);
+                }
+            }
+        }
+    }
+    if let Some(o) = w.get_mut("output_changes").and_then(Json::as_object_mut) {
+        o.values_mut().for_each(change);
+    }
+    modules(at(&mut w, &["planned_values", "root_module"]));
+    outputs(at(&mut w, &["planned_values", "outputs"]));
+    modules(at(&mut w, &["prior_state", "values", "root_module"]));
+    outputs(at(&mut w, &["prior_state", "values", "outputs"]));
+    let declared = w["configuration"]["root_module"]["variables"].clone();
+    if let Some(vars) = w.get_mut("variables").and_then(Json::as_object_mut) {
+        for (k, v) in vars {
+            if declared[k.as_str()]["sensitive"] == Json::Bool(true) {
+                v["value"] = Json::Null;
+            }
+        }
+    }
+    if let Some(vars) =
+        at(&mut w, &["configuration", "root_module", "variables"]).and_then(Json::as_object_mut)
+    {
+        for v in vars.values_mut() {
+            if v["sensitive"] == Json::Bool(true) && v.get("default").is_some() {
+                v["default"] = Json::Null;
+            }
+        }
+    }
+    w
+}
+
 fn assert_same_sections(want: &Json, got: &Json, what: &str) {
+    // Both sides, as one may be Terraform's own (a live plan against the
+    // stored one); strata's has nothing to take out.
+    let (want, got) = (&without_secrets(want), &without_secrets(got));
     for s in SECTIONS {
         if want[s] != got[s] {
             let w = serde_json::to_string_pretty(&want[s]).unwrap_or_default();

@@ -306,6 +306,43 @@ fn a_state_moves_from_local_to_s3_to_postgres_and_back_with_pull_and_push() {
     let (_, out, _) = strata(&d, &m, &[], &["output", "pools"]);
     assert!(out.contains("h100-default"), "{out}");
 
+    // Another configuration reads these outputs through
+    // terraform_remote_state, from PostgreSQL and from S3.
+    let reader = d.join("reader");
+    std::fs::create_dir_all(&reader).expect("reader dir");
+    std::fs::write(
+        reader.join("main.tf"),
+        format!(
+            r#"
+data "terraform_remote_state" "pg" {{
+  backend   = "pg"
+  workspace = "staging"
+  config    = {{ schema_name = "{schema}" }}
+}}
+data "terraform_remote_state" "s3" {{
+  backend = "s3"
+  config = {{
+    bucket         = "{BUCKET}"
+    key            = "gpu/strata.tfstate"
+    region         = "us-east-1"
+    endpoints      = {{ s3 = "{}" }}
+    use_path_style = true
+  }}
+}}
+output "staging" {{ value = data.terraform_remote_state.pg.outputs.pools["h100"] }}
+output "from_s3" {{ value = data.terraform_remote_state.s3.outputs.pools["a100"] }}
+"#,
+            m.url
+        ),
+    )
+    .expect("reader config");
+    let (code, out, err) = strata(&reader, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, out, _) = strata(&reader, &m, &[], &["output", "staging"]);
+    assert_eq!(out, "\"h100-staging\"\n");
+    let (_, out, _) = strata(&reader, &m, &[], &["output", "from_s3"]);
+    assert_eq!(out, "\"a100-default\"\n");
+
     // Back to a local file, which must not exist yet.
     let (_, on_pg, _) = strata(&d, &m, &[], &["state", "pull"]);
     assert_eq!(lineage_serial(&on_pg).0, lineage);

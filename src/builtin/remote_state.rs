@@ -1,7 +1,8 @@
 //! The builtin `terraform_remote_state` data source: the root outputs of
 //! another state, so one configuration can use what another created (the
 //! network's subnet ids in the cluster's configuration). It reads strata
-//! and Terraform state files alike; the `local` backend only, for now.
+//! and Terraform state files alike, from the backends strata keeps state
+//! in (`local`, `s3`, `pg`), with the same settings a `backend` block takes.
 
 use crate::lang::json::{type_from_json, value_from_json};
 use crate::lang::types::Type;
@@ -19,14 +20,14 @@ pub fn schema() -> ResourceSchema {
                 "backend".to_string(),
                 AttributeSchema::required(
                     Type::String,
-                    "The backend holding the state: \"local\".",
+                    "The backend holding the state: \"local\", \"s3\" or \"pg\".",
                 ),
             ),
             (
                 "config".to_string(),
                 AttributeSchema::optional(
                     Type::Dynamic,
-                    "The backend's settings: { path = \"…\" }.",
+                    "The backend's settings, as its backend block takes them.",
                 ),
             ),
             (
@@ -39,7 +40,7 @@ pub fn schema() -> ResourceSchema {
             ),
             (
                 "workspace".to_string(),
-                AttributeSchema::optional(Type::String, "The workspace; only \"default\"."),
+                AttributeSchema::optional(Type::String, "The workspace (\"default\" when unset)."),
             ),
         ]),
         blocks: BTreeMap::new(),
@@ -59,42 +60,61 @@ fn get<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
 
 /// Reads the outputs of the state the configuration names.
 pub fn read(config: &Value) -> Result<Value, DriverError> {
-    let backend = get(config, "backend").and_then(Value::as_str).unwrap_or("");
-    if backend != "local" {
-        return Err(invalid(format!(
-            "backend {backend:?} is not supported yet; strata reads \"local\" state files"
-        )));
-    }
-    if let Some(w) = get(config, "workspace").and_then(Value::as_str) {
-        if w != "default" {
-            return Err(invalid(format!(
-                "workspace {w:?}: only \"default\" is supported"
-            )));
+    let kind = get(config, "backend")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let workspace = get(config, "workspace")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_string();
+    // The settings as a backend block would hold them; errors are worded
+    // for the data source (its block is where the user looks).
+    let mut settings = std::collections::BTreeMap::new();
+    if let Some(entries) = get(config, "config").and_then(|c| c.unmarked().entries()) {
+        for (k, v) in entries.iter() {
+            settings.insert(k.clone(), (v.clone(), crate::diag::Span::default()));
         }
     }
-    let path = get(config, "config")
-        .and_then(|c| get(c, "path"))
-        .and_then(Value::as_str)
-        .unwrap_or("terraform.tfstate")
-        .to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| DriverError::Api {
-        operation: format!("reading the state {path}"),
+    if kind == "local" && !settings.contains_key("path") {
+        // Terraform's default for this data source.
+        settings.insert(
+            "path".into(),
+            (
+                Value::string("terraform.tfstate"),
+                crate::diag::Span::default(),
+            ),
+        );
+    }
+    let backend = crate::config::Backend {
+        kind: kind.clone(),
+        span: crate::diag::Span::default(),
+        settings,
+    };
+    let words = |d: crate::diag::Diags| {
+        d.0.iter()
+            .map(|d| format!("{}: {}", d.summary, d.detail))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let store = crate::backends::open_backend(None, Some(&backend), workspace)
+        .map_err(|d| invalid(words(d)))?;
+    let state = store.load().map_err(|e| DriverError::Api {
+        operation: format!("reading the state at {}", store.location()),
         detail: e.to_string(),
         retryable: false,
     })?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| invalid(format!("{path} is not a state file: {e}")))?;
+    let path = store.location();
     let mut outputs = Attrs::new();
     if let Some(defaults) = get(config, "defaults").and_then(|d| d.unmarked().entries()) {
         outputs.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    for (name, o) in doc["outputs"].as_object().into_iter().flatten() {
-        let ty = type_from_json(&o["type"])
+    for (name, o) in &state.state.outputs {
+        let ty =
+            type_from_json(&o.ty).map_err(|e| invalid(format!("{path}: output {name}: {e}")))?;
+        let v = value_from_json(&o.value, &ty)
             .map_err(|e| invalid(format!("{path}: output {name}: {e}")))?;
-        let v = value_from_json(&o["value"], &ty)
-            .map_err(|e| invalid(format!("{path}: output {name}: {e}")))?;
-        let sensitive = o["sensitive"].as_bool().unwrap_or(false);
-        outputs.insert(name.clone(), v.mark_if(sensitive));
+        outputs.insert(name.clone(), v.mark_if(o.sensitive));
     }
     let mut out = config.unmarked().entries().cloned().unwrap_or_default();
     out.insert("outputs".into(), Value::Object(outputs));

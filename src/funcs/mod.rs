@@ -229,8 +229,10 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
     }
     let mut marked = false;
     let mut unknown = false;
+    let mut secrets = Vec::new();
     let mut converted = Vec::with_capacity(args.len());
     for (i, arg) in args.into_iter().enumerate() {
+        sensitive_texts(&arg, false, &mut secrets);
         let p = def
             .params
             .get(i)
@@ -246,7 +248,7 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
         if arg.is_null() && !p.allow_null {
             return Err(FnError::arg(i, "argument must not be null"));
         }
-        let v = convert(&arg, &p.ty).map_err(|e| FnError::arg(i, e.message))?;
+        let v = convert(&arg, &p.ty).map_err(|e| redact(FnError::arg(i, e.message), &secrets))?;
         if !p.allow_unknown && !v.is_wholly_known() {
             unknown = true;
         }
@@ -255,8 +257,48 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
     if unknown {
         return Ok(Value::Unknown(def.ret.clone()).mark_if(marked));
     }
-    let out = (def.imp)(ctx, &converted)?;
+    let out = (def.imp)(ctx, &converted).map_err(|e| redact(e, &secrets))?;
     Ok(out.mark_if(marked))
+}
+
+/// The text of every sensitive leaf in `v`, as an error message could
+/// quote it.
+fn sensitive_texts(v: &Value, inside: bool, out: &mut Vec<String>) {
+    let inside = inside || v.is_sensitive();
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            vs.iter().for_each(|x| sensitive_texts(x, inside, out))
+        }
+        Value::Map(_, m) | Value::Object(m) => {
+            m.values().for_each(|x| sensitive_texts(x, inside, out))
+        }
+        Value::String(s) if inside => out.push(s.to_string()),
+        Value::Number(n) if inside => out.push(n.to_string()),
+        Value::Bool(b) if inside => out.push(b.to_string()),
+        _ => {}
+    }
+}
+
+/// An error about sensitive arguments, without their values: each is
+/// named "(sensitive value)", or, when one is too short to find safely in
+/// the text, the message says only that the value is sensitive.
+fn redact(mut e: FnError, secrets: &[String]) -> FnError {
+    if secrets.is_empty() {
+        return e;
+    }
+    let mut secrets: Vec<&String> = secrets.iter().collect();
+    // Longest first, so a secret inside another is not half replaced.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    if secrets.iter().any(|s| s.chars().count() < 4) {
+        e.message = "the value is sensitive, so the reason is not shown".into();
+        return e;
+    }
+    for s in secrets {
+        for form in [format!("{s:?}"), s.to_string()] {
+            e.message = e.message.replace(&form, "(sensitive value)");
+        }
+    }
+    e
 }
 
 // Small accessors the implementations share; arguments are already converted

@@ -121,7 +121,7 @@ pub async fn refresh(
             out.extend(group);
             continue;
         }
-        let Some((driver, _)) = drivers.configured(&type_name, &provider, false) else {
+        let Some((driver, schema)) = drivers.configured(&type_name, &provider, false) else {
             continue;
         };
         let values: Vec<Value> = group.iter().map(|p| p.value.clone()).collect();
@@ -149,6 +149,10 @@ pub async fn refresh(
             }
         };
         for (p, now) in group.into_iter().zip(read) {
+            // A driver answers plain values: what was sensitive in the
+            // state (and what the schema calls sensitive) is marked again
+            // before anything compares or shows it.
+            let now = now.map(|v| super::diff::with_marks(v, Some(&p.value), schema));
             match now {
                 Some(v) if v.raw_equal(&p.value) => out.push(p),
                 Some(v) => {

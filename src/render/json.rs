@@ -3,12 +3,34 @@
 //! plans read strata's.
 
 use crate::builtin::Drivers;
-use crate::lang::json::{known_json, mask, plain_json, type_to_json};
+use crate::lang::json::{mask, plain_json, type_to_json};
 use crate::lang::value::Value;
 use crate::plan::{Action, OutputChange, Plan, ResourceChange};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use strata_state::model::{InstanceKey, Mode};
+
+/// A value as the plan JSON shows it, with its sensitive parts left out:
+/// `null` where the `*_sensitive` masks say `true`. (Terraform prints them
+/// in clear; strata's renderings never show a secret.) `known_only` leaves
+/// unknown attributes out, as Terraform's `after` does.
+fn shown(v: &Value, known_only: bool) -> Json {
+    if v.is_sensitive() {
+        return Json::Null;
+    }
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            Json::Array(vs.iter().map(|x| shown(x, known_only)).collect())
+        }
+        Value::Map(_, m) | Value::Object(m) => Json::Object(
+            m.iter()
+                .filter(|(_, x)| !known_only || x.is_known())
+                .map(|(k, x)| (k.clone(), shown(x, known_only)))
+                .collect(),
+        ),
+        other => plain_json(other),
+    }
+}
 
 fn unknown_mask(v: Option<&Value>) -> Json {
     match v {
@@ -106,9 +128,12 @@ pub(crate) fn resource_change(c: &ResourceChange) -> Json {
     change.insert("actions".into(), json!(c.action.json_actions()));
     change.insert(
         "before".into(),
-        before.map(plain_json).unwrap_or(Json::Null),
+        before.map(|b| shown(b, false)).unwrap_or(Json::Null),
     );
-    change.insert("after".into(), after.map(known_json).unwrap_or(Json::Null));
+    change.insert(
+        "after".into(),
+        after.map(|a| shown(a, true)).unwrap_or(Json::Null),
+    );
     change.insert(
         "after_unknown".into(),
         match after {
@@ -166,8 +191,8 @@ fn output_change(o: &OutputChange) -> Json {
     };
     json!({
         "actions": o.action().json_actions(),
-        "before": before.as_ref().map(plain_json).unwrap_or(Json::Null),
-        "after": after.as_ref().map(known_json).unwrap_or(Json::Null),
+        "before": before.as_ref().map(|b| shown(b, false)).unwrap_or(Json::Null),
+        "after": after.as_ref().map(|a| shown(a, true)).unwrap_or(Json::Null),
         "after_unknown": after.as_ref().map(|a| collapse(unknown_mask(Some(a)))).unwrap_or(Json::Bool(false)),
         "before_sensitive": sens(&before),
         "after_sensitive": sens(&after),
@@ -202,7 +227,7 @@ fn resource_values(c: &ResourceChange, v: &Value, with_deps: bool) -> Json {
     let mut o = Map::new();
     identity(c, &mut o);
     o.insert("schema_version".into(), json!(c.schema_version));
-    o.insert("values".into(), known_json(v));
+    o.insert("values".into(), shown(v, true));
     o.insert("sensitive_values".into(), sensitive_mask(Some(v)));
     if with_deps && !c.dependencies.is_empty() {
         o.insert("depends_on".into(), json!(c.dependencies));
@@ -227,7 +252,7 @@ fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
             let mut e = Map::new();
             e.insert("sensitive".into(), json!(o.sensitive));
             if v.is_wholly_known() {
-                e.insert("value".into(), plain_json(v));
+                e.insert("value".into(), shown(v, false));
                 e.insert("type".into(), type_to_json(&v.clone().unmark_deep().0.ty()));
             }
             m.insert(o.name.clone(), Json::Object(e));
@@ -259,13 +284,24 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
     let mut out = Map::new();
     out.insert("format_version".into(), json!("1.2"));
     out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));
+    // A sensitive variable's value (and default) is left out like any
+    // other secret.
+    let declared = &p.configuration["root_module"]["variables"];
+    let secret = |k: &str| declared[k]["sensitive"] == Json::Bool(true);
     if !p.variables.is_empty() {
         out.insert(
             "variables".into(),
             Json::Object(
                 p.variables
                     .iter()
-                    .map(|(k, v)| (k.clone(), json!({ "value": plain_json(v) })))
+                    .map(|(k, v)| {
+                        let value = if secret(k) {
+                            Json::Null
+                        } else {
+                            shown(v, false)
+                        };
+                        (k.clone(), json!({ "value": value }))
+                    })
                     .collect(),
             ),
         );
@@ -308,7 +344,17 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
         }),
     );
     if !p.configuration.is_null() {
-        out.insert("configuration".into(), p.configuration.clone());
+        let mut configuration = p.configuration.clone();
+        if let Some(vars) = configuration["root_module"]["variables"].as_object_mut() {
+            for v in vars.values_mut() {
+                if v["sensitive"] == Json::Bool(true) {
+                    if let Some(d) = v.get_mut("default") {
+                        *d = Json::Null;
+                    }
+                }
+            }
+        }
+        out.insert("configuration".into(), configuration);
     }
     out.insert("timestamp".into(), json!(timestamp));
     out.insert("applyable".into(), json!(p.has_changes()));

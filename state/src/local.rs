@@ -139,6 +139,30 @@ impl LocalBackend {
         }
     }
 
+    /// Temp files of writes cut short by a crash (`<state>.tmp-<pid>`,
+    /// `<state>.backup.tmp-<pid>`). Only the lock holder writes, so under
+    /// the lock any such file is a dead writer's; the rename never
+    /// happened and the file is nobody's.
+    fn remove_litter(&self) {
+        let (Some(dir), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+            return;
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let name = name.to_string_lossy();
+        let prefixes = [format!("{name}.tmp-"), format!("{name}.backup.tmp-")];
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let file = e.file_name();
+            let file = file.to_string_lossy();
+            if prefixes.iter().any(|p| file.starts_with(p.as_str())) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+
     fn stat(&self) -> Result<Option<Version>, StateError> {
         match std::fs::metadata(&self.path) {
             Ok(m) => Ok(Some(version_of(&m))),
@@ -189,6 +213,7 @@ impl Backend for LocalBackend {
             let mut previous = String::new();
             std::io::Read::read_to_string(&mut file, &mut previous).map_err(io)?;
             let took_over = LockInfo::decode(&previous);
+            self.remove_litter();
             let text = info.encode();
             file.set_len(0)
                 .and_then(|()| std::io::Seek::rewind(&mut file))

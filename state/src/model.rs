@@ -13,7 +13,9 @@ pub const FORMAT_VERSION: u64 = 4;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
     pub version: u64,
-    /// The strata release that last wrote this state.
+    /// The strata release that last wrote this state (absent from one
+    /// Terraform wrote, which has `terraform_version` instead).
+    #[serde(default)]
     pub strata_version: String,
     /// Increases by one with every write; a saved plan records the serial it
     /// was made against.

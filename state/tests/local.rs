@@ -154,6 +154,15 @@ fn the_journal_survives_a_run_that_never_finished() {
             provider: Some("provider[\"terraform.io/builtin/terraform\"]".into()),
         })
         .expect("intent");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join("strata.tfstate.journal"))
+                .expect("journal")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "the journal is private");
+        }
         // The run dies here: no put for [1], no persist.
     }
     let loaded = store.load().expect("replays");
@@ -259,4 +268,21 @@ fn addresses_parse_and_print_back() {
     for bad in ["", "x", "a.b.c", "a.b[", "module.x", "a.b[nope]"] {
         assert!(Address::parse(bad).is_none(), "{bad:?} is not an address");
     }
+}
+
+#[test]
+fn the_next_lock_holder_removes_temp_files_of_a_write_cut_short() {
+    let dir = scratch("litter");
+    let store = Store::local(dir.join("strata.tfstate"));
+    for name in ["strata.tfstate.tmp-4242", "strata.tfstate.backup.tmp-4242"] {
+        std::fs::write(dir.join(name), "half a state").expect("litter");
+    }
+    std::fs::write(dir.join("other.tfstate.tmp-1"), "not ours").expect("other");
+    let _lock = store.lock("apply").expect("lock");
+    assert!(!dir.join("strata.tfstate.tmp-4242").exists());
+    assert!(!dir.join("strata.tfstate.backup.tmp-4242").exists());
+    assert!(
+        dir.join("other.tfstate.tmp-1").exists(),
+        "another state's files stay"
+    );
 }

@@ -9,6 +9,40 @@ use std::path::PathBuf;
 use std::process::Command;
 use strata_standin::Injection;
 
+/// The fault mix the reliability tests converge through: 20 % throttled,
+/// 5 % 500/503, 3 % connections reset, 5 % slowed by up to 300 ms; seeded
+/// from STRATA_FAULT_SEED, else the clock (printed either way).
+pub fn faults() -> strata_standin::faults::Faults {
+    let seed = std::env::var("STRATA_FAULT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(7, |d| d.as_nanos() as u64)
+        });
+    eprintln!("fault seed: {seed} (STRATA_FAULT_SEED repeats)");
+    strata_standin::faults::Faults {
+        throttle: 0.20,
+        server_error: 0.05,
+        reset: 0.03,
+        slow: 0.05,
+        slow_by: std::time::Duration::from_millis(300),
+        seed,
+    }
+}
+
+/// Asserts that every kind of fault struck at least once.
+pub fn assert_faults_struck(counts: &strata_standin::faults::Counts) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let summary = counts.summary();
+    eprintln!("faults: {summary}");
+    assert!(counts.throttled.load(Relaxed) > 0, "{summary}");
+    assert!(counts.server_errors.load(Relaxed) > 0, "{summary}");
+    assert!(counts.resets.load(Relaxed) > 0, "{summary}");
+    assert!(counts.slowed.load(Relaxed) > 0, "{summary}");
+}
+
 /// A fresh folder for one test.
 pub fn scratch(cloud: &str, tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-{cloud}-{tag}-{}", std::process::id()));

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 pub struct Moto {
     child: Child,
     pub url: String,
+    /// moto itself, past the proxy (and its faults).
+    pub direct: String,
     pub proxy: strata_standin::Server,
 }
 
@@ -57,6 +59,7 @@ pub fn start(kube: Option<&strata_standin::kubernetes::Kube>) -> Moto {
     .expect("the test proxy starts");
     Moto {
         child,
+        direct: upstream,
         url: proxy.url.clone(),
         proxy,
     }

@@ -157,6 +157,16 @@ impl PgBackend {
     }
 }
 
+impl Drop for PgBackend {
+    /// The client closes its session on its own runtime, which cannot
+    /// happen on a thread inside the engine's: closed on a thread of its own.
+    fn drop(&mut self) {
+        if let Some(client) = self.session().take() {
+            on_own_thread(move || drop(client));
+        }
+    }
+}
+
 impl Backend for PgBackend {
     fn location(&self) -> String {
         // The connection string may hold a password: never shown.
@@ -261,16 +271,25 @@ impl Backend for PgBackend {
                 held: i.id,
             }),
             Some(_) => self.with(|c| {
-                // End the session holding the advisory lock, if it lives.
+                // End the session holding the advisory lock, if it lives,
+                // and wait for it to be gone: termination is asynchronous,
+                // and the lock is held until the session has ended.
+                let held = format!(
+                    "SELECT pid FROM pg_locks
+                      WHERE locktype = 'advisory' AND granted
+                        AND pid <> pg_backend_pid()
+                        AND ((classid::bigint << 32) | objid::bigint) = {KEY}"
+                );
                 c.execute(
-                    &format!(
-                        "SELECT pg_terminate_backend(pid) FROM pg_locks
-                          WHERE locktype = 'advisory' AND granted
-                            AND pid <> pg_backend_pid()
-                            AND ((classid::bigint << 32) | objid::bigint) = {KEY}"
-                    ),
+                    &format!("SELECT pg_terminate_backend(pid) FROM ({held}) AS h"),
                     &[&name],
                 )?;
+                for _ in 0..100 {
+                    if c.query(&held, &[&name])?.is_empty() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
                 c.execute(
                     &format!("DELETE FROM {} WHERE name = $1", self.table("locks")),
                     &[&name],

@@ -53,7 +53,10 @@ pub struct S3Backend {
     /// The state object's key for this workspace.
     key: String,
     client: Client,
-    runtime: tokio::runtime::Runtime,
+    /// The SDK's own runtime (an `Option` only so that dropping can hand
+    /// it off: the engine may drop a backend inside its async runtime,
+    /// where a runtime cannot be dropped in place).
+    runtime: Option<tokio::runtime::Runtime>,
     /// Journal objects are named `<run>/<n>`: sorted by name they are in
     /// the order they were written.
     run: String,
@@ -75,7 +78,11 @@ impl S3Backend {
             .map_err(|e| StateError::backend("s3", e))?;
         let client = on_own_thread(|| {
             runtime.block_on(async {
-                let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+                // Throttling and 5xx are retried by the SDK; more than its
+                // default 3 attempts, as the AWS driver does, since a lost
+                // journal write stops an apply.
+                let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .retry_config(aws_config::retry::RetryConfig::standard().with_max_attempts(8));
                 if let Some(r) = &config.region {
                     loader = loader.region(aws_config::Region::new(r.clone()));
                 }
@@ -115,14 +122,18 @@ impl S3Backend {
             config,
             key,
             client,
-            runtime,
+            runtime: Some(runtime),
             run,
             appended: AtomicU64::new(0),
         })
     }
 
     fn block<T: Send>(&self, f: impl std::future::Future<Output = T> + Send) -> T {
-        on_own_thread(|| self.runtime.block_on(f))
+        on_own_thread(|| match &self.runtime {
+            Some(rt) => rt.block_on(f),
+            // Only `drop` takes the runtime, and nothing runs after it.
+            None => unreachable!("an S3 backend used after it was dropped"),
+        })
     }
 
     fn err(&self, e: impl ProvideErrorMetadata + std::fmt::Display) -> StateError {
@@ -229,6 +240,14 @@ impl S3Backend {
             .await
             .map(|_| ())
             .map_err(|e| self.err(e))
+    }
+}
+
+impl Drop for S3Backend {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
     }
 }
 

@@ -13,13 +13,16 @@
 //!
 //! Every server here takes injected answers ([`Server::inject`]): the next
 //! N requests that match get a given answer instead, which is how tests
-//! make a cloud throttle, fail or run out of capacity.
+//! make a cloud throttle, fail or run out of capacity; and faults at given
+//! rates ([`Server::faults`], [`faults`]): throttling, 5xx, resets, slow
+//! answers, for tests that must converge through them.
 
 // Handlers answer early with a ready response as their error.
 #![allow(clippy::result_large_err)]
 
 pub mod azure;
 mod eks_addons;
+pub mod faults;
 pub mod gcp;
 pub mod github;
 pub mod kubernetes;
@@ -106,6 +109,9 @@ pub struct Injection {
 pub struct Server {
     pub url: String,
     injections: Arc<Mutex<Vec<Injection>>>,
+    faults: Arc<Mutex<faults::State>>,
+    /// What the faults did so far.
+    pub counts: Arc<faults::Counts>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -127,6 +133,14 @@ impl Server {
     pub fn inject(&self, i: Injection) {
         if let Ok(mut all) = self.injections.lock() {
             all.push(i);
+        }
+    }
+
+    /// Injects faults at the given rates into every request from now on
+    /// (`None` stops them).
+    pub fn faults(&self, f: Option<faults::Faults>) {
+        if let Ok(mut s) = self.faults.lock() {
+            s.set(f);
         }
     }
 
@@ -209,6 +223,9 @@ fn serve_on(handler: Handler, tls: Option<tokio_rustls::TlsAcceptor>) -> std::io
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let injections = Arc::new(Mutex::new(Vec::new()));
     let shared = injections.clone();
+    let fault_state = Arc::new(Mutex::new(faults::State::default()));
+    let counts = Arc::new(faults::Counts::default());
+    let (fs, cs) = (fault_state.clone(), counts.clone());
     let thread = std::thread::spawn(move || {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -227,10 +244,11 @@ fn serve_on(handler: Handler, tls: Option<tokio_rustls::TlsAcceptor>) -> std::io
                         let Ok((stream, _)) = accepted else { continue };
                         let handler = handler.clone();
                         let injections = shared.clone();
+                        let (fs, cs) = (fs.clone(), cs.clone());
                         let tls = tls.clone();
                         tokio::spawn(async move {
                             let svc = service_fn(move |req| {
-                                handle(handler.clone(), injections.clone(), req)
+                                handle(handler.clone(), injections.clone(), fs.clone(), cs.clone(), req)
                             });
                             let conn = http1::Builder::new();
                             match tls {
@@ -252,6 +270,8 @@ fn serve_on(handler: Handler, tls: Option<tokio_rustls::TlsAcceptor>) -> std::io
     Ok(Server {
         url: format!("http://{addr}"),
         injections,
+        faults: fault_state,
+        counts,
         stop: Some(stop),
         thread: Some(thread),
     })
@@ -260,8 +280,10 @@ fn serve_on(handler: Handler, tls: Option<tokio_rustls::TlsAcceptor>) -> std::io
 async fn handle(
     handler: Handler,
     injections: Arc<Mutex<Vec<Injection>>>,
+    fault_state: Arc<Mutex<faults::State>>,
+    counts: Arc<faults::Counts>,
     req: Request<Incoming>,
-) -> Result<Response<Body>, std::convert::Infallible> {
+) -> Result<Response<Body>, std::io::Error> {
     let (parts, body) = req.into_parts();
     let body = body
         .collect()
@@ -275,6 +297,16 @@ async fn handle(
         headers: parts.headers,
         body,
     };
+    match faults::decide(&fault_state, &counts, &req) {
+        Some(faults::Fault::Answer(r)) => return Ok(r),
+        // An error from the service makes hyper drop the connection
+        // without an answer: the client sees a reset.
+        Some(faults::Fault::Reset) => {
+            return Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+        }
+        Some(faults::Fault::Delay(d)) => tokio::time::sleep(d).await,
+        None => {}
+    }
     let probe = format!(
         "{} {}?{} {}",
         req.method,

@@ -80,10 +80,14 @@ impl Select<'_> {
                 .name(id_filter)
                 .set_values(Some(ids.to_vec()))
                 .build()],
+            // The address is matched here, not by EC2: filter values are
+            // patterns (`*`, `?`; moto's also `[...]`), and addresses hold
+            // brackets and quoted keys (`aws_vpc.cell[0]`). The lineage, a
+            // UUID, narrows the answer safely.
             Select::Owned(t) => vec![
                 Filter::builder()
-                    .name(format!("tag:{}", tags::ADDRESS))
-                    .values(&t.address)
+                    .name("tag-key")
+                    .values(tags::ADDRESS)
                     .build(),
                 Filter::builder()
                     .name(format!("tag:{}", tags::LINEAGE))

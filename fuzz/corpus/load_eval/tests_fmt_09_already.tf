@@ -1,0 +1,6 @@
+resource "terraform_data" "x" {
+  input = {
+    a   = 1
+    bcd = "x"
+  }
+}

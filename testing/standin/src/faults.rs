@@ -1,0 +1,204 @@
+//! Faults at given rates, for every server here ([`crate::Server::faults`]):
+//! throttling, 500/503, connection resets and slow answers, each in the
+//! wire format of the API the request was for (EC2's `RequestLimitExceeded`,
+//! IAM's and STS's `Throttling`, S3's `SlowDown`, EKS's
+//! `TooManyRequestsException`, Google's `RESOURCE_EXHAUSTED`, ARM's
+//! `TooManyRequests` with `Retry-After`, a Kubernetes `Status`).
+//!
+//! Faults strike before the request reaches the server behind (as a real
+//! cloud's throttling rejects a call before acting on it), so a retry is
+//! always safe; what a lost answer to a call that did act leaves behind is
+//! the crash harness's business.
+
+use crate::{Body, Req};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::Response;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Rates (0.0–1.0) per request; the rest pass untouched.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    pub throttle: f64,
+    pub server_error: f64,
+    pub reset: f64,
+    pub slow: f64,
+    /// The longest a slow answer waits.
+    pub slow_by: Duration,
+    pub seed: u64,
+}
+
+/// What was injected so far.
+#[derive(Debug, Default)]
+pub struct Counts {
+    pub requests: AtomicU64,
+    pub throttled: AtomicU64,
+    pub server_errors: AtomicU64,
+    pub resets: AtomicU64,
+    pub slowed: AtomicU64,
+}
+
+impl Counts {
+    pub fn summary(&self) -> String {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "{} requests: {} throttled, {} 5xx, {} resets, {} slowed",
+            g(&self.requests),
+            g(&self.throttled),
+            g(&self.server_errors),
+            g(&self.resets),
+            g(&self.slowed)
+        )
+    }
+}
+
+/// The faults in force on a server and their random source.
+#[derive(Default)]
+pub(crate) struct State {
+    pub faults: Option<Faults>,
+    rng: u64,
+    /// Requests seen since the faults were set.
+    seen: u64,
+}
+
+impl State {
+    pub fn set(&mut self, f: Option<Faults>) {
+        self.rng = f.as_ref().map_or(0, |f| f.seed | 1);
+        self.faults = f;
+        self.seen = 0;
+    }
+
+    fn next(&mut self) -> f64 {
+        // xorshift64*: enough for spreading faults, and repeatable by seed.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What to do with one request.
+pub(crate) enum Fault {
+    Answer(Response<Body>),
+    Reset,
+    Delay(Duration),
+}
+
+pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option<Fault> {
+    let mut s = state.lock().ok()?;
+    let f = s.faults.clone()?;
+    // Credential exchanges are left alone: the vendors' auth libraries
+    // decide their own retries, and what is under test is strata's.
+    if req.path.ends_with("/token") {
+        return None;
+    }
+    counts.requests.fetch_add(1, Ordering::Relaxed);
+    let mut roll = s.next();
+    let extra = s.next();
+    // The first requests get one fault of each kind the rates allow, in
+    // turn, so that a short run meets every kind; the rest are random.
+    let kinds = [f.throttle, f.server_error, f.reset, f.slow];
+    if let Some(k) = kinds.get(s.seen as usize) {
+        if *k > 0.0 {
+            roll = kinds[..s.seen as usize].iter().sum::<f64>() + k / 2.0;
+        }
+    }
+    s.seen += 1;
+    let mut edge = f.throttle;
+    if roll < edge {
+        counts.throttled.fetch_add(1, Ordering::Relaxed);
+        return Some(Fault::Answer(answer(req, true)));
+    }
+    edge += f.server_error;
+    if roll < edge {
+        counts.server_errors.fetch_add(1, Ordering::Relaxed);
+        return Some(Fault::Answer(answer(req, false)));
+    }
+    edge += f.reset;
+    if roll < edge {
+        counts.resets.fetch_add(1, Ordering::Relaxed);
+        return Some(Fault::Reset);
+    }
+    edge += f.slow;
+    if roll < edge {
+        counts.slowed.fetch_add(1, Ordering::Relaxed);
+        return Some(Fault::Delay(f.slow_by.mul_f64(extra)));
+    }
+    None
+}
+
+/// Which API a request is for, by what its wire format gives away.
+enum Api {
+    Ec2,
+    /// IAM and STS (query protocol, `ErrorResponse`).
+    AwsQuery,
+    Eks,
+    S3,
+    Google,
+    Azure,
+    Kubernetes,
+}
+
+fn api(req: &Req) -> Api {
+    let body = String::from_utf8_lossy(&req.body);
+    if body.contains("Action=") {
+        return if body.contains("Version=2016-11-15") {
+            Api::Ec2
+        } else {
+            Api::AwsQuery
+        };
+    }
+    let p = req.path.as_str();
+    if p.starts_with("/clusters") || p.starts_with("/addons") {
+        Api::Eks
+    } else if p.starts_with("/subscriptions") || p.starts_with("/providers") {
+        Api::Azure
+    } else if p.starts_with("/api/") || p.starts_with("/apis/") || p == "/api" || p == "/apis" {
+        Api::Kubernetes
+    } else if p.starts_with("/compute/")
+        || p.starts_with("/v1/projects")
+        || p.starts_with("/storage/")
+        || p.contains("/projects/")
+    {
+        Api::Google
+    } else {
+        Api::S3
+    }
+}
+
+fn respond(status: u16, headers: &[(&str, &str)], body: String) -> Response<Body> {
+    let mut r = Response::builder().status(status);
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    r.body(Full::new(Bytes::from(body))).unwrap_or_default()
+}
+
+/// A throttling (or, with `throttle` false, a server) error as the API
+/// the request was for words it.
+fn answer(req: &Req, throttle: bool) -> Response<Body> {
+    const XML: (&str, &str) = ("content-type", "text/xml");
+    const JSON: (&str, &str) = ("content-type", "application/json");
+    let api = api(req);
+    // (status, code) for throttling, then for a server error.
+    let [(ts, tc), (es, ec)] = match api {
+        Api::Ec2 => [(503, "RequestLimitExceeded"), (500, "InternalError")],
+        Api::AwsQuery => [(400, "Throttling"), (503, "ServiceUnavailable")],
+        Api::Eks => [(429, "TooManyRequestsException"), (500, "ServerException")],
+        Api::S3 => [(503, "SlowDown"), (500, "InternalError")],
+        Api::Google => [(429, "RESOURCE_EXHAUSTED"), (503, "UNAVAILABLE")],
+        Api::Azure | Api::Kubernetes => [(429, "TooManyRequests"), (503, "ServiceUnavailable")],
+    };
+    let (status, code) = if throttle { (ts, tc) } else { (es, ec) };
+    match api {
+        Api::Ec2 => respond(status, &[XML], format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Errors><Error><Code>{code}</Code><Message>injected</Message></Error></Errors><RequestID>injected</RequestID></Response>")),
+        Api::AwsQuery => respond(status, &[XML], format!("<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>Rate exceeded</Message></Error><RequestId>injected</RequestId></ErrorResponse>")),
+        Api::S3 => respond(status, &[XML], format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code><Message>injected</Message><RequestId>injected</RequestId></Error>")),
+        Api::Eks => respond(status, &[JSON, ("x-amzn-ErrorType", code)], "{\"message\":\"injected\"}".into()),
+        Api::Google => respond(status, &[JSON], format!("{{\"error\":{{\"code\":{status},\"message\":\"injected\",\"status\":\"{code}\"}}}}")),
+        Api::Azure => respond(status, &[JSON, ("retry-after", "0")], format!("{{\"error\":{{\"code\":\"{code}\",\"message\":\"injected\"}}}}")),
+        Api::Kubernetes => respond(status, &[JSON, ("retry-after", "0")], format!("{{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"injected\",\"reason\":\"{code}\",\"code\":{status}}}")),
+    }
+}

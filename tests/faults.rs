@@ -1,0 +1,61 @@
+//! Fault injection: the AWS driver through a proxy in front of moto that
+//! throttles 20 % of requests, fails 5 % with 500/503, resets 3 % of
+//! connections and slows 5 % (`testing/standin/src/faults.rs`). Applies,
+//! plans and destroys must converge through the retries (the SDK's, and
+//! strata's own for long-running operations) and leave the cloud holding
+//! exactly what the state says.
+
+#[path = "common/aws_stack.rs"]
+mod aws_stack;
+mod common;
+
+use common::moto::{self, Moto};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args).current_dir(dir).stdin(Stdio::null());
+    moto::env_for(&mut c, m);
+    common::output(c)
+}
+
+#[test]
+fn aws_apply_plan_and_destroy_converge_through_faults() {
+    let m = moto::moto();
+    let d = common::scratch("faults", "aws");
+    std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
+    m.proxy.faults(Some(common::faults()));
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("Resources: {} added", aws_stack::OBJECTS)),
+        "{out}"
+    );
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the plan after apply has nothing to do:\n{out}");
+    let (code, state) = {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.args(["state", "pull"]).current_dir(&d);
+        let o = c.output().expect("pull");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0));
+    let cloud = aws_stack::inventory(&m);
+    assert_eq!(
+        cloud,
+        aws_stack::in_state(&state),
+        "the cloud holds exactly what the state says"
+    );
+    assert_eq!(aws_stack::count(&cloud), aws_stack::OBJECTS);
+
+    let (code, out) = strata(&d, &m, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let left = aws_stack::inventory(&m);
+    assert_eq!(aws_stack::count(&left), 0, "left behind: {left:?}");
+    common::assert_faults_struck(&m.proxy.counts);
+}
