@@ -1,3 +1,6 @@
+// Each target uses one of these; the corpus test uses them all.
+#![allow(dead_code)]
+
 //! What each fuzz target does with its input, kept apart from libFuzzer so
 //! that `tests/fuzz_corpus.rs` replays the kept corpus and every input that
 //! ever crashed through the very same code in the ordinary test suite.
