@@ -49,20 +49,6 @@ fn killed(dir: &Path, m: &Moto, args: &[&str], after: Duration) -> bool {
     running
 }
 
-fn state(dir: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["state", "pull"])
-        .current_dir(dir)
-        .output()
-        .expect("state pull");
-    assert!(
-        out.status.success(),
-        "the state does not load: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn kill_9_during_aws_apply_and_destroy_leaves_no_duplicate_and_no_orphan() {
     let trials: u32 = std::env::var("STRATA_CRASH_TRIALS")
@@ -121,7 +107,7 @@ fn kill_9_during_aws_apply_and_destroy_leaves_no_duplicate_and_no_orphan() {
         let cloud = aws_stack::inventory(&m);
         assert_eq!(
             cloud,
-            aws_stack::in_state(&state(&d)),
+            aws_stack::in_state(&aws_stack::pulled(&d)),
             "{what}: the cloud and the state differ after the apply"
         );
         assert_eq!(aws_stack::count(&cloud), aws_stack::OBJECTS, "{what}");
@@ -135,7 +121,7 @@ fn kill_9_during_aws_apply_and_destroy_leaves_no_duplicate_and_no_orphan() {
         let left = aws_stack::inventory(&m);
         assert_eq!(aws_stack::count(&left), 0, "{what}: left behind {left:?}");
         assert_eq!(
-            aws_stack::count(&aws_stack::in_state(&state(&d))),
+            aws_stack::count(&aws_stack::in_state(&aws_stack::pulled(&d))),
             0,
             "{what}: the state still holds objects"
         );

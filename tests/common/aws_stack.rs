@@ -225,6 +225,22 @@ pub fn inventory(m: &Moto) -> Inventory {
     })
 }
 
+/// The state of the configuration in `dir`, as `strata state pull`
+/// prints it; it must load.
+pub fn pulled(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["state", "pull"])
+        .current_dir(dir)
+        .output()
+        .expect("state pull");
+    assert!(
+        out.status.success(),
+        "the state does not load: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// What a state document says exists, in the same shape.
 pub fn in_state(state_json: &str) -> Inventory {
     let v: serde_json::Value = serde_json::from_str(state_json).expect("state JSON");

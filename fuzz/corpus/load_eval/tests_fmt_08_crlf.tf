@@ -1,4 +1,0 @@
-locals {
-  a = 1
-  bbb = 2
-}

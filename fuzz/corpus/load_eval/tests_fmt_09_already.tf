@@ -1,6 +1,0 @@
-resource "terraform_data" "x" {
-  input = {
-    a   = 1
-    bcd = "x"
-  }
-}
