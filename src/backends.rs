@@ -10,7 +10,9 @@ use crate::eval::did_you_mean;
 use crate::lang::value::Value;
 use std::path::{Path, PathBuf};
 use strata_state::Store;
+#[cfg(feature = "remote-state")]
 use strata_state_pg::{PgBackend, PgConfig};
+#[cfg(feature = "remote-state")]
 use strata_state_s3::{S3Backend, S3Config};
 
 /// The default state file, as `terraform.tfstate` is Terraform's.
@@ -68,8 +70,15 @@ pub fn open_backend(
                         &workspace,
                     )))
                 }
+                #[cfg(feature = "remote-state")]
                 "s3" => s3(&s, workspace),
+                #[cfg(feature = "remote-state")]
                 "pg" => pg(&s, workspace),
+                #[cfg(not(feature = "remote-state"))]
+                "s3" | "pg" => Err(s.invalid(
+                    b.span,
+                    "This strata was built without the \"remote-state\" feature, so it has no s3 or pg backend.".into(),
+                )),
                 other => Err(Diags::from(
                     Diag::new(
                         "strata::state::backend",
@@ -104,6 +113,8 @@ struct Settings<'b> {
     backend: &'b Backend,
 }
 
+// Most of these read the remote backends' settings.
+#[cfg_attr(not(feature = "remote-state"), allow(dead_code))]
 impl Settings<'_> {
     fn invalid(&self, span: Span, detail: String) -> Diags {
         Diags::from(Diag::new("strata::state::backend", "Invalid backend setting", detail).at(span))
@@ -192,6 +203,7 @@ impl Settings<'_> {
     }
 }
 
+#[cfg(feature = "remote-state")]
 fn s3(s: &Settings, workspace: String) -> Result<Store, Diags> {
     s.only(&[
         "bucket",
@@ -251,6 +263,7 @@ fn s3(s: &Settings, workspace: String) -> Result<Store, Diags> {
         .map_err(|e| s.invalid(s.backend.span, e.to_string()))
 }
 
+#[cfg(feature = "remote-state")]
 fn pg(s: &Settings, workspace: String) -> Result<Store, Diags> {
     s.only(&["conn_str", "schema_name"])?;
     // Terraform's pg backend reads these variables too; the connection

@@ -3,7 +3,8 @@
 //! connections and slows 5 % (`testing/standin/src/faults.rs`). Applies,
 //! plans and destroys must converge through the retries (the SDK's, and
 //! strata's own for long-running operations) and leave the cloud holding
-//! exactly what the state says.
+//! exactly what the state says. And answers lost after moto acted: the
+//! SDK's retry makes the object again, and strata deletes the first.
 
 #[path = "common/aws_stack.rs"]
 mod aws_stack;
@@ -49,4 +50,49 @@ fn aws_apply_plan_and_destroy_converge_through_faults() {
     let left = aws_stack::inventory(&m);
     assert_eq!(aws_stack::count(&left), 0, "left behind: {left:?}");
     common::assert_faults_struck(&m.proxy.counts);
+}
+
+/// A fifth of moto's answers are lost after it acted (CreateVpc and
+/// CreateInternetGateway take no idempotency token, so the SDK's retry
+/// makes a second object): the apply still succeeds, and the objects the
+/// lost answers made are found by their ownership tags and deleted, so the
+/// cloud holds exactly what the state says.
+#[test]
+fn a_create_whose_answer_was_lost_leaves_no_duplicate() {
+    let m = moto::moto();
+    let d = common::scratch("faults", "lost");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "v" {
+  count      = 6
+  cidr_block = "10.${count.index}.0.0/16"
+}
+
+resource "aws_internet_gateway" "g" {
+  count  = 6
+  vpc_id = aws_vpc.v[count.index].id
+}
+"#,
+    )
+    .expect("config");
+    let seed = common::faults().seed;
+    m.proxy.faults(Some(strata_standin::faults::Faults {
+        lost: 0.2,
+        seed,
+        ..Default::default()
+    }));
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    m.proxy.faults(None);
+    assert_eq!(code, 0, "{out}");
+    let cloud = aws_stack::inventory(&m);
+    assert_eq!(cloud, aws_stack::in_state(&aws_stack::pulled(&d)));
+    assert_eq!(aws_stack::count(&cloud), 12, "{cloud:?}");
+    let lost = m
+        .proxy
+        .counts
+        .lost
+        .load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("faults: {}", m.proxy.counts.summary());
+    assert!(lost > 0);
 }

@@ -737,6 +737,12 @@ async fn walk<'p>(
         }
         ex.commit(intents)?;
         for (id, kind, addr, c, prior, planned, driver, type_name) in starts {
+            // A create's prior is the object it replaces, if any: under
+            // create_before_destroy it is still there, with the same tags.
+            let prior = match kind {
+                OpKind::Create => c.before.clone(),
+                _ => prior,
+            };
             runner.start(
                 id,
                 kind,

@@ -44,6 +44,8 @@ struct Op {
     addr: String,
     driver: Arc<dyn Driver>,
     type_name: String,
+    /// The object an update or delete acts on; for a create, the one it
+    /// replaces (null if none).
     prior: Value,
     planned: Option<(Value, Tags)>,
 }
@@ -66,6 +68,27 @@ fn id_of(v: &Value) -> Option<String> {
         .get("id")?
         .as_str()
         .map(str::to_string)
+}
+
+/// After a create, the objects carrying its ownership tags other than
+/// `kept` (the one the create returned) and the one it replaces: when a call's answer was lost
+/// after the cloud acted, the client's retry makes the object again, and
+/// the first one would be an orphan no state knows. Without `kept` (the
+/// create failed) the first found is returned, to be recorded tainted, and
+/// the rest deleted. Best effort: the create's outcome stands whatever the
+/// sweep meets (the drivers' own retries are behind every call it makes).
+async fn sweep(op: &Op, tags: &Tags, kept: Option<&str>) -> Option<Value> {
+    let found = op.driver.find_tagged(&op.type_name, tags).await.ok()?;
+    let replaced = id_of(&op.prior);
+    let mut others = found.into_iter().filter(|v| {
+        let id = id_of(v);
+        id.is_some() && id.as_deref() != kept && id != replaced
+    });
+    let leftover = if kept.is_none() { others.next() } else { None };
+    for v in others {
+        let _ = op.driver.delete(&op.type_name, &v).await;
+    }
+    leftover
 }
 
 impl Runner {
@@ -123,18 +146,13 @@ impl Runner {
             let handle = self.set.spawn(async move {
                 let r = match (op.kind, &op.planned) {
                     (OpKind::Create, Some((planned, tags))) => {
-                        match op.driver.create(&op.type_name, planned, tags).await {
-                            Ok(v) => Ok(Some(v)),
-                            Err(e) => {
-                                let leftover = op
-                                    .driver
-                                    .find_tagged(&op.type_name, tags)
-                                    .await
-                                    .ok()
-                                    .and_then(|mut found| found.pop());
-                                return (Err(e.to_string()), leftover);
-                            }
-                        }
+                        let made = op.driver.create(&op.type_name, planned, tags).await;
+                        let kept = made.as_ref().ok().and_then(id_of);
+                        let leftover = sweep(&op, tags, kept.as_deref()).await;
+                        return match made {
+                            Ok(v) => (Ok(Some(v)), None),
+                            Err(e) => (Err(e.to_string()), leftover),
+                        };
                     }
                     (OpKind::Update, Some((planned, _))) => op
                         .driver

@@ -41,7 +41,12 @@ impl Body {
 }
 
 fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
-    let offset = e.location().offset().min(src.len());
+    // hcl-edit may point inside a multi-byte character (found by fuzzing:
+    // `[ҙ`); the span starts at that character.
+    let mut offset = e.location().offset().min(src.len());
+    while !src.is_char_boundary(offset) {
+        offset -= 1;
+    }
     let end = src[offset..]
         .char_indices()
         .nth(1)

@@ -27,6 +27,7 @@ pub fn faults() -> strata_standin::faults::Faults {
         server_error: 0.05,
         reset: 0.03,
         slow: 0.05,
+        lost: 0.0,
         slow_by: std::time::Duration::from_millis(300),
         seed,
     }

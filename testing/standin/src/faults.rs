@@ -5,10 +5,11 @@
 //! `TooManyRequestsException`, Google's `RESOURCE_EXHAUSTED`, ARM's
 //! `TooManyRequests` with `Retry-After`, a Kubernetes `Status`).
 //!
-//! Faults strike before the request reaches the server behind (as a real
-//! cloud's throttling rejects a call before acting on it), so a retry is
-//! always safe; what a lost answer to a call that did act leaves behind is
-//! the crash harness's business.
+//! Most faults strike before the request reaches the server behind (as a
+//! real cloud's throttling rejects a call before acting on it), so a retry
+//! is safe. A lost answer is the other kind: the server acts, then the
+//! connection drops before the client hears of it, so a retried create may
+//! find its object already made, or make it twice.
 
 use crate::{Body, Req};
 use bytes::Bytes;
@@ -25,6 +26,8 @@ pub struct Faults {
     pub server_error: f64,
     pub reset: f64,
     pub slow: f64,
+    /// Answers dropped after the server acted.
+    pub lost: f64,
     /// The longest a slow answer waits.
     pub slow_by: Duration,
     pub seed: u64,
@@ -38,18 +41,20 @@ pub struct Counts {
     pub server_errors: AtomicU64,
     pub resets: AtomicU64,
     pub slowed: AtomicU64,
+    pub lost: AtomicU64,
 }
 
 impl Counts {
     pub fn summary(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "{} requests: {} throttled, {} 5xx, {} resets, {} slowed",
+            "{} requests: {} throttled, {} 5xx, {} resets, {} slowed, {} answers lost",
             g(&self.requests),
             g(&self.throttled),
             g(&self.server_errors),
             g(&self.resets),
-            g(&self.slowed)
+            g(&self.slowed),
+            g(&self.lost)
         )
     }
 }
@@ -84,6 +89,8 @@ pub(crate) enum Fault {
     Answer(Response<Body>),
     Reset,
     Delay(Duration),
+    /// Act, then drop the connection instead of answering.
+    Lose,
 }
 
 pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option<Fault> {
@@ -99,7 +106,7 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
     let extra = s.next();
     // The first requests get one fault of each kind the rates allow, in
     // turn, so that a short run meets every kind; the rest are random.
-    let kinds = [f.throttle, f.server_error, f.reset, f.slow];
+    let kinds = [f.throttle, f.server_error, f.reset, f.slow, f.lost];
     if let Some(k) = kinds.get(s.seen as usize) {
         if *k > 0.0 {
             roll = kinds[..s.seen as usize].iter().sum::<f64>() + k / 2.0;
@@ -125,6 +132,11 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
     if roll < edge {
         counts.slowed.fetch_add(1, Ordering::Relaxed);
         return Some(Fault::Delay(f.slow_by.mul_f64(extra)));
+    }
+    edge += f.lost;
+    if roll < edge {
+        counts.lost.fetch_add(1, Ordering::Relaxed);
+        return Some(Fault::Lose);
     }
     None
 }

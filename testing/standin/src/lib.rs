@@ -297,14 +297,15 @@ async fn handle(
         headers: parts.headers,
         body,
     };
+    // An error from the service makes hyper drop the connection without an
+    // answer: the client sees a reset.
+    let reset = || Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+    let mut lose = false;
     match faults::decide(&fault_state, &counts, &req) {
         Some(faults::Fault::Answer(r)) => return Ok(r),
-        // An error from the service makes hyper drop the connection
-        // without an answer: the client sees a reset.
-        Some(faults::Fault::Reset) => {
-            return Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
-        }
+        Some(faults::Fault::Reset) => return reset(),
         Some(faults::Fault::Delay(d)) => tokio::time::sleep(d).await,
+        Some(faults::Fault::Lose) => lose = true,
         None => {}
     }
     let probe = format!(
@@ -317,7 +318,11 @@ async fn handle(
     if let Some(resp) = injected(&injections, &probe) {
         return Ok(resp);
     }
-    Ok(handler(req).await)
+    let answer = handler(req).await;
+    if lose {
+        return reset();
+    }
+    Ok(answer)
 }
 
 /// The first live injection matching `probe`, used once.

@@ -1,7 +1,7 @@
 //! `aws_vpc`, `aws_subnet`, `aws_internet_gateway`.
 
 use super::{arn, created, described, schema, tag_spec, Ec2Type, Select};
-use crate::error::{api, deleted};
+use crate::error::{api, code, deleted};
 use crate::values::{bool_value, boolean, required, str_value, string};
 use crate::Clients;
 use async_trait::async_trait;
@@ -374,14 +374,38 @@ pub struct InternetGateway;
 
 impl InternetGateway {
     async fn attach(&self, c: &Clients, id: &str, vpc: &str) -> Result<(), DriverError> {
-        c.ec2
+        let r = c
+            .ec2
             .attach_internet_gateway()
             .internet_gateway_id(id)
             .vpc_id(vpc)
             .send()
-            .await
-            .map_err(|e| api("AttachInternetGateway", e))?;
-        Ok(())
+            .await;
+        match r {
+            Ok(_) => Ok(()),
+            // The SDK's retry of a call whose answer was lost after EC2
+            // attached the gateway: done, if it is attached where asked.
+            Err(e) if code(&e) == Some("Resource.AlreadyAssociated") => {
+                let out = c
+                    .ec2
+                    .describe_internet_gateways()
+                    .internet_gateway_ids(id)
+                    .send()
+                    .await
+                    .map_err(|e| api("DescribeInternetGateways", e))?;
+                let attached = out
+                    .internet_gateways()
+                    .iter()
+                    .flat_map(|g| g.attachments())
+                    .any(|a| a.vpc_id() == Some(vpc));
+                if attached {
+                    Ok(())
+                } else {
+                    Err(api("AttachInternetGateway", e))
+                }
+            }
+            Err(e) => Err(api("AttachInternetGateway", e)),
+        }
     }
 
     async fn detach(&self, c: &Clients, id: &str, vpc: &str) -> Result<(), DriverError> {
