@@ -1,6 +1,7 @@
 //! Fault injection: the AWS driver through a proxy in front of moto that
 //! throttles 20 % of requests, fails 5 % with 500/503, resets 3 % of
-//! connections and slows 5 % (`testing/standin/src/faults.rs`). Applies,
+//! connections, slows 5 % and loses 3 % of the answers after moto acted
+//! (`testing/standin/src/faults.rs`). Applies,
 //! plans and destroys must converge through the retries (the SDK's, and
 //! strata's own for long-running operations) and leave the cloud holding
 //! exactly what the state says. And answers lost after moto acted: the

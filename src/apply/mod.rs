@@ -737,10 +737,12 @@ async fn walk<'p>(
         }
         ex.commit(intents)?;
         for (id, kind, addr, c, prior, planned, driver, type_name) in starts {
-            // A create's prior is the object it replaces, if any: under
-            // create_before_destroy it is still there, with the same tags.
-            let prior = match kind {
-                OpKind::Create => c.before.clone(),
+            // Under create_before_destroy a create's prior is the object it
+            // replaces: still there, with the same tags, and not to be
+            // swept. (After delete-then-create it is gone, and a cloud
+            // whose ids are names gives the new object the same id.)
+            let prior = match c.action {
+                Action::CreateThenDelete => c.before.clone(),
                 _ => prior,
             };
             runner.start(

@@ -5,7 +5,7 @@ use crate::lang::value::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use strata_provider::{Driver, Tags};
+use strata_provider::{Driver, DriverError, Tags};
 use tokio::task::JoinSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +44,8 @@ struct Op {
     addr: String,
     driver: Arc<dyn Driver>,
     type_name: String,
-    /// The object an update or delete acts on; for a create, the one it
-    /// replaces (null if none).
+    /// The object an update or delete acts on; for a create under
+    /// create_before_destroy, the one it replaces (else null).
     prior: Value,
     planned: Option<(Value, Tags)>,
 }
@@ -149,9 +149,20 @@ impl Runner {
                         let made = op.driver.create(&op.type_name, planned, tags).await;
                         let kept = made.as_ref().ok().and_then(id_of);
                         let leftover = sweep(&op, tags, kept.as_deref()).await;
-                        return match made {
-                            Ok(v) => (Ok(Some(v)), None),
-                            Err(e) => (Err(e.to_string()), leftover),
+                        return match (made, leftover) {
+                            (Ok(v), _) => (Ok(Some(v)), None),
+                            // Refused as existing, and there it is with this
+                            // create's tags: the call's first attempt made
+                            // it and its answer was lost. It is the object,
+                            // brought to the plan (a listing does not show
+                            // what only the configuration holds).
+                            (Err(DriverError::AlreadyExists { .. }), Some(v)) => {
+                                match op.driver.update(&op.type_name, &v, planned).await {
+                                    Ok(now) => (Ok(Some(now)), None),
+                                    Err(e) => (Err(e.to_string()), Some(v)),
+                                }
+                            }
+                            (Err(e), leftover) => (Err(e.to_string()), leftover),
                         };
                     }
                     (OpKind::Update, Some((planned, _))) => op

@@ -10,7 +10,8 @@ use std::process::Command;
 use strata_standin::Injection;
 
 /// The fault mix the reliability tests converge through: 20 % throttled,
-/// 5 % 500/503, 3 % connections reset, 5 % slowed by up to 300 ms; seeded
+/// 5 % 500/503, 3 % connections reset, 5 % slowed by up to 300 ms, 3 % of
+/// answers lost after the server acted; seeded
 /// from STRATA_FAULT_SEED, else the clock (printed either way).
 pub fn faults() -> strata_standin::faults::Faults {
     let seed = std::env::var("STRATA_FAULT_SEED")
@@ -27,7 +28,7 @@ pub fn faults() -> strata_standin::faults::Faults {
         server_error: 0.05,
         reset: 0.03,
         slow: 0.05,
-        lost: 0.0,
+        lost: 0.03,
         slow_by: std::time::Duration::from_millis(300),
         seed,
     }
@@ -42,6 +43,7 @@ pub fn assert_faults_struck(counts: &strata_standin::faults::Counts) {
     assert!(counts.server_errors.load(Relaxed) > 0, "{summary}");
     assert!(counts.resets.load(Relaxed) > 0, "{summary}");
     assert!(counts.slowed.load(Relaxed) > 0, "{summary}");
+    assert!(counts.lost.load(Relaxed) > 0, "{summary}");
 }
 
 /// A fresh folder for one test.

@@ -27,6 +27,18 @@ pub const CAPACITY: &[&str] = &[
     "Unsupported",
 ];
 
+/// Codes a create meets when its object is there already (for one made
+/// by a retried call whose first answer was lost, among others).
+const ALREADY_EXISTS: &[&str] = &[
+    "EntityAlreadyExists",
+    "InvalidGroup.Duplicate",
+    "InvalidSubnet.Conflict",
+    "InvalidPermission.Duplicate",
+    "InvalidLaunchTemplateName.AlreadyExistsException",
+    "BucketAlreadyOwnedByYou",
+    "ResourceInUseException",
+];
+
 /// A failure whose text names a capacity code is a capacity failure.
 pub fn classify(operation: &str, detail: String, retryable: bool) -> DriverError {
     strata_provider::classify(operation, detail, retryable, CAPACITY)
@@ -47,6 +59,8 @@ pub const NOT_FOUND: &[&str] = &[
     "InvalidSecurityGroupRuleId.NotFound",
     "InvalidPermission.NotFound",
     "NatGatewayNotFound",
+    // A detach retried after its answer was lost: already done.
+    "Gateway.NotAttached",
     "InvalidLaunchTemplateId.NotFound",
     "InvalidLaunchTemplateName.NotFoundException",
     "ResourceNotFoundException",
@@ -90,6 +104,12 @@ where
             let err = s.err();
             let c = err.code().unwrap_or("Unknown");
             let m = err.message().unwrap_or("(no message)");
+            if ALREADY_EXISTS.contains(&c) {
+                return DriverError::AlreadyExists {
+                    operation: operation.to_string(),
+                    detail: format!("{c}: {m}"),
+                };
+            }
             (format!("{c}: {m}"), RETRYABLE.contains(&c))
         }
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => (

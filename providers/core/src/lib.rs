@@ -77,6 +77,14 @@ pub enum DriverError {
     #[diagnostic(code(strata::driver::capacity))]
     Capacity { operation: String, detail: String },
 
+    /// A create refused because its object is there already: someone
+    /// else's, or (when it carries the create's ownership tags) made by an
+    /// earlier attempt of the same call whose answer was lost, which the
+    /// engine then adopts.
+    #[error("{operation} failed: {detail}")]
+    #[diagnostic(code(strata::driver::exists))]
+    AlreadyExists { operation: String, detail: String },
+
     /// The cloud refused or failed; `retryable` says whether trying again
     /// may help (throttling, 5xx).
     #[error("{operation} failed: {detail}")]

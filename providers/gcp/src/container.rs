@@ -85,7 +85,13 @@ async fn run_op(
 ) -> Result<(), DriverError> {
     let lock = c.lock(cluster);
     let _held = lock.lock().await;
-    let op = c.rest.call(what, method, url, body).await?.body;
+    let deleting = method == Method::DELETE;
+    let op = match c.rest.send(method, url, body).await {
+        Ok(r) => r.body,
+        // A delete retried after its answer was lost finds it done.
+        Err(e) if deleting && e.status == 404 => return Ok(()),
+        Err(e) => return Err(c.rest.driver_error(what, &e)),
+    };
     container_op(c, what, scope_of(cluster), &op, t).await
 }
 

@@ -158,13 +158,11 @@ impl Kind<Ctx> for ServiceAccount {
         match c.rest.send(Method::POST, &url, Some(&body)).await {
             Ok(_) => {}
             Err(e) if e.status == 409 => {
-                let existing = c
-                    .rest
-                    .get("GET service account", &Self::url(c, &project, &email))
-                    .await?;
-                if existing
-                    .is_none_or(|sa| sa["description"].as_str() != Some(marker(tags).as_str()))
-                {
+                // Ours when it carries our mark: made by a crashed run, or
+                // by this call's first attempt whose answer was lost (then
+                // it may not be visible yet: IAM is eventually consistent).
+                let existing = Self::readable(c, &Self::url(c, &project, &email)).await?;
+                if existing["description"].as_str() != Some(marker(tags).as_str()) {
                     return Err(strata_rest::not_ours(
                         &format!("create {}", Self::TYPE),
                         &format!("service account {email}"),

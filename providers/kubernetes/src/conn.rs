@@ -320,19 +320,23 @@ impl Api {
         &self.source
     }
 
-    /// One call, retried on throttling, server errors and (a few times)
-    /// an unreachable server.
+    /// One call, retried on throttling, server errors and (five times) a
+    /// connection that failed: counted apart, so throttling before a
+    /// dropped connection does not use up the retries a wrong address
+    /// gets.
     async fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<(&str, &Json)>,
     ) -> Result<Json, Failure> {
+        let unreachable = std::sync::atomic::AtomicU32::new(0);
         self.retry
             .run(
                 || self.attempt(method.clone(), path, body),
-                |f: &Failure, attempt| match f.code {
-                    0 => (attempt < 2).then_some(None),
+                |f: &Failure, _| match f.code {
+                    0 => (unreachable.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 5)
+                        .then_some(None),
                     429 | 500 | 502 | 503 | 504 => Some(None),
                     _ => None,
                 },

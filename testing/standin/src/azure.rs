@@ -256,6 +256,7 @@ type Effect = Box<dyn FnOnce(&mut World) + Send>;
 
 struct Op {
     looks: u8,
+    started: std::time::Instant,
     /// The resource it writes (lower-case id) and, when done, its effect.
     then: Option<Effect>,
     on_fail: Option<Effect>,
@@ -338,6 +339,7 @@ impl World {
                 "The access token is invalid.",
             );
         }
+        self.settle();
         let Some(version) = req.param("api-version") else {
             return error(
                 400,
@@ -1139,6 +1141,7 @@ impl World {
             name.clone(),
             Op {
                 looks: 0,
+                started: std::time::Instant::now(),
                 then: Some(then),
                 on_fail: Some(on_fail),
                 error,
@@ -1147,6 +1150,30 @@ impl World {
             },
         );
         name
+    }
+
+    /// Applies a finished operation's effect, once.
+    fn finish(&mut self, name: &str) {
+        let Some(op) = self.ops.get_mut(name) else {
+            return;
+        };
+        op.looks = 2;
+        let effect = if op.error.is_some() {
+            op.on_fail.take()
+        } else {
+            op.then.take()
+        };
+        if let Some(e) = effect {
+            e(self);
+        }
+    }
+
+    /// Ends the operations nobody followed ([`crate::unattended`]).
+    fn settle(&mut self) {
+        let stale = crate::unattended(&self.ops, |o| (o.looks < 2).then_some(o.started));
+        for name in stale {
+            self.finish(&name);
+        }
     }
 
     /// A poll of an `Azure-AsyncOperation` (`/operations/`) or a `Location`
@@ -1161,14 +1188,7 @@ impl World {
         }
         let done = op.looks >= 2;
         if done {
-            let effect = if op.error.is_some() {
-                op.on_fail.take()
-            } else {
-                op.then.take()
-            };
-            if let Some(e) = effect {
-                e(self);
-            }
+            self.finish(&name);
         }
         let Some(op) = self.ops.get(&name) else {
             return error(404, "OperationNotFound", "The operation was not found.");

@@ -134,6 +134,7 @@ struct Op {
     json: Json,
     /// Looks so far: 0 PENDING, 1 RUNNING, 2 DONE.
     looks: u8,
+    started: std::time::Instant,
     /// Done when it succeeds.
     then: Vec<Effect>,
     /// Done when it fails (a node pool left in ERROR).
@@ -267,6 +268,7 @@ impl World {
         if req.path == "/token" {
             return self.token(req);
         }
+        self.settle();
         let auth = req.bearer();
         if !auth.is_some_and(|t| t == STATIC_TOKEN || self.tokens.iter().any(|x| x == t)) {
             return err(
@@ -408,6 +410,7 @@ impl World {
             Op {
                 json: op.clone(),
                 looks: 0,
+                started: std::time::Instant::now(),
                 then,
                 or_else,
                 error,
@@ -460,6 +463,16 @@ impl World {
             e(self);
         }
         Some(out)
+    }
+
+    /// Ends the operations nobody followed ([`crate::unattended`]).
+    fn settle(&mut self) {
+        let stale = crate::unattended(&self.ops, |o| (o.looks < 2).then_some(o.started));
+        for name in stale {
+            while self.ops.get(&name).is_some_and(|o| o.looks < 2) {
+                self.look(&name);
+            }
+        }
     }
 
     /// The GKE operation running on `cluster`, if any.

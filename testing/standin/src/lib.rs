@@ -410,3 +410,19 @@ pub fn decode(s: &str) -> String {
         .decode_utf8_lossy()
         .into_owned()
 }
+
+/// The operations (by name) still running after two seconds that nobody
+/// has followed to the end: real clouds finish theirs whether or not anyone
+/// polls, and one whose answer was lost is never polled, so the stand-ins
+/// end these rather than let them hold a cluster busy for ever.
+pub(crate) fn unattended<O>(
+    ops: &std::collections::BTreeMap<String, O>,
+    running_since: impl Fn(&O) -> Option<std::time::Instant>,
+) -> Vec<String> {
+    ops.iter()
+        .filter(|(_, o)| {
+            running_since(o).is_some_and(|t| t.elapsed() > std::time::Duration::from_secs(2))
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}

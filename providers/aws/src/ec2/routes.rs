@@ -98,11 +98,23 @@ pub struct RouteTable;
 
 impl RouteTable {
     async fn create_route(&self, c: &Clients, id: &str, r: &Value) -> Result<(), DriverError> {
-        route_request!(c.ec2.create_route().route_table_id(id), r)
+        let made = route_request!(c.ec2.create_route().route_table_id(id), r)
             .send()
-            .await
-            .map_err(|e| api("CreateRoute", e))?;
-        Ok(())
+            .await;
+        match made {
+            Ok(_) => Ok(()),
+            // The table is ours, so a route already there for this
+            // destination is too (most often made by this call's first
+            // attempt, whose answer was lost): point it where planned.
+            Err(e) if code(&e) == Some("RouteAlreadyExists") => {
+                route_request!(c.ec2.replace_route().route_table_id(id), r)
+                    .send()
+                    .await
+                    .map_err(|e| api("ReplaceRoute", e))?;
+                Ok(())
+            }
+            Err(e) => Err(api("CreateRoute", e)),
+        }
     }
 }
 

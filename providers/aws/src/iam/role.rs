@@ -25,7 +25,12 @@ impl Role {
             ("arn", Value::string(r.arn())),
             ("unique_id", Value::string(r.role_id())),
             ("path", Value::string(r.path())),
-            ("description", str_value(r.description())),
+            // ListRoles gives "" where GetRole gives none; IAM keeps no
+            // empty description, so both are "not set".
+            (
+                "description",
+                str_value(r.description().filter(|d| !d.is_empty())),
+            ),
             (
                 "max_session_duration",
                 Value::int(r.max_session_duration().unwrap_or(3600) as i64),
