@@ -70,12 +70,12 @@ fn id_of(v: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// After a create, the objects carrying its ownership tags other than
-/// `kept` (the one the create returned) and the one it replaces: when a call's answer was lost
-/// after the cloud acted, the client's retry makes the object again, and
-/// the first one would be an orphan no state knows. Without `kept` (the
-/// create failed) the first found is returned, to be recorded tainted, and
-/// the rest deleted. Best effort: the create's outcome stands whatever the
+/// After a create, deletes the objects carrying its ownership tags other
+/// than `kept` (the one the create returned) and the one it replaces: when
+/// a call's answer was lost after the cloud acted, the client's retry makes
+/// the object again, and the first one would be an orphan no state knows.
+/// Without `kept` (the create failed) the first found is returned, to be
+/// adopted or recorded tainted, and the rest deleted. Best effort: the create's outcome stands whatever the
 /// sweep meets (the drivers' own retries are behind every call it makes).
 async fn sweep(op: &Op, tags: &Tags, kept: Option<&str>) -> Option<Value> {
     let found = op.driver.find_tagged(&op.type_name, tags).await.ok()?;
