@@ -201,6 +201,12 @@ pub enum Command {
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
     },
+    /// Print strata's version and the Terraform language version it implements.
+    Version {
+        /// As JSON, the fields `terraform version -json` has.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rewrite files in Terraform's canonical format.
     Fmt {
         /// Exit 3 and change nothing when a file is not formatted.
@@ -304,12 +310,45 @@ fn outcome(r: Result<crate::engine::Outcome, Diags>, detailed: bool) -> Result<E
     })
 }
 
+/// `strata version`: strata's own release and the language it speaks.
+fn version(json: bool) -> String {
+    let strata = env!("CARGO_PKG_VERSION");
+    let language = crate::config::TERRAFORM_LANGUAGE;
+    if json {
+        let doc = serde_json::json!({
+            "strata_version": strata,
+            "terraform_version": language,
+            // Go's names for the architecture, as Terraform prints them.
+            "platform": format!("{}_{}", std::env::consts::OS, match std::env::consts::ARCH {
+                "x86_64" => "amd64",
+                "aarch64" => "arm64",
+                other => other,
+            }),
+        });
+        format!("{doc:#}\n")
+    } else {
+        format!("strata v{strata}\nTerraform language v{language}\n")
+    }
+}
+
+/// A usage error (an unknown flag, a missing argument) exits 1, never 2:
+/// 2 is what `--detailed-exitcode` and `drift` say for "changes", and a
+/// script must not read a typo as that. Help and version exit 0.
+fn usage_error(e: clap::Error) -> ExitCode {
+    let code = if e.use_stderr() { 1 } else { 0 };
+    let _ = e.print();
+    ExitCode::from(code)
+}
+
 fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     install_report_hook();
-    let matches = Cli::command().get_matches_from(args);
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => return usage_error(e),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
-        Err(e) => e.exit(),
+        Err(e) => return usage_error(e),
     };
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
@@ -383,7 +422,11 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             console(path.as_deref(), json, &inputs, &mut sources)
         }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
-        Command::Graph { path } => graph(&path, &mut sources),
+        Command::Version { json } => {
+            print!("{}", version(json));
+            Ok(())
+        }
+        Command::Graph { path } => graph(&path, &mut sources, drivers),
         Command::State { command, state } => {
             crate::backends::open_here(state.as_deref(), &mut sources).and_then(|store| {
                 print(match command {
@@ -430,8 +473,34 @@ fn print(r: Result<String, Diags>) -> Result<(), Diags> {
     r.map(|text| print!("{text}"))
 }
 
-fn graph(path: &Path, sources: &mut Sources) -> Result<(), Diags> {
-    let module = config::load(path, sources)?;
+/// The configuration at `path` with its `cluster` blocks expanded, as
+/// plan sees it; variables without values leave `clouds` to the cloud
+/// blocks.
+fn load_expanded(
+    path: &Path,
+    inputs: &[CliInput],
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<
+    (
+        config::Module,
+        Option<(crate::cluster::Expansion, ValueMap)>,
+    ),
+    Diags,
+> {
+    let mut module = config::load(path, sources)?;
+    if module.clusters.is_empty() {
+        return Ok((module, None));
+    }
+    let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
+    let expansion = crate::engine::expand(&mut module, vars.clone(), drivers, sources)?;
+    Ok((module, Some((expansion, vars))))
+}
+
+type ValueMap = std::collections::BTreeMap<String, crate::lang::value::Value>;
+
+fn graph(path: &Path, sources: &mut Sources, drivers: &Drivers) -> Result<(), Diags> {
+    let (module, _) = load_expanded(path, &[], sources, drivers)?;
     let g = crate::graph::build(&module, sources)?;
     print!("{}", crate::graph::to_dot(&g));
     Ok(())
@@ -443,15 +512,7 @@ fn validate(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
-    let mut module = config::load(path, sources)?;
-    let clusters = if module.clusters.is_empty() {
-        None
-    } else {
-        // Variables without values leave `clouds` to the cloud blocks.
-        let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
-        let expansion = crate::engine::expand(&mut module, vars.clone(), drivers, sources)?;
-        Some((expansion, vars))
-    };
+    let (module, clusters) = load_expanded(path, inputs, sources, drivers)?;
     // Cycles first: they name every member, where evaluation would only
     // see the point it came back to.
     let graph = crate::graph::build(&module, sources)?;

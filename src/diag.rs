@@ -39,9 +39,45 @@ impl Span {
 #[derive(Default, Debug, Clone)]
 pub struct Sources {
     files: Vec<(String, Arc<str>)>,
+    /// Places holding a secret (a sensitive variable's value as given):
+    /// quoted as asterisks, never as written.
+    hidden: Vec<Span>,
 }
 
 impl Sources {
+    /// Marks `span` as holding a secret: every rendering quotes it masked.
+    pub fn hide(&mut self, span: Span) {
+        self.hidden.push(span);
+    }
+
+    /// The text of `id` as diagnostics quote it: secrets masked with `*`,
+    /// control characters (which would drive the terminal) as `?`, every
+    /// byte where it was so spans still point right.
+    pub fn shown(&self, id: FileId) -> String {
+        let text = self.text(id);
+        let mut bytes = Vec::with_capacity(text.len());
+        for (i, c) in text.char_indices() {
+            let len = c.len_utf8();
+            let secret = self
+                .hidden
+                .iter()
+                .any(|h| h.file == id && (h.start as usize) <= i && i < h.end as usize);
+            let fill = if secret && !c.is_whitespace() {
+                Some(b'*')
+            } else if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
+                Some(b'?')
+            } else {
+                None
+            };
+            match fill {
+                Some(b) => bytes.extend(std::iter::repeat_n(b, len)),
+                None => bytes.extend_from_slice(&text.as_bytes()[i..i + len]),
+            }
+        }
+        // Only whole characters were replaced, by ASCII: still UTF-8.
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<Arc<str>>) -> FileId {
         self.files.push((name.into(), text.into()));
         FileId(self.files.len() as u32 - 1)
@@ -168,10 +204,7 @@ impl Diag {
                 let (line, col) = sources.line_col(span.file, span.start);
                 let name = sources.name(span.file).to_string();
                 (
-                    Some(NamedSource::new(
-                        name.clone(),
-                        sources.text(span.file).to_string(),
-                    )),
+                    Some(NamedSource::new(name.clone(), sources.shown(span.file))),
                     Some(format!("{name}:{line}:{col}")),
                 )
             }

@@ -120,10 +120,13 @@ fn prepare(
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
     let mut module = config::load(path, sources)?;
+    // Files by their path inside the configuration, so a saved plan made
+    // in its directory is checked the same when applied from elsewhere.
+    let base = format!("{}/", module.dir.display());
     let digests = |sources: &Sources| -> BTreeMap<String, String> {
         sources
             .files()
-            .map(|(n, t)| (n.to_string(), digest(t)))
+            .map(|(n, t)| (n.strip_prefix(&base).unwrap_or(n).to_string(), digest(t)))
             .collect()
     };
     // The configuration a saved plan is checked against: the files loaded,
@@ -154,6 +157,44 @@ fn prepare(
         files,
         expansion,
     })
+}
+
+/// Which command is asking for the configuration, for [`require_configuration`].
+#[derive(Clone, Copy)]
+enum Wants {
+    Plan,
+    Apply,
+    Drift,
+}
+
+/// Refuses a root module without configuration files: its plan would
+/// delete everything the state holds, which an empty or mistaken directory
+/// never means. Destroying is the one way to plan everything away, and a
+/// destroy without configuration says so.
+fn require_configuration(path: &Path, wants: Wants, destroy: bool) -> Result<(), Diags> {
+    if !config::config_files(path).map_err(Diags::from)?.is_empty() {
+        return Ok(());
+    }
+    if destroy {
+        eprintln!(
+            "Note: {} holds no configuration files; every object the state records will be destroyed, using only what the state knows of it.",
+            path.display()
+        );
+        return Ok(());
+    }
+    let what = match wants {
+        Wants::Plan => "A plan needs configuration: without any, it would plan to destroy every object in the state. To destroy everything, run `strata plan --destroy`.",
+        Wants::Apply => "An apply needs configuration: without any, it would destroy every object in the state. To destroy everything, run `strata destroy`.",
+        Wants::Drift => "Drift is read through the providers the configuration sets up, and there is no configuration here.",
+    };
+    Err(Diags::from(Diag::new(
+        "strata::config::no_configuration",
+        "No configuration files",
+        format!(
+            "{what} Configuration is read from *.tf, *.tf.json and *.hcl files, and {:?} has none: give the directory that has them.",
+            path.display().to_string()
+        ),
+    )))
 }
 
 pub(crate) fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
@@ -335,6 +376,7 @@ pub fn plan(
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
     crate::timings::stage("start");
+    require_configuration(path, Wants::Plan, opts.destroy)?;
     let p = prepare(path, None, &opts.inputs, sources, drivers)?;
     crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
@@ -347,8 +389,14 @@ pub fn plan(
     crate::timings::stage("rendered");
     warn(&plan.warnings, sources);
     if let Some(out) = out {
+        // Absolute, so `strata apply FILE` finds it from any directory.
+        let dir = match p.module.dir.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => p.module.dir.clone(),
+        };
+        let dir = dir.canonicalize().unwrap_or(dir);
         let saved = Saved {
-            config_dir: p.module.dir.display().to_string(),
+            config_dir: dir.display().to_string(),
             files: p.files,
             plan,
         };
@@ -393,6 +441,7 @@ pub fn drift(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    require_configuration(path, Wants::Drift, false)?;
     let p = prepare(path, None, &opts.inputs, sources, drivers)?;
     let rt = runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
@@ -500,7 +549,10 @@ pub fn apply(
             }
             p
         }
-        None => prepare(target, None, &opts.inputs, sources, drivers)?,
+        None => {
+            require_configuration(target, Wants::Apply, opts.destroy)?;
+            prepare(target, None, &opts.inputs, sources, drivers)?
+        }
     };
     crate::timings::stage("prepared");
     let rt = runtime(opts.parallelism)?;
@@ -681,6 +733,11 @@ pub fn show(
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     match planfile {
+        Some(f) if !f.exists() => Err(Diags::from(Diag::new(
+            "strata::show",
+            format!("No such file: {}", f.display()),
+            "Give a file written by `strata plan --out FILE`.",
+        ))),
         Some(f) => {
             let saved = saved_plan(f)?.ok_or_else(|| {
                 Diags::from(Diag::new(

@@ -19,6 +19,7 @@ pub mod eval;
 pub mod fmt;
 pub mod funcs;
 pub mod graph;
+pub mod limits;
 pub mod par;
 pub mod plan;
 pub mod render;

@@ -514,6 +514,19 @@ resource "sleepy_object" "also" { input = "${sleepy_object.independent.output}-t
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("3 added, 0 changed, 0 destroyed"), "{out}");
     check_converged(&env, "after the fix");
+    // A replacement whose create fails after its delete: the summary says
+    // what was destroyed.
+    let replaced = config.replace("fail-quota", "ok").replace(
+        r#"resource "sleepy_object" "independent" { input = "fine" }"#,
+        "resource \"sleepy_object\" \"independent\" {\n  input = \"fail-again\"\n  triggers_replace = 2\n}",
+    );
+    std::fs::write(env.dir.join("main.tf"), replaced).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("0 added, 0 changed, 1 destroyed; 1 failed, 1 skipped"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 

@@ -20,6 +20,7 @@
 mod runner;
 
 use crate::builtin::Drivers;
+use crate::config::condition::{judge_all, Kind};
 use crate::config::Module;
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
@@ -220,9 +221,10 @@ impl Exec<'_, '_> {
                 match r.result {
                     Ok(_) => {
                         batch.push(Self::remove(c, deposed.clone()));
-                        if c.action == Action::Delete || deposed.is_some() {
-                            self.report.destroyed += 1;
-                        }
+                        // Every object deleted is counted where it goes,
+                        // so a replacement whose create then fails still
+                        // reports its destroy.
+                        self.report.destroyed += 1;
                         finished.push((r.op, false));
                     }
                     Err(e) => {
@@ -638,6 +640,12 @@ async fn walk<'p>(
                         }),
                         None => config,
                     };
+                    if let Some(why) = unmet(&w, (node, &ri.prefix, &ctx), None, r) {
+                        ex.fail(addr, why);
+                        group.failed = true;
+                        group.values.push(Value::unknown());
+                        continue;
+                    }
                     let planned = if d.0.is_empty() && data {
                         // A data source's "plan" is its configuration.
                         Ok(strata_provider::Planned {
@@ -793,6 +801,23 @@ async fn walk<'p>(
                     None => v,
                 })
             });
+            // Postconditions the plan could not judge, on what was made;
+            // a made object stays recorded even when one fails.
+            let node = &graph.graph[n];
+            let unmet_post = match (
+                &result,
+                w.module(node).and_then(|m| m.resources.get(node.index)),
+            ) {
+                (Ok(Some(v)), Some(res)) => {
+                    let ctx = group.keys.instances().into_iter().nth(k);
+                    ctx.and_then(|ctx| unmet(&w, (node, &group.prefix, &ctx), Some(v), res))
+                }
+                _ => None,
+            };
+            if let Some(why) = unmet_post {
+                ex.fail(c.addr.to_string(), why);
+                group.failed = true;
+            }
             match result {
                 // Data sources are read again by every plan; not stored.
                 Ok(Some(v)) if data => {
@@ -803,10 +828,6 @@ async fn walk<'p>(
                         batch.push(e);
                         match c.action {
                             Action::Update => ex.report.changed += 1,
-                            Action::DeleteThenCreate => {
-                                ex.report.added += 1;
-                                ex.report.destroyed += 1;
-                            }
                             _ => ex.report.added += 1,
                         }
                         group.values[k] = v;
@@ -870,6 +891,32 @@ async fn walk<'p>(
         .into_iter()
         .filter(|(c, _)| !ex.broken.contains(&c.addr.to_string()))
         .collect())
+}
+
+/// Why an instance may not go on: the first of its preconditions (or,
+/// given the object made, postconditions) that fails, as "summary: message".
+fn unmet(
+    w: &Walk,
+    (node, prefix, ctx): (&crate::graph::Node, &str, &crate::plan::walk::InstanceCtx),
+    made: Option<&Value>,
+    r: &crate::config::Resource,
+) -> Option<String> {
+    let (conds, kind) = match made {
+        Some(_) => (&r.lifecycle.postconditions, Kind::Postcondition),
+        None => (&r.lifecycle.preconditions, Kind::Precondition),
+    };
+    if conds.is_empty() {
+        return None;
+    }
+    let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
+    let judged = match made {
+        Some(v) => w.eval_self(node, prefix, Some(ctx), v.clone(), judge),
+        None => w.eval_with(node, prefix, Some(ctx), judge),
+    };
+    let (errors, _) = judged?;
+    errors
+        .first()
+        .map(|e| format!("{}: {}", e.summary, e.detail))
 }
 
 /// Records root outputs whose values are known (all of them gone when

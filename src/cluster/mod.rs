@@ -383,7 +383,9 @@ fn outputs(root: &mut config::Module, c: &Expanded) {
             span: c.span,
             description: Some(format!("{from} of cluster {:?}, by cloud", c.name)),
             sensitive,
+            ephemeral: false,
             depends_on: Vec::new(),
+            preconditions: Vec::new(),
         });
     }
 }
@@ -867,6 +869,7 @@ fn cloud_providers(
             .collect(),
         blocks: Vec::new(),
         span,
+        json: false,
     };
     let provider = |name: &str, body: Body| Provider {
         name: name.to_string(),
@@ -884,6 +887,7 @@ fn cloud_providers(
             span,
         }],
         span,
+        json: false,
     };
     let mut providers = vec![provider(ptype, own.clone())];
     let mut mapping = vec![pref(ptype, call, span)];
@@ -944,10 +948,12 @@ fn reach(call: &str, span: Span) -> Body {
                 ],
                 blocks: Vec::new(),
                 span,
+                json: false,
             },
             span,
         }],
         span,
+        json: false,
     }
 }
 

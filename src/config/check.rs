@@ -17,6 +17,7 @@ pub fn check_module(
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     check(module, &mut diags);
+    super::ephemeral::check(module, true, &mut diags);
     let root_aliases: Vec<(String, String)> = module
         .providers
         .iter()
@@ -182,6 +183,10 @@ fn check(module: &Module, diags: &mut Diags) {
         eval(&l.expr, &scope, diags);
     }
     for o in &module.outputs {
+        for c in &o.preconditions {
+            eval(&c.condition, &scope, diags);
+            eval(&c.error_message, &scope, diags);
+        }
         match scope.evaluator().eval(&o.expr) {
             // As Terraform does, an output must say it is sensitive when its
             // value is, so a secret is never printed by accident.
@@ -211,6 +216,17 @@ fn check(module: &Module, diags: &mut Diags) {
         for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
             eval(e, &scope, diags);
         }
+        for c in &r.lifecycle.preconditions {
+            eval(&c.condition, &scope, diags);
+            eval(&c.error_message, &scope, diags);
+        }
+        // `self` is the object, not known before it is planned.
+        scope.self_value = Some(Value::unknown());
+        for c in &r.lifecycle.postconditions {
+            eval(&c.condition, &scope, diags);
+            eval(&c.error_message, &scope, diags);
+        }
+        scope.self_value = None;
         scope.count_index = None;
         scope.each = None;
     }
@@ -272,6 +288,10 @@ fn check_body(
     eval: &dyn Fn(&Expr, &ConfigScope, &mut Diags),
 ) {
     for a in &body.attrs {
+        // In JSON these blocks are still arguments until their schema is known.
+        if body.json && matches!(a.name.as_str(), "dynamic" | "provisioner" | "connection") {
+            continue;
+        }
         eval(&a.expr, scope, diags);
     }
     for b in &body.blocks {

@@ -372,7 +372,11 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
     m.settings.blocks.push(b.span);
     for a in &b.body.attrs {
         match a.name.as_str() {
-            "required_version" => m.settings.required_version = const_string(a, diags),
+            "required_version" => {
+                if let Some(c) = const_string(a, diags) {
+                    m.settings.required_versions.push((c, a.expr.span));
+                }
+            }
             "experiments" => {}
             _ => diags.push(unsupported_attr(a, "terraform", &["required_version"])),
         }
@@ -412,6 +416,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         default: None,
         description: None,
         sensitive: false,
+        ephemeral: false,
         nullable: true,
         validations: Vec::new(),
     };
@@ -436,7 +441,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
             "description" => v.description = const_string(a, diags),
             "sensitive" => v.sensitive = const_bool(a, diags),
             "nullable" => v.nullable = const_bool(a, diags),
-            "ephemeral" => {}
+            "ephemeral" => v.ephemeral = const_bool(a, diags),
             _ => diags.push(unsupported_attr(a, "variable", ALLOWED)),
         }
     }
@@ -445,21 +450,47 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
             diags.push(unsupported_block(nb, "a variable block", &["validation"]));
             continue;
         }
-        match (nb.body.attr("condition"), nb.body.attr("error_message")) {
-            (Some(c), Some(m)) => v.validations.push(Validation {
-                condition: c.expr.clone(),
-                error_message: m.expr.clone(),
-                span: nb.span,
-            }),
-            _ => diags.push(err(
-                "strata::config::validation",
-                "Missing required argument",
-                "A validation block needs both \"condition\" and \"error_message\".",
-                nb.kind_span,
-            )),
+        if let Some(c) = condition(nb, diags) {
+            v.validations.push(c);
         }
     }
     Some(v)
+}
+
+/// A `validation`, `precondition` or `postcondition` block.
+fn condition(b: &Block, diags: &mut Diags) -> Option<Condition> {
+    let _ = labels(b, &[], diags);
+    for a in &b.body.attrs {
+        if a.name != "condition" && a.name != "error_message" {
+            diags.push(unsupported_attr(
+                a,
+                &b.kind,
+                &["condition", "error_message"],
+            ));
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, &format!("a {} block", b.kind), &[]));
+    }
+    match (b.body.attr("condition"), b.body.attr("error_message")) {
+        (Some(c), Some(m)) => Some(Condition {
+            condition: c.expr.clone(),
+            error_message: m.expr.clone(),
+            span: b.span,
+        }),
+        _ => {
+            diags.push(err(
+                "strata::config::condition",
+                "Missing required argument",
+                format!(
+                    "A {} block needs both \"condition\" and \"error_message\".",
+                    b.kind
+                ),
+                b.kind_span,
+            ));
+            None
+        }
+    }
 }
 
 fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags) -> Resource {
@@ -478,6 +509,7 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
             attrs: Vec::new(),
             blocks: Vec::new(),
             span: b.body.span,
+            json: b.body.json,
         },
     };
     for a in b.body.attrs {
@@ -498,8 +530,8 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
         ));
     }
     for nb in b.body.blocks {
-        if nb.kind == "lifecycle" && mode == Mode::Managed {
-            lifecycle(&nb, &mut r.lifecycle, diags);
+        if nb.kind == "lifecycle" {
+            lifecycle(&nb, mode, &mut r.lifecycle, diags);
         } else {
             r.body.blocks.push(nb);
         }
@@ -562,7 +594,7 @@ fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
     }
 }
 
-fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
+fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
     const ALLOWED: &[&str] = &[
         "create_before_destroy",
         "prevent_destroy",
@@ -570,6 +602,11 @@ fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
         "replace_triggered_by",
     ];
     for a in &b.body.attrs {
+        if mode == Mode::Data {
+            // A data source's lifecycle holds only its conditions.
+            diags.push(unsupported_attr(a, "data source's lifecycle", &[]));
+            continue;
+        }
         match a.name.as_str() {
             "create_before_destroy" => l.create_before_destroy = const_bool(a, diags),
             "prevent_destroy" => l.prevent_destroy = const_bool(a, diags),
@@ -582,12 +619,20 @@ fn lifecycle(b: &Block, l: &mut Lifecycle, diags: &mut Diags) {
         }
     }
     for nb in &b.body.blocks {
-        if nb.kind != "precondition" && nb.kind != "postcondition" {
-            diags.push(unsupported_block(
-                nb,
-                "a lifecycle block",
-                &["precondition", "postcondition"],
-            ));
+        let into = match nb.kind.as_str() {
+            "precondition" => &mut l.preconditions,
+            "postcondition" => &mut l.postconditions,
+            _ => {
+                diags.push(unsupported_block(
+                    nb,
+                    "a lifecycle block",
+                    &["precondition", "postcondition"],
+                ));
+                continue;
+            }
+        };
+        if let Some(c) = condition(nb, diags) {
+            into.push(c);
         }
     }
 }
@@ -596,6 +641,7 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
     let mut value = None;
     let mut o_desc = None;
     let mut sensitive = false;
+    let mut ephemeral = false;
     let mut depends_on = Vec::new();
     const ALLOWED: &[&str] = &[
         "value",
@@ -610,8 +656,16 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
             "description" => o_desc = const_string(a, diags),
             "sensitive" => sensitive = const_bool(a, diags),
             "depends_on" => depends_on = expr_list(a, diags),
-            "ephemeral" => {}
+            "ephemeral" => ephemeral = const_bool(a, diags),
             _ => diags.push(unsupported_attr(a, "output", ALLOWED)),
+        }
+    }
+    let mut preconditions = Vec::new();
+    for nb in &b.body.blocks {
+        if nb.kind != "precondition" {
+            diags.push(unsupported_block(nb, "an output block", &["precondition"]));
+        } else if let Some(c) = condition(nb, diags) {
+            preconditions.push(c);
         }
     }
     let Some(expr) = value else {
@@ -629,7 +683,9 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
         span: b.span,
         description: o_desc,
         sensitive,
+        ephemeral,
         depends_on,
+        preconditions,
     })
 }
 

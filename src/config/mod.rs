@@ -2,10 +2,14 @@
 //! declares, with spans, before anything is evaluated.
 
 pub mod check;
+pub mod condition;
 mod decode;
+mod ephemeral;
 pub mod json;
 mod overrides;
 pub mod repeat;
+mod version;
+pub use version::LANGUAGE as TERRAFORM_LANGUAGE;
 mod scope;
 mod typeexpr;
 pub mod variables;
@@ -30,12 +34,17 @@ pub struct Variable {
     pub default: Option<Expr>,
     pub description: Option<String>,
     pub sensitive: bool,
+    /// `ephemeral = true`: its value may reach providers and other
+    /// ephemeral places, never a resource or the state.
+    pub ephemeral: bool,
     pub nullable: bool,
-    pub validations: Vec<Validation>,
+    pub validations: Vec<Condition>,
 }
 
+/// A `validation`, `precondition` or `postcondition` block: a condition
+/// that must hold, and what to say when it does not.
 #[derive(Debug, Clone)]
-pub struct Validation {
+pub struct Condition {
     pub condition: Expr,
     pub error_message: Expr,
     pub span: Span,
@@ -62,6 +71,11 @@ pub struct Lifecycle {
     pub ignore_changes: Vec<Expr>,
     pub ignore_all_changes: bool,
     pub replace_triggered_by: Vec<Expr>,
+    /// Checked before the instance is planned (data sources: read).
+    pub preconditions: Vec<Condition>,
+    /// Checked on the planned object, and on the object the apply made
+    /// when the plan could not tell; `self` is that object.
+    pub postconditions: Vec<Condition>,
 }
 
 #[derive(Debug, Clone)]
@@ -106,7 +120,11 @@ pub struct Output {
     pub span: Span,
     pub description: Option<String>,
     pub sensitive: bool,
+    /// `ephemeral = true`: a child module's output that may carry an
+    /// ephemeral value to its caller.
+    pub ephemeral: bool,
     pub depends_on: Vec<Expr>,
+    pub preconditions: Vec<Condition>,
 }
 
 #[derive(Debug, Clone)]
@@ -189,7 +207,8 @@ pub struct Backend {
 /// The `terraform` / `strata` settings block.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    pub required_version: Option<String>,
+    /// Every `required_version` constraint, where it was written.
+    pub required_versions: Vec<(String, Span)>,
     pub backend: Option<Backend>,
     pub blocks: Vec<Span>,
 }
@@ -234,8 +253,6 @@ impl Module {
     }
 }
 
-/// The configuration files of `path`: the file itself, or every `*.tf` and
-/// `*.hcl` directly inside the directory, in name order.
 /// The workspace this run works in: `STRATA_WORKSPACE`, as Terraform's
 /// `TF_WORKSPACE`, else "default". It picks the state within a backend and
 /// is `terraform.workspace` in expressions.
@@ -258,6 +275,29 @@ pub fn workspace() -> Result<String, Diags> {
     Ok(name)
 }
 
+/// Whether a file of this name is configuration: `*.tf`, `*.tf.json`
+/// (Terraform's JSON syntax) or strata's `*.hcl`, not hidden.
+pub fn is_config_file(name: &str) -> bool {
+    !name.starts_with('.')
+        && [".tf", ".tf.json", ".hcl"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
+/// The name without its configuration suffix: `main` for `main.tf.json`.
+fn config_stem(name: &str) -> &str {
+    let base = Path::new(name)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(name);
+    [".tf.json", ".tf", ".hcl"]
+        .iter()
+        .find_map(|s| base.strip_suffix(s))
+        .unwrap_or(base)
+}
+
+/// The configuration files of `path`: the file itself, or every
+/// configuration file directly inside the directory, in name order.
 pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Diag::new(
@@ -281,11 +321,9 @@ pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
         .map(|e| e.path())
         .filter(|p| {
             p.is_file()
-                && matches!(p.extension().and_then(|e| e.to_str()), Some("tf" | "hcl"))
-                && !p
-                    .file_name()
+                && p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with('.'))
+                    .is_some_and(is_config_file)
         })
         .collect();
     files.sort();
@@ -362,7 +400,11 @@ fn module_dir_exists(path: &Path) -> bool {
 
 /// The configuration files of a module directory (or one file) as
 /// `(name, text)`, in name order.
-fn module_files(path: &Path, diags: &mut Diags) -> Result<Vec<(String, String)>, Diags> {
+fn module_files(
+    path: &Path,
+    sources: &mut Sources,
+    diags: &mut Diags,
+) -> Result<Vec<(String, String)>, Diags> {
     if let Some(dir) = embedded(path) {
         let mut files: Vec<(String, String)> = dir
             .files()
@@ -384,8 +426,9 @@ fn module_files(path: &Path, diags: &mut Diags) -> Result<Vec<(String, String)>,
     }
     let mut out = Vec::new();
     for f in config_files(path).map_err(Diags::from)? {
-        match std::fs::read_to_string(&f) {
-            Ok(t) => out.push((f.display().to_string(), t)),
+        match std::fs::read(&f).map(String::from_utf8) {
+            Ok(Ok(t)) => out.push((f.display().to_string(), t)),
+            Ok(Err(e)) => diags.push(not_utf8(&f.display().to_string(), e, sources)),
             Err(e) => diags.push(Diag::new(
                 "strata::config::read",
                 "Cannot read file",
@@ -394,6 +437,20 @@ fn module_files(path: &Path, diags: &mut Diags) -> Result<Vec<(String, String)>,
         }
     }
     Ok(out)
+}
+
+/// A file that is not UTF-8, pointed at its first bad byte (quoted as the
+/// replacement character).
+fn not_utf8(name: &str, e: std::string::FromUtf8Error, sources: &mut Sources) -> Diag {
+    let at = e.utf8_error().valid_up_to();
+    let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+    let id = sources.add(name, text);
+    Diag::new(
+        "strata::config::encoding",
+        "Invalid character encoding",
+        "Configuration files must be UTF-8 text; this byte is not. Save the file as UTF-8 in your editor.",
+    )
+    .at(Span::new(id, at, at + '\u{fffd}'.len_utf8()))
 }
 
 /// Loads the module a call names (relative to `dir`, the caller's
@@ -434,6 +491,29 @@ pub fn load_call(
         );
         return;
     };
+    let child_dir = if child_dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        child_dir
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => normalize(a) == normalize(b),
+    };
+    if same(&child_dir, dir) {
+        diags.push(
+            Diag::new(
+                "strata::config::module_cycle",
+                "Module calls itself",
+                format!(
+                    "Module {:?} has source {:?}, the directory of the module that calls it, so it would call itself without end. A module's source is another directory.",
+                    call.name, call.source
+                ),
+            )
+            .at(call.source_span),
+        );
+        return;
+    }
     if !module_dir_exists(&child_dir) {
         diags.push(
             Diag::new(
@@ -459,7 +539,7 @@ pub fn load_call(
 
 fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module, Diags> {
     let mut diags = Diags::default();
-    let files = module_files(path, &mut diags)?;
+    let files = module_files(path, sources, &mut diags)?;
     let dir = if path.is_file() {
         path.parent().map(Path::to_path_buf).unwrap_or_default()
     } else {
@@ -470,18 +550,21 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
     let files: Vec<_> = files
         .into_iter()
         .map(|(name, text)| {
-            let is_override = Path::new(&name)
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .is_some_and(|s| s == "override" || s.ends_with("_override"));
-            (sources.add(name, text), is_override)
+            let stem = config_stem(&name);
+            let is_override = stem == "override" || stem.ends_with("_override");
+            let json = name.ends_with(".json");
+            (sources.add(name, text), is_override, json)
         })
         .collect();
     let sources_now: &Sources = sources;
-    let parsed = crate::par::map(&files, |&(id, _)| {
-        crate::syntax::parse_body(id, sources_now.text(id))
+    let parsed = crate::par::map(&files, |&(id, _, json)| {
+        if json {
+            crate::syntax::json::parse_body(id, sources_now.text(id))
+        } else {
+            crate::syntax::parse_body(id, sources_now.text(id))
+        }
     });
-    for (parsed, &(_, is_override)) in parsed.into_iter().zip(&files) {
+    for (parsed, &(_, is_override, _)) in parsed.into_iter().zip(&files) {
         match parsed {
             Ok(b) if is_override => overrides.push(b),
             Ok(b) => bodies.push(b),
@@ -501,6 +584,11 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
         decode::module_body(body, &mut module, &mut diags);
     }
     decode::check_duplicates(&module, &mut diags);
+    for (constraint, span) in &module.settings.required_versions {
+        if let Err(d) = version::check(constraint, *span) {
+            diags.push(d);
+        }
+    }
     // Child modules are loaded now so that references into them can be checked.
     for call in &mut module.module_calls {
         load_call(&dir, call, sources, depth, &mut diags);

@@ -58,6 +58,13 @@ pub fn count(v: &Value, span: Span) -> Result<Option<i64>, Diag> {
     if i < 0 {
         return Err(invalid("count", "The given \"count\" argument value is unsuitable: must be greater than or equal to zero.", span));
     }
+    if let Some(why) = crate::limits::over(i as usize, crate::limits::MAX_INSTANCES, "instances") {
+        return Err(invalid(
+            "count",
+            format!("The given \"count\" argument value is unsuitable: {why}."),
+            span,
+        ));
+    }
     Ok(Some(i))
 }
 

@@ -79,6 +79,8 @@ pub struct ConfigScope<'a> {
     pub count_index: Option<Value>,
     /// `each.key` and `each.value` in a `for_each` block.
     pub each: Option<(Value, Value)>,
+    /// `self` in a postcondition: the object planned or made.
+    pub self_value: Option<Value>,
 }
 
 impl<'a> ConfigScope<'a> {
@@ -98,6 +100,7 @@ impl<'a> ConfigScope<'a> {
             root_dir,
             count_index: None,
             each: None,
+            self_value: None,
         }
     }
 
@@ -120,6 +123,7 @@ impl<'a> ConfigScope<'a> {
             root_dir,
             count_index: None,
             each: None,
+            self_value: None,
         }
     }
 
@@ -289,8 +293,11 @@ impl Scope for ConfigScope<'_> {
                 ).at(span)),
                 _ => Err(invalid_ref("The \"each\" object has only the attributes \"key\" and \"value\".", span)),
             },
+            "self" if self.self_value.is_some() => {
+                Ok((self.self_value.clone().unwrap_or_else(Value::unknown), false))
+            }
             // Provisioner, connection and postcondition blocks give `self`
-            // its meaning; those belong to the engine, so here it is an error.
+            // its meaning; anywhere else it is an error.
             "self" => Err(Diag::new(
                 "strata::eval::invalid_reference",
                 "Invalid \"self\" reference",

@@ -50,8 +50,23 @@ fn parse_raw(
         });
     }
     let file = sources.add(format!("<value for var.{name}>"), raw.to_string());
+    if decl.is_some_and(|d| d.sensitive) {
+        sources.hide(Span::new(file, 0, raw.len()));
+    }
     let text = sources.text(file).to_string();
     let expr = crate::syntax::parse_expr(file, &text)?;
+    let mut names = false;
+    expr.visit_references(&mut |_, _, _| names = true);
+    if names {
+        // A bare word is no expression here (there is nothing to refer
+        // to): it is the text itself, which the type then judges, as in
+        // Terraform (`--var n=abc` for a number: "a number is required").
+        return Ok(Raw {
+            value: Value::String(raw.to_string()),
+            span: None,
+            origin: origin.to_string(),
+        });
+    }
     let value = Evaluator::new(&EmptyScope, PathBuf::new()).eval(&expr)?;
     Ok(Raw {
         value,
@@ -60,7 +75,13 @@ fn parse_raw(
     })
 }
 
-fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)>, Diag> {
+/// The assignments in a variables file; the values of the variables
+/// `module` declares sensitive are hidden from every diagnostic.
+fn read_var_file(
+    path: &Path,
+    module: &Module,
+    sources: &mut Sources,
+) -> Result<Vec<(String, Raw)>, Diag> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diag::new(
             "strata::config::var_file",
@@ -106,7 +127,13 @@ fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)
     }
     let file = sources.add(origin.clone(), text);
     let text = sources.text(file).to_string();
-    let body = crate::syntax::parse_body(file, &text)?;
+    let body = crate::syntax::parse_body(file, &text).inspect_err(|_| {
+        // Which value is whose cannot be told in text that does not
+        // parse: none of it is quoted when any variable is a secret.
+        if module.variables.iter().any(|v| v.sensitive) {
+            sources.hide(Span::new(file, 0, text.len()));
+        }
+    })?;
     if let Some(b) = body.blocks.first() {
         return Err(Diag::new(
             "strata::config::var_file",
@@ -114,6 +141,11 @@ fn read_var_file(path: &Path, sources: &mut Sources) -> Result<Vec<(String, Raw)
             "A variables file assigns values to variables (name = value); it may not contain blocks.",
         )
         .at(b.kind_span));
+    }
+    for a in &body.attrs {
+        if module.variable(&a.name).is_some_and(|v| v.sensitive) {
+            sources.hide(a.expr.span);
+        }
     }
     let mut out = Vec::new();
     for a in &body.attrs {
@@ -183,7 +215,7 @@ pub fn resolve(
         auto_files.extend(autos);
     }
     for f in &auto_files {
-        match read_var_file(f, sources) {
+        match read_var_file(f, module, sources) {
             Ok(vals) => {
                 for (k, r) in vals {
                     raw.insert(k, r);
@@ -221,7 +253,7 @@ pub fn resolve(
                     Err(d) => diags.push(d),
                 }
             }
-            CliInput::File(p) => match read_var_file(p, sources) {
+            CliInput::File(p) => match read_var_file(p, module, sources) {
                 Ok(vals) => {
                     for (k, r) in vals {
                         if module.variable(&k).is_none() {

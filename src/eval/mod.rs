@@ -122,7 +122,7 @@ impl<'a> Evaluator<'a> {
         match &e.kind {
             ExprKind::Literal(v) => Ok((**v).clone()),
             ExprKind::Parens(inner) => self.eval(inner),
-            ExprKind::Template(parts) => self.template(parts),
+            ExprKind::Template(parts) => self.template(parts, e.span),
             ExprKind::Tuple(items) => Ok(Value::Tuple(
                 items
                     .iter()
@@ -243,7 +243,7 @@ impl<'a> Evaluator<'a> {
         Ok(Value::Object(out).mark_if(marked))
     }
 
-    fn template(&mut self, parts: &[TemplatePart]) -> EvalResult {
+    fn template(&mut self, parts: &[TemplatePart], span: Span) -> EvalResult {
         // "${x}" alone is x itself, not x converted to a string.
         if let [TemplatePart::Interp(e)] = parts {
             return self.eval(e);
@@ -257,6 +257,14 @@ impl<'a> Evaluator<'a> {
         } else {
             Value::Unknown(Type::String)
         };
+        if let Err(why) = crate::limits::charge(&v) {
+            return Err(diag(
+                "strata::eval::too_large",
+                "Too much built",
+                format!("This template cannot be made: {why}."),
+                span,
+            ));
+        }
         Ok(v.mark_if(marked))
     }
 
@@ -287,7 +295,18 @@ impl<'a> Evaluator<'a> {
                         continue;
                     }
                     match convert(&v, &Type::String) {
-                        Ok(Value::String(s)) => out.push_str(&s),
+                        Ok(Value::String(s)) => {
+                            out.push_str(&s);
+                            let limit = crate::limits::MAX_STRING_BYTES;
+                            if let Some(why) = crate::limits::over(out.len(), limit, "bytes") {
+                                return Err(diag(
+                                    "strata::eval::too_large",
+                                    "String too large",
+                                    format!("This template cannot be made: {why}."),
+                                    e.span,
+                                ));
+                            }
+                        }
                         Ok(Value::Unknown(_)) => *known = false,
                         _ => {
                             return Err(diag(

@@ -179,6 +179,14 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             if a.is_empty() {
                 return Err(FnError::call("at least one argument is required"));
             }
+            let total = a
+                .iter()
+                .filter_map(Value::elements)
+                .map(<[Value]>::len)
+                .sum();
+            if let Some(why) = crate::limits::over(total, crate::limits::MAX_ELEMENTS, "elements") {
+                return Err(FnError::call(why));
+            }
             let mut all = Vec::new();
             let mut all_lists = true;
             for (i, v) in a.iter().enumerate() {
@@ -561,6 +569,15 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         |_, a| {
             if a.len() < 2 {
                 return Err(FnError::call("at least two arguments are required"));
+            }
+            let rows_made = a
+                .iter()
+                .map(|s| s.elements().map_or(0, <[Value]>::len))
+                .fold(1usize, usize::saturating_mul);
+            if let Some(why) =
+                crate::limits::over(rows_made, crate::limits::MAX_ELEMENTS, "elements")
+            {
+                return Err(FnError::call(why));
             }
             let mut rows: Vec<Vec<Value>> = vec![vec![]];
             for (i, s) in a.iter().enumerate() {

@@ -123,7 +123,14 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
             digits.push(*d);
             i += 1;
         }
-        spec.width = digits.parse().ok();
+        // A width too large to read is too large to make.
+        spec.width = (!digits.is_empty()).then(|| digits.parse().unwrap_or(usize::MAX));
+        if let Some(why) = spec
+            .width
+            .and_then(|w| crate::limits::over(w, crate::limits::MAX_STRING_BYTES, "bytes"))
+        {
+            return Err(FnError::call(format!("the width of %{}: {why}", digits)));
+        }
         if chars.get(i) == Some(&'.') {
             i += 1;
             let mut d = String::new();
@@ -131,7 +138,17 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
                 d.push(*x);
                 i += 1;
             }
-            spec.prec = Some(d.parse().unwrap_or(0));
+            spec.prec = Some(if d.is_empty() {
+                0
+            } else {
+                d.parse().unwrap_or(usize::MAX)
+            });
+            if let Some(why) = spec
+                .prec
+                .and_then(|p| crate::limits::over(p, crate::limits::MAX_STRING_BYTES, "bytes"))
+            {
+                return Err(FnError::call(format!("the precision .{d}: {why}")));
+            }
         }
         let verb = *chars
             .get(i)

@@ -258,6 +258,9 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
         return Ok(Value::Unknown(def.ret.clone()).mark_if(marked));
     }
     let out = (def.imp)(ctx, &converted).map_err(|e| redact(e, &secrets))?;
+    if let Some(why) = crate::limits::oversized(&out) {
+        return Err(FnError::call(why));
+    }
     Ok(out.mark_if(marked))
 }
 

@@ -81,7 +81,14 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         st(),
         |_, a| {
             let n = int_arg(a, 0)?.max(0) as usize;
-            s(str_arg(a, 1).replace('\n', &format!("\n{}", " ".repeat(n))))
+            let text = str_arg(a, 1);
+            let lines = text.matches('\n').count();
+            let grown = text.len().saturating_add(lines.saturating_mul(n));
+            if let Some(why) = crate::limits::over(grown, crate::limits::MAX_STRING_BYTES, "bytes")
+            {
+                return Err(FnError::call(why));
+            }
+            s(text.replace('\n', &format!("\n{}", " ".repeat(n))))
         },
     ));
     defs.push(def(
@@ -106,6 +113,16 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         |_, a| {
             if a.len() < 2 {
                 return Err(FnError::call("at least one list is required"));
+            }
+            let sep = str_arg(a, 0).len();
+            let grown = a[1..]
+                .iter()
+                .flat_map(|l| l.elements().unwrap_or(&[]))
+                .map(|e| e.as_str().map_or(0, str::len).saturating_add(sep))
+                .fold(0usize, usize::saturating_add);
+            if let Some(why) = crate::limits::over(grown, crate::limits::MAX_STRING_BYTES, "bytes")
+            {
+                return Err(FnError::call(why));
             }
             let mut parts = Vec::new();
             for (li, l) in a[1..].iter().enumerate() {
@@ -188,6 +205,22 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
                 let re = compile(&sub[1..sub.len() - 1])?;
                 return s(re.replace_all(x, rep).into_owned());
+            }
+            if rep.len() > sub.len() {
+                // An empty substring matches at every character boundary.
+                let found = if sub.is_empty() {
+                    x.chars().count() + 1
+                } else {
+                    x.matches(sub).count()
+                };
+                let grown = found
+                    .saturating_mul(rep.len() - sub.len())
+                    .saturating_add(x.len());
+                if let Some(why) =
+                    crate::limits::over(grown, crate::limits::MAX_STRING_BYTES, "bytes")
+                {
+                    return Err(FnError::call(why));
+                }
             }
             s(x.replace(sub, rep))
         },

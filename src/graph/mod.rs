@@ -4,7 +4,7 @@
 //! are reported naming every node in them. `strata graph` prints the
 //! resource view as DOT, the way `terraform graph` does.
 
-use crate::config::{Mode, Module};
+use crate::config::{Condition, Mode, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -117,6 +117,13 @@ impl Builder {
         }
     }
 
+    fn conditions(&mut self, owner: NodeIndex, module: &Module, prefix: &str, conds: &[Condition]) {
+        for c in conds {
+            self.refs(owner, module, prefix, &c.condition);
+            self.refs(owner, module, prefix, &c.error_message);
+        }
+    }
+
     fn body_refs(&mut self, owner: NodeIndex, module: &Module, prefix: &str, body: &Body) {
         for a in &body.attrs {
             self.refs(owner, module, prefix, &a.expr);
@@ -178,6 +185,7 @@ impl Builder {
                 o.span,
             );
             self.refs(i, m, prefix, &o.expr);
+            self.conditions(i, m, prefix, &o.preconditions);
             self.depends_on(i, m, prefix, &o.depends_on);
         }
         for (n, r) in m.resources.iter().enumerate() {
@@ -197,6 +205,8 @@ impl Builder {
             }
             self.depends_on(i, m, prefix, &r.depends_on);
             self.body_refs(i, m, prefix, &r.body);
+            self.conditions(i, m, prefix, &r.lifecycle.preconditions);
+            self.conditions(i, m, prefix, &r.lifecycle.postconditions);
             // Terraform's rule: a type's provider is the name before its
             // first underscore, unless the resource names one.
             let local = match &r.provider {

@@ -24,6 +24,14 @@ pub fn decode(
     span: Span,
     diags: &mut Diags,
 ) -> Value {
+    let reinterpreted;
+    let body = if body.json {
+        let is_block = |name: &str| schema.blocks.contains_key(name);
+        reinterpreted = crate::syntax::json::blocks_by_schema(body, &is_block, diags);
+        &reinterpreted
+    } else {
+        body
+    };
     let mut out = Attrs::new();
     for a in &body.attrs {
         let Some(s) = schema.attributes.get(&a.name) else {

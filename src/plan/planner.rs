@@ -8,6 +8,7 @@ use super::refresh::{self, PriorInstance};
 use super::walk::{ResourceInstances, Walk};
 use super::{config_addr, moved, Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
+use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
@@ -193,6 +194,41 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     })
 }
 
+/// One instance being planned, to judge its conditions.
+struct At<'x, 'w> {
+    graph: &'x Graph,
+    walk: &'x Walk<'w>,
+    n: NodeIndex,
+    ri: &'x ResourceInstances,
+    ctx: &'x super::walk::InstanceCtx,
+}
+
+impl At<'_, '_> {
+    /// Judges the instance's preconditions, or its postconditions on
+    /// `object`; true (and reported) when one fails. Those not known yet
+    /// are judged again by the apply.
+    fn unmet(&self, diags: &mut Diags, r: &Resource, kind: Kind, object: Option<&Value>) -> bool {
+        let conds = match kind {
+            Kind::Postcondition => &r.lifecycle.postconditions,
+            _ => &r.lifecycle.preconditions,
+        };
+        if conds.is_empty() {
+            return false;
+        }
+        let node = &self.graph.graph[self.n];
+        let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
+        let (prefix, ctx) = (&self.ri.prefix, Some(self.ctx));
+        let judged = match object {
+            Some(o) => self.walk.eval_self(node, prefix, ctx, o.clone(), judge),
+            None => self.walk.eval_with(node, prefix, ctx, judge),
+        };
+        let errors = judged.unwrap_or_default().0;
+        let any = !errors.is_empty();
+        errors.into_iter().for_each(|d| diags.push(d));
+        any
+    }
+}
+
 /// Instance address → cloud id and the `import` block that adopts it.
 type Imported = HashMap<String, (String, crate::diag::Span)>;
 
@@ -295,8 +331,23 @@ impl<'a> Planner<'_, 'a> {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 };
+                let at = At {
+                    graph: self.req.graph,
+                    walk,
+                    n,
+                    ri: &ri,
+                    ctx: &ctx,
+                };
+                if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
+                    values.push(Value::Unknown(schema.object_type()));
+                    continue;
+                }
                 let (action, reason, after) = if !pending && config.is_wholly_known() {
                     match rt.block_on(driver.read_data(&r.type_name, &config)) {
+                        Ok(v) if at.unmet(&mut self.diags, r, Kind::Postcondition, Some(&v)) => {
+                            values.push(Value::Unknown(schema.object_type()));
+                            continue;
+                        }
                         Ok(v) => (Action::NoOp, None, v),
                         Err(e) => {
                             self.diags.push(
@@ -482,6 +533,17 @@ impl<'a> Planner<'_, 'a> {
                     continue;
                 };
                 self.claimed.insert(addr_s.clone());
+                let at = At {
+                    graph: self.req.graph,
+                    walk,
+                    n,
+                    ri: &ri,
+                    ctx: &ctx,
+                };
+                if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
+                    values.push(Value::Unknown(schema.object_type()));
+                    continue;
+                }
                 let prior = self.prior.get(&addr_s);
                 let config = match prior {
                     Some(p) if r.lifecycle.ignore_all_changes => diff::keep_all(config, &p.value),
@@ -550,6 +612,15 @@ impl<'a> Planner<'_, 'a> {
                     planned: super::diff::with_marks(planned.planned, Some(&config), schema),
                     ..planned
                 };
+                if at.unmet(
+                    &mut self.diags,
+                    r,
+                    Kind::Postcondition,
+                    Some(&planned.planned),
+                ) {
+                    values.push(Value::Unknown(schema.object_type()));
+                    continue;
+                }
                 values.push(planned.planned.clone());
                 let change = ResourceChange {
                     previous_addr: self.moves.get(&addr_s).cloned(),

@@ -4,6 +4,7 @@
 //! references find it. Plan and apply share this walk: plan asks drivers
 //! what would change, apply carries the changes out.
 
+use crate::config::condition::{judge_all, Kind};
 use crate::config::{repeat, Declared, Known, Module};
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::Evaluator;
@@ -244,12 +245,25 @@ impl<'a> Walk<'a> {
         ctx: Option<&InstanceCtx>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, prefix, ctx, f)
+        self.eval_in(&node.module, prefix, ctx, None, f)
+    }
+
+    /// As [`Walk::eval_with`], with `self` bound to `object`: a
+    /// postcondition looking at the object planned or made.
+    pub fn eval_self<R>(
+        &self,
+        node: &Node,
+        prefix: &str,
+        ctx: Option<&InstanceCtx>,
+        object: Value,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        self.eval_in(&node.module, prefix, ctx, Some(object), f)
     }
 
     /// Runs `f` with an evaluator for the root module.
     pub fn eval_root<R>(&self, f: impl FnOnce(&mut Evaluator) -> R) -> Option<R> {
-        self.eval_in("", "", None, f)
+        self.eval_in("", "", None, None, f)
     }
 
     /// The instance prefixes of the module at `module` (`module.a.`, or
@@ -270,7 +284,7 @@ impl<'a> Walk<'a> {
         prefix: &str,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(module, prefix, None, f)
+        self.eval_in(module, prefix, None, None, f)
     }
 
     fn eval_in<R>(
@@ -278,6 +292,7 @@ impl<'a> Walk<'a> {
         module: &str,
         prefix: &str,
         ctx: Option<&InstanceCtx>,
+        self_value: Option<Value>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
         let info = self.modules.get(module)?;
@@ -296,6 +311,7 @@ impl<'a> Walk<'a> {
             scope.count_index = c.count_index.clone();
             scope.each = c.each.clone();
         }
+        scope.self_value = self_value;
         let mut ev = scope.evaluator();
         Some(f(&mut ev))
     }
@@ -372,6 +388,16 @@ impl<'a> Walk<'a> {
                 }
                 NodeKind::Output => {
                     let o = &module.outputs[node.index];
+                    let (failed, _) = self
+                        .eval_with(node, &prefix, None, |ev| {
+                            judge_all(ev, &o.preconditions, Kind::OutputPrecondition)
+                        })
+                        .unwrap_or_default();
+                    if !failed.is_empty() {
+                        failed.into_iter().for_each(|d| diags.push(d));
+                        self.set(&prefix, &node.local_addr, Value::unknown());
+                        continue;
+                    }
                     let v = self.eval(node, &prefix, None, &o.expr).unwrap_or_else(|d| {
                         diags.push(d);
                         Value::unknown()

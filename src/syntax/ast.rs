@@ -105,11 +105,63 @@ impl Expr {
         Expr { kind, span }
     }
 
+    /// Calls `f` on the span of this node and of every node inside it.
+    pub fn map_spans(&mut self, f: &mut dyn FnMut(&mut Span)) {
+        f(&mut self.span);
+        match &mut self.kind {
+            ExprKind::Literal(_) | ExprKind::Variable(_) | ExprKind::SplatItem => {}
+            ExprKind::Template(parts) => parts_map_spans(parts, f),
+            ExprKind::Tuple(items) => items.iter_mut().for_each(|e| e.map_spans(f)),
+            ExprKind::Object(items) => {
+                for (k, v) in items {
+                    if let ObjectKey::Expr(k) = k {
+                        k.map_spans(f);
+                    }
+                    v.map_spans(f);
+                }
+            }
+            ExprKind::GetAttr(e, _) | ExprKind::Unary(_, e) | ExprKind::Parens(e) => e.map_spans(f),
+            ExprKind::Index(a, b) | ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
+                a.map_spans(f);
+                b.map_spans(f);
+            }
+            ExprKind::Call { args, .. } => args.iter_mut().for_each(|e| e.map_spans(f)),
+            ExprKind::Conditional(a, b, c) => {
+                a.map_spans(f);
+                b.map_spans(f);
+                c.map_spans(f);
+            }
+            ExprKind::For(fe) => {
+                let fe = &mut **fe;
+                fe.collection.map_spans(f);
+                fe.value.map_spans(f);
+                for e in [fe.key.as_mut(), fe.cond.as_mut()].into_iter().flatten() {
+                    e.map_spans(f);
+                }
+            }
+        }
+    }
+
     /// Calls `f` for every reference inside: the root name (`var`, `local`,
     /// `aws_vpc`...), the attribute names that follow it up to the first
     /// index (`["main", "id"]` for `aws_vpc.main.id`), and the span. Loop
     /// variables of for-expressions are not references.
     pub fn visit_references<'a>(&'a self, f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
+        self.refs(None, f)
+    }
+
+    /// As [`Expr::visit_references`], leaving out the arguments of calls
+    /// to the function `skip` names (`ephemeralasnull` removes what its
+    /// argument is derived from).
+    pub fn visit_references_outside<'a>(
+        &'a self,
+        skip: &str,
+        f: &mut dyn FnMut(&'a str, &[&'a str], Span),
+    ) {
+        self.refs(Some(skip), f)
+    }
+
+    fn refs<'a>(&'a self, skip: Option<&str>, f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
         match &self.kind {
             ExprKind::Variable(_) | ExprKind::GetAttr(..) | ExprKind::Index(..) => {
                 let mut attrs = Vec::new();
@@ -118,43 +170,44 @@ impl Expr {
                     Some(root) => {
                         f(root, &attrs, self.span);
                         for k in keys {
-                            k.visit_references(f);
+                            k.refs(skip, f);
                         }
                     }
                     None => match &self.kind {
-                        ExprKind::GetAttr(inner, _) => inner.visit_references(f),
+                        ExprKind::GetAttr(inner, _) => inner.refs(skip, f),
                         ExprKind::Index(a, b) => {
-                            a.visit_references(f);
-                            b.visit_references(f);
+                            a.refs(skip, f);
+                            b.refs(skip, f);
                         }
                         _ => {}
                     },
                 }
             }
             ExprKind::Literal(_) | ExprKind::SplatItem => {}
-            ExprKind::Template(parts) => visit_parts(parts, f),
-            ExprKind::Tuple(items) => items.iter().for_each(|e| e.visit_references(f)),
+            ExprKind::Template(parts) => visit_parts(parts, skip, f),
+            ExprKind::Tuple(items) => items.iter().for_each(|e| e.refs(skip, f)),
             ExprKind::Object(items) => {
                 for (k, v) in items {
                     if let ObjectKey::Expr(k) = k {
-                        k.visit_references(f);
+                        k.refs(skip, f);
                     }
-                    v.visit_references(f);
+                    v.refs(skip, f);
                 }
             }
             ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
-                a.visit_references(f);
-                b.visit_references(f);
+                a.refs(skip, f);
+                b.refs(skip, f);
             }
-            ExprKind::Call { args, .. } => args.iter().for_each(|e| e.visit_references(f)),
-            ExprKind::Unary(_, e) | ExprKind::Parens(e) => e.visit_references(f),
+            ExprKind::Call { name, .. } if Some(name.as_str()) == skip => {}
+            ExprKind::Call { args, .. } => args.iter().for_each(|e| e.refs(skip, f)),
+            ExprKind::Unary(_, e) | ExprKind::Parens(e) => e.refs(skip, f),
             ExprKind::Conditional(a, b, c) => {
-                a.visit_references(f);
-                b.visit_references(f);
-                c.visit_references(f);
+                a.refs(skip, f);
+                b.refs(skip, f);
+                c.refs(skip, f);
             }
             ExprKind::For(fe) => {
-                fe.collection.visit_references(f);
+                fe.collection.refs(skip, f);
                 let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
                     if root != fe.value_var && Some(root) != fe.key_var.as_deref() {
                         f(root, attrs, span)
@@ -164,7 +217,7 @@ impl Expr {
                     .into_iter()
                     .flatten()
                 {
-                    e.visit_references(&mut inner);
+                    e.refs(skip, &mut inner);
                 }
             }
         }
@@ -196,19 +249,23 @@ fn traversal<'a>(
     }
 }
 
-fn visit_parts<'a>(parts: &'a [TemplatePart], f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
+fn visit_parts<'a>(
+    parts: &'a [TemplatePart],
+    skip: Option<&str>,
+    f: &mut dyn FnMut(&'a str, &[&'a str], Span),
+) {
     for p in parts {
         match p {
             TemplatePart::Literal(_) => {}
-            TemplatePart::Interp(e) => e.visit_references(f),
+            TemplatePart::Interp(e) => e.refs(skip, f),
             TemplatePart::If {
                 cond,
                 then,
                 otherwise,
             } => {
-                cond.visit_references(f);
-                visit_parts(then, f);
-                visit_parts(otherwise, f);
+                cond.refs(skip, f);
+                visit_parts(then, skip, f);
+                visit_parts(otherwise, skip, f);
             }
             TemplatePart::For {
                 key_var,
@@ -216,13 +273,37 @@ fn visit_parts<'a>(parts: &'a [TemplatePart], f: &mut dyn FnMut(&'a str, &[&'a s
                 collection,
                 body,
             } => {
-                collection.visit_references(f);
+                collection.refs(skip, f);
                 let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
                     if root != value_var && Some(root) != key_var.as_deref() {
                         f(root, attrs, span)
                     }
                 };
-                visit_parts(body, &mut inner);
+                visit_parts(body, skip, &mut inner);
+            }
+        }
+    }
+}
+
+fn parts_map_spans(parts: &mut [TemplatePart], f: &mut dyn FnMut(&mut Span)) {
+    for p in parts {
+        match p {
+            TemplatePart::Literal(_) => {}
+            TemplatePart::Interp(e) => e.map_spans(f),
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.map_spans(f);
+                parts_map_spans(then, f);
+                parts_map_spans(otherwise, f);
+            }
+            TemplatePart::For {
+                collection, body, ..
+            } => {
+                collection.map_spans(f);
+                parts_map_spans(body, f);
             }
         }
     }

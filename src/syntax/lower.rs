@@ -46,6 +46,7 @@ impl Lowerer<'_> {
             attrs: Vec::with_capacity(attrs),
             blocks: Vec::with_capacity(body.len() - attrs),
             span: self.span(body.span()),
+            json: false,
         };
         for st in body.iter() {
             match st {

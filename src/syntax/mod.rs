@@ -4,6 +4,7 @@
 //! not); [`lower`] turns its tree into the one in [`ast`].
 
 pub mod ast;
+pub mod json;
 mod lower;
 
 use crate::diag::{Diag, FileId, Span};
@@ -15,6 +16,9 @@ pub struct Body {
     pub attrs: Vec<Attribute>,
     pub blocks: Vec<Block>,
     pub span: Span,
+    /// Read from JSON where a driver's schema decides which arguments are
+    /// nested blocks: [`json::blocks_by_schema`] says, once it is known.
+    pub json: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +45,16 @@ impl Body {
 }
 
 fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
+    // hcl-edit reports a string left open as whatever it expected last
+    // ("expected `}`"); name the string instead, where it starts.
+    if let Some(open) = unterminated_string(src).filter(|&o| o <= e.location().offset()) {
+        return Diag::new(
+            "strata::syntax::unterminated_string",
+            "Unterminated template string",
+            "No closing quote was found for the string that starts here; a quoted string ends on the line it starts. For text over several lines, use \\n or a heredoc (<<EOT).",
+        )
+        .at(Span::new(file, open, open + 1));
+    }
     // hcl-edit may point inside a multi-byte character (found by fuzzing:
     // `[ҙ`); the span starts at that character.
     let mut offset = e.location().offset().min(src.len());
@@ -57,6 +71,76 @@ fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
         e.message().to_string(),
     )
     .at(Span::new(file, offset, end))
+}
+
+/// Where a quoted string starts that is not closed on its line, if one
+/// is: comments, heredocs and interpolations are stepped over as HCL's
+/// scanner would.
+fn unterminated_string(src: &str) -> Option<usize> {
+    let b = src.as_bytes();
+    // Open contexts: a string (its opening quote) or an interpolation
+    // (the braces open inside it).
+    enum Open {
+        Str(usize),
+        Interp(usize),
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let next = b.get(i + 1).copied();
+        match (stack.last_mut(), b[i]) {
+            (Some(Open::Str(_)), b'\\') => i += 1,
+            (Some(Open::Str(_)), b'"') => {
+                stack.pop();
+            }
+            (Some(Open::Str(open)), b'\n') => return Some(*open),
+            // `$${` and `%%{` are literal text.
+            (Some(Open::Str(_)), c @ (b'$' | b'%')) if next == Some(c) => i += 1,
+            (Some(Open::Str(_)), b'$' | b'%') if next == Some(b'{') => {
+                stack.push(Open::Interp(0));
+                i += 1;
+            }
+            (Some(Open::Str(_)), _) => {}
+            (_, b'"') => stack.push(Open::Str(i)),
+            (_, b'#') => i = line_end(b, i),
+            (_, b'/') if next == Some(b'/') => i = line_end(b, i),
+            (_, b'/') if next == Some(b'*') => {
+                i = src[i + 2..].find("*/").map_or(b.len(), |j| i + 2 + j + 1)
+            }
+            (_, b'<') if next == Some(b'<') => {
+                if let Some((delim, len)) = heredoc_opener(src, i) {
+                    let body = i + len;
+                    i = src[body..]
+                        .lines()
+                        .scan(body, |at, l| {
+                            let start = *at;
+                            *at += l.len() + 1;
+                            Some((start, l))
+                        })
+                        .find(|(_, l)| l.trim() == delim)
+                        .map_or(b.len(), |(start, l)| start + l.len());
+                }
+            }
+            (Some(Open::Interp(depth)), b'{') => *depth += 1,
+            (Some(Open::Interp(0)), b'}') => {
+                stack.pop();
+            }
+            (Some(Open::Interp(depth)), b'}') => *depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    match stack.last() {
+        Some(Open::Str(open)) => Some(*open),
+        _ => None,
+    }
+}
+
+fn line_end(b: &[u8], from: usize) -> usize {
+    b[from..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |j| from + j)
 }
 
 /// How deeply brackets and sub-expressions may nest. Parsing and evaluation
@@ -166,6 +250,36 @@ fn rename_key(text: &str, at: usize, n: usize) -> Option<String> {
 pub fn parse_expr(file: FileId, src: &str) -> Result<Expr, Diag> {
     let expr = parse_lenient(file, src, hcl_edit::parser::parse_expr)?;
     lower::Lowerer::new(file, src, 0).expr(&expr)
+}
+
+/// Parses `src[start..end]` (a JSON string's text) as an expression, or
+/// as a template, with spans that are offsets in `src`.
+pub(crate) fn parse_at(
+    file: FileId,
+    src: &str,
+    (start, end): (usize, usize),
+    template: bool,
+) -> Result<Expr, Diag> {
+    let piece = src.get(start..end).unwrap_or("");
+    let lower = lower::Lowerer::new(file, src, start);
+    if !template {
+        let expr = parse_lenient(file, piece, hcl_edit::parser::parse_expr)
+            .map_err(|d| shifted(d, start))?;
+        return lower.expr(&expr);
+    }
+    check_nesting(file, piece).map_err(|d| shifted(d, start))?;
+    let tpl = hcl_edit::parser::parse_template(piece)
+        .map_err(|e| shifted(parse_error(file, piece, &e), start))?;
+    lower.template(&tpl, Span::new(file, start, end))
+}
+
+/// A diagnostic about a piece of text moved to where the piece stands.
+fn shifted(mut d: Diag, by: usize) -> Diag {
+    if let Some(s) = &mut d.span {
+        s.start += by as u32;
+        s.end += by as u32;
+    }
+    d
 }
 
 /// Parses a whole text as a template, as `templatefile` reads files.

@@ -104,9 +104,33 @@ pub enum StateError {
         stored: u64,
         given: u64,
     },
+
+    /// The serial cannot grow any further; wrapping would make the next
+    /// write look older than this one.
+    #[error("the state at {location} has serial {serial}, the largest a serial can be")]
+    #[diagnostic(
+        code(strata::state::serial_exhausted),
+        help("Nothing was written. A serial only grows, and this one cannot. Copy the state (`strata state pull`), lower its \"serial\" and push it with `strata state push --force`.")
+    )]
+    SerialExhausted { location: String, serial: u64 },
 }
 
 impl StateError {
+    /// The text of a stored state, or the place where it stops being UTF-8.
+    pub fn text(location: &str, bytes: Vec<u8>) -> Result<String, StateError> {
+        String::from_utf8(bytes).map_err(|e| {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            let col = good.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            StateError::Corrupt {
+                location: location.to_string(),
+                detail: format!(
+                    "it is not UTF-8 text: an invalid byte at line {line}, column {col}"
+                ),
+            }
+        })
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StateError {
         StateError::Io {
             path: path.into(),

@@ -83,8 +83,8 @@ fn version_of(meta: &std::fs::Metadata) -> Version {
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, StateError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
+    match std::fs::read(path) {
+        Ok(b) => StateError::text(&path.display().to_string(), b).map(Some),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StateError::io(path, e)),
     }

@@ -245,6 +245,41 @@ impl State {
     }
 }
 
+impl State {
+    /// Joins the entries of a resource listed more than once into the
+    /// first (Terraform reads such a state so), and names every instance
+    /// that is then recorded twice: two current objects, or two deposed
+    /// ones with the same key. Such a state says two things of one object.
+    pub fn join_resources(&mut self) -> Vec<String> {
+        let mut at: std::collections::HashMap<ResourceId, usize> = Default::default();
+        let mut joined: Vec<ResourceState> = Vec::with_capacity(self.resources.len());
+        for r in std::mem::take(&mut self.resources) {
+            match at.get(&r.id) {
+                Some(&i) => joined[i].instances.extend(r.instances),
+                None => {
+                    at.insert(r.id.clone(), joined.len());
+                    joined.push(r);
+                }
+            }
+        }
+        self.resources = joined;
+        let mut seen = std::collections::HashSet::new();
+        let mut twice = Vec::new();
+        for r in &self.resources {
+            for i in &r.instances {
+                if !seen.insert((&r.id, i.index_key.as_ref(), i.deposed.as_deref())) {
+                    let addr = r.id.instance_address(i.index_key.as_ref());
+                    twice.push(match &i.deposed {
+                        Some(d) => format!("{addr} (deposed object {d})"),
+                        None => addr,
+                    });
+                }
+            }
+        }
+        twice
+    }
+}
+
 impl Default for State {
     fn default() -> Self {
         State::new()

@@ -155,7 +155,7 @@ impl Store {
                 given: state.serial,
             });
         }
-        state.serial += 1;
+        state.serial = next_serial(&self.backend.location(), state.serial)?;
         self.write(&mut seen, state)
     }
 
@@ -196,7 +196,7 @@ impl Store {
             }
         }
         if loaded.existed && state.serial <= loaded.state.serial {
-            state.serial = loaded.state.serial + 1;
+            state.serial = next_serial(&self.backend.location(), loaded.state.serial)?;
         }
         self.write(&mut seen, &mut state)?;
         Ok(state)
@@ -212,6 +212,16 @@ impl Store {
             seq: 0,
         })
     }
+}
+
+/// The serial after `serial`; there is none after `u64::MAX`.
+fn next_serial(location: &str, serial: u64) -> Result<u64, StateError> {
+    serial
+        .checked_add(1)
+        .ok_or_else(|| StateError::SerialExhausted {
+            location: location.to_string(),
+            serial,
+        })
 }
 
 fn encode(location: &str, state: &State) -> Result<String, StateError> {
@@ -248,7 +258,18 @@ pub fn parse(location: &str, text: &str) -> Result<State, StateError> {
             supported: FORMAT_VERSION,
         });
     }
-    serde_json::from_str(text).map_err(corrupt)
+    let mut state: State = serde_json::from_str(text).map_err(corrupt)?;
+    let twice = state.join_resources();
+    if !twice.is_empty() {
+        return Err(StateError::Corrupt {
+            location: location.to_string(),
+            detail: format!(
+                "{} recorded more than once, so which record is the real object cannot be told",
+                twice.join(", ")
+            ),
+        });
+    }
+    Ok(state)
 }
 
 /// A journal line written from a borrowed entry.

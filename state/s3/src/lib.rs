@@ -196,10 +196,7 @@ impl S3Backend {
             .await
             .map_err(|e| StateError::backend(self.location(), e))?
             .into_bytes();
-        let text = String::from_utf8(bytes.to_vec()).map_err(|e| StateError::Corrupt {
-            location: self.location(),
-            detail: e.to_string(),
-        })?;
+        let text = StateError::text(&self.location(), bytes.to_vec())?;
         Ok(Some((text, etag)))
     }
 

@@ -1,0 +1,134 @@
+//! Ephemeral values (`ephemeral = true` variables and module outputs) may
+//! reach providers, locals and other ephemeral places, never a resource, a
+//! persisted output or a module input that does not accept them: those
+//! end up in the state, which outlives the run.
+//!
+//! What is ephemeral follows references, as Terraform's marks follow
+//! values through every operator and function: an expression is derived
+//! from an ephemeral value when it references one (directly or through
+//! locals), outside an `ephemeralasnull(…)` call.
+
+use super::{Module, ModuleCall};
+use crate::diag::{Diag, Diags, Span};
+use crate::syntax::Expr;
+use std::collections::HashSet;
+
+/// The ephemeral names of one module: `var.x`, `local.y`, `module.m.z`.
+struct Ephemeral {
+    names: HashSet<String>,
+}
+
+impl Ephemeral {
+    fn of(m: &Module) -> Ephemeral {
+        let mut names: HashSet<String> = m
+            .variables
+            .iter()
+            .filter(|v| v.ephemeral)
+            .map(|v| format!("var.{}", v.name))
+            .collect();
+        for c in &m.module_calls {
+            for o in c.module.outputs.iter().filter(|o| o.ephemeral) {
+                names.insert(format!("module.{}.{}", c.name, o.name));
+            }
+        }
+        let mut e = Ephemeral { names };
+        // Locals derived from ephemeral values, until nothing changes.
+        loop {
+            let found: Vec<String> = m
+                .locals
+                .iter()
+                .filter(|l| !e.names.contains(&format!("local.{}", l.name)) && e.uses(&l.expr))
+                .map(|l| format!("local.{}", l.name))
+                .collect();
+            if found.is_empty() {
+                return e;
+            }
+            e.names.extend(found);
+        }
+    }
+
+    fn uses(&self, e: &Expr) -> bool {
+        let mut found = false;
+        e.visit_references_outside("ephemeralasnull", &mut |root, attrs, _| {
+            let name = match (root, attrs) {
+                ("module", [call, output, ..]) => format!("module.{call}.{output}"),
+                (_, [a, ..]) => format!("{root}.{a}"),
+                _ => return,
+            };
+            found |= self.names.contains(&name);
+        });
+        found
+    }
+}
+
+fn not_allowed(summary: &str, detail: String, span: Span) -> Diag {
+    Diag::new("strata::config::ephemeral", summary, detail).at(span)
+}
+
+/// Reports every place in `m` (and the modules it calls) where an
+/// ephemeral value would be persisted; `root` says whether `m` is the root.
+pub fn check(m: &Module, root: bool, diags: &mut Diags) {
+    let eph = Ephemeral::of(m);
+    for r in &m.resources {
+        for (what, e) in [("count", &r.count), ("for_each", &r.for_each)] {
+            if let Some(e) = e.as_ref().filter(|e| eph.uses(e)) {
+                diags.push(not_allowed(
+                    &format!("Invalid {what} argument"),
+                    format!("The {what} value is derived from an ephemeral value, which cannot be kept between the plan and the apply. Use only values that are not ephemeral to say how many instances there are."),
+                    e.span,
+                ));
+            }
+        }
+        body(&r.body, &eph, diags);
+    }
+    for o in &m.outputs {
+        if root && o.ephemeral {
+            diags.push(not_allowed(
+                "Ephemeral output not allowed",
+                "A root module's outputs are kept in the state, so they cannot be ephemeral."
+                    .into(),
+                o.span,
+            ));
+        } else if !o.ephemeral && eph.uses(&o.expr) {
+            diags.push(not_allowed(
+                "Ephemeral value not allowed",
+                "This output is not declared ephemeral, so its value cannot be derived from an ephemeral value: it would be kept in the state.".into(),
+                o.expr.span,
+            ));
+        }
+    }
+    for c in &m.module_calls {
+        inputs(c, &eph, diags);
+        check(&c.module, false, diags);
+    }
+}
+
+/// A resource's arguments, nested blocks included.
+fn body(b: &crate::syntax::Body, eph: &Ephemeral, diags: &mut Diags) {
+    for a in &b.attrs {
+        if eph.uses(&a.expr) {
+            diags.push(not_allowed(
+                "Invalid use of ephemeral value",
+                format!("Ephemeral values are not valid for {:?}: a resource's arguments are kept in the state, which outlives this run.", a.name),
+                a.expr.span,
+            ));
+        }
+    }
+    for nb in &b.blocks {
+        body(&nb.body, eph, diags);
+    }
+}
+
+/// A module call's inputs: ephemeral only into ephemeral variables.
+fn inputs(c: &ModuleCall, eph: &Ephemeral, diags: &mut Diags) {
+    for a in &c.inputs {
+        let accepts = c.module.variable(&a.name).is_some_and(|v| v.ephemeral);
+        if !accepts && eph.uses(&a.expr) {
+            diags.push(not_allowed(
+                "Ephemeral value not allowed",
+                format!("The input variable {:?} of module {:?} is not declared ephemeral, so it cannot be set to a value derived from an ephemeral value.", a.name, c.name),
+                a.expr.span,
+            ));
+        }
+    }
+}

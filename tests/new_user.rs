@@ -1,0 +1,530 @@
+//! What a new user broke (issue 20), one test per class of defect, through
+//! the binary: no state planned away for want of configuration, JSON
+//! configuration errors at their line, conditions judged at plan and at
+//! apply, states that say two things of one object refused untouched,
+//! a serial that cannot grow refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-new-user-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).expect("write");
+}
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    fn all(&self) -> String {
+        format!("{}{}", self.out, self.err)
+    }
+}
+
+fn strata(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn strata");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn state(dir: &Path) -> Vec<u8> {
+    std::fs::read(dir.join("strata.tfstate")).expect("state file")
+}
+
+const TWO: &str = r#"
+resource "terraform_data" "a" {
+  count = 2
+  input = count.index
+}
+"#;
+
+#[test]
+fn no_configuration_plans_nothing_away() {
+    let d = scratch("empty");
+    write(&d, "main.tf", TWO);
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    std::fs::remove_file(d.join("main.tf")).expect("rm");
+    write(&d, "README.md", "# infrastructure\n");
+    let before = state(&d);
+    for args in [
+        &["plan"][..],
+        &["plan", "--detailed-exitcode"],
+        &["apply", "--auto-approve"],
+        &["drift"],
+    ] {
+        let r = strata(&d, args);
+        assert_eq!(r.code, 1, "{args:?} must fail: {}", r.all());
+        assert!(
+            r.err.contains("No configuration files"),
+            "{args:?}: {}",
+            r.err
+        );
+        assert!(!r.out.contains("destroy"), "{args:?} planned: {}", r.out);
+        assert_eq!(state(&d), before, "{args:?} changed the state");
+    }
+    // A plan of everything away is asked for by name.
+    let r = strata(&d, &["plan", "--destroy"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("2 to destroy"), "{}", r.out);
+    let r = strata(&d, &["destroy", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.err.contains("holds no configuration files"), "{}", r.err);
+    assert!(r.out.contains("2 destroyed"), "{}", r.out);
+}
+
+#[test]
+fn json_configuration_is_configuration() {
+    let d = scratch("json-only");
+    write(
+        &d,
+        "main.tf.json",
+        r#"{"resource": {"terraform_data": {"a": {"count": 2, "input": "${count.index}"}}}}"#,
+    );
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("2 added"), "{}", r.out);
+    let r = strata(&d, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        r.code,
+        0,
+        "a JSON-only directory must plan no changes: {}",
+        r.all()
+    );
+}
+
+#[test]
+fn json_errors_point_at_their_line() {
+    let cases = [
+        (
+            "{\n  \"locals\": {\"a\": 1,}\n}\n",
+            "main.tf.json:2:",
+            "trailing comma",
+        ),
+        (
+            "{\n  \"locals\": {\n    \"a\": \"${1 +}\"\n  }\n}\n",
+            "main.tf.json:3:",
+            "Invalid syntax",
+        ),
+        (
+            "{\n\n  \"locals\": {\"a\": tru}\n}\n",
+            "main.tf.json:3:",
+            "not a JSON keyword",
+        ),
+        (
+            "{\"resource\": {\"terraform_data\": {\"a\": \"x\"}}}",
+            "main.tf.json:1:",
+            "must be a JSON object",
+        ),
+        (
+            "{\n \"output\": {\"o\": {\"value\": 1, \"value\": 2}}}",
+            "main.tf.json:2:",
+            "Duplicate argument",
+        ),
+    ];
+    for (i, (text, place, says)) in cases.iter().enumerate() {
+        let d = scratch(&format!("json-error-{i}"));
+        write(&d, "main.tf.json", text);
+        let r = strata(&d, &["validate"]);
+        assert_eq!(r.code, 1, "{text}: {}", r.all());
+        assert!(r.err.contains(place), "{text}: no {place} in {}", r.err);
+        assert!(r.err.contains(says), "{text}: no {says:?} in {}", r.err);
+    }
+}
+
+#[test]
+fn a_postcondition_unknown_at_plan_is_judged_after_apply() {
+    let d = scratch("post-apply");
+    write(
+        &d,
+        "main.tf",
+        r#"
+resource "terraform_data" "a" {
+  input = "x"
+  lifecycle {
+    postcondition {
+      condition     = length(self.id) == 3
+      error_message = "The id ${self.id} is not three characters."
+    }
+  }
+}
+resource "terraform_data" "after" {
+  input = terraform_data.a.id
+}
+"#,
+    );
+    let r = strata(&d, &["plan"]);
+    assert_eq!(r.code, 0, "unknown at plan, so the plan holds: {}", r.all());
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(r.err.contains("Resource postcondition failed"), "{}", r.err);
+    assert!(r.err.contains("is not three characters"), "{}", r.err);
+    assert!(r.out.contains("skipped: terraform_data.after"), "{}", r.out);
+    // What the apply made is recorded, not orphaned.
+    let listed = strata(&d, &["state", "list"]);
+    assert_eq!(listed.out.trim(), "terraform_data.a", "{}", listed.all());
+}
+
+#[test]
+fn validate_checks_the_names_conditions_use() {
+    let d = scratch("cond-names");
+    write(
+        &d,
+        "main.tf",
+        r#"
+data "terraform_remote_state" "net" {
+  backend = "local"
+  config  = { path = "remote.json" }
+  lifecycle {
+    postcondition {
+      condition     = self.outputs != null
+      error_message = "no outputs"
+    }
+  }
+}
+resource "terraform_data" "a" {
+  lifecycle {
+    precondition {
+      condition     = var.nope > 1
+      error_message = "nope"
+    }
+  }
+}
+"#,
+    );
+    let r = strata(&d, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.err.contains("nope") && r.err.contains("main.tf:15"),
+        "{}",
+        r.err
+    );
+    let text = std::fs::read_to_string(d.join("main.tf")).expect("read");
+    write(&d, "main.tf", &text.replace("var.nope > 1", "true"));
+    let r = strata(&d, &["validate"]);
+    assert_eq!(
+        r.code,
+        0,
+        "data source conditions and self are accepted: {}",
+        r.all()
+    );
+}
+
+/// A state this test writes by hand, with the given resources and serial.
+fn hand_state(serial: u64, resources: &str) -> String {
+    format!(
+        r#"{{"version": 4, "serial": {serial}, "lineage": "6c3e2f6a-1d2b-4c55-9a39-000000000020", "outputs": {{}}, "resources": {resources}}}"#
+    )
+}
+
+fn instance(key: u64, id: &str) -> String {
+    format!(
+        r#"{{"index_key": {key}, "schema_version": 0, "attributes": {{"id": "{id}", "input": {{"value": {key}, "type": "number"}}, "output": {{"value": {key}, "type": "number"}}, "triggers_replace": null}}}}"#
+    )
+}
+
+#[test]
+fn a_state_recording_an_instance_twice_is_refused_untouched() {
+    let d = scratch("dup-state");
+    write(&d, "main.tf", TWO);
+    let resource = |instances: &[String]| {
+        format!(
+            r#"{{"mode": "managed", "type": "terraform_data", "name": "a", "provider": "provider[\"terraform.io/builtin/terraform\"]", "instances": [{}]}}"#,
+            instances.join(",")
+        )
+    };
+    let twice = hand_state(
+        3,
+        &format!(
+            "[{}]",
+            resource(&[instance(0, "i0"), instance(0, "stale"), instance(1, "i1")])
+        ),
+    );
+    write(&d, "strata.tfstate", &twice);
+    for args in [
+        &["plan"][..],
+        &["apply", "--auto-approve"],
+        &["state", "list"],
+    ] {
+        let r = strata(&d, args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.all());
+        assert!(
+            r.err
+                .contains("terraform_data.a[0] recorded more than once"),
+            "{}",
+            r.err
+        );
+        assert_eq!(state(&d), twice.as_bytes(), "{args:?} touched the state");
+    }
+    // One resource split over two entries is one resource, as Terraform reads it.
+    let split = hand_state(
+        3,
+        &format!(
+            "[{}, {}]",
+            resource(&[instance(0, "i0")]),
+            resource(&[instance(1, "i1")])
+        ),
+    );
+    write(&d, "strata.tfstate", &split);
+    let r = strata(&d, &["plan", "--detailed-exitcode", "--no-refresh"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+}
+
+#[test]
+fn a_serial_that_cannot_grow_is_refused() {
+    let d = scratch("serial");
+    write(&d, "main.tf", TWO);
+    let full = hand_state(u64::MAX, "[]");
+    write(&d, "strata.tfstate", &full);
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(r.err.contains("the largest a serial can be"), "{}", r.err);
+    assert_eq!(state(&d), full.as_bytes());
+}
+
+#[test]
+fn no_size_a_configuration_asks_for_aborts() {
+    let d = scratch("sizes");
+    write(&d, "main.tf", TWO);
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    // Through the console: each is an error, and the process lives on.
+    let exprs = [
+        "range(1e12)",
+        r#"format("%20000000000d", 1)"#,
+        r#"format("%.99999999999999999999f", 1)"#,
+        "indent(100000000000, \"a\\nb\")",
+        r#"join("", [for i in range(1000) : format("%100000s", "x")])"#,
+        r#"replace(format("%1000000s", ""), " ", format("%1000s", "y"))"#,
+        "length(setproduct(range(1000), range(1000), range(1000)))",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["console", "--json"])
+        .current_dir(&d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("console");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        for e in exprs {
+            writeln!(stdin, "{e}").expect("write");
+        }
+    }
+    let out = child.wait_with_output().expect("wait");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), exprs.len(), "{text}");
+    for (e, l) in exprs.iter().zip(&lines) {
+        assert!(l.starts_with("{\"error\""), "{e} gave {l}");
+    }
+    // Through a plan: huge counts, and a local that doubles forty times.
+    let doubling: String = (1..=40)
+        .map(|i| format!("  l{i} = concat(local.l{}, local.l{})\n", i - 1, i - 1))
+        .collect();
+    for config in [
+        "resource \"terraform_data\" \"a\" {\n  count = 1e12\n}\n".to_string(),
+        format!("locals {{\n  l0 = [1]\n{doubling}}}\nresource \"terraform_data\" \"a\" {{\n  input = length(local.l40)\n}}\n"),
+        format!("locals {{\n  l0 = \"ab\"\n{}}}\nresource \"terraform_data\" \"a\" {{\n  input = length(local.l40)\n}}\n", (1..=40).map(|i| format!("  l{i} = \"${{local.l{}}}${{local.l{}}}\"\n", i - 1, i - 1)).collect::<String>()),
+    ] {
+        write(&d, "main.tf", &config);
+        let before = state(&d);
+        let r = strata(&d, &["apply", "--auto-approve"]);
+        assert_eq!(r.code, 1, "{config}: {}", r.all());
+        assert!(r.err.contains("limit"), "{config}: {}", r.err);
+        assert_eq!(state(&d), before);
+        // The lock went with the run.
+        let r = strata(&d, &["state", "list"]);
+        assert_eq!(r.code, 0, "{}", r.all());
+    }
+}
+
+#[test]
+fn a_sensitive_variable_is_never_quoted_in_an_error() {
+    let d = scratch("secret-errors");
+    write(
+        &d,
+        "main.tf",
+        r#"
+variable "token" {
+  type      = number
+  sensitive = true
+}
+variable "plain" {
+  type    = number
+  default = 1
+}
+output "o" {
+  value     = var.token
+  sensitive = true
+}
+"#,
+    );
+    let secret = "SECRET-7f3a9c";
+    write(
+        &d,
+        "bad.tfvars",
+        &format!("plain = 2\ntoken = \"{secret}\"\n"),
+    );
+    write(&d, "broken.tfvars", &format!("token = {secret}+\n"));
+    let runs = [
+        strata(&d, &["plan", "--var", &format!("token={secret}")]),
+        strata(&d, &["plan", "--var", &format!("token=\"{secret}\"")]),
+        strata(&d, &["plan", "--var-file", "bad.tfvars"]),
+        strata(&d, &["plan", "--var", &format!("token=[{secret}")]),
+        strata(&d, &["plan", "--var-file", "broken.tfvars"]),
+        {
+            let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+                .args(["plan"])
+                .current_dir(&d)
+                .env("NO_COLOR", "1")
+                .env("STRATA_VAR_token", format!("{{{secret}"))
+                .output()
+                .expect("spawn");
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                out: String::from_utf8_lossy(&out.stdout).into_owned(),
+                err: String::from_utf8_lossy(&out.stderr).into_owned(),
+            }
+        },
+    ];
+    for r in &runs {
+        assert_eq!(r.code, 1, "{}", r.all());
+        assert!(
+            !r.all().contains("7f3a9c"),
+            "the secret was shown:\n{}",
+            r.all()
+        );
+    }
+}
+
+#[test]
+fn a_cluster_spec_graphs_what_it_expands_into() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/multi-cloud");
+    let r = strata(&example, &["graph"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    for node in [
+        "module.train_aws.aws_eks_node_group.pool",
+        "module.train_gcp.google_container_node_pool.pool",
+    ] {
+        assert!(
+            r.out.contains(node),
+            "{node} is not in the graph:\n{}",
+            r.out
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_1_and_version_names_the_language() {
+    let d = scratch("usage");
+    for args in [&["plan", "--nope"][..], &["frobnicate"], &[]] {
+        let r = strata(&d, args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.all());
+    }
+    assert_eq!(strata(&d, &["--help"]).code, 0);
+    let r = strata(&d, &["version"]);
+    assert_eq!(r.code, 0);
+    assert!(r.out.contains("Terraform language v1.11"), "{}", r.out);
+    write(
+        &d,
+        "main.tf",
+        "terraform {\n  required_version = \"< 0.1.0\"\n}\n",
+    );
+    let r = strata(&d, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.err.contains("Unsupported Terraform Core version") && r.err.contains("main.tf:2:"),
+        "{}",
+        r.err
+    );
+    write(
+        &d,
+        "main.tf",
+        "terraform {\n  required_version = \">= 1.5, < 2.0\"\n}\n",
+    );
+    assert_eq!(strata(&d, &["validate"]).code, 0);
+}
+
+#[test]
+fn ephemeral_values_never_reach_what_is_kept() {
+    let d = scratch("ephemeral");
+    std::fs::create_dir_all(d.join("m")).expect("mkdir");
+    write(
+        &d,
+        "m/main.tf",
+        "variable \"x\" {}\noutput \"y\" { value = var.x }\n",
+    );
+    let base = r#"
+variable "token" {
+  type      = string
+  ephemeral = true
+  default   = "s3cret"
+}
+locals { derived = "x-${var.token}" }
+resource "terraform_data" "ok" {
+  input = ephemeralasnull(var.token)
+}
+"#;
+    write(&d, "main.tf", base);
+    let r = strata(&d, &["validate"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    for (extra, says) in [
+        (
+            "resource \"terraform_data\" \"a\" {\n  input = local.derived\n}\n",
+            "Invalid use of ephemeral value",
+        ),
+        (
+            "resource \"terraform_data\" \"a\" {\n  count = length(var.token)\n}\n",
+            "Invalid count argument",
+        ),
+        (
+            "output \"o\" {\n  value = upper(var.token)\n}\n",
+            "Ephemeral value not allowed",
+        ),
+        (
+            "output \"o\" {\n  value     = var.token\n  ephemeral = true\n}\n",
+            "Ephemeral output not allowed",
+        ),
+        (
+            "module \"m\" {\n  source = \"./m\"\n  x      = var.token\n}\n",
+            "Ephemeral value not allowed",
+        ),
+    ] {
+        write(&d, "main.tf", &format!("{base}{extra}"));
+        let r = strata(&d, &["validate"]);
+        assert_eq!(r.code, 1, "{extra}: {}", r.all());
+        assert!(r.err.contains(says), "{extra}: {}", r.err);
+        assert!(
+            r.err.contains("main.tf:1"),
+            "{extra}: not at its line: {}",
+            r.err
+        );
+    }
+}
