@@ -528,3 +528,75 @@ resource "terraform_data" "ok" {
         );
     }
 }
+
+#[test]
+fn errors_say_what_is_wrong_where() {
+    let d = scratch("errors");
+    let cases: [(&[u8], &str, &str); 4] = [
+        (
+            b"locals {\n  a = \"abc }\n}\n",
+            "Unterminated template string",
+            "main.tf:2:7",
+        ),
+        (
+            b"locals {\n  a = \"ab\xff\"\n}\n",
+            "Invalid character encoding",
+            "main.tf:2:10",
+        ),
+        (
+            b"module \"x\" {\n  source = \"./\"\n}\n",
+            "Module calls itself",
+            "main.tf:2:12",
+        ),
+        (
+            b"locals {\n  a = \"${\"x\"} $${y} %%{z}\"\n  b = <<EOT\n\"\nEOT\n}\n",
+            "",
+            "",
+        ),
+    ];
+    for (text, says, place) in cases {
+        std::fs::write(d.join("main.tf"), text).expect("write");
+        let r = strata(&d, &["validate"]);
+        if says.is_empty() {
+            assert_eq!(r.code, 0, "{}", r.all());
+            continue;
+        }
+        assert_eq!(r.code, 1, "{}", r.all());
+        assert!(
+            r.err.contains(says) && r.err.contains(place),
+            "{says} at {place}: {}",
+            r.err
+        );
+    }
+    let r = strata(&d, &["show", "missing.plan"]);
+    assert!(r.code == 1 && r.err.contains("No such file"), "{}", r.all());
+    // A state file that is not UTF-8 is refused with its line, untouched.
+    write(&d, "main.tf", TWO);
+    let bad = b"{\n  \"version\": 4,\n  \"lineage\": \"\xff\"\n}\n";
+    std::fs::write(d.join("strata.tfstate"), bad).expect("write");
+    let r = strata(&d, &["plan"]);
+    assert!(r.code == 1 && r.err.contains("column 15"), "{}", r.all());
+    assert_eq!(state(&d), bad);
+    std::fs::remove_file(d.join("strata.tfstate")).expect("rm");
+    // A bare word for a number is a value of the wrong type, not a reference.
+    write(&d, "main.tf", "variable \"n\" {\n  type = number\n}\n");
+    let r = strata(&d, &["plan", "--var", "n=abc"]);
+    assert!(
+        r.code == 1 && r.err.contains("a number is required"),
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn a_saved_plan_applies_from_another_directory() {
+    let d = scratch("saved-elsewhere");
+    let config = d.join("infra");
+    std::fs::create_dir_all(&config).expect("mkdir");
+    write(&config, "main.tf", TWO);
+    let r = strata(&config, &["plan", "--out", "../tfplan"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let r = strata(&d, &["apply", "tfplan"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("2 added"), "{}", r.out);
+}

@@ -47,7 +47,8 @@ impl Body {
 fn parse_error(file: FileId, src: &str, e: &hcl_edit::parser::Error) -> Diag {
     // hcl-edit reports a string left open as whatever it expected last
     // ("expected `}`"); name the string instead, where it starts.
-    if let Some(open) = unterminated_string(src).filter(|&o| o <= e.location().offset()) {
+    // (It may point at the block or attribute around the string.)
+    if let Some(open) = unterminated_string(src) {
         return Diag::new(
             "strata::syntax::unterminated_string",
             "Unterminated template string",
