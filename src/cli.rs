@@ -517,6 +517,7 @@ fn validate(
     // see the point it came back to.
     let graph = crate::graph::build(&module, sources)?;
     crate::config::check::check_module(&module, inputs, sources)?;
+    crate::plan::schemas::check(&module, drivers, sources).into_result(())?;
     if let Some((expansion, vars)) = clusters {
         crate::engine::check_portability(&module, &graph, vars, &expansion, drivers)?;
     }

@@ -600,3 +600,42 @@ fn a_saved_plan_applies_from_another_directory() {
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.out.contains("2 added"), "{}", r.out);
 }
+
+#[test]
+fn validate_checks_blocks_against_their_schemas() {
+    let d = scratch("validate-schemas");
+    write(
+        &d,
+        "main.tf",
+        r#"
+resource "aws_vpc" "main" {
+  cidr_blok = "10.0.0.0/16"
+}
+resource "aws_subnet" "a" {
+  cidr_block = "10.0.1.0/24"
+}
+resource "aws_kms_key" "k" {}
+resource "aws_kms_key" "k2" {}
+resource "terraform_data" "t" {
+  input = 1
+  ingress {}
+}
+"#,
+    );
+    let r = strata(&d, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    for says in [
+        "Did you mean \"cidr_block\"?",
+        "The argument \"vpc_id\" is required",
+        "Blocks of type \"ingress\" are not expected here",
+        "./main.tf:9.",
+    ] {
+        assert!(r.err.contains(says), "no {says:?} in {}", r.err);
+    }
+    assert_eq!(
+        r.err.matches("Invalid resource type").count(),
+        1,
+        "one error for the type: {}",
+        r.err
+    );
+}

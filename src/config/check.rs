@@ -144,11 +144,24 @@ fn check_moved(module: &Module, diags: &mut Diags) {
     }
 }
 
+/// A scope of `module` as `validate` sees it: each variable an unknown
+/// of its declared type (sensitive when declared so), resources unknown.
+pub fn static_scope(module: &Module) -> ConfigScope<'_> {
+    let vars = module
+        .variables
+        .iter()
+        .map(|v| {
+            let ty = crate::lang::convert::strip_optional(&v.constraint.ty);
+            (v.name.clone(), Value::Unknown(ty).mark_if(v.sensitive))
+        })
+        .collect();
+    ConfigScope::new(module, vars, module.dir.clone())
+}
+
 fn check(module: &Module, diags: &mut Diags) {
     check_moved(module, diags);
     // Like `terraform validate`, values of variables are not used: each is an
     // unknown of its declared type. Defaults must still fit their type.
-    let mut vars = BTreeMap::new();
     for v in &module.variables {
         if let Some(def) = &v.default {
             let scope = ConfigScope::new(module, BTreeMap::new(), module.dir.clone());
@@ -168,12 +181,10 @@ fn check(module: &Module, diags: &mut Diags) {
                 Err(d) => diags.push(d),
             }
         }
-        let ty = crate::lang::convert::strip_optional(&v.constraint.ty);
-        vars.insert(v.name.clone(), Value::Unknown(ty).mark_if(v.sensitive));
     }
     // One scope for the whole module, so locals are evaluated once and the
     // declared names are indexed once; count/each are set per block.
-    let mut scope = ConfigScope::new(module, vars, module.dir.clone());
+    let mut scope = static_scope(module);
     let eval = |e: &Expr, scope: &ConfigScope, diags: &mut Diags| {
         if let Err(d) = scope.evaluator().eval(e) {
             diags.push(d);

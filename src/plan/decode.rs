@@ -38,7 +38,12 @@ pub fn decode(
             let what = if schema.blocks.contains_key(&a.name) {
                 format!("An argument named {:?} is not expected here. Did you mean to define a block of type {:?}?", a.name, a.name)
             } else {
-                format!("An argument named {:?} is not expected here.", a.name)
+                let names: Vec<&str> = schema.attributes.keys().map(String::as_str).collect();
+                format!(
+                    "An argument named {:?} is not expected here.{}",
+                    a.name,
+                    crate::eval::did_you_mean(&a.name, &names)
+                )
             };
             diags.push(err(
                 "strata::config::unsupported_argument",
@@ -97,7 +102,13 @@ pub fn decode(
             diags.push(err(
                 "strata::config::unsupported_block",
                 "Unsupported block type",
-                format!("Blocks of type {kind:?} are not expected here."),
+                format!(
+                    "Blocks of type {kind:?} are not expected here.{}",
+                    crate::eval::did_you_mean(
+                        kind,
+                        &schema.blocks.keys().map(String::as_str).collect::<Vec<_>>()
+                    )
+                ),
                 kind_span,
             ));
             continue;

@@ -14,6 +14,7 @@ pub mod moved;
 pub mod planner;
 pub mod providers;
 pub mod refresh;
+pub mod schemas;
 pub mod walk;
 
 use crate::lang::value::Value;

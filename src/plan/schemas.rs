@@ -1,0 +1,88 @@
+//! `validate`'s schema check: every `resource`, `data` and `provider` block
+//! of every module decoded against its driver's schema, offline, as
+//! `terraform validate` does, so a misspelled or missing argument is found
+//! before anything is planned. Values are what `validate` knows of them
+//! (variables and resources unknown); no driver is called.
+
+use super::decode::decode;
+use crate::builtin::Drivers;
+use crate::config::check::static_scope;
+use crate::config::{Mode, Module};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::lang::types::Type;
+use crate::lang::value::Value;
+use std::collections::BTreeMap;
+
+/// Problems of every module's blocks against their schemas; a type no
+/// driver serves is reported once, with every place it is used.
+pub fn check(root: &Module, drivers: &Drivers, sources: &Sources) -> Diags {
+    let mut diags = Diags::default();
+    let mut unserved: BTreeMap<(bool, String), Vec<Span>> = BTreeMap::new();
+    module(root, drivers, &mut unserved, &mut diags);
+    for ((data, type_name), places) in unserved {
+        let what = if data { "data source" } else { "resource type" };
+        let elsewhere: Vec<String> = places[1..]
+            .iter()
+            .map(|s| {
+                let (line, _) = sources.line_col(s.file, s.start);
+                format!("{}:{line}", sources.name(s.file))
+            })
+            .collect();
+        let also = match elsewhere.len() {
+            0 => String::new(),
+            _ => format!(" It is also used at {}.", elsewhere.join(", ")),
+        };
+        diags.push(
+            Diag::new(
+                "strata::validate::unserved_type",
+                format!("Invalid {what}"),
+                format!("No driver of this strata build provides the {what} {type_name:?}.{also}"),
+            )
+            .at(places[0]),
+        );
+    }
+    diags
+}
+
+fn module(
+    m: &Module,
+    drivers: &Drivers,
+    unserved: &mut BTreeMap<(bool, String), Vec<Span>>,
+    diags: &mut Diags,
+) {
+    let mut scope = static_scope(m);
+    for r in &m.resources {
+        let data = r.mode == Mode::Data;
+        let found = if data {
+            drivers.data(&r.type_name)
+        } else {
+            drivers.resource(&r.type_name)
+        };
+        let Some((_, schema)) = found else {
+            unserved
+                .entry((data, r.type_name.clone()))
+                .or_default()
+                .push(r.span);
+            continue;
+        };
+        scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
+        scope.each = r
+            .for_each
+            .as_ref()
+            .map(|_| (Value::Unknown(Type::String), Value::unknown()));
+        let mut ev = scope.evaluator();
+        decode(&r.body, schema, &mut ev, r.span, diags);
+    }
+    scope.count_index = None;
+    scope.each = None;
+    for p in &m.providers {
+        if let Some(driver) = drivers.named(&p.name) {
+            let schema = driver.provider_schema();
+            let mut ev = scope.evaluator();
+            decode(&p.body, &schema, &mut ev, p.span, diags);
+        }
+    }
+    for c in &m.module_calls {
+        module(&c.module, drivers, unserved, diags);
+    }
+}
