@@ -164,7 +164,10 @@ impl<'a> ConfigScope<'a> {
                     (self.evaluator().eval(&a.expr)?, a.expr.span),
                 );
             }
-            let vars = super::variables::resolve_inputs(&call.module, &inputs, name)?;
+            let (vars, errors) = super::variables::resolve_inputs(&call.module, &inputs, name);
+            if let Some(d) = errors.into_iter().next() {
+                return Err(d);
+            }
             let child = ConfigScope::new(&call.module, vars, self.root_dir.clone());
             let mut outputs = Attrs::new();
             for o in &call.module.outputs {

@@ -298,26 +298,40 @@ pub fn resolve(
 /// A child module's variables from the call's input values (already
 /// evaluated in the caller): defaults, type constraints and validations
 /// apply exactly as for a root module.
+/// Every variable gets a value: one that is refused is an unknown of its
+/// type, so the module's other references to it still resolve and only
+/// the refusal is reported.
 pub fn resolve_inputs(
     module: &Module,
     inputs: &BTreeMap<String, (Value, Span)>,
     call_name: &str,
-) -> Result<BTreeMap<String, Value>, Diag> {
+) -> (BTreeMap<String, Value>, Vec<Diag>) {
     let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    let unknown =
+        |decl: &Variable| Value::Unknown(crate::lang::convert::strip_optional(&decl.constraint.ty));
     for decl in &module.variables {
         let raw = inputs.get(&decl.name).map(|(v, span)| Raw {
             value: v.clone(),
             span: Some(*span),
             origin: format!("module {call_name:?}"),
         });
-        out.insert(decl.name.clone(), admit(decl, raw)?);
+        let v = admit(decl, raw).unwrap_or_else(|d| {
+            errors.push(d);
+            unknown(decl)
+        });
+        out.insert(decl.name.clone(), v);
     }
     for decl in &module.variables {
-        if let Some(v) = out.get(&decl.name) {
-            validate(decl, v, &out, &module.dir)?;
+        let refused = out
+            .get(&decl.name)
+            .and_then(|v| validate(decl, v, &out, &module.dir).err());
+        if let Some(d) = refused {
+            errors.push(d);
+            out.insert(decl.name.clone(), unknown(decl));
         }
     }
-    Ok(out)
+    (out, errors)
 }
 
 fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {

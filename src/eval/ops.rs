@@ -265,17 +265,21 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
                 BinaryOp::Add => arith(a.add(&b))?,
                 BinaryOp::Sub => arith(a.sub(&b))?,
                 BinaryOp::Mul => arith(a.mul(&b))?,
-                BinaryOp::Div => {
-                    if b.is_zero() {
+                // As in Terraform: x / 0 is ±Inf, 0 / 0 an error.
+                BinaryOp::Div => match a.div(&b) {
+                    Err(
+                        e @ (crate::lang::number::ArithError::ZeroDivZero
+                        | crate::lang::number::ArithError::InfDivInf),
+                    ) => {
                         return Err(diag(
                             "strata::eval::arithmetic",
                             "Operation failed",
-                            "Error during operation: divide by zero.",
+                            format!("Error during operation: {e}."),
                             span,
-                        ));
+                        ))
                     }
-                    arith(a.div(&b))?
-                }
+                    r => arith(r)?,
+                },
                 BinaryOp::Mod => arith(a.rem(&b))?,
                 BinaryOp::Lt => Value::Bool(a.compare(&b) == Less),
                 BinaryOp::LtEq => Value::Bool(a.compare(&b) != Greater),

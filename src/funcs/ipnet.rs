@@ -74,10 +74,15 @@ fn mask(len: u32, bits: u32) -> u128 {
 }
 
 fn subnet(net: Net, newbits: i64, netnum: i64) -> Result<Net, FnError> {
-    if newbits < 0 {
-        return Err(FnError::arg(1, "must extend prefix by at least one bit"));
-    }
+    // Negative newbits shorten the prefix, as Terraform (go-cidr) does;
+    // below zero bits Terraform answers "<nil>", strata an error.
     let new_len = net.len as i64 + newbits;
+    if new_len < 0 {
+        return Err(FnError::call(format!(
+            "cannot shorten a prefix of {} by {} bits",
+            net.len, -newbits
+        )));
+    }
     if new_len > net.bits as i64 {
         return Err(FnError::call(format!(
             "insufficient address space to extend prefix of {} by {}",
@@ -87,7 +92,9 @@ fn subnet(net: Net, newbits: i64, netnum: i64) -> Result<Net, FnError> {
     // go-cidr checks the magnitude of netnum and ORs it into the address as
     // a signed big integer, whose absolute value becomes the address; a
     // negative netnum therefore gives what Terraform gives, odd as it is.
-    let max = if newbits >= 64 {
+    // go-cidr computes the largest netnum in unsigned 64-bit arithmetic,
+    // where a negative newbits allows every number.
+    let max = if !(0..64).contains(&newbits) {
         u64::MAX as u128
     } else {
         (1u128 << newbits) - 1

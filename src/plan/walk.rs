@@ -420,21 +420,22 @@ impl<'a> Walk<'a> {
             let child = child_prefix(prefix, &c.name, ctx.key.as_ref());
             let mut inputs = BTreeMap::new();
             for a in &c.inputs {
-                match self.eval(node, prefix, Some(&ctx), &a.expr) {
-                    Ok(v) => {
-                        inputs.insert(a.name.clone(), (v, a.expr.span));
-                    }
-                    Err(d) => diags.push(d),
-                }
+                // An input that fails is reported once, and is unknown
+                // inside, not missing.
+                let v = self
+                    .eval(node, prefix, Some(&ctx), &a.expr)
+                    .unwrap_or_else(|d| {
+                        diags.push(d);
+                        Value::unknown()
+                    });
+                inputs.insert(a.name.clone(), (v, a.expr.span));
             }
-            match crate::config::variables::resolve_inputs(&c.module, &inputs, &c.name) {
-                Ok(vars) => {
-                    for (k, v) in vars {
-                        self.set(&child, &format!("var.{k}"), v);
-                    }
-                }
-                Err(d) => diags.push(d),
+            let (vars, errors) =
+                crate::config::variables::resolve_inputs(&c.module, &inputs, &c.name);
+            for (k, v) in vars {
+                self.set(&child, &format!("var.{k}"), v);
             }
+            errors.into_iter().for_each(|d| diags.push(d));
             self.instances
                 .borrow_mut()
                 .entry(static_child.clone())

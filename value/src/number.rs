@@ -637,8 +637,10 @@ impl fmt::Display for ArithError {
         f.write_str(match self {
             ArithError::InfMinusInf => "can't subtract infinity from itself",
             ArithError::ZeroTimesInf => "can't multiply zero by infinity",
-            ArithError::InfDivInf => "can't divide infinity by itself",
-            ArithError::ZeroDivZero => "can't divide zero by zero",
+            // Go's big.Float says the same of both.
+            ArithError::InfDivInf | ArithError::ZeroDivZero => {
+                "can't divide zero by zero or infinity by infinity"
+            }
         })
     }
 }
