@@ -95,7 +95,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "chunklist",
-        vec![p("list", Type::list(any())), p("size", Type::Number)],
+        vec![
+            p("list", Type::list(any())).unknown_elements_ok(),
+            p("size", Type::Number),
+        ],
         Type::list(Type::list(any())),
         |_, a| {
             let size = int_arg(a, 1)?;
@@ -140,7 +143,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "coalescelist",
         vec![],
-        p("vals", any()).nullable(),
+        p("vals", any()).nullable().unknown_elements_ok(),
         any(),
         |_, a| {
             for (i, v) in a.iter().enumerate() {
@@ -173,7 +176,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "concat",
         vec![],
-        p("seqs", any()),
+        p("seqs", any()).unknown_elements_ok(),
         any(),
         |_, a| {
             if a.is_empty() {
@@ -244,7 +247,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "element",
-        vec![p("list", any()), p("index", Type::Number)],
+        vec![
+            p("list", any()).unknown_elements_ok(),
+            p("index", Type::Number),
+        ],
         any(),
         |_, a| {
             let items = list_or_tuple(&a[0], 0)
@@ -265,11 +271,20 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             Ok(items[(i as usize) % items.len()].clone())
         },
     ));
-    defs.push(def("flatten", vec![p("list", any())], any(), |_, a| {
-        let mut out = Vec::new();
-        flatten_into(&a[0], &mut out)?;
-        Ok(Value::Tuple(out))
-    }));
+    defs.push(def(
+        "flatten",
+        vec![p("list", any()).unknown_elements_ok()],
+        any(),
+        |_, a| {
+            // An unknown list inside makes the length unknown.
+            if hides_a_sequence(&a[0]) {
+                return Ok(Value::unknown());
+            }
+            let mut out = Vec::new();
+            flatten_into(&a[0], &mut out)?;
+            Ok(Value::Tuple(out))
+        },
+    ));
     defs.push(def(
         "index",
         vec![p("list", any()), p("value", any())],
@@ -285,22 +300,27 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             Err(FnError::call("item not found"))
         },
     ));
-    defs.push(def("keys", vec![p("inputMap", any())], any(), |_, a| {
-        let keys: Vec<Value> = match a[0].unmarked() {
-            Value::Map(_, m) => {
-                return Ok(Value::List(
-                    Type::String,
-                    m.keys().map(|k| Value::String(k.clone())).collect(),
-                ))
-            }
-            Value::Object(m) => m.keys().map(|k| Value::String(k.clone())).collect(),
-            _ => return Err(FnError::arg(0, "must have map or object type")),
-        };
-        Ok(Value::Tuple(keys))
-    }));
+    defs.push(def(
+        "keys",
+        vec![p("inputMap", any()).unknown_elements_ok()],
+        any(),
+        |_, a| {
+            let keys: Vec<Value> = match a[0].unmarked() {
+                Value::Map(_, m) => {
+                    return Ok(Value::List(
+                        Type::String,
+                        m.keys().map(|k| Value::String(k.clone())).collect(),
+                    ))
+                }
+                Value::Object(m) => m.keys().map(|k| Value::String(k.clone())).collect(),
+                _ => return Err(FnError::arg(0, "must have map or object type")),
+            };
+            Ok(Value::Tuple(keys))
+        },
+    ));
     defs.push(def(
         "values",
-        vec![p("mapping", any())],
+        vec![p("mapping", any()).unknown_elements_ok()],
         any(),
         |_, a| match a[0].unmarked() {
             Value::Map(t, m) => Ok(Value::List(t.clone(), m.values().cloned().collect())),
@@ -363,7 +383,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "merge",
         vec![],
-        p("maps", any()).nullable(),
+        p("maps", any()).nullable().unknown_elements_ok(),
         any(),
         |_, a| {
             let mut out = Attrs::new();
@@ -415,18 +435,23 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Type::list(Type::Number),
         |_, a| range(a),
     ));
-    defs.push(def("reverse", vec![p("list", any())], any(), |_, a| {
-        let items = seq(&a[0], 0)?;
-        let rev: Vec<Value> = items.iter().rev().cloned().collect();
-        Ok(match a[0].unmarked() {
-            Value::Set(t, _) => Value::List(t.clone(), rev),
-            _ => same_kind(&a[0], rev),
-        })
-    }));
+    defs.push(def(
+        "reverse",
+        vec![p("list", any()).unknown_elements_ok()],
+        any(),
+        |_, a| {
+            let items = seq(&a[0], 0)?;
+            let rev: Vec<Value> = items.iter().rev().cloned().collect();
+            Ok(match a[0].unmarked() {
+                Value::Set(t, _) => Value::List(t.clone(), rev),
+                _ => same_kind(&a[0], rev),
+            })
+        },
+    ));
     defs.push(def(
         "slice",
         vec![
-            p("list", any()),
+            p("list", any()).unknown_elements_ok(),
             p("start_index", Type::Number),
             p("end_index", Type::Number),
         ],
@@ -500,7 +525,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "zipmap",
-        vec![p("keys", Type::list(Type::String)), p("values", any())],
+        vec![
+            p("keys", Type::list(Type::String)),
+            p("values", any()).unknown_elements_ok(),
+        ],
         any(),
         |_, a| {
             let keys = a[0].elements().unwrap_or(&[]);
@@ -647,6 +675,25 @@ fn set_op(a: &[Value], f: impl Fn(&[Vec<Value>]) -> Vec<Value>) -> Result<Value,
         .collect::<Result<_, _>>()
         .map_err(|e| FnError::call(e.message))?;
     Ok(Value::new_set(et, vals))
+}
+
+/// Whether flattening `v` would meet an unknown value that may be a
+/// sequence (so how many elements it adds is not known).
+fn hides_a_sequence(v: &Value) -> bool {
+    match v.unmarked() {
+        Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            vs.iter().any(|x| match x.unmarked() {
+                Value::Unknown(t) => {
+                    matches!(
+                        t,
+                        Type::List(_) | Type::Set(_) | Type::Tuple(_) | Type::Dynamic
+                    )
+                }
+                _ => hides_a_sequence(x),
+            })
+        }
+        _ => false,
+    }
 }
 
 fn flatten_into(v: &Value, out: &mut Vec<Value>) -> Result<(), FnError> {

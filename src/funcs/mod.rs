@@ -38,6 +38,9 @@ pub struct Param {
     pub ty: Type,
     pub allow_null: bool,
     pub allow_unknown: bool,
+    /// Unknown elements are passed through (the collection itself must
+    /// be known): the result keeps what is known of keys and lengths.
+    pub allow_unknown_elements: bool,
     pub allow_marked: bool,
 }
 
@@ -48,6 +51,7 @@ impl Param {
             ty,
             allow_null: false,
             allow_unknown: false,
+            allow_unknown_elements: false,
             allow_marked: false,
         }
     }
@@ -57,6 +61,10 @@ impl Param {
     }
     pub fn unknown_ok(mut self) -> Param {
         self.allow_unknown = true;
+        self
+    }
+    pub fn unknown_elements_ok(mut self) -> Param {
+        self.allow_unknown_elements = true;
         self
     }
     pub fn marked_ok(mut self) -> Param {
@@ -249,7 +257,12 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
             return Err(FnError::arg(i, "argument must not be null"));
         }
         let v = convert(&arg, &p.ty).map_err(|e| redact(FnError::arg(i, e.message), &secrets))?;
-        if !p.allow_unknown && !v.is_wholly_known() {
+        let known_enough = if p.allow_unknown_elements {
+            shallow_known(&v)
+        } else {
+            v.is_wholly_known()
+        };
+        if !p.allow_unknown && !known_enough {
             unknown = true;
         }
         converted.push(v);
@@ -262,6 +275,16 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
         return Err(FnError::call(why));
     }
     Ok(out.mark_if(marked))
+}
+
+/// Whether a collection is known enough to work on element by element:
+/// itself known, and, for a set, every element (an unknown element of a
+/// set may equal another, so not even its length is known).
+fn shallow_known(v: &Value) -> bool {
+    match v.unmarked() {
+        Value::Set(_, vs) => vs.iter().all(Value::is_wholly_known),
+        other => other.is_known(),
+    }
 }
 
 /// The text of every sensitive leaf in `v`, as an error message could
