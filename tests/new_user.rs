@@ -639,3 +639,42 @@ resource "terraform_data" "t" {
         r.err
     );
 }
+
+/// One console expression's JSON line.
+fn console_line(expr: &str) -> String {
+    use std::io::Write;
+    let d = std::env::temp_dir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["console", "--json"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("console");
+    writeln!(child.stdin.take().expect("stdin"), "{expr}").expect("write");
+    let out = child.wait_with_output().expect("wait");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn logical_operators_drop_the_side_that_cannot_matter() {
+    for (expr, want) in [
+        // Terraform 1.12's rule: the guard pattern of optional inputs.
+        (
+            "null == null || contains([\"a\"], null)",
+            r#"{"value":true,"type":"bool"}"#,
+        ),
+        ("true || [1][5]", r#"{"value":true,"type":"bool"}"#),
+        (
+            "false && tonumber(\"x\")",
+            r#"{"value":false,"type":"bool"}"#,
+        ),
+        // 1.11's results everywhere else.
+        ("false || [1][5]", "Invalid index"),
+        ("true || null", "error"),
+        ("true && false", r#"{"value":false,"type":"bool"}"#),
+    ] {
+        let got = console_line(expr);
+        assert!(got.contains(want), "{expr}: {got}");
+    }
+}

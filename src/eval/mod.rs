@@ -167,7 +167,11 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Binary(op, l, r) => {
                 let lv = self.eval(l)?;
-                // && and || skip the right side when the left decides the result.
+                // Terraform 1.12's rule (hashicorp/hcl#713): when the left
+                // side of && or || decides the result, an error evaluating
+                // the right side is dropped, as a conditional drops its
+                // other branch's. A right side that evaluates must still
+                // be a boolean, as in 1.11.
                 if let (
                     crate::syntax::ast::BinaryOp::And | crate::syntax::ast::BinaryOp::Or,
                     Some(b),
@@ -175,9 +179,14 @@ impl<'a> Evaluator<'a> {
                 {
                     let is_and = matches!(op, crate::syntax::ast::BinaryOp::And);
                     if b != is_and {
-                        let rv = self.eval(r)?;
-                        ops::check_logical_operand(&rv, r.span, false)?;
-                        return Ok(Value::Bool(b).mark_if(lv.is_sensitive() || rv.is_sensitive()));
+                        let marked = match self.eval(r) {
+                            Ok(rv) => {
+                                ops::check_logical_operand(&rv, r.span, false)?;
+                                rv.is_sensitive()
+                            }
+                            Err(_) => false,
+                        };
+                        return Ok(Value::Bool(b).mark_if(lv.is_sensitive() || marked));
                     }
                 }
                 let rv = self.eval(r)?;
