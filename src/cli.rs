@@ -280,6 +280,7 @@ fn install_report_hook() {
         Box::new(
             miette::MietteHandlerOpts::new()
                 .terminal_links(false)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation)
                 .color(color)
                 .unicode(true)
                 .width(100)

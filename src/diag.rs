@@ -223,7 +223,8 @@ impl Diag {
     pub fn render_plain(&self, sources: &Sources) -> String {
         let handler =
             miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-                .with_width(100);
+                .with_width(100)
+                .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
         let mut out = String::new();
         let report = self.report(sources);
         if handler.render_report(&mut out, &report).is_err() {

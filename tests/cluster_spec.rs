@@ -387,7 +387,7 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;
-    let cases: [(&str, Edit, &str); 6] = [
+    let cases: [(&str, Edit, &str); 13] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -432,6 +432,46 @@ fn spec_mistakes_are_errors_at_their_place() {
                 )
             },
             "capacity is \"reserved\"; it must be one of on_demand, spot",
+        ),
+        (
+            "min-negative",
+            &|t| t.replace("min_nodes     = 0", "min_nodes     = -3"),
+            "min_nodes is -3; it must be a whole number of at least 0",
+        ),
+        (
+            "min-above-max",
+            &|t| t.replace("min_nodes     = 0", "min_nodes     = 9"),
+            "max_nodes is 4, below min_nodes (9)",
+        ),
+        (
+            "mig",
+            &|t| t.replace("mig_strategy   = \"single\"", "mig_strategy   = \"singel\""),
+            "mig_strategy is \"singel\"; the GPU Operator accepts none, single, mixed",
+        ),
+        (
+            "clouds-twice",
+            &|t| {
+                t.replace(
+                    "default = [\"aws\", \"gcp\", \"azure\"]",
+                    "default = [\"aws\", \"aws\"]",
+                )
+            },
+            "\"aws\" is listed twice in `clouds`",
+        ),
+        (
+            "name",
+            &|t| t.replace("cluster \"train\" {", "cluster \"Train_1\" {"),
+            "\"Train_1\" cannot name a cluster on every cloud",
+        ),
+        (
+            "cidr",
+            &|t| t.replace("cidr = \"10.40.0.0/16\"", "cidr = \"10.40.0.0/33\""),
+            "cidr is \"10.40.0.0/33\"; it must be an IPv4 range from /8 to /24",
+        ),
+        (
+            "region-place",
+            &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
+            "eu-west-3 has no H100 × 8",
         ),
     ];
     for (tag, edit, want) in cases {

@@ -173,6 +173,11 @@ fn active_clouds(
             continue;
         }
         if out.iter().any(|(n, _)| n == name) {
+            diags.push(diag(
+                "Duplicate cloud",
+                format!("{name:?} is listed twice in `clouds`; each cloud runs the cluster once."),
+                a.expr.span,
+            ));
             continue;
         }
         out.push((name.to_string(), a.expr.span));
@@ -404,6 +409,14 @@ fn cluster<'c>(
     diags: &mut Diags,
 ) -> Option<Expansions> {
     let name = match b.labels.as_slice() {
+        [(n, span)] if !valid_cluster_name(n) => {
+            diags.push(diag(
+                "Invalid cluster name",
+                format!("{n:?} cannot name a cluster on every cloud: a name is 1 to 40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (GKE's rule, the strictest of the clouds)."),
+                *span,
+            ));
+            return None;
+        }
         [(n, _)] => n.clone(),
         _ => {
             diags.push(diag(
@@ -424,6 +437,7 @@ fn cluster<'c>(
     let allow_divergence = divergence(b, diags);
     let network = single(&b.body, "network", diags);
     let gpu_operator = single(&b.body, "gpu_operator", diags);
+    part_rules(network, gpu_operator, scope, diags);
     if gpu_operator.is_none() {
         diags.push(diag(
             "Missing gpu_operator block",
@@ -594,7 +608,101 @@ fn divergence(b: &Block, diags: &mut Diags) -> BTreeSet<String> {
 }
 
 /// What a pool's fields may be, checked where they are written.
+/// Whether `n` can name the cluster on every cloud.
+fn valid_cluster_name(n: &str) -> bool {
+    let b = n.as_bytes();
+    (1..=40).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b[b.len() - 1] != b'-'
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+/// A field's value, when it is set and known before planning.
+fn field<'b>(body: &'b Body, name: &str, scope: &ConfigScope) -> Option<(&'b Attribute, Value)> {
+    let a = body.attr(name)?;
+    let v = scope.evaluator().eval(&a.expr).ok()?;
+    let v = v.unmark_deep().0;
+    v.is_wholly_known().then_some((a, v))
+}
+
+/// `network` and `gpu_operator` fields that every cloud's module relies
+/// on, checked where the spec writes them.
+fn part_rules(
+    network: Option<&Body>,
+    operator: Option<&Body>,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) {
+    if let Some((a, v)) = network.and_then(|n| field(n, "cidr", scope)) {
+        let prefix = v
+            .as_str()
+            .and_then(|s| s.parse::<ipnet::Ipv4Net>().ok())
+            .map(|n| n.prefix_len());
+        if !prefix.is_some_and(|p| (8..=24).contains(&p)) {
+            diags.push(diag(
+                "Invalid network cidr",
+                format!("cidr is {}; it must be an IPv4 range from /8 to /24, such as \"10.40.0.0/16\": the modules cut three zones' public and private subnets out of it.", crate::lang::display::show(&v)),
+                a.expr.span,
+            ));
+        }
+    }
+    const MIG: &[&str] = &["none", "single", "mixed"];
+    if let Some((a, v)) = operator.and_then(|o| field(o, "mig_strategy", scope)) {
+        if !v.as_str().is_some_and(|s| MIG.contains(&s)) {
+            diags.push(diag(
+                "Invalid mig_strategy",
+                format!(
+                    "mig_strategy is {}; the GPU Operator accepts {}.",
+                    crate::lang::display::show(&v),
+                    MIG.join(", ")
+                ),
+                a.expr.span,
+            ));
+        }
+    }
+}
+
+/// A node pool's sizes: whole numbers, at least 0 nodes and at most as
+/// many as its maximum, at least one GPU per node.
+fn size_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
+    let whole = |name: &str, least: i64, diags: &mut Diags| -> Option<(i64, Span)> {
+        let (a, v) = field(&p.body, name, scope)?;
+        match v
+            .as_number()
+            .filter(|n| n.is_integer())
+            .and_then(|n| n.to_i64())
+        {
+            Some(n) if n >= least => Some((n, a.expr.span)),
+            _ => {
+                diags.push(diag(
+                    &format!("Invalid {name}"),
+                    format!(
+                        "{name} is {}; it must be a whole number of at least {least}.",
+                        crate::lang::display::show(&v)
+                    ),
+                    a.expr.span,
+                ));
+                None
+            }
+        }
+    };
+    whole("gpus_per_node", 1, diags);
+    let min = whole("min_nodes", 0, diags);
+    let max = whole("max_nodes", 1, diags);
+    if let (Some((lo, _)), Some((hi, span))) = (min, max) {
+        if lo > hi {
+            diags.push(diag(
+                "Invalid node pool size",
+                format!("max_nodes is {hi}, below min_nodes ({lo}): a pool cannot hold fewer nodes than its minimum."),
+                span,
+            ));
+        }
+    }
+}
+
 fn pool_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
+    size_rules(p, scope, diags);
     let one_of = |name: &str, options: &[&str], diags: &mut Diags| {
         let Some(a) = p.body.attr(name) else { return };
         if let Ok(v) = scope.evaluator().eval(&a.expr) {
@@ -643,6 +751,7 @@ fn cloud_call<'c>(
     let mut overrides = BTreeMap::new();
     let cloud_network = single(&block.body, "network", diags);
     let cloud_operator = single(&block.body, "gpu_operator", diags);
+    part_rules(cloud_network, cloud_operator, scope, diags);
     let module_source = block.body.attr("module").and_then(|a| match &a.expr.kind {
         ExprKind::Literal(v) => v.as_str().map(|s| (s.to_string(), a.expr.span)),
         _ => {
@@ -745,9 +854,9 @@ fn cloud_call<'c>(
     }
     let region = kind
         .region
-        .and_then(|r| block.body.attr(r).map(|a| (r, a)))
-        .and_then(|(_, a)| known(scope, a, diags))
-        .and_then(|v| v.as_str().map(str::to_string));
+        .and_then(|r| block.body.attr(r))
+        .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
+        .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
     let mut pool_items = Vec::new();
     for (pname, pblock) in parts.pools {
         let over = cloud_pools
@@ -775,7 +884,7 @@ fn cloud_call<'c>(
             if let Some(t) = instance_type(
                 kind,
                 &attrs,
-                region.as_deref(),
+                region.as_ref().map(|(r, span)| (r.as_str(), *span)),
                 pblock,
                 scope,
                 catalog,
@@ -962,7 +1071,7 @@ fn reach(call: &str, span: Span) -> Body {
 fn instance_type<'c>(
     kind: &CloudKind,
     attrs: &[&Attribute],
-    region: Option<&str>,
+    region: Option<(&str, Span)>,
     pool: &Block,
     scope: &ConfigScope,
     catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
@@ -970,7 +1079,7 @@ fn instance_type<'c>(
 ) -> Option<String> {
     kind.region?;
     let cat = catalog(kind.provider.0)?;
-    let region = region?;
+    let (region, region_span) = region?;
     let field = |n: &str| attrs.iter().find(|a| a.name == n).copied();
     let Some(gpu_attr) = field("gpu") else {
         diags.push(diag(
@@ -999,6 +1108,14 @@ fn instance_type<'c>(
     match cat.pick(gpu, count, region) {
         Ok(offer) => Some(offer.instance_type.clone()),
         Err(e) => {
+            // A shape offered elsewhere is the region's fault; one offered
+            // nowhere, the pool's.
+            let (span, label) = match &e {
+                strata_provider::catalog::NotOffered::Region { .. } => {
+                    (region_span, format!("{region} has no {gpu} × {count}"))
+                }
+                _ => (gpu_attr.expr.span, format!("{gpu} × {count} here")),
+            };
             diags.push(
                 diag(
                     "GPU not offered",
@@ -1012,9 +1129,9 @@ fn instance_type<'c>(
                         cat.taken,
                         cat.source.split(',').next().unwrap_or_default()
                     ),
-                    gpu_attr.expr.span,
+                    span,
                 )
-                .labelled(format!("{gpu} × {count} here")),
+                .labelled(label),
             );
             None
         }
