@@ -526,6 +526,10 @@ pub fn apply(
     let from_file = saved.is_some();
     let p = match &saved {
         Some(s) => {
+            // Evaluated as when it was planned.
+            if !s.plan.timestamp.is_empty() {
+                crate::funcs::set_plan_timestamp(&s.plan.timestamp);
+            }
             if !opts.inputs.is_empty() {
                 return Err(Diags::from(Diag::new(
                     "strata::apply::vars",

@@ -678,3 +678,28 @@ fn logical_operators_drop_the_side_that_cannot_matter() {
         assert!(got.contains(want), "{expr}: {got}");
     }
 }
+
+#[test]
+fn plantimestamp_is_the_plans_time_when_a_saved_plan_is_applied() {
+    let d = scratch("plantimestamp");
+    write(
+        &d,
+        "main.tf",
+        "resource \"terraform_data\" \"t\" {\n  input = plantimestamp()\n}\noutput \"t\" { value = terraform_data.t.output }\n",
+    );
+    let r = strata(&d, &["plan", "--out", "tfplan"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let saved = std::fs::read_to_string(d.join("tfplan")).expect("plan file");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let r = strata(&d, &["apply", "tfplan"]);
+    assert_eq!(r.code, 0, "the plan's time, not the apply's: {}", r.all());
+    let out = strata(&d, &["output", "--json"]);
+    let time = serde_json::from_str::<serde_json::Value>(&out.out).expect("json")["t"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        time.ends_with('Z') && saved.contains(&time),
+        "{time} is not the plan's time"
+    );
+}

@@ -14,6 +14,8 @@ pub(crate) mod hash;
 mod ipnet;
 mod numeric;
 mod string;
+mod terraform;
+pub use terraform::{plan_timestamp, set_plan_timestamp};
 mod typeconv;
 mod yaml;
 
@@ -162,6 +164,7 @@ fn table() -> &'static HashMap<&'static str, FuncDef> {
         hash::register(&mut defs);
         ipnet::register(&mut defs);
         typeconv::register(&mut defs);
+        terraform::register(&mut defs);
         defs.into_iter().map(|d| (d.name, d)).collect()
     })
 }

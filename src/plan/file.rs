@@ -161,6 +161,7 @@ pub fn encode(s: &Saved) -> String {
         "lineage": p.lineage,
         "serial": p.serial,
         "destroy": p.destroy,
+        "timestamp": p.timestamp,
         "config_dir": s.config_dir,
         "files": s.files,
         "configuration": p.configuration,
@@ -240,6 +241,11 @@ pub fn decode(text: &str) -> Result<Saved, String> {
             variables: vars,
             configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
             warnings: Vec::new(),
+            timestamp: j
+                .get("timestamp")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
         },
         config_dir: j
             .get("config_dir")

@@ -210,6 +210,9 @@ pub struct Plan {
     pub configuration: serde_json::Value,
     /// Failed `check` assertions: shown, never saved in a plan file.
     pub warnings: Vec<crate::diag::Diag>,
+    /// When the plan was made (RFC 3339): `plantimestamp()`, and the
+    /// plan JSON's `timestamp`.
+    pub timestamp: String,
 }
 
 /// Counts for the summary line.

@@ -191,6 +191,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         variables: req.vars.clone(),
         configuration: crate::config::json::configuration(req.root),
         warnings,
+        timestamp: crate::funcs::plan_timestamp().to_string(),
     })
 }
 

@@ -278,9 +278,7 @@ pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
             .collect()
     };
     let (planned, prior) = (values(true), values(false));
-    let timestamp = time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
+    let timestamp = &p.timestamp;
     let mut out = Map::new();
     out.insert("format_version".into(), json!("1.2"));
     out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));

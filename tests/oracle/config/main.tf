@@ -131,3 +131,10 @@ EOT
   overridden_local = "from main.tf"
   counts  = { for p in var.pools : p.gpu => p.count }
 }
+
+# The built-in provider's functions (provider::terraform::…) need it named.
+terraform {
+  required_providers {
+    terraform = { source = "terraform.io/builtin/terraform" }
+  }
+}
