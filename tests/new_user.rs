@@ -703,3 +703,175 @@ fn plantimestamp_is_the_plans_time_when_a_saved_plan_is_applied() {
         "{time} is not the plan's time"
     );
 }
+
+/// A small deterministic generator: the seed is printed, and
+/// `STRATA_RANDOM_SEED` replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+/// A random small configuration: sizes from the ordinary to the absurd,
+/// runaway locals, conditions, and sometimes nothing at all.
+fn random_config(rng: &mut Rng) -> Option<String> {
+    if rng.next() % 5 == 0 {
+        return None;
+    }
+    let count = *rng.pick(&["0", "2", "-1", "1e12", "\"x\"", "2.5", "length(local.grow)"]);
+    let for_each = *rng.pick(&[
+        "toset([\"a\", \"b\"])",
+        "{ a = 1 }",
+        "null",
+        "toset([for i in range(1000) : tostring(i)])",
+        "merge({ a = terraform_data.n[0].id }, { b = 1 })",
+    ]);
+    // Small lists, or a runaway the limits stop (2^30, 2^44); not the
+    // legal but slow 2^19 instances in between.
+    let depth = *rng.pick(&[0, 1, 2, 3, 5, 8, 10, 30, 44]);
+    let grow: String = (1..=depth)
+        .map(|i| format!("  g{i} = concat(local.g{}, local.g{})\n", i - 1, i - 1))
+        .collect();
+    let width = *rng.pick(&["10", "100000", "20000000000"]);
+    let condition = *rng.pick(&["true", "false", "var.n > 1", "self.input != null"]);
+    Some(format!(
+        "variable \"n\" {{\n  default = 2\n}}\nlocals {{\n  g0 = [1]\n{grow}  grow = local.g{depth}\n}}\n\
+         resource \"terraform_data\" \"n\" {{\n  count = {count}\n  input = format(\"%{width}d\", 1)\n}}\n\
+         resource \"terraform_data\" \"e\" {{\n  for_each = {for_each}\n  input = each.key\n  lifecycle {{\n    postcondition {{\n      condition     = {condition}\n      error_message = \"no\"\n    }}\n  }}\n}}\n"
+    ))
+}
+
+/// The state as it may be found: written by the last run, or damaged.
+fn random_state(rng: &mut Rng, current: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(current).into_owned();
+    match rng.next() % 6 {
+        0 => text
+            .replacen(
+                "\"serial\": ",
+                "\"serial\": 18446744073709551615, \"x\": ",
+                1,
+            )
+            .into_bytes(),
+        1 => text
+            .get(..text.len() / 2)
+            .unwrap_or_default()
+            .as_bytes()
+            .to_vec(),
+        2 => {
+            let mut b = current.to_vec();
+            if let Some(at) = b.iter().position(|&c| c == b'"') {
+                b.insert(at + 1, 0xff);
+            }
+            b
+        }
+        _ => current.to_vec(),
+    }
+}
+
+#[test]
+fn random_small_configurations_never_abort_nor_lose_state() {
+    let seed = std::env::var("STRATA_RANDOM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64 * 0x9e37_79b9 + 1);
+    eprintln!("seed {seed} (STRATA_RANDOM_SEED={seed} replays this run)");
+    let mut rng = Rng(seed | 1);
+    let d = scratch("random");
+    write(&d, "main.tf", TWO);
+    assert_eq!(strata(&d, &["apply", "--auto-approve"]).code, 0);
+    let good = state(&d);
+    for round in 0..30 {
+        let config = random_config(&mut rng);
+        match &config {
+            Some(c) => write(&d, "main.tf", c),
+            None => {
+                let _ = std::fs::remove_file(d.join("main.tf"));
+            }
+        }
+        let before = random_state(&mut rng, &good);
+        std::fs::write(d.join("strata.tfstate"), &before).expect("state");
+        for args in [&["plan"][..], &["apply", "--auto-approve"]] {
+            let started = std::time::Instant::now();
+            let r = strata(&d, args);
+            let what = format!(
+                "seed {seed}, round {round}, {args:?}:\n{config:?}\n{}",
+                r.all()
+            );
+            if started.elapsed().as_secs() > 5 {
+                eprintln!("slow ({:?}): {what}", started.elapsed());
+            }
+            assert!(matches!(r.code, 0 | 1), "exit {}: {what}", r.code);
+            assert!(
+                !r.err.contains("panicked") && !r.err.contains("memory allocation"),
+                "{what}"
+            );
+            let after = state(&d);
+            if r.code == 1 || config.is_none() {
+                assert_eq!(after, before, "a refused run changed the state: {what}");
+            }
+            // Nothing was planned away for want of configuration.
+            if config.is_none() {
+                assert!(r.err.contains("No configuration files"), "{what}");
+            }
+            // The lock went with the run, whatever happened.
+            let lock = strata(&d, &["force-unlock", "nothing-holds-it"]);
+            assert!(!lock.all().contains("locked by"), "{what}\n{}", lock.all());
+        }
+    }
+}
+
+#[test]
+fn terraform_refuses_an_empty_directory_too() {
+    let found = Command::new("terraform")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var("CI").as_deref() != Ok("true"),
+        "terraform is not on PATH; under CI=true this comparison must run"
+    );
+    if !found {
+        eprintln!("SKIPPED: terraform is not on PATH");
+        return;
+    }
+    let d = scratch("tf-empty");
+    write(&d, "main.tf", TWO);
+    let tf = |args: &[&str]| {
+        Command::new("terraform")
+            .args(args)
+            .current_dir(&d)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .expect("terraform")
+    };
+    assert!(tf(&["apply", "-auto-approve", "-no-color"])
+        .status
+        .success());
+    std::fs::remove_file(d.join("main.tf")).expect("rm");
+    for args in [
+        &["plan", "-no-color"][..],
+        &["apply", "-auto-approve", "-no-color"],
+    ] {
+        let out = tf(args);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("No configuration files"),
+            "terraform {args:?}: {text}"
+        );
+        // strata refuses the same directory, reading Terraform's state.
+        let r = strata(&d, &[args[0], "--state", "terraform.tfstate"]);
+        assert_eq!(r.code, 1, "{}", r.all());
+        assert!(r.err.contains("No configuration files"), "{}", r.err);
+    }
+}
