@@ -53,7 +53,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Replaces the configuration in `work` with the step's; a step with no
 /// configuration files of its own keeps the last one (and changes, say,
-/// only `terraform.tfvars`).
+/// only `terraform.tfvars`), and one without `modules/` keeps those.
 fn stage(step: &Path, work: &Path) {
     let is_config = |p: &Path| {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -69,7 +69,10 @@ fn stage(step: &Path, work: &Path) {
         let p = e.expect("entry").path();
         if is_config(&p) {
             std::fs::remove_file(&p).expect("rm");
-        } else if p.is_dir() && p.file_name().is_some_and(|n| n == "modules") {
+        } else if p.is_dir()
+            && p.file_name().is_some_and(|n| n == "modules")
+            && step.join("modules").is_dir()
+        {
             std::fs::remove_dir_all(&p).expect("rm -r");
         }
     }

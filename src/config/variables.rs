@@ -334,6 +334,27 @@ pub fn resolve_inputs(
     (out, errors)
 }
 
+/// One variable of a module instance from its call's input (evaluated in
+/// the caller), admitted and validated; `others` are the module's
+/// variables known so far, which its validation may read.
+pub fn input(
+    module: &Module,
+    decl: &Variable,
+    given: Option<(Value, Span)>,
+    call_name: &str,
+    mut others: BTreeMap<String, Value>,
+) -> Result<Value, Diag> {
+    let raw = given.map(|(value, span)| Raw {
+        value,
+        span: Some(span),
+        origin: format!("module {call_name:?}"),
+    });
+    let v = admit(decl, raw)?;
+    others.insert(decl.name.clone(), v.clone());
+    validate(decl, &v, &others, &module.dir)?;
+    Ok(v)
+}
+
 fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
     let default = || -> Result<Option<Value>, Diag> {
         decl.default

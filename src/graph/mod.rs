@@ -167,6 +167,17 @@ impl Builder {
             if let Some(d) = &v.default {
                 self.refs(i, m, prefix, d);
             }
+            // A validation may read the module's other variables (not
+            // its own: that is the value being checked).
+            for c in &v.validations {
+                c.condition.visit_references(&mut |root, attrs, _| {
+                    if let ("var", [other, ..]) = (root, attrs) {
+                        if *other != v.name {
+                            self.pending.push((i, format!("{prefix}var.{other}")));
+                        }
+                    }
+                });
+            }
         }
         for (n, l) in m.locals.iter().enumerate() {
             let i = self.add(
@@ -249,9 +260,6 @@ impl Builder {
                 self.refs(call, m, prefix, e);
             }
             self.depends_on(call, m, prefix, &c.depends_on);
-            for a in &c.inputs {
-                self.refs(call, m, prefix, &a.expr);
-            }
             let child_prefix = format!("{prefix}module.{}.", c.name);
             // The child has the caller's default configurations, and those
             // the call passes under the names it gives them.
@@ -271,12 +279,17 @@ impl Builder {
             // Everything inside waits for the call: its instances (count,
             // for_each) are known there, and its depends_on holds them back.
             self.inside.push((call, child_prefix.clone()));
-            // The child's variables take their values from the call.
+            // Each of the child's variables is evaluated from its input, as
+            // its own node, so an input and an output of one module are
+            // apart in the graph (as in Terraform): a resource may use an
+            // output of a module whose other input uses the resource.
             for v in &c.module.variables {
-                self.pending.push((
-                    self.index[&format!("{child_prefix}var.{}", v.name)],
-                    format!("{prefix}module.{}", c.name),
-                ));
+                let var = self.index[&format!("{child_prefix}var.{}", v.name)];
+                self.pending
+                    .push((var, format!("{prefix}module.{}", c.name)));
+                if let Some(a) = c.inputs.iter().find(|a| a.name == v.name) {
+                    self.refs(var, m, prefix, &a.expr);
+                }
             }
         }
     }

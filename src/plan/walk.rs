@@ -117,6 +117,9 @@ pub struct Walk<'a> {
     instances: RefCell<HashMap<String, Vec<String>>>,
     /// `module.a[0].module.b` → how that call expanded.
     calls: RefCell<HashMap<String, Keys>>,
+    /// A module instance's prefix → its caller's prefix and the call's
+    /// `count`/`each` there, for evaluating its variables' inputs.
+    callers: RefCell<HashMap<String, (String, InstanceCtx)>>,
     table: RefCell<HashMap<String, Value>>,
 }
 
@@ -181,6 +184,7 @@ impl<'a> Walk<'a> {
             modules,
             instances: RefCell::new(HashMap::from([(String::new(), vec![String::new()])])),
             calls: RefCell::new(HashMap::new()),
+            callers: RefCell::new(HashMap::new()),
             table: RefCell::new(table),
         }
     }
@@ -375,8 +379,11 @@ impl<'a> Walk<'a> {
         };
         for prefix in self.prefixes(node) {
             match node.kind {
-                // Root variables are resolved up front; a child's are set by
-                // its module call.
+                // Root variables are resolved up front; a child's come
+                // from its call's input.
+                NodeKind::Variable if !node.module.is_empty() => {
+                    self.input(node, module, &prefix, diags)
+                }
                 NodeKind::Variable | NodeKind::Resource | NodeKind::Data => {}
                 NodeKind::Local => {
                     let l = &module.locals[node.index];
@@ -418,24 +425,9 @@ impl<'a> Walk<'a> {
         let static_child = format!("{}module.{}.", node.module, c.name);
         for ctx in keys.instances() {
             let child = child_prefix(prefix, &c.name, ctx.key.as_ref());
-            let mut inputs = BTreeMap::new();
-            for a in &c.inputs {
-                // An input that fails is reported once, and is unknown
-                // inside, not missing.
-                let v = self
-                    .eval(node, prefix, Some(&ctx), &a.expr)
-                    .unwrap_or_else(|d| {
-                        diags.push(d);
-                        Value::unknown()
-                    });
-                inputs.insert(a.name.clone(), (v, a.expr.span));
-            }
-            let (vars, errors) =
-                crate::config::variables::resolve_inputs(&c.module, &inputs, &c.name);
-            for (k, v) in vars {
-                self.set(&child, &format!("var.{k}"), v);
-            }
-            errors.into_iter().for_each(|d| diags.push(d));
+            self.callers
+                .borrow_mut()
+                .insert(child.clone(), (prefix.to_string(), ctx));
             self.instances
                 .borrow_mut()
                 .entry(static_child.clone())
@@ -445,6 +437,55 @@ impl<'a> Walk<'a> {
         self.calls
             .borrow_mut()
             .insert(format!("{prefix}module.{}", c.name), keys);
+    }
+
+    /// A child module's variable in one instance of it: its call's input,
+    /// evaluated where the call is, then admitted and validated. One that
+    /// fails is reported and is an unknown of its type inside, so the
+    /// module's other references to it still resolve.
+    fn input(&self, node: &Node, module: &Module, prefix: &str, diags: &mut Diags) {
+        let decl = &module.variables[node.index];
+        let Some((caller, ctx)) = self.callers.borrow().get(prefix).cloned() else {
+            return;
+        };
+        let static_parent = node.module.trim_end_matches('.');
+        let Some((parent, call_name)) = static_parent.rsplit_once("module.") else {
+            return;
+        };
+        let call = self
+            .modules
+            .get(parent)
+            .and_then(|m| m.module.module_calls.iter().find(|c| c.name == call_name));
+        let raw = call
+            .and_then(|c| c.inputs.iter().find(|a| a.name == decl.name))
+            .map(|a| {
+                // An input that fails is reported once, and is unknown
+                // inside, not missing.
+                let v = self
+                    .eval_in(parent, &caller, Some(&ctx), None, |ev| ev.eval(&a.expr))
+                    .unwrap_or_else(|| Ok(Value::unknown()))
+                    .unwrap_or_else(|d| {
+                        diags.push(d);
+                        Value::unknown()
+                    });
+                (v, a.expr.span)
+            });
+        let others: BTreeMap<String, Value> = module
+            .variables
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    v.name.clone(),
+                    self.get(prefix, &format!("var.{}", v.name))?,
+                ))
+            })
+            .collect();
+        let v = crate::config::variables::input(module, decl, raw, call_name, others)
+            .unwrap_or_else(|d| {
+                diags.push(d);
+                Value::Unknown(crate::lang::convert::strip_optional(&decl.constraint.ty))
+            });
+        self.set(prefix, &node.local_addr, v);
     }
 
     /// A resource node's instances, per instance of its module.
