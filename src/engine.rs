@@ -137,7 +137,7 @@ fn prepare(
         .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
         .collect();
     let vars = match vars {
-        Some(v) => v,
+        Some(saved) => with_ephemeral(&module, saved, inputs, env, sources)?,
         None => variables::resolve(&module, inputs, env, sources)?,
     };
     let before = digests(sources);
@@ -195,6 +195,40 @@ fn require_configuration(path: &Path, wants: Wants, destroy: bool) -> Result<(),
             path.display().to_string()
         ),
     )))
+}
+
+/// A saved plan's variables and, given again now, the ephemeral ones: a
+/// plan file never holds those (as in Terraform). Nothing else may be set
+/// on the command line: the plan already holds the values it was made with.
+fn with_ephemeral(
+    module: &Module,
+    mut saved: BTreeMap<String, Value>,
+    inputs: &[CliInput],
+    env: Vec<(String, String)>,
+    sources: &mut Sources,
+) -> Result<BTreeMap<String, Value>, Diags> {
+    let ephemeral = Module {
+        dir: module.dir.clone(),
+        variables: module
+            .variables
+            .iter()
+            .filter(|v| v.ephemeral)
+            .cloned()
+            .collect(),
+        ..Module::default()
+    };
+    if ephemeral.variables.is_empty() {
+        if !inputs.is_empty() {
+            return Err(Diags::from(Diag::new(
+                "strata::apply::vars",
+                "Variables with a saved plan",
+                "A saved plan already holds the variable values it was made with; --var and --var-file cannot change them (only ephemeral variables are given again). Make a new plan instead.",
+            )));
+        }
+        return Ok(saved);
+    }
+    saved.extend(variables::resolve(&ephemeral, inputs, env, sources)?);
+    Ok(saved)
 }
 
 pub(crate) fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
@@ -395,6 +429,11 @@ pub fn plan(
             false => p.module.dir.clone(),
         };
         let dir = dir.canonicalize().unwrap_or(dir);
+        let mut plan = plan;
+        // An ephemeral value is never written down; apply asks for it again.
+        for v in p.module.variables.iter().filter(|v| v.ephemeral) {
+            plan.variables.remove(&v.name);
+        }
         let saved = Saved {
             config_dir: dir.display().to_string(),
             files: p.files,
@@ -530,17 +569,10 @@ pub fn apply(
             if !s.plan.timestamp.is_empty() {
                 crate::funcs::set_plan_timestamp(&s.plan.timestamp);
             }
-            if !opts.inputs.is_empty() {
-                return Err(Diags::from(Diag::new(
-                    "strata::apply::vars",
-                    "Variables with a saved plan",
-                    "A saved plan already holds the variable values it was made with; --var and --var-file cannot change them. Make a new plan instead.",
-                )));
-            }
             let p = prepare(
                 Path::new(&s.config_dir),
                 Some(s.plan.variables.clone()),
-                &[],
+                &opts.inputs,
                 sources,
                 drivers,
             )?;

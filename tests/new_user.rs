@@ -875,3 +875,54 @@ fn terraform_refuses_an_empty_directory_too() {
         assert!(r.err.contains("No configuration files"), "{}", r.err);
     }
 }
+
+#[test]
+fn a_saved_plan_never_holds_an_ephemeral_value() {
+    let d = scratch("ephemeral-plan");
+    write(
+        &d,
+        "main.tf",
+        r#"
+variable "token" {
+  type      = string
+  ephemeral = true
+}
+variable "size" {
+  type    = number
+  default = 1
+}
+resource "terraform_data" "a" {
+  count = var.size
+  input = ephemeralasnull(var.token)
+}
+"#,
+    );
+    let r = strata(
+        &d,
+        &["plan", "--var", "token=s3cret-4411", "--out", "tfplan"],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    let saved = std::fs::read_to_string(d.join("tfplan")).expect("plan file");
+    assert!(
+        !saved.contains("s3cret-4411"),
+        "the plan file holds the ephemeral value"
+    );
+    let r = strata(&d, &["apply", "tfplan"]);
+    assert_eq!(
+        r.code,
+        1,
+        "the ephemeral value must be given again: {}",
+        r.all()
+    );
+    assert!(r.err.contains("token"), "{}", r.err);
+    let r = strata(&d, &["apply", "tfplan", "--var", "size=3"]);
+    assert_eq!(
+        r.code,
+        1,
+        "only ephemeral variables may be given: {}",
+        r.all()
+    );
+    let r = strata(&d, &["apply", "tfplan", "--var", "token=again"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("1 added"), "{}", r.out);
+}

@@ -14,12 +14,22 @@ use crate::syntax::Expr;
 use std::collections::HashSet;
 
 /// The ephemeral names of one module: `var.x`, `local.y`, `module.m.z`.
-struct Ephemeral {
+pub(super) struct Ephemeral {
     names: HashSet<String>,
 }
 
 impl Ephemeral {
-    fn of(m: &Module) -> Ephemeral {
+    /// Whether the reference `root.attrs…` names an ephemeral value.
+    pub(super) fn names(&self, root: &str, attrs: &[&str]) -> bool {
+        let name = match (root, attrs) {
+            ("module", [call, output, ..]) => format!("module.{call}.{output}"),
+            (_, [a, ..]) => format!("{root}.{a}"),
+            _ => return false,
+        };
+        self.names.contains(&name)
+    }
+
+    pub(super) fn of(m: &Module) -> Ephemeral {
         let mut names: HashSet<String> = m
             .variables
             .iter()
@@ -50,12 +60,7 @@ impl Ephemeral {
     fn uses(&self, e: &Expr) -> bool {
         let mut found = false;
         e.visit_references_outside("ephemeralasnull", &mut |root, attrs, _| {
-            let name = match (root, attrs) {
-                ("module", [call, output, ..]) => format!("module.{call}.{output}"),
-                (_, [a, ..]) => format!("{root}.{a}"),
-                _ => return,
-            };
-            found |= self.names.contains(&name);
+            found |= self.names(root, attrs);
         });
         found
     }

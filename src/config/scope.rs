@@ -81,6 +81,8 @@ pub struct ConfigScope<'a> {
     pub each: Option<(Value, Value)>,
     /// `self` in a postcondition: the object planned or made.
     pub self_value: Option<Value>,
+    /// What in this module is ephemeral, found on first need.
+    ephemeral: std::cell::OnceCell<super::ephemeral::Ephemeral>,
 }
 
 impl<'a> ConfigScope<'a> {
@@ -101,6 +103,7 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
             self_value: None,
+            ephemeral: std::cell::OnceCell::new(),
         }
     }
 
@@ -124,6 +127,7 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
             self_value: None,
+            ephemeral: std::cell::OnceCell::new(),
         }
     }
 
@@ -241,6 +245,12 @@ fn invalid_ref(detail: impl Into<String>, span: Span) -> Diag {
 }
 
 impl Scope for ConfigScope<'_> {
+    fn is_ephemeral(&self, root: &str, attrs: &[&str]) -> bool {
+        self.ephemeral
+            .get_or_init(|| super::ephemeral::Ephemeral::of(self.module))
+            .names(root, attrs)
+    }
+
     fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
         let needs_attr = |what: &str| {
             invalid_ref(format!("The {what:?} object cannot be accessed directly. Instead, access one of its attributes."), span)

@@ -23,6 +23,12 @@ pub trait Scope {
     /// and whether `attr` was consumed. Unknown names are errors that say what
     /// was meant, when there is a close match.
     fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag>;
+
+    /// Whether a reference (`var.token`, `local.t`, `module.m.out`) is an
+    /// ephemeral value, which `ephemeralasnull` turns into null.
+    fn is_ephemeral(&self, _root: &str, _attrs: &[&str]) -> bool {
+        false
+    }
 }
 
 /// A scope with nothing in it: `terraform console` in an empty directory.
@@ -658,6 +664,16 @@ impl<'a> Evaluator<'a> {
         match short {
             "try" => return self.call_try(args, span),
             "can" => return self.call_can(args, span),
+            "ephemeralasnull" if args.len() == 1 => {
+                // Ephemeral is a property of where a value comes from
+                // (config::ephemeral), so it is asked of the references.
+                let mut ephemeral = false;
+                args[0].visit_references(&mut |root, attrs, _| {
+                    ephemeral |= self.scope.is_ephemeral(root, attrs);
+                });
+                let v = self.eval(&args[0])?;
+                return Ok(if ephemeral { Value::Null(v.ty()) } else { v });
+            }
             _ => {}
         }
         let Some(def) = funcs::lookup(short) else {
