@@ -514,14 +514,22 @@ fn validate(
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     let (module, clusters) = load_expanded(path, inputs, sources, drivers)?;
-    // Cycles first: they name every member, where evaluation would only
-    // see the point it came back to.
-    let graph = crate::graph::build(&module, sources)?;
-    crate::config::check::check_module(&module, inputs, sources)?;
-    crate::plan::schemas::check(&module, drivers, sources).into_result(())?;
-    if let Some((expansion, vars)) = clusters {
-        crate::engine::check_portability(&module, &graph, vars, &expansion, drivers)?;
-    }
+    let checked = (|| {
+        // Cycles first: they name every member, where evaluation would only
+        // see the point it came back to.
+        let graph = crate::graph::build(&module, sources)?;
+        crate::config::check::check_module(&module, inputs, sources)?;
+        crate::plan::schemas::check(&module, drivers, sources).into_result(())?;
+        if let Some((expansion, vars)) = &clusters {
+            crate::engine::check_portability(&module, &graph, vars.clone(), expansion, drivers)?;
+        }
+        Ok(())
+    })();
+    // An error inside strata's own modules names the cluster spec too.
+    checked.map_err(|d| match &clusters {
+        Some((expansion, _)) => expansion.explain(d, sources),
+        None => d,
+    })?;
     println!("Success! The configuration is valid.");
     Ok(())
 }

@@ -147,9 +147,11 @@ fn prepare(
             files.insert(n, d);
         }
     }
-    let graph = crate::graph::build(&module, sources)?;
-    config::check::check_module(&module, inputs, sources)?;
-    crate::plan::providers::configure(&module, &graph, &vars, drivers)?;
+    let explain = |d: Diags, sources: &Sources| expansion.explain(d, sources);
+    let graph = crate::graph::build(&module, sources).map_err(|d| explain(d, sources))?;
+    config::check::check_module(&module, inputs, sources).map_err(|d| explain(d, sources))?;
+    crate::plan::providers::configure(&module, &graph, &vars, drivers)
+        .map_err(|d| explain(d, sources))?;
     Ok(Prepared {
         module,
         graph,
@@ -417,7 +419,8 @@ pub fn plan(
     let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
     crate::timings::stage("state loaded");
-    let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+    let plan =
+        make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
     crate::timings::stage("planned");
     print!("{}", render(&plan, format, drivers));
     crate::timings::stage("rendered");
@@ -485,7 +488,8 @@ pub fn drift(
     let rt = runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
     let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
-    let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+    let plan =
+        make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
     let drift: Vec<_> = plan
         .drift
         .into_iter()
@@ -620,7 +624,8 @@ pub fn apply(
             plan
         }
         None => {
-            let plan = make_plan(&p, &state, opts, drivers, &rt)?;
+            let plan = make_plan(&p, &state, opts, drivers, &rt)
+                .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
             print!("{}", crate::render::human::plan(&plan, drivers));
             // Objects changed outside strata are recorded even when

@@ -387,7 +387,7 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;
-    let cases: [(&str, Edit, &str); 13] = [
+    let cases: [(&str, Edit, &str); 14] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -467,6 +467,16 @@ fn spec_mistakes_are_errors_at_their_place() {
             "cidr",
             &|t| t.replace("cidr = \"10.40.0.0/16\"", "cidr = \"10.40.0.0/33\""),
             "cidr is \"10.40.0.0/33\"; it must be an IPv4 range from /8 to /24",
+        ),
+        (
+            "inside-module",
+            &|t| {
+                t.replace(
+                    "region = \"us-east-1\"",
+                    "region = \"us-east-1\"\n    zones = [\"us-east-1a\", \"us-east-1b\", \"us-east-1c\", \"us-east-1d\"]",
+                )
+            },
+            "This is inside the module cluster \"train\" expands into for aws",
         ),
         (
             "region-place",

@@ -113,6 +113,48 @@ pub struct Expansion {
 }
 
 impl Expansion {
+    /// Errors found inside strata's own modules name the cluster spec they
+    /// came from: the value at fault is most likely one the spec passed.
+    pub fn explain(&self, diags: Diags, sources: &Sources) -> Diags {
+        let mut out = Diags::default();
+        for mut d in diags.0 {
+            let inside = d
+                .span
+                .and_then(|s| sources.name(s.file).strip_prefix(config::EMBEDDED))
+                .map(|rest| {
+                    rest.trim_start_matches('/')
+                        .split('/')
+                        .next()
+                        .unwrap_or_default()
+                });
+            let from = inside.and_then(|module| {
+                self.clusters.iter().find_map(|c| {
+                    let cloud = c
+                        .clouds
+                        .iter()
+                        .find(|k| k.cloud == module)
+                        .or_else(|| c.clouds.first())?;
+                    Some((c, cloud))
+                })
+            });
+            if let Some((c, cloud)) = from {
+                let place = |s: Span| {
+                    let (line, col) = sources.line_col(s.file, s.start);
+                    format!("{}:{line}:{col}", sources.name(s.file))
+                };
+                d.detail.push_str(&format!(
+                    "\n\nThis is inside the module cluster {:?} expands into for {} (the cluster at {}, its cloud block at {}): check the values the spec gives it.",
+                    c.name,
+                    cloud.cloud,
+                    place(c.span),
+                    place(cloud.span)
+                ));
+            }
+            out.push(d);
+        }
+        out
+    }
+
     /// The module outputs the portability check reads:
     /// `module.train_aws.` + `output.portable`.
     pub fn probes(&self) -> Vec<(String, String)> {
