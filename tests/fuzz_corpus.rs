@@ -42,7 +42,13 @@ fn load_eval_corpus() {
     replay(
         "load_eval",
         bodies::load_eval,
-        &["tests/fmt", "examples/multi-cloud", "examples/single-cloud"],
+        &[
+            "tests/fmt",
+            "examples/multi-cloud",
+            "examples/single-cloud",
+            "tests/engine/json/1",
+            "tests/engine/json/2",
+        ],
     );
 }
 

@@ -10,8 +10,9 @@ use strata::config::{self, variables, ConfigScope, Module};
 use strata::diag::Sources;
 use strata::eval::Evaluator;
 
-/// Any text, as a configuration file and as console expressions: loading,
-/// validation, variable resolution, evaluation and fmt must never panic.
+/// Any text, as a configuration file (native and JSON) and as console
+/// expressions: loading, validation, variable resolution, evaluation and
+/// fmt must never panic.
 pub fn load_eval(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -20,6 +21,15 @@ pub fn load_eval(data: &[u8]) {
     if let Ok(module) = config::load_text("fuzz.tf", text, &mut sources) {
         let _ = config::check::check_module(&module, &[], &mut sources);
         let _ = variables::resolve(&module, &[], Vec::new(), &mut sources);
+    }
+    // The same text as Terraform's JSON syntax, and every JSON body read
+    // as if its schema said each argument were a block.
+    if let Ok(module) = config::load_text("fuzz.tf.json", text, &mut sources) {
+        let _ = config::check::check_module(&module, &[], &mut sources);
+        for r in &module.resources {
+            let mut diags = strata::diag::Diags::default();
+            let _ = strata::syntax::json::blocks_by_schema(&r.body, &|_| true, &mut diags);
+        }
     }
     let empty = Module::default();
     let scope = ConfigScope::new(&empty, Default::default(), PathBuf::from("/nonexistent"));

@@ -336,11 +336,17 @@ pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
     load_inner(path, sources, 0)
 }
 
-/// Decodes one file's text as a module, without loading the modules it
-/// calls: for tools and fuzzing that have text but no directory.
+/// Decodes one file's text as a module (JSON when `name` ends in `.json`),
+/// without loading the modules it calls: for tools and fuzzing that have
+/// text but no directory.
 pub fn load_text(name: &str, text: &str, sources: &mut Sources) -> Result<Module, Diags> {
     let id = sources.add(name, text.to_string());
-    let body = crate::syntax::parse_body(id, text).map_err(Diags::from)?;
+    let body = if name.ends_with(".json") {
+        crate::syntax::json::parse_body(id, text)
+    } else {
+        crate::syntax::parse_body(id, text)
+    }
+    .map_err(Diags::from)?;
     let mut module = Module {
         dir: PathBuf::from("."),
         ..Module::default()

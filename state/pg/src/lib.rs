@@ -34,6 +34,10 @@ pub struct PgBackend {
 /// The workspace's advisory lock key, computed by the server so that every
 /// client agrees on it.
 const KEY: &str = "hashtextextended('strata/' || $1, 0)";
+/// A second key per name, held for the length of one lock attempt: lockers
+/// take turns, so a refused one reads the winner's row, never the moment
+/// between the winner's lock and its row (or a dead holder's old row).
+const TURN: &str = "hashtextextended('strata-turn/' || $1, 0)";
 
 impl PgBackend {
     pub fn new(config: PgConfig) -> Result<PgBackend, StateError> {
@@ -148,7 +152,10 @@ impl PgBackend {
         self.client.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn holder(&self, client: &mut Client) -> Result<Option<LockInfo>, postgres::Error> {
+    fn holder(
+        &self,
+        client: &mut impl postgres::GenericClient,
+    ) -> Result<Option<LockInfo>, postgres::Error> {
         let row = client.query_opt(
             &format!("SELECT info FROM {} WHERE name = $1", self.table("locks")),
             &[&self.name()],
@@ -193,10 +200,13 @@ impl Backend for PgBackend {
         let name = self.name();
         let text = info.encode();
         let (got, previous) = self.with(|c| {
+            let mut c = c.transaction()?;
+            c.execute(&format!("SELECT pg_advisory_xact_lock({TURN})"), &[&name])?;
+            // A session-level lock: it outlives this transaction.
             let got: bool = c
                 .query_one(&format!("SELECT pg_try_advisory_lock({KEY})"), &[&name])?
                 .get(0);
-            let previous = self.holder(c)?;
+            let previous = self.holder(&mut c)?;
             if got {
                 c.execute(
                     &format!(
@@ -207,6 +217,7 @@ impl Backend for PgBackend {
                     &[&name, &text],
                 )?;
             }
+            c.commit()?;
             Ok((got, previous))
         })?;
         if !got {
