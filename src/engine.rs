@@ -380,7 +380,7 @@ fn make_plan(
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
 ) -> Result<Plan, Diags> {
-    planner::plan(
+    let mut plan = planner::plan(
         Request {
             root: &p.module,
             graph: &p.graph,
@@ -392,7 +392,13 @@ fn make_plan(
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
         },
         rt,
-    )
+    )?;
+    // An ephemeral value is never written down: not in plan JSON, not in
+    // a saved plan (applying one takes it again).
+    for v in p.module.variables.iter().filter(|v| v.ephemeral) {
+        plan.variables.remove(&v.name);
+    }
+    Ok(plan)
 }
 
 fn render(plan: &Plan, format: Format, drivers: &Drivers) -> String {
@@ -432,11 +438,6 @@ pub fn plan(
             false => p.module.dir.clone(),
         };
         let dir = dir.canonicalize().unwrap_or(dir);
-        let mut plan = plan;
-        // An ephemeral value is never written down; apply asks for it again.
-        for v in p.module.variables.iter().filter(|v| v.ephemeral) {
-            plan.variables.remove(&v.name);
-        }
         let saved = Saved {
             config_dir: dir.display().to_string(),
             files: p.files,

@@ -907,6 +907,15 @@ resource "terraform_data" "a" {
         !saved.contains("s3cret-4411"),
         "the plan file holds the ephemeral value"
     );
+    let json = strata(
+        &d,
+        &["plan", "--var", "token=s3cret-4411", "--format", "json"],
+    );
+    assert_eq!(json.code, 0, "{}", json.all());
+    assert!(
+        !json.out.contains("s3cret-4411"),
+        "plan JSON shows the ephemeral value"
+    );
     let r = strata(&d, &["apply", "tfplan"]);
     assert_eq!(
         r.code,
