@@ -935,3 +935,54 @@ resource "terraform_data" "a" {
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.out.contains("1 added"), "{}", r.out);
 }
+
+#[test]
+fn a_generated_json_configuration_applies_and_terraform_reads_its_state() {
+    let found = Command::new("terraform")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var("CI").as_deref() != Ok("true"),
+        "terraform is not on PATH; under CI=true this comparison must run"
+    );
+    let d = scratch("cdktf");
+    // As CDK for Terraform writes it: "//" metadata at the top and in each
+    // resource, a local backend, references as templates.
+    write(
+        &d,
+        "cdk.tf.json",
+        r#"{
+  "//": {"metadata": {"backend": "local", "stackName": "demo", "version": "0.20.0"}, "outputs": {}},
+  "terraform": {"backend": {"local": {"path": "terraform.tfstate"}}, "required_providers": {}},
+  "resource": {"terraform_data": {
+    "demo_item_1A2B": {"//": {"metadata": {"path": "demo/item", "uniqueId": "item"}}, "input": "hello", "lifecycle": {"create_before_destroy": true}},
+    "demo_next_3C4D": {"input": "${terraform_data.demo_item_1A2B.output}-next", "depends_on": ["terraform_data.demo_item_1A2B"]}
+  }},
+  "output": {"out": {"value": "${terraform_data.demo_next_3C4D.output}"}}
+}"#,
+    );
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("out = \"hello-next\""), "{}", r.out);
+    if !found {
+        return;
+    }
+    let tf = |args: &[&str]| {
+        Command::new("terraform")
+            .args(args)
+            .current_dir(&d)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .output()
+            .expect("terraform")
+    };
+    assert!(tf(&["init", "-no-color"]).status.success());
+    let plan = tf(&["plan", "-no-color", "-detailed-exitcode"]);
+    assert_eq!(
+        plan.status.code(),
+        Some(0),
+        "Terraform plans changes on strata's state of the same JSON:\n{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
+}
