@@ -724,7 +724,7 @@ impl Rng {
 /// A random small configuration: sizes from the ordinary to the absurd,
 /// runaway locals, conditions, and sometimes nothing at all.
 fn random_config(rng: &mut Rng) -> Option<String> {
-    if rng.next() % 5 == 0 {
+    if rng.next().is_multiple_of(5) {
         return None;
     }
     let count = *rng.pick(&["0", "2", "-1", "1e12", "\"x\"", "2.5", "length(local.grow)"]);
