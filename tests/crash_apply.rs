@@ -54,7 +54,9 @@ fn log(dir: &Path, event: &str, addr: &str) {
         .append(true)
         .open(dir.join("ops.log"))
     {
-        let _ = writeln!(f, "{event} {addr}");
+        // One write per line: concurrent operations' lines must not
+        // interleave (writeln! writes each piece on its own).
+        let _ = f.write_all(format!("{event} {addr}\n").as_bytes());
     }
 }
 
