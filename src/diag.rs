@@ -99,6 +99,16 @@ impl Sources {
             .unwrap_or("")
     }
 
+    /// The first line of `s`: enough to point at a block.
+    pub fn first_line(&self, s: Span) -> Span {
+        let end = self
+            .text(s.file)
+            .get(s.start as usize..s.end as usize)
+            .and_then(|t| t.find('\n'))
+            .map_or(s.end, |p| s.start + p as u32);
+        Span { end, ..s }
+    }
+
     /// 1-based line and column of a byte offset.
     pub fn line_col(&self, id: FileId, offset: u32) -> (usize, usize) {
         let text = self.text(id);

@@ -31,10 +31,15 @@ impl Run {
 }
 
 fn strata(dir: &Path, args: &[&str]) -> Run {
+    strata_env(dir, args, &[])
+}
+
+fn strata_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("spawn strata");
@@ -399,20 +404,11 @@ output "o" {
         strata(&d, &["plan", "--var-file", "bad.tfvars"]),
         strata(&d, &["plan", "--var", &format!("token=[{secret}")]),
         strata(&d, &["plan", "--var-file", "broken.tfvars"]),
-        {
-            let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-                .args(["plan"])
-                .current_dir(&d)
-                .env("NO_COLOR", "1")
-                .env("STRATA_VAR_token", format!("{{{secret}"))
-                .output()
-                .expect("spawn");
-            Run {
-                code: out.status.code().unwrap_or(-1),
-                out: String::from_utf8_lossy(&out.stdout).into_owned(),
-                err: String::from_utf8_lossy(&out.stderr).into_owned(),
-            }
-        },
+        strata_env(
+            &d,
+            &["plan"],
+            &[("STRATA_VAR_token", &format!("{{{secret}"))],
+        ),
     ];
     for r in &runs {
         assert_eq!(r.code, 1, "{}", r.all());
@@ -829,8 +825,8 @@ fn random_small_configurations_never_abort_nor_lose_state() {
     }
 }
 
-#[test]
-fn terraform_refuses_an_empty_directory_too() {
+/// Whether `terraform` is on PATH; under CI=true it must be.
+fn terraform_found() -> bool {
     let found = Command::new("terraform")
         .arg("version")
         .output()
@@ -839,21 +835,29 @@ fn terraform_refuses_an_empty_directory_too() {
         found || std::env::var("CI").as_deref() != Ok("true"),
         "terraform is not on PATH; under CI=true this comparison must run"
     );
+    found
+}
+
+fn terraform(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("terraform")
+        .args(args)
+        .current_dir(dir)
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .output()
+        .expect("terraform")
+}
+
+#[test]
+fn terraform_refuses_an_empty_directory_too() {
+    let found = terraform_found();
     if !found {
         eprintln!("SKIPPED: terraform is not on PATH");
         return;
     }
     let d = scratch("tf-empty");
     write(&d, "main.tf", TWO);
-    let tf = |args: &[&str]| {
-        Command::new("terraform")
-            .args(args)
-            .current_dir(&d)
-            .env("TF_IN_AUTOMATION", "1")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output()
-            .expect("terraform")
-    };
+    let tf = |args: &[&str]| terraform(&d, args);
     assert!(tf(&["apply", "-auto-approve", "-no-color"])
         .status
         .success());
@@ -938,14 +942,7 @@ resource "terraform_data" "a" {
 
 #[test]
 fn a_generated_json_configuration_applies_and_terraform_reads_its_state() {
-    let found = Command::new("terraform")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found || std::env::var("CI").as_deref() != Ok("true"),
-        "terraform is not on PATH; under CI=true this comparison must run"
-    );
+    let found = terraform_found();
     let d = scratch("cdktf");
     // As CDK for Terraform writes it: "//" metadata at the top and in each
     // resource, a local backend, references as templates.
@@ -968,15 +965,7 @@ fn a_generated_json_configuration_applies_and_terraform_reads_its_state() {
     if !found {
         return;
     }
-    let tf = |args: &[&str]| {
-        Command::new("terraform")
-            .args(args)
-            .current_dir(&d)
-            .env("TF_IN_AUTOMATION", "1")
-            .env("CHECKPOINT_DISABLE", "1")
-            .output()
-            .expect("terraform")
-    };
+    let tf = |args: &[&str]| terraform(&d, args);
     assert!(tf(&["init", "-no-color"]).status.success());
     let plan = tf(&["plan", "-no-color", "-detailed-exitcode"]);
     assert_eq!(

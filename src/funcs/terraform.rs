@@ -58,18 +58,8 @@ pub fn set_plan_timestamp(t: &str) {
 /// A string as an HCL literal. As Terraform writes it, `${` is not
 /// escaped: what reads it back must not take it as a template.
 fn quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let mut out = String::new();
+    crate::lang::display::quoted_line(s, &mut out);
     out
 }
 

@@ -415,14 +415,7 @@ fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Di
         })
         .collect();
     // A block's first line is enough to point at it.
-    let head = |s: Span| {
-        let text = sources.text(s.file);
-        let end = text
-            .get(s.start as usize..s.end as usize)
-            .and_then(|t| t.find('\n'))
-            .map_or(s.end, |p| s.start + p as u32);
-        Span { end, ..s }
-    };
+    let head = |s: Span| sources.first_line(s);
     let mut d = Diag::new(
         "strata::graph::cycle",
         "Cycle in the dependency graph",

@@ -38,20 +38,10 @@ pub fn check(root: &Module, drivers: &Drivers, sources: &Sources) -> Diags {
                 format!("Invalid {what}"),
                 format!("No driver of this strata build provides the {what} {type_name:?}.{also}"),
             )
-            .at(first_line(places[0], sources)),
+            .at(sources.first_line(places[0])),
         );
     }
     diags
-}
-
-/// A block's first line, where its type is named: enough to point at.
-fn first_line(s: Span, sources: &Sources) -> Span {
-    let text = sources.text(s.file);
-    let end = text
-        .get(s.start as usize..s.end as usize)
-        .and_then(|t| t.find('\n'))
-        .map_or(s.end, |p| s.start + p as u32);
-    Span { end, ..s }
 }
 
 fn module(

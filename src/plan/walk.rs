@@ -470,16 +470,20 @@ impl<'a> Walk<'a> {
                     });
                 (v, a.expr.span)
             });
-        let others: BTreeMap<String, Value> = module
-            .variables
-            .iter()
-            .filter_map(|v| {
-                Some((
-                    v.name.clone(),
-                    self.get(prefix, &format!("var.{}", v.name))?,
-                ))
-            })
-            .collect();
+        let others: BTreeMap<String, Value> = match decl.validations.is_empty() {
+            // Only a validation reads the module's other variables.
+            true => BTreeMap::new(),
+            false => module
+                .variables
+                .iter()
+                .filter_map(|v| {
+                    Some((
+                        v.name.clone(),
+                        self.get(prefix, &format!("var.{}", v.name))?,
+                    ))
+                })
+                .collect(),
+        };
         let v = crate::config::variables::input(module, decl, raw, call_name, others)
             .unwrap_or_else(|d| {
                 diags.push(d);

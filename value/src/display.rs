@@ -19,6 +19,12 @@ fn quote(s: &str, out: &mut String) {
         out.push_str("EOT");
         return;
     }
+    quoted_line(s, out);
+}
+
+/// `s` as a one-line HCL string literal: quotes, backslashes and control
+/// whitespace escaped (`${` is left as written, as Terraform writes it).
+pub fn quoted_line(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
