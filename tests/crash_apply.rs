@@ -101,7 +101,13 @@ impl Sleepy {
             "lineage": lineage,
             "object": strata::lang::json::value_to_json(v, &strata::lang::types::Type::Dynamic).map_err(api)?,
         });
-        std::fs::write(self.path(&Self::id(v)), body.to_string()).map_err(api)
+        // Whole or not at all, as a cloud's write is: a kill between
+        // truncating and writing would leave an object nobody can read.
+        let path = self.path(&Self::id(v));
+        let tmp = path.with_extension("obj.tmp");
+        std::fs::write(&tmp, body.to_string())
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(api)
     }
 }
 
