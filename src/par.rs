@@ -8,6 +8,12 @@
 /// committed.
 pub const STACK: usize = 512 << 20;
 
+/// Where parsing and evaluation recurse, a thread with less stack left
+/// than this (a caller's own thread: a test, a fuzzer, a library user)
+/// gets a further [`GROW`] bytes for what follows.
+pub const RED_ZONE: usize = 256 << 10;
+pub const GROW: usize = 16 << 20;
+
 /// `f` over `items` on every core, results in order.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -237,3 +237,88 @@ fn interactive_console_reads_multi_line_expressions() {
         "nothing is evaluated after exit: {text:?}"
     );
 }
+
+/// The value of `src` as JSON text, or the error's summary.
+fn parse_eval(src: &str) -> Result<String, String> {
+    let mut sources = Sources::default();
+    let id = sources.add("<test>", src.to_string());
+    let expr = strata::syntax::parse_expr(id, src).map_err(|d| d.summary)?;
+    Evaluator::new(&strata::eval::EmptyScope, PathBuf::from("."))
+        .eval(&expr)
+        .map(|v| strata::lang::json::plain_json(&v).to_string())
+        .map_err(|d| d.summary)
+}
+
+/// A chain of binary operators is one flat node, however long: Terraform
+/// takes 100 000 `+` in a row, and so does strata (hcl-edit, the parser
+/// strata used before its own, stopped at 128).
+#[test]
+fn long_operator_chains_keep_their_precedence() {
+    let n = 100_000;
+    let sum = vec!["1"; n].join(" + ");
+    assert_eq!(parse_eval(&sum), Ok((n as i64).to_string()));
+    // `1 + 2 * 3 - 8 / 4 + …`: each `+ 2 * 3 - 8 / 4` adds 4.
+    let mixed = format!("1{}", " + 2 * 3 - 8 / 4".repeat(n / 4));
+    assert_eq!(parse_eval(&mixed), Ok((1 + 4 * (n / 4) as i64).to_string()));
+    // Left to right within a level: ((100 - 1) - 1) …, never 100 - (1 - …).
+    let down = format!("100{}", " - 1".repeat(99));
+    assert_eq!(parse_eval(&down), Ok((1).to_string()));
+    let or = format!("false{}", " || false".repeat(n - 2)) + " || true";
+    assert_eq!(parse_eval(&or), Ok("true".to_string()));
+    // Comparison binds looser than arithmetic, `&&` looser than `==`.
+    assert_eq!(
+        parse_eval("1 + 1 == 2 && 3 * 2 > 5 || false"),
+        Ok("true".to_string())
+    );
+}
+
+/// Everything that nests counts against one limit, far above what any
+/// configuration writes, and is evaluated on an ordinary thread's stack
+/// (this test's): past the limit is an error, never an overflow.
+#[test]
+fn nesting_up_to_the_limit_evaluates_and_past_it_is_an_error() {
+    let max = strata::syntax::MAX_NESTING;
+    let wrap = |open: &str, inner: &str, close: &str, n: usize| {
+        format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+    };
+    let under = max - 10;
+    let shapes = [
+        ("(", "1", ")", "1"),
+        ("max(", "1", ")", "1"),
+        ("\"${", "\"a\"", "}\"", "\"a\""),
+        ("true ? ", "1", " : 2", "1"),
+        (
+            "-",
+            "1",
+            "",
+            if under.is_multiple_of(2) { "1" } else { "-1" },
+        ),
+    ];
+    for (open, inner, close, want) in shapes {
+        let deep = wrap(open, inner, close, under);
+        assert_eq!(
+            parse_eval(&deep),
+            Ok(want.to_string()),
+            "{open}…{close} × {under}"
+        );
+        let too_deep = wrap(open, inner, close, max + 1);
+        assert_eq!(
+            parse_eval(&too_deep),
+            Err("Expression nested too deeply".to_string()),
+            "{open}…{close} × {}",
+            max + 1
+        );
+    }
+    // Hostile input, a million deep, ends in the same error.
+    let million = 1_000_000;
+    for src in [
+        format!("{}true", "!".repeat(million)),
+        format!("{{a = 1}}{}", ".a".repeat(million)),
+        format!("{}1{}", "[".repeat(million), "]".repeat(million)),
+    ] {
+        assert_eq!(
+            parse_eval(&src),
+            Err("Expression nested too deeply".to_string())
+        );
+    }
+}

@@ -127,7 +127,7 @@ fn json_errors_point_at_their_line() {
         (
             "{\n  \"locals\": {\n    \"a\": \"${1 +}\"\n  }\n}\n",
             "main.tf.json:3:",
-            "Invalid syntax",
+            "Invalid expression",
         ),
         (
             "{\n\n  \"locals\": {\"a\": tru}\n}\n",
@@ -974,4 +974,33 @@ fn a_generated_json_configuration_applies_and_terraform_reads_its_state() {
         "Terraform plans changes on strata's state of the same JSON:\n{}",
         String::from_utf8_lossy(&plan.stdout)
     );
+}
+
+/// Item 7: long valid expressions plan, in both tools, to the same values.
+#[test]
+fn long_expressions_plan_as_terraform_plans_them() {
+    let d = scratch("long-expr");
+    let n = 100_000;
+    let deep = 5_000;
+    let text = format!(
+        "output \"sum\" {{\n  value = {}\n}}\noutput \"deep\" {{\n  value = {}2{}\n}}\n",
+        vec!["1"; n].join(" + "),
+        "(".repeat(deep),
+        ")".repeat(deep)
+    );
+    write(&d, "main.tf", &text);
+    let r = strata(&d, &["plan"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    for want in [format!("+ sum  = {n}"), "+ deep = 2".to_string()] {
+        assert!(r.out.contains(&want), "no {want:?} in {}", r.out);
+    }
+    if !terraform_found() {
+        eprintln!("SKIPPED: terraform is not on PATH");
+        return;
+    }
+    let tf = terraform(&d, &["plan", "-no-color"]);
+    let tf_out = String::from_utf8_lossy(&tf.stdout);
+    for want in [format!("+ sum  = {n}"), "+ deep = 2".to_string()] {
+        assert!(tf_out.contains(&want), "terraform: no {want:?} in {tf_out}");
+    }
 }

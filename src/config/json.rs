@@ -21,7 +21,9 @@ fn constant(e: &Expr) -> bool {
             .iter()
             .all(|(k, v)| matches!(k, ObjectKey::Name(_)) && constant(v)),
         ExprKind::Parens(e) | ExprKind::Unary(_, e) => constant(e),
-        ExprKind::Binary(_, a, b) => constant(a) && constant(b),
+        ExprKind::Binary(chain) => {
+            constant(&chain.first) && chain.rest.iter().all(|o| constant(&o.rhs))
+        }
         _ => false,
     }
 }

@@ -125,6 +125,12 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn eval(&mut self, e: &Expr) -> EvalResult {
+        // Expressions nest up to `syntax::MAX_NESTING` deep, and this
+        // recursion follows them: more stack when it runs short.
+        stacker::maybe_grow(crate::par::RED_ZONE, crate::par::GROW, || self.eval_kind(e))
+    }
+
+    fn eval_kind(&mut self, e: &Expr) -> EvalResult {
         match &e.kind {
             ExprKind::Literal(v) => Ok((**v).clone()),
             ExprKind::Parens(inner) => self.eval(inner),
@@ -171,36 +177,48 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(inner)?;
                 ops::unary(*op, v, inner.span)
             }
-            ExprKind::Binary(op, l, r) => {
-                let lv = self.eval(l)?;
-                // Terraform 1.12's rule (hashicorp/hcl#713): when the left
-                // side of && or || decides the result, an error evaluating
-                // the right side is dropped, as a conditional drops its
-                // other branch's. A right side that evaluates must still
-                // be a boolean, as in 1.11.
-                if let (
-                    crate::syntax::ast::BinaryOp::And | crate::syntax::ast::BinaryOp::Or,
-                    Some(b),
-                ) = (op, lv.as_bool())
-                {
-                    let is_and = matches!(op, crate::syntax::ast::BinaryOp::And);
-                    if b != is_and {
-                        let marked = match self.eval(r) {
-                            Ok(rv) => {
-                                ops::check_logical_operand(&rv, r.span, false)?;
-                                rv.is_sensitive()
-                            }
-                            Err(_) => false,
-                        };
-                        return Ok(Value::Bool(b).mark_if(lv.is_sensitive() || marked));
-                    }
-                }
-                let rv = self.eval(r)?;
-                ops::binary(*op, lv, rv, l.span, r.span)
-            }
+            ExprKind::Binary(chain) => self.chain(chain),
             ExprKind::Conditional(c, t, f) => self.conditional(c, t, f),
             ExprKind::For(fe) => self.for_expr(fe, e.span),
         }
+    }
+
+    /// A chain of one precedence level, folded left to right.
+    fn chain(&mut self, chain: &crate::syntax::ast::Chain) -> EvalResult {
+        let mut acc = self.eval(&chain.first)?;
+        let mut left = chain.first.span;
+        for o in &chain.rest {
+            acc = self.operation(acc, left, o)?;
+            left = left.to(o.rhs.span);
+        }
+        Ok(acc)
+    }
+
+    fn operation(
+        &mut self,
+        lv: Value,
+        left: Span,
+        o: &crate::syntax::ast::Operation,
+    ) -> EvalResult {
+        use crate::syntax::ast::BinaryOp;
+        // Terraform 1.12's rule (hashicorp/hcl#713): when the left side of
+        // && or || decides the result, an error evaluating the right side
+        // is dropped, as a conditional drops its other branch's. A right
+        // side that evaluates must still be a boolean, as in 1.11.
+        if let (BinaryOp::And | BinaryOp::Or, Some(b)) = (o.op, lv.as_bool()) {
+            if b != matches!(o.op, BinaryOp::And) {
+                let marked = match self.eval(&o.rhs) {
+                    Ok(rv) => {
+                        ops::check_logical_operand(&rv, o.rhs.span, false)?;
+                        rv.is_sensitive()
+                    }
+                    Err(_) => false,
+                };
+                return Ok(Value::Bool(b).mark_if(lv.is_sensitive() || marked));
+            }
+        }
+        let rv = self.eval(&o.rhs)?;
+        ops::binary(o.op, lv, rv, left, o.rhs.span)
     }
 
     fn variable(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {

@@ -1,5 +1,5 @@
-//! strata's own expression tree. hcl-edit's tree is made for editing (it keeps
-//! whitespace and decor); this one is made for evaluation: numbers keep
+//! strata's expression tree, made for evaluation (an editor's tree would keep
+//! whitespace and comments; `fmt` works on the text instead): numbers keep
 //! their exact literal text, templates are already dedented and stripped the
 //! way Terraform does it, and every node has a [`Span`].
 
@@ -33,6 +33,21 @@ pub enum BinaryOp {
     GtEq,
     And,
     Or,
+}
+
+/// `first op rhs op rhs …`: every operator of one precedence level (a
+/// tighter one nests inside an operand), left-associative. Flat, so that
+/// a long chain costs no depth to parse, evaluate or drop.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    pub first: Expr,
+    pub rest: Vec<Operation>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Operation {
+    pub op: BinaryOp,
+    pub rhs: Expr,
 }
 
 #[derive(Debug, Clone)]
@@ -77,7 +92,8 @@ pub enum ExprKind {
         expand_final: bool,
     },
     Unary(UnaryOp, Box<Expr>),
-    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// Binary operators of one precedence level, applied left to right.
+    Binary(Box<Chain>),
     Conditional(Box<Expr>, Box<Expr>, Box<Expr>),
     For(Box<ForExpr>),
     Parens(Box<Expr>),
@@ -98,6 +114,18 @@ pub enum TemplatePart {
         collection: Expr,
         body: Vec<TemplatePart>,
     },
+}
+
+/// Dropping a tree recurses as deep as it nests (up to
+/// `syntax::MAX_NESTING`): each level takes more stack when it runs short,
+/// as parsing and evaluation do.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let kind = std::mem::replace(&mut self.kind, ExprKind::SplatItem);
+        if !matches!(kind, ExprKind::SplatItem | ExprKind::Variable(_)) {
+            stacker::maybe_grow(crate::par::RED_ZONE, crate::par::GROW, move || drop(kind));
+        }
+    }
 }
 
 impl Expr {
@@ -121,9 +149,13 @@ impl Expr {
                 }
             }
             ExprKind::GetAttr(e, _) | ExprKind::Unary(_, e) | ExprKind::Parens(e) => e.map_spans(f),
-            ExprKind::Index(a, b) | ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
+            ExprKind::Index(a, b) | ExprKind::Splat(a, b) => {
                 a.map_spans(f);
                 b.map_spans(f);
+            }
+            ExprKind::Binary(chain) => {
+                chain.first.map_spans(f);
+                chain.rest.iter_mut().for_each(|o| o.rhs.map_spans(f));
             }
             ExprKind::Call { args, .. } => args.iter_mut().for_each(|e| e.map_spans(f)),
             ExprKind::Conditional(a, b, c) => {
@@ -194,9 +226,13 @@ impl Expr {
                     v.refs(skip, f);
                 }
             }
-            ExprKind::Splat(a, b) | ExprKind::Binary(_, a, b) => {
+            ExprKind::Splat(a, b) => {
                 a.refs(skip, f);
                 b.refs(skip, f);
+            }
+            ExprKind::Binary(chain) => {
+                chain.first.refs(skip, f);
+                chain.rest.iter().for_each(|o| o.rhs.refs(skip, f));
             }
             ExprKind::Call { name, .. } if Some(name.as_str()) == skip => {}
             ExprKind::Call { args, .. } => args.iter().for_each(|e| e.refs(skip, f)),
