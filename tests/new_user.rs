@@ -1004,3 +1004,26 @@ fn long_expressions_plan_as_terraform_plans_them() {
         assert!(tf_out.contains(&want), "terraform: no {want:?} in {tf_out}");
     }
 }
+
+/// `provider::terraform::…` functions are callable only where the module
+/// declares the provider, as Terraform has them.
+#[test]
+fn provider_functions_need_their_provider_declared() {
+    let d = scratch("provider-fn");
+    let call = "output \"e\" {\n  value = provider::terraform::encode_expr([1])\n}\n";
+    write(&d, "main.tf", call);
+    let r = strata(&d, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(r.err.contains("Unknown provider function"), "{}", r.err);
+    assert!(r.err.contains("main.tf:2:"), "{}", r.err);
+    if terraform_found() {
+        let tf = terraform(&d, &["validate", "-no-color"]);
+        let text = String::from_utf8_lossy(&tf.stderr);
+        assert!(text.contains("Unknown provider function"), "{text}");
+    }
+    let declared = "terraform {\n  required_providers {\n    terraform = { source = \"terraform.io/builtin/terraform\" }\n  }\n}\n";
+    write(&d, "versions.tf", declared);
+    let r = strata(&d, &["plan"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("+ e = jsonencode("), "{}", r.out);
+}

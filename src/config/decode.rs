@@ -388,7 +388,11 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
                     m.settings.backend = Some(backend(&l[0], nb, diags));
                 }
             }
-            "required_providers" | "cloud" | "provider_meta" => {}
+            "required_providers" => m
+                .settings
+                .required_providers
+                .extend(nb.body.attrs.iter().map(|a| a.name.clone())),
+            "cloud" | "provider_meta" => {}
             _ => diags.push(unsupported_block(
                 nb,
                 "a terraform block",

@@ -209,6 +209,8 @@ pub struct Backend {
 pub struct Settings {
     /// Every `required_version` constraint, where it was written.
     pub required_versions: Vec<(String, Span)>,
+    /// The local names `required_providers` declares.
+    pub required_providers: Vec<String>,
     pub backend: Option<Backend>,
     pub blocks: Vec<Span>,
 }

@@ -245,6 +245,14 @@ fn invalid_ref(detail: impl Into<String>, span: Span) -> Diag {
 }
 
 impl Scope for ConfigScope<'_> {
+    fn declares_provider(&self, local_name: &str) -> bool {
+        self.module
+            .settings
+            .required_providers
+            .iter()
+            .any(|p| p == local_name)
+    }
+
     fn is_ephemeral(&self, root: &str, attrs: &[&str]) -> bool {
         self.ephemeral
             .get_or_init(|| super::ephemeral::Ephemeral::of(self.module))

@@ -29,6 +29,12 @@ pub trait Scope {
     fn is_ephemeral(&self, _root: &str, _attrs: &[&str]) -> bool {
         false
     }
+
+    /// Whether `provider::NAME::…` functions may be called: in a module,
+    /// only when its `required_providers` declares NAME, as in Terraform.
+    fn declares_provider(&self, _local_name: &str) -> bool {
+        true
+    }
 }
 
 /// A scope with nothing in it: `terraform console` in an empty directory.
@@ -693,6 +699,19 @@ impl<'a> Evaluator<'a> {
                 return Ok(if ephemeral { Value::Null(v.ty()) } else { v });
             }
             _ => {}
+        }
+        if let Some(provider) = short
+            .strip_prefix("provider::")
+            .and_then(|r| r.split("::").next())
+        {
+            if !self.scope.declares_provider(provider) {
+                return Err(diag(
+                    "strata::eval::unknown_function",
+                    "Unknown provider function",
+                    format!("There is no function named {name:?}. Ensure that provider name {provider:?} is declared in this module's required_providers block, and that this provider offers the function."),
+                    span,
+                ));
+            }
         }
         let Some(def) = funcs::lookup(short) else {
             return Err(diag(
