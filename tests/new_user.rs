@@ -1027,3 +1027,43 @@ fn provider_functions_need_their_provider_declared() {
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.out.contains("+ e = jsonencode("), "{}", r.out);
 }
+
+/// A destroy still gives every module's variables their values and judges
+/// their validations, as Terraform's does: a child's failing validation
+/// stops it with the state untouched.
+#[test]
+fn destroy_judges_child_module_variables() {
+    let d = scratch("destroy-child-var");
+    let root = "variable \"x\" {\n  default = \"ok\"\n}\nmodule \"m\" {\n  source = \"./m\"\n  x      = var.x\n}\nresource \"terraform_data\" \"a\" {}\n";
+    let child = "variable \"x\" {\n  validation {\n    condition     = var.x == \"ok\"\n    error_message = \"x must be ok.\"\n  }\n}\n";
+    write(&d, "main.tf", root);
+    std::fs::create_dir_all(d.join("m")).expect("mkdir");
+    write(&d.join("m"), "main.tf", child);
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    write(&d, "terraform.tfvars", "x = \"bad\"\n");
+    let before = state(&d);
+    let r = strata(&d, &["destroy", "--auto-approve"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(r.err.contains("x must be ok."), "{}", r.err);
+    assert!(r.err.contains("m/main.tf:3:"), "{}", r.err);
+    assert_eq!(
+        state(&d),
+        before,
+        "a refused destroy leaves the state alone"
+    );
+    if terraform_found() {
+        let t = scratch("destroy-child-var-tf");
+        write(&t, "main.tf", root);
+        std::fs::create_dir_all(t.join("m")).expect("mkdir");
+        write(&t.join("m"), "main.tf", child);
+        assert!(terraform(&t, &["init", "-no-color"]).status.success());
+        assert!(terraform(&t, &["apply", "-auto-approve", "-no-color"])
+            .status
+            .success());
+        write(&t, "terraform.tfvars", "x = \"bad\"\n");
+        let out = terraform(&t, &["destroy", "-auto-approve", "-no-color"]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("x must be ok."));
+    }
+}

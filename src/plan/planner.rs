@@ -119,13 +119,17 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     }
     crate::timings::stage("refreshed");
     let walk = Walk::new(req.root, req.graph, req.vars.clone());
-    if !req.destroy {
-        for n in walk.order() {
-            match req.graph.graph[n].kind {
-                NodeKind::Resource => p.resource(&walk, n),
-                NodeKind::Data => p.data(&walk, n, rt),
-                _ => walk.visit(n, &mut p.diags),
+    for n in walk.order() {
+        match (req.graph.graph[n].kind, req.destroy) {
+            (NodeKind::Resource, false) => p.resource(&walk, n),
+            (NodeKind::Data, false) => p.data(&walk, n, rt),
+            // A destroy plans no resource, but as in Terraform the
+            // variables of every module are still given their values and
+            // judged by their validations.
+            (NodeKind::Variable | NodeKind::Local | NodeKind::ModuleCall, true) | (_, false) => {
+                walk.visit(n, &mut p.diags)
             }
+            _ => {}
         }
     }
     for (addr, (id, span)) in p.imported.iter().filter(|(a, _)| !p.claimed.contains(*a)) {
