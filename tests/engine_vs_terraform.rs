@@ -110,12 +110,52 @@ fn actions(plan: &Json) -> Vec<String> {
                 .flatten()
                 .filter_map(Json::as_str)
                 .collect();
-            (k.clone(), acts.join(","))
+            let mut line = acts.join(",");
+            // What of a value is known while planning (where any of it is
+            // not) is part of what must agree: count and for_each rest on it.
+            let unknown = &v["after_unknown"];
+            if !(unknown.is_null() || unknown == &Json::Bool(false)) {
+                line.push_str(&format!(" planned {}", planned(&v["after"], unknown)));
+            }
+            (k.clone(), line)
         })
         .collect();
     outputs.sort();
     out.extend(outputs.into_iter().map(|(k, a)| format!("output.{k} {a}")));
     out
+}
+
+/// A planned value with `"(unknown)"` wherever `after_unknown` marks one.
+fn planned(after: &Json, unknown: &Json) -> Json {
+    match (after, unknown) {
+        (_, Json::Bool(true)) => Json::String("(unknown)".into()),
+        (Json::Array(items), Json::Array(marks)) => Json::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| planned(v, marks.get(i).unwrap_or(&Json::Null)))
+                .collect(),
+        ),
+        (Json::Null, Json::Array(marks)) => {
+            Json::Array(marks.iter().map(|m| planned(&Json::Null, m)).collect())
+        }
+        (after, Json::Object(marks)) => {
+            let empty = serde_json::Map::new();
+            let items = after.as_object().unwrap_or(&empty);
+            let mut keys: Vec<&String> = items.keys().chain(marks.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            Json::Object(
+                keys.into_iter()
+                    .map(|k| {
+                        let v = items.get(k).unwrap_or(&Json::Null);
+                        (k.clone(), planned(v, marks.get(k).unwrap_or(&Json::Null)))
+                    })
+                    .collect(),
+            )
+        }
+        (v, _) => v.clone(),
+    }
 }
 
 fn run(cmd: &mut Command) -> (bool, String, String) {

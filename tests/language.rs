@@ -157,15 +157,22 @@ fn unknown_values_propagate() {
             None => assert_eq!(v.as_str(), Some("b"), "{src}: known parts stay known"),
         }
     }
-    // A known deciding side settles && and ||.
-    assert_eq!(
-        eval_with(&[("b", Value::Unknown(Type::Bool))], "false && b").as_bool(),
-        Some(false)
-    );
-    assert_eq!(
-        eval_with(&[("b", Value::Unknown(Type::Bool))], "true || b").as_bool(),
-        Some(true)
-    );
+    // A known deciding side settles && and ||, on either side (Terraform
+    // 1.12's rule, hashicorp/hcl#713); a side that does not decide leaves
+    // the result unknown.
+    let b = || ("b", Value::Unknown(Type::Bool));
+    for (src, want) in [
+        ("false && b", Some(false)),
+        ("b && false", Some(false)),
+        ("true || b", Some(true)),
+        ("b || true", Some(true)),
+        ("true && b", None),
+        ("b || false", None),
+    ] {
+        let v = eval_with(&[b()], src);
+        assert_eq!(v.as_bool(), want, "{src}");
+        assert_eq!(v.is_known(), want.is_some(), "{src}");
+    }
     // An unknown condition makes a for-expression's result unknown.
     let v = eval_with(
         &[("b", Value::Unknown(Type::Bool))],

@@ -224,6 +224,16 @@ impl<'a> Evaluator<'a> {
             }
         }
         let rv = self.eval(&o.rhs)?;
+        // The rule holds both ways round: `unknown && false` is false and
+        // `unknown || true` is true, once the unknown side is a boolean.
+        if let (BinaryOp::And | BinaryOp::Or, Some(b)) = (o.op, rv.as_bool()) {
+            let decides = b != matches!(o.op, BinaryOp::And);
+            if decides && !lv.is_known() {
+                ops::check_logical_operand(&lv, left, true)?;
+                let marked = lv.is_sensitive() || rv.is_sensitive();
+                return Ok(Value::Bool(b).mark_if(marked));
+            }
+        }
         ops::binary(o.op, lv, rv, left, o.rhs.span)
     }
 

@@ -68,7 +68,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 use unicode_segmentation::UnicodeSegmentation;
                 return Ok(Value::int(s.graphemes(true).count() as i64));
             }
-            if !v.is_known() {
+            // A set's unknown elements may turn out equal to others, so
+            // its length is not known until they are.
+            let open_set = matches!(v.ty(), Type::Set(_)) && !v.is_wholly_known();
+            if !v.is_known() || open_set {
                 return Ok(Value::Unknown(Type::Number));
             }
             match v.len() {
@@ -87,11 +90,21 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         Type::Bool,
         |_, a| Ok(Value::Bool(bools(&a[0]).all(|b| b))),
     ));
+    // One known true decides anytrue, whatever else is unknown.
     defs.push(def(
         "anytrue",
-        vec![p("list", Type::list(Type::Bool))],
+        vec![p("list", Type::list(Type::Bool)).unknown_elements_ok()],
         Type::Bool,
-        |_, a| Ok(Value::Bool(bools(&a[0]).any(|b| b))),
+        |_, a| {
+            if bools(&a[0]).any(|b| b) {
+                return Ok(Value::Bool(true));
+            }
+            Ok(if a[0].is_wholly_known() {
+                Value::Bool(false)
+            } else {
+                Value::Unknown(Type::Bool)
+            })
+        },
     ));
     defs.push(def(
         "chunklist",
@@ -121,13 +134,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "coalesce",
         vec![],
-        p("vals", any()).nullable(),
+        p("vals", any()).nullable().unknown_ok(),
         any(),
         |_, a| {
             let tys: Vec<Type> = a.iter().map(Value::ty).collect();
             let t = unify(&tys)
                 .ok_or_else(|| FnError::call("all arguments must have the same type"))?;
+            // The first argument decides unless it is unknown: then so is
+            // the result, as Terraform has it.
             for v in a {
+                if !v.is_known() {
+                    return Ok(Value::Unknown(t));
+                }
                 if v.is_null() {
                     continue;
                 }
@@ -212,7 +230,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "contains",
-        vec![p("list", any()), p("value", any())],
+        vec![p("list", any()).unknown_elements_ok(), p("value", any())],
         Type::Bool,
         |_, a| {
             let items = seq(&a[0], 0)?;
@@ -330,7 +348,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def_var(
         "lookup",
-        vec![p("inputMap", any()), p("key", Type::String)],
+        vec![
+            p("inputMap", any()).unknown_elements_ok(),
+            p("key", Type::String),
+        ],
         p("default", any()).nullable(),
         any(),
         |_, a| {
@@ -480,10 +501,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "sort",
-        vec![p("list", Type::list(Type::String))],
+        vec![p("list", Type::list(Type::String)).unknown_elements_ok()],
         Type::list(Type::String),
         |_, a| {
             let mut items = a[0].elements().unwrap_or(&[]).to_vec();
+            // One unknown element could sort anywhere: every place is
+            // unknown, the length is not.
+            if !a[0].is_wholly_known() {
+                return Ok(Value::List(
+                    Type::String,
+                    vec![Value::Unknown(Type::String); items.len()],
+                ));
+            }
             if items.iter().any(Value::is_null) {
                 return Err(FnError::arg(
                     0,
@@ -556,9 +585,27 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "setunion",
         vec![],
-        p("sets", Type::set(any())),
+        // A union keeps every element, so unknown ones stay in it, after
+        // the known ones, as Terraform shows them (only its length waits
+        // for them: see `length`).
+        p("sets", Type::set(any())).unknown_ok(),
         Type::set(any()),
-        |_, a| set_op(a, |sets| sets.iter().flatten().cloned().collect()),
+        |_, a| {
+            if !a.iter().all(Value::is_known) {
+                return Ok(Value::Unknown(Type::set(Type::Dynamic)));
+            }
+            let (known, open): (Vec<Value>, Vec<Value>) = a
+                .iter()
+                .flat_map(|s| s.elements().unwrap_or(&[]).iter().cloned())
+                .partition(Value::is_wholly_known);
+            let Value::Set(et, mut vals) = set_op(a, |_| known.clone())? else {
+                return Err(FnError::call(
+                    "given sets must all have compatible element types",
+                ));
+            };
+            vals.extend(open);
+            Ok(Value::Set(et, vals))
+        },
     ));
     defs.push(def_var(
         "setintersection",
@@ -592,11 +639,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "setproduct",
         vec![],
-        p("sets", any()),
+        p("sets", any()).unknown_elements_ok(),
         any(),
         |_, a| {
             if a.len() < 2 {
                 return Err(FnError::call("at least two arguments are required"));
+            }
+            // Lists keep their product's shape with unknown elements in
+            // it; a set's unknown element may collapse into another.
+            if a.iter()
+                .any(|s| matches!(s.ty(), Type::Set(_)) && !s.is_wholly_known())
+            {
+                return Ok(Value::unknown());
             }
             let rows_made = a
                 .iter()

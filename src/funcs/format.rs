@@ -22,7 +22,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "formatlist",
         vec![p("format", Type::String)],
-        p("args", Type::Dynamic).nullable(),
+        p("args", Type::Dynamic).nullable().unknown_elements_ok(),
         Type::list(Type::String),
         |_, a| {
             let mut len: Option<usize> = None;
@@ -50,7 +50,13 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                         _ => v.clone(),
                     })
                     .collect();
-                out.push(Value::String(format(str_arg(a, 0), &args)?));
+                // A row with an unknown argument is unknown; the others, and
+                // the list's length, stay known (as Terraform has it).
+                out.push(if args.iter().all(Value::is_wholly_known) {
+                    Value::String(format(str_arg(a, 0), &args)?)
+                } else {
+                    Value::Unknown(Type::String)
+                });
             }
             Ok(Value::List(Type::String, out))
         },
