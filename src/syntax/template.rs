@@ -48,6 +48,18 @@ enum Tok {
 }
 
 impl Tok {
+    fn set_strip(&mut self, to: (bool, bool)) {
+        match self {
+            Tok::Lit(_) => {}
+            Tok::Interp { strip, .. }
+            | Tok::If { strip, .. }
+            | Tok::Else { strip }
+            | Tok::EndIf { strip }
+            | Tok::For { strip, .. }
+            | Tok::EndFor { strip } => *strip = to,
+        }
+    }
+
     fn strip(&self) -> (bool, bool) {
         match self {
             Tok::Lit(_) => (false, false),
@@ -295,108 +307,70 @@ impl Parser<'_> {
     fn directive(&mut self, open: &mut Vec<Open>) -> Result<Tok, Diag> {
         self.pos += 2;
         let before = self.eat(b'~');
-        let tok = self.inside(false, |p| {
+        let mut tok = self.inside(false, |p| {
             p.skip_space()?;
             let word_start = p.pos;
             let word = p.ident().map(|(w, _)| w).unwrap_or_default();
-            let word_span = p.span_from(word_start);
-            let tok = match word.as_str() {
-                "if" => {
-                    p.skip_space()?;
-                    let cond = p.expr()?;
-                    open.push(Open {
-                        kind: Opened::If,
-                        span: word_span,
-                    });
-                    Tok::If {
-                        cond,
-                        strip: (before, false),
-                    }
-                }
-                "for" => {
-                    let head = p.for_head()?;
-                    open.push(Open {
-                        kind: Opened::For,
-                        span: word_span,
-                    });
-                    Tok::For {
-                        key_var: head.key_var,
-                        value_var: head.value_var,
-                        collection: head.collection,
-                        strip: (before, false),
-                    }
-                }
-                "else" | "endif" | "endfor" => {
-                    let wanted: &[Opened] = match word.as_str() {
-                        "else" => &[Opened::If],
-                        "endif" => &[Opened::If, Opened::Else],
-                        _ => &[Opened::For],
-                    };
-                    if !open.last().is_some_and(|o| wanted.contains(&o.kind)) {
-                        return Err(p.error(
-                            "Unexpected template directive",
-                            format!("This %{{ {word} }} has no matching opening directive before it."),
-                            word_span,
-                        ));
-                    }
-                    open.pop();
-                    match word.as_str() {
-                        "else" => {
-                            open.push(Open {
-                                kind: Opened::Else,
-                                span: word_span,
-                            });
-                            Tok::Else {
-                                strip: (before, false),
-                            }
-                        }
-                        "endif" => Tok::EndIf {
-                            strip: (before, false),
-                        },
-                        _ => Tok::EndFor {
-                            strip: (before, false),
-                        },
-                    }
-                }
-                _ => {
-                    return Err(p.error(
-                        "Invalid template directive",
-                        "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
-                        word_span,
-                    ))
-                }
-            };
+            let at = p.span_from(word_start);
+            let tok = p.directive_body(&word, at, open)?;
             p.skip_space()?;
             Ok(tok)
         })?;
         let after = self.eat(b'~');
+        tok.set_strip((before, after));
         self.close_template_sequence("directive")?;
-        Ok(match tok {
-            Tok::If { cond, strip } => Tok::If {
-                cond,
-                strip: (strip.0, after),
-            },
-            Tok::For {
-                key_var,
-                value_var,
-                collection,
-                strip,
-            } => Tok::For {
-                key_var,
-                value_var,
-                collection,
-                strip: (strip.0, after),
-            },
-            Tok::Else { strip } => Tok::Else {
-                strip: (strip.0, after),
-            },
-            Tok::EndIf { strip } => Tok::EndIf {
-                strip: (strip.0, after),
-            },
-            Tok::EndFor { strip } => Tok::EndFor {
-                strip: (strip.0, after),
-            },
-            other => other,
+        Ok(tok)
+    }
+
+    /// What follows a directive's keyword `word` (at `at`), keeping `open`
+    /// the stack of directives still to be closed.
+    fn directive_body(&mut self, word: &str, at: Span, open: &mut Vec<Open>) -> Result<Tok, Diag> {
+        let closes: &[Opened] = match word {
+            "if" => {
+                self.skip_space()?;
+                let cond = self.expr()?;
+                open.push(Open { kind: Opened::If, span: at });
+                return Ok(Tok::If { cond, strip: (false, false) });
+            }
+            "for" => {
+                let head = self.for_head()?;
+                open.push(Open { kind: Opened::For, span: at });
+                return Ok(Tok::For {
+                    key_var: head.key_var,
+                    value_var: head.value_var,
+                    collection: head.collection,
+                    strip: (false, false),
+                });
+            }
+            "else" => &[Opened::If],
+            "endif" => &[Opened::If, Opened::Else],
+            "endfor" => &[Opened::For],
+            _ => {
+                return Err(self.error(
+                    "Invalid template directive",
+                    "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
+                    at,
+                ))
+            }
+        };
+        if !open.pop().is_some_and(|o| closes.contains(&o.kind)) {
+            return Err(self.error(
+                "Unexpected template directive",
+                format!("This %{{ {word} }} has no matching opening directive before it."),
+                at,
+            ));
+        }
+        let strip = (false, false);
+        Ok(match word {
+            "else" => {
+                open.push(Open {
+                    kind: Opened::Else,
+                    span: at,
+                });
+                Tok::Else { strip }
+            }
+            "endif" => Tok::EndIf { strip },
+            _ => Tok::EndFor { strip },
         })
     }
 
