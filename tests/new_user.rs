@@ -1067,3 +1067,37 @@ fn destroy_judges_child_module_variables() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("x must be ok."));
     }
 }
+
+/// An error upstream is reported where it is, once: what depends on the
+/// failed value (count, for_each, a data source's config) is not reported
+/// again as "cannot be determined until apply".
+#[test]
+fn an_error_upstream_is_not_reported_again_downstream() {
+    let d = scratch("upstream-error");
+    std::fs::create_dir_all(d.join("m")).expect("mkdir");
+    write(
+        &d.join("m"),
+        "main.tf",
+        "variable \"n\" {}\noutput \"x\" {\n  value = var.n + \"a\"\n}\n",
+    );
+    write(
+        &d,
+        "main.tf",
+        "module \"m\" {\n  source = \"./m\"\n  n      = 1\n}\nresource \"terraform_data\" \"r\" {\n  count = module.m.x\n}\nresource \"terraform_data\" \"q\" {\n  for_each = toset([tostring(module.m.x)])\n}\ndata \"terraform_remote_state\" \"s\" {\n  backend = \"local\"\n  config  = { path = 1 + \"b\" }\n}\nresource \"terraform_data\" \"w\" {\n  count = length(data.terraform_remote_state.s.outputs)\n}\n",
+    );
+    for cmd in ["plan", "validate"] {
+        let r = strata(&d, &[cmd]);
+        assert_eq!(r.code, 1, "{}", r.all());
+        assert_eq!(
+            r.err.matches("Invalid operand").count(),
+            2,
+            "{cmd}: {}",
+            r.err
+        );
+        assert!(r.err.contains("m/main.tf:3:"), "{}", r.err);
+        assert!(r.err.contains("main.tf:13:"), "{}", r.err);
+        for cascade in ["until apply", "Invalid count", "Invalid for_each"] {
+            assert!(!r.err.contains(cascade), "{cmd}: {cascade} in {}", r.err);
+        }
+    }
+}
