@@ -305,14 +305,18 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "index",
-        vec![p("list", any()), p("value", any())],
+        vec![p("list", any()).unknown_elements_ok(), p("value", any())],
         Type::Number,
         |_, a| {
             let items = list_or_tuple(&a[0], 0)
                 .map_err(|_| FnError::call("argument must be a list or tuple"))?;
+            // A match decides, unless an unknown element before it might
+            // match first.
             for (i, it) in items.iter().enumerate() {
-                if ops_equals(it, &a[1]) == Some(true) {
-                    return Ok(Value::int(i as i64));
+                match ops_equals(it, &a[1]) {
+                    Some(true) => return Ok(Value::int(i as i64)),
+                    None => return Ok(Value::Unknown(Type::Number)),
+                    Some(false) => {}
                 }
             }
             Err(FnError::call("item not found"))
@@ -352,7 +356,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             p("inputMap", any()).unknown_elements_ok(),
             p("key", Type::String),
         ],
-        p("default", any()).nullable(),
+        // An unknown default matters only when the key is absent.
+        p("default", any()).nullable().unknown_ok(),
         any(),
         |_, a| {
             if a.len() > 3 {

@@ -7,7 +7,8 @@ resource "terraform_data" "x" {
 }
 locals {
   u = terraform_data.x.output
-  k = "k"
+  k   = "k"
+  tpl = "x-$${v}"
 }
 output "length_list" { value = length([local.u, local.k]) }
 output "length_map" { value = length({ a = local.u }) }
@@ -81,3 +82,37 @@ output "can_index" { value = can([local.u][0]) }
 output "startswith" { value = startswith(local.u, "a") }
 output "setunion" { value = setunion([local.u], [local.k]) }
 output "list_of_maps" { value = [for m in [{ a = local.u }] : keys(m)] }
+output "toset" { value = toset([local.u, local.k]) }
+output "setintersection" { value = setintersection([local.u, local.k], [local.k]) }
+output "setsubtract" { value = setsubtract([local.u, local.k], [local.k]) }
+output "index_fn" { value = index([local.k, local.u], local.k) }
+output "element_unknown_index" { value = element([local.k, local.k], length(local.u)) }
+output "lookup_unknown_default" { value = lookup({ a = local.k }, "a", local.u) }
+output "lookup_absent_unknown_default" { value = lookup({ a = local.k }, "b", local.u) }
+output "concat_unknown_list" { value = length(concat([local.k], split(",", local.u))) }
+output "merge_unknown_map" { value = merge({ a = 1 }, { for s in split(",", local.u) : s => 1 }) }
+output "flatten_unknown" { value = flatten([[local.k], split(",", local.u)]) }
+output "coalescelist_unknown_first" { value = coalescelist(split(",", local.u), [local.k]) }
+output "range_unknown" { value = range(length(local.u)) }
+output "cidrsubnet" { value = cidrsubnet("10.0.0.0/16", 8, length(local.u)) }
+output "templatestring" { value = templatestring(local.tpl, { v = local.u }) }
+output "startswith_prefix" { value = startswith("${local.k}${local.u}", "k") }
+output "tobool" { value = tobool(local.u == "a") }
+output "try_unknown_first" { value = try(local.u, "d") }
+output "try_error_then_unknown" { value = try(local.k.x, local.u) }
+output "can_error" { value = can(local.k.x) }
+output "keys_of_unknown_map" { value = keys({ for s in split(",", local.u) : s => 1 }) }
+output "length_for_over_unknown" { value = length([for s in split(",", local.u) : s]) }
+output "distinct_known" { value = distinct([local.k, local.k]) }
+output "zipmap_unknown_keys" { value = zipmap([local.u], [1]) }
+output "object_attr_unknown_obj" { value = { a = local.u }.a }
+output "list_with_null" { value = compact([local.k, null]) }
+output "tuple_eq" { value = [local.k, local.u] == [local.k] }
+output "obj_eq" { value = { a = local.u } == { b = 1 } }
+output "number_cmp" { value = length(local.u) > 0 }
+output "cond_same_branches" { value = local.u == "a" ? "x" : "x" }
+output "splat_unknown" { value = split(",", local.u)[*] }
+output "sensitive_keys" {
+  value     = keys(sensitive({ a = local.u }))
+  sensitive = true
+}
