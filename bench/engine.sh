@@ -25,7 +25,9 @@ shapes=${SHAPES:-tree wide}
 apply_max=${TF_APPLY_MAX:-1000}
 
 cargo build --release --quiet
-strata="$PWD/${CARGO_TARGET_DIR:-target}/release/strata"
+strata="${CARGO_TARGET_DIR:-target}/release/strata"
+# An absolute CARGO_TARGET_DIR (as .ci/run sets) stays as it is.
+case "$strata" in /*) ;; *) strata="$PWD/$strata" ;; esac
 have_tf=false
 if command -v terraform >/dev/null 2>&1; then
   have_tf=true

@@ -12,6 +12,8 @@ sizes=("$@")
 
 cargo build --release --quiet
 strata="${CARGO_TARGET_DIR:-target}/release/strata"
+# An absolute CARGO_TARGET_DIR (as .ci/run sets) stays as it is.
+case "$strata" in /*) ;; *) strata="$PWD/$strata" ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -20,7 +22,7 @@ printf '%-8s %-10s %10s %10s %12s\n' N tool wall_s cpu_s peak_MiB
 for n in "${sizes[@]}"; do
   dir="$work/n$n"
   python3 bench/gen.py "$n" "$dir" --files "${FILES:-10}"
-  read -r sw su ss sm < <(cd "$dir" && /usr/bin/time -f '%e %U %S %M' "$OLDPWD/$strata" validate . 2>&1 >/dev/null | tail -n 1)
+  read -r sw su ss sm < <(cd "$dir" && /usr/bin/time -f '%e %U %S %M' "$strata" validate . 2>&1 >/dev/null | tail -n 1)
   printf '%-8s %-10s %10.2f %10.2f %12.1f\n' "$n" strata "$sw" "$(echo "$su + $ss" | bc)" "$(echo "$sm / 1024" | bc -l)"
   if command -v terraform >/dev/null 2>&1; then
     read -r tw tu ts tm < <(cd "$dir" && TF_CLI_CONFIG_FILE=/dev/null /usr/bin/time -f '%e %U %S %M' terraform validate -no-color 2>&1 >/dev/null | tail -n 1)
