@@ -223,7 +223,11 @@ resource "terraform_data" "a" {
         r.err
     );
     let text = std::fs::read_to_string(d.join("main.tf")).expect("read");
-    write(&d, "main.tf", &text.replace("var.nope > 1", "true"));
+    write(
+        &d,
+        "main.tf",
+        &text.replace("var.nope > 1", "path.module != \"\""),
+    );
     let r = strata(&d, &["validate"]);
     assert_eq!(
         r.code,
@@ -717,28 +721,56 @@ impl Rng {
     }
 }
 
-/// A random small configuration: sizes from the ordinary to the absurd,
-/// runaway locals, conditions, and sometimes nothing at all.
-fn random_config(rng: &mut Rng) -> Option<String> {
+/// A random small configuration: sizes from the ordinary to (when
+/// `absurd`) the absurd, runaway locals, conditions, and sometimes nothing
+/// at all.
+fn random_config(rng: &mut Rng, absurd: bool) -> Option<String> {
     if rng.next().is_multiple_of(5) {
         return None;
     }
-    let count = *rng.pick(&["0", "2", "-1", "1e12", "\"x\"", "2.5", "length(local.grow)"]);
-    let for_each = *rng.pick(&[
-        "toset([\"a\", \"b\"])",
-        "{ a = 1 }",
-        "null",
-        "toset([for i in range(1000) : tostring(i)])",
-        "merge({ a = terraform_data.n[0].id }, { b = 1 })",
-    ]);
+    let pick = |rng: &mut Rng, ordinary: &[&'static str], huge: &[&'static str]| {
+        let all: Vec<&str> = ordinary
+            .iter()
+            .chain(if absurd { huge } else { &[] })
+            .copied()
+            .collect();
+        *rng.pick(&all)
+    };
+    let count = pick(
+        rng,
+        &[
+            "0",
+            "2",
+            "-1",
+            "\"x\"",
+            "2.5",
+            "null",
+            "var.n",
+            "length(local.grow)",
+        ],
+        &["1e12"],
+    );
+    let for_each = pick(
+        rng,
+        &[
+            "toset([\"a\", \"b\"])",
+            "{ a = 1 }",
+            "null",
+            "[\"a\"]",
+            "merge({ a = terraform_data.n[0].id }, { b = 1 })",
+        ],
+        &["toset([for i in range(1000) : tostring(i)])"],
+    );
     // Small lists, or a runaway the limits stop (2^30, 2^44); not the
     // legal but slow 2^19 instances in between.
-    let depth = *rng.pick(&[0, 1, 2, 3, 5, 8, 10, 30, 44]);
+    let depth = pick(rng, &["0", "1", "2", "3", "5"], &["8", "10", "30", "44"]);
+    let depth: usize = depth.parse().unwrap_or(0);
     let grow: String = (1..=depth)
         .map(|i| format!("  g{i} = concat(local.g{}, local.g{})\n", i - 1, i - 1))
         .collect();
-    let width = *rng.pick(&["10", "100000", "20000000000"]);
-    let condition = *rng.pick(&["true", "false", "var.n > 1", "self.input != null"]);
+    let width = pick(rng, &["10", "100"], &["100000", "20000000000"]);
+    // `true` refers to nothing, which both tools refuse in a condition.
+    let condition = *rng.pick(&["true", "var.n > 5", "var.n > 1", "self.input != null"]);
     Some(format!(
         "variable \"n\" {{\n  default = 2\n}}\nlocals {{\n  g0 = [1]\n{grow}  grow = local.g{depth}\n}}\n\
          resource \"terraform_data\" \"n\" {{\n  count = {count}\n  input = format(\"%{width}d\", 1)\n}}\n\
@@ -786,7 +818,7 @@ fn random_small_configurations_never_abort_nor_lose_state() {
     assert_eq!(strata(&d, &["apply", "--auto-approve"]).code, 0);
     let good = state(&d);
     for round in 0..30 {
-        let config = random_config(&mut rng);
+        let config = random_config(&mut rng, true);
         match &config {
             Some(c) => write(&d, "main.tf", c),
             None => {
@@ -1098,6 +1130,47 @@ fn an_error_upstream_is_not_reported_again_downstream() {
         assert!(r.err.contains("main.tf:13:"), "{}", r.err);
         for cascade in ["until apply", "Invalid count", "Invalid for_each"] {
             assert!(!r.err.contains(cascade), "{cmd}: {cascade} in {}", r.err);
+        }
+    }
+}
+
+/// The randomized configurations of ordinary size, planned by both tools in
+/// fresh directories: each refuses exactly where the other does.
+#[test]
+fn random_small_configurations_are_refused_where_terraform_refuses_them() {
+    if !terraform_found() {
+        eprintln!("SKIPPED: terraform is not on PATH");
+        return;
+    }
+    let seed = std::env::var("STRATA_RANDOM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64 * 0x2545_f491 + 7);
+    eprintln!("seed {seed} (STRATA_RANDOM_SEED={seed} replays this run)");
+    let mut rng = Rng(seed | 1);
+    // The first round is one both plan and the last one neither does, so
+    // agreeing always meant something.
+    let rounds = 20;
+    for round in 0..rounds {
+        let config = match round {
+            0 => Some(TWO.to_string()),
+            r if r == rounds - 1 => None,
+            _ => random_config(&mut rng, false),
+        };
+        let d = scratch(&format!("random-tf-{round}"));
+        if let Some(c) = &config {
+            write(&d, "main.tf", c);
+        }
+        let ours = strata(&d, &["plan"]);
+        let theirs = terraform(&d, &["plan", "-input=false", "-no-color"]);
+        let what = format!(
+            "seed {seed}, round {round}:\n{config:?}\nstrata: {}\nterraform: {}",
+            ours.all(),
+            String::from_utf8_lossy(&theirs.stderr)
+        );
+        assert_eq!(ours.code == 0, theirs.status.success(), "{what}");
+        if round == 0 || round == rounds - 1 {
+            assert_eq!(ours.code == 0, round == 0, "{what}");
         }
     }
 }

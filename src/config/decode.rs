@@ -316,10 +316,13 @@ fn check_block(b: Block, m: &mut Module, diags: &mut Diags) -> Option<Check> {
             "assert" => {
                 let _ = labels(&nb, &[], diags);
                 match (nb.body.attr("condition"), nb.body.attr("error_message")) {
-                    (Some(c), Some(e)) => check.asserts.push(Assert {
-                        condition: c.expr.clone(),
-                        error_message: e.expr.clone(),
-                    }),
+                    (Some(c), Some(e)) => {
+                        checks_something(&c.expr, "assert", diags);
+                        check.asserts.push(Assert {
+                            condition: c.expr.clone(),
+                            error_message: e.expr.clone(),
+                        })
+                    }
                     _ => diags.push(err(
                         "strata::config::check",
                         "Missing required argument",
@@ -455,10 +458,40 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
             continue;
         }
         if let Some(c) = condition(nb, diags) {
+            let mut tests_value = false;
+            c.condition.visit_references(&mut |root, attrs, _| {
+                tests_value |= root == "var" && attrs.first() == Some(&v.name.as_str());
+            });
+            if !tests_value {
+                diags.push(err(
+                    "strata::config::validation",
+                    "Invalid variable validation condition",
+                    format!(
+                        "The condition for variable {:?} must refer to var.{} in order to test incoming values.",
+                        v.name, v.name
+                    ),
+                    c.condition.span,
+                ));
+            }
             v.validations.push(c);
         }
     }
     Some(v)
+}
+
+/// As Terraform requires, a condition refers to something (else its
+/// result never depends on anything it could check).
+fn checks_something(condition: &crate::syntax::Expr, kind: &str, diags: &mut Diags) {
+    let mut refers = false;
+    condition.visit_references(&mut |_, _, _| refers = true);
+    if !refers {
+        diags.push(err(
+            "strata::config::condition",
+            &format!("Invalid {kind} expression"),
+            "The condition expression must refer to at least one object from elsewhere in the configuration, or else its result would not be checking anything.",
+            condition.span,
+        ));
+    }
 }
 
 /// A `validation`, `precondition` or `postcondition` block.
@@ -477,11 +510,14 @@ fn condition(b: &Block, diags: &mut Diags) -> Option<Condition> {
         diags.push(unsupported_block(nb, &format!("a {} block", b.kind), &[]));
     }
     match (b.body.attr("condition"), b.body.attr("error_message")) {
-        (Some(c), Some(m)) => Some(Condition {
-            condition: c.expr.clone(),
-            error_message: m.expr.clone(),
-            span: b.span,
-        }),
+        (Some(c), Some(m)) => {
+            checks_something(&c.expr, &b.kind, diags);
+            Some(Condition {
+                condition: c.expr.clone(),
+                error_message: m.expr.clone(),
+                span: b.span,
+            })
+        }
         _ => {
             diags.push(err(
                 "strata::config::condition",
