@@ -709,6 +709,17 @@ fn plantimestamp_is_the_plans_time_when_a_saved_plan_is_applied() {
 struct Rng(u64);
 
 impl Rng {
+    /// Seeded from STRATA_RANDOM_SEED, or from the process (printed, so a
+    /// failing run can be replayed).
+    fn seeded(salt: u64) -> (u64, Rng) {
+        let seed = std::env::var("STRATA_RANDOM_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| std::process::id() as u64 * salt + 1);
+        eprintln!("seed {seed} (STRATA_RANDOM_SEED={seed} replays this run)");
+        (seed, Rng(seed | 1))
+    }
+
     fn next(&mut self) -> u64 {
         // xorshift64*
         self.0 ^= self.0 >> 12;
@@ -807,12 +818,7 @@ fn random_state(rng: &mut Rng, current: &[u8]) -> Vec<u8> {
 
 #[test]
 fn random_small_configurations_never_abort_nor_lose_state() {
-    let seed = std::env::var("STRATA_RANDOM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::process::id() as u64 * 0x9e37_79b9 + 1);
-    eprintln!("seed {seed} (STRATA_RANDOM_SEED={seed} replays this run)");
-    let mut rng = Rng(seed | 1);
+    let (seed, mut rng) = Rng::seeded(0x9e37_79b9);
     let d = scratch("random");
     write(&d, "main.tf", TWO);
     assert_eq!(strata(&d, &["apply", "--auto-approve"]).code, 0);
@@ -1142,12 +1148,7 @@ fn random_small_configurations_are_refused_where_terraform_refuses_them() {
         eprintln!("SKIPPED: terraform is not on PATH");
         return;
     }
-    let seed = std::env::var("STRATA_RANDOM_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| std::process::id() as u64 * 0x2545_f491 + 7);
-    eprintln!("seed {seed} (STRATA_RANDOM_SEED={seed} replays this run)");
-    let mut rng = Rng(seed | 1);
+    let (seed, mut rng) = Rng::seeded(0x2545_f491);
     // The first round is one both plan and the last one neither does, so
     // agreeing always meant something.
     let rounds = 20;
