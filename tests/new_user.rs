@@ -7,6 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[path = "common/oracle.rs"]
+mod oracle;
+use oracle::{require_terraform, terraform};
+
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-new-user-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -863,34 +867,9 @@ fn random_small_configurations_never_abort_nor_lose_state() {
     }
 }
 
-/// Whether `terraform` is on PATH; under CI=true it must be.
-fn terraform_found() -> bool {
-    let found = Command::new("terraform")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found || std::env::var("CI").as_deref() != Ok("true"),
-        "terraform is not on PATH; under CI=true this comparison must run"
-    );
-    found
-}
-
-fn terraform(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("terraform")
-        .args(args)
-        .current_dir(dir)
-        .env("TF_IN_AUTOMATION", "1")
-        .env("CHECKPOINT_DISABLE", "1")
-        .output()
-        .expect("terraform")
-}
-
 #[test]
 fn terraform_refuses_an_empty_directory_too() {
-    let found = terraform_found();
-    if !found {
-        eprintln!("SKIPPED: terraform is not on PATH");
+    if !require_terraform("terraform_refuses_an_empty_directory_too") {
         return;
     }
     let d = scratch("tf-empty");
@@ -980,7 +959,8 @@ resource "terraform_data" "a" {
 
 #[test]
 fn a_generated_json_configuration_applies_and_terraform_reads_its_state() {
-    let found = terraform_found();
+    let found =
+        require_terraform("a_generated_json_configuration_applies_and_terraform_reads_its_state");
     let d = scratch("cdktf");
     // As CDK for Terraform writes it: "//" metadata at the top and in each
     // resource, a local backend, references as templates.
@@ -1032,8 +1012,7 @@ fn long_expressions_plan_as_terraform_plans_them() {
     for want in [format!("+ sum  = {n}"), "+ deep = 2".to_string()] {
         assert!(r.out.contains(&want), "no {want:?} in {}", r.out);
     }
-    if !terraform_found() {
-        eprintln!("SKIPPED: terraform is not on PATH");
+    if !require_terraform("long_expressions_plan_as_terraform_plans_them") {
         return;
     }
     let tf = terraform(&d, &["plan", "-no-color"]);
@@ -1054,7 +1033,7 @@ fn provider_functions_need_their_provider_declared() {
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(r.err.contains("Unknown provider function"), "{}", r.err);
     assert!(r.err.contains("main.tf:2:"), "{}", r.err);
-    if terraform_found() {
+    if require_terraform("provider_functions_need_their_provider_declared") {
         let tf = terraform(&d, &["validate", "-no-color"]);
         let text = String::from_utf8_lossy(&tf.stderr);
         assert!(text.contains("Unknown provider function"), "{text}");
@@ -1090,7 +1069,7 @@ fn destroy_judges_child_module_variables() {
         before,
         "a refused destroy leaves the state alone"
     );
-    if terraform_found() {
+    if require_terraform("destroy_judges_child_module_variables") {
         let t = scratch("destroy-child-var-tf");
         write(&t, "main.tf", root);
         std::fs::create_dir_all(t.join("m")).expect("mkdir");
@@ -1144,8 +1123,7 @@ fn an_error_upstream_is_not_reported_again_downstream() {
 /// fresh directories: each refuses exactly where the other does.
 #[test]
 fn random_small_configurations_are_refused_where_terraform_refuses_them() {
-    if !terraform_found() {
-        eprintln!("SKIPPED: terraform is not on PATH");
+    if !require_terraform("random_small_configurations_are_refused_where_terraform_refuses_them") {
         return;
     }
     let (seed, mut rng) = Rng::seeded(0x2545_f491);
