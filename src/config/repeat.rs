@@ -120,3 +120,89 @@ pub fn for_each(v: &Value, span: Span) -> Result<Option<Vec<(String, Value)>>, D
     }
     Ok(Some(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(i: i64) -> Value {
+        Value::int(i)
+    }
+
+    #[test]
+    fn count_accepts_whole_numbers_and_says_why_not() {
+        let ok: [(Value, Option<i64>); 5] = [
+            (n(0), Some(0)),
+            (n(3), Some(3)),
+            (Value::string("2"), Some(2)),
+            (Value::Unknown(Type::Number), None),
+            (Value::unknown(), None),
+        ];
+        for (v, want) in ok {
+            assert_eq!(count(&v, Span::default()).ok(), Some(want), "{v:?}");
+        }
+        let refused = [
+            (n(-1), "greater than or equal to zero"),
+            (Value::Null(Type::Number), "is null"),
+            (Value::string("x"), "number required"),
+            (
+                Value::Number(
+                    crate::lang::number::Number::parse("2.5").unwrap_or_else(|_| unreachable!()),
+                ),
+                "whole number",
+            ),
+            (n(2).mark(), "Sensitive"),
+            (n(2_000_000), "instances"),
+        ];
+        for (v, says) in refused {
+            let e = count(&v, Span::default()).expect_err("refused");
+            assert!(e.detail.contains(says), "{v:?}: {}", e.detail);
+        }
+    }
+
+    #[test]
+    fn for_each_keys_maps_and_sets_of_strings() {
+        let set = Value::new_set(Type::String, vec![Value::string("b"), Value::string("a")]);
+        let keys = |v: &Value| {
+            for_each(v, Span::default())
+                .ok()
+                .flatten()
+                .map(|es| es.into_iter().map(|(k, _)| k).collect::<Vec<_>>())
+        };
+        assert_eq!(keys(&set), Some(vec!["a".to_string(), "b".to_string()]));
+        let map = Value::Object(
+            [("x", n(1)), ("y", n(2))]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        );
+        assert_eq!(keys(&map), Some(vec!["x".to_string(), "y".to_string()]));
+        assert!(matches!(
+            for_each(&Value::unknown(), Span::default()),
+            Ok(None)
+        ));
+        let refused = [
+            (
+                Value::Tuple(vec![Value::string("a")]),
+                "must be a map, or set of strings",
+            ),
+            (
+                Value::new_set(Type::Number, vec![n(1)]),
+                "set containing type number",
+            ),
+            (Value::Null(Type::Map(Box::new(Type::String))), "is null"),
+            (
+                Value::new_set(Type::String, vec![Value::string("a").mark()]),
+                "Sensitive",
+            ),
+            (
+                Value::new_set(Type::String, vec![Value::Null(Type::String)]),
+                "must not contain null",
+            ),
+        ];
+        for (v, says) in refused {
+            let e = for_each(&v, Span::default()).expect_err("refused");
+            assert!(e.detail.contains(says), "{v:?}: {}", e.detail);
+        }
+    }
+}

@@ -233,3 +233,171 @@ pub fn with_marks(v: Value, config: Option<&Value>, schema: &ResourceSchema) -> 
     };
     v.mark_if(marked)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::types::Type;
+    use strata_provider::AttributeSchema;
+
+    fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+        Value::Object(Attrs::from(pairs))
+    }
+
+    fn s(text: &str) -> Value {
+        Value::string(text)
+    }
+
+    /// `name` replaces on change; `size` updates in place; `id` is the
+    /// driver's.
+    fn schema() -> ResourceSchema {
+        ResourceSchema::of_attributes(vec![
+            (
+                "name",
+                AttributeSchema::required(Type::String, "").force_new(),
+            ),
+            ("size", AttributeSchema::optional(Type::String, "")),
+            ("id", AttributeSchema::computed(Type::String, "")),
+        ])
+    }
+
+    struct Case {
+        prior: Option<Value>,
+        planned: Value,
+        requires_replace: Vec<AttrPath>,
+        cbd: bool,
+        triggered: bool,
+        tainted: bool,
+        action: Action,
+        reason: Option<Reason>,
+    }
+
+    fn case(prior: Option<Value>, planned: Value, action: Action, reason: Option<Reason>) -> Case {
+        Case {
+            prior,
+            planned,
+            requires_replace: Vec::new(),
+            cbd: false,
+            triggered: false,
+            tainted: false,
+            action,
+            reason,
+        }
+    }
+
+    #[test]
+    fn actions_and_reasons() {
+        let was = || obj([("name", s("a")), ("size", s("s")), ("id", s("i-1"))]);
+        let with =
+            |name: &str, size: &str| obj([("name", s(name)), ("size", s(size)), ("id", s("i-1"))]);
+        let unknown_name = obj([
+            ("name", Value::Unknown(Type::String)),
+            ("size", s("s")),
+            ("id", s("i-1")),
+        ]);
+        let cases = [
+            case(None, with("a", "s"), Action::Create, None),
+            case(Some(was()), with("a", "s"), Action::NoOp, None),
+            case(Some(was()), with("a", "m"), Action::Update, None),
+            case(
+                Some(was()),
+                with("b", "s"),
+                Action::DeleteThenCreate,
+                Some(Reason::CannotUpdate),
+            ),
+            case(
+                Some(was()),
+                unknown_name,
+                Action::DeleteThenCreate,
+                Some(Reason::CannotUpdate),
+            ),
+            Case {
+                cbd: true,
+                ..case(
+                    Some(was()),
+                    with("b", "s"),
+                    Action::CreateThenDelete,
+                    Some(Reason::CannotUpdate),
+                )
+            },
+            Case {
+                tainted: true,
+                ..case(
+                    Some(was()),
+                    with("a", "s"),
+                    Action::DeleteThenCreate,
+                    Some(Reason::Tainted),
+                )
+            },
+            Case {
+                triggered: true,
+                ..case(
+                    Some(was()),
+                    with("a", "s"),
+                    Action::DeleteThenCreate,
+                    Some(Reason::ReplaceTriggered),
+                )
+            },
+            // The driver's own replace paths count as a forced attribute's.
+            Case {
+                requires_replace: vec![vec!["size".to_string()]],
+                ..case(
+                    Some(was()),
+                    with("a", "m"),
+                    Action::DeleteThenCreate,
+                    Some(Reason::CannotUpdate),
+                )
+            },
+            // A sensitive mark is not a change.
+            case(
+                Some(was()),
+                obj([("name", s("a")), ("size", s("s").mark()), ("id", s("i-1"))]),
+                Action::NoOp,
+                None,
+            ),
+        ];
+        for (i, c) in cases.into_iter().enumerate() {
+            let planned = Planned {
+                planned: c.planned.clone(),
+                requires_replace: c.requires_replace,
+            };
+            let d = decide(
+                c.prior.as_ref(),
+                &c.planned,
+                &planned,
+                &schema(),
+                c.cbd,
+                c.triggered,
+                c.tainted,
+            );
+            assert_eq!((d.action, d.reason), (c.action, c.reason), "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_forced_attribute_unset_and_computed_keeps_what_the_driver_chose() {
+        let schema = ResourceSchema::of_attributes(vec![(
+            "zone",
+            AttributeSchema::optional(Type::String, "")
+                .and_computed()
+                .force_new(),
+        )]);
+        let prior = obj([("zone", s("z-1"))]);
+        let config = obj([("zone", Value::Null(Type::String))]);
+        let planned = Planned {
+            planned: obj([("zone", s("z-2"))]),
+            requires_replace: Vec::new(),
+        };
+        let d = decide(
+            Some(&prior),
+            &config,
+            &planned,
+            &schema,
+            false,
+            false,
+            false,
+        );
+        assert_eq!(d.action, Action::Update);
+        assert!(d.replace_paths.is_empty());
+    }
+}

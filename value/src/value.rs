@@ -44,9 +44,11 @@ impl DerefMut for Attrs {
     }
 }
 
-/// Like a map's: the attribute must be there.
+/// Like a map's: the attribute must be there. For tests and for code that
+/// has just checked; input is read with `get`, never through this.
 impl Index<&str> for Attrs {
     type Output = Value;
+    #[allow(clippy::panic)] // the contract of `Index`, as `HashMap`'s
     fn index(&self, name: &str) -> &Value {
         match self.0.get(name) {
             Some(v) => v,
