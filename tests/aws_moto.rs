@@ -573,10 +573,44 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
         }}),
         1,
     ));
+    // moto never pages: here the first look at each EKS listing (the
+    // sweep after a create lists by tags) is an empty page with a token,
+    // and the second page must be asked for.
+    for (path, field, name, token) in [
+        ("/clusters?", "clusters", "train", "clusters-2"),
+        (
+            "/clusters/train/node-groups?",
+            "nodegroups",
+            "h100",
+            "groups-2",
+        ),
+        ("/clusters/train/addons?", "addons", "vpc-cni", "addons-2"),
+    ] {
+        let mut second = strata_standin::Injection::rest_json(
+            "GET",
+            path,
+            200,
+            serde_json::json!({ field: [name] }),
+            1,
+        );
+        second.matching.push(format!("nextToken={token}"));
+        m.proxy.inject(second);
+        m.proxy.inject(strata_standin::Injection::rest_json(
+            "GET",
+            path,
+            200,
+            serde_json::json!({ field: [], "nextToken": token }),
+            1,
+        ));
+    }
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("9 added"), "{out}");
-    assert_eq!(m.proxy.pending(), 0, "the waiters saw CREATING first");
+    assert_eq!(
+        m.proxy.pending(),
+        0,
+        "the waiters saw CREATING first, and every listing's second page was read"
+    );
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let ng = group(&rt).expect("the node group exists");

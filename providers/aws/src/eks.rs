@@ -457,14 +457,7 @@ impl Kind<Clients> for Cluster {
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        let names = c
-            .eks
-            .list_clusters()
-            .send()
-            .await
-            .map_err(|e| api("ListClusters", e))?;
-        let mut found = Vec::new();
-        for n in names.clusters() {
+        owned(cluster_names(c).await?, |n| async move {
             let out = c
                 .eks
                 .describe_cluster()
@@ -472,11 +465,12 @@ impl Kind<Clients> for Cluster {
                 .send()
                 .await
                 .map_err(|e| api("DescribeCluster", e))?;
-            if let Some(cl) = out.cluster().filter(|cl| has_ownership(cl.tags(), t)) {
-                found.push(Cluster::value(cl, None));
-            }
-        }
-        Ok(found)
+            Ok(out
+                .cluster()
+                .filter(|cl| has_ownership(cl.tags(), t))
+                .map(|cl| Cluster::value(cl, None)))
+        })
+        .await
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
@@ -1077,24 +1071,28 @@ impl Kind<Clients> for NodeGroup {
                 .eks
                 .list_nodegroups()
                 .cluster_name(&cl)
+                .into_paginator()
+                .items()
                 .send()
+                .collect::<Result<Vec<_>, _>>()
                 .await
                 .map_err(|e| api("ListNodegroups", e))?;
-            let mut found = Vec::new();
-            for g in groups.nodegroups() {
+            let cl = &cl;
+            owned(groups, |g| async move {
                 let out = c
                     .eks
                     .describe_nodegroup()
-                    .cluster_name(&cl)
+                    .cluster_name(cl)
                     .nodegroup_name(g)
                     .send()
                     .await
                     .map_err(|e| api("DescribeNodegroup", e))?;
-                if let Some(ng) = out.nodegroup().filter(|ng| has_ownership(ng.tags(), t)) {
-                    found.push(NodeGroup::value(ng, None));
-                }
-            }
-            Ok(found)
+                Ok(out
+                    .nodegroup()
+                    .filter(|ng| has_ownership(ng.tags(), t))
+                    .map(|ng| NodeGroup::value(ng, None)))
+            })
+            .await
         })
         .await
     }
@@ -1117,18 +1115,35 @@ where
     F: Fn(String) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<Value>, DriverError>>,
 {
-    let clusters = c
-        .eks
+    let mut found = Vec::new();
+    for cl in cluster_names(c).await? {
+        found.extend(find(cl).await?);
+    }
+    Ok(found)
+}
+
+/// Every cluster the account has, across all of ListClusters' pages.
+async fn cluster_names(c: &Clients) -> Result<Vec<String>, DriverError> {
+    c.eks
         .list_clusters()
         .into_paginator()
         .items()
         .send()
         .collect::<Result<Vec<_>, _>>()
         .await
-        .map_err(|e| api("ListClusters", e))?;
+        .map_err(|e| api("ListClusters", e))
+}
+
+/// What crash recovery keeps of a listing: each name described in turn
+/// (`describe` answers `None` for an object without our ownership tags).
+async fn owned<F, Fut>(names: Vec<String>, describe: F) -> Result<Vec<Value>, DriverError>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Value>, DriverError>>,
+{
     let mut found = Vec::new();
-    for cl in clusters {
-        found.extend(find(cl).await?);
+    for n in names {
+        found.extend(describe(n).await?);
     }
     Ok(found)
 }
@@ -1437,24 +1452,28 @@ impl Kind<Clients> for Addon {
                 .eks
                 .list_addons()
                 .cluster_name(&cl)
+                .into_paginator()
+                .items()
                 .send()
+                .collect::<Result<Vec<_>, _>>()
                 .await
                 .map_err(|e| api("ListAddons", e))?;
-            let mut found = Vec::new();
-            for n in names.addons() {
+            let cl = &cl;
+            owned(names, |n| async move {
                 let out = c
                     .eks
                     .describe_addon()
-                    .cluster_name(&cl)
+                    .cluster_name(cl)
                     .addon_name(n)
                     .send()
                     .await
                     .map_err(|e| api("DescribeAddon", e))?;
-                if let Some(a) = out.addon().filter(|a| has_ownership(a.tags(), t)) {
-                    found.push(Addon::value(a, None));
-                }
-            }
-            Ok(found)
+                Ok(out
+                    .addon()
+                    .filter(|a| has_ownership(a.tags(), t))
+                    .map(|a| Addon::value(a, None)))
+            })
+            .await
         })
         .await
     }
