@@ -1376,9 +1376,31 @@ resource "aws_s3_bucket_versioning" "models" {
             .force_path_style(true)
             .build(),
     );
+    // moto never pages ListBuckets: its first look after the create (the
+    // sweep for what a create left) is an empty page with a token here.
+    let buckets = |inner: &str, token: &str| strata_standin::Injection {
+        matching: vec!["GET /?x-id=ListBuckets".to_string()],
+        times: 1,
+        status: 200,
+        headers: vec![("content-type".into(), "application/xml".into())],
+        body: format!(
+            r#"<ListAllMyBucketsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Buckets>{inner}</Buckets>{token}</ListAllMyBucketsResult>"#
+        ),
+    };
+    let mut second = buckets(
+        "<Bucket><Name>strata-models</Name><CreationDate>2026-01-01T00:00:00.000Z</CreationDate></Bucket>",
+        "",
+    );
+    second.matching.push("continuation-token=buckets-2".into());
+    m.proxy.inject(second);
+    m.proxy.inject(buckets(
+        "",
+        "<ContinuationToken>buckets-2</ContinuationToken>",
+    ));
 
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
+    assert_eq!(m.proxy.pending(), 0, "ListBuckets' second page was read");
     let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
     let v = rt

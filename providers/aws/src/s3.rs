@@ -284,13 +284,18 @@ impl Kind<Clients> for Bucket {
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        let list =
+        // ListBuckets pages (by continuation token) once an account has
+        // more buckets than a page holds.
+        let buckets =
             c.s3.list_buckets()
+                .into_paginator()
+                .items()
                 .send()
+                .collect::<Result<Vec<_>, _>>()
                 .await
                 .map_err(|e| api("ListBuckets", e))?;
         let mut found = Vec::new();
-        for b in list.buckets() {
+        for b in &buckets {
             let Some(name) = b.name() else { continue };
             let aws_tags = bucket_tags(c, name).await?;
             if tags::owned_by(aws_tags.iter().map(|x| (x.key(), x.value())), t) {
