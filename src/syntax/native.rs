@@ -282,14 +282,16 @@ impl<'s> Parser<'s> {
         if self.at_assign() {
             let attr = self.attribute(name, name_span)?;
             if let Some(first) = body.attrs.iter().find(|a| a.name == attr.name) {
-                return Err(self.error(
-                    "Attribute redefined",
-                    format!(
-                        "The argument {:?} was already set at byte {} of this file. Each argument may be set only once.",
-                        attr.name, first.name_span.start
-                    ),
-                    attr.name_span,
-                ));
+                return Err(self
+                    .error(
+                        "Attribute redefined",
+                        format!(
+                            "The argument {:?} was already set. Each argument may be set only once.",
+                            attr.name
+                        ),
+                        attr.name_span,
+                    )
+                    .also("first set here", first.name_span));
             }
             body.attrs.push(attr);
             return Ok("argument definition");
