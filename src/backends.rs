@@ -1,7 +1,7 @@
 //! Which backend keeps the state: `--state FILE`, the configuration's
 //! `terraform { backend "TYPE" { … } }` block, or the default file; and
-//! which workspace of it (`STRATA_WORKSPACE`, as Terraform's
-//! `TF_WORKSPACE`). Settings are named as Terraform's backends name them,
+//! which workspace of it, as the command decided (`config::workspace`).
+//! Settings are named as Terraform's backends name them,
 //! so a Terraform user's block works unchanged where strata supports it.
 
 use crate::config::{self, Backend, Module};
@@ -19,24 +19,28 @@ use strata_state_s3::{S3Backend, S3Config};
 pub const DEFAULT_STATE: &str = "strata.tfstate";
 
 /// Opens the state for a configuration whose root module is loaded.
-pub fn open(explicit: Option<&Path>, module: &Module) -> Result<Store, Diags> {
+pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result<Store, Diags> {
     open_backend(
         explicit,
         module.settings.backend.as_ref(),
-        config::workspace()?,
+        workspace.to_string(),
     )
 }
 
 /// Opens the state for a command that takes no configuration path (`state`,
 /// `output`, `show`, `force-unlock`): the backend named by the
 /// configuration in the working directory, if there is one.
-pub fn open_here(explicit: Option<&Path>, sources: &mut Sources) -> Result<Store, Diags> {
+pub fn open_here(
+    explicit: Option<&Path>,
+    workspace: &str,
+    sources: &mut Sources,
+) -> Result<Store, Diags> {
     if explicit.is_some() || !config::config_files(Path::new(".")).is_ok_and(|f| !f.is_empty()) {
-        return open_backend(explicit, None, config::workspace()?);
+        return open_backend(explicit, None, workspace.to_string());
     }
     let here = Path::new(".");
     let module = config::load(here, sources)?;
-    open(None, &module)
+    open(None, &module, workspace)
 }
 
 /// Opens the state `backend` names in `workspace` (the default file

@@ -9,6 +9,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,14 +48,20 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    fn options(&self, inputs: Vec<CliInput>, destroy: bool) -> crate::engine::Options {
-        crate::engine::Options {
+    fn options(
+        &self,
+        inputs: Vec<CliInput>,
+        destroy: bool,
+        workspace: Result<String, Diags>,
+    ) -> Result<crate::engine::Options, Diags> {
+        Ok(crate::engine::Options {
             inputs,
             state: self.state.clone(),
             refresh: !self.no_refresh,
             parallelism: self.parallelism as usize,
             destroy,
-        }
+            workspace: workspace?,
+        })
     }
 }
 
@@ -353,6 +360,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     };
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
+    // Decided once here; an invalid name fails only the commands using it.
+    let workspace = config::workspace();
     let result = match cli.command {
         Command::Plan {
             path,
@@ -363,9 +372,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             destroy,
             ..
         } => {
-            let opts = run.options(inputs, destroy);
-            let r =
-                crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers);
+            let r = run.options(inputs, destroy, workspace).and_then(|opts| {
+                crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers)
+            });
             return finish(outcome(r, detailed_exitcode), &sources);
         }
         Command::Drift {
@@ -376,14 +385,17 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             ignore,
             ..
         } => {
-            let opts = crate::engine::Options {
-                inputs,
-                state,
-                refresh: true,
-                parallelism: parallelism as usize,
-                destroy: false,
-            };
-            let r = crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers);
+            let r = workspace.and_then(|workspace| {
+                let opts = crate::engine::Options {
+                    inputs,
+                    state,
+                    refresh: true,
+                    parallelism: parallelism as usize,
+                    destroy: false,
+                    workspace,
+                };
+                crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
+            });
             return finish(outcome(r, true), &sources);
         }
         Command::Comment { issue, name, .. } => crate::comment::run(issue.as_deref(), &name),
@@ -393,8 +405,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             auto_approve,
             ..
         } => {
-            let opts = run.options(inputs, false);
-            let r = crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers);
+            let r = run.options(inputs, false, workspace).and_then(|opts| {
+                crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers)
+            });
             return finish(outcome(r, false), &sources);
         }
         Command::Destroy {
@@ -403,33 +416,40 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             auto_approve,
             ..
         } => {
-            let opts = run.options(inputs, true);
-            let r = crate::engine::apply(&path, &opts, auto_approve, &mut sources, drivers);
+            let r = run.options(inputs, true, workspace).and_then(|opts| {
+                crate::engine::apply(&path, &opts, auto_approve, &mut sources, drivers)
+            });
             return finish(outcome(r, false), &sources);
         }
         Command::Show {
             planfile,
             json,
             state,
-        } => crate::engine::show(
-            planfile.as_deref(),
-            json,
-            state.as_deref(),
-            &mut sources,
-            drivers,
-        ),
-        Command::Validate { path, .. } => validate(&path, &inputs, &mut sources, drivers),
+        } => workspace.and_then(|workspace| {
+            crate::engine::show(
+                planfile.as_deref(),
+                json,
+                state.as_deref(),
+                &workspace,
+                &mut sources,
+                drivers,
+            )
+        }),
+        Command::Validate { path, .. } => {
+            workspace.and_then(|w| validate(&path, &inputs, &w, &mut sources, drivers))
+        }
         Command::Console { path, json, .. } => {
-            console(path.as_deref(), json, &inputs, &mut sources)
+            workspace.and_then(|w| console(path.as_deref(), json, &inputs, &w, &mut sources))
         }
         Command::Fmt { check, path } => return crate::fmt::run(&path, check),
         Command::Version { json } => {
             print!("{}", version(json));
             Ok(())
         }
-        Command::Graph { path } => graph(&path, &mut sources, drivers),
-        Command::State { command, state } => {
-            crate::backends::open_here(state.as_deref(), &mut sources).and_then(|store| {
+        Command::Graph { path } => workspace.and_then(|w| graph(&path, &w, &mut sources, drivers)),
+        Command::State { command, state } => workspace
+            .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
+            .and_then(|store| {
                 print(match command {
                     StateCommand::List { addresses } => crate::statecmd::list(&store, &addresses),
                     StateCommand::Show { address } => crate::statecmd::show(&store, &address),
@@ -440,16 +460,13 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                         crate::statecmd::push(&store, &file, force)
                     }
                 })
-            })
-        }
-        Command::Output { name, json, state } => {
-            crate::backends::open_here(state.as_deref(), &mut sources)
-                .and_then(|store| print(crate::statecmd::output(&store, name.as_deref(), json)))
-        }
-        Command::ForceUnlock { id, state } => {
-            crate::backends::open_here(state.as_deref(), &mut sources)
-                .and_then(|store| print(crate::statecmd::force_unlock(&store, &id)))
-        }
+            }),
+        Command::Output { name, json, state } => workspace
+            .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
+            .and_then(|store| print(crate::statecmd::output(&store, name.as_deref(), json))),
+        Command::ForceUnlock { id, state } => workspace
+            .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
+            .and_then(|store| print(crate::statecmd::force_unlock(&store, &id))),
     };
     finish(result.map(|()| ExitCode::SUCCESS), &sources)
 }
@@ -477,32 +494,48 @@ fn print(r: Result<String, Diags>) -> Result<(), Diags> {
 /// The configuration at `path` with its `cluster` blocks expanded, as
 /// plan sees it; variables without values leave `clouds` to the cloud
 /// blocks.
+/// A configuration loaded, its cluster specs expanded.
+struct Loaded {
+    module: config::Module,
+    run: Rc<config::Run>,
+    clusters: Option<(crate::cluster::Expansion, ValueMap)>,
+}
+
 fn load_expanded(
     path: &Path,
     inputs: &[CliInput],
+    workspace: &str,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<
-    (
-        config::Module,
-        Option<(crate::cluster::Expansion, ValueMap)>,
-    ),
-    Diags,
-> {
+) -> Result<Loaded, Diags> {
     let mut module = config::load(path, sources)?;
+    let run = config::Run::new(module.dir.clone(), workspace);
     if module.clusters.is_empty() {
-        return Ok((module, None));
+        return Ok(Loaded {
+            module,
+            run,
+            clusters: None,
+        });
     }
     let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
-    let expansion = crate::engine::expand(&mut module, vars.clone(), drivers, sources)?;
-    Ok((module, Some((expansion, vars))))
+    let expansion = crate::engine::expand(&mut module, vars.clone(), &run, drivers, sources)?;
+    Ok(Loaded {
+        module,
+        run,
+        clusters: Some((expansion, vars)),
+    })
 }
 
 type ValueMap = std::collections::BTreeMap<String, crate::lang::value::Value>;
 
-fn graph(path: &Path, sources: &mut Sources, drivers: &Drivers) -> Result<(), Diags> {
-    let (module, _) = load_expanded(path, &[], sources, drivers)?;
-    let g = crate::graph::build(&module, sources)?;
+fn graph(
+    path: &Path,
+    workspace: &str,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let loaded = load_expanded(path, &[], workspace, sources, drivers)?;
+    let g = crate::graph::build(&loaded.module, sources)?;
     print!("{}", crate::graph::to_dot(&g));
     Ok(())
 }
@@ -510,18 +543,24 @@ fn graph(path: &Path, sources: &mut Sources, drivers: &Drivers) -> Result<(), Di
 fn validate(
     path: &Path,
     inputs: &[CliInput],
+    workspace: &str,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
-    let (module, clusters) = load_expanded(path, inputs, sources, drivers)?;
+    let Loaded {
+        module,
+        run,
+        clusters,
+    } = load_expanded(path, inputs, workspace, sources, drivers)?;
     let checked = (|| {
         // Cycles first: they name every member, where evaluation would only
         // see the point it came back to.
         let graph = crate::graph::build(&module, sources)?;
-        crate::config::check::check_module(&module, inputs, sources)?;
-        crate::plan::schemas::check(&module, drivers, sources).into_result(())?;
+        crate::config::check::check_module(&module, &run, inputs, sources)?;
+        crate::walk::check_schemas(&module, &run, drivers, sources).into_result(())?;
         if let Some((expansion, vars)) = &clusters {
-            crate::engine::check_portability(&module, &graph, vars.clone(), expansion, drivers)?;
+            let vars = vars.clone();
+            crate::engine::check_portability(&module, &graph, vars, &run, expansion, drivers)?;
         }
         Ok(())
     })();
@@ -538,6 +577,7 @@ fn console(
     path: Option<&Path>,
     json: bool,
     inputs: &[CliInput],
+    workspace: &str,
     sources: &mut Sources,
 ) -> Result<(), Diags> {
     let stdin = std::io::stdin();
@@ -566,13 +606,15 @@ fn console(
                 dir: PathBuf::from("."),
                 ..config::Module::default()
             };
-            let scope = ConfigScope::new(&module, Default::default(), PathBuf::from("."));
+            let at = config::Run::new(PathBuf::from("."), workspace);
+            let scope = ConfigScope::new(&module, Default::default(), at);
             run(&scope, PathBuf::from("."))
         }
         Some(p) => {
             let module = config::load(p, sources)?;
             let vars = variables::resolve(&module, inputs, env_vars(), sources)?;
-            let scope = ConfigScope::new(&module, vars, module.dir.clone());
+            let at = config::Run::new(module.dir.clone(), workspace);
+            let scope = ConfigScope::new(&module, vars, at);
             run(&scope, module.dir.clone())
         }
     }

@@ -5,18 +5,17 @@
 use crate::apply;
 use crate::builtin::Drivers;
 use crate::config::variables::{self, CliInput};
-use crate::config::{self, Module};
+use crate::config::{self, Module, Run};
 use crate::diag::{Diag, Diags, Sources};
 use crate::graph::Graph;
 use crate::lang::value::Value;
-use crate::plan::file::{self, Saved};
-use crate::plan::planner::{self, Request};
-use crate::plan::Plan;
+use crate::plan::{Plan, Request, Saved, Schemas};
 use crate::statecmd::state_err;
 use sha2::Digest as _;
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use strata_provider::Tags;
 use strata_state::{Entry, Lock, State, Store};
 
@@ -37,6 +36,9 @@ pub struct Options {
     pub refresh: bool,
     pub parallelism: usize,
     pub destroy: bool,
+    /// The workspace, decided once by the command: the backend opens its
+    /// state and expressions read it as `terraform.workspace`.
+    pub workspace: String,
 }
 
 pub enum Outcome {
@@ -50,6 +52,7 @@ struct Prepared {
     module: Module,
     graph: Graph,
     vars: BTreeMap<String, Value>,
+    run: Rc<Run>,
     /// Configuration file name → SHA-256.
     files: BTreeMap<String, String>,
     expansion: crate::cluster::Expansion,
@@ -76,11 +79,12 @@ fn io_diag(what: &str, path: &Path, e: std::io::Error) -> Diags {
 pub fn expand(
     module: &mut config::Module,
     vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
     drivers: &Drivers,
     sources: &mut Sources,
 ) -> Result<crate::cluster::Expansion, Diags> {
     let catalog = |name: &str| drivers.named(name).and_then(|d| d.gpu_catalog());
-    crate::cluster::expand(module, vars, &catalog, sources)
+    crate::cluster::expand(module, vars, run, &catalog, sources)
 }
 
 /// The portability check without a cloud: the configuration planned on
@@ -89,19 +93,21 @@ pub fn check_portability(
     module: &Module,
     graph: &Graph,
     vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
     expansion: &crate::cluster::Expansion,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     let offline = drivers.offline();
-    crate::plan::providers::configure(module, graph, &vars, &offline)?;
-    let rt = runtime(1)?;
+    crate::walk::configure(module, graph, &vars, run, &offline)?;
+    let rt = crate::par::runtime(1)?;
     let state = State::new();
-    planner::plan(
+    crate::plan::plan(
         Request {
             root: module,
             graph,
             drivers: &offline,
             vars,
+            run: run.clone(),
             state: &state,
             refresh: false,
             destroy: false,
@@ -115,11 +121,13 @@ pub fn check_portability(
 fn prepare(
     path: &Path,
     vars: Option<BTreeMap<String, Value>>,
-    inputs: &[CliInput],
+    opts: &Options,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
+    let inputs = &opts.inputs;
     let mut module = config::load(path, sources)?;
+    let run = Run::new(module.dir.clone(), &opts.workspace);
     // Files by their path inside the configuration, so a saved plan made
     // in its directory is checked the same when applied from elsewhere.
     let base = format!("{}/", module.dir.display());
@@ -141,7 +149,7 @@ fn prepare(
         None => variables::resolve(&module, inputs, env, sources)?,
     };
     let before = digests(sources);
-    let expansion = expand(&mut module, vars.clone(), drivers, sources)?;
+    let expansion = expand(&mut module, vars.clone(), &run, drivers, sources)?;
     for (n, d) in digests(sources) {
         if !before.contains_key(&n) {
             files.insert(n, d);
@@ -149,13 +157,14 @@ fn prepare(
     }
     let explain = |d: Diags, sources: &Sources| expansion.explain(d, sources);
     let graph = crate::graph::build(&module, sources).map_err(|d| explain(d, sources))?;
-    config::check::check_module(&module, inputs, sources).map_err(|d| explain(d, sources))?;
-    crate::plan::providers::configure(&module, &graph, &vars, drivers)
+    config::check::check_module(&module, &run, inputs, sources).map_err(|d| explain(d, sources))?;
+    crate::walk::configure(&module, &graph, &vars, &run, drivers)
         .map_err(|d| explain(d, sources))?;
     Ok(Prepared {
         module,
         graph,
         vars,
+        run,
         files,
         expansion,
     })
@@ -231,21 +240,6 @@ fn with_ephemeral(
     }
     saved.extend(variables::resolve(&ephemeral, inputs, env, sources)?);
     Ok(saved)
-}
-
-pub(crate) fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, Diags> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(parallelism.clamp(1, 4))
-        // Timers for progress and waiters; I/O for the drivers' HTTP.
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Diags::from(Diag::new(
-                "strata::runtime",
-                "Cannot start the async runtime",
-                e.to_string(),
-            ))
-        })
 }
 
 /// Locks and loads the state; adopts or clears what a crashed apply left
@@ -380,12 +374,13 @@ fn make_plan(
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
 ) -> Result<Plan, Diags> {
-    let mut plan = planner::plan(
+    let mut plan = crate::plan::plan(
         Request {
             root: &p.module,
             graph: &p.graph,
             drivers,
             vars: p.vars.clone(),
+            run: p.run.clone(),
             state,
             refresh: opts.refresh,
             destroy: opts.destroy,
@@ -401,11 +396,11 @@ fn make_plan(
     Ok(plan)
 }
 
-fn render(plan: &Plan, format: Format, drivers: &Drivers) -> String {
+fn render(plan: &Plan, format: Format) -> String {
     match format {
-        Format::Human => crate::render::human::plan(plan, drivers),
-        Format::Json => crate::render::json::plan(plan, drivers),
-        Format::Markdown => crate::render::markdown::plan(plan, drivers),
+        Format::Human => crate::render::human::plan(plan),
+        Format::Json => crate::render::json::plan(plan),
+        Format::Markdown => crate::render::markdown::plan(plan),
     }
 }
 
@@ -419,16 +414,16 @@ pub fn plan(
 ) -> Result<Outcome, Diags> {
     crate::timings::stage("start");
     require_configuration(path, Wants::Plan, opts.destroy)?;
-    let p = prepare(path, None, &opts.inputs, sources, drivers)?;
+    let p = prepare(path, None, opts, sources, drivers)?;
     crate::timings::stage("prepared");
-    let rt = runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
+    let rt = crate::par::runtime(opts.parallelism)?;
+    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
     crate::timings::stage("state loaded");
     let plan =
         make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
     crate::timings::stage("planned");
-    print!("{}", render(&plan, format, drivers));
+    print!("{}", render(&plan, format));
     crate::timings::stage("rendered");
     warn(&plan.warnings, sources);
     if let Some(out) = out {
@@ -443,7 +438,7 @@ pub fn plan(
             files: p.files,
             plan,
         };
-        write_file(out, &file::encode(&saved))?;
+        write_file(out, &saved.encode())?;
         if format == Format::Human {
             println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  strata apply {}", out.display(), out.display());
         }
@@ -485,12 +480,13 @@ pub fn drift(
         })
         .collect::<Result<Vec<_>, _>>()?;
     require_configuration(path, Wants::Drift, false)?;
-    let p = prepare(path, None, &opts.inputs, sources, drivers)?;
-    let rt = runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
+    let p = prepare(path, None, opts, sources, drivers)?;
+    let rt = crate::par::runtime(opts.parallelism)?;
+    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
     let plan =
         make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
+    let schemas = plan.schemas;
     let drift: Vec<_> = plan
         .drift
         .into_iter()
@@ -502,9 +498,9 @@ pub fn drift(
     print!(
         "{}",
         match format {
-            Format::Human => crate::render::drift::human(&drift, drivers),
+            Format::Human => crate::render::drift::human(&drift, &schemas),
             Format::Json => crate::render::drift::json(&drift),
-            Format::Markdown => crate::render::drift::markdown(&drift, drivers),
+            Format::Markdown => crate::render::drift::markdown(&drift, &schemas),
         }
     );
     Ok(if drift.is_empty() {
@@ -522,7 +518,9 @@ fn write_file(path: &Path, text: &str) -> Result<(), Diags> {
 }
 
 /// Reads a saved plan if `path` is one.
-fn saved_plan(path: &Path) -> Result<Option<Saved>, Diags> {
+/// The plan file at `path`, with the schemas of its types from `drivers`;
+/// `None` when `path` is not a plan file but a configuration.
+fn saved_plan(path: &Path, drivers: &Drivers) -> Result<Option<Saved>, Diags> {
     if !path.is_file() {
         return Ok(None);
     }
@@ -530,13 +528,16 @@ fn saved_plan(path: &Path) -> Result<Option<Saved>, Diags> {
     if !text.trim_start().starts_with('{') {
         return Ok(None);
     }
-    file::decode(&text).map(Some).map_err(|e| {
+    let mut saved = Saved::decode(&text).map_err(|e| {
         Diags::from(Diag::new(
             "strata::plan::file",
             format!("{} is not a usable plan file", path.display()),
             e,
         ))
-    })
+    })?;
+    let plan = &saved.plan;
+    saved.plan.schemas = Schemas::gather(plan.changes.iter().chain(&plan.drift), drivers);
+    Ok(Some(saved))
 }
 
 fn confirm(destroy: bool) -> bool {
@@ -565,7 +566,7 @@ pub fn apply(
     let saved = if opts.destroy {
         None
     } else {
-        saved_plan(target)?
+        saved_plan(target, drivers)?
     };
     let from_file = saved.is_some();
     let p = match &saved {
@@ -577,7 +578,7 @@ pub fn apply(
             let p = prepare(
                 Path::new(&s.config_dir),
                 Some(s.plan.variables.clone()),
-                &opts.inputs,
+                opts,
                 sources,
                 drivers,
             )?;
@@ -592,12 +593,12 @@ pub fn apply(
         }
         None => {
             require_configuration(target, Wants::Apply, opts.destroy)?;
-            prepare(target, None, &opts.inputs, sources, drivers)?
+            prepare(target, None, opts, sources, drivers)?
         }
     };
     crate::timings::stage("prepared");
-    let rt = runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module)?;
+    let rt = crate::par::runtime(opts.parallelism)?;
+    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
     let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
     crate::timings::stage("state loaded");
@@ -628,7 +629,7 @@ pub fn apply(
             let plan = make_plan(&p, &state, opts, drivers, &rt)
                 .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
-            print!("{}", crate::render::human::plan(&plan, drivers));
+            print!("{}", crate::render::human::plan(&plan));
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.
             if !plan.has_changes()
@@ -668,6 +669,7 @@ pub fn apply(
             graph: &p.graph,
             drivers,
             vars: p.vars.clone(),
+            run: p.run.clone(),
             plan: &plan,
             lineage: state.lineage.clone(),
             parallelism: opts.parallelism,
@@ -771,6 +773,7 @@ pub fn show(
     planfile: Option<&Path>,
     json: bool,
     state: Option<&Path>,
+    workspace: &str,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
@@ -781,7 +784,7 @@ pub fn show(
             "Give a file written by `strata plan --out FILE`.",
         ))),
         Some(f) => {
-            let saved = saved_plan(f)?.ok_or_else(|| {
+            let saved = saved_plan(f, drivers)?.ok_or_else(|| {
                 Diags::from(Diag::new(
                     "strata::show",
                     format!("{} is not a plan file", f.display()),
@@ -789,15 +792,15 @@ pub fn show(
                 ))
             })?;
             let text = if json {
-                crate::render::json::plan(&saved.plan, drivers)
+                crate::render::json::plan(&saved.plan)
             } else {
-                crate::render::human::plan(&saved.plan, drivers)
+                crate::render::human::plan(&saved.plan)
             };
             print!("{text}");
             Ok(())
         }
         None => {
-            let store = crate::backends::open_here(state, sources)?;
+            let store = crate::backends::open_here(state, workspace, sources)?;
             let text = if json {
                 crate::statecmd::state_json(&store)?
             } else {

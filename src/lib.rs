@@ -28,3 +28,4 @@ pub use strata_value as lang;
 pub mod statecmd;
 pub mod syntax;
 pub mod timings;
+pub mod walk;

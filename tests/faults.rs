@@ -97,3 +97,42 @@ resource "aws_internet_gateway" "g" {
     eprintln!("faults: {}", m.proxy.counts.summary());
     assert!(lost > 0);
 }
+
+/// Without a resend, a create is not followed by a listing by ownership
+/// tags: the 60-object stack applied with nothing going wrong makes no
+/// ListRoles, ListInstanceProfiles or EC2 Describe by tags (before, every
+/// create was followed by one, and IAM's read every role's tags). The
+/// calls it makes are printed, for the record.
+#[test]
+fn an_apply_without_resends_lists_nothing_by_tags() {
+    let m = moto::moto();
+    let d = common::scratch("faults", "quiet");
+    std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
+    // No fault at any rate: the proxy only counts.
+    m.proxy
+        .faults(Some(strata_standin::faults::Faults::default()));
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    m.proxy.faults(None);
+    assert_eq!(code, 0, "{out}");
+    let calls = m.proxy.counts.calls();
+    let total: u64 = calls.values().sum();
+    eprintln!(
+        "{total} requests for {} objects: {calls:#?}",
+        aws_stack::OBJECTS
+    );
+    let listings: Vec<_> = calls
+        .iter()
+        .filter(|(call, _)| {
+            call.ends_with(" by tags")
+                || call.as_str() == "ListRoles"
+                || call.as_str() == "ListInstanceProfiles"
+        })
+        .collect();
+    assert!(listings.is_empty(), "listings by tags: {listings:?}");
+    assert!(
+        total >= aws_stack::OBJECTS as u64,
+        "every object costs a call at least: {calls:?}"
+    );
+    let cloud = aws_stack::inventory(&m);
+    assert_eq!(aws_stack::count(&cloud), aws_stack::OBJECTS);
+}

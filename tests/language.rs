@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use strata::config::variables::{resolve, CliInput};
-use strata::config::{self, ConfigScope};
+use strata::config::{self, ConfigScope, Run};
 use strata::diag::Sources;
 use strata::eval::{Evaluator, MapScope};
 use strata::lang::types::Type;
@@ -110,7 +110,7 @@ fn optional_attributes_get_defaults() {
     assert_eq!(pool["labels"].len(), Some(0));
     // The sensitive variable carries the mark into every expression using it.
     assert!(v["token"].is_sensitive());
-    let scope = ConfigScope::new(&module, v, module.dir.clone());
+    let scope = ConfigScope::new(&module, v, Run::new(module.dir.clone(), "default"));
     let out = eval_in(&scope, "\"Bearer ${var.token}\"");
     assert!(out.is_sensitive(), "templates keep the mark");
     let out = eval_in(&scope, "local.names");
@@ -214,7 +214,7 @@ fn module_outputs_evaluate_from_inputs() {
     let mut sources = Sources::default();
     let module = config::load(&fixture("valid"), &mut sources).expect("fixture loads");
     let v = resolve(&module, &[], Vec::new(), &mut sources).expect("resolve");
-    let scope = ConfigScope::new(&module, v, module.dir.clone());
+    let scope = ConfigScope::new(&module, v, Run::new(module.dir.clone(), "default"));
     // The child's `size` defaults to 3; `name` comes from the call.
     assert_eq!(
         eval_in(&scope, "module.child.greeting").as_str(),
@@ -227,7 +227,11 @@ fn interactive_console_reads_multi_line_expressions() {
     let input: &[u8] = b"[\n  1,\n  2\n][1]\ntype({a = 1})\nexit\n1\n";
     let mut out = Vec::new();
     let empty = config::Module::default();
-    let scope = ConfigScope::new(&empty, BTreeMap::new(), PathBuf::from("."));
+    let scope = ConfigScope::new(
+        &empty,
+        BTreeMap::new(),
+        Run::new(PathBuf::from("."), "default"),
+    );
     strata::console::interactive(input, &mut out, &scope, PathBuf::from("."))
         .expect("console runs");
     let text = String::from_utf8(out).expect("utf-8");

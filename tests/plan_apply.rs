@@ -37,9 +37,14 @@ struct Run {
 }
 
 fn strata_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
+    strata_env(dir, args, stdin, &[])
+}
+
+fn strata_env(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .args(args)
         .current_dir(dir)
+        .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -297,4 +302,58 @@ resource "terraform_data" "a" {
         j["resource_changes"][0]["change"]["after_sensitive"]["input"]["pw"],
         true
     );
+}
+
+/// The workspace is decided once per command and is the same everywhere
+/// it shows: the state file it picks, `terraform.workspace` in plan,
+/// apply, output, validate and console.
+#[test]
+fn the_workspace_is_one_decision_per_command() {
+    let d = scratch("workspace");
+    write(
+        &d,
+        "main.tf",
+        r#"
+resource "terraform_data" "w" {
+  input = terraform.workspace
+}
+output "w" { value = terraform_data.w.output }
+"#,
+    );
+    let blue = [("STRATA_WORKSPACE", "blue")];
+    let r = strata_env(&d, &["apply", "--auto-approve"], "", &blue);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("w = \"blue\""), "{}", r.out);
+    // Terraform's layout: a workspace other than default in its own folder.
+    assert!(d.join("strata.tfstate.d/blue/strata.tfstate").is_file());
+    assert!(!d.join("strata.tfstate").exists());
+    let r = strata_env(&d, &["output", "--json"], "", &blue);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = strata_env(&d, &["output", "w"], "", &blue);
+    assert_eq!(r.out.trim(), "\"blue\"", "{}", r.err);
+    let r = strata_env(
+        &d,
+        &["console", "--json", "."],
+        "terraform.workspace\n",
+        &blue,
+    );
+    assert!(
+        r.out.starts_with(r#"{"value":"blue""#),
+        "{}{}",
+        r.out,
+        r.err
+    );
+    let r = strata_env(&d, &["validate", "."], "", &blue);
+    assert_eq!(r.code, 0, "{}", r.err);
+    // Another workspace starts empty and plans its own object.
+    let r = strata_env(&d, &["plan"], "", &[("STRATA_WORKSPACE", "green")]);
+    assert!(r.out.contains("\"green\""), "{}", r.out);
+    // A name no backend could hold fails the commands that use it, at
+    // once, and leaves the others alone.
+    let bad = [("STRATA_WORKSPACE", "no/such")];
+    let r = strata_env(&d, &["plan"], "", &bad);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("Invalid workspace name"), "{}", r.err);
+    let r = strata_env(&d, &["fmt", "--check", "."], "", &bad);
+    assert_eq!(r.code, 0, "{}", r.err);
 }

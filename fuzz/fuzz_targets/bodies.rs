@@ -6,7 +6,7 @@
 //! ever crashed through the very same code in the ordinary test suite.
 
 use std::path::PathBuf;
-use strata::config::{self, variables, ConfigScope, Module};
+use strata::config::{self, variables, ConfigScope, Module, Run};
 use strata::diag::Sources;
 use strata::eval::Evaluator;
 
@@ -18,21 +18,22 @@ pub fn load_eval(data: &[u8]) {
         return;
     };
     let mut sources = Sources::default();
+    let run = Run::new(PathBuf::from("/nonexistent"), "default");
     if let Ok(module) = config::load_text("fuzz.tf", text, &mut sources) {
-        let _ = config::check::check_module(&module, &[], &mut sources);
+        let _ = config::check::check_module(&module, &run, &[], &mut sources);
         let _ = variables::resolve(&module, &[], Vec::new(), &mut sources);
     }
     // The same text as Terraform's JSON syntax, and every JSON body read
     // as if its schema said each argument were a block.
     if let Ok(module) = config::load_text("fuzz.tf.json", text, &mut sources) {
-        let _ = config::check::check_module(&module, &[], &mut sources);
+        let _ = config::check::check_module(&module, &run, &[], &mut sources);
         for r in &module.resources {
             let mut diags = strata::diag::Diags::default();
             let _ = strata::syntax::json::blocks_by_schema(&r.body, &|_| true, &mut diags);
         }
     }
     let empty = Module::default();
-    let scope = ConfigScope::new(&empty, Default::default(), PathBuf::from("/nonexistent"));
+    let scope = ConfigScope::new(&empty, Default::default(), run);
     for line in text.lines().take(8) {
         let id = sources.add("<expr>", line.to_string());
         if let Ok(expr) = strata::syntax::parse_expr(id, line) {
@@ -77,9 +78,9 @@ pub fn plan_file(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(saved) = strata::plan::file::decode(text) {
-        let again = strata::plan::file::encode(&saved);
-        if let Err(e) = strata::plan::file::decode(&again) {
+    if let Ok(saved) = strata::plan::Saved::decode(text) {
+        let again = saved.encode();
+        if let Err(e) = strata::plan::Saved::decode(&again) {
             panic!("a plan strata wrote does not read back: {e}");
         }
     }

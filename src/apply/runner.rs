@@ -34,26 +34,54 @@ pub struct OpResult {
     /// After a failed create, what the cloud made anyway (found by its
     /// ownership tags).
     pub leftover: Option<Value>,
+    /// What went wrong looking for duplicates of what a create made; the
+    /// create's outcome stands.
+    pub warnings: Vec<String>,
 }
 
-type TaskResult = (Result<Option<Value>, String>, Option<Value>);
+/// What a task hands back: its `OpResult` without the op id.
+struct Finished {
+    result: Result<Option<Value>, String>,
+    leftover: Option<Value>,
+    warnings: Vec<String>,
+}
 
-struct Op {
-    id: usize,
-    kind: OpKind,
-    addr: String,
-    driver: Arc<dyn Driver>,
-    type_name: String,
+impl Finished {
+    fn of(result: Result<Option<Value>, String>) -> Finished {
+        Finished {
+            result,
+            leftover: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// One driver call to make.
+pub struct Op {
+    /// The caller's id for it, returned with its result.
+    pub id: usize,
+    pub kind: OpKind,
+    pub addr: String,
+    pub driver: Arc<dyn Driver>,
+    pub type_name: String,
     /// The object an update or delete acts on; for a create under
     /// create_before_destroy, the one it replaces (else null).
-    prior: Value,
-    planned: Option<(Value, Tags)>,
+    pub prior: Value,
+    /// What a create, update or read is asked for.
+    pub wanted: Option<Wanted>,
+}
+
+/// The object a create or update should leave (a read's configuration),
+/// and the ownership tags a create puts on it.
+pub struct Wanted {
+    pub value: Value,
+    pub tags: Tags,
 }
 
 pub struct Runner {
     parallelism: usize,
     progress: bool,
-    set: JoinSet<TaskResult>,
+    set: JoinSet<Finished>,
     queue: VecDeque<Op>,
     running: HashMap<usize, (String, OpKind, Instant)>,
     /// Task id → op id, so a driver task that panics is still reported.
@@ -70,15 +98,26 @@ fn id_of(v: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// After a create, deletes the objects carrying its ownership tags other
-/// than `kept` (the one the create returned) and the one it replaces: when
-/// a call's answer was lost after the cloud acted, the client's retry makes
-/// the object again, and the first one would be an orphan no state knows.
-/// Without `kept` (the create failed) the first found is returned, to be
-/// adopted or recorded tainted, and the rest deleted. Best effort: the create's outcome stands whatever the
-/// sweep meets (the drivers' own retries are behind every call it makes).
-async fn sweep(op: &Op, tags: &Tags, kept: Option<&str>) -> Option<Value> {
-    let found = op.driver.find_tagged(&op.type_name, tags).await.ok()?;
+/// Looks for objects carrying a create's ownership tags other than `kept`
+/// (the one the create returned) and the one it replaces, and deletes
+/// them: when a call's answer was lost after the cloud acted, the client's
+/// resend made the object again, and the first one would be an orphan no
+/// state knows. Without `kept` (the create failed) the first found is
+/// returned, to be adopted or recorded tainted, and the rest deleted.
+/// What fails here is a warning: the create's outcome stands.
+async fn sweep(
+    op: &Op,
+    tags: &Tags,
+    kept: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Option<Value> {
+    let found = match op.driver.find_tagged(&op.type_name, tags).await {
+        Ok(found) => found,
+        Err(e) => {
+            warnings.push(format!("could not list what carries its tags, to find a duplicate a resent create may have made: {e}"));
+            return None;
+        }
+    };
     let replaced = id_of(&op.prior);
     let mut others = found.into_iter().filter(|v| {
         let id = id_of(v);
@@ -86,9 +125,70 @@ async fn sweep(op: &Op, tags: &Tags, kept: Option<&str>) -> Option<Value> {
     });
     let leftover = if kept.is_none() { others.next() } else { None };
     for v in others {
-        let _ = op.driver.delete(&op.type_name, &v).await;
+        if let Err(e) = op.driver.delete(&op.type_name, &v).await {
+            let id = id_of(&v).unwrap_or_default();
+            warnings.push(format!(
+                "a duplicate ({id}) a resent create made could not be deleted: {e}"
+            ));
+        }
     }
     leftover
+}
+
+/// A create, and the sweep for duplicates when the driver resent it or it
+/// failed (a failed create may still have left an object behind).
+async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
+    let (made, resent) =
+        strata_provider::resend::watch(op.driver.create(&op.type_name, planned, tags)).await;
+    let mut warnings = Vec::new();
+    let leftover = match &made {
+        Ok(_) if !resent => None,
+        _ => {
+            let kept = made.as_ref().ok().and_then(id_of);
+            sweep(op, tags, kept.as_deref(), &mut warnings).await
+        }
+    };
+    let (result, leftover) = match (made, leftover) {
+        (Ok(v), _) => (Ok(Some(v)), None),
+        // Refused as existing, and there it is with this create's tags:
+        // the call's first attempt made it and its answer was lost. It is
+        // the object, brought to the plan (a listing does not show what
+        // only the configuration holds).
+        (Err(DriverError::AlreadyExists { .. }), Some(v)) => {
+            match op.driver.update(&op.type_name, &v, planned).await {
+                Ok(now) => (Ok(Some(now)), None),
+                Err(e) => (Err(e.to_string()), Some(v)),
+            }
+        }
+        (Err(e), leftover) => (Err(e.to_string()), leftover),
+    };
+    Finished {
+        result,
+        leftover,
+        warnings,
+    }
+}
+
+/// Carries out one op.
+async fn perform(op: Op) -> Finished {
+    let r = match (op.kind, &op.wanted) {
+        (OpKind::Create, Some(Wanted { value, tags })) => return create(&op, value, tags).await,
+        (OpKind::Update, Some(Wanted { value, .. })) => op
+            .driver
+            .update(&op.type_name, &op.prior, value)
+            .await
+            .map(Some),
+        (OpKind::Read, Some(Wanted { value, .. })) => {
+            op.driver.read_data(&op.type_name, value).await.map(Some)
+        }
+        (OpKind::Delete, _) => op
+            .driver
+            .delete(&op.type_name, &op.prior)
+            .await
+            .map(|()| None),
+        _ => Ok(None),
+    };
+    Finished::of(r.map_err(|e| e.to_string()))
 }
 
 impl Runner {
@@ -103,26 +203,9 @@ impl Runner {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn start(
-        &mut self,
-        id: usize,
-        kind: OpKind,
-        addr: String,
-        driver: Arc<dyn Driver>,
-        type_name: String,
-        prior: Value,
-        planned: Option<(Value, Tags)>,
-    ) {
-        self.queue.push_back(Op {
-            id,
-            kind,
-            addr,
-            driver,
-            type_name,
-            prior,
-            planned,
-        });
+    /// Queues `op`; it starts as soon as fewer than `parallelism` run.
+    pub fn start(&mut self, op: Op) {
+        self.queue.push_back(op);
         self.fill();
     }
 
@@ -143,45 +226,7 @@ impl Runner {
             self.running
                 .insert(op.id, (op.addr.clone(), op.kind, Instant::now()));
             let id = op.id;
-            let handle = self.set.spawn(async move {
-                let r = match (op.kind, &op.planned) {
-                    (OpKind::Create, Some((planned, tags))) => {
-                        let made = op.driver.create(&op.type_name, planned, tags).await;
-                        let kept = made.as_ref().ok().and_then(id_of);
-                        let leftover = sweep(&op, tags, kept.as_deref()).await;
-                        return match (made, leftover) {
-                            (Ok(v), _) => (Ok(Some(v)), None),
-                            // Refused as existing, and there it is with this
-                            // create's tags: the call's first attempt made
-                            // it and its answer was lost. It is the object,
-                            // brought to the plan (a listing does not show
-                            // what only the configuration holds).
-                            (Err(DriverError::AlreadyExists { .. }), Some(v)) => {
-                                match op.driver.update(&op.type_name, &v, planned).await {
-                                    Ok(now) => (Ok(Some(now)), None),
-                                    Err(e) => (Err(e.to_string()), Some(v)),
-                                }
-                            }
-                            (Err(e), leftover) => (Err(e.to_string()), leftover),
-                        };
-                    }
-                    (OpKind::Update, Some((planned, _))) => op
-                        .driver
-                        .update(&op.type_name, &op.prior, planned)
-                        .await
-                        .map(Some),
-                    (OpKind::Read, Some((config, _))) => {
-                        op.driver.read_data(&op.type_name, config).await.map(Some)
-                    }
-                    (OpKind::Delete, _) => op
-                        .driver
-                        .delete(&op.type_name, &op.prior)
-                        .await
-                        .map(|()| None),
-                    _ => Ok(None),
-                };
-                (r.map_err(|e| e.to_string()), None)
-            });
+            let handle = self.set.spawn(perform(op));
             self.tasks.insert(handle.id(), id);
         }
     }
@@ -207,15 +252,19 @@ impl Runner {
             raw.push(r);
         }
         for r in raw {
-            let (task, (result, leftover)) = match r {
-                Ok((task, result)) => (task, result),
-                Err(e) => (e.id(), (Err(format!("the driver crashed: {e}")), None)),
+            let (task, done) = match r {
+                Ok((task, done)) => (task, done),
+                Err(e) => (
+                    e.id(),
+                    Finished::of(Err(format!("the driver crashed: {e}"))),
+                ),
             };
             if let Some(op) = self.tasks.remove(&task) {
                 out.push(OpResult {
                     op,
-                    result,
-                    leftover,
+                    result: done.result,
+                    leftover: done.leftover,
+                    warnings: done.warnings,
                 });
             }
         }

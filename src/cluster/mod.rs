@@ -11,12 +11,13 @@
 
 pub mod portability;
 
-use crate::config::{self, ConfigScope, ModuleCall, Provider, ProviderRef};
+use crate::config::{self, ConfigScope, ModuleCall, Provider, ProviderRef, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::lang::value::Value;
 use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 use strata_provider::catalog::Catalog;
 
 /// What one cloud needs: the drivers it configures and which of a `cloud`
@@ -348,6 +349,7 @@ fn known(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Value>
 pub fn expand<'c>(
     root: &mut config::Module,
     vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
     catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
     sources: &mut Sources,
 ) -> Result<Expansion, Diags> {
@@ -358,7 +360,7 @@ pub fn expand<'c>(
     let mut providers = Vec::new();
     let mut removed = Vec::new();
     {
-        let scope = ConfigScope::new(root, vars, root.dir.clone());
+        let scope = ConfigScope::new(root, vars, run.clone());
         for b in &blocks {
             if let Some((expanded, mut c, mut p, mut r)) = cluster(b, &scope, catalog, &mut diags) {
                 expansion.clusters.push(expanded);

@@ -3,20 +3,22 @@
 //! references, function calls and types are checked without any state.
 
 use super::variables::CliInput;
-use super::{ConfigScope, Module};
+use super::{ConfigScope, Module, Run};
 use crate::diag::{Diags, Sources};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 pub fn check_module(
     module: &Module,
+    run: &Rc<Run>,
     _inputs: &[CliInput],
     _sources: &mut Sources,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
-    check(module, &mut diags);
+    check(module, run, &mut diags);
     super::ephemeral::check(module, true, &mut diags);
     let root_aliases: Vec<(String, String)> = module
         .providers
@@ -146,7 +148,7 @@ fn check_moved(module: &Module, diags: &mut Diags) {
 
 /// A scope of `module` as `validate` sees it: each variable an unknown
 /// of its declared type (sensitive when declared so), resources unknown.
-pub fn static_scope(module: &Module) -> ConfigScope<'_> {
+pub fn static_scope<'m>(module: &'m Module, run: &Rc<Run>) -> ConfigScope<'m> {
     let vars = module
         .variables
         .iter()
@@ -155,16 +157,16 @@ pub fn static_scope(module: &Module) -> ConfigScope<'_> {
             (v.name.clone(), Value::Unknown(ty).mark_if(v.sensitive))
         })
         .collect();
-    ConfigScope::new(module, vars, module.dir.clone())
+    ConfigScope::new(module, vars, run.clone())
 }
 
-fn check(module: &Module, diags: &mut Diags) {
+fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
     check_moved(module, diags);
     // Like `terraform validate`, values of variables are not used: each is an
     // unknown of its declared type. Defaults must still fit their type.
     for v in &module.variables {
         if let Some(def) = &v.default {
-            let scope = ConfigScope::new(module, BTreeMap::new(), module.dir.clone());
+            let scope = ConfigScope::new(module, BTreeMap::new(), run.clone());
             match scope.evaluator().eval(def) {
                 Ok(dv) => {
                     if let Err(e) = v.constraint.admit(&dv) {
@@ -184,7 +186,7 @@ fn check(module: &Module, diags: &mut Diags) {
     }
     // One scope for the whole module, so locals are evaluated once and the
     // declared names are indexed once; count/each are set per block.
-    let mut scope = static_scope(module);
+    let mut scope = static_scope(module, run);
     let eval = |e: &Expr, scope: &ConfigScope, diags: &mut Diags| {
         if let Err(d) = scope.evaluator().eval(e) {
             diags.push(d);
@@ -259,7 +261,7 @@ fn check(module: &Module, diags: &mut Diags) {
         }
         scope.count_index = None;
         scope.each = None;
-        check(&c.module, diags);
+        check(&c.module, run, diags);
     }
 }
 

@@ -14,7 +14,7 @@ mod scope;
 mod typeexpr;
 pub mod variables;
 
-pub use scope::{ConfigScope, Declared, Known};
+pub use scope::{ConfigScope, Declared, Known, Run};
 pub use typeexpr::{Constraint, Defaults};
 
 use crate::diag::{Diag, Diags, Sources, Span};
@@ -257,7 +257,8 @@ impl Module {
 
 /// The workspace this run works in: `STRATA_WORKSPACE`, as Terraform's
 /// `TF_WORKSPACE`, else "default". It picks the state within a backend and
-/// is `terraform.workspace` in expressions.
+/// is `terraform.workspace` in expressions ([`Run`]). Read once, by the
+/// command (`cli.rs`), and passed to what needs it.
 pub fn workspace() -> Result<String, Diags> {
     let name = match std::env::var("STRATA_WORKSPACE") {
         Ok(n) if !n.is_empty() => n,

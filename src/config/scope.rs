@@ -12,6 +12,24 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+/// What a whole run's expressions share, decided before any is
+/// evaluated: `path.root`, and `terraform.workspace` (the workspace the
+/// backend opens, chosen once by the command).
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub root_dir: PathBuf,
+    pub workspace: String,
+}
+
+impl Run {
+    pub fn new(root_dir: PathBuf, workspace: &str) -> Rc<Run> {
+        Rc::new(Run {
+            root_dir,
+            workspace: workspace.to_string(),
+        })
+    }
+}
+
 enum LocalState {
     InProgress,
     Done(Result<Value, Diag>),
@@ -74,7 +92,7 @@ pub struct ConfigScope<'a> {
     locals: RefCell<HashMap<String, LocalState>>,
     /// Locals being evaluated, outermost first, to name a cycle's members.
     in_progress: RefCell<Vec<String>>,
-    root_dir: PathBuf,
+    run: Rc<Run>,
     /// `count.index` in a counted block.
     pub count_index: Option<Value>,
     /// `each.key` and `each.value` in a `for_each` block.
@@ -86,11 +104,7 @@ pub struct ConfigScope<'a> {
 }
 
 impl<'a> ConfigScope<'a> {
-    pub fn new(
-        module: &'a Module,
-        vars: BTreeMap<String, Value>,
-        root_dir: PathBuf,
-    ) -> ConfigScope<'a> {
+    pub fn new(module: &'a Module, vars: BTreeMap<String, Value>, run: Rc<Run>) -> ConfigScope<'a> {
         ConfigScope {
             module,
             calls: RefCell::new(HashMap::new()),
@@ -99,7 +113,7 @@ impl<'a> ConfigScope<'a> {
             vars,
             locals: RefCell::new(HashMap::new()),
             in_progress: RefCell::new(Vec::new()),
-            root_dir,
+            run,
             count_index: None,
             each: None,
             self_value: None,
@@ -113,7 +127,7 @@ impl<'a> ConfigScope<'a> {
         module: &'a Module,
         declared: Rc<Declared<'a>>,
         known: &'a dyn Known,
-        root_dir: PathBuf,
+        run: Rc<Run>,
     ) -> ConfigScope<'a> {
         ConfigScope {
             module,
@@ -123,7 +137,7 @@ impl<'a> ConfigScope<'a> {
             vars: BTreeMap::new(),
             locals: RefCell::new(HashMap::new()),
             in_progress: RefCell::new(Vec::new()),
-            root_dir,
+            run,
             count_index: None,
             each: None,
             self_value: None,
@@ -172,7 +186,7 @@ impl<'a> ConfigScope<'a> {
             if let Some(d) = errors.into_iter().next() {
                 return Err(d);
             }
-            let child = ConfigScope::new(&call.module, vars, self.root_dir.clone());
+            let child = ConfigScope::new(&call.module, vars, self.run.clone());
             let mut outputs = Attrs::new();
             for o in &call.module.outputs {
                 let v = child.evaluator().eval(&o.expr)?;
@@ -285,14 +299,14 @@ impl Scope for ConfigScope<'_> {
                 let a = attr.ok_or_else(|| needs_attr("path"))?;
                 let p = match a {
                     "module" => self.module.dir.display().to_string(),
-                    "root" => self.root_dir.display().to_string(),
+                    "root" => self.run.root_dir.display().to_string(),
                     "cwd" => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
                     _ => return Err(invalid_ref(format!("The \"path\" object does not have an attribute named {a:?}. The supported attributes are path.cwd, path.module, and path.root."), span)),
                 };
                 Ok((Value::String(if p.is_empty() { ".".into() } else { p }), true))
             }
             "terraform" | "strata" => match attr {
-                Some("workspace") => Ok((Value::string(super::workspace().unwrap_or_else(|_| "default".into())), true)),
+                Some("workspace") => Ok((Value::string(self.run.workspace.as_str()), true)),
                 _ => Err(invalid_ref(format!("The {name:?} object has only the attribute \"workspace\"."), span)),
             },
             "count" => match (&self.count_index, attr) {

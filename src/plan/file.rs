@@ -3,7 +3,7 @@
 //! configuration file, so `strata apply FILE` applies exactly this plan or
 //! refuses.
 
-use super::{Action, OutputChange, Plan, Reason, ResourceChange};
+use super::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
 use crate::lang::value::Value;
 use serde_json::{json, Value as Json};
@@ -13,7 +13,7 @@ use strata_state::model::Address;
 /// Bumped when the layout changes; older files are refused, not misread.
 pub const FORMAT: u64 = 1;
 
-pub fn encode_value(v: &Value) -> Json {
+fn encode_value(v: &Value) -> Json {
     json!({
         "type": type_to_json(&v.ty()),
         "value": plain_json(v),
@@ -22,7 +22,7 @@ pub fn encode_value(v: &Value) -> Json {
     })
 }
 
-pub fn decode_value(j: &Json) -> Result<Value, String> {
+fn decode_value(j: &Json) -> Result<Value, String> {
     let ty = type_from_json(j.get("type").ok_or("a value without a type")?)?;
     let v = value_from_json(j.get("value").unwrap_or(&Json::Null), &ty)?;
     let v = unmask(v, j.get("unknown").unwrap_or(&Json::Bool(false)), &|x| {
@@ -153,106 +153,115 @@ pub struct Saved {
     pub files: BTreeMap<String, String>,
 }
 
-pub fn encode(s: &Saved) -> String {
-    let p = &s.plan;
-    let j = json!({
-        "strata_plan_format": FORMAT,
-        "strata_version": env!("CARGO_PKG_VERSION"),
-        "lineage": p.lineage,
-        "serial": p.serial,
-        "destroy": p.destroy,
-        "timestamp": p.timestamp,
-        "config_dir": s.config_dir,
-        "files": s.files,
-        "configuration": p.configuration,
-        "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
-        "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
-        "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
-        "outputs": p.outputs.iter().map(|o| json!({
-            "name": o.name,
-            "before": o.before.as_ref().map(encode_value),
-            "after": o.after.as_ref().map(encode_value),
-            "sensitive": o.sensitive,
-        })).collect::<Vec<_>>(),
-    });
-    let mut text = serde_json::to_string_pretty(&j).unwrap_or_default();
-    text.push('\n');
-    text
-}
+impl Saved {
+    /// The plan file's text.
+    pub fn encode(&self) -> String {
+        let s = self;
+        let p = &s.plan;
+        let j = json!({
+            "strata_plan_format": FORMAT,
+            "strata_version": env!("CARGO_PKG_VERSION"),
+            "lineage": p.lineage,
+            "serial": p.serial,
+            "destroy": p.destroy,
+            "timestamp": p.timestamp,
+            "config_dir": s.config_dir,
+            "files": s.files,
+            "configuration": p.configuration,
+            "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
+            "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
+            "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
+            "outputs": p.outputs.iter().map(|o| json!({
+                "name": o.name,
+                "before": o.before.as_ref().map(encode_value),
+                "after": o.after.as_ref().map(encode_value),
+                "sensitive": o.sensitive,
+            })).collect::<Vec<_>>(),
+        });
+        let mut text = serde_json::to_string_pretty(&j).unwrap_or_default();
+        text.push('\n');
+        text
+    }
 
-pub fn decode(text: &str) -> Result<Saved, String> {
-    let j: Json = serde_json::from_str(text).map_err(|e| format!("not a strata plan file: {e}"))?;
-    match j.get("strata_plan_format").and_then(Json::as_u64) {
+    /// A plan file read back, without its schemas (the drivers that apply
+    /// or show it give them); an error says why it is not one this strata
+    /// reads.
+    pub fn decode(text: &str) -> Result<Saved, String> {
+        let j: Json =
+            serde_json::from_str(text).map_err(|e| format!("not a strata plan file: {e}"))?;
+        match j.get("strata_plan_format").and_then(Json::as_u64) {
         Some(FORMAT) => {}
         Some(n) => return Err(format!("plan file format {n} is not the format {FORMAT} this strata reads; make the plan again with this strata")),
         None => return Err("not a strata plan file (no \"strata_plan_format\")".into()),
     }
-    let list = |k: &str| -> Result<Vec<ResourceChange>, String> {
-        j.get(k)
+        let list = |k: &str| -> Result<Vec<ResourceChange>, String> {
+            j.get(k)
+                .and_then(Json::as_array)
+                .map(|a| a.iter().map(change_from).collect())
+                .unwrap_or(Ok(Vec::new()))
+        };
+        let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
+            match o.get(k) {
+                None | Some(Json::Null) => Ok(None),
+                Some(v) => decode_value(v).map(Some),
+            }
+        };
+        let mut outputs = Vec::new();
+        for o in j
+            .get("outputs")
             .and_then(Json::as_array)
-            .map(|a| a.iter().map(change_from).collect())
-            .unwrap_or(Ok(Vec::new()))
-    };
-    let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
-        match o.get(k) {
-            None | Some(Json::Null) => Ok(None),
-            Some(v) => decode_value(v).map(Some),
+            .into_iter()
+            .flatten()
+        {
+            outputs.push(OutputChange {
+                name: o
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                before: opt(o, "before")?,
+                after: opt(o, "after")?,
+                sensitive: o.get("sensitive").and_then(Json::as_bool).unwrap_or(false),
+            });
         }
-    };
-    let mut outputs = Vec::new();
-    for o in j
-        .get("outputs")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-    {
-        outputs.push(OutputChange {
-            name: o
-                .get("name")
+        let mut vars = BTreeMap::new();
+        for (k, v) in j
+            .get("variables")
+            .and_then(Json::as_object)
+            .into_iter()
+            .flatten()
+        {
+            vars.insert(k.clone(), decode_value(v)?);
+        }
+        Ok(Saved {
+            plan: Plan {
+                lineage: j
+                    .get("lineage")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                serial: j.get("serial").and_then(Json::as_u64).ok_or("no serial")?,
+                destroy: j.get("destroy").and_then(Json::as_bool).unwrap_or(false),
+                changes: list("changes")?,
+                drift: list("drift")?,
+                outputs,
+                variables: vars,
+                configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
+                warnings: Vec::new(),
+                timestamp: j
+                    .get("timestamp")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                schemas: Schemas::default(),
+            },
+            config_dir: j
+                .get("config_dir")
                 .and_then(Json::as_str)
-                .unwrap_or_default()
+                .unwrap_or(".")
                 .to_string(),
-            before: opt(o, "before")?,
-            after: opt(o, "after")?,
-            sensitive: o.get("sensitive").and_then(Json::as_bool).unwrap_or(false),
-        });
+            files: serde_json::from_value(j.get("files").cloned().unwrap_or(json!({})))
+                .map_err(|e| e.to_string())?,
+        })
     }
-    let mut vars = BTreeMap::new();
-    for (k, v) in j
-        .get("variables")
-        .and_then(Json::as_object)
-        .into_iter()
-        .flatten()
-    {
-        vars.insert(k.clone(), decode_value(v)?);
-    }
-    Ok(Saved {
-        plan: Plan {
-            lineage: j
-                .get("lineage")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            serial: j.get("serial").and_then(Json::as_u64).ok_or("no serial")?,
-            destroy: j.get("destroy").and_then(Json::as_bool).unwrap_or(false),
-            changes: list("changes")?,
-            drift: list("drift")?,
-            outputs,
-            variables: vars,
-            configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
-            warnings: Vec::new(),
-            timestamp: j
-                .get("timestamp")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        },
-        config_dir: j
-            .get("config_dir")
-            .and_then(Json::as_str)
-            .unwrap_or(".")
-            .to_string(),
-        files: serde_json::from_value(j.get("files").cloned().unwrap_or(json!({})))
-            .map_err(|e| e.to_string())?,
-    })
 }

@@ -1,25 +1,29 @@
 //! The plan stage: from a configuration, its graph and the refreshed prior
 //! state to a [`Plan`] — the action for every resource instance and output.
 //!
-//! [`walk`] evaluates the graph in dependency order, expanding `count` and
-//! `for_each` per module instance; [`decode`] turns a resource body into the
-//! object its schema describes; [`diff`] decides the action for each
-//! instance; [`refresh`] reads prior objects back through the drivers.
+//! The planner walks the graph (the walk stage), and for each instance
+//! [`plan_instance`] applies `ignore_changes`, asks the driver and decides
+//! the action (`diff.rs`); `refresh.rs` reads prior objects back through
+//! the drivers, `moved.rs` renames them, `file.rs` is the saved plan. The
+//! stage exports its types and those entry points, not its modules.
 
-pub mod checks;
-pub mod decode;
-pub mod diff;
-pub mod file;
-pub mod moved;
-pub mod planner;
-pub mod providers;
-pub mod refresh;
-pub mod schemas;
-pub mod walk;
+mod diff;
+mod file;
+mod instance;
+mod moved;
+mod planner;
+mod refresh;
 
+pub use diff::{same, with_marks, Decision};
+pub use file::Saved;
+pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
+pub use planner::{plan, Request};
+
+use crate::builtin::Drivers;
 use crate::lang::value::Value;
-use strata_provider::AttrPath;
-use strata_state::model::Address;
+use std::collections::BTreeMap;
+use strata_provider::{AttrPath, ResourceSchema};
+use strata_state::model::{Address, Mode};
 
 /// What apply will do to one resource instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -154,7 +158,7 @@ pub fn config_addr(a: &Address) -> String {
         }
         s.push('.');
     }
-    if a.id.mode == strata_state::model::Mode::Data {
+    if a.id.mode == Mode::Data {
         s.push_str("data.");
     }
     s.push_str(&a.id.type_name);
@@ -205,7 +209,7 @@ pub struct Plan {
     pub drift: Vec<ResourceChange>,
     pub outputs: Vec<OutputChange>,
     /// The root module's variables as planned with.
-    pub variables: std::collections::BTreeMap<String, Value>,
+    pub variables: BTreeMap<String, Value>,
     /// The configuration as plan JSON describes it.
     pub configuration: serde_json::Value,
     /// Failed `check` assertions: shown, never saved in a plan file.
@@ -213,6 +217,47 @@ pub struct Plan {
     /// When the plan was made (RFC 3339): `plantimestamp()`, and the
     /// plan JSON's `timestamp`.
     pub timestamp: String,
+    pub schemas: Schemas,
+}
+
+/// The schemas of the types a plan's changes are of: what a rendering
+/// needs to lay an object out (its blocks, its dynamic attributes), so
+/// renderings need no drivers. Not saved in a plan file: the drivers that
+/// read one give them again.
+#[derive(Debug, Clone, Default)]
+pub struct Schemas {
+    managed: BTreeMap<String, ResourceSchema>,
+    data: BTreeMap<String, ResourceSchema>,
+}
+
+impl Schemas {
+    /// The schema of `c`'s type, when a driver had it.
+    pub fn of(&self, c: &ResourceChange) -> Option<&ResourceSchema> {
+        let by_mode = match c.addr.id.mode {
+            Mode::Data => &self.data,
+            Mode::Managed => &self.managed,
+        };
+        by_mode.get(&c.addr.id.type_name)
+    }
+
+    /// The schemas of every type `changes` are of, as `drivers` have them.
+    pub fn gather<'c>(
+        changes: impl IntoIterator<Item = &'c ResourceChange>,
+        drivers: &Drivers,
+    ) -> Schemas {
+        let mut out = Schemas::default();
+        for c in changes {
+            let name = &c.addr.id.type_name;
+            let (by_mode, found) = match c.addr.id.mode {
+                Mode::Data => (&mut out.data, drivers.data(name)),
+                Mode::Managed => (&mut out.managed, drivers.resource(name)),
+            };
+            if let (false, Some((_, schema))) = (by_mode.contains_key(name), found) {
+                by_mode.insert(name.clone(), schema.clone());
+            }
+        }
+        out
+    }
 }
 
 /// Counts for the summary line.

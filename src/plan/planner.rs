@@ -2,23 +2,25 @@
 //! the graph asking each resource's driver what would change, then delete
 //! what the configuration no longer has.
 
-use super::decode::decode;
-use super::diff::{self, decide, Decision};
+use super::diff::{self, Decision};
+use super::instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 use super::refresh::{self, PriorInstance};
-use super::walk::{ResourceInstances, Walk};
 use super::{config_addr, moved, Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
-use crate::config::{Module, Resource};
+use crate::config::{Module, Resource, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
+use crate::walk::decode;
+use crate::walk::{InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
-use strata_provider::{Driver, PlanRequest, ResourceSchema};
+use strata_provider::{Driver, ResourceSchema};
 use strata_state::model::{Address, InstanceKey, State};
 
 pub struct Request<'a> {
@@ -27,6 +29,7 @@ pub struct Request<'a> {
     pub drivers: &'a Drivers,
     /// The root module's variables, resolved.
     pub vars: BTreeMap<String, Value>,
+    pub run: Rc<Run>,
     pub state: &'a State,
     pub refresh: bool,
     pub destroy: bool,
@@ -118,7 +121,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         }
     }
     crate::timings::stage("refreshed");
-    let walk = Walk::new(req.root, req.graph, req.vars.clone());
+    let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone());
     for n in walk.order() {
         match (req.graph.graph[n].kind, req.destroy) {
             (NodeKind::Resource, false) => p.resource(&walk, n),
@@ -167,7 +170,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
                     .any(|d| changing.contains(&graph.graph[*d].addr()))
             })
         };
-        rt.block_on(super::checks::run(
+        rt.block_on(crate::walk::run_checks(
             req.root,
             &walk,
             req.drivers,
@@ -185,6 +188,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     drift.extend(late_drift);
     diags.into_result(())?;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
     Ok(Plan {
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
@@ -196,6 +200,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         configuration: crate::config::json::configuration(req.root),
         warnings,
         timestamp: crate::funcs::plan_timestamp().to_string(),
+        schemas,
     })
 }
 
@@ -205,7 +210,7 @@ struct At<'x, 'w> {
     walk: &'x Walk<'w>,
     n: NodeIndex,
     ri: &'x ResourceInstances,
-    ctx: &'x super::walk::InstanceCtx,
+    ctx: &'x InstanceCtx,
 }
 
 impl At<'_, '_> {
@@ -409,8 +414,7 @@ impl<'a> Planner<'_, 'a> {
         if self.req.drivers.deferred(provider).is_none() {
             return;
         }
-        match super::providers::configure_deferred(self.req.root, walk, self.req.drivers, provider)
-        {
+        match crate::walk::configure_deferred(self.req.root, walk, self.req.drivers, provider) {
             Err(d) => self.diags.push(d),
             Ok(false) => {}
             Ok(true) if !self.req.refresh => {}
@@ -459,7 +463,7 @@ impl<'a> Planner<'_, 'a> {
             drivers.resource(&r.type_name)
         };
         let found = found.and_then(|(base, _)| {
-            match super::providers::resolve(self.req.root, &node.module, r, base.as_ref()) {
+            match crate::walk::resolve(self.req.root, &node.module, r, base.as_ref()) {
                 Ok(provider) => {
                     self.configure_late(walk, &provider);
                     let (driver, schema) = drivers.configured(&r.type_name, &provider, data)?;
@@ -506,7 +510,7 @@ impl<'a> Planner<'_, 'a> {
         n: NodeIndex,
         r: &Resource,
         schema: &ResourceSchema,
-        (ri, ctx): (&ResourceInstances, &super::walk::InstanceCtx),
+        (ri, ctx): (&ResourceInstances, &InstanceCtx),
     ) -> Option<Value> {
         let node = &self.req.graph.graph[n];
         let mut d = Diags::default();
@@ -550,21 +554,29 @@ impl<'a> Planner<'_, 'a> {
                     continue;
                 }
                 let prior = self.prior.get(&addr_s);
-                let config = match prior {
-                    Some(p) if r.lifecycle.ignore_all_changes => diff::keep_all(config, &p.value),
-                    Some(p) => r.lifecycle.ignore_changes.iter().fold(config, |c, e| {
-                        match diff::path_of(e) {
-                            Some(path) => diff::keep_prior(c, &p.value, &path),
-                            None => c,
-                        }
-                    }),
-                    None => config,
-                };
-                let planned = match driver.plan(PlanRequest {
+                let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
+                let planned = plan_instance(InstanceRequest {
+                    driver: &*driver,
                     type_name: &r.type_name,
-                    prior: prior.map(|p| &p.value),
-                    config: &config,
-                }) {
+                    schema,
+                    lifecycle: &r.lifecycle,
+                    config,
+                    prior: prior.map(|p| Prior {
+                        value: &p.value,
+                        tainted: p.tainted,
+                    }),
+                    triggered,
+                });
+                let PlannedInstance {
+                    config,
+                    planned,
+                    decision:
+                        Decision {
+                            action,
+                            reason,
+                            replace_paths,
+                        },
+                } = match planned {
                     Ok(p) => p,
                     Err(e) => {
                         self.diags.push(
@@ -579,42 +591,11 @@ impl<'a> Planner<'_, 'a> {
                         continue;
                     }
                 };
-                let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
-                let Decision {
-                    action,
-                    reason,
-                    replace_paths,
-                } = decide(
-                    prior.map(|p| &p.value),
-                    &config,
-                    &planned,
-                    schema,
-                    r.lifecycle.create_before_destroy,
-                    triggered,
-                    prior.is_some_and(|p| p.tainted),
-                );
                 if action.deletes() && r.lifecycle.prevent_destroy {
                     self.diags.push(prevent_destroy(r, &addr));
                 }
-                // A replacement creates a new object: plan it as one, so
-                // nothing of the old object (its id) carries over.
-                let planned = if action.is_replace() {
-                    match driver.plan(PlanRequest {
-                        type_name: &r.type_name,
-                        prior: None,
-                        config: &config,
-                    }) {
-                        Ok(p) => strata_provider::Planned {
-                            requires_replace: planned.requires_replace,
-                            ..p
-                        },
-                        Err(_) => planned,
-                    }
-                } else {
-                    planned
-                };
                 let planned = strata_provider::Planned {
-                    planned: super::diff::with_marks(planned.planned, Some(&config), schema),
+                    planned: diff::with_marks(planned.planned, Some(&config), schema),
                     ..planned
                 };
                 if at.unmet(
@@ -657,7 +638,7 @@ impl<'a> Planner<'_, 'a> {
         n: NodeIndex,
         r: &Resource,
         ri: &ResourceInstances,
-        ctx: &super::walk::InstanceCtx,
+        ctx: &InstanceCtx,
     ) -> bool {
         let node = &self.req.graph.graph[n];
         r.lifecycle.replace_triggered_by.iter().any(|e| {
@@ -876,7 +857,7 @@ fn imports(
         .filter(|p| p.deposed.is_none())
         .map(|p| p.addr.to_string())
         .collect();
-    let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.root.dir.clone());
+    let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.run.clone());
     for im in &req.root.imports {
         let Some(to) = moved::text(&im.to).and_then(|t| Address::parse(&t)) else {
             diags.push(
@@ -934,7 +915,7 @@ fn imports(
         let provider = match req.root.resource_at(&config_addr) {
             Some(r) => {
                 let module = config_addr.strip_suffix(&r.address()).unwrap_or("");
-                match super::providers::resolve(req.root, module, r, driver.as_ref()) {
+                match crate::walk::resolve(req.root, module, r, driver.as_ref()) {
                     Ok(p) => p,
                     Err(d) => {
                         diags.push(d);

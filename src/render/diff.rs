@@ -33,7 +33,7 @@ fn is_null(v: Option<&Value>) -> bool {
 }
 
 fn equal(a: &Value, b: &Value) -> bool {
-    crate::plan::diff::same(a, b) && a.is_sensitive() == b.is_sensitive()
+    crate::plan::same(a, b) && a.is_sensitive() == b.is_sensitive()
 }
 
 /// The symbol of a change from `b` to `a` (`None`: absent).

@@ -3,10 +3,9 @@
 //! body. Its input is the plan's drift entries; how they were found is the
 //! plan's business.
 
-use crate::builtin::Drivers;
 use crate::lang::json::plain_json;
 use crate::lang::value::Value;
-use crate::plan::ResourceChange;
+use crate::plan::{ResourceChange, Schemas};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeSet;
 
@@ -59,7 +58,7 @@ fn walk(before: &Value, after: &Value, path: String, out: &mut Vec<Changed>) {
             return;
         }
     }
-    if crate::plan::diff::same(before, after) {
+    if crate::plan::same(before, after) {
         return;
     }
     let (b, b_marked) = before.clone().unmark_deep();
@@ -103,11 +102,11 @@ fn counts(drift: &[ResourceChange]) -> (usize, usize) {
 }
 
 /// The text report: Terraform's "objects have changed outside" section.
-pub fn human(drift: &[ResourceChange], drivers: &Drivers) -> String {
+pub fn human(drift: &[ResourceChange], schemas: &Schemas) -> String {
     if drift.is_empty() {
         return "No drift. The real infrastructure matches the state.\n".into();
     }
-    let mut out = crate::render::human::drift_section(drift, drivers, "");
+    let mut out = crate::render::human::drift_section(drift, schemas, "");
     let (changed, deleted) = counts(drift);
     out.push_str(&format!(
         "\nDrift: {changed} changed, {deleted} deleted outside strata.\n"
@@ -187,7 +186,7 @@ fn redacted(c: &ResourceChange) -> ResourceChange {
 
 /// A markdown issue body: counts first, a table of what changed, the full
 /// report collapsed.
-pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
+pub fn markdown(drift: &[ResourceChange], schemas: &Schemas) -> String {
     if drift.is_empty() {
         return format!(
             "### strata drift: none\n\nThe real infrastructure matches the state.\n{}",
@@ -223,7 +222,7 @@ pub fn markdown(drift: &[ResourceChange], drivers: &Drivers) -> String {
     let mut out = crate::render::markdown::with_details(
         out,
         "Full report",
-        &crate::render::human::drift_section(drift, drivers, ""),
+        &crate::render::human::drift_section(drift, schemas, ""),
         "the report is cut here to fit; run `strata drift` for all of it",
     );
     out.push_str(&crate::comment::drift_marker(true));

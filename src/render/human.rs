@@ -2,8 +2,7 @@
 //! Terraform user reads it at once.
 
 use super::diff::{resource_body, value};
-use crate::builtin::Drivers;
-use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
+use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use strata_state::model::{InstanceKey, Mode};
 
 fn symbol(a: Action) -> &'static str {
@@ -110,14 +109,9 @@ fn header(c: &ResourceChange) -> String {
 }
 
 /// One resource instance's change: comment lines and the block.
-pub fn resource_change(c: &ResourceChange, drivers: &Drivers) -> String {
+pub fn resource_change(c: &ResourceChange, schemas: &Schemas) -> String {
     let mut out = header(c);
-    let schema = if c.addr.id.mode == Mode::Data {
-        drivers.data(&c.addr.id.type_name)
-    } else {
-        drivers.resource(&c.addr.id.type_name)
-    }
-    .map(|(_, s)| s);
+    let schema = schemas.of(c);
     let kind = if c.addr.id.mode == Mode::Data {
         "data"
     } else {
@@ -162,18 +156,18 @@ fn output_change(o: &OutputChange, width: usize) -> String {
 
 /// What refresh found changed outside strata, as Terraform reports it
 /// before the plan.
-fn drift(p: &Plan, drivers: &Drivers) -> String {
+fn drift(p: &Plan) -> String {
     if p.drift.is_empty() {
         return String::new();
     }
-    let mut out = drift_section(&p.drift, drivers, " which may have affected this plan");
+    let mut out = drift_section(&p.drift, &p.schemas, " which may have affected this plan");
     out.push_str("\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n─────────────────────────────────────────────────────────────────────────────\n\n");
     out
 }
 
 /// Each object changed or deleted outside strata, with its diff; `why`
 /// ends the introduction's sentence.
-pub fn drift_section(drift: &[ResourceChange], drivers: &Drivers, why: &str) -> String {
+pub fn drift_section(drift: &[ResourceChange], schemas: &Schemas, why: &str) -> String {
     let mut out = format!("\nNote: Objects have changed outside of strata\n\nstrata detected the following changes made outside of strata since the\nlast \"strata apply\"{why}:\n\n");
     for c in drift {
         let what = if c.after.is_some() {
@@ -182,7 +176,7 @@ pub fn drift_section(drift: &[ResourceChange], drivers: &Drivers, why: &str) -> 
             "has been deleted"
         };
         out.push_str(&format!("  # {} {what}\n", c.addr));
-        let mut block = resource_change(c, drivers);
+        let mut block = resource_change(c, schemas);
         // resource_change's own header line is the plan's; drop it.
         if let Some(i) = block.find('\n') {
             block.drain(..=i);
@@ -194,8 +188,8 @@ pub fn drift_section(drift: &[ResourceChange], drivers: &Drivers, why: &str) -> 
 }
 
 /// The whole plan, as `strata plan` prints it.
-pub fn plan(p: &Plan, drivers: &Drivers) -> String {
-    let mut out = drift(p, drivers);
+pub fn plan(p: &Plan) -> String {
+    let mut out = drift(p);
     let changes: Vec<&ResourceChange> = p
         .changes
         .iter()
@@ -224,7 +218,7 @@ pub fn plan(p: &Plan, drivers: &Drivers) -> String {
     if !changes.is_empty() {
         out.push_str("strata will perform the following actions:\n\n");
         for c in &changes {
-            out.push_str(&resource_change(c, drivers));
+            out.push_str(&resource_change(c, &p.schemas));
             out.push('\n');
         }
         let n = p.counts();

@@ -2,7 +2,6 @@
 //! -json PLANFILE` prints), so policy and cost tools that read Terraform
 //! plans read strata's.
 
-use crate::builtin::Drivers;
 use crate::lang::json::{mask, plain_json, type_to_json};
 use crate::lang::value::Value;
 use crate::plan::{Action, OutputChange, Plan, ResourceChange};
@@ -261,7 +260,7 @@ fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
     Json::Object(m)
 }
 
-pub fn plan(p: &Plan, _drivers: &Drivers) -> String {
+pub fn plan(p: &Plan) -> String {
     // The objects after the plan, and before it (with what they depend on).
     let values = |after: bool| -> Vec<(Option<String>, Json)> {
         p.changes

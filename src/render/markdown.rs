@@ -3,7 +3,6 @@
 //! diff collapsed — kept under GitHub's 65 536-character limit by cutting
 //! the diff, never the summary.
 
-use crate::builtin::Drivers;
 use crate::plan::{Action, Plan};
 
 /// GitHub refuses comments longer than this many characters.
@@ -91,13 +90,13 @@ pub fn summary(p: &Plan) -> String {
     out
 }
 
-pub fn plan(p: &Plan, drivers: &Drivers) -> String {
+pub fn plan(p: &Plan) -> String {
     let mut out = summary(p);
     if p.has_changes() {
         out = with_details(
             out,
             "Full plan",
-            &crate::render::human::plan(p, drivers),
+            &crate::render::human::plan(p),
             "the plan is cut here to fit a comment; run `strata plan` for all of it",
         );
     }

@@ -188,6 +188,11 @@ impl Backend for LocalBackend {
     fn lock(&self, info: &LockInfo) -> Result<Acquired, StateError> {
         let path = self.lock_path();
         let io = |e| StateError::io(&path, e);
+        // A workspace's first use makes its folder (`<file>.d/<name>/`);
+        // nothing is written without the lock, so this is the place.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
         loop {
             let mut opts = OpenOptions::new();
             opts.read(true).write(true).create(true).truncate(false);

@@ -13,11 +13,13 @@ mod ec2;
 mod eks;
 mod error;
 mod iam;
+mod resends;
 mod s3;
 mod tags;
 
 use async_trait::async_trait;
 use ec2::Ec2;
+use resends::Resends;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 pub(crate) use strata_provider::catalog::Catalog;
@@ -184,15 +186,16 @@ impl Aws {
                 let conf = loader.load().await;
                 // An `endpoints` entry overrides the standard variables
                 // (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>) for its service.
+                // Every client notes its resends, so the apply looks for a
+                // duplicate only after a create that was sent twice.
                 macro_rules! client {
-                    ($sdk:ident, $service:literal) => {
-                        match s.endpoints.get($service) {
-                            Some(url) => $sdk::Client::from_conf(
-                                $sdk::config::Builder::from(&conf).endpoint_url(url).build(),
-                            ),
-                            None => $sdk::Client::new(&conf),
-                        }
-                    };
+                    ($sdk:ident, $service:literal) => {{
+                        let b = $sdk::config::Builder::from(&conf).interceptor(Resends);
+                        $sdk::Client::from_conf(match s.endpoints.get($service) {
+                            Some(url) => b.endpoint_url(url).build(),
+                            None => b.build(),
+                        })
+                    }};
                 }
                 Clients {
                     ec2: client!(aws_sdk_ec2, "ec2"),

@@ -14,6 +14,7 @@
 pub mod catalog;
 mod kind;
 mod plan;
+pub mod resend;
 mod schema;
 pub mod values;
 pub mod wait;

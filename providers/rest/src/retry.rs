@@ -66,6 +66,8 @@ impl Retry {
                 Some(wait) if attempt < self.max_retries => {
                     tokio::time::sleep(self.delay(attempt, wait)).await;
                     attempt += 1;
+                    // The earlier attempt may have been carried out.
+                    strata_provider::resend::note();
                 }
                 _ => return Err(err),
             }

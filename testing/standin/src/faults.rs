@@ -15,6 +15,7 @@ use crate::{Body, Req};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -42,9 +43,32 @@ pub struct Counts {
     pub resets: AtomicU64,
     pub slowed: AtomicU64,
     pub lost: AtomicU64,
+    /// Requests by call (see [`call_name`]), for counting what a run asks.
+    pub calls: Mutex<BTreeMap<String, u64>>,
+}
+
+/// What a request calls: the query protocol's `Action` (EC2, IAM, STS),
+/// with " by tags" when it filters by strata's ownership tags (EC2's
+/// `tag:strata:…` filters); else the method and the path with every
+/// segment after the first replaced by `*` (`GET /clusters/*/*`).
+pub fn call_name(req: &Req) -> String {
+    let text = format!("{}&{}", req.query, String::from_utf8_lossy(&req.body));
+    if let Some(action) = text.split('&').find_map(|kv| kv.strip_prefix("Action=")) {
+        let by_tags = text.contains("tag%3Astrata%3A") || text.contains("tag:strata:");
+        return format!("{action}{}", if by_tags { " by tags" } else { "" });
+    }
+    let mut segments = req.path.trim_start_matches('/').split('/');
+    let first = segments.next().unwrap_or_default();
+    let rest: String = segments.map(|_| "/*").collect();
+    format!("{} /{first}{rest}", req.method)
 }
 
 impl Counts {
+    /// The requests so far, by [`call_name`].
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
     pub fn summary(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
@@ -102,6 +126,9 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
         return None;
     }
     counts.requests.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut calls) = counts.calls.lock() {
+        *calls.entry(call_name(req)).or_default() += 1;
+    }
     let mut roll = s.next();
     let extra = s.next();
     // The first requests get one fault of each kind the rates allow, in

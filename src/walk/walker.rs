@@ -5,7 +5,7 @@
 //! what would change, apply carries the changes out.
 
 use crate::config::condition::{judge_all, Kind};
-use crate::config::{repeat, Declared, Known, Module};
+use crate::config::{repeat, Declared, Known, Module, Run};
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::Evaluator;
 use crate::graph::{Graph, Node, NodeKind};
@@ -14,7 +14,6 @@ use crate::syntax::Expr;
 use petgraph::graph::NodeIndex;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::rc::Rc;
 use strata_state::model::{Address, InstanceKey, ResourceId};
 
@@ -111,7 +110,7 @@ struct ModuleInfo<'a> {
 
 pub struct Walk<'a> {
     pub graph: &'a Graph,
-    root_dir: PathBuf,
+    run: Rc<Run>,
     modules: HashMap<String, ModuleInfo<'a>>,
     /// Static module prefix → the prefixes of its instances.
     instances: RefCell<HashMap<String, Vec<String>>>,
@@ -159,7 +158,12 @@ fn for_each_unknown(span: Span) -> Diag {
 }
 
 impl<'a> Walk<'a> {
-    pub fn new(root: &'a Module, graph: &'a Graph, root_vars: BTreeMap<String, Value>) -> Walk<'a> {
+    pub fn new(
+        root: &'a Module,
+        graph: &'a Graph,
+        root_vars: BTreeMap<String, Value>,
+        run: Rc<Run>,
+    ) -> Walk<'a> {
         let mut modules = HashMap::new();
         fn index<'a>(m: &'a Module, prefix: String, out: &mut HashMap<String, ModuleInfo<'a>>) {
             for c in &m.module_calls {
@@ -180,7 +184,7 @@ impl<'a> Walk<'a> {
             .collect();
         Walk {
             graph,
-            root_dir: root.dir.clone(),
+            run,
             modules,
             instances: RefCell::new(HashMap::from([(String::new(), vec![String::new()])])),
             calls: RefCell::new(HashMap::new()),
@@ -309,7 +313,7 @@ impl<'a> Walk<'a> {
             info.module,
             info.declared.clone(),
             &at,
-            self.root_dir.clone(),
+            self.run.clone(),
         );
         if let Some(c) = ctx {
             scope.count_index = c.count_index.clone();
@@ -519,7 +523,7 @@ impl<'a> Walk<'a> {
 }
 
 /// The prefix of one instance of module call `call` inside `prefix`.
-pub fn child_prefix(prefix: &str, call: &str, key: Option<&InstanceKey>) -> String {
+fn child_prefix(prefix: &str, call: &str, key: Option<&InstanceKey>) -> String {
     match key {
         None => format!("{prefix}module.{call}."),
         Some(InstanceKey::Int(i)) => format!("{prefix}module.{call}[{i}]."),

@@ -7,18 +7,19 @@
 use super::decode::decode;
 use crate::builtin::Drivers;
 use crate::config::check::static_scope;
-use crate::config::{Mode, Module};
+use crate::config::{Mode, Module, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Problems of every module's blocks against their schemas; a type no
 /// driver serves is reported once, with every place it is used.
-pub fn check(root: &Module, drivers: &Drivers, sources: &Sources) -> Diags {
+pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources) -> Diags {
     let mut diags = Diags::default();
     let mut unserved: BTreeMap<(bool, String), Vec<Span>> = BTreeMap::new();
-    module(root, drivers, &mut unserved, &mut diags);
+    module(root, run, drivers, &mut unserved, &mut diags);
     for ((data, type_name), places) in unserved {
         let what = if data { "data source" } else { "resource type" };
         let elsewhere: Vec<String> = places[1..]
@@ -46,11 +47,12 @@ pub fn check(root: &Module, drivers: &Drivers, sources: &Sources) -> Diags {
 
 fn module(
     m: &Module,
+    run: &Rc<Run>,
     drivers: &Drivers,
     unserved: &mut BTreeMap<(bool, String), Vec<Span>>,
     diags: &mut Diags,
 ) {
-    let mut scope = static_scope(m);
+    let mut scope = static_scope(m, run);
     for r in &m.resources {
         let data = r.mode == Mode::Data;
         let found = if data {
@@ -83,6 +85,6 @@ fn module(
         }
     }
     for c in &m.module_calls {
-        module(&c.module, drivers, unserved, diags);
+        module(&c.module, run, drivers, unserved, diags);
     }
 }

@@ -7,7 +7,7 @@
 
 use super::decode::decode;
 use super::providers::{configure_deferred, resolve};
-use super::walk::Walk;
+use super::walker::Walk;
 use crate::builtin::Drivers;
 use crate::config::{Check, Module, Resource};
 use crate::diag::{Diag, Diags};

@@ -14,23 +14,25 @@
 //! known then (the cluster exists), else in the apply.
 
 use super::decode::decode;
-use super::walk::Walk;
+use super::walker::Walk;
 use crate::builtin::provider_address;
 use crate::builtin::Drivers;
-use crate::config::{Module, ProviderRef, Resource};
+use crate::config::{Module, ProviderRef, Resource, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 pub fn configure(
     root: &Module,
     graph: &Graph,
     vars: &BTreeMap<String, Value>,
+    run: &Rc<Run>,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
-    let walk = Walk::new(root, graph, vars.clone());
+    let walk = Walk::new(root, graph, vars.clone(), run.clone());
     let mut locals_known = false;
     for driver in drivers.all() {
         let schema = driver.provider_schema();

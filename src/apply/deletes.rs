@@ -1,0 +1,127 @@
+//! Phases 1 and 3: deleting objects, each after the deletes of everything
+//! that depends on it (by the dependencies state records).
+
+use super::record::remove;
+use super::runner::{Op, OpKind, Runner};
+use super::schedule::{Edge, Schedule};
+use super::Exec;
+use crate::diag::Diags;
+use crate::lang::value::Value;
+use crate::plan::{config_addr, ResourceChange};
+use std::collections::HashMap;
+use std::sync::Arc;
+use strata_provider::Driver;
+
+/// One object to delete: a change's current object, or its deposed one.
+pub struct Doomed<'p> {
+    pub change: &'p ResourceChange,
+    pub deposed: Option<String>,
+}
+
+/// `after` waits for `before` where `before`'s object depends on
+/// `after`'s resource: dependents go first.
+fn order(doomed: &[Doomed<'_>]) -> Vec<Edge> {
+    let mut by_config: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, d) in doomed.iter().enumerate() {
+        by_config
+            .entry(config_addr(&d.change.addr))
+            .or_default()
+            .push(i);
+    }
+    let mut edges = Vec::new();
+    for (before, d) in doomed.iter().enumerate() {
+        for dep in &d.change.dependencies {
+            for &after in by_config.get(dep).into_iter().flatten() {
+                edges.push(Edge { before, after });
+            }
+        }
+    }
+    edges
+}
+
+impl<'p> Exec<'_, 'p> {
+    pub(super) async fn deletes(
+        &mut self,
+        runner: &mut Runner,
+        doomed: Vec<Doomed<'p>>,
+    ) -> Result<(), Diags> {
+        let mut schedule = Schedule::new(doomed.len(), order(&doomed));
+        while !schedule.is_done() {
+            while let Some(i) = schedule.next_ready() {
+                if let Err(failed) = self.start_delete(runner, &doomed[i], i, &schedule) {
+                    schedule.finish(i, failed);
+                }
+            }
+            if schedule.is_done() {
+                break;
+            }
+            let done = runner.next().await;
+            if done.is_empty() {
+                break;
+            }
+            let mut batch = Vec::new();
+            let mut finished = Vec::new();
+            for r in done {
+                let Doomed { change, deposed } = &doomed[r.op];
+                match r.result {
+                    Ok(_) => {
+                        batch.push(remove(change, deposed.clone()));
+                        // Every object deleted is counted where it goes,
+                        // so a replacement whose create then fails still
+                        // reports its destroy.
+                        self.report.destroyed += 1;
+                        finished.push((r.op, false));
+                    }
+                    Err(e) => {
+                        self.fail(change.addr.to_string(), e);
+                        finished.push((r.op, true));
+                    }
+                }
+            }
+            self.record.commit(batch)?;
+            for (i, failed) in finished {
+                schedule.finish(i, failed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts deleting `d`, or says it will not be (`Err(failed)`): a
+    /// dependent failed to go, so it must stay, or it has no driver.
+    fn start_delete(
+        &mut self,
+        runner: &mut Runner,
+        d: &Doomed<'p>,
+        id: usize,
+        schedule: &Schedule,
+    ) -> Result<(), bool> {
+        let c = d.change;
+        let addr = c.addr.to_string();
+        if schedule.is_poisoned(id) || self.broken.contains(&addr) && d.deposed.is_none() {
+            self.report.skipped.push(addr);
+            return Err(true);
+        }
+        let driver = self.delete_driver(c).map_err(|why| {
+            self.fail(addr.clone(), why);
+            true
+        })?;
+        runner.start(Op {
+            id,
+            kind: OpKind::Delete,
+            addr,
+            driver,
+            type_name: c.addr.id.type_name.clone(),
+            prior: c.before.clone().unwrap_or_else(Value::null),
+            wanted: None,
+        });
+        Ok(())
+    }
+
+    fn delete_driver(&self, c: &ResourceChange) -> Result<Arc<dyn Driver>, String> {
+        if self.req.drivers.deferred(&c.provider).is_some() {
+            return Err(format!("its provider configuration ({}) uses values known only later in this apply, so it cannot be deleted before them; apply the change that makes them known first", c.provider));
+        }
+        self.driver(c)
+            .ok_or_else(|| "no driver for this resource type".to_string())
+    }
+}

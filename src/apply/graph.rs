@@ -1,0 +1,609 @@
+//! Phase 2: the configuration graph in dependency order. Each node is
+//! evaluated again now that what it references is known; each instance the
+//! plan changes is planned again (`plan_instance`), checked against the
+//! saved plan, and handed to the runner; a node's value is set once all its
+//! instances have finished, and only then may its dependents start.
+
+use super::deletes::Doomed;
+use super::record::{remove, Status};
+use super::runner::{Op, OpKind, OpResult, Runner, Wanted};
+use super::schedule::{Edge, Schedule};
+use super::{outputs, Exec};
+use crate::config::condition::{judge_all, Kind};
+use crate::config::Resource;
+use crate::diag::{Diag, Diags};
+use crate::graph::{Node, NodeKind};
+use crate::lang::value::Value;
+use crate::plan::{
+    config_addr, plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
+};
+use crate::walk::{decode, InstanceCtx, Keys, ResourceInstances, Walk};
+use petgraph::graph::NodeIndex;
+use petgraph::Direction;
+use std::collections::HashMap;
+use std::sync::Arc;
+use strata_provider::{Driver, Planned, ResourceSchema, Tags};
+use strata_state::model::Mode;
+use strata_state::Entry;
+
+/// The instances of one resource node in one module instance, while their
+/// driver calls run.
+struct Instances {
+    prefix: String,
+    keys: Keys,
+    /// Per instance: its object, unknown until its call returns.
+    values: Vec<Value>,
+    running: usize,
+    failed: bool,
+}
+
+/// Which instance a driver call belongs to.
+#[derive(Clone, Copy)]
+struct Slot<'p> {
+    node: NodeIndex,
+    /// Which of the node's module instances.
+    group: usize,
+    /// Which instance within it.
+    instance: usize,
+    change: &'p ResourceChange,
+}
+
+/// What evaluating a batch of ready nodes asks for: entries to make durable
+/// first, then driver calls to start.
+#[derive(Default)]
+struct Batch {
+    intents: Vec<Entry>,
+    starts: Vec<Op>,
+}
+
+/// One instance after it was evaluated again.
+enum Prepared<'p> {
+    /// Nothing to do: its value is known now.
+    Known(Value),
+    /// It cannot go on (reported, when there is something to say).
+    Failed,
+    Start(Box<Op>, &'p ResourceChange),
+}
+
+struct GraphApply<'x, 'r, 'p> {
+    ex: &'x mut Exec<'r, 'p>,
+    w: Walk<'p>,
+    schedule: Schedule,
+    /// The plan's current objects by instance address.
+    by_addr: HashMap<String, &'p ResourceChange>,
+    /// Per resource (`module.m.t.n`), the changes its node would make:
+    /// what is reported skipped when something it depends on fails.
+    changes_of: HashMap<String, Vec<&'p ResourceChange>>,
+    pending: HashMap<NodeIndex, Vec<Instances>>,
+    /// By op id.
+    slots: Vec<Slot<'p>>,
+    /// Create-before-destroy replacements whose old objects are deposed.
+    deposed: Vec<Doomed<'p>>,
+    diags: Diags,
+}
+
+/// Runs phase 2; returns the deposed objects to delete in phase 3.
+pub(super) async fn apply<'p>(
+    ex: &mut Exec<'_, 'p>,
+    runner: &mut Runner,
+) -> Result<Vec<Doomed<'p>>, Diags> {
+    let mut g = GraphApply::new(ex);
+    while !g.schedule.is_done() {
+        // Everything ready is evaluated first; its create intents then go
+        // to disk in one commit before any of its operations start.
+        let mut batch = Batch::default();
+        while let Some(i) = g.schedule.next_ready() {
+            g.visit(NodeIndex::new(i), &mut batch);
+        }
+        g.ex.record.commit(batch.intents)?;
+        for op in batch.starts {
+            runner.start(op);
+        }
+        if g.schedule.is_done() {
+            break;
+        }
+        let results = runner.next().await;
+        if results.is_empty() {
+            break;
+        }
+        g.finished(results)?;
+    }
+    g.end().await
+}
+
+impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
+    fn new(ex: &'x mut Exec<'r, 'p>) -> GraphApply<'x, 'r, 'p> {
+        let req = ex.req;
+        let plan = req.plan;
+        let graph = &req.graph.graph;
+        let by_addr = plan
+            .changes
+            .iter()
+            .filter(|c| c.deposed.is_none() && c.action != Action::Delete)
+            .map(|c| (c.addr.to_string(), c))
+            .collect();
+        let mut changes_of: HashMap<String, Vec<&ResourceChange>> = HashMap::new();
+        for c in plan
+            .changes
+            .iter()
+            .filter(|c| c.action != Action::NoOp && c.action != Action::Delete)
+        {
+            changes_of.entry(config_addr(&c.addr)).or_default().push(c);
+        }
+        let edges = graph.node_indices().flat_map(|n| {
+            graph
+                .neighbors_directed(n, Direction::Outgoing)
+                .map(move |s| Edge {
+                    before: n.index(),
+                    after: s.index(),
+                })
+        });
+        GraphApply {
+            schedule: Schedule::new(graph.node_count(), edges),
+            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone()),
+            ex,
+            by_addr,
+            changes_of,
+            pending: HashMap::new(),
+            slots: Vec::new(),
+            deposed: Vec::new(),
+            diags: Diags::default(),
+        }
+    }
+
+    /// Evaluates a ready node: its value when nothing changes, else the
+    /// driver calls its instances need.
+    fn visit(&mut self, n: NodeIndex, batch: &mut Batch) {
+        let req = self.ex.req;
+        let node = &req.graph.graph[n];
+        if self.schedule.is_poisoned(n.index()) {
+            for c in self.changes_of.get(&node.addr()).into_iter().flatten() {
+                self.ex.report.skipped.push(c.addr.to_string());
+            }
+            return self.schedule.finish(n.index(), true);
+        }
+        let data = node.kind == NodeKind::Data;
+        if node.kind != NodeKind::Resource && !data {
+            self.w.visit(n, &mut self.diags);
+            return self.schedule.finish(n.index(), false);
+        }
+        let Some(r) = self
+            .w
+            .module(node)
+            .and_then(|m| m.resources.get(node.index))
+        else {
+            return self.schedule.finish(n.index(), false);
+        };
+        if r.check.is_some() {
+            // Read with its check's assertions once the walk is done.
+            for ri in self.w.expand(n, &mut self.diags) {
+                self.w.set(&ri.prefix, &node.local_addr, Value::unknown());
+            }
+            return self.schedule.finish(n.index(), false);
+        }
+        let found = if data {
+            req.drivers.data(&r.type_name)
+        } else {
+            req.drivers.resource(&r.type_name)
+        };
+        let Some((base, schema)) = found else {
+            return self.schedule.finish(n.index(), true);
+        };
+        let mut groups = Vec::new();
+        for ri in self.w.expand(n, &mut self.diags) {
+            let mut group = Instances {
+                prefix: ri.prefix.clone(),
+                keys: ri.keys.clone(),
+                values: Vec::new(),
+                running: 0,
+                failed: false,
+            };
+            for (instance, ctx) in ri.keys.instances().into_iter().enumerate() {
+                let value = match self.prepare(n, r, (base, schema), &ri, &ctx, batch) {
+                    Prepared::Known(v) => v,
+                    Prepared::Failed => {
+                        group.failed = true;
+                        Value::unknown()
+                    }
+                    Prepared::Start(mut op, change) => {
+                        op.id = self.slots.len();
+                        self.slots.push(Slot {
+                            node: n,
+                            group: groups.len(),
+                            instance,
+                            change,
+                        });
+                        batch.starts.push(*op);
+                        group.running += 1;
+                        Value::unknown()
+                    }
+                };
+                group.values.push(value);
+            }
+            groups.push(group);
+        }
+        if groups.iter().all(|g| g.running == 0) {
+            self.complete(n, groups);
+        } else {
+            self.pending.insert(n, groups);
+        }
+    }
+
+    /// One instance of a ready node: evaluated and planned again, its
+    /// intents added to `batch`, and the driver call it needs.
+    fn prepare(
+        &mut self,
+        n: NodeIndex,
+        r: &Resource,
+        (base, schema): (&Arc<dyn Driver>, &ResourceSchema),
+        ri: &ResourceInstances,
+        ctx: &InstanceCtx,
+        batch: &mut Batch,
+    ) -> Prepared<'p> {
+        let req = self.ex.req;
+        let node = &req.graph.graph[n];
+        let addr = ri.address(node, ctx.key.clone()).to_string();
+        let Some(&c) = self.by_addr.get(&addr) else {
+            let why = "this instance is not in the plan; make a new plan";
+            self.ex.fail(addr, why.into());
+            return Prepared::Failed;
+        };
+        if self.ex.broken.contains(&addr) {
+            // Its delete-then-create delete failed.
+            return Prepared::Failed;
+        }
+        if c.action == Action::NoOp {
+            return Prepared::Known(c.after.clone().unwrap_or_else(Value::unknown));
+        }
+        // The instance's provider configuration, as planned; one that
+        // waited for this apply's values gets them now.
+        let why = match crate::walk::configure_deferred(req.root, &self.w, req.drivers, &c.provider)
+        {
+            Ok(true) => None,
+            Ok(false) => Some(format!("its provider configuration ({}) is still not known: it uses values that this apply did not produce", c.provider)),
+            Err(d) => Some(d.detail.clone()),
+        };
+        if let Some(why) = why {
+            self.ex.fail(addr, why);
+            return Prepared::Failed;
+        }
+        let data = node.kind == NodeKind::Data;
+        let driver = req
+            .drivers
+            .configured(&r.type_name, &c.provider, data)
+            .map_or_else(|| base.clone(), |(d, _)| d);
+        let at = (node, ri, ctx);
+        let planned = match self.plan_again(at, r, (&*driver, schema), c) {
+            Ok(p) => p,
+            Err(why) => {
+                self.ex.fail(addr, why);
+                return Prepared::Failed;
+            }
+        };
+        if let Err(why) = self.depose(c, batch) {
+            self.ex.fail(addr, why);
+            return Prepared::Failed;
+        }
+        let kind = match c.action {
+            Action::Update => OpKind::Update,
+            Action::Read => OpKind::Read,
+            _ => OpKind::Create,
+        };
+        if kind == OpKind::Create {
+            batch.intents.push(Entry::Intent {
+                address: addr.clone(),
+                action: "create".into(),
+                provider: Some(c.provider.clone()),
+            });
+        }
+        // An update acts on the prior object. Under create_before_destroy a
+        // create's prior is the object it replaces: still there, with the
+        // same tags, and not to be swept. (After delete-then-create it is
+        // gone, and a cloud whose ids are names gives the new object the
+        // same id.)
+        let prior = match c.action {
+            Action::Update | Action::CreateThenDelete => c.before.clone(),
+            _ => None,
+        };
+        let op = Op {
+            id: 0,
+            kind,
+            addr,
+            driver,
+            type_name: r.type_name.clone(),
+            prior: prior.unwrap_or_else(Value::null),
+            wanted: Some(Wanted {
+                value: planned,
+                tags: Tags {
+                    address: c.addr.to_string(),
+                    lineage: req.lineage.clone(),
+                },
+            }),
+        };
+        Prepared::Start(Box::new(op), c)
+    }
+
+    /// The instance's configuration evaluated and planned again: the
+    /// object to ask the driver for, or why it may not go on.
+    fn plan_again(
+        &self,
+        (node, ri, ctx): (&Node, &ResourceInstances, &InstanceCtx),
+        r: &Resource,
+        (driver, schema): (&dyn Driver, &ResourceSchema),
+        c: &ResourceChange,
+    ) -> Result<Value, String> {
+        let mut d = Diags::default();
+        let config = self
+            .w
+            .eval_with(node, &ri.prefix, Some(ctx), |ev| {
+                decode(&r.body, schema, ev, r.span, &mut d)
+            })
+            .unwrap_or_else(Value::unknown);
+        if let Some(why) = unmet(&self.w, (node, &ri.prefix, ctx), None, r) {
+            return Err(why);
+        }
+        if !d.0.is_empty() {
+            let summaries: Vec<_> = d.0.iter().map(|x| x.summary.clone()).collect();
+            return Err(summaries.join("; "));
+        }
+        let planned = if node.kind == NodeKind::Data {
+            // A data source's "plan" is its configuration.
+            config
+        } else {
+            let prior = match c.action {
+                Action::Update => c.before.as_ref(),
+                _ => None,
+            };
+            let planned: Planned = plan_instance(InstanceRequest {
+                driver,
+                type_name: &r.type_name,
+                schema,
+                lifecycle: &r.lifecycle,
+                config,
+                prior: prior.map(|value| Prior {
+                    value,
+                    tainted: false,
+                }),
+                triggered: false,
+            })
+            .map_err(|e| e.to_string())?
+            .planned;
+            planned.planned
+        };
+        match &c.after {
+            Some(saved) if !consistent(saved, &planned) => Err("the final plan differs from the saved plan: a value known when planning has changed".into()),
+            _ => Ok(planned),
+        }
+    }
+
+    /// Under create_before_destroy the old object stays recorded, as
+    /// deposed, until phase 3 deletes it.
+    fn depose(&mut self, c: &'p ResourceChange, batch: &mut Batch) -> Result<(), String> {
+        let (Action::CreateThenDelete, Some(before)) = (c.action, &c.before) else {
+            return Ok(());
+        };
+        let key = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+        let status = Status {
+            deposed: Some(key.clone()),
+            tainted: false,
+        };
+        batch.intents.push(self.ex.put(c, before, status)?);
+        batch.intents.push(remove(c, None));
+        self.deposed.push(Doomed {
+            change: c,
+            deposed: Some(key),
+        });
+        Ok(())
+    }
+
+    /// Records what the finished driver calls did, and completes the nodes
+    /// whose instances have all finished.
+    fn finished(&mut self, results: Vec<OpResult>) -> Result<(), Diags> {
+        let mut batch = Vec::new();
+        let mut completed = Vec::new();
+        for r in results {
+            let slot = self.slots[r.op];
+            if self.pending.contains_key(&slot.node) {
+                self.record_result(slot, r, &mut batch);
+                completed.push(slot.node);
+            }
+        }
+        self.ex.record.commit(batch)?;
+        completed.sort();
+        completed.dedup();
+        for n in completed {
+            if self
+                .pending
+                .get(&n)
+                .is_some_and(|gs| gs.iter().all(|g| g.running == 0))
+            {
+                let groups = self.pending.remove(&n).unwrap_or_default();
+                self.complete(n, groups);
+            }
+        }
+        Ok(())
+    }
+
+    /// One driver call's result: the object recorded (with the marks its
+    /// schema and configuration call for), postconditions judged on it.
+    fn record_result(&mut self, slot: Slot<'p>, r: OpResult, batch: &mut Vec<Entry>) {
+        let req = self.ex.req;
+        let c = slot.change;
+        for why in &r.warnings {
+            let summary = format!("A resent create of {} may have left a duplicate", c.addr);
+            let d = Diag::new("strata::apply::sweep", summary, why.clone());
+            self.ex.report.warnings.push(d.warning());
+        }
+        // A driver answers plain values: the marks its schema and the
+        // configuration call for go back on before anything uses them
+        // (state's sensitive_attributes, outputs, dependents).
+        let data = c.addr.id.mode == Mode::Data;
+        let schema = if data {
+            req.drivers.data(&c.addr.id.type_name)
+        } else {
+            req.drivers.resource(&c.addr.id.type_name)
+        }
+        .map(|(_, s)| s);
+        let result = r.result.map(|v| {
+            v.map(|v| match schema {
+                Some(s) => with_marks(v, c.after.as_ref(), s),
+                None => v,
+            })
+        });
+        let mut failed = false;
+        // Postconditions the plan could not judge, on what was made; a made
+        // object stays recorded even when one fails.
+        if let Ok(Some(v)) = &result {
+            if let Some(why) = self.unmet_after(slot, v) {
+                self.ex.fail(c.addr.to_string(), why);
+                failed = true;
+            }
+        }
+        let value = match result {
+            // Data sources are read again by every plan; not stored.
+            Ok(Some(v)) if data => Some(v),
+            Ok(Some(v)) => match self.ex.put(c, &v, Status::default()) {
+                Ok(e) => {
+                    batch.push(e);
+                    match c.action {
+                        Action::Update => self.ex.report.changed += 1,
+                        _ => self.ex.report.added += 1,
+                    }
+                    Some(v)
+                }
+                Err(e) => {
+                    let why = format!("the driver returned an object that cannot be stored: {e}");
+                    self.ex.fail(c.addr.to_string(), why);
+                    failed = true;
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                // A create that failed after the cloud made the object (it
+                // never became ready): recorded tainted, so it is neither
+                // orphaned nor made twice; the next plan replaces it.
+                if let Some(v) = &r.leftover {
+                    let status = Status {
+                        deposed: None,
+                        tainted: true,
+                    };
+                    if let Ok(entry) = self.ex.put(c, v, status) {
+                        batch.push(entry);
+                    }
+                }
+                self.ex.fail(c.addr.to_string(), e);
+                failed = true;
+                None
+            }
+        };
+        if let Some(group) = self
+            .pending
+            .get_mut(&slot.node)
+            .and_then(|gs| gs.get_mut(slot.group))
+        {
+            group.running -= 1;
+            group.failed |= failed;
+            if let Some(v) = value {
+                group.values[slot.instance] = v;
+            }
+        }
+    }
+
+    /// The first failing postcondition of the instance `slot` made as `v`.
+    fn unmet_after(&self, slot: Slot<'p>, v: &Value) -> Option<String> {
+        let graph = &self.ex.req.graph.graph;
+        let node = &graph[slot.node];
+        let r = self.w.module(node)?.resources.get(node.index)?;
+        let group = self.pending.get(&slot.node)?.get(slot.group)?;
+        let ctx = group.keys.instances().into_iter().nth(slot.instance)?;
+        unmet(&self.w, (node, &group.prefix, &ctx), Some(v), r)
+    }
+
+    /// A node whose instances have all finished: its value is set, and
+    /// its dependents may start (or are skipped, when it failed).
+    fn complete(&mut self, n: NodeIndex, groups: Vec<Instances>) {
+        let node = &self.ex.req.graph.graph[n];
+        let failed = groups.iter().any(|g| g.failed);
+        for g in groups {
+            self.w
+                .set(&g.prefix, &node.local_addr, g.keys.assemble(g.values));
+        }
+        self.schedule.finish(n.index(), failed);
+    }
+
+    /// After the walk: root outputs recorded, checks judged after a
+    /// successful apply, and the deposed objects whose replacements
+    /// succeeded. Deposed objects of failed replacements stay deposed: the
+    /// next plan deletes them.
+    async fn end(self) -> Result<Vec<Doomed<'p>>, Diags> {
+        let GraphApply {
+            ex,
+            w,
+            diags,
+            deposed,
+            ..
+        } = self;
+        outputs(ex, Some(&w))?;
+        if !diags.0.is_empty() {
+            return Err(diags);
+        }
+        if ex.report.failed.is_empty() {
+            let req = ex.req;
+            let settle = Some(super::check_settle());
+            let failed_checks =
+                crate::walk::run_checks(req.root, &w, req.drivers, settle, &|_| false).await;
+            ex.report.warnings.extend(failed_checks);
+        }
+        Ok(deposed
+            .into_iter()
+            .filter(|d| !ex.broken.contains(&d.change.addr.to_string()))
+            .collect())
+    }
+}
+
+/// Whether `now` (the final plan) agrees with `saved` wherever `saved`
+/// was known: what apply does must be what the plan showed.
+fn consistent(saved: &Value, now: &Value) -> bool {
+    if !saved.is_known() {
+        return true;
+    }
+    match (saved.unmarked(), now.unmarked()) {
+        (Value::Object(a), Value::Object(b)) | (Value::Map(_, a), Value::Map(_, b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, v)| b.get(k).is_some_and(|w| consistent(v, w)))
+        }
+        (Value::List(_, a), Value::List(_, b)) | (Value::Tuple(a), Value::Tuple(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(v, w)| consistent(v, w))
+        }
+        (a, b) if a.is_wholly_known() => same(a, b),
+        _ => true,
+    }
+}
+
+/// Why an instance may not go on: the first of its preconditions (or,
+/// given the object made, postconditions) that fails, as "summary: message".
+fn unmet(
+    w: &Walk,
+    (node, prefix, ctx): (&Node, &str, &InstanceCtx),
+    made: Option<&Value>,
+    r: &Resource,
+) -> Option<String> {
+    let (conds, kind) = match made {
+        Some(_) => (&r.lifecycle.postconditions, Kind::Postcondition),
+        None => (&r.lifecycle.preconditions, Kind::Precondition),
+    };
+    if conds.is_empty() {
+        return None;
+    }
+    let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
+    let judged = match made {
+        Some(v) => w.eval_self(node, prefix, Some(ctx), v.clone(), judge),
+        None => w.eval_with(node, prefix, Some(ctx), judge),
+    };
+    let (errors, _) = judged?;
+    errors
+        .first()
+        .map(|e| format!("{}: {}", e.summary, e.detail))
+}

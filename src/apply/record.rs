@@ -1,0 +1,81 @@
+//! What the apply writes down: every entry goes to the journal (one durable
+//! append per batch) before anything that depends on it starts, and is kept
+//! to fold into the state when the apply ends, however it ends.
+
+use crate::builtin::Drivers;
+use crate::diag::{Diag, Diags};
+use crate::lang::json::{mark_paths, value_to_json};
+use crate::lang::value::Value;
+use crate::plan::ResourceChange;
+use strata_state::model::InstanceState;
+use strata_state::{Entry, Journal, State};
+
+pub struct Record<'j> {
+    journal: &'j mut Journal,
+    entries: Vec<Entry>,
+}
+
+impl<'j> Record<'j> {
+    pub fn new(journal: &'j mut Journal) -> Record<'j> {
+        Record {
+            journal,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Makes `batch` durable, in one append.
+    pub fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {
+        self.journal
+            .append_all(&batch)
+            .map_err(|e| Diags::from(Diag::new("strata::state::journal", e.to_string(), "")))?;
+        self.entries.extend(batch);
+        Ok(())
+    }
+
+    /// The state with everything committed folded in.
+    pub fn fold_into(self, mut state: State) -> State {
+        state.apply_all(&self.entries);
+        state
+    }
+}
+
+/// How an object is recorded besides its value.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// The key of an object superseded by a create-before-destroy
+    /// replacement.
+    pub deposed: Option<String>,
+    /// Left by a create that failed after the cloud made it.
+    pub tainted: bool,
+}
+
+/// The entry recording `v` as `c`'s object.
+pub fn put(drivers: &Drivers, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry, String> {
+    let ty = drivers
+        .resource(&c.addr.id.type_name)
+        .map(|(_, s)| s.object_type())
+        .ok_or_else(|| format!("no driver for {}", c.addr.id.type_name))?;
+    Ok(Entry::Put {
+        resource: c.addr.id.clone(),
+        provider: c.provider.clone(),
+        instance: InstanceState {
+            index_key: c.addr.key.clone(),
+            deposed: at.deposed,
+            status: at.tainted.then(|| "tainted".to_string()),
+            schema_version: c.schema_version,
+            attributes: value_to_json(v, &ty)?.into(),
+            sensitive_attributes: mark_paths(v),
+            dependencies: c.dependencies.clone(),
+            create_before_destroy: c.create_before_destroy,
+        },
+    })
+}
+
+/// The entry removing `c`'s object (its deposed one, given the key).
+pub fn remove(c: &ResourceChange, deposed: Option<String>) -> Entry {
+    Entry::Remove {
+        resource: c.addr.id.clone(),
+        index_key: c.addr.key.clone(),
+        deposed,
+    }
+}

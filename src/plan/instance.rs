@@ -1,0 +1,96 @@
+//! Planning one resource instance: the step the planner takes for every
+//! instance, and the apply takes again for each one it changes, once what
+//! the configuration references is known. One function, so the apply can
+//! never plan differently from the plan it checks itself against.
+
+use super::diff::{decide, keep_all, keep_prior, path_of, Decision};
+use crate::config::Lifecycle;
+use crate::lang::value::Value;
+use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema};
+
+/// The prior object an instance is planned against.
+#[derive(Debug, Clone, Copy)]
+pub struct Prior<'a> {
+    pub value: &'a Value,
+    /// A failed create left it: it is replaced whatever the plan says.
+    pub tainted: bool,
+}
+
+/// What one instance is planned from.
+pub struct InstanceRequest<'a> {
+    pub driver: &'a dyn Driver,
+    pub type_name: &'a str,
+    pub schema: &'a ResourceSchema,
+    pub lifecycle: &'a Lifecycle,
+    /// The body decoded against the schema (`decode`).
+    pub config: Value,
+    pub prior: Option<Prior<'a>>,
+    /// A `replace_triggered_by` reference changes.
+    pub triggered: bool,
+}
+
+/// One instance planned.
+#[derive(Debug, Clone)]
+pub struct PlannedInstance {
+    /// The configuration after `ignore_changes` kept the prior's values.
+    pub config: Value,
+    /// The driver's plan; for a replacement, planned as a new object so
+    /// nothing of the old one (its id) carries over.
+    pub planned: Planned,
+    pub decision: Decision,
+}
+
+/// `ignore_changes`, the driver's plan and the action, for one instance.
+pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, DriverError> {
+    let prior = req.prior.map(|p| p.value);
+    let config = ignore_changes(req.config, prior, req.lifecycle);
+    let plan = |prior: Option<&Value>| {
+        req.driver.plan(PlanRequest {
+            type_name: req.type_name,
+            prior,
+            config: &config,
+        })
+    };
+    let planned = plan(prior)?;
+    let decision = decide(
+        prior,
+        &config,
+        &planned,
+        req.schema,
+        req.lifecycle.create_before_destroy,
+        req.prior.is_some() && req.triggered,
+        req.prior.is_some_and(|p| p.tainted),
+    );
+    let planned = if decision.action.is_replace() {
+        match plan(None) {
+            Ok(p) => Planned {
+                requires_replace: planned.requires_replace,
+                ..p
+            },
+            Err(_) => planned,
+        }
+    } else {
+        planned
+    };
+    Ok(PlannedInstance {
+        config,
+        planned,
+        decision,
+    })
+}
+
+/// The configuration with the prior's values where `lifecycle`'s
+/// `ignore_changes` says the configuration does not decide.
+fn ignore_changes(config: Value, prior: Option<&Value>, lifecycle: &Lifecycle) -> Value {
+    match prior {
+        Some(p) if lifecycle.ignore_all_changes => keep_all(config, p),
+        Some(p) => lifecycle
+            .ignore_changes
+            .iter()
+            .fold(config, |c, e| match path_of(e) {
+                Some(path) => keep_prior(c, p, &path),
+                None => c,
+            }),
+        None => config,
+    }
+}

@@ -1,0 +1,23 @@
+//! The walk stage: evaluating a configuration's graph against the drivers,
+//! shared by plan and apply.
+//!
+//! [`Walk`] evaluates the graph's nodes in dependency order once per module
+//! instance, keeping each value where later references find it; [`decode`]
+//! turns a resource body into the object its schema describes; provider
+//! configurations are configured before anything calls a driver
+//! ([`configure`]), or when the walk reaches what they use
+//! ([`configure_deferred`]); `check` blocks are judged after a walk
+//! ([`run_checks`]); [`check_schemas`] is `validate`'s offline decode of
+//! every block. Nothing here decides an action: that is the plan stage's.
+
+mod checks;
+mod decode;
+mod providers;
+mod schemas;
+mod walker;
+
+pub use checks::run as run_checks;
+pub use decode::decode;
+pub use providers::{configure, configure_deferred, resolve};
+pub use schemas::check as check_schemas;
+pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

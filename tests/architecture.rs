@@ -1,0 +1,167 @@
+//! The one-way rule of ARCHITECTURE.md, checked: each stage of `src/` may
+//! name (`crate::x`) only the stages listed for it here. A new edge fails
+//! this test until it is added below with the reason it is needed — and
+//! an edge against the pipeline's direction should not be added at all.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Stage → the stages it may use. Leaves (`diag`, `lang`, `limits`, `par`,
+/// `timings`) are usable by all.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("syntax", &[]),
+    ("eval", &["syntax", "funcs"]),
+    // `try`, `can` and `templatefile` evaluate their arguments: the function
+    // table and the evaluator call each other.
+    ("funcs", &["syntax", "eval"]),
+    // The cluster spec is expanded as the configuration is loaded, and
+    // expanding it evaluates the configuration's variables and locals.
+    ("config", &["syntax", "eval", "funcs", "cluster"]),
+    ("cluster", &["syntax", "config"]),
+    ("graph", &["syntax", "config"]),
+    ("console", &["syntax", "eval"]),
+    ("fmt", &["syntax"]),
+    // `terraform_remote_state` reads another configuration's state.
+    ("builtin", &["config", "funcs", "backends"]),
+    ("backends", &["config", "eval"]),
+    ("walk", &["syntax", "eval", "config", "graph", "builtin"]),
+    (
+        "plan",
+        &[
+            "syntax", "eval", "funcs", "config", "graph", "builtin", "walk",
+        ],
+    ),
+    (
+        "apply",
+        &["eval", "config", "graph", "builtin", "walk", "plan"],
+    ),
+    ("render", &["syntax", "funcs", "plan", "comment"]),
+    ("comment", &[]),
+    ("statecmd", &[]),
+    (
+        "engine",
+        &[
+            "config", "funcs", "cluster", "graph", "builtin", "backends", "walk", "plan", "apply",
+            "render", "statecmd",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "eval", "config", "cluster", "graph", "builtin", "backends", "walk", "console", "fmt",
+            "comment", "engine", "statecmd",
+        ],
+    ),
+    ("lib", &[]),
+    ("main", &[]),
+];
+
+const LEAVES: &[&str] = &["diag", "lang", "limits", "par", "timings"];
+
+/// The stages `path` (a file, or a folder's files) names.
+fn uses(path: &Path, out: &mut BTreeSet<String>) {
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .expect("read a stage folder")
+            .map(|e| e.expect("a folder entry").path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            uses(&e, out);
+        }
+        return;
+    }
+    if path.extension().is_none_or(|e| e != "rs") {
+        return;
+    }
+    let text = std::fs::read_to_string(path).expect("read a source file");
+    for (at, _) in text.match_indices("crate::") {
+        let name: String = text[at + "crate::".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+}
+
+fn stages() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stages = BTreeMap::new();
+    for e in std::fs::read_dir(&src).expect("read src/") {
+        let path = e.expect("an entry of src/").path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let stem = stem.to_string();
+        let mut used = BTreeSet::new();
+        uses(&path, &mut used);
+        used.remove(&stem);
+        stages.insert(stem, used);
+    }
+    stages
+}
+
+#[test]
+fn stages_use_only_what_comes_before_them() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let stages = stages();
+    assert!(
+        stages.len() >= 20,
+        "src/ should hold the stages: found {stages:?}"
+    );
+    let mut wrong = Vec::new();
+    for (stage, used) in &stages {
+        if LEAVES.contains(&stage.as_str()) {
+            let beyond: Vec<_> = used
+                .iter()
+                .filter(|u| !LEAVES.contains(&u.as_str()))
+                .collect();
+            if !beyond.is_empty() {
+                wrong.push(format!("{stage} is a leaf but uses {beyond:?}"));
+            }
+            continue;
+        }
+        let Some(may) = allowed.get(stage.as_str()) else {
+            wrong.push(format!(
+                "{stage} is a stage this test does not know: add it to ALLOWED"
+            ));
+            continue;
+        };
+        for u in used {
+            if !LEAVES.contains(&u.as_str()) && !may.contains(&u.as_str()) {
+                wrong.push(format!("{stage} uses {u}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "edges against ARCHITECTURE.md: {wrong:#?}"
+    );
+}
+
+#[test]
+fn the_pipeline_runs_one_way_from_walk_to_render() {
+    // The stages that were once tangled: none reaches back.
+    let stages = stages();
+    let forbidden = [
+        ("walk", "plan"),
+        ("walk", "apply"),
+        ("plan", "apply"),
+        ("plan", "render"),
+        ("render", "builtin"),
+        ("render", "engine"),
+        ("render", "apply"),
+        ("comment", "engine"),
+        ("config", "plan"),
+        ("eval", "config"),
+    ];
+    for (from, to) in forbidden {
+        assert!(
+            !stages[from].contains(to),
+            "{from} must not use {to}: {:?}",
+            stages[from]
+        );
+    }
+}
