@@ -574,8 +574,22 @@ fn a_gpu_eks_stack_updates_in_place_and_replaces_what_cannot_change() {
         1,
     ));
     // moto never pages: here the first look at each EKS listing (the
-    // sweep after a create lists by tags) is an empty page with a token,
-    // and the second page must be asked for.
+    // sweep after a resent create lists by tags) is an empty page with a
+    // token, and the second page must be asked for. Each create is resent:
+    // its first attempt is answered 503.
+    for path in [
+        "/clusters?",
+        "/clusters/train/node-groups?",
+        "/clusters/train/addons?",
+    ] {
+        m.proxy.inject(strata_standin::Injection::rest_json(
+            "POST",
+            path,
+            503,
+            serde_json::json!({ "__type": "ServiceUnavailableException", "message": "injected" }),
+            1,
+        ));
+    }
     for (path, field, name, token) in [
         ("/clusters?", "clusters", "train", "clusters-2"),
         (
@@ -1377,7 +1391,17 @@ resource "aws_s3_bucket_versioning" "models" {
             .build(),
     );
     // moto never pages ListBuckets: its first look after the create (the
-    // sweep for what a create left) is an empty page with a token here.
+    // sweep for what a resent create left) is an empty page with a token
+    // here. The create is resent: its first attempt is answered 503.
+    m.proxy.inject(strata_standin::Injection {
+        // The first PUT to the bucket is CreateBucket (tags and
+        // versioning come after).
+        matching: vec!["PUT /strata-models".to_string()],
+        times: 1,
+        status: 503,
+        headers: vec![("content-type".into(), "application/xml".into())],
+        body: "<Error><Code>ServiceUnavailable</Code><Message>injected</Message></Error>".into(),
+    });
     let buckets = |inner: &str, token: &str| strata_standin::Injection {
         matching: vec!["GET /?x-id=ListBuckets".to_string()],
         times: 1,

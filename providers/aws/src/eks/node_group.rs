@@ -1,0 +1,653 @@
+//! `aws_eks_node_group`: managed node groups, their scaling, labels, taints and launch template.
+
+use super::{has_ownership, in_every_cluster, issues_text, owned, retag, tag_pair};
+use crate::error::{api, deleted, is_not_found};
+use crate::tags::{self, with_ownership};
+use crate::values::{
+    block, get, id_pair, list_block_max1, map_value, number, object, required, str_value, string,
+    string_map, string_set, strings, timeouts_block,
+};
+use crate::wait::{gone, ready, timeout, Poll};
+use crate::{Clients, Kind};
+use async_trait::async_trait;
+use aws_sdk_eks::types::{
+    AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig,
+    NodegroupUpdateConfig, Taint, TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+use strata_provider::{
+    AttributeSchema as A, BlockNesting, BlockSchema, DriverError, PlanRequest, Planned,
+    ResourceSchema, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+pub struct NodeGroup;
+
+/// `launch_template { id | name, version }`: which template the nodes
+/// boot from; a new version rolls them (UpdateNodegroupVersion).
+fn launch_template_block() -> BlockSchema {
+    list_block_max1(vec![
+        (
+            "id",
+            A::optional(Type::String, "The template's id.")
+                .and_computed()
+                .force_new(),
+        ),
+        (
+            "name",
+            A::optional(Type::String, "The template's name.")
+                .and_computed()
+                .force_new(),
+        ),
+        (
+            "version",
+            A::required(Type::String, "The template version."),
+        ),
+    ])
+}
+
+/// `update_config { max_unavailable | max_unavailable_percentage }`.
+fn update_config_block() -> BlockSchema {
+    list_block_max1(vec![
+        (
+            "max_unavailable",
+            A::optional(Type::Number, "Nodes replaced at once."),
+        ),
+        (
+            "max_unavailable_percentage",
+            A::optional(Type::Number, "Percent of nodes replaced at once."),
+        ),
+    ])
+}
+
+fn first_block(v: &Value, name: &str) -> Option<Value> {
+    get(v, name).and_then(|l| l.unmarked().elements().and_then(|e| e.first().cloned()))
+}
+
+fn launch_template_of(v: &Value) -> Option<LaunchTemplateSpecification> {
+    let l = first_block(v, "launch_template")?;
+    Some(
+        LaunchTemplateSpecification::builder()
+            .set_id(string(&l, "id"))
+            .set_name(string(&l, "name").filter(|_| string(&l, "id").is_none()))
+            .set_version(string(&l, "version"))
+            .build(),
+    )
+}
+
+fn update_config_of(v: &Value) -> Option<NodegroupUpdateConfig> {
+    let u = first_block(v, "update_config")?;
+    Some(
+        NodegroupUpdateConfig::builder()
+            .set_max_unavailable(number(&u, "max_unavailable").map(|n| n as i32))
+            .set_max_unavailable_percentage(
+                number(&u, "max_unavailable_percentage").map(|n| n as i32),
+            )
+            .build(),
+    )
+}
+
+fn taint_type() -> Type {
+    NodeGroup.schema().blocks["taint"].schema.object_type()
+}
+
+fn taints_of(v: &Value) -> Vec<(String, Option<String>, String)> {
+    get(v, "taint")
+        .and_then(|t| t.unmarked().elements().map(<[Value]>::to_vec))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| Some((string(t, "key")?, string(t, "value"), string(t, "effect")?)))
+        .collect()
+}
+
+fn eks_taint((key, value, effect): &(String, Option<String>, String)) -> Taint {
+    Taint::builder()
+        .key(key)
+        .set_value(value.clone())
+        .effect(TaintEffect::from(effect.as_str()))
+        .build()
+}
+
+fn scaling(v: &Value) -> NodegroupScalingConfig {
+    let s = get(v, "scaling_config")
+        .cloned()
+        .unwrap_or_else(Value::null);
+    NodegroupScalingConfig::builder()
+        .set_desired_size(number(&s, "desired_size").map(|n| n as i32))
+        .set_min_size(number(&s, "min_size").map(|n| n as i32))
+        .set_max_size(number(&s, "max_size").map(|n| n as i32))
+        .build()
+}
+
+impl NodeGroup {
+    fn value(ng: &aws_sdk_eks::types::Nodegroup, timeouts: Option<&Value>) -> Value {
+        let (tags, tags_all) = tag_pair(ng.tags());
+        let cluster = ng.cluster_name().unwrap_or_default();
+        let name = ng.nodegroup_name().unwrap_or_default();
+        let sc = ng.scaling_config();
+        let int = |n: Option<i32>| {
+            n.map(|n| Value::int(n as i64))
+                .unwrap_or(Value::Null(Type::Number))
+        };
+        let labels = ng
+            .labels()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<BTreeMap<_, _>>()
+            })
+            .unwrap_or_default();
+        let taints: Vec<Value> = ng
+            .taints()
+            .iter()
+            .map(|t| {
+                object(vec![
+                    ("key", str_value(t.key())),
+                    ("value", str_value(t.value())),
+                    ("effect", str_value(t.effect().map(|e| e.as_str()))),
+                ])
+            })
+            .collect();
+        object(vec![
+            ("id", Value::string(format!("{cluster}:{name}"))),
+            ("cluster_name", Value::string(cluster)),
+            ("node_group_name", Value::string(name)),
+            ("arn", str_value(ng.nodegroup_arn())),
+            ("node_role_arn", str_value(ng.node_role())),
+            ("subnet_ids", string_set(ng.subnets())),
+            (
+                "instance_types",
+                Value::List(
+                    Type::String,
+                    ng.instance_types().iter().map(Value::string).collect(),
+                ),
+            ),
+            ("ami_type", str_value(ng.ami_type().map(|a| a.as_str()))),
+            (
+                "capacity_type",
+                str_value(ng.capacity_type().map(|c| c.as_str())),
+            ),
+            ("disk_size", int(ng.disk_size())),
+            (
+                "labels",
+                if labels.is_empty() {
+                    Value::Null(Type::map(Type::String))
+                } else {
+                    map_value(&labels)
+                },
+            ),
+            ("version", str_value(ng.version())),
+            ("release_version", str_value(ng.release_version())),
+            ("status", str_value(ng.status().map(|s| s.as_str()))),
+            (
+                "scaling_config",
+                object(vec![
+                    ("desired_size", int(sc.and_then(|s| s.desired_size()))),
+                    ("min_size", int(sc.and_then(|s| s.min_size()))),
+                    ("max_size", int(sc.and_then(|s| s.max_size()))),
+                ]),
+            ),
+            ("taint", Value::new_set(taint_type(), taints)),
+            (
+                "launch_template",
+                Value::List(
+                    launch_template_block().schema.object_type(),
+                    ng.launch_template()
+                        .map(|l| {
+                            object(vec![
+                                ("id", str_value(l.id())),
+                                ("name", str_value(l.name())),
+                                ("version", str_value(l.version())),
+                            ])
+                        })
+                        .into_iter()
+                        .collect(),
+                ),
+            ),
+            (
+                "update_config",
+                Value::List(
+                    update_config_block().schema.object_type(),
+                    ng.update_config()
+                        .map(|u| {
+                            object(vec![
+                                ("max_unavailable", int(u.max_unavailable())),
+                                (
+                                    "max_unavailable_percentage",
+                                    int(u.max_unavailable_percentage()),
+                                ),
+                            ])
+                        })
+                        .into_iter()
+                        .collect(),
+                ),
+            ),
+            (
+                "timeouts",
+                timeouts
+                    .cloned()
+                    .unwrap_or_else(|| Value::Null(timeouts_block().schema.object_type())),
+            ),
+            ("tags", tags),
+            ("tags_all", tags_all),
+        ])
+    }
+
+    async fn look(
+        &self,
+        c: &Clients,
+        cluster: &str,
+        name: &str,
+        timeouts: Option<&Value>,
+    ) -> Result<Poll, DriverError> {
+        match c
+            .eks
+            .describe_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await
+        {
+            Ok(out) => {
+                let Some(ng) = out.nodegroup() else {
+                    return Ok(Poll::Gone);
+                };
+                let status = ng
+                    .status()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
+                Ok(match status.as_str() {
+                    "ACTIVE" => Poll::Ready(NodeGroup::value(ng, timeouts)),
+                    "CREATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
+                        Poll::Failed(crate::error::classify(
+                            "EKS node group",
+                            format!(
+                                "node group {name} is {status}: {}",
+                                issues_text(
+                                    ng.health()
+                                        .map_or(&[][..], |h| h.issues())
+                                        .iter()
+                                        .map(|i| (i.code().map(|c| c.as_str()), i.message()))
+                                )
+                            ),
+                            false,
+                        ))
+                    }
+                    s => Poll::Pending(s.to_string()),
+                })
+            }
+            Err(e) if is_not_found(&e) => Ok(Poll::Gone),
+            Err(e) => Err(api("DescribeNodegroup", e)),
+        }
+    }
+
+    async fn wait_active(
+        &self,
+        c: &Clients,
+        v: &Value,
+        cluster: &str,
+        name: &str,
+        op: &str,
+    ) -> Result<Value, DriverError> {
+        let t = timeout(v, op, Duration::from_secs(60 * 60));
+        let timeouts = get(v, "timeouts");
+        ready(&format!("waiting for EKS node group {name}"), t, || {
+            self.look(c, cluster, name, timeouts)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Kind<Clients> for NodeGroup {
+    fn schema(&self) -> ResourceSchema {
+        let mut s = tags::taggable_schema(vec![
+            (
+                "cluster_name",
+                A::required(Type::String, "The cluster.").force_new(),
+            ),
+            (
+                "node_group_name",
+                A::optional(Type::String, "The node group's name.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "node_role_arn",
+                A::required(Type::String, "The nodes' IAM role.").force_new(),
+            ),
+            (
+                "subnet_ids",
+                A::required(Type::set(Type::String), "Subnets for the nodes.").force_new(),
+            ),
+            (
+                "instance_types",
+                A::optional(Type::list(Type::String), "Instance types.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "ami_type",
+                A::optional(Type::String, "AMI type, e.g. AL2023_x86_64_NVIDIA.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "capacity_type",
+                A::optional(Type::String, "ON_DEMAND, SPOT or CAPACITY_BLOCK.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "disk_size",
+                A::optional(Type::Number, "Root disk size in GiB.")
+                    .and_computed()
+                    .force_new(),
+            ),
+            (
+                "labels",
+                A::optional(Type::map(Type::String), "Kubernetes labels on the nodes."),
+            ),
+            (
+                "version",
+                A::optional(Type::String, "The Kubernetes version.").and_computed(),
+            ),
+            (
+                "release_version",
+                A::optional(Type::String, "The AMI release.").and_computed(),
+            ),
+            (
+                "status",
+                A::computed(Type::String, "The node group's status."),
+            ),
+        ]);
+        s.blocks.insert(
+            "scaling_config".into(),
+            block(
+                BlockNesting::Single,
+                1,
+                vec![
+                    ("desired_size", A::required(Type::Number, "Nodes wanted.")),
+                    ("min_size", A::required(Type::Number, "Fewest nodes.")),
+                    ("max_size", A::required(Type::Number, "Most nodes.")),
+                ],
+            ),
+        );
+        s.blocks.insert(
+            "taint".into(),
+            block(
+                BlockNesting::Set,
+                0,
+                vec![
+                    ("key", A::required(Type::String, "The taint's key.")),
+                    ("value", A::optional(Type::String, "The taint's value.")),
+                    (
+                        "effect",
+                        A::required(
+                            Type::String,
+                            "NO_SCHEDULE, NO_EXECUTE or PREFER_NO_SCHEDULE.",
+                        ),
+                    ),
+                ],
+            ),
+        );
+        s.blocks
+            .insert("launch_template".into(), launch_template_block());
+        s.blocks
+            .insert("update_config".into(), update_config_block());
+        s.blocks.insert("timeouts".into(), timeouts_block());
+        s
+    }
+
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = tags::plan_taggable(schema, req, &[]);
+        // EKS sets an update policy of its own (one node at a time) when
+        // none is given: an absent block keeps what it has.
+        if let Value::Object(m) = &mut p.planned {
+            let absent = m
+                .get("update_config")
+                .is_some_and(|v| v.is_known() && v.elements().is_none_or(<[Value]>::is_empty));
+            if absent {
+                let ty = Type::list(update_config_block().schema.object_type());
+                let keep = req
+                    .prior
+                    .and_then(|pr| get(pr, "update_config"))
+                    .cloned()
+                    .unwrap_or(Value::Unknown(ty));
+                m.insert("update_config".into(), keep);
+            }
+        }
+        p
+    }
+
+    async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
+        let mut out = Vec::with_capacity(objs.len());
+        for o in objs {
+            let (Some(cluster), Some(name)) =
+                (string(o, "cluster_name"), string(o, "node_group_name"))
+            else {
+                out.push(None);
+                continue;
+            };
+            out.push(
+                match c
+                    .eks
+                    .describe_nodegroup()
+                    .cluster_name(&cluster)
+                    .nodegroup_name(&name)
+                    .send()
+                    .await
+                {
+                    Ok(r) => r
+                        .nodegroup()
+                        .map(|ng| NodeGroup::value(ng, get(o, "timeouts"))),
+                    Err(e) if is_not_found(&e) => None,
+                    Err(e) => return Err(api("DescribeNodegroup", e)),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
+        let cluster = required(planned, "aws_eks_node_group", "cluster_name")?;
+        // Terraform generates a name when none is given; so does strata,
+        // from the address, which is stable across retries.
+        let name = string(planned, "node_group_name").unwrap_or_else(|| {
+            t.address
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect()
+        });
+        c.eks
+            .create_nodegroup()
+            .cluster_name(&cluster)
+            .nodegroup_name(&name)
+            .node_role(required(planned, "aws_eks_node_group", "node_role_arn")?)
+            .set_subnets(Some(strings(planned, "subnet_ids")))
+            .set_instance_types(Some(strings(planned, "instance_types")).filter(|v| !v.is_empty()))
+            .set_ami_type(string(planned, "ami_type").map(|a| AmiTypes::from(a.as_str())))
+            .set_capacity_type(
+                string(planned, "capacity_type").map(|c| CapacityTypes::from(c.as_str())),
+            )
+            .set_disk_size(number(planned, "disk_size").map(|n| n as i32))
+            .set_labels(
+                Some(string_map(planned, "labels").into_iter().collect())
+                    .filter(|m: &HashMap<_, _>| !m.is_empty()),
+            )
+            .set_taints(
+                Some(taints_of(planned).iter().map(eks_taint).collect())
+                    .filter(|v: &Vec<Taint>| !v.is_empty()),
+            )
+            .scaling_config(scaling(planned))
+            .set_launch_template(launch_template_of(planned))
+            .set_update_config(update_config_of(planned))
+            .set_version(string(planned, "version"))
+            .set_release_version(string(planned, "release_version"))
+            .set_tags(Some(
+                with_ownership(&string_map(planned, "tags"), t)
+                    .into_iter()
+                    .collect(),
+            ))
+            .send()
+            .await
+            .map_err(|e| api("CreateNodegroup", e))?;
+        self.wait_active(c, planned, &cluster, &name, "create")
+            .await
+    }
+
+    /// Labels, taints and scaling change in place through one
+    /// UpdateNodegroupConfig; tags through TagResource.
+    async fn update(
+        &self,
+        c: &Clients,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
+        let name = required(prior, "aws_eks_node_group", "node_group_name")?;
+        let (had, want) = (string_map(prior, "labels"), string_map(planned, "labels"));
+        let (remove, set) = tags::changes(&had, &want);
+        let labels = (!remove.is_empty() || !set.is_empty()).then(|| {
+            UpdateLabelsPayload::builder()
+                .set_add_or_update_labels(
+                    Some(set.into_iter().collect()).filter(|m: &HashMap<_, _>| !m.is_empty()),
+                )
+                .set_remove_labels(Some(remove).filter(|r| !r.is_empty()))
+                .build()
+        });
+        let (t_had, t_want) = (taints_of(prior), taints_of(planned));
+        let add: Vec<Taint> = t_want
+            .iter()
+            .filter(|t| !t_had.contains(t))
+            .map(eks_taint)
+            .collect();
+        let drop: Vec<Taint> = t_had
+            .iter()
+            .filter(|t| !t_want.iter().any(|w| w.0 == t.0))
+            .map(eks_taint)
+            .collect();
+        let taints = (!add.is_empty() || !drop.is_empty()).then(|| {
+            UpdateTaintsPayload::builder()
+                .set_add_or_update_taints(Some(add).filter(|a| !a.is_empty()))
+                .set_remove_taints(Some(drop).filter(|d| !d.is_empty()))
+                .build()
+        });
+        let scale_changed = get(prior, "scaling_config")
+            .map(|v| v.clone().unmark_deep().0.to_json().ok())
+            != get(planned, "scaling_config").map(|v| v.clone().unmark_deep().0.to_json().ok());
+        let policy_changed =
+            !crate::values::same(get(prior, "update_config"), get(planned, "update_config"));
+        if labels.is_some() || taints.is_some() || scale_changed || policy_changed {
+            c.eks
+                .update_nodegroup_config()
+                .cluster_name(&cluster)
+                .nodegroup_name(&name)
+                .set_labels(labels)
+                .set_taints(taints)
+                .set_scaling_config(scale_changed.then(|| scaling(planned)))
+                .set_update_config(update_config_of(planned).filter(|_| policy_changed))
+                .send()
+                .await
+                .map_err(|e| api("UpdateNodegroupConfig", e))?;
+            self.wait_active(c, planned, &cluster, &name, "update")
+                .await?;
+        }
+        // A new launch template version rolls the nodes.
+        let template_version = |v: &Value| {
+            get(v, "launch_template")
+                .and_then(|l| l.unmarked().elements().and_then(|e| e.first().cloned()))
+                .and_then(|l| string(&l, "version"))
+        };
+        if template_version(prior) != template_version(planned) {
+            if let Some(lt) = launch_template_of(planned) {
+                c.eks
+                    .update_nodegroup_version()
+                    .cluster_name(&cluster)
+                    .nodegroup_name(&name)
+                    .launch_template(lt)
+                    .send()
+                    .await
+                    .map_err(|e| api("UpdateNodegroupVersion", e))?;
+                self.wait_active(c, planned, &cluster, &name, "update")
+                    .await?;
+            }
+        }
+        if let Some(arn) = string(prior, "arn") {
+            retag(c, &arn, prior, planned).await?;
+        }
+        self.wait_active(c, planned, &cluster, &name, "update")
+            .await
+    }
+
+    async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
+        let name = required(prior, "aws_eks_node_group", "node_group_name")?;
+        if !deleted(
+            "DeleteNodegroup",
+            c.eks
+                .delete_nodegroup()
+                .cluster_name(&cluster)
+                .nodegroup_name(&name)
+                .send()
+                .await,
+        )? {
+            return Ok(());
+        }
+        let t = timeout(prior, "delete", Duration::from_secs(60 * 60));
+        gone(&format!("deleting EKS node group {name}"), t, || {
+            self.look(c, &cluster, &name, None)
+        })
+        .await
+    }
+
+    async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
+        in_every_cluster(c, |cl| async move {
+            let groups = c
+                .eks
+                .list_nodegroups()
+                .cluster_name(&cl)
+                .into_paginator()
+                .items()
+                .send()
+                .collect::<Result<Vec<_>, _>>()
+                .await
+                .map_err(|e| api("ListNodegroups", e))?;
+            let cl = &cl;
+            owned(groups, |g| async move {
+                let out = c
+                    .eks
+                    .describe_nodegroup()
+                    .cluster_name(cl)
+                    .nodegroup_name(g)
+                    .send()
+                    .await
+                    .map_err(|e| api("DescribeNodegroup", e))?;
+                Ok(out
+                    .nodegroup()
+                    .filter(|ng| has_ownership(ng.tags(), t))
+                    .map(|ng| NodeGroup::value(ng, None)))
+            })
+            .await
+        })
+        .await
+    }
+
+    /// Imported as `cluster:node_group`.
+    async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
+        let (cluster, name) = id_pair(id, ':', "aws_eks_node_group", "CLUSTER:NODE_GROUP")?;
+        let probe = object(vec![
+            ("cluster_name", Value::string(cluster)),
+            ("node_group_name", Value::string(name)),
+        ]);
+        Ok(self.read(c, &[probe]).await?.pop().flatten())
+    }
+}
