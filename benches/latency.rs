@@ -60,7 +60,7 @@ impl Driver for Slow {
         &self.schemas
     }
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
-        TerraformData.plan(PlanRequest {
+        TerraformData::default().plan(PlanRequest {
             type_name: "terraform_data",
             ..req
         })
@@ -74,11 +74,15 @@ impl Driver for Slow {
     }
     async fn create(&self, _t: &str, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
         self.call(true).await;
-        TerraformData.create("terraform_data", planned, tags).await
+        TerraformData::default()
+            .create("terraform_data", planned, tags)
+            .await
     }
     async fn update(&self, _t: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
         self.call(true).await;
-        TerraformData.update("terraform_data", prior, planned).await
+        TerraformData::default()
+            .update("terraform_data", prior, planned)
+            .await
     }
     async fn delete(&self, _t: &str, _prior: &Value) -> Result<(), DriverError> {
         self.call(true).await;
@@ -149,7 +153,7 @@ fn main() {
         delay: latency,
         schemas: BTreeMap::from([(
             TYPE.to_string(),
-            TerraformData.resource_schemas()["terraform_data"].clone(),
+            TerraformData::default().resource_schemas()["terraform_data"].clone(),
         )]),
         reads: AtomicUsize::new(0),
         writes: AtomicUsize::new(0),

@@ -4,12 +4,13 @@
 //! Settings are named as Terraform's backends name them,
 //! so a Terraform user's block works unchanged where strata supports it.
 
+use crate::builtin::remote_state::{RemoteBackend, SourceError, StateSource};
 use crate::config::{self, Backend, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::eval::did_you_mean;
 use crate::lang::value::Value;
 use std::path::{Path, PathBuf};
-use strata_state::Store;
+use strata_state::{State, Store};
 #[cfg(feature = "remote-state")]
 use strata_state_pg::{PgBackend, PgConfig};
 #[cfg(feature = "remote-state")]
@@ -297,4 +298,36 @@ fn pg(s: &Settings, workspace: String) -> Result<Store, Diags> {
     })
     .map(Store::new)
     .map_err(|e| s.invalid(s.backend.span, e.to_string()))
+}
+
+/// `terraform_remote_state`'s way to the backends: the settings as a
+/// `backend` block would hold them, opened as one, the state read.
+pub struct RemoteStates;
+
+impl StateSource for RemoteStates {
+    fn read(&self, b: &RemoteBackend) -> Result<(State, String), SourceError> {
+        let backend = Backend {
+            kind: b.kind.clone(),
+            span: Span::default(),
+            settings: b
+                .settings
+                .iter()
+                .map(|(k, v)| (k.clone(), (v.clone(), Span::default())))
+                .collect(),
+        };
+        let words = |d: Diags| {
+            d.0.iter()
+                .map(|d| format!("{}: {}", d.summary, d.detail))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let store = open_backend(None, Some(&backend), b.workspace.clone())
+            .map_err(|d| SourceError::Settings(words(d)))?;
+        let location = store.location();
+        let loaded = store.load().map_err(|e| SourceError::Unreadable {
+            location: location.clone(),
+            detail: e.to_string(),
+        })?;
+        Ok((loaded.state, location))
+    }
 }

@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -301,6 +302,7 @@ fn install_report_hook() {
 /// The command line with a given set of drivers and arguments (tests run
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
+    let drivers = drivers.with_remote_states(Arc::new(crate::backends::RemoteStates));
     let (d, a) = (drivers.clone(), args.clone());
     match std::thread::Builder::new()
         .stack_size(crate::par::STACK)

@@ -72,7 +72,7 @@ impl Drop for Flight<'_> {
 
 impl Sleepy {
     fn new(dir: PathBuf, delay: Duration) -> Sleepy {
-        let s = TerraformData.resource_schemas()["terraform_data"].clone();
+        let s = TerraformData::default().resource_schemas()["terraform_data"].clone();
         Sleepy {
             dir,
             delay,
@@ -136,7 +136,7 @@ impl Driver for Sleepy {
         &self.schemas
     }
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
-        TerraformData.plan(PlanRequest {
+        TerraformData::default().plan(PlanRequest {
             type_name: "terraform_data",
             ..req
         })
@@ -168,7 +168,7 @@ impl Driver for Sleepy {
             return Err(api("the cloud refused: quota exceeded"));
         }
         log(&self.dir, "start-create", &tags.address);
-        let v = TerraformData
+        let v = TerraformData::default()
             .create("terraform_data", planned, tags)
             .await?;
         tokio::time::sleep(self.delay).await;
@@ -181,7 +181,7 @@ impl Driver for Sleepy {
     }
     async fn update(&self, _t: &str, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
         tokio::time::sleep(self.delay).await;
-        let v = TerraformData
+        let v = TerraformData::default()
             .update("terraform_data", prior, planned)
             .await?;
         let body: serde_json::Value = std::fs::read_to_string(self.path(&Self::id(prior)))

@@ -27,7 +27,7 @@ fn tags() -> Tags {
 
 #[tokio::test]
 async fn create_then_no_change_then_update_then_replace() {
-    let d = TerraformData;
+    let d = TerraformData::default();
     let cfg = config(Value::string("a"), Value::null());
     let plan = d
         .plan(PlanRequest {
@@ -112,7 +112,7 @@ async fn create_then_no_change_then_update_then_replace() {
 
 #[tokio::test]
 async fn null_input_gives_null_output_and_unknown_types_are_refused() {
-    let d = TerraformData;
+    let d = TerraformData::default();
     let cfg = config(Value::null(), Value::null());
     let plan = d
         .plan(PlanRequest {

@@ -73,7 +73,7 @@ impl<'p> Exec<'_, 'p> {
                         finished.push((r.op, false));
                     }
                     Err(e) => {
-                        self.fail(change.addr.to_string(), e);
+                        self.fail(&change.addr, e);
                         finished.push((r.op, true));
                     }
                 }
@@ -96,19 +96,18 @@ impl<'p> Exec<'_, 'p> {
         schedule: &Schedule,
     ) -> Result<(), bool> {
         let c = d.change;
-        let addr = c.addr.to_string();
-        if schedule.is_poisoned(id) || self.broken.contains(&addr) && d.deposed.is_none() {
-            self.report.skipped.push(addr);
+        if schedule.is_poisoned(id) || self.broken.contains(&c.addr) && d.deposed.is_none() {
+            self.report.skipped.push(c.addr.to_string());
             return Err(true);
         }
         let driver = self.delete_driver(c).map_err(|why| {
-            self.fail(addr.clone(), why);
+            self.fail(&c.addr, why);
             true
         })?;
         runner.start(Op {
             id,
             kind: OpKind::Delete,
-            addr,
+            addr: c.addr.to_string(),
             driver,
             type_name: c.addr.id.type_name.clone(),
             prior: c.before.clone().unwrap_or_else(Value::null),

@@ -23,7 +23,7 @@ use petgraph::Direction;
 use std::collections::HashMap;
 use std::sync::Arc;
 use strata_provider::{Driver, Planned, ResourceSchema, Tags};
-use strata_state::model::Mode;
+use strata_state::model::{Address, Mode};
 use strata_state::Entry;
 
 /// The instances of one resource node in one module instance, while their
@@ -70,7 +70,7 @@ struct GraphApply<'x, 'r, 'p> {
     w: Walk<'p>,
     schedule: Schedule,
     /// The plan's current objects by instance address.
-    by_addr: HashMap<String, &'p ResourceChange>,
+    by_addr: HashMap<Address, &'p ResourceChange>,
     /// Per resource (`module.m.t.n`), the changes its node would make:
     /// what is reported skipped when something it depends on fails.
     changes_of: HashMap<String, Vec<&'p ResourceChange>>,
@@ -120,7 +120,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             .changes
             .iter()
             .filter(|c| c.deposed.is_none() && c.action != Action::Delete)
-            .map(|c| (c.addr.to_string(), c))
+            .map(|c| (c.addr.clone(), c))
             .collect();
         let mut changes_of: HashMap<String, Vec<&ResourceChange>> = HashMap::new();
         for c in plan
@@ -242,10 +242,10 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
     ) -> Prepared<'p> {
         let req = self.ex.req;
         let node = &req.graph.graph[n];
-        let addr = ri.address(node, ctx.key.clone()).to_string();
+        let addr = ri.address(node, ctx.key.clone());
         let Some(&c) = self.by_addr.get(&addr) else {
             let why = "this instance is not in the plan; make a new plan";
-            self.ex.fail(addr, why.into());
+            self.ex.fail(&addr, why.into());
             return Prepared::Failed;
         };
         if self.ex.broken.contains(&addr) {
@@ -264,7 +264,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Err(d) => Some(d.detail.clone()),
         };
         if let Some(why) = why {
-            self.ex.fail(addr, why);
+            self.ex.fail(&addr, why);
             return Prepared::Failed;
         }
         let data = node.kind == NodeKind::Data;
@@ -276,12 +276,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let planned = match self.plan_again(at, r, (&*driver, schema), c) {
             Ok(p) => p,
             Err(why) => {
-                self.ex.fail(addr, why);
+                self.ex.fail(&addr, why);
                 return Prepared::Failed;
             }
         };
         if let Err(why) = self.depose(c, batch) {
-            self.ex.fail(addr, why);
+            self.ex.fail(&addr, why);
             return Prepared::Failed;
         }
         let kind = match c.action {
@@ -291,7 +291,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         };
         if kind == OpKind::Create {
             batch.intents.push(Entry::Intent {
-                address: addr.clone(),
+                address: addr.to_string(),
                 action: "create".into(),
                 provider: Some(c.provider.clone()),
             });
@@ -308,7 +308,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let op = Op {
             id: 0,
             kind,
-            addr,
+            addr: addr.to_string(),
             driver,
             type_name: r.type_name.clone(),
             prior: prior.unwrap_or_else(Value::null),
@@ -455,7 +455,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         // object stays recorded even when one fails.
         if let Ok(Some(v)) = &result {
             if let Some(why) = self.unmet_after(slot, v) {
-                self.ex.fail(c.addr.to_string(), why);
+                self.ex.fail(&c.addr, why);
                 failed = true;
             }
         }
@@ -473,7 +473,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 }
                 Err(e) => {
                     let why = format!("the driver returned an object that cannot be stored: {e}");
-                    self.ex.fail(c.addr.to_string(), why);
+                    self.ex.fail(&c.addr, why);
                     failed = true;
                     None
                 }
@@ -492,7 +492,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                         batch.push(entry);
                     }
                 }
-                self.ex.fail(c.addr.to_string(), e);
+                self.ex.fail(&c.addr, e);
                 failed = true;
                 None
             }
@@ -557,7 +557,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
         Ok(deposed
             .into_iter()
-            .filter(|d| !ex.broken.contains(&d.change.addr.to_string()))
+            .filter(|d| !ex.broken.contains(&d.change.addr))
             .collect())
     }
 }

@@ -39,7 +39,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use strata_provider::Driver;
-use strata_state::model::OutputState;
+use strata_state::model::{Address, OutputState};
 use strata_state::{Entry, Journal, State};
 
 pub struct Request<'a> {
@@ -78,8 +78,8 @@ struct Exec<'r, 'p> {
     req: &'r Request<'p>,
     record: Record<'r>,
     report: Report,
-    /// Addresses whose operation failed or was skipped.
-    broken: HashSet<String>,
+    /// Instances whose operation failed or was skipped.
+    broken: HashSet<Address>,
 }
 
 impl Exec<'_, '_> {
@@ -95,9 +95,9 @@ impl Exec<'_, '_> {
         put(self.req.drivers, c, v, status)
     }
 
-    fn fail(&mut self, addr: String, why: String) {
+    fn fail(&mut self, addr: &Address, why: String) {
         self.broken.insert(addr.clone());
-        self.report.failed.push((addr, why));
+        self.report.failed.push((addr.to_string(), why));
     }
 }
 

@@ -35,7 +35,7 @@ impl Drivers {
     /// The drivers every build has.
     pub fn builtin() -> Drivers {
         Drivers {
-            list: vec![Arc::new(terraform_data::TerraformData)],
+            list: vec![Arc::new(terraform_data::TerraformData::default())],
             aliases: Default::default(),
             deferred: Default::default(),
         }
@@ -52,6 +52,17 @@ impl Drivers {
             aliases: Default::default(),
             deferred: Default::default(),
         }
+    }
+
+    /// The builtin driver reading `terraform_remote_state` through
+    /// `states` (the command gives the backends; see [`remote_state`]).
+    pub fn with_remote_states(mut self, states: Arc<dyn remote_state::StateSource>) -> Drivers {
+        for d in &mut self.list {
+            if d.name() == "terraform" {
+                *d = Arc::new(terraform_data::TerraformData::reading(states.clone()));
+            }
+        }
+        self
     }
 
     /// Adds a driver; tests use this to plug in drivers of their own.

@@ -2,13 +2,15 @@
 //! another state, so one configuration can use what another created (the
 //! network's subnet ids in the cluster's configuration). It reads strata
 //! and Terraform state files alike, from the backends strata keeps state
-//! in (`local`, `s3`, `pg`), with the same settings a `backend` block takes.
+//! in (`local`, `s3`, `pg`), with the same settings a `backend` block takes,
+//! through the [`StateSource`] the command gives it.
 
 use crate::lang::json::{type_from_json, value_from_json};
 use crate::lang::types::Type;
 use crate::lang::value::{Attrs, Value};
 use std::collections::BTreeMap;
 use strata_provider::{AttributeSchema, DriverError, ResourceSchema};
+use strata_state::State;
 
 pub const TYPE: &str = "terraform_remote_state";
 
@@ -58,8 +60,32 @@ fn get<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
     v.unmarked().entries()?.get(name).filter(|x| !x.is_null())
 }
 
+/// What `terraform_remote_state` asks for: a backend as a `backend` block
+/// would name it (its type and settings), and a workspace of it.
+pub struct RemoteBackend {
+    pub kind: String,
+    pub settings: BTreeMap<String, Value>,
+    pub workspace: String,
+}
+
+/// Why a remote state could not be read.
+pub enum SourceError {
+    /// The settings name no state strata can open.
+    Settings(String),
+    /// The state is there but could not be read.
+    Unreadable { location: String, detail: String },
+}
+
+/// Reads the state a [`RemoteBackend`] names. The backends are a later
+/// stage than the drivers, so the command hands the builtin driver one
+/// (`backends::RemoteStates`, through `Drivers::with_remote_states`).
+pub trait StateSource: Send + Sync {
+    /// The state, and where it was read from (for messages).
+    fn read(&self, backend: &RemoteBackend) -> Result<(State, String), SourceError>;
+}
+
 /// Reads the outputs of the state the configuration names.
-pub fn read(config: &Value) -> Result<Value, DriverError> {
+pub fn read(config: &Value, source: Option<&dyn StateSource>) -> Result<Value, DriverError> {
     let kind = get(config, "backend")
         .and_then(Value::as_str)
         .unwrap_or("")
@@ -70,46 +96,33 @@ pub fn read(config: &Value) -> Result<Value, DriverError> {
         .to_string();
     // The settings as a backend block would hold them; errors are worded
     // for the data source (its block is where the user looks).
-    let mut settings = std::collections::BTreeMap::new();
-    if let Some(entries) = get(config, "config").and_then(|c| c.unmarked().entries()) {
-        for (k, v) in entries.iter() {
-            settings.insert(k.clone(), (v.clone(), crate::diag::Span::default()));
-        }
-    }
+    let mut settings: BTreeMap<String, Value> = get(config, "config")
+        .and_then(|c| c.unmarked().entries())
+        .map(|e| e.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
     if kind == "local" && !settings.contains_key("path") {
         // Terraform's default for this data source.
-        settings.insert(
-            "path".into(),
-            (
-                Value::string("terraform.tfstate"),
-                crate::diag::Span::default(),
-            ),
-        );
+        settings.insert("path".into(), Value::string("terraform.tfstate"));
     }
-    let backend = crate::config::Backend {
-        kind: kind.clone(),
-        span: crate::diag::Span::default(),
+    let source = source.ok_or_else(|| invalid("this strata reads no state backends"))?;
+    let backend = RemoteBackend {
+        kind,
         settings,
+        workspace,
     };
-    let words = |d: crate::diag::Diags| {
-        d.0.iter()
-            .map(|d| format!("{}: {}", d.summary, d.detail))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    let store = crate::backends::open_backend(None, Some(&backend), workspace)
-        .map_err(|d| invalid(words(d)))?;
-    let state = store.load().map_err(|e| DriverError::Api {
-        operation: format!("reading the state at {}", store.location()),
-        detail: e.to_string(),
-        retryable: false,
+    let (state, path) = source.read(&backend).map_err(|e| match e {
+        SourceError::Settings(why) => invalid(why),
+        SourceError::Unreadable { location, detail } => DriverError::Api {
+            operation: format!("reading the state at {location}"),
+            detail,
+            retryable: false,
+        },
     })?;
-    let path = store.location();
     let mut outputs = Attrs::new();
     if let Some(defaults) = get(config, "defaults").and_then(|d| d.unmarked().entries()) {
         outputs.extend(defaults.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    for (name, o) in &state.state.outputs {
+    for (name, o) in &state.outputs {
         let ty =
             type_from_json(&o.ty).map_err(|e| invalid(format!("{path}: output {name}: {e}")))?;
         let v = value_from_json(&o.value, &ty)

@@ -4,9 +4,10 @@
 //! replaces the instance; `id` is a random UUID. Its data source,
 //! `terraform_remote_state`, is in `remote_state.rs`.
 
+use super::remote_state::StateSource;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use strata_provider::{
     AttributeSchema, Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
@@ -15,7 +16,20 @@ use strata_value::value::{Attrs, Value};
 
 pub const TYPE: &str = "terraform_data";
 
-pub struct TerraformData;
+#[derive(Clone, Default)]
+pub struct TerraformData {
+    /// Where `terraform_remote_state` reads states (none: it cannot).
+    states: Option<Arc<dyn StateSource>>,
+}
+
+impl TerraformData {
+    /// The builtin driver, reading `terraform_remote_state` from `states`.
+    pub fn reading(states: Arc<dyn StateSource>) -> TerraformData {
+        TerraformData {
+            states: Some(states),
+        }
+    }
+}
 
 fn schemas() -> &'static BTreeMap<String, ResourceSchema> {
     static S: OnceLock<BTreeMap<String, ResourceSchema>> = OnceLock::new();
@@ -209,6 +223,6 @@ impl Driver for TerraformData {
                 type_name: type_name.into(),
             });
         }
-        super::remote_state::read(config)
+        super::remote_state::read(config, self.states.as_deref())
     }
 }

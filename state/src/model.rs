@@ -312,7 +312,7 @@ pub fn address(
 }
 
 /// A parsed instance (or whole resource) address.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Address {
     pub id: ResourceId,
     /// `None` addresses every instance of the resource.
