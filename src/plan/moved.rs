@@ -80,16 +80,16 @@ fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
 pub fn apply(
     root: &Module,
     prior: &mut [PriorInstance],
-) -> Result<HashMap<String, Address>, Diags> {
+) -> Result<HashMap<Address, Address>, Diags> {
     let mut moves = Vec::new();
     let mut diags = Diags::default();
     collect(root, "", &mut moves, &mut diags);
-    let mut moved: HashMap<String, Address> = HashMap::new();
+    let mut moved: HashMap<Address, Address> = HashMap::new();
     for mv in &moves {
-        let taken: HashSet<String> = prior
+        let taken: HashSet<Address> = prior
             .iter()
             .filter(|p| p.deposed.is_none())
-            .map(|p| p.addr.to_string())
+            .map(|p| p.addr.clone())
             .collect();
         for p in prior.iter_mut().filter(|p| p.deposed.is_none()) {
             let new = match mv {
@@ -121,12 +121,12 @@ pub fn apply(
                 }
             };
             // An object already at the new address wins; the move is stale.
-            if taken.contains(&new.to_string()) {
+            if taken.contains(&new) {
                 continue;
             }
             let old = std::mem::replace(&mut p.addr, new);
-            let first = moved.remove(&old.to_string()).unwrap_or(old);
-            moved.insert(p.addr.to_string(), first);
+            let first = moved.remove(&old).unwrap_or(old);
+            moved.insert(p.addr.clone(), first);
         }
     }
     diags.into_result(moved)

@@ -117,7 +117,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         if i.deposed.is_some() {
             p.deposed.push(i);
         } else {
-            p.prior.insert(i.addr.to_string(), i);
+            p.prior.insert(i.addr.clone(), i);
         }
     }
     crate::timings::stage("refreshed");
@@ -240,7 +240,7 @@ impl At<'_, '_> {
 }
 
 /// Instance address → cloud id and the `import` block that adopts it.
-type Imported = HashMap<String, (String, crate::diag::Span)>;
+type Imported = HashMap<Address, (String, crate::diag::Span)>;
 
 /// Terraform's order of changes: module, mode (data sources first), type,
 /// name, key.
@@ -281,13 +281,13 @@ impl std::ops::Deref for Configured {
 
 struct Planner<'r, 'a> {
     req: &'r Request<'a>,
-    prior: HashMap<String, PriorInstance>,
+    prior: HashMap<Address, PriorInstance>,
     deposed: Vec<PriorInstance>,
-    claimed: HashSet<String>,
+    claimed: HashSet<Address>,
     changes: Vec<ResourceChange>,
     /// Instance address → position in `changes`, for replace_triggered_by.
-    by_addr: HashMap<String, usize>,
-    moves: HashMap<String, Address>,
+    by_addr: HashMap<Address, usize>,
+    moves: HashMap<Address, Address>,
     /// Config addresses (`module.m.t.n`) with a planned change.
     changing: HashSet<String>,
     /// Instance address → cloud id and the `import` block, for objects
@@ -304,7 +304,7 @@ struct Planner<'r, 'a> {
 impl<'a> Planner<'_, 'a> {
     fn push(&mut self, c: ResourceChange) {
         if c.deposed.is_none() {
-            self.by_addr.insert(c.addr.to_string(), self.changes.len());
+            self.by_addr.insert(c.addr.clone(), self.changes.len());
         }
         if c.action != Action::NoOp {
             self.changing.insert(c.config_addr());
@@ -419,7 +419,7 @@ impl<'a> Planner<'_, 'a> {
             Ok(false) => {}
             Ok(true) if !self.req.refresh => {}
             Ok(true) => {
-                let mine: Vec<String> = self
+                let mine: Vec<Address> = self
                     .prior
                     .iter()
                     .filter(|(_, p)| p.provider == provider)
@@ -433,7 +433,7 @@ impl<'a> Planner<'_, 'a> {
                 {
                     Ok((now, drift)) => {
                         for p in now {
-                            self.prior.insert(p.addr.to_string(), p);
+                            self.prior.insert(p.addr.clone(), p);
                         }
                         self.late_drift.extend(drift);
                     }
@@ -536,12 +536,11 @@ impl<'a> Planner<'_, 'a> {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(node, ctx.key.clone());
-                let addr_s = addr.to_string();
                 let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 };
-                self.claimed.insert(addr_s.clone());
+                self.claimed.insert(addr.clone());
                 let at = At {
                     graph: self.req.graph,
                     walk,
@@ -553,7 +552,7 @@ impl<'a> Planner<'_, 'a> {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 }
-                let prior = self.prior.get(&addr_s);
+                let prior = self.prior.get(&addr);
                 let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
                 let planned = plan_instance(InstanceRequest {
                     driver: &*driver,
@@ -609,7 +608,7 @@ impl<'a> Planner<'_, 'a> {
                 }
                 values.push(planned.planned.clone());
                 let change = ResourceChange {
-                    previous_addr: self.moves.get(&addr_s).cloned(),
+                    previous_addr: self.moves.get(&addr).cloned(),
                     deposed: None,
                     provider: driver.provider.clone(),
                     action,
@@ -620,7 +619,7 @@ impl<'a> Planner<'_, 'a> {
                     schema_version: schema.version,
                     dependencies: deps.clone(),
                     create_before_destroy: r.lifecycle.create_before_destroy,
-                    importing: self.imported.get(&addr_s).map(|(id, _)| id.clone()),
+                    importing: self.imported.get(&addr).map(|(id, _)| id.clone()),
                     addr,
                 };
                 self.push(change);
@@ -689,7 +688,7 @@ impl<'a> Planner<'_, 'a> {
                     ..base
                 };
                 self.by_addr
-                    .get(&a.to_string())
+                    .get(&a)
                     .map(|&i| &self.changes[i])
                     .into_iter()
                     .collect()
@@ -761,7 +760,7 @@ impl<'a> Planner<'_, 'a> {
                     self.diags.push(prevent_destroy(r, &p.addr));
                 }
             }
-            let previous_addr = self.moves.get(&p.addr.to_string()).cloned();
+            let previous_addr = self.moves.get(&p.addr).cloned();
             let forget = !self.req.destroy
                 && p.deposed.is_none()
                 && self.removed_rule(&p.addr).is_some_and(|r| !r.destroy);
@@ -852,10 +851,10 @@ fn imports(
     if req.destroy || req.root.imports.is_empty() {
         return Ok((adopted, ids));
     }
-    let managed: HashSet<String> = prior
+    let managed: HashSet<&Address> = prior
         .iter()
         .filter(|p| p.deposed.is_none())
-        .map(|p| p.addr.to_string())
+        .map(|p| &p.addr)
         .collect();
     let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.run.clone());
     for im in &req.root.imports {
@@ -871,7 +870,7 @@ fn imports(
             continue;
         };
         let addr = to.to_string();
-        if managed.contains(&addr) {
+        if managed.contains(&to) {
             // Already managed: the block has done its work.
             continue;
         }
@@ -932,7 +931,7 @@ fn imports(
         match rt.block_on(driver.import(&to.id.type_name, &id)) {
             Ok(Some(value)) => {
                 adopted.push(PriorInstance {
-                    addr: to,
+                    addr: to.clone(),
                     deposed: None,
                     provider,
                     value,
@@ -941,7 +940,7 @@ fn imports(
                     create_before_destroy: false,
                     tainted: false,
                 });
-                ids.insert(addr, (id, im.span));
+                ids.insert(to, (id, im.span));
             }
             Ok(None) => diags.push(
                 Diag::new(
