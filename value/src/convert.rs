@@ -461,3 +461,81 @@ fn compare_generality(a: &Type, b: &Type) -> Ordering {
         _ => Ordering::Equal,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::number::Number;
+    use crate::value::Attrs;
+
+    fn s(v: &str) -> Value {
+        Value::string(v)
+    }
+
+    fn object(pairs: &[(&str, Value)]) -> Value {
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<Attrs>(),
+        )
+    }
+
+    /// Each row as Terraform 1.11's `terraform console` answers it
+    /// (tests/oracle/corpus.jsonl: `tobool("1")`, `tolist([1, "a"])`, …):
+    /// the value converted, as `jsonencode` writes it, and its type.
+    #[test]
+    fn conversions_as_terraform_makes_them() {
+        let number = |t: &str| Value::Number(Number::parse(t).expect("a number"));
+        let rows: Vec<(Value, Type, &str)> = vec![
+            (s("12"), Type::Number, "12"),
+            (s("1e3"), Type::Number, "1000"),
+            (number("1.5"), Type::String, r#""1.5""#),
+            (Value::Bool(true), Type::String, r#""true""#),
+            (s("1"), Type::Bool, "true"),
+            (s("false"), Type::Bool, "false"),
+            (
+                Value::Tuple(vec![Value::int(1), s("a")]),
+                Type::list(Type::String),
+                r#"["1","a"]"#,
+            ),
+            (
+                Value::Tuple(vec![s("b"), s("a"), s("b")]),
+                Type::set(Type::String),
+                r#"["a","b"]"#,
+            ),
+            (
+                object(&[("a", Value::int(1)), ("b", s("x"))]),
+                Type::map(Type::String),
+                r#"{"a":"1","b":"x"}"#,
+            ),
+        ];
+        for (v, want, json) in rows {
+            let got = convert(&v, &want).unwrap_or_else(|e| panic!("{v:?} to {want:?}: {e}"));
+            assert_eq!(got.ty(), want, "{v:?}");
+            assert_eq!(got.to_json().as_deref(), Ok(json), "{v:?} to {want:?}");
+        }
+    }
+
+    #[test]
+    fn conversions_terraform_refuses() {
+        let rows: Vec<(Value, Type)> = vec![
+            (s("yes"), Type::Bool),
+            (s("0x10"), Type::Number),
+            (Value::int(1), Type::Bool),
+            (Value::Tuple(vec![s("a")]), Type::Number),
+        ];
+        for (v, want) in rows {
+            assert!(convert(&v, &want).is_err(), "{v:?} to {want:?} converted");
+        }
+    }
+
+    #[test]
+    fn null_and_unknown_take_the_type_asked_for() {
+        let list = Type::list(Type::String);
+        let null = convert(&Value::null(), &list).expect("null converts");
+        assert!(null.is_null() && null.ty() == list);
+        let unknown = convert(&Value::unknown(), &Type::Number).expect("unknown converts");
+        assert!(!unknown.is_known() && unknown.ty() == Type::Number);
+    }
+}
