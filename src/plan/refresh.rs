@@ -4,7 +4,7 @@
 use super::{Action, ResourceChange};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
-use crate::lang::json::value_from_json;
+use crate::lang::typed_json::value_from_json_text;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -59,7 +59,7 @@ pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstanc
             id: r.id.clone(),
             key: i.index_key.clone(),
         };
-        match i.attributes.json().and_then(|j| value_from_json(&j, ty)) {
+        match value_from_json_text(i.attributes.text(), ty) {
             Ok(value) => Ok(PriorInstance {
                 value: super::diff::with_marks(
                     crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),

@@ -10,5 +10,6 @@ pub mod convert;
 pub mod display;
 pub mod json;
 pub mod number;
+pub mod typed_json;
 pub mod types;
 pub mod value;

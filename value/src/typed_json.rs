@@ -1,0 +1,220 @@
+//! JSON text straight into a [`Value`] of a known type, without a JSON
+//! tree in between: a state's objects are most of a no-change plan's work,
+//! and building a `serde_json::Value` per object (each object an ordered
+//! map) only to walk it again cost most of that. Containers are read by
+//! their type as the text streams past; a leaf (and a `dynamic` value,
+//! which carries its own type) goes through [`value_from_json`], so both
+//! paths mean the same. On any mismatch the tree path runs again for its
+//! error message, so errors read as they always did.
+
+use crate::json::{type_from_json, value_from_json};
+use crate::types::{ObjectType, Type};
+use crate::value::{Attrs, Value};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// `text` (JSON) as a value of type `ty`, as `value_from_json` reads it.
+pub fn value_from_json_text(text: &str, ty: &Type) -> Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let streamed = Typed(ty)
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v));
+    match streamed {
+        Ok(v) => Ok(v),
+        // The tree path says what is wrong, in its words.
+        Err(_) => {
+            let j: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+            value_from_json(&j, ty)
+        }
+    }
+}
+
+/// Reads one value of the type it holds.
+#[derive(Clone, Copy)]
+struct Typed<'t>(&'t Type);
+
+impl<'de> DeserializeSeed<'de> for Typed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Type::List(_) | Type::Set(_) | Type::Tuple(_) | Type::Map(_) | Type::Object(_) => {
+                d.deserialize_any(Container(self.0))
+            }
+            Type::Dynamic => match <Option<Dynamic> as serde::Deserialize>::deserialize(d)? {
+                None => Ok(Value::Null(Type::Dynamic)),
+                Some(parts) => parts.read().map_err(serde::de::Error::custom),
+            },
+            // Leaves are small; their JSON value costs nothing to build.
+            leaf => {
+                let j = <Json as serde::Deserialize>::deserialize(d)?;
+                value_from_json(&j, leaf).map_err(serde::de::Error::custom)
+            }
+        }
+    }
+}
+
+/// A `dynamic` value as state writes it, `{"value": …, "type": …}`: the
+/// value's text is kept aside until its type is read (it comes first), then
+/// streamed by that type. A null is a null of unknown type.
+#[derive(serde::Deserialize)]
+struct Dynamic<'a> {
+    #[serde(borrow)]
+    value: Option<&'a serde_json::value::RawValue>,
+    #[serde(rename = "type")]
+    ty: Option<Json>,
+}
+
+impl Dynamic<'_> {
+    fn read(self) -> Result<Value, String> {
+        let (Some(value), Some(ty)) = (self.value, self.ty) else {
+            return Err("expected {\"value\", \"type\"}".into());
+        };
+        value_from_json_text(value.get(), &type_from_json(&ty)?)
+    }
+}
+
+/// A list, set, tuple, map or object, element by element.
+struct Container<'t>(&'t Type);
+
+impl<'de> Visitor<'de> for Container<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.friendly_name())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null(self.0.clone()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mismatch = || serde::de::Error::custom("a sequence of the wrong type");
+        match self.0 {
+            Type::List(e) | Type::Set(e) => {
+                let mut vs = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(v) = seq.next_element_seed(Typed(e))? {
+                    vs.push(v);
+                }
+                Ok(match self.0 {
+                    Type::Set(_) => Value::new_set((**e).clone(), vs),
+                    _ => Value::List((**e).clone(), vs),
+                })
+            }
+            Type::Tuple(ts) => {
+                let mut vs = Vec::with_capacity(ts.len());
+                for t in ts {
+                    vs.push(seq.next_element_seed(Typed(t))?.ok_or_else(mismatch)?);
+                }
+                match seq.next_element::<IgnoredAny>()? {
+                    None => Ok(Value::Tuple(vs)),
+                    Some(_) => Err(mismatch()),
+                }
+            }
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        match self.0 {
+            Type::Map(e) => {
+                let mut entries = BTreeMap::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    let v = map.next_value_seed(Typed(e))?;
+                    entries.insert(k, v);
+                }
+                Ok(Value::Map(
+                    (**e).clone(),
+                    entries.into_iter().collect::<Attrs>(),
+                ))
+            }
+            Type::Object(o) => object(o, map),
+            _ => Err(serde::de::Error::custom("an object where none fits")),
+        }
+    }
+}
+
+/// An object's attributes by the type's names: others are skipped, and an
+/// attribute the text lacks is null.
+fn object<'de, A: MapAccess<'de>>(o: &ObjectType, mut map: A) -> Result<Value, A::Error> {
+    let mut found: BTreeMap<&str, Value> = BTreeMap::new();
+    while let Some(k) = map.next_key::<String>()? {
+        match o.attrs.get_key_value(k.as_str()) {
+            Some((name, t)) => {
+                let v = map.next_value_seed(Typed(t))?;
+                found.insert(name.as_str(), v);
+            }
+            None => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+    }
+    let attrs = o.attrs.iter().map(|(name, t)| {
+        let v = found
+            .remove(name.as_str())
+            .unwrap_or_else(|| Value::Null(t.clone()));
+        (name.clone(), v)
+    });
+    Ok(Value::Object(attrs.collect::<Attrs>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(t: &str) -> Type {
+        type_from_json(&serde_json::from_str(t).expect("type JSON")).expect("a type")
+    }
+
+    /// Both paths read every row to the same value (or both refuse it).
+    #[test]
+    fn the_stream_reads_as_the_tree_does() {
+        let object = r#"["object",{"id":"string","n":"number","tags":["map","string"],"ids":["set","string"],"pair":["tuple",["string","bool"]],"nested":["list",["object",{"a":"number"}]],"any":"dynamic"}]"#;
+        let rows = [
+            (
+                object,
+                r#"{"id":"x","n":1.50,"tags":{"b":"2","a":"1"},"ids":["b","a","b"],"pair":["p",true],"nested":[{"a":1},{"a":null}],"any":{"value":[1,"x"],"type":["tuple",["number","string"]]},"extra":{"deep":[1,2]}}"#,
+            ),
+            (object, r#"{"id":null,"any":null}"#),
+            (object, r#"{}"#),
+            (object, r#"null"#),
+            (object, r#"{"n":"12"}"#),
+            (object, r#"{"id":5,"pair":["p",false]}"#),
+            (
+                r#"["list","number"]"#,
+                r#"[1,123456789012345678901234567890,-0.5]"#,
+            ),
+            (r#"["map",["list","string"]]"#, r#"{"a":[],"b":["x",null]}"#),
+        ];
+        for (t, text) in rows {
+            let t = ty(t);
+            let tree = value_from_json(&serde_json::from_str(text).expect("JSON"), &t)
+                .expect("the tree reads it");
+            let stream = value_from_json_text(text, &t).expect("the stream reads it");
+            assert!(stream.raw_equal(&tree), "{text}: {stream:?} vs {tree:?}");
+            assert_eq!(stream.ty(), tree.ty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn mismatches_are_the_tree_paths_errors() {
+        let t = ty(r#"["object",{"pair":["tuple",["string","bool"]],"n":"number"}]"#);
+        for text in [
+            r#"{"pair":["p"]}"#,
+            r#"{"pair":["p",true,1]}"#,
+            r#"{"n":"twelve"}"#,
+            r#"{"n":[1]}"#,
+            r#"[1]"#,
+            r#"{"n":1} trailing"#,
+        ] {
+            let stream = value_from_json_text(text, &t);
+            let tree = serde_json::from_str::<Json>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|j| value_from_json(&j, &t));
+            assert!(stream.is_err(), "{text} read as {stream:?}");
+            assert_eq!(stream.err(), tree.err(), "{text}");
+        }
+    }
+}
