@@ -515,6 +515,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let graph = &self.ex.req.graph.graph;
         let node = &graph[slot.node];
         let r = self.w.module(node)?.resources.get(node.index)?;
+        if r.lifecycle.postconditions.is_empty() {
+            // Most resources have none: spare listing every instance of a
+            // large count for each one that finishes.
+            return None;
+        }
         let group = self.pending.get(&slot.node)?.get(slot.group)?;
         let ctx = group.keys.instances().into_iter().nth(slot.instance)?;
         unmet(&self.w, (node, &group.prefix, &ctx), Some(v), r)
