@@ -112,6 +112,7 @@ pub fn check_portability(
             refresh: false,
             destroy: false,
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
+            describe_configuration: false,
         },
         &rt,
     )
@@ -367,12 +368,15 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
     Ok(out)
 }
 
+/// The plan of a prepared configuration; `described` when it is shown as
+/// JSON or saved (see [`Request::describe_configuration`]).
 fn make_plan(
     p: &Prepared,
     state: &State,
     opts: &Options,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
+    described: bool,
 ) -> Result<Plan, Diags> {
     let mut plan = crate::plan::plan(
         Request {
@@ -385,6 +389,7 @@ fn make_plan(
             refresh: opts.refresh,
             destroy: opts.destroy,
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
+            describe_configuration: described,
         },
         rt,
     )?;
@@ -420,8 +425,9 @@ pub fn plan(
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
     crate::timings::stage("state loaded");
-    let plan =
-        make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
+    let described = format == Format::Json || out.is_some();
+    let plan = make_plan(&p, &state, opts, drivers, &rt, described)
+        .map_err(|d| p.expansion.explain(d, sources))?;
     crate::timings::stage("planned");
     print!("{}", render(&plan, format));
     crate::timings::stage("rendered");
@@ -442,17 +448,20 @@ pub fn plan(
         if format == Format::Human {
             println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  strata apply {}", out.display(), out.display());
         }
-        return Ok(if saved.plan.has_changes() {
-            Outcome::Changes
-        } else {
-            Outcome::NoChanges
-        });
+        let outcome = outcome_of(&saved.plan);
+        crate::par::drop_later((saved, state));
+        return Ok(outcome);
     }
-    Ok(if plan.has_changes() {
-        Outcome::Changes
-    } else {
-        Outcome::NoChanges
-    })
+    let outcome = outcome_of(&plan);
+    crate::par::drop_later((plan, state));
+    Ok(outcome)
+}
+
+fn outcome_of(plan: &Plan) -> Outcome {
+    match plan.has_changes() {
+        true => Outcome::Changes,
+        false => Outcome::NoChanges,
+    }
 }
 
 /// `strata drift`: the plan's refresh, reported on its own. The plan is
@@ -484,8 +493,8 @@ pub fn drift(
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
-    let plan =
-        make_plan(&p, &state, opts, drivers, &rt).map_err(|d| p.expansion.explain(d, sources))?;
+    let plan = make_plan(&p, &state, opts, drivers, &rt, false)
+        .map_err(|d| p.expansion.explain(d, sources))?;
     let schemas = plan.schemas;
     let drift: Vec<_> = plan
         .drift
@@ -626,7 +635,7 @@ pub fn apply(
             plan
         }
         None => {
-            let plan = make_plan(&p, &state, opts, drivers, &rt)
+            let plan = make_plan(&p, &state, opts, drivers, &rt, false)
                 .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
             print!("{}", crate::render::human::plan(&plan));
@@ -703,16 +712,14 @@ fn summary(
 ) -> Result<Outcome, Diags> {
     if !report.failed.is_empty() {
         let mut diags = Diags::default();
-        for (addr, why) in &report.failed {
+        for f in &report.failed {
             let mut d = Diag::new(
                 "strata::apply::failed",
-                format!("{addr} failed"),
-                why.clone(),
+                format!("{} failed", f.addr),
+                f.why.clone(),
             );
             // Pointed at its block, when the configuration still has it.
-            let block = strata_state::model::Address::parse(addr)
-                .and_then(|a| root.resource_at(&crate::plan::config_addr(&a)));
-            if let Some(r) = block {
+            if let Some(r) = root.resource_at(&f.addr.id) {
                 d = d.at(r.span);
             }
             diags.push(d);

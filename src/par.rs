@@ -62,3 +62,15 @@ pub fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, crate::dia
             ))
         })
 }
+
+/// Frees `big` on a thread of its own, so a command that is done does not
+/// wait for a large plan or state to be taken apart piece by piece (the
+/// process may exit first, which frees it all at once). When no thread can
+/// be had, the closure holding `big` is dropped here, and `big` with it.
+pub fn drop_later<T: Send + 'static>(big: T) {
+    let spawned = std::thread::Builder::new()
+        .name("drop".into())
+        .stack_size(STACK)
+        .spawn(move || drop(big));
+    drop(spawned);
+}

@@ -51,7 +51,7 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
             let keep = filters.is_empty()
                 || filters
                     .iter()
-                    .any(|f| f.matches_resource(r) && (f.key.is_none() || f.key == i.index_key));
+                    .any(|f| f.id == r.id && (f.key.is_none() || f.key == i.index_key));
             if keep {
                 out.push_str(&instance_addr(r, i));
                 out.push('\n');
@@ -65,7 +65,7 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
 pub fn show(store: &Store, addr: &str) -> Result<String, Diags> {
     let state = load(store)?;
     let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
-    for r in state.resources.iter().filter(|r| a.matches_resource(r)) {
+    for r in state.resources.iter().filter(|r| a.id == r.id) {
         for i in &r.instances {
             if a.key.is_some() && a.key != i.index_key {
                 continue;
@@ -125,7 +125,7 @@ pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
     let mut removed = 0;
     for addr in addrs {
         let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
-        for r in state.resources.iter_mut().filter(|r| a.matches_resource(r)) {
+        for r in state.resources.iter_mut().filter(|r| a.id == r.id) {
             let before = r.instances.len();
             let gone: Vec<String> = r
                 .instances
@@ -167,7 +167,7 @@ pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
         )));
     }
     if state.addresses().iter().any(|a| a == to)
-        || (t.key.is_none() && state.resources.iter().any(|r| t.matches_resource(r)))
+        || (t.key.is_none() && state.resources.iter().any(|r| t.id == r.id))
     {
         return Err(Diags::from(Diag::new(
             "strata::state::mv",
@@ -182,7 +182,7 @@ pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
             format!("No instance {from} in the state."),
         ))
     };
-    let Some(ri) = state.resources.iter().position(|r| f.matches_resource(r)) else {
+    let Some(ri) = state.resources.iter().position(|r| f.id == r.id) else {
         return Err(no_source());
     };
     let instances: Vec<InstanceState> = {
@@ -205,7 +205,7 @@ pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
             i.index_key = t.key.clone();
         }
     }
-    match state.resources.iter_mut().find(|r| t.matches_resource(r)) {
+    match state.resources.iter_mut().find(|r| t.id == r.id) {
         Some(r) => r.instances.extend(moved),
         None => state.resources.push(ResourceState {
             id: t.id.clone(),

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use strata_state::{Entry, InstanceKey, InstanceState, Mode, OutputState, ResourceId, Store};
+use strata_state::{
+    Entry, InstanceKey, InstanceState, Mode, ModulePath, OutputState, ResourceAddr, Store,
+};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-state-cli-{tag}-{}", std::process::id()));
@@ -14,8 +16,8 @@ fn scratch(tag: &str) -> PathBuf {
 
 fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
     Entry::Put {
-        resource: ResourceId {
-            module: None,
+        resource: ResourceAddr {
+            module: ModulePath::root(),
             mode: Mode::Managed,
             type_name: "terraform_data".into(),
             name: name.into(),

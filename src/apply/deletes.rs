@@ -7,10 +7,11 @@ use super::schedule::{Edge, Schedule};
 use super::Exec;
 use crate::diag::Diags;
 use crate::lang::value::Value;
-use crate::plan::{config_addr, ResourceChange};
+use crate::plan::ResourceChange;
 use std::collections::HashMap;
 use std::sync::Arc;
 use strata_provider::Driver;
+use strata_state::model::ResourceAddr;
 
 /// One object to delete: a change's current object, or its deposed one.
 pub struct Doomed<'p> {
@@ -21,12 +22,9 @@ pub struct Doomed<'p> {
 /// `after` waits for `before` where `before`'s object depends on
 /// `after`'s resource: dependents go first.
 fn order(doomed: &[Doomed<'_>]) -> Vec<Edge> {
-    let mut by_config: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_config: HashMap<ResourceAddr, Vec<usize>> = HashMap::new();
     for (i, d) in doomed.iter().enumerate() {
-        by_config
-            .entry(config_addr(&d.change.addr))
-            .or_default()
-            .push(i);
+        by_config.entry(d.change.config_addr()).or_default().push(i);
     }
     let mut edges = Vec::new();
     for (before, d) in doomed.iter().enumerate() {
@@ -97,7 +95,7 @@ impl<'p> Exec<'_, 'p> {
     ) -> Result<(), bool> {
         let c = d.change;
         if schedule.is_poisoned(id) || self.broken.contains(&c.addr) && d.deposed.is_none() {
-            self.report.skipped.push(c.addr.to_string());
+            self.report.skipped.push(c.addr.clone());
             return Err(true);
         }
         let driver = self.delete_driver(c).map_err(|why| {

@@ -15,7 +15,7 @@ use crate::diag::{Diag, Diags};
 use crate::graph::{Node, NodeKind};
 use crate::lang::value::Value;
 use crate::plan::{
-    config_addr, plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
+    plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
 };
 use crate::walk::{decode, InstanceCtx, Keys, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
@@ -23,13 +23,13 @@ use petgraph::Direction;
 use std::collections::HashMap;
 use std::sync::Arc;
 use strata_provider::{Driver, Planned, ResourceSchema, Tags};
-use strata_state::model::{Address, Mode};
+use strata_state::model::{Address, Mode, ModulePath, ResourceAddr};
 use strata_state::Entry;
 
 /// The instances of one resource node in one module instance, while their
 /// driver calls run.
 struct Instances {
-    prefix: String,
+    module: ModulePath,
     keys: Keys,
     /// Per instance: its object, unknown until its call returns.
     values: Vec<Value>,
@@ -73,7 +73,7 @@ struct GraphApply<'x, 'r, 'p> {
     by_addr: HashMap<Address, &'p ResourceChange>,
     /// Per resource (`module.m.t.n`), the changes its node would make:
     /// what is reported skipped when something it depends on fails.
-    changes_of: HashMap<String, Vec<&'p ResourceChange>>,
+    changes_of: HashMap<ResourceAddr, Vec<&'p ResourceChange>>,
     pending: HashMap<NodeIndex, Vec<Instances>>,
     /// By op id.
     slots: Vec<Slot<'p>>,
@@ -122,13 +122,13 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             .filter(|c| c.deposed.is_none() && c.action != Action::Delete)
             .map(|c| (c.addr.clone(), c))
             .collect();
-        let mut changes_of: HashMap<String, Vec<&ResourceChange>> = HashMap::new();
+        let mut changes_of: HashMap<ResourceAddr, Vec<&ResourceChange>> = HashMap::new();
         for c in plan
             .changes
             .iter()
             .filter(|c| c.action != Action::NoOp && c.action != Action::Delete)
         {
-            changes_of.entry(config_addr(&c.addr)).or_default().push(c);
+            changes_of.entry(c.config_addr()).or_default().push(c);
         }
         let edges = graph.node_indices().flat_map(|n| {
             graph
@@ -157,8 +157,9 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let req = self.ex.req;
         let node = &req.graph.graph[n];
         if self.schedule.is_poisoned(n.index()) {
-            for c in self.changes_of.get(&node.addr()).into_iter().flatten() {
-                self.ex.report.skipped.push(c.addr.to_string());
+            let changes = node.resource_addr().and_then(|a| self.changes_of.get(&a));
+            for c in changes.into_iter().flatten() {
+                self.ex.report.skipped.push(c.addr.clone());
             }
             return self.schedule.finish(n.index(), true);
         }
@@ -177,7 +178,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         if r.check.is_some() {
             // Read with its check's assertions once the walk is done.
             for ri in self.w.expand(n, &mut self.diags) {
-                self.w.set(&ri.prefix, &node.local_addr, Value::unknown());
+                self.w.set(&ri.module, &node.local_addr, Value::unknown());
             }
             return self.schedule.finish(n.index(), false);
         }
@@ -192,7 +193,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let mut groups = Vec::new();
         for ri in self.w.expand(n, &mut self.diags) {
             let mut group = Instances {
-                prefix: ri.prefix.clone(),
+                module: ri.module.clone(),
                 keys: ri.keys.clone(),
                 values: Vec::new(),
                 running: 0,
@@ -335,11 +336,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let mut d = Diags::default();
         let config = self
             .w
-            .eval_with(node, &ri.prefix, Some(ctx), |ev| {
+            .eval_with(node, &ri.module, Some(ctx), |ev| {
                 decode(&r.body, schema, ev, r.span, &mut d)
             })
             .unwrap_or_else(Value::unknown);
-        if let Some(why) = unmet(&self.w, (node, &ri.prefix, ctx), None, r) {
+        if let Some(why) = unmet(&self.w, (node, &ri.module, ctx), None, r) {
             return Err(why);
         }
         if !d.0.is_empty() {
@@ -522,7 +523,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
         let group = self.pending.get(&slot.node)?.get(slot.group)?;
         let ctx = group.keys.instances().into_iter().nth(slot.instance)?;
-        unmet(&self.w, (node, &group.prefix, &ctx), Some(v), r)
+        unmet(&self.w, (node, &group.module, &ctx), Some(v), r)
     }
 
     /// A node whose instances have all finished: its value is set, and
@@ -532,7 +533,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let failed = groups.iter().any(|g| g.failed);
         for g in groups {
             self.w
-                .set(&g.prefix, &node.local_addr, g.keys.assemble(g.values));
+                .set(&g.module, &node.local_addr, g.keys.assemble(g.values));
         }
         self.schedule.finish(n.index(), failed);
     }
@@ -591,7 +592,7 @@ fn consistent(saved: &Value, now: &Value) -> bool {
 /// given the object made, postconditions) that fails, as "summary: message".
 fn unmet(
     w: &Walk,
-    (node, prefix, ctx): (&Node, &str, &InstanceCtx),
+    (node, module, ctx): (&Node, &ModulePath, &InstanceCtx),
     made: Option<&Value>,
     r: &Resource,
 ) -> Option<String> {
@@ -604,8 +605,8 @@ fn unmet(
     }
     let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
     let judged = match made {
-        Some(v) => w.eval_self(node, prefix, Some(ctx), v.clone(), judge),
-        None => w.eval_with(node, prefix, Some(ctx), judge),
+        Some(v) => w.eval_self(node, module, Some(ctx), v.clone(), judge),
+        None => w.eval_with(node, module, Some(ctx), judge),
     };
     let (errors, _) = judged?;
     errors

@@ -63,13 +63,20 @@ pub struct Report {
     pub added: usize,
     pub changed: usize,
     pub destroyed: usize,
-    /// Address and error of every operation that failed.
-    pub failed: Vec<(String, String)>,
-    /// Addresses not attempted because something they depend on failed.
-    pub skipped: Vec<String>,
+    /// Every operation that failed.
+    pub failed: Vec<Failure>,
+    /// Instances not attempted because something they depend on failed.
+    pub skipped: Vec<Address>,
     /// Failed `check` assertions, after they had time to settle, and what
     /// went wrong looking for duplicates after a resent create.
     pub warnings: Vec<crate::diag::Diag>,
+}
+
+/// An operation that failed, and the error that says why.
+#[derive(Debug)]
+pub struct Failure {
+    pub addr: Address,
+    pub why: String,
 }
 
 /// One apply in progress: what it was asked, what it has written down,
@@ -97,7 +104,10 @@ impl Exec<'_, '_> {
 
     fn fail(&mut self, addr: &Address, why: String) {
         self.broken.insert(addr.clone());
-        self.report.failed.push((addr.to_string(), why));
+        self.report.failed.push(Failure {
+            addr: addr.clone(),
+            why,
+        });
     }
 }
 
@@ -106,7 +116,7 @@ impl Exec<'_, '_> {
 /// state's, so apply brings them up to date even where nothing else
 /// changes, as Terraform does (an object adopted after a crash has none).
 pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
-    let recorded: HashMap<&strata_state::model::ResourceId, &strata_state::ResourceState> =
+    let recorded: HashMap<&strata_state::model::ResourceAddr, &strata_state::ResourceState> =
         state.resources.iter().map(|r| (&r.id, r)).collect();
     plan.changes
         .iter()

@@ -8,6 +8,7 @@
 use super::{CloudCall, Expanded, Expansion};
 use crate::diag::{Diag, Diags};
 use crate::lang::value::{Attrs, Value};
+use strata_state::model::ModulePath;
 
 /// The fields compared, in the order problems are reported.
 pub const FIELDS: &[&str] = &[
@@ -77,8 +78,8 @@ fn pools_of(v: Option<Value>) -> Attrs {
 }
 
 /// Compares the clouds of every expanded cluster; `read` gives a module
-/// output's value by (module instance prefix, `output.NAME`).
-pub fn check(expansion: &Expansion, read: &dyn Fn(&str, &str) -> Option<Value>) -> Diags {
+/// output's value by (module instance, `output.NAME`).
+pub fn check(expansion: &Expansion, read: &dyn Fn(&ModulePath, &str) -> Option<Value>) -> Diags {
     let mut diags = Diags::default();
     for c in &expansion.clusters {
         cluster(c, read, &mut diags);
@@ -86,11 +87,12 @@ pub fn check(expansion: &Expansion, read: &dyn Fn(&str, &str) -> Option<Value>) 
     diags
 }
 
-fn cluster(c: &Expanded, read: &dyn Fn(&str, &str) -> Option<Value>, diags: &mut Diags) {
+fn cluster(c: &Expanded, read: &dyn Fn(&ModulePath, &str) -> Option<Value>, diags: &mut Diags) {
+    let root = ModulePath::root();
     let views: Vec<(&CloudCall, Option<Value>)> = c
         .clouds
         .iter()
-        .map(|cc| (cc, read(&format!("module.{}.", cc.call), "output.portable")))
+        .map(|cc| (cc, read(&root.child(&cc.call, None), "output.portable")))
         .collect();
     for (cc, v) in &views {
         if v.is_none() {

@@ -22,6 +22,7 @@ use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use strata_state::model::{ModulePath, ResourceAddr};
 
 #[derive(Debug, Clone)]
 pub struct Variable {
@@ -57,11 +58,9 @@ pub struct Local {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Managed,
-    Data,
-}
+/// Managed resource or data source: the state's own notion, so a
+/// configuration's resources and the state's records name them alike.
+pub use strata_state::model::Mode;
 
 #[derive(Debug, Clone, Default)]
 pub struct Lifecycle {
@@ -109,6 +108,16 @@ impl Resource {
         match self.mode {
             Mode::Managed => format!("{}.{}", self.type_name, self.name),
             Mode::Data => format!("data.{}.{}", self.type_name, self.name),
+        }
+    }
+
+    /// Its address as a resource of the configuration's module `module`.
+    pub fn addr_in(&self, module: &ModulePath) -> ResourceAddr {
+        ResourceAddr {
+            module: module.clone(),
+            mode: self.mode,
+            type_name: self.type_name.clone(),
+            name: self.name.clone(),
         }
     }
 }
@@ -243,15 +252,16 @@ impl Module {
         self.locals.iter().find(|l| l.name == name)
     }
 
-    /// The resource block at a configuration address
-    /// (`module.net.aws_vpc.main`, without instance keys).
-    pub fn resource_at(&self, config_addr: &str) -> Option<&Resource> {
-        if let Some(rest) = config_addr.strip_prefix("module.") {
-            let (call, inner) = rest.split_once('.')?;
-            let c = self.module_calls.iter().find(|c| c.name == call)?;
-            return c.module.resource_at(inner);
+    /// The resource block at an address (its module keys, if any, are
+    /// not looked at: every instance of a module has the same blocks).
+    pub fn resource_at(&self, addr: &ResourceAddr) -> Option<&Resource> {
+        let mut m = self;
+        for step in addr.module.steps() {
+            m = &m.module_calls.iter().find(|c| c.name == step.call)?.module;
         }
-        self.resources.iter().find(|r| r.address() == config_addr)
+        m.resources
+            .iter()
+            .find(|r| r.mode == addr.mode && r.type_name == addr.type_name && r.name == addr.name)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeSet, HashMap};
+use strata_state::model::{Mode as StateMode, ModulePath, ResourceAddr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NodeKind {
@@ -23,8 +24,9 @@ pub enum NodeKind {
 #[derive(Debug, Clone)]
 pub struct Node {
     pub kind: NodeKind,
-    /// The module path prefix (`module.net.`), empty for the root module.
-    pub module: String,
+    /// The module the node is in (no instance keys: this is the
+    /// configuration), the root's empty.
+    pub module: ModulePath,
     /// The address within the module: `var.x`, `local.y`, `output.z`,
     /// `aws_vpc.main`, `data.aws_ami.gpu`, `module.net`.
     pub local_addr: String,
@@ -37,11 +39,35 @@ pub struct Node {
 impl Node {
     /// The full address, `module.net.aws_vpc.main`.
     pub fn addr(&self) -> String {
-        format!("{}{}", self.module, self.local_addr)
+        format!("{}{}", addr_prefix(&self.module), self.local_addr)
+    }
+
+    /// A resource or data node's configuration address.
+    pub fn resource_addr(&self) -> Option<ResourceAddr> {
+        let (mode, rest) = match self.kind {
+            NodeKind::Resource => (StateMode::Managed, self.local_addr.as_str()),
+            NodeKind::Data => (StateMode::Data, self.local_addr.strip_prefix("data.")?),
+            _ => return None,
+        };
+        let (type_name, name) = rest.split_once('.')?;
+        Some(ResourceAddr {
+            module: self.module.clone(),
+            mode,
+            type_name: type_name.to_string(),
+            name: name.to_string(),
+        })
     }
 
     pub fn is_resource(&self) -> bool {
         matches!(self.kind, NodeKind::Resource | NodeKind::Data)
+    }
+}
+
+/// `module.net.` for addresses inside that module; empty at the root.
+pub fn addr_prefix(module: &ModulePath) -> String {
+    match module.is_root() {
+        true => String::new(),
+        false => format!("{module}."),
     }
 }
 
@@ -69,13 +95,13 @@ impl Builder {
     fn add(
         &mut self,
         kind: NodeKind,
-        module: &str,
+        module: &ModulePath,
         (index, local_addr): (usize, String),
         span: Span,
     ) -> NodeIndex {
         let node = Node {
             kind,
-            module: module.to_string(),
+            module: module.clone(),
             local_addr,
             index,
             span,
@@ -156,11 +182,12 @@ impl Builder {
         out
     }
 
-    fn module(&mut self, m: &Module, prefix: &str, providers: &ProviderDeps) {
+    fn module(&mut self, m: &Module, path: &ModulePath, providers: &ProviderDeps) {
+        let prefix = &addr_prefix(path);
         for (n, v) in m.variables.iter().enumerate() {
             let i = self.add(
                 NodeKind::Variable,
-                prefix,
+                path,
                 (n, format!("var.{}", v.name)),
                 v.span,
             );
@@ -182,7 +209,7 @@ impl Builder {
         for (n, l) in m.locals.iter().enumerate() {
             let i = self.add(
                 NodeKind::Local,
-                prefix,
+                path,
                 (n, format!("local.{}", l.name)),
                 l.span,
             );
@@ -191,7 +218,7 @@ impl Builder {
         for (n, o) in m.outputs.iter().enumerate() {
             let i = self.add(
                 NodeKind::Output,
-                prefix,
+                path,
                 (n, format!("output.{}", o.name)),
                 o.span,
             );
@@ -205,7 +232,7 @@ impl Builder {
             } else {
                 NodeKind::Resource
             };
-            let i = self.add(kind, prefix, (n, r.address()), r.span);
+            let i = self.add(kind, path, (n, r.address()), r.span);
             for e in r
                 .count
                 .iter()
@@ -252,7 +279,7 @@ impl Builder {
         for (n, c) in m.module_calls.iter().enumerate() {
             let call = self.add(
                 NodeKind::ModuleCall,
-                prefix,
+                path,
                 (n, format!("module.{}", c.name)),
                 c.span,
             );
@@ -275,7 +302,7 @@ impl Builder {
                     .unwrap_or_else(|| (Vec::new(), from.span));
                 child.insert((to.name.clone(), to.alias.clone()), deps);
             }
-            self.module(&c.module, &child_prefix, &child);
+            self.module(&c.module, &path.child(&c.name, None), &child);
             // Everything inside waits for the call: its instances (count,
             // for_each) are known there, and its depends_on holds them back.
             self.inside.push((call, child_prefix.clone()));
@@ -346,7 +373,7 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         self_configured: Vec::new(),
     };
     let providers = Builder::provider_deps(root);
-    b.module(root, "", &providers);
+    b.module(root, &ModulePath::root(), &providers);
     // Whole-module dependencies, resolved against every resource node.
     let resources: Vec<(NodeIndex, String)> = b
         .graph
@@ -497,7 +524,7 @@ pub fn to_dot(g: &Graph) -> String {
                 continue;
             }
             edges.push((
-                g.graph[r].module.clone(),
+                addr_prefix(&g.graph[r].module),
                 g.graph[r].addr(),
                 g.graph[d].addr(),
             ));
@@ -507,7 +534,7 @@ pub fn to_dot(g: &Graph) -> String {
     let mut by_module: std::collections::BTreeMap<String, Vec<&Node>> = Default::default();
     for &r in &resources {
         by_module
-            .entry(g.graph[r].module.clone())
+            .entry(addr_prefix(&g.graph[r].module))
             .or_default()
             .push(&g.graph[r]);
     }

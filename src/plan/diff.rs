@@ -21,6 +21,9 @@ fn attr<'v>(v: &'v Value, name: &str) -> Option<&'v Value> {
 /// Equal once sensitive marks are set aside: marks change how a value is
 /// shown, not what the object is.
 pub fn same(a: &Value, b: &Value) -> bool {
+    if !a.contains_sensitive() && !b.contains_sensitive() {
+        return a.raw_equal(b);
+    }
     a.clone()
         .unmark_deep()
         .0

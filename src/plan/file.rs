@@ -8,7 +8,7 @@ use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, 
 use crate::lang::value::Value;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use strata_state::model::Address;
+use strata_state::model::{Address, ResourceAddr};
 
 /// Bumped when the layout changes; older files are refused, not misread.
 pub const FORMAT: u64 = 1;
@@ -88,7 +88,7 @@ fn change_json(c: &ResourceChange) -> Json {
         "after": c.after.as_ref().map(encode_value),
         "replace_paths": c.replace_paths,
         "schema_version": c.schema_version,
-        "dependencies": c.dependencies,
+        "dependencies": c.dependencies.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "create_before_destroy": c.create_before_destroy,
         "importing": c.importing,
     })
@@ -110,15 +110,19 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
             Some(v) => decode_value(v).map(Some),
         }
     };
-    let strings = |k: &str| -> Vec<String> {
+    let addrs = |k: &str| -> Result<Vec<ResourceAddr>, String> {
         j.get(k)
             .and_then(Json::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .map(|x| {
+                        x.as_str()
+                            .and_then(ResourceAddr::parse)
+                            .ok_or_else(|| format!("invalid dependency {x}"))
+                    })
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or(Ok(Vec::new()))
     };
     Ok(ResourceChange {
         addr: addr("address")?.ok_or("a change without an address")?,
@@ -134,7 +138,7 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
         replace_paths: serde_json::from_value(j.get("replace_paths").cloned().unwrap_or(json!([])))
             .map_err(|e| e.to_string())?,
         schema_version: j.get("schema_version").and_then(Json::as_u64).unwrap_or(0),
-        dependencies: strings("dependencies"),
+        dependencies: addrs("dependencies")?,
         create_before_destroy: j
             .get("create_before_destroy")
             .and_then(Json::as_bool)

@@ -23,7 +23,7 @@ use crate::builtin::Drivers;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use strata_provider::{AttrPath, ResourceSchema};
-use strata_state::model::{Address, Mode};
+use strata_state::model::{Address, Mode, ResourceAddr};
 
 /// What apply will do to one resource instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -130,7 +130,7 @@ pub struct ResourceChange {
     pub schema_version: u64,
     /// Resources (module path without instance keys, `module.m.t.n`) this
     /// one depends on, as state records them for ordering deletes.
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
     /// The cloud id this instance is imported from (an `import` block).
     pub importing: Option<String>,
@@ -138,33 +138,9 @@ pub struct ResourceChange {
 
 impl ResourceChange {
     /// `module.m.t.n` without instance keys: what `dependencies` name.
-    pub fn config_addr(&self) -> String {
-        config_addr(&self.addr)
+    pub fn config_addr(&self) -> ResourceAddr {
+        self.addr.id.config()
     }
-}
-
-/// A resource address with every module instance key dropped.
-pub fn config_addr(a: &Address) -> String {
-    let mut s = String::new();
-    if let Some(m) = &a.id.module {
-        let mut depth = 0;
-        for c in m.chars() {
-            match c {
-                '[' => depth += 1,
-                ']' => depth -= 1,
-                _ if depth == 0 => s.push(c),
-                _ => {}
-            }
-        }
-        s.push('.');
-    }
-    if a.id.mode == Mode::Data {
-        s.push_str("data.");
-    }
-    s.push_str(&a.id.type_name);
-    s.push('.');
-    s.push_str(&a.id.name);
-    s
 }
 
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use crate::diag::{Diag, Diags};
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use std::collections::{HashMap, HashSet};
-use strata_state::model::Address;
+use strata_state::model::{Address, ModulePath};
 
 /// A static reference written out as an address: `t.n["k"]`, `module.a[0]`.
 pub fn text(e: &Expr) -> Option<String> {
@@ -32,7 +32,7 @@ pub fn text(e: &Expr) -> Option<String> {
 
 enum Move {
     Resource { from: Address, to: Address },
-    Module { from: String, to: String },
+    Module { from: ModulePath, to: ModulePath },
 }
 
 fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
@@ -42,13 +42,10 @@ fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
             continue;
         };
         let (from, to) = (format!("{prefix}{from}"), format!("{prefix}{to}"));
-        match (Address::parse(&from), Address::parse(&to)) {
-            (Some(from), Some(to)) => out.push(Move::Resource { from, to }),
-            _ if from
-                .rsplit('.')
-                .nth(1)
-                .is_some_and(|s| s.ends_with("module")) =>
-            {
+        let modules = (ModulePath::parse(&from), ModulePath::parse(&to));
+        match (Address::parse(&from), Address::parse(&to), modules) {
+            (Some(from), Some(to), _) => out.push(Move::Resource { from, to }),
+            (_, _, (Some(from), Some(to))) if !from.is_root() && !to.is_root() => {
                 out.push(Move::Module { from, to })
             }
             _ => diags.push(
@@ -73,6 +70,29 @@ fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
             );
         }
     }
+}
+
+/// Where a module move `from` → `to` takes `path`: `module.a` →
+/// `module.b` carries `module.a[0].module.c` to `module.b[0].module.c`
+/// (a keyless `from` matches every instance, which keeps its key unless
+/// `to` names one); `None` when the move is not about `path`.
+fn moved_module(path: &ModulePath, from: &ModulePath, to: &ModulePath) -> Option<ModulePath> {
+    let (from_last, from_parents) = from.steps().split_last()?;
+    let (head, rest) = path.steps().split_at_checked(from.steps().len())?;
+    let (last, parents) = head.split_last()?;
+    let same_call = last.call == from_last.call;
+    let same_key = from_last.key.is_none() || from_last.key == last.key;
+    if parents != from_parents || !same_call || !same_key {
+        return None;
+    }
+    let mut steps = to.steps().to_vec();
+    if let Some(moved) = steps.last_mut() {
+        if moved.key.is_none() && from_last.key.is_none() {
+            moved.key = last.key.clone();
+        }
+    }
+    steps.extend_from_slice(rest);
+    Some(steps.into())
 }
 
 /// Renames prior objects as the `moved` blocks say. Returns, for each
@@ -108,15 +128,11 @@ pub fn apply(
                     }
                 }
                 Move::Module { from, to } => {
-                    let Some(m) = &p.addr.id.module else { continue };
-                    let Some(rest) = m.strip_prefix(from.as_str()) else {
+                    let Some(module) = moved_module(&p.addr.id.module, from, to) else {
                         continue;
                     };
-                    if !(rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')) {
-                        continue;
-                    }
                     let mut a = p.addr.clone();
-                    a.id.module = Some(format!("{to}{rest}"));
+                    a.id.module = module;
                     a
                 }
             };
@@ -130,4 +146,53 @@ pub fn apply(
         }
     }
     diags.into_result(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(s: &str) -> ModulePath {
+        ModulePath::parse(s).unwrap_or_else(|| panic!("{s} is no module path"))
+    }
+
+    #[test]
+    fn module_moves_carry_keys_and_what_is_inside() {
+        // (instance, from, to, where it goes)
+        let rows = [
+            ("module.a", "module.a", "module.b", Some("module.b")),
+            ("module.a[0]", "module.a", "module.b", Some("module.b[0]")),
+            (
+                r#"module.a["x"].module.c"#,
+                "module.a",
+                "module.b",
+                Some(r#"module.b["x"].module.c"#),
+            ),
+            ("module.a[1]", "module.a[1]", "module.b", Some("module.b")),
+            ("module.a[1]", "module.a[0]", "module.b", None),
+            (
+                "module.a[0]",
+                "module.a",
+                "module.b[3]",
+                Some("module.b[3]"),
+            ),
+            ("module.ab", "module.a", "module.b", None),
+            ("module.x.module.a", "module.a", "module.b", None),
+            (
+                "module.x.module.a[2]",
+                "module.x.module.a",
+                "module.x.module.b",
+                Some("module.x.module.b[2]"),
+            ),
+            ("", "module.a", "module.b", None),
+        ];
+        for (at, from, to, want) in rows {
+            let got = moved_module(&path(at), &path(from), &path(to));
+            assert_eq!(
+                got.map(|p| p.to_string()).as_deref(),
+                want,
+                "{at} moved by {from} -> {to}"
+            );
+        }
+    }
 }

@@ -5,7 +5,7 @@
 use super::diff::{self, Decision};
 use super::instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 use super::refresh::{self, PriorInstance};
-use super::{config_addr, moved, Action, OutputChange, Plan, Reason, ResourceChange};
+use super::{moved, Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource, Run};
@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use strata_provider::{Driver, ResourceSchema};
-use strata_state::model::{Address, InstanceKey, State};
+use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr, State};
 
 pub struct Request<'a> {
     pub root: &'a Module,
@@ -34,21 +34,29 @@ pub struct Request<'a> {
     pub refresh: bool,
     pub destroy: bool,
     /// Looks at evaluated values once the walk is done (the cluster
-    /// portability check): given a reader of `(module prefix, local
+    /// portability check): given a reader of `(module instance, local
     /// address)`, returns problems that fail the plan.
     pub inspect: Option<Inspect<'a>>,
+    /// Describe the configuration in the plan (`Plan::configuration`), as
+    /// plan JSON and a saved plan carry it; a plan only shown or applied
+    /// has no use for it.
+    pub describe_configuration: bool,
 }
 
 /// See [`Request::inspect`].
-pub type Inspect<'a> = &'a dyn Fn(&dyn Fn(&str, &str) -> Option<Value>) -> Diags;
+pub type Inspect<'a> = &'a dyn Fn(&dyn Fn(&ModulePath, &str) -> Option<Value>) -> Diags;
 
 /// Config resources by `module.m.t.n`, to find a deleted instance's block.
-fn config_resources<'a>(m: &'a Module, prefix: &str, out: &mut HashMap<String, &'a Resource>) {
+fn config_resources<'a>(
+    m: &'a Module,
+    path: &ModulePath,
+    out: &mut HashMap<ResourceAddr, &'a Resource>,
+) {
     for r in &m.resources {
-        out.insert(format!("{prefix}{}", r.address()), r);
+        out.insert(r.addr_in(path), r);
     }
     for c in &m.module_calls {
-        config_resources(&c.module, &format!("{prefix}module.{}.", c.name), out);
+        config_resources(&c.module, &path.child(&c.name, None), out);
     }
 }
 
@@ -67,12 +75,11 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
         let Some(from) = moved::text(&r.from) else {
             return false;
         };
-        match Address::parse(&from) {
-            Some(a) => a.id == addr.id && (a.key.is_none() || a.key == addr.key),
-            None => addr.id.module.as_deref().is_some_and(|m| {
-                m.strip_prefix(from.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-            }),
+        match (Address::parse(&from), ModulePath::parse(&from)) {
+            (Some(a), _) => a.id == addr.id && (a.key.is_none() || a.key == addr.key),
+            // A module's removal covers every instance of it.
+            (None, Some(m)) => !m.is_root() && addr.id.module.without_keys().starts_with(&m),
+            (None, None) => false,
         }
     })
 }
@@ -93,7 +100,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         Vec::new()
     };
     let mut configs = HashMap::new();
-    config_resources(req.root, "", &mut configs);
+    config_resources(req.root, &ModulePath::root(), &mut configs);
     let mut p = Planner {
         req: &req,
         prior: HashMap::new(),
@@ -148,7 +155,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     crate::timings::stage("walked");
     p.orphans();
     if let (Some(inspect), false) = (req.inspect, req.destroy) {
-        let found = inspect(&|prefix: &str, local: &str| walk.get(prefix, local));
+        let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
         p.diags.0.extend(found.0);
     }
     let outputs = p.outputs(&walk);
@@ -156,18 +163,19 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         Vec::new()
     } else {
         let graph = req.graph;
-        let index: HashMap<String, NodeIndex> = graph
+        let index: HashMap<ResourceAddr, NodeIndex> = graph
             .graph
             .node_indices()
-            .map(|i| (graph.graph[i].addr(), i))
+            .filter_map(|i| Some((graph.graph[i].resource_addr()?, i)))
             .collect();
         let changing = &p.changing;
-        let pending = |addr: &str| {
+        let pending = |addr: &ResourceAddr| {
             index.get(addr).is_some_and(|&n| {
-                graph
-                    .resource_deps(n)
-                    .iter()
-                    .any(|d| changing.contains(&graph.graph[*d].addr()))
+                graph.resource_deps(n).iter().any(|d| {
+                    graph.graph[*d]
+                        .resource_addr()
+                        .is_some_and(|a| changing.contains(&a))
+                })
             })
         };
         rt.block_on(crate::walk::run_checks(
@@ -197,7 +205,10 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         drift,
         outputs,
         variables: req.vars.clone(),
-        configuration: crate::config::json::configuration(req.root),
+        configuration: match req.describe_configuration {
+            true => crate::config::json::configuration(req.root),
+            false => serde_json::Value::Null,
+        },
         warnings,
         timestamp: crate::funcs::plan_timestamp().to_string(),
         schemas,
@@ -227,10 +238,10 @@ impl At<'_, '_> {
         }
         let node = &self.graph.graph[self.n];
         let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
-        let (prefix, ctx) = (&self.ri.prefix, Some(self.ctx));
+        let (module, ctx) = (&self.ri.module, Some(self.ctx));
         let judged = match object {
-            Some(o) => self.walk.eval_self(node, prefix, ctx, o.clone(), judge),
-            None => self.walk.eval_with(node, prefix, ctx, judge),
+            Some(o) => self.walk.eval_self(node, module, ctx, o.clone(), judge),
+            None => self.walk.eval_with(node, module, ctx, judge),
         };
         let errors = judged.unwrap_or_default().0;
         let any = !errors.is_empty();
@@ -245,7 +256,7 @@ type Imported = HashMap<Address, (String, crate::diag::Span)>;
 /// Terraform's order of changes: module, mode (data sources first), type,
 /// name, key.
 type OrderKey<'c> = (
-    &'c Option<String>,
+    &'c ModulePath,
     bool,
     &'c str,
     &'c str,
@@ -289,12 +300,12 @@ struct Planner<'r, 'a> {
     by_addr: HashMap<Address, usize>,
     moves: HashMap<Address, Address>,
     /// Config addresses (`module.m.t.n`) with a planned change.
-    changing: HashSet<String>,
+    changing: HashSet<ResourceAddr>,
     /// Instance address → cloud id and the `import` block, for objects
     /// import blocks adopt.
     imported: Imported,
     diags: Diags,
-    configs: HashMap<String, &'a Resource>,
+    configs: HashMap<ResourceAddr, &'a Resource>,
     rt: &'r tokio::runtime::Runtime,
     /// What the refresh of a deferred provider configuration's objects
     /// found changed outside strata.
@@ -323,7 +334,7 @@ impl<'a> Planner<'_, 'a> {
         if r.check.is_some() {
             for ri in walk.expand(n, &mut self.diags) {
                 walk.set(
-                    &ri.prefix,
+                    &ri.module,
                     &node.local_addr,
                     Value::Unknown(schema.object_type()),
                 );
@@ -403,7 +414,7 @@ impl<'a> Planner<'_, 'a> {
                     importing: None,
                 });
             }
-            walk.set(&ri.prefix, &node.local_addr, ri.keys.assemble(values));
+            walk.set(&ri.module, &node.local_addr, ri.keys.assemble(values));
         }
     }
 
@@ -452,7 +463,12 @@ impl<'a> Planner<'_, 'a> {
         walk: &Walk<'a>,
         n: NodeIndex,
         data: bool,
-    ) -> Option<(&'a Resource, Configured, &'a ResourceSchema, Vec<String>)> {
+    ) -> Option<(
+        &'a Resource,
+        Configured,
+        &'a ResourceSchema,
+        Vec<ResourceAddr>,
+    )> {
         let graph = self.req.graph;
         let node = &graph.graph[n];
         let r = walk.module(node)?.resources.get(node.index)?;
@@ -489,16 +505,17 @@ impl<'a> Planner<'_, 'a> {
                 .at(r.span),
             );
             for ri in walk.expand(n, &mut self.diags) {
-                walk.set(&ri.prefix, &node.local_addr, Value::unknown());
+                walk.set(&ri.module, &node.local_addr, Value::unknown());
             }
             return None;
         };
-        let mut deps: Vec<String> = graph
+        let mut deps: Vec<ResourceAddr> = graph
             .resource_deps(n)
             .into_iter()
-            .map(|d| graph.graph[d].addr())
+            .filter_map(|d| graph.graph[d].resource_addr())
             .collect();
-        deps.sort();
+        // In the order of their text, as Terraform writes them.
+        deps.sort_by_cached_key(ToString::to_string);
         Some((r, driver, schema, deps))
     }
 
@@ -515,7 +532,7 @@ impl<'a> Planner<'_, 'a> {
         let node = &self.req.graph.graph[n];
         let mut d = Diags::default();
         let config = walk
-            .eval_with(node, &ri.prefix, Some(ctx), |ev| {
+            .eval_with(node, &ri.module, Some(ctx), |ev| {
                 decode(&r.body, schema, ev, r.span, &mut d)
             })
             .unwrap_or_else(Value::unknown);
@@ -624,7 +641,7 @@ impl<'a> Planner<'_, 'a> {
                 };
                 self.push(change);
             }
-            walk.set(&ri.prefix, &node.local_addr, ri.keys.assemble(values));
+            walk.set(&ri.module, &node.local_addr, ri.keys.assemble(values));
         }
     }
 
@@ -645,7 +662,7 @@ impl<'a> Planner<'_, 'a> {
                 return false;
             };
             let key = match key {
-                Some(k) => match walk.eval_with(node, &ri.prefix, Some(ctx), |ev| ev.eval(k)) {
+                Some(k) => match walk.eval_with(node, &ri.module, Some(ctx), |ev| ev.eval(k)) {
                     Some(Ok(v)) => match v.unmarked() {
                         Value::String(s) => Some(InstanceKey::Str(s.clone())),
                         Value::Number(n) => n.to_i64().map(|i| InstanceKey::Int(i as u64)),
@@ -655,8 +672,13 @@ impl<'a> Planner<'_, 'a> {
                 },
                 None => None,
             };
-            let prefix = format!("{}{target}", ri.prefix);
-            self.changes_of(&prefix, key.as_ref()).into_iter().any(|c| {
+            let target = ResourceAddr {
+                module: ri.module.clone(),
+                mode: Mode::Managed,
+                type_name: target.type_name.to_string(),
+                name: target.name.to_string(),
+            };
+            self.changes_of(&target, key.as_ref()).into_iter().any(|c| {
                 if attrs.is_empty() {
                     return matches!(c.action, Action::Update) || c.action.is_replace();
                 }
@@ -677,16 +699,10 @@ impl<'a> Planner<'_, 'a> {
     }
 
     /// The planned changes of `addr` (all its instances when no key).
-    fn changes_of(&self, addr: &str, key: Option<&InstanceKey>) -> Vec<&ResourceChange> {
-        let Some(base) = Address::parse(addr) else {
-            return Vec::new();
-        };
+    fn changes_of(&self, addr: &ResourceAddr, key: Option<&InstanceKey>) -> Vec<&ResourceChange> {
         match key {
             Some(k) => {
-                let a = Address {
-                    key: Some(k.clone()),
-                    ..base
-                };
+                let a = addr.instance(Some(k.clone()));
                 self.by_addr
                     .get(&a)
                     .map(|&i| &self.changes[i])
@@ -696,7 +712,7 @@ impl<'a> Planner<'_, 'a> {
             None => self
                 .changes
                 .iter()
-                .filter(|c| c.deposed.is_none() && c.addr.id == base.id)
+                .filter(|c| c.deposed.is_none() && c.addr.id == *addr)
                 .collect(),
         }
     }
@@ -711,12 +727,12 @@ impl<'a> Planner<'_, 'a> {
             let Some(from) = moved::text(&r.from) else {
                 continue;
             };
-            let still = match Address::parse(&from) {
-                Some(a) => self.configs.contains_key(&config_addr(&a)),
-                None => self
-                    .configs
-                    .keys()
-                    .any(|k| k.starts_with(&format!("{from}."))),
+            let still = match (Address::parse(&from), ModulePath::parse(&from)) {
+                (Some(a), _) => self.configs.contains_key(&a.id.config()),
+                (None, Some(m)) if !m.is_root() => {
+                    self.configs.keys().any(|k| k.module.starts_with(&m))
+                }
+                _ => false,
             };
             if still {
                 self.diags.push(
@@ -742,7 +758,7 @@ impl<'a> Planner<'_, 'a> {
             .collect();
         gone.append(&mut self.deposed);
         for p in gone {
-            let cfg = self.configs.get(&config_addr(&p.addr)).copied();
+            let cfg = self.configs.get(&p.addr.id.config()).copied();
             let reason = if self.req.destroy {
                 Reason::Destroy
             } else {
@@ -751,7 +767,7 @@ impl<'a> Planner<'_, 'a> {
                     (Some(_), _) if p.deposed.is_some() => Reason::NoResourceConfig,
                     (Some(r), Some(InstanceKey::Int(_))) if r.count.is_some() => Reason::CountIndex,
                     (Some(r), Some(InstanceKey::Str(_))) if r.for_each.is_some() => Reason::EachKey,
-                    (Some(_), _) if p.addr.id.module.is_some() => Reason::NoModule,
+                    (Some(_), _) if !p.addr.id.module.is_root() => Reason::NoModule,
                     (Some(_), _) => Reason::NoResourceConfig,
                 }
             };
@@ -910,11 +926,10 @@ fn imports(
         };
         // The configuration of the resource it goes to says which
         // provider configuration (cluster, region, account) to look in.
-        let config_addr = super::config_addr(&to);
+        let config_addr = to.id.config();
         let provider = match req.root.resource_at(&config_addr) {
             Some(r) => {
-                let module = config_addr.strip_suffix(&r.address()).unwrap_or("");
-                match crate::walk::resolve(req.root, module, r, driver.as_ref()) {
+                match crate::walk::resolve(req.root, &config_addr.module, r, driver.as_ref()) {
                     Ok(p) => p,
                     Err(d) => {
                         diags.push(d);
@@ -961,7 +976,14 @@ fn imports(
 
 /// `t.n`, `t.n[k]`, `t.n.attr`, `t.n[k].attr`: the resource, the attribute
 /// path and the index expression of a `replace_triggered_by` entry.
-fn trigger_target(e: &Expr) -> Option<(String, Vec<&str>, Option<&Expr>)> {
+/// The resource a `replace_triggered_by` entry names, in the module of
+/// the resource it is on.
+struct Trigger<'e> {
+    type_name: &'e str,
+    name: &'e str,
+}
+
+fn trigger_target(e: &Expr) -> Option<(Trigger<'_>, Vec<&str>, Option<&Expr>)> {
     let mut attrs = Vec::new();
     let mut cur = e;
     let mut key = None;
@@ -970,7 +992,11 @@ fn trigger_target(e: &Expr) -> Option<(String, Vec<&str>, Option<&Expr>)> {
             ExprKind::GetAttr(inner, a) => {
                 if let ExprKind::Variable(t) = &inner.kind {
                     attrs.reverse();
-                    return Some((format!("{t}.{a}"), attrs, key));
+                    let resource = Trigger {
+                        type_name: t,
+                        name: a,
+                    };
+                    return Some((resource, attrs, key));
                 }
                 attrs.push(a.as_str());
                 cur = inner;

@@ -8,7 +8,7 @@ use crate::lang::typed_json::value_from_json_text;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_state::model::{Address, Mode, State};
+use strata_state::model::{Address, Mode, ResourceAddr, State};
 
 /// One object of the prior state, decoded with its driver's schema.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub struct PriorInstance {
     pub provider: String,
     pub value: Value,
     pub schema_version: u64,
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
     /// Left by a failed create: the plan replaces it.
     pub tainted: bool,

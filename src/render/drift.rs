@@ -123,8 +123,8 @@ pub fn json(drift: &[ResourceChange]) -> String {
         .map(|c| {
             let mut o = Map::new();
             o.insert("address".into(), json!(c.addr.to_string()));
-            if let Some(m) = &c.addr.id.module {
-                o.insert("module_address".into(), json!(m));
+            if !c.addr.id.module.is_root() {
+                o.insert("module_address".into(), json!(c.addr.id.module.to_string()));
             }
             o.insert("type".into(), json!(c.addr.id.type_name));
             o.insert("name".into(), json!(c.addr.id.name));

@@ -75,10 +75,9 @@ fn header(c: &ResourceChange) -> String {
         out.push_str(&format!("  # (moved from {prev})\n"));
     }
     let because = match (c.reason, &c.addr.key) {
-        (Some(Reason::NoResourceConfig), _) => Some(format!(
-            "{} is not in configuration",
-            crate::plan::config_addr(&c.addr)
-        )),
+        (Some(Reason::NoResourceConfig), _) => {
+            Some(format!("{} is not in configuration", c.config_addr()))
+        }
         (Some(Reason::CountIndex), Some(InstanceKey::Int(i))) => {
             Some(format!("index [{i}] is out of range for count"))
         }
@@ -92,10 +91,9 @@ fn header(c: &ResourceChange) -> String {
         (Some(Reason::ReadDependencyPending), _) => {
             Some("depends on a resource or a module with changes pending".to_string())
         }
-        (Some(Reason::NoModule), _) => Some(format!(
-            "{} is not in configuration",
-            c.addr.id.module.as_deref().unwrap_or("the module")
-        )),
+        (Some(Reason::NoModule), _) => {
+            Some(format!("{} is not in configuration", c.addr.id.module))
+        }
         _ => None,
     };
     if let (Some(b), None) = (because, &c.deposed) {

@@ -7,7 +7,7 @@ use crate::lang::value::Value;
 use crate::plan::{Action, OutputChange, Plan, ResourceChange};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
-use strata_state::model::{InstanceKey, Mode};
+use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 /// A value as the plan JSON shows it, with its sensitive parts left out:
 /// `null` where the `*_sensitive` masks say `true`. (Terraform prints them
@@ -84,8 +84,8 @@ fn provider_name(p: &str) -> String {
 
 fn identity(c: &ResourceChange, out: &mut Map<String, Json>) {
     out.insert("address".into(), json!(c.addr.to_string()));
-    if let Some(m) = &c.addr.id.module {
-        out.insert("module_address".into(), json!(m));
+    if !c.addr.id.module.is_root() {
+        out.insert("module_address".into(), json!(c.addr.id.module.to_string()));
     }
     out.insert(
         "mode".into(),
@@ -200,12 +200,12 @@ fn output_change(o: &OutputChange) -> Json {
 
 /// Resources grouped into `root_module` / `child_modules` as Terraform
 /// nests them.
-fn module_tree(items: Vec<(Option<String>, Json)>) -> Json {
-    let mut by_module: BTreeMap<String, Vec<Json>> = BTreeMap::new();
+fn module_tree(items: Vec<(ModulePath, Json)>) -> Json {
+    let mut by_module: BTreeMap<ModulePath, Vec<Json>> = BTreeMap::new();
     for (m, j) in items {
-        by_module.entry(m.unwrap_or_default()).or_default().push(j);
+        by_module.entry(m).or_default().push(j);
     }
-    let root = by_module.remove("").unwrap_or_default();
+    let root = by_module.remove(&ModulePath::root()).unwrap_or_default();
     let mut out = Map::new();
     out.insert("resources".into(), Json::Array(root));
     if !by_module.is_empty() {
@@ -214,7 +214,9 @@ fn module_tree(items: Vec<(Option<String>, Json)>) -> Json {
             Json::Array(
                 by_module
                     .into_iter()
-                    .map(|(address, resources)| json!({"address": address, "resources": resources}))
+                    .map(|(address, resources)| {
+                        json!({"address": address.to_string(), "resources": resources})
+                    })
                     .collect(),
             ),
         );
@@ -229,7 +231,8 @@ fn resource_values(c: &ResourceChange, v: &Value, with_deps: bool) -> Json {
     o.insert("values".into(), shown(v, true));
     o.insert("sensitive_values".into(), sensitive_mask(Some(v)));
     if with_deps && !c.dependencies.is_empty() {
-        o.insert("depends_on".into(), json!(c.dependencies));
+        let deps: Vec<String> = c.dependencies.iter().map(ToString::to_string).collect();
+        o.insert("depends_on".into(), json!(deps));
     }
     Json::Object(o)
 }
@@ -262,7 +265,7 @@ fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
 
 pub fn plan(p: &Plan) -> String {
     // The objects after the plan, and before it (with what they depend on).
-    let values = |after: bool| -> Vec<(Option<String>, Json)> {
+    let values = |after: bool| -> Vec<(ModulePath, Json)> {
         p.changes
             .iter()
             .filter(|c| c.deposed.is_none())

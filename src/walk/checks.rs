@@ -13,6 +13,7 @@ use crate::config::{Check, Module, Resource};
 use crate::diag::{Diag, Diags};
 use crate::lang::value::Value;
 use std::time::Duration;
+use strata_state::model::{ModulePath, ResourceAddr};
 
 /// Every check of every module instance; the warnings of those that fail
 /// (after `settle` at most, when given).
@@ -24,10 +25,10 @@ pub async fn run(
     walk: &Walk<'_>,
     drivers: &Drivers,
     settle: Option<Duration>,
-    pending: &dyn Fn(&str) -> bool,
+    pending: &dyn Fn(&ResourceAddr) -> bool,
 ) -> Vec<Diag> {
     let mut modules = Vec::new();
-    collect(root, String::new(), &mut modules);
+    collect(root, ModulePath::root(), &mut modules);
     if modules.iter().all(|(_, m)| m.checks.is_empty()) {
         return Vec::new();
     }
@@ -36,15 +37,20 @@ pub async fn run(
     loop {
         let mut failing = Vec::new();
         for (path, m) in &modules {
-            for prefix in walk.module_instances(path) {
+            for instance in walk.module_instances(path) {
                 for c in &m.checks {
                     let waits = m
                         .resources
                         .iter()
                         .filter(|r| r.check.as_deref() == Some(&c.name))
-                        .any(|r| pending(&format!("{path}{}", r.address())));
+                        .any(|r| pending(&r.addr_in(path)));
                     if !waits {
-                        failing.extend(one(root, walk, drivers, (path, &prefix, m), c).await);
+                        let at = Place {
+                            module: path,
+                            instance: &instance,
+                            config: m,
+                        };
+                        failing.extend(one(root, walk, drivers, at, c).await);
                     }
                 }
             }
@@ -59,11 +65,20 @@ pub async fn run(
     }
 }
 
-fn collect<'m>(m: &'m Module, path: String, out: &mut Vec<(String, &'m Module)>) {
+fn collect<'m>(m: &'m Module, path: ModulePath, out: &mut Vec<(ModulePath, &'m Module)>) {
     for c in &m.module_calls {
-        collect(&c.module, format!("{path}module.{}.", c.name), out);
+        collect(&c.module, path.child(&c.name, None), out);
     }
     out.push((path, m));
+}
+
+/// One instance of a module: the configuration's module path, the
+/// instance's, and the module.
+#[derive(Clone, Copy)]
+struct Place<'p> {
+    module: &'p ModulePath,
+    instance: &'p ModulePath,
+    config: &'p Module,
 }
 
 /// One check in one module instance: its data sources read, its
@@ -72,21 +87,22 @@ async fn one(
     root: &Module,
     walk: &Walk<'_>,
     drivers: &Drivers,
-    (path, prefix, m): (&str, &str, &Module),
+    at: Place<'_>,
     c: &Check,
 ) -> Vec<Diag> {
-    let place = if prefix.is_empty() {
+    let place = if at.instance.is_root() {
         format!("check \"{}\"", c.name)
     } else {
-        format!("check \"{}\" of {}", c.name, prefix.trim_end_matches('.'))
+        format!("check \"{}\" of {}", c.name, at.instance)
     };
-    for r in m
+    for r in at
+        .config
         .resources
         .iter()
         .filter(|r| r.check.as_deref() == Some(&c.name))
     {
-        match read(root, walk, drivers, (path, prefix), r).await {
-            Ok(v) => walk.set(prefix, &r.address(), v),
+        match read(root, walk, drivers, at, r).await {
+            Ok(v) => walk.set(at.instance, &r.address(), v),
             Err(d) => {
                 return vec![Diag::new(
                     "strata::check::data",
@@ -100,7 +116,7 @@ async fn one(
     }
     let mut out = Vec::new();
     for a in &c.asserts {
-        let verdict = walk.eval_module(path, prefix, |ev| ev.eval(&a.condition));
+        let verdict = walk.eval_module(at.module, at.instance, |ev| ev.eval(&a.condition));
         let holds = match verdict {
             Some(Ok(v)) => match v.unmarked() {
                 Value::Bool(b) => *b,
@@ -117,7 +133,7 @@ async fn one(
             continue;
         }
         let message = walk
-            .eval_module(path, prefix, |ev| ev.eval(&a.error_message))
+            .eval_module(at.module, at.instance, |ev| ev.eval(&a.error_message))
             .and_then(Result::ok)
             .and_then(|v| v.unmarked().as_str().map(str::to_string))
             .unwrap_or_else(|| "the condition is false".to_string());
@@ -140,7 +156,7 @@ async fn read(
     root: &Module,
     walk: &Walk<'_>,
     drivers: &Drivers,
-    (path, prefix): (&str, &str),
+    at: Place<'_>,
     r: &Resource,
 ) -> Result<Value, Diag> {
     let Some((base, schema)) = drivers.data(&r.type_name) else {
@@ -153,13 +169,13 @@ async fn read(
             ),
         ));
     };
-    let provider = resolve(root, path, r, base.as_ref())?;
+    let provider = resolve(root, at.module, r, base.as_ref())?;
     if !configure_deferred(root, walk, drivers, &provider)? {
         return Ok(Value::Unknown(schema.object_type()));
     }
     let mut d = Diags::default();
     let config = walk
-        .eval_module(path, prefix, |ev| {
+        .eval_module(at.module, at.instance, |ev| {
             decode(&r.body, schema, ev, r.span, &mut d)
         })
         .unwrap_or_else(Value::unknown);

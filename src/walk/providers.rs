@@ -23,6 +23,7 @@ use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use strata_state::model::ModulePath;
 
 pub fn configure(
     root: &Module,
@@ -103,7 +104,7 @@ pub fn configure(
                         // resource stays unknown and is refused below.
                         for n in walk.order() {
                             let node = &graph.graph[n];
-                            if node.module.is_empty() && node.kind == NodeKind::Local {
+                            if node.module.is_root() && node.kind == NodeKind::Local {
                                 walk.visit(n, &mut Diags::default());
                             }
                         }
@@ -184,24 +185,19 @@ pub fn configure_deferred(
 }
 
 /// The provider configuration (its address, as state records it) that a
-/// resource of `driver` in the module at `module_path` (`module.a.`,
-/// empty for the root) uses: its `provider` argument or the default one,
+/// resource of `driver` in the configuration's module `module` uses: its `provider` argument or the default one,
 /// followed up through each module call's `providers` map to the root's
 /// `provider` blocks.
 pub fn resolve(
     root: &Module,
-    module_path: &str,
+    module: &ModulePath,
     r: &Resource,
     driver: &dyn strata_provider::Driver,
 ) -> Result<String, Diag> {
     let mut chain = Vec::new();
     let mut m = root;
-    for name in module_path
-        .split("module.")
-        .map(|s| s.trim_end_matches('.'))
-        .filter(|s| !s.is_empty())
-    {
-        let Some(call) = m.module_calls.iter().find(|c| c.name == name) else {
+    for step in module.steps() {
+        let Some(call) = m.module_calls.iter().find(|c| c.name == step.call) else {
             break;
         };
         chain.push(call);

@@ -1,7 +1,7 @@
 //! Evaluating a configuration's graph in dependency order. Each node is
-//! evaluated once per instance of its module (`module.a[0].`, `module.a[1].`),
-//! its value kept in a table keyed by instance address, where later nodes'
-//! references find it. Plan and apply share this walk: plan asks drivers
+//! evaluated once per instance of its module (`module.a[0]`, `module.a[1]`),
+//! its value kept in a table keyed by that instance's path and the node's
+//! address inside it, where later nodes' references find it. Plan and apply share this walk: plan asks drivers
 //! what would change, apply carries the changes out.
 
 use crate::config::condition::{judge_all, Kind};
@@ -15,7 +15,7 @@ use petgraph::graph::NodeIndex;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
-use strata_state::model::{Address, InstanceKey, ResourceId};
+use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr};
 
 /// How a repeated block expands.
 #[derive(Debug, Clone)]
@@ -76,24 +76,23 @@ impl Keys {
     }
 }
 
-/// The resources of one module instance: its prefix and expanded keys.
+/// The resources of one module instance: where it is and expanded keys.
 pub struct ResourceInstances {
-    /// `module.a[0].`, or empty for the root module.
-    pub prefix: String,
+    /// `module.a[0]`, or the root module.
+    pub module: ModulePath,
     pub keys: Keys,
 }
 
 impl ResourceInstances {
     pub fn address(&self, node: &Node, key: Option<InstanceKey>) -> Address {
-        let module = self.prefix.strip_suffix('.').map(str::to_string);
         let (mode, rest) = match node.local_addr.strip_prefix("data.") {
-            Some(r) => (strata_state::model::Mode::Data, r),
-            None => (strata_state::model::Mode::Managed, node.local_addr.as_str()),
+            Some(r) => (Mode::Data, r),
+            None => (Mode::Managed, node.local_addr.as_str()),
         };
         let (type_name, name) = rest.split_once('.').unwrap_or((rest, ""));
         Address {
-            id: ResourceId {
-                module,
+            id: ResourceAddr {
+                module: self.module.clone(),
                 mode,
                 type_name: type_name.to_string(),
                 name: name.to_string(),
@@ -111,31 +110,34 @@ struct ModuleInfo<'a> {
 pub struct Walk<'a> {
     pub graph: &'a Graph,
     run: Rc<Run>,
-    modules: HashMap<String, ModuleInfo<'a>>,
-    /// Static module prefix → the prefixes of its instances.
-    instances: RefCell<HashMap<String, Vec<String>>>,
-    /// `module.a[0].module.b` → how that call expanded.
-    calls: RefCell<HashMap<String, Keys>>,
-    /// A module instance's prefix → its caller's prefix and the call's
-    /// `count`/`each` there, for evaluating its variables' inputs.
-    callers: RefCell<HashMap<String, (String, InstanceCtx)>>,
-    table: RefCell<HashMap<String, Value>>,
+    /// By the configuration's module path (no keys).
+    modules: HashMap<ModulePath, ModuleInfo<'a>>,
+    /// A configuration's module path → its instances.
+    instances: RefCell<HashMap<ModulePath, Vec<ModulePath>>>,
+    /// How each call expanded, keyed by the calling instance's path and
+    /// the call's name as a keyless step (`module.a[0].module.b`).
+    calls: RefCell<HashMap<ModulePath, Keys>>,
+    /// A module instance → its caller and the call's `count`/`each` there,
+    /// for evaluating its variables' inputs.
+    callers: RefCell<HashMap<ModulePath, (ModulePath, InstanceCtx)>>,
+    /// Module instance → address inside it (`var.x`, `aws_vpc.main`) →
+    /// value.
+    table: RefCell<HashMap<ModulePath, HashMap<String, Value>>>,
 }
 
 /// Name lookups of one module instance, against the walk's table.
 struct At<'w, 'a> {
     walk: &'w Walk<'a>,
-    prefix: &'w str,
+    path: &'w ModulePath,
     module: &'a Module,
 }
 
 impl Known for At<'_, '_> {
     fn get(&self, local_addr: &str) -> Option<Value> {
         if let Some(call) = local_addr.strip_prefix("module.") {
-            return self.walk.call_value(self.prefix, self.module, call);
+            return self.walk.call_value(self.path, self.module, call);
         }
-        let key = format!("{}{local_addr}", self.prefix);
-        self.walk.table.borrow().get(&key).cloned()
+        self.walk.get(self.path, local_addr)
     }
 }
 
@@ -165,20 +167,24 @@ impl<'a> Walk<'a> {
         run: Rc<Run>,
     ) -> Walk<'a> {
         let mut modules = HashMap::new();
-        fn index<'a>(m: &'a Module, prefix: String, out: &mut HashMap<String, ModuleInfo<'a>>) {
+        fn index<'a>(
+            m: &'a Module,
+            path: ModulePath,
+            out: &mut HashMap<ModulePath, ModuleInfo<'a>>,
+        ) {
             for c in &m.module_calls {
-                index(&c.module, format!("{prefix}module.{}.", c.name), out);
+                index(&c.module, path.child(&c.name, None), out);
             }
             out.insert(
-                prefix,
+                path,
                 ModuleInfo {
                     module: m,
                     declared: Rc::new(Declared::of(m)),
                 },
             );
         }
-        index(root, String::new(), &mut modules);
-        let table = root_vars
+        index(root, ModulePath::root(), &mut modules);
+        let vars = root_vars
             .into_iter()
             .map(|(k, v)| (format!("var.{k}"), v))
             .collect();
@@ -186,10 +192,13 @@ impl<'a> Walk<'a> {
             graph,
             run,
             modules,
-            instances: RefCell::new(HashMap::from([(String::new(), vec![String::new()])])),
+            instances: RefCell::new(HashMap::from([(
+                ModulePath::root(),
+                vec![ModulePath::root()],
+            )])),
             calls: RefCell::new(HashMap::new()),
             callers: RefCell::new(HashMap::new()),
-            table: RefCell::new(table),
+            table: RefCell::new(HashMap::from([(ModulePath::root(), vars)])),
         }
     }
 
@@ -207,35 +216,27 @@ impl<'a> Walk<'a> {
         self.module_of(node).map(|m| m.module)
     }
 
-    /// The instance prefixes of the node's module.
-    pub fn prefixes(&self, node: &Node) -> Vec<String> {
-        self.instances
-            .borrow()
-            .get(&node.module)
-            .cloned()
-            .unwrap_or_default()
+    /// The instances of the node's module.
+    pub fn module_paths(&self, node: &Node) -> Vec<ModulePath> {
+        self.module_instances(&node.module)
     }
 
-    fn call_value(&self, prefix: &str, module: &Module, call: &str) -> Option<Value> {
+    fn call_value(&self, path: &ModulePath, module: &Module, call: &str) -> Option<Value> {
         let c = module.module_calls.iter().find(|c| c.name == call)?;
-        let keys = self
-            .calls
-            .borrow()
-            .get(&format!("{prefix}module.{call}"))?
-            .clone();
+        let keys = self.calls.borrow().get(&path.child(call, None))?.clone();
         let table = self.table.borrow();
         let values = keys
             .instances()
-            .iter()
+            .into_iter()
             .map(|i| {
-                let child = child_prefix(prefix, call, i.key.as_ref());
+                let child = table.get(&path.child(call, i.key));
                 Value::Object(
                     c.module
                         .outputs
                         .iter()
                         .map(|o| {
-                            let v = table.get(&format!("{child}output.{}", o.name)).cloned();
-                            (o.name.clone(), v.unwrap_or_else(Value::unknown))
+                            let v = child.and_then(|t| t.get(&format!("output.{}", o.name)));
+                            (o.name.clone(), v.cloned().unwrap_or_else(Value::unknown))
                         })
                         .collect(),
                 )
@@ -244,16 +245,16 @@ impl<'a> Walk<'a> {
         Some(keys.assemble(values))
     }
 
-    /// Runs `f` with an evaluator for module instance `prefix` of the
-    /// node's module, `count`/`each` set for instance `ctx`.
+    /// Runs `f` with an evaluator for instance `path` of the node's
+    /// module, `count`/`each` set for instance `ctx`.
     pub fn eval_with<R>(
         &self,
         node: &Node,
-        prefix: &str,
+        path: &ModulePath,
         ctx: Option<&InstanceCtx>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, prefix, ctx, None, f)
+        self.eval_in(&node.module, path, ctx, None, f)
     }
 
     /// As [`Walk::eval_with`], with `self` bound to `object`: a
@@ -261,22 +262,23 @@ impl<'a> Walk<'a> {
     pub fn eval_self<R>(
         &self,
         node: &Node,
-        prefix: &str,
+        path: &ModulePath,
         ctx: Option<&InstanceCtx>,
         object: Value,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, prefix, ctx, Some(object), f)
+        self.eval_in(&node.module, path, ctx, Some(object), f)
     }
 
     /// Runs `f` with an evaluator for the root module.
     pub fn eval_root<R>(&self, f: impl FnOnce(&mut Evaluator) -> R) -> Option<R> {
-        self.eval_in("", "", None, None, f)
+        let root = ModulePath::root();
+        self.eval_in(&root, &root, None, None, f)
     }
 
-    /// The instance prefixes of the module at `module` (`module.a.`, or
-    /// empty for the root), as the walk expanded them.
-    pub fn module_instances(&self, module: &str) -> Vec<String> {
+    /// The instances of the configuration's module `module`, as the walk
+    /// expanded them.
+    pub fn module_instances(&self, module: &ModulePath) -> Vec<ModulePath> {
         self.instances
             .borrow()
             .get(module)
@@ -284,21 +286,21 @@ impl<'a> Walk<'a> {
             .unwrap_or_default()
     }
 
-    /// Evaluates in one instance of a module, outside any resource (a
-    /// check's assertions).
+    /// Evaluates in instance `path` of the configuration's module `module`,
+    /// outside any resource (a check's assertions).
     pub fn eval_module<R>(
         &self,
-        module: &str,
-        prefix: &str,
+        module: &ModulePath,
+        path: &ModulePath,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(module, prefix, None, None, f)
+        self.eval_in(module, path, None, None, f)
     }
 
     fn eval_in<R>(
         &self,
-        module: &str,
-        prefix: &str,
+        module: &ModulePath,
+        path: &ModulePath,
         ctx: Option<&InstanceCtx>,
         self_value: Option<Value>,
         f: impl FnOnce(&mut Evaluator) -> R,
@@ -306,7 +308,7 @@ impl<'a> Walk<'a> {
         let info = self.modules.get(module)?;
         let at = At {
             walk: self,
-            prefix,
+            path,
             module: info.module,
         };
         let mut scope = crate::config::ConfigScope::walking(
@@ -327,44 +329,46 @@ impl<'a> Walk<'a> {
     fn eval(
         &self,
         node: &Node,
-        prefix: &str,
+        path: &ModulePath,
         ctx: Option<&InstanceCtx>,
         e: &Expr,
     ) -> Result<Value, Diag> {
-        self.eval_with(node, prefix, ctx, |ev| ev.eval(e))
+        self.eval_with(node, path, ctx, |ev| ev.eval(e))
             .unwrap_or_else(|| Ok(Value::unknown()))
     }
 
-    pub fn set(&self, prefix: &str, local_addr: &str, v: Value) {
-        self.table
-            .borrow_mut()
-            .insert(format!("{prefix}{local_addr}"), v);
+    /// Records the value of `local_addr` (`var.x`, `aws_vpc.main`) in
+    /// module instance `path`.
+    pub fn set(&self, path: &ModulePath, local_addr: &str, v: Value) {
+        let mut table = self.table.borrow_mut();
+        let values = match table.get_mut(path) {
+            Some(values) => values,
+            None => table.entry(path.clone()).or_default(),
+        };
+        values.insert(local_addr.to_string(), v);
     }
 
-    pub fn get(&self, prefix: &str, local_addr: &str) -> Option<Value> {
-        self.table
-            .borrow()
-            .get(&format!("{prefix}{local_addr}"))
-            .cloned()
+    pub fn get(&self, path: &ModulePath, local_addr: &str) -> Option<Value> {
+        self.table.borrow().get(path)?.get(local_addr).cloned()
     }
 
-    /// How `count` / `for_each` expand in module instance `prefix`.
+    /// How `count` / `for_each` expand in module instance `path`.
     fn keys(
         &self,
         node: &Node,
-        prefix: &str,
+        path: &ModulePath,
         count: Option<&Expr>,
         for_each: Option<&Expr>,
     ) -> Result<Keys, Diag> {
         if let Some(c) = count {
-            let v = self.eval(node, prefix, None, c)?;
+            let v = self.eval(node, path, None, c)?;
             return match repeat::count(&v, c.span)? {
                 Some(n) => Ok(Keys::Count(n as usize)),
                 None => Err(count_unknown(c.span)),
             };
         }
         if let Some(f) = for_each {
-            let v = self.eval(node, prefix, None, f)?;
+            let v = self.eval(node, path, None, f)?;
             return match repeat::for_each(&v, f.span)? {
                 Some(items) => Ok(Keys::Each(items)),
                 None => Err(for_each_unknown(f.span)),
@@ -381,57 +385,57 @@ impl<'a> Walk<'a> {
         let Some(module) = self.module(node) else {
             return;
         };
-        for prefix in self.prefixes(node) {
+        for path in self.module_paths(node) {
             match node.kind {
                 // Root variables are resolved up front; a child's come
                 // from its call's input.
-                NodeKind::Variable if !node.module.is_empty() => {
-                    self.input(node, module, &prefix, diags)
+                NodeKind::Variable if !node.module.is_root() => {
+                    self.input(node, module, &path, diags)
                 }
                 NodeKind::Variable | NodeKind::Resource | NodeKind::Data => {}
                 NodeKind::Local => {
                     let l = &module.locals[node.index];
-                    let v = self.eval(node, &prefix, None, &l.expr).unwrap_or_else(|d| {
+                    let v = self.eval(node, &path, None, &l.expr).unwrap_or_else(|d| {
                         diags.push(d);
                         Value::unknown()
                     });
-                    self.set(&prefix, &node.local_addr, v);
+                    self.set(&path, &node.local_addr, v);
                 }
                 NodeKind::Output => {
                     let o = &module.outputs[node.index];
                     let (failed, _) = self
-                        .eval_with(node, &prefix, None, |ev| {
+                        .eval_with(node, &path, None, |ev| {
                             judge_all(ev, &o.preconditions, Kind::OutputPrecondition)
                         })
                         .unwrap_or_default();
                     if !failed.is_empty() {
                         failed.into_iter().for_each(|d| diags.push(d));
-                        self.set(&prefix, &node.local_addr, Value::unknown());
+                        self.set(&path, &node.local_addr, Value::unknown());
                         continue;
                     }
-                    let v = self.eval(node, &prefix, None, &o.expr).unwrap_or_else(|d| {
+                    let v = self.eval(node, &path, None, &o.expr).unwrap_or_else(|d| {
                         diags.push(d);
                         Value::unknown()
                     });
-                    self.set(&prefix, &node.local_addr, v.mark_if(o.sensitive));
+                    self.set(&path, &node.local_addr, v.mark_if(o.sensitive));
                 }
-                NodeKind::ModuleCall => self.call(node, module, &prefix, diags),
+                NodeKind::ModuleCall => self.call(node, module, &path, diags),
             }
         }
     }
 
-    fn call(&self, node: &Node, module: &Module, prefix: &str, diags: &mut Diags) {
+    fn call(&self, node: &Node, module: &Module, path: &ModulePath, diags: &mut Diags) {
         let c = &module.module_calls[node.index];
-        let keys = match self.keys(node, prefix, c.count.as_ref(), c.for_each.as_ref()) {
+        let keys = match self.keys(node, path, c.count.as_ref(), c.for_each.as_ref()) {
             Ok(k) => k,
             Err(d) => return diags.push(d),
         };
-        let static_child = format!("{}module.{}.", node.module, c.name);
+        let static_child = node.module.child(&c.name, None);
         for ctx in keys.instances() {
-            let child = child_prefix(prefix, &c.name, ctx.key.as_ref());
+            let child = path.child(&c.name, ctx.key.clone());
             self.callers
                 .borrow_mut()
-                .insert(child.clone(), (prefix.to_string(), ctx));
+                .insert(child.clone(), (path.clone(), ctx));
             self.instances
                 .borrow_mut()
                 .entry(static_child.clone())
@@ -440,25 +444,25 @@ impl<'a> Walk<'a> {
         }
         self.calls
             .borrow_mut()
-            .insert(format!("{prefix}module.{}", c.name), keys);
+            .insert(path.child(&c.name, None), keys);
     }
 
     /// A child module's variable in one instance of it: its call's input,
     /// evaluated where the call is, then admitted and validated. One that
     /// fails is reported and is an unknown of its type inside, so the
     /// module's other references to it still resolve.
-    fn input(&self, node: &Node, module: &Module, prefix: &str, diags: &mut Diags) {
+    fn input(&self, node: &Node, module: &Module, path: &ModulePath, diags: &mut Diags) {
         let decl = &module.variables[node.index];
-        let Some((caller, ctx)) = self.callers.borrow().get(prefix).cloned() else {
+        let Some((caller, ctx)) = self.callers.borrow().get(path).cloned() else {
             return;
         };
-        let static_parent = node.module.trim_end_matches('.');
-        let Some((parent, call_name)) = static_parent.rsplit_once("module.") else {
+        let Some((parent, step)) = node.module.split_last() else {
             return;
         };
+        let call_name = step.call.as_str();
         let call = self
             .modules
-            .get(parent)
+            .get(&parent)
             .and_then(|m| m.module.module_calls.iter().find(|c| c.name == call_name));
         let raw = call
             .and_then(|c| c.inputs.iter().find(|a| a.name == decl.name))
@@ -466,7 +470,7 @@ impl<'a> Walk<'a> {
                 // An input that fails is reported once, and is unknown
                 // inside, not missing.
                 let v = self
-                    .eval_in(parent, &caller, Some(&ctx), None, |ev| ev.eval(&a.expr))
+                    .eval_in(&parent, &caller, Some(&ctx), None, |ev| ev.eval(&a.expr))
                     .unwrap_or_else(|| Ok(Value::unknown()))
                     .unwrap_or_else(|d| {
                         diags.push(d);
@@ -480,12 +484,7 @@ impl<'a> Walk<'a> {
             false => module
                 .variables
                 .iter()
-                .filter_map(|v| {
-                    Some((
-                        v.name.clone(),
-                        self.get(prefix, &format!("var.{}", v.name))?,
-                    ))
-                })
+                .filter_map(|v| Some((v.name.clone(), self.get(path, &format!("var.{}", v.name))?)))
                 .collect(),
         };
         let v = crate::config::variables::input(module, decl, raw, call_name, others)
@@ -493,7 +492,7 @@ impl<'a> Walk<'a> {
                 diags.push(d);
                 Value::Unknown(crate::lang::convert::strip_optional(&decl.constraint.ty))
             });
-        self.set(prefix, &node.local_addr, v);
+        self.set(path, &node.local_addr, v);
     }
 
     /// A resource node's instances, per instance of its module.
@@ -504,12 +503,12 @@ impl<'a> Walk<'a> {
         };
         let r = &module.resources[node.index];
         let mut out = Vec::new();
-        for prefix in self.prefixes(node) {
-            match self.keys(node, &prefix, r.count.as_ref(), r.for_each.as_ref()) {
-                Ok(keys) => out.push(ResourceInstances { prefix, keys }),
+        for module in self.module_paths(node) {
+            match self.keys(node, &module, r.count.as_ref(), r.for_each.as_ref()) {
+                Ok(keys) => out.push(ResourceInstances { module, keys }),
                 Err(d) => {
                     diags.push(d);
-                    self.set(&prefix, &node.local_addr, Value::unknown());
+                    self.set(&module, &node.local_addr, Value::unknown());
                 }
             }
         }
@@ -518,18 +517,6 @@ impl<'a> Walk<'a> {
 
     /// A root module output's value, once visited.
     pub fn root_output(&self, name: &str) -> Option<Value> {
-        self.get("", &format!("output.{name}"))
-    }
-}
-
-/// The prefix of one instance of module call `call` inside `prefix`.
-fn child_prefix(prefix: &str, call: &str, key: Option<&InstanceKey>) -> String {
-    match key {
-        None => format!("{prefix}module.{call}."),
-        Some(InstanceKey::Int(i)) => format!("{prefix}module.{call}[{i}]."),
-        Some(InstanceKey::Str(s)) => format!(
-            "{prefix}module.{call}[{}].",
-            serde_json::Value::String(s.clone())
-        ),
+        self.get(&ModulePath::root(), &format!("output.{name}"))
     }
 }

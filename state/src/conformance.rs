@@ -11,7 +11,7 @@
 //! Test code: it panics, saying what broke, at the first rule broken.
 
 use crate::journal::Entry;
-use crate::model::{InstanceState, Mode, ResourceId, State};
+use crate::model::{InstanceState, Mode, ModulePath, ResourceAddr, State};
 use crate::{StateError, Store};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -44,9 +44,9 @@ pub fn run(test: &str, prefix: &str, env: &[(&str, String)], open: &dyn Fn(&str)
     crash_trials(test, env, &name("crash"), open, trials);
 }
 
-fn resource(name: &str) -> ResourceId {
-    ResourceId {
-        module: None,
+fn resource(name: &str) -> ResourceAddr {
+    ResourceAddr {
+        module: ModulePath::root(),
         mode: Mode::Managed,
         type_name: "terraform_data".into(),
         name: name.into(),

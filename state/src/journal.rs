@@ -5,7 +5,7 @@
 //! on the next load if the run died first.
 
 use crate::model::{
-    Address, InstanceKey, InstanceState, OutputState, ResourceId, ResourceState, State,
+    Address, InstanceKey, InstanceState, OutputState, ResourceAddr, ResourceState, State,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -26,13 +26,13 @@ pub enum Entry {
     },
     /// An instance now exists with these attributes.
     Put {
-        resource: ResourceId,
+        resource: ResourceAddr,
         provider: String,
         instance: InstanceState,
     },
     /// An instance no longer exists.
     Remove {
-        resource: ResourceId,
+        resource: ResourceAddr,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         index_key: Option<InstanceKey>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +70,7 @@ impl State {
     /// Applies entries in order, indexing the resources once so that N
     /// entries cost O(N) rather than a scan of the state each.
     pub fn apply_all<'e>(&mut self, entries: impl IntoIterator<Item = &'e Entry>) {
-        let mut index: HashMap<ResourceId, usize> = self
+        let mut index: HashMap<ResourceAddr, usize> = self
             .resources
             .iter()
             .enumerate()

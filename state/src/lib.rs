@@ -14,6 +14,7 @@
 //! backend passes. This crate knows nothing of configuration, plans or
 //! drivers.
 
+mod addr;
 mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -23,12 +24,10 @@ pub mod local;
 pub mod model;
 mod store;
 
+pub use addr::{as_text, Address, InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr};
 pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
 pub use local::LocalBackend;
-pub use model::{
-    Address, Attributes, InstanceKey, InstanceState, Mode, OutputState, ResourceId, ResourceState,
-    State,
-};
+pub use model::{Attributes, InstanceState, OutputState, ResourceState, State};
 pub use store::{parse, Journal, Loaded, Lock, Store};

@@ -2,6 +2,7 @@
 //! (`version`, `serial`, `lineage`, `outputs`, `resources[].instances[]`)
 //! so that people and tools that read Terraform state can read strata's.
 
+pub use crate::addr::{Address, InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
@@ -37,52 +38,43 @@ pub struct OutputState {
     pub sensitive: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Managed,
-    Data,
-}
-
-/// The identity of a resource: module path, mode, type and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ResourceId {
-    /// `module.a.module.b`, or absent for the root module.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
-    pub mode: Mode,
-    #[serde(rename = "type")]
-    pub type_name: String,
-    pub name: String,
-}
-
-impl ResourceId {
-    /// The address of one instance (`key`) or of the whole resource (`None`).
-    pub fn instance_address(&self, key: Option<&InstanceKey>) -> String {
-        address(
-            self.module.as_deref(),
-            self.mode,
-            &self.type_name,
-            &self.name,
-            key,
-        )
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ResourceRecord")]
 pub struct ResourceState {
     #[serde(flatten)]
-    pub id: ResourceId,
+    pub id: ResourceAddr,
     pub provider: String,
     pub instances: Vec<InstanceState>,
 }
 
-/// An instance key: `count` gives numbers, `for_each` gives strings.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum InstanceKey {
-    Int(u64),
-    Str(String),
+/// A resource as the state file spells it. Read through this, not through
+/// `flatten` (which buffers the whole record, objects included, as a
+/// tree), so each object's attributes go straight to their text.
+#[derive(Deserialize)]
+struct ResourceRecord {
+    #[serde(default)]
+    module: ModulePath,
+    mode: Mode,
+    #[serde(rename = "type")]
+    type_name: String,
+    name: String,
+    provider: String,
+    instances: Vec<InstanceState>,
+}
+
+impl From<ResourceRecord> for ResourceState {
+    fn from(r: ResourceRecord) -> ResourceState {
+        ResourceState {
+            id: ResourceAddr {
+                module: r.module,
+                mode: r.mode,
+                type_name: r.type_name,
+                name: r.name,
+            },
+            provider: r.provider,
+            instances: r.instances,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,8 +97,8 @@ pub struct InstanceState {
     pub sensitive_attributes: Vec<Json>,
     /// Addresses of the resources this instance depended on when last applied,
     /// so it can be destroyed in the right order after leaving the config.
-    #[serde(default)]
-    pub dependencies: Vec<String>,
+    #[serde(default, with = "crate::addr::as_text")]
+    pub dependencies: Vec<ResourceAddr>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_before_destroy: bool,
 }
@@ -198,26 +190,29 @@ impl<'de> serde::de::Visitor<'de> for AttributesVisitor {
     }
 }
 
-/// Valid JSON text without the whitespace between its tokens.
+/// Valid JSON text without the whitespace between its tokens. Works on
+/// bytes: whitespace and quotes are ASCII, which never occurs inside a
+/// multi-byte character, so what is kept stays UTF-8.
 fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
     let (mut in_string, mut escaped) = (false, false);
-    for c in text.chars() {
+    for &b in bytes {
         if in_string {
-            out.push(c);
+            out.push(b);
             if escaped {
                 escaped = false;
-            } else if c == '\\' {
+            } else if b == b'\\' {
                 escaped = true;
-            } else if c == '"' {
+            } else if b == b'"' {
                 in_string = false;
             }
-        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
-            in_string = c == '"';
-            out.push(c);
+        } else if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+            in_string = b == b'"';
+            out.push(b);
         }
     }
-    out
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 impl State {
@@ -251,7 +246,7 @@ impl State {
     /// that is then recorded twice: two current objects, or two deposed
     /// ones with the same key. Such a state says two things of one object.
     pub fn join_resources(&mut self) -> Vec<String> {
-        let mut at: std::collections::HashMap<ResourceId, usize> = Default::default();
+        let mut at: std::collections::HashMap<ResourceAddr, usize> = Default::default();
         let mut joined: Vec<ResourceState> = Vec::with_capacity(self.resources.len());
         for r in std::mem::take(&mut self.resources) {
             match at.get(&r.id) {
@@ -286,162 +281,9 @@ impl Default for State {
     }
 }
 
-/// The address of a resource instance as Terraform writes it.
-pub fn address(
-    module: Option<&str>,
-    mode: Mode,
-    type_name: &str,
-    name: &str,
-    key: Option<&InstanceKey>,
-) -> String {
-    let mut s = String::new();
-    if let Some(m) = module {
-        s.push_str(m);
-        s.push('.');
-    }
-    if mode == Mode::Data {
-        s.push_str("data.");
-    }
-    s.push_str(type_name);
-    s.push('.');
-    s.push_str(name);
-    if let Some(k) = key {
-        s.push_str(&key_text(k));
-    }
-    s
-}
-
-/// A parsed instance (or whole resource) address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Address {
-    pub id: ResourceId,
-    /// `None` addresses every instance of the resource.
-    pub key: Option<InstanceKey>,
-}
-
-impl Address {
-    /// Parses `module.a[0].module.b["x"].data.t.n["k"]`, `t.n[0]` or `t.n`.
-    pub fn parse(s: &str) -> Option<Address> {
-        let steps = split_steps(s)?;
-        let mut i = 0;
-        let mut module = Vec::new();
-        while let (Some(Step::Name("module")), Some(Step::Name(call))) =
-            (steps.get(i), steps.get(i + 1))
-        {
-            let mut m = format!("module.{call}");
-            i += 2;
-            if let Some(Step::Key(k)) = steps.get(i) {
-                m.push_str(&key_text(k));
-                i += 1;
-            }
-            module.push(m);
-        }
-        let (mode, type_name, name, key) = match &steps[i..] {
-            [Step::Name("data"), Step::Name(t), Step::Name(n), rest @ ..] => {
-                (Mode::Data, *t, *n, rest)
-            }
-            [Step::Name(t), Step::Name(n), rest @ ..] => (Mode::Managed, *t, *n, rest),
-            _ => return None,
-        };
-        let key = match key {
-            [] => None,
-            [Step::Key(k)] => Some(k.clone()),
-            _ => return None,
-        };
-        Some(Address {
-            id: ResourceId {
-                module: (!module.is_empty()).then(|| module.join(".")),
-                mode,
-                type_name: type_name.to_string(),
-                name: name.to_string(),
-            },
-            key,
-        })
-    }
-
-    /// Whether this address names the resource `r` (all of its instances
-    /// when no key is given).
-    pub fn matches_resource(&self, r: &ResourceState) -> bool {
-        self.id == r.id
-    }
-}
-
-impl std::fmt::Display for Address {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.id.instance_address(self.key.as_ref()))
-    }
-}
-
-enum Step<'a> {
-    Name(&'a str),
-    Key(InstanceKey),
-}
-
-fn key_text(k: &InstanceKey) -> String {
-    match k {
-        InstanceKey::Int(i) => format!("[{i}]"),
-        InstanceKey::Str(s) => format!("[{}]", serde_json::Value::String(s.clone())),
-    }
-}
-
-/// `a.b["k.x"][0]` as names and keys; a quoted key may hold any character.
-fn split_steps(s: &str) -> Option<Vec<Step<'_>>> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('[') {
-            let (key, len) = if after.starts_with('"') {
-                let mut de = serde_json::Deserializer::from_str(after).into_iter::<String>();
-                let k = de.next()?.ok()?;
-                (InstanceKey::Str(k), de.byte_offset())
-            } else {
-                let end = after.find(']')?;
-                (InstanceKey::Int(after[..end].parse().ok()?), end)
-            };
-            rest = after[len..].strip_prefix(']')?;
-            out.push(Step::Key(key));
-        } else {
-            let rest2 = rest.strip_prefix('.').unwrap_or(rest);
-            if rest2.len() != rest.len() && out.is_empty() {
-                return None;
-            }
-            let end = rest2.find(['.', '[']).unwrap_or(rest2.len());
-            if end == 0 {
-                return None;
-            }
-            out.push(Step::Name(&rest2[..end]));
-            rest = &rest2[end..];
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn addresses_round_trip() {
-        for a in [
-            "t.n",
-            "t.n[3]",
-            "data.t.n",
-            r#"t.n["a.b]c"]"#,
-            r#"module.a[0].module.b["x.y"].data.t.n["k"]"#,
-            "module.a.t.n",
-        ] {
-            let parsed = Address::parse(a).unwrap_or_else(|| panic!("{a} did not parse"));
-            assert_eq!(parsed.to_string(), a);
-        }
-        assert_eq!(
-            Address::parse(r#"module.a["x"].t.n"#)
-                .unwrap()
-                .id
-                .module
-                .as_deref(),
-            Some(r#"module.a["x"]"#)
-        );
-    }
 
     #[test]
     fn attributes_are_kept_compact_and_equal_as_json() {
@@ -465,14 +307,5 @@ mod tests {
         let d: Attributes =
             serde_json::from_value(serde_json::json!({"a": [1, 2]})).expect("reads");
         assert_eq!(d.text(), r#"{"a":[1,2]}"#);
-    }
-
-    #[test]
-    fn malformed_addresses_are_refused() {
-        for a in [
-            "", "t", "t.n.x", ".t.n", "t..n", "t.n[", "t.n[x]", "t.n[0]x", "module.a",
-        ] {
-            assert!(Address::parse(a).is_none(), "{a} parsed");
-        }
     }
 }

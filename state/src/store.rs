@@ -244,21 +244,30 @@ pub fn parse(location: &str, text: &str) -> Result<State, StateError> {
     struct Head {
         version: Option<u64>,
     }
-    let head: Head = serde_json::from_str(text).map_err(corrupt)?;
-    let Some(version) = head.version else {
-        return Err(StateError::Corrupt {
-            location: location.to_string(),
-            detail: "no \"version\" field".into(),
-        });
+    let too_new = |found: u64| StateError::TooNew {
+        location: location.to_string(),
+        found,
+        supported: FORMAT_VERSION,
     };
-    if version > FORMAT_VERSION {
-        return Err(StateError::TooNew {
-            location: location.to_string(),
-            found: version,
-            supported: FORMAT_VERSION,
-        });
+    // One pass over the text when it reads; its head is looked at alone
+    // only to say why it did not (a newer format, or no format at all).
+    let mut state: State = match serde_json::from_str(text) {
+        Ok(s) => s,
+        Err(e) => {
+            let head: Head = serde_json::from_str(text).map_err(corrupt)?;
+            return Err(match head.version {
+                None => StateError::Corrupt {
+                    location: location.to_string(),
+                    detail: "no \"version\" field".into(),
+                },
+                Some(v) if v > FORMAT_VERSION => too_new(v),
+                Some(_) => corrupt(e),
+            });
+        }
+    };
+    if state.version > FORMAT_VERSION {
+        return Err(too_new(state.version));
     }
-    let mut state: State = serde_json::from_str(text).map_err(corrupt)?;
     let twice = state.join_resources();
     if !twice.is_empty() {
         return Err(StateError::Corrupt {

@@ -3,7 +3,9 @@
 //! without touching them.
 
 use std::path::PathBuf;
-use strata_state::{Entry, InstanceKey, InstanceState, Mode, ResourceId, StateError, Store};
+use strata_state::{
+    Entry, InstanceKey, InstanceState, Mode, ModulePath, ResourceAddr, StateError, Store,
+};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-state-{tag}-{}", std::process::id()));
@@ -14,8 +16,8 @@ fn scratch(tag: &str) -> PathBuf {
 
 fn put(i: u64) -> Entry {
     Entry::Put {
-        resource: ResourceId {
-            module: None,
+        resource: ResourceAddr {
+            module: ModulePath::root(),
             mode: Mode::Managed,
             type_name: "terraform_data".into(),
             name: "node".into(),

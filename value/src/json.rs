@@ -258,29 +258,44 @@ fn zip_mask(vs: Vec<Value>, ms: &[Json], make: &dyn Fn(Value) -> Value) -> Vec<V
 /// them in `sensitive_attributes`:
 /// `[{"type": "get_attr", "value": "input"}, {"type": "index", …}]`.
 pub fn mark_paths(v: &Value) -> Vec<Json> {
-    fn walk(v: &Value, path: &mut Vec<Json>, out: &mut Vec<Json>) {
+    /// A step on the way down, spelled as JSON only when a mark is found
+    /// at its end (most values hold none).
+    enum Step<'v> {
+        Attr(&'v str),
+        Key(&'v str),
+        Index(usize),
+    }
+    fn spelled(path: &[Step<'_>]) -> Json {
+        let steps = path.iter().map(|s| match s {
+            Step::Attr(k) => json!({"type": "get_attr", "value": k}),
+            Step::Key(k) => json!({"type": "index", "value": {"value": k, "type": "string"}}),
+            Step::Index(i) => json!({"type": "index", "value": {"value": i, "type": "number"}}),
+        });
+        Json::Array(steps.collect())
+    }
+    fn walk<'v>(v: &'v Value, path: &mut Vec<Step<'v>>, out: &mut Vec<Json>) {
         if v.is_sensitive() {
-            out.push(Json::Array(path.clone()));
+            out.push(spelled(path));
             return;
         }
         match v {
             Value::Object(m) => {
                 for (k, x) in m {
-                    path.push(json!({"type": "get_attr", "value": k}));
+                    path.push(Step::Attr(k));
                     walk(x, path, out);
                     path.pop();
                 }
             }
             Value::Map(_, m) => {
                 for (k, x) in m {
-                    path.push(json!({"type": "index", "value": {"value": k, "type": "string"}}));
+                    path.push(Step::Key(k));
                     walk(x, path, out);
                     path.pop();
                 }
             }
             Value::List(_, vs) | Value::Tuple(vs) => {
                 for (i, x) in vs.iter().enumerate() {
-                    path.push(json!({"type": "index", "value": {"value": i, "type": "number"}}));
+                    path.push(Step::Index(i));
                     walk(x, path, out);
                     path.pop();
                 }

@@ -11,8 +11,10 @@ use crate::json::{type_from_json, value_from_json};
 use crate::types::{ObjectType, Type};
 use crate::value::{Attrs, Value};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// `text` (JSON) as a value of type `ty`, as `value_from_json` reads it.
@@ -62,9 +64,46 @@ impl<'de> DeserializeSeed<'de> for Typed<'_> {
 #[derive(serde::Deserialize)]
 struct Dynamic<'a> {
     #[serde(borrow)]
-    value: Option<&'a serde_json::value::RawValue>,
-    #[serde(rename = "type")]
-    ty: Option<Json>,
+    value: Option<&'a RawValue>,
+    #[serde(borrow, rename = "type")]
+    ty: Option<&'a RawValue>,
+}
+
+/// The dynamic value this thread read last, by its text and its type's:
+/// an object often holds one twice (`terraform_data`'s `input` and
+/// `output`), and the second then shares the first's value instead of
+/// being read and held again.
+struct LastDynamic {
+    value: String,
+    ty: String,
+    read: Value,
+}
+
+thread_local! {
+    static LAST_DYNAMIC: RefCell<Option<LastDynamic>> = const { RefCell::new(None) };
+}
+
+/// Types of dynamic values this thread has read, by their text: a state
+/// holds few distinct ones, many times over.
+const KNOWN_TYPES: usize = 64;
+
+thread_local! {
+    static TYPES: RefCell<HashMap<String, Type>> = RefCell::new(HashMap::new());
+}
+
+fn dynamic_type(text: &str) -> Result<Type, String> {
+    if let Some(t) = TYPES.with_borrow(|known| known.get(text).cloned()) {
+        return Ok(t);
+    }
+    let json: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let ty = type_from_json(&json)?;
+    TYPES.with_borrow_mut(|known| {
+        if known.len() >= KNOWN_TYPES {
+            known.clear();
+        }
+        known.insert(text.to_string(), ty.clone());
+    });
+    Ok(ty)
 }
 
 impl Dynamic<'_> {
@@ -72,7 +111,22 @@ impl Dynamic<'_> {
         let (Some(value), Some(ty)) = (self.value, self.ty) else {
             return Err("expected {\"value\", \"type\"}".into());
         };
-        value_from_json_text(value.get(), &type_from_json(&ty)?)
+        let (value, ty) = (value.get(), ty.get());
+        let seen = LAST_DYNAMIC.with_borrow(|last| {
+            last.as_ref()
+                .filter(|l| l.value == value && l.ty == ty)
+                .map(|l| l.read.clone())
+        });
+        if let Some(v) = seen {
+            return Ok(v);
+        }
+        let read = value_from_json_text(value, &dynamic_type(ty)?)?;
+        LAST_DYNAMIC.set(Some(LastDynamic {
+            value: value.to_string(),
+            ty: ty.to_string(),
+            read: read.clone(),
+        }));
+        Ok(read)
     }
 }
 
@@ -216,5 +270,20 @@ mod tests {
             assert!(stream.is_err(), "{text} read as {stream:?}");
             assert_eq!(stream.err(), tree.err(), "{text}");
         }
+    }
+
+    /// A dynamic value read again (the same text, the same type) is the
+    /// first one shared; the same text under another type is read anew.
+    #[test]
+    fn repeated_dynamic_values_share_what_they_mean() {
+        let t = ty(r#"["object",{"input":"dynamic","output":"dynamic","other":"dynamic"}]"#);
+        let text = r#"{"input":{"value":{"a":"1"},"type":["object",{"a":"string"}]},"output":{"value":{"a":"1"},"type":["object",{"a":"string"}]},"other":{"value":{"a":"1"},"type":["map","string"]}}"#;
+        let v = value_from_json_text(text, &t).expect("reads");
+        let tree = value_from_json(&serde_json::from_str(text).expect("JSON"), &t).expect("reads");
+        assert!(v.raw_equal(&tree), "{v:?} vs {tree:?}");
+        let get = |k: &str| v.entries().and_then(|m| m.get(k).cloned()).expect(k);
+        assert!(get("input").raw_equal(&get("output")));
+        assert_eq!(get("other").ty(), ty(r#"["map","string"]"#));
+        assert_eq!(get("input").ty(), ty(r#"["object",{"a":"string"}]"#));
     }
 }

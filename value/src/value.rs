@@ -233,6 +233,11 @@ impl Value {
 
     /// Removes every mark inside, saying whether there was any.
     pub fn unmark_deep(self) -> (Value, bool) {
+        // Most values carry no mark: looking costs no allocation, copying
+        // the value without its marks would.
+        if !self.contains_sensitive() {
+            return (self, false);
+        }
         let mut found = false;
         let v = self.strip(&mut found);
         (v, found)
