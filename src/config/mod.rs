@@ -239,7 +239,7 @@ pub struct Module {
     pub imports: Vec<Import>,
     pub removed: Vec<Removed>,
     pub checks: Vec<Check>,
-    /// `cluster` blocks, as written: `crate::cluster` expands them into
+    /// `cluster` blocks, as written: the cluster stage expands them into
     /// module calls and provider configurations before the graph is built.
     pub clusters: Vec<crate::syntax::Block>,
 }

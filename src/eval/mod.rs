@@ -4,8 +4,6 @@
 
 mod ops;
 
-pub use ops::equals as ops_equals;
-
 use crate::diag::{Diag, Span};
 use crate::funcs::{self, CallCtx};
 use crate::lang::convert::{convert, unify};
@@ -768,6 +766,7 @@ impl<'a> Evaluator<'a> {
         let arg_spans: Vec<Span> = args.iter().map(|a| a.span).collect();
         let mut ctx = CallCtx {
             base_dir: &self.base_dir,
+            eval: &Nested,
         };
         funcs::call(def, values, &mut ctx).map_err(|e| e.into_diag(short, span, &arg_spans))
     }
@@ -868,6 +867,20 @@ impl Scope for MapScope<'_> {
                 Err(unknown_root(name, None, &known).at(span))
             }
         }
+    }
+}
+
+/// The evaluator as functions see it: what they evaluate starts afresh,
+/// seeing only what they pass (a template's variables, nothing at all).
+struct Nested;
+
+impl funcs::Evaluate for Nested {
+    fn template(&self, text: &str, vars: &Attrs, base_dir: &std::path::Path) -> EvalResult {
+        render_template(text, vars, base_dir)
+    }
+
+    fn constant(&self, expr: &Expr) -> EvalResult {
+        Evaluator::new(&EmptyScope, std::path::PathBuf::new()).eval(expr)
     }
 }
 

@@ -220,7 +220,7 @@ pub fn binary(op: BinaryOp, l: Value, r: Value, ls: Span, rs: Span) -> Result<Va
     let marked = m1 || m2;
     let span = ls.to(rs);
     let out = match op {
-        BinaryOp::Eq | BinaryOp::NotEq => match equals(&l, &r) {
+        BinaryOp::Eq | BinaryOp::NotEq => match l.equals(&r) {
             Some(eq) => Value::Bool(eq == (op == BinaryOp::Eq)),
             None => Value::Unknown(Type::Bool),
         },
@@ -297,57 +297,5 @@ fn capitalize(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
-    }
-}
-
-/// cty's `Equals`: `None` when the answer depends on unknown values.
-pub fn equals(a: &Value, b: &Value) -> Option<bool> {
-    let (a, b) = (a.unmarked(), b.unmarked());
-    match (a, b) {
-        (Value::Unknown(_), _) | (_, Value::Unknown(_)) => return None,
-        (Value::Null(_), Value::Null(_)) => return Some(true),
-        (Value::Null(_), _) | (_, Value::Null(_)) => return Some(false),
-        _ => {}
-    }
-    if a.ty() != b.ty() {
-        return Some(false);
-    }
-    match (a, b) {
-        (Value::Bool(x), Value::Bool(y)) => Some(x == y),
-        (Value::Number(x), Value::Number(y)) => Some(x == y),
-        (Value::String(x), Value::String(y)) => Some(x == y),
-        (Value::List(_, x), Value::List(_, y))
-        | (Value::Set(_, x), Value::Set(_, y))
-        | (Value::Tuple(x), Value::Tuple(y)) => {
-            if x.len() != y.len() {
-                return Some(false);
-            }
-            all_equal(x.iter().zip(y))
-        }
-        (Value::Map(_, x), Value::Map(_, y)) | (Value::Object(x), Value::Object(y)) => {
-            if x.len() != y.len() || !x.keys().eq(y.keys()) {
-                return Some(false);
-            }
-            all_equal(x.values().zip(y.values()))
-        }
-        _ => Some(false),
-    }
-}
-
-/// Pairwise equality: false as soon as a pair differs, unknown if any pair
-/// is unknown and none differs.
-fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
-    let mut unknown = false;
-    for (p, q) in pairs {
-        match equals(p, q) {
-            Some(false) => return Some(false),
-            None => unknown = true,
-            Some(true) => {}
-        }
-    }
-    if unknown {
-        None
-    } else {
-        Some(true)
     }
 }

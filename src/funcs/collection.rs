@@ -1,7 +1,7 @@
 //! Collection functions: lists, sets, maps and the structural types.
 
 use super::{def, def_var, int_arg, p, str_arg, FnError, FuncDef};
-use crate::eval::ops_equals;
+
 use crate::lang::convert::{convert, unify};
 use crate::lang::number::Number;
 use crate::lang::types::Type;
@@ -236,7 +236,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             let items = seq(&a[0], 0)?;
             let mut unknown = false;
             for it in items {
-                match ops_equals(it, &a[1]) {
+                match it.equals(&a[1]) {
                     Some(true) => return Ok(Value::Bool(true)),
                     None => unknown = true,
                     _ => {}
@@ -313,7 +313,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             // A match decides, unless an unknown element before it might
             // match first.
             for (i, it) in items.iter().enumerate() {
-                match ops_equals(it, &a[1]) {
+                match it.equals(&a[1]) {
                     Some(true) => return Ok(Value::int(i as i64)),
                     None => return Ok(Value::Unknown(Type::Number)),
                     Some(false) => {}
@@ -400,7 +400,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             let out = vals
                 .iter()
                 .zip(keys)
-                .filter(|(_, k)| search.iter().any(|s| ops_equals(k, s) == Some(true)))
+                .filter(|(_, k)| search.iter().any(|s| k.equals(s) == Some(true)))
                 .map(|(v, _)| v.clone())
                 .collect();
             Ok(Value::List(elem_type(&a[0]).unwrap_or(Type::Dynamic), out))

@@ -169,7 +169,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 .entries()
                 .cloned()
                 .ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
-            crate::eval::render_template(&text, &vars, ctx.base_dir)
+            ctx.eval
+                .template(&text, &vars, ctx.base_dir)
                 .map_err(|d| FnError::call(format!("{}: {}", str_arg(a, 0), d.one_line())))
         },
     ));
@@ -182,7 +183,8 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 .entries()
                 .cloned()
                 .ok_or_else(|| FnError::arg(1, "vars must be an object or map"))?;
-            crate::eval::render_template(str_arg(a, 0), &vars, ctx.base_dir)
+            ctx.eval
+                .template(str_arg(a, 0), &vars, ctx.base_dir)
                 .map_err(|d| FnError::call(d.one_line()))
         },
     ));

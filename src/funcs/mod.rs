@@ -23,13 +23,26 @@ use crate::diag::{Diag, Span};
 use crate::lang::convert::convert;
 use crate::lang::number::Number;
 use crate::lang::types::Type;
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
 pub struct CallCtx<'a> {
     pub base_dir: &'a Path,
+    /// The evaluator making the call, for the functions that evaluate.
+    pub eval: &'a dyn Evaluate,
+}
+
+/// What a few functions need of the evaluator that calls them:
+/// `templatefile` and `templatestring` render a template, `decode_tfvars`
+/// evaluates constant expressions. The evaluator hands itself over in
+/// [`CallCtx`], so this library does not depend on it.
+pub trait Evaluate {
+    /// `text` as a template with `vars` in scope, relative to `base_dir`.
+    fn template(&self, text: &str, vars: &Attrs, base_dir: &Path) -> Result<Value, Diag>;
+    /// An expression that refers to nothing.
+    fn constant(&self, expr: &crate::syntax::Expr) -> Result<Value, Diag>;
 }
 
 pub type Impl = fn(&mut CallCtx, &[Value]) -> Result<Value, FnError>;

@@ -2,8 +2,7 @@
 //! Terraform 1.8+): values written as HCL, as a variables file or one
 //! expression, and a variables file read back. Also `plantimestamp()`.
 
-use super::{def, p, str_arg, FnError, FuncDef};
-use crate::eval::{EmptyScope, Evaluator};
+use super::{def, p, str_arg, Evaluate, FnError, FuncDef};
 use crate::lang::types::Type;
 use crate::lang::value::{Attrs, Value};
 use std::sync::OnceLock;
@@ -26,7 +25,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         "provider::terraform::decode_tfvars",
         vec![p("src", Type::String)],
         any(),
-        |_, a| decode_tfvars(str_arg(a, 0)),
+        |ctx, a| decode_tfvars(ctx.eval, str_arg(a, 0)),
     ));
     defs.push(def("plantimestamp", vec![], Type::String, |_, _| {
         Ok(Value::String(plan_timestamp().to_string()))
@@ -144,7 +143,7 @@ fn tfvars(v: &Value) -> Result<String, FnError> {
     Ok(attributes(m, 0))
 }
 
-fn decode_tfvars(src: &str) -> Result<Value, FnError> {
+fn decode_tfvars(eval: &dyn Evaluate, src: &str) -> Result<Value, FnError> {
     let file = crate::diag::FileId(u32::MAX);
     let body = crate::syntax::parse_body(file, src)
         .map_err(|d| FnError::call(format!("invalid tfvars syntax: {}", d.one_line())))?;
@@ -153,15 +152,13 @@ fn decode_tfvars(src: &str) -> Result<Value, FnError> {
     }
     let mut out = Attrs::new();
     for a in &body.attrs {
-        let v = Evaluator::new(&EmptyScope, std::path::PathBuf::new())
-            .eval(&a.expr)
-            .map_err(|d| {
-                FnError::call(format!(
-                    "invalid expression for variable {:?}: {}",
-                    a.name,
-                    d.one_line()
-                ))
-            })?;
+        let v = eval.constant(&a.expr).map_err(|d| {
+            FnError::call(format!(
+                "invalid expression for variable {:?}: {}",
+                a.name,
+                d.one_line()
+            ))
+        })?;
         out.insert(a.name.clone(), v);
     }
     Ok(Value::Object(out))

@@ -318,6 +318,40 @@ impl Value {
         Value::Set(elem, vs)
     }
 
+    /// cty's `Equals`: `None` when the answer depends on unknown values.
+    pub fn equals(&self, other: &Value) -> Option<bool> {
+        let (a, b) = (self.unmarked(), other.unmarked());
+        match (a, b) {
+            (Value::Unknown(_), _) | (_, Value::Unknown(_)) => return None,
+            (Value::Null(_), Value::Null(_)) => return Some(true),
+            (Value::Null(_), _) | (_, Value::Null(_)) => return Some(false),
+            _ => {}
+        }
+        if a.ty() != b.ty() {
+            return Some(false);
+        }
+        match (a, b) {
+            (Value::Bool(x), Value::Bool(y)) => Some(x == y),
+            (Value::Number(x), Value::Number(y)) => Some(x == y),
+            (Value::String(x), Value::String(y)) => Some(x == y),
+            (Value::List(_, x), Value::List(_, y))
+            | (Value::Set(_, x), Value::Set(_, y))
+            | (Value::Tuple(x), Value::Tuple(y)) => {
+                if x.len() != y.len() {
+                    return Some(false);
+                }
+                all_equal(x.iter().zip(y))
+            }
+            (Value::Map(_, x), Value::Map(_, y)) | (Value::Object(x), Value::Object(y)) => {
+                if x.len() != y.len() || !x.keys().eq(y.keys()) {
+                    return Some(false);
+                }
+                all_equal(x.values().zip(y.values()))
+            }
+            _ => Some(false),
+        }
+    }
+
     /// Structural equality including types and marks: cty's `RawEquals`.
     pub fn raw_equal(&self, other: &Value) -> bool {
         match (self, other) {
@@ -446,5 +480,23 @@ pub fn set_order(a: &Value, b: &Value) -> Ordering {
             let jb = b.to_json().unwrap_or_default();
             ja.cmp(&jb)
         }
+    }
+}
+
+/// Pairwise equality: false as soon as a pair differs, unknown if any pair
+/// is unknown and none differs.
+fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<bool> {
+    let mut unknown = false;
+    for (p, q) in pairs {
+        match p.equals(q) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
     }
 }
