@@ -1,14 +1,14 @@
 //! `aws_eks_addon`: the add-ons AWS manages in a cluster.
 
-use super::{has_ownership, in_every_cluster, issues_text, owned, retag, tag_pair};
+use super::member::{self, Member};
+use super::{issues_text, retag, tag_pair};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{
-    get, id_pair, object, required, str_value, string, string_map, timeouts_block,
-};
-use crate::wait::{gone, ready, timeout, Poll};
+use crate::values::{get, object, required, str_value, string, string_map, timeouts_block};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
+use aws_sdk_eks::types::Addon as EksAddon;
+use std::collections::HashMap;
 use std::time::Duration;
 use strata_provider::{
     AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
@@ -28,11 +28,9 @@ const ADDON_CONFIG_ONLY: [&str; 3] = [
 ];
 
 impl Addon {
-    const TYPE: &'static str = "aws_eks_addon";
-
     /// The object for what EKS says, with `from`'s configuration-only
     /// arguments.
-    fn value(a: &aws_sdk_eks::types::Addon, from: Option<&Value>) -> Value {
+    fn value(a: &EksAddon, from: Option<&Value>) -> Value {
         let (tags, tags_all) = tag_pair(a.tags());
         let cluster = a.cluster_name().unwrap_or_default();
         let name = a.addon_name().unwrap_or_default();
@@ -77,68 +75,88 @@ impl Addon {
         ));
         object(pairs)
     }
+}
 
-    /// The add-on as EKS holds it, `None` when there is none.
+#[async_trait]
+impl Member for Addon {
+    const TYPE: &'static str = "aws_eks_addon";
+    const NAME: &'static str = "addon_name";
+    const NOUN: &'static str = "add-on";
+    const ID_NAME: &'static str = "ADDON";
+    const WAIT: Duration = Duration::from_secs(20 * 60);
+    const DELETE_WAIT: Duration = Duration::from_secs(40 * 60);
+
+    type Object = EksAddon;
+
     async fn describe(
         &self,
         c: &Clients,
         cluster: &str,
         name: &str,
-    ) -> Result<Option<aws_sdk_eks::types::Addon>, DriverError> {
-        match c
+    ) -> Result<Option<EksAddon>, DriverError> {
+        let asked = c
             .eks
             .describe_addon()
             .cluster_name(cluster)
             .addon_name(name)
             .send()
-            .await
-        {
+            .await;
+        match asked {
             Ok(out) => Ok(out.addon().cloned()),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(api("DescribeAddon", e)),
         }
     }
 
-    async fn look(
+    async fn names(&self, c: &Clients, cluster: &str) -> Result<Vec<String>, DriverError> {
+        c.eks
+            .list_addons()
+            .cluster_name(cluster)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .map_err(|e| api("ListAddons", e))
+    }
+
+    async fn request_delete(
         &self,
         c: &Clients,
         cluster: &str,
         name: &str,
-        from: Option<&Value>,
-    ) -> Result<Poll, DriverError> {
-        let Some(a) = self.describe(c, cluster, name).await? else {
-            return Ok(Poll::Gone);
-        };
-        let status = a.status().map(|s| s.as_str()).unwrap_or_default();
-        Ok(match status {
-            "ACTIVE" => Poll::Ready(Addon::value(&a, from)),
-            "CREATE_FAILED" | "UPDATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
-                Poll::Failed(crate::error::classify(
-                    "EKS add-on",
-                    format!(
-                        "add-on {name} is {status}: {}",
-                        issues_text(
-                            a.health()
-                                .map_or(&[][..], |h| h.issues())
-                                .iter()
-                                .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                        )
-                    ),
-                    false,
-                ))
-            }
-            s => Poll::Pending(s.to_string()),
-        })
+        prior: &Value,
+    ) -> Result<bool, DriverError> {
+        let asked = c
+            .eks
+            .delete_addon()
+            .cluster_name(cluster)
+            .addon_name(name)
+            .set_preserve(crate::values::boolean(prior, "preserve"))
+            .send()
+            .await;
+        deleted("DeleteAddon", asked)
     }
 
-    async fn wait_active(&self, c: &Clients, v: &Value, op: &str) -> Result<Value, DriverError> {
-        let cluster = required(v, Self::TYPE, "cluster_name")?;
-        let name = required(v, Self::TYPE, "addon_name")?;
-        let t = timeout(v, op, Duration::from_secs(20 * 60));
-        ready(&format!("waiting for EKS add-on {name}"), t, || {
-            self.look(c, &cluster, &name, Some(v))
-        })
-        .await
+    fn status(a: &EksAddon) -> &str {
+        a.status().map_or("", |s| s.as_str())
+    }
+
+    fn tags(a: &EksAddon) -> Option<&HashMap<String, String>> {
+        a.tags()
+    }
+
+    fn health(a: &EksAddon) -> String {
+        let issues = a.health().map_or(&[][..], |h| h.issues());
+        issues_text(
+            issues
+                .iter()
+                .map(|i| (i.code().map(|c| c.as_str()), i.message())),
+        )
+    }
+
+    fn value(a: &EksAddon, from: Option<&Value>) -> Value {
+        Addon::value(a, from)
     }
 }
 
@@ -207,17 +225,8 @@ impl Kind<Clients> for Addon {
         p
     }
 
-    /// What EKS holds, whatever the status (mid-change or unhealthy).
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut out = Vec::with_capacity(objs.len());
-        for o in objs {
-            let found = match (string(o, "cluster_name"), string(o, "addon_name")) {
-                (Some(cluster), Some(name)) => self.describe(c, &cluster, &name).await?,
-                _ => None,
-            };
-            out.push(found.map(|a| Addon::value(&a, Some(o))));
-        }
-        Ok(out)
+        member::read(self, c, objs).await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -242,7 +251,7 @@ impl Kind<Clients> for Addon {
             .send()
             .await
             .map_err(|e| api("CreateAddon", e))?;
-        self.wait_active(c, planned, "create").await
+        member::wait_active(self, c, planned, &name, "create").await
     }
 
     async fn update(
@@ -280,70 +289,20 @@ impl Kind<Clients> for Addon {
         if let Some(arn) = string(prior, "arn") {
             retag(c, &arn, prior, planned).await?;
         }
-        self.wait_active(c, planned, "update").await
+        let name = required(planned, Self::TYPE, "addon_name")?;
+        member::wait_active(self, c, planned, &name, "update").await
     }
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
-        let cluster = required(prior, Self::TYPE, "cluster_name")?;
-        let name = required(prior, Self::TYPE, "addon_name")?;
-        if !deleted(
-            "DeleteAddon",
-            c.eks
-                .delete_addon()
-                .cluster_name(&cluster)
-                .addon_name(&name)
-                .set_preserve(crate::values::boolean(prior, "preserve"))
-                .send()
-                .await,
-        )? {
-            return Ok(());
-        }
-        let t = timeout(prior, "delete", Duration::from_secs(40 * 60));
-        gone(&format!("deleting EKS add-on {name}"), t, || {
-            self.look(c, &cluster, &name, None)
-        })
-        .await
+        member::delete(self, c, prior).await
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        in_every_cluster(c, |cl| async move {
-            let names = c
-                .eks
-                .list_addons()
-                .cluster_name(&cl)
-                .into_paginator()
-                .items()
-                .send()
-                .collect::<Result<Vec<_>, _>>()
-                .await
-                .map_err(|e| api("ListAddons", e))?;
-            let cl = &cl;
-            owned(names, |n| async move {
-                let out = c
-                    .eks
-                    .describe_addon()
-                    .cluster_name(cl)
-                    .addon_name(n)
-                    .send()
-                    .await
-                    .map_err(|e| api("DescribeAddon", e))?;
-                Ok(out
-                    .addon()
-                    .filter(|a| has_ownership(a.tags(), t))
-                    .map(|a| Addon::value(a, None)))
-            })
-            .await
-        })
-        .await
+        member::find_tagged(self, c, t).await
     }
 
     /// Imported as `CLUSTER:ADDON`.
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        let (cluster, name) = id_pair(id, ':', Self::TYPE, "CLUSTER:ADDON")?;
-        let probe = object(vec![
-            ("cluster_name", Value::string(cluster)),
-            ("addon_name", Value::string(name)),
-        ]);
-        Ok(self.read(c, &[probe]).await?.pop().flatten())
+        member::import(self, c, id).await
     }
 }

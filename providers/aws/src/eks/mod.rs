@@ -1,11 +1,13 @@
 //! EKS: `aws_eks_cluster`, `aws_eks_node_group` and `aws_eks_addon`, one
 //! file each, and what they share (ownership tags, listings across every
-//! cluster for crash recovery, health issues as text). All are
+//! cluster for crash recovery, health issues as text); `member.rs` all
+//! that node groups and add-ons, objects inside a cluster, do alike. All are
 //! asynchronous: create, update and delete wait (see [`crate::wait`]) for
 //! ACTIVE or gone, within the resource's `timeouts` (Terraform's defaults).
 
 mod addon;
 mod cluster;
+mod member;
 mod node_group;
 
 pub use addon::Addon;

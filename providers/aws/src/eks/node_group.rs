@@ -1,17 +1,17 @@
 //! `aws_eks_node_group`: managed node groups, their scaling, labels, taints and launch template.
 
-use super::{has_ownership, in_every_cluster, issues_text, owned, retag, tag_pair};
+use super::member::{self, Member};
+use super::{issues_text, retag, tag_pair};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
-    block, get, id_pair, list_block_max1, map_value, number, object, required, str_value, string,
+    block, get, list_block_max1, map_value, number, object, required, str_value, string,
     string_map, string_set, strings, timeouts_block,
 };
-use crate::wait::{gone, ready, timeout, Poll};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
-    AmiTypes, CapacityTypes, LaunchTemplateSpecification, NodegroupScalingConfig,
+    AmiTypes, CapacityTypes, LaunchTemplateSpecification, Nodegroup, NodegroupScalingConfig,
     NodegroupUpdateConfig, Taint, TaintEffect, UpdateLabelsPayload, UpdateTaintsPayload,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -122,7 +122,7 @@ fn scaling(v: &Value) -> NodegroupScalingConfig {
 }
 
 impl NodeGroup {
-    fn value(ng: &aws_sdk_eks::types::Nodegroup, timeouts: Option<&Value>) -> Value {
+    fn value(ng: &Nodegroup, timeouts: Option<&Value>) -> Value {
         let (tags, tags_all) = tag_pair(ng.tags());
         let cluster = ng.cluster_name().unwrap_or_default();
         let name = ng.nodegroup_name().unwrap_or_default();
@@ -234,69 +234,87 @@ impl NodeGroup {
             ("tags_all", tags_all),
         ])
     }
+}
 
-    async fn look(
+#[async_trait]
+impl Member for NodeGroup {
+    const TYPE: &'static str = "aws_eks_node_group";
+    const NAME: &'static str = "node_group_name";
+    const NOUN: &'static str = "node group";
+    const ID_NAME: &'static str = "NODE_GROUP";
+    const WAIT: Duration = Duration::from_secs(60 * 60);
+    const DELETE_WAIT: Duration = Duration::from_secs(60 * 60);
+
+    type Object = Nodegroup;
+
+    async fn describe(
         &self,
         c: &Clients,
         cluster: &str,
         name: &str,
-        timeouts: Option<&Value>,
-    ) -> Result<Poll, DriverError> {
-        match c
+    ) -> Result<Option<Nodegroup>, DriverError> {
+        let asked = c
             .eks
             .describe_nodegroup()
             .cluster_name(cluster)
             .nodegroup_name(name)
             .send()
-            .await
-        {
-            Ok(out) => {
-                let Some(ng) = out.nodegroup() else {
-                    return Ok(Poll::Gone);
-                };
-                let status = ng
-                    .status()
-                    .map(|s| s.as_str().to_string())
-                    .unwrap_or_default();
-                Ok(match status.as_str() {
-                    "ACTIVE" => Poll::Ready(NodeGroup::value(ng, timeouts)),
-                    "CREATE_FAILED" | "DELETE_FAILED" | "DEGRADED" => {
-                        Poll::Failed(crate::error::classify(
-                            "EKS node group",
-                            format!(
-                                "node group {name} is {status}: {}",
-                                issues_text(
-                                    ng.health()
-                                        .map_or(&[][..], |h| h.issues())
-                                        .iter()
-                                        .map(|i| (i.code().map(|c| c.as_str()), i.message()))
-                                )
-                            ),
-                            false,
-                        ))
-                    }
-                    s => Poll::Pending(s.to_string()),
-                })
-            }
-            Err(e) if is_not_found(&e) => Ok(Poll::Gone),
+            .await;
+        match asked {
+            Ok(out) => Ok(out.nodegroup().cloned()),
+            Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(api("DescribeNodegroup", e)),
         }
     }
 
-    async fn wait_active(
+    async fn names(&self, c: &Clients, cluster: &str) -> Result<Vec<String>, DriverError> {
+        c.eks
+            .list_nodegroups()
+            .cluster_name(cluster)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+            .map_err(|e| api("ListNodegroups", e))
+    }
+
+    async fn request_delete(
         &self,
         c: &Clients,
-        v: &Value,
         cluster: &str,
         name: &str,
-        op: &str,
-    ) -> Result<Value, DriverError> {
-        let t = timeout(v, op, Duration::from_secs(60 * 60));
-        let timeouts = get(v, "timeouts");
-        ready(&format!("waiting for EKS node group {name}"), t, || {
-            self.look(c, cluster, name, timeouts)
-        })
-        .await
+        _prior: &Value,
+    ) -> Result<bool, DriverError> {
+        let asked = c
+            .eks
+            .delete_nodegroup()
+            .cluster_name(cluster)
+            .nodegroup_name(name)
+            .send()
+            .await;
+        deleted("DeleteNodegroup", asked)
+    }
+
+    fn status(ng: &Nodegroup) -> &str {
+        ng.status().map_or("", |s| s.as_str())
+    }
+
+    fn tags(ng: &Nodegroup) -> Option<&HashMap<String, String>> {
+        ng.tags()
+    }
+
+    fn health(ng: &Nodegroup) -> String {
+        let issues = ng.health().map_or(&[][..], |h| h.issues());
+        issues_text(
+            issues
+                .iter()
+                .map(|i| (i.code().map(|c| c.as_str()), i.message())),
+        )
+    }
+
+    fn value(ng: &Nodegroup, from: Option<&Value>) -> Value {
+        NodeGroup::value(ng, from.and_then(|f| get(f, "timeouts")))
     }
 }
 
@@ -423,32 +441,7 @@ impl Kind<Clients> for NodeGroup {
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let mut out = Vec::with_capacity(objs.len());
-        for o in objs {
-            let (Some(cluster), Some(name)) =
-                (string(o, "cluster_name"), string(o, "node_group_name"))
-            else {
-                out.push(None);
-                continue;
-            };
-            out.push(
-                match c
-                    .eks
-                    .describe_nodegroup()
-                    .cluster_name(&cluster)
-                    .nodegroup_name(&name)
-                    .send()
-                    .await
-                {
-                    Ok(r) => r
-                        .nodegroup()
-                        .map(|ng| NodeGroup::value(ng, get(o, "timeouts"))),
-                    Err(e) if is_not_found(&e) => None,
-                    Err(e) => return Err(api("DescribeNodegroup", e)),
-                },
-            );
-        }
-        Ok(out)
+        member::read(self, c, objs).await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -500,8 +493,7 @@ impl Kind<Clients> for NodeGroup {
             .send()
             .await
             .map_err(|e| api("CreateNodegroup", e))?;
-        self.wait_active(c, planned, &cluster, &name, "create")
-            .await
+        member::wait_active(self, c, planned, &name, "create").await
     }
 
     /// Labels, taints and scaling change in place through one
@@ -558,8 +550,7 @@ impl Kind<Clients> for NodeGroup {
                 .send()
                 .await
                 .map_err(|e| api("UpdateNodegroupConfig", e))?;
-            self.wait_active(c, planned, &cluster, &name, "update")
-                .await?;
+            member::wait_active(self, c, planned, &name, "update").await?;
         }
         // A new launch template version rolls the nodes.
         let template_version = |v: &Value| {
@@ -577,77 +568,25 @@ impl Kind<Clients> for NodeGroup {
                     .send()
                     .await
                     .map_err(|e| api("UpdateNodegroupVersion", e))?;
-                self.wait_active(c, planned, &cluster, &name, "update")
-                    .await?;
+                member::wait_active(self, c, planned, &name, "update").await?;
             }
         }
         if let Some(arn) = string(prior, "arn") {
             retag(c, &arn, prior, planned).await?;
         }
-        self.wait_active(c, planned, &cluster, &name, "update")
-            .await
+        member::wait_active(self, c, planned, &name, "update").await
     }
 
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
-        let cluster = required(prior, "aws_eks_node_group", "cluster_name")?;
-        let name = required(prior, "aws_eks_node_group", "node_group_name")?;
-        if !deleted(
-            "DeleteNodegroup",
-            c.eks
-                .delete_nodegroup()
-                .cluster_name(&cluster)
-                .nodegroup_name(&name)
-                .send()
-                .await,
-        )? {
-            return Ok(());
-        }
-        let t = timeout(prior, "delete", Duration::from_secs(60 * 60));
-        gone(&format!("deleting EKS node group {name}"), t, || {
-            self.look(c, &cluster, &name, None)
-        })
-        .await
+        member::delete(self, c, prior).await
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        in_every_cluster(c, |cl| async move {
-            let groups = c
-                .eks
-                .list_nodegroups()
-                .cluster_name(&cl)
-                .into_paginator()
-                .items()
-                .send()
-                .collect::<Result<Vec<_>, _>>()
-                .await
-                .map_err(|e| api("ListNodegroups", e))?;
-            let cl = &cl;
-            owned(groups, |g| async move {
-                let out = c
-                    .eks
-                    .describe_nodegroup()
-                    .cluster_name(cl)
-                    .nodegroup_name(g)
-                    .send()
-                    .await
-                    .map_err(|e| api("DescribeNodegroup", e))?;
-                Ok(out
-                    .nodegroup()
-                    .filter(|ng| has_ownership(ng.tags(), t))
-                    .map(|ng| NodeGroup::value(ng, None)))
-            })
-            .await
-        })
-        .await
+        member::find_tagged(self, c, t).await
     }
 
-    /// Imported as `cluster:node_group`.
+    /// Imported as `CLUSTER:NODE_GROUP`.
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        let (cluster, name) = id_pair(id, ':', "aws_eks_node_group", "CLUSTER:NODE_GROUP")?;
-        let probe = object(vec![
-            ("cluster_name", Value::string(cluster)),
-            ("node_group_name", Value::string(name)),
-        ]);
-        Ok(self.read(c, &[probe]).await?.pop().flatten())
+        member::import(self, c, id).await
     }
 }
