@@ -97,7 +97,12 @@ pub struct InstanceState {
     pub sensitive_attributes: Vec<Json>,
     /// Addresses of the resources this instance depended on when last applied,
     /// so it can be destroyed in the right order after leaving the config.
-    #[serde(default, with = "crate::addr::as_text")]
+    /// Left out when there are none, as Terraform writes it.
+    #[serde(
+        default,
+        with = "crate::addr::as_text",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub dependencies: Vec<ResourceAddr>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_before_destroy: bool,
@@ -307,5 +312,26 @@ mod tests {
         let d: Attributes =
             serde_json::from_value(serde_json::json!({"a": [1, 2]})).expect("reads");
         assert_eq!(d.text(), r#"{"a":[1,2]}"#);
+    }
+
+    /// Dependencies are written as Terraform writes them: as addresses'
+    /// text, and not at all when there are none.
+    #[test]
+    fn dependencies_are_text_and_absent_when_none() {
+        let text =
+            r#"{"schema_version":0,"attributes":{},"dependencies":["module.m.data.t.n","t.x"]}"#;
+        let mut i: InstanceState = serde_json::from_str(text).expect("reads");
+        assert_eq!(i.dependencies[0].module.to_string(), "module.m");
+        assert_eq!(i.dependencies[0].mode, Mode::Data);
+        let written = serde_json::to_value(&i).expect("writes");
+        assert_eq!(
+            written["dependencies"],
+            serde_json::json!(["module.m.data.t.n", "t.x"])
+        );
+        i.dependencies.clear();
+        let written = serde_json::to_value(&i).expect("writes");
+        assert!(written.get("dependencies").is_none(), "{written}");
+        let bad = r#"{"schema_version":0,"attributes":{},"dependencies":["t.x[0]"]}"#;
+        assert!(serde_json::from_str::<InstanceState>(bad).is_err());
     }
 }
