@@ -17,7 +17,7 @@ use crate::lang::value::Value;
 use crate::plan::{
     plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
 };
-use crate::walk::{decode, InstanceCtx, Keys, ResourceInstances, Walk};
+use crate::walk::{decode, InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use std::collections::HashMap;
@@ -29,8 +29,7 @@ use strata_state::Entry;
 /// The instances of one resource node in one module instance, while their
 /// driver calls run.
 struct Instances {
-    module: ModulePath,
-    keys: Keys,
+    of: ResourceInstances,
     /// Per instance: its object, unknown until its call returns.
     values: Vec<Value>,
     running: usize,
@@ -157,7 +156,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let req = self.ex.req;
         let node = &req.graph.graph[n];
         if self.schedule.is_poisoned(n.index()) {
-            let changes = node.resource_addr().and_then(|a| self.changes_of.get(&a));
+            let changes = node.resource_addr().and_then(|a| self.changes_of.get(a));
             for c in changes.into_iter().flatten() {
                 self.ex.report.skipped.push(c.addr.clone());
             }
@@ -178,7 +177,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         if r.check.is_some() {
             // Read with its check's assertions once the walk is done.
             for ri in self.w.expand(n, &mut self.diags) {
-                self.w.set(&ri.module, &node.local_addr, Value::unknown());
+                self.w.set(ri.module(), &node.local_addr, Value::unknown());
             }
             return self.schedule.finish(n.index(), false);
         }
@@ -193,14 +192,13 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let mut groups = Vec::new();
         for ri in self.w.expand(n, &mut self.diags) {
             let mut group = Instances {
-                module: ri.module.clone(),
-                keys: ri.keys.clone(),
                 values: Vec::new(),
                 running: 0,
                 failed: false,
+                of: ri,
             };
-            for (instance, ctx) in ri.keys.instances().into_iter().enumerate() {
-                let value = match self.prepare(n, r, (base, schema), &ri, &ctx, batch) {
+            for (instance, ctx) in group.of.keys.instances().into_iter().enumerate() {
+                let value = match self.prepare(n, r, (base, schema), &group.of, &ctx, batch) {
                     Prepared::Known(v) => v,
                     Prepared::Failed => {
                         group.failed = true;
@@ -243,7 +241,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
     ) -> Prepared<'p> {
         let req = self.ex.req;
         let node = &req.graph.graph[n];
-        let addr = ri.address(node, ctx.key.clone());
+        let addr = ri.address(ctx.key.clone());
         let Some(&c) = self.by_addr.get(&addr) else {
             let why = "this instance is not in the plan; make a new plan";
             self.ex.fail(&addr, why.into());
@@ -336,11 +334,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let mut d = Diags::default();
         let config = self
             .w
-            .eval_with(node, &ri.module, Some(ctx), |ev| {
+            .eval_with(node, ri.module(), Some(ctx), |ev| {
                 decode(&r.body, schema, ev, r.span, &mut d)
             })
             .unwrap_or_else(Value::unknown);
-        if let Some(why) = unmet(&self.w, (node, &ri.module, ctx), None, r) {
+        if let Some(why) = unmet(&self.w, (node, ri.module(), ctx), None, r) {
             return Err(why);
         }
         if !d.0.is_empty() {
@@ -522,8 +520,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             return None;
         }
         let group = self.pending.get(&slot.node)?.get(slot.group)?;
-        let ctx = group.keys.instances().into_iter().nth(slot.instance)?;
-        unmet(&self.w, (node, &group.module, &ctx), Some(v), r)
+        let ctx = group.of.keys.instances().into_iter().nth(slot.instance)?;
+        unmet(&self.w, (node, group.of.module(), &ctx), Some(v), r)
     }
 
     /// A node whose instances have all finished: its value is set, and
@@ -532,8 +530,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let node = &self.ex.req.graph.graph[n];
         let failed = groups.iter().any(|g| g.failed);
         for g in groups {
-            self.w
-                .set(&g.module, &node.local_addr, g.keys.assemble(g.values));
+            self.w.set(
+                g.of.module(),
+                &node.local_addr,
+                g.of.keys.assemble(g.values),
+            );
         }
         self.schedule.finish(n.index(), failed);
     }

@@ -29,12 +29,14 @@ use crate::config::{Module, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::Graph;
 use crate::lang::json::{type_to_json, value_to_json};
+use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::walk::Walk;
 use deletes::Doomed;
 use record::{put, remove, Record, Status};
 use runner::Runner;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -87,6 +89,8 @@ struct Exec<'r, 'p> {
     report: Report,
     /// Instances whose operation failed or was skipped.
     broken: HashSet<Address>,
+    /// See [`Exec::object_type`].
+    object_types: RefCell<HashMap<String, Rc<Type>>>,
 }
 
 impl Exec<'_, '_> {
@@ -99,7 +103,26 @@ impl Exec<'_, '_> {
 
     /// The entry recording `v` as `c`'s object.
     fn put(&self, c: &ResourceChange, v: &Value, status: Status) -> Result<Entry, String> {
-        put(self.req.drivers, c, v, status)
+        let ty = self.object_type(&c.addr.id.type_name)?;
+        put(&ty, c, v, status)
+    }
+
+    /// A resource type's object type, built from its schema once per
+    /// apply rather than once per object written.
+    fn object_type(&self, type_name: &str) -> Result<Rc<Type>, String> {
+        if let Some(t) = self.object_types.borrow().get(type_name) {
+            return Ok(t.clone());
+        }
+        let (_, schema) = self
+            .req
+            .drivers
+            .resource(type_name)
+            .ok_or_else(|| format!("no driver for {type_name}"))?;
+        let t = Rc::new(schema.object_type());
+        self.object_types
+            .borrow_mut()
+            .insert(type_name.to_string(), t.clone());
+        Ok(t)
     }
 
     fn fail(&mut self, addr: &Address, why: String) {
@@ -164,6 +187,7 @@ pub fn apply(
         record: Record::new(journal),
         report: Report::default(),
         broken: HashSet::new(),
+        object_types: RefCell::default(),
     };
     let result = rt.block_on(run(&mut ex, &stale));
     let Exec { record, report, .. } = ex;

@@ -2,9 +2,9 @@
 //! append per batch) before anything that depends on it starts, and is kept
 //! to fold into the state when the apply ends, however it ends.
 
-use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
 use crate::lang::json::{mark_paths, value_to_json};
+use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
 use strata_state::model::InstanceState;
@@ -49,12 +49,8 @@ pub struct Status {
     pub tainted: bool,
 }
 
-/// The entry recording `v` as `c`'s object.
-pub fn put(drivers: &Drivers, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry, String> {
-    let ty = drivers
-        .resource(&c.addr.id.type_name)
-        .map(|(_, s)| s.object_type())
-        .ok_or_else(|| format!("no driver for {}", c.addr.id.type_name))?;
+/// The entry recording `v` as `c`'s object, of its schema's type `ty`.
+pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry, String> {
     Ok(Entry::Put {
         resource: c.addr.id.clone(),
         provider: c.provider.clone(),
@@ -63,7 +59,7 @@ pub fn put(drivers: &Drivers, c: &ResourceChange, v: &Value, at: Status) -> Resu
             deposed: at.deposed,
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,
-            attributes: value_to_json(v, &ty)?.into(),
+            attributes: value_to_json(v, ty)?.into(),
             sensitive_attributes: mark_paths(v),
             dependencies: c.dependencies.clone(),
             create_before_destroy: c.create_before_destroy,

@@ -9,7 +9,7 @@ use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeSet, HashMap};
-use strata_state::model::{Mode as StateMode, ModulePath, ResourceAddr};
+use strata_state::model::{ModulePath, ResourceAddr};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NodeKind {
@@ -34,6 +34,8 @@ pub struct Node {
     /// (`Module::resources[index]` for a resource).
     pub index: usize,
     pub span: Span,
+    /// A resource or data node's address in the configuration.
+    resource: Option<ResourceAddr>,
 }
 
 impl Node {
@@ -42,20 +44,9 @@ impl Node {
         format!("{}{}", addr_prefix(&self.module), self.local_addr)
     }
 
-    /// A resource or data node's configuration address.
-    pub fn resource_addr(&self) -> Option<ResourceAddr> {
-        let (mode, rest) = match self.kind {
-            NodeKind::Resource => (StateMode::Managed, self.local_addr.as_str()),
-            NodeKind::Data => (StateMode::Data, self.local_addr.strip_prefix("data.")?),
-            _ => return None,
-        };
-        let (type_name, name) = rest.split_once('.')?;
-        Some(ResourceAddr {
-            module: self.module.clone(),
-            mode,
-            type_name: type_name.to_string(),
-            name: name.to_string(),
-        })
+    /// A resource or data node's address in the configuration.
+    pub fn resource_addr(&self) -> Option<&ResourceAddr> {
+        self.resource.as_ref()
     }
 
     pub fn is_resource(&self) -> bool {
@@ -105,6 +96,7 @@ impl Builder {
             local_addr,
             index,
             span,
+            resource: None,
         };
         let addr = node.addr();
         if let Some(&i) = self.index.get(&addr) {
@@ -233,6 +225,7 @@ impl Builder {
                 NodeKind::Resource
             };
             let i = self.add(kind, path, (n, r.address()), r.span);
+            self.graph[i].resource = Some(r.addr_in(path));
             for e in r
                 .count
                 .iter()

@@ -166,7 +166,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         let index: HashMap<ResourceAddr, NodeIndex> = graph
             .graph
             .node_indices()
-            .filter_map(|i| Some((graph.graph[i].resource_addr()?, i)))
+            .filter_map(|i| Some((graph.graph[i].resource_addr()?.clone(), i)))
             .collect();
         let changing = &p.changing;
         let pending = |addr: &ResourceAddr| {
@@ -174,7 +174,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
                 graph.resource_deps(n).iter().any(|d| {
                     graph.graph[*d]
                         .resource_addr()
-                        .is_some_and(|a| changing.contains(&a))
+                        .is_some_and(|a| changing.contains(a))
                 })
             })
         };
@@ -238,7 +238,7 @@ impl At<'_, '_> {
         }
         let node = &self.graph.graph[self.n];
         let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
-        let (module, ctx) = (&self.ri.module, Some(self.ctx));
+        let (module, ctx) = (self.ri.module(), Some(self.ctx));
         let judged = match object {
             Some(o) => self.walk.eval_self(node, module, ctx, o.clone(), judge),
             None => self.walk.eval_with(node, module, ctx, judge),
@@ -334,7 +334,7 @@ impl<'a> Planner<'_, 'a> {
         if r.check.is_some() {
             for ri in walk.expand(n, &mut self.diags) {
                 walk.set(
-                    &ri.module,
+                    ri.module(),
                     &node.local_addr,
                     Value::Unknown(schema.object_type()),
                 );
@@ -347,7 +347,7 @@ impl<'a> Planner<'_, 'a> {
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
-                let addr = ri.address(node, ctx.key.clone());
+                let addr = ri.address(ctx.key.clone());
                 let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
@@ -414,7 +414,7 @@ impl<'a> Planner<'_, 'a> {
                     importing: None,
                 });
             }
-            walk.set(&ri.module, &node.local_addr, ri.keys.assemble(values));
+            walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
         }
     }
 
@@ -505,14 +505,14 @@ impl<'a> Planner<'_, 'a> {
                 .at(r.span),
             );
             for ri in walk.expand(n, &mut self.diags) {
-                walk.set(&ri.module, &node.local_addr, Value::unknown());
+                walk.set(ri.module(), &node.local_addr, Value::unknown());
             }
             return None;
         };
         let mut deps: Vec<ResourceAddr> = graph
             .resource_deps(n)
             .into_iter()
-            .filter_map(|d| graph.graph[d].resource_addr())
+            .filter_map(|d| graph.graph[d].resource_addr().cloned())
             .collect();
         // In the order of their text, as Terraform writes them.
         deps.sort_by_cached_key(ToString::to_string);
@@ -532,7 +532,7 @@ impl<'a> Planner<'_, 'a> {
         let node = &self.req.graph.graph[n];
         let mut d = Diags::default();
         let config = walk
-            .eval_with(node, &ri.module, Some(ctx), |ev| {
+            .eval_with(node, ri.module(), Some(ctx), |ev| {
                 decode(&r.body, schema, ev, r.span, &mut d)
             })
             .unwrap_or_else(Value::unknown);
@@ -552,7 +552,7 @@ impl<'a> Planner<'_, 'a> {
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
-                let addr = ri.address(node, ctx.key.clone());
+                let addr = ri.address(ctx.key.clone());
                 let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
@@ -641,7 +641,7 @@ impl<'a> Planner<'_, 'a> {
                 };
                 self.push(change);
             }
-            walk.set(&ri.module, &node.local_addr, ri.keys.assemble(values));
+            walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
         }
     }
 
@@ -662,7 +662,7 @@ impl<'a> Planner<'_, 'a> {
                 return false;
             };
             let key = match key {
-                Some(k) => match walk.eval_with(node, &ri.module, Some(ctx), |ev| ev.eval(k)) {
+                Some(k) => match walk.eval_with(node, ri.module(), Some(ctx), |ev| ev.eval(k)) {
                     Some(Ok(v)) => match v.unmarked() {
                         Value::String(s) => Some(InstanceKey::Str(s.clone())),
                         Value::Number(n) => n.to_i64().map(|i| InstanceKey::Int(i as u64)),
@@ -673,7 +673,7 @@ impl<'a> Planner<'_, 'a> {
                 None => None,
             };
             let target = ResourceAddr {
-                module: ri.module.clone(),
+                module: ri.module().clone(),
                 mode: Mode::Managed,
                 type_name: target.type_name.to_string(),
                 name: target.name.to_string(),

@@ -15,7 +15,7 @@ use petgraph::graph::NodeIndex;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
-use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr};
+use strata_state::model::{Address, InstanceKey, ModulePath, ResourceAddr};
 
 /// How a repeated block expands.
 #[derive(Debug, Clone)]
@@ -76,29 +76,22 @@ impl Keys {
     }
 }
 
-/// The resources of one module instance: where it is and expanded keys.
+/// A resource block's instances in one module instance: the resource
+/// there (`module.a[0].aws_vpc.main`) and how its keys expanded.
 pub struct ResourceInstances {
-    /// `module.a[0]`, or the root module.
-    pub module: ModulePath,
+    pub resource: ResourceAddr,
     pub keys: Keys,
 }
 
 impl ResourceInstances {
-    pub fn address(&self, node: &Node, key: Option<InstanceKey>) -> Address {
-        let (mode, rest) = match node.local_addr.strip_prefix("data.") {
-            Some(r) => (Mode::Data, r),
-            None => (Mode::Managed, node.local_addr.as_str()),
-        };
-        let (type_name, name) = rest.split_once('.').unwrap_or((rest, ""));
-        Address {
-            id: ResourceAddr {
-                module: self.module.clone(),
-                mode,
-                type_name: type_name.to_string(),
-                name: name.to_string(),
-            },
-            key,
-        }
+    /// The module instance, `module.a[0]` (the root's is empty).
+    pub fn module(&self) -> &ModulePath {
+        &self.resource.module
+    }
+
+    /// The instance with `key`.
+    pub fn address(&self, key: Option<InstanceKey>) -> Address {
+        self.resource.instance(key)
     }
 }
 
@@ -505,7 +498,10 @@ impl<'a> Walk<'a> {
         let mut out = Vec::new();
         for module in self.module_paths(node) {
             match self.keys(node, &module, r.count.as_ref(), r.for_each.as_ref()) {
-                Ok(keys) => out.push(ResourceInstances { module, keys }),
+                Ok(keys) => out.push(ResourceInstances {
+                    resource: r.addr_in(&module),
+                    keys,
+                }),
                 Err(d) => {
                     diags.push(d);
                     self.set(&module, &node.local_addr, Value::unknown());
