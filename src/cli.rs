@@ -46,6 +46,9 @@ pub struct RunArgs {
     /// Driver operations in flight at once.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub parallelism: u16,
+    /// Your own prices (the catalogs' CSV columns), over the list prices.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -62,8 +65,26 @@ impl RunArgs {
             parallelism: self.parallelism as usize,
             destroy,
             workspace: workspace?,
+            prices: price_list(self.prices.as_deref())?,
         })
     }
+}
+
+/// The `--prices` file, read; none gives an empty list.
+pub fn price_list(path: Option<&Path>) -> Result<strata_provider::catalog::PriceList, Diags> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let bad = |detail: String| {
+        Diags::from(Diag::new(
+            "strata::prices",
+            format!("Cannot read the prices in {}", path.display()),
+            detail,
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let name = path.display().to_string();
+    strata_provider::catalog::PriceList::parse(&name, &text).map_err(bad)
 }
 
 #[derive(Subcommand, Debug)]
@@ -74,6 +95,9 @@ pub enum Command {
         path: PathBuf,
         #[command(flatten)]
         vars: VarArgs,
+        /// Your own prices, over the list prices (for node pools' price caps).
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
     },
     /// Evaluate expressions: interactively, or one per stdin line with --json.
     Console {
@@ -157,6 +181,18 @@ pub enum Command {
         /// characters, `?` one; e.g. `aws_security_group.*`). Repeatable.
         #[arg(long, value_name = "ADDR_PATTERN")]
         ignore: Vec<String>,
+    },
+    /// What the state's node pools and control planes cost by the hour,
+    /// and what the configuration's would: per pool, per cloud, in total.
+    Cost {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
     },
     /// Post a markdown report read from stdin (`plan` or `drift --format
     /// markdown`) to GitHub: the pull request's one strata comment and label,
@@ -395,11 +431,17 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     parallelism: parallelism as usize,
                     destroy: false,
                     workspace,
+                    prices: Default::default(),
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });
             return finish(outcome(r, true), &sources);
         }
+        Command::Cost {
+            path, run, format, ..
+        } => run
+            .options(inputs, false, workspace)
+            .and_then(|opts| crate::engine::cost(&path, &opts, format, &mut sources, drivers)),
         Command::Comment { issue, name, .. } => crate::comment::run(issue.as_deref(), &name),
         Command::Apply {
             target,
@@ -437,9 +479,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 drivers,
             )
         }),
-        Command::Validate { path, .. } => {
-            workspace.and_then(|w| validate(&path, &inputs, &w, &mut sources, drivers))
-        }
+        Command::Validate { path, prices, .. } => workspace
+            .and_then(|w| validate(&path, &inputs, &w, prices.as_deref(), &mut sources, drivers)),
         Command::Console { path, json, .. } => {
             workspace.and_then(|w| console(path.as_deref(), json, &inputs, &w, &mut sources))
         }
@@ -507,6 +548,7 @@ fn load_expanded(
     path: &Path,
     inputs: &[CliInput],
     workspace: &str,
+    prices: &strata_provider::catalog::PriceList,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Loaded, Diags> {
@@ -520,7 +562,8 @@ fn load_expanded(
         });
     }
     let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
-    let expansion = crate::engine::expand(&mut module, vars.clone(), &run, drivers, sources)?;
+    let expansion =
+        crate::engine::expand(&mut module, vars.clone(), &run, drivers, prices, sources)?;
     Ok(Loaded {
         module,
         run,
@@ -536,7 +579,7 @@ fn graph(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
-    let loaded = load_expanded(path, &[], workspace, sources, drivers)?;
+    let loaded = load_expanded(path, &[], workspace, &Default::default(), sources, drivers)?;
     let g = crate::graph::build(&loaded.module, sources)?;
     print!("{}", crate::graph::to_dot(&g));
     Ok(())
@@ -546,14 +589,16 @@ fn validate(
     path: &Path,
     inputs: &[CliInput],
     workspace: &str,
+    prices: Option<&Path>,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
+    let prices = price_list(prices)?;
     let Loaded {
         module,
         run,
         clusters,
-    } = load_expanded(path, inputs, workspace, sources, drivers)?;
+    } = load_expanded(path, inputs, workspace, &prices, sources, drivers)?;
     let checked = (|| {
         // Cycles first: they name every member, where evaluation would only
         // see the point it came back to.

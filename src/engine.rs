@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use strata_provider::catalog::PriceList;
 use strata_provider::Tags;
 use strata_state::{Entry, Lock, State, Store};
 
@@ -39,6 +40,8 @@ pub struct Options {
     /// The workspace, decided once by the command: the backend opens its
     /// state and expressions read it as `terraform.workspace`.
     pub workspace: String,
+    /// `--prices FILE`: the user's prices, over the catalogs.
+    pub prices: PriceList,
 }
 
 pub enum Outcome {
@@ -75,16 +78,21 @@ fn io_diag(what: &str, path: &Path, e: std::io::Error) -> Diags {
 }
 
 /// Expands the root module's `cluster` blocks, asking the drivers for
-/// their GPU catalogs.
+/// their GPU catalogs; `prices` are the command's.
 pub fn expand(
     module: &mut config::Module,
     vars: BTreeMap<String, Value>,
     run: &Rc<Run>,
     drivers: &Drivers,
+    prices: &PriceList,
     sources: &mut Sources,
 ) -> Result<crate::cluster::Expansion, Diags> {
     let catalog = |name: &str| drivers.named(name).and_then(|d| d.gpu_catalog());
-    crate::cluster::expand(module, vars, run, &catalog, sources)
+    let catalogs = crate::cluster::Catalogs {
+        by_provider: &catalog,
+        prices: prices.clone(),
+    };
+    crate::cluster::expand(module, vars, run, &catalogs, sources)
 }
 
 /// The portability check without a cloud: the configuration planned on
@@ -112,6 +120,7 @@ pub fn check_portability(
             refresh: false,
             destroy: false,
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
+            prices: &PriceList::default(),
             describe_configuration: false,
         },
         &rt,
@@ -150,7 +159,14 @@ fn prepare(
         None => variables::resolve(&module, inputs, env, sources)?,
     };
     let before = digests(sources);
-    let expansion = expand(&mut module, vars.clone(), &run, drivers, sources)?;
+    let expansion = expand(
+        &mut module,
+        vars.clone(),
+        &run,
+        drivers,
+        &opts.prices,
+        sources,
+    )?;
     for (n, d) in digests(sources) {
         if !before.contains_key(&n) {
             files.insert(n, d);
@@ -389,6 +405,7 @@ fn make_plan(
             refresh: opts.refresh,
             destroy: opts.destroy,
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
+            prices: &p.expansion.prices.clone().then(opts.prices.clone()),
             describe_configuration: described,
         },
         rt,
@@ -455,6 +472,37 @@ pub fn plan(
     let outcome = outcome_of(&plan);
     crate::par::drop_later((plan, state));
     Ok(outcome)
+}
+
+/// `strata cost`: the plan's cost alone, for the monthly review (what
+/// the state holds against what the configuration would make). Nothing is
+/// applied or saved.
+pub fn cost(
+    path: &Path,
+    opts: &Options,
+    format: Format,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    require_configuration(path, Wants::Plan, false)?;
+    let p = prepare(path, None, opts, sources, drivers)?;
+    let rt = crate::par::runtime(opts.parallelism)?;
+    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
+    let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
+    let plan = make_plan(&p, &state, opts, drivers, &rt, false)
+        .map_err(|d| p.expansion.explain(d, sources))?;
+    let text = match format {
+        Format::Human => match plan.cost.is_empty() {
+            true => "Nothing in this configuration or its state is priced: no node pools or managed control planes.\n".to_string(),
+            false => crate::render::cost::human(&plan.cost),
+        },
+        Format::Json => format!("{}\n", plan.cost.to_json()),
+        Format::Markdown => format!("### strata cost\n\n{}", crate::render::cost::markdown(&plan.cost)),
+    };
+    print!("{}", text.trim_start_matches('\n'));
+    warn(&plan.warnings, sources);
+    crate::par::drop_later((plan, state));
+    Ok(())
 }
 
 fn outcome_of(plan: &Plan) -> Outcome {

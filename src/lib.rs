@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod comment;
 pub mod config;
 pub mod console;
+pub mod cost;
 pub mod diag;
 pub mod engine;
 pub mod eval;

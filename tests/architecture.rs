@@ -26,17 +26,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // through the trait the driver declares.
     ("backends", &["config", "eval", "builtin"]),
     ("walk", &["syntax", "eval", "config", "graph", "builtin"]),
+    // Asks each object's driver what it bills; the plan carries the result.
+    ("cost", &["builtin"]),
     (
         "plan",
         &[
-            "syntax", "eval", "funcs", "config", "graph", "builtin", "walk",
+            "syntax", "eval", "funcs", "config", "graph", "builtin", "walk", "cost",
         ],
     ),
     (
         "apply",
         &["eval", "config", "graph", "builtin", "walk", "plan"],
     ),
-    ("render", &["syntax", "funcs", "plan", "comment"]),
+    ("render", &["syntax", "funcs", "plan", "cost", "comment"]),
     ("comment", &[]),
     ("statecmd", &[]),
     (
@@ -165,6 +167,8 @@ fn the_pipeline_runs_one_way_from_walk_to_render() {
         ("eval", "config"),
         ("funcs", "eval"),
         ("config", "cluster"),
+        ("cost", "plan"),
+        ("cost", "render"),
     ];
     for (from, to) in forbidden {
         assert!(

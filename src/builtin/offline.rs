@@ -7,6 +7,7 @@
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use strata_provider::billing::Billed;
 use strata_provider::catalog::Catalog;
 use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
 use strata_value::value::Value;
@@ -80,6 +81,10 @@ impl Driver for Offline {
 
     fn gpu_catalog(&self) -> Option<&Catalog> {
         self.0.gpu_catalog()
+    }
+
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<Billed> {
+        self.0.billing(type_name, object, today)
     }
 
     async fn read_data(&self, type_name: &str, _config: &Value) -> Result<Value, DriverError> {

@@ -18,7 +18,9 @@ use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use strata_provider::catalog::Catalog;
+use strata_provider::billing::Capacity;
+use strata_provider::catalog::{quote, within_cap, Catalog, PriceList};
+use strata_provider::money::Usd;
 
 /// What one cloud needs: the drivers it configures and which of a `cloud`
 /// block's attributes configure them (the rest are the module's inputs).
@@ -70,6 +72,27 @@ const CLOUDS: &[CloudKind] = &[
     },
 ];
 
+/// What expansion prices pools with: each cloud driver's GPU catalog (by
+/// provider name) and the user's prices over them.
+pub struct Catalogs<'c> {
+    pub by_provider: &'c dyn Fn(&str) -> Option<&'c Catalog>,
+    /// The command's `--prices`; a cluster's own `prices` file is read
+    /// under it.
+    pub prices: PriceList,
+}
+
+impl<'c> Catalogs<'c> {
+    fn of(&self, kind: &CloudKind) -> Option<&'c Catalog> {
+        kind.region?;
+        (self.by_provider)(kind.provider.0)
+    }
+
+    /// Every cloud's catalog, for offers elsewhere.
+    fn all(&self) -> impl Iterator<Item = &'c Catalog> + '_ {
+        CLOUDS.iter().filter_map(|k| self.of(k))
+    }
+}
+
 /// The fields of a node pool, in the order messages list them.
 pub const POOL_FIELDS: &[&str] = &[
     "gpu",
@@ -80,7 +103,11 @@ pub const POOL_FIELDS: &[&str] = &[
     "capacity",
     "labels",
     "taints",
+    "max_price_per_gpu_hour",
 ];
+
+/// Pool fields that are the spec's own business, not the module's input.
+const SPEC_ONLY: &[&str] = &["max_price_per_gpu_hour"];
 
 /// One cloud a cluster runs on, after expansion.
 #[derive(Debug, Clone)]
@@ -111,6 +138,8 @@ pub struct Expanded {
 #[derive(Debug, Clone, Default)]
 pub struct Expansion {
     pub clusters: Vec<Expanded>,
+    /// The prices the clusters' `prices` files give, to price the plan.
+    pub prices: PriceList,
 }
 
 impl Expansion {
@@ -344,13 +373,13 @@ fn known(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Value>
 
 /// Expands every `cluster` block of the root module into module calls and
 /// provider configurations. `vars` are the root variables' values (for
-/// `clouds` and the catalog's inputs); `catalog` finds a cloud driver's GPU
-/// catalog by provider name.
-pub fn expand<'c>(
+/// `clouds` and the catalog's inputs); `catalogs` the drivers' GPU
+/// catalogs and the command's prices.
+pub fn expand(
     root: &mut config::Module,
     vars: BTreeMap<String, Value>,
     run: &Rc<Run>,
-    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    catalogs: &Catalogs<'_>,
     sources: &mut Sources,
 ) -> Result<Expansion, Diags> {
     let mut diags = Diags::default();
@@ -362,7 +391,14 @@ pub fn expand<'c>(
     {
         let scope = ConfigScope::new(root, vars, run.clone());
         for b in &blocks {
-            if let Some((expanded, mut c, mut p, mut r)) = cluster(b, &scope, catalog, &mut diags) {
+            let own = cluster_prices(b, &scope, &root.dir, &mut diags);
+            let catalogs = Catalogs {
+                by_provider: catalogs.by_provider,
+                prices: own.clone().then(catalogs.prices.clone()),
+            };
+            expansion.prices = std::mem::take(&mut expansion.prices).then(own);
+            if let Some((expanded, mut c, mut p, mut r)) = cluster(b, &scope, &catalogs, &mut diags)
+            {
                 expansion.clusters.push(expanded);
                 calls.append(&mut c);
                 providers.append(&mut p);
@@ -446,10 +482,10 @@ type Expansions = (
     Vec<config::Removed>,
 );
 
-fn cluster<'c>(
+fn cluster(
     b: &Block,
     scope: &ConfigScope,
-    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    catalogs: &Catalogs<'_>,
     diags: &mut Diags,
 ) -> Option<Expansions> {
     let name = match b.labels.as_slice() {
@@ -474,7 +510,7 @@ fn cluster<'c>(
     allowed(
         &b.body,
         &format!("cluster {name:?}"),
-        &["clouds", "kubernetes_version", "allow_divergence"],
+        &["clouds", "kubernetes_version", "allow_divergence", "prices"],
         &["network", "gpu_operator", "node_pool", "cloud"],
         diags,
     );
@@ -590,7 +626,7 @@ fn cluster<'c>(
             gpu_operator,
             pools: &pools,
         };
-        if let Some((call, p, cc)) = cloud_call(kind, block, &parts, scope, catalog, diags) {
+        if let Some((call, p, cc)) = cloud_call(kind, block, &parts, scope, catalogs, diags) {
             calls.push(call);
             providers.extend(p);
             expanded.clouds.push(cc);
@@ -782,12 +818,12 @@ fn pool_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
     }
 }
 
-fn cloud_call<'c>(
+fn cloud_call(
     kind: &CloudKind,
     block: &Block,
     parts: &Parts,
     scope: &ConfigScope,
-    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    catalogs: &Catalogs<'_>,
     diags: &mut Diags,
 ) -> Option<(ModuleCall, Vec<Provider>, CloudCall)> {
     let span = block.kind_span;
@@ -922,23 +958,30 @@ fn cloud_call<'c>(
         let attrs = merged(Some(&pblock.body), over);
         let mut items: Vec<(String, Expr)> = attrs
             .iter()
+            .filter(|a| !SPEC_ONLY.contains(&a.name.as_str()))
             .map(|a| (a.name.clone(), a.expr.clone()))
             .collect();
-        if !attrs.iter().any(|a| a.name == "instance_type") {
-            if let Some(t) = instance_type(
-                kind,
-                &attrs,
-                region.as_ref().map(|(r, span)| (r.as_str(), *span)),
-                pblock,
-                scope,
-                catalog,
-                diags,
-            ) {
-                items.push((
-                    "instance_type".into(),
-                    literal(Value::string(t), pblock.kind_span),
-                ));
+        let region = region.as_ref().map(|(r, span)| (r.as_str(), *span));
+        let chosen = match attrs.iter().find(|a| a.name == "instance_type") {
+            Some(a) => known(scope, a, diags).and_then(|v| v.as_str().map(str::to_string)),
+            None => {
+                let t = instance_type(kind, &attrs, region, pblock, scope, catalogs, diags);
+                if let Some(t) = &t {
+                    items.push((
+                        "instance_type".into(),
+                        literal(Value::string(t), pblock.kind_span),
+                    ));
+                }
+                t
             }
+        };
+        if let (Some(t), Some((r, _))) = (chosen, region) {
+            let pool = Pool {
+                name: pname,
+                attrs: &attrs,
+                cloud: kind,
+            };
+            price_cap(&pool, &t, r, scope, catalogs, diags);
         }
         pool_items.push((pname.clone(), object(items, pblock.kind_span)));
     }
@@ -1112,17 +1155,16 @@ fn reach(call: &str, span: Span) -> Body {
 
 /// The catalog's instance type for a pool's GPU shape in the cloud's
 /// region, or the error naming where the shape is offered.
-fn instance_type<'c>(
+fn instance_type(
     kind: &CloudKind,
     attrs: &[&Attribute],
     region: Option<(&str, Span)>,
     pool: &Block,
     scope: &ConfigScope,
-    catalog: &dyn Fn(&str) -> Option<&'c Catalog>,
+    catalogs: &Catalogs<'_>,
     diags: &mut Diags,
 ) -> Option<String> {
-    kind.region?;
-    let cat = catalog(kind.provider.0)?;
+    let cat = catalogs.of(kind)?;
     let (region, region_span) = region?;
     let field = |n: &str| attrs.iter().find(|a| a.name == n).copied();
     let Some(gpu_attr) = field("gpu") else {
@@ -1180,4 +1222,148 @@ fn instance_type<'c>(
             None
         }
     }
+}
+
+/// A cluster's `prices` file (a path relative to its configuration), read.
+fn cluster_prices(
+    b: &Block,
+    scope: &ConfigScope,
+    dir: &std::path::Path,
+    diags: &mut Diags,
+) -> PriceList {
+    let Some(a) = b.body.attr("prices") else {
+        return PriceList::default();
+    };
+    let Some(name) = known(scope, a, diags).and_then(|v| v.as_str().map(str::to_string)) else {
+        return PriceList::default();
+    };
+    let path = dir.join(&name);
+    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+    let parsed = read.and_then(|text| PriceList::parse(&name, &text));
+    parsed.unwrap_or_else(|why| {
+        diags.push(diag(
+            "Invalid prices",
+            format!("The prices in {} cannot be used: {why}.", path.display()),
+            a.expr.span,
+        ));
+        PriceList::default()
+    })
+}
+
+/// A node pool of the spec on one cloud, its cloud block's overrides laid
+/// over it.
+struct Pool<'a> {
+    name: &'a str,
+    attrs: &'a [&'a Attribute],
+    cloud: &'a CloudKind,
+}
+
+impl Pool<'_> {
+    fn attr(&self, name: &str) -> Option<&Attribute> {
+        self.attrs.iter().find(|a| a.name == name).copied()
+    }
+
+    fn capacity(&self, scope: &ConfigScope) -> Capacity {
+        let spot = self
+            .attr("capacity")
+            .and_then(|a| scope.evaluator().eval(&a.expr).ok())
+            .is_some_and(|v| v.unmarked().as_str() == Some("spot"));
+        match spot {
+            true => Capacity::Spot,
+            false => Capacity::OnDemand,
+        }
+    }
+}
+
+/// `max_price_per_gpu_hour`: the chosen offer's price per GPU-hour (after
+/// the user's prices) must not be more; when it is, the error names the
+/// offers of the same GPU shape that are within the cap, cheapest first.
+fn price_cap(
+    pool: &Pool<'_>,
+    instance_type: &str,
+    region: &str,
+    scope: &ConfigScope,
+    catalogs: &Catalogs<'_>,
+    diags: &mut Diags,
+) {
+    let Some(cap_attr) = pool.attr("max_price_per_gpu_hour") else {
+        return;
+    };
+    let Some(v) = known(scope, cap_attr, diags) else {
+        return;
+    };
+    let Some(cap) = v.as_number().and_then(|n| Usd::parse(&n.to_string())) else {
+        diags.push(diag(
+            "Invalid max_price_per_gpu_hour",
+            "max_price_per_gpu_hour is US dollars per GPU-hour, a number such as 4.5.",
+            cap_attr.expr.span,
+        ));
+        return;
+    };
+    let capacity = pool.capacity(scope);
+    let catalog = catalogs.of(pool.cloud);
+    let offer = match quote(catalog, &catalogs.prices, instance_type, region, capacity) {
+        Ok(q) => q,
+        Err(why) => {
+            diags.push(diag(
+                "Price not known",
+                format!(
+                    "node_pool {:?} on {} has a price cap, but {instance_type} cannot be priced: {why}.",
+                    pool.name, pool.cloud.name
+                ),
+                cap_attr.expr.span,
+            ));
+            return;
+        }
+    };
+    let Some((gpu, gpus)) = offer.gpu.clone() else {
+        return;
+    };
+    let Some(per_gpu) = offer.node_hour.per(gpus) else {
+        return;
+    };
+    if per_gpu <= cap {
+        return;
+    }
+    let within = within_cap(catalogs.all(), &catalogs.prices, &gpu, gpus, capacity, cap);
+    let shown: Vec<String> = within
+        .iter()
+        .take(5)
+        .map(|(c, o, p)| {
+            format!(
+                "{} {} {} at {}",
+                c.cloud,
+                o.region,
+                o.instance_type,
+                p.dollars()
+            )
+        })
+        .collect();
+    let offers = match (shown.is_empty(), within.len().saturating_sub(shown.len())) {
+        (true, _) => format!("No catalog offers {gpus} × {gpu} at that price or less."),
+        (false, 0) => format!(
+            "Offers within the cap, cheapest first: {}.",
+            shown.join("; ")
+        ),
+        (false, more) => format!(
+            "Offers within the cap, cheapest first: {}; and {more} more.",
+            shown.join("; ")
+        ),
+    };
+    diags.push(
+        diag(
+            "Price over the cap",
+            format!(
+                "node_pool {:?} on {}: {instance_type} in {region} costs {} per GPU-hour {} ({}), more than max_price_per_gpu_hour = {}. {offers}",
+                pool.name,
+                pool.cloud.name,
+                per_gpu.dollars(),
+                capacity.name().replace('_', "-"),
+                offer.source,
+                cap.dollars(),
+            ),
+            cap_attr.expr.span,
+        )
+        .labelled(format!("{} per GPU-hour here", per_gpu.dollars())),
+    );
 }

@@ -4,6 +4,7 @@
 //! refuses.
 
 use super::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
+use crate::cost::Cost;
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
 use crate::lang::value::Value;
 use serde_json::{json, Value as Json};
@@ -175,6 +176,7 @@ impl Saved {
             "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
             "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
+            "cost": p.cost.to_json(),
             "outputs": p.outputs.iter().map(|o| json!({
                 "name": o.name,
                 "before": o.before.as_ref().map(encode_value),
@@ -258,6 +260,10 @@ impl Saved {
                     .unwrap_or_default()
                     .to_string(),
                 schemas: Schemas::default(),
+                cost: match j.get("cost") {
+                    Some(c) => Cost::from_json(c)?,
+                    None => Cost::default(),
+                },
             },
             config_dir: j
                 .get("config_dir")

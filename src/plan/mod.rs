@@ -20,6 +20,7 @@ pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Request};
 
 use crate::builtin::Drivers;
+use crate::cost::Cost;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use strata_provider::{AttrPath, ResourceSchema};
@@ -194,6 +195,8 @@ pub struct Plan {
     /// plan JSON's `timestamp`.
     pub timestamp: String,
     pub schemas: Schemas,
+    /// What the planned objects cost by the hour, against the prior ones.
+    pub cost: Cost,
 }
 
 /// The schemas of the types a plan's changes are of: what a rendering

@@ -9,6 +9,7 @@ use super::{moved, Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource, Run};
+use crate::cost::{estimate, Cost, Item};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::json::value_from_json;
@@ -20,6 +21,7 @@ use petgraph::graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
+use strata_provider::catalog::PriceList;
 use strata_provider::{Driver, ResourceSchema};
 use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr, State};
 
@@ -37,6 +39,8 @@ pub struct Request<'a> {
     /// portability check): given a reader of `(module instance, local
     /// address)`, returns problems that fail the plan.
     pub inspect: Option<Inspect<'a>>,
+    /// The user's prices, over the drivers' catalogs.
+    pub prices: &'a PriceList,
     /// Describe the configuration in the plan (`Plan::configuration`), as
     /// plan JSON and a saved plan carry it; a plan only shown or applied
     /// has no use for it.
@@ -197,6 +201,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     diags.into_result(())?;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
+    let timestamp = crate::funcs::plan_timestamp().to_string();
+    let cost = price(&changes, req.drivers, req.prices, &timestamp);
     Ok(Plan {
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
@@ -210,9 +216,32 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             false => serde_json::Value::Null,
         },
         warnings,
-        timestamp: crate::funcs::plan_timestamp().to_string(),
+        timestamp,
         schemas,
+        cost,
     })
+}
+
+/// What the planned objects cost, against what they cost before.
+fn price(
+    changes: &[ResourceChange],
+    drivers: &Drivers,
+    prices: &PriceList,
+    timestamp: &str,
+) -> Cost {
+    let items: Vec<Item<'_>> = changes
+        .iter()
+        .filter(|c| c.addr.id.mode == Mode::Managed && c.deposed.is_none())
+        .map(|c| Item {
+            addr: &c.addr,
+            provider: &c.provider,
+            before: c.before.as_ref(),
+            after: c.after.as_ref(),
+            dependencies: &c.dependencies,
+        })
+        .collect();
+    let today = timestamp.get(..10).unwrap_or(timestamp);
+    estimate(&items, drivers, prices, today)
 }
 
 /// One instance being planned, to judge its conditions.

@@ -356,6 +356,8 @@ pub fn plan(p: &Plan) -> String {
         }
         out.insert("configuration".into(), configuration);
     }
+    // strata's own key: tools that read Terraform's format ignore it.
+    out.insert("cost".into(), p.cost.to_json());
     out.insert("timestamp".into(), json!(timestamp));
     out.insert("applyable".into(), json!(p.has_changes()));
     out.insert("complete".into(), json!(true));

@@ -25,14 +25,17 @@ pub fn summary(p: &Plan) -> String {
     let mut out = String::new();
     if !p.has_changes() {
         out.push_str(
-            "### strata plan: no changes\n\nThe infrastructure matches the configuration.\n",
+            "### strata plan: no changes\n\nThe infrastructure matches the configuration.\n\n",
         );
+        out.push_str(&crate::render::cost::markdown(&p.cost));
         return out;
     }
     out.push_str(&format!(
         "### strata plan: {} to add, {} to change, {} to destroy\n\n",
         n.add, n.change, n.destroy
     ));
+    // The money before the resources.
+    out.push_str(&crate::render::cost::markdown(&p.cost));
     let of = |pred: &dyn Fn(Action) -> bool| -> Vec<String> {
         p.changes
             .iter()

@@ -8,6 +8,7 @@
 //! `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` for endpoints), error
 //! mapping ([`error`]) and ownership tags ([`tags`]).
 
+mod billing;
 mod data;
 mod ec2;
 mod eks;
@@ -22,6 +23,7 @@ use ec2::Ec2;
 use resends::Resends;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
 use strata_provider::Kind;
 use strata_provider::{values, wait};
@@ -226,6 +228,17 @@ impl Cloud for Aws {
         catalog()
     }
 
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<Billed> {
+        let region = self
+            .settings
+            .lock()
+            .ok()
+            .and_then(|s| s.region.clone())
+            .or_else(|| std::env::var("AWS_REGION").ok())
+            .or_else(|| std::env::var("AWS_DEFAULT_REGION").ok());
+        billing::billing(type_name, object, today, region)
+    }
+
     fn provider_address(&self) -> String {
         "provider[\"registry.terraform.io/hashicorp/aws\"]".to_string()
     }
@@ -370,7 +383,9 @@ mod catalog_tests {
         assert!(c.source.contains("skypilot-catalog") && c.taken == "2026-11-30");
         let h100 = c.pick("H100", 8, "us-east-1").expect("p5 in us-east-1");
         assert_eq!(h100.instance_type, "p5.48xlarge");
-        assert!(h100.price.is_some_and(|p| p > 0.0));
+        assert!(h100
+            .price
+            .is_some_and(|p| p > strata_provider::money::Usd::ZERO));
         let e = c
             .pick("B200", 8, "eu-west-1")
             .expect_err("no B200 in Ireland");

@@ -342,6 +342,7 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
     fields: &[
         f("dns_prefix", "properties.dnsPrefix"),
         f("kubernetes_version", "properties.kubernetesVersion"),
+        f("sku_tier", "sku.tier"),
         array(
             "default_node_pool",
             "properties.agentPoolProfiles",
@@ -393,6 +394,11 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
                 (
                     "kubernetes_version",
                     A::optional(s(), "The control plane's version.").and_computed(),
+                ),
+                (
+                    "sku_tier",
+                    A::optional(s(), "The control plane's pricing tier: Free, Standard or Premium.")
+                        .and_computed(),
                 ),
                 (
                     "oidc_issuer_enabled",

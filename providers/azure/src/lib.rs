@@ -12,6 +12,7 @@
 mod api;
 mod arm;
 mod auth;
+mod billing;
 mod kubeconfig;
 mod special;
 
@@ -155,6 +156,15 @@ impl Cloud for Azure {
         catalog()
     }
 
+    fn billing(
+        &self,
+        type_name: &str,
+        object: &Value,
+        _today: &str,
+    ) -> Vec<strata_provider::billing::Billed> {
+        billing::billing(type_name, object)
+    }
+
     fn name(&self) -> &str {
         "azurerm"
     }
@@ -245,7 +255,9 @@ mod catalog_tests {
         assert!(c.source.contains("skypilot-catalog") && c.taken == "2026-11-30");
         let h100 = c.pick("H100", 8, "eastus").expect("H100 x8 in eastus");
         assert_eq!(h100.instance_type, "Standard_ND96isr_H100_v5");
-        assert!(h100.price.is_some_and(|p| p > 0.0));
+        assert!(h100
+            .price
+            .is_some_and(|p| p > strata_provider::money::Usd::ZERO));
         let e = c
             .pick("H100", 8, "westus2")
             .expect_err("no ND H100 v5 in westus2");

@@ -8,6 +8,8 @@
 //! one row per instance type and region, `#` lines for provenance
 //! (`# source: …`, `# taken: YYYY-MM-DD`).
 
+use crate::billing::Capacity;
+use crate::money::Usd;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -19,10 +21,10 @@ pub struct Offer {
     pub gpu: String,
     pub gpus: u32,
     pub region: String,
-    /// USD per hour on demand; `None` when the list has no price.
-    pub price: Option<f64>,
-    /// USD per hour as spot; `None` when none is listed.
-    pub spot_price: Option<f64>,
+    /// Per hour on demand; `None` when the list has no price.
+    pub price: Option<Usd>,
+    /// Per hour as spot; `None` when none is listed.
+    pub spot_price: Option<Usd>,
 }
 
 /// A cloud's GPU offers and where its figures come from.
@@ -96,48 +98,7 @@ impl Catalog {
         };
         let source = header("source:").ok_or("the catalog names no `# source:`")?;
         let taken = header("taken:").ok_or("the catalog gives no `# taken:` date")?;
-        let mut reader = csv::ReaderBuilder::new()
-            .comment(Some(b'#'))
-            .from_reader(text.as_bytes());
-        let want = [
-            "InstanceType",
-            "AcceleratorName",
-            "AcceleratorCount",
-            "Region",
-            "Price",
-            "SpotPrice",
-        ];
-        let headers = reader.headers().map_err(|e| e.to_string())?.clone();
-        if headers.iter().collect::<Vec<_>>() != want {
-            return Err(format!("the columns must be {}", want.join(",")));
-        }
-        let mut offers = Vec::new();
-        for row in reader.records() {
-            let row = row.map_err(|e| e.to_string())?;
-            let line = row.position().map_or(0, |p| p.line());
-            let bad = |what: &str| format!("line {line}: {what}");
-            let price = |i: usize| -> Result<Option<f64>, String> {
-                match row.get(i).unwrap_or("").trim() {
-                    "" => Ok(None),
-                    s => s
-                        .parse::<f64>()
-                        .map(Some)
-                        .map_err(|_| bad(&format!("{s:?} is not a price"))),
-                }
-            };
-            offers.push(Offer {
-                instance_type: row.get(0).unwrap_or("").to_string(),
-                gpu: row.get(1).unwrap_or("").to_string(),
-                gpus: row
-                    .get(2)
-                    .unwrap_or("")
-                    .parse()
-                    .map_err(|_| bad("AcceleratorCount is not a whole number"))?,
-                region: row.get(3).unwrap_or("").to_string(),
-                price: price(4)?,
-                spot_price: price(5)?,
-            });
-        }
+        let offers = read_rows(text, true)?.into_iter().map(|(_, o)| o).collect();
         Ok(Catalog {
             cloud: cloud.to_string(),
             source,
@@ -190,11 +151,10 @@ impl Catalog {
                     .collect(),
             });
         }
-        let price = |o: &&Offer| o.price.unwrap_or(f64::INFINITY);
         shape
             .iter()
             .filter(|o| o.region == region)
-            .min_by(|a, b| price(a).total_cmp(&price(b)))
+            .min_by_key(|o| o.price.unwrap_or(Usd::micros(i64::MAX)))
             .copied()
             .ok_or_else(|| NotOffered::Region {
                 cloud: self.cloud.clone(),
@@ -211,6 +171,232 @@ impl Catalog {
     }
 }
 
+/// The columns of a catalog and of a price list, in order.
+const COLUMNS: [&str; 6] = [
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "Region",
+    "Price",
+    "SpotPrice",
+];
+
+/// The rows of a file in the catalog format, each with its line. A
+/// catalog lists GPU shapes only (`gpu_required`); a price list may price
+/// a machine without GPUs, its accelerator cells empty.
+fn read_rows(text: &str, gpu_required: bool) -> Result<Vec<(u64, Offer)>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| e.to_string())?.clone();
+    if headers.iter().map(str::trim).collect::<Vec<_>>() != COLUMNS {
+        return Err(format!("the columns must be {}", COLUMNS.join(",")));
+    }
+    let mut rows = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(|e| e.to_string())?;
+        let line = row.position().map_or(0, |p| p.line());
+        let bad = |what: &str| format!("line {line}: {what}");
+        let cell = |i: usize| row.get(i).unwrap_or("").trim();
+        let price = |i: usize| -> Result<Option<Usd>, String> {
+            match cell(i) {
+                "" => Ok(None),
+                s => Usd::parse(s)
+                    .map(Some)
+                    .ok_or_else(|| bad(&format!("{s:?} is not a price in dollars"))),
+            }
+        };
+        let gpus = match cell(2) {
+            "" if !gpu_required => 0,
+            n => n
+                .parse()
+                .map_err(|_| bad("AcceleratorCount is not a whole number"))?,
+        };
+        if cell(0).is_empty() || cell(3).is_empty() {
+            return Err(bad("InstanceType and Region are required"));
+        }
+        rows.push((
+            line,
+            Offer {
+                instance_type: cell(0).to_string(),
+                gpu: cell(1).to_string(),
+                gpus,
+                region: cell(3).to_string(),
+                price: price(4)?,
+                spot_price: price(5)?,
+            },
+        ));
+    }
+    Ok(rows)
+}
+
+/// The user's own prices (committed-use discounts, negotiated rates): rows
+/// in the catalog format that replace the list price of an instance type
+/// in a region (`*`: every region), each cell on its own, so a row with
+/// only `SpotPrice` leaves the on-demand list price alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PriceList {
+    rows: Vec<PriceRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct PriceRow {
+    offer: Offer,
+    /// `prices.csv:12`.
+    source: String,
+}
+
+impl PriceList {
+    /// Reads a price list; `name` is how rows cite it (`prices.csv`).
+    pub fn parse(name: &str, text: &str) -> Result<PriceList, String> {
+        let rows = read_rows(text, false)?
+            .into_iter()
+            .map(|(line, offer)| PriceRow {
+                offer,
+                source: format!("{name}:{line}"),
+            })
+            .collect();
+        Ok(PriceList { rows })
+    }
+
+    /// Both lists, `later`'s rows winning where both price the same thing.
+    pub fn then(mut self, later: PriceList) -> PriceList {
+        self.rows.extend(later.rows);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The row that prices `instance_type` in `region` as `capacity`: the
+    /// last one naming the region, else the last one for every region.
+    fn find(&self, instance_type: &str, region: &str, capacity: Capacity) -> Option<&PriceRow> {
+        let rows = || {
+            self.rows.iter().rev().filter(move |r| {
+                r.offer.instance_type == instance_type && column(&r.offer, capacity).is_some()
+            })
+        };
+        rows()
+            .find(|r| r.offer.region == region)
+            .or_else(|| rows().find(|r| r.offer.region == "*"))
+    }
+}
+
+fn column(o: &Offer, capacity: Capacity) -> Option<Usd> {
+    match capacity {
+        Capacity::OnDemand => o.price,
+        Capacity::Spot => o.spot_price,
+    }
+}
+
+/// What one node of a pool costs by the hour, and who said so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quote {
+    /// The GPU model and count per node, when the instance type has GPUs.
+    pub gpu: Option<(String, u32)>,
+    pub node_hour: Usd,
+    /// `AWS catalog 2026-11-30`, `prices.csv:12`.
+    pub source: String,
+}
+
+impl Catalog {
+    /// The offer of exactly `instance_type` in `region`.
+    pub fn offer(&self, instance_type: &str, region: &str) -> Option<&Offer> {
+        self.offers
+            .iter()
+            .find(|o| o.instance_type == instance_type && o.region == region)
+    }
+
+    /// How rows priced from this catalog cite it.
+    pub fn citation(&self) -> String {
+        format!("{} catalog {}", self.cloud, self.taken)
+    }
+}
+
+/// Prices a node of `instance_type` in `region`: the user's price list
+/// first, then the cloud's catalog. The error says why it cannot be
+/// priced; a caller lists such a pool as unpriced, never as free.
+pub fn quote(
+    catalog: Option<&Catalog>,
+    prices: &PriceList,
+    instance_type: &str,
+    region: &str,
+    capacity: Capacity,
+) -> Result<Quote, String> {
+    let listed = catalog.and_then(|c| c.offer(instance_type, region));
+    let gpu = |o: &Offer| (o.gpus > 0).then(|| (o.gpu.clone(), o.gpus));
+    if let Some(row) = prices.find(instance_type, region, capacity) {
+        return Ok(Quote {
+            gpu: gpu(&row.offer).or_else(|| listed.and_then(gpu)),
+            node_hour: column(&row.offer, capacity).unwrap_or_default(),
+            source: row.source.clone(),
+        });
+    }
+    let Some(cat) = catalog else {
+        return Err(format!(
+            "no price list row for {instance_type} in {region}, and this cloud has no catalog"
+        ));
+    };
+    let Some(offer) = listed else {
+        let elsewhere = cat.offers.iter().any(|o| o.instance_type == instance_type);
+        return Err(match elsewhere {
+            true => format!(
+                "{} lists {instance_type}, not in {region}",
+                cat.citation()
+            ),
+            false => format!(
+                "{instance_type} is not in the {} (it lists GPU instance types only); give its price with --prices",
+                cat.citation()
+            ),
+        });
+    };
+    let node_hour = column(offer, capacity).ok_or_else(|| {
+        format!(
+            "{} has no {} price for {instance_type} in {region}",
+            cat.citation(),
+            match capacity {
+                Capacity::OnDemand => "on-demand",
+                Capacity::Spot => "spot",
+            }
+        )
+    })?;
+    Ok(Quote {
+        gpu: gpu(offer),
+        node_hour,
+        source: cat.citation(),
+    })
+}
+
+/// The offers of `gpus` × `gpu` in `catalogs` whose price per GPU-hour as
+/// `capacity` (after the user's prices) is at most `cap`, cheapest first.
+pub fn within_cap<'c>(
+    catalogs: impl IntoIterator<Item = &'c Catalog>,
+    prices: &PriceList,
+    gpu: &str,
+    gpus: u32,
+    capacity: Capacity,
+    cap: Usd,
+) -> Vec<(&'c Catalog, &'c Offer, Usd)> {
+    let mut found = Vec::new();
+    for cat in catalogs {
+        for o in cat
+            .offers
+            .iter()
+            .filter(|o| o.gpu.eq_ignore_ascii_case(gpu) && o.gpus == gpus)
+        {
+            let priced = quote(Some(cat), prices, &o.instance_type, &o.region, capacity);
+            if let Some(per_gpu) = priced.ok().and_then(|q| q.node_hour.per(gpus)) {
+                if per_gpu <= cap {
+                    found.push((cat, o, per_gpu));
+                }
+            }
+        }
+    }
+    found.sort_by(|a, b| (a.2, &a.0.cloud, &a.1.region).cmp(&(b.2, &b.0.cloud, &b.1.region)));
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,7 +410,7 @@ mod tests {
         let o = c.pick("h100", 8, "r1").expect("offered");
         assert_eq!(
             (o.instance_type.as_str(), o.price, o.spot_price),
-            ("big", Some(10.5), Some(3.0))
+            ("big", Usd::parse("10.5"), Usd::parse("3"))
         );
         assert_eq!(c.pick("H100", 8, "r2").expect("offered").spot_price, None);
     }
@@ -248,5 +434,73 @@ mod tests {
         let e = Catalog::parse("Test", &SMALL.replace("# taken: 2026-11-30\n", ""))
             .expect_err("no date");
         assert!(e.contains("taken"), "{e}");
+    }
+
+    #[test]
+    fn a_price_list_overrides_cell_by_cell() {
+        let c = Catalog::parse("Test", SMALL).expect("parses");
+        let od = |prices: &PriceList, region: &str| {
+            quote(Some(&c), prices, "big", region, Capacity::OnDemand)
+        };
+        let none = PriceList::default();
+        let q = od(&none, "r1").expect("listed");
+        assert_eq!(
+            (q.node_hour.decimal(), q.source.as_str()),
+            ("10.50".into(), "Test catalog 2026-11-30")
+        );
+        assert_eq!(q.gpu, Some(("H100".into(), 8)));
+        let mine = PriceList::parse(
+            "prices.csv",
+            "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\nbig,,,*,9,\nbig,,,r2,8.25,\ncpu-box,,,r1,0.40,\n",
+        )
+        .expect("parses");
+        let q = od(&mine, "r1").expect("priced");
+        assert_eq!(
+            (q.node_hour.decimal(), q.source.as_str()),
+            ("9.00".into(), "prices.csv:2")
+        );
+        assert_eq!(
+            q.gpu,
+            Some(("H100".into(), 8)),
+            "the catalog still says what GPUs"
+        );
+        assert_eq!(od(&mine, "r2").expect("priced").source, "prices.csv:3");
+        let spot = quote(Some(&c), &mine, "big", "r1", Capacity::Spot).expect("list spot");
+        assert_eq!(
+            (spot.node_hour.decimal(), spot.source.as_str()),
+            ("3.00".into(), "Test catalog 2026-11-30")
+        );
+        let cpu = quote(Some(&c), &mine, "cpu-box", "r1", Capacity::OnDemand).expect("priced");
+        assert_eq!((cpu.gpu, cpu.node_hour.decimal()), (None, "0.40".into()));
+        let e = quote(Some(&c), &none, "cpu-box", "r1", Capacity::OnDemand).expect_err("unpriced");
+        assert!(e.contains("not in the Test catalog 2026-11-30"), "{e}");
+        let e = quote(Some(&c), &none, "big", "r2", Capacity::Spot).expect_err("no spot");
+        assert_eq!(e, "Test catalog 2026-11-30 has no spot price for big in r2");
+        let e = quote(Some(&c), &none, "small", "r9", Capacity::Spot).expect_err("no region");
+        assert_eq!(e, "Test catalog 2026-11-30 lists small, not in r9");
+    }
+
+    #[test]
+    fn offers_within_a_cap_come_cheapest_first() {
+        let c = Catalog::parse("Test", SMALL).expect("parses");
+        let found = within_cap(
+            [&c],
+            &PriceList::default(),
+            "h100",
+            8,
+            Capacity::OnDemand,
+            Usd::parse("1.4").expect("cap"),
+        );
+        let shown: Vec<_> = found
+            .iter()
+            .map(|(_, o, p)| format!("{} {} {}", o.instance_type, o.region, p.decimal()))
+            .collect();
+        assert_eq!(shown, ["big r1 1.3125", "big r2 1.375"]);
+        let e = PriceList::parse(
+            "p.csv",
+            "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n,,,r1,1,\n",
+        )
+        .expect_err("no type");
+        assert!(e.contains("line 2"), "{e}");
     }
 }

@@ -113,6 +113,12 @@ pub trait Cloud: Send + Sync {
         None
     }
 
+    /// See [`Driver::billing`].
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
+        let _ = (type_name, object, today);
+        Vec::new()
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {
@@ -211,6 +217,10 @@ impl<T: Cloud + 'static> Driver for T {
 
     fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
         Cloud::gpu_catalog(self)
+    }
+
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
+        Cloud::billing(self, type_name, object, today)
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -11,8 +11,10 @@
 //!
 //! Drivers depend on this crate and on `strata-value`, never on the engine.
 
+pub mod billing;
 pub mod catalog;
 mod kind;
+pub mod money;
 mod plan;
 pub mod resend;
 mod schema;
@@ -209,6 +211,15 @@ pub trait Driver: Send + Sync {
     /// The GPU catalog of this driver's cloud, if it has one.
     fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
         None
+    }
+
+    /// What an object of `type_name` is billed for by the hour (nodes, a
+    /// control plane's fee), read from the object, which may hold
+    /// unknowns. `today` (`YYYY-MM-DD`, the plan's date) decides fees that
+    /// change with time (EKS's extended support). Nothing by default.
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<billing::Billed> {
+        let _ = (type_name, object, today);
+        Vec::new()
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

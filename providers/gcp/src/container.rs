@@ -528,6 +528,7 @@ const NODE_CONFIG: &[Field] = &[
         &[f("key", "key"), f("value", "value"), f("effect", "effect")],
     ),
     f("spot", "spot"),
+    f("preemptible", "preemptible"),
     array("guest_accelerator", "accelerators", ACCELERATOR),
     f("service_account", "serviceAccount"),
     f("oauth_scopes", "oauthScopes"),
@@ -565,6 +566,7 @@ const NODE_CONFIG_REPLACES: &[&str] = &[
     "disk_type",
     "image_type",
     "spot",
+    "preemptible",
     "guest_accelerator",
     "service_account",
     "oauth_scopes",
@@ -742,6 +744,10 @@ impl Kind<Ctx> for NodePool {
                 A::optional(Type::map(s.clone()), "GCP labels on the nodes' VMs."),
             ),
             ("spot", A::optional(Type::Bool, "Spot VMs.")),
+            (
+                "preemptible",
+                A::optional(Type::Bool, "Preemptible VMs (billed as Spot VMs)."),
+            ),
             (
                 "service_account",
                 A::optional(s.clone(), "The nodes' service account email.").and_computed(),

@@ -12,6 +12,7 @@
 
 mod api;
 mod auth;
+mod billing;
 mod compute;
 mod container;
 mod iam;
@@ -20,6 +21,7 @@ mod storage;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use strata_provider::billing::Billed;
 use strata_provider::values::{self, string};
 use strata_provider::{AttributeSchema as A, Cloud, DriverError, Kind, Kinds, ResourceSchema};
 use strata_value::types::Type;
@@ -231,6 +233,16 @@ impl Cloud for Gcp {
         catalog()
     }
 
+    fn billing(&self, type_name: &str, object: &Value, _today: &str) -> Vec<Billed> {
+        let region = self
+            .settings
+            .lock()
+            .ok()
+            .and_then(|s| s.region.clone())
+            .or_else(|| first_env(&["GOOGLE_REGION", "GCLOUD_REGION", "CLOUDSDK_COMPUTE_REGION"]));
+        billing::billing(type_name, object, region)
+    }
+
     fn name(&self) -> &str {
         "google"
     }
@@ -328,7 +340,9 @@ mod catalog_tests {
             .pick("H100", 8, "us-central1")
             .expect("H100 x8 in us-central1");
         assert_eq!(h100.instance_type, "a3-highgpu-8g");
-        assert!(h100.price.is_some_and(|p| p > 0.0));
+        assert!(h100
+            .price
+            .is_some_and(|p| p > strata_provider::money::Usd::ZERO));
         let e = c
             .pick("L40S", 8, "us-central1")
             .expect_err("GCP has no L40S");

@@ -1,0 +1,263 @@
+//! A plan's cost for people: a table of node pools (what each costs by
+//! the hour at its fewest and most nodes, and the change from the prior
+//! state), the control planes' fees, a line per cloud and the total, hourly
+//! and monthly; and what could not be priced. Plain text for the terminal,
+//! a table for the pull-request comment.
+
+use crate::cost::{Cost, Hourly, PoolCost, Total};
+use strata_provider::billing::Count;
+use strata_provider::money::{Usd, HOURS_PER_MONTH};
+
+const HEADERS: [&str; 10] = [
+    "pool",
+    "cloud · region",
+    "instance type",
+    "capacity",
+    "GPUs",
+    "$/GPU-h",
+    "nodes",
+    "$/h at min",
+    "$/h at max",
+    "change at max",
+];
+
+fn amount(u: Option<Usd>) -> String {
+    u.map_or("unknown".into(), Usd::dollars)
+}
+
+fn count(c: &Count) -> String {
+    c.known().map_or("?".into(), |n| n.to_string())
+}
+
+fn nodes(p: &PoolCost) -> String {
+    let now = format!("{}–{}", count(&p.nodes.min), count(&p.nodes.max));
+    match &p.prior {
+        Some(prior) if prior.nodes.min != p.nodes.min || prior.nodes.max != p.nodes.max => {
+            format!(
+                "{now} (was {}–{})",
+                count(&prior.nodes.min),
+                count(&prior.nodes.max)
+            )
+        }
+        _ => now,
+    }
+}
+
+fn change(now: Option<Usd>, was: Option<Usd>) -> String {
+    match (now, was) {
+        (Some(n), Some(w)) => (n - w).signed_dollars(),
+        _ => "unknown".into(),
+    }
+}
+
+fn pool_row(p: &PoolCost) -> Vec<String> {
+    let gpus = match &p.gpu {
+        Some((g, n)) => format!("{n}×{g}"),
+        None => "—".into(),
+    };
+    let zones = match p.zones {
+        Some(z) if z > 1 => format!(" ({z} zones)"),
+        _ => String::new(),
+    };
+    let h = p.hourly();
+    let change = match &p.prior {
+        None => "new".into(),
+        Some(_) => change(h.max, p.prior_hourly().max),
+    };
+    vec![
+        p.label(),
+        format!("{} · {}{zones}", p.cloud, p.region),
+        p.instance_type.clone(),
+        p.capacity.name().replace('_', "-"),
+        gpus,
+        p.gpu_hour().map_or("—".into(), Usd::dollars),
+        nodes(p),
+        amount(h.min),
+        amount(h.max),
+        change,
+    ]
+}
+
+/// `$0.10–$393.38/h ($73.00–$287 167.40/month)`.
+fn range(h: Hourly) -> String {
+    let month = |u: Option<Usd>| u.map(|u| u.times(HOURS_PER_MONTH));
+    let span = |a: Option<Usd>, b: Option<Usd>| match (a, b) {
+        (Some(a), Some(b)) if a == b => a.dollars(),
+        _ => format!("{}–{}", amount(a), amount(b)),
+    };
+    format!(
+        "{}/h ({}/month)",
+        span(h.min, h.max),
+        span(month(h.min), month(h.max))
+    )
+}
+
+/// `+$1 180.00/h at max` (or at min too, when that changed).
+fn headline(t: &Total) -> String {
+    let at_max = t
+        .change_at_max()
+        .map_or("unknown".into(), Usd::signed_dollars);
+    let mut out = format!("{at_max}/h at max");
+    if let Some(min) = t.change_at_min().filter(|m| *m != Usd::ZERO) {
+        out.push_str(&format!(", {}/h at min", min.signed_dollars()));
+    }
+    out
+}
+
+fn summary_lines(cost: &Cost) -> Vec<(String, String)> {
+    let mut lines: Vec<(String, String)> = cost
+        .clouds()
+        .into_iter()
+        .map(|c| {
+            let t = cost.total(Some(&c));
+            (c, line(&t))
+        })
+        .collect();
+    lines.push(("total".into(), line(&cost.total(None))));
+    lines
+}
+
+fn line(t: &Total) -> String {
+    format!(
+        "{}, was {}: {}",
+        range(t.hourly),
+        range(t.prior_hourly).split(" (").next().unwrap_or_default(),
+        headline(t)
+    )
+}
+
+fn sources(cost: &Cost) -> String {
+    let mut all: Vec<String> = cost
+        .pools
+        .iter()
+        .map(|p| p.price_source.clone())
+        .chain(cost.fees.iter().map(|f| f.source.clone()))
+        .collect();
+    all.sort();
+    all.dedup();
+    all.join("; ")
+}
+
+/// Pads each column to its widest cell; money and counts to the right.
+fn aligned(rows: &[Vec<String>]) -> String {
+    let cols = rows.first().map_or(0, Vec::len);
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::from(" ");
+        for (i, cell) in r.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            line.push(' ');
+            match i >= 7 {
+                true => line.push_str(&format!("{}{cell}", " ".repeat(pad))),
+                false => line.push_str(&format!("{cell}{}", " ".repeat(pad))),
+            }
+            line.push(' ');
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The cost section of `strata plan` and `strata cost`: empty when the
+/// plan bills nothing.
+pub fn human(cost: &Cost) -> String {
+    if cost.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nCost by the hour (list prices in USD, not a bill):\n\n");
+    if !cost.pools.is_empty() {
+        let mut rows = vec![HEADERS.iter().map(|h| h.to_string()).collect()];
+        rows.extend(cost.pools.iter().map(pool_row));
+        out.push_str(&aligned(&rows));
+        out.push('\n');
+    }
+    for f in &cost.fees {
+        out.push_str(&format!(
+            "  {}: {} in {}, {}/h{}\n",
+            f.addr,
+            f.what,
+            f.region,
+            amount(f.hourly),
+            match (f.hourly, f.prior) {
+                (_, None) => " (new)".to_string(),
+                (None, Some(p)) => format!(" (removed; was {}/h)", p.dollars()),
+                (Some(h), Some(p)) if h != p => format!(" (was {}/h)", p.dollars()),
+                _ => String::new(),
+            }
+        ));
+    }
+    if !cost.fees.is_empty() {
+        out.push('\n');
+    }
+    for (who, text) in summary_lines(cost) {
+        out.push_str(&format!("  {who:<6} {text}\n"));
+    }
+    for (pool, why) in cost.unknown_counts() {
+        out.push_str(&format!("\n  {pool}: node count unknown: {why}"));
+    }
+    if !cost.unpriced.is_empty() {
+        out.push_str("\n  Not priced (not counted above):\n");
+        for u in &cost.unpriced {
+            out.push_str(&format!("    {}: {}\n", u.label(), u.why));
+        }
+    }
+    out.push_str(&format!(
+        "\n  Prices: {}; {HOURS_PER_MONTH} hours a month.\n",
+        sources(cost)
+    ));
+    out
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The cost as the pull-request comment shows it: the total's change
+/// first, then the pools and the clouds.
+pub fn markdown(cost: &Cost) -> String {
+    if cost.is_empty() {
+        return String::new();
+    }
+    let total = cost.total(None);
+    let mut out = format!(
+        "**Cost: {}** ({} → {} at max; list prices, not a bill)\n\n",
+        headline(&total),
+        amount(total.prior_hourly.max) + "/h",
+        amount(total.hourly.max) + "/h"
+    );
+    if !cost.pools.is_empty() {
+        out.push_str(&format!("| {} |\n", HEADERS.join(" | ")));
+        out.push_str(&format!("|{}\n", " --- |".repeat(HEADERS.len())));
+        for p in &cost.pools {
+            let row: Vec<String> = pool_row(p).iter().map(|c| cell(c)).collect();
+            out.push_str(&format!("| `{}` | {} |\n", row[0], row[1..].join(" | ")));
+        }
+        out.push('\n');
+    }
+    for f in &cost.fees {
+        out.push_str(&format!(
+            "- `{}`: {} in {}, {}/h\n",
+            f.addr,
+            f.what,
+            f.region,
+            amount(f.hourly)
+        ));
+    }
+    for (who, text) in summary_lines(cost) {
+        out.push_str(&format!("- **{who}**: {text}\n"));
+    }
+    for (pool, why) in cost.unknown_counts() {
+        out.push_str(&format!("- `{pool}`: node count unknown: {why}\n"));
+    }
+    for u in &cost.unpriced {
+        out.push_str(&format!("- not priced: `{}`: {}\n", u.label(), u.why));
+    }
+    out.push_str(&format!(
+        "\n<sub>Prices: {}; {HOURS_PER_MONTH} hours a month.</sub>\n\n",
+        sources(cost)
+    ));
+    out
+}
