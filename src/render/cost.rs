@@ -5,7 +5,7 @@
 //! a table for the pull-request comment.
 
 use crate::cost::{Cost, Hourly, PoolCost, Total};
-use strata_provider::billing::Count;
+use strata_provider::billing::{Count, Nodes};
 use strata_provider::money::{Usd, HOURS_PER_MONTH};
 
 const HEADERS: [&str; 10] = [
@@ -29,15 +29,19 @@ fn count(c: &Count) -> String {
     c.known().map_or("?".into(), |n| n.to_string())
 }
 
+/// `0–4`, or `2` for a pool of a fixed size.
+fn bounds(n: &Nodes) -> String {
+    match n.min == n.max {
+        true => count(&n.max),
+        false => format!("{}–{}", count(&n.min), count(&n.max)),
+    }
+}
+
 fn nodes(p: &PoolCost) -> String {
-    let now = format!("{}–{}", count(&p.nodes.min), count(&p.nodes.max));
+    let now = bounds(&p.nodes);
     match &p.prior {
         Some(prior) if prior.nodes.min != p.nodes.min || prior.nodes.max != p.nodes.max => {
-            format!(
-                "{now} (was {}–{})",
-                count(&prior.nodes.min),
-                count(&prior.nodes.max)
-            )
+            format!("{now} (was {})", bounds(&prior.nodes))
         }
         _ => now,
     }

@@ -25,9 +25,12 @@ pub fn summary(p: &Plan) -> String {
     let mut out = String::new();
     if !p.has_changes() {
         out.push_str(
-            "### strata plan: no changes\n\nThe infrastructure matches the configuration.\n\n",
+            "### strata plan: no changes\n\nThe infrastructure matches the configuration.\n",
         );
-        out.push_str(&crate::render::cost::markdown(&p.cost));
+        if !p.cost.is_empty() {
+            out.push('\n');
+            out.push_str(&crate::render::cost::markdown(&p.cost));
+        }
         return out;
     }
     out.push_str(&format!(

@@ -1,0 +1,426 @@
+//! GPU cost in every plan: node pools priced from their planned objects
+//! (the cluster spec's and plain resources of each cloud alike) against
+//! the catalogs the drivers ship, spot from the spot column, GKE's
+//! per-zone counts times the zones, the change of `max_size` in all three
+//! renderings, a price file over the catalog, a price cap naming cheaper
+//! offers, what cannot be priced listed, and a saved plan keeping its
+//! cost. Nothing here calls a cloud: plans on empty or given state, read
+//! back with `--no-refresh`.
+
+mod common;
+
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use strata_provider::billing::Capacity;
+use strata_provider::catalog::Catalog;
+use strata_provider::money::Usd;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A driver's catalog, named as the driver names it.
+fn catalog(cloud: &str) -> Catalog {
+    let file = root().join("providers").join(cloud).join("catalog.csv");
+    let text = std::fs::read_to_string(file).expect("the catalog");
+    let name = match cloud {
+        "aws" => "AWS",
+        "gcp" => "GCP",
+        _ => "Azure",
+    };
+    Catalog::parse(name, &text).expect("the catalog parses")
+}
+
+/// The catalog's price of `instance_type` in `region` as `capacity`.
+fn listed(cloud: &str, instance_type: &str, region: &str, capacity: Capacity) -> Option<Usd> {
+    let c = catalog(cloud);
+    let o = c.offer(instance_type, region)?;
+    match capacity {
+        Capacity::OnDemand => o.price,
+        Capacity::Spot => o.spot_price,
+    }
+}
+
+/// A scratch copy of `tests/cost/<fixture>` (or of an example), with
+/// `edit` applied to its configuration file.
+fn copy(from: &Path, tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
+    let dir = common::scratch("cost", tag);
+    for e in std::fs::read_dir(from).expect("the fixture") {
+        let p = e.expect("an entry").path();
+        let text = std::fs::read_to_string(&p).expect("read");
+        let text = match p.extension().and_then(|x| x.to_str()) {
+            Some("tf" | "hcl") => edit(text),
+            _ => text,
+        };
+        std::fs::write(dir.join(p.file_name().expect("a name")), text).expect("write");
+    }
+    dir
+}
+
+fn fixture(name: &str, tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
+    copy(&root().join("tests/cost").join(name), tag, edit)
+}
+
+fn strata(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    c.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env_remove("AWS_REGION")
+        .env_remove("GOOGLE_REGION");
+    common::output(c)
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (code, out) = strata(dir, args);
+    assert_eq!(code, 0, "strata {args:?}:\n{out}");
+    out
+}
+
+fn cost_json(dir: &Path, args: &[&str]) -> Json {
+    let mut all = vec!["cost", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = ok(dir, &all);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("cost JSON: {e}\n{out}"))
+}
+
+fn usd(j: &Json) -> Usd {
+    Usd::parse(&j.to_string()).unwrap_or_else(|| panic!("{j} is not an amount"))
+}
+
+fn pool<'a>(cost: &'a Json, address: &str) -> &'a Json {
+    cost["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["address"] == address)
+        .unwrap_or_else(|| panic!("{address} is not priced: {cost:#}"))
+}
+
+fn multi_cloud(tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
+    copy(&root().join("examples/multi-cloud"), tag, edit)
+}
+
+const AWS_POOL: &str = "module.train_aws.aws_eks_node_group.pool[\"h100\"]";
+const GCP_POOL: &str = "module.train_gcp.google_container_node_pool.pool[\"h100\"]";
+const AZURE_POOL: &str = "module.train_azure.azurerm_kubernetes_cluster_node_pool.pool[\"h100\"]";
+
+#[test]
+fn the_cluster_spec_s_pools_cost_their_catalog_rows() {
+    let dir = multi_cloud("spec", &|t| t);
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let mut total_max = Usd::ZERO;
+    for (address, cloud) in [(AWS_POOL, "aws"), (GCP_POOL, "gcp"), (AZURE_POOL, "azure")] {
+        let p = pool(&cost, address);
+        let (t, r) = (p["instance_type"].as_str(), p["region"].as_str());
+        let row = listed(
+            cloud,
+            t.expect("a type"),
+            r.expect("a region"),
+            Capacity::OnDemand,
+        )
+        .expect("a catalog row");
+        assert_eq!(usd(&p["node_hour"]), row, "{address}");
+        assert_eq!(p["price_source"], catalog(cloud).citation());
+        assert_eq!(
+            (p["gpu"].as_str(), p["gpus_per_node"].as_u64()),
+            (Some("H100"), Some(8))
+        );
+        assert_eq!(Some(usd(&p["gpu_hour"])), row.per(8));
+        assert_eq!(
+            (p["nodes"]["min"].as_u64(), p["nodes"]["max"].as_u64()),
+            (Some(0), Some(4))
+        );
+        assert_eq!(usd(&p["hourly"]["max"]), row.times(4));
+        assert_eq!(p["prior"], Json::Null, "new");
+        assert_eq!(
+            usd(&cost["by_cloud"][cloud]["prior_hourly"]["max"]),
+            Usd::ZERO
+        );
+        total_max += row.times(4);
+    }
+    let fees: Vec<&str> = cost["fees"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["what"].as_str())
+        .collect();
+    assert_eq!(fees.len(), 3, "a control plane per cloud: {fees:?}");
+    assert!(fees.iter().any(|f| f.starts_with("EKS control plane")));
+    let fees_total: Usd = cost["fees"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| usd(&f["hourly"]))
+        .sum();
+    // The AKS system pool's CPU VMs are not in a GPU catalog: unpriced.
+    assert_eq!(
+        cost["unpriced"],
+        serde_json::json!([
+            "module.train_azure.azurerm_kubernetes_cluster.this (default_node_pool)"
+        ])
+    );
+    assert_eq!(usd(&cost["hourly"]["max"]), total_max + fees_total);
+}
+
+#[test]
+fn spot_pools_cost_the_spot_column_and_a_shape_without_one_is_unpriced() {
+    let dir = multi_cloud("spot", &|t| {
+        t.replace("capacity      = \"on_demand\"", "capacity      = \"spot\"")
+    });
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    for (address, cloud) in [(AWS_POOL, "aws"), (GCP_POOL, "gcp")] {
+        let p = pool(&cost, address);
+        let row = listed(
+            cloud,
+            p["instance_type"].as_str().expect("type"),
+            p["region"].as_str().expect("region"),
+            Capacity::Spot,
+        );
+        assert_eq!(Some(usd(&p["node_hour"])), row, "{address}");
+        assert_eq!(p["capacity"], "spot");
+    }
+    // Azure lists no spot price for its H100 sizes.
+    let why = &cost["unpriced_why"][AZURE_POOL];
+    assert!(
+        why.as_str().is_some_and(|w| w.contains("no spot price")),
+        "{cost:#}"
+    );
+}
+
+#[test]
+fn gke_per_zone_counts_are_multiplied_by_the_zones() {
+    let dir = fixture("gcp", "gke", &|t| t);
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let p = pool(&cost, "google_container_node_pool.h100");
+    let spot = listed("gcp", "a3-highgpu-8g", "us-central1", Capacity::Spot).expect("row");
+    assert_eq!(
+        usd(&p["node_hour"]),
+        spot,
+        "spot = true uses the spot column"
+    );
+    assert_eq!(p["zones"], 2);
+    assert_eq!(
+        (p["nodes"]["min"].as_u64(), p["nodes"]["max"].as_u64()),
+        (Some(2), Some(6))
+    );
+    assert_eq!(usd(&p["hourly"]["max"]), spot.times(6));
+    assert_eq!(
+        cost["unpriced"],
+        serde_json::json!(["google_container_node_pool.cpu"])
+    );
+}
+
+#[test]
+fn aks_pools_take_their_cluster_s_location_and_unknown_sizes_are_unpriced() {
+    let dir = fixture("azure", "aks", &|t| t);
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let p = pool(&cost, "azurerm_kubernetes_cluster_node_pool.h100");
+    assert_eq!(p["region"], "eastus2", "the cluster's location");
+    let row = listed(
+        "azure",
+        "Standard_NC40ads_H100_v5",
+        "eastus2",
+        Capacity::OnDemand,
+    )
+    .expect("row");
+    assert_eq!(usd(&p["hourly"]["max"]), row.times(6));
+    let fee = &cost["fees"][0];
+    assert_eq!(
+        (fee["what"].as_str(), usd(&fee["hourly"])),
+        (Some("AKS control plane, Standard tier"), Usd::cents(10))
+    );
+    let unpriced: Vec<&str> = cost["unpriced"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    assert_eq!(
+        unpriced,
+        [
+            "azurerm_kubernetes_cluster.this (default_node_pool)",
+            "azurerm_kubernetes_cluster_node_pool.odd"
+        ]
+    );
+    assert!(
+        cost["unpriced_why"]["azurerm_kubernetes_cluster_node_pool.odd"]
+            .as_str()
+            .is_some_and(|w| w.contains("Standard_Made_Up_v9 is not in the Azure catalog"))
+    );
+}
+
+/// `max_size` 4 → 16 on p5.48xlarge: the plan shows 12 more nodes' worth.
+#[test]
+fn a_larger_pool_shows_its_change_in_every_rendering() {
+    let dir = fixture("aws", "delta", &|t| t);
+    let args = ["--no-refresh", "--state", "prior.tfstate"];
+    let node = listed("aws", "p5.48xlarge", "us-east-1", Capacity::OnDemand).expect("row");
+    let delta = node.times(12).signed_dollars();
+    let human = ok(&dir, &[&["plan"][..], &args].concat());
+    assert!(human.contains("max_size     = 4 -> 16"), "{human}");
+    assert!(human.contains(&format!("{delta}/h at max")), "{human}");
+    assert!(human.contains("1–16 (was 1–4)"), "{human}");
+    let md = ok(
+        &dir,
+        &[&["plan", "--format", "markdown"][..], &args].concat(),
+    );
+    let money = md
+        .find(&format!("**Cost: {delta}/h at max**"))
+        .expect("the change first");
+    assert!(
+        money
+            < md.find("| action | resources |")
+                .expect("the resource list"),
+        "{md}"
+    );
+    let plan: Json = serde_json::from_str(&ok(
+        &dir,
+        &[&["plan", "--format", "json"][..], &args].concat(),
+    ))
+    .expect("plan JSON");
+    let p = pool(&plan["cost"], "aws_eks_node_group.gpu");
+    assert_eq!(
+        usd(&p["hourly"]["max"]) - usd(&p["prior"]["hourly"]["max"]),
+        node.times(12)
+    );
+    assert_eq!(p["prior"]["nodes"]["max"], 4);
+    assert_eq!(usd(&plan["cost"]["prior_hourly"]["max"]), node.times(4));
+    for (format, name) in [
+        ("human", "cost_human"),
+        ("markdown", "cost_markdown"),
+        ("json", "cost_json"),
+    ] {
+        let mut out = ok(&dir, &[&["cost", "--format", format][..], &args].concat());
+        if format == "json" {
+            let j: Json = serde_json::from_str(&out).expect("cost JSON");
+            out = serde_json::to_string_pretty(&j).expect("JSON");
+        }
+        insta::assert_snapshot!(name, out);
+    }
+}
+
+#[test]
+fn a_price_file_overrides_the_catalog() {
+    let prices = "# our rate\nInstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\np5.48xlarge,,,*,40.5,\n";
+    let dir = fixture("aws", "prices", &|t| t);
+    std::fs::write(dir.join("prices.csv"), prices).expect("prices");
+    let args = [
+        "--no-refresh",
+        "--state",
+        "prior.tfstate",
+        "--prices",
+        "prices.csv",
+    ];
+    let cost = cost_json(&dir, &args);
+    let p = pool(&cost, "aws_eks_node_group.gpu");
+    assert_eq!(
+        (
+            p["node_hour"].to_string().as_str(),
+            p["price_source"].as_str()
+        ),
+        ("40.50", Some("prices.csv:3"))
+    );
+    assert_eq!(
+        p["prior"]["node_hour"].to_string(),
+        "40.50",
+        "the prior pool too"
+    );
+    // The same rows from the cluster block's `prices` attribute.
+    let spec = multi_cloud("spec-prices", &|t| {
+        t.replace(
+            "clouds             = var.clouds",
+            "clouds             = var.clouds\n  prices             = \"prices.csv\"",
+        )
+    });
+    std::fs::write(spec.join("prices.csv"), prices).expect("prices");
+    let cost = cost_json(&spec, &["--state", "s.tfstate"]);
+    assert_eq!(pool(&cost, AWS_POOL)["price_source"], "prices.csv:3");
+    let (code, out) = strata(&dir, &["plan", "--prices", "missing.csv"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("Cannot read the prices in missing.csv"),
+        "{out}"
+    );
+    std::fs::write(dir.join("bad.csv"), "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\np5.48xlarge,,,us-east-1,cheap,\n").expect("bad");
+    let (code, out) = strata(&dir, &["plan", "--prices", "bad.csv"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("line 2") && out.contains("\"cheap\" is not a price"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_cap_below_the_price_fails_at_its_line_naming_cheaper_offers() {
+    fn capped(cap: &'static str) -> impl Fn(String) -> String {
+        move |t: String| {
+            t.replace(
+                "capacity      = \"on_demand\"",
+                &format!("capacity      = \"on_demand\"\n    max_price_per_gpu_hour = {cap}"),
+            )
+        }
+    }
+    let aws_price = listed("aws", "p5.48xlarge", "us-east-1", Capacity::OnDemand)
+        .and_then(|p| p.per(8))
+        .expect("row");
+    let gcp_price = listed("gcp", "a3-highgpu-8g", "us-central1", Capacity::OnDemand)
+        .and_then(|p| p.per(8))
+        .expect("row");
+    assert!(
+        gcp_price < aws_price,
+        "the test needs GCP cheaper than AWS here"
+    );
+    let dir = multi_cloud("cap", &capped("6"));
+    for cmd in ["validate", "plan"] {
+        let (code, out) = strata(&dir, &[cmd, "--var", "clouds=[\"aws\",\"gcp\"]"]);
+        let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(code, 1, "{cmd}: {out}");
+        assert!(
+            out.contains("Price over the cap (at ./cluster.hcl:30:30)"),
+            "{cmd}: {out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "p5.48xlarge in us-east-1 costs {} per GPU-hour",
+                aws_price.dollars()
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "cheapest first: GCP us-central1 a3-highgpu-8g at {}",
+                gcp_price.dollars()
+            )),
+            "{out}"
+        );
+    }
+    // Within the cap, and an override in a cloud block, pass.
+    let dir = multi_cloud("cap-ok", &|t| {
+        let t = capped("7")(t);
+        t.replace("location        = \"eastus\"", "location        = \"eastus\"\n    node_pool \"h100\" {\n      max_price_per_gpu_hour = 13\n    }")
+    });
+    ok(&dir, &["validate"]);
+    let dir = multi_cloud("cap-bad", &capped("\"cheap\""));
+    let (code, out) = strata(&dir, &["validate"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("Invalid max_price_per_gpu_hour"), "{out}");
+}
+
+#[test]
+fn a_saved_plan_shows_the_cost_it_was_made_with() {
+    let dir = fixture("aws", "saved", &|t| t);
+    let args = ["--no-refresh", "--state", "prior.tfstate"];
+    let direct: Json = serde_json::from_str(&ok(
+        &dir,
+        &[&["plan", "--format", "json"][..], &args].concat(),
+    ))
+    .expect("plan JSON");
+    ok(&dir, &[&["plan", "--out", "p.plan"][..], &args].concat());
+    let shown: Json =
+        serde_json::from_str(&ok(&dir, &["show", "--json", "p.plan"])).expect("show JSON");
+    assert_eq!(shown["cost"], direct["cost"]);
+    assert!(ok(&dir, &["show", "p.plan"]).contains("Cost by the hour"));
+}
