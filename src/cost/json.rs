@@ -186,16 +186,15 @@ fn nodes_from(j: &Json) -> Nodes {
 }
 
 fn pool_from(j: &Json) -> Result<PoolCost, String> {
-    let gpu = match j.get("gpu").and_then(Json::as_str) {
-        Some(g) => Some((
-            g.to_string(),
-            j.get("gpus_per_node")
-                .and_then(Json::as_u64)
-                .and_then(|n| u32::try_from(n).ok())
-                .unwrap_or(0),
-        )),
-        None => None,
-    };
+    let gpus = j
+        .get("gpus_per_node")
+        .and_then(Json::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0);
+    let gpu = j
+        .get("gpu")
+        .and_then(Json::as_str)
+        .map(|g| (g.to_string(), gpus));
     let prior = match j.get("prior") {
         Some(p) if p.is_object() => Some(PriorPool {
             instance_type: text(p, "instance_type")?,
