@@ -338,6 +338,30 @@ fn a_price_file_overrides_the_catalog() {
     std::fs::write(spec.join("prices.csv"), prices).expect("prices");
     let cost = cost_json(&spec, &["--state", "s.tfstate"]);
     assert_eq!(pool(&cost, AWS_POOL)["price_source"], "prices.csv:3");
+    // A row for a GPU shape prices every instance type of it.
+    std::fs::write(
+        dir.join("shape.csv"),
+        "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n*,H100,8,us-east-1,31.5,\n",
+    )
+    .expect("prices");
+    let cost = cost_json(
+        &dir,
+        &[
+            "--no-refresh",
+            "--state",
+            "prior.tfstate",
+            "--prices",
+            "shape.csv",
+        ],
+    );
+    let p = pool(&cost, "aws_eks_node_group.gpu");
+    assert_eq!(
+        (
+            p["node_hour"].to_string().as_str(),
+            p["price_source"].as_str()
+        ),
+        ("31.50", Some("shape.csv:2"))
+    );
     let (code, out) = strata(&dir, &["plan", "--prices", "missing.csv"]);
     assert_eq!(code, 1);
     assert!(
@@ -403,6 +427,21 @@ fn a_cap_below_the_price_fails_at_its_line_naming_cheaper_offers() {
         t.replace("location        = \"eastus\"", "location        = \"eastus\"\n    node_pool \"h100\" {\n      max_price_per_gpu_hour = 13\n    }")
     });
     ok(&dir, &["validate"]);
+    // A cloud block's cap is over the pool's, for that cloud's pools.
+    let dir = multi_cloud("cap-cloud", &|t| {
+        let t = capped("7")(t);
+        t.replace(
+            "region = \"us-east-1\"",
+            "region = \"us-east-1\"\n    max_price_per_gpu_hour = 5",
+        )
+    });
+    let (code, out) = strata(&dir, &["validate", "--var", "clouds=[\"aws\"]"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Price over the cap (at ./cluster.hcl:")
+            && out.contains("max_price_per_gpu_hour = 5"),
+        "{out}"
+    );
     let dir = multi_cloud("cap-bad", &capped("\"cheap\""));
     let (code, out) = strata(&dir, &["validate"]);
     assert_eq!(code, 1);
@@ -423,4 +462,30 @@ fn a_saved_plan_shows_the_cost_it_was_made_with() {
         serde_json::from_str(&ok(&dir, &["show", "--json", "p.plan"])).expect("show JSON");
     assert_eq!(shown["cost"], direct["cost"]);
     assert!(ok(&dir, &["show", "p.plan"]).contains("Cost by the hour"));
+}
+
+/// A node group without `instance_types` runs its launch template's, which
+/// the plan is still creating: found through what the group depends on.
+#[test]
+fn a_launch_template_s_instance_type_prices_its_node_group() {
+    let dir = fixture("aws", "template", &|t| {
+        let t = t.replace("  instance_types  = [\"p5.48xlarge\"]\n", "");
+        format!(
+            "{t}\nresource \"aws_launch_template\" \"gpu\" {{\n  name          = \"gpu\"\n  instance_type = \"g6e.xlarge\"\n}}\n"
+        )
+        .replace(
+            "  scaling_config {",
+            "  launch_template {\n    id      = aws_launch_template.gpu.id\n    version = aws_launch_template.gpu.latest_version\n  }\n  scaling_config {",
+        )
+    });
+    std::fs::remove_file(dir.join("prior.tfstate")).expect("no prior");
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let p = pool(&cost, "aws_eks_node_group.gpu");
+    assert_eq!(p["instance_type"], "g6e.xlarge", "{cost:#}");
+    let row = listed("aws", "g6e.xlarge", "us-east-1", Capacity::OnDemand).expect("row");
+    assert_eq!(usd(&p["node_hour"]), row);
+    assert_eq!(
+        (p["gpu"].as_str(), p["gpus_per_node"].as_u64()),
+        (Some("L40S"), Some(1))
+    );
 }

@@ -106,8 +106,12 @@ pub const POOL_FIELDS: &[&str] = &[
     "max_price_per_gpu_hour",
 ];
 
-/// Pool fields that are the spec's own business, not the module's input.
-const SPEC_ONLY: &[&str] = &["max_price_per_gpu_hour"];
+/// The price cap: a pool's, a cloud block's for all its pools, or a cloud
+/// block's `node_pool` override's.
+const CAP: &str = "max_price_per_gpu_hour";
+
+/// Fields that are the spec's own business, not the module's input.
+const SPEC_ONLY: &[&str] = &[CAP];
 
 /// One cloud a cluster runs on, after expansion.
 #[derive(Debug, Clone)]
@@ -975,10 +979,21 @@ fn cloud_call(
                 t
             }
         };
+        // The cloud block's cap is over the spec's pool's, under the cloud
+        // block's own override of the pool.
+        let mut capped = attrs.clone();
+        if let Some(cap) = block
+            .body
+            .attr(CAP)
+            .filter(|_| over.is_none_or(|o| o.attr(CAP).is_none()))
+        {
+            capped.retain(|a| a.name != CAP);
+            capped.push(cap);
+        }
         if let (Some(t), Some((r, _))) = (chosen, region) {
             let pool = Pool {
                 name: pname,
-                attrs: &attrs,
+                attrs: &capped,
                 cloud: kind,
             };
             price_cap(&pool, &t, r, scope, catalogs, diags);
@@ -990,7 +1005,9 @@ fn cloud_call(
     // the provider; the rest are the module's inputs.
     let (_, pargs) = kind.provider;
     for a in &block.body.attrs {
-        if matches!(a.name.as_str(), "module" | "kubernetes_version") {
+        if matches!(a.name.as_str(), "module" | "kubernetes_version")
+            || SPEC_ONLY.contains(&a.name.as_str())
+        {
             continue;
         }
         // Region and project are the module's business too (zones,
@@ -1286,7 +1303,7 @@ fn price_cap(
     catalogs: &Catalogs<'_>,
     diags: &mut Diags,
 ) {
-    let Some(cap_attr) = pool.attr("max_price_per_gpu_hour") else {
+    let Some(cap_attr) = pool.attr(CAP) else {
         return;
     };
     let Some(v) = known(scope, cap_attr, diags) else {

@@ -208,11 +208,16 @@ pub fn human(cost: &Cost) -> String {
             out.push_str(&format!("    {}: {}\n", u.label(), u.why));
         }
     }
-    out.push_str(&format!(
-        "\n  Prices: {}; {HOURS_PER_MONTH} hours a month.\n",
-        sources(cost)
-    ));
+    out.push_str(&format!("\n  {}\n", footnote(cost)));
     out
+}
+
+/// `Prices: AWS catalog 2026-11-30; 730 hours a month.`
+fn footnote(cost: &Cost) -> String {
+    match sources(cost) {
+        s if s.is_empty() => format!("{HOURS_PER_MONTH} hours a month."),
+        s => format!("Prices: {s}; {HOURS_PER_MONTH} hours a month."),
+    }
 }
 
 fn cell(s: &str) -> String {
@@ -259,9 +264,6 @@ pub fn markdown(cost: &Cost) -> String {
     for u in &cost.unpriced {
         out.push_str(&format!("- not priced: `{}`: {}\n", u.label(), u.why));
     }
-    out.push_str(&format!(
-        "\n<sub>Prices: {}; {HOURS_PER_MONTH} hours a month.</sub>\n\n",
-        sources(cost)
-    ));
+    out.push_str(&format!("\n<sub>{}</sub>\n\n", footnote(cost)));
     out
 }

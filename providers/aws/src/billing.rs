@@ -75,6 +75,24 @@ pub(crate) fn billing(
 }
 
 fn node_group(object: &Value, region: Known<String>) -> NodePool {
+    NodePool {
+        cloud: "aws",
+        part: None,
+        region,
+        instance_type: instance_type(object),
+        capacity: match fact(object, &["capacity_type"]) {
+            Some(Known::Is(c)) if c == "SPOT" => Capacity::Spot,
+            _ => Capacity::OnDemand,
+        },
+        max_price: None,
+        nodes: scaling(object),
+        zones: None,
+    }
+}
+
+/// The first of `instance_types` (the one EKS prefers); without them the
+/// launch template's; without either, EKS's default.
+fn instance_type(object: &Value) -> Known<String> {
     let listed = match strata_provider::billing::at(object, &["instance_types"]) {
         Some(Ok(v)) => v
             .elements()
@@ -84,44 +102,35 @@ fn node_group(object: &Value, region: Known<String>) -> NodePool {
         Some(Err(why)) => Some(Known::Unknown(why)),
         None => None,
     };
-    // Without instance types the launch template says which.
-    let instance_type = listed.unwrap_or_else(|| {
-        let by = |key: &'static str| match fact(object, &["launch_template", key]) {
-            Some(Known::Is(k)) => Some((key, Some(k))),
-            Some(_) => Some((key, None)),
-            None => None,
-        };
-        match by("id").or_else(|| by("name")) {
-            Some((key, value)) => Known::Elsewhere(Lookup {
-                type_name: "aws_launch_template",
-                key,
-                value,
-                attribute: "instance_type",
-            }),
-            None => Known::Is("t3.medium".into()),
-        }
-    });
-    let capacity = match fact(object, &["capacity_type"]) {
-        Some(Known::Is(c)) if c == "SPOT" => Capacity::Spot,
-        _ => Capacity::OnDemand,
+    if let Some(Known::Is(t)) = listed {
+        return Known::Is(t);
+    }
+    let by = |key: &'static str| match fact(object, &["launch_template", key]) {
+        Some(Known::Is(k)) => Some((key, Some(k))),
+        Some(_) => Some((key, None)),
+        None => None,
     };
-    let scaling = |k: &str| {
+    match (by("id").or_else(|| by("name")), listed) {
+        (Some((key, value)), _) => Known::Elsewhere(Lookup {
+            type_name: "aws_launch_template",
+            key,
+            value,
+            attribute: "instance_type",
+        }),
+        (None, Some(unknown)) => unknown,
+        (None, None) => Known::Is("t3.medium".into()),
+    }
+}
+
+fn scaling(object: &Value) -> Nodes {
+    let size = |k: &str| {
         count(object, &["scaling_config", k])
             .unwrap_or_else(|| Count::Unknown(format!("scaling_config.{k} is not set")))
     };
-    NodePool {
-        cloud: "aws",
-        part: None,
-        region,
-        instance_type,
-        capacity,
-        max_price: None,
-        nodes: Nodes {
-            min: scaling("min_size"),
-            desired: scaling("desired_size"),
-            max: scaling("max_size"),
-        },
-        zones: None,
+    Nodes {
+        min: size("min_size"),
+        desired: size("desired_size"),
+        max: size("max_size"),
     }
 }
 

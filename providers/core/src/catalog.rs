@@ -232,8 +232,9 @@ fn read_rows(text: &str, gpu_required: bool) -> Result<Vec<(u64, Offer)>, String
 
 /// The user's own prices (committed-use discounts, negotiated rates): rows
 /// in the catalog format that replace the list price of an instance type
-/// in a region (`*`: every region), each cell on its own, so a row with
-/// only `SpotPrice` leaves the on-demand list price alone.
+/// (`*`: any with the row's GPU shape) in a region (`*`: every region),
+/// each cell on its own, so a row with only `SpotPrice` leaves the
+/// on-demand list price alone.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceList {
     rows: Vec<PriceRow>,
@@ -249,13 +250,18 @@ struct PriceRow {
 impl PriceList {
     /// Reads a price list; `name` is how rows cite it (`prices.csv`).
     pub fn parse(name: &str, text: &str) -> Result<PriceList, String> {
-        let rows = read_rows(text, false)?
-            .into_iter()
-            .map(|(line, offer)| PriceRow {
+        let mut rows = Vec::new();
+        for (line, offer) in read_rows(text, false)? {
+            if offer.instance_type == "*" && (offer.gpu.is_empty() || offer.gpus == 0) {
+                return Err(format!(
+                    "line {line}: a row for every instance type (`*`) names the GPU shape it prices (AcceleratorName, AcceleratorCount)"
+                ));
+            }
+            rows.push(PriceRow {
                 offer,
                 source: format!("{name}:{line}"),
-            })
-            .collect();
+            });
+        }
         Ok(PriceList { rows })
     }
 
@@ -269,17 +275,36 @@ impl PriceList {
         self.rows.is_empty()
     }
 
-    /// The row that prices `instance_type` in `region` as `capacity`: the
-    /// last one naming the region, else the last one for every region.
-    fn find(&self, instance_type: &str, region: &str, capacity: Capacity) -> Option<&PriceRow> {
-        let rows = || {
-            self.rows.iter().rev().filter(move |r| {
-                r.offer.instance_type == instance_type && column(&r.offer, capacity).is_some()
-            })
+    /// The row that prices `instance_type` (whose GPU shape is `shape`)
+    /// in `region` as `capacity`: one naming the instance type before one
+    /// for its GPU shape (`*` as the instance type), the region before
+    /// `*`, and of equals the last.
+    fn find(
+        &self,
+        instance_type: &str,
+        shape: Option<(&str, u32)>,
+        region: &str,
+        capacity: Capacity,
+    ) -> Option<&PriceRow> {
+        let of_type = |o: &Offer| o.instance_type == instance_type;
+        let of_shape = |o: &Offer| {
+            o.instance_type == "*"
+                && shape.is_some_and(|(g, n)| o.gpu.eq_ignore_ascii_case(g) && o.gpus == n)
         };
-        rows()
-            .find(|r| r.offer.region == region)
-            .or_else(|| rows().find(|r| r.offer.region == "*"))
+        let kinds: [&dyn Fn(&Offer) -> bool; 2] = [&of_type, &of_shape];
+        for matches in kinds {
+            for r in [region, "*"] {
+                let found = self.rows.iter().rev().find(|row| {
+                    matches(&row.offer)
+                        && row.offer.region == r
+                        && column(&row.offer, capacity).is_some()
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        None
     }
 }
 
@@ -326,7 +351,12 @@ pub fn quote(
 ) -> Result<Quote, String> {
     let listed = catalog.and_then(|c| c.offer(instance_type, region));
     let gpu = |o: &Offer| (o.gpus > 0).then(|| (o.gpu.clone(), o.gpus));
-    if let Some(row) = prices.find(instance_type, region, capacity) {
+    // The instance type's GPU shape, from any region the catalog lists it in.
+    let shape = catalog
+        .and_then(|c| c.offers.iter().find(|o| o.instance_type == instance_type))
+        .filter(|o| o.gpus > 0)
+        .map(|o| (o.gpu.as_str(), o.gpus));
+    if let Some(row) = prices.find(instance_type, shape, region, capacity) {
         return Ok(Quote {
             gpu: gpu(&row.offer).or_else(|| listed.and_then(gpu)),
             node_hour: column(&row.offer, capacity).unwrap_or_default(),
@@ -478,6 +508,32 @@ mod tests {
         assert_eq!(e, "Test catalog 2026-11-30 has no spot price for big in r2");
         let e = quote(Some(&c), &none, "small", "r9", Capacity::Spot).expect_err("no region");
         assert_eq!(e, "Test catalog 2026-11-30 lists small, not in r9");
+    }
+
+    #[test]
+    fn a_row_may_price_every_instance_type_of_a_gpu_shape() {
+        let c = Catalog::parse("Test", SMALL).expect("parses");
+        let head = "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n";
+        let mine = PriceList::parse("p.csv", &format!("{head}*,H100,8,*,7,\nbigger,,,r1,6,\n"))
+            .expect("parses");
+        let od =
+            |t: &str, r: &str| quote(Some(&c), &mine, t, r, Capacity::OnDemand).expect("priced");
+        assert_eq!(
+            (od("big", "r2").node_hour.decimal(), od("big", "r2").source),
+            ("7.00".into(), "p.csv:2".into())
+        );
+        assert_eq!(
+            od("bigger", "r1").source,
+            "p.csv:3",
+            "the instance type's own row first"
+        );
+        assert_eq!(
+            od("small", "r1").source,
+            "Test catalog 2026-11-30",
+            "another shape"
+        );
+        let e = PriceList::parse("p.csv", &format!("{head}*,,,r1,7,\n")).expect_err("no shape");
+        assert!(e.contains("line 2") && e.contains("GPU shape"), "{e}");
     }
 
     #[test]
