@@ -158,6 +158,7 @@ fn a_second_cloud_is_only_additions_on_that_cloud() {
     assert!(out.contains("Apply complete! Resources: 32 added"), "{out}");
     let (code, out) = strata(&dir, &m, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
+    max_nodes_changes_the_cost(&dir, &m);
 
     for (cloud, pool_type, pool_addr) in [
         (
@@ -247,6 +248,59 @@ fn a_second_cloud_is_only_additions_on_that_cloud() {
     assert!(out.contains("30 destroyed"), "{out}");
     let (code, out) = strata(&dir, &m, &["state", "list"]);
     assert_eq!((code, out.trim()), (0, ""), "nothing left in state");
+}
+
+/// On the applied spot pool: `strata cost` prices what the state holds,
+/// and raising `max_nodes` from 4 to 16 shows 12 more nodes' worth in
+/// the plan's JSON, markdown and human forms.
+fn max_nodes_changes_the_cost(dir: &Path, m: &Moto) {
+    const POOL: &str = "module.train_aws.aws_eks_node_group.pool[\"h100\"]";
+    let pool_of = |cost: &Json| {
+        cost["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["address"] == POOL)
+            .cloned()
+            .unwrap_or_else(|| panic!("{POOL} is not priced: {cost:#}"))
+    };
+    let amount = |j: &Json| {
+        strata_provider::money::Usd::parse(&j.to_string()).unwrap_or_else(|| panic!("{j}"))
+    };
+    let (code, out) = strata(dir, m, &["cost", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let now: Json = serde_json::from_str(&out).expect("cost JSON");
+    let p = pool_of(&now);
+    assert_eq!(
+        (p["capacity"].as_str(), p["instance_type"].as_str()),
+        (Some("spot"), Some("p5.48xlarge"))
+    );
+    assert_eq!(p["prior"]["nodes"], p["nodes"], "the state's pool as it is");
+    let node = amount(&p["node_hour"]);
+    let file = dir.join("cluster.hcl");
+    let spec = std::fs::read_to_string(&file).expect("spec");
+    std::fs::write(
+        &file,
+        spec.replace("max_nodes     = 4", "max_nodes     = 16"),
+    )
+    .expect("edit");
+    let delta = node.times(12);
+    let plan = plan_json(dir, m, "[\"aws\"]");
+    let p = pool_of(&plan["cost"]);
+    assert_eq!(
+        amount(&p["hourly"]["max"]) - amount(&p["prior"]["hourly"]["max"]),
+        delta
+    );
+    let (code, md) = strata(dir, m, &["plan", "--format", "markdown"]);
+    assert_eq!(code, 0, "{md}");
+    assert!(
+        md.contains(&format!("**Cost: {}/h at max**", delta.signed_dollars())),
+        "{md}"
+    );
+    let (code, human) = strata(dir, m, &["plan"]);
+    assert_eq!(code, 0, "{human}");
+    assert!(human.contains("0–16 (was 0–4)"), "{human}");
+    std::fs::write(&file, spec).expect("restore");
 }
 
 /// Runs strata offline (no cloud is called: validate, or a plan on empty
