@@ -489,3 +489,36 @@ fn a_launch_template_s_instance_type_prices_its_node_group() {
         (Some("L40S"), Some(1))
     );
 }
+
+/// EKS's fee by the cluster's version on the plan's date (1.31 left
+/// standard support on 2025-11-26) and its upgrade policy.
+#[test]
+fn an_eks_control_plane_costs_what_its_support_period_does() {
+    let cluster = |policy: &str| {
+        format!(
+            "provider \"aws\" {{\n  region = \"eu-west-1\"\n}}\n\nresource \"aws_eks_cluster\" \"c\" {{\n  name     = \"c\"\n  role_arn = \"arn:aws:iam::123456789012:role/c\"\n  version  = \"1.31\"\n  vpc_config {{\n    subnet_ids = [\"subnet-1\"]\n  }}\n{policy}}}\n"
+        )
+    };
+    for (policy, hourly, what) in [
+        (
+            "",
+            "0.60",
+            "EKS control plane, extended support (1.31 left standard support 2025-11-26)",
+        ),
+        (
+            "  upgrade_policy {\n    support_type = \"STANDARD\"\n  }\n",
+            "0.10",
+            "EKS control plane, standard support",
+        ),
+    ] {
+        let dir = common::scratch("cost", "eks-fee");
+        std::fs::write(dir.join("main.tf"), cluster(policy)).expect("config");
+        let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+        let fee = &cost["fees"][0];
+        assert_eq!(
+            (fee["what"].as_str(), fee["region"].as_str()),
+            (Some(what), Some("eu-west-1"))
+        );
+        assert_eq!(usd(&fee["hourly"]), Usd::parse(hourly).expect("amount"));
+    }
+}

@@ -10,7 +10,10 @@ use crate::values::{
 use crate::wait::{gone, ready, timeout, Poll};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
-use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
+use aws_sdk_eks::types::{
+    AuthenticationMode, CreateAccessConfigRequest, SupportType, UpgradePolicyRequest,
+    VpcConfigRequest,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use strata_provider::{
@@ -102,6 +105,25 @@ impl Cluster {
                         .unwrap_or_else(|| {
                             Value::Null(
                                 Cluster.schema().blocks["access_config"]
+                                    .schema
+                                    .object_type(),
+                            )
+                        }),
+                },
+            ),
+            (
+                "upgrade_policy",
+                match cl.upgrade_policy() {
+                    Some(u) => object(vec![(
+                        "support_type",
+                        str_value(u.support_type().map(|t| t.as_str())),
+                    )]),
+                    None => kept
+                        .and_then(|k| get(k, "upgrade_policy"))
+                        .cloned()
+                        .unwrap_or_else(|| {
+                            Value::Null(
+                                Cluster.schema().blocks["upgrade_policy"]
                                     .schema
                                     .object_type(),
                             )
@@ -262,6 +284,21 @@ impl Kind<Clients> for Cluster {
                 ],
             ),
         );
+        s.blocks.insert(
+            "upgrade_policy".into(),
+            block(
+                BlockNesting::Single,
+                0,
+                vec![(
+                    "support_type",
+                    A::optional(
+                        Type::String,
+                        "STANDARD (upgraded at the end of standard support) or EXTENDED (kept, at extended support's price).",
+                    )
+                    .and_computed(),
+                )],
+            ),
+        );
         s.blocks.insert("timeouts".into(), timeouts_block());
         s
     }
@@ -328,6 +365,7 @@ impl Kind<Clients> for Cluster {
             .set_version(string(planned, "version"))
             .resources_vpc_config(vpc_req)
             .set_access_config(access)
+            .set_upgrade_policy(upgrade_policy(planned))
             .set_tags(Some(
                 with_ownership(&string_map(planned, "tags"), t)
                     .into_iter()
@@ -381,6 +419,18 @@ impl Kind<Clients> for Cluster {
             self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
                 .await?;
         }
+        let support = |v: &Value| get(v, "upgrade_policy").and_then(|u| string(u, "support_type"));
+        if support(planned).is_some() && support(prior) != support(planned) {
+            c.eks
+                .update_cluster_config()
+                .name(&name)
+                .set_upgrade_policy(upgrade_policy(planned))
+                .send()
+                .await
+                .map_err(|e| api("UpdateClusterConfig", e))?;
+            self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
+                .await?;
+        }
         if let Some(arn) = string(prior, "arn") {
             retag(c, &arn, prior, planned).await?;
         }
@@ -424,4 +474,14 @@ impl Kind<Clients> for Cluster {
         let probe = object(vec![("name", Value::string(id))]);
         Ok(self.read(c, &[probe]).await?.pop().flatten())
     }
+}
+
+/// The `upgrade_policy` block as the API takes it.
+fn upgrade_policy(planned: &Value) -> Option<UpgradePolicyRequest> {
+    let support = get(planned, "upgrade_policy").and_then(|u| string(u, "support_type"))?;
+    Some(
+        UpgradePolicyRequest::builder()
+            .support_type(SupportType::from(support.as_str()))
+            .build(),
+    )
 }
