@@ -522,3 +522,33 @@ fn an_eks_control_plane_costs_what_its_support_period_does() {
         assert_eq!(usd(&fee["hourly"]), Usd::parse(hourly).expect("amount"));
     }
 }
+
+/// A pool the configuration no longer has: no nodes after, its prior cost
+/// the saving.
+#[test]
+fn a_deleted_pool_shows_what_it_saves() {
+    let dir = fixture("aws", "deleted", &|t| {
+        t.split("resource \"aws_eks_node_group\"")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+            + "resource \"terraform_data\" \"keep\" {}\n"
+    });
+    let args = ["--no-refresh", "--state", "prior.tfstate"];
+    let cost = cost_json(&dir, &args);
+    let p = pool(&cost, "aws_eks_node_group.gpu");
+    let node = listed("aws", "p5.48xlarge", "us-east-1", Capacity::OnDemand).expect("row");
+    assert_eq!(
+        (p["nodes"]["max"].as_u64(), usd(&p["hourly"]["max"])),
+        (Some(0), Usd::ZERO)
+    );
+    assert_eq!(usd(&p["prior"]["hourly"]["max"]), node.times(4));
+    let human = ok(&dir, &[&["plan"][..], &args].concat());
+    assert!(
+        human.contains(&format!(
+            "{}/h at max",
+            (Usd::ZERO - node.times(4)).signed_dollars()
+        )),
+        "{human}"
+    );
+}

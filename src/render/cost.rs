@@ -98,10 +98,10 @@ fn range(h: Hourly) -> String {
 
 /// `+$1 180.00/h at max` (or at min too, when that changed).
 fn headline(t: &Total) -> String {
-    let at_max = t
-        .change_at_max()
-        .map_or("unknown".into(), Usd::signed_dollars);
-    let mut out = format!("{at_max}/h at max");
+    let Some(at_max) = t.change_at_max() else {
+        return "change at max not known until apply".into();
+    };
+    let mut out = format!("{}/h at max", at_max.signed_dollars());
     if let Some(min) = t.change_at_min().filter(|m| *m != Usd::ZERO) {
         out.push_str(&format!(", {}/h at min", min.signed_dollars()));
     }
