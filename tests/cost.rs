@@ -552,3 +552,34 @@ fn a_deleted_pool_shows_what_it_saves() {
         "{human}"
     );
 }
+
+/// A count only apply can know is null with its reason, and so is every
+/// total that needs it; the human form says which pool and why.
+#[test]
+fn an_unknown_count_is_null_and_says_why() {
+    let dir = fixture("aws", "unknown", &|t| {
+        t.replace(
+            "max_size     = 16",
+            "max_size     = terraform_data.size.output",
+        ) + "\nresource \"terraform_data\" \"size\" {\n  input = 16\n}\n"
+    });
+    std::fs::remove_file(dir.join("prior.tfstate")).expect("no prior");
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let p = pool(&cost, "aws_eks_node_group.gpu");
+    assert_eq!(p["nodes"]["max"], Json::Null);
+    assert_eq!(
+        p["nodes"]["unknown"]["max"],
+        "scaling_config.max_size is known only after apply"
+    );
+    assert_eq!(
+        (p["hourly"]["max"].clone(), p["nodes"]["min"].as_u64()),
+        (Json::Null, Some(1))
+    );
+    assert_eq!(cost["hourly"]["max"], Json::Null, "the total needs it");
+    assert!(cost["hourly"]["min"].is_number());
+    let human = ok(&dir, &["cost", "--state", "s.tfstate"]);
+    assert!(
+        human.contains("Node counts not known until apply:\n    aws_eks_node_group.gpu: scaling_config.max_size is known only after apply"),
+        "{human}"
+    );
+}

@@ -4,7 +4,7 @@
 //! and monthly; and what could not be priced. Plain text for the terminal,
 //! a table for the pull-request comment.
 
-use crate::cost::{Cost, Hourly, PoolCost, Total};
+use crate::cost::{Cost, FeeCost, Hourly, PoolCost, Total};
 use strata_provider::billing::{Count, Nodes};
 use strata_provider::money::{Usd, HOURS_PER_MONTH};
 
@@ -179,19 +179,7 @@ pub fn human(cost: &Cost) -> String {
         out.push('\n');
     }
     for f in &cost.fees {
-        out.push_str(&format!(
-            "  {}: {} in {}, {}/h{}\n",
-            f.addr,
-            f.what,
-            f.region,
-            amount(f.hourly),
-            match (f.hourly, f.prior) {
-                (_, None) => " (new)".to_string(),
-                (None, Some(p)) => format!(" (removed; was {}/h)", p.dollars()),
-                (Some(h), Some(p)) if h != p => format!(" (was {}/h)", p.dollars()),
-                _ => String::new(),
-            }
-        ));
+        out.push_str(&format!("  {}: {}\n", f.addr, fee(f)));
     }
     if !cost.fees.is_empty() {
         out.push('\n');
@@ -199,17 +187,35 @@ pub fn human(cost: &Cost) -> String {
     for (who, text) in summary_lines(cost) {
         out.push_str(&format!("  {who:<6} {text}\n"));
     }
-    for (pool, why) in cost.unknown_counts() {
-        out.push_str(&format!("\n  {pool}: node count unknown: {why}"));
-    }
-    if !cost.unpriced.is_empty() {
-        out.push_str("\n  Not priced (not counted above):\n");
-        for u in &cost.unpriced {
-            out.push_str(&format!("    {}: {}\n", u.label(), u.why));
+    let mut notes = |title: &str, lines: Vec<(String, String)>| {
+        if !lines.is_empty() {
+            out.push_str(&format!("\n  {title}:\n"));
+            for (what, why) in lines {
+                out.push_str(&format!("    {what}: {why}\n"));
+            }
         }
-    }
+    };
+    notes("Node counts not known until apply", cost.unknown_counts());
+    notes(
+        "Not priced (not counted above)",
+        cost.unpriced
+            .iter()
+            .map(|u| (u.label(), u.why.clone()))
+            .collect(),
+    );
     out.push_str(&format!("\n  {}\n", footnote(cost)));
     out
+}
+
+/// `EKS control plane, standard support in us-east-1, $0.10/h (new)`.
+fn fee(f: &FeeCost) -> String {
+    let change = match (f.hourly, f.prior) {
+        (_, None) => " (new)".to_string(),
+        (None, Some(p)) => format!(" (removed; was {}/h)", p.dollars()),
+        (Some(h), Some(p)) if h != p => format!(" (was {}/h)", p.dollars()),
+        _ => String::new(),
+    };
+    format!("{} in {}, {}/h{change}", f.what, f.region, amount(f.hourly))
 }
 
 /// `Prices: AWS catalog 2026-11-30; 730 hours a month.`
@@ -247,13 +253,7 @@ pub fn markdown(cost: &Cost) -> String {
         out.push('\n');
     }
     for f in &cost.fees {
-        out.push_str(&format!(
-            "- `{}`: {} in {}, {}/h\n",
-            f.addr,
-            f.what,
-            f.region,
-            amount(f.hourly)
-        ));
+        out.push_str(&format!("- `{}`: {}\n", f.addr, fee(f)));
     }
     for (who, text) in summary_lines(cost) {
         out.push_str(&format!("- **{who}**: {text}\n"));
