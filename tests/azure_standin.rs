@@ -423,7 +423,7 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         "vm_size=Standard_ND96amsr_A100_v4",
     ];
     let run = |args: &[&str]| strata(&d, &a, &creds, &[args, &vars[..]].concat());
-    common::replace_through_a_stockout(&run, "AllocationFailed");
+    common::replace_through_a_stockout(&run, "AllocationFailed", "in the region");
     let pool = a.get(&pool_id()).expect("pool");
     assert_eq!(pool["properties"]["vmSize"], "Standard_ND96amsr_A100_v4");
     assert_eq!(pool["properties"]["provisioningState"], "Succeeded");

@@ -406,7 +406,11 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
         "machine=a3-megagpu-8g",
     ];
     let run = |args: &[&str]| strata(&d, &g, &creds, &[args, &vars[..]].concat());
-    common::replace_through_a_stockout(&run, "ZONE_RESOURCE_POOL_EXHAUSTED");
+    common::replace_through_a_stockout(
+        &run,
+        "ZONE_RESOURCE_POOL_EXHAUSTED",
+        "in zone us-central1-a",
+    );
     assert_eq!(
         g.object(POOL).expect("pool")["config"]["machineType"],
         "a3-megagpu-8g"

@@ -91,10 +91,15 @@ pub fn fault(
 
 /// A replacement whose first create finds no capacity (`code`, injected
 /// by the caller): the plan says what forces it, the apply fails with the
-/// capacity kind and the cloud's code, the half-made object is recorded
+/// capacity kind, how far the shortage reaches (`shortage`: "in zone
+/// us-central1-a") and the cloud's code, the half-made object is recorded
 /// tainted, and the next apply replaces it. `run` runs strata with the
 /// test's variables.
-pub fn replace_through_a_stockout(run: &dyn Fn(&[&str]) -> (i32, String), code: &str) {
+pub fn replace_through_a_stockout(
+    run: &dyn Fn(&[&str]) -> (i32, String),
+    code: &str,
+    shortage: &str,
+) {
     let (status, out) = run(&["plan"]);
     assert_eq!(status, 0, "{out}");
     assert!(
@@ -103,8 +108,9 @@ pub fn replace_through_a_stockout(run: &dyn Fn(&[&str]) -> (i32, String), code: 
     );
     let (status, out) = run(&["apply", "--auto-approve"]);
     assert_eq!(status, 1, "{out}");
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        out.contains("lack of capacity") && out.contains(code),
+        out.contains(&format!("lack of capacity {shortage}")) && out.contains(code),
         "{out}"
     );
     let (status, out) = run(&["plan"]);

@@ -3,7 +3,7 @@
 //! 5xx responses (with the raised limit set in `lib.rs`) before this.
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use strata_provider::DriverError;
+use strata_provider::{CapacityCodes, DriverError, Place, Reach};
 
 /// Codes that say "not now" rather than "no".
 const RETRYABLE: &[&str] = &[
@@ -16,16 +16,55 @@ const RETRYABLE: &[&str] = &[
     "InternalFailure",
 ];
 
-/// Codes (and health-issue codes) that say "no capacity for this now".
-pub const CAPACITY: &[&str] = &[
-    "InsufficientInstanceCapacity",
-    "InsufficientHostCapacity",
-    "InsufficientReservedInstanceCapacity",
-    "InsufficientCapacity",
-    "InsufficientCapacityException",
-    "Ec2InsufficientCapacity",
-    "Unsupported",
-];
+/// Codes (and health-issue codes) that say "no capacity for this now",
+/// and how far each reaches: EC2's shortages are a zone's (its messages
+/// name it: "…capacity in the Availability Zone you requested
+/// (us-east-1a)"), a vCPU or spot-count limit the region's.
+pub const CAPACITY: &CapacityCodes = &CapacityCodes {
+    codes: &[
+        ("InsufficientInstanceCapacity", Reach::Zone),
+        ("InsufficientHostCapacity", Reach::Zone),
+        ("InsufficientReservedInstanceCapacity", Reach::Zone),
+        ("InsufficientCapacity", Reach::Zone),
+        ("Ec2InsufficientCapacity", Reach::Zone),
+        ("Unsupported", Reach::Zone),
+        ("InsufficientCapacityException", Reach::Region),
+        ("VcpuLimitExceeded", Reach::Region),
+        ("MaxSpotInstanceCountExceeded", Reach::Region),
+    ],
+    locate,
+};
+
+/// The zone (`us-east-1a`) and region (`us-east-1`) a message names; a
+/// zone names its region too.
+fn locate(message: &str) -> Place {
+    let mut place = Place::default();
+    for w in message.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+        if place.zone.is_none()
+            && w.ends_with(|c: char| c.is_ascii_lowercase())
+            && is_region(&w[..w.len() - 1])
+        {
+            place.zone = Some(w.to_string());
+            place.region = place.region.or_else(|| Some(w[..w.len() - 1].to_string()));
+        } else if place.region.is_none() && is_region(w) {
+            place.region = Some(w.to_string());
+        }
+    }
+    place
+}
+
+/// `us-east-1`, `ap-southeast-2`, `us-gov-west-1`.
+fn is_region(w: &str) -> bool {
+    let parts: Vec<&str> = w.split('-').collect();
+    parts.len() >= 3
+        && parts[0].len() == 2
+        && parts[0].bytes().all(|b| b.is_ascii_lowercase())
+        && parts[1..parts.len() - 1]
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts[parts.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        && !parts[parts.len() - 1].is_empty()
+}
 
 /// Codes a create meets when its object is there already (for one made
 /// by a retried call whose first answer was lost, among others).
@@ -143,20 +182,37 @@ pub fn encoded_message(detail: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strata_provider::Shortage;
 
     #[test]
     fn finds_the_encoded_message_and_the_capacity_kind() {
         let d = "UnauthorizedOperation: You are not authorized to perform this operation. Encoded authorization failure message: AbC-12_x";
         assert_eq!(encoded_message(d), Some("AbC-12_x"));
         assert_eq!(encoded_message("AccessDenied: no"), None);
-        assert!(matches!(
-            classify(
-                "RunInstances",
-                "InsufficientInstanceCapacity: none in us-east-1a".into(),
-                false
-            ),
-            DriverError::Capacity { .. }
-        ));
+        let e = classify(
+            "RunInstances",
+            "InsufficientInstanceCapacity: We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you requested (us-east-1a).".into(),
+            false,
+        );
+        assert!(
+            matches!(&e, DriverError::Capacity { shortage: Shortage::Zone(Some(z)), .. } if z == "us-east-1a"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains("lack of capacity in zone us-east-1a"),
+            "{e}"
+        );
+        let e = classify(
+            "RunInstances",
+            "VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to in us-west-2.".into(),
+            false,
+        );
+        assert!(
+            matches!(&e, DriverError::Capacity { shortage: Shortage::Region(Some(r)), .. } if r == "us-west-2"),
+            "{e:?}"
+        );
+        assert_eq!(locate("none here: subnet-0abc, sg-12"), Place::default());
         assert!(matches!(
             classify("CreateVpc", "VpcLimitExceeded: too many".into(), false),
             DriverError::Api { .. }

@@ -5,40 +5,63 @@ use crate::Ctx;
 use serde_json::Value as Json;
 use std::time::Duration;
 use strata_provider::wait::{self, Poll};
-use strata_provider::DriverError;
+use strata_provider::{CapacityCodes, DriverError, Place, Reach, Shortage};
 use strata_rest::{Method, Paging, Reply};
 use strata_value::value::Value;
 
 pub struct Arm;
 
-/// Codes that say "no capacity or quota for this there now".
-const CAPACITY: &[&str] = &[
-    "SkuNotAvailable",
-    "AllocationFailed",
-    "ZonalAllocationFailed",
-    "OverconstrainedAllocationRequest",
-    "OverconstrainedZonalAllocationRequest",
-    "QuotaExceeded",
-    "InsufficientVCPUQuota",
-];
+/// Codes that say "no capacity or quota for this there now", and how far
+/// each reaches: a zone's allocation, or the location's (a size it does
+/// not offer now, its quota, an allocation over its zones).
+const CAPACITY: &CapacityCodes = &CapacityCodes {
+    codes: &[
+        ("ZonalAllocationFailed", Reach::Zone),
+        ("OverconstrainedZonalAllocationRequest", Reach::Zone),
+        ("SkuNotAvailable", Reach::Region),
+        ("AllocationFailed", Reach::Region),
+        ("OverconstrainedAllocationRequest", Reach::Region),
+        ("QuotaExceeded", Reach::Region),
+        ("InsufficientVCPUQuota", Reach::Region),
+    ],
+    locate,
+};
+
+/// The location (`location 'eastus'`) and zone (`zone '2'`) a message
+/// names.
+fn locate(message: &str) -> Place {
+    let words: Vec<&str> = message
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let after = |key: &str| {
+        words
+            .windows(2)
+            .find(|p| p[0].eq_ignore_ascii_case(key))
+            .map(|p| p[1].to_string())
+    };
+    Place {
+        zone: after("zone").filter(|z| z.bytes().all(|b| b.is_ascii_digit())),
+        region: after("location").map(|l| l.to_ascii_lowercase()),
+    }
+}
 
 impl strata_rest::Dialect for Arm {
     fn cloud(&self) -> &'static str {
         "Azure"
     }
 
-    fn capacity(&self) -> &'static [&'static str] {
+    fn capacity(&self) -> &'static CapacityCodes {
         CAPACITY
     }
 
-    /// Quota refusals come as `OperationNotAllowed` with the quota named.
-    fn is_capacity(&self, code: &str, message: &str) -> bool {
-        let words = message
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|w| CAPACITY.contains(&w));
-        CAPACITY.contains(&code)
-            || words
-            || (code == "OperationNotAllowed" && message.to_ascii_lowercase().contains("quota"))
+    /// Quota refusals come as `OperationNotAllowed` with the quota named:
+    /// the location's.
+    fn shortage(&self, code: &str, message: &str) -> Option<Shortage> {
+        CAPACITY.shortage(code, message).or_else(|| {
+            (code == "OperationNotAllowed" && message.to_ascii_lowercase().contains("quota"))
+                .then(|| Shortage::Region(locate(message).region))
+        })
     }
 
     /// AKS refuses an operation while another runs on the cluster; a role
@@ -132,4 +155,39 @@ pub async fn finish(
         }
     })?;
     Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_rest::Dialect;
+
+    #[test]
+    fn shortages_reach_a_zone_or_the_location() {
+        assert_eq!(
+            Arm.shortage(
+                "SkuNotAvailable",
+                "The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: Standard_ND96isr_H100_v5' is currently not available in location 'westus'."
+            ),
+            Some(Shortage::Region(Some("westus".into())))
+        );
+        assert_eq!(
+            Arm.shortage(
+                "ZonalAllocationFailed",
+                "Allocation failed. We do not have sufficient capacity for the requested VM size in zone '2'."
+            ),
+            Some(Shortage::Zone(Some("2".into())))
+        );
+        assert_eq!(
+            Arm.shortage(
+                "OperationNotAllowed",
+                "Operation could not be completed as it results in exceeding approved standardNDSH100v5Family Cores quota. Location: eastus"
+            ),
+            Some(Shortage::Region(Some("eastus".into())))
+        );
+        assert_eq!(
+            Arm.shortage("OperationNotAllowed", "Another operation is in progress"),
+            None
+        );
+    }
 }

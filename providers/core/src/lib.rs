@@ -76,9 +76,14 @@ pub enum DriverError {
     /// The cloud has no capacity for what was asked (an instance type in
     /// a zone, now): another zone, type or time may work. One kind for
     /// every cloud, so the engine can act on it.
-    #[error("{operation} failed for lack of capacity: {detail}. The cloud cannot place this instance type there now: try subnets in other zones, another instance type, on-demand instead of spot, or a capacity reservation")]
+    #[error("{operation} failed for lack of capacity {shortage}: {detail}. {}", shortage.advice())]
     #[diagnostic(code(strata::driver::capacity))]
-    Capacity { operation: String, detail: String },
+    Capacity {
+        operation: String,
+        detail: String,
+        /// How far the shortage reaches: what trying elsewhere must avoid.
+        shortage: Shortage,
+    },
 
     /// A create refused because its object is there already: someone
     /// else's, or (when it carries the create's ownership tags) made by an
@@ -99,30 +104,104 @@ pub enum DriverError {
     },
 }
 
-/// A failure whose text names one of the cloud's `capacity` codes (as a
-/// whole word) is a capacity failure; anything else is an API failure.
+/// How far a shortage reaches, as SkyPilot scopes its failovers: a zone
+/// out of a machine leaves the region's other zones worth trying; a
+/// region's quota or a size the region lacks, the region; a quota over all
+/// regions, the cloud. A place is named when the cloud's message names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shortage {
+    Zone(Option<String>),
+    Region(Option<String>),
+    Cloud,
+}
+
+impl Shortage {
+    /// What to try instead, for the error's text.
+    fn advice(&self) -> &'static str {
+        match self {
+            Shortage::Zone(_) => "The cloud cannot place this instance type in that zone now: try other zones, another instance type, on-demand instead of spot, or a capacity reservation",
+            Shortage::Region(_) => "The region cannot give this now (capacity or quota): try another region or instance type, or ask for more quota",
+            Shortage::Cloud => "The account's quota over all regions is used up: try another cloud, or ask for more quota",
+        }
+    }
+}
+
+impl std::fmt::Display for Shortage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shortage::Zone(Some(z)) => write!(f, "in zone {z}"),
+            Shortage::Zone(None) => f.write_str("in a zone"),
+            Shortage::Region(Some(r)) => write!(f, "in region {r}"),
+            Shortage::Region(None) => f.write_str("in the region"),
+            Shortage::Cloud => f.write_str("in every region"),
+        }
+    }
+}
+
+/// How far a capacity code reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    Zone,
+    Region,
+    Cloud,
+}
+
+/// Where a message says a failure happened.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    pub zone: Option<String>,
+    pub region: Option<String>,
+}
+
+/// A cloud's capacity codes (operation codes, health-issue codes, error
+/// reasons), each with its reach, in the order they are looked for (a
+/// narrower code before a broader one it contains), and how its messages
+/// name zones and regions.
+pub struct CapacityCodes {
+    pub codes: &'static [(&'static str, Reach)],
+    pub locate: fn(&str) -> Place,
+}
+
+impl CapacityCodes {
+    /// The shortage a failure reports, when its code or a whole word of
+    /// its message is one of the codes.
+    pub fn shortage(&self, code: &str, message: &str) -> Option<Shortage> {
+        let words: Vec<&str> = message
+            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+            .collect();
+        let (_, reach) = self
+            .codes
+            .iter()
+            .find(|(c, _)| *c == code || words.contains(c))?;
+        let place = (self.locate)(message);
+        Some(match reach {
+            Reach::Zone => Shortage::Zone(place.zone),
+            Reach::Region => Shortage::Region(place.region),
+            Reach::Cloud => Shortage::Cloud,
+        })
+    }
+}
+
+/// A failure whose text names one of the cloud's capacity codes (as a
+/// whole word) is a capacity failure, with its reach; anything else is an
+/// API failure.
 pub fn classify(
     operation: &str,
     detail: String,
     retryable: bool,
-    capacity: &[&str],
+    capacity: &CapacityCodes,
 ) -> DriverError {
-    let is_capacity = capacity.iter().any(|c| {
-        detail
-            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
-            .any(|w| w == *c)
-    });
-    if is_capacity {
-        DriverError::Capacity {
+    match capacity.shortage("", &detail) {
+        Some(shortage) => DriverError::Capacity {
             operation: operation.to_string(),
             detail,
-        }
-    } else {
-        DriverError::Api {
+            shortage,
+        },
+        None => DriverError::Api {
             operation: operation.to_string(),
             detail,
             retryable,
-        }
+        },
     }
 }
 

@@ -153,7 +153,10 @@ mod tests {
     use crate::classify;
     use std::cell::Cell;
 
-    const CAPACITY: &[&str] = &["InsufficientInstanceCapacity"];
+    const CAPACITY: &crate::CapacityCodes = &crate::CapacityCodes {
+        codes: &[("InsufficientInstanceCapacity", crate::Reach::Zone)],
+        locate: |_| crate::Place::default(),
+    };
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()

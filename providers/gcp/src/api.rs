@@ -6,29 +6,67 @@ use crate::Ctx;
 use serde_json::Value as Json;
 use std::time::Duration;
 use strata_provider::wait::{self, Poll};
-use strata_provider::DriverError;
+use strata_provider::{CapacityCodes, DriverError, Place, Reach};
 use strata_rest::{Method, Paging};
 use strata_value::value::Value;
 
 pub struct Google;
 
-/// Codes (operation error codes, error reasons) that say "no capacity or
-/// quota for this there now": another zone, machine type or time may work.
-const CAPACITY: &[&str] = &[
-    "ZONE_RESOURCE_POOL_EXHAUSTED",
-    "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
-    "REGION_RESOURCE_POOL_EXHAUSTED",
-    "GCE_STOCKOUT",
-    "QUOTA_EXCEEDED",
-    "quotaExceeded",
-];
+/// Codes (operation error codes, error reasons, quota metrics) that say
+/// "no capacity or quota for this there now", and how far each reaches: a
+/// zone's pool exhausted, a region's pool or quota, the quota on GPUs over
+/// all regions (looked for before the quota codes that carry it).
+const CAPACITY: &CapacityCodes = &CapacityCodes {
+    codes: &[
+        ("GPUS_ALL_REGIONS", Reach::Cloud),
+        ("ZONE_RESOURCE_POOL_EXHAUSTED", Reach::Zone),
+        ("ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", Reach::Zone),
+        ("GCE_STOCKOUT", Reach::Zone),
+        ("REGION_RESOURCE_POOL_EXHAUSTED", Reach::Region),
+        ("QUOTA_EXCEEDED", Reach::Region),
+        ("quotaExceeded", Reach::Region),
+    ],
+    locate,
+};
+
+/// The zone (`us-central1-a`, also inside `zones/us-central1-a`) and
+/// region (`us-central1`) a message names; a zone names its region too.
+fn locate(message: &str) -> Place {
+    let mut place = Place::default();
+    for w in message.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+        match w.rsplit_once('-') {
+            Some((region, z)) if place.zone.is_none() && z.len() == 1 && is_region(region) => {
+                place.zone = Some(w.to_string());
+                place.region = place.region.or_else(|| Some(region.to_string()));
+            }
+            _ if place.region.is_none() && is_region(w) => place.region = Some(w.to_string()),
+            _ => {}
+        }
+    }
+    place
+}
+
+/// `us-central1`, `europe-west4`, `northamerica-northeast1`.
+fn is_region(w: &str) -> bool {
+    match w.split_once('-') {
+        Some((area, rest)) => {
+            let digits = rest.trim_start_matches(|c: char| c.is_ascii_lowercase());
+            !area.is_empty()
+                && area.bytes().all(|b| b.is_ascii_lowercase())
+                && digits.len() < rest.len()
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
 
 impl strata_rest::Dialect for Google {
     fn cloud(&self) -> &'static str {
         "GCP"
     }
 
-    fn capacity(&self) -> &'static [&'static str] {
+    fn capacity(&self) -> &'static CapacityCodes {
         CAPACITY
     }
 
@@ -240,4 +278,54 @@ pub fn ownership_of(labels: &Json) -> Json {
 /// Whether a label map marks its object as created for `tags`.
 pub fn owned(labels: &Json, tags: &strata_provider::Tags) -> bool {
     strata_rest::labels::owned(|k| labels[k].as_str(), tags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_provider::Shortage;
+
+    #[test]
+    fn shortages_reach_a_zone_a_region_or_every_region() {
+        let s = |code: &str, msg: &str| CAPACITY.shortage(code, msg);
+        assert_eq!(
+            s(
+                "ZONE_RESOURCE_POOL_EXHAUSTED",
+                "The zone 'projects/acme-ml/zones/us-central1-a' does not have enough resources available to fulfill the request."
+            ),
+            Some(Shortage::Zone(Some("us-central1-a".into())))
+        );
+        assert_eq!(
+            s("", "GCE_STOCKOUT: no a3-highgpu-8g in europe-west4-b now"),
+            Some(Shortage::Zone(Some("europe-west4-b".into())))
+        );
+        assert_eq!(
+            s(
+                "QUOTA_EXCEEDED",
+                "Quota 'NVIDIA_H100_GPUS' exceeded. Limit: 0.0 in region northamerica-northeast1."
+            ),
+            Some(Shortage::Region(Some("northamerica-northeast1".into())))
+        );
+        assert_eq!(
+            s(
+                "QUOTA_EXCEEDED",
+                "Quota 'GPUS_ALL_REGIONS' exceeded. Limit: 8.0 globally."
+            ),
+            Some(Shortage::Cloud)
+        );
+        assert_eq!(
+            s(
+                "notFound",
+                "The resource 'projects/p/zones/us-central1-a/x' was not found"
+            ),
+            None
+        );
+        assert_eq!(
+            locate("in us-central1"),
+            Place {
+                zone: None,
+                region: Some("us-central1".into())
+            }
+        );
+    }
 }

@@ -19,7 +19,7 @@ pub use retry::Retry;
 use async_trait::async_trait;
 use serde_json::Value as Json;
 use std::sync::Arc;
-use strata_provider::DriverError;
+use strata_provider::{CapacityCodes, DriverError, Shortage};
 
 /// A source of bearer tokens (the vendor library caches and refreshes).
 #[async_trait]
@@ -58,16 +58,13 @@ pub trait Dialect: Send + Sync {
             .map_or_else(|| text.chars().take(500).collect(), str::to_string);
         (code, message)
     }
-    /// Codes that say "no capacity for this there now".
-    fn capacity(&self) -> &'static [&'static str];
-    /// Whether a failure is for lack of capacity or quota: by default, its
-    /// code or a word of its message is one of [`Dialect::capacity`].
-    fn is_capacity(&self, code: &str, message: &str) -> bool {
-        let words = |s: &str| {
-            s.split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
-                .any(|w| self.capacity().contains(&w))
-        };
-        self.capacity().contains(&code) || words(message)
+    /// Codes that say "no capacity for this there now", with their reach.
+    fn capacity(&self) -> &'static CapacityCodes;
+    /// The shortage a failure reports, if it is for lack of capacity or
+    /// quota: by default, when its code or a word of its message is one of
+    /// [`Dialect::capacity`].
+    fn shortage(&self, code: &str, message: &str) -> Option<Shortage> {
+        self.capacity().shortage(code, message)
     }
     /// Errors that say "try again" whatever the HTTP status (GCP sends
     /// `rateLimitExceeded` as a 403, and a GKE cluster busy with another
@@ -346,17 +343,17 @@ impl Client {
         message: &str,
         retryable: bool,
     ) -> DriverError {
-        if self.dialect.is_capacity(code, message) {
-            DriverError::Capacity {
+        match self.dialect.shortage(code, message) {
+            Some(shortage) => DriverError::Capacity {
                 operation: op.to_string(),
                 detail,
-            }
-        } else {
-            DriverError::Api {
+                shortage,
+            },
+            None => DriverError::Api {
                 operation: op.to_string(),
                 detail,
                 retryable,
-            }
+            },
         }
     }
 
