@@ -137,6 +137,14 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         match (req.graph.graph[n].kind, req.destroy) {
             (NodeKind::Resource, false) => p.resource(&walk, n),
             (NodeKind::Data, false) => p.data(&walk, n, rt),
+            // A destroy evaluates what provider configurations read (a
+            // cluster's endpoint through its module's outputs) from the
+            // objects as they are, as Terraform does: the cluster exists
+            // until after what is inside it is deleted.
+            (NodeKind::Resource, true) => p.prior_values(&walk, n),
+            (NodeKind::Output, true) if !req.graph.graph[n].module.is_root() => {
+                walk.visit(n, &mut p.diags)
+            }
             // A destroy plans no resource, but as in Terraform the
             // variables of every module are still given their values and
             // judged by their validations.
@@ -157,6 +165,9 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         );
     }
     crate::timings::stage("walked");
+    if req.destroy {
+        p.configure_for_destroy(&walk);
+    }
     p.orphans();
     if let (Some(inspect), false) = (req.inspect, req.destroy) {
         let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
@@ -444,6 +455,39 @@ impl<'a> Planner<'_, 'a> {
                 });
             }
             walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
+        }
+    }
+
+    /// A resource's instances as the prior state holds them, for a destroy
+    /// (unknown where there is none).
+    fn prior_values(&mut self, walk: &Walk<'a>, n: NodeIndex) {
+        let node = &self.req.graph.graph[n];
+        for ri in walk.expand(n, &mut self.diags) {
+            let values = ri
+                .keys
+                .instances()
+                .into_iter()
+                .map(|ctx| match self.prior.get(&ri.address(ctx.key)) {
+                    Some(p) => p.value.clone(),
+                    None => Value::unknown(),
+                })
+                .collect();
+            walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
+        }
+    }
+
+    /// Configures, for a destroy, the deferred provider configurations of
+    /// the objects to delete, from the prior objects the walk was given.
+    fn configure_for_destroy(&mut self, walk: &Walk<'a>) {
+        let mut providers: Vec<String> = self.prior.values().map(|p| p.provider.clone()).collect();
+        providers.sort();
+        providers.dedup();
+        for provider in providers {
+            if let Err(d) =
+                crate::walk::configure_deferred(self.req.root, walk, self.req.drivers, &provider)
+            {
+                self.diags.push(d);
+            }
         }
     }
 

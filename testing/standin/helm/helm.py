@@ -81,10 +81,13 @@ class Cluster:
         self.token = user.get("token") or exec_token(user.get("exec"))
         if not self.token:
             die("the stand-in helm takes token or exec-plugin credentials only")
-        self.ssl = ssl.create_default_context()
+        # As helm does: the kubeconfig's CA alone when it gives one (not
+        # also the system's, where another CA of the same name may be).
         ca = cluster.get("certificate-authority-data")
         if ca:
-            self.ssl.load_verify_locations(cadata=base64.b64decode(ca).decode())
+            self.ssl = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
+        else:
+            self.ssl = ssl.create_default_context()
 
     def call(self, method, path, body=None, ctype="application/json"):
         data = None if body is None else json.dumps(body).encode()
