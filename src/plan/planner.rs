@@ -141,9 +141,12 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             // cluster's endpoint through its module's outputs) from the
             // objects as they are, as Terraform does: the cluster exists
             // until after what is inside it is deleted.
+            // An output that cannot be evaluated so only leaves the
+            // configurations that read it unconfigured, which the delete
+            // of what they serve then reports.
             (NodeKind::Resource, true) => p.prior_values(&walk, n),
             (NodeKind::Output, true) if !req.graph.graph[n].module.is_root() => {
-                walk.visit(n, &mut p.diags)
+                walk.visit(n, &mut Diags::default())
             }
             // A destroy plans no resource, but as in Terraform the
             // variables of every module are still given their values and
