@@ -1,9 +1,10 @@
 //! `strata-sandbox`, as README says to try strata with it: started with
-//! `--dir`, its `DIR/env` read as a shell would, `examples/single-cloud`
-//! applied unchanged (Canonical's Ubuntu EKS images registered in moto, the
-//! EKS cluster answering as the Kubernetes stand-in, the helm stand-in on
-//! PATH), a second plan empty, the cost of what was made, and a destroy
-//! that leaves the state empty.
+//! `--dir`, its `DIR/env` read as a shell would, `examples/multi-cloud`
+//! applied unchanged on all three clouds (Canonical's Ubuntu EKS images
+//! registered in moto; each cloud's cluster answering as a Kubernetes
+//! stand-in of its own, reached through the cloud's credential plugin; the
+//! GPU Operator installed by the helm stand-in), a second plan empty, the
+//! cost of what was made, and a destroy that leaves the state empty.
 
 mod common;
 
@@ -80,8 +81,8 @@ fn start(dir: &Path) -> Sandbox {
 }
 
 #[test]
-fn the_single_cloud_example_applies_in_the_sandbox() {
-    let dir = common::scratch("sandbox", "single");
+fn the_multi_cloud_example_applies_in_the_sandbox() {
+    let dir = common::scratch("sandbox", "multi");
     let sb = start(&dir.join("sandbox"));
     for k in [
         "AWS_ENDPOINT_URL",
@@ -94,7 +95,7 @@ fn the_single_cloud_example_applies_in_the_sandbox() {
     }
     let work = dir.join("work");
     std::fs::create_dir_all(&work).expect("work");
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/single-cloud/cluster.hcl");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/multi-cloud/cluster.hcl");
     std::fs::copy(example, work.join("cluster.hcl")).expect("the example");
     let strata = |args: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
@@ -110,16 +111,20 @@ fn the_single_cloud_example_applies_in_the_sandbox() {
     };
     let (code, out) = strata(&["apply", "--auto-approve"]);
     assert_eq!(code, 0, "apply in the sandbox:\n{out}");
-    assert!(out.contains("Apply complete! Resources: 32 added"), "{out}");
+    assert!(out.contains("Apply complete! Resources: 57 added"), "{out}");
+    let helm = std::fs::read_to_string(&sb.env["STANDIN_HELM_LOG"]).expect("the helm log");
+    assert_eq!(
+        helm.lines().filter(|l| l.contains("\"upgrade\"")).count(),
+        3,
+        "the operator installed on each cloud's cluster:\n{helm}"
+    );
     let (code, out) = strata(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     let (code, out) = strata(&["cost"]);
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains("module.train_aws.aws_eks_node_group.pool[\"h100\"]")
-            && out.contains("p5.48xlarge"),
-        "{out}"
-    );
+    for pool in ["p5.48xlarge", "a3-highgpu-8g", "Standard_ND96isr_H100_v5"] {
+        assert!(out.contains(pool), "{out}");
+    }
     let (code, out) = strata(&["destroy", "--auto-approve"]);
     assert_eq!(code, 0, "destroy:\n{out}");
     let (code, out) = strata(&["state", "list"]);

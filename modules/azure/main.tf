@@ -163,7 +163,7 @@ output "node_identity" {
 output "kubernetes" {
   description = "How to reach the cluster: what the kubernetes and helm providers are configured with."
   value = {
-    host                   = "https://${azurerm_kubernetes_cluster.this.fqdn}:443"
+    host                   = azurerm_kubernetes_cluster.this.kube_config[0].host
     cluster_ca_certificate = base64decode(azurerm_kubernetes_cluster.this.kube_config[0].cluster_ca_certificate)
     exec = {
       api_version = "client.authentication.k8s.io/v1beta1"

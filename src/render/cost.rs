@@ -209,13 +209,13 @@ pub fn human(cost: &Cost) -> String {
 
 /// `EKS control plane, standard support in us-east-1, $0.10/h (new)`.
 fn fee(f: &FeeCost) -> String {
-    let change = match (f.hourly, f.prior) {
-        (_, None) => " (new)".to_string(),
-        (None, Some(p)) => format!(" (removed; was {}/h)", p.dollars()),
-        (Some(h), Some(p)) if h != p => format!(" (was {}/h)", p.dollars()),
-        _ => String::new(),
+    let now = match (f.hourly, f.prior) {
+        (Some(h), None) => format!("{}/h (new)", h.dollars()),
+        (None, Some(p)) => format!("removed (was {}/h)", p.dollars()),
+        (Some(h), Some(p)) if h != p => format!("{}/h (was {}/h)", h.dollars(), p.dollars()),
+        (h, _) => format!("{}/h", amount(h)),
     };
-    format!("{} in {}, {}/h{change}", f.what, f.region, amount(f.hourly))
+    format!("{} in {}, {now}", f.what, f.region)
 }
 
 /// `Prices: AWS catalog 2026-11-30; 730 hours a month.`

@@ -1,8 +1,8 @@
 //! `strata-sandbox --dir DIR`: every stand-in on 127.0.0.1 — moto (the AWS
-//! emulator) behind the test proxy, whose EKS clusters answer as the
-//! Kubernetes stand-in; the GCP and Azure stand-ins; the helm stand-in —
-//! and `DIR/env`, shell `export` lines that point strata's drivers at
-//! them. Runs until killed, then stops what it started.
+//! emulator) behind the test proxy, and the GCP and Azure stand-ins, each
+//! cloud's clusters answering as a Kubernetes stand-in of its own; the
+//! helm stand-in — and `DIR/env`, shell `export` lines that point strata's
+//! drivers at them. Runs until killed, then stops what it started.
 //!
 //! moto is `STRATA_MOTO_SERVER`, else the virtual environment `.ci/run`
 //! makes (`~/.cache/strata-venv`), made here when absent. It starts with
@@ -52,16 +52,25 @@ fn io(what: &'static str) -> impl Fn(std::io::Error) -> String {
 fn run(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir.join("bin")).map_err(io("cannot make the folder"))?;
     let dir = dir.canonicalize().map_err(io("cannot find the folder"))?;
-    let kube = kubernetes::start().map_err(io("the Kubernetes stand-in"))?;
-    let moto = moto::start(&dir, &kube)?;
-    let gcp = gcp::start().map_err(io("the GCP stand-in"))?;
-    let azure = azure::start().map_err(io("the Azure stand-in"))?;
-    // The stand-ins' own CAs, for `SSL_CERT_FILE`: Azure's clients trust
-    // only what it names, and the helm stand-in reaches the cluster under it.
-    let ca = dir.join("ca.pem");
-    std::fs::write(&ca, format!("{}\n{}", azure.ca_pem, kube.ca_pem))
-        .map_err(io("cannot write ca.pem"))?;
-    write_aws_cli(&dir.join("bin/aws")).map_err(io("cannot write bin/aws"))?;
+    // A Kubernetes stand-in per cloud: each cloud's clusters are its own,
+    // as they would be (the GPU Operator's release on one is not on another).
+    let kube = |cloud: &str| {
+        kubernetes::start().map_err(|e| format!("the Kubernetes stand-in for {cloud}: {e}"))
+    };
+    let (eks, gke, aks) = (kube("AWS")?, kube("GCP")?, kube("Azure")?);
+    let moto = moto::start(&dir, &eks)?;
+    let gcp = gcp::start_with_kube(gke.endpoint()).map_err(io("the GCP stand-in"))?;
+    let azure = azure::start_with_kube(aks.endpoint()).map_err(io("the Azure stand-in"))?;
+    // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
+    // only what it names.
+    let ca = dir.join("azure-ca.pem");
+    std::fs::write(&ca, &azure.ca_pem).map_err(io("cannot write azure-ca.pem"))?;
+    // The credential plugins each cloud's kubeconfig runs, answering with
+    // the token the Kubernetes stand-in accepts.
+    for plugin in ["aws", "gke-gcloud-auth-plugin", "kubelogin"] {
+        write_credential_plugin(&dir.join("bin").join(plugin))
+            .map_err(io("cannot write a credential plugin to bin"))?;
+    }
     let env = Env {
         dir: &dir,
         moto: &moto.url,
@@ -71,12 +80,14 @@ fn run(dir: &Path) -> Result<(), String> {
     };
     std::fs::write(dir.join("env"), env.text()).map_err(io("cannot write env"))?;
     println!(
-        "strata-sandbox: AWS (moto {}) {}, GCP {}, Azure {}, Kubernetes {}\nRun `. {}/env` in a shell, then strata as usual. Stop with Ctrl-C.",
+        "strata-sandbox: AWS (moto {}) {}, GCP {}, Azure {}; their clusters' Kubernetes {}, {}, {}\nRun `. {}/env` in a shell, then strata as usual. Stop with Ctrl-C.",
         moto.version,
         moto.url,
         gcp.server.url,
         azure.server.url,
-        kube.server.url,
+        eks.server.url,
+        gke.server.url,
+        aks.server.url,
         dir.display()
     );
     let _ = std::io::stdout().flush();
@@ -85,9 +96,10 @@ fn run(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// `aws eks get-token`, as the kubernetes and helm providers of an EKS
-/// cluster call it: the token the Kubernetes stand-in accepts.
-fn write_aws_cli(path: &Path) -> std::io::Result<()> {
+/// An exec credential plugin (`aws eks get-token`, GKE's and AKS's), as
+/// the kubernetes and helm providers call it: the token the Kubernetes
+/// stand-in accepts.
+fn write_credential_plugin(path: &Path) -> std::io::Result<()> {
     let credential = serde_json::json!({
         "apiVersion": "client.authentication.k8s.io/v1beta1",
         "kind": "ExecCredential",

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub const TENANT: &str = "72f988bf-86f1-41af-91ab-2d7cd011db47";
-pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-0000000000aa";
+pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 pub const CLIENT_SECRET: &str = "standin-client-secret";
 
@@ -82,7 +82,20 @@ impl Azure {
 
 /// Starts the stand-in on a free port.
 pub fn start() -> std::io::Result<Azure> {
-    let world = Arc::new(Mutex::new(World::default()));
+    serve_world(World::default())
+}
+
+/// Starts the stand-in with every AKS cluster's kubeconfig naming the
+/// Kubernetes stand-in at `kube`.
+pub fn start_with_kube(kube: crate::kubernetes::Endpoint) -> std::io::Result<Azure> {
+    serve_world(World {
+        kube: Some(kube),
+        ..World::default()
+    })
+}
+
+fn serve_world(world: World) -> std::io::Result<Azure> {
+    let world = Arc::new(Mutex::new(world));
     let w = world.clone();
     let holder: Arc<Mutex<String>> = Arc::new(Mutex::new(String::new()));
     let base = holder.clone();
@@ -246,6 +259,7 @@ const ROLES: &[(&str, &str)] = &[
         "Network Contributor",
     ),
     ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "Reader"),
+    ("7f951dda-4ed3-4680-a7ca-43fe172d538d", "AcrPull"),
     (
         "f1a07417-d97a-45cb-824c-7a7467783830",
         "Managed Identity Operator",
@@ -269,6 +283,8 @@ struct Op {
 
 #[derive(Default)]
 struct World {
+    /// The Kubernetes stand-in clusters answer as, if any.
+    kube: Option<crate::kubernetes::Endpoint>,
     objects: BTreeMap<String, Json>,
     ops: BTreeMap<String, Op>,
     tokens: Vec<String>,
@@ -316,9 +332,16 @@ impl World {
         let name = cluster["name"].as_str().unwrap_or("cluster");
         let fqdn = cluster["properties"]["fqdn"].as_str().unwrap_or_default();
         let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let (server, ca) = match &self.kube {
+            Some(k) => (k.url.clone(), k.ca_pem.clone()),
+            None => (
+                format!("https://{fqdn}:443"),
+                format!("stand-in CA of {name}"),
+            ),
+        };
         let yaml = format!(
-            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: https://{fqdn}:443\n  name: {name}\ncontexts:\n- context:\n    cluster: {name}\n    user: clusterUser_{name}\n  name: {name}\ncurrent-context: {name}\nkind: Config\nusers:\n- name: clusterUser_{name}\n  user:\n    token: {}\n",
-            b64(&format!("stand-in CA of {name}")),
+            "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {}\n    server: {server}\n  name: {name}\ncontexts:\n- context:\n    cluster: {name}\n    user: clusterUser_{name}\n  name: {name}\ncurrent-context: {name}\nkind: Config\nusers:\n- name: clusterUser_{name}\n  user:\n    token: {}\n",
+            b64(&ca),
             b64(name),
         );
         json(

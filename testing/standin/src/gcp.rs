@@ -114,7 +114,20 @@ impl Gcp {
 
 /// Starts the stand-in on a free port.
 pub fn start() -> std::io::Result<Gcp> {
-    let world = Arc::new(Mutex::new(World::default()));
+    serve_world(World::default())
+}
+
+/// Starts the stand-in with every GKE cluster's endpoint and CA those of
+/// the Kubernetes stand-in at `kube`.
+pub fn start_with_kube(kube: crate::kubernetes::Endpoint) -> std::io::Result<Gcp> {
+    serve_world(World {
+        kube: Some(kube),
+        ..World::default()
+    })
+}
+
+fn serve_world(world: World) -> std::io::Result<Gcp> {
+    let world = Arc::new(Mutex::new(world));
     let w = world.clone();
     let server = serve(move |req| {
         let w = w.clone();
@@ -148,6 +161,8 @@ struct Op {
 
 #[derive(Default)]
 struct World {
+    /// The Kubernetes stand-in clusters answer as, if any.
+    kube: Option<crate::kubernetes::Endpoint>,
     objects: BTreeMap<String, Json>,
     /// Project → IAM policy.
     policies: BTreeMap<String, Json>,
@@ -1076,8 +1091,18 @@ impl World {
         c["zone"] = json!(l);
         c["selfLink"] = json!(format!("https://container.googleapis.com/v1/{key}"));
         c["id"] = json!(format!("{id:x}"));
-        c["endpoint"] = json!(format!("34.{}.{}.{}", id % 200, id / 200 % 250, id % 250));
-        c["masterAuth"] = json!({"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCnN0YW5kaW4KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="});
+        match &self.kube {
+            Some(k) => {
+                use base64::Engine;
+                let host = k.url.trim_start_matches("https://");
+                c["endpoint"] = json!(host);
+                c["masterAuth"] = json!({"clusterCaCertificate": base64::engine::general_purpose::STANDARD.encode(&k.ca_pem)});
+            }
+            None => {
+                c["endpoint"] = json!(format!("34.{}.{}.{}", id % 200, id / 200 % 250, id % 250));
+                c["masterAuth"] = json!({"clusterCaCertificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCnN0YW5kaW4KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="});
+            }
+        }
         c["currentMasterVersion"] = json!("1.31.6-gke.1020000");
         c["currentNodeVersion"] = json!("1.31.6-gke.1020000");
         c["initialClusterVersion"] = c

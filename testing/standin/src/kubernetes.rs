@@ -139,7 +139,25 @@ pub fn start() -> std::io::Result<Kube> {
     })
 }
 
+/// Where a cluster's API server is, for a cloud stand-in whose clusters
+/// answer as this one.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoint {
+    /// `https://127.0.0.1:PORT`.
+    pub url: String,
+    /// The CA that signed its certificate (PEM).
+    pub ca_pem: String,
+}
+
 impl Kube {
+    /// This cluster's endpoint.
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            url: self.server.url.clone(),
+            ca_pem: self.ca_pem.clone(),
+        }
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Store) -> T) -> T {
         let mut s = self.store.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut s)
