@@ -41,7 +41,12 @@ fn object(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Val
     for (name, b) in &schema.blocks {
         let want = field(Some(config), name);
         let had = field(prior, name);
+        let left_out = want.is_none_or(|w| w.is_null() || w.unmarked().len() == Some(0));
+        let kept = had.filter(|h| !h.is_null() && h.unmarked().len() != Some(0));
         let v = match (b.nesting, want.map(Value::unmarked)) {
+            (_, _) if b.computed && left_out && kept.is_some() => {
+                kept.cloned().unwrap_or_else(Value::null)
+            }
             (BlockNesting::Single, Some(w)) if !w.is_null() => {
                 object(&b.schema, had.filter(|h| !h.is_null()), w)
             }
@@ -147,5 +152,60 @@ mod tests {
         assert_eq!(e["id"].as_str(), Some("vpc-1"));
         assert_eq!(e["name"].as_str(), Some("chosen"));
         assert_eq!(e["note"].as_str(), Some("set"));
+    }
+
+    #[test]
+    fn a_computed_block_left_out_is_kept_and_an_optional_one_goes() {
+        let block = crate::values::list_block_max1(vec![(
+            "channel",
+            AttributeSchema::required(Type::String, ""),
+        )]);
+        let ty = block.schema.object_type();
+        let mut s = schema();
+        s.blocks
+            .insert("release_channel".into(), block.clone().and_computed());
+        s.blocks.insert("logging".into(), block);
+        let chosen = Value::List(
+            ty.clone(),
+            vec![obj(&[("channel", Value::string("REGULAR"))])],
+        );
+        let prior = obj(&[
+            ("id", Value::string("c-1")),
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("release_channel", chosen.clone()),
+            ("logging", chosen.clone()),
+        ]);
+        let config = obj(&[
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("release_channel", Value::List(ty.clone(), vec![])),
+            ("logging", Value::List(ty.clone(), vec![])),
+        ]);
+        let p = plan_by_schema(&s, Some(&prior), &config).planned;
+        let e = p.entries().expect("object");
+        assert!(e["release_channel"].raw_equal(&chosen), "the API's, kept");
+        assert_eq!(
+            e["logging"].len(),
+            Some(0),
+            "an optional block left out goes"
+        );
+        let stable = Value::List(
+            ty.clone(),
+            vec![obj(&[("channel", Value::string("STABLE"))])],
+        );
+        let config = obj(&[
+            ("cidr_block", Value::string("10.0.0.0/16")),
+            ("release_channel", stable),
+        ]);
+        let p = plan_by_schema(&s, Some(&prior), &config).planned;
+        let channel = &p.entries().expect("object")["release_channel"];
+        let first = channel
+            .elements()
+            .and_then(|l| l.first())
+            .and_then(Value::entries);
+        assert_eq!(
+            first.and_then(|b| b["channel"].as_str()),
+            Some("STABLE"),
+            "a given block wins"
+        );
     }
 }

@@ -120,4 +120,18 @@ pub struct BlockSchema {
     pub min_items: usize,
     pub max_items: Option<usize>,
     pub schema: ResourceSchema,
+    /// Optional and computed: a block the configuration leaves out is the
+    /// API's (GKE's release channel), kept from the prior object rather
+    /// than planned away.
+    pub computed: bool,
+}
+
+impl BlockSchema {
+    /// The same block, left to the API when the configuration omits it.
+    pub fn and_computed(self) -> BlockSchema {
+        BlockSchema {
+            computed: true,
+            ..self
+        }
+    }
 }

@@ -96,6 +96,7 @@ pub fn string_list(items: &[String]) -> Value {
 /// A nested block of attributes.
 pub fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> BlockSchema {
     BlockSchema {
+        computed: false,
         nesting,
         min_items: min,
         max_items: (nesting == BlockNesting::Single).then_some(1),

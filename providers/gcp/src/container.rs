@@ -204,39 +204,8 @@ impl Cluster {
     }
 }
 
-/// Blocks GKE fills in when the configuration leaves them out (a
-/// cluster's release channel, a pool's auto-repair and auto-upgrade) are
-/// GKE's, as Terraform's provider computes them: kept from the prior
-/// object, not planned away.
-fn keep_unset_blocks(planned: &mut Value, prior: &Value, config: &Value, names: &[&str]) {
-    let given = |name: &str| {
-        config
-            .unmarked()
-            .entries()
-            .and_then(|m| m.get(name))
-            .and_then(Value::elements)
-            .is_some_and(|l| !l.is_empty())
-    };
-    let Value::Object(m) = planned else {
-        return;
-    };
-    for name in names.iter().filter(|n| !given(n)) {
-        if let Some(had) = prior.unmarked().entries().and_then(|p| p.get(*name)) {
-            m.insert(name.to_string(), had.clone());
-        }
-    }
-}
-
 #[async_trait]
 impl Kind<Ctx> for Cluster {
-    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
-        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
-        if let Some(prior) = req.prior {
-            keep_unset_blocks(&mut p.planned, prior, req.config, &["release_channel"]);
-        }
-        p
-    }
-
     fn schema(&self) -> ResourceSchema {
         let s = Type::String;
         let mut schema = ResourceSchema::of_attributes(vec![
@@ -328,7 +297,8 @@ impl Kind<Ctx> for Cluster {
                     s.clone(),
                     "RAPID, REGULAR, STABLE, EXTENDED or UNSPECIFIED.",
                 ),
-            )]),
+            )])
+            .and_computed(),
         );
         schema.blocks.insert("timeouts".into(), timeouts());
         schema
@@ -845,7 +815,8 @@ impl Kind<Ctx> for NodePool {
                     "auto_upgrade",
                     A::optional(Type::Bool, "Upgrade nodes with the cluster.").and_computed(),
                 ),
-            ]),
+            ])
+            .and_computed(),
         );
         schema.blocks.insert("timeouts".into(), timeouts());
         schema
@@ -856,7 +827,6 @@ impl Kind<Ctx> for NodePool {
         let Some(prior) = req.prior else {
             return p;
         };
-        keep_unset_blocks(&mut p.planned, prior, req.config, &["management"]);
         let (old, new) = (tf(prior), tf(&p.planned));
         let (o, n) = (&old["node_config"][0], &new["node_config"][0]);
         for k in NODE_CONFIG_REPLACES {

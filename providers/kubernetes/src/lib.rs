@@ -190,6 +190,7 @@ impl Cloud for Helm {
                 min_items: 0,
                 max_items: Some(1),
                 schema: conn::schema(),
+                computed: false,
             },
         );
         s
