@@ -271,10 +271,6 @@ impl PriceList {
         self
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// The row that prices `instance_type` (whose GPU shape is `shape`)
     /// in `region` as `capacity`: one naming the instance type before one
     /// for its GPU shape (`*` as the instance type), the region before

@@ -55,10 +55,6 @@ impl Usd {
         Some(Usd(if neg { -m } else { m }))
     }
 
-    pub fn as_micros(self) -> i64 {
-        self.0
-    }
-
     /// This amount `n` times over (nodes × the node's price), saturating
     /// rather than wrapping on absurd counts.
     pub fn times(self, n: u64) -> Usd {
@@ -171,8 +167,8 @@ mod tests {
         ] {
             let u = Usd::parse(text).expect(text);
             assert_eq!(
-                (u.as_micros(), u.decimal().as_str()),
-                (micros, back),
+                (u, u.decimal().as_str()),
+                (Usd::micros(micros), back),
                 "{text}"
             );
         }

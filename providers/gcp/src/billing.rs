@@ -91,15 +91,18 @@ fn capacity(object: &Value) -> Capacity {
     }
 }
 
+/// A per-zone count as the pool's total.
+fn per_zone(c: Count, zones: &Result<u32, String>) -> Count {
+    match (c, zones) {
+        (Count::Known(n), Ok(z)) => Count::Known(n).times(*z),
+        (Count::Known(_), Err(why)) => Count::Unknown(why.clone()),
+        (unknown, _) => unknown,
+    }
+}
+
 fn node_pool(object: &Value, location: &Known<String>) -> NodePool {
     let zones = zones(object, location);
-    let per_zone = |c: Option<Count>| -> Option<Count> {
-        Some(match (c?, &zones) {
-            (Count::Known(n), Ok(z)) => Count::Known(n.saturating_mul(u64::from(*z))),
-            (Count::Known(_), Err(why)) => Count::Unknown(why.clone()),
-            (unknown, _) => unknown,
-        })
-    };
+    let per_zone = |c: Option<Count>| c.map(|c| per_zone(c, &zones));
     let fixed = per_zone(count(object, &["node_count"]))
         .or_else(|| per_zone(count(object, &["initial_node_count"])));
     let autoscaled = at(object, &["autoscaling"]).is_some();
@@ -140,12 +143,7 @@ fn node_pool(object: &Value, location: &Known<String>) -> NodePool {
 /// The pool a cluster is created with (`initial_node_count` per zone).
 fn default_pool(object: &Value, location: &Known<String>) -> NodePool {
     let zones = zones(object, location);
-    let n = match (count(object, &["initial_node_count"]), &zones) {
-        (Some(Count::Known(n)), Ok(z)) => Count::Known(n.saturating_mul(u64::from(*z))),
-        (Some(Count::Known(_)), Err(why)) => Count::Unknown(why.clone()),
-        (Some(unknown), _) => unknown,
-        (None, _) => Count::Known(0),
-    };
+    let n = count(object, &["initial_node_count"]).map_or(Count::Known(0), |c| per_zone(c, &zones));
     NodePool {
         cloud: "gcp",
         part: Some("default node pool"),
