@@ -426,6 +426,49 @@ fn render(plan: &Plan, format: Format) -> String {
     }
 }
 
+/// What `plan`, `cost` and `drift` share: the configuration at `path`
+/// prepared and planned against its state, read under the state's lock,
+/// which is held while this lives.
+struct Planned {
+    p: Prepared,
+    state: State,
+    plan: Plan,
+    _lock: Lock,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn planned(
+    path: &Path,
+    wants: Wants,
+    opts: &Options,
+    described: bool,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Planned, Diags> {
+    crate::timings::stage("start");
+    require_configuration(path, wants, opts.destroy)?;
+    let p = prepare(path, None, opts, sources, drivers)?;
+    crate::timings::stage("prepared");
+    let rt = crate::par::runtime(opts.parallelism)?;
+    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
+    let operation = match wants {
+        Wants::Drift => "drift",
+        _ => "plan",
+    };
+    let (lock, state, _) = open_state(&store, operation, drivers, &rt, false)?;
+    crate::timings::stage("state loaded");
+    let plan = make_plan(&p, &state, opts, drivers, &rt, described)
+        .map_err(|d| p.expansion.explain(d, sources))?;
+    crate::timings::stage("planned");
+    Ok(Planned {
+        p,
+        state,
+        plan,
+        _lock: lock,
+        _rt: rt,
+    })
+}
+
 pub fn plan(
     path: &Path,
     opts: &Options,
@@ -434,18 +477,10 @@ pub fn plan(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
-    crate::timings::stage("start");
-    require_configuration(path, Wants::Plan, opts.destroy)?;
-    let p = prepare(path, None, opts, sources, drivers)?;
-    crate::timings::stage("prepared");
-    let rt = crate::par::runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
-    let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
-    crate::timings::stage("state loaded");
     let described = format == Format::Json || out.is_some();
-    let plan = make_plan(&p, &state, opts, drivers, &rt, described)
-        .map_err(|d| p.expansion.explain(d, sources))?;
-    crate::timings::stage("planned");
+    // Bound whole, so the lock is held to the end; fields move out of it.
+    let held = planned(path, Wants::Plan, opts, described, sources, drivers)?;
+    let (p, state, plan) = (held.p, held.state, held.plan);
     print!("{}", render(&plan, format));
     crate::timings::stage("rendered");
     warn(&plan.warnings, sources);
@@ -484,13 +519,8 @@ pub fn cost(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<(), Diags> {
-    require_configuration(path, Wants::Plan, false)?;
-    let p = prepare(path, None, opts, sources, drivers)?;
-    let rt = crate::par::runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
-    let (_lock, state, _) = open_state(&store, "plan", drivers, &rt, false)?;
-    let plan = make_plan(&p, &state, opts, drivers, &rt, false)
-        .map_err(|d| p.expansion.explain(d, sources))?;
+    let held = planned(path, Wants::Plan, opts, false, sources, drivers)?;
+    let (state, plan) = (held.state, held.plan);
     let text = match format {
         Format::Human => match plan.cost.is_empty() {
             true => "Nothing in this configuration or its state is priced: no node pools or managed control planes.\n".to_string(),
@@ -536,13 +566,8 @@ pub fn drift(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    require_configuration(path, Wants::Drift, false)?;
-    let p = prepare(path, None, opts, sources, drivers)?;
-    let rt = crate::par::runtime(opts.parallelism)?;
-    let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
-    let (_lock, state, _) = open_state(&store, "drift", drivers, &rt, false)?;
-    let plan = make_plan(&p, &state, opts, drivers, &rt, false)
-        .map_err(|d| p.expansion.explain(d, sources))?;
+    let held = planned(path, Wants::Drift, opts, false, sources, drivers)?;
+    let plan = held.plan;
     let schemas = plan.schemas;
     let drift: Vec<_> = plan
         .drift
