@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// Your own prices (the catalogs' CSV columns), over the list prices.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Place a cluster node pool (`cluster.pool`, or the pool's name) on
+    /// its first candidate again, rather than where it is (repeatable).
+    #[arg(long = "replace-placement", value_name = "POOL")]
+    pub replace_placement: Vec<String>,
 }
 
 impl RunArgs {
@@ -66,6 +70,7 @@ impl RunArgs {
             destroy,
             workspace: workspace?,
             prices: price_list(self.prices.as_deref())?,
+            replace_placement: self.replace_placement.clone(),
         })
     }
 }
@@ -432,6 +437,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     destroy: false,
                     workspace,
                     prices: Default::default(),
+                    replace_placement: Vec::new(),
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });
@@ -562,8 +568,16 @@ fn load_expanded(
         });
     }
     let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
-    let expansion =
-        crate::engine::expand(&mut module, vars.clone(), &run, drivers, prices, sources)?;
+    let none = crate::engine::placements(None, &[], time::OffsetDateTime::now_utc());
+    let expansion = crate::engine::expand(
+        &mut module,
+        vars.clone(),
+        &run,
+        drivers,
+        prices,
+        &none,
+        sources,
+    )?;
     Ok(Loaded {
         module,
         run,

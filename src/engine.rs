@@ -4,6 +4,7 @@
 
 use crate::apply;
 use crate::builtin::Drivers;
+use crate::cluster::placement::Recorded;
 use crate::config::variables::{self, CliInput};
 use crate::config::{self, Module, Run};
 use crate::diag::{Diag, Diags, Sources};
@@ -18,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
 use strata_provider::Tags;
-use strata_state::{Entry, Lock, State, Store};
+use strata_state::{Entry, Lock, PoolPlacement, State, Store};
+use time::OffsetDateTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum Format {
@@ -42,6 +44,8 @@ pub struct Options {
     pub workspace: String,
     /// `--prices FILE`: the user's prices, over the catalogs.
     pub prices: PriceList,
+    /// `--replace-placement POOL`.
+    pub replace_placement: Vec<String>,
 }
 
 pub enum Outcome {
@@ -85,6 +89,7 @@ pub fn expand(
     run: &Rc<Run>,
     drivers: &Drivers,
     prices: &PriceList,
+    recorded: &Recorded<'_>,
     sources: &mut Sources,
 ) -> Result<crate::cluster::Expansion, Diags> {
     let catalog = |name: &str| drivers.named(name).and_then(|d| d.gpu_catalog());
@@ -92,7 +97,25 @@ pub fn expand(
         by_provider: &catalog,
         prices: prices.clone(),
     };
-    crate::cluster::expand(module, vars, run, &catalogs, sources)
+    crate::cluster::expand(module, vars, run, &catalogs, recorded, sources)
+}
+
+/// No placements recorded: what expansion sees before the state is read
+/// (and all `validate` ever sees).
+static NO_PLACEMENTS: BTreeMap<String, PoolPlacement> = BTreeMap::new();
+
+/// What a command's expansion knows of placements: nothing yet, or the
+/// state's records; `now` decides which cool-downs are over.
+pub fn placements<'s>(
+    state: Option<&'s State>,
+    replace: &'s [String],
+    now: OffsetDateTime,
+) -> Recorded<'s> {
+    Recorded {
+        pools: state.map_or(&NO_PLACEMENTS, |s| &s.placements),
+        replace,
+        now,
+    }
 }
 
 /// The portability check without a cloud: the configuration planned on
@@ -132,6 +155,7 @@ fn prepare(
     path: &Path,
     vars: Option<BTreeMap<String, Value>>,
     opts: &Options,
+    recorded: &Recorded<'_>,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
@@ -165,8 +189,10 @@ fn prepare(
         &run,
         drivers,
         &opts.prices,
+        recorded,
         sources,
     )?;
+    unknown_pools(&expansion, recorded.replace)?;
     for (n, d) in digests(sources) {
         if !before.contains_key(&n) {
             files.insert(n, d);
@@ -185,6 +211,47 @@ fn prepare(
         files,
         expansion,
     })
+}
+
+/// `--replace-placement` names a pool that has a placement.
+fn unknown_pools(expansion: &crate::cluster::Expansion, replace: &[String]) -> Result<(), Diags> {
+    let known: Vec<&str> = expansion.placements().map(|d| d.pool.as_str()).collect();
+    for r in replace {
+        let found = known
+            .iter()
+            .any(|k| k == r || k.split_once('.').is_some_and(|(_, pool)| pool == r));
+        if !found {
+            return Err(Diags::from(Diag::new(
+                "strata::placement::unknown",
+                format!("No placed node pool {r:?}"),
+                match known.is_empty() {
+                    true => "--replace-placement names a cluster node pool with `nodes`; this configuration has none.".to_string(),
+                    false => format!("--replace-placement names a cluster node pool with `nodes`: {}.", known.join(", ")),
+                },
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `p` expanded again with the state's placement records, when it has
+/// placed pools: a node pool goes where state says it is, or past where
+/// it could not. Prepared first without them because reading the state
+/// needs the configured drivers (to recover an interrupted apply).
+fn placed(
+    p: Prepared,
+    again: (&Path, Option<BTreeMap<String, Value>>),
+    state: &State,
+    opts: &Options,
+    now: OffsetDateTime,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Prepared, Diags> {
+    if p.expansion.placements().next().is_none() {
+        return Ok(p);
+    }
+    let recorded = placements(Some(state), &opts.replace_placement, now);
+    prepare(again.0, again.1, opts, &recorded, sources, drivers)
 }
 
 /// Which command is asking for the configuration, for [`require_configuration`].
@@ -415,6 +482,7 @@ fn make_plan(
     for v in p.module.variables.iter().filter(|v| v.ephemeral) {
         plan.variables.remove(&v.name);
     }
+    plan.placements = p.expansion.placements().cloned().collect();
     Ok(plan)
 }
 
@@ -447,7 +515,9 @@ fn planned(
 ) -> Result<Planned, Diags> {
     crate::timings::stage("start");
     require_configuration(path, wants, opts.destroy)?;
-    let p = prepare(path, None, opts, sources, drivers)?;
+    let now = OffsetDateTime::now_utc();
+    let none = placements(None, &opts.replace_placement, now);
+    let p = prepare(path, None, opts, &none, sources, drivers)?;
     crate::timings::stage("prepared");
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
@@ -456,6 +526,7 @@ fn planned(
         _ => "plan",
     };
     let (lock, state, _) = open_state(&store, operation, drivers, &rt, false)?;
+    let p = placed(p, (path, None), &state, opts, now, sources, drivers)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
         .map_err(|d| p.expansion.explain(d, sources))?;
@@ -495,6 +566,7 @@ pub fn plan(
             config_dir: dir.display().to_string(),
             files: p.files,
             plan,
+            replace_placement: opts.replace_placement.clone(),
         };
         write_file(out, &saved.encode())?;
         if format == Format::Human {
@@ -651,42 +723,61 @@ pub fn apply(
         saved_plan(target, drivers)?
     };
     let from_file = saved.is_some();
-    let p = match &saved {
+    // A saved plan is expanded as when it was planned: its moment decides
+    // which cool-downs are over, its `--replace-placement` which pools move.
+    let (config_dir, saved_vars, now, opts) = match &saved {
         Some(s) => {
-            // Evaluated as when it was planned.
             if !s.plan.timestamp.is_empty() {
                 crate::funcs::set_plan_timestamp(&s.plan.timestamp);
             }
-            let p = prepare(
-                Path::new(&s.config_dir),
-                Some(s.plan.variables.clone()),
-                opts,
-                sources,
-                drivers,
-            )?;
-            if p.files != s.files {
-                return Err(Diags::from(Diag::new(
-                    "strata::apply::config_changed",
-                    "Saved plan does not match the configuration",
-                    format!("The configuration in {} has changed since this plan was made, so the plan may no longer describe it. Make a new plan.", s.config_dir),
-                )));
-            }
-            p
+            let at = OffsetDateTime::parse(
+                &s.plan.timestamp,
+                &time::format_description::well_known::Rfc3339,
+            )
+            .unwrap_or_else(|_| OffsetDateTime::now_utc());
+            let opts = Options {
+                replace_placement: s.replace_placement.clone(),
+                ..opts.clone()
+            };
+            let vars = Some(s.plan.variables.clone());
+            (PathBuf::from(&s.config_dir), vars, at, opts)
         }
         None => {
             require_configuration(target, Wants::Apply, opts.destroy)?;
-            prepare(target, None, opts, sources, drivers)?
+            let now = OffsetDateTime::now_utc();
+            (target.to_path_buf(), None, now, opts.clone())
         }
     };
+    let opts = &opts;
+    let none = placements(None, &opts.replace_placement, now);
+    let p = prepare(
+        &config_dir,
+        saved_vars.clone(),
+        opts,
+        &none,
+        sources,
+        drivers,
+    )?;
+    if let Some(s) = &saved {
+        if p.files != s.files {
+            return Err(Diags::from(Diag::new(
+                "strata::apply::config_changed",
+                "Saved plan does not match the configuration",
+                format!("The configuration in {} has changed since this plan was made, so the plan may no longer describe it. Make a new plan.", s.config_dir),
+            )));
+        }
+    }
     crate::timings::stage("prepared");
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
     let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
     crate::timings::stage("state loaded");
+    let again = (config_dir.as_path(), saved_vars.clone());
+    let p = placed(p, again, &state, opts, now, sources, drivers)?;
     let plan = match saved {
         Some(s) => {
-            let plan = s.plan;
+            let mut plan = s.plan;
             if !existed && plan.serial == 0 && state.resources.is_empty() {
                 // Planned against no state: the new state takes the lineage.
                 state.lineage = plan.lineage.clone();
@@ -705,6 +796,7 @@ pub fn apply(
                     format!("The state has changed since this plan was made (serial {} then, {} now), so applying it could undo those changes. Nothing was changed; make a new plan.", plan.serial, state.serial),
                 )));
             }
+            plan.placements = p.expansion.placements().cloned().collect();
             plan
         }
         None => {
@@ -717,6 +809,7 @@ pub fn apply(
             if !plan.has_changes()
                 && plan.drift.is_empty()
                 && crate::apply::stale_dependencies(&plan, &state).is_empty()
+                && !plan.placements.iter().any(|d| d.moves())
             {
                 return Ok(Outcome::NoChanges);
             }
@@ -744,30 +837,192 @@ pub fn apply(
         // tagged with a lineage no state remembers.
         store.persist(&lock, &mut state).map_err(state_err)?;
     }
-    let mut journal = store.journal(&lock).map_err(state_err)?;
-    let result = apply::apply(
-        &apply::Request {
-            root: &p.module,
-            graph: &p.graph,
-            drivers,
-            vars: p.vars.clone(),
-            run: p.run.clone(),
-            plan: &plan,
-            lineage: state.lineage.clone(),
-            parallelism: opts.parallelism,
-            progress: std::io::stderr().is_terminal(),
-        },
-        state,
-        &mut journal,
-        &rt,
-    );
-    let (mut state, report) = result?;
-    crate::timings::stage("applied");
-    store.persist(&lock, &mut state).map_err(state_err)?;
-    crate::timings::stage("persisted");
-    let outcome = summary(&report, &state, &p.module, opts.destroy);
-    warn(&report.warnings, sources);
-    outcome
+    let run = Applying {
+        store: &store,
+        lock: &lock,
+        rt: &rt,
+        opts,
+        drivers,
+        config_dir: &config_dir,
+        vars: saved_vars,
+    };
+    let (state, report, p) = run.rounds(p, plan, state, sources)?;
+    let outcome = summary(&report.applied, &state, &p.module, opts.destroy);
+    warn(&report.applied.warnings, sources);
+    match report.unplaced.is_empty() {
+        true => outcome,
+        false => Err(Diags(report.unplaced)),
+    }
+}
+
+/// What an apply's rounds did, together.
+struct Rounds {
+    applied: apply::Report,
+    /// Placed pools that found no candidate with capacity.
+    unplaced: Vec<Diag>,
+}
+
+/// What an apply's rounds share: the state's store and lock, and how to
+/// prepare the configuration again for the next round of a failover.
+struct Applying<'a> {
+    store: &'a Store,
+    lock: &'a Lock,
+    rt: &'a tokio::runtime::Runtime,
+    opts: &'a Options,
+    drivers: &'a Drivers,
+    config_dir: &'a Path,
+    vars: Option<BTreeMap<String, Value>>,
+}
+
+/// More rounds than any spec's candidates and zones need: a bound on a
+/// cloud that keeps answering with shortages.
+const MAX_ROUNDS: usize = 24;
+
+impl Applying<'_> {
+    /// Applies `plan`. When a placed pool met a shortage where it was put,
+    /// the failure is recorded, the configuration planned again (the pool
+    /// now goes to its next candidate, and what failed is scaled back or
+    /// replaced) and applied, until every pool is placed or has nowhere
+    /// left to go. Every chosen placement is recorded.
+    fn rounds(
+        &self,
+        mut p: Prepared,
+        mut plan: Plan,
+        mut state: State,
+        sources: &mut Sources,
+    ) -> Result<(State, Rounds, Prepared), Diags> {
+        let mut total = apply::Report::default();
+        for round in 1.. {
+            let started = OffsetDateTime::now_utc();
+            let (st, report) = self.once(&p, &plan, state)?;
+            state = st;
+            let now = OffsetDateTime::now_utc();
+            let failed: Vec<crate::placement::Failed> = report
+                .failed
+                .iter()
+                .map(|f| crate::placement::Failed {
+                    addr: f.addr.to_string(),
+                    shortage: f.shortage.as_ref(),
+                    why: &f.why,
+                })
+                .collect();
+            let outcome = crate::placement::outcome(&plan.placements, &failed, started, now);
+            for line in &outcome.attempts {
+                println!("\n{line}");
+            }
+            if !outcome.attempts.is_empty() {
+                // What else this round left undone, which the next round
+                // plans again.
+                let unexplained = report
+                    .failed
+                    .iter()
+                    .filter(|f| !outcome.explained.contains(&f.addr.to_string()));
+                for f in unexplained {
+                    println!("  {} failed: {}", f.addr, f.why);
+                }
+                for s in &report.skipped {
+                    println!("  {s} waits for the next round.");
+                }
+            }
+            self.record(&mut state, outcome.entries)?;
+            total.absorb(report);
+            if outcome.attempts.is_empty() || round == MAX_ROUNDS {
+                break;
+            }
+            let recorded = placements(Some(&state), &self.opts.replace_placement, now);
+            p = prepare(
+                self.config_dir,
+                self.vars.clone(),
+                self.opts,
+                &recorded,
+                sources,
+                self.drivers,
+            )?;
+            plan = make_plan(&p, &state, self.opts, self.drivers, self.rt, false)
+                .map_err(|d| p.expansion.explain(d, sources))?;
+            for d in &plan.placements {
+                println!("{}", crate::placement::next_try(d));
+            }
+            if !plan.has_changes() {
+                break;
+            }
+            print!("{}", crate::render::human::plan(&plan));
+        }
+        let rounds = Rounds {
+            applied: total,
+            unplaced: unplaced(&plan),
+        };
+        Ok((state, rounds, p))
+    }
+
+    /// One round: the plan applied through the journal, the state
+    /// persisted.
+    fn once(
+        &self,
+        p: &Prepared,
+        plan: &Plan,
+        state: State,
+    ) -> Result<(State, apply::Report), Diags> {
+        let mut journal = self.store.journal(self.lock).map_err(state_err)?;
+        let result = apply::apply(
+            &apply::Request {
+                root: &p.module,
+                graph: &p.graph,
+                drivers: self.drivers,
+                vars: p.vars.clone(),
+                run: p.run.clone(),
+                plan,
+                lineage: state.lineage.clone(),
+                parallelism: self.opts.parallelism,
+                progress: std::io::stderr().is_terminal(),
+            },
+            state,
+            &mut journal,
+            self.rt,
+        );
+        let (mut state, report) = result?;
+        crate::timings::stage("applied");
+        self.store
+            .persist(self.lock, &mut state)
+            .map_err(state_err)?;
+        crate::timings::stage("persisted");
+        Ok((state, report))
+    }
+
+    /// Placement records, through the journal (a crash right after still
+    /// has them) and into the persisted state.
+    fn record(&self, state: &mut State, entries: Vec<Entry>) -> Result<(), Diags> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .journal(self.lock)
+            .and_then(|mut j| j.append_all(&entries))
+            .map_err(state_err)?;
+        state.apply_all(&entries);
+        self.store.persist(self.lock, state).map_err(state_err)
+    }
+}
+
+/// A pool left with nowhere to go is an error: the apply did not give the
+/// spec its nodes.
+fn unplaced(plan: &Plan) -> Vec<Diag> {
+    plan.placements
+        .iter()
+        .filter(|d| d.chosen.is_none())
+        .map(|d| {
+            let why: Vec<String> = d
+                .skipped
+                .iter()
+                .map(|s| format!("{}: {}", s.candidate.label(), s.why))
+                .collect();
+            Diag::new(
+                "strata::placement::none",
+                format!("Node pool {} has no place with capacity", d.pool),
+                format!("Every candidate is cooling down after a shortage or over the price cap, so its {} nodes run nowhere; the next apply after a cool-down tries again.\n  {}", d.nodes, why.join("\n  ")),
+            )
+        })
+        .collect()
 }
 
 /// Warnings (failed checks) on stderr, rendered like errors.

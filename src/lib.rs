@@ -22,6 +22,7 @@ pub mod funcs;
 pub mod graph;
 pub mod limits;
 pub mod par;
+pub mod placement;
 pub mod plan;
 pub mod render;
 /// The value model lives in its own crate so drivers can use it without the engine.

@@ -16,8 +16,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("funcs", &["syntax"]),
     ("config", &["syntax", "eval", "funcs"]),
     // The cluster spec is expanded from the loaded configuration (the
-    // command calls it), evaluating its variables and locals.
-    ("cluster", &["syntax", "config"]),
+    // command calls it), evaluating its variables and locals; its placed
+    // pools are decided by `placement`.
+    ("cluster", &["syntax", "config", "placement"]),
+    // Where a node pool's nodes go: pure decisions over candidates and
+    // state's records, used by cluster, plan, render and engine.
+    ("placement", &[]),
     ("graph", &["syntax", "config"]),
     ("console", &["syntax", "eval"]),
     ("fmt", &["syntax"]),
@@ -31,21 +35,42 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "plan",
         &[
-            "syntax", "eval", "funcs", "config", "graph", "builtin", "walk", "cost",
+            "syntax",
+            "eval",
+            "funcs",
+            "config",
+            "graph",
+            "builtin",
+            "walk",
+            "cost",
+            "placement",
         ],
     ),
     (
         "apply",
         &["eval", "config", "graph", "builtin", "walk", "plan"],
     ),
-    ("render", &["syntax", "funcs", "plan", "cost", "comment"]),
+    (
+        "render",
+        &["syntax", "funcs", "plan", "cost", "placement", "comment"],
+    ),
     ("comment", &[]),
     ("statecmd", &[]),
     (
         "engine",
         &[
-            "config", "funcs", "cluster", "graph", "builtin", "backends", "walk", "plan", "apply",
-            "render", "statecmd",
+            "config",
+            "funcs",
+            "cluster",
+            "placement",
+            "graph",
+            "builtin",
+            "backends",
+            "walk",
+            "plan",
+            "apply",
+            "render",
+            "statecmd",
         ],
     ),
     (
@@ -169,6 +194,9 @@ fn the_pipeline_runs_one_way_from_walk_to_render() {
         ("config", "cluster"),
         ("cost", "plan"),
         ("cost", "render"),
+        ("placement", "cluster"),
+        ("placement", "plan"),
+        ("placement", "apply"),
     ];
     for (from, to) in forbidden {
         assert!(

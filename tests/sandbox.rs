@@ -8,77 +8,8 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The sandbox binary, built beside strata's by `cargo test --workspace`.
-fn sandbox_binary() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_strata")).with_file_name("strata-sandbox");
-    assert!(
-        bin.exists(),
-        "{} is not built: run the suite as .ci/run does (cargo test --workspace), or cargo build -p strata-sandbox",
-        bin.display()
-    );
-    bin
-}
-
-struct Sandbox {
-    child: Child,
-    env: BTreeMap<String, String>,
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `export K='V'` lines as a shell reads them; `PATH` with `"$PATH"` put
-/// back at its end.
-fn read_env(text: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let Some((k, v)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) else {
-            continue;
-        };
-        let value = v
-            .replace(
-                ":\"$PATH\"",
-                &format!(":{}", std::env::var("PATH").unwrap_or_default()),
-            )
-            .replace('\'', "");
-        out.insert(k.to_string(), value);
-    }
-    out
-}
-
-fn start(dir: &Path) -> Sandbox {
-    if std::env::var("STRATA_MOTO_SERVER").is_err() {
-        panic!("the sandbox test needs moto: run ./.ci/run, or set STRATA_MOTO_SERVER");
-    }
-    let child = Command::new(sandbox_binary())
-        .args(["--dir", &dir.display().to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the sandbox starts");
-    let started = Instant::now();
-    let env_file = dir.join("env");
-    while !env_file.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "no {} within 90 s",
-            env_file.display()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    let env = read_env(&std::fs::read_to_string(&env_file).expect("env"));
-    Sandbox { child, env }
-}
+use common::sandbox::start;
+use std::path::Path;
 
 #[test]
 fn the_multi_cloud_example_applies_in_the_sandbox() {
@@ -97,18 +28,7 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     std::fs::create_dir_all(&work).expect("work");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/multi-cloud/cluster.hcl");
     std::fs::copy(example, work.join("cluster.hcl")).expect("the example");
-    let strata = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-        c.args(args)
-            .current_dir(&work)
-            .stdin(Stdio::null())
-            .env("NO_COLOR", "1")
-            .env("STRATA_CHECK_SETTLE", "10")
-            .env_remove("AWS_PROFILE")
-            .env_remove("KUBE_CONFIG_PATH")
-            .envs(&sb.env);
-        common::output(c)
-    };
+    let strata = |args: &[&str]| sb.strata(&work, args);
     let (code, out) = strata(&["apply", "--auto-approve"]);
     assert_eq!(code, 0, "apply in the sandbox:\n{out}");
     assert!(out.contains("Apply complete! Resources: 57 added"), "{out}");

@@ -218,15 +218,22 @@ resource "aws_eks_node_group" "pool" {
   cluster_name    = aws_eks_cluster.this.name
   node_group_name = each.key
   node_role_arn   = aws_iam_role.node.arn
-  subnet_ids      = aws_subnet.private[*].id
+  # A zone that had no capacity for the pool is left out; a node group's
+  # subnets cannot change in place, so that makes a new node group.
+  subnet_ids = [
+    for i, s in aws_subnet.private : s.id
+    if !contains(each.value.exclude_zones, local.zones[i])
+  ]
   instance_types  = [each.value.instance_type]
   capacity_type   = each.value.capacity == "spot" ? "SPOT" : "ON_DEMAND"
   ami_type        = "CUSTOM"
   labels          = each.value.labels
+  # Where the pool's placement puts its nodes they are its floor, so the
+  # autoscaler keeps them; elsewhere the pool waits at its minimum.
   scaling_config {
-    min_size     = each.value.min_nodes
+    min_size     = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
     max_size     = each.value.max_nodes
-    desired_size = each.value.min_nodes
+    desired_size = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
   }
   launch_template {
     id      = aws_launch_template.pool[each.key].id

@@ -8,6 +8,11 @@ locals {
   nodes_cidr     = cidrsubnet(var.network.cidr, 2, 0)
   pods_cidr      = cidrsubnet(var.network.cidr, 1, 1)
   services_cidr  = cidrsubnet(var.network.cidr, 4, 4)
+  # AKS puts this label and taint on every spot node itself; a spot pool
+  # declares them (as the azurerm provider asks), or every plan would
+  # remove them. They are AKS's, so the portability check leaves them out.
+  spot_label = { "kubernetes.azure.com/scalesetpriority" = "spot" }
+  spot_taint = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
 }
 
 resource "azurerm_resource_group" "this" {
@@ -125,10 +130,13 @@ resource "azurerm_kubernetes_cluster_node_pool" "pool" {
   vm_size               = each.value.instance_type
   vnet_subnet_id        = azurerm_subnet.nodes.id
   auto_scaling_enabled  = true
-  min_count             = each.value.min_nodes
+  min_count             = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
   max_count             = each.value.max_nodes
-  node_labels           = each.value.labels
-  node_taints           = [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"]
+  node_labels           = merge(each.value.labels, each.value.capacity == "spot" ? local.spot_label : {})
+  node_taints = concat(
+    [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"],
+    each.value.capacity == "spot" ? [local.spot_taint] : [],
+  )
   priority              = each.value.capacity == "spot" ? "Spot" : "Regular"
   eviction_policy       = each.value.capacity == "spot" ? "Delete" : null
   spot_max_price        = each.value.capacity == "spot" ? -1 : null
@@ -191,12 +199,12 @@ output "portable" {
     for name, p in azurerm_kubernetes_cluster_node_pool.pool : name => {
       gpu           = var.node_pools[name].gpu
       gpus_per_node = var.node_pools[name].gpus_per_node
-      labels        = p.node_labels
+      labels        = { for k, v in p.node_labels : k => v if !contains(keys(local.spot_label), k) }
       taints = [for t in p.node_taints : {
         key    = split("=", split(":", t)[0])[0]
         value  = try(split("=", split(":", t)[0])[1], "")
         effect = split(":", t)[1]
-      }]
+      } if t != local.spot_taint]
       driver_version = module.gpu_operator.driver_version
       cuda_version   = var.gpu_operator.cuda_version
       gpu_operator   = module.gpu_operator.version

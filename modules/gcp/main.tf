@@ -10,6 +10,9 @@ locals {
   nodes_cidr    = cidrsubnet(var.network.cidr, 2, 0)
   pods_cidr     = cidrsubnet(var.network.cidr, 1, 1)
   services_cidr = cidrsubnet(var.network.cidr, 4, 4)
+  # The zones a pool may be spread over (strata's placement leaves out
+  # those that had no capacity).
+  zones = ["${var.region}-a", "${var.region}-b", "${var.region}-c"]
   # GKE's names for the GPU models the catalogs use.
   accelerator = {
     H100        = "nvidia-h100-80gb"
@@ -132,8 +135,21 @@ resource "google_container_node_pool" "pool" {
   name     = each.key
   cluster  = google_container_cluster.this.name
   location = var.region
+  # The region's zones but those that had no capacity for the pool (GKE's
+  # own choice when none did).
+  node_locations = length(each.value.exclude_zones) == 0 ? null : [
+    for z in local.zones : z if !contains(each.value.exclude_zones, z)
+  ]
+  # A pool waiting at its minimum launches nothing; GKE's own default
+  # would launch a node per zone. Where the placement puts the nodes the
+  # autoscaler's floor brings them (the count a pool starts with cannot
+  # change without replacing it, so later moves leave it alone).
+  initial_node_count = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
+  lifecycle {
+    ignore_changes = [initial_node_count]
+  }
   autoscaling {
-    total_min_node_count = each.value.min_nodes
+    total_min_node_count = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
     total_max_node_count = each.value.max_nodes
   }
   node_config {

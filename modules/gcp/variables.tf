@@ -41,6 +41,10 @@ variable "node_pools" {
       value  = optional(string, "")
       effect = string
     })), [])
+    # Set by a pool's placement where its nodes go: the nodes wanted
+    # running there (null: min_nodes) and zones with no capacity to leave out.
+    nodes         = optional(number)
+    exclude_zones = optional(list(string), [])
   }))
 }
 

@@ -244,7 +244,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let addr = ri.address(ctx.key.clone());
         let Some(&c) = self.by_addr.get(&addr) else {
             let why = "this instance is not in the plan; make a new plan";
-            self.ex.fail(&addr, why.into());
+            self.ex.fail(&addr, why.to_string());
             return Prepared::Failed;
         };
         if self.ex.broken.contains(&addr) {

@@ -74,11 +74,28 @@ pub struct Report {
     pub warnings: Vec<crate::diag::Diag>,
 }
 
+impl Report {
+    /// Adds a later round's report (a failover's next try): counts add
+    /// up, and what failed or was skipped is the later round's.
+    pub fn absorb(&mut self, later: Report) {
+        self.imported += later.imported;
+        self.forgotten += later.forgotten;
+        self.added += later.added;
+        self.changed += later.changed;
+        self.destroyed += later.destroyed;
+        self.failed = later.failed;
+        self.skipped = later.skipped;
+        self.warnings.extend(later.warnings);
+    }
+}
+
 /// An operation that failed, and the error that says why.
 #[derive(Debug)]
 pub struct Failure {
     pub addr: Address,
     pub why: String,
+    /// Set when the cloud had no capacity: where failover must not retry.
+    pub shortage: Option<strata_provider::Shortage>,
 }
 
 /// One apply in progress: what it was asked, what it has written down,
@@ -125,11 +142,13 @@ impl Exec<'_, '_> {
         Ok(t)
     }
 
-    fn fail(&mut self, addr: &Address, why: String) {
+    fn fail(&mut self, addr: &Address, why: impl Into<runner::OpError>) {
+        let runner::OpError { why, shortage } = why.into();
         self.broken.insert(addr.clone());
         self.report.failed.push(Failure {
             addr: addr.clone(),
             why,
+            shortage,
         });
     }
 }

@@ -5,7 +5,7 @@ use crate::lang::value::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use strata_provider::{Driver, DriverError, Tags};
+use strata_provider::{Driver, DriverError, Shortage, Tags};
 use tokio::task::JoinSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,10 +27,40 @@ impl OpKind {
     }
 }
 
+/// Why an operation failed: the driver's words, and how far the cloud's
+/// shortage reaches when it was one (what failover acts on).
+#[derive(Debug)]
+pub struct OpError {
+    pub why: String,
+    pub shortage: Option<Shortage>,
+}
+
+impl From<DriverError> for OpError {
+    fn from(e: DriverError) -> OpError {
+        let shortage = match &e {
+            DriverError::Capacity { shortage, .. } => Some(shortage.clone()),
+            _ => None,
+        };
+        OpError {
+            why: e.to_string(),
+            shortage,
+        }
+    }
+}
+
+impl From<String> for OpError {
+    fn from(why: String) -> OpError {
+        OpError {
+            why,
+            shortage: None,
+        }
+    }
+}
+
 pub struct OpResult {
     pub op: usize,
     /// The object now (none after a delete), or the error.
-    pub result: Result<Option<Value>, String>,
+    pub result: Result<Option<Value>, OpError>,
     /// After a failed create, what the cloud made anyway (found by its
     /// ownership tags).
     pub leftover: Option<Value>,
@@ -41,13 +71,13 @@ pub struct OpResult {
 
 /// What a task hands back: its `OpResult` without the op id.
 struct Finished {
-    result: Result<Option<Value>, String>,
+    result: Result<Option<Value>, OpError>,
     leftover: Option<Value>,
     warnings: Vec<String>,
 }
 
 impl Finished {
-    fn of(result: Result<Option<Value>, String>) -> Finished {
+    fn of(result: Result<Option<Value>, OpError>) -> Finished {
         Finished {
             result,
             leftover: None,
@@ -157,10 +187,10 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         (Err(DriverError::AlreadyExists { .. }), Some(v)) => {
             match op.driver.update(&op.type_name, &v, planned).await {
                 Ok(now) => (Ok(Some(now)), None),
-                Err(e) => (Err(e.to_string()), Some(v)),
+                Err(e) => (Err(e.into()), Some(v)),
             }
         }
-        (Err(e), leftover) => (Err(e.to_string()), leftover),
+        (Err(e), leftover) => (Err(e.into()), leftover),
     };
     Finished {
         result,
@@ -188,7 +218,7 @@ async fn perform(op: Op) -> Finished {
             .map(|()| None),
         _ => Ok(None),
     };
-    Finished::of(r.map_err(|e| e.to_string()))
+    Finished::of(r.map_err(OpError::from))
 }
 
 impl Runner {
@@ -256,7 +286,7 @@ impl Runner {
                 Ok((task, done)) => (task, done),
                 Err(e) => (
                     e.id(),
-                    Finished::of(Err(format!("the driver crashed: {e}"))),
+                    Finished::of(Err(format!("the driver crashed: {e}").into())),
                 ),
             };
             if let Some(op) = self.tasks.remove(&task) {

@@ -9,6 +9,7 @@
 //! reach every cloud's module alike; a `cloud` block may override any of
 //! them for its cloud, which [`portability`] then holds to account.
 
+pub mod placement;
 pub mod portability;
 
 use crate::config::{self, ConfigScope, ModuleCall, Provider, ProviderRef, Run};
@@ -34,6 +35,19 @@ struct CloudKind {
     /// Whether the cluster is reached through the module's `kubernetes`
     /// output (a cluster the module creates) rather than the `cloud` block.
     created: bool,
+    /// The zones the module spreads a region's nodes over (what a shortage
+    /// of one zone can be worked around with); empty where pools are not
+    /// zonal.
+    zones: fn(&str) -> Vec<String>,
+}
+
+fn lettered(sep: &'static str) -> impl Fn(&str) -> Vec<String> {
+    move |region| {
+        ["a", "b", "c"]
+            .iter()
+            .map(|z| format!("{region}{sep}{z}"))
+            .collect()
+    }
 }
 
 const CLOUDS: &[CloudKind] = &[
@@ -42,18 +56,21 @@ const CLOUDS: &[CloudKind] = &[
         provider: ("aws", &["region", "profile", "assume_role"]),
         region: Some("region"),
         created: true,
+        zones: |r| lettered("")(r),
     },
     CloudKind {
         name: "gcp",
         provider: ("google", &["project", "region", "credentials"]),
         region: Some("region"),
         created: true,
+        zones: |r| lettered("-")(r),
     },
     CloudKind {
         name: "azure",
         provider: ("azurerm", &["subscription_id", "tenant_id", "client_id"]),
         region: Some("location"),
         created: true,
+        zones: |_| Vec::new(),
     },
     CloudKind {
         name: "kubernetes",
@@ -69,6 +86,7 @@ const CLOUDS: &[CloudKind] = &[
         ),
         region: None,
         created: false,
+        zones: |_| Vec::new(),
     },
 ];
 
@@ -104,14 +122,16 @@ pub const POOL_FIELDS: &[&str] = &[
     "labels",
     "taints",
     "max_price_per_gpu_hour",
+    "nodes",
 ];
 
 /// The price cap: a pool's, a cloud block's for all its pools, or a cloud
 /// block's `node_pool` override's.
 const CAP: &str = "max_price_per_gpu_hour";
 
-/// Fields that are the spec's own business, not the module's input.
-const SPEC_ONLY: &[&str] = &[CAP];
+/// A pool's fields that are the spec's own business, not the module's
+/// input (`nodes` reaches only the module of the place they go).
+const SPEC_ONLY: &[&str] = &[CAP, "nodes"];
 
 /// One cloud a cluster runs on, after expansion.
 #[derive(Debug, Clone)]
@@ -136,6 +156,8 @@ pub struct Expanded {
     pub clouds: Vec<CloudCall>,
     /// Fields allowed to differ between clouds.
     pub allow_divergence: BTreeSet<String>,
+    /// Where each pool with `nodes` puts them.
+    pub placements: Vec<crate::placement::Decision>,
 }
 
 /// What expansion did, for the portability check after evaluation.
@@ -187,6 +209,11 @@ impl Expansion {
             out.push(d);
         }
         out
+    }
+
+    /// Every placed pool's decision.
+    pub fn placements(&self) -> impl Iterator<Item = &crate::placement::Decision> {
+        self.clusters.iter().flat_map(|c| &c.placements)
     }
 
     /// The module outputs the portability check reads:
@@ -384,6 +411,7 @@ pub fn expand(
     vars: BTreeMap<String, Value>,
     run: &Rc<Run>,
     catalogs: &Catalogs<'_>,
+    recorded: &placement::Recorded<'_>,
     sources: &mut Sources,
 ) -> Result<Expansion, Diags> {
     let mut diags = Diags::default();
@@ -401,7 +429,8 @@ pub fn expand(
                 prices: own.clone().then(catalogs.prices.clone()),
             };
             expansion.prices = std::mem::take(&mut expansion.prices).then(own);
-            if let Some((expanded, mut c, mut p, mut r)) = cluster(b, &scope, &catalogs, &mut diags)
+            if let Some((expanded, mut c, mut p, mut r)) =
+                cluster(b, &scope, &catalogs, recorded, &mut diags)
             {
                 expansion.clusters.push(expanded);
                 calls.append(&mut c);
@@ -490,6 +519,7 @@ fn cluster(
     b: &Block,
     scope: &ConfigScope,
     catalogs: &Catalogs<'_>,
+    recorded: &placement::Recorded<'_>,
     diags: &mut Diags,
 ) -> Option<Expansions> {
     let name = match b.labels.as_slice() {
@@ -530,6 +560,7 @@ fn cluster(
         ));
     }
     let mut pools: Vec<(String, &Block)> = Vec::new();
+    let mut wanted = BTreeMap::new();
     for p in b.body.blocks.iter().filter(|x| x.kind == "node_pool") {
         let Some((pname, _)) = p.labels.first() else {
             diags.push(diag(
@@ -543,10 +574,13 @@ fn cluster(
             &p.body,
             &format!("node_pool {pname:?}"),
             POOL_FIELDS,
-            &[],
+            &["placement"],
             diags,
         );
         pool_rules(p, scope, diags);
+        if let Some(w) = placement::wanted(p, scope, diags) {
+            wanted.insert(pname.clone(), w);
+        }
         pools.push((pname.clone(), p));
     }
     let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
@@ -572,8 +606,10 @@ fn cluster(
         span: b.kind_span,
         clouds: Vec::new(),
         allow_divergence,
+        placements: Vec::new(),
     };
     let mut calls = Vec::new();
+    let mut built = Vec::new();
     let mut providers = Vec::new();
     let mut removed = Vec::new();
     // A cloud with a block but not in `clouds` keeps its provider
@@ -629,14 +665,82 @@ fn cluster(
             network,
             gpu_operator,
             pools: &pools,
+            placed: &wanted,
         };
-        if let Some((call, p, cc)) = cloud_call(kind, block, &parts, scope, catalogs, diags) {
-            calls.push(call);
-            providers.extend(p);
-            expanded.clouds.push(cc);
+        if let Some(b) = cloud_call(kind, block, &parts, scope, catalogs, diags) {
+            built.push(b);
         }
     }
+    let sites: Vec<&placement::Site> = built.iter().filter_map(|b| b.site.as_ref()).collect();
+    for (pname, w) in &wanted {
+        let Some((_, p)) = pools.iter().find(|(n, _)| n == pname) else {
+            continue;
+        };
+        let d = placement::decide(&name, p, pname, w, &sites, catalogs, recorded, scope, diags);
+        expanded.placements.push(d);
+    }
+    for b in built {
+        let mut call = b.call;
+        let pools = b
+            .pools
+            .into_iter()
+            .map(|(pname, items, span)| {
+                let items = placed_items(&b.cc.call, &pname, items, &wanted, &expanded, span);
+                (pname, object(items, span))
+            })
+            .collect();
+        call.inputs
+            .push(attribute("node_pools", object(pools, b.cc.span)));
+        calls.push(call);
+        providers.extend(b.providers);
+        expanded.clouds.push(b.cc);
+    }
     Some((expanded, calls, providers, removed))
+}
+
+/// A pool's module input on one cloud, with what its placement decides:
+/// the place its nodes go gets `nodes`, the capacity type chosen and the
+/// zones to leave out; elsewhere it stays at its minimum, on the first
+/// capacity type it would try.
+fn placed_items(
+    call: &str,
+    pool: &str,
+    mut items: Vec<(String, Expr)>,
+    wanted: &BTreeMap<String, placement::Wanted>,
+    expanded: &Expanded,
+    span: Span,
+) -> Vec<(String, Expr)> {
+    let (Some(w), Some(d)) = (
+        wanted.get(pool),
+        expanded
+            .placements
+            .iter()
+            .find(|d| d.pool == format!("{}.{pool}", expanded.name)),
+    ) else {
+        return items;
+    };
+    items.retain(|(k, _)| k != "capacity");
+    let lit = |v: Value| literal(v, span);
+    match d.chosen().filter(|c| c.call == call) {
+        Some(c) => {
+            items.push(("nodes".into(), lit(Value::int(d.nodes as i64))));
+            items.push(("capacity".into(), lit(Value::string(&c.at.capacity))));
+            let zones = d
+                .without_zones
+                .iter()
+                .map(|z| lit(Value::string(z)))
+                .collect();
+            items.push((
+                "exclude_zones".into(),
+                Expr::new(ExprKind::Tuple(zones), span),
+            ));
+        }
+        None => {
+            let first = w.capacity.first().copied().unwrap_or(Capacity::OnDemand);
+            items.push(("capacity".into(), lit(Value::string(first.name()))));
+        }
+    }
+    items
 }
 
 /// The spec's cloud-independent parts, as written.
@@ -646,6 +750,22 @@ struct Parts<'a> {
     network: Option<&'a Body>,
     gpu_operator: Option<&'a Body>,
     pools: &'a [(String, &'a Block)],
+    /// Pools with `nodes`, which their placement puts somewhere.
+    placed: &'a BTreeMap<String, placement::Wanted>,
+}
+
+/// A pool's module input items (name, items, the pool block's span).
+type PoolInput = (String, Vec<(String, Expr)>, Span);
+
+/// One cloud's module call, before its pools are finished by placement.
+struct Built<'k> {
+    call: ModuleCall,
+    providers: Vec<Provider>,
+    cc: CloudCall,
+    /// Each pool's module input items, by name.
+    pools: Vec<PoolInput>,
+    /// The cloud as a place for nodes, when it has a region and catalog.
+    site: Option<placement::Site<'k>>,
 }
 
 fn divergence(b: &Block, diags: &mut Diags) -> BTreeSet<String> {
@@ -822,14 +942,14 @@ fn pool_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
     }
 }
 
-fn cloud_call(
-    kind: &CloudKind,
+fn cloud_call<'k>(
+    kind: &'k CloudKind,
     block: &Block,
     parts: &Parts,
     scope: &ConfigScope,
     catalogs: &Catalogs<'_>,
     diags: &mut Diags,
-) -> Option<(ModuleCall, Vec<Provider>, CloudCall)> {
+) -> Option<Built<'k>> {
     let span = block.kind_span;
     let call_name = format!("{}_{}", parts.cluster, kind.name);
     let mut overrides = BTreeMap::new();
@@ -942,6 +1062,7 @@ fn cloud_call(
         .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
         .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
     let mut pool_items = Vec::new();
+    let mut instance_types = BTreeMap::new();
     for (pname, pblock) in parts.pools {
         let over = cloud_pools
             .iter()
@@ -990,24 +1111,27 @@ fn cloud_call(
             capped.retain(|a| a.name != CAP);
             capped.push(cap);
         }
-        if let (Some(t), Some((r, _))) = (chosen, region) {
+        if let (Some(t), Some((r, _))) = (&chosen, region) {
             let pool = Pool {
                 name: pname,
                 attrs: &capped,
                 cloud: kind,
             };
-            price_cap(&pool, &t, r, scope, catalogs, diags);
+            // A placed pool's cap rules out candidates instead.
+            if !parts.placed.contains_key(pname) {
+                price_cap(&pool, t, r, scope, catalogs, diags);
+            }
         }
-        pool_items.push((pname.clone(), object(items, pblock.kind_span)));
+        if let Some(t) = chosen {
+            instance_types.insert(pname.clone(), t);
+        }
+        pool_items.push((pname.clone(), items, pblock.kind_span));
     }
-    inputs.push(attribute("node_pools", object(pool_items, span)));
     // The cloud block's own attributes: the provider's arguments configure
     // the provider; the rest are the module's inputs.
     let (_, pargs) = kind.provider;
     for a in &block.body.attrs {
-        if matches!(a.name.as_str(), "module" | "kubernetes_version")
-            || SPEC_ONLY.contains(&a.name.as_str())
-        {
+        if matches!(a.name.as_str(), "module" | "kubernetes_version") || a.name == CAP {
             continue;
         }
         // Region and project are the module's business too (zones,
@@ -1048,6 +1172,25 @@ fn cloud_call(
         providers: mapping,
         module: Box::default(),
     };
+    let site = region
+        .filter(|_| catalogs.of(kind).is_some())
+        .map(|(r, _)| placement::Site {
+            kind,
+            call: call_name.clone(),
+            zones: block
+                .body
+                .attr("zones")
+                .and_then(|a| known(scope, a, diags))
+                .and_then(|v| {
+                    v.elements()?
+                        .iter()
+                        .map(|z| z.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_else(|| (kind.zones)(&r)),
+            region: r,
+            instance_types,
+        });
     let cc = CloudCall {
         cloud: kind.name.to_string(),
         call: call_name,
@@ -1055,7 +1198,13 @@ fn cloud_call(
         overrides,
         module: module_source.map(|(s, _)| s),
     };
-    Some((call, providers, cc))
+    Some(Built {
+        call,
+        providers,
+        cc,
+        pools: pool_items,
+        site,
+    })
 }
 
 /// The provider configurations a cloud's module call uses, aliased by the

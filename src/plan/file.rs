@@ -156,6 +156,9 @@ pub struct Saved {
     pub config_dir: String,
     /// File name → SHA-256 of its bytes.
     pub files: BTreeMap<String, String>,
+    /// `--replace-placement` as planned: applying the file places those
+    /// pools as its plan did.
+    pub replace_placement: Vec<String>,
 }
 
 impl Saved {
@@ -172,6 +175,7 @@ impl Saved {
             "timestamp": p.timestamp,
             "config_dir": s.config_dir,
             "files": s.files,
+            "replace_placement": s.replace_placement,
             "configuration": p.configuration,
             "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
             "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
@@ -264,6 +268,7 @@ impl Saved {
                     Some(c) => Cost::from_json(c)?,
                     None => Cost::default(),
                 },
+                placements: Vec::new(),
             },
             config_dir: j
                 .get("config_dir")
@@ -272,6 +277,10 @@ impl Saved {
                 .to_string(),
             files: serde_json::from_value(j.get("files").cloned().unwrap_or(json!({})))
                 .map_err(|e| e.to_string())?,
+            replace_placement: serde_json::from_value(
+                j.get("replace_placement").cloned().unwrap_or(json!([])),
+            )
+            .map_err(|e| e.to_string())?,
         })
     }
 }

@@ -197,6 +197,9 @@ pub struct Plan {
     pub schemas: Schemas,
     /// What the planned objects cost by the hour, against the prior ones.
     pub cost: Cost,
+    /// Where each cluster node pool with `nodes` puts them (the engine
+    /// fills this from the expansion).
+    pub placements: Vec<crate::placement::Decision>,
 }
 
 /// The schemas of the types a plan's changes are of: what a rendering

@@ -233,6 +233,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         timestamp,
         schemas,
         cost,
+        placements: Vec::new(),
     })
 }
 

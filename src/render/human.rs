@@ -201,6 +201,7 @@ pub fn plan(p: &Plan) -> String {
     if changes.is_empty() && outputs.is_empty() {
         out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
         out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
+        out.push_str(&super::placement::human(&p.placements));
         out.push_str(&super::cost::human(&p.cost));
         return out;
     }
@@ -231,6 +232,7 @@ pub fn plan(p: &Plan) -> String {
         ));
         out.push_str(".\n");
     }
+    out.push_str(&super::placement::human(&p.placements));
     out.push_str(&super::cost::human(&p.cost));
     let forgotten: Vec<String> = changes
         .iter()

@@ -358,6 +358,12 @@ pub fn plan(p: &Plan) -> String {
     }
     // strata's own key: tools that read Terraform's format ignore it.
     out.insert("cost".into(), p.cost.to_json());
+    if !p.placements.is_empty() {
+        out.insert(
+            "placements".into(),
+            crate::placement::to_json(&p.placements),
+        );
+    }
     out.insert("timestamp".into(), json!(timestamp));
     out.insert("applyable".into(), json!(p.has_changes()));
     out.insert("complete".into(), json!(true));

@@ -31,14 +31,16 @@ pub fn summary(p: &Plan) -> String {
             out.push('\n');
             out.push_str(&crate::render::cost::markdown(&p.cost));
         }
+        out.push_str(&crate::render::placement::markdown(&p.placements));
         return out;
     }
     out.push_str(&format!(
         "### strata plan: {} to add, {} to change, {} to destroy\n\n",
         n.add, n.change, n.destroy
     ));
-    // The money before the resources.
+    // The money and where the GPUs go before the resources.
     out.push_str(&crate::render::cost::markdown(&p.cost));
+    out.push_str(&crate::render::placement::markdown(&p.placements));
     let of = |pred: &dyn Fn(Action) -> bool| -> Vec<String> {
         p.changes
             .iter()

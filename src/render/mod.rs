@@ -2,7 +2,8 @@
 //! [`json`] (Terraform's plan JSON format 1.2) and [`markdown`] (a
 //! pull-request comment); [`drift`] the drift report in all three.
 //! [`diff`] writes one value's change; [`cost`] the plan's cost for
-//! people (the JSON carries `Cost::to_json`).
+//! people (the JSON carries `Cost::to_json`); [`placement`] where placed
+//! node pools go.
 
 pub mod cost;
 pub mod diff;
@@ -10,3 +11,4 @@ pub mod drift;
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod placement;

@@ -5,7 +5,8 @@
 //! on the next load if the run died first.
 
 use crate::model::{
-    Address, InstanceKey, InstanceState, OutputState, ResourceAddr, ResourceState, State,
+    Address, InstanceKey, InstanceState, OutputState, PoolPlacement, ResourceAddr, ResourceState,
+    State,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -45,6 +46,12 @@ pub enum Entry {
     Output {
         name: String,
         output: Option<OutputState>,
+    },
+    /// A pool's placement record, whole: written the moment a location
+    /// fails or is chosen, so a run that dies mid-failover resumes with it.
+    Placement {
+        pool: String,
+        placement: Option<PoolPlacement>,
     },
 }
 
@@ -139,6 +146,14 @@ impl State {
                     });
                     self.resources[j].instances.push(inst);
                 }
+                Entry::Placement { pool, placement } => match placement {
+                    Some(p) => {
+                        self.placements.insert(pool.clone(), p.clone());
+                    }
+                    None => {
+                        self.placements.remove(pool);
+                    }
+                },
                 Entry::Output { name, output } => match output {
                     Some(o) => {
                         self.outputs.insert(name.clone(), o.clone());
@@ -226,7 +241,7 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
                 let addr = resource.instance_address(index_key.as_ref());
                 open_intents.retain(|(a, _)| *a != addr);
             }
-            Entry::Move { .. } | Entry::Output { .. } => {}
+            Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => {}
         }
         entries.push(record.entry);
         out.applied += 1;

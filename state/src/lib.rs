@@ -29,5 +29,8 @@ pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
 pub use local::LocalBackend;
-pub use model::{Attributes, InstanceState, OutputState, ResourceState, State};
+pub use model::{
+    Attributes, InstanceState, Location, OutputState, Placed, PlacementFailure, PoolPlacement,
+    ResourceState, State,
+};
 pub use store::{parse, Journal, Loaded, Lock, Store};

@@ -27,6 +27,69 @@ pub struct State {
     pub outputs: BTreeMap<String, OutputState>,
     #[serde(default)]
     pub resources: Vec<ResourceState>,
+    /// Where each cluster node pool with a `placement` runs, and where it
+    /// could not, by `cluster.pool`: strata's own, beside Terraform's
+    /// fields (Terraform ignores what it does not know).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub placements: BTreeMap<String, PoolPlacement>,
+}
+
+/// One pool's placement: the location its nodes were put on, and the
+/// locations that had no capacity, each skipped until its cool-down ends.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolPlacement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<Placed>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<PlacementFailure>,
+}
+
+/// A location a pool may run at: a cloud's region and capacity type; the
+/// zones a shortage ruled out are `PlacementFailure`s of zone scope.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Location {
+    pub cloud: String,
+    pub region: String,
+    /// `on_demand` or `spot`.
+    pub capacity: String,
+}
+
+/// Where a pool's nodes are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placed {
+    #[serde(flatten)]
+    pub at: Location,
+    pub instance_type: String,
+    /// Zones left out because they had no capacity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub without_zones: Vec<String>,
+    /// When the create (or resize) that put the nodes here was asked
+    /// (RFC 3339).
+    pub since: String,
+    /// Seconds from `since` to the first node with allocatable GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_gpu_after: Option<f64>,
+    /// GPUs allocatable on the pool's nodes when last looked at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_gpus: Option<u64>,
+}
+
+/// A location (or one zone of it) that had no capacity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementFailure {
+    #[serde(flatten)]
+    pub at: Location,
+    /// The zone, for a shortage of one zone; else the whole location (or,
+    /// with `cloud_wide`, every location on the cloud) failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cloud_wide: bool,
+    pub instance_type: String,
+    /// The cloud's error, as the driver reported it.
+    pub reason: String,
+    /// When it failed (RFC 3339).
+    pub at_time: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -230,6 +293,7 @@ impl State {
             lineage: uuid::Uuid::new_v4().to_string(),
             outputs: BTreeMap::new(),
             resources: Vec::new(),
+            placements: BTreeMap::new(),
         }
     }
 

@@ -27,6 +27,9 @@ pub const CAPACITY: &CapacityCodes = &CapacityCodes {
         ("InsufficientReservedInstanceCapacity", Reach::Zone),
         ("InsufficientCapacity", Reach::Zone),
         ("Ec2InsufficientCapacity", Reach::Zone),
+        // EKS refusing a node group whose zone "does not currently have
+        // sufficient capacity to support the node group".
+        ("UnsupportedAvailabilityZoneException", Reach::Zone),
         ("Unsupported", Reach::Zone),
         ("InsufficientCapacityException", Reach::Region),
         ("VcpuLimitExceeded", Reach::Region),

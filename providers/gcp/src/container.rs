@@ -678,9 +678,7 @@ impl Kind<Ctx> for NodePool {
             ),
             (
                 "node_locations",
-                A::optional(Type::set(s.clone()), "Zones of the pool.")
-                    .and_computed()
-                    .force_new(),
+                A::optional(Type::set(s.clone()), "Zones of the pool.").and_computed(),
             ),
             (
                 "version",
@@ -919,6 +917,20 @@ impl Kind<Ctx> for NodePool {
         let url = format!("{}{path}", c.endpoints.container);
         let t = timeout(planned, "update", CREATE);
         let what = format!("update {}", Self::TYPE);
+        // Zones first: a pool that grows after leaving a zone out must not
+        // ask that zone for its nodes.
+        if old["node_locations"] != new["node_locations"] && new["node_locations"].is_array() {
+            run_op(
+                c,
+                &what,
+                &cluster,
+                t,
+                Method::PUT,
+                &url,
+                Some(&json!({ "locations": new["node_locations"] })),
+            )
+            .await?;
+        }
         if old["autoscaling"] != new["autoscaling"] {
             let mut a = to_api(AUTOSCALING, &new["autoscaling"][0]);
             a["enabled"] = json!(!new["autoscaling"].as_array().is_none_or(|x| x.is_empty()));

@@ -4,6 +4,10 @@
 //! helm stand-in — and `DIR/env`, shell `export` lines that point strata's
 //! drivers at them. Runs until killed, then stops what it started.
 //!
+//! Its control endpoint (`STRATA_SANDBOX_CONTROL` in `DIR/env`) takes
+//! `POST /capacity` to make a cloud short of capacity somewhere, and
+//! `DELETE /capacity` to end every shortage: how a failover is shown.
+//!
 //! moto is `STRATA_MOTO_SERVER`, else the virtual environment `.ci/run`
 //! makes (`~/.cache/strata-venv`), made here when absent. It starts with
 //! Canonical's Ubuntu EKS node images registered (what `modules/aws`
@@ -14,6 +18,7 @@ mod moto;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use strata_standin::capacity::{self, ByCloud};
 use strata_standin::{azure, gcp, kubernetes};
 
 /// The GCP project and Azure subscription the stand-ins serve.
@@ -58,9 +63,15 @@ fn run(dir: &Path) -> Result<(), String> {
         kubernetes::start().map_err(|e| format!("the Kubernetes stand-in for {cloud}: {e}"))
     };
     let (eks, gke, aks) = (kube("AWS")?, kube("GCP")?, kube("Azure")?);
-    let moto = moto::start(&dir, &eks)?;
     let gcp = gcp::start_with_kube(gke.endpoint()).map_err(io("the GCP stand-in"))?;
     let azure = azure::start_with_kube(aks.endpoint()).map_err(io("the Azure stand-in"))?;
+    let shortages = ByCloud {
+        aws: Default::default(),
+        gcp: gcp.shortages(),
+        azure: azure.shortages(),
+    };
+    let moto = moto::start(&dir, &eks, shortages.aws.clone())?;
+    let control = capacity::control(shortages).map_err(io("the control endpoint"))?;
     // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
     // only what it names.
     let ca = dir.join("azure-ca.pem");
@@ -77,10 +88,11 @@ fn run(dir: &Path) -> Result<(), String> {
         gcp: &gcp,
         azure: &azure.server.url,
         ca: &ca,
+        control: &control.url,
     };
     std::fs::write(dir.join("env"), env.text()).map_err(io("cannot write env"))?;
     println!(
-        "strata-sandbox: AWS (moto {}) {}, GCP {}, Azure {}; their clusters' Kubernetes {}, {}, {}\nRun `. {}/env` in a shell, then strata as usual. Stop with Ctrl-C.",
+        "strata-sandbox: AWS (moto {}) {}, GCP {}, Azure {}; their clusters' Kubernetes {}, {}, {}; control {}\nRun `. {}/env` in a shell, then strata as usual. Stop with Ctrl-C.",
         moto.version,
         moto.url,
         gcp.server.url,
@@ -88,6 +100,7 @@ fn run(dir: &Path) -> Result<(), String> {
         eks.server.url,
         gke.server.url,
         aks.server.url,
+        control.url,
         dir.display()
     );
     let _ = std::io::stdout().flush();
@@ -127,6 +140,7 @@ struct Env<'a> {
     gcp: &'a gcp::Gcp,
     azure: &'a str,
     ca: &'a Path,
+    control: &'a str,
 }
 
 impl Env<'_> {
@@ -153,6 +167,7 @@ impl Env<'_> {
                 "STANDIN_HELM_LOG",
                 self.dir.join("helm.log").display().to_string(),
             ),
+            ("STRATA_SANDBOX_CONTROL", self.control.to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use strata_standin::capacity::Shortages;
 use strata_standin::kubernetes::Kube;
 
 /// The moto release the tests are written against.
@@ -31,7 +32,7 @@ const VERSIONS: std::ops::RangeInclusive<u32> = 28..=36;
 /// Canonical's AWS account, which publishes the Ubuntu EKS images.
 const CANONICAL: &str = "099720109477";
 
-pub fn start(dir: &Path, kube: &Kube) -> Result<Moto, String> {
+pub fn start(dir: &Path, kube: &Kube, shortages: Shortages) -> Result<Moto, String> {
     let server = server()?;
     let amis = dir.join("amis.json");
     std::fs::write(&amis, images().to_string())
@@ -58,8 +59,13 @@ pub fn start(dir: &Path, kube: &Kube) -> Result<Moto, String> {
         std::thread::sleep(Duration::from_millis(100));
     }
     let upstream = format!("http://127.0.0.1:{port}");
-    let proxy = strata_standin::proxy::start_with_kube(&upstream, &kube.server.url, &kube.ca_pem)
-        .map_err(|e| format!("the proxy in front of moto: {e}"))?;
+    let proxy = strata_standin::proxy::start_with_kube(
+        &upstream,
+        &kube.server.url,
+        &kube.ca_pem,
+        shortages,
+    )
+    .map_err(|e| format!("the proxy in front of moto: {e}"))?;
     Ok(Moto {
         child,
         url: proxy.url.clone(),

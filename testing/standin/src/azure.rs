@@ -69,6 +69,12 @@ impl Azure {
         self.world().calls.clone()
     }
 
+    /// The shortages agent pools meet here (a handle: what is added to it
+    /// holds from the next request).
+    pub fn shortages(&self) -> crate::capacity::Shortages {
+        self.world().shortages.clone()
+    }
+
     /// An access token Resource Manager accepts, as `az account
     /// get-access-token` would print one.
     pub fn issue_token(&self) -> String {
@@ -289,6 +295,8 @@ struct World {
     ops: BTreeMap<String, Op>,
     tokens: Vec<String>,
     failures: Vec<(String, String, String)>,
+    /// Shortages agent pools meet ([`Azure::shortages`]).
+    shortages: crate::capacity::Shortages,
     /// Principal ids that a role assignment cannot see yet.
     unseen_principals: Vec<String>,
     calls: Vec<String>,
@@ -724,6 +732,14 @@ impl World {
                 );
             }
         }
+        if let Some(c) = cluster
+            .as_ref()
+            .filter(|_| info.key.ends_with("agentpools"))
+        {
+            if let Some(refused) = self.short_of_capacity(c, &id, &body["properties"]) {
+                return refused;
+            }
+        }
         if info.key.ends_with("agentpools")
             && !creating
             && body["properties"]["vmSize"] != obj["properties"]["vmSize"]
@@ -1140,6 +1156,63 @@ impl World {
                     r = r.header("azure-asyncoperation", async_url);
                 }
                 r.body(Body::default()).unwrap_or_default()
+            }
+        }
+    }
+
+    /// A shortage an agent pool PUT (`props` for `pool`) on `cluster`
+    /// meets: refused now (the answer), or (after create) its asynchronous
+    /// operation set to fail, in ARM's words.
+    fn short_of_capacity(
+        &mut self,
+        cluster: &str,
+        pool: &str,
+        props: &Json,
+    ) -> Option<Response<Body>> {
+        let region = self.objects.get(cluster)?["location"]
+            .as_str()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let zones: Vec<String> = props["availabilityZones"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|z| z.as_str().map(str::to_string))
+            .collect();
+        let nodes = |p: &Json| {
+            [&p["count"], &p["minCount"]]
+                .iter()
+                .filter_map(|n| n.as_u64())
+                .max()
+                .unwrap_or(0)
+        };
+        // A pool that grows needs capacity as a new one does.
+        let before = self
+            .objects
+            .get(&pool.to_ascii_lowercase())
+            .map_or(0, |o| nodes(&o["properties"]));
+        let grows = nodes(props).saturating_sub(before);
+        let vm = props["vmSize"].as_str().unwrap_or("");
+        let hit = self.shortages.hit(&crate::capacity::Ask {
+            region: &region,
+            zones: &zones,
+            instance_type: vm,
+            capacity: match props["scaleSetPriority"].as_str() {
+                Some("Spot") => "spot",
+                _ => "on_demand",
+            },
+            nodes: grows,
+        })?;
+        let (code, message) = match &hit.zone {
+            Some(z) => ("ZonalAllocationFailed", format!("Allocation failed. We do not have sufficient capacity for the requested VM size {vm} in zone '{z}' of location '{region}'. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance")),
+            None => ("AllocationFailed", format!("Allocation failed. We do not have sufficient capacity for the requested VM size {vm} in location '{region}'. Read more about improving likelihood of allocation success at http://aka.ms/allocation-guidance")),
+        };
+        match hit.shortage.form {
+            crate::capacity::Form::Refused => Some(error(409, code, &message)),
+            crate::capacity::Form::AfterCreate => {
+                self.failures
+                    .push(("agentpools".into(), code.into(), message));
+                None
             }
         }
     }

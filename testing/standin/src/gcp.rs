@@ -103,6 +103,12 @@ impl Gcp {
         self.world().calls.clone()
     }
 
+    /// The shortages node pools meet here (a handle: what is added to it
+    /// holds from the next request).
+    pub fn shortages(&self) -> crate::capacity::Shortages {
+        self.world().shortages.clone()
+    }
+
     /// The next operation whose type contains `op_type` (`CREATE_NODE_POOL`,
     /// `insert`) fails with `code` and `message`.
     pub fn fail_next(&self, op_type: &str, code: &str, message: &str) {
@@ -173,6 +179,8 @@ struct World {
     unseen: BTreeMap<String, u32>,
     tokens: Vec<String>,
     failures: Vec<(String, String, String)>,
+    /// Shortages node pools meet ([`Gcp::shortages`]).
+    shortages: crate::capacity::Shortages,
     calls: Vec<String>,
     next: u64,
 }
@@ -1150,6 +1158,59 @@ impl World {
         json(200, op)
     }
 
+    /// A shortage node pool `np` of `cluster` (as it would be after
+    /// operation `op_type`) meets: refused now (the answer), or (after
+    /// create) its operation set to fail with GKE's words for it.
+    fn short_of_capacity(
+        &mut self,
+        cluster: &str,
+        np: &Json,
+        grows: u64,
+        op_type: &str,
+    ) -> Option<Response<Body>> {
+        let project = cluster.split('/').nth(1).unwrap_or("");
+        let location = cluster.split('/').nth(3).unwrap_or("");
+        let zonal = location.matches('-').count() >= 2;
+        let region = match zonal {
+            true => location.rsplit_once('-').map_or(location, |(r, _)| r),
+            false => location,
+        };
+        let mut zones: Vec<String> = np["locations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|z| z.as_str().map(str::to_string))
+            .collect();
+        if zones.is_empty() && zonal {
+            zones.push(location.to_string());
+        }
+        let config = &np["config"];
+        let spot =
+            config["spot"].as_bool() == Some(true) || config["preemptible"].as_bool() == Some(true);
+        let hit = self.shortages.hit(&crate::capacity::Ask {
+            region,
+            zones: &zones,
+            instance_type: config["machineType"].as_str().unwrap_or("e2-medium"),
+            capacity: if spot { "spot" } else { "on_demand" },
+            nodes: grows,
+        })?;
+        let (code, message) = match &hit.zone {
+            Some(z) => ("ZONE_RESOURCE_POOL_EXHAUSTED", format!("The zone 'projects/{project}/zones/{z}' does not have enough resources available to fulfill the request. Try a different zone, or try again later.")),
+            None => ("QUOTA_EXCEEDED", format!("Insufficient regional quota to satisfy request: resource \"GPUS\" in region {region}: request requires more than the quota left.")),
+        };
+        match hit.shortage.form {
+            crate::capacity::Form::Refused => Some(google_rpc(
+                403,
+                "RESOURCE_EXHAUSTED",
+                &format!("{code}: {message}"),
+            )),
+            crate::capacity::Form::AfterCreate => {
+                self.failures.push((op_type.into(), code.into(), message));
+                None
+            }
+        }
+    }
+
     /// Stores a node pool, its instance group manager and its size.
     fn put_node_pool(&mut self, cluster: &str, mut np: Json, status: &str) -> String {
         let name = np["name"].as_str().unwrap_or("").to_string();
@@ -1167,7 +1228,9 @@ impl World {
         np["selfLink"] = json!(format!("https://container.googleapis.com/v1/{key}"));
         np["status"] = json!(status);
         np["version"] = json!("1.31.6-gke.1020000");
-        np["locations"] = json!([zone]);
+        if np["locations"].as_array().is_none_or(|l| l.is_empty()) {
+            np["locations"] = json!([zone]);
+        }
         np["instanceGroupUrls"] = json!([compute_link(
             &igm.replace("instanceGroupManagers", "instanceGroups")
         )]);
@@ -1377,6 +1440,10 @@ impl World {
                 );
             }
         }
+        let grows = pool_nodes(&np);
+        if let Some(refused) = self.short_of_capacity(cluster, &np, grows, "CREATE_NODE_POOL") {
+            return refused;
+        }
         self.put_node_pool(cluster, np, "PROVISIONING");
         let (k, k2) = (key.clone(), key.clone());
         let op = self.start_op(
@@ -1454,6 +1521,22 @@ impl World {
             Ok(b) => b,
             Err(r) => return r,
         };
+        // A pool that grows needs capacity as a new one does.
+        let mut after = current.clone();
+        match op_type {
+            "SET_NODE_POOL_SIZE" => after["initialNodeCount"] = b["nodeCount"].clone(),
+            "SET_NODE_POOL_AUTOSCALING" => after["autoscaling"] = b["autoscaling"].clone(),
+            "UPDATE_NODE_POOL" if b.get("locations").is_some() => {
+                after["locations"] = b["locations"].clone()
+            }
+            _ => after = Json::Null,
+        }
+        let grows = pool_nodes(&after).saturating_sub(pool_nodes(&current));
+        if !after.is_null() {
+            if let Some(refused) = self.short_of_capacity(cluster, &after, grows, op_type) {
+                return refused;
+            }
+        }
         let effect: Effect = match op_type {
             "DELETE_NODE_POOL" => Box::new(move |w: &mut World| {
                 w.objects.remove(&k);
@@ -1486,6 +1569,9 @@ impl World {
                     }
                     if let Some(t) = b.get("taints") {
                         np["config"]["taints"] = t["taints"].clone();
+                    }
+                    if let Some(l) = b.get("locations") {
+                        np["locations"] = l.clone();
                     }
                 }
             }),
@@ -1906,6 +1992,21 @@ fn bucket_view(o: &Json) -> Json {
 
 /// A `google.rpc.Status` error, as the Container, IAM and Resource
 /// Manager APIs give them.
+/// The nodes a node pool keeps running: its size, or its autoscaler's
+/// floor.
+fn pool_nodes(np: &Json) -> u64 {
+    let a = &np["autoscaling"];
+    [
+        &np["initialNodeCount"],
+        &a["totalMinNodeCount"],
+        &a["minNodeCount"],
+    ]
+    .iter()
+    .filter_map(|n| n.as_u64())
+    .max()
+    .unwrap_or(0)
+}
+
 fn google_rpc(code: u16, status: &str, message: &str) -> Response<Body> {
     json(
         code,

@@ -10,6 +10,8 @@
 //!   platform's token endpoint, in memory, over HTTPS.
 //! - [`github`]: GitHub's REST API for issues, pull-request comments and
 //!   labels of one repository, in memory.
+//! - [`capacity`]: shortages set on demand, which the stand-ins that make
+//!   node pools answer as their cloud reports a lack of capacity.
 //!
 //! Every server here takes injected answers ([`Server::inject`]): the next
 //! N requests that match get a given answer instead, which is how tests
@@ -21,6 +23,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod azure;
+pub mod capacity;
 mod eks_addons;
 pub mod faults;
 pub mod gcp;

@@ -12,16 +12,24 @@
 //!   answers with a name nothing listens on; the proxy puts the stand-in's
 //!   URL and CA in every cluster it returns, so a configuration that
 //!   reaches its cluster through `aws_eks_cluster` reaches the stand-in.
+//! - **Capacity shortages** ([`crate::capacity`]): a node group that
+//!   would launch nodes where a shortage is set is refused with EKS's
+//!   `UnsupportedAvailabilityZoneException`, or made and then shown
+//!   `CREATE_FAILED` (`DEGRADED` after a resize) with the health issue EKS
+//!   reports, `AsgInstanceLaunchFailures` naming EC2's
+//!   `InsufficientInstanceCapacity` and the zone. moto never runs short.
 //! - **S3 GetBucketVersioning**: moto answers with the root element
 //!   `GetBucketVersioningResponse`; S3 (and the Rust SDK's parser) use
 //!   `VersioningConfiguration`.
 
+use crate::capacity::{Ask, Form, Shortages};
 use crate::{eks_addons, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 impl Injection {
@@ -87,30 +95,62 @@ struct Shared {
     kube: Option<(String, String)>,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Body>,
     addons: Mutex<eks_addons::Addons>,
+    shortages: Shortages,
+    /// Node groups (`cluster/name`) failing for lack of capacity: the
+    /// status and health issue message they show.
+    failing: Mutex<BTreeMap<String, (&'static str, String)>>,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
 pub fn start(upstream: &str) -> std::io::Result<Server> {
-    start_inner(upstream, None)
+    start_inner(upstream, None, Shortages::default())
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
-/// Kubernetes API server at `url` (whose CA is `ca_pem`).
-pub fn start_with_kube(upstream: &str, url: &str, ca_pem: &str) -> std::io::Result<Server> {
-    start_inner(upstream, Some((url.to_string(), ca_pem.to_string())))
+/// Kubernetes API server at `url` (whose CA is `ca_pem`), and node groups
+/// meeting `shortages`.
+pub fn start_with_kube(
+    upstream: &str,
+    url: &str,
+    ca_pem: &str,
+    shortages: Shortages,
+) -> std::io::Result<Server> {
+    start_inner(
+        upstream,
+        Some((url.to_string(), ca_pem.to_string())),
+        shortages,
+    )
 }
 
-fn start_inner(upstream: &str, kube: Option<(String, String)>) -> std::io::Result<Server> {
+fn start_inner(
+    upstream: &str,
+    kube: Option<(String, String)>,
+    shortages: Shortages,
+) -> std::io::Result<Server> {
     let shared = Arc::new(Shared {
         upstream: upstream.trim_end_matches('/').to_string(),
         kube,
         client: Client::builder(TokioExecutor::new()).build_http(),
         addons: Mutex::new(eks_addons::Addons::default()),
+        shortages,
+        failing: Mutex::new(BTreeMap::new()),
     });
     serve(move |req| handle(shared.clone(), req))
 }
 
 async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
+    let answered = shared.addons.lock().ok().and_then(|mut a| {
+        match eks_addons::untag_arn(&req.method, &req.path) {
+            Some(arn) => a.untag(&arn, &req.query),
+            None => a.handle(&req.method, &req.path, &req.body),
+        }
+    });
+    if let Some(resp) = answered {
+        return resp;
+    }
+    if let Some(refused) = capacity(&shared, &req).await {
+        return refused;
+    }
     let Req {
         method,
         path,
@@ -118,18 +158,6 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         headers,
         body,
     } = req;
-    let answered =
-        shared
-            .addons
-            .lock()
-            .ok()
-            .and_then(|mut a| match eks_addons::untag_arn(&method, &path) {
-                Some(arn) => a.untag(&arn, &query),
-                None => a.handle(&method, &path, &body),
-            });
-    if let Some(resp) = answered {
-        return resp;
-    }
     let target = if query.is_empty() {
         format!("{}{path}", shared.upstream)
     } else {
@@ -157,6 +185,21 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
             .replace("GetBucketVersioningResponse", "VersioningConfiguration");
         bytes = Bytes::from(text);
         rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+    }
+    if method == hyper::Method::GET {
+        if let Some(shown) = failing_group(&shared, &path, &bytes) {
+            bytes = Bytes::from(shown);
+            rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+        }
+    }
+    if method == hyper::Method::DELETE {
+        if let Ok(mut f) = shared.failing.lock() {
+            f.remove(
+                path.trim_start_matches("/clusters/")
+                    .replace("/node-groups/", "/")
+                    .as_str(),
+            );
+        }
     }
     if let (Some((url, ca)), true) = (&shared.kube, path.starts_with("/clusters")) {
         if let Some(rewritten) = point_cluster(&bytes, url, ca) {
@@ -191,4 +234,174 @@ pub(crate) fn error(status: u16, kind: &str, message: &str) -> Response<Body> {
             serde_json::json!({ "message": message }).to_string(),
         )))
         .unwrap_or_default()
+}
+
+/// A request straight to moto (the proxy's own questions), its body.
+async fn ask_upstream(
+    shared: &Shared,
+    req: &Req,
+    method: &str,
+    path: &str,
+    body: String,
+) -> Option<Bytes> {
+    let mut fwd = Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", shared.upstream));
+    // moto picks the service and region from the credential scope: the
+    // caller's region, and the service the question is for.
+    let service = if body.is_empty() { "/eks/" } else { "/ec2/" };
+    if let Some(auth) = req
+        .headers
+        .get("authorization")
+        .and_then(|a| a.to_str().ok())
+    {
+        fwd = fwd.header("authorization", auth.replace("/eks/", service));
+    }
+    if !body.is_empty() {
+        fwd = fwd.header("content-type", "application/x-www-form-urlencoded");
+    }
+    let resp = shared
+        .client
+        .request(fwd.body(Full::new(Bytes::from(body))).ok()?)
+        .await
+        .ok()?;
+    resp.into_body().collect().await.ok().map(|b| b.to_bytes())
+}
+
+/// The region a SigV4-signed request is for.
+fn region_of(req: &Req) -> String {
+    req.headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split("Credential=").nth(1))
+        .and_then(|c| c.split('/').nth(2))
+        .unwrap_or("us-east-1")
+        .to_string()
+}
+
+/// The zones of subnets, as moto has them.
+async fn zones_of(shared: &Shared, req: &Req, subnets: &[String]) -> Vec<String> {
+    let mut body = String::from("Action=DescribeSubnets&Version=2016-11-15");
+    for (i, s) in subnets.iter().enumerate() {
+        body.push_str(&format!("&SubnetId.{}={s}", i + 1));
+    }
+    let Some(xml) = ask_upstream(shared, req, "POST", "/", body).await else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&xml);
+    let mut zones: Vec<String> = text
+        .split("<availabilityZone>")
+        .skip(1)
+        .filter_map(|rest| rest.split('<').next().map(str::to_string))
+        .collect();
+    zones.sort();
+    zones.dedup();
+    zones
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+/// A node group create or resize that meets a shortage: refused (the
+/// answer), or let through and then shown failing.
+async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
+    if req.method != hyper::Method::POST {
+        return None;
+    }
+    let segments: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
+    let asked: serde_json::Value = serde_json::from_slice(&req.body).ok()?;
+    let (cluster, name, group, grows, resize) = match segments.as_slice() {
+        ["clusters", c, "node-groups"] => {
+            let name = asked["nodegroupName"].as_str()?.to_string();
+            let grows = asked["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
+            (c.to_string(), name, asked.clone(), grows, false)
+        }
+        ["clusters", c, "node-groups", n, "update-config"] => {
+            let now = ask_upstream(
+                shared,
+                req,
+                "GET",
+                &format!("/clusters/{c}/node-groups/{n}"),
+                String::new(),
+            )
+            .await?;
+            let now: serde_json::Value = serde_json::from_slice(&now).ok()?;
+            let group = now["nodegroup"].clone();
+            let was = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
+            let will = asked["scalingConfig"]["desiredSize"]
+                .as_u64()
+                .unwrap_or(was);
+            (
+                c.to_string(),
+                n.to_string(),
+                group,
+                will.saturating_sub(was),
+                true,
+            )
+        }
+        _ => return None,
+    };
+    let subnets = strings(&group["subnets"]);
+    let zones = zones_of(shared, req, &subnets).await;
+    let region = region_of(req);
+    let instance_type = strings(&group["instanceTypes"])
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let spot = group["capacityType"].as_str() == Some("SPOT");
+    let hit = shared.shortages.hit(&Ask {
+        region: &region,
+        zones: &zones,
+        instance_type: &instance_type,
+        capacity: if spot { "spot" } else { "on_demand" },
+        nodes: grows,
+    })?;
+    let zone = hit
+        .zone
+        .clone()
+        .or_else(|| zones.first().cloned())
+        .unwrap_or_default();
+    match hit.shortage.form {
+        Form::Refused => {
+            let others: Vec<&String> = zones.iter().filter(|z| **z != zone).collect();
+            let message = format!(
+                "Cannot create node group {name} because {zone}, the targeted availability zone, does not currently have sufficient capacity to support the node group. Retry and choose from these availability zones: {}",
+                others.iter().map(|z| z.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            Some(error(400, "UnsupportedAvailabilityZoneException", &message))
+        }
+        Form::AfterCreate => {
+            let kind = if spot { "Spot" } else { "On-Demand" };
+            let message = format!(
+                "Could not launch {kind} Instances. InsufficientInstanceCapacity - We currently do not have sufficient {instance_type} capacity in the Availability Zone you requested ({zone}). Our system will be working on provisioning additional capacity. Launching EC2 instance failed."
+            );
+            let status = if resize { "DEGRADED" } else { "CREATE_FAILED" };
+            if let Ok(mut f) = shared.failing.lock() {
+                f.insert(format!("{cluster}/{name}"), (status, message));
+            }
+            None
+        }
+    }
+}
+
+/// A DescribeNodegroup answer for a node group that is failing for lack
+/// of capacity, shown as EKS shows it.
+fn failing_group(shared: &Shared, path: &str, body: &[u8]) -> Option<String> {
+    let key = path
+        .strip_prefix("/clusters/")?
+        .replace("/node-groups/", "/");
+    let (status, message) = shared.failing.lock().ok()?.get(&key)?.clone();
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let group = v.get_mut("nodegroup")?.as_object_mut()?;
+    group.insert("status".into(), serde_json::json!(status));
+    group.insert(
+        "health".into(),
+        serde_json::json!({"issues": [{"code": "AsgInstanceLaunchFailures", "message": message, "resourceIds": []}]}),
+    );
+    Some(v.to_string())
 }

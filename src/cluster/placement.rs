@@ -1,0 +1,366 @@
+//! A node pool's `nodes` and `placement` block, read from the spec, and
+//! the candidates they allow across the cluster's clouds: each cloud's
+//! region with each capacity type, priced from the catalogs, in the order
+//! failover tries them. [`crate::placement::choose`] then picks one.
+
+use super::{diag, known, Catalogs, CloudKind, CAP};
+use crate::config::ConfigScope;
+use crate::diag::{Diags, Span};
+use crate::placement::{self, Candidate, Decision, Skipped, Spec};
+use crate::syntax::{Attribute, Block, Body};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use strata_provider::billing::Capacity;
+use strata_provider::catalog::quote;
+use strata_provider::money::Usd;
+use strata_state::{Location, PoolPlacement};
+use time::OffsetDateTime;
+
+/// The attributes a `placement` block takes.
+const FIELDS: &[&str] = &["order", "capacity", CAP, "wait_for_gpus", "cool_down"];
+
+/// What state says about placements, and what the command asks of them.
+#[derive(Clone, Copy)]
+pub struct Recorded<'s> {
+    /// By `cluster.pool`.
+    pub pools: &'s BTreeMap<String, PoolPlacement>,
+    /// `--replace-placement`: `cluster.pool` or a pool name.
+    pub replace: &'s [String],
+    pub now: OffsetDateTime,
+}
+
+/// A pool's placement as the spec writes it.
+pub(super) struct Wanted {
+    pub nodes: u64,
+    /// Clouds in the order tried; `None`: cheapest first.
+    order: Option<(Vec<String>, Span)>,
+    /// Capacity types in the order tried.
+    pub capacity: Vec<Capacity>,
+    cap: Option<(Usd, Span)>,
+    wait_for_gpus: Option<Duration>,
+    cool_down: Duration,
+}
+
+/// One cloud of the cluster as a place to put nodes: its region's cluster
+/// (the module call) and the instance type each pool gets there.
+pub(super) struct Site<'k> {
+    pub kind: &'k CloudKind,
+    pub call: String,
+    pub region: String,
+    pub zones: Vec<String>,
+    /// By pool name.
+    pub instance_types: BTreeMap<String, String>,
+}
+
+fn duration(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Duration> {
+    let v = known(scope, a, diags)?;
+    let parsed = v.as_str().and_then(strata_provider::wait::parse_duration);
+    if parsed.is_none() {
+        diags.push(diag(
+            &format!("Invalid {}", a.name),
+            format!(
+                "{} is a duration such as \"20m\", \"1h\" or \"1h30m\".",
+                a.name
+            ),
+            a.expr.span,
+        ));
+    }
+    parsed
+}
+
+fn strings(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Vec<String>> {
+    let v = known(scope, a, diags)?;
+    let items: Option<Vec<String>> = v
+        .elements()
+        .map(|xs| xs.iter().map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or(None);
+    if items.is_none() {
+        diags.push(diag(
+            &format!("Invalid {}", a.name),
+            format!("{} is a list of strings.", a.name),
+            a.expr.span,
+        ));
+    }
+    items
+}
+
+/// The pool's `nodes` and `placement` block; `None` when it has no
+/// `nodes` (its size is then min_nodes everywhere, as before).
+pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Wanted> {
+    let block = super::single(&pool.body, "placement", diags);
+    let Some(nodes_attr) = pool.body.attr("nodes") else {
+        if let Some(b) = pool.body.blocks.iter().find(|b| b.kind == "placement") {
+            diags.push(diag(
+                "Missing nodes",
+                "A placement block places the pool's `nodes`: say how many nodes are wanted running, such as nodes = 2.",
+                b.kind_span,
+            ));
+        }
+        return None;
+    };
+    let nodes = known(scope, nodes_attr, diags)?;
+    let Some(nodes) = nodes
+        .as_number()
+        .filter(|n| n.is_integer())
+        .and_then(|n| n.to_i64())
+        .filter(|n| *n >= 1)
+    else {
+        diags.push(diag(
+            "Invalid nodes",
+            "nodes is a whole number of at least 1: the nodes wanted running, which strata places.",
+            nodes_attr.expr.span,
+        ));
+        return None;
+    };
+    let nodes = nodes as u64;
+    if let Some(b) = block {
+        super::allowed(b, "placement", FIELDS, &[], diags);
+    }
+    let field = |name: &str| block.and_then(|b: &Body| b.attr(name));
+    check_size(pool, nodes, nodes_attr.expr.span, scope, diags);
+    let order = field("order").and_then(|a| Some((strings(scope, a, diags)?, a.expr.span)));
+    let pool_capacity = pool
+        .body
+        .attr("capacity")
+        .and_then(|a| known(scope, a, diags))
+        .and_then(|v| v.as_str().map(str::to_string));
+    let capacity = match field("capacity") {
+        Some(a) => capacities(a, strings(scope, a, diags)?, diags)?,
+        None => vec![match pool_capacity.as_deref() {
+            Some("spot") => Capacity::Spot,
+            _ => Capacity::OnDemand,
+        }],
+    };
+    let cap_attr = field(CAP).or_else(|| pool.body.attr(CAP));
+    let cap = match cap_attr {
+        Some(a) => {
+            let v = known(scope, a, diags)?;
+            match v.as_number().and_then(|n| Usd::parse(&n.to_string())) {
+                Some(u) => Some((u, a.expr.span)),
+                None => {
+                    diags.push(diag(
+                        "Invalid max_price_per_gpu_hour",
+                        "max_price_per_gpu_hour is US dollars per GPU-hour, a number such as 4.5.",
+                        a.expr.span,
+                    ));
+                    return None;
+                }
+            }
+        }
+        None => None,
+    };
+    let wait_for_gpus = match field("wait_for_gpus") {
+        Some(a) => Some(duration(scope, a, diags)?),
+        None => None,
+    };
+    let cool_down = match field("cool_down") {
+        Some(a) => duration(scope, a, diags)?,
+        None => placement::COOL_DOWN,
+    };
+    Some(Wanted {
+        nodes,
+        order,
+        capacity,
+        cap,
+        wait_for_gpus,
+        cool_down,
+    })
+}
+
+fn capacities(a: &Attribute, names: Vec<String>, diags: &mut Diags) -> Option<Vec<Capacity>> {
+    let mut out = Vec::new();
+    for n in names {
+        let c = match n.as_str() {
+            "spot" => Capacity::Spot,
+            "on_demand" => Capacity::OnDemand,
+            _ => {
+                diags.push(diag(
+                    "Invalid capacity",
+                    format!("{n:?} is not a capacity type; they are \"spot\" and \"on_demand\", listed in the order to try them."),
+                    a.expr.span,
+                ));
+                return None;
+            }
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        diags.push(diag(
+            "Invalid capacity",
+            "capacity lists at least one capacity type to try.",
+            a.expr.span,
+        ));
+        return None;
+    }
+    Some(out)
+}
+
+/// `nodes` fits between the pool's min_nodes and max_nodes.
+fn check_size(pool: &Block, nodes: u64, span: Span, scope: &ConfigScope, diags: &mut Diags) {
+    let number = |name: &str| {
+        let a = pool.body.attr(name)?;
+        let v = scope.evaluator().eval(&a.expr).ok()?;
+        v.unmarked().as_number().and_then(|n| n.to_i64())
+    };
+    let max = number("max_nodes").unwrap_or(1);
+    if nodes as i64 > max {
+        diags.push(diag(
+            "Invalid nodes",
+            format!("nodes is {nodes}, more than max_nodes ({max}): the pool could not hold them."),
+            span,
+        ));
+    }
+}
+
+/// Every place the pool's nodes may go, in the order tried, and the
+/// places the price cap rules out.
+fn candidates(
+    pool: &str,
+    w: &Wanted,
+    sites: &[&Site<'_>],
+    catalogs: &Catalogs<'_>,
+    gpus_per_node: u64,
+) -> (Vec<Candidate>, Vec<Skipped>) {
+    let mut by_cloud: Vec<(usize, Vec<Candidate>)> = Vec::new();
+    let mut refused = Vec::new();
+    for (i, site) in sites.iter().enumerate() {
+        let Some(instance_type) = site.instance_types.get(pool) else {
+            continue;
+        };
+        let mut found = Vec::new();
+        for capacity in &w.capacity {
+            let q = quote(
+                catalogs.of(site.kind),
+                &catalogs.prices,
+                instance_type,
+                &site.region,
+                *capacity,
+            );
+            let gpu_hour = q.ok().and_then(|q| q.node_hour.per(gpus_per_node as u32));
+            let c = Candidate {
+                at: Location {
+                    cloud: site.kind.name.to_string(),
+                    region: site.region.clone(),
+                    capacity: capacity.name().to_string(),
+                },
+                call: site.call.clone(),
+                instance_type: instance_type.clone(),
+                gpu_hour,
+                zones: site.zones.clone(),
+            };
+            match (w.cap, gpu_hour) {
+                (Some((cap, _)), Some(p)) if p > cap => refused.push(Skipped {
+                    why: format!(
+                        "{} per GPU-hour, over the cap of {}",
+                        p.dollars(),
+                        cap.dollars()
+                    ),
+                    candidate: c,
+                }),
+                (Some(_), None) => refused.push(Skipped {
+                    why: format!("{instance_type} has no price here, and the pool has a price cap"),
+                    candidate: c,
+                }),
+                _ => found.push(c),
+            }
+        }
+        by_cloud.push((i, found));
+    }
+    match &w.order {
+        Some((order, _)) => by_cloud.sort_by_key(|(i, _)| {
+            order
+                .iter()
+                .position(|c| *c == sites[*i].kind.name)
+                .unwrap_or(usize::MAX)
+        }),
+        // Cheapest first, by what each cloud's first candidate costs;
+        // a cloud nothing prices goes last.
+        None => by_cloud.sort_by_key(|(_, cs)| {
+            let price = cs.first().and_then(|c| c.gpu_hour);
+            (price.is_none(), price)
+        }),
+    }
+    let ordered = by_cloud.into_iter().flat_map(|(_, cs)| cs).collect();
+    (ordered, refused)
+}
+
+/// Checks `order` against the cluster's clouds.
+fn check_order(w: &Wanted, sites: &[&Site<'_>], diags: &mut Diags) {
+    let Some((order, span)) = &w.order else {
+        return;
+    };
+    for name in order {
+        if !sites.iter().any(|s| s.kind.name == name) {
+            let clouds: Vec<&str> = sites.iter().map(|s| s.kind.name).collect();
+            diags.push(diag(
+                "Unknown cloud in placement order",
+                format!("{name:?} is not one of the clouds this cluster runs on with GPU catalogs ({}).", clouds.join(", ")),
+                *span,
+            ));
+        }
+    }
+}
+
+/// The decision for one pool of cluster `cluster`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decide(
+    cluster: &str,
+    pool: &Block,
+    name: &str,
+    w: &Wanted,
+    sites: &[&Site<'_>],
+    catalogs: &Catalogs<'_>,
+    recorded: &Recorded<'_>,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) -> Decision {
+    check_order(w, sites, diags);
+    let text = |field: &str| {
+        pool.body
+            .attr(field)
+            .and_then(|a| scope.evaluator().eval(&a.expr).ok())
+            .map(|v| v.unmark_deep().0)
+    };
+    let gpu = text("gpu")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let gpus_per_node = text("gpus_per_node")
+        .and_then(|v| v.as_number().and_then(|n| n.to_i64()))
+        .map_or(8, |n| n.max(1) as u64);
+    let key = format!("{cluster}.{name}");
+    let (ordered, refused) = candidates(name, w, sites, catalogs, gpus_per_node);
+    let replace = recorded.replace.iter().any(|r| *r == key || r == name);
+    let d = placement::choose(
+        Spec {
+            pool: key,
+            nodes: w.nodes,
+            gpu,
+            gpus_per_node,
+            cool_down: w.cool_down,
+            wait_for_gpus: w.wait_for_gpus,
+        },
+        ordered,
+        refused,
+        recorded.pools.get(&format!("{cluster}.{name}")),
+        recorded.now,
+        replace,
+    );
+    if d.candidates.is_empty() && d.skipped.iter().all(|s| !s.why.starts_with("no capacity")) {
+        let span = w.cap.map_or(pool.kind_span, |(_, s)| s);
+        diags.push(diag(
+            "No placement within the price cap",
+            format!(
+                "node_pool {name:?} has nowhere to go: {}.",
+                d.skipped
+                    .iter()
+                    .map(|s| format!("{} ({})", s.candidate.label(), s.why))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            span,
+        ));
+    }
+    d
+}

@@ -1,0 +1,92 @@
+//! A plan's placements for people: each placed pool's candidates in the
+//! order they are tried, with prices, the one its nodes go to, and what is
+//! passed over and why. "Apply does what the plan said": the plan says
+//! "the first of these with capacity".
+
+use crate::placement::{label, Decision, Why};
+
+/// The human rendering; empty when no pool is placed.
+pub fn human(decisions: &[Decision]) -> String {
+    let mut out = String::new();
+    for d in decisions {
+        out.push_str(&format!(
+            "\nPlacement of {}: {} × {}×{} on the first of these with capacity:\n",
+            d.pool, d.nodes, d.gpus_per_node, d.gpu
+        ));
+        for (i, c) in d.candidates.iter().enumerate() {
+            let mark = if d.chosen == Some(i) { "→" } else { " " };
+            let price = c
+                .gpu_hour
+                .map(|p| format!("{}/GPU-h", p.dollars()))
+                .unwrap_or_else(|| "unpriced".into());
+            let note = match d.chosen == Some(i) {
+                true => format!("  ({})", chosen_note(d)),
+                false => String::new(),
+            };
+            out.push_str(&format!(
+                "  {mark} {}. {:<28} {:<26} {price:>14}{note}\n",
+                i + 1,
+                c.label(),
+                c.instance_type
+            ));
+        }
+        if d.candidates.is_empty() {
+            out.push_str("    none: the nodes run nowhere until a cool-down ends\n");
+        }
+        for s in &d.skipped {
+            out.push_str(&format!("    skipped {}: {}\n", s.candidate.label(), s.why));
+        }
+    }
+    out
+}
+
+/// Why the chosen candidate, and where the nodes move from.
+fn chosen_note(d: &Decision) -> String {
+    let mut note = match d.why {
+        Why::First => "the first".to_string(),
+        Why::Recorded => "where they are".to_string(),
+        Why::Replaced => "--replace-placement".to_string(),
+        Why::CoolDownEnded => "a better place's cool-down ended".to_string(),
+    };
+    if !d.without_zones.is_empty() {
+        note.push_str(&format!(", without {}", d.without_zones.join(", ")));
+    }
+    let was = d.recorded.as_ref().and_then(|r| r.chosen.as_ref());
+    if let (true, Some(w)) = (d.moves(), was) {
+        note.push_str(&format!("; moves from {}", label(&w.at)));
+    }
+    note
+}
+
+/// The markdown rendering, for a pull-request comment.
+pub fn markdown(decisions: &[Decision]) -> String {
+    let mut out = String::new();
+    for d in decisions {
+        out.push_str(&format!(
+            "**Placement of `{}`**: {} × {}×{} on the first with capacity of ",
+            d.pool, d.nodes, d.gpus_per_node, d.gpu
+        ));
+        let items: Vec<String> = d
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let price = c
+                    .gpu_hour
+                    .map(|p| format!(" {}/GPU-h", p.dollars()))
+                    .unwrap_or_default();
+                let text = format!("{} {}{price}", c.label(), c.instance_type);
+                match d.chosen == Some(i) {
+                    true => format!("**{text}** ({})", chosen_note(d)),
+                    false => text,
+                }
+            })
+            .collect();
+        out.push_str(&match items.is_empty() {
+            true => "nothing: every candidate is cooling down or over the cap".to_string(),
+            false => items.join(" → "),
+        });
+        out.push_str(".\n\n");
+    }
+    out
+}

@@ -1,0 +1,260 @@
+//! Capacity shortages on demand, for the stand-ins that make node pools
+//! (the proxy in front of moto for EKS, GCP, Azure): a shortage says where
+//! a cloud has no capacity (region, optionally a zone, an instance type, a
+//! capacity type) and how the cloud says so, and each stand-in asks
+//! [`Shortages::hit`] when a pool that launches nodes is created.
+//!
+//! The two forms are the clouds' own: the create refused at once, or the
+//! pool made and then failing (EKS `CREATE_FAILED` with a health issue,
+//! GKE's operation in error, AKS's asynchronous PUT `Failed`). The
+//! sandbox's control endpoint (`POST /capacity`) sets them.
+
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// How the cloud reports the shortage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// The create call answered with the error.
+    #[default]
+    Refused,
+    /// The pool made, then failing as it launches nodes.
+    AfterCreate,
+}
+
+/// Where a cloud has no capacity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shortage {
+    /// `aws`, `gcp` or `azure`.
+    pub cloud: String,
+    pub region: String,
+    /// One zone of the region; absent: the whole region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// Only this instance type; absent: every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
+    /// Only `spot` or `on_demand`; absent: both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<String>,
+    #[serde(default)]
+    pub form: Form,
+    /// Must be `false`: the place has no capacity (the field says what
+    /// the request means, as the control endpoint's callers write it).
+    #[serde(default)]
+    pub available: bool,
+}
+
+impl Shortage {
+    /// Checks what a caller sent.
+    pub fn check(&self) -> Result<(), String> {
+        if self.available {
+            return Err("\"available\": true is what DELETE /capacity is for".into());
+        }
+        if !["aws", "gcp", "azure"].contains(&self.cloud.as_str()) {
+            return Err(format!("cloud {:?} is not aws, gcp or azure", self.cloud));
+        }
+        if let Some(c) = &self.capacity {
+            if c != "spot" && c != "on_demand" {
+                return Err(format!("capacity {c:?} is not spot or on_demand"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a new node pool asks of its cloud.
+#[derive(Debug, Clone)]
+pub struct Ask<'a> {
+    pub region: &'a str,
+    /// The zones it may use; empty: the cloud picks among the region's.
+    pub zones: &'a [String],
+    pub instance_type: &'a str,
+    /// `spot` or `on_demand`.
+    pub capacity: &'a str,
+    /// Nodes it launches now; a pool of none needs no capacity.
+    pub nodes: u64,
+}
+
+/// The shortages one cloud's stand-in has; cloned handles share them.
+#[derive(Debug, Clone, Default)]
+pub struct Shortages(Arc<Mutex<Vec<Shortage>>>);
+
+/// A shortage that hit, and the zone it names (the shortage's own, when
+/// the pool could use it).
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub shortage: Shortage,
+    pub zone: Option<String>,
+}
+
+impl Shortages {
+    fn list_mut(&self) -> std::sync::MutexGuard<'_, Vec<Shortage>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn add(&self, s: Shortage) {
+        self.list_mut().push(s);
+    }
+
+    pub fn clear(&self) {
+        self.list_mut().clear();
+    }
+
+    pub fn list(&self) -> Vec<Shortage> {
+        self.list_mut().clone()
+    }
+
+    /// The first shortage that keeps `ask` from launching its nodes.
+    pub fn hit(&self, ask: &Ask<'_>) -> Option<Hit> {
+        if ask.nodes == 0 {
+            return None;
+        }
+        let list = self.list_mut();
+        let s = list.iter().find(|s| {
+            s.region == ask.region
+                && s.instance_type
+                    .as_deref()
+                    .is_none_or(|t| t == ask.instance_type)
+                && s.capacity.as_deref().is_none_or(|c| c == ask.capacity)
+                && s.zone
+                    .as_ref()
+                    .is_none_or(|z| ask.zones.is_empty() || ask.zones.contains(z))
+        })?;
+        Some(Hit {
+            zone: s.zone.clone(),
+            shortage: s.clone(),
+        })
+    }
+}
+
+/// Each cloud's shortages, as the control endpoint sets them.
+#[derive(Debug, Clone, Default)]
+pub struct ByCloud {
+    pub aws: Shortages,
+    pub gcp: Shortages,
+    pub azure: Shortages,
+}
+
+impl ByCloud {
+    fn of(&self, cloud: &str) -> Option<&Shortages> {
+        match cloud {
+            "aws" => Some(&self.aws),
+            "gcp" => Some(&self.gcp),
+            "azure" => Some(&self.azure),
+            _ => None,
+        }
+    }
+
+    fn all(&self) -> Vec<Shortage> {
+        [&self.aws, &self.gcp, &self.azure]
+            .iter()
+            .flat_map(|s| s.list())
+            .collect()
+    }
+}
+
+/// The control endpoint (the sandbox's `STRATA_SANDBOX_CONTROL`):
+/// `POST /capacity` with a [`Shortage`] as JSON adds it to its cloud,
+/// `DELETE /capacity` clears every cloud's, `GET /capacity` lists them.
+pub fn control(clouds: ByCloud) -> std::io::Result<crate::Server> {
+    crate::serve(move |req| {
+        let clouds = clouds.clone();
+        async move { answer(&clouds, &req) }
+    })
+}
+
+fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
+    use hyper::Method;
+    let listed = |status| crate::json(status, serde_json::json!({ "shortages": clouds.all() }));
+    let refuse = |why: String| crate::json(400, serde_json::json!({ "error": why }));
+    match (&req.method, req.path.trim_end_matches('/')) {
+        (&Method::GET, "/capacity") => listed(200),
+        (&Method::DELETE, "/capacity") => {
+            for s in [&clouds.aws, &clouds.gcp, &clouds.azure] {
+                s.clear();
+            }
+            listed(200)
+        }
+        (&Method::POST, "/capacity") => {
+            let s: Shortage = match serde_json::from_slice(&req.body) {
+                Ok(s) => s,
+                Err(e) => return refuse(format!("not a shortage: {e}")),
+            };
+            if let Err(why) = s.check() {
+                return refuse(why);
+            }
+            match clouds.of(&s.cloud) {
+                Some(list) => {
+                    list.add(s);
+                    listed(201)
+                }
+                None => refuse(format!("no stand-in for {}", s.cloud)),
+            }
+        }
+        _ => crate::json(
+            404,
+            serde_json::json!({ "error": "POST, GET or DELETE /capacity" }),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shortage(zone: Option<&str>, capacity: Option<&str>) -> Shortage {
+        Shortage {
+            cloud: "aws".into(),
+            region: "us-east-1".into(),
+            zone: zone.map(str::to_string),
+            instance_type: None,
+            capacity: capacity.map(str::to_string),
+            form: Form::Refused,
+            available: false,
+        }
+    }
+
+    #[test]
+    fn a_zone_shortage_spares_pools_outside_that_zone() {
+        let s = Shortages::default();
+        s.add(shortage(Some("us-east-1a"), Some("spot")));
+        let zones = ["us-east-1a".to_string(), "us-east-1b".to_string()];
+        let ask = |zones: &[String], capacity, nodes| {
+            s.hit(&Ask {
+                region: "us-east-1",
+                zones,
+                instance_type: "p5.48xlarge",
+                capacity,
+                nodes,
+            })
+            .is_some()
+        };
+        assert!(ask(&zones, "spot", 2));
+        assert!(ask(&[], "spot", 2), "the cloud may pick the zone");
+        assert!(!ask(&zones[1..], "spot", 2), "zone left out");
+        assert!(!ask(&zones, "on_demand", 2), "other capacity type");
+        assert!(!ask(&zones, "spot", 0), "no nodes, no capacity needed");
+        s.clear();
+        assert!(!ask(&zones, "spot", 2));
+    }
+
+    #[test]
+    fn what_callers_send_is_checked() {
+        let mut s = shortage(None, Some("reserved"));
+        assert!(s.check().is_err());
+        s.capacity = None;
+        assert!(s.check().is_ok());
+        s.available = true;
+        assert!(s.check().is_err());
+        let parsed: Result<Shortage, _> = serde_json::from_str(
+            r#"{"cloud":"gcp","region":"us-central1","form":"after_create","available":false}"#,
+        );
+        assert_eq!(parsed.map(|s| s.form).ok(), Some(Form::AfterCreate));
+        let typo: Result<Shortage, _> =
+            serde_json::from_str(r#"{"cloud":"gcp","region":"x","zones":["a"]}"#);
+        assert!(typo.is_err());
+    }
+}

@@ -1,0 +1,171 @@
+//! The sandbox (`strata-sandbox`) for tests that use it whole: started
+//! with `--dir`, its `DIR/env` read as a shell would, strata run with that
+//! environment, and its control endpoint asked over HTTP.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The sandbox binary, built beside strata's by `cargo test --workspace`.
+fn sandbox_binary() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_strata")).with_file_name("strata-sandbox");
+    assert!(
+        bin.exists(),
+        "{} is not built: run the suite as .ci/run does (cargo test --workspace), or cargo build -p strata-sandbox",
+        bin.display()
+    );
+    bin
+}
+
+pub struct Sandbox {
+    child: Child,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `export K='V'` lines as a shell reads them; `PATH` with `"$PATH"` put
+/// back at its end.
+pub fn read_env(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Some((k, v)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) else {
+            continue;
+        };
+        let value = v
+            .replace(
+                ":\"$PATH\"",
+                &format!(":{}", std::env::var("PATH").unwrap_or_default()),
+            )
+            .replace('\'', "");
+        out.insert(k.to_string(), value);
+    }
+    out
+}
+
+pub fn start(dir: &Path) -> Sandbox {
+    if std::env::var("STRATA_MOTO_SERVER").is_err() {
+        panic!("the sandbox test needs moto: run ./.ci/run, or set STRATA_MOTO_SERVER");
+    }
+    let child = Command::new(sandbox_binary())
+        .args(["--dir", &dir.display().to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the sandbox starts");
+    let started = Instant::now();
+    let env_file = dir.join("env");
+    while !env_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "no {} within 90 s",
+            env_file.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let env = read_env(&std::fs::read_to_string(&env_file).expect("env"));
+    Sandbox { child, env }
+}
+
+impl Sandbox {
+    /// Runs the strata binary in `work` with the sandbox's environment.
+    pub fn strata(&self, work: &Path, args: &[&str]) -> (i32, String) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.args(args)
+            .current_dir(work)
+            .stdin(Stdio::null())
+            .env("NO_COLOR", "1")
+            .env("STRATA_CHECK_SETTLE", "10")
+            .env_remove("AWS_PROFILE")
+            .env_remove("KUBE_CONFIG_PATH")
+            .envs(&self.env);
+        super::output(c)
+    }
+
+    /// `METHOD URL` with a JSON body over plain HTTP (the control endpoint,
+    /// the GCP stand-in, moto), sending `auth` as the `Authorization`
+    /// header: the status and the body.
+    pub fn http(&self, method: &str, url: &str, auth: &str, body: &str) -> (u16, String) {
+        let rest = url.strip_prefix("http://").expect("an http URL");
+        let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+        let mut s = std::net::TcpStream::connect(host).expect("connect");
+        let req = format!(
+            "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).expect("send");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, body.to_string())
+    }
+
+    /// Makes a cloud short of capacity (`POST /capacity`).
+    pub fn short(&self, shortage: &str) {
+        let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);
+        let (status, body) = self.http("POST", &url, "", shortage);
+        assert_eq!(status, 201, "{shortage}: {body}");
+    }
+
+    /// Ends every shortage (`DELETE /capacity`).
+    pub fn plenty(&self) {
+        let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);
+        assert_eq!(self.http("DELETE", &url, "", "").0, 200);
+    }
+}
+
+impl Sandbox {
+    /// The node groups EKS (moto, through the proxy) has in `cluster`.
+    pub fn eks_node_groups(&self, cluster: &str) -> Vec<String> {
+        let url = format!(
+            "{}/clusters/{cluster}/node-groups",
+            self.env["AWS_ENDPOINT_URL"]
+        );
+        let auth = "AWS4-HMAC-SHA256 Credential=testing/20261202/us-east-1/eks/aws4_request, SignedHeaders=host, Signature=0";
+        let (status, body) = self.http("GET", &url, auth, "");
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        names(&v["nodegroups"], None)
+    }
+
+    /// The node pools GKE (the GCP stand-in) has in `cluster`.
+    pub fn gke_node_pools(&self, cluster: &str) -> Vec<String> {
+        let base = self.env["GOOGLE_CONTAINER_CUSTOM_ENDPOINT"].trim_end_matches('/');
+        let url =
+            format!("{base}/projects/acme-ml/locations/us-central1/clusters/{cluster}/nodePools");
+        let auth = format!("Bearer {}", strata_standin::gcp::STATIC_TOKEN);
+        let (status, body) = self.http("GET", &url, &auth, "");
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        names(&v["nodePools"], Some("name"))
+    }
+}
+
+/// Strings of a JSON list, or a field of each of its objects.
+fn names(list: &serde_json::Value, field: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| match field {
+            Some(f) => x[f].as_str(),
+            None => x.as_str(),
+        })
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,267 @@
+//! Capacity failover of placed node pools, through the sandbox: shortages
+//! set on its control endpoint, in both the forms clouds use (the create
+//! refused; the pool made, then failing), on each cloud, and strata moving
+//! the pool's nodes zone → capacity type → cloud under the price cap. After
+//! each run: the placement and every failed place in state, a second plan
+//! empty (placement is sticky), and the clouds holding exactly the pools
+//! state records.
+
+mod common;
+
+use common::sandbox::{start, Sandbox};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+
+/// A three-cloud cluster whose pool `h100` wants 2 nodes placed as
+/// `placement` says.
+fn spec(name: &str, placement: &str) -> String {
+    format!(
+        r#"
+cluster "{name}" {{
+  clouds             = ["aws", "gcp", "azure"]
+  kubernetes_version = "1.31"
+  network {{
+    cidr = "10.40.0.0/16"
+  }}
+  gpu_operator {{
+    version        = "v25.3.1"
+    driver_version = "570.124.06"
+    cuda_version   = "12.8"
+    mig_strategy   = "single"
+  }}
+  node_pool "h100" {{
+    gpu           = "H100"
+    gpus_per_node = 8
+    min_nodes     = 0
+    max_nodes     = 4
+    nodes         = 2
+    labels        = {{ workload = "training" }}
+    placement {{
+{placement}
+    }}
+  }}
+  cloud "aws" {{
+    region = "us-east-1"
+  }}
+  cloud "gcp" {{
+    project = "acme-ml"
+    region  = "us-central1"
+  }}
+  cloud "azure" {{
+    subscription_id = "00000000-0000-0000-0000-000000000000"
+    location        = "eastus"
+  }}
+}}
+"#
+    )
+}
+
+fn workdir(root: &Path, name: &str, placement: &str) -> PathBuf {
+    let work = root.join(name);
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(work.join("cluster.hcl"), spec(name, placement)).expect("spec");
+    work
+}
+
+/// The pool's placement record in `work`'s state.
+fn placement(work: &Path, pool: &str) -> Json {
+    let text = std::fs::read_to_string(work.join("strata.tfstate")).expect("state");
+    let state: Json = serde_json::from_str(&text).expect("state JSON");
+    state["placements"][pool].clone()
+}
+
+/// `(cloud, capacity, zone)` of each failure recorded.
+fn failures(p: &Json) -> Vec<(String, String, String)> {
+    p["failed"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
+            (s("cloud"), s("capacity"), s("zone"))
+        })
+        .collect()
+}
+
+/// The lines an apply printed about placement, in order.
+fn attempts(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with("Placement of") && !l.contains("on the first of these"))
+        .collect()
+}
+
+/// What every run must leave: a second plan with nothing to do, and each
+/// cloud holding the one pool state records (a failed attempt neither
+/// doubled nor orphaned).
+fn settled(sb: &Sandbox, work: &Path, name: &str) {
+    let (code, out) = sb.strata(work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
+    assert!(out.contains("(where they are"), "{out}");
+    assert_eq!(sb.eks_node_groups(name), vec!["h100".to_string()]);
+    assert_eq!(sb.gke_node_pools(name), vec!["h100".to_string()]);
+    let (code, list) = sb.strata(work, &["state", "list"]);
+    assert_eq!(code, 0, "{list}");
+    for pool in [
+        format!("module.{name}_aws.aws_eks_node_group.pool[\"h100\"]"),
+        format!("module.{name}_gcp.google_container_node_pool.pool[\"h100\"]"),
+        format!("module.{name}_azure.azurerm_kubernetes_cluster_node_pool.pool[\"h100\"]"),
+    ] {
+        assert_eq!(list.lines().filter(|l| *l == pool).count(), 1, "{list}");
+    }
+}
+
+#[test]
+fn pools_fail_over_through_zones_capacity_types_and_clouds() {
+    let dir = common::scratch("failover", "sandbox");
+    let sb = start(&dir.join("sandbox"));
+
+    // 1. Cheapest first (AWS spot). AWS has no spot capacity in the
+    // region, found after create zone by zone (EKS's CREATE_FAILED with
+    // the zone in its health issue); GCP refuses zone a at once. The
+    // nodes land on GCP spot without that zone.
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    let work = workdir(
+        &dir,
+        "zones",
+        r#"      capacity               = ["spot", "on_demand"]
+      max_price_per_gpu_hour = 6.0"#,
+    );
+    let (code, plan) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{plan}");
+    assert!(
+        plan.contains("→ 1. aws us-east-1 spot")
+            && plan.contains(
+                "skipped aws us-east-1 on-demand: $6.88 per GPU-hour, over the cap of $6.00"
+            ),
+        "the plan lists the candidates and what the cap rules out:\n{plan}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let said = attempts(&out);
+    let expected = [
+        "aws us-east-1 spot (p5.48xlarge) had no capacity in zone us-east-1a",
+        "trying aws us-east-1 spot without us-east-1a",
+        "had no capacity in zone us-east-1b",
+        "trying aws us-east-1 spot without us-east-1a, us-east-1b",
+        "had no capacity in zone us-east-1c",
+        "trying gcp us-central1 spot",
+        "gcp us-central1 spot (a3-highgpu-8g) had no capacity in zone us-central1-a",
+        "trying gcp us-central1 spot without us-central1-a",
+    ];
+    assert_eq!(said.len(), expected.len(), "{said:#?}\n{out}");
+    for (line, want) in said.iter().zip(expected) {
+        assert!(line.contains(want), "{line:?} says {want:?}:\n{out}");
+    }
+    assert!(out.contains("InsufficientInstanceCapacity"), "{out}");
+    let p = placement(&work, "zones.h100");
+    assert_eq!(p["chosen"]["cloud"], "gcp", "{p}");
+    assert_eq!(
+        p["chosen"]["without_zones"],
+        serde_json::json!(["us-central1-a"])
+    );
+    assert_eq!(
+        failures(&p),
+        [
+            ("aws", "spot", "us-east-1a"),
+            ("aws", "spot", "us-east-1b"),
+            ("aws", "spot", "us-east-1c"),
+            ("gcp", "spot", "us-central1-a"),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+    settled(&sb, &work, "zones");
+    sb.plenty();
+
+    // 2. An order of clouds, on-demand only: GCP's quota runs out after
+    // the pool is made, Azure refuses the size in the region, AWS refuses
+    // one zone; the nodes land on AWS without it.
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","form":"after_create","available":false}"#);
+    sb.short(r#"{"cloud":"azure","region":"eastus","form":"refused","available":false}"#);
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","zone":"us-east-1a","form":"refused","available":false}"#);
+    let work = workdir(
+        &dir,
+        "clouds",
+        r#"      order    = ["gcp", "azure", "aws"]
+      capacity = ["on_demand"]"#,
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let said = attempts(&out).join("\n");
+    for want in [
+        "gcp us-central1 on-demand (a3-highgpu-8g) had no capacity in region us-central1",
+        "trying azure eastus on-demand",
+        "azure eastus on-demand (Standard_ND96isr_H100_v5) had no capacity in region eastus",
+        "trying aws us-east-1 on-demand",
+        "aws us-east-1 on-demand (p5.48xlarge) had no capacity in zone us-east-1a",
+        "trying aws us-east-1 on-demand without us-east-1a",
+    ] {
+        assert!(said.contains(want), "{want:?}:\n{said}\n{out}");
+    }
+    assert!(
+        out.contains("QUOTA_EXCEEDED") && out.contains("AllocationFailed"),
+        "{out}"
+    );
+    let p = placement(&work, "clouds.h100");
+    assert_eq!(p["chosen"]["cloud"], "aws", "{p}");
+    assert_eq!(p["chosen"]["capacity"], "on_demand", "{p}");
+    settled(&sb, &work, "clouds");
+    sb.plenty();
+
+    // 3. Capacity type within a cloud, then sticky placement, the end of
+    // a cool-down, and --replace-placement.
+    sb.short(r#"{"cloud":"azure","region":"eastus","capacity":"spot","form":"after_create","available":false}"#);
+    let work = workdir(
+        &dir,
+        "kinds",
+        r#"      order     = ["azure", "gcp", "aws"]
+      capacity  = ["spot", "on_demand"]
+      cool_down = "4s""#,
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let said = attempts(&out).join("\n");
+    assert!(
+        said.contains("azure eastus spot (Standard_ND96isr_H100_v5) had no capacity")
+            && said.contains("trying azure eastus on-demand"),
+        "{said}\n{out}"
+    );
+    let p = placement(&work, "kinds.h100");
+    assert_eq!(
+        (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
+        (&serde_json::json!("azure"), &serde_json::json!("on_demand")),
+        "{p}"
+    );
+    settled(&sb, &work, "kinds");
+    sb.plenty();
+    let (code, out) = sb.strata(&work, &["plan", "--replace-placement", "a100"]);
+    assert_eq!(code, 1, "an unknown pool is an error:\n{out}");
+    assert!(
+        out.contains("No placed node pool \"a100\"") && out.contains("kinds.h100"),
+        "{out}"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "the cool-down over, the nodes move back:\n{out}");
+    assert!(
+        out.contains("→ 1. azure eastus spot")
+            && out.contains("a better place's cool-down ended; moves from azure eastus on-demand"),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = placement(&work, "kinds.h100");
+    assert_eq!(p["chosen"]["capacity"], "spot", "{p}");
+    assert!(failures(&p).is_empty(), "expired failures are dropped: {p}");
+    settled(&sb, &work, "kinds");
+    let (code, out) = sb.strata(
+        &work,
+        &[
+            "plan",
+            "--detailed-exitcode",
+            "--replace-placement",
+            "kinds.h100",
+        ],
+    );
+    assert_eq!(code, 0, "already on the first candidate:\n{out}");
+}
