@@ -454,7 +454,21 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;
-    let cases: [(&str, Edit, &str); 14] = [
+    let placed = |extra: &'static str| {
+        move |t: String| {
+            t.replace(
+                "capacity      = \"on_demand\"",
+                &format!("capacity      = \"on_demand\"\n    nodes = 2\n    placement {{\n{extra}\n    }}"),
+            )
+        }
+    };
+    let nodes_over_max = placed("");
+    let unknown_capacity = placed("capacity = [\"spot\", \"reserved\"]");
+    let bad_wait = placed("wait_for_gpus = \"soon\"");
+    let unknown_cloud = placed("order = [\"aws\", \"oci\"]");
+    let nowhere = placed("max_price_per_gpu_hour = 1");
+    let typo = placed("cooldown = \"1h\"");
+    let cases: [(&str, Edit, &str); 21] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -549,6 +563,37 @@ fn spec_mistakes_are_errors_at_their_place() {
             "region-place",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
             "eu-west-3 has no H100 × 8",
+        ),
+        (
+            "nodes-over-max",
+            &|t| nodes_over_max(t).replace("nodes = 2", "nodes = 9"),
+            "nodes is 9, more than max_nodes (4)",
+        ),
+        (
+            "placement-without-nodes",
+            &|t| nodes_over_max(t).replace("nodes = 2", ""),
+            "A placement block places the pool's `nodes`",
+        ),
+        (
+            "placement-capacity",
+            &unknown_capacity,
+            "\"reserved\" is not a capacity type",
+        ),
+        ("placement-wait", &bad_wait, "wait_for_gpus is a duration"),
+        (
+            "placement-order",
+            &unknown_cloud,
+            "\"oci\" is not one of the clouds this cluster runs on",
+        ),
+        (
+            "placement-cap",
+            &nowhere,
+            "node_pool \"h100\" has nowhere to go: aws us-east-1 on-demand ($6.88 per GPU-hour, over the cap of $1.00)",
+        ),
+        (
+            "placement-typo",
+            &typo,
+            "An argument named \"cooldown\" is not expected in placement",
         ),
     ];
     for (tag, edit, want) in cases {

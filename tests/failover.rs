@@ -3,8 +3,8 @@
 //! refused; the pool made, then failing), on each cloud, and strata moving
 //! the pool's nodes zone → capacity type → cloud under the price cap. After
 //! each run: the placement and every failed place in state, a second plan
-//! empty (placement is sticky), and the clouds holding exactly the pools
-//! state records.
+//! empty (placement is sticky), the clouds holding exactly the pools
+//! state records, and the time to the placement's first GPU.
 
 mod common;
 
@@ -37,6 +37,7 @@ cluster "{name}" {{
     nodes         = 2
     labels        = {{ workload = "training" }}
     placement {{
+      wait_for_gpus = "30s"
 {placement}
     }}
   }}
@@ -83,10 +84,22 @@ fn failures(p: &Json) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// The lines an apply printed about placement, in order.
+/// Sleeps until `secs` seconds after the RFC 3339 moment `from`.
+fn wait_past(from: &str, secs: u64) {
+    let from = time::OffsetDateTime::parse(from, &time::format_description::well_known::Rfc3339)
+        .expect("a moment");
+    let end = from + time::Duration::seconds(secs as i64 + 1);
+    let left = end - time::OffsetDateTime::now_utc();
+    if left.is_positive() {
+        std::thread::sleep(std::time::Duration::from_secs_f64(left.as_seconds_f64()));
+    }
+}
+
+/// The lines an apply printed about its attempts, in order.
 fn attempts(out: &str) -> Vec<&str> {
     out.lines()
         .filter(|l| l.starts_with("Placement of") && !l.contains("on the first of these"))
+        .filter(|l| !l.contains(": first GPU after"))
         .collect()
 }
 
@@ -156,6 +169,16 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
     assert!(out.contains("InsufficientInstanceCapacity"), "{out}");
     let p = placement(&work, "zones.h100");
     assert_eq!(p["chosen"]["cloud"], "gcp", "{p}");
+    // Time to first GPU: from the placement's request to a node of the
+    // pool offering allocatable GPUs (the stand-in's nodes offer theirs
+    // 1.5 s after they join).
+    let first = p["chosen"]["first_gpu_after"].as_f64().unwrap_or(0.0);
+    assert!((1.5..60.0).contains(&first), "{p}");
+    assert_eq!(p["chosen"]["ready_gpus"], 16, "2 × a3-highgpu-8g: {p}");
+    assert!(
+        out.contains(&format!("Placement of zones.h100: first GPU after {first:.1}s on gcp us-central1 spot (16 GPUs allocatable on 2 nodes).")),
+        "{out}"
+    );
     assert_eq!(
         p["chosen"]["without_zones"],
         serde_json::json!(["us-central1-a"])
@@ -185,7 +208,25 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
         r#"      order    = ["gcp", "azure", "aws"]
       capacity = ["on_demand"]"#,
     );
-    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    let (code, json) = sb.strata(&work, &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{json}");
+    let plan: Json = serde_json::from_str(&json).expect("plan JSON");
+    let placed = &plan["placements"][0];
+    let clouds: Vec<&str> = placed["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["cloud"].as_str())
+        .collect();
+    assert_eq!(clouds, ["gcp", "azure", "aws"], "{placed}");
+    assert_eq!(
+        (placed["chosen"].as_u64(), placed["nodes"].as_u64()),
+        (Some(0), Some(2))
+    );
+    // Applied from a saved plan: the first round is the plan as saved.
+    let (code, out) = sb.strata(&work, &["plan", "--out", "tfplan"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = sb.strata(&work, &["apply", "tfplan"]);
     assert_eq!(code, 0, "{out}");
     let said = attempts(&out).join("\n");
     for want in [
@@ -216,7 +257,7 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
         "kinds",
         r#"      order     = ["azure", "gcp", "aws"]
       capacity  = ["spot", "on_demand"]
-      cool_down = "4s""#,
+      cool_down = "20s""#,
     );
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
@@ -240,7 +281,12 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
         out.contains("No placed node pool \"a100\"") && out.contains("kinds.h100"),
         "{out}"
     );
-    std::thread::sleep(std::time::Duration::from_secs(5));
+    // Past the cool-down, counted from the failure.
+    let failed_at = p["failed"][0]["at_time"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    wait_past(&failed_at, 20);
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 2, "the cool-down over, the nodes move back:\n{out}");
     assert!(

@@ -195,6 +195,8 @@ resource "aws_launch_template" "pool" {
   # script as Amazon's. With a custom image EKS passes nothing to the
   # kubelet itself, so the pool's labels and taints are given here too:
   # a node carries them from its first moment, before anything schedules.
+  # EKS's own pool label is one of them (EKS sets it only on its images):
+  # strata finds a pool's nodes by it.
   user_data = base64encode(join("\n", [
     "#!/bin/bash",
     join(" ", [
@@ -202,7 +204,7 @@ resource "aws_launch_template" "pool" {
       "--b64-cluster-ca ${aws_eks_cluster.this.certificate_authority[0].data}",
       "--apiserver-endpoint ${aws_eks_cluster.this.endpoint}",
       "--kubelet-extra-args '${join(" ", compact([
-        length(each.value.labels) > 0 ? "--node-labels=${join(",", [for k, v in each.value.labels : "${k}=${v}"])}" : "",
+        "--node-labels=${join(",", [for k, v in merge(each.value.labels, { "eks.amazonaws.com/nodegroup" = each.key }) : "${k}=${v}"])}",
         length(each.value.taints) > 0 ? "--register-with-taints=${join(",", [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"])}" : "",
       ]))}'",
     ]),

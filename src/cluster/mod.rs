@@ -39,6 +39,9 @@ struct CloudKind {
     /// of one zone can be worked around with); empty where pools are not
     /// zonal.
     zones: fn(&str) -> Vec<String>,
+    /// The label the cloud (or the module) puts on a pool's nodes, whose
+    /// value is the pool's name: how a pool's GPUs are found.
+    pool_label: &'static str,
 }
 
 fn lettered(sep: &'static str) -> impl Fn(&str) -> Vec<String> {
@@ -57,6 +60,7 @@ const CLOUDS: &[CloudKind] = &[
         region: Some("region"),
         created: true,
         zones: |r| lettered("")(r),
+        pool_label: "eks.amazonaws.com/nodegroup",
     },
     CloudKind {
         name: "gcp",
@@ -64,6 +68,7 @@ const CLOUDS: &[CloudKind] = &[
         region: Some("region"),
         created: true,
         zones: |r| lettered("-")(r),
+        pool_label: "cloud.google.com/gke-nodepool",
     },
     CloudKind {
         name: "azure",
@@ -71,6 +76,7 @@ const CLOUDS: &[CloudKind] = &[
         region: Some("location"),
         created: true,
         zones: |_| Vec::new(),
+        pool_label: "agentpool",
     },
     CloudKind {
         name: "kubernetes",
@@ -87,6 +93,7 @@ const CLOUDS: &[CloudKind] = &[
         region: None,
         created: false,
         zones: |_| Vec::new(),
+        pool_label: "strata.dev/pool",
     },
 ];
 

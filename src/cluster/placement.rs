@@ -249,6 +249,7 @@ fn candidates(
                 instance_type: instance_type.clone(),
                 gpu_hour,
                 zones: site.zones.clone(),
+                node_label: site.kind.pool_label.to_string(),
             };
             match (w.cap, gpu_hour) {
                 (Some((cap, _)), Some(p)) if p > cap => refused.push(Skipped {

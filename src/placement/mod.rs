@@ -32,6 +32,8 @@ pub struct Candidate {
     pub gpu_hour: Option<Usd>,
     /// The zones the location's cluster spans.
     pub zones: Vec<String>,
+    /// The label key whose value is the pool's name on its nodes there.
+    pub node_label: String,
 }
 
 impl Candidate {
@@ -401,6 +403,38 @@ pub fn with_failure(d: &Decision, failure: PlacementFailure, now: OffsetDateTime
     r.failed.retain(|f| cooling(f, now, d.cool_down));
     r.failed.push(failure);
     r
+}
+
+/// How long a new placement may take to show a node with allocatable
+/// GPUs, unless the placement block says: the figure the users
+/// quote for a GPU node pool coming up.
+pub const WAIT_FOR_GPUS: Duration = Duration::from_secs(20 * 60);
+
+/// The pool's record once its first node offers GPUs: `after` seconds
+/// from the placement's `since`, `gpus` allocatable now.
+pub fn first_gpu(record: &PoolPlacement, after: f64, gpus: u64) -> PoolPlacement {
+    let mut r = record.clone();
+    if let Some(p) = r.chosen.as_mut() {
+        p.first_gpu_after = Some((after * 10.0).round() / 10.0);
+        p.ready_gpus = Some(gpus);
+    }
+    r
+}
+
+/// The failure of a placement whose nodes offered no GPU in time.
+pub fn no_gpus(d: &Decision, waited: Duration, now: OffsetDateTime) -> Option<PlacementFailure> {
+    let c = d.chosen()?;
+    Some(PlacementFailure {
+        at: c.at.clone(),
+        zone: None,
+        cloud_wide: false,
+        instance_type: c.instance_type.clone(),
+        reason: format!(
+            "no node of the pool offered an allocatable nvidia.com/gpu within {}s (wait_for_gpus)",
+            waited.as_secs()
+        ),
+        at_time: timestamp(now),
+    })
 }
 
 /// The pool's record once its nodes are where the decision put them.

@@ -16,6 +16,7 @@ fn candidate(cloud: &str, capacity: &str) -> Candidate {
         instance_type: "gpu8".into(),
         gpu_hour: Usd::parse("2.5"),
         zones: vec!["z1".into(), "z2".into()],
+        node_label: "pool".into(),
     }
 }
 

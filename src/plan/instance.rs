@@ -32,7 +32,8 @@ pub struct InstanceRequest<'a> {
 /// One instance planned.
 #[derive(Debug, Clone)]
 pub struct PlannedInstance {
-    /// The configuration after `ignore_changes` kept the prior's values.
+    /// The configuration after `ignore_changes` kept the prior's values
+    /// (as written, for a replacement).
     pub config: Value,
     /// The driver's plan; for a replacement, planned as a new object so
     /// nothing of the old one (its id) carries over.
@@ -43,15 +44,20 @@ pub struct PlannedInstance {
 /// `ignore_changes`, the driver's plan and the action, for one instance.
 pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, DriverError> {
     let prior = req.prior.map(|p| p.value);
+    let ignores = req.lifecycle.ignore_all_changes || !req.lifecycle.ignore_changes.is_empty();
+    // As written, for a replacement: ignore_changes keeps an existing
+    // object's values, and the new object has none (Terraform plans it
+    // from the configuration alone too).
+    let written = (ignores && prior.is_some()).then(|| req.config.clone());
     let config = ignore_changes(req.config, prior, req.lifecycle);
-    let plan = |prior: Option<&Value>| {
+    let plan = |prior: Option<&Value>, config: &Value| {
         req.driver.plan(PlanRequest {
             type_name: req.type_name,
             prior,
-            config: &config,
+            config,
         })
     };
-    let planned = plan(prior)?;
+    let planned = plan(prior, &config)?;
     let decision = decide(
         prior,
         &config,
@@ -61,16 +67,20 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
         req.prior.is_some() && req.triggered,
         req.prior.is_some_and(|p| p.tainted),
     );
-    let planned = if decision.action.is_replace() {
-        match plan(None) {
-            Ok(p) => Planned {
-                requires_replace: planned.requires_replace,
-                ..p
-            },
-            Err(_) => planned,
-        }
-    } else {
-        planned
+    if !decision.action.is_replace() {
+        return Ok(PlannedInstance {
+            config,
+            planned,
+            decision,
+        });
+    }
+    let config = written.unwrap_or(config);
+    let planned = match plan(None, &config) {
+        Ok(p) => Planned {
+            requires_replace: planned.requires_replace,
+            ..p
+        },
+        Err(_) => planned,
     };
     Ok(PlannedInstance {
         config,

@@ -16,6 +16,7 @@
 
 mod conn;
 mod helm;
+mod nodes;
 mod objects;
 
 pub use helm::decode_release;
@@ -57,10 +58,13 @@ impl Kubernetes {
                     ("kubernetes_labels", Arc::new(objects::Labels)),
                 ],
             ),
-            data: BTreeMap::from([(
-                "kubernetes_resource".to_string(),
-                objects::resource_data_schema(),
-            )]),
+            data: BTreeMap::from([
+                (
+                    "kubernetes_resource".to_string(),
+                    objects::resource_data_schema(),
+                ),
+                (nodes::DATA.to_string(), nodes::schema()),
+            ]),
             ctx: OnceCell::new(),
         }
     }
@@ -112,6 +116,7 @@ impl Cloud for Kubernetes {
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         match type_name {
             "kubernetes_resource" => objects::read_resource(self.ctx().await, config).await,
+            nodes::DATA => nodes::read(self.ctx().await, config).await,
             _ => Err(DriverError::UnknownType {
                 driver: "kubernetes".into(),
                 type_name: type_name.into(),

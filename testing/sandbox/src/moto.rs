@@ -59,13 +59,8 @@ pub fn start(dir: &Path, kube: &Kube, shortages: Shortages) -> Result<Moto, Stri
         std::thread::sleep(Duration::from_millis(100));
     }
     let upstream = format!("http://127.0.0.1:{port}");
-    let proxy = strata_standin::proxy::start_with_kube(
-        &upstream,
-        &kube.server.url,
-        &kube.ca_pem,
-        shortages,
-    )
-    .map_err(|e| format!("the proxy in front of moto: {e}"))?;
+    let proxy = strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages)
+        .map_err(|e| format!("the proxy in front of moto: {e}"))?;
     Ok(Moto {
         child,
         url: proxy.url.clone(),

@@ -877,6 +877,7 @@ impl World {
                         if let Some(o) = w.objects.get_mut(&i2) {
                             o["properties"]["provisioningState"] = json!("Succeeded");
                         }
+                        w.nodes_of(&i2, false);
                     }),
                     Box::new(move |w: &mut World| {
                         if let Some(o) = w.objects.get_mut(&i3) {
@@ -1121,6 +1122,7 @@ impl World {
                 .cloned()
                 .collect();
             for k in keys {
+                w.nodes_of(&k, true);
                 w.objects.remove(&k);
             }
         };
@@ -1158,6 +1160,36 @@ impl World {
                 r.body(Body::default()).unwrap_or_default()
             }
         }
+    }
+
+    /// The cluster's nodes made to match agent pool `id`'s size (none
+    /// when it is `gone`), labelled as AKS labels them.
+    fn nodes_of(&self, id: &str, gone: bool) {
+        let Some((cluster, pool)) = id.rsplit_once("/agentpools/") else {
+            return;
+        };
+        let Some(nodes) = self.kube.as_ref().and_then(|k| k.nodes.as_ref()) else {
+            return;
+        };
+        let obj = self.objects.get(id).cloned().unwrap_or_default();
+        let props = &obj["properties"];
+        let count = match gone {
+            true => 0,
+            false => [&props["count"], &props["minCount"]]
+                .iter()
+                .filter_map(|n| n.as_u64())
+                .max()
+                .unwrap_or(0),
+        };
+        let vm = props["vmSize"].as_str().unwrap_or("");
+        let p = crate::kubernetes::PoolNodes {
+            cluster: cluster.rsplit('/').next().unwrap_or(""),
+            key: "agentpool",
+            pool,
+            labels: &props["nodeLabels"],
+            gpus_per_node: crate::capacity::gpus_of("azure", vm),
+        };
+        nodes.scale(&p, count);
     }
 
     /// A shortage an agent pool PUT (`props` for `pool`) on `cluster`

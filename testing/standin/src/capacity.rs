@@ -201,6 +201,26 @@ fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
     }
 }
 
+/// GPUs per node of an instance type, from strata's own catalogs (what
+/// the stand-ins' nodes offer); 0 for one they do not list.
+pub fn gpus_of(cloud: &str, instance_type: &str) -> u64 {
+    let catalog = match cloud {
+        "aws" => include_str!("../../../providers/aws/catalog.csv"),
+        "azure" => include_str!("../../../providers/azure/catalog.csv"),
+        _ => include_str!("../../../providers/gcp/catalog.csv"),
+    };
+    catalog
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let mut cols = l.split(',');
+            let listed = cols.next()? == instance_type;
+            let count = cols.nth(1)?.parse().ok()?;
+            listed.then_some(count)
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +259,14 @@ mod tests {
         assert!(!ask(&zones, "spot", 0), "no nodes, no capacity needed");
         s.clear();
         assert!(!ask(&zones, "spot", 2));
+    }
+
+    #[test]
+    fn nodes_offer_the_gpus_the_catalogs_list() {
+        assert_eq!(gpus_of("aws", "p5.48xlarge"), 8);
+        assert_eq!(gpus_of("azure", "Standard_ND96isr_H100_v5"), 8);
+        assert_eq!(gpus_of("gcp", "a3-highgpu-8g"), 8);
+        assert_eq!(gpus_of("aws", "m5.large"), 0);
     }
 
     #[test]

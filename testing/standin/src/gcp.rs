@@ -1148,6 +1148,7 @@ impl World {
                 if let Some(c) = w.objects.get_mut(&k) {
                     c["status"] = json!("RUNNING");
                 }
+                w.nodes_of(&k);
             })],
             vec![Box::new(move |w: &mut World| {
                 if let Some(c) = w.objects.get_mut(&k2) {
@@ -1209,6 +1210,30 @@ impl World {
                 None
             }
         }
+    }
+
+    /// The cluster's nodes made to match node pool `key`'s size (none
+    /// once it is gone), labelled as GKE labels them.
+    fn nodes_of(&self, key: &str) {
+        let Some(nodes) = self.kube.as_ref().and_then(|k| k.nodes.as_ref()) else {
+            return;
+        };
+        let np = self.objects.get(key).cloned().unwrap_or_default();
+        // An int64, which Google's JSON writes as a string.
+        let count = &np["config"]["accelerators"][0]["acceleratorCount"];
+        let gpus = count
+            .as_u64()
+            .or_else(|| count.as_str().and_then(|c| c.parse().ok()))
+            .unwrap_or(0);
+        let cluster = key.split("/clusters/").nth(1).unwrap_or("");
+        let pool = crate::kubernetes::PoolNodes {
+            cluster: cluster.split('/').next().unwrap_or(""),
+            key: "cloud.google.com/gke-nodepool",
+            pool: last(key),
+            labels: &np["config"]["labels"],
+            gpus_per_node: gpus,
+        };
+        nodes.scale(&pool, pool_nodes(&np));
     }
 
     /// Stores a node pool, its instance group manager and its size.
@@ -1456,6 +1481,7 @@ impl World {
                 if let Some(c) = w.objects.get_mut(&k) {
                     c["status"] = json!("RUNNING");
                 }
+                w.nodes_of(&k);
             })],
             vec![Box::new(move |w: &mut World| {
                 if let Some(c) = w.objects.get_mut(&k2) {
@@ -1539,6 +1565,11 @@ impl World {
         }
         let effect: Effect = match op_type {
             "DELETE_NODE_POOL" => Box::new(move |w: &mut World| {
+                if let Some(np) = w.objects.get_mut(&k) {
+                    np["autoscaling"] = json!({});
+                    np["initialNodeCount"] = json!(0);
+                }
+                w.nodes_of(&k);
                 w.objects.remove(&k);
                 if let Some(i) = igm {
                     w.objects.remove(&i);
@@ -1548,11 +1579,16 @@ impl World {
                 if let Some(i) = igm.and_then(|i| w.objects.get_mut(&i)) {
                     i["targetSize"] = b["nodeCount"].clone();
                 }
+                if let Some(np) = w.objects.get_mut(&k) {
+                    np["initialNodeCount"] = b["nodeCount"].clone();
+                }
+                w.nodes_of(&k);
             }),
             "SET_NODE_POOL_AUTOSCALING" => Box::new(move |w: &mut World| {
                 if let Some(np) = w.objects.get_mut(&k) {
                     np["autoscaling"] = b["autoscaling"].clone();
                 }
+                w.nodes_of(&k);
             }),
             "SET_NODE_POOL_MANAGEMENT" => Box::new(move |w: &mut World| {
                 if let Some(np) = w.objects.get_mut(&k) {

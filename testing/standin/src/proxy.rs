@@ -23,6 +23,7 @@
 //!   `VersioningConfiguration`.
 
 use crate::capacity::{Ask, Form, Shortages};
+use crate::kubernetes::{Endpoint, PoolNodes};
 use crate::{eks_addons, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -91,8 +92,9 @@ impl Injection {
 
 struct Shared {
     upstream: String,
-    /// The API server (URL, CA PEM) EKS clusters' endpoints are set to.
-    kube: Option<(String, String)>,
+    /// The API server EKS clusters' endpoints are set to, where node
+    /// groups' nodes join.
+    kube: Option<Endpoint>,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Body>,
     addons: Mutex<eks_addons::Addons>,
     shortages: Shortages,
@@ -107,24 +109,19 @@ pub fn start(upstream: &str) -> std::io::Result<Server> {
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
-/// Kubernetes API server at `url` (whose CA is `ca_pem`), and node groups
-/// meeting `shortages`.
+/// Kubernetes API server `kube` (where node groups' nodes join), and node
+/// groups meeting `shortages`.
 pub fn start_with_kube(
     upstream: &str,
-    url: &str,
-    ca_pem: &str,
+    kube: Endpoint,
     shortages: Shortages,
 ) -> std::io::Result<Server> {
-    start_inner(
-        upstream,
-        Some((url.to_string(), ca_pem.to_string())),
-        shortages,
-    )
+    start_inner(upstream, Some(kube), shortages)
 }
 
 fn start_inner(
     upstream: &str,
-    kube: Option<(String, String)>,
+    kube: Option<Endpoint>,
     shortages: Shortages,
 ) -> std::io::Result<Server> {
     let shared = Arc::new(Shared {
@@ -167,7 +164,7 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     for (k, v) in &headers {
         fwd = fwd.header(k, v);
     }
-    let Ok(fwd) = fwd.body(Full::new(body)) else {
+    let Ok(fwd) = fwd.body(Full::new(body.clone())) else {
         return error(502, "Proxy", "cannot forward the request");
     };
     let resp = match shared.client.request(fwd).await {
@@ -201,8 +198,11 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
             );
         }
     }
-    if let (Some((url, ca)), true) = (&shared.kube, path.starts_with("/clusters")) {
-        if let Some(rewritten) = point_cluster(&bytes, url, ca) {
+    if rparts.status.is_success() {
+        node_group_nodes(&shared, &method, &path, &headers, &body).await;
+    }
+    if let (Some(k), true) = (&shared.kube, path.starts_with("/clusters")) {
+        if let Some(rewritten) = point_cluster(&bytes, &k.url, &k.ca_pem) {
             bytes = Bytes::from(rewritten);
             rparts.headers.remove(hyper::header::CONTENT_LENGTH);
         }
@@ -404,4 +404,88 @@ fn failing_group(shared: &Shared, path: &str, body: &[u8]) -> Option<String> {
         serde_json::json!({"issues": [{"code": "AsgInstanceLaunchFailures", "message": message, "resourceIds": []}]}),
     );
     Some(v.to_string())
+}
+
+/// After a node group's create, resize or delete went through, its
+/// nodes join or leave the cluster (unless it is failing for lack of
+/// capacity), labelled as EKS's bootstrap labels them.
+async fn node_group_nodes(
+    shared: &Shared,
+    method: &hyper::Method,
+    path: &str,
+    headers: &hyper::HeaderMap,
+    body: &[u8],
+) {
+    let Some(nodes) = shared.kube.as_ref().and_then(|k| k.nodes.clone()) else {
+        return;
+    };
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (cluster, name) = match (method, segments.as_slice()) {
+        (&hyper::Method::DELETE, ["clusters", c, "node-groups", n]) => {
+            let p = PoolNodes {
+                cluster: c,
+                key: "eks.amazonaws.com/nodegroup",
+                pool: n,
+                labels: &serde_json::Value::Null,
+                gpus_per_node: 0,
+            };
+            nodes.scale(&p, 0);
+            return;
+        }
+        (&hyper::Method::POST, ["clusters", c, "node-groups", n, "update-config"]) => {
+            (c.to_string(), n.to_string())
+        }
+        (&hyper::Method::POST, ["clusters", c, "node-groups"]) => {
+            let asked: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+            let Some(n) = asked["nodegroupName"].as_str() else {
+                return;
+            };
+            (c.to_string(), n.to_string())
+        }
+        _ => return,
+    };
+    let failing = shared
+        .failing
+        .lock()
+        .is_ok_and(|f| f.contains_key(&format!("{cluster}/{name}")));
+    if failing {
+        return;
+    }
+    let req = Req {
+        method: hyper::Method::GET,
+        path: String::new(),
+        query: String::new(),
+        headers: headers.clone(),
+        body: Bytes::new(),
+    };
+    let Some(now) = ask_upstream(
+        shared,
+        &req,
+        "GET",
+        &format!("/clusters/{cluster}/node-groups/{name}"),
+        String::new(),
+    )
+    .await
+    else {
+        return;
+    };
+    let Ok(now) = serde_json::from_slice::<serde_json::Value>(&now) else {
+        return;
+    };
+    let group = &now["nodegroup"];
+    let instance_type = strings(&group["instanceTypes"])
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let p = PoolNodes {
+        cluster: &cluster,
+        key: "eks.amazonaws.com/nodegroup",
+        pool: &name,
+        labels: &group["labels"],
+        gpus_per_node: crate::capacity::gpus_of("aws", &instance_type),
+    };
+    nodes.scale(
+        &p,
+        group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0),
+    );
 }

@@ -1,6 +1,9 @@
 //! `strata plan`, `apply`, `destroy` and `show`: load and check the
 //! configuration, lock and load the state, recover what a crashed run left,
-//! plan, render, confirm, apply, persist.
+//! plan, render, confirm, apply, persist. [`failover`] is apply's rounds
+//! for placed node pools.
+
+mod failover;
 
 use crate::apply;
 use crate::builtin::Drivers;
@@ -14,7 +17,7 @@ use crate::plan::{Plan, Request, Saved, Schemas};
 use crate::statecmd::state_err;
 use sha2::Digest as _;
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
@@ -837,7 +840,7 @@ pub fn apply(
         // tagged with a lineage no state remembers.
         store.persist(&lock, &mut state).map_err(state_err)?;
     }
-    let run = Applying {
+    let run = failover::Applying {
         store: &store,
         lock: &lock,
         rt: &rt,
@@ -853,176 +856,6 @@ pub fn apply(
         true => outcome,
         false => Err(Diags(report.unplaced)),
     }
-}
-
-/// What an apply's rounds did, together.
-struct Rounds {
-    applied: apply::Report,
-    /// Placed pools that found no candidate with capacity.
-    unplaced: Vec<Diag>,
-}
-
-/// What an apply's rounds share: the state's store and lock, and how to
-/// prepare the configuration again for the next round of a failover.
-struct Applying<'a> {
-    store: &'a Store,
-    lock: &'a Lock,
-    rt: &'a tokio::runtime::Runtime,
-    opts: &'a Options,
-    drivers: &'a Drivers,
-    config_dir: &'a Path,
-    vars: Option<BTreeMap<String, Value>>,
-}
-
-/// More rounds than any spec's candidates and zones need: a bound on a
-/// cloud that keeps answering with shortages.
-const MAX_ROUNDS: usize = 24;
-
-impl Applying<'_> {
-    /// Applies `plan`. When a placed pool met a shortage where it was put,
-    /// the failure is recorded, the configuration planned again (the pool
-    /// now goes to its next candidate, and what failed is scaled back or
-    /// replaced) and applied, until every pool is placed or has nowhere
-    /// left to go. Every chosen placement is recorded.
-    fn rounds(
-        &self,
-        mut p: Prepared,
-        mut plan: Plan,
-        mut state: State,
-        sources: &mut Sources,
-    ) -> Result<(State, Rounds, Prepared), Diags> {
-        let mut total = apply::Report::default();
-        for round in 1.. {
-            let started = OffsetDateTime::now_utc();
-            let (st, report) = self.once(&p, &plan, state)?;
-            state = st;
-            let now = OffsetDateTime::now_utc();
-            let failed: Vec<crate::placement::Failed> = report
-                .failed
-                .iter()
-                .map(|f| crate::placement::Failed {
-                    addr: f.addr.to_string(),
-                    shortage: f.shortage.as_ref(),
-                    why: &f.why,
-                })
-                .collect();
-            let outcome = crate::placement::outcome(&plan.placements, &failed, started, now);
-            for line in &outcome.attempts {
-                println!("\n{line}");
-            }
-            if !outcome.attempts.is_empty() {
-                // What else this round left undone, which the next round
-                // plans again.
-                let unexplained = report
-                    .failed
-                    .iter()
-                    .filter(|f| !outcome.explained.contains(&f.addr.to_string()));
-                for f in unexplained {
-                    println!("  {} failed: {}", f.addr, f.why);
-                }
-                for s in &report.skipped {
-                    println!("  {s} waits for the next round.");
-                }
-            }
-            self.record(&mut state, outcome.entries)?;
-            total.absorb(report);
-            if outcome.attempts.is_empty() || round == MAX_ROUNDS {
-                break;
-            }
-            let recorded = placements(Some(&state), &self.opts.replace_placement, now);
-            p = prepare(
-                self.config_dir,
-                self.vars.clone(),
-                self.opts,
-                &recorded,
-                sources,
-                self.drivers,
-            )?;
-            plan = make_plan(&p, &state, self.opts, self.drivers, self.rt, false)
-                .map_err(|d| p.expansion.explain(d, sources))?;
-            for d in &plan.placements {
-                println!("{}", crate::placement::next_try(d));
-            }
-            if !plan.has_changes() {
-                break;
-            }
-            print!("{}", crate::render::human::plan(&plan));
-        }
-        let rounds = Rounds {
-            applied: total,
-            unplaced: unplaced(&plan),
-        };
-        Ok((state, rounds, p))
-    }
-
-    /// One round: the plan applied through the journal, the state
-    /// persisted.
-    fn once(
-        &self,
-        p: &Prepared,
-        plan: &Plan,
-        state: State,
-    ) -> Result<(State, apply::Report), Diags> {
-        let mut journal = self.store.journal(self.lock).map_err(state_err)?;
-        let result = apply::apply(
-            &apply::Request {
-                root: &p.module,
-                graph: &p.graph,
-                drivers: self.drivers,
-                vars: p.vars.clone(),
-                run: p.run.clone(),
-                plan,
-                lineage: state.lineage.clone(),
-                parallelism: self.opts.parallelism,
-                progress: std::io::stderr().is_terminal(),
-            },
-            state,
-            &mut journal,
-            self.rt,
-        );
-        let (mut state, report) = result?;
-        crate::timings::stage("applied");
-        self.store
-            .persist(self.lock, &mut state)
-            .map_err(state_err)?;
-        crate::timings::stage("persisted");
-        Ok((state, report))
-    }
-
-    /// Placement records, through the journal (a crash right after still
-    /// has them) and into the persisted state.
-    fn record(&self, state: &mut State, entries: Vec<Entry>) -> Result<(), Diags> {
-        if entries.is_empty() {
-            return Ok(());
-        }
-        self.store
-            .journal(self.lock)
-            .and_then(|mut j| j.append_all(&entries))
-            .map_err(state_err)?;
-        state.apply_all(&entries);
-        self.store.persist(self.lock, state).map_err(state_err)
-    }
-}
-
-/// A pool left with nowhere to go is an error: the apply did not give the
-/// spec its nodes.
-fn unplaced(plan: &Plan) -> Vec<Diag> {
-    plan.placements
-        .iter()
-        .filter(|d| d.chosen.is_none())
-        .map(|d| {
-            let why: Vec<String> = d
-                .skipped
-                .iter()
-                .map(|s| format!("{}: {}", s.candidate.label(), s.why))
-                .collect();
-            Diag::new(
-                "strata::placement::none",
-                format!("Node pool {} has no place with capacity", d.pool),
-                format!("Every candidate is cooling down after a shortage or over the price cap, so its {} nodes run nowhere; the next apply after a cool-down tries again.\n  {}", d.nodes, why.join("\n  ")),
-            )
-        })
-        .collect()
 }
 
 /// Warnings (failed checks) on stderr, rendered like errors.

@@ -1,0 +1,337 @@
+//! An apply in rounds, for placed node pools: a shortage where a pool was
+//! put is recorded (through the journal) and the configuration planned
+//! again and applied, so the nodes go to the next place; a pool newly
+//! placed is watched until its first node offers GPUs (time to first GPU),
+//! or fails over when none does within `wait_for_gpus`.
+
+use super::{make_plan, placements, prepare, Options, Prepared};
+use crate::apply;
+use crate::builtin::Drivers;
+use crate::diag::{Diag, Diags, Sources};
+use crate::lang::value::Value;
+use crate::plan::Plan;
+use crate::statecmd::state_err;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+use strata_state::{Entry, Lock, State, Store};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// What an apply's rounds did, together.
+pub(super) struct Rounds {
+    pub applied: apply::Report,
+    /// Placed pools that found no candidate with capacity.
+    pub unplaced: Vec<Diag>,
+}
+
+/// What an apply's rounds share: the state's store and lock, and how to
+/// prepare the configuration again for the next round of a failover.
+pub(super) struct Applying<'a> {
+    pub store: &'a Store,
+    pub lock: &'a Lock,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub opts: &'a Options,
+    pub drivers: &'a Drivers,
+    pub config_dir: &'a Path,
+    pub vars: Option<BTreeMap<String, Value>>,
+}
+
+/// More rounds than any spec's candidates and zones need: a bound on a
+/// cloud that keeps answering with shortages.
+const MAX_ROUNDS: usize = 24;
+
+impl Applying<'_> {
+    /// Applies `plan`. When a placed pool met a shortage where it was put,
+    /// the failure is recorded, the configuration planned again (the pool
+    /// now goes to its next candidate, and what failed is scaled back or
+    /// replaced) and applied, until every pool is placed or has nowhere
+    /// left to go. Every chosen placement is recorded.
+    pub fn rounds(
+        &self,
+        mut p: Prepared,
+        mut plan: Plan,
+        mut state: State,
+        sources: &mut Sources,
+    ) -> Result<(State, Rounds, Prepared), Diags> {
+        let mut total = apply::Report::default();
+        for round in 1.. {
+            let started = OffsetDateTime::now_utc();
+            let (st, report) = self.once(&p, &plan, state)?;
+            state = st;
+            let now = OffsetDateTime::now_utc();
+            let failed: Vec<crate::placement::Failed> = report
+                .failed
+                .iter()
+                .map(|f| crate::placement::Failed {
+                    addr: f.addr.to_string(),
+                    shortage: f.shortage.as_ref(),
+                    why: &f.why,
+                })
+                .collect();
+            let outcome = crate::placement::outcome(&plan.placements, &failed, started, now);
+            for line in &outcome.attempts {
+                println!("\n{line}");
+            }
+            if !outcome.attempts.is_empty() {
+                // What else this round left undone, which the next round
+                // plans again.
+                let unexplained = report
+                    .failed
+                    .iter()
+                    .filter(|f| !outcome.explained.contains(&f.addr.to_string()));
+                for f in unexplained {
+                    println!("  {} failed: {}", f.addr, f.why);
+                }
+                for s in &report.skipped {
+                    println!("  {s} waits for the next round.");
+                }
+            }
+            self.record(&mut state, outcome.entries)?;
+            total.absorb(report);
+            let mut moved_on = outcome.attempts.len();
+            if moved_on == 0 {
+                let gpus = self.first_gpus(&plan.placements, &state);
+                for line in &gpus.said {
+                    println!("\n{line}");
+                }
+                moved_on = gpus.timed_out;
+                self.record(&mut state, gpus.entries)?;
+            }
+            if moved_on == 0 || round == MAX_ROUNDS {
+                break;
+            }
+            let recorded = placements(Some(&state), &self.opts.replace_placement, now);
+            p = prepare(
+                self.config_dir,
+                self.vars.clone(),
+                self.opts,
+                &recorded,
+                sources,
+                self.drivers,
+            )?;
+            plan = make_plan(&p, &state, self.opts, self.drivers, self.rt, false)
+                .map_err(|d| p.expansion.explain(d, sources))?;
+            for d in &plan.placements {
+                println!("{}", crate::placement::next_try(d));
+            }
+            if !plan.has_changes() {
+                break;
+            }
+            print!("{}", crate::render::human::plan(&plan));
+        }
+        let rounds = Rounds {
+            applied: total,
+            unplaced: unplaced(&plan),
+        };
+        Ok((state, rounds, p))
+    }
+
+    /// One round: the plan applied through the journal, the state
+    /// persisted.
+    fn once(
+        &self,
+        p: &Prepared,
+        plan: &Plan,
+        state: State,
+    ) -> Result<(State, apply::Report), Diags> {
+        let mut journal = self.store.journal(self.lock).map_err(state_err)?;
+        let result = apply::apply(
+            &apply::Request {
+                root: &p.module,
+                graph: &p.graph,
+                drivers: self.drivers,
+                vars: p.vars.clone(),
+                run: p.run.clone(),
+                plan,
+                lineage: state.lineage.clone(),
+                parallelism: self.opts.parallelism,
+                progress: std::io::stderr().is_terminal(),
+            },
+            state,
+            &mut journal,
+            self.rt,
+        );
+        let (mut state, report) = result?;
+        crate::timings::stage("applied");
+        self.store
+            .persist(self.lock, &mut state)
+            .map_err(state_err)?;
+        crate::timings::stage("persisted");
+        Ok((state, report))
+    }
+
+    /// Placement records, through the journal (a crash right after still
+    /// has them) and into the persisted state.
+    fn record(&self, state: &mut State, entries: Vec<Entry>) -> Result<(), Diags> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .journal(self.lock)
+            .and_then(|mut j| j.append_all(&entries))
+            .map_err(state_err)?;
+        state.apply_all(&entries);
+        self.store.persist(self.lock, state).map_err(state_err)
+    }
+}
+
+/// What watching new placements for their first GPU found.
+#[derive(Default)]
+struct FirstGpus {
+    said: Vec<String>,
+    entries: Vec<Entry>,
+    /// Placements that showed no GPU in time (failed over next round).
+    timed_out: usize,
+}
+
+/// How often a new placement's nodes are looked at.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl Applying<'_> {
+    /// Watches each pool placed anew (no first GPU recorded) until a node
+    /// of it offers an allocatable `nvidia.com/gpu`, through its cluster's
+    /// Kubernetes API: the time from the placement's request is recorded;
+    /// a pool with none within `wait_for_gpus` fails there.
+    fn first_gpus(&self, decisions: &[crate::placement::Decision], state: &State) -> FirstGpus {
+        let mut out = FirstGpus::default();
+        for d in decisions {
+            let (Some(c), Some(record)) = (d.chosen(), state.placements.get(&d.pool)) else {
+                continue;
+            };
+            let Some(placed) = record
+                .chosen
+                .as_ref()
+                .filter(|p| p.at == c.at && p.first_gpu_after.is_none())
+            else {
+                continue;
+            };
+            let since = OffsetDateTime::parse(&placed.since, &Rfc3339)
+                .unwrap_or_else(|_| OffsetDateTime::now_utc());
+            let limit = d.wait_for_gpus.unwrap_or(crate::placement::WAIT_FOR_GPUS);
+            let pool = d.pool.split_once('.').map_or(d.pool.as_str(), |(_, p)| p);
+            let seen = self
+                .rt
+                .block_on(gpus_ready(self.drivers, c, pool, since + limit));
+            let now = OffsetDateTime::now_utc();
+            match seen {
+                Ok(Some(ready)) => {
+                    let after = (now - since).as_seconds_f64();
+                    out.said.push(format!(
+                        "Placement of {}: first GPU after {after:.1}s on {} ({} GPUs allocatable on {} nodes).",
+                        d.pool,
+                        c.label(),
+                        ready.gpus,
+                        ready.nodes
+                    ));
+                    let r = crate::placement::first_gpu(record, after, ready.gpus);
+                    out.entries.push(Entry::Placement {
+                        pool: d.pool.clone(),
+                        placement: Some(r),
+                    });
+                }
+                Ok(None) => {
+                    let Some(f) = crate::placement::no_gpus(d, limit, now) else {
+                        continue;
+                    };
+                    out.said.push(format!(
+                        "Placement of {}: {} had no GPU node in time.\n  {}",
+                        d.pool,
+                        c.label(),
+                        f.reason
+                    ));
+                    let r = crate::placement::with_failure(d, f, now);
+                    out.entries.push(Entry::Placement {
+                        pool: d.pool.clone(),
+                        placement: Some(r),
+                    });
+                    out.timed_out += 1;
+                }
+                Err(why) => out.said.push(format!(
+                    "Placement of {}: its time to first GPU is not known: {why}",
+                    d.pool
+                )),
+            }
+        }
+        out
+    }
+}
+
+/// GPUs a pool's nodes offer now.
+struct Ready {
+    gpus: u64,
+    nodes: usize,
+}
+
+/// Looks at the nodes of pool `pool` at candidate `c` (its cluster's
+/// `kubernetes_nodes`, through the kubernetes provider configured for the
+/// candidate's module call) until one offers GPUs or `until` passes.
+async fn gpus_ready(
+    drivers: &Drivers,
+    c: &crate::placement::Candidate,
+    pool: &str,
+    until: OffsetDateTime,
+) -> Result<Option<Ready>, String> {
+    const NODES: &str = "kubernetes_nodes";
+    let base = drivers.named("kubernetes").ok_or("no kubernetes driver")?;
+    let provider = crate::builtin::provider_address(base.as_ref(), Some(&c.call));
+    if drivers.deferred(&provider).is_some() {
+        return Err(format!("{provider} is not configured yet"));
+    }
+    let (driver, schema) = drivers
+        .configured(NODES, &provider, true)
+        .ok_or("no kubernetes_nodes data source")?;
+    let config =
+        serde_json::json!({ "metadata": [{ "labels": { &c.node_label: pool } }], "nodes": null });
+    let config = crate::lang::json::value_from_json(&config, &schema.object_type())?;
+    loop {
+        let read = driver
+            .read_data(NODES, &config)
+            .await
+            .map_err(|e| e.to_string())?;
+        let nodes = crate::lang::json::plain_json(&read)["nodes"].clone();
+        let gpus: Vec<u64> = nodes
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                n["status"][0]["allocatable"]["nvidia.com/gpu"]
+                    .as_str()
+                    .and_then(|g| g.parse().ok())
+                    .unwrap_or(0)
+            })
+            .collect();
+        let total: u64 = gpus.iter().sum();
+        if total > 0 {
+            return Ok(Some(Ready {
+                gpus: total,
+                nodes: gpus.iter().filter(|g| **g > 0).count(),
+            }));
+        }
+        if OffsetDateTime::now_utc() >= until {
+            return Ok(None);
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
+    }
+}
+
+/// A pool left with nowhere to go is an error: the apply did not give the
+/// spec its nodes.
+fn unplaced(plan: &Plan) -> Vec<Diag> {
+    plan.placements
+        .iter()
+        .filter(|d| d.chosen.is_none())
+        .map(|d| {
+            let why: Vec<String> = d
+                .skipped
+                .iter()
+                .map(|s| format!("{}: {}", s.candidate.label(), s.why))
+                .collect();
+            Diag::new(
+                "strata::placement::none",
+                format!("Node pool {} has no place with capacity", d.pool),
+                format!("Every candidate is cooling down after a shortage or over the price cap, so its {} nodes run nowhere; the next apply after a cool-down tries again.\n  {}", d.nodes, why.join("\n  ")),
+            )
+        })
+        .collect()
+}

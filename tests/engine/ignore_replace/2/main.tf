@@ -1,0 +1,10 @@
+# ignore_changes keeps an existing object's input; a replacement is a new
+# object, planned from the configuration as written.
+resource "terraform_data" "x" {
+  input            = "two"
+  triggers_replace = "a"
+  lifecycle {
+    ignore_changes = [input]
+  }
+}
+output "x" { value = terraform_data.x.output }
