@@ -311,3 +311,66 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
     );
     assert_eq!(code, 0, "already on the first candidate:\n{out}");
 }
+
+/// The crash harness for failover: `apply` killed (`kill -9`) at moments
+/// that land in different rounds of the same failover (a create in
+/// flight, a failure being recorded, the next round's plan, the wait for
+/// GPUs); the next `apply` resumes it. The pool ends where an unbroken run
+/// puts it, the failures seen before the kill are still recorded, and
+/// every cloud holds exactly the pools state records: none made twice,
+/// none orphaned.
+#[test]
+fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
+    let dir = common::scratch("failover", "crash");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    for (i, after_ms) in [600u64, 1500, 2600, 3800, 5200].into_iter().enumerate() {
+        let name = format!("crash{i}");
+        let pool = format!("{name}.h100");
+        let work = workdir(
+            &dir,
+            &name,
+            r#"      capacity               = ["spot", "on_demand"]
+      max_price_per_gpu_hour = 6.0"#,
+        );
+        let mut child = sb
+            .command(&work, &["apply", "--auto-approve"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("apply starts");
+        std::thread::sleep(std::time::Duration::from_millis(after_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let before = match work.join("strata.tfstate").exists() {
+            true => failures(&placement(&work, &pool)),
+            false => Vec::new(),
+        };
+        let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+        assert_eq!(code, 0, "resumed after {after_ms} ms:\n{out}");
+        let p = placement(&work, &pool);
+        assert_eq!(
+            (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
+            (&serde_json::json!("gcp"), &serde_json::json!("spot")),
+            "killed after {after_ms} ms: {p}"
+        );
+        assert_eq!(
+            p["chosen"]["without_zones"],
+            serde_json::json!(["us-central1-a"]),
+            "{p}"
+        );
+        let after = failures(&p);
+        for f in &before {
+            assert!(
+                after.contains(f),
+                "{f:?} recorded before the kill is kept: {p}"
+            );
+        }
+        assert!(
+            p["chosen"]["first_gpu_after"].as_f64().is_some(),
+            "the first GPU is timed even when the kill came first: {p}"
+        );
+        settled(&sb, &work, &name);
+    }
+}

@@ -257,6 +257,32 @@ impl Applying<'_> {
     }
 }
 
+/// The GPUs each placed pool's nodes offer now, by pool (one look each;
+/// a pool whose cluster cannot be asked is left out).
+pub(super) async fn gpus_now(
+    drivers: &Drivers,
+    decisions: &[crate::placement::Decision],
+) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for d in decisions {
+        let Some(p) = d.recorded.as_ref().and_then(|r| r.chosen.as_ref()) else {
+            continue;
+        };
+        let Some(c) = d.candidates.iter().find(|c| c.at == p.at) else {
+            continue;
+        };
+        let pool = d.pool.split_once('.').map_or(d.pool.as_str(), |(_, p)| p);
+        let now = OffsetDateTime::now_utc();
+        match gpus_ready(drivers, c, pool, now).await {
+            Ok(ready) => {
+                out.insert(d.pool.clone(), ready.map_or(0, |r| r.gpus));
+            }
+            Err(why) => eprintln!("Warning: the GPUs of {} are not known: {why}", d.pool),
+        }
+    }
+    out
+}
+
 /// GPUs a pool's nodes offer now.
 struct Ready {
     gpus: u64,

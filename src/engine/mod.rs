@@ -505,7 +505,7 @@ struct Planned {
     state: State,
     plan: Plan,
     _lock: Lock,
-    _rt: tokio::runtime::Runtime,
+    rt: tokio::runtime::Runtime,
 }
 
 fn planned(
@@ -539,7 +539,7 @@ fn planned(
         state,
         plan,
         _lock: lock,
-        _rt: rt,
+        rt,
     })
 }
 
@@ -596,13 +596,29 @@ pub fn cost(
 ) -> Result<(), Diags> {
     let held = planned(path, Wants::Plan, opts, false, sources, drivers)?;
     let (state, plan) = (held.state, held.plan);
+    let standing = crate::render::placement::standing(&plan.placements, &BTreeMap::new());
     let text = match format {
-        Format::Human => match plan.cost.is_empty() {
-            true => "Nothing in this configuration or its state is priced: no node pools or managed control planes.\n".to_string(),
-            false => crate::render::cost::human(&plan.cost),
-        },
-        Format::Json => format!("{}\n", plan.cost.to_json()),
-        Format::Markdown => format!("### strata cost\n\n{}", crate::render::cost::markdown(&plan.cost)),
+        Format::Human => {
+            let cost = match plan.cost.is_empty() {
+                true => "Nothing in this configuration or its state is priced: no node pools or managed control planes.\n".to_string(),
+                false => crate::render::cost::human(&plan.cost),
+            };
+            cost + &standing
+        }
+        Format::Json => {
+            let mut j = plan.cost.to_json();
+            if let (Some(o), false) = (j.as_object_mut(), plan.placements.is_empty()) {
+                o.insert(
+                    "placements".into(),
+                    crate::placement::to_json(&plan.placements),
+                );
+            }
+            format!("{j}\n")
+        }
+        Format::Markdown => format!(
+            "### strata cost\n\n{}{standing}",
+            crate::render::cost::markdown(&plan.cost)
+        ),
     };
     print!("{}", text.trim_start_matches('\n'));
     warn(&plan.warnings, sources);
@@ -643,6 +659,11 @@ pub fn drift(
         .collect::<Result<Vec<_>, _>>()?;
     let held = planned(path, Wants::Drift, opts, false, sources, drivers)?;
     let plan = held.plan;
+    // Placed pools' GPUs as their clusters offer them now.
+    let ready = held
+        .rt
+        .block_on(failover::gpus_now(drivers, &plan.placements));
+    let standing = crate::render::placement::standing(&plan.placements, &ready);
     let schemas = plan.schemas;
     let drift: Vec<_> = plan
         .drift
@@ -655,9 +676,9 @@ pub fn drift(
     print!(
         "{}",
         match format {
-            Format::Human => crate::render::drift::human(&drift, &schemas),
-            Format::Json => crate::render::drift::json(&drift),
-            Format::Markdown => crate::render::drift::markdown(&drift, &schemas),
+            Format::Human => crate::render::drift::human(&drift, &schemas) + &standing,
+            Format::Json => drift_json(&drift, &plan.placements, &ready),
+            Format::Markdown => crate::render::drift::markdown(&drift, &schemas) + &standing,
         }
     );
     Ok(if drift.is_empty() {
@@ -665,6 +686,28 @@ pub fn drift(
     } else {
         Outcome::Changes
     })
+}
+
+/// The drift report's JSON, with each placed pool and the GPUs its
+/// nodes offer now (`ready_gpus_now`).
+fn drift_json(
+    drift: &[crate::plan::ResourceChange],
+    placements: &[crate::placement::Decision],
+    ready: &BTreeMap<String, u64>,
+) -> String {
+    let text = crate::render::drift::json(drift);
+    let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return text;
+    };
+    if let (Some(o), false) = (report.as_object_mut(), placements.is_empty()) {
+        let mut placed = crate::placement::to_json(placements);
+        for p in placed.as_array_mut().into_iter().flatten() {
+            let pool = p["pool"].as_str().unwrap_or_default().to_string();
+            p["ready_gpus_now"] = serde_json::json!(ready.get(&pool));
+        }
+        o.insert("placements".into(), placed);
+    }
+    format!("{report}\n")
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Diags> {
@@ -812,7 +855,10 @@ pub fn apply(
             if !plan.has_changes()
                 && plan.drift.is_empty()
                 && crate::apply::stale_dependencies(&plan, &state).is_empty()
-                && !plan.placements.iter().any(|d| d.moves())
+                && !plan
+                    .placements
+                    .iter()
+                    .any(|d| d.moves() || d.awaits_first_gpu())
             {
                 return Ok(Outcome::NoChanges);
             }

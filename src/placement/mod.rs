@@ -104,6 +104,16 @@ impl Decision {
         self.chosen.and_then(|i| self.candidates.get(i))
     }
 
+    /// Whether the nodes are placed where this plan keeps them but no GPU
+    /// of theirs has been seen yet (an apply that ended before it did).
+    pub fn awaits_first_gpu(&self) -> bool {
+        let placed = self.recorded.as_ref().and_then(|r| r.chosen.as_ref());
+        match (placed, self.chosen()) {
+            (Some(p), Some(c)) => p.at == c.at && p.first_gpu_after.is_none(),
+            _ => false,
+        }
+    }
+
     /// Whether this plan moves the nodes from where state has them.
     pub fn moves(&self) -> bool {
         let was = self.recorded.as_ref().and_then(|r| r.chosen.as_ref());
@@ -140,6 +150,16 @@ pub fn to_json(decisions: &[Decision]) -> serde_json::Value {
                 "chosen": d.chosen,
                 "moves": d.moves(),
                 "without_zones": d.without_zones,
+                "placed": d.recorded.as_ref().and_then(|r| r.chosen.as_ref()).map(|p| serde_json::json!({
+                    "cloud": p.at.cloud,
+                    "region": p.at.region,
+                    "capacity": p.at.capacity,
+                    "instance_type": p.instance_type,
+                    "without_zones": p.without_zones,
+                    "since": p.since,
+                    "first_gpu_after": p.first_gpu_after,
+                    "ready_gpus": p.ready_gpus,
+                })),
                 "skipped": d.skipped.iter().map(|s| {
                     let mut c = candidate(&s.candidate);
                     c["why"] = serde_json::json!(s.why);

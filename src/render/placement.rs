@@ -4,6 +4,7 @@
 //! "the first of these with capacity".
 
 use crate::placement::{label, Decision, Why};
+use std::collections::BTreeMap;
 
 /// The human rendering; empty when no pool is placed.
 pub fn human(decisions: &[Decision]) -> String {
@@ -89,4 +90,40 @@ pub fn markdown(decisions: &[Decision]) -> String {
         out.push_str(".\n\n");
     }
     out
+}
+
+/// Where each placed pool's nodes are, as state records them, for `strata
+/// cost` and the drift report: since when, the time to its first GPU, and
+/// the GPUs allocatable (`ready_now` by pool when looked at now, else when
+/// placed). Empty when nothing is placed yet.
+pub fn standing(decisions: &[Decision], ready_now: &BTreeMap<String, u64>) -> String {
+    let lines: Vec<String> = decisions
+        .iter()
+        .filter_map(|d| {
+            let p = d.recorded.as_ref()?.chosen.as_ref()?;
+            let first = match p.first_gpu_after {
+                Some(s) => format!("first GPU after {s:.1}s"),
+                None => "no GPU seen yet".to_string(),
+            };
+            let gpus = match (ready_now.get(&d.pool), p.ready_gpus) {
+                (Some(n), _) => format!(", {n} GPUs allocatable now"),
+                (None, Some(n)) => format!(", {n} GPUs allocatable when placed"),
+                (None, None) => String::new(),
+            };
+            Some(format!(
+                "  {}: {} × {}×{} on {} ({}) since {}, {first}{gpus}\n",
+                d.pool,
+                d.nodes,
+                d.gpus_per_node,
+                d.gpu,
+                label(&p.at),
+                p.instance_type,
+                p.since.split('.').next().unwrap_or(&p.since)
+            ))
+        })
+        .collect();
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!("\nPlaced node pools:\n\n{}", lines.concat()),
+    }
 }

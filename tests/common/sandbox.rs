@@ -54,7 +54,7 @@ pub fn start(dir: &Path) -> Sandbox {
     if std::env::var("STRATA_MOTO_SERVER").is_err() {
         panic!("the sandbox test needs moto: run ./.ci/run, or set STRATA_MOTO_SERVER");
     }
-    let child = Command::new(sandbox_binary())
+    let mut child = Command::new(sandbox_binary())
         .args(["--dir", &dir.display().to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -63,6 +63,9 @@ pub fn start(dir: &Path) -> Sandbox {
     let started = Instant::now();
     let env_file = dir.join("env");
     while !env_file.exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the sandbox stopped before writing its env ({status}); its stderr is above");
+        }
         assert!(
             started.elapsed() < Duration::from_secs(90),
             "no {} within 90 s",
@@ -76,8 +79,9 @@ pub fn start(dir: &Path) -> Sandbox {
 }
 
 impl Sandbox {
-    /// Runs the strata binary in `work` with the sandbox's environment.
-    pub fn strata(&self, work: &Path, args: &[&str]) -> (i32, String) {
+    /// The strata binary with `args`, to run in `work` with the sandbox's
+    /// environment.
+    pub fn command(&self, work: &Path, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
         c.args(args)
             .current_dir(work)
@@ -87,7 +91,12 @@ impl Sandbox {
             .env_remove("AWS_PROFILE")
             .env_remove("KUBE_CONFIG_PATH")
             .envs(&self.env);
-        super::output(c)
+        c
+    }
+
+    /// Runs the strata binary in `work` with the sandbox's environment.
+    pub fn strata(&self, work: &Path, args: &[&str]) -> (i32, String) {
+        super::output(self.command(work, args))
     }
 
     /// `METHOD URL` with a JSON body over plain HTTP (the control endpoint,

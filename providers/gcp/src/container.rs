@@ -202,10 +202,51 @@ impl Cluster {
         })?;
         Self::value(path, &o, Some(like))
     }
+
+    /// Deletes the default node pool when it is there: after a create, and
+    /// after an update that turns `remove_default_node_pool` on (a cluster
+    /// adopted from a create cut off before the delete has it still, as
+    /// the google provider's update handles too).
+    async fn remove_default_pool(c: &Ctx, path: &str, t: Duration) -> Result<(), DriverError> {
+        let pool = format!("{}{path}/nodePools/default-pool", c.endpoints.container);
+        if c.rest.get("GET node pool", &pool).await?.is_none() {
+            return Ok(());
+        }
+        run_op(
+            c,
+            "delete default node pool",
+            path,
+            t,
+            Method::DELETE,
+            &pool,
+            None,
+        )
+        .await
+    }
 }
 
 #[async_trait]
 impl Kind<Ctx> for Cluster {
+    fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        // A network given by name or by self link is the same network (the
+        // google provider compares them so too): a cluster adopted after a
+        // crash reads the API's name where the configuration has the link.
+        let (Some(prior), Some(mut fields)) = (req.prior, p.planned.entries().cloned()) else {
+            return p;
+        };
+        for k in ["network", "subnetwork"] {
+            let text = |v: &Value| strata_provider::values::string(v, k);
+            if let (Some(had), Some(want)) = (text(prior), text(&p.planned)) {
+                if had != want && last(&had) == last(&want) {
+                    fields.insert(k.into(), Value::string(had));
+                }
+            }
+        }
+        p.planned = Value::Object(fields);
+        p
+    }
+
     fn schema(&self) -> ResourceSchema {
         let s = Type::String;
         let mut schema = ResourceSchema::of_attributes(vec![
@@ -368,19 +409,7 @@ impl Kind<Ctx> for Cluster {
             Err(e) => return Err(e),
         }
         if remove_default {
-            let pool = format!("{}{path}/nodePools/default-pool", c.endpoints.container);
-            if c.rest.get("GET node pool", &pool).await?.is_some() {
-                run_op(
-                    c,
-                    "delete default node pool",
-                    &path,
-                    t,
-                    Method::DELETE,
-                    &pool,
-                    None,
-                )
-                .await?;
-            }
+            Self::remove_default_pool(c, &path, t).await?;
         }
         Self::read_one(c, &path, &j).await
     }
@@ -419,6 +448,9 @@ impl Kind<Ctx> for Cluster {
                 )
                 .await?;
             }
+        }
+        if new["remove_default_node_pool"] == true && old["remove_default_node_pool"] != true {
+            Self::remove_default_pool(c, &path, t).await?;
         }
         if old["resource_labels"] != new["resource_labels"] {
             let current = Self::get(c, &path).await?.unwrap_or_default();
