@@ -468,7 +468,25 @@ fn spec_mistakes_are_errors_at_their_place() {
     let unknown_cloud = placed("order = [\"aws\", \"oci\"]");
     let nowhere = placed("max_price_per_gpu_hour = 1");
     let typo = placed("cooldown = \"1h\"");
-    let cases: [(&str, Edit, &str); 21] = [
+    let regions = |list: &'static str| {
+        move |t: String| t.replace("region = \"us-east-1\"", &format!("regions = {list}"))
+    };
+    let regions_empty = regions("[]");
+    let regions_twice = regions("[\"us-east-1\", \"us-east-1\"]");
+    let regions_long = move |t: String| {
+        regions("[\"us-east-1\", \"ap-southeast-2\"]")(t).replace(
+            "cluster \"train\"",
+            "cluster \"a-training-cluster-with-a-long-name\"",
+        )
+    };
+    let region_and_regions = |t: String| {
+        t.replace(
+            "region = \"us-east-1\"",
+            "region = \"us-east-1\"\n    regions = [\"us-east-1\", \"us-west-2\"]",
+        )
+    };
+    let further_region_without_gpu = regions("[\"us-east-1\", \"eu-west-3\"]");
+    let cases: [(&str, Edit, &str); 26] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -594,6 +612,31 @@ fn spec_mistakes_are_errors_at_their_place() {
             "placement-typo",
             &typo,
             "An argument named \"cooldown\" is not expected in placement",
+        ),
+        (
+            "regions-empty",
+            &regions_empty,
+            "regions is a list of at least one region",
+        ),
+        (
+            "regions-twice",
+            &regions_twice,
+            "\"us-east-1\" is not a region to add",
+        ),
+        (
+            "regions-long-name",
+            &regions_long,
+            "The cluster in ap-southeast-2 is named \"a-training-cluster-with-a-long-name-ap-southeast-2\"",
+        ),
+        (
+            "region-and-regions",
+            &region_and_regions,
+            "cloud \"aws\" says region and regions",
+        ),
+        (
+            "regions-without-gpu",
+            &further_region_without_gpu,
+            "eu-west-3 has no H100 × 8",
         ),
     ];
     for (tag, edit, want) in cases {

@@ -110,7 +110,10 @@ fn settled(sb: &Sandbox, work: &Path, name: &str) {
     let (code, out) = sb.strata(work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     assert!(out.contains("(where they are"), "{out}");
-    assert_eq!(sb.eks_node_groups(name), vec!["h100".to_string()]);
+    assert_eq!(
+        sb.eks_node_groups("us-east-1", name),
+        vec!["h100".to_string()]
+    );
     assert_eq!(sb.gke_node_pools(name), vec!["h100".to_string()]);
     let (code, list) = sb.strata(work, &["state", "list"]);
     assert_eq!(code, 0, "{list}");
@@ -373,4 +376,117 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
         );
         settled(&sb, &work, &name);
     }
+}
+
+/// Region before cloud: a cloud block listing `regions` has a cluster in
+/// each, and a pool that finds no capacity anywhere in the first region
+/// goes to the next region of the same cloud before another cloud. A
+/// region then dropped from the list is deleted where it is (its provider
+/// configuration kept from state for that), and the pool moves on.
+#[test]
+fn a_further_region_comes_before_the_next_cloud_and_a_dropped_one_is_deleted_there() {
+    let dir = common::scratch("failover", "regions");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","form":"refused","available":false}"#);
+    let spec_with = |regions: &str| {
+        spec(
+            "reg",
+            r#"      order    = ["aws", "gcp"]
+      capacity = ["spot", "on_demand"]"#,
+        )
+        .replace(
+            r#"clouds             = ["aws", "gcp", "azure"]"#,
+            r#"clouds             = ["aws", "gcp"]"#,
+        )
+        .replace(r#"region = "us-east-1""#, &format!("regions = {regions}"))
+    };
+    let work = dir.join("reg");
+    std::fs::create_dir_all(&work).expect("work");
+    let write =
+        |regions: &str| std::fs::write(work.join("cluster.hcl"), spec_with(regions)).expect("spec");
+    write(r#"["us-east-1", "us-west-2"]"#);
+
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    let order: Vec<usize> = [
+        "1. aws us-east-1 spot",
+        "2. aws us-east-1 on-demand",
+        "3. aws us-west-2 spot",
+        "4. aws us-west-2 on-demand",
+        "5. gcp us-central1 spot",
+    ]
+    .iter()
+    .map(|c| out.find(c).unwrap_or_else(|| panic!("{c} in:\n{out}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{out}");
+    assert!(
+        out.contains("module.reg_aws_us_west_2.aws_eks_cluster.this will be created"),
+        "{out}"
+    );
+
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = placement(&work, "reg.h100");
+    assert_eq!(
+        (
+            &p["chosen"]["cloud"],
+            &p["chosen"]["region"],
+            &p["chosen"]["capacity"]
+        ),
+        (
+            &Json::from("aws"),
+            &Json::from("us-west-2"),
+            &Json::from("spot")
+        ),
+        "{p}"
+    );
+    let failed = failures(&p);
+    assert_eq!(failed.len(), 6, "each zone with each capacity type: {p}");
+    assert!(
+        failed
+            .iter()
+            .all(|(cloud, _, zone)| cloud == "aws" && zone.starts_with("us-east-1")),
+        "{p}"
+    );
+    assert_eq!(
+        attempts(&out).last().copied(),
+        Some("Placement of reg.h100: trying aws us-west-2 spot (p5.48xlarge, $1.59 per GPU-hour)."),
+        "{out}"
+    );
+    assert!(p["chosen"]["first_gpu_after"].as_f64().is_some(), "{p}");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
+    assert_eq!(
+        sb.eks_clusters("us-west-2"),
+        vec!["reg-us-west-2".to_string()]
+    );
+    assert_eq!(
+        sb.eks_node_groups("us-west-2", "reg-us-west-2"),
+        vec!["h100".to_string()]
+    );
+
+    write(r#"["us-east-1"]"#);
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("module.reg_aws_us_west_2.aws_eks_cluster.this will be destroyed"),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = placement(&work, "reg.h100");
+    assert_eq!(
+        (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
+        (&Json::from("gcp"), &Json::from("spot")),
+        "us-east-1 is still cooling down: {p}"
+    );
+    assert!(
+        sb.eks_clusters("us-west-2").is_empty(),
+        "deleted in us-west-2"
+    );
+    let (code, list) = sb.strata(&work, &["state", "list"]);
+    assert_eq!(code, 0, "{list}");
+    assert!(!list.contains("reg_aws_us_west_2"), "{list}");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
 }

@@ -32,6 +32,9 @@ struct CloudKind {
     /// The `cloud` block attribute naming the region the catalog is asked
     /// about (`None`: no catalog, the nodes exist already).
     region: Option<&'static str>,
+    /// The attribute listing several regions instead, the first the
+    /// primary: each gets its own cluster, a place for failover to go.
+    regions: Option<&'static str>,
     /// Whether the cluster is reached through the module's `kubernetes`
     /// output (a cluster the module creates) rather than the `cloud` block.
     created: bool,
@@ -58,6 +61,7 @@ const CLOUDS: &[CloudKind] = &[
         name: "aws",
         provider: ("aws", &["region", "profile", "assume_role"]),
         region: Some("region"),
+        regions: Some("regions"),
         created: true,
         zones: |r| lettered("")(r),
         pool_label: "eks.amazonaws.com/nodegroup",
@@ -66,6 +70,7 @@ const CLOUDS: &[CloudKind] = &[
         name: "gcp",
         provider: ("google", &["project", "region", "credentials"]),
         region: Some("region"),
+        regions: Some("regions"),
         created: true,
         zones: |r| lettered("-")(r),
         pool_label: "cloud.google.com/gke-nodepool",
@@ -74,6 +79,7 @@ const CLOUDS: &[CloudKind] = &[
         name: "azure",
         provider: ("azurerm", &["subscription_id", "tenant_id", "client_id"]),
         region: Some("location"),
+        regions: Some("locations"),
         created: true,
         zones: |_| Vec::new(),
         pool_label: "agentpool",
@@ -91,6 +97,7 @@ const CLOUDS: &[CloudKind] = &[
             ],
         ),
         region: None,
+        regions: None,
         created: false,
         zones: |_| Vec::new(),
         pool_label: "strata.dev/pool",
@@ -153,6 +160,18 @@ pub struct CloudCall {
     pub overrides: BTreeMap<(String, String), Span>,
     /// The module's source when the user gave one.
     pub module: Option<String>,
+    /// The region, when it is one of the cloud's `regions` past the first.
+    pub further_region: Option<String>,
+}
+
+impl CloudCall {
+    /// `aws`, or `aws us-west-2` for a further region, for messages.
+    pub fn place(&self) -> String {
+        match &self.further_region {
+            Some(r) => format!("{} {r}", self.cloud),
+            None => self.cloud.clone(),
+        }
+    }
 }
 
 /// One `cluster` block, expanded.
@@ -216,6 +235,20 @@ impl Expansion {
             out.push(d);
         }
         out
+    }
+
+    /// Whether state holds a cluster's region the spec no longer lists
+    /// (among `calls`): expanded again with them, it keeps their
+    /// provider configurations.
+    pub fn retires(&self, calls: &BTreeSet<String>) -> bool {
+        self.clusters.iter().any(|c| {
+            calls.iter().any(|call| {
+                CLOUDS
+                    .iter()
+                    .any(|k| call.starts_with(&format!("{}_{}_", c.name, k.name)))
+                    && !c.clouds.iter().any(|cc| cc.call == *call)
+            })
+        })
     }
 
     /// Every placed pool's decision.
@@ -472,7 +505,7 @@ pub fn expand(
 
 /// Root outputs gathering each cloud module's `cluster_endpoint`,
 /// `node_identity` and `kubeconfig` by cloud (`train_endpoints = { aws =
-/// …, gcp = … }`): a configuration cannot name modules that exist only for
+/// …, aws_us_west_2 = …, gcp = … }`): a configuration cannot name modules that exist only for
 /// some values of `clouds`, so the expansion does. An output the user
 /// declares under the same name wins.
 fn outputs(root: &mut config::Module, c: &Expanded) {
@@ -496,7 +529,9 @@ fn outputs(root: &mut config::Module, c: &Expanded) {
             })
             .map(|cc| {
                 let e = get_attr(get_attr(name_expr("module", cc.span), &cc.call), from);
-                (cc.cloud.clone(), e)
+                // `aws`, and `aws_us_west_2` for a cloud's further region.
+                let key = cc.call.strip_prefix(&format!("{}_", c.name));
+                (key.unwrap_or(&cc.cloud).to_string(), e)
             })
             .collect();
         if items.is_empty() {
@@ -625,31 +660,22 @@ fn cluster(
     // cluster: they are forgotten, not deleted one by one through an API
     // server that is about to disappear (and that nothing reaches any
     // more, its address being the removed module's output).
+    let declared_block = |cloud: &str| -> Option<(&'static CloudKind, &Block)> {
+        let kind = CLOUDS.iter().find(|k| k.name == cloud)?;
+        let block = cloud_blocks
+            .iter()
+            .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud))?;
+        Some((kind, block))
+    };
     for (cloud, _) in declared
         .iter()
         .filter(|(c, _)| !active.iter().any(|(a, _)| a == c))
     {
-        let (Some(kind), Some(block)) = (
-            CLOUDS.iter().find(|k| k.name == cloud),
-            cloud_blocks
-                .iter()
-                .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud)),
-        ) else {
+        let Some((kind, block)) = declared_block(cloud) else {
             continue;
         };
         let call = format!("{name}_{cloud}");
-        providers.extend(cloud_providers(kind, block, &call, false).0);
-        if kind.created {
-            let span = block.kind_span;
-            removed.push(config::Removed {
-                from: get_attr(
-                    get_attr(get_attr(name_expr("module", span), &call), "module"),
-                    "gpu_operator",
-                ),
-                destroy: false,
-                span,
-            });
-        }
+        retire(kind, block, &call, None, &mut providers, &mut removed);
     }
     for (cloud, used_at) in active {
         let Some(kind) = CLOUDS.iter().find(|k| k.name == cloud) else {
@@ -674,8 +700,35 @@ fn cluster(
             pools: &pools,
             placed: &wanted,
         };
-        if let Some(b) = cloud_call(kind, block, &parts, scope, catalogs, diags) {
-            built.push(b);
+        for at in regions(kind, block, &name, scope, diags) {
+            if let Some(b) = cloud_call(kind, block, &at, &parts, scope, catalogs, diags) {
+                built.push(b);
+            }
+        }
+    }
+    // Regions state still holds clusters in but the spec no longer lists
+    // (or whose cloud it dropped) keep their provider configurations, so
+    // those clusters can be deleted where they are.
+    for (cloud, _) in &declared {
+        let Some((kind, block)) = declared_block(cloud) else {
+            continue;
+        };
+        let prefix = format!("{name}_{cloud}_");
+        for call in &recorded.calls {
+            let Some(suffix) = call.strip_prefix(&prefix) else {
+                continue;
+            };
+            if !built.iter().any(|b| b.cc.call == *call) {
+                let region = suffix.replace('_', "-");
+                retire(
+                    kind,
+                    block,
+                    call,
+                    Some(&region),
+                    &mut providers,
+                    &mut removed,
+                );
+            }
         }
     }
     let sites: Vec<&placement::Site> = built.iter().filter_map(|b| b.site.as_ref()).collect();
@@ -703,6 +756,143 @@ fn cluster(
         expanded.clouds.push(b.cc);
     }
     Some((expanded, calls, providers, removed))
+}
+
+/// A cloud region the spec no longer builds a cluster in, whose objects
+/// state may still hold: its cloud's provider configuration stays (in
+/// `region` when it was one of a cloud block's `regions`), so they are
+/// deleted there; the GPU Operator's objects inside the cluster are
+/// forgotten with it rather than deleted through an API server about to
+/// go.
+fn retire(
+    kind: &CloudKind,
+    block: &Block,
+    call: &str,
+    region: Option<&str>,
+    providers: &mut Vec<Provider>,
+    removed: &mut Vec<config::Removed>,
+) {
+    providers.extend(cloud_providers(kind, block, call, false, region).0);
+    if kind.created {
+        let span = block.kind_span;
+        removed.push(config::Removed {
+            from: get_attr(
+                get_attr(get_attr(name_expr("module", span), call), "module"),
+                "gpu_operator",
+            ),
+            destroy: false,
+            span,
+        });
+    }
+}
+
+/// One region of a cloud, with a cluster of its own from the cloud's
+/// module.
+struct Region {
+    /// `train_aws`; `train_aws_us_west_2` for a region after the first.
+    call: String,
+    /// The module's `name`: the cluster's, and past the first region the
+    /// region after it (IAM roles, GCP networks and service accounts,
+    /// Azure resource groups are not regional: two clusters cannot share
+    /// their names).
+    name: String,
+    /// The region and where it is written; `None` for a cloud without one.
+    at: Option<(String, Span)>,
+    /// Whether it comes from `regions` (then the module's and the
+    /// provider's region are set to it).
+    listed: bool,
+    primary: bool,
+}
+
+/// The regions a cloud block asks for: its `regions` (or Azure's
+/// `locations`) in order, else its one `region`.
+fn regions(
+    kind: &CloudKind,
+    block: &Block,
+    cluster: &str,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) -> Vec<Region> {
+    let call = format!("{cluster}_{}", kind.name);
+    let one = kind.region.and_then(|r| block.body.attr(r));
+    let Some(list) = kind.regions.and_then(|r| block.body.attr(r)) else {
+        let at = one
+            .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
+            .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
+        return vec![Region {
+            call,
+            name: cluster.to_string(),
+            at,
+            listed: false,
+            primary: true,
+        }];
+    };
+    let (one_name, many) = (kind.region.unwrap_or_default(), &list.name);
+    if let Some(a) = one {
+        diags.push(diag(
+            &format!("Both {one_name} and {many}"),
+            format!("cloud {:?} says {one_name} and {many}: {many} lists every region this cloud may run the cluster in, the first its primary, so {one_name} goes.", kind.name),
+            a.span,
+        ));
+    }
+    let names = known(scope, list, diags).and_then(|v| {
+        v.elements()?
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+    });
+    let span = list.expr.span;
+    let Some(names) = names.filter(|n| !n.is_empty()) else {
+        diags.push(diag(
+            &format!("Invalid {many}"),
+            format!("{many} is a list of at least one region, such as [\"us-east-1\", \"us-west-2\"]: the first is the primary, the rest are tried in order when it has no capacity."),
+            span,
+        ));
+        return Vec::new();
+    };
+    let mut out: Vec<Region> = Vec::new();
+    for (i, region) in names.into_iter().enumerate() {
+        let name = match i {
+            0 => cluster.to_string(),
+            _ => format!("{cluster}-{region}"),
+        };
+        let slug = region.replace('-', "_");
+        let well_formed = !region.is_empty()
+            && region
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !well_formed
+            || out
+                .iter()
+                .any(|r| r.at.as_ref().is_some_and(|(x, _)| *x == region))
+        {
+            diags.push(diag(
+                &format!("Invalid {many}"),
+                format!("{region:?} is not a region to add: regions are lowercase letters, digits and hyphens, each listed once."),
+                span,
+            ));
+            continue;
+        }
+        if !valid_cluster_name(&name) {
+            diags.push(diag(
+                "Cluster name too long for a second region",
+                format!("The cluster in {region} is named {name:?} (the cluster's name, then its region, since some of what the module makes is named across regions), which is not a cluster name on every cloud: at most 40 lowercase letters, digits and hyphens. Shorten the cluster's name."),
+                span,
+            ));
+            continue;
+        }
+        out.push(Region {
+            call: match i {
+                0 => call.clone(),
+                _ => format!("{call}_{slug}"),
+            },
+            name,
+            at: Some((region, span)),
+            listed: true,
+            primary: i == 0,
+        });
+    }
+    out
 }
 
 /// A pool's module input on one cloud, with what its placement decides:
@@ -952,13 +1142,14 @@ fn pool_rules(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
 fn cloud_call<'k>(
     kind: &'k CloudKind,
     block: &Block,
+    at: &Region,
     parts: &Parts,
     scope: &ConfigScope,
     catalogs: &Catalogs<'_>,
     diags: &mut Diags,
 ) -> Option<Built<'k>> {
     let span = block.kind_span;
-    let call_name = format!("{}_{}", parts.cluster, kind.name);
+    let call_name = at.call.clone();
     let mut overrides = BTreeMap::new();
     let cloud_network = single(&block.body, "network", diags);
     let cloud_operator = single(&block.body, "gpu_operator", diags);
@@ -974,10 +1165,7 @@ fn cloud_call<'k>(
             None
         }
     });
-    let mut inputs = vec![attribute(
-        "name",
-        literal(Value::string(parts.cluster), span),
-    )];
+    let mut inputs = vec![attribute("name", literal(Value::string(&at.name), span))];
     let version = block
         .body
         .attr("kubernetes_version")
@@ -1063,11 +1251,7 @@ fn cloud_call<'k>(
             ));
         }
     }
-    let region = kind
-        .region
-        .and_then(|r| block.body.attr(r))
-        .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
-        .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
+    let region = at.at.clone();
     let mut pool_items = Vec::new();
     let mut instance_types = BTreeMap::new();
     for (pname, pblock) in parts.pools {
@@ -1141,6 +1325,13 @@ fn cloud_call<'k>(
         if matches!(a.name.as_str(), "module" | "kubernetes_version") || a.name == CAP {
             continue;
         }
+        // A listed region replaces `region` (given below); `zones` are
+        // the primary region's.
+        let regional =
+            kind.region == Some(a.name.as_str()) || kind.regions == Some(a.name.as_str());
+        if (at.listed && regional) || (!at.primary && a.name == "zones") {
+            continue;
+        }
         // Region and project are the module's business too (zones,
         // resource names); anything the provider does not take is.
         if !pargs.contains(&a.name.as_str())
@@ -1162,7 +1353,14 @@ fn cloud_call<'k>(
             ));
         }
     }
-    let (providers, mapping) = cloud_providers(kind, block, &call_name, true);
+    if let (true, Some(r), Some((region, rspan))) = (at.listed, kind.region, &at.at) {
+        inputs.push(attribute(r, literal(Value::string(region), *rspan)));
+    }
+    let listed = at
+        .listed
+        .then(|| at.at.as_ref().map(|(r, _)| r.as_str()))
+        .flatten();
+    let (providers, mapping) = cloud_providers(kind, block, &call_name, true, listed);
     let source = module_source
         .as_ref()
         .map(|(s, _)| s.clone())
@@ -1187,6 +1385,7 @@ fn cloud_call<'k>(
             zones: block
                 .body
                 .attr("zones")
+                .filter(|_| at.primary)
                 .and_then(|a| known(scope, a, diags))
                 .and_then(|v| {
                     v.elements()?
@@ -1204,6 +1403,9 @@ fn cloud_call<'k>(
         span,
         overrides,
         module: module_source.map(|(s, _)| s),
+        further_region: (!at.primary)
+            .then(|| at.at.as_ref().map(|(r, _)| r.clone()))
+            .flatten(),
     };
     Some(Built {
         call,
@@ -1225,17 +1427,24 @@ fn cloud_providers(
     block: &Block,
     call: &str,
     active: bool,
+    region: Option<&str>,
 ) -> (Vec<Provider>, Vec<(ProviderRef, ProviderRef)>) {
     let span = block.kind_span;
     let (ptype, pargs) = kind.provider;
+    let mut attrs: Vec<Attribute> = block
+        .body
+        .attrs
+        .iter()
+        .filter(|a| pargs.contains(&a.name.as_str()))
+        .cloned()
+        .collect();
+    // One of `regions`: the provider works in that region.
+    if let (Some(region), Some(r)) = (region, kind.region.filter(|r| pargs.contains(r))) {
+        attrs.retain(|a| a.name != r);
+        attrs.push(attribute(r, literal(Value::string(region), span)));
+    }
     let own = Body {
-        attrs: block
-            .body
-            .attrs
-            .iter()
-            .filter(|a| pargs.contains(&a.name.as_str()))
-            .cloned()
-            .collect(),
+        attrs,
         blocks: Vec::new(),
         span,
         json: false,

@@ -8,7 +8,7 @@ use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
 use crate::placement::{self, Candidate, Decision, Skipped, Spec};
 use crate::syntax::{Attribute, Block, Body};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use strata_provider::billing::Capacity;
 use strata_provider::catalog::quote;
@@ -20,10 +20,13 @@ use time::OffsetDateTime;
 const FIELDS: &[&str] = &["order", "capacity", CAP, "wait_for_gpus", "cool_down"];
 
 /// What state says about placements, and what the command asks of them.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Recorded<'s> {
     /// By `cluster.pool`.
     pub pools: &'s BTreeMap<String, PoolPlacement>,
+    /// The root module calls state holds objects of (a region no longer
+    /// listed keeps its provider configuration while they are there).
+    pub calls: BTreeSet<String>,
     /// `--replace-placement`: `cluster.pool` or a pool name.
     pub replace: &'s [String],
     pub now: OffsetDateTime,
@@ -269,19 +272,35 @@ fn candidates(
         }
         by_cloud.push((i, found));
     }
+    // A cloud's regions stay together in the order listed (sites come so,
+    // and the sorts are stable): region before cloud.
+    let cloud = |i: usize| sites[i].kind.name;
     match &w.order {
         Some((order, _)) => by_cloud.sort_by_key(|(i, _)| {
             order
                 .iter()
-                .position(|c| *c == sites[*i].kind.name)
+                .position(|c| c == cloud(*i))
                 .unwrap_or(usize::MAX)
         }),
-        // Cheapest first, by what each cloud's first candidate costs;
-        // a cloud nothing prices goes last.
-        None => by_cloud.sort_by_key(|(_, cs)| {
-            let price = cs.first().and_then(|c| c.gpu_hour);
-            (price.is_none(), price)
-        }),
+        // Cheapest first, by what each cloud's first candidate (in its
+        // first region with one) costs; a cloud nothing prices goes last.
+        None => {
+            let first_price = |name: &str| {
+                by_cloud
+                    .iter()
+                    .filter(|(i, _)| cloud(*i) == name)
+                    .find_map(|(_, cs)| cs.first())
+                    .and_then(|c| c.gpu_hour)
+            };
+            let rank: BTreeMap<&str, Option<Usd>> = by_cloud
+                .iter()
+                .map(|(i, _)| (cloud(*i), first_price(cloud(*i))))
+                .collect();
+            by_cloud.sort_by_key(|(i, _)| {
+                let price = rank[cloud(*i)];
+                (price.is_none(), price)
+            });
+        }
     }
     let ordered = by_cloud.into_iter().flat_map(|(_, cs)| cs).collect();
     (ordered, refused)

@@ -66,6 +66,9 @@ fn same(a: &Value, b: &Value) -> bool {
             Value::List(_, y) | Value::Tuple(y) | Value::Set(_, y),
         ) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
         (Value::Null(_), Value::Null(_)) => true,
+        // An API that keeps no labels reads back none where `{}` was
+        // written: the same to Kubernetes.
+        (Value::Null(_), x) | (x, Value::Null(_)) => x.is_empty(),
         _ => a.to_json().ok() == b.to_json().ok(),
     }
 }
@@ -99,7 +102,7 @@ fn cluster(c: &Expanded, read: &dyn Fn(&ModulePath, &str) -> Option<Value>, diag
             diags.push(
                 Diag::new(
                     "strata::cluster::portability",
-                    format!("cluster {:?}: the {} module reports no pools", c.name, cc.cloud),
+                    format!("cluster {:?}: the {} module reports no pools", c.name, cc.place()),
                     format!(
                         "The module for {} ({}) has no `portable` output, so the portability check cannot compare its node pools with the other clouds'. Every cloud module reports its pools there; see modules/aws.",
                         cc.cloud,
@@ -138,7 +141,8 @@ fn cluster(c: &Expanded, read: &dyn Fn(&ModulePath, &str) -> Option<Value>, diag
                         format!("cluster {:?} is not portable: node pool {pool:?}", c.name),
                         format!(
                             "{} has node pool {pool:?} and {} does not.",
-                            has.cloud, lacks.cloud
+                            has.place(),
+                            lacks.place()
                         ),
                     )
                     .at(lacks.span),
@@ -195,17 +199,18 @@ fn divergent(
         "strata::cluster::portability",
         format!(
             "cluster {:?} is not portable: node pool {pool:?} differs in {f} on {}",
-            c.name, cc.cloud
+            c.name,
+            cc.place()
         ),
         format!(
             "On {} node pool {pool:?} has {f} = {}, on {} {}; {why}. A job moved between them would not find the same nodes. Make them equal, or say the difference is intended with allow_divergence = [\"{f}\"] in cluster {:?}.",
-            cc.cloud,
+            cc.place(),
             show(b),
-            first.cloud,
+            first.place(),
             show(a),
             c.name
         ),
     )
     .at(span)
-    .labelled(format!("{f} differs on {}", cc.cloud))
+    .labelled(format!("{f} differs on {}", cc.place()))
 }

@@ -16,7 +16,7 @@ use crate::lang::value::Value;
 use crate::plan::{Plan, Request, Saved, Schemas};
 use crate::statecmd::state_err;
 use sha2::Digest as _;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -116,9 +116,20 @@ pub fn placements<'s>(
 ) -> Recorded<'s> {
     Recorded {
         pools: state.map_or(&NO_PLACEMENTS, |s| &s.placements),
+        calls: state.map_or_else(BTreeSet::new, root_calls),
         replace,
         now,
     }
+}
+
+/// The root module calls `state` holds objects of.
+fn root_calls(state: &State) -> BTreeSet<String> {
+    state
+        .resources
+        .iter()
+        .filter_map(|r| r.id.module.steps().first())
+        .map(|step| step.call.clone())
+        .collect()
 }
 
 /// The portability check without a cloud: the configuration planned on
@@ -250,10 +261,10 @@ fn placed(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
-    if p.expansion.placements().next().is_none() {
+    let recorded = placements(Some(state), &opts.replace_placement, now);
+    if p.expansion.placements().next().is_none() && !p.expansion.retires(&recorded.calls) {
         return Ok(p);
     }
-    let recorded = placements(Some(state), &opts.replace_placement, now);
     prepare(again.0, again.1, opts, &recorded, sources, drivers)
 }
 

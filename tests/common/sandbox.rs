@@ -138,16 +138,23 @@ impl Sandbox {
 
 impl Sandbox {
     /// The node groups EKS (moto, through the proxy) has in `cluster`.
-    pub fn eks_node_groups(&self, cluster: &str) -> Vec<String> {
-        let url = format!(
-            "{}/clusters/{cluster}/node-groups",
-            self.env["AWS_ENDPOINT_URL"]
-        );
-        let auth = "AWS4-HMAC-SHA256 Credential=testing/20261202/us-east-1/eks/aws4_request, SignedHeaders=host, Signature=0";
-        let (status, body) = self.http("GET", &url, auth, "");
-        assert_eq!(status, 200, "{body}");
-        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    pub fn eks_node_groups(&self, region: &str, cluster: &str) -> Vec<String> {
+        let v = self.eks(region, &format!("/clusters/{cluster}/node-groups"));
         names(&v["nodegroups"], None)
+    }
+
+    /// The EKS clusters moto has in `region`.
+    pub fn eks_clusters(&self, region: &str) -> Vec<String> {
+        names(&self.eks(region, "/clusters")["clusters"], None)
+    }
+
+    /// An EKS GET of `path` in `region`, signed as moto reads a region.
+    fn eks(&self, region: &str, path: &str) -> serde_json::Value {
+        let url = format!("{}{path}", self.env["AWS_ENDPOINT_URL"]);
+        let auth = format!("AWS4-HMAC-SHA256 Credential=testing/20261202/{region}/eks/aws4_request, SignedHeaders=host, Signature=0");
+        let (status, body) = self.http("GET", &url, &auth, "");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).expect("JSON")
     }
 
     /// The node pools GKE (the GCP stand-in) has in `cluster`.

@@ -27,14 +27,18 @@ fn object(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Val
     for (name, a) in &schema.attributes {
         let want = field(Some(config), name).cloned();
         let had = field(prior, name);
-        let v = match want {
-            Some(w) if !w.is_null() => w,
-            _ if a.computed => match had {
-                Some(h) => h.clone(),
-                None => Value::Unknown(a.ty.clone()),
-            },
-            Some(w) => w,
-            None => Value::Null(a.ty.clone()),
+        // As the SDKv2 providers Terraform runs these types with read it,
+        // an empty collection is the same as none: `{}` written where the
+        // API keeps nothing (or the other way round) is no change.
+        let empty_vs_none = |x: &Value, y: &Value| x.unmarked().is_empty() && y.is_null();
+        let same = |w: &Value| had.is_some_and(|h| empty_vs_none(w, h) || empty_vs_none(h, w));
+        let v = match (want, had) {
+            (Some(w), Some(h)) if same(&w) => h.clone(),
+            (Some(w), _) if !w.is_null() => w,
+            (_, Some(h)) if a.computed => h.clone(),
+            (_, None) if a.computed => Value::Unknown(a.ty.clone()),
+            (Some(w), _) => w,
+            (None, _) => Value::Null(a.ty.clone()),
         };
         out.insert(name.clone(), v);
     }

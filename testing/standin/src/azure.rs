@@ -341,7 +341,7 @@ impl World {
         let fqdn = cluster["properties"]["fqdn"].as_str().unwrap_or_default();
         let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
         let (server, ca) = match &self.kube {
-            Some(k) => (k.url.clone(), k.ca_pem.clone()),
+            Some(k) => (k.of(name), k.ca_pem.clone()),
             None => (
                 format!("https://{fqdn}:443"),
                 format!("stand-in CA of {name}"),

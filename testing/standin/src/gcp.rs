@@ -1102,8 +1102,10 @@ impl World {
         match &self.kube {
             Some(k) => {
                 use base64::Engine;
-                let host = k.url.trim_start_matches("https://");
-                c["endpoint"] = json!(host);
+                // GKE's endpoint is a host; the stand-in's carries the
+                // cluster's path too (`https://` + it is its API server).
+                let name = c["name"].as_str().unwrap_or_default().to_string();
+                c["endpoint"] = json!(k.of(&name).trim_start_matches("https://"));
                 c["masterAuth"] = json!({"clusterCaCertificate": base64::engine::general_purpose::STANDARD.encode(&k.ca_pem)});
             }
             None => {

@@ -6,6 +6,11 @@
 //! managers, the `status` subresource, and custom resource definitions that
 //! register new kinds whose objects are kept opaque.
 //!
+//! One server holds many clusters: the one at its root, and one under
+//! each `/clusters/NAME` prefix (made on first use), which the cloud
+//! stand-ins give their clusters as endpoints, so two clusters of a cloud
+//! do not see each other's objects.
+//!
 //! Simplifications, all on the safe side for a client: lists are atomic
 //! (what an unannotated CRD schema gives), and a field's ownership is
 //! tracked at its leaf. One controller is played: a `ClusterPolicy`
@@ -83,43 +88,26 @@ pub struct Kube {
     /// The CA that signed the server's certificate (PEM).
     pub ca_pem: String,
     store: Arc<Mutex<Store>>,
+    tenants: Arc<Tenants>,
+}
+
+/// The clusters under `/clusters/NAME`, by name.
+#[derive(Default)]
+struct Tenants(Mutex<BTreeMap<String, Arc<Mutex<Store>>>>);
+
+impl Tenants {
+    fn of(&self, cluster: &str) -> Arc<Mutex<Store>> {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.entry(cluster.to_string())
+            .or_insert_with(|| Arc::new(Mutex::new(Store::new())))
+            .clone()
+    }
 }
 
 /// Starts a cluster with two nodes (`gpu-node-0`, `gpu-node-1`, labelled
 /// by the kubelet) and the `default` and `kube-system` namespaces.
 pub fn start() -> std::io::Result<Kube> {
-    let kinds = vec![
-        Kind::new("v1", "namespaces", "Namespace", false),
-        Kind::new("v1", "nodes", "Node", false),
-        Kind::new("v1", "secrets", "Secret", true),
-        Kind::new("v1", "configmaps", "ConfigMap", true),
-        Kind::new("v1", "serviceaccounts", "ServiceAccount", true),
-        Kind::new("apps/v1", "deployments", "Deployment", true),
-        Kind::new("apps/v1", "daemonsets", "DaemonSet", true),
-        Kind::new(
-            "apiextensions.k8s.io/v1",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-            false,
-        ),
-    ];
-    let mut store = Store {
-        kinds,
-        objects: BTreeMap::new(),
-        version: 100,
-        uid: 0,
-        reads: BTreeMap::new(),
-        ready_after: 2,
-        calls: Vec::new(),
-    };
-    for ns in ["default", "kube-system"] {
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-        let _ = store.write(
-            &Target::of("", "namespaces", "", ns),
-            body,
-            "kube-apiserver",
-        );
-    }
+    let mut store = Store::new();
     for n in 0..2 {
         let name = format!("gpu-node-{n}");
         let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
@@ -127,28 +115,87 @@ pub fn start() -> std::io::Result<Kube> {
         let _ = store.write(&Target::of("", "nodes", "", &name), body, "kubelet");
     }
     let store = Arc::new(Mutex::new(store));
-    let shared = store.clone();
-    let (server, ca_pem) = serve_tls(move |req| {
-        let store = shared.clone();
+    let tenants = Arc::new(Tenants::default());
+    let (shared, by_name) = (store.clone(), tenants.clone());
+    let (server, ca_pem) = serve_tls(move |mut req| {
+        let segs: Vec<&str> = req.path.split('/').filter(|x| !x.is_empty()).collect();
+        let store = match segs.as_slice() {
+            ["clusters", name, ..] => {
+                let tenant = by_name.of(name);
+                let prefix = format!("/clusters/{name}");
+                req.path = req.path[prefix.len()..].to_string();
+                tenant
+            }
+            _ => shared.clone(),
+        };
         async move { route(&store, req) }
     })?;
     Ok(Kube {
         server,
         ca_pem,
         store,
+        tenants,
     })
 }
 
-/// Where a cluster's API server is, for a cloud stand-in whose clusters
-/// answer as this one.
+impl Store {
+    /// An empty cluster: the kinds it serves, the `default` and
+    /// `kube-system` namespaces, no nodes.
+    fn new() -> Store {
+        let kinds = vec![
+            Kind::new("v1", "namespaces", "Namespace", false),
+            Kind::new("v1", "nodes", "Node", false),
+            Kind::new("v1", "secrets", "Secret", true),
+            Kind::new("v1", "configmaps", "ConfigMap", true),
+            Kind::new("v1", "serviceaccounts", "ServiceAccount", true),
+            Kind::new("apps/v1", "deployments", "Deployment", true),
+            Kind::new("apps/v1", "daemonsets", "DaemonSet", true),
+            Kind::new(
+                "apiextensions.k8s.io/v1",
+                "customresourcedefinitions",
+                "CustomResourceDefinition",
+                false,
+            ),
+        ];
+        let mut store = Store {
+            kinds,
+            objects: BTreeMap::new(),
+            version: 100,
+            uid: 0,
+            reads: BTreeMap::new(),
+            ready_after: 2,
+            calls: Vec::new(),
+        };
+        for ns in ["default", "kube-system"] {
+            let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            let _ = store.write(
+                &Target::of("", "namespaces", "", ns),
+                body,
+                "kube-apiserver",
+            );
+        }
+        store
+    }
+}
+
+/// Where a cloud stand-in's clusters' API servers are: each its own
+/// cluster under [`Endpoint::of`].
 #[derive(Debug, Clone, Default)]
 pub struct Endpoint {
     /// `https://127.0.0.1:PORT`.
     pub url: String,
     /// The CA that signed its certificate (PEM).
     pub ca_pem: String,
-    /// The cluster's nodes, which a node pool's size makes.
+    /// The clusters' nodes, which a node pool's size makes.
     pub nodes: Option<Nodes>,
+}
+
+impl Endpoint {
+    /// The API server of the cloud's cluster `cluster`:
+    /// `https://127.0.0.1:PORT/clusters/NAME`.
+    pub fn of(&self, cluster: &str) -> String {
+        format!("{}/clusters/{cluster}", self.url)
+    }
 }
 
 /// How long a new node takes to offer its GPUs (the device plugin
@@ -160,7 +207,7 @@ const GPUS_AFTER: std::time::Duration = std::time::Duration::from_millis(1500);
 /// and leave as its size changes, each offering its GPUs as allocatable
 /// `nvidia.com/gpu` a moment after it joins.
 #[derive(Clone)]
-pub struct Nodes(Arc<Mutex<Store>>);
+pub struct Nodes(Arc<Tenants>);
 
 impl std::fmt::Debug for Nodes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -168,8 +215,8 @@ impl std::fmt::Debug for Nodes {
     }
 }
 
-/// A node pool as the cluster's nodes carry it. Clusters of one cloud
-/// share the stand-in, so its nodes are named by cluster and pool.
+/// A node pool as the cluster's nodes carry it (nodes named by cluster
+/// and pool, as the clouds name them).
 pub struct PoolNodes<'a> {
     pub cluster: &'a str,
     /// The label the cloud puts on its pools' nodes
@@ -182,8 +229,9 @@ pub struct PoolNodes<'a> {
 }
 
 impl Nodes {
-    fn with<T>(&self, f: impl FnOnce(&mut Store) -> T) -> T {
-        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+    fn with<T>(&self, cluster: &str, f: impl FnOnce(&mut Store) -> T) -> T {
+        let store = self.0.of(cluster);
+        let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut s)
     }
 
@@ -194,7 +242,7 @@ impl Nodes {
         let name = |i: u64| format!("{prefix}{i}");
         let mut labels = p.labels.as_object().cloned().unwrap_or_default();
         labels.insert(p.key.into(), json!(p.pool));
-        let joined: Vec<String> = self.with(|s| {
+        let joined: Vec<String> = self.with(p.cluster, |s| {
             let gone: Vec<Key> = s
                 .objects
                 .keys()
@@ -229,11 +277,11 @@ impl Nodes {
         if joined.is_empty() || p.gpus_per_node == 0 {
             return;
         }
-        let nodes = self.clone();
+        let (nodes, cluster) = (self.clone(), p.cluster.to_string());
         let gpus = p.gpus_per_node.to_string();
         std::thread::spawn(move || {
             std::thread::sleep(GPUS_AFTER);
-            nodes.with(|s| {
+            nodes.with(&cluster, |s| {
                 for n in joined {
                     let t = Target::of("", "nodes", "", &n);
                     if let Some(o) = s.objects.get_mut(&t.key()) {
@@ -251,7 +299,7 @@ impl Kube {
         Endpoint {
             url: self.server.url.clone(),
             ca_pem: self.ca_pem.clone(),
-            nodes: Some(Nodes(self.store.clone())),
+            nodes: Some(Nodes(self.tenants.clone())),
         }
     }
 

@@ -202,7 +202,7 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         node_group_nodes(&shared, &method, &path, &headers, &body).await;
     }
     if let (Some(k), true) = (&shared.kube, path.starts_with("/clusters")) {
-        if let Some(rewritten) = point_cluster(&bytes, &k.url, &k.ca_pem) {
+        if let Some(rewritten) = point_cluster(&bytes, k) {
             bytes = Bytes::from(rewritten);
             rparts.headers.remove(hyper::header::CONTENT_LENGTH);
         }
@@ -210,15 +210,17 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     Response::from_parts(rparts, Full::new(bytes))
 }
 
-/// An EKS answer carrying a `cluster`, with its endpoint and CA replaced.
-fn point_cluster(body: &[u8], url: &str, ca_pem: &str) -> Option<String> {
+/// An EKS answer carrying a `cluster`, with its endpoint and CA replaced
+/// by those of its own cluster in the Kubernetes stand-in.
+fn point_cluster(body: &[u8], kube: &Endpoint) -> Option<String> {
     use base64::Engine;
     let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
     let cluster = v.get_mut("cluster")?.as_object_mut()?;
+    let url = kube.of(cluster.get("name")?.as_str()?);
     cluster.insert("endpoint".into(), serde_json::json!(url));
     cluster.insert(
         "certificateAuthority".into(),
-        serde_json::json!({"data": base64::engine::general_purpose::STANDARD.encode(ca_pem)}),
+        serde_json::json!({"data": base64::engine::general_purpose::STANDARD.encode(&kube.ca_pem)}),
     );
     Some(v.to_string())
 }
