@@ -490,3 +490,51 @@ fn a_further_region_comes_before_the_next_cloud_and_a_dropped_one_is_deleted_the
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
 }
+
+/// The failure no API reports: the pool made and its nodes joining, but
+/// no GPU of theirs ever allocatable. Only the watch of the cluster's
+/// nodes finds it; after `wait_for_gpus` the place has failed like any
+/// shortage and the nodes move on.
+#[test]
+fn nodes_whose_gpus_never_come_fail_over_after_wait_for_gpus() {
+    let dir = common::scratch("failover", "no-gpus");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","form":"no_gpus","available":false}"#);
+    let work = workdir(
+        &dir,
+        "nogpu",
+        r#"      order    = ["aws", "gcp", "azure"]
+      capacity = ["on_demand"]"#,
+    );
+    let text = std::fs::read_to_string(work.join("cluster.hcl")).expect("spec");
+    let text = text.replace(r#"wait_for_gpus = "30s""#, r#"wait_for_gpus = "6s""#);
+    std::fs::write(work.join("cluster.hcl"), text).expect("spec");
+    let started = std::time::Instant::now();
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(6),
+        "the apply waited for GPUs first"
+    );
+    let p = placement(&work, "nogpu.h100");
+    assert_eq!(
+        (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
+        (&Json::from("gcp"), &Json::from("on_demand")),
+        "{p}"
+    );
+    assert_eq!(
+        failures(&p),
+        vec![("aws".to_string(), "on_demand".to_string(), String::new())],
+        "{p}"
+    );
+    assert!(
+        p["failed"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r
+                .contains("no node of the pool offered an allocatable nvidia.com/gpu within 6s")),
+        "{p}"
+    );
+    assert!(p["chosen"]["first_gpu_after"].as_f64().is_some(), "{p}");
+    assert_eq!(p["chosen"]["ready_gpus"], 16, "{p}");
+    settled(&sb, &work, "nogpu");
+}

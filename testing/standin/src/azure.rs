@@ -1182,12 +1182,25 @@ impl World {
                 .unwrap_or(0),
         };
         let vm = props["vmSize"].as_str().unwrap_or("");
+        let region = self
+            .objects
+            .get(&cluster.to_ascii_lowercase())
+            .and_then(|c| c["location"].as_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let p = crate::kubernetes::PoolNodes {
             cluster: cluster.rsplit('/').next().unwrap_or(""),
             key: "agentpool",
             pool,
             labels: &props["nodeLabels"],
             gpus_per_node: crate::capacity::gpus_of("azure", vm),
+            gpus_withheld: self.shortages.withholds_gpus(&crate::capacity::Ask {
+                region: &region,
+                zones: &[],
+                instance_type: vm,
+                capacity: capacity_of(props),
+                nodes: count,
+            }),
         };
         nodes.scale(&p, count);
     }
@@ -1229,10 +1242,7 @@ impl World {
             region: &region,
             zones: &zones,
             instance_type: vm,
-            capacity: match props["scaleSetPriority"].as_str() {
-                Some("Spot") => "spot",
-                _ => "on_demand",
-            },
+            capacity: capacity_of(props),
             nodes: grows,
         })?;
         let (code, message) = match &hit.zone {
@@ -1246,6 +1256,7 @@ impl World {
                     .push(("agentpools".into(), code.into(), message));
                 None
             }
+            crate::capacity::Form::NoGpus => None,
         }
     }
 
@@ -1502,5 +1513,13 @@ mod tests {
             405,
             "a wrong method"
         );
+    }
+}
+
+/// An agent pool's capacity type, as a shortage names it.
+fn capacity_of(props: &Json) -> &'static str {
+    match props["scaleSetPriority"].as_str() {
+        Some("Spot") => "spot",
+        _ => "on_demand",
     }
 }

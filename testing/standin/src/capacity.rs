@@ -6,7 +6,10 @@
 //!
 //! The two forms are the clouds' own: the create refused at once, or the
 //! pool made and then failing (EKS `CREATE_FAILED` with a health issue,
-//! GKE's operation in error, AKS's asynchronous PUT `Failed`). The
+//! GKE's operation in error, AKS's asynchronous PUT `Failed`). A third is
+//! what no API reports: the pool made and its nodes joining, but their
+//! GPUs never allocatable (a driver that does not load), which only a
+//! watch of the nodes finds ([`Shortages::withholds_gpus`]). The
 //! sandbox's control endpoint (`POST /capacity`) sets them.
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +24,8 @@ pub enum Form {
     Refused,
     /// The pool made, then failing as it launches nodes.
     AfterCreate,
+    /// The pool made and its nodes joining with no allocatable GPU.
+    NoGpus,
 }
 
 /// Where a cloud has no capacity.
@@ -112,21 +117,34 @@ impl Shortages {
         if ask.nodes == 0 {
             return None;
         }
-        let list = self.list_mut();
-        let s = list.iter().find(|s| {
-            s.region == ask.region
-                && s.instance_type
-                    .as_deref()
-                    .is_none_or(|t| t == ask.instance_type)
-                && s.capacity.as_deref().is_none_or(|c| c == ask.capacity)
-                && s.zone
-                    .as_ref()
-                    .is_none_or(|z| ask.zones.is_empty() || ask.zones.contains(z))
-        })?;
+        let s = self.find(ask, |f| f != Form::NoGpus)?;
         Some(Hit {
             zone: s.zone.clone(),
-            shortage: s.clone(),
+            shortage: s,
         })
+    }
+
+    /// Whether the nodes `ask` launches join without allocatable GPUs.
+    pub fn withholds_gpus(&self, ask: &Ask<'_>) -> bool {
+        self.find(ask, |f| f == Form::NoGpus).is_some()
+    }
+
+    /// The first shortage of a form `form` allows that applies to `ask`.
+    fn find(&self, ask: &Ask<'_>, form: impl Fn(Form) -> bool) -> Option<Shortage> {
+        let list = self.list_mut();
+        list.iter()
+            .find(|s| {
+                form(s.form)
+                    && s.region == ask.region
+                    && s.instance_type
+                        .as_deref()
+                        .is_none_or(|t| t == ask.instance_type)
+                    && s.capacity.as_deref().is_none_or(|c| c == ask.capacity)
+                    && s.zone
+                        .as_ref()
+                        .is_none_or(|z| ask.zones.is_empty() || ask.zones.contains(z))
+            })
+            .cloned()
     }
 }
 

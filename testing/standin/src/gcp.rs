@@ -1172,7 +1172,46 @@ impl World {
         op_type: &str,
     ) -> Option<Response<Body>> {
         let project = cluster.split('/').nth(1).unwrap_or("");
-        let location = cluster.split('/').nth(3).unwrap_or("");
+        let w = Wants::of(cluster, np);
+        let region = &w.region;
+        let hit = self.shortages.hit(&crate::capacity::Ask {
+            region,
+            zones: &w.zones,
+            instance_type: &w.machine,
+            capacity: w.capacity,
+            nodes: grows,
+        })?;
+        let (code, message) = match &hit.zone {
+            Some(z) => ("ZONE_RESOURCE_POOL_EXHAUSTED", format!("The zone 'projects/{project}/zones/{z}' does not have enough resources available to fulfill the request. Try a different zone, or try again later.")),
+            None => ("QUOTA_EXCEEDED", format!("Insufficient regional quota to satisfy request: resource \"GPUS\" in region {region}: request requires more than the quota left.")),
+        };
+        match hit.shortage.form {
+            crate::capacity::Form::Refused => Some(google_rpc(
+                403,
+                "RESOURCE_EXHAUSTED",
+                &format!("{code}: {message}"),
+            )),
+            crate::capacity::Form::AfterCreate => {
+                self.failures.push((op_type.into(), code.into(), message));
+                None
+            }
+            crate::capacity::Form::NoGpus => None,
+        }
+    }
+}
+
+/// What a node pool asks of its region, as a shortage is matched against.
+struct Wants {
+    region: String,
+    zones: Vec<String>,
+    machine: String,
+    capacity: &'static str,
+}
+
+impl Wants {
+    /// Node pool `np` of the cluster at `path` (or at a path under it).
+    fn of(path: &str, np: &Json) -> Wants {
+        let location = path.split('/').nth(3).unwrap_or("");
         let zonal = location.matches('-').count() >= 2;
         let region = match zonal {
             true => location.rsplit_once('-').map_or(location, |(r, _)| r),
@@ -1190,30 +1229,19 @@ impl World {
         let config = &np["config"];
         let spot =
             config["spot"].as_bool() == Some(true) || config["preemptible"].as_bool() == Some(true);
-        let hit = self.shortages.hit(&crate::capacity::Ask {
-            region,
-            zones: &zones,
-            instance_type: config["machineType"].as_str().unwrap_or("e2-medium"),
+        Wants {
+            region: region.to_string(),
+            zones,
+            machine: config["machineType"]
+                .as_str()
+                .unwrap_or("e2-medium")
+                .to_string(),
             capacity: if spot { "spot" } else { "on_demand" },
-            nodes: grows,
-        })?;
-        let (code, message) = match &hit.zone {
-            Some(z) => ("ZONE_RESOURCE_POOL_EXHAUSTED", format!("The zone 'projects/{project}/zones/{z}' does not have enough resources available to fulfill the request. Try a different zone, or try again later.")),
-            None => ("QUOTA_EXCEEDED", format!("Insufficient regional quota to satisfy request: resource \"GPUS\" in region {region}: request requires more than the quota left.")),
-        };
-        match hit.shortage.form {
-            crate::capacity::Form::Refused => Some(google_rpc(
-                403,
-                "RESOURCE_EXHAUSTED",
-                &format!("{code}: {message}"),
-            )),
-            crate::capacity::Form::AfterCreate => {
-                self.failures.push((op_type.into(), code.into(), message));
-                None
-            }
         }
     }
+}
 
+impl World {
     /// The cluster's nodes made to match node pool `key`'s size (none
     /// once it is gone), labelled as GKE labels them.
     fn nodes_of(&self, key: &str) {
@@ -1228,12 +1256,20 @@ impl World {
             .or_else(|| count.as_str().and_then(|c| c.parse().ok()))
             .unwrap_or(0);
         let cluster = key.split("/clusters/").nth(1).unwrap_or("");
+        let ask = Wants::of(key, &np);
         let pool = crate::kubernetes::PoolNodes {
             cluster: cluster.split('/').next().unwrap_or(""),
             key: "cloud.google.com/gke-nodepool",
             pool: last(key),
             labels: &np["config"]["labels"],
             gpus_per_node: gpus,
+            gpus_withheld: self.shortages.withholds_gpus(&crate::capacity::Ask {
+                region: &ask.region,
+                zones: &[],
+                instance_type: &ask.machine,
+                capacity: ask.capacity,
+                nodes: pool_nodes(&np),
+            }),
         };
         nodes.scale(&pool, pool_nodes(&np));
     }

@@ -226,6 +226,9 @@ pub struct PoolNodes<'a> {
     /// The pool's own labels.
     pub labels: &'a Json,
     pub gpus_per_node: u64,
+    /// Whether its nodes' GPUs never become allocatable (a `no_gpus`
+    /// shortage).
+    pub gpus_withheld: bool,
 }
 
 impl Nodes {
@@ -274,7 +277,7 @@ impl Nodes {
             }
             joined
         });
-        if joined.is_empty() || p.gpus_per_node == 0 {
+        if joined.is_empty() || p.gpus_per_node == 0 || p.gpus_withheld {
             return;
         }
         let (nodes, cluster) = (self.clone(), p.cluster.to_string());

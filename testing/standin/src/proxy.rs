@@ -377,6 +377,7 @@ async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
             );
             Some(error(400, "UnsupportedAvailabilityZoneException", &message))
         }
+        Form::NoGpus => None,
         Form::AfterCreate => {
             let kind = if spot { "Spot" } else { "On-Demand" };
             let message = format!(
@@ -430,6 +431,7 @@ async fn node_group_nodes(
                 pool: n,
                 labels: &serde_json::Value::Null,
                 gpus_per_node: 0,
+                gpus_withheld: false,
             };
             nodes.scale(&p, 0);
             return;
@@ -479,15 +481,23 @@ async fn node_group_nodes(
         .into_iter()
         .next()
         .unwrap_or_default();
+    let desired = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
     let p = PoolNodes {
         cluster: &cluster,
         key: "eks.amazonaws.com/nodegroup",
         pool: &name,
         labels: &group["labels"],
         gpus_per_node: crate::capacity::gpus_of("aws", &instance_type),
+        gpus_withheld: shared.shortages.withholds_gpus(&Ask {
+            region: &region_of(&req),
+            zones: &[],
+            instance_type: &instance_type,
+            capacity: match group["capacityType"].as_str() {
+                Some("SPOT") => "spot",
+                _ => "on_demand",
+            },
+            nodes: desired,
+        }),
     };
-    nodes.scale(
-        &p,
-        group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0),
-    );
+    nodes.scale(&p, desired);
 }
