@@ -115,6 +115,10 @@ fn settled(sb: &Sandbox, work: &Path, name: &str) {
         vec!["h100".to_string()]
     );
     assert_eq!(sb.gke_node_pools(name), vec!["h100".to_string()]);
+    assert_eq!(
+        sb.aks_agent_pools(name, name),
+        vec!["h100".to_string(), "system".to_string()]
+    );
     let (code, list) = sb.strata(work, &["state", "list"]);
     assert_eq!(code, 0, "{list}");
     for pool in [
@@ -537,4 +541,35 @@ fn nodes_whose_gpus_never_come_fail_over_after_wait_for_gpus() {
     assert!(p["chosen"]["first_gpu_after"].as_f64().is_some(), "{p}");
     assert_eq!(p["chosen"]["ready_gpus"], 16, "{p}");
     settled(&sb, &work, "nogpu");
+    // `strata cost` and the drift report show where the nodes run and
+    // their time to first GPU; drift with the GPUs offered now.
+    let first = p["chosen"]["first_gpu_after"].as_f64().unwrap_or_default();
+    let line = "nogpu.h100: 2 × 8×H100 on gcp us-central1 on-demand (a3-highgpu-8g) since ";
+    let (code, out) = sb.strata(&work, &["cost"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(line), "{out}");
+    assert!(
+        out.contains(&format!(
+            "first GPU after {first:.1}s, 16 GPUs allocatable when placed"
+        )),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "first GPU after {first:.1}s, 16 GPUs allocatable now"
+        )),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["drift", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let report: Json = serde_json::from_str(&out).expect("drift JSON");
+    let placed = &report["placements"][0];
+    assert_eq!(placed["ready_gpus_now"], 16, "{out}");
+    assert_eq!(
+        placed["placed"]["first_gpu_after"],
+        Json::from(first),
+        "{out}"
+    );
 }

@@ -113,13 +113,7 @@ impl Sandbox {
         s.write_all(req.as_bytes()).expect("send");
         let mut text = String::new();
         s.read_to_string(&mut text).expect("read");
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        (status, body.to_string())
+        response(&text)
     }
 
     /// Makes a cloud short of capacity (`POST /capacity`).
@@ -157,6 +151,73 @@ impl Sandbox {
         serde_json::from_str(&body).expect("JSON")
     }
 
+    /// The agent pools AKS (the Azure stand-in, over HTTPS with the CA
+    /// the sandbox wrote) has in cluster `cluster` of resource group `group`.
+    pub fn aks_agent_pools(&self, group: &str, cluster: &str) -> Vec<String> {
+        let arm = &self.env["ARM_RESOURCE_MANAGER_ENDPOINT"];
+        let form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}&scope=https%3A%2F%2Fmanagement.azure.com%2F.default",
+            self.env["ARM_CLIENT_ID"], self.env["ARM_CLIENT_SECRET"]
+        );
+        let token_url = format!(
+            "{}/{}/oauth2/v2.0/token",
+            self.env["AZURE_AUTHORITY_HOST"], self.env["ARM_TENANT_ID"]
+        );
+        let (status, body) = self.https(
+            "POST",
+            &token_url,
+            "",
+            "application/x-www-form-urlencoded",
+            &form,
+        );
+        assert_eq!(status, 200, "{body}");
+        let token: serde_json::Value = serde_json::from_str(&body).expect("token JSON");
+        let auth = format!(
+            "Bearer {}",
+            token["access_token"].as_str().unwrap_or_default()
+        );
+        let url = format!(
+            "{arm}/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{cluster}/agentPools?api-version=2024-09-01",
+            self.env["ARM_SUBSCRIPTION_ID"]
+        );
+        let (status, body) = self.https("GET", &url, &auth, "application/json", "");
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        names(&v["value"], Some("name"))
+    }
+
+    /// `METHOD URL` over HTTPS, trusting the CA in the sandbox's
+    /// `SSL_CERT_FILE`: the status and the body.
+    fn https(&self, method: &str, url: &str, auth: &str, kind: &str, body: &str) -> (u16, String) {
+        use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+        let rest = url.strip_prefix("https://").expect("an https URL");
+        let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+        let mut roots = rustls::RootCertStore::empty();
+        let ca = CertificateDer::from_pem_file(&self.env["SSL_CERT_FILE"]).expect("the CA");
+        roots.add(ca).expect("a CA certificate");
+        let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let name = ServerName::try_from(host.split(':').next().unwrap_or(host).to_string())
+            .expect("a name");
+        let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
+        let sock = std::net::TcpStream::connect(host).expect("connect");
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        let req = format!(
+            "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        tls.write_all(req.as_bytes()).expect("send");
+        let mut raw = Vec::new();
+        // A server that closes without close_notify ends the read with an
+        // error after the whole answer.
+        let _ = tls.read_to_end(&mut raw);
+        response(&String::from_utf8_lossy(&raw))
+    }
+
     /// The node pools GKE (the GCP stand-in) has in `cluster`.
     pub fn gke_node_pools(&self, cluster: &str) -> Vec<String> {
         let base = self.env["GOOGLE_CONTAINER_CUSTOM_ENDPOINT"].trim_end_matches('/');
@@ -168,6 +229,17 @@ impl Sandbox {
         let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
         names(&v["nodePools"], Some("name"))
     }
+}
+
+/// The status and body of an HTTP/1.1 answer read whole.
+fn response(text: &str) -> (u16, String) {
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_string())
 }
 
 /// Strings of a JSON list, or a field of each of its objects.
