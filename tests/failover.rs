@@ -573,3 +573,61 @@ fn nodes_whose_gpus_never_come_fail_over_after_wait_for_gpus() {
         "{out}"
     );
 }
+
+/// README's failover demo as written: `examples/failover` copied, the
+/// shortage README posts, then plan, apply and cost. The nodes land where
+/// README's comment says, and the plan shows what it says it shows.
+#[test]
+fn the_readme_failover_demo_does_what_it_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let demo = readme
+        .split("A failover, shown:")
+        .nth(1)
+        .and_then(|rest| rest.split("```sh").nth(1))
+        .and_then(|block| block.split("```").next())
+        .expect("README's failover demo");
+    let shortage = demo
+        .split("-d '")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("the shortage README posts");
+    assert!(demo.contains("cp examples/failover/cluster.hcl"), "{demo}");
+    assert!(demo.contains("the nodes land on us-west-2 spot"), "{demo}");
+
+    let dir = common::scratch("failover", "readme");
+    let sb = start(&dir.join("sandbox"));
+    let work = dir.join("failover");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::copy(
+        root.join("examples/failover/cluster.hcl"),
+        work.join("cluster.hcl"),
+    )
+    .expect("the example");
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    for skipped in [
+        "skipped aws us-east-1 on-demand: $6.88 per GPU-hour, over the cap of $6.00",
+        "skipped azure eastus on-demand: $12.29 per GPU-hour, over the cap of $6.00",
+    ] {
+        assert!(out.contains(skipped), "{skipped}:\n{out}");
+    }
+    sb.short(shortage);
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = placement(&work, "train.h100");
+    assert_eq!(
+        (&p["chosen"]["region"], &p["chosen"]["capacity"]),
+        (&Json::from("us-west-2"), &Json::from("spot")),
+        "{p}"
+    );
+    let (code, out) = sb.strata(&work, &["cost"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("train.h100: 2 × 8×H100 on aws us-west-2 spot (p5.48xlarge) since "),
+        "{out}"
+    );
+    sb.plenty();
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "placement is sticky once capacity is back:\n{out}");
+}
