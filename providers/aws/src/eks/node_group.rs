@@ -436,6 +436,18 @@ impl Kind<Clients> for NodeGroup {
                     .unwrap_or(Value::Unknown(ty));
                 m.insert("update_config".into(), keep);
             }
+            // A group whose create failed (no capacity, a bad launch
+            // template) takes no updates; Terraform taints it when its
+            // create fails, and one adopted after a crash mid-create is
+            // planned the same: replaced.
+            let failed = req
+                .prior
+                .and_then(|pr| string(pr, "status"))
+                .is_some_and(|s| s == "CREATE_FAILED");
+            if failed {
+                m.insert("status".into(), Value::Unknown(Type::String));
+                p.requires_replace.push(vec!["status".to_string()]);
+            }
         }
         p
     }
@@ -588,5 +600,48 @@ impl Kind<Clients> for NodeGroup {
     /// Imported as `CLUSTER:NODE_GROUP`.
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
         member::import(self, c, id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node group whose create failed is replaced, not updated; one
+    /// that is running or degraded (a resize that failed) is kept.
+    #[test]
+    fn only_a_group_whose_create_failed_is_replaced() {
+        let schema = NodeGroup.schema();
+        let fields = |status: &str| {
+            object(vec![
+                ("cluster_name", Value::string("train")),
+                ("node_group_name", Value::string("h100")),
+                ("status", Value::string(status)),
+            ])
+        };
+        let config = object(vec![
+            ("cluster_name", Value::string("train")),
+            ("node_group_name", Value::string("h100")),
+        ]);
+        for (status, replaced) in [
+            ("CREATE_FAILED", true),
+            ("ACTIVE", false),
+            ("DEGRADED", false),
+        ] {
+            let prior = fields(status);
+            let p = NodeGroup.plan(
+                &schema,
+                &PlanRequest {
+                    type_name: "aws_eks_node_group",
+                    prior: Some(&prior),
+                    config: &config,
+                },
+            );
+            assert_eq!(
+                p.requires_replace.contains(&vec!["status".to_string()]),
+                replaced,
+                "{status}"
+            );
+        }
     }
 }
