@@ -61,6 +61,19 @@ fn precedence_follows_terraform() {
     );
     assert_eq!(s(&v2, "e"), "cli-last");
     let _ = std::fs::remove_file(tmp);
+    // Terraform's TF_VAR_ is read as Terraform reads it; strata's own
+    // prefix wins where both name a variable, whatever the order given.
+    let v3 = vars_of(&[], &[("TF_VAR_a", "terraform")]);
+    assert_eq!(s(&v3, "a"), "terraform");
+    let v4 = vars_of(
+        &[],
+        &[
+            ("TF_VAR_a", "terraform"),
+            ("STRATA_VAR_a", "strata"),
+            ("TF_VAR_a", "terraform"),
+        ],
+    );
+    assert_eq!(s(&v4, "a"), "strata");
 }
 
 #[test]

@@ -270,9 +270,15 @@ impl Module {
 /// is `terraform.workspace` in expressions ([`Run`]). Read once, by the
 /// command (`cli.rs`), and passed to what needs it.
 pub fn workspace() -> Result<String, Diags> {
-    let name = match std::env::var("STRATA_WORKSPACE") {
-        Ok(n) if !n.is_empty() => n,
-        _ => return Ok("default".into()),
+    // Terraform's `TF_WORKSPACE` too; strata's own name wins.
+    let set = ["STRATA_WORKSPACE", "TF_WORKSPACE"].iter().find_map(|v| {
+        std::env::var(v)
+            .ok()
+            .filter(|n| !n.is_empty())
+            .map(|n| (*v, n))
+    });
+    let Some((var, name)) = set else {
+        return Ok("default".into());
     };
     let valid = name.len() <= 90
         && name
@@ -282,7 +288,9 @@ pub fn workspace() -> Result<String, Diags> {
         return Err(Diags::from(Diag::new(
             "strata::workspace",
             "Invalid workspace name",
-            format!("STRATA_WORKSPACE={name:?}: a workspace name is letters, digits, '-' and '_' (at most 90)."),
+            format!(
+                "{var}={name:?}: a workspace name is letters, digits, '-' and '_' (at most 90)."
+            ),
         )));
     }
     Ok(name)

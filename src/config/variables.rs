@@ -28,6 +28,17 @@ struct Raw {
 
 pub const ENV_PREFIX: &str = "STRATA_VAR_";
 
+/// Terraform's prefix, read too (a script's `TF_VAR_region` works
+/// unchanged); `STRATA_VAR_` wins where both name a variable.
+pub const TERRAFORM_ENV_PREFIX: &str = "TF_VAR_";
+
+/// The process's environment variables that set variables.
+pub fn environment() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with(ENV_PREFIX) || k.starts_with(TERRAFORM_ENV_PREFIX))
+        .collect()
+}
+
 fn decl_is_string(v: &Variable) -> bool {
     v.constraint.ty == Type::String || !v.typed
 }
@@ -173,8 +184,13 @@ pub fn resolve(
     let mut diags = Diags::default();
     let mut raw: BTreeMap<String, Raw> = BTreeMap::new();
 
+    let mut env: Vec<(String, String)> = env.into_iter().collect();
+    env.sort_by_key(|(k, _)| !k.starts_with(TERRAFORM_ENV_PREFIX));
     for (k, v) in env {
-        if let Some(name) = k.strip_prefix(ENV_PREFIX) {
+        let name = k
+            .strip_prefix(ENV_PREFIX)
+            .or_else(|| k.strip_prefix(TERRAFORM_ENV_PREFIX));
+        if let Some(name) = name {
             // Undeclared environment variables are ignored, as in Terraform:
             // the environment is shared by many configurations.
             if let Some(decl) = module.variable(name) {
@@ -375,8 +391,8 @@ fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
                     "strata::config::missing_variable",
                     "No value for required variable",
                     format!(
-                        "The root module input variable {:?} is not set, and has no default value. Use a --var or --var-file command line argument, or a {}{} environment variable, to provide a value for this variable.",
-                        decl.name, ENV_PREFIX, decl.name
+                        "The root module input variable {:?} is not set, and has no default value. Use a --var or --var-file command line argument, or a {}{} (or {}{}) environment variable, to provide a value for this variable.",
+                        decl.name, ENV_PREFIX, decl.name, TERRAFORM_ENV_PREFIX, decl.name
                     ),
                 )
                 .at(decl.span))

@@ -49,6 +49,9 @@ pub struct Options {
     pub prices: PriceList,
     /// `--replace-placement POOL`.
     pub replace_placement: Vec<String>,
+    /// `-lock-timeout=D`: how long to wait for a state lock another run
+    /// holds before giving up (zero: at once, as Terraform's default).
+    pub lock_timeout: std::time::Duration,
 }
 
 pub enum Outcome {
@@ -189,9 +192,7 @@ fn prepare(
     // and the modules a cluster expands into (variable files are not
     // configuration; a saved plan carries the values).
     let mut files = digests(sources);
-    let env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
-        .collect();
+    let env = variables::environment();
     let vars = match vars {
         Some(saved) => with_ephemeral(&module, saved, inputs, env, sources)?,
         None => variables::resolve(&module, inputs, env, sources)?,
@@ -345,11 +346,12 @@ fn with_ephemeral(
 fn open_state(
     store: &Store,
     operation: &str,
+    opts: &Options,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
     write: bool,
 ) -> Result<(Lock, State, bool), Diags> {
-    let lock = store.lock(operation).map_err(state_err)?;
+    let lock = lock_within(store, operation, opts.lock_timeout).map_err(state_err)?;
     if let Some(old) = &lock.took_over {
         eprintln!(
             "Warning: the state was locked by {} (operation {}, since {}), which is no longer running; this run took the lock over.",
@@ -385,6 +387,24 @@ fn open_state(
         entries.len()
     );
     Ok((lock, state, true))
+}
+
+/// The state lock, waiting up to `timeout` while another run holds it
+/// (checked every second, as Terraform's `-lock-timeout` does).
+fn lock_within(
+    store: &Store,
+    operation: &str,
+    timeout: std::time::Duration,
+) -> Result<Lock, strata_state::StateError> {
+    let started = std::time::Instant::now();
+    loop {
+        match store.lock(operation) {
+            Err(strata_state::StateError::Locked { .. }) if started.elapsed() < timeout => {
+                std::thread::sleep(std::time::Duration::from_secs(1).min(timeout));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// For each create that may have happened unrecorded, asks the driver for
@@ -539,7 +559,7 @@ fn planned(
         Wants::Drift => "drift",
         _ => "plan",
     };
-    let (lock, state, _) = open_state(&store, operation, drivers, &rt, false)?;
+    let (lock, state, _) = open_state(&store, operation, opts, drivers, &rt, false)?;
     let p = placed(p, (path, None), &state, opts, now, sources, drivers)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
@@ -828,7 +848,7 @@ pub fn apply(
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
-    let (lock, mut state, existed) = open_state(&store, op, drivers, &rt, true)?;
+    let (lock, mut state, existed) = open_state(&store, op, opts, drivers, &rt, true)?;
     crate::timings::stage("state loaded");
     let again = (config_dir.as_path(), saved_vars.clone());
     let p = placed(p, again, &state, opts, now, sources, drivers)?;

@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
+
+mod spelling;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -61,6 +64,7 @@ impl RunArgs {
         inputs: Vec<CliInput>,
         destroy: bool,
         workspace: Result<String, Diags>,
+        lock_timeout: Duration,
     ) -> Result<crate::engine::Options, Diags> {
         Ok(crate::engine::Options {
             inputs,
@@ -71,6 +75,7 @@ impl RunArgs {
             workspace: workspace?,
             prices: price_list(self.prices.as_deref())?,
             replace_placement: self.replace_placement.clone(),
+            lock_timeout,
         })
     }
 }
@@ -323,9 +328,10 @@ fn print_diags(diags: &Diags, sources: &Sources) {
 
 /// Colours only on a terminal and never with NO_COLOR; no hyperlinks, so the
 /// output reads the same in CI logs as on a laptop.
-fn install_report_hook() {
-    let _ = miette::set_hook(Box::new(|_| {
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+fn install_report_hook(no_color: bool) {
+    let _ = miette::set_hook(Box::new(move |_| {
+        let color =
+            !no_color && std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         Box::new(
             miette::MietteHandlerOpts::new()
                 .terminal_links(false)
@@ -392,8 +398,26 @@ fn usage_error(e: clap::Error) -> ExitCode {
 }
 
 fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
-    install_report_hook();
-    let matches = match Cli::command().try_get_matches_from(args) {
+    // Terraform's spellings (`-out=F`, `-chdir=DIR`, `TF_CLI_ARGS`) first.
+    let read = match spelling::respell(args, &|name| std::env::var(name).ok()) {
+        Ok(r) => r,
+        Err(why) => {
+            eprintln!("Error: {why}");
+            return ExitCode::from(1);
+        }
+    };
+    install_report_hook(read.no_color);
+    if let Some(dir) = &read.chdir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            eprintln!("Error: -chdir={}: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+    }
+    for note in &read.notes {
+        eprintln!("{note}");
+    }
+    let lock_timeout = read.lock_timeout.unwrap_or_default();
+    let matches = match Cli::command().try_get_matches_from(read.args) {
         Ok(m) => m,
         Err(e) => return usage_error(e),
     };
@@ -405,6 +429,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     let mut sources = Sources::default();
     // Decided once here; an invalid name fails only the commands using it.
     let workspace = config::workspace();
+    let destroying = matches!(cli.command, Command::Destroy { .. });
     let result = match cli.command {
         Command::Plan {
             path,
@@ -415,9 +440,11 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             destroy,
             ..
         } => {
-            let r = run.options(inputs, destroy, workspace).and_then(|opts| {
-                crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers)
-            });
+            let r = run
+                .options(inputs, destroy, workspace, lock_timeout)
+                .and_then(|opts| {
+                    crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers)
+                });
             return finish(outcome(r, detailed_exitcode), &sources);
         }
         Command::Drift {
@@ -438,6 +465,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     workspace,
                     prices: Default::default(),
                     replace_placement: Vec::new(),
+                    lock_timeout,
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });
@@ -446,7 +474,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Cost {
             path, run, format, ..
         } => run
-            .options(inputs, false, workspace)
+            .options(inputs, false, workspace, lock_timeout)
             .and_then(|opts| crate::engine::cost(&path, &opts, format, &mut sources, drivers)),
         Command::Comment { issue, name, .. } => crate::comment::run(issue.as_deref(), &name),
         Command::Apply {
@@ -454,21 +482,18 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             run,
             auto_approve,
             ..
-        } => {
-            let r = run.options(inputs, false, workspace).and_then(|opts| {
-                crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers)
-            });
-            return finish(outcome(r, false), &sources);
         }
-        Command::Destroy {
-            path,
+        | Command::Destroy {
+            path: target,
             run,
             auto_approve,
             ..
         } => {
-            let r = run.options(inputs, true, workspace).and_then(|opts| {
-                crate::engine::apply(&path, &opts, auto_approve, &mut sources, drivers)
-            });
+            let r = run
+                .options(inputs, destroying, workspace, lock_timeout)
+                .and_then(|opts| {
+                    crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers)
+                });
             return finish(outcome(r, false), &sources);
         }
         Command::Show {
@@ -530,12 +555,6 @@ fn finish(result: Result<ExitCode, Diags>, sources: &Sources) -> ExitCode {
     }
 }
 
-fn env_vars() -> Vec<(String, String)> {
-    std::env::vars()
-        .filter(|(k, _)| k.starts_with(variables::ENV_PREFIX))
-        .collect()
-}
-
 fn print(r: Result<String, Diags>) -> Result<(), Diags> {
     r.map(|text| print!("{text}"))
 }
@@ -567,7 +586,8 @@ fn load_expanded(
             clusters: None,
         });
     }
-    let vars = variables::resolve(&module, inputs, env_vars(), sources).unwrap_or_default();
+    let vars =
+        variables::resolve(&module, inputs, variables::environment(), sources).unwrap_or_default();
     let none = crate::engine::placements(None, &[], time::OffsetDateTime::now_utc());
     let expansion = crate::engine::expand(
         &mut module,
@@ -673,7 +693,7 @@ fn console(
         }
         Some(p) => {
             let module = config::load(p, sources)?;
-            let vars = variables::resolve(&module, inputs, env_vars(), sources)?;
+            let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
             let at = config::Run::new(module.dir.clone(), workspace);
             let scope = ConfigScope::new(&module, vars, at);
             run(&scope, module.dir.clone())
