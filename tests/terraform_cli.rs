@@ -184,6 +184,15 @@ fn a_terraform_flag_strata_lacks_is_refused_by_name() {
         assert!(err.contains(says), "{args:?}:\n{err}");
     }
     assert!(!st.join("infra/strata.tfstate").exists());
+    // Help, in either spelling, names Terraform's spellings too.
+    for args in [["plan", "-help"], ["plan", "--help"]] {
+        let (code, out, _) = run("strata", &st, &args, &[]);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains("Terraform's spellings work beside these"),
+            "{out}"
+        );
+    }
 }
 
 /// `-lock-timeout`: a plan waits for the state lock an apply holds (here

@@ -15,11 +15,15 @@ use std::time::Duration;
 
 mod spelling;
 
+/// What `--help` says of Terraform's spellings (which `spelling.rs` reads).
+const TERRAFORM_SPELLINGS: &str = "Terraform's spellings work beside these: single-dash flags (-out=tfplan, -out tfplan, -var 'k=v', -var-file=F, -auto-approve, -detailed-exitcode, -parallelism=N, -state=F, -refresh=false, -no-color, -input=false, -lock-timeout=5m), apply -destroy, the global -chdir=DIR, -help and -version, TF_CLI_ARGS and TF_CLI_ARGS_<command>, TF_VAR_<name> and TF_WORKSPACE. Flags strata does not do yet (-target, -replace, -refresh-only, plan -json, ...) are refused by name with exit 1.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "strata",
     version,
-    about = "Declarative GPU-cluster infrastructure in Terraform's language"
+    about = "Declarative GPU-cluster infrastructure in Terraform's language",
+    after_help = TERRAFORM_SPELLINGS
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -417,7 +421,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         eprintln!("{note}");
     }
     let lock_timeout = read.lock_timeout.unwrap_or_default();
-    let matches = match Cli::command().try_get_matches_from(read.args) {
+    let parser = Cli::command().mut_subcommands(|c| c.after_help(TERRAFORM_SPELLINGS));
+    let matches = match parser.try_get_matches_from(read.args) {
         Ok(m) => m,
         Err(e) => return usage_error(e),
     };
