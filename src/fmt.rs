@@ -683,31 +683,46 @@ pub fn format_source(src: &str) -> String {
     format_tokens(normalize(lex(src)))
 }
 
-fn files(path: &Path) -> Result<Vec<PathBuf>, String> {
+/// The files `fmt` formats: `path` itself, or the configuration files in
+/// the directory `path` (and, `recursive`, in its subdirectories, hidden
+/// ones such as `.terraform` left out, as Terraform's `-recursive` does),
+/// in name order, a directory's files where its name sorts.
+fn files(path: &Path, recursive: bool) -> Result<Vec<PathBuf>, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut out: Vec<PathBuf> = std::fs::read_dir(path)
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            p.is_file()
-                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    !n.starts_with('.')
-                        && (n.ends_with(".tf") || n.ends_with(".hcl") || n.ends_with(".tfvars"))
-                })
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| !n.starts_with('.'))
         })
         .collect();
-    out.sort();
+    entries.sort();
+    let mut out = Vec::new();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if p.is_dir() && recursive {
+            out.extend(files(&p, true)?);
+        } else if p.is_file()
+            && (name.ends_with(".tf") || name.ends_with(".hcl") || name.ends_with(".tfvars"))
+        {
+            // `./main.tf` is named `main.tf`, as Terraform names it.
+            out.push(p.strip_prefix(".").map(Path::to_path_buf).unwrap_or(p));
+        }
+    }
     Ok(out)
 }
 
-/// `strata fmt [--check] PATH`: exit 0 when all is formatted (or was
-/// rewritten), 3 with `--check` when a file would change, 1 on error.
-pub fn run(path: &Path, check: bool) -> ExitCode {
-    let list = match files(path) {
+/// `strata fmt [--check] [--recursive] PATH`: exit 0 when all is
+/// formatted (or was rewritten), 3 with `--check` when a file would
+/// change, 1 on error.
+pub fn run(path: &Path, check: bool, recursive: bool) -> ExitCode {
+    let list = match files(path, recursive) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("Error: {e}");

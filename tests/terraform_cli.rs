@@ -249,3 +249,44 @@ fn lock_timeout_waits_for_the_holder() {
     let _ = answer.join();
     let _ = holder.wait();
 }
+
+/// `fmt -check -recursive`, as most CI workflows run it: the same exit
+/// code and the same files named as Terraform, hidden directories such as
+/// `.terraform` left out; then both rewrite alike.
+#[test]
+fn fmt_check_recursive_matches_terraform() {
+    if !require_terraform("fmt_check_recursive_matches_terraform") {
+        return;
+    }
+    let tree = |tag: &str| {
+        let d = std::env::temp_dir().join(format!("strata-tfcli-fmt-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for (path, text) in [
+            ("main.tf", "a = 1\n"),
+            ("sub/x.tf", "b   = 1\n"),
+            ("sub/deeper/y.tf", "c   =   2\n"),
+            (".terraform/modules/m/z.tf", "d   = 1\n"),
+            (".hidden/w.tf", "e   = 1\n"),
+        ] {
+            let p = d.join(path);
+            std::fs::create_dir_all(p.parent().expect("a parent")).expect("dirs");
+            std::fs::write(p, text).expect("file");
+        }
+        d
+    };
+    let (tf, st) = (tree("terraform"), tree("strata"));
+    for args in [
+        &["fmt", "-check", "-recursive"][..],
+        &["fmt", "-check"],
+        &["fmt", "-recursive"],
+        &["fmt", "-check", "-recursive"],
+    ] {
+        let (t_code, t_out, _) = run("terraform", &tf, args, &[]);
+        let (s_code, s_out, s_err) = run("strata", &st, args, &[]);
+        assert_eq!((s_code, &s_out), (t_code, &t_out), "{args:?}: {s_err}");
+    }
+    for tree in [&tf, &st] {
+        let hidden = std::fs::read_to_string(tree.join(".terraform/modules/m/z.tf")).expect("z");
+        assert_eq!(hidden, "d   = 1\n", "hidden directories are left alone");
+    }
+}

@@ -270,6 +270,9 @@ pub enum Command {
         /// Exit 3 and change nothing when a file is not formatted.
         #[arg(long)]
         check: bool,
+        /// Also the files in subdirectories (hidden ones left out).
+        #[arg(long)]
+        recursive: bool,
         #[arg(default_value = ".")]
         path: PathBuf,
     },
@@ -520,7 +523,11 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Console { path, json, .. } => {
             workspace.and_then(|w| console(path.as_deref(), json, &inputs, &w, &mut sources))
         }
-        Command::Fmt { check, path } => return crate::fmt::run(&path, check),
+        Command::Fmt {
+            check,
+            recursive,
+            path,
+        } => return crate::fmt::run(&path, check, recursive),
         Command::Version { json } => {
             print!("{}", version(json));
             Ok(())

@@ -66,6 +66,7 @@ const SAME: &[&str] = &[
     "auto-approve",
     "destroy",
     "check",
+    "recursive",
     "force",
 ];
 
@@ -85,7 +86,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("list", "fmt's file listing switch"),
     ("write", "fmt without writing"),
     ("diff", "fmt's diffs"),
-    ("recursive", "fmt of subdirectories"),
     ("plan", "a graph of a saved plan"),
     ("draw-cycles", "graph's cycle colouring"),
     ("type", "graphs of other operations"),
