@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 #[path = "common/oracle.rs"]
 mod oracle;
-use oracle::{require_terraform, terraform};
+use oracle::require_terraform;
 
 const CONFIG: &str = r#"
 variable "n" {
@@ -35,24 +35,21 @@ fn workdir(tag: &str) -> PathBuf {
 
 /// One tool's run of `args` in `dir` with `env`: exit code, stdout, stderr.
 fn run(tool: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = match tool {
-        "terraform" if env.is_empty() => terraform(dir, args),
-        _ => {
-            let program = match tool {
-                "strata" => env!("CARGO_BIN_EXE_strata"),
-                other => other,
-            };
-            Command::new(program)
-                .args(args)
-                .envs(env.iter().copied())
-                .env("TF_IN_AUTOMATION", "1")
-                .env("CHECKPOINT_DISABLE", "1")
-                .current_dir(dir)
-                .stdin(Stdio::null())
-                .output()
-                .expect("runs")
-        }
+    let program = match tool {
+        "strata" => env!("CARGO_BIN_EXE_strata"),
+        other => other,
     };
+    // As the oracle helper runs terraform: never interactive, never
+    // phoning home; strata ignores both.
+    let out = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).to_string(),

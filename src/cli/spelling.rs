@@ -86,7 +86,10 @@ const NOT_YET: &[(&str, &str)] = &[
     ("list", "fmt's file listing switch"),
     ("write", "fmt without writing"),
     ("diff", "fmt's diffs"),
-    ("plan", "a graph of a saved plan"),
+    (
+        "plan",
+        "graph of a saved plan and console in a plan's context",
+    ),
     ("draw-cycles", "graph's cycle colouring"),
     ("type", "graphs of other operations"),
     ("module-depth", "graph's module depth"),

@@ -267,6 +267,15 @@ impl Expansion {
     }
 }
 
+/// A list (or tuple, or set) of strings as Rust strings; `None` for
+/// anything else.
+fn string_list(v: &Value) -> Option<Vec<String>> {
+    v.elements()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
 fn diag(summary: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new("strata::cluster", summary.to_string(), detail).at(span)
 }
@@ -835,12 +844,7 @@ fn regions(
             a.span,
         ));
     }
-    let names = known(scope, list, diags).and_then(|v| {
-        v.elements()?
-            .iter()
-            .map(|x| x.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-    });
+    let names = known(scope, list, diags).and_then(|v| string_list(&v));
     let span = list.expr.span;
     let Some(names) = names.filter(|n| !n.is_empty()) else {
         diags.push(diag(
@@ -1387,12 +1391,7 @@ fn cloud_call<'k>(
                 .attr("zones")
                 .filter(|_| at.primary)
                 .and_then(|a| known(scope, a, diags))
-                .and_then(|v| {
-                    v.elements()?
-                        .iter()
-                        .map(|z| z.as_str().map(str::to_string))
-                        .collect()
-                })
+                .and_then(|v| string_list(&v))
                 .unwrap_or_else(|| (kind.zones)(&r)),
             region: r,
             instance_types,

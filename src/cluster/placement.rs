@@ -72,11 +72,7 @@ fn duration(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Dur
 }
 
 fn strings(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Vec<String>> {
-    let v = known(scope, a, diags)?;
-    let items: Option<Vec<String>> = v
-        .elements()
-        .map(|xs| xs.iter().map(|x| x.as_str().map(str::to_string)).collect())
-        .unwrap_or(None);
+    let items = super::string_list(&known(scope, a, diags)?);
     if items.is_none() {
         diags.push(diag(
             &format!("Invalid {}", a.name),

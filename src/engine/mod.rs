@@ -726,10 +726,7 @@ fn drift_json(
     placements: &[crate::placement::Decision],
     ready: &BTreeMap<String, u64>,
 ) -> String {
-    let text = crate::render::drift::json(drift);
-    let Ok(mut report) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return text;
-    };
+    let mut report = crate::render::drift::json(drift);
     if let (Some(o), false) = (report.as_object_mut(), placements.is_empty()) {
         let mut placed = crate::placement::to_json(placements);
         for p in placed.as_array_mut().into_iter().flatten() {

@@ -116,7 +116,7 @@ pub fn human(drift: &[ResourceChange], schemas: &Schemas) -> String {
 
 /// The JSON report (documented in README): strata's own per-attribute
 /// entries, and Terraform's `resource_drift` entries of its plan JSON.
-pub fn json(drift: &[ResourceChange]) -> String {
+pub fn json(drift: &[ResourceChange]) -> Json {
     let (changed, deleted) = counts(drift);
     let entries: Vec<Json> = drift
         .iter()
@@ -155,7 +155,7 @@ pub fn json(drift: &[ResourceChange]) -> String {
         "drift": entries,
         "resource_drift": drift.iter().map(|c| crate::render::json::resource_change(&redacted(c))).collect::<Vec<_>>(),
     });
-    format!("{report}\n")
+    report
 }
 
 /// `c` with every sensitive value replaced by a null of its type, still
@@ -294,12 +294,12 @@ mod tests {
             create_before_destroy: false,
             importing: None,
         };
-        let report = super::json(&[change]);
+        let v = super::json(&[change]);
+        let report = v.to_string();
         assert!(
             !report.contains("hunter2") && !report.contains("swordfish"),
             "{report}"
         );
-        let v: Json = serde_json::from_str(&report).expect("JSON");
         assert_eq!(
             v["resource_drift"][0]["change"]["before_sensitive"]["password"],
             true
