@@ -1798,6 +1798,47 @@ fn drift_names_what_changed_outside_strata_and_writes_nothing() {
     );
     assert!(!out.contains("aws_subnet.nodes[1]"), "ignored:\n{out}");
 
+    // A refresh-only plan shows the drift and nothing to undo it; applied
+    // (Terraform's spelling, then its `refresh` command) it records the
+    // objects as they are and changes none of them.
+    let (code, out) = strata(&d, &m, &["plan", "-refresh-only", "-detailed-exitcode"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("This is a refresh-only plan"), "{out}");
+    assert!(!out.contains("will be updated in-place"), "{out}");
+    assert!(!out.contains("Plan:"), "{out}");
+    let (code, out) = strata(&d, &m, &["apply", "-refresh-only", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let state = std::fs::read_to_string(d.join("strata.tfstate")).expect("state");
+    assert!(state.contains("someone-else"), "the tag as it is now");
+    assert!(
+        !state.contains(&gone),
+        "the subnet deleted outside strata left the state"
+    );
+    let (code, out) = strata(&d, &m, &["refresh"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = strata(&d, &m, &["plan", "-refresh-only", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Your infrastructure still matches the configuration."),
+        "{out}"
+    );
+    let team = our_vpcs(&rt, &ec2)
+        .iter()
+        .find(|v| v.vpc_id() == Some(vpc_id.as_str()))
+        .and_then(|v| v.tags().iter().find(|t| t.key() == Some("team")))
+        .and_then(|t| t.value().map(str::to_string));
+    assert_eq!(
+        team.as_deref(),
+        Some("someone-else"),
+        "a refresh-only apply changes no object"
+    );
+    let (code, out) = strata(&d, &m, &["plan", "-detailed-exitcode"]);
+    assert_eq!(
+        code, 2,
+        "the configuration still asks for the tag, the rules and the subnet:\n{out}"
+    );
+    assert!(out.contains("1 to add, 2 to change"), "{out}");
+
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     let (code, out) = strata(&d, &m, &["drift"]);

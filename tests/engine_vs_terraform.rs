@@ -4,7 +4,10 @@
 //!
 //! Each case is `tests/engine/<case>/<step>/` (a configuration, with
 //! `expect-error` holding a phrase strata's error must contain when the
-//! step must fail). `expected.txt` per case is Terraform's record of the
+//! step must fail, and `flags` the step's plan flags in Terraform's
+//! spelling, one per line: `-target=…`, `-replace=…`, `-refresh-only`).
+//! Both tools apply the plan they saved, so what a saved plan carries
+//! (its scope, its mode) is what is applied. `expected.txt` per case is Terraform's record of the
 //! run: `stored_records_agree` checks strata against it without Terraform;
 //! `live_terraform_agrees` makes the record again with the `terraform` on
 //! PATH, so the stored files cannot drift from what Terraform does.
@@ -20,11 +23,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/engine")
 }
 
+/// Every case, or (`STRATA_ENGINE_CASE=name`, while working on one) that
+/// one alone.
 fn cases() -> Vec<PathBuf> {
+    let only = std::env::var("STRATA_ENGINE_CASE").ok();
     let mut v: Vec<PathBuf> = std::fs::read_dir(root())
         .expect("tests/engine")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
+        .filter(|p| only.as_deref().is_none_or(|o| p.ends_with(o)))
         .collect();
     v.sort();
     v
@@ -47,7 +54,7 @@ fn copy_dir(from: &Path, to: &Path) {
         let dest = to.join(p.file_name().expect("name"));
         if p.is_dir() {
             copy_dir(&p, &dest);
-        } else if !p.ends_with("expect-error") {
+        } else if !p.ends_with("expect-error") && !p.ends_with("flags") {
             // Configuration and fixtures (a state a data source reads).
             std::fs::copy(&p, &dest).expect("copy");
         }
@@ -170,9 +177,20 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
+/// A step's plan flags (`flags`, one per line).
+fn flags(step: &Path) -> Vec<String> {
+    std::fs::read_to_string(step.join("flags"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 trait Tool {
-    /// Plan JSON, or the error text.
-    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String>;
+    /// Plan JSON, or the error text; the plan is saved for `apply`.
+    fn plan(&self, dir: &Path, destroy: bool, flags: &[String]) -> Result<Json, String>;
     fn apply(&self, dir: &Path, destroy: bool) -> Result<(), String>;
     fn outputs(&self, dir: &Path) -> Json;
 }
@@ -187,12 +205,13 @@ fn strata_cmd(dir: &Path) -> Command {
 }
 
 impl Tool for Strata {
-    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String> {
+    fn plan(&self, dir: &Path, destroy: bool, flags: &[String]) -> Result<Json, String> {
         let mut c = strata_cmd(dir);
-        c.args(["plan", "--format", "json"]);
+        c.args(["plan", "--format", "json", "--out", "strata.plan"]);
         if destroy {
             c.arg("--destroy");
         }
+        c.args(flags);
         let (ok, out, err) = run(&mut c);
         if !ok {
             return Err(err);
@@ -201,7 +220,10 @@ impl Tool for Strata {
     }
     fn apply(&self, dir: &Path, destroy: bool) -> Result<(), String> {
         let mut c = strata_cmd(dir);
-        c.args([if destroy { "destroy" } else { "apply" }, "--auto-approve"]);
+        match destroy {
+            true => c.args(["destroy", "--auto-approve"]),
+            false => c.args(["apply", "strata.plan"]),
+        };
         let (ok, out, err) = run(&mut c);
         if ok {
             Ok(())
@@ -224,7 +246,7 @@ fn tf(dir: &Path) -> Command {
 }
 
 impl Tool for Terraform {
-    fn plan(&self, dir: &Path, destroy: bool) -> Result<Json, String> {
+    fn plan(&self, dir: &Path, destroy: bool, flags: &[String]) -> Result<Json, String> {
         let (ok, _, err) = run(tf(dir).args(["init", "-backend=false", "-no-color"]));
         if !ok {
             return Err(err);
@@ -234,6 +256,7 @@ impl Tool for Terraform {
         if destroy {
             c.arg("-destroy");
         }
+        c.args(flags);
         let (ok, _, err) = run(&mut c);
         if !ok {
             return Err(err);
@@ -276,7 +299,11 @@ fn record(case: &Path, tool: &dyn Tool, work: &Path) -> Vec<String> {
         if !destroy {
             stage(step, work);
         }
-        match tool.plan(work, destroy) {
+        let flags = if destroy { Vec::new() } else { flags(step) };
+        if !flags.is_empty() {
+            rec.push(format!("flags {}", flags.join(" ")));
+        }
+        match tool.plan(work, destroy, &flags) {
             Err(e) => {
                 rec.push("error".into());
                 let want = std::fs::read_to_string(step.join("expect-error")).unwrap_or_default();
@@ -328,7 +355,7 @@ fn compare(case: &Path, want: &[String], got: &[String], what: &str) {
 #[test]
 fn stored_records_agree() {
     assert!(
-        cases().len() >= 9,
+        std::env::var_os("STRATA_ENGINE_CASE").is_some() || cases().len() >= 9,
         "the cases in tests/engine were not found"
     );
     for case in cases() {

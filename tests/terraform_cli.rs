@@ -164,8 +164,17 @@ fn a_terraform_flag_strata_lacks_is_refused_by_name() {
     let st = workdir("lacks");
     for (args, says) in [
         (
-            vec!["-chdir=infra", "plan", "-var", "n=1", "-target=terraform_data.a"],
-            "-target is Terraform's flag for planning only some resources, which strata does not do yet",
+            vec!["-chdir=infra", "plan", "-var", "n=1", "-generate-config-out=gen.tf"],
+            "-generate-config-out is Terraform's flag for writing configuration for import blocks, which strata does not do yet",
+        ),
+        // A target Terraform cannot read is refused in its words.
+        (
+            vec!["-chdir=infra", "plan", "-var", "n=1", "-target=foo"],
+            "Invalid target \"foo\"",
+        ),
+        (
+            vec!["-chdir=infra", "plan", "-var", "n=1", "-destroy", "-replace=a.b"],
+            "Unsupported plan mode",
         ),
         (
             vec!["-chdir=infra", "plan", "-var", "n=1", "-json"],

@@ -115,9 +115,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let req = ex.req;
         let plan = req.plan;
         let graph = &req.graph.graph;
+        // What the plan leaves alone is read as state holds it.
         let by_addr = plan
             .changes
             .iter()
+            .chain(&plan.untouched)
             .filter(|c| c.deposed.is_none() && c.action != Action::Delete)
             .map(|c| (c.addr.clone(), c))
             .collect();
@@ -364,6 +366,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                     tainted: false,
                 }),
                 triggered: false,
+                requested: false,
             })
             .map_err(|e| e.to_string())?
             .planned;
@@ -555,7 +558,9 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         if !diags.0.is_empty() {
             return Err(diags);
         }
-        if ex.report.failed.is_empty() {
+        // Checks judge the whole configuration, which a narrowed plan is not.
+        let whole = ex.req.plan.scope.is_everything() && !ex.req.plan.refresh_only;
+        if ex.report.failed.is_empty() && whole {
             let req = ex.req;
             let settle = Some(super::check_settle());
             let failed_checks =

@@ -5,6 +5,7 @@ use crate::builtin::Drivers;
 use crate::config::variables::{self, CliInput};
 use crate::config::{self, ConfigScope};
 use crate::diag::{Diag, Diags, Sources};
+use crate::graph::Target;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -12,11 +13,12 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use strata_state::model::Address;
 
 mod spelling;
 
 /// What `--help` says of Terraform's spellings (which `spelling.rs` reads).
-const TERRAFORM_SPELLINGS: &str = "Terraform's spellings work beside these: single-dash flags (-out=tfplan, -out tfplan, -var 'k=v', -var-file=F, -auto-approve, -detailed-exitcode, -parallelism=N, -state=F, -refresh=false, -no-color, -input=false, -lock-timeout=5m), apply -destroy, the global -chdir=DIR, -help and -version, TF_CLI_ARGS and TF_CLI_ARGS_<command>, TF_VAR_<name> and TF_WORKSPACE. Flags strata does not do yet (-target, -replace, -refresh-only, plan -json, ...) are refused by name with exit 1.";
+const TERRAFORM_SPELLINGS: &str = "Terraform's spellings work beside these: single-dash flags (-out=tfplan, -out tfplan, -var 'k=v', -var-file=F, -auto-approve, -detailed-exitcode, -parallelism=N, -state=F, -refresh=false, -refresh-only, -target=ADDR, -exclude=ADDR, -replace=ADDR, -no-color, -input=false, -lock-timeout=5m), apply -destroy, the global -chdir=DIR, -help and -version, TF_CLI_ARGS and TF_CLI_ARGS_<command>, TF_VAR_<name> and TF_WORKSPACE. Flags strata does not do yet (-generate-config-out, plan -json, ...) are refused by name with exit 1.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,6 +62,22 @@ pub struct RunArgs {
     /// its first candidate again, rather than where it is (repeatable).
     #[arg(long = "replace-placement", value_name = "POOL")]
     pub replace_placement: Vec<String>,
+    /// Plan only this resource, instance or module and what it depends on
+    /// (repeatable; Terraform's -target).
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<String>,
+    /// Leave this resource, instance or module and what depends on it out
+    /// of the plan (repeatable; OpenTofu's -exclude).
+    #[arg(long = "exclude", value_name = "ADDR", conflicts_with = "targets")]
+    pub excludes: Vec<String>,
+    /// Replace this resource instance whatever its attributes say
+    /// (repeatable; Terraform's -replace).
+    #[arg(long = "replace", value_name = "ADDR")]
+    pub replace: Vec<String>,
+    /// Only bring the state up to date with what the objects are now;
+    /// change nothing.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 impl RunArgs {
@@ -80,8 +98,56 @@ impl RunArgs {
             prices: price_list(self.prices.as_deref())?,
             replace_placement: self.replace_placement.clone(),
             lock_timeout,
+            scope: crate::graph::Scope {
+                targets: addresses("Invalid target", &self.targets, Target::parse)?,
+                excludes: addresses("Invalid exclude target", &self.excludes, Target::parse)?,
+            },
+            replace: self.replacements(destroy)?,
+            refresh_only: self.refresh_only,
         })
     }
+
+    /// `--replace`'s instances; refused, as Terraform refuses it, outside a
+    /// normal plan.
+    fn replacements(&self, destroy: bool) -> Result<Vec<Address>, Diags> {
+        if self.refresh_only && destroy {
+            return Err(usage(
+                "Incompatible plan mode options",
+                "The -destroy and -refresh-only options are mutually-exclusive.",
+            ));
+        }
+        if !self.replace.is_empty() && (destroy || self.refresh_only) {
+            return Err(usage(
+                "Unsupported plan mode",
+                "Forcing resource instance replacement (with -replace=...) is allowed only in normal planning mode.",
+            ));
+        }
+        addresses("Invalid force-replace address", &self.replace, |text| {
+            match Target::parse(text)? {
+            Target::Resource(r) => Ok(r.instance(None)),
+            Target::Instance(a) => Ok(a),
+            Target::Module(_) => Err("A resource instance address is required here. The module path must be followed by a resource instance specification.".into()),
+        }
+        })
+    }
+}
+
+/// An error in how the command was asked (exit code 1).
+fn usage(summary: &str, detail: &str) -> Diags {
+    Diags::from(Diag::new("strata::cli::usage", summary, detail))
+}
+
+/// Each address of a repeatable flag read, the first that is not one
+/// refused with Terraform's words (`invalid`: "Invalid target", …).
+fn addresses<T>(
+    invalid: &str,
+    texts: &[String],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, Diags> {
+    texts
+        .iter()
+        .map(|t| parse(t).map_err(|why| usage(&format!("{invalid} {t:?}"), &why)))
+        .collect()
 }
 
 /// The `--prices` file, read; none gives an empty list.
@@ -247,6 +313,16 @@ pub enum Command {
         run: RunArgs,
         #[arg(long)]
         auto_approve: bool,
+    },
+    /// Record in the state what the objects are now, changing none of
+    /// them: `apply --refresh-only --auto-approve` (Terraform's `refresh`).
+    Refresh {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// Show a saved plan, or the state.
     Show {
@@ -474,6 +550,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     prices: Default::default(),
                     replace_placement: Vec::new(),
                     lock_timeout,
+                    scope: Default::default(),
+                    replace: Vec::new(),
+                    refresh_only: false,
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });
@@ -502,6 +581,13 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 .and_then(|opts| {
                     crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers)
                 });
+            return finish(outcome(r, false), &sources);
+        }
+        Command::Refresh { path, mut run, .. } => {
+            run.refresh_only = true;
+            let r = run
+                .options(inputs, false, workspace, lock_timeout)
+                .and_then(|opts| crate::engine::apply(&path, &opts, true, &mut sources, drivers));
             return finish(outcome(r, false), &sources);
         }
         Command::Show {

@@ -68,14 +68,14 @@ const SAME: &[&str] = &[
     "check",
     "recursive",
     "force",
+    "target",
+    "exclude",
+    "replace",
+    "refresh-only",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.
 const NOT_YET: &[(&str, &str)] = &[
-    ("target", "planning only some resources"),
-    ("replace", "forcing a resource's replacement"),
-    ("exclude", "leaving resources out of a plan"),
-    ("refresh-only", "refresh-only plans"),
     (
         "generate-config-out",
         "writing configuration for import blocks",

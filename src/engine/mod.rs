@@ -52,6 +52,12 @@ pub struct Options {
     /// `-lock-timeout=D`: how long to wait for a state lock another run
     /// holds before giving up (zero: at once, as Terraform's default).
     pub lock_timeout: std::time::Duration,
+    /// `-target` / `-exclude`: the part of the configuration planned.
+    pub scope: crate::graph::Scope,
+    /// `-replace ADDR`: instances replaced whatever their attributes say.
+    pub replace: Vec<strata_state::model::Address>,
+    /// `-refresh-only`: the state brought up to date, nothing changed.
+    pub refresh_only: bool,
 }
 
 pub enum Outcome {
@@ -162,6 +168,9 @@ pub fn check_portability(
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
             prices: &PriceList::default(),
             describe_configuration: false,
+            scope: &Default::default(),
+            replace: &[],
+            refresh_only: false,
         },
         &rt,
     )
@@ -218,6 +227,11 @@ fn prepare(
     config::check::check_module(&module, &run, inputs, sources).map_err(|d| explain(d, sources))?;
     crate::walk::configure(&module, &graph, &vars, &run, drivers)
         .map_err(|d| explain(d, sources))?;
+    // A destroy works out what its scope deletes over the whole graph.
+    let graph = match opts.scope.is_everything() || opts.destroy {
+        true => graph,
+        false => opts.scope.narrow(&graph),
+    };
     Ok(Prepared {
         module,
         graph,
@@ -508,6 +522,9 @@ fn make_plan(
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
             prices: &p.expansion.prices.clone().then(opts.prices.clone()),
             describe_configuration: described,
+            scope: &opts.scope,
+            replace: &opts.replace,
+            refresh_only: opts.refresh_only,
         },
         rt,
     )?;
@@ -658,7 +675,7 @@ pub fn cost(
 }
 
 fn outcome_of(plan: &Plan) -> Outcome {
-    match plan.has_changes() {
+    match plan.applyable() {
         true => Outcome::Changes,
         false => Outcome::NoChanges,
     }
@@ -809,8 +826,11 @@ pub fn apply(
                 &time::format_description::well_known::Rfc3339,
             )
             .unwrap_or_else(|_| OffsetDateTime::now_utc());
+            // The graph is narrowed as it was for the plan.
             let opts = Options {
                 replace_placement: s.replace_placement.clone(),
+                scope: s.plan.scope.clone(),
+                refresh_only: s.plan.refresh_only,
                 ..opts.clone()
             };
             let vars = Some(s.plan.variables.clone());
@@ -878,6 +898,8 @@ pub fn apply(
                 .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
             print!("{}", crate::render::human::plan(&plan));
+            let scoped = crate::plan::scope_warning(&plan.scope);
+            warn(scoped.as_slice(), sources);
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.
             if !plan.has_changes()
@@ -923,7 +945,9 @@ pub fn apply(
         config_dir: &config_dir,
         vars: saved_vars,
     };
+    let applied_scope = crate::plan::applied_scope_warning(&plan.scope);
     let (state, report, p) = run.rounds(p, plan, state, sources)?;
+    warn(applied_scope.as_slice(), sources);
     let outcome = summary(&report.applied, &state, &p.module, opts.destroy);
     warn(&report.applied.warnings, sources);
     match report.unplaced.is_empty() {

@@ -4,6 +4,10 @@
 //! are reported naming every node in them. `strata graph` prints the
 //! resource view as DOT, the way `terraform graph` does.
 
+mod scope;
+
+pub use scope::{Destroying, Scope, Target};
+
 use crate::config::{Condition, Mode, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};

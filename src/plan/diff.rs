@@ -36,8 +36,7 @@ pub fn decide(
     planned: &Planned,
     schema: &ResourceSchema,
     create_before_destroy: bool,
-    triggered: bool,
-    tainted: bool,
+    forced: Option<Reason>,
 ) -> Decision {
     let Some(prior) = prior else {
         return Decision {
@@ -81,11 +80,8 @@ pub fn decide(
         reason: Some(reason),
         replace_paths: replace_paths.clone(),
     };
-    if tainted {
-        return replace(Reason::Tainted);
-    }
-    if triggered {
-        return replace(Reason::ReplaceTriggered);
+    if let Some(reason) = forced {
+        return replace(reason);
     }
     if !replace_paths.is_empty() {
         return replace(Reason::CannotUpdate);
@@ -269,8 +265,7 @@ mod tests {
         planned: Value,
         requires_replace: Vec<AttrPath>,
         cbd: bool,
-        triggered: bool,
-        tainted: bool,
+        forced: Option<Reason>,
         action: Action,
         reason: Option<Reason>,
     }
@@ -281,8 +276,7 @@ mod tests {
             planned,
             requires_replace: Vec::new(),
             cbd: false,
-            triggered: false,
-            tainted: false,
+            forced: None,
             action,
             reason,
         }
@@ -324,7 +318,7 @@ mod tests {
                 )
             },
             Case {
-                tainted: true,
+                forced: Some(Reason::Tainted),
                 ..case(
                     Some(was()),
                     with("a", "s"),
@@ -333,12 +327,22 @@ mod tests {
                 )
             },
             Case {
-                triggered: true,
+                forced: Some(Reason::ReplaceTriggered),
                 ..case(
                     Some(was()),
                     with("a", "s"),
                     Action::DeleteThenCreate,
                     Some(Reason::ReplaceTriggered),
+                )
+            },
+            // -replace: even a changed forced attribute says "as requested".
+            Case {
+                forced: Some(Reason::ReplaceByRequest),
+                ..case(
+                    Some(was()),
+                    with("b", "s"),
+                    Action::DeleteThenCreate,
+                    Some(Reason::ReplaceByRequest),
                 )
             },
             // The driver's own replace paths count as a forced attribute's.
@@ -370,8 +374,7 @@ mod tests {
                 &planned,
                 &schema(),
                 c.cbd,
-                c.triggered,
-                c.tainted,
+                c.forced,
             );
             assert_eq!((d.action, d.reason), (c.action, c.reason), "case {i}");
         }
@@ -391,15 +394,7 @@ mod tests {
             planned: obj([("zone", s("z-2"))]),
             requires_replace: Vec::new(),
         };
-        let d = decide(
-            Some(&prior),
-            &config,
-            &planned,
-            &schema,
-            false,
-            false,
-            false,
-        );
+        let d = decide(Some(&prior), &config, &planned, &schema, false, None);
         assert_eq!(d.action, Action::Update);
         assert!(d.replace_paths.is_empty());
     }

@@ -5,6 +5,7 @@
 
 use super::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::cost::Cost;
+use crate::graph::{Scope, Target};
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
 use crate::lang::value::Value;
 use serde_json::{json, Value as Json};
@@ -64,7 +65,7 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 10] = [
+const REASONS: [Reason; 11] = [
     Reason::ReadConfigUnknown,
     Reason::ReadDependencyPending,
     Reason::NoResourceConfig,
@@ -73,6 +74,7 @@ const REASONS: [Reason; 10] = [
     Reason::NoModule,
     Reason::ReplaceTriggered,
     Reason::Tainted,
+    Reason::ReplaceByRequest,
     Reason::CannotUpdate,
     Reason::Destroy,
 ];
@@ -179,6 +181,10 @@ impl Saved {
             "configuration": p.configuration,
             "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
             "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
+            "untouched": p.untouched.iter().map(change_json).collect::<Vec<_>>(),
+            "targets": p.scope.targets.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "excludes": p.scope.excludes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "refresh_only": p.refresh_only,
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
             "cost": p.cost.to_json(),
             "outputs": p.outputs.iter().map(|o| json!({
@@ -209,6 +215,14 @@ impl Saved {
                 .and_then(Json::as_array)
                 .map(|a| a.iter().map(change_from).collect())
                 .unwrap_or(Ok(Vec::new()))
+        };
+        let targets = |k: &str| -> Result<Vec<Target>, String> {
+            j.get(k)
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .map(|t| Target::parse(t.as_str().unwrap_or_default()))
+                .collect()
         };
         let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
             match o.get(k) {
@@ -269,6 +283,15 @@ impl Saved {
                     None => Cost::default(),
                 },
                 placements: Vec::new(),
+                scope: Scope {
+                    targets: targets("targets")?,
+                    excludes: targets("excludes")?,
+                },
+                refresh_only: j
+                    .get("refresh_only")
+                    .and_then(Json::as_bool)
+                    .unwrap_or(false),
+                untouched: list("untouched")?,
             },
             config_dir: j
                 .get("config_dir")

@@ -4,6 +4,7 @@
 //! never plan differently from the plan it checks itself against.
 
 use super::diff::{decide, keep_all, keep_prior, path_of, Decision};
+use super::Reason;
 use crate::config::Lifecycle;
 use crate::lang::value::Value;
 use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema};
@@ -27,6 +28,8 @@ pub struct InstanceRequest<'a> {
     pub prior: Option<Prior<'a>>,
     /// A `replace_triggered_by` reference changes.
     pub triggered: bool,
+    /// `-replace` names this instance.
+    pub requested: bool,
 }
 
 /// One instance planned.
@@ -44,6 +47,7 @@ pub struct PlannedInstance {
 /// `ignore_changes`, the driver's plan and the action, for one instance.
 pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, DriverError> {
     let prior = req.prior.map(|p| p.value);
+    let forced = forced(&req);
     let ignores = req.lifecycle.ignore_all_changes || !req.lifecycle.ignore_changes.is_empty();
     // As written, for a replacement: ignore_changes keeps an existing
     // object's values, and the new object has none (Terraform plans it
@@ -64,8 +68,7 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
         &planned,
         req.schema,
         req.lifecycle.create_before_destroy,
-        req.prior.is_some() && req.triggered,
-        req.prior.is_some_and(|p| p.tainted),
+        forced,
     );
     if !decision.action.is_replace() {
         return Ok(PlannedInstance {
@@ -87,6 +90,20 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
         planned,
         decision,
     })
+}
+
+/// Why the instance is replaced whatever its attributes say, if it is:
+/// a tainted object first, then the user's `-replace`, then
+/// `replace_triggered_by`.
+fn forced(req: &InstanceRequest<'_>) -> Option<Reason> {
+    let prior = req.prior?;
+    [
+        (prior.tainted, Reason::Tainted),
+        (req.requested, Reason::ReplaceByRequest),
+        (req.triggered, Reason::ReplaceTriggered),
+    ]
+    .into_iter()
+    .find_map(|(yes, why)| yes.then_some(why))
 }
 
 /// The configuration with the prior's values where `lifecycle`'s

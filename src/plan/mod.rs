@@ -21,6 +21,7 @@ pub use planner::{plan, Request};
 
 use crate::builtin::Drivers;
 use crate::cost::Cost;
+use crate::graph::Scope;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use strata_provider::{AttrPath, ResourceSchema};
@@ -84,6 +85,8 @@ pub enum Reason {
     ReplaceTriggered,
     /// A failed create left the object behind, tainted.
     Tainted,
+    /// `-replace` named it.
+    ReplaceByRequest,
     /// A forces-replacement attribute changed.
     CannotUpdate,
     /// `strata destroy`.
@@ -103,6 +106,7 @@ impl Reason {
             Reason::NoModule => "delete_because_no_module",
             Reason::ReplaceTriggered => "replace_by_triggers",
             Reason::Tainted => "replace_because_tainted",
+            Reason::ReplaceByRequest => "replace_by_request",
             Reason::CannotUpdate => "replace_because_cannot_update",
             Reason::Destroy => "delete",
             Reason::ReadConfigUnknown => "read_because_config_unknown",
@@ -200,6 +204,16 @@ pub struct Plan {
     /// Where each cluster node pool with `nodes` puts them (the engine
     /// fills this from the expansion).
     pub placements: Vec<crate::placement::Decision>,
+    /// What `-target` or `-exclude` narrowed the plan to: the apply walks
+    /// the same part of the graph.
+    pub scope: Scope,
+    /// `-refresh-only`: the state brought up to date with what refresh
+    /// found, nothing else changed.
+    pub refresh_only: bool,
+    /// Objects the plan leaves alone (outside its scope, or every object
+    /// of a refresh-only plan), as state holds them: what the apply reads
+    /// where what it evaluates refers to them. No rendering shows them.
+    pub untouched: Vec<ResourceChange>,
 }
 
 /// The schemas of the types a plan's changes are of: what a rendering
@@ -242,6 +256,35 @@ impl Schemas {
     }
 }
 
+/// The warning a plan narrowed by `-target` or `-exclude` carries, in
+/// Terraform's (and OpenTofu's) words.
+pub fn scope_warning(scope: &Scope) -> Option<crate::diag::Diag> {
+    let (flag, what) = match (scope.targets.is_empty(), scope.excludes.is_empty()) {
+        (false, _) => ("-target", "targeting"),
+        (true, false) => ("-exclude", "exclusion"),
+        (true, true) => return None,
+    };
+    Some(crate::diag::Diag::new(
+        "strata::plan::scope",
+        format!("Resource {what} is in effect"),
+        format!("You are creating a plan with the {flag} option, which means that the result of this plan may not represent all of the changes requested by the current configuration.\n\nThe {flag} option is not for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when strata specifically suggests to use it as part of an error message."),
+    ).warning())
+}
+
+/// The warning after applying a plan `-target` or `-exclude` narrowed.
+pub fn applied_scope_warning(scope: &Scope) -> Option<crate::diag::Diag> {
+    let flag = match (scope.targets.is_empty(), scope.excludes.is_empty()) {
+        (false, _) => "-target",
+        (true, false) => "-exclude",
+        (true, true) => return None,
+    };
+    Some(crate::diag::Diag::new(
+        "strata::apply::scope",
+        "Applied changes may be incomplete",
+        format!("The plan was created with the {flag} option in effect, so some changes requested in the configuration may have been ignored and the output values may not be fully updated. Run the following command to verify that no other changes are pending:\n    strata plan\n\nNote that the {flag} option is not suitable for routine use, and is provided only for exceptional situations such as recovering from errors or mistakes, or when strata specifically suggests to use it as part of an error message."),
+    ).warning())
+}
+
 /// Counts for the summary line.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
@@ -270,6 +313,12 @@ impl Plan {
             }
         }
         c
+    }
+
+    /// Whether applying it does anything: changes, or for a refresh-only
+    /// plan, what refresh found (`applyable` in plan JSON, exit code 2).
+    pub fn applyable(&self) -> bool {
+        self.has_changes() || (self.refresh_only && !self.drift.is_empty())
     }
 
     /// Whether applying would change anything, outputs included.

@@ -11,7 +11,7 @@ use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource, Run};
 use crate::cost::{estimate, Cost, Item};
 use crate::diag::{Diag, Diags};
-use crate::graph::{Graph, NodeKind};
+use crate::graph::{Destroying, Graph, NodeKind, Scope};
 use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
@@ -45,6 +45,13 @@ pub struct Request<'a> {
     /// plan JSON and a saved plan carry it; a plan only shown or applied
     /// has no use for it.
     pub describe_configuration: bool,
+    /// `-target` or `-exclude`: the graph is already narrowed to it (for a
+    /// destroy it is not: what goes is worked out over the whole graph).
+    pub scope: &'a Scope,
+    /// `-replace`: instances replaced whatever their attributes say.
+    pub replace: &'a [Address],
+    /// `-refresh-only`.
+    pub refresh_only: bool,
 }
 
 /// See [`Request::inspect`].
@@ -92,19 +99,23 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     let mut prior = refresh::decode_state(req.state, req.drivers)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
+    let mut configs = HashMap::new();
+    config_resources(req.root, &ModulePath::root(), &mut configs);
+    let coverage = Coverage::new(&req, &configs);
     let drift = if req.refresh {
         // What a `removed` block forgets is not read: its provider may be
-        // gone with it (a cluster's objects, when the cluster goes).
-        let forgotten =
-            |a: &Address| !req.destroy && removed_rule(req.root, a).is_some_and(|r| !r.destroy);
-        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers, &forgotten))?;
+        // gone with it (a cluster's objects, when the cluster goes). Nor is
+        // what the plan's scope leaves alone.
+        let skipped = |a: &Address| {
+            !coverage.covers(a)
+                || (!req.destroy && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
+        };
+        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers, &skipped))?;
         prior = now;
         drift
     } else {
         Vec::new()
     };
-    let mut configs = HashMap::new();
-    config_resources(req.root, &ModulePath::root(), &mut configs);
     let mut p = Planner {
         req: &req,
         prior: HashMap::new(),
@@ -119,9 +130,11 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         configs,
         rt,
         late_drift: Vec::new(),
+        coverage,
+        untouched: Vec::new(),
     };
     p.removed_still_configured();
-    let (adopted, imported) = imports(&req, &prior, rt)?;
+    let (adopted, imported) = imports(&req, &prior, &p.coverage, rt)?;
     prior.extend(adopted);
     p.imported = imported;
     for i in prior {
@@ -172,12 +185,14 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         p.configure_for_destroy(&walk);
     }
     p.orphans();
-    if let (Some(inspect), false) = (req.inspect, req.destroy) {
+    let whole = req.scope.is_everything() && !req.refresh_only;
+    if let (Some(inspect), false, true) = (req.inspect, req.destroy, whole) {
         let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
         p.diags.0.extend(found.0);
     }
     let outputs = p.outputs(&walk);
-    let warnings = if req.destroy {
+    // Checks judge the whole configuration: a plan of part of it cannot.
+    let mut warnings = if req.destroy || !whole {
         Vec::new()
     } else {
         let graph = req.graph;
@@ -204,10 +219,13 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             &pending,
         ))
     };
+    warnings.extend(super::scope_warning(req.scope));
+    warnings.extend(unmatched_replacements(req.replace, &p.changes));
     let Planner {
         mut changes,
         diags,
         late_drift,
+        untouched,
         ..
     } = p;
     let mut drift = drift;
@@ -234,7 +252,73 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         schemas,
         cost,
         placements: Vec::new(),
+        scope: req.scope.clone(),
+        refresh_only: req.refresh_only,
+        untouched,
     })
+}
+
+/// Terraform's warning for a `-replace` of a resource with several
+/// instances, which names none of them.
+fn unmatched_replacements(replace: &[Address], changes: &[ResourceChange]) -> Vec<Diag> {
+    let mut out = Vec::new();
+    for r in replace.iter().filter(|r| r.key.is_none()) {
+        let keyed: Vec<String> = changes
+            .iter()
+            .filter(|c| c.addr.id == r.id && c.addr.key.is_some() && c.deposed.is_none())
+            .map(|c| format!("  -replace={:?}", c.addr.to_string()))
+            .collect();
+        if !keyed.is_empty() {
+            out.push(Diag::new(
+                "strata::plan::replace",
+                "Incompletely-matched force-replace resource instance",
+                format!("Your force-replace request for {r} doesn't match any resource instances because it lacks an instance key.\n\nTo force replacement of particular instances, use one or more of the following options instead:\n{}", keyed.join("\n")),
+            ).warning());
+        }
+    }
+    out
+}
+
+/// Which instances a plan covers: those in its scope (`-target`,
+/// `-exclude`; for a destroy, what goes with them), each asked once.
+struct Coverage<'a> {
+    scope: &'a Scope,
+    /// The configuration's resources left in the (narrowed) graph.
+    in_graph: HashSet<ResourceAddr>,
+    /// The configuration's resources, narrowed or not.
+    configured: HashSet<ResourceAddr>,
+    /// For a destroy: what the scope deletes.
+    destroying: Option<Destroying<'a>>,
+}
+
+impl<'a> Coverage<'a> {
+    fn new(req: &Request<'a>, configs: &HashMap<ResourceAddr, &Resource>) -> Coverage<'a> {
+        let g = &req.graph.graph;
+        Coverage {
+            scope: req.scope,
+            in_graph: g
+                .node_weights()
+                .filter_map(|n| n.resource_addr().cloned())
+                .collect(),
+            configured: configs.keys().cloned().collect(),
+            destroying: req.destroy.then(|| req.scope.destroying(req.graph)),
+        }
+    }
+
+    fn covers(&self, addr: &Address) -> bool {
+        if self.scope.is_everything() {
+            return true;
+        }
+        if let Some(d) = &self.destroying {
+            return d.destroys(addr);
+        }
+        let config = addr.id.config();
+        self.scope.plans(
+            addr,
+            self.in_graph.contains(&config),
+            self.configured.contains(&config),
+        )
+    }
 }
 
 /// What the planned objects cost, against what they cost before.
@@ -354,6 +438,9 @@ struct Planner<'r, 'a> {
     /// What the refresh of a deferred provider configuration's objects
     /// found changed outside strata.
     late_drift: Vec<ResourceChange>,
+    coverage: Coverage<'a>,
+    /// See [`Plan::untouched`].
+    untouched: Vec<ResourceChange>,
 }
 
 impl<'a> Planner<'_, 'a> {
@@ -392,6 +479,10 @@ impl<'a> Planner<'_, 'a> {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(ctx.key.clone());
+                if !self.coverage.covers(&addr) {
+                    values.push(self.leave_alone(addr, schema, &driver.provider));
+                    continue;
+                }
                 let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
@@ -630,6 +721,10 @@ impl<'a> Planner<'_, 'a> {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(ctx.key.clone());
+                if self.req.refresh_only || !self.coverage.covers(&addr) {
+                    values.push(self.leave_alone(addr, schema, &driver.provider));
+                    continue;
+                }
                 let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
@@ -648,6 +743,7 @@ impl<'a> Planner<'_, 'a> {
                 }
                 let prior = self.prior.get(&addr);
                 let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
+                let requested = self.req.replace.contains(&addr);
                 let planned = plan_instance(InstanceRequest {
                     driver: &*driver,
                     type_name: &r.type_name,
@@ -659,6 +755,7 @@ impl<'a> Planner<'_, 'a> {
                         tainted: p.tainted,
                     }),
                     triggered,
+                    requested,
                 });
                 let PlannedInstance {
                     config,
@@ -720,6 +817,35 @@ impl<'a> Planner<'_, 'a> {
             }
             walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
         }
+    }
+
+    /// An instance the plan does not touch: its prior object, kept for
+    /// what reads it (the walk now, the apply later); unknown when there
+    /// is none.
+    fn leave_alone(&mut self, addr: Address, schema: &ResourceSchema, provider: &str) -> Value {
+        let Some(p) = self.prior.get(&addr) else {
+            self.untouched.push(ResourceChange {
+                provider: provider.to_string(),
+                action: Action::NoOp,
+                reason: None,
+                before: None,
+                after: None,
+                replace_paths: Vec::new(),
+                schema_version: schema.version,
+                dependencies: Vec::new(),
+                create_before_destroy: false,
+                importing: None,
+                deposed: None,
+                previous_addr: None,
+                addr,
+            });
+            return Value::Unknown(schema.object_type());
+        };
+        self.claimed.insert(addr);
+        let value = p.value.clone();
+        self.untouched
+            .push(refresh::change_of(p, Action::NoOp, Some(value.clone())));
+        value
     }
 
     /// Whether any `replace_triggered_by` reference of this instance has a
@@ -827,6 +953,9 @@ impl<'a> Planner<'_, 'a> {
     /// Deletes for every prior object the walk did not claim, and for
     /// deposed objects; everything when destroying.
     fn orphans(&mut self) {
+        if self.req.refresh_only {
+            return;
+        }
         let mut gone: Vec<PriorInstance> = self
             .prior
             .drain()
@@ -834,6 +963,7 @@ impl<'a> Planner<'_, 'a> {
             .map(|(_, p)| p)
             .collect();
         gone.append(&mut self.deposed);
+        gone.retain(|p| self.coverage.covers(&p.addr));
         for p in gone {
             let cfg = self.configs.get(&p.addr.id.config()).copied();
             let reason = if self.req.destroy {
@@ -892,9 +1022,26 @@ impl<'a> Planner<'_, 'a> {
             })
         };
         let mut seen = HashSet::new();
+        let scoped = !self.req.scope.is_everything();
+        if self.req.destroy && scoped {
+            // A destroy of part of the configuration leaves outputs be.
+            return out;
+        }
+        // What a narrowed graph left out is not planned.
+        let planned: HashSet<&str> = self
+            .req
+            .graph
+            .graph
+            .node_weights()
+            .filter(|n| n.kind == NodeKind::Output && n.module.is_root())
+            .map(|n| n.local_addr.trim_start_matches("output."))
+            .collect();
         if !self.req.destroy {
             for o in &self.req.root.outputs {
                 seen.insert(o.name.as_str());
+                if !planned.contains(o.name.as_str()) {
+                    continue;
+                }
                 let after = walk.root_output(&o.name);
                 // validate sees variables' marks; only the plan sees those
                 // of resources' sensitive attributes.
@@ -917,7 +1064,7 @@ impl<'a> Planner<'_, 'a> {
             }
         }
         for (name, o) in &state.outputs {
-            if !seen.contains(name.as_str()) {
+            if !seen.contains(name.as_str()) && !scoped {
                 out.push(OutputChange {
                     name: name.clone(),
                     before: before(name),
@@ -936,6 +1083,7 @@ impl<'a> Planner<'_, 'a> {
 fn imports(
     req: &Request<'_>,
     prior: &[PriorInstance],
+    coverage: &Coverage<'_>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(Vec<PriorInstance>, Imported), Diags> {
     let mut adopted = Vec::new();
@@ -963,7 +1111,7 @@ fn imports(
             continue;
         };
         let addr = to.to_string();
-        if managed.contains(&to) {
+        if managed.contains(&to) || !coverage.covers(&to) || req.refresh_only {
             // Already managed: the block has done its work.
             continue;
         }

@@ -156,17 +156,18 @@ pub async fn refresh(
             match now {
                 Some(v) if v.raw_equal(&p.value) => out.push(p),
                 Some(v) => {
-                    drift.push(drift_change(&p, Action::Update, Some(v.clone())));
+                    drift.push(change_of(&p, Action::Update, Some(v.clone())));
                     out.push(PriorInstance { value: v, ..p });
                 }
-                None => drift.push(drift_change(&p, Action::Delete, None)),
+                None => drift.push(change_of(&p, Action::Delete, None)),
             }
         }
     }
     diags.into_result((out, drift))
 }
 
-fn drift_change(p: &PriorInstance, action: Action, after: Option<Value>) -> ResourceChange {
+/// A change of the prior object `p`: drift, or (no-op) one left alone.
+pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>) -> ResourceChange {
     ResourceChange {
         addr: p.addr.clone(),
         deposed: p.deposed.clone(),

@@ -47,6 +47,7 @@ fn header(c: &ResourceChange) -> String {
             "will be replaced due to changes in replace_triggered_by"
         }
         (a, Some(Reason::Tainted)) if a.is_replace() => "is tainted, so must be replaced",
+        (a, Some(Reason::ReplaceByRequest)) if a.is_replace() => "will be replaced, as requested",
         (a, _) if a.is_replace() => "must be replaced",
         _ => "",
     };
@@ -158,6 +159,11 @@ fn drift(p: &Plan) -> String {
     if p.drift.is_empty() {
         return String::new();
     }
+    if p.refresh_only {
+        let mut out = drift_section(&p.drift, &p.schemas, "");
+        out.push_str("\nThis is a refresh-only plan, so strata will not take any actions to undo\nthese. If you were expecting these changes then you can apply this plan to\nrecord the updated values in the strata state without changing any remote\nobjects.\n");
+        return out;
+    }
     let mut out = drift_section(&p.drift, &p.schemas, " which may have affected this plan");
     out.push_str("\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond to these changes.\n\n─────────────────────────────────────────────────────────────────────────────\n\n");
     out
@@ -198,6 +204,13 @@ pub fn plan(p: &Plan) -> String {
         .iter()
         .filter(|o| o.action() != Action::NoOp)
         .collect();
+    if changes.is_empty() && outputs.is_empty() && p.refresh_only {
+        out.push_str(match p.drift.is_empty() {
+            true => "No changes. Your infrastructure still matches the configuration.\n\nstrata has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
+            false => "",
+        });
+        return out;
+    }
     if changes.is_empty() && outputs.is_empty() {
         out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
         out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
@@ -246,7 +259,9 @@ pub fn plan(p: &Plan) -> String {
     }
     if !outputs.is_empty() {
         out.push_str("\nChanges to Outputs:\n");
-        let width = outputs
+        // Aligned over every output, changed or not, as Terraform aligns them.
+        let width = p
+            .outputs
             .iter()
             .map(|o| o.name.chars().count())
             .max()

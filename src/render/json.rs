@@ -316,26 +316,28 @@ pub fn plan(p: &Plan) -> String {
             Json::Array(p.drift.iter().map(resource_change).collect()),
         );
     }
-    // Data sources read while planning are values, not changes.
-    out.insert(
-        "resource_changes".into(),
-        Json::Array(
-            p.changes
-                .iter()
-                .filter(|c| !(c.addr.id.mode == Mode::Data && c.action == Action::NoOp))
-                .map(resource_change)
-                .collect(),
-        ),
-    );
-    out.insert(
-        "output_changes".into(),
-        Json::Object(
-            p.outputs
-                .iter()
-                .map(|o| (o.name.clone(), output_change(o)))
-                .collect(),
-        ),
-    );
+    // Data sources read while planning are values, not changes. Both
+    // lists are left out when empty, as Terraform leaves them.
+    let changes: Vec<Json> = p
+        .changes
+        .iter()
+        .filter(|c| !(c.addr.id.mode == Mode::Data && c.action == Action::NoOp))
+        .map(resource_change)
+        .collect();
+    if !changes.is_empty() {
+        out.insert("resource_changes".into(), Json::Array(changes));
+    }
+    if !p.outputs.is_empty() {
+        out.insert(
+            "output_changes".into(),
+            Json::Object(
+                p.outputs
+                    .iter()
+                    .map(|o| (o.name.clone(), output_change(o)))
+                    .collect(),
+            ),
+        );
+    }
     out.insert(
         "prior_state".into(),
         json!({
@@ -365,8 +367,9 @@ pub fn plan(p: &Plan) -> String {
         );
     }
     out.insert("timestamp".into(), json!(timestamp));
-    out.insert("applyable".into(), json!(p.has_changes()));
-    out.insert("complete".into(), json!(true));
+    // A narrowed plan leaves changes for a later one.
+    out.insert("applyable".into(), json!(p.applyable()));
+    out.insert("complete".into(), json!(p.scope.is_everything()));
     out.insert("errored".into(), json!(false));
     let mut text = serde_json::to_string(&Json::Object(out)).unwrap_or_default();
     text.push('\n');

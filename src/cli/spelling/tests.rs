@@ -166,12 +166,14 @@ fn apply_destroy_is_destroy_and_json_follows_the_command() {
 #[test]
 fn what_strata_does_not_do_yet_is_refused_by_name() {
     for (flag, what) in [
-        ("-target=aws_instance.a", "planning only some resources"),
         (
-            "-replace=aws_instance.a",
-            "forcing a resource's replacement",
+            "-generate-config-out=gen.tf",
+            "writing configuration for import blocks",
         ),
-        ("-refresh-only", "refresh-only plans"),
+        (
+            "-state-out=other.tfstate",
+            "writing the state to another file",
+        ),
     ] {
         let e = read(&["plan", flag], &[]).expect_err(flag);
         assert!(
@@ -181,6 +183,38 @@ fn what_strata_does_not_do_yet_is_refused_by_name() {
     }
     let e = read(&["plan", "-out"], &[]).expect_err("a value is missing");
     assert_eq!(e, "flag needs an argument: -out");
+}
+
+#[test]
+fn targeting_and_refresh_only_are_stratas_long_flags() {
+    let r = read(
+        &[
+            "apply",
+            "-target=module.m[0]",
+            "-target",
+            "a.b",
+            "-exclude=c.d",
+            "-replace=e.f[\"k\"]",
+            "-refresh-only",
+        ],
+        &[],
+    )
+    .expect("read");
+    assert_eq!(
+        args(&r),
+        [
+            "apply",
+            "--target",
+            "module.m[0]",
+            "--target",
+            "a.b",
+            "--exclude",
+            "c.d",
+            "--replace",
+            "e.f[\"k\"]",
+            "--refresh-only"
+        ]
+    );
 }
 
 #[test]

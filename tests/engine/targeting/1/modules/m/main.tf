@@ -1,0 +1,5 @@
+variable "v" {}
+resource "terraform_data" "x" {
+  input = "x-${var.v}"
+}
+output "out" { value = terraform_data.x.output }
