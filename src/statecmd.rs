@@ -154,6 +154,80 @@ pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
     Ok(out)
 }
 
+/// `taint` (`tainted`) and `untaint`: marks one instance to be replaced by
+/// the next plan, or takes the mark away. What it says on success, and
+/// the warnings: with `allow_missing`, an instance not in the state is a
+/// warning, not an error.
+pub fn taint(
+    store: &Store,
+    addr: &str,
+    tainted: bool,
+    allow_missing: bool,
+) -> Result<(String, Vec<Diag>), Diags> {
+    let a = instance_to_taint(addr)?;
+    let verb = if tainted { "taint" } else { "untaint" };
+    let lock = store.lock(verb).map_err(state_err)?;
+    let mut state = store.load().map_err(state_err)?.state;
+    let found = state
+        .resources
+        .iter_mut()
+        .filter(|r| r.id == a.id)
+        .flat_map(|r| r.instances.iter_mut())
+        .find(|i| i.index_key == a.key && i.deposed.is_none());
+    let Some(instance) = found else {
+        let missing = Diag::new(
+            "strata::state::no_instance",
+            "No such resource instance",
+            match allow_missing {
+                true => format!("Resource instance {a} was not found, but this is not an error because -allow-missing was set."),
+                false => format!("There is no resource instance in the state with the address {a}. If the resource configuration has just been added, you must run \"strata apply\" once to create the corresponding instance(s) before they can be {verb}ed."),
+            },
+        );
+        return match allow_missing {
+            true => Ok((String::new(), vec![missing.warning()])),
+            false => Err(Diags::from(missing)),
+        };
+    };
+    let is_tainted = instance.status.as_deref() == Some("tainted");
+    if !tainted && !is_tainted {
+        return Err(Diags::from(Diag::new(
+            "strata::state::not_tainted",
+            "Resource instance is not tainted",
+            format!(
+                "Resource instance {a} is not currently tainted, and so it cannot be untainted."
+            ),
+        )));
+    }
+    instance.status = tainted.then(|| "tainted".to_string());
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    let said = match tainted {
+        true => format!("Resource instance {a} has been marked as tainted.\n"),
+        false => format!("Resource instance {a} has been successfully untainted.\n"),
+    };
+    Ok((said, Vec::new()))
+}
+
+/// The one managed resource instance `taint` and `untaint` take.
+fn instance_to_taint(addr: &str) -> Result<Address, Diags> {
+    let invalid = |why: &str| {
+        Diags::from(Diag::new(
+            "strata::state::address",
+            "Invalid address",
+            why.to_string(),
+        ))
+    };
+    match Address::parse(addr) {
+        Some(a) if a.id.mode == strata_state::model::Mode::Data => {
+            Err(invalid("A managed resource address is required here, not a data resource."))
+        }
+        Some(a) => Ok(a),
+        None if strata_state::model::ModulePath::parse(addr).is_some() => Err(invalid(
+            "A resource instance address is required here. The module path must be followed by a resource instance specification.",
+        )),
+        None => Err(bad_address(addr)),
+    }
+}
+
 pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;

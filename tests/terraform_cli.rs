@@ -296,3 +296,146 @@ fn fmt_check_recursive_matches_terraform() {
         assert_eq!(hidden, "d   = 1\n", "hidden directories are left alone");
     }
 }
+
+/// `taint` and `untaint` beside Terraform: the same exit codes and the same
+/// words at each step (what is said on stdout, and the error's summary),
+/// and a tainted instance planned as a replacement by both.
+#[test]
+fn taint_and_untaint_say_what_terraform_says() {
+    if !require_terraform("taint_and_untaint_say_what_terraform_says") {
+        return;
+    }
+    let steps: &[(&[&str], i32, &str)] = &[
+        (&["apply", "-auto-approve", "-var", "n=1"], 0, ""),
+        (
+            &["taint", "terraform_data.a"],
+            0,
+            "Resource instance terraform_data.a has been marked as tainted.",
+        ),
+        (
+            &["plan", "-var", "n=1", "-detailed-exitcode", "-no-color"],
+            2,
+            "is tainted, so must be replaced",
+        ),
+        (
+            &["taint", "terraform_data.zz"],
+            1,
+            "No such resource instance",
+        ),
+        (
+            &["taint", "-allow-missing", "terraform_data.zz"],
+            0,
+            "No such resource instance",
+        ),
+        (&["taint", "module.m"], 1, "Invalid address"),
+        (
+            &["untaint", "terraform_data.a"],
+            0,
+            "Resource instance terraform_data.a has been successfully untainted.",
+        ),
+        (
+            &["untaint", "terraform_data.a"],
+            1,
+            "Resource instance is not tainted",
+        ),
+        (&["plan", "-var", "n=1", "-detailed-exitcode"], 0, ""),
+    ];
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("taint-{tool}")).join("infra");
+        if tool == "terraform" {
+            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
+            assert_eq!(code, 0, "terraform init: {err}");
+        }
+        for (args, want, says) in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
+            assert!(
+                out.contains(says) || err.contains(says),
+                "{tool} {args:?} does not say {says:?}:\n{out}\n{err}"
+            );
+        }
+    }
+}
+
+/// `import ADDR ID` beside Terraform: the same words and exit codes, the
+/// same object recorded (`state show`), and the same plan on top of it.
+#[test]
+fn import_records_an_object_as_terraform_does() {
+    if !require_terraform("import_records_an_object_as_terraform_does") {
+        return;
+    }
+    let steps: &[(&[&str], i32)] = &[
+        (
+            &[
+                "import",
+                "-no-color",
+                "-var",
+                "n=1",
+                "terraform_data.a",
+                "my-id",
+            ],
+            0,
+        ),
+        (
+            &[
+                "import",
+                "-no-color",
+                "-var=n=1",
+                "terraform_data.a",
+                "my-id",
+            ],
+            1,
+        ),
+        (
+            &[
+                "import",
+                "-no-color",
+                "-var",
+                "n=1",
+                "terraform_data.b",
+                "my-id",
+            ],
+            1,
+        ),
+        (&["state", "show", "terraform_data.a"], 0),
+        (
+            &["plan", "-var", "n=1", "-detailed-exitcode", "-no-color"],
+            2,
+        ),
+    ];
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("import-{tool}")).join("infra");
+        if tool == "terraform" {
+            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
+            assert_eq!(code, 0, "terraform init: {err}");
+        }
+        let mut outs = Vec::new();
+        for (args, want) in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
+            outs.push(
+                out.replace("Terraform", "strata")
+                    .replace("terraform apply", "strata apply"),
+            );
+        }
+        let (_, _, err) = run(
+            tool,
+            &dir,
+            &["import", "-var", "n=1", "terraform_data.b", "x"],
+            &[],
+        );
+        assert!(
+            err.contains(
+                "resource address \"terraform_data.b\" does not exist in the configuration"
+            ),
+            "{tool}: {err}"
+        );
+        said.push(outs);
+    }
+    // What the plan says past its first lines (which name the tool) agrees.
+    let plan_body = |s: &str| s[s.find("  # ").unwrap_or(0)..].to_string();
+    let (tf, st) = (&said[0], &said[1]);
+    assert_eq!(tf[..4], st[..4], "import, the refusals and state show");
+    assert_eq!(plan_body(&tf[4]), plan_body(&st[4]));
+}

@@ -201,6 +201,19 @@ impl Driver for TerraformData {
         check_type(type_name)
     }
 
+    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        check_type(type_name)?;
+        // As Terraform's builtin provider imports one: the id alone, since
+        // nothing outside the state holds the rest.
+        let null = Value::null;
+        Ok(Some(object(
+            Value::String(id.into()),
+            null(),
+            null(),
+            null(),
+        )))
+    }
+
     async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
         // Nothing outside the state can hold a terraform_data.
         check_type(type_name).map(|_| Vec::new())

@@ -314,6 +314,38 @@ pub enum Command {
         #[arg(long)]
         auto_approve: bool,
     },
+    /// Record an existing object at a resource address, as Terraform's
+    /// `import`: read through its driver, nothing changed.
+    Import {
+        /// The resource instance to record it at (its configuration must exist).
+        address: String,
+        /// The object's id, as its driver reads it.
+        id: String,
+        /// The configuration directory.
+        #[arg(long = "config", default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Mark a resource instance to be replaced by the next plan.
+    Taint {
+        address: String,
+        /// An instance not in the state is a warning, not an error.
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Take a taint mark away.
+    Untaint {
+        address: String,
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
     /// Record in the state what the objects are now, changing none of
     /// them: `apply --refresh-only --auto-approve` (Terraform's `refresh`).
     Refresh {
@@ -514,6 +546,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     // Decided once here; an invalid name fails only the commands using it.
     let workspace = config::workspace();
     let destroying = matches!(cli.command, Command::Destroy { .. });
+    let tainted = matches!(cli.command, Command::Taint { .. });
     let result = match cli.command {
         Command::Plan {
             path,
@@ -632,6 +665,35 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                         crate::statecmd::push(&store, &file, force)
                     }
                 })
+            }),
+        Command::Import {
+            address,
+            id,
+            path,
+            run,
+            ..
+        } => run
+            .options(inputs, false, workspace, lock_timeout)
+            .and_then(|opts| {
+                crate::engine::import(&path, &opts, (&address, &id), &mut sources, drivers)
+            }),
+        Command::Taint {
+            address,
+            allow_missing,
+            state,
+        }
+        | Command::Untaint {
+            address,
+            allow_missing,
+            state,
+        } => workspace
+            .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
+            .and_then(|store| {
+                let (said, warnings) =
+                    crate::statecmd::taint(&store, &address, tainted, allow_missing)?;
+                print_diags(&Diags(warnings), &sources);
+                print!("{said}");
+                Ok(())
             }),
         Command::Output { name, json, state } => workspace
             .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))

@@ -53,6 +53,7 @@ const VALUED: &[&str] = &[
     "from-module",
     "plugin-dir",
     "lockfile",
+    "config",
 ];
 
 /// Terraform's flags strata has under the same name (`--out`).
@@ -72,6 +73,8 @@ const SAME: &[&str] = &[
     "exclude",
     "replace",
     "refresh-only",
+    "allow-missing",
+    "config",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.

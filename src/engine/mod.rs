@@ -4,6 +4,9 @@
 //! for placed node pools.
 
 mod failover;
+mod import;
+
+pub use import::import;
 
 use crate::apply;
 use crate::builtin::Drivers;
@@ -468,20 +471,7 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
                         e,
                     ))
                 })?;
-            out.push(Entry::Put {
-                resource: addr.id.clone(),
-                provider: provider.clone(),
-                instance: strata_state::InstanceState {
-                    index_key: addr.key.clone(),
-                    status: None,
-                    deposed: None,
-                    schema_version: schema.version,
-                    attributes: attributes.into(),
-                    sensitive_attributes: Vec::new(),
-                    dependencies: Vec::new(),
-                    create_before_destroy: false,
-                },
-            });
+            out.push(adopted(&addr, provider.clone(), schema.version, attributes));
         }
         for extra in found {
             driver
@@ -497,6 +487,31 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
         }
     }
     Ok(out)
+}
+
+/// The state entry for an object found in the cloud (adopted after a
+/// crash, or imported): its attributes alone, nothing known yet of its
+/// dependencies.
+fn adopted(
+    addr: &strata_state::model::Address,
+    provider: String,
+    schema_version: u64,
+    attributes: serde_json::Value,
+) -> Entry {
+    Entry::Put {
+        resource: addr.id.clone(),
+        provider,
+        instance: strata_state::InstanceState {
+            index_key: addr.key.clone(),
+            status: None,
+            deposed: None,
+            schema_version,
+            attributes: attributes.into(),
+            sensitive_attributes: Vec::new(),
+            dependencies: Vec::new(),
+            create_before_destroy: false,
+        },
+    }
 }
 
 /// The plan of a prepared configuration; `described` when it is shown as
