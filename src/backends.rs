@@ -10,7 +10,7 @@ use crate::diag::{Diag, Diags, Sources, Span};
 use crate::eval::did_you_mean;
 use crate::lang::value::Value;
 use std::path::{Path, PathBuf};
-use strata_state::{State, Store};
+use strata_state::{Layout, State, Store};
 #[cfg(feature = "remote-state")]
 use strata_state_pg::{PgBackend, PgConfig};
 #[cfg(feature = "remote-state")]
@@ -62,18 +62,21 @@ pub fn open_backend(
             .at(b.span),
         )),
         (Some(path), _) => Ok(Store::local(path)),
-        (None, None) => Ok(Store::local(local_path(DEFAULT_STATE, None, &workspace))),
+        (None, None) => Ok(Store::local_workspace(
+            local_layout(DEFAULT_STATE, None),
+            &workspace,
+        )),
         (None, Some(b)) => {
             let s = Settings { backend: b };
             match b.kind.as_str() {
                 "local" => {
                     s.only(&["path", "workspace_dir"])?;
                     let path = s.string("path")?.unwrap_or_else(|| DEFAULT_STATE.into());
-                    Ok(Store::local(local_path(
-                        &path,
-                        s.string("workspace_dir")?.as_deref(),
+                    let dir = s.string("workspace_dir")?;
+                    Ok(Store::local_workspace(
+                        local_layout(&path, dir.as_deref()),
                         &workspace,
-                    )))
+                    ))
                 }
                 #[cfg(feature = "remote-state")]
                 "s3" => s3(&s, workspace),
@@ -101,16 +104,12 @@ pub fn open_backend(
 }
 
 /// Terraform's layout: the default workspace in the file itself, others
-/// in `<workspace_dir>/<name>/<file>`.
-fn local_path(path: &str, dir: Option<&str>, workspace: &str) -> PathBuf {
-    if workspace == "default" {
-        return PathBuf::from(path);
+/// in `<workspace_dir>/<name>/<file>` (`strata.tfstate.d` unless set).
+fn local_layout(path: &str, dir: Option<&str>) -> Layout {
+    Layout {
+        default: PathBuf::from(path),
+        dir: PathBuf::from(dir.map_or_else(|| format!("{DEFAULT_STATE}.d"), str::to_string)),
     }
-    let file = Path::new(path)
-        .file_name()
-        .map_or_else(|| DEFAULT_STATE.into(), |f| f.to_os_string());
-    let dir = dir.map_or_else(|| format!("{DEFAULT_STATE}.d"), str::to_string);
-    Path::new(&dir).join(workspace).join(file)
 }
 
 /// Settings of the backend block with errors pointing into it.

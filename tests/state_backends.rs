@@ -416,3 +416,60 @@ fn a_remote_lock_names_its_holder_until_force_unlock() {
     let (code, out, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// `workspace new|list|select|delete` over S3 and PostgreSQL as over a
+/// directory: a new workspace is listed at once, is where the next apply
+/// goes (the choice kept in `.terraform/environment`), cannot be deleted
+/// while it tracks objects unless forced, and leaves nothing behind.
+#[test]
+fn workspace_commands_work_over_s3_and_postgres() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let schema = format!("strata_ws_{}", std::process::id());
+    let pg_block = format!("  backend \"pg\" {{\n    schema_name = \"{schema}\"\n  }}");
+    for (name, block) in [("s3", s3_block(&m)), ("pg", pg_block)] {
+        let d = common::scratch("state", &format!("workspaces-{name}"));
+        configure(&d, &block);
+        let run = |args: &[&str]| strata(&d, &m, &[], args);
+        let (code, out, err) = run(&["apply", "--auto-approve"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        let (code, out, err) = run(&["workspace", "new", "staging"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        assert!(
+            out.contains("Created and switched to workspace \"staging\"!"),
+            "{out}"
+        );
+        let (_, out, _) = run(&["workspace", "list"]);
+        assert_eq!(out, "  default\n* staging\n\n", "{name}");
+        let (code, out, err) = run(&["apply", "--auto-approve"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        assert!(
+            out.contains("2 added"),
+            "{name}: staging starts empty:\n{out}"
+        );
+        let (_, out, _) = run(&["output", "pools"]);
+        assert!(out.contains("h100-staging"), "{name}: {out}");
+        let (code, out, _) = run(&["workspace", "select", "default"]);
+        assert_eq!(code, 0, "{name}: {out}");
+        let (_, out, _) = run(&["output", "pools"]);
+        assert!(out.contains("h100-default"), "{name}: {out}");
+        let (code, _, err) = run(&["workspace", "delete", "staging"]);
+        assert_eq!(code, 1, "{name}: a workspace tracking objects stays");
+        assert!(err.contains("Workspace is not empty"), "{name}: {err}");
+        let (code, out, err) = run(&["workspace", "delete", "-force", "staging"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+        assert!(out.contains("was non-empty"), "{name}: {out}");
+        let (_, out, _) = run(&["workspace", "list"]);
+        assert_eq!(out, "* default\n\n", "{name}");
+        let (code, _, err) = run(&["workspace", "select", "staging"]);
+        assert_eq!(code, 1, "{name}: {err}");
+        let (code, out, err) = run(&["destroy", "--auto-approve"]);
+        assert_eq!(code, 0, "{name}: {out}{err}");
+    }
+    // Nothing of the deleted workspace is left in the bucket.
+    let left: Vec<String> = objects(&m.url)
+        .into_iter()
+        .filter(|k| k.contains("staging"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}

@@ -57,6 +57,17 @@ fn run(tool: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Str
     )
 }
 
+/// The `infra` directory of a new scratch tree for `tool`, initialised
+/// when the tool is terraform.
+fn ready(tool: &str, tag: &str) -> PathBuf {
+    let dir = workdir(&format!("{tag}-{tool}")).join("infra");
+    if tool == "terraform" {
+        let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
+        assert_eq!(code, 0, "terraform init: {err}");
+    }
+    dir
+}
+
 /// A CI script's steps, as written for terraform: (args, environment,
 /// the exit code Terraform gives).
 const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
@@ -341,11 +352,7 @@ fn taint_and_untaint_say_what_terraform_says() {
         (&["plan", "-var", "n=1", "-detailed-exitcode"], 0, ""),
     ];
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("taint-{tool}")).join("infra");
-        if tool == "terraform" {
-            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
-            assert_eq!(code, 0, "terraform init: {err}");
-        }
+        let dir = ready(tool, "taint");
         for (args, want, says) in steps {
             let (code, out, err) = run(tool, &dir, args, &[]);
             assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
@@ -405,11 +412,7 @@ fn import_records_an_object_as_terraform_does() {
     ];
     let mut said: Vec<Vec<String>> = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("import-{tool}")).join("infra");
-        if tool == "terraform" {
-            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
-            assert_eq!(code, 0, "terraform init: {err}");
-        }
+        let dir = ready(tool, "import");
         let mut outs = Vec::new();
         for (args, want) in steps {
             let (code, out, err) = run(tool, &dir, args, &[]);
@@ -438,4 +441,62 @@ fn import_records_an_object_as_terraform_does() {
     let (tf, st) = (&said[0], &said[1]);
     assert_eq!(tf[..4], st[..4], "import, the refusals and state show");
     assert_eq!(plan_body(&tf[4]), plan_body(&st[4]));
+}
+
+/// `workspace` commands beside Terraform on a local state: the same exit
+/// codes and, product name aside, the same words at every step, down to
+/// the list's markers and which workspace the next apply lands in.
+#[test]
+fn workspace_commands_say_what_terraform_says() {
+    if !require_terraform("workspace_commands_say_what_terraform_says") {
+        return;
+    }
+    let steps: &[(&[&str], i32)] = &[
+        (&["workspace", "list"], 0),
+        (&["workspace", "show"], 0),
+        (&["workspace", "new", "dev"], 0),
+        (&["workspace", "new", "dev"], 1),
+        (&["workspace", "list"], 0),
+        (&["apply", "-auto-approve", "-var", "n=7"], 0),
+        (&["output", "-json"], 0),
+        (&["workspace", "select", "default"], 0),
+        (&["output", "-json"], 0),
+        (&["workspace", "select", "nope"], 1),
+        (&["workspace", "select", "-or-create", "other"], 0),
+        (&["workspace", "delete", "other"], 1),
+        (&["workspace", "select", "default"], 0),
+        (&["workspace", "delete", "default"], 1),
+        (&["workspace", "delete", "dev"], 1),
+        (&["workspace", "delete", "-force", "dev"], 0),
+        (&["workspace", "delete", "other"], 0),
+        (&["workspace", "list"], 0),
+    ];
+    // The words each tool prints on success, with its own name made one.
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "workspace");
+        let mut outs = Vec::new();
+        for (args, want) in steps {
+            let mut args = args.to_vec();
+            args.push("-no-color");
+            let (code, out, err) = run(tool, &dir, &args, &[]);
+            assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
+            let words = |s: &str| {
+                s.replace("Terraform", "strata")
+                    .replace("terraform", "strata")
+            };
+            let shown = match (*want, args[0]) {
+                // Apply's own lines differ in ways the engine comparison
+                // checks; here, only that it ran.
+                (0, "apply") => String::new(),
+                (0, _) => words(&out),
+                _ => String::new(),
+            };
+            outs.push(shown);
+        }
+        said.push(outs);
+    }
+    for (i, (tf, st)) in said[0].iter().zip(&said[1]).enumerate() {
+        assert_eq!(tf, st, "step {i}: {:?}", steps[i].0);
+    }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use strata_state::model::Address;
 
 mod spelling;
+mod workspace;
 
 /// What `--help` says of Terraform's spellings (which `spelling.rs` reads).
 const TERRAFORM_SPELLINGS: &str = "Terraform's spellings work beside these: single-dash flags (-out=tfplan, -out tfplan, -var 'k=v', -var-file=F, -auto-approve, -detailed-exitcode, -parallelism=N, -state=F, -refresh=false, -refresh-only, -target=ADDR, -exclude=ADDR, -replace=ADDR, -no-color, -input=false, -lock-timeout=5m), apply -destroy, the global -chdir=DIR, -help and -version, TF_CLI_ARGS and TF_CLI_ARGS_<command>, TF_VAR_<name> and TF_WORKSPACE. Flags strata does not do yet (-generate-config-out, plan -json, ...) are refused by name with exit 1.";
@@ -328,6 +329,12 @@ pub enum Command {
         vars: VarArgs,
         #[command(flatten)]
         run: RunArgs,
+    },
+    /// List, show, create, select and delete workspaces, as Terraform's
+    /// `workspace` commands.
+    Workspace {
+        #[command(subcommand)]
+        command: workspace::WorkspaceCommand,
     },
     /// Mark a resource instance to be replaced by the next plan.
     Taint {
@@ -677,6 +684,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             .and_then(|opts| {
                 crate::engine::import(&path, &opts, (&address, &id), &mut sources, drivers)
             }),
+        Command::Workspace { command } => print(workspace::run(command, &mut sources)),
         Command::Taint {
             address,
             allow_missing,

@@ -75,6 +75,7 @@ const SAME: &[&str] = &[
     "refresh-only",
     "allow-missing",
     "config",
+    "or-create",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.

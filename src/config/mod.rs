@@ -266,34 +266,64 @@ impl Module {
 }
 
 /// The workspace this run works in: `STRATA_WORKSPACE`, as Terraform's
-/// `TF_WORKSPACE`, else "default". It picks the state within a backend and
-/// is `terraform.workspace` in expressions ([`Run`]). Read once, by the
-/// command (`cli.rs`), and passed to what needs it.
+/// `TF_WORKSPACE`, else the one `workspace select` recorded
+/// ([`selected_workspace_file`]), else "default". It picks the state
+/// within a backend and is `terraform.workspace` in expressions ([`Run`]).
+/// Read once, by the command (`cli/`), and passed to what needs it.
 pub fn workspace() -> Result<String, Diags> {
-    // Terraform's `TF_WORKSPACE` too; strata's own name wins.
-    let set = ["STRATA_WORKSPACE", "TF_WORKSPACE"].iter().find_map(|v| {
-        std::env::var(v)
-            .ok()
-            .filter(|n| !n.is_empty())
-            .map(|n| (*v, n))
-    });
-    let Some((var, name)) = set else {
-        return Ok("default".into());
+    let (from, name) = match workspace_override() {
+        Some(set) => set,
+        None => match std::fs::read_to_string(selected_workspace_file()) {
+            Ok(text) if !text.trim().is_empty() => {
+                let file = selected_workspace_file().display().to_string();
+                (file, text.trim().to_string())
+            }
+            _ => return Ok("default".into()),
+        },
     };
-    let valid = name.len() <= 90
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !valid {
+    if !valid_workspace_name(&name) {
         return Err(Diags::from(Diag::new(
             "strata::workspace",
             "Invalid workspace name",
             format!(
-                "{var}={name:?}: a workspace name is letters, digits, '-' and '_' (at most 90)."
+                "{from}: {name:?}: a workspace name is letters, digits, '-' and '_' (at most 90)."
             ),
         )));
     }
     Ok(name)
+}
+
+/// The environment variable that sets the workspace, and its value, when
+/// one does (`workspace select` may not change it then).
+pub fn workspace_override() -> Option<(String, String)> {
+    // Terraform's `TF_WORKSPACE` too; strata's own name wins.
+    ["STRATA_WORKSPACE", "TF_WORKSPACE"].iter().find_map(|v| {
+        std::env::var(v)
+            .ok()
+            .filter(|n| !n.is_empty())
+            .map(|n| (v.to_string(), n))
+    })
+}
+
+/// Letters, digits, '-' and '_', at most 90: what fits a file name, an
+/// object key and a row alike.
+pub fn valid_workspace_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 90
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Where `workspace select` records the workspace chosen, as Terraform
+/// does: `environment` in the data directory (`.terraform`, or
+/// `TF_DATA_DIR`). Nothing a user commits.
+pub fn selected_workspace_file() -> PathBuf {
+    let dir = std::env::var("TF_DATA_DIR")
+        .ok()
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ".terraform".into());
+    Path::new(&dir).join("environment")
 }
 
 /// Whether a file of this name is configuration: `*.tf`, `*.tf.json`

@@ -111,6 +111,14 @@ pub trait Backend: Send + Sync {
 
     /// Appends journal lines; they are durable when it returns.
     fn append(&self, lines: &str) -> Result<(), StateError>;
+
+    /// The workspaces this backend's place holds a state for, "default"
+    /// always among them, as Terraform lists them (`workspace list`).
+    fn workspaces(&self) -> Result<Vec<String>, StateError>;
+
+    /// Removes this workspace's state, with its backup and journal
+    /// (`workspace delete`); the caller holds the lock.
+    fn delete_workspace(&self) -> Result<(), StateError>;
 }
 
 /// Runs `f` on a thread of its own. Backends with a client that drives its

@@ -28,7 +28,7 @@ pub use addr::{as_text, Address, InstanceKey, Mode, ModulePath, ModuleStep, Reso
 pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
-pub use local::LocalBackend;
+pub use local::{Layout, LocalBackend};
 pub use model::{
     Attributes, InstanceState, Location, OutputState, Placed, PlacementFailure, PoolPlacement,
     ResourceState, State,

@@ -12,8 +12,29 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct LocalBackend {
     path: PathBuf,
+    /// Where the other workspaces are; `None` for a file given by itself.
+    layout: Option<Layout>,
     /// The journal, open for appending once the first line is written.
     journal: Mutex<Option<File>>,
+}
+
+/// Terraform's layout of a local backend's workspaces: the default one in
+/// `default`, each other one in `dir/<name>/` under the same file name.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub default: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    /// Where workspace `name` keeps its state.
+    pub fn path(&self, name: &str) -> PathBuf {
+        if name == "default" {
+            return self.default.clone();
+        }
+        let file = self.default.file_name().unwrap_or_default();
+        self.dir.join(name).join(file)
+    }
 }
 
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
@@ -94,6 +115,16 @@ impl LocalBackend {
     pub fn new(path: impl Into<PathBuf>) -> LocalBackend {
         LocalBackend {
             path: path.into(),
+            layout: None,
+            journal: Mutex::new(None),
+        }
+    }
+
+    /// Workspace `name` of the backend laid out as `layout` says.
+    pub fn workspace(layout: Layout, name: &str) -> LocalBackend {
+        LocalBackend {
+            path: layout.path(name),
+            layout: Some(layout),
             journal: Mutex::new(None),
         }
     }
@@ -181,6 +212,36 @@ impl Backend for LocalBackend {
         self.path.display().to_string()
     }
 
+    fn workspaces(&self) -> Result<Vec<String>, StateError> {
+        let mut names = vec!["default".to_string()];
+        let Some(layout) = &self.layout else {
+            return Ok(names);
+        };
+        let entries = match std::fs::read_dir(&layout.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(names),
+            Err(e) => return Err(StateError::io(&layout.dir, e)),
+        };
+        let mut found: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        found.sort();
+        names.extend(found);
+        Ok(names)
+    }
+
+    fn delete_workspace(&self) -> Result<(), StateError> {
+        for path in [self.path.clone(), self.backup_path(), self.journal_path()] {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != ErrorKind::NotFound => return Err(StateError::io(&path, e)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// The lock file is held with an OS lock for as long as the run lasts:
     /// when the process dies, however it dies, the OS lock goes with it,
     /// which is how the next run tells a lock file left by a dead run from
@@ -241,6 +302,12 @@ impl Backend for LocalBackend {
         // another run since).
         if self.holder().is_some_and(|i| i.id == id) {
             let _ = std::fs::remove_file(self.lock_path());
+            // A workspace's folder with nothing left in it (deleted, or
+            // never written) goes with its lock; the default's never.
+            let own_folder = self.layout.as_ref().is_some_and(|l| l.default != self.path);
+            if let (true, Some(dir)) = (own_folder, self.path.parent()) {
+                let _ = std::fs::remove_dir(dir);
+            }
         }
     }
 

@@ -72,6 +72,11 @@ impl Store {
         Store::new(crate::local::LocalBackend::new(path))
     }
 
+    /// Workspace `name` of a local backend laid out as Terraform lays one.
+    pub fn local_workspace(layout: crate::local::Layout, name: &str) -> Store {
+        Store::new(crate::local::LocalBackend::workspace(layout, name))
+    }
+
     pub fn location(&self) -> String {
         self.backend.location()
     }
@@ -104,6 +109,19 @@ impl Store {
     /// Releases a stale lock by its ID.
     pub fn force_unlock(&self, id: &str) -> Result<(), StateError> {
         self.backend.force_unlock(id)
+    }
+
+    /// The workspaces of this store's backend (`workspace list`).
+    pub fn workspaces(&self) -> Result<Vec<String>, StateError> {
+        self.backend.workspaces()
+    }
+
+    /// Removes this workspace's state under `lock`, which goes with it.
+    pub fn delete_workspace(&self, lock: Lock) -> Result<(), StateError> {
+        self.backend.check_lock(&lock.info.id)?;
+        self.backend.delete_workspace()?;
+        drop(lock);
+        Ok(())
     }
 
     /// Reads the state (a new one when there is none) and replays a journal

@@ -175,6 +175,42 @@ impl Drop for PgBackend {
 }
 
 impl Backend for PgBackend {
+    fn workspaces(&self) -> Result<Vec<String>, StateError> {
+        let prefix = format!("{}/", self.config.schema_name);
+        self.with(|c| {
+            let rows = c.query(
+                &format!(
+                    "SELECT name FROM {} WHERE starts_with(name, $1) ORDER BY name",
+                    self.table("states")
+                ),
+                &[&prefix],
+            )?;
+            let mut names = vec!["default".to_string()];
+            for r in rows {
+                let name: &str = r.get(0);
+                let name = name.strip_prefix(&prefix).unwrap_or(name);
+                if name != "default" {
+                    names.push(name.to_string());
+                }
+            }
+            Ok(names)
+        })
+    }
+
+    fn delete_workspace(&self) -> Result<(), StateError> {
+        let name = self.name();
+        self.with(|c| {
+            let mut tx = c.transaction()?;
+            for table in ["states", "journal"] {
+                tx.execute(
+                    &format!("DELETE FROM {} WHERE name = $1", self.table(table)),
+                    &[&name],
+                )?;
+            }
+            tx.commit()
+        })
+    }
+
     fn location(&self) -> String {
         // The connection string may hold a password: never shown.
         let host = self

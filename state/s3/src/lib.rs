@@ -208,12 +208,17 @@ impl S3Backend {
     }
 
     async fn journal_keys(&self) -> Result<Vec<String>, StateError> {
+        self.keys_under(&self.journal_prefix()).await
+    }
+
+    /// Every object key starting with `prefix`, in order.
+    async fn keys_under(&self, prefix: &str) -> Result<Vec<String>, StateError> {
         let mut keys = Vec::new();
         let mut pages = self
             .client
             .list_objects_v2()
             .bucket(&self.config.bucket)
-            .prefix(self.journal_prefix())
+            .prefix(prefix)
             .into_paginator()
             .send();
         while let Some(page) = pages.next().await {
@@ -249,6 +254,32 @@ impl Drop for S3Backend {
 }
 
 impl Backend for S3Backend {
+    /// Terraform's s3 layout: "default" at `key`, each other workspace at
+    /// `<workspace_key_prefix>/<name>/<key>`.
+    fn workspaces(&self) -> Result<Vec<String>, StateError> {
+        let prefix = format!("{}/", self.config.workspace_key_prefix);
+        let suffix = format!("/{}", self.config.key);
+        let keys = self.block(self.keys_under(&prefix))?;
+        let mut names = vec!["default".to_string()];
+        names.extend(keys.iter().filter_map(|k| {
+            let name = k.strip_prefix(&prefix)?.strip_suffix(&suffix)?;
+            (!name.is_empty() && !name.contains('/')).then(|| name.to_string())
+        }));
+        Ok(names)
+    }
+
+    fn delete_workspace(&self) -> Result<(), StateError> {
+        self.block(async {
+            let mut doomed = self.journal_keys().await?;
+            doomed.push(format!("{}.backup", self.key));
+            doomed.push(self.key.clone());
+            for key in doomed {
+                self.delete(&key).await?;
+            }
+            Ok(())
+        })
+    }
+
     fn location(&self) -> String {
         format!("s3://{}/{}", self.config.bucket, self.key)
     }
