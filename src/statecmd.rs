@@ -61,63 +61,6 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
     Ok(out)
 }
 
-/// One instance in Terraform's `state show` layout.
-pub fn show(store: &Store, addr: &str) -> Result<String, Diags> {
-    let state = load(store)?;
-    let a = Address::parse(addr).ok_or_else(|| bad_address(addr))?;
-    for r in state.resources.iter().filter(|r| a.id == r.id) {
-        for i in &r.instances {
-            if a.key.is_some() && a.key != i.index_key {
-                continue;
-            }
-            if a.key.is_none() && r.instances.len() > 1 {
-                continue;
-            }
-            let mut out = format!("# {}:\n", instance_addr(r, i));
-            let kind = if r.id.mode == strata_state::Mode::Data {
-                "data"
-            } else {
-                "resource"
-            };
-            let _ = writeln!(out, "{kind} \"{}\" \"{}\" {{", r.id.type_name, r.id.name);
-            let attributes = i.attributes.json().unwrap_or_default();
-            if let Some(obj) = attributes.as_object() {
-                let width = obj
-                    .iter()
-                    .filter(|(_, v)| !v.is_null())
-                    .map(|(k, _)| k.len())
-                    .max()
-                    .unwrap_or(0);
-                for (k, v) in obj {
-                    if v.is_null() {
-                        continue;
-                    }
-                    let sensitive = i.sensitive_attributes.iter().any(|p| {
-                        p.as_array()
-                            .and_then(|s| s.first())
-                            .and_then(|s| s.get("value"))
-                            .and_then(|s| s.as_str())
-                            == Some(k.as_str())
-                    });
-                    let shown = if sensitive {
-                        "(sensitive value)".to_string()
-                    } else {
-                        v.to_string()
-                    };
-                    let _ = writeln!(out, "    {k:width$} = {shown}");
-                }
-            }
-            out.push_str("}\n");
-            return Ok(out);
-        }
-    }
-    Err(Diags::from(Diag::new(
-        "strata::state::no_instance",
-        "No instance found for the given address",
-        format!("The state holds no instance {addr}. `strata state list` shows what it holds."),
-    )))
-}
-
 pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
     let lock = store.lock("state rm").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
@@ -343,8 +286,9 @@ pub fn force_unlock(store: &Store, id: &str) -> Result<String, Diags> {
     Ok("strata state has been successfully unlocked!\n".to_string())
 }
 
-/// The state document itself, for `strata show --json` without a plan.
-pub fn state_json(store: &Store) -> Result<String, Diags> {
+/// `strata state pull`: the state document as stored, journal of an
+/// interrupted run included, for a backup or a move to another backend.
+pub fn pull(store: &Store) -> Result<String, Diags> {
     let state = load(store)?;
     let mut text = serde_json::to_string_pretty(&state).map_err(|e| {
         Diags::from(Diag::new(
@@ -355,12 +299,6 @@ pub fn state_json(store: &Store) -> Result<String, Diags> {
     })?;
     text.push('\n');
     Ok(text)
-}
-
-/// `strata state pull`: the state document as stored, journal of an
-/// interrupted run included, for a backup or a move to another backend.
-pub fn pull(store: &Store) -> Result<String, Diags> {
-    state_json(store)
 }
 
 /// `strata state push FILE`: replaces the stored state with the file's

@@ -45,12 +45,12 @@ fn strata(dir: &Path, args: &[&str]) -> String {
 fn stable_json(text: &str) -> Json {
     let mut j: Json = serde_json::from_str(text).expect("plan JSON parses");
     let o = j.as_object_mut().expect("an object");
-    o.remove("timestamp");
-    o.remove("strata_version");
-    o.remove("terraform_version");
-    o.remove("relevant_attributes");
+    o.shift_remove("timestamp");
+    o.shift_remove("strata_version");
+    o.shift_remove("terraform_version");
+    o.shift_remove("relevant_attributes");
     if let Some(p) = o.get_mut("prior_state").and_then(Json::as_object_mut) {
-        p.remove("terraform_version");
+        p.shift_remove("terraform_version");
     }
     j
 }

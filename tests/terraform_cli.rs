@@ -500,3 +500,59 @@ fn workspace_commands_say_what_terraform_says() {
         assert_eq!(tf, st, "step {i}: {:?}", steps[i].0);
     }
 }
+
+/// `show` of a state, human and `-json`, beside Terraform's: nothing
+/// there, objects with nested values and outputs, an emptied state. Ids
+/// (random) aside, the same text and the same JSON.
+#[test]
+fn show_of_a_state_is_terraforms() {
+    if !require_terraform("show_of_a_state_is_terraforms") {
+        return;
+    }
+    const NESTED: &str = r#"
+resource "terraform_data" "a" {
+  input = { sizes = [1, 2], name = "x", on = true }
+}
+resource "terraform_data" "b" {
+  input = "plain"
+}
+output "a" { value = terraform_data.a.output }
+output "n" { value = 3 }
+"#;
+    let steps: &[&[&str]] = &[
+        &["show", "-no-color"],
+        &["show", "-json"],
+        &["apply", "-auto-approve"],
+        &["show", "-no-color"],
+        &["show", "-json"],
+        &["state", "show", "terraform_data.a"],
+        &["destroy", "-auto-approve"],
+        &["show", "-no-color"],
+        &["show", "-json"],
+    ];
+    let ids = regex::Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+        .expect("regex");
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "show");
+        std::fs::write(dir.join("main.tf"), NESTED).expect("config");
+        let mut outs = Vec::new();
+        for args in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+            let out = ids.replace_all(&out, "ID").to_string();
+            outs.push(match (args[0], args.get(1)) {
+                ("show", Some(&"-json")) => {
+                    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+                    serde_json::to_string_pretty(&v).expect("JSON")
+                }
+                ("show" | "state", _) => out,
+                _ => String::new(),
+            });
+        }
+        said.push(outs);
+    }
+    for (i, (tf, st)) in said[0].iter().zip(&said[1]).enumerate() {
+        assert_eq!(tf, st, "{:?}", steps[i]);
+    }
+}

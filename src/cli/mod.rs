@@ -664,7 +664,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             .and_then(|store| {
                 print(match command {
                     StateCommand::List { addresses } => crate::statecmd::list(&store, &addresses),
-                    StateCommand::Show { address } => crate::statecmd::show(&store, &address),
+                    StateCommand::Show { address } => {
+                        crate::engine::state_show(&store, &address, drivers)
+                    }
                     StateCommand::Rm { addresses } => crate::statecmd::rm(&store, &addresses),
                     StateCommand::Mv { from, to } => crate::statecmd::mv(&store, &from, &to),
                     StateCommand::Pull => crate::statecmd::pull(&store),

@@ -555,7 +555,7 @@ fn make_plan(
 fn render(plan: &Plan, format: Format) -> String {
     match format {
         Format::Human => crate::render::human::plan(plan),
-        Format::Json => crate::render::json::plan(plan),
+        Format::Json => crate::render::json::plan(plan, config::TERRAFORM_LANGUAGE),
         Format::Markdown => crate::render::markdown::plan(plan),
     }
 }
@@ -1049,6 +1049,65 @@ fn summary(
     Ok(Outcome::Changes)
 }
 
+/// A state read and decoded for showing: each object by its driver's
+/// schema, the outputs by their recorded types; and whether it existed.
+fn shown_state(
+    store: &Store,
+    drivers: &Drivers,
+) -> Result<
+    (
+        Vec<crate::plan::ResourceChange>,
+        Vec<crate::plan::OutputChange>,
+        bool,
+    ),
+    Diags,
+> {
+    let loaded = store.load().map_err(state_err)?;
+    let state = loaded.state;
+    let objects = crate::plan::state_objects(&state, drivers)?;
+    let outputs: Vec<crate::plan::OutputChange> = state
+        .outputs
+        .iter()
+        .map(|(name, o)| {
+            let value = crate::lang::json::type_from_json(&o.ty)
+                .and_then(|t| crate::lang::json::value_from_json(&o.value, &t))
+                .ok();
+            crate::plan::OutputChange {
+                name: name.clone(),
+                before: value.clone(),
+                after: value,
+                sensitive: o.sensitive,
+            }
+        })
+        .collect();
+    Ok((objects, outputs, loaded.existed))
+}
+
+/// `strata state show ADDR`: one instance as Terraform prints it.
+pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
+    let (objects, _, _) = shown_state(store, drivers)?;
+    let wanted = strata_state::model::Address::parse(addr);
+    let found = objects.iter().filter(|c| c.deposed.is_none()).find(|c| {
+        wanted.as_ref().is_some_and(|a| {
+            a.id == c.addr.id
+                && (a.key == c.addr.key
+                    || (a.key.is_none()
+                        && objects.iter().filter(|o| o.addr.id == a.id).count() == 1))
+        })
+    });
+    found
+        .map(crate::render::human::state_object)
+        .ok_or_else(|| {
+            Diags::from(Diag::new(
+                "strata::state::no_instance",
+                "No instance found for the given address",
+                format!(
+                    "The state holds no instance {addr}. `strata state list` shows what it holds."
+                ),
+            ))
+        })
+}
+
 /// `strata show [--json] [PLANFILE]`.
 pub fn show(
     planfile: Option<&Path>,
@@ -1073,7 +1132,7 @@ pub fn show(
                 ))
             })?;
             let text = if json {
-                crate::render::json::plan(&saved.plan)
+                crate::render::json::plan(&saved.plan, config::TERRAFORM_LANGUAGE)
             } else {
                 crate::render::human::plan(&saved.plan)
             };
@@ -1082,10 +1141,14 @@ pub fn show(
         }
         None => {
             let store = crate::backends::open_here(state, workspace, sources)?;
-            let text = if json {
-                crate::statecmd::state_json(&store)?
-            } else {
-                crate::statecmd::list(&store, &[])?
+            let (objects, outputs, existed) = shown_state(&store, drivers)?;
+            let text = match json {
+                true => {
+                    let something = !objects.is_empty() || !outputs.is_empty();
+                    let language = config::TERRAFORM_LANGUAGE;
+                    crate::render::json::state(&objects, &outputs, existed && something, language)
+                }
+                false => crate::render::human::state(&objects, &outputs, existed),
             };
             print!("{text}");
             Ok(())

@@ -256,6 +256,20 @@ impl Schemas {
     }
 }
 
+/// Every managed object of `state`, decoded by its driver's schema, as
+/// a change that changes nothing (`before` and `after` the object): what
+/// `show` of a state renders.
+pub fn state_objects(
+    state: &strata_state::model::State,
+    drivers: &Drivers,
+) -> Result<Vec<ResourceChange>, crate::diag::Diags> {
+    let objects = refresh::decode_state(state, drivers)?;
+    Ok(objects
+        .iter()
+        .map(|p| refresh::change_of(p, Action::NoOp, Some(p.value.clone())))
+        .collect())
+}
+
 /// The warning a plan narrowed by `-target` or `-exclude` carries, in
 /// Terraform's (and OpenTofu's) words.
 pub fn scope_warning(scope: &Scope) -> Option<crate::diag::Diag> {

@@ -38,7 +38,7 @@ fn walk(before: &Value, after: &Value, path: String, out: &mut Vec<Changed>) {
         if !before.is_sensitive() && !after.is_sensitive() {
             let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
             for k in keys {
-                let step = if object && is_name(k) {
+                let step = if object && crate::lang::display::is_identifier(k) {
                     if path.is_empty() {
                         k.to_string()
                     } else {
@@ -71,14 +71,6 @@ fn walk(before: &Value, after: &Value, path: String, out: &mut Vec<Changed>) {
         after: shown(&a),
         sensitive,
     });
-}
-
-fn is_name(k: &str) -> bool {
-    let mut chars = k.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 fn action(c: &ResourceChange) -> &'static str {

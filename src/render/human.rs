@@ -275,3 +275,59 @@ pub fn plan(p: &Plan) -> String {
     }
     out
 }
+
+/// One object of a state as `terraform state show` prints it: its
+/// non-null attributes, aligned, values laid out four spaces a level.
+pub fn state_object(c: &ResourceChange) -> String {
+    let kind = match c.addr.id.mode {
+        Mode::Data => "data",
+        Mode::Managed => "resource",
+    };
+    let mut out = format!(
+        "# {}:\n{kind} \"{}\" \"{}\" {{\n",
+        c.addr, c.addr.id.type_name, c.addr.id.name
+    );
+    let value = c.after.as_ref().or(c.before.as_ref());
+    let attrs: Vec<(&String, &crate::lang::value::Value)> = value
+        .and_then(|v| v.entries())
+        .map(|m| m.iter().filter(|(_, v)| !v.is_null()).collect())
+        .unwrap_or_default();
+    let width = attrs
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (k, v) in attrs {
+        let shown = crate::lang::display::show_wide(v, 1);
+        out.push_str(&format!("    {k:width$} = {shown}\n"));
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A state as `terraform show` prints it: every object, then the outputs;
+/// what it says when there is no state (`existed` false) or nothing in it.
+pub fn state(objects: &[ResourceChange], outputs: &[OutputChange], existed: bool) -> String {
+    if !existed {
+        return "No state.\n".into();
+    }
+    if objects.is_empty() && outputs.is_empty() {
+        return "The state file is empty. No resources are represented.\n".into();
+    }
+    let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
+    sorted.sort_by_key(|c| c.addr.to_string());
+    let blocks: Vec<String> = sorted.into_iter().map(state_object).collect();
+    let mut out = blocks.join("\n");
+    if !outputs.is_empty() {
+        out.push_str("\n\nOutputs:\n\n");
+        for o in outputs {
+            let shown = match (&o.after, o.sensitive) {
+                (_, true) => "(sensitive value)".to_string(),
+                (Some(v), false) => crate::lang::display::show_wide(v, 0),
+                (None, false) => "null".to_string(),
+            };
+            out.push_str(&format!("{} = {shown}\n", o.name));
+        }
+    }
+    out
+}

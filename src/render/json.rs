@@ -263,7 +263,42 @@ fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
     Json::Object(m)
 }
 
-pub fn plan(p: &Plan) -> String {
+/// A state as `terraform show -json` writes one: its objects and outputs
+/// as values (`{"format_version":"1.0"}` alone when there is no state).
+/// `language` is the Terraform language version strata implements.
+pub fn state(
+    objects: &[ResourceChange],
+    outputs: &[OutputChange],
+    exists: bool,
+    language: &str,
+) -> String {
+    if !exists {
+        return "{\"format_version\":\"1.0\"}\n".into();
+    }
+    let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
+    sorted.sort_by_key(|c| c.addr.to_string());
+    let resources: Vec<(ModulePath, Json)> = sorted
+        .into_iter()
+        .filter_map(|c| {
+            Some((
+                c.addr.id.module.clone(),
+                resource_values(c, c.after.as_ref()?, true),
+            ))
+        })
+        .collect();
+    let doc = json!({
+        "format_version": "1.0",
+        "terraform_version": language,
+        "values": {
+            "outputs": outputs_values(outputs, true),
+            "root_module": module_tree(resources),
+        },
+    });
+    format!("{doc}\n")
+}
+
+/// Terraform's plan JSON; `language` as for [`state`].
+pub fn plan(p: &Plan, language: &str) -> String {
     // The objects after the plan, and before it (with what they depend on).
     let values = |after: bool| -> Vec<(ModulePath, Json)> {
         p.changes
@@ -283,6 +318,9 @@ pub fn plan(p: &Plan) -> String {
     let timestamp = &p.timestamp;
     let mut out = Map::new();
     out.insert("format_version".into(), json!("1.2"));
+    // The language version strata implements, which tools reading plan
+    // JSON look at as they would at Terraform's.
+    out.insert("terraform_version".into(), json!(language));
     out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));
     // A sensitive variable's value (and default) is left out like any
     // other secret.

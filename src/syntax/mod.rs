@@ -90,13 +90,7 @@ pub fn parse_template(file: FileId, src: &str) -> Result<Expr, Diag> {
     native::Parser::new(file, src, 0, src.len()).template_file()
 }
 
-/// Whether `s` is a valid HCL identifier (letters, digits, `_` and `-`, not
-/// starting with a digit or dash).
-pub fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-}
+pub use crate::lang::display::is_identifier;
 
 /// Length of the number literal at the start of `b` (digits, an optional
 /// fraction, an optional exponent), as HCL's scanner reads one.

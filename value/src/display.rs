@@ -5,8 +5,42 @@ use super::value::Value;
 
 pub fn show(v: &Value) -> String {
     let mut out = String::new();
-    write(v, 0, &mut out);
+    let console = Style {
+        unit: "  ",
+        bare_keys: false,
+    };
+    write(v, 0, console, &mut out);
     out
+}
+
+/// The same with four spaces a level, starting `depth` levels in, and
+/// keys that are identifiers left unquoted, as `terraform show` lays out
+/// a state's attributes and outputs.
+pub fn show_wide(v: &Value, depth: usize) -> String {
+    let mut out = String::new();
+    let shown = Style {
+        unit: "    ",
+        bare_keys: true,
+    };
+    write(v, depth, shown, &mut out);
+    out
+}
+
+/// How a value is laid out.
+#[derive(Clone, Copy)]
+struct Style {
+    /// One level of indentation.
+    unit: &'static str,
+    /// Keys that are identifiers written without quotes.
+    bare_keys: bool,
+}
+
+/// Whether `s` is an HCL identifier: a letter or `_`, then letters,
+/// digits, `_` and `-`.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
 fn quote(s: &str, out: &mut String) {
@@ -39,9 +73,10 @@ pub fn quoted_line(s: &str, out: &mut String) {
     out.push('"');
 }
 
-fn write(v: &Value, indent: usize, out: &mut String) {
-    let pad = "  ".repeat(indent + 1);
-    let end = "  ".repeat(indent);
+/// `v` at nesting depth `indent`, laid out as `style` says.
+fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
+    let pad = style.unit.repeat(indent + 1);
+    let end = style.unit.repeat(indent);
     match v {
         Value::Sensitive(_) => out.push_str("(sensitive value)"),
         Value::Unknown(_) => out.push_str("(known after apply)"),
@@ -64,7 +99,7 @@ fn write(v: &Value, indent: usize, out: &mut String) {
             out.push('\n');
             for x in vs {
                 out.push_str(&pad);
-                write(x, indent + 1, out);
+                write(x, indent + 1, style, out);
                 out.push_str(",\n");
             }
             out.push_str(&end);
@@ -83,13 +118,22 @@ fn write(v: &Value, indent: usize, out: &mut String) {
             }
             out.push_str(open);
             out.push('\n');
-            let width = m.keys().map(|k| k.chars().count() + 2).max().unwrap_or(0);
-            for (k, x) in m {
+            let keys: Vec<String> = m
+                .keys()
+                .map(|k| {
+                    let mut key = String::new();
+                    match style.bare_keys && is_identifier(k) {
+                        true => key.push_str(k),
+                        false => quote(k, &mut key),
+                    }
+                    key
+                })
+                .collect();
+            let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+            for (key, x) in keys.iter().zip(m.values()) {
                 out.push_str(&pad);
-                let mut key = String::new();
-                quote(k, &mut key);
                 out.push_str(&format!("{key:width$} = "));
-                write(x, indent + 1, out);
+                write(x, indent + 1, style, out);
                 out.push('\n');
             }
             out.push_str(&end);
