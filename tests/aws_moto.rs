@@ -952,7 +952,7 @@ fn the_private_network_and_node_template_round_trip() {
     assert_eq!(code, 0, "a second plan must be empty:\n{out}");
 
     // The private subnet routes out through the NAT gateway.
-    let (_, shown) = strata(&d, &m, &["show", "--json"]);
+    let (_, shown) = strata(&d, &m, &["state", "pull"]);
     let state: serde_json::Value = serde_json::from_str(shown.trim()).expect("state JSON");
     let resources = state["resources"].as_array().expect("resources").clone();
     let attr = |addr: &str, name: &str| {
@@ -1614,7 +1614,7 @@ resource "aws_subnet" "s" {
     .expect("config");
     let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let (_, shown) = strata(&d, &m, &["show", "--json"]);
+    let (_, shown) = strata(&d, &m, &["state", "pull"]);
     let state: serde_json::Value = serde_json::from_str(shown.trim()).expect("state");
     let subnets: Vec<serde_json::Value> = state["resources"]
         .as_array()

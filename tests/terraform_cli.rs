@@ -72,6 +72,13 @@ fn ready(tool: &str, tag: &str) -> PathBuf {
 /// the exit code Terraform gives).
 const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
     (
+        &["-chdir=infra", "init", "-input=false", "-no-color"],
+        &[],
+        0,
+    ),
+    (&["fmt", "-check", "-recursive"], &[], 0),
+    (&["-chdir=infra", "validate", "-no-color"], &[], 0),
+    (
         &[
             "-chdir=infra",
             "plan",
@@ -87,6 +94,7 @@ const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
         &[],
         2,
     ),
+    (&["-chdir=infra", "show", "-json", "tfplan"], &[], 0),
     (
         &[
             "-chdir=infra",
@@ -99,6 +107,7 @@ const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
         &[],
         0,
     ),
+    (&["-chdir=infra", "show", "-json"], &[], 0),
     (
         &[
             "-chdir=infra",
@@ -146,16 +155,10 @@ fn a_terraform_ci_script_runs_unchanged_and_exits_alike() {
         return;
     }
     let tf = workdir("terraform");
-    let (code, _, err) = run(
-        "terraform",
-        &tf.join("infra"),
-        &["init", "-input=false"],
-        &[],
-    );
-    assert_eq!(code, 0, "terraform init: {err}");
     let st = workdir("strata");
     let mut outputs = Vec::new();
     for (args, env, want) in SCRIPT {
+        let mut shown = Vec::new();
         for (tool, dir) in [("terraform", &tf), ("strata", &st)] {
             let (code, out, err) = run(tool, dir, args, env);
             assert_eq!(code, *want, "{tool} {args:?} with {env:?}:\n{out}\n{err}");
@@ -163,9 +166,47 @@ fn a_terraform_ci_script_runs_unchanged_and_exits_alike() {
                 let v: serde_json::Value = serde_json::from_str(&out).expect("output JSON");
                 outputs.push(v["n"]["value"].clone());
             }
+            if args.contains(&"show") {
+                shown.push(shown_json(&out));
+            }
+        }
+        if let [tf, st] = &shown[..] {
+            assert_eq!(tf, st, "{args:?}: what CI tools read of show -json");
         }
     }
     assert_eq!(outputs, [serde_json::json!(1), serde_json::json!(1)]);
+}
+
+/// What a CI tool reads of `show -json`: for a plan, each resource's
+/// actions and the output changes' actions; for a state, each resource's
+/// address and the output values.
+fn shown_json(text: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(text).expect("show -json");
+    let actions: Vec<String> = v["resource_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| format!("{} {}", r["address"], r["change"]["actions"]))
+        .collect();
+    let outputs: Vec<String> = v["output_changes"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, o)| format!("{k} {}", o["actions"]))
+        .collect();
+    let resources: Vec<String> = v["values"]["root_module"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["address"].to_string())
+        .collect();
+    serde_json::json!({
+        "format_version": v["format_version"],
+        "actions": actions,
+        "outputs": outputs,
+        "resources": resources,
+        "values": v["values"]["outputs"],
+    })
 }
 
 /// A flag of Terraform's that strata does not do yet stops the run at
@@ -555,4 +596,86 @@ output "n" { value = 3 }
     for (i, (tf, st)) in said[0].iter().zip(&said[1]).enumerate() {
         assert_eq!(tf, st, "{:?}", steps[i]);
     }
+}
+
+/// `init` beside Terraform's: the same words (product name aside) and the
+/// same module manifest for local modules; a tree whose registry module
+/// `terraform init` already put in `.terraform/modules` initialises,
+/// applies and gives the same outputs with both; a provider no driver
+/// serves is named, with its place, and exit 1.
+#[test]
+fn init_prepares_a_directory_as_terraform_does() {
+    if !require_terraform("init_prepares_a_directory_as_terraform_does") {
+        return;
+    }
+    let write = |dir: &Path, files: &[(&str, &str)]| {
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+    };
+    let local: &[(&str, &str)] = &[
+        (
+            "main.tf",
+            "module \"m\" {\n  source = \"./mod\"\n}\n\nresource \"terraform_data\" \"x\" {}\n",
+        ),
+        (
+            "mod/main.tf",
+            "module \"inner\" {\n  source = \"./inner\"\n}\n",
+        ),
+        ("mod/inner/main.tf", "output \"x\" {\n  value = 1\n}\n"),
+    ];
+    let remote: &[(&str, &str)] = &[
+        ("main.tf", "module \"vpc\" {\n  source  = \"terraform-aws-modules/vpc/aws\"\n  version = \"5.1.0\"\n}\n\noutput \"v\" {\n  value = module.vpc.id\n}\n"),
+        (".terraform/modules/vpc/main.tf", "module \"sub\" {\n  source = \"./modules/sub\"\n}\n\noutput \"id\" {\n  value = module.sub.x\n}\n"),
+        (".terraform/modules/vpc/modules/sub/main.tf", "output \"x\" {\n  value = \"vpc-1\"\n}\n"),
+        (".terraform/modules/modules.json", r#"{"Modules":[{"Key":"","Source":"","Dir":"."},{"Key":"vpc","Source":"registry.terraform.io/terraform-aws-modules/vpc/aws","Version":"5.1.0","Dir":".terraform/modules/vpc"},{"Key":"vpc.sub","Source":"./modules/sub","Dir":".terraform/modules/vpc/modules/sub"}]}"#),
+    ];
+    let words = |s: &str| {
+        s.replace("Terraform", "strata")
+            .replace("terraform", "strata")
+    };
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("init-{tool}")).join("infra");
+        let _ = std::fs::remove_file(dir.join("main.tf"));
+        write(&dir, local);
+        let mut outs = Vec::new();
+        for _ in 0..2 {
+            let (code, out, err) = run(tool, &dir, &["init", "-input=false", "-no-color"], &[]);
+            assert_eq!(code, 0, "{tool} init:\n{out}\n{err}");
+            outs.push(words(&out));
+        }
+        let manifest = std::fs::read_to_string(dir.join(".terraform/modules/modules.json"))
+            .expect("a module manifest");
+        let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("JSON");
+        outs.push(manifest.to_string());
+        let prepared = workdir(&format!("init-remote-{tool}")).join("infra");
+        let _ = std::fs::remove_file(prepared.join("main.tf"));
+        write(&prepared, remote);
+        for args in [&["init", "-input=false"][..], &["apply", "-auto-approve"]] {
+            let (code, out, err) = run(tool, &prepared, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?} on a prepared tree:\n{out}\n{err}");
+        }
+        let (_, out, _) = run(tool, &prepared, &["output", "-json"], &[]);
+        outs.push(out);
+        said.push(outs);
+    }
+    assert_eq!(said[0], said[1]);
+
+    let dir = workdir("init-lacking").join("infra");
+    std::fs::write(
+        dir.join("more.tf"),
+        "resource \"random_string\" \"r\" {\n  length = 4\n}\n",
+    )
+    .expect("more");
+    let (code, _, err) = run("strata", &dir, &["init", "-input=false"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Provider not built in"), "{err}");
+    assert!(
+        err.contains("registry.terraform.io/hashicorp/random"),
+        "{err}"
+    );
+    assert!(err.contains("more.tf:1:1"), "{err}");
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use strata_state::model::Address;
 
+mod init;
 mod spelling;
 mod workspace;
 
@@ -314,6 +315,16 @@ pub enum Command {
         run: RunArgs,
         #[arg(long)]
         auto_approve: bool,
+    },
+    /// Prepare a working directory as `terraform init` does: reach the
+    /// backend, record the modules, check that every provider the
+    /// configuration needs is built in. Nothing is downloaded.
+    Init {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Leave the backend alone (Terraform's -backend=false).
+        #[arg(long)]
+        no_backend: bool,
     },
     /// Record an existing object at a resource address, as Terraform's
     /// `import`: read through its driver, nothing changed.
@@ -686,6 +697,13 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             .and_then(|opts| {
                 crate::engine::import(&path, &opts, (&address, &id), &mut sources, drivers)
             }),
+        Command::Init { path, no_backend } => {
+            let req = init::Init {
+                path: &path,
+                backend: !no_backend,
+            };
+            print(init::run(req, &mut sources, drivers))
+        }
         Command::Workspace { command } => print(workspace::run(command, &mut sources)),
         Command::Taint {
             address,

@@ -101,11 +101,12 @@ const NOT_YET: &[(&str, &str)] = &[
     ("test-directory", "test files"),
     (
         "backend-config",
-        "init (strata reads the backend block directly)",
+        "backend settings given to init (strata reads the backend block as written)",
     ),
-    ("reconfigure", "init"),
-    ("migrate-state", "init"),
-    ("upgrade", "init"),
+    (
+        "migrate-state",
+        "moving a state between backends (strata state pull and strata state push do)",
+    ),
     ("from-module", "init"),
     ("plugin-dir", "plugin providers"),
     ("lockfile", "the dependency lock file"),
@@ -257,6 +258,16 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
             }
             Ok(())
         }
+        "backend" if command == "init" => {
+            if !switch(f)? {
+                out.args.push("--no-backend".into());
+            }
+            Ok(())
+        }
+        // init's: strata keeps no copy of the backend settings to
+        // reconfigure, and its drivers are built in, so nothing to upgrade
+        // or get.
+        "reconfigure" | "upgrade" | "get" if command == "init" => switch(f).map(|_| ()),
         "no-color" => {
             out.no_color = switch(f)?;
             Ok(())

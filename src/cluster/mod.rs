@@ -500,7 +500,16 @@ pub fn expand(
             ));
             continue;
         }
-        config::load_call(&root.dir.clone(), &mut call, sources, 1, &mut diags);
+        // strata's own modules: nothing of them is in a manifest.
+        let dir = root.dir.clone();
+        let none = config::installed::Manifest::default();
+        let caller = config::Site {
+            depth: 0,
+            key: String::new(),
+            root: &dir,
+            manifest: &none,
+        };
+        config::load_call(&dir, &mut call, sources, &caller, &mut diags);
         root.module_calls.push(call);
     }
     root.providers.extend(providers);

@@ -391,10 +391,24 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
                     m.settings.backend = Some(backend(&l[0], nb, diags));
                 }
             }
-            "required_providers" => m
-                .settings
-                .required_providers
-                .extend(nb.body.attrs.iter().map(|a| a.name.clone())),
+            "required_providers" => {
+                for a in &nb.body.attrs {
+                    m.settings.required_providers.push(a.name.clone());
+                    // `{ source = "hashicorp/aws", version = "…" }`; a
+                    // version string alone (the old form) names no source.
+                    let source = constant(&a.expr).ok().and_then(|v| {
+                        let s = v.entries()?.get("source")?.as_str()?.to_string();
+                        Some(s)
+                    });
+                    if let Some(source) = source {
+                        m.settings.provider_sources.push(ProviderSource {
+                            name: a.name.clone(),
+                            source,
+                            span: a.expr.span,
+                        });
+                    }
+                }
+            }
             "cloud" | "provider_meta" => {}
             _ => diags.push(unsupported_block(
                 nb,

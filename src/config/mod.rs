@@ -5,6 +5,7 @@ pub mod check;
 pub mod condition;
 mod decode;
 mod ephemeral;
+pub mod installed;
 pub mod json;
 mod overrides;
 pub mod repeat;
@@ -220,8 +221,20 @@ pub struct Settings {
     pub required_versions: Vec<(String, Span)>,
     /// The local names `required_providers` declares.
     pub required_providers: Vec<String>,
+    /// Each `required_providers` entry's source address as written
+    /// (`hashicorp/aws`), where one is given: what `init` checks against
+    /// the built-in drivers.
+    pub provider_sources: Vec<ProviderSource>,
     pub backend: Option<Backend>,
     pub blocks: Vec<Span>,
+}
+
+/// A `required_providers` entry's `source`.
+#[derive(Debug, Clone)]
+pub struct ProviderSource {
+    pub name: String,
+    pub source: String,
+    pub span: Span,
 }
 
 /// One module: the root configuration or a child loaded from `source`.
@@ -384,7 +397,49 @@ pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
 /// Loads the module at `path` (a file or a directory) and, recursively, the
 /// modules it calls. All problems found are reported together.
 pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
-    load_inner(path, sources, 0)
+    let root = match path.is_file() {
+        true => path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        false => path.to_path_buf(),
+    };
+    let manifest = installed::Manifest::read(&root).map_err(|why| {
+        Diags::from(Diag::new(
+            "strata::config::module_manifest",
+            "Cannot read the module manifest",
+            why,
+        ))
+    })?;
+    let at = Site {
+        depth: 0,
+        key: String::new(),
+        root: &root,
+        manifest: &manifest,
+    };
+    load_inner(path, sources, &at)
+}
+
+/// Where a module being loaded sits: how deep, its key in the module
+/// manifest (`net.subnets`), and the root's manifest, which says where
+/// remote sources were installed.
+pub struct Site<'m> {
+    pub depth: usize,
+    pub key: String,
+    pub root: &'m Path,
+    pub manifest: &'m installed::Manifest,
+}
+
+impl Site<'_> {
+    /// The site of the call `name` inside this module.
+    fn child(&self, name: &str) -> Site<'_> {
+        Site {
+            depth: self.depth + 1,
+            key: match self.key.is_empty() {
+                true => name.to_string(),
+                false => format!("{}.{name}", self.key),
+            },
+            root: self.root,
+            manifest: self.manifest,
+        }
+    }
 }
 
 /// Decodes one file's text as a module (JSON when `name` ends in `.json`),
@@ -516,10 +571,11 @@ pub fn load_call(
     dir: &Path,
     call: &mut ModuleCall,
     sources: &mut Sources,
-    depth: usize,
+    caller: &Site<'_>,
     diags: &mut Diags,
 ) {
-    if depth > 32 {
+    let at = caller.child(&call.name);
+    if at.depth > 33 {
         diags.push(
             Diag::new(
                 "strata::config::module",
@@ -534,14 +590,16 @@ pub fn load_call(
         normalize(Path::new(&call.source))
     } else if call.source.starts_with("./") || call.source.starts_with("../") {
         normalize(&dir.join(&call.source))
+    } else if let Some(put) = at.manifest.installed(at.root, &at.key, &call.source) {
+        put
     } else {
         diags.push(
             Diag::new(
                 "strata::config::module_source",
-                "Unsupported module source",
+                "Module not installed",
                 format!(
-                    "Module source {:?} is not a local path. strata loads modules from local paths starting with \"./\" or \"../\", and its own modules from \"{EMBEDDED}/NAME\".",
-                    call.source
+                    "Module {:?} comes from {:?}, which is not installed. strata loads local paths (\"./\", \"../\"), its own modules (\"{EMBEDDED}/NAME\"), and registry, git and archive sources from where `terraform init` put them (.terraform/modules/modules.json); `strata init` does not download them yet, so run `terraform init` once in this directory.",
+                    at.key, call.source
                 ),
             )
             .at(call.source_span),
@@ -585,7 +643,7 @@ pub fn load_call(
         );
         return;
     }
-    match load_inner(&child_dir, sources, depth + 1) {
+    match load_inner(&child_dir, sources, &at) {
         Ok(m) => {
             decode::check_module_inputs(call, &m, diags);
             *call.module = m;
@@ -594,7 +652,7 @@ pub fn load_call(
     }
 }
 
-fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module, Diags> {
+fn load_inner(path: &Path, sources: &mut Sources, at: &Site<'_>) -> Result<Module, Diags> {
     let mut diags = Diags::default();
     let files = module_files(path, sources, &mut diags)?;
     let dir = if path.is_file() {
@@ -648,7 +706,7 @@ fn load_inner(path: &Path, sources: &mut Sources, depth: usize) -> Result<Module
     }
     // Child modules are loaded now so that references into them can be checked.
     for call in &mut module.module_calls {
-        load_call(&dir, call, sources, depth, &mut diags);
+        load_call(&dir, call, sources, at, &mut diags);
     }
     diags.into_result(module)
 }

@@ -1,0 +1,81 @@
+//! The module manifest `terraform init` writes (and `strata init` keeps):
+//! `.terraform/modules/modules.json`, which says where each module call's
+//! source was put, keyed by the call's path (`net`, `eks.kms`). strata
+//! reads a module from a registry, git or archive source where the
+//! manifest puts it, so a tree `terraform init` prepared loads as it is.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    #[serde(rename = "Modules", default)]
+    pub modules: Vec<Record>,
+}
+
+/// One installed module call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The call's path, names joined by dots; "" for the root module.
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "Source")]
+    pub source: String,
+    #[serde(rename = "Version", default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where it is, relative to the root module's directory.
+    #[serde(rename = "Dir")]
+    pub dir: String,
+}
+
+/// The data directory: `.terraform`, or `TF_DATA_DIR`.
+pub fn data_dir(root: &Path) -> PathBuf {
+    match std::env::var("TF_DATA_DIR").ok().filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => root.join(".terraform"),
+    }
+}
+
+/// Where the manifest of the root module in `root` is.
+pub fn manifest_path(root: &Path) -> PathBuf {
+    data_dir(root).join("modules").join("modules.json")
+}
+
+impl Manifest {
+    /// The manifest of the root module in `root`: empty when there is
+    /// none; an error saying why when it cannot be read.
+    pub fn read(root: &Path) -> Result<Manifest, String> {
+        let path = manifest_path(root);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{} is not a module manifest ({e}); run init again",
+                    path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Where the call at `key` was installed from `source`, if it was
+    /// (from that source: a changed source needs init again).
+    pub fn installed(&self, root: &Path, key: &str, source: &str) -> Option<PathBuf> {
+        self.modules
+            .iter()
+            .find(|r| r.key == key && same_source(&r.source, source))
+            .map(|r| root.join(&r.dir))
+    }
+}
+
+/// Whether two module sources name the same place: the manifest writes a
+/// registry source with its host (`registry.terraform.io/ns/name/system`),
+/// configurations usually without.
+fn same_source(recorded: &str, written: &str) -> bool {
+    let bare = |s: &str| {
+        s.strip_prefix("registry.terraform.io/")
+            .unwrap_or(s)
+            .to_string()
+    };
+    bare(recorded) == bare(written)
+}
