@@ -120,6 +120,25 @@ impl Sources {
     }
 }
 
+/// The lines `span` is on and where in them it lies, as Terraform's
+/// diagnostics JSON quotes them (secrets masked, as every quote is).
+fn snippet(sources: &Sources, span: Span) -> serde_json::Value {
+    let text = sources.shown(span.file);
+    let start = floor_char_boundary(&text, (span.start as usize).min(text.len()));
+    let end = floor_char_boundary(&text, (span.end as usize).min(text.len()));
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let (start_line, _) = sources.line_col(span.file, span.start);
+    serde_json::json!({
+        "context": null,
+        "code": &text[line_start..line_end],
+        "start_line": start_line,
+        "highlight_start_offset": start - line_start,
+        "highlight_end_offset": end - line_start,
+        "values": [],
+    })
+}
+
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
@@ -229,6 +248,29 @@ impl Diag {
 }
 
 impl Diag {
+    /// One diagnostic in Terraform's JSON layout.
+    pub fn to_json(&self, sources: &Sources) -> serde_json::Value {
+        let mut d = serde_json::json!({
+            "severity": if self.warning { "warning" } else { "error" },
+            "summary": self.summary,
+            "detail": self.detail,
+        });
+        if let Some(span) = self.span {
+            let place = |offset: u32| {
+                let (line, column) = sources.line_col(span.file, offset);
+                serde_json::json!({"line": line, "column": column, "byte": offset})
+            };
+            let name = sources.name(span.file);
+            d["range"] = serde_json::json!({
+                "filename": name.strip_prefix("./").unwrap_or(name),
+                "start": place(span.start),
+                "end": place(span.end),
+            });
+            d["snippet"] = snippet(sources, span);
+        }
+        d
+    }
+
     /// The rendered diagnostic without colours, as tests and logs want it.
     pub fn render_plain(&self, sources: &Sources) -> String {
         let handler =
@@ -320,6 +362,20 @@ impl miette::Diagnostic for Report {
 pub struct Diags(pub Vec<Diag>);
 
 impl Diags {
+    /// Terraform's diagnostics JSON, as `validate -json` writes it: the
+    /// verdict, the counts, and each problem with its range (1-based lines
+    /// and columns, byte offsets) and the lines it is on.
+    pub fn to_json(&self, sources: &Sources) -> serde_json::Value {
+        let errors = self.0.iter().filter(|d| !d.warning).count();
+        serde_json::json!({
+            "format_version": "1.0",
+            "valid": errors == 0,
+            "error_count": errors,
+            "warning_count": self.0.len() - errors,
+            "diagnostics": self.0.iter().map(|d| d.to_json(sources)).collect::<Vec<_>>(),
+        })
+    }
+
     /// Adds a diagnostic unless the same one is already there (a failing
     /// local is reached from every expression that uses it).
     pub fn push(&mut self, d: Diag) {

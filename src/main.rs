@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 fn main() -> std::process::ExitCode {
+    quiet_on_closed_stdout();
     let drivers = strata::builtin::Drivers::builtin()
         .with(Arc::new(strata_aws::Aws::new()))
         .with(Arc::new(strata_gcp::Gcp::new()))
@@ -13,3 +14,18 @@ fn main() -> std::process::ExitCode {
         .with(Arc::new(strata_kubernetes::Helm::new()));
     strata::cli::main_with(drivers, std::env::args_os().collect())
 }
+
+/// `strata show | head` ends strata quietly when `head` stops reading, as
+/// it ends any Unix tool: Rust ignores SIGPIPE, which would turn the next
+/// print into a failure.
+#[cfg(unix)]
+fn quiet_on_closed_stdout() {
+    // SAFETY: run first, before any thread starts; it only restores the
+    // default action of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_on_closed_stdout() {}

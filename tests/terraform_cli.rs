@@ -679,3 +679,61 @@ fn init_prepares_a_directory_as_terraform_does() {
     );
     assert!(err.contains("more.tf:1:1"), "{err}");
 }
+
+/// `validate -json` beside Terraform's: the verdict, the counts, and for
+/// each problem its severity, summary, range and quoted lines agree, on a
+/// configuration with a reference and a schema mistake, one that does not
+/// parse, and a valid one; and the exit codes.
+#[test]
+fn validate_json_is_terraforms_diagnostics_json() {
+    if !require_terraform("validate_json_is_terraforms_diagnostics_json") {
+        return;
+    }
+    let cases = [
+        "resource \"terraform_data\" \"x\" {\n  inptu = 1\n}\n\noutput \"o\" {\n  value = var.nope\n}\n",
+        "resource \"terraform_data\" \"x\" {\n",
+        "resource \"terraform_data\" \"x\" {}\n",
+    ];
+    // What tools that annotate pull requests read of each diagnostic.
+    let read = |text: &str| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(text).expect("validate -json");
+        let diags: Vec<serde_json::Value> = v["diagnostics"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| {
+                let s = &d["snippet"];
+                serde_json::json!([
+                    d["severity"],
+                    d["summary"],
+                    d["range"],
+                    s["code"],
+                    s["start_line"],
+                    s["highlight_start_offset"],
+                    s["highlight_end_offset"]
+                ])
+            })
+            .collect();
+        serde_json::json!([
+            v["format_version"],
+            v["valid"],
+            v["error_count"],
+            v["warning_count"],
+            diags
+        ])
+    };
+    for config in cases {
+        let mut seen = Vec::new();
+        for tool in ["terraform", "strata"] {
+            let dir = ready(tool, "validate-json");
+            std::fs::write(dir.join("main.tf"), config).expect("config");
+            let (code, out, err) = run(tool, &dir, &["validate", "-json"], &[]);
+            seen.push((code, read(&out)));
+            assert!(
+                err.trim().is_empty() || tool == "terraform",
+                "{tool}: {err}"
+            );
+        }
+        assert_eq!(seen[0], seen[1], "{config}");
+    }
+}

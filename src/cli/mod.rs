@@ -180,6 +180,10 @@ pub enum Command {
         /// Your own prices, over the list prices (for node pools' price caps).
         #[arg(long, value_name = "FILE")]
         prices: Option<PathBuf>,
+        /// Terraform's diagnostics JSON on stdout (`valid`, counts, each
+        /// problem with its range).
+        #[arg(long)]
+        json: bool,
     },
     /// Evaluate expressions: interactively, or one per stdin line with --json.
     Console {
@@ -655,8 +659,21 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 drivers,
             )
         }),
-        Command::Validate { path, prices, .. } => workspace
-            .and_then(|w| validate(&path, &inputs, &w, prices.as_deref(), &mut sources, drivers)),
+        Command::Validate {
+            path, prices, json, ..
+        } => {
+            let r = workspace.and_then(|w| {
+                validate(&path, &inputs, &w, prices.as_deref(), &mut sources, drivers)
+            });
+            if !json {
+                r.map(|()| println!("Success! The configuration is valid."))
+            } else {
+                let found = r.err().unwrap_or_default();
+                let doc = found.to_json(&sources);
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                return ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false));
+            }
+        }
         Command::Console { path, json, .. } => {
             workspace.and_then(|w| console(path.as_deref(), json, &inputs, &w, &mut sources))
         }
@@ -825,8 +842,14 @@ fn validate(
         // Cycles first: they name every member, where evaluation would only
         // see the point it came back to.
         let graph = crate::graph::build(&module, sources)?;
-        crate::config::check::check_module(&module, &run, inputs, sources)?;
-        crate::walk::check_schemas(&module, &run, drivers, sources).into_result(())?;
+        // References and schemas are checked apart, and reported together.
+        let mut found = crate::config::check::check_module(&module, &run, inputs, sources)
+            .err()
+            .unwrap_or_default();
+        found
+            .0
+            .extend(crate::walk::check_schemas(&module, &run, drivers, sources).0);
+        found.into_result(())?;
         if let Some((expansion, vars)) = &clusters {
             let vars = vars.clone();
             crate::engine::check_portability(&module, &graph, vars, &run, expansion, drivers)?;
@@ -837,9 +860,7 @@ fn validate(
     checked.map_err(|d| match &clusters {
         Some((expansion, _)) => expansion.explain(d, sources),
         None => d,
-    })?;
-    println!("Success! The configuration is valid.");
-    Ok(())
+    })
 }
 
 fn console(
