@@ -697,7 +697,9 @@ fn validate_json_is_terraforms_diagnostics_json() {
     // What tools that annotate pull requests read of each diagnostic.
     let read = |text: &str| -> serde_json::Value {
         let v: serde_json::Value = serde_json::from_str(text).expect("validate -json");
-        let diags: Vec<serde_json::Value> = v["diagnostics"]
+        // In order of place: Terraform's walk is parallel, and its order
+        // changes from run to run.
+        let mut diags: Vec<serde_json::Value> = v["diagnostics"]
             .as_array()
             .into_iter()
             .flatten()
@@ -714,6 +716,7 @@ fn validate_json_is_terraforms_diagnostics_json() {
                 ])
             })
             .collect();
+        diags.sort_by_key(|d| d[2]["start"]["byte"].as_u64());
         serde_json::json!([
             v["format_version"],
             v["valid"],

@@ -846,9 +846,10 @@ fn validate(
         let mut found = crate::config::check::check_module(&module, &run, inputs, sources)
             .err()
             .unwrap_or_default();
-        found
-            .0
-            .extend(crate::walk::check_schemas(&module, &run, drivers, sources).0);
+        // The same expression may fail in both: said once.
+        for d in crate::walk::check_schemas(&module, &run, drivers, sources).0 {
+            found.push(d);
+        }
         found.into_result(())?;
         if let Some((expansion, vars)) = &clusters {
             let vars = vars.clone();
