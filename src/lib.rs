@@ -30,4 +30,5 @@ pub use strata_value as lang;
 pub mod statecmd;
 pub mod syntax;
 pub mod timings;
+pub mod ui;
 pub mod walk;

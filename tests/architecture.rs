@@ -84,7 +84,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("main", &[]),
 ];
 
-const LEAVES: &[&str] = &["diag", "lang", "limits", "par", "timings"];
+const LEAVES: &[&str] = &["diag", "lang", "limits", "par", "timings", "ui"];
 
 /// The stages `path` (a file, or a folder's files) names.
 fn uses(path: &Path, out: &mut BTreeSet<String>) {

@@ -28,7 +28,14 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
             status: None,
             deposed: None,
             schema_version: 0,
-            attributes: serde_json::json!({ "id": format!("{name}-id"), "input": input, "output": input, "triggers_replace": null }).into(),
+            // `input` and `output` are dynamic: state keeps their type beside the value.
+            attributes: serde_json::json!({
+                "id": format!("{name}-id"),
+                "input": {"value": input, "type": "string"},
+                "output": {"value": input, "type": "string"},
+                "triggers_replace": null,
+            })
+            .into(),
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

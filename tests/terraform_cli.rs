@@ -229,8 +229,8 @@ fn a_terraform_flag_strata_lacks_is_refused_by_name() {
             "Unsupported plan mode",
         ),
         (
-            vec!["-chdir=infra", "plan", "-var", "n=1", "-json"],
-            "-json on plan is Terraform's machine-readable output",
+            vec!["-chdir=infra", "init", "-json"],
+            "-json on init is Terraform's machine-readable output",
         ),
         (
             vec!["-chdir=infra", "plan", "-refresh=perhaps"],
@@ -738,5 +738,73 @@ fn validate_json_is_terraforms_diagnostics_json() {
             );
         }
         assert_eq!(seen[0], seen[1], "{config}");
+    }
+}
+
+/// `plan -json` and `apply -json` beside Terraform's machine-readable UI:
+/// after the version message, the same messages in the same order — type,
+/// level, words (ids aside), the resource and action each names, the
+/// summary's counts and the outputs — for a first plan saved and applied,
+/// a change planned and applied with `-auto-approve`, and the refusal
+/// without it.
+#[test]
+fn the_json_ui_is_terraforms() {
+    if !require_terraform("the_json_ui_is_terraforms") {
+        return;
+    }
+    const CONFIG: &str = "resource \"terraform_data\" \"x\" {\n  input = var.v\n}\nresource \"terraform_data\" \"y\" {\n  count = 2\n  input = terraform_data.x.output\n}\nvariable \"v\" {}\noutput \"o\" {\n  value = terraform_data.y[0].output\n}\n";
+    let steps: &[(&[&str], i32)] = &[
+        (&["plan", "-json", "-var", "v=a", "-out=p.plan"], 0),
+        (&["apply", "-json", "p.plan"], 0),
+        (&["plan", "-json", "-var", "v=b"], 0),
+        (&["apply", "-json", "-var", "v=b"], 1),
+        (&["apply", "-json", "-auto-approve", "-var", "v=b"], 0),
+        (&["destroy", "-json", "-auto-approve", "-var", "v=b"], 0),
+    ];
+    let ids = regex::Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+        .expect("regex");
+    // A message as a reader of the stream takes it in, the envelope's
+    // time and the version message's words aside.
+    let read = |line: &str| -> serde_json::Value {
+        let m: serde_json::Value = serde_json::from_str(line).expect("one JSON message a line");
+        let mut m = m.as_object().expect("an object").clone();
+        m.shift_remove("@timestamp");
+        if m.get("type").and_then(|t| t.as_str()) == Some("version") {
+            m.shift_remove("@message");
+        }
+        let text = serde_json::Value::Object(m).to_string();
+        serde_json::from_str(&ids.replace_all(&text, "ID").replace("Terraform", "strata"))
+            .expect("JSON")
+    };
+    let mut said: Vec<Vec<Vec<serde_json::Value>>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "json-ui");
+        std::fs::write(dir.join("main.tf"), CONFIG).expect("config");
+        let mut runs = Vec::new();
+        for (args, want) in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
+            let mut messages: Vec<serde_json::Value> = out.lines().map(read).collect();
+            assert_eq!(
+                messages.first().map(|m| m["type"].clone()),
+                Some("version".into())
+            );
+            // Operations run side by side, in either tool in any order:
+            // compared as a set, each resource's start before its end.
+            for (i, m) in messages.iter().enumerate() {
+                if m["type"] == "apply_complete" {
+                    let started = messages[..i].iter().any(|s| {
+                        s["type"] == "apply_start" && s["hook"]["resource"] == m["hook"]["resource"]
+                    });
+                    assert!(started, "{tool}: {m} before its start");
+                }
+            }
+            messages.sort_by_key(|m| m.to_string());
+            runs.push(messages);
+        }
+        said.push(runs);
+    }
+    for (i, (tf, st)) in said[0].iter().zip(&said[1]).enumerate() {
+        assert_eq!(tf, st, "{:?}", steps[i].0);
     }
 }

@@ -20,9 +20,12 @@
 
 mod deletes;
 mod graph;
+mod progress;
 mod record;
 mod runner;
 mod schedule;
+
+pub use progress::Progress;
 
 use crate::builtin::Drivers;
 use crate::config::{Module, Run};
@@ -53,8 +56,8 @@ pub struct Request<'a> {
     pub plan: &'a Plan,
     pub lineage: String,
     pub parallelism: usize,
-    /// Progress lines on stderr (a terminal is watching).
-    pub progress: bool,
+    /// How each operation is told as it starts, goes on and ends.
+    pub progress: Progress,
 }
 
 /// What happened, for the summary.

@@ -1,6 +1,7 @@
 //! Driver calls in flight: at most `parallelism` at once, the rest queued;
-//! progress lines in Terraform's words when a terminal is watching.
+//! each start, ten seconds' wait and end told as `Progress` says.
 
+use super::progress::{Event, Progress};
 use crate::lang::value::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -14,17 +15,6 @@ pub enum OpKind {
     Update,
     Delete,
     Read,
-}
-
-impl OpKind {
-    fn words(self) -> (&'static str, &'static str, &'static str) {
-        match self {
-            OpKind::Create => ("Creating...", "creating", "Creation complete"),
-            OpKind::Update => ("Modifying...", "modifying", "Modifications complete"),
-            OpKind::Delete => ("Destroying...", "destroying", "Destruction complete"),
-            OpKind::Read => ("Reading...", "reading", "Read complete"),
-        }
-    }
 }
 
 /// Why an operation failed: the driver's words, and how far the cloud's
@@ -110,7 +100,7 @@ pub struct Wanted {
 
 pub struct Runner {
     parallelism: usize,
-    progress: bool,
+    progress: Progress,
     set: JoinSet<Finished>,
     queue: VecDeque<Op>,
     running: HashMap<usize, (String, OpKind, Instant)>,
@@ -222,7 +212,7 @@ async fn perform(op: Op) -> Finished {
 }
 
 impl Runner {
-    pub fn new(parallelism: usize, progress: bool) -> Runner {
+    pub fn new(parallelism: usize, progress: Progress) -> Runner {
         Runner {
             parallelism: parallelism.max(1),
             progress,
@@ -244,15 +234,12 @@ impl Runner {
             let Some(op) = self.queue.pop_front() else {
                 return;
             };
-            if self.progress {
-                let id = match op.kind {
-                    OpKind::Create => String::new(),
-                    _ => id_of(&op.prior)
-                        .map(|i| format!(" [id={i}]"))
-                        .unwrap_or_default(),
-                };
-                eprintln!("{}: {}{id}", op.addr, op.kind.words().0);
-            }
+            let id = match op.kind {
+                OpKind::Create => None,
+                _ => id_of(&op.prior),
+            };
+            let id = id.as_deref();
+            self.progress.emit(&op.addr, op.kind, Event::Start { id });
             self.running
                 .insert(op.id, (op.addr.clone(), op.kind, Instant::now()));
             let id = op.id;
@@ -301,20 +288,17 @@ impl Runner {
         let results = out;
         for r in &results {
             if let Some((addr, kind, started)) = self.running.remove(&r.op) {
-                if self.progress {
-                    let secs = started.elapsed().as_secs();
-                    match &r.result {
-                        Ok(v) => {
-                            let id = v
-                                .as_ref()
-                                .and_then(id_of)
-                                .map(|i| format!(" [id={i}]"))
-                                .unwrap_or_default();
-                            eprintln!("{addr}: {} after {secs}s{id}", kind.words().2);
-                        }
-                        Err(_) => eprintln!("{addr}: failed after {secs}s"),
+                let secs = started.elapsed().as_secs();
+                let event = match &r.result {
+                    Ok(v) => {
+                        let id = v.as_ref().and_then(id_of);
+                        let id = id.as_deref();
+                        self.progress.emit(&addr, kind, Event::Done { secs, id });
+                        continue;
                     }
-                }
+                    Err(_) => Event::Failed { secs },
+                };
+                self.progress.emit(&addr, kind, event);
             }
         }
         self.fill();
@@ -322,14 +306,11 @@ impl Runner {
     }
 
     fn still_running(&self) {
-        if !self.progress {
-            return;
-        }
         let mut rows: Vec<_> = self.running.values().collect();
         rows.sort_by(|a, b| a.0.cmp(&b.0));
         for (addr, kind, started) in rows {
             let secs = started.elapsed().as_secs();
-            eprintln!("{addr}: Still {}... [{secs}s elapsed]", kind.words().1);
+            self.progress.emit(addr, *kind, Event::Still { secs });
         }
     }
 }

@@ -37,7 +37,7 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     out.push_str("\nstrata has been successfully initialized!\n");
     // As Terraform: a script (TF_IN_AUTOMATION set) is not told what to
     // type next.
-    if std::env::var("TF_IN_AUTOMATION").map_or(true, |v| v.is_empty()) {
+    if !crate::ui::in_automation() {
         out.push_str(NEXT);
     }
     Ok(out)

@@ -106,6 +106,7 @@ impl RunArgs {
             },
             replace: self.replacements(destroy)?,
             refresh_only: self.refresh_only,
+            json: false,
         })
     }
 
@@ -246,6 +247,9 @@ pub enum Command {
         /// Plan to destroy everything in the state.
         #[arg(long)]
         destroy: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
     },
     /// Compare the real infrastructure with the state, changing nothing.
     /// Exit 0 no drift, 2 drift, 1 error.
@@ -308,6 +312,9 @@ pub enum Command {
         /// Do not ask for confirmation.
         #[arg(long)]
         auto_approve: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long)]
+        json: bool,
     },
     /// Destroy everything in the state, dependents first.
     Destroy {
@@ -319,6 +326,9 @@ pub enum Command {
         run: RunArgs,
         #[arg(long)]
         auto_approve: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long)]
+        json: bool,
     },
     /// Prepare a working directory as `terraform init` does: reach the
     /// backend, record the modules, check that every provider the
@@ -577,14 +587,17 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             detailed_exitcode,
             format,
             destroy,
+            json,
             ..
         } => {
+            opening(json);
             let r = run
                 .options(inputs, destroy, workspace, lock_timeout)
                 .and_then(|opts| {
+                    let opts = crate::engine::Options { json, ..opts };
                     crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers)
                 });
-            return finish(outcome(r, detailed_exitcode), &sources);
+            return finish_as(json, outcome(r, detailed_exitcode), &sources);
         }
         Command::Drift {
             path,
@@ -608,6 +621,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     scope: Default::default(),
                     replace: Vec::new(),
                     refresh_only: false,
+                    json: false,
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });
@@ -623,20 +637,24 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             target,
             run,
             auto_approve,
+            json,
             ..
         }
         | Command::Destroy {
             path: target,
             run,
             auto_approve,
+            json,
             ..
         } => {
+            opening(json);
             let r = run
                 .options(inputs, destroying, workspace, lock_timeout)
                 .and_then(|opts| {
+                    let opts = crate::engine::Options { json, ..opts };
                     crate::engine::apply(&target, &opts, auto_approve, &mut sources, drivers)
                 });
-            return finish(outcome(r, false), &sources);
+            return finish_as(json, outcome(r, false), &sources);
         }
         Command::Refresh { path, mut run, .. } => {
             run.refresh_only = true;
@@ -757,6 +775,30 @@ fn finish(result: Result<ExitCode, Diags>, sources: &Sources) -> ExitCode {
             print_diags(&diags, sources);
             ExitCode::from(1)
         }
+    }
+}
+
+/// The machine-readable UI's first message, before anything can fail.
+fn opening(json: bool) {
+    if json {
+        println!("{}", crate::ui::version(crate::config::TERRAFORM_LANGUAGE));
+    }
+}
+
+/// [`finish`], or with `json` the problems as the machine-readable UI's
+/// diagnostic messages on stdout, where a reader of the stream looks.
+fn finish_as(json: bool, result: Result<ExitCode, Diags>, sources: &Sources) -> ExitCode {
+    match (json, result) {
+        (true, Err(diags)) => {
+            for d in &diags.0 {
+                println!(
+                    "{}",
+                    crate::ui::diagnostic(d.warning, &d.summary, d.to_json(sources))
+                );
+            }
+            ExitCode::from(1)
+        }
+        (_, result) => finish(result, sources),
     }
 }
 

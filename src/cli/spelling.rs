@@ -238,7 +238,7 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         ));
     }
     match f.name {
-        "json" if matches!(command, "plan" | "apply" | "destroy" | "init") => {
+        "json" if command == "init" => {
             Err(format!(
                 "-json on {command} is Terraform's machine-readable output, which strata does not write yet (strata plan --format json writes the plan JSON)"
             ))

@@ -12,7 +12,6 @@ use crate::lang::value::Value;
 use crate::plan::Plan;
 use crate::statecmd::state_err;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::Path;
 use strata_state::{Entry, Lock, State, Store};
 use time::format_description::well_known::Rfc3339;
@@ -146,7 +145,10 @@ impl Applying<'_> {
                 plan,
                 lineage: state.lineage.clone(),
                 parallelism: self.opts.parallelism,
-                progress: std::io::stderr().is_terminal(),
+                progress: match self.opts.json {
+                    true => apply::Progress::Json,
+                    false => apply::Progress::Lines,
+                },
             },
             state,
             &mut journal,

@@ -61,6 +61,9 @@ pub struct Options {
     pub replace: Vec<strata_state::model::Address>,
     /// `-refresh-only`: the state brought up to date, nothing changed.
     pub refresh_only: bool,
+    /// `-json`: Terraform's machine-readable UI on stdout, one message a
+    /// line, in place of the human output.
+    pub json: bool,
 }
 
 pub enum Outcome {
@@ -618,9 +621,26 @@ pub fn plan(
     // Bound whole, so the lock is held to the end; fields move out of it.
     let held = planned(path, Wants::Plan, opts, described, sources, drivers)?;
     let (p, state, plan) = (held.p, held.state, held.plan);
-    print!("{}", render(&plan, format));
+    match opts.json {
+        true => {
+            for l in crate::render::ui::plan(&plan) {
+                println!("{l}");
+            }
+            said_as_messages(&plan.warnings, sources);
+        }
+        false => {
+            if format == Format::Human && opts.refresh {
+                print!("{}", crate::render::human::refreshing(&plan));
+            }
+            print!("{}", render(&plan, format));
+            warn(&plan.warnings, sources);
+            let advice = !crate::ui::in_automation();
+            if format == Format::Human && out.is_none() && plan.applyable() && advice {
+                println!("\n{}\n\nNote: You didn't use the -out option to save this plan, so strata can't\nguarantee to take exactly these actions if you run \"strata apply\" now.", crate::render::human::RULE);
+            }
+        }
+    }
     crate::timings::stage("rendered");
-    warn(&plan.warnings, sources);
     if let Some(out) = out {
         // Absolute, so `strata apply FILE` finds it from any directory.
         let dir = match p.module.dir.as_os_str().is_empty() {
@@ -635,8 +655,10 @@ pub fn plan(
             replace_placement: opts.replace_placement.clone(),
         };
         write_file(out, &saved.encode())?;
-        if format == Format::Human {
-            println!("\nSaved the plan to: {}\n\nTo perform exactly these actions, run:\n  strata apply {}", out.display(), out.display());
+        if format == Format::Human && !opts.json {
+            let rule = crate::render::human::RULE;
+            let file = out.display();
+            println!("\n{rule}\n\nSaved the plan to: {file}\n\nTo perform exactly these actions, run the following command to apply:\n    strata apply \"{file}\"");
         }
         let outcome = outcome_of(&saved.plan);
         crate::par::drop_later((saved, state));
@@ -829,6 +851,13 @@ pub fn apply(
         saved_plan(target, drivers)?
     };
     let from_file = saved.is_some();
+    if opts.json && !from_file && !auto_approve {
+        return Err(Diags::from(Diag::new(
+            "strata::apply::json",
+            "Plan file or auto-approve required",
+            "strata cannot ask for interactive approval when -json is set. You can either apply a saved plan file, or enable the -auto-approve option.",
+        )));
+    }
     // A saved plan is expanded as when it was planned: its moment decides
     // which cool-downs are over, its `--replace-placement` which pools move.
     let (config_dir, saved_vars, now, opts) = match &saved {
@@ -912,9 +941,22 @@ pub fn apply(
             let plan = make_plan(&p, &state, opts, drivers, &rt, false)
                 .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
-            print!("{}", crate::render::human::plan(&plan));
             let scoped = crate::plan::scope_warning(&plan.scope);
-            warn(scoped.as_slice(), sources);
+            match opts.json {
+                true => {
+                    for l in crate::render::ui::plan(&plan) {
+                        println!("{l}");
+                    }
+                    said_as_messages(scoped.as_slice(), sources);
+                }
+                false => {
+                    if opts.refresh {
+                        print!("{}", crate::render::human::refreshing(&plan));
+                    }
+                    print!("{}", crate::render::human::plan(&plan));
+                    warn(scoped.as_slice(), sources);
+                }
+            }
             // Objects changed outside strata are recorded even when
             // nothing else is to be done.
             if !plan.has_changes()
@@ -941,9 +983,16 @@ pub fn apply(
             plan
         }
     };
-    if from_file {
+    match (from_file, opts.json) {
         // A saved plan is applied without showing it again.
-        eprintln!("Applying the saved plan.");
+        (true, false) => eprintln!("Applying the saved plan."),
+        // The stream says what is planned, as Terraform's does.
+        (true, true) => {
+            for l in crate::render::ui::planned_changes(&plan) {
+                println!("{l}");
+            }
+        }
+        (false, _) => {}
     }
     if !existed {
         // The lineage tags every object created from here on; it must be
@@ -962,12 +1011,30 @@ pub fn apply(
     };
     let applied_scope = crate::plan::applied_scope_warning(&plan.scope);
     let (state, report, p) = run.rounds(p, plan, state, sources)?;
-    warn(applied_scope.as_slice(), sources);
-    let outcome = summary(&report.applied, &state, &p.module, opts.destroy);
+    match opts.json {
+        true => said_as_messages(applied_scope.as_slice(), sources),
+        false => warn(applied_scope.as_slice(), sources),
+    }
+    let outcome = summary(
+        &report.applied,
+        &state,
+        &p.module,
+        (opts.destroy, opts.json),
+    );
     warn(&report.applied.warnings, sources);
     match report.unplaced.is_empty() {
         true => outcome,
         false => Err(Diags(report.unplaced)),
+    }
+}
+
+/// Warnings as the machine-readable UI's diagnostic messages.
+fn said_as_messages(warnings: &[Diag], sources: &Sources) {
+    for d in warnings {
+        println!(
+            "{}",
+            crate::ui::diagnostic(true, &d.summary, d.to_json(sources))
+        );
     }
 }
 
@@ -978,25 +1045,53 @@ fn warn(warnings: &[Diag], sources: &Sources) {
     }
 }
 
+/// Each failed operation as an error, pointed at its block when the
+/// configuration still has it.
+fn failures(report: &apply::Report, root: &Module) -> Diags {
+    let mut diags = Diags::default();
+    for f in &report.failed {
+        let mut d = Diag::new(
+            "strata::apply::failed",
+            format!("{} failed", f.addr),
+            f.why.clone(),
+        );
+        if let Some(r) = root.resource_at(&f.addr.id) {
+            d = d.at(r.span);
+        }
+        diags.push(d);
+    }
+    diags
+}
+
+/// The apply's end as the machine-readable UI tells it: the
+/// `change_summary` and the outputs' values.
+fn summary_messages(report: &apply::Report, state: &State, destroy: bool) {
+    let r = report;
+    let summary = crate::render::ui::applied(r.added, r.changed, r.destroyed, r.imported, destroy);
+    println!("{summary}");
+    let outputs = state_outputs(state);
+    match crate::render::ui::outputs(&outputs, true) {
+        Some(l) if !destroy => println!("{l}"),
+        _ => {}
+    }
+}
+
+/// What the apply did, or what failed: in Terraform's words, or (`json`)
+/// its machine-readable UI's.
 fn summary(
     report: &apply::Report,
     state: &State,
     root: &Module,
-    destroy: bool,
+    (destroy, json): (bool, bool),
 ) -> Result<Outcome, Diags> {
+    if json && report.failed.is_empty() {
+        summary_messages(report, state, destroy);
+        return Ok(Outcome::Changes);
+    }
     if !report.failed.is_empty() {
-        let mut diags = Diags::default();
-        for f in &report.failed {
-            let mut d = Diag::new(
-                "strata::apply::failed",
-                format!("{} failed", f.addr),
-                f.why.clone(),
-            );
-            // Pointed at its block, when the configuration still has it.
-            if let Some(r) = root.resource_at(&f.addr.id) {
-                d = d.at(r.span);
-            }
-            diags.push(d);
+        let diags = failures(report, root);
+        if json {
+            return Err(diags);
         }
         println!(
             "\nApply stopped: {} added, {} changed, {} destroyed; {} failed, {} skipped because something they depend on failed.",
@@ -1065,7 +1160,12 @@ fn shown_state(
     let loaded = store.load().map_err(state_err)?;
     let state = loaded.state;
     let objects = crate::plan::state_objects(&state, drivers)?;
-    let outputs: Vec<crate::plan::OutputChange> = state
+    Ok((objects, state_outputs(&state), loaded.existed))
+}
+
+/// The state's outputs, each as a change that changes nothing.
+fn state_outputs(state: &State) -> Vec<crate::plan::OutputChange> {
+    state
         .outputs
         .iter()
         .map(|(name, o)| {
@@ -1079,8 +1179,7 @@ fn shown_state(
                 sensitive: o.sensitive,
             }
         })
-        .collect();
-    Ok((objects, outputs, loaded.existed))
+        .collect()
 }
 
 /// `strata state show ADDR`: one instance as Terraform prints it.

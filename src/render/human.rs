@@ -191,6 +191,45 @@ pub fn drift_section(drift: &[ResourceChange], schemas: &Schemas, why: &str) -> 
     out
 }
 
+/// The line between a plan and what is said after it.
+pub const RULE: &str =
+    "─────────────────────────────────────────────────────────────────────────────";
+
+/// A `Refreshing state...` line for each object the plan read back, in
+/// address order, and a blank line after them, as Terraform starts a plan.
+pub fn refreshing(p: &Plan) -> String {
+    let mut lines: Vec<String> = p
+        .changes
+        .iter()
+        .filter(|c| {
+            c.addr.id.mode == Mode::Managed
+                && c.before.is_some()
+                && c.deposed.is_none()
+                && c.importing.is_none()
+        })
+        .map(|c| {
+            let id = c
+                .before
+                .as_ref()
+                .and_then(|v| {
+                    v.unmarked()
+                        .entries()?
+                        .get("id")?
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .map(|i| format!(" [id={i}]"))
+                .unwrap_or_default();
+            format!("{}: Refreshing state...{id}\n", c.addr)
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    lines.push("\n".into());
+    lines.concat()
+}
+
 /// The whole plan, as `strata plan` prints it.
 pub fn plan(p: &Plan) -> String {
     let mut out = drift(p);

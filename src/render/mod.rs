@@ -12,3 +12,4 @@ pub mod human;
 pub mod json;
 pub mod markdown;
 pub mod placement;
+pub mod ui;

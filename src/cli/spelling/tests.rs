@@ -156,9 +156,13 @@ fn apply_destroy_is_destroy_and_json_follows_the_command() {
         args(&read(&["output", "-json"], &[]).expect("read")),
         ["output", "--json"]
     );
-    let e = read(&["plan", "-json"], &[]).expect_err("the JSON UI is not written yet");
+    assert_eq!(
+        args(&read(&["plan", "-json"], &[]).expect("read")),
+        ["plan", "--json"]
+    );
+    let e = read(&["init", "-json"], &[]).expect_err("init's JSON is not written yet");
     assert!(
-        e.contains("-json on plan is Terraform's machine-readable output"),
+        e.contains("-json on init is Terraform's machine-readable output"),
         "{e}"
     );
 }

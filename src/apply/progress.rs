@@ -1,0 +1,122 @@
+//! What an apply says while it works, as Terraform says it: lines on
+//! stdout (`Creating...`, `Still creating... [10s elapsed]`, `Creation
+//! complete after 2s [id=…]`), or the machine-readable UI's messages
+//! (`apply_start`, `apply_progress`, `apply_complete`, `apply_errored`).
+
+use super::runner::OpKind;
+use serde_json::json;
+use strata_state::model::Address;
+
+/// How an apply reports its operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Progress {
+    /// Nothing (tests that read only the summary).
+    #[default]
+    Quiet,
+    /// Terraform's lines.
+    Lines,
+    /// Terraform's machine-readable UI, one JSON message a line.
+    Json,
+}
+
+/// One thing that happened to an operation on `addr` (the instance's
+/// address as text).
+pub(super) enum Event<'a> {
+    Start { id: Option<&'a str> },
+    Still { secs: u64 },
+    Done { secs: u64, id: Option<&'a str> },
+    Failed { secs: u64 },
+}
+
+impl OpKind {
+    /// Terraform's words: starting, going on, finished, failed.
+    fn words(self) -> [&'static str; 4] {
+        match self {
+            OpKind::Create => [
+                "Creating...",
+                "creating",
+                "Creation complete",
+                "Creation errored",
+            ],
+            OpKind::Update => [
+                "Modifying...",
+                "modifying",
+                "Modifications complete",
+                "Modifications errored",
+            ],
+            OpKind::Delete => [
+                "Destroying...",
+                "destroying",
+                "Destruction complete",
+                "Destruction errored",
+            ],
+            OpKind::Read => ["Reading...", "reading", "Read complete", "Read errored"],
+        }
+    }
+
+    /// The hook's `action`.
+    fn action(self) -> &'static str {
+        match self {
+            OpKind::Create => "create",
+            OpKind::Update => "update",
+            OpKind::Delete => "delete",
+            OpKind::Read => "read",
+        }
+    }
+}
+
+impl Progress {
+    pub(super) fn emit(self, addr: &str, kind: OpKind, e: Event<'_>) {
+        let words = kind.words();
+        let with_id = |id: Option<&str>| id.map(|i| format!(" [id={i}]")).unwrap_or_default();
+        let (said, what) = match e {
+            Event::Start { id } => (
+                format!("{addr}: {}{}", words[0], with_id(id)),
+                "apply_start",
+            ),
+            Event::Still { secs } => (
+                format!("{addr}: Still {}... [{secs}s elapsed]", words[1]),
+                "apply_progress",
+            ),
+            Event::Done { secs, id } => (
+                format!("{addr}: {} after {secs}s{}", words[2], with_id(id)),
+                "apply_complete",
+            ),
+            Event::Failed { secs } => (
+                format!("{addr}: {} after {secs}s", words[3]),
+                "apply_errored",
+            ),
+        };
+        match self {
+            Progress::Quiet => {}
+            Progress::Lines => println!("{said}"),
+            Progress::Json => {
+                let Some(parsed) = Address::parse(addr) else {
+                    return;
+                };
+                let mut hook =
+                    json!({"resource": crate::ui::resource(&parsed), "action": kind.action()});
+                match e {
+                    Event::Start { id: Some(id) } | Event::Done { id: Some(id), .. } => {
+                        hook["id_key"] = json!("id");
+                        hook["id_value"] = json!(id);
+                    }
+                    _ => {}
+                }
+                if let Event::Still { secs } | Event::Done { secs, .. } | Event::Failed { secs } = e
+                {
+                    hook["elapsed_seconds"] = json!(secs);
+                }
+                let level = if what == "apply_errored" {
+                    "error"
+                } else {
+                    "info"
+                };
+                println!(
+                    "{}",
+                    crate::ui::line(level, &said, what, json!({"hook": hook}))
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! A plan as Terraform's machine-readable UI tells it (`plan -json`): a
+//! refresh message pair for each object read back, a `planned_change` for
+//! each change, the `change_summary`, and the `outputs`; and an apply's
+//! closing messages. The envelope is `crate::ui`'s.
+
+use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
+use crate::ui::{line, resource};
+use serde_json::{json, Map, Value as Json};
+use strata_state::model::Mode;
+
+fn id_of(v: Option<&crate::lang::value::Value>) -> Option<String> {
+    v?.unmarked()
+        .entries()?
+        .get("id")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The refresh messages, then the planned changes, the summary and the
+/// outputs, one line each.
+pub fn plan(p: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in p.changes.iter().filter(|c| refreshed(c)) {
+        let id = id_of(c.before.as_ref()).unwrap_or_default();
+        let hook = json!({"resource": resource(&c.addr), "id_key": "id", "id_value": id});
+        let addr = &c.addr;
+        out.push(line(
+            "info",
+            &format!("{addr}: Refreshing state... [id={id}]"),
+            "refresh_start",
+            json!({"hook": hook}),
+        ));
+        out.push(line(
+            "info",
+            &format!("{addr}: Refresh complete [id={id}]"),
+            "refresh_complete",
+            json!({"hook": hook}),
+        ));
+    }
+    out.extend(planned_changes(p));
+    let n = p.counts();
+    out.push(line(
+        "info",
+        &format!("Plan: {} to add, {} to change, {} to destroy.", n.add, n.change, n.destroy),
+        "change_summary",
+        json!({"changes": {"add": n.add, "change": n.change, "import": n.import, "remove": n.destroy, "operation": "plan"}}),
+    ));
+    out.extend(outputs(&p.outputs, false));
+    out
+}
+
+/// An object the plan read back: it existed, and is managed.
+fn refreshed(c: &ResourceChange) -> bool {
+    c.addr.id.mode == Mode::Managed
+        && c.before.is_some()
+        && c.deposed.is_none()
+        && c.importing.is_none()
+}
+
+/// A `planned_change` for every change that does something.
+pub fn planned_changes(p: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &p.changes {
+        let Some(action) = action(c) else {
+            continue;
+        };
+        let mut change = json!({"resource": resource(&c.addr), "action": action});
+        if let Some(prev) = &c.previous_addr {
+            change["previous_resource"] = resource(prev);
+        }
+        if let Some(why) = c.reason.and_then(reason) {
+            change["reason"] = json!(why);
+        }
+        if let Some(id) = &c.importing {
+            change["importing"] = json!({"id": id});
+        }
+        let said = format!("{}: Plan to {action}", c.addr);
+        out.push(line(
+            "info",
+            &said,
+            "planned_change",
+            json!({"change": change}),
+        ));
+    }
+    out
+}
+
+/// The change's action in the UI's words; `None` for one doing nothing.
+fn action(c: &ResourceChange) -> Option<&'static str> {
+    Some(match c.action {
+        Action::Create => "create",
+        Action::Read => "read",
+        Action::Update => "update",
+        Action::DeleteThenCreate | Action::CreateThenDelete => "replace",
+        Action::Delete => "delete",
+        Action::Forget => "remove",
+        Action::NoOp if c.importing.is_some() => "import",
+        Action::NoOp if c.previous_addr.is_some() => "move",
+        Action::NoOp => return None,
+    })
+}
+
+/// Why, in the UI's words.
+fn reason(r: Reason) -> Option<&'static str> {
+    Some(match r {
+        Reason::Tainted => "tainted",
+        Reason::ReplaceByRequest => "requested",
+        Reason::CannotUpdate => "cannot_update",
+        Reason::ReplaceTriggered => "replace_by_triggers",
+        Reason::NoResourceConfig => "delete_because_no_resource_config",
+        Reason::CountIndex => "delete_because_count_index",
+        Reason::EachKey => "delete_because_each_key",
+        Reason::NoModule => "delete_because_no_module",
+        Reason::ReadConfigUnknown => "read_because_config_unknown",
+        Reason::ReadDependencyPending => "read_because_dependency_pending",
+        Reason::Destroy => return None,
+    })
+}
+
+/// The `outputs` message: each output's action (a plan), or its value
+/// (after an apply, `values`).
+pub fn outputs(outputs: &[OutputChange], values: bool) -> Option<String> {
+    if outputs.is_empty() {
+        return None;
+    }
+    let mut m = Map::new();
+    for o in outputs {
+        let entry = match (values, &o.after) {
+            (true, None) => continue,
+            (true, Some(v)) => {
+                let (plain, marked) = v.clone().unmark_deep();
+                let ty = plain.ty();
+                json!({
+                    "sensitive": o.sensitive || marked,
+                    "type": crate::lang::json::type_to_json(&ty),
+                    "value": crate::lang::json::value_to_json(&plain, &ty).unwrap_or(Json::Null),
+                })
+            }
+            (false, _) => json!({"sensitive": o.sensitive, "action": match o.action() {
+                Action::Create => "create",
+                Action::Delete => "delete",
+                Action::Update => "update",
+                _ => "noop",
+            }}),
+        };
+        m.insert(o.name.clone(), entry);
+    }
+    let said = format!("Outputs: {}", m.len());
+    Some(line("info", &said, "outputs", json!({"outputs": m})))
+}
+
+/// The apply's `change_summary`.
+pub fn applied(
+    added: usize,
+    changed: usize,
+    destroyed: usize,
+    imported: usize,
+    destroy: bool,
+) -> String {
+    let said = match destroy {
+        true => format!("Destroy complete! Resources: {destroyed} destroyed."),
+        false => format!(
+            "Apply complete! Resources: {added} added, {changed} changed, {destroyed} destroyed."
+        ),
+    };
+    let operation = if destroy { "destroy" } else { "apply" };
+    line(
+        "info",
+        &said,
+        "change_summary",
+        json!({"changes": {"add": added, "change": changed, "import": imported, "remove": destroyed, "operation": operation}}),
+    )
+}

@@ -1,0 +1,94 @@
+//! Terraform's machine-readable UI (`plan -json`, `apply -json`): one JSON
+//! object per line, each with `@level`, `@message`, `@module`
+//! ("terraform.ui"), `@timestamp` and a `type`, and what that type
+//! carries. The envelope and the resource identity every hook and change
+//! names are built here, once, for the plan's messages (render), the
+//! apply's progress (apply) and the diagnostics (cli).
+
+use serde_json::{json, Map, Value as Json};
+use strata_state::model::{Address, InstanceKey};
+
+/// The UI's version, as Terraform 1.11 writes it.
+pub const VERSION: &str = "1.2";
+
+/// One message as a line: `fields` (an object) joined to the envelope.
+pub fn line(level: &str, message: &str, kind: &str, fields: Json) -> String {
+    let timestamp = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let mut m = Map::new();
+    m.insert("@level".into(), json!(level));
+    m.insert("@message".into(), json!(message));
+    m.insert("@module".into(), json!("terraform.ui"));
+    m.insert("@timestamp".into(), json!(timestamp));
+    if let Json::Object(extra) = fields {
+        m.extend(extra);
+    }
+    m.insert("type".into(), json!(kind));
+    Json::Object(m).to_string()
+}
+
+/// The message that opens every stream: which tool and UI version.
+pub fn version(language: &str) -> String {
+    line(
+        "info",
+        &format!(
+            "strata {} (Terraform language {language})",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "version",
+        json!({"terraform": language, "ui": VERSION}),
+    )
+}
+
+/// The `resource` object of a hook or a change.
+pub fn resource(addr: &Address) -> Json {
+    let id = &addr.id;
+    let module = match id.module.is_root() {
+        true => String::new(),
+        false => id.module.to_string(),
+    };
+    let key = match &addr.key {
+        Some(InstanceKey::Int(i)) => json!(i),
+        Some(InstanceKey::Str(s)) => json!(s),
+        None => Json::Null,
+    };
+    let local = id.instance_address(addr.key.as_ref());
+    let resource = match module.is_empty() {
+        true => local.clone(),
+        false => local
+            .strip_prefix(&format!("{module}."))
+            .unwrap_or(&local)
+            .to_string(),
+    };
+    json!({
+        "addr": addr.to_string(),
+        "module": module,
+        "resource": resource,
+        "implied_provider": id.type_name.split('_').next().unwrap_or(&id.type_name),
+        "resource_type": id.type_name,
+        "resource_name": id.name,
+        "resource_key": key,
+    })
+}
+
+/// A diagnostic as a message (`diagnostic` is its JSON, `Diag::to_json`).
+pub fn diagnostic(warning: bool, summary: &str, diagnostic: Json) -> String {
+    let (level, word) = match warning {
+        true => ("warn", "Warning"),
+        false => ("error", "Error"),
+    };
+    line(
+        level,
+        &format!("{word}: {summary}"),
+        "diagnostic",
+        json!({"diagnostic": diagnostic}),
+    )
+}
+
+/// `TF_IN_AUTOMATION` set: a script is reading, so the advice a person
+/// would act on next (what to type, the `-out` note) is left out, as
+/// Terraform leaves it out.
+pub fn in_automation() -> bool {
+    std::env::var_os("TF_IN_AUTOMATION").is_some_and(|v| !v.is_empty())
+}
