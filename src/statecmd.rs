@@ -171,6 +171,58 @@ fn instance_to_taint(addr: &str) -> Result<Address, Diags> {
     }
 }
 
+/// `hashicorp/aws` as `registry.terraform.io/hashicorp/aws`.
+fn full_provider(source: &str) -> String {
+    match source.matches('/').count() {
+        1 => format!("registry.terraform.io/{source}"),
+        _ => source.to_string(),
+    }
+}
+
+/// `state replace-provider FROM TO`: every resource made with provider
+/// FROM recorded as made with TO (a provider moved to another registry or
+/// namespace), after `approve` says yes to the list of them.
+pub fn replace_provider(
+    store: &Store,
+    (from, to): (&str, &str),
+    approve: &dyn Fn(&str) -> bool,
+) -> Result<String, Diags> {
+    let (from, to) = (full_provider(from), full_provider(to));
+    let (was, will) = (format!("[\"{from}\"]"), format!("[\"{to}\"]"));
+    let lock = store.lock("state replace-provider").map_err(state_err)?;
+    let mut state = store.load().map_err(state_err)?.state;
+    let names: Vec<String> = state
+        .resources
+        .iter()
+        .filter(|r| r.provider.contains(&was))
+        .map(|r| r.id.to_string())
+        .collect();
+    if names.is_empty() {
+        return Ok("No matching resources found.\n".into());
+    }
+    let listed: String = names.iter().map(|n| format!("  {n}\n")).collect();
+    let shown = format!("strata will perform the following actions:\n\n  ~ Updating provider:\n    - {from}\n    + {to}\n\nChanging {} resources:\n\n{listed}", names.len());
+    if !approve(&shown) {
+        return Err(Diags::from(Diag::new(
+            "strata::state::cancelled",
+            "Replace provider cancelled",
+            "Only 'yes' approves. Nothing was changed.",
+        )));
+    }
+    for r in state
+        .resources
+        .iter_mut()
+        .filter(|r| r.provider.contains(&was))
+    {
+        r.provider = r.provider.replace(&was, &will);
+    }
+    store.persist(&lock, &mut state).map_err(state_err)?;
+    Ok(format!(
+        "\nSuccessfully replaced provider for {} resources.\n",
+        names.len()
+    ))
+}
+
 pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;

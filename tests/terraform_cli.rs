@@ -808,3 +808,62 @@ fn the_json_ui_is_terraforms() {
         assert_eq!(tf, st, "{:?}", steps[i].0);
     }
 }
+
+/// `providers` and `state replace-provider` beside Terraform: the same
+/// tree of what the configuration and the state need, the same list of
+/// resources moved to another provider address, the same words when
+/// nothing matches.
+#[test]
+fn providers_and_replace_provider_say_what_terraform_says() {
+    if !require_terraform("providers_and_replace_provider_say_what_terraform_says") {
+        return;
+    }
+    let files: &[(&str, &str)] = &[
+        ("main.tf", "terraform {\n  required_providers {\n    terraform = { source = \"terraform.io/builtin/terraform\" }\n  }\n}\n\nmodule \"m\" {\n  source = \"./mod\"\n  count  = 2\n}\n\nresource \"terraform_data\" \"a\" {}\n"),
+        ("mod/main.tf", "resource \"terraform_data\" \"x\" {}\n"),
+    ];
+    let steps: &[&[&str]] = &[
+        &["apply", "-auto-approve"],
+        &["providers", "-no-color"],
+        &[
+            "state",
+            "replace-provider",
+            "-no-color",
+            "-auto-approve",
+            "terraform.io/builtin/terraform",
+            "example.com/acme/terraform",
+        ],
+        &[
+            "state",
+            "replace-provider",
+            "-no-color",
+            "-auto-approve",
+            "hashicorp/nothing",
+            "example.com/acme/x",
+        ],
+    ];
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("providers-{tool}")).join("infra");
+        let _ = std::fs::remove_file(dir.join("main.tf"));
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        if tool == "terraform" {
+            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
+            assert_eq!(code, 0, "terraform init: {err}");
+        }
+        let mut outs = Vec::new();
+        for args in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+            if args[0] != "apply" {
+                outs.push(out.replace("Terraform", "strata"));
+            }
+        }
+        said.push(outs);
+    }
+    assert_eq!(said[0], said[1]);
+}

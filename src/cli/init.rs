@@ -170,13 +170,41 @@ fn providers(root: &Module, drivers: &Drivers) -> Result<String, Diags> {
     diags.into_result(said)
 }
 
-/// What `m` and the modules it calls need: each `required_providers`
-/// source, and for each resource type no driver serves, its implied
-/// provider (`hashicorp/<prefix>`, or the source its prefix is declared
-/// with); a type a driver serves needs that driver's provider.
+/// What `m` and the modules it calls need (see [`module_needs`]).
 fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Option<Span>>) {
+    for need in module_needs(m, drivers) {
+        wanted.entry(need.source).or_insert(Some(need.span));
+    }
+    for c in &m.module_calls {
+        needed(&c.module, drivers, wanted);
+    }
+}
+
+/// A provider one module needs: its full source address, the version
+/// constraint written for it, and where it is first asked for.
+pub(super) struct Need {
+    pub source: String,
+    pub version: Option<String>,
+    pub span: Span,
+}
+
+/// What module `m` itself needs: each `required_providers` source, and
+/// for each resource type, the provider of the driver that serves it or
+/// (none does) its implied one (`hashicorp/<prefix>`, or the source its
+/// prefix is declared with); each source once, in that order.
+pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
+    let mut out: Vec<Need> = Vec::new();
+    let mut add = |need: Need| {
+        if !out.iter().any(|n| n.source == need.source) {
+            out.push(need);
+        }
+    };
     for p in &m.settings.provider_sources {
-        wanted.entry(full_source(&p.source)).or_insert(Some(p.span));
+        add(Need {
+            source: full_source(&p.source),
+            version: p.version.clone(),
+            span: p.span,
+        });
     }
     for r in &m.resources {
         let driver = match r.mode {
@@ -198,9 +226,11 @@ fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Option<Sp
                 }
             }
         };
-        wanted.entry(source).or_insert(Some(r.span));
+        add(Need {
+            source,
+            version: None,
+            span: r.span,
+        });
     }
-    for c in &m.module_calls {
-        needed(&c.module, drivers, wanted);
-    }
+    out
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use strata_state::model::Address;
 
 mod init;
+mod providers;
 mod spelling;
 mod workspace;
 
@@ -340,6 +341,12 @@ pub enum Command {
         #[arg(long)]
         no_backend: bool,
     },
+    /// The providers the configuration needs, module by module, and those
+    /// the state's objects were made with.
+    Providers {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
     /// Record an existing object at a resource address, as Terraform's
     /// `import`: read through its driver, nothing changed.
     Import {
@@ -434,6 +441,14 @@ pub enum StateCommand {
     /// Print the state as stored (with an interrupted run's journal folded
     /// in), to keep a copy or move it to another backend.
     Pull,
+    /// Record the resources made with provider FROM as made with TO.
+    ReplaceProvider {
+        from: String,
+        to: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+    },
     /// Replace the stored state with FILE (`-` for stdin): refused if it is
     /// another lineage or older than the stored state, unless --force.
     Push {
@@ -716,6 +731,17 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     StateCommand::Rm { addresses } => crate::statecmd::rm(&store, &addresses),
                     StateCommand::Mv { from, to } => crate::statecmd::mv(&store, &from, &to),
                     StateCommand::Pull => crate::statecmd::pull(&store),
+                    StateCommand::ReplaceProvider {
+                        from,
+                        to,
+                        auto_approve,
+                    } => {
+                        let approve = |shown: &str| {
+                            print!("{shown}");
+                            auto_approve || crate::engine::ask("Do you want to make these changes?\nOnly 'yes' will be accepted to continue.")
+                        };
+                        crate::statecmd::replace_provider(&store, (&from, &to), &approve)
+                    }
                     StateCommand::Push { file, force } => {
                         crate::statecmd::push(&store, &file, force)
                     }
@@ -738,6 +764,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 backend: !no_backend,
             };
             print(init::run(req, &mut sources, drivers))
+        }
+        Command::Providers { path } => {
+            workspace.and_then(|w| print(providers::run(&path, &w, &mut sources, drivers)))
         }
         Command::Workspace { command } => print(workspace::run(command, &mut sources)),
         Command::Taint {

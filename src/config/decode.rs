@@ -396,14 +396,16 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
                     m.settings.required_providers.push(a.name.clone());
                     // `{ source = "hashicorp/aws", version = "…" }`; a
                     // version string alone (the old form) names no source.
-                    let source = constant(&a.expr).ok().and_then(|v| {
-                        let s = v.entries()?.get("source")?.as_str()?.to_string();
-                        Some(s)
-                    });
-                    if let Some(source) = source {
+                    let value = constant(&a.expr).ok();
+                    let field = |k: &str| {
+                        let v = value.as_ref()?.entries()?.get(k)?;
+                        v.as_str().map(str::to_string)
+                    };
+                    if let Some(source) = field("source") {
                         m.settings.provider_sources.push(ProviderSource {
                             name: a.name.clone(),
                             source,
+                            version: field("version"),
                             span: a.expr.span,
                         });
                     }

@@ -234,6 +234,8 @@ pub struct Settings {
 pub struct ProviderSource {
     pub name: String,
     pub source: String,
+    /// The version constraint, as written.
+    pub version: Option<String>,
     pub span: Span,
 }
 

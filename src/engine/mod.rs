@@ -828,6 +828,11 @@ fn confirm(destroy: bool) -> bool {
     } else {
         "Do you want to perform these actions?\n  strata will perform the actions described above.\n  Only 'yes' will be accepted to approve."
     };
+    ask(what)
+}
+
+/// Asks `what` on stdout and reads the answer: true for `yes` alone.
+pub fn ask(what: &str) -> bool {
     print!("\n{what}\n\n  Enter a value: ");
     let _ = std::io::stdout().flush();
     let mut line = String::new();
