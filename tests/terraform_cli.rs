@@ -867,3 +867,78 @@ fn providers_and_replace_provider_say_what_terraform_says() {
     }
     assert_eq!(said[0], said[1]);
 }
+
+/// Every flag Terraform 1.11's `-help` lists for the commands strata has
+/// is taken (strata's parser reads it: `-help` after it prints help, exit
+/// 0) or refused by name saying what it asks for (exit 1) — never an
+/// unknown argument. The flags are read from the live `terraform -help`.
+#[test]
+fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
+    if !require_terraform("every_flag_of_terraforms_help_is_taken_or_refused_by_name") {
+        return;
+    }
+    let commands: &[&[&str]] = &[
+        &["init"],
+        &["validate"],
+        &["plan"],
+        &["apply"],
+        &["destroy"],
+        &["show"],
+        &["output"],
+        &["graph"],
+        &["fmt"],
+        &["console"],
+        &["state", "list"],
+        &["state", "show"],
+        &["state", "rm"],
+        &["state", "mv"],
+        &["state", "pull"],
+        &["state", "push"],
+        &["state", "replace-provider"],
+        &["force-unlock"],
+        &["import"],
+        &["taint"],
+        &["untaint"],
+        &["refresh"],
+        &["providers"],
+        &["workspace", "new"],
+        &["workspace", "select"],
+        &["workspace", "delete"],
+        &["workspace", "list"],
+        &["version"],
+    ];
+    let flag = regex::Regex::new(r"(?m)^\s+(-[a-z][a-z-]*)(=(\S+))?").expect("regex");
+    let dir = workdir("flags").join("infra");
+    let mut wrong = Vec::new();
+    for command in commands {
+        let mut args: Vec<&str> = command.to_vec();
+        args.push("-help");
+        let (_, out, err) = run("terraform", &dir, &args, &[]);
+        let help = out + &err;
+        for cap in flag.captures_iter(&help) {
+            let name = &cap[1];
+            let given = match cap.get(3).map(|m| m.as_str()) {
+                // Written with their value after a space in the help.
+                None if name == "-var" => "-var=a=b".to_string(),
+                None if name == "-var-file" => "-var-file=x.tfvars".to_string(),
+                None if name == "-state" => "-state=x.tfstate".to_string(),
+                None => name.to_string(),
+                // A sample value strata's parser accepts where it checks.
+                Some(_) if name == "-parallelism" => format!("{name}=4"),
+                Some(_) if name == "-lock-timeout" => format!("{name}=1s"),
+                Some(v) => format!("{name}={v}"),
+            };
+            let mut line: Vec<&str> = command.to_vec();
+            line.push(&given);
+            line.push("-help");
+            let (code, out, err) = run("strata", &dir, &line, &[]);
+            let refused = code == 1
+                && (err.contains("which strata does not do yet")
+                    || err.contains("which strata does not write yet"));
+            if code != 0 && !refused {
+                wrong.push(format!("{line:?}: exit {code}\n{out}{err}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -85,6 +85,9 @@ const NOT_YET: &[(&str, &str)] = &[
         "writing configuration for import blocks",
     ),
     ("state-out", "writing the state to another file"),
+    ("force-copy", "moving a state between backends at init"),
+    ("dry-run", "a dry run of state rm and state mv"),
+    ("id", "listing instances by their id"),
     ("backup", "a backup file of your choosing"),
     ("raw", "raw output values"),
     ("list", "fmt's file listing switch"),
@@ -225,17 +228,19 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
     Ok(())
 }
 
+/// The refusal of Terraform's flag `-name`, saying what it asks for.
+fn not_yet(name: &str, what: &str) -> String {
+    format!("-{name} is Terraform's flag for {what}, which strata does not do yet")
+}
+
 /// One flag of `command`, as strata takes it.
 fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), String> {
     let long = |name: &str, value: Option<&str>| match value {
         Some(v) => vec![OsString::from(format!("--{name}")), OsString::from(v)],
         None => vec![OsString::from(format!("--{name}"))],
     };
-    if let Some((_, what)) = NOT_YET.iter().find(|(n, _)| *n == f.name) {
-        return Err(format!(
-            "-{} is Terraform's flag for {what}, which strata does not do yet",
-            f.name
-        ));
+    if let Some((name, what)) = NOT_YET.iter().find(|(n, _)| *n == f.name) {
+        return Err(not_yet(name, what));
     }
     match f.name {
         "json" if command == "init" => {
@@ -275,6 +280,17 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         // strata never asks for a variable (one without a value is an
         // error at its declaration), and says each warning once.
         "input" | "compact-warnings" => switch(f).map(|_| ()),
+        // Terraform Cloud's check that its workspace runs this version:
+        // strata keeps state in backends that have none.
+        "ignore-remote-version" => switch(f).map(|_| ()),
+        "state" if command == "console" => Err(not_yet(
+            "state",
+            "a console over a state's objects (strata's console reads the configuration)",
+        )),
+        "state" if command == "workspace" => Err(not_yet(
+            "state",
+            "a new workspace started from a state file (strata state push does it after workspace new)",
+        )),
         "lock" => {
             if !switch(f)? {
                 out.notes.push(
