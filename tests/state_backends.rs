@@ -473,3 +473,57 @@ fn workspace_commands_work_over_s3_and_postgres() {
         .collect();
     assert_eq!(left, Vec::<String>::new());
 }
+
+/// A partial `backend "s3" {}` completed by `init -backend-config`, with
+/// `key=value` arguments and a file, kept for the commands after init: the
+/// apply writes its state where the settings say, and a plan reads it.
+#[test]
+fn init_backend_config_completes_a_partial_backend() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "backend-config");
+    configure(&d, "  backend \"s3\" {}");
+    std::fs::write(
+        d.join("s3.tfbackend"),
+        format!(
+            "endpoints      = {{ s3 = \"{}\" }}\nuse_path_style = true\n",
+            m.url
+        ),
+    )
+    .expect("settings file");
+    let (code, out, err) = strata(&d, &m, &[], &["plan"]);
+    assert_eq!(code, 1, "no bucket before init:\n{out}{err}");
+    let (code, out, err) = strata(
+        &d,
+        &m,
+        &[],
+        &[
+            "init",
+            "-backend-config=bucket=strata-state",
+            "-backend-config",
+            "key=partial/strata.tfstate",
+            "-backend-config=region=us-east-1",
+            "-backend-config=s3.tfbackend",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Successfully configured the backend \"s3\""),
+        "{out}"
+    );
+    let (code, out, err) = strata(&d, &m, &[], &["apply", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        objects(&m.url).contains(&"partial/strata.tfstate".to_string()),
+        "{:?}",
+        objects(&m.url)
+    );
+    assert!(
+        !d.join("strata.tfstate").exists(),
+        "nothing written locally"
+    );
+    let (code, out, err) = strata(&d, &m, &[], &["plan", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "the state in S3 describes everything:\n{out}{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["destroy", "-auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -6,7 +6,7 @@
 //! written (only `.terraform/modules/modules.json`).
 
 use crate::builtin::Drivers;
-use crate::config::installed::{manifest_path, Manifest, Record};
+use crate::config::installed::{manifest_path, Manifest, Record, SavedBackend};
 use crate::config::{self, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use std::collections::BTreeMap;
@@ -17,11 +17,16 @@ pub struct Init<'a> {
     pub path: &'a Path,
     /// `-backend=false`: leave the backend alone.
     pub backend: bool,
+    /// `-backend-config`: `key=value`, or a file of settings.
+    pub backend_config: &'a [String],
 }
 
 /// Runs `init`; what it prints on success.
 pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
-    let module = config::load(req.path, sources)?;
+    let mut module = config::load(req.path, sources)?;
+    if !req.backend_config.is_empty() {
+        keep_backend_settings(req.path, &mut module, req.backend_config, sources)?;
+    }
     let mut out = String::from("Initializing the backend...\n");
     if let (true, Some(b)) = (req.backend, &module.settings.backend) {
         let store = crate::backends::open(None, &module, &config::workspace()?)?;
@@ -52,6 +57,79 @@ If you ever set or change modules or backend configuration for strata,
 rerun this command to reinitialize your working directory. If you forget, other
 commands will detect it and remind you to do so if necessary.
 ";
+
+/// `-backend-config`'s settings laid over the backend block and kept for
+/// the commands that follow (with what an earlier init kept).
+fn keep_backend_settings(
+    root: &Path,
+    module: &mut Module,
+    given: &[String],
+    sources: &mut Sources,
+) -> Result<(), Diags> {
+    let refused = |summary: &str, detail: String| {
+        Diags::from(Diag::new("strata::init::backend_config", summary, detail))
+    };
+    let Some(kind) = module.settings.backend.as_ref().map(|b| b.kind.clone()) else {
+        return Err(refused("Missing backend configuration", "-backend-config was given, but the configuration has no backend block to give the settings to. Add one, e.g. terraform { backend \"s3\" {} }.".into()));
+    };
+    let mut saved = SavedBackend::read(root)
+        .map_err(|why| refused("Cannot read the backend settings init kept", why))?
+        .filter(|s| s.kind == kind)
+        .unwrap_or(SavedBackend {
+            kind,
+            settings: Default::default(),
+        });
+    for item in given {
+        let path = Path::new(item);
+        if path.is_file() {
+            saved.settings.extend(settings_file(path, sources)?);
+            continue;
+        }
+        let Some((key, value)) = item.split_once('=') else {
+            return Err(refused(
+                "Invalid backend configuration argument",
+                format!("{item:?} is neither a file nor key=value."),
+            ));
+        };
+        // A literal as Terraform reads one: a boolean or a number, else text.
+        let value = match value {
+            "true" => serde_json::Value::Bool(true),
+            "false" => serde_json::Value::Bool(false),
+            v => v
+                .parse::<serde_json::Number>()
+                .map(serde_json::Value::Number)
+                .unwrap_or_else(|_| serde_json::Value::String(v.to_string())),
+        };
+        saved.settings.insert(key.trim().to_string(), value);
+    }
+    saved
+        .write(root)
+        .map_err(|e| refused("Cannot keep the backend settings", e.to_string()))?;
+    config::with_saved_backend(module, &saved)
+}
+
+/// A `-backend-config` file: attributes whose values are constants.
+fn settings_file(
+    path: &Path,
+    sources: &mut Sources,
+) -> Result<serde_json::Map<String, serde_json::Value>, Diags> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::init::backend_config",
+            format!("Cannot read {}", path.display()),
+            e.to_string(),
+        ))
+    })?;
+    let id = sources.add(path.display().to_string(), text);
+    let body = crate::syntax::parse_body(id, sources.text(id)).map_err(Diags::from)?;
+    let mut ev = crate::eval::Evaluator::new(&crate::eval::EmptyScope, std::path::PathBuf::new());
+    let mut out = serde_json::Map::new();
+    for a in &body.attrs {
+        let v = ev.eval(&a.expr).map_err(Diags::from)?;
+        out.insert(a.name.clone(), crate::lang::json::plain_json(&v));
+    }
+    Ok(out)
+}
 
 /// Records the local module calls in the manifest beside what an earlier
 /// init installed, saying each one new to it.

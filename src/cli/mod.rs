@@ -340,6 +340,11 @@ pub enum Command {
         /// Leave the backend alone (Terraform's -backend=false).
         #[arg(long)]
         no_backend: bool,
+        /// A backend setting, `key=value`, or a file of them, laid over
+        /// the backend block and kept for the commands that follow
+        /// (repeatable).
+        #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
+        backend_config: Vec<String>,
     },
     /// The providers the configuration needs, module by module, and those
     /// the state's objects were made with.
@@ -758,10 +763,15 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             .and_then(|opts| {
                 crate::engine::import(&path, &opts, (&address, &id), &mut sources, drivers)
             }),
-        Command::Init { path, no_backend } => {
+        Command::Init {
+            path,
+            no_backend,
+            backend_config,
+        } => {
             let req = init::Init {
                 path: &path,
                 backend: !no_backend,
+                backend_config: &backend_config,
             };
             print(init::run(req, &mut sources, drivers))
         }

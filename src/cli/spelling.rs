@@ -76,6 +76,7 @@ const SAME: &[&str] = &[
     "allow-missing",
     "config",
     "or-create",
+    "backend-config",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.
@@ -102,10 +103,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("module-depth", "graph's module depth"),
     ("no-tests", "test files"),
     ("test-directory", "test files"),
-    (
-        "backend-config",
-        "backend settings given to init (strata reads the backend block as written)",
-    ),
     (
         "migrate-state",
         "moving a state between backends (strata state pull and strata state push do)",

@@ -79,3 +79,69 @@ fn same_source(recorded: &str, written: &str) -> bool {
     };
     bare(recorded) == bare(written)
 }
+
+/// Backend settings given to `init` (`-backend-config`), kept for the
+/// commands after it in `.terraform/strata-backend.json`, as Terraform
+/// keeps its own in `.terraform/terraform.tfstate` (which strata reads
+/// when it has no file of its own: a tree `terraform init` prepared).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavedBackend {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+fn saved_backend_path(root: &Path) -> PathBuf {
+    data_dir(root).join("strata-backend.json")
+}
+
+impl SavedBackend {
+    /// What an earlier init kept, if anything.
+    pub fn read(root: &Path) -> Result<Option<SavedBackend>, String> {
+        let unreadable =
+            |path: &Path, e: String| format!("{}: {e}; run init again", path.display());
+        let ours = saved_backend_path(root);
+        match std::fs::read_to_string(&ours) {
+            Ok(text) => {
+                return serde_json::from_str(&text)
+                    .map(Some)
+                    .map_err(|e| unreadable(&ours, e.to_string()))
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(unreadable(&ours, e.to_string()))
+            }
+            Err(_) => {}
+        }
+        let terraforms = data_dir(root).join("terraform.tfstate");
+        let Ok(text) = std::fs::read_to_string(&terraforms) else {
+            return Ok(None);
+        };
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| unreadable(&terraforms, e.to_string()))?;
+        let backend = &doc["backend"];
+        let Some(kind) = backend["type"].as_str() else {
+            return Ok(None);
+        };
+        let settings = backend["config"]
+            .as_object()
+            .map(|c| {
+                c.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(SavedBackend {
+            kind: kind.to_string(),
+            settings,
+        }))
+    }
+
+    pub fn write(&self, root: &Path) -> std::io::Result<()> {
+        let path = saved_backend_path(root);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_string_pretty(self).unwrap_or_default())
+    }
+}

@@ -403,20 +403,51 @@ pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
         true => path.parent().map(Path::to_path_buf).unwrap_or_default(),
         false => path.to_path_buf(),
     };
-    let manifest = installed::Manifest::read(&root).map_err(|why| {
-        Diags::from(Diag::new(
-            "strata::config::module_manifest",
-            "Cannot read the module manifest",
-            why,
-        ))
-    })?;
+    // What init left in .terraform, unreadable: an error saying to run it again.
+    let damaged = |what: &str| {
+        let summary = format!("Cannot read the {what} init kept");
+        move |why: String| Diags::from(Diag::new("strata::config::init_files", summary, why))
+    };
+    let manifest = installed::Manifest::read(&root).map_err(damaged("module manifest"))?;
     let at = Site {
         depth: 0,
         key: String::new(),
         root: &root,
         manifest: &manifest,
     };
-    load_inner(path, sources, &at)
+    let mut module = load_inner(path, sources, &at)?;
+    let saved = installed::SavedBackend::read(&root).map_err(damaged("backend settings"))?;
+    if let Some(saved) = saved {
+        with_saved_backend(&mut module, &saved)?;
+    }
+    Ok(module)
+}
+
+/// The root module's backend block with what `init -backend-config` gave
+/// laid over it, when it is still that type of backend.
+pub fn with_saved_backend(
+    module: &mut Module,
+    saved: &installed::SavedBackend,
+) -> Result<(), Diags> {
+    let Some(b) = module
+        .settings
+        .backend
+        .as_mut()
+        .filter(|b| b.kind == saved.kind)
+    else {
+        return Ok(());
+    };
+    for (k, v) in &saved.settings {
+        let value = crate::funcs::json_value(v).map_err(|e| {
+            Diags::from(Diag::new(
+                "strata::config::backend_saved",
+                format!("Invalid backend setting {k:?} kept by init"),
+                e,
+            ))
+        })?;
+        b.settings.insert(k.clone(), (value, b.span));
+    }
+    Ok(())
 }
 
 /// Where a module being loaded sits: how deep, its key in the module
