@@ -96,7 +96,10 @@ fn kill_9_during_aws_apply_and_destroy_leaves_no_duplicate_and_no_orphan() {
         let d = common::scratch("crash-aws", &format!("t{trial}"));
         std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
 
-        let at = apply_took.mul_f64((next() % 1000) as f64 / 1000.0);
+        // Within the first four fifths of a run: an apply here is often
+        // quicker than the baseline on a loaded machine, and a kill that
+        // lands after the end tests nothing.
+        let at = apply_took.mul_f64((next() % 800) as f64 / 1000.0);
         if killed(&d, &m, &["apply", "--auto-approve"], at) {
             applies_cut += 1;
         }
@@ -112,7 +115,7 @@ fn kill_9_during_aws_apply_and_destroy_leaves_no_duplicate_and_no_orphan() {
         );
         assert_eq!(aws_stack::count(&cloud), aws_stack::OBJECTS, "{what}");
 
-        let at = destroy_took.mul_f64((next() % 1000) as f64 / 1000.0);
+        let at = destroy_took.mul_f64((next() % 800) as f64 / 1000.0);
         if killed(&d, &m, &["destroy", "--auto-approve"], at) {
             destroys_cut += 1;
         }
