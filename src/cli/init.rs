@@ -82,7 +82,9 @@ fn keep_backend_settings(
     for item in given {
         let path = Path::new(item);
         if path.is_file() {
-            saved.settings.extend(settings_file(path, sources)?);
+            saved
+                .settings
+                .extend(config::installed::settings_file(path, sources)?);
             continue;
         }
         let Some((key, value)) = item.split_once('=') else {
@@ -106,29 +108,6 @@ fn keep_backend_settings(
         .write(root)
         .map_err(|e| refused("Cannot keep the backend settings", e.to_string()))?;
     config::with_saved_backend(module, &saved)
-}
-
-/// A `-backend-config` file: attributes whose values are constants.
-fn settings_file(
-    path: &Path,
-    sources: &mut Sources,
-) -> Result<serde_json::Map<String, serde_json::Value>, Diags> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Diags::from(Diag::new(
-            "strata::init::backend_config",
-            format!("Cannot read {}", path.display()),
-            e.to_string(),
-        ))
-    })?;
-    let id = sources.add(path.display().to_string(), text);
-    let body = crate::syntax::parse_body(id, sources.text(id)).map_err(Diags::from)?;
-    let mut ev = crate::eval::Evaluator::new(&crate::eval::EmptyScope, std::path::PathBuf::new());
-    let mut out = serde_json::Map::new();
-    for a in &body.attrs {
-        let v = ev.eval(&a.expr).map_err(Diags::from)?;
-        out.insert(a.name.clone(), crate::lang::json::plain_json(&v));
-    }
-    Ok(out)
 }
 
 /// Records the local module calls in the manifest beside what an earlier

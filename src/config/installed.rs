@@ -145,3 +145,28 @@ impl SavedBackend {
         std::fs::write(path, serde_json::to_string_pretty(self).unwrap_or_default())
     }
 }
+
+/// A `-backend-config` file (`s3.tfbackend`): attributes whose values are
+/// constants, as JSON.
+pub fn settings_file(
+    path: &Path,
+    sources: &mut crate::diag::Sources,
+) -> Result<serde_json::Map<String, serde_json::Value>, crate::diag::Diags> {
+    use crate::diag::{Diag, Diags};
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::init::backend_config",
+            format!("Cannot read {}", path.display()),
+            e.to_string(),
+        ))
+    })?;
+    let id = sources.add(path.display().to_string(), text);
+    let body = crate::syntax::parse_body(id, sources.text(id)).map_err(Diags::from)?;
+    let mut ev = crate::eval::Evaluator::new(&crate::eval::EmptyScope, PathBuf::new());
+    let mut out = serde_json::Map::new();
+    for a in &body.attrs {
+        let v = ev.eval(&a.expr).map_err(Diags::from)?;
+        out.insert(a.name.clone(), crate::lang::json::plain_json(&v));
+    }
+    Ok(out)
+}
