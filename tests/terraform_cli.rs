@@ -868,7 +868,15 @@ fn providers_and_replace_provider_say_what_terraform_says() {
             let (code, out, err) = run(tool, &dir, args, &[]);
             assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
             if args[0] != "apply" {
-                outs.push(out.replace("Terraform", "strata"));
+                // Terraform lists the resources in its state's order, which
+                // follows the order its creates finished: as a set.
+                let mut lines: Vec<String> = out
+                    .replace("Terraform", "strata")
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                lines.sort();
+                outs.push(lines.join("\n"));
             }
         }
         said.push(outs);
