@@ -61,7 +61,9 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
     Ok(out)
 }
 
-pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
+/// `state rm`: forgets the instances `addrs` name; with `dry_run` only
+/// says which it would.
+pub fn rm(store: &Store, addrs: &[String], dry_run: bool) -> Result<String, Diags> {
     let lock = store.lock("state rm").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
     let mut out = String::new();
@@ -79,10 +81,18 @@ pub fn rm(store: &Store, addrs: &[String]) -> Result<String, Diags> {
             r.instances
                 .retain(|i| !(a.key.is_none() || a.key == i.index_key));
             removed += before - r.instances.len();
+            let said = if dry_run { "Would remove" } else { "Removed" };
             for g in gone {
-                let _ = writeln!(out, "Removed {g}");
+                let _ = writeln!(out, "{said} {g}");
             }
         }
+    }
+    if dry_run {
+        // Nothing is written; the lock goes with `lock`.
+        return Ok(match removed {
+            0 => "Would have removed nothing.\n".into(),
+            _ => out,
+        });
     }
     if removed == 0 {
         return Err(Diags::from(Diag::new(
@@ -223,7 +233,9 @@ pub fn replace_provider(
     ))
 }
 
-pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
+/// `state mv`: moves an instance or resource to another address; with
+/// `dry_run` only says what it would move.
+pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
     let f = Address::parse(from).ok_or_else(|| bad_address(from))?;
@@ -265,6 +277,9 @@ pub fn mv(store: &Store, from: &str, to: &str) -> Result<String, Diags> {
     };
     if instances.is_empty() {
         return Err(no_source());
+    }
+    if dry_run {
+        return Ok(format!("Would move \"{from}\" to \"{to}\"\n"));
     }
     let n = instances.len();
     let provider = state.resources[ri].provider.clone();

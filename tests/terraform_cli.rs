@@ -995,3 +995,38 @@ fn init_backend_config_is_kept_as_terraform_keeps_it() {
         assert_eq!(v["n"]["value"], 3, "{tool}");
     }
 }
+
+/// `state rm -dry-run` and `state mv -dry-run` beside Terraform: the same
+/// words, and the state left as it was.
+#[test]
+fn state_dry_runs_say_what_terraform_says_and_change_nothing() {
+    if !require_terraform("state_dry_runs_say_what_terraform_says_and_change_nothing") {
+        return;
+    }
+    let steps: &[&[&str]] = &[
+        &["state", "rm", "-dry-run", "terraform_data.a"],
+        &[
+            "state",
+            "mv",
+            "-dry-run",
+            "terraform_data.a",
+            "terraform_data.z",
+        ],
+        &["state", "rm", "-dry-run", "terraform_data.nope"],
+        &["state", "list"],
+    ];
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "dry-run");
+        let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve", "-var", "n=1"], &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        let mut outs = Vec::new();
+        for args in steps {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+            outs.push(out);
+        }
+        said.push(outs);
+    }
+    assert_eq!(said[0], said[1]);
+}

@@ -440,9 +440,18 @@ pub enum StateCommand {
     Rm {
         #[arg(required = true)]
         addresses: Vec<String>,
+        /// Say what would be removed, changing nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Move an instance or resource to a new address.
-    Mv { from: String, to: String },
+    Mv {
+        from: String,
+        to: String,
+        /// Say what would be moved, changing nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print the state as stored (with an interrupted run's journal folded
     /// in), to keep a copy or move it to another backend.
     Pull,
@@ -733,8 +742,12 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     StateCommand::Show { address } => {
                         crate::engine::state_show(&store, &address, drivers)
                     }
-                    StateCommand::Rm { addresses } => crate::statecmd::rm(&store, &addresses),
-                    StateCommand::Mv { from, to } => crate::statecmd::mv(&store, &from, &to),
+                    StateCommand::Rm { addresses, dry_run } => {
+                        crate::statecmd::rm(&store, &addresses, dry_run)
+                    }
+                    StateCommand::Mv { from, to, dry_run } => {
+                        crate::statecmd::mv(&store, (&from, &to), dry_run)
+                    }
                     StateCommand::Pull => crate::statecmd::pull(&store),
                     StateCommand::ReplaceProvider {
                         from,

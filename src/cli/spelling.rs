@@ -77,6 +77,7 @@ const SAME: &[&str] = &[
     "config",
     "or-create",
     "backend-config",
+    "dry-run",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.
@@ -87,7 +88,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     ("state-out", "writing the state to another file"),
     ("force-copy", "moving a state between backends at init"),
-    ("dry-run", "a dry run of state rm and state mv"),
     ("id", "listing instances by their id"),
     ("backup", "a backup file of your choosing"),
     ("raw", "raw output values"),
