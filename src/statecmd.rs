@@ -181,14 +181,6 @@ fn instance_to_taint(addr: &str) -> Result<Address, Diags> {
     }
 }
 
-/// `hashicorp/aws` as `registry.terraform.io/hashicorp/aws`.
-fn full_provider(source: &str) -> String {
-    match source.matches('/').count() {
-        1 => format!("registry.terraform.io/{source}"),
-        _ => source.to_string(),
-    }
-}
-
 /// `state replace-provider FROM TO`: every resource made with provider
 /// FROM recorded as made with TO (a provider moved to another registry or
 /// namespace), after `approve` says yes to the list of them.
@@ -197,7 +189,8 @@ pub fn replace_provider(
     (from, to): (&str, &str),
     approve: &dyn Fn(&str) -> bool,
 ) -> Result<String, Diags> {
-    let (from, to) = (full_provider(from), full_provider(to));
+    let full = strata_state::provider_source;
+    let (from, to) = (full(from), full(to));
     let (was, will) = (format!("[\"{from}\"]"), format!("[\"{to}\"]"));
     let lock = store.lock("state replace-provider").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;

@@ -8,6 +8,15 @@
 use serde_json::{json, Map, Value as Json};
 use strata_state::model::{Address, InstanceKey};
 
+/// The `id` attribute of an object, which every message about it shows.
+pub fn id_of(v: &crate::lang::value::Value) -> Option<String> {
+    v.unmarked()
+        .entries()?
+        .get("id")?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// The UI's version, as Terraform 1.11 writes it.
 pub const VERSION: &str = "1.2";
 

@@ -68,6 +68,15 @@ fn ready(tool: &str, tag: &str) -> PathBuf {
     dir
 }
 
+/// Writes `files` (path under `dir`, text), making their folders.
+fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+}
+
 /// A CI script's steps, as written for terraform: (args, environment,
 /// the exit code Terraform gives).
 const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
@@ -608,13 +617,6 @@ fn init_prepares_a_directory_as_terraform_does() {
     if !require_terraform("init_prepares_a_directory_as_terraform_does") {
         return;
     }
-    let write = |dir: &Path, files: &[(&str, &str)]| {
-        for (name, text) in files {
-            let path = dir.join(name);
-            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
-    };
     let local: &[(&str, &str)] = &[
         (
             "main.tf",
@@ -640,7 +642,7 @@ fn init_prepares_a_directory_as_terraform_does() {
     for tool in ["terraform", "strata"] {
         let dir = workdir(&format!("init-{tool}")).join("infra");
         let _ = std::fs::remove_file(dir.join("main.tf"));
-        write(&dir, local);
+        write_tree(&dir, local);
         let mut outs = Vec::new();
         for _ in 0..2 {
             let (code, out, err) = run(tool, &dir, &["init", "-input=false", "-no-color"], &[]);
@@ -653,7 +655,7 @@ fn init_prepares_a_directory_as_terraform_does() {
         outs.push(manifest.to_string());
         let prepared = workdir(&format!("init-remote-{tool}")).join("infra");
         let _ = std::fs::remove_file(prepared.join("main.tf"));
-        write(&prepared, remote);
+        write_tree(&prepared, remote);
         for args in [&["init", "-input=false"][..], &["apply", "-auto-approve"]] {
             let (code, out, err) = run(tool, &prepared, args, &[]);
             assert_eq!(code, 0, "{tool} {args:?} on a prepared tree:\n{out}\n{err}");
@@ -854,11 +856,7 @@ fn providers_and_replace_provider_say_what_terraform_says() {
     for tool in ["terraform", "strata"] {
         let dir = workdir(&format!("providers-{tool}")).join("infra");
         let _ = std::fs::remove_file(dir.join("main.tf"));
-        for (name, text) in files {
-            let path = dir.join(name);
-            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        }
+        write_tree(&dir, files);
         if tool == "terraform" {
             let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
             assert_eq!(code, 0, "terraform init: {err}");

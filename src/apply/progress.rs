@@ -8,11 +8,8 @@ use serde_json::json;
 use strata_state::model::Address;
 
 /// How an apply reports its operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// Nothing (tests that read only the summary).
-    #[default]
-    Quiet,
     /// Terraform's lines.
     Lines,
     /// Terraform's machine-readable UI, one JSON message a line.
@@ -88,7 +85,6 @@ impl Progress {
             ),
         };
         match self {
-            Progress::Quiet => {}
             Progress::Lines => println!("{said}"),
             Progress::Json => {
                 let Some(parsed) = Address::parse(addr) else {

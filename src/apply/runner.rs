@@ -3,6 +3,7 @@
 
 use super::progress::{Event, Progress};
 use crate::lang::value::Value;
+use crate::ui::id_of;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -109,14 +110,6 @@ pub struct Runner {
 }
 
 const TICK: Duration = Duration::from_secs(10);
-
-fn id_of(v: &Value) -> Option<String> {
-    v.unmarked()
-        .entries()?
-        .get("id")?
-        .as_str()
-        .map(str::to_string)
-}
 
 /// Looks for objects carrying a create's ownership tags other than `kept`
 /// (the one the create returned) and the one it replaces, and deletes

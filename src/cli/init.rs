@@ -192,15 +192,6 @@ fn source_of(driver: &dyn strata_provider::Driver) -> String {
     inner.trim_end_matches("\"]").to_string()
 }
 
-/// `hashicorp/aws` as `registry.terraform.io/hashicorp/aws`.
-fn full_source(source: &str) -> String {
-    let source = source.to_ascii_lowercase();
-    match source.matches('/').count() {
-        1 => format!("registry.terraform.io/{source}"),
-        _ => source,
-    }
-}
-
 /// The providers the configuration needs, each built in or an error.
 fn providers(root: &Module, drivers: &Drivers) -> Result<String, Diags> {
     let built_in: Vec<String> = drivers.all().map(|d| source_of(d.as_ref())).collect();
@@ -258,7 +249,7 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
     };
     for p in &m.settings.provider_sources {
         add(Need {
-            source: full_source(&p.source),
+            source: strata_state::provider_source(&p.source),
             version: p.version.clone(),
             span: p.span,
         });
@@ -278,7 +269,7 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
                     .iter()
                     .find(|p| p.name == prefix);
                 match declared {
-                    Some(p) => full_source(&p.source),
+                    Some(p) => strata_state::provider_source(&p.source),
                     None => format!("registry.terraform.io/hashicorp/{prefix}"),
                 }
             }

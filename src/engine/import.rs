@@ -73,12 +73,7 @@ pub fn import(
     }
     let attributes = crate::lang::json::value_to_json(&value, &schema.object_type())
         .map_err(|e| refused(&format!("Cannot record {to}"), e))?;
-    let shown_id = value
-        .unmarked()
-        .entries()
-        .and_then(|o| o.get("id"))
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_else(|| id.to_string());
+    let shown_id = crate::ui::id_of(&value).unwrap_or_else(|| id.to_string());
     println!("{to}: Refreshing state... [id={shown_id}]");
     state.apply_entry(&super::adopted(&to, provider, schema.version, attributes));
     store.persist(&lock, &mut state).map_err(state_err)?;

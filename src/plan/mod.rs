@@ -329,6 +329,17 @@ impl Plan {
         c
     }
 
+    /// The objects the plan read back from the state: managed, there
+    /// before it, neither deposed nor adopted by an import.
+    pub fn read_back(&self) -> impl Iterator<Item = &ResourceChange> {
+        self.changes.iter().filter(|c| {
+            c.addr.id.mode == Mode::Managed
+                && c.before.is_some()
+                && c.deposed.is_none()
+                && c.importing.is_none()
+        })
+    }
+
     /// Whether applying it does anything: changes, or for a refresh-only
     /// plan, what refresh found (`applyable` in plan JSON, exit code 2).
     pub fn applyable(&self) -> bool {

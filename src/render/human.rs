@@ -199,25 +199,12 @@ pub const RULE: &str =
 /// address order, and a blank line after them, as Terraform starts a plan.
 pub fn refreshing(p: &Plan) -> String {
     let mut lines: Vec<String> = p
-        .changes
-        .iter()
-        .filter(|c| {
-            c.addr.id.mode == Mode::Managed
-                && c.before.is_some()
-                && c.deposed.is_none()
-                && c.importing.is_none()
-        })
+        .read_back()
         .map(|c| {
             let id = c
                 .before
                 .as_ref()
-                .and_then(|v| {
-                    v.unmarked()
-                        .entries()?
-                        .get("id")?
-                        .as_str()
-                        .map(str::to_string)
-                })
+                .and_then(crate::ui::id_of)
                 .map(|i| format!(" [id={i}]"))
                 .unwrap_or_default();
             format!("{}: Refreshing state...{id}\n", c.addr)

@@ -6,22 +6,14 @@
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
 use crate::ui::{line, resource};
 use serde_json::{json, Map, Value as Json};
-use strata_state::model::Mode;
-
-fn id_of(v: Option<&crate::lang::value::Value>) -> Option<String> {
-    v?.unmarked()
-        .entries()?
-        .get("id")?
-        .as_str()
-        .map(str::to_string)
-}
 
 /// The refresh messages, then the planned changes, the summary and the
 /// outputs, one line each.
 pub fn plan(p: &Plan) -> Vec<String> {
     let mut out = Vec::new();
-    for c in p.changes.iter().filter(|c| refreshed(c)) {
-        let id = id_of(c.before.as_ref()).unwrap_or_default();
+    for c in p.read_back() {
+        let id = c.before.as_ref().and_then(crate::ui::id_of);
+        let id = id.unwrap_or_default();
         let hook = json!({"resource": resource(&c.addr), "id_key": "id", "id_value": id});
         let addr = &c.addr;
         out.push(line(
@@ -47,14 +39,6 @@ pub fn plan(p: &Plan) -> Vec<String> {
     ));
     out.extend(outputs(&p.outputs, false));
     out
-}
-
-/// An object the plan read back: it existed, and is managed.
-fn refreshed(c: &ResourceChange) -> bool {
-    c.addr.id.mode == Mode::Managed
-        && c.before.is_some()
-        && c.deposed.is_none()
-        && c.importing.is_none()
 }
 
 /// A `planned_change` for every change that does something.

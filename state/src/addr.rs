@@ -394,3 +394,14 @@ mod tests {
         assert!(ResourceAddr::parse("t.n[0]").is_none());
     }
 }
+
+/// A provider's source address in full, as state records it:
+/// `hashicorp/aws` is `registry.terraform.io/hashicorp/aws`, and case does
+/// not matter.
+pub fn provider_source(source: &str) -> String {
+    let source = source.to_ascii_lowercase();
+    match source.matches('/').count() {
+        1 => format!("registry.terraform.io/{source}"),
+        _ => source,
+    }
+}

@@ -24,7 +24,9 @@ pub mod local;
 pub mod model;
 mod store;
 
-pub use addr::{as_text, Address, InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr};
+pub use addr::{
+    as_text, provider_source, Address, InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr,
+};
 pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
