@@ -20,6 +20,7 @@ pub mod eval;
 pub mod fmt;
 pub mod funcs;
 pub mod graph;
+pub mod install;
 pub mod limits;
 pub mod par;
 pub mod placement;

@@ -22,6 +22,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Where a node pool's nodes go: pure decisions over candidates and
     // state's records, used by cluster, plan, render and engine.
     ("placement", &[]),
+    // Module installation, before anything is loaded in full: it reads
+    // source addresses, the CLI configuration and the manifest config
+    // defines, and each installed module's calls (shallow).
+    ("install", &["config"]),
     ("graph", &["syntax", "config"]),
     ("console", &["syntax", "eval"]),
     ("fmt", &["syntax"]),
@@ -76,8 +80,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "eval", "config", "cluster", "graph", "builtin", "backends", "walk", "console", "fmt",
-            "comment", "engine", "statecmd",
+            "eval", "config", "install", "cluster", "graph", "builtin", "backends", "walk",
+            "console", "fmt", "comment", "engine", "statecmd",
         ],
     ),
     ("lib", &[]),

@@ -35,26 +35,8 @@ fn workdir(tag: &str) -> PathBuf {
 
 /// One tool's run of `args` in `dir` with `env`: exit code, stdout, stderr.
 fn run(tool: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let program = match tool {
-        "strata" => env!("CARGO_BIN_EXE_strata"),
-        other => other,
-    };
-    // As the oracle helper runs terraform: never interactive, never
-    // phoning home; strata ignores both.
-    let out = Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .env("TF_IN_AUTOMATION", "1")
-        .env("CHECKPOINT_DISABLE", "1")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+    oracle::run_tool(tool, dir, args, &env)
 }
 
 /// The `infra` directory of a new scratch tree for `tool`, initialised
@@ -911,6 +893,7 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["state", "replace-provider"],
         &["force-unlock"],
         &["import"],
+        &["get"],
         &["taint"],
         &["untaint"],
         &["refresh"],

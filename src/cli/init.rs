@@ -1,12 +1,12 @@
 //! `strata init`, where CI scripts call `terraform init`: the backend
-//! reached, the modules found (local ones recorded in Terraform's module
-//! manifest, remote ones read where `terraform init` put them), and every
-//! provider the configuration needs checked against the drivers built in,
-//! naming what is not. Nothing is downloaded; nothing a user commits is
-//! written (only `.terraform/modules/modules.json`).
+//! reached, the modules installed (registry, git and archive sources
+//! fetched into `.terraform/modules`, local ones recorded, all in
+//! Terraform's module manifest), and every provider the configuration
+//! needs checked against the drivers built in, naming what is not.
+//! Nothing is written that a user commits.
 
 use crate::builtin::Drivers;
-use crate::config::installed::{manifest_path, Manifest, Record, SavedBackend};
+use crate::config::installed::SavedBackend;
 use crate::config::{self, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
 use std::collections::BTreeMap;
@@ -17,16 +17,30 @@ pub struct Init<'a> {
     pub path: &'a Path,
     /// `-backend=false`: leave the backend alone.
     pub backend: bool,
+    /// `-get=false`: leave the modules as they are.
+    pub get: bool,
+    /// `-upgrade`: every remote module fetched again, at its newest
+    /// allowed version.
+    pub upgrade: bool,
+    /// `-reconfigure`: the backend settings an earlier init kept forgotten.
+    pub reconfigure: bool,
     /// `-backend-config`: `key=value`, or a file of settings.
     pub backend_config: &'a [String],
 }
 
 /// Runs `init`; what it prints on success.
 pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
-    let mut module = config::load(req.path, sources)?;
-    if !req.backend_config.is_empty() {
-        keep_backend_settings(req.path, &mut module, req.backend_config, sources)?;
+    // The root module alone first: the modules it calls may not be
+    // installed yet.
+    let root = config::load_shallow(req.path, sources)?;
+    if !req.backend_config.is_empty() || req.reconfigure {
+        keep_backend_settings(&req, &root, sources)?;
     }
+    let installed = match req.get {
+        true => install(req.path, &root, req.upgrade, sources)?,
+        false => String::new(),
+    };
+    let module = config::load(req.path, sources)?;
     let mut out = String::from("Initializing the backend...\n");
     if let (true, Some(b)) = (req.backend, &module.settings.backend) {
         let store = crate::backends::open(None, &module, &config::workspace()?)?;
@@ -35,8 +49,13 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
             out.push_str(&format!("\nSuccessfully configured the backend {:?}! strata will automatically\nuse this backend unless the backend configuration changes.\n", b.kind));
         }
     }
-    out.push_str("Initializing modules...\n");
-    out.push_str(&modules(req.path, &module)?);
+    if req.get {
+        out.push_str(match req.upgrade {
+            true => "Upgrading modules...\n",
+            false => "Initializing modules...\n",
+        });
+        out.push_str(&installed);
+    }
     out.push_str("Initializing provider plugins...\n");
     out.push_str(&providers(&module, drivers)?);
     out.push_str("\nstrata has been successfully initialized!\n");
@@ -46,6 +65,22 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
         out.push_str(NEXT);
     }
     Ok(out)
+}
+
+/// `get`: the modules installed, nothing else; what it did.
+pub fn get(path: &Path, update: bool, sources: &mut Sources) -> Result<String, Diags> {
+    let root = config::load_shallow(path, sources)?;
+    install(path, &root, update, sources)
+}
+
+fn install(
+    path: &Path,
+    root: &Module,
+    upgrade: bool,
+    sources: &mut Sources,
+) -> Result<String, Diags> {
+    let options = crate::install::Options { upgrade };
+    crate::install::modules(path, root, &options, sources)
 }
 
 const NEXT: &str = "
@@ -59,27 +94,32 @@ commands will detect it and remind you to do so if necessary.
 ";
 
 /// `-backend-config`'s settings laid over the backend block and kept for
-/// the commands that follow (with what an earlier init kept).
+/// the commands that follow (with what an earlier init kept, unless
+/// `-reconfigure`).
 fn keep_backend_settings(
-    root: &Path,
-    module: &mut Module,
-    given: &[String],
+    req: &Init<'_>,
+    root: &Module,
     sources: &mut Sources,
 ) -> Result<(), Diags> {
     let refused = |summary: &str, detail: String| {
         Diags::from(Diag::new("strata::init::backend_config", summary, detail))
     };
-    let Some(kind) = module.settings.backend.as_ref().map(|b| b.kind.clone()) else {
+    let Some(kind) = root.settings.backend.as_ref().map(|b| b.kind.clone()) else {
+        if req.backend_config.is_empty() {
+            return Ok(());
+        }
         return Err(refused("Missing backend configuration", "-backend-config was given, but the configuration has no backend block to give the settings to. Add one, e.g. terraform { backend \"s3\" {} }.".into()));
     };
-    let mut saved = SavedBackend::read(root)
-        .map_err(|why| refused("Cannot read the backend settings init kept", why))?
-        .filter(|s| s.kind == kind)
-        .unwrap_or(SavedBackend {
-            kind,
-            settings: Default::default(),
-        });
-    for item in given {
+    let earlier = match req.reconfigure {
+        true => None,
+        false => SavedBackend::read(req.path)
+            .map_err(|why| refused("Cannot read the backend settings init kept", why))?,
+    };
+    let mut saved = earlier.filter(|s| s.kind == kind).unwrap_or(SavedBackend {
+        kind,
+        settings: Default::default(),
+    });
+    for item in req.backend_config {
         let path = Path::new(item);
         if path.is_file() {
             saved
@@ -105,83 +145,8 @@ fn keep_backend_settings(
         saved.settings.insert(key.trim().to_string(), value);
     }
     saved
-        .write(root)
-        .map_err(|e| refused("Cannot keep the backend settings", e.to_string()))?;
-    config::with_saved_backend(module, &saved)
-}
-
-/// Records the local module calls in the manifest beside what an earlier
-/// init installed, saying each one new to it.
-fn modules(root: &Path, module: &Module) -> Result<String, Diags> {
-    let manifest = Manifest::read(root).map_err(|why| {
-        Diags::from(Diag::new(
-            "strata::init::modules",
-            "Cannot read the module manifest",
-            why,
-        ))
-    })?;
-    let mut calls = Vec::new();
-    local_calls(module, "", root, &mut calls);
-    let mut said = String::new();
-    let mut records = manifest.modules.clone();
-    let root_record = Record {
-        key: String::new(),
-        source: String::new(),
-        version: None,
-        dir: ".".into(),
-    };
-    for record in std::iter::once(root_record).chain(calls) {
-        if records.iter().any(|r| r.key == record.key) {
-            continue;
-        }
-        if !record.key.is_empty() {
-            said.push_str(&format!("- {} in {}\n", record.key, record.dir));
-        }
-        records.push(record);
-    }
-    if records != manifest.modules {
-        let path = manifest_path(root);
-        let text = serde_json::to_string(&Manifest { modules: records }).unwrap_or_default();
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&path, text));
-        written.map_err(|e| {
-            Diags::from(Diag::new(
-                "strata::init::modules",
-                "Cannot write the module manifest",
-                format!("{}: {e}", path.display()),
-            ))
-        })?;
-    }
-    Ok(said)
-}
-
-/// Every call of a local module path under `m` (whose key is `key`), with
-/// its directory relative to the root.
-fn local_calls(m: &Module, key: &str, root: &Path, out: &mut Vec<Record>) {
-    for c in &m.module_calls {
-        let child = match key.is_empty() {
-            true => c.name.clone(),
-            false => format!("{key}.{}", c.name),
-        };
-        // strata's own modules (`strata:modules/…`) are in the binary, and
-        // remote ones in the manifest already.
-        if c.source.starts_with("./") || c.source.starts_with("../") {
-            let dir = c.module.dir.strip_prefix(root).unwrap_or(&c.module.dir);
-            let dir = match dir.as_os_str().is_empty() {
-                true => ".".to_string(),
-                false => dir.display().to_string(),
-            };
-            out.push(Record {
-                key: child.clone(),
-                source: c.source.clone(),
-                version: None,
-                dir,
-            });
-        }
-        local_calls(&c.module, &child, root, out);
-    }
+        .write(req.path)
+        .map_err(|e| refused("Cannot keep the backend settings", e.to_string()))
 }
 
 /// The source address of the provider a driver is:

@@ -332,19 +332,40 @@ pub enum Command {
         json: bool,
     },
     /// Prepare a working directory as `terraform init` does: reach the
-    /// backend, record the modules, check that every provider the
-    /// configuration needs is built in. Nothing is downloaded.
+    /// backend, install the modules (registry, git, archive and local
+    /// sources), check that every provider the configuration needs is
+    /// built in.
     Init {
         #[arg(default_value = ".")]
         path: PathBuf,
         /// Leave the backend alone (Terraform's -backend=false).
         #[arg(long)]
         no_backend: bool,
+        /// Leave the modules as they are (Terraform's -get=false).
+        #[arg(long)]
+        no_get: bool,
+        /// Fetch every remote module again, at the newest version its
+        /// constraint allows.
+        #[arg(long)]
+        upgrade: bool,
+        /// Forget the backend settings an earlier init kept.
+        #[arg(long)]
+        reconfigure: bool,
         /// A backend setting, `key=value`, or a file of them, laid over
         /// the backend block and kept for the commands that follow
         /// (repeatable).
         #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
         backend_config: Vec<String>,
+    },
+    /// Install the modules the configuration calls, as `terraform get`
+    /// does: init's module step alone.
+    Get {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Fetch every remote module again, at the newest version its
+        /// constraint allows (Terraform's -update).
+        #[arg(long)]
+        update: bool,
     },
     /// The providers the configuration needs, module by module, and those
     /// the state's objects were made with.
@@ -779,15 +800,22 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Init {
             path,
             no_backend,
+            no_get,
+            upgrade,
+            reconfigure,
             backend_config,
         } => {
             let req = init::Init {
                 path: &path,
                 backend: !no_backend,
+                get: !no_get,
+                upgrade,
+                reconfigure,
                 backend_config: &backend_config,
             };
             print(init::run(req, &mut sources, drivers))
         }
+        Command::Get { path, update } => print(init::get(&path, update, &mut sources)),
         Command::Providers { path } => {
             workspace.and_then(|w| print(providers::run(&path, &w, &mut sources, drivers)))
         }

@@ -266,10 +266,24 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
             }
             Ok(())
         }
-        // init's: strata keeps no copy of the backend settings to
-        // reconfigure, and its drivers are built in, so nothing to upgrade
-        // or get.
-        "reconfigure" | "upgrade" | "get" if command == "init" => switch(f).map(|_| ()),
+        "get" if command == "init" => {
+            if !switch(f)? {
+                out.args.push("--no-get".into());
+            }
+            Ok(())
+        }
+        "reconfigure" | "upgrade" if command == "init" => {
+            if switch(f)? {
+                out.args.push(format!("--{}", f.name).into());
+            }
+            Ok(())
+        }
+        "update" if command == "get" => {
+            if switch(f)? {
+                out.args.push(format!("--{}", f.name).into());
+            }
+            Ok(())
+        }
         "no-color" => {
             out.no_color = switch(f)?;
             Ok(())

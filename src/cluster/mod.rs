@@ -1383,6 +1383,7 @@ fn cloud_call<'k>(
         span,
         source: source.clone(),
         source_span: module_source.as_ref().map_or(span, |(_, s)| *s),
+        version: None,
         count: None,
         for_each: None,
         depends_on: Vec::new(),

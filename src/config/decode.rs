@@ -751,6 +751,7 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         span: b.span,
         source: String::new(),
         source_span: b.kind_span,
+        version: None,
         count: None,
         for_each: None,
         depends_on: Vec::new(),
@@ -766,7 +767,12 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
                 call.source_span = a.expr.span;
                 call.source = const_string(a, diags).unwrap_or_default();
             }
-            "version" => {}
+            "version" => {
+                call.version = const_string(a, diags).map(|constraint| super::ModuleVersion {
+                    constraint,
+                    span: a.expr.span,
+                })
+            }
             "providers" => call.providers = providers_map(&a.expr, diags),
             "count" => call.count = Some(a.expr.clone()),
             "for_each" => call.for_each = Some(a.expr.clone()),

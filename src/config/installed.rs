@@ -58,26 +58,23 @@ impl Manifest {
         }
     }
 
-    /// Where the call at `key` was installed from `source`, if it was
-    /// (from that source: a changed source needs init again).
-    pub fn installed(&self, root: &Path, key: &str, source: &str) -> Option<PathBuf> {
+    /// The record of the call at `key`, if it was installed from
+    /// `source` (a changed source needs init again).
+    pub fn record(&self, key: &str, source: &str) -> Option<&Record> {
         self.modules
             .iter()
             .find(|r| r.key == key && same_source(&r.source, source))
-            .map(|r| root.join(&r.dir))
     }
 }
 
-/// Whether two module sources name the same place: the manifest writes a
-/// registry source with its host (`registry.terraform.io/ns/name/system`),
-/// configurations usually without.
-fn same_source(recorded: &str, written: &str) -> bool {
-    let bare = |s: &str| {
-        s.strip_prefix("registry.terraform.io/")
-            .unwrap_or(s)
-            .to_string()
-    };
-    bare(recorded) == bare(written)
+/// Whether a recorded source is `wanted` (normalised, as
+/// [`super::ModuleSource`] shows it): the manifest may have been written
+/// by Terraform, which writes them normalised too, or by hand.
+fn same_source(recorded: &str, wanted: &str) -> bool {
+    match super::ModuleSource::parse(recorded, false) {
+        Ok(s) => s.to_string() == wanted,
+        Err(_) => recorded == wanted,
+    }
 }
 
 /// Backend settings given to `init` (`-backend-config`), kept for the

@@ -2,6 +2,7 @@
 //! declares, with spans, before anything is evaluated.
 
 pub mod check;
+pub mod cli_config;
 pub mod condition;
 mod decode;
 mod ephemeral;
@@ -9,8 +10,12 @@ pub mod installed;
 pub mod json;
 mod overrides;
 pub mod repeat;
+pub mod source;
 mod version;
-pub use version::LANGUAGE as TERRAFORM_LANGUAGE;
+pub use source::ModuleSource;
+pub use version::{
+    newest_release, Constraint as VersionConstraint, LANGUAGE as TERRAFORM_LANGUAGE,
+};
 mod scope;
 mod typeexpr;
 pub mod variables;
@@ -143,6 +148,8 @@ pub struct ModuleCall {
     pub span: Span,
     pub source: String,
     pub source_span: Span,
+    /// `version = "~> 5.0"`: which versions of a registry module will do.
+    pub version: Option<ModuleVersion>,
     pub count: Option<Expr>,
     pub for_each: Option<Expr>,
     pub depends_on: Vec<Expr>,
@@ -153,6 +160,13 @@ pub struct ModuleCall {
     pub providers: Vec<(ProviderRef, ProviderRef)>,
     /// The loaded child module.
     pub module: Box<Module>,
+}
+
+/// A module call's `version` argument, as written.
+#[derive(Debug, Clone)]
+pub struct ModuleVersion {
+    pub constraint: String,
+    pub span: Span,
 }
 
 /// `check "name" { data … {}  assert { condition, error_message } }`:
@@ -507,7 +521,7 @@ pub const EMBEDDED: &str = "strata:modules";
 
 /// `path` with `.` and `..` resolved lexically (embedded paths have no
 /// file system to ask).
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -619,24 +633,7 @@ pub fn load_call(
         );
         return;
     }
-    let child_dir = if call.source.starts_with(EMBEDDED) {
-        normalize(Path::new(&call.source))
-    } else if call.source.starts_with("./") || call.source.starts_with("../") {
-        normalize(&dir.join(&call.source))
-    } else if let Some(put) = at.manifest.installed(at.root, &at.key, &call.source) {
-        put
-    } else {
-        diags.push(
-            Diag::new(
-                "strata::config::module_source",
-                "Module not installed",
-                format!(
-                    "Module {:?} comes from {:?}, which is not installed. strata loads local paths (\"./\", \"../\"), its own modules (\"{EMBEDDED}/NAME\"), and registry, git and archive sources from where `terraform init` put them (.terraform/modules/modules.json); `strata init` does not download them yet, so run `terraform init` once in this directory.",
-                    at.key, call.source
-                ),
-            )
-            .at(call.source_span),
-        );
+    let Some(child_dir) = call_dir(dir, call, &at, diags) else {
         return;
     };
     let child_dir = if child_dir.as_os_str().is_empty() {
@@ -685,9 +682,77 @@ pub fn load_call(
     }
 }
 
+/// The directory a call's module is in: a local path beside the caller,
+/// strata's own, or where init installed it (when it is still the version
+/// the call asks for).
+fn call_dir(dir: &Path, call: &ModuleCall, at: &Site<'_>, diags: &mut Diags) -> Option<PathBuf> {
+    let fail = |summary: &str, detail: String, diags: &mut Diags| {
+        diags
+            .push(Diag::new("strata::config::module_source", summary, detail).at(call.source_span));
+        None
+    };
+    let source = match ModuleSource::parse(&call.source, call.version.is_some()) {
+        Ok(s) => s,
+        Err((summary, detail)) => return fail(summary, detail, diags),
+    };
+    let (registry, remote) = match &source {
+        ModuleSource::Embedded(p) => return Some(normalize(Path::new(p))),
+        ModuleSource::Local(p) => return Some(normalize(&dir.join(p))),
+        ModuleSource::Registry(r) => (Some(r), source.to_string()),
+        ModuleSource::Remote(_) => (None, source.to_string()),
+    };
+    let Some(record) = at.manifest.record(&at.key, &remote) else {
+        return fail("Module not installed", format!("Module {:?} comes from {remote:?}, which is not installed. Run \"strata init\" to install all modules required by this configuration.", at.key), diags);
+    };
+    let wanted = call.version.as_ref().zip(registry);
+    if let Some((version, _)) = wanted {
+        let allowed = version::Constraint::parse(&version.constraint)
+            .map(|c| record.version.as_deref().is_some_and(|v| c.allows(v)));
+        match allowed {
+            Err(why) => {
+                diags.push(
+                    Diag::new(
+                        "strata::config::module_version",
+                        "Invalid version constraint",
+                        why,
+                    )
+                    .at(version.span),
+                );
+                return None;
+            }
+            Ok(false) => {
+                let installed = record.version.as_deref().unwrap_or("none");
+                return fail("Module version requirements have changed", format!("The version requirements have changed since this module was installed and the installed version ({installed}) is no longer acceptable. Run \"strata init\" to install all modules required by this configuration."), diags);
+            }
+            Ok(true) => {}
+        }
+    }
+    Some(at.root.join(&record.dir))
+}
+
+/// One module's own configuration, the modules it calls not loaded: what
+/// init reads to learn which modules to install.
+pub fn load_shallow(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
+    let mut diags = Diags::default();
+    let module = read_module(path, sources, &mut diags)?;
+    diags.into_result(module)
+}
+
 fn load_inner(path: &Path, sources: &mut Sources, at: &Site<'_>) -> Result<Module, Diags> {
     let mut diags = Diags::default();
-    let files = module_files(path, sources, &mut diags)?;
+    let mut module = read_module(path, sources, &mut diags)?;
+    let dir = module.dir.clone();
+    // Child modules are loaded now so that references into them can be checked.
+    for call in &mut module.module_calls {
+        load_call(&dir, call, sources, at, &mut diags);
+    }
+    diags.into_result(module)
+}
+
+/// The module in `path` (a directory, or one file), its calls not loaded;
+/// what is wrong in it goes to `diags`.
+fn read_module(path: &Path, sources: &mut Sources, diags: &mut Diags) -> Result<Module, Diags> {
+    let files = module_files(path, sources, diags)?;
     let dir = if path.is_file() {
         path.parent().map(Path::to_path_buf).unwrap_or_default()
     } else {
@@ -722,24 +787,20 @@ fn load_inner(path: &Path, sources: &mut Sources, at: &Site<'_>) -> Result<Modul
     // Override files (override.tf, *_override.tf) merge into the blocks
     // they name, after every other file, as in Terraform.
     for o in overrides {
-        overrides::apply(&mut bodies, o, &mut diags);
+        overrides::apply(&mut bodies, o, diags);
     }
     let mut module = Module {
         dir: dir.clone(),
         ..Module::default()
     };
     for body in bodies {
-        decode::module_body(body, &mut module, &mut diags);
+        decode::module_body(body, &mut module, diags);
     }
-    decode::check_duplicates(&module, &mut diags);
+    decode::check_duplicates(&module, diags);
     for (constraint, span) in &module.settings.required_versions {
         if let Err(d) = version::check(constraint, *span) {
             diags.push(d);
         }
     }
-    // Child modules are loaded now so that references into them can be checked.
-    for call in &mut module.module_calls {
-        load_call(&dir, call, sources, at, &mut diags);
-    }
-    diags.into_result(module)
+    Ok(module)
 }

@@ -73,37 +73,87 @@ fn term_allows(op: &str, want: &Version, have: &Version) -> bool {
     }
 }
 
+/// A parsed version constraint: every term must allow a version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constraint {
+    terms: Vec<(String, Version)>,
+}
+
+impl Constraint {
+    /// Reads `text`, or says which term is not a constraint.
+    pub fn parse(text: &str) -> Result<Constraint, String> {
+        let mut terms = Vec::new();
+        for term in text.split(',') {
+            let term = term.trim();
+            let op_len = term
+                .find(|c: char| c.is_ascii_alphanumeric())
+                .unwrap_or(term.len());
+            let op = term[..op_len].trim();
+            let want = Version::parse(term[op_len..].trim())
+                .filter(|_| matches!(op, "" | "=" | "!=" | ">" | ">=" | "<" | "<=" | "~>"));
+            match want {
+                Some(want) => terms.push((op.to_string(), want)),
+                None => return Err(format!("{term:?} is not a version constraint: write an operator (=, !=, >, >=, <, <=, ~>) and a version, such as \">= 1.5\"; join several with commas.")),
+            }
+        }
+        Ok(Constraint { terms })
+    }
+
+    /// Whether `version` satisfies every term (false when it is no version).
+    pub fn allows(&self, version: &str) -> bool {
+        Version::parse(version).is_some_and(|have| self.allows_version(&have))
+    }
+
+    fn allows_version(&self, have: &Version) -> bool {
+        self.terms
+            .iter()
+            .all(|(op, want)| term_allows(op, want, have))
+    }
+
+    /// The newest of `versions` this allows, as a registry picks one: a
+    /// prerelease only when a term names exactly it.
+    pub fn newest<'v>(&self, versions: impl IntoIterator<Item = &'v str>) -> Option<&'v str> {
+        let exact = |v: &Version| {
+            self.terms
+                .iter()
+                .any(|(op, want)| matches!(op.as_str(), "" | "=") && want.cmp(v).is_eq())
+        };
+        versions
+            .into_iter()
+            .filter_map(|text| Version::parse(text).map(|v| (text, v)))
+            .filter(|(_, v)| self.allows_version(v) && (v.pre.is_none() || exact(v)))
+            .max_by(|a, b| a.1.cmp(&b.1))
+            .map(|(text, _)| text)
+    }
+}
+
+/// The newest of `versions` that is a release (no prerelease part).
+pub fn newest_release<'v>(versions: impl IntoIterator<Item = &'v str>) -> Option<&'v str> {
+    versions
+        .into_iter()
+        .filter_map(|text| Version::parse(text).map(|v| (text, v)))
+        .filter(|(_, v)| v.pre.is_none())
+        .max_by(|a, b| a.1.cmp(&b.1))
+        .map(|(text, _)| text)
+}
+
 /// Checks `constraint` (written at `span`) against [`LANGUAGE`].
 pub fn check(constraint: &str, span: Span) -> Result<(), Diag> {
-    let have = Version::parse(LANGUAGE).unwrap_or(Version {
-        parts: [0; 3],
-        given: 3,
-        pre: None,
-    });
-    for term in constraint.split(',') {
-        let term = term.trim();
-        let op_len = term
-            .find(|c: char| c.is_ascii_alphanumeric())
-            .unwrap_or(term.len());
-        let op = term[..op_len].trim();
-        let want = Version::parse(term[op_len..].trim())
-            .filter(|_| matches!(op, "" | "=" | "!=" | ">" | ">=" | "<" | "<=" | "~>"));
-        let Some(want) = want else {
-            return Err(Diag::new(
-                "strata::config::required_version",
-                "Invalid version constraint",
-                format!("{term:?} is not a version constraint: write an operator (=, !=, >, >=, <, <=, ~>) and a version, such as \">= 1.5\"; join several with commas."),
-            )
-            .at(span));
-        };
-        if !term_allows(op, &want, &have) {
-            return Err(Diag::new(
-                "strata::config::required_version",
-                "Unsupported Terraform Core version",
-                format!("This module requires Terraform {constraint:?}, and strata implements the Terraform {LANGUAGE} language (`strata version`). Use a module version written for it, or change the constraint if the module does run on {LANGUAGE}."),
-            )
-            .at(span));
-        }
+    let parsed = Constraint::parse(constraint).map_err(|why| {
+        Diag::new(
+            "strata::config::required_version",
+            "Invalid version constraint",
+            why,
+        )
+        .at(span)
+    })?;
+    if !parsed.allows(LANGUAGE) {
+        return Err(Diag::new(
+            "strata::config::required_version",
+            "Unsupported Terraform Core version",
+            format!("This module requires Terraform {constraint:?}, and strata implements the Terraform {LANGUAGE} language (`strata version`). Use a module version written for it, or change the constraint if the module does run on {LANGUAGE}."),
+        )
+        .at(span));
     }
     Ok(())
 }
@@ -113,15 +163,18 @@ mod tests {
     use super::*;
 
     fn allows(c: &str, v: &str) -> bool {
-        let have = Version::parse(v).expect("version");
-        c.split(',').all(|t| {
-            let t = t.trim();
-            let i = t
-                .find(|c: char| c.is_ascii_alphanumeric())
-                .unwrap_or(t.len());
-            let want = Version::parse(t[i..].trim()).expect("term");
-            term_allows(t[..i].trim(), &want, &have)
-        })
+        Constraint::parse(c).expect("constraint").allows(v)
+    }
+
+    #[test]
+    fn a_registry_picks_the_newest_allowed_release() {
+        let versions = ["1.0.0", "1.2.0", "1.10.0", "2.0.0", "2.1.0-beta1"];
+        let newest = |c: &str| Constraint::parse(c).expect("constraint").newest(versions);
+        assert_eq!(newest("~> 1.0"), Some("1.10.0"));
+        assert_eq!(newest(">= 1.0"), Some("2.0.0"));
+        assert_eq!(newest("2.1.0-beta1"), Some("2.1.0-beta1"));
+        assert_eq!(newest(">= 3.0"), None);
+        assert_eq!(newest_release(versions), Some("2.0.0"));
     }
 
     #[test]

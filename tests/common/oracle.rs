@@ -38,3 +38,32 @@ pub fn terraform(dir: &Path, args: &[&str]) -> Output {
         .output()
         .expect("terraform runs")
 }
+
+/// One tool's run (`strata`, this build's binary, or `terraform`) of
+/// `args` in `dir` with `env`: exit code, stdout, stderr. Never
+/// interactive, never phoning home (strata ignores both settings).
+pub fn run_tool(
+    tool: &str,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (i32, String, String) {
+    let program = match tool {
+        "strata" => env!("CARGO_BIN_EXE_strata"),
+        other => other,
+    };
+    let out = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}

@@ -155,24 +155,15 @@ where
             (format!("{c}: {m}"), RETRYABLE.contains(&c))
         }
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => (
-            format!("the request did not complete: {}", aws_smithy_display(&e)),
+            format!(
+                "the request did not complete: {}",
+                strata_provider::error_chain(&e)
+            ),
             true,
         ),
-        other => (aws_smithy_display(other), false),
+        other => (strata_provider::error_chain(other), false),
     };
     classify(operation, detail, retryable)
-}
-
-/// The whole chain of an error, which the SDK keeps in `source()`s.
-fn aws_smithy_display(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        cur = s.source();
-    }
-    out
 }
 
 /// The encoded part of an `UnauthorizedOperation` message.

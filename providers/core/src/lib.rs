@@ -309,3 +309,16 @@ pub trait Driver: Send + Sync {
         })
     }
 }
+
+/// An error with every cause it keeps in `source()`: an HTTP client's own
+/// message alone says only "error sending request".
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}

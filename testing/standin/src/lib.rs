@@ -10,6 +10,7 @@
 //!   platform's token endpoint, in memory, over HTTPS.
 //! - [`github`]: GitHub's REST API for issues, pull-request comments and
 //!   labels of one repository, in memory.
+//! - [`registry`]: a Terraform module registry (`modules.v1`), for `init`.
 //! - [`capacity`]: shortages set on demand, which the stand-ins that make
 //!   node pools answer as their cloud reports a lack of capacity.
 //!
@@ -30,6 +31,7 @@ pub mod gcp;
 pub mod github;
 pub mod kubernetes;
 pub mod proxy;
+pub mod registry;
 
 pub use proxy::start;
 

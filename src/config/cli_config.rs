@@ -1,0 +1,129 @@
+//! Terraform's CLI configuration, the part module installation needs:
+//! `host` blocks (a registry's services given instead of discovered) and
+//! registry credentials. It is read from `TF_CLI_CONFIG_FILE`, else
+//! `~/.terraformrc`, with the tokens `terraform login` keeps in
+//! `~/.terraform.d/credentials.tfrc.json` and those in `TF_TOKEN_<host>`
+//! variables, so a machine set up for Terraform works for strata.
+
+use crate::diag::{Diag, Diags, Sources};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct CliConfig {
+    /// Host → service id (`modules.v1`) → URL.
+    pub hosts: BTreeMap<String, BTreeMap<String, String>>,
+    /// Host → API token.
+    credentials: BTreeMap<String, String>,
+}
+
+impl CliConfig {
+    /// The CLI configuration of this process: empty when there is none.
+    pub fn read(sources: &mut Sources) -> Result<CliConfig, Diags> {
+        let mut out = CliConfig::default();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let file = match std::env::var_os("TF_CLI_CONFIG_FILE").filter(|f| !f.is_empty()) {
+            Some(f) => Some(PathBuf::from(f)),
+            None => home.as_ref().map(|h| h.join(".terraformrc")),
+        };
+        if let Some(file) = file.filter(|f| f.is_file()) {
+            out.read_file(&file, sources)?;
+        }
+        if let Some(home) = home {
+            out.read_saved_tokens(&home.join(".terraform.d").join("credentials.tfrc.json"))?;
+        }
+        Ok(out)
+    }
+
+    /// The token for `host`: a `TF_TOKEN_` variable first, as Terraform.
+    pub fn token(&self, host: &str) -> Option<String> {
+        // Dots become underscores and hyphens double underscores.
+        let name = host.replace('-', "__").replace('.', "_");
+        std::env::var(format!("TF_TOKEN_{name}"))
+            .ok()
+            .filter(|t| !t.is_empty())
+            .or_else(|| self.credentials.get(host).cloned())
+    }
+
+    fn read_file(&mut self, path: &Path, sources: &mut Sources) -> Result<(), Diags> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diags::from(Diag::new(
+                "strata::config::cli_config",
+                "Cannot read the CLI configuration",
+                format!("{}: {e}", path.display()),
+            ))
+        })?;
+        let id = sources.add(path.display().to_string(), text);
+        let body = crate::syntax::parse_body(id, sources.text(id)).map_err(Diags::from)?;
+        let mut ev = crate::eval::Evaluator::new(&crate::eval::EmptyScope, PathBuf::new());
+        for block in &body.blocks {
+            let Some((label, _)) = block.labels.first() else {
+                continue;
+            };
+            let host = label.to_ascii_lowercase();
+            // Other settings (provider_installation, plugin_cache_dir, …)
+            // are read where they are used.
+            let field = match block.kind.as_str() {
+                "host" => "services",
+                "credentials" => "token",
+                _ => continue,
+            };
+            let Some(attr) = block.body.attr(field) else {
+                continue;
+            };
+            let value = ev.eval(&attr.expr).map_err(Diags::from)?;
+            let json = crate::lang::json::plain_json(&value);
+            let wrong = || {
+                Diags::from(
+                    Diag::new(
+                        "strata::config::cli_config",
+                        format!("Invalid {field} in the CLI configuration"),
+                        match field {
+                            "services" => "A host's services are a map of service ids to URLs, such as { \"modules.v1\" = \"https://example.com/v1/modules/\" }.",
+                            _ => "A token is a string.",
+                        },
+                    )
+                    .at(attr.expr.span),
+                )
+            };
+            match (field, json) {
+                ("token", serde_json::Value::String(t)) => {
+                    self.credentials.insert(host, t);
+                }
+                ("services", serde_json::Value::Object(map)) => {
+                    let mut services = BTreeMap::new();
+                    for (id, url) in map {
+                        let url = url.as_str().ok_or_else(wrong)?.to_string();
+                        services.insert(id, url);
+                    }
+                    self.hosts.insert(host, services);
+                }
+                _ => return Err(wrong()),
+            }
+        }
+        Ok(())
+    }
+
+    /// What `terraform login` kept; a token in the CLI file comes first.
+    fn read_saved_tokens(&mut self, path: &Path) -> Result<(), Diags> {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return Ok(());
+        };
+        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Diags::from(Diag::new(
+                "strata::config::cli_config",
+                "Cannot read saved credentials",
+                format!("{}: {e}", path.display()),
+            ))
+        })?;
+        let saved = doc["credentials"].as_object().into_iter().flatten();
+        for (host, entry) in saved {
+            if let Some(token) = entry["token"].as_str() {
+                self.credentials
+                    .entry(host.to_ascii_lowercase())
+                    .or_insert_with(|| token.to_string());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,265 @@
+//! Fetching a remote package into a directory, as go-getter does for
+//! Terraform: git repositories through the `git` program (a ref, a
+//! depth), archives over HTTP(S) (zip, tar, tar.gz), an HTTP page that
+//! names where the module is (`X-Terraform-Get`, or a `terraform-get`
+//! meta tag), and directories on this machine.
+
+use super::http::{resolve, Http};
+use crate::config::source::{Getter, ModuleSource, RemoteAddr};
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+
+/// How many pages naming other places are followed before giving up.
+const MAX_REDIRECTS: usize = 5;
+
+/// Fetches `addr`'s package into `dest` (which must not exist yet).
+pub fn package(http: &Http<'_>, addr: &RemoteAddr, dest: &Path) -> Result<(), String> {
+    fetch(http, addr, dest, 0)
+}
+
+fn fetch(http: &Http<'_>, addr: &RemoteAddr, dest: &Path, hops: usize) -> Result<(), String> {
+    match addr.getter {
+        Getter::Git => git(&addr.url, dest),
+        Getter::File => copy_local(&addr.url, dest),
+        Getter::Http => over_http(http, &addr.url, dest, hops),
+        Getter::Other(name) => Err(format!("strata does not fetch {name}:: sources; install the module another way and refer to it by a local path, or use a git, HTTP or registry source")),
+    }
+}
+
+/// The query parameters of `url`, and `url` without them.
+fn query(url: &str) -> (String, Vec<(String, String)>) {
+    let Some((base, q)) = url.split_once('?') else {
+        return (url.to_string(), Vec::new());
+    };
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let params = q
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect();
+    (base.to_string(), params)
+}
+
+fn git(url: &str, dest: &Path) -> Result<(), String> {
+    let (repo, params) = query(url);
+    let mut reference = None;
+    let mut depth = None;
+    for (k, v) in params {
+        match k.as_str() {
+            "ref" => reference = Some(v),
+            "depth" => depth = Some(v),
+            other => return Err(format!("the git source parameter {other:?} is not supported by strata (only ref and depth)")),
+        }
+    }
+    let mut clone = Command::new("git");
+    clone.arg("clone").arg("--quiet");
+    if let Some(d) = &depth {
+        clone.arg("--depth").arg(d);
+        // A shallow clone has only the ref it was made at.
+        if let Some(r) = &reference {
+            clone.arg("--branch").arg(r);
+        }
+    }
+    clone.arg("--").arg(&repo).arg(dest);
+    run_git(clone, &repo)?;
+    if let (Some(r), None) = (&reference, &depth) {
+        let mut checkout = Command::new("git");
+        checkout
+            .arg("-C")
+            .arg(dest)
+            .args(["checkout", "--quiet", r]);
+        run_git(checkout, &repo)?;
+    }
+    let mut submodules = Command::new("git");
+    submodules.arg("-C").arg(dest).args([
+        "submodule",
+        "update",
+        "--quiet",
+        "--init",
+        "--recursive",
+    ]);
+    run_git(submodules, &repo)
+}
+
+fn run_git(mut cmd: Command, repo: &str) -> Result<(), String> {
+    // Never wait on a password prompt: CI has no one to answer it.
+    cmd.env("GIT_TERMINAL_PROMPT", "0");
+    let out = cmd
+        .output()
+        .map_err(|e| format!("error downloading {repo:?}: cannot run git: {e}"))?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "error downloading {repo:?}: git exited with {}: {}",
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+/// A directory on this machine, copied.
+fn copy_local(url: &str, dest: &Path) -> Result<(), String> {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    let from = Path::new(path);
+    if !from.is_dir() {
+        return Err(format!("{path} is not a directory"));
+    }
+    copy_dir(from, dest).map_err(|e| format!("cannot copy {path}: {e}"))
+}
+
+/// Copies a directory tree, leaving out version-control metadata.
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &to.join(&name))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The kind of archive a URL names (`?archive=` first, then its path).
+fn archive_kind(base: &str, params: &[(String, String)]) -> Option<String> {
+    if let Some((_, kind)) = params.iter().find(|(k, _)| k == "archive") {
+        return Some(kind.clone());
+    }
+    let path = base.rsplit('/').next().unwrap_or("");
+    let kinds = [
+        "tar.gz", "tgz", "tar.bz2", "tbz2", "tar.xz", "txz", "zip", "tar", "gz", "bz2", "xz",
+    ];
+    kinds
+        .iter()
+        .find(|k| path.ends_with(&format!(".{k}")))
+        .map(|k| k.to_string())
+}
+
+fn over_http(http: &Http<'_>, url: &str, dest: &Path, hops: usize) -> Result<(), String> {
+    let (base, params) = query(url);
+    if let Some(kind) = archive_kind(&base, &params) {
+        let rest: Vec<String> = params
+            .iter()
+            .filter(|(k, _)| k != "archive")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let fetch_url = match rest.is_empty() {
+            true => base,
+            false => format!("{base}?{}", rest.join("&")),
+        };
+        let reply = http.get(&fetch_url)?;
+        if reply.status != 200 {
+            return Err(format!(
+                "bad response code: {} from {fetch_url}",
+                reply.status
+            ));
+        }
+        return unpack(&kind, &reply.body, dest);
+    }
+    // A page that says where the module is.
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let reply = http.get(&format!("{url}{sep}terraform-get=1"))?;
+    if !(200..300).contains(&reply.status) {
+        return Err(format!("bad response code: {} from {url}", reply.status));
+    }
+    let named = reply
+        .header("x-terraform-get")
+        .map(str::to_string)
+        .or_else(|| meta_terraform_get(&String::from_utf8_lossy(&reply.body)));
+    let Some(named) = named else {
+        return Err(format!("{url} is no archive (.zip, .tar.gz, …) and names no module location (X-Terraform-Get header or terraform-get meta tag)"));
+    };
+    if hops >= MAX_REDIRECTS {
+        return Err(format!(
+            "{url}: more than {MAX_REDIRECTS} pages named other locations"
+        ));
+    }
+    let relative = ["/", "./", "../"].iter().any(|p| named.starts_with(p));
+    let named = if relative {
+        resolve(url, &named)?
+    } else {
+        named
+    };
+    let ModuleSource::Remote(next) = ModuleSource::parse(&named, false).map_err(|(_, d)| d)? else {
+        return Err(format!(
+            "{url} names {named:?}, which is not a remote module package"
+        ));
+    };
+    fetch(http, &next, dest, hops + 1)
+}
+
+/// `<meta name="terraform-get" content="…">` in an HTML page.
+fn meta_terraform_get(html: &str) -> Option<String> {
+    let re = regex::Regex::new(r#"<meta\s+name="terraform-get"\s+content="([^"]*)""#).ok()?;
+    re.captures(html).map(|c| c[1].replace("&amp;", "&"))
+}
+
+/// Unpacks an archive of `kind` into `dest`; entries that would land
+/// outside it are refused.
+fn unpack(kind: &str, bytes: &[u8], dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let bad = |e: std::io::Error| format!("cannot unpack the {kind} archive: {e}");
+    match kind {
+        "tar.gz" | "tgz" => untar(flate2::read::GzDecoder::new(bytes), dest).map_err(bad),
+        "tar" => untar(bytes, dest).map_err(bad),
+        "zip" => unzip(bytes, dest),
+        other => Err(format!(
+            "strata does not unpack .{other} archives; publish the module as .zip, .tar.gz or .tar"
+        )),
+    }
+}
+
+fn untar(reader: impl Read, dest: &Path) -> std::io::Result<()> {
+    let mut archive = tar::Archive::new(reader);
+    archive.set_preserve_permissions(false);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        // unpack_in refuses paths that climb out of `dest`.
+        if !entry.unpack_in(dest)? {
+            let path = entry.path()?.display().to_string();
+            return Err(std::io::Error::other(format!(
+                "the entry {path:?} would land outside the module directory"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
+    let bad = |e: &dyn std::fmt::Display| format!("cannot unpack the zip archive: {e}");
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| bad(&e))?;
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).map_err(|e| bad(&e))?;
+        let Some(name) = file.enclosed_name() else {
+            return Err(bad(&format!(
+                "the entry {:?} would land outside the module directory",
+                file.name()
+            )));
+        };
+        let path = dest.join(name);
+        if file.is_dir() {
+            std::fs::create_dir_all(&path).map_err(|e| bad(&e))?;
+            continue;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| bad(&e))?;
+        }
+        let mut out = std::fs::File::create(&path).map_err(|e| bad(&e))?;
+        std::io::copy(&mut file, &mut out).map_err(|e| bad(&e))?;
+    }
+    Ok(())
+}
