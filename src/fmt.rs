@@ -721,8 +721,24 @@ fn files(path: &Path, recursive: bool) -> Result<Vec<PathBuf>, String> {
 /// `strata fmt [--check] [--recursive] PATH`: exit 0 when all is
 /// formatted (or was rewritten), 3 with `--check` when a file would
 /// change, 1 on error.
-pub fn run(path: &Path, check: bool, recursive: bool) -> ExitCode {
-    let list = match files(path, recursive) {
+/// What `fmt` was asked, in Terraform's terms.
+pub struct FmtOptions {
+    /// Exit 3 when a file is not formatted, writing nothing.
+    pub check: bool,
+    pub recursive: bool,
+    /// Name each file that is not formatted (`-list`, on by default).
+    pub list: bool,
+    /// Rewrite each such file (`-write`, on by default; off with -check).
+    pub write: bool,
+    /// Show each change as a unified diff (`-diff`).
+    pub diff: bool,
+}
+
+pub fn run(path: &Path, opts: &FmtOptions) -> ExitCode {
+    if path == Path::new("-") {
+        return stdin();
+    }
+    let list = match files(path, opts.recursive) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("Error: {e}");
@@ -751,8 +767,13 @@ pub fn run(path: &Path, check: bool, recursive: bool) -> ExitCode {
             continue;
         }
         changed = true;
-        println!("{}", f.display());
-        if !check {
+        if opts.list {
+            println!("{}", f.display());
+        }
+        if opts.diff {
+            print!("{}", unified_diff(&f, &text, &formatted));
+        }
+        if opts.write && !opts.check {
             if let Err(e) = write_atomically(&f, &formatted) {
                 eprintln!("Error: {}: {e}", f.display());
                 return ExitCode::from(1);
@@ -765,11 +786,41 @@ pub fn run(path: &Path, check: bool, recursive: bool) -> ExitCode {
         }
         return ExitCode::from(1);
     }
-    if check && changed {
+    if opts.check && changed {
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `fmt -`: the text on stdin, formatted, to stdout.
+fn stdin() -> ExitCode {
+    let text = match std::io::read_to_string(std::io::stdin()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("Error: cannot read stdin: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut sources = Sources::default();
+    let id = sources.add("<stdin>".to_string(), text.clone());
+    if let Err(d) = crate::syntax::parse_body(id, &text) {
+        eprintln!("{:?}", miette::Report::new(d.report(&sources)));
+        return ExitCode::from(1);
+    }
+    print!("{}", format_source(&text));
+    ExitCode::SUCCESS
+}
+
+/// A file's change as `diff -u` shows it, with Terraform's `old/` and
+/// `new/` names.
+fn unified_diff(path: &Path, old: &str, new: &str) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("old/{name}"), &format!("new/{name}"))
+        .to_string()
 }
 
 /// A formatted file replaces the original only once fully written.

@@ -39,7 +39,7 @@ fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
     r.id.instance_address(i.index_key.as_ref())
 }
 
-pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
+pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<String, Diags> {
     let state = load(store)?;
     let filters: Vec<Address> = filters
         .iter()
@@ -48,10 +48,12 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
     let mut out = String::new();
     for r in &state.resources {
         for i in &r.instances {
-            let keep = filters.is_empty()
+            let named = filters.is_empty()
                 || filters
                     .iter()
                     .any(|f| f.id == r.id && (f.key.is_none() || f.key == i.index_key));
+            // `-id`: the objects whose `id` attribute is that one.
+            let keep = named && id.is_none_or(|want| has_id(i, want));
             if keep {
                 out.push_str(&instance_addr(r, i));
                 out.push('\n');
@@ -59,6 +61,12 @@ pub fn list(store: &Store, filters: &[String]) -> Result<String, Diags> {
         }
     }
     Ok(out)
+}
+
+fn has_id(i: &InstanceState, want: &str) -> bool {
+    i.attributes
+        .json()
+        .is_ok_and(|a| a.get("id").and_then(|v| v.as_str()) == Some(want))
 }
 
 /// `state rm`: forgets the instances `addrs` name; with `dry_run` only
@@ -297,47 +305,100 @@ pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<Stri
     ))
 }
 
-/// `strata output`: all outputs, or one; `--json` as `terraform output -json`.
-pub fn output(store: &Store, name: Option<&str>, json: bool) -> Result<String, Diags> {
+/// How `output` writes values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// As Terraform's console writes a value (`tolist([...])`, heredocs).
+    Human,
+    Json,
+    /// A string, number or bool as it is, without a newline (`-raw`).
+    Raw,
+}
+
+/// `strata output`: all outputs, or one, in `format`. A null output is
+/// not there, as Terraform keeps none in its state.
+pub fn output(store: &Store, name: Option<&str>, format: OutputFormat) -> Result<String, Diags> {
     let state = load(store)?;
-    match name {
-        Some(n) => {
-            let o = state.outputs.get(n).ok_or_else(|| {
-                Diags::from(Diag::new(
-                    "strata::state::no_output",
-                    format!("Output {n:?} not found"),
-                    "The output variable requested could not be found in the state. If you recently added it to the configuration, apply first.",
-                ))
-            })?;
-            // One output prints as its JSON value either way (sensitive or
-            // not: asking for it by name is the way to see it).
-            Ok(format!("{}\n", o.value))
-        }
-        None if json => {
-            let mut m = serde_json::Map::new();
-            for (k, o) in &state.outputs {
-                m.insert(
-                    k.clone(),
-                    serde_json::json!({ "sensitive": o.sensitive, "type": o.ty, "value": o.value }),
-                );
+    let present = state.outputs.iter().filter(|(_, o)| !o.value.is_null());
+    let Some(n) = name else {
+        return match format {
+            OutputFormat::Json => {
+                let m: serde_json::Map<String, serde_json::Value> = present
+                    .map(|(k, o)| {
+                        let v = serde_json::json!({ "sensitive": o.sensitive, "type": o.ty, "value": o.value });
+                        (k.clone(), v)
+                    })
+                    .collect();
+                let text =
+                    serde_json::to_string_pretty(&serde_json::Value::Object(m)).unwrap_or_default();
+                Ok(format!("{text}\n"))
             }
-            Ok(format!(
-                "{}\n",
-                serde_json::to_string_pretty(&serde_json::Value::Object(m)).unwrap_or_default()
-            ))
-        }
-        None => {
-            let mut out = String::new();
-            for (k, o) in &state.outputs {
-                let shown = if o.sensitive {
-                    "<sensitive>".to_string()
-                } else {
-                    o.value.to_string()
-                };
-                let _ = writeln!(out, "{k} = {shown}");
+            OutputFormat::Raw => Err(Diags::from(Diag::new(
+                "strata::state::raw_output",
+                "Output name required",
+                "You must give the name of a single output value when using the -raw option.",
+            ))),
+            OutputFormat::Human => {
+                let mut out = String::new();
+                for (k, o) in present {
+                    let shown = match o.sensitive {
+                        true => "<sensitive>".to_string(),
+                        false => shown_output(&o.value, &o.ty),
+                    };
+                    let _ = writeln!(out, "{k} = {shown}");
+                }
+                Ok(out)
             }
-            Ok(out)
+        };
+    };
+    let Some((_, o)) = present.into_iter().find(|(k, _)| k.as_str() == n) else {
+        return Err(Diags::from(Diag::new(
+            "strata::state::no_output",
+            format!("Output {n:?} not found"),
+            "The output variable requested could not be found in the state. If you recently added it to the configuration, apply first.",
+        )));
+    };
+    // Asked for by name, a sensitive output is shown: that is the way to
+    // see it.
+    match format {
+        OutputFormat::Json => Ok(format!("{}\n", o.value)),
+        OutputFormat::Human => Ok(format!("{}\n", shown_output(&o.value, &o.ty))),
+        OutputFormat::Raw => match &o.value {
+            serde_json::Value::String(s) => Ok(s.clone()),
+            serde_json::Value::Number(x) => Ok(x.to_string()),
+            serde_json::Value::Bool(b) => Ok(b.to_string()),
+            _ => Err(Diags::from(Diag::new(
+                "strata::state::raw_output",
+                "Unsupported value for raw output",
+                format!("The -raw option only supports strings, numbers, and boolean values, but output value {n:?} is {}.\n\nUse the -json option for machine-readable representations of output values that have complex types.", type_word(&o.ty)),
+            ))),
+        },
+    }
+}
+
+/// An output's value as Terraform's console writes it (its JSON, when
+/// the state's type and value do not agree).
+fn shown_output(value: &serde_json::Value, ty: &serde_json::Value) -> String {
+    crate::lang::json::type_from_json(ty)
+        .and_then(|t| crate::lang::typed_json::value_from_json_text(&value.to_string(), &t))
+        .map(|v| crate::lang::display::show(&v))
+        .unwrap_or_else(|_| value.to_string())
+}
+
+/// A type's kind in Terraform's words (`tuple`, `list of string`, …).
+fn type_word(ty: &serde_json::Value) -> String {
+    match ty {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => {
+            match (parts.first().and_then(|p| p.as_str()), parts.get(1)) {
+                (Some(kind @ ("list" | "set" | "map")), Some(elem)) => {
+                    format!("{kind} of {}", type_word(elem))
+                }
+                (Some(kind), _) => kind.to_string(),
+                _ => "a complex value".into(),
+            }
         }
+        _ => "a complex value".into(),
     }
 }
 

@@ -327,6 +327,9 @@ fn fmt_check_recursive_matches_terraform() {
     for args in [
         &["fmt", "-check", "-recursive"][..],
         &["fmt", "-check"],
+        &["fmt", "-recursive", "-diff", "-write=false"],
+        &["fmt", "-check", "-list=false", "-recursive"],
+        &["fmt", "-recursive", "-list=false", "-diff"],
         &["fmt", "-recursive"],
         &["fmt", "-check", "-recursive"],
     ] {
@@ -1010,4 +1013,106 @@ fn state_dry_runs_say_what_terraform_says_and_change_nothing() {
         said.push(outs);
     }
     assert_eq!(said[0], said[1]);
+}
+
+/// `output` in each of its forms beside Terraform on outputs of every
+/// kind: all of them, each by name, `-json`, and `-raw` (which scripts
+/// use to read one value): the same bytes on stdout and the same exit
+/// codes, a null output absent in both.
+#[test]
+fn output_forms_are_terraforms() {
+    if !require_terraform("output_forms_are_terraforms") {
+        return;
+    }
+    let config = r#"
+resource "terraform_data" "a" {
+  input = { a = 1, "b c" = ["x", "y"] }
+}
+output "s" { value = "hello" }
+output "multi" { value = "one\ntwo\n" }
+output "n" { value = 1.5 }
+output "b" { value = true }
+output "tuple" { value = ["a", 1] }
+output "list" { value = tolist(["a", "b"]) }
+output "obj" { value = terraform_data.a.output }
+output "nothing" { value = null }
+output "secret" {
+  value     = "hidden"
+  sensitive = true
+}
+"#;
+    let names = [
+        "s", "multi", "n", "b", "tuple", "list", "obj", "nothing", "secret",
+    ];
+    let mut asks: Vec<Vec<&str>> = vec![vec!["output"], vec!["output", "-json"]];
+    for n in names {
+        asks.push(vec!["output", n]);
+        asks.push(vec!["output", "-json", n]);
+        asks.push(vec!["output", "-raw", n]);
+    }
+    let mut seen: Vec<Vec<(i32, String)>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("output-{tool}")).join("infra");
+        std::fs::write(dir.join("main.tf"), config).expect("config");
+        if tool == "terraform" {
+            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
+        }
+        let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve"], &[]);
+        assert_eq!(code, 0, "{tool} apply:\n{out}\n{err}");
+        seen.push(
+            asks.iter()
+                .map(|args| {
+                    let (code, out, _) =
+                        run(tool, &dir, &[&args[..], &["-no-color"]].concat(), &[]);
+                    (code, out)
+                })
+                .collect(),
+        );
+    }
+    for (i, args) in asks.iter().enumerate() {
+        assert_eq!(
+            seen[1][i], seen[0][i],
+            "strata {args:?} (left) against terraform (right)"
+        );
+    }
+}
+
+/// `state list -id` and `workspace new -state` beside Terraform: the
+/// instance found by its id (and none by another), and a new workspace
+/// started from a state file holding what the file holds.
+#[test]
+fn state_list_id_and_workspace_new_state_are_terraforms() {
+    if !require_terraform("state_list_id_and_workspace_new_state_are_terraforms") {
+        return;
+    }
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "listid");
+        let ok = |args: &[&str]| {
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+            out
+        };
+        ok(&["apply", "-auto-approve", "-var", "n=3"]);
+        let shown: serde_json::Value = serde_json::from_str(&ok(&["show", "-json"])).expect("JSON");
+        let id = shown["values"]["root_module"]["resources"][0]["values"]["id"]
+            .as_str()
+            .expect("an id")
+            .to_string();
+        let by_id = ok(&["state", "list", &format!("-id={id}")]);
+        let by_other = ok(&["state", "list", "-id", "no-such-id"]);
+        std::fs::write(dir.join("copy.tfstate"), ok(&["state", "pull"])).expect("copy");
+        let created = ok(&["workspace", "new", "-state=copy.tfstate", "dev"]);
+        let outputs = ok(&["output", "-json"]);
+        let listed = ok(&["state", "list"]);
+        seen.push((
+            by_id,
+            by_other,
+            created.contains("Created and switched"),
+            outputs,
+            listed,
+        ));
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert_eq!(seen[0].0, "terraform_data.a\n");
 }

@@ -214,8 +214,12 @@ pub enum Command {
     /// Show outputs from the state (`--json` as `terraform output -json`).
     Output {
         name: Option<String>,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "raw")]
         json: bool,
+        /// One string, number or bool as it is, for scripts (no quotes,
+        /// no newline).
+        #[arg(long, requires = "name")]
+        raw: bool,
         /// A local state file, used in place of the backend the configuration
         /// names (default: that backend, else strata.tfstate).
         #[arg(long = "state", value_name = "FILE")]
@@ -446,6 +450,16 @@ pub enum Command {
         /// Also the files in subdirectories (hidden ones left out).
         #[arg(long)]
         recursive: bool,
+        /// Do not name the files that are not formatted.
+        #[arg(long)]
+        no_list: bool,
+        /// Do not rewrite them.
+        #[arg(long)]
+        no_write: bool,
+        /// Show each change as a unified diff.
+        #[arg(long)]
+        diff: bool,
+        /// A file or directory, or `-` to format stdin to stdout.
         #[arg(default_value = ".")]
         path: PathBuf,
     },
@@ -454,7 +468,12 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum StateCommand {
     /// List resource instances, optionally only those matching addresses.
-    List { addresses: Vec<String> },
+    List {
+        addresses: Vec<String>,
+        /// Only the instances whose `id` attribute is this.
+        #[arg(long)]
+        id: Option<String>,
+    },
     /// Show one resource instance's attributes.
     Show { address: String },
     /// Forget instances (they stay in the cloud).
@@ -748,8 +767,20 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Fmt {
             check,
             recursive,
+            no_list,
+            no_write,
+            diff,
             path,
-        } => return crate::fmt::run(&path, check, recursive),
+        } => {
+            let opts = crate::fmt::FmtOptions {
+                check,
+                recursive,
+                list: !no_list,
+                write: !no_write,
+                diff,
+            };
+            return crate::fmt::run(&path, &opts);
+        }
         Command::Version { json } => {
             print!("{}", version(json));
             Ok(())
@@ -759,7 +790,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
             .and_then(|store| {
                 print(match command {
-                    StateCommand::List { addresses } => crate::statecmd::list(&store, &addresses),
+                    StateCommand::List { addresses, id } => {
+                        crate::statecmd::list(&store, &addresses, id.as_deref())
+                    }
                     StateCommand::Show { address } => {
                         crate::engine::state_show(&store, &address, drivers)
                     }
@@ -838,9 +871,21 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 print!("{said}");
                 Ok(())
             }),
-        Command::Output { name, json, state } => workspace
-            .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
-            .and_then(|store| print(crate::statecmd::output(&store, name.as_deref(), json))),
+        Command::Output {
+            name,
+            json,
+            raw,
+            state,
+        } => {
+            let format = match (json, raw) {
+                (true, _) => crate::statecmd::OutputFormat::Json,
+                (_, true) => crate::statecmd::OutputFormat::Raw,
+                _ => crate::statecmd::OutputFormat::Human,
+            };
+            workspace
+                .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
+                .and_then(|store| print(crate::statecmd::output(&store, name.as_deref(), format)))
+        }
         Command::ForceUnlock { id, state } => workspace
             .and_then(|w| crate::backends::open_here(state.as_deref(), &w, &mut sources))
             .and_then(|store| print(crate::statecmd::force_unlock(&store, &id))),

@@ -54,6 +54,7 @@ const VALUED: &[&str] = &[
     "plugin-dir",
     "lockfile",
     "config",
+    "id",
 ];
 
 /// Terraform's flags strata has under the same name (`--out`).
@@ -88,12 +89,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     ("state-out", "writing the state to another file"),
     ("force-copy", "moving a state between backends at init"),
-    ("id", "listing instances by their id"),
     ("backup", "a backup file of your choosing"),
-    ("raw", "raw output values"),
-    ("list", "fmt's file listing switch"),
-    ("write", "fmt without writing"),
-    ("diff", "fmt's diffs"),
     (
         "plan",
         "graph of a saved plan and console in a plan's context",
@@ -278,6 +274,24 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
             }
             Ok(())
         }
+        "list" | "write" if command == "fmt" => {
+            if !switch(f)? {
+                out.args.push(format!("--no-{}", f.name).into());
+            }
+            Ok(())
+        }
+        "diff" if command == "fmt" => {
+            if switch(f)? {
+                out.args.push("--diff".into());
+            }
+            Ok(())
+        }
+        "raw" if command == "output" => {
+            if switch(f)? {
+                out.args.push("--raw".into());
+            }
+            Ok(())
+        }
         "update" if command == "get" => {
             if switch(f)? {
                 out.args.push(format!("--{}", f.name).into());
@@ -297,10 +311,6 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         "state" if command == "console" => Err(not_yet(
             "state",
             "a console over a state's objects (strata's console reads the configuration)",
-        )),
-        "state" if command == "workspace" => Err(not_yet(
-            "state",
-            "a new workspace started from a state file (strata state push does it after workspace new)",
         )),
         "lock" => {
             if !switch(f)? {

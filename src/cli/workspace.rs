@@ -17,7 +17,12 @@ pub enum WorkspaceCommand {
     /// Print the current workspace's name.
     Show,
     /// Create a workspace and switch to it.
-    New { name: String },
+    New {
+        name: String,
+        /// Start it with this state file's contents.
+        #[arg(long, value_name = "FILE")]
+        state: Option<std::path::PathBuf>,
+    },
     /// Switch to a workspace.
     Select {
         name: String,
@@ -58,12 +63,16 @@ pub fn run(command: WorkspaceCommand, sources: &mut Sources) -> Result<String, D
             }
             Ok(out + "\n")
         }
-        WorkspaceCommand::New { name } => {
+        WorkspaceCommand::New { name, state } => {
             let store = open(&name, sources)?;
             if store.workspaces().map_err(state_err)?.contains(&name) {
                 return Err(refused(&format!("Workspace {name:?} already exists"), ""));
             }
             create(&store, &name)?;
+            if let Some(file) = state {
+                // The workspace was made empty a moment ago: nothing to protect.
+                crate::statecmd::push(&store, &file, true)?;
+            }
             select(&name)?;
             Ok(created(&name))
         }

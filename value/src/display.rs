@@ -8,6 +8,7 @@ pub fn show(v: &Value) -> String {
     let console = Style {
         unit: "  ",
         bare_keys: false,
+        aligned: false,
     };
     write(v, 0, console, &mut out);
     out
@@ -21,6 +22,7 @@ pub fn show_wide(v: &Value, depth: usize) -> String {
     let shown = Style {
         unit: "    ",
         bare_keys: true,
+        aligned: true,
     };
     write(v, depth, shown, &mut out);
     out
@@ -33,6 +35,9 @@ struct Style {
     unit: &'static str,
     /// Keys that are identifiers written without quotes.
     bare_keys: bool,
+    /// `terraform show`'s layout rather than the console's: the `=` of an
+    /// object's attributes in one column, its heredocs.
+    aligned: bool,
 }
 
 /// Whether `s` is an HCL identifier: a letter or `_`, then letters,
@@ -43,17 +48,34 @@ pub fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
-fn quote(s: &str, out: &mut String) {
-    if s.contains('\n') && s.len() > 1 {
-        out.push_str("<<-EOT\n");
-        for line in s.trim_end_matches('\n').split('\n') {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out.push_str("EOT");
+/// A string value at `indent` levels: one quoted line, or a heredoc when
+/// it has line breaks — the console's (`<<EOT` at the top, as it is;
+/// `<<-EOT` inside, each line at the element's indentation) or `terraform
+/// show`'s (`<<-EOT`, lines one level in, the last line break dropped).
+fn string(s: &str, indent: usize, style: Style, out: &mut String) {
+    if !s.contains('\n') {
+        return quoted_line(s, out);
+    }
+    let pad = style.unit.repeat(indent);
+    if !style.aligned && indent == 0 {
+        out.push_str("<<EOT\n");
+        out.push_str(s);
+        out.push_str("\nEOT");
         return;
     }
-    quoted_line(s, out);
+    let (body, inner) = match style.aligned {
+        true => (s.strip_suffix('\n').unwrap_or(s), style.unit),
+        false => (s, ""),
+    };
+    out.push_str("<<-EOT\n");
+    for line in body.split('\n') {
+        out.push_str(&pad);
+        out.push_str(inner);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&pad);
+    out.push_str("EOT");
 }
 
 /// `s` as a one-line HCL string literal: quotes, backslashes and control
@@ -83,7 +105,7 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
         Value::Null(_) => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_text()),
-        Value::String(s) => quote(s, out),
+        Value::String(s) => string(s, indent, style, out),
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
             let (open, close) = match v {
                 Value::List(..) => ("tolist([", "])"),
@@ -124,12 +146,15 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
                     let mut key = String::new();
                     match style.bare_keys && is_identifier(k) {
                         true => key.push_str(k),
-                        false => quote(k, &mut key),
+                        false => quoted_line(k, &mut key),
                     }
                     key
                 })
                 .collect();
-            let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+            let width = match style.aligned {
+                true => keys.iter().map(|k| k.chars().count()).max().unwrap_or(0),
+                false => 0,
+            };
             for (key, x) in keys.iter().zip(m.values()) {
                 out.push_str(&pad);
                 out.push_str(&format!("{key:width$} = "));
