@@ -207,8 +207,8 @@ fn a_terraform_flag_strata_lacks_is_refused_by_name() {
     let st = workdir("lacks");
     for (args, says) in [
         (
-            vec!["-chdir=infra", "plan", "-var", "n=1", "-generate-config-out=gen.tf"],
-            "-generate-config-out is Terraform's flag for writing configuration for import blocks, which strata does not do yet",
+            vec!["-chdir=infra", "graph", "-draw-cycles"],
+            "-draw-cycles is Terraform's flag for graph's cycle colouring, which strata does not do yet",
         ),
         // A target Terraform cannot read is refused in its words.
         (
@@ -1115,4 +1115,76 @@ fn state_list_id_and_workspace_new_state_are_terraforms() {
     }
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
     assert_eq!(seen[0].0, "terraform_data.a\n");
+}
+
+/// `plan -generate-config-out` beside Terraform: configuration written
+/// for the import blocks whose targets have none (the same blocks), the
+/// plan saying so, the file then part of the configuration (an apply
+/// imports both objects, the next plan is empty), and an existing file
+/// refused.
+#[test]
+fn generate_config_out_is_terraforms() {
+    if !require_terraform("generate_config_out_is_terraforms") {
+        return;
+    }
+    let config = r#"
+import {
+  to = terraform_data.b
+  id = "abc-123"
+}
+
+import {
+  to = terraform_data.d
+  id = "dd"
+}
+
+resource "terraform_data" "a" {
+  input = 1
+}
+"#;
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("genconf-{tool}")).join("infra");
+        std::fs::write(dir.join("main.tf"), config).expect("config");
+        if tool == "terraform" {
+            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
+        }
+        let plan = ["plan", "-no-color", "-generate-config-out=gen.tf"];
+        let (code, out, err) = run(tool, &dir, &plan, &[]);
+        assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
+        let out = out
+            .replace("Terraform", "strata")
+            .replace("terraform apply", "strata apply");
+        for says in [
+            "terraform_data.b: Preparing import... [id=abc-123]",
+            "  # terraform_data.d will be imported\n  # (config will be generated)\n",
+            "Plan: 2 to import, 1 to add, 0 to change, 0 to destroy.",
+        ] {
+            assert!(out.contains(says), "{tool} does not say {says:?}:\n{out}");
+        }
+        // Advice, which a script (TF_IN_AUTOMATION) is not given.
+        assert!(
+            !out.contains("has generated configuration and written it"),
+            "{tool}: {out}"
+        );
+        let text = std::fs::read_to_string(dir.join("gen.tf"))
+            .expect("gen.tf")
+            .replace("Terraform", "strata");
+        // Terraform writes the blocks in the order its imports finished.
+        let mut blocks: Vec<String> = text.split("\n\n").map(|b| b.trim().to_string()).collect();
+        blocks.sort();
+        let (code, out, err) = run(tool, &dir, &plan, &[]);
+        assert_eq!(code, 1, "{tool} over an existing file:\n{out}\n{err}");
+        assert!(
+            err.contains("Target generated file already exists"),
+            "{tool}: {err}"
+        );
+        let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve"], &[]);
+        assert_eq!(code, 0, "{tool} apply:\n{out}\n{err}");
+        let (code, out, _) = run(tool, &dir, &["plan", "-detailed-exitcode"], &[]);
+        assert_eq!(code, 0, "{tool} plans again:\n{out}");
+        let listed = run(tool, &dir, &["state", "list"], &[]).1;
+        seen.push((blocks, listed));
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
 }

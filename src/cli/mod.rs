@@ -108,6 +108,7 @@ impl RunArgs {
             replace: self.replacements(destroy)?,
             refresh_only: self.refresh_only,
             json: false,
+            generate_config_out: None,
         })
     }
 
@@ -255,6 +256,10 @@ pub enum Command {
         /// Terraform's machine-readable UI: one JSON message a line.
         #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// Write configuration for `import` blocks whose targets have none
+        /// into FILE (a new file), then plan with it.
+        #[arg(long, value_name = "FILE")]
+        generate_config_out: Option<PathBuf>,
     },
     /// Compare the real infrastructure with the state, changing nothing.
     /// Exit 0 no drift, 2 drift, 1 error.
@@ -657,13 +662,18 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             format,
             destroy,
             json,
+            generate_config_out,
             ..
         } => {
             opening(json);
             let r = run
                 .options(inputs, destroy, workspace, lock_timeout)
                 .and_then(|opts| {
-                    let opts = crate::engine::Options { json, ..opts };
+                    let opts = crate::engine::Options {
+                        json,
+                        generate_config_out,
+                        ..opts
+                    };
                     crate::engine::plan(&path, &opts, out.as_deref(), format, &mut sources, drivers)
                 });
             return finish_as(json, outcome(r, detailed_exitcode), &sources);
@@ -691,6 +701,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                     replace: Vec::new(),
                     refresh_only: false,
                     json: false,
+                    generate_config_out: None,
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });

@@ -83,10 +83,6 @@ const SAME: &[&str] = &[
 
 /// Terraform's flags strata does not do yet, and what each asks for.
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "generate-config-out",
-        "writing configuration for import blocks",
-    ),
     ("state-out", "writing the state to another file"),
     ("force-copy", "moving a state between backends at init"),
     ("backup", "a backup file of your choosing"),

@@ -4,6 +4,7 @@
 //! for placed node pools.
 
 mod failover;
+mod generate;
 mod import;
 
 pub use import::import;
@@ -64,6 +65,9 @@ pub struct Options {
     /// `-json`: Terraform's machine-readable UI on stdout, one message a
     /// line, in place of the human output.
     pub json: bool,
+    /// `-generate-config-out=FILE`: configuration for import targets that
+    /// have none, written into this new file before the plan.
+    pub generate_config_out: Option<PathBuf>,
 }
 
 pub enum Outcome {
@@ -618,9 +622,28 @@ pub fn plan(
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
     let described = format == Format::Json || out.is_some();
+    let generated = match &opts.generate_config_out {
+        Some(file) => generate::config(path, opts, file, sources, drivers)?,
+        None => BTreeMap::new(),
+    };
     // Bound whole, so the lock is held to the end; fields move out of it.
     let held = planned(path, Wants::Plan, opts, described, sources, drivers)?;
-    let (p, state, plan) = (held.p, held.state, held.plan);
+    let (p, state, mut plan) = (held.p, held.state, held.plan);
+    let written = opts
+        .generate_config_out
+        .as_ref()
+        .filter(|_| !generated.is_empty());
+    if written.is_some() {
+        plan.generated_config = generated;
+        plan.warnings.push(
+            Diag::new(
+                "strata::plan::generate_config",
+                "Config generation is experimental",
+                "Generating configuration during import is currently experimental, and the generated configuration format may change in future versions.",
+            )
+            .warning(),
+        );
+    }
     match opts.json {
         true => {
             for l in crate::render::ui::plan(&plan) {
@@ -635,8 +658,18 @@ pub fn plan(
             print!("{}", render(&plan, format));
             warn(&plan.warnings, sources);
             let advice = !crate::ui::in_automation();
-            if format == Format::Human && out.is_none() && plan.applyable() && advice {
-                println!("\n{}\n\nNote: You didn't use the -out option to save this plan, so strata can't\nguarantee to take exactly these actions if you run \"strata apply\" now.", crate::render::human::RULE);
+            let unsaved = format == Format::Human && out.is_none() && plan.applyable() && advice;
+            // Like the -out note, advice a script (TF_IN_AUTOMATION) is
+            // not given.
+            let written = written.filter(|_| advice);
+            if unsaved || written.is_some() {
+                println!("\n{}", crate::render::human::RULE);
+            }
+            if let Some(file) = written {
+                println!("\nstrata has generated configuration and written it to {}. Please review\nthe configuration and edit it as necessary before adding it to version\ncontrol.", file.display());
+            }
+            if unsaved {
+                println!("\nNote: You didn't use the -out option to save this plan, so strata can't\nguarantee to take exactly these actions if you run \"strata apply\" now.");
             }
         }
     }

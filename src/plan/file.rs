@@ -292,6 +292,7 @@ impl Saved {
                     .and_then(Json::as_bool)
                     .unwrap_or(false),
                 untouched: list("untouched")?,
+                generated_config: Default::default(),
             },
             config_dir: j
                 .get("config_dir")

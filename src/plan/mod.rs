@@ -19,6 +19,29 @@ pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Request};
 
+/// The id an `import` block gives: a string known before apply.
+pub fn import_id(
+    im: &crate::config::Import,
+    scope: &crate::config::ConfigScope,
+) -> Result<String, crate::diag::Diags> {
+    match scope.evaluator().eval(&im.id)?.unmarked() {
+        Value::String(s) => Ok(s.clone()),
+        _ => Err(crate::diag::Diags::from(
+            crate::diag::Diag::new(
+                "strata::plan::import",
+                "Invalid import id",
+                "The import id must be a string known before apply.",
+            )
+            .at(im.id.span),
+        )),
+    }
+}
+
+/// The instance an `import` block's `to` names, when it names one.
+pub fn import_address(to: &crate::syntax::Expr) -> Option<Address> {
+    moved::text(to).and_then(|t| Address::parse(&t))
+}
+
 use crate::builtin::Drivers;
 use crate::cost::Cost;
 use crate::graph::Scope;
@@ -214,6 +237,10 @@ pub struct Plan {
     /// of a refresh-only plan), as state holds them: what the apply reads
     /// where what it evaluates refers to them. No rendering shows them.
     pub untouched: Vec<ResourceChange>,
+    /// `-generate-config-out`: the configuration written for an import
+    /// target that had none, by its address (the engine fills it, the
+    /// human plan says so). Not saved in a plan file.
+    pub generated_config: BTreeMap<String, String>,
 }
 
 /// The schemas of the types a plan's changes are of: what a rendering

@@ -175,7 +175,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             Diag::new(
                 "strata::plan::import_target",
                 "Configuration for import target does not exist",
-                format!("The configuration for the given import {addr} (id {id:?}) does not exist. All target instances must have an associated configuration to be imported."),
+                format!("The configuration for the given import target {addr} (id {id:?}) does not exist. If you wish to automatically generate config for this resource, use the -generate-config-out option within strata plan. Otherwise, make sure the target resource exists within your configuration. For example:\n\n  strata plan -generate-config-out=generated.tf"),
             )
             .at(*span),
         );
@@ -255,6 +255,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         scope: req.scope.clone(),
         refresh_only: req.refresh_only,
         untouched,
+        generated_config: BTreeMap::new(),
     })
 }
 
@@ -1099,7 +1100,7 @@ fn imports(
         .collect();
     let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.run.clone());
     for im in &req.root.imports {
-        let Some(to) = moved::text(&im.to).and_then(|t| Address::parse(&t)) else {
+        let Some(to) = super::import_address(&im.to) else {
             diags.push(
                 Diag::new(
                     "strata::plan::import",
@@ -1115,23 +1116,10 @@ fn imports(
             // Already managed: the block has done its work.
             continue;
         }
-        let id = match scope.evaluator().eval(&im.id) {
-            Ok(v) => match v.unmarked() {
-                Value::String(s) => s.clone(),
-                _ => {
-                    diags.push(
-                        Diag::new(
-                            "strata::plan::import",
-                            "Invalid import id",
-                            "The import id must be a string known before apply.",
-                        )
-                        .at(im.id.span),
-                    );
-                    continue;
-                }
-            },
+        let id = match super::import_id(im, &scope) {
+            Ok(id) => id,
             Err(d) => {
-                diags.push(d);
+                diags.0.extend(d.0);
                 continue;
             }
         };

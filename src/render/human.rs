@@ -195,26 +195,40 @@ pub fn drift_section(drift: &[ResourceChange], schemas: &Schemas, why: &str) -> 
 pub const RULE: &str =
     "─────────────────────────────────────────────────────────────────────────────";
 
-/// A `Refreshing state...` line for each object the plan read back, in
-/// address order, and a blank line after them, as Terraform starts a plan.
+/// A `Refreshing state...` line for each object the plan read back (an
+/// imported one's `Preparing import...` line before it), in address
+/// order, and a blank line after them, as Terraform starts a plan.
 pub fn refreshing(p: &Plan) -> String {
-    let mut lines: Vec<String> = p
-        .read_back()
-        .map(|c| {
-            let id = c
-                .before
-                .as_ref()
-                .and_then(crate::ui::id_of)
-                .map(|i| format!(" [id={i}]"))
-                .unwrap_or_default();
-            format!("{}: Refreshing state...{id}\n", c.addr)
-        })
-        .collect();
+    let read = p.read_back().map(|c| {
+        let id = c
+            .before
+            .as_ref()
+            .and_then(crate::ui::id_of)
+            .map(|i| format!(" [id={i}]"))
+            .unwrap_or_default();
+        (
+            c.addr.to_string(),
+            format!("{}: Refreshing state...{id}\n", c.addr),
+        )
+    });
+    let imported = p.changes.iter().filter_map(|c| {
+        let id = c.importing.as_ref()?;
+        let lines = format!(
+            "{0}: Preparing import... [id={id}]\n{0}: Refreshing state... [id={id}]\n",
+            c.addr
+        );
+        Some((c.addr.to_string(), lines))
+    });
+    let mut lines: Vec<(String, String)> = read.chain(imported).collect();
     if lines.is_empty() {
         return String::new();
     }
-    lines.push("\n".into());
-    lines.concat()
+    lines.sort();
+    lines
+        .into_iter()
+        .map(|(_, l)| l)
+        .chain(["\n".to_string()])
+        .collect()
 }
 
 /// The whole plan, as `strata plan` prints it.
@@ -257,7 +271,13 @@ pub fn plan(p: &Plan) -> String {
     if !changes.is_empty() {
         out.push_str("strata will perform the following actions:\n\n");
         for c in &changes {
-            out.push_str(&resource_change(c, &p.schemas));
+            let mut shown = resource_change(c, &p.schemas);
+            if p.generated_config.contains_key(&c.addr.to_string()) {
+                // After the "will be imported" line, as Terraform says it.
+                let at = shown.find('\n').map_or(shown.len(), |i| i + 1);
+                shown.insert_str(at, "  # (config will be generated)\n");
+            }
+            out.push_str(&shown);
             out.push('\n');
         }
         let n = p.counts();

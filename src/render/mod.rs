@@ -5,6 +5,7 @@
 //! people (the JSON carries `Cost::to_json`); [`placement`] where placed
 //! node pools go.
 
+pub mod config;
 pub mod cost;
 pub mod diff;
 pub mod drift;

@@ -1,0 +1,215 @@
+//! Configuration written from objects, for `plan -generate-config-out`: an
+//! imported object's arguments as a `resource` block, laid out as
+//! Terraform writes generated configuration (its arguments in name order,
+//! the `=` aligned, what the driver alone sets left out, nested blocks
+//! after the arguments).
+
+use crate::lang::value::Value;
+use strata_provider::{BlockNesting, ResourceSchema};
+
+/// The file's opening comment.
+pub const HEADER: &str = "# __generated__ by strata\n# Please review these resources and move them into your main configuration files.\n";
+
+/// One imported object's block: `resource "TYPE" "NAME" { … }` after the
+/// comment naming the id it came from.
+pub fn resource_block(
+    type_name: &str,
+    name: &str,
+    id: &str,
+    object: &Value,
+    schema: &ResourceSchema,
+) -> String {
+    let mut out = format!("\n# __generated__ by strata from {}\n", quoted(id));
+    out.push_str(&format!(
+        "resource {} {} {{\n",
+        quoted(type_name),
+        quoted(name)
+    ));
+    body(object, schema, 1, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+/// The arguments and blocks of `object` by `schema`, `depth` levels in.
+fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let field = |name: &str| match object.unmarked() {
+        Value::Object(m) => m.get(name).cloned().unwrap_or_else(Value::null),
+        _ => Value::null(),
+    };
+    let written: Vec<(&String, bool)> = schema
+        .attributes
+        .iter()
+        .filter(|(_, a)| a.required || a.optional)
+        .map(|(name, a)| (name, a.sensitive))
+        .collect();
+    let lines: Vec<(String, String)> = written
+        .into_iter()
+        .map(|(name, sensitive)| {
+            let value = field(name);
+            let shown = match (sensitive, value.is_null()) {
+                // A secret is not written into a file someone commits.
+                (true, false) => "null # sensitive".to_string(),
+                _ => literal(&value, depth),
+            };
+            (name.clone(), shown)
+        })
+        .collect();
+    out.push_str(&aligned(&lines, &pad));
+    for (name, block) in &schema.blocks {
+        let value = field(name);
+        let items: Vec<Value> = match (block.nesting, &value) {
+            (_, v) if v.is_null() => Vec::new(),
+            (BlockNesting::Single, v) => vec![v.clone()],
+            (_, Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs)) => xs.to_vec(),
+            _ => Vec::new(),
+        };
+        for item in items {
+            out.push_str(&format!("{pad}{name} {{\n"));
+            body(&item, &block.schema, depth + 1, out);
+            out.push_str(&format!("{pad}}}\n"));
+        }
+    }
+}
+
+/// A value as an HCL literal (sequences on one line, objects and maps one
+/// attribute a line), `depth` levels in.
+fn literal(v: &Value, depth: usize) -> String {
+    match v.unmarked() {
+        Value::Null(_) | Value::Unknown(_) | Value::Sensitive(_) => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_text(),
+        Value::String(s) => quoted(s),
+        Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs) => {
+            let items: Vec<String> = xs.iter().map(|x| literal(x, depth)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Map(_, m) | Value::Object(m) => {
+            if m.is_empty() {
+                return "{}".into();
+            }
+            let lines: Vec<(String, String)> = m
+                .iter()
+                .map(|(k, x)| {
+                    let key = match crate::lang::display::is_identifier(k) {
+                        true => k.to_string(),
+                        false => quoted(k),
+                    };
+                    (key, literal(x, depth + 1))
+                })
+                .collect();
+            let mut out = String::from("{\n");
+            out.push_str(&aligned(&lines, &"  ".repeat(depth + 1)));
+            out.push_str(&"  ".repeat(depth));
+            out.push('}');
+            out
+        }
+    }
+}
+
+/// `key = value` lines as `fmt` lays them out: the `=` of consecutive
+/// one-line values in one column, a value over several lines unpadded and
+/// ending the run.
+fn aligned(lines: &[(String, String)], pad: &str) -> String {
+    let mut out = String::new();
+    for run in lines.split_inclusive(|(_, v)| v.contains('\n')) {
+        let width = run
+            .iter()
+            .filter(|(_, v)| !v.contains('\n'))
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, value) in run {
+            let width = if value.contains('\n') { 0 } else { width };
+            out.push_str(&format!("{pad}{key:width$} = {value}\n"));
+        }
+    }
+    out
+}
+
+/// A quoted string whose `${` and `%{` stay text when read back.
+fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    crate::lang::display::quoted_line(s, &mut out);
+    out.replace("${", "$${").replace("%{", "%%{")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::types::Type;
+    use strata_provider::{AttributeSchema, BlockSchema};
+
+    #[test]
+    fn an_object_is_written_as_the_arguments_a_user_sets() {
+        let mut schema = ResourceSchema::of_attributes(vec![
+            ("name", AttributeSchema::required(Type::String, "")),
+            (
+                "tags",
+                AttributeSchema::optional(Type::map(Type::String), ""),
+            ),
+            (
+                "cidrs",
+                AttributeSchema::optional(Type::list(Type::String), ""),
+            ),
+            (
+                "password",
+                AttributeSchema::optional(Type::String, "").sensitive(),
+            ),
+            ("arn", AttributeSchema::computed(Type::String, "")),
+        ]);
+        let inner = ResourceSchema::of_attributes(vec![(
+            "port",
+            AttributeSchema::optional(Type::Number, ""),
+        )]);
+        schema.blocks.insert(
+            "rule".into(),
+            BlockSchema {
+                nesting: BlockNesting::List,
+                min_items: 0,
+                max_items: None,
+                schema: inner,
+                computed: false,
+            },
+        );
+        let s = |t: &str| Value::String(t.into());
+        let object = Value::Object(
+            [
+                ("name", s("web ${x}")),
+                (
+                    "tags",
+                    Value::Map(
+                        Type::String,
+                        [("team", s("gpu")), ("cost center", s("7"))].into(),
+                    ),
+                ),
+                (
+                    "cidrs",
+                    Value::List(Type::String, vec![s("10.0.0.0/8")].into()),
+                ),
+                ("password", s("hunter2")),
+                ("arn", s("arn:x")),
+                (
+                    "rule",
+                    Value::List(
+                        Type::Dynamic,
+                        vec![Value::Object(
+                            [(
+                                "port",
+                                Value::Number(crate::lang::number::Number::from_i64(443)),
+                            )]
+                            .into(),
+                        )]
+                        .into(),
+                    ),
+                ),
+            ]
+            .into(),
+        );
+        let text = resource_block("x_thing", "web", "i-1", &object, &schema);
+        assert_eq!(
+            text,
+            "\n# __generated__ by strata from \"i-1\"\nresource \"x_thing\" \"web\" {\n  cidrs    = [\"10.0.0.0/8\"]\n  name     = \"web $${x}\"\n  password = null # sensitive\n  tags = {\n    \"cost center\" = \"7\"\n    team          = \"gpu\"\n  }\n  rule {\n    port = 443\n  }\n}\n"
+        );
+    }
+}
