@@ -19,13 +19,93 @@ use strata_state_s3::{S3Backend, S3Config};
 /// The default state file, as `terraform.tfstate` is Terraform's.
 pub const DEFAULT_STATE: &str = "strata.tfstate";
 
-/// Opens the state for a configuration whose root module is loaded.
+/// Opens the state for a configuration whose root module is loaded, once
+/// it is the backend init set up ([`initialized`]).
 pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result<Store, Diags> {
+    if explicit.is_none() {
+        initialized(module)?;
+    }
     open_backend(
         explicit,
         module.settings.backend.as_ref(),
         workspace.to_string(),
     )
+}
+
+/// Whether the backend `module` names may be used: the one init last set
+/// up (or any, when init never ran here). Terraform's rule: a changed
+/// backend is set up by init, which moves the state or leaves it.
+pub fn initialized(module: &Module) -> Result<(), Diags> {
+    let current = config::installed::InitializedBackend::of(module);
+    let recorded = config::installed::InitializedBackend::read(&module.dir).map_err(|why| {
+        Diags::from(Diag::new(
+            "strata::config::init_files",
+            "Cannot read the backend init set up",
+            why,
+        ))
+    })?;
+    match recorded {
+        Some(r) if r.kind != current.kind => Err(init_required(
+            module,
+            &format!(
+                "Backend type changed from {:?} to {:?}",
+                r.kind, current.kind
+            ),
+        )),
+        Some(r) if r != current => Err(init_required(
+            module,
+            "Backend configuration block has changed",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// For a plan or an apply whose backend has no state yet (`existed`
+/// false): stops it when init never ran here and the default state file
+/// holds objects — a backend block added over a local state, whose plan
+/// would start from nothing and make everything again.
+pub fn unmoved(module: &Module, workspace: &str, existed: bool) -> Result<(), Diags> {
+    let never_initialized = !config::installed::initialized_path(&module.dir).exists();
+    match (existed, never_initialized, left_behind(module, workspace)) {
+        (false, true, Some(n)) => {
+            let kind = module
+                .settings
+                .backend
+                .as_ref()
+                .map_or("local", |b| b.kind.as_str());
+            Err(init_required(module, &format!("Initial configuration of the requested backend {kind:?}: {DEFAULT_STATE} holds {n} resource(s), and the backend has no state yet")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn init_required(module: &Module, reason: &str) -> Diags {
+    let mut d = Diag::new(
+        "strata::state::backend_init",
+        "Backend initialization required, please run \"strata init\"",
+        format!("Reason: {reason}\n\nChanges to backend configurations require reinitialization, which moves the existing state or leaves it: run \"strata init\" with either the \"-migrate-state\" or the \"-reconfigure\" flag. No changes to your existing configuration or state have been made."),
+    );
+    if let Some(b) = &module.settings.backend {
+        d = d.at(b.span);
+    }
+    Diags::from(d)
+}
+
+/// How many resources the default local state of `workspace` holds when
+/// the configuration names a backend that keeps its state elsewhere.
+pub fn left_behind(module: &Module, workspace: &str) -> Option<usize> {
+    let b = module.settings.backend.as_ref()?;
+    let path = b
+        .settings
+        .get("path")
+        .and_then(|(v, _)| v.as_str().map(str::to_string));
+    if b.kind == "local" && path.as_deref().is_none_or(|p| p == DEFAULT_STATE) {
+        return None;
+    }
+    let file = Store::local_workspace(local_layout(DEFAULT_STATE, None), workspace).location();
+    let text = std::fs::read_to_string(&file).ok()?;
+    let state = strata_state::parse(&file, &text).ok()?;
+    Some(state.resources.len()).filter(|n| *n > 0)
 }
 
 /// Opens the state for a command that takes no configuration path (`state`,

@@ -527,3 +527,59 @@ fn init_backend_config_completes_a_partial_backend() {
     let (code, out, err) = strata(&d, &m, &[], &["destroy", "-auto-approve"]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// `init -migrate-state` moves a state between real backends: a local
+/// state (two workspaces) to S3 on moto, then S3 to PostgreSQL; each move
+/// keeps the lineage, and a plan afterwards has nothing to do.
+#[test]
+fn init_migrate_state_moves_states_from_local_to_s3_to_postgres() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "init-migrate");
+    let schema = format!("strata_initmig_{}", std::process::id());
+    configure(&d, "");
+    let staging = [("STRATA_WORKSPACE", "staging")];
+    for env in [&[][..], &staging[..]] {
+        let (code, out, err) = strata(&d, &m, env, &["apply", "--auto-approve"]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let (_, local, _) = strata(&d, &m, &[], &["state", "pull"]);
+    let (lineage, _) = lineage_serial(&local);
+
+    configure(&d, &s3_block(&m));
+    let (code, out, err) = strata(&d, &m, &[], &["plan"]);
+    assert_eq!(code, 1, "a plan over the unmoved state:\n{out}{err}");
+    assert!(err.contains("Backend initialization required"), "{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["init", "-input=false", "-force-copy"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        objects(&m.url),
+        vec![
+            "env:/staging/gpu/strata.tfstate".to_string(),
+            "gpu/strata.tfstate".to_string()
+        ],
+        "both workspaces moved"
+    );
+    let (_, on_s3, _) = strata(&d, &m, &[], &["state", "pull"]);
+    assert_eq!(lineage_serial(&on_s3).0, lineage);
+    for env in [&[][..], &staging[..]] {
+        let (code, out, err) = strata(&d, &m, env, &["plan", "--detailed-exitcode"]);
+        assert_eq!(code, 0, "the moved state describes everything:\n{out}{err}");
+    }
+
+    configure(
+        &d,
+        &format!("  backend \"pg\" {{\n    schema_name = \"{schema}\"\n  }}"),
+    );
+    let (code, _, err) = strata(&d, &m, &[], &["init", "-input=false"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Backend configuration changed"), "{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["init", "-migrate-state", "-force-copy"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Backend configuration changed!"), "{out}");
+    let (code, out, _) = strata(&d, &m, &staging, &["state", "list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("terraform_data.pool"), "{out}");
+    let (code, out, err) = strata(&d, &m, &[], &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -1188,3 +1188,78 @@ resource "terraform_data" "a" {
     }
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
 }
+
+/// A backend changed under a state, beside Terraform: a backend block
+/// added over a local state stops the plan until init moves it
+/// (`-force-copy`), a changed block stops init itself without
+/// `-migrate-state` or `-reconfigure`, `-migrate-state -force-copy` moves
+/// the state again, and `-reconfigure` starts from the new backend's
+/// (empty) state. The same exit codes and words at every step.
+#[test]
+fn init_migrate_state_is_terraforms() {
+    if !require_terraform("init_migrate_state_is_terraforms") {
+        return;
+    }
+    let backend = |path: &str| {
+        format!("terraform {{\n  backend \"local\" {{\n    path = \"{path}\"\n  }}\n}}\n")
+    };
+    let steps: &[(Option<&str>, &[&str], i32, &str)] = &[
+        (None, &["apply", "-auto-approve", "-var", "n=1"], 0, ""),
+        (
+            Some("b.tfstate"),
+            &["plan", "-var", "n=1"],
+            1,
+            "Backend initialization required",
+        ),
+        (
+            None,
+            &["init", "-input=false", "-force-copy"],
+            0,
+            "Successfully configured the backend \"local\"!",
+        ),
+        (None, &["plan", "-var", "n=1", "-detailed-exitcode"], 0, ""),
+        (
+            Some("c.tfstate"),
+            &["init", "-input=false"],
+            1,
+            "Backend configuration changed",
+        ),
+        (
+            None,
+            &["plan", "-var", "n=1"],
+            1,
+            "Backend initialization required",
+        ),
+        (
+            None,
+            &["init", "-input=false", "-migrate-state", "-force-copy"],
+            0,
+            "Backend configuration changed!",
+        ),
+        (None, &["plan", "-var", "n=1", "-detailed-exitcode"], 0, ""),
+        (None, &["state", "list"], 0, "terraform_data.a"),
+        (
+            Some("d.tfstate"),
+            &["init", "-input=false", "-reconfigure"],
+            0,
+            "",
+        ),
+        (None, &["plan", "-var", "n=1", "-detailed-exitcode"], 2, ""),
+    ];
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "migrate");
+        for (path, args, want, says) in steps {
+            if let Some(p) = path {
+                std::fs::write(dir.join("backend.tf"), backend(p)).expect("backend");
+            }
+            let mut args = args.to_vec();
+            args.push("-no-color");
+            let (code, out, err) = run(tool, &dir, &args, &[]);
+            assert_eq!(code, *want, "{tool} {args:?}:\n{out}\n{err}");
+            assert!(
+                out.contains(says) || err.contains(says),
+                "{tool} {args:?} does not say {says:?}:\n{out}\n{err}"
+            );
+        }
+    }
+}

@@ -22,8 +22,15 @@ pub struct Init<'a> {
     /// `-upgrade`: every remote module fetched again, at its newest
     /// allowed version.
     pub upgrade: bool,
-    /// `-reconfigure`: the backend settings an earlier init kept forgotten.
+    /// `-reconfigure`: the backend settings an earlier init kept forgotten,
+    /// and a changed backend set up without moving any state.
     pub reconfigure: bool,
+    /// `-migrate-state`: the state moved from the backend init set up
+    /// before to the one the configuration names now.
+    pub migrate_state: bool,
+    /// `-force-copy`: that move made without asking (implies
+    /// `-migrate-state`).
+    pub force_copy: bool,
     /// `-backend-config`: `key=value`, or a file of settings.
     pub backend_config: &'a [String],
 }
@@ -42,14 +49,11 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     };
     let module = config::load(req.path, sources)?;
     let mut out = String::from("Initializing the backend...\n");
-    if let (true, Some(b)) = (req.backend, &module.settings.backend) {
-        let store = crate::backends::open(None, &module, &config::workspace()?)?;
-        store.load().map_err(crate::statecmd::state_err)?;
-        if b.kind != "local" {
-            out.push_str(&format!("\nSuccessfully configured the backend {:?}! strata will automatically\nuse this backend unless the backend configuration changes.\n", b.kind));
-        }
+    if req.backend {
+        out.push_str(&super::migrate::backend(&req, &module)?);
     }
-    if req.get {
+    // Said only when there are modules, as Terraform says it.
+    if req.get && !root.module_calls.is_empty() {
         out.push_str(match req.upgrade {
             true => "Upgrading modules...\n",
             false => "Initializing modules...\n",

@@ -16,6 +16,7 @@ use std::time::Duration;
 use strata_state::model::Address;
 
 mod init;
+mod migrate;
 mod providers;
 mod spelling;
 mod workspace;
@@ -357,9 +358,17 @@ pub enum Command {
         /// constraint allows.
         #[arg(long)]
         upgrade: bool,
-        /// Forget the backend settings an earlier init kept.
+        /// Forget the backend settings an earlier init kept, and set a
+        /// changed backend up without moving any state.
         #[arg(long)]
         reconfigure: bool,
+        /// Move the state from the backend set up before to the one the
+        /// configuration names now.
+        #[arg(long)]
+        migrate_state: bool,
+        /// Move it without asking (implies --migrate-state).
+        #[arg(long)]
+        force_copy: bool,
         /// A backend setting, `key=value`, or a file of them, laid over
         /// the backend block and kept for the commands that follow
         /// (repeatable).
@@ -847,6 +856,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             no_get,
             upgrade,
             reconfigure,
+            migrate_state,
+            force_copy,
             backend_config,
         } => {
             let req = init::Init {
@@ -855,6 +866,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 get: !no_get,
                 upgrade,
                 reconfigure,
+                migrate_state,
+                force_copy,
                 backend_config: &backend_config,
             };
             print(init::run(req, &mut sources, drivers))

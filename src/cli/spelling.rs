@@ -84,7 +84,6 @@ const SAME: &[&str] = &[
 /// Terraform's flags strata does not do yet, and what each asks for.
 const NOT_YET: &[(&str, &str)] = &[
     ("state-out", "writing the state to another file"),
-    ("force-copy", "moving a state between backends at init"),
     ("backup", "a backup file of your choosing"),
     (
         "plan",
@@ -95,10 +94,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("module-depth", "graph's module depth"),
     ("no-tests", "test files"),
     ("test-directory", "test files"),
-    (
-        "migrate-state",
-        "moving a state between backends (strata state pull and strata state push do)",
-    ),
     ("from-module", "init"),
     ("plugin-dir", "plugin providers"),
     ("lockfile", "the dependency lock file"),
@@ -264,7 +259,7 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
             }
             Ok(())
         }
-        "reconfigure" | "upgrade" if command == "init" => {
+        "reconfigure" | "upgrade" | "migrate-state" | "force-copy" if command == "init" => {
             if switch(f)? {
                 out.args.push(format!("--{}", f.name).into());
             }

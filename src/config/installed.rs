@@ -167,3 +167,75 @@ pub fn settings_file(
     }
     Ok(out)
 }
+
+/// The backend `init` last set up, with every setting it had (the block's
+/// and `-backend-config`'s), kept in `.terraform/strata-initialized.json`
+/// as Terraform keeps its own in `.terraform/terraform.tfstate`: a
+/// command whose configuration names another backend stops until init
+/// has moved the state or been told to leave it (`-migrate-state`,
+/// `-reconfigure`), so no plan starts from an empty state by mistake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InitializedBackend {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where init records the backend it set up.
+pub fn initialized_path(root: &Path) -> PathBuf {
+    data_dir(root).join("strata-initialized.json")
+}
+
+impl InitializedBackend {
+    /// The backend the loaded root module names (the default local file
+    /// when it names none).
+    pub fn of(module: &super::Module) -> InitializedBackend {
+        match &module.settings.backend {
+            Some(b) => InitializedBackend {
+                kind: b.kind.clone(),
+                settings: b
+                    .settings
+                    .iter()
+                    .map(|(k, (v, _))| (k.clone(), crate::lang::json::plain_json(v)))
+                    .collect(),
+            },
+            None => InitializedBackend {
+                kind: "local".into(),
+                settings: Default::default(),
+            },
+        }
+    }
+
+    /// What init recorded for the configuration in `root`, if it has.
+    pub fn read(root: &Path) -> Result<Option<InitializedBackend>, String> {
+        let path = initialized_path(root);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}; run init again", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    pub fn write(&self, root: &Path) -> std::io::Result<()> {
+        let path = initialized_path(root);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, serde_json::to_string_pretty(self).unwrap_or_default())
+    }
+
+    /// Its settings as a backend block, to open the state it keeps.
+    pub fn block(&self, span: crate::diag::Span) -> Result<super::Backend, String> {
+        let mut settings = std::collections::BTreeMap::new();
+        for (k, v) in &self.settings {
+            settings.insert(k.clone(), (crate::funcs::json_value(v)?, span));
+        }
+        Ok(super::Backend {
+            kind: self.kind.clone(),
+            span,
+            settings,
+        })
+    }
+}

@@ -598,7 +598,10 @@ fn planned(
         Wants::Drift => "drift",
         _ => "plan",
     };
-    let (lock, state, _) = open_state(&store, operation, opts, drivers, &rt, false)?;
+    let (lock, state, existed) = open_state(&store, operation, opts, drivers, &rt, false)?;
+    if opts.state.is_none() {
+        crate::backends::unmoved(&p.module, &opts.workspace, existed)?;
+    }
     let p = placed(p, (path, None), &state, opts, now, sources, drivers)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
@@ -948,6 +951,9 @@ pub fn apply(
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
     let (lock, mut state, existed) = open_state(&store, op, opts, drivers, &rt, true)?;
+    if opts.state.is_none() {
+        crate::backends::unmoved(&p.module, &opts.workspace, existed)?;
+    }
     crate::timings::stage("state loaded");
     let again = (config_dir.as_path(), saved_vars.clone());
     let p = placed(p, again, &state, opts, now, sources, drivers)?;
