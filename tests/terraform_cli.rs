@@ -1263,3 +1263,98 @@ fn init_migrate_state_is_terraforms() {
         }
     }
 }
+
+/// `console` over a state beside Terraform's: resources (one, counted,
+/// for_each), locals computed from them and variables, from the
+/// working directory's configuration and state; `-state=FILE` reads
+/// another state. The same answers, byte for byte.
+#[test]
+fn console_reads_the_state_as_terraforms_does() {
+    if !require_terraform("console_reads_the_state_as_terraforms_does") {
+        return;
+    }
+    let config = r#"
+variable "n" {
+  default = 2
+}
+resource "terraform_data" "a" {
+  input = { k = var.n, s = "x" }
+}
+resource "terraform_data" "c" {
+  count = 2
+  input = count.index
+}
+resource "terraform_data" "e" {
+  for_each = toset(["p", "q"])
+  input    = each.key
+}
+locals {
+  twice = terraform_data.a.output.k * 2
+}
+"#;
+    let asks = [
+        "terraform_data.a.output",
+        "local.twice",
+        "terraform_data.c[1].output",
+        "terraform_data.e[\"q\"].input",
+        "length(terraform_data.c)",
+        "[for k, v in terraform_data.e : v.output]",
+    ];
+    let answer = |tool: &str, dir: &Path, args: &[&str], ask: &str| {
+        let program = match tool {
+            "strata" => env!("CARGO_BIN_EXE_strata"),
+            other => other,
+        };
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("console runs");
+        let mut stdin = child.stdin.take().expect("stdin");
+        std::io::Write::write_all(&mut stdin, format!("{ask}\n").as_bytes()).expect("ask");
+        drop(stdin);
+        let out = child.wait_with_output().expect("console ends");
+        assert!(
+            out.status.success(),
+            "{tool} console: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    // One expression a run: Terraform's console, reading a pipe, prints
+    // only the last answer.
+    let console = |tool: &str, dir: &Path, args: &[&str]| -> Vec<String> {
+        asks.iter()
+            .map(|ask| answer(tool, dir, args, ask))
+            .collect()
+    };
+
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("console-{tool}")).join("infra");
+        std::fs::write(dir.join("main.tf"), config).expect("config");
+        if tool == "terraform" {
+            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
+        }
+        assert_eq!(run(tool, &dir, &["apply", "-auto-approve"], &[]).0, 0);
+        let state = run(tool, &dir, &["state", "pull"], &[]).1;
+        std::fs::write(dir.join("before.tfstate"), state).expect("copy");
+        assert_eq!(
+            run(tool, &dir, &["apply", "-auto-approve", "-var", "n=5"], &[]).0,
+            0
+        );
+        seen.push((
+            console(tool, &dir, &["console"]),
+            console(tool, &dir, &["console", "-state=before.tfstate"]),
+        ));
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert!(
+        seen[0].0[0].contains("\"k\" = \"5\"") && seen[0].1[0].contains("\"k\" = 2"),
+        "{seen:?}"
+    );
+}

@@ -191,8 +191,14 @@ pub enum Command {
     },
     /// Evaluate expressions: interactively, or one per stdin line with --json.
     Console {
-        /// A configuration whose variables and locals are in scope.
+        /// A configuration whose variables, locals and resources (as its
+        /// state holds them) are in scope; the working directory's by
+        /// default.
         path: Option<PathBuf>,
+        /// A local state file, read in place of the backend the
+        /// configuration names.
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
         /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
         #[arg(long)]
         json: bool,
@@ -781,9 +787,16 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 return ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false));
             }
         }
-        Command::Console { path, json, .. } => {
-            workspace.and_then(|w| console(path.as_deref(), json, &inputs, &w, &mut sources))
-        }
+        Command::Console {
+            path, json, state, ..
+        } => workspace.and_then(|w| {
+            let at = Consoled {
+                path: path.as_deref(),
+                state: state.as_deref(),
+                workspace: &w,
+            };
+            console(at, json, &inputs, &mut sources, drivers)
+        }),
         Command::Fmt {
             check,
             recursive,
@@ -1055,12 +1068,20 @@ fn validate(
     })
 }
 
+/// Where the console evaluates.
+struct Consoled<'a> {
+    path: Option<&'a Path>,
+    /// `-state=FILE`: this state's resources, not the backend's.
+    state: Option<&'a Path>,
+    workspace: &'a str,
+}
+
 fn console(
-    path: Option<&Path>,
+    at: Consoled<'_>,
     json: bool,
     inputs: &[CliInput],
-    workspace: &str,
     sources: &mut Sources,
+    drivers: &Drivers,
 ) -> Result<(), Diags> {
     let stdin = std::io::stdin();
     let interactive = !json && stdin.is_terminal();
@@ -1073,31 +1094,37 @@ fn console(
         crate::console::run(stdin.lock(), stdout.lock(), json, scope, dir)
             .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())))
     };
-    match path {
-        None => {
-            if !inputs.is_empty() {
-                return Err(Diag::new(
-                    "strata::cli",
-                    "Variables without a configuration",
-                    "--var and --var-file need a configuration PATH that declares the variables.",
-                )
-                .into());
-            }
-            // Like `terraform console` in an empty directory: path.module is ".".
-            let module = config::Module {
-                dir: PathBuf::from("."),
-                ..config::Module::default()
-            };
-            let at = config::Run::new(PathBuf::from("."), workspace);
-            let scope = ConfigScope::new(&module, Default::default(), at);
-            run(&scope, PathBuf::from("."))
+    // As `terraform console`: the working directory's configuration when
+    // there is one.
+    let here = Path::new(".");
+    let path = at.path.or_else(|| {
+        config::config_files(here)
+            .is_ok_and(|f| !f.is_empty())
+            .then_some(here)
+    });
+    let Some(p) = path else {
+        if !inputs.is_empty() {
+            return Err(Diag::new(
+                "strata::cli",
+                "Variables without a configuration",
+                "--var and --var-file need a configuration PATH that declares the variables.",
+            )
+            .into());
         }
-        Some(p) => {
-            let module = config::load(p, sources)?;
-            let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
-            let at = config::Run::new(module.dir.clone(), workspace);
-            let scope = ConfigScope::new(&module, vars, at);
-            run(&scope, module.dir.clone())
-        }
-    }
+        // Like `terraform console` in an empty directory: path.module is ".".
+        let module = config::Module {
+            dir: PathBuf::from("."),
+            ..config::Module::default()
+        };
+        let run_at = config::Run::new(PathBuf::from("."), at.workspace);
+        let scope = ConfigScope::new(&module, Default::default(), run_at);
+        return run(&scope, PathBuf::from("."));
+    };
+    let module = config::load(p, sources)?;
+    let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
+    let store = crate::backends::open(at.state, &module, at.workspace)?;
+    let known = crate::engine::state_values(&store, drivers)?;
+    let run_at = config::Run::new(module.dir.clone(), at.workspace);
+    let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
+    run(&scope, module.dir.clone())
 }

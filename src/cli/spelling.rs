@@ -299,10 +299,6 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         // Terraform Cloud's check that its workspace runs this version:
         // strata keeps state in backends that have none.
         "ignore-remote-version" => switch(f).map(|_| ()),
-        "state" if command == "console" => Err(not_yet(
-            "state",
-            "a console over a state's objects (strata's console reads the configuration)",
-        )),
         "lock" => {
             if !switch(f)? {
                 out.notes.push(

@@ -121,6 +121,13 @@ impl<'a> ConfigScope<'a> {
         }
     }
 
+    /// The same scope with `known` values first (the console's resources,
+    /// read from a state).
+    pub fn knowing(mut self, known: &'a dyn Known) -> ConfigScope<'a> {
+        self.known = Some(known);
+        self
+    }
+
     /// A scope for one module instance of a plan or apply walk: names
     /// resolve to the values the walk has computed.
     pub fn walking(

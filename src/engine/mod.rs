@@ -1226,6 +1226,63 @@ fn state_outputs(state: &State) -> Vec<crate::plan::OutputChange> {
         .collect()
 }
 
+/// The root module's resources as a state holds them, by the address an
+/// expression names them with (`aws_vpc.main`, `data.t.n`): one object,
+/// or the instances by index (a tuple) or key (an object). The console
+/// evaluates over them, as Terraform's does.
+pub struct StateValues(BTreeMap<String, Value>);
+
+impl config::Known for StateValues {
+    fn get(&self, local_addr: &str) -> Option<Value> {
+        self.0.get(local_addr).cloned()
+    }
+}
+
+/// The state `store` holds, decoded for the console.
+pub fn state_values(store: &Store, drivers: &Drivers) -> Result<StateValues, Diags> {
+    use strata_state::model::{InstanceKey, Mode};
+    let (objects, _, _) = shown_state(store, drivers)?;
+    let mut grouped: BTreeMap<String, Vec<(Option<InstanceKey>, Value)>> = BTreeMap::new();
+    for c in objects
+        .iter()
+        .filter(|c| c.deposed.is_none() && c.addr.id.module.is_root())
+    {
+        let id = &c.addr.id;
+        let name = match id.mode {
+            Mode::Managed => format!("{}.{}", id.type_name, id.name),
+            Mode::Data => format!("data.{}.{}", id.type_name, id.name),
+        };
+        let value = c.after.clone().unwrap_or_else(Value::null);
+        grouped
+            .entry(name)
+            .or_default()
+            .push((c.addr.key.clone(), value));
+    }
+    let values = grouped
+        .into_iter()
+        .map(|(name, mut instances)| {
+            let value = match instances.first().map(|(k, _)| k.clone()) {
+                Some(Some(InstanceKey::Int(_))) => {
+                    instances.sort_by(|a, b| a.0.cmp(&b.0));
+                    Value::Tuple(instances.into_iter().map(|(_, v)| v).collect())
+                }
+                Some(Some(InstanceKey::Str(_))) => Value::Object(
+                    instances
+                        .into_iter()
+                        .filter_map(|(k, v)| match k {
+                            Some(InstanceKey::Str(s)) => Some((s, v)),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => instances.pop().map(|(_, v)| v).unwrap_or_else(Value::null),
+            };
+            (name, value)
+        })
+        .collect();
+    Ok(StateValues(values))
+}
+
 /// `strata state show ADDR`: one instance as Terraform prints it.
 pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
     let (objects, _, _) = shown_state(store, drivers)?;

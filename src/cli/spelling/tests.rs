@@ -170,10 +170,7 @@ fn apply_destroy_is_destroy_and_json_follows_the_command() {
 #[test]
 fn what_strata_does_not_do_yet_is_refused_by_name() {
     for (flag, what) in [
-        (
-            "-generate-config-out=gen.tf",
-            "writing configuration for import blocks",
-        ),
+        ("-backup=old.tfstate", "a backup file of your choosing"),
         (
             "-state-out=other.tfstate",
             "writing the state to another file",
