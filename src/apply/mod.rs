@@ -220,7 +220,14 @@ pub fn apply(
 
 async fn run(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<(), Diags> {
     let plan = ex.req.plan;
-    let mut runner = Runner::new(ex.req.parallelism, ex.req.progress);
+    // The driver calls the plan asks for: a replacement is two.
+    let total = plan
+        .changes
+        .iter()
+        .flat_map(|c| c.action.json_actions())
+        .filter(|a| !matches!(**a, "no-op" | "forget"))
+        .count();
+    let mut runner = Runner::new(ex.req.parallelism, ex.req.progress, total);
     let first = without_driver_calls(ex, stale)?;
     ex.record.commit(first)?;
     // Moves in a commit of their own: later entries use the new addresses.

@@ -116,3 +116,56 @@ impl Progress {
         }
     }
 }
+
+/// How many operations make an apply large enough for a count every ten
+/// seconds: below it, the `Still …` lines tell the whole story.
+pub(super) const LARGE_APPLY: usize = 50;
+
+/// Where a large apply stands (strata's own line: Terraform has none),
+/// said with each round of `Still …` lines; `None` for a small apply or
+/// the machine-readable UI.
+pub(super) fn tally(progress: Progress, t: &Tally) -> Option<String> {
+    if progress != Progress::Lines || t.total < LARGE_APPLY {
+        return None;
+    }
+    let failed = match t.failed {
+        0 => String::new(),
+        n => format!(", {n} failed"),
+    };
+    Some(format!(
+        "Progress: {} of {} operations done ({} running{failed})",
+        t.done, t.total, t.running
+    ))
+}
+
+/// The counts of an apply's operations so far.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    /// Every operation the plan asks for (a replacement is two).
+    pub total: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub running: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_apply_says_where_it_stands() {
+        let t = Tally {
+            total: 300,
+            done: 120,
+            failed: 1,
+            running: 8,
+        };
+        assert_eq!(
+            tally(Progress::Lines, &t).as_deref(),
+            Some("Progress: 120 of 300 operations done (8 running, 1 failed)")
+        );
+        assert_eq!(tally(Progress::Json, &t), None);
+        let small = Tally { total: 10, ..t };
+        assert_eq!(tally(Progress::Lines, &small), None);
+    }
+}

@@ -1,7 +1,7 @@
 //! Driver calls in flight: at most `parallelism` at once, the rest queued;
 //! each start, ten seconds' wait and end told as `Progress` says.
 
-use super::progress::{Event, Progress};
+use super::progress::{Event, Progress, Tally};
 use crate::lang::value::Value;
 use crate::ui::id_of;
 use std::collections::{HashMap, VecDeque};
@@ -102,6 +102,8 @@ pub struct Wanted {
 pub struct Runner {
     parallelism: usize,
     progress: Progress,
+    /// Operations asked for, done and failed, for a large apply's count.
+    tally: Tally,
     set: JoinSet<Finished>,
     queue: VecDeque<Op>,
     running: HashMap<usize, (String, OpKind, Instant)>,
@@ -205,10 +207,15 @@ async fn perform(op: Op) -> Finished {
 }
 
 impl Runner {
-    pub fn new(parallelism: usize, progress: Progress) -> Runner {
+    /// A runner for an apply of `total` operations.
+    pub fn new(parallelism: usize, progress: Progress, total: usize) -> Runner {
         Runner {
             parallelism: parallelism.max(1),
             progress,
+            tally: Tally {
+                total,
+                ..Tally::default()
+            },
             set: JoinSet::new(),
             queue: VecDeque::new(),
             running: HashMap::new(),
@@ -280,6 +287,8 @@ impl Runner {
         }
         let results = out;
         for r in &results {
+            self.tally.done += 1;
+            self.tally.failed += usize::from(r.result.is_err());
             if let Some((addr, kind, started)) = self.running.remove(&r.op) {
                 let secs = started.elapsed().as_secs();
                 let event = match &r.result {
@@ -304,6 +313,13 @@ impl Runner {
         for (addr, kind, started) in rows {
             let secs = started.elapsed().as_secs();
             self.progress.emit(addr, *kind, Event::Still { secs });
+        }
+        let now = Tally {
+            running: self.running.len(),
+            ..self.tally
+        };
+        if let Some(line) = super::progress::tally(self.progress, &now) {
+            println!("{line}");
         }
     }
 }
