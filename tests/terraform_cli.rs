@@ -1358,3 +1358,80 @@ locals {
         "{seen:?}"
     );
 }
+
+/// Plan JSON's `relevant_attributes` beside Terraform's: references from
+/// changing resources (literal and dynamic indexes, splats, nested
+/// attributes), from a changing output through a local, and from a child
+/// module's outputs, which Terraform counts in every plan. Terraform lists
+/// them in no fixed order, so they are compared as sets.
+#[test]
+fn relevant_attributes_are_terraforms() {
+    if !require_terraform("relevant_attributes_are_terraforms") {
+        return;
+    }
+    let config = r#"
+variable "v" {
+  default = 1
+}
+resource "terraform_data" "d" {
+  input = "d"
+}
+resource "terraform_data" "a" {
+  input = [var.v, terraform_data.d.output]
+}
+resource "terraform_data" "b" {
+  input = { x = terraform_data.a.output, y = terraform_data.c[0].id, z = var.v }
+}
+resource "terraform_data" "c" {
+  count = 2
+  input = "c"
+}
+resource "terraform_data" "f" {
+  input = [terraform_data.c[*].id, terraform_data.c[var.v].output, var.v]
+}
+locals {
+  l = terraform_data.c[1].output
+}
+output "o" {
+  value = [terraform_data.b.output.x, local.l]
+}
+module "m" {
+  source = "./m"
+  i      = terraform_data.a.id
+}
+"#;
+    let child = "variable \"i\" {}\nresource \"terraform_data\" \"in\" {\n  input = var.i\n}\noutput \"x\" {\n  value = terraform_data.in.output\n}\n";
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = workdir(&format!("relevant-{tool}")).join("infra");
+        write_tree(&dir, &[("main.tf", config), ("m/main.tf", child)]);
+        if tool == "terraform" {
+            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
+        }
+        assert_eq!(run(tool, &dir, &["apply", "-auto-approve"], &[]).0, 0);
+        let mut sets = Vec::new();
+        for v in ["1", "0"] {
+            let (code, out, err) = run(
+                tool,
+                &dir,
+                &["plan", "-var", &format!("v={v}"), "-out=p.bin"],
+                &[],
+            );
+            assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
+            let shown: serde_json::Value =
+                serde_json::from_str(&run(tool, &dir, &["show", "-json", "p.bin"], &[]).1)
+                    .expect("plan JSON");
+            let mut set: Vec<String> = shown["relevant_attributes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| r.to_string())
+                .collect();
+            set.sort();
+            sets.push(set);
+        }
+        seen.push(sets);
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert!(seen[0][1].len() > 4, "{:?}", seen[0]);
+}

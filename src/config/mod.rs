@@ -281,14 +281,21 @@ impl Module {
         self.locals.iter().find(|l| l.name == name)
     }
 
+    /// The module at `path` (its keys not looked at: every instance of a
+    /// module has the same blocks).
+    pub fn module_at(&self, path: &ModulePath) -> Option<&Module> {
+        let mut m = self;
+        for step in path.steps() {
+            m = &m.module_calls.iter().find(|c| c.name == step.call)?.module;
+        }
+        Some(m)
+    }
+
     /// The resource block at an address (its module keys, if any, are
     /// not looked at: every instance of a module has the same blocks).
     pub fn resource_at(&self, addr: &ResourceAddr) -> Option<&Resource> {
-        let mut m = self;
-        for step in addr.module.steps() {
-            m = &m.module_calls.iter().find(|c| c.name == step.call)?.module;
-        }
-        m.resources
+        self.module_at(&addr.module)?
+            .resources
             .iter()
             .find(|r| r.mode == addr.mode && r.type_name == addr.type_name && r.name == addr.name)
     }

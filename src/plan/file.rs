@@ -185,6 +185,7 @@ impl Saved {
             "targets": p.scope.targets.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "excludes": p.scope.excludes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "refresh_only": p.refresh_only,
+            "relevant_attributes": p.relevant_attributes,
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
             "cost": p.cost.to_json(),
             "outputs": p.outputs.iter().map(|o| json!({
@@ -292,6 +293,10 @@ impl Saved {
                     .and_then(Json::as_bool)
                     .unwrap_or(false),
                 untouched: list("untouched")?,
+                relevant_attributes: j
+                    .get("relevant_attributes")
+                    .and_then(|r| serde_json::from_value(r.clone()).ok())
+                    .unwrap_or_default(),
                 generated_config: Default::default(),
             },
             config_dir: j

@@ -13,11 +13,13 @@ mod instance;
 mod moved;
 mod planner;
 mod refresh;
+mod relevant;
 
 pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Request};
+pub use relevant::RelevantAttr;
 
 /// The id an `import` block gives: a string known before apply.
 pub fn import_id(
@@ -237,6 +239,9 @@ pub struct Plan {
     /// of a refresh-only plan), as state holds them: what the apply reads
     /// where what it evaluates refers to them. No rendering shows them.
     pub untouched: Vec<ResourceChange>,
+    /// The resource attributes what the plan changes refers to (plan
+    /// JSON's `relevant_attributes`).
+    pub relevant_attributes: Vec<RelevantAttr>,
     /// `-generate-config-out`: the configuration written for an import
     /// target that had none, by its address (the engine fills it, the
     /// human plan says so). Not saved in a plan file.

@@ -235,7 +235,9 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
     let timestamp = crate::funcs::plan_timestamp().to_string();
     let cost = price(&changes, req.drivers, req.prices, &timestamp);
+    let relevant_attributes = super::relevant::relevant(req.root, &changes, &outputs);
     Ok(Plan {
+        relevant_attributes,
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
         destroy: req.destroy,

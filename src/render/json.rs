@@ -365,6 +365,9 @@ pub fn plan(p: &Plan, language: &str) -> String {
     if !changes.is_empty() {
         out.insert("resource_changes".into(), Json::Array(changes));
     }
+    if !p.relevant_attributes.is_empty() {
+        out.insert("relevant_attributes".into(), json!(p.relevant_attributes));
+    }
     if !p.outputs.is_empty() {
         out.insert(
             "output_changes".into(),

@@ -179,7 +179,7 @@ impl Expr {
     /// index (`["main", "id"]` for `aws_vpc.main.id`), and the span. Loop
     /// variables of for-expressions are not references.
     pub fn visit_references<'a>(&'a self, f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
-        self.refs(None, f)
+        self.refs(None, &mut |e, root, attrs| f(root, attrs, e.span))
     }
 
     /// As [`Expr::visit_references`], leaving out the arguments of calls
@@ -190,17 +190,24 @@ impl Expr {
         skip: &str,
         f: &mut dyn FnMut(&'a str, &[&'a str], Span),
     ) {
-        self.refs(Some(skip), f)
+        self.refs(Some(skip), &mut |e, root, attrs| f(root, attrs, e.span))
     }
 
-    fn refs<'a>(&'a self, skip: Option<&str>, f: &mut dyn FnMut(&'a str, &[&'a str], Span)) {
+    /// Calls `f` with every whole traversal inside (`aws_vpc.main.id`,
+    /// `aws_subnet.a[0].id`, as far as it goes), for callers that read
+    /// its steps themselves; loop variables left out, as above.
+    pub fn visit_traversals<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        self.refs(None, &mut |e, _, _| f(e))
+    }
+
+    fn refs<'a>(&'a self, skip: Option<&str>, f: &mut RefVisitor<'a, '_>) {
         match &self.kind {
             ExprKind::Variable(_) | ExprKind::GetAttr(..) | ExprKind::Index(..) => {
                 let mut attrs = Vec::new();
                 let mut keys = Vec::new();
                 match traversal(self, &mut attrs, &mut keys) {
                     Some(root) => {
-                        f(root, &attrs, self.span);
+                        f(self, root, &attrs);
                         for k in keys {
                             k.refs(skip, f);
                         }
@@ -244,9 +251,9 @@ impl Expr {
             }
             ExprKind::For(fe) => {
                 fe.collection.refs(skip, f);
-                let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
+                let mut inner = |e: &'a Expr, root: &'a str, attrs: &[&'a str]| {
                     if root != fe.value_var && Some(root) != fe.key_var.as_deref() {
-                        f(root, attrs, span)
+                        f(e, root, attrs)
                     }
                 };
                 for e in [fe.key.as_ref(), Some(&fe.value), fe.cond.as_ref()]
@@ -285,11 +292,11 @@ fn traversal<'a>(
     }
 }
 
-fn visit_parts<'a>(
-    parts: &'a [TemplatePart],
-    skip: Option<&str>,
-    f: &mut dyn FnMut(&'a str, &[&'a str], Span),
-) {
+/// What a reference visit calls: the traversal, its root name, and the
+/// attribute names after the root up to the first index.
+type RefVisitor<'a, 'f> = dyn FnMut(&'a Expr, &'a str, &[&'a str]) + 'f;
+
+fn visit_parts<'a>(parts: &'a [TemplatePart], skip: Option<&str>, f: &mut RefVisitor<'a, '_>) {
     for p in parts {
         match p {
             TemplatePart::Literal(_) => {}
@@ -310,9 +317,9 @@ fn visit_parts<'a>(
                 body,
             } => {
                 collection.refs(skip, f);
-                let mut inner = |root: &'a str, attrs: &[&'a str], span: Span| {
+                let mut inner = |e: &'a Expr, root: &'a str, attrs: &[&'a str]| {
                     if root != value_var && Some(root) != key_var.as_deref() {
-                        f(root, attrs, span)
+                        f(e, root, attrs)
                     }
                 };
                 visit_parts(body, skip, &mut inner);
