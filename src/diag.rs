@@ -226,6 +226,36 @@ impl Diag {
         }
     }
 
+    /// The diagnostic as Terraform writes one without colour: its kind and
+    /// summary, where it is (`on FILE line N:` and that line), and the
+    /// detail wrapped at 78 columns (lines that start indented, such as a
+    /// command to run, kept as they are).
+    pub fn terraform_text(&self, sources: &Sources) -> String {
+        let kind = if self.warning { "Warning" } else { "Error" };
+        let mut out = format!("\n{kind}: {}\n\n", self.summary);
+        if let Some(span) = self.span {
+            let (line, _) = sources.line_col(span.file, span.start);
+            let text = sources
+                .text(span.file)
+                .lines()
+                .nth(line.saturating_sub(1))
+                .unwrap_or_default();
+            let name = sources.name(span.file).trim_start_matches("./");
+            out.push_str(&format!("  on {name} line {line}:\n  {line}: {text}\n\n"));
+        }
+        for l in self.detail.lines() {
+            match l.starts_with(' ') || l.is_empty() {
+                true => out.push_str(l),
+                false => out.push_str(&textwrap::fill(
+                    l,
+                    textwrap::Options::new(78).break_words(false),
+                )),
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Binds the diagnostic to the sources so miette can render it.
     pub fn report(&self, sources: &Sources) -> Report {
         let (src, location) = match self.span {

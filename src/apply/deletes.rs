@@ -102,10 +102,15 @@ impl<'p> Exec<'_, 'p> {
             self.fail(&c.addr, why);
             true
         })?;
+        // Terraform names a deposed object's delete by its key too.
+        let addr = match &d.deposed {
+            Some(key) => format!("{} (deposed object {key})", c.addr),
+            None => c.addr.to_string(),
+        };
         runner.start(Op {
             id,
             kind: OpKind::Delete,
-            addr: c.addr.to_string(),
+            addr,
             driver,
             type_name: c.addr.id.type_name.clone(),
             prior: c.before.clone().unwrap_or_else(Value::null),

@@ -65,6 +65,11 @@ impl OpKind {
 impl Progress {
     pub(super) fn emit(self, addr: &str, kind: OpKind, e: Event<'_>) {
         let words = kind.words();
+        // A deposed object is named as such when its delete starts only.
+        let addr = match e {
+            Event::Start { .. } => addr,
+            _ => addr.split(" (deposed object ").next().unwrap_or(addr),
+        };
         let with_id = |id: Option<&str>| id.map(|i| format!(" [id={i}]")).unwrap_or_default();
         let (said, what) = match e {
             Event::Start { id } => (
@@ -87,7 +92,8 @@ impl Progress {
         match self {
             Progress::Lines => println!("{said}"),
             Progress::Json => {
-                let Some(parsed) = Address::parse(addr) else {
+                let instance = addr.split(" (deposed object ").next().unwrap_or(addr);
+                let Some(parsed) = Address::parse(instance) else {
                     return;
                 };
                 let mut hook =

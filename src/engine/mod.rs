@@ -655,11 +655,11 @@ pub fn plan(
             said_as_messages(&plan.warnings, sources);
         }
         false => {
-            if format == Format::Human && opts.refresh {
-                print!("{}", crate::render::human::refreshing(&plan));
+            if format == Format::Human {
+                print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
             }
             print!("{}", render(&plan, format));
-            warn(&plan.warnings, sources);
+            warn(&plan.warnings, sources, format == Format::Human);
             let advice = !crate::ui::in_automation();
             let unsaved = format == Format::Human && out.is_none() && plan.applyable() && advice;
             // Like the -out note, advice a script (TF_IN_AUTOMATION) is
@@ -742,7 +742,7 @@ pub fn cost(
         ),
     };
     print!("{}", text.trim_start_matches('\n'));
-    warn(&plan.warnings, sources);
+    warn(&plan.warnings, sources, false);
     crate::par::drop_later((plan, state));
     Ok(())
 }
@@ -994,11 +994,9 @@ pub fn apply(
                     said_as_messages(scoped.as_slice(), sources);
                 }
                 false => {
-                    if opts.refresh {
-                        print!("{}", crate::render::human::refreshing(&plan));
-                    }
+                    print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
                     print!("{}", crate::render::human::plan(&plan));
-                    warn(scoped.as_slice(), sources);
+                    warn(scoped.as_slice(), sources, true);
                 }
             }
             // Objects changed outside strata are recorded even when
@@ -1028,8 +1026,9 @@ pub fn apply(
         }
     };
     match (from_file, opts.json) {
-        // A saved plan is applied without showing it again.
-        (true, false) => eprintln!("Applying the saved plan."),
+        // A saved plan is applied without showing it again, and without
+        // a word, as Terraform applies one.
+        (true, false) => {}
         // The stream says what is planned, as Terraform's does.
         (true, true) => {
             for l in crate::render::ui::planned_changes(&plan) {
@@ -1057,7 +1056,7 @@ pub fn apply(
     let (state, report, p) = run.rounds(p, plan, state, sources)?;
     match opts.json {
         true => said_as_messages(applied_scope.as_slice(), sources),
-        false => warn(applied_scope.as_slice(), sources),
+        false => warn(applied_scope.as_slice(), sources, true),
     }
     let outcome = summary(
         &report.applied,
@@ -1065,7 +1064,7 @@ pub fn apply(
         &p.module,
         (opts.destroy, opts.json),
     );
-    warn(&report.applied.warnings, sources);
+    warn(&report.applied.warnings, sources, !opts.json);
     match report.unplaced.is_empty() {
         true => outcome,
         false => Err(Diags(report.unplaced)),
@@ -1083,9 +1082,14 @@ fn said_as_messages(warnings: &[Diag], sources: &Sources) {
 }
 
 /// Warnings (failed checks) on stderr, rendered like errors.
-fn warn(warnings: &[Diag], sources: &Sources) {
+/// Warnings: beside human output, where and as Terraform writes them
+/// (stdout, its layout); beside JSON or markdown on stdout, on stderr.
+fn warn(warnings: &[Diag], sources: &Sources, human: bool) {
     for d in warnings {
-        eprintln!("{:?}", miette::Report::new(d.report(sources)));
+        match human {
+            true => print!("{}", d.terraform_text(sources)),
+            false => eprintln!("{:?}", miette::Report::new(d.report(sources))),
+        }
     }
 }
 
@@ -1161,13 +1165,9 @@ fn summary(
         } else {
             String::new()
         };
-        let forgotten = if report.forgotten > 0 {
-            format!(", {} forgotten", report.forgotten)
-        } else {
-            String::new()
-        };
+        // Terraform 1.11 does not count what `removed` blocks forgot here.
         println!(
-            "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed{forgotten}.",
+            "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
             report.added, report.changed, report.destroyed
         );
     }

@@ -65,7 +65,8 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 11] = [
+const REASONS: [Reason; 12] = [
+    Reason::WrongRepetition,
     Reason::ReadConfigUnknown,
     Reason::ReadDependencyPending,
     Reason::NoResourceConfig,

@@ -102,6 +102,9 @@ pub enum Reason {
     NoResourceConfig,
     /// `count` no longer reaches this index.
     CountIndex,
+    /// The instance has a key of a kind the resource no longer repeats by
+    /// (a string key without `for_each`, a number without `count`).
+    WrongRepetition,
     /// `for_each` no longer has this key.
     EachKey,
     /// The module instance that held it is gone.
@@ -127,6 +130,7 @@ impl Reason {
         match self {
             Reason::NoResourceConfig => "delete_because_no_resource_config",
             Reason::CountIndex => "delete_because_count_index",
+            Reason::WrongRepetition => "delete_because_wrong_repetition",
             Reason::EachKey => "delete_because_each_key",
             Reason::NoModule => "delete_because_no_module",
             Reason::ReplaceTriggered => "replace_by_triggers",

@@ -184,7 +184,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     if req.destroy {
         p.configure_for_destroy(&walk);
     }
-    p.orphans();
+    p.orphans(&walk);
     let whole = req.scope.is_everything() && !req.refresh_only;
     if let (Some(inspect), false, true) = (req.inspect, req.destroy, whole) {
         let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
@@ -955,10 +955,18 @@ impl<'a> Planner<'_, 'a> {
 
     /// Deletes for every prior object the walk did not claim, and for
     /// deposed objects; everything when destroying.
-    fn orphans(&mut self) {
+    fn orphans(&mut self, walk: &Walk<'_>) {
         if self.req.refresh_only {
             return;
         }
+        // Whether the module instance an object is in is still expanded.
+        let alive = |path: &ModulePath| {
+            let config = path
+                .steps()
+                .iter()
+                .fold(ModulePath::root(), |m, s| m.child(&s.call, None));
+            path.is_root() || walk.module_instances(&config).contains(path)
+        };
         let mut gone: Vec<PriorInstance> = self
             .prior
             .drain()
@@ -975,8 +983,15 @@ impl<'a> Planner<'_, 'a> {
                 match (cfg, &p.addr.key) {
                     (None, _) => Reason::NoResourceConfig,
                     (Some(_), _) if p.deposed.is_some() => Reason::NoResourceConfig,
+                    (Some(_), _) if !alive(&p.addr.id.module) => Reason::NoModule,
                     (Some(r), Some(InstanceKey::Int(_))) if r.count.is_some() => Reason::CountIndex,
                     (Some(r), Some(InstanceKey::Str(_))) if r.for_each.is_some() => Reason::EachKey,
+                    (Some(r), Some(InstanceKey::Int(_))) if r.count.is_none() => {
+                        Reason::WrongRepetition
+                    }
+                    (Some(r), Some(InstanceKey::Str(_))) if r.for_each.is_none() => {
+                        Reason::WrongRepetition
+                    }
                     (Some(_), _) if !p.addr.id.module.is_root() => Reason::NoModule,
                     (Some(_), _) => Reason::NoResourceConfig,
                 }

@@ -79,6 +79,10 @@ fn header(c: &ResourceChange) -> String {
         (Some(Reason::NoResourceConfig), _) => {
             Some(format!("{} is not in configuration", c.config_addr()))
         }
+        (Some(Reason::WrongRepetition), Some(InstanceKey::Int(_))) => {
+            Some("resource does not use count".to_string())
+        }
+        (Some(Reason::WrongRepetition), _) => Some("resource does not use for_each".to_string()),
         (Some(Reason::CountIndex), Some(InstanceKey::Int(i))) => {
             Some(format!("index [{i}] is out of range for count"))
         }
@@ -195,17 +199,19 @@ pub fn drift_section(drift: &[ResourceChange], schemas: &Schemas, why: &str) -> 
 pub const RULE: &str =
     "─────────────────────────────────────────────────────────────────────────────";
 
-/// A `Refreshing state...` line for each object the plan read back (an
-/// imported one's `Preparing import...` line before it), in address
-/// order, and a blank line after them, as Terraform starts a plan.
-pub fn refreshing(p: &Plan) -> String {
-    let read = p.read_back().map(|c| {
-        let id = c
-            .before
-            .as_ref()
-            .and_then(crate::ui::id_of)
+/// What a plan says before it is shown, as Terraform starts one: a
+/// `Refreshing state...` line for each object read back (with `refresh`),
+/// an imported one's `Preparing import...` line before its own, a data
+/// source read while planning as `Reading...` and `Read complete`; in
+/// address order; then a blank line.
+pub fn refreshing(p: &Plan, refresh: bool) -> String {
+    let id_of = |v: Option<&crate::lang::value::Value>| {
+        v.and_then(crate::ui::id_of)
             .map(|i| format!(" [id={i}]"))
-            .unwrap_or_default();
+            .unwrap_or_default()
+    };
+    let read = p.read_back().filter(|_| refresh).map(|c| {
+        let id = id_of(c.before.as_ref());
         (
             c.addr.to_string(),
             format!("{}: Refreshing state...{id}\n", c.addr),
@@ -219,10 +225,16 @@ pub fn refreshing(p: &Plan) -> String {
         );
         Some((c.addr.to_string(), lines))
     });
-    let mut lines: Vec<(String, String)> = read.chain(imported).collect();
-    if lines.is_empty() {
-        return String::new();
-    }
+    let data = p
+        .changes
+        .iter()
+        .filter(|c| c.addr.id.mode == Mode::Data && c.action == Action::NoOp && c.after.is_some())
+        .map(|c| {
+            let id = id_of(c.after.as_ref());
+            let lines = format!("{0}: Reading...\n{0}: Read complete after 0s{id}\n", c.addr);
+            (c.addr.to_string(), lines)
+        });
+    let mut lines: Vec<(String, String)> = read.chain(imported).chain(data).collect();
     lines.sort();
     lines
         .into_iter()
@@ -249,6 +261,10 @@ pub fn plan(p: &Plan) -> String {
             true => "No changes. Your infrastructure still matches the configuration.\n\nstrata has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
             false => "",
         });
+        return out;
+    }
+    if changes.is_empty() && outputs.is_empty() && p.destroy {
+        out.push_str("No changes. No objects need to be destroyed.\n\nEither you have not created any objects yet or the existing objects were\nalready deleted outside of strata.\n");
         return out;
     }
     if changes.is_empty() && outputs.is_empty() {
@@ -360,10 +376,30 @@ pub fn state(objects: &[ResourceChange], outputs: &[OutputChange], existed: bool
     if objects.is_empty() && outputs.is_empty() {
         return "The state file is empty. No resources are represented.\n".into();
     }
+    // As Terraform lays a state out: the root module's objects first, then
+    // each module instance's, an empty line more between modules.
     let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
-    sorted.sort_by_key(|c| c.addr.to_string());
-    let blocks: Vec<String> = sorted.into_iter().map(state_object).collect();
-    let mut out = blocks.join("\n");
+    sorted.sort_by_key(|c| {
+        (
+            !c.addr.id.module.is_root(),
+            c.addr.id.module.to_string(),
+            c.addr.to_string(),
+        )
+    });
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    let mut last = None;
+    for c in sorted {
+        let module = c.addr.id.module.to_string();
+        if last.as_ref() != Some(&module) {
+            groups.push(Vec::new());
+            last = Some(module);
+        }
+        if let Some(g) = groups.last_mut() {
+            g.push(state_object(c));
+        }
+    }
+    let groups: Vec<String> = groups.iter().map(|g| g.join("\n")).collect();
+    let mut out = groups.join("\n\n");
     if !outputs.is_empty() {
         out.push_str("\n\nOutputs:\n\n");
         for o in outputs {

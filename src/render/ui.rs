@@ -93,6 +93,7 @@ fn reason(r: Reason) -> Option<&'static str> {
         Reason::ReplaceTriggered => "replace_by_triggers",
         Reason::NoResourceConfig => "delete_because_no_resource_config",
         Reason::CountIndex => "delete_because_count_index",
+        Reason::WrongRepetition => "delete_because_wrong_repetition",
         Reason::EachKey => "delete_because_each_key",
         Reason::NoModule => "delete_because_no_module",
         Reason::ReadConfigUnknown => "read_because_config_unknown",

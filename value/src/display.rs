@@ -53,6 +53,20 @@ pub fn is_identifier(s: &str) -> bool {
 /// `<<-EOT` inside, each line at the element's indentation) or `terraform
 /// show`'s (`<<-EOT`, lines one level in, the last line break dropped).
 fn string(s: &str, indent: usize, style: Style, out: &mut String) {
+    // `terraform show` writes a JSON document as the call that made it.
+    if style.aligned {
+        if let Some(doc) = json_document(s) {
+            let pad = style.unit.repeat(indent);
+            out.push_str("jsonencode(\n");
+            out.push_str(&pad);
+            out.push_str(style.unit);
+            write(&doc, indent + 1, style, out);
+            out.push('\n');
+            out.push_str(&pad);
+            out.push(')');
+            return;
+        }
+    }
     if !s.contains('\n') {
         return quoted_line(s, out);
     }
@@ -69,13 +83,26 @@ fn string(s: &str, indent: usize, style: Style, out: &mut String) {
     };
     out.push_str("<<-EOT\n");
     for line in body.split('\n') {
-        out.push_str(&pad);
-        out.push_str(inner);
+        // `show` leaves an empty line empty; the console indents it.
+        if !(style.aligned && line.is_empty()) {
+            out.push_str(&pad);
+            out.push_str(inner);
+        }
         out.push_str(line);
         out.push('\n');
     }
     out.push_str(&pad);
     out.push_str("EOT");
+}
+
+/// `s` as a value when it is a JSON object or array.
+fn json_document(s: &str) -> Option<Value> {
+    let t = s.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let j: serde_json::Value = serde_json::from_str(s).ok()?;
+    crate::json::value_from_json(&j, &crate::types::Type::Dynamic).ok()
 }
 
 /// `s` as a one-line HCL string literal: quotes, backslashes and control
@@ -107,9 +134,10 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
         Value::Number(n) => out.push_str(&n.to_text()),
         Value::String(s) => string(s, indent, style, out),
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
+            // The console names a collection's type; `show` does not.
             let (open, close) = match v {
-                Value::List(..) => ("tolist([", "])"),
-                Value::Set(..) => ("toset([", "])"),
+                Value::List(..) if !style.aligned => ("tolist([", "])"),
+                Value::Set(..) if !style.aligned => ("toset([", "])"),
                 _ => ("[", "]"),
             };
             if vs.is_empty() {
@@ -128,7 +156,7 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
             out.push_str(close);
         }
         Value::Map(_, m) | Value::Object(m) => {
-            let (open, close) = if matches!(v, Value::Map(..)) {
+            let (open, close) = if matches!(v, Value::Map(..)) && !style.aligned {
                 ("tomap({", "})")
             } else {
                 ("{", "}")
