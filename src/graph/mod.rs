@@ -440,9 +440,10 @@ fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Di
         .collect();
     // A block's first line is enough to point at it.
     let head = |s: Span| sources.first_line(s);
+    let members: Vec<String> = nodes.iter().map(|n| n.addr()).collect();
     let mut d = Diag::new(
         "strata::graph::cycle",
-        "Cycle in the dependency graph",
+        format!("Cycle: {}", members.join(", ")),
         format!(
             "These depend on each other, so none can be evaluated first:\n{}",
             list.join("\n")

@@ -368,8 +368,13 @@ impl Plan {
     /// The objects the plan read back from the state: managed, there
     /// before it, neither deposed nor adopted by an import.
     pub fn read_back(&self) -> impl Iterator<Item = &ResourceChange> {
-        self.changes.iter().filter(|c| {
-            c.addr.id.mode == Mode::Managed
+        // A refresh-only plan reads every object back and changes none, so
+        // they are all among the untouched.
+        let refreshed = self.untouched.iter().filter(|_| self.refresh_only);
+        self.changes.iter().chain(refreshed).filter(|c| {
+            // What a `removed` block forgets is not read back.
+            c.action != Action::Forget
+                && c.addr.id.mode == Mode::Managed
                 && c.before.is_some()
                 && c.deposed.is_none()
                 && c.importing.is_none()

@@ -106,6 +106,29 @@ pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut Stri
     value_in(b, a, indent, false, out)
 }
 
+/// An output's change, as Terraform renders one: from its JSON, so a map
+/// reads as an object (keys bare), and inside a changed value what is
+/// removed has no `-> null` of its own.
+pub fn output_value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
+    let (b, a) = (b.map(as_object), a.map(as_object));
+    let removed = is_null(a.as_ref()) && !is_null(b.as_ref());
+    value_in(b.as_ref(), a.as_ref(), indent, !removed, out)
+}
+
+/// `v` with every map an object.
+fn as_object(v: &Value) -> Value {
+    match v {
+        Value::Map(_, m) | Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), as_object(x))).collect())
+        }
+        Value::List(t, xs) => Value::List(t.clone(), xs.iter().map(as_object).collect()),
+        Value::Set(t, xs) => Value::Set(t.clone(), xs.iter().map(as_object).collect()),
+        Value::Tuple(xs) => Value::Tuple(xs.iter().map(as_object).collect()),
+        Value::Sensitive(x) => Value::Sensitive(Box::new(as_object(x))),
+        other => other.clone(),
+    }
+}
+
 /// `whole`: inside a value created or deleted as a whole, where only the
 /// outermost line says `-> null`.
 fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, whole_: bool, out: &mut String) {
@@ -135,14 +158,15 @@ fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, whole_: bool, o
                 out.push_str(" -> null");
             }
         }
-        (Some(bv), Some(av)) => changed(bv, av, indent, out),
+        (Some(bv), Some(av)) => changed(bv, av, indent, whole_, out),
         _ => out.push_str("null"),
     }
 }
 
-fn changed(b: &Value, a: &Value, indent: usize, out: &mut String) {
+/// `quiet`: what is removed inside says no `-> null` (an output's change).
+fn changed(b: &Value, a: &Value, indent: usize, quiet: bool, out: &mut String) {
     if let (Some((bm, map)), Some((am, _))) = (entries(b), entries(a)) {
-        return object(bm, am, map, indent, false, out);
+        return object(bm, am, map, indent, quiet, out);
     }
     if let (Some(bs), Some(as_)) = (elements(b), elements(a)) {
         let same_tuple = matches!(
@@ -155,7 +179,7 @@ fn changed(b: &Value, a: &Value, indent: usize, out: &mut String) {
         out.push_str("jsonencode(\n");
         out.push_str(&pad(indent + 4));
         out.push_str("~ ");
-        changed(&bj, &aj, indent + 4, out);
+        changed(&bj, &aj, indent + 4, quiet, out);
         out.push('\n');
         out.push_str(&pad(indent + 2));
         out.push(')');
@@ -511,11 +535,14 @@ pub fn resource_body(
             _ => line(s, (k, width), bv, av, inner, false, &mut l),
         }
         // Terraform marks typed attributes only: a dynamic one (like
-        // terraform_data's triggers_replace) is rendered without the mark.
+        // terraform_data's triggers_replace) is rendered without the mark,
+        // unless it becomes unknown.
         let dynamic = schema
             .and_then(|s| s.attributes.get(k.as_str()))
             .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic);
-        if !dynamic && forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
+        let unknown = av.is_some_and(|v| !v.is_known());
+        let marked = !dynamic || unknown;
+        if marked && forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
             l.pop();
             l.push_str(" # forces replacement\n");
         }

@@ -1,7 +1,7 @@
 //! The plan as people read it, laid out as Terraform lays it out so a
 //! Terraform user reads it at once.
 
-use super::diff::{resource_body, value};
+use super::diff::resource_body;
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use strata_state::model::{InstanceKey, Mode};
 
@@ -147,7 +147,7 @@ fn output_change(o: &OutputChange, width: usize) -> String {
     };
     let mut out = format!("  {sym} {:width$} = ", o.name);
     let mark = |v: Option<&crate::lang::value::Value>| v.map(|v| v.clone().mark_if(o.sensitive));
-    value(
+    super::diff::output_value(
         mark(o.before.as_ref()).as_ref(),
         mark(o.after.as_ref()).as_ref(),
         2,
@@ -320,7 +320,12 @@ pub fn plan(p: &Plan) -> String {
         out.push_str("\nAfter applying this plan, strata will no longer manage these objects. You\nwill need to import them into strata to manage them again.\n");
     }
     if !outputs.is_empty() {
-        out.push_str("\nChanges to Outputs:\n");
+        // After what came before it, an empty line; first, none (the
+        // plan's opening line is there).
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("Changes to Outputs:\n");
         // Aligned over every output, changed or not, as Terraform aligns them.
         let width = p
             .outputs
@@ -331,7 +336,8 @@ pub fn plan(p: &Plan) -> String {
         for o in outputs {
             out.push_str(&output_change(o, width));
         }
-        if changes.is_empty() {
+        // Moves and imports alone change no infrastructure either.
+        if changes.iter().all(|c| c.action == Action::NoOp) {
             out.push_str("\nYou can apply this plan to save these new output values to the strata\nstate, without changing any real infrastructure.\n");
         }
     }

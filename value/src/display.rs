@@ -102,7 +102,22 @@ fn json_document(s: &str) -> Option<Value> {
         return None;
     }
     let j: serde_json::Value = serde_json::from_str(s).ok()?;
-    crate::json::value_from_json(&j, &crate::types::Type::Dynamic).ok()
+    Some(decoded(&j))
+}
+
+/// A JSON document as `jsondecode` makes it a value.
+fn decoded(j: &serde_json::Value) -> Value {
+    use serde_json::Value as Json;
+    match j {
+        Json::Null => Value::null(),
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => crate::number::Number::parse(&n.to_string())
+            .map(Value::Number)
+            .unwrap_or_else(|_| Value::null()),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::Tuple(items.iter().map(decoded).collect()),
+        Json::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), decoded(v))).collect()),
+    }
 }
 
 /// `s` as a one-line HCL string literal: quotes, backslashes and control
@@ -172,7 +187,9 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
                 .keys()
                 .map(|k| {
                     let mut key = String::new();
-                    match style.bare_keys && is_identifier(k) {
+                    // An object's attribute names bare, a map's keys quoted.
+                    let object = matches!(v, Value::Object(_));
+                    match style.bare_keys && object && is_identifier(k) {
                         true => key.push_str(k),
                         false => quoted_line(k, &mut key),
                     }
