@@ -549,16 +549,8 @@ fn normalized(text: &str, ok: bool) -> Vec<String> {
 /// why (README lists the same). The test fails when any other case stops
 /// agreeing, and when one of these starts to: take it off the list then.
 const HUMAN_DIFFERS: &[(&str, &str)] = &[
-    (
-        "conditions",
-        "data sources are not kept in the state, so show lacks them",
-    ),
-    ("data", "data sources are not kept in the state"),
-    (
-        "json",
-        "a JSON list's changed elements shown as removed and added, not changed in place",
-    ),
-    ("module_data", "data sources are not kept in the state"),
+    ("conditions", "the same condition failing on several instances is said once (Terraform says it for each); where a list's `unchanged element hidden` note goes"),
+    ("json", "a JSON list's changed elements shown as removed and added, not changed in place"),
 ];
 
 /// The human plan, apply and show of every comparison case beside live

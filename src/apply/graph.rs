@@ -462,8 +462,14 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             }
         }
         let value = match result {
-            // Data sources are read again by every plan; not stored.
-            Ok(Some(v)) if data => Some(v),
+            // Kept as read, as Terraform keeps data sources; every plan
+            // reads them again.
+            Ok(Some(v)) if data => {
+                if let Ok(e) = self.ex.put(c, &v, Status::default()) {
+                    batch.push(e);
+                }
+                Some(v)
+            }
             Ok(Some(v)) => match self.ex.put(c, &v, Status::default()) {
                 Ok(e) => {
                     batch.push(e);

@@ -44,6 +44,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use strata_provider::Driver;
+use strata_state::model::Mode;
 use strata_state::model::{Address, OutputState};
 use strata_state::{Entry, Journal, State};
 
@@ -110,7 +111,7 @@ struct Exec<'r, 'p> {
     /// Instances whose operation failed or was skipped.
     broken: HashSet<Address>,
     /// See [`Exec::object_type`].
-    object_types: RefCell<HashMap<String, Rc<Type>>>,
+    object_types: RefCell<HashMap<(Mode, String), Rc<Type>>>,
 }
 
 impl Exec<'_, '_> {
@@ -123,25 +124,24 @@ impl Exec<'_, '_> {
 
     /// The entry recording `v` as `c`'s object.
     fn put(&self, c: &ResourceChange, v: &Value, status: Status) -> Result<Entry, String> {
-        let ty = self.object_type(&c.addr.id.type_name)?;
+        let ty = self.object_type(c.addr.id.mode, &c.addr.id.type_name)?;
         put(&ty, c, v, status)
     }
 
     /// A resource type's object type, built from its schema once per
     /// apply rather than once per object written.
-    fn object_type(&self, type_name: &str) -> Result<Rc<Type>, String> {
-        if let Some(t) = self.object_types.borrow().get(type_name) {
+    fn object_type(&self, mode: Mode, type_name: &str) -> Result<Rc<Type>, String> {
+        let key = (mode, type_name.to_string());
+        if let Some(t) = self.object_types.borrow().get(&key) {
             return Ok(t.clone());
         }
-        let (_, schema) = self
-            .req
-            .drivers
-            .resource(type_name)
-            .ok_or_else(|| format!("no driver for {type_name}"))?;
+        let found = match mode {
+            Mode::Managed => self.req.drivers.resource(type_name),
+            Mode::Data => self.req.drivers.data(type_name),
+        };
+        let (_, schema) = found.ok_or_else(|| format!("no driver for {type_name}"))?;
         let t = Rc::new(schema.object_type());
-        self.object_types
-            .borrow_mut()
-            .insert(type_name.to_string(), t.clone());
+        self.object_types.borrow_mut().insert(key, t.clone());
         Ok(t)
     }
 
@@ -211,7 +211,11 @@ pub fn apply(
         broken: HashSet::new(),
         object_types: RefCell::default(),
     };
-    let result = rt.block_on(run(&mut ex, &stale));
+    let gone = gone_data_sources(req.plan, &state);
+    let result = ex
+        .record
+        .commit(gone)
+        .and_then(|()| rt.block_on(run(&mut ex, &stale)));
     let Exec { record, report, .. } = ex;
     // Whatever finished is kept, even when a later step failed.
     let state = record.fold_into(state);
@@ -265,6 +269,35 @@ async fn run(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<(), Diags> {
 /// outside strata (an object deleted out of band leaves the state), the
 /// configuration's dependencies of unchanged instances, imported objects
 /// joining the state and forgotten ones leaving it.
+/// The data sources the state keeps that this apply reads no more: all
+/// of them when destroying, else those the plan has no instance of (only
+/// when it plans the whole configuration: a targeted plan says nothing
+/// about the rest).
+fn gone_data_sources(plan: &Plan, state: &State) -> Vec<Entry> {
+    if !plan.destroy && (!plan.scope.is_everything() || plan.refresh_only) {
+        return Vec::new();
+    }
+    let read: HashSet<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.addr.id.mode == Mode::Data && !plan.destroy)
+        .map(|c| c.addr.to_string())
+        .collect();
+    let mut out = Vec::new();
+    for r in state.resources.iter().filter(|r| r.id.mode == Mode::Data) {
+        for i in &r.instances {
+            if !read.contains(&r.id.instance_address(i.index_key.as_ref())) {
+                out.push(Entry::Remove {
+                    resource: r.id.clone(),
+                    index_key: i.index_key.clone(),
+                    deposed: i.deposed.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
 fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<Entry>, Diags> {
     let plan = ex.req.plan;
     let refused = |code: &'static str, what: &str, c: &ResourceChange, e: String| {
@@ -300,6 +333,18 @@ fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<En
         if c.action == Action::Forget {
             first.push(remove(c, c.deposed.clone()));
             ex.report.forgotten += 1;
+        }
+        // A data source read while planning is kept as read, as Terraform
+        // keeps data sources in its state (one read at apply is recorded
+        // when it is).
+        let kept = !plan.destroy;
+        if let (Mode::Data, Action::NoOp, Some(v), true) =
+            (c.addr.id.mode, c.action, &c.after, kept)
+        {
+            let e = ex
+                .put(c, v, Status::default())
+                .map_err(|e| refused("strata::apply::data", "the data source", c, e))?;
+            first.push(e);
         }
         if let (Some(_), Some(before)) = (&c.importing, &c.before) {
             let e = ex

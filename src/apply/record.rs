@@ -60,7 +60,12 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,
             attributes: value_to_json(v, ty)?.into(),
-            sensitive_attributes: mark_paths(v),
+            // Terraform records no sensitive paths for a data source (its
+            // `show` prints a remote state's secret outputs as they are).
+            sensitive_attributes: match c.addr.id.mode {
+                strata_state::model::Mode::Data => Vec::new(),
+                strata_state::model::Mode::Managed => mark_paths(v),
+            },
             dependencies: c.dependencies.clone(),
             create_before_destroy: c.create_before_destroy,
         },

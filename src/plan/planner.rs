@@ -96,7 +96,7 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
 }
 
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
-    let mut prior = refresh::decode_state(req.state, req.drivers)?;
+    let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
     let mut configs = HashMap::new();
@@ -149,7 +149,10 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     for n in walk.order() {
         match (req.graph.graph[n].kind, req.destroy) {
             (NodeKind::Resource, false) => p.resource(&walk, n),
-            (NodeKind::Data, false) => p.data(&walk, n, rt),
+            // A destroy reads data sources as a plan does (Terraform's
+            // destroy refreshes first), so what configures a provider
+            // from one has it.
+            (NodeKind::Data, _) => p.data(&walk, n, rt),
             // A destroy evaluates what provider configurations read (a
             // cluster's endpoint through its module's outputs) from the
             // objects as they are, as Terraform does: the cluster exists

@@ -31,14 +31,24 @@ fn state_diag(summary: &str, detail: String) -> Diag {
 /// Every managed object in `state`, decoded. An object whose driver this
 /// build lacks, or whose attributes do not fit the schema, is an error:
 /// planning around it could delete or duplicate it.
-pub fn decode_state(state: &State, drivers: &Drivers) -> Result<Vec<PriorInstance>, Diags> {
+/// The state's objects of mode `mode` decoded by their schemas (a plan
+/// reads managed ones; `show` data sources too).
+pub fn decode_state(
+    state: &State,
+    drivers: &Drivers,
+    mode: Mode,
+) -> Result<Vec<PriorInstance>, Diags> {
     let mut jobs = Vec::new();
     let mut diags = Diags::default();
     for r in &state.resources {
-        if r.id.mode != Mode::Managed {
+        if r.id.mode != mode {
             continue;
         }
-        let Some((_, schema)) = drivers.resource(&r.id.type_name) else {
+        let found = match mode {
+            Mode::Managed => drivers.resource(&r.id.type_name),
+            Mode::Data => drivers.data(&r.id.type_name),
+        };
+        let Some((_, schema)) = found else {
             diags.push(state_diag(
                 "Resource type not supported",
                 format!(
