@@ -232,7 +232,8 @@ impl Expansion {
                     place(cloud.span)
                 ));
             }
-            out.push(d);
+            // Every one, as given: the same words twice are two instances.
+            out.0.push(d);
         }
         out
     }

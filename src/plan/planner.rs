@@ -379,7 +379,9 @@ impl At<'_, '_> {
         };
         let errors = judged.unwrap_or_default().0;
         let any = !errors.is_empty();
-        errors.into_iter().for_each(|d| diags.push(d));
+        // Said for each instance, as Terraform says it, even when the
+        // words are the same.
+        diags.0.extend(errors);
         any
     }
 }

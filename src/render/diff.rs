@@ -437,6 +437,10 @@ fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut Strin
             skipped += 1;
             continue;
         }
+        // A run of hidden elements is noted where it is, as Terraform
+        // notes it.
+        hidden(skipped, "element", inner, out);
+        skipped = 0;
         out.push_str(&pad(inner));
         out.push(s.char());
         out.push(' ');
