@@ -545,17 +545,9 @@ fn normalized(text: &str, ok: bool) -> Vec<String> {
     joined
 }
 
-/// The cases whose human output does not agree with Terraform's yet, and
-/// why (README lists the same). The test fails when any other case stops
-/// agreeing, and when one of these starts to: take it off the list then.
-const HUMAN_DIFFERS: &[(&str, &str)] = &[(
-    "json",
-    "a JSON list's changed elements shown as removed and added, not changed in place",
-)];
-
 /// The human plan, apply and show of every comparison case beside live
-/// Terraform's, after [`normalized`]: identical, but for the cases in
-/// [`HUMAN_DIFFERS`].
+/// Terraform's, after [`normalized`]: identical. Every case is compared
+/// before the test fails, so one run names every difference.
 #[test]
 fn human_outputs_agree_with_live_terraform() {
     if !require_terraform("human_outputs_agree_with_live_terraform") {
@@ -570,15 +562,10 @@ fn human_outputs_agree_with_live_terraform() {
             .into_owned();
         let want = human_record(&case, false, &scratch(&format!("human-tf-{name}")));
         let got = human_record(&case, true, &scratch(&format!("human-{name}")));
-        let known = HUMAN_DIFFERS.iter().any(|(c, _)| *c == name);
         let caught =
             std::panic::catch_unwind(|| compare(&case, &want, &got, "Terraform's human output"));
-        match (caught, known) {
-            (Err(e), false) => wrong.push(e.downcast_ref::<String>().cloned().unwrap_or_default()),
-            (Ok(()), true) => wrong.push(format!(
-                "{name} now agrees with Terraform: take it off HUMAN_DIFFERS"
-            )),
-            _ => {}
+        if let Err(e) = caught {
+            wrong.push(e.downcast_ref::<String>().cloned().unwrap_or_default());
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

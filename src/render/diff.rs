@@ -106,24 +106,25 @@ pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut Stri
     value_in(b, a, indent, false, out)
 }
 
-/// An output's change, as Terraform renders one: from its JSON, so a map
-/// reads as an object (keys bare), and inside a changed value what is
-/// removed has no `-> null` of its own.
+/// An output's change, as Terraform renders one: from its JSON and the
+/// types that JSON implies, so a map reads as an object (keys bare), a
+/// list or set as a tuple (paired by position when of one type), and
+/// inside a changed value what is removed has no `-> null` of its own.
 pub fn output_value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
     let (b, a) = (b.map(as_object), a.map(as_object));
     let removed = is_null(a.as_ref()) && !is_null(b.as_ref());
     value_in(b.as_ref(), a.as_ref(), indent, !removed, out)
 }
 
-/// `v` with every map an object.
+/// `v` as its JSON implies: every map an object, every sequence a tuple.
 fn as_object(v: &Value) -> Value {
     match v {
         Value::Map(_, m) | Value::Object(m) => {
             Value::Object(m.iter().map(|(k, x)| (k.clone(), as_object(x))).collect())
         }
-        Value::List(t, xs) => Value::List(t.clone(), xs.iter().map(as_object).collect()),
-        Value::Set(t, xs) => Value::Set(t.clone(), xs.iter().map(as_object).collect()),
-        Value::Tuple(xs) => Value::Tuple(xs.iter().map(as_object).collect()),
+        Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs) => {
+            Value::Tuple(xs.iter().map(as_object).collect())
+        }
         Value::Sensitive(x) => Value::Sensitive(Box::new(as_object(x))),
         other => other.clone(),
     }
