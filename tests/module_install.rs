@@ -218,6 +218,7 @@ output "all" {{
     fn tree(&self, tool: &str, files: &[(String, String)]) -> PathBuf {
         let at = self.dir.join(tool);
         let _ = std::fs::remove_dir_all(&at);
+        std::fs::create_dir_all(&at).expect("tree");
         let borrowed: Vec<(&str, &str)> = files
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -511,4 +512,43 @@ fn an_archive_entry_outside_the_module_directory_is_refused() {
         !dir.join(".terraform/modules/m").exists(),
         "a half-unpacked module was left"
     );
+}
+
+/// `init -from-module` beside Terraform: a git module (calling a local
+/// one) copied into an empty directory, initialised, and applied with the
+/// same outputs; a directory with configuration refused in both.
+#[test]
+fn init_from_module_copies_a_module_in_as_terraform_does() {
+    if !tools_here("init_from_module_copies_a_module_in_as_terraform_does") {
+        return;
+    }
+    let s = scene("from-module");
+    let repo = format!("git::file://{}?ref=v1.0.0", s.dir.join("repo").display());
+    let flag = format!("-from-module={repo}");
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = s.tree(tool, &[]);
+        let (code, out, err) = s.run(tool, &dir, &["init", "-input=false", "-no-color", &flag]);
+        assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
+        assert!(
+            out.starts_with(&format!("Copying configuration from {repo:?}...")),
+            "{tool}: {out}"
+        );
+        let (code, out, err) = s.run(
+            tool,
+            &dir,
+            &["apply", "-auto-approve", "-input=false", "-no-color"],
+        );
+        assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
+        let outputs = s.run(tool, &dir, &["output", "-json"]).1;
+        let copied = std::fs::read_to_string(dir.join("main.tf")).expect("copied main.tf");
+        seen.push((manifest(&dir), copied, outputs));
+        let (code, out, err) = s.run(tool, &dir, &["init", "-input=false", "-no-color", &flag]);
+        assert_eq!(code, 1, "{tool} into a full directory:\n{out}\n{err}");
+        assert!(
+            squashed(&err).contains("already contains files"),
+            "{tool}: {err}"
+        );
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
 }

@@ -33,10 +33,17 @@ pub struct Init<'a> {
     pub force_copy: bool,
     /// `-backend-config`: `key=value`, or a file of settings.
     pub backend_config: &'a [String],
+    /// `-from-module=SOURCE`: a module copied into the (empty) directory
+    /// first.
+    pub from_module: Option<&'a str>,
 }
 
 /// Runs `init`; what it prints on success.
 pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
+    let copied = match req.from_module {
+        Some(source) => crate::install::from_module(req.path, source, sources)?,
+        None => String::new(),
+    };
     // The root module alone first: the modules it calls may not be
     // installed yet.
     let root = config::load_shallow(req.path, sources)?;
@@ -48,7 +55,7 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
         false => String::new(),
     };
     let module = config::load(req.path, sources)?;
-    let mut out = String::from("Initializing the backend...\n");
+    let mut out = copied + "Initializing the backend...\n";
     if req.backend {
         out.push_str(&super::migrate::backend(&req, &module)?);
     }

@@ -380,6 +380,10 @@ pub enum Command {
         /// (repeatable).
         #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
         backend_config: Vec<String>,
+        /// Copy the module at SOURCE (any module source) into this empty
+        /// directory first.
+        #[arg(long, value_name = "SOURCE")]
+        from_module: Option<String>,
     },
     /// Install the modules the configuration calls, as `terraform get`
     /// does: init's module step alone.
@@ -872,6 +876,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             migrate_state,
             force_copy,
             backend_config,
+            from_module,
         } => {
             let req = init::Init {
                 path: &path,
@@ -882,6 +887,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 migrate_state,
                 force_copy,
                 backend_config: &backend_config,
+                from_module: from_module.as_deref(),
             };
             print(init::run(req, &mut sources, drivers))
         }

@@ -94,7 +94,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("module-depth", "graph's module depth"),
     ("no-tests", "test files"),
     ("test-directory", "test files"),
-    ("from-module", "init"),
     ("plugin-dir", "plugin providers"),
     ("lockfile", "the dependency lock file"),
 ];

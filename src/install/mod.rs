@@ -13,7 +13,7 @@ mod registry;
 use crate::config::cli_config::CliConfig;
 use crate::config::installed::{data_dir, Manifest, Record};
 use crate::config::source::{ModuleSource, RegistryAddr, RemoteAddr};
-use crate::config::{self, Module, ModuleCall, VersionConstraint};
+use crate::config::{self, Module, ModuleCall, ModuleVersion, VersionConstraint};
 use crate::diag::{Diag, Diags, Sources, Span};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,29 +41,8 @@ pub fn modules(
         ))
     })?;
     let cli = CliConfig::read(sources)?;
-    let http = http::Http::new(&cli).map_err(|why| {
-        Diags::from(Diag::new(
-            "strata::init::modules",
-            "Cannot install modules",
-            why,
-        ))
-    })?;
-    let mut run = Run {
-        root_dir,
-        previous: &previous,
-        options,
-        http: &http,
-        registry: registry::Registry::new(&http, &cli.hosts),
-        fetched: BTreeMap::new(),
-        records: vec![Record {
-            key: String::new(),
-            source: String::new(),
-            version: None,
-            dir: ".".into(),
-        }],
-        said: String::new(),
-        diags: Diags::default(),
-    };
+    let http = client(&cli)?;
+    let mut run = Run::new(root_dir, &previous, options, &http, &cli);
     run.calls(root, "", sources);
     let Run {
         mut records,
@@ -97,6 +76,79 @@ fn write_manifest(root_dir: &Path, records: Vec<Record>) -> Result<(), Diags> {
     })
 }
 
+/// What is installed: a module call, or `init -from-module`'s source.
+struct Call<'c> {
+    name: &'c str,
+    source: &'c str,
+    version: Option<&'c ModuleVersion>,
+    span: Span,
+    source_span: Span,
+}
+
+impl<'c> Call<'c> {
+    fn of(c: &'c ModuleCall) -> Call<'c> {
+        Call {
+            name: &c.name,
+            source: &c.source,
+            version: c.version.as_ref(),
+            span: c.span,
+            source_span: c.source_span,
+        }
+    }
+}
+
+fn client(cli: &CliConfig) -> Result<http::Http<'_>, Diags> {
+    http::Http::new(cli).map_err(|why| {
+        Diags::from(Diag::new(
+            "strata::init::modules",
+            "Cannot install modules",
+            why,
+        ))
+    })
+}
+
+/// `init -from-module=SOURCE`: the module at SOURCE (any source a module
+/// call takes) copied into `root_dir`, which must hold no configuration
+/// yet; what init says about it.
+pub fn from_module(root_dir: &Path, source: &str, sources: &mut Sources) -> Result<String, Diags> {
+    if config::config_files(root_dir).is_ok_and(|f| !f.is_empty()) {
+        return Err(Diags::from(Diag::new(
+            "strata::init::from_module",
+            "The working directory already contains files",
+            "The -from-module option requires an empty directory into which a copy of the referenced module will be placed.\n\nTo initialize the configuration already in this working directory, omit the -from-module option.",
+        )));
+    }
+    let cli = CliConfig::read(sources)?;
+    let http = client(&cli)?;
+    let none = Manifest::default();
+    let options = Options { upgrade: true };
+    let mut run = Run::new(root_dir, &none, &options, &http, &cli);
+    let call = Call {
+        name: "root",
+        source,
+        version: None,
+        span: Span::default(),
+        source_span: Span::default(),
+    };
+    let placed = run.place(root_dir, &call, FROM_MODULE);
+    if !run.diags.is_empty() {
+        return Err(run.diags);
+    }
+    let copied = placed.map_or(Ok(()), |p| fetch::copy_dir(&p.dir, root_dir));
+    let _ = clear(&data_dir(root_dir).join("modules").join(FROM_MODULE));
+    copied.map_err(|e| {
+        Diags::from(Diag::new(
+            "strata::init::from_module",
+            "Cannot copy the module",
+            format!("{}: {e}", root_dir.display()),
+        ))
+    })?;
+    Ok(format!("Copying configuration from {source:?}...\n\n"))
+}
+
+/// Where `-from-module`'s package is fetched before it is copied.
+const FROM_MODULE: &str = "-from-module";
+
 /// One run of installation.
 struct Run<'r, 'c> {
     root_dir: &'r Path,
@@ -121,7 +173,32 @@ struct Placed {
     kept: bool,
 }
 
-impl Run<'_, '_> {
+impl<'r, 'c> Run<'r, 'c> {
+    fn new(
+        root_dir: &'r Path,
+        previous: &'r Manifest,
+        options: &'r Options,
+        http: &'r http::Http<'c>,
+        cli: &'c CliConfig,
+    ) -> Run<'r, 'c> {
+        Run {
+            root_dir,
+            previous,
+            options,
+            http,
+            registry: registry::Registry::new(http, &cli.hosts),
+            fetched: BTreeMap::new(),
+            records: vec![Record {
+                key: String::new(),
+                source: String::new(),
+                version: None,
+                dir: ".".into(),
+            }],
+            said: String::new(),
+            diags: Diags::default(),
+        }
+    }
+
     /// Installs the calls of `module` (whose key is `key`), then theirs.
     fn calls(&mut self, module: &Module, key: &str, sources: &mut Sources) {
         let mut calls: Vec<&ModuleCall> = module.module_calls.iter().collect();
@@ -131,7 +208,7 @@ impl Run<'_, '_> {
                 true => call.name.clone(),
                 false => format!("{key}.{}", call.name),
             };
-            let Some(placed) = self.place(&module.dir, call, &child) else {
+            let Some(placed) = self.place(&module.dir, &Call::of(call), &child) else {
                 continue;
             };
             if !placed.kept {
@@ -160,8 +237,8 @@ impl Run<'_, '_> {
         }
     }
 
-    fn place(&mut self, caller_dir: &Path, call: &ModuleCall, key: &str) -> Option<Placed> {
-        let source = match ModuleSource::parse(&call.source, call.version.is_some()) {
+    fn place(&mut self, caller_dir: &Path, call: &Call<'_>, key: &str) -> Option<Placed> {
+        let source = match ModuleSource::parse(call.source, call.version.is_some()) {
             Ok(s) => s,
             Err((summary, detail)) => {
                 self.fail(summary, detail, call.source_span);
@@ -216,11 +293,11 @@ impl Run<'_, '_> {
 
     fn registry_module(
         &mut self,
-        call: &ModuleCall,
+        call: &Call<'_>,
         key: &str,
         addr: &RegistryAddr,
     ) -> Option<Placed> {
-        let constraint = match &call.version {
+        let constraint = match call.version {
             Some(v) => match VersionConstraint::parse(&v.constraint) {
                 Ok(c) => Some(c),
                 Err(why) => {
@@ -284,7 +361,7 @@ impl Run<'_, '_> {
     /// it when this run fetched it already), saying so.
     fn fetched_into(
         &mut self,
-        call: &ModuleCall,
+        call: &Call<'_>,
         key: &str,
         addr: &RemoteAddr,
         said: &str,
@@ -330,7 +407,7 @@ impl Run<'_, '_> {
     /// match the one directory there, as in a GitHub tarball).
     fn subdir(
         &mut self,
-        call: &ModuleCall,
+        call: &Call<'_>,
         package: PathBuf,
         subdir: Option<&str>,
         source: String,
