@@ -92,7 +92,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("draw-cycles", "graph's cycle colouring"),
     ("type", "graphs of other operations"),
     ("module-depth", "graph's module depth"),
-    ("no-tests", "test files"),
     ("test-directory", "test files"),
     ("plugin-dir", "plugin providers"),
     ("lockfile", "the dependency lock file"),
@@ -295,6 +294,8 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         // strata never asks for a variable (one without a value is an
         // error at its declaration), and says each warning once.
         "input" | "compact-warnings" => switch(f).map(|_| ()),
+        // validate's: strata validates no test files to begin with.
+        "no-tests" if command == "validate" => switch(f).map(|_| ()),
         // Terraform Cloud's check that its workspace runs this version:
         // strata keeps state in backends that have none.
         "ignore-remote-version" => switch(f).map(|_| ()),
