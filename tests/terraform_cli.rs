@@ -1267,7 +1267,8 @@ fn init_migrate_state_is_terraforms() {
 /// `console` over a state beside Terraform's: resources (one, counted,
 /// for_each), locals computed from them and variables, from the
 /// working directory's configuration and state; `-state=FILE` reads
-/// another state. The same answers, byte for byte.
+/// another state; `-plan` what a plan would leave (unknown where only the
+/// apply can know). The same answers, byte for byte.
 #[test]
 fn console_reads_the_state_as_terraforms_does() {
     if !require_terraform("console_reads_the_state_as_terraforms_does") {
@@ -1350,6 +1351,7 @@ locals {
         seen.push((
             console(tool, &dir, &["console"]),
             console(tool, &dir, &["console", "-state=before.tfstate"]),
+            console(tool, &dir, &["console", "-plan", "-var", "n=7"]),
         ));
     }
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");

@@ -199,6 +199,10 @@ pub enum Command {
         /// configuration names.
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
+        /// Evaluate as a plan would leave things: each object as planned,
+        /// unknown where only the apply can know.
+        #[arg(long)]
+        plan: bool,
         /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
         #[arg(long)]
         json: bool,
@@ -792,11 +796,16 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             }
         }
         Command::Console {
-            path, json, state, ..
+            path,
+            json,
+            state,
+            plan,
+            ..
         } => workspace.and_then(|w| {
             let at = Consoled {
                 path: path.as_deref(),
                 state: state.as_deref(),
+                plan,
                 workspace: &w,
             };
             console(at, json, &inputs, &mut sources, drivers)
@@ -1074,11 +1083,36 @@ fn validate(
     })
 }
 
+/// What `console -plan` plans with: the console's variables and state.
+fn console_plan_options(
+    at: &Consoled<'_>,
+    inputs: &[CliInput],
+) -> Result<crate::engine::Options, Diags> {
+    Ok(crate::engine::Options {
+        inputs: inputs.to_vec(),
+        state: at.state.map(Path::to_path_buf),
+        refresh: true,
+        parallelism: 10,
+        destroy: false,
+        workspace: at.workspace.to_string(),
+        prices: Default::default(),
+        replace_placement: Vec::new(),
+        lock_timeout: Duration::ZERO,
+        scope: Default::default(),
+        replace: Vec::new(),
+        refresh_only: false,
+        json: false,
+        generate_config_out: None,
+    })
+}
+
 /// Where the console evaluates.
 struct Consoled<'a> {
     path: Option<&'a Path>,
     /// `-state=FILE`: this state's resources, not the backend's.
     state: Option<&'a Path>,
+    /// `-plan`: as a plan would leave them.
+    plan: bool,
     workspace: &'a str,
 }
 
@@ -1128,8 +1162,16 @@ fn console(
     };
     let module = config::load(p, sources)?;
     let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
-    let store = crate::backends::open(at.state, &module, at.workspace)?;
-    let known = crate::engine::state_values(&store, drivers)?;
+    let known = match at.plan {
+        true => {
+            let opts = console_plan_options(&at, inputs)?;
+            crate::engine::planned_values(p, &opts, sources, drivers)?
+        }
+        false => {
+            let store = crate::backends::open(at.state, &module, at.workspace)?;
+            crate::engine::state_values(&store, drivers)?
+        }
+    };
     let run_at = config::Run::new(module.dir.clone(), at.workspace);
     let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
     run(&scope, module.dir.clone())

@@ -85,10 +85,7 @@ const SAME: &[&str] = &[
 const NOT_YET: &[(&str, &str)] = &[
     ("state-out", "writing the state to another file"),
     ("backup", "a backup file of your choosing"),
-    (
-        "plan",
-        "graph of a saved plan and console in a plan's context",
-    ),
+    ("plan", "a graph of a saved plan"),
     ("draw-cycles", "graph's cycle colouring"),
     ("type", "graphs of other operations"),
     ("module-depth", "graph's module depth"),
@@ -192,7 +189,9 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
             out.args.push(arg);
             continue;
         };
-        let value = match (f.value, VALUED.contains(&f.name)) {
+        // console's -plan is a switch; graph's takes a file.
+        let valued = VALUED.contains(&f.name) && !(f.name == "plan" && command == "console");
+        let value = match (f.value, valued) {
             (Some(v), _) => Some(v.to_string()),
             (None, true) => Some(
                 args.next()
@@ -221,6 +220,12 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         Some(v) => vec![OsString::from(format!("--{name}")), OsString::from(v)],
         None => vec![OsString::from(format!("--{name}"))],
     };
+    if f.name == "plan" && command == "console" {
+        if switch(f)? {
+            out.args.push("--plan".into());
+        }
+        return Ok(());
+    }
     if let Some((name, what)) = NOT_YET.iter().find(|(n, _)| *n == f.name) {
         return Err(not_yet(name, what));
     }

@@ -1240,19 +1240,52 @@ impl config::Known for StateValues {
 
 /// The state `store` holds, decoded for the console.
 pub fn state_values(store: &Store, drivers: &Drivers) -> Result<StateValues, Diags> {
-    use strata_state::model::{InstanceKey, Mode};
     let (objects, _, _) = shown_state(store, drivers)?;
+    Ok(console_values(
+        objects.iter().filter(|c| c.deposed.is_none()),
+    ))
+}
+
+/// What a plan of the configuration at `path` would leave, for `console
+/// -plan`: each object as planned (unknown where the plan cannot know),
+/// what the plan leaves alone as the state holds it.
+pub fn planned_values(
+    path: &Path,
+    opts: &Options,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<StateValues, Diags> {
+    let held = planned(path, Wants::Plan, opts, false, sources, drivers)?;
+    let plan = &held.plan;
+    let kept = plan.changes.iter().chain(&plan.untouched).filter(|c| {
+        c.deposed.is_none()
+            && !matches!(
+                c.action,
+                crate::plan::Action::Delete | crate::plan::Action::Forget
+            )
+    });
+    Ok(console_values(kept))
+}
+
+/// The root module's objects by the address an expression names them
+/// with: one object, or the instances by index (a tuple) or key (an
+/// object).
+fn console_values<'c>(
+    objects: impl Iterator<Item = &'c crate::plan::ResourceChange>,
+) -> StateValues {
+    use strata_state::model::{InstanceKey, Mode};
     let mut grouped: BTreeMap<String, Vec<(Option<InstanceKey>, Value)>> = BTreeMap::new();
-    for c in objects
-        .iter()
-        .filter(|c| c.deposed.is_none() && c.addr.id.module.is_root())
-    {
+    for c in objects.filter(|c| c.addr.id.module.is_root()) {
         let id = &c.addr.id;
         let name = match id.mode {
             Mode::Managed => format!("{}.{}", id.type_name, id.name),
             Mode::Data => format!("data.{}.{}", id.type_name, id.name),
         };
-        let value = c.after.clone().unwrap_or_else(Value::null);
+        let value = c
+            .after
+            .clone()
+            .or_else(|| c.before.clone())
+            .unwrap_or_else(Value::null);
         grouped
             .entry(name)
             .or_default()
@@ -1280,7 +1313,7 @@ pub fn state_values(store: &Store, drivers: &Drivers) -> Result<StateValues, Dia
             (name, value)
         })
         .collect();
-    Ok(StateValues(values))
+    StateValues(values)
 }
 
 /// `strata state show ADDR`: one instance as Terraform prints it.
