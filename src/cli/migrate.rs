@@ -11,6 +11,24 @@ use crate::config::{self, Backend, Module};
 use crate::diag::{Diag, Diags};
 use crate::statecmd::state_err;
 
+/// Where the state to move is.
+enum Previous {
+    /// The backend init set up before.
+    Backend(Backend),
+    /// The default local file (init never ran; a backend block was added).
+    DefaultFile,
+}
+
+impl Previous {
+    /// As `open_backend` takes it: `None` is the default file.
+    fn backend(&self) -> Option<&Backend> {
+        match self {
+            Previous::Backend(b) => Some(b),
+            Previous::DefaultFile => None,
+        }
+    }
+}
+
 fn refused(summary: &str, detail: impl Into<String>) -> Diags {
     Diags::from(Diag::new("strata::init::backend", summary, detail))
 }
@@ -26,16 +44,14 @@ pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> 
         .as_ref()
         .map(|b| b.span)
         .unwrap_or_default();
-    // Where the state was: the backend set up before, or (never
-    // initialised) the default file a new backend block would leave.
-    let previous: Option<Option<Backend>> = match &recorded {
+    let previous = match &recorded {
         Some(r) if *r != current => {
-            Some(Some(r.block(span).map_err(|why| {
+            Some(Previous::Backend(r.block(span).map_err(|why| {
                 refused("Cannot read the backend init set up", why)
             })?))
         }
         Some(_) => None,
-        None => crate::backends::left_behind(module, "default").map(|_| None),
+        None => crate::backends::left_behind(module, "default").map(|_| Previous::DefaultFile),
     };
     let mut out = String::new();
     let changed = previous.is_some();
@@ -48,7 +64,7 @@ pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> 
             out.push_str("Backend configuration changed!\n\nstrata has detected that the configuration specified for the backend\nhas changed. strata will now check for existing state in the backends.\n\n");
         }
         let to = module.settings.backend.as_ref();
-        copy_states(from.as_ref(), to, req.force_copy)?;
+        copy_states(from.backend(), to, req.force_copy)?;
     }
     let store = crate::backends::open_backend(
         None,
