@@ -189,8 +189,9 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
             out.args.push(arg);
             continue;
         };
-        // console's -plan is a switch; graph's takes a file.
-        let valued = VALUED.contains(&f.name) && !(f.name == "plan" && command == "console");
+        // A switch of one command may take a value in another (console's
+        // -plan, graph's -plan=FILE).
+        let valued = VALUED.contains(&f.name) && !SWITCHES.contains(&(command, f.name));
         let value = match (f.value, valued) {
             (Some(v), _) => Some(v.to_string()),
             (None, true) => Some(
@@ -209,6 +210,26 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
     Ok(())
 }
 
+/// Terraform's switches (command, name) that strata has as `--NAME`.
+const SWITCHES: &[(&str, &str)] = &[
+    ("init", "reconfigure"),
+    ("init", "upgrade"),
+    ("init", "migrate-state"),
+    ("init", "force-copy"),
+    ("fmt", "diff"),
+    ("output", "raw"),
+    ("get", "update"),
+    ("console", "plan"),
+];
+
+/// Terraform's switches strata has turned off as `--no-NAME`.
+const NEGATED: &[(&str, &str)] = &[
+    ("init", "backend"),
+    ("init", "get"),
+    ("fmt", "list"),
+    ("fmt", "write"),
+];
+
 /// The refusal of Terraform's flag `-name`, saying what it asks for.
 fn not_yet(name: &str, what: &str) -> String {
     format!("-{name} is Terraform's flag for {what}, which strata does not do yet")
@@ -220,9 +241,16 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         Some(v) => vec![OsString::from(format!("--{name}")), OsString::from(v)],
         None => vec![OsString::from(format!("--{name}"))],
     };
-    if f.name == "plan" && command == "console" {
+    // Terraform's switches strata has as `--NAME`, or (off) as `--no-NAME`.
+    if SWITCHES.contains(&(command, f.name)) {
         if switch(f)? {
-            out.args.push("--plan".into());
+            out.args.push(format!("--{}", f.name).into());
+        }
+        return Ok(());
+    }
+    if NEGATED.contains(&(command, f.name)) {
+        if !switch(f)? {
+            out.args.push(format!("--no-{}", f.name).into());
         }
         return Ok(());
     }
@@ -247,48 +275,6 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         "refresh" => {
             if !switch(f)? {
                 out.args.push("--no-refresh".into());
-            }
-            Ok(())
-        }
-        "backend" if command == "init" => {
-            if !switch(f)? {
-                out.args.push("--no-backend".into());
-            }
-            Ok(())
-        }
-        "get" if command == "init" => {
-            if !switch(f)? {
-                out.args.push("--no-get".into());
-            }
-            Ok(())
-        }
-        "reconfigure" | "upgrade" | "migrate-state" | "force-copy" if command == "init" => {
-            if switch(f)? {
-                out.args.push(format!("--{}", f.name).into());
-            }
-            Ok(())
-        }
-        "list" | "write" if command == "fmt" => {
-            if !switch(f)? {
-                out.args.push(format!("--no-{}", f.name).into());
-            }
-            Ok(())
-        }
-        "diff" if command == "fmt" => {
-            if switch(f)? {
-                out.args.push("--diff".into());
-            }
-            Ok(())
-        }
-        "raw" if command == "output" => {
-            if switch(f)? {
-                out.args.push("--raw".into());
-            }
-            Ok(())
-        }
-        "update" if command == "get" => {
-            if switch(f)? {
-                out.args.push(format!("--{}", f.name).into());
             }
             Ok(())
         }

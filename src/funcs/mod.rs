@@ -15,7 +15,7 @@ mod ipnet;
 mod numeric;
 mod string;
 mod terraform;
-pub use terraform::{plan_timestamp, set_plan_timestamp};
+pub use terraform::{hcl_expr, hcl_lines, plan_timestamp, set_plan_timestamp, Templates};
 mod typeconv;
 mod yaml;
 

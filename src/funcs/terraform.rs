@@ -13,7 +13,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         "provider::terraform::encode_expr",
         vec![p("value", any())],
         Type::String,
-        |_, a| Ok(Value::String(expr(&a[0], 0))),
+        |_, a| Ok(Value::String(hcl_expr(&a[0], 0, Templates::Kept))),
     ));
     defs.push(def(
         "provider::terraform::encode_tfvars",
@@ -54,35 +54,48 @@ pub fn set_plan_timestamp(t: &str) {
     let _ = PLAN_TIME.set(t.to_string());
 }
 
-/// A string as an HCL literal. As Terraform writes it, `${` is not
-/// escaped: what reads it back must not take it as a template.
-fn quoted(s: &str) -> String {
+/// What becomes of `${` and `%{` in a string written as HCL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Templates {
+    /// Left as they are, as `encode_expr` writes them: what reads the
+    /// text back must not take it as a template.
+    Kept,
+    /// Doubled (`$${`), so the text reads back as the same string, as
+    /// Terraform writes generated configuration.
+    Escaped,
+}
+
+/// A string as an HCL literal.
+fn quoted(s: &str, t: Templates) -> String {
     let mut out = String::new();
     crate::lang::display::quoted_line(s, &mut out);
-    out
+    match t {
+        Templates::Kept => out,
+        Templates::Escaped => out.replace("${", "$${").replace("%{", "%%{"),
+    }
 }
 
 /// A key as written in an object: bare when it is an identifier.
-fn key(k: &str) -> String {
+fn key(k: &str, t: Templates) -> String {
     if crate::syntax::is_identifier(k) {
         k.to_string()
     } else {
-        quoted(k)
+        quoted(k, t)
     }
 }
 
 /// `value` as an HCL expression, laid out as `terraform fmt` lays it out
 /// when it is nested `depth` levels deep: sequences on one line, objects
 /// one attribute per line with the `=` of consecutive one-line
-/// attributes aligned.
-fn expr(v: &Value, depth: usize) -> String {
+/// attributes aligned. Null and unknown parts are `null`.
+pub fn hcl_expr(v: &Value, depth: usize, t: Templates) -> String {
     match v.unmarked() {
         Value::Null(_) | Value::Unknown(_) => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_text(),
-        Value::String(s) => quoted(s),
+        Value::String(s) => quoted(s, t),
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
-            let items: Vec<String> = vs.iter().map(|x| expr(x, depth)).collect();
+            let items: Vec<String> = vs.iter().map(|x| hcl_expr(x, depth, t)).collect();
             format!("[{}]", items.join(", "))
         }
         Value::Map(_, m) | Value::Object(m) => {
@@ -90,21 +103,29 @@ fn expr(v: &Value, depth: usize) -> String {
                 return "{}".into();
             }
             let pad = "  ".repeat(depth);
-            format!("{{\n{}{pad}}}", attributes(m, depth + 1))
+            format!("{{\n{}{pad}}}", attributes(m, depth + 1, t))
         }
-        Value::Sensitive(inner) => expr(inner, depth),
+        Value::Sensitive(inner) => hcl_expr(inner, depth, t),
     }
 }
 
 /// Lines `key = value` at `depth`, aligned in runs of one-line values.
-fn attributes(m: &Attrs, depth: usize) -> String {
+fn attributes(m: &Attrs, depth: usize, t: Templates) -> String {
+    let lines: Vec<(String, String)> = m
+        .iter()
+        .map(|(k, v)| (key(k, t), hcl_expr(v, depth, t)))
+        .collect();
+    hcl_lines(&lines, depth)
+}
+
+/// `key = value` lines (keys and values already written) at `depth`, as
+/// `terraform fmt` aligns them: a run of one-line values shares one column
+/// for `=`; a multi-line value stands alone.
+pub fn hcl_lines(lines: &[(String, String)], depth: usize) -> String {
     let pad = "  ".repeat(depth);
-    let lines: Vec<(String, String)> = m.iter().map(|(k, v)| (key(k), expr(v, depth))).collect();
     let mut out = String::new();
     let mut i = 0;
     while i < lines.len() {
-        // A run of one-line values shares one column for `=`; a multi-line
-        // value stands alone.
         let run = lines[i..]
             .iter()
             .take_while(|(_, v)| !v.contains('\n'))
@@ -140,7 +161,7 @@ fn tfvars(v: &Value) -> Result<String, FnError> {
             "invalid variable name {bad:?}: must be a valid identifier, per Terraform's rules for input variable declarations"
         )));
     }
-    Ok(attributes(m, 0))
+    Ok(attributes(m, 0, Templates::Kept))
 }
 
 fn decode_tfvars(eval: &dyn Evaluate, src: &str) -> Result<Value, FnError> {
@@ -179,7 +200,7 @@ mod tests {
             ("d", obj(vec![("e", Value::string("x\ny"))])),
         ]);
         assert_eq!(
-            expr(&v, 0),
+            hcl_expr(&v, 0, Templates::Kept),
             "{\n  a     = 1\n  \"b c\" = [true, null]\n  d = {\n    e = \"x\\ny\"\n  }\n}"
         );
         let vars = obj(vec![("a", Value::int(1)), ("b", Value::string("x"))]);

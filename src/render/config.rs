@@ -4,6 +4,7 @@
 //! the `=` aligned, what the driver alone sets left out, nested blocks
 //! after the arguments).
 
+use crate::funcs::{hcl_expr, hcl_lines, Templates};
 use crate::lang::value::Value;
 use strata_provider::{BlockNesting, ResourceSchema};
 
@@ -50,12 +51,12 @@ fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String)
             let shown = match (sensitive, value.is_null()) {
                 // A secret is not written into a file someone commits.
                 (true, false) => "null # sensitive".to_string(),
-                _ => literal(&value, depth),
+                _ => hcl_expr(&value, depth, Templates::Escaped),
             };
             (name.clone(), shown)
         })
         .collect();
-    out.push_str(&aligned(&lines, &pad));
+    out.push_str(&hcl_lines(&lines, depth));
     for (name, block) in &schema.blocks {
         let value = field(name);
         let items: Vec<Value> = match (block.nesting, &value) {
@@ -72,66 +73,9 @@ fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String)
     }
 }
 
-/// A value as an HCL literal (sequences on one line, objects and maps one
-/// attribute a line), `depth` levels in.
-fn literal(v: &Value, depth: usize) -> String {
-    match v.unmarked() {
-        Value::Null(_) | Value::Unknown(_) | Value::Sensitive(_) => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_text(),
-        Value::String(s) => quoted(s),
-        Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs) => {
-            let items: Vec<String> = xs.iter().map(|x| literal(x, depth)).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Map(_, m) | Value::Object(m) => {
-            if m.is_empty() {
-                return "{}".into();
-            }
-            let lines: Vec<(String, String)> = m
-                .iter()
-                .map(|(k, x)| {
-                    let key = match crate::lang::display::is_identifier(k) {
-                        true => k.to_string(),
-                        false => quoted(k),
-                    };
-                    (key, literal(x, depth + 1))
-                })
-                .collect();
-            let mut out = String::from("{\n");
-            out.push_str(&aligned(&lines, &"  ".repeat(depth + 1)));
-            out.push_str(&"  ".repeat(depth));
-            out.push('}');
-            out
-        }
-    }
-}
-
-/// `key = value` lines as `fmt` lays them out: the `=` of consecutive
-/// one-line values in one column, a value over several lines unpadded and
-/// ending the run.
-fn aligned(lines: &[(String, String)], pad: &str) -> String {
-    let mut out = String::new();
-    for run in lines.split_inclusive(|(_, v)| v.contains('\n')) {
-        let width = run
-            .iter()
-            .filter(|(_, v)| !v.contains('\n'))
-            .map(|(k, _)| k.chars().count())
-            .max()
-            .unwrap_or(0);
-        for (key, value) in run {
-            let width = if value.contains('\n') { 0 } else { width };
-            out.push_str(&format!("{pad}{key:width$} = {value}\n"));
-        }
-    }
-    out
-}
-
-/// A quoted string whose `${` and `%{` stay text when read back.
+/// A string as generated configuration writes it: quoted, `${` doubled.
 fn quoted(s: &str) -> String {
-    let mut out = String::new();
-    crate::lang::display::quoted_line(s, &mut out);
-    out.replace("${", "$${").replace("%{", "%%{")
+    hcl_expr(&Value::String(s.to_string()), 0, Templates::Escaped)
 }
 
 #[cfg(test)]

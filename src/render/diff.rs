@@ -91,13 +91,7 @@ fn elements(v: &Value) -> Option<&[Value]> {
 }
 
 fn json_doc(v: &Value) -> Option<Value> {
-    let s = v.unmarked().as_str()?;
-    let t = s.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return None;
-    }
-    let j: serde_json::Value = serde_json::from_str(s).ok()?;
-    crate::funcs::json_value(&j).ok()
+    crate::lang::display::json_document(v.unmarked().as_str()?)
 }
 
 /// Writes the value part of a line (after `key = `) for a change from `b`

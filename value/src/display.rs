@@ -95,8 +95,9 @@ fn string(s: &str, indent: usize, style: Style, out: &mut String) {
     out.push_str("EOT");
 }
 
-/// `s` as a value when it is a JSON object or array.
-fn json_document(s: &str) -> Option<Value> {
+/// `s` as a value when it is a JSON object or array (Terraform's
+/// renderers write such strings as `jsonencode(...)`).
+pub fn json_document(s: &str) -> Option<Value> {
     let t = s.trim_start();
     if !(t.starts_with('{') || t.starts_with('[')) {
         return None;
