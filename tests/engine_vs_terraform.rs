@@ -37,6 +37,14 @@ fn cases() -> Vec<PathBuf> {
     v
 }
 
+/// A case's name: its folder's.
+fn case_name(case: &Path) -> String {
+    case.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn steps(case: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(case)
         .expect("case")
@@ -366,11 +374,7 @@ fn stored_records_agree() {
             )
         });
         let want: Vec<String> = stored.lines().map(str::to_string).collect();
-        let name = case
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = case_name(&case);
         let got = record(&case, &Strata, &scratch(&name));
         compare(&case, &want, &got, "the stored Terraform record");
     }
@@ -382,11 +386,7 @@ fn live_terraform_agrees() {
         return;
     }
     for case in cases() {
-        let name = case
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = case_name(&case);
         let want = record(&case, &Terraform, &scratch(&format!("tf-{name}")));
         let file = case.join("expected.txt");
         if std::env::var_os("STRATA_UPDATE_RECORDS").is_some() {
@@ -555,11 +555,7 @@ fn human_outputs_agree_with_live_terraform() {
     }
     let mut wrong = Vec::new();
     for case in cases() {
-        let name = case
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = case_name(&case);
         let want = human_record(&case, false, &scratch(&format!("human-tf-{name}")));
         let got = human_record(&case, true, &scratch(&format!("human-{name}")));
         let caught =

@@ -42,7 +42,16 @@ fn run(tool: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Str
 /// The `infra` directory of a new scratch tree for `tool`, initialised
 /// when the tool is terraform.
 fn ready(tool: &str, tag: &str) -> PathBuf {
+    ready_with(tool, tag, &[])
+}
+
+/// [`ready`] with `files` written over the tree's configuration first.
+fn ready_with(tool: &str, tag: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = workdir(&format!("{tag}-{tool}")).join("infra");
+    if !files.is_empty() {
+        let _ = std::fs::remove_file(dir.join("main.tf"));
+        write_tree(&dir, files);
+    }
     if tool == "terraform" {
         let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
         assert_eq!(code, 0, "terraform init: {err}");
@@ -839,13 +848,7 @@ fn providers_and_replace_provider_say_what_terraform_says() {
     ];
     let mut said: Vec<Vec<String>> = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("providers-{tool}")).join("infra");
-        let _ = std::fs::remove_file(dir.join("main.tf"));
-        write_tree(&dir, files);
-        if tool == "terraform" {
-            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
-            assert_eq!(code, 0, "terraform init: {err}");
-        }
+        let dir = ready_with(tool, "providers", files);
         let mut outs = Vec::new();
         for args in steps {
             let (code, out, err) = run(tool, &dir, args, &[]);
@@ -1052,11 +1055,7 @@ output "secret" {
     }
     let mut seen: Vec<Vec<(i32, String)>> = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("output-{tool}")).join("infra");
-        std::fs::write(dir.join("main.tf"), config).expect("config");
-        if tool == "terraform" {
-            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
-        }
+        let dir = ready_with(tool, "output", &[("main.tf", config)]);
         let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve"], &[]);
         assert_eq!(code, 0, "{tool} apply:\n{out}\n{err}");
         seen.push(
@@ -1144,11 +1143,7 @@ resource "terraform_data" "a" {
 "#;
     let mut seen = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("genconf-{tool}")).join("infra");
-        std::fs::write(dir.join("main.tf"), config).expect("config");
-        if tool == "terraform" {
-            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
-        }
+        let dir = ready_with(tool, "genconf", &[("main.tf", config)]);
         let plan = ["plan", "-no-color", "-generate-config-out=gen.tf"];
         let (code, out, err) = run(tool, &dir, &plan, &[]);
         assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
@@ -1336,11 +1331,7 @@ locals {
 
     let mut seen = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("console-{tool}")).join("infra");
-        std::fs::write(dir.join("main.tf"), config).expect("config");
-        if tool == "terraform" {
-            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
-        }
+        let dir = ready_with(tool, "console", &[("main.tf", config)]);
         assert_eq!(run(tool, &dir, &["apply", "-auto-approve"], &[]).0, 0);
         let state = run(tool, &dir, &["state", "pull"], &[]).1;
         std::fs::write(dir.join("before.tfstate"), state).expect("copy");
@@ -1405,11 +1396,11 @@ module "m" {
     let child = "variable \"i\" {}\nresource \"terraform_data\" \"in\" {\n  input = var.i\n}\noutput \"x\" {\n  value = terraform_data.in.output\n}\n";
     let mut seen = Vec::new();
     for tool in ["terraform", "strata"] {
-        let dir = workdir(&format!("relevant-{tool}")).join("infra");
-        write_tree(&dir, &[("main.tf", config), ("m/main.tf", child)]);
-        if tool == "terraform" {
-            assert_eq!(run(tool, &dir, &["init", "-input=false"], &[]).0, 0);
-        }
+        let dir = ready_with(
+            tool,
+            "relevant",
+            &[("main.tf", config), ("m/main.tf", child)],
+        );
         assert_eq!(run(tool, &dir, &["apply", "-auto-approve"], &[]).0, 0);
         let mut sets = Vec::new();
         for v in ["1", "0"] {
