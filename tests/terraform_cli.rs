@@ -1428,3 +1428,67 @@ module "m" {
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
     assert!(seen[0][1].len() > 4, "{:?}", seen[0]);
 }
+
+/// A targeted destroy beside Terraform: `plan -destroy -target` plans only
+/// the target and what depends on it, `apply -destroy -target` removes
+/// just those, and `init` refuses a `required_version` it does not meet.
+/// The same exit codes and the same state left.
+#[test]
+fn targeted_destroy_and_required_version_are_terraforms() {
+    if !require_terraform("targeted_destroy_and_required_version_are_terraforms") {
+        return;
+    }
+    let config = r#"
+resource "terraform_data" "a" {
+  input = 1
+}
+resource "terraform_data" "b" {
+  input = terraform_data.a.output
+}
+resource "terraform_data" "c" {
+  input = 3
+}
+"#;
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "tdestroy", &[("main.tf", config)]);
+        let mut steps = Vec::new();
+        for args in [
+            &["apply", "-auto-approve"][..],
+            &[
+                "plan",
+                "-destroy",
+                "-target=terraform_data.a",
+                "-detailed-exitcode",
+            ],
+            &[
+                "apply",
+                "-destroy",
+                "-target=terraform_data.a",
+                "-auto-approve",
+            ],
+            &["state", "list"],
+        ] {
+            let (code, out, _) = run(tool, &dir, args, &[]);
+            let shown = match args[0] {
+                "state" => out,
+                _ => String::new(),
+            };
+            steps.push((code, shown));
+        }
+        std::fs::write(
+            dir.join("version.tf"),
+            "terraform {\n  required_version = \"< 0.1.0\"\n}\n",
+        )
+        .expect("version");
+        let (code, _, err) = run(tool, &dir, &["init", "-input=false", "-no-color"], &[]);
+        assert!(
+            err.contains("Unsupported Terraform Core version"),
+            "{tool}: {err}"
+        );
+        steps.push((code, String::new()));
+        seen.push(steps);
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert_eq!(seen[0][3].1, "terraform_data.c\n");
+}
