@@ -1492,3 +1492,41 @@ resource "terraform_data" "c" {
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
     assert_eq!(seen[0][3].1, "terraform_data.c\n");
 }
+
+/// `TF_WORKSPACE` read as Terraform reads it: it picks the workspace of
+/// every command (`workspace show`, where an apply and `output` go), and
+/// `workspace select` refuses to change it, exit 1, in both tools.
+#[test]
+fn tf_workspace_is_read_as_terraform_reads_it() {
+    if !require_terraform("tf_workspace_is_read_as_terraform_reads_it") {
+        return;
+    }
+    let dev = [("TF_WORKSPACE", "dev")];
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "tfws");
+        let mut steps = Vec::new();
+        for (args, env) in [
+            (&["workspace", "new", "dev"][..], &[][..]),
+            (&["workspace", "select", "default"], &[]),
+            (&["workspace", "show"], &dev),
+            (&["apply", "-auto-approve", "-var", "n=4"], &dev),
+            (&["output", "-json"], &dev),
+            (&["output", "-json"], &[]),
+            (&["workspace", "select", "default"], &dev),
+        ] {
+            let (code, out, _) = run(tool, &dir, args, env);
+            // What names the workspace and the outputs; the other steps'
+            // words are compared in `workspace_commands_say_what_terraform_says`.
+            let shown = match (args[0], args[1]) {
+                ("workspace", "show") | ("output", _) => out,
+                _ => String::new(),
+            };
+            steps.push((code, shown));
+        }
+        seen.push(steps);
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert_eq!(seen[0][2].1, "dev\n");
+    assert_eq!(seen[0][6].0, 1);
+}
