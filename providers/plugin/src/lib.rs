@@ -1,5 +1,22 @@
-//! Terraform's provider plugin protocol, client side (issue 25). Today:
-//! values as cty's msgpack encoding (`msgpack`), which every RPC of
-//! protocols 5 and 6 carries them in.
+//! Terraform's provider plugin protocol, versions 5 and 6 (issue 25).
+//!
+//! - `proto`: the messages and stubs, generated from `proto/*.proto`.
+//! - `handshake`, `tls`, `launch`: go-plugin's handshake, AutoMTLS and
+//!   process handling, as its client does them.
+//! - `client`: a running provider's RPCs, one API for both versions.
+//! - `msgpack`: values as cty's msgpack encoding, which every RPC carries.
+//! - `serve` (feature `server`): the plugin side of the handshake, for the
+//!   test provider (`testing/provider`).
 
+pub mod client;
+pub mod handshake;
+pub mod launch;
 pub mod msgpack;
+pub mod proto;
+pub mod schema;
+#[cfg(feature = "server")]
+pub mod serve;
+pub mod tls;
+
+pub use client::{Provider, RpcError};
+pub use launch::{Launch, LaunchError};

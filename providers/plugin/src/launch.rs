@@ -1,0 +1,278 @@
+//! Starting a provider as go-plugin's client does: the process with the
+//! handshake's environment, its handshake line read from stdout, its
+//! stderr kept as its log, a gRPC channel to the address it announced
+//! (over mutual TLS when it answered with a certificate), and at the end a
+//! polite `Shutdown` before the process is killed.
+
+use crate::handshake::{self, Address, Handshake};
+use crate::proto::plugin::grpc_controller_client::GrpcControllerClient;
+use crate::tls::{self, Identity};
+use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::net::{TcpStream, UnixStream};
+use tokio::process::{Child, Command};
+use tonic::transport::{Channel, Endpoint, Uri};
+
+/// How many of the provider's last log lines an error shows.
+const LOG_TAIL: usize = 40;
+/// How long a provider has to print its handshake (go-plugin's default).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a provider has to exit after `Shutdown` before it is killed
+/// (go-plugin's grace period).
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    /// Offered in `PLUGIN_PROTOCOL_VERSIONS`; the provider picks one.
+    pub versions: Vec<u32>,
+    /// Extra environment (on top of strata's own).
+    pub env: Vec<(String, String)>,
+}
+
+impl Launch {
+    /// A Terraform provider binary, offered protocols 5 and 6.
+    pub fn provider(program: &Path) -> Launch {
+        Launch {
+            program: program.to_path_buf(),
+            versions: vec![5, 6],
+            env: Vec::new(),
+        }
+    }
+}
+
+/// The last lines a provider wrote to stderr.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderLog(Arc<Mutex<VecDeque<String>>>);
+
+impl ProviderLog {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == LOG_TAIL {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, oldest first.
+    pub fn tail(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("could not start {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{program} exited before its handshake{}", log_suffix(.log))]
+    Exited { program: String, log: Vec<String> },
+    #[error("{program} printed no handshake within {seconds} s{}", log_suffix(.log))]
+    Timeout {
+        program: String,
+        seconds: u64,
+        log: Vec<String>,
+    },
+    #[error("{program} is not a Terraform plugin: {source}\n  its first line: {line}")]
+    Handshake {
+        program: String,
+        line: String,
+        source: handshake::HandshakeError,
+    },
+    #[error("{program} chose protocol version {chose}, where strata offered {offered:?}")]
+    Version {
+        program: String,
+        chose: u32,
+        offered: Vec<u32>,
+    },
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    #[error("could not connect to {program} at {address}: {source}")]
+    Connect {
+        program: String,
+        address: String,
+        source: tonic::transport::Error,
+    },
+}
+
+pub(crate) fn log_suffix(log: &[String]) -> String {
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("; it wrote:\n{}", log.join("\n"))
+    }
+}
+
+/// A started provider: its channel, the protocol it chose, its log.
+pub struct Running {
+    child: Child,
+    pub channel: Channel,
+    pub protocol_version: u32,
+    pub log: ProviderLog,
+}
+
+impl Running {
+    pub async fn start(launch: &Launch) -> Result<Running, LaunchError> {
+        let program = launch.program.display().to_string();
+        let identity = Identity::generate(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+        let mut child = spawn(launch, &identity).map_err(|source| LaunchError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        let log = ProviderLog::default();
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(keep_lines(stderr, log.clone()));
+        }
+        let Some(stdout) = child.stdout.take() else {
+            return Err(LaunchError::Exited {
+                program,
+                log: log.tail(),
+            });
+        };
+        let mut stdout = BufReader::new(stdout).lines();
+        let line = match tokio::time::timeout(START_TIMEOUT, stdout.next_line()).await {
+            Ok(Ok(Some(line))) => line,
+            Ok(_) => {
+                // Let stderr's last lines arrive before they are shown.
+                let _ = child.wait().await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(LaunchError::Exited {
+                    program,
+                    log: log.tail(),
+                });
+            }
+            Err(_) => {
+                let _ = child.kill().await;
+                return Err(LaunchError::Timeout {
+                    program,
+                    seconds: START_TIMEOUT.as_secs(),
+                    log: log.tail(),
+                });
+            }
+        };
+        // Whatever else it prints is log too; a pipe left unread would
+        // stall it once full.
+        tokio::spawn(keep_lines_of(stdout, log.clone()));
+        let shake = Handshake::parse(&line).map_err(|source| LaunchError::Handshake {
+            program: program.clone(),
+            line: line.clone(),
+            source,
+        })?;
+        if !launch.versions.contains(&shake.protocol_version) {
+            return Err(LaunchError::Version {
+                program,
+                chose: shake.protocol_version,
+                offered: launch.versions.clone(),
+            });
+        }
+        let tls = match &shake.server_cert {
+            Some(theirs) => Some(Arc::new(tls::client_config(&identity, theirs.clone())?)),
+            None => None,
+        };
+        let channel =
+            connect(&shake.address, tls)
+                .await
+                .map_err(|source| LaunchError::Connect {
+                    program,
+                    address: format!("{:?}", shake.address),
+                    source,
+                })?;
+        Ok(Running {
+            child,
+            channel,
+            protocol_version: shake.protocol_version,
+            log,
+        })
+    }
+
+    /// Asks the provider to exit, then kills it if it has not within the
+    /// grace period.
+    pub async fn stop(mut self) {
+        let mut controller = GrpcControllerClient::new(self.channel.clone());
+        let asked = controller.shutdown(crate::proto::plugin::Empty {});
+        let _ = tokio::time::timeout(STOP_GRACE, asked).await;
+        if tokio::time::timeout(STOP_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+fn spawn(launch: &Launch, identity: &Identity) -> std::io::Result<Child> {
+    let versions: Vec<String> = launch.versions.iter().map(u32::to_string).collect();
+    Command::new(&launch.program)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .env(handshake::MAGIC_COOKIE_KEY, handshake::MAGIC_COOKIE_VALUE)
+        .env(handshake::PROTOCOL_VERSIONS_KEY, versions.join(","))
+        .env(handshake::CLIENT_CERT_KEY, identity.pem())
+        .env(handshake::MIN_PORT_KEY, "10000")
+        .env(handshake::MAX_PORT_KEY, "25000")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        // A strata that stops for any reason takes its providers with it.
+        .kill_on_drop(true)
+        .spawn()
+}
+
+async fn keep_lines(from: impl AsyncRead + Unpin, log: ProviderLog) {
+    keep_lines_of(BufReader::new(from).lines(), log).await
+}
+
+async fn keep_lines_of<R: tokio::io::AsyncBufRead + Unpin>(
+    mut lines: tokio::io::Lines<R>,
+    log: ProviderLog,
+) {
+    while let Ok(Some(line)) = lines.next_line().await {
+        log.push(line);
+    }
+}
+
+/// A connection of either kind, TLS or not.
+trait Conn: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Conn for T {}
+
+async fn connect(
+    address: &Address,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> Result<Channel, tonic::transport::Error> {
+    let address = address.clone();
+    // The URI is go-plugin's placeholder: the connector decides where to go.
+    let endpoint = Endpoint::from_static("http://localhost");
+    endpoint
+        .connect_with_connector(tower::service_fn(move |_: Uri| {
+            let address = address.clone();
+            let tls = tls.clone();
+            async move { open(&address, tls).await.map(TokioIo::new) }
+        }))
+        .await
+}
+
+async fn open(
+    address: &Address,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> std::io::Result<Box<dyn Conn>> {
+    let plain: Box<dyn Conn> = match address {
+        Address::Unix(path) => Box::new(UnixStream::connect(path).await?),
+        Address::Tcp(addr) => Box::new(TcpStream::connect(addr).await?),
+    };
+    let Some(config) = tls else {
+        return Ok(plain);
+    };
+    let connector = tokio_rustls::TlsConnector::from(config);
+    let name = rustls::pki_types::ServerName::try_from(tls::HOST).map_err(std::io::Error::other)?;
+    Ok(Box::new(connector.connect(name, plain).await?))
+}

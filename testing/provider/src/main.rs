@@ -1,0 +1,49 @@
+//! `terraform-provider-stratatest`: a Terraform provider written for
+//! strata's tests (issue 25), so both tools can be run through the same
+//! real provider binary and compared. It keeps its objects as JSON files
+//! in a directory (the provider's `store`), which tests read and change
+//! behind the tools' backs to make drift.
+//!
+//! It speaks protocol 6 (5 with `STRATATEST_PROTOCOL=5`) and uses what a plan and apply exercise: a
+//! required, optional, computed, sensitive and replace-forcing attribute,
+//! a nested block, a nested attribute, provider-private data, a schema
+//! version with a state upgrade, import, a data source, and validation
+//! diagnostics that carry attribute paths.
+
+mod object;
+mod provider;
+mod schema;
+mod store;
+mod v5;
+
+use std::sync::Arc;
+use strata_plugin::proto::tfplugin5::provider_server::ProviderServer as V5Server;
+use strata_plugin::proto::tfplugin6::provider_server::ProviderServer as V6Server;
+use strata_plugin::serve::{serve, ServeError};
+use tonic::service::Routes;
+
+#[tokio::main]
+async fn main() {
+    // Protocol 6 unless a test asks for 5 (STRATATEST_PROTOCOL=5).
+    let supported = match std::env::var("STRATATEST_PROTOCOL").as_deref() {
+        Ok("5") => vec![5],
+        _ => vec![6],
+    };
+    let provider = Arc::new(provider::TestProvider::default());
+    let served = serve(&supported, |version| match version {
+        5 => Routes::new(V5Server::new(v5::Version5(provider))),
+        _ => Routes::new(V6Server::from_arc(provider)),
+    })
+    .await;
+    match served {
+        Ok(()) => {}
+        Err(e @ ServeError::NotStartedByClient) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("terraform-provider-stratatest: {e}");
+            std::process::exit(1);
+        }
+    }
+}

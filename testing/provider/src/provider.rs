@@ -1,0 +1,369 @@
+//! The protocol 6 service: decodes each request's values, hands them to
+//! `object`, and encodes what comes back.
+
+use crate::object::{self, Problem, Step};
+use crate::schema::{self, OBJECT};
+use crate::store::Store;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use strata_plugin::msgpack;
+use strata_plugin::proto::tfplugin6::{
+    self as v6, attribute_path, diagnostic, provider_server::Provider,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+use tonic::{Request, Response, Status};
+
+/// What private data this provider keeps beside each object: proof that
+/// clients hand it back unchanged.
+const PRIVATE: &[u8] = b"{\"written_by\":\"stratatest 0.1.0\"}";
+
+#[derive(Default)]
+pub struct TestProvider {
+    store: OnceLock<Store>,
+}
+
+type Answer<T> = Result<Response<T>, Status>;
+
+fn diagnostics(problems: Vec<Problem>) -> Vec<v6::Diagnostic> {
+    problems
+        .into_iter()
+        .map(|p| v6::Diagnostic {
+            severity: diagnostic::Severity::Error as i32,
+            summary: p.summary,
+            detail: p.detail,
+            attribute: (!p.path.is_empty()).then(|| v6::AttributePath {
+                steps: p.path.into_iter().map(step).collect(),
+            }),
+        })
+        .collect()
+}
+
+fn step(s: Step) -> attribute_path::Step {
+    use attribute_path::step::Selector;
+    attribute_path::Step {
+        selector: Some(match s {
+            Step::Attr(a) => Selector::AttributeName(a.to_string()),
+            Step::Key(k) => Selector::ElementKeyString(k),
+            Step::Index(i) => Selector::ElementKeyInt(i),
+        }),
+    }
+}
+
+fn error(summary: &str, detail: impl Into<String>) -> Vec<v6::Diagnostic> {
+    diagnostics(vec![Problem::whole(summary, detail)])
+}
+
+/// A request's value; a value that does not decode is the client's fault.
+fn decode(v: Option<&v6::DynamicValue>, ty: &Type) -> Result<Value, Status> {
+    let Some(v) = v else {
+        return Ok(Value::Null(ty.clone()));
+    };
+    if !v.msgpack.is_empty() {
+        return msgpack::decode(&v.msgpack, ty)
+            .map_err(|e| Status::invalid_argument(format!("msgpack: {e}")));
+    }
+    let json: serde_json::Value = serde_json::from_slice(&v.json)
+        .map_err(|e| Status::invalid_argument(format!("json: {e}")))?;
+    strata_value::json::value_from_json(&json, ty).map_err(Status::invalid_argument)
+}
+
+fn encode(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, Status> {
+    let msgpack = msgpack::encode(v, ty).map_err(|e| Status::internal(e.to_string()))?;
+    Ok(Some(v6::DynamicValue {
+        msgpack,
+        json: Vec::new(),
+    }))
+}
+
+fn unknown_type(type_name: &str) -> Status {
+    Status::invalid_argument(format!("stratatest has no type {type_name:?}"))
+}
+
+impl TestProvider {
+    /// The store; a call before ConfigureProvider is the client's mistake.
+    fn store(&self) -> Result<&Store, Status> {
+        self.store
+            .get()
+            .ok_or_else(|| Status::failed_precondition("ConfigureProvider was not called first"))
+    }
+}
+
+#[tonic::async_trait]
+impl Provider for TestProvider {
+    async fn get_metadata(
+        &self,
+        _: Request<v6::get_metadata::Request>,
+    ) -> Answer<v6::get_metadata::Response> {
+        Ok(Response::new(v6::get_metadata::Response {
+            resources: vec![v6::get_metadata::ResourceMetadata {
+                type_name: OBJECT.into(),
+            }],
+            data_sources: vec![v6::get_metadata::DataSourceMetadata {
+                type_name: OBJECT.into(),
+            }],
+            ..Default::default()
+        }))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<v6::get_provider_schema::Request>,
+    ) -> Answer<v6::get_provider_schema::Response> {
+        Ok(Response::new(v6::get_provider_schema::Response {
+            provider: Some(schema::provider_schema()),
+            resource_schemas: [(OBJECT.to_string(), schema::object_schema())].into(),
+            data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
+            server_capabilities: Some(v6::ServerCapabilities {
+                plan_destroy: false,
+                get_provider_schema_optional: false,
+                move_resource_state: false,
+            }),
+            ..Default::default()
+        }))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        request: Request<v6::validate_provider_config::Request>,
+    ) -> Answer<v6::validate_provider_config::Response> {
+        decode(
+            request.get_ref().config.as_ref(),
+            &schema::provider_value_type(),
+        )?;
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        request: Request<v6::validate_resource_config::Request>,
+    ) -> Answer<v6::validate_resource_config::Response> {
+        let r = request.into_inner();
+        if r.type_name != OBJECT {
+            return Err(unknown_type(&r.type_name));
+        }
+        let config = decode(r.config.as_ref(), &schema::object_value_type())?;
+        Ok(Response::new(v6::validate_resource_config::Response {
+            diagnostics: diagnostics(object::validate(&config)),
+        }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        request: Request<v6::validate_data_resource_config::Request>,
+    ) -> Answer<v6::validate_data_resource_config::Response> {
+        let r = request.into_inner();
+        if r.type_name != OBJECT {
+            return Err(unknown_type(&r.type_name));
+        }
+        decode(r.config.as_ref(), &schema::lookup_value_type())?;
+        Ok(Response::new(Default::default()))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        request: Request<v6::upgrade_resource_state::Request>,
+    ) -> Answer<v6::upgrade_resource_state::Response> {
+        let r = request.into_inner();
+        if r.type_name != OBJECT {
+            return Err(unknown_type(&r.type_name));
+        }
+        let raw = r.raw_state.map(|s| s.json).unwrap_or_default();
+        let upgraded = serde_json::from_slice(&raw)
+            .map_err(|e| e.to_string())
+            .and_then(|json| object::upgrade(r.version, &json));
+        Ok(Response::new(match upgraded {
+            Ok(v) => v6::upgrade_resource_state::Response {
+                upgraded_state: encode(&v, &schema::object_value_type())?,
+                diagnostics: Vec::new(),
+            },
+            Err(e) => v6::upgrade_resource_state::Response {
+                upgraded_state: None,
+                diagnostics: error("Cannot upgrade the stored object", e),
+            },
+        }))
+    }
+
+    async fn configure_provider(
+        &self,
+        request: Request<v6::configure_provider::Request>,
+    ) -> Answer<v6::configure_provider::Response> {
+        let config = decode(
+            request.get_ref().config.as_ref(),
+            &schema::provider_value_type(),
+        )?;
+        let configured = config
+            .entries()
+            .and_then(|a| a.get("store"))
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("STRATATEST_STORE").map(PathBuf::from));
+        let diagnostics = match configured {
+            None => diagnostics(vec![Problem {
+                summary: "No store".into(),
+                detail: "Set store, or STRATATEST_STORE in the environment.".into(),
+                path: vec![Step::Attr("store")],
+            }]),
+            Some(dir) => match Store::open(&dir) {
+                Ok(store) => {
+                    let _ = self.store.set(store);
+                    Vec::new()
+                }
+                Err(e) => error("Cannot open the store", e),
+            },
+        };
+        Ok(Response::new(v6::configure_provider::Response {
+            diagnostics,
+        }))
+    }
+
+    async fn read_resource(
+        &self,
+        request: Request<v6::read_resource::Request>,
+    ) -> Answer<v6::read_resource::Response> {
+        let r = request.into_inner();
+        let ty = schema::object_value_type();
+        let current = decode(r.current_state.as_ref(), &ty)?;
+        let store = self.store()?;
+        Ok(Response::new(match object::read(store, &current) {
+            Ok(found) => v6::read_resource::Response {
+                new_state: encode(&found.unwrap_or(Value::Null(ty.clone())), &ty)?,
+                private: r.private,
+                ..Default::default()
+            },
+            Err(e) => v6::read_resource::Response {
+                diagnostics: error("Cannot read the object", e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        request: Request<v6::plan_resource_change::Request>,
+    ) -> Answer<v6::plan_resource_change::Response> {
+        let r = request.into_inner();
+        if r.type_name != OBJECT {
+            return Err(unknown_type(&r.type_name));
+        }
+        let ty = schema::object_value_type();
+        let prior = decode(r.prior_state.as_ref(), &ty)?;
+        let proposed = decode(r.proposed_new_state.as_ref(), &ty)?;
+        let planned = object::plan(&prior, &proposed);
+        let replace = planned
+            .requires_replace
+            .into_iter()
+            .map(|a| v6::AttributePath {
+                steps: vec![step(Step::Attr(a))],
+            });
+        Ok(Response::new(v6::plan_resource_change::Response {
+            planned_state: encode(&planned.planned, &ty)?,
+            requires_replace: replace.collect(),
+            planned_private: if proposed.is_null() {
+                Vec::new()
+            } else {
+                PRIVATE.to_vec()
+            },
+            ..Default::default()
+        }))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        request: Request<v6::apply_resource_change::Request>,
+    ) -> Answer<v6::apply_resource_change::Response> {
+        let r = request.into_inner();
+        let ty = schema::object_value_type();
+        let prior = decode(r.prior_state.as_ref(), &ty)?;
+        let planned = decode(r.planned_state.as_ref(), &ty)?;
+        let store = self.store()?;
+        Ok(Response::new(
+            match object::apply(store, &prior, &planned) {
+                Ok(new) => v6::apply_resource_change::Response {
+                    new_state: encode(&new, &ty)?,
+                    private: r.planned_private,
+                    ..Default::default()
+                },
+                Err(e) => v6::apply_resource_change::Response {
+                    // A failed apply leaves the object as it was.
+                    new_state: r.prior_state,
+                    diagnostics: error("Cannot change the object", e),
+                    ..Default::default()
+                },
+            },
+        ))
+    }
+
+    async fn import_resource_state(
+        &self,
+        request: Request<v6::import_resource_state::Request>,
+    ) -> Answer<v6::import_resource_state::Response> {
+        let r = request.into_inner();
+        let store = self.store()?;
+        Ok(Response::new(match object::import(store, &r.id) {
+            Ok(Some(found)) => v6::import_resource_state::Response {
+                imported_resources: vec![v6::import_resource_state::ImportedResource {
+                    type_name: r.type_name,
+                    state: encode(&found, &schema::object_value_type())?,
+                    private: PRIVATE.to_vec(),
+                }],
+                ..Default::default()
+            },
+            Ok(None) => v6::import_resource_state::Response {
+                diagnostics: error(
+                    "Cannot import non-existent remote object",
+                    format!("There is no object {:?} in the store.", r.id),
+                ),
+                ..Default::default()
+            },
+            Err(e) => v6::import_resource_state::Response {
+                diagnostics: error("Cannot import the object", e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn move_resource_state(
+        &self,
+        request: Request<v6::move_resource_state::Request>,
+    ) -> Answer<v6::move_resource_state::Response> {
+        let r = request.into_inner();
+        Ok(Response::new(v6::move_resource_state::Response {
+            diagnostics: error(
+                "Unsupported move",
+                format!(
+                    "{} cannot take the state of {}.",
+                    r.target_type_name, r.source_type_name
+                ),
+            ),
+            ..Default::default()
+        }))
+    }
+
+    async fn read_data_source(
+        &self,
+        request: Request<v6::read_data_source::Request>,
+    ) -> Answer<v6::read_data_source::Response> {
+        let r = request.into_inner();
+        let ty = schema::lookup_value_type();
+        let config = decode(r.config.as_ref(), &ty)?;
+        let store = self.store()?;
+        Ok(Response::new(match object::lookup(store, &config) {
+            Ok(found) => v6::read_data_source::Response {
+                state: encode(&found, &ty)?,
+                ..Default::default()
+            },
+            Err(e) => v6::read_data_source::Response {
+                diagnostics: error("Object not found", e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<v6::stop_provider::Request>,
+    ) -> Answer<v6::stop_provider::Response> {
+        Ok(Response::new(Default::default()))
+    }
+}

@@ -1,0 +1,156 @@
+//! The provider's schemas, as protocol messages and as value types.
+
+use std::collections::BTreeMap;
+use strata_plugin::proto::tfplugin6::schema::{
+    nested_block, object, Attribute, Block, NestedBlock, Object,
+};
+use strata_plugin::proto::tfplugin6::Schema;
+use strata_value::json::type_to_json;
+use strata_value::types::Type;
+
+pub const OBJECT: &str = "stratatest_object";
+/// The stored layout's version: 0 called `labels` `tags`.
+pub const OBJECT_VERSION: i64 = 1;
+
+/// How an attribute is set.
+#[derive(Clone, Copy)]
+enum Role {
+    Required,
+    Optional,
+    Computed,
+    OptionalComputed,
+}
+
+fn attribute(name: &str, ty: &Type, role: Role) -> Attribute {
+    Attribute {
+        name: name.to_string(),
+        r#type: type_to_json(ty).to_string().into_bytes(),
+        required: matches!(role, Role::Required),
+        optional: matches!(role, Role::Optional | Role::OptionalComputed),
+        computed: matches!(role, Role::Computed | Role::OptionalComputed),
+        ..Attribute::default()
+    }
+}
+
+fn object_type(attrs: &[(&str, Type)]) -> Type {
+    Type::object(
+        attrs
+            .iter()
+            .map(|(k, t)| (k.to_string(), t.clone()))
+            .collect::<BTreeMap<_, _>>(),
+    )
+}
+
+fn spec_type() -> Type {
+    object_type(&[("image", Type::String), ("replicas", Type::Number)])
+}
+
+fn port_type() -> Type {
+    object_type(&[
+        ("name", Type::String),
+        ("number", Type::Number),
+        ("protocol", Type::String),
+    ])
+}
+
+/// `stratatest_object`'s value type.
+pub fn object_value_type() -> Type {
+    object_type(&[
+        ("id", Type::String),
+        ("name", Type::String),
+        ("labels", Type::map(Type::String)),
+        ("size", Type::Number),
+        ("secret", Type::String),
+        ("revision", Type::Number),
+        ("spec", spec_type()),
+        ("ports", Type::list(port_type())),
+    ])
+}
+
+pub fn object_schema() -> Schema {
+    let mut secret = attribute("secret", &Type::String, Role::Optional);
+    secret.sensitive = true;
+    let mut size = attribute("size", &Type::Number, Role::Optional);
+    size.description = "Changing it replaces the object.".into();
+    let ports = Attribute {
+        nested_type: Some(Object {
+            attributes: vec![
+                attribute("name", &Type::String, Role::Required),
+                attribute("number", &Type::Number, Role::Required),
+                attribute("protocol", &Type::String, Role::OptionalComputed),
+            ],
+            nesting: object::NestingMode::List as i32,
+        }),
+        r#type: Vec::new(),
+        ..attribute("ports", &Type::Dynamic, Role::Optional)
+    };
+    let spec = NestedBlock {
+        type_name: "spec".into(),
+        block: Some(Block {
+            attributes: vec![
+                attribute("image", &Type::String, Role::Required),
+                attribute("replicas", &Type::Number, Role::OptionalComputed),
+            ],
+            ..Block::default()
+        }),
+        nesting: nested_block::NestingMode::Single as i32,
+        ..NestedBlock::default()
+    };
+    Schema {
+        version: OBJECT_VERSION,
+        block: Some(Block {
+            attributes: vec![
+                attribute("id", &Type::String, Role::Computed),
+                attribute("name", &Type::String, Role::Required),
+                attribute("labels", &Type::map(Type::String), Role::Optional),
+                size,
+                secret,
+                attribute("revision", &Type::Number, Role::Computed),
+                ports,
+            ],
+            block_types: vec![spec],
+            ..Block::default()
+        }),
+    }
+}
+
+/// The data source `stratatest_object`: an object found by name.
+pub fn lookup_value_type() -> Type {
+    object_type(&[
+        ("id", Type::String),
+        ("name", Type::String),
+        ("labels", Type::map(Type::String)),
+        ("size", Type::Number),
+    ])
+}
+
+pub fn lookup_schema() -> Schema {
+    Schema {
+        version: 0,
+        block: Some(Block {
+            attributes: vec![
+                attribute("name", &Type::String, Role::Required),
+                attribute("id", &Type::String, Role::Computed),
+                attribute("labels", &Type::map(Type::String), Role::Computed),
+                attribute("size", &Type::Number, Role::Computed),
+            ],
+            ..Block::default()
+        }),
+    }
+}
+
+pub fn provider_value_type() -> Type {
+    object_type(&[("store", Type::String)])
+}
+
+pub fn provider_schema() -> Schema {
+    let mut store = attribute("store", &Type::String, Role::Optional);
+    store.description = "Directory holding the objects; STRATATEST_STORE when not set.".into();
+    Schema {
+        version: 0,
+        block: Some(Block {
+            attributes: vec![store],
+            ..Block::default()
+        }),
+    }
+}

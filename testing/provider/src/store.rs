@@ -1,0 +1,94 @@
+//! Where the provider's objects live: one JSON file per object in a
+//! directory, named by its id. Tests read and edit the files to look at
+//! what was made and to make drift.
+
+use serde_json::Value as Json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    pub fn open(dir: &Path) -> Result<Store, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot use {} as the store: {e}", dir.display()))?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Stores a new object under the first free id `obj-N`; ids are
+    /// claimed by creating the file, so concurrent creates never share one.
+    pub fn create(&self, mut object: impl FnMut(&str) -> Json) -> Result<String, String> {
+        for n in 1.. {
+            let id = format!("obj-{n}");
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(self.path(&id));
+            match file {
+                Ok(mut f) => {
+                    f.write_all(object(&id).to_string().as_bytes())
+                        .map_err(|e| format!("writing {id}: {e}"))?;
+                    return Ok(id);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(format!("creating {id}: {e}")),
+            }
+        }
+        Err("no free id".into())
+    }
+
+    pub fn read(&self, id: &str) -> Result<Option<Json>, String> {
+        match std::fs::read_to_string(self.path(id)) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| format!("object {id} is damaged: {e}")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("reading {id}: {e}")),
+        }
+    }
+
+    /// Replaces an existing object; `false` when it is gone.
+    pub fn write(&self, id: &str, object: &Json) -> Result<bool, String> {
+        if !self.path(id).exists() {
+            return Ok(false);
+        }
+        std::fs::write(self.path(id), object.to_string())
+            .map(|()| true)
+            .map_err(|e| format!("writing {id}: {e}"))
+    }
+
+    pub fn delete(&self, id: &str) -> Result<(), String> {
+        match std::fs::remove_file(self.path(id)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("deleting {id}: {e}")),
+        }
+    }
+
+    /// Every stored object, in id order.
+    pub fn all(&self) -> Result<Vec<Json>, String> {
+        let mut ids: Vec<String> = std::fs::read_dir(&self.dir)
+            .map_err(|e| format!("listing the store: {e}"))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".json").map(str::to_string)
+            })
+            .collect();
+        ids.sort();
+        let mut all = Vec::new();
+        for id in ids {
+            all.extend(self.read(&id)?);
+        }
+        Ok(all)
+    }
+}
