@@ -36,6 +36,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
                 "triggers_replace": null,
             })
             .into(),
+            private: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

@@ -34,6 +34,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: None,
             config: &cfg,
+            prior_private: &[],
         })
         .expect("plan");
     assert!(
@@ -63,6 +64,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&created),
             config: &cfg,
+            prior_private: &[],
         })
         .expect("plan");
     assert!(
@@ -78,6 +80,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&created),
             config: &cfg2,
+            prior_private: &[],
         })
         .expect("plan");
     assert!(upd.requires_replace.is_empty());
@@ -101,6 +104,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&updated),
             config: &cfg3,
+            prior_private: &[],
         })
         .expect("plan");
     assert_eq!(
@@ -119,6 +123,7 @@ async fn null_input_gives_null_output_and_unknown_types_are_refused() {
             type_name: TYPE,
             prior: None,
             config: &cfg,
+            prior_private: &[],
         })
         .expect("plan");
     assert!(
@@ -129,7 +134,8 @@ async fn null_input_gives_null_output_and_unknown_types_are_refused() {
         d.plan(PlanRequest {
             type_name: "aws_vpc",
             prior: None,
-            config: &cfg
+            config: &cfg,
+            prior_private: &[],
         }),
         Err(DriverError::UnknownType { .. })
     ));

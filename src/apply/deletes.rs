@@ -115,6 +115,8 @@ impl<'p> Exec<'_, 'p> {
             type_name: c.addr.id.type_name.clone(),
             prior: c.before.clone().unwrap_or_else(Value::null),
             wanted: None,
+            config: Value::null(),
+            private: c.private_before.clone(),
         });
         Ok(())
     }

@@ -22,7 +22,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use std::collections::HashMap;
 use std::sync::Arc;
-use strata_provider::{Driver, Planned, ResourceSchema, Tags};
+use strata_provider::{Driver, ResourceSchema, Tags};
 use strata_state::model::{Address, Mode, ModulePath, ResourceAddr};
 use strata_state::Entry;
 
@@ -274,7 +274,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             .configured(&r.type_name, &c.provider, data)
             .map_or_else(|| base.clone(), |(d, _)| d);
         let at = (node, ri, ctx);
-        let planned = match self.plan_again(at, r, (&*driver, schema), c) {
+        let Replanned {
+            planned,
+            config,
+            private,
+        } = match self.plan_again(at, r, (&*driver, schema), c) {
             Ok(p) => p,
             Err(why) => {
                 self.ex.fail(&addr, why);
@@ -320,6 +324,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                     lineage: req.lineage.clone(),
                 },
             }),
+            config,
+            private,
         };
         Prepared::Start(Box::new(op), c)
     }
@@ -332,7 +338,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         r: &Resource,
         (driver, schema): (&dyn Driver, &ResourceSchema),
         c: &ResourceChange,
-    ) -> Result<Value, String> {
+    ) -> Result<Replanned, String> {
         let mut d = Diags::default();
         let config = self
             .w
@@ -349,13 +355,17 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
         let planned = if node.kind == NodeKind::Data {
             // A data source's "plan" is its configuration.
-            config
+            Replanned {
+                planned: config.clone(),
+                config,
+                private: Vec::new(),
+            }
         } else {
             let prior = match c.action {
                 Action::Update => c.before.as_ref(),
                 _ => None,
             };
-            let planned: Planned = plan_instance(InstanceRequest {
+            let planned = plan_instance(InstanceRequest {
                 driver,
                 type_name: &r.type_name,
                 schema,
@@ -363,17 +373,21 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 config,
                 prior: prior.map(|value| Prior {
                     value,
+                    private: &c.private_before,
                     tainted: false,
                 }),
                 triggered: false,
                 requested: false,
             })
-            .map_err(|e| e.to_string())?
-            .planned;
-            planned.planned
+            .map_err(|e| e.to_string())?;
+            Replanned {
+                planned: planned.planned.planned,
+                config: planned.config,
+                private: planned.planned.private,
+            }
         };
         match &c.after {
-            Some(saved) if !consistent(saved, &planned) => Err("the final plan differs from the saved plan: a value known when planning has changed".into()),
+            Some(saved) if !consistent(saved, &planned.planned) => Err("the final plan differs from the saved plan: a value known when planning has changed".into()),
             _ => Ok(planned),
         }
     }
@@ -388,6 +402,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let status = Status {
             deposed: Some(key.clone()),
             tainted: false,
+            private: c.private_before.clone(),
         };
         batch.intents.push(self.ex.put(c, before, status)?);
         batch.intents.push(remove(c, None));
@@ -465,12 +480,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             // Kept as read, as Terraform keeps data sources; every plan
             // reads them again.
             Ok(Some(v)) if data => {
-                if let Ok(e) = self.ex.put(c, &v, Status::default()) {
+                if let Ok(e) = self.ex.put(c, &v, Status::keeping(&r.private)) {
                     batch.push(e);
                 }
                 Some(v)
             }
-            Ok(Some(v)) => match self.ex.put(c, &v, Status::default()) {
+            Ok(Some(v)) => match self.ex.put(c, &v, Status::keeping(&r.private)) {
                 Ok(e) => {
                     batch.push(e);
                     match c.action {
@@ -495,6 +510,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                     let status = Status {
                         deposed: None,
                         tainted: true,
+                        private: Vec::new(),
                     };
                     if let Ok(entry) = self.ex.put(c, v, status) {
                         batch.push(entry);
@@ -624,4 +640,12 @@ fn unmet(
     errors
         .first()
         .map(|e| format!("{}: {}", e.summary, e.detail))
+}
+
+/// An instance planned again at apply: the object to ask for, the
+/// configuration it was planned from, and the driver's bytes kept beside it.
+struct Replanned {
+    planned: Value,
+    config: Value,
+    private: Vec<u8>,
 }

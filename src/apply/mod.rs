@@ -314,6 +314,7 @@ fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<En
                 let status = Status {
                     deposed: d.deposed.clone(),
                     tainted: false,
+                    private: d.private_after.clone(),
                 };
                 ex.put(d, v, status)
                     .map_err(|e| refused("strata::apply::refresh", "the refreshed", d, e))?
@@ -324,7 +325,7 @@ fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<En
     for c in stale.iter().map(|&i| &plan.changes[i]) {
         if let Some(before) = &c.before {
             let e = ex
-                .put(c, before, Status::default())
+                .put(c, before, Status::keeping(&c.private_before))
                 .map_err(|e| refused("strata::apply::dependencies", "the dependencies of", c, e))?;
             first.push(e);
         }
@@ -342,13 +343,13 @@ fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<En
             (c.addr.id.mode, c.action, &c.after, kept)
         {
             let e = ex
-                .put(c, v, Status::default())
+                .put(c, v, Status::keeping(&c.private_after))
                 .map_err(|e| refused("strata::apply::data", "the data source", c, e))?;
             first.push(e);
         }
         if let (Some(_), Some(before)) = (&c.importing, &c.before) {
             let e = ex
-                .put(c, before, Status::default())
+                .put(c, before, Status::keeping(&c.private_before))
                 .map_err(|e| refused("strata::apply::import", "the imported", c, e))?;
             first.push(e);
             ex.report.imported += 1;

@@ -47,6 +47,19 @@ pub struct Status {
     pub deposed: Option<String>,
     /// Left by a create that failed after the cloud made it.
     pub tainted: bool,
+    /// What the driver keeps beside the object (a plugin provider's
+    /// private data).
+    pub private: Vec<u8>,
+}
+
+impl Status {
+    /// A live object recorded with the driver's bytes kept beside it.
+    pub fn keeping(private: &[u8]) -> Status {
+        Status {
+            private: private.to_vec(),
+            ..Status::default()
+        }
+    }
 }
 
 /// The entry recording `v` as `c`'s object, of its schema's type `ty`.
@@ -60,6 +73,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,
             attributes: value_to_json(v, ty)?.into(),
+            private: crate::plan::private_text(&at.private),
             // Terraform records no sensitive paths for a data source (its
             // `show` prints a remote state's secret outputs as they are).
             sensitive_attributes: match c.addr.id.mode {

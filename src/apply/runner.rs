@@ -7,7 +7,7 @@ use crate::ui::id_of;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use strata_provider::{Driver, DriverError, Shortage, Tags};
+use strata_provider::{ApplyRequest, Driver, DriverError, Shortage, Tags};
 use tokio::task::JoinSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +58,9 @@ pub struct OpResult {
     /// What went wrong looking for duplicates of what a create made; the
     /// create's outcome stands.
     pub warnings: Vec<String>,
+    /// What the driver keeps beside the object now (a plugin provider's
+    /// private data).
+    pub private: Vec<u8>,
 }
 
 /// What a task hands back: its `OpResult` without the op id.
@@ -65,6 +68,7 @@ struct Finished {
     result: Result<Option<Value>, OpError>,
     leftover: Option<Value>,
     warnings: Vec<String>,
+    private: Vec<u8>,
 }
 
 impl Finished {
@@ -73,6 +77,7 @@ impl Finished {
             result,
             leftover: None,
             warnings: Vec::new(),
+            private: Vec::new(),
         }
     }
 }
@@ -90,6 +95,11 @@ pub struct Op {
     pub prior: Value,
     /// What a create, update or read is asked for.
     pub wanted: Option<Wanted>,
+    /// The configuration the change was planned from (null for a delete)
+    /// and what the plan kept beside the object: for drivers that take a
+    /// whole change in one call (`Driver::apply_change`).
+    pub config: Value,
+    pub private: Vec<u8>,
 }
 
 /// The object a create or update should leave (a read's configuration),
@@ -181,11 +191,50 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         result,
         leftover,
         warnings,
+        private: Vec::new(),
     }
+}
+
+/// The op as one whole change, when its driver takes changes so (plugin
+/// providers); `None` for a driver of creates, updates and deletes.
+async fn whole_change(op: &Op) -> Option<Finished> {
+    let planned = match op.kind {
+        OpKind::Delete | OpKind::Read => None,
+        OpKind::Create | OpKind::Update => op.wanted.as_ref().map(|w| &w.value),
+    };
+    // A create's prior is the object a create_before_destroy replaces:
+    // not this change's.
+    let prior = match op.kind {
+        OpKind::Update | OpKind::Delete => Some(&op.prior),
+        OpKind::Create | OpKind::Read => None,
+    };
+    let req = ApplyRequest {
+        type_name: &op.type_name,
+        prior,
+        planned,
+        config: &op.config,
+        private: &op.private,
+    };
+    let done = op.driver.apply_change(req).await?;
+    Some(match done {
+        Ok(now) => {
+            let (value, private) = now.map_or((None, Vec::new()), |s| (Some(s.value), s.private));
+            Finished {
+                private,
+                ..Finished::of(Ok(value))
+            }
+        }
+        Err(e) => Finished::of(Err(e.into())),
+    })
 }
 
 /// Carries out one op.
 async fn perform(op: Op) -> Finished {
+    if op.kind != OpKind::Read {
+        if let Some(done) = whole_change(&op).await {
+            return done;
+        }
+    }
     let r = match (op.kind, &op.wanted) {
         (OpKind::Create, Some(Wanted { value, tags })) => return create(&op, value, tags).await,
         (OpKind::Update, Some(Wanted { value, .. })) => op
@@ -282,6 +331,7 @@ impl Runner {
                     result: done.result,
                     leftover: done.leftover,
                     warnings: done.warnings,
+                    private: done.private,
                 });
             }
         }

@@ -129,12 +129,14 @@ impl Driver for TerraformData {
         };
         let Some(prior) = req.prior else {
             return Ok(Planned {
+                private: Vec::new(),
                 planned: fresh(input, triggers),
                 requires_replace: Vec::new(),
             });
         };
         if !attr(prior, "triggers_replace").raw_equal(&triggers) {
             return Ok(Planned {
+                private: Vec::new(),
                 planned: fresh(input, triggers),
                 requires_replace: vec![vec!["triggers_replace".to_string()]],
             });
@@ -145,6 +147,7 @@ impl Driver for TerraformData {
             Value::Unknown(input.ty())
         };
         Ok(Planned {
+            private: Vec::new(),
             planned: object(attr(prior, "id"), input, output, triggers),
             requires_replace: Vec::new(),
         })

@@ -514,6 +514,7 @@ fn adopted(
             deposed: None,
             schema_version,
             attributes: attributes.into(),
+            private: None,
             sensitive_attributes: Vec::new(),
             dependencies: Vec::new(),
             create_before_destroy: false,

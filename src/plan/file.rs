@@ -92,6 +92,8 @@ fn change_json(c: &ResourceChange) -> Json {
         "after": c.after.as_ref().map(encode_value),
         "replace_paths": c.replace_paths,
         "schema_version": c.schema_version,
+        "private_before": crate::plan::refresh::private_text(&c.private_before),
+        "private_after": crate::plan::refresh::private_text(&c.private_after),
         "dependencies": c.dependencies.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "create_before_destroy": c.create_before_destroy,
         "importing": c.importing,
@@ -142,6 +144,8 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
         replace_paths: serde_json::from_value(j.get("replace_paths").cloned().unwrap_or(json!([])))
             .map_err(|e| e.to_string())?,
         schema_version: j.get("schema_version").and_then(Json::as_u64).unwrap_or(0),
+        private_before: crate::plan::refresh::private_bytes(s("private_before")),
+        private_after: crate::plan::refresh::private_bytes(s("private_after")),
         dependencies: addrs("dependencies")?,
         create_before_destroy: j
             .get("create_before_destroy")

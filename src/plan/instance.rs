@@ -13,6 +13,8 @@ use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema}
 #[derive(Debug, Clone, Copy)]
 pub struct Prior<'a> {
     pub value: &'a Value,
+    /// What its driver keeps beside it (a plugin provider's private data).
+    pub private: &'a [u8],
     /// A failed create left it: it is replaced whatever the plan says.
     pub tainted: bool,
 }
@@ -47,6 +49,7 @@ pub struct PlannedInstance {
 /// `ignore_changes`, the driver's plan and the action, for one instance.
 pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, DriverError> {
     let prior = req.prior.map(|p| p.value);
+    let prior_private = req.prior.map_or(&[][..], |p| p.private);
     let forced = forced(&req);
     let ignores = req.lifecycle.ignore_all_changes || !req.lifecycle.ignore_changes.is_empty();
     // As written, for a replacement: ignore_changes keeps an existing
@@ -59,6 +62,7 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
             type_name: req.type_name,
             prior,
             config,
+            prior_private: if prior.is_some() { prior_private } else { &[] },
         })
     };
     let planned = plan(prior, &config)?;

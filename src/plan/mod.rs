@@ -19,6 +19,7 @@ pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Request};
+pub use refresh::{private_bytes, private_text};
 pub use relevant::RelevantAttr;
 
 /// The id an `import` block gives: a string known before apply.
@@ -162,6 +163,11 @@ pub struct ResourceChange {
     /// Attributes whose change forces the replacement.
     pub replace_paths: Vec<AttrPath>,
     pub schema_version: u64,
+    /// What the driver keeps beside `before` and beside `after` (a plugin
+    /// provider's private data), handed back to it with that object: the
+    /// prior's to its delete, the plan's to its create or update.
+    pub private_before: Vec<u8>,
+    pub private_after: Vec<u8>,
     /// Resources (module path without instance keys, `module.m.t.n`) this
     /// one depends on, as state records them for ordering deletes.
     pub dependencies: Vec<ResourceAddr>,

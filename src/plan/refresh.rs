@@ -8,6 +8,7 @@ use crate::lang::typed_json::value_from_json_text;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use strata_provider::Stored;
 use strata_state::model::{Address, Mode, ResourceAddr, State};
 
 /// One object of the prior state, decoded with its driver's schema.
@@ -18,10 +19,30 @@ pub struct PriorInstance {
     pub provider: String,
     pub value: Value,
     pub schema_version: u64,
+    /// What its driver keeps beside it (a plugin provider's private data).
+    pub private: Vec<u8>,
     pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
     /// Left by a failed create: the plan replaces it.
     pub tainted: bool,
+}
+
+/// The private bytes a state records as base64 (Terraform's form); text
+/// that is not base64 is kept as its bytes, so nothing is lost.
+pub fn private_bytes(text: Option<&str>) -> Vec<u8> {
+    use base64::Engine;
+    let Some(text) = text else {
+        return Vec::new();
+    };
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap_or_else(|_| text.as_bytes().to_vec())
+}
+
+/// The private bytes as the state records them.
+pub fn private_text(bytes: &[u8]) -> Option<String> {
+    use base64::Engine;
+    (!bytes.is_empty()).then(|| base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 fn state_diag(summary: &str, detail: String) -> Diag {
@@ -48,7 +69,7 @@ pub fn decode_state(
             Mode::Managed => drivers.resource(&r.id.type_name),
             Mode::Data => drivers.data(&r.id.type_name),
         };
-        let Some((_, schema)) = found else {
+        let Some((driver, schema)) = found else {
             diags.push(state_diag(
                 "Resource type not supported",
                 format!(
@@ -60,16 +81,31 @@ pub fn decode_state(
             continue;
         };
         let ty = Arc::new(schema.object_type());
-        jobs.extend(r.instances.iter().map(|i| (r, i, schema, ty.clone())));
+        jobs.extend(
+            r.instances
+                .iter()
+                .map(|i| (r, i, (&**driver, schema), ty.clone())),
+        );
     }
     // Objects decode independently, and a large state is most of a
     // no-change plan's work: spread over the cores.
-    let decoded = crate::par::map(&jobs, |(r, i, schema, ty)| {
+    let decoded = crate::par::map(&jobs, |(r, i, (driver, schema), ty)| {
         let addr = Address {
             id: r.id.clone(),
             key: i.index_key.clone(),
         };
-        match value_from_json_text(i.attributes.text(), ty) {
+        // A plugin provider brings what older versions of it stored up
+        // to its current schema; other drivers' objects are read as stored.
+        let upgraded = driver.upgrade(&r.id.type_name, i.schema_version, i.attributes.text());
+        let (decoded, schema_version) = match upgraded {
+            Some(Ok(v)) => (Ok(v), schema.version),
+            Some(Err(e)) => (Err(e.to_string()), i.schema_version),
+            None => (
+                value_from_json_text(i.attributes.text(), ty).map_err(|e| e.to_string()),
+                i.schema_version,
+            ),
+        };
+        match decoded {
             Ok(value) => Ok(PriorInstance {
                 value: super::diff::with_marks(
                     crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),
@@ -79,7 +115,8 @@ pub fn decode_state(
                 addr,
                 deposed: i.deposed.clone(),
                 provider: r.provider.clone(),
-                schema_version: i.schema_version,
+                schema_version,
+                private: private_bytes(i.private.as_deref()),
                 dependencies: i.dependencies.clone(),
                 create_before_destroy: i.create_before_destroy,
                 tainted: i.status.as_deref() == Some("tainted"),
@@ -134,8 +171,14 @@ pub async fn refresh(
         let Some((driver, schema)) = drivers.configured(&type_name, &provider, false) else {
             continue;
         };
-        let values: Vec<Value> = group.iter().map(|p| p.value.clone()).collect();
-        let read = match driver.read(&type_name, &values).await {
+        let stored: Vec<Stored> = group
+            .iter()
+            .map(|p| Stored {
+                value: p.value.clone(),
+                private: p.private.clone(),
+            })
+            .collect();
+        let read = match driver.read_stored(&type_name, &stored).await {
             Ok(r) if r.len() == group.len() => r,
             Ok(r) => {
                 diags.push(Diag::new(
@@ -162,12 +205,25 @@ pub async fn refresh(
             // A driver answers plain values: what was sensitive in the
             // state (and what the schema calls sensitive) is marked again
             // before anything compares or shows it.
-            let now = now.map(|v| super::diff::with_marks(v, Some(&p.value), schema));
+            let now = now.map(|s| Stored {
+                value: super::diff::with_marks(s.value, Some(&p.value), schema),
+                private: s.private,
+            });
             match now {
-                Some(v) if v.raw_equal(&p.value) => out.push(p),
-                Some(v) => {
-                    drift.push(change_of(&p, Action::Update, Some(v.clone())));
-                    out.push(PriorInstance { value: v, ..p });
+                Some(s) if s.value.raw_equal(&p.value) => out.push(PriorInstance {
+                    private: s.private,
+                    ..p
+                }),
+                Some(s) => {
+                    let p = PriorInstance {
+                        private: s.private,
+                        ..p
+                    };
+                    drift.push(change_of(&p, Action::Update, Some(s.value.clone())));
+                    out.push(PriorInstance {
+                        value: s.value,
+                        ..p
+                    });
                 }
                 None => drift.push(change_of(&p, Action::Delete, None)),
             }
@@ -178,6 +234,11 @@ pub async fn refresh(
 
 /// A change of the prior object `p`: drift, or (no-op) one left alone.
 pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>) -> ResourceChange {
+    let private_after = if after.is_some() {
+        p.private.clone()
+    } else {
+        Vec::new()
+    };
     ResourceChange {
         addr: p.addr.clone(),
         deposed: p.deposed.clone(),
@@ -189,6 +250,8 @@ pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>)
         after,
         replace_paths: Vec::new(),
         schema_version: p.schema_version,
+        private_before: p.private.clone(),
+        private_after,
         dependencies: p.dependencies.clone(),
         create_before_destroy: p.create_before_destroy,
         importing: None,

@@ -282,6 +282,8 @@ mod tests {
             after: Some(after),
             replace_paths: Vec::new(),
             schema_version: 0,
+            private_before: Vec::new(),
+            private_after: Vec::new(),
             dependencies: Vec::new(),
             create_before_destroy: false,
             importing: None,

@@ -69,6 +69,7 @@ fn put(name: &str, size: usize) -> Entry {
                 "id": name,
                 "input": filler,
             })),
+            private: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

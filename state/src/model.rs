@@ -155,6 +155,10 @@ pub struct InstanceState {
     pub status: Option<String>,
     pub schema_version: u64,
     pub attributes: Attributes,
+    /// What a provider plugin keeps beside the object, base64 as Terraform
+    /// writes it; handed back to the provider with every later call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private: Option<String>,
     /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
     #[serde(default)]
     pub sensitive_attributes: Vec<Json>,

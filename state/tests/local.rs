@@ -29,6 +29,7 @@ fn put(i: u64) -> Entry {
             deposed: None,
             schema_version: 0,
             attributes: serde_json::json!({ "id": format!("id-{i}"), "input": i }).into(),
+            private: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

@@ -13,6 +13,7 @@
 
 pub mod billing;
 pub mod catalog;
+mod change;
 mod kind;
 pub mod money;
 mod plan;
@@ -21,6 +22,7 @@ mod schema;
 pub mod values;
 pub mod wait;
 
+pub use change::{problems_text, ApplyRequest, PathStep, Problem, Stored};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
@@ -42,6 +44,9 @@ pub struct PlanRequest<'a> {
     /// The object the configuration asks for; values not known until apply
     /// are unknown.
     pub config: &'a Value,
+    /// What the driver kept beside the prior object (see [`Stored`]);
+    /// empty for a new one.
+    pub prior_private: &'a [u8],
 }
 
 /// A driver's plan for one instance.
@@ -51,6 +56,9 @@ pub struct Planned {
     pub planned: Value,
     /// Attributes whose change cannot be made in place.
     pub requires_replace: Vec<AttrPath>,
+    /// Bytes to keep beside the planned object until its apply (see
+    /// [`Stored`]); native drivers keep none.
+    pub private: Vec<u8>,
 }
 
 /// Labels a driver puts on everything it creates, so a crashed run's
@@ -72,6 +80,15 @@ pub enum DriverError {
     #[error("invalid configuration for {type_name}: {detail}")]
     #[diagnostic(code(strata::driver::invalid_config))]
     InvalidConfig { type_name: String, detail: String },
+
+    /// A provider plugin's own diagnostics (errors, with the warnings
+    /// that came with them), each pointing where it can inside the object.
+    #[error("{operation}: {}", problems_text(.problems))]
+    #[diagnostic(code(strata::driver::provider))]
+    Provider {
+        operation: String,
+        problems: Vec<Problem>,
+    },
 
     /// The cloud has no capacity for what was asked (an instance type in
     /// a zone, now): another zone, type or time may work. One kind for
@@ -307,6 +324,53 @@ pub trait Driver: Send + Sync {
             driver: self.name().to_string(),
             type_name: type_name.to_string(),
         })
+    }
+
+    /// Reads objects with the private bytes kept beside them; by default
+    /// through [`Driver::read`], the bytes kept as they were.
+    async fn read_stored(
+        &self,
+        type_name: &str,
+        objects: &[Stored],
+    ) -> Result<Vec<Option<Stored>>, DriverError> {
+        let values: Vec<Value> = objects.iter().map(|o| o.value.clone()).collect();
+        let read = self.read(type_name, &values).await?;
+        Ok(read
+            .into_iter()
+            .zip(objects)
+            .map(|(now, was)| {
+                now.map(|value| Stored {
+                    value,
+                    private: was.private.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Carries out a whole change in one call, as Terraform's provider
+    /// plugins do: the result is the object now (`None` once deleted) with
+    /// its private bytes. `None`, the default, for drivers that work
+    /// through `create`, `update` and `delete`.
+    async fn apply_change(
+        &self,
+        req: ApplyRequest<'_>,
+    ) -> Option<Result<Option<Stored>, DriverError>> {
+        let _ = req;
+        None
+    }
+
+    /// A stored object written under schema version `version` (its
+    /// attributes as the state's JSON text), as the current schema has
+    /// it. `None`, the default, when the driver's stored layout needs no
+    /// upgrading and the text is read as it is.
+    fn upgrade(
+        &self,
+        type_name: &str,
+        version: u64,
+        attributes: &str,
+    ) -> Option<Result<Value, DriverError>> {
+        let _ = (type_name, version, attributes);
+        None
     }
 }
 

@@ -12,6 +12,7 @@ pub fn plan_by_schema(schema: &ResourceSchema, prior: Option<&Value>, config: &V
     Planned {
         planned: object(schema, prior, config),
         requires_replace: Vec::new(),
+        private: Vec::new(),
     }
 }
 

@@ -635,6 +635,7 @@ mod tests {
                     type_name: "aws_eks_node_group",
                     prior: Some(&prior),
                     config: &config,
+                    prior_private: &[],
                 },
             );
             assert_eq!(

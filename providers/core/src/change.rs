@@ -1,0 +1,78 @@
+//! What drivers that work the way Terraform's provider plugins do need
+//! beyond the create/update/delete calls of the native drivers: bytes they
+//! keep beside each object (Terraform's "private" data, opaque to the
+//! engine, stored in state and handed back with every later call), whole
+//! changes in one call with the configuration beside the plan, and stored
+//! objects brought up to the current schema.
+
+use strata_value::value::Value;
+
+/// An object as stored: its attributes and the driver's private bytes.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub value: Value,
+    pub private: Vec<u8>,
+}
+
+/// One planned change of one instance, carried out in one call.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyRequest<'a> {
+    pub type_name: &'a str,
+    /// The object now; `None` when creating.
+    pub prior: Option<&'a Value>,
+    /// The object planned; `None` when deleting.
+    pub planned: Option<&'a Value>,
+    /// The configuration the plan was made from (null when deleting).
+    pub config: &'a Value,
+    /// What the plan's call kept beside the planned object.
+    pub private: &'a [u8],
+}
+
+/// Where a driver's diagnostic points inside a resource's object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathStep {
+    Attribute(String),
+    Key(String),
+    Index(i64),
+}
+
+/// A problem a driver reports in a provider's words, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub error: bool,
+    pub summary: String,
+    pub detail: String,
+    /// Inside the object (an argument of the block); empty for the whole.
+    pub path: Vec<PathStep>,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary)?;
+        if !self.path.is_empty() {
+            f.write_str(" (at ")?;
+            for (i, s) in self.path.iter().enumerate() {
+                match s {
+                    PathStep::Attribute(a) if i == 0 => f.write_str(a)?,
+                    PathStep::Attribute(a) => write!(f, ".{a}")?,
+                    PathStep::Key(k) => write!(f, "[{k:?}]")?,
+                    PathStep::Index(n) => write!(f, "[{n}]")?,
+                }
+            }
+            f.write_str(")")?;
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Problems as one line each, for an error's text.
+pub fn problems_text(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(Problem::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
