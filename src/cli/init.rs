@@ -2,13 +2,14 @@
 //! reached, the modules installed (registry, git and archive sources
 //! fetched into `.terraform/modules`, local ones recorded, all in
 //! Terraform's module manifest), and every provider the configuration
-//! needs checked against the drivers built in, naming what is not.
+//! needs either built in or installed as a plugin with the lock file.
 //! Nothing is written that a user commits.
 
 use crate::builtin::Drivers;
 use crate::config::installed::SavedBackend;
 use crate::config::{self, Module};
 use crate::diag::{Diag, Diags, Sources, Span};
+use crate::install::providers::Wanted;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -68,7 +69,13 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
         out.push_str(&installed);
     }
     out.push_str("Initializing provider plugins...\n");
-    out.push_str(&providers(&module, drivers)?);
+    out.push_str(&providers(
+        &module,
+        req.path,
+        req.upgrade,
+        drivers,
+        sources,
+    )?);
     out.push_str("\nstrata has been successfully initialized!\n");
     // As Terraform: a script (TF_IN_AUTOMATION set) is not told what to
     // type next.
@@ -168,36 +175,43 @@ fn source_of(driver: &dyn strata_provider::Driver) -> String {
     inner.trim_end_matches("\"]").to_string()
 }
 
-/// The providers the configuration needs, each built in or an error.
-fn providers(root: &Module, drivers: &Drivers) -> Result<String, Diags> {
+/// The providers the configuration needs: each served by a driver built
+/// in, or installed as a plugin (`install::providers`).
+fn providers(
+    root: &Module,
+    root_dir: &Path,
+    upgrade: bool,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<String, Diags> {
     let built_in: Vec<String> = drivers.all().map(|d| source_of(d.as_ref())).collect();
-    // Source → where the configuration first asks for it.
-    let mut wanted: BTreeMap<String, Option<Span>> = BTreeMap::new();
-    let mut diags = Diags::default();
+    let mut wanted: BTreeMap<String, Wanted> = BTreeMap::new();
     needed(root, drivers, &mut wanted);
     let mut said = String::new();
-    for (source, span) in wanted {
+    let mut plugins = Vec::new();
+    for (source, w) in wanted {
         if built_in.contains(&source) {
             said.push_str(&format!("- {source} is built in to strata\n"));
-            continue;
+        } else {
+            plugins.push(w);
         }
-        let mut d = Diag::new(
-            "strata::init::provider",
-            "Provider not built in",
-            format!("This configuration needs the provider {source}, and strata has no driver for it built in. The built-in drivers are: {}. strata does not run Terraform's provider plugins yet: use resource types these drivers serve, or keep this configuration on Terraform for now.", built_in.join(", ")),
-        );
-        if let Some(span) = span {
-            d = d.at(span);
-        }
-        diags.push(d);
     }
-    diags.into_result(said)
+    said.push_str(&crate::install::providers::install(
+        root_dir, &plugins, upgrade, sources,
+    )?);
+    Ok(said)
 }
 
-/// What `m` and the modules it calls need (see [`module_needs`]).
-fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Option<Span>>) {
+/// What `m` and the modules it calls need (see [`module_needs`]), with
+/// every version constraint written for each.
+fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Wanted>) {
     for need in module_needs(m, drivers) {
-        wanted.entry(need.source).or_insert(Some(need.span));
+        let w = wanted.entry(need.source.clone()).or_insert(Wanted {
+            source: need.source,
+            constraints: Vec::new(),
+            span: Some(need.span),
+        });
+        w.constraints.extend(need.version);
     }
     for c in &m.module_calls {
         needed(&c.module, drivers, wanted);

@@ -17,6 +17,7 @@ use strata_state::model::Address;
 
 mod init;
 mod migrate;
+mod plugins;
 mod providers;
 mod spelling;
 mod workspace;
@@ -604,6 +605,32 @@ pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     }
 }
 
+/// The configuration directory whose provider plugins `command` needs,
+/// if it needs any.
+fn plugin_dir(command: &Command) -> Option<PathBuf> {
+    let here = || Some(PathBuf::from("."));
+    match command {
+        Command::Plan { path, .. }
+        | Command::Drift { path, .. }
+        | Command::Cost { path, .. }
+        | Command::Destroy { path, .. }
+        | Command::Refresh { path, .. }
+        | Command::Validate { path, .. }
+        | Command::Graph { path }
+        | Command::Import { path, .. } => Some(path.clone()),
+        // A saved plan is applied in the directory it was made in.
+        Command::Apply { target, .. } if target.is_file() => here(),
+        Command::Apply { target, .. } => Some(target.clone()),
+        Command::Console { path, .. } => path.clone().or_else(here),
+        Command::Show { .. } => here(),
+        Command::State {
+            command: StateCommand::Show { .. },
+            ..
+        } => here(),
+        _ => None,
+    }
+}
+
 fn outcome(r: Result<crate::engine::Outcome, Diags>, detailed: bool) -> Result<ExitCode, Diags> {
     r.map(|o| match o {
         crate::engine::Outcome::Changes if detailed => ExitCode::from(2),
@@ -672,6 +699,19 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     };
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
+    // The provider plugins the directory's lock file selects, started for
+    // the commands that plan, apply or read objects by their schemas.
+    let started;
+    let drivers = match plugin_dir(&cli.command) {
+        Some(dir) => match plugins::with_plugins(&dir, drivers, &mut sources) {
+            Ok(d) => {
+                started = d;
+                &started
+            }
+            Err(d) => return finish(Err(d), &sources),
+        },
+        None => drivers,
+    };
     // Decided once here; an invalid name fails only the commands using it.
     let workspace = config::workspace();
     let destroying = matches!(cli.command, Command::Destroy { .. });

@@ -15,6 +15,55 @@ pub struct CliConfig {
     pub hosts: BTreeMap<String, BTreeMap<String, String>>,
     /// Host → API token.
     credentials: BTreeMap<String, String>,
+    /// The `provider_installation` block's methods, in order; `None`
+    /// without one (Terraform's implied methods then apply).
+    pub provider_installation: Option<Vec<InstallMethod>>,
+    /// `plugin_cache_dir` (or `TF_PLUGIN_CACHE_DIR`, which wins).
+    pub plugin_cache_dir: Option<PathBuf>,
+}
+
+/// Where `init` may take a provider from, and for which providers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstallMethod {
+    pub kind: MethodKind,
+    /// Provider address patterns (`registry.terraform.io/hashicorp/*`);
+    /// empty means every provider.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MethodKind {
+    /// A local directory in the mirror layout.
+    FilesystemMirror(PathBuf),
+    /// The provider's own registry.
+    Direct,
+    /// A network mirror at a URL.
+    NetworkMirror(String),
+}
+
+impl InstallMethod {
+    /// Whether `address` (`host/namespace/type`) is this method's to
+    /// install: matched by `include` (all when empty), not by `exclude`.
+    pub fn serves(&self, address: &str) -> bool {
+        let matches = |pattern: &String| address_matches(pattern, address);
+        (self.include.is_empty() || self.include.iter().any(matches))
+            && !self.exclude.iter().any(matches)
+    }
+}
+
+/// A provider address pattern: each of host, namespace and type either
+/// as written (case-insensitive) or `*`; a pattern without a host is
+/// registry.terraform.io's.
+fn address_matches(pattern: &str, address: &str) -> bool {
+    let full = strata_state::provider_source(pattern);
+    let parts: Vec<&str> = full.split('/').collect();
+    let have: Vec<&str> = address.split('/').collect();
+    parts.len() == have.len()
+        && parts
+            .iter()
+            .zip(&have)
+            .all(|(p, h)| *p == "*" || p.eq_ignore_ascii_case(h))
 }
 
 impl CliConfig {
@@ -31,6 +80,9 @@ impl CliConfig {
         }
         if let Some(home) = home {
             out.read_saved_tokens(&home.join(".terraform.d").join("credentials.tfrc.json"))?;
+        }
+        if let Some(dir) = std::env::var_os("TF_PLUGIN_CACHE_DIR").filter(|d| !d.is_empty()) {
+            out.plugin_cache_dir = Some(PathBuf::from(dir));
         }
         Ok(out)
     }
@@ -56,7 +108,15 @@ impl CliConfig {
         let id = sources.add(path.display().to_string(), text);
         let body = crate::syntax::parse_body(id, sources.text(id)).map_err(Diags::from)?;
         let mut ev = crate::eval::Evaluator::new(&crate::eval::EmptyScope, PathBuf::new());
+        if let Some(attr) = body.attr("plugin_cache_dir") {
+            let value = ev.eval(&attr.expr).map_err(Diags::from)?;
+            self.plugin_cache_dir = value.as_str().map(PathBuf::from);
+        }
         for block in &body.blocks {
+            if block.kind == "provider_installation" {
+                self.provider_installation = Some(installation(&block.body, &mut ev)?);
+                continue;
+            }
             let Some((label, _)) = block.labels.first() else {
                 continue;
             };
@@ -126,4 +186,60 @@ impl CliConfig {
         }
         Ok(())
     }
+}
+
+/// The methods of a `provider_installation` block, in order.
+fn installation(
+    body: &crate::syntax::Body,
+    ev: &mut crate::eval::Evaluator<'_>,
+) -> Result<Vec<InstallMethod>, Diags> {
+    let mut methods = Vec::new();
+    for block in &body.blocks {
+        let mut text = |name: &str| -> Result<Option<serde_json::Value>, Diags> {
+            match block.body.attr(name) {
+                None => Ok(None),
+                Some(a) => {
+                    let v = ev.eval(&a.expr).map_err(Diags::from)?;
+                    Ok(Some(crate::lang::json::plain_json(&v)))
+                }
+            }
+        };
+        let patterns = |v: Option<serde_json::Value>| -> Vec<String> {
+            v.and_then(|v| v.as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        };
+        let wrong = |why: &str| {
+            Diags::from(
+                Diag::new(
+                    "strata::config::cli_config",
+                    "Invalid provider_installation method",
+                    why.to_string(),
+                )
+                .at(block.span),
+            )
+        };
+        let kind = match block.kind.as_str() {
+            "filesystem_mirror" => match text("path")? {
+                Some(serde_json::Value::String(p)) => MethodKind::FilesystemMirror(PathBuf::from(p)),
+                _ => return Err(wrong("A filesystem_mirror needs path, the directory of the mirror.")),
+            },
+            "network_mirror" => match text("url")? {
+                Some(serde_json::Value::String(u)) => MethodKind::NetworkMirror(u),
+                _ => return Err(wrong("A network_mirror needs url.")),
+            },
+            "direct" => MethodKind::Direct,
+            // Development overrides are for provider authors' builds.
+            "dev_overrides" => continue,
+            other => return Err(wrong(&format!("{other:?} is not an installation method: use filesystem_mirror, network_mirror or direct."))),
+        };
+        methods.push(InstallMethod {
+            kind,
+            include: patterns(text("include")?),
+            exclude: patterns(text("exclude")?),
+        });
+    }
+    Ok(methods)
 }

@@ -16,6 +16,7 @@ pub use source::ModuleSource;
 pub use version::{
     newest_release, Constraint as VersionConstraint, LANGUAGE as TERRAFORM_LANGUAGE,
 };
+pub mod lockfile;
 mod scope;
 mod typeexpr;
 pub mod variables;

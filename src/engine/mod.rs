@@ -204,7 +204,12 @@ fn prepare(
     let digests = |sources: &Sources| -> BTreeMap<String, String> {
         sources
             .files()
-            .map(|(n, t)| (n.strip_prefix(&base).unwrap_or(n).to_string(), digest(t)))
+            .map(|(n, t)| {
+                // Read from the working directory (the lock file), a
+                // name is relative to it rather than to the configuration.
+                let inside = n.strip_prefix(&base).unwrap_or(n);
+                (inside.trim_start_matches("./").to_string(), digest(t))
+            })
             .collect()
     };
     // The configuration a saved plan is checked against: the files loaded,

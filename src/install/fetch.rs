@@ -239,7 +239,7 @@ fn untar(reader: impl Read, dest: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
+pub(super) fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
     let bad = |e: &dyn std::fmt::Display| format!("cannot unpack the zip archive: {e}");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| bad(&e))?;
     for i in 0..archive.len() {
@@ -260,6 +260,13 @@ fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
         }
         let mut out = std::fs::File::create(&path).map_err(|e| bad(&e))?;
         std::io::copy(&mut file, &mut out).map_err(|e| bad(&e))?;
+        // A provider's binary must stay executable.
+        #[cfg(unix)]
+        if let Some(mode) = file.unix_mode() {
+            use std::os::unix::fs::PermissionsExt;
+            let perms = std::fs::Permissions::from_mode(mode & 0o777);
+            std::fs::set_permissions(&path, perms).map_err(|e| bad(&e))?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 mod fetch;
 mod http;
+pub mod providers;
 mod registry;
 
 use crate::config::cli_config::CliConfig;

@@ -135,9 +135,11 @@ pub(crate) fn resource_change(c: &ResourceChange) -> Json {
     );
     change.insert(
         "after_unknown".into(),
+        // A wholly known object has nothing unknown to mark: `{}`, as
+        // Terraform writes it, rather than the shape of its collections.
         match after {
-            Some(a) => unknown_mask(Some(a)),
-            None => json!({}),
+            Some(a) if !a.is_wholly_known() => unknown_mask(Some(a)),
+            _ => json!({}),
         },
     );
     change.insert(
@@ -188,14 +190,22 @@ fn output_change(o: &OutputChange) -> Json {
         Some(v) => collapse(mask(v, &Value::is_sensitive)),
         None => Json::Bool(o.sensitive),
     };
-    json!({
+    let mut change = json!({
         "actions": o.action().json_actions(),
         "before": before.as_ref().map(|b| shown(b, false)).unwrap_or(Json::Null),
         "after": after.as_ref().map(|a| shown(a, true)).unwrap_or(Json::Null),
         "after_unknown": after.as_ref().map(|a| collapse(unknown_mask(Some(a)))).unwrap_or(Json::Bool(false)),
         "before_sensitive": sens(&before),
         "after_sensitive": sens(&after),
-    })
+    });
+    // A value not known until apply has no `after` at all in Terraform's
+    // plan JSON (its `after_unknown` says so).
+    if after.as_ref().is_some_and(|a| !a.is_known()) {
+        if let Some(m) = change.as_object_mut() {
+            m.remove("after");
+        }
+    }
+    change
 }
 
 /// Resources grouped into `root_module` / `child_modules` as Terraform

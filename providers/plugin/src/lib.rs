@@ -9,9 +9,12 @@
 //!   test provider (`testing/provider`).
 
 pub mod client;
+pub mod convert;
+pub mod driver;
 pub mod handshake;
 pub mod launch;
 pub mod msgpack;
+pub mod proposed;
 pub mod proto;
 pub mod schema;
 #[cfg(feature = "server")]
@@ -19,4 +22,9 @@ pub mod serve;
 pub mod tls;
 
 pub use client::{Provider, RpcError};
+pub use driver::PluginDriver;
 pub use launch::{Launch, LaunchError};
+
+/// The Terraform version strata tells providers it is (ConfigureProvider):
+/// the language version it implements, which providers check features by.
+pub const TERRAFORM_VERSION: &str = "1.11.4";

@@ -176,7 +176,11 @@ pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, Str
     if prior.is_null() {
         object.insert("revision".into(), Value::int(1));
         let mut made = None;
-        let id = store.create(|id| {
+        let name = get(&object, "name")
+            .and_then(Value::as_str)
+            .unwrap_or("obj")
+            .to_string();
+        let id = store.create(&name, |id| {
             let mut object = object.clone();
             object.insert("id".into(), Value::string(id));
             let json = stored(&Value::Object(object.clone())).unwrap_or(Json::Null);

@@ -24,11 +24,16 @@ impl Store {
         self.dir.join(format!("{id}.json"))
     }
 
-    /// Stores a new object under the first free id `obj-N`; ids are
+    /// Stores a new object under the first free id `NAME-N`: named after
+    /// the object, so objects made at once get the same ids in every run;
     /// claimed by creating the file, so concurrent creates never share one.
-    pub fn create(&self, mut object: impl FnMut(&str) -> Json) -> Result<String, String> {
+    pub fn create(
+        &self,
+        name: &str,
+        mut object: impl FnMut(&str) -> Json,
+    ) -> Result<String, String> {
         for n in 1.. {
-            let id = format!("obj-{n}");
+            let id = format!("{name}-{n}");
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

@@ -182,14 +182,15 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
         "private data comes back as planned"
     );
     let state = value(applied.new_state, &ty);
-    assert_eq!(json_of(&state, &ty)["id"], json!("obj-1"));
-    assert!(store.join("obj-1.json").exists());
+    assert_eq!(json_of(&state, &ty)["id"], json!("alpha-1"));
+    assert!(store.join("alpha-1.json").exists());
 
     // Drift: the store changed behind the client's back; a read sees it.
     let mut stored: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(store.join("obj-1.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(store.join("alpha-1.json")).unwrap())
+            .unwrap();
     stored["labels"]["team"] = json!("ml");
-    std::fs::write(store.join("obj-1.json"), stored.to_string()).unwrap();
+    std::fs::write(store.join("alpha-1.json"), stored.to_string()).unwrap();
     let read = p
         .read_resource(v6::read_resource::Request {
             type_name: OBJECT.into(),
@@ -222,7 +223,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
     let imported = p
         .import_resource_state(v6::import_resource_state::Request {
             type_name: OBJECT.into(),
-            id: "obj-1".into(),
+            id: "alpha-1".into(),
             ..Default::default()
         })
         .await
@@ -232,7 +233,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
     let missing = p
         .import_resource_state(v6::import_resource_state::Request {
             type_name: OBJECT.into(),
-            id: "obj-9".into(),
+            id: "alpha-9".into(),
             ..Default::default()
         })
         .await
@@ -252,7 +253,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
         .unwrap();
     assert_eq!(
         json_of(&value(found.state, &lookup_ty), &lookup_ty)["id"],
-        json!("obj-1")
+        json!("alpha-1")
     );
 
     // A version 0 object (labels were `tags`) upgrades.
@@ -261,7 +262,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
             type_name: OBJECT.into(),
             version: 0,
             raw_state: Some(v6::RawState {
-                json: br#"{"id":"obj-1","name":"alpha","tags":{"a":"b"}}"#.to_vec(),
+                json: br#"{"id":"alpha-1","name":"alpha","tags":{"a":"b"}}"#.to_vec(),
                 flatmap: Default::default(),
             }),
         })
@@ -284,7 +285,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
         .await
         .unwrap();
     assert!(value(destroyed.new_state, &ty).is_null());
-    assert!(!store.join("obj-1.json").exists());
+    assert!(!store.join("alpha-1.json").exists());
     p.stop().await;
 }
 

@@ -1,0 +1,651 @@
+//! A provider plugin as a strata driver: the engine plans and applies a
+//! type served by a plugin exactly as it does a native driver's, and this
+//! turns each call into the RPCs Terraform makes for it.
+//!
+//! The provider process, its gRPC channel and every call live on a small
+//! runtime of the driver's own: the engine calls some driver methods from
+//! plain threads and others from its own runtime, and a call from either
+//! is handed to this one.
+
+use crate::client::{Provider, RpcError};
+use crate::convert::resource_schema;
+use crate::launch::{Launch, LaunchError};
+use crate::msgpack;
+use crate::proposed::proposed_new;
+use crate::proto::tfplugin6::{self as v6, attribute_path::step::Selector};
+use crate::schema::{block_type, SchemaError};
+use async_trait::async_trait;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::Arc;
+use strata_provider::{
+    ApplyRequest, AttrPath, Driver, DriverError, PathStep, PlanRequest, Planned, Problem,
+    ResourceSchema, Stored, Tags,
+};
+use strata_value::types::Type;
+use strata_value::value::Value;
+
+/// How many reads of one refresh run at once (Terraform's default
+/// parallelism).
+const READS_AT_ONCE: usize = 10;
+
+/// One kind of object the provider has: its protocol schema (for the
+/// proposed new object), strata's form of it and its value type.
+struct Kind {
+    block: v6::schema::Block,
+    schema: ResourceSchema,
+    ty: Type,
+}
+
+impl Kind {
+    fn of(s: &v6::Schema, path: &str) -> Result<Kind, SchemaError> {
+        let block = s.block.clone().unwrap_or_default();
+        Ok(Kind {
+            schema: resource_schema(s.version, &block, path)?,
+            ty: block_type(&block, path)?,
+            block,
+        })
+    }
+}
+
+/// Everything `GetProviderSchema` said, converted once.
+struct Schemas {
+    provider: Kind,
+    resources: HashMap<String, Kind>,
+    data: HashMap<String, Kind>,
+    resource_schemas: BTreeMap<String, ResourceSchema>,
+    data_schemas: BTreeMap<String, ResourceSchema>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    #[error("the provider's schema: {0}")]
+    Diagnostics(String),
+    #[error("cannot start a runtime for the provider: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// A running provider plugin serving the resource types it declares.
+pub struct PluginDriver {
+    name: String,
+    address: String,
+    launch: Launch,
+    runtime: Arc<Runtime>,
+    provider: Arc<Provider>,
+    schemas: Arc<Schemas>,
+}
+
+/// The driver's runtime; shut down without waiting, since the engine may
+/// drop the driver on one of its own runtime's threads.
+struct Runtime(Option<tokio::runtime::Runtime>);
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Runtime {
+    fn new() -> std::io::Result<Runtime> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("plugin")
+            .enable_all()
+            .build()?;
+        Ok(Runtime(Some(rt)))
+    }
+
+    fn handle(&self) -> Option<&tokio::runtime::Handle> {
+        self.0.as_ref().map(|rt| rt.handle())
+    }
+
+    /// Runs `f` on this runtime and waits for it, from any thread.
+    fn block<T: Send + 'static>(&self, f: impl Future<Output = T> + Send + 'static) -> Option<T> {
+        let (send, receive) = std::sync::mpsc::channel();
+        self.handle()?.spawn(async move {
+            let _ = send.send(f.await);
+        });
+        receive.recv().ok()
+    }
+
+    /// Runs `f` on this runtime, awaited from another.
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl Future<Output = T> + Send + 'static,
+    ) -> Option<T> {
+        self.handle()?.spawn(f).await.ok()
+    }
+}
+
+fn stopped(operation: &str) -> DriverError {
+    DriverError::Api {
+        operation: operation.to_string(),
+        detail: "the provider plugin's runtime has stopped".into(),
+        retryable: false,
+    }
+}
+
+fn problems(diagnostics: &[v6::Diagnostic]) -> Vec<Problem> {
+    diagnostics
+        .iter()
+        .map(|d| Problem {
+            error: d.severity == v6::diagnostic::Severity::Error as i32,
+            summary: d.summary.clone(),
+            detail: d.detail.clone(),
+            path: d
+                .attribute
+                .iter()
+                .flat_map(|p| &p.steps)
+                .filter_map(|s| match s.selector.as_ref()? {
+                    Selector::AttributeName(a) => Some(PathStep::Attribute(a.clone())),
+                    Selector::ElementKeyString(k) => Some(PathStep::Key(k.clone())),
+                    Selector::ElementKeyInt(i) => Some(PathStep::Index(*i)),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The call's errors as a driver error (its warnings ride along); `Ok`
+/// when there are none.
+fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(), DriverError> {
+    let all = problems(diagnostics);
+    if all.iter().any(|p| p.error) {
+        return Err(DriverError::Provider {
+            operation: operation.to_string(),
+            problems: all,
+        });
+    }
+    Ok(())
+}
+
+fn rpc_failed(operation: &str, e: RpcError) -> DriverError {
+    DriverError::Api {
+        operation: operation.to_string(),
+        detail: e.to_string(),
+        retryable: false,
+    }
+}
+
+/// `v` (marks dropped: the provider knows what is sensitive) as the wire's
+/// value of type `ty`.
+fn dynamic(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, DriverError> {
+    let (plain, _) = v.clone().unmark_deep();
+    let msgpack = msgpack::encode(&plain, ty).map_err(|e| DriverError::Api {
+        operation: "encoding a value for the provider".into(),
+        detail: e.to_string(),
+        retryable: false,
+    })?;
+    Ok(Some(v6::DynamicValue {
+        msgpack,
+        json: Vec::new(),
+    }))
+}
+
+/// A value the provider sent, read as type `ty`; absent is null.
+fn value(d: Option<&v6::DynamicValue>, ty: &Type, operation: &str) -> Result<Value, DriverError> {
+    let bad = |detail: String| DriverError::Api {
+        operation: operation.to_string(),
+        detail: format!("the provider sent a value strata cannot read: {detail}"),
+        retryable: false,
+    };
+    let Some(d) = d else {
+        return Ok(Value::Null(ty.clone()));
+    };
+    if !d.msgpack.is_empty() {
+        return msgpack::decode(&d.msgpack, ty).map_err(|e| bad(e.to_string()));
+    }
+    if d.json.is_empty() {
+        return Ok(Value::Null(ty.clone()));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&d.json).map_err(|e| bad(e.to_string()))?;
+    strata_value::json::value_from_json(&json, ty).map_err(bad)
+}
+
+fn capabilities() -> Option<v6::ClientCapabilities> {
+    Some(v6::ClientCapabilities {
+        deferral_allowed: false,
+        write_only_attributes_allowed: true,
+    })
+}
+
+impl PluginDriver {
+    /// Starts the provider at `launch` for the configuration's local name
+    /// `name` and provider address `address` (`registry.../ns/type`), and
+    /// reads its schemas.
+    pub fn start(name: &str, address: &str, launch: Launch) -> Result<PluginDriver, StartError> {
+        let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
+        let started = {
+            let launch = launch.clone();
+            runtime.block(async move {
+                let provider = Provider::start(&launch).await?;
+                let schema = provider.get_provider_schema().await?;
+                Ok::<_, StartError>((provider, schema))
+            })
+        };
+        let (provider, schema) = started
+            .unwrap_or_else(|| Err(StartError::Runtime(std::io::Error::other("stopped"))))?;
+        let errors: Vec<String> = problems(&schema.diagnostics)
+            .into_iter()
+            .filter(|p| p.error)
+            .map(|p| p.to_string())
+            .collect();
+        if !errors.is_empty() {
+            return Err(StartError::Diagnostics(errors.join("; ")));
+        }
+        let schemas = convert_schemas(&schema)?;
+        Ok(PluginDriver {
+            name: name.to_string(),
+            address: address.to_string(),
+            launch,
+            runtime,
+            provider: Arc::new(provider),
+            schemas: Arc::new(schemas),
+        })
+    }
+
+    fn kind(&self, type_name: &str, data: bool) -> Result<&Kind, DriverError> {
+        let kinds = if data {
+            &self.schemas.data
+        } else {
+            &self.schemas.resources
+        };
+        kinds
+            .get(type_name)
+            .ok_or_else(|| DriverError::UnknownType {
+                driver: self.name.clone(),
+                type_name: type_name.to_string(),
+            })
+    }
+
+    /// One call to the provider from a plain thread.
+    fn call<T: Send + 'static>(
+        &self,
+        operation: &str,
+        f: impl FnOnce(
+            Arc<Provider>,
+        ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>,
+    ) -> Result<T, DriverError> {
+        self.runtime
+            .block(f(self.provider.clone()))
+            .ok_or_else(|| stopped(operation))?
+            .map_err(|e| rpc_failed(operation, e))
+    }
+
+    /// One call to the provider from the engine's runtime.
+    async fn call_async<T: Send + 'static>(
+        &self,
+        operation: &str,
+        f: impl FnOnce(
+            Arc<Provider>,
+        ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>,
+    ) -> Result<T, DriverError> {
+        self.runtime
+            .run(f(self.provider.clone()))
+            .await
+            .ok_or_else(|| stopped(operation))?
+            .map_err(|e| rpc_failed(operation, e))
+    }
+
+    async fn read_one(
+        &self,
+        type_name: &str,
+        object: &Stored,
+    ) -> Result<Option<Stored>, DriverError> {
+        let kind = self.kind(type_name, false)?;
+        let operation = format!("reading {type_name}");
+        let request = v6::read_resource::Request {
+            type_name: type_name.to_string(),
+            current_state: dynamic(&object.value, &kind.ty)?,
+            private: object.private.clone(),
+            provider_meta: None,
+            client_capabilities: capabilities(),
+        };
+        let r = self
+            .call_async(&operation, |p| {
+                Box::pin(async move { p.read_resource(request).await })
+            })
+            .await?;
+        check(&operation, &r.diagnostics)?;
+        let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
+        Ok((!now.is_null()).then_some(Stored {
+            value: now,
+            private: r.private,
+        }))
+    }
+
+    async fn apply(&self, req: ApplyRequest<'_>) -> Result<Option<Stored>, DriverError> {
+        let kind = self.kind(req.type_name, false)?;
+        let null = Value::Null(kind.ty.clone());
+        let operation = match (req.prior, req.planned) {
+            (None, _) => format!("creating {}", req.type_name),
+            (Some(_), Some(_)) => format!("updating {}", req.type_name),
+            (Some(_), None) => format!("deleting {}", req.type_name),
+        };
+        let request = v6::apply_resource_change::Request {
+            type_name: req.type_name.to_string(),
+            prior_state: dynamic(req.prior.unwrap_or(&null), &kind.ty)?,
+            planned_state: dynamic(req.planned.unwrap_or(&null), &kind.ty)?,
+            config: dynamic(
+                if req.planned.is_some() {
+                    req.config
+                } else {
+                    &null
+                },
+                &kind.ty,
+            )?,
+            planned_private: req.private.to_vec(),
+            provider_meta: None,
+        };
+        let r = self
+            .call_async(&operation, |p| {
+                Box::pin(async move { p.apply_resource_change(request).await })
+            })
+            .await?;
+        check(&operation, &r.diagnostics)?;
+        let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
+        Ok((!now.is_null()).then_some(Stored {
+            value: now,
+            private: r.private,
+        }))
+    }
+}
+
+fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, SchemaError> {
+    let kinds = |m: &HashMap<String, v6::Schema>| -> Result<HashMap<String, Kind>, SchemaError> {
+        m.iter()
+            .map(|(k, s)| Ok((k.clone(), Kind::of(s, k)?)))
+            .collect()
+    };
+    let resources = kinds(&r.resource_schemas)?;
+    let data = kinds(&r.data_source_schemas)?;
+    let strata_form = |m: &HashMap<String, Kind>| {
+        m.iter()
+            .map(|(k, kind)| (k.clone(), kind.schema.clone()))
+            .collect()
+    };
+    Ok(Schemas {
+        provider: Kind::of(&r.provider.clone().unwrap_or_default(), "provider")?,
+        resource_schemas: strata_form(&resources),
+        data_schemas: strata_form(&data),
+        resources,
+        data,
+    })
+}
+
+fn attr_path(p: &v6::AttributePath) -> AttrPath {
+    p.steps
+        .iter()
+        .filter_map(|s| match s.selector.as_ref()? {
+            Selector::AttributeName(a) => Some(a.clone()),
+            Selector::ElementKeyString(k) => Some(k.clone()),
+            Selector::ElementKeyInt(i) => Some(i.to_string()),
+        })
+        .collect()
+}
+
+#[async_trait]
+impl Driver for PluginDriver {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn provider_address(&self) -> String {
+        format!("provider[\"{}\"]", self.address)
+    }
+
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.resource_schemas
+    }
+
+    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.data_schemas
+    }
+
+    fn provider_schema(&self) -> ResourceSchema {
+        self.schemas.provider.schema.clone()
+    }
+
+    fn configure(&self, config: &Value) -> Result<(), DriverError> {
+        let ty = &self.schemas.provider.ty;
+        let operation = format!("configuring provider {}", self.name);
+        let validate = v6::validate_provider_config::Request {
+            config: dynamic(config, ty)?,
+        };
+        let r = self.call(&operation, |p| {
+            Box::pin(async move { p.validate_provider_config(validate).await })
+        })?;
+        check(&operation, &r.diagnostics)?;
+        let configure = v6::configure_provider::Request {
+            terraform_version: crate::TERRAFORM_VERSION.to_string(),
+            config: dynamic(config, ty)?,
+            client_capabilities: capabilities(),
+        };
+        let r = self.call(&operation, |p| {
+            Box::pin(async move { p.configure_provider(configure).await })
+        })?;
+        check(&operation, &r.diagnostics)
+    }
+
+    fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        let kind = self.kind(req.type_name, false)?;
+        let operation = format!("planning {}", req.type_name);
+        let null = Value::Null(kind.ty.clone());
+        let prior = req.prior.unwrap_or(&null);
+        let (prior_plain, _) = prior.clone().unmark_deep();
+        let (config_plain, _) = req.config.clone().unmark_deep();
+        let proposed = proposed_new(&kind.block, &prior_plain, &config_plain);
+        let request = v6::plan_resource_change::Request {
+            type_name: req.type_name.to_string(),
+            prior_state: dynamic(prior, &kind.ty)?,
+            proposed_new_state: dynamic(&proposed, &kind.ty)?,
+            config: dynamic(req.config, &kind.ty)?,
+            prior_private: req.prior_private.to_vec(),
+            provider_meta: None,
+            client_capabilities: capabilities(),
+        };
+        let r = self.call(&operation, |p| {
+            Box::pin(async move { p.plan_resource_change(request).await })
+        })?;
+        check(&operation, &r.diagnostics)?;
+        Ok(Planned {
+            planned: value(r.planned_state.as_ref(), &kind.ty, &operation)?,
+            requires_replace: r.requires_replace.iter().map(attr_path).collect(),
+            private: r.planned_private,
+        })
+    }
+
+    async fn read(
+        &self,
+        type_name: &str,
+        instances: &[Value],
+    ) -> Result<Vec<Option<Value>>, DriverError> {
+        let stored: Vec<Stored> = instances
+            .iter()
+            .map(|v| Stored {
+                value: v.clone(),
+                private: Vec::new(),
+            })
+            .collect();
+        let read = self.read_stored(type_name, &stored).await?;
+        Ok(read.into_iter().map(|s| s.map(|s| s.value)).collect())
+    }
+
+    async fn read_stored(
+        &self,
+        type_name: &str,
+        objects: &[Stored],
+    ) -> Result<Vec<Option<Stored>>, DriverError> {
+        let mut out = Vec::with_capacity(objects.len());
+        for chunk in objects.chunks(READS_AT_ONCE) {
+            let reads = chunk.iter().map(|o| self.read_one(type_name, o));
+            for r in futures::future::join_all(reads).await {
+                out.push(r?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn apply_change(
+        &self,
+        req: ApplyRequest<'_>,
+    ) -> Option<Result<Option<Stored>, DriverError>> {
+        Some(self.apply(req).await)
+    }
+
+    async fn create(
+        &self,
+        type_name: &str,
+        planned: &Value,
+        _tags: &Tags,
+    ) -> Result<Value, DriverError> {
+        let req = ApplyRequest {
+            type_name,
+            prior: None,
+            planned: Some(planned),
+            config: planned,
+            private: &[],
+        };
+        self.apply(req)
+            .await?
+            .map(|s| s.value)
+            .ok_or_else(|| DriverError::Api {
+                operation: format!("creating {type_name}"),
+                detail: "the provider returned no object".into(),
+                retryable: false,
+            })
+    }
+
+    async fn update(
+        &self,
+        type_name: &str,
+        prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let req = ApplyRequest {
+            type_name,
+            prior: Some(prior),
+            planned: Some(planned),
+            config: planned,
+            private: &[],
+        };
+        self.apply(req)
+            .await?
+            .map(|s| s.value)
+            .ok_or_else(|| DriverError::Api {
+                operation: format!("updating {type_name}"),
+                detail: "the provider returned no object".into(),
+                retryable: false,
+            })
+    }
+
+    async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
+        let null = Value::null();
+        let req = ApplyRequest {
+            type_name,
+            prior: Some(prior),
+            planned: None,
+            config: &null,
+            private: &[],
+        };
+        self.apply(req).await.map(|_| ())
+    }
+
+    /// Plugin providers put no strata tags on what they make.
+    async fn find_tagged(&self, _type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(Vec::new())
+    }
+
+    async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
+        let kind = self.kind(type_name, false)?;
+        let operation = format!("importing {type_name} {id:?}");
+        let request = v6::import_resource_state::Request {
+            type_name: type_name.to_string(),
+            id: id.to_string(),
+            client_capabilities: capabilities(),
+        };
+        let r = self
+            .call_async(&operation, |p| {
+                Box::pin(async move { p.import_resource_state(request).await })
+            })
+            .await?;
+        check(&operation, &r.diagnostics)?;
+        let Some(found) = r
+            .imported_resources
+            .iter()
+            .find(|i| i.type_name == type_name)
+        else {
+            return Ok(None);
+        };
+        let imported = Stored {
+            value: value(found.state.as_ref(), &kind.ty, &operation)?,
+            private: found.private.clone(),
+        };
+        // As Terraform does: what an import finds is read before use.
+        Ok(self.read_one(type_name, &imported).await?.map(|s| s.value))
+    }
+
+    async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        let kind = self.kind(type_name, true)?;
+        let operation = format!("reading data source {type_name}");
+        let request = v6::read_data_source::Request {
+            type_name: type_name.to_string(),
+            config: dynamic(config, &kind.ty)?,
+            provider_meta: None,
+            client_capabilities: capabilities(),
+        };
+        let r = self
+            .call_async(&operation, |p| {
+                Box::pin(async move { p.read_data_source(request).await })
+            })
+            .await?;
+        check(&operation, &r.diagnostics)?;
+        value(r.state.as_ref(), &kind.ty, &operation)
+    }
+
+    fn upgrade(
+        &self,
+        type_name: &str,
+        version: u64,
+        attributes: &str,
+    ) -> Option<Result<Value, DriverError>> {
+        let kind = match self.kind(type_name, false) {
+            Ok(k) => k,
+            Err(e) => return Some(Err(e)),
+        };
+        let operation = format!("upgrading a stored {type_name}");
+        let request = v6::upgrade_resource_state::Request {
+            type_name: type_name.to_string(),
+            version: i64::try_from(version).unwrap_or(i64::MAX),
+            raw_state: Some(v6::RawState {
+                json: attributes.as_bytes().to_vec(),
+                flatmap: Default::default(),
+            }),
+        };
+        let upgraded = self
+            .call(&operation, |p| {
+                Box::pin(async move { p.upgrade_resource_state(request).await })
+            })
+            .and_then(|r| {
+                check(&operation, &r.diagnostics)?;
+                value(r.upgraded_state.as_ref(), &kind.ty, &operation)
+            });
+        Some(upgraded)
+    }
+
+    /// A second configuration of the provider (an aliased `provider`
+    /// block) is a second process, as in Terraform.
+    fn another(&self) -> Option<Arc<dyn Driver>> {
+        let d = PluginDriver::start(&self.name, &self.address, self.launch.clone()).ok()?;
+        Some(Arc::new(d))
+    }
+}

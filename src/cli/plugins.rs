@@ -1,0 +1,83 @@
+//! The provider plugins a command runs with: every provider the lock file
+//! selects that strata does not serve itself, started from the package
+//! `init` installed (held to the lock file's checksum first), its resource
+//! types served beside the native drivers'.
+
+use crate::builtin::Drivers;
+use crate::config::lockfile::{self as lock, LockFile};
+use crate::diag::{Diag, Diags, Sources};
+use crate::install::providers::package_dir;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use strata_plugin::{Launch, PluginDriver};
+
+fn refused(summary: &str, detail: String) -> Diags {
+    Diags::from(Diag::new("strata::plugin::start", summary, detail))
+}
+
+/// `drivers` and the plugins of the configuration in `dir`.
+pub fn with_plugins(
+    dir: &Path,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<Drivers, Diags> {
+    let lock = LockFile::read(dir, sources)?;
+    let mut out = drivers.clone();
+    for (source, locked) in &lock.providers {
+        let native = drivers
+            .all()
+            .any(|d| d.provider_address() == format!("provider[\"{source}\"]"));
+        if native {
+            continue;
+        }
+        let package = package_dir(dir, source, &locked.version);
+        let program = executable(&package, source).ok_or_else(|| {
+            refused("Required plugins are not installed", format!(
+                "The installed provider plugins are not consistent with the packages selected in the dependency lock file:\n  - {source}: there is no package for {source} {} cached in .terraform/providers\n\nTo install the plugins this configuration needs, run:\n  strata init",
+                locked.version
+            ))
+        })?;
+        let hash = lock::h1(&package).map_err(|e| {
+            refused(
+                "Cannot read an installed provider",
+                format!("{}: {e}", package.display()),
+            )
+        })?;
+        let h1s: Vec<&String> = locked
+            .hashes
+            .iter()
+            .filter(|h| h.starts_with("h1:"))
+            .collect();
+        if !h1s.is_empty() && !h1s.contains(&&hash) {
+            return Err(refused("Required plugins are not installed", format!(
+                "The installed provider plugins are not consistent with the packages selected in the dependency lock file:\n  - {source}: the cached package for {source} {} (in .terraform/providers) does not match any of the checksums recorded in the dependency lock file\n\nTo install the plugins this configuration needs, run:\n  strata init",
+                locked.version
+            )));
+        }
+        let name = source.rsplit('/').next().unwrap_or(source);
+        let driver =
+            PluginDriver::start(name, source, Launch::provider(&program)).map_err(|e| {
+                refused(
+                    "Failed to load plugin schemas",
+                    format!("Could not load the schema for provider {source}: {e}."),
+                )
+            })?;
+        out = out.with(Arc::new(driver));
+    }
+    Ok(out)
+}
+
+/// The provider's program in its package: `terraform-provider-TYPE…`.
+fn executable(package: &Path, source: &str) -> Option<PathBuf> {
+    let kind = source.rsplit('/').next()?;
+    let prefix = format!("terraform-provider-{kind}");
+    std::fs::read_dir(package)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.is_file()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+}

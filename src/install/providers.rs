@@ -1,0 +1,359 @@
+//! Provider plugins installed as `terraform init` installs them: each
+//! provider the configuration needs and strata does not serve itself is
+//! found through the CLI configuration's installation methods (a
+//! filesystem mirror, in either of Terraform's layouts; the plugin cache),
+//! the newest version its constraints allow is placed under
+//! `.terraform/providers/HOST/NAMESPACE/TYPE/VERSION/PLATFORM`, and the
+//! choice and its checksum go to `.terraform.lock.hcl`, which later inits
+//! and every run hold the package to.
+
+use crate::config::cli_config::{CliConfig, InstallMethod, MethodKind};
+use crate::config::installed::data_dir;
+use crate::config::lockfile::{self as lock, LockFile, Locked};
+use crate::config::{newest_release, VersionConstraint as Constraint};
+use crate::diag::{Diag, Diags, Sources, Span};
+use std::path::{Path, PathBuf};
+
+/// A provider the configuration needs from a plugin.
+#[derive(Debug, Clone)]
+pub struct Wanted {
+    /// `host/namespace/type`.
+    pub source: String,
+    /// Every version constraint written for it, in every module.
+    pub constraints: Vec<String>,
+    pub span: Option<Span>,
+}
+
+impl Wanted {
+    fn constraint_text(&self) -> Option<String> {
+        let mut all: Vec<&str> = Vec::new();
+        for c in &self.constraints {
+            if !all.contains(&c.as_str()) {
+                all.push(c);
+            }
+        }
+        (!all.is_empty()).then(|| all.join(", "))
+    }
+}
+
+/// Go's name for this machine, as provider packages are named.
+pub fn platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    format!("{}_{arch}", std::env::consts::OS)
+}
+
+/// Where `source` at `version` is installed under the data directory.
+pub fn package_dir(root_dir: &Path, source: &str, version: &str) -> PathBuf {
+    data_dir(root_dir)
+        .join("providers")
+        .join(source)
+        .join(version)
+        .join(platform())
+}
+
+/// A package a method offers.
+#[derive(Debug, Clone)]
+enum Package {
+    /// The unpacked layout: the package's directory.
+    Dir(PathBuf),
+    /// The packed layout: `terraform-provider-TYPE_VERSION_PLATFORM.zip`.
+    Zip(PathBuf),
+}
+
+/// The versions of `source` a mirror directory holds, in both layouts.
+fn in_mirror(root: &Path, source: &str) -> Vec<(String, Package)> {
+    let dir = root.join(source);
+    let kind = source.rsplit('/').next().unwrap_or_default();
+    let platform = platform();
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        if path.join(&platform).is_dir() {
+            out.push((name, Package::Dir(path.join(&platform))));
+        } else if let Some(version) = name
+            .strip_prefix(&format!("terraform-provider-{kind}_"))
+            .and_then(|rest| rest.strip_suffix(&format!("_{platform}.zip")))
+        {
+            out.push((version.to_string(), Package::Zip(path)));
+        }
+    }
+    out
+}
+
+/// The installation methods in force: the CLI configuration's, or
+/// Terraform's implied ones (the local plugin directories that exist, then
+/// the registry).
+fn methods(cli: &CliConfig, root_dir: &Path) -> Vec<InstallMethod> {
+    if let Some(m) = &cli.provider_installation {
+        return m.clone();
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".local/share")));
+    let implied = [
+        Some(root_dir.join("terraform.d/plugins")),
+        home.map(|h| h.join(".terraform.d/plugins")),
+        data_home.map(|d| d.join("terraform/plugins")),
+        Some(PathBuf::from("/usr/local/share/terraform/plugins")),
+        Some(PathBuf::from("/usr/share/terraform/plugins")),
+    ];
+    let every = |kind| InstallMethod {
+        kind,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    };
+    implied
+        .into_iter()
+        .flatten()
+        .filter(|d| d.is_dir())
+        .map(|d| every(MethodKind::FilesystemMirror(d)))
+        .chain([every(MethodKind::Direct)])
+        .collect()
+}
+
+fn failed(w: &Wanted, summary: &str, detail: String) -> Diag {
+    let d = Diag::new("strata::init::provider", summary, detail);
+    match w.span {
+        Some(span) => d.at(span),
+        None => d,
+    }
+}
+
+/// Installs every provider in `wanted`, keeps the lock file, and says
+/// what it did in Terraform's words.
+pub fn install(
+    root_dir: &Path,
+    wanted: &[Wanted],
+    upgrade: bool,
+    sources: &mut Sources,
+) -> Result<String, Diags> {
+    let cli = CliConfig::read(sources)?;
+    let methods = methods(&cli, root_dir);
+    let mut lock = LockFile::read(root_dir, sources)?;
+    let before = lock.clone();
+    let mut said = String::new();
+    let mut diags = Diags::default();
+    for w in wanted {
+        match one(root_dir, w, &methods, &cli, &mut lock, upgrade) {
+            Ok(text) => said.push_str(&text),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    if lock != before {
+        let created = before.providers.is_empty() && !lock::path(root_dir).exists();
+        lock.write(root_dir)?;
+        said.push_str(if created { CREATED } else { "" });
+    }
+    Ok(said)
+}
+
+const CREATED: &str = "strata has created a lock file .terraform.lock.hcl to record the provider
+selections it made above. Include this file in your version control repository
+so that strata (and Terraform) can guarantee to make the same selections by
+default when you run \"strata init\" in the future.
+";
+
+fn one(
+    root_dir: &Path,
+    w: &Wanted,
+    methods: &[InstallMethod],
+    cli: &CliConfig,
+    lock: &mut LockFile,
+    upgrade: bool,
+) -> Result<String, Diag> {
+    let source = &w.source;
+    let constraints = w.constraint_text();
+    let allowed = match &constraints {
+        Some(text) => Some(
+            Constraint::parse(text)
+                .map_err(|why| failed(w, "Invalid provider version constraint", why))?,
+        ),
+        None => None,
+    };
+    let locked = lock
+        .providers
+        .get(source)
+        .cloned()
+        .filter(|l| !upgrade && allowed.as_ref().is_none_or(|c| c.allows(&l.version)));
+    let mut said = String::new();
+    let version = match &locked {
+        Some(l) => {
+            said.push_str(&format!(
+                "- Reusing previous version of {source} from the dependency lock file\n"
+            ));
+            l.version.clone()
+        }
+        None => {
+            said.push_str(&match &constraints {
+                Some(c) => format!("- Finding {source} versions matching {c:?}...\n"),
+                None => format!("- Finding latest version of {source}...\n"),
+            });
+            let offered = offered(w, methods, cli)?;
+            let versions = offered.iter().map(|(v, _)| v.as_str());
+            let newest = match &allowed {
+                Some(c) => c.newest(versions),
+                None => newest_release(versions),
+            };
+            newest.map(str::to_string).ok_or_else(|| {
+                let have: Vec<&str> = offered.iter().map(|(v, _)| v.as_str()).collect();
+                failed(w, "Failed to query available provider packages", format!(
+                    "Could not retrieve the list of available versions for provider {source}: no available releases match the given constraints {}{}",
+                    constraints.as_deref().unwrap_or("(none)"),
+                    if have.is_empty() { String::new() } else { format!(" (found {})", have.join(", ")) },
+                ))
+            })?
+        }
+    };
+    let dest = package_dir(root_dir, source, &version);
+    if locked.is_some() && dest.is_dir() {
+        check(w, &dest, locked.as_ref())?;
+        said.push_str(&format!(
+            "- Using previously-installed {source} v{version}\n"
+        ));
+        return Ok(said);
+    }
+    said.push_str(&format!("- Installing {source} v{version}...\n"));
+    let offered = offered(w, methods, cli)?;
+    let Some((_, package)) = offered.iter().find(|(v, _)| *v == version) else {
+        return Err(failed(w, "Failed to install provider", format!(
+            "The dependency lock file selects {source} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
+        )));
+    };
+    place(package, &dest, cli, source, &version).map_err(|why| {
+        failed(
+            w,
+            "Failed to install provider",
+            format!("Error while installing {source} v{version}: {why}"),
+        )
+    })?;
+    let hash = check(w, &dest, locked.as_ref())?;
+    said.push_str(&format!(
+        "- Installed {source} v{version} (unauthenticated)\n"
+    ));
+    let mut hashes = locked.map(|l| l.hashes).unwrap_or_default();
+    if !hashes.contains(&hash) {
+        hashes.push(hash);
+        hashes.sort();
+    }
+    lock.providers.insert(
+        source.clone(),
+        Locked {
+            version,
+            constraints,
+            hashes,
+        },
+    );
+    Ok(said)
+}
+
+/// The package's `h1:` checksum, refused when the lock file records
+/// others for this version.
+fn check(w: &Wanted, dir: &Path, locked: Option<&Locked>) -> Result<String, Diag> {
+    let hash = lock::h1(dir).map_err(|e| {
+        failed(
+            w,
+            "Failed to install provider",
+            format!("Cannot read the package in {}: {e}", dir.display()),
+        )
+    })?;
+    if let Some(l) = locked {
+        let h1s: Vec<&String> = l.hashes.iter().filter(|h| h.starts_with("h1:")).collect();
+        if !h1s.is_empty() && !h1s.contains(&&hash) {
+            return Err(failed(w, "Failed to install provider", format!(
+                "The local package for {} v{} doesn't match any of the checksums previously recorded in the dependency lock file (its checksum is {hash}). If the package was changed on purpose, run \"strata init -upgrade\"; otherwise someone may have tampered with it.",
+                w.source, l.version
+            )));
+        }
+    }
+    Ok(hash)
+}
+
+/// Every version the methods (and the plugin cache) offer for `w`, the
+/// first method's package for each.
+fn offered(
+    w: &Wanted,
+    methods: &[InstallMethod],
+    cli: &CliConfig,
+) -> Result<Vec<(String, Package)>, Diag> {
+    let mut out: Vec<(String, Package)> = Vec::new();
+    let mut direct = false;
+    for m in methods.iter().filter(|m| m.serves(&w.source)) {
+        match &m.kind {
+            MethodKind::FilesystemMirror(root) => {
+                for (v, p) in in_mirror(root, &w.source) {
+                    if !out.iter().any(|(have, _)| *have == v) {
+                        out.push((v, p));
+                    }
+                }
+            }
+            MethodKind::Direct | MethodKind::NetworkMirror(_) => direct = true,
+        }
+    }
+    if out.is_empty() {
+        if let Some(cache) = &cli.plugin_cache_dir {
+            out = in_mirror(cache, &w.source);
+        }
+    }
+    if out.is_empty() && direct {
+        return Err(failed(w, "Failed to install provider", format!(
+            "strata cannot download {} from its registry yet: put the provider's package in a filesystem mirror (HOST/NAMESPACE/TYPE/VERSION/{} or the packed zip layout) named by a provider_installation block of the CLI configuration, or in a directory Terraform looks in by default (~/.terraform.d/plugins).",
+            w.source,
+            platform()
+        )));
+    }
+    Ok(out)
+}
+
+/// Puts `package` at `dest`: an unpacked one linked to where it is (as
+/// Terraform links a mirror's), a zip unpacked (into the plugin cache
+/// first, when there is one, and linked from there).
+fn place(
+    package: &Package,
+    dest: &Path,
+    cli: &CliConfig,
+    source: &str,
+    version: &str,
+) -> Result<(), String> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    let _ = std::fs::remove_file(dest);
+    let _ = std::fs::remove_dir_all(dest);
+    match package {
+        Package::Dir(dir) => link(dir, dest),
+        Package::Zip(zip) => {
+            let bytes = std::fs::read(zip).map_err(|e| format!("{}: {e}", zip.display()))?;
+            match &cli.plugin_cache_dir {
+                Some(cache) => {
+                    let cached = cache.join(source).join(version).join(platform());
+                    if !cached.is_dir() {
+                        super::fetch::unzip(&bytes, &cached)?;
+                    }
+                    link(&cached, dest)
+                }
+                None => super::fetch::unzip(&bytes, dest),
+            }
+        }
+    }
+}
+
+fn link(target: &Path, dest: &Path) -> Result<(), String> {
+    let target = std::fs::canonicalize(target).map_err(|e| format!("{}: {e}", target.display()))?;
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(&target, dest).map_err(|e| e.to_string());
+    #[cfg(not(unix))]
+    return super::fetch::copy_dir(&target, dest).map_err(|e| e.to_string());
+}

@@ -1,0 +1,309 @@
+//! Terraform's provider plugins run by strata (issue 25), beside
+//! Terraform 1.11 running the same one: `terraform-provider-stratatest`
+//! (`testing/provider`, built beside strata by `cargo test --workspace`)
+//! is installed by both tools' `init` from a filesystem mirror named in a
+//! CLI configuration, and the same configuration (`tests/plugin/main.tf`)
+//! is planned and applied by each through it. Plans (as JSON), states and
+//! lock files must agree, and each tool must plan no changes on the
+//! other's state.
+
+#[path = "common/oracle.rs"]
+mod oracle;
+use oracle::{require_terraform, run_tool};
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+
+const SOURCE: &str = "registry.strata.test/strata/stratatest";
+
+/// The test provider's binary, built beside strata's.
+fn provider_binary() -> PathBuf {
+    let bin =
+        Path::new(env!("CARGO_BIN_EXE_strata")).with_file_name("terraform-provider-stratatest");
+    assert!(
+        bin.exists(),
+        "{} is not built: run the suite as .ci/run does, or cargo build -p strata-test-provider",
+        bin.display()
+    );
+    bin
+}
+
+/// A scratch folder with a filesystem mirror holding the provider and a
+/// CLI configuration naming it.
+struct Lab {
+    root: PathBuf,
+    cli: PathBuf,
+}
+
+impl Lab {
+    fn new(tag: &str) -> Lab {
+        let root = std::env::temp_dir().join(format!("strata-plugin-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let package = root.join(format!("mirror/{SOURCE}/0.1.0/linux_amd64"));
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::copy(
+            provider_binary(),
+            package.join("terraform-provider-stratatest_v0.1.0"),
+        )
+        .unwrap();
+        let cli = root.join("cli.tfrc");
+        let mirror = root.join("mirror");
+        std::fs::write(
+            &cli,
+            format!(
+                "provider_installation {{\n  filesystem_mirror {{\n    path    = {:?}\n    include = [\"registry.strata.test/*/*\"]\n  }}\n}}\n",
+                mirror.display().to_string()
+            ),
+        )
+        .unwrap();
+        Lab { root, cli }
+    }
+
+    /// A working directory for `tool` with `tests/plugin`'s configuration.
+    fn work(&self, tool: &str) -> PathBuf {
+        let dir = self.root.join(tool);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugin/main.tf");
+        std::fs::copy(config, dir.join("main.tf")).unwrap();
+        dir
+    }
+
+    fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
+        let env = [("TF_CLI_CONFIG_FILE", self.cli.as_os_str())];
+        run_tool(tool, dir, args, &env)
+    }
+
+    /// Runs and insists on success.
+    fn ok(&self, tool: &str, dir: &Path, args: &[&str]) -> String {
+        let (code, out, err) = self.run(tool, dir, args);
+        assert_eq!(code, 0, "{tool} {args:?} failed:\n{out}\n{err}");
+        out
+    }
+
+    /// A saved plan (`-var` settings given) and its JSON.
+    fn plan(&self, tool: &str, dir: &Path, vars: &[&str]) -> Json {
+        let mut args = vec!["plan", "-no-color", "-out=saved.plan"];
+        args.extend(vars);
+        self.ok(tool, dir, &args);
+        let shown = self.ok(tool, dir, &["show", "-json", "saved.plan"]);
+        serde_json::from_str(&shown).unwrap()
+    }
+}
+
+fn state_file(tool: &str) -> &'static str {
+    match tool {
+        "strata" => "strata.tfstate",
+        _ => "terraform.tfstate",
+    }
+}
+
+fn state(tool: &str, dir: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(state_file(tool))).unwrap()).unwrap()
+}
+
+/// What of a plan must agree: each resource change's actions and values
+/// (before, after, what is unknown and sensitive, what forces
+/// replacement), and the output changes.
+fn plan_facts(plan: &Json) -> Json {
+    let mut changes: Vec<Json> = plan["resource_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|rc| {
+            let c = &rc["change"];
+            json!({
+                "address": rc["address"],
+                "provider_name": rc["provider_name"],
+                "actions": c["actions"],
+                // strata never prints a secret, where Terraform's JSON
+                // does: compared with the sensitive parts left out.
+                "before": redacted(&c["before"], &c["before_sensitive"]),
+                "after": redacted(&c["after"], &c["after_sensitive"]),
+                "after_unknown": c["after_unknown"],
+                "before_sensitive": c["before_sensitive"],
+                "after_sensitive": c["after_sensitive"],
+                "replace_paths": c["replace_paths"],
+                "action_reason": rc["action_reason"],
+            })
+        })
+        .collect();
+    changes.sort_by_key(|c| c["address"].to_string());
+    json!({ "resource_changes": changes, "output_changes": plan["output_changes"] })
+}
+
+/// `v` with null where the sensitivity mask `mask` says true.
+fn redacted(v: &Json, mask: &Json) -> Json {
+    match (v, mask) {
+        (_, Json::Bool(true)) => Json::Null,
+        (Json::Object(m), Json::Object(marks)) => Json::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), redacted(x, marks.get(k).unwrap_or(&Json::Null))))
+                .collect(),
+        ),
+        (Json::Array(items), Json::Array(marks)) => Json::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| redacted(x, marks.get(i).unwrap_or(&Json::Null)))
+                .collect(),
+        ),
+        (v, _) => v.clone(),
+    }
+}
+
+/// What of a state must agree: every object with its attributes, schema
+/// version, private data and sensitive paths, and the outputs.
+fn state_facts(state: &Json) -> Json {
+    let mut resources: Vec<Json> = state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let instances: Vec<Json> = r["instances"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|i| {
+                    json!({
+                        "index_key": i["index_key"],
+                        "schema_version": i["schema_version"],
+                        "attributes": i["attributes"],
+                        "private": i["private"],
+                        "sensitive_attributes": i["sensitive_attributes"],
+                    })
+                })
+                .collect();
+            json!({
+                "mode": r["mode"], "type": r["type"], "name": r["name"],
+                "provider": r["provider"], "instances": instances,
+            })
+        })
+        .collect();
+    resources.sort_by_key(|r| format!("{}.{}.{}", r["mode"], r["type"], r["name"]));
+    json!({ "resources": resources, "outputs": state["outputs"] })
+}
+
+fn same(what: &str, strata: &Json, terraform: &Json) {
+    if strata == terraform {
+        return;
+    }
+    let (s, t) = (
+        serde_json::to_string_pretty(strata).unwrap(),
+        serde_json::to_string_pretty(terraform).unwrap(),
+    );
+    let diff = similar::TextDiff::from_lines(&t, &s);
+    panic!(
+        "{what} differ (- terraform, + strata):\n{}",
+        diff.unified_diff().context_radius(4)
+    );
+}
+
+/// Each tool plans and applies the same steps through the provider; plans
+/// and states agree at every step.
+#[test]
+fn terraform_and_strata_agree_through_the_test_provider() {
+    if !require_terraform("terraform_and_strata_agree_through_the_test_provider") {
+        return;
+    }
+    let lab = Lab::new("agree");
+    let dirs = [
+        ("strata", lab.work("strata")),
+        ("terraform", lab.work("terraform")),
+    ];
+    for (tool, dir) in &dirs {
+        lab.ok(tool, dir, &["init", "-no-color"]);
+    }
+    // The same lock file, byte for byte.
+    let locks: Vec<String> = dirs
+        .iter()
+        .map(|(_, d)| std::fs::read_to_string(d.join(".terraform.lock.hcl")).unwrap())
+        .collect();
+    assert_eq!(locks[0], locks[1]);
+
+    // Create; then an update (labels) and a replacement (size) at once.
+    for vars in [&[][..], &["-var=team=ml", "-var=size=3"][..]] {
+        let plans: Vec<Json> = dirs
+            .iter()
+            .map(|(t, d)| plan_facts(&lab.plan(t, d, vars)))
+            .collect();
+        same(&format!("plans with {vars:?}"), &plans[0], &plans[1]);
+        for (tool, dir) in &dirs {
+            lab.ok(
+                tool,
+                dir,
+                &["apply", "-no-color", "-auto-approve", "saved.plan"],
+            );
+        }
+        let states: Vec<Json> = dirs
+            .iter()
+            .map(|(t, d)| state_facts(&state(t, d)))
+            .collect();
+        same(&format!("states after {vars:?}"), &states[0], &states[1]);
+    }
+
+    // Each plans no changes on the other's state (and the other's store).
+    let swapped = lab.root.join("swapped");
+    for (from, to) in [(0, 1), (1, 0)] {
+        let (tool, _) = &dirs[to];
+        let (other, other_dir) = &dirs[from];
+        let _ = std::fs::remove_dir_all(&swapped);
+        std::fs::create_dir_all(swapped.join("store")).unwrap();
+        for f in ["main.tf", ".terraform.lock.hcl"] {
+            std::fs::copy(other_dir.join(f), swapped.join(f)).unwrap();
+        }
+        for e in std::fs::read_dir(other_dir.join("store")).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, swapped.join("store").join(p.file_name().unwrap())).unwrap();
+        }
+        std::fs::copy(
+            other_dir.join(state_file(other)),
+            swapped.join(state_file(tool)),
+        )
+        .unwrap();
+        lab.ok(tool, &swapped, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(
+            tool,
+            &swapped,
+            &[
+                "plan",
+                "-no-color",
+                "-detailed-exitcode",
+                "-var=team=ml",
+                "-var=size=3",
+            ],
+        );
+        assert_eq!(
+            code, 0,
+            "{tool} on {other}'s state plans changes:\n{out}\n{err}"
+        );
+    }
+
+    // Drift made in the store: both see the same change.
+    for (_, dir) in &dirs {
+        let file = dir.join("store/alpha-1.json");
+        let mut obj: Json = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        obj["labels"]["team"] = json!("changed by hand");
+        std::fs::write(&file, obj.to_string()).unwrap();
+    }
+    let plans: Vec<Json> = dirs
+        .iter()
+        .map(|(t, d)| plan_facts(&lab.plan(t, d, &["-var=team=ml", "-var=size=3"])))
+        .collect();
+    same("plans after drift", &plans[0], &plans[1]);
+
+    // Destroy: both stores empty.
+    for (tool, dir) in &dirs {
+        lab.ok(
+            tool,
+            dir,
+            &[
+                "destroy",
+                "-no-color",
+                "-auto-approve",
+                "-var=team=ml",
+                "-var=size=3",
+            ],
+        );
+        let left = std::fs::read_dir(dir.join("store")).unwrap().count();
+        assert_eq!(left, 0, "{tool} left objects behind");
+    }
+}
