@@ -60,10 +60,15 @@ impl Lab {
 
     /// A working directory for `tool` with `tests/plugin`'s configuration.
     fn work(&self, tool: &str) -> PathBuf {
-        let dir = self.root.join(tool);
-        std::fs::create_dir_all(&dir).unwrap();
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugin/main.tf");
-        std::fs::copy(config, dir.join("main.tf")).unwrap();
+        self.work_with(tool, &std::fs::read_to_string(config).unwrap())
+    }
+
+    /// A working directory for `tool` with `config` as its `main.tf`.
+    fn work_with(&self, tool: &str, config: &str) -> PathBuf {
+        let dir = self.root.join(tool);
+        std::fs::create_dir_all(dir.join("store")).unwrap();
+        std::fs::write(dir.join("main.tf"), config).unwrap();
         dir
     }
 
@@ -306,4 +311,145 @@ fn terraform_and_strata_agree_through_the_test_provider() {
         let left = std::fs::read_dir(dir.join("store")).unwrap().count();
         assert_eq!(left, 0, "{tool} left objects behind");
     }
+}
+
+/// The provider block every small case starts with.
+const HEADER: &str = r#"terraform {
+  required_providers {
+    stratatest = {
+      source  = "registry.strata.test/strata/stratatest"
+      version = "0.1.0"
+    }
+  }
+}
+
+provider "stratatest" {
+  store = "./store"
+}
+"#;
+
+/// A provider's validation errors come out of both tools with its words,
+/// at the same line of the configuration.
+#[test]
+fn provider_diagnostics_point_where_terraforms_do() {
+    if !require_terraform("provider_diagnostics_point_where_terraforms_do") {
+        return;
+    }
+    let lab = Lab::new("diagnostics");
+    let cases = [
+        ("name = \"Not OK\"", "Invalid object name"),
+        ("name = \"ok\"\n  ports = [{ name = \"a\", number = 80 }, { name = \"b\", number = 0 }]", "Invalid port number"),
+        ("name = \"ok\"\n  labels = { \" \" = \"x\" }", "Empty label key"),
+    ];
+    for (body, summary) in cases {
+        let config = format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  {body}\n}}\n");
+        let mut lines = Vec::new();
+        for tool in ["strata", "terraform"] {
+            let dir = lab.work_with(tool, &config);
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
+            let said = format!("{out}{err}");
+            assert_eq!(code, 1, "{tool}: {said}");
+            assert!(
+                said.contains(summary),
+                "{tool} does not say {summary:?}:\n{said}"
+            );
+            // Terraform: "on main.tf line N"; strata: "main.tf:N:C".
+            let line = said
+                .split("main.tf line ")
+                .nth(1)
+                .or_else(|| said.split("main.tf:").nth(1))
+                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .map(str::to_string);
+            lines.push(line);
+        }
+        assert!(lines[0].is_some(), "strata names no line for {summary}");
+        assert_eq!(
+            lines[0], lines[1],
+            "{summary}: strata and Terraform point at different lines"
+        );
+    }
+}
+
+/// An `import` block brings in an object the store has: the same plan and
+/// the same state from both tools, and no changes after.
+#[test]
+fn an_import_through_the_provider_is_terraforms() {
+    if !require_terraform("an_import_through_the_provider_is_terraforms") {
+        return;
+    }
+    let lab = Lab::new("import");
+    let config = format!(
+        "{HEADER}\nimport {{\n  to = stratatest_object.a\n  id = \"found-1\"\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name   = \"found\"\n  labels = {{ kept = \"yes\" }}\n}}\n"
+    );
+    let stored = json!({
+        "id": "found-1", "name": "found", "labels": {"kept": "no"}, "size": null,
+        "secret": null, "revision": 4, "spec": null, "ports": null
+    });
+    let mut plans = Vec::new();
+    let mut states = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        std::fs::write(dir.join("store/found-1.json"), stored.to_string()).unwrap();
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        plans.push(plan_facts(&lab.plan(tool, &dir, &[])));
+        lab.ok(
+            tool,
+            &dir,
+            &["apply", "-no-color", "-auto-approve", "saved.plan"],
+        );
+        states.push(state_facts(&state(tool, &dir)));
+        let (code, out, _) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(code, 0, "{tool} plans changes after the import:\n{out}");
+    }
+    same("import plans", &plans[0], &plans[1]);
+    same("states after the import", &states[0], &states[1]);
+}
+
+/// A state written under the provider's schema version 0 (labels were
+/// `tags`) is upgraded by the provider in both tools: no changes planned,
+/// and the refreshed state at version 1 alike.
+#[test]
+fn an_older_schema_version_is_upgraded_by_the_provider() {
+    if !require_terraform("an_older_schema_version_is_upgraded_by_the_provider") {
+        return;
+    }
+    let lab = Lab::new("upgrade");
+    let config = format!(
+        "{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name   = \"old\"\n  labels = {{ a = \"b\" }}\n}}\n"
+    );
+    let attributes = json!({"id": "old-1", "name": "old", "tags": {"a": "b"}, "revision": 1});
+    let stored = json!({
+        "id": "old-1", "name": "old", "labels": {"a": "b"}, "size": null,
+        "secret": null, "revision": 1, "spec": null, "ports": null
+    });
+    let mut states = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        std::fs::write(dir.join("store/old-1.json"), stored.to_string()).unwrap();
+        let old_state = json!({
+            "version": 4, "terraform_version": "1.11.4", "serial": 1,
+            "lineage": "5f0c5b5e-0000-4000-8000-000000000000", "outputs": {},
+            "resources": [{
+                "mode": "managed", "type": "stratatest_object", "name": "a",
+                "provider": format!("provider[\"{SOURCE}\"]"),
+                "instances": [{"schema_version": 0, "attributes": attributes, "sensitive_attributes": []}]
+            }],
+            "check_results": null
+        });
+        std::fs::write(dir.join(state_file(tool)), old_state.to_string()).unwrap();
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(
+            code, 0,
+            "{tool} plans changes on an upgraded object:\n{out}{err}"
+        );
+        lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        states.push(state_facts(&state(tool, &dir)));
+    }
+    same("refreshed states", &states[0], &states[1]);
+    assert_eq!(
+        states[0]["resources"][0]["instances"][0]["schema_version"],
+        json!(1)
+    );
 }

@@ -156,10 +156,12 @@ impl Exec<'_, '_> {
     }
 }
 
-/// Unchanged instances (by index into the plan's changes) whose recorded
-/// dependencies are not the configuration's: a destroy orders by the
-/// state's, so apply brings them up to date even where nothing else
-/// changes, as Terraform does (an object adopted after a crash has none).
+/// Unchanged instances (by index into the plan's changes) whose record is
+/// out of date, which apply writes again even where nothing else changes,
+/// as Terraform does: recorded dependencies not the configuration's (a
+/// destroy orders by the state's; an object adopted after a crash has
+/// none), or an object stored under an older schema version that its
+/// provider upgraded.
 pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
     let recorded: HashMap<&strata_state::model::ResourceAddr, &strata_state::ResourceState> =
         state.resources.iter().map(|r| (&r.id, r)).collect();
@@ -178,7 +180,7 @@ pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
                 let mut want = c.dependencies.clone();
                 had.sort();
                 want.sort();
-                had != want
+                had != want || i.schema_version != c.schema_version
             })
         })
         .map(|(i, _)| i)

@@ -12,6 +12,7 @@ mod file;
 mod instance;
 mod moved;
 mod planner;
+mod problems;
 mod refresh;
 mod relevant;
 

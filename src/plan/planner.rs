@@ -491,7 +491,9 @@ impl<'a> Planner<'_, 'a> {
                     values.push(self.leave_alone(addr, schema, &driver.provider));
                     continue;
                 }
-                let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
+                let checked = (&*driver.driver, true);
+                let Some(config) = self.config_of(walk, n, r, (checked, schema), (&ri, &ctx))
+                else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 };
@@ -699,12 +701,15 @@ impl<'a> Planner<'_, 'a> {
 
     /// One instance's configuration decoded against its schema; `None`
     /// (reported) when it does not fit.
+    /// An instance's configuration decoded by its schema and checked by
+    /// its driver (`data`: as a data source's); `None` when either found
+    /// a problem, which is reported.
     fn config_of(
         &mut self,
         walk: &Walk,
         n: NodeIndex,
         r: &Resource,
-        schema: &ResourceSchema,
+        ((driver, data), schema): ((&dyn Driver, bool), &ResourceSchema),
         (ri, ctx): (&ResourceInstances, &InstanceCtx),
     ) -> Option<Value> {
         let node = &self.req.graph.graph[n];
@@ -714,12 +719,29 @@ impl<'a> Planner<'_, 'a> {
                 decode(&r.body, schema, ev, r.span, &mut d)
             })
             .unwrap_or_else(Value::unknown);
-        if d.0.is_empty() {
-            Some(config)
-        } else {
+        if !d.0.is_empty() {
             self.diags.0.extend(d.0);
-            None
+            return None;
         }
+        let problems = match driver.validate(&r.type_name, data, &config) {
+            Ok(p) => p,
+            Err(e) => {
+                let d = Diag::new(
+                    "strata::driver::validate",
+                    format!("Validating {} failed", r.type_name),
+                    e.to_string(),
+                );
+                self.diags.push(d.at(r.span));
+                return None;
+            }
+        };
+        let mut failed = false;
+        for p in problems {
+            failed |= p.error;
+            let d = super::problems::diag(&p, r);
+            self.diags.push(if p.error { d } else { d.warning() });
+        }
+        (!failed).then_some(config)
     }
 
     fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
@@ -735,7 +757,9 @@ impl<'a> Planner<'_, 'a> {
                     values.push(self.leave_alone(addr, schema, &driver.provider));
                     continue;
                 }
-                let Some(config) = self.config_of(walk, n, r, schema, (&ri, &ctx)) else {
+                let checked = (&*driver.driver, false);
+                let Some(config) = self.config_of(walk, n, r, (checked, schema), (&ri, &ctx))
+                else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 };
@@ -1193,7 +1217,9 @@ fn imports(
                     addr: to.clone(),
                     deposed: None,
                     provider,
-                    value,
+                    // What the schema calls sensitive is marked, as in any
+                    // object read back.
+                    value: diff::with_marks(value, None, schema),
                     schema_version: schema.version,
                     private: Vec::new(),
                     dependencies: Vec::new(),

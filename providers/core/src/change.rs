@@ -50,22 +50,27 @@ impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.summary)?;
         if !self.path.is_empty() {
-            f.write_str(" (at ")?;
-            for (i, s) in self.path.iter().enumerate() {
-                match s {
-                    PathStep::Attribute(a) if i == 0 => f.write_str(a)?,
-                    PathStep::Attribute(a) => write!(f, ".{a}")?,
-                    PathStep::Key(k) => write!(f, "[{k:?}]")?,
-                    PathStep::Index(n) => write!(f, "[{n}]")?,
-                }
-            }
-            f.write_str(")")?;
+            write!(f, " (at {})", path_text(&self.path))?;
         }
         if !self.detail.is_empty() {
             write!(f, ": {}", self.detail)?;
         }
         Ok(())
     }
+}
+
+/// A path as the configuration would reach it: `ports[0].number`.
+pub fn path_text(path: &[PathStep]) -> String {
+    let mut out = String::new();
+    for (i, s) in path.iter().enumerate() {
+        match s {
+            PathStep::Attribute(a) if i == 0 => out.push_str(a),
+            PathStep::Attribute(a) => out.push_str(&format!(".{a}")),
+            PathStep::Key(k) => out.push_str(&format!("[{k:?}]")),
+            PathStep::Index(n) => out.push_str(&format!("[{n}]")),
+        }
+    }
+    out
 }
 
 /// Problems as one line each, for an error's text.

@@ -22,7 +22,7 @@ mod schema;
 pub mod values;
 pub mod wait;
 
-pub use change::{problems_text, ApplyRequest, PathStep, Problem, Stored};
+pub use change::{path_text, problems_text, ApplyRequest, PathStep, Problem, Stored};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
@@ -324,6 +324,20 @@ pub trait Driver: Send + Sync {
             driver: self.name().to_string(),
             type_name: type_name.to_string(),
         })
+    }
+
+    /// Checks a resource's (`data`: a data source's) configuration as the
+    /// provider itself does, which may hold unknown values: the problems,
+    /// each with where it is. Native drivers' checks are their schemas,
+    /// which the engine applies, so none by default.
+    fn validate(
+        &self,
+        type_name: &str,
+        data: bool,
+        config: &Value,
+    ) -> Result<Vec<Problem>, DriverError> {
+        let _ = (type_name, data, config);
+        Ok(Vec::new())
     }
 
     /// Reads objects with the private bytes kept beside them; by default

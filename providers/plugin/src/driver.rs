@@ -360,6 +360,34 @@ impl PluginDriver {
     }
 }
 
+impl PluginDriver {
+    /// A create or update asked for without its configuration or private
+    /// data (the engine's paths for native drivers; plugin changes come
+    /// through `apply_change`): the planned object stands in for both.
+    async fn apply_plainly(
+        &self,
+        type_name: &str,
+        prior: Option<&Value>,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        let req = ApplyRequest {
+            type_name,
+            prior,
+            planned: Some(planned),
+            config: planned,
+            private: &[],
+        };
+        self.apply(req)
+            .await?
+            .map(|s| s.value)
+            .ok_or_else(|| DriverError::Api {
+                operation: format!("applying {type_name}"),
+                detail: "the provider returned no object".into(),
+                retryable: false,
+            })
+    }
+}
+
 fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, SchemaError> {
     let kinds = |m: &HashMap<String, v6::Schema>| -> Result<HashMap<String, Kind>, SchemaError> {
         m.iter()
@@ -436,6 +464,36 @@ impl Driver for PluginDriver {
         check(&operation, &r.diagnostics)
     }
 
+    fn validate(
+        &self,
+        type_name: &str,
+        data: bool,
+        config: &Value,
+    ) -> Result<Vec<Problem>, DriverError> {
+        let kind = self.kind(type_name, data)?;
+        let operation = format!("validating {type_name}");
+        let config = dynamic(config, &kind.ty)?;
+        let type_name = type_name.to_string();
+        let diagnostics = if data {
+            let request = v6::validate_data_resource_config::Request { type_name, config };
+            self.call(&operation, |p| {
+                Box::pin(async move { p.validate_data_resource_config(request).await })
+            })?
+            .diagnostics
+        } else {
+            let request = v6::validate_resource_config::Request {
+                type_name,
+                config,
+                client_capabilities: capabilities(),
+            };
+            self.call(&operation, |p| {
+                Box::pin(async move { p.validate_resource_config(request).await })
+            })?
+            .diagnostics
+        };
+        Ok(problems(&diagnostics))
+    }
+
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         let kind = self.kind(req.type_name, false)?;
         let operation = format!("planning {}", req.type_name);
@@ -508,21 +566,7 @@ impl Driver for PluginDriver {
         planned: &Value,
         _tags: &Tags,
     ) -> Result<Value, DriverError> {
-        let req = ApplyRequest {
-            type_name,
-            prior: None,
-            planned: Some(planned),
-            config: planned,
-            private: &[],
-        };
-        self.apply(req)
-            .await?
-            .map(|s| s.value)
-            .ok_or_else(|| DriverError::Api {
-                operation: format!("creating {type_name}"),
-                detail: "the provider returned no object".into(),
-                retryable: false,
-            })
+        self.apply_plainly(type_name, None, planned).await
     }
 
     async fn update(
@@ -531,21 +575,7 @@ impl Driver for PluginDriver {
         prior: &Value,
         planned: &Value,
     ) -> Result<Value, DriverError> {
-        let req = ApplyRequest {
-            type_name,
-            prior: Some(prior),
-            planned: Some(planned),
-            config: planned,
-            private: &[],
-        };
-        self.apply(req)
-            .await?
-            .map(|s| s.value)
-            .ok_or_else(|| DriverError::Api {
-                operation: format!("updating {type_name}"),
-                detail: "the provider returned no object".into(),
-                retryable: false,
-            })
+        self.apply_plainly(type_name, Some(prior), planned).await
     }
 
     async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
