@@ -453,3 +453,46 @@ fn an_older_schema_version_is_upgraded_by_the_provider() {
         json!(1)
     );
 }
+
+/// A create the provider fails after making the object: both tools record
+/// it tainted (with its id and private data), and the next plan replaces
+/// it.
+#[test]
+fn an_object_left_by_a_failed_create_is_kept_tainted() {
+    if !require_terraform("an_object_left_by_a_failed_create_is_kept_tainted") {
+        return;
+    }
+    let lab = Lab::new("tainted");
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"broken-one\"\n}}\n");
+    let mut states = Vec::new();
+    let mut plans = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        assert_eq!(code, 1, "{tool}: {out}{err}");
+        assert!(
+            format!("{out}{err}").contains("Object not ready"),
+            "{tool}: {out}{err}"
+        );
+        assert!(
+            dir.join("store/broken-one-1.json").exists(),
+            "{tool}: the object was not made"
+        );
+        let recorded = state(tool, &dir);
+        assert_eq!(
+            recorded["resources"][0]["instances"][0]["status"],
+            json!("tainted"),
+            "{tool} did not keep the object tainted: {recorded}"
+        );
+        states.push(state_facts(&recorded));
+        plans.push(plan_facts(&lab.plan(tool, &dir, &[])));
+    }
+    same("states after the failed create", &states[0], &states[1]);
+    same("plans replacing the tainted object", &plans[0], &plans[1]);
+    assert_eq!(
+        plans[0]["resource_changes"][0]["actions"],
+        json!(["delete", "create"])
+    );
+}

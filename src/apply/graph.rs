@@ -507,10 +507,14 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 // never became ready): recorded tainted, so it is neither
                 // orphaned nor made twice; the next plan replaces it.
                 if let Some(v) = &r.leftover {
+                    let v = &match schema {
+                        Some(s) => with_marks(v.clone(), c.after.as_ref(), s),
+                        None => v.clone(),
+                    };
                     let status = Status {
                         deposed: None,
                         tainted: true,
-                        private: Vec::new(),
+                        private: r.private.clone(),
                     };
                     if let Ok(entry) = self.ex.put(c, v, status) {
                         batch.push(entry);

@@ -224,7 +224,19 @@ async fn whole_change(op: &Op) -> Option<Finished> {
                 ..Finished::of(Ok(value))
             }
         }
-        Err(e) => Finished::of(Err(e.into())),
+        // A failed create that left an object: recorded tainted, as
+        // Terraform records it, so it is neither orphaned nor made twice.
+        // (After a failed update the next refresh reads what is there.)
+        Err(failed) => {
+            let left = failed.left.filter(|_| op.kind == OpKind::Create);
+            let (leftover, private) =
+                left.map_or((None, Vec::new()), |s| (Some(s.value), s.private));
+            Finished {
+                leftover,
+                private,
+                ..Finished::of(Err(failed.error.into()))
+            }
+        }
     })
 }
 

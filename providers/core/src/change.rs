@@ -28,6 +28,22 @@ pub struct ApplyRequest<'a> {
     pub private: &'a [u8],
 }
 
+/// A whole change that failed: why, and the object as the provider left
+/// it (a provider may make an object and then fail to finish it); `None`
+/// when it left nothing it could say.
+#[derive(Debug)]
+pub struct ApplyFailed {
+    pub error: crate::DriverError,
+    pub left: Option<Stored>,
+}
+
+/// A failure before anything could have changed leaves nothing.
+impl From<crate::DriverError> for ApplyFailed {
+    fn from(error: crate::DriverError) -> ApplyFailed {
+        ApplyFailed { error, left: None }
+    }
+}
+
 /// Where a driver's diagnostic points inside a resource's object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathStep {

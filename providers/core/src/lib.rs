@@ -22,7 +22,7 @@ mod schema;
 pub mod values;
 pub mod wait;
 
-pub use change::{path_text, problems_text, ApplyRequest, PathStep, Problem, Stored};
+pub use change::{path_text, problems_text, ApplyFailed, ApplyRequest, PathStep, Problem, Stored};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
@@ -363,12 +363,13 @@ pub trait Driver: Send + Sync {
 
     /// Carries out a whole change in one call, as Terraform's provider
     /// plugins do: the result is the object now (`None` once deleted) with
-    /// its private bytes. `None`, the default, for drivers that work
-    /// through `create`, `update` and `delete`.
+    /// its private bytes, or the failure with what it left. `None`, the
+    /// default, for drivers that work through `create`, `update` and
+    /// `delete`.
     async fn apply_change(
         &self,
         req: ApplyRequest<'_>,
-    ) -> Option<Result<Option<Stored>, DriverError>> {
+    ) -> Option<Result<Option<Stored>, ApplyFailed>> {
         let _ = req;
         None
     }

@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
-    ApplyRequest, AttrPath, Driver, DriverError, PathStep, PlanRequest, Planned, Problem,
-    ResourceSchema, Stored, Tags,
+    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, PathStep, PlanRequest, Planned,
+    Problem, ResourceSchema, Stored, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -323,7 +323,7 @@ impl PluginDriver {
         }))
     }
 
-    async fn apply(&self, req: ApplyRequest<'_>) -> Result<Option<Stored>, DriverError> {
+    async fn apply(&self, req: ApplyRequest<'_>) -> Result<Option<Stored>, ApplyFailed> {
         let kind = self.kind(req.type_name, false)?;
         let null = Value::Null(kind.ty.clone());
         let operation = match (req.prior, req.planned) {
@@ -351,12 +351,15 @@ impl PluginDriver {
                 Box::pin(async move { p.apply_resource_change(request).await })
             })
             .await?;
-        check(&operation, &r.diagnostics)?;
         let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
-        Ok((!now.is_null()).then_some(Stored {
+        let now = (!now.is_null()).then_some(Stored {
             value: now,
             private: r.private,
-        }))
+        });
+        match check(&operation, &r.diagnostics) {
+            Ok(()) => Ok(now),
+            Err(error) => Err(ApplyFailed { error, left: now }),
+        }
     }
 }
 
@@ -378,7 +381,8 @@ impl PluginDriver {
             private: &[],
         };
         self.apply(req)
-            .await?
+            .await
+            .map_err(|f| f.error)?
             .map(|s| s.value)
             .ok_or_else(|| DriverError::Api {
                 operation: format!("applying {type_name}"),
@@ -556,7 +560,7 @@ impl Driver for PluginDriver {
     async fn apply_change(
         &self,
         req: ApplyRequest<'_>,
-    ) -> Option<Result<Option<Stored>, DriverError>> {
+    ) -> Option<Result<Option<Stored>, ApplyFailed>> {
         Some(self.apply(req).await)
     }
 
@@ -587,7 +591,7 @@ impl Driver for PluginDriver {
             config: &null,
             private: &[],
         };
-        self.apply(req).await.map(|_| ())
+        self.apply(req).await.map(|_| ()).map_err(|f| f.error)
     }
 
     /// Plugin providers put no strata tags on what they make.

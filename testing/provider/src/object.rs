@@ -115,6 +115,14 @@ fn with_defaults(mut object: Attrs) -> Attrs {
     object
 }
 
+/// Whether `object` is one this provider makes and then fails (its name
+/// starts with "broken"), for the tests of a failed create.
+pub fn is_broken(object: &Value) -> bool {
+    get(&attrs(object), "name")
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.starts_with("broken"))
+}
+
 /// The plan for one object: what it will be, and which changed attributes
 /// force its replacement.
 pub struct Planned {

@@ -279,6 +279,20 @@ impl Provider for TestProvider {
         let store = self.store()?;
         Ok(Response::new(
             match object::apply(store, &prior, &planned) {
+                // An object whose name starts "broken" is made and then
+                // fails, as real objects fail to become ready: the client
+                // must keep what was made.
+                Ok(new) if prior.is_null() && object::is_broken(&new) => {
+                    v6::apply_resource_change::Response {
+                        new_state: encode(&new, &ty)?,
+                        private: r.planned_private,
+                        diagnostics: error(
+                            "Object not ready",
+                            "The object was made but never became ready.",
+                        ),
+                        ..Default::default()
+                    }
+                }
                 Ok(new) => v6::apply_resource_change::Response {
                     new_state: encode(&new, &ty)?,
                     private: r.planned_private,
