@@ -39,31 +39,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TF_CLI_CONFIG_FILE=/dev/null TF_IN_AUTOMATION=1 NO_COLOR=1 CHECKPOINT_DISABLE=1
 
-# time DIR CMD... -> "wall cpu peak_MiB", the command's output discarded;
-# a failing command aborts the run with its output.
-measure() {
-  local dir=$1
-  shift
-  local out rc
-  out=$(cd "$dir" && /usr/bin/time -f '@@ %e %U %S %M' "$@" 2>&1) && rc=0 || rc=$?
-  # plan --detailed-exitcode is not used: any non-zero exit is a failure.
-  if [ "$rc" -ne 0 ]; then
-    echo "FAILED ($rc) in $dir: $*" >&2
-    echo "$out" | tail -n 30 >&2
-    exit 1
-  fi
-  echo "$out" | grep -o '@@ .*' | tail -n 1 | awk '{printf "%.2f %.2f %.1f\n", $2, $3 + $4, $5 / 1024}'
-}
+# measure, row and ratio: bench/measure.sh.
+. bench/measure.sh
 
 printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' shape N step tool wall_s cpu_s peak_MiB
-row() { printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' "$@"; }
-ratio() {
-  # shape N step, strata "w c m", terraform "w c m"
-  read -r sw sc sm <<<"$4"
-  read -r tw tc tm <<<"$5"
-  printf '%-6s %-6s %-10s %-9s %8.1fx %8.1fx %9.1fx\n' "$1" "$2" "$3" "tf/strata" \
-    "$(echo "$tw / $sw" | bc -l)" "$(echo "$tc / ($sc + 0.001)" | bc -l)" "$(echo "$tm / $sm" | bc -l)"
-}
 
 for shape in $shapes; do
   for n in "${sizes[@]}"; do

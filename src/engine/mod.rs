@@ -181,6 +181,7 @@ pub fn check_portability(
             scope: &Default::default(),
             replace: &[],
             refresh_only: false,
+            parallelism: 1,
         },
         &rt,
     )
@@ -553,6 +554,7 @@ fn make_plan(
             scope: &opts.scope,
             replace: &opts.replace,
             refresh_only: opts.refresh_only,
+            parallelism: opts.parallelism,
         },
         rt,
     )?;

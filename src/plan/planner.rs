@@ -52,6 +52,8 @@ pub struct Request<'a> {
     pub replace: &'a [Address],
     /// `-refresh-only`.
     pub refresh_only: bool,
+    /// How many driver calls a refresh makes at once (`-parallelism`).
+    pub parallelism: usize,
 }
 
 /// See [`Request::inspect`].
@@ -110,7 +112,12 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
             !coverage.covers(a)
                 || (!req.destroy && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
         };
-        let (now, drift) = rt.block_on(refresh::refresh(prior, req.drivers, &skipped))?;
+        let (now, drift) = rt.block_on(refresh::refresh(
+            prior,
+            req.drivers,
+            req.parallelism,
+            &skipped,
+        ))?;
         prior = now;
         drift
     } else {
@@ -618,10 +625,12 @@ impl<'a> Planner<'_, 'a> {
                     .collect();
                 let objs: Vec<PriorInstance> =
                     mine.iter().filter_map(|a| self.prior.remove(a)).collect();
-                match self
-                    .rt
-                    .block_on(refresh::refresh(objs, self.req.drivers, &|_| false))
-                {
+                match self.rt.block_on(refresh::refresh(
+                    objs,
+                    self.req.drivers,
+                    self.req.parallelism,
+                    &|_| false,
+                )) {
                     Ok((now, drift)) => {
                         for p in now {
                             self.prior.insert(p.addr.clone(), p);

@@ -143,6 +143,7 @@ pub fn decode_state(
 pub async fn refresh(
     prior: Vec<PriorInstance>,
     drivers: &Drivers,
+    parallelism: usize,
     skip: &(dyn Fn(&Address) -> bool + Sync),
 ) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Diags> {
     // One read per resource type and provider configuration: the driver
@@ -178,7 +179,7 @@ pub async fn refresh(
                 private: p.private.clone(),
             })
             .collect();
-        let read = match driver.read_stored(&type_name, &stored).await {
+        let read = match driver.read_stored(&type_name, &stored, parallelism).await {
             Ok(r) if r.len() == group.len() => r,
             Ok(r) => {
                 diags.push(Diag::new(

@@ -340,13 +340,17 @@ pub trait Driver: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// Reads objects with the private bytes kept beside them; by default
-    /// through [`Driver::read`], the bytes kept as they were.
+    /// Reads objects with the private bytes kept beside them, at most
+    /// `parallelism` calls at once where each object is a call of its own;
+    /// by default through [`Driver::read`] (which batches), the bytes kept
+    /// as they were.
     async fn read_stored(
         &self,
         type_name: &str,
         objects: &[Stored],
+        parallelism: usize,
     ) -> Result<Vec<Option<Stored>>, DriverError> {
+        let _ = parallelism;
         let values: Vec<Value> = objects.iter().map(|o| o.value.clone()).collect();
         let read = self.read(type_name, &values).await?;
         Ok(read

@@ -25,10 +25,6 @@ use strata_provider::{
 use strata_value::types::Type;
 use strata_value::value::Value;
 
-/// How many reads of one refresh run at once (Terraform's default
-/// parallelism).
-const READS_AT_ONCE: usize = 10;
-
 /// One kind of object the provider has: its protocol schema (for the
 /// proposed new object), strata's form of it and its value type.
 struct Kind {
@@ -538,7 +534,8 @@ impl Driver for PluginDriver {
                 private: Vec::new(),
             })
             .collect();
-        let read = self.read_stored(type_name, &stored).await?;
+        // Terraform's default parallelism, where no command says.
+        let read = self.read_stored(type_name, &stored, 10).await?;
         Ok(read.into_iter().map(|s| s.map(|s| s.value)).collect())
     }
 
@@ -546,9 +543,10 @@ impl Driver for PluginDriver {
         &self,
         type_name: &str,
         objects: &[Stored],
+        parallelism: usize,
     ) -> Result<Vec<Option<Stored>>, DriverError> {
         let mut out = Vec::with_capacity(objects.len());
-        for chunk in objects.chunks(READS_AT_ONCE) {
+        for chunk in objects.chunks(parallelism.max(1)) {
             let reads = chunk.iter().map(|o| self.read_one(type_name, o));
             for r in futures::future::join_all(reads).await {
                 out.push(r?);

@@ -3,7 +3,6 @@
 //! what was made and to make drift.
 
 use serde_json::Value as Json;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -25,8 +24,9 @@ impl Store {
     }
 
     /// Stores a new object under the first free id `NAME-N`: named after
-    /// the object, so objects made at once get the same ids in every run;
-    /// claimed by creating the file, so concurrent creates never share one.
+    /// the object, so objects made at once get the same ids in every run.
+    /// The file appears whole (written aside, then linked into place, which
+    /// fails when the id is taken), so a concurrent read never sees half.
     pub fn create(
         &self,
         name: &str,
@@ -34,21 +34,26 @@ impl Store {
     ) -> Result<String, String> {
         for n in 1.. {
             let id = format!("{name}-{n}");
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(self.path(&id));
-            match file {
-                Ok(mut f) => {
-                    f.write_all(object(&id).to_string().as_bytes())
-                        .map_err(|e| format!("writing {id}: {e}"))?;
-                    return Ok(id);
-                }
+            if self.path(&id).exists() {
+                continue;
+            }
+            let aside = self.aside(&id);
+            std::fs::write(&aside, object(&id).to_string())
+                .map_err(|e| format!("writing {id}: {e}"))?;
+            let linked = std::fs::hard_link(&aside, self.path(&id));
+            let _ = std::fs::remove_file(&aside);
+            match linked {
+                Ok(()) => return Ok(id),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("creating {id}: {e}")),
             }
         }
         Err("no free id".into())
+    }
+
+    /// A temporary file beside the objects, never listed as one.
+    fn aside(&self, id: &str) -> PathBuf {
+        self.dir.join(format!(".{id}.{}.tmp", std::process::id()))
     }
 
     pub fn read(&self, id: &str) -> Result<Option<Json>, String> {
@@ -66,7 +71,9 @@ impl Store {
         if !self.path(id).exists() {
             return Ok(false);
         }
-        std::fs::write(self.path(id), object.to_string())
+        let aside = self.aside(id);
+        std::fs::write(&aside, object.to_string())
+            .and_then(|()| std::fs::rename(&aside, self.path(id)))
             .map(|()| true)
             .map_err(|e| format!("writing {id}: {e}"))
     }
@@ -86,7 +93,9 @@ impl Store {
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".json").map(str::to_string)
+                name.strip_suffix(".json")
+                    .filter(|_| !name.starts_with('.'))
+                    .map(str::to_string)
             })
             .collect();
         ids.sort();
