@@ -19,7 +19,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000)
 apply_max=${TF_APPLY_MAX:-1000}
 
-cargo build --release --quiet --bin strata -p strata-test-provider
+cargo build --release --quiet -p strata -p strata-test-provider
 release="${CARGO_TARGET_DIR:-target}/release"
 case "$release" in /*) ;; *) release="$PWD/$release" ;; esac
 have_tf=false

@@ -496,3 +496,56 @@ fn an_object_left_by_a_failed_create_is_kept_tainted() {
         json!(["delete", "create"])
     );
 }
+
+/// A package that no longer matches the lock file's checksum is refused by
+/// every command of both tools, and `init` names it; a provider the
+/// configuration stops needing leaves the lock file.
+#[test]
+fn a_changed_package_is_refused_as_terraform_refuses_it() {
+    if !require_terraform("a_changed_package_is_refused_as_terraform_refuses_it") {
+        return;
+    }
+    let lab = Lab::new("tampered");
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"kept\"\n}}\n");
+    let dirs: Vec<(&str, PathBuf)> = ["strata", "terraform"]
+        .into_iter()
+        .map(|t| (t, lab.work_with(t, &config)))
+        .collect();
+    for (tool, dir) in &dirs {
+        lab.ok(tool, dir, &["init", "-no-color"]);
+    }
+    // The mirror's binary changes under the installed link.
+    let binary = lab.root.join(format!(
+        "mirror/{SOURCE}/0.1.0/linux_amd64/terraform-provider-stratatest_v0.1.0"
+    ));
+    let mut bytes = std::fs::read(&binary).unwrap();
+    bytes.extend_from_slice(b"tampered");
+    std::fs::write(&binary, bytes).unwrap();
+    for (tool, dir) in &dirs {
+        let (code, out, err) = lab.run(tool, dir, &["plan", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool} planned with a changed package:\n{said}");
+        assert!(
+            said.contains("does not match any of the checksums"),
+            "{tool}: {said}"
+        );
+        let (code, out, err) = lab.run(tool, dir, &["init", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool} installed a changed package:\n{said}");
+        assert!(
+            said.contains("checksums previously recorded in the dependency lock file"),
+            "{tool}: {said}"
+        );
+    }
+    // Without the provider in the configuration, init drops its entry.
+    for (tool, dir) in &dirs {
+        std::fs::write(dir.join("main.tf"), "output \"x\" {\n  value = 1\n}\n").unwrap();
+        lab.ok(tool, dir, &["init", "-no-color"]);
+        let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap_or_default();
+        assert!(
+            !lock.contains(SOURCE),
+            "{tool} kept the provider in the lock file:\n{lock}"
+        );
+    }
+}

@@ -152,6 +152,10 @@ pub fn install(
     if !diags.is_empty() {
         return Err(diags);
     }
+    // As Terraform's init: a provider the configuration no longer needs
+    // leaves the lock file.
+    lock.providers
+        .retain(|source, _| wanted.iter().any(|w| w.source == *source));
     if lock != before {
         let created = before.providers.is_empty() && !lock::path(root_dir).exists();
         lock.write(root_dir)?;

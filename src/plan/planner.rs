@@ -128,6 +128,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         prior: HashMap::new(),
         deposed: Vec::new(),
         claimed: HashSet::new(),
+        unserved: HashSet::new(),
         changes: Vec::new(),
         by_addr: HashMap::new(),
         moves,
@@ -438,6 +439,8 @@ struct Planner<'r, 'a> {
     prior: HashMap<Address, PriorInstance>,
     deposed: Vec<PriorInstance>,
     claimed: HashSet<Address>,
+    /// Types no driver serves, each reported once.
+    unserved: HashSet<String>,
     changes: Vec<ResourceChange>,
     /// Instance address → position in `changes`, for replace_triggered_by.
     by_addr: HashMap<Address, usize>,
@@ -681,18 +684,10 @@ impl<'a> Planner<'_, 'a> {
             }
         });
         let Some((driver, schema)) = found else {
-            let what = if data { "data source" } else { "resource type" };
-            self.diags.push(
-                Diag::new(
-                    "strata::plan::resource_type",
-                    format!("Invalid {what}"),
-                    format!(
-                        "No driver of this strata build provides the {what} {:?}.",
-                        r.type_name
-                    ),
-                )
-                .at(r.span),
-            );
+            if self.unserved.insert(r.type_name.clone()) {
+                let module = walk.module(node);
+                self.diags.push(unserved(r, data, module).at(r.span));
+            }
             for ri in walk.expand(n, &mut self.diags) {
                 walk.set(ri.module(), &node.local_addr, Value::unknown());
             }
@@ -1288,4 +1283,32 @@ fn trigger_target(e: &Expr) -> Option<(Trigger<'_>, Vec<&str>, Option<&Expr>)> {
             _ => return None,
         }
     }
+}
+
+/// The error for a type no driver serves, once per type: which provider it
+/// belongs to (as the module declares it, else as Terraform implies it),
+/// to declare and install.
+fn unserved(r: &Resource, data: bool, module: Option<&crate::config::Module>) -> Diag {
+    let what = if data { "data source" } else { "resource type" };
+    let prefix = r.type_name.split('_').next().unwrap_or(&r.type_name);
+    let declared = module
+        .into_iter()
+        .flat_map(|m| &m.settings.provider_sources)
+        .find(|p| p.name == prefix)
+        .map(|p| strata_state::provider_source(&p.source));
+    let source = declared
+        .clone()
+        .unwrap_or_else(|| format!("registry.terraform.io/hashicorp/{prefix}"));
+    let advice = match declared {
+        Some(_) => "Run strata init to install it.".to_string(),
+        None => format!("Declare it in this module's required_providers ({prefix} = {{ source = \"{}\" }}) if that is not the provider meant, and run strata init to install it.", source.trim_start_matches("registry.terraform.io/")),
+    };
+    Diag::new(
+        "strata::plan::resource_type",
+        format!("Invalid {what}"),
+        format!(
+            "No driver of this strata build serves the {what} {:?}, and no provider plugin installed here does: it belongs to the provider {source}. {advice}",
+            r.type_name
+        ),
+    )
 }
