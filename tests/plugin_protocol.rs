@@ -32,6 +32,8 @@ fn provider_binary() -> PathBuf {
 struct Lab {
     root: PathBuf,
     cli: PathBuf,
+    /// The protocol version the provider is to speak (`STRATATEST_PROTOCOL`).
+    protocol: &'static str,
 }
 
 impl Lab {
@@ -55,7 +57,11 @@ impl Lab {
             ),
         )
         .unwrap();
-        Lab { root, cli }
+        Lab {
+            root,
+            cli,
+            protocol: "6",
+        }
     }
 
     /// A working directory for `tool` with `tests/plugin`'s configuration.
@@ -73,7 +79,10 @@ impl Lab {
     }
 
     fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
-        let env = [("TF_CLI_CONFIG_FILE", self.cli.as_os_str())];
+        let env = [
+            ("TF_CLI_CONFIG_FILE", self.cli.as_os_str()),
+            ("STRATATEST_PROTOCOL", std::ffi::OsStr::new(self.protocol)),
+        ];
         run_tool(tool, dir, args, &env)
     }
 
@@ -546,6 +555,57 @@ fn a_changed_package_is_refused_as_terraform_refuses_it() {
         assert!(
             !lock.contains(SOURCE),
             "{tool} kept the provider in the lock file:\n{lock}"
+        );
+    }
+}
+
+/// The same through protocol version 5, which most published providers
+/// still speak (no nested attributes there: `ports` is a list of objects
+/// whose every attribute is written).
+#[test]
+fn protocol_5_plans_and_states_are_terraforms() {
+    if !require_terraform("protocol_5_plans_and_states_are_terraforms") {
+        return;
+    }
+    let lab = Lab {
+        protocol: "5",
+        ..Lab::new("protocol5")
+    };
+    let config = format!(
+        "{HEADER}\nvariable \"size\" {{\n  default = 1\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name   = \"five\"\n  size   = var.size\n  secret = \"hush\"\n  ports  = [{{ name = \"http\", number = 80, protocol = \"tcp\" }}]\n  spec {{\n    image = \"nginx\"\n  }}\n}}\n"
+    );
+    let dirs: Vec<(&str, PathBuf)> = ["strata", "terraform"]
+        .into_iter()
+        .map(|t| (t, lab.work_with(t, &config)))
+        .collect();
+    for (tool, dir) in &dirs {
+        lab.ok(tool, dir, &["init", "-no-color"]);
+    }
+    for vars in [&[][..], &["-var=size=2"][..]] {
+        let plans: Vec<Json> = dirs
+            .iter()
+            .map(|(t, d)| plan_facts(&lab.plan(t, d, vars)))
+            .collect();
+        same(
+            &format!("protocol 5 plans with {vars:?}"),
+            &plans[0],
+            &plans[1],
+        );
+        for (tool, dir) in &dirs {
+            lab.ok(
+                tool,
+                dir,
+                &["apply", "-no-color", "-auto-approve", "saved.plan"],
+            );
+        }
+        let states: Vec<Json> = dirs
+            .iter()
+            .map(|(t, d)| state_facts(&state(t, d)))
+            .collect();
+        same(
+            &format!("protocol 5 states after {vars:?}"),
+            &states[0],
+            &states[1],
         );
     }
 }
