@@ -232,6 +232,15 @@ fn terraform_and_strata_agree_through_the_test_provider() {
         .map(|(_, d)| std::fs::read_to_string(d.join(".terraform.lock.hcl")).unwrap())
         .collect();
     assert_eq!(locks[0], locks[1]);
+    // `version` lists the selection, as Terraform's does.
+    for (tool, dir) in &dirs {
+        let said = lab.ok(tool, dir, &["version"]);
+        assert!(
+            said.lines()
+                .any(|l| l == format!("+ provider {SOURCE} v0.1.0")),
+            "{tool} version:\n{said}"
+        );
+    }
 
     // Create; then an update (labels) and a replacement (size) at once.
     for vars in [&[][..], &["-var=team=ml", "-var=size=3"][..]] {

@@ -639,13 +639,14 @@ fn outcome(r: Result<crate::engine::Outcome, Diags>, detailed: bool) -> Result<E
 }
 
 /// `strata version`: strata's own release and the language it speaks.
-fn version(json: bool) -> String {
+fn version(json: bool, providers: &std::collections::BTreeMap<String, String>) -> String {
     let strata = env!("CARGO_PKG_VERSION");
     let language = crate::config::TERRAFORM_LANGUAGE;
     if json {
         let doc = serde_json::json!({
             "strata_version": strata,
             "terraform_version": language,
+            "provider_selections": providers,
             // Go's names for the architecture, as Terraform prints them.
             "platform": format!("{}_{}", std::env::consts::OS, match std::env::consts::ARCH {
                 "x86_64" => "amd64",
@@ -655,7 +656,11 @@ fn version(json: bool) -> String {
         });
         format!("{doc:#}\n")
     } else {
-        format!("strata v{strata}\nTerraform language v{language}\n")
+        let listed: String = providers
+            .iter()
+            .map(|(source, v)| format!("+ provider {source} v{v}\n"))
+            .collect();
+        format!("strata v{strata}\nTerraform language v{language}\n{listed}")
     }
 }
 
@@ -868,7 +873,12 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             return crate::fmt::run(&path, &opts);
         }
         Command::Version { json } => {
-            print!("{}", version(json));
+            // The providers this directory's lock file selects, as
+            // Terraform lists them.
+            let selected = crate::config::lockfile::LockFile::read(Path::new("."), &mut sources)
+                .map(|l| l.providers.into_iter().map(|(s, l)| (s, l.version)).collect())
+                .unwrap_or_default();
+            print!("{}", version(json, &selected));
             Ok(())
         }
         Command::Graph { path } => workspace.and_then(|w| graph(&path, &w, &mut sources, drivers)),
