@@ -42,7 +42,9 @@ impl Lab {
         let _ = std::fs::remove_dir_all(&root);
         let package = root.join(format!("mirror/{SOURCE}/0.1.0/linux_amd64"));
         std::fs::create_dir_all(&package).unwrap();
-        std::fs::copy(
+        // Linked, not copied: a debug build of the provider is large, and
+        // every test has a mirror.
+        std::os::unix::fs::symlink(
             provider_binary(),
             package.join("terraform-provider-stratatest_v0.1.0"),
         )
@@ -78,6 +80,13 @@ impl Lab {
         dir
     }
 
+    /// The mirror's copy of the provider binary.
+    fn mirrored_binary(&self) -> PathBuf {
+        self.root.join(format!(
+            "mirror/{SOURCE}/0.1.0/linux_amd64/terraform-provider-stratatest_v0.1.0"
+        ))
+    }
+
     fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
         let env = [
             ("TF_CLI_CONFIG_FILE", self.cli.as_os_str()),
@@ -100,6 +109,15 @@ impl Lab {
         self.ok(tool, dir, &args);
         let shown = self.ok(tool, dir, &["show", "-json", "saved.plan"]);
         serde_json::from_str(&shown).unwrap()
+    }
+}
+
+/// A lab is removed once its test passes (kept to look at when it fails).
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
     }
 }
 
@@ -533,13 +551,15 @@ fn a_changed_package_is_refused_as_terraform_refuses_it() {
     for (tool, dir) in &dirs {
         lab.ok(tool, dir, &["init", "-no-color"]);
     }
-    // The mirror's binary changes under the installed link.
-    let binary = lab.root.join(format!(
-        "mirror/{SOURCE}/0.1.0/linux_amd64/terraform-provider-stratatest_v0.1.0"
-    ));
+    // The mirror's binary changes under the installed link (replaced by a
+    // changed copy: the link itself leads to the built provider).
+    let binary = lab.mirrored_binary();
     let mut bytes = std::fs::read(&binary).unwrap();
     bytes.extend_from_slice(b"tampered");
+    std::fs::remove_file(&binary).unwrap();
     std::fs::write(&binary, bytes).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&binary, executable).unwrap();
     for (tool, dir) in &dirs {
         let (code, out, err) = lab.run(tool, dir, &["plan", "-no-color"]);
         let said = format!("{out}{err}");
@@ -576,10 +596,8 @@ fn protocol_5_plans_and_states_are_terraforms() {
     if !require_terraform("protocol_5_plans_and_states_are_terraforms") {
         return;
     }
-    let lab = Lab {
-        protocol: "5",
-        ..Lab::new("protocol5")
-    };
+    let mut lab = Lab::new("protocol5");
+    lab.protocol = "5";
     let config = format!(
         "{HEADER}\nvariable \"size\" {{\n  default = 1\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name   = \"five\"\n  size   = var.size\n  secret = \"hush\"\n  ports  = [{{ name = \"http\", number = 80, protocol = \"tcp\" }}]\n  spec {{\n    image = \"nginx\"\n  }}\n}}\n"
     );
@@ -617,4 +635,63 @@ fn protocol_5_plans_and_states_are_terraforms() {
             &states[1],
         );
     }
+}
+
+/// The provider, zipped as a release is (executable kept executable).
+fn provider_zip() -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .unix_permissions(0o755);
+    w.start_file("terraform-provider-stratatest_v0.1.0", options)
+        .unwrap();
+    w.write_all(&std::fs::read(provider_binary()).unwrap())
+        .unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+/// `init` installs the provider from a registry speaking the provider
+/// registry protocol (behind a token, as a private registry): versions,
+/// the download, its checksums and their signature checked; both tools
+/// write the same lock file (`h1:` and `zh:` checksums) and plan with it.
+#[test]
+fn init_installs_from_a_provider_registry_as_terraform_does() {
+    if !require_terraform("init_installs_from_a_provider_registry_as_terraform_does") {
+        return;
+    }
+    const TOKEN: &str = "provider-registry-token";
+    let registry = strata_standin::registry::start(Some(TOKEN)).unwrap();
+    registry.publish_provider(strata_standin::registry::ProviderRelease {
+        provider: "strata/stratatest".into(),
+        version: "0.1.0".into(),
+        platform: "linux_amd64".into(),
+        protocols: vec!["6.0".into()],
+        zip: provider_zip(),
+    });
+    let lab = Lab::new("registry");
+    std::fs::write(
+        &lab.cli,
+        format!(
+            "host \"registry.strata.test\" {{\n  services = {{\n    \"providers.v1\" = \"{}\"\n  }}\n}}\n\ncredentials \"registry.strata.test\" {{\n  token = \"{TOKEN}\"\n}}\n",
+            registry.providers_url()
+        ),
+    )
+    .unwrap();
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"fetched\"\n}}\n");
+    let mut locks = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = lab.work_with(tool, &config);
+        let said = lab.ok(tool, &dir, &["init", "-no-color"]);
+        let signed = format!(
+            "- Installed {SOURCE} v0.1.0 (self-signed, key ID {})",
+            registry.key_id()
+        );
+        assert!(said.lines().any(|l| l == signed), "{tool} init:\n{said}");
+        locks.push(std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap());
+        lab.ok(tool, &dir, &["plan", "-no-color"]);
+    }
+    assert_eq!(locks[0], locks[1]);
+    assert!(locks[0].contains("\"zh:"), "{}", locks[0]);
 }

@@ -668,7 +668,10 @@ fn init_prepares_a_directory_as_terraform_does() {
     .expect("more");
     let (code, _, err) = run("strata", &dir, &["init", "-input=false"], &[]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Failed to install provider"), "{err}");
+    assert!(
+        err.contains("Failed to query available provider packages"),
+        "{err}"
+    );
     assert!(
         err.contains("registry.terraform.io/hashicorp/random"),
         "{err}"

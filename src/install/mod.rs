@@ -8,6 +8,7 @@
 
 mod fetch;
 mod http;
+mod provider_registry;
 pub mod providers;
 mod registry;
 
@@ -187,7 +188,7 @@ impl<'r, 'c> Run<'r, 'c> {
             previous,
             options,
             http,
-            registry: registry::Registry::new(http, &cli.hosts),
+            registry: registry::Registry::new(http, &cli.hosts, "modules.v1"),
             fetched: BTreeMap::new(),
             records: vec![Record {
                 key: String::new(),

@@ -1,12 +1,16 @@
 //! Provider plugins installed as `terraform init` installs them: each
 //! provider the configuration needs and strata does not serve itself is
 //! found through the CLI configuration's installation methods (a
-//! filesystem mirror, in either of Terraform's layouts; the plugin cache),
+//! filesystem mirror, in either of Terraform's layouts; the provider's
+//! registry, over the provider registry protocol; the plugin cache),
 //! the newest version its constraints allow is placed under
 //! `.terraform/providers/HOST/NAMESPACE/TYPE/VERSION/PLATFORM`, and the
 //! choice and its checksum go to `.terraform.lock.hcl`, which later inits
 //! and every run hold the package to.
 
+use super::http::Http;
+use super::provider_registry;
+use super::registry::Registry;
 use crate::config::cli_config::{CliConfig, InstallMethod, MethodKind};
 use crate::config::installed::data_dir;
 use crate::config::lockfile::{self as lock, LockFile, Locked};
@@ -63,6 +67,8 @@ enum Package {
     Dir(PathBuf),
     /// The packed layout: `terraform-provider-TYPE_VERSION_PLATFORM.zip`.
     Zip(PathBuf),
+    /// The provider's registry has it (fetched when placed).
+    Registry,
 }
 
 /// The versions of `source` a mirror directory holds, in both layouts.
@@ -138,19 +144,31 @@ pub fn install(
     sources: &mut Sources,
 ) -> Result<String, Diags> {
     let cli = CliConfig::read(sources)?;
-    let methods = methods(&cli, root_dir);
+    let http = super::client(&cli)?;
+    let mut run = Installer {
+        root_dir,
+        methods: methods(&cli, root_dir),
+        cli: &cli,
+        registry: Registry::new(&http, &cli.hosts, "providers.v1"),
+        http: &http,
+        upgrade,
+        signed: false,
+    };
     let mut lock = LockFile::read(root_dir, sources)?;
     let before = lock.clone();
     let mut said = String::new();
     let mut diags = Diags::default();
     for w in wanted {
-        match one(root_dir, w, &methods, &cli, &mut lock, upgrade) {
+        match run.one(w, &mut lock) {
             Ok(text) => said.push_str(&text),
             Err(d) => diags.push(d),
         }
     }
     if !diags.is_empty() {
         return Err(diags);
+    }
+    if run.signed {
+        said.push_str(SIGNED);
     }
     // As Terraform's init: a provider the configuration no longer needs
     // leaves the lock file.
@@ -170,97 +188,227 @@ so that strata (and Terraform) can guarantee to make the same selections by
 default when you run \"strata init\" in the future.
 ";
 
-fn one(
-    root_dir: &Path,
-    w: &Wanted,
-    methods: &[InstallMethod],
-    cli: &CliConfig,
-    lock: &mut LockFile,
+const SIGNED: &str = "
+Partner and community providers are signed by their developers.
+If you'd like to know more about provider signing, you can read about it here:
+https://www.terraform.io/docs/cli/plugins/signing.html
+";
+
+/// One init's installation: where packages come from, and what is said.
+struct Installer<'a, 'h> {
+    root_dir: &'a Path,
+    methods: Vec<InstallMethod>,
+    cli: &'a CliConfig,
+    http: &'h Http<'a>,
+    registry: Registry<'h, 'a>,
     upgrade: bool,
-) -> Result<String, Diag> {
-    let source = &w.source;
-    let constraints = w.constraint_text();
-    let allowed = match &constraints {
-        Some(text) => Some(
-            Constraint::parse(text)
-                .map_err(|why| failed(w, "Invalid provider version constraint", why))?,
-        ),
-        None => None,
-    };
-    let locked = lock
-        .providers
-        .get(source)
-        .cloned()
-        .filter(|l| !upgrade && allowed.as_ref().is_none_or(|c| c.allows(&l.version)));
-    let mut said = String::new();
-    let version = match &locked {
-        Some(l) => {
+    /// A package came signed from a registry (Terraform says so after).
+    signed: bool,
+}
+
+/// What placing a package learnt: the `zh:` checksums a registry listed
+/// and the key that signed them.
+#[derive(Default)]
+struct Placed {
+    zh: Vec<String>,
+    key_id: Option<String>,
+}
+
+impl Installer<'_, '_> {
+    fn one(&mut self, w: &Wanted, lock: &mut LockFile) -> Result<String, Diag> {
+        let source = &w.source;
+        let constraints = w.constraint_text();
+        let allowed = match &constraints {
+            Some(text) => Some(
+                Constraint::parse(text)
+                    .map_err(|why| failed(w, "Invalid provider version constraint", why))?,
+            ),
+            None => None,
+        };
+        let upgrade = self.upgrade;
+        let locked = lock
+            .providers
+            .get(source)
+            .cloned()
+            .filter(|l| !upgrade && allowed.as_ref().is_none_or(|c| c.allows(&l.version)));
+        let mut said = String::new();
+        let mut offered = None;
+        let version = match &locked {
+            Some(l) => {
+                said.push_str(&format!(
+                    "- Reusing previous version of {source} from the dependency lock file\n"
+                ));
+                l.version.clone()
+            }
+            None => {
+                said.push_str(&match &constraints {
+                    Some(c) => format!("- Finding {source} versions matching {c:?}...\n"),
+                    None => format!("- Finding latest version of {source}...\n"),
+                });
+                let all = self.offered(w)?;
+                let versions = all.iter().map(|(v, _)| v.as_str());
+                let newest = match &allowed {
+                    Some(c) => c.newest(versions),
+                    None => newest_release(versions),
+                };
+                let chosen = newest.map(str::to_string).ok_or_else(|| {
+                    let have: Vec<&str> = all.iter().map(|(v, _)| v.as_str()).collect();
+                    failed(w, "Failed to query available provider packages", format!(
+                        "Could not retrieve the list of available versions for provider {source}: no available releases match the given constraints {}{}",
+                        constraints.as_deref().unwrap_or("(none)"),
+                        if have.is_empty() { String::new() } else { format!(" (found {})", have.join(", ")) },
+                    ))
+                })?;
+                offered = Some(all);
+                chosen
+            }
+        };
+        let dest = package_dir(self.root_dir, source, &version);
+        if locked.is_some() && dest.is_dir() {
+            check(w, &dest, locked.as_ref())?;
             said.push_str(&format!(
-                "- Reusing previous version of {source} from the dependency lock file\n"
+                "- Using previously-installed {source} v{version}\n"
             ));
-            l.version.clone()
+            return Ok(said);
         }
-        None => {
-            said.push_str(&match &constraints {
-                Some(c) => format!("- Finding {source} versions matching {c:?}...\n"),
-                None => format!("- Finding latest version of {source}...\n"),
-            });
-            let offered = offered(w, methods, cli)?;
-            let versions = offered.iter().map(|(v, _)| v.as_str());
-            let newest = match &allowed {
-                Some(c) => c.newest(versions),
-                None => newest_release(versions),
-            };
-            newest.map(str::to_string).ok_or_else(|| {
-                let have: Vec<&str> = offered.iter().map(|(v, _)| v.as_str()).collect();
-                failed(w, "Failed to query available provider packages", format!(
-                    "Could not retrieve the list of available versions for provider {source}: no available releases match the given constraints {}{}",
-                    constraints.as_deref().unwrap_or("(none)"),
-                    if have.is_empty() { String::new() } else { format!(" (found {})", have.join(", ")) },
-                ))
-            })?
+        said.push_str(&format!("- Installing {source} v{version}...\n"));
+        let offered = match offered {
+            Some(o) => o,
+            None => self.offered(w)?,
+        };
+        let Some((_, package)) = offered.iter().find(|(v, _)| *v == version) else {
+            return Err(failed(w, "Failed to install provider", format!(
+                "The dependency lock file selects {source} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
+            )));
+        };
+        let placed = self
+            .place(package, &dest, source, &version)
+            .map_err(|why| {
+                failed(
+                    w,
+                    "Failed to install provider",
+                    format!("Error while installing {source} v{version}: {why}"),
+                )
+            })?;
+        let hash = check(w, &dest, locked.as_ref())?;
+        let how = match &placed.key_id {
+            Some(key) => {
+                self.signed = true;
+                format!("self-signed, key ID {key}")
+            }
+            None => "unauthenticated".to_string(),
+        };
+        said.push_str(&format!("- Installed {source} v{version} ({how})\n"));
+        let mut hashes = locked.map(|l| l.hashes).unwrap_or_default();
+        for h in std::iter::once(hash).chain(placed.zh) {
+            if !hashes.contains(&h) {
+                hashes.push(h);
+            }
         }
-    };
-    let dest = package_dir(root_dir, source, &version);
-    if locked.is_some() && dest.is_dir() {
-        check(w, &dest, locked.as_ref())?;
-        said.push_str(&format!(
-            "- Using previously-installed {source} v{version}\n"
-        ));
-        return Ok(said);
-    }
-    said.push_str(&format!("- Installing {source} v{version}...\n"));
-    let offered = offered(w, methods, cli)?;
-    let Some((_, package)) = offered.iter().find(|(v, _)| *v == version) else {
-        return Err(failed(w, "Failed to install provider", format!(
-            "The dependency lock file selects {source} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
-        )));
-    };
-    place(package, &dest, cli, source, &version).map_err(|why| {
-        failed(
-            w,
-            "Failed to install provider",
-            format!("Error while installing {source} v{version}: {why}"),
-        )
-    })?;
-    let hash = check(w, &dest, locked.as_ref())?;
-    said.push_str(&format!(
-        "- Installed {source} v{version} (unauthenticated)\n"
-    ));
-    let mut hashes = locked.map(|l| l.hashes).unwrap_or_default();
-    if !hashes.contains(&hash) {
-        hashes.push(hash);
         hashes.sort();
+        lock.providers.insert(
+            source.clone(),
+            Locked {
+                version,
+                constraints,
+                hashes,
+            },
+        );
+        Ok(said)
     }
-    lock.providers.insert(
-        source.clone(),
-        Locked {
-            version,
-            constraints,
-            hashes,
-        },
-    );
-    Ok(said)
+
+    /// Every version the methods (and the plugin cache) offer for `w`,
+    /// the first method's package for each.
+    fn offered(&mut self, w: &Wanted) -> Result<Vec<(String, Package)>, Diag> {
+        let mut out: Vec<(String, Package)> = Vec::new();
+        let methods: Vec<InstallMethod> = self
+            .methods
+            .iter()
+            .filter(|m| m.serves(&w.source))
+            .cloned()
+            .collect();
+        for m in methods {
+            let found = match &m.kind {
+                MethodKind::FilesystemMirror(root) => in_mirror(root, &w.source),
+                MethodKind::Direct => {
+                    let releases = provider_registry::versions(&mut self.registry, self.http, &w.source, &platform())
+                        .map_err(|why| failed(w, "Failed to query available provider packages", format!(
+                            "Could not retrieve the list of available versions for provider {}: {why}",
+                            w.source
+                        )))?;
+                    releases.into_iter().map(|r| (r.version, Package::Registry)).collect()
+                }
+                MethodKind::NetworkMirror(url) => {
+                    return Err(failed(w, "Failed to query available provider packages", format!(
+                        "strata does not install from network mirrors yet ({url}): use a filesystem_mirror or the registry (direct)."
+                    )))
+                }
+            };
+            for (v, p) in found {
+                if !out.iter().any(|(have, _)| *have == v) {
+                    out.push((v, p));
+                }
+            }
+        }
+        if out.is_empty() {
+            if let Some(cache) = &self.cli.plugin_cache_dir {
+                out = in_mirror(cache, &w.source);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Puts `package` at `dest`: an unpacked one linked to where it is (as
+    /// Terraform links a mirror's), a zip unpacked (into the plugin cache
+    /// first, when there is one, and linked from there); a registry's
+    /// downloaded and checked first.
+    fn place(
+        &mut self,
+        package: &Package,
+        dest: &Path,
+        source: &str,
+        version: &str,
+    ) -> Result<Placed, String> {
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let _ = std::fs::remove_file(dest);
+        let _ = std::fs::remove_dir_all(dest);
+        let (zip, placed) = match package {
+            Package::Dir(dir) => return link(dir, dest).map(|()| Placed::default()),
+            Package::Zip(zip) => (
+                std::fs::read(zip).map_err(|e| format!("{}: {e}", zip.display()))?,
+                Placed::default(),
+            ),
+            Package::Registry => {
+                let f = provider_registry::fetch(
+                    &mut self.registry,
+                    self.http,
+                    source,
+                    version,
+                    &platform(),
+                )?;
+                (
+                    f.zip,
+                    Placed {
+                        zh: f.zh,
+                        key_id: Some(f.key_id),
+                    },
+                )
+            }
+        };
+        match &self.cli.plugin_cache_dir {
+            Some(cache) => {
+                let cached = cache.join(source).join(version).join(platform());
+                if !cached.is_dir() {
+                    super::fetch::unzip(&zip, &cached)?;
+                }
+                link(&cached, dest)?;
+            }
+            None => super::fetch::unzip(&zip, dest)?,
+        }
+        Ok(placed)
+    }
 }
 
 /// The package's `h1:` checksum, refused when the lock file records
@@ -283,75 +431,6 @@ fn check(w: &Wanted, dir: &Path, locked: Option<&Locked>) -> Result<String, Diag
         }
     }
     Ok(hash)
-}
-
-/// Every version the methods (and the plugin cache) offer for `w`, the
-/// first method's package for each.
-fn offered(
-    w: &Wanted,
-    methods: &[InstallMethod],
-    cli: &CliConfig,
-) -> Result<Vec<(String, Package)>, Diag> {
-    let mut out: Vec<(String, Package)> = Vec::new();
-    let mut direct = false;
-    for m in methods.iter().filter(|m| m.serves(&w.source)) {
-        match &m.kind {
-            MethodKind::FilesystemMirror(root) => {
-                for (v, p) in in_mirror(root, &w.source) {
-                    if !out.iter().any(|(have, _)| *have == v) {
-                        out.push((v, p));
-                    }
-                }
-            }
-            MethodKind::Direct | MethodKind::NetworkMirror(_) => direct = true,
-        }
-    }
-    if out.is_empty() {
-        if let Some(cache) = &cli.plugin_cache_dir {
-            out = in_mirror(cache, &w.source);
-        }
-    }
-    if out.is_empty() && direct {
-        return Err(failed(w, "Failed to install provider", format!(
-            "strata cannot download {} from its registry yet: put the provider's package in a filesystem mirror (HOST/NAMESPACE/TYPE/VERSION/{} or the packed zip layout) named by a provider_installation block of the CLI configuration, or in a directory Terraform looks in by default (~/.terraform.d/plugins).",
-            w.source,
-            platform()
-        )));
-    }
-    Ok(out)
-}
-
-/// Puts `package` at `dest`: an unpacked one linked to where it is (as
-/// Terraform links a mirror's), a zip unpacked (into the plugin cache
-/// first, when there is one, and linked from there).
-fn place(
-    package: &Package,
-    dest: &Path,
-    cli: &CliConfig,
-    source: &str,
-    version: &str,
-) -> Result<(), String> {
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-    }
-    let _ = std::fs::remove_file(dest);
-    let _ = std::fs::remove_dir_all(dest);
-    match package {
-        Package::Dir(dir) => link(dir, dest),
-        Package::Zip(zip) => {
-            let bytes = std::fs::read(zip).map_err(|e| format!("{}: {e}", zip.display()))?;
-            match &cli.plugin_cache_dir {
-                Some(cache) => {
-                    let cached = cache.join(source).join(version).join(platform());
-                    if !cached.is_dir() {
-                        super::fetch::unzip(&bytes, &cached)?;
-                    }
-                    link(&cached, dest)
-                }
-                None => super::fetch::unzip(&bytes, dest),
-            }
-        }
-    }
 }
 
 fn link(target: &Path, dest: &Path) -> Result<(), String> {

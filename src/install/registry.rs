@@ -1,5 +1,7 @@
 //! The module registry protocol (`modules.v1`): service discovery, the
-//! versions of a module, and where a version's package is.
+//! versions of a module, and where a version's package is. Discovery
+//! serves the provider registry protocol too (`providers.v1`,
+//! `provider_registry.rs`).
 
 use super::http::{resolve, Http, Reply};
 use crate::config::source::RegistryAddr;
@@ -9,6 +11,8 @@ use std::collections::BTreeMap;
 pub struct Registry<'h, 'c> {
     http: &'h Http<'c>,
     hosts: &'c BTreeMap<String, BTreeMap<String, String>>,
+    /// The service discovered: `modules.v1` or `providers.v1`.
+    service: &'static str,
     bases: BTreeMap<String, String>,
 }
 
@@ -23,17 +27,23 @@ fn refusal(summary: &'static str, detail: String) -> Refusal {
 }
 
 impl<'h, 'c> Registry<'h, 'c> {
-    pub fn new(http: &'h Http<'c>, hosts: &'c BTreeMap<String, BTreeMap<String, String>>) -> Self {
+    pub fn new(
+        http: &'h Http<'c>,
+        hosts: &'c BTreeMap<String, BTreeMap<String, String>>,
+        service: &'static str,
+    ) -> Self {
         Registry {
             http,
             hosts,
+            service,
             bases: BTreeMap::new(),
         }
     }
 
-    /// The base URL of `host`'s module registry: the CLI configuration's
-    /// `host` block, else the host's discovery document.
-    fn base(&mut self, host: &str) -> Result<String, Refusal> {
+    /// The base URL of `host`'s registry API for the service: the CLI
+    /// configuration's `host` block, else the host's discovery document.
+    pub fn base(&mut self, host: &str) -> Result<String, Refusal> {
+        let service = self.service;
         if let Some(base) = self.bases.get(host) {
             return Ok(base.clone());
         }
@@ -44,12 +54,12 @@ impl<'h, 'c> Registry<'h, 'c> {
             )
         };
         let base = match self.hosts.get(host) {
-            Some(services) => match services.get("modules.v1") {
+            Some(services) => match services.get(service) {
                 Some(url) => url.clone(),
                 None => {
                     return Err(unreachable(format!(
-                    "the CLI configuration's host block for {host} has no \"modules.v1\" service"
-                )))
+                        "the CLI configuration's host block for {host} has no {service:?} service"
+                    )))
                 }
             },
             None => {
@@ -64,9 +74,9 @@ impl<'h, 'c> Registry<'h, 'c> {
                 let doc: serde_json::Value = serde_json::from_slice(&reply.body).map_err(|e| {
                     unreachable(format!("{doc_url} is not a discovery document: {e}"))
                 })?;
-                let Some(rel) = doc["modules.v1"].as_str() else {
+                let Some(rel) = doc[service].as_str() else {
                     return Err(unreachable(format!(
-                        "host {host} does not provide a module registry"
+                        "host {host} does not provide the {service} service"
                     )));
                 };
                 resolve(&doc_url, rel).map_err(unreachable)?
