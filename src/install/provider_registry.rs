@@ -178,3 +178,62 @@ fn signed_by(data: &[u8], signature: &[u8], keys: &[String]) -> Result<String, S
     }
     Err("the checksums are not signed by any of the registry's signing keys".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::signed_by;
+    use pgp::composed::{
+        DetachedSignature, KeyType, SecretKeyParamsBuilder, SignedPublicKey, SignedSecretKey,
+    };
+    use pgp::types::Password;
+
+    fn key(name: &str) -> (SignedSecretKey, String) {
+        let mut params = SecretKeyParamsBuilder::default();
+        params
+            .key_type(KeyType::Ed25519Legacy)
+            .can_certify(true)
+            .can_sign(true)
+            .primary_user_id(format!("{name} <{name}@strata.test>"));
+        let secret = params
+            .build()
+            .unwrap()
+            .generate(rand::thread_rng())
+            .unwrap();
+        let armored = SignedPublicKey::from(secret.clone())
+            .to_armored_string(Default::default())
+            .unwrap();
+        (secret, armored)
+    }
+
+    fn sign(secret: &SignedSecretKey, data: &[u8]) -> Vec<u8> {
+        let sig = DetachedSignature::sign_binary_data(
+            rand::thread_rng(),
+            &secret.primary_key,
+            &Password::empty(),
+            pgp::crypto::hash::HashAlgorithm::Sha256,
+            data,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        pgp::ser::Serialize::to_writer(&sig, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn only_a_registry_key_signing_these_checksums_is_accepted() {
+        let sums = b"abc  terraform-provider-x_1.0.0_linux_amd64.zip\n";
+        let (signer, signer_public) = key("signer");
+        let (_, stranger_public) = key("stranger");
+        let sig = sign(&signer, sums);
+        let id = signed_by(sums, &sig, std::slice::from_ref(&signer_public)).unwrap();
+        assert_eq!(id.len(), 16, "{id}");
+        // Among several keys, the one that signed is found.
+        let both = [stranger_public.clone(), signer_public];
+        assert_eq!(signed_by(sums, &sig, &both).unwrap(), id);
+        // Another key's, changed checksums, no keys, and no signature fail.
+        assert!(signed_by(sums, &sig, &[stranger_public]).is_err());
+        assert!(signed_by(b"abd  other.zip\n", &sig, &both).is_err());
+        assert!(signed_by(sums, &sig, &[]).is_err());
+        assert!(signed_by(sums, b"not a signature", &both).is_err());
+    }
+}
