@@ -383,6 +383,11 @@ fn provider_diagnostics_point_where_terraforms_do() {
         for tool in ["strata", "terraform"] {
             let dir = lab.work_with(tool, &config);
             lab.ok(tool, &dir, &["init", "-no-color"]);
+            // `validate` asks the provider too, as Terraform's does.
+            let (code, out, err) = lab.run(tool, &dir, &["validate", "-no-color"]);
+            let said = format!("{out}{err}");
+            assert_eq!(code, 1, "{tool} validate: {said}");
+            assert!(said.contains(summary), "{tool} validate: {said}");
             let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
             let said = format!("{out}{err}");
             assert_eq!(code, 1, "{tool}: {said}");

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 use strata_provider::catalog::Catalog;
-use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags};
+use strata_provider::{Driver, DriverError, PlanRequest, Planned, Problem, ResourceSchema, Tags};
 use strata_value::value::Value;
 
 pub struct Offline(pub Arc<dyn Driver>);
@@ -45,6 +45,16 @@ impl Driver for Offline {
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         self.0.plan(req)
+    }
+
+    /// A provider's own check of a block calls no cloud.
+    fn validate(
+        &self,
+        type_name: &str,
+        data: bool,
+        config: &Value,
+    ) -> Result<Vec<Problem>, DriverError> {
+        self.0.validate(type_name, data, config)
     }
 
     async fn read(

@@ -12,7 +12,6 @@ mod file;
 mod instance;
 mod moved;
 mod planner;
-mod problems;
 mod refresh;
 mod relevant;
 

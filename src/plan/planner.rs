@@ -742,7 +742,7 @@ impl<'a> Planner<'_, 'a> {
         let mut failed = false;
         for p in problems {
             failed |= p.error;
-            let d = super::problems::diag(&p, r);
+            let d = crate::walk::provider_problem(&p, r);
             self.diags.push(if p.error { d } else { d.warning() });
         }
         (!failed).then_some(config)

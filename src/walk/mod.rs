@@ -12,12 +12,14 @@
 
 mod checks;
 mod decode;
+mod problems;
 mod providers;
 mod schemas;
 mod walker;
 
 pub use checks::run as run_checks;
 pub use decode::decode;
+pub use problems::diag as provider_problem;
 pub use providers::{configure, configure_deferred, resolve};
 pub use schemas::check as check_schemas;
 pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

@@ -2,7 +2,9 @@
 //! of every module decoded against its driver's schema, offline, as
 //! `terraform validate` does, so a misspelled or missing argument is found
 //! before anything is planned. Values are what `validate` knows of them
-//! (variables and resources unknown); no driver is called.
+//! (variables and resources unknown); the only driver call is a provider
+//! plugin's own check of the block (`Driver::validate`), which needs no
+//! cloud, as `terraform validate` makes it.
 
 use super::decode::decode;
 use crate::builtin::Drivers;
@@ -60,7 +62,7 @@ fn module(
         } else {
             drivers.resource(&r.type_name)
         };
-        let Some((_, schema)) = found else {
+        let Some((driver, schema)) = found else {
             unserved
                 .entry((data, r.type_name.clone()))
                 .or_default()
@@ -73,7 +75,18 @@ fn module(
             .as_ref()
             .map(|_| (Value::Unknown(Type::String), Value::unknown()));
         let mut ev = scope.evaluator();
-        decode(&r.body, schema, &mut ev, r.span, diags);
+        let mut found = Diags::default();
+        let config = decode(&r.body, schema, &mut ev, r.span, &mut found);
+        if found.is_empty() {
+            for p in driver
+                .validate(&r.type_name, data, &config)
+                .unwrap_or_default()
+            {
+                let d = super::provider_problem(&p, r);
+                diags.push(if p.error { d } else { d.warning() });
+            }
+        }
+        diags.0.extend(found.0);
     }
     scope.count_index = None;
     scope.each = None;
