@@ -229,6 +229,32 @@ fn same(what: &str, strata: &Json, terraform: &Json) {
     );
 }
 
+/// One step in both tools: the plans with `vars` agree, each applies its
+/// saved plan, and the states agree.
+fn plan_and_apply_alike(lab: &Lab, dirs: &[(&str, PathBuf)], vars: &[&str], what: &str) {
+    let plans: Vec<Json> = dirs
+        .iter()
+        .map(|(t, d)| plan_facts(&lab.plan(t, d, vars)))
+        .collect();
+    same(&format!("{what}plans with {vars:?}"), &plans[0], &plans[1]);
+    for (tool, dir) in dirs {
+        lab.ok(
+            tool,
+            dir,
+            &["apply", "-no-color", "-auto-approve", "saved.plan"],
+        );
+    }
+    let states: Vec<Json> = dirs
+        .iter()
+        .map(|(t, d)| state_facts(&state(t, d)))
+        .collect();
+    same(
+        &format!("{what}states after {vars:?}"),
+        &states[0],
+        &states[1],
+    );
+}
+
 /// Each tool plans and applies the same steps through the provider; plans
 /// and states agree at every step.
 #[test]
@@ -262,23 +288,7 @@ fn terraform_and_strata_agree_through_the_test_provider() {
 
     // Create; then an update (labels) and a replacement (size) at once.
     for vars in [&[][..], &["-var=team=ml", "-var=size=3"][..]] {
-        let plans: Vec<Json> = dirs
-            .iter()
-            .map(|(t, d)| plan_facts(&lab.plan(t, d, vars)))
-            .collect();
-        same(&format!("plans with {vars:?}"), &plans[0], &plans[1]);
-        for (tool, dir) in &dirs {
-            lab.ok(
-                tool,
-                dir,
-                &["apply", "-no-color", "-auto-approve", "saved.plan"],
-            );
-        }
-        let states: Vec<Json> = dirs
-            .iter()
-            .map(|(t, d)| state_facts(&state(t, d)))
-            .collect();
-        same(&format!("states after {vars:?}"), &states[0], &states[1]);
+        plan_and_apply_alike(&lab, &dirs, vars, "");
     }
 
     // Each plans no changes on the other's state (and the other's store).
@@ -614,31 +624,7 @@ fn protocol_5_plans_and_states_are_terraforms() {
         lab.ok(tool, dir, &["init", "-no-color"]);
     }
     for vars in [&[][..], &["-var=size=2"][..]] {
-        let plans: Vec<Json> = dirs
-            .iter()
-            .map(|(t, d)| plan_facts(&lab.plan(t, d, vars)))
-            .collect();
-        same(
-            &format!("protocol 5 plans with {vars:?}"),
-            &plans[0],
-            &plans[1],
-        );
-        for (tool, dir) in &dirs {
-            lab.ok(
-                tool,
-                dir,
-                &["apply", "-no-color", "-auto-approve", "saved.plan"],
-            );
-        }
-        let states: Vec<Json> = dirs
-            .iter()
-            .map(|(t, d)| state_facts(&state(t, d)))
-            .collect();
-        same(
-            &format!("protocol 5 states after {vars:?}"),
-            &states[0],
-            &states[1],
-        );
+        plan_and_apply_alike(&lab, &dirs, vars, "protocol 5 ");
     }
 }
 

@@ -730,12 +730,7 @@ impl<'a> Planner<'_, 'a> {
         let problems = match driver.validate(&r.type_name, data, &config) {
             Ok(p) => p,
             Err(e) => {
-                let d = Diag::new(
-                    "strata::driver::validate",
-                    format!("Validating {} failed", r.type_name),
-                    e.to_string(),
-                );
-                self.diags.push(d.at(r.span));
+                self.diags.push(crate::walk::validate_failed(r, &e));
                 return None;
             }
         };

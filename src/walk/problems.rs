@@ -110,3 +110,13 @@ fn key_text(key: &ObjectKey) -> Option<String> {
         },
     }
 }
+
+/// A provider that could not answer a block's check, said at the block.
+pub fn validate_failed(r: &Resource, e: &strata_provider::DriverError) -> Diag {
+    Diag::new(
+        "strata::driver::validate",
+        format!("Validating {} failed", r.type_name),
+        e.to_string(),
+    )
+    .at(r.span)
+}

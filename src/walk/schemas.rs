@@ -78,12 +78,14 @@ fn module(
         let mut found = Diags::default();
         let config = decode(&r.body, schema, &mut ev, r.span, &mut found);
         if found.is_empty() {
-            for p in driver
-                .validate(&r.type_name, data, &config)
-                .unwrap_or_default()
-            {
-                let d = super::provider_problem(&p, r);
-                diags.push(if p.error { d } else { d.warning() });
+            match driver.validate(&r.type_name, data, &config) {
+                Ok(problems) => {
+                    for p in problems {
+                        let d = super::provider_problem(&p, r);
+                        diags.push(if p.error { d } else { d.warning() });
+                    }
+                }
+                Err(e) => diags.push(super::validate_failed(r, &e)),
             }
         }
         diags.0.extend(found.0);
