@@ -663,7 +663,7 @@ fn init_prepares_a_directory_as_terraform_does() {
     let dir = workdir("init-lacking").join("infra");
     std::fs::write(
         dir.join("more.tf"),
-        "resource \"random_string\" \"r\" {\n  length = 4\n}\n",
+        "resource \"vault_generic_secret\" \"r\" {\n  path = \"secret/x\"\n}\n",
     )
     .expect("more");
     let (code, _, err) = run("strata", &dir, &["init", "-input=false"], &[]);
@@ -673,7 +673,7 @@ fn init_prepares_a_directory_as_terraform_does() {
         "{err}"
     );
     assert!(
-        err.contains("registry.terraform.io/hashicorp/random"),
+        err.contains("registry.terraform.io/hashicorp/vault"),
         "{err}"
     );
     assert!(err.contains("more.tf:1:1"), "{err}");

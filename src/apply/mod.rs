@@ -162,14 +162,17 @@ impl Exec<'_, '_> {
 /// destroy orders by the state's; an object adopted after a crash has
 /// none), or an object stored under an older schema version that its
 /// provider upgraded.
-pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
+pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p ResourceChange> {
     let recorded: HashMap<&strata_state::model::ResourceAddr, &strata_state::ResourceState> =
         state.resources.iter().map(|r| (&r.id, r)).collect();
+    // A refresh-only plan changes nothing, but what it read back under a
+    // newer schema version is written as read, as Terraform writes it.
+    let refreshed = plan.untouched.iter().filter(|_| plan.refresh_only);
     plan.changes
         .iter()
-        .enumerate()
-        .filter(|(_, c)| c.action == Action::NoOp && c.deposed.is_none() && c.before.is_some())
-        .filter(|(_, c)| {
+        .chain(refreshed)
+        .filter(|c| c.action == Action::NoOp && c.deposed.is_none() && c.before.is_some())
+        .filter(|c| {
             let instance = recorded.get(&c.addr.id).and_then(|r| {
                 r.instances
                     .iter()
@@ -180,10 +183,9 @@ pub fn stale_dependencies(plan: &Plan, state: &State) -> Vec<usize> {
                 let mut want = c.dependencies.clone();
                 had.sort();
                 want.sort();
-                had != want || i.schema_version != c.schema_version
+                (had != want && !plan.refresh_only) || i.schema_version != c.schema_version
             })
         })
-        .map(|(i, _)| i)
         .collect()
 }
 
@@ -224,7 +226,7 @@ pub fn apply(
     result.map(|()| (state, report))
 }
 
-async fn run(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<(), Diags> {
+async fn run(ex: &mut Exec<'_, '_>, stale: &[&ResourceChange]) -> Result<(), Diags> {
     let plan = ex.req.plan;
     // The driver calls the plan asks for: a replacement is two.
     let total = plan
@@ -300,7 +302,10 @@ fn gone_data_sources(plan: &Plan, state: &State) -> Vec<Entry> {
     out
 }
 
-fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<Entry>, Diags> {
+fn without_driver_calls(
+    ex: &mut Exec<'_, '_>,
+    stale: &[&ResourceChange],
+) -> Result<Vec<Entry>, Diags> {
     let plan = ex.req.plan;
     let refused = |code: &'static str, what: &str, c: &ResourceChange, e: String| {
         Diags::from(Diag::new(
@@ -324,7 +329,7 @@ fn without_driver_calls(ex: &mut Exec<'_, '_>, stale: &[usize]) -> Result<Vec<En
             None => remove(d, d.deposed.clone()),
         });
     }
-    for c in stale.iter().map(|&i| &plan.changes[i]) {
+    for c in stale {
         if let Some(before) = &c.before {
             let e = ex
                 .put(c, before, Status::keeping(&c.private_before))

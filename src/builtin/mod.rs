@@ -1,6 +1,8 @@
 //! Drivers built into the engine: `terraform_data`, with Terraform's own
-//! semantics, so the same `.tf` files run under Terraform and strata; and
-//! the registry that finds the driver of a resource type.
+//! semantics, so the same `.tf` files run under Terraform and strata; the
+//! offline utility providers (`random`, `null`, `time`, `local`, crate
+//! `strata-utility`), which need no cloud and no download; and the
+//! registry that finds the driver of a resource type.
 
 pub mod offline;
 pub mod remote_state;
@@ -35,7 +37,11 @@ impl Drivers {
     /// The drivers every build has.
     pub fn builtin() -> Drivers {
         Drivers {
-            list: vec![Arc::new(terraform_data::TerraformData::default())],
+            list: std::iter::once(
+                Arc::new(terraform_data::TerraformData::default()) as Arc<dyn Driver>
+            )
+            .chain(strata_utility::providers())
+            .collect(),
             aliases: Default::default(),
             deferred: Default::default(),
         }

@@ -1,0 +1,357 @@
+//! The built-in utility providers (random, null, time, local) through the
+//! binary, as a user meets them: a state the real providers wrote plans no
+//! changes (an old schema version upgraded on the way), a fresh apply
+//! stores what the providers store, keepers and triggers replace, a file
+//! removed outside strata is written again, imports read ids as the
+//! providers do, and bad arguments are errors at their line in both
+//! `validate` and `plan`.
+
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-utility-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    d
+}
+
+/// Runs strata in `dir`: exit code and everything printed.
+fn strata(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn strata");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (code, out) = strata(dir, args);
+    assert_eq!(code, 0, "strata {args:?}:\n{out}");
+    out
+}
+
+fn json(text: &str) -> Json {
+    serde_json::from_str(text).expect("JSON")
+}
+
+/// The attributes of `type_name.name` in the state file in `dir`.
+fn stored(dir: &Path, address: &str) -> Json {
+    let state = json(&std::fs::read_to_string(dir.join("strata.tfstate")).expect("state"));
+    let (t, n) = address.split_once('.').expect("address");
+    let r = state["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["type"] == t && r["name"] == n)
+        .unwrap_or_else(|| panic!("{address} not in state"));
+    r["instances"][0].clone()
+}
+
+/// Each resource's planned actions, from `plan -out` and `show -json`.
+fn planned_actions(dir: &Path) -> Vec<(String, Vec<String>)> {
+    ok(dir, &["plan", "-out=p.plan"]);
+    let plan = json(&ok(dir, &["show", "-json", "p.plan"]));
+    plan["resource_changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            let actions = c["change"]["actions"].as_array().expect("actions");
+            (
+                c["address"].as_str().expect("address").to_string(),
+                actions
+                    .iter()
+                    .map(|a| a.as_str().expect("action").to_string())
+                    .collect(),
+            )
+        })
+        .filter(|(_, a)| a != &["no-op"])
+        .collect()
+}
+
+fn fixture(dir: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/utility");
+    std::fs::copy(from.join("main.tf"), dir.join("main.tf")).expect("config");
+    std::fs::copy(from.join("terraform.tfstate"), dir.join("strata.tfstate")).expect("state");
+    std::fs::create_dir_all(dir.join("out")).expect("out");
+    std::fs::copy(from.join("kubeconfig"), dir.join("out/kubeconfig")).expect("file");
+}
+
+#[test]
+fn a_state_the_real_providers_wrote_plans_no_changes() {
+    let dir = scratch("real-state");
+    fixture(&dir);
+    let out = ok(&dir, &["init"]);
+    for p in ["random", "null", "time", "local"] {
+        assert!(
+            out.contains(&format!("hashicorp/{p} is built in")),
+            "{p} needs no download:\n{out}"
+        );
+    }
+    assert_eq!(planned_actions(&dir), vec![], "no changes");
+    let (code, out) = strata(&dir, &["plan", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+
+    // The object random 3.1 stored at schema version 1 is brought up to
+    // version 2 (`numeric` from `number`) by a refresh, value kept.
+    ok(&dir, &["apply", "-refresh-only", "-auto-approve"]);
+    let old = stored(&dir, "random_string.old");
+    assert_eq!(old["schema_version"], 2);
+    assert_eq!(old["attributes"]["numeric"], true);
+    assert_eq!(old["attributes"]["result"], "k3Vq!z");
+    let db = stored(&dir, "random_password.db");
+    assert_eq!(db["attributes"]["result"], "Xr_9%kq@2LmZp7Tw", "kept");
+
+    // The file changed outside: written again, nothing else.
+    std::fs::write(dir.join("out/kubeconfig"), "edited\n").expect("edit");
+    assert_eq!(
+        planned_actions(&dir),
+        vec![(
+            "local_file.kubeconfig".to_string(),
+            vec!["create".to_string()]
+        )]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn apply_stores_what_the_providers_store_and_keepers_replace() {
+    let dir = scratch("apply");
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"
+resource "random_string" "s" {
+  length      = 24
+  special     = false
+  min_numeric = 20
+  keepers     = { v = var.v }
+}
+resource "random_password" "p" {
+  length = 12
+}
+resource "random_id" "i" {
+  byte_length = 6
+}
+resource "random_integer" "n" {
+  min  = 1
+  max  = 1000000
+  seed = "gpu"
+}
+resource "random_shuffle" "z" {
+  input        = ["a", "b", "c"]
+  result_count = 5
+}
+resource "null_resource" "t" {
+  triggers = { s = random_string.s.result }
+}
+resource "time_static" "fixed" {
+  rfc3339 = "2025-02-03T04:05:06Z"
+}
+resource "local_sensitive_file" "f" {
+  filename = "${path.module}/deep/dir/secret"
+  content  = random_password.p.result
+}
+variable "v" {
+  default = "1"
+}
+"#,
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    let plan = ok(&dir, &["plan"]);
+    assert!(
+        plan.contains("year    = 2025"),
+        "parts of a given time are planned:\n{plan}"
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+
+    let s = stored(&dir, "random_string.s");
+    let result = s["attributes"]["result"].as_str().expect("result");
+    assert_eq!(s["schema_version"], 2);
+    assert_eq!(result.len(), 24);
+    assert!(
+        result.chars().filter(char::is_ascii_digit).count() >= 20,
+        "{result}"
+    );
+    assert_eq!(s["attributes"]["id"], result);
+    assert_eq!(s["attributes"]["numeric"], true);
+
+    let p = stored(&dir, "random_password.p");
+    assert_eq!(p["schema_version"], 3);
+    assert_eq!(p["attributes"]["id"], "none");
+    let password = p["attributes"]["result"].as_str().expect("result");
+    let hash = p["attributes"]["bcrypt_hash"].as_str().expect("hash");
+    assert!(
+        hash.starts_with("$2a$10$"),
+        "Go's bcrypt version and cost: {hash}"
+    );
+    assert!(
+        bcrypt::verify(password, hash).expect("hash"),
+        "the hash is of the result"
+    );
+    let marked = p["sensitive_attributes"].to_string();
+    assert!(
+        marked.contains("result") && marked.contains("bcrypt_hash"),
+        "{marked}"
+    );
+
+    let written = std::fs::read_to_string(dir.join("deep/dir/secret")).expect("file");
+    assert_eq!(written, password);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("deep/dir/secret"))
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700, "local_sensitive_file's default mode");
+    }
+
+    let i = &stored(&dir, "random_id.i")["attributes"];
+    assert_eq!(i["hex"].as_str().map(str::len), Some(12));
+    assert_eq!(i["b64_url"], i["id"]);
+
+    let n = &stored(&dir, "random_integer.n")["attributes"];
+    let z = &stored(&dir, "random_shuffle.z")["attributes"];
+    assert_eq!(z["result"].as_array().map(Vec::len), Some(5));
+    assert_eq!(z["id"], "-");
+    let t = &stored(&dir, "time_static.fixed")["attributes"];
+    assert_eq!(
+        (t["year"].clone(), t["unix"].clone()),
+        (Json::from(2025), Json::from(1738555506))
+    );
+
+    assert_eq!(planned_actions(&dir), vec![], "nothing to do after apply");
+
+    // A new keeper replaces the string and, through its trigger, the null
+    // resource; the seeded integer is the same number when made again.
+    std::fs::write(dir.join("terraform.tfvars"), "v = \"2\"\n").expect("vars");
+    let replaced = |a: &str| {
+        (
+            a.to_string(),
+            vec!["delete".to_string(), "create".to_string()],
+        )
+    };
+    assert_eq!(
+        planned_actions(&dir),
+        vec![replaced("null_resource.t"), replaced("random_string.s")]
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+    assert_ne!(
+        stored(&dir, "random_string.s")["attributes"]["result"],
+        result
+    );
+    ok(&dir, &["destroy", "-auto-approve"]);
+    assert!(
+        !dir.join("deep/dir/secret").exists(),
+        "destroy removes the file"
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+    assert_eq!(
+        &stored(&dir, "random_integer.n")["attributes"]["result"],
+        &n["result"],
+        "a seed repeats"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn imports_read_ids_as_the_providers_do() {
+    let dir = scratch("import");
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"
+import {
+  to = random_string.s
+  id = "hello-world"
+}
+resource "random_string" "s" {
+  length = 11
+}
+import {
+  to = random_id.i
+  id = "3q2-7w"
+}
+resource "random_id" "i" {
+  byte_length = 4
+}
+import {
+  to = random_integer.n
+  id = "15,1,20"
+}
+resource "random_integer" "n" {
+  min = 1
+  max = 20
+}
+"#,
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    ok(&dir, &["apply", "-auto-approve"]);
+    assert_eq!(
+        stored(&dir, "random_string.s")["attributes"]["result"],
+        "hello-world"
+    );
+    assert_eq!(stored(&dir, "random_id.i")["attributes"]["hex"], "deadbeef");
+    assert_eq!(stored(&dir, "random_integer.n")["attributes"]["result"], 15);
+    assert_eq!(planned_actions(&dir), vec![], "imported as configured");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_arguments_are_errors_at_their_line() {
+    let dir = scratch("invalid");
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"resource "random_string" "s" {
+  length    = 3
+  min_upper = 2
+  min_lower = 2
+}
+
+resource "random_integer" "n" {
+  min = 10
+  max = 1
+}
+
+resource "local_file" "f" {
+  filename = "x"
+  content  = "a"
+  source   = "b"
+}
+
+resource "time_sleep" "w" {
+  create_duration = "1d"
+}
+"#,
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    for command in ["validate", "plan"] {
+        let (code, out) = strata(&dir, &[command]);
+        assert_eq!(code, 1, "{command}:\n{out}");
+        for (line, text) in [
+            (2, "at least sum of min_upper + min_lower"),
+            (9, "smaller than or equal to maximum"),
+            (15, "Exactly one of these attributes"),
+            (19, "must be a number immediately followed by ms"),
+        ] {
+            assert!(
+                out.contains(&format!("main.tf:{line}:")) && out.contains(text),
+                "{command}: {text:?} at line {line}:\n{out}"
+            );
+        }
+    }
+    assert!(!dir.join("strata.tfstate").exists(), "nothing applied");
+    let _ = std::fs::remove_dir_all(&dir);
+}
