@@ -107,4 +107,13 @@ TF
     row plugin "$n" "$step" terraform $tr
     ratio plugin "$n" "$step" "$sr" "$tr"
   done
+  # The figures count only if the work was done: N objects in each
+  # provider store, and each tool's state needing nothing more.
+  for d in "$s" "$t"; do
+    $have_tf || [ "$d" = "$s" ] || continue
+    made=$(find "$d/store" -type f | wc -l)
+    [ "$made" -eq "$n" ] || { echo "FAILED: $made objects in $d/store, not $n" >&2; exit 1; }
+  done
+  (cd "$s" && "$release/strata" plan --detailed-exitcode >/dev/null) ||
+    { echo "FAILED: strata plans changes after its apply" >&2; exit 1; }
 done

@@ -91,7 +91,13 @@ fn fixture(dir: &Path) {
 fn a_state_the_real_providers_wrote_plans_no_changes() {
     let dir = scratch("real-state");
     fixture(&dir);
+    // Terraform's lock file for the same directory keeps its entry: strata
+    // neither needs nor drops it.
+    let lock = "# This file is maintained automatically by \"terraform init\".\n# Manual edits may be lost in future updates.\n\nprovider \"registry.terraform.io/hashicorp/random\" {\n  version     = \"3.6.3\"\n  constraints = \"~> 3.6\"\n  hashes = [\n    \"h1:zG9uFP8l9u+yGZZvi5Te7PV62j50azpgwPunq2vTm1E=\",\n  ]\n}\n";
+    std::fs::write(dir.join(".terraform.lock.hcl"), lock).expect("lock file");
     let out = ok(&dir, &["init"]);
+    let kept = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).expect("lock file");
+    assert_eq!(kept, lock, "Terraform's lock file untouched");
     for p in ["random", "null", "time", "local"] {
         assert!(
             out.contains(&format!("hashicorp/{p} is built in")),

@@ -189,15 +189,17 @@ fn providers(
     needed(root, drivers, &mut wanted);
     let mut said = String::new();
     let mut plugins = Vec::new();
+    let mut served = Vec::new();
     for (source, w) in wanted {
         if built_in.contains(&source) {
             said.push_str(&format!("- {source} is built in to strata\n"));
+            served.push(source);
         } else {
             plugins.push(w);
         }
     }
     said.push_str(&crate::install::providers::install(
-        root_dir, &plugins, upgrade, sources,
+        root_dir, &plugins, &served, upgrade, sources,
     )?);
     Ok(said)
 }

@@ -140,6 +140,7 @@ fn failed(w: &Wanted, summary: &str, detail: String) -> Diag {
 pub fn install(
     root_dir: &Path,
     wanted: &[Wanted],
+    built_in: &[String],
     upgrade: bool,
     sources: &mut Sources,
 ) -> Result<String, Diags> {
@@ -171,9 +172,11 @@ pub fn install(
         said.push_str(SIGNED);
     }
     // As Terraform's init: a provider the configuration no longer needs
-    // leaves the lock file.
-    lock.providers
-        .retain(|source, _| wanted.iter().any(|w| w.source == *source));
+    // leaves the lock file. One strata serves itself is left as it is (a
+    // lock file Terraform wrote keeps its entry for Terraform).
+    lock.providers.retain(|source, _| {
+        wanted.iter().any(|w| w.source == *source) || built_in.contains(source)
+    });
     if lock != before {
         let created = before.providers.is_empty() && !lock::path(root_dir).exists();
         lock.write(root_dir)?;
