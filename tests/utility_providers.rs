@@ -361,3 +361,123 @@ resource "time_sleep" "w" {
     assert!(!dir.join("strata.tfstate").exists(), "nothing applied");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A one-request HTTP server on 127.0.0.1: the port, and the request it
+/// got once it answered.
+fn serve_once(answer: &'static str) -> (u16, std::thread::JoinHandle<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+            let n = s.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(answer.as_bytes()).expect("answer");
+        String::from_utf8_lossy(&got).into_owned()
+    });
+    (port, handle)
+}
+
+#[test]
+fn data_sources_read_as_the_providers_read() {
+    let dir = scratch("data");
+    let (port, request) = serve_once(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Twice: a\r\nX-Twice: b\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    );
+    std::fs::create_dir_all(dir.join("app/lib")).expect("dirs");
+    std::fs::write(dir.join("app/main.py"), "print(1)\n").expect("file");
+    std::fs::write(dir.join("app/lib/cache.pyc"), "x").expect("file");
+    std::fs::write(
+        dir.join("main.tf"),
+        format!(
+            r#"
+data "http" "h" {{
+  url             = "http://127.0.0.1:{port}/x"
+  request_headers = {{ Accept = "text/plain" }}
+}}
+data "external" "e" {{
+  program = ["sh", "-c", "read q; echo \"{{\\\"got\\\": $(echo $q | sed 's/.*\"n\":\\(\"[^\"]*\"\\).*/\\1/')}}\""]
+  query   = {{ n = "gpu" }}
+}}
+data "cloudinit_config" "c" {{
+  gzip          = false
+  base64_encode = false
+  part {{
+    content_type = "text/cloud-config"
+    content      = "a: 1\n"
+  }}
+}}
+data "archive_file" "a" {{
+  type        = "zip"
+  source_dir  = "${{path.module}}/app"
+  excludes    = ["**/*.pyc"]
+  output_path = "${{path.module}}/out/app.zip"
+}}
+output "status" {{ value = data.http.h.status_code }}
+output "body" {{ value = data.http.h.response_body }}
+output "twice" {{ value = data.http.h.response_headers["X-Twice"] }}
+output "got" {{ value = data.external.e.result.got }}
+output "rendered" {{ value = data.cloudinit_config.c.rendered }}
+output "part_type" {{ value = data.cloudinit_config.c.part[0].content_type }}
+output "zip_sha" {{ value = data.archive_file.a.output_sha }}
+output "zip_size" {{ value = data.archive_file.a.output_size }}
+"#
+        ),
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    ok(&dir, &["apply", "-auto-approve"]);
+    let out = json(&ok(&dir, &["output", "-json"]));
+    let value = |k: &str| out[k]["value"].clone();
+    assert_eq!(value("status"), 200);
+    assert_eq!(value("body"), "hello");
+    assert_eq!(
+        value("twice"),
+        "a, b",
+        "repeated headers joined, the name as Go spells it"
+    );
+    assert!(request
+        .join()
+        .expect("server")
+        .to_lowercase()
+        .contains("accept: text/plain"));
+    assert_eq!(value("got"), "gpu", "the query reached the program");
+    assert_eq!(
+        value("rendered"),
+        "Content-Type: multipart/mixed; boundary=\"MIMEBOUNDARY\"\nMIME-Version: 1.0\r\n\r\n--MIMEBOUNDARY\r\nContent-Transfer-Encoding: 7bit\r\nContent-Type: text/cloud-config\r\nMime-Version: 1.0\r\n\r\na: 1\n\r\n--MIMEBOUNDARY--\r\n"
+    );
+    assert_eq!(value("part_type"), "text/cloud-config");
+    let zip = std::fs::read(dir.join("out/app.zip")).expect("zip written");
+    assert_eq!(value("zip_size"), zip.len());
+    let sha1: String = {
+        use sha1::Digest;
+        sha1::Sha1::digest(&zip)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    assert_eq!(value("zip_sha"), sha1.as_str());
+    let names = String::from_utf8_lossy(&zip).into_owned();
+    assert!(
+        names.contains("main.py") && !names.contains("cache.pyc"),
+        "excludes apply"
+    );
+
+    // A failing program is an error with what it said.
+    std::fs::write(
+        dir.join("main.tf"),
+        "data \"external\" \"e\" {\n  program = [\"sh\", \"-c\", \"echo broken >&2; exit 3\"]\n}\n",
+    )
+    .expect("config");
+    let (code, out) = strata(&dir, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("broken"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,7 +8,11 @@
 //! Each provider is a [`provider::Provider`]: a table of types, each
 //! implementing [`provider::Resource`] or [`provider::DataSource`].
 
+mod archive;
+mod cloudinit;
 mod common;
+mod external;
+mod http;
 mod local;
 mod null;
 mod provider;
@@ -25,5 +29,9 @@ pub fn providers() -> Vec<Arc<dyn Driver>> {
         Arc::new(null::provider()),
         Arc::new(time::provider()),
         Arc::new(local::provider()),
+        Arc::new(cloudinit::provider()),
+        Arc::new(external::provider()),
+        Arc::new(http::provider()),
+        Arc::new(archive::provider()),
     ]
 }

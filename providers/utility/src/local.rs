@@ -3,14 +3,13 @@
 //! point of view (the provider reads it back by its SHA-1), so the next
 //! plan writes it again.
 
-use crate::common::{computed_string, failed, get, invalid, string, with};
+use crate::common::{computed_string, failed, get, hex, invalid, string, with, Digests};
 use crate::provider::{DataSource, Provider, Resource};
 use async_trait::async_trait;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use md5::Md5;
+use sha1::Digest;
 use sha1::Sha1;
-use sha2::{Digest, Sha256, Sha512};
 use std::path::Path;
 use strata_provider::{AttributeSchema, DriverError, Problem, ResourceSchema};
 use strata_value::types::Type;
@@ -33,30 +32,9 @@ const DIGESTS: [&str; 6] = [
     "content_base64sha512",
 ];
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The id (the SHA-1) and every digest the provider stores.
-fn digests(content: &[u8]) -> Vec<(&'static str, Value)> {
-    let sha1 = hex(&Sha1::digest(content));
-    let sha256 = Sha256::digest(content);
-    let sha512 = Sha512::digest(content);
-    vec![
-        ("id", Value::string(sha1.clone())),
-        ("content_md5", Value::string(hex(&Md5::digest(content)))),
-        ("content_sha1", Value::string(sha1)),
-        ("content_sha256", Value::string(hex(&sha256))),
-        (
-            "content_base64sha256",
-            Value::string(STANDARD.encode(sha256)),
-        ),
-        ("content_sha512", Value::string(hex(&sha512))),
-        (
-            "content_base64sha512",
-            Value::string(STANDARD.encode(sha512)),
-        ),
-    ]
+fn digests(content: &[u8]) -> Vec<(String, Value)> {
+    Digests::of(content).attributes("content_", "sha1")
 }
 
 fn digest_schema() -> Vec<(&'static str, AttributeSchema)> {
@@ -289,6 +267,7 @@ pub(crate) struct ReadFile {
     sensitive: bool,
 }
 
+#[async_trait]
 impl DataSource for ReadFile {
     fn schema(&self) -> ResourceSchema {
         let content = |d| {
@@ -311,7 +290,7 @@ impl DataSource for ReadFile {
         ResourceSchema::of_attributes(attributes)
     }
 
-    fn read(&self, config: &Value) -> Result<Value, DriverError> {
+    async fn read(&self, config: &Value) -> Result<Value, DriverError> {
         let type_name = if self.sensitive {
             "local_sensitive_file"
         } else {
@@ -321,8 +300,14 @@ impl DataSource for ReadFile {
         let content = std::fs::read(&filename)
             .map_err(|e| failed(type_name, "read", format!("cannot read {filename}: {e}")))?;
         let mut pairs = digests(&content);
-        pairs.push(("content", Value::string(String::from_utf8_lossy(&content))));
-        pairs.push(("content_base64", Value::string(STANDARD.encode(&content))));
+        pairs.push((
+            "content".into(),
+            Value::string(String::from_utf8_lossy(&content)),
+        ));
+        pairs.push((
+            "content_base64".into(),
+            Value::string(STANDARD.encode(&content)),
+        ));
         Ok(with(config, pairs))
     }
 }

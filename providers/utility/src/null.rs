@@ -46,6 +46,7 @@ impl Resource for NullResource {
 
 struct NullData;
 
+#[async_trait]
 impl DataSource for NullData {
     fn schema(&self) -> ResourceSchema {
         ResourceSchema::of_attributes(vec![
@@ -69,7 +70,7 @@ impl DataSource for NullData {
         ])
     }
 
-    fn read(&self, config: &Value) -> Result<Value, DriverError> {
+    async fn read(&self, config: &Value) -> Result<Value, DriverError> {
         let inputs = crate::common::get(config, "inputs")
             .cloned()
             .unwrap_or_else(|| Value::Null(Type::map(Type::String)));

@@ -78,6 +78,7 @@ pub(crate) struct Planning<'a> {
 }
 
 /// A data source type of a utility provider.
+#[async_trait]
 pub(crate) trait DataSource: Send + Sync {
     fn schema(&self) -> ResourceSchema;
 
@@ -86,7 +87,7 @@ pub(crate) trait DataSource: Send + Sync {
         Vec::new()
     }
 
-    fn read(&self, config: &Value) -> Result<Value, DriverError>;
+    async fn read(&self, config: &Value) -> Result<Value, DriverError>;
 }
 
 /// A utility provider: its name, registry source and types.
@@ -254,6 +255,7 @@ impl Driver for Provider {
             .get(type_name)
             .ok_or_else(|| self.unknown_type(type_name))?
             .read(config)
+            .await
     }
 
     fn validate(

@@ -17,7 +17,7 @@ pub(crate) struct RandomId;
 fn id_object(base: &Value, bytes: &[u8]) -> Value {
     let prefix = string(base, "prefix").unwrap_or_default();
     let url = URL_SAFE_NO_PAD.encode(bytes);
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::common::hex(bytes);
     let dec = num_bigint::BigUint::from_bytes_be(bytes).to_string();
     with(
         base,
