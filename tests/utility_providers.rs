@@ -481,3 +481,218 @@ output "zip_size" {{ value = data.archive_file.a.output_size }}
     assert!(out.contains("broken"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A TLS server on 127.0.0.1 presenting `cert_pem` for one handshake.
+fn tls_once(cert_pem: &str, key_pem: &str) -> (u16, std::thread::JoinHandle<()>) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_slice(cert_pem.as_bytes()).expect("cert")];
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("key");
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let handle = std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().expect("accept");
+        let mut conn = rustls::ServerConnection::new(std::sync::Arc::new(config)).expect("conn");
+        while conn.is_handshaking() {
+            if conn.complete_io(&mut sock).is_err() {
+                break;
+            }
+        }
+    });
+    (port, handle)
+}
+
+/// `tool args…` with `input` on its standard input: exit code and output.
+fn tool(program: &str, args: &[&str], input: &str) -> (i32, String) {
+    use std::io::Write;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} is needed (.ci/run installs it): {e}"));
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("input");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn tls_keys_and_certificates_are_what_openssl_and_openssh_read() {
+    let dir = scratch("tls");
+    std::fs::write(
+        dir.join("main.tf"),
+        r#"
+resource "tls_private_key" "rsa" {
+  algorithm = "RSA"
+}
+resource "tls_private_key" "ec" {
+  algorithm   = "ECDSA"
+  ecdsa_curve = "P384"
+}
+resource "tls_private_key" "ed" {
+  algorithm = "ED25519"
+}
+resource "tls_self_signed_cert" "c" {
+  private_key_pem       = tls_private_key.rsa.private_key_pem
+  validity_period_hours = 24
+  early_renewal_hours   = 1
+  allowed_uses          = ["key_encipherment", "digital_signature", "server_auth"]
+  dns_names             = ["localhost"]
+  ip_addresses          = ["127.0.0.1"]
+  subject {
+    common_name  = "strata test"
+    organization = "Strata, Inc"
+  }
+}
+data "tls_public_key" "from_openssh" {
+  private_key_openssh = tls_private_key.ed.private_key_openssh
+}
+data "tls_certificate" "c" {
+  content = tls_self_signed_cert.c.cert_pem
+}
+output "ed_public" { value = data.tls_public_key.from_openssh.public_key_openssh }
+output "cert" { value = data.tls_certificate.c.certificates[0] }
+"#,
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    ok(&dir, &["apply", "-auto-approve"]);
+    let attr = |a: &str, k: &str| {
+        stored(&dir, a)["attributes"][k]
+            .as_str()
+            .expect(k)
+            .to_string()
+    };
+
+    for (address, preamble, check) in [
+        (
+            "tls_private_key.rsa",
+            "RSA PRIVATE KEY",
+            &["rsa", "-check", "-noout"][..],
+        ),
+        (
+            "tls_private_key.ec",
+            "EC PRIVATE KEY",
+            &["ec", "-check", "-noout"][..],
+        ),
+        ("tls_private_key.ed", "PRIVATE KEY", &["pkey", "-noout"][..]),
+    ] {
+        let pem = attr(address, "private_key_pem");
+        assert!(
+            pem.starts_with(&format!("-----BEGIN {preamble}-----\n")),
+            "{address}: {pem}"
+        );
+        let (code, out) = tool("openssl", check, &pem);
+        assert_eq!(code, 0, "openssl reads {address}: {out}");
+        // The public key openssl derives is the one stored.
+        let (_, public) = tool(
+            "openssl",
+            &["pkey", "-pubout"],
+            &attr(address, "private_key_pem_pkcs8"),
+        );
+        assert_eq!(public, attr(address, "public_key_pem"), "{address}");
+        // ssh-keygen reads the OpenSSH private key back to the stored
+        // public key.
+        let key_file = dir.join(format!("{address}.key"));
+        std::fs::write(&key_file, attr(address, "private_key_openssh")).expect("key");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600))
+                .expect("mode");
+        }
+        let (code, derived) = tool(
+            "ssh-keygen",
+            &["-y", "-f", key_file.to_str().expect("path")],
+            "",
+        );
+        assert_eq!(code, 0, "ssh-keygen reads {address}: {derived}");
+        assert_eq!(
+            derived.trim(),
+            attr(address, "public_key_openssh").trim(),
+            "{address}"
+        );
+        let (_, fingerprint) = tool(
+            "ssh-keygen",
+            &["-l", "-f", "/dev/stdin"],
+            &attr(address, "public_key_openssh"),
+        );
+        assert!(
+            fingerprint.contains(&attr(address, "public_key_fingerprint_sha256")),
+            "{fingerprint}"
+        );
+    }
+    assert_eq!(stored(&dir, "tls_private_key.rsa")["schema_version"], 1);
+
+    let out = json(&ok(&dir, &["output", "-json"]));
+    assert_eq!(
+        out["ed_public"]["value"],
+        attr("tls_private_key.ed", "public_key_openssh")
+    );
+    let cert = &out["cert"]["value"];
+    assert_eq!(cert["subject"], "CN=strata test,O=Strata\\, Inc");
+    assert_eq!(cert["issuer"], cert["subject"], "self-signed");
+    assert_eq!(
+        (
+            cert["signature_algorithm"].clone(),
+            cert["public_key_algorithm"].clone()
+        ),
+        (Json::from("SHA256-RSA"), Json::from("RSA"))
+    );
+    assert_eq!(
+        (cert["is_ca"].clone(), cert["version"].clone()),
+        (Json::from(false), Json::from(3))
+    );
+    assert_eq!(
+        cert["serial_number"].as_str(),
+        Some(attr("tls_self_signed_cert.c", "id").as_str())
+    );
+    let pem = attr("tls_self_signed_cert.c", "cert_pem");
+    let (code, text) = tool("openssl", &["x509", "-noout", "-text"], &pem);
+    assert_eq!(code, 0, "{text}");
+    for want in [
+        "DNS:localhost",
+        "IP Address:127.0.0.1",
+        "TLS Web Server Authentication",
+        "Digital Signature, Key Encipherment",
+    ] {
+        assert!(text.contains(want), "{want} in:\n{text}");
+    }
+    assert_eq!(planned_actions(&dir), vec![], "nothing to do after apply");
+
+    // The same certificate read from a server's handshake.
+    let (port, server) = tls_once(&pem, &attr("tls_private_key.rsa", "private_key_pem_pkcs8"));
+    std::fs::write(
+        dir.join("served.tf"),
+        format!("data \"tls_certificate\" \"served\" {{\n  url          = \"tls://127.0.0.1:{port}\"\n  verify_chain = false\n}}\noutput \"served\" {{ value = data.tls_certificate.served.certificates[0].sha1_fingerprint }}\n"),
+    )
+    .expect("config");
+    ok(&dir, &["apply", "-auto-approve"]);
+    server.join().expect("server");
+    let out = json(&ok(&dir, &["output", "-json"]));
+    assert_eq!(
+        out["served"]["value"],
+        out["cert"]["value"]["sha1_fingerprint"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

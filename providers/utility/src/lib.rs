@@ -18,6 +18,7 @@ mod null;
 mod provider;
 mod random;
 mod time;
+mod tls;
 
 use std::sync::Arc;
 use strata_provider::Driver;
@@ -33,5 +34,6 @@ pub fn providers() -> Vec<Arc<dyn Driver>> {
         Arc::new(external::provider()),
         Arc::new(http::provider()),
         Arc::new(archive::provider()),
+        Arc::new(tls::provider()),
     ]
 }
