@@ -696,3 +696,46 @@ output "cert" { value = data.tls_certificate.c.certificates[0] }
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn time_rotating_is_made_again_once_its_rotation_has_passed() {
+    let dir = scratch("rotating");
+    let config = |days: i64| {
+        format!(
+            "resource \"time_rotating\" \"old\" {{\n  rfc3339       = \"2020-01-01T00:00:00Z\"\n  rotation_days = 30\n}}\nresource \"time_rotating\" \"key\" {{\n  rotation_days = {days}\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("main.tf"), config(30)).expect("config");
+    ok(&dir, &["init"]);
+    ok(&dir, &["apply", "-auto-approve"]);
+    let old = &stored(&dir, "time_rotating.old")["attributes"];
+    assert_eq!(old["rotation_rfc3339"], "2020-01-31T00:00:00Z");
+    assert_eq!(
+        (
+            old["year"].clone(),
+            old["month"].clone(),
+            old["day"].clone()
+        ),
+        (Json::from(2020), Json::from(1), Json::from(31))
+    );
+    // Its rotation time has passed: the next plan makes it again; the
+    // other rotates in 30 days and stays.
+    assert_eq!(
+        planned_actions(&dir),
+        vec![("time_rotating.old".to_string(), vec!["create".to_string()])]
+    );
+    // A new rotation period moves the rotation time in place.
+    let key = stored(&dir, "time_rotating.key")["attributes"].clone();
+    std::fs::write(dir.join("main.tf"), config(60)).expect("config");
+    let plan = ok(&dir, &["plan"]);
+    assert!(
+        plan.contains("time_rotating.key will be updated in-place"),
+        "{plan}"
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+    let moved = &stored(&dir, "time_rotating.key")["attributes"];
+    assert_eq!(moved["id"], key["id"], "same base");
+    let at = |v: &Json| v["unix"].as_i64().expect("unix");
+    assert_eq!(at(moved) - at(&key), 30 * 86_400, "30 more days");
+    let _ = std::fs::remove_dir_all(&dir);
+}

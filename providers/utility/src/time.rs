@@ -1,7 +1,8 @@
 //! The `time` provider (hashicorp/time): `time_static` (a timestamp kept
-//! in state), `time_offset` (a timestamp moved by an offset) and
-//! `time_sleep` (a wait on create and destroy), with the provider's RFC
-//! 3339 texts and calendar parts.
+//! in state), `time_offset` (a timestamp moved by an offset),
+//! `time_rotating` (one that is made again once its rotation time has
+//! passed) and `time_sleep` (a wait on create and destroy), with the
+//! provider's RFC 3339 texts and calendar parts.
 
 use crate::common::{computed_string, failed, get, invalid, number, replacing_map, string, with};
 use crate::provider::{Planning, Resource};
@@ -18,6 +19,7 @@ pub(crate) fn provider() -> crate::provider::Provider {
         .resource("time_static", TimeStatic)
         .resource("time_offset", TimeOffset)
         .resource("time_sleep", TimeSleep)
+        .resource("time_rotating", TimeRotating)
 }
 
 const PARTS: [&str; 7] = ["year", "month", "day", "hour", "minute", "second", "unix"];
@@ -284,6 +286,169 @@ impl Resource for TimeOffset {
     }
 }
 
+const ROTATIONS: [&str; 6] = [
+    "rotation_days",
+    "rotation_hours",
+    "rotation_minutes",
+    "rotation_months",
+    "rotation_rfc3339",
+    "rotation_years",
+];
+
+/// When `base` rotates: each rotation the configuration sets, in the
+/// provider's order, the last one set deciding.
+fn rotation(base: OffsetDateTime, v: &Value) -> Result<OffsetDateTime, String> {
+    let n = |name: &str| number(v, name).filter(|n| *n != 0);
+    let mut at = base;
+    if let Some(d) = n("rotation_days") {
+        at = add_date(base, 0, 0, d);
+    }
+    if let Some(h) = n("rotation_hours") {
+        at = base + time::Duration::hours(h);
+    }
+    if let Some(m) = n("rotation_minutes") {
+        at = base + time::Duration::minutes(m);
+    }
+    if let Some(m) = n("rotation_months") {
+        at = add_date(base, 0, m, 0);
+    }
+    if let Some(t) = string(v, "rotation_rfc3339").filter(|t| !t.is_empty()) {
+        at = parse(&t)?;
+    }
+    if let Some(y) = n("rotation_years") {
+        at = add_date(base, y, 0, 0);
+    }
+    Ok(at)
+}
+
+fn rotating_object(planned: &Value, base: OffsetDateTime) -> Result<Value, String> {
+    let at = rotation(base, planned)?;
+    let mut pairs = parts(at, "rotation_rfc3339");
+    pairs.push(("rfc3339", rfc3339(base)));
+    pairs.push(("id", rfc3339(base)));
+    Ok(with(planned, pairs))
+}
+
+pub(crate) struct TimeRotating;
+
+#[async_trait]
+impl Resource for TimeRotating {
+    fn schema(&self) -> ResourceSchema {
+        let mut attributes = parts_schema();
+        attributes.extend(ROTATIONS.iter().map(|r| {
+            let ty = if *r == "rotation_rfc3339" {
+                Type::String
+            } else {
+                Type::Number
+            };
+            let a = AttributeSchema::optional(ty, "When to rotate.");
+            (
+                *r,
+                if *r == "rotation_rfc3339" {
+                    a.and_computed()
+                } else {
+                    a
+                },
+            )
+        }));
+        attributes.extend([
+            (
+                "triggers",
+                replacing_map("Values that take a new base timestamp when they change."),
+            ),
+            (
+                "rfc3339",
+                AttributeSchema::optional(Type::String, "The base timestamp (default: now).")
+                    .and_computed()
+                    .force_new(),
+            ),
+            ("id", computed_string("The base timestamp.")),
+        ]);
+        ResourceSchema::of_attributes(attributes)
+    }
+
+    fn validate(&self, config: &Value) -> Vec<Problem> {
+        let mut out = check_timestamp(config, "rfc3339");
+        out.extend(check_timestamp(config, "rotation_rfc3339"));
+        if ROTATIONS
+            .iter()
+            .all(|r| get(config, r).is_none_or(Value::is_null))
+        {
+            out.push(Problem {
+                path: Vec::new(),
+                ..invalid(
+                    "",
+                    format!(
+                        "At least one of these attributes must be configured: [{}]",
+                        ROTATIONS.join(",")
+                    ),
+                )
+            });
+        }
+        out
+    }
+
+    /// Changed rotation settings move the rotation time at plan.
+    fn adjust(&self, plan: Planning<'_>) -> Result<Value, DriverError> {
+        let Some(prior) = plan.prior else {
+            return Ok(plan.planned);
+        };
+        let changed = ROTATIONS.iter().any(|r| {
+            let said = get(plan.config, r).filter(|v| !v.is_null());
+            let was = get(prior, r).filter(|v| !v.is_null());
+            match (*r, said) {
+                // Computed when left out: not a setting then.
+                ("rotation_rfc3339", None) => false,
+                (_, None) => was.is_some(),
+                (_, Some(v)) => !was.is_some_and(|w| w.raw_equal(v)),
+            }
+        });
+        let known = ROTATIONS
+            .iter()
+            .all(|r| get(&plan.planned, r).is_none_or(Value::is_known));
+        if !changed || !known {
+            return Ok(plan.planned);
+        }
+        let Some(base) = timestamp_of(prior, "id", "time_rotating")? else {
+            return Ok(plan.planned);
+        };
+        // A rotation time the configuration leaves out follows the others.
+        let planned = match get(plan.config, "rotation_rfc3339").is_none_or(Value::is_null) {
+            true => with(
+                &plan.planned,
+                vec![("rotation_rfc3339", Value::Null(Type::String))],
+            ),
+            false => plan.planned,
+        };
+        rotating_object(&planned, base).map_err(|e| failed("time_rotating", "plan", e))
+    }
+
+    async fn create(&self, planned: &Value) -> Result<Value, DriverError> {
+        let base = timestamp_of(planned, "rfc3339", "time_rotating")?.unwrap_or_else(now);
+        let planned = match get(planned, "rotation_rfc3339").is_some_and(|v| !v.is_known()) {
+            true => with(
+                planned,
+                vec![("rotation_rfc3339", Value::Null(Type::String))],
+            ),
+            false => planned.clone(),
+        };
+        rotating_object(&planned, base).map_err(|e| failed("time_rotating", "create", e))
+    }
+
+    async fn update(&self, _prior: &Value, planned: &Value) -> Result<Value, DriverError> {
+        Ok(planned.clone())
+    }
+
+    /// Gone once its rotation time has passed, so the plan makes it again.
+    async fn read(&self, stored: &Value) -> Result<Option<Value>, DriverError> {
+        let at = string(stored, "rotation_rfc3339").and_then(|t| parse(&t).ok());
+        Ok(match at {
+            Some(at) if now() > at => None,
+            _ => Some(stored.clone()),
+        })
+    }
+}
+
 pub(crate) struct TimeSleep;
 
 /// A duration as the provider takes it: a number and `ms`, `s`, `m` or `h`.
@@ -382,6 +547,27 @@ mod tests {
         );
         let leap = add_date(parse("2024-02-29T00:00:00Z").expect("timestamp"), 1, 0, 0);
         assert_eq!(rfc3339(leap).as_str(), Some("2025-03-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn the_last_rotation_set_decides() {
+        let base = parse("2024-01-31T00:00:00Z").expect("timestamp");
+        let v = with(
+            &Value::Object(Default::default()),
+            vec![
+                ("rotation_days", Value::int(1)),
+                ("rotation_years", Value::int(1)),
+            ],
+        );
+        assert_eq!(
+            rfc3339(rotation(base, &v).expect("rotation")).as_str(),
+            Some("2025-01-31T00:00:00Z")
+        );
+        let v = with(&v, vec![("rotation_years", Value::Null(Type::Number))]);
+        assert_eq!(
+            rfc3339(rotation(base, &v).expect("rotation")).as_str(),
+            Some("2024-02-01T00:00:00Z")
+        );
     }
 
     #[test]
