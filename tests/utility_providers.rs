@@ -564,6 +564,29 @@ resource "tls_self_signed_cert" "c" {
     organization = "Strata, Inc"
   }
 }
+resource "tls_self_signed_cert" "ca" {
+  private_key_pem       = tls_private_key.ec.private_key_pem
+  is_ca_certificate     = true
+  validity_period_hours = 48
+  allowed_uses          = ["cert_signing", "crl_signing"]
+  subject {
+    common_name = "strata CA"
+  }
+}
+resource "tls_cert_request" "leaf" {
+  private_key_pem = tls_private_key.ed.private_key_pem
+  dns_names       = ["leaf.local"]
+  subject {
+    common_name = "leaf"
+  }
+}
+resource "tls_locally_signed_cert" "leaf" {
+  cert_request_pem      = tls_cert_request.leaf.cert_request_pem
+  ca_private_key_pem    = tls_private_key.ec.private_key_pem
+  ca_cert_pem           = tls_self_signed_cert.ca.cert_pem
+  validity_period_hours = 12
+  allowed_uses          = ["digital_signature", "client_auth"]
+}
 data "tls_public_key" "from_openssh" {
   private_key_openssh = tls_private_key.ed.private_key_openssh
 }
@@ -679,6 +702,38 @@ output "cert" { value = data.tls_certificate.c.certificates[0] }
         assert!(text.contains(want), "{want} in:\n{text}");
     }
     assert_eq!(planned_actions(&dir), vec![], "nothing to do after apply");
+
+    // A local CA: the request verifies, and the certificate it signed
+    // verifies against the CA's and carries the request's names.
+    let (code, out) = tool(
+        "openssl",
+        &["req", "-verify", "-noout"],
+        &attr("tls_cert_request.leaf", "cert_request_pem"),
+    );
+    assert_eq!(code, 0, "{out}");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, attr("tls_self_signed_cert.ca", "cert_pem")).expect("ca");
+    let leaf = attr("tls_locally_signed_cert.leaf", "cert_pem");
+    let (code, out) = tool(
+        "openssl",
+        &["verify", "-CAfile", ca_file.to_str().expect("path")],
+        &leaf,
+    );
+    assert_eq!(code, 0, "the leaf verifies against the CA: {out}");
+    let (_, text) = tool("openssl", &["x509", "-noout", "-text"], &leaf);
+    for want in [
+        "Issuer: CN = strata CA",
+        "Subject: CN = leaf",
+        "DNS:leaf.local",
+        "TLS Web Client Authentication",
+        "ED25519",
+    ] {
+        assert!(text.contains(want), "{want} in:\n{text}");
+    }
+    assert_eq!(
+        attr("tls_locally_signed_cert.leaf", "ca_key_algorithm"),
+        "ECDSA"
+    );
 
     // The same certificate read from a server's handshake.
     let (port, server) = tls_once(&pem, &attr("tls_private_key.rsa", "private_key_pem_pkcs8"));

@@ -439,6 +439,12 @@ fn trim_space(mut b: &[u8]) -> &[u8] {
     b
 }
 
+/// The provider's ids: the SHA-1 of the bytes after Go's
+/// `strings.TrimSpace`.
+pub(crate) fn state_hash(bytes: &[u8]) -> String {
+    crate::common::hex(&sha1::Sha1::digest(trim_space(bytes)))
+}
+
 /// A public key: its PKIX DER, and its SSH type and wire blob where
 /// OpenSSH has such keys.
 pub(crate) struct PublicKey {
@@ -530,7 +536,7 @@ impl PublicKey {
     /// `id` (SHA-1 of the DER, as the provider hashes it), PEM, OpenSSH
     /// form and fingerprints (empty where OpenSSH has no such key).
     pub(crate) fn attributes(&self) -> Vec<(&'static str, String)> {
-        let id = crate::common::hex(&sha1::Sha1::digest(trim_space(&self.der)));
+        let id = state_hash(&self.der);
         let (ssh, md5, sha256) = match &self.ssh {
             Some((name, blob)) => {
                 let md5 = md5::Md5::digest(blob)

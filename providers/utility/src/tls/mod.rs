@@ -1,6 +1,7 @@
 //! The `tls` provider (hashicorp/tls): `tls_private_key` and the
 //! `tls_public_key` data source (`key.rs`), self-signed certificates
-//! (`cert.rs`) and the `tls_certificate` data source (`certificate.rs`).
+//! requests and certificates a local CA signs (`cert.rs`), and the
+//! `tls_certificate` data source (`certificate.rs`).
 
 mod cert;
 mod certificate;
@@ -18,6 +19,8 @@ pub(crate) fn provider() -> Provider {
     Provider::new("tls", "hashicorp/tls")
         .resource("tls_private_key", TlsPrivateKey)
         .resource("tls_self_signed_cert", cert::SelfSignedCert)
+        .resource("tls_cert_request", cert::CertRequest)
+        .resource("tls_locally_signed_cert", cert::LocallySignedCert)
         .data_source("tls_public_key", TlsPublicKey)
         .data_source("tls_certificate", certificate::TlsCertificate)
 }
