@@ -1,5 +1,5 @@
 //! The `archive` provider (hashicorp/archive): the `archive_file` data
-//! source, a zip of a file, a directory, some text or `source` blocks,
+//! source, a zip or tar.gz of a file, a directory, some text or `source` blocks,
 //! with the provider's order (a directory walked in name order, `source`
 //! blocks sorted by file name), no modification times, the files' modes
 //! or `output_file_mode`, and the provider's checksums. The entries are
@@ -200,6 +200,32 @@ fn write_zip(path: &Path, entries: &[Entry], mode: Option<u32>) -> Result<(), St
     Ok(())
 }
 
+/// A gzipped tar of `entries`, as the provider writes one: no times, the
+/// files' modes (or `mode`), entries from text without one.
+fn write_tar_gz(path: &Path, entries: &[Entry], mode: Option<u32>) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("error creating {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::File::create(path)
+        .map_err(|e| format!("error creating {}: {e}", path.display()))?;
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    for e in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(e.content.len() as u64);
+        header.set_mode(mode.or(e.mode).unwrap_or(0));
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, &e.name, e.content.as_slice())
+            .map_err(|err| format!("error creating file inside archive: {err}"))?;
+    }
+    tar.into_inner()
+        .and_then(|gz| gz.finish())
+        .map_err(|e| format!("error writing archive: {e}"))?;
+    Ok(())
+}
+
 const SOURCES: [&str; 4] = [
     "source_dir",
     "source_file",
@@ -292,8 +318,11 @@ impl DataSource for ArchiveFile {
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
         let mut out = Vec::new();
-        if let Some(t) = string(config, "type").filter(|t| t != "zip") {
-            out.push(invalid("type", format!("archive type not supported by strata's built-in archive provider: {t} (zip is)")));
+        if let Some(t) = string(config, "type").filter(|t| t != "zip" && t != "tar.gz") {
+            out.push(invalid(
+                "type",
+                format!("archive type not supported: {t} (zip and tar.gz are)"),
+            ));
         }
         let set: Vec<&str> = SOURCES
             .iter()
@@ -337,7 +366,11 @@ impl DataSource for ArchiveFile {
             .as_deref()
             .and_then(parse_mode);
         let found = entries(config).map_err(read_failed)?;
-        write_zip(Path::new(&output), &found, mode).map_err(read_failed)?;
+        let write = match string(config, "type").as_deref() {
+            Some("tar.gz") => write_tar_gz,
+            _ => write_zip,
+        };
+        write(Path::new(&output), &found, mode).map_err(read_failed)?;
         let bytes = std::fs::read(&output)
             .map_err(|e| read_failed(format!("error generating checksums: {e}")))?;
         let mut pairs = Digests::of(&bytes).attributes("output_", "sha");
@@ -397,6 +430,47 @@ mod tests {
             std::fs::read(&zip_path).ok(),
             std::fs::read(&again).ok(),
             "the same bytes every time"
+        );
+    }
+
+    #[test]
+    fn a_tar_gz_holds_the_entries_with_their_modes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("a.tar.gz");
+        let entries = [
+            Entry {
+                name: "b/x.txt".into(),
+                content: b"x".to_vec(),
+                mode: Some(0o600),
+            },
+            Entry {
+                name: "y.txt".into(),
+                content: b"yy".to_vec(),
+                mode: None,
+            },
+        ];
+        write_tar_gz(&path, &entries, None).expect("tar.gz");
+        let gz = flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("open"));
+        let mut archive = tar::Archive::new(gz);
+        let got: Vec<(String, u32, u64)> = archive
+            .entries()
+            .expect("entries")
+            .map(|e| {
+                let e = e.expect("entry");
+                let h = e.header();
+                (
+                    e.path().expect("path").display().to_string(),
+                    h.mode().expect("mode"),
+                    h.size().expect("size"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("b/x.txt".to_string(), 0o600, 1),
+                ("y.txt".to_string(), 0, 2)
+            ]
         );
     }
 
