@@ -8,7 +8,7 @@ pub mod offline;
 pub mod remote_state;
 pub mod terraform_data;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 use strata_provider::{Driver, ResourceSchema};
 
@@ -18,10 +18,45 @@ use strata_provider::{Driver, ResourceSchema};
 #[derive(Clone)]
 pub struct Drivers {
     list: Vec<Arc<dyn Driver>>,
-    aliases: Arc<RwLock<BTreeMap<String, Arc<dyn Driver>>>>,
+    /// Provider plugins that serve, over a native driver of the same
+    /// provider, the types named here (data sources as `data.TYPE`).
+    routes: Vec<(Arc<dyn Driver>, BTreeSet<String>)>,
+    /// Plugins serving every type of a provider that has a native driver.
+    whole: BTreeSet<usize>,
+    /// Aliased configurations by the address of the driver they were
+    /// made from (a native driver and a plugin share a provider address)
+    /// and their own address.
+    aliases: Arc<RwLock<Aliases>>,
     /// Provider configurations not known yet (they use resources'
     /// attributes), by address: the index of their root `provider` block.
     deferred: Arc<RwLock<BTreeMap<String, usize>>>,
+}
+
+/// Aliased driver instances by the identity of the driver they were made
+/// from and their provider address.
+type Aliases = BTreeMap<(usize, String), Arc<dyn Driver>>;
+
+/// A driver's identity, for telling two drivers of one provider apart.
+fn identity(driver: &Arc<dyn Driver>) -> usize {
+    Arc::as_ptr(driver) as *const () as usize
+}
+
+/// The source address of the provider a driver is:
+/// `provider["registry.terraform.io/hashicorp/aws"]` → the inner part.
+pub fn source_of(driver: &dyn Driver) -> String {
+    let address = driver.provider_address();
+    let inner = address.trim_start_matches("provider[\"");
+    inner.trim_end_matches("\"]").to_string()
+}
+
+/// What a provider plugin serves beside a native driver of the same
+/// provider.
+pub enum Route {
+    /// Every type: the native driver is left out of the run.
+    Whole,
+    /// These types (data sources as `data.TYPE`); the native driver
+    /// serves the rest.
+    Types(BTreeSet<String>),
 }
 
 /// The provider address of `driver`'s configuration `alias` (the default
@@ -42,6 +77,8 @@ impl Drivers {
             )
             .chain(strata_utility::providers())
             .collect(),
+            routes: Vec::new(),
+            whole: BTreeSet::new(),
             aliases: Default::default(),
             deferred: Default::default(),
         }
@@ -55,6 +92,16 @@ impl Drivers {
                 .iter()
                 .map(|d| Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>)
                 .collect(),
+            routes: self
+                .routes
+                .iter()
+                .map(|(d, types)| {
+                    let d = Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>;
+                    (d, types.clone())
+                })
+                .collect(),
+            // Offline copies serve no plan a note is shown for.
+            whole: BTreeSet::new(),
             aliases: Default::default(),
             deferred: Default::default(),
         }
@@ -77,6 +124,32 @@ impl Drivers {
         self
     }
 
+    /// Adds a provider plugin for a provider strata also has a native
+    /// driver for, serving what `route` says.
+    pub fn with_plugin(mut self, plugin: Arc<dyn Driver>, route: Route) -> Drivers {
+        match route {
+            Route::Whole => {
+                let address = plugin.provider_address();
+                self.list.retain(|d| d.provider_address() != address);
+                self.whole.insert(identity(&plugin));
+                self.list.push(plugin);
+            }
+            Route::Types(types) => {
+                self.list.push(plugin.clone());
+                self.routes.push((plugin, types));
+            }
+        }
+        self
+    }
+
+    /// The plugin routed to serve `key` (`TYPE` or `data.TYPE`).
+    fn routed(&self, key: &str) -> Option<&Arc<dyn Driver>> {
+        self.routes
+            .iter()
+            .find(|(_, types)| types.contains(key))
+            .map(|(d, _)| d)
+    }
+
     /// The driver of a managed resource type and its schema.
     /// The driver configured by `provider "NAME"` blocks.
     pub fn named(&self, name: &str) -> Option<&Arc<dyn Driver>> {
@@ -89,8 +162,9 @@ impl Drivers {
     }
 
     pub fn resource(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
-        self.list
-            .iter()
+        let routed = self.routed(type_name).into_iter();
+        routed
+            .chain(&self.list)
             .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
     }
 
@@ -116,7 +190,12 @@ impl Drivers {
 
     /// The driver instance of a provider configuration, by its address.
     pub fn by_address(&self, address: &str) -> Option<Arc<dyn Driver>> {
-        if let Some(d) = self.aliases.read().ok()?.get(address) {
+        let aliases = self.aliases.read().ok()?;
+        if let Some(d) = aliases
+            .iter()
+            .find(|((_, a), _)| a == address)
+            .map(|(_, d)| d)
+        {
             return Some(d.clone());
         }
         self.list
@@ -125,10 +204,11 @@ impl Drivers {
             .cloned()
     }
 
-    /// Records the driver instance of an aliased provider configuration.
-    pub fn add_alias(&self, address: String, driver: Arc<dyn Driver>) {
+    /// Records the driver instance of an aliased provider configuration,
+    /// made from `base`.
+    pub fn add_alias(&self, base: &Arc<dyn Driver>, address: String, driver: Arc<dyn Driver>) {
         if let Ok(mut all) = self.aliases.write() {
-            all.insert(address, driver);
+            all.insert((identity(base), address), driver);
         }
     }
 
@@ -147,18 +227,36 @@ impl Drivers {
         } else {
             self.resource(type_name)?
         };
+        let key = (identity(base), provider.to_string());
         let aliased = self
             .aliases
             .read()
             .ok()
-            .and_then(|all| all.get(provider).cloned());
+            .and_then(|all| all.get(&key).cloned());
         Some((aliased.unwrap_or_else(|| base.clone()), schema))
     }
 
     /// The driver of a data source type and its schema.
     pub fn data(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
-        self.list
-            .iter()
+        let routed = self.routed(&format!("data.{type_name}")).into_iter();
+        routed
+            .chain(&self.list)
             .find_map(|d| d.data_schemas().get(type_name).map(|s| (d, s)))
+    }
+
+    /// What provider plugins serve in place of native drivers, a line
+    /// each (`aws_kms_key, aws_eks_cluster (registry.terraform.io/hashicorp/aws)`),
+    /// for the plan to say.
+    pub fn plugin_served(&self) -> Vec<String> {
+        let whole = self
+            .list
+            .iter()
+            .filter(|d| self.whole.contains(&identity(d)))
+            .map(|d| format!("every type of {}", source_of(d.as_ref())));
+        let routed = self.routes.iter().map(|(d, types)| {
+            let names: Vec<&str> = types.iter().map(String::as_str).collect();
+            format!("{} ({})", names.join(", "), source_of(d.as_ref()))
+        });
+        whole.chain(routed).collect()
     }
 }

@@ -167,14 +167,6 @@ fn keep_backend_settings(
         .map_err(|e| refused("Cannot keep the backend settings", e.to_string()))
 }
 
-/// The source address of the provider a driver is:
-/// `provider["registry.terraform.io/hashicorp/aws"]` → the inner part.
-fn source_of(driver: &dyn strata_provider::Driver) -> String {
-    let address = driver.provider_address();
-    let inner = address.trim_start_matches("provider[\"");
-    inner.trim_end_matches("\"]").to_string()
-}
-
 /// The providers the configuration needs: each served by a driver built
 /// in, or installed as a plugin (`install::providers`).
 fn providers(
@@ -184,19 +176,34 @@ fn providers(
     drivers: &Drivers,
     sources: &mut Sources,
 ) -> Result<String, Diags> {
-    let built_in: Vec<String> = drivers.all().map(|d| source_of(d.as_ref())).collect();
+    let built_in: Vec<String> = drivers
+        .all()
+        .map(|d| crate::builtin::source_of(d.as_ref()))
+        .collect();
     let mut wanted: BTreeMap<String, Wanted> = BTreeMap::new();
     needed(root, drivers, &mut wanted);
+    let serving = super::serving::Serving::decide(root, drivers);
     let mut said = String::new();
     let mut plugins = Vec::new();
     let mut served = Vec::new();
     for (source, w) in wanted {
-        if built_in.contains(&source) {
+        if !built_in.contains(&source) {
+            plugins.push(w);
+            continue;
+        }
+        if !serving.needs(&source) {
             said.push_str(&format!("- {source} is built in to strata\n"));
             served.push(source);
-        } else {
-            plugins.push(w);
+            continue;
         }
+        let what = match serving.types_of(&source) {
+            None => "every type".to_string(),
+            Some(types) => types.join(", "),
+        };
+        said.push_str(&format!(
+            "- {source} is built in to strata; its plugin serves {what}\n"
+        ));
+        plugins.push(w);
     }
     said.push_str(&crate::install::providers::install(
         root_dir, &plugins, &served, upgrade, sources,
@@ -252,7 +259,7 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
             config::Mode::Data => drivers.data(&r.type_name),
         };
         let source = match driver {
-            Some((d, _)) => source_of(d.as_ref()),
+            Some((d, _)) => crate::builtin::source_of(d.as_ref()),
             None => {
                 let prefix = r.type_name.split('_').next().unwrap_or(&r.type_name);
                 let declared = m

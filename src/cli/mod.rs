@@ -19,6 +19,7 @@ mod init;
 mod migrate;
 mod plugins;
 mod providers;
+mod serving;
 mod spelling;
 mod workspace;
 

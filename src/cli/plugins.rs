@@ -1,9 +1,11 @@
 //! The provider plugins a command runs with: every provider the lock file
-//! selects that strata does not serve itself, started from the package
-//! `init` installed (held to the lock file's checksum first), its resource
-//! types served beside the native drivers'.
+//! selects that strata does not serve itself, or serves only in part (see
+//! `serving`), started from the package `init` installed (held to the
+//! lock file's checksum first), its resource types served beside the
+//! native drivers' or, where `serving` says, in their place.
 
-use crate::builtin::Drivers;
+use super::serving::Serving;
+use crate::builtin::{Drivers, Route};
 use crate::config::lockfile::{self as lock, LockFile};
 use crate::diag::{Diag, Diags, Sources};
 use crate::install::providers::package_dir;
@@ -22,12 +24,25 @@ pub fn with_plugins(
     sources: &mut Sources,
 ) -> Result<Drivers, Diags> {
     let lock = LockFile::read(dir, sources)?;
+    let is_native = |source: &str| {
+        drivers
+            .all()
+            .any(|d| d.provider_address() == format!("provider[\"{source}\"]"))
+    };
+    // Which types plugins serve over native drivers, decided only when
+    // the lock file selects a plugin for a provider strata has (loading
+    // the configuration twice costs a large one's parse); one that does
+    // not load is the command's to report, and leaves the natives.
+    let serving = match lock.providers.keys().any(|s| is_native(s)) {
+        true => crate::config::load(dir, &mut Sources::default())
+            .map(|root| Serving::decide(&root, drivers))
+            .unwrap_or_default(),
+        false => Serving::default(),
+    };
     let mut out = drivers.clone();
     for (source, locked) in &lock.providers {
-        let native = drivers
-            .all()
-            .any(|d| d.provider_address() == format!("provider[\"{source}\"]"));
-        if native {
+        let native = is_native(source);
+        if native && !serving.needs(source) {
             continue;
         }
         let package = package_dir(dir, source, &locked.version);
@@ -62,7 +77,14 @@ pub fn with_plugins(
                     format!("Could not load the schema for provider {source}: {e}."),
                 )
             })?;
-        out = out.with(Arc::new(driver));
+        let driver: Arc<dyn strata_provider::Driver> = Arc::new(driver);
+        out = match (native, serving.types_of(source)) {
+            (false, _) => out.with(driver),
+            (true, None) => out.with_plugin(driver, Route::Whole),
+            (true, Some(types)) => {
+                out.with_plugin(driver, Route::Types(types.into_iter().collect()))
+            }
+        };
     }
     Ok(out)
 }

@@ -401,11 +401,31 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
                         let v = value.as_ref()?.entries()?.get(k)?;
                         v.as_str().map(str::to_string)
                     };
-                    if let Some(source) = field("source") {
+                    let serve = match field("strata").as_deref() {
+                        None => None,
+                        Some("plugin") => Some(Serve::Plugin),
+                        Some("native") => Some(Serve::Native),
+                        Some(other) => {
+                            diags.push(
+                                Diag::new(
+                                    "strata::config::serve",
+                                    "Invalid strata setting",
+                                    format!("strata = {other:?} in required_providers.{}: it must be \"plugin\" (the provider's Terraform plugin serves every type) or \"native\" (strata's own driver does).", a.name),
+                                )
+                                .at(a.expr.span),
+                            );
+                            None
+                        }
+                    };
+                    // `strata` alone implies the source, as Terraform does.
+                    let source =
+                        field("source").or_else(|| serve.map(|_| format!("hashicorp/{}", a.name)));
+                    if let Some(source) = source {
                         m.settings.provider_sources.push(ProviderSource {
                             name: a.name.clone(),
                             source,
                             version: field("version"),
+                            serve,
                             span: a.expr.span,
                         });
                     }

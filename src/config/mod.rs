@@ -251,7 +251,20 @@ pub struct ProviderSource {
     pub source: String,
     /// The version constraint, as written.
     pub version: Option<String>,
+    /// `strata = "plugin"` or `"native"`: which serves the provider's
+    /// types when strata has a driver of its own for it.
+    pub serve: Option<Serve>,
     pub span: Span,
+}
+
+/// Who serves a provider that strata has a native driver for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serve {
+    /// The provider's Terraform plugin, for every type.
+    Plugin,
+    /// strata's driver; a type it cannot serve as configured is an error
+    /// rather than the plugin's.
+    Native,
 }
 
 /// One module: the root configuration or a child loaded from `source`.

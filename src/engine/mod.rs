@@ -437,6 +437,20 @@ fn lock_within(
     }
 }
 
+/// Which types provider plugins serve in place of strata's own drivers,
+/// said before the plan (empty when none do).
+fn plugin_note(drivers: &Drivers) -> String {
+    let served = drivers.plugin_served();
+    if served.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nProvider plugins serve, in place of strata's own drivers:\n");
+    for line in served {
+        out.push_str(&format!("  - {line}\n"));
+    }
+    out
+}
+
 /// For each create that may have happened unrecorded, asks the driver for
 /// objects carrying its tags: the first is adopted, any others (a retry
 /// that created twice) are deleted.
@@ -665,6 +679,7 @@ pub fn plan(
         false => {
             if format == Format::Human {
                 print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
+                print!("{}", plugin_note(drivers));
             }
             print!("{}", render(&plan, format));
             warn(&plan.warnings, sources, format == Format::Human);
@@ -1003,6 +1018,7 @@ pub fn apply(
                 }
                 false => {
                     print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
+                    print!("{}", plugin_note(drivers));
                     print!("{}", crate::render::human::plan(&plan));
                     warn(scoped.as_slice(), sources, true);
                 }

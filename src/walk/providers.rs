@@ -67,8 +67,11 @@ pub fn configure(
                 None => driver.clone(),
                 Some(alias) => match driver.another() {
                     Some(d) => {
-                        drivers
-                            .add_alias(provider_address(driver.as_ref(), Some(alias)), d.clone());
+                        drivers.add_alias(
+                            driver,
+                            provider_address(driver.as_ref(), Some(alias)),
+                            d.clone(),
+                        );
                         d
                     }
                     None => {
