@@ -77,11 +77,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "statecmd",
         ],
     ),
+    // `syntax`: which serves a type is decided from the arguments its
+    // blocks set, before anything is evaluated (`cli/serving.rs`).
     (
         "cli",
         &[
-            "eval", "config", "install", "cluster", "graph", "builtin", "backends", "walk",
-            "console", "fmt", "comment", "engine", "statecmd",
+            "syntax", "eval", "config", "install", "cluster", "graph", "builtin", "backends",
+            "walk", "console", "fmt", "comment", "engine", "statecmd",
         ],
     ),
     ("lib", &[]),
