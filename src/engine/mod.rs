@@ -448,6 +448,7 @@ fn plugin_note(drivers: &Drivers) -> String {
     for line in served {
         out.push_str(&format!("  - {line}\n"));
     }
+    out.push('\n');
     out
 }
 
