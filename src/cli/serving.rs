@@ -213,14 +213,7 @@ mod tests {
     }
 
     fn body(text: &str) -> Body {
-        let mut sources = crate::diag::Sources::default();
-        let m = crate::config::load_text(
-            "t.tf",
-            &format!("resource \"x\" \"y\" {{\n{text}\n}}\n"),
-            &mut sources,
-        )
-        .expect("parses");
-        m.resources[0].body.clone()
+        crate::config::resource_body(text)
     }
 
     #[test]

@@ -510,6 +510,18 @@ impl Site<'_> {
     }
 }
 
+/// The body of a resource block whose inside is `text`, for tests of
+/// what reads bodies.
+#[cfg(test)]
+pub fn resource_body(text: &str) -> crate::syntax::Body {
+    let mut sources = Sources::default();
+    let wrapped = format!("resource \"x\" \"y\" {{\n{text}\n}}\n");
+    match load_text("t.tf", &wrapped, &mut sources) {
+        Ok(m) if !m.resources.is_empty() => m.resources[0].body.clone(),
+        other => panic!("{text:?} is not a resource body: {other:?}"),
+    }
+}
+
 /// Decodes one file's text as a module (JSON when `name` ends in `.json`),
 /// without loading the modules it calls: for tools and fuzzing that have
 /// text but no directory.

@@ -110,6 +110,52 @@ impl Constraint {
             .all(|(op, want)| term_allows(op, want, have))
     }
 
+    /// The constraint as Terraform writes it in a lock file: each term
+    /// once, every version to three numbers (two for a `~>` written with
+    /// one or two), ordered by version and then by operator.
+    pub fn normalized(&self) -> String {
+        // Terraform's order among terms of one version.
+        let rank = |op: &str, given: usize| match op {
+            ">" => 1,
+            ">=" => 2,
+            "" | "=" => 3,
+            "~>" if given > 2 => 4,
+            "~>" => 5,
+            "<=" => 6,
+            "<" => 7,
+            _ => 8,
+        };
+        let mut terms: Vec<(usize, &Version, String)> = Vec::new();
+        for (op, v) in &self.terms {
+            let minor_only = op == "~>" && v.given <= 2;
+            let number = match minor_only {
+                true => format!("{}.{}", v.parts[0], v.parts[1]),
+                false => format!("{}.{}.{}", v.parts[0], v.parts[1], v.parts[2]),
+            };
+            let pre = v
+                .pre
+                .as_deref()
+                .map(|p| format!("-{p}"))
+                .unwrap_or_default();
+            let shown = match op.as_str() {
+                "" | "=" => format!("{number}{pre}"),
+                other => format!("{other} {number}{pre}"),
+            };
+            if !terms.iter().any(|(_, _, t)| *t == shown) {
+                terms.push((rank(op, v.given), v, shown));
+            }
+        }
+        terms.sort_by(|a, b| {
+            let zero = |v: &Version| Version {
+                given: 3,
+                ..v.clone()
+            };
+            zero(a.1).cmp(&zero(b.1)).then(a.0.cmp(&b.0))
+        });
+        let shown: Vec<String> = terms.into_iter().map(|(_, _, t)| t).collect();
+        shown.join(", ")
+    }
+
     /// The newest of `versions` this allows, as a registry picks one: a
     /// prerelease only when a term names exactly it.
     pub fn newest<'v>(&self, versions: impl IntoIterator<Item = &'v str>) -> Option<&'v str> {
@@ -161,6 +207,18 @@ pub fn check(constraint: &str, span: Span) -> Result<(), Diag> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_files_get_terraforms_normal_form() {
+        let c = |t: &str| Constraint::parse(t).expect("constraint").normalized();
+        assert_eq!(c(">= 5.79, >= 5.46"), ">= 5.46.0, >= 5.79.0");
+        assert_eq!(c("~> 5.0, >= 5.0.0, 5.0"), ">= 5.0.0, 5.0.0, ~> 5.0");
+        assert_eq!(
+            c("~> 1.2.3, < 2, != 1.5.0-beta"),
+            "~> 1.2.3, != 1.5.0-beta, < 2.0.0"
+        );
+        assert_eq!(c("0.1.0"), "0.1.0");
+    }
 
     fn allows(c: &str, v: &str) -> bool {
         Constraint::parse(c).expect("constraint").allows(v)

@@ -29,6 +29,8 @@ pub struct Wanted {
 }
 
 impl Wanted {
+    /// Every constraint at once, in Terraform's normal form (which its
+    /// lock file insists on) when they all read as constraints.
     fn constraint_text(&self) -> Option<String> {
         let mut all: Vec<&str> = Vec::new();
         for c in &self.constraints {
@@ -36,7 +38,14 @@ impl Wanted {
                 all.push(c);
             }
         }
-        (!all.is_empty()).then(|| all.join(", "))
+        if all.is_empty() {
+            return None;
+        }
+        let joined = all.join(", ");
+        Some(match Constraint::parse(&joined) {
+            Ok(c) => c.normalized(),
+            Err(_) => joined,
+        })
     }
 }
 

@@ -93,11 +93,21 @@ pub fn decode(
     }
     // Blocks of each type, in source order, `dynamic` ones expanded.
     let mut found: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    let mut as_attrs: BTreeMap<&str, (Vec<Value>, Span)> = BTreeMap::new();
     for b in &body.blocks {
         let (kind, kind_span) = match (b.kind.as_str(), b.labels.first()) {
             ("dynamic", Some((label, span))) => (label.as_str(), *span),
             _ => (b.kind.as_str(), b.kind_span),
         };
+        if let Some(element) = attribute_as_blocks(schema, body, kind) {
+            let (items, _) = as_attrs.entry(kind).or_insert((Vec::new(), b.span));
+            if b.kind == "dynamic" {
+                dynamic(b, kind, &element, ev, items, diags);
+            } else {
+                items.push(decode(&b.body, &element, ev, b.span, diags));
+            }
+            continue;
+        }
         let Some(bs) = schema.blocks.get(kind) else {
             diags.push(err(
                 "strata::config::unsupported_block",
@@ -150,7 +160,65 @@ pub fn decode(
         };
         out.insert(name.clone(), v);
     }
+    for (name, (items, block_span)) in as_attrs {
+        let Some(a) = schema.attributes.get(name) else {
+            continue;
+        };
+        let list = match &a.ty {
+            crate::lang::types::Type::Set(t) => Value::new_set((**t).clone(), items),
+            _ => Value::List(
+                a.ty.element()
+                    .cloned()
+                    .unwrap_or(crate::lang::types::Type::Dynamic),
+                items,
+            ),
+        };
+        match convert(&list, &a.ty) {
+            Ok(v) => {
+                out.insert(name.to_string(), v);
+            }
+            Err(e) => diags.push(err(
+                "strata::config::attribute_type",
+                "Incorrect attribute value type",
+                format!("Inappropriate value for attribute {name:?}: {e}."),
+                block_span,
+            )),
+        }
+    }
     Value::Object(out)
+}
+
+/// Terraform's "attributes as blocks": an attribute whose type is a list
+/// or set of objects (as providers built on the older SDK declare
+/// `ingress` or `route`) may be written as blocks of its name, unless the
+/// body sets it as an argument. The blocks' schema: the object's
+/// attributes, each optional.
+fn attribute_as_blocks(schema: &ResourceSchema, body: &Body, name: &str) -> Option<ResourceSchema> {
+    use crate::lang::types::Type;
+    if schema.blocks.contains_key(name) || body.attr(name).is_some() {
+        return None;
+    }
+    let a = schema.attributes.get(name)?;
+    if a.nested || (a.computed && !a.optional && !a.required) {
+        return None;
+    }
+    let (Type::List(element) | Type::Set(element)) = &a.ty else {
+        return None;
+    };
+    let Type::Object(object) = element.as_ref() else {
+        return None;
+    };
+    let attributes = object
+        .attrs
+        .iter()
+        .map(|(k, t)| {
+            (
+                k.as_str(),
+                strata_provider::AttributeSchema::optional(t.clone(), ""),
+            )
+        })
+        .collect();
+    Some(ResourceSchema::of_attributes(attributes))
 }
 
 /// `dynamic "kind" { for_each = …; iterator = it; content { … } }`: one
@@ -225,5 +293,81 @@ fn dynamic(
         ev.bind(&iterator, it);
         items.push(decode(&content.body, schema, ev, content.span, diags));
         ev.unbind();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::types::Type;
+    use strata_provider::AttributeSchema;
+
+    fn rule_type() -> Type {
+        Type::object(BTreeMap::from([
+            ("port".to_string(), Type::Number),
+            ("cidr".to_string(), Type::String),
+        ]))
+    }
+
+    /// `rules`, a list of objects as the older SDK declares them, and
+    /// `ports`, the same type as a protocol 6 nested attribute.
+    fn schema() -> ResourceSchema {
+        ResourceSchema::of_attributes(vec![
+            (
+                "rules",
+                AttributeSchema::optional(Type::list(rule_type()), ""),
+            ),
+            (
+                "ports",
+                AttributeSchema {
+                    nested: true,
+                    ..AttributeSchema::optional(Type::list(rule_type()), "")
+                },
+            ),
+        ])
+    }
+
+    fn decoded(text: &str) -> (Value, Diags) {
+        let body = crate::config::resource_body(text);
+        let mut ev = Evaluator::new(&crate::eval::EmptyScope, std::path::PathBuf::new());
+        let mut diags = Diags::default();
+        let v = decode(&body, &schema(), &mut ev, Span::default(), &mut diags);
+        (v, diags)
+    }
+
+    #[test]
+    fn list_of_object_attributes_may_be_written_as_blocks() {
+        let (v, diags) = decoded(
+            "rules {\n  port = 443\n}\ndynamic \"rules\" {\n  for_each = [80]\n  content {\n    port = rules.value\n    cidr = \"10.0.0.0/8\"\n  }\n}",
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        let rules = v.entries().expect("object")["rules"].clone();
+        let ports: Vec<Option<i64>> = rules
+            .elements()
+            .expect("a list")
+            .iter()
+            .map(|r| {
+                r.entries()
+                    .and_then(|e| e["port"].as_number().and_then(|n| n.to_i64()))
+            })
+            .collect();
+        assert_eq!(ports, vec![Some(443), Some(80)]);
+        let first = &rules.elements().expect("list")[0];
+        assert!(
+            first.entries().expect("object")["cidr"].is_null(),
+            "left out: null"
+        );
+    }
+
+    #[test]
+    fn nested_attributes_are_arguments_only() {
+        let (_, diags) = decoded("ports {\n  port = 1\n}");
+        assert_eq!(diags.0.len(), 1, "{diags:?}");
+        let (_, diags) = decoded("rules = [{ port = 1, cidr = \"x\" }]\nrules {\n  port = 2\n}");
+        assert_eq!(
+            diags.0.len(),
+            1,
+            "an argument and blocks of one name: {diags:?}"
+        );
     }
 }

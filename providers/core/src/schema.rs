@@ -59,6 +59,10 @@ pub struct AttributeSchema {
     pub force_new: bool,
     /// Redacted in every rendering.
     pub sensitive: bool,
+    /// A nested attribute of Terraform's protocol 6 (an object type of
+    /// its own): written as an argument only, never as blocks, unlike
+    /// the list-of-object attributes older providers declare.
+    pub nested: bool,
     pub description: &'static str,
 }
 
@@ -71,6 +75,7 @@ impl AttributeSchema {
             computed: false,
             force_new: false,
             sensitive: false,
+            nested: false,
             description,
         }
     }

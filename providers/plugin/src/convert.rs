@@ -87,6 +87,7 @@ fn attribute(a: &Attribute, path: &str) -> Result<AttributeSchema, SchemaError> 
         // Replacement is the provider's to say, in each plan.
         force_new: false,
         sensitive: a.sensitive,
+        nested: a.nested_type.is_some(),
         description: "",
     })
 }
