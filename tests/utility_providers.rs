@@ -98,7 +98,7 @@ fn a_state_the_real_providers_wrote_plans_no_changes() {
     let out = ok(&dir, &["init"]);
     let kept = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).expect("lock file");
     assert_eq!(kept, lock, "Terraform's lock file untouched");
-    for p in ["random", "null", "time", "local"] {
+    for p in ["random", "null", "time", "local", "tls"] {
         assert!(
             out.contains(&format!("hashicorp/{p} is built in")),
             "{p} needs no download:\n{out}"
@@ -107,6 +107,12 @@ fn a_state_the_real_providers_wrote_plans_no_changes() {
     assert_eq!(planned_actions(&dir), vec![], "no changes");
     let (code, out) = strata(&dir, &["plan", "-detailed-exitcode"]);
     assert_eq!(code, 0, "{out}");
+
+    // The key openssl and ssh-keygen made reads back to the public key
+    // and fingerprints they gave.
+    let out = json(&ok(&dir, &["output", "-json"]));
+    assert_eq!(out["same_public_key"]["value"], true, "{out}");
+    assert_eq!(out["same_fingerprints"]["value"], true, "{out}");
 
     // The object random 3.1 stored at schema version 1 is brought up to
     // version 2 (`numeric` from `number`) by a refresh, value kept.
