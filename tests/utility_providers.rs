@@ -800,3 +800,57 @@ fn time_rotating_is_made_again_once_its_rotation_has_passed() {
     assert_eq!(at(moved) - at(&key), 30 * 86_400, "30 more days");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_null_resource_moves_to_terraform_data_as_terraform_moves_it() {
+    let dir = scratch("moved");
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"null_resource\" \"x\" {\n  triggers = { a = \"1\" }\n}\n",
+    )
+    .expect("config");
+    ok(&dir, &["init"]);
+    ok(&dir, &["apply", "-auto-approve"]);
+    let id = stored(&dir, "null_resource.x")["attributes"]["id"].clone();
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"terraform_data\" \"x\" {\n  triggers_replace = { a = \"1\" }\n}\n\nmoved {\n  from = null_resource.x\n  to   = terraform_data.x\n}\n",
+    )
+    .expect("config");
+    let plan = ok(&dir, &["plan"]);
+    assert!(
+        plan.contains("# null_resource.x has moved to terraform_data.x"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Plan: 0 to add, 0 to change, 0 to destroy."),
+        "{plan}"
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+    let moved = stored(&dir, "terraform_data.x");
+    assert_eq!(moved["attributes"]["id"], id, "the same id");
+    assert_eq!(
+        moved["attributes"]["triggers_replace"]["value"],
+        serde_json::json!({ "a": "1" })
+    );
+    let state = json(&std::fs::read_to_string(dir.join("strata.tfstate")).expect("state"));
+    assert_eq!(
+        state["resources"][0]["provider"],
+        "provider[\"terraform.io/builtin/terraform\"]"
+    );
+    assert_eq!(planned_actions(&dir), vec![], "nothing more to do");
+
+    // A type whose driver takes no such moves is refused at the block.
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"random_uuid\" \"x\" {}\n\nmoved {\n  from = terraform_data.x\n  to   = random_uuid.x\n}\n",
+    )
+    .expect("config");
+    let (code, out) = strata(&dir, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Unsupported `moved` across resource types") && out.contains("main.tf:3"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

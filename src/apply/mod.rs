@@ -251,6 +251,31 @@ async fn run(ex: &mut Exec<'_, '_>, stale: &[&ResourceChange]) -> Result<(), Dia
         })
         .collect();
     ex.record.commit(moves)?;
+    // An object moved to another type is written as its new type's
+    // driver converted it, once it is at its new address.
+    let retyped = plan
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::NoOp && c.deposed.is_none())
+        .filter(|c| {
+            let old = c.previous_addr.as_ref();
+            old.is_some_and(|o| o.id.type_name != c.addr.id.type_name)
+        })
+        .filter_map(|c| {
+            let before = c.before.as_ref()?;
+            Some(
+                ex.put(c, before, Status::keeping(&c.private_before))
+                    .map_err(|e| {
+                        Diags::from(Diag::new(
+                            "strata::apply::moved",
+                            format!("Cannot record {} at its new type", c.addr),
+                            e,
+                        ))
+                    }),
+            )
+        })
+        .collect::<Result<Vec<Entry>, Diags>>()?;
+    ex.record.commit(retyped)?;
 
     let doomed = plan
         .changes

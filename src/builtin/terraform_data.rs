@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use strata_provider::{
-    AttributeSchema, Driver, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema, Driver, DriverError, MoveRequest, PlanRequest, Planned, ResourceSchema,
+    Stored, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::{Attrs, Value};
@@ -220,6 +221,48 @@ impl Driver for TerraformData {
     async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
         // Nothing outside the state can hold a terraform_data.
         check_type(type_name).map(|_| Vec::new())
+    }
+
+    /// As Terraform's builtin provider: a `null_resource` of the official
+    /// null provider becomes a `terraform_data` with the same id and its
+    /// `triggers` as `triggers_replace` (an object, as configurations write
+    /// one, so the next plan sees no change).
+    fn move_state(&self, req: MoveRequest<'_>) -> Option<Result<Stored, DriverError>> {
+        let refused = |detail: &str| DriverError::InvalidConfig {
+            type_name: TYPE.to_string(),
+            detail: detail.to_string(),
+        };
+        if !req.source_provider.ends_with("hashicorp/null") {
+            return Some(Err(refused("Only moving from the official hashicorp/null provider to terraform_data is supported.")));
+        }
+        if req.source_type != "null_resource" {
+            return Some(Err(refused("Only moving from the null_resource managed resource to terraform_data is supported.")));
+        }
+        let source: serde_json::Value = match serde_json::from_str(req.source_json) {
+            Ok(v) => v,
+            Err(e) => {
+                return Some(Err(refused(&format!(
+                    "the stored null_resource is not JSON: {e}"
+                ))))
+            }
+        };
+        let id = source
+            .get("id")
+            .and_then(|v| v.as_str())
+            .map_or_else(|| Value::Null(Type::String), Value::string);
+        let triggers = match source.get("triggers").and_then(|t| t.as_object()) {
+            Some(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), Value::string(v.as_str().unwrap_or_default())))
+                    .collect(),
+            ),
+            None => Value::Null(Type::Dynamic),
+        };
+        let null = || Value::Null(Type::Dynamic);
+        Some(Ok(Stored {
+            value: object(id, null(), null(), triggers),
+            private: Vec::new(),
+        }))
     }
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {

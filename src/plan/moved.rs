@@ -3,8 +3,9 @@
 //! a move rather than a delete and a create.
 
 use super::refresh::PriorInstance;
+use crate::builtin::Drivers;
 use crate::config::Module;
-use crate::diag::{Diag, Diags};
+use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use std::collections::{HashMap, HashSet};
@@ -31,8 +32,15 @@ pub fn text(e: &Expr) -> Option<String> {
 }
 
 enum Move {
-    Resource { from: Address, to: Address },
-    Module { from: ModulePath, to: ModulePath },
+    Resource {
+        from: Address,
+        to: Address,
+        span: Span,
+    },
+    Module {
+        from: ModulePath,
+        to: ModulePath,
+    },
 }
 
 fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
@@ -44,7 +52,11 @@ fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
         let (from, to) = (format!("{prefix}{from}"), format!("{prefix}{to}"));
         let modules = (ModulePath::parse(&from), ModulePath::parse(&to));
         match (Address::parse(&from), Address::parse(&to), modules) {
-            (Some(from), Some(to), _) => out.push(Move::Resource { from, to }),
+            (Some(from), Some(to), _) => out.push(Move::Resource {
+                from,
+                to,
+                span: mv.span,
+            }),
             (_, _, (Some(from), Some(to))) if !from.is_root() && !to.is_root() => {
                 out.push(Move::Module { from, to })
             }
@@ -113,7 +125,7 @@ pub fn apply(
             .collect();
         for p in prior.iter_mut().filter(|p| p.deposed.is_none()) {
             let new = match mv {
-                Move::Resource { from, to } => {
+                Move::Resource { from, to, .. } => {
                     if p.addr.id != from.id {
                         continue;
                     }
@@ -146,6 +158,95 @@ pub fn apply(
         }
     }
     diags.into_result(moved)
+}
+
+/// Objects moved to another resource type, converted by the new type's
+/// driver as Terraform's `MoveResourceState` does: one whose driver takes
+/// no such moves is an error at the `moved` block.
+pub fn retype(
+    root: &Module,
+    prior: &mut [PriorInstance],
+    moved: &HashMap<Address, Address>,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let mut moves = Vec::new();
+    collect(root, "", &mut moves, &mut Diags::default());
+    let mut diags = Diags::default();
+    for p in prior.iter_mut().filter(|p| p.deposed.is_none()) {
+        let Some(old) = moved.get(&p.addr) else {
+            continue;
+        };
+        if old.id.type_name == p.addr.id.type_name {
+            continue;
+        }
+        let span = moves
+            .iter()
+            .find_map(|m| match m {
+                Move::Resource { to, span, .. } if to.id == p.addr.id => Some(*span),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if let Err(d) = convert(p, old, drivers) {
+            diags.push(d.at(span));
+        }
+    }
+    diags.into_result(())
+}
+
+/// `p` (stored as `old`'s type) as its new type's driver stores it.
+fn convert(p: &mut PriorInstance, old: &Address, drivers: &Drivers) -> Result<(), Diag> {
+    let target = &p.addr.id.type_name;
+    let Some((driver, schema)) = drivers.resource(target) else {
+        // The plan reports a type nothing serves.
+        return Ok(());
+    };
+    let source_provider = p
+        .provider
+        .trim_start_matches("provider[\"")
+        .split("\"]")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let json = p
+        .value
+        .clone()
+        .unmark_deep()
+        .0
+        .to_json()
+        .map_err(|e| Diag::new("strata::plan::moved", "Cannot move an object", e))?;
+    let req = strata_provider::MoveRequest {
+        source_provider: &source_provider,
+        source_type: &old.id.type_name,
+        source_schema_version: p.schema_version,
+        source_json: &json,
+        source_private: &p.private,
+        target_type: target,
+    };
+    let stored = match driver.move_state(req) {
+        Some(Ok(stored)) => stored,
+        Some(Err(e)) => {
+            return Err(Diag::new(
+                "strata::plan::moved",
+                format!("Cannot move {old} to {}", p.addr),
+                e.to_string(),
+            ))
+        }
+        None => {
+            return Err(Diag::new(
+                "strata::plan::moved",
+                "Unsupported `moved` across resource types",
+                format!(
+                    "The provider {:?} does not support moved operations across resource types and providers.",
+                    crate::builtin::source_of(driver.as_ref())
+                ),
+            ))
+        }
+    };
+    p.value = super::diff::with_marks(stored.value, None, schema);
+    p.private = stored.private;
+    p.schema_version = schema.version;
+    p.provider = driver.provider_address();
+    Ok(())
 }
 
 #[cfg(test)]

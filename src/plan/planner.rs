@@ -101,6 +101,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
+    moved::retype(req.root, &mut prior, &moves, req.drivers)?;
     let mut configs = HashMap::new();
     config_resources(req.root, &ModulePath::root(), &mut configs);
     let coverage = Coverage::new(&req, &configs);

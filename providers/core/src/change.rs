@@ -97,3 +97,17 @@ pub fn problems_text(problems: &[Problem]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// An object a `moved` block takes from one resource type (or provider)
+/// to another, for the target type's driver to convert.
+#[derive(Debug, Clone, Copy)]
+pub struct MoveRequest<'a> {
+    /// The provider that stored it, `registry.terraform.io/hashicorp/null`.
+    pub source_provider: &'a str,
+    pub source_type: &'a str,
+    pub source_schema_version: u64,
+    /// Its attributes, as the state's JSON text.
+    pub source_json: &'a str,
+    pub source_private: &'a [u8],
+    pub target_type: &'a str,
+}

@@ -22,7 +22,9 @@ mod schema;
 pub mod values;
 pub mod wait;
 
-pub use change::{path_text, problems_text, ApplyFailed, ApplyRequest, PathStep, Problem, Stored};
+pub use change::{
+    path_text, problems_text, ApplyFailed, ApplyRequest, MoveRequest, PathStep, Problem, Stored,
+};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
@@ -374,6 +376,14 @@ pub trait Driver: Send + Sync {
         &self,
         req: ApplyRequest<'_>,
     ) -> Option<Result<Option<Stored>, ApplyFailed>> {
+        let _ = req;
+        None
+    }
+
+    /// The object a `moved` block takes from another resource type or
+    /// provider to `req.target_type`, as this driver stores it. `None`,
+    /// the default, when the driver takes no such moves.
+    fn move_state(&self, req: MoveRequest<'_>) -> Option<Result<Stored, DriverError>> {
         let _ = req;
         None
     }

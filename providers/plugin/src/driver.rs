@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
-    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, PathStep, PlanRequest, Planned,
-    Problem, ResourceSchema, Stored, Tags,
+    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, MoveRequest, PathStep, PlanRequest,
+    Planned, Problem, ResourceSchema, Stored, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -75,6 +75,8 @@ pub struct PluginDriver {
     runtime: Arc<Runtime>,
     provider: Arc<Provider>,
     schemas: Arc<Schemas>,
+    /// The provider takes objects from other types (`MoveResourceState`).
+    moves: bool,
 }
 
 /// The driver's runtime; shut down without waiting, since the engine may
@@ -239,6 +241,10 @@ impl PluginDriver {
             return Err(StartError::Diagnostics(errors.join("; ")));
         }
         let schemas = convert_schemas(&schema)?;
+        let moves = schema
+            .server_capabilities
+            .as_ref()
+            .is_some_and(|c| c.move_resource_state);
         Ok(PluginDriver {
             name: name.to_string(),
             address: address.to_string(),
@@ -246,6 +252,7 @@ impl PluginDriver {
             runtime,
             provider: Arc::new(provider),
             schemas: Arc::new(schemas),
+            moves,
         })
     }
 
@@ -672,6 +679,42 @@ impl Driver for PluginDriver {
                 value(r.upgraded_state.as_ref(), &kind.ty, &operation)
             });
         Some(upgraded)
+    }
+
+    /// `MoveResourceState`, for providers that say they take moves.
+    fn move_state(&self, req: MoveRequest<'_>) -> Option<Result<Stored, DriverError>> {
+        if !self.moves {
+            return None;
+        }
+        let kind = match self.kind(req.target_type, false) {
+            Ok(k) => k,
+            Err(e) => return Some(Err(e)),
+        };
+        let operation = format!("moving a {} to {}", req.source_type, req.target_type);
+        let request = v6::move_resource_state::Request {
+            source_provider_address: req.source_provider.to_string(),
+            source_type_name: req.source_type.to_string(),
+            source_schema_version: i64::try_from(req.source_schema_version).unwrap_or(i64::MAX),
+            source_state: Some(v6::RawState {
+                json: req.source_json.as_bytes().to_vec(),
+                flatmap: Default::default(),
+            }),
+            target_type_name: req.target_type.to_string(),
+            source_private: req.source_private.to_vec(),
+        };
+        let moved = self
+            .call(&operation, |p| {
+                Box::pin(async move { p.move_resource_state(request).await })
+            })
+            .and_then(|r| {
+                check(&operation, &r.diagnostics)?;
+                let value = value(r.target_state.as_ref(), &kind.ty, &operation)?;
+                Ok(Stored {
+                    value,
+                    private: r.target_private,
+                })
+            });
+        Some(moved)
     }
 
     /// A second configuration of the provider (an aliased `provider`
