@@ -405,14 +405,7 @@ fn provider_diagnostics_point_where_terraforms_do() {
                 said.contains(summary),
                 "{tool} does not say {summary:?}:\n{said}"
             );
-            // Terraform: "on main.tf line N"; strata: "main.tf:N:C".
-            let line = said
-                .split("main.tf line ")
-                .nth(1)
-                .or_else(|| said.split("main.tf:").nth(1))
-                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-                .map(str::to_string);
-            lines.push(line);
+            lines.push(line_of(&said));
         }
         assert!(lines[0].is_some(), "strata names no line for {summary}");
         assert_eq!(
@@ -420,6 +413,47 @@ fn provider_diagnostics_point_where_terraforms_do() {
             "{summary}: strata and Terraform point at different lines"
         );
     }
+}
+
+/// The line of main.tf a diagnostic names: Terraform says "on main.tf
+/// line N", strata "main.tf:N:C".
+fn line_of(said: &str) -> Option<String> {
+    said.split("main.tf line ")
+        .nth(1)
+        .or_else(|| said.split("main.tf:").nth(1))
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .map(str::to_string)
+}
+
+/// A diagnostic the provider gives only when planning (it needs the prior
+/// object) points at the same line in both tools: the map element its
+/// path names.
+#[test]
+fn plan_diagnostics_point_where_terraforms_do() {
+    if !require_terraform("plan_diagnostics_point_where_terraforms_do") {
+        return;
+    }
+    let lab = Lab::new("plan-diagnostics");
+    let config = |value: &str| {
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"ok\"\n  labels = {{\n    team   = \"gpu\"\n    frozen = \"{value}\"\n  }}\n}}\n")
+    };
+    let mut lines = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config("a"));
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        lab.ok(tool, &dir, &["apply", "-auto-approve", "-no-color"]);
+        std::fs::write(dir.join("main.tf"), config("b")).unwrap();
+        let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(said.contains("Frozen label changed"), "{tool}: {said}");
+        lines.push(line_of(&said));
+    }
+    assert!(lines[0].is_some(), "strata names no line");
+    assert_eq!(
+        lines[0], lines[1],
+        "strata and Terraform point at different lines"
+    );
 }
 
 /// An `import` block brings in an object the store has: the same plan and

@@ -744,6 +744,29 @@ impl<'a> Planner<'_, 'a> {
         (!failed).then_some(config)
     }
 
+    /// A driver's refusal to plan `addr`: a provider's own diagnostics
+    /// each where its attribute path leads in the block, as Terraform
+    /// shows them; anything else at the block.
+    fn plan_failed(&mut self, r: &Resource, addr: &Address, e: &strata_provider::DriverError) {
+        if let strata_provider::DriverError::Provider { problems, .. } = e {
+            if problems.iter().any(|p| p.error) {
+                for p in problems {
+                    let d = crate::walk::provider_problem(p, r);
+                    self.diags.push(if p.error { d } else { d.warning() });
+                }
+                return;
+            }
+        }
+        self.diags.push(
+            Diag::new(
+                "strata::driver::plan",
+                format!("Planning {addr} failed"),
+                e.to_string(),
+            )
+            .at(r.span),
+        );
+    }
+
     fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
         let Some((r, driver, schema, deps)) = self.prologue(walk, n, false) else {
             return;
@@ -804,14 +827,7 @@ impl<'a> Planner<'_, 'a> {
                 } = match planned {
                     Ok(p) => p,
                     Err(e) => {
-                        self.diags.push(
-                            Diag::new(
-                                "strata::driver::plan",
-                                format!("Planning {addr} failed"),
-                                e.to_string(),
-                            )
-                            .at(r.span),
-                        );
+                        self.plan_failed(r, &addr, &e);
                         values.push(Value::Unknown(schema.object_type()));
                         continue;
                     }

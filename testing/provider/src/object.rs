@@ -123,11 +123,32 @@ pub fn is_broken(object: &Value) -> bool {
         .is_some_and(|n| n.starts_with("broken"))
 }
 
-/// The plan for one object: what it will be, and which changed attributes
-/// force its replacement.
+/// The plan for one object: what it will be, which changed attributes
+/// force its replacement, and what the plan refuses.
 pub struct Planned {
     pub planned: Value,
     pub requires_replace: Vec<&'static str>,
+    pub problems: Vec<Problem>,
+}
+
+/// A label named `frozen` may not change once the object exists: a check
+/// only a plan can make (it needs the prior object), with a path.
+fn frozen_label(prior: &Attrs, planned: &Attrs) -> Option<Problem> {
+    let label = |o: &Attrs| {
+        let labels = o.get("labels")?.unmarked().entries()?.clone();
+        labels.get("frozen").cloned()
+    };
+    let (was, now) = (label(prior)?, label(planned));
+    if now.as_ref().is_some_and(|n| n.raw_equal(&was))
+        || now.as_ref().is_some_and(|n| !n.is_known())
+    {
+        return None;
+    }
+    Some(Problem {
+        summary: "Frozen label changed".into(),
+        detail: "The label \"frozen\" cannot change once the object exists.".into(),
+        path: vec![Step::Attr("labels"), Step::Key("frozen".into())],
+    })
 }
 
 pub fn plan(prior: &Value, proposed: &Value) -> Planned {
@@ -135,15 +156,18 @@ pub fn plan(prior: &Value, proposed: &Value) -> Planned {
         return Planned {
             planned: proposed.clone(),
             requires_replace: Vec::new(),
+            problems: Vec::new(),
         };
     }
     let mut planned = with_defaults(attrs(proposed));
     let mut requires_replace = Vec::new();
+    let mut problems = Vec::new();
     if prior.is_null() {
         planned.insert("id".into(), Value::Unknown(Type::String));
         planned.insert("revision".into(), Value::Unknown(Type::Number));
     } else {
         let prior = attrs(prior);
+        problems.extend(frozen_label(&prior, &planned));
         let same = |planned: &Attrs, k: &str| match (prior.get(k), planned.get(k)) {
             (Some(a), Some(b)) => a.raw_equal(b),
             _ => false,
@@ -160,6 +184,7 @@ pub fn plan(prior: &Value, proposed: &Value) -> Planned {
     Planned {
         planned: Value::Object(planned),
         requires_replace,
+        problems,
     }
 }
 

@@ -250,6 +250,12 @@ impl Provider for TestProvider {
         let prior = decode(r.prior_state.as_ref(), &ty)?;
         let proposed = decode(r.proposed_new_state.as_ref(), &ty)?;
         let planned = object::plan(&prior, &proposed);
+        if !planned.problems.is_empty() {
+            return Ok(Response::new(v6::plan_resource_change::Response {
+                diagnostics: diagnostics(planned.problems),
+                ..Default::default()
+            }));
+        }
         let replace = planned
             .requires_replace
             .into_iter()
