@@ -456,6 +456,37 @@ fn plan_diagnostics_point_where_terraforms_do() {
     );
 }
 
+/// A diagnostic the provider gives when applying points at the same line
+/// in both tools, and nothing is made.
+#[test]
+fn apply_diagnostics_point_where_terraforms_do() {
+    if !require_terraform("apply_diagnostics_point_where_terraforms_do") {
+        return;
+    }
+    let lab = Lab::new("apply-diagnostics");
+    let config = format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"ok\"\n  labels = {{\n    team   = \"gpu\"\n    reject = \"yes\"\n  }}\n}}\n");
+    let mut lines = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(tool, &dir, &["apply", "-auto-approve", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(said.contains("Label refused"), "{tool}: {said}");
+        assert_eq!(
+            std::fs::read_dir(dir.join("store")).unwrap().count(),
+            0,
+            "{tool} made nothing"
+        );
+        lines.push(line_of(&said));
+    }
+    assert!(lines[0].is_some(), "strata names no line");
+    assert_eq!(
+        lines[0], lines[1],
+        "strata and Terraform point at different lines"
+    );
+}
+
 /// An `import` block brings in an object the store has: the same plan and
 /// the same state from both tools, and no changes after.
 #[test]

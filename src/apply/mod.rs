@@ -100,6 +100,8 @@ pub struct Failure {
     pub why: String,
     /// Set when the cloud had no capacity: where failover must not retry.
     pub shortage: Option<strata_provider::Shortage>,
+    /// A provider's own diagnostics, placed in the block when shown.
+    pub problems: Vec<strata_provider::Problem>,
 }
 
 /// One apply in progress: what it was asked, what it has written down,
@@ -146,12 +148,17 @@ impl Exec<'_, '_> {
     }
 
     fn fail(&mut self, addr: &Address, why: impl Into<runner::OpError>) {
-        let runner::OpError { why, shortage } = why.into();
+        let runner::OpError {
+            why,
+            shortage,
+            problems,
+        } = why.into();
         self.broken.insert(addr.clone());
         self.report.failed.push(Failure {
             addr: addr.clone(),
             why,
             shortage,
+            problems,
         });
     }
 }

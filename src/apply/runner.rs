@@ -24,17 +24,21 @@ pub enum OpKind {
 pub struct OpError {
     pub why: String,
     pub shortage: Option<Shortage>,
+    /// A provider's own diagnostics, each with where it points.
+    pub problems: Vec<strata_provider::Problem>,
 }
 
 impl From<DriverError> for OpError {
     fn from(e: DriverError) -> OpError {
-        let shortage = match &e {
-            DriverError::Capacity { shortage, .. } => Some(shortage.clone()),
-            _ => None,
+        let (shortage, problems) = match &e {
+            DriverError::Capacity { shortage, .. } => (Some(shortage.clone()), Vec::new()),
+            DriverError::Provider { problems, .. } => (None, problems.clone()),
+            _ => (None, Vec::new()),
         };
         OpError {
             why: e.to_string(),
             shortage,
+            problems,
         }
     }
 }
@@ -44,6 +48,7 @@ impl From<String> for OpError {
         OpError {
             why,
             shortage: None,
+            problems: Vec::new(),
         }
     }
 }

@@ -1123,12 +1123,21 @@ fn warn(warnings: &[Diag], sources: &Sources, human: bool) {
 fn failures(report: &apply::Report, root: &Module) -> Diags {
     let mut diags = Diags::default();
     for f in &report.failed {
+        let r = root.resource_at(&f.addr.id);
+        // A provider's own errors, each where its path leads in the block,
+        // as Terraform shows them.
+        if let (Some(r), true) = (r, f.problems.iter().any(|p| p.error)) {
+            for d in crate::walk::provider_problems(&f.problems, r) {
+                diags.push(d);
+            }
+            continue;
+        }
         let mut d = Diag::new(
             "strata::apply::failed",
             format!("{} failed", f.addr),
             f.why.clone(),
         );
-        if let Some(r) = root.resource_at(&f.addr.id) {
+        if let Some(r) = r {
             d = d.at(r.span);
         }
         diags.push(d);

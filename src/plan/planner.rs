@@ -735,11 +735,9 @@ impl<'a> Planner<'_, 'a> {
                 return None;
             }
         };
-        let mut failed = false;
-        for p in problems {
-            failed |= p.error;
-            let d = crate::walk::provider_problem(&p, r);
-            self.diags.push(if p.error { d } else { d.warning() });
+        let failed = problems.iter().any(|p| p.error);
+        for d in crate::walk::provider_problems(&problems, r) {
+            self.diags.push(d);
         }
         (!failed).then_some(config)
     }
@@ -750,9 +748,8 @@ impl<'a> Planner<'_, 'a> {
     fn plan_failed(&mut self, r: &Resource, addr: &Address, e: &strata_provider::DriverError) {
         if let strata_provider::DriverError::Provider { problems, .. } = e {
             if problems.iter().any(|p| p.error) {
-                for p in problems {
-                    let d = crate::walk::provider_problem(p, r);
-                    self.diags.push(if p.error { d } else { d.warning() });
+                for d in crate::walk::provider_problems(problems, r) {
+                    self.diags.push(d);
                 }
                 return;
             }

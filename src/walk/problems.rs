@@ -10,7 +10,7 @@ use crate::syntax::ast::{Expr, ExprKind, ObjectKey, TemplatePart};
 use crate::syntax::Body;
 use strata_provider::{path_text, PathStep, Problem};
 
-pub fn diag(p: &Problem, r: &Resource) -> Diag {
+fn diag(p: &Problem, r: &Resource) -> Diag {
     // A problem deep inside a value (`ports[0].number`) says where.
     let detail = match p.path.len() {
         0 | 1 => p.detail.clone(),
@@ -20,6 +20,18 @@ pub fn diag(p: &Problem, r: &Resource) -> Diag {
     };
     let span = place(&p.path, &r.body, r.span);
     Diag::new("strata::provider", p.summary.clone(), detail).at(span)
+}
+
+/// Each problem placed (see [`diag`]), warnings as warnings.
+pub fn diags<'p>(problems: &'p [Problem], r: &'p Resource) -> impl Iterator<Item = Diag> + 'p {
+    problems.iter().map(move |p| {
+        let d = diag(p, r);
+        if p.error {
+            d
+        } else {
+            d.warning()
+        }
+    })
 }
 
 /// Where `path` points inside `body` (a block whose own place is `at`).

@@ -80,9 +80,8 @@ fn module(
         if found.is_empty() {
             match driver.validate(&r.type_name, data, &config) {
                 Ok(problems) => {
-                    for p in problems {
-                        let d = super::provider_problem(&p, r);
-                        diags.push(if p.error { d } else { d.warning() });
+                    for d in super::provider_problems(&problems, r) {
+                        diags.push(d);
                     }
                 }
                 Err(e) => diags.push(super::validate_failed(r, &e)),

@@ -131,6 +131,21 @@ pub struct Planned {
     pub problems: Vec<Problem>,
 }
 
+/// A label named `reject` is refused when applying (as a cloud refuses a
+/// value no check could foresee), with its path; nothing is done.
+pub fn refused(planned: &Value) -> Option<Problem> {
+    let labels = get(&attrs(planned), "labels")?
+        .unmarked()
+        .entries()?
+        .clone();
+    labels.get("reject")?;
+    Some(Problem {
+        summary: "Label refused".into(),
+        detail: "The store refuses a label named \"reject\".".into(),
+        path: vec![Step::Attr("labels"), Step::Key("reject".into())],
+    })
+}
+
 /// A label named `frozen` may not change once the object exists: a check
 /// only a plan can make (it needs the prior object), with a path.
 fn frozen_label(prior: &Attrs, planned: &Attrs) -> Option<Problem> {

@@ -283,6 +283,13 @@ impl Provider for TestProvider {
         let prior = decode(r.prior_state.as_ref(), &ty)?;
         let planned = decode(r.planned_state.as_ref(), &ty)?;
         let store = self.store()?;
+        if let Some(problem) = object::refused(&planned) {
+            return Ok(Response::new(v6::apply_resource_change::Response {
+                new_state: r.prior_state,
+                diagnostics: diagnostics(vec![problem]),
+                ..Default::default()
+            }));
+        }
         Ok(Response::new(
             match object::apply(store, &prior, &planned) {
                 // An object whose name starts "broken" is made and then
