@@ -425,6 +425,26 @@ fn line_of(said: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Runs `attempt` with each tool, which must fail saying `summary`; both
+/// must name the same line of main.tf.
+fn same_failing_line(summary: &str, mut attempt: impl FnMut(&str) -> (i32, String)) {
+    let mut lines = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let (code, said) = attempt(tool);
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(
+            said.contains(summary),
+            "{tool} does not say {summary:?}: {said}"
+        );
+        lines.push(line_of(&said));
+    }
+    assert!(lines[0].is_some(), "strata names no line for {summary}");
+    assert_eq!(
+        lines[0], lines[1],
+        "{summary}: strata and Terraform point at different lines"
+    );
+}
+
 /// A diagnostic the provider gives only when planning (it needs the prior
 /// object) points at the same line in both tools: the map element its
 /// path names.
@@ -437,23 +457,14 @@ fn plan_diagnostics_point_where_terraforms_do() {
     let config = |value: &str| {
         format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"ok\"\n  labels = {{\n    team   = \"gpu\"\n    frozen = \"{value}\"\n  }}\n}}\n")
     };
-    let mut lines = Vec::new();
-    for tool in ["strata", "terraform"] {
+    same_failing_line("Frozen label changed", |tool| {
         let dir = lab.work_with(tool, &config("a"));
         lab.ok(tool, &dir, &["init", "-no-color"]);
         lab.ok(tool, &dir, &["apply", "-auto-approve", "-no-color"]);
         std::fs::write(dir.join("main.tf"), config("b")).unwrap();
         let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
-        let said = format!("{out}{err}");
-        assert_eq!(code, 1, "{tool}: {said}");
-        assert!(said.contains("Frozen label changed"), "{tool}: {said}");
-        lines.push(line_of(&said));
-    }
-    assert!(lines[0].is_some(), "strata names no line");
-    assert_eq!(
-        lines[0], lines[1],
-        "strata and Terraform point at different lines"
-    );
+        (code, format!("{out}{err}"))
+    });
 }
 
 /// A diagnostic the provider gives when applying points at the same line
@@ -465,26 +476,14 @@ fn apply_diagnostics_point_where_terraforms_do() {
     }
     let lab = Lab::new("apply-diagnostics");
     let config = format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"ok\"\n  labels = {{\n    team   = \"gpu\"\n    reject = \"yes\"\n  }}\n}}\n");
-    let mut lines = Vec::new();
-    for tool in ["strata", "terraform"] {
+    same_failing_line("Label refused", |tool| {
         let dir = lab.work_with(tool, &config);
         lab.ok(tool, &dir, &["init", "-no-color"]);
         let (code, out, err) = lab.run(tool, &dir, &["apply", "-auto-approve", "-no-color"]);
-        let said = format!("{out}{err}");
-        assert_eq!(code, 1, "{tool}: {said}");
-        assert!(said.contains("Label refused"), "{tool}: {said}");
-        assert_eq!(
-            std::fs::read_dir(dir.join("store")).unwrap().count(),
-            0,
-            "{tool} made nothing"
-        );
-        lines.push(line_of(&said));
-    }
-    assert!(lines[0].is_some(), "strata names no line");
-    assert_eq!(
-        lines[0], lines[1],
-        "strata and Terraform point at different lines"
-    );
+        let made = std::fs::read_dir(dir.join("store")).unwrap().count();
+        assert_eq!(made, 0, "{tool} made nothing");
+        (code, format!("{out}{err}"))
+    });
 }
 
 /// An `import` block brings in an object the store has: the same plan and

@@ -36,6 +36,40 @@ pub(crate) fn computed_string(description: &'static str) -> AttributeSchema {
     AttributeSchema::computed(Type::String, description)
 }
 
+/// The most bytes, characters or items strata generates for one value:
+/// far past any real use, and short of what would exhaust memory (an
+/// abort, where a bad argument must be an error).
+pub(crate) const MOST: i64 = 1 << 20;
+
+/// A configured count over [`MOST`], at its attribute.
+pub(crate) fn too_many(config: &Value, name: &str) -> Option<Problem> {
+    let n = number(config, name)?;
+    (n > MOST).then(|| {
+        invalid(
+            name,
+            format!("Attribute {name} value must be at most {MOST}, got: {n}"),
+        )
+    })
+}
+
+/// A planned count, refused over [`MOST`].
+pub(crate) fn count(
+    type_name: &str,
+    planned: &Value,
+    name: &str,
+    default: usize,
+) -> Result<usize, DriverError> {
+    match number(planned, name) {
+        None => Ok(default),
+        Some(n) if n > MOST => Err(failed(
+            type_name,
+            "create",
+            format!("{name} = {n} is more than strata makes ({MOST})"),
+        )),
+        Some(n) => Ok(n.max(0) as usize),
+    }
+}
+
 /// `n` bytes from the operating system's generator.
 pub(crate) fn random_bytes(type_name: &str, n: usize) -> Result<Vec<u8>, DriverError> {
     let mut out = vec![0u8; n];
@@ -62,6 +96,43 @@ pub(crate) fn invalid(attribute: &str, detail: String) -> Problem {
         detail,
         path: vec![PathStep::Attribute(attribute.to_string())],
     }
+}
+
+/// Which of `names` the configuration sets (null counts as unset).
+pub(crate) fn configured<'n>(config: &Value, names: &[&'n str]) -> Vec<&'n str> {
+    let set = |n: &&str| get(config, n).is_some_and(|v| !v.is_null());
+    names.iter().copied().filter(set).collect()
+}
+
+/// Terraform's `AtLeastOneOf`: a problem with the whole block when none
+/// of `names` is set.
+pub(crate) fn at_least_one_of(config: &Value, names: &[&str]) -> Option<Problem> {
+    configured(config, names).is_empty().then(|| Problem {
+        path: Vec::new(),
+        ..invalid(
+            "",
+            format!(
+                "At least one of these attributes must be configured: [{}]",
+                names.join(",")
+            ),
+        )
+    })
+}
+
+/// Terraform's `ExactlyOneOf`: unless exactly one of `names` is set, a
+/// problem at the second one set, or at `at` when none is.
+pub(crate) fn exactly_one_of(config: &Value, names: &[&str], at: &str) -> Option<Problem> {
+    let set = configured(config, names);
+    (set.len() != 1).then(|| Problem {
+        summary: "Invalid Attribute Combination".to_string(),
+        ..invalid(
+            set.get(1).copied().unwrap_or(at),
+            format!(
+                "Exactly one of these attributes must be configured: [{}]",
+                names.join(",")
+            ),
+        )
+    })
 }
 
 /// An import id the provider cannot read.

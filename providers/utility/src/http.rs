@@ -95,7 +95,9 @@ impl Retry {
     }
 
     fn wait(&self, attempt: u32) -> Duration {
-        (self.min * 2u32.saturating_pow(attempt)).min(self.max)
+        self.min
+            .checked_mul(2u32.saturating_pow(attempt))
+            .map_or(self.max, |w| w.min(self.max))
     }
 }
 

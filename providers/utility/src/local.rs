@@ -3,7 +3,7 @@
 //! point of view (the provider reads it back by its SHA-1), so the next
 //! plan writes it again.
 
-use crate::common::{computed_string, failed, get, hex, invalid, string, with, Digests};
+use crate::common::{computed_string, exactly_one_of, failed, hex, invalid, string, with, Digests};
 use crate::provider::{DataSource, Provider, Resource};
 use async_trait::async_trait;
 use base64::engine::general_purpose::STANDARD;
@@ -182,25 +182,9 @@ impl Resource for LocalFile {
     }
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
-        let mut out = Vec::new();
-        let set: Vec<&str> = self
-            .sources()
-            .iter()
-            .copied()
-            .filter(|s| get(config, s).is_some_and(|v| !v.is_null()))
+        let mut out: Vec<Problem> = exactly_one_of(config, self.sources(), "filename")
+            .into_iter()
             .collect();
-        if set.len() != 1 {
-            out.push(Problem {
-                summary: "Invalid Attribute Combination".to_string(),
-                ..invalid(
-                    set.get(1).copied().unwrap_or("filename"),
-                    format!(
-                        "Exactly one of these attributes must be configured: [{}]",
-                        self.sources().join(",")
-                    ),
-                )
-            });
-        }
         for p in ["file_permission", "directory_permission"] {
             if string(config, p).is_some_and(|s| permission(&s).is_none()) {
                 out.push(invalid(

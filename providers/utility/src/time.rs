@@ -4,7 +4,9 @@
 //! passed) and `time_sleep` (a wait on create and destroy), with the
 //! provider's RFC 3339 texts and calendar parts.
 
-use crate::common::{computed_string, failed, get, invalid, number, replacing_map, string, with};
+use crate::common::{
+    at_least_one_of, computed_string, failed, get, invalid, number, replacing_map, string, with,
+};
 use crate::provider::{Planning, Resource};
 use async_trait::async_trait;
 use std::time::Duration;
@@ -161,40 +163,65 @@ const OFFSETS: [&str; 6] = [
     "offset_seconds",
 ];
 
+const OUT_OF_RANGE: &str = "the offset takes the timestamp out of the range of dates";
+
+/// `t` moved by `count` units of `unit` seconds; an error (not a panic)
+/// when that leaves the range of dates.
+pub(crate) fn shift(t: OffsetDateTime, count: i64, unit: i64) -> Result<OffsetDateTime, String> {
+    count
+        .checked_mul(unit)
+        .and_then(|s| t.checked_add(time::Duration::seconds(s)))
+        .ok_or_else(|| OUT_OF_RANGE.to_string())
+}
+
 /// Go's `AddDate`: the calendar fields moved, then normalised (January
 /// 31st plus a month is March 2nd or 3rd).
-fn add_date(t: OffsetDateTime, years: i64, months: i64, days: i64) -> OffsetDateTime {
-    let month0 = i64::from(u8::from(t.month())) - 1 + months;
-    let year = i64::from(t.year()) + years + month0.div_euclid(12);
-    let month = (month0.rem_euclid(12) + 1) as u8;
-    let first = time::Month::try_from(month)
+fn add_date(
+    t: OffsetDateTime,
+    years: i64,
+    months: i64,
+    days: i64,
+) -> Result<OffsetDateTime, String> {
+    let month0 = (i64::from(u8::from(t.month())) - 1).checked_add(months);
+    let year = month0.and_then(|m| {
+        i64::from(t.year())
+            .checked_add(years)?
+            .checked_add(m.div_euclid(12))
+    });
+    let (Some(month0), Some(year)) = (month0, year) else {
+        return Err(OUT_OF_RANGE.to_string());
+    };
+    let month =
+        time::Month::try_from((month0.rem_euclid(12) + 1) as u8).map_err(|e| e.to_string())?;
+    let first = i32::try_from(year)
         .ok()
-        .and_then(|m| Date::from_calendar_date(year as i32, m, 1).ok());
-    match first {
-        Some(first) => {
-            let date = first + time::Duration::days(i64::from(t.day()) - 1 + days);
-            t.replace_date(date)
-        }
-        None => t,
-    }
+        .and_then(|y| Date::from_calendar_date(y, month, 1).ok())
+        .ok_or_else(|| OUT_OF_RANGE.to_string())?;
+    let start = t.replace_date(first);
+    shift(start, (i64::from(t.day()) - 1).saturating_add(days), 86_400)
 }
 
 /// `base` moved by the offsets of `v`, in the provider's order.
-fn offset(base: OffsetDateTime, v: &Value) -> OffsetDateTime {
+fn offset(base: OffsetDateTime, v: &Value) -> Result<OffsetDateTime, String> {
     let n = |name: &str| number(v, name).unwrap_or(0);
-    let mut t = add_date(base, 0, 0, n("offset_days"));
-    t += time::Duration::hours(n("offset_hours"));
-    t += time::Duration::minutes(n("offset_minutes"));
-    t = add_date(t, 0, n("offset_months"), 0);
-    t += time::Duration::seconds(n("offset_seconds"));
+    let t = add_date(base, 0, 0, n("offset_days"))?;
+    let t = shift(t, n("offset_hours"), 3_600)?;
+    let t = shift(t, n("offset_minutes"), 60)?;
+    let t = add_date(t, 0, n("offset_months"), 0)?;
+    let t = shift(t, n("offset_seconds"), 1)?;
     add_date(t, n("offset_years"), 0, 0)
 }
 
-fn offset_object(planned: &Value, base: OffsetDateTime) -> Value {
-    let mut pairs = parts(offset(base, planned), "rfc3339");
+fn offset_object(
+    planned: &Value,
+    base: OffsetDateTime,
+    operation: &str,
+) -> Result<Value, DriverError> {
+    let at = offset(base, planned).map_err(|e| failed("time_offset", operation, e))?;
+    let mut pairs = parts(at, "rfc3339");
     pairs.push(("base_rfc3339", rfc3339(base)));
     pairs.push(("id", rfc3339(base)));
-    with(planned, pairs)
+    Ok(with(planned, pairs))
 }
 
 pub(crate) struct TimeOffset;
@@ -230,21 +257,7 @@ impl Resource for TimeOffset {
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
         let mut out = check_timestamp(config, "base_rfc3339");
-        let none = OFFSETS
-            .iter()
-            .all(|o| get(config, o).is_none_or(Value::is_null));
-        if none {
-            out.push(Problem {
-                path: Vec::new(),
-                ..invalid(
-                    "",
-                    format!(
-                        "At least one of these attributes must be configured: [{}]",
-                        OFFSETS.join(",")
-                    ),
-                )
-            });
-        }
+        out.extend(at_least_one_of(config, &OFFSETS));
         out
     }
 
@@ -271,14 +284,14 @@ impl Resource for TimeOffset {
             "time_offset",
         )?);
         Ok(match base {
-            Some(b) => offset_object(&plan.planned, b),
+            Some(b) => offset_object(&plan.planned, b, "plan")?,
             None => plan.planned,
         })
     }
 
     async fn create(&self, planned: &Value) -> Result<Value, DriverError> {
         let base = timestamp_of(planned, "base_rfc3339", "time_offset")?.unwrap_or_else(now);
-        Ok(offset_object(planned, base))
+        offset_object(planned, base, "create")
     }
 
     async fn update(&self, _prior: &Value, planned: &Value) -> Result<Value, DriverError> {
@@ -301,22 +314,22 @@ fn rotation(base: OffsetDateTime, v: &Value) -> Result<OffsetDateTime, String> {
     let n = |name: &str| number(v, name).filter(|n| *n != 0);
     let mut at = base;
     if let Some(d) = n("rotation_days") {
-        at = add_date(base, 0, 0, d);
+        at = add_date(base, 0, 0, d)?;
     }
     if let Some(h) = n("rotation_hours") {
-        at = base + time::Duration::hours(h);
+        at = shift(base, h, 3_600)?;
     }
     if let Some(m) = n("rotation_minutes") {
-        at = base + time::Duration::minutes(m);
+        at = shift(base, m, 60)?;
     }
     if let Some(m) = n("rotation_months") {
-        at = add_date(base, 0, m, 0);
+        at = add_date(base, 0, m, 0)?;
     }
     if let Some(t) = string(v, "rotation_rfc3339").filter(|t| !t.is_empty()) {
         at = parse(&t)?;
     }
     if let Some(y) = n("rotation_years") {
-        at = add_date(base, y, 0, 0);
+        at = add_date(base, y, 0, 0)?;
     }
     Ok(at)
 }
@@ -370,21 +383,7 @@ impl Resource for TimeRotating {
     fn validate(&self, config: &Value) -> Vec<Problem> {
         let mut out = check_timestamp(config, "rfc3339");
         out.extend(check_timestamp(config, "rotation_rfc3339"));
-        if ROTATIONS
-            .iter()
-            .all(|r| get(config, r).is_none_or(Value::is_null))
-        {
-            out.push(Problem {
-                path: Vec::new(),
-                ..invalid(
-                    "",
-                    format!(
-                        "At least one of these attributes must be configured: [{}]",
-                        ROTATIONS.join(",")
-                    ),
-                )
-            });
-        }
+        out.extend(at_least_one_of(config, &ROTATIONS));
         out
     }
 
@@ -465,7 +464,11 @@ fn duration(s: &str) -> Result<Duration, String> {
         _ => f64::NAN,
     };
     match n.parse::<f64>() {
-        Ok(n) if scale.is_finite() && !n.is_nan() => Ok(Duration::from_secs_f64(n * scale)),
+        // A number too large for a wait is refused, not a panic.
+        Ok(n) if scale.is_finite() => match Duration::try_from_secs_f64(n * scale) {
+            Ok(d) => Ok(d),
+            Err(_) => Err(format!("{s:?} is longer than strata can wait")),
+        },
         _ => Err(format!("{s:?} must be a number immediately followed by ms (milliseconds), s (seconds), m (minutes), or h (hours). For example, \"30s\" for 30 seconds.")),
     }
 }
@@ -505,13 +508,10 @@ impl Resource for TimeSleep {
                 out.push(invalid(name, e));
             }
         }
-        let unset = |n: &str| get(config, n).is_none_or(Value::is_null);
-        if unset("create_duration") && unset("destroy_duration") {
-            out.push(Problem {
-                path: Vec::new(),
-                ..invalid("", "At least one of these attributes must be configured: [create_duration,destroy_duration]".to_string())
-            });
-        }
+        out.extend(at_least_one_of(
+            config,
+            &["create_duration", "destroy_duration"],
+        ));
         out
     }
 
@@ -540,12 +540,13 @@ mod tests {
             ],
         );
         // Jan 31 + 15 h = Feb 1 01:00; + 1 month = Mar 1 01:00.
-        let t = offset(base, &v);
+        let t = offset(base, &v).expect("in range");
         assert_eq!(
             string(&with(&v, vec![("t", rfc3339(t))]), "t").as_deref(),
             Some("2024-03-01T01:00:00Z")
         );
-        let leap = add_date(parse("2024-02-29T00:00:00Z").expect("timestamp"), 1, 0, 0);
+        let leap =
+            add_date(parse("2024-02-29T00:00:00Z").expect("timestamp"), 1, 0, 0).expect("in range");
         assert_eq!(rfc3339(leap).as_str(), Some("2025-03-01T00:00:00Z"));
     }
 
@@ -568,6 +569,22 @@ mod tests {
             rfc3339(rotation(base, &v).expect("rotation")).as_str(),
             Some("2024-02-01T00:00:00Z")
         );
+    }
+
+    #[test]
+    fn times_past_the_range_of_dates_are_errors_not_panics() {
+        let base = parse("2024-01-01T00:00:00Z").expect("timestamp");
+        let far = with(
+            &Value::Object(Default::default()),
+            vec![("offset_hours", Value::int(i64::MAX / 2))],
+        );
+        assert!(offset(base, &far).is_err());
+        let years = with(
+            &Value::Object(Default::default()),
+            vec![("offset_years", Value::int(i64::MAX))],
+        );
+        assert!(offset(base, &years).is_err());
+        assert!(duration("99999999999999999999h").is_err());
     }
 
     #[test]

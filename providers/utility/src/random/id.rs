@@ -1,7 +1,9 @@
 //! `random_id` (random bytes in four encodings) and `random_uuid`.
 
 use super::keepers;
-use crate::common::{bad_import, computed_string, invalid, number, random_bytes, string, with};
+use crate::common::{
+    bad_import, computed_string, count, invalid, number, random_bytes, string, too_many, with,
+};
 use crate::provider::Resource;
 use async_trait::async_trait;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -61,12 +63,12 @@ impl Resource for RandomId {
                 "byte_length",
                 format!("Attribute byte_length value must be at least 1, got: {n}"),
             )],
-            _ => Vec::new(),
+            _ => too_many(config, "byte_length").into_iter().collect(),
         }
     }
 
     async fn create(&self, planned: &Value) -> Result<Value, DriverError> {
-        let n = number(planned, "byte_length").unwrap_or(0).max(0) as usize;
+        let n = count("random_id", planned, "byte_length", 0)?;
         Ok(id_object(planned, &random_bytes("random_id", n)?))
     }
 

@@ -2,7 +2,7 @@
 //! permutation of a list), both repeatable with a `seed`.
 
 use super::{generator, keepers};
-use crate::common::{bad_import, computed_string, failed, invalid, number, string, with};
+use crate::common::{bad_import, computed_string, count, failed, invalid, number, string, with};
 use crate::provider::Resource;
 use async_trait::async_trait;
 use rand::seq::SliceRandom;
@@ -150,7 +150,7 @@ impl Resource for RandomShuffle {
 
     async fn create(&self, planned: &Value) -> Result<Value, DriverError> {
         let input = strings(planned, "input");
-        let count = number(planned, "result_count").map_or(input.len(), |n| n.max(0) as usize);
+        let count = count("random_shuffle", planned, "result_count", input.len())?;
         let seed = string(planned, "seed");
         let mut rng = generator("random_shuffle", seed.as_deref())?;
         let result = shuffled(&input, count, &mut rng);

@@ -2,7 +2,7 @@
 //! word past two, an adjective, an animal.
 
 use super::{generator, keepers};
-use crate::common::{computed_string, number, string, with};
+use crate::common::{computed_string, count, string, with};
 use crate::provider::Resource;
 use async_trait::async_trait;
 use rand::seq::SliceRandom;
@@ -70,7 +70,7 @@ impl Resource for RandomPet {
     }
 
     async fn create(&self, planned: &Value) -> Result<Value, DriverError> {
-        let length = number(planned, "length").unwrap_or(2).max(0) as usize;
+        let length = count("random_pet", planned, "length", 2)?;
         let separator = string(planned, "separator").unwrap_or_else(|| "-".to_string());
         let mut rng = generator("random_pet", None)?;
         let mut words: Vec<String> = Vec::with_capacity(length + 1);

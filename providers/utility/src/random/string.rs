@@ -94,6 +94,10 @@ impl Params {
     /// The minimums of each set first, the rest from every enabled set,
     /// then shuffled, as the provider does.
     fn generate(&self, rng: &mut impl Rng) -> Result<String, String> {
+        let most = crate::common::MOST as usize;
+        if self.length > most || self.sets.iter().any(|(_, min)| *min > most) {
+            return Err(format!("strata makes strings of at most {most} characters"));
+        }
         let all: Vec<char> = self.sets.iter().flat_map(|(c, _)| c.chars()).collect();
         if all.is_empty() {
             return Err("the character set specified is empty".to_string());
@@ -177,7 +181,9 @@ impl Resource for RandomString {
     }
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
-        let mut out = Vec::new();
+        let mut out: Vec<Problem> = crate::common::too_many(config, "length")
+            .into_iter()
+            .collect();
         if let Some(length) = number(config, "length") {
             if length < 1 {
                 out.push(invalid(

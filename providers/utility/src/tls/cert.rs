@@ -151,10 +151,14 @@ fn names_into(planned: &Value, p: &mut CertificateParams) -> Result<(), String> 
 
 /// What an issued certificate adds to its names: validity from `now`, a
 /// serial, uses, CA constraints and key identifiers.
-fn issue_into(planned: &Value, now: OffsetDateTime, p: &mut CertificateParams) {
+fn issue_into(
+    planned: &Value,
+    now: OffsetDateTime,
+    p: &mut CertificateParams,
+) -> Result<(), String> {
     let hours = number(planned, "validity_period_hours").unwrap_or(0);
     p.not_before = now;
-    p.not_after = now + time::Duration::hours(hours);
+    p.not_after = crate::time::shift(now, hours, 3_600)?;
     // A positive 127-bit number: the provider's are below 2^128 and
     // positive, and DER would read a top bit set as negative.
     let mut serial: [u8; 16] = rand::random();
@@ -179,6 +183,7 @@ fn issue_into(planned: &Value, now: OffsetDateTime, p: &mut CertificateParams) {
     p.key_identifier_method = KeyIdMethod::Sha256;
     p.use_authority_key_identifier_extension =
         boolean(planned, "set_authority_key_id") == Some(true);
+    Ok(())
 }
 
 fn text(t: OffsetDateTime) -> String {
@@ -329,8 +334,14 @@ fn issued(
 fn renewal(stored: &Value) -> Value {
     let end =
         string(stored, "validity_end_time").and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok());
-    let early = time::Duration::hours(number(stored, "early_renewal_hours").unwrap_or(0));
-    let due = end.is_some_and(|end| OffsetDateTime::now_utc() >= end - early);
+    let early = number(stored, "early_renewal_hours").unwrap_or(0);
+    // A renewal window past the range of dates is always open.
+    let renew_at = end.map(|end| crate::time::shift(end, early.saturating_neg(), 3_600).ok());
+    let due = match renew_at {
+        Some(Some(at)) => OffsetDateTime::now_utc() >= at,
+        Some(None) => true,
+        None => false,
+    };
     with(stored, vec![("ready_for_renewal", Value::Bool(due))])
 }
 
@@ -392,7 +403,7 @@ impl Resource for SelfSignedCert {
         let mut p = CertificateParams::default();
         subject_into(planned, &mut p);
         names_into(planned, &mut p).map_err(fail)?;
-        issue_into(planned, now(), &mut p);
+        issue_into(planned, now(), &mut p).map_err(fail)?;
         let cert = p
             .self_signed(&pair)
             .map_err(|e| fail(format!("error creating certificate: {e}")))?;
@@ -452,7 +463,7 @@ impl Resource for LocallySignedCert {
             &string(planned, "cert_request_pem").unwrap_or_default(),
         )
         .map_err(|e| fail(format!("failed to read the certificate request: {e}")))?;
-        issue_into(planned, now(), &mut csr.params);
+        issue_into(planned, now(), &mut csr.params).map_err(fail)?;
         csr.params.use_authority_key_identifier_extension = true;
         let cert = csr
             .signed_by(&issuer)

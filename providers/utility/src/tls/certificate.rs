@@ -5,7 +5,7 @@
 //! words (`SHA256-RSA`, `CN=example.com,O=Example`).
 
 use super::key::{pem, pem_block};
-use crate::common::{boolean, failed, get, hex, invalid, string, with};
+use crate::common::{boolean, exactly_one_of, failed, get, hex, invalid, string, with};
 use crate::provider::DataSource;
 use async_trait::async_trait;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -343,16 +343,9 @@ impl DataSource for TlsCertificate {
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
         let set = |n: &str| get(config, n).is_some_and(|v| !v.is_null());
-        let mut out = Vec::new();
-        if set("url") == set("content") {
-            out.push(Problem {
-                summary: "Invalid Attribute Combination".to_string(),
-                ..invalid(
-                    "url",
-                    "Exactly one of these attributes must be configured: [content,url]".to_string(),
-                )
-            });
-        }
+        let mut out: Vec<Problem> = exactly_one_of(config, &["content", "url"], "url")
+            .into_iter()
+            .collect();
         if set("verify_chain") && set("content") {
             out.push(invalid(
                 "verify_chain",

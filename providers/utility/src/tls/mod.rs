@@ -7,7 +7,7 @@ mod cert;
 mod certificate;
 mod key;
 
-use crate::common::{failed, get, invalid, number, string, with};
+use crate::common::{exactly_one_of, failed, invalid, number, string, with};
 use crate::provider::{DataSource, Provider, Resource};
 use async_trait::async_trait;
 use key::{Curve, PrivateKey, PublicKey};
@@ -164,17 +164,10 @@ impl DataSource for TlsPublicKey {
     }
 
     fn validate(&self, config: &Value) -> Vec<Problem> {
-        let set = |n: &str| get(config, n).is_some_and(|v| !v.is_null());
-        if set("private_key_pem") == set("private_key_openssh") {
-            return vec![Problem {
-                summary: "Invalid Attribute Combination".to_string(),
-                ..invalid(
-                    "private_key_pem",
-                    "Exactly one of these attributes must be configured: [private_key_pem,private_key_openssh]".to_string(),
-                )
-            }];
-        }
-        Vec::new()
+        let keys = ["private_key_pem", "private_key_openssh"];
+        exactly_one_of(config, &keys, "private_key_pem")
+            .into_iter()
+            .collect()
     }
 
     async fn read(&self, config: &Value) -> Result<Value, DriverError> {
