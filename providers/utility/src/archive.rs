@@ -81,6 +81,28 @@ impl Walk {
     /// The files under `dir`, named from `base`, in name order; linked
     /// directories followed unless asked not to.
     fn files(&self, dir: &Path, base: &str, out: &mut Vec<Entry>) -> Result<(), String> {
+        self.files_within(dir, base, out, &mut Vec::new())
+    }
+
+    /// [`Walk::files`], `within` the directories being walked (as their
+    /// real paths): a link back into one of them is an error, not a walk
+    /// without end.
+    fn files_within(
+        &self,
+        dir: &Path,
+        base: &str,
+        out: &mut Vec<Entry>,
+        within: &mut Vec<PathBuf>,
+    ) -> Result<(), String> {
+        let real = std::fs::canonicalize(dir)
+            .map_err(|e| format!("error encountered during file walk: {}: {e}", dir.display()))?;
+        if within.contains(&real) {
+            return Err(format!(
+                "error archiving directory: {} links back into a directory it is in",
+                dir.display()
+            ));
+        }
+        within.push(real);
         let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| format!("error encountered during file walk: {e}"))?
             .map(|e| e.map(|e| e.path()))
@@ -105,12 +127,13 @@ impl Walk {
                 .unwrap_or(false);
             if path.is_dir() {
                 if !(linked && self.skip_linked_dirs) {
-                    self.files(&path, &name, out)?;
+                    self.files_within(&path, &name, out, within)?;
                 }
             } else {
                 out.push(file_entry(&path, name)?);
             }
         }
+        within.pop();
         Ok(())
     }
 }
@@ -472,6 +495,22 @@ mod tests {
                 ("y.txt".to_string(), 0, 2)
             ]
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_back_up_is_an_error() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::create_dir_all(dir.path().join("a")).expect("dir");
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("a/up")).expect("link");
+        let walk = Walk {
+            excludes: Vec::new(),
+            skip_linked_dirs: false,
+        };
+        let err = walk
+            .files(dir.path(), "", &mut Vec::new())
+            .expect_err("a loop");
+        assert!(err.contains("links back"), "{err}");
     }
 
     #[test]
