@@ -144,6 +144,7 @@ fn plan_facts(plan: &Json) -> Json {
             let c = &rc["change"];
             json!({
                 "address": rc["address"],
+                "previous_address": rc["previous_address"],
                 "provider_name": rc["provider_name"],
                 "actions": c["actions"],
                 // strata never prints a secret, where Terraform's JSON
@@ -521,6 +522,81 @@ fn an_import_through_the_provider_is_terraforms() {
     same("states after the import", &states[0], &states[1]);
 }
 
+/// A state as Terraform writes it, holding one object `a` of `type_name`
+/// stored at schema version 0.
+fn state_of(type_name: &str, attributes: &Json) -> Json {
+    json!({
+        "version": 4, "terraform_version": "1.11.4", "serial": 1,
+        "lineage": "5f0c5b5e-0000-4000-8000-000000000000", "outputs": {},
+        "resources": [{
+            "mode": "managed", "type": type_name, "name": "a",
+            "provider": format!("provider[\"{SOURCE}\"]"),
+            "instances": [{"schema_version": 0, "attributes": attributes, "sensitive_attributes": []}]
+        }],
+        "check_results": null
+    })
+}
+
+/// The provider's objects as stored at schema version 0 (labels were
+/// `tags`), and as it stores them now.
+fn old_object() -> (Json, Json) {
+    let attributes = json!({"id": "old-1", "name": "old", "tags": {"a": "b"}, "revision": 1});
+    let stored = json!({
+        "id": "old-1", "name": "old", "labels": {"a": "b"}, "size": null,
+        "secret": null, "revision": 1, "spec": null, "ports": null
+    });
+    (attributes, stored)
+}
+
+/// A `moved` block taking an object to another resource type goes to the
+/// provider's `MoveResourceState` in both tools: `stratatest_item` (the
+/// provider's old name for the type, which it no longer serves) becomes
+/// `stratatest_object` with no change planned, and the states after
+/// applying agree. A move the provider refuses fails both, strata at the
+/// `moved` block.
+#[test]
+fn a_move_across_types_is_converted_by_the_provider() {
+    if !require_terraform("a_move_across_types_is_converted_by_the_provider") {
+        return;
+    }
+    let lab = Lab::new("move");
+    let config = |from: &str| {
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name   = \"old\"\n  labels = {{ a = \"b\" }}\n}}\n\nmoved {{\n  from = {from}.a\n  to   = stratatest_object.a\n}}\n")
+    };
+    let (attributes, stored) = old_object();
+    let prepare = |tool: &str, from: &str| {
+        let dir = lab.work_with(tool, &config(from));
+        std::fs::write(dir.join("store/old-1.json"), stored.to_string()).unwrap();
+        let old_state = state_of(from, &attributes);
+        std::fs::write(dir.join(state_file(tool)), old_state.to_string()).unwrap();
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        dir
+    };
+    let dirs: Vec<(&str, PathBuf)> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| (tool, prepare(tool, "stratatest_item")))
+        .collect();
+    plan_and_apply_alike(&lab, &dirs, &[], "moved ");
+    for (tool, dir) in &dirs {
+        let (code, out, err) = lab.run(tool, dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(code, 0, "{tool} plans changes after the move:\n{out}{err}");
+    }
+    for tool in ["strata", "terraform"] {
+        let dir = prepare(tool, "stratatest_gadget");
+        let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(
+            said.contains("cannot take the state of stratatest_gadget"),
+            "{tool}: {said}"
+        );
+        if tool == "strata" {
+            // Terraform names no place; strata names the block.
+            assert_eq!(line_of(&said).as_deref(), Some("19"), "{said}");
+        }
+    }
+}
+
 /// A state written under the provider's schema version 0 (labels were
 /// `tags`) is upgraded by the provider in both tools: no changes planned,
 /// and the refreshed state at version 1 alike.
@@ -533,25 +609,12 @@ fn an_older_schema_version_is_upgraded_by_the_provider() {
     let config = format!(
         "{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name   = \"old\"\n  labels = {{ a = \"b\" }}\n}}\n"
     );
-    let attributes = json!({"id": "old-1", "name": "old", "tags": {"a": "b"}, "revision": 1});
-    let stored = json!({
-        "id": "old-1", "name": "old", "labels": {"a": "b"}, "size": null,
-        "secret": null, "revision": 1, "spec": null, "ports": null
-    });
+    let (attributes, stored) = old_object();
     let mut states = Vec::new();
     for tool in ["strata", "terraform"] {
         let dir = lab.work_with(tool, &config);
         std::fs::write(dir.join("store/old-1.json"), stored.to_string()).unwrap();
-        let old_state = json!({
-            "version": 4, "terraform_version": "1.11.4", "serial": 1,
-            "lineage": "5f0c5b5e-0000-4000-8000-000000000000", "outputs": {},
-            "resources": [{
-                "mode": "managed", "type": "stratatest_object", "name": "a",
-                "provider": format!("provider[\"{SOURCE}\"]"),
-                "instances": [{"schema_version": 0, "attributes": attributes, "sensitive_attributes": []}]
-            }],
-            "check_results": null
-        });
+        let old_state = state_of("stratatest_object", &attributes);
         std::fs::write(dir.join(state_file(tool)), old_state.to_string()).unwrap();
         lab.ok(tool, &dir, &["init", "-no-color"]);
         let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
@@ -610,6 +673,56 @@ fn an_object_left_by_a_failed_create_is_kept_tainted() {
         plans[0]["resource_changes"][0]["actions"],
         json!(["delete", "create"])
     );
+}
+
+/// An update the provider fails after doing it (the object never becomes
+/// ready): both tools record the object as the provider left it, neither
+/// tainted nor as it was, so a plan without refreshing has nothing left
+/// to do.
+#[test]
+fn an_update_that_fails_part_way_keeps_what_was_done() {
+    if !require_terraform("an_update_that_fails_part_way_keeps_what_was_done") {
+        return;
+    }
+    let lab = Lab::new("partial");
+    let config = |name: &str| {
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"{name}\"\n}}\n")
+    };
+    let mut states = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config("fine"));
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        std::fs::write(dir.join("main.tf"), config("broken-now")).unwrap();
+        let (code, out, err) = lab.run(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        assert_eq!(code, 1, "{tool}: {out}{err}");
+        assert!(
+            format!("{out}{err}").contains("Object not ready"),
+            "{tool}: {out}{err}"
+        );
+        let recorded = state(tool, &dir);
+        let object = &recorded["resources"][0]["instances"][0];
+        assert_eq!(
+            object["attributes"]["name"],
+            json!("broken-now"),
+            "{tool}: {recorded}"
+        );
+        assert_eq!(
+            object["attributes"]["revision"],
+            json!(2),
+            "{tool}: {recorded}"
+        );
+        assert_eq!(
+            object["status"],
+            Json::Null,
+            "{tool} tainted it: {recorded}"
+        );
+        let args = ["plan", "-no-color", "-refresh=false", "-detailed-exitcode"];
+        let (code, out, err) = lab.run(tool, &dir, &args);
+        assert_eq!(code, 0, "{tool} plans the update again:\n{out}{err}");
+        states.push(state_facts(&recorded));
+    }
+    same("states after the failed update", &states[0], &states[1]);
 }
 
 /// A package that no longer matches the lock file's checksum is refused by

@@ -505,7 +505,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Err(e) => {
                 // A create that failed after the cloud made the object (it
                 // never became ready): recorded tainted, so it is neither
-                // orphaned nor made twice; the next plan replaces it.
+                // orphaned nor made twice; the next plan replaces it. An
+                // update that failed part way: recorded as it now is.
                 if let Some(v) = &r.leftover {
                     let v = &match schema {
                         Some(s) => with_marks(v.clone(), c.after.as_ref(), s),
@@ -513,7 +514,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                     };
                     let status = Status {
                         deposed: None,
-                        tainted: true,
+                        tainted: c.action != Action::Update,
                         private: r.private.clone(),
                     };
                     if let Ok(entry) = self.ex.put(c, v, status) {

@@ -58,7 +58,8 @@ pub struct OpResult {
     /// The object now (none after a delete), or the error.
     pub result: Result<Option<Value>, OpError>,
     /// After a failed create, what the cloud made anyway (found by its
-    /// ownership tags).
+    /// ownership tags, or as the provider says); after a failed update,
+    /// the object as the provider left it.
     pub leftover: Option<Value>,
     /// What went wrong looking for duplicates of what a create made; the
     /// create's outcome stands.
@@ -231,9 +232,13 @@ async fn whole_change(op: &Op) -> Option<Finished> {
         }
         // A failed create that left an object: recorded tainted, as
         // Terraform records it, so it is neither orphaned nor made twice.
-        // (After a failed update the next refresh reads what is there.)
+        // A failed update that left one recorded as the provider left it
+        // (the part of the update that was done). A failed delete keeps
+        // the prior object.
         Err(failed) => {
-            let left = failed.left.filter(|_| op.kind == OpKind::Create);
+            let left = failed
+                .left
+                .filter(|_| matches!(op.kind, OpKind::Create | OpKind::Update));
             let (leftover, private) =
                 left.map_or((None, Vec::new()), |s| (Some(s.value), s.private));
             Finished {

@@ -305,8 +305,8 @@ pub fn state_objects(
     state: &strata_state::model::State,
     drivers: &Drivers,
 ) -> Result<Vec<ResourceChange>, crate::diag::Diags> {
-    let mut objects = refresh::decode_state(state, drivers, Mode::Managed)?;
-    objects.extend(refresh::decode_state(state, drivers, Mode::Data)?);
+    let mut objects = refresh::decode_state(state, drivers, Mode::Managed, &[])?;
+    objects.extend(refresh::decode_state(state, drivers, Mode::Data, &[])?);
     Ok(objects
         .iter()
         .map(|p| refresh::change_of(p, Action::NoOp, Some(p.value.clone())))

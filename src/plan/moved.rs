@@ -9,7 +9,7 @@ use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use std::collections::{HashMap, HashSet};
-use strata_state::model::{Address, ModulePath};
+use strata_state::model::{Address, ModulePath, ResourceAddr};
 
 /// A static reference written out as an address: `t.n["k"]`, `module.a[0]`.
 pub fn text(e: &Expr) -> Option<String> {
@@ -160,9 +160,26 @@ pub fn apply(
     diags.into_result(moved)
 }
 
+/// The resources `moved` blocks take to another type: their objects are
+/// decoded by the new type's driver, not their own.
+pub fn retyped(root: &Module) -> Vec<ResourceAddr> {
+    let mut moves = Vec::new();
+    collect(root, "", &mut moves, &mut Diags::default());
+    moves
+        .into_iter()
+        .filter_map(|m| match m {
+            Move::Resource { from, to, .. } if from.id.type_name != to.id.type_name => {
+                Some(from.id)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Objects moved to another resource type, converted by the new type's
 /// driver as Terraform's `MoveResourceState` does: one whose driver takes
-/// no such moves is an error at the `moved` block.
+/// no such moves is an error at the `moved` block. Objects kept as stored
+/// for a move that did not take them are decoded where they are.
 pub fn retype(
     root: &Module,
     prior: &mut [PriorInstance],
@@ -190,6 +207,11 @@ pub fn retype(
             diags.push(d.at(span));
         }
     }
+    for p in prior.iter_mut() {
+        if let Err(d) = super::refresh::decode_left(p, drivers) {
+            diags.push(d);
+        }
+    }
     diags.into_result(())
 }
 
@@ -207,13 +229,16 @@ fn convert(p: &mut PriorInstance, old: &Address, drivers: &Drivers) -> Result<()
         .next()
         .unwrap_or_default()
         .to_string();
-    let json = p
-        .value
-        .clone()
-        .unmark_deep()
-        .0
-        .to_json()
-        .map_err(|e| Diag::new("strata::plan::moved", "Cannot move an object", e))?;
+    let json = match p.as_stored.take() {
+        Some(stored) => stored.json,
+        None => p
+            .value
+            .clone()
+            .unmark_deep()
+            .0
+            .to_json()
+            .map_err(|e| Diag::new("strata::plan::moved", "Cannot move an object", e))?,
+    };
     let req = strata_provider::MoveRequest {
         source_provider: &source_provider,
         source_type: &old.id.type_name,

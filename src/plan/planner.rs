@@ -98,7 +98,8 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
 }
 
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
-    let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed)?;
+    let retyped = moved::retyped(req.root);
+    let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed, &retyped)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
     moved::retype(req.root, &mut prior, &moves, req.drivers)?;
@@ -1238,6 +1239,7 @@ fn imports(
                     dependencies: Vec::new(),
                     create_before_destroy: false,
                     tainted: false,
+                    as_stored: None,
                 });
                 ids.insert(to, (id, im.span));
             }

@@ -5,10 +5,11 @@ use super::{Action, ResourceChange};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
 use crate::lang::typed_json::value_from_json_text;
+use crate::lang::types::Type;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_provider::Stored;
+use strata_provider::{Driver, ResourceSchema, Stored};
 use strata_state::model::{Address, Mode, ResourceAddr, State};
 
 /// One object of the prior state, decoded with its driver's schema.
@@ -25,6 +26,70 @@ pub struct PriorInstance {
     pub create_before_destroy: bool,
     /// Left by a failed create: the plan replaces it.
     pub tainted: bool,
+    /// The object as the state holds it, when a `moved` block takes it to
+    /// another type: the new type's driver converts it unread, as
+    /// Terraform's `MoveResourceState` does, so its old type needs no
+    /// driver here (`value` is then a placeholder).
+    pub as_stored: Option<AsStored>,
+}
+
+/// An object as the state holds it, not yet decoded.
+#[derive(Debug, Clone)]
+pub struct AsStored {
+    pub json: String,
+    /// The state's `sensitive_attributes` paths.
+    pub sensitive: Vec<serde_json::Value>,
+}
+
+/// The driver that decodes a type's objects, its schema and object type.
+type Served<'d> = (&'d dyn Driver, &'d ResourceSchema, Arc<Type>);
+
+/// A stored object decoded by its type's driver: brought up to its
+/// current schema by a plugin provider (other drivers' objects are read as
+/// stored), marked sensitive where the state and the schema say. Returns
+/// the value and the schema version it now has.
+fn decode_object(
+    type_name: &str,
+    json: &str,
+    sensitive: &[serde_json::Value],
+    version: u64,
+    (driver, schema, ty): &Served,
+) -> Result<(Value, u64), String> {
+    let (value, version) = match driver.upgrade(type_name, version, json) {
+        Some(upgraded) => (upgraded.map_err(|e| e.to_string())?, schema.version),
+        None => (value_from_json_text(json, ty)?, version),
+    };
+    let marked = crate::lang::json::apply_mark_paths(value, sensitive);
+    Ok((super::diff::with_marks(marked, None, schema), version))
+}
+
+/// Decodes `p` when it is still as stored (a `moved` block named it, but
+/// it stayed where it was); an error when its type has no driver.
+pub fn decode_left(p: &mut PriorInstance, drivers: &Drivers) -> Result<(), Diag> {
+    let Some(stored) = p.as_stored.take() else {
+        return Ok(());
+    };
+    let Some((driver, schema)) = drivers.resource(&p.addr.id.type_name) else {
+        return Err(unsupported(&p.addr.id));
+    };
+    let served = (&**driver, schema, Arc::new(schema.object_type()));
+    let type_name = &p.addr.id.type_name;
+    let decoded = decode_object(
+        type_name,
+        &stored.json,
+        &stored.sensitive,
+        p.schema_version,
+        &served,
+    );
+    (p.value, p.schema_version) = decoded.map_err(|e| not_fitting(&p.addr, e))?;
+    Ok(())
+}
+
+fn not_fitting(addr: &Address, e: String) -> Diag {
+    state_diag(
+        "Invalid object in state",
+        format!("The attributes of {addr} in the state do not fit its schema: {e}."),
+    )
 }
 
 /// The private bytes a state records as base64 (Terraform's form); text
@@ -49,15 +114,29 @@ fn state_diag(summary: &str, detail: String) -> Diag {
     Diag::new("strata::state::decode", summary, detail)
 }
 
-/// Every managed object in `state`, decoded. An object whose driver this
-/// build lacks, or whose attributes do not fit the schema, is an error:
-/// planning around it could delete or duplicate it.
+/// The state holds objects of `r`'s type, which nothing here serves.
+pub fn unsupported(r: &ResourceAddr) -> Diag {
+    state_diag(
+        "Resource type not supported",
+        format!(
+            "The state holds {} of type {:?}, which no driver of this strata build provides.",
+            r.instance_address(None),
+            r.type_name
+        ),
+    )
+}
+
 /// The state's objects of mode `mode` decoded by their schemas (a plan
-/// reads managed ones; `show` data sources too).
+/// reads managed ones; `show` data sources too). An object whose driver
+/// this build lacks, or whose attributes do not fit the schema, is an
+/// error: planning around it could delete or duplicate it. Objects of the
+/// resources `as_stored` names (those `moved` to another type) are kept
+/// as stored instead, for their new type's driver to convert.
 pub fn decode_state(
     state: &State,
     drivers: &Drivers,
     mode: Mode,
+    as_stored: &[ResourceAddr],
 ) -> Result<Vec<PriorInstance>, Diags> {
     let mut jobs = Vec::new();
     let mut diags = Diags::default();
@@ -65,66 +144,62 @@ pub fn decode_state(
         if r.id.mode != mode {
             continue;
         }
+        if as_stored.contains(&r.id) {
+            jobs.extend(r.instances.iter().map(|i| (r, i, None)));
+            continue;
+        }
         let found = match mode {
             Mode::Managed => drivers.resource(&r.id.type_name),
             Mode::Data => drivers.data(&r.id.type_name),
         };
         let Some((driver, schema)) = found else {
-            diags.push(state_diag(
-                "Resource type not supported",
-                format!(
-                    "The state holds {} of type {:?}, which no driver of this strata build provides.",
-                    r.id.instance_address(None),
-                    r.id.type_name
-                ),
-            ));
+            diags.push(unsupported(&r.id));
             continue;
         };
         let ty = Arc::new(schema.object_type());
         jobs.extend(
             r.instances
                 .iter()
-                .map(|i| (r, i, (&**driver, schema), ty.clone())),
+                .map(|i| (r, i, Some((&**driver, schema, ty.clone())))),
         );
     }
     // Objects decode independently, and a large state is most of a
     // no-change plan's work: spread over the cores.
-    let decoded = crate::par::map(&jobs, |(r, i, (driver, schema), ty)| {
+    let decoded = crate::par::map(&jobs, |(r, i, served)| {
         let addr = Address {
             id: r.id.clone(),
             key: i.index_key.clone(),
         };
-        // A plugin provider brings what older versions of it stored up
-        // to its current schema; other drivers' objects are read as stored.
-        let upgraded = driver.upgrade(&r.id.type_name, i.schema_version, i.attributes.text());
-        let (decoded, schema_version) = match upgraded {
-            Some(Ok(v)) => (Ok(v), schema.version),
-            Some(Err(e)) => (Err(e.to_string()), i.schema_version),
-            None => (
-                value_from_json_text(i.attributes.text(), ty).map_err(|e| e.to_string()),
-                i.schema_version,
-            ),
+        let prior = |value, schema_version, as_stored| PriorInstance {
+            value,
+            addr: addr.clone(),
+            deposed: i.deposed.clone(),
+            provider: r.provider.clone(),
+            schema_version,
+            private: private_bytes(i.private.as_deref()),
+            dependencies: i.dependencies.clone(),
+            create_before_destroy: i.create_before_destroy,
+            tainted: i.status.as_deref() == Some("tainted"),
+            as_stored,
         };
+        let text = i.attributes.text();
+        let Some(served) = served else {
+            let stored = AsStored {
+                json: text.to_string(),
+                sensitive: i.sensitive_attributes.clone(),
+            };
+            return Ok(prior(Value::null(), i.schema_version, Some(stored)));
+        };
+        let decoded = decode_object(
+            &r.id.type_name,
+            text,
+            &i.sensitive_attributes,
+            i.schema_version,
+            served,
+        );
         match decoded {
-            Ok(value) => Ok(PriorInstance {
-                value: super::diff::with_marks(
-                    crate::lang::json::apply_mark_paths(value, &i.sensitive_attributes),
-                    None,
-                    schema,
-                ),
-                addr,
-                deposed: i.deposed.clone(),
-                provider: r.provider.clone(),
-                schema_version,
-                private: private_bytes(i.private.as_deref()),
-                dependencies: i.dependencies.clone(),
-                create_before_destroy: i.create_before_destroy,
-                tainted: i.status.as_deref() == Some("tainted"),
-            }),
-            Err(e) => Err(state_diag(
-                "Invalid object in state",
-                format!("The attributes of {addr} in the state do not fit its schema: {e}."),
-            )),
+            Ok((value, version)) => Ok(prior(value, version, None)),
+            Err(e) => Err(not_fitting(&addr, e)),
         }
     });
     let mut out = Vec::with_capacity(decoded.len());

@@ -4,11 +4,15 @@
 //! in a directory (the provider's `store`), which tests read and change
 //! behind the tools' backs to make drift.
 //!
-//! It speaks protocol 6 (5 with `STRATATEST_PROTOCOL=5`) and uses what a plan and apply exercise: a
-//! required, optional, computed, sensitive and replace-forcing attribute,
-//! a nested block, a nested attribute, provider-private data, a schema
-//! version with a state upgrade, import, a data source, and validation
-//! diagnostics that carry attribute paths.
+//! It speaks protocol 6 (5 with `STRATATEST_PROTOCOL=5`) and uses what a
+//! plan and apply exercise: a required, optional, computed, sensitive and
+//! replace-forcing attribute, a nested block, a nested attribute,
+//! provider-private data, a schema version with a state upgrade, import, a
+//! data source, moves from another type, diagnostics that carry attribute
+//! paths, and changes that fail after doing part of their work.
+
+/// The provider's source address, as the tests install it.
+pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 
 mod object;
 mod provider;

@@ -288,6 +288,35 @@ pub fn upgrade(version: i64, raw: &Json) -> Result<Value, String> {
     from_store(&raw)
 }
 
+/// Where a moved object comes from.
+pub struct Source<'a> {
+    pub provider: &'a str,
+    pub type_name: &'a str,
+    pub version: i64,
+}
+
+/// The type this provider's 0.0 releases called `stratatest_object`.
+const OLD_NAME: &str = "stratatest_item";
+
+/// An object moved to `stratatest_object` from another type: only from
+/// this provider's old name for it, whose objects have the layout of
+/// schema version 0.
+pub fn moved(source: &Source, raw: &Json) -> Result<Value, String> {
+    if source.provider != crate::SOURCE || source.type_name != OLD_NAME {
+        return Err(format!(
+            "stratatest_object cannot take the state of {} from {}.",
+            source.type_name, source.provider
+        ));
+    }
+    if source.version != 0 {
+        return Err(format!(
+            "{OLD_NAME} had only schema version 0, not {}.",
+            source.version
+        ));
+    }
+    upgrade(0, raw)
+}
+
 /// The data source: the object with the configured name.
 pub fn lookup(store: &Store, config: &Value) -> Result<Value, String> {
     let config = attrs(config);

@@ -117,7 +117,7 @@ impl Provider for TestProvider {
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,
                 get_provider_schema_optional: false,
-                move_resource_state: false,
+                move_resource_state: true,
             }),
             ..Default::default()
         }))
@@ -292,20 +292,18 @@ impl Provider for TestProvider {
         }
         Ok(Response::new(
             match object::apply(store, &prior, &planned) {
-                // An object whose name starts "broken" is made and then
-                // fails, as real objects fail to become ready: the client
-                // must keep what was made.
-                Ok(new) if prior.is_null() && object::is_broken(&new) => {
-                    v6::apply_resource_change::Response {
-                        new_state: encode(&new, &ty)?,
-                        private: r.planned_private,
-                        diagnostics: error(
-                            "Object not ready",
-                            "The object was made but never became ready.",
-                        ),
-                        ..Default::default()
-                    }
-                }
+                // An object whose name starts "broken" is made or changed
+                // and then fails, as real objects fail to become ready:
+                // the client must keep what was done.
+                Ok(new) if object::is_broken(&new) => v6::apply_resource_change::Response {
+                    new_state: encode(&new, &ty)?,
+                    private: r.planned_private,
+                    diagnostics: error(
+                        "Object not ready",
+                        "The object was written but never became ready.",
+                    ),
+                    ..Default::default()
+                },
                 Ok(new) => v6::apply_resource_change::Response {
                     new_state: encode(&new, &ty)?,
                     private: r.planned_private,
@@ -355,15 +353,29 @@ impl Provider for TestProvider {
         request: Request<v6::move_resource_state::Request>,
     ) -> Answer<v6::move_resource_state::Response> {
         let r = request.into_inner();
-        Ok(Response::new(v6::move_resource_state::Response {
-            diagnostics: error(
-                "Unsupported move",
-                format!(
-                    "{} cannot take the state of {}.",
-                    r.target_type_name, r.source_type_name
-                ),
-            ),
-            ..Default::default()
+        let source = object::Source {
+            provider: &r.source_provider_address,
+            type_name: &r.source_type_name,
+            version: r.source_schema_version,
+        };
+        let raw = r.source_state.map(|s| s.json).unwrap_or_default();
+        let moved = if r.target_type_name == OBJECT {
+            serde_json::from_slice(&raw)
+                .map_err(|e| e.to_string())
+                .and_then(|json| object::moved(&source, &json))
+        } else {
+            Err(format!("{} takes no moves", r.target_type_name))
+        };
+        Ok(Response::new(match moved {
+            Ok(v) => v6::move_resource_state::Response {
+                target_state: encode(&v, &schema::object_value_type())?,
+                target_private: PRIVATE.to_vec(),
+                ..Default::default()
+            },
+            Err(e) => v6::move_resource_state::Response {
+                diagnostics: error("Unsupported move", e),
+                ..Default::default()
+            },
         }))
     }
 
