@@ -34,6 +34,9 @@ struct Lab {
     cli: PathBuf,
     /// The protocol version the provider is to speak (`STRATATEST_PROTOCOL`).
     protocol: &'static str,
+    /// A CA both tools are to trust (`SSL_CERT_FILE`), for a stand-in
+    /// served over HTTPS.
+    ca: Option<PathBuf>,
 }
 
 impl Lab {
@@ -63,6 +66,7 @@ impl Lab {
             root,
             cli,
             protocol: "6",
+            ca: None,
         }
     }
 
@@ -88,10 +92,13 @@ impl Lab {
     }
 
     fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
-        let env = [
+        let mut env = vec![
             ("TF_CLI_CONFIG_FILE", self.cli.as_os_str()),
             ("STRATATEST_PROTOCOL", std::ffi::OsStr::new(self.protocol)),
         ];
+        if let Some(ca) = &self.ca {
+            env.push(("SSL_CERT_FILE", ca.as_os_str()));
+        }
         run_tool(tool, dir, args, &env)
     }
 
@@ -862,4 +869,87 @@ fn init_installs_from_a_provider_registry_as_terraform_does() {
     }
     assert_eq!(locks[0], locks[1]);
     assert!(locks[0].contains("\"zh:"), "{}", locks[0]);
+}
+
+/// `init` installs the provider from a network mirror (Terraform's provider
+/// network mirror protocol, over HTTPS, the base URL with a path) as
+/// Terraform does: both say "verified checksum" and write the same lock
+/// file; a package that does not match the mirror's checksum is refused by
+/// both, and nothing is installed.
+#[test]
+fn init_installs_from_a_network_mirror_as_terraform_does() {
+    if !require_terraform("init_installs_from_a_network_mirror_as_terraform_does") {
+        return;
+    }
+    use strata_standin::mirror::{self, Mirrored};
+    let zip = provider_zip();
+    let zh = format!("zh:{}", sha256_hex(&zip));
+    let serve = |hashes: Vec<String>| {
+        let m = mirror::start().unwrap();
+        m.publish(Mirrored {
+            provider: SOURCE.into(),
+            version: "0.1.0".into(),
+            platform: "linux_amd64".into(),
+            zip: zip.clone(),
+            hashes,
+        });
+        m
+    };
+    let lab_of = |tag: &str, m: &mirror::Mirror| {
+        let mut lab = Lab::new(tag);
+        let ca = lab.root.join("ca.pem");
+        std::fs::write(&ca, &m.ca_pem).unwrap();
+        lab.ca = Some(ca);
+        let cli = format!(
+            "provider_installation {{\n  network_mirror {{\n    url     = \"{}\"\n    include = [\"registry.strata.test/*/*\"]\n  }}\n}}\n",
+            m.url()
+        );
+        std::fs::write(&lab.cli, cli).unwrap();
+        lab
+    };
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"mirrored\"\n}}\n");
+    let good = serve(vec![zh.clone(), "h1:not-this-one=".into()]);
+    let lab = lab_of("network-mirror", &good);
+    let mut locks = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = lab.work_with(tool, &config);
+        let said = lab.ok(tool, &dir, &["init", "-no-color"]);
+        let verified = format!("- Installed {SOURCE} v0.1.0 (verified checksum)");
+        assert!(said.lines().any(|l| l == verified), "{tool} init:\n{said}");
+        locks.push(std::fs::read_to_string(dir.join(".terraform.lock.hcl")).unwrap());
+        lab.ok(tool, &dir, &["plan", "-no-color"]);
+    }
+    assert_eq!(locks[0], locks[1]);
+    assert!(good.hits("/mirror/registry.strata.test/strata/stratatest/index.json") >= 2);
+
+    let bad = serve(vec![
+        "zh:0000000000000000000000000000000000000000000000000000000000000000".into(),
+    ]);
+    let lab = lab_of("network-mirror-bad", &bad);
+    for tool in ["terraform", "strata"] {
+        let dir = lab.work_with(tool, &config);
+        let (code, out, err) = lab.run(tool, &dir, &["init", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(
+            code, 1,
+            "{tool} took a package the mirror's checksum refuses:\n{said}"
+        );
+        assert!(
+            said.contains("doesn't match the expected checksum"),
+            "{tool}: {said}"
+        );
+        assert!(
+            !dir.join(".terraform.lock.hcl").exists(),
+            "{tool} locked a refused package"
+        );
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

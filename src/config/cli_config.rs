@@ -227,7 +227,8 @@ fn installation(
                 _ => return Err(wrong("A filesystem_mirror needs path, the directory of the mirror.")),
             },
             "network_mirror" => match text("url")? {
-                Some(serde_json::Value::String(u)) => MethodKind::NetworkMirror(u),
+                Some(serde_json::Value::String(u)) if is_https(&u) => MethodKind::NetworkMirror(u),
+                Some(serde_json::Value::String(u)) => return Err(wrong(&format!("Cannot use {u:?} as a URL for a network provider mirror: the mirror must be at an https: URL."))),
                 _ => return Err(wrong("A network_mirror needs url.")),
             },
             "direct" => MethodKind::Direct,
@@ -242,4 +243,10 @@ fn installation(
         });
     }
     Ok(methods)
+}
+
+/// An `https:` URL with a host: the only place Terraform takes a network
+/// mirror from.
+fn is_https(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some())
 }

@@ -142,23 +142,39 @@ impl LockFile {
 /// Terraform's `h1:` checksum of an unpacked package: SHA-256 over the
 /// lines "<sha256 of file>  <relative path>\n" of its files in name order.
 pub fn h1(dir: &Path) -> std::io::Result<String> {
-    use base64::Engine;
-    use sha2::{Digest, Sha256};
     let mut files = Vec::new();
     collect(dir, dir, &mut files)?;
-    files.sort();
-    let mut summary = String::new();
-    for rel in &files {
-        let bytes = std::fs::read(dir.join(rel))?;
-        let digest = Sha256::digest(&bytes);
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        summary.push_str(&format!("{hex}  {rel}\n"));
+    let mut digests = Vec::with_capacity(files.len());
+    for rel in files {
+        let bytes = std::fs::read(dir.join(&rel))?;
+        digests.push((rel, sha256_hex(&bytes)));
     }
+    Ok(h1_of(digests))
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The `h1:` checksum of a package whose files (relative paths) have
+/// these SHA-256 digests (hex), however it is held.
+pub fn h1_of(mut files: Vec<(String, String)>) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    files.sort();
+    let summary: String = files
+        .iter()
+        .map(|(rel, hex)| format!("{hex}  {rel}\n"))
+        .collect();
     let sum = Sha256::digest(summary.as_bytes());
-    Ok(format!(
+    format!(
         "h1:{}",
         base64::engine::general_purpose::STANDARD.encode(sum)
-    ))
+    )
 }
 
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {

@@ -8,6 +8,7 @@
 
 mod fetch;
 mod http;
+mod network_mirror;
 mod provider_registry;
 pub mod providers;
 mod registry;

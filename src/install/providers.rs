@@ -9,8 +9,8 @@
 //! and every run hold the package to.
 
 use super::http::Http;
-use super::provider_registry;
 use super::registry::Registry;
+use super::{network_mirror, provider_registry};
 use crate::config::cli_config::{CliConfig, InstallMethod, MethodKind};
 use crate::config::installed::data_dir;
 use crate::config::lockfile::{self as lock, LockFile, Locked};
@@ -78,6 +78,8 @@ enum Package {
     Zip(PathBuf),
     /// The provider's registry has it (fetched when placed).
     Registry,
+    /// The network mirror at this base URL has it (fetched when placed).
+    NetworkMirror(String),
 }
 
 /// The versions of `source` a mirror directory holds, in both layouts.
@@ -219,11 +221,13 @@ struct Installer<'a, 'h> {
 }
 
 /// What placing a package learnt: the `zh:` checksums a registry listed
-/// and the key that signed them.
+/// and the key that signed them, or that it matched a checksum a network
+/// mirror gave.
 #[derive(Default)]
 struct Placed {
     zh: Vec<String>,
     key_id: Option<String>,
+    verified: bool,
 }
 
 impl Installer<'_, '_> {
@@ -308,6 +312,7 @@ impl Installer<'_, '_> {
                 self.signed = true;
                 format!("self-signed, key ID {key}")
             }
+            None if placed.verified => "verified checksum".to_string(),
             None => "unauthenticated".to_string(),
         };
         said.push_str(&format!("- Installed {source} v{version} ({how})\n"));
@@ -348,12 +353,21 @@ impl Installer<'_, '_> {
                             "Could not retrieve the list of available versions for provider {}: {why}",
                             w.source
                         )))?;
-                    releases.into_iter().map(|r| (r.version, Package::Registry)).collect()
+                    releases
+                        .into_iter()
+                        .map(|r| (r.version, Package::Registry))
+                        .collect()
                 }
                 MethodKind::NetworkMirror(url) => {
-                    return Err(failed(w, "Failed to query available provider packages", format!(
-                        "strata does not install from network mirrors yet ({url}): use a filesystem_mirror or the registry (direct)."
-                    )))
+                    let versions = network_mirror::versions(self.http, url, &w.source)
+                        .map_err(|why| failed(w, "Failed to query available provider packages", format!(
+                            "Could not retrieve the list of available versions for provider {} from the provider mirror at {url}: {why}",
+                            w.source
+                        )))?;
+                    versions
+                        .into_iter()
+                        .map(|v| (v, Package::NetworkMirror(url.clone())))
+                        .collect()
                 }
             };
             for (v, p) in found {
@@ -405,21 +419,40 @@ impl Installer<'_, '_> {
                     Placed {
                         zh: f.zh,
                         key_id: Some(f.key_id),
+                        verified: false,
+                    },
+                )
+            }
+            Package::NetworkMirror(base) => {
+                let f = network_mirror::fetch(self.http, base, source, version, &platform())?;
+                network_mirror::check(&f.zip, &f.hashes)?;
+                let verified = !f.hashes.is_empty();
+                (
+                    f.zip,
+                    Placed {
+                        verified,
+                        ..Placed::default()
                     },
                 )
             }
         };
+        self.unpack(&zip, dest, source, version)?;
+        Ok(placed)
+    }
+
+    /// Unpacks `zip` at `dest`: into the plugin cache first, when there is
+    /// one, and linked from there.
+    fn unpack(&self, zip: &[u8], dest: &Path, source: &str, version: &str) -> Result<(), String> {
         match &self.cli.plugin_cache_dir {
             Some(cache) => {
                 let cached = cache.join(source).join(version).join(platform());
                 if !cached.is_dir() {
-                    super::fetch::unzip(&zip, &cached)?;
+                    super::fetch::unzip(zip, &cached)?;
                 }
-                link(&cached, dest)?;
+                link(&cached, dest)
             }
-            None => super::fetch::unzip(&zip, dest)?,
+            None => super::fetch::unzip(zip, dest),
         }
-        Ok(placed)
     }
 }
 

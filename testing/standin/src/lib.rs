@@ -10,7 +10,9 @@
 //!   platform's token endpoint, in memory, over HTTPS.
 //! - [`github`]: GitHub's REST API for issues, pull-request comments and
 //!   labels of one repository, in memory.
-//! - [`registry`]: a Terraform module registry (`modules.v1`), for `init`.
+//! - [`registry`]: a Terraform module and provider registry
+//!   (`modules.v1`, `providers.v1`), for `init`.
+//! - [`mirror`]: a provider network mirror, over HTTPS, for `init`.
 //! - [`capacity`]: shortages set on demand, which the stand-ins that make
 //!   node pools answer as their cloud reports a lack of capacity.
 //!
@@ -30,6 +32,7 @@ pub mod faults;
 pub mod gcp;
 pub mod github;
 pub mod kubernetes;
+pub mod mirror;
 pub mod proxy;
 pub mod registry;
 
