@@ -40,6 +40,9 @@ pub struct Node {
     pub span: Span,
     /// A resource or data node's address in the configuration.
     resource: Option<ResourceAddr>,
+    /// A data source's: the managed resources a change to which makes it
+    /// read during apply rather than now (see [`read_waits`]).
+    read_waits: Vec<ResourceAddr>,
 }
 
 impl Node {
@@ -55,6 +58,12 @@ impl Node {
 
     pub fn is_resource(&self) -> bool {
         matches!(self.kind, NodeKind::Resource | NodeKind::Data)
+    }
+
+    /// For a data source, the managed resources (configuration addresses)
+    /// whose planned change defers its read to apply; empty otherwise.
+    pub fn read_waits(&self) -> &[ResourceAddr] {
+        &self.read_waits
     }
 }
 
@@ -84,6 +93,20 @@ struct Builder {
     inside: Vec<(NodeIndex, String)>,
     /// Resources their own provider's configuration uses.
     self_configured: Vec<Diag>,
+    /// What decides when data sources are read: their own references and
+    /// `depends_on` entries, and module calls' `depends_on` entries.
+    waits: Vec<(NodeIndex, Wait)>,
+}
+
+/// One thing a data source's read may wait for, before it is resolved.
+enum Wait {
+    /// A reference in the data source's own expressions.
+    Reference(String),
+    /// A `depends_on` entry naming a node.
+    DependsOn(String),
+    /// A `depends_on` entry naming a module call: everything under the
+    /// prefix.
+    DependsOnModule(String),
 }
 
 impl Builder {
@@ -101,6 +124,7 @@ impl Builder {
             index,
             span,
             resource: None,
+            read_waits: Vec::new(),
         };
         let addr = node.addr();
         if let Some(&i) = self.index.get(&addr) {
@@ -111,14 +135,14 @@ impl Builder {
         i
     }
 
-    /// Records the dependencies of `owner` found in `expr`.
+    /// Records the dependencies of `owner` found in `expr`; a data
+    /// source's are kept as what its read waits for too.
     fn refs(&mut self, owner: NodeIndex, module: &Module, prefix: &str, expr: &Expr) {
-        let mut found = Vec::new();
-        expr.visit_references(&mut |root, attrs, _span| {
-            if let Some(t) = target(module, prefix, root, attrs) {
-                found.extend(t);
-            }
-        });
+        let found = references(module, prefix, expr);
+        if self.graph[owner].kind == NodeKind::Data {
+            let waits = found.iter().map(|t| (owner, Wait::Reference(t.clone())));
+            self.waits.extend(waits);
+        }
         for t in found {
             self.pending.push((owner, t));
         }
@@ -127,14 +151,30 @@ impl Builder {
     /// `depends_on` entries: like references, except that naming a module
     /// means everything in it, not only its outputs.
     fn depends_on(&mut self, owner: NodeIndex, module: &Module, prefix: &str, exprs: &[Expr]) {
+        let decides = matches!(
+            self.graph[owner].kind,
+            NodeKind::Data | NodeKind::ModuleCall
+        );
         for e in exprs {
-            self.refs(owner, module, prefix, e);
-            if let crate::syntax::ast::ExprKind::GetAttr(inner, name) = &e.kind {
-                if matches!(&inner.kind, crate::syntax::ast::ExprKind::Variable(m) if m == "module")
-                {
-                    self.on_modules
-                        .push((owner, format!("{prefix}module.{name}.")));
+            let found = references(module, prefix, e);
+            let call = match &e.kind {
+                crate::syntax::ast::ExprKind::GetAttr(inner, name) if matches!(&inner.kind, crate::syntax::ast::ExprKind::Variable(m) if m == "module") => {
+                    Some(format!("{prefix}module.{name}."))
                 }
+                _ => None,
+            };
+            if decides {
+                match &call {
+                    Some(p) => self.waits.push((owner, Wait::DependsOnModule(p.clone()))),
+                    None => {
+                        let waits = found.iter().map(|t| (owner, Wait::DependsOn(t.clone())));
+                        self.waits.extend(waits);
+                    }
+                }
+            }
+            self.pending.extend(found.into_iter().map(|t| (owner, t)));
+            if let Some(p) = call {
+                self.on_modules.push((owner, p));
             }
         }
     }
@@ -351,6 +391,17 @@ fn target(module: &Module, prefix: &str, root: &str, attrs: &[&str]) -> Option<V
 /// (provider local name, alias) → the addresses its configuration uses.
 type ProviderDeps = HashMap<(String, Option<String>), (Vec<String>, Span)>;
 
+/// The node addresses `expr`, in the module at `prefix`, refers to.
+fn references(module: &Module, prefix: &str, expr: &Expr) -> Vec<String> {
+    let mut found = Vec::new();
+    expr.visit_references(&mut |root, attrs, _span| {
+        if let Some(t) = target(module, prefix, root, attrs) {
+            found.extend(t);
+        }
+    });
+    found
+}
+
 /// The addresses `expr` (in the root module) refers to.
 fn collect_refs(root: &Module, expr: &Expr, out: &mut Vec<String>) {
     expr.visit_references(&mut |r, attrs, _span| {
@@ -368,6 +419,7 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         on_modules: Vec::new(),
         inside: Vec::new(),
         self_configured: Vec::new(),
+        waits: Vec::new(),
     };
     let providers = Builder::provider_deps(root);
     b.module(root, &ModulePath::root(), &providers);
@@ -421,7 +473,103 @@ pub fn build(root: &Module, sources: &Sources) -> Result<Graph, Diags> {
         }
         diags.push(cycle_diag(&b.graph, &scc, sources));
     }
+    if diags.is_empty() {
+        read_waits(&mut b);
+    }
     diags.into_result(Graph { graph: b.graph })
+}
+
+/// What defers each data source's read to apply, as Terraform decides it
+/// (`transform_reference.go`'s `dependsOn`): a managed resource its own
+/// expressions refer to, or its `depends_on` names (a module, output or
+/// variable named standing for every managed resource it depends on), or
+/// any managed resource a containing module call's `depends_on` reaches.
+/// A reference through a local, variable or module output is not enough:
+/// a known configuration is read now even when what it came from changes.
+fn read_waits(b: &mut Builder) {
+    let mut of: HashMap<NodeIndex, Vec<Wait>> = HashMap::new();
+    for (owner, w) in std::mem::take(&mut b.waits) {
+        of.entry(owner).or_default().push(w);
+    }
+    let data: Vec<NodeIndex> = b
+        .graph
+        .node_indices()
+        .filter(|&n| b.graph[n].kind == NodeKind::Data)
+        .collect();
+    for d in data {
+        let mut found = BTreeSet::new();
+        for w in of.get(&d).into_iter().flatten() {
+            match w {
+                Wait::Reference(a) => found.extend(b.index.get(a).copied()),
+                Wait::DependsOn(a) => found.extend(named(b, a)),
+                Wait::DependsOnModule(p) => found.extend(under(b, p)),
+            }
+        }
+        // Every call the data source is inside, outward.
+        let module = b.graph[d].module.clone();
+        let steps = module.steps();
+        for depth in (1..=steps.len()).rev() {
+            let call = ModulePath::from(steps[..depth].to_vec()).to_string();
+            let Some(&c) = b.index.get(&call) else {
+                continue;
+            };
+            for w in of.get(&c).into_iter().flatten() {
+                let reached = match w {
+                    Wait::DependsOn(a) => named(b, a),
+                    Wait::DependsOnModule(p) => under(b, p),
+                    Wait::Reference(_) => Vec::new(),
+                };
+                found.extend(ancestors(&b.graph, &reached));
+                found.extend(reached);
+            }
+        }
+        let mut waits: Vec<ResourceAddr> = found
+            .into_iter()
+            .filter(|&n| b.graph[n].kind == NodeKind::Resource)
+            .filter_map(|n| b.graph[n].resource.clone())
+            .collect();
+        waits.sort_by_cached_key(ToString::to_string);
+        waits.dedup();
+        b.graph[d].read_waits = waits;
+    }
+}
+
+/// A `depends_on` entry's node: itself when a resource, else every
+/// resource it depends on.
+fn named(b: &Builder, addr: &str) -> Vec<NodeIndex> {
+    let Some(&n) = b.index.get(addr) else {
+        return Vec::new();
+    };
+    if b.graph[n].is_resource() {
+        return vec![n];
+    }
+    ancestors(&b.graph, &[n])
+}
+
+/// Every resource under a module prefix, and every resource those depend on.
+fn under(b: &Builder, prefix: &str) -> Vec<NodeIndex> {
+    let inside: Vec<NodeIndex> = b
+        .graph
+        .node_indices()
+        .filter(|&n| b.graph[n].is_resource() && b.graph[n].addr().starts_with(prefix))
+        .collect();
+    let mut all = ancestors(&b.graph, &inside);
+    all.extend(inside);
+    all
+}
+
+/// The resources anything in `from` depends on, through any path.
+fn ancestors(g: &DiGraph<Node, ()>, from: &[NodeIndex]) -> Vec<NodeIndex> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<NodeIndex> = from.to_vec();
+    while let Some(n) = stack.pop() {
+        for up in g.neighbors_directed(n, petgraph::Direction::Incoming) {
+            if seen.insert(up) {
+                stack.push(up);
+            }
+        }
+    }
+    seen.into_iter().filter(|&n| g[n].is_resource()).collect()
 }
 
 fn cycle_diag(g: &DiGraph<Node, ()>, scc: &[NodeIndex], sources: &Sources) -> Diag {

@@ -492,8 +492,10 @@ impl<'a> Planner<'_, 'a> {
             }
             return;
         }
-        // A provider configured only during apply cannot read now.
-        let pending = deps.iter().any(|d| self.changing.contains(d))
+        // Read during apply when a change to what it waits for is planned
+        // (Terraform's rule: not every change upstream, see
+        // `graph::read_waits`), or its provider is configured only then.
+        let pending = node.read_waits().iter().any(|d| self.changing.contains(d))
             || self.req.drivers.deferred(&driver.provider).is_some();
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
