@@ -85,8 +85,8 @@ impl Driver for Offline {
         self.0.data_schemas()
     }
 
-    fn another(&self) -> Option<Arc<dyn Driver>> {
-        Some(Arc::new(Offline(self.0.clone())))
+    fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
+        Some(Ok(Arc::new(Offline(self.0.clone()))))
     }
 
     fn gpu_catalog(&self) -> Option<&Catalog> {

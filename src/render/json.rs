@@ -74,11 +74,13 @@ fn shaped_unknowns(m: Json, v: &Value) -> Json {
     }
 }
 
-/// `provider["registry.terraform.io/hashicorp/aws"]` → `registry.terraform.io/hashicorp/aws`.
+/// The provider's address, as Terraform's plan JSON names it: without the
+/// configuration's alias or module (`module.m.provider["registry.terraform.io/hashicorp/aws"].east`
+/// → `registry.terraform.io/hashicorp/aws`).
 fn provider_name(p: &str) -> String {
-    p.strip_prefix("provider[\"")
-        .and_then(|s| s.strip_suffix("\"]"))
-        .unwrap_or(p)
+    p.split_once("provider[\"")
+        .and_then(|(_, s)| s.split_once("\"]"))
+        .map_or(p, |(address, _)| address)
         .to_string()
 }
 

@@ -66,7 +66,15 @@ pub fn configure(
             let target = match block.and_then(|p| p.alias.as_deref()) {
                 None => driver.clone(),
                 Some(alias) => match driver.another() {
-                    Some(d) => {
+                    Some(Err(e)) => {
+                        let span = block.map(|p| p.span).unwrap_or_default();
+                        let summary = "Cannot start the provider for this configuration";
+                        diags.push(
+                            Diag::new("strata::provider::alias", summary, e.to_string()).at(span),
+                        );
+                        continue;
+                    }
+                    Some(Ok(d)) => {
                         drivers.add_alias(
                             driver,
                             provider_address(driver.as_ref(), Some(alias)),

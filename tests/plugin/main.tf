@@ -36,6 +36,18 @@ resource "stratatest_object" "b" {
   labels = { owner = stratatest_object.a.id }
 }
 
+# A second configuration of the provider: a process of its own.
+provider "stratatest" {
+  alias = "second"
+  store = "./store"
+}
+
+resource "stratatest_object" "c" {
+  provider = stratatest.second
+  name     = "gamma"
+  labels   = { team = var.team }
+}
+
 data "stratatest_object" "a" {
   name       = stratatest_object.a.name
   depends_on = [stratatest_object.a]

@@ -211,8 +211,8 @@ impl<T: Cloud + 'static> Driver for T {
         Cloud::data_schemas(self)
     }
 
-    fn another(&self) -> Option<Arc<dyn Driver>> {
-        Some(Arc::new(Cloud::another(self)))
+    fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
+        Some(Ok(Arc::new(Cloud::another(self))))
     }
 
     fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {

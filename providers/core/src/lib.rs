@@ -301,8 +301,9 @@ pub trait Driver: Send + Sync {
     /// the result fills in the computed attributes.
     /// A new, unconfigured instance of this driver, for a second
     /// configuration of its provider (a `provider` block with an `alias`):
-    /// `None` when it takes one configuration only.
-    fn another(&self) -> Option<std::sync::Arc<dyn Driver>> {
+    /// `None` when it takes one configuration only; an error when it could
+    /// not be made (a plugin's process that did not start).
+    fn another(&self) -> Option<Result<std::sync::Arc<dyn Driver>, DriverError>> {
         None
     }
 

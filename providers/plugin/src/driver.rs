@@ -77,6 +77,9 @@ pub struct PluginDriver {
     schemas: Arc<Schemas>,
     /// The provider takes objects from other types (`MoveResourceState`).
     moves: bool,
+    /// The provider serves calls without being asked for its schema first
+    /// (`GetProviderSchemaOptional`).
+    schema_optional: bool,
 }
 
 /// The driver's runtime; shut down without waiting, since the engine may
@@ -222,16 +225,8 @@ impl PluginDriver {
     /// reads its schemas.
     pub fn start(name: &str, address: &str, launch: Launch) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
-        let started = {
-            let launch = launch.clone();
-            runtime.block(async move {
-                let provider = Provider::start(&launch).await?;
-                let schema = provider.get_provider_schema().await?;
-                Ok::<_, StartError>((provider, schema))
-            })
-        };
-        let (provider, schema) = started
-            .unwrap_or_else(|| Err(StartError::Runtime(std::io::Error::other("stopped"))))?;
+        let (provider, schema) = Self::process(&runtime, &launch, true)?;
+        let schema = schema.unwrap_or_default();
         let errors: Vec<String> = problems(&schema.diagnostics)
             .into_iter()
             .filter(|p| p.error)
@@ -240,19 +235,54 @@ impl PluginDriver {
         if !errors.is_empty() {
             return Err(StartError::Diagnostics(errors.join("; ")));
         }
-        let schemas = convert_schemas(&schema)?;
-        let moves = schema
-            .server_capabilities
-            .as_ref()
-            .is_some_and(|c| c.move_resource_state);
+        let capabilities = schema.server_capabilities.unwrap_or_default();
         Ok(PluginDriver {
             name: name.to_string(),
             address: address.to_string(),
             launch,
             runtime,
             provider: Arc::new(provider),
-            schemas: Arc::new(schemas),
-            moves,
+            schemas: Arc::new(convert_schemas(&schema)?),
+            moves: capabilities.move_resource_state,
+            schema_optional: capabilities.get_provider_schema_optional,
+        })
+    }
+
+    /// Starts one process of the provider; asks for its schema when `ask`.
+    fn process(
+        runtime: &Runtime,
+        launch: &Launch,
+        ask: bool,
+    ) -> Result<(Provider, Option<v6::get_provider_schema::Response>), StartError> {
+        let launch = launch.clone();
+        runtime
+            .block(async move {
+                let provider = Provider::start(&launch).await?;
+                let schema = match ask {
+                    true => Some(provider.get_provider_schema().await?),
+                    false => None,
+                };
+                Ok::<_, StartError>((provider, schema))
+            })
+            .unwrap_or_else(|| Err(StartError::Runtime(std::io::Error::other("stopped"))))
+    }
+
+    /// Another process of this provider, for another configuration of it.
+    /// The schema is known: as in Terraform, it is asked for again only
+    /// when the provider needs the call before any other, and not read
+    /// again either way.
+    fn again(&self) -> Result<PluginDriver, StartError> {
+        let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
+        let (provider, _) = Self::process(&runtime, &self.launch, !self.schema_optional)?;
+        Ok(PluginDriver {
+            name: self.name.clone(),
+            address: self.address.clone(),
+            launch: self.launch.clone(),
+            runtime,
+            provider: Arc::new(provider),
+            schemas: self.schemas.clone(),
+            moves: self.moves,
+            schema_optional: self.schema_optional,
         })
     }
 
@@ -719,8 +749,14 @@ impl Driver for PluginDriver {
 
     /// A second configuration of the provider (an aliased `provider`
     /// block) is a second process, as in Terraform.
-    fn another(&self) -> Option<Arc<dyn Driver>> {
-        let d = PluginDriver::start(&self.name, &self.address, self.launch.clone()).ok()?;
-        Some(Arc::new(d))
+    fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
+        Some(match self.again() {
+            Ok(d) => Ok(Arc::new(d)),
+            Err(e) => Err(DriverError::Api {
+                operation: format!("starting another process of {}", self.address),
+                detail: e.to_string(),
+                retryable: false,
+            }),
+        })
     }
 }

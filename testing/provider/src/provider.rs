@@ -116,7 +116,9 @@ impl Provider for TestProvider {
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,
-                get_provider_schema_optional: false,
+                // As providers built on current SDKs say: a second
+                // process of it needs no GetProviderSchema first.
+                get_provider_schema_optional: true,
                 move_resource_state: true,
             }),
             ..Default::default()
