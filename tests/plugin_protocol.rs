@@ -529,6 +529,60 @@ fn an_import_through_the_provider_is_terraforms() {
     same("states after the import", &states[0], &states[1]);
 }
 
+/// A provider declared under a local name other than its type (`st`),
+/// configured twice (`st` and `st.second`) and chosen by `provider = …`:
+/// both tools install it, validate, plan and apply alike.
+#[test]
+fn a_provider_under_another_local_name_is_terraforms() {
+    if !require_terraform("a_provider_under_another_local_name_is_terraforms") {
+        return;
+    }
+    let lab = Lab::new("local-name");
+    let config = r#"terraform {
+  required_providers {
+    st = {
+      source  = "registry.strata.test/strata/stratatest"
+      version = "0.1.0"
+    }
+  }
+}
+
+provider "st" {
+  store = "./store"
+}
+
+provider "st" {
+  alias = "second"
+  store = "./store"
+}
+
+resource "stratatest_object" "a" {
+  provider = st
+  name     = "first"
+}
+
+resource "stratatest_object" "b" {
+  provider = st.second
+  name     = "second"
+  labels   = { of = stratatest_object.a.id }
+}
+"#;
+    let dirs: Vec<(&str, PathBuf)> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, config);
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            lab.ok(tool, &dir, &["validate", "-no-color"]);
+            (tool, dir)
+        })
+        .collect();
+    plan_and_apply_alike(&lab, &dirs, &[], "local name ");
+    for (tool, dir) in &dirs {
+        let (code, out, err) = lab.run(tool, dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(code, 0, "{tool} plans changes after applying:\n{out}{err}");
+    }
+}
+
 /// A state as Terraform writes it, holding one object `a` of `type_name`
 /// stored at schema version 0.
 fn state_of(type_name: &str, attributes: &Json) -> Json {

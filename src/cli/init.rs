@@ -236,9 +236,10 @@ pub(super) struct Need {
 }
 
 /// What module `m` itself needs: each `required_providers` source, and
-/// for each resource type, the provider of the driver that serves it or
-/// (none does) its implied one (`hashicorp/<prefix>`, or the source its
-/// prefix is declared with); each source once, in that order.
+/// for each resource, the source declared for the local name it gives in
+/// `provider` (or its type's prefix), else the provider of the driver that
+/// serves its type, else the implied `hashicorp/<name>`; each source once,
+/// in that order.
 pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
     let mut out: Vec<Need> = Vec::new();
     let mut add = |need: Need| {
@@ -258,20 +259,15 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
             config::Mode::Managed => drivers.resource(&r.type_name),
             config::Mode::Data => drivers.data(&r.type_name),
         };
-        let source = match driver {
-            Some((d, _)) => crate::builtin::source_of(d.as_ref()),
-            None => {
-                let prefix = r.type_name.split('_').next().unwrap_or(&r.type_name);
-                let declared = m
-                    .settings
-                    .provider_sources
-                    .iter()
-                    .find(|p| p.name == prefix);
-                match declared {
-                    Some(p) => strata_state::provider_source(&p.source),
-                    None => format!("registry.terraform.io/hashicorp/{prefix}"),
-                }
-            }
+        // `provider = NAME` names the provider by its local name, which
+        // need not be the type's prefix.
+        let named = r.provider.as_ref().map(|p| p.name.as_str());
+        let local = named.unwrap_or_else(|| r.type_name.split('_').next().unwrap_or(&r.type_name));
+        let declared = m.settings.provider_sources.iter().find(|p| p.name == local);
+        let source = match (declared, driver) {
+            (Some(p), _) => strata_state::provider_source(&p.source),
+            (None, Some((d, _))) if named.is_none() => crate::builtin::source_of(d.as_ref()),
+            (None, _) => format!("registry.terraform.io/hashicorp/{local}"),
         };
         add(Need {
             source,

@@ -69,7 +69,7 @@ impl Serving {
             }
         }
         for p in &m.providers {
-            let Some(driver) = drivers.named(&p.name) else {
+            let Some(driver) = crate::walk::block_driver(m, drivers, &p.name) else {
                 continue;
             };
             let source = source_of(driver.as_ref());

@@ -20,6 +20,6 @@ mod walker;
 pub use checks::run as run_checks;
 pub use decode::decode;
 pub use problems::{diags as provider_problems, validate_failed};
-pub use providers::{configure, configure_deferred, resolve};
+pub use providers::{block_driver, configure, configure_deferred, resolve};
 pub use schemas::check as check_schemas;
 pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

@@ -15,14 +15,14 @@
 
 use super::decode::decode;
 use super::walker::Walk;
-use crate::builtin::provider_address;
-use crate::builtin::Drivers;
+use crate::builtin::{provider_address, source_of, Drivers};
 use crate::config::{Module, ProviderRef, Resource, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use strata_state::model::ModulePath;
 
 pub fn configure(
@@ -40,7 +40,7 @@ pub fn configure(
         let blocks: Vec<_> = root
             .providers
             .iter()
-            .filter(|p| p.name == driver.name())
+            .filter(|p| configures(root, &p.name, driver.as_ref()))
             .collect();
         let mut default_seen = false;
         for p in &blocks {
@@ -155,6 +155,24 @@ pub fn configure(
         }
     }
     diags.into_result(())
+}
+
+/// The driver a module's `provider "NAME"` block configures: one of the
+/// provider its `required_providers` gives the local name NAME, or (NAME
+/// undeclared) the driver named NAME, Terraform's implied `hashicorp/NAME`.
+pub fn block_driver<'d>(
+    m: &Module,
+    drivers: &'d Drivers,
+    name: &str,
+) -> Option<&'d Arc<dyn strata_provider::Driver>> {
+    drivers.all().find(|d| configures(m, name, d.as_ref()))
+}
+
+fn configures(m: &Module, name: &str, driver: &dyn strata_provider::Driver) -> bool {
+    match m.settings.provider_sources.iter().find(|p| p.name == name) {
+        Some(p) => strata_state::provider_source(&p.source) == source_of(driver),
+        None => driver.name() == name,
+    }
 }
 
 /// Configures the deferred configuration at `address` from the walk's

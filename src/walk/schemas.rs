@@ -92,7 +92,7 @@ fn module(
     scope.count_index = None;
     scope.each = None;
     for p in &m.providers {
-        if let Some(driver) = drivers.named(&p.name) {
+        if let Some(driver) = super::block_driver(m, drivers, &p.name) {
             let schema = driver.provider_schema();
             let mut ev = scope.evaluator();
             decode(&p.body, &schema, &mut ev, p.span, diags);
