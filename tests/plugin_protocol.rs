@@ -583,6 +583,49 @@ resource "stratatest_object" "b" {
     }
 }
 
+/// A type whose schema strata cannot read yet (`stratatest_rules`'s blocks
+/// nested as a map, which Terraform validates) costs only that type: using
+/// it is an error at its block naming the provider and why, in validate
+/// and plan; the provider's other types plan.
+#[test]
+fn a_type_strata_cannot_read_costs_only_itself() {
+    if !require_terraform("a_type_strata_cannot_read_costs_only_itself") {
+        return;
+    }
+    let lab = Lab::new("unusable");
+    let object = "resource \"stratatest_object\" \"a\" {\n  name = \"kept\"\n}\n";
+    let rules =
+        "\nresource \"stratatest_rules\" \"r\" {\n  rule \"http\" {\n    port = 80\n  }\n}\n";
+    let config = format!("{HEADER}\n{object}{rules}");
+    let tf = lab.work_with("terraform", &config);
+    lab.ok("terraform", &tf, &["init", "-no-color"]);
+    lab.ok("terraform", &tf, &["validate", "-no-color"]);
+    let dir = lab.work_with("strata", &config);
+    lab.ok("strata", &dir, &["init", "-no-color"]);
+    for command in ["validate", "plan"] {
+        let (code, out, err) = lab.run("strata", &dir, &[command, "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{command}: {said}");
+        assert!(
+            said.contains("Unsupported resource type \"stratatest_rules\""),
+            "{command}: {said}"
+        );
+        assert!(
+            said.contains(SOURCE) && said.contains("nested as a map"),
+            "{command}: {said}"
+        );
+        let at = line_of(&said);
+        assert_eq!(
+            at.as_deref(),
+            Some("18"),
+            "{command} points elsewhere: {said}"
+        );
+    }
+    std::fs::write(dir.join("main.tf"), format!("{HEADER}\n{object}")).unwrap();
+    let out = lab.ok("strata", &dir, &["plan", "-no-color"]);
+    assert!(out.contains("1 to add"), "{out}");
+}
+
 /// A state as Terraform writes it, holding one object `a` of `type_name`
 /// stored at schema version 0.
 fn state_of(type_name: &str, attributes: &Json) -> Json {

@@ -156,6 +156,18 @@ impl Drivers {
         self.list.iter().find(|d| d.name() == name)
     }
 
+    /// A driver's provider that declares `type_name` but whose schema for
+    /// it strata cannot use, with why: "the provider P declares it, but…".
+    pub fn unusable(&self, type_name: &str, data: bool) -> Option<String> {
+        self.list.iter().find_map(|d| {
+            let why = d.unusable(type_name, data)?;
+            Some(format!(
+                "The provider {} declares it, but strata cannot use it: {why}.",
+                source_of(d.as_ref())
+            ))
+        })
+    }
+
     /// Every driver.
     pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Driver>> {
         self.list.iter()

@@ -690,7 +690,11 @@ impl<'a> Planner<'_, 'a> {
         let Some((driver, schema)) = found else {
             if self.unserved.insert(r.type_name.clone()) {
                 let module = walk.module(node);
-                self.diags.push(unserved(r, data, module).at(r.span));
+                let d = match drivers.unusable(&r.type_name, data) {
+                    Some(why) => unusable(r, data, why),
+                    None => unserved(r, data, module),
+                };
+                self.diags.push(d.at(r.span));
             }
             for ri in walk.expand(n, &mut self.diags) {
                 walk.set(ri.module(), &node.local_addr, Value::unknown());
@@ -1301,9 +1305,23 @@ fn trigger_target(e: &Expr) -> Option<(Trigger<'_>, Vec<&str>, Option<&Expr>)> {
 /// The error for a type no driver serves, once per type: which provider it
 /// belongs to (as the module declares it, else as Terraform implies it),
 /// to declare and install.
+/// A type its provider declares in a schema strata cannot read.
+fn unusable(r: &Resource, data: bool, why: String) -> Diag {
+    let what = if data { "data source" } else { "resource type" };
+    Diag::new(
+        "strata::plan::resource_type",
+        format!("Unsupported {what} {:?}", r.type_name),
+        why,
+    )
+}
+
 fn unserved(r: &Resource, data: bool, module: Option<&crate::config::Module>) -> Diag {
     let what = if data { "data source" } else { "resource type" };
-    let prefix = r.type_name.split('_').next().unwrap_or(&r.type_name);
+    // The local name `provider` gives, else the type's prefix.
+    let prefix = match &r.provider {
+        Some(p) => p.name.as_str(),
+        None => r.type_name.split('_').next().unwrap_or(&r.type_name),
+    };
     let declared = module
         .into_iter()
         .flat_map(|m| &m.settings.provider_sources)

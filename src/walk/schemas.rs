@@ -35,14 +35,19 @@ pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources)
             0 => String::new(),
             _ => format!(" It is also used at {}.", elsewhere.join(", ")),
         };
-        diags.push(
-            Diag::new(
+        let d = match drivers.unusable(&type_name, data) {
+            Some(why) => Diag::new(
+                "strata::validate::unserved_type",
+                format!("Unsupported {what} {type_name:?}"),
+                format!("{why}{also}"),
+            ),
+            None => Diag::new(
                 "strata::validate::unserved_type",
                 format!("Invalid {what}"),
                 format!("No driver of this strata build provides the {what} {type_name:?}.{also}"),
-            )
-            .at(sources.first_line(places[0])),
-        );
+            ),
+        };
+        diags.push(d.at(sources.first_line(places[0])));
     }
     diags
 }

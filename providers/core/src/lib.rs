@@ -308,6 +308,13 @@ pub trait Driver: Send + Sync {
     }
 
     /// The GPU catalog of this driver's cloud, if it has one.
+    /// Why this driver cannot serve a type its provider declares (`data`:
+    /// a data source), when it cannot (a plugin's schema strata cannot
+    /// read); the driver's schemas leave such a type out.
+    fn unusable(&self, _type_name: &str, _data: bool) -> Option<String> {
+        None
+    }
+
     fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
         None
     }

@@ -35,27 +35,28 @@ fn block_schema(block: &Block, path: &str) -> Result<ResourceSchema, SchemaError
             Some(inner) => block_schema(inner, &at)?,
             None => ResourceSchema::of_attributes(Vec::new()),
         };
-        let nesting =
-            match nested_block::NestingMode::try_from(b.nesting) {
-                // A group is a single block that is never null; strata's
-                // decoding gives an absent single block null attributes alike.
-                Ok(nested_block::NestingMode::Single | nested_block::NestingMode::Group) => {
-                    BlockNesting::Single
-                }
-                Ok(nested_block::NestingMode::List) => BlockNesting::List,
-                Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
-                Ok(nested_block::NestingMode::Map) => return Err(SchemaError {
+        let nesting = match nested_block::NestingMode::try_from(b.nesting) {
+            // A group is a single block that is never null; strata's
+            // decoding gives an absent single block null attributes alike.
+            Ok(nested_block::NestingMode::Single | nested_block::NestingMode::Group) => {
+                BlockNesting::Single
+            }
+            Ok(nested_block::NestingMode::List) => BlockNesting::List,
+            Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
+            Ok(nested_block::NestingMode::Map) => {
+                return Err(SchemaError {
                     path: at,
-                    why: "blocks nested as a map (labelled blocks) are not supported by strata yet"
+                    why: "blocks nested as a map (labelled blocks), which strata cannot read yet"
                         .into(),
-                }),
-                _ => {
-                    return Err(SchemaError {
-                        path: at,
-                        why: format!("nesting mode {}", b.nesting),
-                    })
-                }
-            };
+                })
+            }
+            _ => {
+                return Err(SchemaError {
+                    path: at,
+                    why: format!("nesting mode {}", b.nesting),
+                })
+            }
+        };
         blocks.insert(
             b.type_name.clone(),
             BlockSchema {

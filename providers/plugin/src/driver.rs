@@ -51,6 +51,9 @@ struct Schemas {
     data: HashMap<String, Kind>,
     resource_schemas: BTreeMap<String, ResourceSchema>,
     data_schemas: BTreeMap<String, ResourceSchema>,
+    /// Types whose schemas strata cannot read, and why: left out, so one
+    /// such type does not cost the provider's others.
+    unusable: HashMap<(bool, String), SchemaError>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -426,13 +429,23 @@ impl PluginDriver {
 }
 
 fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, SchemaError> {
-    let kinds = |m: &HashMap<String, v6::Schema>| -> Result<HashMap<String, Kind>, SchemaError> {
-        m.iter()
-            .map(|(k, s)| Ok((k.clone(), Kind::of(s, k)?)))
-            .collect()
+    let mut unusable = HashMap::new();
+    let mut kinds = |m: &HashMap<String, v6::Schema>, data: bool| -> HashMap<String, Kind> {
+        let mut out = HashMap::new();
+        for (k, s) in m {
+            match Kind::of(s, k) {
+                Ok(kind) => {
+                    out.insert(k.clone(), kind);
+                }
+                Err(e) => {
+                    unusable.insert((data, k.clone()), e);
+                }
+            }
+        }
+        out
     };
-    let resources = kinds(&r.resource_schemas)?;
-    let data = kinds(&r.data_source_schemas)?;
+    let resources = kinds(&r.resource_schemas, false);
+    let data = kinds(&r.data_source_schemas, true);
     let strata_form = |m: &HashMap<String, Kind>| {
         m.iter()
             .map(|(k, kind)| (k.clone(), kind.schema.clone()))
@@ -444,6 +457,7 @@ fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, Sch
         data_schemas: strata_form(&data),
         resources,
         data,
+        unusable,
     })
 }
 
@@ -470,6 +484,11 @@ impl Driver for PluginDriver {
 
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.schemas.resource_schemas
+    }
+
+    fn unusable(&self, type_name: &str, data: bool) -> Option<String> {
+        let e = self.schemas.unusable.get(&(data, type_name.to_string()))?;
+        Some(e.to_string())
     }
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {

@@ -8,7 +8,7 @@ use strata_value::json::type_from_json;
 use strata_value::types::Type;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("the provider's schema for {path} is broken: {why}")]
+#[error("the provider's schema for {path}: {why}")]
 pub struct SchemaError {
     pub path: String,
     pub why: String,

@@ -96,9 +96,11 @@ impl Provider for TestProvider {
         _: Request<v6::get_metadata::Request>,
     ) -> Answer<v6::get_metadata::Response> {
         Ok(Response::new(v6::get_metadata::Response {
-            resources: vec![v6::get_metadata::ResourceMetadata {
-                type_name: OBJECT.into(),
-            }],
+            resources: [OBJECT, schema::RULES]
+                .map(|t| v6::get_metadata::ResourceMetadata {
+                    type_name: t.into(),
+                })
+                .to_vec(),
             data_sources: vec![v6::get_metadata::DataSourceMetadata {
                 type_name: OBJECT.into(),
             }],
@@ -112,7 +114,11 @@ impl Provider for TestProvider {
     ) -> Answer<v6::get_provider_schema::Response> {
         Ok(Response::new(v6::get_provider_schema::Response {
             provider: Some(schema::provider_schema()),
-            resource_schemas: [(OBJECT.to_string(), schema::object_schema())].into(),
+            resource_schemas: [
+                (OBJECT.to_string(), schema::object_schema()),
+                (schema::RULES.to_string(), schema::rules_schema()),
+            ]
+            .into(),
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,
@@ -141,6 +147,10 @@ impl Provider for TestProvider {
         request: Request<v6::validate_resource_config::Request>,
     ) -> Answer<v6::validate_resource_config::Response> {
         let r = request.into_inner();
+        if r.type_name == schema::RULES {
+            decode(r.config.as_ref(), &schema::rules_value_type())?;
+            return Ok(Response::new(Default::default()));
+        }
         if r.type_name != OBJECT {
             return Err(unknown_type(&r.type_name));
         }

@@ -114,6 +114,39 @@ pub fn object_schema() -> Schema {
     }
 }
 
+/// `stratatest_rules`: declared with blocks nested as a map (`rule
+/// "NAME" { port = … }`), so tests can see what a client that cannot read
+/// that nesting makes of the provider; its configuration validates, and
+/// the provider refuses any other call for it.
+pub const RULES: &str = "stratatest_rules";
+
+pub fn rules_value_type() -> Type {
+    object_type(&[
+        ("id", Type::String),
+        ("rule", Type::map(object_type(&[("port", Type::Number)]))),
+    ])
+}
+
+pub fn rules_schema() -> Schema {
+    let rule = NestedBlock {
+        type_name: "rule".into(),
+        block: Some(Block {
+            attributes: vec![attribute("port", &Type::Number, Role::Required)],
+            ..Block::default()
+        }),
+        nesting: nested_block::NestingMode::Map as i32,
+        ..NestedBlock::default()
+    };
+    Schema {
+        version: 0,
+        block: Some(Block {
+            attributes: vec![attribute("id", &Type::String, Role::Computed)],
+            block_types: vec![rule],
+            ..Block::default()
+        }),
+    }
+}
+
 /// The data source `stratatest_object`: an object found by name.
 pub fn lookup_value_type() -> Type {
     object_type(&[
