@@ -53,16 +53,17 @@ pub fn decode(
             ));
             continue;
         };
-        if s.computed && !s.optional && !s.required {
-            diags.push(err(
+        let read_only = s.computed && !s.optional && !s.required;
+        match ev.eval(&a.expr) {
+            // Null is leaving it unset, as providers take it (a module
+            // passing on a variable that defaults to null).
+            Ok(v) if read_only && v.is_null() => {}
+            Ok(_) if read_only => diags.push(err(
                 "strata::config::read_only",
                 "Invalid Configuration for Read-Only Attribute",
                 format!("Cannot set value for this attribute as the provider has marked it as read-only. Remove the configuration line setting the value ({:?}).", a.name),
                 a.span,
-            ));
-            continue;
-        }
-        match ev.eval(&a.expr) {
+            )),
             Ok(v) => match convert(&v, &s.ty) {
                 Ok(v) => {
                     out.insert(a.name.clone(), v);
@@ -324,6 +325,7 @@ mod tests {
                     ..AttributeSchema::optional(Type::list(rule_type()), "")
                 },
             ),
+            ("arn", AttributeSchema::computed(Type::String, "")),
         ])
     }
 
@@ -357,6 +359,16 @@ mod tests {
             first.entries().expect("object")["cidr"].is_null(),
             "left out: null"
         );
+    }
+
+    #[test]
+    fn a_read_only_attribute_may_only_be_set_to_null() {
+        let (v, diags) = decoded("arn = null");
+        assert!(diags.is_empty(), "{diags:?}");
+        assert!(v.entries().expect("object")["arn"].is_null());
+        let (_, diags) = decoded("arn = \"arn:aws:x\"");
+        assert_eq!(diags.0.len(), 1, "{diags:?}");
+        assert!(format!("{diags:?}").contains("Read-Only"), "{diags:?}");
     }
 
     #[test]
