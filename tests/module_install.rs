@@ -151,6 +151,19 @@ fn scene(tag: &str) -> Scene {
     registry.file("/files/pkg.zip", zip_of(&[("main.tf", zipped)]));
     let repo = format!("git::file://{}?ref=v1.0.0", dir.join("repo").display());
     registry.page("/pages/mod", &repo);
+    // A module at an absolute path, holding a link to a directory (as a
+    // module's examples hold what an earlier init left them).
+    write_tree(
+        &dir,
+        &[
+            (
+                "shared/main.tf",
+                "output \"o\" {\n  value = \"shared\"\n}\n",
+            ),
+            ("vendored/notes.txt", "kept\n"),
+        ],
+    );
+    std::os::unix::fs::symlink(dir.join("vendored"), dir.join("shared/vendor")).expect("link");
     let cli_config = dir.join("cli.tfrc");
     let text = format!(
         "host \"registry.strata.test\" {{\n  services = {{\n    \"modules.v1\" = \"{}\"\n  }}\n}}\n\ncredentials \"registry.strata.test\" {{\n  token = \"{TOKEN}\"\n}}\n",
@@ -168,6 +181,7 @@ impl Scene {
     /// The root configuration: every kind of source once.
     fn root(&self, version: &str) -> Vec<(String, String)> {
         let repo = self.dir.join("repo").display().to_string();
+        let shared = self.dir.join("shared").display().to_string();
         let url = &self.registry.server.url;
         let main = format!(
             r#"module "reg" {{
@@ -202,8 +216,12 @@ module "local" {{
   source = "./local"
 }}
 
+module "abs" {{
+  source = "{shared}"
+}}
+
 output "all" {{
-  value = [module.reg.o, module.git.o, module.sub.v, module.regsub.v, module.zip.o, module.page.o, module.local.o]
+  value = [module.reg.o, module.git.o, module.sub.v, module.regsub.v, module.zip.o, module.page.o, module.local.o, module.abs.o]
 }}
 "#
         );

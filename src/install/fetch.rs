@@ -21,7 +21,7 @@ pub fn package(http: &Http<'_>, addr: &RemoteAddr, dest: &Path) -> Result<(), St
 fn fetch(http: &Http<'_>, addr: &RemoteAddr, dest: &Path, hops: usize) -> Result<(), String> {
     match addr.getter {
         Getter::Git => git(&addr.url, dest),
-        Getter::File => copy_local(&addr.url, dest),
+        Getter::File => link_local(&addr.url, dest),
         Getter::Http => over_http(http, &addr.url, dest, hops),
         Getter::Other(name) => Err(format!("strata does not fetch {name}:: sources; install the module another way and refer to it by a local path, or use a git, HTTP or registry source")),
     }
@@ -105,17 +105,27 @@ fn run_git(mut cmd: Command, repo: &str) -> Result<(), String> {
     }
 }
 
-/// A directory on this machine, copied.
-fn copy_local(url: &str, dest: &Path) -> Result<(), String> {
+/// A directory on this machine, linked where the module goes, as
+/// Terraform's file getter links it (a copy would take whatever the
+/// directory holds, providers that earlier inits left in it included).
+fn link_local(url: &str, dest: &Path) -> Result<(), String> {
     let path = url.strip_prefix("file://").unwrap_or(url);
     let from = Path::new(path);
     if !from.is_dir() {
         return Err(format!("{path} is not a directory"));
     }
-    copy_dir(from, dest).map_err(|e| format!("cannot copy {path}: {e}"))
+    let from = std::fs::canonicalize(from).map_err(|e| format!("{path}: {e}"))?;
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(&from, dest).map_err(|e| format!("cannot link {path}: {e}"));
+    #[cfg(not(unix))]
+    return copy_dir(&from, dest).map_err(|e| format!("cannot copy {path}: {e}"));
 }
 
-/// Copies a directory tree, leaving out version-control metadata.
+/// Copies a directory tree, leaving out version-control metadata; links
+/// in it are copied as links.
 pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
@@ -127,11 +137,23 @@ pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
         let kind = entry.file_type()?;
         if kind.is_dir() {
             copy_dir(&entry.path(), &to.join(&name))?;
+        } else if kind.is_symlink() {
+            copy_link(&entry.path(), &to.join(&name))?;
         } else {
             std::fs::copy(entry.path(), to.join(&name))?;
         }
     }
     Ok(())
+}
+
+#[cfg(unix)]
+fn copy_link(link: &Path, to: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(std::fs::read_link(link)?, to)
+}
+
+#[cfg(not(unix))]
+fn copy_link(link: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(link, to).map(|_| ())
 }
 
 /// The kind of archive a URL names (`?archive=` first, then its path).
