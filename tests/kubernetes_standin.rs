@@ -259,6 +259,50 @@ fn a_gpu_operator_stack_applies_reads_back_and_shows_drift() {
     assert!(k.all("secrets").is_empty(), "{:?}", k.all("secrets"));
 }
 
+/// `values` as the official helm provider takes them, a list of documents
+/// (here JSON, which the stand-in helm reads): each a values file, later
+/// ones winning; the release read back plans no changes; a value changed
+/// with helm by hand is drift.
+#[test]
+fn helm_values_as_a_list_of_documents() {
+    let (k, dir) = setup("values-list");
+    let config = r#"
+provider "helm" {
+  kubernetes {
+    config_path    = "kubeconfig.json"
+    config_context = "gpu"
+  }
+}
+
+resource "helm_release" "gpu_operator" {
+  name             = "gpu-operator"
+  chart            = "gpu-operator"
+  repository       = "https://helm.ngc.nvidia.com/nvidia"
+  namespace        = "gpu-operator"
+  create_namespace = true
+  values = [
+    jsonencode({ driver = { enabled = true, version = "570.124.06" }, mig = { strategy = "single" } }),
+    jsonencode({ driver = { version = "575.51.03" } }),
+  ]
+}
+"#;
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, true, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    let policy = k
+        .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+        .expect("the chart's ClusterPolicy");
+    assert_eq!(policy["spec"]["driver"]["version"], "575.51.03");
+    assert_eq!(policy["spec"]["driver"]["enabled"], true);
+    assert_eq!(policy["spec"]["mig"]["strategy"], "single");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "{out}");
+    helm_by_hand(&dir.join("kubeconfig.json"), "mig.strategy=mixed");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 2, "{out}");
+    assert!(out.contains("1 to change"), "{out}");
+}
+
 #[test]
 fn an_unreachable_cluster_and_bad_credentials_are_clear_errors() {
     let (k, dir) = setup("unreachable");

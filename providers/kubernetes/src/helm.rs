@@ -154,8 +154,17 @@ impl Release {
         let mut fields = v.entries().cloned().unwrap_or_default();
         // No values given and none recorded is the same thing.
         let given = prior["values"].is_null() && config.as_object().is_some_and(|m| m.is_empty());
+        // Documents that merge to what the release has are kept as written.
+        let as_written = prior["values"].is_array()
+            && merged(&documents(&prior["values"])).is_ok_and(|m| m == config);
         let values = if given {
             Value::Null(Type::Dynamic)
+        } else if as_written {
+            infer(&prior["values"]).map_err(|e| DriverError::Api {
+                operation: format!("reading helm release {}", release["name"]),
+                detail: e,
+                retryable: false,
+            })?
         } else {
             infer(&config).map_err(|e| DriverError::Api {
                 operation: format!("reading helm release {}", release["name"]),
@@ -230,25 +239,21 @@ impl Release {
         let s = Spec::of(planned);
         let op = format!("{verb} {}", s.describe());
         let tf = &s.tf;
-        let values_file = tempfile::Builder::new()
-            .prefix("strata-values-")
-            .suffix(".json")
-            .tempfile()
-            .map_err(|e| DriverError::Api {
-                operation: op.clone(),
-                detail: format!("cannot write the values file: {e}"),
-                retryable: false,
-            })?;
-        let values = if tf["values"].is_null() {
-            json!({})
-        } else {
-            tf["values"].clone()
-        };
-        std::fs::write(values_file.path(), values.to_string()).map_err(|e| DriverError::Api {
-            operation: op.clone(),
-            detail: format!("cannot write the values file: {e}"),
-            retryable: false,
-        })?;
+        // One file per document, given to helm in order (later ones win).
+        let mut files = Vec::new();
+        for doc in documents(&tf["values"]) {
+            let file = tempfile::Builder::new()
+                .prefix("strata-values-")
+                .suffix(".yaml")
+                .tempfile()
+                .and_then(|f| std::fs::write(f.path(), doc).map(|()| f))
+                .map_err(|e| DriverError::Api {
+                    operation: op.clone(),
+                    detail: format!("cannot write the values file: {e}"),
+                    retryable: false,
+                })?;
+            files.push(file);
+        }
         let mut args: Vec<String> = vec![
             "upgrade".into(),
             "--install".into(),
@@ -256,13 +261,14 @@ impl Release {
             tf["chart"].as_str().unwrap_or_default().into(),
             "--namespace".into(),
             s.namespace.clone(),
-            "--values".into(),
-            values_file.path().display().to_string(),
             // Exactly these values, not the last release's merged in.
             "--reset-values".into(),
             "--timeout".into(),
             format!("{}s", tf["timeout"].as_i64().unwrap_or(300)),
         ];
+        for f in &files {
+            args.extend(["--values".into(), f.path().display().to_string()]);
+        }
         if let Some(r) = tf["repository"].as_str() {
             args.extend(["--repo".into(), r.into()]);
         }
@@ -299,6 +305,53 @@ impl Release {
     }
 }
 
+/// The values files a release is given: `values` as the official provider
+/// takes it, a list of YAML documents (`[file("values.yaml")]`,
+/// `[yamlencode({…})]`), or as an object (one JSON document, JSON being
+/// YAML); none given is one empty document.
+fn documents(values: &Json) -> Vec<String> {
+    match values {
+        Json::Null => vec!["{}".into()],
+        Json::Array(docs) => docs
+            .iter()
+            .map(|d| match d {
+                Json::String(text) => text.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        other => vec![other.to_string()],
+    }
+}
+
+/// The documents merged as helm merges values files: maps key by key,
+/// anything else replaced by the later document.
+fn merged(docs: &[String]) -> Result<Json, String> {
+    let mut out = json!({});
+    for doc in docs {
+        let v: Json = serde_yaml::from_str(doc).map_err(|e| e.to_string())?;
+        merge_into(&mut out, v);
+    }
+    Ok(out)
+}
+
+fn merge_into(into: &mut Json, from: Json) {
+    match (into, from) {
+        (Json::Object(a), Json::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) => merge_into(existing, v),
+                    None => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        // An empty document changes nothing.
+        (_, Json::Null) => {}
+        (slot, v) => *slot = v,
+    }
+}
+
 #[async_trait]
 impl Kind<HelmCtx> for Release {
     fn schema(&self) -> ResourceSchema {
@@ -310,7 +363,7 @@ impl Kind<HelmCtx> for Release {
             ("version", A::optional(Type::String, "The chart version; the latest when not set.").and_computed()),
             ("namespace", A::optional(Type::String, "The namespace (default).").force_new()),
             ("create_namespace", A::optional(Type::Bool, "Create the namespace when it is not there.")),
-            ("values", A::optional(Type::Dynamic, "The chart's values, as an HCL object.")),
+            ("values", A::optional(Type::Dynamic, "The chart's values: an HCL object, or a list of YAML documents merged in order as the official provider takes them.")),
             ("atomic", A::optional(Type::Bool, "Roll back a failed upgrade (helm --atomic).")),
             ("wait", A::optional(Type::Bool, "Wait for the release's resources to be ready (true).")),
             ("timeout", A::optional(Type::Number, "Seconds helm may take (300).")),
@@ -422,5 +475,33 @@ impl Kind<HelmCtx> for Release {
         prior["chart"] = r["chart"]["metadata"]["name"].clone();
         prior["values"] = json!({});
         self.state(&r, &prior).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_documents_merge_as_helm_merges_them() {
+        let given = json!([
+            "driver:\n  enabled: true\n  version: \"570\"\nmig:\n  strategy: single\n",
+            "driver:\n  version: \"575\"\ntolerations: []\n",
+            "",
+        ]);
+        let docs = documents(&given);
+        assert_eq!(docs.len(), 3);
+        assert_eq!(
+            merged(&docs).unwrap(),
+            json!({
+                "driver": {"enabled": true, "version": "575"},
+                "mig": {"strategy": "single"},
+                "tolerations": [],
+            })
+        );
+        assert!(merged(&["a: [".into()]).is_err());
+        // An object is one document; nothing given, one empty one.
+        assert_eq!(documents(&json!({"a": 1})), vec!["{\"a\":1}".to_string()]);
+        assert_eq!(documents(&Json::Null), vec!["{}".to_string()]);
     }
 }
