@@ -262,9 +262,10 @@ fn a_gpu_operator_stack_applies_reads_back_and_shows_drift() {
 /// `values` as the official helm provider takes them, a list of documents
 /// (here JSON, which the stand-in helm reads): each a values file, later
 /// ones winning; the release read back plans no changes; a value changed
-/// with helm by hand is drift.
+/// with helm by hand is drift. The chart comes from an OCI registry, given
+/// to helm by its full reference (helm's `--repo` takes no OCI URL).
 #[test]
-fn helm_values_as_a_list_of_documents() {
+fn helm_values_as_a_list_of_documents_and_an_oci_chart() {
     let (k, dir) = setup("values-list");
     let config = r#"
 provider "helm" {
@@ -277,7 +278,7 @@ provider "helm" {
 resource "helm_release" "gpu_operator" {
   name             = "gpu-operator"
   chart            = "gpu-operator"
-  repository       = "https://helm.ngc.nvidia.com/nvidia"
+  repository       = "oci://registry.strata.test/nvidia"
   namespace        = "gpu-operator"
   create_namespace = true
   values = [
@@ -295,6 +296,12 @@ resource "helm_release" "gpu_operator" {
     assert_eq!(policy["spec"]["driver"]["version"], "575.51.03");
     assert_eq!(policy["spec"]["driver"]["enabled"], true);
     assert_eq!(policy["spec"]["mig"]["strategy"], "single");
+    let log = std::fs::read_to_string(dir.join("helm.log")).expect("helm ran");
+    assert!(
+        log.contains("\"oci://registry.strata.test/nvidia/gpu-operator\"")
+            && !log.contains("--repo"),
+        "{log}"
+    );
     let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
     assert_eq!(status, 0, "{out}");
     helm_by_hand(&dir.join("kubeconfig.json"), "mig.strategy=mixed");

@@ -258,7 +258,7 @@ impl Release {
             "upgrade".into(),
             "--install".into(),
             s.name.clone(),
-            tf["chart"].as_str().unwrap_or_default().into(),
+            chart_ref(tf),
             "--namespace".into(),
             s.namespace.clone(),
             // Exactly these values, not the last release's merged in.
@@ -269,7 +269,7 @@ impl Release {
         for f in &files {
             args.extend(["--values".into(), f.path().display().to_string()]);
         }
-        if let Some(r) = tf["repository"].as_str() {
+        if let Some(r) = tf["repository"].as_str().filter(|r| !is_oci(r)) {
             args.extend(["--repo".into(), r.into()]);
         }
         if let Some(v) = tf["version"].as_str() {
@@ -302,6 +302,22 @@ impl Release {
             });
         }
         Ok(keep_typed(self.state(&release, tf)?, planned, "values"))
+    }
+}
+
+fn is_oci(repository: &str) -> bool {
+    repository.starts_with("oci://")
+}
+
+/// The chart as helm is to be given it: in an OCI registry, its full
+/// reference (`oci://public.ecr.aws/karpenter` and `karpenter` make
+/// `oci://public.ecr.aws/karpenter/karpenter`, as the official provider
+/// makes it), since helm's `--repo` takes only HTTP repositories.
+fn chart_ref(tf: &Json) -> String {
+    let chart = tf["chart"].as_str().unwrap_or_default();
+    match tf["repository"].as_str() {
+        Some(r) if is_oci(r) => format!("{}/{chart}", r.trim_end_matches('/')),
+        _ => chart.to_string(),
     }
 }
 
@@ -503,5 +519,14 @@ mod tests {
         // An object is one document; nothing given, one empty one.
         assert_eq!(documents(&json!({"a": 1})), vec!["{\"a\":1}".to_string()]);
         assert_eq!(documents(&Json::Null), vec!["{}".to_string()]);
+    }
+
+    #[test]
+    fn an_oci_chart_is_given_by_its_full_reference() {
+        let oci = json!({"chart": "karpenter", "repository": "oci://public.ecr.aws/karpenter/"});
+        assert_eq!(chart_ref(&oci), "oci://public.ecr.aws/karpenter/karpenter");
+        let http =
+            json!({"chart": "gpu-operator", "repository": "https://helm.ngc.nvidia.com/nvidia"});
+        assert_eq!(chart_ref(&http), "gpu-operator");
     }
 }

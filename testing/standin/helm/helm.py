@@ -184,6 +184,10 @@ def upgrade(flags, pos):
     if len(pos) < 3:
         die('"helm upgrade" requires 2 arguments')
     name, chart = pos[1], pos[2]
+    repo = one(flags, "--repo") or ""
+    if repo.startswith("oci://"):
+        die('looks like "%s" is not a valid chart repository or cannot be reached: '
+            'an OCI chart is given by its full reference, not --repo' % repo)
     ns = one(flags, "--namespace", "-n", default="default")
     cl = Cluster(one(flags, "--kubeconfig"), one(flags, "--kube-context"))
     if os.environ.get("STANDIN_HELM_FAIL") == "upgrade":
