@@ -626,6 +626,60 @@ fn a_type_strata_cannot_read_costs_only_itself() {
     assert!(out.contains("1 to add"), "{out}");
 }
 
+/// Provider-defined functions (`GetProviderSchema`'s functions,
+/// `CallFunction`): a plain and a variadic call, one on an attribute known
+/// only after apply (unknown in the plan, called when applying), plan and
+/// apply alike in both tools; a call the function refuses fails both at
+/// the same line.
+#[test]
+fn provider_functions_are_called_as_terraform_calls_them() {
+    if !require_terraform("provider_functions_are_called_as_terraform_calls_them") {
+        return;
+    }
+    let lab = Lab::new("functions");
+    let config = |title: &str| {
+        format!(
+            r#"{HEADER}
+variable "title" {{
+  default = "{title}"
+}}
+
+resource "stratatest_object" "a" {{
+  name   = provider::stratatest::slug(var.title)
+  labels = {{ tag = provider::stratatest::tag("team", "ml", "gpu") }}
+}}
+
+resource "stratatest_object" "b" {{
+  name   = "b"
+  labels = {{ of = provider::stratatest::slug(stratatest_object.a.id) }}
+}}
+
+output "slug" {{
+  value = provider::stratatest::slug(var.title)
+}}
+"#
+        )
+    };
+    let good = config("GPU Pool: H100 (eu-west)");
+    let dirs: Vec<(&str, PathBuf)> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, &good);
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            (tool, dir)
+        })
+        .collect();
+    plan_and_apply_alike(&lab, &dirs, &[], "functions ");
+    let outputs = state("strata", &dirs[0].1)["outputs"].clone();
+    assert_eq!(outputs["slug"]["value"], json!("gpu-pool-h100-eu-west"));
+    same_failing_line("has no letters or digits", |tool| {
+        let dir = lab.root.join(tool);
+        std::fs::write(dir.join("main.tf"), config("!!!")).unwrap();
+        let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color"]);
+        (code, format!("{out}{err}"))
+    });
+}
+
 /// A state as Terraform writes it, holding one object `a` of `type_name`
 /// stored at schema version 0.
 fn state_of(type_name: &str, attributes: &Json) -> Json {

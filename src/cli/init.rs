@@ -261,13 +261,11 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
         };
         // `provider = NAME` names the provider by its local name, which
         // need not be the type's prefix.
-        let named = r.provider.as_ref().map(|p| p.name.as_str());
-        let local = named.unwrap_or_else(|| r.type_name.split('_').next().unwrap_or(&r.type_name));
-        let declared = m.settings.provider_sources.iter().find(|p| p.name == local);
-        let source = match (declared, driver) {
-            (Some(p), _) => strata_state::provider_source(&p.source),
-            (None, Some((d, _))) if named.is_none() => crate::builtin::source_of(d.as_ref()),
-            (None, _) => format!("registry.terraform.io/hashicorp/{local}"),
+        let local = r.provider_local_name();
+        let source = match (m.declared_source(local), driver) {
+            (Some(declared), _) => declared,
+            (None, Some((d, _))) if r.provider.is_none() => crate::builtin::source_of(d.as_ref()),
+            (None, _) => m.provider_source(local),
         };
         add(Need {
             source,

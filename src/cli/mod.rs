@@ -1053,7 +1053,8 @@ fn load_expanded(
     drivers: &Drivers,
 ) -> Result<Loaded, Diags> {
     let mut module = config::load(path, sources)?;
-    let run = config::Run::new(module.dir.clone(), workspace);
+    let functions = Rc::new(crate::walk::Functions(drivers.clone()));
+    let run = config::Run::with_functions(module.dir.clone(), workspace, functions);
     if module.clusters.is_empty() {
         return Ok(Loaded {
             module,
@@ -1223,7 +1224,8 @@ fn console(
             crate::engine::state_values(&store, drivers)?
         }
     };
-    let run_at = config::Run::new(module.dir.clone(), at.workspace);
+    let functions = Rc::new(crate::walk::Functions(drivers.clone()));
+    let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions);
     let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
     run(&scope, module.dir.clone())
 }

@@ -143,16 +143,7 @@ fn native<'d>(drivers: &'d Drivers, source: &str) -> Option<&'d std::sync::Arc<d
 /// native driver for that provider: the source its prefix is declared
 /// with, or `hashicorp/PREFIX`.
 fn source_for(m: &Module, type_name: &str, drivers: &Drivers) -> Option<String> {
-    let prefix = type_name.split('_').next().unwrap_or(type_name);
-    let declared = m
-        .settings
-        .provider_sources
-        .iter()
-        .find(|p| p.name == prefix);
-    let source = match declared {
-        Some(p) => strata_state::provider_source(&p.source),
-        None => format!("registry.terraform.io/hashicorp/{prefix}"),
-    };
+    let source = m.provider_source(type_name.split('_').next().unwrap_or(type_name));
     native(drivers, &source).map(|_| source)
 }
 

@@ -21,7 +21,7 @@ mod scope;
 mod typeexpr;
 pub mod variables;
 
-pub use scope::{ConfigScope, Declared, Known, Run};
+pub use scope::{ConfigScope, Declared, Known, ProviderFunctions, Run};
 pub use typeexpr::{Constraint, Defaults};
 
 use crate::diag::{Diag, Diags, Sources, Span};
@@ -110,6 +110,15 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The local name of the provider it uses: its `provider` argument's,
+    /// else its type's prefix (`aws` of `aws_vpc`).
+    pub fn provider_local_name(&self) -> &str {
+        match &self.provider {
+            Some(p) => &p.name,
+            None => self.type_name.split('_').next().unwrap_or(&self.type_name),
+        }
+    }
+
     /// `aws_vpc.main` or `data.aws_ami.gpu`.
     pub fn address(&self) -> String {
         match self.mode {
@@ -288,6 +297,23 @@ pub struct Module {
 }
 
 impl Module {
+    /// The source `required_providers` gives the local name `name`.
+    pub fn declared_source(&self, name: &str) -> Option<String> {
+        let declared = self
+            .settings
+            .provider_sources
+            .iter()
+            .find(|p| p.name == name)?;
+        Some(strata_state::provider_source(&declared.source))
+    }
+
+    /// The provider the local name `name` stands for here: as declared,
+    /// else Terraform's implied `registry.terraform.io/hashicorp/NAME`.
+    pub fn provider_source(&self, name: &str) -> String {
+        self.declared_source(name)
+            .unwrap_or_else(|| strata_state::provider_source(name))
+    }
+
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         self.variables.iter().find(|v| v.name == name)
     }

@@ -5,7 +5,7 @@
 
 use super::{Mode, Module};
 use crate::diag::{Diag, Span};
-use crate::eval::{did_you_mean, unknown_root, Evaluator, Scope};
+use crate::eval::{did_you_mean, unknown_root, CallFailure, Evaluator, Scope};
 use crate::lang::value::{Attrs, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -13,12 +13,14 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 /// What a whole run's expressions share, decided before any is
-/// evaluated: `path.root`, and `terraform.workspace` (the workspace the
-/// backend opens, chosen once by the command).
-#[derive(Debug, Clone)]
+/// evaluated: `path.root`, `terraform.workspace` (the workspace the
+/// backend opens, chosen once by the command), and the providers'
+/// functions.
+#[derive(Clone)]
 pub struct Run {
     pub root_dir: PathBuf,
     pub workspace: String,
+    functions: Option<Rc<dyn ProviderFunctions>>,
 }
 
 impl Run {
@@ -26,8 +28,35 @@ impl Run {
         Rc::new(Run {
             root_dir,
             workspace: workspace.to_string(),
+            functions: None,
         })
     }
+
+    /// A run whose expressions may call the providers' functions.
+    pub fn with_functions(
+        root_dir: PathBuf,
+        workspace: &str,
+        functions: Rc<dyn ProviderFunctions>,
+    ) -> Rc<Run> {
+        Rc::new(Run {
+            root_dir,
+            workspace: workspace.to_string(),
+            functions: Some(functions),
+        })
+    }
+}
+
+/// The functions the providers of a run offer (`provider::NAME::F`),
+/// by provider source address.
+pub trait ProviderFunctions {
+    /// Calls `function` of the provider at `source` with `args`: `None`
+    /// when it offers none of that name.
+    fn call(
+        &self,
+        source: &str,
+        function: &str,
+        args: Vec<Value>,
+    ) -> Option<Result<Value, CallFailure>>;
 }
 
 enum LocalState {
@@ -272,6 +301,16 @@ impl Scope for ConfigScope<'_> {
             .required_providers
             .iter()
             .any(|p| p == local_name)
+    }
+
+    fn provider_function(
+        &self,
+        provider: &str,
+        function: &str,
+        args: Vec<Value>,
+    ) -> Option<Result<Value, CallFailure>> {
+        let source = self.module.provider_source(provider);
+        self.run.functions.as_ref()?.call(&source, function, args)
     }
 
     fn is_ephemeral(&self, root: &str, attrs: &[&str]) -> bool {

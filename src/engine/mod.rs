@@ -198,7 +198,8 @@ fn prepare(
 ) -> Result<Prepared, Diags> {
     let inputs = &opts.inputs;
     let mut module = config::load(path, sources)?;
-    let run = Run::new(module.dir.clone(), &opts.workspace);
+    let functions = std::rc::Rc::new(crate::walk::Functions(drivers.clone()));
+    let run = Run::with_functions(module.dir.clone(), &opts.workspace, functions);
     // Files by their path inside the configuration, so a saved plan made
     // in its directory is checked the same when applied from elsewhere.
     let base = format!("{}/", module.dir.display());

@@ -33,6 +33,26 @@ pub trait Scope {
     fn declares_provider(&self, _local_name: &str) -> bool {
         true
     }
+
+    /// Calls the function `function` of the provider the local name
+    /// `provider` names, with `args` (unmarked): `None` when that provider
+    /// offers no such function (or none is running here).
+    fn provider_function(
+        &self,
+        _provider: &str,
+        _function: &str,
+        _args: Vec<Value>,
+    ) -> Option<Result<Value, CallFailure>> {
+        None
+    }
+}
+
+/// A provider function's refusal: what it says, and the argument at fault
+/// when it names one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFailure {
+    pub text: String,
+    pub argument: Option<usize>,
 }
 
 /// A scope with nothing in it: `terraform console` in an empty directory.
@@ -708,10 +728,10 @@ impl<'a> Evaluator<'a> {
             }
             _ => {}
         }
-        if let Some(provider) = short
+        let offered = short
             .strip_prefix("provider::")
-            .and_then(|r| r.split("::").next())
-        {
+            .and_then(|r| r.split_once("::"));
+        if let Some((provider, _)) = offered {
             if !self.scope.declares_provider(provider) {
                 return Err(diag(
                     "strata::eval::unknown_function",
@@ -722,6 +742,14 @@ impl<'a> Evaluator<'a> {
             }
         }
         let Some(def) = funcs::lookup(short) else {
+            if let Some((provider, function)) = offered {
+                return match self.arguments(args, expand_final, span)? {
+                    Ok(values) => {
+                        self.call_provider(name, (provider, function), values, (args, span))
+                    }
+                    Err(unknown) => Ok(unknown),
+                };
+            }
             return Err(diag(
                 "strata::eval::unknown_function",
                 "Call to unknown function",
@@ -732,43 +760,99 @@ impl<'a> Evaluator<'a> {
                 span,
             ));
         };
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.eval(a)?);
-        }
-        if expand_final {
-            let last = values.pop().ok_or_else(|| {
-                diag(
-                    "strata::eval::call",
-                    "Invalid expanding argument value",
-                    "The expansion symbol ... needs an argument to expand.",
-                    span,
-                )
-            })?;
-            let (last, m) = last.unmark();
-            if !last.is_known() {
-                return Ok(Value::unknown().mark_if(m));
-            }
-            match last.elements() {
-                Some(vs) if !last.is_null() => {
-                    values.extend(vs.iter().map(|v| v.clone().mark_if(m)))
-                }
-                _ => {
-                    return Err(diag(
-                        "strata::eval::call",
-                        "Invalid expanding argument value",
-                        "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
-                        args.last().map_or(span, |a| a.span),
-                    ))
-                }
-            }
-        }
+        let values = match self.arguments(args, expand_final, span)? {
+            Ok(values) => values,
+            Err(unknown) => return Ok(unknown),
+        };
         let arg_spans: Vec<Span> = args.iter().map(|a| a.span).collect();
         let mut ctx = CallCtx {
             base_dir: &self.base_dir,
             eval: &Nested,
         };
         funcs::call(def, values, &mut ctx).map_err(|e| e.into_diag(short, span, &arg_spans))
+    }
+
+    /// A call's arguments, the last expanded when written `f(x...)`; an
+    /// unknown expanding argument makes the call's result unknown
+    /// (`Err`).
+    fn arguments(
+        &mut self,
+        args: &[Expr],
+        expand_final: bool,
+        span: Span,
+    ) -> Result<Result<Vec<Value>, Value>, Diag> {
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.eval(a)?);
+        }
+        if !expand_final {
+            return Ok(Ok(values));
+        }
+        let last = values.pop().ok_or_else(|| {
+            diag(
+                "strata::eval::call",
+                "Invalid expanding argument value",
+                "The expansion symbol ... needs an argument to expand.",
+                span,
+            )
+        })?;
+        let (last, m) = last.unmark();
+        if !last.is_known() {
+            return Ok(Err(Value::unknown().mark_if(m)));
+        }
+        match last.elements() {
+            Some(vs) if !last.is_null() => values.extend(vs.iter().map(|v| v.clone().mark_if(m))),
+            _ => return Err(diag(
+                "strata::eval::call",
+                "Invalid expanding argument value",
+                "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                args.last().map_or(span, |a| a.span),
+            )),
+        }
+        Ok(Ok(values))
+    }
+
+    /// A provider-defined function (`provider::NAME::FUNCTION`), called
+    /// through the scope with the arguments unmarked; the result carries
+    /// their sensitivity.
+    fn call_provider(
+        &mut self,
+        name: &str,
+        (provider, function): (&str, &str),
+        values: Vec<Value>,
+        (args, span): (&[Expr], Span),
+    ) -> EvalResult {
+        let mut sensitive = false;
+        let plain: Vec<Value> = values
+            .into_iter()
+            .map(|v| {
+                let (v, marked) = v.unmark_deep();
+                sensitive |= marked;
+                v
+            })
+            .collect();
+        match self.scope.provider_function(provider, function, plain) {
+            None => Err(diag(
+                "strata::eval::unknown_function",
+                "Call to unknown function",
+                format!("There is no function named {name:?}: the provider {provider:?} offers no function {function:?}."),
+                span,
+            )),
+            Some(Ok(v)) => Ok(v.mark_if(sensitive)),
+            Some(Err(f)) => {
+                let at = f.argument.and_then(|i| args.get(i)).map_or(span, |a| a.span);
+                let summary = match f.argument {
+                    Some(_) => "Invalid function argument",
+                    None => "Error in function call",
+                };
+                Err(diag(
+                    "strata::eval::call",
+                    summary,
+                    format!("Call to function {name:?} failed: {}.", f.text.trim_end_matches('.')),
+                    at,
+                ))
+            }
+        }
     }
 
     fn call_try(&mut self, args: &[Expr], span: Span) -> EvalResult {

@@ -1317,16 +1317,8 @@ fn unusable(r: &Resource, data: bool, why: String) -> Diag {
 
 fn unserved(r: &Resource, data: bool, module: Option<&crate::config::Module>) -> Diag {
     let what = if data { "data source" } else { "resource type" };
-    // The local name `provider` gives, else the type's prefix.
-    let prefix = match &r.provider {
-        Some(p) => p.name.as_str(),
-        None => r.type_name.split('_').next().unwrap_or(&r.type_name),
-    };
-    let declared = module
-        .into_iter()
-        .flat_map(|m| &m.settings.provider_sources)
-        .find(|p| p.name == prefix)
-        .map(|p| strata_state::provider_source(&p.source));
+    let prefix = r.provider_local_name();
+    let declared = module.and_then(|m| m.declared_source(prefix));
     let source = declared
         .clone()
         .unwrap_or_else(|| format!("registry.terraform.io/hashicorp/{prefix}"));

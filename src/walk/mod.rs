@@ -12,6 +12,7 @@
 
 mod checks;
 mod decode;
+mod functions;
 mod problems;
 mod providers;
 mod schemas;
@@ -19,6 +20,7 @@ mod walker;
 
 pub use checks::run as run_checks;
 pub use decode::decode;
+pub use functions::Functions;
 pub use problems::{diags as provider_problems, validate_failed};
 pub use providers::{block_driver, configure, configure_deferred, resolve};
 pub use schemas::check as check_schemas;

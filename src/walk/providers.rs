@@ -169,8 +169,8 @@ pub fn block_driver<'d>(
 }
 
 fn configures(m: &Module, name: &str, driver: &dyn strata_provider::Driver) -> bool {
-    match m.settings.provider_sources.iter().find(|p| p.name == name) {
-        Some(p) => strata_state::provider_source(&p.source) == source_of(driver),
+    match m.declared_source(name) {
+        Some(source) => source == source_of(driver),
         None => driver.name() == name,
     }
 }

@@ -14,6 +14,7 @@
 pub mod billing;
 pub mod catalog;
 mod change;
+mod function;
 mod kind;
 pub mod money;
 mod plan;
@@ -25,6 +26,7 @@ pub mod wait;
 pub use change::{
     path_text, problems_text, ApplyFailed, ApplyRequest, MoveRequest, PathStep, Problem, Stored,
 };
+pub use function::{FunctionFailure, FunctionParam, FunctionSig};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
 pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
@@ -308,6 +310,26 @@ pub trait Driver: Send + Sync {
     }
 
     /// The GPU catalog of this driver's cloud, if it has one.
+    /// The functions the provider offers (`provider::NAME::FUNCTION`), by
+    /// name.
+    fn functions(&self) -> &std::collections::BTreeMap<String, FunctionSig> {
+        static NONE: std::collections::BTreeMap<String, FunctionSig> =
+            std::collections::BTreeMap::new();
+        &NONE
+    }
+
+    /// Calls the function `name` with `args`, already converted to its
+    /// parameters' types and wholly known where they must be.
+    fn call_function(
+        &self,
+        name: &str,
+        _args: Vec<strata_value::value::Value>,
+    ) -> Result<strata_value::value::Value, FunctionFailure> {
+        Err(FunctionFailure::new(format!(
+            "the provider offers no function named {name:?}"
+        )))
+    }
+
     /// Why this driver cannot serve a type its provider declares (`data`:
     /// a data source), when it cannot (a plugin's schema strata cannot
     /// read); the driver's schemas leave such a type out.

@@ -172,6 +172,8 @@ impl Provider {
         v5: move_resource_state, v6: move_resource_state);
     shared_rpc!(read_data_source(v6::read_data_source::Request) -> v6::read_data_source::Response,
         v5: read_data_source, v6: read_data_source);
+    shared_rpc!(call_function(v6::call_function::Request) -> v6::call_function::Response,
+        v5: call_function, v6: call_function);
     shared_rpc!(
         /// Asks the provider to cancel what it is doing (an interrupted run).
         stop_provider(v6::stop_provider::Request) -> v6::stop_provider::Response,
@@ -194,6 +196,7 @@ mod from_v5 {
             diagnostics: r.diagnostics,
             provider_meta: r.provider_meta.map(schema),
             server_capabilities: r.server_capabilities,
+            functions: r.functions,
         }
     }
 

@@ -19,8 +19,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
-    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, MoveRequest, PathStep, PlanRequest,
-    Planned, Problem, ResourceSchema, Stored, Tags,
+    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionParam,
+    FunctionSig, MoveRequest, PathStep, PlanRequest, Planned, Problem, ResourceSchema, Stored,
+    Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -54,6 +55,7 @@ struct Schemas {
     /// Types whose schemas strata cannot read, and why: left out, so one
     /// such type does not cost the provider's others.
     unusable: HashMap<(bool, String), SchemaError>,
+    functions: BTreeMap<String, FunctionSig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -458,6 +460,44 @@ fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, Sch
         resources,
         data,
         unusable,
+        // A function whose types cannot be read is left out (a call to it
+        // is then an unknown function), not the provider.
+        functions: r
+            .functions
+            .iter()
+            .filter_map(|(name, f)| Some((name.clone(), function_sig(f, name).ok()?)))
+            .collect(),
+    })
+}
+
+fn function_sig(f: &v6::Function, name: &str) -> Result<FunctionSig, SchemaError> {
+    let ty = |bytes: &[u8], what: &str| -> Result<Type, SchemaError> {
+        let bad = |why: String| SchemaError {
+            path: format!("function {name} ({what})"),
+            why,
+        };
+        let json: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+        strata_value::json::type_from_json(&json).map_err(bad)
+    };
+    let param = |p: &v6::function::Parameter| -> Result<FunctionParam, SchemaError> {
+        Ok(FunctionParam {
+            name: p.name.clone(),
+            ty: ty(&p.r#type, &p.name)?,
+            allow_null: p.allow_null_value,
+            allow_unknown: p.allow_unknown_values,
+        })
+    };
+    Ok(FunctionSig {
+        params: f.parameters.iter().map(param).collect::<Result<_, _>>()?,
+        variadic: f.variadic_parameter.as_ref().map(param).transpose()?,
+        returns: ty(
+            &f.r#return
+                .as_ref()
+                .map(|r| r.r#type.clone())
+                .unwrap_or_default(),
+            "return",
+        )?,
     })
 }
 
@@ -484,6 +524,41 @@ impl Driver for PluginDriver {
 
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.schemas.resource_schemas
+    }
+
+    fn functions(&self) -> &BTreeMap<String, FunctionSig> {
+        &self.schemas.functions
+    }
+
+    /// `CallFunction`: each argument encoded by its parameter's type, the
+    /// result read by the return type.
+    fn call_function(&self, name: &str, args: Vec<Value>) -> Result<Value, FunctionFailure> {
+        let sig = self.schemas.functions.get(name).ok_or_else(|| {
+            FunctionFailure::new(format!("the provider offers no function named {name:?}"))
+        })?;
+        let broken = |e: DriverError| FunctionFailure::new(e.to_string());
+        let mut arguments = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let ty = sig.param(i).map_or(Type::Dynamic, |p| p.ty.clone());
+            arguments.extend(dynamic(a, &ty).map_err(broken)?);
+        }
+        let operation = format!("calling the function {name}");
+        let request = v6::call_function::Request {
+            name: name.to_string(),
+            arguments,
+        };
+        let r = self
+            .call(&operation, |p| {
+                Box::pin(async move { p.call_function(request).await })
+            })
+            .map_err(broken)?;
+        if let Some(e) = r.error {
+            return Err(FunctionFailure {
+                text: e.text,
+                argument: e.function_argument.and_then(|i| usize::try_from(i).ok()),
+            });
+        }
+        value(r.result.as_ref(), &sig.returns, &operation).map_err(broken)
     }
 
     fn unusable(&self, type_name: &str, data: bool) -> Option<String> {

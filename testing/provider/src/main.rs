@@ -9,13 +9,15 @@
 //! replace-forcing attribute, a nested block, a nested attribute,
 //! provider-private data, a schema version with a state upgrade, import, a
 //! data source, moves from another type, diagnostics that carry attribute
-//! paths, and changes that fail after doing part of their work. A second
+//! paths, changes that fail after doing part of their work, and two
+//! functions (`provider::stratatest::slug`, `…::tag`). A second
 //! type, `stratatest_rules`, is only declared: its blocks nested as a map
 //! are what strata cannot read yet.
 
 /// The provider's source address, as the tests install it.
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 
+mod functions;
 mod object;
 mod provider;
 mod schema;

@@ -120,6 +120,7 @@ impl Provider for TestProvider {
             ]
             .into(),
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
+            functions: crate::functions::declared(),
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,
                 // As providers built on current SDKs say: a second
@@ -409,6 +410,40 @@ impl Provider for TestProvider {
                 ..Default::default()
             },
         }))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<v6::get_functions::Request>,
+    ) -> Answer<v6::get_functions::Response> {
+        Ok(Response::new(v6::get_functions::Response {
+            functions: crate::functions::declared(),
+            diagnostics: Vec::new(),
+        }))
+    }
+
+    async fn call_function(
+        &self,
+        request: Request<v6::call_function::Request>,
+    ) -> Answer<v6::call_function::Response> {
+        let r = request.into_inner();
+        let args = r
+            .arguments
+            .iter()
+            .map(|a| decode(Some(a), &Type::String))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Response::new(
+            match crate::functions::call(&r.name, &args) {
+                Ok(text) => v6::call_function::Response {
+                    result: encode(&Value::string(text), &Type::String)?,
+                    error: None,
+                },
+                Err(e) => v6::call_function::Response {
+                    result: None,
+                    error: Some(e),
+                },
+            },
+        ))
     }
 
     async fn stop_provider(

@@ -97,6 +97,7 @@ impl V5 for Version5 {
             diagnostics: six.diagnostics,
             provider_meta: six.provider_meta.map(schema).transpose()?,
             server_capabilities: six.server_capabilities,
+            functions: six.functions,
         }))
     }
 
@@ -187,6 +188,20 @@ impl V5 for Version5 {
         r: Request<v6::read_data_source::Request>,
     ) -> Answer<v6::read_data_source::Response> {
         self.0.read_data_source(r).await
+    }
+
+    async fn get_functions(
+        &self,
+        r: Request<v6::get_functions::Request>,
+    ) -> Answer<v6::get_functions::Response> {
+        self.0.get_functions(r).await
+    }
+
+    async fn call_function(
+        &self,
+        r: Request<v6::call_function::Request>,
+    ) -> Answer<v6::call_function::Response> {
+        self.0.call_function(r).await
     }
 
     async fn stop(
