@@ -629,14 +629,21 @@ fn a_type_strata_cannot_read_costs_only_itself() {
 /// Provider-defined functions (`GetProviderSchema`'s functions,
 /// `CallFunction`): a plain and a variadic call, one on an attribute known
 /// only after apply (unknown in the plan, called when applying), plan and
-/// apply alike in both tools; a call the function refuses fails both at
-/// the same line.
+/// apply alike in both tools, over protocols 6 and 5; a call the function
+/// refuses fails both at the same line.
 #[test]
 fn provider_functions_are_called_as_terraform_calls_them() {
     if !require_terraform("provider_functions_are_called_as_terraform_calls_them") {
         return;
     }
-    let lab = Lab::new("functions");
+    for protocol in ["6", "5"] {
+        functions_alike(protocol);
+    }
+}
+
+fn functions_alike(protocol: &'static str) {
+    let mut lab = Lab::new(&format!("functions-{protocol}"));
+    lab.protocol = protocol;
     let config = |title: &str| {
         format!(
             r#"{HEADER}
