@@ -69,13 +69,11 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
         out.push_str(&installed);
     }
     out.push_str("Initializing provider plugins...\n");
-    out.push_str(&providers(
-        &module,
-        req.path,
-        req.upgrade,
-        drivers,
-        sources,
-    )?);
+    if let Err(d) = providers(&module, (req.path, req.upgrade), drivers, sources, &mut out) {
+        // What was done comes before what stopped it, as Terraform says it.
+        print!("{out}");
+        return Err(d);
+    }
     out.push_str("\nstrata has been successfully initialized!\n");
     // As Terraform: a script (TF_IN_AUTOMATION set) is not told what to
     // type next.
@@ -168,14 +166,15 @@ fn keep_backend_settings(
 }
 
 /// The providers the configuration needs: each served by a driver built
-/// in, or installed as a plugin (`install::providers`).
+/// in, or installed as a plugin (`install::providers`); what is done is
+/// said in `said` as it goes.
 fn providers(
     root: &Module,
-    root_dir: &Path,
-    upgrade: bool,
+    (root_dir, upgrade): (&Path, bool),
     drivers: &Drivers,
     sources: &mut Sources,
-) -> Result<String, Diags> {
+    said: &mut String,
+) -> Result<(), Diags> {
     let built_in: Vec<String> = drivers
         .all()
         .map(|d| crate::builtin::source_of(d.as_ref()))
@@ -183,7 +182,6 @@ fn providers(
     let mut wanted: BTreeMap<String, Wanted> = BTreeMap::new();
     needed(root, drivers, &mut wanted);
     let serving = super::serving::Serving::decide(root, drivers);
-    let mut said = String::new();
     let mut plugins = Vec::new();
     let mut served = Vec::new();
     for (source, w) in wanted {
@@ -192,7 +190,8 @@ fn providers(
             continue;
         }
         if !serving.needs(&source) {
-            said.push_str(&format!("- {source} is built in to strata\n"));
+            let shown = crate::install::providers::shown(&source);
+            said.push_str(&format!("- {shown} is built in to strata\n"));
             served.push(source);
             continue;
         }
@@ -200,15 +199,13 @@ fn providers(
             None => "every type".to_string(),
             Some(types) => types.join(", "),
         };
+        let shown = crate::install::providers::shown(&source);
         said.push_str(&format!(
-            "- {source} is built in to strata; its plugin serves {what}\n"
+            "- {shown} is built in to strata; its plugin serves {what}\n"
         ));
         plugins.push(w);
     }
-    said.push_str(&crate::install::providers::install(
-        root_dir, &plugins, &served, upgrade, sources,
-    )?);
-    Ok(said)
+    crate::install::providers::install(root_dir, &plugins, &served, upgrade, sources, said)
 }
 
 /// What `m` and the modules it calls need (see [`module_needs`]), with

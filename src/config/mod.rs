@@ -311,7 +311,7 @@ impl Module {
     /// else Terraform's implied `registry.terraform.io/hashicorp/NAME`.
     pub fn provider_source(&self, name: &str) -> String {
         self.declared_source(name)
-            .unwrap_or_else(|| strata_state::provider_source(name))
+            .unwrap_or_else(|| format!("registry.terraform.io/hashicorp/{name}"))
     }
 
     pub fn variable(&self, name: &str) -> Option<&Variable> {

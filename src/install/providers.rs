@@ -60,6 +60,14 @@ pub fn platform() -> String {
     format!("{}_{arch}", std::env::consts::OS)
 }
 
+/// A provider address as Terraform shows it: without the default
+/// registry's host (`hashicorp/aws`).
+pub fn shown(source: &str) -> &str {
+    source
+        .strip_prefix("registry.terraform.io/")
+        .unwrap_or(source)
+}
+
 /// Where `source` at `version` is installed under the data directory.
 pub fn package_dir(root_dir: &Path, source: &str, version: &str) -> PathBuf {
     data_dir(root_dir)
@@ -147,14 +155,16 @@ fn failed(w: &Wanted, summary: &str, detail: String) -> Diag {
 }
 
 /// Installs every provider in `wanted`, keeps the lock file, and says
-/// what it did in Terraform's words.
+/// what it did in Terraform's words, in `said` as it goes (so what was
+/// done is there when something fails).
 pub fn install(
     root_dir: &Path,
     wanted: &[Wanted],
     built_in: &[String],
     upgrade: bool,
     sources: &mut Sources,
-) -> Result<String, Diags> {
+    said: &mut String,
+) -> Result<(), Diags> {
     let cli = CliConfig::read(sources)?;
     let http = super::client(&cli)?;
     let mut run = Installer {
@@ -168,12 +178,10 @@ pub fn install(
     };
     let mut lock = LockFile::read(root_dir, sources)?;
     let before = lock.clone();
-    let mut said = String::new();
     let mut diags = Diags::default();
     for w in wanted {
-        match run.one(w, &mut lock) {
-            Ok(text) => said.push_str(&text),
-            Err(d) => diags.push(d),
+        if let Err(d) = run.one(w, &mut lock, said) {
+            diags.push(d);
         }
     }
     if !diags.is_empty() {
@@ -193,7 +201,7 @@ pub fn install(
         lock.write(root_dir)?;
         said.push_str(if created { CREATED } else { "" });
     }
-    Ok(said)
+    Ok(())
 }
 
 const CREATED: &str = "strata has created a lock file .terraform.lock.hcl to record the provider
@@ -231,8 +239,9 @@ struct Placed {
 }
 
 impl Installer<'_, '_> {
-    fn one(&mut self, w: &Wanted, lock: &mut LockFile) -> Result<String, Diag> {
+    fn one(&mut self, w: &Wanted, lock: &mut LockFile, said: &mut String) -> Result<(), Diag> {
         let source = &w.source;
+        let shown = shown(source);
         let constraints = w.constraint_text();
         let allowed = match &constraints {
             Some(text) => Some(
@@ -247,19 +256,18 @@ impl Installer<'_, '_> {
             .get(source)
             .cloned()
             .filter(|l| !upgrade && allowed.as_ref().is_none_or(|c| c.allows(&l.version)));
-        let mut said = String::new();
         let mut offered = None;
         let version = match &locked {
             Some(l) => {
                 said.push_str(&format!(
-                    "- Reusing previous version of {source} from the dependency lock file\n"
+                    "- Reusing previous version of {shown} from the dependency lock file\n"
                 ));
                 l.version.clone()
             }
             None => {
                 said.push_str(&match &constraints {
-                    Some(c) => format!("- Finding {source} versions matching {c:?}...\n"),
-                    None => format!("- Finding latest version of {source}...\n"),
+                    Some(c) => format!("- Finding {shown} versions matching {c:?}...\n"),
+                    None => format!("- Finding latest version of {shown}...\n"),
                 });
                 let all = self.offered(w)?;
                 let versions = all.iter().map(|(v, _)| v.as_str());
@@ -269,10 +277,16 @@ impl Installer<'_, '_> {
                 };
                 let chosen = newest.map(str::to_string).ok_or_else(|| {
                     let have: Vec<&str> = all.iter().map(|(v, _)| v.as_str()).collect();
+                    let why = match have.is_empty() {
+                        true => format!("provider {source} was not found in any of the search locations"),
+                        false => format!(
+                            "no available releases match the given constraints {} (found {})",
+                            constraints.as_deref().unwrap_or("(none)"),
+                            have.join(", ")
+                        ),
+                    };
                     failed(w, "Failed to query available provider packages", format!(
-                        "Could not retrieve the list of available versions for provider {source}: no available releases match the given constraints {}{}",
-                        constraints.as_deref().unwrap_or("(none)"),
-                        if have.is_empty() { String::new() } else { format!(" (found {})", have.join(", ")) },
+                        "Could not retrieve the list of available versions for provider {shown}: {why}"
                     ))
                 })?;
                 offered = Some(all);
@@ -283,18 +297,18 @@ impl Installer<'_, '_> {
         if locked.is_some() && dest.is_dir() {
             check(w, &dest, locked.as_ref())?;
             said.push_str(&format!(
-                "- Using previously-installed {source} v{version}\n"
+                "- Using previously-installed {shown} v{version}\n"
             ));
-            return Ok(said);
+            return Ok(());
         }
-        said.push_str(&format!("- Installing {source} v{version}...\n"));
+        said.push_str(&format!("- Installing {shown} v{version}...\n"));
         let offered = match offered {
             Some(o) => o,
             None => self.offered(w)?,
         };
         let Some((_, package)) = offered.iter().find(|(v, _)| *v == version) else {
             return Err(failed(w, "Failed to install provider", format!(
-                "The dependency lock file selects {source} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
+                "The dependency lock file selects {shown} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
             )));
         };
         let placed = self
@@ -303,7 +317,7 @@ impl Installer<'_, '_> {
                 failed(
                     w,
                     "Failed to install provider",
-                    format!("Error while installing {source} v{version}: {why}"),
+                    format!("Error while installing {shown} v{version}: {why}"),
                 )
             })?;
         let hash = check(w, &dest, locked.as_ref())?;
@@ -315,7 +329,7 @@ impl Installer<'_, '_> {
             None if placed.verified => "verified checksum".to_string(),
             None => "unauthenticated".to_string(),
         };
-        said.push_str(&format!("- Installed {source} v{version} ({how})\n"));
+        said.push_str(&format!("- Installed {shown} v{version} ({how})\n"));
         let mut hashes = locked.map(|l| l.hashes).unwrap_or_default();
         for h in std::iter::once(hash).chain(placed.zh) {
             if !hashes.contains(&h) {
@@ -331,7 +345,7 @@ impl Installer<'_, '_> {
                 hashes,
             },
         );
-        Ok(said)
+        Ok(())
     }
 
     /// Every version the methods (and the plugin cache) offer for `w`,
