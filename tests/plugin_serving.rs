@@ -225,10 +225,18 @@ fn scenario() {
         labelled.join(".terraform.lock.hcl").exists(),
         "the plugin is locked"
     );
-    let out = lab.ok(&labelled, &["plan"]);
+    let out = lab.ok(&labelled, &["plan", "-out=saved.plan"]);
     assert!(
         out.contains(&format!("Provider plugins serve, in place of strata's own drivers:\n  - stratatest_object ({SOURCE})\n")),
         "{out}"
+    );
+    // The plan JSON says it too, for what reads plans.
+    let shown: serde_json::Value =
+        serde_json::from_str(&lab.ok(&labelled, &["show", "-json", "saved.plan"])).unwrap();
+    assert_eq!(
+        shown["plugin_served"],
+        serde_json::json!([{"provider": SOURCE, "types": ["stratatest_object"]}]),
+        "{shown}"
     );
     lab.ok(&labelled, &["apply", "-auto-approve"]);
     assert_eq!(made(&labelled), (2, String::new()), "the plugin made both");

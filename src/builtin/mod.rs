@@ -256,19 +256,19 @@ impl Drivers {
             .find_map(|d| d.data_schemas().get(type_name).map(|s| (d, s)))
     }
 
-    /// What provider plugins serve in place of native drivers, a line
-    /// each (`aws_kms_key, aws_eks_cluster (registry.terraform.io/hashicorp/aws)`),
-    /// for the plan to say.
-    pub fn plugin_served(&self) -> Vec<String> {
+    /// What provider plugins serve in place of native drivers, for the
+    /// plan to say: each provider's plugin, with the types it serves
+    /// (`None`: every type).
+    pub fn plugin_served(&self) -> Vec<(String, Option<Vec<String>>)> {
         let whole = self
             .list
             .iter()
             .filter(|d| self.whole.contains(&identity(d)))
-            .map(|d| format!("every type of {}", source_of(d.as_ref())));
-        let routed = self.routes.iter().map(|(d, types)| {
-            let names: Vec<&str> = types.iter().map(String::as_str).collect();
-            format!("{} ({})", names.join(", "), source_of(d.as_ref()))
-        });
+            .map(|d| (source_of(d.as_ref()), None));
+        let routed = self
+            .routes
+            .iter()
+            .map(|(d, types)| (source_of(d.as_ref()), Some(types.iter().cloned().collect())));
         whole.chain(routed).collect()
     }
 }

@@ -438,16 +438,24 @@ fn lock_within(
     }
 }
 
+/// Which types provider plugins serve in place of strata's own drivers.
+fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed> {
+    drivers
+        .plugin_served()
+        .into_iter()
+        .map(|(provider, types)| crate::plan::PluginServed { provider, types })
+        .collect()
+}
+
 /// Which types provider plugins serve in place of strata's own drivers,
 /// said before the plan (empty when none do).
-fn plugin_note(drivers: &Drivers) -> String {
-    let served = drivers.plugin_served();
-    if served.is_empty() {
+fn plugin_note(plan: &Plan) -> String {
+    if plan.plugin_served.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nProvider plugins serve, in place of strata's own drivers:\n");
-    for line in served {
-        out.push_str(&format!("  - {line}\n"));
+    for served in &plan.plugin_served {
+        out.push_str(&format!("  - {}\n", served.line()));
     }
     out.push('\n');
     out
@@ -580,6 +588,7 @@ fn make_plan(
         plan.variables.remove(&v.name);
     }
     plan.placements = p.expansion.placements().cloned().collect();
+    plan.plugin_served = plugin_served(drivers);
     Ok(plan)
 }
 
@@ -681,7 +690,7 @@ pub fn plan(
         false => {
             if format == Format::Human {
                 print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
-                print!("{}", plugin_note(drivers));
+                print!("{}", plugin_note(&plan));
             }
             print!("{}", render(&plan, format));
             warn(&plan.warnings, sources, format == Format::Human);
@@ -880,6 +889,8 @@ fn saved_plan(path: &Path, drivers: &Drivers) -> Result<Option<Saved>, Diags> {
     })?;
     let plan = &saved.plan;
     saved.plan.schemas = Schemas::gather(plan.changes.iter().chain(&plan.drift), drivers);
+    // Like the schemas, which served what is this run's drivers'.
+    saved.plan.plugin_served = plugin_served(drivers);
     Ok(Some(saved))
 }
 
@@ -1020,7 +1031,7 @@ pub fn apply(
                 }
                 false => {
                     print!("{}", crate::render::human::refreshing(&plan, opts.refresh));
-                    print!("{}", plugin_note(drivers));
+                    print!("{}", plugin_note(&plan));
                     print!("{}", crate::render::human::plan(&plan));
                     warn(scoped.as_slice(), sources, true);
                 }

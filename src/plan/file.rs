@@ -289,6 +289,7 @@ impl Saved {
                     None => Cost::default(),
                 },
                 placements: Vec::new(),
+                plugin_served: Vec::new(),
                 scope: Scope {
                     targets: targets("targets")?,
                     excludes: targets("excludes")?,

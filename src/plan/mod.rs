@@ -211,6 +211,25 @@ impl OutputChange {
     }
 }
 
+/// A provider's plugin serving types strata has drivers of its own for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginServed {
+    pub provider: String,
+    /// The types it serves (`data.TYPE` for data sources); `None`: every
+    /// type of the provider.
+    pub types: Option<Vec<String>>,
+}
+
+impl PluginServed {
+    /// `aws_kms_key, aws_eks_cluster (registry.terraform.io/hashicorp/aws)`.
+    pub fn line(&self) -> String {
+        match &self.types {
+            None => format!("every type of {}", self.provider),
+            Some(types) => format!("{} ({})", types.join(", "), self.provider),
+        }
+    }
+}
+
 /// Everything apply needs, and what every rendering shows.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -239,6 +258,9 @@ pub struct Plan {
     /// Where each cluster node pool with `nodes` puts them (the engine
     /// fills this from the expansion).
     pub placements: Vec<crate::placement::Decision>,
+    /// Which types provider plugins serve in place of strata's own
+    /// drivers (the engine fills this from the drivers).
+    pub plugin_served: Vec<PluginServed>,
     /// What `-target` or `-exclude` narrowed the plan to: the apply walks
     /// the same part of the graph.
     pub scope: Scope,

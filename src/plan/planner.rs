@@ -267,6 +267,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         schemas,
         cost,
         placements: Vec::new(),
+        plugin_served: Vec::new(),
         scope: req.scope.clone(),
         refresh_only: req.refresh_only,
         untouched,

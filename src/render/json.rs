@@ -419,6 +419,16 @@ pub fn plan(p: &Plan, language: &str) -> String {
             crate::placement::to_json(&p.placements),
         );
     }
+    // Which served what, where a provider's plugin serves types in place
+    // of strata's own driver.
+    if !p.plugin_served.is_empty() {
+        let served: Vec<Json> = p
+            .plugin_served
+            .iter()
+            .map(|s| json!({"provider": s.provider, "types": s.types}))
+            .collect();
+        out.insert("plugin_served".into(), Json::Array(served));
+    }
     out.insert("timestamp".into(), json!(timestamp));
     // A narrowed plan leaves changes for a later one.
     out.insert("applyable".into(), json!(p.applyable()));
