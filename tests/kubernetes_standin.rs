@@ -262,8 +262,10 @@ fn a_gpu_operator_stack_applies_reads_back_and_shows_drift() {
 /// `values` as the official helm provider takes them, a list of documents
 /// (here JSON, which the stand-in helm reads): each a values file, later
 /// ones winning; the release read back plans no changes; a value changed
-/// with helm by hand is drift. The chart comes from an OCI registry, given
-/// to helm by its full reference (helm's `--repo` takes no OCI URL).
+/// with helm by hand is drift. The chart comes from a private OCI
+/// registry: given to helm by its full reference (helm's `--repo` takes no
+/// OCI URL), after a `helm registry login` that reads the password on its
+/// standard input, never on a command line.
 #[test]
 fn helm_values_as_a_list_of_documents_and_an_oci_chart() {
     let (k, dir) = setup("values-list");
@@ -281,14 +283,27 @@ resource "helm_release" "gpu_operator" {
   repository       = "oci://registry.strata.test/nvidia"
   namespace        = "gpu-operator"
   create_namespace = true
+
+  repository_username = "robot"
+  repository_password = var.registry_password
   values = [
     jsonencode({ driver = { enabled = true, version = "570.124.06" }, mig = { strategy = "single" } }),
     jsonencode({ driver = { version = "575.51.03" } }),
   ]
 }
 "#;
-    std::fs::write(dir.join("main.tf"), config).expect("config");
-    let (status, out) = strata(&dir, true, &["apply", "--auto-approve"]);
+    let with_password = |password: &str| {
+        let variable =
+            format!("variable \"registry_password\" {{\n  default = \"{password}\"\n}}\n");
+        std::fs::write(dir.join("main.tf"), format!("{variable}{config}")).expect("config");
+        let mut c = command(&dir, true, &["apply", "--auto-approve"]);
+        c.env("STANDIN_HELM_REGISTRY", "registry.strata.test=robot:s3cret");
+        common::output(c)
+    };
+    let (status, out) = with_password("wrong");
+    assert_eq!(status, 1, "{out}");
+    assert!(out.contains("401 Unauthorized"), "{out}");
+    let (status, out) = with_password("s3cret");
     assert_eq!(status, 0, "{out}");
     let policy = k
         .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
@@ -300,6 +315,10 @@ resource "helm_release" "gpu_operator" {
     assert!(
         log.contains("\"oci://registry.strata.test/nvidia/gpu-operator\"")
             && !log.contains("--repo"),
+        "{log}"
+    );
+    assert!(
+        log.contains("\"login\"") && !log.contains("s3cret"),
         "{log}"
     );
     let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);

@@ -177,6 +177,17 @@ impl Release {
     }
 
     async fn run(&self, c: &HelmCtx, op: &str, args: Vec<String>) -> Result<(), DriverError> {
+        self.run_with(c, op, args, None).await
+    }
+
+    /// Runs helm with `args`, and `input` on its standard input.
+    async fn run_with(
+        &self,
+        c: &HelmCtx,
+        op: &str,
+        args: Vec<String>,
+        input: Option<&str>,
+    ) -> Result<(), DriverError> {
         let helm = helm_binary()?;
         let source = c.source.clone().map_err(|e| DriverError::InvalidConfig {
             type_name: RELEASE.into(),
@@ -211,9 +222,24 @@ impl Release {
                 _file = Some(f);
             }
         }
-        cmd.stdin(std::process::Stdio::null());
-        let out = cmd
-            .output()
+        cmd.stdin(match input {
+            Some(_) => std::process::Stdio::piped(),
+            None => std::process::Stdio::null(),
+        });
+        cmd.stdout(std::process::Stdio::piped());
+        cmd.stderr(std::process::Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| err(format!("cannot run {}: {e}", helm.display())))?;
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            use tokio::io::AsyncWriteExt;
+            stdin
+                .write_all(text.as_bytes())
+                .await
+                .map_err(|e| err(format!("cannot write to helm: {e}")))?;
+        }
+        let out = child
+            .wait_with_output()
             .await
             .map_err(|e| err(format!("cannot run {}: {e}", helm.display())))?;
         if out.status.success() {
@@ -269,6 +295,8 @@ impl Release {
         for f in &files {
             args.extend(["--values".into(), f.path().display().to_string()]);
         }
+        // Kept until helm is done: the registry login it reads.
+        let _login = self.credentials(c, &op, tf, &mut args).await?;
         if let Some(r) = tf["repository"].as_str().filter(|r| !is_oci(r)) {
             args.extend(["--repo".into(), r.into()]);
         }
@@ -302,6 +330,67 @@ impl Release {
             });
         }
         Ok(keep_typed(self.state(&release, tf)?, planned, "values"))
+    }
+}
+
+impl Release {
+    /// The repository's credentials, as helm takes them: for an OCI
+    /// registry a `helm registry login` (the password on its standard
+    /// input) into a registry configuration of this run's own, which the
+    /// upgrade is given; for an HTTP repository `--username` and
+    /// `--password`, the only way helm takes them for one.
+    async fn credentials(
+        &self,
+        c: &HelmCtx,
+        op: &str,
+        tf: &Json,
+        args: &mut Vec<String>,
+    ) -> Result<Option<tempfile::NamedTempFile>, DriverError> {
+        let (Some(user), Some(password)) = (
+            tf["repository_username"].as_str(),
+            tf["repository_password"].as_str(),
+        ) else {
+            return Ok(None);
+        };
+        let repository = tf["repository"].as_str().unwrap_or_default();
+        if !is_oci(repository) {
+            args.extend([
+                "--username".into(),
+                user.into(),
+                "--password".into(),
+                password.into(),
+            ]);
+            return Ok(None);
+        }
+        let config = tempfile::Builder::new()
+            .prefix("strata-registry-")
+            .suffix(".json")
+            .tempfile()
+            .map_err(|e| DriverError::Api {
+                operation: op.to_string(),
+                detail: format!("cannot make a registry configuration for helm: {e}"),
+                retryable: false,
+            })?;
+        let path = config.path().display().to_string();
+        let host = repository
+            .trim_start_matches("oci://")
+            .split('/')
+            .next()
+            .unwrap_or_default();
+        let login = [
+            "registry",
+            "login",
+            host,
+            "--username",
+            user,
+            "--password-stdin",
+            "--registry-config",
+            &path,
+        ];
+        let login = login.iter().map(|a| a.to_string()).collect();
+        self.run_with(c, op, login, Some(password)).await?;
+        args.extend(["--registry-config".into(), path]);
+        Ok(Some(config))
     }
 }
 
@@ -376,6 +465,8 @@ impl Kind<HelmCtx> for Release {
             ("name", A::required(Type::String, "The release name.").force_new()),
             ("chart", A::required(Type::String, "The chart: a name in `repository`, repo/name, a path or an OCI URL.")),
             ("repository", A::optional(Type::String, "The chart repository's URL.")),
+            ("repository_username", A::optional(Type::String, "The user name the repository or OCI registry takes.")),
+            ("repository_password", A::optional(Type::String, "The password the repository or OCI registry takes.").sensitive()),
             ("version", A::optional(Type::String, "The chart version; the latest when not set.").and_computed()),
             ("namespace", A::optional(Type::String, "The namespace (default).").force_new()),
             ("create_namespace", A::optional(Type::Bool, "Create the namespace when it is not there.")),

@@ -12,6 +12,10 @@ that matters to strata: the ClusterPolicy CRD and a ClusterPolicy
 
 Every call is appended as a JSON line to $STANDIN_HELM_LOG when set.
 $STANDIN_HELM_FAIL=upgrade makes `upgrade` fail, as a broken chart would.
+$STANDIN_HELM_REGISTRY=HOST=USER:PASSWORD makes the OCI registry HOST
+private: `registry login` (password on stdin) records the credentials in
+the --registry-config file as helm does, and an upgrade of a chart from
+HOST is refused unless its --registry-config holds them.
 """
 import base64, gzip, json, os, shutil, ssl, subprocess, sys, tempfile, urllib.error, urllib.parse, urllib.request
 
@@ -22,7 +26,8 @@ def die(msg):
 def parse(argv):
     flags, pos, i = {}, [], 0
     takes = {"--namespace", "-n", "--kubeconfig", "--kube-context", "--repo", "--version",
-             "--values", "-f", "--timeout", "--set", "--output", "-o"}
+             "--values", "-f", "--timeout", "--set", "--output", "-o", "--username",
+             "--password", "--registry-config"}
     while i < len(argv):
         a = argv[i]
         if "=" in a and a.startswith("--") and a.split("=", 1)[0] in takes:
@@ -180,10 +185,50 @@ def gpu_operator(cl, values, version):
               "spec": spec}
     cl.apply("/apis/nvidia.com/v1/clusterpolicies/cluster-policy", policy)
 
+def private_registry():
+    """(host, "user:password") of the private registry, if there is one."""
+    spec = os.environ.get("STANDIN_HELM_REGISTRY", "")
+    host, _, creds = spec.partition("=")
+    return (host, creds) if host else (None, None)
+
+def registry_login(flags, pos):
+    if len(pos) < 3:
+        die('"helm registry login" requires 1 argument')
+    host, user = pos[2], one(flags, "--username")
+    if "--password-stdin" not in flags:
+        die("the stand-in takes the password on stdin only")
+    password = sys.stdin.read().strip()
+    want_host, want = private_registry()
+    if host == want_host and "%s:%s" % (user, password) != want:
+        die("login attempt to https://%s/v2/ failed with status: 401 Unauthorized" % host)
+    config = one(flags, "--registry-config")
+    auths = {}
+    if config and os.path.exists(config) and os.path.getsize(config) > 0:
+        auths = json.load(open(config)).get("auths", {})
+    auths[host] = {"auth": base64.b64encode(("%s:%s" % (user, password)).encode()).decode()}
+    if config:
+        with open(config, "w") as f:
+            json.dump({"auths": auths}, f)
+    print("Login Succeeded")
+
+def check_registry(flags, chart):
+    """Refuses a chart from the private registry without its login."""
+    host, want = private_registry()
+    if not host or not chart.startswith("oci://%s/" % host):
+        return
+    config = one(flags, "--registry-config")
+    auths = {}
+    if config and os.path.exists(config) and os.path.getsize(config) > 0:
+        auths = json.load(open(config)).get("auths", {})
+    given = base64.b64decode(auths.get(host, {}).get("auth", "")).decode()
+    if given != want:
+        die("failed to authorize: failed to fetch anonymous token: unexpected status from GET request to https://%s/v2/: 401 Unauthorized" % host)
+
 def upgrade(flags, pos):
     if len(pos) < 3:
         die('"helm upgrade" requires 2 arguments')
     name, chart = pos[1], pos[2]
+    check_registry(flags, chart)
     repo = one(flags, "--repo") or ""
     if repo.startswith("oci://"):
         die('looks like "%s" is not a valid chart repository or cannot be reached: '
@@ -273,6 +318,8 @@ def main():
         print("v3.17.0+standin")
     elif cmd == "upgrade":
         upgrade(flags, pos)
+    elif cmd == "registry" and len(pos) > 1 and pos[1] == "login":
+        registry_login(flags, pos)
     elif cmd == "uninstall":
         uninstall(flags, pos)
     elif cmd == "get" and len(pos) > 2 and pos[1] == "values":
