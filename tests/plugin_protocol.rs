@@ -687,6 +687,68 @@ output "slug" {{
     });
 }
 
+/// The children of process `pid` (Linux's /proc).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let child: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid …`: the fields after the name.
+            let after = stat.rsplit_once(')')?.1;
+            let ppid: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == pid).then_some(child)
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// A strata killed outright (SIGKILL, no chance to stop anything) takes
+/// its provider plugins with it, as one that ends any other way does.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_strata_leaves_no_provider_running() {
+    let lab = Lab::new("killed");
+    let config = format!("{HEADER}\nresource \"time_sleep\" \"wait\" {{\n  create_duration = \"120s\"\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name       = \"after\"\n  depends_on = [time_sleep.wait]\n}}\n");
+    let dir = lab.work_with("strata", &config);
+    lab.ok("strata", &dir, &["init", "-no-color"]);
+    let mut strata = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["apply", "-auto-approve", "-no-color"])
+        .current_dir(&dir)
+        .env("TF_CLI_CONFIG_FILE", &lab.cli)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let plugins = loop {
+        let found = children(strata.id());
+        if !found.is_empty() || started.elapsed() > std::time::Duration::from_secs(60) {
+            break found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(!plugins.is_empty(), "strata started no provider");
+    strata.kill().unwrap();
+    strata.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while plugins.iter().any(|&p| alive(p)) && killed.elapsed() < std::time::Duration::from_secs(20)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<u32> = plugins.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "providers left running: {left:?}");
+}
+
 /// A state as Terraform writes it, holding one object `a` of `type_name`
 /// stored at schema version 0.
 fn state_of(type_name: &str, attributes: &Json) -> Json {

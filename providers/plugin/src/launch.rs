@@ -213,7 +213,9 @@ impl Running {
 
 fn spawn(launch: &Launch, identity: &Identity) -> std::io::Result<Child> {
     let versions: Vec<String> = launch.versions.iter().map(u32::to_string).collect();
-    Command::new(&launch.program)
+    let mut command = Command::new(&launch.program);
+    die_with_parent(&mut command);
+    command
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .env(handshake::MAGIC_COOKIE_KEY, handshake::MAGIC_COOKIE_VALUE)
         .env(handshake::PROTOCOL_VERSIONS_KEY, versions.join(","))
@@ -227,6 +229,24 @@ fn spawn(launch: &Launch, identity: &Identity) -> std::io::Result<Child> {
         .kill_on_drop(true)
         .spawn()
 }
+
+/// A strata killed by a signal takes its providers with it too (every
+/// other ending drops the child, which kills it): the kernel sends SIGTERM
+/// when the thread that started the provider ends, a worker of the plugin
+/// driver's runtime, which lives as long as the driver.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command) {
+    // SAFETY: prctl is async-signal-safe and changes only the child.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}
 
 async fn keep_lines(from: impl AsyncRead + Unpin, log: ProviderLog) {
     keep_lines_of(BufReader::new(from).lines(), log).await
