@@ -45,8 +45,7 @@ fn identity(driver: &Arc<dyn Driver>) -> usize {
 /// `provider["registry.terraform.io/hashicorp/aws"]` → the inner part.
 pub fn source_of(driver: &dyn Driver) -> String {
     let address = driver.provider_address();
-    let inner = address.trim_start_matches("provider[\"");
-    inner.trim_end_matches("\"]").to_string()
+    strata_state::provider_of_config(&address).to_string()
 }
 
 /// What a provider plugin serves beside a native driver of the same

@@ -496,6 +496,9 @@ fn read_waits(b: &mut Builder) {
         .node_indices()
         .filter(|&n| b.graph[n].kind == NodeKind::Data)
         .collect();
+    // What a call's depends_on reaches, once per call however many data
+    // sources are inside it.
+    let mut by_call: HashMap<NodeIndex, Vec<NodeIndex>> = HashMap::new();
     for d in data {
         let mut found = BTreeSet::new();
         for w in of.get(&d).into_iter().flatten() {
@@ -513,15 +516,20 @@ fn read_waits(b: &mut Builder) {
             let Some(&c) = b.index.get(&call) else {
                 continue;
             };
-            for w in of.get(&c).into_iter().flatten() {
-                let reached = match w {
-                    Wait::DependsOn(a) => named(b, a),
-                    Wait::DependsOnModule(p) => under(b, p),
-                    Wait::Reference(_) => Vec::new(),
-                };
-                found.extend(ancestors(&b.graph, &reached));
-                found.extend(reached);
-            }
+            let reached = by_call.entry(c).or_insert_with(|| {
+                let mut reached = Vec::new();
+                for w in of.get(&c).into_iter().flatten() {
+                    match w {
+                        Wait::DependsOn(a) => reached.extend(named(b, a)),
+                        Wait::DependsOnModule(p) => reached.extend(under(b, p)),
+                        Wait::Reference(_) => {}
+                    }
+                }
+                let mut all = ancestors(&b.graph, &reached);
+                all.extend(reached);
+                all
+            });
+            found.extend(reached.iter().copied());
         }
         let mut waits: Vec<ResourceAddr> = found
             .into_iter()

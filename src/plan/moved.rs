@@ -222,13 +222,7 @@ fn convert(p: &mut PriorInstance, old: &Address, drivers: &Drivers) -> Result<()
         // The plan reports a type nothing serves.
         return Ok(());
     };
-    let source_provider = p
-        .provider
-        .trim_start_matches("provider[\"")
-        .split("\"]")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let source_provider = strata_state::provider_of_config(&p.provider).to_string();
     let json = match p.as_stored.take() {
         Some(stored) => stored.json,
         None => p

@@ -170,9 +170,32 @@ pub fn decode_state(
             id: r.id.clone(),
             key: i.index_key.clone(),
         };
-        let prior = |value, schema_version, as_stored| PriorInstance {
+        let text = i.attributes.text();
+        let (value, schema_version, as_stored) = match served {
+            None => {
+                let stored = AsStored {
+                    json: text.to_string(),
+                    sensitive: i.sensitive_attributes.clone(),
+                };
+                (Value::null(), i.schema_version, Some(stored))
+            }
+            Some(served) => {
+                let decoded = decode_object(
+                    &r.id.type_name,
+                    text,
+                    &i.sensitive_attributes,
+                    i.schema_version,
+                    served,
+                );
+                match decoded {
+                    Ok((value, version)) => (value, version, None),
+                    Err(e) => return Err(not_fitting(&addr, e)),
+                }
+            }
+        };
+        Ok(PriorInstance {
             value,
-            addr: addr.clone(),
+            addr,
             deposed: i.deposed.clone(),
             provider: r.provider.clone(),
             schema_version,
@@ -181,26 +204,7 @@ pub fn decode_state(
             create_before_destroy: i.create_before_destroy,
             tainted: i.status.as_deref() == Some("tainted"),
             as_stored,
-        };
-        let text = i.attributes.text();
-        let Some(served) = served else {
-            let stored = AsStored {
-                json: text.to_string(),
-                sensitive: i.sensitive_attributes.clone(),
-            };
-            return Ok(prior(Value::null(), i.schema_version, Some(stored)));
-        };
-        let decoded = decode_object(
-            &r.id.type_name,
-            text,
-            &i.sensitive_attributes,
-            i.schema_version,
-            served,
-        );
-        match decoded {
-            Ok((value, version)) => Ok(prior(value, version, None)),
-            Err(e) => Err(not_fitting(&addr, e)),
-        }
+        })
     });
     let mut out = Vec::with_capacity(decoded.len());
     for d in decoded {

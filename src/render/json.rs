@@ -74,16 +74,6 @@ fn shaped_unknowns(m: Json, v: &Value) -> Json {
     }
 }
 
-/// The provider's address, as Terraform's plan JSON names it: without the
-/// configuration's alias or module (`module.m.provider["registry.terraform.io/hashicorp/aws"].east`
-/// → `registry.terraform.io/hashicorp/aws`).
-fn provider_name(p: &str) -> String {
-    p.split_once("provider[\"")
-        .and_then(|(_, s)| s.split_once("\"]"))
-        .map_or(p, |(address, _)| address)
-        .to_string()
-}
-
 fn identity(c: &ResourceChange, out: &mut Map<String, Json>) {
     out.insert("address".into(), json!(c.addr.to_string()));
     if !c.addr.id.module.is_root() {
@@ -108,7 +98,10 @@ fn identity(c: &ResourceChange, out: &mut Map<String, Json>) {
         }
         None => {}
     }
-    out.insert("provider_name".into(), json!(provider_name(&c.provider)));
+    out.insert(
+        "provider_name".into(),
+        json!(strata_state::provider_of_config(&c.provider)),
+    );
 }
 
 pub(crate) fn resource_change(c: &ResourceChange) -> Json {

@@ -41,19 +41,14 @@ fn call(
     args: Vec<Value>,
 ) -> Result<Value, CallFailure> {
     let least = sig.params.len();
-    if args.len() < least {
+    let too_many = args.len() > least && sig.variadic.is_none();
+    if args.len() < least || too_many {
         let text = format!(
             "the function takes {least} argument(s), and {} were given",
             args.len()
         );
-        return Err(failure(text, None));
-    }
-    if args.len() > least && sig.variadic.is_none() {
-        let text = format!(
-            "the function takes {least} argument(s), and {} were given",
-            args.len()
-        );
-        return Err(failure(text, Some(least)));
+        // Too many: the first one too many is at fault.
+        return Err(failure(text, too_many.then_some(least)));
     }
     let mut converted = Vec::with_capacity(args.len());
     let mut unknown = false;

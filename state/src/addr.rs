@@ -393,6 +393,17 @@ mod tests {
         }
         assert!(ResourceAddr::parse("t.n[0]").is_none());
     }
+
+    #[test]
+    fn a_provider_configuration_names_its_provider() {
+        let aws = "registry.terraform.io/hashicorp/aws";
+        assert_eq!(provider_of_config(&format!("provider[\"{aws}\"]")), aws);
+        assert_eq!(
+            provider_of_config(&format!("module.m.provider[\"{aws}\"].east")),
+            aws
+        );
+        assert_eq!(provider_of_config(aws), aws);
+    }
 }
 
 /// A provider's source address in full, as state records it:
@@ -404,4 +415,16 @@ pub fn provider_source(source: &str) -> String {
         1 => format!("registry.terraform.io/{source}"),
         _ => source,
     }
+}
+
+/// The provider's address in a provider configuration's address as state
+/// records it, without the module or alias around it:
+/// `module.m.provider["registry.terraform.io/hashicorp/aws"].east` is
+/// `registry.terraform.io/hashicorp/aws` (text not of that form is
+/// returned whole).
+pub fn provider_of_config(config: &str) -> &str {
+    config
+        .split_once("provider[\"")
+        .and_then(|(_, rest)| rest.split_once("\"]"))
+        .map_or(config, |(address, _)| address)
 }

@@ -25,7 +25,8 @@ pub mod model;
 mod store;
 
 pub use addr::{
-    as_text, provider_source, Address, InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr,
+    as_text, provider_of_config, provider_source, Address, InstanceKey, Mode, ModulePath,
+    ModuleStep, ResourceAddr,
 };
 pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
 pub use error::StateError;
