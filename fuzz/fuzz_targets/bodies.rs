@@ -29,7 +29,7 @@ pub fn load_eval(data: &[u8]) {
         let _ = config::check::check_module(&module, &run, &[], &mut sources);
         for r in &module.resources {
             let mut diags = strata::diag::Diags::default();
-            let _ = strata::syntax::json::blocks_by_schema(&r.body, &|_| true, &mut diags);
+            let _ = strata::syntax::json::blocks_by_schema(&r.body, &|_| Some(0), &mut diags);
         }
     }
     let empty = Module::default();

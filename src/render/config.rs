@@ -59,14 +59,22 @@ fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String)
     out.push_str(&hcl_lines(&lines, depth));
     for (name, block) in &schema.blocks {
         let value = field(name);
-        let items: Vec<Value> = match (block.nesting, &value) {
+        // Each block with its header: the type, and a label when nested
+        // as a map.
+        let items: Vec<(String, Value)> = match (block.nesting, &value) {
             (_, v) if v.is_null() => Vec::new(),
-            (BlockNesting::Single, v) => vec![v.clone()],
-            (_, Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs)) => xs.to_vec(),
+            (BlockNesting::Single, v) => vec![(name.clone(), v.clone())],
+            (BlockNesting::Map, Value::Map(_, m) | Value::Object(m)) => m
+                .iter()
+                .map(|(k, v)| (format!("{name} {}", quoted(k)), v.clone()))
+                .collect(),
+            (_, Value::List(_, xs) | Value::Set(_, xs) | Value::Tuple(xs)) => {
+                xs.iter().map(|x| (name.clone(), x.clone())).collect()
+            }
             _ => Vec::new(),
         };
-        for item in items {
-            out.push_str(&format!("{pad}{name} {{\n"));
+        for (header, item) in items {
+            out.push_str(&format!("{pad}{header} {{\n"));
             body(&item, &block.schema, depth + 1, out);
             out.push_str(&format!("{pad}}}\n"));
         }

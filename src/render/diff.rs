@@ -468,6 +468,44 @@ fn key_list(vs: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// Which block of a type: by position, or (nested as a map) by label.
+enum BlockKey {
+    Index(usize),
+    Label(String),
+}
+
+/// The blocks of one type before and after, paired: by label when nested
+/// as a map, in order otherwise.
+fn block_pairs<'v>(
+    b: Option<&'v Value>,
+    a: Option<&'v Value>,
+    nesting: BlockNesting,
+) -> Vec<(BlockKey, Option<&'v Value>, Option<&'v Value>)> {
+    if nesting == BlockNesting::Map {
+        let empty = |v: Option<&'v Value>| v.and_then(|v| v.unmarked().entries());
+        let (bm, am) = (empty(b), empty(a));
+        let mut keys: Vec<&String> = bm.iter().chain(am.iter()).flat_map(|m| m.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let get = |m: Option<&'v Attrs>, k: &str| m.and_then(|m| m.get(k));
+        return keys
+            .into_iter()
+            .map(|k| (BlockKey::Label(k.clone()), get(bm, k), get(am, k)))
+            .collect();
+    }
+    let items = |v: Option<&'v Value>| -> Vec<&'v Value> {
+        match v.map(Value::unmarked) {
+            Some(Value::List(_, vs)) | Some(Value::Set(_, vs)) => vs.iter().collect(),
+            Some(v) if !v.is_null() && nesting == BlockNesting::Single => vec![v],
+            _ => Vec::new(),
+        }
+    };
+    let (bi, ai) = (items(b), items(a));
+    (0..bi.len().max(ai.len()))
+        .map(|i| (BlockKey::Index(i), bi.get(i).copied(), ai.get(i).copied()))
+        .collect()
+}
+
 /// A resource's attributes and blocks, `{` to `}` at `indent`: unchanged
 /// attributes hidden when updating (except `id`, `name` and `tags`, which
 /// say which object this is).
@@ -547,23 +585,28 @@ pub fn resource_body(
         }
         out.push_str(&l);
     }
+    hidden(skipped, "attribute", inner, out);
+    let has_attributes = width > 0;
     let mut skipped_blocks = 0;
     if let Some(schema) = schema {
         for (name, bs) in &schema.blocks {
-            let (bv, av) = (bm.get(name), am.get(name));
-            let items = |v: Option<&Value>| -> Vec<Value> {
-                match v.map(Value::unmarked) {
-                    Some(Value::List(_, vs)) | Some(Value::Set(_, vs)) => vs.clone(),
-                    Some(v) if !v.is_null() && bs.nesting == BlockNesting::Single => {
-                        vec![v.clone()]
-                    }
-                    _ => Vec::new(),
-                }
-            };
-            let (bi, ai) = (items(bv), items(av));
-            let n = bi.len().max(ai.len());
-            for i in 0..n {
-                let (x, y) = (bi.get(i), ai.get(i));
+            // Terraform sets each type's changed blocks apart from the
+            // attributes by a blank line.
+            let mut first = has_attributes;
+            if am.get(name).is_some_and(|y| !y.is_known()) {
+                let s = match bm.get(name) {
+                    Some(x) if !x.is_null() => Sym::Update,
+                    _ => Sym::Create,
+                };
+                let gap = if first { "\n" } else { "" };
+                out.push_str(&format!(
+                    "{gap}{}{} {name} (known after apply)\n",
+                    pad(inner),
+                    s.char()
+                ));
+                continue;
+            }
+            for (key, x, y) in block_pairs(bm.get(name), am.get(name), bs.nesting) {
                 let s = match (x, y) {
                     (Some(x), Some(y)) if equal(x, y) => Sym::Same,
                     (Some(_), Some(_)) => Sym::Update,
@@ -574,17 +617,26 @@ pub fn resource_body(
                     skipped_blocks += 1;
                     continue;
                 }
+                if std::mem::take(&mut first) {
+                    out.push('\n');
+                }
                 out.push_str(&pad(inner));
                 out.push(s.char());
                 out.push(' ');
                 out.push_str(name);
                 out.push(' ');
-                // A path through this block element (`node_config.0.x`)
-                // marks `x` inside it.
-                let index = i.to_string();
+                if let BlockKey::Label(label) = &key {
+                    out.push_str(&format!("{label:?} "));
+                }
+                // A path through this block (`node_config.0.x`, or
+                // `rule.http.x` for a labelled one) marks `x` inside it.
+                let step = match &key {
+                    BlockKey::Index(i) => i.to_string(),
+                    BlockKey::Label(label) => label.clone(),
+                };
                 let within: Vec<Vec<String>> = forces
                     .iter()
-                    .filter(|p| p.len() > 2 && p[0] == *name && p[1] == index)
+                    .filter(|p| p.len() > 2 && p[0] == *name && p[1] == step)
                     .map(|p| p[2..].to_vec())
                     .collect();
                 resource_body(x, y, Some(&bs.schema), &within, inner, out);
@@ -592,8 +644,10 @@ pub fn resource_body(
             }
         }
     }
-    hidden(skipped, "attribute", inner, out);
-    hidden(skipped_blocks, "block", inner, out);
+    if skipped_blocks > 0 {
+        out.push('\n');
+        hidden(skipped_blocks, "block", inner, out);
+    }
     out.push_str(&pad(indent + 2));
     out.push('}');
 }

@@ -718,10 +718,14 @@ fn has_template(s: &str) -> bool {
     s.contains("${") || s.contains("%{")
 }
 
-/// `body` with the arguments `is_block` names turned into nested blocks (and
-/// `dynamic` ones into `dynamic` blocks), for a JSON body whose schema is
-/// now known. Other bodies come back as they are.
-pub fn blocks_by_schema(body: &Body, is_block: &dyn Fn(&str) -> bool, diags: &mut Diags) -> Body {
+/// `body` with the arguments `block_labels` names turned into nested blocks
+/// with that many labels (and `dynamic` ones into `dynamic` blocks), for a
+/// JSON body whose schema is now known. Other bodies come back as they are.
+pub fn blocks_by_schema(
+    body: &Body,
+    block_labels: &dyn Fn(&str) -> Option<usize>,
+    diags: &mut Diags,
+) -> Body {
     let mut out = Body {
         attrs: Vec::new(),
         blocks: body.blocks.clone(),
@@ -731,8 +735,16 @@ pub fn blocks_by_schema(body: &Body, is_block: &dyn Fn(&str) -> bool, diags: &mu
     for a in &body.attrs {
         if a.name == "dynamic" {
             expr_blocks(a, 1, &DYNAMIC, Vec::new(), &a.expr, &mut out.blocks, diags);
-        } else if is_block(&a.name) {
-            expr_blocks(a, 0, &OPEN, Vec::new(), &a.expr, &mut out.blocks, diags);
+        } else if let Some(labels) = block_labels(&a.name) {
+            expr_blocks(
+                a,
+                labels,
+                &OPEN,
+                Vec::new(),
+                &a.expr,
+                &mut out.blocks,
+                diags,
+            );
         } else {
             out.attrs.push(a.clone());
         }

@@ -6,6 +6,7 @@
 use crate::diag::{Diag, Diags, Span};
 use crate::eval::{iteration_pairs, Evaluator};
 use crate::lang::convert::convert;
+use crate::lang::types::Type;
 use crate::lang::value::{Attrs, Value};
 use crate::syntax::{Block, Body};
 use std::collections::BTreeMap;
@@ -26,8 +27,13 @@ pub fn decode(
 ) -> Value {
     let reinterpreted;
     let body = if body.json {
-        let is_block = |name: &str| schema.blocks.contains_key(name);
-        reinterpreted = crate::syntax::json::blocks_by_schema(body, &is_block, diags);
+        // A block nested as a map takes its key as a label: in JSON, an
+        // object whose property names are the keys.
+        let labels = |name: &str| {
+            let b = schema.blocks.get(name)?;
+            Some(usize::from(b.nesting == BlockNesting::Map))
+        };
+        reinterpreted = crate::syntax::json::blocks_by_schema(body, &labels, diags);
         &reinterpreted
     } else {
         body
@@ -93,20 +99,16 @@ pub fn decode(
         out.insert(name.clone(), Value::Null(s.ty.clone()));
     }
     // Blocks of each type, in source order, `dynamic` ones expanded.
-    let mut found: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    let mut as_attrs: BTreeMap<&str, (Vec<Value>, Span)> = BTreeMap::new();
+    let mut found: BTreeMap<&str, Found> = BTreeMap::new();
+    let mut as_attrs: BTreeMap<&str, (Found, Span)> = BTreeMap::new();
     for b in &body.blocks {
         let (kind, kind_span) = match (b.kind.as_str(), b.labels.first()) {
             ("dynamic", Some((label, span))) => (label.as_str(), *span),
             _ => (b.kind.as_str(), b.kind_span),
         };
         if let Some(element) = attribute_as_blocks(schema, body, kind) {
-            let (items, _) = as_attrs.entry(kind).or_insert((Vec::new(), b.span));
-            if b.kind == "dynamic" {
-                dynamic(b, kind, &element, ev, items, diags);
-            } else {
-                items.push(decode(&b.body, &element, ev, b.span, diags));
-            }
+            let (items, _) = as_attrs.entry(kind).or_insert((Found::default(), b.span));
+            expand(b, kind, &element, Labels::None, ev, items, diags);
             continue;
         }
         let Some(bs) = schema.blocks.get(kind) else {
@@ -124,12 +126,12 @@ pub fn decode(
             ));
             continue;
         };
+        let labels = match bs.nesting {
+            BlockNesting::Map => Labels::Key,
+            _ => Labels::None,
+        };
         let items = found.entry(kind).or_default();
-        if b.kind == "dynamic" {
-            dynamic(b, kind, &bs.schema, ev, items, diags);
-        } else {
-            items.push(decode(&b.body, &bs.schema, ev, b.span, diags));
-        }
+        expand(b, kind, &bs.schema, labels, ev, items, diags);
     }
     for (name, bs) in &schema.blocks {
         let items = found.remove(name.as_str()).unwrap_or_default();
@@ -155,24 +157,23 @@ pub fn decode(
         }
         let ty = bs.schema.object_type();
         let v = match bs.nesting {
-            BlockNesting::Single => items.into_iter().next().unwrap_or(Value::Null(ty)),
-            BlockNesting::List => Value::List(ty, items),
-            BlockNesting::Set => Value::new_set(ty, items),
+            BlockNesting::Single => items.items.into_iter().next().unwrap_or(Value::Null(ty)),
+            BlockNesting::List => Value::List(ty, items.items),
+            BlockNesting::Set => Value::new_set(ty, items.items),
+            // Which keys there will be is only known after apply.
+            BlockNesting::Map if items.unknown => Value::Unknown(Type::map(ty)),
+            BlockNesting::Map => Value::Map(ty, items.keyed),
         };
         out.insert(name.clone(), v);
     }
-    for (name, (items, block_span)) in as_attrs {
+    for (name, (found, block_span)) in as_attrs {
         let Some(a) = schema.attributes.get(name) else {
             continue;
         };
+        let items = found.items;
         let list = match &a.ty {
-            crate::lang::types::Type::Set(t) => Value::new_set((**t).clone(), items),
-            _ => Value::List(
-                a.ty.element()
-                    .cloned()
-                    .unwrap_or(crate::lang::types::Type::Dynamic),
-                items,
-            ),
+            Type::Set(t) => Value::new_set((**t).clone(), items),
+            _ => Value::List(a.ty.element().cloned().unwrap_or(Type::Dynamic), items),
         };
         match convert(&list, &a.ty) {
             Ok(v) => {
@@ -222,23 +223,124 @@ fn attribute_as_blocks(schema: &ResourceSchema, body: &Body, name: &str) -> Opti
     Some(ResourceSchema::of_attributes(attributes))
 }
 
-/// `dynamic "kind" { for_each = …; iterator = it; content { … } }`: one
-/// block per element, with `it.key` and `it.value` in scope.
+/// The labels blocks of a type take: none, or (nested as a map) one, the
+/// key.
+#[derive(Clone, Copy, PartialEq)]
+enum Labels {
+    None,
+    Key,
+}
+
+/// The blocks of one type decoded so far.
+#[derive(Default)]
+struct Found {
+    /// In source order, for single, list and set nesting.
+    items: Vec<Value>,
+    /// By key, for blocks nested as a map.
+    keyed: Attrs,
+    /// A `dynamic` block of a map-nested type iterates over a value not
+    /// yet known, so its keys are not either.
+    unknown: bool,
+}
+
+impl Found {
+    fn len(&self) -> usize {
+        self.items.len() + self.keyed.len()
+    }
+
+    /// Adds one block; a key already taken is Terraform's error at `at`.
+    fn push(&mut self, key: Option<String>, v: Value, kind: &str, at: Span, diags: &mut Diags) {
+        let Some(key) = key else {
+            return self.items.push(v);
+        };
+        if self.keyed.contains_key(&key) {
+            return diags.push(err(
+                "strata::config::duplicate_block",
+                &format!("Duplicate {kind} block"),
+                format!(
+                    "A block for {kind} {key:?} was already defined. The {kind} labels must be unique."
+                ),
+                at,
+            ));
+        }
+        self.keyed.insert(key, v);
+    }
+}
+
+/// One block as written, or the blocks a `dynamic` one stands for, into
+/// `found`.
+fn expand(
+    b: &Block,
+    kind: &str,
+    schema: &ResourceSchema,
+    labels: Labels,
+    ev: &mut Evaluator,
+    found: &mut Found,
+    diags: &mut Diags,
+) {
+    if b.kind == "dynamic" {
+        return dynamic(b, kind, schema, labels, ev, found, diags);
+    }
+    if let Some(key) = static_key(b, labels, diags) {
+        let v = decode(&b.body, schema, ev, b.span, diags);
+        found.push(key, v, kind, header(b), diags);
+    }
+}
+
+/// Where a block's errors about its labels point: its type and labels,
+/// as Terraform points at a block's header rather than its whole body.
+fn header(b: &Block) -> Span {
+    b.labels
+        .last()
+        .map_or(b.kind_span, |(_, l)| b.kind_span.to(*l))
+}
+
+/// A written block's key (`None` inside when its type takes no labels);
+/// `None` when its labels are wrong, with Terraform's error.
+fn static_key(b: &Block, labels: Labels, diags: &mut Diags) -> Option<Option<String>> {
+    let wanted = usize::from(labels == Labels::Key);
+    if let Some((_, extra)) = b.labels.get(wanted) {
+        let detail = match labels {
+            Labels::None => format!("No labels are expected for {} blocks.", b.kind),
+            Labels::Key => format!("Only 1 labels (key) are expected for {} blocks.", b.kind),
+        };
+        let summary = format!("Extraneous label for {}", b.kind);
+        diags.push(err(
+            "strata::config::block_labels",
+            &summary,
+            detail,
+            *extra,
+        ));
+        return None;
+    }
+    match (labels, b.labels.first()) {
+        (Labels::None, _) => Some(None),
+        (Labels::Key, Some((key, _))) => Some(Some(key.clone())),
+        (Labels::Key, None) => {
+            diags.push(err(
+                "strata::config::block_labels",
+                &format!("Missing key for {}", b.kind),
+                format!("All {} blocks must have 1 labels (key).", b.kind),
+                header(b),
+            ));
+            None
+        }
+    }
+}
+
+/// `dynamic "kind" { for_each = …; iterator = it; labels = […]; content
+/// { … } }`: one block per element, with `it.key` and `it.value` in scope.
 fn dynamic(
     b: &Block,
     kind: &str,
     schema: &ResourceSchema,
+    labels: Labels,
     ev: &mut Evaluator,
-    items: &mut Vec<Value>,
+    found: &mut Found,
     diags: &mut Diags,
 ) {
     let Some(for_each) = b.body.attr("for_each") else {
-        diags.push(err(
-            "strata::config::dynamic",
-            "Missing required argument",
-            "The argument \"for_each\" is required, but no definition was found.",
-            b.span,
-        ));
+        diags.push(missing_argument("for_each", b.span));
         return;
     };
     let iterator = match b.body.attr("iterator") {
@@ -256,6 +358,9 @@ fn dynamic(
         },
         None => kind.to_string(),
     };
+    let Some(key_expr) = dynamic_labels(b, kind, labels, diags) else {
+        return;
+    };
     let Some(content) = b.body.blocks.iter().find(|c| c.kind == "content") else {
         diags.push(err(
             "strata::config::dynamic",
@@ -271,7 +376,10 @@ fn dynamic(
     };
     if !coll.is_known() {
         // How many blocks there will be is only known after apply.
-        items.push(Value::Unknown(schema.object_type()));
+        match labels {
+            Labels::None => found.items.push(Value::Unknown(schema.object_type())),
+            Labels::Key => found.unknown = true,
+        }
         return;
     }
     let Some(pairs) = iteration_pairs(&coll) else {
@@ -292,9 +400,101 @@ fn dynamic(
             ("value".to_string(), v),
         ]));
         ev.bind(&iterator, it);
-        items.push(decode(&content.body, schema, ev, content.span, diags));
+        let key = match key_expr {
+            Some(e) => dynamic_key(e, ev, diags).map(Some),
+            None => Some(None),
+        };
+        if let Some(key) = key {
+            let v = decode(&content.body, schema, ev, content.span, diags);
+            found.push(key, v, kind, header(b), diags);
+        }
         ev.unbind();
     }
+}
+
+fn missing_argument(name: &str, span: Span) -> Diag {
+    err(
+        "strata::config::dynamic",
+        "Missing required argument",
+        format!("The argument {name:?} is required, but no definition was found."),
+        span,
+    )
+}
+
+/// The expression of a dynamic block's key (`labels = [each.key]`), or
+/// `Some(None)` for a type that takes no labels; `None` when `labels` is
+/// wrong for the type, with Terraform's error.
+fn dynamic_labels<'b>(
+    b: &'b Block,
+    kind: &str,
+    labels: Labels,
+    diags: &mut Diags,
+) -> Option<Option<&'b crate::syntax::ast::Expr>> {
+    use crate::syntax::ast::ExprKind;
+    let wanted = usize::from(labels == Labels::Key);
+    let Some(attr) = b.body.attr("labels") else {
+        if wanted == 0 {
+            return Some(None);
+        }
+        diags.push(missing_argument("labels", header(b)));
+        return None;
+    };
+    let ExprKind::Tuple(exprs) = &attr.expr.kind else {
+        diags.push(err(
+            "strata::config::dynamic",
+            "Invalid expression",
+            "A static list expression is required.",
+            attr.expr.span,
+        ));
+        return None;
+    };
+    let count = |summary: &str, at: Span| {
+        let detail = format!("Blocks of type {kind:?} require {wanted} label(s).");
+        err("strata::config::dynamic", summary, detail, at)
+    };
+    match exprs.get(wanted) {
+        Some(extra) => diags.push(count("Extraneous dynamic block label", extra.span)),
+        None if exprs.len() < wanted => {
+            diags.push(count("Insufficient dynamic block labels", attr.expr.span))
+        }
+        None => return Some(exprs.first()),
+    }
+    None
+}
+
+/// One generated block's key: its label expression's value, a known,
+/// non-null string.
+fn dynamic_key(
+    e: &crate::syntax::ast::Expr,
+    ev: &mut Evaluator,
+    diags: &mut Diags,
+) -> Option<String> {
+    let invalid = |detail: String| {
+        err(
+            "strata::config::dynamic",
+            "Invalid dynamic block label",
+            detail,
+            e.span,
+        )
+    };
+    let v = match ev.eval(e) {
+        Ok(v) => v,
+        Err(d) => {
+            diags.push(d);
+            return None;
+        }
+    };
+    let problem = match convert(&v, &Type::String) {
+        Err(why) => format!("Cannot use this value as a dynamic block label: {why}."),
+        Ok(v) if v.is_null() => "Cannot use a null value as a dynamic block label.".into(),
+        Ok(v) if !v.is_known() => {
+            "This value is not yet known. Dynamic block labels must be immediately-known values."
+                .into()
+        }
+        Ok(v) => return v.unmarked().as_str().map(str::to_string),
+    };
+    diags.push(invalid(problem));
+    None
 }
 
 #[cfg(test)]

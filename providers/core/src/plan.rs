@@ -66,6 +66,14 @@ fn object(schema: &ResourceSchema, prior: Option<&Value>, config: &Value) -> Val
                         .collect(),
                 )
             }
+            (BlockNesting::Map, Some(Value::Map(t, items))) => {
+                let prior_items = had.and_then(|h| h.unmarked().entries());
+                let paired = items.iter().map(|(k, w)| {
+                    let p = prior_items.and_then(|p| p.get(k));
+                    (k.clone(), object(&b.schema, p, w))
+                });
+                Value::Map(t.clone(), paired.collect())
+            }
             // Set elements have no position to pair them with a prior one.
             (BlockNesting::Set, Some(Value::Set(t, items))) => Value::new_set(
                 t.clone(),

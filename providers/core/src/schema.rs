@@ -25,7 +25,7 @@ impl ResourceSchema {
     }
 
     /// The object type of an instance: every attribute, and every block as
-    /// an object, a list or a set of objects.
+    /// an object, a list, a set or a map of objects.
     pub fn object_type(&self) -> Type {
         let mut attrs: BTreeMap<String, Type> = self
             .attributes
@@ -40,6 +40,7 @@ impl ResourceSchema {
                     BlockNesting::Single => o,
                     BlockNesting::List => Type::list(o),
                     BlockNesting::Set => Type::set(o),
+                    BlockNesting::Map => Type::map(o),
                 },
             );
         }
@@ -117,6 +118,8 @@ pub enum BlockNesting {
     Single,
     List,
     Set,
+    /// Labelled blocks (`rule "NAME" { … }`), a map by label.
+    Map,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -43,13 +43,16 @@ fn block_schema(block: &Block, path: &str) -> Result<ResourceSchema, SchemaError
             }
             Ok(nested_block::NestingMode::List) => BlockNesting::List,
             Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
-            Ok(nested_block::NestingMode::Map) => {
+            // Terraform types such blocks as an object keyed by label
+            // when an attribute in them may be of any type, so that each
+            // block may differ; a map of one object type cannot hold that.
+            Ok(nested_block::NestingMode::Map) if inner.object_type().has_dynamic() => {
                 return Err(SchemaError {
                     path: at,
-                    why: "blocks nested as a map (labelled blocks), which strata cannot read yet"
-                        .into(),
+                    why: "blocks nested as a map with attributes of any type".into(),
                 })
             }
+            Ok(nested_block::NestingMode::Map) => BlockNesting::Map,
             _ => {
                 return Err(SchemaError {
                     path: at,

@@ -11,8 +11,9 @@
 //! data source, moves from another type, diagnostics that carry attribute
 //! paths, changes that fail after doing part of their work, and two
 //! functions (`provider::stratatest::slug`, `…::tag`). A second
-//! type, `stratatest_rules`, is only declared: its blocks nested as a map
-//! are what strata cannot read yet.
+//! type, `stratatest_rules`, has blocks nested as a map; a third,
+//! `stratatest_loose_rules`, only validates, for the tests of a type a
+//! client cannot read.
 
 /// The provider's source address, as the tests install it.
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
@@ -20,6 +21,7 @@ pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 mod functions;
 mod object;
 mod provider;
+mod rules;
 mod schema;
 mod store;
 mod v5;

@@ -2,6 +2,7 @@
 //! `object`, and encodes what comes back.
 
 use crate::object::{self, Problem, Step};
+use crate::rules;
 use crate::schema::{self, OBJECT};
 use crate::store::Store;
 use std::path::PathBuf;
@@ -21,6 +22,33 @@ const PRIVATE: &[u8] = b"{\"written_by\":\"stratatest 0.1.0\"}";
 #[derive(Default)]
 pub struct TestProvider {
     store: OnceLock<Store>,
+    /// `stratatest_rules`, kept apart so the data source, which looks
+    /// through the objects, never meets them.
+    rules: OnceLock<Store>,
+}
+
+/// The managed types, each with its value type.
+#[derive(Clone, Copy, PartialEq)]
+enum Managed {
+    Object,
+    Rules,
+}
+
+impl Managed {
+    fn of(type_name: &str) -> Result<Managed, Status> {
+        match type_name {
+            OBJECT => Ok(Managed::Object),
+            schema::RULES => Ok(Managed::Rules),
+            other => Err(unknown_type(other)),
+        }
+    }
+
+    fn value_type(self) -> Type {
+        match self {
+            Managed::Object => schema::object_value_type(),
+            Managed::Rules => schema::rules_value_type(),
+        }
+    }
 }
 
 type Answer<T> = Result<Response<T>, Status>;
@@ -83,9 +111,28 @@ fn unknown_type(type_name: &str) -> Status {
 impl TestProvider {
     /// The store; a call before ConfigureProvider is the client's mistake.
     fn store(&self) -> Result<&Store, Status> {
-        self.store
-            .get()
-            .ok_or_else(|| Status::failed_precondition("ConfigureProvider was not called first"))
+        configured(&self.store)
+    }
+
+    fn store_of(&self, kind: Managed) -> Result<&Store, Status> {
+        configured(match kind {
+            Managed::Object => &self.store,
+            Managed::Rules => &self.rules,
+        })
+    }
+}
+
+fn configured(store: &OnceLock<Store>) -> Result<&Store, Status> {
+    store
+        .get()
+        .ok_or_else(|| Status::failed_precondition("ConfigureProvider was not called first"))
+}
+
+impl TestProvider {
+    fn open(&self, dir: &std::path::Path) -> Result<(), String> {
+        let _ = self.store.set(Store::open(dir)?);
+        let _ = self.rules.set(Store::lazy(&dir.join("rules")));
+        Ok(())
     }
 }
 
@@ -96,7 +143,7 @@ impl Provider for TestProvider {
         _: Request<v6::get_metadata::Request>,
     ) -> Answer<v6::get_metadata::Response> {
         Ok(Response::new(v6::get_metadata::Response {
-            resources: [OBJECT, schema::RULES]
+            resources: [OBJECT, schema::RULES, schema::LOOSE_RULES]
                 .map(|t| v6::get_metadata::ResourceMetadata {
                     type_name: t.into(),
                 })
@@ -117,6 +164,10 @@ impl Provider for TestProvider {
             resource_schemas: [
                 (OBJECT.to_string(), schema::object_schema()),
                 (schema::RULES.to_string(), schema::rules_schema()),
+                (
+                    schema::LOOSE_RULES.to_string(),
+                    schema::loose_rules_schema(),
+                ),
             ]
             .into(),
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
@@ -148,16 +199,17 @@ impl Provider for TestProvider {
         request: Request<v6::validate_resource_config::Request>,
     ) -> Answer<v6::validate_resource_config::Response> {
         let r = request.into_inner();
-        if r.type_name == schema::RULES {
-            decode(r.config.as_ref(), &schema::rules_value_type())?;
+        if r.type_name == schema::LOOSE_RULES {
             return Ok(Response::new(Default::default()));
         }
-        if r.type_name != OBJECT {
-            return Err(unknown_type(&r.type_name));
-        }
-        let config = decode(r.config.as_ref(), &schema::object_value_type())?;
+        let kind = Managed::of(&r.type_name)?;
+        let config = decode(r.config.as_ref(), &kind.value_type())?;
+        let problems = match kind {
+            Managed::Object => object::validate(&config),
+            Managed::Rules => rules::validate(&config),
+        };
         Ok(Response::new(v6::validate_resource_config::Response {
-            diagnostics: diagnostics(object::validate(&config)),
+            diagnostics: diagnostics(problems),
         }))
     }
 
@@ -178,16 +230,18 @@ impl Provider for TestProvider {
         request: Request<v6::upgrade_resource_state::Request>,
     ) -> Answer<v6::upgrade_resource_state::Response> {
         let r = request.into_inner();
-        if r.type_name != OBJECT {
-            return Err(unknown_type(&r.type_name));
-        }
+        let kind = Managed::of(&r.type_name)?;
         let raw = r.raw_state.map(|s| s.json).unwrap_or_default();
         let upgraded = serde_json::from_slice(&raw)
             .map_err(|e| e.to_string())
-            .and_then(|json| object::upgrade(r.version, &json));
+            .and_then(|json| match kind {
+                Managed::Object => object::upgrade(r.version, &json),
+                // The rules have had one layout only.
+                Managed::Rules => strata_value::json::value_from_json(&json, &kind.value_type()),
+            });
         Ok(Response::new(match upgraded {
             Ok(v) => v6::upgrade_resource_state::Response {
-                upgraded_state: encode(&v, &schema::object_value_type())?,
+                upgraded_state: encode(&v, &kind.value_type())?,
                 diagnostics: Vec::new(),
             },
             Err(e) => v6::upgrade_resource_state::Response {
@@ -217,11 +271,8 @@ impl Provider for TestProvider {
                 detail: "Set store, or STRATATEST_STORE in the environment.".into(),
                 path: vec![Step::Attr("store")],
             }]),
-            Some(dir) => match Store::open(&dir) {
-                Ok(store) => {
-                    let _ = self.store.set(store);
-                    Vec::new()
-                }
+            Some(dir) => match self.open(&dir) {
+                Ok(()) => Vec::new(),
                 Err(e) => error("Cannot open the store", e),
             },
         };
@@ -235,10 +286,15 @@ impl Provider for TestProvider {
         request: Request<v6::read_resource::Request>,
     ) -> Answer<v6::read_resource::Response> {
         let r = request.into_inner();
-        let ty = schema::object_value_type();
+        let kind = Managed::of(&r.type_name)?;
+        let ty = kind.value_type();
         let current = decode(r.current_state.as_ref(), &ty)?;
-        let store = self.store()?;
-        Ok(Response::new(match object::read(store, &current) {
+        let store = self.store_of(kind)?;
+        let found = match kind {
+            Managed::Object => object::read(store, &current),
+            Managed::Rules => rules::read(store, &current),
+        };
+        Ok(Response::new(match found {
             Ok(found) => v6::read_resource::Response {
                 new_state: encode(&found.unwrap_or(Value::Null(ty.clone())), &ty)?,
                 private: r.private,
@@ -256,13 +312,21 @@ impl Provider for TestProvider {
         request: Request<v6::plan_resource_change::Request>,
     ) -> Answer<v6::plan_resource_change::Response> {
         let r = request.into_inner();
-        if r.type_name != OBJECT {
-            return Err(unknown_type(&r.type_name));
-        }
-        let ty = schema::object_value_type();
+        let kind = Managed::of(&r.type_name)?;
+        let ty = kind.value_type();
         let prior = decode(r.prior_state.as_ref(), &ty)?;
         let proposed = decode(r.proposed_new_state.as_ref(), &ty)?;
-        let planned = object::plan(&prior, &proposed);
+        let planned = match kind {
+            Managed::Object => object::plan(&prior, &proposed),
+            Managed::Rules => {
+                let (planned, requires_replace) = rules::plan(&prior, &proposed);
+                object::Planned {
+                    planned,
+                    requires_replace,
+                    problems: Vec::new(),
+                }
+            }
+        };
         if !planned.problems.is_empty() {
             return Ok(Response::new(v6::plan_resource_change::Response {
                 diagnostics: diagnostics(planned.problems),
@@ -292,23 +356,32 @@ impl Provider for TestProvider {
         request: Request<v6::apply_resource_change::Request>,
     ) -> Answer<v6::apply_resource_change::Response> {
         let r = request.into_inner();
-        let ty = schema::object_value_type();
+        let kind = Managed::of(&r.type_name)?;
+        let ty = kind.value_type();
         let prior = decode(r.prior_state.as_ref(), &ty)?;
         let planned = decode(r.planned_state.as_ref(), &ty)?;
-        let store = self.store()?;
-        if let Some(problem) = object::refused(&planned) {
+        let store = self.store_of(kind)?;
+        let refused = match kind {
+            Managed::Object => object::refused(&planned),
+            Managed::Rules => None,
+        };
+        if let Some(problem) = refused {
             return Ok(Response::new(v6::apply_resource_change::Response {
                 new_state: r.prior_state,
                 diagnostics: diagnostics(vec![problem]),
                 ..Default::default()
             }));
         }
-        Ok(Response::new(
-            match object::apply(store, &prior, &planned) {
-                // An object whose name starts "broken" is made or changed
-                // and then fails, as real objects fail to become ready:
-                // the client must keep what was done.
-                Ok(new) if object::is_broken(&new) => v6::apply_resource_change::Response {
+        let applied = match kind {
+            Managed::Object => object::apply(store, &prior, &planned),
+            Managed::Rules => rules::apply(store, &prior, &planned),
+        };
+        Ok(Response::new(match applied {
+            // An object whose name starts "broken" is made or changed
+            // and then fails, as real objects fail to become ready:
+            // the client must keep what was done.
+            Ok(new) if kind == Managed::Object && object::is_broken(&new) => {
+                v6::apply_resource_change::Response {
                     new_state: encode(&new, &ty)?,
                     private: r.planned_private,
                     diagnostics: error(
@@ -316,20 +389,20 @@ impl Provider for TestProvider {
                         "The object was written but never became ready.",
                     ),
                     ..Default::default()
-                },
-                Ok(new) => v6::apply_resource_change::Response {
-                    new_state: encode(&new, &ty)?,
-                    private: r.planned_private,
-                    ..Default::default()
-                },
-                Err(e) => v6::apply_resource_change::Response {
-                    // A failed apply leaves the object as it was.
-                    new_state: r.prior_state,
-                    diagnostics: error("Cannot change the object", e),
-                    ..Default::default()
-                },
+                }
+            }
+            Ok(new) => v6::apply_resource_change::Response {
+                new_state: encode(&new, &ty)?,
+                private: r.planned_private,
+                ..Default::default()
             },
-        ))
+            Err(e) => v6::apply_resource_change::Response {
+                // A failed apply leaves the object as it was.
+                new_state: r.prior_state,
+                diagnostics: error("Cannot change the object", e),
+                ..Default::default()
+            },
+        }))
     }
 
     async fn import_resource_state(
@@ -337,6 +410,9 @@ impl Provider for TestProvider {
         request: Request<v6::import_resource_state::Request>,
     ) -> Answer<v6::import_resource_state::Response> {
         let r = request.into_inner();
+        if r.type_name != OBJECT {
+            return Err(unknown_type(&r.type_name));
+        }
         let store = self.store()?;
         Ok(Response::new(match object::import(store, &r.id) {
             Ok(Some(found)) => v6::import_resource_state::Response {

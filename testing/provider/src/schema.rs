@@ -32,6 +32,22 @@ fn attribute(name: &str, ty: &Type, role: Role) -> Attribute {
     }
 }
 
+fn nested_block(
+    name: &str,
+    attributes: Vec<Attribute>,
+    nesting: nested_block::NestingMode,
+) -> NestedBlock {
+    NestedBlock {
+        type_name: name.into(),
+        block: Some(Block {
+            attributes,
+            ..Block::default()
+        }),
+        nesting: nesting as i32,
+        ..NestedBlock::default()
+    }
+}
+
 fn object_type(attrs: &[(&str, Type)]) -> Type {
     Type::object(
         attrs
@@ -84,18 +100,14 @@ pub fn object_schema() -> Schema {
         r#type: Vec::new(),
         ..attribute("ports", &Type::Dynamic, Role::Optional)
     };
-    let spec = NestedBlock {
-        type_name: "spec".into(),
-        block: Some(Block {
-            attributes: vec![
-                attribute("image", &Type::String, Role::Required),
-                attribute("replicas", &Type::Number, Role::OptionalComputed),
-            ],
-            ..Block::default()
-        }),
-        nesting: nested_block::NestingMode::Single as i32,
-        ..NestedBlock::default()
-    };
+    let spec = nested_block(
+        "spec",
+        vec![
+            attribute("image", &Type::String, Role::Required),
+            attribute("replicas", &Type::Number, Role::OptionalComputed),
+        ],
+        nested_block::NestingMode::Single,
+    );
     Schema {
         version: OBJECT_VERSION,
         block: Some(Block {
@@ -114,29 +126,53 @@ pub fn object_schema() -> Schema {
     }
 }
 
-/// `stratatest_rules`: declared with blocks nested as a map (`rule
-/// "NAME" { port = … }`), so tests can see what a client that cannot read
-/// that nesting makes of the provider; its configuration validates, and
-/// the provider refuses any other call for it.
+/// `stratatest_rules`: a named set of rules written as blocks nested as a
+/// map (`rule "NAME" { port = … }`).
 pub const RULES: &str = "stratatest_rules";
 
 pub fn rules_value_type() -> Type {
+    let rule = object_type(&[("port", Type::Number), ("protocol", Type::String)]);
     object_type(&[
         ("id", Type::String),
-        ("rule", Type::map(object_type(&[("port", Type::Number)]))),
+        ("name", Type::String),
+        ("rule", Type::map(rule)),
     ])
 }
 
 pub fn rules_schema() -> Schema {
-    let rule = NestedBlock {
-        type_name: "rule".into(),
+    let rule = nested_block(
+        "rule",
+        vec![
+            attribute("port", &Type::Number, Role::Required),
+            attribute("protocol", &Type::String, Role::OptionalComputed),
+        ],
+        nested_block::NestingMode::Map,
+    );
+    Schema {
+        version: 0,
         block: Some(Block {
-            attributes: vec![attribute("port", &Type::Number, Role::Required)],
+            attributes: vec![
+                attribute("id", &Type::String, Role::Computed),
+                attribute("name", &Type::String, Role::Required),
+            ],
+            block_types: vec![rule],
             ..Block::default()
         }),
-        nesting: nested_block::NestingMode::Map as i32,
-        ..NestedBlock::default()
-    };
+    }
+}
+
+/// `stratatest_loose_rules`: rules whose `value` may be of any type, in
+/// blocks nested as a map. Terraform types those blocks as an object keyed
+/// by label, which strata cannot hold yet; only validated, so tests can
+/// see that such a type costs a client only itself.
+pub const LOOSE_RULES: &str = "stratatest_loose_rules";
+
+pub fn loose_rules_schema() -> Schema {
+    let rule = nested_block(
+        "rule",
+        vec![attribute("value", &Type::Dynamic, Role::Required)],
+        nested_block::NestingMode::Map,
+    );
     Schema {
         version: 0,
         block: Some(Block {

@@ -19,6 +19,15 @@ impl Store {
         })
     }
 
+    /// A store in `dir`, made only when its first object is: the rules'
+    /// store inside the objects' is then no surprise to tests that look
+    /// through the objects' folder.
+    pub fn lazy(dir: &Path) -> Store {
+        Store {
+            dir: dir.to_path_buf(),
+        }
+    }
+
     fn path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
     }
@@ -32,6 +41,8 @@ impl Store {
         name: &str,
         mut object: impl FnMut(&str) -> Json,
     ) -> Result<String, String> {
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot use {} as the store: {e}", self.dir.display()))?;
         for n in 1.. {
             let id = format!("{name}-{n}");
             if self.path(&id).exists() {
