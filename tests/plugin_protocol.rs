@@ -141,7 +141,8 @@ fn state(tool: &str, dir: &Path) -> Json {
 
 /// What of a plan must agree: each resource change's actions and values
 /// (before, after, what is unknown and sensitive, what forces
-/// replacement), and the output changes.
+/// replacement), the output changes, and the configuration as the plan
+/// describes it.
 fn plan_facts(plan: &Json) -> Json {
     let mut changes: Vec<Json> = plan["resource_changes"]
         .as_array()
@@ -167,7 +168,11 @@ fn plan_facts(plan: &Json) -> Json {
         })
         .collect();
     changes.sort_by_key(|c| c["address"].to_string());
-    json!({ "resource_changes": changes, "output_changes": plan["output_changes"] })
+    json!({
+        "resource_changes": changes,
+        "output_changes": plan["output_changes"],
+        "configuration": plan["configuration"],
+    })
 }
 
 /// `v` with null where the sensitivity mask `mask` says true.
@@ -786,6 +791,112 @@ fn errors_said(said: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The plan JSON's `configuration` (what policy tools read) is
+/// Terraform's for a configuration of modules: provider configurations
+/// passed to a module and inherited by one, aliases, version constraints,
+/// `count`, `for_each` and `depends_on`, references through indexes,
+/// module outputs and instances, block shapes by schema.
+#[test]
+fn the_plans_configuration_is_terraforms() {
+    if !require_terraform("the_plans_configuration_is_terraforms") {
+        return;
+    }
+    let lab = Lab::new("configuration");
+    let root = format!(
+        r#"{HEADER}
+provider "stratatest" {{
+  alias = "two"
+  store = "./store"
+}}
+
+variable "names" {{
+  type    = list(string)
+  default = ["a", "b"]
+}}
+
+variable "m" {{
+  default = {{ x = {{ y = "z" }} }}
+}}
+
+resource "terraform_data" "one" {{
+  count = 2
+  input = "${{var.names[count.index]}}-${{var.names[0]}}-${{var.m.x.y}}-${{var.m["x"].y}}"
+}}
+
+resource "terraform_data" "two" {{
+  for_each         = toset(var.names)
+  input            = terraform_data.one[0].output
+  triggers_replace = [terraform_data.one[*].id, terraform_data.one[1].output, each.key, local.l]
+  depends_on       = [terraform_data.one, module.c]
+}}
+
+locals {{
+  l = module.c.out
+}}
+
+module "c" {{
+  source = "./child"
+  n      = "${{var.names[1]}}${{var.names[1]}}"
+  providers = {{
+    stratatest = stratatest.two
+  }}
+  depends_on = [terraform_data.one]
+}}
+
+module "k" {{
+  source = "./child"
+  count  = 2
+  n      = count.index
+}}
+
+output "o" {{
+  value      = module.k[0].out
+  depends_on = [module.c]
+}}
+
+output "p" {{
+  value = [module.c, module.k[1], terraform_data.two["a"].output, path.module]
+}}
+"#
+    );
+    let child = r#"terraform {
+  required_providers {
+    stratatest = {
+      source = "registry.strata.test/strata/stratatest"
+    }
+  }
+}
+
+variable "n" {}
+
+resource "stratatest_object" "x" {
+  name = "x${var.n}"
+  spec {
+    image = "i"
+  }
+}
+
+data "stratatest_object" "x" {
+  name = stratatest_object.x.name
+}
+
+output "out" {
+  value = stratatest_object.x.id
+}
+"#;
+    let configurations: Vec<Json> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, &root);
+            std::fs::create_dir_all(dir.join("child")).unwrap();
+            std::fs::write(dir.join("child/main.tf"), child).unwrap();
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            lab.plan(tool, &dir, &[])["configuration"].clone()
+        })
+        .collect();
+    same("configurations", &configurations[0], &configurations[1]);
 }
 
 /// Provider-defined functions (`GetProviderSchema`'s functions,

@@ -259,7 +259,13 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         outputs,
         variables: req.vars.clone(),
         configuration: match req.describe_configuration {
-            true => crate::config::json::configuration(req.root),
+            true => crate::config::json::configuration(req.root, &|mode, type_name| {
+                let found = match mode {
+                    Mode::Managed => req.drivers.resource(type_name),
+                    Mode::Data => req.drivers.data(type_name),
+                };
+                found.map(|(_, schema)| schema)
+            }),
             false => serde_json::Value::Null,
         },
         warnings,

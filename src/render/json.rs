@@ -393,7 +393,12 @@ pub fn plan(p: &Plan, language: &str) -> String {
     );
     if !p.configuration.is_null() {
         let mut configuration = p.configuration.clone();
-        if let Some(vars) = configuration["root_module"]["variables"].as_object_mut() {
+        // `get_mut`, as indexing would add the keys it does not find.
+        let vars = configuration
+            .get_mut("root_module")
+            .and_then(|m| m.get_mut("variables"))
+            .and_then(Json::as_object_mut);
+        if let Some(vars) = vars {
             for v in vars.values_mut() {
                 if v["sensitive"] == Json::Bool(true) {
                     if let Some(d) = v.get_mut("default") {
