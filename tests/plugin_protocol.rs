@@ -280,6 +280,16 @@ fn terraform_and_strata_agree_through_the_test_provider() {
         ("strata", lab.work("strata")),
         ("terraform", lab.work("terraform")),
     ];
+    // Before init, both refuse to validate and say to install it first.
+    for (tool, dir) in &dirs {
+        let (code, out, err) = lab.run(tool, dir, &["validate", "-no-color"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        // As the words may be wrapped anywhere.
+        let squashed: String = said.split_whitespace().collect();
+        assert!(squashed.contains(SOURCE), "{tool}: {said}");
+        assert!(squashed.contains(&format!("{tool}init")), "{tool}: {said}");
+    }
     for (tool, dir) in &dirs {
         lab.ok(tool, dir, &["init", "-no-color"]);
     }

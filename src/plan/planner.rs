@@ -1309,9 +1309,6 @@ fn trigger_target(e: &Expr) -> Option<(Trigger<'_>, Vec<&str>, Option<&Expr>)> {
     }
 }
 
-/// The error for a type no driver serves, once per type: which provider it
-/// belongs to (as the module declares it, else as Terraform implies it),
-/// to declare and install.
 /// A type its provider declares in a schema strata cannot read.
 fn unusable(r: &Resource, data: bool, why: String) -> Diag {
     let what = if data { "data source" } else { "resource type" };
@@ -1324,21 +1321,9 @@ fn unusable(r: &Resource, data: bool, why: String) -> Diag {
 
 fn unserved(r: &Resource, data: bool, module: Option<&crate::config::Module>) -> Diag {
     let what = if data { "data source" } else { "resource type" };
-    let prefix = r.provider_local_name();
-    let declared = module.and_then(|m| m.declared_source(prefix));
-    let source = declared
-        .clone()
-        .unwrap_or_else(|| format!("registry.terraform.io/hashicorp/{prefix}"));
-    let advice = match declared {
-        Some(_) => "Run strata init to install it.".to_string(),
-        None => format!("Declare it in this module's required_providers ({prefix} = {{ source = \"{}\" }}) if that is not the provider meant, and run strata init to install it.", source.trim_start_matches("registry.terraform.io/")),
-    };
     Diag::new(
         "strata::plan::resource_type",
         format!("Invalid {what}"),
-        format!(
-            "No driver of this strata build serves the {what} {:?}, and no provider plugin installed here does: it belongs to the provider {source}. {advice}",
-            r.type_name
-        ),
+        crate::walk::unserved_detail(r, data, module),
     )
 }

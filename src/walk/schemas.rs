@@ -9,20 +9,48 @@
 use super::decode::decode;
 use crate::builtin::Drivers;
 use crate::config::check::static_scope;
-use crate::config::{Mode, Module, Run};
+use crate::config::{Mode, Module, Resource, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+/// Why a type no driver serves is refused: which provider it belongs to
+/// (as `module` declares it, else as Terraform implies it), to declare
+/// and install, as Terraform says a required provider is missing.
+pub fn unserved_detail(r: &Resource, data: bool, module: Option<&Module>) -> String {
+    let what = if data { "data source" } else { "resource type" };
+    let prefix = r.provider_local_name();
+    let declared = module.and_then(|m| m.declared_source(prefix));
+    let source = declared
+        .clone()
+        .unwrap_or_else(|| format!("registry.terraform.io/hashicorp/{prefix}"));
+    let advice = match declared {
+        Some(_) => "Run strata init to install it.".to_string(),
+        None => format!("Declare it in this module's required_providers ({prefix} = {{ source = \"{}\" }}) if that is not the provider meant, and run strata init to install it.", source.trim_start_matches("registry.terraform.io/")),
+    };
+    format!(
+        "No driver of this strata build serves the {what} {:?}, and no provider plugin installed here does: it belongs to the provider {source}. {advice}",
+        r.type_name
+    )
+}
+
+/// Where a type no driver serves is used, and why it is refused (said
+/// for its first use).
+#[derive(Default)]
+struct Unserved {
+    places: Vec<Span>,
+    detail: String,
+}
+
 /// Problems of every module's blocks against their schemas; a type no
 /// driver serves is reported once, with every place it is used.
 pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources) -> Diags {
     let mut diags = Diags::default();
-    let mut unserved: BTreeMap<(bool, String), Vec<Span>> = BTreeMap::new();
+    let mut unserved: BTreeMap<(bool, String), Unserved> = BTreeMap::new();
     module(root, run, drivers, &mut unserved, &mut diags);
-    for ((data, type_name), places) in unserved {
+    for ((data, type_name), Unserved { places, detail }) in unserved {
         let what = if data { "data source" } else { "resource type" };
         let elsewhere: Vec<String> = places[1..]
             .iter()
@@ -44,7 +72,7 @@ pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources)
             None => Diag::new(
                 "strata::validate::unserved_type",
                 format!("Invalid {what}"),
-                format!("No driver of this strata build provides the {what} {type_name:?}.{also}"),
+                format!("{detail}{also}"),
             ),
         };
         diags.push(d.at(sources.first_line(places[0])));
@@ -56,7 +84,7 @@ fn module(
     m: &Module,
     run: &Rc<Run>,
     drivers: &Drivers,
-    unserved: &mut BTreeMap<(bool, String), Vec<Span>>,
+    unserved: &mut BTreeMap<(bool, String), Unserved>,
     diags: &mut Diags,
 ) {
     let mut scope = static_scope(m, run);
@@ -68,10 +96,11 @@ fn module(
             drivers.resource(&r.type_name)
         };
         let Some((driver, schema)) = found else {
-            unserved
-                .entry((data, r.type_name.clone()))
-                .or_default()
-                .push(r.span);
+            let u = unserved.entry((data, r.type_name.clone())).or_default();
+            if u.places.is_empty() {
+                u.detail = unserved_detail(r, data, Some(m));
+            }
+            u.places.push(r.span);
             continue;
         };
         scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
