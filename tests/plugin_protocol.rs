@@ -710,6 +710,13 @@ fn blocks_nested_as_a_map_are_terraforms() {
         for (_, dir) in &dirs {
             std::fs::write(dir.join("main.tf"), rules_config(ports, name)).unwrap();
         }
+        // The human plan too: each block by its key, as Terraform lays
+        // them out.
+        let shown: Vec<String> = dirs
+            .iter()
+            .map(|(tool, dir)| actions_shown(&lab.ok(tool, dir, &["plan", "-no-color"])))
+            .collect();
+        assert_eq!(shown[0], shown[1], "strata's plan, then Terraform's");
         plan_and_apply_alike(&lab, &dirs, &[], &format!("{name} with {ports}: "));
         let (code, out, err) = lab.run(
             "strata",
@@ -780,6 +787,15 @@ resource "stratatest_object" "o" {{
         .collect();
     assert_eq!(errors[0], errors[1], "strata's errors, then Terraform's");
     assert_eq!(errors[0].len(), 6, "{:?}", errors[0]);
+}
+
+/// A human plan's actions, from "will perform" to the "Plan:" line.
+fn actions_shown(plan: &str) -> String {
+    let start = plan.find("will perform").unwrap_or(0);
+    let end = plan[start..]
+        .find("\nPlan:")
+        .map_or(plan.len(), |e| start + e);
+    plan[start..end].to_string()
 }
 
 /// Each error's summary and the line of main.tf it names, in order:

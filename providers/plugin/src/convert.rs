@@ -41,17 +41,21 @@ fn block_schema(block: &Block, path: &str) -> Result<ResourceSchema, SchemaError
             Ok(nested_block::NestingMode::Single | nested_block::NestingMode::Group) => {
                 BlockNesting::Single
             }
-            Ok(nested_block::NestingMode::List) => BlockNesting::List,
-            Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
-            // Terraform types such blocks as an object keyed by label
-            // when an attribute in them may be of any type, so that each
-            // block may differ; a map of one object type cannot hold that.
-            Ok(nested_block::NestingMode::Map) if inner.object_type().has_dynamic() => {
+            // Terraform types such blocks as an object keyed by label (a
+            // tuple, for a list) when an attribute in them may be of any
+            // type, so that each block may differ; a map or list of one
+            // object type cannot hold that, nor cross the wire as one.
+            Ok(mode @ (nested_block::NestingMode::Map | nested_block::NestingMode::List))
+                if inner.object_type().has_dynamic() =>
+            {
+                let nesting = mode.as_str_name().to_lowercase();
                 return Err(SchemaError {
                     path: at,
-                    why: "blocks nested as a map with attributes of any type".into(),
-                })
+                    why: format!("blocks nested as a {nesting} with attributes of any type"),
+                });
             }
+            Ok(nested_block::NestingMode::List) => BlockNesting::List,
+            Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
             Ok(nested_block::NestingMode::Map) => BlockNesting::Map,
             _ => {
                 return Err(SchemaError {
@@ -123,5 +127,61 @@ fn with_optional(ty: Type, a: &Attribute) -> Type {
         Type::Set(e) => Type::set(mark(*e)),
         Type::Map(e) => Type::map(mark(*e)),
         other => mark(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::tfplugin6::schema::NestedBlock;
+    use strata_value::json::type_to_json;
+
+    fn attribute(name: &str, ty: &Type) -> Attribute {
+        Attribute {
+            name: name.into(),
+            r#type: type_to_json(ty).to_string().into_bytes(),
+            required: true,
+            ..Attribute::default()
+        }
+    }
+
+    /// A resource with one `rule` block type of `nesting`, whose `value`
+    /// is of type `ty`.
+    fn with_rule(nesting: nested_block::NestingMode, ty: &Type) -> Block {
+        Block {
+            block_types: vec![NestedBlock {
+                type_name: "rule".into(),
+                block: Some(Block {
+                    attributes: vec![attribute("value", ty)],
+                    ..Block::default()
+                }),
+                nesting: nesting as i32,
+                ..NestedBlock::default()
+            }],
+            ..Block::default()
+        }
+    }
+
+    #[test]
+    fn blocks_nested_as_a_map_are_a_map_of_objects() {
+        let block = with_rule(nested_block::NestingMode::Map, &Type::Number);
+        let schema = resource_schema(0, &block, "r").expect("converts");
+        assert_eq!(schema.blocks["rule"].nesting, BlockNesting::Map);
+        let rule = Type::object(BTreeMap::from([("value".to_string(), Type::Number)]));
+        let want = Type::object(BTreeMap::from([("rule".to_string(), Type::map(rule))]));
+        assert_eq!(schema.object_type(), want);
+    }
+
+    #[test]
+    fn a_list_or_map_of_blocks_of_any_type_is_refused_with_its_path() {
+        use nested_block::NestingMode;
+        for (nesting, name) in [(NestingMode::Map, "map"), (NestingMode::List, "list")] {
+            let block = with_rule(nesting, &Type::Dynamic);
+            let e = resource_schema(0, &block, "r").expect_err("refused");
+            assert_eq!(e.path, "r.rule");
+            assert!(e.why.contains(&format!("nested as a {name}")), "{}", e.why);
+        }
+        let single = with_rule(NestingMode::Single, &Type::Dynamic);
+        assert!(resource_schema(0, &single, "r").is_ok());
     }
 }
