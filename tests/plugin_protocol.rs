@@ -925,6 +925,56 @@ output "out" {
     same("configurations", &configurations[0], &configurations[1]);
 }
 
+/// `providers schema -json`: a plugin's schemas exactly as Terraform
+/// prints them (descriptions, nested attributes, blocks nested as a map,
+/// functions), and a native driver's (the builtin `terraform_data`) with
+/// the same types, roles and nesting; without `-json` both refuse.
+#[test]
+fn providers_schema_json_is_terraforms() {
+    if !require_terraform("providers_schema_json_is_terraforms") {
+        return;
+    }
+    let lab = Lab::new("schema");
+    let config = format!("{HEADER}\nresource \"terraform_data\" \"t\" {{\n  input = 1\n}}\n");
+    let printed: Vec<Json> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, &config);
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            let (code, _, _) = lab.run(tool, &dir, &["providers", "schema", "-no-color"]);
+            assert_eq!(code, 1, "{tool} providers schema without -json");
+            let out = lab.ok(tool, &dir, &["providers", "schema", "-json"]);
+            serde_json::from_str(&out).unwrap()
+        })
+        .collect();
+    let (s, t) = (&printed[0], &printed[1]);
+    assert_eq!(s["format_version"], t["format_version"]);
+    same(
+        "the plugin's schemas",
+        &s["provider_schemas"][SOURCE],
+        &t["provider_schemas"][SOURCE],
+    );
+    let builtin = |p: &Json| {
+        let data = &p["provider_schemas"]["terraform.io/builtin/terraform"]["resource_schemas"]
+            ["terraform_data"];
+        without_words(data)
+    };
+    same("terraform_data's schema", &builtin(s), &builtin(t));
+}
+
+/// A schema without its descriptions, which are each tool's own words.
+fn without_words(v: &Json) -> Json {
+    match v {
+        Json::Object(m) => Json::Object(
+            m.iter()
+                .filter(|(k, _)| !k.starts_with("description"))
+                .map(|(k, x)| (k.clone(), without_words(x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Provider-defined functions (`GetProviderSchema`'s functions,
 /// `CallFunction`): a plain and a variadic call, one on an attribute known
 /// only after apply (unknown in the plan, called when applying), plan and

@@ -404,6 +404,8 @@ pub enum Command {
     /// The providers the configuration needs, module by module, and those
     /// the state's objects were made with.
     Providers {
+        #[command(subcommand)]
+        command: Option<ProvidersCommand>,
         #[arg(default_value = ".")]
         path: PathBuf,
     },
@@ -490,6 +492,19 @@ pub enum Command {
         #[arg(long)]
         diff: bool,
         /// A file or directory, or `-` to format stdin to stdout.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProvidersCommand {
+    /// The schemas of the providers the configuration needs, as
+    /// Terraform's `providers schema -json` prints them.
+    Schema {
+        /// Required, as Terraform requires it: JSON is the only form.
+        #[arg(long)]
+        json: bool,
         #[arg(default_value = ".")]
         path: PathBuf,
     },
@@ -618,7 +633,11 @@ fn plugin_dir(command: &Command) -> Option<PathBuf> {
         | Command::Refresh { path, .. }
         | Command::Validate { path, .. }
         | Command::Graph { path }
-        | Command::Import { path, .. } => Some(path.clone()),
+        | Command::Import { path, .. }
+        | Command::Providers {
+            command: Some(ProvidersCommand::Schema { path, .. }),
+            ..
+        } => Some(path.clone()),
         // A saved plan is applied in the directory it was made in.
         Command::Apply { target, .. } if target.is_file() => here(),
         Command::Apply { target, .. } => Some(target.clone()),
@@ -952,9 +971,22 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             print(init::run(req, &mut sources, drivers))
         }
         Command::Get { path, update } => print(init::get(&path, update, &mut sources)),
-        Command::Providers { path } => {
-            workspace.and_then(|w| print(providers::run(&path, &w, &mut sources, drivers)))
-        }
+        Command::Providers {
+            command: Some(ProvidersCommand::Schema { json, path }),
+            ..
+        } => match json {
+            true => print(providers::schema(&path, &mut sources, drivers)),
+            false => Err(Diag::new(
+                "strata::cli::usage",
+                "The providers schema command requires the -json flag",
+                "Run strata providers schema -json: JSON is its only form, as in Terraform.",
+            )
+            .into()),
+        },
+        Command::Providers {
+            command: None,
+            path,
+        } => workspace.and_then(|w| print(providers::run(&path, &w, &mut sources, drivers))),
         Command::Workspace { command } => print(workspace::run(command, &mut sources)),
         Command::Taint {
             address,

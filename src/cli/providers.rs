@@ -1,13 +1,16 @@
 //! `strata providers`: the providers the configuration needs, module by
 //! module, and those the state's objects were made with — Terraform's
-//! tree, with what serves each provider here being the built-in drivers.
+//! tree, with what serves each provider here being the built-in drivers;
+//! and `providers schema -json`, their schemas as Terraform prints them.
 
 use super::init::module_needs;
-use crate::builtin::Drivers;
+use crate::builtin::{source_of, Drivers};
 use crate::config::{self, Module};
-use crate::diag::{Diags, Sources};
+use crate::diag::{Diag, Diags, Sources};
+use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeSet;
 use std::path::Path;
+use strata_provider::{BlockNesting, Driver, ResourceSchema};
 
 pub fn run(
     path: &Path,
@@ -64,4 +67,148 @@ fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
         let below = branch(&format!("module.{}", c.name), out);
         tree(&c.module, &below, drivers, out);
     }
+}
+
+/// `strata providers schema -json`: the schema of every provider the
+/// configuration and its modules need, in Terraform's format 1.0. A
+/// plugin's in its own words; a native driver's as strata has it.
+pub fn schema(path: &Path, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
+    let module = config::load(path, sources)?;
+    let mut wanted = BTreeSet::new();
+    needs(&module, drivers, &mut wanted);
+    let mut schemas = Map::new();
+    for source in wanted {
+        let serving: Vec<&std::sync::Arc<dyn Driver>> = drivers
+            .all()
+            .filter(|d| source_of(d.as_ref()) == source)
+            .collect();
+        if serving.is_empty() {
+            return Err(missing(&source).into());
+        }
+        let own = serving.iter().find_map(|d| d.describe());
+        let described = match own {
+            Some(r) => r.map_err(|e| {
+                Diags::from(Diag::new(
+                    "strata::providers::schema",
+                    "Failed to read the provider's schema",
+                    e.to_string(),
+                ))
+            })?,
+            None => native(&serving),
+        };
+        schemas.insert(source, described);
+    }
+    let out = json!({ "format_version": "1.0", "provider_schemas": schemas });
+    Ok(format!("{out}\n"))
+}
+
+/// Every provider source `m` and the modules it calls need.
+fn needs(m: &Module, drivers: &Drivers, out: &mut BTreeSet<String>) {
+    out.extend(module_needs(m, drivers).into_iter().map(|n| n.source));
+    for c in &m.module_calls {
+        needs(&c.module, drivers, out);
+    }
+}
+
+fn missing(source: &str) -> Diag {
+    Diag::new(
+        "strata::providers::missing",
+        "Missing required provider",
+        format!("This configuration requires provider {source}, but neither strata nor an installed plugin serves it. Run strata init to install it."),
+    )
+}
+
+/// What strata's own drivers of one provider know of its schemas.
+fn native(serving: &[&std::sync::Arc<dyn Driver>]) -> Json {
+    let mut resources = Map::new();
+    let mut data = Map::new();
+    for d in serving {
+        for (k, s) in d.resource_schemas() {
+            resources.insert(k.clone(), schema_json(s));
+        }
+        for (k, s) in d.data_schemas() {
+            data.insert(k.clone(), schema_json(s));
+        }
+    }
+    let mut out = Map::new();
+    let provider = serving.first().map(|d| d.provider_schema());
+    out.insert(
+        "provider".into(),
+        provider.as_ref().map_or(json!({"version": 0}), schema_json),
+    );
+    for (key, m) in [
+        ("resource_schemas", resources),
+        ("data_source_schemas", data),
+    ] {
+        if !m.is_empty() {
+            out.insert(key.into(), Json::Object(m));
+        }
+    }
+    Json::Object(out)
+}
+
+/// A schema; one that describes nothing has no block, as Terraform
+/// prints its own provider's.
+fn schema_json(s: &ResourceSchema) -> Json {
+    if s.attributes.is_empty() && s.blocks.is_empty() {
+        return json!({ "version": s.version });
+    }
+    json!({ "version": s.version, "block": block_json(s) })
+}
+
+fn block_json(s: &ResourceSchema) -> Json {
+    let mut out = Map::new();
+    let attributes: Map<String, Json> = s
+        .attributes
+        .iter()
+        .map(|(k, a)| {
+            let mut e = Map::new();
+            e.insert("type".into(), strata_value::json::type_to_json(&a.ty));
+            if !a.description.is_empty() {
+                e.insert("description".into(), json!(a.description));
+            }
+            e.insert("description_kind".into(), json!("plain"));
+            for (flag, on) in [
+                ("required", a.required),
+                ("optional", a.optional),
+                ("computed", a.computed),
+                ("sensitive", a.sensitive),
+            ] {
+                if on {
+                    e.insert(flag.into(), json!(true));
+                }
+            }
+            (k.clone(), Json::Object(e))
+        })
+        .collect();
+    if !attributes.is_empty() {
+        out.insert("attributes".into(), Json::Object(attributes));
+    }
+    let blocks: Map<String, Json> = s
+        .blocks
+        .iter()
+        .map(|(k, b)| {
+            let nesting = match b.nesting {
+                BlockNesting::Single => "single",
+                BlockNesting::List => "list",
+                BlockNesting::Set => "set",
+                BlockNesting::Map => "map",
+            };
+            let mut e = Map::new();
+            e.insert("nesting_mode".into(), json!(nesting));
+            e.insert("block".into(), block_json(&b.schema));
+            if b.min_items > 0 {
+                e.insert("min_items".into(), json!(b.min_items));
+            }
+            if let Some(m) = b.max_items {
+                e.insert("max_items".into(), json!(m));
+            }
+            (k.clone(), Json::Object(e))
+        })
+        .collect();
+    if !blocks.is_empty() {
+        out.insert("block_types".into(), Json::Object(blocks));
+    }
+    out.insert("description_kind".into(), json!("plain"));
+    Json::Object(out)
 }

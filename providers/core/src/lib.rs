@@ -299,8 +299,6 @@ pub trait Driver: Send + Sync {
         &NONE
     }
 
-    /// Reads a data source: `config` is its configuration, wholly known;
-    /// the result fills in the computed attributes.
     /// A new, unconfigured instance of this driver, for a second
     /// configuration of its provider (a `provider` block with an `alias`):
     /// `None` when it takes one configuration only; an error when it could
@@ -309,7 +307,6 @@ pub trait Driver: Send + Sync {
         None
     }
 
-    /// The GPU catalog of this driver's cloud, if it has one.
     /// The functions the provider offers (`provider::NAME::FUNCTION`), by
     /// name.
     fn functions(&self) -> &std::collections::BTreeMap<String, FunctionSig> {
@@ -337,6 +334,15 @@ pub trait Driver: Send + Sync {
         None
     }
 
+    /// The provider's schemas in its own words, as Terraform's `providers
+    /// schema -json` shows them (descriptions, deprecations, nested
+    /// attributes as declared), when the driver has them: a plugin's.
+    /// `None` for the drivers whose schemas are only strata's.
+    fn describe(&self) -> Option<Result<serde_json::Value, DriverError>> {
+        None
+    }
+
+    /// The GPU catalog of this driver's cloud, if it has one.
     fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
         None
     }

@@ -561,6 +561,17 @@ impl Driver for PluginDriver {
         value(r.result.as_ref(), &sig.returns, &operation).map_err(broken)
     }
 
+    fn describe(&self) -> Option<Result<serde_json::Value, DriverError>> {
+        // Asked again rather than kept: only `providers schema` wants the
+        // provider's own words, and a large provider's schema is large.
+        let described = self
+            .call("reading the provider's schema", |p| {
+                Box::pin(async move { p.get_provider_schema().await })
+            })
+            .map(|r| crate::describe::provider_json(&r));
+        Some(described)
+    }
+
     fn unusable(&self, type_name: &str, data: bool) -> Option<String> {
         let e = self.schemas.unusable.get(&(data, type_name.to_string()))?;
         Some(e.to_string())

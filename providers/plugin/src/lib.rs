@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod convert;
+pub mod describe;
 pub mod driver;
 pub mod handshake;
 pub mod launch;
