@@ -954,6 +954,9 @@ fn providers_schema_json_is_terraforms() {
         &s["provider_schemas"][SOURCE],
         &t["provider_schemas"][SOURCE],
     );
+    // Its ephemeral resource, which strata does not open, is listed too.
+    let token = &s["provider_schemas"][SOURCE]["ephemeral_resource_schemas"]["stratatest_token"];
+    assert!(token["block"].is_object(), "{s}");
     let builtin = |p: &Json| {
         let data = &p["provider_schemas"]["terraform.io/builtin/terraform"]["resource_schemas"]
             ["terraform_data"];

@@ -197,6 +197,7 @@ mod from_v5 {
             provider_meta: r.provider_meta.map(schema),
             server_capabilities: r.server_capabilities,
             functions: r.functions,
+            ephemeral_resource_schemas: each(r.ephemeral_resource_schemas),
         }
     }
 

@@ -28,6 +28,11 @@ pub fn provider_json(r: &v6::get_provider_schema::Response) -> Json {
         "data_source_schemas",
         schemas(&r.data_source_schemas),
     );
+    put_map(
+        &mut out,
+        "ephemeral_resource_schemas",
+        schemas(&r.ephemeral_resource_schemas),
+    );
     let mut functions: Vec<(&String, &Function)> = r.functions.iter().collect();
     functions.sort_by_key(|(k, _)| *k);
     let functions = functions

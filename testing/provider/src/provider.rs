@@ -171,6 +171,9 @@ impl Provider for TestProvider {
             ]
             .into(),
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
+            // Declared only, for `providers schema -json`: clients list it.
+            ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
+                .into(),
             functions: crate::functions::declared(),
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,

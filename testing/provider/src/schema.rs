@@ -183,6 +183,23 @@ pub fn loose_rules_schema() -> Schema {
     }
 }
 
+/// `stratatest_token`: an ephemeral resource, declared so the tests see
+/// a client list it; never opened.
+pub const TOKEN: &str = "stratatest_token";
+
+pub fn token_schema() -> Schema {
+    let mut value = attribute("value", &Type::String, Role::Computed);
+    value.sensitive = true;
+    Schema {
+        version: 0,
+        block: Some(Block {
+            attributes: vec![attribute("audience", &Type::String, Role::Required), value],
+            description: "A short-lived token; never stored.".into(),
+            ..Block::default()
+        }),
+    }
+}
+
 /// The data source `stratatest_object`: an object found by name.
 pub fn lookup_value_type() -> Type {
     object_type(&[

@@ -98,6 +98,7 @@ impl V5 for Version5 {
             provider_meta: six.provider_meta.map(schema).transpose()?,
             server_capabilities: six.server_capabilities,
             functions: six.functions,
+            ephemeral_resource_schemas: each(six.ephemeral_resource_schemas)?,
         }))
     }
 
