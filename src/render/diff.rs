@@ -593,7 +593,12 @@ pub fn resource_body(
             // Terraform sets each type's changed blocks apart from the
             // attributes by a blank line.
             let mut first = has_attributes;
+            // Blocks not known until applied are one line, except a map's,
+            // which Terraform 1.11 leaves out.
             if am.get(name).is_some_and(|y| !y.is_known()) {
+                if bs.nesting == BlockNesting::Map {
+                    continue;
+                }
                 let s = match bm.get(name) {
                     Some(x) if !x.is_null() => Sym::Update,
                     _ => Sym::Create,
