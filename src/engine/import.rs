@@ -39,10 +39,7 @@ pub fn import(
     let Some((base, schema)) = drivers.resource(&to.id.type_name) else {
         return Err(refused(
             "Invalid resource type",
-            format!(
-                "No driver of this strata build provides the resource type {:?}.",
-                to.id.type_name
-            ),
+            crate::walk::unserved_detail(r, false, Some(&p.module)),
         ));
     };
     let provider = crate::walk::resolve(&p.module, &config.module, r, base.as_ref())?;

@@ -163,10 +163,7 @@ async fn read(
         return Err(Diag::new(
             "strata::check::data",
             "Invalid data source",
-            format!(
-                "No driver of this strata build provides the data source {:?}.",
-                r.type_name
-            ),
+            super::unserved_detail(r, true, Some(root)),
         ));
     };
     let provider = resolve(root, at.module, r, base.as_ref())?;
