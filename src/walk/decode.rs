@@ -10,7 +10,7 @@ use crate::lang::types::Type;
 use crate::lang::value::{Attrs, Value};
 use crate::syntax::{Block, Body};
 use std::collections::BTreeMap;
-use strata_provider::{BlockNesting, ResourceSchema};
+use strata_provider::{BlockNesting, BlockSchema, ResourceSchema};
 
 fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new(code, summary, detail).at(span)
@@ -38,6 +38,67 @@ pub fn decode(
     } else {
         body
     };
+    let mut out = arguments(body, schema, ev, span, diags);
+    // Blocks of each type, in source order, `dynamic` ones expanded.
+    let mut found: BTreeMap<&str, Found> = BTreeMap::new();
+    let mut as_attrs: BTreeMap<&str, (Found, Span)> = BTreeMap::new();
+    for b in &body.blocks {
+        let (kind, kind_span) = match (b.kind.as_str(), b.labels.first()) {
+            ("dynamic", Some((label, span))) => (label.as_str(), *span),
+            _ => (b.kind.as_str(), b.kind_span),
+        };
+        if let Some(element) = attribute_as_blocks(schema, body, kind) {
+            let (items, _) = as_attrs.entry(kind).or_insert((Found::default(), b.span));
+            expand(b, kind, &element, Labels::None, ev, items, diags);
+            continue;
+        }
+        let Some(bs) = schema.blocks.get(kind) else {
+            diags.push(err(
+                "strata::config::unsupported_block",
+                "Unsupported block type",
+                format!(
+                    "Blocks of type {kind:?} are not expected here.{}",
+                    crate::eval::did_you_mean(
+                        kind,
+                        &schema.blocks.keys().map(String::as_str).collect::<Vec<_>>()
+                    )
+                ),
+                kind_span,
+            ));
+            continue;
+        };
+        let labels = match bs.nesting {
+            BlockNesting::Map => Labels::Key,
+            _ => Labels::None,
+        };
+        let items = found.entry(kind).or_default();
+        expand(b, kind, &bs.schema, labels, ev, items, diags);
+    }
+    for (name, bs) in &schema.blocks {
+        let items = found.remove(name.as_str()).unwrap_or_default();
+        out.insert(name.clone(), blocks_value(name, bs, items, span, diags));
+    }
+    for (name, (found, block_span)) in as_attrs {
+        let Some(a) = schema.attributes.get(name) else {
+            continue;
+        };
+        if let Some(v) = blocks_as_attribute(name, &a.ty, found, block_span, diags) {
+            out.insert(name.to_string(), v);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The arguments of `body` converted to their attributes' types, and
+/// every attribute it leaves unset null (a required one an error at
+/// `span`).
+fn arguments(
+    body: &Body,
+    schema: &ResourceSchema,
+    ev: &mut Evaluator,
+    span: Span,
+    diags: &mut Diags,
+) -> Attrs {
     let mut out = Attrs::new();
     for a in &body.attrs {
         let Some(s) = schema.attributes.get(&a.name) else {
@@ -98,96 +159,72 @@ pub fn decode(
         }
         out.insert(name.clone(), Value::Null(s.ty.clone()));
     }
-    // Blocks of each type, in source order, `dynamic` ones expanded.
-    let mut found: BTreeMap<&str, Found> = BTreeMap::new();
-    let mut as_attrs: BTreeMap<&str, (Found, Span)> = BTreeMap::new();
-    for b in &body.blocks {
-        let (kind, kind_span) = match (b.kind.as_str(), b.labels.first()) {
-            ("dynamic", Some((label, span))) => (label.as_str(), *span),
-            _ => (b.kind.as_str(), b.kind_span),
-        };
-        if let Some(element) = attribute_as_blocks(schema, body, kind) {
-            let (items, _) = as_attrs.entry(kind).or_insert((Found::default(), b.span));
-            expand(b, kind, &element, Labels::None, ev, items, diags);
-            continue;
-        }
-        let Some(bs) = schema.blocks.get(kind) else {
-            diags.push(err(
-                "strata::config::unsupported_block",
-                "Unsupported block type",
-                format!(
-                    "Blocks of type {kind:?} are not expected here.{}",
-                    crate::eval::did_you_mean(
-                        kind,
-                        &schema.blocks.keys().map(String::as_str).collect::<Vec<_>>()
-                    )
-                ),
-                kind_span,
-            ));
-            continue;
-        };
-        let labels = match bs.nesting {
-            BlockNesting::Map => Labels::Key,
-            _ => Labels::None,
-        };
-        let items = found.entry(kind).or_default();
-        expand(b, kind, &bs.schema, labels, ev, items, diags);
+    out
+}
+
+/// The blocks of type `name` as one value by their nesting, their count
+/// checked (errors at `span`, the enclosing block).
+fn blocks_value(
+    name: &str,
+    bs: &BlockSchema,
+    items: Found,
+    span: Span,
+    diags: &mut Diags,
+) -> Value {
+    let n = items.len();
+    if n < bs.min_items {
+        diags.push(err(
+            "strata::config::block_count",
+            &format!("Insufficient {name} blocks"),
+            format!("At least {} \"{name}\" blocks are required.", bs.min_items),
+            span,
+        ));
     }
-    for (name, bs) in &schema.blocks {
-        let items = found.remove(name.as_str()).unwrap_or_default();
-        let n = items.len();
-        if n < bs.min_items {
-            diags.push(err(
-                "strata::config::block_count",
-                &format!("Insufficient {name} blocks"),
-                format!("At least {} \"{name}\" blocks are required.", bs.min_items),
-                span,
-            ));
-        }
-        if bs.max_items.is_some_and(|m| n > m) {
-            diags.push(err(
-                "strata::config::block_count",
-                &format!("Too many {name} blocks"),
-                format!(
-                    "No more than {} \"{name}\" blocks are allowed.",
-                    bs.max_items.unwrap_or(0)
-                ),
-                span,
-            ));
-        }
-        let ty = bs.schema.object_type();
-        let v = match bs.nesting {
-            BlockNesting::Single => items.items.into_iter().next().unwrap_or(Value::Null(ty)),
-            BlockNesting::List => Value::List(ty, items.items),
-            BlockNesting::Set => Value::new_set(ty, items.items),
-            // Which keys there will be is only known after apply.
-            BlockNesting::Map if items.unknown => Value::Unknown(Type::map(ty)),
-            BlockNesting::Map => Value::Map(ty, items.keyed),
-        };
-        out.insert(name.clone(), v);
+    if let Some(max) = bs.max_items.filter(|&m| n > m) {
+        diags.push(err(
+            "strata::config::block_count",
+            &format!("Too many {name} blocks"),
+            format!("No more than {max} \"{name}\" blocks are allowed."),
+            span,
+        ));
     }
-    for (name, (found, block_span)) in as_attrs {
-        let Some(a) = schema.attributes.get(name) else {
-            continue;
-        };
-        let items = found.items;
-        let list = match &a.ty {
-            Type::Set(t) => Value::new_set((**t).clone(), items),
-            _ => Value::List(a.ty.element().cloned().unwrap_or(Type::Dynamic), items),
-        };
-        match convert(&list, &a.ty) {
-            Ok(v) => {
-                out.insert(name.to_string(), v);
-            }
-            Err(e) => diags.push(err(
+    let ty = bs.schema.object_type();
+    match bs.nesting {
+        BlockNesting::Single => items.items.into_iter().next().unwrap_or(Value::Null(ty)),
+        BlockNesting::List => Value::List(ty, items.items),
+        BlockNesting::Set => Value::new_set(ty, items.items),
+        // Which keys there will be is only known after apply.
+        BlockNesting::Map if items.unknown => Value::Unknown(Type::map(ty)),
+        BlockNesting::Map => Value::Map(ty, items.keyed),
+    }
+}
+
+/// Blocks written for an attribute of type `ty` (attributes as blocks),
+/// as its value.
+fn blocks_as_attribute(
+    name: &str,
+    ty: &Type,
+    found: Found,
+    at: Span,
+    diags: &mut Diags,
+) -> Option<Value> {
+    let items = found.items;
+    let list = match ty {
+        Type::Set(t) => Value::new_set((**t).clone(), items),
+        _ => Value::List(ty.element().cloned().unwrap_or(Type::Dynamic), items),
+    };
+    match convert(&list, ty) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.push(err(
                 "strata::config::attribute_type",
                 "Incorrect attribute value type",
                 format!("Inappropriate value for attribute {name:?}: {e}."),
-                block_span,
-            )),
+                at,
+            ));
+            None
         }
     }
-    Value::Object(out)
 }
 
 /// Terraform's "attributes as blocks": an attribute whose type is a list
