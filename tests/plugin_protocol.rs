@@ -963,6 +963,24 @@ fn providers_schema_json_is_terraforms() {
         without_words(data)
     };
     same("terraform_data's schema", &builtin(s), &builtin(t));
+
+    // A provider only the state still needs is listed too.
+    let listed: Vec<Vec<String>> = ["strata", "terraform"]
+        .into_iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, &config);
+            lab.ok(tool, &dir, &["apply", "-auto-approve", "-no-color"]);
+            std::fs::write(dir.join("main.tf"), HEADER).unwrap();
+            let out = lab.ok(tool, &dir, &["providers", "schema", "-json"]);
+            let printed: Json = serde_json::from_str(&out).unwrap();
+            let names = printed["provider_schemas"].as_object().unwrap().keys();
+            names.cloned().collect()
+        })
+        .collect();
+    assert_eq!(listed[0], listed[1], "strata's, then Terraform's");
+    assert!(listed[0]
+        .iter()
+        .any(|p| p == "terraform.io/builtin/terraform"));
 }
 
 /// A schema without its descriptions, which are each tool's own words.

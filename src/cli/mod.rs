@@ -975,7 +975,8 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
             command: Some(ProvidersCommand::Schema { json, path }),
             ..
         } => match json {
-            true => print(providers::schema(&path, &mut sources, drivers)),
+            true => workspace
+                .and_then(|w| print(providers::schema(&path, &w, &mut sources, drivers))),
             false => Err(Diag::new(
                 "strata::cli::usage",
                 "The providers schema command requires the -json flag",

@@ -70,12 +70,23 @@ fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
 }
 
 /// `strata providers schema -json`: the schema of every provider the
-/// configuration and its modules need, in Terraform's format 1.0. A
+/// configuration, its modules and the state need, in Terraform's format
+/// 1.0. A
 /// plugin's in its own words; a native driver's as strata has it.
-pub fn schema(path: &Path, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
+pub fn schema(
+    path: &Path,
+    workspace: &str,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<String, Diags> {
     let module = config::load(path, sources)?;
     let mut wanted = BTreeSet::new();
     needs(&module, drivers, &mut wanted);
+    // And those the state's objects were made with, as Terraform adds.
+    let store = crate::backends::open(None, &module, workspace)?;
+    let loaded = store.load().map_err(crate::statecmd::state_err)?;
+    let made_with = loaded.state.resources.iter();
+    wanted.extend(made_with.map(|r| strata_state::provider_of_config(&r.provider).to_string()));
     let mut schemas = Map::new();
     for source in wanted {
         let serving: Vec<&std::sync::Arc<dyn Driver>> = drivers
