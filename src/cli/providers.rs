@@ -105,7 +105,7 @@ pub fn schema(
                     e.to_string(),
                 ))
             })?,
-            None => native(&serving, &source),
+            None => native(&serving),
         };
         schemas.insert(source, described);
     }
@@ -129,9 +129,8 @@ fn missing(source: &str) -> Diag {
     )
 }
 
-/// What strata's own drivers of one provider (`source`) know of its
-/// schemas.
-fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
+/// What strata's own drivers of one provider know of its schemas.
+fn native(serving: &[&std::sync::Arc<dyn Driver>]) -> Json {
     let mut resources = Map::new();
     let mut data = Map::new();
     for d in serving {
@@ -148,14 +147,9 @@ fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
         "provider".into(),
         provider.as_ref().map_or(json!({"version": 0}), schema_json),
     );
-    let functions = match source {
-        "terraform.io/builtin/terraform" => builtin_functions(),
-        _ => Map::new(),
-    };
     for (key, m) in [
         ("resource_schemas", resources),
         ("data_source_schemas", data),
-        ("functions", functions),
     ] {
         if !m.is_empty() {
             out.insert(key.into(), Json::Object(m));
@@ -228,36 +222,4 @@ fn block_json(s: &ResourceSchema) -> Json {
     }
     out.insert("description_kind".into(), json!("plain"));
     Json::Object(out)
-}
-
-/// The builtin provider's functions (`provider::terraform::…`), which
-/// strata evaluates itself: their signatures.
-fn builtin_functions() -> Map<String, Json> {
-    let prefix = "provider::terraform::";
-    let type_json = strata_value::json::type_to_json;
-    crate::funcs::names()
-        .into_iter()
-        .filter_map(|name| {
-            let short = name.strip_prefix(prefix)?;
-            let def = crate::funcs::lookup(name)?;
-            let param = |p: &crate::funcs::Param| {
-                let mut e = Map::new();
-                e.insert("name".into(), json!(p.name));
-                if p.allow_null {
-                    e.insert("is_nullable".into(), json!(true));
-                }
-                e.insert("type".into(), type_json(&p.ty));
-                Json::Object(e)
-            };
-            let mut e = Map::new();
-            e.insert("return_type".into(), type_json(&def.ret));
-            if !def.params.is_empty() {
-                e.insert("parameters".into(), def.params.iter().map(param).collect());
-            }
-            if let Some(v) = &def.variadic {
-                e.insert("variadic_parameter".into(), param(v));
-            }
-            Some((short.to_string(), Json::Object(e)))
-        })
-        .collect()
 }
