@@ -21,13 +21,9 @@ pub fn run(
     let module = config::load(path, sources)?;
     let mut out = String::from("\nProviders required by configuration:\n.\n");
     tree(&module, "", drivers, &mut out);
-    let store = crate::backends::open(None, &module, workspace)?;
-    let loaded = store.load().map_err(crate::statecmd::state_err)?;
-    let used: BTreeSet<String> = loaded
-        .state
-        .resources
+    let used: BTreeSet<String> = state_providers(&module, workspace)?
         .iter()
-        .map(|r| r.provider.replace('"', ""))
+        .map(|p| p.replace('"', ""))
         .collect();
     if !used.is_empty() {
         out.push_str("\nProviders required by state:\n\n");
@@ -71,8 +67,7 @@ fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
 
 /// `strata providers schema -json`: the schema of every provider the
 /// configuration, its modules and the state need, in Terraform's format
-/// 1.0. A
-/// plugin's in its own words; a native driver's as strata has it.
+/// 1.0. A plugin's in its own words; a native driver's as strata has it.
 pub fn schema(
     path: &Path,
     workspace: &str,
@@ -83,10 +78,12 @@ pub fn schema(
     let mut wanted = BTreeSet::new();
     needs(&module, drivers, &mut wanted);
     // And those the state's objects were made with, as Terraform adds.
-    let store = crate::backends::open(None, &module, workspace)?;
-    let loaded = store.load().map_err(crate::statecmd::state_err)?;
-    let made_with = loaded.state.resources.iter();
-    wanted.extend(made_with.map(|r| strata_state::provider_of_config(&r.provider).to_string()));
+    let made_with = state_providers(&module, workspace)?;
+    wanted.extend(
+        made_with
+            .iter()
+            .map(|p| strata_state::provider_of_config(p).to_string()),
+    );
     let mut schemas = Map::new();
     for source in wanted {
         let serving: Vec<&std::sync::Arc<dyn Driver>> = drivers
@@ -111,6 +108,19 @@ pub fn schema(
     }
     let out = json!({ "format_version": "1.0", "provider_schemas": schemas });
     Ok(format!("{out}\n"))
+}
+
+/// The provider configuration each of the state's resources was made
+/// with (`provider["…"]`, as stored).
+fn state_providers(module: &Module, workspace: &str) -> Result<Vec<String>, Diags> {
+    let store = crate::backends::open(None, module, workspace)?;
+    let loaded = store.load().map_err(crate::statecmd::state_err)?;
+    Ok(loaded
+        .state
+        .resources
+        .iter()
+        .map(|r| r.provider.clone())
+        .collect())
 }
 
 /// Every provider source `m` and the modules it calls need.
