@@ -52,6 +52,9 @@ impl Lab {
             package.join("terraform-provider-stratatest_v0.1.0"),
         )
         .unwrap();
+        // Each tool's temporary files (a provider's socket among them)
+        // land in the lab, where a test can see what is left.
+        std::fs::create_dir_all(root.join("tmp")).unwrap();
         let cli = root.join("cli.tfrc");
         let mirror = root.join("mirror");
         std::fs::write(
@@ -91,8 +94,15 @@ impl Lab {
         ))
     }
 
+    /// The temporary directory both tools are given (`TMPDIR`).
+    fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
     fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
+        let tmp = self.tmp();
         let mut env = vec![
+            ("TMPDIR", tmp.as_os_str()),
             ("TF_CLI_CONFIG_FILE", self.cli.as_os_str()),
             ("STRATATEST_PROTOCOL", std::ffi::OsStr::new(self.protocol)),
         ];
@@ -1119,6 +1129,38 @@ fn a_killed_strata_leaves_no_provider_running() {
     assert!(left.is_empty(), "providers left running: {left:?}");
 }
 
+/// Providers are asked to exit at the end of each command, as Terraform
+/// asks them, rather than killed: a killed provider leaves its socket in
+/// the temporary directory (a thousand CI runs, a thousand sockets).
+#[test]
+fn providers_are_stopped_as_terraform_stops_them() {
+    if !require_terraform("providers_are_stopped_as_terraform_stops_them") {
+        return;
+    }
+    let lab = Lab::new("stopped");
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"kept\"\n}}\n");
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        for step in [
+            &["init", "-no-color"][..],
+            &["validate", "-no-color"],
+            &["plan", "-no-color"],
+            &["apply", "-auto-approve", "-no-color"],
+            &["plan", "-no-color", "-refresh-only"],
+            &["destroy", "-auto-approve", "-no-color"],
+        ] {
+            lab.ok(tool, &dir, step);
+            let left: Vec<_> = std::fs::read_dir(lab.tmp())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            assert!(left.is_empty(), "{tool} {step:?} left {left:?}");
+        }
+    }
+}
+
 /// A state as Terraform writes it, holding one object `a` of `type_name`
 /// stored at schema version 0.
 fn state_of(type_name: &str, attributes: &Json) -> Json {
@@ -1270,6 +1312,48 @@ fn an_object_left_by_a_failed_create_is_kept_tainted() {
         plans[0]["resource_changes"][0]["actions"],
         json!(["delete", "create"])
     );
+}
+
+/// A provider that dies in the middle of a call (a Go provider's panic:
+/// its trace on stderr, exit code 2) stops the apply in both tools with
+/// exit 1 and the trace shown, keeps what was done before it, and makes
+/// nothing after it; once the configuration stops asking for the crash,
+/// both finish the job.
+#[test]
+fn a_crashing_provider_stops_the_run_as_it_stops_terraform() {
+    if !require_terraform("a_crashing_provider_stops_the_run_as_it_stops_terraform") {
+        return;
+    }
+    let lab = Lab::new("crash");
+    let config = |name: &str| {
+        format!(
+            "{HEADER}\nresource \"stratatest_object\" \"first\" {{\n  name = \"first\"\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name       = \"{name}\"\n  depends_on = [stratatest_object.first]\n}}\n\nresource \"stratatest_object\" \"after\" {{\n  name       = \"after\"\n  depends_on = [stratatest_object.a]\n}}\n"
+        )
+    };
+    let mut states = Vec::new();
+    for (tool, crashed) in [("strata", "crashed"), ("terraform", "plugin crashed")] {
+        let dir = lab.work_with(tool, &config("crash-now"));
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(
+            said.contains("panic: stratatest_object was told to crash"),
+            "{tool}: {said}"
+        );
+        assert!(said.contains(crashed), "{tool}: {said}");
+        let kept: Vec<_> = state(tool, &dir)["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].clone())
+            .collect();
+        assert_eq!(kept, vec![json!("first")], "{tool}");
+        std::fs::write(dir.join("main.tf"), config("calm")).unwrap();
+        lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        states.push(state_facts(&state(tool, &dir)));
+    }
+    same("states once the crash is gone", &states[0], &states[1]);
 }
 
 /// An update the provider fails after doing it (the object never becomes

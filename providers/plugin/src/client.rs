@@ -22,17 +22,49 @@ pub struct Provider {
 }
 
 /// A call the provider did not answer (it crashed, or refused the call).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the provider failed to answer {method}: {message}{}",
-    crate::launch::log_suffix(.log)
-)]
+#[derive(Debug)]
 pub struct RpcError {
     pub method: &'static str,
     pub code: tonic::Code,
     pub message: String,
+    /// How the process ended, when it did: the call went unanswered
+    /// because the provider crashed.
+    pub exited: Option<std::process::ExitStatus>,
     /// The provider's last log lines, where a crash leaves its reason.
     pub log: Vec<String>,
+}
+
+impl std::error::Error for RpcError {}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let method = rpc_name(self.method);
+        match self.exited {
+            Some(status) => write!(f, "the provider crashed ({status}) during {method}")?,
+            None => write!(
+                f,
+                "the provider failed to answer {method}: {}",
+                self.message
+            )?,
+        }
+        f.write_str(&crate::launch::log_suffix(&self.log))
+    }
+}
+
+/// The protocol's name for a call (`ApplyResourceChange`), as Terraform's
+/// messages and the provider's own logs give it.
+fn rpc_name(method: &str) -> String {
+    method
+        .split('_')
+        .flat_map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase())
+                .into_iter()
+                .chain(chars)
+        })
+        .collect()
 }
 
 /// One RPC both versions have, with the message types they share.
@@ -44,7 +76,7 @@ macro_rules! shared_rpc {
                 Stub::V5(mut c) => c.$v5(request).await,
                 Stub::V6(mut c) => c.$v6(request).await,
             };
-            self.answer(stringify!($v6), reply)
+            self.answer(stringify!($v6), reply).await
         }
     };
 }
@@ -79,23 +111,25 @@ impl Provider {
         self.running.log.tail()
     }
 
-    pub async fn stop(self) {
+    pub async fn stop(&self) {
         self.running.stop().await
     }
 
-    fn answer<T>(
+    async fn answer<T>(
         &self,
         method: &'static str,
         reply: Result<tonic::Response<T>, tonic::Status>,
     ) -> Result<T, RpcError> {
-        reply
-            .map(tonic::Response::into_inner)
-            .map_err(|status| RpcError {
+        match reply {
+            Ok(answer) => Ok(answer.into_inner()),
+            Err(status) => Err(RpcError {
                 method,
                 code: status.code(),
                 message: status.message().to_string(),
+                exited: self.running.exited().await,
                 log: self.running.log.tail(),
-            })
+            }),
+        }
     }
 
     /// Every schema the provider has (version 5's translated).
@@ -105,13 +139,14 @@ impl Provider {
                 let reply = c
                     .get_provider_schema(v6::get_provider_schema::Request {})
                     .await;
-                self.answer("GetProviderSchema", reply)
+                self.answer("GetProviderSchema", reply).await
             }
             Stub::V5(mut c) => {
                 let reply = c
                     .get_schema(tfplugin5::get_provider_schema::Request {})
                     .await;
                 self.answer("GetProviderSchema", reply)
+                    .await
                     .map(from_v5::schemas)
             }
         }
@@ -126,14 +161,14 @@ impl Provider {
         match self.stub.clone() {
             Stub::V6(mut c) => {
                 let reply = c.validate_provider_config(request).await;
-                self.answer("ValidateProviderConfig", reply)
+                self.answer("ValidateProviderConfig", reply).await
             }
             Stub::V5(mut c) => {
                 let request = tfplugin5::prepare_provider_config::Request {
                     config: request.config,
                 };
                 let reply = c.prepare_provider_config(request).await;
-                self.answer("ValidateProviderConfig", reply).map(|r| {
+                self.answer("ValidateProviderConfig", reply).await.map(|r| {
                     v6::validate_provider_config::Response {
                         diagnostics: r.diagnostics,
                     }
@@ -245,5 +280,16 @@ mod from_v5 {
             min_items: n.min_items,
             max_items: n.max_items,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rpc_name;
+
+    #[test]
+    fn calls_are_named_as_the_protocol_names_them() {
+        assert_eq!(rpc_name("apply_resource_change"), "ApplyResourceChange");
+        assert_eq!(rpc_name("GetProviderSchema"), "GetProviderSchema");
     }
 }

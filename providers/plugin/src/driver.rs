@@ -87,6 +87,15 @@ pub struct PluginDriver {
     schema_optional: bool,
 }
 
+/// Stopped as go-plugin's client stops it (Terraform closes its providers
+/// at the end of every run): asked to exit, killed only when it will not.
+impl Drop for PluginDriver {
+    fn drop(&mut self) {
+        let provider = self.provider.clone();
+        self.runtime.block(async move { provider.stop().await });
+    }
+}
+
 /// The driver's runtime; shut down without waiting, since the engine may
 /// drop the driver on one of its own runtime's threads.
 struct Runtime(Option<tokio::runtime::Runtime>);
@@ -104,6 +113,7 @@ impl Runtime {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("plugin")
+            .on_thread_start(crate::launch::survive_closed_sockets)
             .enable_all()
             .build()?;
         Ok(Runtime(Some(rt)))

@@ -24,6 +24,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a provider has to exit after `Shutdown` before it is killed
 /// (go-plugin's grace period).
 const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a provider whose call failed is given to finish exiting, so
+/// that a crash is told from a refusal.
+const EXIT_NOTICE: Duration = Duration::from_millis(200);
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -116,7 +119,9 @@ pub(crate) fn log_suffix(log: &[String]) -> String {
 
 /// A started provider: its channel, the protocol it chose, its log.
 pub struct Running {
-    child: Child,
+    /// Behind a lock so that `stop` may wait for it through a shared
+    /// reference: the driver's calls share the provider.
+    child: tokio::sync::Mutex<Child>,
     pub channel: Channel,
     pub protocol_version: u32,
     pub log: ProviderLog,
@@ -189,24 +194,37 @@ impl Running {
                     source,
                 })?;
         Ok(Running {
-            child,
+            child: tokio::sync::Mutex::new(child),
             channel,
             protocol_version: shake.protocol_version,
             log,
         })
     }
 
+    /// How the process ended, if it has (a call the provider did not
+    /// answer is a crash when it has). The connection may break a moment
+    /// before the process is gone, so the end is awaited briefly.
+    pub async fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.lock().await;
+        tokio::time::timeout(EXIT_NOTICE, child.wait())
+            .await
+            .ok()?
+            .ok()
+    }
+
     /// Asks the provider to exit, then kills it if it has not within the
-    /// grace period.
-    pub async fn stop(mut self) {
+    /// grace period. A provider that exits by itself removes its socket
+    /// from the temporary directory; a killed one leaves it behind.
+    pub async fn stop(&self) {
         let mut controller = GrpcControllerClient::new(self.channel.clone());
         let asked = controller.shutdown(crate::proto::plugin::Empty {});
         let _ = tokio::time::timeout(STOP_GRACE, asked).await;
-        if tokio::time::timeout(STOP_GRACE, self.child.wait())
+        let mut child = self.child.lock().await;
+        if tokio::time::timeout(STOP_GRACE, child.wait())
             .await
             .is_err()
         {
-            let _ = self.child.kill().await;
+            let _ = child.kill().await;
         }
     }
 }
@@ -247,6 +265,27 @@ fn die_with_parent(command: &mut Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut Command) {}
+
+/// Makes a write to a socket the provider has closed fail with EPIPE on
+/// this thread, rather than end strata: its binary restores SIGPIPE's
+/// default action (so that `strata show | head` ends quietly), and a
+/// provider closes its socket under a write whenever it exits after
+/// `Shutdown` or crashes mid-call. Every write to a provider is made on
+/// the plugin runtime's threads, which call this as they start; a signal
+/// blocked there stays pending on that thread and does nothing.
+#[cfg(unix)]
+pub(crate) fn survive_closed_sockets() {
+    // SAFETY: changes only the calling thread's signal mask.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn survive_closed_sockets() {}
 
 async fn keep_lines(from: impl AsyncRead + Unpin, log: ProviderLog) {
     keep_lines_of(BufReader::new(from).lines(), log).await

@@ -118,9 +118,19 @@ fn with_defaults(mut object: Attrs) -> Attrs {
 /// Whether `object` is one this provider makes and then fails (its name
 /// starts with "broken"), for the tests of a failed create.
 pub fn is_broken(object: &Value) -> bool {
+    name_starts(object, "broken")
+}
+
+/// Whether applying `object` crashes the provider (its name starts with
+/// "crash"), for the tests of a provider that dies mid-call.
+pub fn crashes(object: &Value) -> bool {
+    name_starts(object, "crash")
+}
+
+fn name_starts(object: &Value, prefix: &str) -> bool {
     get(&attrs(object), "name")
         .and_then(Value::as_str)
-        .is_some_and(|n| n.starts_with("broken"))
+        .is_some_and(|n| n.starts_with(prefix))
 }
 
 /// The plan for one object: what it will be, which changed attributes

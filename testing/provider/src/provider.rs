@@ -368,6 +368,12 @@ impl Provider for TestProvider {
             Managed::Object => object::refused(&planned),
             Managed::Rules => None,
         };
+        if kind == Managed::Object && object::crashes(&planned) {
+            // As a Go provider panics: the trace on stderr, exit code 2,
+            // the call never answered.
+            eprintln!("panic: stratatest_object was told to crash\n\ngoroutine 1 [running]:\nmain.apply()");
+            std::process::exit(2);
+        }
         if let Some(problem) = refused {
             return Ok(Response::new(v6::apply_resource_change::Response {
                 new_state: r.prior_state,
