@@ -967,12 +967,19 @@ fn providers_schema_json_is_terraforms() {
     // Its ephemeral resource, which strata does not open, is listed too.
     let token = &s["provider_schemas"][SOURCE]["ephemeral_resource_schemas"]["stratatest_token"];
     assert!(token["block"].is_object(), "{s}");
-    let builtin = |p: &Json| {
-        let data = &p["provider_schemas"]["terraform.io/builtin/terraform"]["resource_schemas"]
-            ["terraform_data"];
-        without_words(data)
+    let builtin = |p: &Json, part: &str| {
+        without_words(&p["provider_schemas"]["terraform.io/builtin/terraform"][part])
     };
-    same("terraform_data's schema", &builtin(s), &builtin(t));
+    same(
+        "terraform_data's schema",
+        &builtin(s, "resource_schemas")["terraform_data"],
+        &builtin(t, "resource_schemas")["terraform_data"],
+    );
+    same(
+        "the builtin provider's functions",
+        &builtin(s, "functions"),
+        &builtin(t, "functions"),
+    );
 
     // A provider only the state still needs is listed too.
     let listed: Vec<Vec<String>> = ["strata", "terraform"]
@@ -993,12 +1000,13 @@ fn providers_schema_json_is_terraforms() {
         .any(|p| p == "terraform.io/builtin/terraform"));
 }
 
-/// A schema without its descriptions, which are each tool's own words.
+/// A schema without its descriptions and summaries, which are each tool's
+/// own words.
 fn without_words(v: &Json) -> Json {
     match v {
         Json::Object(m) => Json::Object(
             m.iter()
-                .filter(|(k, _)| !k.starts_with("description"))
+                .filter(|(k, _)| !k.starts_with("description") && *k != "summary")
                 .map(|(k, x)| (k.clone(), without_words(x)))
                 .collect(),
         ),

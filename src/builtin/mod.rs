@@ -10,7 +10,7 @@ pub mod terraform_data;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
-use strata_provider::{Driver, ResourceSchema};
+use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema};
 
 /// The drivers a run may use, found by the resource types they declare;
 /// and the further instances configured by aliased `provider` blocks,
@@ -46,6 +46,34 @@ fn identity(driver: &Arc<dyn Driver>) -> usize {
 pub fn source_of(driver: &dyn Driver) -> String {
     let address = driver.provider_address();
     strata_state::provider_of_config(&address).to_string()
+}
+
+/// The builtin provider's source address.
+pub const TERRAFORM: &str = "terraform.io/builtin/terraform";
+
+/// The builtin provider's functions (`provider::terraform::…`, by their
+/// short names), which the language evaluates itself: their signatures,
+/// as `providers schema -json` lists them.
+pub fn terraform_functions() -> BTreeMap<String, FunctionSig> {
+    const PREFIX: &str = "provider::terraform::";
+    let param = |p: &crate::funcs::Param| FunctionParam {
+        name: p.name.to_string(),
+        ty: p.ty.clone(),
+        allow_null: p.allow_null,
+        allow_unknown: p.allow_unknown,
+    };
+    crate::funcs::names()
+        .into_iter()
+        .filter_map(|name| {
+            let def = crate::funcs::lookup(name)?;
+            let sig = FunctionSig {
+                params: def.params.iter().map(param).collect(),
+                variadic: def.variadic.as_ref().map(param),
+                returns: def.ret.clone(),
+            };
+            Some((name.strip_prefix(PREFIX)?.to_string(), sig))
+        })
+        .collect()
 }
 
 /// What a provider plugin serves beside a native driver of the same

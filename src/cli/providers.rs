@@ -4,13 +4,13 @@
 //! and `providers schema -json`, their schemas as Terraform prints them.
 
 use super::init::module_needs;
-use crate::builtin::{source_of, Drivers};
+use crate::builtin::{self, source_of, Drivers};
 use crate::config::{self, Module};
 use crate::diag::{Diag, Diags, Sources};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeSet;
 use std::path::Path;
-use strata_provider::{BlockNesting, Driver, ResourceSchema};
+use strata_provider::{BlockNesting, Driver, FunctionParam, FunctionSig, ResourceSchema};
 
 pub fn run(
     path: &Path,
@@ -102,7 +102,7 @@ pub fn schema(
                     e.to_string(),
                 ))
             })?,
-            None => native(&serving),
+            None => native(&serving, &source),
         };
         schemas.insert(source, described);
     }
@@ -139,8 +139,10 @@ fn missing(source: &str) -> Diag {
     )
 }
 
-/// What strata's own drivers of one provider know of its schemas.
-fn native(serving: &[&std::sync::Arc<dyn Driver>]) -> Json {
+/// What strata's own drivers of one provider (`source`) know of its
+/// schemas; for the builtin provider, the functions the language has of
+/// it too.
+fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
     let mut resources = Map::new();
     let mut data = Map::new();
     for d in serving {
@@ -157,9 +159,17 @@ fn native(serving: &[&std::sync::Arc<dyn Driver>]) -> Json {
         "provider".into(),
         provider.as_ref().map_or(json!({"version": 0}), schema_json),
     );
+    let functions = match source {
+        builtin::TERRAFORM => builtin::terraform_functions()
+            .iter()
+            .map(|(name, sig)| (name.clone(), function_json(sig)))
+            .collect(),
+        _ => Map::new(),
+    };
     for (key, m) in [
         ("resource_schemas", resources),
         ("data_source_schemas", data),
+        ("functions", functions),
     ] {
         if !m.is_empty() {
             out.insert(key.into(), Json::Object(m));
@@ -232,4 +242,27 @@ fn block_json(s: &ResourceSchema) -> Json {
     }
     out.insert("description_kind".into(), json!("plain"));
     Json::Object(out)
+}
+
+/// A function's signature as Terraform's schema JSON gives it.
+fn function_json(sig: &FunctionSig) -> Json {
+    let type_json = strata_value::json::type_to_json;
+    let param = |p: &FunctionParam| {
+        let mut e = Map::new();
+        e.insert("name".into(), json!(p.name));
+        if p.allow_null {
+            e.insert("is_nullable".into(), json!(true));
+        }
+        e.insert("type".into(), type_json(&p.ty));
+        Json::Object(e)
+    };
+    let mut e = Map::new();
+    e.insert("return_type".into(), type_json(&sig.returns));
+    if !sig.params.is_empty() {
+        e.insert("parameters".into(), sig.params.iter().map(param).collect());
+    }
+    if let Some(v) = &sig.variadic {
+        e.insert("variadic_parameter".into(), param(v));
+    }
+    Json::Object(e)
 }
