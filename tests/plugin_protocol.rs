@@ -100,6 +100,17 @@ impl Lab {
     }
 
     fn run(&self, tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
+        self.run_with(tool, dir, args, &[])
+    }
+
+    /// Runs with `extra` settings in the environment too.
+    fn run_with(
+        &self,
+        tool: &str,
+        dir: &Path,
+        args: &[&str],
+        extra: &[(&str, &std::ffi::OsStr)],
+    ) -> (i32, String, String) {
         let tmp = self.tmp();
         let mut env = vec![
             ("TMPDIR", tmp.as_os_str()),
@@ -109,6 +120,7 @@ impl Lab {
         if let Some(ca) = &self.ca {
             env.push(("SSL_CERT_FILE", ca.as_os_str()));
         }
+        env.extend(extra);
         run_tool(tool, dir, args, &env)
     }
 
@@ -278,6 +290,48 @@ fn plan_and_apply_alike(lab: &Lab, dirs: &[(&str, PathBuf)], vars: &[&str], what
     );
 }
 
+/// Each tool, given the other's state, store and lock file, plans no
+/// changes (with `vars`).
+fn each_plans_nothing_on_the_others_state(lab: &Lab, dirs: &[(&str, PathBuf)], vars: &[&str]) {
+    let swapped = lab.root.join("swapped");
+    for (from, to) in [(0, 1), (1, 0)] {
+        let (tool, _) = &dirs[to];
+        let (other, other_dir) = &dirs[from];
+        let _ = std::fs::remove_dir_all(&swapped);
+        std::fs::create_dir_all(&swapped).unwrap();
+        for f in ["main.tf", ".terraform.lock.hcl"] {
+            std::fs::copy(other_dir.join(f), swapped.join(f)).unwrap();
+        }
+        copy_tree(&other_dir.join("store"), &swapped.join("store"));
+        std::fs::copy(
+            other_dir.join(state_file(other)),
+            swapped.join(state_file(tool)),
+        )
+        .unwrap();
+        lab.ok(tool, &swapped, &["init", "-no-color"]);
+        let mut args = vec!["plan", "-no-color", "-detailed-exitcode"];
+        args.extend(vars);
+        let (code, out, err) = lab.run(tool, &swapped, &args);
+        assert_eq!(
+            code, 0,
+            "{tool} on {other}'s state plans changes:\n{out}\n{err}"
+        );
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, dest).unwrap();
+        }
+    }
+}
+
 /// Each tool plans and applies the same steps through the provider; plans
 /// and states agree at every step.
 #[test]
@@ -325,41 +379,7 @@ fn terraform_and_strata_agree_through_the_test_provider() {
     }
 
     // Each plans no changes on the other's state (and the other's store).
-    let swapped = lab.root.join("swapped");
-    for (from, to) in [(0, 1), (1, 0)] {
-        let (tool, _) = &dirs[to];
-        let (other, other_dir) = &dirs[from];
-        let _ = std::fs::remove_dir_all(&swapped);
-        std::fs::create_dir_all(swapped.join("store")).unwrap();
-        for f in ["main.tf", ".terraform.lock.hcl"] {
-            std::fs::copy(other_dir.join(f), swapped.join(f)).unwrap();
-        }
-        for e in std::fs::read_dir(other_dir.join("store")).unwrap() {
-            let p = e.unwrap().path();
-            std::fs::copy(&p, swapped.join("store").join(p.file_name().unwrap())).unwrap();
-        }
-        std::fs::copy(
-            other_dir.join(state_file(other)),
-            swapped.join(state_file(tool)),
-        )
-        .unwrap();
-        lab.ok(tool, &swapped, &["init", "-no-color"]);
-        let (code, out, err) = lab.run(
-            tool,
-            &swapped,
-            &[
-                "plan",
-                "-no-color",
-                "-detailed-exitcode",
-                "-var=team=ml",
-                "-var=size=3",
-            ],
-        );
-        assert_eq!(
-            code, 0,
-            "{tool} on {other}'s state plans changes:\n{out}\n{err}"
-        );
-    }
+    each_plans_nothing_on_the_others_state(&lab, &dirs, &["-var=team=ml", "-var=size=3"]);
 
     // Drift made in the store: both see the same change.
     for (_, dir) in &dirs {
@@ -608,35 +628,32 @@ resource "stratatest_object" "b" {
     }
 }
 
-/// A type whose schema strata cannot read yet (`stratatest_loose_rules`'s
-/// blocks nested as a map with attributes of any type, which Terraform
-/// validates) costs only that type: using it is an error at its block
-/// naming the provider and why, in validate and plan; the provider's other
-/// types plan.
+/// A type whose schema strata cannot read (`stratatest_odd`, an attribute
+/// of a type cty does not have, declared when `STRATATEST_ODD_SCHEMA` is
+/// set) costs only itself: using it is an error at its block naming the
+/// provider and why, and the provider's other types still plan.
+/// (Terraform has no answer to compare: a schema it cannot read stops it
+/// reading the provider's.)
 #[test]
 fn a_type_strata_cannot_read_costs_only_itself() {
-    if !require_terraform("a_type_strata_cannot_read_costs_only_itself") {
-        return;
-    }
     let lab = Lab::new("unusable");
     let object = "resource \"stratatest_object\" \"a\" {\n  name = \"kept\"\n}\n";
-    let rules = "\nresource \"stratatest_loose_rules\" \"r\" {\n  rule \"http\" {\n    value = 80\n  }\n}\n";
-    let config = format!("{HEADER}\n{object}{rules}");
-    let tf = lab.work_with("terraform", &config);
-    lab.ok("terraform", &tf, &["init", "-no-color"]);
-    lab.ok("terraform", &tf, &["validate", "-no-color"]);
+    let odd = "\nresource \"stratatest_odd\" \"r\" {\n  when = \"now\"\n}\n";
+    let config = format!("{HEADER}\n{object}{odd}");
     let dir = lab.work_with("strata", &config);
-    lab.ok("strata", &dir, &["init", "-no-color"]);
+    let odd_env = [("STRATATEST_ODD_SCHEMA", std::ffi::OsStr::new("1"))];
+    let run = |args: &[&str]| lab.run_with("strata", &dir, args, &odd_env);
+    assert_eq!(run(&["init", "-no-color"]).0, 0);
     for command in ["validate", "plan"] {
-        let (code, out, err) = lab.run("strata", &dir, &[command, "-no-color"]);
+        let (code, out, err) = run(&[command, "-no-color"]);
         let said = format!("{out}{err}");
         assert_eq!(code, 1, "{command}: {said}");
         assert!(
-            said.contains("Unsupported resource type \"stratatest_loose_rules\""),
+            said.contains("Unsupported resource type \"stratatest_odd\""),
             "{command}: {said}"
         );
         assert!(
-            said.contains(SOURCE) && said.contains("attributes of any type"),
+            said.contains(SOURCE) && said.contains("uuid"),
             "{command}: {said}"
         );
         let at = line_of(&said);
@@ -647,8 +664,97 @@ fn a_type_strata_cannot_read_costs_only_itself() {
         );
     }
     std::fs::write(dir.join("main.tf"), format!("{HEADER}\n{object}")).unwrap();
-    let out = lab.ok("strata", &dir, &["plan", "-no-color"]);
+    let (code, out, err) = run(&["plan", "-no-color"]);
+    assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 to add"), "{out}");
+}
+
+/// `stratatest_loose_rules` as written in each step: rules (nested as a
+/// map) and steps (as a list) whose values may be of any type, some
+/// written as `dynamic` blocks, one of them over a collection known only
+/// once another object exists (so at first every step is).
+fn loose_config(rules: &str, steps: &str) -> String {
+    format!(
+        r#"{HEADER}
+locals {{
+  more = {{ extra = true, list = [1, 2] }}
+}}
+
+resource "stratatest_object" "o" {{
+  name = "o"
+}}
+
+resource "stratatest_loose_rules" "a" {{
+  name = "loose"
+{rules}{steps}
+  dynamic "rule" {{
+    for_each = local.more
+    labels   = [rule.key]
+    content {{
+      value = rule.value
+    }}
+  }}
+
+  dynamic "step" {{
+    for_each = local.more
+    content {{
+      value = step.value
+    }}
+  }}
+
+  dynamic "step" {{
+    for_each = stratatest_object.o.id == "" ? [] : [stratatest_object.o.id]
+    content {{
+      value = step.value
+    }}
+  }}
+}}
+"#
+    )
+}
+
+/// Blocks whose attributes may be of any type (Terraform types those
+/// nested as a list as a tuple, and as a map as an object keyed by label,
+/// so each block keeps its value's own type): created, changed (a value
+/// changing type, blocks added and removed) and left alone, with the same
+/// human plans, plan JSON and states as Terraform's, and each tool planning
+/// nothing on the other's state.
+#[test]
+fn blocks_of_values_of_any_type_are_terraforms() {
+    if !require_terraform("blocks_of_values_of_any_type_are_terraforms") {
+        return;
+    }
+    let lab = Lab::new("loose-blocks");
+    let rule = |key: &str, value: &str| format!("  rule \"{key}\" {{\n    value = {value}\n  }}\n");
+    let step = |value: &str| format!("  step {{\n    value = {value}\n  }}\n");
+    let steps = [
+        (
+            rule("http", "80") + &rule("names", "[\"a\", \"b\"]"),
+            step("\"first\"") + &step("{ n = 2 }"),
+        ),
+        (
+            rule("http", "\"eighty\"") + &rule("tls", "{ port = 443 }"),
+            step("[1, 2, 3]"),
+        ),
+    ];
+    let dirs = [
+        (
+            "strata",
+            lab.work_with("strata", &loose_config(&steps[0].0, &steps[0].1)),
+        ),
+        (
+            "terraform",
+            lab.work_with("terraform", &loose_config(&steps[0].0, &steps[0].1)),
+        ),
+    ];
+    for (tool, dir) in &dirs {
+        lab.ok(tool, dir, &["init", "-no-color"]);
+    }
+    for (rules, listed) in &steps {
+        let config = loose_config(rules, listed);
+        step_alike(&lab, &dirs, &config, &format!("{rules}{listed}: "));
+    }
+    each_plans_nothing_on_the_others_state(&lab, &dirs, &[]);
 }
 
 /// `stratatest_rules`: written as static blocks and a `dynamic` one. Its
@@ -717,23 +823,8 @@ fn blocks_nested_as_a_map_are_terraforms() {
         lab.ok(tool, dir, &["init", "-no-color"]);
     }
     for (ports, name) in steps {
-        for (_, dir) in &dirs {
-            std::fs::write(dir.join("main.tf"), rules_config(ports, name)).unwrap();
-        }
-        // The human plan too: each block by its key, as Terraform lays
-        // them out.
-        let shown: Vec<String> = dirs
-            .iter()
-            .map(|(tool, dir)| actions_shown(&lab.ok(tool, dir, &["plan", "-no-color"])))
-            .collect();
-        assert_eq!(shown[0], shown[1], "strata's plan, then Terraform's");
-        plan_and_apply_alike(&lab, &dirs, &[], &format!("{name} with {ports}: "));
-        let (code, out, err) = lab.run(
-            "strata",
-            &dirs[0].1,
-            &["plan", "-no-color", "-detailed-exitcode"],
-        );
-        assert_eq!(code, 0, "strata plans changes after applying:\n{out}{err}");
+        let config = rules_config(ports, name);
+        step_alike(&lab, &dirs, &config, &format!("{name} with {ports}: "));
     }
 
     same_failing_line("Invalid port number", |tool| {
@@ -797,6 +888,31 @@ resource "stratatest_object" "o" {{
         .collect();
     assert_eq!(errors[0], errors[1], "strata's errors, then Terraform's");
     assert_eq!(errors[0].len(), 6, "{:?}", errors[0]);
+}
+
+/// One step of a side-by-side test: `config` written for both tools, the
+/// same human plan (each block laid out as Terraform lays it out), the
+/// same plan JSON and state (`plan_and_apply_alike`), and nothing left for
+/// strata to plan after.
+fn step_alike(lab: &Lab, dirs: &[(&str, PathBuf)], config: &str, what: &str) {
+    for (_, dir) in dirs {
+        std::fs::write(dir.join("main.tf"), config).unwrap();
+    }
+    let shown: Vec<String> = dirs
+        .iter()
+        .map(|(tool, dir)| actions_shown(&lab.ok(tool, dir, &["plan", "-no-color"])))
+        .collect();
+    assert_eq!(shown[0], shown[1], "{what}strata's plan, then Terraform's");
+    plan_and_apply_alike(lab, dirs, &[], what);
+    let (code, out, err) = lab.run(
+        "strata",
+        &dirs[0].1,
+        &["plan", "-no-color", "-detailed-exitcode"],
+    );
+    assert_eq!(
+        code, 0,
+        "{what}strata plans changes after applying:\n{out}{err}"
+    );
 }
 
 /// A human plan's actions, from "will perform" to the "Plan:" line.

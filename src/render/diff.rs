@@ -170,6 +170,16 @@ fn changed(b: &Value, a: &Value, indent: usize, quiet: bool, out: &mut String) {
         ) && b.ty() == a.ty();
         return list(bs, as_, same_tuple, indent, out);
     }
+    // A value of any type changing its kind (a string becoming a list):
+    // the old shown whole as removed, the new whole as added, as
+    // Terraform's renderer shows a change of type.
+    let structured = |v: &Value| entries(v).is_some() || elements(v).is_some();
+    if structured(b) || structured(a) {
+        whole(b, Sym::Delete, indent, out);
+        out.push_str(" -> ");
+        whole(a, Sym::Create, indent, out);
+        return;
+    }
     if let (Some(bj), Some(aj)) = (json_doc(b), json_doc(a)) {
         out.push_str("jsonencode(\n");
         out.push_str(&pad(indent + 4));
@@ -495,7 +505,8 @@ fn block_pairs<'v>(
     }
     let items = |v: Option<&'v Value>| -> Vec<&'v Value> {
         match v.map(Value::unmarked) {
-            Some(Value::List(_, vs)) | Some(Value::Set(_, vs)) => vs.iter().collect(),
+            // A tuple: blocks whose attributes may be of any type.
+            Some(Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs)) => vs.iter().collect(),
             Some(v) if !v.is_null() && nesting == BlockNesting::Single => vec![v],
             _ => Vec::new(),
         }

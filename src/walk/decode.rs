@@ -190,11 +190,14 @@ fn blocks_value(
     }
     let ty = bs.schema.object_type();
     match bs.nesting {
+        // Which blocks there will be is only known after apply.
+        _ if items.unknown => Value::Unknown(bs.value_type()),
+        // Each block keeps the types of its own values.
+        BlockNesting::List if bs.loose() => Value::Tuple(items.items),
+        BlockNesting::Map if bs.loose() => Value::Object(items.keyed),
         BlockNesting::Single => items.items.into_iter().next().unwrap_or(Value::Null(ty)),
         BlockNesting::List => Value::List(ty, items.items),
         BlockNesting::Set => Value::new_set(ty, items.items),
-        // Which keys there will be is only known after apply.
-        BlockNesting::Map if items.unknown => Value::Unknown(Type::map(ty)),
         BlockNesting::Map => Value::Map(ty, items.keyed),
     }
 }
@@ -275,8 +278,8 @@ struct Found {
     items: Vec<Value>,
     /// By key, for blocks nested as a map.
     keyed: Attrs,
-    /// A `dynamic` block of a map-nested type iterates over a value not
-    /// yet known, so its keys are not either.
+    /// A `dynamic` block iterates over a value not yet known, so which
+    /// blocks there will be is not known either.
     unknown: bool,
 }
 
@@ -412,11 +415,9 @@ fn dynamic(
         Err(d) => return diags.push(d),
     };
     if !coll.is_known() {
-        // How many blocks there will be is only known after apply.
-        match labels {
-            Labels::None => found.items.push(Value::Unknown(schema.object_type())),
-            Labels::Key => found.unknown = true,
-        }
+        // How many blocks there will be (and so every block of the type,
+        // as Terraform has it) is only known after apply.
+        found.unknown = true;
         return;
     }
     let Some(pairs) = iteration_pairs(&coll) else {

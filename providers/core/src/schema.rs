@@ -33,16 +33,7 @@ impl ResourceSchema {
             .map(|(k, a)| (k.clone(), a.ty.clone()))
             .collect();
         for (k, b) in &self.blocks {
-            let o = b.schema.object_type();
-            attrs.insert(
-                k.clone(),
-                match b.nesting {
-                    BlockNesting::Single => o,
-                    BlockNesting::List => Type::list(o),
-                    BlockNesting::Set => Type::set(o),
-                    BlockNesting::Map => Type::map(o),
-                },
-            );
+            attrs.insert(k.clone(), b.value_type());
         }
         Type::object(attrs)
     }
@@ -135,6 +126,28 @@ pub struct BlockSchema {
 }
 
 impl BlockSchema {
+    /// The type of all the blocks of this type in one object: one object,
+    /// or a list, set or map of them; of any type when they are loose.
+    pub fn value_type(&self) -> Type {
+        let o = self.schema.object_type();
+        match self.nesting {
+            _ if self.loose() => Type::Dynamic,
+            BlockNesting::Single => o,
+            BlockNesting::List => Type::list(o),
+            BlockNesting::Set => Type::set(o),
+            BlockNesting::Map => Type::map(o),
+        }
+    }
+
+    /// Whether the blocks are a tuple (nested as a list) or an object
+    /// keyed by label (as a map) rather than a collection: Terraform's
+    /// typing when an attribute in them may be of any type, so that each
+    /// block may hold a value of a type of its own.
+    pub fn loose(&self) -> bool {
+        matches!(self.nesting, BlockNesting::List | BlockNesting::Map)
+            && self.schema.object_type().has_dynamic()
+    }
+
     /// The same block, left to the API when the configuration omits it.
     pub fn and_computed(self) -> BlockSchema {
         BlockSchema {

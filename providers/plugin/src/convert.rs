@@ -41,19 +41,6 @@ fn block_schema(block: &Block, path: &str) -> Result<ResourceSchema, SchemaError
             Ok(nested_block::NestingMode::Single | nested_block::NestingMode::Group) => {
                 BlockNesting::Single
             }
-            // Terraform types such blocks as an object keyed by label (a
-            // tuple, for a list) when an attribute in them may be of any
-            // type, so that each block may differ; a map or list of one
-            // object type cannot hold that, nor cross the wire as one.
-            Ok(mode @ (nested_block::NestingMode::Map | nested_block::NestingMode::List))
-                if inner.object_type().has_dynamic() =>
-            {
-                let nesting = mode.as_str_name().to_lowercase();
-                return Err(SchemaError {
-                    path: at,
-                    why: format!("blocks nested as a {nesting} with attributes of any type"),
-                });
-            }
             Ok(nested_block::NestingMode::List) => BlockNesting::List,
             Ok(nested_block::NestingMode::Set) => BlockNesting::Set,
             Ok(nested_block::NestingMode::Map) => BlockNesting::Map,
@@ -173,15 +160,18 @@ mod tests {
     }
 
     #[test]
-    fn a_list_or_map_of_blocks_of_any_type_is_refused_with_its_path() {
+    fn a_list_or_map_of_blocks_of_any_type_is_of_any_type_as_on_the_wire() {
         use nested_block::NestingMode;
-        for (nesting, name) in [(NestingMode::Map, "map"), (NestingMode::List, "list")] {
+        for nesting in [NestingMode::Map, NestingMode::List] {
             let block = with_rule(nesting, &Type::Dynamic);
-            let e = resource_schema(0, &block, "r").expect_err("refused");
-            assert_eq!(e.path, "r.rule");
-            assert!(e.why.contains(&format!("nested as a {name}")), "{}", e.why);
+            let schema = resource_schema(0, &block, "r").expect("converts");
+            assert!(schema.blocks["rule"].loose());
+            let want = Type::object(BTreeMap::from([("rule".to_string(), Type::Dynamic)]));
+            assert_eq!(schema.object_type(), want);
+            assert_eq!(crate::schema::block_type(&block, "r"), Ok(want));
         }
         let single = with_rule(NestingMode::Single, &Type::Dynamic);
-        assert!(resource_schema(0, &single, "r").is_ok());
+        let schema = resource_schema(0, &single, "r").expect("converts");
+        assert!(!schema.blocks["rule"].loose());
     }
 }

@@ -92,23 +92,28 @@ fn nested_attribute(nested: &Object, prior: &Value, config: &Value) -> Value {
     }
 }
 
-/// List elements paired by position.
+/// List elements paired by position (blocks whose attributes may be of
+/// any type are a tuple, and stay one).
 fn by_index(prior: &Value, config: &Value, merge: Merge<'_>) -> Value {
-    let (Value::List(ty, items), priors) = (config.unmarked(), prior.unmarked().elements()) else {
+    let (Value::List(_, items) | Value::Tuple(items)) = config.unmarked() else {
         return config.clone();
     };
-    let priors = priors.unwrap_or_default();
+    let priors = prior.unmarked().elements().unwrap_or_default();
     let merged = items
         .iter()
         .enumerate()
         .map(|(i, c)| merge(priors.get(i).unwrap_or(&Value::null()), c))
         .collect();
-    Value::List(ty.clone(), merged)
+    match config.unmarked() {
+        Value::List(ty, _) => Value::List(ty.clone(), merged),
+        _ => Value::Tuple(merged),
+    }
 }
 
-/// Map elements paired by key.
+/// Map elements paired by key (blocks whose attributes may be of any type
+/// are an object keyed by label, and stay one).
 fn by_key(prior: &Value, config: &Value, merge: Merge<'_>) -> Value {
-    let Value::Map(ty, items) = config.unmarked() else {
+    let (Value::Map(_, items) | Value::Object(items)) = config.unmarked() else {
         return config.clone();
     };
     let priors = entries(prior);
@@ -116,7 +121,10 @@ fn by_key(prior: &Value, config: &Value, merge: Merge<'_>) -> Value {
         .iter()
         .map(|(k, c)| (k.clone(), merge(priors.get(k).unwrap_or(&Value::null()), c)))
         .collect();
-    Value::Map(ty.clone(), merged)
+    match config.unmarked() {
+        Value::Map(ty, _) => Value::Map(ty.clone(), merged),
+        _ => Value::Object(merged),
+    }
 }
 
 /// Set elements paired with the prior element that agrees on everything

@@ -37,6 +37,14 @@ pub fn block_type(block: &Block, path: &str) -> Result<Type, SchemaError> {
         };
         let ty = match nested_block::NestingMode::try_from(b.nesting) {
             Ok(nested_block::NestingMode::Single | nested_block::NestingMode::Group) => inner,
+            // A tuple or an object keyed by label (Terraform's typing of
+            // blocks whose attributes may be of any type), sent with its
+            // type as any dynamic value is.
+            Ok(nested_block::NestingMode::List | nested_block::NestingMode::Map)
+                if inner.has_dynamic() =>
+            {
+                Type::Dynamic
+            }
             Ok(nested_block::NestingMode::List) => Type::list(inner),
             Ok(nested_block::NestingMode::Set) => Type::set(inner),
             Ok(nested_block::NestingMode::Map) => Type::map(inner),

@@ -12,7 +12,10 @@
 //! paths, changes that fail after doing part of their work, and two
 //! functions (`provider::stratatest::slug`, `…::tag`). A second
 //! type, `stratatest_rules`, has blocks nested as a map; a third,
-//! `stratatest_loose_rules`, only validates, for the tests of a type a
+//! `stratatest_loose_rules`, blocks nested as a map and as a list whose
+//! values may be of any type (Terraform's object and tuple typing); and
+//! with `STRATATEST_ODD_SCHEMA` set, a fourth, `stratatest_odd`, declares
+//! an attribute of a type that does not exist, for the tests of a type a
 //! client cannot read.
 
 /// The provider's source address, as the tests install it.

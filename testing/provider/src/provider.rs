@@ -32,6 +32,7 @@ pub struct TestProvider {
 enum Managed {
     Object,
     Rules,
+    LooseRules,
 }
 
 impl Managed {
@@ -39,6 +40,7 @@ impl Managed {
         match type_name {
             OBJECT => Ok(Managed::Object),
             schema::RULES => Ok(Managed::Rules),
+            schema::LOOSE_RULES => Ok(Managed::LooseRules),
             other => Err(unknown_type(other)),
         }
     }
@@ -47,6 +49,7 @@ impl Managed {
         match self {
             Managed::Object => schema::object_value_type(),
             Managed::Rules => schema::rules_value_type(),
+            Managed::LooseRules => schema::loose_rules_value_type(),
         }
     }
 }
@@ -117,7 +120,7 @@ impl TestProvider {
     fn store_of(&self, kind: Managed) -> Result<&Store, Status> {
         configured(match kind {
             Managed::Object => &self.store,
-            Managed::Rules => &self.rules,
+            Managed::Rules | Managed::LooseRules => &self.rules,
         })
     }
 }
@@ -159,17 +162,21 @@ impl Provider for TestProvider {
         &self,
         _: Request<v6::get_provider_schema::Request>,
     ) -> Answer<v6::get_provider_schema::Response> {
+        let mut resource_schemas: std::collections::HashMap<_, _> = [
+            (OBJECT.to_string(), schema::object_schema()),
+            (schema::RULES.to_string(), schema::rules_schema()),
+            (
+                schema::LOOSE_RULES.to_string(),
+                schema::loose_rules_schema(),
+            ),
+        ]
+        .into();
+        if std::env::var_os("STRATATEST_ODD_SCHEMA").is_some() {
+            resource_schemas.insert(schema::ODD.to_string(), schema::odd_schema());
+        }
         Ok(Response::new(v6::get_provider_schema::Response {
             provider: Some(schema::provider_schema()),
-            resource_schemas: [
-                (OBJECT.to_string(), schema::object_schema()),
-                (schema::RULES.to_string(), schema::rules_schema()),
-                (
-                    schema::LOOSE_RULES.to_string(),
-                    schema::loose_rules_schema(),
-                ),
-            ]
-            .into(),
+            resource_schemas,
             data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
             // Declared only, for `providers schema -json`: clients list it.
             ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
@@ -202,14 +209,12 @@ impl Provider for TestProvider {
         request: Request<v6::validate_resource_config::Request>,
     ) -> Answer<v6::validate_resource_config::Response> {
         let r = request.into_inner();
-        if r.type_name == schema::LOOSE_RULES {
-            return Ok(Response::new(Default::default()));
-        }
         let kind = Managed::of(&r.type_name)?;
         let config = decode(r.config.as_ref(), &kind.value_type())?;
         let problems = match kind {
             Managed::Object => object::validate(&config),
             Managed::Rules => rules::validate(&config),
+            Managed::LooseRules => Vec::new(),
         };
         Ok(Response::new(v6::validate_resource_config::Response {
             diagnostics: diagnostics(problems),
@@ -240,7 +245,9 @@ impl Provider for TestProvider {
             .and_then(|json| match kind {
                 Managed::Object => object::upgrade(r.version, &json),
                 // The rules have had one layout only.
-                Managed::Rules => strata_value::json::value_from_json(&json, &kind.value_type()),
+                Managed::Rules | Managed::LooseRules => {
+                    strata_value::json::value_from_json(&json, &kind.value_type())
+                }
             });
         Ok(Response::new(match upgraded {
             Ok(v) => v6::upgrade_resource_state::Response {
@@ -295,7 +302,7 @@ impl Provider for TestProvider {
         let store = self.store_of(kind)?;
         let found = match kind {
             Managed::Object => object::read(store, &current),
-            Managed::Rules => rules::read(store, &current),
+            Managed::Rules | Managed::LooseRules => rules::read(store, &current, &ty),
         };
         Ok(Response::new(match found {
             Ok(found) => v6::read_resource::Response {
@@ -321,7 +328,7 @@ impl Provider for TestProvider {
         let proposed = decode(r.proposed_new_state.as_ref(), &ty)?;
         let planned = match kind {
             Managed::Object => object::plan(&prior, &proposed),
-            Managed::Rules => {
+            Managed::Rules | Managed::LooseRules => {
                 let (planned, requires_replace) = rules::plan(&prior, &proposed);
                 object::Planned {
                     planned,
@@ -366,7 +373,7 @@ impl Provider for TestProvider {
         let store = self.store_of(kind)?;
         let refused = match kind {
             Managed::Object => object::refused(&planned),
-            Managed::Rules => None,
+            Managed::Rules | Managed::LooseRules => None,
         };
         if kind == Managed::Object && object::crashes(&planned) {
             // As a Go provider panics: the trace on stderr, exit code 2,
@@ -383,7 +390,7 @@ impl Provider for TestProvider {
         }
         let applied = match kind {
             Managed::Object => object::apply(store, &prior, &planned),
-            Managed::Rules => rules::apply(store, &prior, &planned),
+            Managed::Rules | Managed::LooseRules => rules::apply(store, &prior, &planned, &ty),
         };
         Ok(Response::new(match applied {
             // An object whose name starts "broken" is made or changed

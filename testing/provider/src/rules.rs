@@ -5,7 +5,6 @@
 //! diagnostic whose path goes through a block's key, and replacement.
 
 use crate::object::{Problem, Step};
-use crate::schema::rules_value_type;
 use crate::store::Store;
 use strata_value::json::{value_from_json, value_to_json};
 use strata_value::types::Type;
@@ -74,7 +73,9 @@ pub fn plan(prior: &Value, proposed: &Value) -> (Value, Vec<&'static str>) {
 }
 
 /// Carries out a planned change; the rules as they now are.
-pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, String> {
+/// `ty` is the type's value type (`stratatest_rules` or
+/// `stratatest_loose_rules`).
+pub fn apply(store: &Store, prior: &Value, planned: &Value, ty: &Type) -> Result<Value, String> {
     let id = attrs(prior)
         .get("id")
         .and_then(|i| i.as_str().map(str::to_string));
@@ -95,21 +96,21 @@ pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, Str
             let mut object = object.clone();
             object.insert("id".into(), Value::string(id));
             let object = Value::Object(object);
-            let json = value_to_json(&object, &rules_value_type()).unwrap_or_default();
+            let json = value_to_json(&object, ty).unwrap_or_default();
             made = Some(object);
             json
         })?;
         return made.ok_or_else(|| "the rules were not written".into());
     };
     let object = Value::Object(object);
-    if !store.write(&id, &value_to_json(&object, &rules_value_type())?)? {
+    if !store.write(&id, &value_to_json(&object, ty)?)? {
         return Err(format!("rules {id} no longer exist"));
     }
     Ok(object)
 }
 
 /// The rules as the store has them now, `None` when they are gone.
-pub fn read(store: &Store, state: &Value) -> Result<Option<Value>, String> {
+pub fn read(store: &Store, state: &Value, ty: &Type) -> Result<Option<Value>, String> {
     let Some(id) = attrs(state)
         .get("id")
         .and_then(|i| i.as_str().map(str::to_string))
@@ -118,6 +119,6 @@ pub fn read(store: &Store, state: &Value) -> Result<Option<Value>, String> {
     };
     store
         .read(&id)?
-        .map(|j| value_from_json(&j, &rules_value_type()))
+        .map(|j| value_from_json(&j, ty))
         .transpose()
 }

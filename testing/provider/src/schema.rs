@@ -161,23 +161,52 @@ pub fn rules_schema() -> Schema {
     }
 }
 
-/// `stratatest_loose_rules`: rules whose `value` may be of any type, in
-/// blocks nested as a map. Terraform types those blocks as an object keyed
-/// by label, which strata cannot hold yet; only validated, so tests can
-/// see that such a type costs a client only itself.
+/// `stratatest_loose_rules`: named rules whose `value` may be of any
+/// type, in blocks nested as a map (`rule "KEY" { … }`) and as a list
+/// (`step { … }`). Terraform types those blocks as an object keyed by
+/// label and a tuple, so that each block's value keeps its own type, and
+/// sends them with their types.
 pub const LOOSE_RULES: &str = "stratatest_loose_rules";
 
+pub fn loose_rules_value_type() -> Type {
+    object_type(&[
+        ("id", Type::String),
+        ("name", Type::String),
+        ("rule", Type::Dynamic),
+        ("step", Type::Dynamic),
+    ])
+}
+
 pub fn loose_rules_schema() -> Schema {
-    let rule = nested_block(
-        "rule",
-        vec![attribute("value", &Type::Dynamic, Role::Required)],
-        nested_block::NestingMode::Map,
-    );
+    let value = || vec![attribute("value", &Type::Dynamic, Role::Required)];
     Schema {
         version: 0,
         block: Some(Block {
-            attributes: vec![attribute("id", &Type::String, Role::Computed)],
-            block_types: vec![rule],
+            attributes: vec![
+                attribute("id", &Type::String, Role::Computed),
+                attribute("name", &Type::String, Role::Required),
+            ],
+            block_types: vec![
+                nested_block("rule", value(), nested_block::NestingMode::Map),
+                nested_block("step", value(), nested_block::NestingMode::List),
+            ],
+            ..Block::default()
+        }),
+    }
+}
+
+/// `stratatest_odd`, declared only when `STRATATEST_ODD_SCHEMA` is set:
+/// its `when` is of a type cty does not have, as a provider with a bug
+/// might declare, so no client can read the type.
+pub const ODD: &str = "stratatest_odd";
+
+pub fn odd_schema() -> Schema {
+    let mut when = attribute("when", &Type::String, Role::Optional);
+    when.r#type = b"\"uuid\"".to_vec();
+    Schema {
+        version: 0,
+        block: Some(Block {
+            attributes: vec![when],
             ..Block::default()
         }),
     }
