@@ -1438,6 +1438,160 @@ fn an_object_left_by_a_failed_create_is_kept_tainted() {
     );
 }
 
+/// A write-only argument set from an ephemeral variable and from a
+/// literal.
+fn write_only_config(name: &str, extra: &str) -> String {
+    format!(
+        r#"{HEADER}
+variable "token" {{
+  type      = string
+  ephemeral = true
+}}
+
+resource "stratatest_object" "a" {{
+  name     = "{name}"
+  token_wo = var.token
+}}
+
+resource "stratatest_object" "plain" {{
+  name     = "plain"
+  token_wo = "literal"
+{extra}}}
+"#
+    )
+}
+
+/// Write-only attributes (Terraform 1.11): an ephemeral variable may set
+/// one (and no other argument), the value reaches the provider when the
+/// object is written and is never in a plan file or the state, the human
+/// plans say "(write-only attribute)" where Terraform's do (create, update,
+/// destroy), plans and states are Terraform's, and a provider answering
+/// with a value for one is refused as Terraform refuses it.
+#[test]
+fn write_only_attributes_are_terraforms() {
+    if !require_terraform("write_only_attributes_are_terraforms") {
+        return;
+    }
+    let lab = Lab::new("write-only");
+    let config = write_only_config("wo", "");
+    let dirs = [
+        ("strata", lab.work_with("strata", &config)),
+        ("terraform", lab.work_with("terraform", &config)),
+    ];
+    let mut shown = Vec::new();
+    let mut plans = Vec::new();
+    let mut states = Vec::new();
+    for (tool, dir) in &dirs {
+        lab.ok(tool, dir, &["init", "-no-color"]);
+        let out = lab.ok(
+            tool,
+            dir,
+            &["plan", "-no-color", "-var=token=s3cret", "-out=saved.plan"],
+        );
+        shown.push(actions_shown(&out));
+        let saved = std::fs::read(dir.join("saved.plan")).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&saved).contains("s3cret"),
+            "{tool}'s plan file holds the token"
+        );
+        plans.push(plan_facts(
+            &serde_json::from_str(&lab.ok(tool, dir, &["show", "-json", "saved.plan"])).unwrap(),
+        ));
+        // An ephemeral variable is given again to apply a saved plan.
+        lab.ok(
+            tool,
+            dir,
+            &["apply", "-no-color", "-var=token=s3cret", "saved.plan"],
+        );
+        let text = std::fs::read_to_string(dir.join(state_file(tool))).unwrap();
+        assert!(
+            !text.contains("s3cret") && !text.contains("literal"),
+            "{tool}'s state holds a write-only value"
+        );
+        states.push(state_facts(&state(tool, dir)));
+        let received: Vec<Json> = ["wo-1", "plain-1"]
+            .iter()
+            .map(|id| {
+                let file = std::fs::read_to_string(dir.join(format!("store/{id}.json"))).unwrap();
+                serde_json::from_str::<Json>(&file).unwrap()["token_wo"].clone()
+            })
+            .collect();
+        assert_eq!(
+            received,
+            vec![json!("s3cret"), json!("literal")],
+            "{tool}: what the provider was sent"
+        );
+    }
+    assert_eq!(shown[0], shown[1], "strata's plan, then Terraform's");
+    assert!(
+        shown[0].contains("+ token_wo = (write-only attribute)"),
+        "{}",
+        shown[0]
+    );
+    same("plans with write-only values", &plans[0], &plans[1]);
+    same("states after the apply", &states[0], &states[1]);
+    let (code, out, err) = lab.run(
+        "strata",
+        &dirs[0].1,
+        &[
+            "plan",
+            "-no-color",
+            "-detailed-exitcode",
+            "-var=token=other",
+        ],
+    );
+    assert_eq!(code, 0, "a new token is no change:\n{out}{err}");
+
+    // An update hides the write-only attribute as unchanged; a destroy
+    // shows it going.
+    let update = write_only_config("wo", "  labels   = { team = \"ml\" }\n");
+    let shown: Vec<(String, String)> = dirs
+        .iter()
+        .map(|(tool, dir)| {
+            std::fs::write(dir.join("main.tf"), &update).unwrap();
+            let changed = lab.ok(tool, dir, &["plan", "-no-color", "-var=token=x"]);
+            let gone = lab.ok(
+                tool,
+                dir,
+                &["plan", "-destroy", "-no-color", "-var=token=x"],
+            );
+            (actions_shown(&changed), actions_shown(&gone))
+        })
+        .collect();
+    assert_eq!(shown[0], shown[1], "strata's plans, then Terraform's");
+    assert!(
+        shown[0]
+            .1
+            .contains("- token_wo = (write-only attribute) -> null"),
+        "{}",
+        shown[0].1
+    );
+
+    // An ephemeral value anywhere else is refused at its line.
+    same_failing_line("Invalid use of ephemeral value", |tool| {
+        let dir = &dirs.iter().find(|(t, _)| *t == tool).unwrap().1;
+        let config =
+            write_only_config("wo", "").replace("name     = \"plain\"", "name     = var.token");
+        std::fs::write(dir.join("main.tf"), config).unwrap();
+        let (code, out, err) = lab.run(tool, dir, &["validate", "-no-color"]);
+        (code, format!("{out}{err}"))
+    });
+
+    // A provider planning a value for one (the test provider does for a
+    // name starting "leaky") is refused, the value shown nowhere.
+    for (tool, dir) in &dirs {
+        std::fs::write(dir.join("main.tf"), write_only_config("leaky", "")).unwrap();
+        let (code, out, err) = lab.run(tool, dir, &["plan", "-no-color", "-var=token=s3cret"]);
+        let said = format!("{out}{err}");
+        assert_eq!(code, 1, "{tool}: {said}");
+        assert!(
+            said.contains("Provider produced invalid plan"),
+            "{tool}: {said}"
+        );
+        assert!(!said.contains("s3cret"), "{tool} shows the token: {said}");
+    }
+}
+
 /// A provider that dies in the middle of a call (a Go provider's panic:
 /// its trace on stderr, exit code 2) stops the apply in both tools with
 /// exit 1 and the trace shown, keeps what was done before it, and makes

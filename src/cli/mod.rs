@@ -1147,7 +1147,10 @@ fn validate(
         // see the point it came back to.
         let graph = crate::graph::build(&module, sources)?;
         // References and schemas are checked apart, and reported together.
-        let mut found = crate::config::check::check_module(&module, &run, inputs, sources)
+        let write_only = |r: &crate::config::Resource, path: &[String]| {
+            crate::walk::write_only(drivers, r, path)
+        };
+        let mut found = crate::config::check::check_module(&module, &run, &write_only, sources)
             .err()
             .unwrap_or_default();
         // The same expression may fail in both: said once.

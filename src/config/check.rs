@@ -2,7 +2,6 @@
 //! resources standing in as unknown values of their declared types, so that
 //! references, function calls and types are checked without any state.
 
-use super::variables::CliInput;
 use super::{ConfigScope, Module, Run};
 use crate::diag::{Diags, Sources};
 use crate::lang::types::Type;
@@ -11,15 +10,17 @@ use crate::syntax::{Body, Expr};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+/// `write_only` says which resource arguments are write-only (ephemeral
+/// values may set them), from the providers' schemas.
 pub fn check_module(
     module: &Module,
     run: &Rc<Run>,
-    _inputs: &[CliInput],
+    write_only: super::ephemeral::WriteOnly<'_>,
     _sources: &mut Sources,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     check(module, run, &mut diags);
-    super::ephemeral::check(module, true, &mut diags);
+    super::ephemeral::check(module, true, write_only, &mut diags);
     let root_aliases: Vec<(String, String)> = module
         .providers
         .iter()

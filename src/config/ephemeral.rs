@@ -1,14 +1,15 @@
 //! Ephemeral values (`ephemeral = true` variables and module outputs) may
-//! reach providers, locals and other ephemeral places, never a resource, a
-//! persisted output or a module input that does not accept them: those
-//! end up in the state, which outlives the run.
+//! reach providers, locals, a resource's write-only arguments and other
+//! ephemeral places, never a resource's other arguments, a persisted
+//! output or a module input that does not accept them: those end up in
+//! the state, which outlives the run.
 //!
 //! What is ephemeral follows references, as Terraform's marks follow
 //! values through every operator and function: an expression is derived
 //! from an ephemeral value when it references one (directly or through
 //! locals), outside an `ephemeralasnull(…)` call.
 
-use super::{Module, ModuleCall};
+use super::{Module, ModuleCall, Resource};
 use crate::diag::{Diag, Diags, Span};
 use crate::syntax::Expr;
 use std::collections::HashSet;
@@ -66,13 +67,19 @@ impl Ephemeral {
     }
 }
 
+/// Whether an argument of a resource is write-only, as its provider's
+/// schema says: given the resource and the names leading to the argument
+/// (its nested blocks', then its own). The caller knows the schemas; the
+/// configuration does not.
+pub type WriteOnly<'a> = &'a dyn Fn(&Resource, &[String]) -> bool;
+
 fn not_allowed(summary: &str, detail: String, span: Span) -> Diag {
     Diag::new("strata::config::ephemeral", summary, detail).at(span)
 }
 
 /// Reports every place in `m` (and the modules it calls) where an
 /// ephemeral value would be persisted; `root` says whether `m` is the root.
-pub fn check(m: &Module, root: bool, diags: &mut Diags) {
+pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diags) {
     let eph = Ephemeral::of(m);
     for r in &m.resources {
         for (what, e) in [("count", &r.count), ("for_each", &r.for_each)] {
@@ -84,7 +91,7 @@ pub fn check(m: &Module, root: bool, diags: &mut Diags) {
                 ));
             }
         }
-        body(&r.body, &eph, diags);
+        body(r, &r.body, &mut Vec::new(), (&eph, write_only), diags);
     }
     for o in &m.outputs {
         if root && o.ephemeral {
@@ -104,23 +111,57 @@ pub fn check(m: &Module, root: bool, diags: &mut Diags) {
     }
     for c in &m.module_calls {
         inputs(c, &eph, diags);
-        check(&c.module, false, diags);
+        check(&c.module, false, write_only, diags);
     }
 }
 
-/// A resource's arguments, nested blocks included.
-fn body(b: &crate::syntax::Body, eph: &Ephemeral, diags: &mut Diags) {
-    for a in &b.attrs {
-        if eph.uses(&a.expr) {
+/// A resource's arguments, nested blocks included (`path`: the blocks
+/// `b` is inside).
+fn body(
+    r: &Resource,
+    b: &crate::syntax::Body,
+    path: &mut Vec<String>,
+    check: (&Ephemeral, WriteOnly<'_>),
+    diags: &mut Diags,
+) {
+    arguments(r, &b.attrs, path, check, diags);
+    for nb in &b.blocks {
+        match (nb.kind.as_str(), nb.labels.first()) {
+            // A `dynamic` block stands for blocks of its label's type:
+            // its `content` is their body.
+            ("dynamic", Some((label, _))) => {
+                path.push(label.clone());
+                arguments(r, &nb.body.attrs, path, check, diags);
+                for c in nb.body.blocks.iter().filter(|c| c.kind == "content") {
+                    body(r, &c.body, path, check, diags);
+                }
+            }
+            _ => {
+                path.push(nb.kind.clone());
+                body(r, &nb.body, path, check, diags);
+            }
+        }
+        path.pop();
+    }
+}
+
+fn arguments(
+    r: &Resource,
+    attrs: &[crate::syntax::Attribute],
+    path: &mut Vec<String>,
+    (eph, write_only): (&Ephemeral, WriteOnly<'_>),
+    diags: &mut Diags,
+) {
+    for a in attrs {
+        path.push(a.name.clone());
+        if eph.uses(&a.expr) && !write_only(r, path) {
             diags.push(not_allowed(
                 "Invalid use of ephemeral value",
-                format!("Ephemeral values are not valid for {:?}: a resource's arguments are kept in the state, which outlives this run.", a.name),
+                format!("Ephemeral values are not valid for {:?}, because it is not a write-only attribute and must be persisted to state.", a.name),
                 a.expr.span,
             ));
         }
-    }
-    for nb in &b.blocks {
-        body(&nb.body, eph, diags);
+        path.pop();
     }
 }
 

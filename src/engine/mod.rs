@@ -241,7 +241,10 @@ fn prepare(
     }
     let explain = |d: Diags, sources: &Sources| expansion.explain(d, sources);
     let graph = crate::graph::build(&module, sources).map_err(|d| explain(d, sources))?;
-    config::check::check_module(&module, &run, inputs, sources).map_err(|d| explain(d, sources))?;
+    let write_only =
+        |r: &config::Resource, path: &[String]| crate::walk::write_only(drivers, r, path);
+    config::check::check_module(&module, &run, &write_only, sources)
+        .map_err(|d| explain(d, sources))?;
     crate::walk::configure(&module, &graph, &vars, &run, drivers)
         .map_err(|d| explain(d, sources))?;
     // A destroy works out what its scope deletes over the whole graph.

@@ -42,16 +42,20 @@ fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String)
         .attributes
         .iter()
         .filter(|(_, a)| a.required || a.optional)
+        // What the provider chose and the object lacks is not written,
+        // as Terraform leaves it out.
+        .filter(|(name, a)| !(a.computed && field(name).is_null()))
         .map(|(name, a)| (name, a.sensitive))
         .collect();
     let lines: Vec<(String, String)> = written
         .into_iter()
         .map(|(name, sensitive)| {
             let value = field(name);
-            let shown = match (sensitive, value.is_null()) {
-                // A secret is not written into a file someone commits.
-                (true, false) => "null # sensitive".to_string(),
-                _ => hcl_expr(&value, depth, Templates::Escaped),
+            let shown = match sensitive {
+                // A secret is not written into a file someone commits;
+                // Terraform marks the place, set or not.
+                true => "null # sensitive".to_string(),
+                false => hcl_expr(&value, depth, Templates::Escaped),
             };
             (name.clone(), shown)
         })
@@ -109,6 +113,14 @@ mod tests {
                 AttributeSchema::optional(Type::String, "").sensitive(),
             ),
             ("arn", AttributeSchema::computed(Type::String, "")),
+            (
+                "api_key",
+                AttributeSchema::optional(Type::String, "").sensitive(),
+            ),
+            (
+                "zone",
+                AttributeSchema::optional(Type::String, "").and_computed(),
+            ),
         ]);
         let inner = ResourceSchema::of_attributes(vec![(
             "port",
@@ -161,7 +173,7 @@ mod tests {
         let text = resource_block("x_thing", "web", "i-1", &object, &schema);
         assert_eq!(
             text,
-            "\n# __generated__ by strata from \"i-1\"\nresource \"x_thing\" \"web\" {\n  cidrs    = [\"10.0.0.0/8\"]\n  name     = \"web $${x}\"\n  password = null # sensitive\n  tags = {\n    \"cost center\" = \"7\"\n    team          = \"gpu\"\n  }\n  rule {\n    port = 443\n  }\n}\n"
+            "\n# __generated__ by strata from \"i-1\"\nresource \"x_thing\" \"web\" {\n  api_key  = null # sensitive\n  cidrs    = [\"10.0.0.0/8\"]\n  name     = \"web $${x}\"\n  password = null # sensitive\n  tags = {\n    \"cost center\" = \"7\"\n    team          = \"gpu\"\n  }\n  rule {\n    port = 443\n  }\n}\n"
         );
     }
 }

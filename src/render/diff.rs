@@ -373,22 +373,37 @@ fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mu
     out.push('}');
 }
 
-/// `sym key = value` on its own line.
-fn line(
-    s: Sym,
-    (key, width): (&str, usize),
-    b: Option<&Value>,
-    a: Option<&Value>,
-    indent: usize,
-    whole_: bool,
-    out: &mut String,
-) {
+/// `sym key = ` at `indent`, the key padded to `width`.
+fn key_start(s: Sym, (key, width): (&str, usize), indent: usize, out: &mut String) {
     out.push_str(&pad(indent));
     out.push(s.char());
     out.push(' ');
     out.push_str(key);
     out.push_str(&pad(width.saturating_sub(key.chars().count())));
     out.push_str(" = ");
+}
+
+/// A write-only attribute's line: its value is never known to strata.
+fn write_only_line(s: Sym, key: (&str, usize), indent: usize, out: &mut String) {
+    key_start(s, key, indent, out);
+    out.push_str("(write-only attribute)");
+    if s == Sym::Delete {
+        out.push_str(" -> null");
+    }
+    out.push('\n');
+}
+
+/// `sym key = value` on its own line.
+fn line(
+    s: Sym,
+    key: (&str, usize),
+    b: Option<&Value>,
+    a: Option<&Value>,
+    indent: usize,
+    whole_: bool,
+    out: &mut String,
+) {
+    key_start(s, key, indent, out);
     value_in(b, a, indent, whole_, out);
     out.push('\n');
 }
@@ -540,9 +555,14 @@ pub fn resource_body(
     keys.sort();
     keys.dedup();
     let updating = b.is_some() && a.is_some();
+    let write_only = |k: &str| {
+        schema
+            .and_then(|s| s.attributes.get(k))
+            .is_some_and(|a| a.write_only)
+    };
     let width = keys
         .iter()
-        .filter(|k| !(is_null(bm.get(**k)) && is_null(am.get(**k))))
+        .filter(|k| write_only(k) || !(is_null(bm.get(**k)) && is_null(am.get(**k))))
         .map(|k| k.chars().count())
         .max()
         .unwrap_or(0);
@@ -551,6 +571,17 @@ pub fn resource_body(
     let mut skipped = 0;
     for k in keys {
         let (bv, av) = (bm.get(k), am.get(k));
+        // Always null, so said to be there: made or removed with the
+        // object, and unchanged (hidden) when it is updated, as Terraform
+        // says it.
+        if write_only(k) {
+            match (b, a) {
+                (Some(_), Some(_)) => skipped += 1,
+                (_, Some(_)) => write_only_line(Sym::Create, (k, width), inner, out),
+                _ => write_only_line(Sym::Delete, (k, width), inner, out),
+            }
+            continue;
+        }
         let mut s = sym(bv, av);
         if s == Sym::Same {
             if is_null(bv) {

@@ -23,5 +23,5 @@ pub use decode::decode;
 pub use functions::Functions;
 pub use problems::{diags as provider_problems, validate_failed};
 pub use providers::{block_driver, configure, configure_deferred, resolve};
-pub use schemas::{check as check_schemas, unserved_detail};
+pub use schemas::{check as check_schemas, unserved_detail, write_only};
 pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

@@ -44,6 +44,25 @@ struct Unserved {
     detail: String,
 }
 
+/// Whether the argument at `path` (its nested blocks' names, then its
+/// own) of resource `r` is write-only in its provider's schema.
+pub fn write_only(drivers: &Drivers, r: &Resource, path: &[String]) -> bool {
+    let found = match r.mode {
+        Mode::Data => drivers.data(&r.type_name),
+        _ => drivers.resource(&r.type_name),
+    };
+    let (Some((_, mut schema)), Some((last, blocks))) = (found, path.split_last()) else {
+        return false;
+    };
+    for b in blocks {
+        match schema.blocks.get(b) {
+            Some(inner) => schema = &inner.schema,
+            None => return false,
+        }
+    }
+    schema.attributes.get(last).is_some_and(|a| a.write_only)
+}
+
 /// Problems of every module's blocks against their schemas; a type no
 /// driver serves is reported once, with every place it is used.
 pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources) -> Diags {

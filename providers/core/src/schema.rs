@@ -55,6 +55,11 @@ pub struct AttributeSchema {
     /// its own): written as an argument only, never as blocks, unlike
     /// the list-of-object attributes older providers declare.
     pub nested: bool,
+    /// Sent to the provider from the configuration and never kept: a
+    /// provider plugin's write-only attribute (always null in plans and
+    /// state), the one kind of resource argument an ephemeral value may
+    /// set.
+    pub write_only: bool,
     pub description: &'static str,
 }
 
@@ -68,6 +73,7 @@ impl AttributeSchema {
             force_new: false,
             sensitive: false,
             nested: false,
+            write_only: false,
             description,
         }
     }

@@ -83,6 +83,7 @@ fn attribute(a: &Attribute, path: &str) -> Result<AttributeSchema, SchemaError> 
         force_new: false,
         sensitive: a.sensitive,
         nested: a.nested_type.is_some(),
+        write_only: a.write_only,
         description: "",
     })
 }

@@ -14,6 +14,7 @@ use crate::msgpack;
 use crate::proposed::proposed_new;
 use crate::proto::tfplugin6::{self as v6, attribute_path::step::Selector};
 use crate::schema::{block_type, SchemaError};
+use crate::write_only::{refuse_values, without_values, Moment};
 use async_trait::async_trait;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -365,6 +366,8 @@ impl PluginDriver {
             .await?;
         check(&operation, &r.diagnostics)?;
         let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
+        let at = (self.address.as_str(), Moment::Refresh);
+        refuse_values(&kind.schema, &now, at, &operation)?;
         Ok((!now.is_null()).then_some(Stored {
             value: now,
             private: r.private,
@@ -400,11 +403,19 @@ impl PluginDriver {
             })
             .await?;
         let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
+        // An object made or changed with a value where none may be is
+        // kept without it, tainted, rather than lost (Terraform loses it).
+        let leaked = refuse_values(
+            &kind.schema,
+            &now,
+            (self.address.as_str(), Moment::Apply),
+            &operation,
+        );
         let now = (!now.is_null()).then_some(Stored {
-            value: now,
+            value: without_values(&kind.schema, &now),
             private: r.private,
         });
-        match check(&operation, &r.diagnostics) {
+        match leaked.and_then(|()| check(&operation, &r.diagnostics)) {
             Ok(()) => Ok(now),
             Err(error) => Err(ApplyFailed { error, left: now }),
         }
@@ -667,8 +678,11 @@ impl Driver for PluginDriver {
             Box::pin(async move { p.plan_resource_change(request).await })
         })?;
         check(&operation, &r.diagnostics)?;
+        let planned = value(r.planned_state.as_ref(), &kind.ty, &operation)?;
+        let at = (self.address.as_str(), Moment::Planning);
+        refuse_values(&kind.schema, &planned, at, &operation)?;
         Ok(Planned {
-            planned: value(r.planned_state.as_ref(), &kind.ty, &operation)?,
+            planned,
             requires_replace: r.requires_replace.iter().map(attr_path).collect(),
             private: r.planned_private,
         })
@@ -774,6 +788,8 @@ impl Driver for PluginDriver {
             value: value(found.state.as_ref(), &kind.ty, &operation)?,
             private: found.private.clone(),
         };
+        let at = (self.address.as_str(), Moment::Import);
+        refuse_values(&kind.schema, &imported.value, at, &operation)?;
         // As Terraform does: what an import finds is read before use.
         Ok(self.read_one(type_name, &imported).await?.map(|s| s.value))
     }

@@ -21,6 +21,7 @@ pub mod schema;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod tls;
+mod write_only;
 
 pub use client::{Provider, RpcError};
 pub use driver::PluginDriver;

@@ -185,6 +185,12 @@ pub fn plan(prior: &Value, proposed: &Value) -> Planned {
         };
     }
     let mut planned = with_defaults(attrs(proposed));
+    // Write-only: never planned, never stored; but an object whose name
+    // starts "leaky" keeps it, as a provider with that bug would, for the
+    // tests of a client refusing such a plan.
+    if !name_starts(proposed, "leaky") {
+        planned.insert("token_wo".into(), Value::Null(Type::String));
+    }
     let mut requires_replace = Vec::new();
     let mut problems = Vec::new();
     if prior.is_null() {
@@ -213,17 +219,34 @@ pub fn plan(prior: &Value, proposed: &Value) -> Planned {
     }
 }
 
-fn stored(object: &Value) -> Result<Json, String> {
-    value_to_json(object, &object_value_type())
+/// The object as the store keeps it, with the write-only `token_wo` the
+/// configuration sent (as an API keeps a password it is given).
+fn stored(object: &Value, token: &Value) -> Result<Json, String> {
+    let mut object = attrs(object);
+    object.insert("token_wo".into(), token.clone());
+    value_to_json(&Value::Object(object), &object_value_type())
 }
 
+/// An object as the store has it, less its write-only `token_wo`, which
+/// a provider never hands back.
 fn from_store(json: &Json) -> Result<Value, String> {
-    value_from_json(json, &object_value_type())
+    let mut object = attrs(&value_from_json(json, &object_value_type())?);
+    object.insert("token_wo".into(), Value::Null(Type::String));
+    Ok(Value::Object(object))
 }
 
-/// Carries out a planned change; the object as it now is (null when
+/// Carries out a planned change with its configuration (where the
+/// write-only `token_wo` comes from); the object as it now is (null when
 /// destroyed).
-pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, String> {
+pub fn apply(
+    store: &Store,
+    prior: &Value,
+    planned: &Value,
+    config: &Value,
+) -> Result<Value, String> {
+    let token = get(&attrs(config), "token_wo")
+        .cloned()
+        .unwrap_or(Value::Null(Type::String));
     if planned.is_null() {
         if let Some(id) = get(&attrs(prior), "id").and_then(Value::as_str) {
             store.delete(id)?;
@@ -241,7 +264,7 @@ pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, Str
         let id = store.create(&name, |id| {
             let mut object = object.clone();
             object.insert("id".into(), Value::string(id));
-            let json = stored(&Value::Object(object.clone())).unwrap_or(Json::Null);
+            let json = stored(&Value::Object(object.clone()), &token).unwrap_or(Json::Null);
             made = Some(object);
             json
         })?;
@@ -261,7 +284,7 @@ pub fn apply(store: &Store, prior: &Value, planned: &Value) -> Result<Value, Str
         object.insert("revision".into(), Value::int(revision + 1));
     }
     let object = Value::Object(object);
-    if !store.write(&id, &stored(&object)?)? {
+    if !store.write(&id, &stored(&object, &token)?)? {
         return Err(format!("object {id} no longer exists"));
     }
     Ok(object)

@@ -370,6 +370,7 @@ impl Provider for TestProvider {
         let ty = kind.value_type();
         let prior = decode(r.prior_state.as_ref(), &ty)?;
         let planned = decode(r.planned_state.as_ref(), &ty)?;
+        let config = decode(r.config.as_ref(), &ty)?;
         let store = self.store_of(kind)?;
         let refused = match kind {
             Managed::Object => object::refused(&planned),
@@ -389,7 +390,7 @@ impl Provider for TestProvider {
             }));
         }
         let applied = match kind {
-            Managed::Object => object::apply(store, &prior, &planned),
+            Managed::Object => object::apply(store, &prior, &planned, &config),
             Managed::Rules | Managed::LooseRules => rules::apply(store, &prior, &planned, &ty),
         };
         Ok(Response::new(match applied {

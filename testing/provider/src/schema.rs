@@ -80,12 +80,16 @@ pub fn object_value_type() -> Type {
         ("revision", Type::Number),
         ("spec", spec_type()),
         ("ports", Type::list(port_type())),
+        ("token_wo", Type::String),
     ])
 }
 
 pub fn object_schema() -> Schema {
     let mut secret = attribute("secret", &Type::String, Role::Optional);
     secret.sensitive = true;
+    let mut token = attribute("token_wo", &Type::String, Role::Optional);
+    token.write_only = true;
+    token.description = "Sent to the store when the object is written; never kept in state.".into();
     let mut size = attribute("size", &Type::Number, Role::Optional);
     size.description = "Changing it replaces the object.".into();
     let ports = Attribute {
@@ -119,6 +123,7 @@ pub fn object_schema() -> Schema {
                 secret,
                 attribute("revision", &Type::Number, Role::Computed),
                 ports,
+                token,
             ],
             block_types: vec![spec],
             ..Block::default()
