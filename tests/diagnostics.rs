@@ -81,6 +81,7 @@ diagnostic_cases!(
     moved_kinds,
     moved_not_static,
     undefined_provider_alias,
+    ephemeral_block,
 );
 
 #[test]

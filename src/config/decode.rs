@@ -287,6 +287,14 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     m.checks.push(c);
                 }
             }
+            // Terraform 1.10's, which a user of it will try: said to be
+            // missing, not unknown.
+            "ephemeral" => diags.push(err(
+                "strata::config::unsupported_block",
+                "Ephemeral resources are not supported yet",
+                "strata does not open ephemeral resources (Terraform 1.10's `ephemeral` blocks) yet. A provider's write-only arguments (`password_wo`) may be set from an ephemeral variable (`variable { ephemeral = true }`) instead.".to_string(),
+                b.kind_span,
+            )),
             _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
         }
     }
