@@ -1229,6 +1229,8 @@ fn a_killed_strata_leaves_no_provider_running() {
         .args(["apply", "-auto-approve", "-no-color"])
         .current_dir(&dir)
         .env("TF_CLI_CONFIG_FILE", &lab.cli)
+        // A provider killed with strata leaves its socket: in the lab.
+        .env("TMPDIR", lab.tmp())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

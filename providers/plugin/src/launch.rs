@@ -125,6 +125,9 @@ pub struct Running {
     pub channel: Channel,
     pub protocol_version: u32,
     pub log: ProviderLog,
+    /// The reading of stderr, which ends when the process has gone: a
+    /// crash's last lines are in the log once it has.
+    stderr_read: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Running {
@@ -136,9 +139,10 @@ impl Running {
             source,
         })?;
         let log = ProviderLog::default();
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(keep_lines(stderr, log.clone()));
-        }
+        let stderr_read = child
+            .stderr
+            .take()
+            .map(|stderr| tokio::spawn(keep_lines(stderr, log.clone())));
         let Some(stdout) = child.stdout.take() else {
             return Err(LaunchError::Exited {
                 program,
@@ -198,6 +202,7 @@ impl Running {
             channel,
             protocol_version: shake.protocol_version,
             log,
+            stderr_read: tokio::sync::Mutex::new(stderr_read),
         })
     }
 
@@ -205,11 +210,18 @@ impl Running {
     /// answer is a crash when it has). The connection may break a moment
     /// before the process is gone, so the end is awaited briefly.
     pub async fn exited(&self) -> Option<std::process::ExitStatus> {
-        let mut child = self.child.lock().await;
-        tokio::time::timeout(EXIT_NOTICE, child.wait())
-            .await
-            .ok()?
-            .ok()
+        let status = {
+            let mut child = self.child.lock().await;
+            tokio::time::timeout(EXIT_NOTICE, child.wait())
+                .await
+                .ok()?
+                .ok()?
+        };
+        // What it wrote last (a panic's trace) is read to the end.
+        if let Some(reading) = self.stderr_read.lock().await.take() {
+            let _ = tokio::time::timeout(EXIT_NOTICE, reading).await;
+        }
+        Some(status)
     }
 
     /// Asks the provider to exit, then kills it if it has not within the
