@@ -560,6 +560,7 @@ fn outputs(root: &mut config::Module, c: &Expanded) {
             name,
             expr: object(items, c.span),
             span: c.span,
+            decl: c.span,
             description: Some(format!("{from} of cluster {:?}, by cloud", c.name)),
             sensitive,
             ephemeral: false,

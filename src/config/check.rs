@@ -210,7 +210,7 @@ fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
                     "Output refers to sensitive values",
                     "This output's value is derived from sensitive values. As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
                 )
-                .at(o.expr.span),
+                .at(o.decl),
             ),
             Ok(_) => {}
             Err(d) => diags.push(d),

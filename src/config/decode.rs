@@ -765,6 +765,10 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
         name,
         expr,
         span: b.span,
+        decl: Span {
+            end: b.labels.last().map_or(b.kind_span.end, |(_, at)| at.end),
+            ..b.kind_span
+        },
         description: o_desc,
         sensitive,
         ephemeral,

@@ -143,6 +143,8 @@ pub struct Output {
     pub name: String,
     pub expr: Expr,
     pub span: Span,
+    /// `output "NAME"`: where Terraform points at the output as a whole.
+    pub decl: Span,
     pub description: Option<String>,
     pub sensitive: bool,
     /// `ephemeral = true`: a child module's output that may carry an

@@ -1135,7 +1135,7 @@ impl<'a> Planner<'_, 'a> {
                             "Output refers to sensitive values",
                             "This output's value is derived from sensitive values (a resource attribute its driver marks sensitive). As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
                         )
-                        .at(o.expr.span),
+                        .at(o.decl),
                     );
                 }
                 out.push(OutputChange {
