@@ -733,8 +733,10 @@ fn blocks_of_values_of_any_type_are_terraforms() {
             step("\"first\"") + &step("{ n = 2 }"),
         ),
         (
-            rule("http", "\"eighty\"") + &rule("tls", "{ port = 443 }"),
-            step("[1, 2, 3]"),
+            rule("http", "\"eighty\"") + &rule("tls", "{ port = 443 }") + &rule("none", "{}"),
+            // Empty values are one token, `[]` and `{}`, as Terraform
+            // writes them.
+            step("[1, 2, 3]") + &step("[]"),
         ),
     ];
     let dirs = [

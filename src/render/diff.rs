@@ -257,6 +257,11 @@ fn unchanged(v: &Value, indent: usize, out: &mut String) {
         out.push_str(&primitive(v));
         return;
     }
+    match (entries(v), elements(v)) {
+        (Some((m, _)), _) if m.is_empty() => return out.push_str("{}"),
+        (_, Some(vs)) if vs.is_empty() => return out.push_str("[]"),
+        _ => {}
+    }
     if let Some((m, map)) = entries(v) {
         let shown: Vec<(&String, &Value)> =
             m.iter().filter(|(_, x)| !x.unmarked().is_null()).collect();
@@ -335,6 +340,10 @@ fn hidden(n: usize, what: &str, inner: usize, out: &mut String) {
 }
 
 fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mut String) {
+    // Empty on both sides: one token, as Terraform writes it.
+    if b.is_empty() && a.is_empty() {
+        return out.push_str("{}");
+    }
     let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -409,6 +418,9 @@ fn line(
 }
 
 fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut String) {
+    if b.is_empty() && a.is_empty() {
+        return out.push_str("[]");
+    }
     out.push_str("[\n");
     let inner = indent + 4;
     let updating = !b.is_empty() && !a.is_empty();
