@@ -259,7 +259,7 @@ fn unchanged(v: &Value, indent: usize, out: &mut String) {
     }
     match (entries(v), elements(v)) {
         (Some((m, _)), _) if m.is_empty() => return out.push_str("{}"),
-        (_, Some(vs)) if vs.is_empty() => return out.push_str("[]"),
+        (_, Some([])) => return out.push_str("[]"),
         _ => {}
     }
     if let Some((m, map)) = entries(v) {
