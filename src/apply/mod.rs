@@ -407,6 +407,8 @@ fn outputs(ex: &mut Exec<'_, '_>, w: Option<&Walk>) -> Result<(), Diags> {
             _ => None,
         };
         let entry = match now {
+            // A null output is not kept, as Terraform keeps none.
+            Some(v) if v.is_null() => None,
             Some(v) if v.is_wholly_known() => {
                 let (plain, marked) = v.clone().unmark_deep();
                 let ty = plain.ty();

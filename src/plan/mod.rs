@@ -203,6 +203,9 @@ fn same_output(before: &Value, after: &Value) -> bool {
 impl OutputChange {
     pub fn action(&self) -> Action {
         match (&self.before, &self.after) {
+            // Null before (or none) and null after: nothing to show or
+            // save, as Terraform has it.
+            (b, Some(a)) if a.is_null() && b.as_ref().is_none_or(Value::is_null) => Action::NoOp,
             (None, Some(_)) => Action::Create,
             (Some(_), None) => Action::Delete,
             (Some(b), Some(a)) if !same_output(b, a) => Action::Update,

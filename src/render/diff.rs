@@ -555,6 +555,48 @@ pub fn resource_body(
     indent: usize,
     out: &mut String,
 ) {
+    let legacy = schema.is_some_and(sdk_v2_shaped);
+    block_body(b, a, (schema, legacy), forces, indent, out)
+}
+
+/// Whether a block's schema has only what Terraform's older plugin SDK
+/// could declare (no nested attributes, blocks nested as a map, or
+/// attributes of any, object or tuple type, or of collections of
+/// non-primitive collections). That SDK cannot tell an empty string from
+/// null, so Terraform's renderer takes one for the other in such blocks
+/// and theirs.
+fn sdk_v2_shaped(s: &ResourceSchema) -> bool {
+    use crate::lang::types::Type;
+    let modern_type = |t: &Type| {
+        t.has_dynamic()
+            || matches!(t, Type::Object(_) | Type::Tuple(_))
+            || t.element()
+                .and_then(Type::element)
+                .is_some_and(|e| !e.is_primitive())
+    };
+    !s.blocks.values().any(|b| b.nesting == BlockNesting::Map)
+        && !s
+            .attributes
+            .values()
+            .any(|a| a.nested || modern_type(&a.ty))
+}
+
+/// An empty string, which a block shaped by the older SDK means as null.
+fn blank(v: Option<&Value>) -> bool {
+    v.and_then(|v| v.unmarked().as_str())
+        .is_some_and(str::is_empty)
+}
+
+/// `resource_body` for one block; `legacy`: it and the blocks around it
+/// are shaped by the older SDK (`sdk_v2_shaped`).
+fn block_body(
+    b: Option<&Value>,
+    a: Option<&Value>,
+    (schema, legacy): (Option<&ResourceSchema>, bool),
+    forces: &[Vec<String>],
+    indent: usize,
+    out: &mut String,
+) {
     let empty = Attrs::new();
     let bm = b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
     let am = a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
@@ -582,7 +624,18 @@ pub fn resource_body(
     out.push_str("{\n");
     let mut skipped = 0;
     for k in keys {
-        let (bv, av) = (bm.get(k), am.get(k));
+        let (mut bv, mut av) = (bm.get(k), am.get(k));
+        if legacy && (blank(bv) || blank(av)) {
+            (bv, av) = (
+                bv.filter(|v| !blank(Some(v))),
+                av.filter(|v| !blank(Some(v))),
+            );
+            // Empty on both sides: unchanged, and counted so.
+            if is_null(bv) && is_null(av) {
+                skipped += 1;
+                continue;
+            }
+        }
         // Always null, so said to be there: made or removed with the
         // object, and unchanged (hidden) when it is updated, as Terraform
         // says it.
@@ -698,7 +751,8 @@ pub fn resource_body(
                     .filter(|p| p.len() > 2 && p[0] == *name && p[1] == step)
                     .map(|p| p[2..].to_vec())
                     .collect();
-                resource_body(x, y, Some(&bs.schema), &within, inner, out);
+                let legacy = legacy && sdk_v2_shaped(&bs.schema);
+                block_body(x, y, (Some(&bs.schema), legacy), &within, inner, out);
                 out.push('\n');
             }
         }

@@ -203,7 +203,8 @@ fn blocks_value(
 }
 
 /// Blocks written for an attribute of type `ty` (attributes as blocks),
-/// as its value.
+/// as its value; `None` leaves it unset, as Terraform leaves it when only
+/// `dynamic` blocks with nothing to iterate were written.
 fn blocks_as_attribute(
     name: &str,
     ty: &Type,
@@ -211,7 +212,13 @@ fn blocks_as_attribute(
     at: Span,
     diags: &mut Diags,
 ) -> Option<Value> {
+    if found.unknown {
+        return Some(Value::Unknown(ty.clone()));
+    }
     let items = found.items;
+    if items.is_empty() {
+        return None;
+    }
     let list = match ty {
         Type::Set(t) => Value::new_set((**t).clone(), items),
         _ => Value::List(ty.element().cloned().unwrap_or(Type::Dynamic), items),
