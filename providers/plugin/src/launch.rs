@@ -178,25 +178,34 @@ impl Running {
             line: line.clone(),
             source,
         })?;
+        // A provider given up on is killed (dropped), which leaves its
+        // socket behind: removed here, so no start leaves litter.
+        let given_up = |e: LaunchError| {
+            if let Address::Unix(path) = &shake.address {
+                let _ = std::fs::remove_file(path);
+            }
+            e
+        };
         if !launch.versions.contains(&shake.protocol_version) {
-            return Err(LaunchError::Version {
+            return Err(given_up(LaunchError::Version {
                 program,
                 chose: shake.protocol_version,
                 offered: launch.versions.clone(),
-            });
+            }));
         }
         let tls = match &shake.server_cert {
-            Some(theirs) => Some(Arc::new(tls::client_config(&identity, theirs.clone())?)),
+            Some(theirs) => Some(Arc::new(
+                tls::client_config(&identity, theirs.clone()).map_err(|e| given_up(e.into()))?,
+            )),
             None => None,
         };
-        let channel =
-            connect(&shake.address, tls)
-                .await
-                .map_err(|source| LaunchError::Connect {
-                    program,
-                    address: format!("{:?}", shake.address),
-                    source,
-                })?;
+        let channel = connect(&shake.address, tls).await.map_err(|source| {
+            given_up(LaunchError::Connect {
+                program,
+                address: format!("{:?}", shake.address),
+                source,
+            })
+        })?;
         Ok(Running {
             child: tokio::sync::Mutex::new(child),
             channel,

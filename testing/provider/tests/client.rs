@@ -311,11 +311,18 @@ async fn what_is_not_a_plugin_is_named_so() {
 
 #[tokio::test]
 async fn a_client_offering_only_version_5_is_told_6() {
+    let tmp = scratch("refused");
     let mut launch = Launch::provider(&binary());
     launch.versions = vec![5];
+    launch
+        .env
+        .push(("TMPDIR".into(), tmp.display().to_string()));
     let err = Provider::start(&launch).await.err().unwrap();
     assert!(
         matches!(err, LaunchError::Version { chose: 6, .. }),
         "{err}"
     );
+    // The provider given up on leaves no socket behind.
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
