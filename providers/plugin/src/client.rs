@@ -126,7 +126,15 @@ impl Provider {
                 method,
                 code: status.code(),
                 message: status.message().to_string(),
-                exited: self.running.exited().await,
+                // A refusal comes from a live provider; only a broken
+                // connection is worth waiting on the process for.
+                exited: match status.code() {
+                    tonic::Code::Unavailable
+                    | tonic::Code::Unknown
+                    | tonic::Code::Cancelled
+                    | tonic::Code::Internal => self.running.exited().await,
+                    _ => None,
+                },
                 log: self.running.log.tail(),
             }),
         }

@@ -3,7 +3,7 @@
 //! password) and must never reach a plan or the state. Terraform refuses
 //! a plan, an object or a read that holds one, and so does strata.
 
-use strata_provider::{DriverError, PathStep, Problem, ResourceSchema};
+use strata_provider::{path_text, DriverError, PathStep, Problem, ResourceSchema};
 use strata_value::value::Value;
 
 /// When the provider answered, for the words of the refusal.
@@ -45,17 +45,9 @@ pub fn refuse_values(
     let Some(path) = first_set(schema, v) else {
         return Ok(());
     };
-    let shown: String = path
-        .iter()
-        .map(|s| match s {
-            PathStep::Attribute(a) => format!(".{a}"),
-            PathStep::Key(k) => format!("[{k:?}]"),
-            PathStep::Index(i) => format!("[{i}]"),
-        })
-        .collect();
     let detail = format!(
         "Provider {provider:?} returned a value for the write-only attribute \"{}\" {}. Write-only attributes cannot be read back from the provider. This is a bug in the provider, which should be reported in the provider's own issue tracker.",
-        shown.trim_start_matches('.'),
+        path_text(&path),
         moment.when()
     );
     Err(DriverError::Provider {
