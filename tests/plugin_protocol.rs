@@ -1837,6 +1837,68 @@ fn init_installs_from_a_provider_registry_as_terraform_does() {
     assert!(locks[0].contains("\"zh:"), "{}", locks[0]);
 }
 
+/// With a plugin cache (`TF_PLUGIN_CACHE_DIR`), `init` unpacks what it
+/// fetches from the registry into the cache and links it from
+/// `.terraform/providers`, and a second directory whose lock file vouches
+/// for the package takes it from the cache, as Terraform does: the same
+/// cache layout in both tools.
+#[test]
+fn init_fills_and_uses_the_plugin_cache_as_terraform_does() {
+    if !require_terraform("init_fills_and_uses_the_plugin_cache_as_terraform_does") {
+        return;
+    }
+    let registry = strata_standin::registry::start(None).unwrap();
+    registry.publish_provider(strata_standin::registry::ProviderRelease {
+        provider: "strata/stratatest".into(),
+        version: "0.1.0".into(),
+        platform: "linux_amd64".into(),
+        protocols: vec!["6.0".into()],
+        zip: provider_zip(),
+    });
+    let lab = Lab::new("cache");
+    std::fs::write(
+        &lab.cli,
+        format!(
+            "host \"registry.strata.test\" {{\n  services = {{\n    \"providers.v1\" = \"{}\"\n  }}\n}}\n",
+            registry.providers_url()
+        ),
+    )
+    .unwrap();
+    let config =
+        format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"cached\"\n}}\n");
+    let package = format!("{SOURCE}/0.1.0/linux_amd64/terraform-provider-stratatest_v0.1.0");
+    for tool in ["terraform", "strata"] {
+        let cache = lab.root.join(format!("cache-{tool}"));
+        std::fs::create_dir_all(&cache).unwrap();
+        let env = [("TF_PLUGIN_CACHE_DIR", cache.as_os_str())];
+        for (n, dir) in ["first", "second"].iter().enumerate() {
+            let dir = lab.root.join(format!("{tool}-{dir}"));
+            std::fs::create_dir_all(dir.join("store")).unwrap();
+            std::fs::write(dir.join("main.tf"), &config).unwrap();
+            if n == 1 {
+                // As Terraform 1.4 on, the cache serves a directory whose
+                // lock file vouches for the package.
+                let first = lab.root.join(format!("{tool}-first/.terraform.lock.hcl"));
+                std::fs::copy(first, dir.join(".terraform.lock.hcl")).unwrap();
+            }
+            let (code, out, err) = lab.run_with(tool, &dir, &["init", "-no-color"], &env);
+            assert_eq!(code, 0, "{tool} init:\n{out}{err}");
+            assert!(
+                cache.join(&package).is_file(),
+                "{tool}: nothing in the cache:\n{out}"
+            );
+            if n == 1 {
+                assert!(
+                    out.contains("from the shared cache directory"),
+                    "{tool}'s second init did not use the cache:\n{out}"
+                );
+            }
+            let (code, out, err) = lab.run_with(tool, &dir, &["plan", "-no-color"], &env);
+            assert_eq!(code, 0, "{tool} plan:\n{out}{err}");
+        }
+    }
+}
+
 /// `init` installs the provider from a network mirror (Terraform's provider
 /// network mirror protocol, over HTTPS, the base URL with a path) as
 /// Terraform does: both say "verified checksum" and write the same lock

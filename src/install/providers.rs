@@ -301,6 +301,16 @@ impl Installer<'_, '_> {
             ));
             return Ok(());
         }
+        // A package the plugin cache holds and the lock file vouches for
+        // is linked from there, nothing fetched, as Terraform links it.
+        if let Some(cached) = self.vouched_in_cache(source, &version, locked.as_ref()) {
+            self.place(&Package::Dir(cached), &dest, source, &version)
+                .map_err(|why| failed(w, "Failed to install provider", why))?;
+            said.push_str(&format!(
+                "- Using {shown} v{version} from the shared cache directory\n"
+            ));
+            return Ok(());
+        }
         said.push_str(&format!("- Installing {shown} v{version}...\n"));
         let offered = match offered {
             Some(o) => o,
@@ -454,12 +464,30 @@ impl Installer<'_, '_> {
         Ok(placed)
     }
 
+    /// Where the plugin cache keeps `version` of `source`, unpacked.
+    fn in_cache(&self, source: &str, version: &str) -> Option<PathBuf> {
+        let cache = self.cli.plugin_cache_dir.as_ref()?;
+        Some(cache.join(source).join(version).join(platform()))
+    }
+
+    /// The cache's package of `version`, when the lock file's `h1:`
+    /// checksums include its own (Terraform's rule since 1.4).
+    fn vouched_in_cache(
+        &self,
+        source: &str,
+        version: &str,
+        locked: Option<&Locked>,
+    ) -> Option<PathBuf> {
+        let cached = self.in_cache(source, version)?;
+        let hash = lock::h1(&cached).ok()?;
+        locked?.hashes.contains(&hash).then_some(cached)
+    }
+
     /// Unpacks `zip` at `dest`: into the plugin cache first, when there is
     /// one, and linked from there.
     fn unpack(&self, zip: &[u8], dest: &Path, source: &str, version: &str) -> Result<(), String> {
-        match &self.cli.plugin_cache_dir {
-            Some(cache) => {
-                let cached = cache.join(source).join(version).join(platform());
+        match self.in_cache(source, version) {
+            Some(cached) => {
                 if !cached.is_dir() {
                     super::fetch::unzip(zip, &cached)?;
                 }
