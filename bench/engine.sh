@@ -68,7 +68,7 @@ for shape in $shapes; do
       $have_tf || continue
       if [ "$step" = apply ] && [ "$n" -gt "$apply_max" ]; then
         row "$shape" "$n" "$step" terraform "skipped" "(over" "TF_APPLY_MAX)"
-        cp "$s/strata.tfstate" "$t/terraform.tfstate"
+        cp "$s/terraform.tfstate" "$t/terraform.tfstate"
         continue
       fi
       tr=$(measure "$t" terraform "${ta[@]}")

@@ -99,7 +99,7 @@ TF
     $have_tf || continue
     if [ "$step" = apply ] && [ "$n" -gt "$apply_max" ]; then
       row plugin "$n" "$step" terraform "skipped" "(over" "TF_APPLY_MAX)"
-      cp "$s/strata.tfstate" "$t/terraform.tfstate"
+      cp "$s/terraform.tfstate" "$t/terraform.tfstate"
       cp "$s"/store/* "$t/store/"
       continue
     fi

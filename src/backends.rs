@@ -16,8 +16,13 @@ use strata_state_pg::{PgBackend, PgConfig};
 #[cfg(feature = "remote-state")]
 use strata_state_s3::{S3Backend, S3Config};
 
-/// The default state file, as `terraform.tfstate` is Terraform's.
-pub const DEFAULT_STATE: &str = "strata.tfstate";
+/// The default state file: Terraform's, so that a directory is one state
+/// for both tools.
+pub const DEFAULT_STATE: &str = "terraform.tfstate";
+
+/// Where strata before 0.1 kept its default state; moved to
+/// [`DEFAULT_STATE`] by the first run that opens it ([`default_layout`]).
+pub const LEGACY_STATE: &str = "strata.tfstate";
 
 /// Opens the state for a configuration whose root module is loaded, once
 /// it is the backend init set up ([`initialized`]).
@@ -102,7 +107,7 @@ pub fn left_behind(module: &Module, workspace: &str) -> Option<usize> {
     if b.kind == "local" && path.as_deref().is_none_or(|p| p == DEFAULT_STATE) {
         return None;
     }
-    let file = Store::local_workspace(local_layout(DEFAULT_STATE, None), workspace).location();
+    let file = Store::local_workspace(default_layout().ok()?, workspace).location();
     let text = std::fs::read_to_string(&file).ok()?;
     let state = strata_state::parse(&file, &text).ok()?;
     Some(state.resources.len()).filter(|n| *n > 0)
@@ -142,21 +147,20 @@ pub fn open_backend(
             .at(b.span),
         )),
         (Some(path), _) => Ok(Store::local(path)),
-        (None, None) => Ok(Store::local_workspace(
-            local_layout(DEFAULT_STATE, None),
-            &workspace,
-        )),
+        (None, None) => Ok(Store::local_workspace(default_layout()?, &workspace)),
         (None, Some(b)) => {
             let s = Settings { backend: b };
             match b.kind.as_str() {
                 "local" => {
                     s.only(&["path", "workspace_dir"])?;
-                    let path = s.string("path")?.unwrap_or_else(|| DEFAULT_STATE.into());
-                    let dir = s.string("workspace_dir")?;
-                    Ok(Store::local_workspace(
-                        local_layout(&path, dir.as_deref()),
-                        &workspace,
-                    ))
+                    let layout = match (s.string("path")?, s.string("workspace_dir")?) {
+                        (None, None) => default_layout()?,
+                        (path, dir) => local_layout(
+                            path.as_deref().unwrap_or(DEFAULT_STATE),
+                            dir.as_deref(),
+                        ),
+                    };
+                    Ok(Store::local_workspace(layout, &workspace))
                 }
                 #[cfg(feature = "remote-state")]
                 "s3" => s3(&s, workspace),
@@ -183,8 +187,41 @@ pub fn open_backend(
     }
 }
 
+/// The default local state's layout, once an older strata's state here
+/// has moved to it (every workspace, or none: [`strata_state::adopt`]).
+/// The move is said once, on stderr, when it happens.
+fn default_layout() -> Result<Layout, Diags> {
+    let layout = local_layout(DEFAULT_STATE, None);
+    let legacy = Layout {
+        default: PathBuf::from(LEGACY_STATE),
+        dir: PathBuf::from(format!("{LEGACY_STATE}.d")),
+    };
+    if !legacy.default.exists() && !legacy.dir.exists() {
+        return Ok(layout);
+    }
+    let adopted = strata_state::adopt(&legacy, &layout).map_err(|e| {
+        let help = miette::Diagnostic::help(&e).map_or(String::new(), |h| h.to_string());
+        Diags::from(Diag::new("strata::state::adopt", e.to_string(), help))
+    })?;
+    for a in adopted {
+        let said = match a.how {
+            strata_state::Adoption::Moved => "moved to",
+            strata_state::Adoption::SetAside => "held no objects and was set aside as",
+        };
+        // The one notice strata gives outside a command's own output: it
+        // happens once, whatever the command, before it reads the state.
+        eprintln!(
+            "strata keeps its state in Terraform's files now: {} (workspace {:?}) {said} {}.",
+            a.from.display(),
+            a.workspace,
+            a.to.display()
+        );
+    }
+    Ok(layout)
+}
+
 /// Terraform's layout: the default workspace in the file itself, others
-/// in `<workspace_dir>/<name>/<file>` (`strata.tfstate.d` unless set).
+/// in `<workspace_dir>/<name>/<file>` (`terraform.tfstate.d` unless set).
 fn local_layout(path: &str, dir: Option<&str>) -> Layout {
     Layout {
         default: PathBuf::from(path),

@@ -15,6 +15,8 @@ pub(crate) fn state_err(e: StateError) -> Diags {
         StateError::SerialBehind { .. } => "strata::state::serial",
         StateError::Conflict { .. } => "strata::state::conflict",
         StateError::Backend { .. } => "strata::state::backend",
+        StateError::TwoStates { .. } => "strata::state::two_states",
+        StateError::LockAlive { .. } => "strata::state::lock_alive",
         _ => "strata::state::error",
     };
     let help = miette::Diagnostic::help(&e)

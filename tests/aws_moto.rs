@@ -1741,7 +1741,7 @@ fn drift_names_what_changed_outside_strata_and_writes_nothing() {
     )
     .expect("egress rule by hand");
 
-    let state = std::fs::read(d.join("strata.tfstate")).expect("state");
+    let state = std::fs::read(d.join("terraform.tfstate")).expect("state");
     let (code, out) = strata(&d, &m, &["drift", "--format", "json"]);
     assert_eq!(code, 2, "{out}");
     let report: serde_json::Value = serde_json::from_str(
@@ -1777,7 +1777,7 @@ fn drift_names_what_changed_outside_strata_and_writes_nothing() {
     assert_eq!(report["summary"]["deleted"], 1, "{report}");
     assert_eq!(report["resource_drift"].as_array().map(Vec::len), Some(3));
     assert_eq!(
-        std::fs::read(d.join("strata.tfstate")).expect("state"),
+        std::fs::read(d.join("terraform.tfstate")).expect("state"),
         state,
         "drift never writes the state"
     );
@@ -1808,7 +1808,7 @@ fn drift_names_what_changed_outside_strata_and_writes_nothing() {
     assert!(!out.contains("Plan:"), "{out}");
     let (code, out) = strata(&d, &m, &["apply", "-refresh-only", "-auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let state = std::fs::read_to_string(d.join("strata.tfstate")).expect("state");
+    let state = std::fs::read_to_string(d.join("terraform.tfstate")).expect("state");
     assert!(state.contains("someone-else"), "the tag as it is now");
     assert!(
         !state.contains(&gone),

@@ -272,7 +272,7 @@ fn a_gpu_cluster_stack_applies_changes_survives_faults_and_destroys() {
     // State records the schema's sensitive attributes, so no later
     // rendering shows them.
     let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("strata.tfstate")).expect("state"))
+        serde_json::from_str(&std::fs::read_to_string(d.join("terraform.tfstate")).expect("state"))
             .expect("state JSON");
     let aks = state["resources"]
         .as_array()

@@ -349,7 +349,7 @@ fn strata_output(out: &str) -> String {
 
 /// The ids the state records, and every address in it.
 fn state_ids(env: &Env) -> (BTreeSet<String>, Vec<String>) {
-    let store = strata_state::Store::local(env.dir.join("strata.tfstate"));
+    let store = strata_state::Store::local(env.dir.join("terraform.tfstate"));
     let loaded = store.load().expect("the state loads after a crash");
     let mut ids = BTreeSet::new();
     let mut addrs = Vec::new();
@@ -430,7 +430,7 @@ fn kill_9_during_apply_and_destroy_loses_and_leaks_nothing() {
             c.kill().expect("kill -9");
             let _ = c.wait();
             let what = format!("trial {trial} (seed {seed}) {step}");
-            let stale_lock = env.dir.join("strata.tfstate.lock").exists();
+            let stale_lock = env.dir.join(".terraform.tfstate.lock.info").exists();
             let (code, out) = finish(&env, args);
             assert_eq!(
                 code, 0,
@@ -473,7 +473,7 @@ fn a_second_apply_while_one_runs_names_the_holder() {
         .stderr(Stdio::null())
         .spawn()
         .expect("first apply");
-    let lock = env.dir.join("strata.tfstate.lock");
+    let lock = env.dir.join(".terraform.tfstate.lock.info");
     for _ in 0..200 {
         if lock.exists() {
             break;
@@ -578,13 +578,13 @@ fn an_apply_writes_the_state_twice_and_a_refresh_reads_once_per_type() {
     let (code, out) = finish(&env, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     let state: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(env.dir.join("strata.tfstate")).expect("state"),
+        &std::fs::read_to_string(env.dir.join("terraform.tfstate")).expect("state"),
     )
     .expect("state JSON");
     // Once before the first create (the lineage must be on disk), once at
     // the end; each of the 48 results went to the journal instead.
     assert_eq!(state["serial"], 2, "{state}");
-    assert!(!env.dir.join("strata.tfstate.journal").exists());
+    assert!(!env.dir.join("terraform.tfstate.journal").exists());
     let _ = std::fs::remove_file(env.cloud.join("ops.log"));
     let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}");
@@ -617,7 +617,7 @@ fn drift_reports_objects_changed_outside_strata() {
     std::fs::write(&edited, text.replace("\"g1-1\"", "\"edited\"")).expect("edit by hand");
     std::fs::remove_file(env.cloud.join(format!("{}.obj", ids["sleepy_object.o2"])))
         .expect("delete by hand");
-    let state = std::fs::read(env.dir.join("strata.tfstate")).expect("state");
+    let state = std::fs::read(env.dir.join("terraform.tfstate")).expect("state");
     // Ids are made at random: the snapshots name them by address.
     let stable = |out: String| {
         ids.iter().fold(strata_output(&out), |o, (addr, id)| {
@@ -661,7 +661,7 @@ fn drift_reports_objects_changed_outside_strata() {
     assert_eq!(code, 1, "a bad pattern is an error:\n{out}");
     assert!(out.contains("Invalid --ignore pattern"), "{out}");
     assert_eq!(
-        std::fs::read(env.dir.join("strata.tfstate")).expect("state"),
+        std::fs::read(env.dir.join("terraform.tfstate")).expect("state"),
         state,
         "drift never writes the state"
     );
@@ -857,7 +857,7 @@ output "token" {{
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        for f in ["strata.tfstate", "strata.tfstate.backup"] {
+        for f in ["terraform.tfstate", "terraform.tfstate.backup"] {
             let mode = std::fs::metadata(env.dir.join(f))
                 .expect(f)
                 .permissions()

@@ -66,7 +66,7 @@ fn workdir(root: &Path, name: &str, placement: &str) -> PathBuf {
 
 /// The pool's placement record in `work`'s state.
 fn placement(work: &Path, pool: &str) -> Json {
-    let text = std::fs::read_to_string(work.join("strata.tfstate")).expect("state");
+    let text = std::fs::read_to_string(work.join("terraform.tfstate")).expect("state");
     let state: Json = serde_json::from_str(&text).expect("state JSON");
     state["placements"][pool].clone()
 }
@@ -350,7 +350,7 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
         std::thread::sleep(std::time::Duration::from_millis(after_ms));
         let _ = child.kill();
         let _ = child.wait();
-        let before = match work.join("strata.tfstate").exists() {
+        let before = match work.join("terraform.tfstate").exists() {
             true => failures(&placement(&work, &pool)),
             false => Vec::new(),
         };

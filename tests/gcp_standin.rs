@@ -502,7 +502,7 @@ resource "google_compute_network" "vpc" {
     let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("strata.tfstate")).expect("state"))
+        serde_json::from_str(&std::fs::read_to_string(d.join("terraform.tfstate")).expect("state"))
             .expect("state json");
     let lineage = state["lineage"].as_str().expect("lineage").to_string();
 
@@ -525,7 +525,7 @@ resource "google_compute_network" "vpc" {
         }),
     );
     std::fs::write(
-        d.join("strata.tfstate.journal"),
+        d.join("terraform.tfstate.journal"),
         "{\"seq\":1,\"kind\":\"intent\",\"address\":\"google_compute_subnetwork.nodes\",\"action\":\"create\"}\n",
     )
     .expect("journal");

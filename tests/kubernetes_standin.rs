@@ -689,7 +689,7 @@ resource "kubernetes_namespace" "legacy" {
     let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
     assert_eq!(status, 0, "{out}");
     assert!(out.contains("1 imported"), "{out}");
-    let state = std::fs::read_to_string(dir.join("strata.tfstate")).expect("state");
+    let state = std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state");
     assert!(state.contains("hashicorp/kubernetes\\\"].b"), "{state}");
     let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
     assert_eq!(status, 0, "{out}");

@@ -55,7 +55,7 @@ fn strata_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 fn state(dir: &Path) -> Vec<u8> {
-    std::fs::read(dir.join("strata.tfstate")).expect("state file")
+    std::fs::read(dir.join("terraform.tfstate")).expect("state file")
 }
 
 const TWO: &str = r#"
@@ -271,7 +271,7 @@ fn a_state_recording_an_instance_twice_is_refused_untouched() {
             resource(&[instance(0, "i0"), instance(0, "stale"), instance(1, "i1")])
         ),
     );
-    write(&d, "strata.tfstate", &twice);
+    write(&d, "terraform.tfstate", &twice);
     for args in [
         &["plan"][..],
         &["apply", "--auto-approve"],
@@ -296,7 +296,7 @@ fn a_state_recording_an_instance_twice_is_refused_untouched() {
             resource(&[instance(1, "i1")])
         ),
     );
-    write(&d, "strata.tfstate", &split);
+    write(&d, "terraform.tfstate", &split);
     let r = strata(&d, &["plan", "--detailed-exitcode", "--no-refresh"]);
     assert_eq!(r.code, 0, "{}", r.all());
 }
@@ -306,7 +306,7 @@ fn a_serial_that_cannot_grow_is_refused() {
     let d = scratch("serial");
     write(&d, "main.tf", TWO);
     let full = hand_state(u64::MAX, "[]");
-    write(&d, "strata.tfstate", &full);
+    write(&d, "terraform.tfstate", &full);
     let r = strata(&d, &["apply", "--auto-approve"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(r.err.contains("the largest a serial can be"), "{}", r.err);
@@ -577,11 +577,11 @@ fn errors_say_what_is_wrong_where() {
     // A state file that is not UTF-8 is refused with its line, untouched.
     write(&d, "main.tf", TWO);
     let bad = b"{\n  \"version\": 4,\n  \"lineage\": \"\xff\"\n}\n";
-    std::fs::write(d.join("strata.tfstate"), bad).expect("write");
+    std::fs::write(d.join("terraform.tfstate"), bad).expect("write");
     let r = strata(&d, &["plan"]);
     assert!(r.code == 1 && r.err.contains("column 15"), "{}", r.all());
     assert_eq!(state(&d), bad);
-    std::fs::remove_file(d.join("strata.tfstate")).expect("rm");
+    std::fs::remove_file(d.join("terraform.tfstate")).expect("rm");
     // A bare word for a number is a value of the wrong type, not a reference.
     write(&d, "main.tf", "variable \"n\" {\n  type = number\n}\n");
     let r = strata(&d, &["plan", "--var", "n=abc"]);
@@ -836,7 +836,7 @@ fn random_small_configurations_never_abort_nor_lose_state() {
             }
         }
         let before = random_state(&mut rng, &good);
-        std::fs::write(d.join("strata.tfstate"), &before).expect("state");
+        std::fs::write(d.join("terraform.tfstate"), &before).expect("state");
         for args in [&["plan"][..], &["apply", "--auto-approve"]] {
             let started = std::time::Instant::now();
             let r = strata(&d, args);

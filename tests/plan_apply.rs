@@ -70,7 +70,7 @@ fn strata(dir: &Path, args: &[&str]) -> Run {
 }
 
 fn state_bytes(dir: &Path) -> Vec<u8> {
-    std::fs::read(dir.join("strata.tfstate")).unwrap_or_default()
+    std::fs::read(dir.join("terraform.tfstate")).unwrap_or_default()
 }
 
 #[test]
@@ -170,7 +170,10 @@ fn damaged_plan_files_are_refused() {
     let r = strata(&d, &["apply", "torn.plan"]);
     assert_eq!(r.code, 1);
     assert!(r.err.contains("not a usable plan file"), "{}", r.err);
-    assert!(!d.join("strata.tfstate").exists(), "nothing may be written");
+    assert!(
+        !d.join("terraform.tfstate").exists(),
+        "nothing may be written"
+    );
 }
 
 #[test]
@@ -182,12 +185,12 @@ fn damaged_or_newer_state_is_an_error_and_left_alone() {
         ("{\"version\": 9, \"serial\": 1, \"lineage\": \"x\"}", "format version 9"),
         ("{\"version\": 4, \"strata_version\": \"0\", \"serial\": 1, \"lineage\": \"x\", \"resources\": [{\"mode\": \"managed\", \"type\": \"terraform_data\", \"name\": \"a\", \"provider\": \"p\", \"instances\": [{\"schema_version\": 0, \"attributes\": {\"input\": 5}}]}]}", "do not fit its schema"),
     ] {
-        write(&d, "strata.tfstate", text);
+        write(&d, "terraform.tfstate", text);
         for args in [&["plan"][..], &["apply", "--auto-approve"]] {
             let r = strata(&d, args);
             assert_eq!(r.code, 1, "{args:?} on {text}");
             assert!(r.err.contains(phrase), "{args:?}: {}", r.err);
-            assert_eq!(std::fs::read_to_string(d.join("strata.tfstate")).unwrap_or_default(), text);
+            assert_eq!(std::fs::read_to_string(d.join("terraform.tfstate")).unwrap_or_default(), text);
         }
     }
 }
@@ -223,7 +226,7 @@ fn a_held_lock_names_its_holder() {
     write(&d, "main.tf", CONFIG);
     assert_eq!(strata(&d, &["apply", "--auto-approve"]).code, 0);
     let before = state_bytes(&d);
-    let store = strata_state::Store::local(d.join("strata.tfstate"));
+    let store = strata_state::Store::local(d.join("terraform.tfstate"));
     let held = store.lock("apply").expect("lock");
     let r = strata(&d, &["apply", "--auto-approve", "--var", "size=1"]);
     assert_eq!(r.code, 1);
@@ -325,8 +328,10 @@ output "w" { value = terraform_data.w.output }
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(r.out.contains("w = \"blue\""), "{}", r.out);
     // Terraform's layout: a workspace other than default in its own folder.
-    assert!(d.join("strata.tfstate.d/blue/strata.tfstate").is_file());
-    assert!(!d.join("strata.tfstate").exists());
+    assert!(d
+        .join("terraform.tfstate.d/blue/terraform.tfstate")
+        .is_file());
+    assert!(!d.join("terraform.tfstate").exists());
     let r = strata_env(&d, &["output", "--json"], "", &blue);
     assert_eq!(r.code, 0, "{}", r.err);
     let r = strata_env(&d, &["output", "w"], "", &blue);

@@ -150,15 +150,11 @@ impl Drop for Lab {
     }
 }
 
-fn state_file(tool: &str) -> &'static str {
-    match tool {
-        "strata" => "strata.tfstate",
-        _ => "terraform.tfstate",
-    }
-}
+/// Both tools keep a directory's state in the same file.
+const STATE_FILE: &str = "terraform.tfstate";
 
-fn state(tool: &str, dir: &Path) -> Json {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(state_file(tool))).unwrap()).unwrap()
+fn state(dir: &Path) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(STATE_FILE)).unwrap()).unwrap()
 }
 
 /// What of a plan must agree: each resource change's actions and values
@@ -279,10 +275,7 @@ fn plan_and_apply_alike(lab: &Lab, dirs: &[(&str, PathBuf)], vars: &[&str], what
             &["apply", "-no-color", "-auto-approve", "saved.plan"],
         );
     }
-    let states: Vec<Json> = dirs
-        .iter()
-        .map(|(t, d)| state_facts(&state(t, d)))
-        .collect();
+    let states: Vec<Json> = dirs.iter().map(|(_, d)| state_facts(&state(d))).collect();
     same(
         &format!("{what}states after {vars:?}"),
         &states[0],
@@ -303,11 +296,7 @@ fn each_plans_nothing_on_the_others_state(lab: &Lab, dirs: &[(&str, PathBuf)], v
             std::fs::copy(other_dir.join(f), swapped.join(f)).unwrap();
         }
         copy_tree(&other_dir.join("store"), &swapped.join("store"));
-        std::fs::copy(
-            other_dir.join(state_file(other)),
-            swapped.join(state_file(tool)),
-        )
-        .unwrap();
+        std::fs::copy(other_dir.join(STATE_FILE), swapped.join(STATE_FILE)).unwrap();
         lab.ok(tool, &swapped, &["init", "-no-color"]);
         let mut args = vec!["plan", "-no-color", "-detailed-exitcode"];
         args.extend(vars);
@@ -566,7 +555,7 @@ fn an_import_through_the_provider_is_terraforms() {
             &dir,
             &["apply", "-no-color", "-auto-approve", "saved.plan"],
         );
-        states.push(state_facts(&state(tool, &dir)));
+        states.push(state_facts(&state(&dir)));
         let (code, out, _) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
         assert_eq!(code, 0, "{tool} plans changes after the import:\n{out}");
     }
@@ -1183,7 +1172,7 @@ output "slug" {{
         })
         .collect();
     plan_and_apply_alike(&lab, &dirs, &[], "functions ");
-    let outputs = state("strata", &dirs[0].1)["outputs"].clone();
+    let outputs = state(&dirs[0].1)["outputs"].clone();
     assert_eq!(outputs["slug"]["value"], json!("gpu-pool-h100-eu-west"));
     same_failing_line("has no letters or digits", |tool| {
         let dir = lab.root.join(tool);
@@ -1335,7 +1324,7 @@ fn a_move_across_types_is_converted_by_the_provider() {
         let dir = lab.work_with(tool, &config(from));
         std::fs::write(dir.join("store/old-1.json"), stored.to_string()).unwrap();
         let old_state = state_of(from, &attributes);
-        std::fs::write(dir.join(state_file(tool)), old_state.to_string()).unwrap();
+        std::fs::write(dir.join(STATE_FILE), old_state.to_string()).unwrap();
         lab.ok(tool, &dir, &["init", "-no-color"]);
         dir
     };
@@ -1382,7 +1371,7 @@ fn an_older_schema_version_is_upgraded_by_the_provider() {
         let dir = lab.work_with(tool, &config);
         std::fs::write(dir.join("store/old-1.json"), stored.to_string()).unwrap();
         let old_state = state_of("stratatest_object", &attributes);
-        std::fs::write(dir.join(state_file(tool)), old_state.to_string()).unwrap();
+        std::fs::write(dir.join(STATE_FILE), old_state.to_string()).unwrap();
         lab.ok(tool, &dir, &["init", "-no-color"]);
         let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
         assert_eq!(
@@ -1390,7 +1379,7 @@ fn an_older_schema_version_is_upgraded_by_the_provider() {
             "{tool} plans changes on an upgraded object:\n{out}{err}"
         );
         lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
-        states.push(state_facts(&state(tool, &dir)));
+        states.push(state_facts(&state(&dir)));
     }
     same("refreshed states", &states[0], &states[1]);
     assert_eq!(
@@ -1425,7 +1414,7 @@ fn an_object_left_by_a_failed_create_is_kept_tainted() {
             dir.join("store/broken-one-1.json").exists(),
             "{tool}: the object was not made"
         );
-        let recorded = state(tool, &dir);
+        let recorded = state(&dir);
         assert_eq!(
             recorded["resources"][0]["instances"][0]["status"],
             json!("tainted"),
@@ -1507,12 +1496,12 @@ fn write_only_attributes_are_terraforms() {
             dir,
             &["apply", "-no-color", "-var=token=s3cret", "saved.plan"],
         );
-        let text = std::fs::read_to_string(dir.join(state_file(tool))).unwrap();
+        let text = std::fs::read_to_string(dir.join(STATE_FILE)).unwrap();
         assert!(
             !text.contains("s3cret") && !text.contains("literal"),
             "{tool}'s state holds a write-only value"
         );
-        states.push(state_facts(&state(tool, dir)));
+        states.push(state_facts(&state(dir)));
         let received: Vec<Json> = ["wo-1", "plain-1"]
             .iter()
             .map(|id| {
@@ -1624,7 +1613,7 @@ fn a_crashing_provider_stops_the_run_as_it_stops_terraform() {
             "{tool}: {said}"
         );
         assert!(said.contains(crashed), "{tool}: {said}");
-        let kept: Vec<_> = state(tool, &dir)["resources"]
+        let kept: Vec<_> = state(&dir)["resources"]
             .as_array()
             .unwrap()
             .iter()
@@ -1633,7 +1622,7 @@ fn a_crashing_provider_stops_the_run_as_it_stops_terraform() {
         assert_eq!(kept, vec![json!("first")], "{tool}");
         std::fs::write(dir.join("main.tf"), config("calm")).unwrap();
         lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
-        states.push(state_facts(&state(tool, &dir)));
+        states.push(state_facts(&state(&dir)));
     }
     same("states once the crash is gone", &states[0], &states[1]);
 }
@@ -1663,7 +1652,7 @@ fn an_update_that_fails_part_way_keeps_what_was_done() {
             format!("{out}{err}").contains("Object not ready"),
             "{tool}: {out}{err}"
         );
-        let recorded = state(tool, &dir);
+        let recorded = state(&dir);
         let object = &recorded["resources"][0]["instances"][0];
         assert_eq!(
             object["attributes"]["name"],

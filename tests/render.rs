@@ -21,7 +21,7 @@ fn scratch(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch");
     std::fs::copy(fixture().join("main.tf"), d.join("main.tf")).expect("config");
-    std::fs::copy(fixture().join("prior.tfstate"), d.join("strata.tfstate")).expect("state");
+    std::fs::copy(fixture().join("prior.tfstate"), d.join("terraform.tfstate")).expect("state");
     d
 }
 
@@ -69,7 +69,7 @@ fn every_action_in_each_rendering() {
         serde_json::to_string_pretty(&json).unwrap_or_default()
     );
     insta::assert_snapshot!("destroy_human", strata(&d, &["plan", "--destroy"]));
-    std::fs::remove_file(d.join("strata.tfstate")).expect("rm state");
+    std::fs::remove_file(d.join("terraform.tfstate")).expect("rm state");
     insta::assert_snapshot!("create_human", strata(&d, &["plan"]));
 }
 
@@ -81,7 +81,7 @@ fn no_changes_reads_as_terraform_says_it() {
         "resource \"terraform_data\" \"a\" {\n  input = 1\n}\n",
     )
     .expect("config");
-    std::fs::remove_file(d.join("strata.tfstate")).expect("rm state");
+    std::fs::remove_file(d.join("terraform.tfstate")).expect("rm state");
     strata(&d, &["apply", "--auto-approve"]);
     // The object's id is new with every run.
     let id = regex::Regex::new("id=[0-9a-f-]{36}").expect("regex");
@@ -263,7 +263,7 @@ fn live_terraform_plans_the_same_text_and_json() {
     }
     // The same state, as Terraform names its fields.
     let mut st: Json =
-        serde_json::from_str(&std::fs::read_to_string(d.join("strata.tfstate")).expect("state"))
+        serde_json::from_str(&std::fs::read_to_string(d.join("terraform.tfstate")).expect("state"))
             .expect("json");
     let o = st.as_object_mut().expect("object");
     o.remove("strata_version");
@@ -305,7 +305,7 @@ fn live_terraform_plans_the_same_text_and_json() {
 #[test]
 fn a_markdown_plan_fits_one_comment_and_keeps_its_summary() {
     let d = scratch("big");
-    std::fs::remove_file(d.join("strata.tfstate")).expect("rm state");
+    std::fs::remove_file(d.join("terraform.tfstate")).expect("rm state");
     let long = "x".repeat(200);
     std::fs::write(
         d.join("main.tf"),

@@ -347,7 +347,7 @@ output "from_s3" {{ value = data.terraform_remote_state.s3.outputs.pools["a100"]
     let (_, on_pg, _) = strata(&d, &m, &[], &["state", "pull"]);
     assert_eq!(lineage_serial(&on_pg).0, lineage);
     std::fs::write(d.join("pulled.json"), &on_pg).expect("pulled");
-    std::fs::remove_file(d.join("strata.tfstate")).expect("old local state");
+    std::fs::remove_file(d.join("terraform.tfstate")).expect("old local state");
     configure(&d, "");
     let (code, out, err) = strata(&d, &m, &[], &["state", "push", "pulled.json"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -519,7 +519,7 @@ fn init_backend_config_completes_a_partial_backend() {
         objects(&m.url)
     );
     assert!(
-        !d.join("strata.tfstate").exists(),
+        !d.join("terraform.tfstate").exists(),
         "nothing written locally"
     );
     let (code, out, err) = strata(&d, &m, &[], &["plan", "-detailed-exitcode"]);

@@ -46,7 +46,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
 
 /// A state with terraform_data.a, terraform_data.pool["h100"], ["a100"] and two outputs.
 fn fixture(dir: &Path) -> PathBuf {
-    let path = dir.join("strata.tfstate");
+    let path = dir.join("terraform.tfstate");
     let store = Store::local(&path);
     let lock = store.lock("test").expect("lock");
     let mut state = store.load().expect("load").state;
@@ -127,7 +127,7 @@ fn rm_and_mv_change_state_and_keep_a_backup() {
     assert!(out.contains("Removed terraform_data.pool[\"a100\"]"));
     let (_, out, _) = strata(&["state", "list"], &state);
     assert_eq!(out, "terraform_data.pool[\"h100\"]\nterraform_data.b\n");
-    assert!(dir.join("strata.tfstate.backup").exists());
+    assert!(dir.join("terraform.tfstate.backup").exists());
     let (code, _, err) = strata(
         &[
             "state",

@@ -241,7 +241,7 @@ fn a_terraform_flag_strata_lacks_is_refused_by_name() {
         assert_eq!(code, 1, "{args:?}:\n{out}\n{err}");
         assert!(err.contains(says), "{args:?}:\n{err}");
     }
-    assert!(!st.join("infra/strata.tfstate").exists());
+    assert!(!st.join("infra/terraform.tfstate").exists());
     // Help, in either spelling, names Terraform's spellings too.
     for args in [["plan", "-help"], ["plan", "--help"]] {
         let (code, out, _) = run("strata", &st, &args, &[]);

@@ -46,7 +46,7 @@ fn json(text: &str) -> Json {
 
 /// The attributes of `type_name.name` in the state file in `dir`.
 fn stored(dir: &Path, address: &str) -> Json {
-    let state = json(&std::fs::read_to_string(dir.join("strata.tfstate")).expect("state"));
+    let state = json(&std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state"));
     let (t, n) = address.split_once('.').expect("address");
     let r = state["resources"]
         .as_array()
@@ -82,7 +82,11 @@ fn planned_actions(dir: &Path) -> Vec<(String, Vec<String>)> {
 fn fixture(dir: &Path) {
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/utility");
     std::fs::copy(from.join("main.tf"), dir.join("main.tf")).expect("config");
-    std::fs::copy(from.join("terraform.tfstate"), dir.join("strata.tfstate")).expect("state");
+    std::fs::copy(
+        from.join("terraform.tfstate"),
+        dir.join("terraform.tfstate"),
+    )
+    .expect("state");
     std::fs::create_dir_all(dir.join("out")).expect("out");
     std::fs::copy(from.join("kubeconfig"), dir.join("out/kubeconfig")).expect("file");
 }
@@ -364,7 +368,7 @@ resource "time_sleep" "w" {
             );
         }
     }
-    assert!(!dir.join("strata.tfstate").exists(), "nothing applied");
+    assert!(!dir.join("terraform.tfstate").exists(), "nothing applied");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -833,7 +837,7 @@ fn a_null_resource_moves_to_terraform_data_as_terraform_moves_it() {
         moved["attributes"]["triggers_replace"]["value"],
         serde_json::json!({ "a": "1" })
     );
-    let state = json(&std::fs::read_to_string(dir.join("strata.tfstate")).expect("state"));
+    let state = json(&std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state"));
     assert_eq!(
         state["resources"][0]["provider"],
         "provider[\"terraform.io/builtin/terraform\"]"

@@ -52,7 +52,7 @@ pub struct VarArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
     /// A local state file, used in place of the backend the configuration
-    /// names (default: that backend, else strata.tfstate).
+    /// names (default: that backend, else terraform.tfstate).
     #[arg(long = "state", value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Use the state as stored, without reading objects back through the drivers.
@@ -221,7 +221,7 @@ pub enum Command {
         #[command(subcommand)]
         command: StateCommand,
         /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else strata.tfstate).
+        /// names (default: that backend, else terraform.tfstate).
         #[arg(long = "state", value_name = "FILE", global = true)]
         state: Option<PathBuf>,
     },
@@ -235,7 +235,7 @@ pub enum Command {
         #[arg(long, requires = "name")]
         raw: bool,
         /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else strata.tfstate).
+        /// names (default: that backend, else terraform.tfstate).
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
     },
@@ -243,7 +243,7 @@ pub enum Command {
     ForceUnlock {
         id: String,
         /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else strata.tfstate).
+        /// names (default: that backend, else terraform.tfstate).
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
     },
@@ -282,7 +282,7 @@ pub enum Command {
         #[command(flatten)]
         vars: VarArgs,
         /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else strata.tfstate).
+        /// names (default: that backend, else terraform.tfstate).
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
         /// Driver operations in flight at once.
@@ -464,7 +464,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else strata.tfstate).
+        /// names (default: that backend, else terraform.tfstate).
         #[arg(long = "state", value_name = "FILE")]
         state: Option<PathBuf>,
     },

@@ -13,15 +13,34 @@ pub struct LockInfo {
     #[serde(rename = "ID")]
     pub id: String,
     pub operation: String,
+    /// Terraform's free-form note; empty from strata.
+    #[serde(default)]
+    pub info: String,
     pub who: String,
     pub version: String,
     pub created: String,
     pub path: String,
-    #[serde(rename = "PID")]
+    /// strata's own addition; Terraform's info has none (0).
+    #[serde(rename = "PID", default)]
     pub pid: u32,
 }
 
 impl LockInfo {
+    /// A new lock's info: a fresh ID, who and when, for `operation` on
+    /// the state at `path`.
+    pub fn new(operation: &str, path: String) -> LockInfo {
+        LockInfo {
+            id: uuid::Uuid::new_v4().to_string(),
+            operation: operation.to_string(),
+            info: String::new(),
+            who: who(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            created: now(),
+            path,
+            pid: std::process::id(),
+        }
+    }
+
     /// The lock info as it is stored: Terraform's JSON.
     pub fn encode(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
@@ -83,9 +102,26 @@ pub struct Acquired {
     pub took_over: Option<LockInfo>,
 }
 
+/// What a backend's lock is, which decides what `force-unlock` can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    /// A record in the store (an object, a row) that anyone may remove:
+    /// force-unlock takes it from its holder, whose next write then fails.
+    Record,
+    /// The OS's lock on a file, which ends with the process holding it:
+    /// nobody can take it from a live holder, and a dead holder's is
+    /// taken over by the next run.
+    Process,
+}
+
 pub trait Backend: Send + Sync {
     /// Where the state is, for messages: a path, `s3://bucket/key`, …
     fn location(&self) -> String;
+
+    /// What this backend's lock is.
+    fn lock_kind(&self) -> LockKind {
+        LockKind::Record
+    }
 
     /// Takes the lock, recording `info` for others to read, or returns
     /// [`StateError::Locked`] naming the holder. Two callers can never both
@@ -132,7 +168,11 @@ pub fn on_own_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 }
 
 pub(crate) fn who() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .or_else(login_name)
+        .unwrap_or_else(|| "unknown".into());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "localhost".into());
@@ -143,4 +183,21 @@ pub(crate) fn now() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+/// The login name of this process's user from the password file, for a
+/// lock's "who" where the environment names nobody (CI containers, cron).
+fn login_name() -> Option<String> {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid cannot fail and reads no memory of ours.
+        let uid = unsafe { libc::getuid() }.to_string();
+        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+        passwd.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split(':').collect();
+            (fields.get(2) == Some(&uid.as_str())).then(|| fields[0].to_string())
+        })
+    }
+    #[cfg(not(unix))]
+    None
 }

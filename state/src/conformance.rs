@@ -12,7 +12,7 @@
 
 use crate::journal::Entry;
 use crate::model::{InstanceState, Mode, ModulePath, ResourceAddr, State};
-use crate::{StateError, Store};
+use crate::{LockKind, StateError, Store};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -165,6 +165,24 @@ fn a_lock_taken_away_is_noticed(name: &str, open: &dyn Fn(&str) -> Store) {
     match other.force_unlock("not-the-id") {
         Err(StateError::LockMismatch { held, .. }) => assert_eq!(held, lock.info.id),
         other => panic!("force-unlock with a wrong ID gave {other:?}"),
+    }
+    if store.lock_kind() == LockKind::Process {
+        // The OS's lock: a live holder keeps it, and keeps writing.
+        match other.force_unlock(&lock.info.id) {
+            Err(StateError::LockAlive { id, .. }) => assert_eq!(id, lock.info.id),
+            other => panic!("force-unlock of a live process's lock gave {other:?}"),
+        }
+        assert!(other.lock("apply").is_err(), "a live lock was taken");
+        with_resources(&mut state, &["late"]);
+        store
+            .persist(&lock, &mut state)
+            .expect("the holder still writes");
+        drop(lock);
+        assert!(matches!(
+            open(name).force_unlock("any"),
+            Err(StateError::NotLocked)
+        ));
+        return;
     }
     other.force_unlock(&lock.info.id).expect("force-unlock");
     let theirs = other.lock("apply").expect("the lock after force-unlock");

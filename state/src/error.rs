@@ -70,6 +70,29 @@ pub enum StateError {
     )]
     LockMismatch { given: String, held: String },
 
+    /// Two local states of one workspace, each with objects: neither may
+    /// replace the other.
+    #[error("{old} holds {old_objects} object(s) and {new} holds {new_objects}: two states of one workspace")]
+    #[diagnostic(
+        code(strata::state::two_states),
+        help("strata now keeps its state where Terraform keeps it ({new}), and found an older strata's state ({old}) as well. Nothing was moved. Keep the one that describes your objects: `strata state list --state FILE` shows each; move the other out of this directory, then run again.")
+    )]
+    TwoStates {
+        old: String,
+        old_objects: usize,
+        new: String,
+        new_objects: usize,
+    },
+
+    /// A local state's lock is the OS's and lives as long as its process:
+    /// only ending the process releases it.
+    #[error("the lock {id} is held by a process that is still running ({who})")]
+    #[diagnostic(
+        code(strata::state::lock_alive),
+        help("A local state's lock ends with the run holding it, even when that run is killed; stop that run rather than unlocking its state under it. force-unlock clears only the lock of a run that has died.")
+    )]
+    LockAlive { id: String, who: String },
+
     #[error("the state is not locked")]
     #[diagnostic(code(strata::state::not_locked))]
     NotLocked,

@@ -15,10 +15,12 @@
 //! drivers.
 
 mod addr;
+mod adopt;
 mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
+mod filelock;
 pub mod journal;
 pub mod local;
 pub mod model;
@@ -28,7 +30,8 @@ pub use addr::{
     as_text, provider_of_config, provider_source, Address, InstanceKey, Mode, ModulePath,
     ModuleStep, ResourceAddr,
 };
-pub use backend::{on_own_thread, Acquired, Backend, LockInfo, Stored, Version};
+pub use adopt::{adopt, Adopted, Adoption};
+pub use backend::{on_own_thread, Acquired, Backend, LockInfo, LockKind, Stored, Version};
 pub use error::StateError;
 pub use journal::{Entry, Replay};
 pub use local::{Layout, LocalBackend};

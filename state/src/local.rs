@@ -1,11 +1,22 @@
-//! The local-file backend: `terraform.tfstate`-style JSON next to the
-//! configuration, with a lock file, a backup of the previous version, an
-//! apply journal, and writes that are never partial.
+//! The local-file backend: `terraform.tfstate` next to the configuration,
+//! kept as Terraform keeps it so that a directory is one state for both
+//! tools: the same file names, the same lock (a record lock on the state
+//! file, [`crate::filelock`], its holder in `.terraform.tfstate.lock.info`),
+//! a backup of the previous version; and, beyond Terraform, an apply
+//! journal and writes that a crash cannot leave half done.
+//!
+//! Writes go into the locked file in place, as Terraform's do, rather than
+//! by renaming a new file over it: a Terraform run waiting for the lock
+//! (`-lock-timeout`) holds the file open, and would take the lock on the
+//! replaced file and write its state where nobody reads it. A write is
+//! made whole by writing the new version to `<state>.next` first; the next
+//! lock holder finishes a write a crash cut short ([`LocalBackend::finish_torn_write`]).
 
-use crate::backend::{Acquired, Backend, LockInfo, Stored, Version};
+use crate::backend::{Acquired, Backend, LockInfo, LockKind, Stored, Version};
 use crate::error::StateError;
+use crate::filelock::{self, Attempt};
 use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -16,6 +27,19 @@ pub struct LocalBackend {
     layout: Option<Layout>,
     /// The journal, open for appending once the first line is written.
     journal: Mutex<Option<File>>,
+    /// The state file, open and locked, while this backend holds the lock.
+    held: Mutex<Option<Held>>,
+}
+
+/// The lock this backend holds.
+#[derive(Debug)]
+struct Held {
+    id: String,
+    /// The state file with the record lock on it; closing it releases the lock.
+    file: File,
+    /// Whether taking the lock made the file (empty), which goes again
+    /// if nothing was written, as Terraform removes it.
+    created: bool,
 }
 
 /// Terraform's layout of a local backend's workspaces: the default one in
@@ -43,6 +67,57 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The folder a path is in (`.` for a bare file name).
+fn folder(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Makes a rename or removal in `path`'s folder durable.
+fn sync_folder(path: &Path) -> Result<(), StateError> {
+    let dir = folder(path);
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StateError::io(dir, e))
+}
+
+/// Opens `path` for reading and writing, made (private) if absent; says
+/// whether it was made.
+fn open_or_create(path: &Path) -> std::io::Result<(File, bool)> {
+    let open = OpenOptions::new().read(true).write(true).open(path);
+    match open {
+        Ok(f) => return Ok((f, false)),
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
+    }
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    match opts.open(path) {
+        Ok(f) => Ok((f, true)),
+        // Made by another run between the two opens: theirs, then.
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map(|f| (f, false)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Replaces the contents of the open `file` with `bytes`, durably.
+fn overwrite(mut file: &File, bytes: &[u8]) -> std::io::Result<()> {
+    file.set_len(0)?;
+    file.rewind()?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 /// Opens a new file readable and writable by its owner only.
 fn create_private(path: &Path) -> std::io::Result<File> {
     let mut opts = OpenOptions::new();
@@ -66,12 +141,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     f.sync_all().map_err(io)?;
     drop(f);
     std::fs::rename(&tmp, path).map_err(io)?;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
-    Ok(())
+    sync_folder(path)
 }
 
 /// Whether the open `file` is the one at `path` now.
@@ -117,6 +187,7 @@ impl LocalBackend {
             path: path.into(),
             layout: None,
             journal: Mutex::new(None),
+            held: Mutex::new(None),
         }
     }
 
@@ -126,11 +197,16 @@ impl LocalBackend {
             path: layout.path(name),
             layout: Some(layout),
             journal: Mutex::new(None),
+            held: Mutex::new(None),
         }
     }
 
-    fn lock_path(&self) -> PathBuf {
-        sibling(&self.path, ".lock")
+    /// Where the lock's holder is written: Terraform's
+    /// `.<state file>.lock.info`, beside the state, so each tool names
+    /// the other when it finds the state locked.
+    pub fn lock_info_path(&self) -> PathBuf {
+        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+        folder(&self.path).join(format!(".{name}.lock.info"))
     }
 
     fn journal_path(&self) -> PathBuf {
@@ -141,15 +217,20 @@ impl LocalBackend {
         sibling(&self.path, ".backup")
     }
 
+    /// The whole new version of a write in progress.
+    fn next_path(&self) -> PathBuf {
+        sibling(&self.path, ".next")
+    }
+
     fn holder(&self) -> Option<LockInfo> {
-        std::fs::read_to_string(self.lock_path())
+        std::fs::read_to_string(self.lock_info_path())
             .ok()
             .and_then(|t| LockInfo::decode(&t))
     }
 
     /// The error naming the holder. A holder writes its info just after
-    /// taking the OS lock, so an empty file is given a moment to fill.
-    fn held(&self) -> StateError {
+    /// taking the OS lock, so a missing one is given a moment to appear.
+    fn held_by_other(&self) -> StateError {
         let mut holder = self.holder();
         for _ in 0..100 {
             if holder.is_some() {
@@ -160,32 +241,38 @@ impl LocalBackend {
         }
         match holder {
             Some(i) => i.held(),
-            // A lock file we cannot read is still a lock: name the file.
+            // A lock without readable info is still a lock: name the file.
             None => StateError::Locked {
                 id: "unknown".into(),
-                who: format!("an unreadable lock file {}", self.lock_path().display()),
+                who: format!(
+                    "a process with no readable lock info ({})",
+                    self.lock_info_path().display()
+                ),
                 operation: "unknown".into(),
                 created: "unknown".into(),
             },
         }
     }
 
+    fn held(&self) -> std::sync::MutexGuard<'_, Option<Held>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Temp files of writes cut short by a crash (`<state>.tmp-<pid>`,
-    /// `<state>.backup.tmp-<pid>`). Only the lock holder writes, so under
-    /// the lock any such file is a dead writer's; the rename never
-    /// happened and the file is nobody's.
+    /// `<state>.backup.tmp-<pid>`, `<state>.next.tmp-<pid>`). Only the
+    /// lock holder writes, so under the lock any such file is a dead
+    /// writer's; its rename never happened and the file is nobody's.
     fn remove_litter(&self) {
-        let (Some(dir), Some(name)) = (self.path.parent(), self.path.file_name()) else {
+        let Some(name) = self.path.file_name() else {
             return;
         };
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
         let name = name.to_string_lossy();
-        let prefixes = [format!("{name}.tmp-"), format!("{name}.backup.tmp-")];
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let prefixes = ["", ".backup", ".next"].map(|kind| format!("{name}{kind}.tmp-"));
+        for e in std::fs::read_dir(folder(&self.path))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let file = e.file_name();
             let file = file.to_string_lossy();
             if prefixes.iter().any(|p| file.starts_with(p.as_str())) {
@@ -194,8 +281,32 @@ impl LocalBackend {
         }
     }
 
+    /// Under the lock: finishes a write that a crash cut short. `.next`
+    /// holds the whole version being written; if the state file is not a
+    /// whole document, the crash came while it was being overwritten, and
+    /// `.next` is what it was becoming. If it is whole, the crash came
+    /// before it was touched (the journal still holds what the write was
+    /// to fold in) or after it was done: `.next` is stale either way.
+    fn finish_torn_write(&self, file: &File) -> Result<(), StateError> {
+        let next = self.next_path();
+        let Some(text) = read_optional(&next)? else {
+            return Ok(());
+        };
+        let current = std::fs::read(&self.path).map_err(|e| StateError::io(&self.path, e))?;
+        let whole = !current.is_empty()
+            && serde_json::from_slice::<serde::de::IgnoredAny>(&current).is_ok();
+        if !whole {
+            overwrite(file, text.as_bytes()).map_err(|e| StateError::io(&self.path, e))?;
+        }
+        std::fs::remove_file(&next).map_err(|e| StateError::io(&next, e))?;
+        sync_folder(&next)
+    }
+
+    /// The stored version; an empty file (a lock's, nothing written) is
+    /// none, as a missing one is.
     fn stat(&self) -> Result<Option<Version>, StateError> {
         match std::fs::metadata(&self.path) {
+            Ok(m) if m.len() == 0 => Ok(None),
             Ok(m) => Ok(Some(version_of(&m))),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(StateError::io(&self.path, e)),
@@ -205,11 +316,44 @@ impl LocalBackend {
     fn journal_file(&self) -> std::sync::MutexGuard<'_, Option<File>> {
         self.journal.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Writes `text` into the state file this backend holds locked: the
+    /// whole of it to `.next` first, then in place, then `.next` goes.
+    fn write_in_place(&self, file: &File, text: &str) -> Result<(), StateError> {
+        let next = self.next_path();
+        write_atomic(&next, text.as_bytes())?;
+        overwrite(file, text.as_bytes()).map_err(|e| StateError::io(&self.path, e))?;
+        std::fs::remove_file(&next).map_err(|e| StateError::io(&next, e))?;
+        sync_folder(&next)
+    }
+
+    /// Releases `held`: its info and the empty file the lock made go
+    /// first, while the OS lock still keeps others out.
+    fn release(&self, held: Held) {
+        if self.holder().is_some_and(|i| i.id == held.id) {
+            let _ = std::fs::remove_file(self.lock_info_path());
+        }
+        let empty = held.file.metadata().is_ok_and(|m| m.len() == 0);
+        if held.created && empty && same_file(&held.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        // A workspace's folder with nothing left in it (deleted, or
+        // never written) goes with its lock; the default's never.
+        let own_folder = self.layout.as_ref().is_some_and(|l| l.default != self.path);
+        if let (true, Some(dir)) = (own_folder, self.path.parent()) {
+            let _ = std::fs::remove_dir(dir);
+        }
+        drop(held);
+    }
 }
 
 impl Backend for LocalBackend {
     fn location(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn lock_kind(&self) -> LockKind {
+        LockKind::Process
     }
 
     fn workspaces(&self) -> Result<Vec<String>, StateError> {
@@ -242,98 +386,104 @@ impl Backend for LocalBackend {
         Ok(())
     }
 
-    /// The lock file is held with an OS lock for as long as the run lasts:
-    /// when the process dies, however it dies, the OS lock goes with it,
-    /// which is how the next run tells a lock file left by a dead run from
-    /// a held one. The file names the holder.
+    /// Takes Terraform's lock: a record lock on the state file itself,
+    /// held for as long as the run lasts. When the process dies, however
+    /// it dies, the OS lock goes with it, which is how the next run tells
+    /// info left by a dead run from a held lock.
     fn lock(&self, info: &LockInfo) -> Result<Acquired, StateError> {
-        let path = self.lock_path();
-        let io = |e| StateError::io(&path, e);
+        let io = |e| StateError::io(&self.path, e);
         // A workspace's first use makes its folder (`<file>.d/<name>/`);
         // nothing is written without the lock, so this is the place.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
+        std::fs::create_dir_all(folder(&self.path)).map_err(io)?;
         loop {
-            let mut opts = OpenOptions::new();
-            opts.read(true).write(true).create(true).truncate(false);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(0o600);
+            let (file, created) = open_or_create(&self.path).map_err(io)?;
+            if filelock::try_lock(&file).map_err(io)? == Attempt::Held {
+                return Err(self.held_by_other());
             }
-            let mut file = opts.open(&path).map_err(io)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Err(self.held()),
-                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-            }
-            // The holder before us may have removed the file between our
-            // open and our lock: then we locked a file nobody else will
-            // see. Only the file at the path counts.
-            if !same_file(&file, &path) {
+            // The file may have been removed (an empty one its holder
+            // made, a deleted workspace) between our open and our lock:
+            // then we locked a file nobody else will see.
+            if !same_file(&file, &self.path) {
                 continue;
             }
-            // We hold the OS lock. Whoever wrote the file is gone (their OS
-            // lock went with them): take it over, saying whose it was.
-            let mut previous = String::new();
-            std::io::Read::read_to_string(&mut file, &mut previous).map_err(io)?;
-            let took_over = LockInfo::decode(&previous);
+            // Ours. Info still there is a dead holder's: say whose.
+            let took_over = self.holder();
+            self.finish_torn_write(&file)?;
             self.remove_litter();
-            let text = info.encode();
-            file.set_len(0)
-                .and_then(|()| std::io::Seek::rewind(&mut file))
-                .and_then(|()| file.write_all(text.as_bytes()))
-                .and_then(|()| file.sync_all())
-                .map_err(io)?;
+            let info_path = self.lock_info_path();
+            create_private(&info_path)
+                .and_then(|mut f| f.write_all(info.encode().as_bytes()))
+                .map_err(|e| StateError::io(&info_path, e))?;
+            *self.held() = Some(Held {
+                id: info.id.clone(),
+                file,
+                created,
+            });
             return Ok(Acquired {
-                guard: Box::new(file),
+                guard: Box::new(()),
                 took_over,
             });
         }
     }
 
     fn check_lock(&self, id: &str) -> Result<(), StateError> {
-        LockInfo::check(self.holder(), id)
+        match self.held().as_ref() {
+            Some(h) if h.id == id && same_file(&h.file, &self.path) => Ok(()),
+            Some(h) if h.id != id => Err(StateError::LockMismatch {
+                given: id.to_string(),
+                held: h.id.clone(),
+            }),
+            _ => Err(StateError::NotLocked),
+        }
     }
 
     fn unlock(&self, id: &str) {
-        // Only if it is still ours (force-unlock may have handed it to
-        // another run since).
-        if self.holder().is_some_and(|i| i.id == id) {
-            let _ = std::fs::remove_file(self.lock_path());
-            // A workspace's folder with nothing left in it (deleted, or
-            // never written) goes with its lock; the default's never.
-            let own_folder = self.layout.as_ref().is_some_and(|l| l.default != self.path);
-            if let (true, Some(dir)) = (own_folder, self.path.parent()) {
-                let _ = std::fs::remove_dir(dir);
+        let mut slot = self.held();
+        if slot.as_ref().is_some_and(|h| h.id == id) {
+            if let Some(held) = slot.take() {
+                self.release(held);
             }
         }
     }
 
+    /// Clears the info a run that died left. A live run's lock cannot be
+    /// taken from it: it is the OS's, and ends with the process.
     fn force_unlock(&self, id: &str) -> Result<(), StateError> {
-        let path = self.lock_path();
+        let path = self.lock_info_path();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == ErrorKind::NotFound => return Err(StateError::NotLocked),
             Err(e) => return Err(StateError::io(&path, e)),
         };
-        let held = LockInfo::decode(&text).map_or_else(|| "unknown".into(), |i| i.id);
+        let holder = LockInfo::decode(&text);
+        let held = holder
+            .as_ref()
+            .map_or_else(|| "unknown".into(), |i| i.id.clone());
         if held != id && held != "unknown" {
             return Err(StateError::LockMismatch {
                 given: id.to_string(),
                 held,
             });
         }
+        if let Ok(file) = OpenOptions::new().read(true).write(true).open(&self.path) {
+            let attempt = filelock::try_lock(&file).map_err(|e| StateError::io(&self.path, e))?;
+            if attempt == Attempt::Held {
+                return Err(StateError::LockAlive {
+                    id: held,
+                    who: holder.map_or_else(|| "unknown".into(), |i| i.who),
+                });
+            }
+        }
         std::fs::remove_file(&path).map_err(|e| StateError::io(&path, e))
     }
 
+    /// An empty file is no state, as Terraform reads it (taking the lock
+    /// makes one).
     fn read(&self) -> Result<Stored, StateError> {
         let version = self.stat()?;
-        let state = read_optional(&self.path)?;
+        let state = read_optional(&self.path)?.filter(|text| !text.is_empty());
         // Stat before reading: a write in between shows as a conflict
         // later rather than passing unseen.
-        let version = if state.is_some() { version } else { None };
         Ok(Stored {
             state,
             version,
@@ -348,11 +498,17 @@ impl Backend for LocalBackend {
             });
         }
         match std::fs::read(&self.path) {
+            Ok(previous) if previous.is_empty() => {}
             Ok(previous) => write_atomic(&self.backup_path(), &previous)?,
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => return Err(StateError::io(&self.path, e)),
         }
-        write_atomic(&self.path, text.as_bytes())?;
+        match self.held().as_ref() {
+            Some(h) if same_file(&h.file, &self.path) => self.write_in_place(&h.file, text)?,
+            // Not under this backend's lock (`-lock=false`): nobody can be
+            // waiting on a file we hold, so a rename is the whole write.
+            _ => write_atomic(&self.path, text.as_bytes())?,
+        }
         // The state now holds everything the journal did.
         *self.journal_file() = None;
         match std::fs::remove_file(self.journal_path()) {

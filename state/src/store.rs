@@ -81,6 +81,11 @@ impl Store {
         self.backend.location()
     }
 
+    /// What the backend's lock is (what `force-unlock` can do to it).
+    pub fn lock_kind(&self) -> backend::LockKind {
+        self.backend.lock_kind()
+    }
+
     fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         // A panic elsewhere cannot leave `Seen` half-updated (plain stores).
         self.seen.lock().unwrap_or_else(|p| p.into_inner())
@@ -88,15 +93,7 @@ impl Store {
 
     /// Takes the lock, or says who holds it.
     pub fn lock(&self, operation: &str) -> Result<Lock, StateError> {
-        let info = LockInfo {
-            id: uuid::Uuid::new_v4().to_string(),
-            operation: operation.to_string(),
-            who: backend::who(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            created: backend::now(),
-            path: self.backend.location(),
-            pid: std::process::id(),
-        };
+        let info = LockInfo::new(operation, self.backend.location());
         let acquired = self.backend.lock(&info)?;
         Ok(Lock {
             backend: self.backend.clone(),

@@ -40,13 +40,13 @@ fn put(i: u64) -> Entry {
 #[test]
 fn a_missing_state_is_new_and_unwritten() {
     let dir = scratch("new");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let store = Store::local(dir.join("terraform.tfstate"));
     let loaded = store.load().expect("loads");
     assert!(!loaded.existed);
     assert_eq!(loaded.state.serial, 0);
     assert_eq!(loaded.state.lineage.len(), 36, "a fresh UUID lineage");
     assert!(
-        !dir.join("strata.tfstate").exists(),
+        !dir.join("terraform.tfstate").exists(),
         "loading writes nothing"
     );
 }
@@ -54,7 +54,7 @@ fn a_missing_state_is_new_and_unwritten() {
 #[test]
 fn one_lock_at_a_time_and_the_holder_is_named() {
     let dir = scratch("lock");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let store = Store::local(dir.join("terraform.tfstate"));
     let lock = store.lock("apply").expect("first lock");
     match store.lock("plan") {
         Err(StateError::Locked {
@@ -66,37 +66,73 @@ fn one_lock_at_a_time_and_the_holder_is_named() {
         }
         other => panic!("expected Locked, got {other:?}"),
     }
-    drop(lock);
-    let again = store.lock("plan").expect("released on drop");
+    // A live holder's lock is the OS's: force-unlock cannot take it.
+    assert!(matches!(
+        store.force_unlock(&lock.info.id),
+        Err(StateError::LockAlive { .. })
+    ));
     assert!(matches!(
         store.force_unlock("wrong-id"),
         Err(StateError::LockMismatch { .. })
     ));
-    store
-        .force_unlock(&again.info.id)
-        .expect("force-unlock with the right ID");
-    assert!(store.lock("apply").is_ok(), "free after force-unlock");
+    drop(lock);
+    assert!(
+        !dir.join(".terraform.tfstate.lock.info").exists(),
+        "the holder's info goes with its lock"
+    );
+    assert!(
+        !dir.join("terraform.tfstate").exists(),
+        "the empty file the lock made goes when nothing was written, as Terraform's does"
+    );
+    let again = store.lock("plan").expect("released on drop");
+    drop(again);
     assert!(matches!(
         Store::local(dir.join("other.tfstate")).force_unlock("x"),
         Err(StateError::NotLocked)
     ));
 }
 
+/// The info a killed Terraform run leaves (its own fields, no PID): the
+/// next run takes the lock over and names it; force-unlock clears it.
+#[test]
+fn info_left_by_a_dead_terraform_run_is_named_and_cleared() {
+    let dir = scratch("deadinfo");
+    let info = r#"{"ID":"d7f5c59b-362e-32f8-4a15-721ba967c844","Operation":"OperationTypeApply","Info":"","Who":"ci@runner","Version":"1.11.4","Created":"2026-12-03T15:33:46.137126848Z","Path":"terraform.tfstate"}"#;
+    let info_path = dir.join(".terraform.tfstate.lock.info");
+    std::fs::write(&info_path, info).expect("info");
+    let store = Store::local(dir.join("terraform.tfstate"));
+    assert!(matches!(
+        store.force_unlock("another"),
+        Err(StateError::LockMismatch { .. })
+    ));
+    store
+        .force_unlock("d7f5c59b-362e-32f8-4a15-721ba967c844")
+        .expect("a dead run's lock is cleared");
+    assert!(!info_path.exists());
+    std::fs::write(&info_path, info).expect("info again");
+    let lock = store.lock("apply").expect("taken over");
+    let old = lock.took_over.clone().expect("whose it was");
+    assert_eq!(
+        (old.who.as_str(), old.operation.as_str()),
+        ("ci@runner", "OperationTypeApply")
+    );
+}
+
 #[test]
 fn persist_is_whole_private_and_keeps_a_backup() {
     let dir = scratch("persist");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let store = Store::local(dir.join("terraform.tfstate"));
     let lock = store.lock("apply").expect("lock");
     let mut state = store.load().expect("load").state;
     state.apply_entry(&put(0));
     store.persist(&lock, &mut state).expect("first write");
-    let first = std::fs::read_to_string(dir.join("strata.tfstate")).expect("written");
+    let first = std::fs::read_to_string(dir.join("terraform.tfstate")).expect("written");
     assert_eq!(state.serial, 1);
     state.apply_entry(&put(1));
     store.persist(&lock, &mut state).expect("second write");
     assert_eq!(state.serial, 2);
     assert_eq!(
-        std::fs::read_to_string(dir.join("strata.tfstate.backup")).expect("backup"),
+        std::fs::read_to_string(dir.join("terraform.tfstate.backup")).expect("backup"),
         first,
         "backup is the previous version"
     );
@@ -104,8 +140,8 @@ fn persist_is_whole_private_and_keeps_a_backup() {
     {
         use std::os::unix::fs::PermissionsExt;
         for p in [
-            dir.join("strata.tfstate"),
-            dir.join("strata.tfstate.backup"),
+            dir.join("terraform.tfstate"),
+            dir.join("terraform.tfstate.backup"),
         ] {
             let mode = std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777;
             assert_eq!(mode, 0o600, "{} is private", p.display());
@@ -124,23 +160,56 @@ fn persist_is_whole_private_and_keeps_a_backup() {
 #[test]
 fn writing_without_the_lock_is_refused() {
     let dir = scratch("nolock");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let path = dir.join("terraform.tfstate");
+    let store = Store::local(&path);
     let lock = store.lock("apply").expect("lock");
-    store
-        .force_unlock(&lock.info.id)
-        .expect("someone forces it");
     let mut state = store.load().expect("load").state;
+    // Someone removes the locked file: the lock is on a file nobody reads.
+    std::fs::remove_file(&path).expect("removed under the run");
     assert!(matches!(
         store.persist(&lock, &mut state),
         Err(StateError::NotLocked)
     ));
-    assert!(!dir.join("strata.tfstate").exists());
+    assert!(!path.exists());
+}
+
+/// A crash while the state file was being overwritten in place leaves it
+/// torn; `.next` holds the whole version, and the next holder finishes
+/// the write. A `.next` beside a whole state is stale and goes.
+#[test]
+fn a_write_torn_by_a_crash_is_finished_by_the_next_holder() {
+    let dir = scratch("torn-write");
+    let path = dir.join("terraform.tfstate");
+    let store = Store::local(&path);
+    let lock = store.lock("apply").expect("lock");
+    let mut state = store.load().expect("load").state;
+    state.apply_entry(&put(0));
+    store.persist(&lock, &mut state).expect("first write");
+    let whole = std::fs::read_to_string(&path).expect("whole");
+    drop(lock);
+    assert!(
+        !dir.join("terraform.tfstate.next").exists(),
+        "no .next after a write"
+    );
+
+    std::fs::write(dir.join("terraform.tfstate.next"), &whole).expect("next");
+    std::fs::write(&path, &whole[..whole.len() / 2]).expect("torn");
+    assert!(matches!(store.load(), Err(StateError::Corrupt { .. })));
+    let lock = store.lock("apply").expect("lock");
+    assert_eq!(std::fs::read_to_string(&path).expect("finished"), whole);
+    assert!(!dir.join("terraform.tfstate.next").exists());
+    drop(lock);
+
+    std::fs::write(dir.join("terraform.tfstate.next"), "{\"stale\": true}").expect("stale");
+    let _lock = store.lock("apply").expect("lock");
+    assert_eq!(std::fs::read_to_string(&path).expect("kept"), whole);
+    assert!(!dir.join("terraform.tfstate.next").exists());
 }
 
 #[test]
 fn the_journal_survives_a_run_that_never_finished() {
     let dir = scratch("journal");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let store = Store::local(dir.join("terraform.tfstate"));
     {
         let lock = store.lock("apply").expect("lock");
         let mut j = store.journal(&lock).expect("journal");
@@ -160,7 +229,7 @@ fn the_journal_survives_a_run_that_never_finished() {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.join("strata.tfstate.journal"))
+            let mode = std::fs::metadata(dir.join("terraform.tfstate.journal"))
                 .expect("journal")
                 .permissions()
                 .mode();
@@ -198,13 +267,13 @@ fn the_journal_survives_a_run_that_never_finished() {
 #[test]
 fn a_torn_last_journal_line_is_ignored_but_a_damaged_one_is_an_error() {
     let dir = scratch("torn");
-    let store = Store::local(dir.join("strata.tfstate"));
+    let store = Store::local(dir.join("terraform.tfstate"));
     {
         let lock = store.lock("apply").expect("lock");
         let mut j = store.journal(&lock).expect("journal");
         j.append(put(0)).expect("put");
     }
-    let jpath = dir.join("strata.tfstate.journal");
+    let jpath = dir.join("terraform.tfstate.journal");
     let mut text = std::fs::read_to_string(&jpath).expect("journal");
     text.push_str("{\"seq\":2,\"kind\":\"put\",\"reso");
     std::fs::write(&jpath, &text).expect("tear");
@@ -227,7 +296,7 @@ fn a_torn_last_journal_line_is_ignored_but_a_damaged_one_is_an_error() {
 #[test]
 fn bad_state_files_are_refused_untouched() {
     let dir = scratch("bad");
-    let path = dir.join("strata.tfstate");
+    let path = dir.join("terraform.tfstate");
     let store = Store::local(&path);
     for (text, want) in [
         ("{\"version\": 4, \"serial\": 1, \"lin", "corrupt"),
@@ -276,16 +345,156 @@ fn addresses_parse_and_print_back() {
 #[test]
 fn the_next_lock_holder_removes_temp_files_of_a_write_cut_short() {
     let dir = scratch("litter");
-    let store = Store::local(dir.join("strata.tfstate"));
-    for name in ["strata.tfstate.tmp-4242", "strata.tfstate.backup.tmp-4242"] {
+    let store = Store::local(dir.join("terraform.tfstate"));
+    for name in [
+        "terraform.tfstate.tmp-4242",
+        "terraform.tfstate.backup.tmp-4242",
+    ] {
         std::fs::write(dir.join(name), "half a state").expect("litter");
     }
     std::fs::write(dir.join("other.tfstate.tmp-1"), "not ours").expect("other");
     let _lock = store.lock("apply").expect("lock");
-    assert!(!dir.join("strata.tfstate.tmp-4242").exists());
-    assert!(!dir.join("strata.tfstate.backup.tmp-4242").exists());
+    assert!(!dir.join("terraform.tfstate.tmp-4242").exists());
+    assert!(!dir.join("terraform.tfstate.backup.tmp-4242").exists());
     assert!(
         dir.join("other.tfstate.tmp-1").exists(),
         "another state's files stay"
     );
+}
+
+/// A state with `n` objects written at `path` through the store.
+fn written(path: &std::path::Path, n: u64) -> String {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("dir");
+    }
+    let store = Store::local(path);
+    let lock = store.lock("apply").expect("lock");
+    let mut state = store.load().expect("load").state;
+    for i in 0..n {
+        state.apply_entry(&put(i));
+    }
+    store.persist(&lock, &mut state).expect("persist");
+    std::fs::read_to_string(path).expect("written")
+}
+
+fn layouts(dir: &std::path::Path) -> (strata_state::Layout, strata_state::Layout) {
+    let at = |name: &str| strata_state::Layout {
+        default: dir.join(name),
+        dir: dir.join(format!("{name}.d")),
+    };
+    (at("strata.tfstate"), at("terraform.tfstate"))
+}
+
+/// Everything under `dir`, path and contents, to show nothing changed.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("list").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                out.push((p.display().to_string(), text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn an_older_strata_state_moves_to_terraforms_names_with_its_workspaces() {
+    let dir = scratch("adopt");
+    let (old, new) = layouts(&dir);
+    let default = written(&old.default, 2);
+    let prod = written(&old.path("prod"), 3);
+    // prod's last run died with a create in flight: its journal goes too.
+    {
+        let store = Store::local(old.path("prod"));
+        let lock = store.lock("apply").expect("lock");
+        store.load().expect("load");
+        let mut j = store.journal(&lock).expect("journal");
+        j.append(Entry::Intent {
+            address: "terraform_data.node[9]".into(),
+            action: "create".into(),
+            provider: None,
+        })
+        .expect("intent");
+    }
+    let moved = strata_state::adopt(&old, &new).expect("adopts");
+    assert_eq!(moved.len(), 2, "{moved:?}");
+    assert!(moved.iter().all(|m| m.how == strata_state::Adoption::Moved));
+    assert_eq!(
+        std::fs::read_to_string(&new.default).expect("default"),
+        default
+    );
+    assert_eq!(
+        std::fs::read_to_string(new.path("prod")).expect("prod"),
+        prod
+    );
+    let pending = Store::local(new.path("prod")).load().expect("load").replay;
+    assert_eq!(pending.pending.len(), 1, "the journal moved with its state");
+    assert!(
+        !old.default.exists() && !old.dir.exists(),
+        "{:?}",
+        snapshot(&dir)
+    );
+    assert!(
+        strata_state::adopt(&old, &new).expect("again").is_empty(),
+        "once"
+    );
+}
+
+#[test]
+fn two_states_with_objects_are_refused_and_nothing_moves() {
+    let dir = scratch("adopt-two");
+    let (old, new) = layouts(&dir);
+    written(&old.default, 1);
+    written(&old.path("prod"), 1);
+    written(&new.path("prod"), 2);
+    let before = snapshot(&dir);
+    match strata_state::adopt(&old, &new) {
+        Err(StateError::TwoStates {
+            old_objects,
+            new_objects,
+            ..
+        }) => assert_eq!((old_objects, new_objects), (1, 2)),
+        other => panic!("expected TwoStates, got {other:?}"),
+    }
+    assert_eq!(snapshot(&dir), before, "not even the default moved");
+}
+
+#[test]
+fn an_empty_older_state_is_set_aside_for_terraforms() {
+    let dir = scratch("adopt-aside");
+    let (old, new) = layouts(&dir);
+    written(&old.default, 0);
+    let theirs = written(&new.default, 2);
+    let moved = strata_state::adopt(&old, &new).expect("adopts");
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].how, strata_state::Adoption::SetAside);
+    assert_eq!(std::fs::read_to_string(&new.default).expect("kept"), theirs);
+    assert!(dir.join("strata.tfstate.superseded").exists());
+    assert!(!old.default.exists());
+}
+
+#[test]
+fn a_state_an_older_strata_still_holds_is_not_moved() {
+    let dir = scratch("adopt-held");
+    let (old, new) = layouts(&dir);
+    written(&old.default, 1);
+    let lock_path = dir.join("strata.tfstate.lock");
+    let held = std::fs::File::create(&lock_path).expect("lock file");
+    held.try_lock().expect("an older strata's lock");
+    let before = snapshot(&dir);
+    assert!(matches!(
+        strata_state::adopt(&old, &new),
+        Err(StateError::Locked { .. })
+    ));
+    assert_eq!(snapshot(&dir), before);
+    drop(held);
+    assert_eq!(strata_state::adopt(&old, &new).expect("adopts").len(), 1);
+    assert!(!lock_path.exists());
 }

@@ -1,0 +1,281 @@
+//! A directory Terraform initialised and applied, taken over by strata as a
+//! team switching tools takes it over (`alias terraform=strata`): the same
+//! state files, the same workspaces, the same lock. Each test starts from
+//! what Terraform itself left, never from an empty directory.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+#[path = "common/oracle.rs"]
+mod oracle;
+use oracle::require_terraform;
+
+const CONFIG: &str = r#"
+variable "n" {
+  type = number
+}
+
+resource "terraform_data" "a" {
+  input = var.n
+}
+
+resource "terraform_data" "b" {
+  count = 2
+  input = "${terraform_data.a.output}-${count.index}"
+}
+
+output "n" {
+  value = terraform_data.a.output
+}
+"#;
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strata-shared-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch");
+    std::fs::write(d.join("main.tf"), CONFIG).expect("config");
+    d
+}
+
+fn run(tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    oracle::run_tool(tool, dir, args, &[])
+}
+
+fn ok(tool: &str, dir: &Path, args: &[&str]) -> String {
+    let (code, out, err) = run(tool, dir, args);
+    assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+    out
+}
+
+/// A directory Terraform initialised and applied: `default` with n = 1,
+/// `prod` with n = 2, `prod` selected.
+fn terraform_applied(tag: &str) -> PathBuf {
+    let d = scratch(tag);
+    ok("terraform", &d, &["init", "-input=false", "-no-color"]);
+    ok(
+        "terraform",
+        &d,
+        &["apply", "-auto-approve", "-no-color", "-var", "n=1"],
+    );
+    ok("terraform", &d, &["workspace", "new", "-no-color", "prod"]);
+    ok(
+        "terraform",
+        &d,
+        &["apply", "-auto-approve", "-no-color", "-var", "n=2"],
+    );
+    d
+}
+
+/// Everything in `dir` but `.terraform`, path and contents.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("list").flatten() {
+            let p = e.path();
+            if e.file_name() == ".terraform" {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("inside").display().to_string();
+                out.push((rel, std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn names(list: &[(String, Vec<u8>)]) -> Vec<&str> {
+    list.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[test]
+fn a_directory_terraform_applied_is_the_same_state_for_strata() {
+    if !require_terraform("a_directory_terraform_applied_is_the_same_state_for_strata") {
+        return;
+    }
+    let d = terraform_applied("same");
+    // prod is selected (Terraform's .terraform/environment): no changes.
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=2"];
+    let (code, out, err) = run("strata", &d, &plan);
+    assert_eq!(
+        code, 0,
+        "strata plans prod from Terraform's state:\n{out}\n{err}"
+    );
+    assert!(out.contains("No changes."), "{out}");
+    ok("strata", &d, &["workspace", "select", "default"]);
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=1"];
+    let (code, out, err) = run("strata", &d, &plan);
+    assert_eq!(
+        code, 0,
+        "strata plans default from Terraform's state:\n{out}\n{err}"
+    );
+    assert_eq!(
+        ok("strata", &d, &["state", "list"]),
+        ok("terraform", &d, &["state", "list"])
+    );
+    // A change made by strata is the state Terraform reads next.
+    ok(
+        "strata",
+        &d,
+        &["apply", "-auto-approve", "-no-color", "-var", "n=3"],
+    );
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=3"];
+    let (code, out, err) = run("terraform", &d, &plan);
+    assert_eq!(code, 0, "Terraform after strata's apply:\n{out}\n{err}");
+    assert!(
+        d.join("terraform.tfstate.backup").exists(),
+        "strata kept Terraform's previous state as Terraform's backup"
+    );
+    let (code, out, _) = run("strata", &d, &["workspace", "list"]);
+    assert_eq!((code, out.as_str()), (0, "* default\n  prod\n\n"));
+    let left = files(&d);
+    let unexpected: Vec<&str> = names(&left)
+        .into_iter()
+        .filter(|n| n.contains("strata") || n.contains(".lock.info") || n.ends_with(".next"))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "files only strata would read: {unexpected:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Starts `tool apply` (no -auto-approve) and reads until it asks for
+/// confirmation, by which time it holds the state's lock.
+fn holding_the_lock(tool: &str, dir: &Path) -> Child {
+    let program = match tool {
+        "strata" => env!("CARGO_BIN_EXE_strata"),
+        other => other,
+    };
+    let mut child = Command::new(program)
+        .args(["apply", "-no-color", "-var", "n=9"])
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the holder starts");
+    let mut seen = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        let mut buf = [0u8; 4096];
+        while !seen.contains("Enter a value") {
+            let n = out.read(&mut buf).expect("the holder's output");
+            assert!(n > 0, "{tool} ended before asking: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    child
+}
+
+fn let_go(mut holder: Child) {
+    if let Some(mut stdin) = holder.stdin.take() {
+        let _ = stdin.write_all(b"no\n");
+    }
+    let _ = holder.wait();
+}
+
+#[test]
+fn each_tool_is_kept_out_by_the_others_lock_and_named() {
+    if !require_terraform("each_tool_is_kept_out_by_the_others_lock_and_named") {
+        return;
+    }
+    let d = terraform_applied("lock");
+    let before = std::fs::read(d.join("terraform.tfstate.d/prod/terraform.tfstate")).expect("prod");
+
+    let terraform = holding_the_lock("terraform", &d);
+    let (code, out, err) = run("strata", &d, &["plan", "-no-color", "-var", "n=2"]);
+    let_go(terraform);
+    assert_eq!(code, 1, "strata ran under Terraform's lock:\n{out}\n{err}");
+    assert!(
+        err.contains("locked by") && err.contains("OperationTypeApply"),
+        "Terraform's run is named: {err}"
+    );
+
+    let strata = holding_the_lock("strata", &d);
+    let plan = ["plan", "-no-color", "-lock-timeout=0s", "-var", "n=2"];
+    let (code, out, err) = run("terraform", &d, &plan);
+    let info =
+        std::fs::read_to_string(d.join("terraform.tfstate.d/prod/.terraform.tfstate.lock.info"))
+            .unwrap_or_default();
+    let_go(strata);
+    assert_eq!(code, 1, "Terraform ran under strata's lock:\n{out}\n{err}");
+    assert!(err.contains("Error acquiring the state lock"), "{err}");
+    let id = serde_json::from_str::<serde_json::Value>(&info).expect("strata's lock info")["ID"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        !id.is_empty() && err.contains(&id),
+        "strata's lock is named to Terraform: {err}"
+    );
+
+    // Both let go: nothing changed, no lock left, each plans again.
+    assert_eq!(
+        std::fs::read(d.join("terraform.tfstate.d/prod/terraform.tfstate")).expect("prod"),
+        before
+    );
+    assert!(!d
+        .join("terraform.tfstate.d/prod/.terraform.tfstate.lock.info")
+        .exists());
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=2"];
+    assert_eq!(run("terraform", &d, &plan).0, 0);
+    assert_eq!(run("strata", &d, &plan).0, 0);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_older_strata_state_moves_to_terraforms_name_once() {
+    if !require_terraform("an_older_strata_state_moves_to_terraforms_name_once") {
+        return;
+    }
+    let d = terraform_applied("legacy");
+    // What strata before 0.1 left: the same states under its own names.
+    std::fs::rename(d.join("terraform.tfstate"), d.join("strata.tfstate")).expect("default");
+    std::fs::create_dir_all(d.join("strata.tfstate.d/prod")).expect("dir");
+    std::fs::rename(
+        d.join("terraform.tfstate.d/prod/terraform.tfstate"),
+        d.join("strata.tfstate.d/prod/strata.tfstate"),
+    )
+    .expect("prod");
+    std::fs::remove_dir_all(d.join("terraform.tfstate.d")).expect("rm");
+    let old_default = std::fs::read(d.join("strata.tfstate")).expect("old");
+
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=2"];
+    let (code, out, err) = run("strata", &d, &plan);
+    assert_eq!(code, 0, "prod planned from its moved state:\n{out}\n{err}");
+    assert!(
+        err.contains("strata.tfstate (workspace \"default\") moved to terraform.tfstate")
+            && err.contains(
+                "(workspace \"prod\") moved to terraform.tfstate.d/prod/terraform.tfstate"
+            ),
+        "the move is said: {err}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("terraform.tfstate")).expect("moved"),
+        old_default
+    );
+    assert!(!d.join("strata.tfstate").exists() && !d.join("strata.tfstate.d").exists());
+    let (_, _, err) = run("strata", &d, &plan);
+    assert!(!err.contains("moved"), "said once: {err}");
+    assert_eq!(
+        run("terraform", &d, &plan).0,
+        0,
+        "Terraform reads the moved state"
+    );
+
+    // Both names holding objects: nothing moves, nothing is planned.
+    std::fs::copy(d.join("terraform.tfstate"), d.join("strata.tfstate")).expect("copy");
+    let before = files(&d);
+    let (code, out, err) = run("strata", &d, &["plan", "-no-color", "-var", "n=2"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("two states of one workspace"), "{err}");
+    assert!(!out.contains("will be created"), "{out}");
+    assert_eq!(files(&d), before, "nothing moved or written");
+    let _ = std::fs::remove_dir_all(&d);
+}
