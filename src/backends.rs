@@ -107,10 +107,22 @@ pub fn left_behind(module: &Module, workspace: &str) -> Option<usize> {
     if b.kind == "local" && path.as_deref().is_none_or(|p| p == DEFAULT_STATE) {
         return None;
     }
-    let file = Store::local_workspace(default_layout().ok()?, workspace).location();
-    let text = std::fs::read_to_string(&file).ok()?;
-    let state = strata_state::parse(&file, &text).ok()?;
-    Some(state.resources.len()).filter(|n| *n > 0)
+    // With its journal: a run that died mid-create left objects there too.
+    let loaded = Store::local_workspace(default_layout().ok()?, workspace)
+        .load()
+        .ok()?;
+    Some(loaded.state.resources.len() + loaded.replay.pending.len()).filter(|n| *n > 0)
+}
+
+/// [`left_behind`] over every workspace of the default local state: what
+/// init must move when a backend block is added, even when `default` is
+/// empty and only another workspace holds objects.
+pub fn left_behind_in_any(module: &Module) -> Option<usize> {
+    let names = Store::local_workspace(default_layout().ok()?, "default")
+        .workspaces()
+        .ok()?;
+    let total: usize = names.iter().filter_map(|w| left_behind(module, w)).sum();
+    Some(total).filter(|n| *n > 0)
 }
 
 /// Opens the state for a command that takes no configuration path (`state`,

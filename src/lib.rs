@@ -21,6 +21,7 @@ pub mod fmt;
 pub mod funcs;
 pub mod graph;
 pub mod install;
+pub mod interrupt;
 pub mod limits;
 pub mod par;
 pub mod placement;

@@ -4,7 +4,7 @@
 use crate::diag::{Diag, Diags};
 use std::fmt::Write as _;
 use std::path::Path;
-use strata_state::{Address, InstanceState, ResourceState, State, StateError, Store};
+use strata_state::{Address, InstanceState, ModulePath, ResourceState, State, StateError, Store};
 
 pub(crate) fn state_err(e: StateError) -> Diags {
     let code = match &e {
@@ -17,6 +17,7 @@ pub(crate) fn state_err(e: StateError) -> Diags {
         StateError::Backend { .. } => "strata::state::backend",
         StateError::TwoStates { .. } => "strata::state::two_states",
         StateError::LockAlive { .. } => "strata::state::lock_alive",
+        StateError::Unreadable { .. } => "strata::state::unreadable",
         _ => "strata::state::error",
     };
     let help = miette::Diagnostic::help(&e)
@@ -47,7 +48,7 @@ pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<Strin
         .iter()
         .map(|f| Address::parse(f).ok_or_else(|| bad_address(f)))
         .collect::<Result<_, _>>()?;
-    let mut out = String::new();
+    let mut listed = Vec::new();
     for r in &state.resources {
         for i in &r.instances {
             let named = filters.is_empty()
@@ -57,12 +58,27 @@ pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<Strin
             // `-id`: the objects whose `id` attribute is that one.
             let keep = named && id.is_none_or(|want| has_id(i, want));
             if keep {
-                out.push_str(&instance_addr(r, i));
-                out.push('\n');
+                listed.push((listing_order(r, i), instance_addr(r, i)));
             }
         }
     }
-    Ok(out)
+    // Terraform's order, whatever order the file keeps: module by module
+    // (the root first), then by address, keys by value.
+    listed.sort();
+    Ok(listed.into_iter().map(|(_, a)| a + "\n").collect())
+}
+
+fn listing_order(
+    r: &ResourceState,
+    i: &InstanceState,
+) -> (String, String, Option<strata_state::InstanceKey>) {
+    let module = r.id.module.to_string();
+    let full = r.id.to_string();
+    let local = full
+        .strip_prefix(&format!("{module}."))
+        .unwrap_or(&full)
+        .to_string();
+    (module, local, i.index_key.clone())
 }
 
 fn has_id(i: &InstanceState, want: &str) -> bool {
@@ -241,6 +257,22 @@ pub fn replace_provider(
 pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
     let mut state = store.load().map_err(state_err)?.state;
+    if let (Some(f), Some(t)) = (module_instance(from), module_instance(to)) {
+        if !move_module(&mut state, &f, &t)? {
+            return Err(Diags::from(Diag::new(
+                "strata::state::no_instance",
+                "Invalid source address",
+                format!("Cannot move {from}: does not match anything in the current state."),
+            )));
+        }
+        if dry_run {
+            return Ok(format!("Would move \"{from}\" to \"{to}\"\n"));
+        }
+        store.persist(&lock, &mut state).map_err(state_err)?;
+        return Ok(format!(
+            "Move \"{from}\" to \"{to}\"\nSuccessfully moved 1 object(s).\n"
+        ));
+    }
     let f = Address::parse(from).ok_or_else(|| bad_address(from))?;
     let t = Address::parse(to).ok_or_else(|| bad_address(to))?;
     if f.id.type_name != t.id.type_name || f.id.mode != t.id.mode {
@@ -269,6 +301,17 @@ pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<Stri
     let Some(ri) = state.resources.iter().position(|r| f.id == r.id) else {
         return Err(no_source());
     };
+    // A whole resource lands on one instance only if it is one object
+    // without a key, as Terraform has it; its instances would all take
+    // the one key.
+    let single = matches!(&state.resources[ri].instances[..], [only] if only.index_key.is_none());
+    if f.key.is_none() && t.key.is_some() && !single {
+        return Err(Diags::from(Diag::new(
+            "strata::state::mv",
+            "Invalid target address",
+            format!("Cannot move {from} to {to}: the source is a whole resource (not a resource instance) so the target must also be a whole resource."),
+        )));
+    }
     let instances: Vec<InstanceState> = {
         let r = &mut state.resources[ri];
         let (moved, kept): (Vec<_>, Vec<_>) = r
@@ -305,6 +348,38 @@ pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<Stri
     Ok(format!(
         "Move \"{from}\" to \"{to}\"\nSuccessfully moved {n} object(s).\n"
     ))
+}
+
+/// `module.a`, `module.a[0].module.b`: one module instance, keys exact (as
+/// Terraform's `state mv` reads one: `module.a` is not `module.a[0]`).
+fn module_instance(text: &str) -> Option<ModulePath> {
+    ModulePath::parse(text).filter(|p| !p.is_root())
+}
+
+/// Moves everything in module instance `from` (nested modules too) into
+/// `to`; false when nothing is there. Refused when `to` holds anything.
+fn move_module(state: &mut State, from: &ModulePath, to: &ModulePath) -> Result<bool, Diags> {
+    let within = |path: &ModulePath, m: &ModulePath| path.steps().starts_with(m.steps());
+    if state.resources.iter().any(|r| within(&r.id.module, to)) {
+        return Err(Diags::from(Diag::new(
+            "strata::state::mv",
+            "Error moving state: destination module already exists",
+            "Please ensure your addresses and state paths are valid. No state was persisted. Your existing states are untouched.",
+        )));
+    }
+    let mut found = false;
+    for r in state
+        .resources
+        .iter_mut()
+        .filter(|r| within(&r.id.module, from))
+    {
+        let rest = &r.id.module.steps()[from.steps().len()..];
+        let mut steps = to.steps().to_vec();
+        steps.extend_from_slice(rest);
+        r.id.module = steps.into();
+        found = true;
+    }
+    Ok(found)
 }
 
 /// How `output` writes values.

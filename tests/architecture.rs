@@ -90,7 +90,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("main", &[]),
 ];
 
-const LEAVES: &[&str] = &["diag", "lang", "limits", "par", "timings", "ui"];
+const LEAVES: &[&str] = &[
+    "diag",
+    "interrupt",
+    "lang",
+    "limits",
+    "par",
+    "timings",
+    "ui",
+];
 
 /// The stages `path` (a file, or a folder's files) names.
 fn uses(path: &Path, out: &mut BTreeSet<String>) {

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 #[path = "common/oracle.rs"]
 mod oracle;
-use oracle::require_terraform;
+use oracle::{ok, require_terraform, run};
 
 const CONFIG: &str = r#"
 variable "n" {
@@ -36,16 +36,6 @@ fn scratch(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("scratch");
     std::fs::write(d.join("main.tf"), CONFIG).expect("config");
     d
-}
-
-fn run(tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
-    oracle::run_tool(tool, dir, args, &[])
-}
-
-fn ok(tool: &str, dir: &Path, args: &[&str]) -> String {
-    let (code, out, err) = run(tool, dir, args);
-    assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
-    out
 }
 
 /// A directory Terraform initialised and applied: `default` with n = 1,
@@ -277,5 +267,124 @@ fn an_older_strata_state_moves_to_terraforms_name_once() {
     assert!(err.contains("two states of one workspace"), "{err}");
     assert!(!out.contains("will be created"), "{out}");
     assert_eq!(files(&d), before, "nothing moved or written");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A copy of `from` at `to`, `.terraform` included.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("list").flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+const KEPT_ELSEWHERE: &str = r#"
+terraform {
+  backend "local" {
+    path          = "kept/terraform.tfstate"
+    workspace_dir = "kept/ws"
+  }
+}
+"#;
+
+#[test]
+fn a_new_backend_gets_every_workspace_even_when_default_is_empty() {
+    if !require_terraform("a_new_backend_gets_every_workspace_even_when_default_is_empty") {
+        return;
+    }
+    let d = terraform_applied("migrate");
+    ok(
+        "terraform",
+        &d,
+        &["workspace", "select", "-no-color", "default"],
+    );
+    ok(
+        "terraform",
+        &d,
+        &["destroy", "-auto-approve", "-no-color", "-var", "n=1"],
+    );
+    ok(
+        "terraform",
+        &d,
+        &["workspace", "select", "-no-color", "prod"],
+    );
+    std::fs::write(d.join("backend.tf"), KEPT_ELSEWHERE).expect("backend");
+    let plan = ["plan", "-no-color", "-detailed-exitcode", "-var", "n=2"];
+    for tool in ["terraform", "strata"] {
+        let here = d.with_file_name(format!(
+            "{}-{tool}",
+            d.file_name().and_then(|n| n.to_str()).unwrap_or("d")
+        ));
+        let _ = std::fs::remove_dir_all(&here);
+        copy_tree(&d, &here);
+        if tool == "strata" {
+            // Asked and not answered "yes": no workspace is copied.
+            let (code, _, err) = run(tool, &here, &["init", "-migrate-state", "-no-color"]);
+            assert_eq!(code, 1, "{err}");
+            assert!(
+                err.contains("migrate all workspaces") || err.contains("no workspace was copied"),
+                "{err}"
+            );
+            assert!(
+                !here.join("kept").exists(),
+                "nothing copied: {:?}",
+                names(&files(&here))
+            );
+        }
+        let (code, out, err) = run(tool, &here, &["init", "-force-copy", "-no-color"]);
+        assert_eq!(code, 0, "{tool} init:\n{out}\n{err}");
+        assert!(
+            here.join("kept/ws/prod/terraform.tfstate").is_file(),
+            "{tool} copied prod"
+        );
+        let (code, out, err) = run(tool, &here, &plan);
+        assert_eq!(
+            code, 0,
+            "{tool} plans prod in its new backend:\n{out}\n{err}"
+        );
+        let _ = std::fs::remove_dir_all(&here);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_workspace_with_an_unfinished_create_is_not_deleted() {
+    if !require_terraform("a_workspace_with_an_unfinished_create_is_not_deleted") {
+        return;
+    }
+    let d = terraform_applied("delete");
+    ok("strata", &d, &["workspace", "new", "stage"]);
+    // A killed apply's journal: a create asked for, never answered.
+    let state = d.join("terraform.tfstate.d/stage/terraform.tfstate");
+    {
+        let store = strata_state::Store::local(&state);
+        let lock = store.lock("apply").expect("lock");
+        store.load().expect("load");
+        let mut journal = store.journal(&lock).expect("journal");
+        journal
+            .append(strata_state::Entry::Intent {
+                address: "terraform_data.a".into(),
+                action: "create".into(),
+                provider: None,
+            })
+            .expect("intent");
+    }
+    ok("strata", &d, &["workspace", "select", "default"]);
+    let before = files(&d);
+    let (code, out, err) = run("strata", &d, &["workspace", "delete", "stage"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("terraform_data.a (a create an interrupted run left unfinished)"),
+        "{err}"
+    );
+    assert_eq!(files(&d), before, "nothing deleted");
+    let (code, out, err) = run("strata", &d, &["workspace", "delete", "-force", "stage"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!d.join("terraform.tfstate.d/stage").exists());
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -126,7 +126,8 @@ fn rm_and_mv_change_state_and_keep_a_backup() {
     assert_eq!(code, 0);
     assert!(out.contains("Removed terraform_data.pool[\"a100\"]"));
     let (_, out, _) = strata(&["state", "list"], &state);
-    assert_eq!(out, "terraform_data.pool[\"h100\"]\nterraform_data.b\n");
+    // Listed in Terraform's order, not the file's.
+    assert_eq!(out, "terraform_data.b\nterraform_data.pool[\"h100\"]\n");
     assert!(dir.join("terraform.tfstate.backup").exists());
     let (code, _, err) = strata(
         &[
@@ -167,16 +168,25 @@ fn outputs_as_terraform_prints_them() {
 fn a_held_lock_names_its_holder_and_force_unlock_releases_it() {
     let dir = scratch("lock");
     let state = fixture(&dir);
+    // A live run's lock: named, and not to be forced from it.
     let store = Store::local(&state);
     let lock = store.lock("apply").expect("lock");
     let id = lock.info.id.clone();
-    std::mem::forget(lock); // a run that died holding the lock
     let (code, _, err) = strata(&["state", "rm", "terraform_data.a"], &state);
     assert_eq!(code, 1);
     assert!(err.contains("locked by") && err.contains(&id), "{err}");
-    let (code, out, _) = strata(&["force-unlock", &id], &state);
-    assert_eq!(code, 0);
+    let (code, _, err) = strata(&["force-unlock", &id], &state);
+    assert_eq!(code, 1, "a live run's lock was forced");
+    assert!(err.contains("still running"), "{err}");
+    drop(lock);
+    // A run that died holding it leaves only its info: force-unlock
+    // clears it, and the next command would have taken it over anyway.
+    let info = dir.join(".terraform.tfstate.lock.info");
+    std::fs::write(&info, r#"{"ID":"dead-run","Operation":"apply","Who":"ci@runner","Version":"0.1.0","Created":"2026-12-03T10:00:00Z","Path":"terraform.tfstate"}"#).expect("info");
+    let (code, out, err) = strata(&["force-unlock", "dead-run"], &state);
+    assert_eq!(code, 0, "{err}");
     assert!(out.contains("unlocked"));
+    assert!(!info.exists());
     let (code, _, _) = strata(&["state", "rm", "terraform_data.a"], &state);
     assert_eq!(code, 0);
 }

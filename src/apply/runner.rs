@@ -122,6 +122,8 @@ pub struct Runner {
     tally: Tally,
     set: JoinSet<Finished>,
     queue: VecDeque<Op>,
+    /// Queued operations a stop request kept from starting, told next.
+    halted: Vec<OpResult>,
     running: HashMap<usize, (String, OpKind, Instant)>,
     /// Task id → op id, so a driver task that panics is still reported.
     tasks: HashMap<tokio::task::Id, usize>,
@@ -289,6 +291,7 @@ impl Runner {
             },
             set: JoinSet::new(),
             queue: VecDeque::new(),
+            halted: Vec::new(),
             running: HashMap::new(),
             tasks: HashMap::new(),
         }
@@ -301,6 +304,20 @@ impl Runner {
     }
 
     fn fill(&mut self) {
+        if crate::interrupt::requested() {
+            // Asked to stop: nothing more starts; what waited is told
+            // halted, so the walk skips what depends on it and ends.
+            for op in self.queue.drain(..) {
+                self.halted.push(OpResult {
+                    op: op.id,
+                    result: Err(crate::interrupt::HALTED.to_string().into()),
+                    leftover: None,
+                    warnings: Vec::new(),
+                    private: Vec::new(),
+                });
+            }
+            return;
+        }
         while self.running.len() < self.parallelism {
             let Some(op) = self.queue.pop_front() else {
                 return;
@@ -323,6 +340,11 @@ impl Runner {
     /// that has; empty when nothing is running.
     pub async fn next(&mut self) -> Vec<OpResult> {
         let mut out = Vec::new();
+        if !self.halted.is_empty() {
+            self.tally.done += self.halted.len();
+            self.tally.failed += self.halted.len();
+            return std::mem::take(&mut self.halted);
+        }
         if self.running.is_empty() {
             return out;
         }

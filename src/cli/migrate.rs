@@ -51,7 +51,7 @@ pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> 
             })?))
         }
         Some(_) => None,
-        None => crate::backends::left_behind(module, "default").map(|_| Previous::DefaultFile),
+        None => crate::backends::left_behind_in_any(module).map(|_| Previous::DefaultFile),
     };
     let mut out = String::new();
     let changed = previous.is_some();
@@ -87,34 +87,97 @@ pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> 
     Ok(out)
 }
 
+/// One workspace's state on its way: the source held locked and loaded.
+struct Moving {
+    workspace: String,
+    _held: strata_state::Lock,
+    loaded: strata_state::Loaded,
+}
+
 /// Every workspace's state of `from` copied to `to` (`None`: the default
-/// local file), each under both locks.
+/// local file), or none: all are read under their locks and one question
+/// asked (as Terraform asks "migrate all workspaces") before any is
+/// written. A run's unfinished operations (intents in the journal) go
+/// with its state, into the new backend's journal, where the next apply
+/// recovers them as it would have in the old.
 fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Result<(), Diags> {
     let open =
         |b: Option<&Backend>, ws: &str| crate::backends::open_backend(None, b, ws.to_string());
-    let names = open(from, "default")?.workspaces().map_err(state_err)?;
-    for ws in names {
-        let source = open(from, &ws)?;
-        let _held = source.lock("init -migrate-state").map_err(state_err)?;
+    let mut moving = Vec::new();
+    for workspace in open(from, "default")?.workspaces().map_err(state_err)? {
+        let source = open(from, &workspace)?;
+        let held = source.lock("init -migrate-state").map_err(state_err)?;
         let loaded = source.load().map_err(state_err)?;
-        if !loaded.replay.pending.is_empty() {
-            return Err(refused("State not moved", format!("The state at {} has operations an interrupted run left unfinished. Run a plan against that backend first (strata recovers them), then init again.", source.location())));
+        if loaded.existed || !loaded.replay.pending.is_empty() {
+            moving.push(Moving {
+                workspace,
+                _held: held,
+                loaded,
+            });
         }
-        if !loaded.existed {
-            continue;
-        }
-        let target = open(to, &ws)?;
+    }
+    let mut targets = Vec::new();
+    for m in &moving {
+        let target = open(to, &m.workspace)?;
         let lock = target.lock("init -migrate-state").map_err(state_err)?;
         let there = target.load().map_err(state_err)?;
         let occupied = there.existed && !there.state.resources.is_empty();
-        let question = match occupied {
-            true => format!("Do you want to overwrite the state in the new backend with the previous state?\n  Both the previous backend and the newly configured backend have a state in workspace {ws:?}. Enter \"yes\" to copy the previous state over it, \"no\" to leave it."),
-            false => format!("Do you want to copy existing state to the new backend?\n  Pre-existing state was found in workspace {ws:?} of the previous backend, and none in the newly configured one. Enter \"yes\" to copy it and \"no\" to start with an empty state."),
-        };
-        if !force && !crate::engine::ask(&question) {
-            return Err(refused("State not copied", "The answer was not \"yes\". Run init again with -force-copy to copy without asking, or with -reconfigure to leave the state where it is."));
+        targets.push((target, lock, occupied));
+    }
+    if moving.is_empty() {
+        return Ok(());
+    }
+    let occupied: Vec<&str> = moving
+        .iter()
+        .zip(&targets)
+        .filter(|(_, (_, _, o))| *o)
+        .map(|(m, _)| m.workspace.as_str())
+        .collect();
+    if !force && !crate::engine::ask(&question(from, to, &moving, &occupied)) {
+        return Err(refused("State not copied", "The answer was not \"yes\"; no workspace was copied. Run init again with -force-copy to copy without asking, or with -reconfigure to leave the state where it is."));
+    }
+    for (m, (target, lock, _)) in moving.into_iter().zip(targets) {
+        target
+            .push(&lock, m.loaded.state, true)
+            .map_err(state_err)?;
+        if !m.loaded.replay.pending.is_empty() {
+            let mut journal = target.journal(&lock).map_err(state_err)?;
+            journal
+                .append_all(&m.loaded.replay.pending)
+                .map_err(state_err)?;
         }
-        target.push(&lock, loaded.state, true).map_err(state_err)?;
     }
     Ok(())
+}
+
+/// The one question before copying: every workspace, and those whose
+/// copy replaces a state already there.
+fn question(
+    from: Option<&Backend>,
+    to: Option<&Backend>,
+    moving: &[Moving],
+    occupied: &[&str],
+) -> String {
+    let kind = |b: Option<&Backend>| b.map_or("local", |b| b.kind.as_str()).to_string();
+    let names: Vec<String> = moving
+        .iter()
+        .map(|m| format!("{:?}", m.workspace))
+        .collect();
+    let over = match occupied {
+        [] => String::new(),
+        some => format!(
+            " The new backend already holds objects in {}, which the copy replaces.",
+            some.iter()
+                .map(|w| format!("{w:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "Do you want to migrate all workspaces to {:?}?\n  Every workspace of the {:?} backend is copied to the {:?} backend under the same name: {}.{over} Enter \"yes\" to copy them all, \"no\" to copy none and stop.",
+        kind(to),
+        kind(from),
+        kind(to),
+        names.join(", ")
+    )
 }

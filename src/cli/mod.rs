@@ -611,6 +611,7 @@ fn install_report_hook(no_color: bool) {
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     let drivers = drivers.with_remote_states(Arc::new(crate::backends::RemoteStates));
+    crate::interrupt::install();
     let (d, a) = (drivers.clone(), args.clone());
     match std::thread::Builder::new()
         .stack_size(crate::par::STACK)

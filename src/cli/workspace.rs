@@ -149,8 +149,18 @@ fn delete(store: &Store, name: &str, current: &str, force: bool) -> Result<Strin
         return Err(refused(&format!("Workspace {name:?} doesn't exist."), ""));
     }
     let lock = store.lock("workspace delete").map_err(state_err)?;
-    let state = store.load().map_err(state_err)?.state;
-    let tracked = state.addresses();
+    let loaded = store.load().map_err(state_err)?;
+    // A create a killed run left unfinished may have made its object: the
+    // journal that says so is state, and keeps the workspace from going.
+    let mut tracked = loaded.state.addresses();
+    tracked.extend(loaded.replay.pending.iter().filter_map(|e| match e {
+        strata_state::Entry::Intent {
+            address, action, ..
+        } => Some(format!(
+            "{address} (a {action} an interrupted run left unfinished)"
+        )),
+        _ => None,
+    }));
     if !tracked.is_empty() && !force {
         let list: String = tracked.iter().map(|a| format!("  - {a}\n")).collect();
         return Err(refused("Workspace is not empty", format!("Workspace {name:?} is currently tracking the following resource instances:\n{list}\nDeleting this workspace would cause strata to lose track of any associated remote objects, which would then require you to delete them manually outside of strata. You should destroy these objects with strata before deleting the workspace.\n\nIf you want to delete this workspace anyway, and have strata forget about these managed objects, use the -force option to disable this safety check.")));

@@ -268,6 +268,15 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     .next_back()
                     .unwrap_or(true);
                 match b.body.attr("from") {
+                    // Terraform forgets a whole resource or module, never
+                    // one of its instances.
+                    Some(f) if instance_key(&f.expr).is_some() => {
+                        let (summary, detail) = match instance_key(&f.expr) {
+                            Some(KeyOf::Module) => ("Module instance keys not allowed", "Module address must be a module (e.g. \"module.foo\"), not a module instance (e.g. \"module.foo[1]\")."),
+                            _ => ("Resource instance keys not allowed", "Resource address must be a resource (e.g. \"test_instance.foo\"), not a resource instance (e.g. \"test_instance.foo[1]\")."),
+                        };
+                        diags.push(err("strata::config::removed", summary, detail, f.expr.span))
+                    }
                     Some(f) => m.removed.push(Removed {
                         from: f.expr.clone(),
                         destroy,
@@ -898,4 +907,29 @@ pub(super) fn check_duplicates(m: &Module, diags: &mut Diags) {
         "resource",
         diags,
     );
+}
+
+/// What an instance key in an address is on.
+enum KeyOf {
+    Module,
+    Resource,
+}
+
+/// The first instance key an address written as a reference holds
+/// (`module.m[0]`, `t.n[1]`), if any.
+fn instance_key(e: &crate::syntax::ast::Expr) -> Option<KeyOf> {
+    match &e.kind {
+        ExprKind::Index(inner, _) => Some(instance_key(inner).unwrap_or(
+            match &inner.kind {
+                ExprKind::GetAttr(root, _)
+                    if matches!(&root.kind, ExprKind::Variable(v) if v == "module") =>
+                {
+                    KeyOf::Module
+                }
+                _ => KeyOf::Resource,
+            },
+        )),
+        ExprKind::GetAttr(inner, _) => instance_key(inner),
+        _ => None,
+    }
 }

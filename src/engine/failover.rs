@@ -97,7 +97,8 @@ impl Applying<'_> {
                 moved_on = gpus.timed_out;
                 self.record(&mut state, gpus.entries)?;
             }
-            if moved_on == 0 || round == MAX_ROUNDS {
+            // A stop asked for ends the rounds: what is placed stays placed.
+            if moved_on == 0 || round == MAX_ROUNDS || crate::interrupt::requested() {
                 break;
             }
             let recorded = placements(Some(&state), &self.opts.replace_placement, now);

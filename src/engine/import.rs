@@ -48,6 +48,8 @@ pub fn import(
         .map_or_else(|| base.clone(), |(d, _)| d);
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
+    // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).
+    let _graceful = crate::interrupt::Graceful::new();
     let (lock, mut state, _) = open_state(&store, "import", opts, drivers, &rt, true)?;
     println!("{to}: Importing from ID {id:?}...");
     let found = rt.block_on(driver.import(&to.id.type_name, id));

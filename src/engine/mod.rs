@@ -21,7 +21,7 @@ use crate::plan::{Plan, Request, Saved, Schemas};
 use crate::statecmd::state_err;
 use sha2::Digest as _;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
@@ -634,6 +634,8 @@ fn planned(
         Wants::Drift => "drift",
         _ => "plan",
     };
+    // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).
+    let _graceful = crate::interrupt::Graceful::new();
     let (lock, state, existed) = open_state(&store, operation, opts, drivers, &rt, false)?;
     if opts.state.is_none() {
         crate::backends::unmoved(&p.module, &opts.workspace, existed)?;
@@ -910,8 +912,8 @@ fn confirm(destroy: bool) -> bool {
 pub fn ask(what: &str) -> bool {
     print!("\n{what}\n\n  Enter a value: ");
     let _ = std::io::stdout().flush();
-    let mut line = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut line);
+    // Ctrl-C at the question is a "no": the run lets go of the state.
+    let line = crate::interrupt::read_answer().unwrap_or_default();
     println!();
     line.trim() == "yes"
 }
@@ -989,6 +991,8 @@ pub fn apply(
     let rt = crate::par::runtime(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
+    // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).
+    let _graceful = crate::interrupt::Graceful::new();
     let (lock, mut state, existed) = open_state(&store, op, opts, drivers, &rt, true)?;
     if opts.state.is_none() {
         crate::backends::unmoved(&p.module, &opts.workspace, existed)?;

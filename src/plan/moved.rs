@@ -40,6 +40,7 @@ enum Move {
     Module {
         from: ModulePath,
         to: ModulePath,
+        span: Span,
     },
 }
 
@@ -58,7 +59,11 @@ fn collect(m: &Module, prefix: &str, out: &mut Vec<Move>, diags: &mut Diags) {
                 span: mv.span,
             }),
             (_, _, (Some(from), Some(to))) if !from.is_root() && !to.is_root() => {
-                out.push(Move::Module { from, to })
+                out.push(Move::Module {
+                    from,
+                    to,
+                    span: mv.span,
+                })
             }
             _ => diags.push(
                 Diag::new(
@@ -107,6 +112,97 @@ fn moved_module(path: &ModulePath, from: &ModulePath, to: &ModulePath) -> Option
     Some(steps.into())
 }
 
+/// The call that makes the module at `path` (keys not looked at).
+fn call_at<'m>(root: &'m Module, path: &ModulePath) -> Option<&'m crate::config::ModuleCall> {
+    let (last, parents) = path.steps().split_last()?;
+    let parent = root.module_at(&parents.to_vec().into())?;
+    parent.module_calls.iter().find(|c| c.name == last.call)
+}
+
+/// Terraform's "Moved object still exists": a move whose `from` the
+/// configuration still declares would rename the object and then make
+/// another where it was, destroying what was real.
+fn still_exists(mv: &Move, what: &str, declared: Span) -> Diag {
+    let (from, to, span, noun) = match mv {
+        Move::Resource { from, to, span } => (from.to_string(), to.to_string(), *span, "resource"),
+        Move::Module { from, to, span } => (from.to_string(), to.to_string(), *span, "call"),
+    };
+    let noun = if what.ends_with("instance") {
+        "instance"
+    } else {
+        noun
+    };
+    Diag::new(
+        "strata::plan::moved",
+        "Moved object still exists",
+        format!("This statement declares a move from {from}, but that {what} is still declared.\n\nChange your configuration so that this {noun} will be declared as {to} instead."),
+    )
+    .at(span)
+    .also("still declared here", declared)
+}
+
+/// Moves from a whole resource or a module call the configuration still
+/// declares; a move from one instance is judged once instances are known
+/// ([`instances_still_declared`]).
+fn declarations_still_there(root: &Module, moves: &[Move], diags: &mut Diags) {
+    for mv in moves {
+        match mv {
+            Move::Resource { from, .. } if from.key.is_none() => {
+                if let Some(r) = root.resource_at(&from.id) {
+                    diags.push(still_exists(mv, "resource", r.span));
+                }
+            }
+            Move::Module { from, .. } if from.steps().last().is_some_and(|s| s.key.is_none()) => {
+                if let Some(c) = call_at(root, from) {
+                    diags.push(still_exists(mv, "module call", c.span));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Moves from one instance (`a[1]`, `module.m["x"]`) that the plan still
+/// expands: `planned` says whether a resource instance was planned,
+/// `expanded` whether a module instance exists.
+pub fn instances_still_declared(
+    root: &Module,
+    planned: &dyn Fn(&Address) -> bool,
+    expanded: &dyn Fn(&ModulePath) -> bool,
+) -> Vec<Diag> {
+    let mut moves = Vec::new();
+    collect(root, "", &mut moves, &mut Diags::default());
+    let mut out = Vec::new();
+    for mv in &moves {
+        match mv {
+            Move::Resource { from, .. } if from.key.is_some() && planned(from) => {
+                if let Some(r) = root.resource_at(&from.id) {
+                    let repeat = r.count.as_ref().or(r.for_each.as_ref());
+                    out.push(still_exists(
+                        mv,
+                        "resource instance",
+                        repeat.map_or(r.span, |e| e.span),
+                    ));
+                }
+            }
+            Move::Module { from, .. }
+                if from.steps().last().is_some_and(|s| s.key.is_some()) && expanded(from) =>
+            {
+                if let Some(c) = call_at(root, from) {
+                    let repeat = c.count.as_ref().or(c.for_each.as_ref());
+                    out.push(still_exists(
+                        mv,
+                        "module call instance",
+                        repeat.map_or(c.span, |e| e.span),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Renames prior objects as the `moved` blocks say. Returns, for each
 /// object that moved, its new address and its old one.
 pub fn apply(
@@ -116,6 +212,7 @@ pub fn apply(
     let mut moves = Vec::new();
     let mut diags = Diags::default();
     collect(root, "", &mut moves, &mut diags);
+    declarations_still_there(root, &moves, &mut diags);
     let mut moved: HashMap<Address, Address> = HashMap::new();
     for mv in &moves {
         let taken: HashSet<Address> = prior
@@ -139,7 +236,7 @@ pub fn apply(
                         _ => continue,
                     }
                 }
-                Move::Module { from, to } => {
+                Move::Module { from, to, .. } => {
                     let Some(module) = moved_module(&p.addr.id.module, from, to) else {
                         continue;
                     };

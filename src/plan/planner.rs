@@ -73,6 +73,15 @@ fn config_resources<'a>(
     }
 }
 
+/// Whether the walk expanded the module instance at `path`.
+fn expanded(walk: &Walk<'_>, path: &ModulePath) -> bool {
+    let config = path
+        .steps()
+        .iter()
+        .fold(ModulePath::root(), |m, s| m.child(&s.call, None));
+    walk.module_instances(&config).contains(path)
+}
+
 fn prevent_destroy(r: &Resource, addr: &Address) -> Diag {
     Diag::new(
         "strata::plan::prevent_destroy",
@@ -194,6 +203,11 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         );
     }
     crate::timings::stage("walked");
+    let module_instance = |path: &ModulePath| expanded(&walk, path);
+    for d in moved::instances_still_declared(req.root, &|a| p.claimed.contains(a), &module_instance)
+    {
+        p.diags.push(d);
+    }
     if req.destroy {
         p.configure_for_destroy(&walk);
     }
@@ -1023,13 +1037,7 @@ impl<'a> Planner<'_, 'a> {
             return;
         }
         // Whether the module instance an object is in is still expanded.
-        let alive = |path: &ModulePath| {
-            let config = path
-                .steps()
-                .iter()
-                .fold(ModulePath::root(), |m, s| m.child(&s.call, None));
-            path.is_root() || walk.module_instances(&config).contains(path)
-        };
+        let alive = |path: &ModulePath| path.is_root() || expanded(walk, path);
         let mut gone: Vec<PriorInstance> = self
             .prior
             .drain()

@@ -242,6 +242,14 @@ pub async fn refresh(
     let mut drift = Vec::new();
     let mut diags = Diags::default();
     for ((type_name, provider), group) in by_type {
+        if crate::interrupt::requested() {
+            diags.push(Diag::new(
+                "strata::interrupted",
+                crate::interrupt::HALTED,
+                "Interrupted before every object was read: nothing was planned.",
+            ));
+            break;
+        }
         // A configuration that waits for resources' attributes is read
         // when the plan's walk configures it.
         if drivers.deferred(&provider).is_some() {

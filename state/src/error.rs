@@ -70,6 +70,15 @@ pub enum StateError {
     )]
     LockMismatch { given: String, held: String },
 
+    /// A state that the reader would refuse, about to be written: refused
+    /// before it replaces one that reads.
+    #[error("strata will not write a state it could not read back to {location}: {detail}")]
+    #[diagnostic(
+        code(strata::state::unreadable),
+        help("Nothing was written; the stored state is as it was. This is strata refusing its own result (a state command asked for an edit that would break the state); please report it with the command that led here.")
+    )]
+    Unreadable { location: String, detail: String },
+
     /// Two local states of one workspace, each with objects: neither may
     /// replace the other.
     #[error("{old} holds {old_objects} object(s) and {new} holds {new_objects}: two states of one workspace")]

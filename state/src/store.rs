@@ -176,7 +176,16 @@ impl Store {
 
     fn write(&self, seen: &mut Seen, state: &mut State) -> Result<(), StateError> {
         state.strata_version = env!("CARGO_PKG_VERSION").to_string();
-        let text = encode(&self.backend.location(), state)?;
+        let location = self.backend.location();
+        let text = encode(&location, state)?;
+        // Nothing is written that the next run would refuse to read: a
+        // state command's bad edit stops here, the stored state untouched.
+        if let Err(e) = parse(&location, &text) {
+            return Err(StateError::Unreadable {
+                location,
+                detail: e.to_string(),
+            });
+        }
         let version = self.backend.write(&text, seen.version.as_ref())?;
         *seen = Seen {
             version: Some(version),
@@ -192,7 +201,25 @@ impl Store {
     /// newer, else it becomes the stored serial + 1.
     pub fn push(&self, lock: &Lock, mut state: State, force: bool) -> Result<State, StateError> {
         self.backend.check_lock(&lock.info.id)?;
-        let loaded = self.load()?;
+        let loaded = match self.load() {
+            Ok(loaded) => loaded,
+            // What force is for: a stored state that cannot be read is
+            // replaced (kept as the backup), not a reason to keep it.
+            Err(StateError::Corrupt { .. } | StateError::Journal { .. }) if force => {
+                let stored = self.backend.read()?;
+                *self.seen() = Seen {
+                    version: stored.version,
+                    serial: 0,
+                    lineage: None,
+                };
+                Loaded {
+                    state: State::new(),
+                    replay: Replay::default(),
+                    existed: false,
+                }
+            }
+            Err(e) => return Err(e),
+        };
         let mut seen = self.seen();
         if loaded.existed && !force {
             if loaded.state.lineage != state.lineage {

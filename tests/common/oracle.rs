@@ -67,3 +67,15 @@ pub fn run_tool(
         String::from_utf8_lossy(&out.stderr).to_string(),
     )
 }
+
+/// [`run_tool`] with the environment as it is.
+pub fn run(tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run_tool(tool, dir, args, &[])
+}
+
+/// [`run`], which must succeed: its stdout.
+pub fn ok(tool: &str, dir: &Path, args: &[&str]) -> String {
+    let (code, out, err) = run(tool, dir, args);
+    assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
+    out
+}
