@@ -631,3 +631,41 @@ fn the_readme_failover_demo_does_what_it_says() {
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "placement is sticky once capacity is back:\n{out}");
 }
+
+/// Nowhere with capacity: the apply fails saying so, and from then on the
+/// wanted nodes are a pending change, not "No changes": `plan
+/// -detailed-exitcode` exits 2 saying which pool runs nowhere, and so does
+/// `strata drift`, in words and in the PR comment's markdown.
+#[test]
+fn nodes_placed_nowhere_are_a_pending_change() {
+    let dir = common::scratch("failover", "nowhere");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","form":"refused","available":false}"#);
+    let work = workdir(
+        &dir,
+        "nowhere",
+        r#"      order    = ["aws"]
+      capacity = ["on_demand"]"#,
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("has no place with capacity"), "{out}");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 2, "the wanted nodes are a change:\n{out}");
+    assert!(!out.contains("No changes."), "{out}");
+    assert!(
+        out.contains("Node pool nowhere.h100 wants 2 node(s) and has no place with capacity"),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["plan", "--format", "markdown"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("has no place with capacity"), "{out}");
+    assert!(!out.contains("no changes"), "{out}");
+    let (code, out) = sb.strata(&work, &["drift"]);
+    assert_eq!(code, 2, "drift reports it:\n{out}");
+    assert!(out.contains("Unplaced node pools:"), "{out}");
+    assert!(
+        out.contains("nowhere.h100: 2 × 8×H100 wanted, running nowhere"),
+        "{out}"
+    );
+}

@@ -532,6 +532,109 @@ fn an_archive_entry_outside_the_module_directory_is_refused() {
     );
 }
 
+/// A module archive whose entries are links (one to a file outside the
+/// module holding configuration, one hard link, one device): each is an
+/// empty file in the installed module, as Terraform writes it, so nothing
+/// outside the module is ever read as configuration; and an archive that
+/// unpacks to more than a module may be is refused, nothing left.
+#[test]
+fn archive_links_stay_inside_the_module_and_a_bomb_is_refused() {
+    let s = scene("links");
+    let outside = s.dir.join("outside.tf");
+    std::fs::write(
+        &outside,
+        "output \"leaked\" {\n  value = \"SECRET-LINE\"\n}\n",
+    )
+    .expect("outside");
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    ));
+    let mut main = tar::Header::new_gnu();
+    let text = "output \"o\" {\n  value = \"inside\"\n}\n";
+    main.set_size(text.len() as u64);
+    main.set_mode(0o644);
+    main.set_cksum();
+    builder
+        .append_data(&mut main, "main.tf", text.as_bytes())
+        .expect("main");
+    for (name, kind, target) in [
+        (
+            "secrets.tf",
+            tar::EntryType::Symlink,
+            outside.display().to_string(),
+        ),
+        (
+            "hard.tf",
+            tar::EntryType::Link,
+            outside.display().to_string(),
+        ),
+        ("tty.tf", tar::EntryType::Char, String::new()),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(0);
+        h.set_mode(0o644);
+        if !target.is_empty() {
+            h.set_link_name(&target).expect("link name");
+        }
+        h.set_cksum();
+        builder
+            .append_data(&mut h, name, std::io::empty())
+            .expect("link entry");
+    }
+    let archive = builder.into_inner().expect("tar").finish().expect("gzip");
+    s.registry.file("/files/links.tar.gz", archive);
+    let url = format!("{}/files/links.tar.gz", s.registry.server.url);
+    let files = vec![(
+        "main.tf".to_string(),
+        format!("module \"m\" {{\n  source = \"{url}\"\n}}\noutput \"o\" {{\n  value = module.m.o\n}}\n"),
+    )];
+    let dir = s.tree("strata", &files);
+    let (code, _, err) = s.run("strata", &dir, &["init", "-input=false", "-no-color"]);
+    assert_eq!(code, 0, "{err}");
+    let m = dir.join(".terraform/modules/m");
+    for name in ["secrets.tf", "hard.tf"] {
+        let meta = std::fs::symlink_metadata(m.join(name)).expect("written");
+        assert!(
+            meta.is_file() && meta.len() == 0,
+            "{name} is not an empty file: {meta:?}"
+        );
+    }
+    let (code, out, err) = s.run("strata", &dir, &["plan", "-no-color"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!format!("{out}{err}").contains("SECRET-LINE"), "{out}{err}");
+
+    // 300 MiB of zeros, a few hundred KiB zipped.
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    w.start_file("main.tf", deflated).expect("entry");
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..300 {
+        w.write_all(&zeros).expect("write");
+    }
+    s.registry
+        .file("/files/bomb.zip", w.finish().expect("zip").into_inner());
+    let url = format!("{}/files/bomb.zip", s.registry.server.url);
+    let files = vec![(
+        "main.tf".to_string(),
+        format!("module \"b\" {{\n  source = \"{url}\"\n}}\n"),
+    )];
+    let dir = s.tree("strata-bomb", &files);
+    let (code, _, err) = s.run("strata", &dir, &["init", "-input=false", "-no-color"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        squashed(&err).contains("unpacks to more than 256 MiB"),
+        "{err}"
+    );
+    assert!(
+        !dir.join(".terraform/modules/b").exists(),
+        "a half-unpacked module was left"
+    );
+}
+
 /// `init -from-module` beside Terraform: a git module (calling a local
 /// one) copied into an empty directory, initialised, and applied with the
 /// same outputs; a directory with configuration refused in both.

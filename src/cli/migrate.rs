@@ -134,6 +134,11 @@ fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Res
         .map(|(m, _)| m.workspace.as_str())
         .collect();
     if !force && !crate::engine::ask(&question(from, to, &moving, &occupied)) {
+        // Let go last-taken first, so folders the locks made (a local
+        // backend's `<dir>/<workspace>/` under `<dir>/`) go with them.
+        while let Some(target) = targets.pop() {
+            drop(target);
+        }
         return Err(refused("State not copied", "The answer was not \"yes\"; no workspace was copied. Run init again with -force-copy to copy without asking, or with -reconfigure to leave the state where it is."));
     }
     for (m, (target, lock, _)) in moving.into_iter().zip(targets) {

@@ -228,10 +228,17 @@ fn block_json(s: &ResourceSchema) -> Json {
             let mut e = Map::new();
             e.insert("nesting_mode".into(), json!(nesting));
             e.insert("block".into(), block_json(&b.schema));
-            if b.min_items > 0 {
-                e.insert("min_items".into(), json!(b.min_items));
+            // Terraform counts a single block only when it is required
+            // (one and one); its at-most-one is the nesting itself.
+            let (min, max) = match b.nesting {
+                BlockNesting::Single if b.min_items > 0 => (1, Some(1)),
+                BlockNesting::Single => (0, None),
+                _ => (b.min_items, b.max_items),
+            };
+            if min > 0 {
+                e.insert("min_items".into(), json!(min));
             }
-            if let Some(m) = b.max_items {
+            if let Some(m) = max {
                 e.insert("max_items".into(), json!(m));
             }
             (k.clone(), Json::Object(e))

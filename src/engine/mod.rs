@@ -819,6 +819,8 @@ pub fn drift(
         .collect::<Result<Vec<_>, _>>()?;
     let held = planned(path, Wants::Drift, opts, false, sources, drivers)?;
     let plan = held.plan;
+    // Wanted GPU nodes that run nowhere are the drift a cron must report.
+    let unplaced = plan.unplaced().next().is_some();
     // Placed pools' GPUs as their clusters offer them now.
     let ready = held
         .rt
@@ -841,7 +843,7 @@ pub fn drift(
             Format::Markdown => crate::render::drift::markdown(&drift, &schemas) + &standing,
         }
     );
-    Ok(if drift.is_empty() {
+    Ok(if drift.is_empty() && !unplaced {
         Outcome::NoChanges
     } else {
         Outcome::Changes

@@ -230,15 +230,78 @@ fn meta_terraform_get(html: &str) -> Option<String> {
     re.captures(html).map(|c| c[1].replace("&amp;", "&"))
 }
 
+/// How much an archive may unpack to, so an archive made to fill the
+/// disk (a "zip bomb") is an error rather than a full disk.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    pub bytes: u64,
+    pub entries: usize,
+}
+
+/// A module is source text: generous for that, far from a full disk.
+pub(super) const MODULE: Bounds = Bounds {
+    bytes: 256 << 20,
+    entries: 20_000,
+};
+
+/// A provider package is one binary (the AWS provider's is 700 MB).
+pub(super) const PROVIDER: Bounds = Bounds {
+    bytes: 4 << 30,
+    entries: 1_000,
+};
+
+/// What an unpacking has used of its bounds.
+struct Budget {
+    bounds: Bounds,
+    bytes: u64,
+    entries: usize,
+}
+
+impl Budget {
+    fn new(bounds: Bounds) -> Budget {
+        Budget {
+            bounds,
+            bytes: 0,
+            entries: 0,
+        }
+    }
+
+    fn entry(&mut self) -> std::io::Result<()> {
+        self.entries += 1;
+        match self.entries > self.bounds.entries {
+            true => Err(std::io::Error::other(format!(
+                "it holds more than {} entries",
+                self.bounds.entries
+            ))),
+            false => Ok(()),
+        }
+    }
+
+    /// Copies `from` into `to`, stopping past what is left of the bounds.
+    fn copy(&mut self, from: &mut impl Read, to: &mut impl std::io::Write) -> std::io::Result<()> {
+        let left = self.bounds.bytes - self.bytes;
+        let n = std::io::copy(&mut from.take(left + 1), to)?;
+        self.bytes += n;
+        match self.bytes > self.bounds.bytes {
+            true => Err(std::io::Error::other(format!(
+                "it unpacks to more than {} MiB",
+                self.bounds.bytes >> 20
+            ))),
+            false => Ok(()),
+        }
+    }
+}
+
 /// Unpacks an archive of `kind` into `dest`; entries that would land
-/// outside it are refused.
+/// outside it are refused, links become empty files (as Terraform writes
+/// them), and the whole is bounded by [`MODULE`].
 fn unpack(kind: &str, bytes: &[u8], dest: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     let bad = |e: std::io::Error| format!("cannot unpack the {kind} archive: {e}");
     match kind {
         "tar.gz" | "tgz" => untar(flate2::read::GzDecoder::new(bytes), dest).map_err(bad),
         "tar" => untar(bytes, dest).map_err(bad),
-        "zip" => unzip(bytes, dest),
+        "zip" => unzip(bytes, dest, MODULE),
         other => Err(format!(
             "strata does not unpack .{other} archives; publish the module as .zip, .tar.gz or .tar"
         )),
@@ -246,25 +309,65 @@ fn unpack(kind: &str, bytes: &[u8], dest: &Path) -> Result<(), String> {
 }
 
 fn untar(reader: impl Read, dest: &Path) -> std::io::Result<()> {
+    use tar::EntryType;
     let mut archive = tar::Archive::new(reader);
     archive.set_preserve_permissions(false);
+    let mut budget = Budget::new(MODULE);
     for entry in archive.entries()? {
         let mut entry = entry?;
-        // unpack_in refuses paths that climb out of `dest`.
-        if !entry.unpack_in(dest)? {
-            let path = entry.path()?.display().to_string();
+        budget.entry()?;
+        let name = entry.path()?.display().to_string();
+        let Some(path) = inside(dest, &entry.path()?) else {
             return Err(std::io::Error::other(format!(
-                "the entry {path:?} would land outside the module directory"
+                "the entry {name:?} would land outside the module directory"
             )));
+        };
+        match entry.header().entry_type() {
+            EntryType::Directory => std::fs::create_dir_all(&path)?,
+            EntryType::Regular | EntryType::Continuous => {
+                let mut out = create_in(&path)?;
+                budget.copy(&mut entry, &mut out)?;
+            }
+            // A link could make loading read (or a later unpacking write)
+            // outside the module: written as an empty file, as Terraform
+            // writes it.
+            EntryType::Symlink | EntryType::Link => drop(create_in(&path)?),
+            // Devices, pipes and the archive's own bookkeeping: nothing a
+            // module is made of.
+            _ => {}
         }
     }
     Ok(())
 }
 
-pub(super) fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
+/// `name` under `dest`, or `None` when it is absolute or climbs out.
+fn inside(dest: &Path, name: &Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let mut out = dest.to_path_buf();
+    for part in name.components() {
+        match part {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A new file at `path`, its folders made.
+fn create_in(path: &Path) -> std::io::Result<std::fs::File> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::File::create(path)
+}
+
+pub(super) fn unzip(bytes: &[u8], dest: &Path, bounds: Bounds) -> Result<(), String> {
     let bad = |e: &dyn std::fmt::Display| format!("cannot unpack the zip archive: {e}");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| bad(&e))?;
+    let mut budget = Budget::new(bounds);
     for i in 0..archive.len() {
+        budget.entry().map_err(|e| bad(&e))?;
         let mut file = archive.by_index(i).map_err(|e| bad(&e))?;
         let Some(name) = file.enclosed_name() else {
             return Err(bad(&format!(
@@ -277,11 +380,13 @@ pub(super) fn unzip(bytes: &[u8], dest: &Path) -> Result<(), String> {
             std::fs::create_dir_all(&path).map_err(|e| bad(&e))?;
             continue;
         }
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| bad(&e))?;
+        let mut out = create_in(&path).map_err(|e| bad(&e))?;
+        // A link is stored as its target's text: written as an empty file,
+        // as from a tar archive.
+        if file.is_symlink() {
+            continue;
         }
-        let mut out = std::fs::File::create(&path).map_err(|e| bad(&e))?;
-        std::io::copy(&mut file, &mut out).map_err(|e| bad(&e))?;
+        budget.copy(&mut file, &mut out).map_err(|e| bad(&e))?;
         // A provider's binary must stay executable.
         #[cfg(unix)]
         if let Some(mode) = file.unix_mode() {

@@ -489,11 +489,11 @@ impl Installer<'_, '_> {
         match self.in_cache(source, version) {
             Some(cached) => {
                 if !cached.is_dir() {
-                    super::fetch::unzip(zip, &cached)?;
+                    super::fetch::unzip(zip, &cached, super::fetch::PROVIDER)?;
                 }
                 link(&cached, dest)
             }
-            None => super::fetch::unzip(zip, dest),
+            None => super::fetch::unzip(zip, dest, super::fetch::PROVIDER),
         }
     }
 }

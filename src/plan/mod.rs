@@ -422,10 +422,21 @@ impl Plan {
     /// Whether applying would change anything, outputs included.
     /// A move is a change: the state must learn the new address (as in
     /// Terraform, whose moved-only plans exit 2 and apply).
+    /// Node pools that want nodes and have no place with capacity are one
+    /// too: the configuration is not met, whatever the objects say.
     pub fn has_changes(&self) -> bool {
         self.changes
             .iter()
             .any(|c| c.action != Action::NoOp || c.importing.is_some() || c.previous_addr.is_some())
             || self.outputs.iter().any(|o| o.action() != Action::NoOp)
+            || self.unplaced().next().is_some()
+    }
+
+    /// The pools whose wanted nodes run nowhere (every candidate cooling
+    /// down or over the cap).
+    pub fn unplaced(&self) -> impl Iterator<Item = &crate::placement::Decision> {
+        self.placements
+            .iter()
+            .filter(|d| d.chosen.is_none() && d.nodes > 0)
     }
 }

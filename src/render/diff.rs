@@ -241,7 +241,7 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
         out.push_str("<<-EOT\n");
         for line in text.trim_end_matches('\n').split('\n') {
             out.push_str(&pad(indent + 6));
-            out.push_str(line);
+            crate::lang::display::shown_heredoc_line(line, out);
             out.push('\n');
         }
         out.push_str(&pad(indent + 2));
@@ -321,7 +321,7 @@ fn heredoc_diff(b: &str, a: &str, indent: usize, out: &mut String) {
                 out.push_str("+ ");
             }
         }
-        out.push_str(line);
+        crate::lang::display::shown_heredoc_line(line, out);
         out.push('\n');
     }
     out.push_str(&pad(indent + 2));

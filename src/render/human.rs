@@ -267,6 +267,19 @@ pub fn plan(p: &Plan) -> String {
         out.push_str("No changes. No objects need to be destroyed.\n\nEither you have not created any objects yet or the existing objects were\nalready deleted outside of strata.\n");
         return out;
     }
+    if changes.is_empty() && outputs.is_empty() && p.unplaced().next().is_some() {
+        // Not "No changes": the nodes the spec wants run nowhere.
+        for d in p.unplaced() {
+            out.push_str(&format!(
+                "Node pool {} wants {} node(s) and has no place with capacity: the configuration is not met.\n",
+                d.pool, d.nodes
+            ));
+        }
+        out.push('\n');
+        out.push_str(&super::placement::human(&p.placements));
+        out.push_str(&super::cost::human(&p.cost));
+        return out;
+    }
     if changes.is_empty() && outputs.is_empty() {
         out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
         out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");

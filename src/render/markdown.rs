@@ -38,6 +38,12 @@ pub fn summary(p: &Plan) -> String {
         "### strata plan: {} to add, {} to change, {} to destroy\n\n",
         n.add, n.change, n.destroy
     ));
+    for d in p.unplaced() {
+        out.push_str(&format!(
+            "> [!CAUTION]\n> Node pool `{}` wants {} node(s) and has no place with capacity: the configuration is not met.\n\n",
+            d.pool, d.nodes
+        ));
+    }
     // The money and where the GPUs go before the resources.
     out.push_str(&crate::render::cost::markdown(&p.cost));
     out.push_str(&crate::render::placement::markdown(&p.placements));

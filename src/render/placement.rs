@@ -122,8 +122,22 @@ pub fn standing(decisions: &[Decision], ready_now: &BTreeMap<String, u64>) -> St
             ))
         })
         .collect();
-    match lines.is_empty() {
-        true => String::new(),
-        false => format!("\nPlaced node pools:\n\n{}", lines.concat()),
+    let nowhere: Vec<String> = decisions
+        .iter()
+        .filter(|d| d.chosen.is_none() && d.nodes > 0)
+        .map(|d| {
+            format!(
+                "  {}: {} × {}×{} wanted, running nowhere: no candidate has capacity or is under the cap\n",
+                d.pool, d.nodes, d.gpus_per_node, d.gpu
+            )
+        })
+        .collect();
+    let mut out = String::new();
+    if !lines.is_empty() {
+        out.push_str(&format!("\nPlaced node pools:\n\n{}", lines.concat()));
     }
+    if !nowhere.is_empty() {
+        out.push_str(&format!("\nUnplaced node pools:\n\n{}", nowhere.concat()));
+    }
+    out
 }

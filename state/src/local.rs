@@ -40,6 +40,9 @@ struct Held {
     /// Whether taking the lock made the file (empty), which goes again
     /// if nothing was written, as Terraform removes it.
     created: bool,
+    /// Folders taking the lock made, deepest first: they go too if left
+    /// empty (a backend only looked at leaves nothing behind).
+    made: Vec<PathBuf>,
 }
 
 /// Terraform's layout of a local backend's workspaces: the default one in
@@ -343,6 +346,9 @@ impl LocalBackend {
         if let (true, Some(dir)) = (own_folder, self.path.parent()) {
             let _ = std::fs::remove_dir(dir);
         }
+        for dir in &held.made {
+            let _ = std::fs::remove_dir(dir);
+        }
         drop(held);
     }
 }
@@ -394,6 +400,11 @@ impl Backend for LocalBackend {
         let io = |e| StateError::io(&self.path, e);
         // A workspace's first use makes its folder (`<file>.d/<name>/`);
         // nothing is written without the lock, so this is the place.
+        let made: Vec<PathBuf> = folder(&self.path)
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(folder(&self.path)).map_err(io)?;
         loop {
             let (file, created) = open_or_create(&self.path).map_err(io)?;
@@ -418,6 +429,7 @@ impl Backend for LocalBackend {
                 id: info.id.clone(),
                 file,
                 created,
+                made,
             });
             return Ok(Acquired {
                 guard: Box::new(()),

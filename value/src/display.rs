@@ -2,6 +2,7 @@
 //! `tolist([...])` for typed collections, `(sensitive value)`, `(known after apply)`.
 
 use super::value::Value;
+use std::fmt::Write as _;
 
 pub fn show(v: &Value) -> String {
     let mut out = String::new();
@@ -68,12 +69,17 @@ fn string(s: &str, indent: usize, style: Style, out: &mut String) {
         }
     }
     if !s.contains('\n') {
-        return quoted_line(s, out);
+        return shown_line(s, out);
     }
     let pad = style.unit.repeat(indent);
     if !style.aligned && indent == 0 {
         out.push_str("<<EOT\n");
-        out.push_str(s);
+        for (i, line) in s.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            shown_heredoc_line(line, out);
+        }
         out.push_str("\nEOT");
         return;
     }
@@ -88,7 +94,7 @@ fn string(s: &str, indent: usize, style: Style, out: &mut String) {
             out.push_str(&pad);
             out.push_str(inner);
         }
-        out.push_str(line);
+        shown_heredoc_line(line, out);
         out.push('\n');
     }
     out.push_str(&pad);
@@ -122,7 +128,8 @@ fn decoded(j: &serde_json::Value) -> Value {
 }
 
 /// `s` as a one-line HCL string literal: quotes, backslashes and control
-/// whitespace escaped (`${` is left as written, as Terraform writes it).
+/// characters escaped (`\u001b`, as Terraform's `encode_expr` writes
+/// them; `${` is left as written, as Terraform writes it).
 pub fn quoted_line(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
@@ -132,10 +139,59 @@ pub fn quoted_line(s: &str, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
             c => out.push(c),
         }
     }
     out.push('"');
+}
+
+/// `s` quoted for the terminal as Terraform shows a string (Go's `%q`):
+/// a value read from the cloud may hold an escape sequence, which must
+/// never reach the terminal as one.
+pub fn shown_line(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => escaped_control(c, out),
+        }
+    }
+    out.push('"');
+}
+
+/// `c`, or Go's escape for it when it is a control character.
+fn escaped_control(c: char, out: &mut String) {
+    match c {
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c if c.is_control() => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// A line of a heredoc shown on the terminal: tabs kept, other control
+/// characters escaped (Terraform writes them raw; a terminal acts on them).
+pub fn shown_heredoc_line(line: &str, out: &mut String) {
+    for c in line.chars() {
+        match c {
+            '\t' => out.push('\t'),
+            c => escaped_control(c, out),
+        }
+    }
 }
 
 /// `v` at nesting depth `indent`, laid out as `style` says.
@@ -192,7 +248,7 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
                     let object = matches!(v, Value::Object(_));
                     match style.bare_keys && object && is_identifier(k) {
                         true => key.push_str(k),
-                        false => quoted_line(k, &mut key),
+                        false => shown_line(k, &mut key),
                     }
                     key
                 })
@@ -210,5 +266,27 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
             out.push_str(&end);
             out.push_str(close);
         }
+    }
+}
+
+#[cfg(test)]
+mod control_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal_raw() {
+        let s = "x\u{1b}[31mred\u{7}bel\ttab\u{85}é\u{7f}";
+        let mut shown = String::new();
+        shown_line(s, &mut shown);
+        // Go's %q, as Terraform shows a string.
+        assert_eq!(shown, r#""x\x1b[31mred\abel\ttab\u0085é\x7f""#);
+        let mut literal = String::new();
+        quoted_line(s, &mut literal);
+        // An HCL literal, as encode_expr writes one.
+        assert_eq!(literal, r#""x\u001b[31mred\u0007bel\ttab\u0085é\u007f""#);
+        let mut line = String::new();
+        shown_heredoc_line("a\tb\u{1b}c", &mut line);
+        assert_eq!(line, "a\tb\\x1bc");
+        assert!(!show(&Value::String(format!("{s}\n{s}"))).contains('\u{1b}'));
     }
 }

@@ -141,7 +141,7 @@ impl DataKind for Ami {
                 0,
                 vec![
                     ("name", A::required(s(), "The DescribeImages filter.")),
-                    ("values", A::required(Type::list(s()), "Its values.")),
+                    ("values", A::required(Type::set(s()), "Its values.")),
                 ],
             ),
         );

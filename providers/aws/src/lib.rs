@@ -14,6 +14,7 @@ mod ec2;
 mod eks;
 mod error;
 mod iam;
+mod layout;
 mod resends;
 mod s3;
 mod tags;
@@ -226,6 +227,19 @@ impl Cloud for Aws {
 
     fn gpu_catalog(&self) -> Option<&Catalog> {
         catalog()
+    }
+
+    /// Every stored object passes here, whatever its version: strata's
+    /// older layouts had version 0 where the provider's has 1 and the same
+    /// numbers where the provider's is 0.
+    fn upgrade(
+        &self,
+        type_name: &str,
+        version: u64,
+        attributes: &str,
+    ) -> Option<Result<Value, DriverError>> {
+        let schema = self.kinds().schemas().get(type_name)?;
+        layout::upgrade(type_name, schema, version, attributes)
     }
 
     fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<Billed> {

@@ -7,7 +7,10 @@
 
 use crate::error::{api, code, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{block, boolean, each, get, object, required, str_value, string, string_map};
+use crate::values::{
+    boolean, each, get, list_block_one, list_of_one, object, one_block, required, str_value,
+    string, string_map,
+};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_s3::types::{
@@ -16,7 +19,7 @@ use aws_sdk_s3::types::{
 };
 use std::collections::BTreeMap;
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema as A, BlockSchema, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -332,13 +335,16 @@ impl BucketVersioning {
             ("bucket", Value::string(bucket)),
             (
                 "versioning_configuration",
-                object(vec![
-                    ("status", Value::string(status)),
-                    (
-                        "mfa_delete",
-                        str_value(out.mfa_delete().map(|m| m.as_str())),
-                    ),
-                ]),
+                list_of_one(
+                    &versioning_block(),
+                    Some(object(vec![
+                        ("status", Value::string(status)),
+                        (
+                            "mfa_delete",
+                            str_value(out.mfa_delete().map(|m| m.as_str())),
+                        ),
+                    ])),
+                ),
             ),
         ])))
     }
@@ -358,8 +364,8 @@ impl BucketVersioning {
     }
 
     fn status(v: &Value) -> String {
-        get(v, "versioning_configuration")
-            .and_then(|b| string(b, "status"))
+        one_block(v, "versioning_configuration")
+            .and_then(|b| string(&b, "status"))
             .unwrap_or_else(|| "Enabled".into())
     }
 
@@ -389,23 +395,8 @@ impl Kind<Clients> for BucketVersioning {
                 A::required(Type::String, "The bucket.").force_new(),
             ),
         ]);
-        s.blocks.insert(
-            "versioning_configuration".into(),
-            block(
-                BlockNesting::Single,
-                1,
-                vec![
-                    (
-                        "status",
-                        A::required(Type::String, "Enabled, Suspended or Disabled."),
-                    ),
-                    (
-                        "mfa_delete",
-                        A::optional(Type::String, "Enabled or Disabled.").and_computed(),
-                    ),
-                ],
-            ),
-        );
+        s.blocks
+            .insert("versioning_configuration".into(), versioning_block());
         s
     }
 
@@ -451,4 +442,21 @@ impl Kind<Clients> for BucketVersioning {
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
         self.get(c, id).await
     }
+}
+
+/// `versioning_configuration { status, mfa_delete }`, required.
+fn versioning_block() -> BlockSchema {
+    list_block_one(
+        1,
+        vec![
+            (
+                "status",
+                A::required(Type::String, "Enabled, Suspended or Disabled."),
+            ),
+            (
+                "mfa_delete",
+                A::optional(Type::String, "Enabled or Disabled.").and_computed(),
+            ),
+        ],
+    )
 }

@@ -113,6 +113,17 @@ pub trait Cloud: Send + Sync {
         None
     }
 
+    /// See [`Driver::upgrade`].
+    fn upgrade(
+        &self,
+        type_name: &str,
+        version: u64,
+        attributes: &str,
+    ) -> Option<Result<Value, DriverError>> {
+        let _ = (type_name, version, attributes);
+        None
+    }
+
     /// See [`Driver::billing`].
     fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
         let _ = (type_name, object, today);
@@ -221,6 +232,15 @@ impl<T: Cloud + 'static> Driver for T {
 
     fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
         Cloud::billing(self, type_name, object, today)
+    }
+
+    fn upgrade(
+        &self,
+        type_name: &str,
+        version: u64,
+        attributes: &str,
+    ) -> Option<Result<Value, DriverError>> {
+        Cloud::upgrade(self, type_name, version, attributes)
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -106,23 +106,25 @@ pub fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> B
 
 /// Terraform's `timeouts { create = "30m" ... }` block.
 pub fn timeouts_block() -> BlockSchema {
+    timeouts_of(&["create", "update", "delete"])
+}
+
+/// A `timeouts` block with only these operations, as a provider declares
+/// it for a type that has no update (or no create) of its own.
+pub fn timeouts_of(operations: &[&str]) -> BlockSchema {
+    let what = |op: &str| match op {
+        "create" => "How long a create may take.",
+        "update" => "How long an update may take.",
+        "read" => "How long a read may take.",
+        _ => "How long a delete may take.",
+    };
     block(
         BlockNesting::Single,
         0,
-        vec![
-            (
-                "create",
-                A::optional(Type::String, "How long a create may take."),
-            ),
-            (
-                "update",
-                A::optional(Type::String, "How long an update may take."),
-            ),
-            (
-                "delete",
-                A::optional(Type::String, "How long a delete may take."),
-            ),
-        ],
+        operations
+            .iter()
+            .map(|op| (*op, A::optional(Type::String, what(op))))
+            .collect(),
     )
 }
 
@@ -133,6 +135,25 @@ pub fn list_block_max1(attributes: Vec<(&str, A)>) -> BlockSchema {
         max_items: Some(1),
         ..block(BlockNesting::List, 0, attributes)
     }
+}
+
+/// A block at most one of which is written, kept as a list of it (as the
+/// Terraform AWS provider keeps most): required ones take `min` 1.
+pub fn list_block_one(min: usize, attributes: Vec<(&str, A)>) -> BlockSchema {
+    BlockSchema {
+        min_items: min,
+        ..list_block_max1(attributes)
+    }
+}
+
+/// The one element of a list block written at most once.
+pub fn one_block(v: &Value, name: &str) -> Option<Value> {
+    blocks(v, name).into_iter().next()
+}
+
+/// `element` as the value of a list block of at most one (`None`: none).
+pub fn list_of_one(block: &BlockSchema, element: Option<Value>) -> Value {
+    Value::List(block.schema.object_type(), element.into_iter().collect())
 }
 
 /// The elements of a list or set block.

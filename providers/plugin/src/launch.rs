@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::process::{Child, Command};
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -149,8 +149,8 @@ impl Running {
                 log: log.tail(),
             });
         };
-        let mut stdout = BufReader::new(stdout).lines();
-        let line = match tokio::time::timeout(START_TIMEOUT, stdout.next_line()).await {
+        let mut stdout = BufReader::new(stdout);
+        let line = match tokio::time::timeout(START_TIMEOUT, bounded_line(&mut stdout)).await {
             Ok(Ok(Some(line))) => line,
             Ok(_) => {
                 // Let stderr's last lines arrive before they are shown.
@@ -309,16 +309,58 @@ pub(crate) fn survive_closed_sockets() {
 pub(crate) fn survive_closed_sockets() {}
 
 async fn keep_lines(from: impl AsyncRead + Unpin, log: ProviderLog) {
-    keep_lines_of(BufReader::new(from).lines(), log).await
+    keep_lines_of(BufReader::new(from), log).await
 }
 
-async fn keep_lines_of<R: tokio::io::AsyncBufRead + Unpin>(
-    mut lines: tokio::io::Lines<R>,
-    log: ProviderLog,
-) {
-    while let Ok(Some(line)) = lines.next_line().await {
+async fn keep_lines_of<R: AsyncBufRead + Unpin>(mut from: R, log: ProviderLog) {
+    while let Ok(Some(line)) = bounded_line(&mut from).await {
         log.push(line);
     }
+}
+
+/// The most of one line of a provider's output that is kept: a handshake
+/// is a few hundred bytes, a log line rarely more than a few thousand.
+pub(crate) const LINE_KEPT: usize = 16 * 1024;
+
+/// The next line of `from` without its newline, at most [`LINE_KEPT`]
+/// bytes of it (the rest read and dropped, and said to be), so a provider
+/// writing one endless line costs a bounded amount of memory. `None` at
+/// the end of the stream.
+pub(crate) async fn bounded_line<R: AsyncBufRead + Unpin>(
+    from: &mut R,
+) -> std::io::Result<Option<String>> {
+    let mut kept = Vec::new();
+    let mut dropped = 0usize;
+    loop {
+        let buf = from.fill_buf().await?;
+        if buf.is_empty() {
+            if kept.is_empty() && dropped == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let (piece, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        let room = LINE_KEPT.saturating_sub(kept.len());
+        let take = piece.len().min(room);
+        kept.extend_from_slice(&piece[..take]);
+        dropped += piece.len() - take;
+        let used = ended.unwrap_or(buf.len());
+        from.consume(used);
+        if ended.is_some() {
+            break;
+        }
+    }
+    if kept.last() == Some(&b'\r') {
+        kept.pop();
+    }
+    let mut line = String::from_utf8_lossy(&kept).into_owned();
+    if dropped > 0 {
+        line.push_str(&format!("… ({dropped} more bytes not shown)"));
+    }
+    Ok(Some(line))
 }
 
 /// A connection of either kind, TLS or not.
@@ -355,4 +397,34 @@ async fn open(
     let connector = tokio_rustls::TlsConnector::from(config);
     let name = rustls::pki_types::ServerName::try_from(tls::HOST).map_err(std::io::Error::other)?;
     Ok(Box::new(connector.connect(name, plain).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_endless_line_costs_a_bounded_amount() {
+        let mut text = vec![b'x'; 1 << 20];
+        text.extend_from_slice(b"\nnext\r\nlast");
+        let mut from = &text[..];
+        let first = bounded_line(&mut from)
+            .await
+            .expect("read")
+            .expect("a line");
+        assert!(first.len() < LINE_KEPT + 64, "{} bytes kept", first.len());
+        assert!(first.ends_with(&format!(
+            "… ({} more bytes not shown)",
+            (1 << 20) - LINE_KEPT
+        )));
+        assert_eq!(
+            bounded_line(&mut from).await.expect("read").as_deref(),
+            Some("next")
+        );
+        assert_eq!(
+            bounded_line(&mut from).await.expect("read").as_deref(),
+            Some("last")
+        );
+        assert_eq!(bounded_line(&mut from).await.expect("read"), None);
+    }
 }

@@ -41,6 +41,15 @@ const DATA: [&str; 10] = [
 
 pub struct LaunchTemplate;
 
+/// A yes-or-no the AWS provider keeps as text ("true", "false").
+fn bool_text(v: &Value, name: &str) -> Option<bool> {
+    string(v, name).and_then(|s| s.parse().ok())
+}
+
+fn text_of_bool(b: Option<bool>) -> Value {
+    str_value(b.map(|b| b.to_string()).as_deref())
+}
+
 fn data_request(v: &Value) -> RequestLaunchTemplateData {
     let mappings = blocks(v, "block_device_mappings")
         .iter()
@@ -49,8 +58,8 @@ fn data_request(v: &Value) -> RequestLaunchTemplateData {
                 LaunchTemplateEbsBlockDeviceRequest::builder()
                     .set_volume_size(int32(e, "volume_size"))
                     .set_volume_type(string(e, "volume_type").map(|t| VolumeType::from(t.as_str())))
-                    .set_delete_on_termination(boolean(e, "delete_on_termination"))
-                    .set_encrypted(boolean(e, "encrypted"))
+                    .set_delete_on_termination(bool_text(e, "delete_on_termination"))
+                    .set_encrypted(bool_text(e, "encrypted"))
                     .set_iops(int32(e, "iops"))
                     .set_throughput(int32(e, "throughput"))
                     .set_kms_key_id(string(e, "kms_key_id"))
@@ -139,9 +148,9 @@ fn data_values(d: &ResponseLaunchTemplateData, s: &ResourceSchema) -> Vec<(&'sta
                     ),
                     (
                         "delete_on_termination",
-                        crate::values::bool_value(e.delete_on_termination()),
+                        text_of_bool(e.delete_on_termination()),
                     ),
-                    ("encrypted", crate::values::bool_value(e.encrypted())),
+                    ("encrypted", text_of_bool(e.encrypted())),
                     ("iops", int_value(e.iops())),
                     ("throughput", int_value(e.throughput())),
                     ("kms_key_id", str_value(e.kms_key_id())),
@@ -336,6 +345,8 @@ impl Ec2Type for LaunchTemplate {
                 A::computed(Type::Number, "The newest version."),
             ),
         ]);
+        // The AWS provider keeps no owner for a launch template.
+        s.attributes.remove("owner_id");
         let ebs = list_block_max1(vec![
             (
                 "volume_size",
@@ -345,11 +356,19 @@ impl Ec2Type for LaunchTemplate {
                 "volume_type",
                 A::optional(Type::String, "gp3, io2, ...").and_computed(),
             ),
+            // Strings, as the AWS provider keeps them ("true", "false"):
+            // unset is a third answer, AWS's default.
             (
                 "delete_on_termination",
-                A::optional(Type::Bool, "Delete with the instance."),
+                A::optional(
+                    Type::String,
+                    "Delete with the instance: \"true\" or \"false\".",
+                ),
             ),
-            ("encrypted", A::optional(Type::Bool, "Encrypt the volume.")),
+            (
+                "encrypted",
+                A::optional(Type::String, "Encrypt the volume: \"true\" or \"false\"."),
+            ),
             (
                 "iops",
                 A::optional(Type::Number, "Provisioned IOPS.").and_computed(),

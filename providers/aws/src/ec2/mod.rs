@@ -108,6 +108,10 @@ pub(crate) trait Ec2Type: Send + Sync {
     /// (`revoke_rules_on_delete`); a read keeps them as they were.
     const CONFIG_ONLY: &'static [&'static str] = &[];
 
+    /// The AWS provider's schema version of the type, which state records:
+    /// the same number, so each reads the other's objects as its own.
+    const VERSION: u64 = 0;
+
     fn schema(&self) -> ResourceSchema;
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
@@ -143,6 +147,10 @@ pub(crate) trait Ec2Type: Send + Sync {
 /// An [`Ec2Type`] as the driver's [`Kind`].
 pub(crate) struct Ec2<T> {
     kind: T,
+    /// The schema's attributes and blocks: what a described object keeps
+    /// (the shared describing adds `arn` and `owner_id`, which not every
+    /// type of the AWS provider has).
+    names: std::collections::BTreeSet<String>,
     /// The configuration-only arguments and the `timeouts` block, with
     /// their types: what a read carries over from the object it refreshes.
     kept: Vec<(&'static str, Type)>,
@@ -161,7 +169,21 @@ impl<T: Ec2Type> Ec2<T> {
                     .map(|b| ("timeouts", b.schema.object_type())),
             )
             .collect();
-        Ec2 { kind, kept }
+        let names = schema
+            .attributes
+            .keys()
+            .chain(schema.blocks.keys())
+            .cloned()
+            .collect();
+        Ec2 { kind, names, kept }
+    }
+
+    /// `found` with only what the schema has.
+    fn fitted(&self, mut found: Value) -> Value {
+        if let Value::Object(m) = &mut found {
+            m.retain(|k, _| self.names.contains(k));
+        }
+        found
     }
 }
 
@@ -184,7 +206,8 @@ impl<T: Ec2Type> Ec2<T> {
 impl<T: Ec2Type> Ec2<T> {
     /// `found` with `from`'s configuration-only arguments and `timeouts`
     /// block, which AWS does not hold, so a read keeps what they were.
-    fn with_config_only(&self, from: &Value, mut found: Value) -> Value {
+    fn with_config_only(&self, from: &Value, found: Value) -> Value {
+        let mut found = self.fitted(found);
         if let Value::Object(m) = &mut found {
             for (k, ty) in &self.kept {
                 let v = crate::values::get(from, k)
@@ -200,7 +223,10 @@ impl<T: Ec2Type> Ec2<T> {
 #[async_trait]
 impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
     fn schema(&self) -> ResourceSchema {
-        self.kind.schema()
+        ResourceSchema {
+            version: T::VERSION,
+            ..self.kind.schema()
+        }
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
@@ -254,6 +280,7 @@ impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
             .describe(c, Select::Owned(t))
             .await?
             .into_values()
+            .map(|v| self.fitted(v))
             .collect())
     }
 
@@ -262,7 +289,8 @@ impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
             .kind
             .describe(c, Select::Ids(&[id.to_string()]))
             .await?
-            .remove(id))
+            .remove(id)
+            .map(|v| self.fitted(v)))
     }
 }
 
@@ -382,11 +410,12 @@ fn block_element(schema: &ResourceSchema, name: &str) -> Type {
         .map_or(Type::Dynamic, |b| b.schema.object_type())
 }
 
-/// Terraform's "attributes as blocks": a set of blocks the configuration
-/// leaves out entirely (a route table's `route`, a security group's
-/// `ingress`) is not managed here, so the plan keeps what the object has
-/// (rules may come from separate resources), or leaves it to apply for a
-/// new object.
+/// Terraform's "attributes as blocks": rules the configuration leaves out
+/// entirely (a route table's `route`, a security group's `ingress`) are
+/// not managed here, so the plan keeps what the object has (rules may come
+/// from separate resources), or leaves it to apply for a new object. Left
+/// out is null for an attribute (`route = []` manages "none") and empty
+/// for blocks.
 fn unmanaged_when_empty(
     schema: &ResourceSchema,
     planned: &mut Value,
@@ -394,13 +423,24 @@ fn unmanaged_when_empty(
     name: &str,
 ) {
     let Value::Object(m) = planned else { return };
-    let empty = m
-        .get(name)
-        .is_some_and(|v| v.is_known() && v.elements().is_none_or(<[Value]>::is_empty));
-    if empty {
+    let (left_out, element) = match schema.attributes.get(name) {
+        Some(a) => {
+            let element = match &a.ty {
+                Type::Set(e) | Type::List(e) => (**e).clone(),
+                other => other.clone(),
+            };
+            (m.get(name).is_none_or(Value::is_null), element)
+        }
+        None => (
+            m.get(name)
+                .is_some_and(|v| v.is_known() && v.elements().is_none_or(<[Value]>::is_empty)),
+            block_element(schema, name),
+        ),
+    };
+    if left_out {
         let keep = match prior.and_then(|p| crate::values::get(p, name)) {
             Some(had) => had.clone(),
-            None => Value::Unknown(Type::set(block_element(schema, name))),
+            None => Value::Unknown(Type::set(element)),
         };
         m.insert(name.into(), keep);
     }

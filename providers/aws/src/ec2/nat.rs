@@ -23,7 +23,7 @@ impl Ec2Type for Eip {
     const TYPE: &'static str = "aws_eip";
 
     fn schema(&self) -> ResourceSchema {
-        schema(vec![
+        let mut s = schema(vec![
             (
                 "domain",
                 A::optional(Type::String, "vpc (the only kind today).")
@@ -53,7 +53,10 @@ impl Ec2Type for Eip {
                 "network_interface",
                 A::computed(Type::String, "The network interface it is on."),
             ),
-        ])
+        ]);
+        // The AWS provider keeps no owner for an Elastic IP.
+        s.attributes.remove("owner_id");
+        s
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
@@ -192,6 +195,9 @@ impl Ec2Type for NatGateway {
                 A::computed(Type::String, "The Elastic IP association."),
             ),
         ]);
+        // The AWS provider keeps neither for a NAT gateway.
+        s.attributes.remove("owner_id");
+        s.attributes.remove("arn");
         s.blocks.insert("timeouts".into(), timeouts_block());
         s
     }

@@ -1,17 +1,15 @@
 //! `aws_route_table` (with inline `route` blocks) and
 //! `aws_route_table_association`.
 
-use super::{
-    arn, block_element, created, described, schema, tag_spec, unmanaged_when_empty, Ec2Type, Select,
-};
+use super::{arn, created, described, schema, tag_spec, unmanaged_when_empty, Ec2Type, Select};
 use crate::error::{api, code, deleted};
-use crate::values::{block, get, object, required, same, str_value, string};
+use crate::values::{get, object, required, same, str_value, string};
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, ResourceType, Route, RouteOrigin};
 use std::collections::{BTreeMap, HashMap};
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -24,7 +22,10 @@ const DESTINATIONS: [&str; 3] = [
 ];
 
 /// A route's target attributes, one of which each route sets.
-const TARGETS: [&str; 7] = [
+const TARGETS: [&str; 10] = [
+    "carrier_gateway_id",
+    "core_network_arn",
+    "local_gateway_id",
     "gateway_id",
     "nat_gateway_id",
     "network_interface_id",
@@ -39,6 +40,9 @@ fn route_value(r: &Route) -> Value {
     let gateway = r.gateway_id().filter(|g| !g.starts_with("vpce-"));
     let endpoint = r.gateway_id().filter(|g| g.starts_with("vpce-"));
     object(vec![
+        ("carrier_gateway_id", str_value(r.carrier_gateway_id())),
+        ("core_network_arn", str_value(r.core_network_arn())),
+        ("local_gateway_id", str_value(r.local_gateway_id())),
         ("cidr_block", str_value(r.destination_cidr_block())),
         (
             "ipv6_cidr_block",
@@ -85,6 +89,9 @@ macro_rules! route_request {
         $op.set_destination_cidr_block(string(r, "cidr_block"))
             .set_destination_ipv6_cidr_block(string(r, "ipv6_cidr_block"))
             .set_destination_prefix_list_id(string(r, "destination_prefix_list_id"))
+            .set_carrier_gateway_id(string(r, "carrier_gateway_id"))
+            .set_core_network_arn(string(r, "core_network_arn"))
+            .set_local_gateway_id(string(r, "local_gateway_id"))
             .set_gateway_id(string(r, "gateway_id").or_else(|| string(r, "vpc_endpoint_id")))
             .set_nat_gateway_id(string(r, "nat_gateway_id"))
             .set_network_interface_id(string(r, "network_interface_id"))
@@ -95,6 +102,17 @@ macro_rules! route_request {
 }
 
 pub struct RouteTable;
+
+/// One route: every destination and target, one of each set.
+fn route_type() -> Type {
+    Type::object(
+        DESTINATIONS
+            .iter()
+            .chain(&TARGETS)
+            .map(|k| (k.to_string(), Type::String))
+            .collect(),
+    )
+}
 
 impl RouteTable {
     async fn create_route(&self, c: &Clients, id: &str, r: &Value) -> Result<(), DriverError> {
@@ -127,17 +145,13 @@ impl Ec2Type for RouteTable {
             "vpc_id",
             A::required(Type::String, "The VPC.").force_new(),
         )]);
-        let attrs = DESTINATIONS
-            .iter()
-            .map(|d| (*d, A::optional(Type::String, "The destination.")))
-            .chain(
-                TARGETS
-                    .iter()
-                    .map(|t| (*t, A::optional(Type::String, "The target."))),
-            )
-            .collect();
-        s.blocks
-            .insert("route".into(), block(BlockNesting::Set, 0, attrs));
+        // An attribute written as blocks, as the AWS provider declares
+        // it: `route { … }` blocks, or `route = []` for no routes; left
+        // out, the routes are not managed here.
+        s.attributes.insert(
+            "route".into(),
+            A::optional(Type::set(route_type()), "The routes.").and_computed(),
+        );
         s
     }
 
@@ -163,7 +177,7 @@ impl Ec2Type for RouteTable {
             .await
             .map_err(|e| api("DescribeRouteTables", e))?;
         let mut found = HashMap::new();
-        let route_type = block_element(&self.schema(), "route");
+        let route_type = route_type();
         for (id, t) in select.keep(&out, |t| t.route_table_id(), |t| t.tags()) {
             // The VPC's own "local" route and propagated routes are not
             // the configuration's to manage.

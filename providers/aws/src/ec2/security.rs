@@ -9,7 +9,7 @@ use crate::error::{api, code, deleted};
 use crate::tags;
 use crate::values::{
     block, boolean, generated_name, get, number, object, required, str_value, string, string_list,
-    strings, timeouts_block,
+    strings, timeouts_of,
 };
 use crate::wait::{timeout, until, Poll};
 use crate::Clients;
@@ -344,6 +344,7 @@ fn rule_block() -> strata_provider::BlockSchema {
 #[async_trait]
 impl Ec2Type for SecurityGroup {
     const TYPE: &'static str = "aws_security_group";
+    const VERSION: u64 = 1;
     const CONFIG_ONLY: &'static [&'static str] = &["name_prefix", "revoke_rules_on_delete"];
 
     fn schema(&self) -> ResourceSchema {
@@ -376,7 +377,9 @@ impl Ec2Type for SecurityGroup {
         for d in DIRECTIONS {
             s.blocks.insert(d.into(), rule_block());
         }
-        s.blocks.insert("timeouts".into(), timeouts_block());
+        // The provider has no update timeout for a group.
+        s.blocks
+            .insert("timeouts".into(), timeouts_of(&["create", "delete"]));
         s
     }
 
@@ -645,7 +648,7 @@ impl<const EGRESS: bool> Ec2Type for SecurityGroupRule<EGRESS> {
                 _ => Value::Null(Type::Number),
             };
             let arn = arn(c, None, "security-group-rule", id).await?;
-            let mut v = described(
+            let v = described(
                 id,
                 arn,
                 None,
@@ -666,9 +669,6 @@ impl<const EGRESS: bool> Ec2Type for SecurityGroupRule<EGRESS> {
                     ("security_group_rule_id", Value::string(id)),
                 ],
             );
-            if let Value::Object(m) = &mut v {
-                m.remove("owner_id");
-            }
             found.insert(id.to_string(), v);
         }
         Ok(found)

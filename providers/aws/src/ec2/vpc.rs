@@ -38,6 +38,7 @@ impl Vpc {
 #[async_trait]
 impl Ec2Type for Vpc {
     const TYPE: &'static str = "aws_vpc";
+    const VERSION: u64 = 1;
 
     fn schema(&self) -> ResourceSchema {
         schema(vec![
@@ -257,6 +258,7 @@ impl Subnet {
 #[async_trait]
 impl Ec2Type for Subnet {
     const TYPE: &'static str = "aws_subnet";
+    const VERSION: u64 = 1;
 
     fn schema(&self) -> ResourceSchema {
         schema(vec![

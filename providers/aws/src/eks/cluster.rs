@@ -4,8 +4,8 @@ use super::{cluster_names, default_in, has_ownership, issues_text, owned, retag,
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
-    block, boolean, get, object, required, str_value, string, string_map, string_set, strings,
-    timeouts_block,
+    boolean, get, list_block_one, list_of_one, object, one_block, required, str_value, string,
+    string_map, string_set, strings, timeouts_block,
 };
 use crate::wait::{gone, ready, timeout, Poll};
 use crate::{Clients, Kind};
@@ -17,7 +17,7 @@ use aws_sdk_eks::types::{
 use std::collections::BTreeMap;
 use std::time::Duration;
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema as A, BlockSchema, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -55,80 +55,71 @@ impl Cluster {
             ),
             (
                 "vpc_config",
-                object(vec![
-                    (
-                        "subnet_ids",
-                        string_set(vpc.map(|v| v.subnet_ids()).unwrap_or_default()),
-                    ),
-                    // None given reads back as none, not an empty set.
-                    (
-                        "security_group_ids",
-                        match vpc.map(|v| v.security_group_ids()).unwrap_or_default() {
-                            [] => Value::Null(Type::set(Type::String)),
-                            ids => string_set(ids),
-                        },
-                    ),
-                    (
-                        "endpoint_private_access",
-                        Value::Bool(vpc.is_some_and(|v| v.endpoint_private_access())),
-                    ),
-                    (
-                        "endpoint_public_access",
-                        Value::Bool(vpc.is_none_or(|v| v.endpoint_public_access())),
-                    ),
-                    (
-                        "cluster_security_group_id",
-                        str_value(vpc.and_then(|v| v.cluster_security_group_id())),
-                    ),
-                    ("vpc_id", str_value(vpc.and_then(|v| v.vpc_id()))),
-                ]),
+                list_of_one(
+                    &vpc_block(),
+                    Some(object(vec![
+                        (
+                            "subnet_ids",
+                            string_set(vpc.map(|v| v.subnet_ids()).unwrap_or_default()),
+                        ),
+                        // None given reads back as none, not an empty set.
+                        (
+                            "security_group_ids",
+                            match vpc.map(|v| v.security_group_ids()).unwrap_or_default() {
+                                [] => Value::Null(Type::set(Type::String)),
+                                ids => string_set(ids),
+                            },
+                        ),
+                        (
+                            "endpoint_private_access",
+                            Value::Bool(vpc.is_some_and(|v| v.endpoint_private_access())),
+                        ),
+                        (
+                            "endpoint_public_access",
+                            Value::Bool(vpc.is_none_or(|v| v.endpoint_public_access())),
+                        ),
+                        (
+                            "cluster_security_group_id",
+                            str_value(vpc.and_then(|v| v.cluster_security_group_id())),
+                        ),
+                        ("vpc_id", str_value(vpc.and_then(|v| v.vpc_id()))),
+                    ])),
+                ),
             ),
             (
                 "access_config",
-                match cl.access_config() {
-                    Some(a) => object(vec![
-                        (
-                            "authentication_mode",
-                            str_value(a.authentication_mode().map(|m| m.as_str())),
-                        ),
-                        (
-                            "bootstrap_cluster_creator_admin_permissions",
-                            Value::Bool(
-                                a.bootstrap_cluster_creator_admin_permissions()
-                                    .unwrap_or(true),
+                list_of_one(
+                    &access_block(),
+                    match cl.access_config() {
+                        Some(a) => Some(object(vec![
+                            (
+                                "authentication_mode",
+                                str_value(a.authentication_mode().map(|m| m.as_str())),
                             ),
-                        ),
-                    ]),
-                    None => kept
-                        .and_then(|k| get(k, "access_config"))
-                        .cloned()
-                        .unwrap_or_else(|| {
-                            Value::Null(
-                                Cluster.schema().blocks["access_config"]
-                                    .schema
-                                    .object_type(),
-                            )
-                        }),
-                },
+                            (
+                                "bootstrap_cluster_creator_admin_permissions",
+                                Value::Bool(
+                                    a.bootstrap_cluster_creator_admin_permissions()
+                                        .unwrap_or(true),
+                                ),
+                            ),
+                        ])),
+                        None => kept.and_then(|k| one_block(k, "access_config")),
+                    },
+                ),
             ),
             (
                 "upgrade_policy",
-                match cl.upgrade_policy() {
-                    Some(u) => object(vec![(
-                        "support_type",
-                        str_value(u.support_type().map(|t| t.as_str())),
-                    )]),
-                    None => kept
-                        .and_then(|k| get(k, "upgrade_policy"))
-                        .cloned()
-                        .unwrap_or_else(|| {
-                            Value::Null(
-                                Cluster.schema().blocks["upgrade_policy"]
-                                    .schema
-                                    .object_type(),
-                            )
-                        }),
-                },
+                list_of_one(
+                    &upgrade_block(),
+                    match cl.upgrade_policy() {
+                        Some(u) => Some(object(vec![(
+                            "support_type",
+                            str_value(u.support_type().map(|t| t.as_str())),
+                        )])),
+                        None => kept.and_then(|k| one_block(k, "upgrade_policy")),
+                    },
+                ),
             ),
             // Timeouts are the configuration's, not AWS's: carried over.
             (
@@ -232,74 +223,13 @@ impl Kind<Clients> for Cluster {
                 ),
             ),
         ]);
-        s.blocks.insert(
-            "vpc_config".into(),
-            block(
-                BlockNesting::Single,
-                1,
-                vec![
-                    (
-                        "subnet_ids",
-                        A::required(
-                            Type::set(Type::String),
-                            "Subnets for the control plane's interfaces.",
-                        )
-                        .force_new(),
-                    ),
-                    (
-                        "security_group_ids",
-                        A::optional(Type::set(Type::String), "Extra security groups.").force_new(),
-                    ),
-                    (
-                        "endpoint_private_access",
-                        A::optional(Type::Bool, "Private API endpoint."),
-                    ),
-                    (
-                        "endpoint_public_access",
-                        A::optional(Type::Bool, "Public API endpoint."),
-                    ),
-                    (
-                        "cluster_security_group_id",
-                        A::computed(Type::String, "The security group EKS made."),
-                    ),
-                    ("vpc_id", A::computed(Type::String, "The VPC.")),
-                ],
-            ),
-        );
-        s.blocks.insert(
-            "access_config".into(),
-            block(
-                BlockNesting::Single,
-                0,
-                vec![
-                    (
-                        "authentication_mode",
-                        A::optional(Type::String, "CONFIG_MAP, API or API_AND_CONFIG_MAP.")
-                            .and_computed(),
-                    ),
-                    (
-                        "bootstrap_cluster_creator_admin_permissions",
-                        A::optional(Type::Bool, "Make the creator an administrator.").force_new(),
-                    ),
-                ],
-            ),
-        );
-        s.blocks.insert(
-            "upgrade_policy".into(),
-            block(
-                BlockNesting::Single,
-                0,
-                vec![(
-                    "support_type",
-                    A::optional(
-                        Type::String,
-                        "STANDARD (upgraded at the end of standard support) or EXTENDED (kept, at extended support's price).",
-                    )
-                    .and_computed(),
-                )],
-            ),
-        );
+        s.blocks.insert("vpc_config".into(), vpc_block());
+        s.blocks.insert("access_config".into(), access_block());
+        s.blocks.insert("upgrade_policy".into(), upgrade_block());
         s.blocks.insert("timeouts".into(), timeouts_block());
+        // The AWS provider's version, so each reads the other's state as
+        // its own (its layout is this one).
+        s.version = 1;
         s
     }
 
@@ -338,22 +268,20 @@ impl Kind<Clients> for Cluster {
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
         let name = required(planned, "aws_eks_cluster", "name")?;
-        let vpc = get(planned, "vpc_config")
-            .cloned()
-            .unwrap_or_else(Value::null);
+        let vpc = one_block(planned, "vpc_config").unwrap_or_else(Value::null);
         let vpc_req = VpcConfigRequest::builder()
             .set_subnet_ids(Some(strings(&vpc, "subnet_ids")))
             .set_security_group_ids(Some(strings(&vpc, "security_group_ids")))
             .set_endpoint_private_access(boolean(&vpc, "endpoint_private_access"))
             .set_endpoint_public_access(boolean(&vpc, "endpoint_public_access"))
             .build();
-        let access = get(planned, "access_config").map(|a| {
+        let access = one_block(planned, "access_config").map(|a| {
             CreateAccessConfigRequest::builder()
                 .set_authentication_mode(
-                    string(a, "authentication_mode").map(|m| AuthenticationMode::from(m.as_str())),
+                    string(&a, "authentication_mode").map(|m| AuthenticationMode::from(m.as_str())),
                 )
                 .set_bootstrap_cluster_creator_admin_permissions(boolean(
-                    a,
+                    &a,
                     "bootstrap_cluster_creator_admin_permissions",
                 ))
                 .build()
@@ -398,7 +326,7 @@ impl Kind<Clients> for Cluster {
                     .await?;
             }
         }
-        let access = |v: &Value, k: &str| get(v, "vpc_config").and_then(|b| boolean(b, k));
+        let access = |v: &Value, k: &str| one_block(v, "vpc_config").and_then(|b| boolean(&b, k));
         let endpoints = ["endpoint_private_access", "endpoint_public_access"];
         if endpoints
             .iter()
@@ -419,7 +347,8 @@ impl Kind<Clients> for Cluster {
             self.wait_active(c, &name, planned, "update", Duration::from_secs(60 * 60))
                 .await?;
         }
-        let support = |v: &Value| get(v, "upgrade_policy").and_then(|u| string(u, "support_type"));
+        let support =
+            |v: &Value| one_block(v, "upgrade_policy").and_then(|u| string(&u, "support_type"));
         if support(planned).is_some() && support(prior) != support(planned) {
             c.eks
                 .update_cluster_config()
@@ -478,10 +407,76 @@ impl Kind<Clients> for Cluster {
 
 /// The `upgrade_policy` block as the API takes it.
 fn upgrade_policy(planned: &Value) -> Option<UpgradePolicyRequest> {
-    let support = get(planned, "upgrade_policy").and_then(|u| string(u, "support_type"))?;
+    let support = one_block(planned, "upgrade_policy").and_then(|u| string(&u, "support_type"))?;
     Some(
         UpgradePolicyRequest::builder()
             .support_type(SupportType::from(support.as_str()))
             .build(),
+    )
+}
+
+/// `vpc_config`: where the control plane's interfaces go (required).
+fn vpc_block() -> BlockSchema {
+    list_block_one(
+        1,
+        vec![
+            (
+                "subnet_ids",
+                A::required(
+                    Type::set(Type::String),
+                    "Subnets for the control plane's interfaces.",
+                )
+                .force_new(),
+            ),
+            (
+                "security_group_ids",
+                A::optional(Type::set(Type::String), "Extra security groups.").force_new(),
+            ),
+            (
+                "endpoint_private_access",
+                A::optional(Type::Bool, "Private API endpoint."),
+            ),
+            (
+                "endpoint_public_access",
+                A::optional(Type::Bool, "Public API endpoint."),
+            ),
+            (
+                "cluster_security_group_id",
+                A::computed(Type::String, "The security group EKS made."),
+            ),
+            ("vpc_id", A::computed(Type::String, "The VPC.")),
+        ],
+    )
+}
+
+/// `access_config`: how users are authenticated.
+fn access_block() -> BlockSchema {
+    list_block_one(
+        0,
+        vec![
+            (
+                "authentication_mode",
+                A::optional(Type::String, "CONFIG_MAP, API or API_AND_CONFIG_MAP.").and_computed(),
+            ),
+            (
+                "bootstrap_cluster_creator_admin_permissions",
+                A::optional(Type::Bool, "Make the creator an administrator.").force_new(),
+            ),
+        ],
+    )
+}
+
+/// `upgrade_policy`: what happens at the end of standard support.
+fn upgrade_block() -> BlockSchema {
+    list_block_one(
+        0,
+        vec![(
+            "support_type",
+            A::optional(
+                Type::String,
+                "STANDARD (upgraded at the end of standard support) or EXTENDED (kept, at extended support's price).",
+            )
+            .and_computed(),
+        )],
     )
 }

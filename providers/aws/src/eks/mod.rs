@@ -28,11 +28,18 @@ fn tag_pair(aws: Option<&HashMap<String, String>>) -> (Value, Value) {
 
 /// Sets `name` inside the single block `block` when the plan leaves it null.
 fn default_in(planned: &mut Value, block: &str, name: &str, v: Value) {
-    if let Value::Object(m) = planned {
-        if let Some(Value::Object(b)) = m.get_mut(block) {
-            if b.get(name).is_none_or(Value::is_null) {
-                b.insert(name.to_string(), v);
-            }
+    let Value::Object(m) = planned else {
+        return;
+    };
+    // The block's one element (a list of one, as the AWS provider nests it).
+    let element = match m.get_mut(block) {
+        Some(Value::List(_, items)) => items.first_mut(),
+        Some(other) => Some(other),
+        None => None,
+    };
+    if let Some(Value::Object(b)) = element {
+        if b.get(name).is_none_or(Value::is_null) {
+            b.insert(name.to_string(), v);
         }
     }
 }

@@ -5,8 +5,8 @@ use super::{issues_text, retag, tag_pair};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
-    block, get, list_block_max1, map_value, number, object, required, str_value, string,
-    string_map, string_set, strings, timeouts_block,
+    block, get, list_block_max1, list_block_one, list_of_one, map_value, number, object, one_block,
+    required, str_value, string, string_map, string_set, strings, timeouts_block,
 };
 use crate::{Clients, Kind};
 use async_trait::async_trait;
@@ -62,12 +62,20 @@ fn update_config_block() -> BlockSchema {
     ])
 }
 
-fn first_block(v: &Value, name: &str) -> Option<Value> {
-    get(v, name).and_then(|l| l.unmarked().elements().and_then(|e| e.first().cloned()))
+/// `scaling_config { desired_size, min_size, max_size }`, required.
+fn scaling_block() -> BlockSchema {
+    list_block_one(
+        1,
+        vec![
+            ("desired_size", A::required(Type::Number, "Nodes wanted.")),
+            ("min_size", A::required(Type::Number, "Fewest nodes.")),
+            ("max_size", A::required(Type::Number, "Most nodes.")),
+        ],
+    )
 }
 
 fn launch_template_of(v: &Value) -> Option<LaunchTemplateSpecification> {
-    let l = first_block(v, "launch_template")?;
+    let l = one_block(v, "launch_template")?;
     Some(
         LaunchTemplateSpecification::builder()
             .set_id(string(&l, "id"))
@@ -78,7 +86,7 @@ fn launch_template_of(v: &Value) -> Option<LaunchTemplateSpecification> {
 }
 
 fn update_config_of(v: &Value) -> Option<NodegroupUpdateConfig> {
-    let u = first_block(v, "update_config")?;
+    let u = one_block(v, "update_config")?;
     Some(
         NodegroupUpdateConfig::builder()
             .set_max_unavailable(number(&u, "max_unavailable").map(|n| n as i32))
@@ -111,9 +119,7 @@ fn eks_taint((key, value, effect): &(String, Option<String>, String)) -> Taint {
 }
 
 fn scaling(v: &Value) -> NodegroupScalingConfig {
-    let s = get(v, "scaling_config")
-        .cloned()
-        .unwrap_or_else(Value::null);
+    let s = one_block(v, "scaling_config").unwrap_or_else(Value::null);
     NodegroupScalingConfig::builder()
         .set_desired_size(number(&s, "desired_size").map(|n| n as i32))
         .set_min_size(number(&s, "min_size").map(|n| n as i32))
@@ -183,11 +189,14 @@ impl NodeGroup {
             ("status", str_value(ng.status().map(|s| s.as_str()))),
             (
                 "scaling_config",
-                object(vec![
-                    ("desired_size", int(sc.and_then(|s| s.desired_size()))),
-                    ("min_size", int(sc.and_then(|s| s.min_size()))),
-                    ("max_size", int(sc.and_then(|s| s.max_size()))),
-                ]),
+                list_of_one(
+                    &scaling_block(),
+                    Some(object(vec![
+                        ("desired_size", int(sc.and_then(|s| s.desired_size()))),
+                        ("min_size", int(sc.and_then(|s| s.min_size()))),
+                        ("max_size", int(sc.and_then(|s| s.max_size()))),
+                    ])),
+                ),
             ),
             ("taint", Value::new_set(taint_type(), taints)),
             (
@@ -381,35 +390,28 @@ impl Kind<Clients> for NodeGroup {
                 A::computed(Type::String, "The node group's status."),
             ),
         ]);
-        s.blocks.insert(
-            "scaling_config".into(),
-            block(
-                BlockNesting::Single,
-                1,
-                vec![
-                    ("desired_size", A::required(Type::Number, "Nodes wanted.")),
-                    ("min_size", A::required(Type::Number, "Fewest nodes.")),
-                    ("max_size", A::required(Type::Number, "Most nodes.")),
-                ],
-            ),
-        );
+        s.blocks.insert("scaling_config".into(), scaling_block());
         s.blocks.insert(
             "taint".into(),
-            block(
-                BlockNesting::Set,
-                0,
-                vec![
-                    ("key", A::required(Type::String, "The taint's key.")),
-                    ("value", A::optional(Type::String, "The taint's value.")),
-                    (
-                        "effect",
-                        A::required(
-                            Type::String,
-                            "NO_SCHEDULE, NO_EXECUTE or PREFER_NO_SCHEDULE.",
+            BlockSchema {
+                // EKS's limit on a node group's taints.
+                max_items: Some(50),
+                ..block(
+                    BlockNesting::Set,
+                    0,
+                    vec![
+                        ("key", A::required(Type::String, "The taint's key.")),
+                        ("value", A::optional(Type::String, "The taint's value.")),
+                        (
+                            "effect",
+                            A::required(
+                                Type::String,
+                                "NO_SCHEDULE, NO_EXECUTE or PREFER_NO_SCHEDULE.",
+                            ),
                         ),
-                    ),
-                ],
-            ),
+                    ],
+                )
+            },
         );
         s.blocks
             .insert("launch_template".into(), launch_template_block());

@@ -5,7 +5,7 @@
 use super::{iam_tags, owned, retag, tag_values};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
-use crate::values::{each, object, required, string, string_list, string_map, strings};
+use crate::values::{each, object, required, string, string_list, string_map, string_set, strings};
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use strata_provider::{
@@ -52,7 +52,7 @@ impl OpenIdConnectProvider {
                 "url",
                 Value::string(without_scheme(out.url().unwrap_or_default())),
             ),
-            ("client_id_list", string_list(out.client_id_list())),
+            ("client_id_list", string_set(out.client_id_list())),
             ("thumbprint_list", string_list(out.thumbprint_list())),
             ("tags", tags),
             ("tags_all", all),
@@ -78,7 +78,7 @@ impl Kind<Clients> for OpenIdConnectProvider {
             ),
             (
                 "client_id_list",
-                A::required(Type::list(Type::String), "Audiences (sts.amazonaws.com)."),
+                A::required(Type::set(Type::String), "Audiences (sts.amazonaws.com)."),
             ),
             (
                 "thumbprint_list",
