@@ -641,10 +641,12 @@ fn nodes_placed_nowhere_are_a_pending_change() {
     let dir = common::scratch("failover", "nowhere");
     let sb = start(&dir.join("sandbox"));
     sb.short(r#"{"cloud":"aws","region":"us-east-1","form":"refused","available":false}"#);
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","form":"refused","available":false}"#);
+    sb.short(r#"{"cloud":"azure","region":"eastus","form":"refused","available":false}"#);
     let work = workdir(
         &dir,
         "nowhere",
-        r#"      order    = ["aws"]
+        r#"      order    = ["aws", "gcp", "azure"]
       capacity = ["on_demand"]"#,
     );
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
