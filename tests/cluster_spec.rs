@@ -467,6 +467,7 @@ fn spec_mistakes_are_errors_at_their_place() {
     let bad_wait = placed("wait_for_gpus = \"soon\"");
     let unknown_cloud = placed("order = [\"aws\", \"oci\"]");
     let nowhere = placed("max_price_per_gpu_hour = 1");
+    let negative_cap = placed("max_price_per_gpu_hour = -1");
     let typo = placed("cooldown = \"1h\"");
     let regions = |list: &'static str| {
         move |t: String| t.replace("region = \"us-east-1\"", &format!("regions = {list}"))
@@ -486,7 +487,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         )
     };
     let further_region_without_gpu = regions("[\"us-east-1\", \"eu-west-3\"]");
-    let cases: [(&str, Edit, &str); 26] = [
+    let cases: [(&str, Edit, &str); 27] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -607,6 +608,11 @@ fn spec_mistakes_are_errors_at_their_place() {
             "placement-cap",
             &nowhere,
             "node_pool \"h100\" has nowhere to go: aws us-east-1 on-demand ($6.88 per GPU-hour, over the cap of $1.00)",
+        ),
+        (
+            "placement-cap-negative",
+            &negative_cap,
+            "max_price_per_gpu_hour cannot be negative",
         ),
         (
             "placement-typo",

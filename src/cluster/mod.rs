@@ -1685,12 +1685,7 @@ fn price_cap(
     let Some(v) = known(scope, cap_attr, diags) else {
         return;
     };
-    let Some(cap) = v.as_number().and_then(|n| Usd::parse(&n.to_string())) else {
-        diags.push(diag(
-            "Invalid max_price_per_gpu_hour",
-            "max_price_per_gpu_hour is US dollars per GPU-hour, a number such as 4.5.",
-            cap_attr.expr.span,
-        ));
+    let Some(cap) = cap_amount(&v, cap_attr.expr.span, diags) else {
         return;
     };
     let capacity = pool.capacity(scope);
@@ -1743,20 +1738,43 @@ fn price_cap(
             shown.join("; ")
         ),
     };
+    let (price, limit) = per_gpu.apart(cap);
     diags.push(
         diag(
             "Price over the cap",
             format!(
-                "node_pool {:?} on {}: {instance_type} in {region} costs {} per GPU-hour {} ({}), more than max_price_per_gpu_hour = {}. {offers}",
+                "node_pool {:?} on {}: {instance_type} in {region} costs {price} per GPU-hour {} ({}), more than max_price_per_gpu_hour = {limit}. {offers}",
                 pool.name,
                 pool.cloud.name,
-                per_gpu.dollars(),
                 capacity.name().replace('_', "-"),
                 offer.source,
-                cap.dollars(),
             ),
             cap_attr.expr.span,
         )
-        .labelled(format!("{} per GPU-hour here", per_gpu.dollars())),
+        .labelled(format!("{price} per GPU-hour here")),
     );
+}
+
+/// `max_price_per_gpu_hour` as an amount: dollars, not below zero (a
+/// negative cap would put every offer over it).
+pub(crate) fn cap_amount(v: &Value, span: Span, diags: &mut Diags) -> Option<Usd> {
+    match v.as_number().and_then(|n| Usd::parse(&n.to_string())) {
+        Some(cap) if cap >= Usd::micros(0) => Some(cap),
+        Some(_) => {
+            diags.push(diag(
+                "Invalid max_price_per_gpu_hour",
+                "max_price_per_gpu_hour cannot be negative: it is the most to pay in US dollars per GPU-hour, such as 4.5.",
+                span,
+            ));
+            None
+        }
+        None => {
+            diags.push(diag(
+                "Invalid max_price_per_gpu_hour",
+                "max_price_per_gpu_hour is US dollars per GPU-hour, a number such as 4.5.",
+                span,
+            ));
+            None
+        }
+    }
 }

@@ -134,17 +134,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
     let cap = match cap_attr {
         Some(a) => {
             let v = known(scope, a, diags)?;
-            match v.as_number().and_then(|n| Usd::parse(&n.to_string())) {
-                Some(u) => Some((u, a.expr.span)),
-                None => {
-                    diags.push(diag(
-                        "Invalid max_price_per_gpu_hour",
-                        "max_price_per_gpu_hour is US dollars per GPU-hour, a number such as 4.5.",
-                        a.expr.span,
-                    ));
-                    return None;
-                }
-            }
+            Some((super::cap_amount(&v, a.expr.span, diags)?, a.expr.span))
         }
         None => None,
     };
@@ -252,11 +242,10 @@ fn candidates(
             };
             match (w.cap, gpu_hour) {
                 (Some((cap, _)), Some(p)) if p > cap => refused.push(Skipped {
-                    why: format!(
-                        "{} per GPU-hour, over the cap of {}",
-                        p.dollars(),
-                        cap.dollars()
-                    ),
+                    why: {
+                        let (price, cap) = p.apart(cap);
+                        format!("{price} per GPU-hour, over the cap of {cap}")
+                    },
                     candidate: c,
                 }),
                 (Some(_), None) => refused.push(Skipped {

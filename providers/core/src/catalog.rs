@@ -201,9 +201,15 @@ fn read_rows(text: &str, gpu_required: bool) -> Result<Vec<(u64, Offer)>, String
         let price = |i: usize| -> Result<Option<Usd>, String> {
             match cell(i) {
                 "" => Ok(None),
-                s => Usd::parse(s)
-                    .map(Some)
-                    .ok_or_else(|| bad(&format!("{s:?} is not a price in dollars"))),
+                s => match Usd::parse(s) {
+                    // A negative price would make costs negative and pass
+                    // any cap.
+                    Some(p) if p < Usd::micros(0) => {
+                        Err(bad(&format!("{s:?} is a negative price")))
+                    }
+                    Some(p) => Ok(Some(p)),
+                    None => Err(bad(&format!("{s:?} is not a price in dollars"))),
+                },
             }
         };
         let gpus = match cell(2) {
@@ -353,6 +359,16 @@ pub fn quote(
         .filter(|o| o.gpus > 0)
         .map(|o| (o.gpu.as_str(), o.gpus));
     if let Some(row) = prices.find(instance_type, shape, region, capacity) {
+        // A price row may name a shape for a type the catalog does not
+        // know; for one it knows, it prices the machine, never reshapes it.
+        if let (Some((g, n)), Some((rg, rn))) = (shape, gpu(&row.offer)) {
+            if !(g.eq_ignore_ascii_case(&rg) && n == rn) {
+                return Err(format!(
+                    "{} gives {instance_type} {rn} × {rg}, where the catalog has {n} × {g}; a price row cannot change what a machine holds",
+                    row.source
+                ));
+            }
+        }
         return Ok(Quote {
             gpu: gpu(&row.offer).or_else(|| listed.and_then(gpu)),
             node_hour: column(&row.offer, capacity).unwrap_or_default(),
@@ -460,6 +476,22 @@ mod tests {
         let e = Catalog::parse("Test", &SMALL.replace("# taken: 2026-11-30\n", ""))
             .expect_err("no date");
         assert!(e.contains("taken"), "{e}");
+    }
+
+    #[test]
+    fn a_price_is_never_negative_and_never_reshapes_a_machine() {
+        let head = "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\n";
+        let negative = PriceList::parse("prices.csv", &format!("{head}big,H100,8,r1,-1,\n"));
+        assert!(negative.is_err_and(|e| e.contains("line 2") && e.contains("negative")));
+        let c = Catalog::parse("Test", SMALL).expect("parses");
+        let reshaped =
+            PriceList::parse("prices.csv", &format!("{head}big,A100,4,r1,2,\n")).expect("parses");
+        let why = quote(Some(&c), &reshaped, "big", "r1", Capacity::OnDemand)
+            .expect_err("a row cannot reshape a machine the catalog knows");
+        assert!(
+            why.contains("prices.csv:2") && why.contains("8 × H100"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -109,6 +109,20 @@ impl Usd {
         format!("{sign}${grouped}.{:02}", cents % 100)
     }
 
+    /// Both amounts for reading side by side: in dollars and cents, or
+    /// exact where cents would show two different amounts as one ("costs
+    /// $2.20, more than $2.20" for $2.2036 against $2.20).
+    pub fn apart(self, other: Usd) -> (String, String) {
+        let (a, b) = (self.dollars(), other.dollars());
+        match a == b && self != other {
+            true => (
+                format!("${}", self.decimal()),
+                format!("${}", other.decimal()),
+            ),
+            false => (a, b),
+        }
+    }
+
     /// `+$1 180.00`, `-$12.50`, `$0.00`: a change, signed.
     pub fn signed_dollars(self) -> String {
         match self.0 {
@@ -190,6 +204,20 @@ mod tests {
         assert_eq!(Usd::ZERO.signed_dollars(), "$0.00");
         assert_eq!(Usd::micros(3_500).dollars(), "$0.0035");
         assert_eq!(Usd::micros(1_234_567_890_000).dollars(), "$1 234 567.89");
+    }
+
+    #[test]
+    fn amounts_apart_never_read_as_one() {
+        let (price, cap) = (
+            Usd::parse("2.2036").expect("p"),
+            Usd::parse("2.2").expect("c"),
+        );
+        assert_eq!(
+            price.apart(cap),
+            ("$2.2036".to_string(), "$2.20".to_string())
+        );
+        let (a, b) = (Usd::parse("3.5").expect("a"), Usd::parse("2.2").expect("b"));
+        assert_eq!(a.apart(b), ("$3.50".to_string(), "$2.20".to_string()));
     }
 
     #[test]

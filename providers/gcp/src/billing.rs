@@ -105,7 +105,17 @@ fn node_pool(object: &Value, location: &Known<String>) -> NodePool {
     let per_zone = |c: Option<Count>| c.map(|c| per_zone(c, &zones));
     let fixed = per_zone(count(object, &["node_count"]))
         .or_else(|| per_zone(count(object, &["initial_node_count"])));
-    let autoscaled = at(object, &["autoscaling"]).is_some();
+    // A block the configuration leaves out may be planned unknown (the
+    // API's to fill): with a node count given, the pool is that size.
+    let autoscaling = object
+        .unmarked()
+        .entries()
+        .and_then(|m| m.get("autoscaling"));
+    let autoscaled = match autoscaling.map(Value::unmarked) {
+        Some(v) if !v.is_known() => fixed.is_none(),
+        Some(v) => v.elements().is_some_and(|e| !e.is_empty()),
+        None => false,
+    };
     let bound = |total: &str, each: &str| {
         count(object, &["autoscaling", total])
             .or_else(|| per_zone(count(object, &["autoscaling", each])))
@@ -232,6 +242,31 @@ mod tests {
             vec![],
         );
         assert_eq!(regional.nodes.max.known(), Some(15), "GKE's three zones");
+    }
+
+    #[test]
+    fn a_fixed_size_pool_is_its_node_count() {
+        // No autoscaling block in the configuration: planned unknown.
+        let fixed = object(vec![
+            ("location", Value::string("us-central1-a")),
+            (
+                "node_config",
+                block(vec![("machine_type", Value::string("a3-highgpu-8g"))]),
+            ),
+            ("autoscaling", Value::Unknown(Type::list(Type::Dynamic))),
+            ("node_count", Value::int(2)),
+        ]);
+        let [Billed::Nodes(p)] = &billing("google_container_node_pool", &fixed, None)[..] else {
+            panic!("one pool");
+        };
+        assert_eq!(
+            (
+                p.nodes.min.known(),
+                p.nodes.desired.known(),
+                p.nodes.max.known()
+            ),
+            (Some(2), Some(2), Some(2))
+        );
     }
 
     #[test]
