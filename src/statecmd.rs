@@ -382,6 +382,9 @@ fn move_module(state: &mut State, from: &ModulePath, to: &ModulePath) -> Result<
     Ok(found)
 }
 
+/// What `output` says of a state with no outputs, as Terraform says it.
+const NO_OUTPUTS: &str = "\nWarning: No outputs found\n\nThe state file either has no outputs defined, or all the defined outputs are\nempty. Please define an output in your configuration with the `output`\nkeyword and run `strata refresh` for it to become available. If you are\nusing interpolation, please verify the interpolated value is not empty. You\ncan use the `strata console` command to assist.\n";
+
 /// How `output` writes values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -417,6 +420,11 @@ pub fn output(store: &Store, name: Option<&str>, format: OutputFormat) -> Result
             ))),
             OutputFormat::Human => {
                 let mut out = String::new();
+                let mut present = present.peekable();
+                if present.peek().is_none() {
+                    // Terraform's warning, on stdout where it writes it.
+                    return Ok(NO_OUTPUTS.to_string());
+                }
                 for (k, o) in present {
                     let shown = match o.sensitive {
                         true => "<sensitive>".to_string(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 #[path = "common/oracle.rs"]
 mod oracle;
-use oracle::{ok, require_terraform};
+use oracle::require_terraform;
 
 /// Where Terraform's layout of the provider is: `STRATA_AWS_PROVIDER_MIRROR`,
 /// else the image's. Under CI=true it must be there.
@@ -48,9 +48,9 @@ terraform {
 }
 "#;
 
-fn schemas(tool: &str, dir: &Path) -> Json {
-    let text = ok(tool, dir, &["providers", "schema", "-json"]);
-    let all: Json = serde_json::from_str(&text).expect("schema JSON");
+/// The AWS provider's part of `providers schema -json`.
+fn aws_schemas(text: &str) -> Json {
+    let all: Json = serde_json::from_str(text).expect("schema JSON");
     all["provider_schemas"]["registry.terraform.io/hashicorp/aws"].clone()
 }
 
@@ -93,47 +93,71 @@ fn differences(path: &str, ours: &Json, theirs: &Json, out: &mut Vec<String>) {
     }
 }
 
-#[test]
-fn every_native_aws_type_has_the_providers_schema() {
-    let Some(mirror) = mirror() else {
-        eprintln!("SKIPPED: no AWS provider mirror here");
-        return;
-    };
-    if !require_terraform("every_native_aws_type_has_the_providers_schema") {
-        return;
-    }
-    let d = std::env::temp_dir().join(format!("strata-aws-schema-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch");
-    std::fs::write(d.join("main.tf"), NEEDS_AWS).expect("config");
-    // Terraform reads the provider from the mirror, as a CLI configuration
-    // would name it; strata answers from its native driver, with no init.
-    let tf = d.join("terraform");
-    std::fs::create_dir_all(&tf).expect("terraform dir");
-    std::fs::write(tf.join("main.tf"), NEEDS_AWS).expect("config");
-    let rc = d.join("cli.tfrc");
-    std::fs::write(
-        &rc,
-        format!(
+/// A scratch directory and a CLI configuration that installs the AWS
+/// provider from the mirror, for a test that runs Terraform with it;
+/// `None` (said) where the mirror or Terraform is missing outside CI.
+struct Lab {
+    dir: PathBuf,
+    rc: PathBuf,
+}
+
+impl Lab {
+    fn new(test: &str) -> Option<Lab> {
+        let Some(mirror) = mirror() else {
+            eprintln!("SKIPPED {test}: no AWS provider mirror here");
+            return None;
+        };
+        if !require_terraform(test) {
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("strata-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        let rc = dir.join("cli.tfrc");
+        let text = format!(
             "provider_installation {{\n  filesystem_mirror {{\n    path = {:?}\n  }}\n}}\n",
             mirror.display().to_string()
-        ),
-    )
-    .expect("cli config");
-    let env = [("TF_CLI_CONFIG_FILE", rc.as_os_str())];
-    let (code, _, err) = oracle::run_tool(
-        "terraform",
-        &tf,
-        &["init", "-input=false", "-no-color"],
-        &env,
-    );
-    assert_eq!(code, 0, "terraform init from the mirror: {err}");
-    let (code, text, err) =
-        oracle::run_tool("terraform", &tf, &["providers", "schema", "-json"], &env);
-    assert_eq!(code, 0, "{err}");
-    let all: Json = serde_json::from_str(&text).expect("schema JSON");
-    let theirs = &all["provider_schemas"]["registry.terraform.io/hashicorp/aws"];
-    let ours = schemas("strata", &d);
+        );
+        std::fs::write(&rc, text).expect("cli config");
+        Some(Lab { dir, rc })
+    }
+
+    /// `tool ARGS` in the folder `sub` (made, holding `config`).
+    fn folder(&self, sub: &str, config: &str) -> PathBuf {
+        let at = self.dir.join(sub);
+        std::fs::create_dir_all(&at).expect("folder");
+        std::fs::write(at.join("main.tf"), config).expect("config");
+        at
+    }
+
+    fn ok(&self, tool: &str, at: &Path, args: &[&str]) -> String {
+        let env = [("TF_CLI_CONFIG_FILE", self.rc.as_os_str())];
+        let (code, out, err) = oracle::run_tool(tool, at, args, &env);
+        assert_eq!(code, 0, "{tool} {args:?}: {err}");
+        out
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+#[test]
+fn every_native_aws_type_has_the_providers_schema() {
+    let Some(lab) = Lab::new("every_native_aws_type_has_the_providers_schema") else {
+        return;
+    };
+    // Terraform reads the provider from the mirror, as a CLI configuration
+    // would name it; strata answers from its native driver, with no init.
+    let tf = lab.folder("terraform", NEEDS_AWS);
+    lab.ok("terraform", &tf, &["init", "-input=false", "-no-color"]);
+    let schema = ["providers", "schema", "-json"];
+    let theirs = &aws_schemas(&lab.ok("terraform", &tf, &schema));
+    let ours = aws_schemas(&lab.ok("strata", &lab.folder("strata", NEEDS_AWS), &schema));
     let mut out = Vec::new();
     let mut compared = 0;
     for kind in ["resource_schemas", "data_source_schemas"] {
@@ -174,5 +198,89 @@ fn every_native_aws_type_has_the_providers_schema() {
         closed.is_empty(),
         "no longer different, take off NOT_YET: {closed:?}"
     );
-    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A policy document with what trips a renderer up (empty condition values
+/// and principal identifiers, several conditions and principals, `not_*`
+/// lists, a wildcard principal, a Deny), rendered by strata's native data
+/// source and by the AWS provider: the same JSON text. A condition dropped
+/// would widen who may assume a role.
+const POLICY: &str = r#"
+data "aws_iam_policy_document" "p" {
+  statement {
+    sid     = "Web"
+    actions = ["sts:AssumeRoleWithWebIdentity"]
+    principals {
+      type        = "Federated"
+      identifiers = ["arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"]
+    }
+    principals {
+      type        = "AWS"
+      identifiers = []
+    }
+    condition {
+      test     = "StringLike"
+      variable = "token.actions.githubusercontent.com:sub"
+      values   = []
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "token.actions.githubusercontent.com:aud"
+      values   = ["sts.amazonaws.com", "other"]
+    }
+  }
+  statement {
+    effect        = "Deny"
+    not_actions   = ["s3:GetObject", "s3:ListBucket"]
+    not_resources = ["arn:aws:s3:::b/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+  }
+}
+
+output "json" {
+  value = data.aws_iam_policy_document.p.json
+}
+"#;
+
+/// The provider offline: it reads a policy document without calling AWS.
+/// strata's native driver needs only the region for that.
+const OFFLINE_AWS: &str = r#"
+provider "aws" {
+  region                      = "us-east-1"
+  access_key                  = "x"
+  secret_key                  = "y"
+  skip_credentials_validation = true
+  skip_requesting_account_id  = true
+  skip_metadata_api_check     = true
+}
+"#;
+
+fn provider_of(tool: &str) -> &'static str {
+    match tool {
+        "terraform" => OFFLINE_AWS,
+        _ => "provider \"aws\" {\n  region = \"us-east-1\"\n}\n",
+    }
+}
+
+#[test]
+fn the_policy_document_is_the_providers_text() {
+    let Some(lab) = Lab::new("the_policy_document_is_the_providers_text") else {
+        return;
+    };
+    let mut outputs = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let at = lab.folder(tool, &format!("{NEEDS_AWS}{}{POLICY}", provider_of(tool)));
+        if tool == "terraform" {
+            lab.ok(tool, &at, &["init", "-input=false", "-no-color"]);
+        }
+        lab.ok(tool, &at, &["apply", "-auto-approve", "-no-color"]);
+        outputs.push(lab.ok(tool, &at, &["output", "-raw", "json"]));
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "the provider's (left) and strata's (right)"
+    );
 }

@@ -487,7 +487,9 @@ fn spec_mistakes_are_errors_at_their_place() {
         )
     };
     let further_region_without_gpu = regions("[\"us-east-1\", \"eu-west-3\"]");
-    let cases: [(&str, Edit, &str); 27] = [
+    let order_over_two_regions =
+        move |t: String| regions("[\"us-east-1\", \"us-west-2\"]")(unknown_cloud(t));
+    let cases: [(&str, Edit, &str); 28] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -608,6 +610,11 @@ fn spec_mistakes_are_errors_at_their_place() {
             "placement-cap",
             &nowhere,
             "node_pool \"h100\" has nowhere to go: aws us-east-1 on-demand ($6.88 per GPU-hour, over the cap of $1.00)",
+        ),
+        (
+            "placement-order-regions",
+            &order_over_two_regions,
+            "\"oci\" is not one of the clouds this cluster runs on with GPU catalogs (aws, azure, gcp).",
         ),
         (
             "placement-cap-negative",

@@ -311,6 +311,9 @@ fn a_serial_that_cannot_grow_is_refused() {
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(r.err.contains("the largest a serial can be"), "{}", r.err);
     assert_eq!(state(&d), full.as_bytes());
+    // Refused before anything was made: nothing waits in a journal.
+    assert!(!r.out.contains("Creation complete"), "{}", r.out);
+    assert!(!d.join("terraform.tfstate.journal").exists());
 }
 
 #[test]
@@ -1152,4 +1155,22 @@ fn random_small_configurations_are_refused_where_terraform_refuses_them() {
             assert_eq!(ours.code == 0, round == 0, "{what}");
         }
     }
+}
+
+/// `validate` given a value holds it to its variable's type (it said
+/// "Success!" for `--var n=abc` on a number); a variable left unset is no
+/// error there.
+#[test]
+fn validate_holds_given_values_to_their_types() {
+    let d = scratch("validate-var");
+    write(
+        &d,
+        "main.tf",
+        "variable \"n\" {\n  type = number\n}\nvariable \"m\" {\n  type = number\n}\noutput \"o\" {\n  value = var.n\n}\n",
+    );
+    let r = strata(&d, &["validate", "--var", "n=abc"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(r.err.contains("a number is required"), "{}", r.err);
+    let r = strata(&d, &["validate", "--var", "n=3"]);
+    assert_eq!(r.code, 0, "{}", r.all());
 }

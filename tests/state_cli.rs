@@ -190,3 +190,16 @@ fn a_held_lock_names_its_holder_and_force_unlock_releases_it() {
     let (code, _, _) = strata(&["state", "rm", "terraform_data.a"], &state);
     assert_eq!(code, 0);
 }
+
+/// `output` where the state has none: Terraform's warning on stdout and
+/// exit 0, where strata printed nothing; `-json` an empty object.
+#[test]
+fn output_of_a_state_without_outputs_warns_as_terraform_does() {
+    let dir = scratch("no-outputs");
+    let state = dir.join("terraform.tfstate");
+    let (code, out, _) = strata(&["output"], &state);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("\nWarning: No outputs found\n"), "{out:?}");
+    let (code, out, _) = strata(&["output", "-json"], &state);
+    assert_eq!((code, out.as_str()), (0, "{}\n"));
+}

@@ -1143,6 +1143,19 @@ fn validate(
         run,
         clusters,
     } = load_expanded(path, inputs, workspace, &prices, sources, drivers)?;
+    // The values given are held to their types and validations, as a plan
+    // holds them; a variable left unset is no error here (validate checks
+    // the configuration for any values).
+    if !inputs.is_empty() {
+        let given = variables::resolve(&module, inputs, Vec::new(), sources).err();
+        let refused: Vec<Diag> = given
+            .map(|d| d.0)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| d.code != "strata::config::missing_variable")
+            .collect();
+        Diags(refused).into_result(())?;
+    }
     let checked = (|| {
         // Cycles first: they name every member, where evaluation would only
         // see the point it came back to.

@@ -298,7 +298,13 @@ fn check_order(w: &Wanted, sites: &[&Site<'_>], diags: &mut Diags) {
     };
     for name in order {
         if !sites.iter().any(|s| s.kind.name == name) {
-            let clouds: Vec<&str> = sites.iter().map(|s| s.kind.name).collect();
+            // A cloud in two regions is two sites and one name.
+            let clouds: Vec<&str> = sites
+                .iter()
+                .map(|s| s.kind.name)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
             diags.push(diag(
                 "Unknown cloud in placement order",
                 format!("{name:?} is not one of the clouds this cluster runs on with GPU catalogs ({}).", clouds.join(", ")),

@@ -394,6 +394,14 @@ fn open_state(
     }
     let loaded = store.load().map_err(state_err)?;
     let mut state = loaded.state;
+    // A run that could not write its state at the end must not start:
+    // what it did would live only in the journal.
+    if write && state.serial == u64::MAX {
+        return Err(state_err(strata_state::StateError::SerialExhausted {
+            location: store.location(),
+            serial: state.serial,
+        }));
+    }
     let interrupted = loaded.replay.applied > 0 || !loaded.replay.pending.is_empty();
     if !interrupted {
         return Ok((lock, state, loaded.existed));

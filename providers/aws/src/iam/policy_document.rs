@@ -43,6 +43,12 @@ fn list_json(mut items: Vec<String>) -> Option<Json> {
 
 /// `principals` blocks as IAM's Principal: grouped by type; the lone
 /// `* / *` principal is the string "*".
+/// [`list_json`], an empty list kept as `[]` (a principal's identifiers,
+/// a condition's values), as the provider keeps it.
+fn kept_list_json(items: Vec<String>) -> Json {
+    list_json(items).unwrap_or_else(|| Json::Array(Vec::new()))
+}
+
 fn principals_json(blocks: &[Value]) -> Option<Json> {
     if blocks.is_empty() {
         return None;
@@ -64,9 +70,7 @@ fn principals_json(blocks: &[Value]) -> Option<Json> {
         return Some(Json::String("*".into()));
     }
     for (ty, ids) in grouped {
-        if let Some(j) = list_json(ids) {
-            by.insert(ty, j);
-        }
+        by.insert(ty, kept_list_json(ids));
     }
     Some(Json::Object(by))
 }
@@ -80,9 +84,11 @@ fn conditions_json(blocks: &[Value]) -> Option<Json> {
         let (Some(test), Some(var)) = (string(b, "test"), string(b, "variable")) else {
             continue;
         };
-        if let Some(j) = list_json(strings(b, "values")) {
-            by.entry(test).or_default().insert(var, j);
-        }
+        // An empty list stays, as the provider writes it: dropping the
+        // condition would widen who the policy lets in.
+        by.entry(test)
+            .or_default()
+            .insert(var, kept_list_json(strings(b, "values")));
     }
     Some(Json::Object(
         by.into_iter().map(|(k, v)| (k, Json::Object(v))).collect(),
@@ -336,6 +342,43 @@ mod tests {
 }"#
         );
         assert!(minified.starts_with(r#"{"Version":"2012-10-17","Statement":[{"Sid":"Assume""#));
+    }
+
+    /// The AWS provider 5.100.0's answer for the same blocks (read with
+    /// Terraform): empty values and identifiers are kept, never dropped.
+    #[test]
+    fn an_empty_condition_or_principal_list_is_kept() {
+        let cond = |test: &str, values: &[&str]| {
+            object(vec![
+                ("test", Value::string(test)),
+                (
+                    "variable",
+                    Value::string("token.actions.githubusercontent.com:sub"),
+                ),
+                ("values", list(values)),
+            ])
+        };
+        let principal = object(vec![
+            ("type", Value::string("AWS")),
+            ("identifiers", list(&[])),
+        ]);
+        let statement = object(vec![
+            ("actions", list(&["sts:AssumeRoleWithWebIdentity"])),
+            ("principals", Value::List(Type::Dynamic, vec![principal])),
+            (
+                "condition",
+                Value::List(Type::Dynamic, vec![cond("StringLike", &[])]),
+            ),
+        ]);
+        let config = object(vec![(
+            "statement",
+            Value::List(Type::Dynamic, vec![statement]),
+        )]);
+        let (_, minified) = render(&config).expect("renders");
+        assert_eq!(
+            minified,
+            r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:AssumeRoleWithWebIdentity","Principal":{"AWS":[]},"Condition":{"StringLike":{"token.actions.githubusercontent.com:sub":[]}}}]}"#
+        );
     }
 
     #[test]
