@@ -492,12 +492,13 @@ fn an_interrupt_stops_the_run_with_the_state_written_and_the_lock_released() {
             } else {
                 libc::SIGTERM
             };
-            let c = child(&env, args, 15)
+            // Calls slow enough (60 ms) that most signals land mid-apply.
+            let c = child(&env, args, 60)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .expect("child");
-            std::thread::sleep(Duration::from_millis(200 + next() % 900));
+            std::thread::sleep(Duration::from_millis(300 + next() % 1500));
             // SAFETY: a signal to our own child, which is still ours to wait for.
             unsafe { libc::kill(c.id() as libc::pid_t, signal) };
             let out = c.wait_with_output().expect("the child ends");
