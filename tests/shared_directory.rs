@@ -3,7 +3,7 @@
 //! state files, the same workspaces, the same lock. Each test starts from
 //! what Terraform itself left, never from an empty directory.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -151,15 +151,7 @@ fn holding_the_lock(tool: &str, dir: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("the holder starts");
-    let mut seen = String::new();
-    if let Some(out) = child.stdout.as_mut() {
-        let mut buf = [0u8; 4096];
-        while !seen.contains("Enter a value") {
-            let n = out.read(&mut buf).expect("the holder's output");
-            assert!(n > 0, "{tool} ended before asking: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    }
+    oracle::until_asked(&mut child);
     child
 }
 

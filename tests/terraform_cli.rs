@@ -270,16 +270,7 @@ fn lock_timeout_waits_for_the_holder() {
         .spawn()
         .expect("the holder starts");
     // The holder has the lock once it asks for confirmation.
-    let mut seen = String::new();
-    if let Some(out) = holder.stdout.as_mut() {
-        use std::io::Read;
-        let mut buf = [0u8; 4096];
-        while !seen.contains("Enter a value") {
-            let n = out.read(&mut buf).expect("the holder's output");
-            assert!(n > 0, "the holder ended early: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    }
+    oracle::until_asked(&mut holder);
     let plan = ["plan", "-var", "n=1", "-no-color", "-lock-timeout=1s"];
     let started = std::time::Instant::now();
     let (code, out, err) = run("strata", &dir, &plan, &[]);

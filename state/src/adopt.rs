@@ -9,7 +9,7 @@
 
 use crate::backend::{Backend, LockInfo, Version};
 use crate::error::StateError;
-use crate::local::{Layout, LocalBackend};
+use crate::local::{sibling, Layout, LocalBackend};
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -64,7 +64,7 @@ pub fn adopt(from: &Layout, to: &Layout) -> Result<Vec<Adopted>, StateError> {
     let mut plans = Vec::new();
     for old in olds {
         let new = LocalBackend::workspace(to.clone(), &old.workspace);
-        let new_holds = holding(&new)?;
+        let new_holds = holding(LocalBackend::workspace(to.clone(), &old.workspace))?;
         if let (Holding::Objects(ours), Holding::Objects(theirs)) = (old.holds, new_holds) {
             return Err(StateError::TwoStates {
                 old: old.state.display().to_string(),
@@ -89,11 +89,11 @@ pub fn adopt(from: &Layout, to: &Layout) -> Result<Vec<Adopted>, StateError> {
 fn read_old(from: &Layout, workspace: &str) -> Result<Option<Old>, StateError> {
     let backend = LocalBackend::workspace(from.clone(), workspace);
     let state = from.path(workspace);
-    let journal = journal_of(&state);
+    let journal = backend.journal_path();
     if !state.exists() && !journal.exists() {
         return Ok(None);
     }
-    let holds = holding(&backend)?;
+    let holds = holding(LocalBackend::workspace(from.clone(), workspace))?;
     Ok(Some(Old {
         workspace: workspace.to_string(),
         text: backend.read()?.state,
@@ -105,25 +105,18 @@ fn read_old(from: &Layout, workspace: &str) -> Result<Option<Old>, StateError> {
 }
 
 /// What the state (with its journal replayed) at a backend holds.
-fn holding(backend: &LocalBackend) -> Result<Holding, StateError> {
-    let stored = backend.read()?;
-    if stored.state.is_none() && stored.journal.is_empty() {
+fn holding(backend: LocalBackend) -> Result<Holding, StateError> {
+    let loaded = crate::Store::new(backend).load()?;
+    let replay = &loaded.replay;
+    if !loaded.existed && replay.applied == 0 && replay.pending.is_empty() {
         return Ok(Holding::Nothing);
     }
-    let location = backend.location();
-    let mut state = match &stored.state {
-        Some(text) => crate::store::parse(&location, text)?,
-        None => crate::model::State::new(),
-    };
-    let replay =
-        crate::journal::replay(&stored.journal, &mut state).map_err(|(line, detail)| {
-            StateError::Journal {
-                location,
-                line,
-                detail,
-            }
-        })?;
-    let instances: usize = state.resources.iter().map(|r| r.instances.len()).sum();
+    let instances: usize = loaded
+        .state
+        .resources
+        .iter()
+        .map(|r| r.instances.len())
+        .sum();
     Ok(match instances + replay.pending.len() {
         0 => Holding::NoObjects,
         n => Holding::Objects(n),
@@ -160,7 +153,7 @@ fn move_over(old: &Old, new: &LocalBackend) -> Result<Adopted, StateError> {
         let expected = stat_version(new)?;
         new.write(text, expected.as_ref())?;
     }
-    rename_if_absent(&journal_of(&old.state), &journal_of(&to))?;
+    rename_if_absent(&old.backend.journal_path(), &new.journal_path())?;
     rename_if_absent(&old.backend.backup_path(), &new.backup_path())?;
     remove_if_present(&old.state)?;
     remove_if_present(&old.backend.backup_path())?;
@@ -175,7 +168,7 @@ fn move_over(old: &Old, new: &LocalBackend) -> Result<Adopted, StateError> {
 /// Keeps the old state under `<old>.superseded`, out of either tool's way.
 fn set_aside(old: &Old) -> Result<Adopted, StateError> {
     let aside = sibling(&old.state, ".superseded");
-    for (from, suffix) in [(&old.state, ""), (&journal_of(&old.state), ".journal")] {
+    for (from, suffix) in [(&old.state, ""), (&old.backend.journal_path(), ".journal")] {
         rename_if_present(from, &sibling(&aside, suffix))?;
     }
     remove_if_present(&old.backend.backup_path())?;
@@ -215,16 +208,6 @@ fn old_strata_lock(path: &Path) -> Result<Option<std::fs::File>, StateError> {
 
 fn stat_version(backend: &LocalBackend) -> Result<Option<Version>, StateError> {
     backend.read().map(|s| s.version)
-}
-
-fn journal_of(state: &Path) -> PathBuf {
-    sibling(state, ".journal")
-}
-
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
 }
 
 fn rename_if_present(from: &Path, to: &Path) -> Result<(), StateError> {

@@ -64,7 +64,7 @@ impl Layout {
     }
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
@@ -212,7 +212,7 @@ impl LocalBackend {
         folder(&self.path).join(format!(".{name}.lock.info"))
     }
 
-    fn journal_path(&self) -> PathBuf {
+    pub(crate) fn journal_path(&self) -> PathBuf {
         sibling(&self.path, ".journal")
     }
 

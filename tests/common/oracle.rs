@@ -79,3 +79,19 @@ pub fn ok(tool: &str, dir: &Path, args: &[&str]) -> String {
     assert_eq!(code, 0, "{tool} {args:?}:\n{out}\n{err}");
     out
 }
+
+/// Reads `child`'s stdout until it asks for confirmation ("Enter a
+/// value"): an apply there holds the state's lock. What it said so far.
+pub fn until_asked(child: &mut std::process::Child) -> String {
+    use std::io::Read;
+    let mut seen = String::new();
+    if let Some(out) = child.stdout.as_mut() {
+        let mut buf = [0u8; 4096];
+        while !seen.contains("Enter a value") {
+            let n = out.read(&mut buf).expect("the child's output");
+            assert!(n > 0, "it ended before asking: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    seen
+}
