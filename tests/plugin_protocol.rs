@@ -1388,6 +1388,60 @@ fn an_older_schema_version_is_upgraded_by_the_provider() {
     );
 }
 
+/// A data source in the state is read back as a data source everywhere the
+/// state is read (`show`, `show -json`, `state show`, the next plan), also
+/// when its name is no resource type's (`stratatest_lookup`) or is one of
+/// another shape (`data.stratatest_object`, whose resource type is at a
+/// later schema version): both tools show the same.
+#[test]
+fn data_sources_in_the_state_are_shown_as_terraform_shows_them() {
+    if !require_terraform("data_sources_in_the_state_are_shown_as_terraform_shows_them") {
+        return;
+    }
+    let lab = Lab::new("data-show");
+    let config = format!(
+        "{HEADER}
+resource \"stratatest_object\" \"a\" {{
+  name   = \"seen\"
+  labels = {{ team = \"ml\" }}
+}}
+
+data \"stratatest_lookup\" \"a\" {{
+  name       = stratatest_object.a.name
+  depends_on = [stratatest_object.a]
+}}
+
+data \"stratatest_object\" \"a\" {{
+  name       = stratatest_object.a.name
+  depends_on = [stratatest_object.a]
+}}
+"
+    );
+    let mut shown = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = lab.work_with(tool, &config);
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        let human = lab.ok(tool, &dir, &["show", "-no-color"]);
+        assert!(
+            human.contains("data \"stratatest_lookup\" \"a\"") && human.contains("\"ml\""),
+            "{tool} show:\n{human}"
+        );
+        let one = lab.ok(
+            tool,
+            &dir,
+            &["state", "show", "-no-color", "data.stratatest_lookup.a"],
+        );
+        assert!(one.contains("= \"ml\""), "{tool} state show:\n{one}");
+        let (code, out, err) = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(code, 0, "{tool} plan:\n{out}{err}");
+        let json: Json = serde_json::from_str(&lab.ok(tool, &dir, &["show", "-json"])).unwrap();
+        let resources = json["values"]["root_module"]["resources"].clone();
+        shown.push(json!({ "resources": resources }));
+    }
+    same("show -json", &shown[0], &shown[1]);
+}
+
 /// A create the provider fails after making the object: both tools record
 /// it tainted (with its id and private data), and the next plan replaces
 /// it.

@@ -187,7 +187,7 @@ pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p Resource
             });
             instance.is_some_and(|i| {
                 let mut had = i.dependencies.clone();
-                let mut want = c.dependencies.clone();
+                let mut want = record::recorded_dependencies(c);
                 had.sort();
                 want.sort();
                 (had != want && !plan.refresh_only) || i.schema_version != c.schema_version

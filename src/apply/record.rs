@@ -7,7 +7,7 @@ use crate::lang::json::{mark_paths, value_to_json};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
-use strata_state::model::InstanceState;
+use strata_state::model::{InstanceState, Mode, ResourceAddr};
 use strata_state::{Entry, Journal, State};
 
 pub struct Record<'j> {
@@ -77,13 +77,23 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             // Terraform records no sensitive paths for a data source (its
             // `show` prints a remote state's secret outputs as they are).
             sensitive_attributes: match c.addr.id.mode {
-                strata_state::model::Mode::Data => Vec::new(),
-                strata_state::model::Mode::Managed => mark_paths(v),
+                Mode::Data => Vec::new(),
+                Mode::Managed => mark_paths(v),
             },
-            dependencies: c.dependencies.clone(),
+            dependencies: recorded_dependencies(c),
             create_before_destroy: c.create_before_destroy,
         },
     })
+}
+
+/// The dependencies the state keeps for `c`: none for a data source, as
+/// Terraform keeps none (they order a destroy, and a data source is
+/// never destroyed); a managed object's from the configuration.
+pub fn recorded_dependencies(c: &ResourceChange) -> Vec<ResourceAddr> {
+    match c.addr.id.mode {
+        Mode::Data => Vec::new(),
+        Mode::Managed => c.dependencies.clone(),
+    }
 }
 
 /// The entry removing `c`'s object (its deposed one, given the key).

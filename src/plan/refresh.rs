@@ -44,18 +44,27 @@ pub struct AsStored {
 /// The driver that decodes a type's objects, its schema and object type.
 type Served<'d> = (&'d dyn Driver, &'d ResourceSchema, Arc<Type>);
 
-/// A stored object decoded by its type's driver: brought up to its
-/// current schema by a plugin provider (other drivers' objects are read as
-/// stored), marked sensitive where the state and the schema say. Returns
-/// the value and the schema version it now has.
+/// A stored object decoded by its type's driver: a managed object brought
+/// up to its current schema by a plugin provider (other drivers' objects
+/// are read as stored), marked sensitive where the state and the schema
+/// say. Returns the value and the schema version it now has.
+///
+/// A data source's object is read as stored: the protocol upgrades only
+/// managed resources (`UpgradeResourceState` names a resource type, and
+/// a data source may share its name with one of another shape), and the
+/// next plan reads the data source again anyway.
 fn decode_object(
-    type_name: &str,
+    id: &ResourceAddr,
     json: &str,
     sensitive: &[serde_json::Value],
     version: u64,
     (driver, schema, ty): &Served,
 ) -> Result<(Value, u64), String> {
-    let (value, version) = match driver.upgrade(type_name, version, json) {
+    let upgraded = match id.mode {
+        Mode::Managed => driver.upgrade(&id.type_name, version, json),
+        Mode::Data => None,
+    };
+    let (value, version) = match upgraded {
         Some(upgraded) => (upgraded.map_err(|e| e.to_string())?, schema.version),
         None => (value_from_json_text(json, ty)?, version),
     };
@@ -73,9 +82,8 @@ pub fn decode_left(p: &mut PriorInstance, drivers: &Drivers) -> Result<(), Diag>
         return Err(unsupported(&p.addr.id));
     };
     let served = (&**driver, schema, Arc::new(schema.object_type()));
-    let type_name = &p.addr.id.type_name;
     let decoded = decode_object(
-        type_name,
+        &p.addr.id,
         &stored.json,
         &stored.sensitive,
         p.schema_version,
@@ -181,7 +189,7 @@ pub fn decode_state(
             }
             Some(served) => {
                 let decoded = decode_object(
-                    &r.id.type_name,
+                    &r.id,
                     text,
                     &i.sensitive_attributes,
                     i.schema_version,

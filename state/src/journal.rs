@@ -5,7 +5,8 @@
 //! on the next load if the run died first.
 
 use crate::model::{
-    Address, InstanceKey, InstanceState, OutputState, PoolPlacement, ResourceAddr, ResourceState,
+    Address, InstanceKey, InstanceState, Mode, ModulePath, OutputState, PoolPlacement, ResourceAddr,
+    ResourceState,
     State,
 };
 use serde::{Deserialize, Serialize};
@@ -165,21 +166,22 @@ impl State {
             }
         }
         self.resources.retain(|r| !r.instances.is_empty());
-        // Resources in address order, as Terraform keeps them.
-        self.resources.sort_by(|a, b| {
-            (&a.id.module, a.id.mode, &a.id.type_name, &a.id.name).cmp(&(
-                &b.id.module,
-                b.id.mode,
-                &b.id.type_name,
-                &b.id.name,
-            ))
-        });
+        // Resources in Terraform's order: by module, then mode as its
+        // file spells it ("data" before "managed"), type and name; so a
+        // state both tools write reads the same in a diff.
+        self.resources.sort_by(|a, b| terraform_order(a).cmp(&terraform_order(b)));
         // Instances of one resource in key order, as Terraform keeps them.
         for r in &mut self.resources {
             r.instances
                 .sort_by(|a, b| (&a.index_key, &a.deposed).cmp(&(&b.index_key, &b.deposed)));
         }
     }
+}
+
+/// A resource's place in Terraform's order of a state's resources.
+fn terraform_order(r: &ResourceState) -> (&ModulePath, bool, &str, &str) {
+    let managed = r.id.mode == Mode::Managed;
+    (&r.id.module, managed, &r.id.type_name, &r.id.name)
 }
 
 /// What replaying a journal found.

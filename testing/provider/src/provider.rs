@@ -151,9 +151,11 @@ impl Provider for TestProvider {
                     type_name: t.into(),
                 })
                 .to_vec(),
-            data_sources: vec![v6::get_metadata::DataSourceMetadata {
-                type_name: OBJECT.into(),
-            }],
+            data_sources: [OBJECT, schema::LOOKUP]
+                .map(|t| v6::get_metadata::DataSourceMetadata {
+                    type_name: t.into(),
+                })
+                .to_vec(),
             ..Default::default()
         }))
     }
@@ -177,7 +179,9 @@ impl Provider for TestProvider {
         Ok(Response::new(v6::get_provider_schema::Response {
             provider: Some(schema::provider_schema()),
             resource_schemas,
-            data_source_schemas: [(OBJECT.to_string(), schema::lookup_schema())].into(),
+            data_source_schemas: [OBJECT, schema::LOOKUP]
+                .map(|t| (t.to_string(), schema::lookup_schema()))
+                .into(),
             // Declared only, for `providers schema -json`: clients list it.
             ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
                 .into(),
@@ -226,7 +230,7 @@ impl Provider for TestProvider {
         request: Request<v6::validate_data_resource_config::Request>,
     ) -> Answer<v6::validate_data_resource_config::Response> {
         let r = request.into_inner();
-        if r.type_name != OBJECT {
+        if r.type_name != OBJECT && r.type_name != schema::LOOKUP {
             return Err(unknown_type(&r.type_name));
         }
         decode(r.config.as_ref(), &schema::lookup_value_type())?;

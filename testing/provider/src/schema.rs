@@ -235,6 +235,10 @@ pub fn token_schema() -> Schema {
 }
 
 /// The data source `stratatest_object`: an object found by name.
+/// `stratatest_lookup` is the same lookup under a name no resource type
+/// has, as most providers' data sources are (`aws_ami`, `aws_caller_identity`).
+pub const LOOKUP: &str = "stratatest_lookup";
+
 pub fn lookup_value_type() -> Type {
     object_type(&[
         ("id", Type::String),
