@@ -1524,3 +1524,88 @@ fn tf_workspace_is_read_as_terraform_reads_it() {
     assert_eq!(seen[0][2].1, "dev\n");
     assert_eq!(seen[0][6].0, 1);
 }
+
+/// The functions whose value differs on every call (`timestamp`, `uuid`,
+/// `bcrypt`) are known after apply in a plan and called by the apply, in
+/// both tools: a plan that printed a timestamp would promise a value its
+/// apply does not keep.
+#[test]
+fn impure_functions_are_known_after_apply_in_a_plan() {
+    if !require_terraform("impure_functions_are_known_after_apply_in_a_plan") {
+        return;
+    }
+    let config = r#"
+resource "terraform_data" "t" {
+  input = { at = timestamp(), id = uuid(), hash = bcrypt("x") }
+}
+
+output "at" {
+  value = timestamp()
+}
+"#;
+    for tool in ["strata", "terraform"] {
+        let dir = ready_with(tool, "impure", &[("main.tf", config)]);
+        let (code, out, err) = run(tool, &dir, &["plan", "-no-color"], &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        for line in ["+ at   = (known after apply)", "+ hash = (known after apply)"] {
+            assert!(out.contains(line), "{tool} plan lacks {line:?}:\n{out}");
+        }
+        assert!(
+            out.contains("+ at = (known after apply)"),
+            "{tool} plan:\n{out}"
+        );
+        let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve", "-no-color"], &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        let at = out.lines().find(|l| l.starts_with("at = ")).unwrap_or("");
+        assert!(at.contains("T") && at.ends_with("Z\""), "{tool} apply: {out}");
+    }
+}
+
+/// The console writes a null of a known type as Terraform's does, so it
+/// reads back as the same value (`tostring(null)`, `tolist(null) /* of
+/// string */`), and an untyped one as `null`.
+#[test]
+fn the_console_names_a_nulls_type() {
+    if !require_terraform("the_console_names_a_nulls_type") {
+        return;
+    }
+    let exprs = [
+        "null",
+        "tostring(null)",
+        "tonumber(null)",
+        "tobool(null)",
+        "tolist(null)",
+        "toset(null)",
+        "tomap({ a = null, b = \"x\" })",
+        "[null, tostring(null)]",
+        "{ a = null }",
+    ];
+    // Terraform's console reads a piped input whole: one run a line.
+    let console = |tool: &str, expr: &str| -> String {
+        let dir = workdir(&format!("null-console-{tool}"));
+        let program = match tool {
+            "strata" => env!("CARGO_BIN_EXE_strata"),
+            other => other,
+        };
+        let mut child = Command::new(program)
+            .arg("console")
+            .env("TF_CLI_CONFIG_FILE", "/dev/null")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{expr}").expect("write");
+        drop(stdin);
+        let out = child.wait_with_output().expect("ends");
+        assert!(out.status.success(), "{tool} console {expr}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    for expr in exprs {
+        let said = [console("strata", expr), console("terraform", expr)];
+        assert_eq!(said[0], said[1], "{expr}: strata (left), terraform (right)");
+    }
+}

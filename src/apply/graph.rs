@@ -141,7 +141,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         });
         GraphApply {
             schedule: Schedule::new(graph.node_count(), edges),
-            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone()),
+            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.calling()),
             ex,
             by_addr,
             changes_of,

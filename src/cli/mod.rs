@@ -1258,7 +1258,8 @@ fn console(
             dir: PathBuf::from("."),
             ..config::Module::default()
         };
-        let run_at = config::Run::new(PathBuf::from("."), at.workspace);
+        // The console calls `timestamp()` and its kind, as Terraform's does.
+        let run_at = config::Run::new(PathBuf::from("."), at.workspace).calling();
         let scope = ConfigScope::new(&module, Default::default(), run_at);
         return run(&scope, PathBuf::from("."));
     };
@@ -1275,7 +1276,7 @@ fn console(
         }
     };
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
-    let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions);
+    let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
     let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
     run(&scope, module.dir.clone())
 }

@@ -6,6 +6,7 @@
 use super::{Mode, Module};
 use crate::diag::{Diag, Span};
 use crate::eval::{did_you_mean, unknown_root, CallFailure, Evaluator, Scope};
+use crate::funcs::Impure;
 use crate::lang::value::{Attrs, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -21,6 +22,8 @@ pub struct Run {
     pub root_dir: PathBuf,
     pub workspace: String,
     functions: Option<Rc<dyn ProviderFunctions>>,
+    /// A plan's (`timestamp()` known after apply) unless [`Run::calling`].
+    impure: Impure,
 }
 
 impl Run {
@@ -29,6 +32,18 @@ impl Run {
             root_dir,
             workspace: workspace.to_string(),
             functions: None,
+            impure: Impure::KnownAfterApply,
+        })
+    }
+
+    /// The same run where `timestamp()`, `uuid()` and `bcrypt()` are
+    /// called: an apply's walk, the console.
+    pub fn calling(&self) -> Rc<Run> {
+        Rc::new(Run {
+            root_dir: self.root_dir.clone(),
+            workspace: self.workspace.clone(),
+            functions: self.functions.clone(),
+            impure: Impure::Called,
         })
     }
 
@@ -42,6 +57,7 @@ impl Run {
             root_dir,
             workspace: workspace.to_string(),
             functions: Some(functions),
+            impure: Impure::KnownAfterApply,
         })
     }
 }
@@ -295,6 +311,10 @@ fn invalid_ref(detail: impl Into<String>, span: Span) -> Diag {
 }
 
 impl Scope for ConfigScope<'_> {
+    fn impure(&self) -> Impure {
+        self.run.impure
+    }
+
     fn declares_provider(&self, local_name: &str) -> bool {
         self.module
             .settings

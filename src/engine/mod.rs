@@ -1391,8 +1391,9 @@ pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String
                         && objects.iter().filter(|o| o.addr.id == a.id).count() == 1))
         })
     });
+    let schemas = crate::plan::Schemas::gather(found, drivers);
     found
-        .map(crate::render::human::state_object)
+        .map(|c| crate::render::human::state_object(c, &schemas))
         .ok_or_else(|| {
             Diags::from(Diag::new(
                 "strata::state::no_instance",
@@ -1444,7 +1445,10 @@ pub fn show(
                     let language = config::TERRAFORM_LANGUAGE;
                     crate::render::json::state(&objects, &outputs, existed && something, language)
                 }
-                false => crate::render::human::state(&objects, &outputs, existed),
+                false => {
+                    let schemas = crate::plan::Schemas::gather(&objects, drivers);
+                    crate::render::human::state(&objects, &schemas, &outputs, existed)
+                }
             };
             print!("{text}");
             Ok(())

@@ -34,6 +34,12 @@ pub trait Scope {
         true
     }
 
+    /// Whether `timestamp()` and its kind are called here or known after
+    /// apply (see [`funcs::Impure`]).
+    fn impure(&self) -> funcs::Impure {
+        funcs::Impure::Called
+    }
+
     /// Calls the function `function` of the provider the local name
     /// `provider` names, with `args` (unmarked): `None` when that provider
     /// offers no such function (or none is running here).
@@ -768,6 +774,7 @@ impl<'a> Evaluator<'a> {
         let mut ctx = CallCtx {
             base_dir: &self.base_dir,
             eval: &Nested,
+            impure: self.scope.impure(),
         };
         funcs::call(def, values, &mut ctx).map_err(|e| e.into_diag(short, span, &arg_spans))
     }

@@ -32,7 +32,21 @@ pub struct CallCtx<'a> {
     pub base_dir: &'a Path,
     /// The evaluator making the call, for the functions that evaluate.
     pub eval: &'a dyn Evaluate,
+    pub impure: Impure,
 }
+
+/// When the functions whose result differs on every call (`timestamp`,
+/// `uuid`, `bcrypt`) give one. A plan cannot promise a value its apply
+/// would compute again differently, so there they are known after apply,
+/// as Terraform has them; an apply and the console call them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Impure {
+    KnownAfterApply,
+    Called,
+}
+
+/// The functions [`Impure`] is about, as Terraform lists them.
+const IMPURE: [&str; 3] = ["bcrypt", "timestamp", "uuid"];
 
 /// What a few functions need of the evaluator that calls them:
 /// `templatefile` and `templatestring` render a template, `decode_tfvars`
@@ -283,7 +297,8 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
         }
         converted.push(v);
     }
-    if unknown {
+    let deferred = ctx.impure == Impure::KnownAfterApply && IMPURE.contains(&def.name);
+    if unknown || deferred {
         return Ok(Value::Unknown(def.ret.clone()).mark_if(marked));
     }
     let out = (def.imp)(ctx, &converted).map_err(|e| redact(e, &secrets))?;

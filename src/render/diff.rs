@@ -32,6 +32,56 @@ fn is_null(v: Option<&Value>) -> bool {
     v.is_none_or(|v| v.unmarked().is_null())
 }
 
+/// How the parts of a value are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// By its type: a null attribute of an object is one not set, shown
+    /// nowhere (a resource's attributes, typed attribute values).
+    Typed,
+    /// As its JSON: a key there with null is there, shown `+ k = null`,
+    /// `~ k = null -> "x"`, counted among the unchanged (an output, an
+    /// attribute of any type), as Terraform's renderer reads JSON.
+    Json,
+}
+
+/// How one value's change is written.
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    /// What is removed says no `-> null` of its own: inside a value made
+    /// or removed whole, or an output's change.
+    quiet: bool,
+    reading: Reading,
+}
+
+impl Style {
+    const PLAIN: Style = Style {
+        quiet: false,
+        reading: Reading::Typed,
+    };
+
+    /// Whether `v` is there: set (typed), or a key at all (JSON).
+    fn present(self, v: Option<&Value>) -> bool {
+        match self.reading {
+            Reading::Typed => !is_null(v),
+            Reading::Json => v.is_some(),
+        }
+    }
+
+    /// The symbol of a change from `b` to `a`, as this reading sees it.
+    fn sym(self, b: Option<&Value>, a: Option<&Value>) -> Sym {
+        match self.reading {
+            Reading::Typed => sym(b, a),
+            Reading::Json => match (b, a) {
+                (None, None) => Sym::Same,
+                (None, Some(_)) => Sym::Create,
+                (Some(_), None) => Sym::Delete,
+                (Some(b), Some(a)) if a.is_wholly_known() && equal(b, a) => Sym::Same,
+                _ => Sym::Update,
+            },
+        }
+    }
+}
+
 fn equal(a: &Value, b: &Value) -> bool {
     crate::plan::same(a, b) && a.is_sensitive() == b.is_sensitive()
 }
@@ -97,7 +147,7 @@ fn json_doc(v: &Value) -> Option<Value> {
 /// Writes the value part of a line (after `key = `) for a change from `b`
 /// to `a`, at `indent` (the column of the line's symbol).
 pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
-    value_in(b, a, indent, false, out)
+    value_in(b, a, indent, Style::PLAIN, out)
 }
 
 /// An output's change, as Terraform renders one: from its JSON and the
@@ -105,13 +155,18 @@ pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut Stri
 /// list or set as a tuple (paired by position when of one type), and
 /// inside a changed value what is removed has no `-> null` of its own.
 pub fn output_value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
-    let (b, a) = (b.map(as_object), a.map(as_object));
-    let removed = is_null(a.as_ref()) && !is_null(b.as_ref());
-    value_in(b.as_ref(), a.as_ref(), indent, !removed, out)
+    // The value itself null is no value; inside it, a null is a key.
+    let json = |v: Option<&Value>| v.filter(|v| !is_null(Some(v))).map(as_object);
+    let (b, a) = (json(b), json(a));
+    let style = Style {
+        quiet: a.is_some() || b.is_none(),
+        reading: Reading::Json,
+    };
+    value_in(b.as_ref(), a.as_ref(), indent, style, out)
 }
 
 /// `v` as its JSON implies: every map an object, every sequence a tuple.
-fn as_object(v: &Value) -> Value {
+pub(super) fn as_object(v: &Value) -> Value {
     match v {
         Value::Map(_, m) | Value::Object(m) => {
             Value::Object(m.iter().map(|(k, x)| (k.clone(), as_object(x))).collect())
@@ -124,14 +179,12 @@ fn as_object(v: &Value) -> Value {
     }
 }
 
-/// `whole`: inside a value created or deleted as a whole, where only the
-/// outermost line says `-> null`.
-fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, whole_: bool, out: &mut String) {
-    let (bn, an) = (is_null(b), is_null(a));
+fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, style: Style, out: &mut String) {
+    let (bn, an) = (!style.present(b), !style.present(a));
     let sensitive = b.is_some_and(Value::is_sensitive) || a.is_some_and(Value::is_sensitive);
     if sensitive {
         out.push_str("(sensitive value)");
-        if an && !bn && !whole_ {
+        if an && !bn && !style.quiet {
             out.push_str(" -> null");
         }
         return;
@@ -140,51 +193,50 @@ fn value_in(b: Option<&Value>, a: Option<&Value>, indent: usize, whole_: bool, o
         (_, Some(av)) if !av.is_known() => {
             if !bn {
                 if let Some(bv) = b {
-                    whole(bv, Sym::Delete, indent, out);
+                    whole(bv, Sym::Delete, indent, style.reading, out);
                     out.push_str(" -> ");
                 }
             }
             out.push_str("(known after apply)");
         }
-        (_, Some(av)) if bn => whole(av, Sym::Create, indent, out),
+        (_, Some(av)) if bn => whole(av, Sym::Create, indent, style.reading, out),
         (Some(bv), _) if an => {
-            whole(bv, Sym::Delete, indent, out);
-            if !whole_ {
+            whole(bv, Sym::Delete, indent, style.reading, out);
+            if !style.quiet {
                 out.push_str(" -> null");
             }
         }
-        (Some(bv), Some(av)) => changed(bv, av, indent, whole_, out),
+        (Some(bv), Some(av)) => changed(bv, av, indent, style, out),
         _ => out.push_str("null"),
     }
 }
 
-/// `quiet`: what is removed inside says no `-> null` (an output's change).
-fn changed(b: &Value, a: &Value, indent: usize, quiet: bool, out: &mut String) {
+fn changed(b: &Value, a: &Value, indent: usize, style: Style, out: &mut String) {
     if let (Some((bm, map)), Some((am, _))) = (entries(b), entries(a)) {
-        return object(bm, am, map, indent, quiet, out);
+        return object(bm, am, map, indent, style, out);
     }
     if let (Some(bs), Some(as_)) = (elements(b), elements(a)) {
         let same_tuple = matches!(
             (b.unmarked(), a.unmarked()),
             (Value::Tuple(_), Value::Tuple(_))
         ) && b.ty() == a.ty();
-        return list(bs, as_, same_tuple, indent, out);
+        return list(bs, as_, same_tuple, indent, style.reading, out);
     }
     // A value of any type changing its kind (a string becoming a list):
     // the old shown whole as removed, the new whole as added, as
     // Terraform's renderer shows a change of type.
     let structured = |v: &Value| entries(v).is_some() || elements(v).is_some();
     if structured(b) || structured(a) {
-        whole(b, Sym::Delete, indent, out);
+        whole(b, Sym::Delete, indent, style.reading, out);
         out.push_str(" -> ");
-        whole(a, Sym::Create, indent, out);
+        whole(a, Sym::Create, indent, style.reading, out);
         return;
     }
     if let (Some(bj), Some(aj)) = (json_doc(b), json_doc(a)) {
         out.push_str("jsonencode(\n");
         out.push_str(&pad(indent + 4));
         out.push_str("~ ");
-        changed(&bj, &aj, indent + 4, quiet, out);
+        changed(&bj, &aj, indent + 4, style, out);
         out.push('\n');
         out.push_str(&pad(indent + 2));
         out.push(')');
@@ -205,7 +257,7 @@ fn changed(b: &Value, a: &Value, indent: usize, quiet: bool, out: &mut String) {
 }
 
 /// A value created or deleted whole: every nested line carries `s`.
-fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
+fn whole(v: &Value, s: Sym, indent: usize, reading: Reading, out: &mut String) {
     if v.is_sensitive() || !v.is_known() {
         out.push_str(&primitive(v));
         return;
@@ -217,7 +269,11 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
         } else {
             (&empty, m)
         };
-        return object(bm, am, map, indent, true, out);
+        let style = Style {
+            quiet: true,
+            reading,
+        };
+        return object(bm, am, map, indent, style, out);
     }
     if let Some(vs) = elements(v) {
         let (bs, as_): (&[Value], &[Value]) = if s == Sym::Delete {
@@ -225,12 +281,12 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
         } else {
             (&[], vs)
         };
-        return list(bs, as_, false, indent, out);
+        return list(bs, as_, false, indent, reading, out);
     }
     if let Some(j) = json_doc(v) {
         out.push_str("jsonencode(\n");
         out.push_str(&pad(indent + 6));
-        whole(&j, s, indent + 4, out);
+        whole(&j, s, indent + 4, reading, out);
         out.push('\n');
         out.push_str(&pad(indent + 2));
         out.push(')');
@@ -252,7 +308,7 @@ fn whole(v: &Value, s: Sym, indent: usize, out: &mut String) {
 }
 
 /// A value with no change, every part shown without a symbol.
-fn unchanged(v: &Value, indent: usize, out: &mut String) {
+fn unchanged(v: &Value, indent: usize, reading: Reading, out: &mut String) {
     if v.is_sensitive() || !v.is_known() {
         out.push_str(&primitive(v));
         return;
@@ -263,8 +319,11 @@ fn unchanged(v: &Value, indent: usize, out: &mut String) {
         _ => {}
     }
     if let Some((m, map)) = entries(v) {
-        let shown: Vec<(&String, &Value)> =
-            m.iter().filter(|(_, x)| !x.unmarked().is_null()).collect();
+        let style = Style {
+            quiet: false,
+            reading,
+        };
+        let shown: Vec<(&String, &Value)> = m.iter().filter(|(_, x)| style.present(Some(x))).collect();
         let width = shown
             .iter()
             .map(|(k, _)| key_text(k, map).chars().count())
@@ -278,7 +337,7 @@ fn unchanged(v: &Value, indent: usize, out: &mut String) {
             out.push_str(&key);
             out.push_str(&pad(width.saturating_sub(key.chars().count())));
             out.push_str(" = ");
-            unchanged(x, indent + 4, out);
+            unchanged(x, indent + 4, reading, out);
             out.push('\n');
         }
         out.push_str(&pad(indent + 2));
@@ -290,7 +349,7 @@ fn unchanged(v: &Value, indent: usize, out: &mut String) {
         for x in vs {
             out.push_str(&pad(indent + 4));
             out.push_str("  ");
-            unchanged(x, indent + 4, out);
+            unchanged(x, indent + 4, reading, out);
             out.push_str(",\n");
         }
         out.push_str(&pad(indent + 2));
@@ -339,7 +398,7 @@ fn hidden(n: usize, what: &str, inner: usize, out: &mut String) {
     }
 }
 
-fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mut String) {
+fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, style: Style, out: &mut String) {
     // Empty on both sides: one token, as Terraform writes it.
     if b.is_empty() && a.is_empty() {
         return out.push_str("{}");
@@ -350,7 +409,7 @@ fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mu
     let inner = indent + 4;
     let width = keys
         .iter()
-        .filter(|k| !(is_null(b.get(**k)) && is_null(a.get(**k))))
+        .filter(|k| style.present(b.get(**k)) || style.present(a.get(**k)))
         .map(|k| key_text(k, map).chars().count())
         .max()
         .unwrap_or(0);
@@ -359,9 +418,9 @@ fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mu
     let mut skipped = 0;
     for k in keys {
         let (bv, av) = (b.get(k), a.get(k));
-        let s = sym(bv, av);
-        if s == Sym::Same && (is_null(bv) || updating) {
-            if is_null(bv) {
+        let s = style.sym(bv, av);
+        if s == Sym::Same && (!style.present(bv) || updating) {
+            if !style.present(bv) {
                 continue;
             }
             // `id`, `name` and `tags` say which object this is: kept.
@@ -370,7 +429,7 @@ fn object(b: &Attrs, a: &Attrs, map: bool, indent: usize, whole_: bool, out: &mu
                 continue;
             }
         }
-        line(s, (&key_text(k, map), width), bv, av, inner, whole_, out);
+        line(s, (&key_text(k, map), width), bv, av, inner, style, out);
     }
     hidden(
         skipped,
@@ -409,46 +468,36 @@ fn line(
     b: Option<&Value>,
     a: Option<&Value>,
     indent: usize,
-    whole_: bool,
+    style: Style,
     out: &mut String,
 ) {
     key_start(s, key, indent, out);
-    value_in(b, a, indent, whole_, out);
+    value_in(b, a, indent, style, out);
     out.push('\n');
 }
 
-fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut String) {
-    if b.is_empty() && a.is_empty() {
-        return out.push_str("[]");
+/// One element's line of a sequence's change.
+type Row<'v> = (Sym, Option<&'v Value>, Option<&'v Value>);
+
+/// The elements of a sequence before and after, paired. Typed, tuples of
+/// one type pair by position (`by_index`), as Terraform pairs them;
+/// otherwise a sequence diff pairs the elements that stayed. Read as JSON
+/// (an output, a value of any type) see [`json_rows`].
+fn rows<'v>(b: &'v [Value], a: &'v [Value], by_index: bool, style: Style) -> Vec<Row<'v>> {
+    let pair = |x: &'v Value, y: &'v Value| (style.sym(Some(x), Some(y)), Some(x), Some(y));
+    if style.reading == Reading::Json {
+        return json_rows(b, a, pair);
     }
-    out.push_str("[\n");
-    let inner = indent + 4;
-    let updating = !b.is_empty() && !a.is_empty();
-    let mut rows: Vec<(Sym, Option<&Value>, Option<&Value>)> = Vec::new();
-    // Tuples of one type pair up by position, as Terraform pairs them;
-    // otherwise a sequence diff pairs up the elements that stayed.
-    let (bk, ak) = if by_index {
-        rows = b
-            .iter()
-            .zip(a)
-            .map(|(x, y)| (sym(Some(x), Some(y)), Some(x), Some(y)))
-            .collect();
-        (Vec::new(), Vec::new())
-    } else {
-        (key_list(b), key_list(a))
-    };
-    let ops = if by_index {
-        Vec::new()
-    } else {
-        capture_diff_slices(Algorithm::Myers, &bk, &ak)
-    };
-    for op in ops {
+    if by_index {
+        return b.iter().zip(a).map(|(x, y)| pair(x, y)).collect();
+    }
+    let (bk, ak) = (key_list(b), key_list(a));
+    let mut rows = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, &bk, &ak) {
         let (tag, br, ar) = op.as_tag_tuple();
         match tag {
             similar::DiffTag::Equal => {
-                for (i, j) in br.zip(ar) {
-                    rows.push((Sym::Same, Some(&b[i]), Some(&a[j])));
-                }
+                rows.extend(br.zip(ar).map(|(i, j)| (Sym::Same, Some(&b[i]), Some(&a[j]))));
             }
             similar::DiffTag::Delete => rows.extend(br.map(|i| (Sym::Delete, Some(&b[i]), None))),
             similar::DiffTag::Insert => rows.extend(ar.map(|j| (Sym::Create, None, Some(&a[j])))),
@@ -458,6 +507,103 @@ fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut Strin
             }
         }
     }
+    rows
+}
+
+/// Sequences read as JSON, paired as Terraform's renderer pairs them
+/// (types unknown): of one length, by position unless one is the other
+/// reordered; otherwise around a longest common subsequence (chosen as
+/// Terraform chooses among equally long ones), where an object pairs with
+/// the object across from it and the rest are removed, then added.
+fn json_rows<'v>(
+    b: &'v [Value],
+    a: &'v [Value],
+    pair: impl Fn(&'v Value, &'v Value) -> Row<'v>,
+) -> Vec<Row<'v>> {
+    let (bk, ak) = (key_list(b), key_list(a));
+    let reordered = bk.iter().all(|k| ak.contains(k));
+    if b.len() == a.len() && !reordered {
+        return b.iter().zip(a).map(|(x, y)| pair(x, y)).collect();
+    }
+    let common = common_subsequence(&bk, &ak);
+    let object = |v: &Value| matches!(v.unmarked(), Value::Object(_));
+    let (mut i, mut j) = (0, 0);
+    let mut rows = Vec::new();
+    for next in common.into_iter().map(Some).chain(std::iter::once(None)) {
+        let stays = |k: &String| next == Some(k);
+        while i < b.len() && !stays(&bk[i]) {
+            if j < a.len() && object(&b[i]) && object(&a[j]) && !stays(&ak[j]) {
+                rows.push(pair(&b[i], &a[j]));
+                j += 1;
+            } else {
+                rows.push((Sym::Delete, Some(&b[i]), None));
+            }
+            i += 1;
+        }
+        while j < a.len() && !stays(&ak[j]) {
+            rows.push((Sym::Create, None, Some(&a[j])));
+            j += 1;
+        }
+        if next.is_some() && i < b.len() && j < a.len() {
+            rows.push((Sym::Same, Some(&b[i]), Some(&a[j])));
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    rows
+}
+
+/// A longest common subsequence of `xs` and `ys`; among equally long
+/// ones, the one found walking back from both ends preferring to drop
+/// from `ys` (Terraform's choice, which decides what a plan shows as
+/// removed and added).
+fn common_subsequence<'k>(xs: &'k [String], ys: &[String]) -> Vec<&'k String> {
+    let w = xs.len() + 1;
+    // lengths[y * w + x]: the longest of xs[..x] and ys[..y].
+    let mut lengths = vec![0usize; w * (ys.len() + 1)];
+    for y in 1..=ys.len() {
+        for x in 1..=xs.len() {
+            lengths[y * w + x] = if xs[x - 1] == ys[y - 1] {
+                lengths[(y - 1) * w + x - 1] + 1
+            } else {
+                lengths[y * w + x - 1].max(lengths[(y - 1) * w + x])
+            };
+        }
+    }
+    let (mut x, mut y) = (xs.len(), ys.len());
+    let mut out = Vec::new();
+    while x > 0 && y > 0 {
+        if xs[x - 1] == ys[y - 1] {
+            out.push(&xs[x - 1]);
+            (x, y) = (x - 1, y - 1);
+        } else if lengths[y * w + x - 1] > lengths[(y - 1) * w + x] {
+            x -= 1;
+        } else {
+            y -= 1;
+        }
+    }
+    out.reverse();
+    out
+}
+
+fn list(
+    b: &[Value],
+    a: &[Value],
+    by_index: bool,
+    indent: usize,
+    reading: Reading,
+    out: &mut String,
+) {
+    let style = Style {
+        quiet: false,
+        reading,
+    };
+    if b.is_empty() && a.is_empty() {
+        return out.push_str("[]");
+    }
+    out.push_str("[\n");
+    let inner = indent + 4;
+    let updating = !b.is_empty() && !a.is_empty();
+    let rows = rows(b, a, by_index, style);
     let mut skipped = 0;
     for (i, &(s, bv, av)) in rows.iter().enumerate() {
         // Unchanged elements show only next to a change, as context.
@@ -476,14 +622,12 @@ fn list(b: &[Value], a: &[Value], by_index: bool, indent: usize, out: &mut Strin
         out.push_str(&pad(inner));
         out.push(s.char());
         out.push(' ');
-        match s {
-            Sym::Delete => {
-                if let Some(v) = bv {
-                    whole(v, Sym::Delete, inner, out)
-                }
-            }
-            Sym::Create => value(None, av, inner, out),
-            _ => value(bv, av, inner, out),
+        match (s, bv, av) {
+            (Sym::Delete, Some(v), _) => whole(v, Sym::Delete, inner, reading, out),
+            (Sym::Create, _, _) => value_in(None, av, inner, style, out),
+            // Context read as JSON is shown whole, as Terraform shows it.
+            (Sym::Same, _, Some(v)) if reading == Reading::Json => unchanged(v, inner, reading, out),
+            _ => value_in(bv, av, inner, style, out),
         }
         out.push_str(",\n");
     }
@@ -664,6 +808,13 @@ fn block_body(
                 Sym::Delete
             };
         }
+        // An attribute of any type is read as its JSON, as Terraform's
+        // renderer reads it (a null inside it is shown); and Terraform
+        // marks typed attributes only: a dynamic one (like terraform_data's
+        // triggers_replace) has no mark unless it becomes unknown.
+        let dynamic = schema
+            .and_then(|s| s.attributes.get(k.as_str()))
+            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic);
         let mut l = String::new();
         match (s, av) {
             // An identifying attribute shown unchanged is shown whole.
@@ -673,17 +824,16 @@ fn block_body(
                 l.push_str(k);
                 l.push_str(&pad(width.saturating_sub(k.chars().count())));
                 l.push_str(" = ");
-                unchanged(v, inner, &mut l);
+                unchanged(v, inner, Reading::Typed, &mut l);
                 l.push('\n');
             }
-            _ => line(s, (k, width), bv, av, inner, false, &mut l),
+            _ if dynamic => {
+                key_start(s, (k, width), inner, &mut l);
+                output_value(bv, av, inner, &mut l);
+                l.push('\n');
+            }
+            _ => line(s, (k, width), bv, av, inner, Style::PLAIN, &mut l),
         }
-        // Terraform marks typed attributes only: a dynamic one (like
-        // terraform_data's triggers_replace) is rendered without the mark,
-        // unless it becomes unknown.
-        let dynamic = schema
-            .and_then(|s| s.attributes.get(k.as_str()))
-            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic);
         let unknown = av.is_some_and(|v| !v.is_known());
         let marked = !dynamic || unknown;
         if marked && forces.iter().any(|p| p.len() == 1 && p[0] == *k) {

@@ -3,6 +3,7 @@
 
 use super::diff::resource_body;
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
+use crate::lang::value::Value;
 use strata_state::model::{InstanceKey, Mode};
 
 fn symbol(a: Action) -> &'static str {
@@ -358,8 +359,10 @@ pub fn plan(p: &Plan) -> String {
 }
 
 /// One object of a state as `terraform state show` prints it: its
-/// non-null attributes, aligned, values laid out four spaces a level.
-pub fn state_object(c: &ResourceChange) -> String {
+/// non-null attributes, aligned, values laid out four spaces a level; an
+/// attribute of any type as its JSON (a map's keys bare, as an object's),
+/// as Terraform shows one.
+pub fn state_object(c: &ResourceChange, schemas: &Schemas) -> String {
     let kind = match c.addr.id.mode {
         Mode::Data => "data",
         Mode::Managed => "resource",
@@ -378,17 +381,32 @@ pub fn state_object(c: &ResourceChange) -> String {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
+    let dynamic = |k: &str| {
+        schemas
+            .of(c)
+            .and_then(|s| s.attributes.get(k))
+            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic)
+    };
     for (k, v) in attrs {
-        let shown = crate::lang::display::show_wide(v, 1);
+        let shown = match dynamic(k) {
+            true => crate::lang::display::show_wide(&super::diff::as_object(v), 1),
+            false => crate::lang::display::show_wide(v, 1),
+        };
         out.push_str(&format!("    {k:width$} = {shown}\n"));
     }
     out.push_str("}\n");
     out
 }
 
-/// A state as `terraform show` prints it: every object, then the outputs;
-/// what it says when there is no state (`existed` false) or nothing in it.
-pub fn state(objects: &[ResourceChange], outputs: &[OutputChange], existed: bool) -> String {
+/// A state as `terraform show` prints it: every object, then the outputs
+/// (by their types: an object's null attributes not shown); what it says
+/// when there is no state (`existed` false) or nothing in it.
+pub fn state(
+    objects: &[ResourceChange],
+    schemas: &Schemas,
+    outputs: &[OutputChange],
+    existed: bool,
+) -> String {
     if !existed {
         return "No state.\n".into();
     }
@@ -414,7 +432,7 @@ pub fn state(objects: &[ResourceChange], outputs: &[OutputChange], existed: bool
             last = Some(module);
         }
         if let Some(g) = groups.last_mut() {
-            g.push(state_object(c));
+            g.push(state_object(c, schemas));
         }
     }
     let groups: Vec<String> = groups.iter().map(|g| g.join("\n")).collect();
@@ -424,11 +442,32 @@ pub fn state(objects: &[ResourceChange], outputs: &[OutputChange], existed: bool
         for o in outputs {
             let shown = match (&o.after, o.sensitive) {
                 (_, true) => "(sensitive value)".to_string(),
-                (Some(v), false) => crate::lang::display::show_wide(v, 0),
+                (Some(v), false) => crate::lang::display::show_wide(&set_attributes(v), 0),
                 (None, false) => "null".to_string(),
             };
             out.push_str(&format!("{} = {shown}\n", o.name));
         }
     }
     out
+}
+
+/// `v` without the null attributes of its objects, at any depth (a map's
+/// null elements stay: they are elements).
+fn set_attributes(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, x)| !x.unmarked().is_null())
+                .map(|(k, x)| (k.clone(), set_attributes(x)))
+                .collect(),
+        ),
+        Value::Map(t, m) => Value::Map(
+            t.clone(),
+            m.iter().map(|(k, x)| (k.clone(), set_attributes(x))).collect(),
+        ),
+        Value::List(t, xs) => Value::List(t.clone(), xs.iter().map(set_attributes).collect()),
+        Value::Tuple(xs) => Value::Tuple(xs.iter().map(set_attributes).collect()),
+        Value::Sensitive(x) => Value::Sensitive(Box::new(set_attributes(x))),
+        other => other.clone(),
+    }
 }

@@ -2,6 +2,7 @@
 //! `tolist([...])` for typed collections, `(sensitive value)`, `(known after apply)`.
 
 use super::value::Value;
+use super::types::Type;
 use std::fmt::Write as _;
 
 pub fn show(v: &Value) -> String {
@@ -194,6 +195,23 @@ pub fn shown_heredoc_line(line: &str, out: &mut String) {
     }
 }
 
+/// A null of type `ty` as the console writes it: converted to its type
+/// where a conversion function names it (`tostring(null)`, `tolist(null)
+/// /* of string */`), else with the type in a comment.
+fn typed_null(ty: &Type) -> String {
+    let of = |f: &str, t: &Type| format!("{f}(null) /* of {} */", t.friendly_name());
+    match ty {
+        Type::Dynamic => "null".into(),
+        Type::String => "tostring(null)".into(),
+        Type::Number => "tonumber(null)".into(),
+        Type::Bool => "tobool(null)".into(),
+        Type::List(t) => of("tolist", t),
+        Type::Set(t) => of("toset", t),
+        Type::Map(t) => of("tomap", t),
+        Type::Tuple(_) | Type::Object(_) => format!("null /* {} */", ty.friendly_name()),
+    }
+}
+
 /// `v` at nesting depth `indent`, laid out as `style` says.
 fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
     let pad = style.unit.repeat(indent + 1);
@@ -201,6 +219,8 @@ fn write(v: &Value, indent: usize, style: Style, out: &mut String) {
     match v {
         Value::Sensitive(_) => out.push_str("(sensitive value)"),
         Value::Unknown(_) => out.push_str("(known after apply)"),
+        // The console names a null's type, so it reads back as it was.
+        Value::Null(ty) if !style.aligned => out.push_str(&typed_null(ty)),
         Value::Null(_) => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_text()),
