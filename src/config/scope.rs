@@ -242,7 +242,9 @@ impl<'a> ConfigScope<'a> {
             let mut outputs = Attrs::new();
             for o in &call.module.outputs {
                 let v = child.evaluator().eval(&o.expr)?;
-                outputs.insert(o.name.clone(), v.mark_if(o.sensitive));
+                // Only the marks the value carries: a child output's own
+                // `sensitive` is not passed up (see the walker's outputs).
+                outputs.insert(o.name.clone(), v);
             }
             Ok(Value::Object(outputs))
         })();

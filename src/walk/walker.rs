@@ -410,7 +410,13 @@ impl<'a> Walk<'a> {
                         diags.push(d);
                         Value::unknown()
                     });
-                    self.set(&path, &node.local_addr, v.mark_if(o.sensitive));
+                    // A child's `sensitive = true` hides the output where
+                    // it would be shown (the root's); the calling module
+                    // gets the value with the marks it carries, as in
+                    // Terraform (which plans `output "x" { value =
+                    // module.m.secret_but_plain }` without complaint).
+                    let shown_here = path.is_root() && o.sensitive;
+                    self.set(&path, &node.local_addr, v.mark_if(shown_here));
                 }
                 NodeKind::ModuleCall => self.call(node, module, &path, diags),
             }
