@@ -1609,3 +1609,37 @@ fn the_console_names_a_nulls_type() {
         assert_eq!(said[0], said[1], "{expr}: strata (left), terraform (right)");
     }
 }
+
+/// `validate` holds a module call's inputs to the child's validation
+/// rules where the configuration fixes them, and leaves those that come
+/// from the root's variables (unknown to validate), beside Terraform.
+#[test]
+fn validate_holds_module_inputs_to_the_childs_rules() {
+    if !require_terraform("validate_holds_module_inputs_to_the_childs_rules") {
+        return;
+    }
+    let child = r#"
+variable "size" {
+  type = number
+  validation {
+    condition     = var.size < 10
+    error_message = "size must be under 10."
+  }
+}
+"#;
+    let call = |size: &str| {
+        format!("variable \"n\" {{\n  default = 1\n}}\n\nmodule \"c\" {{\n  source = \"./child\"\n  size   = {size}\n}}\n")
+    };
+    for (size, want) in [("12", 1), ("var.n + 20", 0), ("3", 0)] {
+        for tool in ["strata", "terraform"] {
+            let root = call(size);
+            let files = [("main.tf", root.as_str()), ("child/main.tf", child)];
+            let dir = ready_with(tool, "child-rules", &files);
+            let (code, out, err) = run(tool, &dir, &["validate", "-no-color"], &[]);
+            assert_eq!(code, want, "{tool} validate with size = {size}:\n{out}{err}");
+            if want == 1 {
+                assert!(err.contains("size must be under 10."), "{tool}: {err}");
+            }
+        }
+    }
+}

@@ -257,13 +257,33 @@ fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
             .for_each
             .as_ref()
             .map(|_| (Value::Unknown(Type::String), Value::unknown()));
-        for a in &c.inputs {
-            eval(&a.expr, &scope, diags);
-        }
+        check_inputs(c, &scope, diags);
         scope.count_index = None;
         scope.each = None;
         check(&c.module, run, diags);
     }
+}
+
+/// A module call's inputs evaluate, and those known already are held to
+/// the child's type constraints and validation rules, as Terraform's
+/// `validate` holds them (the root's variables are unknown here, so only
+/// what the configuration itself fixes is judged). A missing input is
+/// the decoder's to report.
+fn check_inputs(call: &super::ModuleCall, scope: &ConfigScope, diags: &mut Diags) {
+    let mut inputs = BTreeMap::new();
+    for a in &call.inputs {
+        match scope.evaluator().eval(&a.expr) {
+            Ok(v) => {
+                inputs.insert(a.name.clone(), (v, a.expr.span));
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    let (_, errors) = super::variables::resolve_inputs(&call.module, &inputs, &call.name);
+    errors
+        .into_iter()
+        .filter(|d| d.code != "strata::config::missing_variable")
+        .for_each(|d| diags.push(d));
 }
 
 /// `count` and `for_each` evaluate, and when known must be acceptable.
