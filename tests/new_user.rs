@@ -1174,3 +1174,50 @@ fn validate_holds_given_values_to_their_types() {
     let r = strata(&d, &["validate", "--var", "n=3"]);
     assert_eq!(r.code, 0, "{}", r.all());
 }
+
+/// A block the schema requires (`kubernetes_namespace`'s `metadata`) given
+/// only by a `dynamic` block is counted once its `for_each` is known: not
+/// at `validate`, where the root's variables are unknown, nor in an
+/// instance `count = 0` leaves out; an instance that exists without one
+/// is refused at its place (issue 40, item 19; Terraform's rule, from
+/// modules such as terraform-aws-modules' s3-bucket).
+#[test]
+fn a_required_block_from_a_dynamic_block_is_counted_once_known() {
+    let dir = scratch("dynamic-required");
+    write(
+        &dir,
+        "main.tf",
+        r#"
+variable "ns" {
+  type    = list(string)
+  default = []
+}
+
+variable "on" {
+  type    = bool
+  default = false
+}
+
+resource "kubernetes_namespace" "n" {
+  count = var.on ? 1 : 0
+  dynamic "metadata" {
+    for_each = try(flatten([var.ns]), [])
+    content {
+      name = metadata.value
+    }
+  }
+}
+"#,
+    );
+    let validated = strata(&dir, &["validate"]);
+    assert_eq!(validated.code, 0, "{}", validated.all());
+    let planned = strata(&dir, &["plan", "-detailed-exitcode"]);
+    assert_eq!(planned.code, 0, "{}", planned.all());
+    let refused = strata(&dir, &["plan", "-var", "on=true"]);
+    assert_eq!(refused.code, 1, "{}", refused.all());
+    assert!(
+        refused.err.contains("Insufficient metadata blocks") && refused.err.contains("main.tf:12"),
+        "{}",
+        refused.err
+    );
+}

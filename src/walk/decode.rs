@@ -172,7 +172,9 @@ fn blocks_value(
     diags: &mut Diags,
 ) -> Value {
     let n = items.len();
-    if n < bs.min_items {
+    // While a `dynamic` block's `for_each` is unknown, so is how many
+    // blocks there will be: the count is judged once it is known.
+    if n < bs.min_items && !items.unknown {
         diags.push(err(
             "strata::config::block_count",
             &format!("Insufficient {name} blocks"),
