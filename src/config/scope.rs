@@ -204,17 +204,14 @@ impl<'a> ConfigScope<'a> {
     /// `module.NAME`: the child's outputs as an object, evaluated from the
     /// call's inputs. Repeated calls (count/for_each) and anything unknown
     /// in the inputs give values that are unknown until apply.
-    fn module_outputs(&self, name: &str, span: Span) -> Result<Value, Diag> {
+    fn module_outputs(&self, name: &str) -> Result<Value, Diag> {
         match self.calls.borrow().get(name) {
             Some(CallState::Done(r)) => return r.clone(),
-            Some(CallState::InProgress) => {
-                return Err(Diag::new(
-                    "strata::eval::cycle",
-                    "Cycle in module references",
-                    format!("The inputs of module {name:?} depend on its own outputs."),
-                )
-                .at(span))
-            }
+            // Two calls given each other's outputs: evaluated whole here,
+            // each needs the other first. The walk's graph keeps each
+            // input and output apart (as Terraform's does) and names a
+            // true cycle; this static view just knows less.
+            Some(CallState::InProgress) => return Ok(Value::unknown()),
             None => {}
         }
         let Some(call) = self.module.module_calls.iter().find(|c| c.name == name) else {
@@ -413,7 +410,7 @@ impl Scope for ConfigScope<'_> {
                     if let Some(v) = self.known(&format!("module.{a}")) {
                         return Ok((v, true));
                     }
-                    self.module_outputs(a, span).map(|v| (v, true))
+                    self.module_outputs(a).map(|v| (v, true))
                 } else {
                     let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
                     Err(Diag::new(

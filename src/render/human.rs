@@ -4,7 +4,7 @@
 use super::diff::resource_body;
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::lang::value::Value;
-use strata_state::model::{InstanceKey, Mode};
+use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 fn symbol(a: Action) -> &'static str {
     match a {
@@ -414,7 +414,7 @@ pub fn state(
         return "The state file is empty. No resources are represented.\n".into();
     }
     // As Terraform lays a state out: the root module's objects first, then
-    // each module instance's, an empty line more between modules.
+    // each module instance's, depth first.
     let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
     sorted.sort_by_key(|c| {
         (
@@ -423,20 +423,31 @@ pub fn state(
             c.addr.to_string(),
         )
     });
-    let mut groups: Vec<Vec<String>> = Vec::new();
-    let mut last = None;
+    let with_objects: std::collections::HashSet<&ModulePath> =
+        sorted.iter().map(|c| &c.addr.id.module).collect();
+    let mut out = String::new();
+    let mut last: Option<&ModulePath> = None;
+    let mut first = true;
     for c in sorted {
-        let module = c.addr.id.module.to_string();
-        if last.as_ref() != Some(&module) {
-            groups.push(Vec::new());
+        let module = &c.addr.id.module;
+        if last != Some(module) {
+            // Terraform's renderer walks the module tree with a flag
+            // "nothing shown yet" that each module inherits from its
+            // caller as the caller's own objects left it: the blank lines
+            // before an object follow from it, oddities included (two
+            // modules under an empty root run together).
+            first = nothing_shown_before(module, &with_objects);
+            if !first {
+                out.push('\n');
+            }
             last = Some(module);
         }
-        if let Some(g) = groups.last_mut() {
-            g.push(state_object(c, schemas));
+        if !first {
+            out.push('\n');
         }
+        first = false;
+        out.push_str(&state_object(c, schemas));
     }
-    let groups: Vec<String> = groups.iter().map(|g| g.join("\n")).collect();
-    let mut out = groups.join("\n\n");
     if !outputs.is_empty() {
         out.push_str("\n\nOutputs:\n\n");
         for o in outputs {
@@ -470,4 +481,18 @@ fn set_attributes(v: &Value) -> Value {
         Value::Sensitive(x) => Value::Sensitive(Box::new(set_attributes(x))),
         other => other.clone(),
     }
+}
+
+/// Whether Terraform's state renderer enters module instance `module`
+/// with nothing shown yet: true at the root, and in a module whose
+/// callers, up to the root, hold no objects of their own.
+fn nothing_shown_before(module: &ModulePath, with_objects: &std::collections::HashSet<&ModulePath>) -> bool {
+    let mut at = module.split_last().map(|(parent, _)| parent);
+    while let Some(parent) = at {
+        if with_objects.contains(&parent) {
+            return false;
+        }
+        at = parent.split_last().map(|(p, _)| p);
+    }
+    true
 }
