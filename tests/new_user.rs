@@ -368,6 +368,10 @@ fn no_size_a_configuration_asks_for_aborts() {
         "resource \"terraform_data\" \"a\" {\n  count = 1e12\n}\n".to_string(),
         format!("locals {{\n  l0 = [1]\n{doubling}}}\nresource \"terraform_data\" \"a\" {{\n  input = length(local.l40)\n}}\n"),
         format!("locals {{\n  l0 = \"ab\"\n{}}}\nresource \"terraform_data\" \"a\" {{\n  input = length(local.l40)\n}}\n", (1..=40).map(|i| format!("  l{i} = \"${{local.l{}}}${{local.l{}}}\"\n", i - 1, i - 1)).collect::<String>()),
+        // Built by constructors and `for` rather than functions: one
+        // budget counts all (issue 40, item 16).
+        format!("locals {{\n  l0 = [1]\n{}}}\nresource \"terraform_data\" \"a\" {{\n  input = length(local.l40)\n}}\n", (1..=40).map(|i| format!("  l{i} = [local.l{}, local.l{}]\n", i - 1, i - 1)).collect::<String>()),
+        "resource \"terraform_data\" \"a\" {\n  input = length([for a in range(1000) : [for b in range(1000) : [for c in range(1000) : c]]])\n}\n".to_string(),
     ] {
         write(&d, "main.tf", &config);
         let before = state(&d);

@@ -130,6 +130,21 @@ pub struct Evaluator<'a> {
 
 pub type EvalResult = Result<Value, Diag>;
 
+/// `v`, just built by a `what` at `span`, counted against the run's
+/// budget ([`crate::limits::MAX_BUILT_BYTES`]): past it, an error there
+/// rather than a process out of memory holding the state's lock.
+fn built(v: Value, what: &str, span: Span) -> EvalResult {
+    match crate::limits::charge(&v) {
+        Ok(()) => Ok(v),
+        Err(why) => Err(diag(
+            "strata::eval::too_large",
+            "Too much built",
+            format!("This {what} cannot be made: {why}."),
+            span,
+        )),
+    }
+}
+
 fn diag(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new(code, summary, detail).at(span)
 }
@@ -165,13 +180,16 @@ impl<'a> Evaluator<'a> {
             ExprKind::Literal(v) => Ok((**v).clone()),
             ExprKind::Parens(inner) => self.eval(inner),
             ExprKind::Template(parts) => self.template(parts, e.span),
-            ExprKind::Tuple(items) => Ok(Value::Tuple(
-                items
-                    .iter()
-                    .map(|i| self.eval(i))
-                    .collect::<Result<_, _>>()?,
-            )),
-            ExprKind::Object(items) => self.object(items),
+            ExprKind::Tuple(items) => {
+                let v = Value::Tuple(
+                    items
+                        .iter()
+                        .map(|i| self.eval(i))
+                        .collect::<Result<_, _>>()?,
+                );
+                built(v, "value", e.span)
+            }
+            ExprKind::Object(items) => built(self.object(items)?, "value", e.span),
             ExprKind::Variable(name) => self.variable(name, None, e.span).map(|(v, _)| v),
             ExprKind::GetAttr(inner, attr) => {
                 if let ExprKind::Variable(name) = &inner.kind {
@@ -209,7 +227,7 @@ impl<'a> Evaluator<'a> {
             }
             ExprKind::Binary(chain) => self.chain(chain),
             ExprKind::Conditional(c, t, f) => self.conditional(c, t, f),
-            ExprKind::For(fe) => self.for_expr(fe, e.span),
+            ExprKind::For(fe) => built(self.for_expr(fe, e.span)?, "'for' expression", e.span),
         }
     }
 
@@ -330,14 +348,7 @@ impl<'a> Evaluator<'a> {
         } else {
             Value::Unknown(Type::String)
         };
-        if let Err(why) = crate::limits::charge(&v) {
-            return Err(diag(
-                "strata::eval::too_large",
-                "Too much built",
-                format!("This template cannot be made: {why}."),
-                span,
-            ));
-        }
+        let v = built(v, "template", span)?;
         Ok(v.mark_if(marked))
     }
 

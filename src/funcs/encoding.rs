@@ -41,11 +41,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         "jsondecode",
         vec![p("str", st())],
         Type::Dynamic,
-        |_, a| {
-            let j: serde_json::Value =
-                serde_json::from_str(str_arg(a, 0)).map_err(|e| FnError::arg(0, format!("{e}")))?;
-            from_json(&j)
-        },
+        |_, a| json_decode(str_arg(a, 0)),
     ));
     defs.push(def(
         "yamldecode",
@@ -186,6 +182,54 @@ fn encoding(name: &str, i: usize) -> Result<&'static encoding_rs::Encoding, FnEr
     })
 }
 
+/// `jsondecode`: documents nested as deep as Terraform's (Go's decoder
+/// takes 10 000 levels, where serde_json stops at 128), with the stack
+/// that depth needs, and no deeper.
+fn json_decode(text: &str) -> Result<Value, FnError> {
+    let depth = json_depth(text);
+    let limit = crate::syntax::MAX_NESTING;
+    if depth > limit {
+        return Err(FnError::arg(
+            0,
+            format!("the document nests {depth} levels deep, more than strata's limit of {limit}"),
+        ));
+    }
+    // Parsing, converting and dropping the parsed tree each recurse once
+    // a level.
+    let stack = crate::par::GROW + depth * (16 << 10);
+    stacker::maybe_grow(crate::par::RED_ZONE + depth * (16 << 10), stack, || {
+        use serde::Deserialize as _;
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let j = serde_json::Value::deserialize(&mut de)
+            .and_then(|j| de.end().map(|()| j))
+            .map_err(|e| FnError::arg(0, format!("{e}")))?;
+        from_json(&j)
+    })
+}
+
+/// How deep a JSON text's arrays and objects nest (strings skipped).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 pub fn from_json(j: &serde_json::Value) -> Result<Value, FnError> {
     crate::lang::json::infer(j).map_err(FnError::call)
 }
@@ -227,4 +271,24 @@ fn csvdecode(s: &str) -> Result<Value, FnError> {
     }
     let et = Type::object(headers.iter().map(|h| (h.clone(), Type::String)).collect());
     Ok(Value::List(et, out))
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        format!("{}\"[{{\\\"]\"{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn jsondecode_takes_documents_as_deep_as_terraforms() {
+        // Brackets inside a string do not count.
+        assert_eq!(json_depth(&nested(3)), 3);
+        assert!(json_decode(&nested(129)).is_ok());
+        assert!(json_decode(&nested(crate::syntax::MAX_NESTING)).is_ok());
+        let refused = json_decode(&nested(crate::syntax::MAX_NESTING + 1));
+        assert!(refused.is_err_and(|e| e.message.contains("nests 10001 levels deep")));
+        assert!(json_decode("[1] [2]").is_err());
+    }
 }
