@@ -1547,7 +1547,10 @@ output "at" {
         let dir = ready_with(tool, "impure", &[("main.tf", config)]);
         let (code, out, err) = run(tool, &dir, &["plan", "-no-color"], &[]);
         assert_eq!(code, 0, "{tool}: {out}{err}");
-        for line in ["+ at   = (known after apply)", "+ hash = (known after apply)"] {
+        for line in [
+            "+ at   = (known after apply)",
+            "+ hash = (known after apply)",
+        ] {
             assert!(out.contains(line), "{tool} plan lacks {line:?}:\n{out}");
         }
         assert!(
@@ -1557,7 +1560,10 @@ output "at" {
         let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve", "-no-color"], &[]);
         assert_eq!(code, 0, "{tool}: {out}{err}");
         let at = out.lines().find(|l| l.starts_with("at = ")).unwrap_or("");
-        assert!(at.contains("T") && at.ends_with("Z\""), "{tool} apply: {out}");
+        assert!(
+            at.contains("T") && at.ends_with("Z\""),
+            "{tool} apply: {out}"
+        );
     }
 }
 
@@ -1636,7 +1642,10 @@ variable "size" {
             let files = [("main.tf", root.as_str()), ("child/main.tf", child)];
             let dir = ready_with(tool, "child-rules", &files);
             let (code, out, err) = run(tool, &dir, &["validate", "-no-color"], &[]);
-            assert_eq!(code, want, "{tool} validate with size = {size}:\n{out}{err}");
+            assert_eq!(
+                code, want,
+                "{tool} validate with size = {size}:\n{out}{err}"
+            );
             if want == 1 {
                 assert!(err.contains("size must be under 10."), "{tool}: {err}");
             }

@@ -323,7 +323,8 @@ fn unchanged(v: &Value, indent: usize, reading: Reading, out: &mut String) {
             quiet: false,
             reading,
         };
-        let shown: Vec<(&String, &Value)> = m.iter().filter(|(_, x)| style.present(Some(x))).collect();
+        let shown: Vec<(&String, &Value)> =
+            m.iter().filter(|(_, x)| style.present(Some(x))).collect();
         let width = shown
             .iter()
             .map(|(k, _)| key_text(k, map).chars().count())
@@ -497,7 +498,10 @@ fn rows<'v>(b: &'v [Value], a: &'v [Value], by_index: bool, style: Style) -> Vec
         let (tag, br, ar) = op.as_tag_tuple();
         match tag {
             similar::DiffTag::Equal => {
-                rows.extend(br.zip(ar).map(|(i, j)| (Sym::Same, Some(&b[i]), Some(&a[j]))));
+                rows.extend(
+                    br.zip(ar)
+                        .map(|(i, j)| (Sym::Same, Some(&b[i]), Some(&a[j]))),
+                );
             }
             similar::DiffTag::Delete => rows.extend(br.map(|i| (Sym::Delete, Some(&b[i]), None))),
             similar::DiffTag::Insert => rows.extend(ar.map(|j| (Sym::Create, None, Some(&a[j])))),
@@ -626,7 +630,9 @@ fn list(
             (Sym::Delete, Some(v), _) => whole(v, Sym::Delete, inner, reading, out),
             (Sym::Create, _, _) => value_in(None, av, inner, style, out),
             // Context read as JSON is shown whole, as Terraform shows it.
-            (Sym::Same, _, Some(v)) if reading == Reading::Json => unchanged(v, inner, reading, out),
+            (Sym::Same, _, Some(v)) if reading == Reading::Json => {
+                unchanged(v, inner, reading, out)
+            }
             _ => value_in(bv, av, inner, style, out),
         }
         out.push_str(",\n");

@@ -2,8 +2,8 @@
 //! Terraform user reads it at once.
 
 use super::diff::resource_body;
-use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::lang::value::Value;
+use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 fn symbol(a: Action) -> &'static str {
@@ -474,7 +474,9 @@ fn set_attributes(v: &Value) -> Value {
         ),
         Value::Map(t, m) => Value::Map(
             t.clone(),
-            m.iter().map(|(k, x)| (k.clone(), set_attributes(x))).collect(),
+            m.iter()
+                .map(|(k, x)| (k.clone(), set_attributes(x)))
+                .collect(),
         ),
         Value::List(t, xs) => Value::List(t.clone(), xs.iter().map(set_attributes).collect()),
         Value::Tuple(xs) => Value::Tuple(xs.iter().map(set_attributes).collect()),
@@ -486,7 +488,10 @@ fn set_attributes(v: &Value) -> Value {
 /// Whether Terraform's state renderer enters module instance `module`
 /// with nothing shown yet: true at the root, and in a module whose
 /// callers, up to the root, hold no objects of their own.
-fn nothing_shown_before(module: &ModulePath, with_objects: &std::collections::HashSet<&ModulePath>) -> bool {
+fn nothing_shown_before(
+    module: &ModulePath,
+    with_objects: &std::collections::HashSet<&ModulePath>,
+) -> bool {
     let mut at = module.split_last().map(|(parent, _)| parent);
     while let Some(parent) = at {
         if with_objects.contains(&parent) {

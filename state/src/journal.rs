@@ -5,9 +5,8 @@
 //! on the next load if the run died first.
 
 use crate::model::{
-    Address, InstanceKey, InstanceState, Mode, ModulePath, OutputState, PoolPlacement, ResourceAddr,
-    ResourceState,
-    State,
+    Address, InstanceKey, InstanceState, Mode, ModulePath, OutputState, PoolPlacement,
+    ResourceAddr, ResourceState, State,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -169,7 +168,8 @@ impl State {
         // Resources in Terraform's order: by module, then mode as its
         // file spells it ("data" before "managed"), type and name; so a
         // state both tools write reads the same in a diff.
-        self.resources.sort_by(|a, b| terraform_order(a).cmp(&terraform_order(b)));
+        self.resources
+            .sort_by(|a, b| terraform_order(a).cmp(&terraform_order(b)));
         // Instances of one resource in key order, as Terraform keeps them.
         for r in &mut self.resources {
             r.instances

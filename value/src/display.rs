@@ -1,8 +1,8 @@
 //! Values written as Terraform's console writes them: HCL-like literals,
 //! `tolist([...])` for typed collections, `(sensitive value)`, `(known after apply)`.
 
-use super::value::Value;
 use super::types::Type;
+use super::value::Value;
 use std::fmt::Write as _;
 
 pub fn show(v: &Value) -> String {
