@@ -144,16 +144,11 @@ fn json_doc(v: &Value) -> Option<Value> {
     crate::lang::display::json_document(v.unmarked().as_str()?)
 }
 
-/// Writes the value part of a line (after `key = `) for a change from `b`
-/// to `a`, at `indent` (the column of the line's symbol).
-pub fn value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
-    value_in(b, a, indent, Style::PLAIN, out)
-}
-
-/// An output's change, as Terraform renders one: from its JSON and the
-/// types that JSON implies, so a map reads as an object (keys bare), a
-/// list or set as a tuple (paired by position when of one type), and
-/// inside a changed value what is removed has no `-> null` of its own.
+/// An output's change (or an attribute of any type's), as Terraform
+/// renders one: read as its JSON ([`Reading::Json`]), so a map reads as
+/// an object (keys bare), a list or set as a tuple (paired as
+/// [`json_rows`] pairs them), and inside a changed value what is removed
+/// has no `-> null` of its own.
 pub fn output_value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &mut String) {
     // The value itself null is no value; inside it, a null is a key.
     let json = |v: Option<&Value>| v.filter(|v| !is_null(Some(v))).map(as_object);
@@ -163,6 +158,14 @@ pub fn output_value(b: Option<&Value>, a: Option<&Value>, indent: usize, out: &m
         reading: Reading::Json,
     };
     value_in(b.as_ref(), a.as_ref(), indent, style, out)
+}
+
+/// Whether `schema` types attribute `name` as any type (`dynamic`): its
+/// values are rendered as their JSON, as Terraform renders them.
+pub(super) fn of_any_type(schema: Option<&ResourceSchema>, name: &str) -> bool {
+    schema
+        .and_then(|s| s.attributes.get(name))
+        .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic)
 }
 
 /// `v` as its JSON implies: every map an object, every sequence a tuple.
@@ -514,6 +517,9 @@ fn rows<'v>(b: &'v [Value], a: &'v [Value], by_index: bool, style: Style) -> Vec
     rows
 }
 
+/// The most cells [`common_subsequence`]'s table may take (32 MiB).
+const LCS_CELLS: usize = 1 << 22;
+
 /// Sequences read as JSON, paired as Terraform's renderer pairs them
 /// (types unknown): of one length, by position unless one is the other
 /// reordered; otherwise around a longest common subsequence (chosen as
@@ -525,7 +531,8 @@ fn json_rows<'v>(
     pair: impl Fn(&'v Value, &'v Value) -> Row<'v>,
 ) -> Vec<Row<'v>> {
     let (bk, ak) = (key_list(b), key_list(a));
-    let reordered = bk.iter().all(|k| ak.contains(k));
+    let after: std::collections::HashSet<&String> = ak.iter().collect();
+    let reordered = bk.iter().all(|k| after.contains(k));
     if b.len() == a.len() && !reordered {
         return b.iter().zip(a).map(|(x, y)| pair(x, y)).collect();
     }
@@ -560,7 +567,18 @@ fn json_rows<'v>(
 /// ones, the one found walking back from both ends preferring to drop
 /// from `ys` (Terraform's choice, which decides what a plan shows as
 /// removed and added).
+///
+/// Its table takes `xs.len() × ys.len()` cells, as Terraform's does; past
+/// [`LCS_CELLS`] (long lists whose length changed) a Myers diff finds a
+/// longest one instead, in linear memory.
 fn common_subsequence<'k>(xs: &'k [String], ys: &[String]) -> Vec<&'k String> {
+    if xs.len().saturating_mul(ys.len()) > LCS_CELLS {
+        return capture_diff_slices(Algorithm::Myers, xs, ys)
+            .iter()
+            .filter(|op| op.tag() == similar::DiffTag::Equal)
+            .flat_map(|op| &xs[op.old_range()])
+            .collect();
+    }
     let w = xs.len() + 1;
     // lengths[y * w + x]: the longest of xs[..x] and ys[..y].
     let mut lengths = vec![0usize; w * (ys.len() + 1)];
@@ -818,9 +836,7 @@ fn block_body(
         // renderer reads it (a null inside it is shown); and Terraform
         // marks typed attributes only: a dynamic one (like terraform_data's
         // triggers_replace) has no mark unless it becomes unknown.
-        let dynamic = schema
-            .and_then(|s| s.attributes.get(k.as_str()))
-            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic);
+        let dynamic = of_any_type(schema, k);
         let mut l = String::new();
         match (s, av) {
             // An identifying attribute shown unchanged is shown whole.
@@ -919,4 +935,29 @@ fn block_body(
     }
     out.push_str(&pad(indent + 2));
     out.push('}');
+}
+
+#[cfg(test)]
+mod common_subsequence_tests {
+    use super::*;
+
+    fn keys(xs: &[u32]) -> Vec<String> {
+        xs.iter().map(u32::to_string).collect()
+    }
+
+    #[test]
+    fn the_table_and_the_long_list_fallback_both_find_a_longest_one() {
+        // Terraform's choice among equally long ones: "b" stays, "a" moves.
+        let (b, a) = (keys(&[1, 2]), keys(&[2, 1]));
+        assert_eq!(common_subsequence(&b, &a), vec!["2"]);
+        // 3 000 × 3 000 cells is past the table's bound: every second
+        // element removed, the rest stay.
+        let long: Vec<u32> = (0..3000).collect();
+        let halved: Vec<u32> = long.iter().copied().filter(|n| n % 2 == 0).collect();
+        let (b, a) = (keys(&long), keys(&halved));
+        assert!(b.len() * b.len() > LCS_CELLS);
+        let common = common_subsequence(&b, &a);
+        assert_eq!(common.len(), halved.len());
+        assert!(common.iter().zip(&a).all(|(x, y)| *x == y));
+    }
 }

@@ -381,14 +381,8 @@ pub fn state_object(c: &ResourceChange, schemas: &Schemas) -> String {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
-    let dynamic = |k: &str| {
-        schemas
-            .of(c)
-            .and_then(|s| s.attributes.get(k))
-            .is_some_and(|a| a.ty == crate::lang::types::Type::Dynamic)
-    };
     for (k, v) in attrs {
-        let shown = match dynamic(k) {
+        let shown = match super::diff::of_any_type(schemas.of(c), k) {
             true => crate::lang::display::show_wide(&super::diff::as_object(v), 1),
             false => crate::lang::display::show_wide(v, 1),
         };
