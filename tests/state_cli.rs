@@ -7,6 +7,23 @@ use strata_state::{
     Entry, InstanceKey, InstanceState, Mode, ModulePath, OutputState, ResourceAddr, Store,
 };
 
+/// The state's lock, taken by this test process. The lock belongs to the
+/// open file, and another test's child forked in the instant before its
+/// exec still refers to the file this process just closed: a moment
+/// later, that reference is gone.
+fn lock_soon(store: &Store, operation: &str) -> strata_state::Lock {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match store.lock(operation) {
+            Ok(lock) => return lock,
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => panic!("lock: {e:?}"),
+        }
+    }
+}
+
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-state-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -48,7 +65,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
 fn fixture(dir: &Path) -> PathBuf {
     let path = dir.join("terraform.tfstate");
     let store = Store::local(&path);
-    let lock = store.lock("test").expect("lock");
+    let lock = lock_soon(&store, "test");
     let mut state = store.load().expect("load").state;
     for e in [
         put("a", None, "x"),
@@ -170,7 +187,7 @@ fn a_held_lock_names_its_holder_and_force_unlock_releases_it() {
     let state = fixture(&dir);
     // A live run's lock: named, and not to be forced from it.
     let store = Store::local(&state);
-    let lock = store.lock("apply").expect("lock");
+    let lock = lock_soon(&store, "apply");
     let id = lock.info.id.clone();
     let (code, _, err) = strata(&["state", "rm", "terraform_data.a"], &state);
     assert_eq!(code, 1);
