@@ -64,7 +64,8 @@ pub fn json_answer(result: Result<Value, Diag>) -> String {
                 out.push('}');
                 return out;
             }
-            match v.to_json() {
+            // JSON has no infinity: the console says it as its text.
+            match v.to_json_with(crate::lang::value::Infinity::AsText) {
                 Ok(j) => {
                     out.push_str("{\"value\":");
                     out.push_str(&j);
@@ -204,5 +205,24 @@ pub fn interactive(
                 &mut sources,
             )?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::number::Number;
+
+    /// JSON has no infinity; the console's answer says it as Terraform's
+    /// console shows it, where it said jsonencode failed.
+    #[test]
+    fn an_infinity_is_answered_as_its_text() {
+        let inf = Number::infinity(false);
+        let neg = Number::infinity(true);
+        let v = Value::Tuple(vec![Value::Number(inf), Value::Number(neg)].into());
+        assert_eq!(
+            json_answer(Ok(v)),
+            r#"{"value":["+Inf","-Inf"],"type":"tuple([number, number])"}"#
+        );
     }
 }

@@ -1110,6 +1110,157 @@ fn state_list_id_and_workspace_new_state_are_terraforms() {
     assert_eq!(seen[0].0, "terraform_data.a\n");
 }
 
+/// Bytes that are not UTF-8, beside Terraform: in a variables file they
+/// are an error at their line ("Invalid character encoding"; strata named
+/// no line), in a `-var` they are read as U+FFFD (strata said "flag needs
+/// an argument").
+#[cfg(unix)]
+#[test]
+fn input_that_is_not_utf8_is_read_as_terraform_reads_it() {
+    use std::os::unix::ffi::OsStrExt;
+    if !require_terraform("input_that_is_not_utf8_is_read_as_terraform_reads_it") {
+        return;
+    }
+    let config = "variable \"v\" {\n  type = string\n}\n\noutput \"o\" {\n  value = var.v\n}\n";
+    let var = std::ffi::OsStr::from_bytes(b"v=a\xffb");
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "not-utf8", &[("main.tf", config)]);
+        std::fs::write(
+            dir.join("bad.tfvars"),
+            b"v = \"ok\"\n# a comment\nv = \"a\xffb\"\n",
+        )
+        .expect("var file");
+        let (code, out, err) = run(
+            tool,
+            &dir,
+            &["plan", "-no-color", "-var-file=bad.tfvars"],
+            &[],
+        );
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        assert!(err.contains("Invalid character encoding"), "{tool}: {err}");
+        let line = match tool {
+            "terraform" => "on bad.tfvars line 3",
+            _ => "bad.tfvars:3:",
+        };
+        assert!(err.contains(line), "{tool} names no line: {err}");
+        let args = [
+            std::ffi::OsStr::new("plan"),
+            "-no-color".as_ref(),
+            "-var".as_ref(),
+            var,
+        ];
+        let out = std::process::Command::new(oracle::program(tool))
+            .args(args)
+            .current_dir(&dir)
+            .env("TF_IN_AUTOMATION", "1")
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {text}");
+        assert!(text.contains("+ o = \"a\u{fffd}b\""), "{tool}: {text}");
+    }
+}
+
+/// A plan saved in one directory and applied in another without a
+/// state, beside Terraform: refused in Terraform's words; strata named
+/// the lineage of a state that is not there.
+#[test]
+fn a_saved_plan_for_another_state_is_refused_as_terraform_refuses_it() {
+    if !require_terraform("a_saved_plan_for_another_state_is_refused_as_terraform_refuses_it") {
+        return;
+    }
+    for tool in ["terraform", "strata"] {
+        let config = "resource \"terraform_data\" \"x\" {\n  input = 1\n}\n";
+        let here = ready_with(tool, "saved-here", &[("main.tf", config)]);
+        let there = ready_with(tool, "saved-there", &[("main.tf", config)]);
+        let (code, _, err) = run(tool, &here, &["apply", "-auto-approve"], &[]);
+        assert_eq!(code, 0, "{tool}: {err}");
+        std::fs::write(here.join("main.tf"), config.replace('1', "2")).expect("config");
+        let (code, _, err) = run(tool, &here, &["plan", "-out=p"], &[]);
+        assert_eq!(code, 0, "{tool}: {err}");
+        std::fs::copy(here.join("p"), there.join("p")).expect("copy");
+        let (code, out, err) = run(tool, &there, &["apply", "-no-color", "p"], &[]);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        assert!(
+            err.contains("Saved plan does not match the given state"),
+            "{tool}: {err}"
+        );
+        let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            tool == "terraform" || words.contains("there is no state at"),
+            "{tool}: {err}"
+        );
+        assert!(
+            !there.join("terraform.tfstate").exists(),
+            "{tool} wrote a state"
+        );
+    }
+}
+
+/// A plan whose walk meets an error, beside Terraform: what it planned
+/// before the error is shown above it ("planned the following actions,
+/// but then encountered a problem"), and a plan that planned nothing says
+/// "Planning failed."; an apply shows the part only when it holds
+/// changes. strata showed the error alone.
+#[test]
+fn a_failed_plan_shows_what_it_planned_as_terraform() {
+    if !require_terraform("a_failed_plan_shows_what_it_planned_as_terraform") {
+        return;
+    }
+    let guarded = r#"
+variable "want" {
+  default = 2
+}
+
+resource "terraform_data" "b" {
+  input = 2
+  lifecycle {
+    precondition {
+      condition     = terraform_data.a.input == var.want
+      error_message = "Nope."
+    }
+  }
+}
+"#;
+    let with_a = format!("{guarded}\nresource \"terraform_data\" \"a\" {{\n  input = 1\n}}\n");
+    let cases: [(&str, &str, &[&str]); 3] = [
+        ("partial-plan", &with_a, &["plan", "-no-color"]),
+        (
+            "partial-apply",
+            &with_a,
+            &["apply", "-no-color", "-auto-approve"],
+        ),
+        (
+            "nothing-planned",
+            guarded,
+            &["plan", "-no-color", "-var", "want=3"],
+        ),
+    ];
+    for (tag, config, args) in cases {
+        // In the third, `a` is not declared: the precondition cannot be
+        // judged, and the plan fails having planned nothing.
+        let config = match tag {
+            "nothing-planned" => config.replace("terraform_data.a.input", "var.want - 1"),
+            _ => config.to_string(),
+        };
+        let mut seen = Vec::new();
+        for tool in ["terraform", "strata"] {
+            let dir = ready_with(tool, tag, &[("main.tf", config.as_str())]);
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 1, "{tool} {tag}:\n{out}\n{err}");
+            assert!(
+                err.contains("Resource precondition failed"),
+                "{tool} {tag}: {err}"
+            );
+            seen.push(out.replace("Terraform", "strata"));
+        }
+        assert_eq!(
+            seen[1], seen[0],
+            "{tag}: strata (left) against terraform (right)"
+        );
+    }
+}
+
 /// `plan -generate-config-out` beside Terraform: configuration written
 /// for the import blocks whose targets have none (the same blocks), the
 /// plan saying so, the file then part of the configuration (an apply

@@ -185,7 +185,8 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
             out.args.extend(args.by_ref());
             break;
         }
-        let Some(f) = arg.to_str().and_then(flag) else {
+        let text = arg.to_string_lossy();
+        let Some(f) = flag(&text) else {
             out.args.push(arg);
             continue;
         };
@@ -193,12 +194,14 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
         // -plan, graph's -plan=FILE).
         let valued = VALUED.contains(&f.name) && !SWITCHES.contains(&(command, f.name));
         let value = match (f.value, valued) {
-            (Some(v), _) => Some(v.to_string()),
-            (None, true) => Some(
-                args.next()
-                    .and_then(|v| v.into_string().ok())
-                    .ok_or_else(|| format!("flag needs an argument: -{}", f.name))?,
-            ),
+            (Some(v), _) => Some(flag_text(f.name, arg.to_str().is_some(), v)?),
+            (None, true) => {
+                let v = args
+                    .next()
+                    .ok_or_else(|| format!("flag needs an argument: -{}", f.name))?;
+                let lossless = v.to_str().is_some();
+                Some(flag_text(f.name, lossless, &v.to_string_lossy())?)
+            }
             (None, false) => None,
         };
         let f = Flag {
@@ -208,6 +211,16 @@ fn read_flags(command: &str, args: Vec<OsString>, out: &mut Respelled) -> Result
         translate(command, &f, out)?;
     }
     Ok(())
+}
+
+/// A flag's value as text. A `-var` keeps a byte that is not UTF-8 as
+/// U+FFFD, as Terraform does; any other value (a path) is refused rather
+/// than changed.
+fn flag_text(name: &str, lossless: bool, value: &str) -> Result<String, String> {
+    match lossless || name == "var" {
+        true => Ok(value.to_string()),
+        false => Err(format!("the value of -{name} is not UTF-8 text: {value}")),
+    }
 }
 
 /// Terraform's switches (command, name) that strata has as `--NAME`.

@@ -659,16 +659,17 @@ fn module_files(
     Ok(out)
 }
 
-/// A file that is not UTF-8, pointed at its first bad byte (quoted as the
-/// replacement character).
-fn not_utf8(name: &str, e: std::string::FromUtf8Error, sources: &mut Sources) -> Diag {
+/// A file that is not UTF-8 (configuration, variables), pointed at its
+/// first bad byte (quoted as the replacement character), in Terraform's
+/// words.
+pub(crate) fn not_utf8(name: &str, e: std::string::FromUtf8Error, sources: &mut Sources) -> Diag {
     let at = e.utf8_error().valid_up_to();
     let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
     let id = sources.add(name, text);
     Diag::new(
         "strata::config::encoding",
         "Invalid character encoding",
-        "Configuration files must be UTF-8 text; this byte is not. Save the file as UTF-8 in your editor.",
+        "All input files must be UTF-8 encoded. Ensure that UTF-8 encoding is selected in your editor.",
     )
     .at(Span::new(id, at, at + '\u{fffd}'.len_utf8()))
 }

@@ -93,7 +93,7 @@ fn read_var_file(
     module: &Module,
     sources: &mut Sources,
 ) -> Result<Vec<(String, Raw)>, Diag> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         Diag::new(
             "strata::config::var_file",
             "Failed to read variables file",
@@ -101,6 +101,7 @@ fn read_var_file(
         )
     })?;
     let origin = path.display().to_string();
+    let text = String::from_utf8(bytes).map_err(|e| super::not_utf8(&origin, e, sources))?;
     if path.extension().and_then(|e| e.to_str()) == Some("json") {
         let j: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Diag::new(

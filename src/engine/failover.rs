@@ -111,7 +111,7 @@ impl Applying<'_> {
                 self.drivers,
             )?;
             plan = make_plan(&p, &state, self.opts, self.drivers, self.rt, false)
-                .map_err(|d| p.expansion.explain(d, sources))?;
+                .map_err(|f| p.expansion.explain(f.diags, sources))?;
             for d in &plan.placements {
                 println!("{}", crate::placement::next_try(d));
             }

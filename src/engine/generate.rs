@@ -7,9 +7,39 @@ use super::{placements, prepare, Options};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use strata_state::model::Address;
 use time::OffsetDateTime;
+
+/// Configuration written for import targets: where, and each block by
+/// its target's address.
+#[derive(Default)]
+pub(super) struct Generated {
+    target: PathBuf,
+    pub blocks: BTreeMap<String, String>,
+}
+
+impl Generated {
+    /// After a plan that failed: a block whose import the plan did not
+    /// reach says no id, as Terraform writes it (its header names the id
+    /// of an import it planned).
+    pub fn settle(&self, planned: &dyn Fn(&str) -> bool) -> Result<(), Diags> {
+        let unplanned = |addr: &String| !planned(addr);
+        if !self.blocks.keys().any(unplanned) {
+            return Ok(());
+        }
+        let blocks: BTreeMap<String, String> = self
+            .blocks
+            .iter()
+            .map(|(addr, text)| match planned(addr) {
+                true => (addr.clone(), text.clone()),
+                false => (addr.clone(), crate::render::config::without_id(text)),
+            })
+            .collect();
+        std::fs::remove_file(&self.target).map_err(|e| unwritable(&self.target, e))?;
+        write(&self.target, &blocks)
+    }
+}
 
 /// Writes the configuration; what it wrote, by the target's address.
 pub(super) fn config(
@@ -18,7 +48,7 @@ pub(super) fn config(
     file: &Path,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<BTreeMap<String, String>, Diags> {
+) -> Result<Generated, Diags> {
     let target = match path.is_file() {
         true => path.parent().unwrap_or(Path::new(".")).join(file),
         false => path.join(file),
@@ -77,7 +107,7 @@ pub(super) fn config(
     if !blocks.is_empty() {
         write(&target, &blocks)?;
     }
-    Ok(blocks)
+    Ok(Generated { target, blocks })
 }
 
 /// The block of the object `to` imports from `id`, through the default
@@ -111,11 +141,13 @@ fn write(target: &Path, blocks: &BTreeMap<String, String>) -> Result<(), Diags> 
     let text: String = std::iter::once(crate::render::config::HEADER.to_string())
         .chain(blocks.values().cloned())
         .collect();
-    std::fs::write(target, text).map_err(|e| {
-        Diags::from(Diag::new(
-            "strata::plan::generate_config",
-            "Cannot write the generated configuration",
-            format!("{}: {e}", target.display()),
-        ))
-    })
+    std::fs::write(target, text).map_err(|e| unwritable(target, e))
+}
+
+fn unwritable(target: &Path, e: std::io::Error) -> Diags {
+    Diags::from(Diag::new(
+        "strata::plan::generate_config",
+        "Cannot write the generated configuration",
+        format!("{}: {e}", target.display()),
+    ))
 }

@@ -17,7 +17,7 @@ use crate::config::{self, Module, Run};
 use crate::diag::{Diag, Diags, Sources};
 use crate::graph::Graph;
 use crate::lang::value::Value;
-use crate::plan::{Plan, Request, Saved, Schemas};
+use crate::plan::{Failed, Plan, Request, Saved, Schemas};
 use crate::statecmd::state_err;
 use sha2::Digest as _;
 use std::collections::{BTreeMap, BTreeSet};
@@ -186,6 +186,7 @@ pub fn check_portability(
         &rt,
     )
     .map(|_| ())
+    .map_err(Diags::from)
 }
 
 fn prepare(
@@ -458,6 +459,30 @@ fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed> {
         .collect()
 }
 
+/// When a failed plan's partial part is shown.
+#[derive(Clone, Copy, PartialEq)]
+enum Partial {
+    /// `plan`: always, "Planning failed." when it holds nothing.
+    Always,
+    /// `apply`: only when it holds changes.
+    WithChanges,
+}
+
+/// Shows the part of a plan made before its errors, as Terraform shows
+/// it above them; the errors are returned for the CLI to print.
+fn shown_partial(f: Failed, when: Partial, json: bool, sources: &Sources) -> Diags {
+    let Some(plan) = f
+        .partial
+        .filter(|p| !json && (when == Partial::Always || p.has_changes()))
+    else {
+        return f.diags;
+    };
+    print!("{}", crate::render::human::refreshing(&plan, true));
+    print!("{}", crate::render::human::plan(&plan));
+    warn(&plan.warnings, sources, true);
+    f.diags
+}
+
 /// Which types provider plugins serve in place of strata's own drivers,
 /// said before the plan (empty when none do).
 fn plugin_note(plan: &Plan) -> String {
@@ -572,7 +597,7 @@ fn make_plan(
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
     described: bool,
-) -> Result<Plan, Diags> {
+) -> Result<Plan, Failed> {
     let mut plan = crate::plan::plan(
         Request {
             root: &p.module,
@@ -629,7 +654,7 @@ fn planned(
     described: bool,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<Planned, Diags> {
+) -> Result<Planned, Failed> {
     crate::timings::stage("start");
     require_configuration(path, wants, opts.destroy)?;
     let now = OffsetDateTime::now_utc();
@@ -651,7 +676,7 @@ fn planned(
     let p = placed(p, (path, None), &state, opts, now, sources, drivers)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
-        .map_err(|d| p.expansion.explain(d, sources))?;
+        .map_err(|f| f.map_diags(|d| p.expansion.explain(d, sources)))?;
     crate::timings::stage("planned");
     Ok(Planned {
         p,
@@ -673,25 +698,40 @@ pub fn plan(
     let described = format == Format::Json || out.is_some();
     let generated = match &opts.generate_config_out {
         Some(file) => generate::config(path, opts, file, sources, drivers)?,
-        None => BTreeMap::new(),
+        None => generate::Generated::default(),
     };
-    // Bound whole, so the lock is held to the end; fields move out of it.
-    let held = planned(path, Wants::Plan, opts, described, sources, drivers)?;
-    let (p, state, mut plan) = (held.p, held.state, held.plan);
     let written = opts
         .generate_config_out
         .as_ref()
-        .filter(|_| !generated.is_empty());
-    if written.is_some() {
-        plan.generated_config = generated;
-        plan.warnings.push(
-            Diag::new(
-                "strata::plan::generate_config",
-                "Config generation is experimental",
-                "Generating configuration during import is currently experimental, and the generated configuration format may change in future versions.",
-            )
-            .warning(),
-        );
+        .filter(|_| !generated.blocks.is_empty());
+    let experimental = written.map(|_| {
+        Diag::new(
+            "strata::plan::generate_config",
+            "Config generation is experimental",
+            "Generating configuration during import is currently experimental, and the generated configuration format may change in future versions.",
+        )
+        .warning()
+    });
+    // Bound whole, so the lock is held to the end; fields move out of it.
+    let held = match planned(path, Wants::Plan, opts, described, sources, drivers) {
+        Ok(held) => held,
+        Err(mut f) => {
+            if let Some(partial) = f.partial.as_mut() {
+                let importing = |addr: &str| {
+                    let change = partial.changes.iter().find(|c| c.addr.to_string() == addr);
+                    change.is_some_and(|c| c.importing.is_some())
+                };
+                generated.settle(&importing)?;
+                partial.generated_config = generated.blocks;
+                partial.warnings.extend(experimental);
+            }
+            return Err(shown_partial(f, Partial::Always, opts.json, sources));
+        }
+    };
+    let (p, state, mut plan) = (held.p, held.state, held.plan);
+    if let Some(warning) = experimental {
+        plan.generated_config = generated.blocks;
+        plan.warnings.push(warning);
     }
     match opts.json {
         true => {
@@ -1018,10 +1058,16 @@ pub fn apply(
                 state.lineage = plan.lineage.clone();
             }
             if plan.lineage != state.lineage {
+                // No state here: its lineage is only the one a new state
+                // would have been given, not worth naming.
+                let found = match existed {
+                    true => format!("{} has lineage {}", store.location(), state.lineage),
+                    false => format!("there is no state at {}", store.location()),
+                };
                 return Err(Diags::from(Diag::new(
                     "strata::apply::lineage",
-                    "Saved plan is for a different state",
-                    format!("The plan was made against state lineage {}, but {} has lineage {}. Nothing was changed.", plan.lineage, store.location(), state.lineage),
+                    "Saved plan does not match the given state",
+                    format!("The given plan file can not be applied because it was created from a different state lineage: it was made against state lineage {}, and {found}. Nothing was changed.", plan.lineage),
                 )));
             }
             if plan.serial != state.serial {
@@ -1036,6 +1082,7 @@ pub fn apply(
         }
         None => {
             let plan = make_plan(&p, &state, opts, drivers, &rt, false)
+                .map_err(|f| shown_partial(f, Partial::WithChanges, opts.json, sources))
                 .map_err(|d| p.expansion.explain(d, sources))?;
             crate::timings::stage("planned");
             let scoped = crate::plan::scope_warning(&plan.scope);

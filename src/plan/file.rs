@@ -304,6 +304,7 @@ impl Saved {
                     .and_then(|r| serde_json::from_value(r.clone()).ok())
                     .unwrap_or_default(),
                 generated_config: Default::default(),
+                errored: false,
             },
             config_dir: j
                 .get("config_dir")

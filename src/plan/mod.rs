@@ -47,6 +47,7 @@ pub fn import_address(to: &crate::syntax::Expr) -> Option<Address> {
 
 use crate::builtin::Drivers;
 use crate::cost::Cost;
+use crate::diag::Diags;
 use crate::graph::Scope;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
@@ -281,6 +282,42 @@ pub struct Plan {
     /// target that had none, by its address (the engine fills it, the
     /// human plan says so). Not saved in a plan file.
     pub generated_config: BTreeMap<String, String>,
+    /// The walk met errors: this is what it had planned by then, shown
+    /// as Terraform shows a partial plan, never applied or saved.
+    pub errored: bool,
+}
+
+/// A plan that could not be made: its errors, and the part the walk had
+/// planned when they came (Terraform shows it above them).
+pub struct Failed {
+    pub diags: Diags,
+    pub partial: Option<Box<Plan>>,
+}
+
+impl Failed {
+    /// The same failure with its diagnostics rewritten (explained where
+    /// the cluster spec made what failed).
+    pub fn map_diags(self, f: impl FnOnce(Diags) -> Diags) -> Failed {
+        Failed {
+            diags: f(self.diags),
+            partial: self.partial,
+        }
+    }
+}
+
+impl From<Diags> for Failed {
+    fn from(diags: Diags) -> Failed {
+        Failed {
+            diags,
+            partial: None,
+        }
+    }
+}
+
+impl From<Failed> for Diags {
+    fn from(f: Failed) -> Diags {
+        f.diags
+    }
 }
 
 /// The schemas of the types a plan's changes are of: what a rendering

@@ -5,7 +5,7 @@
 use super::diff::{self, Decision};
 use super::instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 use super::refresh::{self, PriorInstance};
-use super::{moved, Action, OutputChange, Plan, Reason, ResourceChange};
+use super::{moved, Action, Failed, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource, Run};
@@ -106,7 +106,9 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
     })
 }
 
-pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diags> {
+/// The plan of `req`; when the walk meets errors, they come with the
+/// part it had planned (`Failed::partial`), for the CLI to show.
+pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Failed> {
     let retyped = moved::retyped(req.root);
     let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed, &retyped)?;
     crate::timings::stage("decoded");
@@ -165,91 +167,14 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     }
     crate::timings::stage("refreshed");
     let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone());
-    for n in walk.order() {
-        match (req.graph.graph[n].kind, req.destroy) {
-            (NodeKind::Resource, false) => p.resource(&walk, n),
-            // A destroy reads data sources as a plan does (Terraform's
-            // destroy refreshes first), so what configures a provider
-            // from one has it.
-            (NodeKind::Data, _) => p.data(&walk, n, rt),
-            // A destroy evaluates what provider configurations read (a
-            // cluster's endpoint through its module's outputs) from the
-            // objects as they are, as Terraform does: the cluster exists
-            // until after what is inside it is deleted.
-            // An output that cannot be evaluated so only leaves the
-            // configurations that read it unconfigured, which the delete
-            // of what they serve then reports.
-            (NodeKind::Resource, true) => p.prior_values(&walk, n),
-            (NodeKind::Output, true) if !req.graph.graph[n].module.is_root() => {
-                walk.visit(n, &mut Diags::default())
-            }
-            // A destroy plans no resource, but as in Terraform the
-            // variables of every module are still given their values and
-            // judged by their validations.
-            (NodeKind::Variable | NodeKind::Local | NodeKind::ModuleCall, true) | (_, false) => {
-                walk.visit(n, &mut p.diags)
-            }
-            _ => {}
-        }
-    }
-    for (addr, (id, span)) in p.imported.iter().filter(|(a, _)| !p.claimed.contains(*a)) {
-        p.diags.push(
-            Diag::new(
-                "strata::plan::import_target",
-                "Configuration for import target does not exist",
-                format!("The configuration for the given import target {addr} (id {id:?}) does not exist. If you wish to automatically generate config for this resource, use the -generate-config-out option within strata plan. Otherwise, make sure the target resource exists within your configuration. For example:\n\n  strata plan -generate-config-out=generated.tf"),
-            )
-            .at(*span),
-        );
-    }
+    p.walk(&walk);
     crate::timings::stage("walked");
-    let module_instance = |path: &ModulePath| expanded(&walk, path);
-    for d in moved::instances_still_declared(req.root, &|a| p.claimed.contains(a), &module_instance)
-    {
-        p.diags.push(d);
-    }
-    if req.destroy {
-        p.configure_for_destroy(&walk);
-    }
-    p.orphans(&walk);
-    let whole = req.scope.is_everything() && !req.refresh_only;
-    if let (Some(inspect), false, true) = (req.inspect, req.destroy, whole) {
-        let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
-        p.diags.0.extend(found.0);
-    }
     let outputs = p.outputs(&walk);
-    // Checks judge the whole configuration: a plan of part of it cannot.
-    let mut warnings = if req.destroy || !whole {
-        Vec::new()
-    } else {
-        let graph = req.graph;
-        let index: HashMap<ResourceAddr, NodeIndex> = graph
-            .graph
-            .node_indices()
-            .filter_map(|i| Some((graph.graph[i].resource_addr()?.clone(), i)))
-            .collect();
-        let changing = &p.changing;
-        let pending = |addr: &ResourceAddr| {
-            index.get(addr).is_some_and(|&n| {
-                graph.resource_deps(n).iter().any(|d| {
-                    graph.graph[*d]
-                        .resource_addr()
-                        .is_some_and(|a| changing.contains(a))
-                })
-            })
-        };
-        rt.block_on(crate::walk::run_checks(
-            req.root,
-            &walk,
-            req.drivers,
-            None,
-            &pending,
-        ))
-    };
+    let mut warnings = p.checks(&walk);
     warnings.extend(super::scope_warning(req.scope));
     warnings.extend(unmatched_replacements(req.replace, &p.changes));
     let Planner {
-        mut changes,
+        changes,
         diags,
         late_drift,
         untouched,
@@ -257,13 +182,53 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
     } = p;
     let mut drift = drift;
     drift.extend(late_drift);
-    diags.into_result(())?;
+    let plan = assemble(
+        &req,
+        Planned {
+            changes,
+            drift,
+            outputs,
+            warnings,
+            untouched,
+        },
+    );
+    match diags.is_empty() {
+        true => Ok(plan),
+        false => Err(Failed {
+            diags,
+            partial: Some(Box::new(Plan {
+                errored: true,
+                ..plan
+            })),
+        }),
+    }
+}
+
+/// What the walk made, for [`assemble`].
+struct Planned {
+    changes: Vec<ResourceChange>,
+    drift: Vec<ResourceChange>,
+    outputs: Vec<OutputChange>,
+    warnings: Vec<Diag>,
+    untouched: Vec<ResourceChange>,
+}
+
+/// The plan of what the walk made: changes in order, their schemas,
+/// prices and the attributes they refer to.
+fn assemble(req: &Request<'_>, made: Planned) -> Plan {
+    let Planned {
+        mut changes,
+        drift,
+        outputs,
+        warnings,
+        untouched,
+    } = made;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
     let timestamp = crate::funcs::plan_timestamp().to_string();
     let cost = price(&changes, req.drivers, req.prices, &timestamp);
     let relevant_attributes = super::relevant::relevant(req.root, &changes, &outputs);
-    Ok(Plan {
+    Plan {
         relevant_attributes,
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
@@ -292,7 +257,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Diag
         refresh_only: req.refresh_only,
         untouched,
         generated_config: BTreeMap::new(),
-    })
+        errored: false,
+    }
 }
 
 /// Terraform's warning for a `-replace` of a resource with several
@@ -485,6 +451,103 @@ struct Planner<'r, 'a> {
 }
 
 impl<'a> Planner<'_, 'a> {
+    /// Walks the graph: each resource and data source planned, every
+    /// other node evaluated; then what the walk can judge only whole
+    /// (imports without configuration, moves from what is still
+    /// declared, orphans, the cluster spec's own checks).
+    fn walk(&mut self, walk: &Walk<'a>) {
+        for n in walk.order() {
+            match (self.req.graph.graph[n].kind, self.req.destroy) {
+                (NodeKind::Resource, false) => self.resource(walk, n),
+                // A destroy reads data sources as a plan does (Terraform's
+                // destroy refreshes first), so what configures a provider
+                // from one has it.
+                (NodeKind::Data, _) => self.data(walk, n, self.rt),
+                // A destroy evaluates what provider configurations read (a
+                // cluster's endpoint through its module's outputs) from the
+                // objects as they are, as Terraform does: the cluster exists
+                // until after what is inside it is deleted.
+                // An output that cannot be evaluated so only leaves the
+                // configurations that read it unconfigured, which the delete
+                // of what they serve then reports.
+                (NodeKind::Resource, true) => self.prior_values(walk, n),
+                (NodeKind::Output, true) if !self.req.graph.graph[n].module.is_root() => {
+                    walk.visit(n, &mut Diags::default())
+                }
+                // A destroy plans no resource, but as in Terraform the
+                // variables of every module are still given their values and
+                // judged by their validations.
+                (NodeKind::Variable | NodeKind::Local | NodeKind::ModuleCall, true)
+                | (_, false) => walk.visit(n, &mut self.diags),
+                _ => {}
+            }
+        }
+        for (addr, (id, span)) in self
+            .imported
+            .iter()
+            .filter(|(a, _)| !self.claimed.contains(*a))
+        {
+            self.diags.push(
+                Diag::new(
+                    "strata::plan::import_target",
+                    "Configuration for import target does not exist",
+                    format!("The configuration for the given import target {addr} (id {id:?}) does not exist. If you wish to automatically generate config for this resource, use the -generate-config-out option within strata plan. Otherwise, make sure the target resource exists within your configuration. For example:\n\n  strata plan -generate-config-out=generated.tf"),
+                )
+                .at(*span),
+            );
+        }
+        let module_instance = |path: &ModulePath| expanded(walk, path);
+        for d in moved::instances_still_declared(
+            self.req.root,
+            &|a| self.claimed.contains(a),
+            &module_instance,
+        ) {
+            self.diags.push(d);
+        }
+        if self.req.destroy {
+            self.configure_for_destroy(walk);
+        }
+        self.orphans(walk);
+        let whole = self.req.scope.is_everything() && !self.req.refresh_only;
+        if let (Some(inspect), false, true) = (self.req.inspect, self.req.destroy, whole) {
+            let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
+            self.diags.0.extend(found.0);
+        }
+    }
+
+    /// The configuration's checks, as warnings. They judge the whole
+    /// configuration: a plan of part of it cannot.
+    fn checks(&self, walk: &Walk<'a>) -> Vec<Diag> {
+        let whole = self.req.scope.is_everything() && !self.req.refresh_only;
+        if self.req.destroy || !whole {
+            Vec::new()
+        } else {
+            let graph = self.req.graph;
+            let index: HashMap<ResourceAddr, NodeIndex> = graph
+                .graph
+                .node_indices()
+                .filter_map(|i| Some((graph.graph[i].resource_addr()?.clone(), i)))
+                .collect();
+            let changing = &self.changing;
+            let pending = |addr: &ResourceAddr| {
+                index.get(addr).is_some_and(|&n| {
+                    graph.resource_deps(n).iter().any(|d| {
+                        graph.graph[*d]
+                            .resource_addr()
+                            .is_some_and(|a| changing.contains(a))
+                    })
+                })
+            };
+            self.rt.block_on(crate::walk::run_checks(
+                self.req.root,
+                walk,
+                self.req.drivers,
+                None,
+                &pending,
+            ))
+        }
+    }
+
     fn push(&mut self, c: ResourceChange) {
         if c.deposed.is_none() {
             self.by_addr.insert(c.addr.clone(), self.changes.len());
@@ -805,13 +868,15 @@ impl<'a> Planner<'_, 'a> {
                     values.push(self.leave_alone(addr, schema, &driver.provider));
                     continue;
                 }
+                // Declared, valid or not: an import into it or a move
+                // from it has its configuration, whose errors are its own.
+                self.claimed.insert(addr.clone());
                 let checked = (&*driver.driver, false);
                 let Some(config) = self.config_of(walk, n, r, (checked, schema), (&ri, &ctx))
                 else {
                     values.push(Value::Unknown(schema.object_type()));
                     continue;
                 };
-                self.claimed.insert(addr.clone());
                 let at = At {
                     graph: self.req.graph,
                     walk,

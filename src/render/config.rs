@@ -6,7 +6,7 @@
 
 use crate::funcs::{hcl_expr, hcl_lines, Templates};
 use crate::lang::value::Value;
-use strata_provider::{BlockNesting, ResourceSchema};
+use strata_provider::{AttributeSchema, BlockNesting, ResourceSchema};
 
 /// The file's opening comment.
 pub const HEADER: &str = "# __generated__ by strata\n# Please review these resources and move them into your main configuration files.\n";
@@ -20,7 +20,7 @@ pub fn resource_block(
     object: &Value,
     schema: &ResourceSchema,
 ) -> String {
-    let mut out = format!("\n# __generated__ by strata from {}\n", quoted(id));
+    let mut out = format!("{OPENING}{}\n", quoted(id));
     out.push_str(&format!(
         "resource {} {} {{\n",
         quoted(type_name),
@@ -31,37 +31,36 @@ pub fn resource_block(
     out
 }
 
-/// The arguments and blocks of `object` by `schema`, `depth` levels in.
+/// A block written by [`resource_block`], its comment naming no id.
+pub fn without_id(block: &str) -> String {
+    let Some(rest) = block.strip_prefix(OPENING).and_then(|r| r.split_once('\n')) else {
+        return block.to_string();
+    };
+    format!("{}\n{}", OPENING.trim_end_matches(" from "), rest.1)
+}
+
+/// What each block's comment opens with, before the id it came from.
+const OPENING: &str = "\n# __generated__ by strata from ";
+
+/// The arguments and blocks of `object` by `schema`, `depth` levels in,
+/// as Terraform 1.11 writes them: what only the provider sets, what it
+/// deprecates and the legacy SDK's `id` left out; an optional `""` as
+/// null (the legacy SDK's way of saying unset); a JSON document in a
+/// string as `jsonencode(…)` of its value.
 fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String) {
     let pad = "  ".repeat(depth);
     let field = |name: &str| match object.unmarked() {
         Value::Object(m) => m.get(name).cloned().unwrap_or_else(Value::null),
         _ => Value::null(),
     };
-    let written: Vec<(&String, bool)> = schema
+    let lines: Vec<(String, String)> = schema
         .attributes
         .iter()
-        .filter(|(_, a)| a.required || a.optional)
-        // What the provider chose and the object lacks is not written,
-        // as Terraform leaves it out.
-        .filter(|(name, a)| !(a.computed && field(name).is_null()))
-        .map(|(name, a)| (name, a.sensitive))
-        .collect();
-    let lines: Vec<(String, String)> = written
-        .into_iter()
-        .map(|(name, sensitive)| {
-            let value = field(name);
-            let shown = match sensitive {
-                // A secret is not written into a file someone commits;
-                // Terraform marks the place, set or not.
-                true => "null # sensitive".to_string(),
-                false => hcl_expr(&value, depth, Templates::Escaped),
-            };
-            (name.clone(), shown)
-        })
+        .filter(|(name, a)| written(name, a, depth))
+        .map(|(name, a)| (name.clone(), argument(&field(name), a, depth)))
         .collect();
     out.push_str(&hcl_lines(&lines, depth));
-    for (name, block) in &schema.blocks {
+    for (name, block) in schema.blocks.iter().filter(|(_, b)| !b.deprecated) {
         let value = field(name);
         // Each block with its header: the type, and a label when nested
         // as a map.
@@ -85,6 +84,42 @@ fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String)
     }
 }
 
+/// Whether an attribute is written: one the configuration may set, not
+/// deprecated, and not the `id` the legacy SDK adds to every resource
+/// (optional and computed at the top; written, it fails validation where
+/// the real schema has none).
+fn written(name: &str, a: &AttributeSchema, depth: usize) -> bool {
+    let legacy_id = depth == 1 && name == "id" && a.optional && a.computed;
+    (a.required || a.optional) && !a.deprecated && !legacy_id
+}
+
+/// An argument's value as written.
+fn argument(value: &Value, a: &AttributeSchema, depth: usize) -> String {
+    // A secret is not written into a file someone commits; Terraform
+    // marks the place, set or not.
+    if a.sensitive || matches!(value, Value::Sensitive(_)) {
+        return "null # sensitive".to_string();
+    }
+    match value.unmarked() {
+        Value::String(s) if s.is_empty() && a.optional => "null".to_string(),
+        Value::String(s) => match json_document(s) {
+            Some(doc) => format!("jsonencode({})", hcl_expr(&doc, depth, Templates::Escaped)),
+            None => hcl_expr(value, depth, Templates::Escaped),
+        },
+        _ => hcl_expr(value, depth, Templates::Escaped),
+    }
+}
+
+/// The value of a string that holds a JSON object or array (a policy);
+/// a lone number or string in JSON stays the string it is.
+fn json_document(s: &str) -> Option<Value> {
+    let json: serde_json::Value = serde_json::from_str(s).ok()?;
+    if !(json.is_object() || json.is_array()) {
+        return None;
+    }
+    crate::funcs::json_value(&json).ok()
+}
+
 /// A string as generated configuration writes it: quoted, `${` doubled.
 fn quoted(s: &str) -> String {
     hcl_expr(&Value::String(s.to_string()), 0, Templates::Escaped)
@@ -94,7 +129,7 @@ fn quoted(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::lang::types::Type;
-    use strata_provider::{AttributeSchema, BlockSchema};
+    use strata_provider::BlockSchema;
 
     #[test]
     fn an_object_is_written_as_the_arguments_a_user_sets() {
@@ -134,6 +169,7 @@ mod tests {
                 max_items: None,
                 schema: inner,
                 computed: false,
+                deprecated: false,
             },
         );
         let s = |t: &str| Value::String(t.into());
@@ -171,9 +207,76 @@ mod tests {
             .into(),
         );
         let text = resource_block("x_thing", "web", "i-1", &object, &schema);
+        // What the provider may choose and has not is written null, as
+        // Terraform 1.11 writes it.
         assert_eq!(
             text,
-            "\n# __generated__ by strata from \"i-1\"\nresource \"x_thing\" \"web\" {\n  api_key  = null # sensitive\n  cidrs    = [\"10.0.0.0/8\"]\n  name     = \"web $${x}\"\n  password = null # sensitive\n  tags = {\n    \"cost center\" = \"7\"\n    team          = \"gpu\"\n  }\n  rule {\n    port = 443\n  }\n}\n"
+            "\n# __generated__ by strata from \"i-1\"\nresource \"x_thing\" \"web\" {\n  api_key  = null # sensitive\n  cidrs    = [\"10.0.0.0/8\"]\n  name     = \"web $${x}\"\n  password = null # sensitive\n  tags = {\n    \"cost center\" = \"7\"\n    team          = \"gpu\"\n  }\n  zone = null\n  rule {\n    port = 443\n  }\n}\n"
+        );
+        assert_eq!(
+            without_id(&text).lines().nth(1),
+            Some("# __generated__ by strata")
+        );
+    }
+
+    /// What Terraform leaves out of or rewrites in generated configuration
+    /// from a legacy-SDK provider (the AWS provider): the `id` the SDK adds,
+    /// deprecated arguments and blocks, an optional `""` (the SDK's null);
+    /// a JSON document in a string is written as `jsonencode` of its value.
+    #[test]
+    fn legacy_sdk_objects_are_written_as_terraform_writes_them() {
+        let deprecated = |a: AttributeSchema| AttributeSchema {
+            deprecated: true,
+            ..a
+        };
+        let mut schema = ResourceSchema::of_attributes(vec![
+            (
+                "id",
+                AttributeSchema::optional(Type::String, "").and_computed(),
+            ),
+            ("name", AttributeSchema::required(Type::String, "")),
+            ("prefix", AttributeSchema::optional(Type::String, "")),
+            (
+                "acl",
+                deprecated(AttributeSchema::optional(Type::String, "")),
+            ),
+            ("policy", AttributeSchema::optional(Type::String, "")),
+            ("note", AttributeSchema::optional(Type::String, "")),
+        ]);
+        schema.blocks.insert(
+            "website".into(),
+            BlockSchema {
+                nesting: BlockNesting::List,
+                min_items: 0,
+                max_items: None,
+                schema: ResourceSchema::of_attributes(Vec::new()),
+                computed: false,
+                deprecated: true,
+            },
+        );
+        let s = |t: &str| Value::String(t.into());
+        let object = Value::Object(
+            [
+                ("id", s("b-1")),
+                ("name", s("b-1")),
+                ("prefix", s("")),
+                ("acl", s("private")),
+                ("policy", s(r#"{"Version":"2012-10-17","Statement":[]}"#)),
+                ("note", s("42")),
+                (
+                    "website",
+                    Value::List(
+                        Type::Dynamic,
+                        vec![Value::Object(Default::default())].into(),
+                    ),
+                ),
+            ]
+            .into(),
+        );
+        let text = resource_block("x_bucket", "b", "b-1", &object, &schema);
+        assert_eq!(
+            text,
+            "\n# __generated__ by strata from \"b-1\"\nresource \"x_bucket\" \"b\" {\n  name = \"b-1\"\n  note = \"42\"\n  policy = jsonencode({\n    Statement = []\n    Version   = \"2012-10-17\"\n  })\n  prefix = null\n}\n"
         );
     }
 }

@@ -316,6 +316,15 @@ fn unchanged(v: &Value, indent: usize, reading: Reading, out: &mut String) {
         out.push_str(&primitive(v));
         return;
     }
+    if let Some(j) = json_doc(v) {
+        out.push_str("jsonencode(\n");
+        out.push_str(&pad(indent + 6));
+        unchanged(&j, indent + 4, Reading::Json, out);
+        out.push('\n');
+        out.push_str(&pad(indent + 2));
+        out.push(')');
+        return;
+    }
     match (entries(v), elements(v)) {
         (Some((m, _)), _) if m.is_empty() => return out.push_str("{}"),
         (_, Some([])) => return out.push_str("[]"),
@@ -719,12 +728,35 @@ pub fn resource_body(
     b: Option<&Value>,
     a: Option<&Value>,
     schema: Option<&ResourceSchema>,
-    forces: &[Vec<String>],
+    (forces, unchanged): (&[Vec<String>], Unchanged),
     indent: usize,
     out: &mut String,
 ) {
-    let legacy = schema.is_some_and(sdk_v2_shaped);
-    block_body(b, a, (schema, legacy), forces, indent, out)
+    let frame = Frame {
+        schema,
+        legacy: schema.is_some_and(sdk_v2_shaped),
+        unchanged,
+    };
+    block_body(b, a, frame, forces, indent, out)
+}
+
+/// Whether what an update leaves as it was is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unchanged {
+    /// Counted in "N unchanged attributes hidden", as for a change.
+    Hidden,
+    /// Shown, nulls included: an import, whose object the user sees for
+    /// the first time (Terraform's ShowUnchangedChildren).
+    Shown,
+}
+
+/// What rendering one block needs beside its values: its schema, whether
+/// it is shaped by the older SDK (`sdk_v2_shaped`), and what is shown.
+#[derive(Clone, Copy)]
+struct Frame<'s> {
+    schema: Option<&'s ResourceSchema>,
+    legacy: bool,
+    unchanged: Unchanged,
 }
 
 /// Whether a block's schema has only what Terraform's older plugin SDK
@@ -755,16 +787,17 @@ fn blank(v: Option<&Value>) -> bool {
         .is_some_and(str::is_empty)
 }
 
-/// `resource_body` for one block; `legacy`: it and the blocks around it
-/// are shaped by the older SDK (`sdk_v2_shaped`).
+/// `resource_body` for one block.
 fn block_body(
     b: Option<&Value>,
     a: Option<&Value>,
-    (schema, legacy): (Option<&ResourceSchema>, bool),
+    frame: Frame<'_>,
     forces: &[Vec<String>],
     indent: usize,
     out: &mut String,
 ) {
+    let Frame { schema, legacy, .. } = frame;
+    let show_all = frame.unchanged == Unchanged::Shown;
     let empty = Attrs::new();
     let bm = b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
     let am = a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
@@ -777,6 +810,9 @@ fn block_body(
     keys.sort();
     keys.dedup();
     let updating = b.is_some() && a.is_some();
+    // What an update hides: all it leaves as it was, or, shown whole,
+    // nothing.
+    let hiding = updating && !show_all;
     let write_only = |k: &str| {
         schema
             .and_then(|s| s.attributes.get(k))
@@ -793,13 +829,16 @@ fn block_body(
     let mut skipped = 0;
     for k in keys {
         let (mut bv, mut av) = (bm.get(k), am.get(k));
-        if legacy && (blank(bv) || blank(av)) {
+        // The older SDK's "" is read as null; shown whole, such a value
+        // is said to be null, where a true null is not there at all.
+        let blanked = legacy && (blank(bv) || blank(av));
+        if blanked {
             (bv, av) = (
                 bv.filter(|v| !blank(Some(v))),
                 av.filter(|v| !blank(Some(v))),
             );
             // Empty on both sides: unchanged, and counted so.
-            if is_null(bv) && is_null(av) {
+            if is_null(bv) && is_null(av) && !show_all {
                 skipped += 1;
                 continue;
             }
@@ -817,10 +856,10 @@ fn block_body(
         }
         let mut s = sym(bv, av);
         if s == Sym::Same {
-            if is_null(bv) {
+            if is_null(bv) && !(show_all && blanked) {
                 continue;
             }
-            if updating && !IDENTIFYING.contains(&k.as_str()) {
+            if hiding && !IDENTIFYING.contains(&k.as_str()) {
                 skipped += 1;
                 continue;
             }
@@ -840,7 +879,9 @@ fn block_body(
         let mut l = String::new();
         match (s, av) {
             // An identifying attribute shown unchanged is shown whole.
-            (Sym::Same, Some(v)) => {
+            (Sym::Same, v) => {
+                let null = Value::null();
+                let v = v.unwrap_or(&null);
                 l.push_str(&pad(inner));
                 l.push_str("  ");
                 l.push_str(k);
@@ -897,7 +938,7 @@ fn block_body(
                     (Some(_), None) => Sym::Delete,
                     _ => Sym::Create,
                 };
-                if s == Sym::Same && updating {
+                if s == Sym::Same && hiding {
                     skipped_blocks += 1;
                     continue;
                 }
@@ -923,8 +964,12 @@ fn block_body(
                     .filter(|p| p.len() > 2 && p[0] == *name && p[1] == step)
                     .map(|p| p[2..].to_vec())
                     .collect();
-                let legacy = legacy && sdk_v2_shaped(&bs.schema);
-                block_body(x, y, (Some(&bs.schema), legacy), &within, inner, out);
+                let inside = Frame {
+                    schema: Some(&bs.schema),
+                    legacy: legacy && sdk_v2_shaped(&bs.schema),
+                    unchanged: frame.unchanged,
+                };
+                block_body(x, y, inside, &within, inner, out);
                 out.push('\n');
             }
         }

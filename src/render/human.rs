@@ -1,7 +1,7 @@
 //! The plan as people read it, laid out as Terraform lays it out so a
 //! Terraform user reads it at once.
 
-use super::diff::resource_body;
+use super::diff::{resource_body, Unchanged};
 use crate::lang::value::Value;
 use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use strata_state::model::{InstanceKey, Mode, ModulePath};
@@ -135,7 +135,19 @@ pub fn resource_change(c: &ResourceChange, schemas: &Schemas) -> String {
         Action::Forget => (c.before.as_ref(), c.before.as_ref()),
         _ => (c.before.as_ref(), c.after.as_ref()),
     };
-    resource_body(before, after, schema, &c.replace_paths, 2, &mut out);
+    // An object imported is shown whole, as Terraform shows it.
+    let unchanged = match c.importing {
+        Some(_) => Unchanged::Shown,
+        None => Unchanged::Hidden,
+    };
+    resource_body(
+        before,
+        after,
+        schema,
+        (&c.replace_paths, unchanged),
+        2,
+        &mut out,
+    );
     out.push('\n');
     out
 }
@@ -257,6 +269,12 @@ pub fn plan(p: &Plan) -> String {
         .iter()
         .filter(|o| o.action() != Action::NoOp)
         .collect();
+    if changes.is_empty() && outputs.is_empty() && p.errored {
+        out.push_str(
+            "Planning failed. strata encountered an error while generating this plan.\n\n",
+        );
+        return out;
+    }
     if changes.is_empty() && outputs.is_empty() && p.refresh_only {
         out.push_str(match p.drift.is_empty() {
             true => "No changes. Your infrastructure still matches the configuration.\n\nstrata has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
@@ -299,7 +317,10 @@ pub fn plan(p: &Plan) -> String {
         out.push('\n');
     }
     if !changes.is_empty() {
-        out.push_str("strata will perform the following actions:\n\n");
+        out.push_str(match p.errored {
+            true => "strata planned the following actions, but then encountered a problem:\n\n",
+            false => "strata will perform the following actions:\n\n",
+        });
         for c in &changes {
             let mut shown = resource_change(c, &p.schemas);
             if p.generated_config.contains_key(&c.addr.to_string()) {

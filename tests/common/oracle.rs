@@ -39,6 +39,14 @@ pub fn terraform(dir: &Path, args: &[&str]) -> Output {
         .expect("terraform runs")
 }
 
+/// The program a tool name runs: strata's binary as built, or `tool`.
+pub fn program(tool: &str) -> &str {
+    match tool {
+        "strata" => env!("CARGO_BIN_EXE_strata"),
+        other => other,
+    }
+}
+
 /// One tool's run (`strata`, this build's binary, or `terraform`) of
 /// `args` in `dir` with `env`: exit code, stdout, stderr. Never
 /// interactive, never phoning home (strata ignores both settings).
@@ -48,11 +56,7 @@ pub fn run_tool(
     args: &[&str],
     env: &[(&str, &std::ffi::OsStr)],
 ) -> (i32, String, String) {
-    let program = match tool {
-        "strata" => env!("CARGO_BIN_EXE_strata"),
-        other => other,
-    };
-    let out = Command::new(program)
+    let out = Command::new(program(tool))
         .args(args)
         .envs(env.iter().copied())
         .env("TF_IN_AUTOMATION", "1")

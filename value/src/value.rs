@@ -375,14 +375,19 @@ impl Value {
 
     /// Terraform's `jsonencode`. Errors on unknown values and infinities.
     pub fn to_json(&self) -> Result<String, String> {
+        self.to_json_with(Infinity::Refused)
+    }
+
+    /// [`Value::to_json`], an infinity written as `inf` says.
+    pub fn to_json_with(&self, inf: Infinity) -> Result<String, String> {
         let mut out = String::new();
-        self.write_json(&mut out)?;
+        self.write_json(&mut out, inf)?;
         Ok(out)
     }
 
-    fn write_json(&self, out: &mut String) -> Result<(), String> {
+    fn write_json(&self, out: &mut String, inf: Infinity) -> Result<(), String> {
         match self {
-            Value::Sensitive(v) => v.write_json(out),
+            Value::Sensitive(v) => v.write_json(out, inf),
             Value::Unknown(_) => Err("value is not known".into()),
             Value::Null(_) => {
                 out.push_str("null");
@@ -393,8 +398,15 @@ impl Value {
                 Ok(())
             }
             Value::Number(n) => {
-                if n.is_inf() {
-                    return Err("cannot serialize infinity as JSON".into());
+                match (n.is_inf(), inf) {
+                    (true, Infinity::Refused) => {
+                        return Err("cannot serialize infinity as JSON".into())
+                    }
+                    (true, Infinity::AsText) => {
+                        json_string(&n.to_text(), out);
+                        return Ok(());
+                    }
+                    (false, _) => {}
                 }
                 out.push_str(&n.to_text());
                 Ok(())
@@ -409,7 +421,7 @@ impl Value {
                     if i > 0 {
                         out.push(',');
                     }
-                    v.write_json(out)?;
+                    v.write_json(out, inf)?;
                 }
                 out.push(']');
                 Ok(())
@@ -422,13 +434,23 @@ impl Value {
                     }
                     json_string(k, out);
                     out.push(':');
-                    v.write_json(out)?;
+                    v.write_json(out, inf)?;
                 }
                 out.push('}');
                 Ok(())
             }
         }
     }
+}
+
+/// How JSON, which has no infinity, is given one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Infinity {
+    /// An error, as `jsonencode` says in Terraform.
+    Refused,
+    /// The text Terraform shows for it (`"+Inf"`, `"-Inf"`), where a
+    /// value must be said rather than fail (the console's answers).
+    AsText,
 }
 
 fn map_raw_equal(a: &Attrs, b: &Attrs) -> bool {

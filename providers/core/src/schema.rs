@@ -60,6 +60,9 @@ pub struct AttributeSchema {
     /// state), the one kind of resource argument an ephemeral value may
     /// set.
     pub write_only: bool,
+    /// The provider means to remove it: generated configuration leaves
+    /// it out, as Terraform's does.
+    pub deprecated: bool,
     pub description: &'static str,
 }
 
@@ -74,6 +77,7 @@ impl AttributeSchema {
             sensitive: false,
             nested: false,
             write_only: false,
+            deprecated: false,
             description,
         }
     }
@@ -129,6 +133,9 @@ pub struct BlockSchema {
     /// API's (GKE's release channel), kept from the prior object rather
     /// than planned away.
     pub computed: bool,
+    /// The provider means to remove it (a plugin's word; native types
+    /// have none): generated configuration leaves it out.
+    pub deprecated: bool,
 }
 
 impl BlockSchema {

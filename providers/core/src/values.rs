@@ -101,6 +101,7 @@ pub fn block(nesting: BlockNesting, min: usize, attributes: Vec<(&str, A)>) -> B
         min_items: min,
         max_items: (nesting == BlockNesting::Single).then_some(1),
         schema: ResourceSchema::of_attributes(attributes),
+        deprecated: false,
     }
 }
 

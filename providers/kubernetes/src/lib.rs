@@ -196,6 +196,7 @@ impl Cloud for Helm {
                 max_items: Some(1),
                 schema: conn::schema(),
                 computed: false,
+                deprecated: false,
             },
         );
         s

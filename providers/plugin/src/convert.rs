@@ -59,6 +59,7 @@ fn block_schema(block: &Block, path: &str) -> Result<ResourceSchema, SchemaError
                 max_items: usize::try_from(b.max_items).ok().filter(|&m| m > 0),
                 schema: inner,
                 computed: false,
+                deprecated: b.block.as_ref().is_some_and(|b| b.deprecated),
             },
         );
     }
@@ -84,6 +85,7 @@ fn attribute(a: &Attribute, path: &str) -> Result<AttributeSchema, SchemaError> 
         sensitive: a.sensitive,
         nested: a.nested_type.is_some(),
         write_only: a.write_only,
+        deprecated: a.deprecated,
         description: "",
     })
 }

@@ -86,6 +86,11 @@ pub struct PluginDriver {
     /// The provider serves calls without being asked for its schema first
     /// (`GetProviderSchemaOptional`).
     schema_optional: bool,
+    /// The configuration this process was given. Terraform configures a
+    /// provider process once, and providers count on it: the AWS
+    /// provider's second ConfigureProvider fails when `AWS_CA_BUNDLE` is
+    /// set (its HTTP client is no longer one it can add roots to).
+    configured: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 /// Stopped as go-plugin's client stops it (Terraform closes its providers
@@ -261,6 +266,7 @@ impl PluginDriver {
             schemas: Arc::new(convert_schemas(&schema)?),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
+            configured: Default::default(),
         })
     }
 
@@ -299,6 +305,7 @@ impl PluginDriver {
             schemas: self.schemas.clone(),
             moves: self.moves,
             schema_optional: self.schema_optional,
+            configured: Default::default(),
         })
     }
 
@@ -608,9 +615,20 @@ impl Driver for PluginDriver {
 
     fn configure(&self, config: &Value) -> Result<(), DriverError> {
         let ty = &self.schemas.provider.ty;
+        let given = dynamic(config, ty)?;
+        let encoded = given
+            .as_ref()
+            .map(|d| d.msgpack.clone())
+            .unwrap_or_default();
+        let mut configured = self.configured.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = configured.as_ref() {
+            if *c == encoded {
+                return Ok(());
+            }
+        }
         let operation = format!("configuring provider {}", self.name);
         let validate = v6::validate_provider_config::Request {
-            config: dynamic(config, ty)?,
+            config: given.clone(),
         };
         let r = self.call(&operation, |p| {
             Box::pin(async move { p.validate_provider_config(validate).await })
@@ -618,13 +636,15 @@ impl Driver for PluginDriver {
         check(&operation, &r.diagnostics)?;
         let configure = v6::configure_provider::Request {
             terraform_version: crate::TERRAFORM_VERSION.to_string(),
-            config: dynamic(config, ty)?,
+            config: given,
             client_capabilities: capabilities(),
         };
         let r = self.call(&operation, |p| {
             Box::pin(async move { p.configure_provider(configure).await })
         })?;
-        check(&operation, &r.diagnostics)
+        check(&operation, &r.diagnostics)?;
+        *configured = Some(encoded);
+        Ok(())
     }
 
     fn validate(

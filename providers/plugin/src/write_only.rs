@@ -158,6 +158,7 @@ mod tests {
                 max_items: None,
                 schema: ResourceSchema::of_attributes(vec![("secret_wo", token)]),
                 computed: false,
+                deprecated: false,
             },
         );
         s

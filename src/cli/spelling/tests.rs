@@ -223,3 +223,29 @@ fn nothing_after_a_double_dash_is_a_flag() {
     let r = read(&["console", "--", "-var"], &[]).expect("read");
     assert_eq!(args(&r), ["console", "--", "-var"]);
 }
+
+/// A byte that is not UTF-8 in a `-var` is kept as U+FFFD, as Terraform
+/// reads it (strata said "flag needs an argument"); in a path it is an
+/// error that says so.
+#[cfg(unix)]
+#[test]
+fn a_value_that_is_not_utf8_is_read_as_terraform_reads_it() {
+    use std::os::unix::ffi::OsStringExt;
+    let raw = |bytes: &[u8]| OsString::from_vec(bytes.to_vec());
+    let run = |tail: Vec<OsString>| {
+        let args = [OsString::from("strata"), OsString::from("plan")]
+            .into_iter()
+            .chain(tail)
+            .collect();
+        respell(args, &|_| None)
+    };
+    for tail in [
+        vec![OsString::from("-var"), raw(b"v=a\xffb")],
+        vec![raw(b"-var=v=a\xffb")],
+    ] {
+        let r = run(tail).expect("read");
+        assert_eq!(args(&r), ["plan", "--var", "v=a\u{fffd}b"]);
+    }
+    let e = run(vec![OsString::from("-out"), raw(b"p\xff")]).expect_err("a path");
+    assert!(e.contains("-out is not UTF-8"), "{e}");
+}
