@@ -1197,6 +1197,75 @@ fn a_saved_plan_for_another_state_is_refused_as_terraform_refuses_it() {
     }
 }
 
+/// A backend block added over local workspaces, beside Terraform: init
+/// says "Initializing the backend..." and then asks once (strata asked
+/// before saying it, refused without -migrate-state as if a backend had
+/// changed, and then waited on its own lock: a local backend's `path`
+/// leaves the named workspaces where they were); answered yes, every
+/// workspace plans with no changes and the same workspaces are listed.
+#[test]
+fn a_backend_added_over_workspaces_asks_once_as_terraform_asks() {
+    if !require_terraform("a_backend_added_over_workspaces_asks_once_as_terraform_asks") {
+        return;
+    }
+    let config = "resource \"terraform_data\" \"x\" {\n  input = 1\n}\n";
+    let backend =
+        "terraform {\n  backend \"local\" {\n    path = \"b/terraform.tfstate\"\n  }\n}\n";
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "backend-added", &[("main.tf", config)]);
+        for args in [
+            &["apply", "-auto-approve"][..],
+            &["workspace", "new", "prod"],
+            &["apply", "-auto-approve"],
+        ] {
+            let (code, _, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 0, "{tool} {args:?}: {err}");
+        }
+        std::fs::write(dir.join("backend.tf"), backend).expect("backend");
+        let mut child = std::process::Command::new(oracle::program(tool))
+            .args(["init", "-no-color"])
+            .current_dir(&dir)
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("init starts");
+        let asked = oracle::until_asked(&mut child);
+        let at = |what: &str| {
+            asked
+                .find(what)
+                .unwrap_or_else(|| panic!("{tool}: {what:?} in {asked}"))
+        };
+        assert!(
+            at("Initializing the backend...") < at("Do you want to migrate all workspaces"),
+            "{tool}: {asked}"
+        );
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"yes\n")
+            .expect("answer");
+        let out = child.wait_with_output().expect("init ends");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{tool}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for workspace in ["default", "prod"] {
+            run(tool, &dir, &["workspace", "select", workspace], &[]);
+            let (code, out, err) = run(tool, &dir, &["plan", "-detailed-exitcode"], &[]);
+            assert_eq!(code, 0, "{tool} {workspace}:\n{out}\n{err}");
+        }
+        seen.push(run(tool, &dir, &["workspace", "list"], &[]).1);
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+}
+
 /// A plan whose walk meets an error, beside Terraform: what it planned
 /// before the error is shown above it ("planned the following actions,
 /// but then encountered a problem"), and a plan that planned nothing says

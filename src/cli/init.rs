@@ -58,7 +58,10 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     let module = config::load(req.path, sources)?;
     let mut out = copied + "Initializing the backend...\n";
     if req.backend {
-        out.push_str(&super::migrate::backend(&req, &module)?);
+        // Said before the backend step's question or error, as Terraform
+        // says it.
+        print!("{out}");
+        out = super::migrate::backend(&req, &module)?;
     }
     // Said only when there are modules, as Terraform says it.
     if req.get && !root.module_calls.is_empty() {

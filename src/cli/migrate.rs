@@ -55,12 +55,17 @@ pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> 
     };
     let mut out = String::new();
     let changed = previous.is_some();
+    // A backend block changed, as against one added or removed (where
+    // Terraform moves the state after its question, without a flag).
+    let replaced = recorded
+        .as_ref()
+        .is_some_and(|r| !r.is_default() && !current.is_default());
     if let Some(from) = previous.filter(|_| !req.reconfigure) {
         let asked = req.migrate_state || req.force_copy;
-        if recorded.is_some() && !asked {
+        if replaced && !asked {
             return Err(refused("Backend configuration changed", "A change in the backend configuration has been detected, which may require migrating existing state.\n\nIf you wish to attempt automatic migration of the state, use \"strata init -migrate-state\".\nIf you wish to store the current configuration with no changes to the state, use \"strata init -reconfigure\"."));
         }
-        if recorded.is_some() {
+        if replaced {
             out.push_str("Backend configuration changed!\n\nstrata has detected that the configuration specified for the backend\nhas changed. strata will now check for existing state in the backends.\n\n");
         }
         let to = module.settings.backend.as_ref();
@@ -106,6 +111,11 @@ fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Res
     let mut moving = Vec::new();
     for workspace in open(from, "default")?.workspaces().map_err(state_err)? {
         let source = open(from, &workspace)?;
+        // Kept in one place by both (a local backend's `path` moves only
+        // the default workspace's file): already where it goes.
+        if open(to, &workspace)?.location() == source.location() {
+            continue;
+        }
         let held = source.lock("init -migrate-state").map_err(state_err)?;
         let loaded = source.load().map_err(state_err)?;
         if loaded.existed || !loaded.replay.pending.is_empty() {

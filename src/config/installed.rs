@@ -206,6 +206,11 @@ impl InitializedBackend {
         }
     }
 
+    /// The default local file, which no `backend` block names.
+    pub fn is_default(&self) -> bool {
+        self.kind == "local" && self.settings.is_empty()
+    }
+
     /// What init recorded for the configuration in `root`, if it has.
     pub fn read(root: &Path) -> Result<Option<InitializedBackend>, String> {
         let path = initialized_path(root);
