@@ -26,6 +26,7 @@ pub mod limits;
 pub mod par;
 pub mod placement;
 pub mod plan;
+pub mod provision;
 pub mod render;
 /// The value model lives in its own crate so drivers can use it without the engine.
 pub use strata_value as lang;

@@ -33,7 +33,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Opens `terraform_remote_state`'s states for the builtin driver,
     // through the trait the driver declares.
     ("backends", &["config", "eval", "builtin"]),
-    ("walk", &["syntax", "eval", "config", "graph", "builtin"]),
+    ("provision", &["config"]),
+    (
+        "walk",
+        &["syntax", "eval", "config", "graph", "builtin", "provision"],
+    ),
     // Asks each object's driver what it bills; the plan carries the result.
     ("cost", &["builtin"]),
     (
@@ -52,7 +56,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "apply",
-        &["eval", "config", "graph", "builtin", "walk", "plan"],
+        &[
+            "eval",
+            "config",
+            "graph",
+            "builtin",
+            "walk",
+            "plan",
+            "provision",
+        ],
     ),
     (
         "render",

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
 #[path = "common/moto.rs"]
+#[allow(dead_code)]
 mod moto;
 #[path = "common/oracle.rs"]
 mod oracle;

@@ -150,7 +150,11 @@ fn a_plan_for_another_state_is_refused() {
     let before = state_bytes(&d);
     let r = strata(&d, &["apply", "p.plan"]);
     assert_eq!(r.code, 1);
-    assert!(r.err.contains("for a different state"), "{}", r.err);
+    assert!(
+        r.err.contains("does not match the given state"),
+        "{}",
+        r.err
+    );
     assert_eq!(state_bytes(&d), before);
     // Against the state it was made for, it applies.
     let r = strata(&d, &["apply", "p.plan", "--state", "other.tfstate"]);

@@ -1266,6 +1266,141 @@ fn a_backend_added_over_workspaces_asks_once_as_terraform_asks() {
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
 }
 
+/// `local-exec` provisioners beside Terraform: run after a create with
+/// `self` the new object (and `count.index`, an interpreter, a working
+/// directory, an environment, `quiet`), their output streamed line by
+/// line as Terraform streams it, a sensitive value's output suppressed, a
+/// failure an error at the block with the object kept tainted (the next
+/// plan replaces it), `on_failure = continue` going on; destroy-time ones
+/// run before the delete, and one that fails keeps its object. strata
+/// refused every `provisioner` block.
+#[test]
+fn local_exec_provisioners_run_as_terraform_runs_them() {
+    if !require_terraform("local_exec_provisioners_run_as_terraform_runs_them") {
+        return;
+    }
+    let config = r#"
+variable "secret" {
+  default   = "hunter2"
+  sensitive = true
+}
+
+resource "terraform_data" "x" {
+  input = "v1"
+  provisioner "local-exec" {
+    command     = "echo hello ${self.input} $FOO; echo err >&2"
+    environment = { FOO = "bar" }
+  }
+  provisioner "local-exec" {
+    command = "echo ${var.secret}"
+  }
+  provisioner "local-exec" {
+    command    = "exit 4"
+    on_failure = continue
+  }
+  provisioner "local-exec" {
+    command     = "import os; print('py', os.getcwd())"
+    interpreter = ["python3", "-c"]
+    working_dir = "/"
+    quiet       = true
+  }
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo bye ${self.input}"
+  }
+}
+
+resource "terraform_data" "f" {
+  count = 1
+  provisioner "local-exec" {
+    command = "echo failing ${count.index}; exit 3"
+  }
+}
+
+resource "terraform_data" "d" {
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo no; exit 5"
+  }
+}
+"#;
+    // Lines of provisioners, in order per resource (resources run at once).
+    let provisioned = |out: &str| {
+        let mut lines: Vec<String> = out
+            .lines()
+            .filter(|l| l.contains("(local-exec)") || l.contains("Provisioning with"))
+            .map(str::to_string)
+            .collect();
+        lines.sort_by_key(|l| l.split([' ', ':']).next().unwrap_or_default().to_string());
+        lines
+    };
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "local-exec", &[("main.tf", config)]);
+        let (code, out, err) = run(tool, &dir, &["apply", "-auto-approve", "-no-color"], &[]);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        for says in [
+            "local-exec provisioner error",
+            "Error running command 'echo failing 0; exit 3': exit status 3. Output: failing 0",
+        ] {
+            assert!(words.contains(says), "{tool} does not say {says:?}: {err}");
+        }
+        let applied = provisioned(&out);
+        let (code, plan, _) = run(
+            tool,
+            &dir,
+            &["plan", "-no-color", "-detailed-exitcode"],
+            &[],
+        );
+        assert_eq!(code, 2, "{tool}: {plan}");
+        assert!(
+            plan.contains("terraform_data.f[0] is tainted, so must be replaced"),
+            "{tool}: {plan}"
+        );
+        let (code, out, err) = run(tool, &dir, &["destroy", "-auto-approve", "-no-color"], &[]);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("exit status 5. Output: no"), "{tool}: {err}");
+        let destroyed = provisioned(&out);
+        let left = run(tool, &dir, &["state", "list"], &[]).1;
+        seen.push((applied, destroyed, left));
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+}
+
+/// Provisioner blocks that cannot be, beside Terraform: `validate` says
+/// so in Terraform's words, exit 1.
+#[test]
+fn provisioner_mistakes_are_terraforms() {
+    if !require_terraform("provisioner_mistakes_are_terraforms") {
+        return;
+    }
+    let cases = [
+        ("provisioner \"local-exec\" {\n    when    = later\n    command = \"x\"\n  }", "Invalid \"when\" keyword"),
+        ("provisioner \"local-exec\" {\n    command    = \"x\"\n    on_failure = maybe\n  }", "Invalid \"on_failure\" keyword"),
+        ("provisioner \"local-exec\" {\n    comand = \"x\"\n  }", "Missing required argument"),
+        ("provisioner \"file\" {\n    destination = \"/x\"\n  }", "Must provide one of 'source' or 'content'"),
+        ("provisioner \"foo\" {}", "Missing required provisioner plugin"),
+        ("provisioner \"chef\" {}", "The \"chef\" provisioner has been removed"),
+        ("provisioner \"local-exec\" {\n    when    = destroy\n    command = \"echo ${var.v}\"\n  }", "Invalid reference from destroy provisioner"),
+    ];
+    for (i, (block, says)) in cases.iter().enumerate() {
+        let config = format!("variable \"v\" {{\n  default = 1\n}}\n\nresource \"terraform_data\" \"x\" {{\n  {block}\n}}\n");
+        for tool in ["terraform", "strata"] {
+            // Terraform's init itself refuses a provisioner it has no
+            // plugin for; validate says it again.
+            let dir = workdir(&format!("provisioner-mistake-{i}-{tool}")).join("infra");
+            let _ = std::fs::remove_file(dir.join("main.tf"));
+            write_tree(&dir, &[("main.tf", &config)]);
+            run(tool, &dir, &["init", "-input=false"], &[]);
+            let (code, out, err) = run(tool, &dir, &["validate", "-no-color"], &[]);
+            assert_eq!(code, 1, "{tool} {block}:\n{out}\n{err}");
+            assert!(err.contains(says), "{tool} {block}: {err}");
+        }
+    }
+}
+
 /// A plan whose walk meets an error, beside Terraform: what it planned
 /// before the error is shown above it ("planned the following actions,
 /// but then encountered a problem"), and a plan that planned nothing says

@@ -2,9 +2,10 @@
 //! that depends on it (by the dependencies state records).
 
 use super::record::remove;
-use super::runner::{Op, OpKind, Runner};
+use super::runner::{Op, OpError, OpKind, Provision, Runner};
 use super::schedule::{Edge, Schedule};
 use super::Exec;
+use crate::diag::Diag;
 use crate::diag::Diags;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
@@ -102,6 +103,14 @@ impl<'p> Exec<'_, 'p> {
             self.fail(&c.addr, why);
             true
         })?;
+        let provisions = self.destroy_provisions(c).map_err(|d| {
+            let why = OpError {
+                diag: Some(d.clone()),
+                ..OpError::from(d.detail)
+            };
+            self.fail(&c.addr, why);
+            true
+        })?;
         // Terraform names a deposed object's delete by its key too.
         let addr = match &d.deposed {
             Some(key) => format!("{} (deposed object {key})", c.addr),
@@ -117,8 +126,26 @@ impl<'p> Exec<'_, 'p> {
             wanted: None,
             config: Value::null(),
             private: c.private_before.clone(),
+            provisions,
+            provisioned_next: false,
         });
         Ok(())
+    }
+
+    /// The destroy-time provisioners of `c`'s resource, with `self` its
+    /// object; none when the configuration no longer has the resource
+    /// (as in Terraform: they live in its block).
+    fn destroy_provisions(&self, c: &ResourceChange) -> Result<Vec<Provision>, Diag> {
+        let req = self.req;
+        let id = c.config_addr();
+        let (Some(r), Some(module), Some(object)) = (
+            req.root.resource_at(&id),
+            req.root.module_at(&id.module),
+            c.before.as_ref(),
+        ) else {
+            return Ok(Vec::new());
+        };
+        super::provisioning::destroying(r, module, &req.run, object, c.addr.key.as_ref())
     }
 
     fn delete_driver(&self, c: &ResourceChange) -> Result<Arc<dyn Driver>, String> {

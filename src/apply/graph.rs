@@ -6,7 +6,7 @@
 
 use super::deletes::Doomed;
 use super::record::{remove, Status};
-use super::runner::{Op, OpKind, OpResult, Runner, Wanted};
+use super::runner::{Op, OpError, OpKind, OpResult, Runner, Wanted};
 use super::schedule::{Edge, Schedule};
 use super::{outputs, Exec};
 use crate::config::condition::{judge_all, Kind};
@@ -38,13 +38,23 @@ struct Instances {
 
 /// Which instance a driver call belongs to.
 #[derive(Clone, Copy)]
-struct Slot<'p> {
-    node: NodeIndex,
+pub(super) struct Slot<'p> {
+    pub node: NodeIndex,
     /// Which of the node's module instances.
-    group: usize,
+    pub group: usize,
     /// Which instance within it.
-    instance: usize,
-    change: &'p ResourceChange,
+    pub instance: usize,
+    pub change: &'p ResourceChange,
+    pub stage: Stage,
+}
+
+/// Which of an instance's calls a slot is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Its driver call.
+    Call,
+    /// Its creation-time provisioners, after its create.
+    Provisioners,
 }
 
 /// What evaluating a batch of ready nodes asks for: entries to make durable
@@ -53,6 +63,14 @@ struct Slot<'p> {
 struct Batch {
     intents: Vec<Entry>,
     starts: Vec<Op>,
+}
+
+/// What comes of a driver call's result.
+enum Next {
+    /// Its instance's provisioners run next; nothing more now.
+    Provisioning,
+    /// To be recorded.
+    Record(Result<Option<Value>, OpError>),
 }
 
 /// One instance after it was evaluated again.
@@ -78,6 +96,11 @@ struct GraphApply<'x, 'r, 'p> {
     slots: Vec<Slot<'p>>,
     /// Create-before-destroy replacements whose old objects are deposed.
     deposed: Vec<Doomed<'p>>,
+    /// Provisioner runs to start, after the creates that precede them.
+    follow: Vec<Op>,
+    /// By op id of a provisioner run: the object it provisions and the
+    /// driver's bytes kept beside it.
+    provisioned: HashMap<usize, (Value, Vec<u8>)>,
     diags: Diags,
 }
 
@@ -106,6 +129,9 @@ pub(super) async fn apply<'p>(
             break;
         }
         g.finished(results)?;
+        for op in std::mem::take(&mut g.follow) {
+            runner.start(op);
+        }
     }
     g.end().await
 }
@@ -148,6 +174,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             pending: HashMap::new(),
             slots: Vec::new(),
             deposed: Vec::new(),
+            follow: Vec::new(),
+            provisioned: HashMap::new(),
             diags: Diags::default(),
         }
     }
@@ -213,6 +241,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                             group: groups.len(),
                             instance,
                             change,
+                            stage: Stage::Call,
                         });
                         batch.starts.push(*op);
                         group.running += 1;
@@ -326,6 +355,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             }),
             config,
             private,
+            provisions: Vec::new(),
+            provisioned_next: kind == OpKind::Create && super::provisioning::on_create(r),
         };
         Prepared::Start(Box::new(op), c)
     }
@@ -467,6 +498,18 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 None => v,
             })
         });
+        let result = match self.provisions(slot, result, &r.private, batch) {
+            Next::Provisioning => return,
+            Next::Record(result) => result,
+        };
+        let private = match slot.stage {
+            Stage::Provisioners => self
+                .provisioned
+                .remove(&r.op)
+                .map(|(_, p)| p)
+                .unwrap_or_default(),
+            Stage::Call => r.private.clone(),
+        };
         let mut failed = false;
         // Postconditions the plan could not judge, on what was made; a made
         // object stays recorded even when one fails.
@@ -480,12 +523,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             // Kept as read, as Terraform keeps data sources; every plan
             // reads them again.
             Ok(Some(v)) if data => {
-                if let Ok(e) = self.ex.put(c, &v, Status::keeping(&r.private)) {
+                if let Ok(e) = self.ex.put(c, &v, Status::keeping(&private)) {
                     batch.push(e);
                 }
                 Some(v)
             }
-            Ok(Some(v)) => match self.ex.put(c, &v, Status::keeping(&r.private)) {
+            Ok(Some(v)) => match self.ex.put(c, &v, Status::keeping(&private)) {
                 Ok(e) => {
                     batch.push(e);
                     match c.action {
@@ -537,6 +580,107 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 group.values[slot.instance] = v;
             }
         }
+    }
+
+    /// A create of an instance with creation-time provisioners: its
+    /// object recorded tainted (an interrupted run leaves it to be
+    /// replaced, as a failed provisioner does) and its provisioners,
+    /// evaluated with `self` the new object, started as an op of their
+    /// own; anything else goes on to be recorded.
+    fn provisions(
+        &mut self,
+        slot: Slot<'p>,
+        result: Result<Option<Value>, OpError>,
+        private: &[u8],
+        batch: &mut Vec<Entry>,
+    ) -> Next {
+        let c = slot.change;
+        let made = match (&result, slot.stage) {
+            (Ok(Some(v)), Stage::Call)
+                if matches!(
+                    c.action,
+                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete
+                ) =>
+            {
+                v.clone()
+            }
+            _ => return Next::Record(result),
+        };
+        let graph = &self.ex.req.graph.graph;
+        let node = &graph[slot.node];
+        let Some(r) = self
+            .w
+            .module(node)
+            .and_then(|m| m.resources.get(node.index))
+        else {
+            return Next::Record(result);
+        };
+        if !super::provisioning::on_create(r) {
+            return Next::Record(result);
+        }
+        let status = Status {
+            deposed: None,
+            tainted: true,
+            private: private.to_vec(),
+        };
+        match self.ex.put(c, &made, status) {
+            Ok(e) => batch.push(e),
+            Err(e) => {
+                return Next::Record(Err(format!(
+                    "the driver returned an object that cannot be stored: {e}"
+                )
+                .into()))
+            }
+        }
+        let Some(group) = self
+            .pending
+            .get(&slot.node)
+            .and_then(|gs| gs.get(slot.group))
+        else {
+            return Next::Record(result);
+        };
+        let ctx = group.of.keys.instances().into_iter().nth(slot.instance);
+        let module = group.of.module().clone();
+        let evaluated = self
+            .w
+            .eval_self(node, &module, ctx.as_ref(), made.clone(), |ev| {
+                super::provisioning::evaluated(r, crate::config::When::Create, ev)
+            });
+        let provisions = match evaluated {
+            Some(Ok(p)) => p,
+            Some(Err(d)) => {
+                let why = OpError {
+                    diag: Some(d.clone()),
+                    ..OpError::from(d.detail)
+                };
+                return Next::Record(Err(why));
+            }
+            None => return Next::Record(result),
+        };
+        let Some(driver) = self.ex.driver(c) else {
+            return Next::Record(result);
+        };
+        let id = self.slots.len();
+        self.slots.push(Slot {
+            stage: Stage::Provisioners,
+            ..slot
+        });
+        self.provisioned
+            .insert(id, (made.clone(), private.to_vec()));
+        self.follow.push(Op {
+            id,
+            kind: OpKind::Provision,
+            addr: c.addr.to_string(),
+            driver,
+            type_name: c.addr.id.type_name.clone(),
+            prior: made,
+            wanted: None,
+            config: Value::null(),
+            private: Vec::new(),
+            provisions,
+            provisioned_next: false,
+        });
+        Next::Provisioning
     }
 
     /// The first failing postcondition of the instance `slot` made as `v`.

@@ -21,6 +21,7 @@
 mod deletes;
 mod graph;
 mod progress;
+mod provisioning;
 mod record;
 mod runner;
 mod schedule;
@@ -102,6 +103,9 @@ pub struct Failure {
     pub shortage: Option<strata_provider::Shortage>,
     /// A provider's own diagnostics, placed in the block when shown.
     pub problems: Vec<strata_provider::Problem>,
+    /// The failure as a diagnostic of its own (a provisioner's error, at
+    /// its block), shown in place of "ADDR failed".
+    pub diag: Option<crate::diag::Diag>,
 }
 
 /// One apply in progress: what it was asked, what it has written down,
@@ -152,6 +156,7 @@ impl Exec<'_, '_> {
             why,
             shortage,
             problems,
+            diag,
         } = why.into();
         self.broken.insert(addr.clone());
         self.report.failed.push(Failure {
@@ -159,6 +164,7 @@ impl Exec<'_, '_> {
             why,
             shortage,
             problems,
+            diag,
         });
     }
 }

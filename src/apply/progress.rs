@@ -48,6 +48,8 @@ impl OpKind {
                 "Destruction errored",
             ],
             OpKind::Read => ["Reading...", "reading", "Read complete", "Read errored"],
+            // Provisioning is the end of a create.
+            OpKind::Provision => OpKind::Create.words(),
         }
     }
 
@@ -58,6 +60,7 @@ impl OpKind {
             OpKind::Update => "update",
             OpKind::Delete => "delete",
             OpKind::Read => "read",
+            OpKind::Provision => "create",
         }
     }
 }
@@ -117,6 +120,47 @@ impl Progress {
                 println!(
                     "{}",
                     crate::ui::line(level, &said, what, json!({"hook": hook}))
+                );
+            }
+        }
+    }
+}
+
+impl Progress {
+    /// A provisioner starting on `addr`.
+    pub(super) fn provisioning(self, addr: &str, kind: &str) {
+        let said = format!("{addr}: Provisioning with '{kind}'...");
+        self.provision_message(addr, kind, said, "provision_start", None);
+    }
+
+    /// A line a provisioner said.
+    pub(super) fn provision_line(self, addr: &str, kind: &str, line: &str) {
+        let said = format!("{addr} ({kind}): {line}");
+        self.provision_message(addr, kind, said, "provision_progress", Some(line));
+    }
+
+    fn provision_message(
+        self,
+        addr: &str,
+        kind: &str,
+        said: String,
+        what: &str,
+        output: Option<&str>,
+    ) {
+        match self {
+            Progress::Lines => println!("{said}"),
+            Progress::Json => {
+                let Some(parsed) = Address::parse(addr) else {
+                    return;
+                };
+                let mut hook =
+                    json!({"resource": crate::ui::resource(&parsed), "provisioner": kind});
+                if let Some(line) = output {
+                    hook["output"] = json!(line);
+                }
+                println!(
+                    "{}",
+                    crate::ui::line("info", &said, what, json!({"hook": hook}))
                 );
             }
         }

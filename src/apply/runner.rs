@@ -2,7 +2,10 @@
 //! each start, ten seconds' wait and end told as `Progress` says.
 
 use super::progress::{Event, Progress, Tally};
+use crate::config::{OnFailure, ProvisionerKind};
+use crate::diag::{Diag, Span};
 use crate::lang::value::Value;
+use crate::provision::Settings;
 use crate::ui::id_of;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -16,6 +19,9 @@ pub enum OpKind {
     Update,
     Delete,
     Read,
+    /// A new object's creation-time provisioners, run once it is recorded
+    /// (they may use what the create made); said as part of its create.
+    Provision,
 }
 
 /// Why an operation failed: the driver's words, and how far the cloud's
@@ -26,6 +32,9 @@ pub struct OpError {
     pub shortage: Option<Shortage>,
     /// A provider's own diagnostics, each with where it points.
     pub problems: Vec<strata_provider::Problem>,
+    /// The failure as a diagnostic of its own (a provisioner's, at its
+    /// block), when it has one.
+    pub diag: Option<Diag>,
 }
 
 impl From<DriverError> for OpError {
@@ -39,6 +48,7 @@ impl From<DriverError> for OpError {
             why: e.to_string(),
             shortage,
             problems,
+            diag: None,
         }
     }
 }
@@ -49,6 +59,7 @@ impl From<String> for OpError {
             why,
             shortage: None,
             problems: Vec::new(),
+            diag: None,
         }
     }
 }
@@ -106,6 +117,61 @@ pub struct Op {
     /// whole change in one call (`Driver::apply_change`).
     pub config: Value,
     pub private: Vec<u8>,
+    /// Provisioners this op runs: a delete's destroy-time ones before it
+    /// deletes, or (`OpKind::Provision`) a new object's creation-time ones.
+    pub provisions: Vec<Provision>,
+    /// A create whose provisioners run next: its completion is said when
+    /// they have finished, as Terraform says it.
+    pub provisioned_next: bool,
+}
+
+/// A provisioner an op runs, its arguments evaluated.
+pub struct Provision {
+    pub kind: ProvisionerKind,
+    pub settings: Settings,
+    pub on_failure: OnFailure,
+    /// Its block, where its failure is said.
+    pub span: Span,
+}
+
+/// A provisioner's lines, said as they come.
+struct Said<'a> {
+    progress: Progress,
+    addr: &'a str,
+    kind: ProvisionerKind,
+}
+
+impl crate::provision::Output for Said<'_> {
+    fn line(&mut self, line: &str) {
+        self.progress
+            .provision_line(self.addr, self.kind.name(), line);
+    }
+}
+
+/// Runs `op`'s provisioners in order, each said as Terraform says it; a
+/// failure ends them unless its `on_failure` is `continue`.
+async fn provision(op: &Op, progress: Progress) -> Result<(), OpError> {
+    for p in &op.provisions {
+        progress.provisioning(&op.addr, p.kind.name());
+        let mut said = Said {
+            progress,
+            addr: &op.addr,
+            kind: p.kind,
+        };
+        match crate::provision::run(&p.settings, &mut said).await {
+            Ok(()) => {}
+            Err(_) if p.on_failure == OnFailure::Continue => {}
+            Err(f) => {
+                let summary = format!("{} provisioner error", p.kind.name());
+                let diag = Diag::new("strata::provision::failed", summary, f.detail.clone());
+                return Err(OpError {
+                    diag: Some(diag.at(p.span)),
+                    ..OpError::from(f.detail)
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The object a create or update should leave (a read's configuration),
@@ -113,6 +179,14 @@ pub struct Op {
 pub struct Wanted {
     pub value: Value,
     pub tags: Tags,
+}
+
+/// An op in flight, as the runner tells it.
+struct Running {
+    addr: String,
+    kind: OpKind,
+    began: Instant,
+    provisioned_next: bool,
 }
 
 pub struct Runner {
@@ -124,7 +198,10 @@ pub struct Runner {
     queue: VecDeque<Op>,
     /// Queued operations a stop request kept from starting, told next.
     halted: Vec<OpResult>,
-    running: HashMap<usize, (String, OpKind, Instant)>,
+    running: HashMap<usize, Running>,
+    /// When the creates whose provisioners run next began, by address:
+    /// their `Provision` ops go on with their time.
+    begun: HashMap<String, Instant>,
     /// Task id → op id, so a driver task that panics is still reported.
     tasks: HashMap<tokio::task::Id, usize>,
 }
@@ -207,14 +284,14 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
 /// providers); `None` for a driver of creates, updates and deletes.
 async fn whole_change(op: &Op) -> Option<Finished> {
     let planned = match op.kind {
-        OpKind::Delete | OpKind::Read => None,
+        OpKind::Delete | OpKind::Read | OpKind::Provision => None,
         OpKind::Create | OpKind::Update => op.wanted.as_ref().map(|w| &w.value),
     };
     // A create's prior is the object a create_before_destroy replaces:
     // not this change's.
     let prior = match op.kind {
         OpKind::Update | OpKind::Delete => Some(&op.prior),
-        OpKind::Create | OpKind::Read => None,
+        OpKind::Create | OpKind::Read | OpKind::Provision => None,
     };
     let req = ApplyRequest {
         type_name: &op.type_name,
@@ -253,7 +330,14 @@ async fn whole_change(op: &Op) -> Option<Finished> {
 }
 
 /// Carries out one op.
-async fn perform(op: Op) -> Finished {
+async fn perform(op: Op, progress: Progress) -> Finished {
+    if op.kind == OpKind::Provision {
+        let done = provision(&op, progress).await;
+        return Finished::of(done.map(|()| Some(op.prior.clone())));
+    }
+    if let Err(e) = provision(&op, progress).await {
+        return Finished::of(Err(e));
+    }
     if op.kind != OpKind::Read {
         if let Some(done) = whole_change(&op).await {
             return done;
@@ -293,6 +377,7 @@ impl Runner {
             queue: VecDeque::new(),
             halted: Vec::new(),
             running: HashMap::new(),
+            begun: HashMap::new(),
             tasks: HashMap::new(),
         }
     }
@@ -322,16 +407,28 @@ impl Runner {
             let Some(op) = self.queue.pop_front() else {
                 return;
             };
-            let id = match op.kind {
-                OpKind::Create => None,
-                _ => id_of(&op.prior),
+            let began = match op.kind {
+                // Said already, as its create.
+                OpKind::Provision => self.begun.remove(&op.addr).unwrap_or_else(Instant::now),
+                _ => {
+                    let id = match op.kind {
+                        OpKind::Create => None,
+                        _ => id_of(&op.prior),
+                    };
+                    let start = Event::Start { id: id.as_deref() };
+                    self.progress.emit(&op.addr, op.kind, start);
+                    Instant::now()
+                }
             };
-            let id = id.as_deref();
-            self.progress.emit(&op.addr, op.kind, Event::Start { id });
-            self.running
-                .insert(op.id, (op.addr.clone(), op.kind, Instant::now()));
+            let running = Running {
+                addr: op.addr.clone(),
+                kind: op.kind,
+                began,
+                provisioned_next: op.provisioned_next,
+            };
+            self.running.insert(op.id, running);
             let id = op.id;
-            let handle = self.set.spawn(perform(op));
+            let handle = self.set.spawn(perform(op, self.progress));
             self.tasks.insert(handle.id(), id);
         }
     }
@@ -381,20 +478,33 @@ impl Runner {
         }
         let results = out;
         for r in &results {
-            self.tally.done += 1;
-            self.tally.failed += usize::from(r.result.is_err());
-            if let Some((addr, kind, started)) = self.running.remove(&r.op) {
-                let secs = started.elapsed().as_secs();
-                let event = match &r.result {
-                    Ok(v) => {
-                        let id = v.as_ref().and_then(id_of);
-                        let id = id.as_deref();
-                        self.progress.emit(&addr, kind, Event::Done { secs, id });
-                        continue;
-                    }
-                    Err(_) => Event::Failed { secs },
-                };
-                self.progress.emit(&addr, kind, event);
+            let Some(op) = self.running.remove(&r.op) else {
+                continue;
+            };
+            // A create and its provisioners are one operation to count.
+            if !op.provisioned_next || r.result.is_err() {
+                self.tally.done += 1;
+                self.tally.failed += usize::from(r.result.is_err());
+            }
+            let secs = op.began.elapsed().as_secs();
+            match &r.result {
+                Ok(_) if op.provisioned_next => {
+                    self.begun.insert(op.addr, op.began);
+                }
+                Ok(v) => {
+                    let id = v.as_ref().and_then(id_of);
+                    let done = Event::Done {
+                        secs,
+                        id: id.as_deref(),
+                    };
+                    self.progress.emit(&op.addr, op.kind, done);
+                }
+                // Terraform says nothing more of a create whose
+                // provisioner failed: the error says it.
+                Err(_) if op.kind == OpKind::Provision => {}
+                Err(_) => self
+                    .progress
+                    .emit(&op.addr, op.kind, Event::Failed { secs }),
             }
         }
         self.fill();
@@ -403,10 +513,10 @@ impl Runner {
 
     fn still_running(&self) {
         let mut rows: Vec<_> = self.running.values().collect();
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        for (addr, kind, started) in rows {
-            let secs = started.elapsed().as_secs();
-            self.progress.emit(addr, *kind, Event::Still { secs });
+        rows.sort_by(|a, b| a.addr.cmp(&b.addr));
+        for op in rows {
+            let secs = op.began.elapsed().as_secs();
+            self.progress.emit(&op.addr, op.kind, Event::Still { secs });
         }
         let now = Tally {
             running: self.running.len(),

@@ -604,6 +604,8 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
             span: b.body.span,
             json: b.body.json,
         },
+        provisioners: Vec::new(),
+        connection: None,
     };
     for a in b.body.attrs {
         match a.name.as_str() {
@@ -623,11 +625,25 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
         ));
     }
     for nb in b.body.blocks {
-        if nb.kind == "lifecycle" {
-            lifecycle(&nb, mode, &mut r.lifecycle, diags);
-        } else {
-            r.body.blocks.push(nb);
+        match (nb.kind.as_str(), mode) {
+            ("lifecycle", _) => lifecycle(&nb, mode, &mut r.lifecycle, diags),
+            ("provisioner", Mode::Managed) => {
+                r.provisioners.extend(super::provisioner::decode(nb, diags));
+            }
+            ("connection", Mode::Managed) if r.connection.is_none() => {
+                r.connection = Some(nb.body);
+            }
+            _ => r.body.blocks.push(nb),
         }
+    }
+    // The resource's connection, when a destroy-time provisioner uses it,
+    // is held to that provisioner's rule.
+    let destroy_uses = r
+        .provisioners
+        .iter()
+        .any(|p| p.when == super::When::Destroy && p.connection.is_none());
+    if let (true, Some(c)) = (destroy_uses, &r.connection) {
+        super::provisioner::only_self(c, diags);
     }
     r
 }

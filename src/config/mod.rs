@@ -9,6 +9,7 @@ mod ephemeral;
 pub mod installed;
 pub mod json;
 mod overrides;
+pub mod provisioner;
 pub mod repeat;
 pub mod source;
 mod version;
@@ -21,6 +22,7 @@ mod scope;
 mod typeexpr;
 pub mod variables;
 
+pub use provisioner::{OnFailure, Provisioner, ProvisionerKind, When};
 pub use scope::{ConfigScope, Declared, Known, ProviderFunctions, Run};
 pub use typeexpr::{Constraint, Defaults};
 
@@ -107,6 +109,10 @@ pub struct Resource {
     pub check: Option<String>,
     /// The resource's own arguments and nested blocks (meta-arguments removed).
     pub body: Body,
+    /// Its `provisioner` blocks, in order.
+    pub provisioners: Vec<Provisioner>,
+    /// Its `connection` block: how its provisioners reach the machine.
+    pub connection: Option<Body>,
 }
 
 impl Resource {

@@ -280,6 +280,17 @@ impl Builder {
             }
             self.depends_on(i, m, prefix, &r.depends_on);
             self.body_refs(i, m, prefix, &r.body);
+            // What its creation-time provisioners use is needed before
+            // they run, as what its arguments use is before its create.
+            let provisioning = r
+                .provisioners
+                .iter()
+                .filter(|p| p.when == crate::config::When::Create)
+                .flat_map(|p| std::iter::once(&p.body).chain(&p.connection))
+                .chain(&r.connection);
+            for body in provisioning {
+                self.body_refs(i, m, prefix, body);
+            }
             self.conditions(i, m, prefix, &r.lifecycle.preconditions);
             self.conditions(i, m, prefix, &r.lifecycle.postconditions);
             // Terraform's rule: a type's provider is the name before its

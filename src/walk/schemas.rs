@@ -9,12 +9,35 @@
 use super::decode::decode;
 use crate::builtin::Drivers;
 use crate::config::check::static_scope;
-use crate::config::{Mode, Module, Resource, Run};
+use crate::config::provisioner::connection_schema;
+use crate::config::{ConfigScope, Mode, Module, Resource, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+
+/// A resource's provisioners and connections decoded against their
+/// schemas, `self` unknown (as `validate` knows it), and each held to its
+/// kind's rules.
+fn provisioners(r: &Resource, scope: &mut ConfigScope, diags: &mut Diags) {
+    scope.self_value = Some(Value::unknown());
+    let mut ev = scope.evaluator();
+    for p in &r.provisioners {
+        let config = decode(&p.body, &p.kind.schema(), &mut ev, p.span, diags);
+        if let Err(d) = crate::provision::settings(p, &config) {
+            diags.push(d);
+        }
+        if let Some(c) = &p.connection {
+            decode(c, &connection_schema(), &mut ev, p.span, diags);
+        }
+    }
+    if let Some(c) = &r.connection {
+        decode(c, &connection_schema(), &mut ev, r.span, diags);
+    }
+    drop(ev);
+    scope.self_value = None;
+}
 
 /// Why a type no driver serves is refused: which provider it belongs to
 /// (as `module` declares it, else as Terraform implies it), to declare
@@ -140,6 +163,7 @@ fn module(
                 Err(e) => diags.push(super::validate_failed(r, &e)),
             }
         }
+        provisioners(r, &mut scope, &mut found);
         diags.0.extend(found.0);
     }
     scope.count_index = None;
