@@ -62,6 +62,14 @@ fn run_console(exprs: &[String], config: Option<&Path>) -> Vec<Json> {
 fn disagreement(want: &Json, got: &Json) -> Option<String> {
     let want_err = want.get("error").is_some();
     let got_err = got.get("error").is_some();
+    // The corpus is Terraform's jsonencode of each value, which fails on
+    // an infinity (JSON has none); Terraform's console prints it as
+    // `+Inf`, and so does strata's `console --json`, as its text.
+    let infinite =
+        matches!(got["value"].as_str(), Some("+Inf" | "-Inf")) && got["type"] == "number";
+    if want_err && infinite {
+        return None;
+    }
     if want_err || got_err {
         return (want_err != got_err).then(|| format!("error expected: {want_err}, got: {got}"));
     }

@@ -136,6 +136,11 @@ impl<'p> Exec<'_, 'p> {
     /// object; none when the configuration no longer has the resource
     /// (as in Terraform: they live in its block).
     fn destroy_provisions(&self, c: &ResourceChange) -> Result<Vec<Provision>, Diag> {
+        // A tainted object's destroy-time provisioners do not run, as in
+        // Terraform: what they undo may never have been done.
+        if c.reason == Some(crate::plan::Reason::Tainted) {
+            return Ok(Vec::new());
+        }
         let req = self.req;
         let id = c.config_addr();
         let (Some(r), Some(module), Some(object)) = (

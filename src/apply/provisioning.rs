@@ -3,6 +3,7 @@
 //! running them, `runner` for when).
 
 use super::runner::Provision;
+use crate::config::provisioner::connection_schema;
 use crate::config::{Resource, When};
 use crate::diag::{Diag, Diags};
 use crate::eval::Evaluator;
@@ -24,17 +25,22 @@ pub(super) fn evaluated(
     for p in r.provisioners.iter().filter(|p| p.when == when) {
         let mut diags = Diags::default();
         let config = crate::walk::decode(&p.body, &p.kind.schema(), ev, p.span, &mut diags);
+        // Its own connection, else its resource's.
+        let connection =
+            p.connection.as_ref().or(r.connection.as_ref()).map(|body| {
+                crate::walk::decode(body, &connection_schema(), ev, p.span, &mut diags)
+            });
         if let Some(d) = diags.0.into_iter().next() {
             return Err(d);
         }
-        if !config.is_wholly_known() {
+        if !config.is_wholly_known() || connection.as_ref().is_some_and(|c| !c.is_wholly_known()) {
             let summary = format!("{} provisioner error", p.kind.name());
             let detail = "Its arguments use values that are not known even now the object is made.";
             return Err(Diag::new("strata::provision::unknown", summary, detail).at(p.span));
         }
         out.push(Provision {
             kind: p.kind,
-            settings: crate::provision::settings(p, &config)?,
+            settings: crate::provision::settings(p, &config, connection.as_ref())?,
             on_failure: p.on_failure,
             span: p.span,
         });

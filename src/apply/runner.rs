@@ -499,9 +499,9 @@ impl Runner {
                     };
                     self.progress.emit(&op.addr, op.kind, done);
                 }
-                // Terraform says nothing more of a create whose
+                // Terraform says nothing more of an operation whose
                 // provisioner failed: the error says it.
-                Err(_) if op.kind == OpKind::Provision => {}
+                Err(e) if op.kind == OpKind::Provision || e.diag.is_some() => {}
                 Err(_) => self
                     .progress
                     .emit(&op.addr, op.kind, Event::Failed { secs }),

@@ -459,41 +459,6 @@ fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed> {
         .collect()
 }
 
-/// The provisioners the plan would run that strata cannot: `remote-exec`
-/// and `file` need a connection to a machine, which strata does not make
-/// yet. Refused before anything is changed, rather than after a create.
-fn unrun_provisioners(root: &Module, plan: &Plan) -> Result<(), Diags> {
-    use crate::config::{ProvisionerKind, When};
-    use crate::plan::Action;
-    let mut diags = Diags::default();
-    for c in &plan.changes {
-        let when = match c.action {
-            Action::Create => vec![When::Create],
-            Action::Delete => vec![When::Destroy],
-            a if a.is_replace() => vec![When::Create, When::Destroy],
-            _ => continue,
-        };
-        let Some(r) = root.resource_at(&c.config_addr()) else {
-            continue;
-        };
-        let unrun = r
-            .provisioners
-            .iter()
-            .filter(|p| when.contains(&p.when) && p.kind != ProvisionerKind::LocalExec);
-        for p in unrun {
-            diags.push(
-                Diag::new(
-                    "strata::provision::unsupported",
-                    format!("strata does not run {} provisioners yet", p.kind.name()),
-                    format!("{} would run it. strata runs local-exec provisioners; remote-exec and file need a connection to the machine, which strata does not make yet. Nothing was changed.", c.addr),
-                )
-                .at(p.span),
-            );
-        }
-    }
-    diags.into_result(())
-}
-
 /// When a failed plan's partial part is shown.
 #[derive(Clone, Copy, PartialEq)]
 enum Partial {
@@ -653,7 +618,6 @@ fn make_plan(
         },
         rt,
     )?;
-    unrun_provisioners(&p.module, &plan)?;
     // An ephemeral value is never written down: not in plan JSON, not in
     // a saved plan (applying one takes it again).
     for v in p.module.variables.iter().filter(|v| v.ephemeral) {

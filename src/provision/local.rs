@@ -3,7 +3,7 @@
 //! standard output and error read as one stream, line by line, as
 //! Terraform reads them.
 
-use super::{Failure, Output};
+use super::{streamed, Failure, Output, Say};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -39,34 +39,23 @@ impl LocalExec {
                 out.line(&format!("Executing: [{}]", quoted.join(" ")));
             }
         }
-        let (lines, mut told) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let mut kept = Kept {
+            out,
+            said: String::new(),
+        };
         let spec = self.clone();
-        let running = tokio::task::spawn_blocking(move || spec.execute(argv, &lines));
-        let mut said = String::new();
-        while let Some(line) = told.recv().await {
-            out.line(&line);
-            said.push_str(&line);
-            said.push('\n');
-        }
-        let ended = running
-            .await
-            .unwrap_or_else(|e| Err(format!("the command's runner failed: {e}")));
+        let ended = streamed(&mut kept, move |say| spec.execute(argv, say)).await;
         ended.map_err(|why| Failure {
             detail: format!(
                 "Error running command '{}': {why}. Output: {}",
                 self.command,
-                said.trim_end()
+                kept.said.trim_end()
             ),
         })
     }
-
-    /// Runs the command to its end, each line of its output sent to
-    /// `lines`; why it failed, in Go's words (`exit status 3`).
-    fn execute(
-        &self,
-        argv: Vec<String>,
-        lines: &tokio::sync::mpsc::UnboundedSender<String>,
-    ) -> Result<(), String> {
+    /// Runs the command to its end, each line of its output to `say`;
+    /// why it failed, in Go's words (`exit status 3`).
+    fn execute(&self, argv: Vec<String>, say: &Say) -> Result<(), String> {
         let (reader, writer) = std::io::pipe().map_err(|e| e.to_string())?;
         let second = writer.try_clone().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(&argv[0]);
@@ -94,7 +83,7 @@ impl LocalExec {
         for line in BufReader::new(reader).split(b'\n') {
             let Ok(line) = line else { break };
             let text = String::from_utf8_lossy(&line);
-            let _ = lines.send(text.trim_end_matches('\r').to_string());
+            say(text.trim_end_matches('\r').to_string());
         }
         let status = child.wait().map_err(|e| e.to_string())?;
         match status.code() {
@@ -102,6 +91,20 @@ impl LocalExec {
             Some(code) => Err(format!("exit status {code}")),
             None => Err(signalled(&status)),
         }
+    }
+}
+
+/// An output that keeps what it is told, for the error that quotes it.
+struct Kept<'o> {
+    out: &'o mut dyn Output,
+    said: String,
+}
+
+impl Output for Kept<'_> {
+    fn line(&mut self, line: &str) {
+        self.out.line(line);
+        self.said.push_str(line);
+        self.said.push('\n');
     }
 }
 

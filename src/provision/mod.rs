@@ -4,11 +4,13 @@
 //! each line of output handed to the caller as it comes (the apply prints
 //! it as `ADDR (local-exec): LINE`).
 //!
-//! `local-exec` runs here. `remote-exec` and `file` need a connection to
-//! another machine, which strata does not make yet: a plan that would run
-//! one is refused by name before anything changes.
+//! `local-exec` runs a command here; `remote-exec` and `file` reach a
+//! machine through its `connection` (SSH, by this machine's OpenSSH
+//! client: `ssh.rs`).
 
 mod local;
+mod remote;
+mod ssh;
 
 use crate::config::{Provisioner, ProvisionerKind};
 use crate::diag::Diag;
@@ -16,6 +18,32 @@ use crate::lang::value::Value;
 use std::collections::BTreeMap;
 
 pub use local::LocalExec;
+pub use remote::{FileCopy, RemoteExec, Script, Source};
+pub use ssh::Connection;
+
+/// Where a provisioner's lines go as they come, from the thread it runs on.
+pub type Say = dyn Fn(String) + Sync;
+
+/// Runs `job` on a thread of its own (it waits on processes), each line
+/// it says handed to `out` as it comes.
+async fn streamed(
+    out: &mut dyn Output,
+    job: impl FnOnce(&Say) -> Result<(), String> + Send + 'static,
+) -> Result<(), String> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let running = tokio::task::spawn_blocking(move || {
+        let say = move |line: String| {
+            let _ = tx.send(line);
+        };
+        job(&say)
+    });
+    while let Some(line) = rx.recv().await {
+        out.line(&line);
+    }
+    running
+        .await
+        .unwrap_or_else(|e| Err(format!("the provisioner stopped: {e}")))
+}
 
 /// A provisioner's arguments, decoded and checked.
 #[derive(Debug, Clone)]
@@ -30,10 +58,8 @@ pub struct Settings {
 #[derive(Debug, Clone)]
 pub enum What {
     LocalExec(LocalExec),
-    /// Read and checked; not run yet.
-    RemoteExec,
-    /// Read and checked; not run yet.
-    File,
+    RemoteExec(RemoteExec),
+    File(FileCopy),
 }
 
 /// What a provisioner run says: its lines as they come, then how it ended.
@@ -77,17 +103,27 @@ fn strings(config: &Value, name: &str) -> Option<Vec<String>> {
     )
 }
 
-/// `p`'s decoded arguments as its settings; unknown values (at `validate`)
-/// pass. The rules are Terraform's built-in provisioners' own.
-pub fn settings(p: &Provisioner, config: &Value) -> Result<Settings, Diag> {
-    let what = what(p, config)?;
+/// `p`'s decoded arguments as its settings, with the connection it uses
+/// (its own, else its resource's; none at `validate`, where its values
+/// are not known); unknown values pass. The rules are Terraform's
+/// built-in provisioners' own.
+pub fn settings(
+    p: &Provisioner,
+    config: &Value,
+    connection: Option<&Value>,
+) -> Result<Settings, Diag> {
+    let connection = match connection.filter(|c| c.is_wholly_known() && !c.is_null()) {
+        Some(c) => Some(reached(p, c)?),
+        None => None,
+    };
+    let what = what(p, config, connection)?;
     Ok(Settings {
         what,
         sensitive: config.contains_sensitive(),
     })
 }
 
-fn what(p: &Provisioner, config: &Value) -> Result<What, Diag> {
+fn what(p: &Provisioner, config: &Value, connection: Option<Connection>) -> Result<What, Diag> {
     match p.kind {
         ProvisionerKind::LocalExec => {
             let environment = config
@@ -119,20 +155,110 @@ fn what(p: &Provisioner, config: &Value) -> Result<What, Diag> {
                 .iter()
                 .filter(|n| set(config, n))
                 .count();
-            match given {
-                1 => Ok(What::RemoteExec),
-                _ => Err(invalid(
+            if given != 1 {
+                return Err(invalid(
                     p,
                     "Only one of \"inline\", \"script\", or \"scripts\" must be set",
-                )),
+                ));
             }
+            let scripts = match (strings(config, "inline"), text(config, "script")) {
+                (Some(lines), _) => {
+                    if lines.iter().any(String::is_empty) {
+                        return Err(invalid(p, "invalid empty string in 'scripts'"));
+                    }
+                    vec![Script::Inline(lines.join("\n") + "\n")]
+                }
+                (None, Some(path)) => vec![Script::File(path)],
+                (None, None) => strings(config, "scripts")
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Script::File)
+                    .collect(),
+            };
+            Ok(What::RemoteExec(RemoteExec {
+                scripts,
+                connection,
+            }))
         }
-        ProvisionerKind::File => match (set(config, "source"), set(config, "content")) {
-            (true, true) => Err(invalid(p, "Cannot set both 'source' and 'content'")),
-            (false, false) => Err(invalid(p, "Must provide one of 'source' or 'content'")),
-            _ => Ok(What::File),
-        },
+        ProvisionerKind::File => {
+            let source = match (text(config, "source"), text(config, "content")) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(p, "Cannot set both 'source' and 'content'"))
+                }
+                (Some(path), None) => Source::Path(path),
+                (None, Some(text)) => Source::Content(text),
+                // Unknown at validate, or neither given.
+                (None, None) if set(config, "source") || set(config, "content") => {
+                    Source::Content(String::new())
+                }
+                (None, None) => {
+                    return Err(invalid(p, "Must provide one of 'source' or 'content'"))
+                }
+            };
+            Ok(What::File(FileCopy {
+                source,
+                destination: text(config, "destination").unwrap_or_default(),
+                connection,
+            }))
+        }
     }
+}
+
+/// A `connection` block's values as a [`Connection`]; what strata's
+/// SSH connections cannot do yet is said, not ignored.
+fn reached(p: &Provisioner, c: &Value) -> Result<Connection, Diag> {
+    let refused = |detail: &str| {
+        let summary = format!("{} provisioner error", p.kind.name());
+        Diag::new("strata::provision::connection", summary, detail).at(p.span)
+    };
+    match text(c, "type").as_deref() {
+        None | Some("ssh") => {}
+        Some(other) => {
+            return Err(refused(&format!(
+                "strata connects over SSH; connection type {other:?} is not supported yet."
+            )))
+        }
+    }
+    if set(c, "password") {
+        return Err(refused("strata's SSH connections authenticate with private_key or an SSH agent; password authentication is not supported yet."));
+    }
+    if set(c, "bastion_host") || set(c, "proxy_host") {
+        return Err(refused("strata's SSH connections go straight to the host; bastion and proxy hosts are not supported yet."));
+    }
+    let port = c
+        .unmarked()
+        .entries()
+        .and_then(|m| m.get("port"))
+        .and_then(|v| v.unmarked().as_number())
+        .and_then(|n| n.to_i64())
+        .map_or(Ok(22), u16::try_from)
+        .map_err(|_| refused("The connection's port is not a port number."))?;
+    let timeout = match text(c, "timeout") {
+        Some(t) => ssh::duration(&t).ok_or_else(|| {
+            refused(&format!(
+                "The connection's timeout {t:?} is not a duration such as \"5m\" or \"30s\"."
+            ))
+        })?,
+        None => std::time::Duration::from_secs(300),
+    };
+    let private_key = text(c, "private_key");
+    let agent = c
+        .unmarked()
+        .entries()
+        .and_then(|m| m.get("agent"))
+        .and_then(|v| v.unmarked().as_bool())
+        .unwrap_or(private_key.is_none());
+    Ok(Connection {
+        host: text(c, "host").unwrap_or_default(),
+        port,
+        user: text(c, "user").unwrap_or_else(|| "root".into()),
+        private_key,
+        certificate: text(c, "certificate"),
+        agent,
+        host_key: text(c, "host_key"),
+        timeout,
+        script_path: text(c, "script_path").unwrap_or_else(|| "/tmp/terraform_%RAND%.sh".into()),
+    })
 }
 
 /// Says every line as the same words: a sensitive value in the
@@ -158,8 +284,7 @@ pub async fn run(settings: &Settings, out: &mut dyn Output) -> Result<(), Failur
     };
     match &settings.what {
         What::LocalExec(l) => l.run(out).await,
-        What::RemoteExec | What::File => Err(Failure {
-            detail: "strata does not connect to machines yet: remote-exec and file provisioners are not run".into(),
-        }),
+        What::RemoteExec(r) => r.run(out).await,
+        What::File(f) => f.run(out).await,
     }
 }

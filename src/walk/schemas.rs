@@ -25,7 +25,7 @@ fn provisioners(r: &Resource, scope: &mut ConfigScope, diags: &mut Diags) {
     let mut ev = scope.evaluator();
     for p in &r.provisioners {
         let config = decode(&p.body, &p.kind.schema(), &mut ev, p.span, diags);
-        if let Err(d) = crate::provision::settings(p, &config) {
+        if let Err(d) = crate::provision::settings(p, &config, None) {
             diags.push(d);
         }
         if let Some(c) = &p.connection {
