@@ -425,3 +425,93 @@ output "vpc" {
   value = aws_vpc.main.id
 }
 "#;
+
+/// Every native AWS data source read beside the provider's, on the same
+/// inputs against the same moto (issue 40 item 23): what each attribute
+/// strata has says is what the provider says. strata reads through its
+/// native driver (the endpoint from `AWS_ENDPOINT_URL`), Terraform through
+/// the provider (its `endpoints` block).
+#[test]
+fn native_data_sources_read_as_the_provider_reads_them() {
+    let Some(lab) = Lab::new("native_data_sources_read_as_the_provider_reads_them") else {
+        return;
+    };
+    let moto = moto::moto();
+    let reads = r#"
+data "aws_availability_zones" "all" {
+  state = "available"
+}
+
+data "aws_caller_identity" "me" {}
+
+# moto gives every image its start time: the provider breaks a tie in
+# creation date by Go's unstable sort, so the filter leaves one image.
+data "aws_ami" "amazon" {
+  most_recent = true
+  owners      = ["amazon"]
+  name_regex  = "^amzn"
+  filter {
+    name   = "architecture"
+    values = ["x86_64"]
+  }
+  filter {
+    name   = "name"
+    values = ["amzn-ami-hvm-2017.09.*-gp2"]
+  }
+}
+
+output "zones" {
+  value = data.aws_availability_zones.all
+}
+
+output "me" {
+  value = data.aws_caller_identity.me
+}
+
+output "ami" {
+  value = {
+    for k in ["id", "image_id", "name", "owner_id", "creation_date", "architecture"] :
+    k => data.aws_ami.amazon[k]
+  }
+}
+"#;
+    let env = [
+        ("TF_CLI_CONFIG_FILE", lab.rc.as_os_str()),
+        ("AWS_ENDPOINT_URL", std::ffi::OsStr::new(&moto.url)),
+        ("AWS_ACCESS_KEY_ID", "testing".as_ref()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".as_ref()),
+    ];
+    let mut outputs = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let provider = match tool {
+            "terraform" => moto_provider(&moto.url),
+            _ => "provider \"aws\" {\n  region = \"us-east-1\"\n}\n".to_string(),
+        };
+        let at = lab.folder(tool, &format!("{NEEDS_AWS}{provider}{reads}"));
+        if tool == "terraform" {
+            let (code, _, err) = oracle::run_tool(tool, &at, &["init", "-input=false"], &env);
+            assert_eq!(code, 0, "terraform init: {err}");
+        }
+        let (code, out, err) = oracle::run_tool(tool, &at, &["apply", "-auto-approve"], &env);
+        assert_eq!(code, 0, "{tool}:\n{out}\n{err}");
+        let (code, out, err) = oracle::run_tool(tool, &at, &["output", "-json"], &env);
+        assert_eq!(code, 0, "{tool}: {err}");
+        let all: Json = serde_json::from_str(&out).expect("output JSON");
+        let values: Vec<(String, Json)> = ["zones", "me", "ami"]
+            .iter()
+            .map(|k| (k.to_string(), all[k]["value"].clone()))
+            .collect();
+        outputs.push(values);
+    }
+    // What strata has of each is the provider's; the provider has more.
+    for ((name, theirs), (_, ours)) in outputs[0].iter().zip(&outputs[1]) {
+        let ours = ours.as_object().cloned().unwrap_or_default();
+        assert!(!ours.is_empty(), "{name}: strata read nothing");
+        for (k, v) in ours {
+            assert_eq!(
+                &theirs[&k], &v,
+                "{name}.{k}: the provider's (left), strata's (right)"
+            );
+        }
+    }
+}
