@@ -37,13 +37,7 @@ fn mirror() -> Option<PathBuf> {
 /// Differences not closed yet, by the start of their line, each with why.
 /// The test fails on any other difference, and on one of these once it is
 /// gone (take it off the list then).
-const NOT_YET: &[&str] = &[
-    // A group's inline rules are an attribute of the provider's written as
-    // blocks; strata keeps them as blocks, whose required ports the plan
-    // checks. Same stored shape (a set of the same objects).
-    "aws_security_group.ingress:",
-    "aws_security_group.egress:",
-];
+const NOT_YET: &[&str] = &[];
 
 const NEEDS_AWS: &str = r#"
 terraform {
@@ -512,6 +506,40 @@ output "ami" {
                 &theirs[&k], &v,
                 "{name}.{k}: the provider's (left), strata's (right)"
             );
+        }
+    }
+}
+
+/// A security group's inline rule without its ports, beside the provider:
+/// both refuse it at validate. (As an attribute written as blocks the
+/// rules' arguments are all optional to the schema; the driver checks
+/// what the provider requires, or the rule would be dropped unmade.)
+#[test]
+fn a_rule_without_its_ports_is_refused_as_the_provider_refuses_it() {
+    let Some(lab) = Lab::new("a_rule_without_its_ports_is_refused_as_the_provider_refuses_it")
+    else {
+        return;
+    };
+    let group = r#"
+resource "aws_security_group" "g" {
+  name = "g"
+  ingress {
+    protocol    = "tcp"
+    to_port     = 443
+    cidr_blocks = ["10.0.0.0/8"]
+  }
+}
+"#;
+    for tool in ["terraform", "strata"] {
+        let at = lab.folder(tool, &format!("{NEEDS_AWS}{}{group}", provider_of(tool)));
+        let env = [("TF_CLI_CONFIG_FILE", lab.rc.as_os_str())];
+        if tool == "terraform" {
+            lab.ok(tool, &at, &["init", "-input=false", "-no-color"]);
+        }
+        let (code, out, err) = oracle::run_tool(tool, &at, &["validate", "-no-color"], &env);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        for says in ["Missing required argument", "from_port\" is required"] {
+            assert!(err.contains(says), "{tool} does not say {says}: {err}");
         }
     }
 }

@@ -20,6 +20,13 @@ pub trait Kind<C: Sync>: Send + Sync {
         crate::plan_by_schema(schema, req.prior, req.config)
     }
 
+    /// What the schema cannot say of a configuration (an argument required
+    /// inside an attribute written as blocks), in the provider's words.
+    fn validate(&self, config: &Value) -> Vec<crate::Problem> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// Current objects for `objs` (in order; `None` when gone).
     async fn read(&self, c: &C, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError>;
     async fn create(&self, c: &C, planned: &Value, tags: &Tags) -> Result<Value, DriverError>;
@@ -64,6 +71,14 @@ impl<C: Sync> Kinds<C> {
     pub fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         let kind = self.get(req.type_name)?;
         Ok(kind.plan(&self.schemas[req.type_name], &req))
+    }
+
+    pub fn validate(
+        &self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<Vec<crate::Problem>, DriverError> {
+        Ok(self.get(type_name)?.validate(config))
     }
 }
 
@@ -159,6 +174,18 @@ impl<T: Cloud + 'static> Driver for T {
 
     fn configure(&self, config: &Value) -> Result<(), DriverError> {
         Cloud::configure(self, config)
+    }
+
+    fn validate(
+        &self,
+        type_name: &str,
+        data: bool,
+        config: &Value,
+    ) -> Result<Vec<crate::Problem>, DriverError> {
+        match data {
+            true => Ok(Vec::new()),
+            false => self.kinds().validate(type_name, config),
+        }
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {

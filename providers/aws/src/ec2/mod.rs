@@ -118,6 +118,12 @@ pub(crate) trait Ec2Type: Send + Sync {
         tags::plan_taggable(schema, req, &[])
     }
 
+    /// See `strata_provider::kind::Kind::validate`.
+    fn validate(&self, config: &Value) -> Vec<strata_provider::Problem> {
+        let _ = config;
+        Vec::new()
+    }
+
     /// The selected objects by id.
     async fn describe(
         &self,
@@ -231,6 +237,10 @@ impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
         self.kind.plan(schema, req)
+    }
+
+    fn validate(&self, config: &Value) -> Vec<strata_provider::Problem> {
+        self.kind.validate(config)
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {

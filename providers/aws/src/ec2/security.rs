@@ -1,14 +1,13 @@
-//! `aws_security_group` (with inline `ingress` / `egress` blocks) and the
+//! `aws_security_group` (with inline `ingress` / `egress` rules, written as
+//! blocks, an attribute as in the AWS provider) and the
 //! one-rule-per-resource `aws_vpc_security_group_ingress_rule` /
 //! `aws_vpc_security_group_egress_rule`.
 
-use super::{
-    arn, block_element, created, described, schema, tag_spec, unmanaged_when_empty, Ec2Type, Select,
-};
+use super::{arn, created, described, schema, tag_spec, unmanaged_when_empty, Ec2Type, Select};
 use crate::error::{api, code, deleted};
 use crate::tags;
 use crate::values::{
-    block, boolean, generated_name, get, number, object, required, str_value, string, string_list,
+    boolean, generated_name, get, number, object, required, str_value, string, string_list,
     strings, timeouts_of,
 };
 use crate::wait::{timeout, until, Poll};
@@ -21,7 +20,7 @@ use aws_sdk_ec2::types::{
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 use strata_provider::{
-    AttributeSchema as A, BlockNesting, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
+    AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -305,40 +304,47 @@ impl SecurityGroup {
     }
 }
 
-fn rule_block() -> strata_provider::BlockSchema {
-    block(
-        BlockNesting::Set,
-        0,
-        vec![
-            ("from_port", A::required(Type::Number, "First port.")),
-            ("to_port", A::required(Type::Number, "Last port.")),
-            (
-                "protocol",
-                A::required(Type::String, "tcp, udp, icmp, or -1 for all."),
-            ),
-            (
-                "cidr_blocks",
-                A::optional(Type::list(Type::String), "IPv4 sources or destinations."),
-            ),
-            (
-                "ipv6_cidr_blocks",
-                A::optional(Type::list(Type::String), "IPv6 sources or destinations."),
-            ),
-            (
-                "prefix_list_ids",
-                A::optional(Type::list(Type::String), "Prefix lists."),
-            ),
-            (
-                "security_groups",
-                A::optional(Type::set(Type::String), "Other security groups."),
-            ),
-            ("self", A::optional(Type::Bool, "This group itself.")),
-            (
-                "description",
-                A::optional(Type::String, "What the rule is for."),
-            ),
-        ],
-    )
+/// One inline rule, as the provider types it.
+fn rule_type() -> Type {
+    let list = || Type::list(Type::String);
+    Type::object(BTreeMap::from([
+        ("from_port".to_string(), Type::Number),
+        ("to_port".to_string(), Type::Number),
+        ("protocol".to_string(), Type::String),
+        ("cidr_blocks".to_string(), list()),
+        ("ipv6_cidr_blocks".to_string(), list()),
+        ("prefix_list_ids".to_string(), list()),
+        ("security_groups".to_string(), Type::set(Type::String)),
+        ("self".to_string(), Type::Bool),
+        ("description".to_string(), Type::String),
+    ]))
+}
+
+/// The rules' required arguments, which an attribute written as blocks
+/// cannot declare: a rule without one would be dropped, not made.
+fn missing_arguments(config: &Value) -> Vec<strata_provider::Problem> {
+    use strata_provider::Problem;
+    let mut out = Vec::new();
+    for d in DIRECTIONS {
+        let rules = get(config, d).and_then(|v| v.elements().map(<[Value]>::to_vec));
+        for (i, rule) in rules.unwrap_or_default().iter().enumerate() {
+            for name in ["from_port", "to_port", "protocol"] {
+                if get(rule, name).is_none_or(Value::is_null) {
+                    out.push(Problem {
+                        error: true,
+                        summary: "Missing required argument".into(),
+                        // The provider's words, at the resource as it
+                        // points.
+                        detail: format!(
+                            "The argument \"{d}.{i}.{name}\" is required, but no definition was found."
+                        ),
+                        path: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 #[async_trait]
@@ -374,13 +380,20 @@ impl Ec2Type for SecurityGroup {
                 A::optional(Type::Bool, "Revoke every rule before deleting."),
             ),
         ]);
+        // The provider's: a set of rules as an attribute (written as
+        // blocks), left to AWS when the configuration has none.
         for d in DIRECTIONS {
-            s.blocks.insert(d.into(), rule_block());
+            let rules = A::optional(Type::set(rule_type()), "Rules in this direction.");
+            s.attributes.insert(d.into(), rules.and_computed());
         }
         // The provider has no update timeout for a group.
         s.blocks
             .insert("timeouts".into(), timeouts_of(&["create", "delete"]));
         s
+    }
+
+    fn validate(&self, config: &Value) -> Vec<strata_provider::Problem> {
+        missing_arguments(config)
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
@@ -400,10 +413,7 @@ impl Ec2Type for SecurityGroup {
                     if elements.iter().all(Value::is_wholly_known) {
                         let rs: BTreeSet<Rule> =
                             elements.iter().filter_map(Rule::from_value).collect();
-                        let set = Value::new_set(
-                            block_element(schema, d),
-                            rs.iter().map(Rule::value).collect(),
-                        );
+                        let set = Value::new_set(rule_type(), rs.iter().map(Rule::value).collect());
                         m.insert(d.into(), set);
                     }
                 }
@@ -428,8 +438,7 @@ impl Ec2Type for SecurityGroup {
             .collect::<Result<Vec<_>, _>>()
             .await
             .map_err(|e| api("DescribeSecurityGroups", e))?;
-        // Both directions' blocks have the one rule type.
-        let rule = block_element(&self.schema(), "ingress");
+        let rule = rule_type();
         let mut found = HashMap::new();
         for (id, g) in select.keep(&out, |g| g.group_id(), |g| g.tags()) {
             let set = |perms: &[IpPermission]| {
