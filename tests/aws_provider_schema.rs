@@ -543,3 +543,87 @@ resource "aws_security_group" "g" {
         }
     }
 }
+
+/// The way back to Terraform (issue 40 item 7): objects strata made
+/// through its native driver on moto, in a directory whose state the
+/// provider then reads, plan with no changes under Terraform — the state
+/// strata wrote is the provider's own.
+#[test]
+fn the_provider_reads_what_strata_wrote_with_no_changes() {
+    let Some(lab) = Lab::new("the_provider_reads_what_strata_wrote_with_no_changes") else {
+        return;
+    };
+    let moto = moto::moto();
+    let objects = r#"
+resource "aws_vpc" "main" {
+  cidr_block = "10.7.0.0/16"
+  tags       = { Name = "back-to-terraform" }
+}
+
+resource "aws_subnet" "a" {
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = "10.7.1.0/24"
+  availability_zone = "us-east-1a"
+}
+
+resource "aws_security_group" "nodes" {
+  name   = "nodes"
+  vpc_id = aws_vpc.main.id
+  ingress {
+    from_port   = 443
+    to_port     = 443
+    protocol    = "tcp"
+    cidr_blocks = ["10.7.0.0/16"]
+  }
+  egress {
+    from_port   = 0
+    to_port     = 0
+    protocol    = "-1"
+    cidr_blocks = ["0.0.0.0/0"]
+  }
+}
+
+resource "aws_iam_role" "nodes" {
+  name = "back-nodes"
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "ec2.amazonaws.com" }
+      Action    = "sts:AssumeRole"
+    }]
+  })
+}
+"#;
+    let env = [
+        ("TF_CLI_CONFIG_FILE", lab.rc.as_os_str()),
+        ("AWS_ENDPOINT_URL", std::ffi::OsStr::new(&moto.url)),
+        ("AWS_ACCESS_KEY_ID", "testing".as_ref()),
+        ("AWS_SECRET_ACCESS_KEY", "testing".as_ref()),
+    ];
+    let native = "provider \"aws\" {\n  region = \"us-east-1\"\n}\n";
+    let at = lab.folder("shared", &format!("{NEEDS_AWS}{native}{objects}"));
+    let (code, out, err) = oracle::run_tool("strata", &at, &["apply", "-auto-approve"], &env);
+    assert_eq!(code, 0, "strata:\n{out}\n{err}");
+    // Terraform's provider reaches moto by its endpoints block, and is
+    // told to leave strata's ownership tags alone (as README says to do
+    // when going back), which strata puts on what it makes to find it
+    // after a crash.
+    let provider = moto_provider(&moto.url).replace(
+        "  s3_use_path_style           = true\n",
+        "  s3_use_path_style           = true\n  ignore_tags {\n    key_prefixes = [\"strata:\"]\n  }\n",
+    );
+    std::fs::write(
+        at.join("main.tf"),
+        format!("{NEEDS_AWS}{provider}{objects}"),
+    )
+    .expect("config");
+    let (code, _, err) = oracle::run_tool("terraform", &at, &["init", "-input=false"], &env);
+    assert_eq!(code, 0, "terraform init: {err}");
+    let args = ["plan", "-no-color", "-detailed-exitcode"];
+    let (code, out, err) = oracle::run_tool("terraform", &at, &args, &env);
+    assert_eq!(
+        code, 0,
+        "Terraform would change what strata made:\n{out}\n{err}"
+    );
+}

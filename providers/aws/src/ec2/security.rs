@@ -27,6 +27,9 @@ use strata_value::value::Value;
 
 const DIRECTIONS: [&str; 2] = ["ingress", "egress"];
 
+/// The AWS provider's default for a group's description.
+const DEFAULT_DESCRIPTION: &str = "Managed by Terraform";
+
 /// Protocol names AWS answers with for numbers and aliases one may write.
 fn protocol(p: &str) -> String {
     match p {
@@ -397,11 +400,19 @@ impl Ec2Type for SecurityGroup {
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
+        // The provider's default description, so a group strata makes is
+        // one the provider plans nothing for (a description cannot change
+        // in place). A group an older strata made keeps its own.
+        let described = req
+            .prior
+            .and_then(|p| string(p, "description"))
+            .filter(|_| string(req.config, "description").is_none());
+        let description = described.unwrap_or_else(|| DEFAULT_DESCRIPTION.to_string());
         let mut p = tags::plan_taggable(
             schema,
             req,
             &[
-                ("description", Value::string("Managed by strata")),
+                ("description", Value::string(&description)),
                 ("revoke_rules_on_delete", Value::Bool(false)),
             ],
         );
@@ -479,7 +490,7 @@ impl Ec2Type for SecurityGroup {
             .create_security_group()
             .group_name(&name)
             .description(
-                string(planned, "description").unwrap_or_else(|| "Managed by strata".into()),
+                string(planned, "description").unwrap_or_else(|| DEFAULT_DESCRIPTION.into()),
             )
             .set_vpc_id(string(planned, "vpc_id"))
             .tag_specifications(tag_spec(ResourceType::SecurityGroup, planned, t))
