@@ -129,6 +129,18 @@ impl Lab {
         at
     }
 
+    /// The environment for both tools on moto at `url`: strata's native
+    /// driver takes the endpoint from `AWS_ENDPOINT_URL`, Terraform's
+    /// provider from its `endpoints` block.
+    fn moto_env<'a>(&'a self, url: &'a str) -> [(&'static str, &'a std::ffi::OsStr); 4] {
+        [
+            ("TF_CLI_CONFIG_FILE", self.rc.as_os_str()),
+            ("AWS_ENDPOINT_URL", url.as_ref()),
+            ("AWS_ACCESS_KEY_ID", "testing".as_ref()),
+            ("AWS_SECRET_ACCESS_KEY", "testing".as_ref()),
+        ]
+    }
+
     fn ok(&self, tool: &str, at: &Path, args: &[&str]) -> String {
         let env = [("TF_CLI_CONFIG_FILE", self.rc.as_os_str())];
         let (code, out, err) = oracle::run_tool(tool, at, args, &env);
@@ -469,12 +481,7 @@ output "ami" {
   }
 }
 "#;
-    let env = [
-        ("TF_CLI_CONFIG_FILE", lab.rc.as_os_str()),
-        ("AWS_ENDPOINT_URL", std::ffi::OsStr::new(&moto.url)),
-        ("AWS_ACCESS_KEY_ID", "testing".as_ref()),
-        ("AWS_SECRET_ACCESS_KEY", "testing".as_ref()),
-    ];
+    let env = lab.moto_env(&moto.url);
     let mut outputs = Vec::new();
     for tool in ["terraform", "strata"] {
         let provider = match tool {
@@ -595,12 +602,7 @@ resource "aws_iam_role" "nodes" {
   })
 }
 "#;
-    let env = [
-        ("TF_CLI_CONFIG_FILE", lab.rc.as_os_str()),
-        ("AWS_ENDPOINT_URL", std::ffi::OsStr::new(&moto.url)),
-        ("AWS_ACCESS_KEY_ID", "testing".as_ref()),
-        ("AWS_SECRET_ACCESS_KEY", "testing".as_ref()),
-    ];
+    let env = lab.moto_env(&moto.url);
     let native = "provider \"aws\" {\n  region = \"us-east-1\"\n}\n";
     let at = lab.folder("shared", &format!("{NEEDS_AWS}{native}{objects}"));
     let (code, out, err) = oracle::run_tool("strata", &at, &["apply", "-auto-approve"], &env);
