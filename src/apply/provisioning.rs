@@ -58,6 +58,11 @@ pub(super) fn destroying(
     key: Option<&strata_state::model::InstanceKey>,
 ) -> Result<Vec<Provision>, Diag> {
     use strata_state::model::InstanceKey;
+    // Most resources have none: no scope is built for each of their
+    // deletes.
+    if !r.provisioners.iter().any(|p| p.when == When::Destroy) {
+        return Ok(Vec::new());
+    }
     let mut scope = crate::config::check::static_scope(module, run);
     scope.self_value = Some(object.clone());
     match key {
