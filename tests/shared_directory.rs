@@ -380,3 +380,114 @@ fn a_workspace_with_an_unfinished_create_is_not_deleted() {
     assert!(!d.join("terraform.tfstate.d/stage").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// b's provisioner outlasts Terraform's twenty seconds between state
+/// writes; c's holds the apply open for as long as `hold` says.
+const SLOW: &str = r#"
+variable "hold" {
+  type    = number
+  default = 0
+}
+
+resource "terraform_data" "a" {
+  input = 1
+}
+
+resource "terraform_data" "b" {
+  input = terraform_data.a.output
+  provisioner "local-exec" {
+    command = "sleep 21"
+  }
+}
+
+resource "terraform_data" "c" {
+  input = terraform_data.b.output
+  provisioner "local-exec" {
+    command = "sleep ${var.hold}"
+  }
+}
+"#;
+
+/// `tool apply`, killed with SIGKILL (with its provisioner's shell) once
+/// c's provisioner has begun: b finished more than twenty seconds in.
+fn killed_while_c_provisions(tool: &str, dir: &Path) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(oracle::program(tool))
+        .args(["apply", "-auto-approve", "-no-color", "-var", "hold=300"])
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("the apply starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut said = String::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.expect("a line");
+        said.push_str(&line);
+        said.push('\n');
+        if line.starts_with("terraform_data.c: Provisioning with 'local-exec'") {
+            break;
+        }
+    }
+    assert!(
+        said.contains("terraform_data.c: Provisioning"),
+        "{tool} reached c's provisioner:\n{said}"
+    );
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+fn plan_line(out: &str) -> &str {
+    out.lines().find(|l| l.starts_with("Plan:")).unwrap_or("")
+}
+
+#[test]
+fn a_killed_apply_leaves_terraform_what_it_finished() {
+    if !require_terraform("a_killed_apply_leaves_terraform_what_it_finished") {
+        return;
+    }
+    let plan = ["plan", "-no-color", "-detailed-exitcode"];
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let d = scratch(&format!("killed-{tool}"));
+        std::fs::write(d.join("main.tf"), SLOW).expect("config");
+        ok("terraform", &d, &["init", "-input=false", "-no-color"]);
+        killed_while_c_provisions(tool, &d);
+        // Terraform reads only the state file: what the killed run wrote
+        // there is all it knows.
+        let (code, out, err) = run("terraform", &d, &plan);
+        assert_eq!(code, 2, "Terraform after {tool} was killed:\n{out}\n{err}");
+        seen.push(plan_line(&out).to_string());
+        if tool == "strata" {
+            // strata's next command, a plan, writes in the state what only
+            // the journal held: c, created, its provisioner unfinished.
+            let (code, out, err) = run("strata", &d, &plan);
+            assert_eq!(code, 2, "{out}\n{err}");
+            assert!(
+                err.contains(
+                    "the last apply was interrupted; what it finished is now written in the state"
+                ),
+                "{err}"
+            );
+            let (code, out, err) = run("terraform", &d, &plan);
+            assert_eq!(code, 2, "{out}\n{err}");
+            assert!(
+                out.contains("terraform_data.c is tainted, so must be replaced"),
+                "Terraform reads the state strata's plan wrote:\n{out}"
+            );
+            ok("strata", &d, &["apply", "-auto-approve", "-no-color"]);
+            let (code, out, err) = run("terraform", &d, &plan);
+            assert_eq!(code, 0, "Terraform after strata finished:\n{out}\n{err}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "Terraform plans the same after either tool was killed at the same point"
+    );
+    assert_eq!(seen[0], "Plan: 1 to add, 0 to change, 0 to destroy.");
+}

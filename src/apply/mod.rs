@@ -38,6 +38,7 @@ use crate::lang::value::Value;
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::walk::Walk;
 use deletes::Doomed;
+pub use record::{persist_interval, Sink};
 use record::{put, remove, Record, Status};
 use runner::Runner;
 use std::cell::RefCell;
@@ -47,7 +48,7 @@ use std::sync::Arc;
 use strata_provider::Driver;
 use strata_state::model::Mode;
 use strata_state::model::{Address, OutputState};
-use strata_state::{Entry, Journal, State};
+use strata_state::{Entry, State};
 
 pub struct Request<'a> {
     pub root: &'a Module,
@@ -217,25 +218,25 @@ fn check_settle() -> std::time::Duration {
 pub fn apply(
     req: &Request<'_>,
     state: State,
-    journal: &mut Journal,
+    sink: Sink<'_>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(State, Report), Diags> {
     let stale = stale_dependencies(req.plan, &state);
+    let gone = gone_data_sources(req.plan, &state);
     let mut ex = Exec {
         req,
-        record: Record::new(journal),
+        record: Record::new(sink, state),
         report: Report::default(),
         broken: HashSet::new(),
         object_types: RefCell::default(),
     };
-    let gone = gone_data_sources(req.plan, &state);
     let result = ex
         .record
         .commit(gone)
         .and_then(|()| rt.block_on(run(&mut ex, &stale)));
     let Exec { record, report, .. } = ex;
     // Whatever finished is kept, even when a later step failed.
-    let state = record.fold_into(state);
+    let state = record.fold();
     result.map(|()| (state, report))
 }
 

@@ -1,42 +1,104 @@
 //! What the apply writes down: every entry goes to the journal (one durable
 //! append per batch) before anything that depends on it starts, and is kept
-//! to fold into the state when the apply ends, however it ends.
+//! to fold into the state when the apply ends, however it ends. Every
+//! twenty seconds the state itself is written too, as Terraform writes its
+//! own, so a run killed with nothing to fold leaves Terraform a state that
+//! holds what was done.
 
 use crate::diag::{Diag, Diags};
 use crate::lang::json::{mark_paths, value_to_json};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
+use std::time::{Duration, Instant};
 use strata_state::model::{InstanceState, Mode, ResourceAddr};
-use strata_state::{Entry, Journal, State};
+use strata_state::{open_intents, Entry, Journal, Lock, State, Store};
 
-pub struct Record<'j> {
-    journal: &'j mut Journal,
-    entries: Vec<Entry>,
+/// Where an apply writes down what it did: the journal, and every
+/// `every` the whole state.
+pub struct Sink<'s> {
+    pub store: &'s Store,
+    pub lock: &'s Lock,
+    pub journal: Journal,
+    /// How often the state itself is written during the apply, so a tool
+    /// that reads only the state (Terraform, after a crash) sees what is
+    /// done: [`persist_interval`].
+    pub every: Duration,
 }
 
-impl<'j> Record<'j> {
-    pub fn new(journal: &'j mut Journal) -> Record<'j> {
+pub struct Record<'s> {
+    sink: Sink<'s>,
+    /// The state as the apply began (its serial the last one written).
+    state: State,
+    entries: Vec<Entry>,
+    written: Instant,
+}
+
+impl<'s> Record<'s> {
+    pub fn new(sink: Sink<'s>, state: State) -> Record<'s> {
         Record {
-            journal,
+            sink,
+            state,
             entries: Vec::new(),
+            written: Instant::now(),
         }
     }
 
-    /// Makes `batch` durable, in one append.
+    /// Makes `batch` durable, in one append; writes the state when it has
+    /// not been written for the sink's interval or a stop was asked for.
     pub fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {
-        self.journal
-            .append_all(&batch)
-            .map_err(|e| Diags::from(Diag::new("strata::state::journal", e.to_string(), "")))?;
+        self.sink.journal.append_all(&batch).map_err(state_err)?;
         self.entries.extend(batch);
+        // Once a stop is asked for, a hard kill may follow: every batch
+        // is written through, as Terraform does when it is stopping.
+        if self.written.elapsed() >= self.sink.every || crate::interrupt::requested() {
+            self.checkpoint()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the state with everything committed, the creates still in
+    /// flight carried in the journal.
+    fn checkpoint(&mut self) -> Result<(), Diags> {
+        let mut now = self.state.clone();
+        now.apply_all(&self.entries);
+        let open = open_intents(&self.entries);
+        let Sink {
+            store,
+            lock,
+            journal,
+            ..
+        } = &mut self.sink;
+        store
+            .checkpoint(lock, journal, &mut now, &open)
+            .map_err(state_err)?;
+        self.state.serial = now.serial;
+        self.written = Instant::now();
         Ok(())
     }
 
     /// The state with everything committed folded in.
-    pub fn fold_into(self, mut state: State) -> State {
+    pub fn fold(self) -> State {
+        let mut state = self.state;
         state.apply_all(&self.entries);
         state
     }
+}
+
+fn state_err(e: strata_state::StateError) -> Diags {
+    Diags::from(Diag::new("strata::state::journal", e.to_string(), ""))
+}
+
+/// How often an apply writes the state: every 20 seconds, or
+/// `TF_STATE_PERSIST_INTERVAL` seconds when that is more, as Terraform.
+pub fn persist_interval() -> Duration {
+    const LEAST: u64 = 20;
+    let secs = std::env::var("TF_STATE_PERSIST_INTERVAL")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|s| *s > LEAST)
+        .unwrap_or(LEAST);
+    Duration::from_secs(secs)
 }
 
 /// How an object is recorded besides its value.

@@ -135,7 +135,12 @@ impl Applying<'_> {
         plan: &Plan,
         state: State,
     ) -> Result<(State, apply::Report), Diags> {
-        let mut journal = self.store.journal(self.lock).map_err(state_err)?;
+        let sink = apply::Sink {
+            store: self.store,
+            lock: self.lock,
+            journal: self.store.journal(self.lock).map_err(state_err)?,
+            every: apply::persist_interval(),
+        };
         let result = apply::apply(
             &apply::Request {
                 root: &p.module,
@@ -152,7 +157,7 @@ impl Applying<'_> {
                 },
             },
             state,
-            &mut journal,
+            sink,
             self.rt,
         );
         let (mut state, report) = result?;

@@ -408,12 +408,22 @@ fn open_state(
         return Ok((lock, state, loaded.existed));
     }
     if !write {
+        // What is only in the journal is invisible to Terraform, which
+        // reads the state alone: written now, whatever the command, the
+        // creates still in question kept for the next apply to look for.
+        let pending = &loaded.replay.pending;
+        let folds = loaded.replay.applied > pending.len();
+        if folds {
+            store
+                .journal(&lock)
+                .and_then(|mut j| store.checkpoint(&lock, &mut j, &mut state, pending))
+                .map_err(state_err)?;
+        }
         eprintln!(
-            "Warning: the last apply was interrupted; its {} finished operations are included here, and {} creates that may have happened will be checked by the next apply.",
-            loaded.replay.applied,
-            loaded.replay.pending.len()
+            "Warning: the last apply was interrupted; what it finished is now written in the state, and {} creates that may have happened will be checked by the next apply.",
+            pending.len()
         );
-        return Ok((lock, state, loaded.existed));
+        return Ok((lock, state, loaded.existed || folds));
     }
     let entries = rt.block_on(recover(&loaded.replay.pending, &state.lineage, drivers))?;
     if !entries.is_empty() {

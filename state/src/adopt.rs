@@ -7,7 +7,7 @@
 //! moves. A crash half way leaves each workspace moved or not, and the
 //! next run moves the rest.
 
-use crate::backend::{Backend, LockInfo, Version};
+use crate::backend::{Backend, JournalAfter, LockInfo, Version};
 use crate::error::StateError;
 use crate::local::{sibling, Layout, LocalBackend};
 use std::fs::OpenOptions;
@@ -151,7 +151,7 @@ fn move_over(old: &Old, new: &LocalBackend) -> Result<Adopted, StateError> {
     let to = PathBuf::from(new.location());
     if let Some(text) = &old.text {
         let expected = stat_version(new)?;
-        new.write(text, expected.as_ref())?;
+        new.write(text, expected.as_ref(), JournalAfter::Dropped)?;
     }
     rename_if_absent(&old.backend.journal_path(), &new.journal_path())?;
     rename_if_absent(&old.backend.backup_path(), &new.backup_path())?;

@@ -114,6 +114,18 @@ pub enum LockKind {
     Process,
 }
 
+/// What a state write does with the journal beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalAfter {
+    /// Dropped: the new state holds everything it did (the end of a run).
+    Dropped,
+    /// Kept: its lines extend the old serial and are skipped from now on,
+    /// while the lines written for the new serial just before (the creates
+    /// still in flight) become live with the write — one step, so a crash
+    /// on either side of it loses no intent (a checkpoint mid-apply).
+    Kept,
+}
+
 pub trait Backend: Send + Sync {
     /// Where the state is, for messages: a path, `s3://bucket/key`, …
     fn location(&self) -> String;
@@ -142,8 +154,14 @@ pub trait Backend: Send + Sync {
     /// Replaces the state with `text`, whole or not at all, provided the
     /// stored version is still `expected` (`None`: no state yet) — else
     /// [`StateError::Conflict`] and nothing written. Keeps the previous
-    /// version as a backup and drops the journal the new text includes.
-    fn write(&self, text: &str, expected: Option<&Version>) -> Result<Version, StateError>;
+    /// version as a backup; the journal is dropped or kept as `journal`
+    /// says.
+    fn write(
+        &self,
+        text: &str,
+        expected: Option<&Version>,
+        journal: JournalAfter,
+    ) -> Result<Version, StateError>;
 
     /// Appends journal lines; they are durable when it returns.
     fn append(&self, lines: &str) -> Result<(), StateError>;

@@ -10,7 +10,7 @@
 //!
 //! Test code: it panics, saying what broke, at the first rule broken.
 
-use crate::journal::Entry;
+use crate::journal::{Entry, Replay};
 use crate::model::{InstanceState, Mode, ModulePath, ResourceAddr, State};
 use crate::{LockKind, StateError, Store};
 use std::collections::BTreeSet;
@@ -37,6 +37,7 @@ pub fn run(test: &str, prefix: &str, env: &[(&str, String)], open: &dyn Fn(&str)
     the_serial_never_goes_back(&name("back"), open);
     a_lost_race_is_detected(&name("cas"), open);
     the_journal_is_replayed_once(&name("journal"), open);
+    a_checkpoint_keeps_the_creates_in_flight(&name("checkpoint"), open);
     let trials = std::env::var("STRATA_CONFORMANCE_TRIALS")
         .ok()
         .and_then(|t| t.parse().ok())
@@ -318,6 +319,60 @@ fn the_journal_is_replayed_once(name: &str, open: &dyn Fn(&str) -> Store) {
         "a journal folded into the state is gone"
     );
     assert_eq!(names(&again.state), expected);
+}
+
+fn intent(name: &str) -> Entry {
+    Entry::Intent {
+        address: format!("terraform_data.{name}"),
+        action: "create".into(),
+        provider: None,
+    }
+}
+
+/// A state written mid-run holds what finished, and the create still in
+/// flight stays a pending intent for whoever loads it next; lines written
+/// after it extend the new state.
+fn a_checkpoint_keeps_the_creates_in_flight(name: &str, open: &dyn Fn(&str) -> Store) {
+    {
+        let store = open(name);
+        let lock = store.lock("apply").expect("lock");
+        let mut state = store.load().expect("load").state;
+        store.persist(&lock, &mut state).expect("persist");
+        let written = state.serial;
+        let mut journal = store.journal(&lock).expect("journal");
+        let done = [intent("done"), put("done", 16), intent("flying")];
+        journal.append_all(&done).expect("append");
+        state.apply_all(&done);
+        let flying = crate::open_intents(&done);
+        assert_eq!(flying, [intent("flying")]);
+        store
+            .checkpoint(&lock, &mut journal, &mut state, &flying)
+            .expect("checkpoint");
+        assert_eq!(state.serial, written + 1);
+        let mid = open(name).load().expect("a reader mid-run");
+        assert_eq!(names(&mid.state), BTreeSet::from(["done".to_string()]));
+        assert_eq!(mid.state.serial, written + 1, "the state itself written");
+        assert_eq!(mid.replay.pending, [intent("flying")]);
+        journal
+            .append_all(&[intent("late"), put("late", 16)])
+            .expect("append after the checkpoint");
+        // Dropped without persisting, as a run that died.
+    }
+    let store = open(name);
+    let lock = store.lock("apply").expect("lock");
+    let loaded = store.load().expect("load");
+    let expected: BTreeSet<String> = ["done", "late"].map(String::from).into();
+    assert_eq!(names(&loaded.state), expected, "nothing lost or doubled");
+    assert_eq!(
+        loaded.replay.pending,
+        [intent("flying")],
+        "the create in flight is still looked for"
+    );
+    let mut state = loaded.state;
+    store
+        .persist(&lock, &mut state)
+        .expect("the next run's write");
+    assert_eq!(open(name).load().expect("load").replay, Replay::default());
 }
 
 /// A small seeded generator (an LCG): the same seed, the same trials.

@@ -203,7 +203,6 @@ pub struct Replay {
 /// objects ending in a newline; only the very last line may be torn.
 pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> {
     let mut out = Replay::default();
-    let mut open_intents: Vec<(String, Entry)> = Vec::new();
     let mut entries = Vec::new();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for (i, line) in lines.iter().enumerate() {
@@ -225,34 +224,39 @@ pub fn replay(text: &str, state: &mut State) -> Result<Replay, (usize, String)> 
             out.stale += 1;
             continue;
         }
-        match &record.entry {
-            Entry::Intent { address, .. } => {
-                open_intents.push((address.clone(), record.entry.clone()))
-            }
-            Entry::Put {
-                resource, instance, ..
-            } => {
-                let addr = resource.instance_address(instance.index_key.as_ref());
-                open_intents.retain(|(a, _)| *a != addr);
-            }
-            Entry::Remove {
-                resource,
-                index_key,
-                ..
-            } => {
-                let addr = resource.instance_address(index_key.as_ref());
-                open_intents.retain(|(a, _)| *a != addr);
-            }
-            Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => {}
-        }
         entries.push(record.entry);
         out.applied += 1;
     }
     if !entries.is_empty() {
         state.apply_all(&entries);
     }
-    out.pending = open_intents.into_iter().map(|(_, e)| e).collect();
+    out.pending = open_intents(&entries);
     Ok(out)
+}
+
+/// The intents among `entries` that no later `put` or `remove` of the same
+/// address answers: creates that may or may not have happened.
+pub fn open_intents<'e>(entries: impl IntoIterator<Item = &'e Entry>) -> Vec<Entry> {
+    let mut open: Vec<(String, &Entry)> = Vec::new();
+    for entry in entries {
+        let answered = match entry {
+            Entry::Intent { address, .. } => {
+                open.push((address.clone(), entry));
+                continue;
+            }
+            Entry::Put {
+                resource, instance, ..
+            } => resource.instance_address(instance.index_key.as_ref()),
+            Entry::Remove {
+                resource,
+                index_key,
+                ..
+            } => resource.instance_address(index_key.as_ref()),
+            Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => continue,
+        };
+        open.retain(|(a, _)| *a != answered);
+    }
+    open.into_iter().map(|(_, e)| e.clone()).collect()
 }
 
 #[cfg(test)]

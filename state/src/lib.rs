@@ -31,9 +31,11 @@ pub use addr::{
     ModuleStep, ResourceAddr,
 };
 pub use adopt::{adopt, Adopted, Adoption};
-pub use backend::{on_own_thread, Acquired, Backend, LockInfo, LockKind, Stored, Version};
+pub use backend::{
+    on_own_thread, Acquired, Backend, JournalAfter, LockInfo, LockKind, Stored, Version,
+};
 pub use error::StateError;
-pub use journal::{Entry, Replay};
+pub use journal::{open_intents, Entry, Replay};
 pub use local::{Layout, LocalBackend};
 pub use model::{
     Attributes, InstanceState, Location, OutputState, Placed, PlacementFailure, PoolPlacement,

@@ -12,7 +12,7 @@
 //! made whole by writing the new version to `<state>.next` first; the next
 //! lock holder finishes a write a crash cut short ([`LocalBackend::finish_torn_write`]).
 
-use crate::backend::{Acquired, Backend, LockInfo, LockKind, Stored, Version};
+use crate::backend::{Acquired, Backend, JournalAfter, LockInfo, LockKind, Stored, Version};
 use crate::error::StateError;
 use crate::filelock::{self, Attempt};
 use std::fs::{File, OpenOptions};
@@ -512,7 +512,12 @@ impl Backend for LocalBackend {
         })
     }
 
-    fn write(&self, text: &str, expected: Option<&Version>) -> Result<Version, StateError> {
+    fn write(
+        &self,
+        text: &str,
+        expected: Option<&Version>,
+        journal: JournalAfter,
+    ) -> Result<Version, StateError> {
         if self.stat()?.as_ref() != expected {
             return Err(StateError::Conflict {
                 location: self.location(),
@@ -530,12 +535,14 @@ impl Backend for LocalBackend {
             // waiting on a file we hold, so a rename is the whole write.
             _ => write_atomic(&self.path, text.as_bytes())?,
         }
-        // The state now holds everything the journal did.
-        *self.journal_file() = None;
-        match std::fs::remove_file(self.journal_path()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(StateError::io(self.journal_path(), e)),
+        if journal == JournalAfter::Dropped {
+            // The state now holds everything the journal did.
+            *self.journal_file() = None;
+            match std::fs::remove_file(self.journal_path()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(StateError::io(self.journal_path(), e)),
+            }
         }
         self.stat()?.ok_or_else(|| StateError::Conflict {
             location: self.location(),

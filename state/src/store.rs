@@ -8,7 +8,7 @@
 //! - journal lines name the serial they extend, so lines already folded
 //!   into the state are never applied twice.
 
-use crate::backend::{self, Backend, LockInfo, Version};
+use crate::backend::{self, Backend, JournalAfter, LockInfo, Version};
 use crate::error::StateError;
 use crate::journal::{self, Entry, Replay};
 use crate::model::{State, FORMAT_VERSION};
@@ -152,8 +152,39 @@ impl Store {
     /// Writes `state` as the new state (serial + 1), keeping the previous
     /// version as the backup, and retires the journal it includes.
     pub fn persist(&self, lock: &Lock, state: &mut State) -> Result<(), StateError> {
-        self.backend.check_lock(&lock.info.id)?;
         let mut seen = self.seen();
+        let next = self.next_of(&seen, lock, state)?;
+        state.serial = next;
+        self.write(&mut seen, state, JournalAfter::Dropped)
+    }
+
+    /// Writes `state` mid-run, as Terraform persists its state every
+    /// twenty seconds of an apply, so a tool that reads only the state
+    /// (Terraform) sees what is done. `open` (the intents of creates not
+    /// yet finished) is journaled for the new serial first and becomes live
+    /// with the write, so the next run still looks for those objects
+    /// whichever side of the write a crash falls; `journal` extends the new
+    /// state from then on.
+    pub fn checkpoint(
+        &self,
+        lock: &Lock,
+        journal: &mut Journal,
+        state: &mut State,
+        open: &[Entry],
+    ) -> Result<(), StateError> {
+        let mut seen = self.seen();
+        let next = self.next_of(&seen, lock, state)?;
+        journal.append_at(next, open)?;
+        state.serial = next;
+        self.write(&mut seen, state, JournalAfter::Kept)?;
+        journal.base = next;
+        Ok(())
+    }
+
+    /// The serial `state` is written with: checked against the lock and
+    /// against what the last load or write saw.
+    fn next_of(&self, seen: &Seen, lock: &Lock, state: &State) -> Result<u64, StateError> {
+        self.backend.check_lock(&lock.info.id)?;
         if let Some(stored) = &seen.lineage {
             if *stored != state.lineage {
                 return Err(StateError::LineageMismatch {
@@ -170,11 +201,15 @@ impl Store {
                 given: state.serial,
             });
         }
-        state.serial = next_serial(&self.backend.location(), state.serial)?;
-        self.write(&mut seen, state)
+        next_serial(&self.backend.location(), state.serial)
     }
 
-    fn write(&self, seen: &mut Seen, state: &mut State) -> Result<(), StateError> {
+    fn write(
+        &self,
+        seen: &mut Seen,
+        state: &mut State,
+        journal: JournalAfter,
+    ) -> Result<(), StateError> {
         state.strata_version = env!("CARGO_PKG_VERSION").to_string();
         let location = self.backend.location();
         let text = encode(&location, state)?;
@@ -186,7 +221,7 @@ impl Store {
                 detail: e.to_string(),
             });
         }
-        let version = self.backend.write(&text, seen.version.as_ref())?;
+        let version = self.backend.write(&text, seen.version.as_ref(), journal)?;
         *seen = Seen {
             version: Some(version),
             serial: state.serial,
@@ -240,7 +275,7 @@ impl Store {
         if loaded.existed && state.serial <= loaded.state.serial {
             state.serial = next_serial(&self.backend.location(), loaded.state.serial)?;
         }
-        self.write(&mut seen, &mut state)?;
+        self.write(&mut seen, &mut state, JournalAfter::Dropped)?;
         Ok(state)
     }
 
@@ -349,6 +384,11 @@ impl Journal {
     /// durable when it returns, at the cost of one flush rather than one
     /// each.
     pub fn append_all(&mut self, entries: &[Entry]) -> Result<(), StateError> {
+        self.append_at(self.base, entries)
+    }
+
+    /// Appends entries extending the state of serial `base`.
+    fn append_at(&mut self, base: u64, entries: &[Entry]) -> Result<(), StateError> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -357,7 +397,7 @@ impl Journal {
             self.seq += 1;
             let line = serde_json::to_string(&RecordRef {
                 seq: self.seq,
-                base: self.base,
+                base,
                 entry,
             })
             .map_err(|e| StateError::Journal {

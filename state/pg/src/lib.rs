@@ -10,7 +10,9 @@
 
 use postgres::{Client, Config};
 use std::sync::{Mutex, MutexGuard};
-use strata_state::{on_own_thread, Acquired, Backend, LockInfo, StateError, Stored, Version};
+use strata_state::{
+    on_own_thread, Acquired, Backend, JournalAfter, LockInfo, StateError, Stored, Version,
+};
 
 /// The backend block's settings.
 #[derive(Debug, Clone)]
@@ -381,7 +383,12 @@ impl Backend for PgBackend {
         })
     }
 
-    fn write(&self, text: &str, expected: Option<&Version>) -> Result<Version, StateError> {
+    fn write(
+        &self,
+        text: &str,
+        expected: Option<&Version>,
+        journal: JournalAfter,
+    ) -> Result<Version, StateError> {
         let name = self.name();
         let expected: Option<i64> = match expected {
             Some(v) => Some(v.0.parse().map_err(|_| self.err("bad version"))?),
@@ -412,10 +419,12 @@ impl Backend for PgBackend {
                 tx.rollback()?;
                 return Ok(None);
             };
-            tx.execute(
-                &format!("DELETE FROM {} WHERE name = $1", self.table("journal")),
-                &[&name],
-            )?;
+            if journal == JournalAfter::Dropped {
+                tx.execute(
+                    &format!("DELETE FROM {} WHERE name = $1", self.table("journal")),
+                    &[&name],
+                )?;
+            }
             tx.commit()?;
             Ok(Some(row.get::<_, i64>(0)))
         })?;

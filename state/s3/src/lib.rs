@@ -18,7 +18,9 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::ServerSideEncryption;
 use aws_sdk_s3::Client;
 use std::sync::atomic::{AtomicU64, Ordering};
-use strata_state::{on_own_thread, Acquired, Backend, LockInfo, StateError, Stored, Version};
+use strata_state::{
+    on_own_thread, Acquired, Backend, JournalAfter, LockInfo, StateError, Stored, Version,
+};
 
 /// The backend block's settings, named as Terraform's `s3` backend names
 /// them.
@@ -379,7 +381,12 @@ impl Backend for S3Backend {
         })
     }
 
-    fn write(&self, text: &str, expected: Option<&Version>) -> Result<Version, StateError> {
+    fn write(
+        &self,
+        text: &str,
+        expected: Option<&Version>,
+        journal: JournalAfter,
+    ) -> Result<Version, StateError> {
         self.block(async {
             let conflict = || StateError::Conflict {
                 location: self.location(),
@@ -407,9 +414,11 @@ impl Backend for S3Backend {
                 Err(e) if matches!(status(&e), Some(412 | 409)) => return Err(conflict()),
                 Err(e) => return Err(self.err(e)),
             };
-            // The state now holds everything the journal did.
-            for key in self.journal_keys().await? {
-                self.delete(&key).await?;
+            if journal == JournalAfter::Dropped {
+                // The state now holds everything the journal did.
+                for key in self.journal_keys().await? {
+                    self.delete(&key).await?;
+                }
             }
             out.e_tag()
                 .map(|t| Version(t.to_string()))
