@@ -38,12 +38,27 @@ fn load(store: &Store) -> Result<State, Diags> {
     store.load().map(|l| l.state).map_err(state_err)
 }
 
+/// The stored state, for a command that works on one: none at all (no
+/// file, nothing journaled) is Terraform's "No state file was found!",
+/// where an empty state is not.
+pub(crate) fn existing(store: &Store) -> Result<State, Diags> {
+    let loaded = store.load().map_err(state_err)?;
+    if !loaded.existed && loaded.replay.applied == 0 {
+        return Err(Diags::from(Diag::new(
+            "strata::state::none",
+            "No state file was found!",
+            "State management commands require a state file. Run this command in a directory where strata or Terraform has been run or use the -state flag to point the command to a specific state location.",
+        )));
+    }
+    Ok(loaded.state)
+}
+
 fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
     r.id.instance_address(i.index_key.as_ref())
 }
 
 pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<String, Diags> {
-    let state = load(store)?;
+    let state = existing(store)?;
     let filters: Vec<Address> = filters
         .iter()
         .map(|f| Address::parse(f).ok_or_else(|| bad_address(f)))
@@ -91,7 +106,7 @@ fn has_id(i: &InstanceState, want: &str) -> bool {
 /// says which it would.
 pub fn rm(store: &Store, addrs: &[String], dry_run: bool) -> Result<String, Diags> {
     let lock = store.lock("state rm").map_err(state_err)?;
-    let mut state = store.load().map_err(state_err)?.state;
+    let mut state = existing(store)?;
     let mut out = String::new();
     let mut removed = 0;
     for addr in addrs {
@@ -219,7 +234,7 @@ pub fn replace_provider(
     let (from, to) = (full(from), full(to));
     let (was, will) = (format!("[\"{from}\"]"), format!("[\"{to}\"]"));
     let lock = store.lock("state replace-provider").map_err(state_err)?;
-    let mut state = store.load().map_err(state_err)?.state;
+    let mut state = existing(store)?;
     let names: Vec<String> = state
         .resources
         .iter()
@@ -256,7 +271,7 @@ pub fn replace_provider(
 /// `dry_run` only says what it would move.
 pub fn mv(store: &Store, (from, to): (&str, &str), dry_run: bool) -> Result<String, Diags> {
     let lock = store.lock("state mv").map_err(state_err)?;
-    let mut state = store.load().map_err(state_err)?.state;
+    let mut state = existing(store)?;
     if let (Some(f), Some(t)) = (module_instance(from), module_instance(to)) {
         if !move_module(&mut state, &f, &t)? {
             return Err(Diags::from(Diag::new(

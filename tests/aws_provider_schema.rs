@@ -298,7 +298,7 @@ fn the_policy_document_is_the_providers_text() {
 
 /// The provider against moto, each service's endpoint the proxy's.
 fn moto_provider(url: &str) -> String {
-    let endpoints: String = ["ec2", "iam", "s3", "sts"]
+    let endpoints: String = ["ec2", "eks", "iam", "s3", "sts"]
         .iter()
         .map(|s| format!("    {s} = {url:?}\n"))
         .collect();
@@ -602,11 +602,24 @@ resource "aws_iam_role" "nodes" {
   })
 }
 "#;
+    let at = strata_applied(&lab, &moto, "shared", objects);
+    terraform_takes_it_back(&lab, &moto, &at, objects);
+}
+
+/// Applies `objects` with strata's native driver on `moto`: the directory.
+fn strata_applied(lab: &Lab, moto: &moto::Moto, tag: &str, objects: &str) -> PathBuf {
     let env = lab.moto_env(&moto.url);
     let native = "provider \"aws\" {\n  region = \"us-east-1\"\n}\n";
-    let at = lab.folder("shared", &format!("{NEEDS_AWS}{native}{objects}"));
+    let at = lab.folder(tag, &format!("{NEEDS_AWS}{native}{objects}"));
     let (code, out, err) = oracle::run_tool("strata", &at, &["apply", "-auto-approve"], &env);
     assert_eq!(code, 0, "strata:\n{out}\n{err}");
+    at
+}
+
+/// Terraform and the provider plan what strata made in `at` with no
+/// changes.
+fn terraform_takes_it_back(lab: &Lab, moto: &moto::Moto, at: &Path, objects: &str) {
+    let env = lab.moto_env(&moto.url);
     // Terraform's provider reaches moto by its endpoints block, and is
     // told to leave strata's ownership tags alone (as README says to do
     // when going back), which strata puts on what it makes to find it
@@ -629,3 +642,308 @@ resource "aws_iam_role" "nodes" {
         "Terraform would change what strata made:\n{out}\n{err}"
     );
 }
+
+/// Every other native AWS type the same way: the network a GPU cluster
+/// sits in (NAT, routes, rule resources, a launch template), a bucket with
+/// versioning, IAM (inline and attached policies, an instance profile, an
+/// OIDC provider), an EKS cluster with a node group and an add-on.
+#[test]
+fn every_native_type_goes_back_to_terraform_with_no_changes() {
+    let Some(lab) = Lab::new("every_native_type_goes_back_to_terraform_with_no_changes") else {
+        return;
+    };
+    // The provider's own state of the same configuration, on a moto of its
+    // own: what strata records of each object must have its shape.
+    let theirs = moto::moto();
+    let env = lab.moto_env(&theirs.url);
+    let at = lab.folder(
+        "provider",
+        &format!("{NEEDS_AWS}{}{EVERY_TYPE}", moto_provider(&theirs.url)),
+    );
+    lab.ok("terraform", &at, &["init", "-input=false"]);
+    let (code, out, err) = oracle::run_tool("terraform", &at, &["apply", "-auto-approve"], &env);
+    assert_eq!(code, 0, "terraform:\n{out}\n{err}");
+    // moto through the proxy is a cloud the provider plans no changes on
+    // after its own apply (moto's inventions corrected), so a change
+    // planned below is strata's.
+    let args = ["plan", "-no-color", "-detailed-exitcode"];
+    let (code, out, err) = oracle::run_tool("terraform", &at, &args, &env);
+    assert_eq!(code, 0, "Terraform after its own apply:\n{out}\n{err}");
+    let ours = moto::moto();
+    let back = strata_applied(&lab, &ours, "every", EVERY_TYPE);
+    let read = |dir: &Path| -> Json {
+        let text = std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state");
+        serde_json::from_str(&text).expect("state JSON")
+    };
+    let mut found = Vec::new();
+    shape_differences(&read(&back), &read(&at), &mut found);
+    assert!(
+        found.is_empty(),
+        "what strata recorded is not shaped as the provider records it (strata's, then the provider's):\n{}",
+        found.join("\n")
+    );
+    terraform_takes_it_back(&lab, &ours, &back, EVERY_TYPE);
+}
+
+/// Where two states of the same configuration on two clouds differ in
+/// kind rather than in the identifiers each cloud made up: null against a
+/// value, an empty collection against a full one, another length, another
+/// boolean or number, an empty string against text.
+fn shape_differences(ours: &Json, theirs: &Json, out: &mut Vec<String>) {
+    let objects = |state: &Json| -> std::collections::BTreeMap<String, Json> {
+        let mut by_addr = std::collections::BTreeMap::new();
+        for r in state["resources"].as_array().into_iter().flatten() {
+            let addr = format!(
+                "{}.{}",
+                r["type"].as_str().unwrap_or(""),
+                r["name"].as_str().unwrap_or("")
+            );
+            if let Some(i) = r["instances"].get(0) {
+                by_addr.insert(addr, i["attributes"].clone());
+            }
+        }
+        by_addr
+    };
+    let (ours, theirs) = (objects(ours), objects(theirs));
+    for (addr, theirs) in &theirs {
+        match ours.get(addr) {
+            None => out.push(format!("{addr}: not recorded")),
+            Some(o) => shape_of(addr, o, theirs, out),
+        }
+    }
+}
+
+fn shape_of(path: &str, ours: &Json, theirs: &Json, out: &mut Vec<String>) {
+    let empty = |v: &Json| match v {
+        Json::Array(a) => a.is_empty(),
+        Json::Object(o) => o.is_empty(),
+        Json::String(s) => s.is_empty(),
+        _ => false,
+    };
+    match (ours, theirs) {
+        (Json::Object(o), Json::Object(t)) => {
+            // What strata leaves out of a type is allowed (the provider
+            // reads it as null and refreshes it); what it has is compared.
+            for (k, ov) in o {
+                let tv = t.get(k).unwrap_or(&Json::Null);
+                shape_of(&format!("{path}.{k}"), ov, tv, out);
+            }
+        }
+        (Json::Array(o), Json::Array(t)) if o.len() == t.len() => {
+            for (i, (ov, tv)) in o.iter().zip(t).enumerate() {
+                shape_of(&format!("{path}[{i}]"), ov, tv, out);
+            }
+        }
+        (Json::String(_), Json::String(_)) if empty(ours) == empty(theirs) => {}
+        (o, t) if o == t => {}
+        // The legacy plugin SDK records a field its read sets from
+        // nothing as its zero value, where strata records null; the
+        // provider reads the two alike and plans no change (below).
+        (Json::Null, Json::String(z)) if z.is_empty() => {}
+        (Json::Null, Json::Number(z)) if z.as_f64() == Some(0.0) => {}
+        (Json::Null, Json::Bool(false)) => {}
+        (Json::Number(_) | Json::Bool(_), _) | (_, Json::Number(_) | Json::Bool(_)) => {
+            out.push(format!("{path}: {o} / {t}", o = ours, t = theirs))
+        }
+        _ => out.push(format!("{path}: {} / {}", brief(ours), brief(theirs))),
+    }
+}
+
+fn brief(v: &Json) -> String {
+    let text = v.to_string();
+    match text.len() > 60 {
+        true => format!("{}…", &text[..60]),
+        false => text,
+    }
+}
+
+const EVERY_TYPE: &str = r#"
+resource "aws_vpc" "main" {
+  cidr_block           = "10.9.0.0/16"
+  enable_dns_hostnames = true
+}
+
+resource "aws_subnet" "public" {
+  vpc_id                  = aws_vpc.main.id
+  cidr_block              = "10.9.0.0/24"
+  availability_zone       = "us-east-1a"
+  map_public_ip_on_launch = true
+}
+
+resource "aws_subnet" "private" {
+  vpc_id            = aws_vpc.main.id
+  cidr_block        = "10.9.16.0/20"
+  availability_zone = "us-east-1b"
+}
+
+resource "aws_internet_gateway" "gw" {
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_eip" "nat" {
+  domain = "vpc"
+}
+
+resource "aws_nat_gateway" "out" {
+  subnet_id     = aws_subnet.public.id
+  allocation_id = aws_eip.nat.id
+  tags          = { Name = "nat" }
+}
+
+resource "aws_route_table" "public" {
+  vpc_id = aws_vpc.main.id
+  route {
+    cidr_block = "0.0.0.0/0"
+    gateway_id = aws_internet_gateway.gw.id
+  }
+}
+
+resource "aws_route_table" "private" {
+  vpc_id = aws_vpc.main.id
+  route {
+    cidr_block     = "0.0.0.0/0"
+    nat_gateway_id = aws_nat_gateway.out.id
+  }
+}
+
+resource "aws_route_table_association" "public" {
+  subnet_id      = aws_subnet.public.id
+  route_table_id = aws_route_table.public.id
+}
+
+resource "aws_route_table_association" "private" {
+  subnet_id      = aws_subnet.private.id
+  route_table_id = aws_route_table.private.id
+}
+
+resource "aws_security_group" "nodes" {
+  name   = "gpu-nodes"
+  vpc_id = aws_vpc.main.id
+}
+
+resource "aws_vpc_security_group_ingress_rule" "https" {
+  security_group_id = aws_security_group.nodes.id
+  ip_protocol       = "tcp"
+  from_port         = 443
+  to_port           = 443
+  cidr_ipv4         = "10.9.0.0/16"
+  tags              = { Name = "https" }
+}
+
+resource "aws_vpc_security_group_egress_rule" "all" {
+  security_group_id = aws_security_group.nodes.id
+  ip_protocol       = "-1"
+  cidr_ipv4         = "0.0.0.0/0"
+}
+
+resource "aws_launch_template" "gpu" {
+  name                   = "gpu-nodes"
+  vpc_security_group_ids = [aws_security_group.nodes.id]
+  update_default_version = true
+  block_device_mappings {
+    device_name = "/dev/xvda"
+    ebs {
+      volume_size = 200
+      volume_type = "gp3"
+    }
+  }
+  metadata_options {
+    http_tokens                 = "required"
+    http_put_response_hop_limit = 2
+  }
+}
+
+resource "aws_s3_bucket" "checkpoints" {
+  bucket = "back-checkpoints"
+  tags   = { team = "ml" }
+}
+
+resource "aws_s3_bucket_versioning" "checkpoints" {
+  bucket = aws_s3_bucket.checkpoints.id
+  versioning_configuration {
+    status = "Enabled"
+  }
+}
+
+resource "aws_iam_role" "cluster" {
+  name = "back-cluster"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "eks.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_iam_role_policy_attachment" "cluster" {
+  role       = aws_iam_role.cluster.name
+  policy_arn = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+}
+
+resource "aws_iam_role" "nodes" {
+  name = "back-nodes"
+  assume_role_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { Service = "ec2.amazonaws.com" }, Action = "sts:AssumeRole" }]
+  })
+}
+
+resource "aws_iam_role_policy" "nodes" {
+  name = "checkpoints"
+  role = aws_iam_role.nodes.id
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Action = ["s3:GetObject", "s3:PutObject"], Resource = "${aws_s3_bucket.checkpoints.arn}/*" }]
+  })
+}
+
+resource "aws_iam_instance_profile" "nodes" {
+  name = "back-nodes"
+  role = aws_iam_role.nodes.name
+}
+
+resource "aws_iam_openid_connect_provider" "cluster" {
+  url             = "https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF"
+  client_id_list  = ["sts.amazonaws.com"]
+  thumbprint_list = ["9e99a48a9960b14926bb7f3b02e22da2b0ab7280"]
+}
+
+resource "aws_eks_cluster" "train" {
+  name     = "back-train"
+  role_arn = aws_iam_role.cluster.arn
+  version  = "1.31"
+  tags     = { team = "ml" }
+  vpc_config {
+    subnet_ids = [aws_subnet.public.id, aws_subnet.private.id]
+  }
+}
+
+resource "aws_eks_node_group" "gpu" {
+  cluster_name    = aws_eks_cluster.train.name
+  node_group_name = "h100"
+  node_role_arn   = aws_iam_role.nodes.arn
+  subnet_ids      = [aws_subnet.private.id]
+  instance_types  = ["p5.48xlarge"]
+  ami_type        = "AL2023_x86_64_NVIDIA"
+  capacity_type   = "SPOT"
+  labels          = { workload = "training" }
+  taint {
+    key    = "nvidia.com/gpu"
+    value  = "present"
+    effect = "NO_SCHEDULE"
+  }
+  scaling_config {
+    desired_size = 1
+    min_size     = 0
+    max_size     = 4
+  }
+  launch_template {
+    name    = aws_launch_template.gpu.name
+    version = aws_launch_template.gpu.latest_version
+  }
+}
+
+resource "aws_eks_addon" "cni" {
+  cluster_name  = aws_eks_cluster.train.name
+  addon_name    = "vpc-cni"
+  addon_version = "v1.19.0-eksbuild.1"
+}
+"#;

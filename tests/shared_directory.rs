@@ -491,3 +491,28 @@ fn a_killed_apply_leaves_terraform_what_it_finished() {
     );
     assert_eq!(seen[0], "Plan: 1 to add, 0 to change, 0 to destroy.");
 }
+
+/// A workspace Terraform made and nobody has written is an empty folder;
+/// strata's runs in it leave the folder (it removed it, so the workspace
+/// vanished from Terraform's list), and a state command there is refused
+/// as Terraform refuses it.
+#[test]
+fn an_unwritten_workspace_stays_a_workspace() {
+    if !require_terraform("an_unwritten_workspace_stays_a_workspace") {
+        return;
+    }
+    let d = terraform_applied("unwritten");
+    ok("terraform", &d, &["workspace", "new", "-no-color", "blue"]);
+    let folder = d.join("terraform.tfstate.d/blue");
+    let (code, out, err) = run("strata", &d, &["plan", "-no-color", "-var", "n=1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(folder.is_dir(), "strata's plan removed the workspace");
+    for tool in ["terraform", "strata"] {
+        let (code, out, err) = run(tool, &d, &["state", "list"]);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        assert!(err.contains("No state file was found!"), "{tool}: {err}");
+    }
+    ok("strata", &d, &["workspace", "select", "default"]);
+    assert!(ok("terraform", &d, &["workspace", "list"]).contains("  blue\n"));
+    let _ = std::fs::remove_dir_all(&d);
+}

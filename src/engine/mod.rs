@@ -1442,6 +1442,7 @@ fn console_values<'c>(
 
 /// `strata state show ADDR`: one instance as Terraform prints it.
 pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
+    crate::statecmd::existing(store)?;
     let (objects, _, _) = shown_state(store, drivers)?;
     let wanted = strata_state::model::Address::parse(addr);
     let found = objects.iter().filter(|c| c.deposed.is_none()).find(|c| {

@@ -43,6 +43,10 @@ struct Held {
     /// Folders taking the lock made, deepest first: they go too if left
     /// empty (a backend only looked at leaves nothing behind).
     made: Vec<PathBuf>,
+    /// Set by `workspace delete`: the workspace's folder goes too. Only
+    /// then: a folder is a workspace to Terraform, which makes one empty
+    /// (`workspace new`) and lists it.
+    deleted: bool,
 }
 
 /// Terraform's layout of a local backend's workspaces: the default one in
@@ -343,10 +347,10 @@ impl LocalBackend {
         if held.created && empty && same_file(&held.file, &self.path) {
             let _ = std::fs::remove_file(&self.path);
         }
-        // A workspace's folder with nothing left in it (deleted, or
-        // never written) goes with its lock; the default's never.
+        // A deleted workspace's folder goes with its lock; the default's
+        // never.
         let own_folder = self.layout.as_ref().is_some_and(|l| l.default != self.path);
-        if let (true, Some(dir)) = (own_folder, self.path.parent()) {
+        if let (true, true, Some(dir)) = (held.deleted, own_folder, self.path.parent()) {
             let _ = std::fs::remove_dir(dir);
         }
         for dir in &held.made {
@@ -392,6 +396,9 @@ impl Backend for LocalBackend {
                 _ => {}
             }
         }
+        if let Some(held) = self.held().as_mut() {
+            held.deleted = true;
+        }
         Ok(())
     }
 
@@ -433,6 +440,7 @@ impl Backend for LocalBackend {
                 file,
                 created,
                 made,
+                deleted: false,
             });
             return Ok(Acquired {
                 guard: Box::new(()),

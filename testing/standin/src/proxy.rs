@@ -201,6 +201,18 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     if rparts.status.is_success() {
         node_group_nodes(&shared, &method, &path, &headers, &body).await;
     }
+    if body.starts_with(b"Action=DescribeLaunchTemplateVersions") {
+        if let Some(corrected) = without_echoed_template_tags(&bytes) {
+            bytes = Bytes::from(corrected);
+            rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+        }
+    }
+    if path.starts_with("/clusters") {
+        if let Some(corrected) = without_invented_remote_access(&bytes) {
+            bytes = Bytes::from(corrected);
+            rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+        }
+    }
     if let (Some(k), true) = (&shared.kube, path.starts_with("/clusters")) {
         if let Some(rewritten) = point_cluster(&bytes, k) {
             bytes = Bytes::from(rewritten);
@@ -208,6 +220,38 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         }
     }
     Response::from_parts(rparts, Full::new(bytes))
+}
+
+/// A launch template version without the template's own tags, which moto
+/// 5.2.5 copies from CreateLaunchTemplate's tag specifications into the
+/// launch data (`resourceType` `launch-template`, which AWS refuses there):
+/// the AWS provider would plan to remove them from every tagged template.
+fn without_echoed_template_tags(body: &[u8]) -> Option<String> {
+    const OPEN: &str = "<item><resourceType>launch-template</resourceType><tagSet>";
+    const CLOSE: &str = "</tagSet></item>";
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    let mut changed = false;
+    while let Some(start) = text.find(OPEN) {
+        let end = start + text[start..].find(CLOSE)? + CLOSE.len();
+        text.replace_range(start..end, "");
+        changed = true;
+    }
+    changed.then_some(text)
+}
+
+/// An EKS answer carrying a `nodegroup` without the `remoteAccess` moto
+/// 5.2.5 invents for a group created without one (`{"ec2SshKey":
+/// "eksKeypair"}`), which EKS leaves out; the AWS provider would plan to
+/// replace every such group to remove it.
+fn without_invented_remote_access(body: &[u8]) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let group = v.get_mut("nodegroup")?.as_object_mut()?;
+    let invented = serde_json::json!({"ec2SshKey": "eksKeypair"});
+    if group.get("remoteAccess") != Some(&invented) {
+        return None;
+    }
+    group.remove("remoteAccess");
+    Some(v.to_string())
 }
 
 /// An EKS answer carrying a `cluster`, with its endpoint and CA replaced

@@ -1,6 +1,8 @@
 //! `aws_eks_cluster`: the control plane.
 
-use super::{cluster_names, default_in, has_ownership, issues_text, owned, retag, tag_pair};
+use super::{
+    cluster_names, default_in, default_top, has_ownership, issues_text, owned, retag, tag_pair,
+};
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{
@@ -31,12 +33,20 @@ impl Cluster {
     /// that out (moto does; the bootstrap flag is create-only anyway).
     fn value(cl: &aws_sdk_eks::types::Cluster, kept: Option<&Value>) -> Value {
         let timeouts = kept.and_then(|k| get(k, "timeouts"));
+        // DescribeCluster does not say; what was asked is kept, as the
+        // provider keeps it (true, its default, when nothing was).
+        let bootstrap = kept
+            .and_then(|k| get(k, "bootstrap_self_managed_addons"))
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or(Value::Bool(true));
         let vpc = cl.resources_vpc_config();
         let (tags, tags_all) = tag_pair(cl.tags());
         let name = cl.name().unwrap_or_default();
         object(vec![
             ("id", Value::string(name)),
             ("name", Value::string(name)),
+            ("bootstrap_self_managed_addons", bootstrap),
             ("arn", str_value(cl.arn())),
             ("role_arn", str_value(cl.role_arn())),
             ("version", str_value(cl.version())),
@@ -204,6 +214,14 @@ impl Kind<Clients> for Cluster {
                 A::optional(Type::String, "The Kubernetes version.").and_computed(),
             ),
             (
+                "bootstrap_self_managed_addons",
+                A::optional(
+                    Type::Bool,
+                    "Whether EKS installs its default networking add-ons unmanaged (vpc-cni, kube-proxy, CoreDNS); true unless set false. Set at creation only.",
+                )
+                .force_new(),
+            ),
+            (
                 "endpoint",
                 A::computed(Type::String, "The API server's endpoint."),
             ),
@@ -235,6 +253,11 @@ impl Kind<Clients> for Cluster {
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
         let mut p = tags::plan_taggable(schema, req, &[]);
+        default_top(
+            &mut p.planned,
+            "bootstrap_self_managed_addons",
+            Value::Bool(true),
+        );
         default_in(
             &mut p.planned,
             "vpc_config",
@@ -294,6 +317,7 @@ impl Kind<Clients> for Cluster {
             .resources_vpc_config(vpc_req)
             .set_access_config(access)
             .set_upgrade_policy(upgrade_policy(planned))
+            .set_bootstrap_self_managed_addons(boolean(planned, "bootstrap_self_managed_addons"))
             .set_tags(Some(
                 with_ownership(&string_map(planned, "tags"), t)
                     .into_iter()

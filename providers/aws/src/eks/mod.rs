@@ -26,6 +26,15 @@ fn tag_pair(aws: Option<&HashMap<String, String>>) -> (Value, Value) {
     tags::values(aws.cloned().unwrap_or_default())
 }
 
+/// Sets `name` when the plan leaves it null (the provider's default).
+fn default_top(planned: &mut Value, name: &str, v: Value) {
+    if let Value::Object(m) = planned {
+        if m.get(name).is_none_or(Value::is_null) {
+            m.insert(name.to_string(), v);
+        }
+    }
+}
+
 /// Sets `name` inside the single block `block` when the plan leaves it null.
 fn default_in(planned: &mut Value, block: &str, name: &str, v: Value) {
     let Value::Object(m) = planned else {
