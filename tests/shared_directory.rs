@@ -473,6 +473,10 @@ fn a_killed_apply_leaves_terraform_what_it_finished() {
                 ),
                 "{err}"
             );
+            assert!(
+                !d.join("terraform.tfstate.journal").exists(),
+                "nothing was left in question, so no journal is left"
+            );
             let (code, out, err) = run("terraform", &d, &plan);
             assert_eq!(code, 2, "{out}\n{err}");
             assert!(

@@ -1272,8 +1272,8 @@ fn a_backend_added_over_workspaces_asks_once_as_terraform_asks() {
 /// line as Terraform streams it, a sensitive value's output suppressed, a
 /// failure an error at the block with the object kept tainted (the next
 /// plan replaces it), `on_failure = continue` going on; destroy-time ones
-/// run before the delete, and one that fails keeps its object. strata
-/// refused every `provisioner` block.
+/// run before the delete (not a tainted object's), and one that fails
+/// keeps its object. strata refused every `provisioner` block.
 #[test]
 fn local_exec_provisioners_run_as_terraform_runs_them() {
     if !require_terraform("local_exec_provisioners_run_as_terraform_runs_them") {
@@ -1323,6 +1323,13 @@ resource "terraform_data" "d" {
     command = "echo no; exit 5"
   }
 }
+
+resource "terraform_data" "t" {
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo undoing what a tainted object never did"
+  }
+}
 "#;
     // Lines of provisioners, in order per resource (resources run at once).
     let provisioned = |out: &str| {
@@ -1358,6 +1365,9 @@ resource "terraform_data" "d" {
             plan.contains("terraform_data.f[0] is tainted, so must be replaced"),
             "{tool}: {plan}"
         );
+        // A tainted object's destroy-time provisioner does not run.
+        let (code, _, err) = run(tool, &dir, &["taint", "terraform_data.t"], &[]);
+        assert_eq!(code, 0, "{tool}: {err}");
         let (code, out, err) = run(tool, &dir, &["destroy", "-auto-approve", "-no-color"], &[]);
         assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
         let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -1461,6 +1471,26 @@ resource "terraform_data" "b" {
         assert_eq!(
             seen[1], seen[0],
             "{tag}: strata (left) against terraform (right)"
+        );
+    }
+    // Under -json the part planned is its messages, then the error.
+    for args in [&["plan", "-json"][..], &["apply", "-json", "-auto-approve"]] {
+        let mut seen = Vec::new();
+        for tool in ["terraform", "strata"] {
+            let dir = ready_with(tool, "partial-json", &[("main.tf", with_a.as_str())]);
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            assert_eq!(code, 1, "{tool} {args:?}:\n{out}\n{err}");
+            let said: Vec<(String, String)> = out
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|m| m["type"] != "version")
+                .map(|m| (m["type"].to_string(), m["@message"].to_string()))
+                .collect();
+            seen.push(said);
+        }
+        assert_eq!(
+            seen[1], seen[0],
+            "{args:?}: strata (left) against terraform (right)"
         );
     }
 }

@@ -136,11 +136,6 @@ impl<'p> Exec<'_, 'p> {
     /// object; none when the configuration no longer has the resource
     /// (as in Terraform: they live in its block).
     fn destroy_provisions(&self, c: &ResourceChange) -> Result<Vec<Provision>, Diag> {
-        // A tainted object's destroy-time provisioners do not run, as in
-        // Terraform: what they undo may never have been done.
-        if c.reason == Some(crate::plan::Reason::Tainted) {
-            return Ok(Vec::new());
-        }
         let req = self.req;
         let id = c.config_addr();
         let (Some(r), Some(module), Some(object)) = (
@@ -150,7 +145,31 @@ impl<'p> Exec<'_, 'p> {
         ) else {
             return Ok(Vec::new());
         };
-        super::provisioning::destroying(r, module, &req.run, object, c.addr.key.as_ref())
+        let provisions =
+            super::provisioning::destroying(r, module, &req.run, object, c.addr.key.as_ref())?;
+        // A tainted object's destroy-time provisioners do not run, as in
+        // Terraform, whether it is replaced, destroyed or dropped from the
+        // configuration: what they undo may never have been done.
+        if !provisions.is_empty() && self.was_tainted(c) {
+            return Ok(Vec::new());
+        }
+        Ok(provisions)
+    }
+
+    /// Whether the state records `c`'s object as tainted (looked up only
+    /// for a resource with destroy-time provisioners).
+    fn was_tainted(&self, c: &ResourceChange) -> bool {
+        if c.reason == Some(crate::plan::Reason::Tainted) {
+            return true;
+        }
+        let state = self.record.state();
+        let resource = state.resources.iter().find(|r| r.id == c.addr.id);
+        let instance = resource.and_then(|r| {
+            r.instances
+                .iter()
+                .find(|i| i.index_key == c.addr.key && i.deposed == c.deposed)
+        });
+        instance.is_some_and(|i| i.status.as_deref() == Some("tainted"))
     }
 
     fn delete_driver(&self, c: &ResourceChange) -> Result<Arc<dyn Driver>, String> {

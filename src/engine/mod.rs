@@ -413,11 +413,14 @@ fn open_state(
         // creates still in question kept for the next apply to look for.
         let pending = &loaded.replay.pending;
         let folds = loaded.replay.applied > pending.len();
-        if folds {
-            store
+        match (folds, pending.is_empty()) {
+            (false, _) => {}
+            // Nothing left in question: the journal goes with the write.
+            (true, true) => store.persist(&lock, &mut state).map_err(state_err)?,
+            (true, false) => store
                 .journal(&lock)
                 .and_then(|mut j| store.checkpoint(&lock, &mut j, &mut state, pending))
-                .map_err(state_err)?;
+                .map_err(state_err)?,
         }
         eprintln!(
             "Warning: the last apply was interrupted; what it finished is now written in the state, and {} creates that may have happened will be checked by the next apply.",
@@ -483,10 +486,17 @@ enum Partial {
 fn shown_partial(f: Failed, when: Partial, json: bool, sources: &Sources) -> Diags {
     let Some(plan) = f
         .partial
-        .filter(|p| !json && (when == Partial::Always || p.has_changes()))
+        .filter(|p| when == Partial::Always || p.has_changes())
     else {
         return f.diags;
     };
+    if json {
+        for l in crate::render::ui::plan(&plan) {
+            println!("{l}");
+        }
+        said_as_messages(&plan.warnings, sources);
+        return f.diags;
+    }
     print!("{}", crate::render::human::refreshing(&plan, true));
     print!("{}", crate::render::human::plan(&plan));
     warn(&plan.warnings, sources, true);
