@@ -382,6 +382,74 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
     }
 }
 
+/// Ctrl-C mid-failover (issue 40): the round in flight finishes, no
+/// further round starts, the state (placements included) is written and
+/// the lock let go, exit 1; the next apply takes no lock over and ends
+/// where an uninterrupted one does, with nothing doubled or orphaned.
+#[test]
+fn an_interrupted_failover_stops_between_rounds_and_resumes() {
+    let dir = common::scratch("failover", "interrupt");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    for (i, after_ms) in [600u64, 2600, 5200].into_iter().enumerate() {
+        let name = format!("stop{i}");
+        let pool = format!("{name}.h100");
+        let work = workdir(
+            &dir,
+            &name,
+            r#"      capacity               = ["spot", "on_demand"]
+      max_price_per_gpu_hour = 6.0"#,
+        );
+        let child = sb
+            .command(&work, &["apply", "--auto-approve"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("apply starts");
+        std::thread::sleep(std::time::Duration::from_millis(after_ms));
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let out = child.wait_with_output().expect("apply ends");
+        let said = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(0) {
+            // It had finished before the signal came.
+            settled(&sb, &work, &name);
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(said.contains("Interrupt received"), "{said}");
+        assert!(
+            !work.join("terraform.tfstate.journal").exists(),
+            "the state was written whole: {said}"
+        );
+        let before = match work.join("terraform.tfstate").exists() {
+            true => failures(&placement(&work, &pool)),
+            false => Vec::new(),
+        };
+        let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+        assert_eq!(code, 0, "resumed after {after_ms} ms:\n{out}");
+        assert!(
+            !out.contains("no longer running"),
+            "the interrupted run let its lock go:\n{out}"
+        );
+        let p = placement(&work, &pool);
+        assert_eq!(
+            (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
+            (&serde_json::json!("gcp"), &serde_json::json!("spot")),
+            "interrupted after {after_ms} ms: {p}"
+        );
+        let after = failures(&p);
+        for f in &before {
+            assert!(
+                after.contains(f),
+                "{f:?} recorded before the stop is kept: {p}"
+            );
+        }
+        settled(&sb, &work, &name);
+    }
+}
+
 /// Region before cloud: a cloud block listing `regions` has a cluster in
 /// each, and a pool that finds no capacity anywhere in the first region
 /// goes to the next region of the same cloud before another cloud. A

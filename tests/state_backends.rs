@@ -583,3 +583,89 @@ fn init_migrate_state_moves_states_from_local_to_s3_to_postgres() {
     let (code, out, err) = strata(&d, &m, &[], &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Ctrl-C (and SIGTERM) in an apply through S3 and PostgreSQL, while an
+/// operation is in flight: "Interrupt received", the operation finishes,
+/// the state is written and the lock released (before, the S3 lock stayed
+/// until force-unlock and blocked every later run), and the next apply
+/// finishes the job with no force-unlock.
+#[test]
+fn an_interrupted_remote_apply_writes_its_state_and_lets_go() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let schema = format!("interrupt_{}", nanos() % 1_000_000_000);
+    let slow = r#"
+resource "terraform_data" "first" {
+  input = 1
+  provisioner "local-exec" {
+    command = "sleep 2"
+  }
+}
+resource "terraform_data" "after" {
+  input = terraform_data.first.output
+}
+"#;
+    let backends = [
+        (s3_block(&m), libc::SIGINT),
+        (
+            format!("  backend \"pg\" {{\n    schema_name = \"{schema}\"\n  }}"),
+            libc::SIGTERM,
+        ),
+    ];
+    for (backend, signal) in backends {
+        let d = common::scratch("state", &format!("interrupt-{signal}"));
+        std::fs::write(
+            d.join("main.tf"),
+            format!("terraform {{\n{backend}\n}}\n{slow}"),
+        )
+        .expect("config");
+        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        c.args(["apply", "-auto-approve", "-no-color"])
+            .current_dir(&d)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        moto::env_for(&mut c, &m);
+        c.env("PG_CONN_STR", pg_conn());
+        let mut child = c.spawn().expect("strata starts");
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut said = String::new();
+        while !said.contains("Provisioning with 'local-exec'") {
+            let mut line = String::new();
+            let n = std::io::BufRead::read_line(&mut stdout, &mut line).expect("a line");
+            assert!(n > 0, "the apply ended before provisioning: {said}");
+            said.push_str(&line);
+        }
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).expect("the rest");
+        let out = child.wait_with_output().expect("strata ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}{rest}\n{err}");
+        assert!(
+            rest.contains("Interrupt received") || err.contains("Interrupt received"),
+            "{rest}\n{err}"
+        );
+        assert!(
+            rest.contains("terraform_data.first: Creation complete"),
+            "the operation in flight finished: {rest}"
+        );
+        let (code, out, err) = strata(&d, &m, &[], &["state", "list"]);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "terraform_data.first\n"),
+            "what finished was written, and the lock let go: {err}"
+        );
+        let (code, out, err) = strata(&d, &m, &[], &["apply", "-auto-approve"]);
+        assert_eq!(
+            code, 0,
+            "the next apply needs no force-unlock:\n{out}\n{err}"
+        );
+        assert!(out.contains("1 added"), "{out}");
+    }
+    assert_eq!(
+        objects(&m.url),
+        ["gpu/strata.tfstate", "gpu/strata.tfstate.backup"],
+        "no lock and no journal left in the bucket"
+    );
+}

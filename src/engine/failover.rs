@@ -59,6 +59,15 @@ impl Applying<'_> {
             let (st, report) = self.once(&p, &plan, state)?;
             state = st;
             let now = OffsetDateTime::now_utc();
+            // What was not attempted (its dependencies failed or were
+            // halted by a stop) is not applied either: a pool with any of
+            // it is not placed yet.
+            let not_attempted = "not attempted".to_string();
+            let skipped = report.skipped.iter().map(|a| crate::placement::Failed {
+                addr: a.to_string(),
+                shortage: None,
+                why: &not_attempted,
+            });
             let failed: Vec<crate::placement::Failed> = report
                 .failed
                 .iter()
@@ -67,6 +76,7 @@ impl Applying<'_> {
                     shortage: f.shortage.as_ref(),
                     why: &f.why,
                 })
+                .chain(skipped)
                 .collect();
             let outcome = crate::placement::outcome(&plan.placements, &failed, started, now);
             for line in &outcome.attempts {

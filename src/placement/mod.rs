@@ -272,7 +272,19 @@ pub fn choose(
     let (chosen, why, without_zones) = match was.and_then(|p| Some((p, at(p)?))) {
         _ if replace => (first(&candidates), Why::Replaced, None),
         Some((_, i)) if better_again(i) => (Some(0), Why::CoolDownEnded, None),
-        Some((p, i)) => (Some(i), Why::Recorded, Some(p.without_zones.clone())),
+        // Where the nodes are, less any zone that has since failed there
+        // (else a shortage in a zone of the recorded place is met again
+        // every round).
+        Some((p, i)) => {
+            let mut without = p.without_zones.clone();
+            let failed_since = zones_out(&candidates[i]);
+            without.extend(
+                failed_since
+                    .into_iter()
+                    .filter(|z| !p.without_zones.contains(z)),
+            );
+            (Some(i), Why::Recorded, Some(without))
+        }
         None => (first(&candidates), Why::First, None),
     };
     let without_zones = without_zones

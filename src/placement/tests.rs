@@ -131,6 +131,16 @@ fn a_zone_short_is_left_out_and_all_zones_short_rule_the_place_out() {
     let d = decide(Some(&both), false);
     assert_eq!(d.chosen().map(|c| &c.at), Some(&order()[1].at));
     assert!(d.skipped[0].why.contains("any of its zones"));
+    // Where the nodes already are, a zone that fails since is left out
+    // too: the recorded place stays, without it (it was tried again every
+    // round, meeting the same shortage).
+    let placed_then_short = PoolPlacement {
+        chosen: Some(placed_at(first)),
+        failed: vec![failure(first, Some("z2"), Span::minutes(1))],
+    };
+    let d = decide(Some(&placed_then_short), false);
+    assert_eq!((d.chosen, d.why), (Some(0), Why::Recorded));
+    assert_eq!(d.without_zones, vec!["z2".to_string()]);
 }
 
 #[test]
