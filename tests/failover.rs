@@ -329,18 +329,11 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
 #[test]
 fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
     let dir = common::scratch("failover", "crash");
-    let sb = start(&dir.join("sandbox"));
-    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
-    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    let sb = short_for_a_failover(&dir);
     for (i, after_ms) in [600u64, 1500, 2600, 3800, 5200].into_iter().enumerate() {
         let name = format!("crash{i}");
         let pool = format!("{name}.h100");
-        let work = workdir(
-            &dir,
-            &name,
-            r#"      capacity               = ["spot", "on_demand"]
-      max_price_per_gpu_hour = 6.0"#,
-        );
+        let work = spot_then_on_demand(&dir, &name);
         let mut child = sb
             .command(&work, &["apply", "--auto-approve"])
             .stdout(std::process::Stdio::null())
@@ -382,6 +375,26 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
     }
 }
 
+/// A sandbox where AWS spot fails after create in every zone and GCP
+/// spot is refused in us-central1-a: a failover of several rounds that
+/// ends on GCP spot without that zone.
+fn short_for_a_failover(dir: &Path) -> Sandbox {
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
+    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    sb
+}
+
+/// A cluster `name` whose pool tries spot, then on-demand, under $6.
+fn spot_then_on_demand(dir: &Path, name: &str) -> PathBuf {
+    workdir(
+        dir,
+        name,
+        r#"      capacity               = ["spot", "on_demand"]
+      max_price_per_gpu_hour = 6.0"#,
+    )
+}
+
 /// Ctrl-C mid-failover (issue 40): the round in flight finishes, no
 /// further round starts, the state (placements included) is written and
 /// the lock let go, exit 1; the next apply takes no lock over and ends
@@ -389,18 +402,11 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
 #[test]
 fn an_interrupted_failover_stops_between_rounds_and_resumes() {
     let dir = common::scratch("failover", "interrupt");
-    let sb = start(&dir.join("sandbox"));
-    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
-    sb.short(r#"{"cloud":"gcp","region":"us-central1","zone":"us-central1-a","capacity":"spot","form":"refused","available":false}"#);
+    let sb = short_for_a_failover(&dir);
     for (i, after_ms) in [600u64, 2600, 5200].into_iter().enumerate() {
         let name = format!("stop{i}");
         let pool = format!("{name}.h100");
-        let work = workdir(
-            &dir,
-            &name,
-            r#"      capacity               = ["spot", "on_demand"]
-      max_price_per_gpu_hour = 6.0"#,
-        );
+        let work = spot_then_on_demand(&dir, &name);
         let child = sb
             .command(&work, &["apply", "--auto-approve"])
             .stdout(std::process::Stdio::piped())

@@ -1070,7 +1070,8 @@ fn destroy_judges_child_module_variables() {
     let r = strata(&d, &["destroy", "--auto-approve"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(r.err.contains("x must be ok."), "{}", r.err);
-    assert!(r.err.contains("m/main.tf:3:"), "{}", r.err);
+    // Where the module call gives the value, as Terraform places it.
+    assert!(r.err.contains("main.tf:6:12)"), "{}", r.err);
     assert_eq!(
         state(&d),
         before,

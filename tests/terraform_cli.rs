@@ -2036,4 +2036,18 @@ variable "size" {
             }
         }
     }
+    // The error is where the value is given (the call's argument), as
+    // Terraform places it, not at the child's condition.
+    let mut places = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let root = call("12");
+        let files = [("main.tf", root.as_str()), ("child/main.tf", child)];
+        let dir = ready_with(tool, "child-rules-json", &files);
+        let (code, out, _) = run(tool, &dir, &["validate", "-json"], &[]);
+        assert_eq!(code, 1, "{tool}: {out}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("validate JSON");
+        let range = &v["diagnostics"][0]["range"];
+        places.push((range["filename"].clone(), range["start"]["line"].clone()));
+    }
+    assert_eq!(places[0], places[1], "strata (left), terraform (right)");
 }

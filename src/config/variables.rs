@@ -293,8 +293,11 @@ pub fn resolve(
     }
 
     let mut out = BTreeMap::new();
+    let mut froms = BTreeMap::new();
     for decl in &module.variables {
-        match admit(decl, raw.remove(&decl.name)) {
+        let given = raw.remove(&decl.name);
+        froms.insert(decl.name.clone(), from(decl, given.as_ref()));
+        match admit(decl, given) {
             Ok(v) => {
                 out.insert(decl.name.clone(), v);
             }
@@ -303,8 +306,8 @@ pub fn resolve(
     }
     // Validations may refer to other variables, so they run once all are known.
     for decl in &module.variables {
-        if let Some(v) = out.get(&decl.name) {
-            if let Err(d) = validate(decl, v, &out, &module.dir) {
+        if let (Some(v), Some(at)) = (out.get(&decl.name), froms.get(&decl.name)) {
+            if let Err(d) = validate(decl, v, *at, &out, &module.dir) {
                 diags.push(d);
             }
         }
@@ -340,9 +343,10 @@ pub fn resolve_inputs(
         out.insert(decl.name.clone(), v);
     }
     for decl in &module.variables {
+        let at = inputs.get(&decl.name).map_or(decl.span, |(_, span)| *span);
         let refused = out
             .get(&decl.name)
-            .and_then(|v| validate(decl, v, &out, &module.dir).err());
+            .and_then(|v| validate(decl, v, at, &out, &module.dir).err());
         if let Some(d) = refused {
             errors.push(d);
             out.insert(decl.name.clone(), unknown(decl));
@@ -366,10 +370,24 @@ pub fn input(
         span: Some(span),
         origin: format!("module {call_name:?}"),
     });
+    let at = from(decl, raw.as_ref());
     let v = admit(decl, raw)?;
     others.insert(decl.name.clone(), v.clone());
-    validate(decl, &v, &others, &module.dir)?;
+    validate(decl, &v, at, &others, &module.dir)?;
     Ok(v)
+}
+
+/// Where a variable's value came from, as Terraform reports a failed
+/// validation there: the module call's argument or the variables file's
+/// line, else the declaration (a `-var`, the environment, the default).
+fn from(decl: &Variable, raw: Option<&Raw>) -> Span {
+    // A `-var` or environment value's own span is the value alone, in a
+    // source of its own: the declaration says more.
+    let in_a_file =
+        |r: &&Raw| !(r.origin == "command line" || r.origin.starts_with("environment variable"));
+    raw.filter(in_a_file)
+        .and_then(|r| r.span)
+        .unwrap_or(decl.span)
 }
 
 fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
@@ -425,6 +443,7 @@ fn admit(decl: &Variable, raw: Option<Raw>) -> Result<Value, Diag> {
 fn validate(
     decl: &Variable,
     value: &Value,
+    from: Span,
     all: &BTreeMap<String, Value>,
     dir: &Path,
 ) -> Result<(), Diag> {
@@ -456,12 +475,18 @@ fn validate(
                         .to_json()
                         .unwrap_or_else(|_| crate::lang::display::show(value))
                 };
+                // Terraform's place for it: the validation block's keyword.
+                let rule = Span {
+                    end: v.span.start + "validation".len() as u32,
+                    ..v.span
+                };
                 return Err(Diag::new(
                     "strata::config::validation_failed",
                     "Invalid value for variable",
-                    format!("{msg}\n\nvar.{} is {shown}. This was checked by the validation rule at the highlighted condition.", decl.name),
+                    format!("{msg}\n\nvar.{} is {shown}. This was checked by the validation rule of variable {:?}.", decl.name, decl.name),
                 )
-                .at(v.condition.span));
+                .at(from)
+                .also("the validation rule", rule));
             }
             None => {
                 return Err(Diag::new(
