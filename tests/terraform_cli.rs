@@ -1473,6 +1473,32 @@ resource "terraform_data" "b" {
             "{tag}: strata (left) against terraform (right)"
         );
     }
+    // Saved with -out all the same, marked errored: show reads it, apply
+    // refuses it.
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "partial-out", &[("main.tf", with_a.as_str())]);
+        let (code, out, err) = run(tool, &dir, &["plan", "-out=failed.tfplan"], &[]);
+        assert_eq!(code, 1, "{tool}:\n{out}\n{err}");
+        let (code, shown, err) = run(tool, &dir, &["show", "-json", "failed.tfplan"], &[]);
+        assert_eq!(code, 0, "{tool} show:\n{err}");
+        let shown: serde_json::Value = serde_json::from_str(&shown).expect("plan JSON");
+        let planned: Vec<String> = shown["resource_changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("{} {}", c["address"], c["change"]["actions"]))
+            .collect();
+        let (code, out, err) = run(tool, &dir, &["apply", "-no-color", "failed.tfplan"], &[]);
+        assert_eq!(code, 1, "{tool} apply:\n{out}\n{err}");
+        assert!(
+            err.contains("Cannot apply incomplete plan"),
+            "{tool}: {err}"
+        );
+        seen.push((shown["errored"].clone(), planned));
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert_eq!(seen[0].0, serde_json::json!(true));
     // Under -json the part planned is its messages, then the error.
     for args in [&["plan", "-json"][..], &["apply", "-json", "-auto-approve"]] {
         let mut seen = Vec::new();

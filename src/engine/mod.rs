@@ -675,6 +675,20 @@ fn planned(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Planned, Failed> {
+    planned_saving(path, wants, opts, described, None, sources, drivers)
+}
+
+/// [`planned`], saving a plan that fails to `partial_out` as Terraform
+/// saves one (marked errored: tools read it, apply refuses it).
+fn planned_saving(
+    path: &Path,
+    wants: Wants,
+    opts: &Options,
+    described: bool,
+    partial_out: Option<&Path>,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Planned, Failed> {
     crate::timings::stage("start");
     require_configuration(path, wants, opts.destroy)?;
     let now = OffsetDateTime::now_utc();
@@ -696,7 +710,18 @@ fn planned(
     let p = placed(p, (path, None), &state, opts, now, sources, drivers)?;
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
-        .map_err(|f| f.map_diags(|d| p.expansion.explain(d, sources)))?;
+        .map_err(|f| f.map_diags(|d| p.expansion.explain(d, sources)));
+    let plan = match (plan, partial_out) {
+        (Ok(plan), _) => plan,
+        (Err(f), Some(out)) if f.partial.is_some() => {
+            let partial = f.partial.as_deref().cloned();
+            if let Some(text) = partial.map(|plan| saved_of(&p, plan, opts).encode()) {
+                write_file(out, &text)?;
+            }
+            return Err(f);
+        }
+        (Err(f), _) => return Err(f),
+    };
     crate::timings::stage("planned");
     Ok(Planned {
         p,
@@ -705,6 +730,23 @@ fn planned(
         _lock: lock,
         rt,
     })
+}
+
+/// `plan` as a plan file holds it, with the configuration it was made
+/// from.
+fn saved_of(p: &Prepared, plan: Plan, opts: &Options) -> Saved {
+    // Absolute, so `strata apply FILE` finds it from any directory.
+    let dir = match p.module.dir.as_os_str().is_empty() {
+        true => PathBuf::from("."),
+        false => p.module.dir.clone(),
+    };
+    let dir = dir.canonicalize().unwrap_or(dir);
+    Saved {
+        config_dir: dir.display().to_string(),
+        files: p.files.clone(),
+        plan,
+        replace_placement: opts.replace_placement.clone(),
+    }
 }
 
 pub fn plan(
@@ -733,7 +775,7 @@ pub fn plan(
         .warning()
     });
     // Bound whole, so the lock is held to the end; fields move out of it.
-    let held = match planned(path, Wants::Plan, opts, described, sources, drivers) {
+    let held = match planned_saving(path, Wants::Plan, opts, described, out, sources, drivers) {
         Ok(held) => held,
         Err(mut f) => {
             if let Some(partial) = f.partial.as_mut() {
@@ -785,18 +827,7 @@ pub fn plan(
     }
     crate::timings::stage("rendered");
     if let Some(out) = out {
-        // Absolute, so `strata apply FILE` finds it from any directory.
-        let dir = match p.module.dir.as_os_str().is_empty() {
-            true => PathBuf::from("."),
-            false => p.module.dir.clone(),
-        };
-        let dir = dir.canonicalize().unwrap_or(dir);
-        let saved = Saved {
-            config_dir: dir.display().to_string(),
-            files: p.files,
-            plan,
-            replace_placement: opts.replace_placement.clone(),
-        };
+        let saved = saved_of(&p, plan, opts);
         write_file(out, &saved.encode())?;
         if format == Format::Human && !opts.json {
             let rule = crate::render::human::RULE;
@@ -1002,6 +1033,13 @@ pub fn apply(
     } else {
         saved_plan(target, drivers)?
     };
+    if saved.as_ref().is_some_and(|s| s.plan.errored) {
+        return Err(Diags::from(Diag::new(
+            "strata::apply::incomplete",
+            "Cannot apply incomplete plan",
+            "strata encountered an error when generating this plan, so it cannot be applied.",
+        )));
+    }
     let from_file = saved.is_some();
     if opts.json && !from_file && !auto_approve {
         return Err(Diags::from(Diag::new(

@@ -190,6 +190,7 @@ impl Saved {
             "targets": p.scope.targets.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "excludes": p.scope.excludes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "refresh_only": p.refresh_only,
+            "errored": p.errored,
             "relevant_attributes": p.relevant_attributes,
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
             "cost": p.cost.to_json(),
@@ -304,7 +305,7 @@ impl Saved {
                     .and_then(|r| serde_json::from_value(r.clone()).ok())
                     .unwrap_or_default(),
                 generated_config: Default::default(),
-                errored: false,
+                errored: j.get("errored").and_then(Json::as_bool).unwrap_or(false),
             },
             config_dir: j
                 .get("config_dir")

@@ -431,7 +431,7 @@ pub fn plan(p: &Plan, language: &str) -> String {
     // A narrowed plan leaves changes for a later one.
     out.insert("applyable".into(), json!(p.applyable()));
     out.insert("complete".into(), json!(p.scope.is_everything()));
-    out.insert("errored".into(), json!(false));
+    out.insert("errored".into(), json!(p.errored));
     let mut text = serde_json::to_string(&Json::Object(out)).unwrap_or_default();
     text.push('\n');
     text
