@@ -41,16 +41,21 @@ fn load(store: &Store) -> Result<State, Diags> {
 /// The stored state, for a command that works on one: none at all (no
 /// file, nothing journaled) is Terraform's "No state file was found!",
 /// where an empty state is not.
-pub(crate) fn existing(store: &Store) -> Result<State, Diags> {
+fn existing(store: &Store) -> Result<State, Diags> {
     let loaded = store.load().map_err(state_err)?;
     if !loaded.existed && loaded.replay.applied == 0 {
-        return Err(Diags::from(Diag::new(
-            "strata::state::none",
-            "No state file was found!",
-            "State management commands require a state file. Run this command in a directory where strata or Terraform has been run or use the -state flag to point the command to a specific state location.",
-        )));
+        return Err(no_state());
     }
     Ok(loaded.state)
+}
+
+/// Terraform's refusal of a state command where there is no state.
+pub(crate) fn no_state() -> Diags {
+    Diags::from(Diag::new(
+        "strata::state::none",
+        "No state file was found!",
+        "State management commands require a state file. Run this command in a directory where strata or Terraform has been run or use the -state flag to point the command to a specific state location.",
+    ))
 }
 
 fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {

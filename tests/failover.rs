@@ -403,6 +403,7 @@ fn spot_then_on_demand(dir: &Path, name: &str) -> PathBuf {
 fn an_interrupted_failover_stops_between_rounds_and_resumes() {
     let dir = common::scratch("failover", "interrupt");
     let sb = short_for_a_failover(&dir);
+    let mut stopped = 0;
     for (i, after_ms) in [600u64, 2600, 5200].into_iter().enumerate() {
         let name = format!("stop{i}");
         let pool = format!("{name}.h100");
@@ -425,6 +426,7 @@ fn an_interrupted_failover_stops_between_rounds_and_resumes() {
         }
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(said.contains("Interrupt received"), "{said}");
+        stopped += 1;
         assert!(
             !work.join("terraform.tfstate.journal").exists(),
             "the state was written whole: {said}"
@@ -454,6 +456,8 @@ fn an_interrupted_failover_stops_between_rounds_and_resumes() {
         }
         settled(&sb, &work, &name);
     }
+    // A run that had finished before its signal tests nothing here.
+    assert!(stopped >= 2, "only {stopped} of 3 runs were stopped midway");
 }
 
 /// Region before cloud: a cloud block listing `regions` has a cluster in

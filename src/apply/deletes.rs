@@ -162,12 +162,14 @@ impl<'p> Exec<'_, 'p> {
         if c.reason == Some(crate::plan::Reason::Tainted) {
             return true;
         }
+        // The state as the apply began: under the address before a move.
+        let addr = c.previous_addr.as_ref().unwrap_or(&c.addr);
         let state = self.record.state();
-        let resource = state.resources.iter().find(|r| r.id == c.addr.id);
+        let resource = state.resources.iter().find(|r| r.id == addr.id);
         let instance = resource.and_then(|r| {
             r.instances
                 .iter()
-                .find(|i| i.index_key == c.addr.key && i.deposed == c.deposed)
+                .find(|i| i.index_key == addr.key && i.deposed == c.deposed)
         });
         instance.is_some_and(|i| i.status.as_deref() == Some("tainted"))
     }

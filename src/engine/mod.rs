@@ -422,8 +422,12 @@ fn open_state(
                 .and_then(|mut j| store.checkpoint(&lock, &mut j, &mut state, pending))
                 .map_err(state_err)?,
         }
+        let written = match folds {
+            true => "what it finished is now written in the state, and ",
+            false => "",
+        };
         eprintln!(
-            "Warning: the last apply was interrupted; what it finished is now written in the state, and {} creates that may have happened will be checked by the next apply.",
+            "Warning: the last apply was interrupted; {written}{} creates that may have happened will be checked by the next apply.",
             pending.len()
         );
         return Ok((lock, state, loaded.existed || folds));
@@ -711,16 +715,14 @@ fn planned_saving(
     crate::timings::stage("state loaded");
     let plan = make_plan(&p, &state, opts, drivers, &rt, described)
         .map_err(|f| f.map_diags(|d| p.expansion.explain(d, sources)));
-    let plan = match (plan, partial_out) {
-        (Ok(plan), _) => plan,
-        (Err(f), Some(out)) if f.partial.is_some() => {
-            let partial = f.partial.as_deref().cloned();
-            if let Some(text) = partial.map(|plan| saved_of(&p, plan, opts).encode()) {
-                write_file(out, &text)?;
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(f) => {
+            if let (Some(out), Some(partial)) = (partial_out, f.partial.as_deref()) {
+                write_file(out, &saved_of(&p, partial.clone(), opts).encode())?;
             }
             return Err(f);
         }
-        (Err(f), _) => return Err(f),
     };
     crate::timings::stage("planned");
     Ok(Planned {
@@ -1374,9 +1376,11 @@ fn shown_state(
     Diags,
 > {
     let loaded = store.load().map_err(state_err)?;
+    // A state only a killed run's journal holds is a state all the same.
+    let existed = loaded.existed || loaded.replay.applied > 0;
     let state = loaded.state;
     let objects = crate::plan::state_objects(&state, drivers)?;
-    Ok((objects, state_outputs(&state), loaded.existed))
+    Ok((objects, state_outputs(&state), existed))
 }
 
 /// The state's outputs, each as a change that changes nothing.
@@ -1490,8 +1494,10 @@ fn console_values<'c>(
 
 /// `strata state show ADDR`: one instance as Terraform prints it.
 pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
-    crate::statecmd::existing(store)?;
-    let (objects, _, _) = shown_state(store, drivers)?;
+    let (objects, _, existed) = shown_state(store, drivers)?;
+    if !existed {
+        return Err(crate::statecmd::no_state());
+    }
     let wanted = strata_state::model::Address::parse(addr);
     let found = objects.iter().filter(|c| c.deposed.is_none()).find(|c| {
         wanted.as_ref().is_some_and(|a| {
