@@ -592,6 +592,113 @@ output "n" { value = 3 }
     }
 }
 
+/// A tainted object and a deposed one (a create-before-destroy
+/// replacement whose old object would not go) as `show`, `show -json` and
+/// `state show` print them beside Terraform: "(tainted)", "(deposed
+/// object KEY)", `tainted` and `deposed_key`.
+#[test]
+fn show_of_tainted_and_deposed_objects_is_terraforms() {
+    let test = "show_of_tainted_and_deposed_objects_is_terraforms";
+    if !require_terraform(test) {
+        return;
+    }
+    const CONFIG: &str = r#"
+variable "v" {
+  default = "one"
+}
+resource "terraform_data" "t" {
+  provisioner "local-exec" {
+    command = "exit 3"
+  }
+}
+resource "terraform_data" "d" {
+  triggers_replace = var.v
+  lifecycle {
+    create_before_destroy = true
+  }
+  provisioner "local-exec" {
+    when    = destroy
+    command = "exit 4"
+  }
+}
+"#;
+    let steps: &[&[&str]] = &[
+        &["apply", "-auto-approve", "-no-color"],
+        &["apply", "-auto-approve", "-no-color", "-var", "v=two"],
+        &["show", "-no-color"],
+        &["show", "-json"],
+        &["state", "show", "terraform_data.t"],
+    ];
+    let normal = [
+        (
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "ID",
+        ),
+        (r"deposed object [0-9a-f]{8}", "deposed object KEY"),
+        (r#""deposed_key":"[0-9a-f]{8}""#, r#""deposed_key":"KEY""#),
+    ]
+    .map(|(re, to)| (regex::Regex::new(re).expect("regex"), to));
+    let mut said: Vec<Vec<(i32, String)>> = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready(tool, "tainted-shown");
+        std::fs::write(dir.join("main.tf"), CONFIG).expect("config");
+        let mut outs = Vec::new();
+        for args in steps {
+            // After the applies, before the first show.
+            if outs.len() == 2 {
+                with_deposed_object(&dir);
+            }
+            let (code, out, err) = run(tool, &dir, args, &[]);
+            let out = match args[0] {
+                "apply" => String::new(),
+                "show" if args[1] == "-json" => {
+                    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+                    let mut v = v["values"].clone();
+                    v.as_object_mut().map(|o| o.remove("outputs"));
+                    v.to_string()
+                }
+                _ => out,
+            };
+            let out = normal
+                .iter()
+                .fold(out, |o, (re, to)| re.replace_all(&o, *to).to_string());
+            outs.push((code, out));
+            let _ = err;
+        }
+        said.push(outs);
+    }
+    for (i, (tf, st)) in said[0].iter().zip(&said[1]).enumerate() {
+        assert_eq!(
+            st, tf,
+            "{:?}: strata (left) against terraform (right)",
+            steps[i]
+        );
+    }
+    assert!(said[1][2].1.contains("(tainted)") && said[1][2].1.contains("(deposed object KEY)"));
+}
+
+/// Adds to the state in `dir` a deposed object of `terraform_data.d`, as a
+/// replacement whose old object could not be destroyed leaves one (each
+/// tool destroys a deposed object without its destroy-time provisioners,
+/// so a failing one cannot keep it).
+fn with_deposed_object(dir: &Path) {
+    let path = dir.join("terraform.tfstate");
+    let text = std::fs::read_to_string(&path).expect("state");
+    let mut state: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    let resources = state["resources"].as_array_mut().expect("resources");
+    let d = resources
+        .iter_mut()
+        .find(|r| r["name"] == "d")
+        .expect("terraform_data.d");
+    let instances = d["instances"].as_array_mut().expect("instances");
+    let mut old = instances[0].clone();
+    old["deposed"] = serde_json::json!("0badf00d");
+    old["attributes"]["triggers_replace"]["value"] = serde_json::json!("zero");
+    old["attributes"]["id"] = serde_json::json!("00000000-0000-0000-0000-000000000000");
+    instances.push(old);
+    std::fs::write(&path, state.to_string()).expect("state written");
+}
+
 /// `init` beside Terraform's: the same words (product name aside) and the
 /// same module manifest for local modules; a tree whose registry module
 /// `terraform init` already put in `.terraform/modules` initialises,

@@ -147,31 +147,10 @@ impl<'p> Exec<'_, 'p> {
         };
         let provisions =
             super::provisioning::destroying(r, module, &req.run, object, c.addr.key.as_ref())?;
-        // A tainted object's destroy-time provisioners do not run, as in
-        // Terraform, whether it is replaced, destroyed or dropped from the
-        // configuration: what they undo may never have been done.
-        if !provisions.is_empty() && self.was_tainted(c) {
+        if !provisions.is_empty() && without_provisioners(c) {
             return Ok(Vec::new());
         }
         Ok(provisions)
-    }
-
-    /// Whether the state records `c`'s object as tainted (looked up only
-    /// for a resource with destroy-time provisioners).
-    fn was_tainted(&self, c: &ResourceChange) -> bool {
-        if c.reason == Some(crate::plan::Reason::Tainted) {
-            return true;
-        }
-        // The state as the apply began: under the address before a move.
-        let addr = c.previous_addr.as_ref().unwrap_or(&c.addr);
-        let state = self.record.state();
-        let resource = state.resources.iter().find(|r| r.id == addr.id);
-        let instance = resource.and_then(|r| {
-            r.instances
-                .iter()
-                .find(|i| i.index_key == addr.key && i.deposed == c.deposed)
-        });
-        instance.is_some_and(|i| i.status.as_deref() == Some("tainted"))
     }
 
     fn delete_driver(&self, c: &ResourceChange) -> Result<Arc<dyn Driver>, String> {
@@ -181,4 +160,18 @@ impl<'p> Exec<'_, 'p> {
         self.driver(c)
             .ok_or_else(|| "no driver for this resource type".to_string())
     }
+}
+
+/// Whether `c`'s object is destroyed without its destroy-time
+/// provisioners, as Terraform destroys it: a tainted object (what they
+/// undo may never have been done), whether it is replaced, destroyed or
+/// dropped from the configuration; and a deposed one (the old object of a
+/// `create_before_destroy` replacement, or one an earlier run left
+/// deposed), which Terraform destroys without them
+/// (hashicorp/terraform#31266).
+fn without_provisioners(c: &ResourceChange) -> bool {
+    c.tainted
+        || c.reason == Some(crate::plan::Reason::Tainted)
+        || c.deposed.is_some()
+        || c.action == crate::plan::Action::CreateThenDelete
 }

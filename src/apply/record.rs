@@ -44,11 +44,6 @@ impl<'s> Record<'s> {
         }
     }
 
-    /// The state as the apply began.
-    pub fn state(&self) -> &State {
-        &self.state
-    }
-
     /// Makes `batch` durable, in one append; writes the state when it has
     /// not been written for the sink's interval or a stop was asked for.
     pub fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {

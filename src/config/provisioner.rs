@@ -108,6 +108,7 @@ pub fn connection_schema() -> ResourceSchema {
         ("insecure", AttributeSchema::optional(Type::Bool, "")),
         ("use_ntlm", AttributeSchema::optional(Type::Bool, "")),
         ("bastion_port", AttributeSchema::optional(Type::Number, "")),
+        ("proxy_port", AttributeSchema::optional(Type::Number, "")),
     ];
     attributes.extend(
         [
@@ -129,7 +130,6 @@ pub fn connection_schema() -> ResourceSchema {
             "bastion_certificate",
             "proxy_scheme",
             "proxy_host",
-            "proxy_port",
             "proxy_user_name",
             "proxy_user_password",
             "cacert",

@@ -84,6 +84,7 @@ fn change_json(c: &ResourceChange) -> Json {
     json!({
         "address": c.addr.to_string(),
         "deposed": c.deposed,
+        "tainted": c.tainted,
         "previous_address": c.previous_addr.as_ref().map(ToString::to_string),
         "provider": c.provider,
         "action": action_name(c.action),
@@ -133,6 +134,7 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
     Ok(ResourceChange {
         addr: addr("address")?.ok_or("a change without an address")?,
         deposed: s("deposed").map(str::to_string),
+        tainted: j.get("tainted").and_then(Json::as_bool).unwrap_or(false),
         previous_addr: addr("previous_address")?,
         provider: s("provider").unwrap_or_default().to_string(),
         action: s("action")

@@ -151,6 +151,8 @@ pub struct ResourceChange {
     pub addr: Address,
     /// Set for an object superseded by a create-before-destroy replacement.
     pub deposed: Option<String>,
+    /// The prior object is tainted (a failed create or `taint` left it).
+    pub tainted: bool,
     /// The address the instance had before a `moved` block renamed it.
     pub previous_addr: Option<Address>,
     pub provider: String,

@@ -644,6 +644,7 @@ impl<'a> Planner<'_, 'a> {
                 self.push(ResourceChange {
                     addr,
                     deposed: None,
+                    tainted: false,
                     previous_addr: None,
                     provider: driver.provider.clone(),
                     action,
@@ -942,6 +943,7 @@ impl<'a> Planner<'_, 'a> {
                 let change = ResourceChange {
                     previous_addr: self.moves.get(&addr).cloned(),
                     deposed: None,
+                    tainted: prior.is_some_and(|p| p.tainted),
                     provider: driver.provider.clone(),
                     action,
                     reason,
@@ -981,6 +983,7 @@ impl<'a> Planner<'_, 'a> {
                 create_before_destroy: false,
                 importing: None,
                 deposed: None,
+                tainted: false,
                 previous_addr: None,
                 addr,
             });
@@ -1144,6 +1147,7 @@ impl<'a> Planner<'_, 'a> {
             let change = ResourceChange {
                 addr: p.addr,
                 deposed: p.deposed,
+                tainted: p.tainted,
                 previous_addr,
                 provider: p.provider,
                 action: if forget {

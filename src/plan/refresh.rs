@@ -338,6 +338,7 @@ pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>)
     ResourceChange {
         addr: p.addr.clone(),
         deposed: p.deposed.clone(),
+        tainted: p.tainted,
         previous_addr: None,
         provider: p.provider.clone(),
         action,

@@ -8,6 +8,7 @@
 //! machine through its `connection` (SSH, by this machine's OpenSSH
 //! client: `ssh.rs`).
 
+mod connection;
 mod local;
 mod remote;
 mod ssh;
@@ -19,7 +20,7 @@ use std::collections::BTreeMap;
 
 pub use local::LocalExec;
 pub use remote::{FileCopy, RemoteExec, Script, Source};
-pub use ssh::Connection;
+pub use ssh::{answer_askpass, Connection, Endpoint};
 
 /// Where a provisioner's lines go as they come, from the thread it runs on.
 pub type Say = dyn Fn(String) + Sync;
@@ -113,7 +114,7 @@ pub fn settings(
     connection: Option<&Value>,
 ) -> Result<Settings, Diag> {
     let connection = match connection.filter(|c| c.is_wholly_known() && !c.is_null()) {
-        Some(c) => Some(reached(p, c)?),
+        Some(c) => Some(connection::reached(p, c)?),
         None => None,
     };
     let what = what(p, config, connection)?;
@@ -202,63 +203,6 @@ fn what(p: &Provisioner, config: &Value, connection: Option<Connection>) -> Resu
             }))
         }
     }
-}
-
-/// A `connection` block's values as a [`Connection`]; what strata's
-/// SSH connections cannot do yet is said, not ignored.
-fn reached(p: &Provisioner, c: &Value) -> Result<Connection, Diag> {
-    let refused = |detail: &str| {
-        let summary = format!("{} provisioner error", p.kind.name());
-        Diag::new("strata::provision::connection", summary, detail).at(p.span)
-    };
-    match text(c, "type").as_deref() {
-        None | Some("ssh") => {}
-        Some(other) => {
-            return Err(refused(&format!(
-                "strata connects over SSH; connection type {other:?} is not supported yet."
-            )))
-        }
-    }
-    if set(c, "password") {
-        return Err(refused("strata's SSH connections authenticate with private_key or an SSH agent; password authentication is not supported yet."));
-    }
-    if set(c, "bastion_host") || set(c, "proxy_host") {
-        return Err(refused("strata's SSH connections go straight to the host; bastion and proxy hosts are not supported yet."));
-    }
-    let port = c
-        .unmarked()
-        .entries()
-        .and_then(|m| m.get("port"))
-        .and_then(|v| v.unmarked().as_number())
-        .and_then(|n| n.to_i64())
-        .map_or(Ok(22), u16::try_from)
-        .map_err(|_| refused("The connection's port is not a port number."))?;
-    let timeout = match text(c, "timeout") {
-        Some(t) => ssh::duration(&t).ok_or_else(|| {
-            refused(&format!(
-                "The connection's timeout {t:?} is not a duration such as \"5m\" or \"30s\"."
-            ))
-        })?,
-        None => std::time::Duration::from_secs(300),
-    };
-    let private_key = text(c, "private_key");
-    let agent = c
-        .unmarked()
-        .entries()
-        .and_then(|m| m.get("agent"))
-        .and_then(|v| v.unmarked().as_bool())
-        .unwrap_or(private_key.is_none());
-    Ok(Connection {
-        host: text(c, "host").unwrap_or_default(),
-        port,
-        user: text(c, "user").unwrap_or_else(|| "root".into()),
-        private_key,
-        certificate: text(c, "certificate"),
-        agent,
-        host_key: text(c, "host_key"),
-        timeout,
-        script_path: text(c, "script_path").unwrap_or_else(|| "/tmp/terraform_%RAND%.sh".into()),
-    })
 }
 
 /// Says every line as the same words: a sensitive value in the

@@ -69,10 +69,9 @@ impl RemoteExec {
                 })?,
             });
         }
-        connection.announce(out);
         let done = streamed(out, move |say| {
             let session = connection.session()?;
-            session.connect()?;
+            session.connect(Some(say))?;
             say("Connected!".to_string());
             for text in texts {
                 run_script(&session, &text, say)?;
@@ -113,7 +112,7 @@ impl FileCopy {
         let copy = self.clone();
         let done = streamed(out, move |_| {
             let session = connection.session()?;
-            session.connect()?;
+            session.connect(None)?;
             copy.upload(&session)
                 .map_err(|e| format!("Upload failed: {e}"))
         });

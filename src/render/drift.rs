@@ -274,6 +274,7 @@ mod tests {
         let change = ResourceChange {
             addr: strata_state::model::Address::parse("t.n").expect("address"),
             deposed: None,
+            tainted: false,
             previous_addr: None,
             provider: "provider[\"example.com/t\"]".into(),
             action: crate::plan::Action::Update,

@@ -388,8 +388,13 @@ pub fn state_object(c: &ResourceChange, schemas: &Schemas) -> String {
         Mode::Data => "data",
         Mode::Managed => "resource",
     };
+    let status = match (&c.deposed, c.tainted) {
+        (Some(key), _) => format!(" (deposed object {key})"),
+        (None, true) => " (tainted)".to_string(),
+        (None, false) => String::new(),
+    };
     let mut out = format!(
-        "# {}:\n{kind} \"{}\" \"{}\" {{\n",
+        "# {}:{status}\n{kind} \"{}\" \"{}\" {{\n",
         c.addr, c.addr.id.type_name, c.addr.id.name
     );
     let value = c.after.as_ref().or(c.before.as_ref());
@@ -430,12 +435,14 @@ pub fn state(
     }
     // As Terraform lays a state out: the root module's objects first, then
     // each module instance's, depth first.
-    let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
+    // Each instance's current object, then its deposed ones.
+    let mut sorted: Vec<&ResourceChange> = objects.iter().collect();
     sorted.sort_by_key(|c| {
         (
             !c.addr.id.module.is_root(),
             c.addr.id.module.to_string(),
             c.addr.to_string(),
+            c.deposed.clone(),
         )
     });
     let with_objects: std::collections::HashSet<&ModulePath> =

@@ -229,15 +229,33 @@ fn module_tree(items: Vec<(ModulePath, Json)>) -> Json {
     Json::Object(out)
 }
 
-fn resource_values(c: &ResourceChange, v: &Value, with_deps: bool) -> Json {
+/// Which of a change's objects a values entry shows.
+#[derive(Clone, Copy, PartialEq)]
+enum Object {
+    /// What the plan makes.
+    Planned,
+    /// What the state holds: with what it depends on, whether it is
+    /// tainted, and its deposed key.
+    Prior,
+}
+
+fn resource_values(c: &ResourceChange, v: &Value, object: Object) -> Json {
     let mut o = Map::new();
     identity(c, &mut o);
     o.insert("schema_version".into(), json!(c.schema_version));
     o.insert("values".into(), shown(v, true));
     o.insert("sensitive_values".into(), sensitive_mask(Some(v)));
-    if with_deps && !c.dependencies.is_empty() {
-        let deps: Vec<String> = c.dependencies.iter().map(ToString::to_string).collect();
-        o.insert("depends_on".into(), json!(deps));
+    if object == Object::Prior {
+        if !c.dependencies.is_empty() {
+            let deps: Vec<String> = c.dependencies.iter().map(ToString::to_string).collect();
+            o.insert("depends_on".into(), json!(deps));
+        }
+        if c.tainted {
+            o.insert("tainted".into(), json!(true));
+        }
+        if let Some(d) = &c.deposed {
+            o.insert("deposed_key".into(), json!(d));
+        }
     }
     Json::Object(o)
 }
@@ -280,14 +298,16 @@ pub fn state(
     if !exists {
         return "{\"format_version\":\"1.0\"}\n".into();
     }
-    let mut sorted: Vec<&ResourceChange> = objects.iter().filter(|c| c.deposed.is_none()).collect();
-    sorted.sort_by_key(|c| c.addr.to_string());
+    // Each instance's current object, then its deposed ones, as
+    // Terraform lists them.
+    let mut sorted: Vec<&ResourceChange> = objects.iter().collect();
+    sorted.sort_by_key(|c| (c.addr.to_string(), c.deposed.clone()));
     let resources: Vec<(ModulePath, Json)> = sorted
         .into_iter()
         .filter_map(|c| {
             Some((
                 c.addr.id.module.clone(),
-                resource_values(c, c.after.as_ref()?, true),
+                resource_values(c, c.after.as_ref()?, Object::Prior),
             ))
         })
         .collect();
@@ -315,7 +335,11 @@ pub fn plan(p: &Plan, language: &str) -> String {
                 } else {
                     c.before.as_ref()
                 }?;
-                Some((c.addr.id.module.clone(), resource_values(c, v, !after)))
+                let object = match after {
+                    true => Object::Planned,
+                    false => Object::Prior,
+                };
+                Some((c.addr.id.module.clone(), resource_values(c, v, object)))
             })
             .collect()
     };

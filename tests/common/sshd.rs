@@ -16,7 +16,19 @@ pub struct Sshd {
     pub user: String,
     /// The private key the server accepts.
     pub key: PathBuf,
+    /// The server's public host key, as `host_key` takes it.
+    pub host_key: String,
     dir: PathBuf,
+}
+
+impl Sshd {
+    /// How many logins the server has accepted so far.
+    pub fn logins(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("log"))
+            .unwrap_or_default()
+            .matches("Accepted ")
+            .count()
+    }
 }
 
 impl Drop for Sshd {
@@ -38,6 +50,61 @@ fn keygen(path: &Path) {
 
 /// The server, or `None` (said) where it is missing outside CI.
 pub fn start(test: &str) -> Option<Sshd> {
+    launch(test, None)
+}
+
+/// The server taking `password` for root too, or `None` (said) outside
+/// CI where it cannot run. The password is root's only inside a mount
+/// namespace of the server's own (`unshare -m`, which needs root), where
+/// a copy of `/etc/shadow` holding its hash is mounted over the real one:
+/// the machine's own accounts are left as they are.
+pub fn start_with_password(test: &str, password: &str) -> Option<Sshd> {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    assert!(
+        root || std::env::var("CI").as_deref() != Ok("true"),
+        "{test} logs in with a password, which needs the server run as root (as CI runs)"
+    );
+    if !root {
+        eprintln!("SKIPPED {test}: a password login needs the server run as root");
+        return None;
+    }
+    launch(test, Some(password))
+}
+
+/// Root's entry of `/etc/shadow` given `password`'s hash.
+fn shadow_with(password: &str) -> String {
+    let hashed = Command::new("openssl")
+        .args(["passwd", "-6", "-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(password.as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("openssl hashes the password");
+    let hash = String::from_utf8_lossy(&hashed.stdout).trim().to_string();
+    let shadow = std::fs::read_to_string("/etc/shadow").expect("/etc/shadow");
+    shadow
+        .lines()
+        .map(|l| match l.split_once(':') {
+            Some(("root", rest)) => {
+                let after = rest.split_once(':').map_or("", |(_, a)| a);
+                format!("root:{hash}:{after}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+fn launch(test: &str, password: Option<&str>) -> Option<Sshd> {
     let found = Path::new(SSHD).is_file();
     assert!(
         found || std::env::var("CI").as_deref() != Ok("true"),
@@ -57,15 +124,38 @@ pub fn start(test: &str) -> Option<Sshd> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
-    let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\nPidFile {0}/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nSubsystem sftp internal-sftp\n",
+    let mut config = format!(
+        "Port {port}\nListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\nPidFile {0}/sshd.pid\nStrictModes no\nUsePAM no\nSubsystem sftp internal-sftp\n",
         dir.display()
     );
+    let mut command = match password {
+        None => {
+            config.push_str("PasswordAuthentication no\n");
+            Command::new(SSHD)
+        }
+        Some(password) => {
+            config.push_str("PasswordAuthentication yes\nKbdInteractiveAuthentication no\nPermitRootLogin yes\n");
+            let shadow = dir.join("shadow");
+            std::fs::write(&shadow, shadow_with(password)).expect("shadow copy");
+            let mut c = Command::new("unshare");
+            c.args([
+                "-m",
+                "sh",
+                "-c",
+                r#"mount --bind "$0" /etc/shadow && exec "$@""#,
+            ])
+            .arg(&shadow)
+            .arg(SSHD);
+            c
+        }
+    };
     std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
-    let child = Command::new(SSHD)
+    let child = command
         .arg("-f")
         .arg(dir.join("sshd_config"))
-        .args(["-D", "-e"])
+        .arg("-D")
+        .arg("-E")
+        .arg(dir.join("log"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -87,11 +177,13 @@ pub fn start(test: &str) -> Option<Sshd> {
     )
     .trim()
     .to_string();
+    let host_key = std::fs::read_to_string(dir.join("host_key.pub")).expect("host key");
     Some(Sshd {
         child,
         port,
         user,
         key: dir.join("user_key"),
+        host_key: host_key.trim().to_string(),
         dir,
     })
 }
