@@ -5,6 +5,10 @@
 use std::sync::Arc;
 
 fn main() -> std::process::ExitCode {
+    // `ssh` runs strata as its askpass program for a connection's password.
+    if let Some(answered) = strata::provision::answer_askpass() {
+        return answered;
+    }
     quiet_on_closed_stdout();
     let drivers = strata::builtin::Drivers::builtin()
         .with(Arc::new(strata_aws::Aws::new()))

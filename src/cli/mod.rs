@@ -610,9 +610,6 @@ fn install_report_hook(no_color: bool) {
 /// The command line with a given set of drivers and arguments (tests run
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
-    if let Some(answered) = crate::provision::answer_askpass() {
-        return answered;
-    }
     let drivers = drivers.with_remote_states(Arc::new(crate::backends::RemoteStates));
     crate::interrupt::install();
     let (d, a) = (drivers.clone(), args.clone());
