@@ -358,7 +358,7 @@ pub fn run(issue: Option<&str>, name: &str) -> Result<(), Diags> {
         ))
     })?;
     let ctx = Context::from_env(&|k| std::env::var(k).ok())?;
-    let rt = crate::par::runtime(1)?;
+    let rt = crate::runtime::start(1)?;
     let done = match issue {
         Some(title) => rt.block_on(drift_issue(&ctx, &body, title))?,
         None => rt.block_on(pull_request(&ctx, &body, name))?,

@@ -1,9 +1,12 @@
 //! strata: a declarative infrastructure engine that reads Terraform's language.
 //!
-//! The language half, stage by stage (see ARCHITECTURE.md):
-//! [`syntax`] parses files into spanned trees, [`lang`] holds the value model,
-//! [`eval`] evaluates expressions with [`funcs`], [`config`] builds the typed
-//! configuration, [`console`] and [`cli`] are the user's entry points.
+//! The language (syntax, configuration, evaluation, functions, fmt,
+//! diagnostics) is the `strata-lang` crate, re-exported here under the
+//! same names; this crate is the engine over it (graph, plan, apply,
+//! state, drivers, cluster spec) and the user's entry points ([`console`],
+//! [`cli`]). See ARCHITECTURE.md.
+
+pub use strata_lang::{config, diag, eval, fmt, funcs, limits, par, syntax};
 
 pub mod apply;
 pub mod backends;
@@ -11,27 +14,20 @@ pub mod builtin;
 pub mod cli;
 pub mod cluster;
 pub mod comment;
-pub mod config;
 pub mod console;
 pub mod cost;
-pub mod diag;
 pub mod engine;
-pub mod eval;
-pub mod fmt;
-pub mod funcs;
 pub mod graph;
 pub mod install;
 pub mod interrupt;
-pub mod limits;
-pub mod par;
 pub mod placement;
 pub mod plan;
 pub mod provision;
 pub mod render;
+pub mod runtime;
 /// The value model lives in its own crate so drivers can use it without the engine.
 pub use strata_value as lang;
 pub mod statecmd;
-pub mod syntax;
 pub mod timings;
 pub mod ui;
 pub mod walk;

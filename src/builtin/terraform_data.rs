@@ -171,7 +171,7 @@ impl Driver for TerraformData {
         _tags: &Tags,
     ) -> Result<Value, DriverError> {
         check_type(type_name)?;
-        let id = crate::funcs::hash::random_uuid().map_err(|e| DriverError::Api {
+        let id = crate::funcs::random_uuid().map_err(|e| DriverError::Api {
             operation: "terraform_data create".into(),
             detail: format!("no randomness available: {e}"),
             retryable: true,

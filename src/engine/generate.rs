@@ -60,7 +60,7 @@ pub(super) fn config(
     let none = placements(None, &opts.replace_placement, OffsetDateTime::now_utc());
     let p = prepare(path, None, opts, &none, sources, drivers)?;
     let scope = crate::config::ConfigScope::new(&p.module, p.vars.clone(), p.run.clone());
-    let rt = crate::par::runtime(opts.parallelism)?;
+    let rt = crate::runtime::start(opts.parallelism)?;
     let mut diags = Diags::default();
     let mut blocks = BTreeMap::new();
     for im in &p.module.imports {

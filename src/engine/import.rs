@@ -46,7 +46,7 @@ pub fn import(
     let driver = drivers
         .configured(&to.id.type_name, &provider, false)
         .map_or_else(|| base.clone(), |(d, _)| d);
-    let rt = crate::par::runtime(opts.parallelism)?;
+    let rt = crate::runtime::start(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).
     let _graceful = crate::interrupt::Graceful::new();

@@ -6,8 +6,10 @@
 mod failover;
 mod generate;
 mod import;
+mod validate;
 
 pub use import::import;
+pub use validate::{graph, validate};
 
 use crate::apply;
 use crate::builtin::Drivers;
@@ -163,7 +165,7 @@ pub fn check_portability(
 ) -> Result<(), Diags> {
     let offline = drivers.offline();
     crate::walk::configure(module, graph, &vars, run, &offline)?;
-    let rt = crate::par::runtime(1)?;
+    let rt = crate::runtime::start(1)?;
     let state = State::new();
     crate::plan::plan(
         Request {
@@ -699,7 +701,7 @@ fn planned_saving(
     let none = placements(None, &opts.replace_placement, now);
     let p = prepare(path, None, opts, &none, sources, drivers)?;
     crate::timings::stage("prepared");
-    let rt = crate::par::runtime(opts.parallelism)?;
+    let rt = crate::runtime::start(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let operation = match wants {
         Wants::Drift => "drift",
@@ -1098,7 +1100,7 @@ pub fn apply(
         }
     }
     crate::timings::stage("prepared");
-    let rt = crate::par::runtime(opts.parallelism)?;
+    let rt = crate::runtime::start(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
     let op = if opts.destroy { "destroy" } else { "apply" };
     // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).

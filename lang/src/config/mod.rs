@@ -545,8 +545,10 @@ impl Site<'_> {
 }
 
 /// The body of a resource block whose inside is `text`, for tests of
-/// what reads bodies.
-#[cfg(test)]
+/// what reads bodies (the engine's too, through the `testing` feature its
+/// tests turn on).
+#[cfg(any(test, feature = "testing"))]
+#[allow(clippy::panic)]
 pub fn resource_body(text: &str) -> crate::syntax::Body {
     let mut sources = Sources::default();
     let wrapped = format!("resource \"x\" \"y\" {{\n{text}\n}}\n");
@@ -581,7 +583,7 @@ pub fn load_text(name: &str, text: &str, sources: &mut Sources) -> Result<Module
 /// binary so a cluster spec plans without a checkout. They load like any
 /// local module, from paths under [`EMBEDDED`].
 static MODULES: include_dir::Dir<'static> =
-    include_dir::include_dir!("$CARGO_MANIFEST_DIR/modules");
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/../modules");
 
 /// The directory the embedded modules appear under: `strata:modules/aws`.
 pub const EMBEDDED: &str = "strata:modules";

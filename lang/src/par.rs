@@ -46,23 +46,6 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     })
 }
 
-/// The async runtime that driver and API calls run on, with at most four
-/// worker threads: the calls wait on the network, not on the cores.
-pub fn runtime(parallelism: usize) -> Result<tokio::runtime::Runtime, crate::diag::Diags> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(parallelism.clamp(1, 4))
-        // Timers for progress and waiters; I/O for the drivers' HTTP.
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            crate::diag::Diags::from(crate::diag::Diag::new(
-                "strata::runtime",
-                "Cannot start the async runtime",
-                e.to_string(),
-            ))
-        })
-}
-
 /// Frees `big` on a thread of its own, so a command that is done does not
 /// wait for a large plan or state to be taken apart piece by piece (the
 /// process may exit first, which frees it all at once). When no thread can

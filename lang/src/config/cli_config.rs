@@ -247,6 +247,6 @@ fn installation(
 
 /// An `https:` URL with a host: the only place Terraform takes a network
 /// mirror from.
-fn is_https(url: &str) -> bool {
-    reqwest::Url::parse(url).is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some())
+fn is_https(address: &str) -> bool {
+    url::Url::parse(address).is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some())
 }

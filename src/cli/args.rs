@@ -1,0 +1,544 @@
+//! The command line's shape: the commands, their flags and arguments as
+//! clap reads them, and the options they make for the engine. What each
+//! command does is in the files beside this one.
+
+use crate::config::variables::CliInput;
+use crate::diag::{Diag, Diags};
+use crate::graph::Target;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use strata_state::model::Address;
+
+pub(super) const TERRAFORM_SPELLINGS: &str = "Terraform's spellings work beside these: single-dash flags (-out=tfplan, -out tfplan, -var 'k=v', -var-file=F, -auto-approve, -detailed-exitcode, -parallelism=N, -state=F, -refresh=false, -refresh-only, -target=ADDR, -exclude=ADDR, -replace=ADDR, -no-color, -input=false, -lock-timeout=5m), apply -destroy, the global -chdir=DIR, -help and -version, TF_CLI_ARGS and TF_CLI_ARGS_<command>, TF_VAR_<name> and TF_WORKSPACE. Flags strata does not do yet (-generate-config-out, plan -json, ...) are refused by name with exit 1.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "strata",
+    version,
+    about = "Declarative GPU-cluster infrastructure in Terraform's language",
+    after_help = TERRAFORM_SPELLINGS
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct VarArgs {
+    /// Set a variable: --var name=value (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Read variables from a .tfvars (HCL) or .tfvars.json file (repeatable).
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
+}
+
+/// Options of the commands that plan and apply.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Use the state as stored, without reading objects back through the drivers.
+    #[arg(long)]
+    pub no_refresh: bool,
+    /// Driver operations in flight at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallelism: u16,
+    /// Your own prices (the catalogs' CSV columns), over the list prices.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Place a cluster node pool (`cluster.pool`, or the pool's name) on
+    /// its first candidate again, rather than where it is (repeatable).
+    #[arg(long = "replace-placement", value_name = "POOL")]
+    pub replace_placement: Vec<String>,
+    /// Plan only this resource, instance or module and what it depends on
+    /// (repeatable; Terraform's -target).
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<String>,
+    /// Leave this resource, instance or module and what depends on it out
+    /// of the plan (repeatable; OpenTofu's -exclude).
+    #[arg(long = "exclude", value_name = "ADDR", conflicts_with = "targets")]
+    pub excludes: Vec<String>,
+    /// Replace this resource instance whatever its attributes say
+    /// (repeatable; Terraform's -replace).
+    #[arg(long = "replace", value_name = "ADDR")]
+    pub replace: Vec<String>,
+    /// Only bring the state up to date with what the objects are now;
+    /// change nothing.
+    #[arg(long)]
+    pub refresh_only: bool,
+}
+
+impl RunArgs {
+    pub(super) fn options(
+        &self,
+        inputs: Vec<CliInput>,
+        destroy: bool,
+        workspace: Result<String, Diags>,
+        lock_timeout: Duration,
+    ) -> Result<crate::engine::Options, Diags> {
+        Ok(crate::engine::Options {
+            inputs,
+            state: self.state.clone(),
+            refresh: !self.no_refresh,
+            parallelism: self.parallelism as usize,
+            destroy,
+            workspace: workspace?,
+            prices: price_list(self.prices.as_deref())?,
+            replace_placement: self.replace_placement.clone(),
+            lock_timeout,
+            scope: crate::graph::Scope {
+                targets: addresses("Invalid target", &self.targets, Target::parse)?,
+                excludes: addresses("Invalid exclude target", &self.excludes, Target::parse)?,
+            },
+            replace: self.replacements(destroy)?,
+            refresh_only: self.refresh_only,
+            json: false,
+            generate_config_out: None,
+        })
+    }
+
+    /// `--replace`'s instances; refused, as Terraform refuses it, outside a
+    /// normal plan.
+    fn replacements(&self, destroy: bool) -> Result<Vec<Address>, Diags> {
+        if self.refresh_only && destroy {
+            return Err(usage(
+                "Incompatible plan mode options",
+                "The -destroy and -refresh-only options are mutually-exclusive.",
+            ));
+        }
+        if !self.replace.is_empty() && (destroy || self.refresh_only) {
+            return Err(usage(
+                "Unsupported plan mode",
+                "Forcing resource instance replacement (with -replace=...) is allowed only in normal planning mode.",
+            ));
+        }
+        addresses("Invalid force-replace address", &self.replace, |text| {
+            match Target::parse(text)? {
+            Target::Resource(r) => Ok(r.instance(None)),
+            Target::Instance(a) => Ok(a),
+            Target::Module(_) => Err("A resource instance address is required here. The module path must be followed by a resource instance specification.".into()),
+        }
+        })
+    }
+}
+
+/// An error in how the command was asked (exit code 1).
+pub(super) fn usage(summary: &str, detail: &str) -> Diags {
+    Diags::from(Diag::new("strata::cli::usage", summary, detail))
+}
+
+/// Each address of a repeatable flag read, the first that is not one
+/// refused with Terraform's words (`invalid`: "Invalid target", …).
+fn addresses<T>(
+    invalid: &str,
+    texts: &[String],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, Diags> {
+    texts
+        .iter()
+        .map(|t| parse(t).map_err(|why| usage(&format!("{invalid} {t:?}"), &why)))
+        .collect()
+}
+
+/// The `--prices` file, read; none gives an empty list.
+pub fn price_list(path: Option<&Path>) -> Result<strata_provider::catalog::PriceList, Diags> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let bad = |detail: String| {
+        Diags::from(Diag::new(
+            "strata::prices",
+            format!("Cannot read the prices in {}", path.display()),
+            detail,
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let name = path.display().to_string();
+    strata_provider::catalog::PriceList::parse(&name, &text).map_err(bad)
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse and check a configuration (a file or a directory of *.tf / *.hcl).
+    Validate {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        /// Your own prices, over the list prices (for node pools' price caps).
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+        /// Terraform's diagnostics JSON on stdout (`valid`, counts, each
+        /// problem with its range).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluate expressions: interactively, or one per stdin line with --json.
+    Console {
+        /// A configuration whose variables, locals and resources (as its
+        /// state holds them) are in scope; the working directory's by
+        /// default.
+        path: Option<PathBuf>,
+        /// A local state file, read in place of the backend the
+        /// configuration names.
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+        /// Evaluate as a plan would leave things: each object as planned,
+        /// unknown where only the apply can know.
+        #[arg(long)]
+        plan: bool,
+        /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        vars: VarArgs,
+    },
+    /// Print the resource dependency graph as DOT, as `terraform graph` does.
+    Graph {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+    /// Inspect and change the state.
+    State {
+        #[command(subcommand)]
+        command: StateCommand,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else terraform.tfstate).
+        #[arg(long = "state", value_name = "FILE", global = true)]
+        state: Option<PathBuf>,
+    },
+    /// Show outputs from the state (`--json` as `terraform output -json`).
+    Output {
+        name: Option<String>,
+        #[arg(long, conflicts_with = "raw")]
+        json: bool,
+        /// One string, number or bool as it is, for scripts (no quotes,
+        /// no newline).
+        #[arg(long, requires = "name")]
+        raw: bool,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else terraform.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Release a stale state lock by its ID.
+    ForceUnlock {
+        id: String,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else terraform.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Show what apply would change.
+    Plan {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Write the plan to FILE for `strata apply FILE`.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Exit 0 when there is nothing to do, 2 when there are changes, 1 on error.
+        #[arg(long)]
+        detailed_exitcode: bool,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
+        /// Plan to destroy everything in the state.
+        #[arg(long)]
+        destroy: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Write configuration for `import` blocks whose targets have none
+        /// into FILE (a new file), then plan with it.
+        #[arg(long, value_name = "FILE")]
+        generate_config_out: Option<PathBuf>,
+    },
+    /// Compare the real infrastructure with the state, changing nothing.
+    /// Exit 0 no drift, 2 drift, 1 error.
+    Drift {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else terraform.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+        /// Driver operations in flight at once.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+        parallelism: u16,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
+        /// Leave out resources whose address matches this pattern (`*` any
+        /// characters, `?` one; e.g. `aws_security_group.*`). Repeatable.
+        #[arg(long, value_name = "ADDR_PATTERN")]
+        ignore: Vec<String>,
+    },
+    /// What the state's node pools and control planes cost by the hour,
+    /// and what the configuration's would: per pool, per cloud, in total.
+    Cost {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long, value_enum, default_value = "human")]
+        format: crate::engine::Format,
+    },
+    /// Post a markdown report read from stdin (`plan` or `drift --format
+    /// markdown`) to GitHub: the pull request's one strata comment and label,
+    /// or, with --issue, a drift issue opened and closed as drift comes and goes.
+    Comment {
+        /// Through GitHub's REST API, from a GitHub Actions run.
+        #[arg(long, required = true)]
+        github: bool,
+        /// Keep an issue with this title open while the drift report says
+        /// there is drift; close it when there is none.
+        #[arg(long, value_name = "TITLE")]
+        issue: Option<String>,
+        /// Tells this comment from other strata comments on the same pull
+        /// request (one per configuration).
+        #[arg(long, default_value = "plan")]
+        name: String,
+    },
+    /// Make the changes: plan and ask, or apply a saved plan as it is.
+    Apply {
+        /// A configuration directory or file, or a plan file from `strata plan --out`.
+        #[arg(default_value = ".")]
+        target: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Destroy everything in the state, dependents first.
+    Destroy {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long)]
+        auto_approve: bool,
+        /// Terraform's machine-readable UI: one JSON message a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prepare a working directory as `terraform init` does: reach the
+    /// backend, install the modules (registry, git, archive and local
+    /// sources), check that every provider the configuration needs is
+    /// built in.
+    Init {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Leave the backend alone (Terraform's -backend=false).
+        #[arg(long)]
+        no_backend: bool,
+        /// Leave the modules as they are (Terraform's -get=false).
+        #[arg(long)]
+        no_get: bool,
+        /// Fetch every remote module again, at the newest version its
+        /// constraint allows.
+        #[arg(long)]
+        upgrade: bool,
+        /// Forget the backend settings an earlier init kept, and set a
+        /// changed backend up without moving any state.
+        #[arg(long)]
+        reconfigure: bool,
+        /// Move the state from the backend set up before to the one the
+        /// configuration names now.
+        #[arg(long)]
+        migrate_state: bool,
+        /// Move it without asking (implies --migrate-state).
+        #[arg(long)]
+        force_copy: bool,
+        /// A backend setting, `key=value`, or a file of them, laid over
+        /// the backend block and kept for the commands that follow
+        /// (repeatable).
+        #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
+        backend_config: Vec<String>,
+        /// Copy the module at SOURCE (any module source) into this empty
+        /// directory first.
+        #[arg(long, value_name = "SOURCE")]
+        from_module: Option<String>,
+    },
+    /// Install the modules the configuration calls, as `terraform get`
+    /// does: init's module step alone.
+    Get {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Fetch every remote module again, at the newest version its
+        /// constraint allows (Terraform's -update).
+        #[arg(long)]
+        update: bool,
+    },
+    /// The providers the configuration needs, module by module, and those
+    /// the state's objects were made with.
+    Providers {
+        #[command(subcommand)]
+        command: Option<ProvidersCommand>,
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+    /// Record an existing object at a resource address, as Terraform's
+    /// `import`: read through its driver, nothing changed.
+    Import {
+        /// The resource instance to record it at (its configuration must exist).
+        address: String,
+        /// The object's id, as its driver reads it.
+        id: String,
+        /// The configuration directory.
+        #[arg(long = "config", default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// List, show, create, select and delete workspaces, as Terraform's
+    /// `workspace` commands.
+    Workspace {
+        #[command(subcommand)]
+        command: super::workspace::WorkspaceCommand,
+    },
+    /// Mark a resource instance to be replaced by the next plan.
+    Taint {
+        address: String,
+        /// An instance not in the state is a warning, not an error.
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Take a taint mark away.
+    Untaint {
+        address: String,
+        #[arg(long)]
+        allow_missing: bool,
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Record in the state what the objects are now, changing none of
+    /// them: `apply --refresh-only --auto-approve` (Terraform's `refresh`).
+    Refresh {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Show a saved plan, or the state.
+    Show {
+        planfile: Option<PathBuf>,
+        /// Terraform's plan JSON format (1.2) for a plan; the state document otherwise.
+        #[arg(long)]
+        json: bool,
+        /// A local state file, used in place of the backend the configuration
+        /// names (default: that backend, else terraform.tfstate).
+        #[arg(long = "state", value_name = "FILE")]
+        state: Option<PathBuf>,
+    },
+    /// Print strata's version and the Terraform language version it implements.
+    Version {
+        /// As JSON, the fields `terraform version -json` has.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite files in Terraform's canonical format.
+    Fmt {
+        /// Exit 3 and change nothing when a file is not formatted.
+        #[arg(long)]
+        check: bool,
+        /// Also the files in subdirectories (hidden ones left out).
+        #[arg(long)]
+        recursive: bool,
+        /// Do not name the files that are not formatted.
+        #[arg(long)]
+        no_list: bool,
+        /// Do not rewrite them.
+        #[arg(long)]
+        no_write: bool,
+        /// Show each change as a unified diff.
+        #[arg(long)]
+        diff: bool,
+        /// A file or directory, or `-` to format stdin to stdout.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProvidersCommand {
+    /// The schemas of the providers the configuration needs, as
+    /// Terraform's `providers schema -json` prints them.
+    Schema {
+        /// Required, as Terraform requires it: JSON is the only form.
+        #[arg(long)]
+        json: bool,
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// List resource instances, optionally only those matching addresses.
+    List {
+        addresses: Vec<String>,
+        /// Only the instances whose `id` attribute is this.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Show one resource instance's attributes.
+    Show { address: String },
+    /// Forget instances (they stay in the cloud).
+    Rm {
+        #[arg(required = true)]
+        addresses: Vec<String>,
+        /// Say what would be removed, changing nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Move an instance or resource to a new address.
+    Mv {
+        from: String,
+        to: String,
+        /// Say what would be moved, changing nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Print the state as stored (with an interrupted run's journal folded
+    /// in), to keep a copy or move it to another backend.
+    Pull,
+    /// Record the resources made with provider FROM as made with TO.
+    ReplaceProvider {
+        from: String,
+        to: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        auto_approve: bool,
+    },
+    /// Replace the stored state with FILE (`-` for stdin): refused if it is
+    /// another lineage or older than the stored state, unless --force.
+    Push {
+        file: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+}

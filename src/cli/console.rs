@@ -1,0 +1,107 @@
+//! `strata console`: expressions evaluated where the configuration
+//! would evaluate them, over the state or over a plan.
+
+use crate::builtin::Drivers;
+use crate::config::variables::{self, CliInput};
+use crate::config::{self, ConfigScope};
+use crate::diag::{Diag, Diags, Sources};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// What `console -plan` plans with: the console's variables and state.
+fn console_plan_options(
+    at: &Consoled<'_>,
+    inputs: &[CliInput],
+) -> Result<crate::engine::Options, Diags> {
+    Ok(crate::engine::Options {
+        inputs: inputs.to_vec(),
+        state: at.state.map(Path::to_path_buf),
+        refresh: true,
+        parallelism: 10,
+        destroy: false,
+        workspace: at.workspace.to_string(),
+        prices: Default::default(),
+        replace_placement: Vec::new(),
+        lock_timeout: Duration::ZERO,
+        scope: Default::default(),
+        replace: Vec::new(),
+        refresh_only: false,
+        json: false,
+        generate_config_out: None,
+    })
+}
+
+/// Where the console evaluates.
+pub(super) struct Consoled<'a> {
+    pub path: Option<&'a Path>,
+    /// `-state=FILE`: this state's resources, not the backend's.
+    pub state: Option<&'a Path>,
+    /// `-plan`: as a plan would leave them.
+    pub plan: bool,
+    pub workspace: &'a str,
+}
+
+pub(super) fn console(
+    at: Consoled<'_>,
+    json: bool,
+    inputs: &[CliInput],
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let stdin = std::io::stdin();
+    let interactive = !json && stdin.is_terminal();
+    let run = |scope: &dyn crate::eval::Scope, dir: PathBuf| -> Result<(), Diags> {
+        let stdout = std::io::stdout();
+        if interactive {
+            return crate::console::interactive(stdin.lock(), stdout.lock(), scope, dir)
+                .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())));
+        }
+        crate::console::run(stdin.lock(), stdout.lock(), json, scope, dir)
+            .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())))
+    };
+    // As `terraform console`: the working directory's configuration when
+    // there is one.
+    let here = Path::new(".");
+    let path = at.path.or_else(|| {
+        config::config_files(here)
+            .is_ok_and(|f| !f.is_empty())
+            .then_some(here)
+    });
+    let Some(p) = path else {
+        if !inputs.is_empty() {
+            return Err(Diag::new(
+                "strata::cli",
+                "Variables without a configuration",
+                "--var and --var-file need a configuration PATH that declares the variables.",
+            )
+            .into());
+        }
+        // Like `terraform console` in an empty directory: path.module is ".".
+        let module = config::Module {
+            dir: PathBuf::from("."),
+            ..config::Module::default()
+        };
+        // The console calls `timestamp()` and its kind, as Terraform's does.
+        let run_at = config::Run::new(PathBuf::from("."), at.workspace).calling();
+        let scope = ConfigScope::new(&module, Default::default(), run_at);
+        return run(&scope, PathBuf::from("."));
+    };
+    let module = config::load(p, sources)?;
+    let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
+    let known = match at.plan {
+        true => {
+            let opts = console_plan_options(&at, inputs)?;
+            crate::engine::planned_values(p, &opts, sources, drivers)?
+        }
+        false => {
+            let store = crate::backends::open(at.state, &module, at.workspace)?;
+            crate::engine::state_values(&store, drivers)?
+        }
+    };
+    let functions = Rc::new(crate::walk::Functions(drivers.clone()));
+    let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
+    let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
+    run(&scope, module.dir.clone())
+}
