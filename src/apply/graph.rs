@@ -730,7 +730,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             return Err(diags);
         }
         // Checks judge the whole configuration, which a narrowed plan is not.
-        let whole = ex.req.plan.scope.is_everything() && !ex.req.plan.refresh_only;
+        let whole = ex.req.plan.scope.is_everything() && !ex.req.plan.mode.is_refresh_only();
         if ex.report.failed.is_empty() && whole {
             let req = ex.req;
             let settle = Some(super::check_settle());

@@ -181,7 +181,10 @@ pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p Resource
         state.resources.iter().map(|r| (&r.id, r)).collect();
     // A refresh-only plan changes nothing, but what it read back under a
     // newer schema version is written as read, as Terraform writes it.
-    let refreshed = plan.untouched.iter().filter(|_| plan.refresh_only);
+    let refreshed = plan
+        .untouched
+        .iter()
+        .filter(|_| plan.mode.is_refresh_only());
     plan.changes
         .iter()
         .chain(refreshed)
@@ -197,7 +200,8 @@ pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p Resource
                 let mut want = record::recorded_dependencies(c);
                 had.sort();
                 want.sort();
-                (had != want && !plan.refresh_only) || i.schema_version != c.schema_version
+                (had != want && !plan.mode.is_refresh_only())
+                    || i.schema_version != c.schema_version
             })
         })
         .collect()
@@ -301,7 +305,7 @@ async fn run(ex: &mut Exec<'_, '_>, stale: &[&ResourceChange]) -> Result<(), Dia
         })
         .collect();
     ex.deletes(&mut runner, doomed).await?;
-    if plan.destroy {
+    if plan.mode.is_destroy() {
         return outputs(ex, None);
     }
     let deposed = graph::apply(ex, &mut runner).await?;
@@ -317,13 +321,13 @@ async fn run(ex: &mut Exec<'_, '_>, stale: &[&ResourceChange]) -> Result<(), Dia
 /// when it plans the whole configuration: a targeted plan says nothing
 /// about the rest).
 fn gone_data_sources(plan: &Plan, state: &State) -> Vec<Entry> {
-    if !plan.destroy && (!plan.scope.is_everything() || plan.refresh_only) {
+    if !plan.mode.is_destroy() && (!plan.scope.is_everything() || plan.mode.is_refresh_only()) {
         return Vec::new();
     }
     let read: HashSet<String> = plan
         .changes
         .iter()
-        .filter(|c| c.addr.id.mode == Mode::Data && !plan.destroy)
+        .filter(|c| c.addr.id.mode == Mode::Data && !plan.mode.is_destroy())
         .map(|c| c.addr.to_string())
         .collect();
     let mut out = Vec::new();
@@ -384,7 +388,7 @@ fn without_driver_calls(
         // A data source read while planning is kept as read, as Terraform
         // keeps data sources in its state (one read at apply is recorded
         // when it is).
-        let kept = !plan.destroy;
+        let kept = !plan.mode.is_destroy();
         if let (Mode::Data, Action::NoOp, Some(v), true) =
             (c.addr.id.mode, c.action, &c.after, kept)
         {

@@ -80,12 +80,13 @@ impl RunArgs {
         workspace: Result<String, Diags>,
         lock_timeout: Duration,
     ) -> Result<crate::engine::Options, Diags> {
+        let mode = crate::engine::Mode::from_flags(destroy, self.refresh_only)?;
         Ok(crate::engine::Options {
             inputs,
             state: self.state.clone(),
             refresh: !self.no_refresh,
             parallelism: self.parallelism as usize,
-            destroy,
+            mode,
             workspace: workspace?,
             prices: price_list(self.prices.as_deref())?,
             replace_placement: self.replace_placement.clone(),
@@ -94,8 +95,7 @@ impl RunArgs {
                 targets: addresses("Invalid target", &self.targets, Target::parse)?,
                 excludes: addresses("Invalid exclude target", &self.excludes, Target::parse)?,
             },
-            replace: self.replacements(destroy)?,
-            refresh_only: self.refresh_only,
+            replace: self.replacements(mode)?,
             json: false,
             generate_config_out: None,
         })
@@ -103,14 +103,8 @@ impl RunArgs {
 
     /// `--replace`'s instances; refused, as Terraform refuses it, outside a
     /// normal plan.
-    fn replacements(&self, destroy: bool) -> Result<Vec<Address>, Diags> {
-        if self.refresh_only && destroy {
-            return Err(usage(
-                "Incompatible plan mode options",
-                "The -destroy and -refresh-only options are mutually-exclusive.",
-            ));
-        }
-        if !self.replace.is_empty() && (destroy || self.refresh_only) {
+    fn replacements(&self, mode: crate::engine::Mode) -> Result<Vec<Address>, Diags> {
+        if !self.replace.is_empty() && mode != crate::engine::Mode::Normal {
             return Err(usage(
                 "Unsupported plan mode",
                 "Forcing resource instance replacement (with -replace=...) is allowed only in normal planning mode.",

@@ -8,7 +8,6 @@ use crate::diag::{Diag, Diags, Sources};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::time::Duration;
 
 /// What `console -plan` plans with: the console's variables and state.
 fn console_plan_options(
@@ -18,18 +17,8 @@ fn console_plan_options(
     Ok(crate::engine::Options {
         inputs: inputs.to_vec(),
         state: at.state.map(Path::to_path_buf),
-        refresh: true,
-        parallelism: 10,
-        destroy: false,
         workspace: at.workspace.to_string(),
-        prices: Default::default(),
-        replace_placement: Vec::new(),
-        lock_timeout: Duration::ZERO,
-        scope: Default::default(),
-        replace: Vec::new(),
-        refresh_only: false,
-        json: false,
-        generate_config_out: None,
+        ..Default::default()
     })
 }
 

@@ -247,18 +247,10 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
                 let opts = crate::engine::Options {
                     inputs,
                     state,
-                    refresh: true,
                     parallelism: parallelism as usize,
-                    destroy: false,
                     workspace,
-                    prices: Default::default(),
-                    replace_placement: Vec::new(),
                     lock_timeout,
-                    scope: Default::default(),
-                    replace: Vec::new(),
-                    refresh_only: false,
-                    json: false,
-                    generate_config_out: None,
+                    ..Default::default()
                 };
                 crate::engine::drift(&path, &opts, format, &ignore, &mut sources, drivers)
             });

@@ -26,7 +26,7 @@ pub fn import(
         Some(a) if a.id.mode == Mode::Managed => a,
         _ => return Err(refused("Invalid address", format!("{addr:?} is not a managed resource instance address; expected e.g. aws_vpc.main or module.net.aws_subnet.a[0]."))),
     };
-    require_configuration(path, Wants::Apply, false)?;
+    require_configuration(path, Wants::Apply, crate::plan::Mode::Normal)?;
     let none = placements(None, &opts.replace_placement, OffsetDateTime::now_utc());
     let p = prepare(path, None, opts, &none, sources, drivers)?;
     let config = to.id.config();

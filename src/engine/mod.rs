@@ -9,6 +9,8 @@ mod import;
 mod validate;
 
 pub use import::import;
+/// A plan's mode, which a command's options carry.
+pub use crate::plan::Mode;
 pub use validate::{graph, validate};
 
 use crate::apply;
@@ -39,7 +41,8 @@ pub enum Format {
     Markdown,
 }
 
-/// What `plan` and `apply` share on the command line.
+/// What `plan` and `apply` share on the command line. The default is a
+/// normal plan with refresh, ten calls at once, the `default` workspace.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub inputs: Vec<CliInput>,
@@ -47,7 +50,8 @@ pub struct Options {
     pub state: Option<PathBuf>,
     pub refresh: bool,
     pub parallelism: usize,
-    pub destroy: bool,
+    /// `-destroy`, `-refresh-only`, or neither.
+    pub mode: crate::plan::Mode,
     /// The workspace, decided once by the command: the backend opens its
     /// state and expressions read it as `terraform.workspace`.
     pub workspace: String,
@@ -62,14 +66,32 @@ pub struct Options {
     pub scope: crate::graph::Scope,
     /// `-replace ADDR`: instances replaced whatever their attributes say.
     pub replace: Vec<strata_state::model::Address>,
-    /// `-refresh-only`: the state brought up to date, nothing changed.
-    pub refresh_only: bool,
     /// `-json`: Terraform's machine-readable UI on stdout, one message a
     /// line, in place of the human output.
     pub json: bool,
     /// `-generate-config-out=FILE`: configuration for import targets that
     /// have none, written into this new file before the plan.
     pub generate_config_out: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            inputs: Vec::new(),
+            state: None,
+            refresh: true,
+            parallelism: 10,
+            mode: crate::plan::Mode::Normal,
+            workspace: "default".into(),
+            prices: PriceList::default(),
+            replace_placement: Vec::new(),
+            lock_timeout: std::time::Duration::ZERO,
+            scope: crate::graph::Scope::default(),
+            replace: Vec::new(),
+            json: false,
+            generate_config_out: None,
+        }
+    }
 }
 
 pub enum Outcome {
@@ -176,13 +198,12 @@ pub fn check_portability(
             run: run.clone(),
             state: &state,
             refresh: false,
-            destroy: false,
+            mode: crate::plan::Mode::Normal,
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
             prices: &PriceList::default(),
             describe_configuration: false,
             scope: &Default::default(),
             replace: &[],
-            refresh_only: false,
             parallelism: 1,
         },
         &rt,
@@ -251,7 +272,7 @@ fn prepare(
     crate::walk::configure(&module, &graph, &vars, &run, drivers)
         .map_err(|d| explain(d, sources))?;
     // A destroy works out what its scope deletes over the whole graph.
-    let graph = match opts.scope.is_everything() || opts.destroy {
+    let graph = match opts.scope.is_everything() || opts.mode.is_destroy() {
         true => graph,
         false => opts.scope.narrow(&graph),
     };
@@ -318,11 +339,11 @@ enum Wants {
 /// delete everything the state holds, which an empty or mistaken directory
 /// never means. Destroying is the one way to plan everything away, and a
 /// destroy without configuration says so.
-fn require_configuration(path: &Path, wants: Wants, destroy: bool) -> Result<(), Diags> {
+fn require_configuration(path: &Path, wants: Wants, mode: crate::plan::Mode) -> Result<(), Diags> {
     if !config::config_files(path).map_err(Diags::from)?.is_empty() {
         return Ok(());
     }
-    if destroy {
+    if mode.is_destroy() {
         eprintln!(
             "Note: {} holds no configuration files; every object the state records will be destroyed, using only what the state knows of it.",
             path.display()
@@ -633,13 +654,12 @@ fn make_plan(
             run: p.run.clone(),
             state,
             refresh: opts.refresh,
-            destroy: opts.destroy,
+            mode: opts.mode,
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
             prices: &p.expansion.prices.clone().then(opts.prices.clone()),
             describe_configuration: described,
             scope: &opts.scope,
             replace: &opts.replace,
-            refresh_only: opts.refresh_only,
             parallelism: opts.parallelism,
         },
         rt,
@@ -696,7 +716,7 @@ fn planned_saving(
     drivers: &Drivers,
 ) -> Result<Planned, Failed> {
     crate::timings::stage("start");
-    require_configuration(path, wants, opts.destroy)?;
+    require_configuration(path, wants, opts.mode)?;
     let now = OffsetDateTime::now_utc();
     let none = placements(None, &opts.replace_placement, now);
     let p = prepare(path, None, opts, &none, sources, drivers)?;
@@ -1004,8 +1024,8 @@ fn saved_plan(path: &Path, drivers: &Drivers) -> Result<Option<Saved>, Diags> {
     Ok(Some(saved))
 }
 
-fn confirm(destroy: bool) -> bool {
-    let what = if destroy {
+fn confirm(mode: crate::plan::Mode) -> bool {
+    let what = if mode.is_destroy() {
         "Do you really want to destroy all resources?\n  strata will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm."
     } else {
         "Do you want to perform these actions?\n  strata will perform the actions described above.\n  Only 'yes' will be accepted to approve."
@@ -1032,7 +1052,7 @@ pub fn apply(
     drivers: &Drivers,
 ) -> Result<Outcome, Diags> {
     crate::timings::stage("start");
-    let saved = if opts.destroy {
+    let saved = if opts.mode.is_destroy() {
         None
     } else {
         saved_plan(target, drivers)?
@@ -1068,14 +1088,19 @@ pub fn apply(
             let opts = Options {
                 replace_placement: s.replace_placement.clone(),
                 scope: s.plan.scope.clone(),
-                refresh_only: s.plan.refresh_only,
+                // A saved plan's refresh-only mode is kept; the command
+                // that applies it is an apply, whatever it planned.
+                mode: match s.plan.mode {
+                    crate::plan::Mode::RefreshOnly => crate::plan::Mode::RefreshOnly,
+                    _ => opts.mode,
+                },
                 ..opts.clone()
             };
             let vars = Some(s.plan.variables.clone());
             (PathBuf::from(&s.config_dir), vars, at, opts)
         }
         None => {
-            require_configuration(target, Wants::Apply, opts.destroy)?;
+            require_configuration(target, Wants::Apply, opts.mode)?;
             let now = OffsetDateTime::now_utc();
             (target.to_path_buf(), None, now, opts.clone())
         }
@@ -1102,7 +1127,11 @@ pub fn apply(
     crate::timings::stage("prepared");
     let rt = crate::runtime::start(opts.parallelism)?;
     let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
-    let op = if opts.destroy { "destroy" } else { "apply" };
+    let op = if opts.mode.is_destroy() {
+        "destroy"
+    } else {
+        "apply"
+    };
     // From the lock on, Ctrl-C stops the run gracefully (interrupt.rs).
     let _graceful = crate::interrupt::Graceful::new();
     let (lock, mut state, existed) = open_state(&store, op, opts, drivers, &rt, true)?;
@@ -1174,10 +1203,10 @@ pub fn apply(
             {
                 return Ok(Outcome::NoChanges);
             }
-            if plan.has_changes() && !auto_approve && !confirm(opts.destroy) {
+            if plan.has_changes() && !auto_approve && !confirm(opts.mode) {
                 return Err(Diags::from(Diag::new(
                     "strata::apply::cancelled",
-                    if opts.destroy {
+                    if opts.mode.is_destroy() {
                         "Destroy cancelled"
                     } else {
                         "Apply cancelled"
@@ -1221,12 +1250,7 @@ pub fn apply(
         true => said_as_messages(applied_scope.as_slice(), sources),
         false => warn(applied_scope.as_slice(), sources, true),
     }
-    let outcome = summary(
-        &report.applied,
-        &state,
-        &p.module,
-        (opts.destroy, opts.json),
-    );
+    let outcome = summary(&report.applied, &state, &p.module, (opts.mode, opts.json));
     warn(&report.applied.warnings, sources, !opts.json);
     match report.unplaced.is_empty() {
         true => outcome,
@@ -1289,9 +1313,10 @@ fn failures(report: &apply::Report, root: &Module) -> Diags {
 
 /// The apply's end as the machine-readable UI tells it: the
 /// `change_summary` and the outputs' values.
-fn summary_messages(report: &apply::Report, state: &State, destroy: bool) {
+fn summary_messages(report: &apply::Report, state: &State, mode: crate::plan::Mode) {
     let r = report;
-    let summary = crate::render::ui::applied(r.added, r.changed, r.destroyed, r.imported, destroy);
+    let summary = crate::render::ui::applied(r.added, r.changed, r.destroyed, r.imported, mode);
+    let destroy = mode.is_destroy();
     println!("{summary}");
     let outputs = state_outputs(state);
     match crate::render::ui::outputs(&outputs, true) {
@@ -1306,10 +1331,11 @@ fn summary(
     report: &apply::Report,
     state: &State,
     root: &Module,
-    (destroy, json): (bool, bool),
+    (mode, json): (crate::plan::Mode, bool),
 ) -> Result<Outcome, Diags> {
+    let destroy = mode.is_destroy();
     if json && report.failed.is_empty() {
-        summary_messages(report, state, destroy);
+        summary_messages(report, state, mode);
         return Ok(Outcome::Changes);
     }
     if !report.failed.is_empty() {

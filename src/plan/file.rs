@@ -3,7 +3,7 @@
 //! configuration file, so `strata apply FILE` applies exactly this plan or
 //! refuses.
 
-use super::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
+use super::{Action, Mode, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::cost::Cost;
 use crate::graph::{Scope, Target};
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
@@ -180,7 +180,7 @@ impl Saved {
             "strata_version": env!("CARGO_PKG_VERSION"),
             "lineage": p.lineage,
             "serial": p.serial,
-            "destroy": p.destroy,
+            "destroy": p.mode.is_destroy(),
             "timestamp": p.timestamp,
             "config_dir": s.config_dir,
             "files": s.files,
@@ -191,7 +191,7 @@ impl Saved {
             "untouched": p.untouched.iter().map(change_json).collect::<Vec<_>>(),
             "targets": p.scope.targets.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "excludes": p.scope.excludes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "refresh_only": p.refresh_only,
+            "refresh_only": p.mode.is_refresh_only(),
             "errored": p.errored,
             "relevant_attributes": p.relevant_attributes,
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
@@ -233,6 +233,7 @@ impl Saved {
                 .map(|t| Target::parse(t.as_str().unwrap_or_default()))
                 .collect()
         };
+        let flag = |k: &str| j.get(k).and_then(Json::as_bool).unwrap_or(false);
         let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
             match o.get(k) {
                 None | Some(Json::Null) => Ok(None),
@@ -274,7 +275,8 @@ impl Saved {
                     .unwrap_or_default()
                     .to_string(),
                 serial: j.get("serial").and_then(Json::as_u64).ok_or("no serial")?,
-                destroy: j.get("destroy").and_then(Json::as_bool).unwrap_or(false),
+                mode: Mode::from_flags(flag("destroy"), flag("refresh_only"))
+                    .map_err(|d| d.detail)?,
                 changes: list("changes")?,
                 drift: list("drift")?,
                 outputs,
@@ -297,10 +299,6 @@ impl Saved {
                     targets: targets("targets")?,
                     excludes: targets("excludes")?,
                 },
-                refresh_only: j
-                    .get("refresh_only")
-                    .and_then(Json::as_bool)
-                    .unwrap_or(false),
                 untouched: list("untouched")?,
                 relevant_attributes: j
                     .get("relevant_attributes")

@@ -52,7 +52,7 @@ use crate::graph::Scope;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use strata_provider::{AttrPath, ResourceSchema};
-use strata_state::model::{Address, Mode, ResourceAddr};
+use strata_state::model::{Address, Mode as ObjectMode, ResourceAddr};
 
 /// What apply will do to one resource instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -236,6 +236,43 @@ impl PluginServed {
     }
 }
 
+/// What a plan is for, as Terraform's plan modes: the configuration made
+/// real, everything destroyed (`-destroy`), or the state brought up to
+/// date with what refresh found and nothing else changed
+/// (`-refresh-only`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Normal,
+    Destroy,
+    RefreshOnly,
+}
+
+impl Mode {
+    /// The mode the flags ask for; both at once refused, in Terraform's
+    /// words. The one place the combination is judged.
+    pub fn from_flags(destroy: bool, refresh_only: bool) -> Result<Mode, crate::diag::Diag> {
+        match (destroy, refresh_only) {
+            (false, false) => Ok(Mode::Normal),
+            (true, false) => Ok(Mode::Destroy),
+            (false, true) => Ok(Mode::RefreshOnly),
+            (true, true) => Err(crate::diag::Diag::new(
+                "strata::cli::usage",
+                "Incompatible plan mode options",
+                "The -destroy and -refresh-only options are mutually-exclusive.",
+            )),
+        }
+    }
+
+    pub fn is_destroy(self) -> bool {
+        self == Mode::Destroy
+    }
+
+    pub fn is_refresh_only(self) -> bool {
+        self == Mode::RefreshOnly
+    }
+}
+
 /// Everything apply needs, and what every rendering shows.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -243,7 +280,8 @@ pub struct Plan {
     /// state has moved on.
     pub lineage: String,
     pub serial: u64,
-    pub destroy: bool,
+    /// `-destroy`, `-refresh-only`, or neither.
+    pub mode: Mode,
     /// Every resource instance in configuration or state, in address order.
     pub changes: Vec<ResourceChange>,
     /// Objects that changed outside strata since the last apply.
@@ -270,9 +308,6 @@ pub struct Plan {
     /// What `-target` or `-exclude` narrowed the plan to: the apply walks
     /// the same part of the graph.
     pub scope: Scope,
-    /// `-refresh-only`: the state brought up to date with what refresh
-    /// found, nothing else changed.
-    pub refresh_only: bool,
     /// Objects the plan leaves alone (outside its scope, or every object
     /// of a refresh-only plan), as state holds them: what the apply reads
     /// where what it evaluates refers to them. No rendering shows them.
@@ -336,8 +371,8 @@ impl Schemas {
     /// The schema of `c`'s type, when a driver had it.
     pub fn of(&self, c: &ResourceChange) -> Option<&ResourceSchema> {
         let by_mode = match c.addr.id.mode {
-            Mode::Data => &self.data,
-            Mode::Managed => &self.managed,
+            ObjectMode::Data => &self.data,
+            ObjectMode::Managed => &self.managed,
         };
         by_mode.get(&c.addr.id.type_name)
     }
@@ -351,8 +386,8 @@ impl Schemas {
         for c in changes {
             let name = &c.addr.id.type_name;
             let (by_mode, found) = match c.addr.id.mode {
-                Mode::Data => (&mut out.data, drivers.data(name)),
-                Mode::Managed => (&mut out.managed, drivers.resource(name)),
+                ObjectMode::Data => (&mut out.data, drivers.data(name)),
+                ObjectMode::Managed => (&mut out.managed, drivers.resource(name)),
             };
             if let (false, Some((_, schema))) = (by_mode.contains_key(name), found) {
                 by_mode.insert(name.clone(), schema.clone());
@@ -369,8 +404,13 @@ pub fn state_objects(
     state: &strata_state::model::State,
     drivers: &Drivers,
 ) -> Result<Vec<ResourceChange>, crate::diag::Diags> {
-    let mut objects = refresh::decode_state(state, drivers, Mode::Managed, &[])?;
-    objects.extend(refresh::decode_state(state, drivers, Mode::Data, &[])?);
+    let mut objects = refresh::decode_state(state, drivers, ObjectMode::Managed, &[])?;
+    objects.extend(refresh::decode_state(
+        state,
+        drivers,
+        ObjectMode::Data,
+        &[],
+    )?);
     Ok(objects
         .iter()
         .map(|p| refresh::change_of(p, Action::NoOp, Some(p.value.clone())))
@@ -441,11 +481,14 @@ impl Plan {
     pub fn read_back(&self) -> impl Iterator<Item = &ResourceChange> {
         // A refresh-only plan reads every object back and changes none, so
         // they are all among the untouched.
-        let refreshed = self.untouched.iter().filter(|_| self.refresh_only);
+        let refreshed = self
+            .untouched
+            .iter()
+            .filter(|_| self.mode.is_refresh_only());
         self.changes.iter().chain(refreshed).filter(|c| {
             // What a `removed` block forgets is not read back.
             c.action != Action::Forget
-                && c.addr.id.mode == Mode::Managed
+                && c.addr.id.mode == ObjectMode::Managed
                 && c.before.is_some()
                 && c.deposed.is_none()
                 && c.importing.is_none()
@@ -455,7 +498,7 @@ impl Plan {
     /// Whether applying it does anything: changes, or for a refresh-only
     /// plan, what refresh found (`applyable` in plan JSON, exit code 2).
     pub fn applyable(&self) -> bool {
-        self.has_changes() || (self.refresh_only && !self.drift.is_empty())
+        self.has_changes() || (self.mode.is_refresh_only() && !self.drift.is_empty())
     }
 
     /// Whether applying would change anything, outputs included.
@@ -477,5 +520,27 @@ impl Plan {
         self.placements
             .iter()
             .filter(|d| d.chosen.is_none() && d.nodes > 0)
+    }
+}
+
+#[cfg(test)]
+mod mode_tests {
+    use super::Mode;
+
+    #[test]
+    fn the_flags_make_one_mode_and_both_are_refused() {
+        let cases = [
+            ((false, false), Some(Mode::Normal)),
+            ((true, false), Some(Mode::Destroy)),
+            ((false, true), Some(Mode::RefreshOnly)),
+            ((true, true), None),
+        ];
+        for ((destroy, refresh_only), want) in cases {
+            let got = Mode::from_flags(destroy, refresh_only);
+            assert_eq!(got.as_ref().ok().copied(), want, "{destroy} {refresh_only}");
+            if let Err(d) = got {
+                assert_eq!(d.summary, "Incompatible plan mode options");
+            }
+        }
     }
 }

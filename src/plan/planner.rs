@@ -34,7 +34,8 @@ pub struct Request<'a> {
     pub run: Rc<Run>,
     pub state: &'a State,
     pub refresh: bool,
-    pub destroy: bool,
+    /// `-destroy`, `-refresh-only`, or neither.
+    pub mode: super::Mode,
     /// Looks at evaluated values once the walk is done (the cluster
     /// portability check): given a reader of `(module instance, local
     /// address)`, returns problems that fail the plan.
@@ -50,8 +51,6 @@ pub struct Request<'a> {
     pub scope: &'a Scope,
     /// `-replace`: instances replaced whatever their attributes say.
     pub replace: &'a [Address],
-    /// `-refresh-only`.
-    pub refresh_only: bool,
     /// How many driver calls a refresh makes at once (`-parallelism`).
     pub parallelism: usize,
 }
@@ -123,7 +122,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         // what the plan's scope leaves alone.
         let skipped = |a: &Address| {
             !coverage.covers(a)
-                || (!req.destroy && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
+                || (!req.mode.is_destroy() && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
         };
         let (now, drift) = rt.block_on(refresh::refresh(
             prior,
@@ -232,7 +231,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         relevant_attributes,
         lineage: req.state.lineage.clone(),
         serial: req.state.serial,
-        destroy: req.destroy,
+        mode: req.mode,
         changes,
         drift,
         outputs,
@@ -254,7 +253,6 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         placements: Vec::new(),
         plugin_served: Vec::new(),
         scope: req.scope.clone(),
-        refresh_only: req.refresh_only,
         untouched,
         generated_config: BTreeMap::new(),
         errored: false,
@@ -304,7 +302,10 @@ impl<'a> Coverage<'a> {
                 .filter_map(|n| n.resource_addr().cloned())
                 .collect(),
             configured: configs.keys().cloned().collect(),
-            destroying: req.destroy.then(|| req.scope.destroying(req.graph)),
+            destroying: req
+                .mode
+                .is_destroy()
+                .then(|| req.scope.destroying(req.graph)),
         }
     }
 
@@ -457,7 +458,7 @@ impl<'a> Planner<'_, 'a> {
     /// declared, orphans, the cluster spec's own checks).
     fn walk(&mut self, walk: &Walk<'a>) {
         for n in walk.order() {
-            match (self.req.graph.graph[n].kind, self.req.destroy) {
+            match (self.req.graph.graph[n].kind, self.req.mode.is_destroy()) {
                 (NodeKind::Resource, false) => self.resource(walk, n),
                 // A destroy reads data sources as a plan does (Terraform's
                 // destroy refreshes first), so what configures a provider
@@ -504,12 +505,13 @@ impl<'a> Planner<'_, 'a> {
         ) {
             self.diags.push(d);
         }
-        if self.req.destroy {
+        if self.req.mode.is_destroy() {
             self.configure_for_destroy(walk);
         }
         self.orphans(walk);
-        let whole = self.req.scope.is_everything() && !self.req.refresh_only;
-        if let (Some(inspect), false, true) = (self.req.inspect, self.req.destroy, whole) {
+        let whole = self.req.scope.is_everything() && !self.req.mode.is_refresh_only();
+        if let (Some(inspect), false, true) = (self.req.inspect, self.req.mode.is_destroy(), whole)
+        {
             let found = inspect(&|module: &ModulePath, local: &str| walk.get(module, local));
             self.diags.0.extend(found.0);
         }
@@ -518,8 +520,8 @@ impl<'a> Planner<'_, 'a> {
     /// The configuration's checks, as warnings. They judge the whole
     /// configuration: a plan of part of it cannot.
     fn checks(&self, walk: &Walk<'a>) -> Vec<Diag> {
-        let whole = self.req.scope.is_everything() && !self.req.refresh_only;
-        if self.req.destroy || !whole {
+        let whole = self.req.scope.is_everything() && !self.req.mode.is_refresh_only();
+        if self.req.mode.is_destroy() || !whole {
             Vec::new()
         } else {
             let graph = self.req.graph;
@@ -865,7 +867,7 @@ impl<'a> Planner<'_, 'a> {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
                 let addr = ri.address(ctx.key.clone());
-                if self.req.refresh_only || !self.coverage.covers(&addr) {
+                if self.req.mode.is_refresh_only() || !self.coverage.covers(&addr) {
                     values.push(self.leave_alone(addr, schema, &driver.provider));
                     continue;
                 }
@@ -1101,7 +1103,7 @@ impl<'a> Planner<'_, 'a> {
     /// Deletes for every prior object the walk did not claim, and for
     /// deposed objects; everything when destroying.
     fn orphans(&mut self, walk: &Walk<'_>) {
-        if self.req.refresh_only {
+        if self.req.mode.is_refresh_only() {
             return;
         }
         // Whether the module instance an object is in is still expanded.
@@ -1116,7 +1118,7 @@ impl<'a> Planner<'_, 'a> {
         gone.retain(|p| self.coverage.covers(&p.addr));
         for p in gone {
             let cfg = self.configs.get(&p.addr.id.config()).copied();
-            let reason = if self.req.destroy {
+            let reason = if self.req.mode.is_destroy() {
                 Reason::Destroy
             } else {
                 match (cfg, &p.addr.key) {
@@ -1141,7 +1143,7 @@ impl<'a> Planner<'_, 'a> {
                 }
             }
             let previous_addr = self.moves.get(&p.addr).cloned();
-            let forget = !self.req.destroy
+            let forget = !self.req.mode.is_destroy()
                 && p.deposed.is_none()
                 && self.removed_rule(&p.addr).is_some_and(|r| !r.destroy);
             let change = ResourceChange {
@@ -1183,7 +1185,7 @@ impl<'a> Planner<'_, 'a> {
         };
         let mut seen = HashSet::new();
         let scoped = !self.req.scope.is_everything();
-        if self.req.destroy && scoped {
+        if self.req.mode.is_destroy() && scoped {
             // A destroy of part of the configuration leaves outputs be.
             return out;
         }
@@ -1196,7 +1198,7 @@ impl<'a> Planner<'_, 'a> {
             .filter(|n| n.kind == NodeKind::Output && n.module.is_root())
             .map(|n| n.local_addr.trim_start_matches("output."))
             .collect();
-        if !self.req.destroy {
+        if !self.req.mode.is_destroy() {
             for o in &self.req.root.outputs {
                 seen.insert(o.name.as_str());
                 if !planned.contains(o.name.as_str()) {
@@ -1249,7 +1251,7 @@ fn imports(
     let mut adopted = Vec::new();
     let mut ids = HashMap::new();
     let mut diags = Diags::default();
-    if req.destroy || req.root.imports.is_empty() {
+    if req.mode.is_destroy() || req.root.imports.is_empty() {
         return Ok((adopted, ids));
     }
     let managed: HashSet<&Address> = prior
@@ -1271,7 +1273,7 @@ fn imports(
             continue;
         };
         let addr = to.to_string();
-        if managed.contains(&to) || !coverage.covers(&to) || req.refresh_only {
+        if managed.contains(&to) || !coverage.covers(&to) || req.mode.is_refresh_only() {
             // Already managed: the block has done its work.
             continue;
         }

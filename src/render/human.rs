@@ -176,7 +176,7 @@ fn drift(p: &Plan) -> String {
     if p.drift.is_empty() {
         return String::new();
     }
-    if p.refresh_only {
+    if p.mode.is_refresh_only() {
         let mut out = drift_section(&p.drift, &p.schemas, "");
         out.push_str("\nThis is a refresh-only plan, so strata will not take any actions to undo\nthese. If you were expecting these changes then you can apply this plan to\nrecord the updated values in the strata state without changing any remote\nobjects.\n");
         return out;
@@ -275,14 +275,14 @@ pub fn plan(p: &Plan) -> String {
         );
         return out;
     }
-    if changes.is_empty() && outputs.is_empty() && p.refresh_only {
+    if changes.is_empty() && outputs.is_empty() && p.mode.is_refresh_only() {
         out.push_str(match p.drift.is_empty() {
             true => "No changes. Your infrastructure still matches the configuration.\n\nstrata has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
             false => "",
         });
         return out;
     }
-    if changes.is_empty() && outputs.is_empty() && p.destroy {
+    if changes.is_empty() && outputs.is_empty() && p.mode.is_destroy() {
         out.push_str("No changes. No objects need to be destroyed.\n\nEither you have not created any objects yet or the existing objects were\nalready deleted outside of strata.\n");
         return out;
     }

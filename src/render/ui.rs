@@ -140,15 +140,18 @@ pub fn applied(
     changed: usize,
     destroyed: usize,
     imported: usize,
-    destroy: bool,
+    mode: crate::plan::Mode,
 ) -> String {
-    let said = match destroy {
-        true => format!("Destroy complete! Resources: {destroyed} destroyed."),
-        false => format!(
-            "Apply complete! Resources: {added} added, {changed} changed, {destroyed} destroyed."
+    let (said, operation) = match mode {
+        crate::plan::Mode::Destroy => (
+            format!("Destroy complete! Resources: {destroyed} destroyed."),
+            "destroy",
+        ),
+        _ => (
+            format!("Apply complete! Resources: {added} added, {changed} changed, {destroyed} destroyed."),
+            "apply",
         ),
     };
-    let operation = if destroy { "destroy" } else { "apply" };
     line(
         "info",
         &said,
