@@ -134,7 +134,10 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
     let cap = match cap_attr {
         Some(a) => {
             let v = known(scope, a, diags)?;
-            Some((super::cap_amount(&v, a.expr.span, diags)?, a.expr.span))
+            Some((
+                super::pricing::cap_amount(&v, a.expr.span, diags)?,
+                a.expr.span,
+            ))
         }
         None => None,
     };

@@ -8,9 +8,9 @@ mod generate;
 mod import;
 mod validate;
 
-pub use import::import;
 /// A plan's mode, which a command's options carry.
 pub use crate::plan::Mode;
+pub use import::import;
 pub use validate::{graph, validate};
 
 use crate::apply;
