@@ -270,3 +270,110 @@ fn the_stages_form_no_cycle() {
         visit(stage, &allowed, &mut Vec::new(), &mut done);
     }
 }
+
+/// The files of one folder (a stage's, or a crate root's) that `file`
+/// names: `super::x` for a stage's files, `crate::x` at a crate's root;
+/// grouped imports (`super::{x, y}`) included.
+fn siblings_named(text: &str, prefix: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (at, _) in text.match_indices(prefix) {
+        let rest = &text[at + prefix.len()..];
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .map(|n| n.trim().split("::").next().unwrap_or_default())
+                .collect(),
+            None => vec![rest
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or_default()],
+        };
+        out.extend(
+            names
+                .into_iter()
+                .filter(|n| siblings.contains(*n))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
+/// Every pair of files in one folder that name each other: two files
+/// that need each other are one job split badly (issue 41 opened four).
+fn circles_in(dir: &Path, prefix: &str, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files = BTreeMap::new();
+    let mut siblings = BTreeSet::new();
+    for e in entries {
+        let path = e.expect("an entry").path();
+        let Some(stem) = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        if path.is_dir() {
+            circles_in(&path, "super::", found);
+            siblings.insert(stem);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            siblings.insert(stem.clone());
+            if !["mod", "lib", "main"].contains(&stem.as_str()) {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                // What a comment mentions is no use.
+                let code: Vec<&str> = text
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .collect();
+                files.insert(stem, code.join("\n"));
+            }
+        }
+    }
+    let uses: BTreeMap<&String, BTreeSet<String>> = files
+        .iter()
+        .map(|(name, text)| {
+            let mut named = siblings_named(text, prefix, &siblings);
+            named.remove(name);
+            (name, named)
+        })
+        .collect();
+    for (a, named) in &uses {
+        for b in named {
+            if a.as_str() < b.as_str() && uses.get(b).is_some_and(|n| n.contains(*a)) {
+                found.push(format!("{}: {a} <-> {b}", dir.display()));
+            }
+        }
+    }
+}
+
+#[test]
+fn no_two_files_of_a_folder_use_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for src in [
+        "src",
+        "lang/src",
+        "state/src",
+        "providers/core/src",
+        "providers/plugin/src",
+        "providers/rest/src",
+        "providers/utility/src",
+        "providers/aws/src",
+        "providers/gcp/src",
+        "providers/azure/src",
+        "providers/kubernetes/src",
+        "testing/standin/src",
+        "testing/sandbox/src",
+    ] {
+        circles_in(&root.join(src), "crate::", &mut found);
+    }
+    // HCL's grammar is itself one circle: a template holds expressions
+    // (`${...}`), and an expression holds templates (quoted strings).
+    found.retain(|f| !f.ends_with("lang/src/syntax: native <-> template"));
+    assert!(found.is_empty(), "files that use each other: {found:#?}");
+}

@@ -1,8 +1,9 @@
 //! Phases 1 and 3: deleting objects, each after the deletes of everything
 //! that depends on it (by the dependencies state records).
 
+use super::op::OpKind;
 use super::record::remove;
-use super::runner::{Op, OpError, OpKind, Provision, Runner};
+use super::runner::{Op, OpError, Provision, Runner};
 use super::schedule::{Edge, Schedule};
 use super::Exec;
 use crate::diag::Diag;

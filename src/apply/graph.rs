@@ -5,8 +5,9 @@
 //! instances have finished, and only then may its dependents start.
 
 use super::deletes::Doomed;
+use super::op::OpKind;
 use super::record::{remove, Status};
-use super::runner::{Op, OpError, OpKind, OpResult, Runner, Wanted};
+use super::runner::{Op, OpError, OpResult, Runner, Wanted};
 use super::schedule::{Edge, Schedule};
 use super::{outputs, Exec};
 use crate::config::condition::{judge_all, Kind};

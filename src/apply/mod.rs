@@ -20,6 +20,7 @@
 
 mod deletes;
 mod graph;
+mod op;
 mod progress;
 mod provisioning;
 mod record;

@@ -3,7 +3,7 @@
 //! complete after 2s [id=…]`), or the machine-readable UI's messages
 //! (`apply_start`, `apply_progress`, `apply_complete`, `apply_errored`).
 
-use super::runner::OpKind;
+use super::op::OpKind;
 use serde_json::json;
 use strata_state::model::Address;
 

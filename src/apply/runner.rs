@@ -13,16 +13,7 @@ use std::time::{Duration, Instant};
 use strata_provider::{ApplyRequest, Driver, DriverError, Shortage, Tags};
 use tokio::task::JoinSet;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
-    Create,
-    Update,
-    Delete,
-    Read,
-    /// A new object's creation-time provisioners, run once it is recorded
-    /// (they may use what the create made); said as part of its create.
-    Provision,
-}
+use super::op::OpKind;
 
 /// Why an operation failed: the driver's words, and how far the cloud's
 /// shortage reaches when it was one (what failover acts on).

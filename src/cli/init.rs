@@ -61,7 +61,13 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
         // Said before the backend step's question or error, as Terraform
         // says it.
         print!("{out}");
-        out = super::migrate::backend(&req, &module)?;
+        let asked = super::migrate::Asked {
+            path: req.path,
+            reconfigure: req.reconfigure,
+            migrate_state: req.migrate_state,
+            force_copy: req.force_copy,
+        };
+        out = super::migrate::backend(&asked, &module)?;
     }
     // Said only when there are modules, as Terraform says it.
     if req.get && !root.module_calls.is_empty() {

@@ -5,7 +5,6 @@
 //! `-migrate-state` (asking, unless `-force-copy`), left where it is with
 //! `-reconfigure`, or init stopped, in Terraform's words.
 
-use super::init::Init;
 use crate::config::installed::InitializedBackend;
 use crate::config::{self, Backend, Module};
 use crate::diag::{Diag, Diags};
@@ -34,7 +33,19 @@ fn refused(summary: &str, detail: impl Into<String>) -> Diags {
 }
 
 /// Sets the backend up; what init says about it.
-pub(super) fn backend(req: &Init<'_>, module: &Module) -> Result<String, Diags> {
+/// What `init` was told about the backend: its flags, as the command
+/// read them (a struct of its own, so this step needs nothing of init's).
+pub(super) struct Asked<'a> {
+    pub path: &'a std::path::Path,
+    /// `-reconfigure`.
+    pub reconfigure: bool,
+    /// `-migrate-state`.
+    pub migrate_state: bool,
+    /// `-force-copy`.
+    pub force_copy: bool,
+}
+
+pub(super) fn backend(req: &Asked<'_>, module: &Module) -> Result<String, Diags> {
     let current = InitializedBackend::of(module);
     let recorded = InitializedBackend::read(req.path)
         .map_err(|why| refused("Cannot read the backend init set up", why))?;

@@ -821,7 +821,7 @@ impl Resource {
     /// The resource's id from its Terraform attributes.
     pub fn id(&self, c: &Ctx, j: &Json) -> Result<String, DriverError> {
         let t = self.0.type_name;
-        let need = |k: &str| crate::special::required(j, t, k);
+        let need = |k: &str| required(j, t, k);
         let name = need("name")?;
         Ok(match &self.0.scope {
             Scope::Group => format!(
@@ -1090,7 +1090,7 @@ impl Kind<Ctx> for Resource {
         // Regions compare in Azure's canonical form.
         if let (Some(had), Some(want)) = (old["location"].as_str(), new["location"].as_str()) {
             if region(had) == region(want) && had != want {
-                p.planned = crate::special::with_attr(p.planned, "location", Value::string(had));
+                p.planned = with_attr(p.planned, "location", Value::string(had));
             }
         }
         for [b, a] in self.0.nested_force_new {
@@ -1234,5 +1234,27 @@ impl Kind<Ctx> for Resource {
             Some(o) => Ok(Some(self.read_back(c, &o, None).await?)),
             None => Ok(None),
         }
+    }
+}
+
+/// An attribute's string, or the error a required one's absence is.
+pub(crate) fn required(j: &Json, type_name: &str, name: &str) -> Result<String, DriverError> {
+    j[name]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| DriverError::InvalidConfig {
+            type_name: type_name.to_string(),
+            detail: format!("{name} is required"),
+        })
+}
+
+/// `v` with one attribute replaced.
+fn with_attr(v: Value, name: &str, to: Value) -> Value {
+    match v {
+        Value::Object(mut m) => {
+            m.insert(name.to_string(), to);
+            Value::Object(m)
+        }
+        other => other,
     }
 }

@@ -3,7 +3,7 @@
 //! assignments (at any scope, named by a GUID).
 
 use crate::api_json;
-use crate::arm::SUBNET;
+use crate::arm::{required, SUBNET};
 use crate::Ctx;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value as Json};
@@ -13,28 +13,6 @@ use strata_provider::{AttributeSchema as A, DriverError, Kind, ResourceSchema, T
 use strata_rest::Method;
 use strata_value::types::Type;
 use strata_value::value::Value;
-
-/// An attribute's string, or the error a required one's absence is.
-pub fn required(j: &Json, type_name: &str, name: &str) -> Result<String, DriverError> {
-    j[name]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| DriverError::InvalidConfig {
-            type_name: type_name.to_string(),
-            detail: format!("{name} is required"),
-        })
-}
-
-/// `v` with one attribute replaced.
-pub fn with_attr(v: Value, name: &str, to: Value) -> Value {
-    match v {
-        Value::Object(mut m) => {
-            m.insert(name.to_string(), to);
-            Value::Object(m)
-        }
-        other => other,
-    }
-}
 
 /// `azurerm_subnet_network_security_group_association`: the subnet's
 /// `networkSecurityGroup`, set and cleared by PUTting the subnet back.

@@ -1,6 +1,6 @@
 //! EKS add-ons as the EKS API documents them (REST-JSON), in memory.
 
-use crate::proxy::error;
+use crate::aws_error;
 use crate::{decode, json, Body};
 use hyper::{Method, Response};
 use serde_json::{json, Map, Value};
@@ -53,12 +53,12 @@ impl Addons {
             (&Method::GET, [name]) => self.describe(cluster, name.to_string()),
             (&Method::POST, [name, "update"]) => self.update(cluster, name.to_string(), input),
             (&Method::DELETE, [name]) => self.delete(cluster, name.to_string()),
-            _ => error(404, "ResourceNotFoundException", "No such add-on operation"),
+            _ => aws_error(404, "ResourceNotFoundException", "No such add-on operation"),
         })
     }
 
     fn not_found(cluster: &str, name: &str) -> Response<Body> {
-        error(
+        aws_error(
             404,
             "ResourceNotFoundException",
             &format!("No addon: {name} found in cluster: {cluster}"),
@@ -67,11 +67,11 @@ impl Addons {
 
     fn create(&mut self, cluster: String, input: Map<String, Value>) -> Response<Body> {
         let Some(name) = input.get("addonName").and_then(Value::as_str) else {
-            return error(400, "InvalidParameterException", "addonName is required");
+            return aws_error(400, "InvalidParameterException", "addonName is required");
         };
         let key = (cluster.clone(), name.to_string());
         if self.by.contains_key(&key) {
-            return error(
+            return aws_error(
                 409,
                 "ResourceInUseException",
                 &format!("Addon already exists: {name}"),
@@ -184,11 +184,11 @@ impl Addons {
             .values_mut()
             .find(|(a, _)| a.get("addonArn").and_then(Value::as_str) == Some(arn))
         else {
-            return error(404, "ResourceNotFoundException", "No such resource");
+            return aws_error(404, "ResourceNotFoundException", "No such resource");
         };
         let tags = a.entry("tags").or_insert_with(|| json!({})).as_object_mut();
         let Some(tags) = tags else {
-            return error(500, "ServerException", "tags are not an object");
+            return aws_error(500, "ServerException", "tags are not an object");
         };
         match *method {
             Method::GET => json(200, json!({ "tags": tags.clone() })),
@@ -198,7 +198,7 @@ impl Addons {
                 }
                 json(200, json!({}))
             }
-            _ => error(400, "InvalidParameterException", "unsupported"),
+            _ => aws_error(400, "InvalidParameterException", "unsupported"),
         }
     }
 

@@ -434,3 +434,16 @@ pub(crate) fn unattended<O>(
         .map(|(name, _)| name.clone())
         .collect()
 }
+
+/// An AWS REST-JSON error: the type in `x-amzn-ErrorType`, the message in
+/// the body (the proxy's and the EKS add-on stand-in's).
+pub(crate) fn aws_error(status: u16, kind: &str, message: &str) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("x-amzn-ErrorType", kind)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            serde_json::json!({ "message": message }).to_string(),
+        )))
+        .unwrap_or_default()
+}

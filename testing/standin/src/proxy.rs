@@ -24,7 +24,7 @@
 
 use crate::capacity::{Ask, Form, Shortages};
 use crate::kubernetes::{Endpoint, PoolNodes};
-use crate::{eks_addons, serve, Body, Injection, Req, Server};
+use crate::{aws_error, eks_addons, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
@@ -165,11 +165,11 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         fwd = fwd.header(k, v);
     }
     let Ok(fwd) = fwd.body(Full::new(body.clone())) else {
-        return error(502, "Proxy", "cannot forward the request");
+        return aws_error(502, "Proxy", "cannot forward the request");
     };
     let resp = match shared.client.request(fwd).await {
         Ok(r) => r,
-        Err(e) => return error(502, "Proxy", &e.to_string()),
+        Err(e) => return aws_error(502, "Proxy", &e.to_string()),
     };
     let (mut rparts, rbody) = resp.into_parts();
     let mut bytes = rbody
@@ -267,19 +267,6 @@ fn point_cluster(body: &[u8], kube: &Endpoint) -> Option<String> {
         serde_json::json!({"data": base64::engine::general_purpose::STANDARD.encode(&kube.ca_pem)}),
     );
     Some(v.to_string())
-}
-
-/// An AWS REST-JSON error: the type in `x-amzn-ErrorType`, the message in
-/// the body.
-pub(crate) fn error(status: u16, kind: &str, message: &str) -> Response<Body> {
-    Response::builder()
-        .status(status)
-        .header("x-amzn-ErrorType", kind)
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(
-            serde_json::json!({ "message": message }).to_string(),
-        )))
-        .unwrap_or_default()
 }
 
 /// A request straight to moto (the proxy's own questions), its body.
@@ -419,7 +406,11 @@ async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
                 "Cannot create node group {name} because {zone}, the targeted availability zone, does not currently have sufficient capacity to support the node group. Retry and choose from these availability zones: {}",
                 others.iter().map(|z| z.as_str()).collect::<Vec<_>>().join(", ")
             );
-            Some(error(400, "UnsupportedAvailabilityZoneException", &message))
+            Some(aws_error(
+                400,
+                "UnsupportedAvailabilityZoneException",
+                &message,
+            ))
         }
         Form::NoGpus => None,
         Form::AfterCreate => {
