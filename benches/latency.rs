@@ -88,10 +88,16 @@ impl Driver for Slow {
         self.call(true).await;
         Ok(())
     }
+}
+
+#[async_trait]
+impl strata_provider::Recovery for Slow {
     async fn find_tagged(&self, _t: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
         Ok(Vec::new())
     }
 }
+
+impl strata_provider::Billing for Slow {}
 
 /// N resources in a 10-ary tree, each input naming its parent's output.
 fn config(n: usize) -> (String, usize) {

@@ -202,6 +202,8 @@ pub fn open_backend(
 /// The default local state's layout, once an older strata's state here
 /// has moved to it (every workspace, or none: [`strata_state::adopt`]).
 /// The move is said once, on stderr, when it happens.
+// Its notice of an adoption is written here (see below).
+#[allow(clippy::print_stderr)]
 fn default_layout() -> Result<Layout, Diags> {
     let layout = local_layout(DEFAULT_STATE, None);
     let legacy = Layout {

@@ -346,8 +346,8 @@ fn with_footer(body: &str, marker: &str, ctx: &Context) -> String {
 }
 
 /// `strata comment --github [--issue TITLE] [--name NAME]`, the report on
-/// stdin.
-pub fn run(issue: Option<&str>, name: &str) -> Result<(), Diags> {
+/// stdin; what was posted, in a line.
+pub fn run(issue: Option<&str>, name: &str) -> Result<String, Diags> {
     use std::io::Read as _;
     let mut body = String::new();
     std::io::stdin().read_to_string(&mut body).map_err(|e| {
@@ -363,6 +363,5 @@ pub fn run(issue: Option<&str>, name: &str) -> Result<(), Diags> {
         Some(title) => rt.block_on(drift_issue(&ctx, &body, title))?,
         None => rt.block_on(pull_request(&ctx, &body, name))?,
     };
-    println!("{done}");
-    Ok(())
+    Ok(format!("{done}\n"))
 }

@@ -6,6 +6,10 @@
 //! state, drivers, cluster spec) and the user's entry points ([`console`],
 //! [`cli`]). See ARCHITECTURE.md.
 
+// Only the CLI's printer writes to the terminal (and says so where it
+// allows itself); every other stage returns values (ARCHITECTURE.md).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub use strata_lang::{config, diag, eval, fmt, funcs, limits, par, syntax};
 
 pub mod apply;

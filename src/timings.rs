@@ -11,7 +11,10 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var_os("STRATA_TIMINGS").is_some_and(|v| v != "0"))
 }
 
-/// Marks the end of `stage`.
+/// Marks the end of `stage`. Written straight to stderr, from wherever a
+/// stage ends: a developer's tool, off unless asked for, and no part of
+/// any command's output.
+#[allow(clippy::print_stderr)]
 pub fn stage(stage: &str) {
     if !enabled() {
         return;

@@ -86,6 +86,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "backends",
             "walk",
             "plan",
+            "cost",
             "apply",
             "render",
             "statecmd",
@@ -97,7 +98,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "syntax", "eval", "config", "install", "graph", "builtin", "backends", "walk",
-            "console", "fmt", "comment", "engine", "statecmd",
+            "console", "fmt", "comment", "engine", "render", "statecmd",
         ],
     ),
     ("lib", &[]),

@@ -11,13 +11,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use common::moto::{env_for, moto, Moto};
 
 fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.args(args).current_dir(dir).stdin(Stdio::null());
+    let mut c = common::run::strata(dir);
+    c.args(args);
     env_for(&mut c, m);
     common::output(c)
 }
@@ -1305,8 +1304,8 @@ output "account" { value = data.aws_caller_identity.me.account_id }
     .expect("config");
     // No AWS_ENDPOINT_URL, and AWS_REGION says otherwise: the block wins.
     let run = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-        c.args(args).current_dir(&d).stdin(Stdio::null());
+        let mut c = common::run::strata(&d);
+        c.args(args);
         env_for(&mut c, &m);
         c.env_remove("AWS_ENDPOINT_URL");
         common::output(c)

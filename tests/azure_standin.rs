@@ -13,7 +13,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use strata_standin::azure::{self, Azure};
 
 enum Creds {
@@ -27,11 +26,8 @@ enum Creds {
 fn strata(dir: &Path, a: &Azure, creds: &Creds, args: &[&str]) -> (i32, String) {
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, &a.ca_pem).expect("ca");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    let mut c = common::run::strata(dir);
     c.args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("NO_COLOR", "1")
         .env("SSL_CERT_FILE", &ca)
         .env("AZURE_AUTHORITY_HOST", &a.server.url)
         .env("ARM_RESOURCE_MANAGER_ENDPOINT", &a.server.url)

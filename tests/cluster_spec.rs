@@ -319,12 +319,8 @@ fn max_nodes_changes_the_cost(dir: &Path, m: &Moto) {
 /// Runs strata offline (no cloud is called: validate, or a plan on empty
 /// state) and gives its exit code and output with lines joined.
 fn offline(dir: &Path, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("NO_COLOR", "1")
-        .env("AWS_EC2_METADATA_DISABLED", "true");
+    let mut c = common::run::strata(dir);
+    c.args(args).env("AWS_EC2_METADATA_DISABLED", "true");
     let (code, out) = common::output(c);
     (code, out.split_whitespace().collect::<Vec<_>>().join(" "))
 }
@@ -671,14 +667,11 @@ fn spec_mistakes_are_errors_at_their_place() {
 fn the_multi_cloud_plan_reads_as_recorded() {
     let run = |tag: &str, args: &[&str]| {
         let dir = common::scratch("cluster", tag);
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        let mut c = common::run::strata(&dir);
         c.arg("plan")
             .arg(root().join("examples/multi-cloud"))
             .args(["--state", "s.tfstate"])
-            .args(args)
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .env("NO_COLOR", "1");
+            .args(args);
         let (code, out) = common::output(c);
         assert_eq!(code, 0, "{out}");
         out
@@ -719,11 +712,8 @@ fn an_existing_cluster_gets_the_same_pools_and_operator() {
     )
     .expect("kubeconfig");
     let run = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        let mut c = common::run::strata(&dir);
         c.args(args)
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .env("NO_COLOR", "1")
             .env("STRATA_CHECK_SETTLE", "10")
             .env("STANDIN_HELM_LOG", dir.join("helm.log"))
             .env(

@@ -11,7 +11,6 @@ mod common;
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use strata_provider::billing::Capacity;
 use strata_provider::catalog::Catalog;
 use strata_provider::money::Usd;
@@ -63,11 +62,8 @@ fn fixture(name: &str, tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
 }
 
 fn strata(dir: &Path, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    let mut c = common::run::strata(dir);
     c.args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("NO_COLOR", "1")
         .env_remove("AWS_REGION")
         .env_remove("GOOGLE_REGION");
     common::output(c)

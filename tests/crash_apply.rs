@@ -219,6 +219,10 @@ impl Driver for Sleepy {
         }
         Ok(None)
     }
+}
+
+#[async_trait]
+impl strata_provider::Recovery for Sleepy {
     async fn find_tagged(&self, _t: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
         let mut out = Vec::new();
         for (_, body) in cloud(&self.dir) {
@@ -230,6 +234,8 @@ impl Driver for Sleepy {
         Ok(out)
     }
 }
+
+impl strata_provider::Billing for Sleepy {}
 
 /// Every object in the cloud directory: (id, body).
 fn cloud(dir: &Path) -> Vec<(String, serde_json::Value)> {

@@ -18,8 +18,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn command(dir: &Path, m: &Moto, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.args(args).current_dir(dir).stdin(Stdio::null());
+    let mut c = common::run::strata(dir);
+    c.args(args);
     moto::env_for(&mut c, m);
     c
 }

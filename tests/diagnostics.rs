@@ -2,8 +2,10 @@
 //! line, column and a snippet, and exits 1. The rendered text is snapshotted
 //! (insta) so a change in wording or location is seen in review.
 
+#[path = "common/run.rs"]
+mod run;
+
 use std::path::PathBuf;
-use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -11,8 +13,8 @@ fn root() -> PathBuf {
 
 fn strata(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     use std::io::Write;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_strata"));
-    cmd.args(args).current_dir(root()).env("NO_COLOR", "1");
+    let mut cmd = run::strata(root());
+    cmd.args(args);
     cmd.stdin(std::process::Stdio::piped());
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -12,6 +12,9 @@
 //! `live_terraform_agrees` makes the record again with the `terraform` on
 //! PATH, so the stored files cannot drift from what Terraform does.
 
+#[path = "common/run.rs"]
+mod run;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 use oracle::require_terraform;
@@ -207,9 +210,7 @@ struct Strata;
 struct Terraform;
 
 fn strata_cmd(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.current_dir(dir).env("NO_COLOR", "1");
-    c
+    run::strata(dir)
 }
 
 impl Tool for Strata {

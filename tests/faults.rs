@@ -13,11 +13,10 @@ mod common;
 
 use common::moto::{self, Moto};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.args(args).current_dir(dir).stdin(Stdio::null());
+    let mut c = common::run::strata(dir);
+    c.args(args);
     moto::env_for(&mut c, m);
     common::output(c)
 }

@@ -14,7 +14,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use strata_standin::gcp::{self, Gcp};
 
 const PROJECT: &str = "acme-ml";
@@ -41,11 +40,8 @@ fn adc_file(dir: &Path, g: &Gcp, refresh_token: &str) -> PathBuf {
 }
 
 fn strata(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    let mut c = common::run::strata(dir);
     c.args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .env("NO_COLOR", "1")
         .env("GOOGLE_PROJECT", PROJECT)
         .env("GOOGLE_REGION", "us-central1")
         .env("GOOGLE_COMPUTE_CUSTOM_ENDPOINT", g.endpoint("compute"))

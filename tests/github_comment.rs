@@ -4,9 +4,12 @@
 //! long for a comment cut with its summary kept, and a drift issue opened,
 //! updated and closed.
 
+#[path = "common/run.rs"]
+mod run;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use strata_standin::github::{self, GitHub};
 
 const TOKEN: &str = "ghs_stand_in_token";
@@ -27,28 +30,16 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 fn strata(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("strata runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    run::strata_in(dir, args)
 }
 
 /// `strata comment --github ARGS` with `report` on stdin, in GitHub
 /// Actions' environment.
 fn comment(dir: &Path, gh: &GitHub, token: &str, report: &str, args: &[&str]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+    let mut c = run::strata(dir);
     c.arg("comment")
         .arg("--github")
         .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
         .env("GITHUB_TOKEN", token)
         .env("GITHUB_REPOSITORY", &gh.repository)
         .env("GITHUB_EVENT_PATH", dir.join("event.json"))

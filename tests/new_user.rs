@@ -4,8 +4,11 @@
 //! apply, states that say two things of one object refused untouched,
 //! a serial that cannot grow refused.
 
+#[path = "common/run.rs"]
+mod run;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 #[path = "common/oracle.rs"]
 mod oracle;
@@ -39,12 +42,9 @@ fn strata(dir: &Path, args: &[&str]) -> Run {
 }
 
 fn strata_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let out = run::strata(dir)
         .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
         .envs(env.iter().copied())
-        .stdin(Stdio::null())
         .output()
         .expect("spawn strata");
     Run {
@@ -332,9 +332,8 @@ fn no_size_a_configuration_asks_for_aborts() {
         r#"replace(format("%1000000s", ""), " ", format("%1000s", "y"))"#,
         "length(setproduct(range(1000), range(1000), range(1000)))",
     ];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut child = run::strata(&d)
         .args(["console", "--json"])
-        .current_dir(&d)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -655,9 +654,8 @@ resource "terraform_data" "t" {
 fn console_line(expr: &str) -> String {
     use std::io::Write;
     let d = std::env::temp_dir();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut child = run::strata(d)
         .args(["console", "--json"])
-        .current_dir(d)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

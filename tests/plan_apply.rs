@@ -3,9 +3,12 @@
 //! input (damaged or foreign state, damaged plan files) that must leave
 //! every file as it was.
 
+#[path = "common/run.rs"]
+mod run;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("strata-plan-apply-{tag}-{}", std::process::id()));
@@ -41,11 +44,9 @@ fn strata_in(dir: &Path, args: &[&str], stdin: &str) -> Run {
 }
 
 fn strata_env(dir: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut child = run::strata(dir)
         .args(args)
-        .current_dir(dir)
         .envs(env.iter().copied())
-        .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -7,6 +7,9 @@
 //! lock files must agree, and each tool must plan no changes on the
 //! other's state.
 
+#[path = "common/run.rs"]
+mod run;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 use oracle::{require_terraform, run_tool};
@@ -1216,9 +1219,8 @@ fn a_killed_strata_leaves_no_provider_running() {
     let config = format!("{HEADER}\nresource \"time_sleep\" \"wait\" {{\n  create_duration = \"120s\"\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name       = \"after\"\n  depends_on = [time_sleep.wait]\n}}\n");
     let dir = lab.work_with("strata", &config);
     lab.ok("strata", &dir, &["init", "-no-color"]);
-    let mut strata = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut strata = run::strata(&dir)
         .args(["apply", "-auto-approve", "-no-color"])
-        .current_dir(&dir)
         .env("TF_CLI_CONFIG_FILE", &lab.cli)
         // A provider killed with strata leaves its socket: in the lab.
         .env("TMPDIR", lab.tmp())

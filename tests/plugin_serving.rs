@@ -92,10 +92,16 @@ impl Driver for Native {
     async fn delete(&self, _: &str, _: &Value) -> Result<(), DriverError> {
         Ok(())
     }
+}
+
+#[async_trait]
+impl strata_provider::Recovery for Native {
     async fn find_tagged(&self, _: &str, _: &Tags) -> Result<Vec<Value>, DriverError> {
         Ok(Vec::new())
     }
 }
+
+impl strata_provider::Billing for Native {}
 
 /// The child: strata's command line with the native driver added.
 fn child(args: &str) -> ExitCode {

@@ -4,6 +4,9 @@
 //! `terraform` is on PATH, where the human form must also match
 //! Terraform's line for line); the markdown form within GitHub's limit.
 
+#[path = "common/run.rs"]
+mod run;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 use oracle::require_terraform;
@@ -26,13 +29,7 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 fn strata(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("strata runs");
+    let out = run::strata(dir).args(args).output().expect("strata runs");
     assert!(
         out.status.success(),
         "strata {args:?} failed: {}",

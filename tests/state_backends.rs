@@ -9,7 +9,7 @@ mod common;
 
 use common::moto::{self, Moto};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use strata_state::{conformance, Store};
 use strata_state_pg::{PgBackend, PgConfig};
 use strata_state_s3::{S3Backend, S3Config};
@@ -163,8 +163,8 @@ fn nanos() -> u128 {
 }
 
 fn strata(dir: &Path, m: &Moto, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
-    c.args(args).current_dir(dir).stdin(Stdio::null());
+    let mut c = common::run::strata(dir);
+    c.args(args);
     moto::env_for(&mut c, m);
     c.env("PG_CONN_STR", pg_conn());
     for (k, v) in env {
@@ -619,10 +619,8 @@ resource "terraform_data" "after" {
             format!("terraform {{\n{backend}\n}}\n{slow}"),
         )
         .expect("config");
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        let mut c = common::run::strata(&d);
         c.args(["apply", "-auto-approve", "-no-color"])
-            .current_dir(&d)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         moto::env_for(&mut c, &m);
@@ -668,4 +666,54 @@ resource "terraform_data" "after" {
         ["gpu/strata.tfstate", "gpu/strata.tfstate.backup"],
         "no lock and no journal left in the bucket"
     );
+}
+
+/// A lock the backend would not let go of is said as Terraform says it,
+/// with what to do, and the apply that held it still succeeds: what it did
+/// is in the state. The lock then stops the next run until force-unlock.
+#[test]
+fn a_lock_that_cannot_be_released_is_said_and_force_unlock_clears_it() {
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "unreleased-lock");
+    configure(&d, &s3_block(&m));
+    m.proxy.inject(strata_standin::Injection {
+        matching: vec!["DELETE ".into(), "strata.tfstate.tflock".into()],
+        times: 1,
+        status: 403,
+        headers: vec![("content-type".into(), "application/xml".into())],
+        body: "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>".into(),
+    });
+    let (code, out, err) = strata(&d, &m, &[], &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Apply complete!"), "{out}");
+    for said in [
+        "Warning: Error releasing the state lock",
+        "Error message: ",
+        "AccessDenied",
+        "please call the \"force-unlock\" command",
+    ] {
+        assert!(err.contains(said), "{said:?} not in:\n{err}");
+    }
+    assert!(objects(&m.url).contains(&"gpu/strata.tfstate.tflock".to_string()));
+    let (rt, s3) = s3_client(&m.url);
+    let held = rt
+        .block_on(
+            s3.get_object()
+                .bucket(BUCKET)
+                .key("gpu/strata.tfstate.tflock")
+                .send(),
+        )
+        .expect("the lock object");
+    let held = rt.block_on(held.body.collect()).expect("its body");
+    let info: serde_json::Value = serde_json::from_slice(&held.into_bytes()).expect("lock info");
+    let id = info["ID"].as_str().expect("its ID").to_string();
+    let (code, _, err) = strata(&d, &m, &[], &["plan"]);
+    assert_eq!(code, 1);
+    assert!(err.contains(&id), "{err}");
+    let (code, _, err) = strata(&d, &m, &[], &["force-unlock", &id]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = strata(&d, &m, &[], &["plan"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("No changes."), "{out}");
 }

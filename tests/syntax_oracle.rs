@@ -5,11 +5,14 @@
 //! verdicts; the live test asks Terraform again (and with
 //! STRATA_UPDATE_RECORDS=1 rewrites them).
 
+#[path = "common/run.rs"]
+mod run;
+
 #[path = "common/oracle.rs"]
 mod oracle;
 use oracle::{require_terraform, terraform};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn oracle() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/syntax")
@@ -77,9 +80,8 @@ fn strata_agrees_with_terraforms_stored_verdicts() {
         "expected.txt is stale: run the live test with STRATA_UPDATE_RECORDS=1"
     );
     let got = verdicts("strata", |d| {
-        Command::new(env!("CARGO_BIN_EXE_strata"))
+        run::strata(d)
             .arg("validate")
-            .current_dir(d)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()

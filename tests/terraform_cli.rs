@@ -4,6 +4,9 @@
 //! do yet is refused by name with exit 1 (never 2, which a script reads as
 //! "changes").
 
+#[path = "common/run.rs"]
+mod run;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -261,9 +264,8 @@ fn lock_timeout_waits_for_the_holder() {
     use std::io::Write;
     let st = workdir("lock");
     let dir = st.join("infra");
-    let mut holder = Command::new(env!("CARGO_BIN_EXE_strata"))
+    let mut holder = run::strata(&dir)
         .args(["apply", "-var", "n=1"])
-        .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -6,6 +6,9 @@
 //! providers do, and bad arguments are errors at their line in both
 //! `validate` and `plan`.
 
+#[path = "common/run.rs"]
+mod run;
+
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,19 +22,7 @@ fn scratch(tag: &str) -> PathBuf {
 
 /// Runs strata in `dir`: exit code and everything printed.
 fn strata(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn strata");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    run::strata_in(dir, args)
 }
 
 fn ok(dir: &Path, args: &[&str]) -> String {

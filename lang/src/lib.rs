@@ -8,6 +8,9 @@
 //! engine (the `strata` crate) uses it, never the other way round, and the
 //! compiler holds that.
 
+// The language writes to no terminal: it returns values to its users.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod config;
 pub mod diag;
 pub mod eval;

@@ -27,7 +27,7 @@ mod record;
 mod runner;
 mod schedule;
 
-pub use progress::Progress;
+pub use progress::{Form, Progress};
 
 use crate::builtin::Drivers;
 use crate::config::{Module, Run};

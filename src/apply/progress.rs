@@ -7,9 +7,19 @@ use super::op::OpKind;
 use serde_json::json;
 use strata_state::model::Address;
 
-/// How an apply reports its operations.
+/// How an apply reports its operations: in which form, and where the
+/// lines go. The CLI's printer writes them; this stage only words them.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub form: Form,
+    /// Takes each line as it happens (a function, since operations run on
+    /// threads of their own).
+    pub say: fn(&str),
+}
+
+/// The form of an apply's progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
+pub enum Form {
     /// Terraform's lines.
     Lines,
     /// Terraform's machine-readable UI, one JSON message a line.
@@ -92,9 +102,9 @@ impl Progress {
                 "apply_errored",
             ),
         };
-        match self {
-            Progress::Lines => println!("{said}"),
-            Progress::Json => {
+        match self.form {
+            Form::Lines => (self.say)(&said),
+            Form::Json => {
                 let instance = addr.split(" (deposed object ").next().unwrap_or(addr);
                 let Some(parsed) = Address::parse(instance) else {
                     return;
@@ -117,10 +127,7 @@ impl Progress {
                 } else {
                     "info"
                 };
-                println!(
-                    "{}",
-                    crate::ui::line(level, &said, what, json!({"hook": hook}))
-                );
+                (self.say)(&crate::ui::line(level, &said, what, json!({"hook": hook})));
             }
         }
     }
@@ -147,9 +154,9 @@ impl Progress {
         what: &str,
         output: Option<&str>,
     ) {
-        match self {
-            Progress::Lines => println!("{said}"),
-            Progress::Json => {
+        match self.form {
+            Form::Lines => (self.say)(&said),
+            Form::Json => {
                 let Some(parsed) = Address::parse(addr) else {
                     return;
                 };
@@ -158,10 +165,7 @@ impl Progress {
                 if let Some(line) = output {
                     hook["output"] = json!(line);
                 }
-                println!(
-                    "{}",
-                    crate::ui::line("info", &said, what, json!({"hook": hook}))
-                );
+                (self.say)(&crate::ui::line("info", &said, what, json!({"hook": hook})));
             }
         }
     }
@@ -175,7 +179,7 @@ pub(super) const LARGE_APPLY: usize = 50;
 /// said with each round of `Still …` lines; `None` for a small apply or
 /// the machine-readable UI.
 pub(super) fn tally(progress: Progress, t: &Tally) -> Option<String> {
-    if progress != Progress::Lines || t.total < LARGE_APPLY {
+    if progress.form != Form::Lines || t.total < LARGE_APPLY {
         return None;
     }
     let failed = match t.failed {
@@ -210,12 +214,13 @@ mod tests {
             failed: 1,
             running: 8,
         };
+        let form = |form| Progress { form, say: |_| {} };
         assert_eq!(
-            tally(Progress::Lines, &t).as_deref(),
+            tally(form(Form::Lines), &t).as_deref(),
             Some("Progress: 120 of 300 operations done (8 running, 1 failed)")
         );
-        assert_eq!(tally(Progress::Json, &t), None);
+        assert_eq!(tally(form(Form::Json), &t), None);
         let small = Tally { total: 10, ..t };
-        assert_eq!(tally(Progress::Lines, &small), None);
+        assert_eq!(tally(form(Form::Lines), &small), None);
     }
 }

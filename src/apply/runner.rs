@@ -514,7 +514,7 @@ impl Runner {
             ..self.tally
         };
         if let Some(line) = super::progress::tally(self.progress, &now) {
-            println!("{line}");
+            (self.progress.say)(&line);
         }
     }
 }

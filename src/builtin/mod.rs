@@ -12,17 +12,34 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema};
 
-/// The drivers a run may use, found by the resource types they declare;
-/// and the further instances configured by aliased `provider` blocks,
-/// found by their provider address (`provider["…/kubernetes"].east`).
+/// The drivers a run may use: the [`Registry`] of which serves what
+/// (its lookups are this type's, through `Deref`), and what the run
+/// configures as it walks (aliased `provider` blocks, found by their
+/// provider address, `provider["…/kubernetes"].east`; configurations
+/// still waiting for values).
 #[derive(Clone)]
 pub struct Drivers {
+    registry: Registry,
+    configured: Configured,
+}
+
+/// Which driver serves each type: set up once, before a command runs
+/// (built-in drivers, then the plugins the CLI starts), never changed by
+/// a walk.
+#[derive(Clone)]
+pub struct Registry {
     list: Vec<Arc<dyn Driver>>,
     /// Provider plugins that serve, over a native driver of the same
     /// provider, the types named here (data sources as `data.TYPE`).
     routes: Vec<(Arc<dyn Driver>, BTreeSet<String>)>,
     /// Plugins serving every type of a provider that has a native driver.
     whole: BTreeSet<usize>,
+}
+
+/// What one run configures as its walk goes, shared by its clones (the
+/// walk's tasks).
+#[derive(Clone, Default)]
+struct Configured {
     /// Aliased configurations by the address of the driver they were
     /// made from (a native driver and a plugin share a provider address)
     /// and their own address.
@@ -30,6 +47,14 @@ pub struct Drivers {
     /// Provider configurations not known yet (they use resources'
     /// attributes), by address: the index of their root `provider` block.
     deferred: Arc<RwLock<BTreeMap<String, usize>>>,
+}
+
+impl std::ops::Deref for Drivers {
+    type Target = Registry;
+
+    fn deref(&self) -> &Registry {
+        &self.registry
+    }
 }
 
 /// Aliased driver instances by the identity of the driver they were made
@@ -95,80 +120,7 @@ pub fn provider_address(driver: &dyn Driver, alias: Option<&str>) -> String {
     }
 }
 
-impl Drivers {
-    /// The drivers every build has.
-    pub fn builtin() -> Drivers {
-        Drivers {
-            list: std::iter::once(
-                Arc::new(terraform_data::TerraformData::default()) as Arc<dyn Driver>
-            )
-            .chain(strata_utility::providers())
-            .collect(),
-            routes: Vec::new(),
-            whole: BTreeSet::new(),
-            aliases: Default::default(),
-            deferred: Default::default(),
-        }
-    }
-
-    /// The same drivers, offline (see [`offline`]).
-    pub fn offline(&self) -> Drivers {
-        Drivers {
-            list: self
-                .list
-                .iter()
-                .map(|d| Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>)
-                .collect(),
-            routes: self
-                .routes
-                .iter()
-                .map(|(d, types)| {
-                    let d = Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>;
-                    (d, types.clone())
-                })
-                .collect(),
-            // Offline copies serve no plan a note is shown for.
-            whole: BTreeSet::new(),
-            aliases: Default::default(),
-            deferred: Default::default(),
-        }
-    }
-
-    /// The builtin driver reading `terraform_remote_state` through
-    /// `states` (the command gives the backends; see [`remote_state`]).
-    pub fn with_remote_states(mut self, states: Arc<dyn remote_state::StateSource>) -> Drivers {
-        for d in &mut self.list {
-            if d.name() == "terraform" {
-                *d = Arc::new(terraform_data::TerraformData::reading(states.clone()));
-            }
-        }
-        self
-    }
-
-    /// Adds a driver; tests use this to plug in drivers of their own.
-    pub fn with(mut self, driver: Arc<dyn Driver>) -> Drivers {
-        self.list.push(driver);
-        self
-    }
-
-    /// Adds a provider plugin for a provider strata also has a native
-    /// driver for, serving what `route` says.
-    pub fn with_plugin(mut self, plugin: Arc<dyn Driver>, route: Route) -> Drivers {
-        match route {
-            Route::Whole => {
-                let address = plugin.provider_address();
-                self.list.retain(|d| d.provider_address() != address);
-                self.whole.insert(identity(&plugin));
-                self.list.push(plugin);
-            }
-            Route::Types(types) => {
-                self.list.push(plugin.clone());
-                self.routes.push((plugin, types));
-            }
-        }
-        self
-    }
-
+impl Registry {
     /// The plugin routed to serve `key` (`TYPE` or `data.TYPE`).
     fn routed(&self, key: &str) -> Option<&Arc<dyn Driver>> {
         self.routes
@@ -207,74 +159,6 @@ impl Drivers {
             .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
     }
 
-    /// Marks the configuration at `address` (root `provider` block number
-    /// `block`) as waiting for values known later in the walk.
-    pub fn defer(&self, address: String, block: usize) {
-        if let Ok(mut d) = self.deferred.write() {
-            d.insert(address, block);
-        }
-    }
-
-    /// The root `provider` block of a configuration still waiting.
-    pub fn deferred(&self, address: &str) -> Option<usize> {
-        self.deferred.read().ok()?.get(address).copied()
-    }
-
-    /// The configuration at `address` is configured now.
-    pub fn undefer(&self, address: &str) {
-        if let Ok(mut d) = self.deferred.write() {
-            d.remove(address);
-        }
-    }
-
-    /// The driver instance of a provider configuration, by its address.
-    pub fn by_address(&self, address: &str) -> Option<Arc<dyn Driver>> {
-        let aliases = self.aliases.read().ok()?;
-        if let Some(d) = aliases
-            .iter()
-            .find(|((_, a), _)| a == address)
-            .map(|(_, d)| d)
-        {
-            return Some(d.clone());
-        }
-        self.list
-            .iter()
-            .find(|d| d.provider_address() == address)
-            .cloned()
-    }
-
-    /// Records the driver instance of an aliased provider configuration,
-    /// made from `base`.
-    pub fn add_alias(&self, base: &Arc<dyn Driver>, address: String, driver: Arc<dyn Driver>) {
-        if let Ok(mut all) = self.aliases.write() {
-            all.insert((identity(base), address), driver);
-        }
-    }
-
-    /// The driver instance for a managed (or, with `data`, data source)
-    /// type under the provider configuration `provider` (an address as
-    /// state records it): the aliased instance when there is one, else
-    /// the type's driver.
-    pub fn configured(
-        &self,
-        type_name: &str,
-        provider: &str,
-        data: bool,
-    ) -> Option<(Arc<dyn Driver>, &ResourceSchema)> {
-        let (base, schema) = if data {
-            self.data(type_name)?
-        } else {
-            self.resource(type_name)?
-        };
-        let key = (identity(base), provider.to_string());
-        let aliased = self
-            .aliases
-            .read()
-            .ok()
-            .and_then(|all| all.get(&key).cloned());
-        Some((aliased.unwrap_or_else(|| base.clone()), schema))
-    }
-
     /// The driver of a data source type and its schema.
     pub fn data(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
         let routed = self.routed(&format!("data.{type_name}")).into_iter();
@@ -297,5 +181,154 @@ impl Drivers {
             .iter()
             .map(|(d, types)| (source_of(d.as_ref()), Some(types.iter().cloned().collect())));
         whole.chain(routed).collect()
+    }
+}
+
+impl Drivers {
+    /// The drivers every build has.
+    pub fn builtin() -> Drivers {
+        let terraform = Arc::new(terraform_data::TerraformData::default()) as Arc<dyn Driver>;
+        Drivers::of(Registry {
+            list: std::iter::once(terraform)
+                .chain(strata_utility::providers())
+                .collect(),
+            routes: Vec::new(),
+            whole: BTreeSet::new(),
+        })
+    }
+
+    /// A fresh run over `registry`: nothing configured yet.
+    fn of(registry: Registry) -> Drivers {
+        Drivers {
+            registry,
+            configured: Configured::default(),
+        }
+    }
+
+    /// The same drivers, offline (see [`offline`]).
+    pub fn offline(&self) -> Drivers {
+        Drivers::of(Registry {
+            list: self
+                .list
+                .iter()
+                .map(|d| Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>)
+                .collect(),
+            routes: self
+                .routes
+                .iter()
+                .map(|(d, types)| {
+                    let d = Arc::new(offline::Offline(d.clone())) as Arc<dyn Driver>;
+                    (d, types.clone())
+                })
+                .collect(),
+            // Offline copies serve no plan a note is shown for.
+            whole: BTreeSet::new(),
+        })
+    }
+
+    /// The builtin driver reading `terraform_remote_state` through
+    /// `states` (the command gives the backends; see [`remote_state`]).
+    pub fn with_remote_states(mut self, states: Arc<dyn remote_state::StateSource>) -> Drivers {
+        for d in &mut self.registry.list {
+            if d.name() == "terraform" {
+                *d = Arc::new(terraform_data::TerraformData::reading(states.clone()));
+            }
+        }
+        self
+    }
+
+    /// Adds a driver; tests use this to plug in drivers of their own.
+    pub fn with(mut self, driver: Arc<dyn Driver>) -> Drivers {
+        self.registry.list.push(driver);
+        self
+    }
+
+    /// Adds a provider plugin for a provider strata also has a native
+    /// driver for, serving what `route` says.
+    pub fn with_plugin(mut self, plugin: Arc<dyn Driver>, route: Route) -> Drivers {
+        let r = &mut self.registry;
+        match route {
+            Route::Whole => {
+                let address = plugin.provider_address();
+                r.list.retain(|d| d.provider_address() != address);
+                r.whole.insert(identity(&plugin));
+                r.list.push(plugin);
+            }
+            Route::Types(types) => {
+                r.list.push(plugin.clone());
+                r.routes.push((plugin, types));
+            }
+        }
+        self
+    }
+
+    /// Marks the configuration at `address` (root `provider` block number
+    /// `block`) as waiting for values known later in the walk.
+    pub fn defer(&self, address: String, block: usize) {
+        if let Ok(mut d) = self.configured.deferred.write() {
+            d.insert(address, block);
+        }
+    }
+
+    /// The root `provider` block of a configuration still waiting.
+    pub fn deferred(&self, address: &str) -> Option<usize> {
+        self.configured.deferred.read().ok()?.get(address).copied()
+    }
+
+    /// The configuration at `address` is configured now.
+    pub fn undefer(&self, address: &str) {
+        if let Ok(mut d) = self.configured.deferred.write() {
+            d.remove(address);
+        }
+    }
+
+    /// The driver instance of a provider configuration, by its address.
+    pub fn by_address(&self, address: &str) -> Option<Arc<dyn Driver>> {
+        let aliases = self.configured.aliases.read().ok()?;
+        if let Some(d) = aliases
+            .iter()
+            .find(|((_, a), _)| a == address)
+            .map(|(_, d)| d)
+        {
+            return Some(d.clone());
+        }
+        self.registry
+            .list
+            .iter()
+            .find(|d| d.provider_address() == address)
+            .cloned()
+    }
+
+    /// Records the driver instance of an aliased provider configuration,
+    /// made from `base`.
+    pub fn add_alias(&self, base: &Arc<dyn Driver>, address: String, driver: Arc<dyn Driver>) {
+        if let Ok(mut all) = self.configured.aliases.write() {
+            all.insert((identity(base), address), driver);
+        }
+    }
+
+    /// The driver instance for a managed (or, with `data`, data source)
+    /// type under the provider configuration `provider` (an address as
+    /// state records it): the aliased instance when there is one, else
+    /// the type's driver.
+    pub fn configured(
+        &self,
+        type_name: &str,
+        provider: &str,
+        data: bool,
+    ) -> Option<(Arc<dyn Driver>, &ResourceSchema)> {
+        let (base, schema) = if data {
+            self.data(type_name)?
+        } else {
+            self.resource(type_name)?
+        };
+        let key = (identity(base), provider.to_string());
+        let aliased = self
+            .configured
+            .aliases
+            .read()
+            .ok()
+            .and_then(|all| all.get(&key).cloned());
+        Some((aliased.unwrap_or_else(|| base.clone()), schema))
     }
 }

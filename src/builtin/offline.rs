@@ -77,10 +77,6 @@ impl Driver for Offline {
         Err(refused(type_name))
     }
 
-    async fn find_tagged(&self, type_name: &str, _: &Tags) -> Result<Vec<Value>, DriverError> {
-        Err(refused(type_name))
-    }
-
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         self.0.data_schemas()
     }
@@ -89,18 +85,27 @@ impl Driver for Offline {
         Some(Ok(Arc::new(Offline(self.0.clone()))))
     }
 
+    async fn read_data(&self, type_name: &str, _config: &Value) -> Result<Value, DriverError> {
+        match self.0.data_schemas().get(type_name) {
+            Some(s) => Ok(Value::Unknown(s.object_type())),
+            None => Err(refused(type_name)),
+        }
+    }
+}
+
+#[async_trait]
+impl strata_provider::Recovery for Offline {
+    async fn find_tagged(&self, type_name: &str, _: &Tags) -> Result<Vec<Value>, DriverError> {
+        Err(refused(type_name))
+    }
+}
+
+impl strata_provider::Billing for Offline {
     fn gpu_catalog(&self) -> Option<&Catalog> {
         self.0.gpu_catalog()
     }
 
     fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<Billed> {
         self.0.billing(type_name, object, today)
-    }
-
-    async fn read_data(&self, type_name: &str, _config: &Value) -> Result<Value, DriverError> {
-        match self.0.data_schemas().get(type_name) {
-            Some(s) => Ok(Value::Unknown(s.object_type())),
-            None => Err(refused(type_name)),
-        }
     }
 }

@@ -218,11 +218,6 @@ impl Driver for TerraformData {
         )))
     }
 
-    async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        // Nothing outside the state can hold a terraform_data.
-        check_type(type_name).map(|_| Vec::new())
-    }
-
     /// As Terraform's builtin provider: a `null_resource` of the official
     /// null provider becomes a `terraform_data` with the same id and its
     /// `triggers` as `triggers_replace` (an object, as configurations write
@@ -285,3 +280,13 @@ impl Driver for TerraformData {
         super::remote_state::read(config, self.states.as_deref())
     }
 }
+
+#[async_trait]
+impl strata_provider::Recovery for TerraformData {
+    async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        // Nothing outside the state can hold a terraform_data.
+        check_type(type_name).map(|_| Vec::new())
+    }
+}
+
+impl strata_provider::Billing for TerraformData {}

@@ -158,135 +158,28 @@ pub fn price_list(path: Option<&Path>) -> Result<strata_provider::catalog::Price
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Parse and check a configuration (a file or a directory of *.tf / *.hcl).
-    Validate {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        /// Your own prices, over the list prices (for node pools' price caps).
-        #[arg(long, value_name = "FILE")]
-        prices: Option<PathBuf>,
-        /// Terraform's diagnostics JSON on stdout (`valid`, counts, each
-        /// problem with its range).
-        #[arg(long)]
-        json: bool,
-    },
+    Validate(ValidateArgs),
     /// Evaluate expressions: interactively, or one per stdin line with --json.
-    Console {
-        /// A configuration whose variables, locals and resources (as its
-        /// state holds them) are in scope; the working directory's by
-        /// default.
-        path: Option<PathBuf>,
-        /// A local state file, read in place of the backend the
-        /// configuration names.
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-        /// Evaluate as a plan would leave things: each object as planned,
-        /// unknown where only the apply can know.
-        #[arg(long)]
-        plan: bool,
-        /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        vars: VarArgs,
-    },
+    Console(ConsoleArgs),
     /// Print the resource dependency graph as DOT, as `terraform graph` does.
     Graph {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
     /// Inspect and change the state.
-    State {
-        #[command(subcommand)]
-        command: StateCommand,
-        /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else terraform.tfstate).
-        #[arg(long = "state", value_name = "FILE", global = true)]
-        state: Option<PathBuf>,
-    },
+    State(StateArgs),
     /// Show outputs from the state (`--json` as `terraform output -json`).
-    Output {
-        name: Option<String>,
-        #[arg(long, conflicts_with = "raw")]
-        json: bool,
-        /// One string, number or bool as it is, for scripts (no quotes,
-        /// no newline).
-        #[arg(long, requires = "name")]
-        raw: bool,
-        /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else terraform.tfstate).
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-    },
+    Output(OutputArgs),
     /// Release a stale state lock by its ID.
-    ForceUnlock {
-        id: String,
-        /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else terraform.tfstate).
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-    },
+    ForceUnlock(ForceUnlockArgs),
     /// Show what apply would change.
-    Plan {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-        /// Write the plan to FILE for `strata apply FILE`.
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Exit 0 when there is nothing to do, 2 when there are changes, 1 on error.
-        #[arg(long)]
-        detailed_exitcode: bool,
-        #[arg(long, value_enum, default_value = "human")]
-        format: crate::engine::Format,
-        /// Plan to destroy everything in the state.
-        #[arg(long)]
-        destroy: bool,
-        /// Terraform's machine-readable UI: one JSON message a line.
-        #[arg(long, conflicts_with = "format")]
-        json: bool,
-        /// Write configuration for `import` blocks whose targets have none
-        /// into FILE (a new file), then plan with it.
-        #[arg(long, value_name = "FILE")]
-        generate_config_out: Option<PathBuf>,
-    },
+    Plan(PlanArgs),
     /// Compare the real infrastructure with the state, changing nothing.
     /// Exit 0 no drift, 2 drift, 1 error.
-    Drift {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else terraform.tfstate).
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-        /// Driver operations in flight at once.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
-        parallelism: u16,
-        #[arg(long, value_enum, default_value = "human")]
-        format: crate::engine::Format,
-        /// Leave out resources whose address matches this pattern (`*` any
-        /// characters, `?` one; e.g. `aws_security_group.*`). Repeatable.
-        #[arg(long, value_name = "ADDR_PATTERN")]
-        ignore: Vec<String>,
-    },
+    Drift(DriftArgs),
     /// What the state's node pools and control planes cost by the hour,
     /// and what the configuration's would: per pool, per cloud, in total.
-    Cost {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-        #[arg(long, value_enum, default_value = "human")]
-        format: crate::engine::Format,
-    },
+    Cost(CostArgs),
     /// Post a markdown report read from stdin (`plan` or `drift --format
     /// markdown`) to GitHub: the pull request's one strata comment and label,
     /// or, with --issue, a drift issue opened and closed as drift comes and goes.
@@ -304,73 +197,14 @@ pub enum Command {
         name: String,
     },
     /// Make the changes: plan and ask, or apply a saved plan as it is.
-    Apply {
-        /// A configuration directory or file, or a plan file from `strata plan --out`.
-        #[arg(default_value = ".")]
-        target: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-        /// Do not ask for confirmation.
-        #[arg(long)]
-        auto_approve: bool,
-        /// Terraform's machine-readable UI: one JSON message a line.
-        #[arg(long)]
-        json: bool,
-    },
+    Apply(ApplyArgs),
     /// Destroy everything in the state, dependents first.
-    Destroy {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-        #[arg(long)]
-        auto_approve: bool,
-        /// Terraform's machine-readable UI: one JSON message a line.
-        #[arg(long)]
-        json: bool,
-    },
+    Destroy(DestroyArgs),
     /// Prepare a working directory as `terraform init` does: reach the
     /// backend, install the modules (registry, git, archive and local
     /// sources), check that every provider the configuration needs is
     /// built in.
-    Init {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        /// Leave the backend alone (Terraform's -backend=false).
-        #[arg(long)]
-        no_backend: bool,
-        /// Leave the modules as they are (Terraform's -get=false).
-        #[arg(long)]
-        no_get: bool,
-        /// Fetch every remote module again, at the newest version its
-        /// constraint allows.
-        #[arg(long)]
-        upgrade: bool,
-        /// Forget the backend settings an earlier init kept, and set a
-        /// changed backend up without moving any state.
-        #[arg(long)]
-        reconfigure: bool,
-        /// Move the state from the backend set up before to the one the
-        /// configuration names now.
-        #[arg(long)]
-        migrate_state: bool,
-        /// Move it without asking (implies --migrate-state).
-        #[arg(long)]
-        force_copy: bool,
-        /// A backend setting, `key=value`, or a file of them, laid over
-        /// the backend block and kept for the commands that follow
-        /// (repeatable).
-        #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
-        backend_config: Vec<String>,
-        /// Copy the module at SOURCE (any module source) into this empty
-        /// directory first.
-        #[arg(long, value_name = "SOURCE")]
-        from_module: Option<String>,
-    },
+    Init(InitArgs),
     /// Install the modules the configuration calls, as `terraform get`
     /// does: init's module step alone.
     Get {
@@ -391,19 +225,7 @@ pub enum Command {
     },
     /// Record an existing object at a resource address, as Terraform's
     /// `import`: read through its driver, nothing changed.
-    Import {
-        /// The resource instance to record it at (its configuration must exist).
-        address: String,
-        /// The object's id, as its driver reads it.
-        id: String,
-        /// The configuration directory.
-        #[arg(long = "config", default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-    },
+    Import(ImportArgs),
     /// List, show, create, select and delete workspaces, as Terraform's
     /// `workspace` commands.
     Workspace {
@@ -411,43 +233,14 @@ pub enum Command {
         command: super::workspace::WorkspaceCommand,
     },
     /// Mark a resource instance to be replaced by the next plan.
-    Taint {
-        address: String,
-        /// An instance not in the state is a warning, not an error.
-        #[arg(long)]
-        allow_missing: bool,
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-    },
+    Taint(TaintArgs),
     /// Take a taint mark away.
-    Untaint {
-        address: String,
-        #[arg(long)]
-        allow_missing: bool,
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-    },
+    Untaint(TaintArgs),
     /// Record in the state what the objects are now, changing none of
     /// them: `apply --refresh-only --auto-approve` (Terraform's `refresh`).
-    Refresh {
-        #[arg(default_value = ".")]
-        path: PathBuf,
-        #[command(flatten)]
-        vars: VarArgs,
-        #[command(flatten)]
-        run: RunArgs,
-    },
+    Refresh(RefreshArgs),
     /// Show a saved plan, or the state.
-    Show {
-        planfile: Option<PathBuf>,
-        /// Terraform's plan JSON format (1.2) for a plan; the state document otherwise.
-        #[arg(long)]
-        json: bool,
-        /// A local state file, used in place of the backend the configuration
-        /// names (default: that backend, else terraform.tfstate).
-        #[arg(long = "state", value_name = "FILE")]
-        state: Option<PathBuf>,
-    },
+    Show(ShowArgs),
     /// Print strata's version and the Terraform language version it implements.
     Version {
         /// As JSON, the fields `terraform version -json` has.
@@ -535,4 +328,266 @@ pub enum StateCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+// `strata plan`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct PlanArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Write the plan to FILE for `strata apply FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Exit 0 when there is nothing to do, 2 when there are changes, 1 on error.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::engine::Format,
+    /// Plan to destroy everything in the state.
+    #[arg(long)]
+    pub destroy: bool,
+    /// Terraform's machine-readable UI: one JSON message a line.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Write configuration for `import` blocks whose targets have none
+    /// into FILE (a new file), then plan with it.
+    #[arg(long, value_name = "FILE")]
+    pub generate_config_out: Option<PathBuf>,
+}
+
+// `strata drift`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct DriftArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Driver operations in flight at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallelism: u16,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::engine::Format,
+    /// Leave out resources whose address matches this pattern (`*` any
+    /// characters, `?` one; e.g. `aws_security_group.*`). Repeatable.
+    #[arg(long, value_name = "ADDR_PATTERN")]
+    pub ignore: Vec<String>,
+}
+
+// `strata cost`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct CostArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::engine::Format,
+}
+
+// `strata apply`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ApplyArgs {
+    /// A configuration directory or file, or a plan file from `strata plan --out`.
+    #[arg(default_value = ".")]
+    pub target: PathBuf,
+    #[command(flatten)]
+    pub changing: Changing,
+}
+
+// `strata destroy`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct DestroyArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub changing: Changing,
+}
+
+/// What `apply` and `destroy` share: the run's flags, and how it is
+/// approved and shown.
+#[derive(clap::Args, Debug)]
+pub struct Changing {
+    #[command(flatten)]
+    pub vars: VarArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Terraform's machine-readable UI: one JSON message a line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+// `strata refresh`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct RefreshArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+// `strata import`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// The resource instance to record it at (its configuration must exist).
+    pub address: String,
+    /// The object's id, as its driver reads it.
+    pub id: String,
+    /// The configuration directory.
+    #[arg(long = "config", default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+// `strata validate`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub vars: VarArgs,
+    /// Your own prices, over the list prices (for node pools' price caps).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Terraform's diagnostics JSON on stdout (`valid`, counts, each
+    /// problem with its range).
+    #[arg(long)]
+    pub json: bool,
+}
+
+// `strata console`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ConsoleArgs {
+    /// A configuration whose variables, locals and resources (as its
+    /// state holds them) are in scope; the working directory's by
+    /// default.
+    pub path: Option<PathBuf>,
+    /// A local state file, read in place of the backend the
+    /// configuration names.
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Evaluate as a plan would leave things: each object as planned,
+    /// unknown where only the apply can know.
+    #[arg(long)]
+    pub plan: bool,
+    /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+// `strata state`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct StateArgs {
+    #[command(subcommand)]
+    pub command: StateCommand,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE", global = true)]
+    pub state: Option<PathBuf>,
+}
+
+// `strata output`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct OutputArgs {
+    pub name: Option<String>,
+    #[arg(long, conflicts_with = "raw")]
+    pub json: bool,
+    /// One string, number or bool as it is, for scripts (no quotes,
+    /// no newline).
+    #[arg(long, requires = "name")]
+    pub raw: bool,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+// `strata force-unlock`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ForceUnlockArgs {
+    pub id: String,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+// `strata show`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    pub planfile: Option<PathBuf>,
+    /// Terraform's plan JSON format (1.2) for a plan; the state document otherwise.
+    #[arg(long)]
+    pub json: bool,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+// `strata init`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Leave the backend alone (Terraform's -backend=false).
+    #[arg(long)]
+    pub no_backend: bool,
+    /// Leave the modules as they are (Terraform's -get=false).
+    #[arg(long)]
+    pub no_get: bool,
+    /// Fetch every remote module again, at the newest version its
+    /// constraint allows.
+    #[arg(long)]
+    pub upgrade: bool,
+    /// Forget the backend settings an earlier init kept, and set a
+    /// changed backend up without moving any state.
+    #[arg(long)]
+    pub reconfigure: bool,
+    /// Move the state from the backend set up before to the one the
+    /// configuration names now.
+    #[arg(long)]
+    pub migrate_state: bool,
+    /// Move it without asking (implies --migrate-state).
+    #[arg(long)]
+    pub force_copy: bool,
+    /// A backend setting, `key=value`, or a file of them, laid over
+    /// the backend block and kept for the commands that follow
+    /// (repeatable).
+    #[arg(long = "backend-config", value_name = "KEY=VALUE|FILE")]
+    pub backend_config: Vec<String>,
+    /// Copy the module at SOURCE (any module source) into this empty
+    /// directory first.
+    #[arg(long, value_name = "SOURCE")]
+    pub from_module: Option<String>,
+}
+
+// `strata taint` and `untaint`: their flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct TaintArgs {
+    pub address: String,
+    /// An instance not in the state is a warning, not an error.
+    #[arg(long)]
+    pub allow_missing: bool,
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
 }

@@ -82,7 +82,13 @@ pub(super) fn console(
     let known = match at.plan {
         true => {
             let opts = console_plan_options(&at, inputs)?;
-            crate::engine::planned_values(p, &opts, sources, drivers)?
+            crate::engine::planned_values(
+                p,
+                &opts,
+                &mut super::printer::Printer::human(),
+                sources,
+                drivers,
+            )?
         }
         false => {
             let store = crate::backends::open(at.state, &module, at.workspace)?;

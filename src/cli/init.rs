@@ -39,6 +39,26 @@ pub struct Init<'a> {
     pub from_module: Option<&'a str>,
 }
 
+/// `strata init` as clap read it.
+pub fn command(
+    a: super::args::InitArgs,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<String, Diags> {
+    let req = Init {
+        path: &a.path,
+        backend: !a.no_backend,
+        get: !a.no_get,
+        upgrade: a.upgrade,
+        reconfigure: a.reconfigure,
+        migrate_state: a.migrate_state,
+        force_copy: a.force_copy,
+        backend_config: &a.backend_config,
+        from_module: a.from_module.as_deref(),
+    };
+    run(req, sources, drivers)
+}
+
 /// Runs `init`; what it prints on success.
 pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
     let copied = match req.from_module {
@@ -60,7 +80,7 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     if req.backend {
         // Said before the backend step's question or error, as Terraform
         // says it.
-        print!("{out}");
+        super::printer::out(&out);
         let asked = super::migrate::Asked {
             path: req.path,
             reconfigure: req.reconfigure,
@@ -80,7 +100,7 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     out.push_str("Initializing provider plugins...\n");
     if let Err(d) = providers(&module, (req.path, req.upgrade), drivers, sources, &mut out) {
         // What was done comes before what stopped it, as Terraform says it.
-        print!("{out}");
+        super::printer::out(&out);
         return Err(d);
     }
     out.push_str("\nstrata has been successfully initialized!\n");

@@ -154,7 +154,7 @@ fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Res
         .filter(|(_, (_, _, o))| *o)
         .map(|(m, _)| m.workspace.as_str())
         .collect();
-    if !force && !crate::engine::ask(&question(from, to, &moving, &occupied)) {
+    if !force && !super::printer::ask(&question(from, to, &moving, &occupied)) {
         // Let go last-taken first, so folders the locks made (a local
         // backend's `<dir>/<workspace>/` under `<dir>/`) go with them.
         while let Some(target) = targets.pop() {

@@ -9,6 +9,7 @@
 //! reach every cloud's module alike; a `cloud` block may override any of
 //! them for its cloud, which [`portability`] then holds to account.
 
+mod cloud;
 mod clouds;
 pub mod placement;
 pub mod portability;
@@ -19,12 +20,13 @@ mod syntax;
 #[cfg(test)]
 mod tests;
 
+use cloud::{cloud_call, Built, CloudAt, Parts, Region};
 pub use clouds::Catalogs;
 use clouds::{CloudKind, CLOUDS};
-use pricing::{cluster_prices, instance_type, price_cap, Pool};
+use pricing::cluster_prices;
 use providers::{cloud_providers, outputs};
 use rules::{allowed, divergence, known, part_rules, pool_rules, single, valid_cluster_name};
-use syntax::{attribute, get_attr, literal, merged, name_expr, object};
+use syntax::{attribute, get_attr, literal, name_expr, object};
 
 use crate::config::{self, ConfigScope, ModuleCall, Provider, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
@@ -85,7 +87,7 @@ impl CloudCall {
 }
 
 /// One `cluster` block, expanded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Expanded {
     pub name: String,
     pub span: Span,
@@ -275,13 +277,11 @@ pub fn expand(
                 prices: own.clone().then(catalogs.prices.clone()),
             };
             expansion.prices = std::mem::take(&mut expansion.prices).then(own);
-            if let Some((expanded, mut c, mut p, mut r)) =
-                cluster(b, &scope, &catalogs, recorded, &mut diags)
-            {
-                expansion.clusters.push(expanded);
-                calls.append(&mut c);
-                providers.append(&mut p);
-                removed.append(&mut r);
+            if let Some(mut g) = cluster(b, &scope, &catalogs, recorded, &mut diags) {
+                expansion.clusters.push(g.expanded);
+                calls.append(&mut g.calls);
+                providers.append(&mut g.providers);
+                removed.append(&mut g.removed);
             }
         }
     }
@@ -318,12 +318,29 @@ pub fn expand(
     diags.into_result(expansion)
 }
 
-type Expansions = (
-    Expanded,
-    Vec<ModuleCall>,
-    Vec<Provider>,
-    Vec<config::Removed>,
-);
+/// What one `cluster` block expands into.
+#[derive(Default)]
+struct Generated {
+    expanded: Expanded,
+    calls: Vec<ModuleCall>,
+    providers: Vec<Provider>,
+    removed: Vec<config::Removed>,
+}
+
+/// A cluster block's spec, read: its name, parts and pools.
+struct Spec<'b> {
+    name: String,
+    /// Fields allowed to differ between clouds.
+    allow_divergence: BTreeSet<String>,
+    network: Option<&'b Body>,
+    gpu_operator: Option<&'b Body>,
+    pools: Vec<(String, &'b Block)>,
+    /// Pools with `nodes`, which their placement puts somewhere.
+    wanted: BTreeMap<String, placement::Wanted>,
+    /// The `cloud` blocks, and the clouds they name.
+    cloud_blocks: Vec<&'b Block>,
+    declared: Vec<(String, Span)>,
+}
 
 fn cluster(
     b: &Block,
@@ -331,26 +348,73 @@ fn cluster(
     catalogs: &Catalogs<'_>,
     recorded: &placement::Recorded<'_>,
     diags: &mut Diags,
-) -> Option<Expansions> {
-    let name = match b.labels.as_slice() {
-        [(n, span)] if !valid_cluster_name(n) => {
-            diags.push(diag(
-                "Invalid cluster name",
-                format!("{n:?} cannot name a cluster on every cloud: a name is 1 to 40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (GKE's rule, the strictest of the clouds)."),
-                *span,
-            ));
-            return None;
-        }
-        [(n, _)] => n.clone(),
-        _ => {
-            diags.push(diag(
-                "Missing name for cluster",
-                "A cluster block has one label, its name: cluster \"train\" { … }.",
-                b.kind_span,
-            ));
-            return None;
-        }
+) -> Option<Generated> {
+    let spec = spec(b, scope, diags)?;
+    let active = active_clouds(b, scope, &spec.declared, diags);
+    let mut out = Generated {
+        expanded: Expanded {
+            name: spec.name.clone(),
+            span: b.kind_span,
+            allow_divergence: spec.allow_divergence.clone(),
+            ..Expanded::default()
+        },
+        ..Generated::default()
     };
+    retire_clouds(&spec, &active, &mut out);
+    let parts = Parts {
+        cluster: &spec.name,
+        body: &b.body,
+        network: spec.network,
+        gpu_operator: spec.gpu_operator,
+        pools: &spec.pools,
+        placed: &spec.wanted,
+    };
+    let mut built = Vec::new();
+    for (cloud, used_at) in active {
+        if !CLOUDS.iter().any(|k| k.name == cloud) {
+            continue;
+        }
+        let Some((kind, block)) = cloud_block(&spec.cloud_blocks, &cloud) else {
+            diags.push(diag(
+                "Missing cloud block",
+                format!("cluster {:?} runs on {cloud} but has no cloud {cloud:?} block to say where (its region, project or cluster).", spec.name),
+                used_at,
+            ));
+            continue;
+        };
+        for at in regions(kind, block, &spec.name, scope, diags) {
+            let c = CloudAt {
+                kind,
+                block,
+                at: &at,
+                parts: &parts,
+                scope,
+                catalogs,
+            };
+            built.extend(cloud_call(&c, diags));
+        }
+    }
+    retire_regions(&spec, &built, &recorded.calls, &mut out);
+    let sites: Vec<&placement::Site> = built.iter().filter_map(|b| b.site.as_ref()).collect();
+    for (pname, w) in &spec.wanted {
+        let Some((_, p)) = spec.pools.iter().find(|(n, _)| n == pname) else {
+            continue;
+        };
+        let d = placement::decide(
+            &spec.name, p, pname, w, &sites, catalogs, recorded, scope, diags,
+        );
+        out.expanded.placements.push(d);
+    }
+    for b in built {
+        finish(b, &spec.wanted, &mut out);
+    }
+    Some(out)
+}
+
+/// The cluster block read: its name, its parts checked, its pools and
+/// cloud blocks; `None` when it has no usable name.
+fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec<'b>> {
+    let name = cluster_name(b, diags)?;
     allowed(
         &b.body,
         &format!("cluster {name:?}"),
@@ -369,7 +433,52 @@ fn cluster(
             b.kind_span,
         ));
     }
-    let mut pools: Vec<(String, &Block)> = Vec::new();
+    let (pools, wanted) = spec_pools(b, scope, diags);
+    let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
+    let declared = declared_clouds(&cloud_blocks, diags);
+    Some(Spec {
+        name,
+        allow_divergence,
+        network,
+        gpu_operator,
+        pools,
+        wanted,
+        cloud_blocks,
+        declared,
+    })
+}
+
+/// The cluster's one label, a name every cloud takes.
+fn cluster_name(b: &Block, diags: &mut Diags) -> Option<String> {
+    match b.labels.as_slice() {
+        [(n, span)] if !valid_cluster_name(n) => {
+            diags.push(diag(
+                "Invalid cluster name",
+                format!("{n:?} cannot name a cluster on every cloud: a name is 1 to 40 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen (GKE's rule, the strictest of the clouds)."),
+                *span,
+            ));
+            None
+        }
+        [(n, _)] => Some(n.clone()),
+        _ => {
+            diags.push(diag(
+                "Missing name for cluster",
+                "A cluster block has one label, its name: cluster \"train\" { … }.",
+                b.kind_span,
+            ));
+            None
+        }
+    }
+}
+
+/// The spec's node pools, checked, and what the placed ones want.
+type SpecPools<'b> = (
+    Vec<(String, &'b Block)>,
+    BTreeMap<String, placement::Wanted>,
+);
+
+fn spec_pools<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> SpecPools<'b> {
+    let mut pools = Vec::new();
     let mut wanted = BTreeMap::new();
     for p in b.body.blocks.iter().filter(|x| x.kind == "node_pool") {
         let Some((pname, _)) = p.labels.first() else {
@@ -380,22 +489,21 @@ fn cluster(
             ));
             continue;
         };
-        allowed(
-            &p.body,
-            &format!("node_pool {pname:?}"),
-            POOL_FIELDS,
-            &["placement"],
-            diags,
-        );
+        let what = format!("node_pool {pname:?}");
+        allowed(&p.body, &what, POOL_FIELDS, &["placement"], diags);
         pool_rules(p, scope, diags);
         if let Some(w) = placement::wanted(p, scope, diags) {
             wanted.insert(pname.clone(), w);
         }
         pools.push((pname.clone(), p));
     }
-    let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
+    (pools, wanted)
+}
+
+/// The clouds the cloud blocks name, each a cloud strata builds on.
+fn declared_clouds(cloud_blocks: &[&Block], diags: &mut Diags) -> Vec<(String, Span)> {
     let mut declared = Vec::new();
-    for c in &cloud_blocks {
+    for c in cloud_blocks {
         match c.labels.first() {
             Some((n, s)) if CLOUDS.iter().any(|k| k.name == n) => declared.push((n.clone(), *s)),
             Some((n, s)) => diags.push(diag(
@@ -410,120 +518,82 @@ fn cluster(
             )),
         }
     }
-    let active = active_clouds(b, scope, &declared, diags);
-    let mut expanded = Expanded {
-        name: name.clone(),
-        span: b.kind_span,
-        clouds: Vec::new(),
-        allow_divergence,
-        placements: Vec::new(),
-    };
-    let mut calls = Vec::new();
-    let mut built = Vec::new();
-    let mut providers = Vec::new();
-    let mut removed = Vec::new();
-    // A cloud with a block but not in `clouds` keeps its provider
-    // configurations, so what state still holds there can be deleted.
-    // The objects inside a cluster the module created go with the
-    // cluster: they are forgotten, not deleted one by one through an API
-    // server that is about to disappear (and that nothing reaches any
-    // more, its address being the removed module's output).
-    let declared_block = |cloud: &str| -> Option<(&'static CloudKind, &Block)> {
-        let kind = CLOUDS.iter().find(|k| k.name == cloud)?;
-        let block = cloud_blocks
-            .iter()
-            .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud))?;
-        Some((kind, block))
-    };
-    for (cloud, _) in declared
+    declared
+}
+
+/// The cloud named `cloud` and its block, when both exist.
+fn cloud_block<'b>(
+    cloud_blocks: &[&'b Block],
+    cloud: &str,
+) -> Option<(&'static CloudKind, &'b Block)> {
+    let kind = CLOUDS.iter().find(|k| k.name == cloud)?;
+    let block = cloud_blocks
         .iter()
-        .filter(|(c, _)| !active.iter().any(|(a, _)| a == c))
-    {
-        let Some((kind, block)) = declared_block(cloud) else {
-            continue;
-        };
-        let call = format!("{name}_{cloud}");
-        retire(kind, block, &call, None, &mut providers, &mut removed);
-    }
-    for (cloud, used_at) in active {
-        let Some(kind) = CLOUDS.iter().find(|k| k.name == cloud) else {
-            continue;
-        };
-        let Some(block) = cloud_blocks
-            .iter()
-            .find(|c| c.labels.first().is_some_and(|(n, _)| *n == cloud))
-        else {
-            diags.push(diag(
-                "Missing cloud block",
-                format!("cluster {name:?} runs on {cloud} but has no cloud {cloud:?} block to say where (its region, project or cluster)."),
-                used_at,
-            ));
-            continue;
-        };
-        let parts = Parts {
-            cluster: &name,
-            body: &b.body,
-            network,
-            gpu_operator,
-            pools: &pools,
-            placed: &wanted,
-        };
-        for at in regions(kind, block, &name, scope, diags) {
-            if let Some(b) = cloud_call(kind, block, &at, &parts, scope, catalogs, diags) {
-                built.push(b);
-            }
+        .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud))?;
+    Some((kind, block))
+}
+
+/// A cloud with a block but not in `clouds` keeps its provider
+/// configurations, so what state still holds there can be deleted.
+/// The objects inside a cluster the module created go with the
+/// cluster: they are forgotten, not deleted one by one through an API
+/// server that is about to disappear (and that nothing reaches any
+/// more, its address being the removed module's output).
+fn retire_clouds(spec: &Spec<'_>, active: &[(String, Span)], out: &mut Generated) {
+    let dropped = spec
+        .declared
+        .iter()
+        .filter(|(c, _)| !active.iter().any(|(a, _)| a == c));
+    for (cloud, _) in dropped {
+        if let Some((kind, block)) = cloud_block(&spec.cloud_blocks, cloud) {
+            let call = format!("{}_{cloud}", spec.name);
+            retire((kind, block), &call, None, out);
         }
     }
-    // Regions state still holds clusters in but the spec no longer lists
-    // (or whose cloud it dropped) keep their provider configurations, so
-    // those clusters can be deleted where they are.
-    for (cloud, _) in &declared {
-        let Some((kind, block)) = declared_block(cloud) else {
+}
+
+/// Regions state still holds clusters in but the spec no longer lists
+/// (or whose cloud it dropped) keep their provider configurations, so
+/// those clusters can be deleted where they are.
+fn retire_regions(
+    spec: &Spec<'_>,
+    built: &[Built<'_>],
+    recorded: &BTreeSet<String>,
+    out: &mut Generated,
+) {
+    for (cloud, _) in &spec.declared {
+        let Some((kind, block)) = cloud_block(&spec.cloud_blocks, cloud) else {
             continue;
         };
-        let prefix = format!("{name}_{cloud}_");
-        for call in &recorded.calls {
+        let prefix = format!("{}_{cloud}_", spec.name);
+        for call in recorded {
             let Some(suffix) = call.strip_prefix(&prefix) else {
                 continue;
             };
             if !built.iter().any(|b| b.cc.call == *call) {
                 let region = suffix.replace('_', "-");
-                retire(
-                    kind,
-                    block,
-                    call,
-                    Some(&region),
-                    &mut providers,
-                    &mut removed,
-                );
+                retire((kind, block), call, Some(&region), out);
             }
         }
     }
-    let sites: Vec<&placement::Site> = built.iter().filter_map(|b| b.site.as_ref()).collect();
-    for (pname, w) in &wanted {
-        let Some((_, p)) = pools.iter().find(|(n, _)| n == pname) else {
-            continue;
-        };
-        let d = placement::decide(&name, p, pname, w, &sites, catalogs, recorded, scope, diags);
-        expanded.placements.push(d);
-    }
-    for b in built {
-        let mut call = b.call;
-        let pools = b
-            .pools
-            .into_iter()
-            .map(|(pname, items, span)| {
-                let items = placed_items(&b.cc.call, &pname, items, &wanted, &expanded, span);
-                (pname, object(items, span))
-            })
-            .collect();
-        call.inputs
-            .push(attribute("node_pools", object(pools, b.cc.span)));
-        calls.push(call);
-        providers.extend(b.providers);
-        expanded.clouds.push(b.cc);
-    }
-    Some((expanded, calls, providers, removed))
+}
+
+/// A cloud's call finished: its pools as placement decided them.
+fn finish(b: Built<'_>, wanted: &BTreeMap<String, placement::Wanted>, out: &mut Generated) {
+    let mut call = b.call;
+    let pools = b
+        .pools
+        .into_iter()
+        .map(|p| {
+            let items = placed_items(&b.cc.call, &p.name, p.items, wanted, &out.expanded, p.span);
+            (p.name, object(items, p.span))
+        })
+        .collect();
+    call.inputs
+        .push(attribute("node_pools", object(pools, b.cc.span)));
+    out.calls.push(call);
+    out.providers.extend(b.providers);
+    out.expanded.clouds.push(b.cc);
 }
 
 /// A cloud region the spec no longer builds a cluster in, whose objects
@@ -533,17 +603,16 @@ fn cluster(
 /// forgotten with it rather than deleted through an API server about to
 /// go.
 fn retire(
-    kind: &CloudKind,
-    block: &Block,
+    (kind, block): (&CloudKind, &Block),
     call: &str,
     region: Option<&str>,
-    providers: &mut Vec<Provider>,
-    removed: &mut Vec<config::Removed>,
+    out: &mut Generated,
 ) {
-    providers.extend(cloud_providers(kind, block, call, false, region).0);
+    let (providers, _) = cloud_providers(kind, block, call, false, region);
+    out.providers.extend(providers);
     if kind.created {
         let span = block.kind_span;
-        removed.push(config::Removed {
+        out.removed.push(config::Removed {
             from: get_attr(
                 get_attr(get_attr(name_expr("module", span), call), "module"),
                 "gpu_operator",
@@ -552,24 +621,6 @@ fn retire(
             span,
         });
     }
-}
-
-/// One region of a cloud, with a cluster of its own from the cloud's
-/// module.
-struct Region {
-    /// `train_aws`; `train_aws_us_west_2` for a region after the first.
-    call: String,
-    /// The module's `name`: the cluster's, and past the first region the
-    /// region after it (IAM roles, GCP networks and service accounts,
-    /// Azure resource groups are not regional: two clusters cannot share
-    /// their names).
-    name: String,
-    /// The region and where it is written; `None` for a cloud without one.
-    at: Option<(String, Span)>,
-    /// Whether it comes from `regions` (then the module's and the
-    /// provider's region are set to it).
-    listed: bool,
-    primary: bool,
 }
 
 /// The regions a cloud block asks for: its `regions` (or Azure's
@@ -613,6 +664,17 @@ fn regions(
         ));
         return Vec::new();
     };
+    listed(names, (cluster, &call), (many, span), diags)
+}
+
+/// The regions `regions` lists, each a cluster of its own: named after
+/// the cluster past the first, each a well-formed region named once.
+fn listed(
+    names: Vec<String>,
+    (cluster, call): (&str, &str),
+    (many, span): (&str, Span),
+    diags: &mut Diags,
+) -> Vec<Region> {
     let mut out: Vec<Region> = Vec::new();
     for (i, region) in names.into_iter().enumerate() {
         let name = match i {
@@ -646,7 +708,7 @@ fn regions(
         }
         out.push(Region {
             call: match i {
-                0 => call.clone(),
+                0 => call.to_string(),
                 _ => format!("{call}_{slug}"),
             },
             name,
@@ -701,302 +763,4 @@ fn placed_items(
         }
     }
     items
-}
-
-/// The spec's cloud-independent parts, as written.
-struct Parts<'a> {
-    cluster: &'a str,
-    body: &'a Body,
-    network: Option<&'a Body>,
-    gpu_operator: Option<&'a Body>,
-    pools: &'a [(String, &'a Block)],
-    /// Pools with `nodes`, which their placement puts somewhere.
-    placed: &'a BTreeMap<String, placement::Wanted>,
-}
-
-/// A pool's module input items (name, items, the pool block's span).
-type PoolInput = (String, Vec<(String, Expr)>, Span);
-
-/// One cloud's module call, before its pools are finished by placement.
-struct Built<'k> {
-    call: ModuleCall,
-    providers: Vec<Provider>,
-    cc: CloudCall,
-    /// Each pool's module input items, by name.
-    pools: Vec<PoolInput>,
-    /// The cloud as a place for nodes, when it has a region and catalog.
-    site: Option<placement::Site<'k>>,
-}
-
-fn cloud_call<'k>(
-    kind: &'k CloudKind,
-    block: &Block,
-    at: &Region,
-    parts: &Parts,
-    scope: &ConfigScope,
-    catalogs: &Catalogs<'_>,
-    diags: &mut Diags,
-) -> Option<Built<'k>> {
-    let span = block.kind_span;
-    let call_name = at.call.clone();
-    let mut overrides = BTreeMap::new();
-    let cloud_network = single(&block.body, "network", diags);
-    let cloud_operator = single(&block.body, "gpu_operator", diags);
-    part_rules(cloud_network, cloud_operator, scope, diags);
-    let module_source = block.body.attr("module").and_then(|a| match &a.expr.kind {
-        ExprKind::Literal(v) => v.as_str().map(|s| (s.to_string(), a.expr.span)),
-        _ => {
-            diags.push(diag(
-                "Invalid module",
-                "module is a literal path to the module to use for this cloud, such as \"./modules/aws\".",
-                a.expr.span,
-            ));
-            None
-        }
-    });
-    let mut inputs = vec![attribute("name", literal(Value::string(&at.name), span))];
-    let version = block
-        .body
-        .attr("kubernetes_version")
-        .inspect(|a| {
-            overrides.insert((String::new(), "kubernetes_version".into()), a.span);
-        })
-        .or_else(|| parts.body.attr("kubernetes_version"));
-    if let Some(a) = version {
-        inputs.push(attribute("kubernetes_version", a.expr.clone()));
-    }
-    if kind.created && parts.network.is_none() && cloud_network.is_none() {
-        diags.push(diag(
-            "Missing network block",
-            format!(
-                "cluster {:?} runs on {}, where strata makes the cluster's network: say its address range with network {{ cidr = \"10.40.0.0/16\" }} in the cluster (or in cloud {:?}).",
-                parts.cluster, kind.name, kind.name
-            ),
-            span,
-        ));
-    }
-    if parts.network.is_some() || cloud_network.is_some() {
-        let attrs = merged(parts.network, cloud_network);
-        inputs.push(attribute(
-            "network",
-            object(
-                attrs
-                    .iter()
-                    .map(|a| (a.name.clone(), a.expr.clone()))
-                    .collect(),
-                span,
-            ),
-        ));
-    }
-    if let Some(over) = cloud_operator {
-        for a in &over.attrs {
-            let field = match a.name.as_str() {
-                "version" => "gpu_operator",
-                other => other,
-            };
-            overrides.insert((String::new(), field.to_string()), a.span);
-        }
-    }
-    if parts.gpu_operator.is_some() || cloud_operator.is_some() {
-        let attrs = merged(parts.gpu_operator, cloud_operator);
-        inputs.push(attribute(
-            "gpu_operator",
-            object(
-                attrs
-                    .iter()
-                    .map(|a| (a.name.clone(), a.expr.clone()))
-                    .collect(),
-                span,
-            ),
-        ));
-    }
-    // Pools: the spec's, each with this cloud's overrides laid over it and
-    // the instance type the catalog gives for its GPU shape.
-    let cloud_pools: Vec<&Block> = block
-        .body
-        .blocks
-        .iter()
-        .filter(|b| b.kind == "node_pool")
-        .collect();
-    for cp in &cloud_pools {
-        let known_pool = cp
-            .labels
-            .first()
-            .is_some_and(|(n, _)| parts.pools.iter().any(|(p, _)| p == n));
-        if !known_pool {
-            diags.push(diag(
-                "Unknown node pool",
-                format!(
-                    "cloud {:?} overrides a node pool the cluster does not declare; its pools are {}.",
-                    kind.name,
-                    parts
-                        .pools
-                        .iter()
-                        .map(|(p, _)| p.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                cp.kind_span,
-            ));
-        }
-    }
-    let region = at.at.clone();
-    let mut pool_items = Vec::new();
-    let mut instance_types = BTreeMap::new();
-    for (pname, pblock) in parts.pools {
-        let over = cloud_pools
-            .iter()
-            .find(|c| c.labels.first().is_some_and(|(n, _)| n == pname))
-            .map(|c| &c.body);
-        if let Some(o) = over {
-            allowed(
-                o,
-                &format!("cloud {:?} node_pool {pname:?}", kind.name),
-                POOL_FIELDS,
-                &[],
-                diags,
-            );
-            for a in &o.attrs {
-                overrides.insert((pname.clone(), a.name.clone()), a.span);
-            }
-        }
-        let attrs = merged(Some(&pblock.body), over);
-        let mut items: Vec<(String, Expr)> = attrs
-            .iter()
-            .filter(|a| !SPEC_ONLY.contains(&a.name.as_str()))
-            .map(|a| (a.name.clone(), a.expr.clone()))
-            .collect();
-        let region = region.as_ref().map(|(r, span)| (r.as_str(), *span));
-        let chosen = match attrs.iter().find(|a| a.name == "instance_type") {
-            Some(a) => known(scope, a, diags).and_then(|v| v.as_str().map(str::to_string)),
-            None => {
-                let t = instance_type(kind, &attrs, region, pblock, scope, catalogs, diags);
-                if let Some(t) = &t {
-                    items.push((
-                        "instance_type".into(),
-                        literal(Value::string(t), pblock.kind_span),
-                    ));
-                }
-                t
-            }
-        };
-        // The cloud block's cap is over the spec's pool's, under the cloud
-        // block's own override of the pool.
-        let mut capped = attrs.clone();
-        if let Some(cap) = block
-            .body
-            .attr(CAP)
-            .filter(|_| over.is_none_or(|o| o.attr(CAP).is_none()))
-        {
-            capped.retain(|a| a.name != CAP);
-            capped.push(cap);
-        }
-        if let (Some(t), Some((r, _))) = (&chosen, region) {
-            let pool = Pool {
-                name: pname,
-                attrs: &capped,
-                cloud: kind,
-            };
-            // A placed pool's cap rules out candidates instead.
-            if !parts.placed.contains_key(pname) {
-                price_cap(&pool, t, r, scope, catalogs, diags);
-            }
-        }
-        if let Some(t) = chosen {
-            instance_types.insert(pname.clone(), t);
-        }
-        pool_items.push((pname.clone(), items, pblock.kind_span));
-    }
-    // The cloud block's own attributes: the provider's arguments configure
-    // the provider; the rest are the module's inputs.
-    let (_, pargs) = kind.provider;
-    for a in &block.body.attrs {
-        if matches!(a.name.as_str(), "module" | "kubernetes_version") || a.name == CAP {
-            continue;
-        }
-        // A listed region replaces `region` (given below); `zones` are
-        // the primary region's.
-        let regional =
-            kind.region == Some(a.name.as_str()) || kind.regions == Some(a.name.as_str());
-        if (at.listed && regional) || (!at.primary && a.name == "zones") {
-            continue;
-        }
-        // Region and project are the module's business too (zones,
-        // resource names); anything the provider does not take is.
-        if !pargs.contains(&a.name.as_str())
-            || kind.region == Some(a.name.as_str())
-            || a.name == "project"
-        {
-            inputs.push(a.clone());
-        }
-    }
-    for b in &block.body.blocks {
-        if !matches!(b.kind.as_str(), "network" | "gpu_operator" | "node_pool") {
-            diags.push(diag(
-                "Unsupported block type",
-                format!(
-                    "Blocks of type {:?} are not expected in cloud {:?}; it takes network, gpu_operator and node_pool blocks that override the cluster's.",
-                    b.kind, kind.name
-                ),
-                b.kind_span,
-            ));
-        }
-    }
-    if let (true, Some(r), Some((region, rspan))) = (at.listed, kind.region, &at.at) {
-        inputs.push(attribute(r, literal(Value::string(region), *rspan)));
-    }
-    let listed = at
-        .listed
-        .then(|| at.at.as_ref().map(|(r, _)| r.as_str()))
-        .flatten();
-    let (providers, mapping) = cloud_providers(kind, block, &call_name, true, listed);
-    let source = module_source
-        .as_ref()
-        .map(|(s, _)| s.clone())
-        .unwrap_or_else(|| format!("{}/{}", config::EMBEDDED, kind.name));
-    let call = ModuleCall {
-        name: call_name.clone(),
-        span,
-        source: source.clone(),
-        source_span: module_source.as_ref().map_or(span, |(_, s)| *s),
-        version: None,
-        count: None,
-        for_each: None,
-        depends_on: Vec::new(),
-        inputs,
-        providers: mapping,
-        module: Box::default(),
-    };
-    let site = region
-        .filter(|_| catalogs.of(kind).is_some())
-        .map(|(r, _)| placement::Site {
-            kind,
-            call: call_name.clone(),
-            zones: block
-                .body
-                .attr("zones")
-                .filter(|_| at.primary)
-                .and_then(|a| known(scope, a, diags))
-                .and_then(|v| string_list(&v))
-                .unwrap_or_else(|| (kind.zones)(&r)),
-            region: r,
-            instance_types,
-        });
-    let cc = CloudCall {
-        cloud: kind.name.to_string(),
-        call: call_name,
-        span,
-        overrides,
-        module: module_source.map(|(s, _)| s),
-        further_region: (!at.primary)
-            .then(|| at.at.as_ref().map(|(r, _)| r.clone()))
-            .flatten(),
-    };
-    Some(Built {
-        call,
-        providers,
-        cc,
-        pools: pool_items,
-        site,
-    })
 }

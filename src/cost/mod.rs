@@ -1,6 +1,6 @@
 //! What a plan costs by the hour: each node pool priced from its planned
 //! object and from its prior one, and each managed control plane's fee.
-//! Drivers say what their objects bill (`Driver::billing`: instance type,
+//! Drivers say what their objects bill (`Billing::billing`: instance type,
 //! region, capacity, node counts, fees); this stage resolves facts one
 //! object holds for another (an AKS pool's region is its cluster's) and
 //! prices nodes once for every cloud, from the driver's GPU catalog and the

@@ -4,16 +4,17 @@
 //! placed is watched until its first node offers GPUs (time to first GPU),
 //! or fails over when none does within `wait_for_gpus`.
 
-use super::{make_plan, placements, prepare, Options, Prepared};
+use super::prepare::{placements, prepare};
+use super::session::{Session, Source};
+use super::view::{Notice, Shown, View};
+use super::Options;
 use crate::apply;
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
-use crate::lang::value::Value;
 use crate::plan::Plan;
 use crate::statecmd::state_err;
 use std::collections::BTreeMap;
-use std::path::Path;
-use strata_state::{Entry, Lock, State, Store};
+use strata_state::Entry;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -24,16 +25,14 @@ pub(super) struct Rounds {
     pub unplaced: Vec<Diag>,
 }
 
-/// What an apply's rounds share: the state's store and lock, and how to
-/// prepare the configuration again for the next round of a failover.
+/// What an apply's rounds share: how to prepare the configuration again
+/// for the next round of a failover.
 pub(super) struct Applying<'a> {
-    pub store: &'a Store,
-    pub lock: &'a Lock,
-    pub rt: &'a tokio::runtime::Runtime,
     pub opts: &'a Options,
+    /// Where the apply's progress lines go (the view's).
+    pub say: fn(&str),
     pub drivers: &'a Drivers,
-    pub config_dir: &'a Path,
-    pub vars: Option<BTreeMap<String, Value>>,
+    pub from: &'a Source<'a>,
 }
 
 /// More rounds than any spec's candidates and zones need: a bound on a
@@ -48,109 +47,65 @@ impl Applying<'_> {
     /// left to go. Every chosen placement is recorded.
     pub fn rounds(
         &self,
-        mut p: Prepared,
+        session: &mut Session,
         mut plan: Plan,
-        mut state: State,
+        view: &mut dyn View,
         sources: &mut Sources,
-    ) -> Result<(State, Rounds, Prepared), Diags> {
+    ) -> Result<Rounds, Diags> {
         let mut total = apply::Report::default();
         for round in 1.. {
             let started = OffsetDateTime::now_utc();
-            let (st, report) = self.once(&p, &plan, state)?;
-            state = st;
+            let report = self.once(session, &plan)?;
             let now = OffsetDateTime::now_utc();
-            // What was not attempted (its dependencies failed or were
-            // halted by a stop) is not applied either: a pool with any of
-            // it is not placed yet.
-            let not_attempted = "not attempted".to_string();
-            let skipped = report.skipped.iter().map(|a| crate::placement::Failed {
-                addr: a.to_string(),
-                shortage: None,
-                why: &not_attempted,
-            });
-            let failed: Vec<crate::placement::Failed> = report
-                .failed
-                .iter()
-                .map(|f| crate::placement::Failed {
-                    addr: f.addr.to_string(),
-                    shortage: f.shortage.as_ref(),
-                    why: &f.why,
-                })
-                .chain(skipped)
-                .collect();
-            let outcome = crate::placement::outcome(&plan.placements, &failed, started, now);
-            for line in &outcome.attempts {
-                println!("\n{line}");
-            }
-            if !outcome.attempts.is_empty() {
-                // What else this round left undone, which the next round
-                // plans again.
-                let unexplained = report
-                    .failed
-                    .iter()
-                    .filter(|f| !outcome.explained.contains(&f.addr.to_string()));
-                for f in unexplained {
-                    println!("  {} failed: {}", f.addr, f.why);
-                }
-                for s in &report.skipped {
-                    println!("  {s} waits for the next round.");
-                }
-            }
-            self.record(&mut state, outcome.entries)?;
+            let outcome = placed(&plan, &report, (started, now));
+            said(&outcome, &report, view);
+            self.record(session, outcome.entries)?;
             total.absorb(report);
             let mut moved_on = outcome.attempts.len();
             if moved_on == 0 {
-                let gpus = self.first_gpus(&plan.placements, &state);
-                for line in &gpus.said {
-                    println!("\n{line}");
+                let gpus = self.first_gpus(&plan.placements, session);
+                for line in gpus.said {
+                    view.notice(Notice::Placement(line));
                 }
                 moved_on = gpus.timed_out;
-                self.record(&mut state, gpus.entries)?;
+                self.record(session, gpus.entries)?;
             }
             // A stop asked for ends the rounds: what is placed stays placed.
             if moved_on == 0 || round == MAX_ROUNDS || crate::interrupt::requested() {
                 break;
             }
-            let recorded = placements(Some(&state), &self.opts.replace_placement, now);
-            p = prepare(
-                self.config_dir,
-                self.vars.clone(),
-                self.opts,
-                &recorded,
-                sources,
-                self.drivers,
-            )?;
-            plan = make_plan(&p, &state, self.opts, self.drivers, self.rt, false)
-                .map_err(|f| p.expansion.explain(f.diags, sources))?;
+            let recorded = placements(Some(&session.state), &self.opts.replace_placement, now);
+            let (dir, vars) = (self.from.dir, self.from.vars.clone());
+            session.p = prepare(dir, vars, self.opts, &recorded, sources, self.drivers)?;
+            plan = session
+                .plan(self.opts, false, self.drivers)
+                .map_err(|f| session.p.expansion.explain(f.diags, sources))?;
             for d in &plan.placements {
-                println!("{}", crate::placement::next_try(d));
+                view.notice(Notice::NextTry(crate::placement::next_try(d)));
             }
             if !plan.has_changes() {
                 break;
             }
-            print!("{}", crate::render::human::plan(&plan));
+            view.plan(Shown::Round(&plan), &[], sources);
         }
-        let rounds = Rounds {
+        Ok(Rounds {
             applied: total,
             unplaced: unplaced(&plan),
-        };
-        Ok((state, rounds, p))
+        })
     }
 
     /// One round: the plan applied through the journal, the state
     /// persisted.
-    fn once(
-        &self,
-        p: &Prepared,
-        plan: &Plan,
-        state: State,
-    ) -> Result<(State, apply::Report), Diags> {
+    fn once(&self, session: &mut Session, plan: &Plan) -> Result<apply::Report, Diags> {
+        let (store, lock) = (&session.store, &session.lock);
         let sink = apply::Sink {
-            store: self.store,
-            lock: self.lock,
-            journal: self.store.journal(self.lock).map_err(state_err)?,
+            store,
+            lock,
+            journal: store.journal(lock).map_err(state_err)?,
             every: apply::persist_interval(),
         };
+        let p = &session.p;
+        let state = std::mem::take(&mut session.state);
         let result = apply::apply(
             &apply::Request {
                 root: &p.module,
@@ -161,36 +116,90 @@ impl Applying<'_> {
                 plan,
                 lineage: state.lineage.clone(),
                 parallelism: self.opts.parallelism,
-                progress: match self.opts.json {
-                    true => apply::Progress::Json,
-                    false => apply::Progress::Lines,
+                progress: apply::Progress {
+                    form: match self.opts.json {
+                        true => apply::Form::Json,
+                        false => apply::Form::Lines,
+                    },
+                    say: self.say,
                 },
             },
             state,
             sink,
-            self.rt,
+            &session.rt,
         );
-        let (mut state, report) = result?;
+        let (state, report) = result?;
+        session.state = state;
         crate::timings::stage("applied");
-        self.store
-            .persist(self.lock, &mut state)
-            .map_err(state_err)?;
+        session.persist()?;
         crate::timings::stage("persisted");
-        Ok((state, report))
+        Ok(report)
     }
 
     /// Placement records, through the journal (a crash right after still
     /// has them) and into the persisted state.
-    fn record(&self, state: &mut State, entries: Vec<Entry>) -> Result<(), Diags> {
+    fn record(&self, session: &mut Session, entries: Vec<Entry>) -> Result<(), Diags> {
         if entries.is_empty() {
             return Ok(());
         }
-        self.store
-            .journal(self.lock)
+        session
+            .store
+            .journal(&session.lock)
             .and_then(|mut j| j.append_all(&entries))
             .map_err(state_err)?;
-        state.apply_all(&entries);
-        self.store.persist(self.lock, state).map_err(state_err)
+        session.state.apply_all(&entries);
+        session.persist()
+    }
+}
+
+/// What a round did to the placed pools: where each was put, or the
+/// shortage that moves it on.
+fn placed(
+    plan: &Plan,
+    report: &apply::Report,
+    (started, now): (OffsetDateTime, OffsetDateTime),
+) -> crate::placement::Outcome {
+    // What was not attempted (its dependencies failed or were halted by a
+    // stop) is not applied either: a pool with any of it is not placed yet.
+    let not_attempted = "not attempted".to_string();
+    let skipped = report.skipped.iter().map(|a| crate::placement::Failed {
+        addr: a.to_string(),
+        shortage: None,
+        why: &not_attempted,
+    });
+    let failed: Vec<crate::placement::Failed> = report
+        .failed
+        .iter()
+        .map(|f| crate::placement::Failed {
+            addr: f.addr.to_string(),
+            shortage: f.shortage.as_ref(),
+            why: &f.why,
+        })
+        .chain(skipped)
+        .collect();
+    crate::placement::outcome(&plan.placements, &failed, started, now)
+}
+
+/// A round's placements told, and what else it left undone for the next
+/// round to plan again.
+fn said(outcome: &crate::placement::Outcome, report: &apply::Report, view: &mut dyn View) {
+    for line in &outcome.attempts {
+        view.notice(Notice::Placement(line.clone()));
+    }
+    if outcome.attempts.is_empty() {
+        return;
+    }
+    let unexplained = report
+        .failed
+        .iter()
+        .filter(|f| !outcome.explained.contains(&f.addr.to_string()));
+    for f in unexplained {
+        let (addr, why) = (f.addr.to_string(), f.why.clone());
+        view.notice(Notice::RoundFailed { addr, why });
+    }
+    for s in &report.skipped {
+        let addr = s.to_string();
+        view.notice(Notice::RoundWaits { addr });
     }
 }
 
@@ -211,7 +220,8 @@ impl Applying<'_> {
     /// of it offers an allocatable `nvidia.com/gpu`, through its cluster's
     /// Kubernetes API: the time from the placement's request is recorded;
     /// a pool with none within `wait_for_gpus` fails there.
-    fn first_gpus(&self, decisions: &[crate::placement::Decision], state: &State) -> FirstGpus {
+    fn first_gpus(&self, decisions: &[crate::placement::Decision], session: &Session) -> FirstGpus {
+        let state = &session.state;
         let mut out = FirstGpus::default();
         for d in decisions {
             let (Some(c), Some(record)) = (d.chosen(), state.placements.get(&d.pool)) else {
@@ -228,7 +238,7 @@ impl Applying<'_> {
                 .unwrap_or_else(|_| OffsetDateTime::now_utc());
             let limit = d.wait_for_gpus.unwrap_or(crate::placement::WAIT_FOR_GPUS);
             let pool = d.pool.split_once('.').map_or(d.pool.as_str(), |(_, p)| p);
-            let seen = self
+            let seen = session
                 .rt
                 .block_on(gpus_ready(self.drivers, c, pool, since + limit));
             let now = OffsetDateTime::now_utc();
@@ -280,6 +290,7 @@ impl Applying<'_> {
 pub(super) async fn gpus_now(
     drivers: &Drivers,
     decisions: &[crate::placement::Decision],
+    view: &mut dyn View,
 ) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for d in decisions {
@@ -295,7 +306,10 @@ pub(super) async fn gpus_now(
             Ok(ready) => {
                 out.insert(d.pool.clone(), ready.map_or(0, |r| r.gpus));
             }
-            Err(why) => eprintln!("Warning: the GPUs of {} are not known: {why}", d.pool),
+            Err(why) => view.notice(Notice::GpusUnknown {
+                pool: d.pool.clone(),
+                why,
+            }),
         }
     }
     out

@@ -3,7 +3,8 @@
 //! written from it into FILE (a new file), before the plan; the plan then
 //! reads FILE as part of the configuration, as Terraform's does.
 
-use super::{placements, prepare, Options};
+use super::prepare::{placements, prepare};
+use super::Options;
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;

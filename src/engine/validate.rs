@@ -1,7 +1,7 @@
 //! `validate` and `graph`: the configuration loaded and its cluster specs
 //! expanded as a plan would, then checked or drawn, without a state.
 
-use super::{check_portability, expand, placements};
+use super::prepare::{check_portability, expand, placements};
 use crate::builtin::Drivers;
 use crate::config::{
     self,

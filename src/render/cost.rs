@@ -232,6 +232,16 @@ fn cell(s: &str) -> String {
 
 /// The cost as the pull-request comment shows it: the total's change
 /// first, then the pools and the clouds.
+/// `strata cost --format json`: the cost, with the placed pools when
+/// there are any.
+pub fn json(cost: &Cost, placements: &[crate::placement::Decision]) -> String {
+    let mut j = cost.to_json();
+    if let (Some(o), false) = (j.as_object_mut(), placements.is_empty()) {
+        o.insert("placements".into(), crate::placement::to_json(placements));
+    }
+    format!("{j}\n")
+}
+
 pub fn markdown(cost: &Cost) -> String {
     if cost.is_empty() {
         return String::new();

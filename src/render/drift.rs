@@ -178,6 +178,25 @@ fn redacted(c: &ResourceChange) -> ResourceChange {
 
 /// A markdown issue body: counts first, a table of what changed, the full
 /// report collapsed.
+/// The drift report's JSON, with each placed pool and the GPUs its nodes
+/// offer now (`ready_gpus_now`).
+pub fn report_json(
+    drift: &[ResourceChange],
+    placements: &[crate::placement::Decision],
+    ready: &std::collections::BTreeMap<String, u64>,
+) -> String {
+    let mut report = json(drift);
+    if let (Some(o), false) = (report.as_object_mut(), placements.is_empty()) {
+        let mut placed = crate::placement::to_json(placements);
+        for p in placed.as_array_mut().into_iter().flatten() {
+            let pool = p["pool"].as_str().unwrap_or_default().to_string();
+            p["ready_gpus_now"] = json!(ready.get(&pool));
+        }
+        o.insert("placements".into(), placed);
+    }
+    format!("{report}\n")
+}
+
 pub fn markdown(drift: &[ResourceChange], schemas: &Schemas) -> String {
     if drift.is_empty() {
         return format!(

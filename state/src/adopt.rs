@@ -136,8 +136,11 @@ fn move_one(old: Old, new: LocalBackend, new_holds: Holding) -> Result<Adopted, 
         }
         _ => move_over(&old, &new),
     };
-    new.unlock(&info.id);
+    // Released whatever the move did; a lock left behind would stop
+    // every command after this one, so it is an error too.
+    let unlocked = new.unlock(&info.id);
     let adopted = result?;
+    unlocked?;
     let _ = std::fs::remove_file(&old.lock);
     if let Some(dir) = old.state.parent().filter(|_| old.workspace != "default") {
         let _ = std::fs::remove_dir(dir);

@@ -143,8 +143,10 @@ pub trait Backend: Send + Sync {
     /// Whether the lock `id` is still the one held.
     fn check_lock(&self, id: &str) -> Result<(), StateError>;
 
-    /// Releases the lock `id`, if it is still held (never another's).
-    fn unlock(&self, id: &str);
+    /// Releases the lock `id`, if it is still held (never another's). An
+    /// error says the lock may still be held: the user is told, as
+    /// Terraform tells them, to force-unlock it.
+    fn unlock(&self, id: &str) -> Result<(), StateError>;
 
     /// Releases whatever lock has this `id`, for a run that died holding it.
     fn force_unlock(&self, id: &str) -> Result<(), StateError>;

@@ -339,9 +339,16 @@ impl LocalBackend {
 
     /// Releases `held`: its info and the empty file the lock made go
     /// first, while the OS lock still keeps others out.
-    fn release(&self, held: Held) {
+    /// Lets go of `held`; the error is the lock info that could not be
+    /// removed (the OS's lock goes with the file handle whatever happens).
+    fn release(&self, held: Held) -> Result<(), StateError> {
+        let mut removed = Ok(());
         if self.holder().is_some_and(|i| i.id == held.id) {
-            let _ = std::fs::remove_file(self.lock_info_path());
+            let path = self.lock_info_path();
+            removed = match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != ErrorKind::NotFound => Err(StateError::io(&path, e)),
+                _ => Ok(()),
+            };
         }
         let empty = held.file.metadata().is_ok_and(|m| m.len() == 0);
         if held.created && empty && same_file(&held.file, &self.path) {
@@ -357,6 +364,7 @@ impl LocalBackend {
             let _ = std::fs::remove_dir(dir);
         }
         drop(held);
+        removed
     }
 }
 
@@ -460,12 +468,11 @@ impl Backend for LocalBackend {
         }
     }
 
-    fn unlock(&self, id: &str) {
+    fn unlock(&self, id: &str) -> Result<(), StateError> {
         let mut slot = self.held();
-        if slot.as_ref().is_some_and(|h| h.id == id) {
-            if let Some(held) = slot.take() {
-                self.release(held);
-            }
+        match slot.take_if(|h| h.id == id) {
+            Some(held) => self.release(held),
+            None => Ok(()),
         }
     }
 

@@ -45,6 +45,7 @@ pub struct Lock {
     /// Set when this lock replaced one left by a process that had died.
     pub took_over: Option<LockInfo>,
     _guard: Box<dyn std::any::Any + Send>,
+    released: bool,
 }
 
 impl std::fmt::Debug for Lock {
@@ -53,9 +54,20 @@ impl std::fmt::Debug for Lock {
     }
 }
 
+impl Lock {
+    /// Releases the lock, saying whether the backend let go of it (a lock
+    /// dropped unreleased is released with nobody told how it went).
+    pub fn release(mut self) -> Result<(), StateError> {
+        self.released = true;
+        self.backend.unlock(&self.info.id)
+    }
+}
+
 impl Drop for Lock {
     fn drop(&mut self) {
-        self.backend.unlock(&self.info.id);
+        if !self.released {
+            let _ = self.backend.unlock(&self.info.id);
+        }
     }
 }
 
@@ -100,6 +112,7 @@ impl Store {
             info,
             took_over: acquired.took_over,
             _guard: acquired.guard,
+            released: false,
         })
     }
 

@@ -228,9 +228,8 @@ pub fn inventory(m: &Moto) -> Inventory {
 /// The state of the configuration in `dir`, as `strata state pull`
 /// prints it; it must load.
 pub fn pulled(dir: &std::path::Path) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+    let out = crate::common::run::strata(dir)
         .args(["state", "pull"])
-        .current_dir(dir)
         .output()
         .expect("state pull");
     assert!(

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod moto;
+pub mod run;
 pub mod sandbox;
 
 use std::path::PathBuf;
@@ -57,15 +58,8 @@ pub fn scratch(cloud: &str, tag: &str) -> PathBuf {
 
 /// Runs a prepared `strata` command: its exit code and all it printed.
 pub fn output(mut c: Command) -> (i32, String) {
-    let out = c.output().expect("strata runs");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    let r = run::ran(&mut c);
+    (r.code, r.both())
 }
 
 /// A JSON error answer for the next `times` requests matching all of

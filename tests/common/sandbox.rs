@@ -82,11 +82,8 @@ impl Sandbox {
     /// The strata binary with `args`, to run in `work` with the sandbox's
     /// environment.
     pub fn command(&self, work: &Path, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_strata"));
+        let mut c = super::run::strata(work);
         c.args(args)
-            .current_dir(work)
-            .stdin(Stdio::null())
-            .env("NO_COLOR", "1")
             .env("STRATA_CHECK_SETTLE", "10")
             .env_remove("AWS_PROFILE")
             .env_remove("KUBE_CONFIG_PATH")

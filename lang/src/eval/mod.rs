@@ -3,6 +3,8 @@
 //! operands, and every error points at the expression that caused it.
 
 mod ops;
+#[cfg(test)]
+mod tests;
 
 use crate::diag::{Diag, Span};
 use crate::funcs::{self, CallCtx};

@@ -8,6 +8,8 @@ pub mod ast;
 pub mod json;
 mod native;
 mod template;
+#[cfg(test)]
+mod tests;
 
 use crate::diag::{Diag, FileId, Span};
 pub use ast::{Expr, ExprKind};

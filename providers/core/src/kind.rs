@@ -139,7 +139,7 @@ pub trait Cloud: Send + Sync {
         None
     }
 
-    /// See [`Driver::billing`].
+    /// See [`crate::Billing::billing`].
     fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
         let _ = (type_name, object, today);
         Vec::new()
@@ -151,6 +151,24 @@ pub trait Cloud: Send + Sync {
             driver: self.name().to_string(),
             type_name: type_name.to_string(),
         })
+    }
+}
+
+#[async_trait]
+impl<T: Cloud + 'static> crate::Recovery for T {
+    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        kind.find_tagged(self.ctx().await, tags).await
+    }
+}
+
+impl<T: Cloud + 'static> crate::Billing for T {
+    fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
+        Cloud::gpu_catalog(self)
+    }
+
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
+        Cloud::billing(self, type_name, object, today)
     }
 }
 
@@ -235,11 +253,6 @@ impl<T: Cloud + 'static> Driver for T {
         }
     }
 
-    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        let kind = self.kinds().get(type_name)?;
-        kind.find_tagged(self.ctx().await, tags).await
-    }
-
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
         let kind = self.kinds().get(type_name)?;
         kind.import(self.ctx().await, id).await
@@ -251,14 +264,6 @@ impl<T: Cloud + 'static> Driver for T {
 
     fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
         Some(Ok(Arc::new(Cloud::another(self))))
-    }
-
-    fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
-        Cloud::gpu_catalog(self)
-    }
-
-    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<crate::billing::Billed> {
-        Cloud::billing(self, type_name, object, today)
     }
 
     fn upgrade(

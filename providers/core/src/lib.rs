@@ -226,8 +226,38 @@ pub fn classify(
     }
 }
 
+/// Recovery: what a crashed run created but never recorded, found by the
+/// ownership tags every create carries. Apart from the resource protocol
+/// because only the engine's recovery and a resent create's check ask it.
 #[async_trait]
-pub trait Driver: Send + Sync {
+pub trait Recovery: Send + Sync {
+    /// The objects of `type_name` carrying `tags`.
+    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+}
+
+/// Billing: what a driver's cloud charges, for the plan's cost and the
+/// cluster spec's instance types. Nothing, by default.
+pub trait Billing: Send + Sync {
+    /// The GPU catalog of this driver's cloud, if it has one.
+    fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
+        None
+    }
+
+    /// What an object of `type_name` is billed for by the hour (nodes, a
+    /// control plane's fee), read from the object, which may hold
+    /// unknowns. `today` (`YYYY-MM-DD`, the plan's date) decides fees that
+    /// change with time (EKS's extended support).
+    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<billing::Billed> {
+        let _ = (type_name, object, today);
+        Vec::new()
+    }
+}
+
+/// The resource protocol a provider speaks (schemas, configure, plan,
+/// read, create, update, delete, import, data sources, functions), with
+/// recovery and billing as the traits it builds on.
+#[async_trait]
+pub trait Driver: Recovery + Billing + Send + Sync {
     /// The driver's name as configurations and state know it (`aws`, `terraform`).
     fn name(&self) -> &str;
 
@@ -276,9 +306,6 @@ pub trait Driver: Send + Sync {
     ) -> Result<Value, DriverError>;
 
     async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError>;
-
-    /// Finds what a crashed run created for `tags` but never recorded.
-    async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
 
     /// Reads an existing object by its cloud id, for an `import` block;
     /// `None` when there is no such object.
@@ -340,20 +367,6 @@ pub trait Driver: Send + Sync {
     /// `None` for the drivers whose schemas are only strata's.
     fn describe(&self) -> Option<Result<serde_json::Value, DriverError>> {
         None
-    }
-
-    /// The GPU catalog of this driver's cloud, if it has one.
-    fn gpu_catalog(&self) -> Option<&catalog::Catalog> {
-        None
-    }
-
-    /// What an object of `type_name` is billed for by the hour (nodes, a
-    /// control plane's fee), read from the object, which may hold
-    /// unknowns. `today` (`YYYY-MM-DD`, the plan's date) decides fees that
-    /// change with time (EKS's extended support). Nothing by default.
-    fn billing(&self, type_name: &str, object: &Value, today: &str) -> Vec<billing::Billed> {
-        let _ = (type_name, object, today);
-        Vec::new()
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -778,11 +778,6 @@ impl Driver for PluginDriver {
         self.apply(req).await.map(|_| ()).map_err(|f| f.error)
     }
 
-    /// Plugin providers put no strata tags on what they make.
-    async fn find_tagged(&self, _type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        Ok(Vec::new())
-    }
-
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
         let kind = self.kind(type_name, false)?;
         let operation = format!("importing {type_name} {id:?}");
@@ -911,3 +906,13 @@ impl Driver for PluginDriver {
         })
     }
 }
+
+#[async_trait]
+impl strata_provider::Recovery for PluginDriver {
+    /// Plugin providers put no strata tags on what they make.
+    async fn find_tagged(&self, _type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        Ok(Vec::new())
+    }
+}
+
+impl strata_provider::Billing for PluginDriver {}

@@ -234,12 +234,6 @@ impl Driver for Provider {
         self.managed(type_name)?.delete(prior).await
     }
 
-    async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
-        // Nothing these types make carries tags: a crashed create is made
-        // again, as Terraform would.
-        self.managed(type_name).map(|_| Vec::new())
-    }
-
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
         match self.managed(type_name)?.import(id) {
             Some(imported) => imported.map(Some),
@@ -292,3 +286,14 @@ impl Driver for Provider {
         r.upgrade(version, &stored).map(|o| o.map_err(invalid))
     }
 }
+
+#[async_trait]
+impl strata_provider::Recovery for Provider {
+    async fn find_tagged(&self, type_name: &str, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
+        // Nothing these types make carries tags: a crashed create is made
+        // again, as Terraform would.
+        self.managed(type_name).map(|_| Vec::new())
+    }
+}
+
+impl strata_provider::Billing for Provider {}

@@ -296,9 +296,9 @@ impl Backend for PgBackend {
         LockInfo::check(holder, id)
     }
 
-    fn unlock(&self, id: &str) {
+    fn unlock(&self, id: &str) -> Result<(), StateError> {
         let name = self.name();
-        let _ = self.with(|c| {
+        self.with(|c| {
             if self.holder(c)?.is_some_and(|i| i.id == id) {
                 c.execute(
                     &format!("DELETE FROM {} WHERE name = $1", self.table("locks")),
@@ -307,7 +307,7 @@ impl Backend for PgBackend {
             }
             c.execute(&format!("SELECT pg_advisory_unlock({KEY})"), &[&name])?;
             Ok(())
-        });
+        })
     }
 
     fn force_unlock(&self, id: &str) -> Result<(), StateError> {

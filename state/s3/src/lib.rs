@@ -321,8 +321,8 @@ impl Backend for S3Backend {
         LockInfo::check(self.block(self.holder())?.map(|(i, _)| i), id)
     }
 
-    fn unlock(&self, id: &str) {
-        let _ = self.block(async {
+    fn unlock(&self, id: &str) -> Result<(), StateError> {
+        self.block(async {
             if let Some((holder, etag)) = self.holder().await? {
                 if holder.id == id {
                     // Only the version read: a lock taken since stays.
@@ -338,7 +338,7 @@ impl Backend for S3Backend {
                 }
             }
             Ok::<(), StateError>(())
-        });
+        })
     }
 
     fn force_unlock(&self, id: &str) -> Result<(), StateError> {

@@ -1,0 +1,96 @@
+//! The commands that read a configuration, a saved plan or a state and
+//! change nothing: `validate`, `show`, `console`, `graph`, `version`.
+
+use super::args::{price_list, ConsoleArgs, ShowArgs, ValidateArgs};
+use super::{console, print, printer, Context};
+use crate::diag::Diags;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Success, or with `--json` Terraform's diagnostics document whatever
+/// was found (exit 1 when it says invalid).
+pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
+    let r = cx.workspace.clone().and_then(|w| {
+        let prices = price_list(a.prices.as_deref())?;
+        let (sources, drivers) = (&mut cx.sources, cx.drivers);
+        crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)
+    });
+    if !a.json {
+        let r = r.map(|()| printer::line("Success! The configuration is valid."));
+        return super::finish(r.map(|()| ExitCode::SUCCESS), &cx.sources);
+    }
+    let found = r.err().unwrap_or_default();
+    let doc = found.to_json(&cx.sources);
+    printer::line(&serde_json::to_string_pretty(&doc).unwrap_or_default());
+    ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false))
+}
+
+pub fn show(a: ShowArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let workspace = cx.workspace.clone()?;
+    let (planfile, state) = (a.planfile.as_deref(), a.state.as_deref());
+    let (sources, drivers) = (&mut cx.sources, cx.drivers);
+    let shown = crate::engine::show(planfile, a.json, state, &workspace, sources, drivers);
+    printer::text(shown)
+}
+
+pub fn console(a: ConsoleArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let workspace = cx.workspace.clone()?;
+    let at = console::Consoled {
+        path: a.path.as_deref(),
+        state: a.state.as_deref(),
+        plan: a.plan,
+        workspace: &workspace,
+    };
+    console::console(at, a.json, &cx.inputs, &mut cx.sources, cx.drivers)
+}
+
+pub fn graph(path: PathBuf, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let workspace = cx.workspace.clone()?;
+    print(crate::engine::graph(
+        &path,
+        &workspace,
+        &mut cx.sources,
+        cx.drivers,
+    ))
+}
+
+/// strata's own release, the language it speaks, and the providers this
+/// directory's lock file selects, as Terraform lists them.
+pub fn version(json: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let selected = crate::config::lockfile::LockFile::read(Path::new("."), &mut cx.sources)
+        .map(|l| {
+            l.providers
+                .into_iter()
+                .map(|(s, l)| (s, l.version))
+                .collect()
+        })
+        .unwrap_or_default();
+    printer::out(&described(json, &selected));
+    Ok(())
+}
+
+/// `strata version`: strata's own release and the language it speaks.
+fn described(json: bool, providers: &std::collections::BTreeMap<String, String>) -> String {
+    let strata = env!("CARGO_PKG_VERSION");
+    let language = crate::config::TERRAFORM_LANGUAGE;
+    if json {
+        let doc = serde_json::json!({
+            "strata_version": strata,
+            "terraform_version": language,
+            "provider_selections": providers,
+            // Go's names for the architecture, as Terraform prints them.
+            "platform": format!("{}_{}", std::env::consts::OS, match std::env::consts::ARCH {
+                "x86_64" => "amd64",
+                "aarch64" => "arm64",
+                other => other,
+            }),
+        });
+        format!("{doc:#}\n")
+    } else {
+        let listed: String = providers
+            .iter()
+            .map(|(source, v)| format!("+ provider {source} v{v}\n"))
+            .collect();
+        format!("strata v{strata}\nTerraform language v{language}\n{listed}")
+    }
+}

@@ -1,0 +1,55 @@
+//! The commands over the state alone: `state …`, `taint` and `untaint`,
+//! `output`, `force-unlock`. Each opens the store the configuration (or
+//! `--state`) names and writes what the command says.
+
+use super::args::{ForceUnlockArgs, OutputArgs, StateArgs, StateCommand, TaintArgs};
+use super::{print, printer, Context};
+use crate::diag::Diags;
+use crate::statecmd::{self, OutputFormat};
+
+pub fn state(a: StateArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let store = cx.store(a.state.as_deref())?;
+    print(match a.command {
+        StateCommand::List { addresses, id } => statecmd::list(&store, &addresses, id.as_deref()),
+        StateCommand::Show { address } => crate::engine::state_show(&store, &address, cx.drivers),
+        StateCommand::Rm { addresses, dry_run } => statecmd::rm(&store, &addresses, dry_run),
+        StateCommand::Mv { from, to, dry_run } => statecmd::mv(&store, (&from, &to), dry_run),
+        StateCommand::Pull => statecmd::pull(&store),
+        StateCommand::ReplaceProvider {
+            from,
+            to,
+            auto_approve,
+        } => {
+            let approve = |shown: &str| {
+                printer::out(shown);
+                auto_approve
+                    || printer::ask("Do you want to make these changes?\nOnly 'yes' will be accepted to continue.")
+            };
+            statecmd::replace_provider(&store, (&from, &to), &approve)
+        }
+        StateCommand::Push { file, force } => statecmd::push(&store, &file, force),
+    })
+}
+
+/// `taint` (`tainted`) or `untaint`.
+pub fn taint(a: TaintArgs, tainted: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let store = cx.store(a.state.as_deref())?;
+    let (said, warnings) = statecmd::taint(&store, &a.address, tainted, a.allow_missing)?;
+    printer::diagnostics(&Diags(warnings), &cx.sources);
+    printer::text(Ok(said))
+}
+
+pub fn output(a: OutputArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let format = match (a.json, a.raw) {
+        (true, _) => OutputFormat::Json,
+        (_, true) => OutputFormat::Raw,
+        _ => OutputFormat::Human,
+    };
+    let store = cx.store(a.state.as_deref())?;
+    print(statecmd::output(&store, a.name.as_deref(), format))
+}
+
+pub fn force_unlock(a: ForceUnlockArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let store = cx.store(a.state.as_deref())?;
+    print(statecmd::force_unlock(&store, &a.id))
+}

@@ -1,0 +1,301 @@
+//! A command's first steps: the configuration loaded, its variables
+//! resolved, its `cluster` blocks expanded, its graph built and checked,
+//! and the plan of it made against a state.
+
+use super::Options;
+use crate::builtin::Drivers;
+use crate::cluster::placement::Recorded;
+use crate::config::variables::{self, CliInput};
+use crate::config::{self, Module, Run};
+use crate::diag::{Diag, Diags, Sources};
+use crate::graph::Graph;
+use crate::lang::value::Value;
+use crate::plan::{Failed, Plan, Request};
+use sha2::Digest as _;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::rc::Rc;
+use strata_provider::catalog::PriceList;
+use strata_state::{PoolPlacement, State};
+use time::OffsetDateTime;
+
+/// A configuration ready to plan.
+pub(super) struct Prepared {
+    pub module: Module,
+    pub graph: Graph,
+    pub vars: BTreeMap<String, Value>,
+    pub run: Rc<Run>,
+    /// Configuration file name → SHA-256.
+    pub files: BTreeMap<String, String>,
+    pub expansion: crate::cluster::Expansion,
+}
+
+pub(super) fn digest(text: &str) -> String {
+    hex(&sha2::Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Expands the root module's `cluster` blocks, asking the drivers for
+/// their GPU catalogs; `prices` are the command's.
+pub fn expand(
+    module: &mut config::Module,
+    vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
+    drivers: &Drivers,
+    prices: &PriceList,
+    recorded: &Recorded<'_>,
+    sources: &mut Sources,
+) -> Result<crate::cluster::Expansion, Diags> {
+    let catalog = |name: &str| drivers.named(name).and_then(|d| d.gpu_catalog());
+    let catalogs = crate::cluster::Catalogs {
+        by_provider: &catalog,
+        prices: prices.clone(),
+    };
+    crate::cluster::expand(module, vars, run, &catalogs, recorded, sources)
+}
+
+/// No placements recorded: what expansion sees before the state is read
+/// (and all `validate` ever sees).
+static NO_PLACEMENTS: BTreeMap<String, PoolPlacement> = BTreeMap::new();
+
+/// What a command's expansion knows of placements: nothing yet, or the
+/// state's records; `now` decides which cool-downs are over.
+pub fn placements<'s>(
+    state: Option<&'s State>,
+    replace: &'s [String],
+    now: OffsetDateTime,
+) -> Recorded<'s> {
+    Recorded {
+        pools: state.map_or(&NO_PLACEMENTS, |s| &s.placements),
+        calls: state.map_or_else(BTreeSet::new, root_calls),
+        replace,
+        now,
+    }
+}
+
+/// The root module calls `state` holds objects of.
+fn root_calls(state: &State) -> BTreeSet<String> {
+    state
+        .resources
+        .iter()
+        .filter_map(|r| r.id.module.steps().first())
+        .map(|step| step.call.clone())
+        .collect()
+}
+
+/// The portability check without a cloud: the configuration planned on
+/// empty state through offline drivers, for `validate`.
+pub fn check_portability(
+    module: &Module,
+    graph: &Graph,
+    vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
+    expansion: &crate::cluster::Expansion,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let offline = drivers.offline();
+    crate::walk::configure(module, graph, &vars, run, &offline)?;
+    let rt = crate::runtime::start(1)?;
+    let state = State::new();
+    crate::plan::plan(
+        Request {
+            root: module,
+            graph,
+            drivers: &offline,
+            vars,
+            run: run.clone(),
+            state: &state,
+            refresh: false,
+            mode: crate::plan::Mode::Normal,
+            inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
+            prices: &PriceList::default(),
+            describe_configuration: false,
+            scope: &Default::default(),
+            replace: &[],
+            parallelism: 1,
+        },
+        &rt,
+    )
+    .map(|_| ())
+    .map_err(Diags::from)
+}
+
+pub(super) fn prepare(
+    path: &Path,
+    vars: Option<BTreeMap<String, Value>>,
+    opts: &Options,
+    recorded: &Recorded<'_>,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Prepared, Diags> {
+    let inputs = &opts.inputs;
+    let mut module = config::load(path, sources)?;
+    let functions = std::rc::Rc::new(crate::walk::Functions(drivers.clone()));
+    let run = Run::with_functions(module.dir.clone(), &opts.workspace, functions);
+    // Files by their path inside the configuration, so a saved plan made
+    // in its directory is checked the same when applied from elsewhere.
+    let base = format!("{}/", module.dir.display());
+    let digests = |sources: &Sources| -> BTreeMap<String, String> {
+        sources
+            .files()
+            .map(|(n, t)| {
+                // Read from the working directory (the lock file), a
+                // name is relative to it rather than to the configuration.
+                let inside = n.strip_prefix(&base).unwrap_or(n);
+                (inside.trim_start_matches("./").to_string(), digest(t))
+            })
+            .collect()
+    };
+    // The configuration a saved plan is checked against: the files loaded,
+    // and the modules a cluster expands into (variable files are not
+    // configuration; a saved plan carries the values).
+    let mut files = digests(sources);
+    let env = variables::environment();
+    let vars = match vars {
+        Some(saved) => with_ephemeral(&module, saved, inputs, env, sources)?,
+        None => variables::resolve(&module, inputs, env, sources)?,
+    };
+    let before = digests(sources);
+    let expansion = expand(
+        &mut module,
+        vars.clone(),
+        &run,
+        drivers,
+        &opts.prices,
+        recorded,
+        sources,
+    )?;
+    unknown_pools(&expansion, recorded.replace)?;
+    for (n, d) in digests(sources) {
+        if !before.contains_key(&n) {
+            files.insert(n, d);
+        }
+    }
+    let explain = |d: Diags, sources: &Sources| expansion.explain(d, sources);
+    let graph = crate::graph::build(&module, sources).map_err(|d| explain(d, sources))?;
+    let write_only =
+        |r: &config::Resource, path: &[String]| crate::walk::write_only(drivers, r, path);
+    config::check::check_module(&module, &run, &write_only, sources)
+        .map_err(|d| explain(d, sources))?;
+    crate::walk::configure(&module, &graph, &vars, &run, drivers)
+        .map_err(|d| explain(d, sources))?;
+    // A destroy works out what its scope deletes over the whole graph.
+    let graph = match opts.scope.is_everything() || opts.mode.is_destroy() {
+        true => graph,
+        false => opts.scope.narrow(&graph),
+    };
+    Ok(Prepared {
+        module,
+        graph,
+        vars,
+        run,
+        files,
+        expansion,
+    })
+}
+
+/// `--replace-placement` names a pool that has a placement.
+fn unknown_pools(expansion: &crate::cluster::Expansion, replace: &[String]) -> Result<(), Diags> {
+    let known: Vec<&str> = expansion.placements().map(|d| d.pool.as_str()).collect();
+    for r in replace {
+        let found = known
+            .iter()
+            .any(|k| k == r || k.split_once('.').is_some_and(|(_, pool)| pool == r));
+        if !found {
+            return Err(Diags::from(Diag::new(
+                "strata::placement::unknown",
+                format!("No placed node pool {r:?}"),
+                match known.is_empty() {
+                    true => "--replace-placement names a cluster node pool with `nodes`; this configuration has none.".to_string(),
+                    false => format!("--replace-placement names a cluster node pool with `nodes`: {}.", known.join(", ")),
+                },
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A saved plan's variables and, given again now, the ephemeral ones: a
+/// plan file never holds those (as in Terraform). Nothing else may be set
+/// on the command line: the plan already holds the values it was made with.
+fn with_ephemeral(
+    module: &Module,
+    mut saved: BTreeMap<String, Value>,
+    inputs: &[CliInput],
+    env: Vec<(String, String)>,
+    sources: &mut Sources,
+) -> Result<BTreeMap<String, Value>, Diags> {
+    let ephemeral = Module {
+        dir: module.dir.clone(),
+        variables: module
+            .variables
+            .iter()
+            .filter(|v| v.ephemeral)
+            .cloned()
+            .collect(),
+        ..Module::default()
+    };
+    if ephemeral.variables.is_empty() {
+        if !inputs.is_empty() {
+            return Err(Diags::from(Diag::new(
+                "strata::apply::vars",
+                "Variables with a saved plan",
+                "A saved plan already holds the variable values it was made with; --var and --var-file cannot change them (only ephemeral variables are given again). Make a new plan instead.",
+            )));
+        }
+        return Ok(saved);
+    }
+    saved.extend(variables::resolve(&ephemeral, inputs, env, sources)?);
+    Ok(saved)
+}
+
+/// Which types provider plugins serve in place of strata's own drivers.
+pub(super) fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed> {
+    drivers
+        .plugin_served()
+        .into_iter()
+        .map(|(provider, types)| crate::plan::PluginServed { provider, types })
+        .collect()
+}
+
+/// The plan of a prepared configuration; `described` when it is shown as
+/// JSON or saved (see [`Request::describe_configuration`]).
+pub(super) fn make_plan(
+    p: &Prepared,
+    state: &State,
+    opts: &Options,
+    drivers: &Drivers,
+    rt: &tokio::runtime::Runtime,
+    described: bool,
+) -> Result<Plan, Failed> {
+    let mut plan = crate::plan::plan(
+        Request {
+            root: &p.module,
+            graph: &p.graph,
+            drivers,
+            vars: p.vars.clone(),
+            run: p.run.clone(),
+            state,
+            refresh: opts.refresh,
+            mode: opts.mode,
+            inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
+            prices: &p.expansion.prices.clone().then(opts.prices.clone()),
+            describe_configuration: described,
+            scope: &opts.scope,
+            replace: &opts.replace,
+            parallelism: opts.parallelism,
+        },
+        rt,
+    )?;
+    // An ephemeral value is never written down: not in plan JSON, not in
+    // a saved plan (applying one takes it again).
+    for v in p.module.variables.iter().filter(|v| v.ephemeral) {
+        plan.variables.remove(&v.name);
+    }
+    plan.placements = p.expansion.placements().cloned().collect();
+    plan.plugin_served = plugin_served(drivers);
+    Ok(plan)
+}

@@ -1,0 +1,415 @@
+//! A command's session: the configuration prepared, the state's backend
+//! opened, its lock held, the state loaded (what an interrupted apply left
+//! recovered) and the runtime the drivers' calls run on. Each engine
+//! command opens one and runs its steps over it, as OpenTofu's commands
+//! run over a `Context`.
+
+use super::prepare::{placements, prepare, Prepared};
+use super::view::{Notice, View};
+use super::Options;
+use crate::builtin::Drivers;
+use crate::config;
+use crate::diag::{Diag, Diags, Sources};
+use crate::lang::value::Value;
+use crate::plan::{Failed, Mode, Plan};
+use crate::statecmd::state_err;
+use std::collections::BTreeMap;
+use std::path::Path;
+use strata_provider::Tags;
+use strata_state::{Entry, Lock, State, Store};
+use time::OffsetDateTime;
+
+/// What a command does to the state, which names its lock and decides
+/// whether what an interrupted apply left is recovered (a command that
+/// writes) or only folded in (one that reads).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Operation {
+    Plan,
+    Drift,
+    Apply,
+    Destroy,
+    Import,
+}
+
+impl Operation {
+    /// The lock's `Operation`, as Terraform names it.
+    fn name(self) -> &'static str {
+        match self {
+            Operation::Plan => "plan",
+            Operation::Drift => "drift",
+            Operation::Apply => "apply",
+            Operation::Destroy => "destroy",
+            Operation::Import => "import",
+        }
+    }
+
+    fn writes(self) -> bool {
+        matches!(
+            self,
+            Operation::Apply | Operation::Destroy | Operation::Import
+        )
+    }
+}
+
+/// Where a session's configuration comes from: its directory, the
+/// variables of a saved plan (none: resolved from the command line), and
+/// the moment its expansion is judged at (which cool-downs are over).
+pub(super) struct Source<'a> {
+    pub dir: &'a Path,
+    pub vars: Option<BTreeMap<String, Value>>,
+    pub now: OffsetDateTime,
+}
+
+impl Source<'_> {
+    /// The configuration prepared before the state is read: expanded
+    /// without placement records.
+    pub fn prepare(
+        &self,
+        opts: &Options,
+        sources: &mut Sources,
+        drivers: &Drivers,
+    ) -> Result<Prepared, Diags> {
+        let none = placements(None, &opts.replace_placement, self.now);
+        prepare(self.dir, self.vars.clone(), opts, &none, sources, drivers)
+    }
+}
+
+/// An open session. The lock is held, and Ctrl-C stops the run
+/// gracefully (interrupt.rs), while it lives.
+pub(super) struct Session {
+    pub p: Prepared,
+    pub store: Store,
+    pub lock: Lock,
+    pub state: State,
+    /// Whether a state existed before this run.
+    pub existed: bool,
+    pub rt: tokio::runtime::Runtime,
+    _graceful: crate::interrupt::Graceful,
+}
+
+/// How a session is opened: by which command, over what configuration.
+pub(super) struct Opening<'a, 'v> {
+    pub op: Operation,
+    pub from: &'a Source<'a>,
+    pub opts: &'a Options,
+    pub view: &'v mut dyn View,
+}
+
+impl Session {
+    /// Opens the state for `p` and expands it again with the state's
+    /// placement records.
+    pub fn open(
+        p: Prepared,
+        how: Opening<'_, '_>,
+        sources: &mut Sources,
+        drivers: &Drivers,
+    ) -> Result<Session, Diags> {
+        let Opening {
+            op,
+            from,
+            opts,
+            view,
+        } = how;
+        let rt = crate::runtime::start(opts.parallelism)?;
+        let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
+        let graceful = crate::interrupt::Graceful::new();
+        let opened = open_state(&store, op, opts, drivers, &rt, view)?;
+        if opts.state.is_none() {
+            crate::backends::unmoved(&p.module, &opts.workspace, opened.existed)?;
+        }
+        let p = match op {
+            Operation::Import => p,
+            _ => placed(p, from, &opened.state, opts, sources, drivers)?,
+        };
+        crate::timings::stage("state loaded");
+        Ok(Session {
+            p,
+            store,
+            lock: opened.lock,
+            state: opened.state,
+            existed: opened.existed,
+            rt,
+            _graceful: graceful,
+        })
+    }
+
+    /// The plan of the session's configuration against its state;
+    /// `described` when it is shown as JSON or saved.
+    pub fn plan(&self, opts: &Options, described: bool, drivers: &Drivers) -> Result<Plan, Failed> {
+        super::prepare::make_plan(&self.p, &self.state, opts, drivers, &self.rt, described)
+    }
+
+    /// Ends the session: the lock released, and a release that failed
+    /// told, since the lock may still be held.
+    pub fn close(self, view: &mut dyn View) {
+        if let Err(e) = self.lock.release() {
+            view.notice(Notice::UnlockFailed { why: e.to_string() });
+        }
+    }
+
+    /// Writes the state as it is now (under the session's lock).
+    pub fn persist(&mut self) -> Result<(), Diags> {
+        self.store
+            .persist(&self.lock, &mut self.state)
+            .map_err(state_err)
+    }
+}
+
+/// Refuses a root module without configuration files: its plan would
+/// delete everything the state holds, which an empty or mistaken directory
+/// never means. Destroying is the one way to plan everything away, and a
+/// destroy without configuration says so.
+pub(super) fn require_configuration(
+    path: &Path,
+    op: Operation,
+    mode: Mode,
+    view: &mut dyn View,
+) -> Result<(), Diags> {
+    if !config::config_files(path).map_err(Diags::from)?.is_empty() {
+        return Ok(());
+    }
+    if mode.is_destroy() {
+        view.notice(Notice::DestroyWithoutConfiguration {
+            dir: path.to_path_buf(),
+        });
+        return Ok(());
+    }
+    let what = match op {
+        Operation::Plan => "A plan needs configuration: without any, it would plan to destroy every object in the state. To destroy everything, run `strata plan --destroy`.",
+        Operation::Apply | Operation::Destroy | Operation::Import => "An apply needs configuration: without any, it would destroy every object in the state. To destroy everything, run `strata destroy`.",
+        Operation::Drift => "Drift is read through the providers the configuration sets up, and there is no configuration here.",
+    };
+    Err(Diags::from(Diag::new(
+        "strata::config::no_configuration",
+        "No configuration files",
+        format!(
+            "{what} Configuration is read from *.tf, *.tf.json and *.hcl files, and {:?} has none: give the directory that has them.",
+            path.display().to_string()
+        ),
+    )))
+}
+
+/// `p` expanded again with the state's placement records, when it has
+/// placed pools: a node pool goes where state says it is, or past where
+/// it could not. Prepared first without them because reading the state
+/// needs the configured drivers (to recover an interrupted apply).
+fn placed(
+    p: Prepared,
+    from: &Source<'_>,
+    state: &State,
+    opts: &Options,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Prepared, Diags> {
+    let recorded = placements(Some(state), &opts.replace_placement, from.now);
+    if p.expansion.placements().next().is_none() && !p.expansion.retires(&recorded.calls) {
+        return Ok(p);
+    }
+    let vars = from.vars.clone();
+    prepare(from.dir, vars, opts, &recorded, sources, drivers)
+}
+
+/// The state as [`open_state`] leaves it.
+struct Opened {
+    lock: Lock,
+    state: State,
+    existed: bool,
+}
+
+/// Locks and loads the state; adopts or clears what a crashed apply left
+/// (open create intents) and folds the journal into the state file.
+fn open_state(
+    store: &Store,
+    op: Operation,
+    opts: &Options,
+    drivers: &Drivers,
+    rt: &tokio::runtime::Runtime,
+    view: &mut dyn View,
+) -> Result<Opened, Diags> {
+    let lock = lock_within(store, op.name(), opts.lock_timeout).map_err(state_err)?;
+    if let Some(old) = &lock.took_over {
+        view.notice(Notice::LockTakenOver {
+            who: old.who.clone(),
+            operation: old.operation.clone(),
+            since: old.created.clone(),
+        });
+    }
+    let loaded = store.load().map_err(state_err)?;
+    // A run that could not write its state at the end must not start:
+    // what it did would live only in the journal.
+    if op.writes() && loaded.state.serial == u64::MAX {
+        return Err(state_err(strata_state::StateError::SerialExhausted {
+            location: store.location(),
+            serial: loaded.state.serial,
+        }));
+    }
+    let mut opened = Opened {
+        lock,
+        state: loaded.state,
+        existed: loaded.existed,
+    };
+    let replay = &loaded.replay;
+    if replay.applied == 0 && replay.pending.is_empty() {
+        return Ok(opened);
+    }
+    if !op.writes() {
+        folded(store, &mut opened, replay, view)?;
+        return Ok(opened);
+    }
+    let lineage = &opened.state.lineage;
+    let entries = rt.block_on(recover(&replay.pending, lineage, drivers))?;
+    if !entries.is_empty() {
+        store
+            .journal(&opened.lock)
+            .and_then(|mut j| j.append_all(&entries))
+            .map_err(state_err)?;
+        opened.state.apply_all(&entries);
+    }
+    store
+        .persist(&opened.lock, &mut opened.state)
+        .map_err(state_err)?;
+    view.notice(Notice::Recovered {
+        recorded: replay.applied,
+        adopted: entries.len(),
+    });
+    opened.existed = true;
+    Ok(opened)
+}
+
+/// For a command that does not write: what is only in the journal is
+/// invisible to Terraform, which reads the state alone, so it is written
+/// now, the creates still in question kept for the next apply to look for.
+fn folded(
+    store: &Store,
+    opened: &mut Opened,
+    replay: &strata_state::Replay,
+    view: &mut dyn View,
+) -> Result<(), Diags> {
+    let pending = &replay.pending;
+    let folds = replay.applied > pending.len();
+    let (lock, state) = (&opened.lock, &mut opened.state);
+    match (folds, pending.is_empty()) {
+        (false, _) => {}
+        // Nothing left in question: the journal goes with the write.
+        (true, true) => store.persist(lock, state).map_err(state_err)?,
+        (true, false) => store
+            .journal(lock)
+            .and_then(|mut j| store.checkpoint(lock, &mut j, state, pending))
+            .map_err(state_err)?,
+    }
+    view.notice(Notice::Interrupted {
+        folded: folds,
+        pending: pending.len(),
+    });
+    opened.existed |= folds;
+    Ok(())
+}
+
+/// The state lock, waiting up to `timeout` while another run holds it
+/// (checked every second, as Terraform's `-lock-timeout` does).
+fn lock_within(
+    store: &Store,
+    operation: &str,
+    timeout: std::time::Duration,
+) -> Result<Lock, strata_state::StateError> {
+    let started = std::time::Instant::now();
+    loop {
+        match store.lock(operation) {
+            Err(strata_state::StateError::Locked { .. }) if started.elapsed() < timeout => {
+                std::thread::sleep(std::time::Duration::from_secs(1).min(timeout));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// For each create that may have happened unrecorded, asks the driver for
+/// objects carrying its tags: the first is adopted, any others (a retry
+/// that created twice) are deleted.
+async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<Vec<Entry>, Diags> {
+    let mut out = Vec::new();
+    for e in pending {
+        let Entry::Intent {
+            address, provider, ..
+        } = e
+        else {
+            continue;
+        };
+        let Some(addr) = strata_state::Address::parse(address) else {
+            continue;
+        };
+        let Some((base, _)) = drivers.resource(&addr.id.type_name) else {
+            continue;
+        };
+        let provider = provider.clone().unwrap_or_else(|| base.provider_address());
+        let Some((driver, schema)) = drivers.configured(&addr.id.type_name, &provider, false)
+        else {
+            continue;
+        };
+        let tags = Tags {
+            address: address.clone(),
+            lineage: lineage.to_string(),
+        };
+        let found = driver
+            .find_tagged(&addr.id.type_name, &tags)
+            .await
+            .map_err(|e| {
+                Diags::from(Diag::new(
+                    "strata::recover",
+                    format!("Cannot look for {address}"),
+                    e.to_string(),
+                ))
+            })?;
+        let mut found = found.into_iter();
+        if let Some(v) = found.next() {
+            let attributes =
+                crate::lang::json::value_to_json(&v, &schema.object_type()).map_err(|e| {
+                    Diags::from(Diag::new(
+                        "strata::recover",
+                        format!("Cannot adopt {address}"),
+                        e,
+                    ))
+                })?;
+            out.push(adopted(&addr, provider.clone(), schema.version, attributes));
+        }
+        for extra in found {
+            driver
+                .delete(&addr.id.type_name, &extra)
+                .await
+                .map_err(|e| {
+                    Diags::from(Diag::new(
+                        "strata::recover",
+                        format!("Cannot delete a duplicate of {address}"),
+                        e.to_string(),
+                    ))
+                })?;
+        }
+    }
+    Ok(out)
+}
+
+/// The state entry for an object found in the cloud (adopted after a
+/// crash, or imported): its attributes alone, nothing known yet of its
+/// dependencies.
+pub(super) fn adopted(
+    addr: &strata_state::model::Address,
+    provider: String,
+    schema_version: u64,
+    attributes: serde_json::Value,
+) -> Entry {
+    Entry::Put {
+        resource: addr.id.clone(),
+        provider,
+        instance: strata_state::InstanceState {
+            index_key: addr.key.clone(),
+            status: None,
+            deposed: None,
+            schema_version,
+            attributes: attributes.into(),
+            private: None,
+            sensitive_attributes: Vec::new(),
+            dependencies: Vec::new(),
+            create_before_destroy: false,
+        },
+    }
+}

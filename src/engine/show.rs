@@ -1,0 +1,232 @@
+//! The commands that read a state or a saved plan and show it: `show`,
+//! `state show`, and the values `console` evaluates over.
+
+use super::apply::saved_plan;
+use super::plan::{planned, Planned, Planning};
+use super::session::Operation;
+use super::view::View;
+use super::Options;
+use crate::builtin::Drivers;
+use crate::config;
+use crate::diag::{Diag, Diags, Sources};
+use crate::lang::value::Value;
+use crate::statecmd::state_err;
+use std::collections::BTreeMap;
+use std::path::Path;
+use strata_state::model::OutputState;
+use strata_state::Store;
+
+/// A state read and decoded for showing.
+struct Decoded {
+    /// Each object, by its driver's schema.
+    objects: Vec<crate::plan::ResourceChange>,
+    /// The outputs, by their recorded types.
+    outputs: Vec<crate::plan::OutputChange>,
+    existed: bool,
+}
+
+fn shown_state(store: &Store, drivers: &Drivers) -> Result<Decoded, Diags> {
+    let loaded = store.load().map_err(state_err)?;
+    // A state only a killed run's journal holds is a state all the same.
+    let existed = loaded.existed || loaded.replay.applied > 0;
+    let state = loaded.state;
+    Ok(Decoded {
+        objects: crate::plan::state_objects(&state, drivers)?,
+        outputs: state_outputs(&state.outputs),
+        existed,
+    })
+}
+
+/// The state's outputs, each as a change that changes nothing.
+pub fn state_outputs(outputs: &BTreeMap<String, OutputState>) -> Vec<crate::plan::OutputChange> {
+    outputs
+        .iter()
+        .map(|(name, o)| {
+            let value = crate::lang::json::type_from_json(&o.ty)
+                .and_then(|t| crate::lang::json::value_from_json(&o.value, &t))
+                .ok();
+            crate::plan::OutputChange {
+                name: name.clone(),
+                before: value.clone(),
+                after: value,
+                sensitive: o.sensitive,
+            }
+        })
+        .collect()
+}
+
+/// The root module's resources as a state holds them, by the address an
+/// expression names them with (`aws_vpc.main`, `data.t.n`): one object,
+/// or the instances by index (a tuple) or key (an object). The console
+/// evaluates over them, as Terraform's does.
+pub struct StateValues(BTreeMap<String, Value>);
+
+impl config::Known for StateValues {
+    fn get(&self, local_addr: &str) -> Option<Value> {
+        self.0.get(local_addr).cloned()
+    }
+}
+
+/// The state `store` holds, decoded for the console.
+pub fn state_values(store: &Store, drivers: &Drivers) -> Result<StateValues, Diags> {
+    let Decoded { objects, .. } = shown_state(store, drivers)?;
+    Ok(console_values(
+        objects.iter().filter(|c| c.deposed.is_none()),
+    ))
+}
+
+/// What a plan of the configuration at `path` would leave, for `console
+/// -plan`: each object as planned (unknown where the plan cannot know),
+/// what the plan leaves alone as the state holds it.
+pub fn planned_values(
+    path: &Path,
+    opts: &Options,
+    view: &mut dyn View,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<StateValues, Diags> {
+    let how = Planning::plain(Operation::Plan);
+    let Planned { session, plan } = planned(path, how, opts, view, sources, drivers)?;
+    session.close(view);
+    let kept = plan.changes.iter().chain(&plan.untouched).filter(|c| {
+        c.deposed.is_none()
+            && !matches!(
+                c.action,
+                crate::plan::Action::Delete | crate::plan::Action::Forget
+            )
+    });
+    Ok(console_values(kept))
+}
+
+/// The root module's objects by the address an expression names them
+/// with: one object, or the instances by index (a tuple) or key (an
+/// object).
+fn console_values<'c>(
+    objects: impl Iterator<Item = &'c crate::plan::ResourceChange>,
+) -> StateValues {
+    use strata_state::model::{InstanceKey, Mode};
+    let mut grouped: BTreeMap<String, Vec<(Option<InstanceKey>, Value)>> = BTreeMap::new();
+    for c in objects.filter(|c| c.addr.id.module.is_root()) {
+        let id = &c.addr.id;
+        let name = match id.mode {
+            Mode::Managed => format!("{}.{}", id.type_name, id.name),
+            Mode::Data => format!("data.{}.{}", id.type_name, id.name),
+        };
+        let value = c
+            .after
+            .clone()
+            .or_else(|| c.before.clone())
+            .unwrap_or_else(Value::null);
+        grouped
+            .entry(name)
+            .or_default()
+            .push((c.addr.key.clone(), value));
+    }
+    let values = grouped
+        .into_iter()
+        .map(|(name, mut instances)| {
+            let value = match instances.first().map(|(k, _)| k.clone()) {
+                Some(Some(InstanceKey::Int(_))) => {
+                    instances.sort_by(|a, b| a.0.cmp(&b.0));
+                    Value::Tuple(instances.into_iter().map(|(_, v)| v).collect())
+                }
+                Some(Some(InstanceKey::Str(_))) => Value::Object(
+                    instances
+                        .into_iter()
+                        .filter_map(|(k, v)| match k {
+                            Some(InstanceKey::Str(s)) => Some((s, v)),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => instances.pop().map(|(_, v)| v).unwrap_or_else(Value::null),
+            };
+            (name, value)
+        })
+        .collect();
+    StateValues(values)
+}
+
+/// `strata state show ADDR`: one instance as Terraform prints it.
+pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
+    let Decoded {
+        objects, existed, ..
+    } = shown_state(store, drivers)?;
+    if !existed {
+        return Err(crate::statecmd::no_state());
+    }
+    let wanted = strata_state::model::Address::parse(addr);
+    let found = objects.iter().filter(|c| c.deposed.is_none()).find(|c| {
+        wanted.as_ref().is_some_and(|a| {
+            a.id == c.addr.id
+                && (a.key == c.addr.key
+                    || (a.key.is_none()
+                        && objects.iter().filter(|o| o.addr.id == a.id).count() == 1))
+        })
+    });
+    let schemas = crate::plan::Schemas::gather(found, drivers);
+    found
+        .map(|c| crate::render::human::state_object(c, &schemas))
+        .ok_or_else(|| {
+            Diags::from(Diag::new(
+                "strata::state::no_instance",
+                "No instance found for the given address",
+                format!(
+                    "The state holds no instance {addr}. `strata state list` shows what it holds."
+                ),
+            ))
+        })
+}
+
+/// `strata show [--json] [PLANFILE]`.
+pub fn show(
+    planfile: Option<&Path>,
+    json: bool,
+    state: Option<&Path>,
+    workspace: &str,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<String, Diags> {
+    match planfile {
+        Some(f) if !f.exists() => Err(Diags::from(Diag::new(
+            "strata::show",
+            format!("No such file: {}", f.display()),
+            "Give a file written by `strata plan --out FILE`.",
+        ))),
+        Some(f) => {
+            let saved = saved_plan(f, drivers)?.ok_or_else(|| {
+                Diags::from(Diag::new(
+                    "strata::show",
+                    format!("{} is not a plan file", f.display()),
+                    "Give a file written by `strata plan --out`.",
+                ))
+            })?;
+            let text = if json {
+                crate::render::json::plan(&saved.plan, config::TERRAFORM_LANGUAGE)
+            } else {
+                crate::render::human::plan(&saved.plan)
+            };
+            Ok(text)
+        }
+        None => {
+            let store = crate::backends::open_here(state, workspace, sources)?;
+            let Decoded {
+                objects,
+                outputs,
+                existed,
+            } = shown_state(&store, drivers)?;
+            let text = match json {
+                true => {
+                    let something = !objects.is_empty() || !outputs.is_empty();
+                    let language = config::TERRAFORM_LANGUAGE;
+                    crate::render::json::state(&objects, &outputs, existed && something, language)
+                }
+                false => {
+                    let schemas = crate::plan::Schemas::gather(&objects, drivers);
+                    crate::render::human::state(&objects, &schemas, &outputs, existed)
+                }
+            };
+            Ok(text)
+        }
+    }
+}
