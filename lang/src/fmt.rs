@@ -88,177 +88,211 @@ enum Mode {
 }
 
 fn lex(src: &str) -> Vec<Token> {
-    let b = src.as_bytes();
-    let mut toks = Vec::new();
-    let mut modes = vec![Mode::Code(None)];
-    let mut depth = 0usize;
-    let mut i = 0;
-    let starts = |i: usize, s: &str| {
-        b.get(i..)
-            .is_some_and(|rest| rest.starts_with(s.as_bytes()))
+    let mut l = Lexer {
+        src,
+        toks: Vec::new(),
+        modes: vec![Mode::Code(None)],
+        depth: 0,
+        i: 0,
     };
-    while i < b.len() {
-        match modes.last() {
-            Some(Mode::Quote) => {
-                if b[i] == b'"' {
-                    toks.push(Token::new(Kind::CQuote, "\""));
-                    modes.pop();
-                    i += 1;
-                    continue;
-                }
-                if (starts(i, "${") || starts(i, "%{")) && !starts(i, "$${") && !starts(i, "%%{") {
-                    i = open_template(src, i, &mut toks, &mut modes, &mut depth);
-                    continue;
-                }
-                let start = i;
-                while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
-                    if b[i] == b'\\' {
-                        // Skip the escaped character whole: it may be multi-byte.
-                        i += 1 + src[i + 1..].chars().next().map_or(0, char::len_utf8);
-                        continue;
-                    }
-                    if starts(i, "$${") || starts(i, "%%{") {
-                        i += 3;
-                        continue;
-                    }
-                    if starts(i, "${") || starts(i, "%{") {
-                        break;
-                    }
-                    i += 1;
-                }
-                let i2 = i.min(b.len());
-                toks.push(Token::new(Kind::QuotedLit, &src[start..i2]));
-                i = i2;
-                if i < b.len() && b[i] == b'\n' {
-                    // An unterminated string: let the parser report it.
-                    modes.pop();
-                }
-            }
+    while l.i < src.len() {
+        match l.modes.last() {
+            Some(Mode::Quote) => l.quoted(),
             Some(Mode::Heredoc { delim }) => {
                 let delim = delim.clone();
-                let line_end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
-                let line = &src[i..line_end];
-                if line.trim() == delim {
-                    let text = line.trim_end_matches(['\n', '\r']);
-                    toks.push(Token::new(Kind::CHeredoc, text));
-                    i += text.len();
-                    modes.pop();
-                    continue;
-                }
-                // A heredoc line, possibly with interpolations in it.
-                let mut j = i;
-                let lit_start = i;
-                while j < line_end {
-                    if (starts(j, "${") || starts(j, "%{"))
-                        && !starts(j, "$${")
-                        && !starts(j, "%%{")
-                    {
-                        if j > lit_start {
-                            toks.push(Token::new(Kind::StringLit, &src[lit_start..j]));
-                        }
-                        break;
-                    }
-                    if starts(j, "$${") || starts(j, "%%{") {
-                        j += 3;
-                        continue;
-                    }
-                    j += 1;
-                }
-                if j < line_end {
-                    i = open_template(src, j, &mut toks, &mut modes, &mut depth);
-                } else {
-                    toks.push(Token::new(Kind::StringLit, &src[lit_start..line_end]));
-                    i = line_end;
-                }
+                l.heredoc_line(&delim);
             }
             Some(Mode::Code(closing)) => {
                 let closing = *closing;
-                let c = b[i];
-                match c {
-                    b' ' | b'\t' | b'\r' if !starts(i, "\r\n") => i += 1,
-                    b'\n' => {
-                        toks.push(Token::new(Kind::Newline, "\n"));
-                        i += 1;
-                    }
-                    b'\r' => {
-                        // Line endings are kept as they are, as Terraform does.
-                        toks.push(Token::new(Kind::Newline, "\r\n"));
-                        i += 2;
-                    }
-                    b'#' => {
-                        let end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
-                        toks.push(Token::new(Kind::Comment, &src[i..end]));
-                        i = end;
-                    }
-                    b'/' if starts(i, "//") => {
-                        let end = src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
-                        toks.push(Token::new(Kind::Comment, &src[i..end]));
-                        i = end;
-                    }
-                    b'/' if starts(i, "/*") => {
-                        let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
-                        toks.push(Token::new(Kind::Comment, &src[i..end]));
-                        i = end;
-                    }
-                    b'"' => {
-                        toks.push(Token::new(Kind::OQuote, "\""));
-                        modes.push(Mode::Quote);
-                        i += 1;
-                    }
-                    b'<' if starts(i, "<<") && crate::syntax::heredoc_opener(src, i).is_some() => {
-                        let (delim, len) =
-                            crate::syntax::heredoc_opener(src, i).unwrap_or_default();
-                        toks.push(Token::new(Kind::OHeredoc, &src[i..i + len]));
-                        modes.push(Mode::Heredoc { delim });
-                        i += len;
-                    }
-                    b'~' if starts(i, "~}") && closing == Some(depth) => {
-                        toks.push(Token::new(Kind::TemplateSeqEnd, "~}"));
-                        modes.pop();
-                        i += 2;
-                    }
-                    b'{' => {
-                        depth += 1;
-                        toks.push(Token::new(Kind::OBrace, "{"));
-                        i += 1;
-                    }
-                    b'}' => {
-                        if closing == Some(depth) {
-                            toks.push(Token::new(Kind::TemplateSeqEnd, "}"));
-                            modes.pop();
-                        } else {
-                            depth = depth.saturating_sub(1);
-                            toks.push(Token::new(Kind::CBrace, "}"));
-                        }
-                        i += 1;
-                    }
-                    b'0'..=b'9' => {
-                        let len = crate::syntax::number_literal_len(&b[i..]);
-                        toks.push(Token::new(Kind::Number, &src[i..i + len]));
-                        i += len;
-                    }
-                    _ if is_ident_start(src, i) => {
-                        let start = i;
-                        for (off, ch) in src[i..].char_indices() {
-                            if !(ch.is_alphanumeric() || ch == '_' || ch == '-') {
-                                i = start + off;
-                                break;
-                            }
-                            i = start + off + ch.len_utf8();
-                        }
-                        toks.push(Token::new(Kind::Ident, &src[start..i]));
-                    }
-                    _ => {
-                        let (kind, len) = punct(&src[i..]);
-                        toks.push(Token::new(kind, &src[i..i + len]));
-                        i += len;
-                    }
-                }
+                l.code(closing);
             }
             None => break,
         }
     }
-    toks
+    l.toks
+}
+
+/// The lexer's place in the text, in which mode, at what brace depth.
+struct Lexer<'s> {
+    src: &'s str,
+    toks: Vec<Token>,
+    modes: Vec<Mode>,
+    depth: usize,
+    i: usize,
+}
+
+impl Lexer<'_> {
+    fn starts(&self, i: usize, s: &str) -> bool {
+        let b = self.src.as_bytes();
+        b.get(i..)
+            .is_some_and(|rest| rest.starts_with(s.as_bytes()))
+    }
+
+    /// A template sequence opens at `i` (not an escaped `$${` or `%%{`).
+    fn opens(&self, i: usize) -> bool {
+        (self.starts(i, "${") || self.starts(i, "%{"))
+            && !self.starts(i, "$${")
+            && !self.starts(i, "%%{")
+    }
+
+    fn push(&mut self, kind: Kind, text: &str) {
+        self.toks.push(Token::new(kind, text));
+    }
+
+    /// Inside a quoted string: its end, a template sequence, or text.
+    fn quoted(&mut self) {
+        let (src, b) = (self.src, self.src.as_bytes());
+        let mut i = self.i;
+        if b[i] == b'"' {
+            self.push(Kind::CQuote, "\"");
+            self.modes.pop();
+            self.i = i + 1;
+            return;
+        }
+        if self.opens(i) {
+            self.i = open_template(src, i, &mut self.toks, &mut self.modes, &mut self.depth);
+            return;
+        }
+        let start = i;
+        while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+            if b[i] == b'\\' {
+                // Skip the escaped character whole: it may be multi-byte.
+                i += 1 + src[i + 1..].chars().next().map_or(0, char::len_utf8);
+                continue;
+            }
+            if self.starts(i, "$${") || self.starts(i, "%%{") {
+                i += 3;
+                continue;
+            }
+            if self.starts(i, "${") || self.starts(i, "%{") {
+                break;
+            }
+            i += 1;
+        }
+        let i = i.min(b.len());
+        self.push(Kind::QuotedLit, &src[start..i]);
+        self.i = i;
+        if i < b.len() && b[i] == b'\n' {
+            // An unterminated string: let the parser report it.
+            self.modes.pop();
+        }
+    }
+
+    /// A heredoc line, possibly with interpolations in it, or its end.
+    fn heredoc_line(&mut self, delim: &str) {
+        let src = self.src;
+        let i = self.i;
+        let line_end = src[i..].find('\n').map_or(src.len(), |p| i + p + 1);
+        let line = &src[i..line_end];
+        if line.trim() == delim {
+            let text = line.trim_end_matches(['\n', '\r']);
+            self.push(Kind::CHeredoc, text);
+            self.i = i + text.len();
+            self.modes.pop();
+            return;
+        }
+        let mut j = i;
+        while j < line_end {
+            if self.opens(j) {
+                if j > i {
+                    self.push(Kind::StringLit, &src[i..j]);
+                }
+                break;
+            }
+            if self.starts(j, "$${") || self.starts(j, "%%{") {
+                j += 3;
+                continue;
+            }
+            j += 1;
+        }
+        if j < line_end {
+            self.i = open_template(src, j, &mut self.toks, &mut self.modes, &mut self.depth);
+        } else {
+            self.push(Kind::StringLit, &src[i..line_end]);
+            self.i = line_end;
+        }
+    }
+
+    /// One token of ordinary expression text; `closing` as in
+    /// [`Mode::Code`].
+    fn code(&mut self, closing: Option<usize>) {
+        let (src, b, i) = (self.src, self.src.as_bytes(), self.i);
+        // A comment to the end of its line, the newline with it.
+        let line_end = || src[i..].find('\n').map_or(b.len(), |p| i + p + 1);
+        let len = match b[i] {
+            b' ' | b'\t' | b'\r' if !self.starts(i, "\r\n") => 1,
+            // Line endings are kept as they are, as Terraform does.
+            b'\n' | b'\r' => {
+                let nl = if b[i] == b'\r' { "\r\n" } else { "\n" };
+                self.push(Kind::Newline, nl);
+                nl.len()
+            }
+            b'#' => self.comment(line_end()),
+            b'/' if self.starts(i, "//") => self.comment(line_end()),
+            b'/' if self.starts(i, "/*") => {
+                let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+                self.comment(end)
+            }
+            b'"' => {
+                self.push(Kind::OQuote, "\"");
+                self.modes.push(Mode::Quote);
+                1
+            }
+            b'<' if self.starts(i, "<<") && crate::syntax::heredoc_opener(src, i).is_some() => {
+                let (delim, len) = crate::syntax::heredoc_opener(src, i).unwrap_or_default();
+                self.push(Kind::OHeredoc, &src[i..i + len]);
+                self.modes.push(Mode::Heredoc { delim });
+                len
+            }
+            b'~' if self.starts(i, "~}") && closing == Some(self.depth) => {
+                self.push(Kind::TemplateSeqEnd, "~}");
+                self.modes.pop();
+                2
+            }
+            b'{' | b'}' => self.brace(b[i], closing),
+            b'0'..=b'9' => {
+                let len = crate::syntax::number_literal_len(&b[i..]);
+                self.push(Kind::Number, &src[i..i + len]);
+                len
+            }
+            _ if is_ident_start(src, i) => {
+                let len = src[i..]
+                    .char_indices()
+                    .find(|(_, ch)| !(ch.is_alphanumeric() || *ch == '_' || *ch == '-'))
+                    .map_or(src.len() - i, |(off, _)| off);
+                self.push(Kind::Ident, &src[i..i + len]);
+                len
+            }
+            _ => {
+                let (kind, len) = punct(&src[i..]);
+                self.push(kind, &src[i..i + len]);
+                len
+            }
+        };
+        self.i += len;
+    }
+
+    /// A comment from here to `end`; its length.
+    fn comment(&mut self, end: usize) -> usize {
+        let (src, i) = (self.src, self.i);
+        self.push(Kind::Comment, &src[i..end]);
+        end - i
+    }
+
+    /// `{` or `}`: a brace, or the end of the template sequence `closing`.
+    fn brace(&mut self, c: u8, closing: Option<usize>) -> usize {
+        if c == b'{' {
+            self.depth += 1;
+            self.push(Kind::OBrace, "{");
+        } else if closing == Some(self.depth) {
+            self.push(Kind::TemplateSeqEnd, "}");
+            self.modes.pop();
+        } else {
+            self.depth = self.depth.saturating_sub(1);
+            self.push(Kind::CBrace, "}");
+        }
+        1
+    }
 }
 
 fn is_ident_start(src: &str, i: usize) -> bool {

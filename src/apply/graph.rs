@@ -529,41 +529,17 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 }
                 Some(v)
             }
-            Ok(Some(v)) => match self.ex.put(c, &v, Status::keeping(&private)) {
-                Ok(e) => {
-                    batch.push(e);
-                    match c.action {
-                        Action::Update => self.ex.report.changed += 1,
-                        _ => self.ex.report.added += 1,
-                    }
-                    Some(v)
-                }
-                Err(e) => {
-                    let why = format!("the driver returned an object that cannot be stored: {e}");
-                    self.ex.fail(&c.addr, why);
+            Ok(Some(v)) => match self.record_object(c, v, &private, batch) {
+                Ok(v) => Some(v),
+                Err(()) => {
                     failed = true;
                     None
                 }
             },
             Ok(None) => None,
             Err(e) => {
-                // A create that failed after the cloud made the object (it
-                // never became ready): recorded tainted, so it is neither
-                // orphaned nor made twice; the next plan replaces it. An
-                // update that failed part way: recorded as it now is.
                 if let Some(v) = &r.leftover {
-                    let v = &match schema {
-                        Some(s) => with_marks(v.clone(), c.after.as_ref(), s),
-                        None => v.clone(),
-                    };
-                    let status = Status {
-                        deposed: None,
-                        tainted: c.action != Action::Update,
-                        private: r.private.clone(),
-                    };
-                    if let Ok(entry) = self.ex.put(c, v, status) {
-                        batch.push(entry);
-                    }
+                    self.record_leftover(c, v, (schema, &r.private), batch);
                 }
                 self.ex.fail(&c.addr, e);
                 failed = true;
@@ -580,6 +556,57 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             if let Some(v) = value {
                 group.values[slot.instance] = v;
             }
+        }
+    }
+
+    /// A managed object the driver answered, recorded and counted; an
+    /// object that cannot be stored fails the operation.
+    fn record_object(
+        &mut self,
+        c: &ResourceChange,
+        v: Value,
+        private: &[u8],
+        batch: &mut Vec<Entry>,
+    ) -> Result<Value, ()> {
+        match self.ex.put(c, &v, Status::keeping(private)) {
+            Ok(e) => {
+                batch.push(e);
+                match c.action {
+                    Action::Update => self.ex.report.changed += 1,
+                    _ => self.ex.report.added += 1,
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let why = format!("the driver returned an object that cannot be stored: {e}");
+                self.ex.fail(&c.addr, why);
+                Err(())
+            }
+        }
+    }
+
+    /// What a failed operation left in the cloud: a create that failed
+    /// after the cloud made the object (it never became ready) recorded
+    /// tainted, so it is neither orphaned nor made twice and the next plan
+    /// replaces it; an update that failed part way, as it now is.
+    fn record_leftover(
+        &mut self,
+        c: &ResourceChange,
+        v: &Value,
+        (schema, private): (Option<&ResourceSchema>, &[u8]),
+        batch: &mut Vec<Entry>,
+    ) {
+        let v = &match schema {
+            Some(s) => with_marks(v.clone(), c.after.as_ref(), s),
+            None => v.clone(),
+        };
+        let status = Status {
+            deposed: None,
+            tainted: c.action != Action::Update,
+            private: private.to_vec(),
+        };
+        if let Ok(entry) = self.ex.put(c, v, status) {
+            batch.push(entry);
         }
     }
 

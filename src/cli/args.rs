@@ -248,26 +248,7 @@ pub enum Command {
         json: bool,
     },
     /// Rewrite files in Terraform's canonical format.
-    Fmt {
-        /// Exit 3 and change nothing when a file is not formatted.
-        #[arg(long)]
-        check: bool,
-        /// Also the files in subdirectories (hidden ones left out).
-        #[arg(long)]
-        recursive: bool,
-        /// Do not name the files that are not formatted.
-        #[arg(long)]
-        no_list: bool,
-        /// Do not rewrite them.
-        #[arg(long)]
-        no_write: bool,
-        /// Show each change as a unified diff.
-        #[arg(long)]
-        diff: bool,
-        /// A file or directory, or `-` to format stdin to stdout.
-        #[arg(default_value = ".")]
-        path: PathBuf,
-    },
+    Fmt(FmtArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -590,4 +571,27 @@ pub struct TaintArgs {
     pub allow_missing: bool,
     #[arg(long = "state", value_name = "FILE")]
     pub state: Option<PathBuf>,
+}
+
+// `strata fmt`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct FmtArgs {
+    /// Exit 3 and change nothing when a file is not formatted.
+    #[arg(long)]
+    pub check: bool,
+    /// Also the files in subdirectories (hidden ones left out).
+    #[arg(long)]
+    pub recursive: bool,
+    /// Do not name the files that are not formatted.
+    #[arg(long)]
+    pub no_list: bool,
+    /// Do not rewrite them.
+    #[arg(long)]
+    pub no_write: bool,
+    /// Show each change as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// A file or directory, or `-` to format stdin to stdout.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
 }

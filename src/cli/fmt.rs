@@ -52,6 +52,18 @@ pub struct FmtOptions {
     pub diff: bool,
 }
 
+/// `strata fmt` as clap read it.
+pub fn command(a: super::args::FmtArgs) -> ExitCode {
+    let opts = FmtOptions {
+        check: a.check,
+        recursive: a.recursive,
+        list: !a.no_list,
+        write: !a.no_write,
+        diff: a.diff,
+    };
+    run(&a.path, &opts)
+}
+
 /// `strata fmt [--check] [--recursive] PATH`: exit 0 when all is
 /// formatted (or was rewritten), 3 with `--check` when a file would
 /// change, 1 on error.

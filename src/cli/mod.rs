@@ -166,34 +166,37 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
-    // Terraform's spellings (`-out=F`, `-chdir=DIR`, `TF_CLI_ARGS`) first.
-    let read = match spelling::respell(args, &|name| std::env::var(name).ok()) {
-        Ok(r) => r,
-        Err(why) => {
-            printer::say(&format!("Error: {why}"));
-            return ExitCode::from(1);
-        }
-    };
+/// The command line read: Terraform's spellings (`-out=F`, `-chdir=DIR`,
+/// `TF_CLI_ARGS`) first, then clap; the exit code when it cannot be.
+fn parsed(
+    args: Vec<std::ffi::OsString>,
+) -> Result<(Cli, ArgMatches, std::time::Duration), ExitCode> {
+    let read = spelling::respell(args, &|name| std::env::var(name).ok()).map_err(|why| {
+        printer::say(&format!("Error: {why}"));
+        ExitCode::from(1)
+    })?;
     install_report_hook(read.no_color);
     if let Some(dir) = &read.chdir {
-        if let Err(e) = std::env::set_current_dir(dir) {
+        std::env::set_current_dir(dir).map_err(|e| {
             printer::say(&format!("Error: -chdir={}: {e}", dir.display()));
-            return ExitCode::from(1);
-        }
+            ExitCode::from(1)
+        })?;
     }
     for note in &read.notes {
         printer::say(note);
     }
-    let lock_timeout = read.lock_timeout.unwrap_or_default();
     let parser = Cli::command().mut_subcommands(|c| c.after_help(TERRAFORM_SPELLINGS));
-    let matches = match parser.try_get_matches_from(read.args) {
-        Ok(m) => m,
-        Err(e) => return usage_error(e),
-    };
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(c) => c,
-        Err(e) => return usage_error(e),
+    let matches = parser
+        .try_get_matches_from(read.args)
+        .map_err(usage_error)?;
+    let cli = Cli::from_arg_matches(&matches).map_err(usage_error)?;
+    Ok((cli, matches, read.lock_timeout.unwrap_or_default()))
+}
+
+fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
+    let (cli, matches, lock_timeout) = match parsed(args) {
+        Ok(read) => read,
+        Err(code) => return code,
     };
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
@@ -228,23 +231,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Refresh(a) => return apply::refresh(a, &mut cx),
         Command::Import(a) => return apply::import(a, &mut cx),
         Command::Validate(a) => return inspect::validate(a, &mut cx),
-        Command::Fmt {
-            check,
-            recursive,
-            no_list,
-            no_write,
-            diff,
-            path,
-        } => {
-            let opts = fmt::FmtOptions {
-                check,
-                recursive,
-                list: !no_list,
-                write: !no_write,
-                diff,
-            };
-            return fmt::run(&path, &opts);
-        }
+        Command::Fmt(a) => return fmt::command(a),
         Command::Comment { issue, name, .. } => print(crate::comment::run(issue.as_deref(), &name)),
         Command::Show(a) => inspect::show(a, &mut cx),
         Command::Console(a) => inspect::console(a, &mut cx),

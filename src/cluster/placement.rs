@@ -223,39 +223,10 @@ fn candidates(
         };
         let mut found = Vec::new();
         for capacity in &w.capacity {
-            let q = quote(
-                catalogs.of(site.kind),
-                &catalogs.prices,
-                instance_type,
-                &site.region,
-                *capacity,
-            );
-            let gpu_hour = q.ok().and_then(|q| q.node_hour.per(gpus_per_node as u32));
-            let c = Candidate {
-                at: Location {
-                    cloud: site.kind.name.to_string(),
-                    region: site.region.clone(),
-                    capacity: capacity.name().to_string(),
-                },
-                call: site.call.clone(),
-                instance_type: instance_type.clone(),
-                gpu_hour,
-                zones: site.zones.clone(),
-                node_label: site.kind.pool_label.to_string(),
-            };
-            match (w.cap, gpu_hour) {
-                (Some((cap, _)), Some(p)) if p > cap => refused.push(Skipped {
-                    why: {
-                        let (price, cap) = p.apart(cap);
-                        format!("{price} per GPU-hour, over the cap of {cap}")
-                    },
-                    candidate: c,
-                }),
-                (Some(_), None) => refused.push(Skipped {
-                    why: format!("{instance_type} has no price here, and the pool has a price cap"),
-                    candidate: c,
-                }),
-                _ => found.push(c),
+            let c = candidate(site, instance_type, *capacity, catalogs, gpus_per_node);
+            match over_cap(w, &c) {
+                Some(why) => refused.push(Skipped { why, candidate: c }),
+                None => found.push(c),
             }
         }
         by_cloud.push((i, found));
@@ -292,6 +263,45 @@ fn candidates(
     }
     let ordered = by_cloud.into_iter().flat_map(|(_, cs)| cs).collect();
     (ordered, refused)
+}
+
+/// The place at `site` with `capacity`, priced by the GPU-hour.
+fn candidate(
+    site: &Site<'_>,
+    instance_type: &str,
+    capacity: Capacity,
+    catalogs: &Catalogs<'_>,
+    gpus_per_node: u64,
+) -> Candidate {
+    let (catalog, prices) = (catalogs.of(site.kind), &catalogs.prices);
+    let q = quote(catalog, prices, instance_type, &site.region, capacity);
+    Candidate {
+        at: Location {
+            cloud: site.kind.name.to_string(),
+            region: site.region.clone(),
+            capacity: capacity.name().to_string(),
+        },
+        call: site.call.clone(),
+        instance_type: instance_type.to_string(),
+        gpu_hour: q.ok().and_then(|q| q.node_hour.per(gpus_per_node as u32)),
+        zones: site.zones.clone(),
+        node_label: site.kind.pool_label.to_string(),
+    }
+}
+
+/// Why the pool's price cap rules `c` out, if it does.
+fn over_cap(w: &Wanted, c: &Candidate) -> Option<String> {
+    match (w.cap, c.gpu_hour) {
+        (Some((cap, _)), Some(p)) if p > cap => {
+            let (price, cap) = p.apart(cap);
+            Some(format!("{price} per GPU-hour, over the cap of {cap}"))
+        }
+        (Some(_), None) => Some(format!(
+            "{} has no price here, and the pool has a price cap",
+            c.instance_type
+        )),
+        _ => None,
+    }
 }
 
 /// Checks `order` against the cluster's clouds.

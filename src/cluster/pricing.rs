@@ -178,31 +178,7 @@ pub(super) fn price_cap(
     if per_gpu <= cap {
         return;
     }
-    let within = within_cap(catalogs.all(), &catalogs.prices, &gpu, gpus, capacity, cap);
-    let shown: Vec<String> = within
-        .iter()
-        .take(5)
-        .map(|(c, o, p)| {
-            format!(
-                "{} {} {} at {}",
-                c.cloud,
-                o.region,
-                o.instance_type,
-                p.dollars()
-            )
-        })
-        .collect();
-    let offers = match (shown.is_empty(), within.len().saturating_sub(shown.len())) {
-        (true, _) => format!("No catalog offers {gpus} × {gpu} at that price or less."),
-        (false, 0) => format!(
-            "Offers within the cap, cheapest first: {}.",
-            shown.join("; ")
-        ),
-        (false, more) => format!(
-            "Offers within the cap, cheapest first: {}; and {more} more.",
-            shown.join("; ")
-        ),
-    };
+    let offers = offers_within(catalogs, (&gpu, gpus), capacity, cap);
     let (price, limit) = per_gpu.apart(cap);
     diags.push(
         diag(
@@ -218,6 +194,41 @@ pub(super) fn price_cap(
         )
         .labelled(format!("{price} per GPU-hour here")),
     );
+}
+
+/// What a pool over its cap could have instead: the first offers within
+/// it, cheapest first, in words.
+fn offers_within(
+    catalogs: &Catalogs<'_>,
+    (gpu, gpus): (&str, u32),
+    capacity: Capacity,
+    cap: Usd,
+) -> String {
+    let within = within_cap(catalogs.all(), &catalogs.prices, gpu, gpus, capacity, cap);
+    let shown: Vec<String> = within
+        .iter()
+        .take(5)
+        .map(|(c, o, p)| {
+            format!(
+                "{} {} {} at {}",
+                c.cloud,
+                o.region,
+                o.instance_type,
+                p.dollars()
+            )
+        })
+        .collect();
+    match (shown.is_empty(), within.len().saturating_sub(shown.len())) {
+        (true, _) => format!("No catalog offers {gpus} × {gpu} at that price or less."),
+        (false, 0) => format!(
+            "Offers within the cap, cheapest first: {}.",
+            shown.join("; ")
+        ),
+        (false, more) => format!(
+            "Offers within the cap, cheapest first: {}; and {more} more.",
+            shown.join("; ")
+        ),
+    }
 }
 
 /// `max_price_per_gpu_hour` as an amount: dollars, not below zero (a

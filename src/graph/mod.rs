@@ -8,7 +8,7 @@ mod scope;
 
 pub use scope::{Destroying, Scope, Target};
 
-use crate::config::{Condition, Mode, Module};
+use crate::config::{Condition, Mode, Module, ModuleCall, Resource};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::{Body, Expr};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -220,13 +220,22 @@ impl Builder {
 
     fn module(&mut self, m: &Module, path: &ModulePath, providers: &ProviderDeps) {
         let prefix = &addr_prefix(path);
+        let here = Here { m, path, prefix };
+        self.values(&here);
+        for (n, r) in m.resources.iter().enumerate() {
+            self.resource(&here, (n, r), providers);
+        }
+        for (n, c) in m.module_calls.iter().enumerate() {
+            self.call(&here, (n, c), providers);
+        }
+    }
+
+    /// The module's variables, locals and outputs.
+    fn values(&mut self, here: &Here<'_>) {
+        let (m, path, prefix) = (here.m, here.path, here.prefix);
         for (n, v) in m.variables.iter().enumerate() {
-            let i = self.add(
-                NodeKind::Variable,
-                path,
-                (n, format!("var.{}", v.name)),
-                v.span,
-            );
+            let at = (n, format!("var.{}", v.name));
+            let i = self.add(NodeKind::Variable, path, at, v.span);
             if let Some(d) = &v.default {
                 self.refs(i, m, prefix, d);
             }
@@ -243,131 +252,139 @@ impl Builder {
             }
         }
         for (n, l) in m.locals.iter().enumerate() {
-            let i = self.add(
-                NodeKind::Local,
-                path,
-                (n, format!("local.{}", l.name)),
-                l.span,
-            );
+            let at = (n, format!("local.{}", l.name));
+            let i = self.add(NodeKind::Local, path, at, l.span);
             self.refs(i, m, prefix, &l.expr);
         }
         for (n, o) in m.outputs.iter().enumerate() {
-            let i = self.add(
-                NodeKind::Output,
-                path,
-                (n, format!("output.{}", o.name)),
-                o.span,
-            );
+            let at = (n, format!("output.{}", o.name));
+            let i = self.add(NodeKind::Output, path, at, o.span);
             self.refs(i, m, prefix, &o.expr);
             self.conditions(i, m, prefix, &o.preconditions);
             self.depends_on(i, m, prefix, &o.depends_on);
         }
-        for (n, r) in m.resources.iter().enumerate() {
-            let kind = if r.mode == Mode::Data {
-                NodeKind::Data
-            } else {
-                NodeKind::Resource
-            };
-            let i = self.add(kind, path, (n, r.address()), r.span);
-            self.graph[i].resource = Some(r.addr_in(path));
-            for e in r
-                .count
-                .iter()
-                .chain(&r.for_each)
-                .chain(&r.lifecycle.replace_triggered_by)
-            {
-                self.refs(i, m, prefix, e);
-            }
-            self.depends_on(i, m, prefix, &r.depends_on);
-            self.body_refs(i, m, prefix, &r.body);
-            // What its creation-time provisioners use is needed before
-            // they run, as what its arguments use is before its create.
-            let provisioning = r
-                .provisioners
-                .iter()
-                .filter(|p| p.when == crate::config::When::Create)
-                .flat_map(|p| std::iter::once(&p.body).chain(&p.connection))
-                .chain(&r.connection);
-            for body in provisioning {
-                self.body_refs(i, m, prefix, body);
-            }
-            self.conditions(i, m, prefix, &r.lifecycle.preconditions);
-            self.conditions(i, m, prefix, &r.lifecycle.postconditions);
-            // Terraform's rule: a type's provider is the name before its
-            // first underscore, unless the resource names one.
-            let local = match &r.provider {
-                Some(p) => (p.name.clone(), p.alias.clone()),
-                None => (
-                    r.type_name
-                        .split('_')
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                    None,
-                ),
-            };
-            if let Some((deps, span)) = providers.get(&local) {
-                let me = format!("{prefix}{}", r.address());
-                if deps.contains(&me) {
-                    self.self_configured.push(
-                        Diag::new(
-                            "strata::graph::provider_cycle",
-                            "Provider configuration uses its own resource",
-                            format!("The {} provider's configuration uses {me}, which that provider manages: it cannot be configured before the resource exists, nor the resource made before it is configured. Configure the provider from variables, or from a resource another provider manages.", local.0),
-                        )
-                        .at(*span),
-                    );
-                    continue;
-                }
-                for dep in deps {
-                    self.pending.push((i, dep.clone()));
-                }
-            }
+    }
+
+    /// A resource's node, with what its arguments, conditions,
+    /// creation-time provisioners and provider configuration use.
+    fn resource(&mut self, here: &Here<'_>, (n, r): (usize, &Resource), providers: &ProviderDeps) {
+        let (m, path, prefix) = (here.m, here.path, here.prefix);
+        let kind = match r.mode {
+            Mode::Data => NodeKind::Data,
+            Mode::Managed => NodeKind::Resource,
+        };
+        let i = self.add(kind, path, (n, r.address()), r.span);
+        self.graph[i].resource = Some(r.addr_in(path));
+        let meta = r.count.iter().chain(&r.for_each);
+        for e in meta.chain(&r.lifecycle.replace_triggered_by) {
+            self.refs(i, m, prefix, e);
         }
-        for (n, c) in m.module_calls.iter().enumerate() {
-            let call = self.add(
-                NodeKind::ModuleCall,
-                path,
-                (n, format!("module.{}", c.name)),
-                c.span,
+        self.depends_on(i, m, prefix, &r.depends_on);
+        self.body_refs(i, m, prefix, &r.body);
+        // What its creation-time provisioners use is needed before they
+        // run, as what its arguments use is before its create.
+        let provisioning = r
+            .provisioners
+            .iter()
+            .filter(|p| p.when == crate::config::When::Create)
+            .flat_map(|p| std::iter::once(&p.body).chain(&p.connection))
+            .chain(&r.connection);
+        for body in provisioning {
+            self.body_refs(i, m, prefix, body);
+        }
+        self.conditions(i, m, prefix, &r.lifecycle.preconditions);
+        self.conditions(i, m, prefix, &r.lifecycle.postconditions);
+        self.provider_of(i, here, r, providers);
+    }
+
+    /// What the configuration of the resource at node `i`'s provider uses,
+    /// which the resource waits for; a configuration that uses the
+    /// resource itself is an error.
+    fn provider_of(
+        &mut self,
+        i: NodeIndex,
+        here: &Here<'_>,
+        r: &Resource,
+        providers: &ProviderDeps,
+    ) {
+        // Terraform's rule: a type's provider is the name before its
+        // first underscore, unless the resource names one.
+        let local = match &r.provider {
+            Some(p) => (p.name.clone(), p.alias.clone()),
+            None => {
+                let implied = r.type_name.split('_').next().unwrap_or_default();
+                (implied.to_string(), None)
+            }
+        };
+        let Some((deps, span)) = providers.get(&local) else {
+            return;
+        };
+        let me = format!("{}{}", here.prefix, r.address());
+        if deps.contains(&me) {
+            self.self_configured.push(
+                Diag::new(
+                    "strata::graph::provider_cycle",
+                    "Provider configuration uses its own resource",
+                    format!("The {} provider's configuration uses {me}, which that provider manages: it cannot be configured before the resource exists, nor the resource made before it is configured. Configure the provider from variables, or from a resource another provider manages.", local.0),
+                )
+                .at(*span),
             );
-            for e in c.count.iter().chain(&c.for_each) {
-                self.refs(call, m, prefix, e);
-            }
-            self.depends_on(call, m, prefix, &c.depends_on);
-            let child_prefix = format!("{prefix}module.{}.", c.name);
-            // The child has the caller's default configurations, and those
-            // the call passes under the names it gives them.
-            let mut child: ProviderDeps = providers
-                .iter()
-                .filter(|((_, alias), _)| alias.is_none())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            for (to, from) in &c.providers {
-                let deps = providers
-                    .get(&(from.name.clone(), from.alias.clone()))
-                    .cloned()
-                    .unwrap_or_else(|| (Vec::new(), from.span));
-                child.insert((to.name.clone(), to.alias.clone()), deps);
-            }
-            self.module(&c.module, &path.child(&c.name, None), &child);
-            // Everything inside waits for the call: its instances (count,
-            // for_each) are known there, and its depends_on holds them back.
-            self.inside.push((call, child_prefix.clone()));
-            // Each of the child's variables is evaluated from its input, as
-            // its own node, so an input and an output of one module are
-            // apart in the graph (as in Terraform): a resource may use an
-            // output of a module whose other input uses the resource.
-            for v in &c.module.variables {
-                let var = self.index[&format!("{child_prefix}var.{}", v.name)];
-                self.pending
-                    .push((var, format!("{prefix}module.{}", c.name)));
-                if let Some(a) = c.inputs.iter().find(|a| a.name == v.name) {
-                    self.refs(var, m, prefix, &a.expr);
-                }
+            return;
+        }
+        for dep in deps {
+            self.pending.push((i, dep.clone()));
+        }
+    }
+
+    /// A module call's node and the child module's graph inside it.
+    fn call(&mut self, here: &Here<'_>, (n, c): (usize, &ModuleCall), providers: &ProviderDeps) {
+        let (m, path, prefix) = (here.m, here.path, here.prefix);
+        let at = (n, format!("module.{}", c.name));
+        let call = self.add(NodeKind::ModuleCall, path, at, c.span);
+        for e in c.count.iter().chain(&c.for_each) {
+            self.refs(call, m, prefix, e);
+        }
+        self.depends_on(call, m, prefix, &c.depends_on);
+        let child_prefix = format!("{prefix}module.{}.", c.name);
+        // The child has the caller's default configurations, and those the
+        // call passes under the names it gives them.
+        let mut child: ProviderDeps = providers
+            .iter()
+            .filter(|((_, alias), _)| alias.is_none())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (to, from) in &c.providers {
+            let deps = providers
+                .get(&(from.name.clone(), from.alias.clone()))
+                .cloned()
+                .unwrap_or_else(|| (Vec::new(), from.span));
+            child.insert((to.name.clone(), to.alias.clone()), deps);
+        }
+        self.module(&c.module, &path.child(&c.name, None), &child);
+        // Everything inside waits for the call: its instances (count,
+        // for_each) are known there, and its depends_on holds them back.
+        self.inside.push((call, child_prefix.clone()));
+        // Each of the child's variables is evaluated from its input, as its
+        // own node, so an input and an output of one module are apart in
+        // the graph (as in Terraform): a resource may use an output of a
+        // module whose other input uses the resource.
+        for v in &c.module.variables {
+            let var = self.index[&format!("{child_prefix}var.{}", v.name)];
+            self.pending
+                .push((var, format!("{prefix}module.{}", c.name)));
+            if let Some(a) = c.inputs.iter().find(|a| a.name == v.name) {
+                self.refs(var, m, prefix, &a.expr);
             }
         }
     }
+}
+
+/// Where in the configuration the graph is being built: the module, its
+/// path, and the prefix of its nodes' addresses.
+struct Here<'a> {
+    m: &'a Module,
+    path: &'a ModulePath,
+    prefix: &'a str,
 }
 
 /// The node addresses a reference points at, if any.

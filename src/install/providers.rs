@@ -228,6 +228,45 @@ struct Installer<'a, 'h> {
     signed: bool,
 }
 
+/// Which version of a provider to install, and why.
+struct Choice {
+    version: String,
+    /// The lock file's entry, when it decided.
+    locked: Option<Locked>,
+    /// What the methods offer, when they were asked.
+    offered: Option<Vec<(String, Package)>>,
+    /// The configuration's constraints, as the lock file records them.
+    constraints: Option<String>,
+}
+
+/// A package installed: how it was authenticated, and its hashes.
+struct Installed {
+    how: String,
+    hashes: Vec<String>,
+}
+
+/// No version offered for `w` within its constraints, in Terraform's words.
+fn none_offered(w: &Wanted, all: &[(String, Package)], constraints: Option<&str>) -> Diag {
+    let have: Vec<&str> = all.iter().map(|(v, _)| v.as_str()).collect();
+    let source = &w.source;
+    let why = match have.is_empty() {
+        true => format!("provider {source} was not found in any of the search locations"),
+        false => format!(
+            "no available releases match the given constraints {} (found {})",
+            constraints.unwrap_or("(none)"),
+            have.join(", ")
+        ),
+    };
+    failed(
+        w,
+        "Failed to query available provider packages",
+        format!(
+            "Could not retrieve the list of available versions for provider {}: {why}",
+            shown(source)
+        ),
+    )
+}
+
 /// What placing a package learnt: the `zh:` checksums a registry listed
 /// and the key that signed them, or that it matched a checksum a network
 /// mirror gave.
@@ -240,8 +279,54 @@ struct Placed {
 
 impl Installer<'_, '_> {
     fn one(&mut self, w: &Wanted, lock: &mut LockFile, said: &mut String) -> Result<(), Diag> {
-        let source = &w.source;
-        let shown = shown(source);
+        let (source, shown) = (&w.source, shown(&w.source));
+        let choice = self.choose(w, lock, said)?;
+        let version = &choice.version;
+        let dest = package_dir(self.root_dir, source, version);
+        if choice.locked.is_some() && dest.is_dir() {
+            check(w, &dest, choice.locked.as_ref())?;
+            said.push_str(&format!(
+                "- Using previously-installed {shown} v{version}\n"
+            ));
+            return Ok(());
+        }
+        // A package the plugin cache holds and the lock file vouches for
+        // is linked from there, nothing fetched, as Terraform links it.
+        if let Some(cached) = self.vouched_in_cache(source, version, choice.locked.as_ref()) {
+            self.place(&Package::Dir(cached), &dest, source, version)
+                .map_err(|why| failed(w, "Failed to install provider", why))?;
+            said.push_str(&format!(
+                "- Using {shown} v{version} from the shared cache directory\n"
+            ));
+            return Ok(());
+        }
+        said.push_str(&format!("- Installing {shown} v{version}...\n"));
+        let installed = self.install(w, &choice, &dest)?;
+        said.push_str(&format!(
+            "- Installed {shown} v{version} ({})\n",
+            installed.how
+        ));
+        let mut hashes = choice.locked.map(|l| l.hashes).unwrap_or_default();
+        for h in installed.hashes {
+            if !hashes.contains(&h) {
+                hashes.push(h);
+            }
+        }
+        hashes.sort();
+        let locked = Locked {
+            version: choice.version,
+            constraints: choice.constraints,
+            hashes,
+        };
+        lock.providers.insert(source.clone(), locked);
+        Ok(())
+    }
+
+    /// The version of `w` to install: the lock file's while it still
+    /// meets the constraints (and no upgrade is asked), else the newest
+    /// the methods offer within them.
+    fn choose(&mut self, w: &Wanted, lock: &LockFile, said: &mut String) -> Result<Choice, Diag> {
+        let shown = shown(&w.source);
         let constraints = w.constraint_text();
         let allowed = match &constraints {
             Some(text) => Some(
@@ -253,84 +338,60 @@ impl Installer<'_, '_> {
         let upgrade = self.upgrade;
         let locked = lock
             .providers
-            .get(source)
+            .get(&w.source)
             .cloned()
             .filter(|l| !upgrade && allowed.as_ref().is_none_or(|c| c.allows(&l.version)));
-        let mut offered = None;
-        let version = match &locked {
-            Some(l) => {
-                said.push_str(&format!(
-                    "- Reusing previous version of {shown} from the dependency lock file\n"
-                ));
-                l.version.clone()
-            }
-            None => {
-                said.push_str(&match &constraints {
-                    Some(c) => format!("- Finding {shown} versions matching {c:?}...\n"),
-                    None => format!("- Finding latest version of {shown}...\n"),
-                });
-                let all = self.offered(w)?;
-                let versions = all.iter().map(|(v, _)| v.as_str());
-                let newest = match &allowed {
-                    Some(c) => c.newest(versions),
-                    None => newest_release(versions),
-                };
-                let chosen = newest.map(str::to_string).ok_or_else(|| {
-                    let have: Vec<&str> = all.iter().map(|(v, _)| v.as_str()).collect();
-                    let why = match have.is_empty() {
-                        true => format!("provider {source} was not found in any of the search locations"),
-                        false => format!(
-                            "no available releases match the given constraints {} (found {})",
-                            constraints.as_deref().unwrap_or("(none)"),
-                            have.join(", ")
-                        ),
-                    };
-                    failed(w, "Failed to query available provider packages", format!(
-                        "Could not retrieve the list of available versions for provider {shown}: {why}"
-                    ))
-                })?;
-                offered = Some(all);
-                chosen
-            }
+        if let Some(l) = locked {
+            said.push_str(&format!(
+                "- Reusing previous version of {shown} from the dependency lock file\n"
+            ));
+            let version = l.version.clone();
+            return Ok(Choice {
+                version,
+                locked: Some(l),
+                offered: None,
+                constraints,
+            });
+        }
+        said.push_str(&match &constraints {
+            Some(c) => format!("- Finding {shown} versions matching {c:?}...\n"),
+            None => format!("- Finding latest version of {shown}...\n"),
+        });
+        let all = self.offered(w)?;
+        let versions = all.iter().map(|(v, _)| v.as_str());
+        let newest = match &allowed {
+            Some(c) => c.newest(versions),
+            None => newest_release(versions),
         };
-        let dest = package_dir(self.root_dir, source, &version);
-        if locked.is_some() && dest.is_dir() {
-            check(w, &dest, locked.as_ref())?;
-            said.push_str(&format!(
-                "- Using previously-installed {shown} v{version}\n"
-            ));
-            return Ok(());
-        }
-        // A package the plugin cache holds and the lock file vouches for
-        // is linked from there, nothing fetched, as Terraform links it.
-        if let Some(cached) = self.vouched_in_cache(source, &version, locked.as_ref()) {
-            self.place(&Package::Dir(cached), &dest, source, &version)
-                .map_err(|why| failed(w, "Failed to install provider", why))?;
-            said.push_str(&format!(
-                "- Using {shown} v{version} from the shared cache directory\n"
-            ));
-            return Ok(());
-        }
-        said.push_str(&format!("- Installing {shown} v{version}...\n"));
-        let offered = match offered {
-            Some(o) => o,
+        let Some(version) = newest.map(str::to_string) else {
+            return Err(none_offered(w, &all, constraints.as_deref()));
+        };
+        Ok(Choice {
+            version,
+            locked: None,
+            offered: Some(all),
+            constraints,
+        })
+    }
+
+    /// The chosen package fetched and placed at `dest`, checked against
+    /// the lock file; how it was authenticated and its hashes.
+    fn install(&mut self, w: &Wanted, choice: &Choice, dest: &Path) -> Result<Installed, Diag> {
+        let (source, shown, version) = (&w.source, shown(&w.source), &choice.version);
+        let offered = match &choice.offered {
+            Some(o) => o.clone(),
             None => self.offered(w)?,
         };
-        let Some((_, package)) = offered.iter().find(|(v, _)| *v == version) else {
+        let Some((_, package)) = offered.iter().find(|(v, _)| v == version) else {
             return Err(failed(w, "Failed to install provider", format!(
                 "The dependency lock file selects {shown} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
             )));
         };
-        let placed = self
-            .place(package, &dest, source, &version)
-            .map_err(|why| {
-                failed(
-                    w,
-                    "Failed to install provider",
-                    format!("Error while installing {shown} v{version}: {why}"),
-                )
-            })?;
-        let hash = check(w, &dest, locked.as_ref())?;
+        let placed = self.place(package, dest, source, version).map_err(|why| {
+            let detail = format!("Error while installing {shown} v{version}: {why}");
+            failed(w, "Failed to install provider", detail)
+        })?;
+        let hash = check(w, dest, choice.locked.as_ref())?;
         let how = match &placed.key_id {
             Some(key) => {
                 self.signed = true;
@@ -339,23 +400,8 @@ impl Installer<'_, '_> {
             None if placed.verified => "verified checksum".to_string(),
             None => "unauthenticated".to_string(),
         };
-        said.push_str(&format!("- Installed {shown} v{version} ({how})\n"));
-        let mut hashes = locked.map(|l| l.hashes).unwrap_or_default();
-        for h in std::iter::once(hash).chain(placed.zh) {
-            if !hashes.contains(&h) {
-                hashes.push(h);
-            }
-        }
-        hashes.sort();
-        lock.providers.insert(
-            source.clone(),
-            Locked {
-                version,
-                constraints,
-                hashes,
-            },
-        );
-        Ok(())
+        let hashes = std::iter::once(hash).chain(placed.zh).collect();
+        Ok(Installed { how, hashes })
     }
 
     /// Every version the methods (and the plugin cache) offer for `w`,

@@ -347,6 +347,40 @@ fn price(
     estimate(&items, drivers, prices, today)
 }
 
+/// A data source read during the apply, as planned: its configuration,
+/// what it computes unknown.
+fn read_later(config: &Value, schema: &ResourceSchema) -> Value {
+    let mut planned = config.unmarked().entries().cloned().unwrap_or_default();
+    for (k, a) in &schema.attributes {
+        if a.computed && planned.get(k).is_none_or(Value::is_null) {
+            planned.insert(k.clone(), Value::Unknown(a.ty.clone()));
+        }
+    }
+    Value::Object(planned)
+}
+
+/// One instance of a resource being planned: where in the walk it is.
+struct OneInstance<'w, 'a> {
+    walk: &'w Walk<'a>,
+    n: NodeIndex,
+    r: &'a Resource,
+    ri: &'w ResourceInstances,
+    ctx: &'w InstanceCtx,
+}
+
+impl<'w, 'a> OneInstance<'w, 'a> {
+    /// Where its conditions are judged.
+    fn at(&self, graph: &'w Graph) -> At<'w, 'a> {
+        At {
+            graph,
+            walk: self.walk,
+            n: self.n,
+            ri: self.ri,
+            ctx: self.ctx,
+        }
+    }
+}
+
 /// One instance being planned, to judge its conditions.
 struct At<'x, 'w> {
     graph: &'x Graph,
@@ -570,11 +604,8 @@ impl<'a> Planner<'_, 'a> {
         // A check's data sources are read with its assertions, not planned.
         if r.check.is_some() {
             for ri in walk.expand(n, &mut self.diags) {
-                walk.set(
-                    ri.module(),
-                    &node.local_addr,
-                    Value::Unknown(schema.object_type()),
-                );
+                let unknown = Value::Unknown(schema.object_type());
+                walk.set(ri.module(), &node.local_addr, unknown);
             }
             return;
         }
@@ -583,87 +614,72 @@ impl<'a> Planner<'_, 'a> {
         // `graph::read_waits`), or its provider is configured only then.
         let pending = node.read_waits().iter().any(|d| self.changing.contains(d))
             || self.req.drivers.deferred(&driver.provider).is_some();
-        for ri in walk.expand(n, &mut self.diags) {
-            let mut values = Vec::new();
-            for ctx in ri.keys.instances() {
-                let addr = ri.address(ctx.key.clone());
-                if !self.coverage.covers(&addr) {
-                    values.push(self.leave_alone(addr, schema, &driver.provider));
-                    continue;
-                }
-                let checked = (&*driver.driver, true);
-                let Some(config) = self.config_of(walk, n, r, (checked, schema), (&ri, &ctx))
-                else {
-                    values.push(Value::Unknown(schema.object_type()));
-                    continue;
-                };
-                let at = At {
-                    graph: self.req.graph,
-                    walk,
-                    n,
-                    ri: &ri,
-                    ctx: &ctx,
-                };
-                if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
-                    values.push(Value::Unknown(schema.object_type()));
-                    continue;
-                }
-                let (action, reason, after) = if !pending && config.is_wholly_known() {
-                    match rt.block_on(driver.read_data(&r.type_name, &config)) {
-                        Ok(v) if at.unmet(&mut self.diags, r, Kind::Postcondition, Some(&v)) => {
-                            values.push(Value::Unknown(schema.object_type()));
-                            continue;
-                        }
-                        Ok(v) => (Action::NoOp, None, v),
-                        Err(e) => {
-                            self.diags.push(
-                                Diag::new(
-                                    "strata::driver::read_data",
-                                    format!("Reading {addr} failed"),
-                                    e.to_string(),
-                                )
-                                .at(r.span),
-                            );
-                            values.push(Value::Unknown(schema.object_type()));
-                            continue;
-                        }
-                    }
-                } else {
-                    let mut planned = config.unmarked().entries().cloned().unwrap_or_default();
-                    for (k, a) in &schema.attributes {
-                        if a.computed && planned.get(k).is_none_or(Value::is_null) {
-                            planned.insert(k.clone(), Value::Unknown(a.ty.clone()));
-                        }
-                    }
-                    let reason = if config.is_wholly_known() {
-                        Reason::ReadDependencyPending
-                    } else {
-                        Reason::ReadConfigUnknown
-                    };
-                    (Action::Read, Some(reason), Value::Object(planned))
-                };
-                values.push(after.clone());
-                self.push(ResourceChange {
-                    addr,
-                    deposed: None,
-                    tainted: false,
-                    previous_addr: None,
-                    provider: driver.provider.clone(),
-                    action,
-                    reason,
-                    before: None,
-                    after: Some(after),
-                    replace_paths: Vec::new(),
-                    schema_version: schema.version,
-                    private_before: Vec::new(),
-                    private_after: Vec::new(),
-                    dependencies: deps.clone(),
-                    create_before_destroy: false,
-                    importing: None,
-                });
-            }
-            walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
+        self.instances(walk, (n, r), schema, |me, one| {
+            me.data_instance(one, (&driver, schema), (&deps, pending), rt)
+        });
+    }
+
+    /// One instance of a data source: read now when its configuration is
+    /// known and nothing it waits for changes, else planned to be read
+    /// during the apply; the value dependents see (`None`: unknown).
+    fn data_instance(
+        &mut self,
+        one: &OneInstance<'_, 'a>,
+        (driver, schema): (&Configured, &'a ResourceSchema),
+        (deps, pending): (&[ResourceAddr], bool),
+        rt: &tokio::runtime::Runtime,
+    ) -> Option<Value> {
+        let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let addr = ri.address(ctx.key.clone());
+        if !self.coverage.covers(&addr) {
+            return Some(self.leave_alone(addr, schema, &driver.provider));
         }
+        let checked = (&*driver.driver, true);
+        let config = self.config_of(walk, n, r, (checked, schema), (ri, ctx))?;
+        let at = one.at(self.req.graph);
+        if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
+            return None;
+        }
+        let (action, reason, after) = match !pending && config.is_wholly_known() {
+            true => match rt.block_on(driver.read_data(&r.type_name, &config)) {
+                Ok(v) if at.unmet(&mut self.diags, r, Kind::Postcondition, Some(&v)) => {
+                    return None;
+                }
+                Ok(v) => (Action::NoOp, None, v),
+                Err(e) => {
+                    let summary = format!("Reading {addr} failed");
+                    let d = Diag::new("strata::driver::read_data", summary, e.to_string());
+                    self.diags.push(d.at(r.span));
+                    return None;
+                }
+            },
+            false => {
+                let reason = match config.is_wholly_known() {
+                    true => Reason::ReadDependencyPending,
+                    false => Reason::ReadConfigUnknown,
+                };
+                (Action::Read, Some(reason), read_later(&config, schema))
+            }
+        };
+        self.push(ResourceChange {
+            addr,
+            deposed: None,
+            tainted: false,
+            previous_addr: None,
+            provider: driver.provider.clone(),
+            action,
+            reason,
+            before: None,
+            after: Some(after.clone()),
+            replace_paths: Vec::new(),
+            schema_version: schema.version,
+            private_before: Vec::new(),
+            private_after: Vec::new(),
+            dependencies: deps.to_vec(),
+            create_before_destroy: false,
+            importing: None,
+        });
+        Some(after)
     }
 
     /// A resource's instances as the prior state holds them, for a destroy
@@ -862,108 +878,126 @@ impl<'a> Planner<'_, 'a> {
         let Some((r, driver, schema, deps)) = self.prologue(walk, n, false) else {
             return;
         };
-        let node = &self.req.graph.graph[n];
+        self.instances(walk, (n, r), schema, |me, one| {
+            me.resource_instance(one, (&driver, schema), &deps)
+        });
+    }
+
+    /// Each instance of the resource at `n` through `one`; their values
+    /// (unknown where `one` gives none) set in the walk for what reads
+    /// them.
+    fn instances(
+        &mut self,
+        walk: &Walk<'a>,
+        (n, r): (NodeIndex, &'a Resource),
+        schema: &ResourceSchema,
+        mut one: impl FnMut(&mut Self, &OneInstance<'_, 'a>) -> Option<Value>,
+    ) {
+        let graph = self.req.graph;
+        let node = &graph.graph[n];
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
-                let addr = ri.address(ctx.key.clone());
-                if self.req.mode.is_refresh_only() || !self.coverage.covers(&addr) {
-                    values.push(self.leave_alone(addr, schema, &driver.provider));
-                    continue;
-                }
-                // Declared, valid or not: an import into it or a move
-                // from it has its configuration, whose errors are its own.
-                self.claimed.insert(addr.clone());
-                let checked = (&*driver.driver, false);
-                let Some(config) = self.config_of(walk, n, r, (checked, schema), (&ri, &ctx))
-                else {
-                    values.push(Value::Unknown(schema.object_type()));
-                    continue;
-                };
-                let at = At {
-                    graph: self.req.graph,
+                let at = OneInstance {
                     walk,
                     n,
+                    r,
                     ri: &ri,
                     ctx: &ctx,
                 };
-                if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
-                    values.push(Value::Unknown(schema.object_type()));
-                    continue;
-                }
-                let prior = self.prior.get(&addr);
-                let triggered = prior.is_some() && self.triggered(walk, n, r, &ri, &ctx);
-                let requested = self.req.replace.contains(&addr);
-                let planned = plan_instance(InstanceRequest {
-                    driver: &*driver,
-                    type_name: &r.type_name,
-                    schema,
-                    lifecycle: &r.lifecycle,
-                    config,
-                    prior: prior.map(|p| Prior {
-                        value: &p.value,
-                        private: &p.private,
-                        tainted: p.tainted,
-                    }),
-                    triggered,
-                    requested,
-                });
-                let PlannedInstance {
-                    config,
-                    planned,
-                    decision:
-                        Decision {
-                            action,
-                            reason,
-                            replace_paths,
-                        },
-                } = match planned {
-                    Ok(p) => p,
-                    Err(e) => {
-                        self.plan_failed(r, &addr, &e);
-                        values.push(Value::Unknown(schema.object_type()));
-                        continue;
-                    }
-                };
-                if action.deletes() && r.lifecycle.prevent_destroy {
-                    self.diags.push(prevent_destroy(r, &addr));
-                }
-                let planned = strata_provider::Planned {
-                    planned: diff::with_marks(planned.planned, Some(&config), schema),
-                    ..planned
-                };
-                if at.unmet(
-                    &mut self.diags,
-                    r,
-                    Kind::Postcondition,
-                    Some(&planned.planned),
-                ) {
-                    values.push(Value::Unknown(schema.object_type()));
-                    continue;
-                }
-                values.push(planned.planned.clone());
-                let change = ResourceChange {
-                    previous_addr: self.moves.get(&addr).cloned(),
-                    deposed: None,
-                    tainted: prior.is_some_and(|p| p.tainted),
-                    provider: driver.provider.clone(),
-                    action,
-                    reason,
-                    before: prior.map(|p| p.value.clone()),
-                    after: Some(planned.planned),
-                    replace_paths,
-                    schema_version: schema.version,
-                    private_before: prior.map(|p| p.private.clone()).unwrap_or_default(),
-                    private_after: planned.private,
-                    dependencies: deps.clone(),
-                    create_before_destroy: r.lifecycle.create_before_destroy,
-                    importing: self.imported.get(&addr).map(|(id, _)| id.clone()),
-                    addr,
-                };
-                self.push(change);
+                let value = one(self, &at);
+                values.push(value.unwrap_or_else(|| Value::Unknown(schema.object_type())));
             }
             walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
         }
+    }
+
+    /// One instance of a managed resource planned and its change pushed;
+    /// the value dependents see (`None`: unknown, the instance failed).
+    fn resource_instance(
+        &mut self,
+        one: &OneInstance<'_, 'a>,
+        (driver, schema): (&Configured, &'a ResourceSchema),
+        deps: &[ResourceAddr],
+    ) -> Option<Value> {
+        let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let addr = ri.address(ctx.key.clone());
+        if self.req.mode.is_refresh_only() || !self.coverage.covers(&addr) {
+            return Some(self.leave_alone(addr, schema, &driver.provider));
+        }
+        // Declared, valid or not: an import into it or a move from it has
+        // its configuration, whose errors are its own.
+        self.claimed.insert(addr.clone());
+        let checked = (&*driver.driver, false);
+        let config = self.config_of(walk, n, r, (checked, schema), (ri, ctx))?;
+        let at = one.at(self.req.graph);
+        if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
+            return None;
+        }
+        let prior = self.prior.get(&addr);
+        let triggered = prior.is_some() && self.triggered(walk, n, r, ri, ctx);
+        let requested = self.req.replace.contains(&addr);
+        let planned = plan_instance(InstanceRequest {
+            driver: &**driver,
+            type_name: &r.type_name,
+            schema,
+            lifecycle: &r.lifecycle,
+            config,
+            prior: prior.map(|p| Prior {
+                value: &p.value,
+                private: &p.private,
+                tainted: p.tainted,
+            }),
+            triggered,
+            requested,
+        });
+        let PlannedInstance {
+            config,
+            planned,
+            decision:
+                Decision {
+                    action,
+                    reason,
+                    replace_paths,
+                },
+        } = match planned {
+            Ok(p) => p,
+            Err(e) => {
+                self.plan_failed(r, &addr, &e);
+                return None;
+            }
+        };
+        if action.deletes() && r.lifecycle.prevent_destroy {
+            self.diags.push(prevent_destroy(r, &addr));
+        }
+        let planned = strata_provider::Planned {
+            planned: diff::with_marks(planned.planned, Some(&config), schema),
+            ..planned
+        };
+        let after = Some(&planned.planned);
+        if at.unmet(&mut self.diags, r, Kind::Postcondition, after) {
+            return None;
+        }
+        let value = planned.planned.clone();
+        self.push(ResourceChange {
+            previous_addr: self.moves.get(&addr).cloned(),
+            deposed: None,
+            tainted: prior.is_some_and(|p| p.tainted),
+            provider: driver.provider.clone(),
+            action,
+            reason,
+            before: prior.map(|p| p.value.clone()),
+            after: Some(planned.planned),
+            replace_paths,
+            schema_version: schema.version,
+            private_before: prior.map(|p| p.private.clone()).unwrap_or_default(),
+            private_after: planned.private,
+            dependencies: deps.to_vec(),
+            create_before_destroy: r.lifecycle.create_before_destroy,
+            importing: self.imported.get(&addr).map(|(id, _)| id.clone()),
+            addr,
+        });
+        Some(value)
     }
 
     /// An instance the plan does not touch: its prior object, kept for
@@ -1284,39 +1318,13 @@ fn imports(
                 continue;
             }
         };
-        let Some((driver, schema)) = req.drivers.resource(&to.id.type_name) else {
-            diags.push(
-                Diag::new(
-                    "strata::plan::import",
-                    "Invalid resource type",
-                    format!(
-                        "No driver of this strata build provides the resource type {:?}.",
-                        to.id.type_name
-                    ),
-                )
-                .at(im.to.span),
-            );
-            continue;
-        };
-        // The configuration of the resource it goes to says which
-        // provider configuration (cluster, region, account) to look in.
-        let config_addr = to.id.config();
-        let provider = match req.root.resource_at(&config_addr) {
-            Some(r) => {
-                match crate::walk::resolve(req.root, &config_addr.module, r, driver.as_ref()) {
-                    Ok(p) => p,
-                    Err(d) => {
-                        diags.push(d);
-                        continue;
-                    }
-                }
+        let (driver, provider, schema) = match import_driver(req, &to, im.to.span) {
+            Ok(found) => found,
+            Err(d) => {
+                diags.push(d);
+                continue;
             }
-            None => driver.provider_address(),
         };
-        let driver = req
-            .drivers
-            .configured(&to.id.type_name, &provider, false)
-            .map_or_else(|| driver.clone(), |(d, _)| d);
         match rt.block_on(driver.import(&to.id.type_name, &id)) {
             Ok(Some(value)) => {
                 adopted.push(PriorInstance {
@@ -1350,6 +1358,37 @@ fn imports(
         }
     }
     diags.into_result((adopted, ids))
+}
+
+/// The driver an `import` block reads its object through: the one the
+/// configuration of the resource it goes to resolves to (which cluster,
+/// region or account to look in), its provider address and the schema.
+fn import_driver<'r>(
+    req: &Request<'r>,
+    to: &Address,
+    span: crate::diag::Span,
+) -> Result<(Arc<dyn Driver>, String, &'r ResourceSchema), Diag> {
+    let Some((driver, schema)) = req.drivers.resource(&to.id.type_name) else {
+        return Err(Diag::new(
+            "strata::plan::import",
+            "Invalid resource type",
+            format!(
+                "No driver of this strata build provides the resource type {:?}.",
+                to.id.type_name
+            ),
+        )
+        .at(span));
+    };
+    let config_addr = to.id.config();
+    let provider = match req.root.resource_at(&config_addr) {
+        Some(r) => crate::walk::resolve(req.root, &config_addr.module, r, driver.as_ref())?,
+        None => driver.provider_address(),
+    };
+    let driver = req
+        .drivers
+        .configured(&to.id.type_name, &provider, false)
+        .map_or_else(|| driver.clone(), |(d, _)| d);
+    Ok((driver, provider, schema))
 }
 
 /// `t.n`, `t.n[k]`, `t.n.attr`, `t.n[k].attr`: the resource, the attribute

@@ -298,34 +298,45 @@ pub async fn refresh(
             }
         };
         for (p, now) in group.into_iter().zip(read) {
-            // A driver answers plain values: what was sensitive in the
-            // state (and what the schema calls sensitive) is marked again
-            // before anything compares or shows it.
-            let now = now.map(|s| Stored {
-                value: super::diff::with_marks(s.value, Some(&p.value), schema),
-                private: s.private,
-            });
-            match now {
-                Some(s) if s.value.raw_equal(&p.value) => out.push(PriorInstance {
-                    private: s.private,
-                    ..p
-                }),
-                Some(s) => {
-                    let p = PriorInstance {
-                        private: s.private,
-                        ..p
-                    };
-                    drift.push(change_of(&p, Action::Update, Some(s.value.clone())));
-                    out.push(PriorInstance {
-                        value: s.value,
-                        ..p
-                    });
-                }
-                None => drift.push(change_of(&p, Action::Delete, None)),
-            }
+            compared(p, now, schema, (&mut out, &mut drift));
         }
     }
     diags.into_result((out, drift))
+}
+
+/// The prior object `p` against what the driver read of it now: kept,
+/// changed outside strata (drift, and kept as it is now), or gone (drift).
+fn compared(
+    p: PriorInstance,
+    now: Option<Stored>,
+    schema: &strata_provider::ResourceSchema,
+    (out, drift): (&mut Vec<PriorInstance>, &mut Vec<ResourceChange>),
+) {
+    // A driver answers plain values: what was sensitive in the state (and
+    // what the schema calls sensitive) is marked again before anything
+    // compares or shows it.
+    let now = now.map(|s| Stored {
+        value: super::diff::with_marks(s.value, Some(&p.value), schema),
+        private: s.private,
+    });
+    match now {
+        Some(s) if s.value.raw_equal(&p.value) => out.push(PriorInstance {
+            private: s.private,
+            ..p
+        }),
+        Some(s) => {
+            let p = PriorInstance {
+                private: s.private,
+                ..p
+            };
+            drift.push(change_of(&p, Action::Update, Some(s.value.clone())));
+            out.push(PriorInstance {
+                value: s.value,
+                ..p
+            });
+        }
+        None => drift.push(change_of(&p, Action::Delete, None)),
+    }
 }
 
 /// A change of the prior object `p`: drift, or (no-op) one left alone.

@@ -126,82 +126,81 @@ pub fn settings(
 
 fn what(p: &Provisioner, config: &Value, connection: Option<Connection>) -> Result<What, Diag> {
     match p.kind {
-        ProvisionerKind::LocalExec => {
-            let environment = config
-                .unmarked()
-                .entries()
-                .and_then(|m| m.get("environment"))
-                .and_then(|v| v.unmarked().entries())
-                .map(|m| {
-                    m.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.unmarked().as_str()?.to_string())))
-                        .collect::<BTreeMap<_, _>>()
-                })
-                .unwrap_or_default();
-            Ok(What::LocalExec(LocalExec {
-                command: text(config, "command").unwrap_or_default(),
-                interpreter: strings(config, "interpreter").unwrap_or_default(),
-                working_dir: text(config, "working_dir").filter(|d| !d.is_empty()),
-                environment,
-                quiet: config
-                    .unmarked()
-                    .entries()
-                    .and_then(|m| m.get("quiet"))
-                    .and_then(|v| v.unmarked().as_bool())
-                    .unwrap_or(false),
-            }))
-        }
-        ProvisionerKind::RemoteExec => {
-            let given = ["inline", "script", "scripts"]
-                .iter()
-                .filter(|n| set(config, n))
-                .count();
-            if given != 1 {
-                return Err(invalid(
-                    p,
-                    "Only one of \"inline\", \"script\", or \"scripts\" must be set",
-                ));
+        ProvisionerKind::LocalExec => Ok(What::LocalExec(local_exec(config))),
+        ProvisionerKind::RemoteExec => Ok(What::RemoteExec(RemoteExec {
+            scripts: scripts(p, config)?,
+            connection,
+        })),
+        ProvisionerKind::File => Ok(What::File(FileCopy {
+            source: source(p, config)?,
+            destination: text(config, "destination").unwrap_or_default(),
+            connection,
+        })),
+    }
+}
+
+fn local_exec(config: &Value) -> LocalExec {
+    let entries = config.unmarked().entries();
+    let environment = entries
+        .and_then(|m| m.get("environment"))
+        .and_then(|v| v.unmarked().entries())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.unmarked().as_str()?.to_string())))
+                .collect::<BTreeMap<_, _>>()
+        })
+        .unwrap_or_default();
+    let quiet = entries
+        .and_then(|m| m.get("quiet"))
+        .and_then(|v| v.unmarked().as_bool());
+    LocalExec {
+        command: text(config, "command").unwrap_or_default(),
+        interpreter: strings(config, "interpreter").unwrap_or_default(),
+        working_dir: text(config, "working_dir").filter(|d| !d.is_empty()),
+        environment,
+        quiet: quiet.unwrap_or(false),
+    }
+}
+
+/// `remote-exec`'s one of `inline`, `script` or `scripts`.
+fn scripts(p: &Provisioner, config: &Value) -> Result<Vec<Script>, Diag> {
+    let given = ["inline", "script", "scripts"]
+        .iter()
+        .filter(|n| set(config, n))
+        .count();
+    if given != 1 {
+        return Err(invalid(
+            p,
+            "Only one of \"inline\", \"script\", or \"scripts\" must be set",
+        ));
+    }
+    Ok(match (strings(config, "inline"), text(config, "script")) {
+        (Some(lines), _) => {
+            if lines.iter().any(String::is_empty) {
+                return Err(invalid(p, "invalid empty string in 'scripts'"));
             }
-            let scripts = match (strings(config, "inline"), text(config, "script")) {
-                (Some(lines), _) => {
-                    if lines.iter().any(String::is_empty) {
-                        return Err(invalid(p, "invalid empty string in 'scripts'"));
-                    }
-                    vec![Script::Inline(lines.join("\n") + "\n")]
-                }
-                (None, Some(path)) => vec![Script::File(path)],
-                (None, None) => strings(config, "scripts")
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(Script::File)
-                    .collect(),
-            };
-            Ok(What::RemoteExec(RemoteExec {
-                scripts,
-                connection,
-            }))
+            vec![Script::Inline(lines.join("\n") + "\n")]
         }
-        ProvisionerKind::File => {
-            let source = match (text(config, "source"), text(config, "content")) {
-                (Some(_), Some(_)) => {
-                    return Err(invalid(p, "Cannot set both 'source' and 'content'"))
-                }
-                (Some(path), None) => Source::Path(path),
-                (None, Some(text)) => Source::Content(text),
-                // Unknown at validate, or neither given.
-                (None, None) if set(config, "source") || set(config, "content") => {
-                    Source::Content(String::new())
-                }
-                (None, None) => {
-                    return Err(invalid(p, "Must provide one of 'source' or 'content'"))
-                }
-            };
-            Ok(What::File(FileCopy {
-                source,
-                destination: text(config, "destination").unwrap_or_default(),
-                connection,
-            }))
+        (None, Some(path)) => vec![Script::File(path)],
+        (None, None) => strings(config, "scripts")
+            .unwrap_or_default()
+            .into_iter()
+            .map(Script::File)
+            .collect(),
+    })
+}
+
+/// `file`'s one of `source` or `content`.
+fn source(p: &Provisioner, config: &Value) -> Result<Source, Diag> {
+    match (text(config, "source"), text(config, "content")) {
+        (Some(_), Some(_)) => Err(invalid(p, "Cannot set both 'source' and 'content'")),
+        (Some(path), None) => Ok(Source::Path(path)),
+        (None, Some(text)) => Ok(Source::Content(text)),
+        // Unknown at validate, or neither given.
+        (None, None) if set(config, "source") || set(config, "content") => {
+            Ok(Source::Content(String::new()))
         }
+        (None, None) => Err(invalid(p, "Must provide one of 'source' or 'content'")),
     }
 }
 

@@ -796,190 +796,263 @@ fn block_body(
     indent: usize,
     out: &mut String,
 ) {
-    let Frame { schema, legacy, .. } = frame;
-    let show_all = frame.unchanged == Unchanged::Shown;
     let empty = Attrs::new();
-    let bm = b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
-    let am = a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty);
-    let is_block = |k: &str| schema.is_some_and(|s| s.blocks.contains_key(k));
-    let mut keys: Vec<&String> = bm
+    let sides = Sides {
+        b,
+        a,
+        bm: b.and_then(|v| v.unmarked().entries()).unwrap_or(&empty),
+        am: a.and_then(|v| v.unmarked().entries()).unwrap_or(&empty),
+    };
+    let is_block = |k: &str| frame.schema.is_some_and(|s| s.blocks.contains_key(k));
+    let mut keys: Vec<&String> = sides
+        .bm
         .keys()
-        .chain(am.keys())
+        .chain(sides.am.keys())
         .filter(|k| !is_block(k))
         .collect();
     keys.sort();
     keys.dedup();
-    let updating = b.is_some() && a.is_some();
-    // What an update hides: all it leaves as it was, or, shown whole,
-    // nothing.
-    let hiding = updating && !show_all;
-    let write_only = |k: &str| {
-        schema
-            .and_then(|s| s.attributes.get(k))
-            .is_some_and(|a| a.write_only)
-    };
+    let show_all = frame.unchanged == Unchanged::Shown;
     let width = keys
         .iter()
-        .filter(|k| write_only(k) || !(is_null(bm.get(**k)) && is_null(am.get(**k))))
+        .filter(|k| {
+            write_only(frame.schema, k)
+                || !(is_null(sides.bm.get(**k)) && is_null(sides.am.get(**k)))
+        })
         .map(|k| k.chars().count())
         .max()
         .unwrap_or(0);
-    let inner = indent + 4;
+    let layout = Layout {
+        frame,
+        forces,
+        inner: indent + 4,
+        width,
+        // What an update hides: all it leaves as it was, or, shown
+        // whole, nothing.
+        hiding: b.is_some() && a.is_some() && !show_all,
+        show_all,
+    };
     out.push_str("{\n");
-    let mut skipped = 0;
-    for k in keys {
-        let (mut bv, mut av) = (bm.get(k), am.get(k));
-        // The older SDK's "" is read as null; shown whole, such a value
-        // is said to be null, where a true null is not there at all.
-        let blanked = legacy && (blank(bv) || blank(av));
-        if blanked {
-            (bv, av) = (
-                bv.filter(|v| !blank(Some(v))),
-                av.filter(|v| !blank(Some(v))),
-            );
-            // Empty on both sides: unchanged, and counted so.
-            if is_null(bv) && is_null(av) && !show_all {
-                skipped += 1;
-                continue;
-            }
-        }
-        // Always null, so said to be there: made or removed with the
-        // object, and unchanged (hidden) when it is updated, as Terraform
-        // says it.
-        if write_only(k) {
-            match (b, a) {
-                (Some(_), Some(_)) => skipped += 1,
-                (_, Some(_)) => write_only_line(Sym::Create, (k, width), inner, out),
-                _ => write_only_line(Sym::Delete, (k, width), inner, out),
-            }
-            continue;
-        }
-        let mut s = sym(bv, av);
-        if s == Sym::Same {
-            if is_null(bv) && !(show_all && blanked) {
-                continue;
-            }
-            if hiding && !IDENTIFYING.contains(&k.as_str()) {
-                skipped += 1;
-                continue;
-            }
-        }
-        if s == Sym::Same && !updating {
-            s = if a.is_some() {
-                Sym::Create
-            } else {
-                Sym::Delete
-            };
-        }
-        // An attribute of any type is read as its JSON, as Terraform's
-        // renderer reads it (a null inside it is shown); and Terraform
-        // marks typed attributes only: a dynamic one (like terraform_data's
-        // triggers_replace) has no mark unless it becomes unknown.
-        let dynamic = of_any_type(schema, k);
-        let mut l = String::new();
-        match (s, av) {
-            // An identifying attribute shown unchanged is shown whole.
-            (Sym::Same, v) => {
-                let null = Value::null();
-                let v = v.unwrap_or(&null);
-                l.push_str(&pad(inner));
-                l.push_str("  ");
-                l.push_str(k);
-                l.push_str(&pad(width.saturating_sub(k.chars().count())));
-                l.push_str(" = ");
-                unchanged(v, inner, Reading::Typed, &mut l);
-                l.push('\n');
-            }
-            _ if dynamic => {
-                key_start(s, (k, width), inner, &mut l);
-                output_value(bv, av, inner, &mut l);
-                l.push('\n');
-            }
-            _ => line(s, (k, width), bv, av, inner, Style::PLAIN, &mut l),
-        }
-        let unknown = av.is_some_and(|v| !v.is_known());
-        let marked = !dynamic || unknown;
-        if marked && forces.iter().any(|p| p.len() == 1 && p[0] == *k) {
-            l.pop();
-            l.push_str(" # forces replacement\n");
-        }
-        out.push_str(&l);
-    }
-    hidden(skipped, "attribute", inner, out);
-    let has_attributes = width > 0;
-    let mut skipped_blocks = 0;
-    if let Some(schema) = schema {
-        for (name, bs) in &schema.blocks {
-            // Terraform sets each type's changed blocks apart from the
-            // attributes by a blank line.
-            let mut first = has_attributes;
-            // Blocks not known until applied are one line, except a map's,
-            // which Terraform 1.11 leaves out.
-            if am.get(name).is_some_and(|y| !y.is_known()) {
-                if bs.nesting == BlockNesting::Map {
-                    continue;
-                }
-                let s = match bm.get(name) {
-                    Some(x) if !x.is_null() => Sym::Update,
-                    _ => Sym::Create,
-                };
-                let gap = if first { "\n" } else { "" };
-                out.push_str(&format!(
-                    "{gap}{}{} {name} (known after apply)\n",
-                    pad(inner),
-                    s.char()
-                ));
-                continue;
-            }
-            for (key, x, y) in block_pairs(bm.get(name), am.get(name), bs.nesting) {
-                let s = match (x, y) {
-                    (Some(x), Some(y)) if equal(x, y) => Sym::Same,
-                    (Some(_), Some(_)) => Sym::Update,
-                    (Some(_), None) => Sym::Delete,
-                    _ => Sym::Create,
-                };
-                if s == Sym::Same && hiding {
-                    skipped_blocks += 1;
-                    continue;
-                }
-                if std::mem::take(&mut first) {
-                    out.push('\n');
-                }
-                out.push_str(&pad(inner));
-                out.push(s.char());
-                out.push(' ');
-                out.push_str(name);
-                out.push(' ');
-                if let BlockKey::Label(label) = &key {
-                    out.push_str(&format!("{label:?} "));
-                }
-                // A path through this block (`node_config.0.x`, or
-                // `rule.http.x` for a labelled one) marks `x` inside it.
-                let step = match &key {
-                    BlockKey::Index(i) => i.to_string(),
-                    BlockKey::Label(label) => label.clone(),
-                };
-                let within: Vec<Vec<String>> = forces
-                    .iter()
-                    .filter(|p| p.len() > 2 && p[0] == *name && p[1] == step)
-                    .map(|p| p[2..].to_vec())
-                    .collect();
-                let inside = Frame {
-                    schema: Some(&bs.schema),
-                    legacy: legacy && sdk_v2_shaped(&bs.schema),
-                    unchanged: frame.unchanged,
-                };
-                block_body(x, y, inside, &within, inner, out);
-                out.push('\n');
-            }
-        }
-    }
+    let skipped = keys
+        .into_iter()
+        .filter(|k| attribute(k, &sides, &layout, out) == Attr::Hidden)
+        .count();
+    hidden(skipped, "attribute", layout.inner, out);
+    let skipped_blocks = match frame.schema {
+        Some(schema) => nested_blocks(schema, &sides, &layout, out),
+        None => 0,
+    };
     if skipped_blocks > 0 {
         out.push('\n');
-        hidden(skipped_blocks, "block", inner, out);
+        hidden(skipped_blocks, "block", layout.inner, out);
     }
     out.push_str(&pad(indent + 2));
     out.push('}');
+}
+
+/// A block's two sides: before and after, and their entries.
+struct Sides<'v> {
+    b: Option<&'v Value>,
+    a: Option<&'v Value>,
+    bm: &'v Attrs,
+    am: &'v Attrs,
+}
+
+impl Sides<'_> {
+    fn updating(&self) -> bool {
+        self.b.is_some() && self.a.is_some()
+    }
+}
+
+/// How a block's lines are laid out.
+struct Layout<'f> {
+    frame: Frame<'f>,
+    /// Paths inside the block that force replacement.
+    forces: &'f [Vec<String>],
+    inner: usize,
+    /// The attribute names' column.
+    width: usize,
+    hiding: bool,
+    show_all: bool,
+}
+
+/// What became of one attribute's line.
+#[derive(PartialEq)]
+enum Attr {
+    Shown,
+    /// Unchanged and left out, counted in the "hidden" line.
+    Hidden,
+    /// Null on both sides: not there at all.
+    Absent,
+}
+
+fn write_only(schema: Option<&ResourceSchema>, k: &str) -> bool {
+    schema
+        .and_then(|s| s.attributes.get(k))
+        .is_some_and(|a| a.write_only)
+}
+
+/// One attribute's line in a block.
+fn attribute(k: &str, sides: &Sides<'_>, layout: &Layout<'_>, out: &mut String) -> Attr {
+    let (inner, width) = (layout.inner, layout.width);
+    let (mut bv, mut av) = (sides.bm.get(k), sides.am.get(k));
+    // The older SDK's "" is read as null; shown whole, such a value is
+    // said to be null, where a true null is not there at all.
+    let blanked = layout.frame.legacy && (blank(bv) || blank(av));
+    if blanked {
+        (bv, av) = (
+            bv.filter(|v| !blank(Some(v))),
+            av.filter(|v| !blank(Some(v))),
+        );
+        // Empty on both sides: unchanged, and counted so.
+        if is_null(bv) && is_null(av) && !layout.show_all {
+            return Attr::Hidden;
+        }
+    }
+    // Always null, so said to be there: made or removed with the object,
+    // and unchanged (hidden) when it is updated, as Terraform says it.
+    if write_only(layout.frame.schema, k) {
+        match (sides.b, sides.a) {
+            (Some(_), Some(_)) => return Attr::Hidden,
+            (_, Some(_)) => write_only_line(Sym::Create, (k, width), inner, out),
+            _ => write_only_line(Sym::Delete, (k, width), inner, out),
+        }
+        return Attr::Shown;
+    }
+    let mut s = sym(bv, av);
+    if s == Sym::Same {
+        if is_null(bv) && !(layout.show_all && blanked) {
+            return Attr::Absent;
+        }
+        if layout.hiding && !IDENTIFYING.contains(&k) {
+            return Attr::Hidden;
+        }
+        if !sides.updating() {
+            s = match sides.a {
+                Some(_) => Sym::Create,
+                None => Sym::Delete,
+            };
+        }
+    }
+    // An attribute of any type is read as its JSON, as Terraform's
+    // renderer reads it (a null inside it is shown); and Terraform marks
+    // typed attributes only: a dynamic one (like terraform_data's
+    // triggers_replace) has no mark unless it becomes unknown.
+    let dynamic = of_any_type(layout.frame.schema, k);
+    let mut l = String::new();
+    match (s, av) {
+        // An identifying attribute shown unchanged is shown whole.
+        (Sym::Same, v) => {
+            let null = Value::null();
+            l.push_str(&pad(inner));
+            l.push_str("  ");
+            l.push_str(k);
+            l.push_str(&pad(width.saturating_sub(k.chars().count())));
+            l.push_str(" = ");
+            unchanged(v.unwrap_or(&null), inner, Reading::Typed, &mut l);
+            l.push('\n');
+        }
+        _ if dynamic => {
+            key_start(s, (k, width), inner, &mut l);
+            output_value(bv, av, inner, &mut l);
+            l.push('\n');
+        }
+        _ => line(s, (k, width), bv, av, inner, Style::PLAIN, &mut l),
+    }
+    let marked = !dynamic || av.is_some_and(|v| !v.is_known());
+    if marked && layout.forces.iter().any(|p| p.len() == 1 && p[0] == k) {
+        l.pop();
+        l.push_str(" # forces replacement\n");
+    }
+    out.push_str(&l);
+    Attr::Shown
+}
+
+/// The block's nested blocks, each type's set apart from the attributes
+/// by a blank line, as Terraform sets them; how many unchanged ones were
+/// hidden.
+fn nested_blocks(
+    schema: &ResourceSchema,
+    sides: &Sides<'_>,
+    layout: &Layout<'_>,
+    out: &mut String,
+) -> usize {
+    let mut skipped = 0;
+    for (name, bs) in &schema.blocks {
+        let mut first = layout.width > 0;
+        // Blocks not known until applied are one line, except a map's,
+        // which Terraform 1.11 leaves out.
+        if sides.am.get(name).is_some_and(|y| !y.is_known()) {
+            if bs.nesting == BlockNesting::Map {
+                continue;
+            }
+            let s = match sides.bm.get(name) {
+                Some(x) if !x.is_null() => Sym::Update,
+                _ => Sym::Create,
+            };
+            let gap = if first { "\n" } else { "" };
+            let inner = pad(layout.inner);
+            out.push_str(&format!(
+                "{gap}{inner}{} {name} (known after apply)\n",
+                s.char()
+            ));
+            continue;
+        }
+        for (key, x, y) in block_pairs(sides.bm.get(name), sides.am.get(name), bs.nesting) {
+            let s = match (x, y) {
+                (Some(x), Some(y)) if equal(x, y) => Sym::Same,
+                (Some(_), Some(_)) => Sym::Update,
+                (Some(_), None) => Sym::Delete,
+                _ => Sym::Create,
+            };
+            if s == Sym::Same && layout.hiding {
+                skipped += 1;
+                continue;
+            }
+            if std::mem::take(&mut first) {
+                out.push('\n');
+            }
+            nested_block((name, bs), (s, &key), (x, y), layout, out);
+        }
+    }
+    skipped
+}
+
+/// One nested block: its header and its body.
+fn nested_block(
+    (name, bs): (&str, &strata_provider::BlockSchema),
+    (s, key): (Sym, &BlockKey),
+    (x, y): (Option<&Value>, Option<&Value>),
+    layout: &Layout<'_>,
+    out: &mut String,
+) {
+    out.push_str(&pad(layout.inner));
+    out.push(s.char());
+    out.push(' ');
+    out.push_str(name);
+    out.push(' ');
+    if let BlockKey::Label(label) = key {
+        out.push_str(&format!("{label:?} "));
+    }
+    // A path through this block (`node_config.0.x`, or `rule.http.x` for
+    // a labelled one) marks `x` inside it.
+    let step = match key {
+        BlockKey::Index(i) => i.to_string(),
+        BlockKey::Label(label) => label.clone(),
+    };
+    let within: Vec<Vec<String>> = layout
+        .forces
+        .iter()
+        .filter(|p| p.len() > 2 && p[0] == name && p[1] == step)
+        .map(|p| p[2..].to_vec())
+        .collect();
+    let inside = Frame {
+        schema: Some(&bs.schema),
+        legacy: layout.frame.legacy && sdk_v2_shaped(&bs.schema),
+        unchanged: layout.frame.unchanged,
+    };
+    block_body(x, y, inside, &within, layout.inner, out);
+    out.push('\n');
 }
 
 #[cfg(test)]

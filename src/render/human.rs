@@ -269,24 +269,51 @@ pub fn plan(p: &Plan) -> String {
         .iter()
         .filter(|o| o.action() != Action::NoOp)
         .collect();
-    if changes.is_empty() && outputs.is_empty() && p.errored {
-        out.push_str(
-            "Planning failed. strata encountered an error while generating this plan.\n\n",
-        );
+    if changes.is_empty() && outputs.is_empty() {
+        out.push_str(&nothing_to_do(p));
         return out;
     }
-    if changes.is_empty() && outputs.is_empty() && p.mode.is_refresh_only() {
-        out.push_str(match p.drift.is_empty() {
+    out.push_str(&legend(&changes));
+    if !changes.is_empty() {
+        out.push_str(&actions(p, &changes));
+    }
+    out.push_str(&super::placement::human(&p.placements));
+    out.push_str(&super::cost::human(&p.cost));
+    out.push_str(&forgotten(&changes));
+    if !outputs.is_empty() {
+        // After what came before it, an empty line; first, none (the
+        // plan's opening line is there).
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&output_changes(p, &outputs));
+        // Moves and imports alone change no infrastructure either.
+        if changes.iter().all(|c| c.action == Action::NoOp) {
+            out.push_str("\nYou can apply this plan to save these new output values to the strata\nstate, without changing any real infrastructure.\n");
+        }
+    }
+    out
+}
+
+/// What a plan that changes nothing says: why, by its mode, and where
+/// its placed pools stand.
+fn nothing_to_do(p: &Plan) -> String {
+    if p.errored {
+        return "Planning failed. strata encountered an error while generating this plan.\n\n"
+            .into();
+    }
+    if p.mode.is_refresh_only() {
+        return match p.drift.is_empty() {
             true => "No changes. Your infrastructure still matches the configuration.\n\nstrata has checked that the real remote objects still match the result of\nyour most recent changes, and found no differences.\n",
             false => "",
-        });
-        return out;
+        }
+        .into();
     }
-    if changes.is_empty() && outputs.is_empty() && p.mode.is_destroy() {
-        out.push_str("No changes. No objects need to be destroyed.\n\nEither you have not created any objects yet or the existing objects were\nalready deleted outside of strata.\n");
-        return out;
+    if p.mode.is_destroy() {
+        return "No changes. No objects need to be destroyed.\n\nEither you have not created any objects yet or the existing objects were\nalready deleted outside of strata.\n".into();
     }
-    if changes.is_empty() && outputs.is_empty() && p.unplaced().next().is_some() {
+    let mut out = String::new();
+    if p.unplaced().next().is_some() {
         // Not "No changes": the nodes the spec wants run nowhere.
         for d in p.unplaced() {
             out.push_str(&format!(
@@ -295,86 +322,84 @@ pub fn plan(p: &Plan) -> String {
             ));
         }
         out.push('\n');
-        out.push_str(&super::placement::human(&p.placements));
-        out.push_str(&super::cost::human(&p.cost));
-        return out;
-    }
-    if changes.is_empty() && outputs.is_empty() {
+    } else {
         out.push_str("No changes. Your infrastructure matches the configuration.\n\n");
         out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
-        out.push_str(&super::placement::human(&p.placements));
-        out.push_str(&super::cost::human(&p.cost));
-        return out;
-    }
-    let actions: Vec<Action> = changes.iter().map(|c| c.action).collect();
-    if actions.iter().any(|a| *a != Action::NoOp) {
-        out.push_str("strata used the selected providers to generate the following execution\nplan. Resource actions are indicated with the following symbols:\n");
-        for (a, text) in LEGEND {
-            if actions.contains(&a) {
-                out.push_str(&format!("{:>3} {text}\n", symbol(a)));
-            }
-        }
-        out.push('\n');
-    }
-    if !changes.is_empty() {
-        out.push_str(match p.errored {
-            true => "strata planned the following actions, but then encountered a problem:\n\n",
-            false => "strata will perform the following actions:\n\n",
-        });
-        for c in &changes {
-            let mut shown = resource_change(c, &p.schemas);
-            if p.generated_config.contains_key(&c.addr.to_string()) {
-                // After the "will be imported" line, as Terraform says it.
-                let at = shown.find('\n').map_or(shown.len(), |i| i + 1);
-                shown.insert_str(at, "  # (config will be generated)\n");
-            }
-            out.push_str(&shown);
-            out.push('\n');
-        }
-        let n = p.counts();
-        out.push_str("Plan: ");
-        if n.import > 0 {
-            out.push_str(&format!("{} to import, ", n.import));
-        }
-        out.push_str(&format!(
-            "{} to add, {} to change, {} to destroy",
-            n.add, n.change, n.destroy
-        ));
-        out.push_str(".\n");
     }
     out.push_str(&super::placement::human(&p.placements));
     out.push_str(&super::cost::human(&p.cost));
+    out
+}
+
+/// The symbols of the actions the plan takes.
+fn legend(changes: &[&ResourceChange]) -> String {
+    let actions: Vec<Action> = changes.iter().map(|c| c.action).collect();
+    if actions.iter().all(|a| *a == Action::NoOp) {
+        return String::new();
+    }
+    let mut out = String::from("strata used the selected providers to generate the following execution\nplan. Resource actions are indicated with the following symbols:\n");
+    for (a, text) in LEGEND {
+        if actions.contains(&a) {
+            out.push_str(&format!("{:>3} {text}\n", symbol(a)));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// Each change, then the counts.
+fn actions(p: &Plan, changes: &[&ResourceChange]) -> String {
+    let mut out = String::from(match p.errored {
+        true => "strata planned the following actions, but then encountered a problem:\n\n",
+        false => "strata will perform the following actions:\n\n",
+    });
+    for c in changes {
+        let mut shown = resource_change(c, &p.schemas);
+        if p.generated_config.contains_key(&c.addr.to_string()) {
+            // After the "will be imported" line, as Terraform says it.
+            let at = shown.find('\n').map_or(shown.len(), |i| i + 1);
+            shown.insert_str(at, "  # (config will be generated)\n");
+        }
+        out.push_str(&shown);
+        out.push('\n');
+    }
+    let n = p.counts();
+    out.push_str("Plan: ");
+    if n.import > 0 {
+        out.push_str(&format!("{} to import, ", n.import));
+    }
+    out.push_str(&format!(
+        "{} to add, {} to change, {} to destroy.\n",
+        n.add, n.change, n.destroy
+    ));
+    out
+}
+
+/// The warning for objects `removed` blocks forget.
+fn forgotten(changes: &[&ResourceChange]) -> String {
     let forgotten: Vec<String> = changes
         .iter()
         .filter(|c| c.action == Action::Forget)
         .map(|c| format!(" - {}\n", c.addr))
         .collect();
-    if !forgotten.is_empty() {
-        out.push_str("\nWarning: Some objects will no longer be managed by strata\n\nIf you apply this plan, strata will discard its tracking information for\nthe following objects, but it will not delete them:\n");
-        out.push_str(&forgotten.concat());
-        out.push_str("\nAfter applying this plan, strata will no longer manage these objects. You\nwill need to import them into strata to manage them again.\n");
+    if forgotten.is_empty() {
+        return String::new();
     }
-    if !outputs.is_empty() {
-        // After what came before it, an empty line; first, none (the
-        // plan's opening line is there).
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str("Changes to Outputs:\n");
-        // Aligned over every output, changed or not, as Terraform aligns them.
-        let width = p
-            .outputs
-            .iter()
-            .map(|o| o.name.chars().count())
-            .max()
-            .unwrap_or(0);
-        for o in outputs {
-            out.push_str(&output_change(o, width));
-        }
-        // Moves and imports alone change no infrastructure either.
-        if changes.iter().all(|c| c.action == Action::NoOp) {
-            out.push_str("\nYou can apply this plan to save these new output values to the strata\nstate, without changing any real infrastructure.\n");
-        }
+    format!("\nWarning: Some objects will no longer be managed by strata\n\nIf you apply this plan, strata will discard its tracking information for\nthe following objects, but it will not delete them:\n{}\nAfter applying this plan, strata will no longer manage these objects. You\nwill need to import them into strata to manage them again.\n", forgotten.concat())
+}
+
+/// "Changes to Outputs:", aligned over every output, changed or not, as
+/// Terraform aligns them.
+fn output_changes(p: &Plan, outputs: &[&OutputChange]) -> String {
+    let width = p
+        .outputs
+        .iter()
+        .map(|o| o.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("Changes to Outputs:\n");
+    for o in outputs {
+        out.push_str(&output_change(o, width));
     }
     out
 }

@@ -324,54 +324,15 @@ pub fn state(
 
 /// Terraform's plan JSON; `language` as for [`state`].
 pub fn plan(p: &Plan, language: &str) -> String {
-    // The objects after the plan, and before it (with what they depend on).
-    let values = |after: bool| -> Vec<(ModulePath, Json)> {
-        p.changes
-            .iter()
-            .filter(|c| c.deposed.is_none())
-            .filter_map(|c| {
-                let v = if after {
-                    c.after.as_ref()
-                } else {
-                    c.before.as_ref()
-                }?;
-                let object = match after {
-                    true => Object::Planned,
-                    false => Object::Prior,
-                };
-                Some((c.addr.id.module.clone(), resource_values(c, v, object)))
-            })
-            .collect()
-    };
-    let (planned, prior) = (values(true), values(false));
-    let timestamp = &p.timestamp;
+    let (planned, prior) = (objects(p, Object::Planned), objects(p, Object::Prior));
     let mut out = Map::new();
     out.insert("format_version".into(), json!("1.2"));
     // The language version strata implements, which tools reading plan
     // JSON look at as they would at Terraform's.
     out.insert("terraform_version".into(), json!(language));
     out.insert("strata_version".into(), json!(env!("CARGO_PKG_VERSION")));
-    // A sensitive variable's value (and default) is left out like any
-    // other secret.
-    let declared = &p.configuration["root_module"]["variables"];
-    let secret = |k: &str| declared[k]["sensitive"] == Json::Bool(true);
     if !p.variables.is_empty() {
-        out.insert(
-            "variables".into(),
-            Json::Object(
-                p.variables
-                    .iter()
-                    .map(|(k, v)| {
-                        let value = if secret(k) {
-                            Json::Null
-                        } else {
-                            shown(v, false)
-                        };
-                        (k.clone(), json!({ "value": value }))
-                    })
-                    .collect(),
-            ),
-        );
+        out.insert("variables".into(), variables(p));
     }
     out.insert(
         "planned_values".into(),
@@ -398,15 +359,8 @@ pub fn plan(p: &Plan, language: &str) -> String {
         out.insert("relevant_attributes".into(), json!(p.relevant_attributes));
     }
     if !p.outputs.is_empty() {
-        out.insert(
-            "output_changes".into(),
-            Json::Object(
-                p.outputs
-                    .iter()
-                    .map(|o| (o.name.clone(), output_change(o)))
-                    .collect(),
-            ),
-        );
+        let changes = p.outputs.iter().map(|o| (o.name.clone(), output_change(o)));
+        out.insert("output_changes".into(), Json::Object(changes.collect()));
     }
     out.insert(
         "prior_state".into(),
@@ -416,33 +370,78 @@ pub fn plan(p: &Plan, language: &str) -> String {
         }),
     );
     if !p.configuration.is_null() {
-        let mut configuration = p.configuration.clone();
-        // `get_mut`, as indexing would add the keys it does not find.
-        let vars = configuration
-            .get_mut("root_module")
-            .and_then(|m| m.get_mut("variables"))
-            .and_then(Json::as_object_mut);
-        if let Some(vars) = vars {
-            for v in vars.values_mut() {
-                if v["sensitive"] == Json::Bool(true) {
-                    if let Some(d) = v.get_mut("default") {
-                        *d = Json::Null;
-                    }
-                }
+        out.insert("configuration".into(), configuration(p));
+    }
+    strata_keys(p, &mut out);
+    out.insert("timestamp".into(), json!(&p.timestamp));
+    // A narrowed plan leaves changes for a later one.
+    out.insert("applyable".into(), json!(p.applyable()));
+    out.insert("complete".into(), json!(p.scope.is_everything()));
+    out.insert("errored".into(), json!(p.errored));
+    let mut text = serde_json::to_string(&Json::Object(out)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The objects after the plan (`Planned`), or before it (`Prior`, with
+/// what they depend on), by their module.
+fn objects(p: &Plan, object: Object) -> Vec<(ModulePath, Json)> {
+    p.changes
+        .iter()
+        .filter(|c| c.deposed.is_none())
+        .filter_map(|c| {
+            let v = match object {
+                Object::Planned => c.after.as_ref(),
+                Object::Prior => c.before.as_ref(),
+            }?;
+            Some((c.addr.id.module.clone(), resource_values(c, v, object)))
+        })
+        .collect()
+}
+
+/// The root variables' values; a sensitive one's is left out like any
+/// other secret.
+fn variables(p: &Plan) -> Json {
+    let declared = &p.configuration["root_module"]["variables"];
+    let secret = |k: &str| declared[k]["sensitive"] == Json::Bool(true);
+    let values = p.variables.iter().map(|(k, v)| {
+        let value = match secret(k) {
+            true => Json::Null,
+            false => shown(v, false),
+        };
+        (k.clone(), json!({ "value": value }))
+    });
+    Json::Object(values.collect())
+}
+
+/// The configuration as the plan describes it, a sensitive variable's
+/// default left out.
+fn configuration(p: &Plan) -> Json {
+    let mut configuration = p.configuration.clone();
+    // `get_mut`, as indexing would add the keys it does not find.
+    let vars = configuration
+        .get_mut("root_module")
+        .and_then(|m| m.get_mut("variables"))
+        .and_then(Json::as_object_mut);
+    for v in vars.into_iter().flat_map(|vars| vars.values_mut()) {
+        if v["sensitive"] == Json::Bool(true) {
+            if let Some(d) = v.get_mut("default") {
+                *d = Json::Null;
             }
         }
-        out.insert("configuration".into(), configuration);
     }
-    // strata's own key: tools that read Terraform's format ignore it.
+    configuration
+}
+
+/// strata's own keys, which tools that read Terraform's format ignore:
+/// the cost, the placed pools, and which plugin served what in place of
+/// strata's own drivers.
+fn strata_keys(p: &Plan, out: &mut Map<String, Json>) {
     out.insert("cost".into(), p.cost.to_json());
     if !p.placements.is_empty() {
-        out.insert(
-            "placements".into(),
-            crate::placement::to_json(&p.placements),
-        );
+        let placements = crate::placement::to_json(&p.placements);
+        out.insert("placements".into(), placements);
     }
-    // Which served what, where a provider's plugin serves types in place
-    // of strata's own driver.
     if !p.plugin_served.is_empty() {
         let served: Vec<Json> = p
             .plugin_served
@@ -451,12 +450,4 @@ pub fn plan(p: &Plan, language: &str) -> String {
             .collect();
         out.insert("plugin_served".into(), Json::Array(served));
     }
-    out.insert("timestamp".into(), json!(timestamp));
-    // A narrowed plan leaves changes for a later one.
-    out.insert("applyable".into(), json!(p.applyable()));
-    out.insert("complete".into(), json!(p.scope.is_everything()));
-    out.insert("errored".into(), json!(p.errored));
-    let mut text = serde_json::to_string(&Json::Object(out)).unwrap_or_default();
-    text.push('\n');
-    text
 }

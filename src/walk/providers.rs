@@ -16,7 +16,7 @@
 use super::decode::decode;
 use super::walker::Walk;
 use crate::builtin::{provider_address, source_of, Drivers};
-use crate::config::{Module, ProviderRef, Resource, Run};
+use crate::config::{Module, Provider, ProviderRef, Resource, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
@@ -33,113 +33,38 @@ pub fn configure(
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
-    let walk = Walk::new(root, graph, vars.clone(), run.clone());
-    let mut locals_known = false;
+    let mut blocks = Blocks {
+        root,
+        graph,
+        walk: Walk::new(root, graph, vars.clone(), run.clone()),
+        locals_known: false,
+    };
     for driver in drivers.all() {
-        let schema = driver.provider_schema();
-        let blocks: Vec<_> = root
+        let of_driver: Vec<&Provider> = root
             .providers
             .iter()
             .filter(|p| configures(root, &p.name, driver.as_ref()))
             .collect();
-        let mut default_seen = false;
-        for p in &blocks {
-            if p.alias.is_none() {
-                if default_seen {
-                    diags.push(
-                        Diag::new(
-                            "strata::provider::duplicate",
-                            "Duplicate provider configuration",
-                            format!("A default (non-aliased) {} provider is configured twice; give one an `alias`.", p.name),
-                        )
-                        .at(p.span),
-                    );
-                }
-                default_seen = true;
-            }
-        }
-        let configs: Vec<Option<&&crate::config::Provider>> =
-            std::iter::once(blocks.iter().find(|p| p.alias.is_none()))
-                .chain(blocks.iter().filter(|p| p.alias.is_some()).map(Some))
-                .collect();
+        one_default(&of_driver, &mut diags);
+        // The default configuration (an empty one when no block says it),
+        // then each alias.
+        let configs = std::iter::once(of_driver.iter().copied().find(|p| p.alias.is_none())).chain(
+            of_driver
+                .iter()
+                .copied()
+                .filter(|p| p.alias.is_some())
+                .map(Some),
+        );
         for block in configs {
-            let target = match block.and_then(|p| p.alias.as_deref()) {
-                None => driver.clone(),
-                Some(alias) => match driver.another() {
-                    Some(Err(e)) => {
-                        let span = block.map(|p| p.span).unwrap_or_default();
-                        let summary = "Cannot start the provider for this configuration";
-                        diags.push(
-                            Diag::new("strata::provider::alias", summary, e.to_string()).at(span),
-                        );
-                        continue;
-                    }
-                    Some(Ok(d)) => {
-                        drivers.add_alias(
-                            driver,
-                            provider_address(driver.as_ref(), Some(alias)),
-                            d.clone(),
-                        );
-                        d
-                    }
-                    None => {
-                        diags.push(
-                        Diag::new(
-                            "strata::provider::alias",
-                            "Provider aliases are not supported by this driver",
-                            format!("The {} driver takes one configuration; put the other configuration in its own root module.", driver.name()),
-                        )
-                        .at(block.map(|p| p.span).unwrap_or_default()),
-                    );
-                        continue;
-                    }
-                },
+            let Some(target) = instance(driver, block, drivers, &mut diags) else {
+                continue;
             };
             let config = match block {
-                None => Value::Object(
-                    schema
-                        .attributes
-                        .iter()
-                        .map(|(k, a)| (k.clone(), Value::Null(a.ty.clone())))
-                        .chain(
-                            schema
-                                .blocks
-                                .iter()
-                                .map(|(k, b)| (k.clone(), Value::Null(b.schema.object_type()))),
-                        )
-                        .collect(),
-                ),
-                Some(p) => {
-                    if !locals_known {
-                        // Root locals in dependency order; what needs a
-                        // resource stays unknown and is refused below.
-                        for n in walk.order() {
-                            let node = &graph.graph[n];
-                            if node.module.is_root() && node.kind == NodeKind::Local {
-                                walk.visit(n, &mut Diags::default());
-                            }
-                        }
-                        locals_known = true;
-                    }
-                    let mut local = Diags::default();
-                    let v = walk
-                        .eval_root(|ev| decode(&p.body, &schema, ev, p.span, &mut local))
-                        .unwrap_or_else(Value::unknown);
-                    if !local.is_empty() {
-                        local.0.into_iter().for_each(|d| diags.push(d));
-                        continue;
-                    }
-                    if !v.is_wholly_known() {
-                        // It uses what only the walk will know (a cluster's
-                        // endpoint): configured when the walk gets there.
-                        if let Some(i) = root.providers.iter().position(|q| std::ptr::eq(q, *p)) {
-                            let address = provider_address(driver.as_ref(), p.alias.as_deref());
-                            drivers.defer(address, i);
-                        }
-                        continue;
-                    }
-                    v
-                }
+                None => unset(&driver.provider_schema()),
+                Some(p) => match blocks.config(p, driver, drivers, &mut diags) {
+                    Some(v) => v,
+                    None => continue,
+                },
             };
             if let Err(e) = target.configure(&config) {
                 let mut d = Diag::new(
@@ -155,6 +80,132 @@ pub fn configure(
         }
     }
     diags.into_result(())
+}
+
+/// A driver has one default (non-aliased) configuration.
+fn one_default(blocks: &[&Provider], diags: &mut Diags) {
+    let mut defaults = blocks.iter().filter(|p| p.alias.is_none());
+    let _first = defaults.next();
+    for p in defaults {
+        diags.push(
+            Diag::new(
+                "strata::provider::duplicate",
+                "Duplicate provider configuration",
+                format!(
+                    "A default (non-aliased) {} provider is configured twice; give one an `alias`.",
+                    p.name
+                ),
+            )
+            .at(p.span),
+        );
+    }
+}
+
+/// The driver instance `block` configures: the driver itself for its
+/// default configuration, another instance of it (recorded as the
+/// alias's) for an aliased one; `None`, said, when there can be none.
+fn instance(
+    driver: &Arc<dyn strata_provider::Driver>,
+    block: Option<&Provider>,
+    drivers: &Drivers,
+    diags: &mut Diags,
+) -> Option<Arc<dyn strata_provider::Driver>> {
+    let Some(alias) = block.and_then(|p| p.alias.as_deref()) else {
+        return Some(driver.clone());
+    };
+    let span = block.map(|p| p.span).unwrap_or_default();
+    match driver.another() {
+        Some(Ok(d)) => {
+            let address = provider_address(driver.as_ref(), Some(alias));
+            drivers.add_alias(driver, address, d.clone());
+            Some(d)
+        }
+        Some(Err(e)) => {
+            let summary = "Cannot start the provider for this configuration";
+            diags.push(Diag::new("strata::provider::alias", summary, e.to_string()).at(span));
+            None
+        }
+        None => {
+            diags.push(
+                Diag::new(
+                    "strata::provider::alias",
+                    "Provider aliases are not supported by this driver",
+                    format!("The {} driver takes one configuration; put the other configuration in its own root module.", driver.name()),
+                )
+                .at(span),
+            );
+            None
+        }
+    }
+}
+
+/// The configuration of a driver no block configures: every attribute
+/// and block null.
+fn unset(schema: &strata_provider::ResourceSchema) -> Value {
+    let attributes = schema
+        .attributes
+        .iter()
+        .map(|(k, a)| (k.clone(), Value::Null(a.ty.clone())));
+    let blocks = schema
+        .blocks
+        .iter()
+        .map(|(k, b)| (k.clone(), Value::Null(b.schema.object_type())));
+    Value::Object(attributes.chain(blocks).collect())
+}
+
+/// The root module's `provider` blocks evaluated, the root locals they may
+/// use evaluated first (once).
+struct Blocks<'a> {
+    root: &'a Module,
+    graph: &'a Graph,
+    walk: Walk<'a>,
+    locals_known: bool,
+}
+
+impl Blocks<'_> {
+    /// Block `p`'s value; `None` when it has errors (said) or uses what
+    /// only the walk will know (a cluster's endpoint), when it is
+    /// configured as the walk gets there.
+    fn config(
+        &mut self,
+        p: &Provider,
+        driver: &Arc<dyn strata_provider::Driver>,
+        drivers: &Drivers,
+        diags: &mut Diags,
+    ) -> Option<Value> {
+        self.root_locals();
+        let schema = driver.provider_schema();
+        let mut local = Diags::default();
+        let v = self
+            .walk
+            .eval_root(|ev| decode(&p.body, &schema, ev, p.span, &mut local))
+            .unwrap_or_else(Value::unknown);
+        if !local.is_empty() {
+            local.0.into_iter().for_each(|d| diags.push(d));
+            return None;
+        }
+        if !v.is_wholly_known() {
+            if let Some(i) = self.root.providers.iter().position(|q| std::ptr::eq(q, p)) {
+                drivers.defer(provider_address(driver.as_ref(), p.alias.as_deref()), i);
+            }
+            return None;
+        }
+        Some(v)
+    }
+
+    /// Root locals in dependency order; what needs a resource stays
+    /// unknown, and a block using it is deferred.
+    fn root_locals(&mut self) {
+        if std::mem::replace(&mut self.locals_known, true) {
+            return;
+        }
+        for n in self.walk.order() {
+            let node = &self.graph.graph[n];
+            if node.module.is_root() && node.kind == NodeKind::Local {
+                self.walk.visit(n, &mut Diags::default());
+            }
+        }
+    }
 }
 
 /// The driver a module's `provider "NAME"` block configures: one of the

@@ -163,86 +163,21 @@ pub fn static_scope<'m>(module: &'m Module, run: &Rc<Run>) -> ConfigScope<'m> {
 
 fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
     check_moved(module, diags);
-    // Like `terraform validate`, values of variables are not used: each is an
-    // unknown of its declared type. Defaults must still fit their type.
-    for v in &module.variables {
-        if let Some(def) = &v.default {
-            let scope = ConfigScope::new(module, BTreeMap::new(), run.clone());
-            match scope.evaluator().eval(def) {
-                Ok(dv) => {
-                    if let Err(e) = v.constraint.admit(&dv) {
-                        diags.push(
-                            crate::diag::Diag::new(
-                                "strata::config::variable_default",
-                                "Invalid default value for variable",
-                                format!("This default value is not compatible with the variable's type constraint: {e}."),
-                            )
-                            .at(def.span),
-                        );
-                    }
-                }
-                Err(d) => diags.push(d),
-            }
-        }
-    }
+    check_defaults(module, run, diags);
     // One scope for the whole module, so locals are evaluated once and the
     // declared names are indexed once; count/each are set per block.
     let mut scope = static_scope(module, run);
-    let eval = |e: &Expr, scope: &ConfigScope, diags: &mut Diags| {
-        if let Err(d) = scope.evaluator().eval(e) {
-            diags.push(d);
-        }
-    };
     for l in &module.locals {
         eval(&l.expr, &scope, diags);
     }
     for o in &module.outputs {
-        for c in &o.preconditions {
-            eval(&c.condition, &scope, diags);
-            eval(&c.error_message, &scope, diags);
-        }
-        match scope.evaluator().eval(&o.expr) {
-            // As Terraform does, an output must say it is sensitive when its
-            // value is, so a secret is never printed by accident.
-            Ok(v) if v.contains_sensitive() && !o.sensitive => diags.push(
-                crate::diag::Diag::new(
-                    "strata::config::sensitive_output",
-                    "Output refers to sensitive values",
-                    "This output's value is derived from sensitive values. As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
-                )
-                .at(o.decl),
-            ),
-            Ok(_) => {}
-            Err(d) => diags.push(d),
-        }
+        check_output(o, &scope, diags);
     }
     for p in &module.providers {
         check_body(&p.body, &scope, diags, &eval);
     }
     for r in &module.resources {
-        check_repetition(r.count.as_ref(), r.for_each.as_ref(), &scope, diags);
-        scope.count_index = r.count.as_ref().map(|_| Value::Unknown(Type::Number));
-        scope.each = r
-            .for_each
-            .as_ref()
-            .map(|_| (Value::Unknown(Type::String), Value::unknown()));
-        check_body(&r.body, &scope, diags, &eval);
-        for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
-            eval(e, &scope, diags);
-        }
-        for c in &r.lifecycle.preconditions {
-            eval(&c.condition, &scope, diags);
-            eval(&c.error_message, &scope, diags);
-        }
-        // `self` is the object, not known before it is planned.
-        scope.self_value = Some(Value::unknown());
-        for c in &r.lifecycle.postconditions {
-            eval(&c.condition, &scope, diags);
-            eval(&c.error_message, &scope, diags);
-        }
-        scope.self_value = None;
-        scope.count_index = None;
-        scope.each = None;
+        check_resource(r, &mut scope, diags);
     }
     for c in &module.checks {
         for a in &c.asserts {
@@ -252,16 +187,95 @@ fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
     }
     for c in &module.module_calls {
         check_repetition(c.count.as_ref(), c.for_each.as_ref(), &scope, diags);
-        scope.count_index = c.count.as_ref().map(|_| Value::Unknown(Type::Number));
-        scope.each = c
-            .for_each
-            .as_ref()
-            .map(|_| (Value::Unknown(Type::String), Value::unknown()));
+        repeated(&mut scope, (c.count.is_some(), c.for_each.is_some()));
         check_inputs(c, &scope, diags);
-        scope.count_index = None;
-        scope.each = None;
+        repeated(&mut scope, (false, false));
         check(&c.module, run, diags);
     }
+}
+
+/// An expression that must evaluate (to anything, unknowns included).
+fn eval(e: &Expr, scope: &ConfigScope, diags: &mut Diags) {
+    if let Err(d) = scope.evaluator().eval(e) {
+        diags.push(d);
+    }
+}
+
+/// `count.index` and `each` as unknowns of their types while a block
+/// with `count` or `for_each` is checked; gone after.
+fn repeated(scope: &mut ConfigScope, (count, for_each): (bool, bool)) {
+    scope.count_index = count.then_some(Value::Unknown(Type::Number));
+    scope.each = for_each.then(|| (Value::Unknown(Type::String), Value::unknown()));
+}
+
+/// Like `terraform validate`, values of variables are not used: each is
+/// an unknown of its declared type. Defaults must still fit their type.
+fn check_defaults(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
+    for v in &module.variables {
+        let Some(def) = &v.default else {
+            continue;
+        };
+        let scope = ConfigScope::new(module, BTreeMap::new(), run.clone());
+        match scope.evaluator().eval(def) {
+            Ok(dv) => {
+                if let Err(e) = v.constraint.admit(&dv) {
+                    diags.push(
+                        crate::diag::Diag::new(
+                            "strata::config::variable_default",
+                            "Invalid default value for variable",
+                            format!("This default value is not compatible with the variable's type constraint: {e}."),
+                        )
+                        .at(def.span),
+                    );
+                }
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+}
+
+/// An output's preconditions and value; as Terraform does, an output must
+/// say it is sensitive when its value is, so a secret is never printed by
+/// accident.
+fn check_output(o: &super::Output, scope: &ConfigScope, diags: &mut Diags) {
+    for c in &o.preconditions {
+        eval(&c.condition, scope, diags);
+        eval(&c.error_message, scope, diags);
+    }
+    match scope.evaluator().eval(&o.expr) {
+        Ok(v) if v.contains_sensitive() && !o.sensitive => diags.push(
+            crate::diag::Diag::new(
+                "strata::config::sensitive_output",
+                "Output refers to sensitive values",
+                "This output's value is derived from sensitive values. As in Terraform, an output containing sensitive data must be marked sensitive, so a secret is never printed by accident. If you do intend to export this data, add to the output block:\n    sensitive = true",
+            )
+            .at(o.decl),
+        ),
+        Ok(_) => {}
+        Err(d) => diags.push(d),
+    }
+}
+
+/// A resource's arguments, meta-arguments and conditions.
+fn check_resource(r: &super::Resource, scope: &mut ConfigScope, diags: &mut Diags) {
+    check_repetition(r.count.as_ref(), r.for_each.as_ref(), scope, diags);
+    repeated(scope, (r.count.is_some(), r.for_each.is_some()));
+    check_body(&r.body, scope, diags, &eval);
+    for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
+        eval(e, scope, diags);
+    }
+    for c in &r.lifecycle.preconditions {
+        eval(&c.condition, scope, diags);
+        eval(&c.error_message, scope, diags);
+    }
+    // `self` is the object, not known before it is planned.
+    scope.self_value = Some(Value::unknown());
+    for c in &r.lifecycle.postconditions {
+        eval(&c.condition, scope, diags);
+        eval(&c.error_message, scope, diags);
+    }
+    scope.self_value = None;
+    repeated(scope, (false, false));
 }
 
 /// A module call's inputs evaluate, and those known already are held to

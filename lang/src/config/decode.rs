@@ -184,19 +184,7 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     }
                 }
             }
-            "locals" => {
-                let _ = labels(b, &[], diags);
-                for a in &b.body.attrs {
-                    m.locals.push(Local {
-                        name: a.name.clone(),
-                        expr: a.expr.clone(),
-                        span: a.span,
-                    });
-                }
-                for nb in &b.body.blocks {
-                    diags.push(unsupported_block(nb, "locals", &[]));
-                }
-            }
+            "locals" => locals(b, m, diags),
             "output" => {
                 if let Some(l) = labels(b, &["name"], diags) {
                     if let Some(o) = output(b, l[0].clone(), diags) {
@@ -213,83 +201,12 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
             }
             "provider" => {
                 if let Some(l) = labels(b, &["name"], diags) {
-                    let alias = b.body.attr("alias").and_then(|a| const_string(a, diags));
-                    let mut body = b.body.clone();
-                    body.attrs.retain(|a| a.name != "alias");
-                    m.providers.push(Provider {
-                        name: l[0].clone(),
-                        alias,
-                        span: b.span,
-                        body,
-                    });
+                    m.providers.push(provider(b, l[0].clone(), diags));
                 }
             }
-            "moved" => {
-                let _ = labels(b, &[], diags);
-                match (b.body.attr("from"), b.body.attr("to")) {
-                    (Some(f), Some(t)) => m.moved.push(Moved {
-                        from: f.expr.clone(),
-                        to: t.expr.clone(),
-                        span: b.span,
-                    }),
-                    _ => diags.push(err(
-                        "strata::config::moved",
-                        "Missing required argument",
-                        "A moved block needs both \"from\" and \"to\".",
-                        b.kind_span,
-                    )),
-                }
-            }
-            "import" => {
-                let _ = labels(b, &[], diags);
-                match (b.body.attr("to"), b.body.attr("id")) {
-                    (Some(t), Some(i)) => m.imports.push(Import {
-                        to: t.expr.clone(),
-                        id: i.expr.clone(),
-                        span: b.span,
-                    }),
-                    _ => diags.push(err(
-                        "strata::config::import",
-                        "Missing required argument",
-                        "An import block needs both \"to\" and \"id\".",
-                        b.kind_span,
-                    )),
-                }
-            }
-            "removed" => {
-                let _ = labels(b, &[], diags);
-                let destroy = b
-                    .body
-                    .blocks
-                    .iter()
-                    .filter(|l| l.kind == "lifecycle")
-                    .filter_map(|l| l.body.attr("destroy"))
-                    .map(|a| const_bool(a, diags))
-                    .next_back()
-                    .unwrap_or(true);
-                match b.body.attr("from") {
-                    // Terraform forgets a whole resource or module, never
-                    // one of its instances.
-                    Some(f) if instance_key(&f.expr).is_some() => {
-                        let (summary, detail) = match instance_key(&f.expr) {
-                            Some(KeyOf::Module) => ("Module instance keys not allowed", "Module address must be a module (e.g. \"module.foo\"), not a module instance (e.g. \"module.foo[1]\")."),
-                            _ => ("Resource instance keys not allowed", "Resource address must be a resource (e.g. \"test_instance.foo\"), not a resource instance (e.g. \"test_instance.foo[1]\")."),
-                        };
-                        diags.push(err("strata::config::removed", summary, detail, f.expr.span))
-                    }
-                    Some(f) => m.removed.push(Removed {
-                        from: f.expr.clone(),
-                        destroy,
-                        span: b.span,
-                    }),
-                    None => diags.push(err(
-                        "strata::config::removed",
-                        "Missing required argument",
-                        "A removed block needs \"from\".",
-                        b.kind_span,
-                    )),
-                }
-            }
+            "moved" => m.moved.extend(moved(b, diags)),
+            "import" => m.imports.extend(import(b, diags)),
+            "removed" => m.removed.extend(removed(b, diags)),
             "cluster" => m.clusters.push(b.clone()),
             "check" => {
                 if let Some(c) = check_block(b.clone(), m, diags) {
@@ -307,6 +224,113 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
             _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
         }
     }
+}
+
+/// A `locals` block's values.
+fn locals(b: &Block, m: &mut Module, diags: &mut Diags) {
+    let _ = labels(b, &[], diags);
+    for a in &b.body.attrs {
+        m.locals.push(Local {
+            name: a.name.clone(),
+            expr: a.expr.clone(),
+            span: a.span,
+        });
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, "locals", &[]));
+    }
+}
+
+/// A `provider` block: its `alias` apart, the rest its configuration.
+fn provider(b: &Block, name: String, diags: &mut Diags) -> Provider {
+    let alias = b.body.attr("alias").and_then(|a| const_string(a, diags));
+    let mut body = b.body.clone();
+    body.attrs.retain(|a| a.name != "alias");
+    Provider {
+        name,
+        alias,
+        span: b.span,
+        body,
+    }
+}
+
+fn moved(b: &Block, diags: &mut Diags) -> Option<Moved> {
+    let _ = labels(b, &[], diags);
+    match (b.body.attr("from"), b.body.attr("to")) {
+        (Some(f), Some(t)) => Some(Moved {
+            from: f.expr.clone(),
+            to: t.expr.clone(),
+            span: b.span,
+        }),
+        _ => {
+            diags.push(err(
+                "strata::config::moved",
+                "Missing required argument",
+                "A moved block needs both \"from\" and \"to\".",
+                b.kind_span,
+            ));
+            None
+        }
+    }
+}
+
+fn import(b: &Block, diags: &mut Diags) -> Option<Import> {
+    let _ = labels(b, &[], diags);
+    match (b.body.attr("to"), b.body.attr("id")) {
+        (Some(t), Some(i)) => Some(Import {
+            to: t.expr.clone(),
+            id: i.expr.clone(),
+            span: b.span,
+        }),
+        _ => {
+            diags.push(err(
+                "strata::config::import",
+                "Missing required argument",
+                "An import block needs both \"to\" and \"id\".",
+                b.kind_span,
+            ));
+            None
+        }
+    }
+}
+
+/// A `removed` block: forgets (or, `lifecycle { destroy = true }`, the
+/// default, destroys) a whole resource or module.
+fn removed(b: &Block, diags: &mut Diags) -> Option<Removed> {
+    let _ = labels(b, &[], diags);
+    let destroy = b
+        .body
+        .blocks
+        .iter()
+        .filter(|l| l.kind == "lifecycle")
+        .filter_map(|l| l.body.attr("destroy"))
+        .map(|a| const_bool(a, diags))
+        .next_back()
+        .unwrap_or(true);
+    let Some(f) = b.body.attr("from") else {
+        diags.push(err(
+            "strata::config::removed",
+            "Missing required argument",
+            "A removed block needs \"from\".",
+            b.kind_span,
+        ));
+        return None;
+    };
+    // Terraform forgets a whole resource or module, never one of its
+    // instances.
+    let (summary, detail) = match instance_key(&f.expr) {
+        None => {
+            return Some(Removed {
+                from: f.expr.clone(),
+                destroy,
+                span: b.span,
+            })
+        }
+        Some(KeyOf::Module) => ("Module instance keys not allowed", "Module address must be a module (e.g. \"module.foo\"), not a module instance (e.g. \"module.foo[1]\")."),
+        _ => ("Resource instance keys not allowed", "Resource address must be a resource (e.g. \"test_instance.foo\"), not a resource instance (e.g. \"test_instance.foo[1]\")."),
+    };
+    diags.push(err("strata::config::removed", summary, detail, f.expr.span));
+    None
 }
 
 /// A `check` block: its data sources join the module's, scoped to it.

@@ -343,33 +343,12 @@ impl Scope for ConfigScope<'_> {
             invalid_ref(format!("The {what:?} object cannot be accessed directly. Instead, access one of its attributes."), span)
         };
         match name {
-            "var" => {
-                let a = attr.ok_or_else(|| needs_attr("var"))?;
-                if let Some(v) = self.known(&format!("var.{a}")) {
-                    return Ok((v, true));
-                }
-                match self.vars.get(a) {
-                    Some(v) => Ok((v.clone(), true)),
-                    None => {
-                        let known: Vec<&str> = self.module.variables.iter().map(|v| v.name.as_str()).collect();
-                        Err(unknown_root("var", Some(a), &known).at(span))
-                    }
-                }
-            }
+            "var" => self.var(attr.ok_or_else(|| needs_attr("var"))?, span),
             "local" => {
                 let a = attr.ok_or_else(|| needs_attr("local"))?;
                 self.local(a, span).map(|v| (v, true))
             }
-            "path" => {
-                let a = attr.ok_or_else(|| needs_attr("path"))?;
-                let p = match a {
-                    "module" => self.module.dir.display().to_string(),
-                    "root" => self.run.root_dir.display().to_string(),
-                    "cwd" => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
-                    _ => return Err(invalid_ref(format!("The \"path\" object does not have an attribute named {a:?}. The supported attributes are path.cwd, path.module, and path.root."), span)),
-                };
-                Ok((Value::String(if p.is_empty() { ".".into() } else { p }), true))
-            }
+            "path" => self.path(attr.ok_or_else(|| needs_attr("path"))?, span),
             "terraform" | "strata" => match attr {
                 Some("workspace") => Ok((Value::string(self.run.workspace.as_str()), true)),
                 _ => Err(invalid_ref(format!("The {name:?} object has only the attribute \"workspace\"."), span)),
@@ -404,69 +383,124 @@ impl Scope for ConfigScope<'_> {
                 "The \"self\" object is not available in this context. This object can be used only in resource provisioner, connection, and postcondition blocks.",
             )
             .at(span)),
-            "module" => {
-                let a = attr.ok_or_else(|| needs_attr("module"))?;
-                if self.declared.calls.contains(a) {
-                    if let Some(v) = self.known(&format!("module.{a}")) {
-                        return Ok((v, true));
-                    }
-                    self.module_outputs(a).map(|v| (v, true))
-                } else {
-                    let known: Vec<&str> = self.module.module_calls.iter().map(|c| c.name.as_str()).collect();
-                    Err(Diag::new(
-                        "strata::eval::undeclared_module",
-                        "Reference to undeclared module",
-                        format!("No module call named {a:?} is declared in this module.{}", did_you_mean(a, &known)),
-                    ).at(span))
-                }
-            }
-            "data" => {
-                let a = attr.ok_or_else(|| needs_attr("data"))?;
-                let names: Attrs = self
-                    .declared
-                    .data
-                    .get(a)
-                    .into_iter()
-                    .flatten()
-                    .map(|n| {
-                        let v = self.known(&format!("data.{a}.{n}"));
-                        (n.to_string(), v.unwrap_or_else(Value::unknown))
-                    })
-                    .collect();
-                if names.is_empty() {
-                    return Err(Diag::new(
-                        "strata::eval::undeclared_resource",
-                        "Reference to undeclared resource",
-                        format!("A data resource of type {a:?} has not been declared in this module."),
-                    ).at(span));
-                }
-                Ok((Value::Object(names), true))
-            }
+            "module" => self.module_ref(attr.ok_or_else(|| needs_attr("module"))?, span),
+            "data" => self.data_ref(attr.ok_or_else(|| needs_attr("data"))?, span),
             _ => {
                 let Some(a) = attr else {
                     return Err(unknown_root(name, None, &["var", "local", "module", "data", "path", "count", "each", "terraform"]).at(span));
                 };
-                if self.declared.managed.contains(&(name, a)) {
-                    let v = self.known(&format!("{name}.{a}"));
-                    return Ok((v.unwrap_or_else(Value::unknown), true));
-                }
-                let known: Vec<String> = self
-                    .module
-                    .resources
-                    .iter()
-                    .filter(|r| r.mode == Mode::Managed)
-                    .map(|r| format!("{}.{}", r.type_name, r.name))
-                    .collect();
-                let known: Vec<&str> = known.iter().map(String::as_str).collect();
-                Err(Diag::new(
-                    "strata::eval::undeclared_resource",
-                    "Reference to undeclared resource",
-                    format!(
-                        "A managed resource {name:?} {a:?} has not been declared in this module.{}",
-                        did_you_mean(&format!("{name}.{a}"), &known)
-                    ),
-                ).at(span))
+                self.managed_ref(name, a, span)
             }
         }
+    }
+}
+
+/// What each root name of an expression reads.
+impl ConfigScope<'_> {
+    /// `var.NAME`: as the walk knows it, else as resolved.
+    fn var(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        if let Some(v) = self.known(&format!("var.{a}")) {
+            return Ok((v, true));
+        }
+        match self.vars.get(a) {
+            Some(v) => Ok((v.clone(), true)),
+            None => {
+                let known: Vec<&str> = self
+                    .module
+                    .variables
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect();
+                Err(unknown_root("var", Some(a), &known).at(span))
+            }
+        }
+    }
+
+    /// `path.module`, `path.root`, `path.cwd`.
+    fn path(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        let p = match a {
+            "module" => self.module.dir.display().to_string(),
+            "root" => self.run.root_dir.display().to_string(),
+            "cwd" => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            _ => return Err(invalid_ref(format!("The \"path\" object does not have an attribute named {a:?}. The supported attributes are path.cwd, path.module, and path.root."), span)),
+        };
+        Ok((
+            Value::String(if p.is_empty() { ".".into() } else { p }),
+            true,
+        ))
+    }
+
+    /// `module.NAME`: a declared call's outputs.
+    fn module_ref(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        if !self.declared.calls.contains(a) {
+            let known: Vec<&str> = self
+                .module
+                .module_calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            return Err(Diag::new(
+                "strata::eval::undeclared_module",
+                "Reference to undeclared module",
+                format!(
+                    "No module call named {a:?} is declared in this module.{}",
+                    did_you_mean(a, &known)
+                ),
+            )
+            .at(span));
+        }
+        if let Some(v) = self.known(&format!("module.{a}")) {
+            return Ok((v, true));
+        }
+        self.module_outputs(a).map(|v| (v, true))
+    }
+
+    /// `data.TYPE`: the declared data sources of the type, by name.
+    fn data_ref(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        let names: Attrs = self
+            .declared
+            .data
+            .get(a)
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                let v = self.known(&format!("data.{a}.{n}"));
+                (n.to_string(), v.unwrap_or_else(Value::unknown))
+            })
+            .collect();
+        if names.is_empty() {
+            return Err(Diag::new(
+                "strata::eval::undeclared_resource",
+                "Reference to undeclared resource",
+                format!("A data resource of type {a:?} has not been declared in this module."),
+            )
+            .at(span));
+        }
+        Ok((Value::Object(names), true))
+    }
+
+    /// `TYPE.NAME`: a declared managed resource.
+    fn managed_ref(&self, name: &str, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        if self.declared.managed.contains(&(name, a)) {
+            let v = self.known(&format!("{name}.{a}"));
+            return Ok((v.unwrap_or_else(Value::unknown), true));
+        }
+        let known: Vec<String> = self
+            .module
+            .resources
+            .iter()
+            .filter(|r| r.mode == Mode::Managed)
+            .map(|r| format!("{}.{}", r.type_name, r.name))
+            .collect();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        Err(Diag::new(
+            "strata::eval::undeclared_resource",
+            "Reference to undeclared resource",
+            format!(
+                "A managed resource {name:?} {a:?} has not been declared in this module.{}",
+                did_you_mean(&format!("{name}.{a}"), &known)
+            ),
+        )
+        .at(span))
     }
 }

@@ -183,115 +183,22 @@ pub fn resolve(
     sources: &mut Sources,
 ) -> Result<BTreeMap<String, Value>, Diags> {
     let mut diags = Diags::default();
+    // Later sources win, as in Terraform: the environment, then the
+    // automatic files, then the command line in its order.
     let mut raw: BTreeMap<String, Raw> = BTreeMap::new();
-
-    let mut env: Vec<(String, String)> = env.into_iter().collect();
-    env.sort_by_key(|(k, _)| !k.starts_with(TERRAFORM_ENV_PREFIX));
-    for (k, v) in env {
-        let name = k
-            .strip_prefix(ENV_PREFIX)
-            .or_else(|| k.strip_prefix(TERRAFORM_ENV_PREFIX));
-        if let Some(name) = name {
-            // Undeclared environment variables are ignored, as in Terraform:
-            // the environment is shared by many configurations.
-            if let Some(decl) = module.variable(name) {
-                match parse_raw(
-                    Some(decl),
-                    name,
-                    &v,
-                    &format!("environment variable {k}"),
-                    sources,
-                ) {
-                    Ok(r) => {
-                        raw.insert(name.to_string(), r);
-                    }
-                    Err(d) => diags.push(d),
-                }
-            }
-        }
-    }
-
-    let mut auto_files: Vec<PathBuf> = Vec::new();
-    for f in ["terraform.tfvars", "terraform.tfvars.json"] {
-        let p = module.dir.join(f);
-        if p.is_file() {
-            auto_files.push(p);
-        }
-    }
-    if let Ok(rd) = std::fs::read_dir(&module.dir) {
-        let mut autos: Vec<PathBuf> = rd
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json")
-                })
-            })
-            .collect();
-        autos.sort();
-        auto_files.extend(autos);
-    }
-    for f in &auto_files {
+    from_environment(module, env, &mut raw, sources, &mut diags);
+    for f in &auto_files(&module.dir) {
         match read_var_file(f, module, sources) {
-            Ok(vals) => {
-                for (k, r) in vals {
-                    raw.insert(k, r);
-                }
-            }
+            Ok(vals) => raw.extend(vals),
             Err(d) => diags.push(d),
         }
     }
-
     for input in cli {
-        match input {
-            CliInput::Var(kv) => {
-                let Some((k, v)) = kv.split_once('=') else {
-                    diags.push(Diag::new(
-                        "strata::config::var_flag",
-                        "Invalid --var option",
-                        format!("The given --var option {kv:?} is not correctly specified. It must be a variable name and value separated by an equals sign, like --var key=value."),
-                    ));
-                    continue;
-                };
-                let Some(decl) = module.variable(k) else {
-                    let names: Vec<&str> =
-                        module.variables.iter().map(|v| v.name.as_str()).collect();
-                    diags.push(Diag::new(
-                        "strata::config::undeclared_variable",
-                        "Value for undeclared variable",
-                        format!("A variable named {k:?} was assigned on the command line, but the root module does not declare a variable of that name.{}", crate::eval::did_you_mean(k, &names)),
-                    ));
-                    continue;
-                };
-                match parse_raw(Some(decl), k, v, "command line", sources) {
-                    Ok(r) => {
-                        raw.insert(k.to_string(), r);
-                    }
-                    Err(d) => diags.push(d),
-                }
-            }
-            CliInput::File(p) => match read_var_file(p, module, sources) {
-                Ok(vals) => {
-                    for (k, r) in vals {
-                        if module.variable(&k).is_none() {
-                            diags.push(Diag::new(
-                                "strata::config::undeclared_variable",
-                                "Value for undeclared variable",
-                                format!("The variables file {} assigns {k:?}, but the root module does not declare a variable of that name.", p.display()),
-                            ).or_at(r.span.unwrap_or_default()));
-                            continue;
-                        }
-                        raw.insert(k, r);
-                    }
-                }
-                Err(d) => diags.push(d),
-            },
-        }
+        from_command_line(module, input, &mut raw, sources, &mut diags);
     }
     if !diags.is_empty() {
         return Err(diags);
     }
-
     let mut out = BTreeMap::new();
     let mut froms = BTreeMap::new();
     for decl in &module.variables {
@@ -313,6 +220,112 @@ pub fn resolve(
         }
     }
     diags.into_result(out)
+}
+
+/// `TF_VAR_name` (and strata's own prefix, which wins) for the variables
+/// the module declares; others are ignored, as in Terraform: the
+/// environment is shared by many configurations.
+fn from_environment(
+    module: &Module,
+    env: impl IntoIterator<Item = (String, String)>,
+    raw: &mut BTreeMap<String, Raw>,
+    sources: &mut Sources,
+    diags: &mut Diags,
+) {
+    let mut env: Vec<(String, String)> = env.into_iter().collect();
+    env.sort_by_key(|(k, _)| !k.starts_with(TERRAFORM_ENV_PREFIX));
+    for (k, v) in env {
+        let name = k
+            .strip_prefix(ENV_PREFIX)
+            .or_else(|| k.strip_prefix(TERRAFORM_ENV_PREFIX));
+        let Some((name, decl)) = name.and_then(|n| Some((n, module.variable(n)?))) else {
+            continue;
+        };
+        let origin = format!("environment variable {k}");
+        match parse_raw(Some(decl), name, &v, &origin, sources) {
+            Ok(r) => {
+                raw.insert(name.to_string(), r);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+}
+
+/// `terraform.tfvars`, `terraform.tfvars.json`, then the `*.auto.tfvars`
+/// and `*.auto.tfvars.json` files in name order.
+fn auto_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["terraform.tfvars", "terraform.tfvars.json"]
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let mut autos: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.ends_with(".auto.tfvars") || n.ends_with(".auto.tfvars.json")
+                })
+            })
+            .collect();
+        autos.sort();
+        files.extend(autos);
+    }
+    files
+}
+
+/// One `--var` or `--var-file`: only declared variables may be set.
+fn from_command_line(
+    module: &Module,
+    input: &CliInput,
+    raw: &mut BTreeMap<String, Raw>,
+    sources: &mut Sources,
+    diags: &mut Diags,
+) {
+    match input {
+        CliInput::Var(kv) => {
+            let Some((k, v)) = kv.split_once('=') else {
+                diags.push(Diag::new(
+                    "strata::config::var_flag",
+                    "Invalid --var option",
+                    format!("The given --var option {kv:?} is not correctly specified. It must be a variable name and value separated by an equals sign, like --var key=value."),
+                ));
+                return;
+            };
+            let Some(decl) = module.variable(k) else {
+                let names: Vec<&str> = module.variables.iter().map(|v| v.name.as_str()).collect();
+                diags.push(Diag::new(
+                    "strata::config::undeclared_variable",
+                    "Value for undeclared variable",
+                    format!("A variable named {k:?} was assigned on the command line, but the root module does not declare a variable of that name.{}", crate::eval::did_you_mean(k, &names)),
+                ));
+                return;
+            };
+            match parse_raw(Some(decl), k, v, "command line", sources) {
+                Ok(r) => {
+                    raw.insert(k.to_string(), r);
+                }
+                Err(d) => diags.push(d),
+            }
+        }
+        CliInput::File(p) => match read_var_file(p, module, sources) {
+            Ok(vals) => {
+                for (k, r) in vals {
+                    if module.variable(&k).is_none() {
+                        diags.push(Diag::new(
+                            "strata::config::undeclared_variable",
+                            "Value for undeclared variable",
+                            format!("The variables file {} assigns {k:?}, but the root module does not declare a variable of that name.", p.display()),
+                        ).or_at(r.span.unwrap_or_default()));
+                        continue;
+                    }
+                    raw.insert(k, r);
+                }
+            }
+            Err(d) => diags.push(d),
+        },
+    }
 }
 
 /// A child module's variables from the call's input values (already

@@ -364,79 +364,14 @@ impl<'a> Evaluator<'a> {
         for p in parts {
             match p {
                 TemplatePart::Literal(s) => out.push_str(s),
-                TemplatePart::Interp(e) => {
-                    let v = self.eval(e)?;
-                    let (v, m) = v.unmark();
-                    *marked |= m;
-                    if v.is_null() {
-                        return Err(diag(
-                            "strata::eval::template",
-                            "Invalid template interpolation value",
-                            "The expression result is null. Cannot include a null value in a string template.",
-                            e.span,
-                        ));
-                    }
-                    if !v.is_known() {
-                        *known = false;
-                        continue;
-                    }
-                    match convert(&v, &Type::String) {
-                        Ok(Value::String(s)) => {
-                            out.push_str(&s);
-                            let limit = crate::limits::MAX_STRING_BYTES;
-                            if let Some(why) = crate::limits::over(out.len(), limit, "bytes") {
-                                return Err(diag(
-                                    "strata::eval::too_large",
-                                    "String too large",
-                                    format!("This template cannot be made: {why}."),
-                                    e.span,
-                                ));
-                            }
-                        }
-                        Ok(Value::Unknown(_)) => *known = false,
-                        _ => {
-                            return Err(diag(
-                                "strata::eval::template",
-                                "Invalid template interpolation value",
-                                format!(
-                                    "Cannot include the given value in a string template: string required, but have {}.",
-                                    v.ty().friendly_name()
-                                ),
-                                e.span,
-                            ))
-                        }
-                    }
-                }
+                TemplatePart::Interp(e) => self.interpolated(e, out, known, marked)?,
                 TemplatePart::If {
                     cond,
                     then,
                     otherwise,
                 } => {
-                    let c = self.eval(cond)?;
-                    let (c, m) = c.unmark();
-                    *marked |= m;
-                    if c.is_null() {
-                        return Err(diag(
-                            "strata::eval::template",
-                            "Invalid template if directive",
-                            "The condition is null.",
-                            cond.span,
-                        ));
-                    }
-                    if !c.is_known() {
-                        *known = false;
+                    let Some(b) = self.directive_condition(cond, known, marked)? else {
                         continue;
-                    }
-                    let b = match convert(&c, &Type::Bool) {
-                        Ok(Value::Bool(b)) => b,
-                        _ => {
-                            return Err(diag(
-                                "strata::eval::template",
-                                "Invalid template if directive",
-                                "The condition must be a bool.",
-                                cond.span,
-                            ))
-                        }
                     };
                     self.template_into(if b { then } else { otherwise }, out, known, marked)?;
                 }
@@ -475,6 +410,91 @@ impl<'a> Evaluator<'a> {
             }
         }
         Ok(())
+    }
+
+    /// `${e}` in a template: its value as a string, or (unknown) nothing
+    /// yet; null and values that are no string are errors.
+    fn interpolated(
+        &mut self,
+        e: &Expr,
+        out: &mut String,
+        known: &mut bool,
+        marked: &mut bool,
+    ) -> Result<(), Diag> {
+        let v = self.eval(e)?;
+        let (v, m) = v.unmark();
+        *marked |= m;
+        if v.is_null() {
+            return Err(diag(
+                "strata::eval::template",
+                "Invalid template interpolation value",
+                "The expression result is null. Cannot include a null value in a string template.",
+                e.span,
+            ));
+        }
+        if !v.is_known() {
+            *known = false;
+            return Ok(());
+        }
+        match convert(&v, &Type::String) {
+            Ok(Value::String(s)) => {
+                out.push_str(&s);
+                let limit = crate::limits::MAX_STRING_BYTES;
+                match crate::limits::over(out.len(), limit, "bytes") {
+                    Some(why) => Err(diag(
+                        "strata::eval::too_large",
+                        "String too large",
+                        format!("This template cannot be made: {why}."),
+                        e.span,
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Ok(Value::Unknown(_)) => {
+                *known = false;
+                Ok(())
+            }
+            _ => Err(diag(
+                "strata::eval::template",
+                "Invalid template interpolation value",
+                format!(
+                    "Cannot include the given value in a string template: string required, but have {}.",
+                    v.ty().friendly_name()
+                ),
+                e.span,
+            )),
+        }
+    }
+
+    /// `%{if cond}`'s condition: a bool, or `None` when not known yet.
+    fn directive_condition(
+        &mut self,
+        cond: &Expr,
+        known: &mut bool,
+        marked: &mut bool,
+    ) -> Result<Option<bool>, Diag> {
+        let c = self.eval(cond)?;
+        let (c, m) = c.unmark();
+        *marked |= m;
+        let invalid = |why: &str| {
+            diag(
+                "strata::eval::template",
+                "Invalid template if directive",
+                why,
+                cond.span,
+            )
+        };
+        if c.is_null() {
+            return Err(invalid("The condition is null."));
+        }
+        if !c.is_known() {
+            *known = false;
+            return Ok(None);
+        }
+        match convert(&c, &Type::Bool) {
+            Ok(Value::Bool(b)) => Ok(Some(b)),
+            _ => Err(invalid("The condition must be a bool.")),
+        }
     }
 
     fn splat(&mut self, source: &Expr, each: &Expr) -> EvalResult {

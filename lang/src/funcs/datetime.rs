@@ -133,58 +133,13 @@ fn go_duration(s: &str) -> Option<i128> {
 /// Terraform's `formatdate` specification: letter sequences are fields,
 /// single-quoted text is literal, anything else is copied through.
 fn formatdate(spec: &str, t: OffsetDateTime) -> Result<String, FnError> {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    const DAYS: [&str; 7] = [
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-        "Sunday",
-    ];
     let chars: Vec<char> = spec.chars().collect();
     let mut out = String::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         if c == '\'' {
-            // Quoted literal; '' inside quotes is a literal quote.
-            let mut j = i + 1;
-            let mut lit = String::new();
-            loop {
-                match chars.get(j) {
-                    None => return Err(FnError::arg(0, "unterminated literal '")),
-                    Some('\'') if chars.get(j + 1) == Some(&'\'') => {
-                        lit.push('\'');
-                        j += 2;
-                    }
-                    Some('\'') => break,
-                    Some(&ch) => {
-                        lit.push(ch);
-                        j += 1;
-                    }
-                }
-            }
-            if j == i + 1 {
-                out.push('\'');
-            } else {
-                out.push_str(&lit);
-            }
-            i = j + 1;
+            i = quoted(&chars, i, &mut out)?;
             continue;
         }
         if !c.is_ascii_alphabetic() {
@@ -197,60 +152,106 @@ fn formatdate(spec: &str, t: OffsetDateTime) -> Result<String, FnError> {
             j += 1;
         }
         let run: String = chars[i..j].iter().collect();
-        let month = t.month() as u8;
-        let h12 = match t.hour() % 12 {
-            0 => 12,
-            h => h,
-        };
-        let off = t.offset();
-        let (oh, om, _) = off.as_hms();
-        let sign = if off.is_negative() { '-' } else { '+' };
-        let piece = match run.as_str() {
-            "YYYY" => format!("{:04}", t.year()),
-            "YY" => format!("{:02}", t.year().rem_euclid(100)),
-            "MMMM" => MONTHS[month as usize - 1].to_string(),
-            "MMM" => MONTHS[month as usize - 1][..3].to_string(),
-            "MM" => format!("{month:02}"),
-            "M" => month.to_string(),
-            "DD" => format!("{:02}", t.day()),
-            "D" => t.day().to_string(),
-            "EEEE" => DAYS[t.weekday().number_days_from_monday() as usize].to_string(),
-            "EEE" => DAYS[t.weekday().number_days_from_monday() as usize][..3].to_string(),
-            "hh" => format!("{:02}", t.hour()),
-            "h" => t.hour().to_string(),
-            "HH" => format!("{h12:02}"),
-            "H" => h12.to_string(),
-            "AA" => if t.hour() < 12 { "AM" } else { "PM" }.to_string(),
-            "aa" => if t.hour() < 12 { "am" } else { "pm" }.to_string(),
-            "mm" => format!("{:02}", t.minute()),
-            "m" => t.minute().to_string(),
-            "ss" => format!("{:02}", t.second()),
-            "s" => t.second().to_string(),
-            "ZZZZZ" => format!("{sign}{:02}:{:02}", oh.abs(), om.abs()),
-            "ZZZZ" => format!("{sign}{:02}{:02}", oh.abs(), om.abs()),
-            "ZZZ" => {
-                if off == UtcOffset::UTC {
-                    "UTC".to_string()
-                } else {
-                    format!("{sign}{:02}{:02}", oh.abs(), om.abs())
-                }
-            }
-            "Z" => {
-                if off == UtcOffset::UTC {
-                    "Z".to_string()
-                } else {
-                    format!("{sign}{:02}:{:02}", oh.abs(), om.abs())
-                }
-            }
-            other => {
-                return Err(FnError::arg(
-                    0,
-                    format!("invalid date format verb {other:?}: unrecognized sequence of letters"),
-                ))
-            }
-        };
-        out.push_str(&piece);
+        out.push_str(&field(&run, t)?);
         i = j;
     }
     Ok(out)
+}
+
+/// A quoted literal starting at `i` (`''` inside it a quote, `''` alone
+/// one too) copied to `out`; where the text goes on.
+fn quoted(chars: &[char], i: usize, out: &mut String) -> Result<usize, FnError> {
+    let mut j = i + 1;
+    let mut lit = String::new();
+    loop {
+        match chars.get(j) {
+            None => return Err(FnError::arg(0, "unterminated literal '")),
+            Some('\'') if chars.get(j + 1) == Some(&'\'') => {
+                lit.push('\'');
+                j += 2;
+            }
+            Some('\'') => break,
+            Some(&ch) => {
+                lit.push(ch);
+                j += 1;
+            }
+        }
+    }
+    match j == i + 1 {
+        true => out.push('\''),
+        false => out.push_str(&lit),
+    }
+    Ok(j + 1)
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// One field of the time, by its letters (a table of Terraform's verbs).
+fn field(run: &str, t: OffsetDateTime) -> Result<String, FnError> {
+    let month = t.month() as u8;
+    let h12 = match t.hour() % 12 {
+        0 => 12,
+        h => h,
+    };
+    let off = t.offset();
+    let (oh, om, _) = off.as_hms();
+    let sign = if off.is_negative() { '-' } else { '+' };
+    let day = DAYS[t.weekday().number_days_from_monday() as usize];
+    Ok(match run {
+        "YYYY" => format!("{:04}", t.year()),
+        "YY" => format!("{:02}", t.year().rem_euclid(100)),
+        "MMMM" => MONTHS[month as usize - 1].to_string(),
+        "MMM" => MONTHS[month as usize - 1][..3].to_string(),
+        "MM" => format!("{month:02}"),
+        "M" => month.to_string(),
+        "DD" => format!("{:02}", t.day()),
+        "D" => t.day().to_string(),
+        "EEEE" => day.to_string(),
+        "EEE" => day[..3].to_string(),
+        "hh" => format!("{:02}", t.hour()),
+        "h" => t.hour().to_string(),
+        "HH" => format!("{h12:02}"),
+        "H" => h12.to_string(),
+        "AA" => if t.hour() < 12 { "AM" } else { "PM" }.to_string(),
+        "aa" => if t.hour() < 12 { "am" } else { "pm" }.to_string(),
+        "mm" => format!("{:02}", t.minute()),
+        "m" => t.minute().to_string(),
+        "ss" => format!("{:02}", t.second()),
+        "s" => t.second().to_string(),
+        "ZZZZZ" => format!("{sign}{:02}:{:02}", oh.abs(), om.abs()),
+        "ZZZZ" => format!("{sign}{:02}{:02}", oh.abs(), om.abs()),
+        "ZZZ" if off == UtcOffset::UTC => "UTC".to_string(),
+        "ZZZ" => format!("{sign}{:02}{:02}", oh.abs(), om.abs()),
+        "Z" if off == UtcOffset::UTC => "Z".to_string(),
+        "Z" => format!("{sign}{:02}:{:02}", oh.abs(), om.abs()),
+        other => {
+            return Err(FnError::arg(
+                0,
+                format!("invalid date format verb {other:?}: unrecognized sequence of letters"),
+            ))
+        }
+    })
 }

@@ -94,67 +94,10 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
             i += 1;
             continue;
         }
-        let mut spec = Spec::default();
-        while let Some(&fl) = chars.get(i) {
-            match fl {
-                '-' => spec.minus = true,
-                '+' => spec.plus = true,
-                ' ' => spec.space = true,
-                '0' => spec.zero = true,
-                '#' => spec.sharp = true,
-                _ => break,
-            }
-            i += 1;
-        }
-        if chars.get(i) == Some(&'[') {
-            let close = chars[i..]
-                .iter()
-                .position(|&c| c == ']')
-                .map(|p| p + i)
-                .ok_or_else(|| FnError::call("unterminated argument index"))?;
-            let n: usize = chars[i + 1..close]
-                .iter()
-                .collect::<String>()
-                .parse()
-                .map_err(|_| FnError::call("invalid argument index"))?;
-            if n == 0 {
-                return Err(FnError::call("invalid argument index 0"));
-            }
-            next_arg = n - 1;
+        let (spec, index) = spec(&chars, &mut i)?;
+        if let Some(n) = index {
+            next_arg = n;
             reordered = true;
-            i = close + 1;
-        }
-        let mut digits = String::new();
-        while let Some(d) = chars.get(i).filter(|c| c.is_ascii_digit()) {
-            digits.push(*d);
-            i += 1;
-        }
-        // A width too large to read is too large to make.
-        spec.width = (!digits.is_empty()).then(|| digits.parse().unwrap_or(usize::MAX));
-        if let Some(why) = spec
-            .width
-            .and_then(|w| crate::limits::over(w, crate::limits::MAX_STRING_BYTES, "bytes"))
-        {
-            return Err(FnError::call(format!("the width of %{}: {why}", digits)));
-        }
-        if chars.get(i) == Some(&'.') {
-            i += 1;
-            let mut d = String::new();
-            while let Some(x) = chars.get(i).filter(|c| c.is_ascii_digit()) {
-                d.push(*x);
-                i += 1;
-            }
-            spec.prec = Some(if d.is_empty() {
-                0
-            } else {
-                d.parse().unwrap_or(usize::MAX)
-            });
-            if let Some(why) = spec
-                .prec
-                .and_then(|p| crate::limits::over(p, crate::limits::MAX_STRING_BYTES, "bytes"))
-            {
-                return Err(FnError::call(format!("the precision .{d}: {why}")));
-            }
         }
         let verb = *chars
             .get(i)
@@ -184,6 +127,75 @@ fn format(f: &str, args: &[Value]) -> Result<String, FnError> {
         )));
     }
     Ok(out)
+}
+
+/// A verb's flags, explicit argument index (`%[2]d`, from 0), width and
+/// precision, read from `chars` at `i` up to the verb.
+fn spec(chars: &[char], i: &mut usize) -> Result<(Spec, Option<usize>), FnError> {
+    let mut spec = Spec::default();
+    while let Some(&fl) = chars.get(*i) {
+        match fl {
+            '-' => spec.minus = true,
+            '+' => spec.plus = true,
+            ' ' => spec.space = true,
+            '0' => spec.zero = true,
+            '#' => spec.sharp = true,
+            _ => break,
+        }
+        *i += 1;
+    }
+    let mut index = None;
+    if chars.get(*i) == Some(&'[') {
+        let close = chars[*i..]
+            .iter()
+            .position(|&c| c == ']')
+            .map(|p| p + *i)
+            .ok_or_else(|| FnError::call("unterminated argument index"))?;
+        let n: usize = chars[*i + 1..close]
+            .iter()
+            .collect::<String>()
+            .parse()
+            .map_err(|_| FnError::call("invalid argument index"))?;
+        if n == 0 {
+            return Err(FnError::call("invalid argument index 0"));
+        }
+        index = Some(n - 1);
+        *i = close + 1;
+    }
+    let width = digits(chars, i);
+    // A width too large to read is too large to make.
+    spec.width = (!width.is_empty()).then(|| width.parse().unwrap_or(usize::MAX));
+    if let Some(why) = spec.width.and_then(too_large) {
+        return Err(FnError::call(format!("the width of %{width}: {why}")));
+    }
+    if chars.get(*i) == Some(&'.') {
+        *i += 1;
+        let d = digits(chars, i);
+        spec.prec = Some(if d.is_empty() {
+            0
+        } else {
+            d.parse().unwrap_or(usize::MAX)
+        });
+        if let Some(why) = spec.prec.and_then(too_large) {
+            return Err(FnError::call(format!("the precision .{d}: {why}")));
+        }
+    }
+    Ok((spec, index))
+}
+
+/// The decimal digits at `i`, consumed.
+fn digits(chars: &[char], i: &mut usize) -> String {
+    let mut d = String::new();
+    while let Some(x) = chars.get(*i).filter(|c| c.is_ascii_digit()) {
+        d.push(*x);
+        *i += 1;
+    }
+    d
+}
+
+/// Why a width or precision is too large to make, if it is.
+fn too_large(n: usize) -> Option<String> {
+    crate::limits::over(n, crate::limits::MAX_STRING_BYTES, "bytes")
 }
 
 fn pad(body: String, spec: &Spec, verb: char) -> String {
