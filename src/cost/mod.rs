@@ -9,6 +9,8 @@
 
 mod estimate;
 mod json;
+#[cfg(test)]
+mod tests;
 
 pub use estimate::{estimate, Item};
 
