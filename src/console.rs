@@ -1,5 +1,6 @@
-//! `strata console`: evaluate expressions, interactively or one JSON line per
-//! expression for tools (`--json`).
+//! `strata console`: evaluate expressions, interactively, from a pipe as
+//! Terraform's console reads one, or one JSON line per expression for
+//! tools (`--json`).
 
 use crate::diag::{Diag, Sources};
 use crate::eval::{Evaluator, Scope};
@@ -94,12 +95,11 @@ pub fn json_answer(result: Result<Value, Diag>) -> String {
     out
 }
 
-/// Runs the console over `input`. In JSON mode a failing line never stops the
-/// stream; interactively, errors are rendered and the prompt continues.
-pub fn run(
+/// `--json`: one answer a line for each line of `input`; a failing line
+/// never stops the stream.
+pub fn run_json(
     input: impl BufRead,
     mut output: impl Write,
-    json: bool,
     scope: &dyn Scope,
     base_dir: PathBuf,
 ) -> std::io::Result<()> {
@@ -110,21 +110,57 @@ pub fn run(
         if trimmed.is_empty() {
             continue;
         }
-        if !json && (trimmed == "exit" || trimmed == "quit") {
-            break;
-        }
-        if json {
-            let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
-            writeln!(output, "{}", json_answer(result))?;
-        } else {
-            respond(trimmed, &mut output, scope, base_dir.clone(), &mut sources)?;
-        }
+        let result = eval_line(trimmed, scope, base_dir.clone(), &mut sources);
+        writeln!(output, "{}", json_answer(result))?;
     }
     Ok(())
 }
 
-/// Evaluates one (possibly multi-line) input and writes what the
-/// interactive console shows: the value, its type for `type(x)`, or the error.
+/// Input from a pipe, as Terraform's console reads it: each line
+/// evaluated in turn and only the last answer written; the first error
+/// stops it (returned, for the command to report and exit 1); `exit`
+/// ends it without an answer.
+pub fn piped(
+    input: impl BufRead,
+    mut output: impl Write,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+    sources: &mut Sources,
+) -> std::io::Result<Result<(), Diag>> {
+    let mut last = String::new();
+    for line in input.lines() {
+        let line = line?;
+        let trimmed = line.trim();
+        if matches!(trimmed, "exit" | "quit") {
+            return Ok(Ok(()));
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        match answer(trimmed, scope, base_dir.clone(), sources) {
+            Ok(a) => last = a,
+            Err(d) => return Ok(Err(d)),
+        }
+    }
+    writeln!(output, "{last}")?;
+    Ok(Ok(()))
+}
+
+/// What the console shows for one (possibly multi-line) input: the
+/// value, or its type for `type(x)`.
+fn answer(
+    text: &str,
+    scope: &dyn Scope,
+    base_dir: PathBuf,
+    sources: &mut Sources,
+) -> Result<String, Diag> {
+    if let Some(r) = top_level_type(text, scope, base_dir.clone(), sources) {
+        return r;
+    }
+    eval_line(text, scope, base_dir, sources).map(|v| crate::lang::display::show(&v))
+}
+
+/// The interactive console's answer to one input, an error included.
 fn respond(
     text: &str,
     output: &mut impl Write,
@@ -132,15 +168,8 @@ fn respond(
     base_dir: PathBuf,
     sources: &mut Sources,
 ) -> std::io::Result<()> {
-    if let Some(r) = top_level_type(text, scope, base_dir.clone(), sources) {
-        match r {
-            Ok(t) => writeln!(output, "{t}")?,
-            Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(sources)))?,
-        }
-        return output.flush();
-    }
-    match eval_line(text, scope, base_dir, sources) {
-        Ok(v) => writeln!(output, "{}", crate::lang::display::show(&v))?,
+    match answer(text, scope, base_dir, sources) {
+        Ok(a) => writeln!(output, "{a}")?,
         Err(d) => writeln!(output, "{:?}", miette::Report::new(d.report(sources)))?,
     }
     output.flush()

@@ -74,13 +74,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("comment", &[]),
     ("statecmd", &[]),
+    // The engine runs every command, so it may use every stage below
+    // it: the working directory's (`install`, `fmt`), the console's, and
+    // `syntax` for `fmt` and for which provider serves a type (decided
+    // from the arguments its blocks set, before anything is evaluated).
     (
         "engine",
         &[
+            "syntax",
+            "eval",
             "config",
             "funcs",
             "cluster",
             "placement",
+            "install",
             "graph",
             "builtin",
             "backends",
@@ -89,18 +96,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "cost",
             "apply",
             "render",
+            "console",
+            "fmt",
+            "comment",
             "statecmd",
         ],
     ),
-    // `syntax`: which serves a type is decided from the arguments its
-    // blocks set, before anything is evaluated (`cli/serving.rs`).
-    (
-        "cli",
-        &[
-            "syntax", "eval", "config", "install", "graph", "builtin", "backends", "walk",
-            "console", "fmt", "comment", "engine", "render", "statecmd",
-        ],
-    ),
+    // The CLI is an adapter: clap's arguments into the engine's requests,
+    // its values onto the terminal through the printer and render.
+    ("cli", &["engine", "render"]),
     ("lib", &[]),
     ("main", &[]),
 ];

@@ -460,6 +460,43 @@ fn an_interrupted_failover_stops_between_rounds_and_resumes() {
     assert!(stopped >= 2, "only {stopped} of 3 runs were stopped midway");
 }
 
+/// `apply -json` through a failover of several rounds: every line on
+/// stdout is one of the machine-readable UI's messages (a script parses
+/// them all), the rounds' reports said as `log` messages and the next
+/// round's changes as `planned_change`s.
+#[test]
+fn a_failover_under_json_says_every_round_as_ui_messages() {
+    let dir = common::scratch("failover", "json");
+    let sb = short_for_a_failover(&dir);
+    let work = spot_then_on_demand(&dir, "json");
+    let out = sb
+        .command(&work, &["apply", "-auto-approve", "-json"])
+        .output()
+        .expect("apply runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let said = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let messages: Vec<Json> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?} in\n{said}")))
+        .collect();
+    let of = |kind: &str| messages.iter().filter(|m| m["type"] == kind).count();
+    let logs: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["type"] == "log")
+        .filter_map(|m| m["@message"].as_str())
+        .collect();
+    assert!(
+        logs.iter().any(|m| m.contains(": trying ")),
+        "the next round's placement is said: {logs:?}"
+    );
+    assert!(
+        of("planned_change") > 0 && of("apply_complete") > 0,
+        "{said}"
+    );
+    settled(&sb, &work, "json");
+}
+
 /// Region before cloud: a cloud block listing `regions` has a cluster in
 /// each, and a pool that finds no capacity anywhere in the first region
 /// goes to the next region of the same cloud before another cloud. A

@@ -8,7 +8,7 @@
 mod run;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 #[path = "common/oracle.rs"]
 mod oracle;
@@ -1811,29 +1811,9 @@ locals {
         "[for k, v in terraform_data.e : v.output]",
     ];
     let answer = |tool: &str, dir: &Path, args: &[&str], ask: &str| {
-        let program = match tool {
-            "strata" => env!("CARGO_BIN_EXE_strata"),
-            other => other,
-        };
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(dir)
-            .env("CHECKPOINT_DISABLE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("console runs");
-        let mut stdin = child.stdin.take().expect("stdin");
-        std::io::Write::write_all(&mut stdin, format!("{ask}\n").as_bytes()).expect("ask");
-        drop(stdin);
-        let out = child.wait_with_output().expect("console ends");
-        assert!(
-            out.status.success(),
-            "{tool} console: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
+        let (code, out, err) = oracle::run_piped(tool, dir, args, &format!("{ask}\n"));
+        assert_eq!(code, 0, "{tool} console: {err}");
+        out
     };
     // One expression a run: Terraform's console, reading a pipe, prints
     // only the last answer.
@@ -1864,6 +1844,39 @@ locals {
         seen[0].0[0].contains("\"k\" = \"5\"") && seen[0].1[0].contains("\"k\" = 2"),
         "{seen:?}"
     );
+}
+
+/// Lines piped into the console, as Terraform's console reads them: each
+/// evaluated, only the last answer printed; the first error stops it
+/// with exit 1 and no answer; `exit` ends it with none.
+#[test]
+fn the_console_reads_a_pipe_as_terraforms_does() {
+    if !require_terraform("the_console_reads_a_pipe_as_terraforms_does") {
+        return;
+    }
+    let inputs = [
+        "1 + 1\n2 + 2\n",
+        "1 + 1\n\nupper(\"a\")\n",
+        "1 + 1\nfoo(\n2\n",
+        "1 + 1\nnope.x\n3\n",
+        "1 + 1\nexit\n3\n",
+        "type(1)\n",
+    ];
+    let mut seen = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "console-pipe", &[("main.tf", "")]);
+        let answers: Vec<(i32, String)> = inputs
+            .iter()
+            .map(|input| {
+                let (code, out, _) = oracle::run_piped(tool, &dir, &["console"], input);
+                (code, out.trim().to_string())
+            })
+            .collect();
+        seen.push(answers);
+    }
+    assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
+    assert_eq!(seen[0][0], (0, "4".to_string()), "{seen:?}");
+    assert_eq!(seen[0][2].0, 1, "{seen:?}");
 }
 
 /// Plan JSON's `relevant_attributes` beside Terraform's: references from
@@ -2109,26 +2122,9 @@ fn the_console_names_a_nulls_type() {
     // Terraform's console reads a piped input whole: one run a line.
     let console = |tool: &str, expr: &str| -> String {
         let dir = workdir(&format!("null-console-{tool}"));
-        let program = match tool {
-            "strata" => env!("CARGO_BIN_EXE_strata"),
-            other => other,
-        };
-        let mut child = Command::new(program)
-            .arg("console")
-            .env("TF_CLI_CONFIG_FILE", "/dev/null")
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("runs");
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, "{expr}").expect("write");
-        drop(stdin);
-        let out = child.wait_with_output().expect("ends");
-        assert!(out.status.success(), "{tool} console {expr}");
-        String::from_utf8_lossy(&out.stdout).to_string()
+        let (code, out, err) = oracle::run_piped(tool, &dir, &["console"], &format!("{expr}\n"));
+        assert_eq!(code, 0, "{tool} console {expr}: {err}");
+        out
     };
     for expr in exprs {
         let said = [console("strata", expr), console("terraform", expr)];

@@ -2,9 +2,9 @@
 //! clap reads them, and the options they make for the engine. What each
 //! command does is in the files beside this one.
 
-use crate::config::variables::CliInput;
 use crate::diag::{Diag, Diags};
-use crate::graph::Target;
+use crate::engine::CliInput;
+use crate::engine::Target;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -91,7 +91,7 @@ impl RunArgs {
             prices: price_list(self.prices.as_deref())?,
             replace_placement: self.replace_placement.clone(),
             lock_timeout,
-            scope: crate::graph::Scope {
+            scope: crate::engine::Scope {
                 targets: addresses("Invalid target", &self.targets, Target::parse)?,
                 excludes: addresses("Invalid exclude target", &self.excludes, Target::parse)?,
             },
@@ -230,7 +230,7 @@ pub enum Command {
     /// `workspace` commands.
     Workspace {
         #[command(subcommand)]
-        command: super::workspace::WorkspaceCommand,
+        command: crate::engine::WorkspaceCommand,
     },
     /// Mark a resource instance to be replaced by the next plan.
     Taint(TaintArgs),

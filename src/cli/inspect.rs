@@ -2,8 +2,10 @@
 //! change nothing: `validate`, `show`, `console`, `graph`, `version`.
 
 use super::args::{price_list, ConsoleArgs, ShowArgs, ValidateArgs};
-use super::{console, print, printer, Context};
+use super::{print, printer, Context};
 use crate::diag::Diags;
+use crate::engine::{ConsoleForm, Consoled, Terminal};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -35,13 +37,26 @@ pub fn show(a: ShowArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
 
 pub fn console(a: ConsoleArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     let workspace = cx.workspace.clone()?;
-    let at = console::Consoled {
+    let at = Consoled {
         path: a.path.as_deref(),
         state: a.state.as_deref(),
         plan: a.plan,
         workspace: &workspace,
     };
-    console::console(at, a.json, &cx.inputs, &mut cx.sources, cx.drivers)
+    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
+    let form = match a.json {
+        true => ConsoleForm::Json,
+        false if stdin.is_terminal() => ConsoleForm::Prompt,
+        false => ConsoleForm::Piped,
+    };
+    let terminal = Terminal {
+        input: &mut stdin.lock(),
+        output: &mut stdout.lock(),
+        form,
+    };
+    let view = &mut printer::Printer::human();
+    let (sources, drivers) = (&mut cx.sources, cx.drivers);
+    crate::engine::console(at, &cx.inputs, terminal, view, (sources, drivers))
 }
 
 pub fn graph(path: PathBuf, cx: &mut Context<'_>) -> Result<(), Diags> {
@@ -56,15 +71,8 @@ pub fn graph(path: PathBuf, cx: &mut Context<'_>) -> Result<(), Diags> {
 
 /// strata's own release, the language it speaks, and the providers this
 /// directory's lock file selects, as Terraform lists them.
-pub fn version(json: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
-    let selected = crate::config::lockfile::LockFile::read(Path::new("."), &mut cx.sources)
-        .map(|l| {
-            l.providers
-                .into_iter()
-                .map(|(s, l)| (s, l.version))
-                .collect()
-        })
-        .unwrap_or_default();
+pub fn version(json: bool) -> Result<(), Diags> {
+    let selected = crate::engine::selected_providers(Path::new("."));
     printer::out(&described(json, &selected));
     Ok(())
 }
@@ -72,7 +80,7 @@ pub fn version(json: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
 /// `strata version`: strata's own release and the language it speaks.
 fn described(json: bool, providers: &std::collections::BTreeMap<String, String>) -> String {
     let strata = env!("CARGO_PKG_VERSION");
-    let language = crate::config::TERRAFORM_LANGUAGE;
+    let language = crate::engine::TERRAFORM_LANGUAGE;
     if json {
         let doc = serde_json::json!({
             "strata_version": strata,

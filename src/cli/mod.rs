@@ -1,15 +1,12 @@
 //! The command line. Each subcommand loads what it needs, runs one stage and
 //! maps the outcome to the exit codes in DESIGN.md (0 ok, 1 error).
 
-use crate::builtin::Drivers;
-use crate::config;
-use crate::config::variables::CliInput;
 use crate::diag::{Diags, Sources};
+use crate::engine::{CliInput, Drivers};
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use args::TERRAFORM_SPELLINGS;
 pub use args::{price_list, Cli, Command, ProvidersCommand, RunArgs, StateCommand, VarArgs};
@@ -20,19 +17,13 @@ use printer::Printer;
 
 mod apply;
 mod args;
-mod console;
 mod fmt;
-mod init;
 mod inspect;
-mod migrate;
 mod plan;
-mod plugins;
 mod printer;
-mod providers;
-mod serving;
 mod spelling;
 mod state;
-mod workspace;
+mod workdir;
 
 /// What `--help` says of Terraform's spellings (which `spelling.rs` reads).
 /// `--var` and `--var-file` in the order they were given, which decides
@@ -82,7 +73,7 @@ fn install_report_hook(no_color: bool) {
 /// The command line with a given set of drivers and arguments (tests run
 /// the real command line with drivers of their own).
 pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
-    let drivers = drivers.with_remote_states(Arc::new(crate::backends::RemoteStates));
+    let drivers = crate::engine::reading_remote_states(drivers);
     crate::interrupt::install();
     let (d, a) = (drivers.clone(), args.clone());
     match std::thread::Builder::new()
@@ -140,7 +131,7 @@ impl Context<'_> {
     /// the workspace's state in.
     fn store(&mut self, state: Option<&Path>) -> Result<strata_state::Store, Diags> {
         let workspace = self.workspace.clone()?;
-        crate::backends::open_here(state, &workspace, &mut self.sources)
+        crate::engine::open_store(state, &workspace, &mut self.sources)
     }
 
     /// The engine's options for a command that plans.
@@ -204,7 +195,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     // the commands that plan, apply or read objects by their schemas.
     let started;
     let drivers = match plugin_dir(&cli.command) {
-        Some(dir) => match plugins::with_plugins(&dir, drivers, &mut sources) {
+        Some(dir) => match crate::engine::with_plugins(&dir, drivers, &mut sources) {
             Ok(d) => {
                 started = d;
                 &started
@@ -214,7 +205,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         None => drivers,
     };
     // Decided once here; an invalid name fails only the commands using it.
-    let workspace = config::workspace();
+    let workspace = crate::engine::current_workspace();
     let mut cx = Context {
         inputs,
         workspace,
@@ -232,20 +223,22 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Import(a) => return apply::import(a, &mut cx),
         Command::Validate(a) => return inspect::validate(a, &mut cx),
         Command::Fmt(a) => return fmt::command(a),
-        Command::Comment { issue, name, .. } => print(crate::comment::run(issue.as_deref(), &name)),
+        Command::Comment { issue, name, .. } => {
+            print(crate::engine::comment(issue.as_deref(), &name))
+        }
         Command::Show(a) => inspect::show(a, &mut cx),
         Command::Console(a) => inspect::console(a, &mut cx),
         Command::Graph { path } => inspect::graph(path, &mut cx),
-        Command::Version { json } => inspect::version(json, &mut cx),
+        Command::Version { json } => inspect::version(json),
         Command::State(a) => state::state(a, &mut cx),
         Command::Taint(a) => state::taint(a, true, &mut cx),
         Command::Untaint(a) => state::taint(a, false, &mut cx),
         Command::Output(a) => state::output(a, &mut cx),
         Command::ForceUnlock(a) => state::force_unlock(a, &mut cx),
-        Command::Init(a) => print(init::command(a, &mut cx.sources, cx.drivers)),
-        Command::Get { path, update } => print(init::get(&path, update, &mut cx.sources)),
-        Command::Providers { command, path } => providers::command(command, path, &mut cx),
-        Command::Workspace { command } => print(workspace::run(command, &mut cx.sources)),
+        Command::Init(a) => workdir::init(a, &mut cx),
+        Command::Get { path, update } => workdir::get(path, update, &mut cx),
+        Command::Providers { command, path } => workdir::providers(command, path, &mut cx),
+        Command::Workspace { command } => workdir::workspace(command, &mut cx),
     };
     finish(result.map(|()| ExitCode::SUCCESS), &cx.sources)
 }

@@ -32,7 +32,7 @@ impl Printer {
     /// The machine-readable UI's first message, before anything can fail.
     pub fn opening(&self) {
         if self.json {
-            println!("{}", crate::ui::version(crate::config::TERRAFORM_LANGUAGE));
+            println!("{}", crate::ui::version(crate::engine::TERRAFORM_LANGUAGE));
         }
     }
 
@@ -204,6 +204,18 @@ impl Printer {
         print!("{text}");
     }
 
+    /// A line of a failover's rounds: as it reads, or with `-json` as a
+    /// `log` message of the UI.
+    fn round(&self, text: &str) {
+        match self.json {
+            true => println!(
+                "{}",
+                crate::ui::line("info", text.trim(), "log", serde_json::Value::Null)
+            ),
+            false => println!("{text}"),
+        }
+    }
+
     fn plan_made(&self, plan: &Plan, refreshed: bool, warnings: &[Diag], sources: &Sources) {
         if self.json {
             for l in crate::render::ui::plan(plan) {
@@ -223,6 +235,7 @@ impl Printer {
 impl View for Printer {
     fn notice(&mut self, notice: Notice) {
         match notice {
+            Notice::Steps(text) => out(&text),
             Notice::DestroyWithoutConfiguration { dir } => eprintln!(
                 "Note: {} holds no configuration files; every object the state records will be destroyed, using only what the state knows of it.",
                 dir.display()
@@ -245,10 +258,12 @@ impl View for Printer {
             Notice::Recovered { recorded, adopted } => eprintln!(
                 "Recovered an interrupted apply: {recorded} operations were already recorded, {adopted} objects created but not recorded were adopted."
             ),
-            Notice::Placement(line) => println!("\n{line}"),
-            Notice::RoundFailed { addr, why } => println!("  {addr} failed: {why}"),
-            Notice::RoundWaits { addr } => println!("  {addr} waits for the next round."),
-            Notice::NextTry(line) => println!("{line}"),
+            // A failover's rounds, said in the stream's own form: a
+            // `-json` reader parses every line of stdout.
+            Notice::Placement(line) => self.round(&format!("\n{line}")),
+            Notice::RoundFailed { addr, why } => self.round(&format!("  {addr} failed: {why}")),
+            Notice::RoundWaits { addr } => self.round(&format!("  {addr} waits for the next round.")),
+            Notice::NextTry(line) => self.round(&line),
             Notice::GpusUnknown { pool, why } => {
                 eprintln!("Warning: the GPUs of {pool} are not known: {why}")
             }
@@ -267,7 +282,8 @@ impl View for Printer {
                 warn(warnings, sources, true);
             }
             Shown::Partial(plan) => self.plan_made(plan, true, warnings, sources),
-            Shown::Saved(plan) if self.json => {
+            // A failover's next round is said as its planned changes.
+            Shown::Saved(plan) | Shown::Round(plan) if self.json => {
                 for l in crate::render::ui::planned_changes(plan) {
                     println!("{l}");
                 }
@@ -286,6 +302,10 @@ impl View for Printer {
             true => "Do you really want to destroy all resources?\n  strata will destroy all your managed infrastructure, as shown above.\n  There is no undo. Only 'yes' will be accepted to confirm.",
             false => "Do you want to perform these actions?\n  strata will perform the actions described above.\n  Only 'yes' will be accepted to approve.",
         })
+    }
+
+    fn confirm(&mut self, question: &str) -> bool {
+        ask(question)
     }
 }
 
@@ -366,7 +386,7 @@ fn plugin_note(plan: &Plan) -> String {
 fn render(plan: &Plan, format: Format) -> String {
     match format {
         Format::Human => human::plan(plan),
-        Format::Json => crate::render::json::plan(plan, crate::config::TERRAFORM_LANGUAGE),
+        Format::Json => crate::render::json::plan(plan, crate::engine::TERRAFORM_LANGUAGE),
         Format::Markdown => crate::render::markdown::plan(plan),
     }
 }

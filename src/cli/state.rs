@@ -5,16 +5,18 @@
 use super::args::{ForceUnlockArgs, OutputArgs, StateArgs, StateCommand, TaintArgs};
 use super::{print, printer, Context};
 use crate::diag::Diags;
-use crate::statecmd::{self, OutputFormat};
+use crate::engine::{self, OutputFormat};
 
 pub fn state(a: StateArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     let store = cx.store(a.state.as_deref())?;
     print(match a.command {
-        StateCommand::List { addresses, id } => statecmd::list(&store, &addresses, id.as_deref()),
-        StateCommand::Show { address } => crate::engine::state_show(&store, &address, cx.drivers),
-        StateCommand::Rm { addresses, dry_run } => statecmd::rm(&store, &addresses, dry_run),
-        StateCommand::Mv { from, to, dry_run } => statecmd::mv(&store, (&from, &to), dry_run),
-        StateCommand::Pull => statecmd::pull(&store),
+        StateCommand::List { addresses, id } => {
+            engine::state_list(&store, &addresses, id.as_deref())
+        }
+        StateCommand::Show { address } => engine::state_show(&store, &address, cx.drivers),
+        StateCommand::Rm { addresses, dry_run } => engine::state_rm(&store, &addresses, dry_run),
+        StateCommand::Mv { from, to, dry_run } => engine::state_mv(&store, (&from, &to), dry_run),
+        StateCommand::Pull => engine::state_pull(&store),
         StateCommand::ReplaceProvider {
             from,
             to,
@@ -25,16 +27,16 @@ pub fn state(a: StateArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
                 auto_approve
                     || printer::ask("Do you want to make these changes?\nOnly 'yes' will be accepted to continue.")
             };
-            statecmd::replace_provider(&store, (&from, &to), &approve)
+            engine::replace_provider(&store, (&from, &to), &approve)
         }
-        StateCommand::Push { file, force } => statecmd::push(&store, &file, force),
+        StateCommand::Push { file, force } => engine::state_push(&store, &file, force),
     })
 }
 
 /// `taint` (`tainted`) or `untaint`.
 pub fn taint(a: TaintArgs, tainted: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
     let store = cx.store(a.state.as_deref())?;
-    let (said, warnings) = statecmd::taint(&store, &a.address, tainted, a.allow_missing)?;
+    let (said, warnings) = engine::taint(&store, &a.address, tainted, a.allow_missing)?;
     printer::diagnostics(&Diags(warnings), &cx.sources);
     printer::text(Ok(said))
 }
@@ -46,10 +48,10 @@ pub fn output(a: OutputArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         _ => OutputFormat::Human,
     };
     let store = cx.store(a.state.as_deref())?;
-    print(statecmd::output(&store, a.name.as_deref(), format))
+    print(engine::output(&store, a.name.as_deref(), format))
 }
 
 pub fn force_unlock(a: ForceUnlockArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     let store = cx.store(a.state.as_deref())?;
-    print(statecmd::force_unlock(&store, &a.id))
+    print(engine::force_unlock(&store, &a.id))
 }

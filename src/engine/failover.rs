@@ -142,13 +142,7 @@ impl Applying<'_> {
         if entries.is_empty() {
             return Ok(());
         }
-        session
-            .store
-            .journal(&session.lock)
-            .and_then(|mut j| j.append_all(&entries))
-            .map_err(state_err)?;
-        session.state.apply_all(&entries);
-        session.persist()
+        session.record(&entries)
     }
 }
 

@@ -5,34 +5,63 @@
 //!
 //! `prepare` loads and expands the configuration; `session` opens the
 //! state; `plan` (plan, cost, drift), `apply` (apply, destroy, with
-//! `failover`'s rounds), `import`, `generate`, `show` and `validate` are
-//! the commands.
+//! `failover`'s rounds), `import`, `generate`, `show`, `validate` and
+//! `console` are the commands over them. The working directory's own
+//! commands are here too, so the CLI reaches nothing past the engine:
+//! `init` (with `migrate`, the backend step), `workspace`, `providers`,
+//! `plugins` (with `serving`: which provider serves a type) and `fmt`.
 
 mod apply;
+mod console;
 mod failover;
+mod fmt;
 mod generate;
 mod import;
+mod init;
+mod migrate;
 mod plan;
+mod plugins;
 mod prepare;
+mod providers;
+mod serving;
 mod session;
 mod show;
 #[cfg(test)]
 mod tests;
 mod validate;
 mod view;
+mod workspace;
 
 /// A plan's mode, which a command's options carry.
 pub use crate::plan::Mode;
 /// The plan a command shows its view.
 pub use crate::plan::Plan;
 pub use apply::{apply, Applied, ApplyReport};
+pub use console::{console, ConsoleForm, Consoled, Terminal};
+pub use fmt::{fmt, fmt_text, FmtOptions, Formatted};
 pub use import::import;
+pub use init::{get, init, Init};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
+pub use plugins::with_plugins;
+pub use providers::{providers, schema as provider_schemas};
 pub use show::{planned_values, show, state_outputs, state_show, state_values, StateValues};
 pub use validate::{graph, validate};
 pub use view::{ImportStep, Notice, Shown, View};
+pub use workspace::{workspace, WorkspaceCommand};
 
-use crate::config::variables::CliInput;
+// The types and steps of the stages below that the CLI names, so that it
+// names nothing past the engine (tests/architecture.rs holds it to that).
+pub use crate::backends::open_here as open_store;
+pub use crate::builtin::Drivers;
+pub use crate::comment::run as comment;
+pub use crate::config::variables::CliInput;
+pub use crate::config::{workspace as current_workspace, TERRAFORM_LANGUAGE};
+pub use crate::graph::{Scope, Target};
+pub use crate::statecmd::{
+    force_unlock, list as state_list, mv as state_mv, output, pull as state_pull,
+    push as state_push, replace_provider, rm as state_rm, taint, OutputFormat,
+};
+
 use crate::diag::{Diag, Diags};
 use std::path::{Path, PathBuf};
 use strata_provider::catalog::PriceList;
@@ -104,6 +133,25 @@ pub enum Outcome {
     NoChanges,
     /// Success with changes (exit 2 under --detailed-exitcode, else 0).
     Changes,
+}
+
+/// `drivers` with `terraform_remote_state` able to open other states
+/// through the backends.
+pub fn reading_remote_states(drivers: Drivers) -> Drivers {
+    drivers.with_remote_states(std::sync::Arc::new(crate::backends::RemoteStates))
+}
+
+/// The provider versions the lock file in `dir` selects (none when it
+/// cannot be read), as `version` lists them.
+pub fn selected_providers(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    crate::config::lockfile::LockFile::read(dir, &mut crate::diag::Sources::default())
+        .map(|l| {
+            l.providers
+                .into_iter()
+                .map(|(s, l)| (s, l.version))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn io_diag(what: &str, path: &Path, e: std::io::Error) -> Diags {

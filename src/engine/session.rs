@@ -153,6 +153,29 @@ impl Session {
             .persist(&self.lock, &mut self.state)
             .map_err(state_err)
     }
+
+    /// `entries` recorded: see [`journaled`].
+    pub fn record(&mut self, entries: &[Entry]) -> Result<(), Diags> {
+        journaled(&self.store, &self.lock, &mut self.state, entries)
+    }
+}
+
+/// `entries` appended to the journal first (a crash right after still
+/// has them), then applied to `state` and the state written.
+fn journaled(
+    store: &Store,
+    lock: &Lock,
+    state: &mut State,
+    entries: &[Entry],
+) -> Result<(), Diags> {
+    if !entries.is_empty() {
+        store
+            .journal(lock)
+            .and_then(|mut j| j.append_all(entries))
+            .map_err(state_err)?;
+        state.apply_all(entries);
+    }
+    store.persist(lock, state).map_err(state_err)
 }
 
 /// Refuses a root module without configuration files: its plan would
@@ -258,16 +281,7 @@ fn open_state(
     }
     let lineage = &opened.state.lineage;
     let entries = rt.block_on(recover(&replay.pending, lineage, drivers))?;
-    if !entries.is_empty() {
-        store
-            .journal(&opened.lock)
-            .and_then(|mut j| j.append_all(&entries))
-            .map_err(state_err)?;
-        opened.state.apply_all(&entries);
-    }
-    store
-        .persist(&opened.lock, &mut opened.state)
-        .map_err(state_err)?;
+    journaled(store, &opened.lock, &mut opened.state, &entries)?;
     view.notice(Notice::Recovered {
         recorded: replay.applied,
         adopted: entries.len(),

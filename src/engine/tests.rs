@@ -2,7 +2,9 @@
 //! command shows, asks and says, and what it leaves in the state, with
 //! the built-in `terraform_data` driver and no terminal.
 
-use super::{apply, plan, Applied, Format, Mode, Notice, Options, Outcome, Shown, View};
+use super::{
+    apply, cost, drift, import, plan, Applied, Format, Mode, Notice, Options, Outcome, Shown, View,
+};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
 use std::path::{Path, PathBuf};
@@ -25,6 +27,7 @@ impl View for Seen {
             Notice::UnlockFailed { .. } => "unlock failed",
             Notice::Interrupted { .. } => "interrupted",
             Notice::Recovered { .. } => "recovered",
+            Notice::Import(_) => "import",
             _ => "other",
         };
         self.notices.push(said.to_string());
@@ -41,6 +44,11 @@ impl View for Seen {
 
     fn approve(&mut self, mode: Mode) -> bool {
         self.asked.push(mode);
+        self.yes
+    }
+
+    fn confirm(&mut self, _: &str) -> bool {
+        self.notices.push("confirm".to_string());
         self.yes
     }
 
@@ -183,4 +191,103 @@ fn a_lock_another_run_holds_stops_the_command_before_it_plans() {
         .unwrap_or_default();
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(seen.plans.is_empty(), "no plan was made: {:?}", seen.plans);
+}
+
+/// The state file of `dir`, as text ("" when there is none).
+fn state_text(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("state.tfstate")).unwrap_or_default()
+}
+
+/// Whether another run could take the state's lock now (the command
+/// before let it go).
+fn unlocked(dir: &Path) -> bool {
+    let store = strata_state::Store::local(dir.join("state.tfstate"));
+    let free = store.lock("test").is_ok();
+    free
+}
+
+#[test]
+fn an_import_records_the_object_says_each_step_and_refuses_it_twice() {
+    let dir = folder("import", ONE);
+    let (opts, drivers) = (options(&dir, Mode::Normal), Drivers::builtin());
+    let mut seen = Seen::default();
+    let run = |seen: &mut Seen| {
+        let to = ("terraform_data.a", "an-id");
+        let done = import(&dir, &opts, to, seen, &mut Sources::default(), &drivers);
+        done.map_err(summaries)
+    };
+    assert_eq!(run(&mut seen), Ok(()));
+    assert_eq!(
+        seen.notices, ["import"; 4],
+        "importing, prepared, refreshing, done"
+    );
+    assert!(
+        seen.plans.is_empty() && seen.asked.is_empty(),
+        "nothing planned or asked"
+    );
+    assert!(state_text(&dir).contains("\"terraform_data\""));
+    assert!(unlocked(&dir));
+
+    let before = state_text(&dir);
+    let again = run(&mut Seen::default());
+    assert_eq!(
+        again,
+        Err(vec!["Resource already managed by strata".to_string()])
+    );
+    assert_eq!(state_text(&dir), before, "a refused import writes nothing");
+    assert!(unlocked(&dir), "the lock is let go on the error path too");
+}
+
+#[test]
+fn cost_and_drift_plan_without_showing_and_write_nothing() {
+    let dir = folder("readers", ONE);
+    assert_eq!(
+        applied(&dir, (Mode::Normal, true), &mut yes()),
+        Ok(Some((1, 0)))
+    );
+    let before = state_text(&dir);
+    let (opts, drivers) = (options(&dir, Mode::Normal), Drivers::builtin());
+
+    let mut seen = Seen::default();
+    let costed = cost(&dir, &opts, &mut seen, &mut Sources::default(), &drivers);
+    let costed = costed.map_err(summaries).expect("cost");
+    assert!(costed.cost.pools.is_empty() && costed.cost.unpriced.is_empty());
+    let mut seen_drift = Seen::default();
+    let drifted = drift(
+        &dir,
+        &opts,
+        &[],
+        &mut seen_drift,
+        &mut Sources::default(),
+        &drivers,
+    );
+    let drifted = drifted.map_err(summaries).expect("drift");
+    assert_eq!(drifted.outcome(), Outcome::NoChanges);
+    for seen in [seen, seen_drift] {
+        assert!(seen.plans.is_empty() && seen.asked.is_empty() && seen.notices.is_empty());
+    }
+    assert_eq!(state_text(&dir), before, "neither writes the state");
+    assert!(unlocked(&dir));
+}
+
+#[test]
+fn a_bad_ignore_pattern_stops_drift_before_the_state_is_opened() {
+    let dir = folder("ignore", ONE);
+    let store = strata_state::Store::local(dir.join("state.tfstate"));
+    // Held by another run: had drift opened the state it would say so.
+    let _held = store.lock("apply").expect("the other run's lock");
+    let (opts, drivers) = (options(&dir, Mode::Normal), Drivers::builtin());
+    let ignore = ["[".to_string()];
+    let mut seen = Seen::default();
+    let refused = drift(
+        &dir,
+        &opts,
+        &ignore,
+        &mut seen,
+        &mut Sources::default(),
+        &drivers,
+    );
+    let refused = refused.err().map(summaries).unwrap_or_default();
+    assert_eq!(refused, ["Invalid --ignore pattern \"[\""]);
+    assert!(seen.plans.is_empty());
 }

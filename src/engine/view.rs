@@ -15,6 +15,9 @@ pub trait View {
     fn plan(&mut self, shown: Shown<'_>, warnings: &[Diag], sources: &Sources);
     /// Whether the user approves the plan just shown (`yes` alone does).
     fn approve(&mut self, mode: Mode) -> bool;
+    /// Whether the user answers `question` with `yes` (init's question
+    /// before it copies states to a new backend).
+    fn confirm(&mut self, question: &str) -> bool;
     /// Where an apply's progress lines go as its operations run (a
     /// function: they run on threads of their own).
     fn progress(&self) -> fn(&str);
@@ -36,6 +39,9 @@ pub enum Shown<'p> {
 
 /// What a command says as it goes.
 pub enum Notice {
+    /// What a command did so far, said before a question or an error
+    /// that comes next (init's steps, as Terraform says them).
+    Steps(String),
     /// A destroy in a directory without configuration.
     DestroyWithoutConfiguration {
         dir: PathBuf,

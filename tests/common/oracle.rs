@@ -72,6 +72,29 @@ pub fn run_tool(
     )
 }
 
+/// [`run`] with `input` written to the tool's stdin (a pipe, closed
+/// after it).
+pub fn run_piped(tool: &str, dir: &Path, args: &[&str], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(program(tool))
+        .args(args)
+        .env("CHECKPOINT_DISABLE", "1")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).expect("stdin written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("ends");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
 /// [`run_tool`] with the environment as it is.
 pub fn run(tool: &str, dir: &Path, args: &[&str]) -> (i32, String, String) {
     run_tool(tool, dir, args, &[])

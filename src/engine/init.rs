@@ -5,6 +5,7 @@
 //! needs either built in or installed as a plugin with the lock file.
 //! Nothing is written that a user commits.
 
+use super::view::{Notice, View};
 use crate::builtin::Drivers;
 use crate::config::installed::SavedBackend;
 use crate::config::{self, Module};
@@ -39,28 +40,13 @@ pub struct Init<'a> {
     pub from_module: Option<&'a str>,
 }
 
-/// `strata init` as clap read it.
-pub fn command(
-    a: super::args::InitArgs,
+/// Runs `init`; what it prints on success.
+pub fn init(
+    req: Init<'_>,
+    view: &mut dyn View,
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<String, Diags> {
-    let req = Init {
-        path: &a.path,
-        backend: !a.no_backend,
-        get: !a.no_get,
-        upgrade: a.upgrade,
-        reconfigure: a.reconfigure,
-        migrate_state: a.migrate_state,
-        force_copy: a.force_copy,
-        backend_config: &a.backend_config,
-        from_module: a.from_module.as_deref(),
-    };
-    run(req, sources, drivers)
-}
-
-/// Runs `init`; what it prints on success.
-pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<String, Diags> {
     let copied = match req.from_module {
         Some(source) => crate::install::from_module(req.path, source, sources)?,
         None => String::new(),
@@ -80,14 +66,14 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     if req.backend {
         // Said before the backend step's question or error, as Terraform
         // says it.
-        super::printer::out(&out);
+        view.notice(Notice::Steps(std::mem::take(&mut out)));
         let asked = super::migrate::Asked {
             path: req.path,
             reconfigure: req.reconfigure,
             migrate_state: req.migrate_state,
             force_copy: req.force_copy,
         };
-        out = super::migrate::backend(&asked, &module)?;
+        out = super::migrate::backend(&asked, &module, view)?;
     }
     // Said only when there are modules, as Terraform says it.
     if req.get && !root.module_calls.is_empty() {
@@ -100,7 +86,7 @@ pub fn run(req: Init<'_>, sources: &mut Sources, drivers: &Drivers) -> Result<St
     out.push_str("Initializing provider plugins...\n");
     if let Err(d) = providers(&module, (req.path, req.upgrade), drivers, sources, &mut out) {
         // What was done comes before what stopped it, as Terraform says it.
-        super::printer::out(&out);
+        view.notice(Notice::Steps(out));
         return Err(d);
     }
     out.push_str("\nstrata has been successfully initialized!\n");

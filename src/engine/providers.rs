@@ -12,30 +12,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use strata_provider::{BlockNesting, Driver, FunctionParam, FunctionSig, ResourceSchema};
 
-/// `strata providers [schema -json]`.
-pub fn command(
-    command: Option<super::ProvidersCommand>,
-    path: std::path::PathBuf,
-    cx: &mut super::Context<'_>,
-) -> Result<(), Diags> {
-    let workspace = cx.workspace.clone()?;
-    let (sources, drivers) = (&mut cx.sources, cx.drivers);
-    let text = match command {
-        Some(super::ProvidersCommand::Schema { json: true, path }) => {
-            schema(&path, &workspace, sources, drivers)
-        }
-        Some(super::ProvidersCommand::Schema { json: false, .. }) => Err(Diag::new(
-            "strata::cli::usage",
-            "The providers schema command requires the -json flag",
-            "Run strata providers schema -json: JSON is its only form, as in Terraform.",
-        )
-        .into()),
-        None => run(&path, &workspace, sources, drivers),
-    };
-    super::printer::text(text)
-}
-
-pub fn run(
+/// `strata providers`: the tree of what the configuration and the state
+/// need.
+pub fn providers(
     path: &Path,
     workspace: &str,
     sources: &mut Sources,

@@ -1,11 +1,12 @@
 //! `strata console`: expressions evaluated where the configuration
 //! would evaluate them, over the state or over a plan.
 
+use super::view::View;
 use crate::builtin::Drivers;
 use crate::config::variables::{self, CliInput};
 use crate::config::{self, ConfigScope};
 use crate::diag::{Diag, Diags, Sources};
-use std::io::IsTerminal;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -23,7 +24,7 @@ fn console_plan_options(
 }
 
 /// Where the console evaluates.
-pub(super) struct Consoled<'a> {
+pub struct Consoled<'a> {
     pub path: Option<&'a Path>,
     /// `-state=FILE`: this state's resources, not the backend's.
     pub state: Option<&'a Path>,
@@ -32,23 +33,49 @@ pub(super) struct Consoled<'a> {
     pub workspace: &'a str,
 }
 
-pub(super) fn console(
+/// Where the console reads expressions and writes answers.
+pub struct Terminal<'t> {
+    pub input: &'t mut dyn BufRead,
+    pub output: &'t mut dyn Write,
+    /// How it answers: at a prompt (a person at a terminal), with the
+    /// last answer of what was piped in (as Terraform's console), or with
+    /// one JSON document a line (`-json`).
+    pub form: ConsoleForm,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleForm {
+    Prompt,
+    Piped,
+    Json,
+}
+
+/// `strata console`; `view` sees the plan `-plan` makes.
+pub fn console(
     at: Consoled<'_>,
-    json: bool,
     inputs: &[CliInput],
-    sources: &mut Sources,
-    drivers: &Drivers,
+    terminal: Terminal<'_>,
+    view: &mut dyn View,
+    (sources, drivers): (&mut Sources, &Drivers),
 ) -> Result<(), Diags> {
-    let stdin = std::io::stdin();
-    let interactive = !json && stdin.is_terminal();
-    let run = |scope: &dyn crate::eval::Scope, dir: PathBuf| -> Result<(), Diags> {
-        let stdout = std::io::stdout();
-        if interactive {
-            return crate::console::interactive(stdin.lock(), stdout.lock(), scope, dir)
-                .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())));
+    let Terminal {
+        input,
+        output,
+        form,
+    } = terminal;
+    let run = |scope: &dyn crate::eval::Scope, dir: PathBuf, sources: &mut Sources| {
+        let io =
+            |e: std::io::Error| Diags::from(Diag::new("strata::io", "I/O error", e.to_string()));
+        match form {
+            ConsoleForm::Prompt => {
+                crate::console::interactive(input, output, scope, dir).map_err(io)
+            }
+            ConsoleForm::Json => crate::console::run_json(input, output, scope, dir).map_err(io),
+            ConsoleForm::Piped => {
+                let answered = crate::console::piped(input, output, scope, dir, sources);
+                answered.map_err(io)?.map_err(Diags::from)
+            }
         }
-        crate::console::run(stdin.lock(), stdout.lock(), json, scope, dir)
-            .map_err(|e| Diags::from(Diag::new("strata::io", "I/O error", e.to_string())))
     };
     // As `terraform console`: the working directory's configuration when
     // there is one.
@@ -75,20 +102,14 @@ pub(super) fn console(
         // The console calls `timestamp()` and its kind, as Terraform's does.
         let run_at = config::Run::new(PathBuf::from("."), at.workspace).calling();
         let scope = ConfigScope::new(&module, Default::default(), run_at);
-        return run(&scope, PathBuf::from("."));
+        return run(&scope, PathBuf::from("."), sources);
     };
     let module = config::load(p, sources)?;
     let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
     let known = match at.plan {
         true => {
             let opts = console_plan_options(&at, inputs)?;
-            crate::engine::planned_values(
-                p,
-                &opts,
-                &mut super::printer::Printer::human(),
-                sources,
-                drivers,
-            )?
+            super::planned_values(p, &opts, view, sources, drivers)?
         }
         false => {
             let store = crate::backends::open(at.state, &module, at.workspace)?;
@@ -98,5 +119,5 @@ pub(super) fn console(
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
     let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
     let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
-    run(&scope, module.dir.clone())
+    run(&scope, module.dir.clone(), sources)
 }

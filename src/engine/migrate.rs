@@ -5,6 +5,7 @@
 //! `-migrate-state` (asking, unless `-force-copy`), left where it is with
 //! `-reconfigure`, or init stopped, in Terraform's words.
 
+use super::view::View;
 use crate::config::installed::InitializedBackend;
 use crate::config::{self, Backend, Module};
 use crate::diag::{Diag, Diags};
@@ -45,7 +46,11 @@ pub(super) struct Asked<'a> {
     pub force_copy: bool,
 }
 
-pub(super) fn backend(req: &Asked<'_>, module: &Module) -> Result<String, Diags> {
+pub(super) fn backend(
+    req: &Asked<'_>,
+    module: &Module,
+    view: &mut dyn View,
+) -> Result<String, Diags> {
     let current = InitializedBackend::of(module);
     let recorded = InitializedBackend::read(req.path)
         .map_err(|why| refused("Cannot read the backend init set up", why))?;
@@ -80,7 +85,7 @@ pub(super) fn backend(req: &Asked<'_>, module: &Module) -> Result<String, Diags>
             out.push_str("Backend configuration changed!\n\nstrata has detected that the configuration specified for the backend\nhas changed. strata will now check for existing state in the backends.\n\n");
         }
         let to = module.settings.backend.as_ref();
-        copy_states(from.backend(), to, req.force_copy)?;
+        copy_states((from.backend(), to), req.force_copy, view)?;
     }
     let store = crate::backends::open_backend(
         None,
@@ -116,7 +121,12 @@ struct Moving {
 /// written. A run's unfinished operations (intents in the journal) go
 /// with its state, into the new backend's journal, where the next apply
 /// recovers them as it would have in the old.
-fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Result<(), Diags> {
+/// Asks `view` before copying, unless `force`.
+fn copy_states(
+    (from, to): (Option<&Backend>, Option<&Backend>),
+    force: bool,
+    view: &mut dyn View,
+) -> Result<(), Diags> {
     let open =
         |b: Option<&Backend>, ws: &str| crate::backends::open_backend(None, b, ws.to_string());
     let mut moving = Vec::new();
@@ -154,7 +164,7 @@ fn copy_states(from: Option<&Backend>, to: Option<&Backend>, force: bool) -> Res
         .filter(|(_, (_, _, o))| *o)
         .map(|(m, _)| m.workspace.as_str())
         .collect();
-    if !force && !super::printer::ask(&question(from, to, &moving, &occupied)) {
+    if !force && !view.confirm(&question(from, to, &moving, &occupied)) {
         // Let go last-taken first, so folders the locks made (a local
         // backend's `<dir>/<workspace>/` under `<dir>/`) go with them.
         while let Some(target) = targets.pop() {

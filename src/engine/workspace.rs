@@ -44,7 +44,7 @@ fn refused(summary: &str, detail: impl Into<String>) -> Diags {
 }
 
 /// What the command prints on success.
-pub fn run(command: WorkspaceCommand, sources: &mut Sources) -> Result<String, Diags> {
+pub fn workspace(command: WorkspaceCommand, sources: &mut Sources) -> Result<String, Diags> {
     let current = config::workspace()?;
     let open = |name: &str, sources: &mut Sources| crate::backends::open_here(None, name, sources);
     match command {

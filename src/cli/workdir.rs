@@ -1,0 +1,57 @@
+//! The commands that set the working directory up and look at it:
+//! `init`, `get`, `providers [schema -json]`, `workspace …`. The engine
+//! does each; this reads clap's arguments into its requests.
+
+use super::args::{InitArgs, ProvidersCommand};
+use super::{printer, Context};
+use crate::diag::{Diag, Diags};
+use std::path::PathBuf;
+
+pub fn init(a: InitArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let req = crate::engine::Init {
+        path: &a.path,
+        backend: !a.no_backend,
+        get: !a.no_get,
+        upgrade: a.upgrade,
+        reconfigure: a.reconfigure,
+        migrate_state: a.migrate_state,
+        force_copy: a.force_copy,
+        backend_config: &a.backend_config,
+        from_module: a.from_module.as_deref(),
+    };
+    let view = &mut printer::Printer::human();
+    printer::text(crate::engine::init(req, view, &mut cx.sources, cx.drivers))
+}
+
+pub fn get(path: PathBuf, update: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
+    printer::text(crate::engine::get(&path, update, &mut cx.sources))
+}
+
+/// `strata providers [schema -json]`.
+pub fn providers(
+    command: Option<ProvidersCommand>,
+    path: PathBuf,
+    cx: &mut Context<'_>,
+) -> Result<(), Diags> {
+    let workspace = cx.workspace.clone()?;
+    let (sources, drivers) = (&mut cx.sources, cx.drivers);
+    printer::text(match command {
+        Some(ProvidersCommand::Schema { json: true, path }) => {
+            crate::engine::provider_schemas(&path, &workspace, sources, drivers)
+        }
+        Some(ProvidersCommand::Schema { json: false, .. }) => Err(Diag::new(
+            "strata::cli::usage",
+            "The providers schema command requires the -json flag",
+            "Run strata providers schema -json: JSON is its only form, as in Terraform.",
+        )
+        .into()),
+        None => crate::engine::providers(&path, &workspace, sources, drivers),
+    })
+}
+
+pub fn workspace(
+    command: crate::engine::WorkspaceCommand,
+    cx: &mut Context<'_>,
+) -> Result<(), Diags> {
+    printer::text(crate::engine::workspace(command, &mut cx.sources))
+}
