@@ -31,8 +31,13 @@ pub fn show(a: ShowArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     let workspace = cx.workspace.clone()?;
     let (planfile, state) = (a.planfile.as_deref(), a.state.as_deref());
     let (sources, drivers) = (&mut cx.sources, cx.drivers);
-    let shown = crate::engine::show(planfile, a.json, state, &workspace, sources, drivers);
-    printer::text(shown)
+    let shown = crate::engine::show(planfile, state, &workspace, sources, drivers)?;
+    let format = match a.json {
+        true => crate::engine::Format::Json,
+        false => crate::engine::Format::Human,
+    };
+    printer::out(&printer::showing(&shown, format));
+    Ok(())
 }
 
 pub fn console(a: ConsoleArgs, cx: &mut Context<'_>) -> Result<(), Diags> {

@@ -5,8 +5,8 @@
 
 use crate::diag::{Diag, Diags, Sources};
 use crate::engine::{
-    Applied, ApplyReport, Costed, Drifted, Format, ImportStep, Mode, Notice, Outcome, Plan, Shown,
-    View,
+    Applied, ApplyReport, Costed, Drifted, Format, ImportStep, Mode, Notice, Outcome, Plan,
+    Showing, Shown, StateObject, View,
 };
 use crate::render::human;
 use std::io::Write;
@@ -381,6 +381,28 @@ fn plugin_note(plan: &Plan) -> String {
     }
     out.push('\n');
     out
+}
+
+/// `show`'s text: a saved plan or a state, as Terraform prints it or as
+/// its JSON.
+pub fn showing(showing: &Showing, format: Format) -> String {
+    let language = crate::engine::TERRAFORM_LANGUAGE;
+    match (showing, format) {
+        (Showing::Plan(plan), _) => render(plan, format),
+        (Showing::State { state, .. }, Format::Json) => {
+            let something = !state.objects.is_empty() || !state.outputs.is_empty();
+            let exists = state.existed && something;
+            crate::render::json::state(&state.objects, &state.outputs, exists, language)
+        }
+        (Showing::State { state, schemas }, _) => {
+            human::state(&state.objects, schemas, &state.outputs, state.existed)
+        }
+    }
+}
+
+/// `state show`'s text: one instance as Terraform prints it.
+pub fn state_object(shown: &StateObject) -> String {
+    human::state_object(&shown.object, &shown.schemas)
 }
 
 fn render(plan: &Plan, format: Format) -> String {

@@ -44,7 +44,10 @@ pub use init::{get, init, Init};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
 pub use plugins::with_plugins;
 pub use providers::{providers, schema as provider_schemas};
-pub use show::{planned_values, show, state_outputs, state_show, state_values, StateValues};
+pub use show::{
+    planned_values, show, state_outputs, state_show, state_values, Decoded, Showing, StateObject,
+    StateValues,
+};
 pub use validate::{graph, validate};
 pub use view::{ImportStep, Notice, Shown, View};
 pub use workspace::{workspace, WorkspaceCommand};

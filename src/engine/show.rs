@@ -17,12 +17,31 @@ use strata_state::model::OutputState;
 use strata_state::Store;
 
 /// A state read and decoded for showing.
-struct Decoded {
+/// A state decoded by its drivers' schemas, as `show` shows it.
+pub struct Decoded {
     /// Each object, by its driver's schema.
-    objects: Vec<crate::plan::ResourceChange>,
+    pub objects: Vec<crate::plan::ResourceChange>,
     /// The outputs, by their recorded types.
-    outputs: Vec<crate::plan::OutputChange>,
-    existed: bool,
+    pub outputs: Vec<crate::plan::OutputChange>,
+    /// Whether there was a state at all (none: "No state.").
+    pub existed: bool,
+}
+
+/// What `show` found, for the printer to render.
+pub enum Showing {
+    /// A saved plan.
+    Plan(Box<crate::plan::Plan>),
+    /// The workspace's state, with the schemas its objects are laid out by.
+    State {
+        state: Decoded,
+        schemas: crate::plan::Schemas,
+    },
+}
+
+/// One instance of the state, as `state show` prints it.
+pub struct StateObject {
+    pub object: crate::plan::ResourceChange,
+    pub schemas: crate::plan::Schemas,
 }
 
 fn shown_state(store: &Store, drivers: &Drivers) -> Result<Decoded, Diags> {
@@ -147,8 +166,8 @@ fn console_values<'c>(
     StateValues(values)
 }
 
-/// `strata state show ADDR`: one instance as Terraform prints it.
-pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String, Diags> {
+/// `strata state show ADDR`: one instance, and how to lay it out.
+pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<StateObject, Diags> {
     let Decoded {
         objects, existed, ..
     } = shown_state(store, drivers)?;
@@ -166,7 +185,10 @@ pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String
     });
     let schemas = crate::plan::Schemas::gather(found, drivers);
     found
-        .map(|c| crate::render::human::state_object(c, &schemas))
+        .map(|c| StateObject {
+            object: c.clone(),
+            schemas,
+        })
         .ok_or_else(|| {
             Diags::from(Diag::new(
                 "strata::state::no_instance",
@@ -178,15 +200,14 @@ pub fn state_show(store: &Store, addr: &str, drivers: &Drivers) -> Result<String
         })
 }
 
-/// `strata show [--json] [PLANFILE]`.
+/// `strata show [PLANFILE]`: the saved plan, else the workspace's state.
 pub fn show(
     planfile: Option<&Path>,
-    json: bool,
     state: Option<&Path>,
     workspace: &str,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<String, Diags> {
+) -> Result<Showing, Diags> {
     match planfile {
         Some(f) if !f.exists() => Err(Diags::from(Diag::new(
             "strata::show",
@@ -201,32 +222,13 @@ pub fn show(
                     "Give a file written by `strata plan --out`.",
                 ))
             })?;
-            let text = if json {
-                crate::render::json::plan(&saved.plan, config::TERRAFORM_LANGUAGE)
-            } else {
-                crate::render::human::plan(&saved.plan)
-            };
-            Ok(text)
+            Ok(Showing::Plan(Box::new(saved.plan)))
         }
         None => {
             let store = crate::backends::open_here(state, workspace, sources)?;
-            let Decoded {
-                objects,
-                outputs,
-                existed,
-            } = shown_state(&store, drivers)?;
-            let text = match json {
-                true => {
-                    let something = !objects.is_empty() || !outputs.is_empty();
-                    let language = config::TERRAFORM_LANGUAGE;
-                    crate::render::json::state(&objects, &outputs, existed && something, language)
-                }
-                false => {
-                    let schemas = crate::plan::Schemas::gather(&objects, drivers);
-                    crate::render::human::state(&objects, &schemas, &outputs, existed)
-                }
-            };
-            Ok(text)
+            let state = shown_state(&store, drivers)?;
+            let schemas = crate::plan::Schemas::gather(&state.objects, drivers);
+            Ok(Showing::State { state, schemas })
         }
     }
 }
