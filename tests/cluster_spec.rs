@@ -368,7 +368,8 @@ fn every_portability_rule_names_the_cloud_the_pool_and_the_field() {
             "labels",
             "azure",
             "node_pool \"h100\" { labels = { workload = \"inference\" } }",
-            "has labels = {\"workload\":\"inference\"}, on aws {\"workload\":\"training\"}",
+            // With the runtime, every pool's nodes carry strata's own label.
+            "has labels = {\"strata.dev/pool\":\"h100\",\"workload\":\"inference\"}, on aws {\"strata.dev/pool\":\"h100\",\"workload\":\"training\"}",
         ),
         (
             "taints",
@@ -419,7 +420,7 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
     let dir = example("multi-cloud", "module-edit", &|t| {
         in_cloud(t, "gcp", "module = \"./modules/gcp\"")
     });
-    for m in ["gcp", "gpu-operator"] {
+    for m in ["gcp", "gpu-operator", "runtime"] {
         let to = dir.join("modules").join(m);
         std::fs::create_dir_all(&to).expect("mkdir");
         for f in std::fs::read_dir(root().join("modules").join(m)).expect("modules") {
@@ -678,16 +679,49 @@ fn the_multi_cloud_plan_reads_as_recorded() {
     };
     let all = run("snap-all", &[]);
     assert!(
-        all.contains("Plan: 57 to add, 0 to change, 0 to destroy."),
+        all.contains("Plan: 75 to add, 0 to change, 0 to destroy."),
         "{all}"
     );
     insta::assert_snapshot!("multi_cloud_plan", all);
     let aws = run("snap-aws", &["--var", "clouds=[\"aws\"]"]);
-    assert!(aws.contains("Plan: 32 to add"), "{aws}");
+    assert!(aws.contains("Plan: 38 to add"), "{aws}");
     for line in aws.lines().filter(|l| l.starts_with("  # module.")) {
         assert!(all.contains(line), "{line} is in the three-cloud plan too");
     }
     assert!(!aws.contains("module.train_gcp") && !aws.contains("module.train_azure"));
+}
+
+/// `examples/existing-kubernetes` in a scratch folder `tag`, edited by
+/// `edit`, pointed at `kube`'s cluster `gpu-lab` and its nodes.
+fn on_existing(kube: &Kube, tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
+    let dir = example("existing-kubernetes", tag, &|t| {
+        edit(
+            t.replace(
+                "default = \"~/.kube/config\"",
+                "default = \"kubeconfig.json\"",
+            )
+            .replace(
+                "[\"gpu-node-1\", \"gpu-node-2\"]",
+                "[\"gpu-node-0\", \"gpu-node-1\"]",
+            ),
+        )
+    });
+    let kubeconfig = kube.kubeconfig("gpu-lab").to_string();
+    std::fs::write(dir.join("kubeconfig.json"), kubeconfig).expect("kubeconfig");
+    dir
+}
+
+/// strata in `dir` with the stand-in helm first on PATH, logging to
+/// `dir/helm.log`.
+fn in_lab(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut c = common::run::strata(dir);
+    let path = std::env::var("PATH").unwrap_or_default();
+    let helm = root().join("testing/standin/helm");
+    c.args(args)
+        .env("STRATA_CHECK_SETTLE", "10")
+        .env("STANDIN_HELM_LOG", dir.join("helm.log"))
+        .env("PATH", format!("{}:{path}", helm.display()));
+    common::output(c)
 }
 
 /// `examples/existing-kubernetes` on the Kubernetes stand-in: the pool's
@@ -696,36 +730,8 @@ fn the_multi_cloud_plan_reads_as_recorded() {
 #[test]
 fn an_existing_cluster_gets_the_same_pools_and_operator() {
     let kube: Kube = kubernetes::start().expect("the Kubernetes stand-in starts");
-    let dir = example("existing-kubernetes", "existing", &|t| {
-        t.replace(
-            "default = \"~/.kube/config\"",
-            "default = \"kubeconfig.json\"",
-        )
-        .replace(
-            "[\"gpu-node-1\", \"gpu-node-2\"]",
-            "[\"gpu-node-0\", \"gpu-node-1\"]",
-        )
-    });
-    std::fs::write(
-        dir.join("kubeconfig.json"),
-        kube.kubeconfig("gpu-lab").to_string(),
-    )
-    .expect("kubeconfig");
-    let run = |args: &[&str]| {
-        let mut c = common::run::strata(&dir);
-        c.args(args)
-            .env("STRATA_CHECK_SETTLE", "10")
-            .env("STANDIN_HELM_LOG", dir.join("helm.log"))
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    root().join("testing/standin/helm").display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            );
-        common::output(c)
-    };
+    let dir = on_existing(&kube, "existing", &|t| t);
+    let run = |args: &[&str]| in_lab(&dir, args);
     let (code, out) = run(&["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Resources: 4 added"), "{out}");
@@ -772,4 +778,101 @@ fn an_existing_cluster_gets_the_same_pools_and_operator() {
     std::fs::write(dir.join("cluster.hcl"), text).expect("write");
     let (code, out) = offline(&dir, &["validate"]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// The runtime block on an existing cluster (the Kubernetes and Helm
+/// stand-ins): Kueue's chart at its pinned version with its CRDs, one
+/// flavour per pool selecting the pool's nodes by `strata.dev/pool` and
+/// tolerating its taints, a ClusterQueue whose quota is the pool's GPUs,
+/// a LocalQueue in each namespace named, KubeRay's operator, the DCGM
+/// exporter's ServiceMonitor; a second plan empty. Each custom resource
+/// is held to Kueue's published CRD schema, so a quota that is not a
+/// quantity is refused as the API server refuses it.
+#[test]
+fn the_runtime_brings_kueue_queues_and_kuberay_to_every_pool() {
+    let kube: Kube = kubernetes::start().expect("the Kubernetes stand-in starts");
+    let runtime = r#"
+  runtime {
+    queue "training" {
+      namespaces = ["ml", "research"]
+    }
+    metrics {
+      service_monitor = true
+    }
+  }
+
+  node_pool "h100" {"#;
+    let dir = on_existing(&kube, "runtime", &|t| {
+        t.replacen("\n  node_pool \"h100\" {", runtime, 1)
+    });
+    let run = |args: &[&str]| in_lab(&dir, args);
+    let (code, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let helm = std::fs::read_to_string(dir.join("helm.log")).expect("the helm log");
+    for chart in [
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        "kuberay-operator",
+    ] {
+        assert!(helm.contains(chart), "{chart} installed:\n{helm}");
+    }
+    let flavor = kube
+        .get("/apis/kueue.x-k8s.io/v1beta2/resourceflavors/h100")
+        .expect("the pool's flavour");
+    assert_eq!(
+        flavor["spec"]["nodeLabels"],
+        serde_json::json!({"strata.dev/pool": "h100", "workload": "training"}),
+        "{flavor}"
+    );
+    assert_eq!(
+        flavor["spec"]["tolerations"][0]["key"], "nvidia.com/gpu",
+        "{flavor}"
+    );
+    let node = kube.get("/api/v1/nodes/gpu-node-0").expect("the node");
+    assert_eq!(
+        node["metadata"]["labels"]["strata.dev/pool"], "h100",
+        "{node}"
+    );
+    let queue = kube
+        .get("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/training")
+        .expect("the ClusterQueue");
+    let quota = &queue["spec"]["resourceGroups"][0]["flavors"][0];
+    assert_eq!(quota["name"], "h100", "{queue}");
+    assert_eq!(
+        quota["resources"][0],
+        serde_json::json!({"name": "nvidia.com/gpu", "nominalQuota": 16}),
+        "two nodes of eight GPUs: {queue}"
+    );
+    for ns in ["ml", "research"] {
+        let local = kube
+            .get(&format!(
+                "/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/localqueues/training"
+            ))
+            .expect("a LocalQueue in each namespace");
+        assert_eq!(local["spec"]["clusterQueue"], "training", "{local}");
+    }
+    let policy = kube
+        .get("/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+        .expect("the operator's ClusterPolicy");
+    assert_eq!(
+        policy["spec"]["dcgmExporter"]["serviceMonitor"]["enabled"], true,
+        "{policy}"
+    );
+    let (code, out) = run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
+
+    let text = std::fs::read_to_string(dir.join("cluster.hcl")).expect("read");
+    // Kueue takes at most eight node labels in a flavour: with strata's
+    // own, eight of the pool's are one too many.
+    let many: Vec<String> = (1..=8).map(|i| format!("l{i} = \"x\"")).collect();
+    let text = text.replace(
+        "labels        = { workload = \"training\" }",
+        &format!("labels        = {{ {} }}", many.join(", ")),
+    );
+    std::fs::write(dir.join("cluster.hcl"), text).expect("write");
+    let (code, out) = run(&["apply", "--auto-approve"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("spec.nodeLabels: Too many: 9: must have at most 8 items"),
+        "the API server's schema check, at the field:\n{out}"
+    );
 }

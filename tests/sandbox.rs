@@ -31,13 +31,16 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     let strata = |args: &[&str]| sb.strata(&work, args);
     let (code, out) = strata(&["apply", "--auto-approve"]);
     assert_eq!(code, 0, "apply in the sandbox:\n{out}");
-    assert!(out.contains("Apply complete! Resources: 57 added"), "{out}");
+    assert!(out.contains("Apply complete! Resources: 75 added"), "{out}");
     let helm = std::fs::read_to_string(&sb.env["STANDIN_HELM_LOG"]).expect("the helm log");
-    assert_eq!(
-        helm.lines().filter(|l| l.contains("\"upgrade\"")).count(),
-        3,
-        "the operator installed on each cloud's cluster:\n{helm}"
-    );
+    // The operator, Kueue and KubeRay on each cloud's cluster.
+    for release in ["\"gpu-operator\"", "\"kueue\"", "\"kuberay-operator\""] {
+        let installs = helm
+            .lines()
+            .filter(|l| l.contains("\"upgrade\"") && l.contains(release))
+            .count();
+        assert_eq!(installs, 3, "{release} on each cluster:\n{helm}");
+    }
     let (code, out) = strata(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     let (code, out) = strata(&["cost"]);

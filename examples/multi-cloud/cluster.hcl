@@ -1,5 +1,6 @@
 # One GPU training cluster on AWS, GCP and Azure: the same network plan,
-# node pools, labels, taints, driver and GPU Operator on each.
+# node pools, labels, taints, driver and GPU Operator on each, and the
+# same job runtime (Kueue's queue "training" for namespace "ml", KubeRay).
 
 variable "clouds" {
   type    = list(string)
@@ -19,6 +20,12 @@ cluster "train" {
     driver_version = "570.124.06"
     cuda_version   = "12.8"
     mig_strategy   = "single"
+  }
+
+  runtime {
+    queue "training" {
+      namespaces = ["ml"]
+    }
   }
 
   node_pool "h100" {

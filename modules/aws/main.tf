@@ -226,10 +226,10 @@ resource "aws_eks_node_group" "pool" {
     for i, s in aws_subnet.private : s.id
     if !contains(each.value.exclude_zones, local.zones[i])
   ]
-  instance_types  = [each.value.instance_type]
-  capacity_type   = each.value.capacity == "spot" ? "SPOT" : "ON_DEMAND"
-  ami_type        = "CUSTOM"
-  labels          = each.value.labels
+  instance_types = [each.value.instance_type]
+  capacity_type  = each.value.capacity == "spot" ? "SPOT" : "ON_DEMAND"
+  ami_type       = "CUSTOM"
+  labels         = each.value.labels
   # Where the pool's placement puts its nodes they are its floor, so the
   # autoscaler keeps them; elsewhere the pool waits at its minimum.
   scaling_config {
@@ -257,9 +257,19 @@ module "gpu_operator" {
   cloud                     = "aws"
   kubernetes_version        = var.kubernetes_version
   gpu_operator              = var.gpu_operator
+  service_monitor           = try(var.runtime.metrics.service_monitor, false)
   driver_installed_by_cloud = false
   tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
   depends_on                = [aws_eks_node_group.pool]
+}
+
+# Kueue, KubeRay and metrics, when the spec has a runtime block.
+module "runtime" {
+  source     = "../runtime"
+  count      = var.runtime == null ? 0 : 1
+  runtime    = var.runtime
+  pools      = var.node_pools
+  depends_on = [module.gpu_operator]
 }
 
 # --- outputs ---------------------------------------------------------------

@@ -69,3 +69,9 @@ variable "node_image_name" {
   default     = null
   description = "The node image's name pattern; Canonical's Ubuntu 22.04 EKS image for the Kubernetes version by default."
 }
+
+variable "runtime" {
+  type        = any
+  default     = null
+  description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
+}

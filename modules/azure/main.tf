@@ -137,10 +137,10 @@ resource "azurerm_kubernetes_cluster_node_pool" "pool" {
     [for t in each.value.taints : "${t.key}=${t.value}:${t.effect}"],
     each.value.capacity == "spot" ? [local.spot_taint] : [],
   )
-  priority              = each.value.capacity == "spot" ? "Spot" : "Regular"
-  eviction_policy       = each.value.capacity == "spot" ? "Delete" : null
-  spot_max_price        = each.value.capacity == "spot" ? -1 : null
-  gpu_driver            = "None"
+  priority        = each.value.capacity == "spot" ? "Spot" : "Regular"
+  eviction_policy = each.value.capacity == "spot" ? "Delete" : null
+  spot_max_price  = each.value.capacity == "spot" ? -1 : null
+  gpu_driver      = "None"
 }
 
 module "gpu_operator" {
@@ -148,6 +148,7 @@ module "gpu_operator" {
   cloud                     = "azure"
   kubernetes_version        = var.kubernetes_version
   gpu_operator              = var.gpu_operator
+  service_monitor           = try(var.runtime.metrics.service_monitor, false)
   driver_installed_by_cloud = false
   # AKS taints spot nodes itself; the operator must run there too.
   tolerations = distinct(concat(
@@ -155,6 +156,15 @@ module "gpu_operator" {
     [{ key = "kubernetes.azure.com/scalesetpriority", value = "spot", effect = "NoSchedule" }],
   ))
   depends_on = [azurerm_kubernetes_cluster_node_pool.pool]
+}
+
+# Kueue, KubeRay and metrics, when the spec has a runtime block.
+module "runtime" {
+  source     = "../runtime"
+  count      = var.runtime == null ? 0 : 1
+  runtime    = var.runtime
+  pools      = var.node_pools
+  depends_on = [module.gpu_operator]
 }
 
 # --- outputs ---------------------------------------------------------------

@@ -57,3 +57,9 @@ variable "resource_group" {
   default     = null
   description = "The resource group to create; the cluster's name by default."
 }
+
+variable "runtime" {
+  type        = any
+  default     = null
+  description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
+}

@@ -182,9 +182,19 @@ module "gpu_operator" {
   cloud                     = "gcp"
   kubernetes_version        = var.kubernetes_version
   gpu_operator              = var.gpu_operator
+  service_monitor           = try(var.runtime.metrics.service_monitor, false)
   driver_installed_by_cloud = false
   tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
   depends_on                = [google_container_node_pool.pool]
+}
+
+# Kueue, KubeRay and metrics, when the spec has a runtime block.
+module "runtime" {
+  source     = "../runtime"
+  count      = var.runtime == null ? 0 : 1
+  runtime    = var.runtime
+  pools      = var.node_pools
+  depends_on = [module.gpu_operator]
 }
 
 # --- outputs ---------------------------------------------------------------

@@ -55,3 +55,9 @@ variable "project" {
 variable "region" {
   type = string
 }
+
+variable "runtime" {
+  type        = any
+  default     = null
+  description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
+}

@@ -44,6 +44,12 @@ variable "tolerations" {
   description = "The GPU pools' taints, tolerated by the operator's daemonsets."
 }
 
+variable "service_monitor" {
+  type        = bool
+  default     = false
+  description = "Whether Prometheus scrapes the DCGM exporter's GPU metrics through a ServiceMonitor (the Prometheus Operator's CRD must be on the cluster)."
+}
+
 variable "namespace" {
   type    = string
   default = "gpu-operator"
@@ -87,6 +93,8 @@ locals {
     # (which a chart's `if` takes for true).
     local.gke_driver ? { hostPaths = { driverInstallDir = local.gke_dir } } : {},
     local.gke_driver ? { cdi = { enabled = true, default = true } } : {},
+    # The operator's own exporter, scraped: not a second exporter.
+    var.service_monitor ? { dcgmExporter = { enabled = true, serviceMonitor = { enabled = true } } } : {},
   )
 }
 

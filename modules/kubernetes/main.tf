@@ -26,8 +26,19 @@ module "gpu_operator" {
   cloud                     = "kubernetes"
   kubernetes_version        = var.kubernetes_version
   gpu_operator              = var.gpu_operator
+  service_monitor           = try(var.runtime.metrics.service_monitor, false)
   driver_installed_by_cloud = false
   tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
+}
+
+# Kueue, KubeRay and metrics, when the spec has a runtime block.
+module "runtime" {
+  source  = "../runtime"
+  count   = var.runtime == null ? 0 : 1
+  runtime = var.runtime
+  # The nodes a pool has here are the ones listed for it.
+  pools      = { for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }
+  depends_on = [module.gpu_operator]
 }
 
 output "cluster_endpoint" {

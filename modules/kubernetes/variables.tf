@@ -55,3 +55,9 @@ variable "nodes" {
   default     = {}
   description = "The existing nodes of each pool, by pool name: they are labelled (and tainted) as the pool says."
 }
+
+variable "runtime" {
+  type        = any
+  default     = null
+  description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
+}

@@ -9,7 +9,7 @@ use super::pricing::{instance_type, price_cap, Pool};
 use super::providers::cloud_providers;
 use super::rules::{allowed, known, part_rules, single};
 use super::syntax::{attribute, literal, merged, object};
-use super::{diag, placement, string_list, CloudCall, CAP, POOL_FIELDS, SPEC_ONLY};
+use super::{diag, placement, runtime, string_list, CloudCall, CAP, POOL_FIELDS, SPEC_ONLY};
 use crate::config::{self, ConfigScope, ModuleCall, Provider};
 use crate::diag::{Diags, Span};
 use crate::lang::value::Value;
@@ -22,6 +22,8 @@ pub(super) struct Parts<'a> {
     pub body: &'a Body,
     pub network: Option<&'a Body>,
     pub gpu_operator: Option<&'a Body>,
+    /// Kueue, KubeRay and metrics (`runtime.rs`).
+    pub runtime: Option<&'a Body>,
     pub pools: &'a [(String, &'a Block)],
     /// Pools with `nodes`, which their placement puts somewhere.
     pub placed: &'a BTreeMap<String, placement::Wanted>,
@@ -190,6 +192,13 @@ fn spec_inputs(
     let network = part_input("network", c.parts.network, cloud_network, span);
     let operator = part_input("gpu_operator", c.parts.gpu_operator, cloud_operator, span);
     inputs.extend(network.into_iter().chain(operator));
+    if let Some(spec_runtime) = c.parts.runtime {
+        let cloud_runtime = single(&c.block.body, "runtime", diags);
+        for a in cloud_runtime.iter().flat_map(|r| &r.attrs) {
+            overrides.insert((String::new(), a.name.clone()), a.span);
+        }
+        inputs.push(runtime::input(spec_runtime, cloud_runtime, span));
+    }
     inputs
 }
 
@@ -310,6 +319,9 @@ fn pool(
         };
         price_cap(&pool, t, r, c.scope, c.catalogs, diags);
     }
+    if c.parts.runtime.is_some() {
+        runtime::labelled(&mut items, name, spec.kind_span);
+    }
     let input = PoolInput {
         name: name.clone(),
         items,
@@ -350,11 +362,14 @@ fn module_arguments(c: &CloudAt<'_, '_, '_, '_>) -> Vec<Attribute> {
 /// A cloud block holds only the blocks that override the cluster's.
 fn unsupported_blocks(c: &CloudAt<'_, '_, '_, '_>, diags: &mut Diags) {
     for b in &c.block.body.blocks {
-        if !matches!(b.kind.as_str(), "network" | "gpu_operator" | "node_pool") {
+        if b.kind == "runtime" && c.parts.runtime.is_some() {
+            let what = format!("cloud {:?} runtime", c.kind.name);
+            allowed(&b.body, &what, runtime::CLOUD_FIELDS, &[], diags);
+        } else if !matches!(b.kind.as_str(), "network" | "gpu_operator" | "node_pool") {
             diags.push(diag(
                 "Unsupported block type",
                 format!(
-                    "Blocks of type {:?} are not expected in cloud {:?}; it takes network, gpu_operator and node_pool blocks that override the cluster's.",
+                    "Blocks of type {:?} are not expected in cloud {:?}; it takes network, gpu_operator, node_pool and (when the cluster has one) runtime blocks that override the cluster's.",
                     b.kind, c.kind.name
                 ),
                 b.kind_span,

@@ -16,6 +16,7 @@ pub mod portability;
 mod pricing;
 mod providers;
 mod rules;
+mod runtime;
 mod syntax;
 #[cfg(test)]
 mod tests;
@@ -334,6 +335,7 @@ struct Spec<'b> {
     allow_divergence: BTreeSet<String>,
     network: Option<&'b Body>,
     gpu_operator: Option<&'b Body>,
+    runtime: Option<&'b Body>,
     pools: Vec<(String, &'b Block)>,
     /// Pools with `nodes`, which their placement puts somewhere.
     wanted: BTreeMap<String, placement::Wanted>,
@@ -366,6 +368,7 @@ fn cluster(
         body: &b.body,
         network: spec.network,
         gpu_operator: spec.gpu_operator,
+        runtime: spec.runtime,
         pools: &spec.pools,
         placed: &spec.wanted,
     };
@@ -419,10 +422,11 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
         &b.body,
         &format!("cluster {name:?}"),
         &["clouds", "kubernetes_version", "allow_divergence", "prices"],
-        &["network", "gpu_operator", "node_pool", "cloud"],
+        &["network", "gpu_operator", "runtime", "node_pool", "cloud"],
         diags,
     );
     let allow_divergence = divergence(b, diags);
+    let runtime = runtime::read(&b.body, &name, diags);
     let network = single(&b.body, "network", diags);
     let gpu_operator = single(&b.body, "gpu_operator", diags);
     part_rules(network, gpu_operator, scope, diags);
@@ -441,6 +445,7 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
         allow_divergence,
         network,
         gpu_operator,
+        runtime,
         pools,
         wanted,
         cloud_blocks,

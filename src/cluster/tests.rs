@@ -2,6 +2,7 @@
 //! refused values, and the words it refuses them with.
 
 use super::rules::{allowed, divergence, part_rules, pool_rules, single, valid_cluster_name};
+use super::runtime;
 use crate::config::{self, ConfigScope, Run};
 use crate::diag::{Diags, Sources};
 use std::path::PathBuf;
@@ -175,4 +176,36 @@ fn a_part_takes_its_own_arguments_and_one_block_of_a_kind() {
             "Duplicate block"
         ]
     );
+}
+
+#[test]
+fn a_runtime_is_held_to_its_queues_and_fields() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "kueue_version = \"0.19.2\"\nqueue \"training\" { namespaces = [\"ml\"] }\nmetrics { service_monitor = true }",
+            &[],
+        ),
+        ("queue \"training\" {}", &["Missing required argument"]),
+        ("queue { namespaces = [\"ml\"] }", &["Missing queue name"]),
+        ("queue \"Training\" { namespaces = [\"ml\"] }", &["Invalid queue name"]),
+        ("queue \"t-\" { namespaces = [\"ml\"] }", &["Invalid queue name"]),
+        (
+            "queue \"a\" { namespaces = [\"ml\"] }\nqueue \"a\" { namespaces = [\"x\"] }",
+            &["Duplicate queue"],
+        ),
+        (
+            "queue \"a\" {\n namespaces = [\"ml\"]\n quota = 3\n}",
+            &["Unsupported argument"],
+        ),
+        ("kueue = \"0.19.2\"", &["Unsupported argument"]),
+        ("metrics { prometheus = true }", &["Unsupported argument"]),
+        ("metrics {}\nmetrics {}", &["Duplicate block"]),
+    ];
+    for (fields, want) in cases {
+        let text = format!("cluster \"c\" {{\n  runtime {{\n{fields}\n  }}\n}}\n");
+        let got = said(&text, |m, _, diags| {
+            assert!(runtime::read(&m.clusters[0].body, "c", diags).is_some());
+        });
+        assert_eq!(got, *want, "{fields}");
+    }
 }

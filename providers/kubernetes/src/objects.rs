@@ -851,8 +851,13 @@ impl Kind<Conn> for Manifest {
             let t = Target::of_manifest(&tf["manifest"])?;
             let (_, path, ns) = t.locate(api).await?;
             out.push(
+                // Unchanged content keeps the types the state has (a map
+                // written through a typed variable reads back as an object).
                 match api.get(&format!("reading {}", t.describe()), &path).await? {
-                    Some(live) => Some(self.state(&live, &tf, ns.as_deref())?),
+                    Some(live) => {
+                        let now = self.state(&live, &tf, ns.as_deref())?;
+                        Some(keep_typed(now, o, "manifest"))
+                    }
                     None => None,
                 },
             );

@@ -8,7 +8,12 @@ releases the way Helm 3 does, as Secrets `sh.helm.release.v1.NAME.vN`
 
 For the chart `gpu-operator` it also does what the chart's templates do
 that matters to strata: the ClusterPolicy CRD and a ClusterPolicy
-`cluster-policy` whose spec comes from the values.
+`cluster-policy` whose spec comes from the values. A chart whose CRDs
+are kept in ../crds (`CHART-VERSION.json`, reduced from the project's
+published CRDs by crds/reduce.py) has them installed, with their
+schemas, so the API server stand-in holds custom resources to them; a
+version the stand-in has no CRDs for is refused, so a test never runs on
+CRDs it did not mean.
 
 Every call is appended as a JSON line to $STANDIN_HELM_LOG when set.
 $STANDIN_HELM_FAIL=upgrade makes `upgrade` fail, as a broken chart would.
@@ -185,6 +190,26 @@ def gpu_operator(cl, values, version):
               "spec": spec}
     cl.apply("/apis/nvidia.com/v1/clusterpolicies/cluster-policy", policy)
 
+CRDS = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "crds")
+CHARTS_WITH_CRDS = {"kueue"}
+
+def install_crds(cl, chart_name, version):
+    """The chart's CRDs, as its templates would install them."""
+    if chart_name not in CHARTS_WITH_CRDS:
+        return
+    path = os.path.join(CRDS, "%s-%s.json" % (chart_name, version.lstrip("v")))
+    if not os.path.exists(path):
+        die('chart "%s" version "%s" not found (the stand-in has CRDs for: %s)' % (
+            chart_name, version, ", ".join(sorted(f for f in os.listdir(CRDS) if f.startswith(chart_name + "-")))))
+    for c in json.load(open(path))["crds"]:
+        name = "%s.%s" % (c["names"]["plural"], c["group"])
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": name},
+               "spec": {"group": c["group"], "scope": c["scope"], "names": c["names"],
+                        "versions": [{"name": v["name"], "served": v["served"], "storage": v["storage"],
+                                      "schema": {"openAPIV3Schema": v["schema"]}} for v in c["versions"]]}}
+        cl.apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name, crd)
+
 def private_registry():
     """(host, "user:password") of the private registry, if there is one."""
     spec = os.environ.get("STANDIN_HELM_REGISTRY", "")
@@ -268,6 +293,7 @@ def upgrade(flags, pos):
                     "application/merge-patch+json")
     if chart_name == "gpu-operator":
         gpu_operator(cl, values, version)
+    install_crds(cl, chart_name, version)
     release = {"name": name, "namespace": ns, "version": revision, "config": values,
                "info": {"status": "deployed", "description": "Install complete" if revision == 1 else "Upgrade complete",
                         "first_deployed": "2026-01-01T00:00:00Z", "last_deployed": "2026-01-01T00:00:00Z"},

@@ -36,6 +36,8 @@ struct Kind {
     plural: String,
     kind: String,
     namespaced: bool,
+    /// A custom resource's schema, from its CRD (`openAPIV3Schema`).
+    schema: Option<Json>,
 }
 
 impl Kind {
@@ -47,6 +49,7 @@ impl Kind {
             plural: plural.into(),
             kind: kind.into(),
             namespaced,
+            schema: None,
         }
     }
 
@@ -394,6 +397,7 @@ impl Target {
                 plural: plural.into(),
                 kind: String::new(),
                 namespaced: !namespace.is_empty(),
+                schema: None,
             },
             namespace: namespace.into(),
             name: Some(name.into()),
@@ -848,6 +852,7 @@ impl Store {
         if !exists {
             self.validate_new(t, &obj)?;
         }
+        conforms(t, &obj)?;
         Ok(self.store(t, obj, owners))
     }
 
@@ -858,6 +863,7 @@ impl Store {
         if live.is_none() {
             self.validate_new(t, &obj)?;
         }
+        conforms(t, &obj)?;
         if t.kind.namespaced {
             obj["metadata"]["namespace"] = json!(t.namespace);
         }
@@ -988,13 +994,15 @@ impl Store {
                 plural: s(&spec["names"]["plural"]),
                 kind: s(&spec["names"]["kind"]),
                 namespaced: spec["scope"] != "Cluster",
+                schema: Some(v["schema"]["openAPIV3Schema"].clone()).filter(Json::is_object),
             };
-            if !self
-                .kinds
-                .iter()
-                .any(|x| x.group == k.group && x.version == k.version && x.plural == k.plural)
-            {
-                self.kinds.push(k);
+            let same = |x: &&mut Kind| {
+                x.group == k.group && x.version == k.version && x.plural == k.plural
+            };
+            // A CRD updated: its schema from now on.
+            match self.kinds.iter_mut().find(same) {
+                Some(known) => known.schema = k.schema,
+                None => self.kinds.push(k),
             }
         }
     }
@@ -1018,6 +1026,20 @@ fn already_exists(t: &Target, name: &str) -> Failure {
         "AlreadyExists".into(),
         format!("{} \"{name}\" already exists", t.kind.qualified()),
     )
+}
+
+/// A custom resource held to its CRD's schema (a status write is not).
+fn conforms(t: &Target, obj: &Json) -> Result<(), Failure> {
+    let Some(schema) = t.kind.schema.as_ref().filter(|_| !t.status) else {
+        return Ok(());
+    };
+    let found = crate::openapi::check(schema, obj);
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    match found.len() {
+        0 => Ok(()),
+        1 => Err(invalid(t, name, &found[0])),
+        _ => Err(invalid(t, name, &format!("[{}]", found.join(", ")))),
+    }
 }
 
 fn invalid(t: &Target, name: &str, why: &str) -> Failure {

@@ -33,6 +33,7 @@ pub mod gcp;
 pub mod github;
 pub mod kubernetes;
 pub mod mirror;
+mod openapi;
 pub mod proxy;
 pub mod registry;
 

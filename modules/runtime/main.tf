@@ -1,0 +1,151 @@
+# The job runtime, the same on every cluster: Kueue (queues and quotas
+# over the GPU pools), KubeRay's operator (Ray jobs that Kueue admits) and,
+# when asked, the GPU Operator's DCGM exporter scraped through a
+# ServiceMonitor. Every cloud's module calls it with the cluster's pools;
+# nothing here differs between clouds.
+
+variable "runtime" {
+  type = object({
+    kueue_version   = optional(string, "0.19.2")
+    kuberay_version = optional(string, "1.7.0")
+    # Queue name → the namespaces it takes jobs from (a LocalQueue of the
+    # same name in each) and, per pool, its GPU quota (by default the
+    # pool's max_nodes × gpus_per_node).
+    queues = optional(map(object({
+      namespaces = list(string)
+      gpus       = optional(map(number), {})
+    })), {})
+  })
+}
+
+variable "pools" {
+  type = map(object({
+    gpus_per_node = number
+    max_nodes     = number
+    # What selects the pool's nodes, on every cloud: the spec's labels and
+    # `strata.dev/pool`.
+    labels = map(string)
+    taints = list(object({
+      key    = string
+      value  = optional(string, "")
+      effect = string
+    }))
+  }))
+  description = "The cluster's node pools, each a Kueue ResourceFlavor."
+}
+
+locals {
+  kueue_namespace = "kueue-system"
+  # Kueue's configuration, as its chart ships it, with the frameworks
+  # strata's clusters run and quota checked for what the queues declare
+  # (GPUs) only: a job's CPU and memory are the scheduler's to place.
+  kueue_config = {
+    apiVersion = "config.kueue.x-k8s.io/v1beta2"
+    kind       = "Configuration"
+    health     = { healthProbeBindAddress = ":8081" }
+    metrics    = { bindAddress = ":8443" }
+    webhook    = { port = 9443 }
+    leaderElection = {
+      leaderElect  = true
+      resourceName = "c1f6bfd2.kueue.x-k8s.io"
+    }
+    integrations = {
+      frameworks = ["batch/job", "ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"]
+    }
+    resources = { quotaCheckStrategy = "IgnoreUndeclared" }
+  }
+  namespaces = toset(flatten([for q in var.runtime.queues : q.namespaces]))
+  local_queues = merge([
+    for name, q in var.runtime.queues : {
+      for ns in q.namespaces : "${ns}/${name}" => { namespace = ns, queue = name }
+    }
+  ]...)
+}
+
+resource "helm_release" "kueue" {
+  name             = "kueue"
+  repository       = "oci://registry.k8s.io/kueue/charts"
+  chart            = "kueue"
+  version          = var.runtime.kueue_version
+  namespace        = local.kueue_namespace
+  create_namespace = true
+  wait             = true
+  atomic           = true
+  timeout          = 600
+  values = {
+    managerConfig = { controllerManagerConfigYaml = yamlencode(local.kueue_config) }
+  }
+}
+
+resource "helm_release" "kuberay" {
+  name             = "kuberay-operator"
+  repository       = "https://ray-project.github.io/kuberay-helm/"
+  chart            = "kuberay-operator"
+  version          = var.runtime.kuberay_version
+  namespace        = "kuberay-system"
+  create_namespace = true
+  wait             = true
+  atomic           = true
+  timeout          = 600
+}
+
+# One flavour per pool: its nodes by their labels, its taints tolerated.
+resource "kubernetes_manifest" "flavor" {
+  for_each = var.pools
+  manifest = {
+    apiVersion = "kueue.x-k8s.io/v1beta2"
+    kind       = "ResourceFlavor"
+    metadata   = { name = each.key }
+    spec = {
+      nodeLabels  = each.value.labels
+      tolerations = [for t in each.value.taints : { key = t.key, operator = "Equal", value = t.value, effect = t.effect }]
+    }
+  }
+  depends_on = [helm_release.kueue]
+}
+
+resource "kubernetes_manifest" "cluster_queue" {
+  for_each = var.runtime.queues
+  manifest = {
+    apiVersion = "kueue.x-k8s.io/v1beta2"
+    kind       = "ClusterQueue"
+    metadata   = { name = each.key }
+    spec = {
+      namespaceSelector = {}
+      resourceGroups = [{
+        coveredResources = ["nvidia.com/gpu"]
+        flavors = [for pool, p in var.pools : {
+          name      = kubernetes_manifest.flavor[pool].manifest.metadata.name
+          resources = [{ name = "nvidia.com/gpu", nominalQuota = lookup(each.value.gpus, pool, p.max_nodes * p.gpus_per_node) }]
+        }]
+      }]
+    }
+  }
+}
+
+resource "kubernetes_namespace" "queue" {
+  for_each = local.namespaces
+  metadata {
+    name = each.key
+  }
+}
+
+resource "kubernetes_manifest" "local_queue" {
+  for_each = local.local_queues
+  manifest = {
+    apiVersion = "kueue.x-k8s.io/v1beta2"
+    kind       = "LocalQueue"
+    metadata   = { name = each.value.queue, namespace = kubernetes_namespace.queue[each.value.namespace].metadata[0].name }
+    spec       = { clusterQueue = kubernetes_manifest.cluster_queue[each.value.queue].manifest.metadata.name }
+  }
+}
+
+output "portable" {
+  description = "What the portability check compares between clouds: versions, flavours, queues and quotas."
+  value = {
+    kueue   = helm_release.kueue.version
+    kuberay = helm_release.kuberay.version
+    flavors = { for name, f in kubernetes_manifest.flavor : name => f.manifest.spec }
+    queues  = { for name, q in kubernetes_manifest.cluster_queue : name => q.manifest.spec }
+  }
+}

@@ -1,0 +1,239 @@
+//! A custom resource held to its CRD's structural schema (OpenAPI v3), as
+//! the API server holds it: fields the schema does not declare refused
+//! (server-side apply's "field not declared in schema"), then types,
+//! required fields, enums, formats, patterns, lengths, counts and bounds,
+//! each error in the API server's words at its field path. CEL rules
+//! (`x-kubernetes-validations`) are not evaluated.
+
+use serde_json::Value as Json;
+
+/// What the API server would refuse in `value` (the whole object; its
+/// `metadata` is the server's to check), one message per problem.
+pub fn check(schema: &Json, value: &Json) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, v) in value.as_object().into_iter().flatten() {
+        if name == "metadata" || name == "apiVersion" || name == "kind" {
+            continue;
+        }
+        match schema["properties"].get(name) {
+            Some(s) => field(s, v, name, &mut out),
+            None if preserves(schema) => {}
+            None => out.push(format!(".{name}: field not declared in schema")),
+        }
+    }
+    out
+}
+
+fn preserves(schema: &Json) -> bool {
+    schema["x-kubernetes-preserve-unknown-fields"] == Json::Bool(true)
+}
+
+/// The JSON type the API server names for `v`.
+fn kind_of(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+fn field(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
+    if v.is_null() && schema["nullable"] == Json::Bool(true) {
+        return;
+    }
+    if !typed(schema, v, path, out) {
+        return;
+    }
+    values(schema, v, path, out);
+    match v {
+        Json::Object(map) => object(schema, map, path, out),
+        Json::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if let Some(s) = schema.get("items") {
+                    field(s, item, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `v` is of the schema's type (an int-or-string either); the
+/// error when not.
+fn typed(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) -> bool {
+    let got = kind_of(v);
+    let ok = if schema["x-kubernetes-int-or-string"] == Json::Bool(true) {
+        matches!(got, "integer" | "string")
+    } else {
+        match schema["type"].as_str() {
+            None => true,
+            Some("number") => matches!(got, "integer" | "number"),
+            Some(want) => got == want,
+        }
+    };
+    if !ok {
+        let want = schema["type"].as_str().unwrap_or("integer or string");
+        out.push(format!(
+            "{path}: Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
+        ));
+    }
+    ok
+}
+
+fn object(schema: &Json, map: &serde_json::Map<String, Json>, path: &str, out: &mut Vec<String>) {
+    for r in schema["required"].as_array().into_iter().flatten() {
+        let name = r.as_str().unwrap_or_default();
+        if !map.contains_key(name) {
+            out.push(format!("{path}.{name}: Required value"));
+        }
+    }
+    let props = schema["properties"].as_object();
+    for (name, v) in map {
+        let at = format!("{path}.{name}");
+        match (
+            props.and_then(|p| p.get(name)),
+            schema.get("additionalProperties"),
+        ) {
+            (Some(s), _) => field(s, v, &at, out),
+            (None, Some(s)) if s.is_object() => field(s, v, &at, out),
+            (None, Some(Json::Bool(true))) => {}
+            (None, _) if preserves(schema) => {}
+            // A map with no declared fields and no rule for others is an
+            // open object only when it declares nothing at all.
+            (None, _) if props.is_none() && schema.get("additionalProperties").is_none() => {}
+            (None, _) => out.push(format!(".{at}: field not declared in schema")),
+        }
+    }
+}
+
+/// Enums, formats, patterns, lengths, counts and bounds.
+fn values(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
+    let shown = match v {
+        Json::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    if let Some(allowed) = schema["enum"].as_array() {
+        if !allowed.contains(v) {
+            let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+            out.push(format!(
+                "{path}: Unsupported value: {shown}: supported values: {}",
+                list.join(", ")
+            ));
+        }
+    }
+    if let (Some(s), Some(p)) = (v.as_str(), schema["pattern"].as_str()) {
+        if regex::Regex::new(p).is_ok_and(|re| !re.is_match(s)) {
+            out.push(format!(
+                "{path}: Invalid value: {shown}: {path} in body should match '{p}'"
+            ));
+        }
+    }
+    let bound = |key: &str| schema[key].as_u64();
+    // Kubernetes' field errors: a count is "Too many", a string "Too long".
+    if let (Some(max), Some(s)) = (bound("maxLength"), v.as_str()) {
+        if s.len() as u64 > max {
+            out.push(format!("{path}: Too long: must have at most {max} bytes"));
+        }
+    }
+    let counts = [
+        ("maxItems", v.as_array().map(Vec::len)),
+        ("maxProperties", v.as_object().map(|m| m.len())),
+    ];
+    for (key, size) in counts {
+        if let (Some(max), Some(n)) = (bound(key), size) {
+            if n as u64 > max {
+                out.push(format!(
+                    "{path}: Too many: {n}: must have at most {max} items"
+                ));
+            }
+        }
+    }
+    let minimums = [
+        (
+            "minLength",
+            v.as_str().map(|s| s.chars().count()),
+            "characters",
+        ),
+        ("minItems", v.as_array().map(Vec::len), "items"),
+    ];
+    for (key, size, unit) in minimums {
+        if let (Some(min), Some(n)) = (bound(key), size) {
+            if (n as u64) < min {
+                out.push(format!(
+                    "{path}: Invalid value: {shown}: {path} in body should have at least {min} {unit}"
+                ));
+            }
+        }
+    }
+    if let (Some(n), Some(min)) = (v.as_f64(), schema["minimum"].as_f64()) {
+        if n < min {
+            out.push(format!(
+                "{path}: Invalid value: {shown}: {path} in body should be greater than or equal to {min}"
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+    use serde_json::json;
+
+    /// A ClusterQueue-like schema: the shapes Kueue's CRDs use.
+    fn schema() -> serde_json::Value {
+        json!({"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "required": ["resourceGroups"], "properties": {
+                "queueingStrategy": {"type": "string", "enum": ["StrictFIFO", "BestEffortFIFO"]},
+                "namespaceSelector": {"type": "object", "properties": {
+                    "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}},
+                "resourceGroups": {"type": "array", "maxItems": 2, "items": {
+                    "type": "object", "required": ["coveredResources"], "properties": {
+                        "coveredResources": {"type": "array", "items": {"type": "string"}},
+                        "nominalQuota": {"x-kubernetes-int-or-string": true,
+                                         "pattern": "^[0-9]+$"}}}}}}}})
+    }
+
+    #[test]
+    fn a_well_formed_object_passes() {
+        let obj = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": "q", "labels": {"a": "b"}},
+            "spec": {"namespaceSelector": {"matchLabels": {"team": "ml"}},
+                     "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "nominalQuota": 32}]}});
+        assert_eq!(check(&schema(), &obj), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_problem_is_said_at_its_path_in_the_api_servers_words() {
+        let obj = json!({"spec": {
+            "queueingStrategy": "Fastest",
+            "resourceGroup": [],
+            "resourceGroups": [{"coveredResources": "gpu", "nominalQuota": "12x"}, {}, {}]}});
+        assert_eq!(
+            check(&schema(), &obj),
+            [
+                "spec.queueingStrategy: Unsupported value: \"Fastest\": supported values: \"StrictFIFO\", \"BestEffortFIFO\"",
+                ".spec.resourceGroup: field not declared in schema",
+                "spec.resourceGroups: Too many: 3: must have at most 2 items",
+                "spec.resourceGroups[0].coveredResources: Invalid value: \"string\": spec.resourceGroups[0].coveredResources in body must be of type array: \"string\"",
+                "spec.resourceGroups[0].nominalQuota: Invalid value: \"12x\": spec.resourceGroups[0].nominalQuota in body should match '^[0-9]+$'",
+                "spec.resourceGroups[1].coveredResources: Required value",
+                "spec.resourceGroups[2].coveredResources: Required value",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_top_level_field_the_schema_lacks_is_refused() {
+        let obj = json!({"spec": {"resourceGroups": []}, "specs": {}});
+        assert_eq!(
+            check(&schema(), &obj),
+            [".specs: field not declared in schema"]
+        );
+    }
+}
