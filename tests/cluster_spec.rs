@@ -876,3 +876,51 @@ fn the_runtime_brings_kueue_queues_and_kuberay_to_every_pool() {
         "the API server's schema check, at the field:\n{out}"
     );
 }
+
+/// The runtime must be the same on every cloud: a cloud block's Kueue
+/// version fails `validate` at the override, naming the cloud and the
+/// field, unless `allow_divergence` says it is intended; a pool's labels
+/// overridden are one error (its flavour differing too says nothing more).
+#[test]
+fn the_runtime_is_the_same_on_every_cloud_or_an_error_at_the_override() {
+    let dir = example("multi-cloud", "runtime-version", &|t| {
+        in_cloud(t, "gcp", "runtime { kueue_version = \"0.19.1\" }")
+    });
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "cluster \"train\" is not portable: the runtime differs in kueue_version on gcp"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("has kueue_version = \"0.19.1\", on aws \"0.19.2\""),
+        "{out}"
+    );
+    assert!(out.contains("cloud \"gcp\" overrides it here"), "{out}");
+    let text = std::fs::read_to_string(dir.join("cluster.hcl")).expect("read");
+    let allowed = text.replacen(
+        "clouds             = var.clouds",
+        "clouds = var.clouds\n  allow_divergence = [\"kueue_version\"]",
+        1,
+    );
+    std::fs::write(dir.join("cluster.hcl"), allowed).expect("write");
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 0, "allowed to diverge: {out}");
+
+    let dir = example("multi-cloud", "runtime-labels", &|t| {
+        in_cloud(
+            t,
+            "azure",
+            "node_pool \"h100\" { labels = { workload = \"inference\" } }",
+        )
+    });
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("differs in labels on azure"), "{out}");
+    assert!(
+        !out.contains("differs in flavors"),
+        "one error for one override: {out}"
+    );
+}

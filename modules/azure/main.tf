@@ -221,3 +221,9 @@ output "portable" {
     }
   }
 }
+
+# The job runtime as this cluster runs it, for the same check (null
+# without a runtime block).
+output "runtime" {
+  value = try(module.runtime[0].portable, null)
+}

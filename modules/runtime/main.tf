@@ -143,9 +143,9 @@ resource "kubernetes_manifest" "local_queue" {
 output "portable" {
   description = "What the portability check compares between clouds: versions, flavours, queues and quotas."
   value = {
-    kueue   = helm_release.kueue.version
-    kuberay = helm_release.kuberay.version
-    flavors = { for name, f in kubernetes_manifest.flavor : name => f.manifest.spec }
-    queues  = { for name, q in kubernetes_manifest.cluster_queue : name => q.manifest.spec }
+    kueue_version   = helm_release.kueue.version
+    kuberay_version = helm_release.kuberay.version
+    flavors         = { for name, f in kubernetes_manifest.flavor : name => f.manifest.spec }
+    queues          = { for name, q in kubernetes_manifest.cluster_queue : name => q.manifest.spec }
   }
 }

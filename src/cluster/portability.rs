@@ -2,7 +2,9 @@
 //! agree on what a job moving between them depends on. Each cloud module
 //! reports its pools through its `portable` output, read back from the
 //! resources it plans, so a `cloud` block override and an edit to the
-//! module itself are caught alike. A field listed in the spec's
+//! module itself are caught alike; so must their job runtimes (the
+//! `runtime` output: Kueue's and KubeRay's versions, the flavours, the
+//! queues and their quotas). A field listed in the spec's
 //! `allow_divergence` may differ.
 
 use super::{CloudCall, Expanded, Expansion};
@@ -20,6 +22,15 @@ pub const FIELDS: &[&str] = &[
     "labels",
     "taints",
 ];
+
+/// The runtime's fields compared (`modules/runtime`'s `portable` output,
+/// which each cloud module reports as `runtime`).
+pub const RUNTIME_FIELDS: &[&str] = &["kueue_version", "kuberay_version", "flavors", "queues"];
+
+/// Every field `allow_divergence` may name.
+pub fn compared() -> impl Iterator<Item = &'static str> {
+    FIELDS.iter().chain(RUNTIME_FIELDS).copied()
+}
 
 /// How a value reads in a message.
 fn show(v: &Value) -> String {
@@ -97,28 +108,14 @@ fn cluster(c: &Expanded, read: &dyn Fn(&ModulePath, &str) -> Option<Value>, diag
         .iter()
         .map(|cc| (cc, read(&root.child(&cc.call, None), "output.portable")))
         .collect();
-    for (cc, v) in &views {
-        if v.is_none() {
-            diags.push(
-                Diag::new(
-                    "strata::cluster::portability",
-                    format!("cluster {:?}: the {} module reports no pools", c.name, cc.place()),
-                    format!(
-                        "The module for {} ({}) has no `portable` output, so the portability check cannot compare its node pools with the other clouds'. Every cloud module reports its pools there; see modules/aws.",
-                        cc.cloud,
-                        cc.module
-                            .clone()
-                            .unwrap_or_else(|| format!("modules/{}", cc.cloud))
-                    ),
-                )
-                .at(cc.span),
-            );
-        }
-    }
+    unreported(c, &views, diags);
     let Some(((first, first_v), rest)) = views.split_first() else {
         return;
     };
     let base = pools_of(first_v.clone());
+    // Clouds whose pools' labels or taints differ: their flavours do too,
+    // which says nothing more.
+    let mut placed_apart = std::collections::BTreeSet::new();
     for (cc, v) in rest {
         let Some(v) = v else { continue };
         if !v.is_wholly_known() && !matches!(v, Value::Object(_) | Value::Map(..)) {
@@ -159,8 +156,116 @@ fn cluster(c: &Expanded, read: &dyn Fn(&ModulePath, &str) -> Option<Value>, diag
                 if !a.is_wholly_known() || !b.is_wholly_known() || same(&a, &b) {
                     continue;
                 }
-                diags.push(divergent(c, (first, &a), (cc, &b), pool, f));
+                if matches!(*f, "labels" | "taints") {
+                    placed_apart.insert(cc.call.clone());
+                }
+                let what = What::Pool(pool);
+                diags.push(divergent(c, (first, &a), (cc, &b), what, f));
             }
+        }
+    }
+    runtimes(c, read, &placed_apart, diags);
+}
+
+/// A cloud whose module has no `portable` output cannot be compared.
+fn unreported(c: &Expanded, views: &[(&CloudCall, Option<Value>)], diags: &mut Diags) {
+    for (cc, v) in views {
+        if v.is_none() {
+            diags.push(
+                Diag::new(
+                    "strata::cluster::portability",
+                    format!("cluster {:?}: the {} module reports no pools", c.name, cc.place()),
+                    format!(
+                        "The module for {} ({}) has no `portable` output, so the portability check cannot compare its node pools with the other clouds'. Every cloud module reports its pools there; see modules/aws.",
+                        cc.cloud,
+                        cc.module
+                            .clone()
+                            .unwrap_or_else(|| format!("modules/{}", cc.cloud))
+                    ),
+                )
+                .at(cc.span),
+            );
+        }
+    }
+}
+
+/// The clouds' runtimes, field by field, against the first cloud's (a
+/// cloud whose module reports none is not compared).
+fn runtimes(
+    c: &Expanded,
+    read: &dyn Fn(&ModulePath, &str) -> Option<Value>,
+    placed_apart: &std::collections::BTreeSet<String>,
+    diags: &mut Diags,
+) {
+    let root = ModulePath::root();
+    let views: Vec<(&CloudCall, Attrs)> = c
+        .clouds
+        .iter()
+        .filter_map(|cc| {
+            let v = read(&root.child(&cc.call, None), "output.runtime")?;
+            Some((cc, pools_of(Some(v))))
+        })
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    let Some(((first, base), rest)) = views.split_first() else {
+        return;
+    };
+    for (cc, other) in rest {
+        for f in RUNTIME_FIELDS {
+            // A flavour is its pool's labels and taints, compared above.
+            let pools_differ = c.allow_divergence.contains("labels")
+                || c.allow_divergence.contains("taints")
+                || placed_apart.contains(&cc.call);
+            if c.allow_divergence.contains(*f) || (*f == "flavors" && pools_differ) {
+                continue;
+            }
+            let (Some(a), Some(b)) = (base.get(*f), other.get(*f)) else {
+                continue;
+            };
+            let (a, b) = (without_quotas(a), without_quotas(b));
+            if !a.is_wholly_known() || !b.is_wholly_known() || same(&a, &b) {
+                continue;
+            }
+            diags.push(divergent(c, (first, &a), (cc, &b), What::Runtime, f));
+        }
+    }
+}
+
+/// A queue without its quotas: a quota is its pools' nodes × GPUs, and a
+/// cloud may run a pool at another size (the manager's quota is the sum);
+/// the queues, flavours and resources must be the same.
+fn without_quotas(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "nominalQuota")
+                .map(|(k, x)| (k.clone(), without_quotas(x)))
+                .collect(),
+        ),
+        Value::Map(_, m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), without_quotas(x)))
+                .collect(),
+        ),
+        Value::Tuple(items) | Value::List(_, items) => {
+            Value::Tuple(items.iter().map(without_quotas).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// What differs: a node pool's field, or the runtime's.
+#[derive(Clone, Copy)]
+enum What<'p> {
+    Pool(&'p str),
+    Runtime,
+}
+
+impl What<'_> {
+    fn subject(self) -> String {
+        match self {
+            What::Pool(pool) => format!("node pool {pool:?}"),
+            What::Runtime => "the runtime".to_string(),
         }
     }
 }
@@ -171,13 +276,18 @@ fn divergent(
     c: &Expanded,
     (first, a): (&CloudCall, &Value),
     (cc, b): (&CloudCall, &Value),
-    pool: &str,
+    what: What<'_>,
     f: &str,
 ) -> Diag {
-    let key_field = match f {
-        "gpu_operator" | "driver_version" | "cuda_version" => (String::new(), f.to_string()),
-        _ => (pool.to_string(), f.to_string()),
+    let key_field = match (what, f) {
+        (What::Pool(pool), f)
+            if !matches!(f, "gpu_operator" | "driver_version" | "cuda_version") =>
+        {
+            (pool.to_string(), f.to_string())
+        }
+        _ => (String::new(), f.to_string()),
     };
+    let subject = what.subject();
     let (span, why) = match (
         cc.overrides.get(&key_field),
         first.overrides.get(&key_field),
@@ -198,16 +308,20 @@ fn divergent(
     Diag::new(
         "strata::cluster::portability",
         format!(
-            "cluster {:?} is not portable: node pool {pool:?} differs in {f} on {}",
+            "cluster {:?} is not portable: {subject} differs in {f} on {}",
             c.name,
             cc.place()
         ),
         format!(
-            "On {} node pool {pool:?} has {f} = {}, on {} {}; {why}. A job moved between them would not find the same nodes. Make them equal, or say the difference is intended with allow_divergence = [\"{f}\"] in cluster {:?}.",
+            "On {} {subject} has {f} = {}, on {} {}; {why}. A job moved between them would not find the same {}. Make them equal, or say the difference is intended with allow_divergence = [\"{f}\"] in cluster {:?}.",
             cc.place(),
             show(b),
             first.place(),
             show(a),
+            match what {
+                What::Pool(_) => "nodes",
+                What::Runtime => "queues",
+            },
             c.name
         ),
     )

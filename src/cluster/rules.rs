@@ -99,14 +99,14 @@ pub(super) fn divergence(b: &Block, diags: &mut Diags) -> BTreeSet<String> {
         match &e.kind {
             ExprKind::Literal(v) if v.as_str().is_some() => {
                 let f = v.as_str().unwrap_or_default();
-                if portability::FIELDS.contains(&f) {
+                if portability::compared().any(|c| c == f) {
                     out.insert(f.to_string());
                 } else {
                     diags.push(diag(
                         "Unknown field in allow_divergence",
                         format!(
                             "{f:?} is not a field the portability check compares; they are {}.",
-                            portability::FIELDS.join(", ")
+                            portability::compared().collect::<Vec<_>>().join(", ")
                         ),
                         e.span,
                     ));
