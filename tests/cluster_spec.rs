@@ -414,25 +414,32 @@ fn every_portability_rule_names_the_cloud_the_pool_and_the_field() {
     }
 }
 
+/// Copies the named modules into the example's ./modules, as a user who
+/// edits them would, with one text replaced in every file.
+fn copy_modules_edited(dir: &Path, modules: &[&str], from: &str, to: &str) {
+    for m in modules {
+        let into = dir.join("modules").join(m);
+        std::fs::create_dir_all(&into).expect("mkdir");
+        for f in std::fs::read_dir(root().join("modules").join(m)).expect("modules") {
+            let f = f.expect("entry").path();
+            let text = std::fs::read_to_string(&f).expect("read").replace(from, to);
+            std::fs::write(into.join(f.file_name().expect("name")), text).expect("write");
+        }
+    }
+}
+
 #[test]
 fn an_edited_module_that_diverges_is_caught_and_blamed() {
     // The user's copy of modules/gcp, whose pools run NoExecute taints.
     let dir = example("multi-cloud", "module-edit", &|t| {
         in_cloud(t, "gcp", "module = \"./modules/gcp\"")
     });
-    for m in ["gcp", "gpu-operator", "runtime"] {
-        let to = dir.join("modules").join(m);
-        std::fs::create_dir_all(&to).expect("mkdir");
-        for f in std::fs::read_dir(root().join("modules").join(m)).expect("modules") {
-            let f = f.expect("entry").path();
-            let text = std::fs::read_to_string(&f).expect("read");
-            let text = text.replace(
-                "effect = local.gke_effect[taint.value.effect]",
-                "effect = \"NO_EXECUTE\"",
-            );
-            std::fs::write(to.join(f.file_name().expect("name")), text).expect("write");
-        }
-    }
+    copy_modules_edited(
+        &dir,
+        &["gcp", "gpu-operator", "runtime"],
+        "effect = local.gke_effect[taint.value.effect]",
+        "effect = \"NO_EXECUTE\"",
+    );
     for args in [&["validate"][..], &["plan", "--state", "s.tfstate"][..]] {
         let (code, out) = offline(&dir, args);
         assert_eq!(code, 1, "{args:?}: {out}");
@@ -786,8 +793,8 @@ fn an_existing_cluster_gets_the_same_pools_and_operator() {
 /// tolerating its taints, a ClusterQueue whose quota is the pool's GPUs,
 /// a LocalQueue in each namespace named, KubeRay's operator, the DCGM
 /// exporter's ServiceMonitor; a second plan empty. Each custom resource
-/// is held to Kueue's published CRD schema, so a quota that is not a
-/// quantity is refused as the API server refuses it.
+/// is held to Kueue's published CRD schema, so an edited module that
+/// misspells a field is refused as the API server refuses it.
 #[test]
 fn the_runtime_brings_kueue_queues_and_kuberay_to_every_pool() {
     let kube: Kube = kubernetes::start().expect("the Kubernetes stand-in starts");
@@ -860,19 +867,24 @@ fn the_runtime_brings_kueue_queues_and_kuberay_to_every_pool() {
     let (code, out) = run(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
 
+    // A user's copy of the modules whose flavour misspells a field: the
+    // API server refuses it by Kueue's own schema, at the field.
+    copy_modules_edited(
+        &dir,
+        &["kubernetes", "gpu-operator", "runtime"],
+        "nodeLabels  = each.value.labels",
+        "nodeLabel   = each.value.labels",
+    );
     let text = std::fs::read_to_string(dir.join("cluster.hcl")).expect("read");
-    // Kueue takes at most eight node labels in a flavour: with strata's
-    // own, eight of the pool's are one too many.
-    let many: Vec<String> = (1..=8).map(|i| format!("l{i} = \"x\"")).collect();
     let text = text.replace(
-        "labels        = { workload = \"training\" }",
-        &format!("labels        = {{ {} }}", many.join(", ")),
+        "  cloud \"kubernetes\" {",
+        "  cloud \"kubernetes\" {\n    module = \"./modules/kubernetes\"",
     );
     std::fs::write(dir.join("cluster.hcl"), text).expect("write");
     let (code, out) = run(&["apply", "--auto-approve"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("spec.nodeLabels: Too many: 9: must have at most 8 items"),
+        out.contains(".spec.nodeLabel: field not declared in schema"),
         "the API server's schema check, at the field:\n{out}"
     );
 }

@@ -438,6 +438,9 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
         ));
     }
     let (pools, wanted) = spec_pools(b, scope, diags);
+    for (_, p) in pools.iter().filter(|_| runtime.is_some()) {
+        runtime::pool_limits(p, scope, diags);
+    }
     let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
     let declared = declared_clouds(&cloud_blocks, diags);
     Some(Spec {

@@ -8,6 +8,7 @@
 use super::diag;
 use super::rules::{allowed, single};
 use super::syntax::{attribute, literal, merged, object};
+use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
 use crate::lang::value::Value;
 use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
@@ -52,6 +53,52 @@ pub(super) fn read<'b>(cluster: &'b Body, name: &str, diags: &mut Diags) -> Opti
     }
     Some(r)
 }
+
+/// Kueue's limits on a flavour (its CRD: at most eight node labels and
+/// eight tolerations), held to each pool where the spec writes it, with
+/// strata's own label one of the eight and not the user's to set.
+pub(super) fn pool_limits(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
+    let name = p
+        .labels
+        .first()
+        .map(|(n, _)| n.as_str())
+        .unwrap_or_default();
+    let value = |field: &str| {
+        let a = p.body.attr(field)?;
+        let v = scope.evaluator().eval(&a.expr).ok()?.unmark_deep().0;
+        Some((a.expr.span, v))
+    };
+    if let Some((span, v)) = value("labels") {
+        let keys: Vec<&String> = v.entries().map(|m| m.keys().collect()).unwrap_or_default();
+        if keys.iter().any(|k| *k == POOL_LABEL) {
+            diags.push(diag(
+                "Reserved label",
+                format!("{POOL_LABEL} is the label strata gives node pool {name:?}'s nodes when the cluster has a runtime (its Kueue flavour selects them by it): name your label otherwise."),
+                span,
+            ));
+        } else if keys.len() > MAX_FLAVOR_ITEMS - 1 {
+            diags.push(diag(
+                "Too many labels for a Kueue flavour",
+                format!("node_pool {name:?} has {} labels; with strata's own {POOL_LABEL} that is {}, and Kueue's ResourceFlavor takes at most {MAX_FLAVOR_ITEMS} node labels. Keep at most {}.", keys.len(), keys.len() + 1, MAX_FLAVOR_ITEMS - 1),
+                span,
+            ));
+        }
+    }
+    if let Some((span, v)) = value("taints") {
+        let n = v.elements().map(|e| e.len()).unwrap_or_default();
+        if n > MAX_FLAVOR_ITEMS {
+            diags.push(diag(
+                "Too many taints for a Kueue flavour",
+                format!("node_pool {name:?} has {n} taints; its Kueue flavour tolerates each, and a ResourceFlavor takes at most {MAX_FLAVOR_ITEMS} tolerations."),
+                span,
+            ));
+        }
+    }
+}
+
+/// Kueue 0.19's `maxProperties` of a flavour's `nodeLabels` and
+/// `maxItems` of its `tolerations`.
+const MAX_FLAVOR_ITEMS: usize = 8;
 
 /// A queue's one label: a name Kubernetes takes for a ClusterQueue and a
 /// LocalQueue (a DNS-1123 label).

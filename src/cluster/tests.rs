@@ -209,3 +209,41 @@ fn a_runtime_is_held_to_its_queues_and_fields() {
         assert_eq!(got, *want, "{fields}");
     }
 }
+
+#[test]
+fn with_a_runtime_a_pool_fits_a_kueue_flavour() {
+    let seven: Vec<String> = (1..=7).map(|i| format!("l{i} = \"x\"")).collect();
+    let eight: Vec<String> = (1..=8).map(|i| format!("l{i} = \"x\"")).collect();
+    let taint = "{ key = \"k\", value = \"v\", effect = \"NoSchedule\" }";
+    let nine_taints = vec![taint; 9].join(", ");
+    let cases: Vec<(String, &[&str])> = vec![
+        (format!("labels = {{ {} }}", seven.join(", ")), &[]),
+        (
+            format!("labels = {{ {} }}", eight.join(", ")),
+            &["Too many labels for a Kueue flavour"],
+        ),
+        (
+            "labels = { \"strata.dev/pool\" = \"a\" }".to_string(),
+            &["Reserved label"],
+        ),
+        (format!("taints = [{taint}]"), &[]),
+        (
+            format!("taints = [{nine_taints}]"),
+            &["Too many taints for a Kueue flavour"],
+        ),
+    ];
+    for (fields, want) in cases {
+        let text = format!("cluster \"c\" {{\n  node_pool \"p\" {{\n{fields}\n  }}\n}}\n");
+        let got = said(&text, |m, scope, diags| {
+            for p in m.clusters[0]
+                .body
+                .blocks
+                .iter()
+                .filter(|b| b.kind == "node_pool")
+            {
+                runtime::pool_limits(p, scope, diags);
+            }
+        });
+        assert_eq!(got, want, "{fields}");
+    }
+}
