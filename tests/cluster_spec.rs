@@ -493,7 +493,19 @@ fn spec_mistakes_are_errors_at_their_place() {
     let further_region_without_gpu = regions("[\"us-east-1\", \"eu-west-3\"]");
     let order_over_two_regions =
         move |t: String| regions("[\"us-east-1\", \"us-west-2\"]")(unknown_cloud(t));
-    let cases: [(&str, Edit, &str); 28] = [
+    let manager = |with: &'static str| {
+        move |t: String| {
+            t.replace(
+                "      manager {\n        cloud  = \"aws\"\n        region = \"us-east-1\"\n      }\n",
+                with,
+            )
+        }
+    };
+    let no_manager = manager("");
+    let bad_rotation = manager("      manager {\n        cloud  = \"aws\"\n        region = \"us-east-1\"\n      }\n      rotate_after = \"soon\"\n");
+    let manager_nowhere = manager("      manager {\n        cloud  = \"oci\"\n      }\n");
+    let manager_no_region = manager("      manager {\n        cloud  = \"gcp\"\n      }\n");
+    let cases: [(&str, Edit, &str); 32] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -655,6 +667,22 @@ fn spec_mistakes_are_errors_at_their_place() {
             &further_region_without_gpu,
             "eu-west-3 has no H100 × 8",
         ),
+        ("no-manager", &no_manager, "MultiKueue needs a manager"),
+        (
+            "rotate-after",
+            &bad_rotation,
+            "rotate_after is how old a worker's token may grow",
+        ),
+        (
+            "manager-cloud",
+            &manager_nowhere,
+            "\"oci\" is not a cloud strata runs a MultiKueue manager on",
+        ),
+        (
+            "manager-region",
+            &manager_no_region,
+            "The manager is a cluster strata makes on gcp: say where with region",
+        ),
     ];
     for (tag, edit, want) in cases {
         let dir = example("multi-cloud", &format!("mistake-{tag}"), edit);
@@ -686,12 +714,12 @@ fn the_multi_cloud_plan_reads_as_recorded() {
     };
     let all = run("snap-all", &[]);
     assert!(
-        all.contains("Plan: 75 to add, 0 to change, 0 to destroy."),
+        all.contains("Plan: 137 to add, 0 to change, 0 to destroy."),
         "{all}"
     );
     insta::assert_snapshot!("multi_cloud_plan", all);
     let aws = run("snap-aws", &["--var", "clouds=[\"aws\"]"]);
-    assert!(aws.contains("Plan: 38 to add"), "{aws}");
+    assert!(aws.contains("Plan: 85 to add"), "{aws}");
     for line in aws.lines().filter(|l| l.starts_with("  # module.")) {
         assert!(all.contains(line), "{line} is in the three-cloud plan too");
     }
@@ -934,5 +962,99 @@ fn the_runtime_is_the_same_on_every_cloud_or_an_error_at_the_override() {
     assert!(
         !out.contains("differs in flavors"),
         "one error for one override: {out}"
+    );
+}
+
+/// The MultiKueue manager tries the workers cheapest first, by the same
+/// prices as the cost table (a price file reorders them); a placed pool's
+/// order wins, and a worker over its price cap is left out, the plan
+/// saying why.
+#[test]
+fn the_manager_tries_the_workers_in_price_or_placement_order() {
+    let order_of = |out: &str| -> Vec<String> {
+        let from = out
+            .find("MultiKueue of train:")
+            .unwrap_or_else(|| panic!("the plan shows the dispatch:\n{out}"));
+        out[from..]
+            .lines()
+            .skip(1)
+            .map_while(|l| l.trim().split_once(". ").map(|(_, rest)| rest))
+            .map(|rest| {
+                rest.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    };
+    let plan = |tag: &str, edit: &dyn Fn(String) -> String| {
+        let dir = example("multi-cloud", tag, edit);
+        std::fs::write(
+            dir.join("prices.csv"),
+            "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\np5.48xlarge,H100,8,us-east-1,20,\n",
+        )
+        .expect("prices");
+        let mut c = common::run::strata(&dir);
+        c.args(["plan", "--state", "s.tfstate"])
+            .env("AWS_EC2_METADATA_DISABLED", "true");
+        let (code, out) = common::output(c);
+        assert_eq!(code, 0, "{tag}: {out}");
+        out
+    };
+    let out = plan("dispatch-price", &|t| t);
+    assert_eq!(
+        order_of(&out),
+        [
+            "train-gcp-us-central1",
+            "train-aws-us-east-1",
+            "train-azure-eastus"
+        ],
+        "{out}"
+    );
+    assert!(
+        out.contains("1. train-gcp-us-central1") && out.contains("$5.38/GPU-h"),
+        "{out}"
+    );
+    // The MultiKueueConfig lists them so.
+    let config = out
+        .split("kubernetes_manifest.dispatch[0] will be created")
+        .nth(1)
+        .expect("the MultiKueueConfig");
+    let gcp = config
+        .find("\"train-gcp-us-central1\"")
+        .expect("gcp listed");
+    let aws = config.find("\"train-aws-us-east-1\"").expect("aws listed");
+    assert!(gcp < aws, "{config}");
+    let cheaper_aws = |t: String| {
+        t.replace(
+            "clouds             = var.clouds",
+            "clouds             = var.clouds\n  prices             = \"prices.csv\"",
+        )
+    };
+    let out = plan("dispatch-prices", &cheaper_aws);
+    assert_eq!(
+        order_of(&out),
+        [
+            "train-aws-us-east-1",
+            "train-gcp-us-central1",
+            "train-azure-eastus"
+        ],
+        "a price file reorders them:\n{out}"
+    );
+    let placed = |t: String| {
+        t.replace(
+            "capacity      = \"on_demand\"",
+            "capacity      = \"on_demand\"\n    nodes         = 1\n    placement {\n      order                  = [\"azure\", \"aws\", \"gcp\"]\n      capacity               = [\"on_demand\"]\n      max_price_per_gpu_hour = 7\n    }",
+        )
+    };
+    let out = plan("dispatch-placed", &placed);
+    assert_eq!(
+        order_of(&out),
+        ["train-aws-us-east-1", "train-gcp-us-central1"],
+        "the placement's order, Azure over the cap:\n{out}"
+    );
+    assert!(
+        out.contains("left out train-azure-eastus: $12.29 per GPU-hour, over the cap of"),
+        "{out}"
     );
 }

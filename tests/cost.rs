@@ -95,6 +95,16 @@ fn pool<'a>(cost: &'a Json, address: &str) -> &'a Json {
         .unwrap_or_else(|| panic!("{address} is not priced: {cost:#}"))
 }
 
+/// AKS's system pool (the cluster's `default_node_pool`), priced.
+fn aks_system_pool(cost: &Json) -> &Json {
+    cost["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["part"] == "default_node_pool")
+        .unwrap_or_else(|| panic!("AKS's system pool is priced: {cost:#}"))
+}
+
 fn multi_cloud(tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
     copy(&root().join("examples/multi-cloud"), tag, edit)
 }
@@ -143,7 +153,11 @@ fn the_cluster_spec_s_pools_cost_their_catalog_rows() {
         .flatten()
         .filter_map(|f| f["what"].as_str())
         .collect();
-    assert_eq!(fees.len(), 3, "a control plane per cloud: {fees:?}");
+    assert_eq!(
+        fees.len(),
+        4,
+        "a control plane per cloud and the MultiKueue manager's: {fees:?}"
+    );
     assert!(fees.iter().any(|f| f.starts_with("EKS control plane")));
     let fees_total: Usd = cost["fees"]
         .as_array()
@@ -151,13 +165,40 @@ fn the_cluster_spec_s_pools_cost_their_catalog_rows() {
         .flatten()
         .map(|f| usd(&f["hourly"]))
         .sum();
-    // The AKS system pool's CPU VMs are not in a GPU catalog: unpriced.
-    assert_eq!(
-        cost["unpriced"],
-        serde_json::json!([
-            "module.train_azure.azurerm_kubernetes_cluster.this (default_node_pool)"
-        ])
-    );
+    // The CPU pools (the clusters' system pools, the manager's) are
+    // priced from the same catalogs' CPU rows.
+    assert_eq!(cost["unpriced"], serde_json::json!([]));
+    let system = [
+        ("module.train_aws.aws_eks_node_group.system[0]", "aws", 2),
+        (
+            "module.train_gcp.google_container_node_pool.system[0]",
+            "gcp",
+            3,
+        ),
+        (
+            "module.train_manager.aws_eks_node_group.system[0]",
+            "aws",
+            2,
+        ),
+    ];
+    for (address, cloud, nodes) in system {
+        let p = pool(&cost, address);
+        let (t, r) = (p["instance_type"].as_str(), p["region"].as_str());
+        let row = listed(
+            cloud,
+            t.expect("type"),
+            r.expect("region"),
+            Capacity::OnDemand,
+        )
+        .expect("a CPU row");
+        assert_eq!(usd(&p["hourly"]["max"]), row.times(nodes), "{address}");
+        assert_eq!(p["gpu"], Json::Null, "{address} has no GPUs");
+        total_max += row.times(nodes);
+    }
+    let aks = aks_system_pool(&cost);
+    let row = listed("azure", "Standard_D4s_v5", "eastus", Capacity::OnDemand).expect("row");
+    assert_eq!(usd(&aks["hourly"]["max"]), row.times(2));
+    total_max += row.times(2);
     assert_eq!(usd(&cost["hourly"]["max"]), total_max + fees_total);
 }
 
@@ -234,13 +275,12 @@ fn aks_pools_take_their_cluster_s_location_and_unknown_sizes_are_unpriced() {
         .flatten()
         .filter_map(Json::as_str)
         .collect();
-    assert_eq!(
-        unpriced,
-        [
-            "azurerm_kubernetes_cluster.this (default_node_pool)",
-            "azurerm_kubernetes_cluster_node_pool.odd"
-        ]
-    );
+    assert_eq!(unpriced, ["azurerm_kubernetes_cluster_node_pool.odd"]);
+    // The system pool's CPU VMs are the catalog's CPU rows, in the
+    // cluster's location.
+    let system = aks_system_pool(&cost);
+    let row = listed("azure", "Standard_D4s_v5", "eastus2", Capacity::OnDemand).expect("row");
+    assert_eq!(usd(&system["hourly"]["max"]), row.times(3));
     assert!(
         cost["unpriced_why"]["azurerm_kubernetes_cluster_node_pool.odd"]
             .as_str()
@@ -399,7 +439,7 @@ fn a_cap_below_the_price_fails_at_its_line_naming_cheaper_offers() {
         let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(code, 1, "{cmd}: {out}");
         assert!(
-            out.contains("Price over the cap (at ./cluster.hcl:37:30)"),
+            out.contains("Price over the cap (at ./cluster.hcl:45:30)"),
             "{cmd}: {out}"
         );
         assert!(

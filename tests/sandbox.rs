@@ -3,13 +3,27 @@
 //! applied unchanged on all three clouds (Canonical's Ubuntu EKS images
 //! registered in moto; each cloud's cluster answering as a Kubernetes
 //! stand-in of its own, reached through the cloud's credential plugin; the
-//! GPU Operator installed by the helm stand-in), a second plan empty, the
-//! cost of what was made, and a destroy that leaves the state empty.
+//! GPU Operator installed by the helm stand-in) with its MultiKueue
+//! manager, whose kubeconfigs pass Kueue's checks and reach each worker;
+//! its tokens rotated once due, a second plan empty, the cost of what was
+//! made, and a destroy that leaves the state empty.
 
 mod common;
 
-use common::sandbox::start;
+use common::multikueue::{as_dispatcher, dynamic, instance, kubeconfig_of, kueue_refuses, token};
+use common::sandbox::{start, Sandbox};
+use serde_json::Value as Json;
 use std::path::Path;
+
+/// The workers of examples/multi-cloud, cheapest H100 first.
+const WORKERS: [(&str, &str); 3] = [
+    ("train-gcp-us-central1", "train_gcp"),
+    ("train-aws-us-east-1", "train_aws"),
+    ("train-azure-eastus", "train_azure"),
+];
+
+/// What a worker's dispatcher may read: its queue.
+const QUEUE: &str = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/training";
 
 #[test]
 fn the_multi_cloud_example_applies_in_the_sandbox() {
@@ -31,16 +45,21 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     let strata = |args: &[&str]| sb.strata(&work, args);
     let (code, out) = strata(&["apply", "--auto-approve"]);
     assert_eq!(code, 0, "apply in the sandbox:\n{out}");
-    assert!(out.contains("Apply complete! Resources: 75 added"), "{out}");
+    assert!(
+        out.contains("Apply complete! Resources: 137 added"),
+        "{out}"
+    );
     let helm = std::fs::read_to_string(&sb.env["STANDIN_HELM_LOG"]).expect("the helm log");
-    // The operator, Kueue and KubeRay on each cloud's cluster.
+    // The operator, Kueue and KubeRay on each cloud's cluster and the manager.
     for release in ["\"gpu-operator\"", "\"kueue\"", "\"kuberay-operator\""] {
         let installs = helm
             .lines()
             .filter(|l| l.contains("\"upgrade\"") && l.contains(release))
             .count();
-        assert_eq!(installs, 3, "{release} on each cluster:\n{helm}");
+        assert_eq!(installs, 4, "{release} on each cluster:\n{helm}");
     }
+    let before = dispatch_works(&sb, &work);
+    rotation(&sb, &work, &before);
     let (code, out) = strata(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     let (code, out) = strata(&["cost"]);
@@ -52,4 +71,225 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     assert_eq!(code, 0, "destroy:\n{out}");
     let (code, out) = strata(&["state", "list"]);
     assert_eq!((code, out.trim()), (0, ""), "nothing left in state");
+}
+
+/// The manager lists the workers cheapest first, and its kubeconfig for
+/// each passes Kueue's checks and reads that worker's queue with the
+/// dispatcher's token: the kubeconfigs, by worker.
+fn dispatch_works(sb: &Sandbox, work: &Path) -> Vec<String> {
+    let state = state(work);
+    let module = "module.train_manager.module.runtime[0]";
+    let config = instance(
+        &state,
+        module,
+        "kubernetes_manifest.dispatch",
+        &Json::from(0),
+    );
+    let order: Vec<&str> = WORKERS.iter().map(|(w, _)| *w).collect();
+    assert_eq!(
+        dynamic(config, "manifest")["spec"]["clusters"],
+        serde_json::json!(order),
+        "cheapest first: {config}"
+    );
+    WORKERS
+        .iter()
+        .map(|(worker, call)| {
+            let (k, sensitive) = kubeconfig_of(&state, worker);
+            assert!(
+                sensitive,
+                "the state keeps {worker}'s kubeconfig as sensitive"
+            );
+            assert_eq!(kueue_refuses(&k), None, "{worker}:\n{k}");
+            // Neither the Secret nor the worker's token Secret shows it.
+            let token_secret =
+                format!("module.{call}.module.runtime[0].kubernetes_manifest.dispatcher_token[0]");
+            let secret = format!("{module}.kubernetes_manifest.worker_kubeconfig[\"{worker}\"]");
+            for address in [&secret, &token_secret] {
+                let (code, out) = sb.strata(work, &["state", "show", address]);
+                assert_eq!(code, 0, "{out}");
+                assert!(
+                    !out.contains(&token(&k)),
+                    "{address} shows no token:\n{out}"
+                );
+            }
+            let (status, body) = as_dispatcher(&k, QUEUE);
+            assert_eq!(status, 200, "{worker} answers the manager: {body}");
+            k
+        })
+        .collect()
+}
+
+/// An apply a month on rotates every worker's token: the new token first,
+/// then the manager's Secret moves to it, then the old one goes, so the
+/// manager never holds a token the worker refuses; the old token no
+/// longer works, and a plan at that time is empty.
+fn rotation(sb: &Sandbox, work: &Path, before: &[String]) {
+    use time::format_description::well_known::Rfc3339;
+    let later = (time::OffsetDateTime::now_utc() + time::Duration::days(31))
+        .format(&Rfc3339)
+        .expect("a time");
+    let at_later = |args: &[&str]| {
+        let mut c = sb.command(work, args);
+        c.env("STRATA_NOW", &later);
+        common::output(c)
+    };
+    let (code, out) = at_later(&["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    for (worker, call) in WORKERS {
+        let token =
+            format!("module.{call}.module.runtime[0].kubernetes_manifest.dispatcher_token[0]");
+        let secret = format!(
+            "module.train_manager.module.runtime[0].kubernetes_manifest.worker_kubeconfig[\"{worker}\"]"
+        );
+        let at = |what: &str| {
+            out.lines()
+                .position(|l| l.starts_with(&format!("{token}")) && l.contains(what))
+        };
+        let made =
+            at("Creation complete").unwrap_or_else(|| panic!("a new token for {worker}:\n{out}"));
+        let moved = out
+            .lines()
+            .position(|l| l.starts_with(&secret) && l.contains("Modifications complete"))
+            .unwrap_or_else(|| panic!("the manager's Secret for {worker} moves:\n{out}"));
+        let gone = at("Destruction complete")
+            .unwrap_or_else(|| panic!("the old token of {worker} goes:\n{out}"));
+        assert!(
+            made < moved && moved < gone,
+            "{worker}: new token, then the manager, then the old token gone:\n{out}"
+        );
+    }
+    let state = state(work);
+    for ((worker, _), old) in WORKERS.iter().zip(before) {
+        let (k, _) = kubeconfig_of(&state, worker);
+        assert_ne!(token(&k), token(old), "{worker} has a new token");
+        assert_eq!(
+            as_dispatcher(&k, QUEUE).0,
+            200,
+            "{worker} takes the new token"
+        );
+        assert_eq!(
+            as_dispatcher(old, QUEUE).0,
+            401,
+            "{worker} refuses the old token"
+        );
+    }
+    let (code, out) = at_later(&["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing more to rotate:\n{out}");
+}
+
+fn state(work: &Path) -> Json {
+    let text = std::fs::read_to_string(work.join("terraform.tfstate")).expect("the state");
+    serde_json::from_str(&text).expect("state JSON")
+}
+
+/// `kill -9` during the apply that makes the runtime, and during the one
+/// that rotates its tokens, then applied again: the apply converges, the
+/// next plan is empty, each worker holds exactly one dispatcher token
+/// Secret (the one the state records: none orphaned) and the manager's
+/// kubeconfig for it works.
+#[test]
+fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
+    use std::time::Duration;
+    let dir = common::scratch("sandbox", "multi-crash");
+    let sb = start(&dir.join("sandbox"));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/multi-cloud/cluster.hcl");
+    std::fs::copy(example, work.join("cluster.hcl")).expect("the example");
+    let killed = |after: Duration, now: Option<&str>| {
+        let mut c = sb.command(&work, &["apply", "--auto-approve"]);
+        if let Some(t) = now {
+            c.env("STRATA_NOW", t);
+        }
+        let mut child = c
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("apply starts");
+        std::thread::sleep(after);
+        let _ = child.kill();
+        let _ = child.wait();
+    };
+    let objects = || {
+        let text = std::fs::read_to_string(work.join("terraform.tfstate")).unwrap_or_default();
+        serde_json::from_str::<Json>(&text).map_or(0, |s| {
+            s["resources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| r["mode"] == "managed")
+                .map(|r| r["instances"].as_array().map_or(0, Vec::len))
+                .sum::<usize>()
+        })
+    };
+    let mut partial = Vec::new();
+    for ms in [2500, 4500, 1000] {
+        killed(Duration::from_millis(ms), None);
+        partial.push(objects());
+    }
+    eprintln!("objects in state after each kill: {partial:?}");
+    assert!(
+        partial.iter().any(|n| (1..137).contains(n)),
+        "a kill lands mid-apply: {partial:?}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "resumed:\n{out}");
+    one_token_each(&work);
+    let later = {
+        use time::format_description::well_known::Rfc3339;
+        (time::OffsetDateTime::now_utc() + time::Duration::days(31))
+            .format(&Rfc3339)
+            .expect("a time")
+    };
+    for ms in [700, 1500] {
+        killed(Duration::from_millis(ms), Some(&later));
+    }
+    let mut c = sb.command(&work, &["apply", "--auto-approve"]);
+    c.env("STRATA_NOW", &later);
+    let (code, out) = common::output(c);
+    assert_eq!(code, 0, "the rotation resumed:\n{out}");
+    one_token_each(&work);
+    let mut c = sb.command(&work, &["plan", "--detailed-exitcode"]);
+    c.env("STRATA_NOW", &later);
+    let (code, out) = common::output(c);
+    assert_eq!(code, 0, "converged:\n{out}");
+}
+
+/// Each worker's `kueue-system` holds one service account token Secret,
+/// the state's, and the manager's kubeconfig reaches the worker with it.
+fn one_token_each(work: &Path) {
+    let state = state(work);
+    for (worker, call) in WORKERS {
+        let (k, _) = kubeconfig_of(&state, worker);
+        assert_eq!(
+            as_dispatcher(&k, QUEUE).0,
+            200,
+            "{worker} takes the manager's token"
+        );
+        let module = format!("module.{call}.module.runtime[0]");
+        let recorded = instance(
+            &state,
+            &module,
+            "kubernetes_manifest.dispatcher_token",
+            &Json::from(0),
+        );
+        let name = dynamic(recorded, "manifest")["metadata"]["name"].clone();
+        let (status, body) = as_admin(&k, "/api/v1/namespaces/kueue-system/secrets");
+        assert_eq!(status, 200, "{body}");
+        let list: Json = serde_json::from_str(&body).expect("JSON");
+        let tokens: Vec<&Json> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["type"] == "kubernetes.io/service-account-token")
+            .map(|s| &s["metadata"]["name"])
+            .collect();
+        assert_eq!(tokens, [&name], "{worker}: one token Secret, the state's");
+    }
+}
+
+/// `GET path` on the worker the kubeconfig names, as its administrator.
+fn as_admin(kubeconfig: &str, path: &str) -> (u16, String) {
+    let admin = kubeconfig.replace(&token(kubeconfig), strata_standin::kubernetes::TOKEN);
+    as_dispatcher(&admin, path)
 }

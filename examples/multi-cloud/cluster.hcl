@@ -1,6 +1,8 @@
 # One GPU training cluster on AWS, GCP and Azure: the same network plan,
 # node pools, labels, taints, driver and GPU Operator on each, and the
 # same job runtime (Kueue's queue "training" for namespace "ml", KubeRay).
+# A small CPU-only cluster in us-east-1 is MultiKueue's manager: a job
+# submitted there runs on the cheapest cloud whose queue has room.
 
 variable "clouds" {
   type    = list(string)
@@ -25,6 +27,12 @@ cluster "train" {
   runtime {
     queue "training" {
       namespaces = ["ml"]
+    }
+    multikueue {
+      manager {
+        cloud  = "aws"
+        region = "us-east-1"
+      }
     }
   }
 

@@ -252,6 +252,24 @@ resource "aws_eks_node_group" "pool" {
   depends_on = [aws_iam_role_policy_attachment.node]
 }
 
+# Untainted CPU nodes for the cluster's own controllers, on EKS's own
+# image: nothing there needs the GPU driver.
+resource "aws_eks_node_group" "system" {
+  count           = var.system_pool == null ? 0 : 1
+  cluster_name    = aws_eks_cluster.this.name
+  node_group_name = "system"
+  node_role_arn   = aws_iam_role.node.arn
+  subnet_ids      = aws_subnet.private[*].id
+  instance_types  = [coalesce(var.system_pool.instance_type, "m6i.large")]
+  ami_type        = "AL2023_x86_64_STANDARD"
+  scaling_config {
+    min_size     = var.system_pool.nodes
+    max_size     = var.system_pool.nodes
+    desired_size = var.system_pool.nodes
+  }
+  depends_on = [aws_iam_role_policy_attachment.node]
+}
+
 module "gpu_operator" {
   source                    = "../gpu-operator"
   cloud                     = "aws"
@@ -268,7 +286,11 @@ module "runtime" {
   source     = "../runtime"
   count      = var.runtime == null ? 0 : 1
   runtime    = var.runtime
-  pools      = var.node_pools
+  # A MultiKueue manager has no GPU pools of its own: its flavours are the
+  # workers' pools.
+  pools      = merge(var.node_pools, try(var.multikueue.pools, {}))
+  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = aws_eks_cluster.this.endpoint })
+  kubeconfigs = var.multikueue_kubeconfigs
   depends_on = [module.gpu_operator]
 }
 
@@ -329,4 +351,16 @@ output "portable" {
 # without a runtime block).
 output "runtime" {
   value = try(module.runtime[0].portable, null)
+}
+
+# What a MultiKueue manager needs of this cluster as a worker: its queues'
+# GPU quotas per pool, and (sensitive) the kubeconfig of the service
+# account it dispatches as. Null when the cluster is no worker.
+output "dispatch_quotas" {
+  value = try(module.runtime[0].quotas, null)
+}
+
+output "dispatch_kubeconfig" {
+  sensitive = true
+  value     = try(module.runtime[0].dispatch_kubeconfig, null)
 }

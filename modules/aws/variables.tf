@@ -75,3 +75,25 @@ variable "runtime" {
   default     = null
   description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
 }
+
+variable "multikueue" {
+  type        = any
+  default     = null
+  description = "This cluster's part in MultiKueue (worker or manager), as modules/runtime takes it; null: none."
+}
+
+variable "system_pool" {
+  type = object({
+    instance_type = optional(string)
+    nodes         = optional(number, 2)
+  })
+  default     = null
+  description = "Untainted CPU nodes for the cluster's own controllers (Kueue, KubeRay, the GPU Operator's operator), which the GPU pools' taints keep off them; a MultiKueue manager's only pool. Null: none."
+}
+
+variable "multikueue_kubeconfigs" {
+  type        = map(string)
+  default     = {}
+  sensitive   = true
+  description = "A MultiKueue manager's kubeconfig for each worker, by worker name."
+}

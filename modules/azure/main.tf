@@ -163,7 +163,11 @@ module "runtime" {
   source     = "../runtime"
   count      = var.runtime == null ? 0 : 1
   runtime    = var.runtime
-  pools      = var.node_pools
+  # A MultiKueue manager has no GPU pools of its own: its flavours are the
+  # workers' pools.
+  pools      = merge(var.node_pools, try(var.multikueue.pools, {}))
+  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = azurerm_kubernetes_cluster.this.kube_config[0].host })
+  kubeconfigs = var.multikueue_kubeconfigs
   depends_on = [module.gpu_operator]
 }
 
@@ -226,4 +230,16 @@ output "portable" {
 # without a runtime block).
 output "runtime" {
   value = try(module.runtime[0].portable, null)
+}
+
+# What a MultiKueue manager needs of this cluster as a worker: its queues'
+# GPU quotas per pool, and (sensitive) the kubeconfig of the service
+# account it dispatches as. Null when the cluster is no worker.
+output "dispatch_quotas" {
+  value = try(module.runtime[0].quotas, null)
+}
+
+output "dispatch_kubeconfig" {
+  sensitive = true
+  value     = try(module.runtime[0].dispatch_kubeconfig, null)
 }

@@ -63,3 +63,16 @@ variable "runtime" {
   default     = null
   description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
 }
+
+variable "multikueue" {
+  type        = any
+  default     = null
+  description = "This cluster's part in MultiKueue (worker or manager), as modules/runtime takes it; null: none."
+}
+
+variable "multikueue_kubeconfigs" {
+  type        = map(string)
+  default     = {}
+  sensitive   = true
+  description = "A MultiKueue manager's kubeconfig for each worker, by worker name."
+}

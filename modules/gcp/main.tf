@@ -177,6 +177,23 @@ resource "google_container_node_pool" "pool" {
   }
 }
 
+# Untainted CPU nodes for the cluster's own controllers; a regional pool
+# has its count in each of the region's zones, so the nodes are spread.
+resource "google_container_node_pool" "system" {
+  count      = var.system_pool == null ? 0 : 1
+  project    = var.project
+  name       = "system"
+  cluster    = google_container_cluster.this.name
+  location   = var.region
+  node_count = ceil(var.system_pool.nodes / length(local.zones))
+  node_config {
+    machine_type    = coalesce(var.system_pool.instance_type, "e2-standard-4")
+    image_type      = "UBUNTU_CONTAINERD"
+    service_account = google_service_account.node.email
+    oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
+  }
+}
+
 module "gpu_operator" {
   source                    = "../gpu-operator"
   cloud                     = "gcp"
@@ -193,7 +210,11 @@ module "runtime" {
   source     = "../runtime"
   count      = var.runtime == null ? 0 : 1
   runtime    = var.runtime
-  pools      = var.node_pools
+  # A MultiKueue manager has no GPU pools of its own: its flavours are the
+  # workers' pools.
+  pools      = merge(var.node_pools, try(var.multikueue.pools, {}))
+  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = "https://${google_container_cluster.this.endpoint}" })
+  kubeconfigs = var.multikueue_kubeconfigs
   depends_on = [module.gpu_operator]
 }
 
@@ -252,4 +273,16 @@ output "portable" {
 # without a runtime block).
 output "runtime" {
   value = try(module.runtime[0].portable, null)
+}
+
+# What a MultiKueue manager needs of this cluster as a worker: its queues'
+# GPU quotas per pool, and (sensitive) the kubeconfig of the service
+# account it dispatches as. Null when the cluster is no worker.
+output "dispatch_quotas" {
+  value = try(module.runtime[0].quotas, null)
+}
+
+output "dispatch_kubeconfig" {
+  sensitive = true
+  value     = try(module.runtime[0].dispatch_kubeconfig, null)
 }

@@ -37,7 +37,11 @@ module "runtime" {
   count   = var.runtime == null ? 0 : 1
   runtime = var.runtime
   # The nodes a pool has here are the ones listed for it.
-  pools      = { for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }
+  # A MultiKueue manager has no GPU pools of its own: its flavours are the
+  # workers' pools.
+  pools      = merge({ for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }, try(var.multikueue.pools, {}))
+  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = var.endpoint })
+  kubeconfigs = var.multikueue_kubeconfigs
   depends_on = [module.gpu_operator]
 }
 
@@ -71,4 +75,16 @@ output "portable" {
 # without a runtime block).
 output "runtime" {
   value = try(module.runtime[0].portable, null)
+}
+
+# What a MultiKueue manager needs of this cluster as a worker: its queues'
+# GPU quotas per pool, and (sensitive) the kubeconfig of the service
+# account it dispatches as. Null when the cluster is no worker.
+output "dispatch_quotas" {
+  value = try(module.runtime[0].quotas, null)
+}
+
+output "dispatch_kubeconfig" {
+  sensitive = true
+  value     = try(module.runtime[0].dispatch_kubeconfig, null)
 }

@@ -61,3 +61,22 @@ variable "runtime" {
   default     = null
   description = "The cluster spec's runtime block (Kueue's queues, KubeRay, metrics), as modules/runtime takes it; null: no runtime."
 }
+
+variable "multikueue" {
+  type        = any
+  default     = null
+  description = "This cluster's part in MultiKueue (worker or manager), as modules/runtime takes it; null: none."
+}
+
+variable "endpoint" {
+  type        = string
+  default     = null
+  description = "The cluster's API server URL, where a MultiKueue manager reaches it as a worker."
+}
+
+variable "multikueue_kubeconfigs" {
+  type        = map(string)
+  default     = {}
+  sensitive   = true
+  description = "A MultiKueue manager's kubeconfig for each worker, by worker name."
+}

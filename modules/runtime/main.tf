@@ -2,7 +2,10 @@
 # over the GPU pools), KubeRay's operator (Ray jobs that Kueue admits) and,
 # when asked, the GPU Operator's DCGM exporter scraped through a
 # ServiceMonitor. Every cloud's module calls it with the cluster's pools;
-# nothing here differs between clouds.
+# nothing here differs between clouds. With MultiKueue (multikueue.tf) a
+# cluster is either a worker, which a manager dispatches jobs to, or the
+# manager, whose queues admit jobs and send them to the first worker in
+# its order that has room.
 
 variable "runtime" {
   type = object({
@@ -55,6 +58,20 @@ locals {
     resources = { quotaCheckStrategy = "IgnoreUndeclared" }
   }
   namespaces = toset(flatten([for q in var.runtime.queues : q.namespaces]))
+  # Each queue's GPUs per pool: what the spec says, else the pool's
+  # max_nodes × gpus_per_node; on a MultiKueue manager, the workers' sum.
+  own_quota = {
+    for q, queue in var.runtime.queues : q => {
+      for pool, p in var.pools : pool => lookup(queue.gpus, pool, p.max_nodes * p.gpus_per_node)
+    }
+  }
+  quota = local.manager ? {
+    for q, per_pool in local.own_quota : q => {
+      for pool, _ in per_pool : pool => sum(concat([0], [
+        for w in var.multikueue.workers : try(var.multikueue.quotas[w][q][pool], 0)
+      ]))
+    }
+  } : local.own_quota
   local_queues = merge([
     for name, q in var.runtime.queues : {
       for ns in q.namespaces : "${ns}/${name}" => { namespace = ns, queue = name }
@@ -110,16 +127,20 @@ resource "kubernetes_manifest" "cluster_queue" {
     apiVersion = "kueue.x-k8s.io/v1beta2"
     kind       = "ClusterQueue"
     metadata   = { name = each.key }
-    spec = {
+    spec = merge({
       namespaceSelector = {}
       resourceGroups = [{
         coveredResources = ["nvidia.com/gpu"]
         flavors = [for pool, p in var.pools : {
           name      = kubernetes_manifest.flavor[pool].manifest.metadata.name
-          resources = [{ name = "nvidia.com/gpu", nominalQuota = lookup(each.value.gpus, pool, p.max_nodes * p.gpus_per_node) }]
+          resources = [{ name = "nvidia.com/gpu", nominalQuota = local.quota[each.key][pool] }]
         }]
       }]
-    }
+      }, local.manager ? {
+      # The manager admits a job against the workers' summed quota, then
+      # MultiKueue sends it to a worker that admits it too.
+      admissionChecksStrategy = { admissionChecks = [{ name = kubernetes_manifest.admission_check[0].manifest.metadata.name }] }
+    } : {})
   }
 }
 
@@ -138,6 +159,11 @@ resource "kubernetes_manifest" "local_queue" {
     metadata   = { name = each.value.queue, namespace = kubernetes_namespace.queue[each.value.namespace].metadata[0].name }
     spec       = { clusterQueue = kubernetes_manifest.cluster_queue[each.value.queue].manifest.metadata.name }
   }
+}
+
+output "quotas" {
+  description = "Each queue's GPU quota per pool here: what a MultiKueue manager adds up."
+  value       = local.quota
 }
 
 output "portable" {

@@ -11,21 +11,24 @@
 
 mod cloud;
 mod clouds;
+mod dispatch;
 pub mod placement;
 pub mod portability;
 mod pricing;
 mod providers;
+mod regions;
 mod rules;
 mod runtime;
 mod syntax;
 #[cfg(test)]
 mod tests;
 
-use cloud::{cloud_call, Built, CloudAt, Parts, Region};
+use cloud::{cloud_call, Built, CloudAt, Parts};
 pub use clouds::Catalogs;
 use clouds::{CloudKind, CLOUDS};
 use pricing::cluster_prices;
 use providers::{cloud_providers, outputs};
+use regions::regions;
 use rules::{allowed, divergence, known, part_rules, pool_rules, single, valid_cluster_name};
 use syntax::{attribute, get_attr, literal, name_expr, object};
 
@@ -97,6 +100,8 @@ pub struct Expanded {
     pub allow_divergence: BTreeSet<String>,
     /// Where each pool with `nodes` puts them.
     pub placements: Vec<crate::placement::Decision>,
+    /// MultiKueue's manager and the order it tries the workers in.
+    pub dispatch: Option<crate::placement::Dispatch>,
 }
 
 /// What expansion did, for the portability check after evaluation.
@@ -168,6 +173,11 @@ impl Expansion {
     /// Every placed pool's decision.
     pub fn placements(&self) -> impl Iterator<Item = &crate::placement::Decision> {
         self.clusters.iter().flat_map(|c| &c.placements)
+    }
+
+    /// Every MultiKueue manager's dispatch.
+    pub fn dispatch(&self) -> impl Iterator<Item = &crate::placement::Dispatch> {
+        self.clusters.iter().filter_map(|c| c.dispatch.as_ref())
     }
 
     /// The module outputs the portability check reads:
@@ -336,6 +346,7 @@ struct Spec<'b> {
     network: Option<&'b Body>,
     gpu_operator: Option<&'b Body>,
     runtime: Option<&'b Body>,
+    multikueue: Option<dispatch::MultiKueue<'b>>,
     pools: Vec<(String, &'b Block)>,
     /// Pools with `nodes`, which their placement puts somewhere.
     wanted: BTreeMap<String, placement::Wanted>,
@@ -408,10 +419,81 @@ fn cluster(
         );
         out.expanded.placements.push(d);
     }
+    let manager = runtime_inputs(
+        &spec,
+        &parts,
+        &mut built,
+        &mut out,
+        (scope, catalogs),
+        diags,
+    );
     for b in built {
         finish(b, &spec.wanted, &mut out);
     }
+    if let Some(m) = manager {
+        finish_manager(m, &mut out);
+    }
     Some(out)
+}
+
+/// With a runtime, each created cluster gets untainted CPU nodes for
+/// Kueue's and KubeRay's controllers; with MultiKueue, each is a worker
+/// and the manager's call is built over them, in dispatch order.
+fn runtime_inputs<'k>(
+    spec: &Spec<'_>,
+    parts: &Parts<'_>,
+    built: &mut [Built<'k>],
+    out: &mut Generated,
+    (scope, catalogs): (&ConfigScope, &Catalogs<'_>),
+    diags: &mut Diags,
+) -> Option<Built<'k>> {
+    spec.runtime?;
+    for b in built.iter_mut() {
+        if matches!(b.cc.cloud.as_str(), "aws" | "gcp") {
+            let pool = dispatch::system_pool(None, b.cc.span);
+            b.call.inputs.push(pool);
+        }
+    }
+    let mk = spec.multikueue.as_ref()?;
+    for b in built.iter_mut() {
+        if let Some((_, block)) = cloud_block(&spec.cloud_blocks, &b.cc.cloud) {
+            dispatch::worker_inputs(mk, b, block);
+        }
+    }
+    let (workers, left_out) = dispatch::order(
+        &spec.name,
+        built,
+        &spec.pools,
+        &out.expanded.placements,
+        (scope, catalogs),
+    );
+    let first = built.first()?;
+    let m = dispatch::ManagerOf {
+        cluster: &spec.name,
+        mk,
+        parts,
+        cloud_blocks: &spec.cloud_blocks,
+        workers: &workers,
+        pools: dispatch::flavour_pools(&first.pools, first.cc.span),
+    };
+    let manager = dispatch::manager(&m, scope, catalogs, diags)?;
+    out.expanded.dispatch = Some(crate::placement::Dispatch {
+        cluster: spec.name.clone(),
+        manager: manager.cc.call.clone(),
+        workers,
+        left_out,
+    });
+    Some(manager)
+}
+
+/// The manager's call finished: no GPU pools. It is no cloud of the
+/// cluster's (not compared, not among the clouds' outputs).
+fn finish_manager(b: Built<'_>, out: &mut Generated) {
+    let mut call = b.call;
+    call.inputs
+        .push(attribute("node_pools", object(Vec::new(), b.cc.span)));
+    out.calls.push(call);
+    out.providers.extend(b.providers);
 }
 
 /// The cluster block read: its name, its parts checked, its pools and
@@ -427,6 +509,7 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
     );
     let allow_divergence = divergence(b, diags);
     let runtime = runtime::read(&b.body, &name, diags);
+    let multikueue = runtime.and_then(|r| dispatch::read(r, scope, diags));
     let network = single(&b.body, "network", diags);
     let gpu_operator = single(&b.body, "gpu_operator", diags);
     part_rules(network, gpu_operator, scope, diags);
@@ -449,6 +532,7 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
         network,
         gpu_operator,
         runtime,
+        multikueue,
         pools,
         wanted,
         cloud_blocks,
@@ -629,103 +713,6 @@ fn retire(
             span,
         });
     }
-}
-
-/// The regions a cloud block asks for: its `regions` (or Azure's
-/// `locations`) in order, else its one `region`.
-fn regions(
-    kind: &CloudKind,
-    block: &Block,
-    cluster: &str,
-    scope: &ConfigScope,
-    diags: &mut Diags,
-) -> Vec<Region> {
-    let call = format!("{cluster}_{}", kind.name);
-    let one = kind.region.and_then(|r| block.body.attr(r));
-    let Some(list) = kind.regions.and_then(|r| block.body.attr(r)) else {
-        let at = one
-            .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
-            .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
-        return vec![Region {
-            call,
-            name: cluster.to_string(),
-            at,
-            listed: false,
-            primary: true,
-        }];
-    };
-    let (one_name, many) = (kind.region.unwrap_or_default(), &list.name);
-    if let Some(a) = one {
-        diags.push(diag(
-            &format!("Both {one_name} and {many}"),
-            format!("cloud {:?} says {one_name} and {many}: {many} lists every region this cloud may run the cluster in, the first its primary, so {one_name} goes.", kind.name),
-            a.span,
-        ));
-    }
-    let names = known(scope, list, diags).and_then(|v| string_list(&v));
-    let span = list.expr.span;
-    let Some(names) = names.filter(|n| !n.is_empty()) else {
-        diags.push(diag(
-            &format!("Invalid {many}"),
-            format!("{many} is a list of at least one region, such as [\"us-east-1\", \"us-west-2\"]: the first is the primary, the rest are tried in order when it has no capacity."),
-            span,
-        ));
-        return Vec::new();
-    };
-    listed(names, (cluster, &call), (many, span), diags)
-}
-
-/// The regions `regions` lists, each a cluster of its own: named after
-/// the cluster past the first, each a well-formed region named once.
-fn listed(
-    names: Vec<String>,
-    (cluster, call): (&str, &str),
-    (many, span): (&str, Span),
-    diags: &mut Diags,
-) -> Vec<Region> {
-    let mut out: Vec<Region> = Vec::new();
-    for (i, region) in names.into_iter().enumerate() {
-        let name = match i {
-            0 => cluster.to_string(),
-            _ => format!("{cluster}-{region}"),
-        };
-        let slug = region.replace('-', "_");
-        let well_formed = !region.is_empty()
-            && region
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !well_formed
-            || out
-                .iter()
-                .any(|r| r.at.as_ref().is_some_and(|(x, _)| *x == region))
-        {
-            diags.push(diag(
-                &format!("Invalid {many}"),
-                format!("{region:?} is not a region to add: regions are lowercase letters, digits and hyphens, each listed once."),
-                span,
-            ));
-            continue;
-        }
-        if !valid_cluster_name(&name) {
-            diags.push(diag(
-                "Cluster name too long for a second region",
-                format!("The cluster in {region} is named {name:?} (the cluster's name, then its region, since some of what the module makes is named across regions), which is not a cluster name on every cloud: at most 40 lowercase letters, digits and hyphens. Shorten the cluster's name."),
-                span,
-            ));
-            continue;
-        }
-        out.push(Region {
-            call: match i {
-                0 => call.to_string(),
-                _ => format!("{call}_{slug}"),
-            },
-            name,
-            at: Some((region, span)),
-            listed: true,
-            primary: i == 0,
-        });
-    }
-    out
 }
 
 /// A pool's module input on one cloud, with what its placement decides:

@@ -23,7 +23,13 @@ pub(super) const CLOUD_FIELDS: &[&str] = &["kueue_version", "kuberay_version"];
 pub(super) fn read<'b>(cluster: &'b Body, name: &str, diags: &mut Diags) -> Option<&'b Body> {
     let r = single(cluster, "runtime", diags)?;
     let what = format!("cluster {name:?} runtime");
-    allowed(r, &what, CLOUD_FIELDS, &["queue", "metrics"], diags);
+    allowed(
+        r,
+        &what,
+        CLOUD_FIELDS,
+        &["queue", "metrics", "multikueue"],
+        diags,
+    );
     let mut seen: Vec<&str> = Vec::new();
     for q in r.blocks.iter().filter(|b| b.kind == "queue") {
         if let Some(n) = queue_name(q, diags) {

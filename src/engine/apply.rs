@@ -239,6 +239,7 @@ fn for_this_state(mut plan: Plan, session: &mut Session) -> Result<Plan, Diags> 
         )));
     }
     plan.placements = session.p.expansion.placements().cloned().collect();
+    plan.dispatch = session.p.expansion.dispatch().cloned().collect();
     Ok(plan)
 }
 

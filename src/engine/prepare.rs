@@ -296,6 +296,7 @@ pub(super) fn make_plan(
         plan.variables.remove(&v.name);
     }
     plan.placements = p.expansion.placements().cloned().collect();
+    plan.dispatch = p.expansion.dispatch().cloned().collect();
     plan.plugin_served = plugin_served(drivers);
     Ok(plan)
 }

@@ -7,8 +7,13 @@
 //! The cluster stage builds candidates (it knows the clouds, regions and
 //! catalogs) and asks [`choose`] which is chosen, from the pool's record in
 //! state; the plan carries the [`Decision`]s; the engine's failover loop
-//! turns an apply's shortages into records with [`outcome`].
+//! turns an apply's shortages into records with [`outcome`]. Where jobs
+//! go between the clusters is decided likewise ([`Dispatch`]).
 //! Nothing here calls a cloud.
+
+mod dispatch;
+
+pub use dispatch::{Dispatch, LeftOut, Worker};
 
 use std::time::Duration;
 use strata_provider::money::Usd;

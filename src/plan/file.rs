@@ -294,6 +294,7 @@ impl Saved {
                     None => Cost::default(),
                 },
                 placements: Vec::new(),
+                dispatch: Vec::new(),
                 plugin_served: Vec::new(),
                 scope: Scope {
                     targets: targets("targets")?,

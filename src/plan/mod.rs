@@ -302,6 +302,9 @@ pub struct Plan {
     /// Where each cluster node pool with `nodes` puts them (the engine
     /// fills this from the expansion).
     pub placements: Vec<crate::placement::Decision>,
+    /// Each MultiKueue manager's workers in dispatch order (the engine
+    /// fills this from the expansion).
+    pub dispatch: Vec<crate::placement::Dispatch>,
     /// Which types provider plugins serve in place of strata's own
     /// drivers (the engine fills this from the drivers).
     pub plugin_served: Vec<PluginServed>,

@@ -251,6 +251,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         schemas,
         cost,
         placements: Vec::new(),
+        dispatch: Vec::new(),
         plugin_served: Vec::new(),
         scope: req.scope.clone(),
         untouched,

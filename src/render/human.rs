@@ -278,6 +278,7 @@ pub fn plan(p: &Plan) -> String {
         out.push_str(&actions(p, &changes));
     }
     out.push_str(&super::placement::human(&p.placements));
+    out.push_str(&super::placement::dispatch_human(&p.dispatch));
     out.push_str(&super::cost::human(&p.cost));
     out.push_str(&forgotten(&changes));
     if !outputs.is_empty() {
@@ -327,6 +328,7 @@ fn nothing_to_do(p: &Plan) -> String {
         out.push_str("strata has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n");
     }
     out.push_str(&super::placement::human(&p.placements));
+    out.push_str(&super::placement::dispatch_human(&p.dispatch));
     out.push_str(&super::cost::human(&p.cost));
     out
 }

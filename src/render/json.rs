@@ -438,6 +438,10 @@ fn configuration(p: &Plan) -> Json {
 /// strata's own drivers.
 fn strata_keys(p: &Plan, out: &mut Map<String, Json>) {
     out.insert("cost".into(), p.cost.to_json());
+    if !p.dispatch.is_empty() {
+        let all = p.dispatch.iter().map(|d| d.to_json()).collect();
+        out.insert("dispatch".into(), Json::Array(all));
+    }
     if !p.placements.is_empty() {
         let placements = crate::placement::to_json(&p.placements);
         out.insert("placements".into(), placements);

@@ -32,6 +32,7 @@ pub fn summary(p: &Plan) -> String {
             out.push_str(&crate::render::cost::markdown(&p.cost));
         }
         out.push_str(&crate::render::placement::markdown(&p.placements));
+        out.push_str(&crate::render::placement::dispatch_markdown(&p.dispatch));
         return out;
     }
     out.push_str(&format!(
@@ -47,6 +48,7 @@ pub fn summary(p: &Plan) -> String {
     // The money and where the GPUs go before the resources.
     out.push_str(&crate::render::cost::markdown(&p.cost));
     out.push_str(&crate::render::placement::markdown(&p.placements));
+    out.push_str(&crate::render::placement::dispatch_markdown(&p.dispatch));
     let of = |pred: &dyn Fn(Action) -> bool| -> Vec<String> {
         p.changes
             .iter()

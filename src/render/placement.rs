@@ -3,7 +3,7 @@
 //! passed over and why. "Apply does what the plan said": the plan says
 //! "the first of these with capacity".
 
-use crate::placement::{label, Decision, Why};
+use crate::placement::{label, Decision, Dispatch, Why};
 use std::collections::BTreeMap;
 
 /// The human rendering; empty when no pool is placed.
@@ -39,6 +39,59 @@ pub fn human(decisions: &[Decision]) -> String {
         }
     }
     out
+}
+
+/// Each MultiKueue manager's workers in the order jobs try them, with
+/// the price that put them there, and those left out; empty when there
+/// is no manager.
+pub fn dispatch_human(all: &[Dispatch]) -> String {
+    let mut out = String::new();
+    for d in all {
+        out.push_str(&format!(
+            "\nMultiKueue of {}: a job submitted to the manager (module.{}) runs on the first of these workers with room:\n",
+            d.cluster, d.manager
+        ));
+        for (i, w) in d.workers.iter().enumerate() {
+            out.push_str(&format!(
+                "    {}. {:<32} {:>14}\n",
+                i + 1,
+                w.name,
+                gpu_hour(w)
+            ));
+        }
+        for l in &d.left_out {
+            out.push_str(&format!("    left out {}: {}\n", l.worker.name, l.why));
+        }
+    }
+    out
+}
+
+/// The markdown rendering of [`dispatch_human`].
+pub fn dispatch_markdown(all: &[Dispatch]) -> String {
+    let mut out = String::new();
+    for d in all {
+        let workers: Vec<String> = d
+            .workers
+            .iter()
+            .map(|w| format!("`{}` {}", w.name, gpu_hour(w)))
+            .collect();
+        out.push_str(&format!(
+            "**MultiKueue of `{}`**: jobs run on the first with room of {}.\n",
+            d.cluster,
+            workers.join(" → ")
+        ));
+        for l in &d.left_out {
+            out.push_str(&format!("Left out `{}`: {}.\n", l.worker.name, l.why));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn gpu_hour(w: &crate::placement::Worker) -> String {
+    w.gpu_hour
+        .map(|p| format!("{}/GPU-h", p.dollars()))
+        .unwrap_or_else(|| "unpriced".into())
 }
 
 /// Why the chosen candidate, and where the nodes move from.

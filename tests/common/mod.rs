@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 pub mod moto;
+pub mod multikueue;
 pub mod run;
 pub mod sandbox;
 

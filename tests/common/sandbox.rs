@@ -186,35 +186,50 @@ impl Sandbox {
     /// `METHOD URL` over HTTPS, trusting the CA in the sandbox's
     /// `SSL_CERT_FILE`: the status and the body.
     fn https(&self, method: &str, url: &str, auth: &str, kind: &str, body: &str) -> (u16, String) {
-        use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
-        let rest = url.strip_prefix("https://").expect("an https URL");
-        let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
-        let mut roots = rustls::RootCertStore::empty();
-        let ca = CertificateDer::from_pem_file(&self.env["SSL_CERT_FILE"]).expect("the CA");
-        roots.add(ca).expect("a CA certificate");
-        let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("TLS versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let name = ServerName::try_from(host.split(':').next().unwrap_or(host).to_string())
-            .expect("a name");
-        let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
-        let sock = std::net::TcpStream::connect(host).expect("connect");
-        let mut tls = rustls::StreamOwned::new(conn, sock);
-        let req = format!(
-            "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        tls.write_all(req.as_bytes()).expect("send");
-        let mut raw = Vec::new();
-        // A server that closes without close_notify ends the read with an
-        // error after the whole answer.
-        let _ = tls.read_to_end(&mut raw);
-        response(&String::from_utf8_lossy(&raw))
+        let ca = std::fs::read(&self.env["SSL_CERT_FILE"]).expect("the CA");
+        https(&ca, (method, url), auth, kind, body)
     }
+}
 
+/// `METHOD URL` over HTTPS, trusting only the CA `ca_pem`: the status and
+/// the body.
+pub fn https(
+    ca_pem: &[u8],
+    (method, url): (&str, &str),
+    auth: &str,
+    kind: &str,
+    body: &str,
+) -> (u16, String) {
+    use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+    let rest = url.strip_prefix("https://").expect("an https URL");
+    let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = CertificateDer::from_pem_slice(ca_pem).expect("the CA");
+    roots.add(ca).expect("a CA certificate");
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name =
+        ServerName::try_from(host.split(':').next().unwrap_or(host).to_string()).expect("a name");
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
+    let sock = std::net::TcpStream::connect(host).expect("connect");
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    let req = format!(
+        "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tls.write_all(req.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    // A server that closes without close_notify ends the read with an
+    // error after the whole answer.
+    let _ = tls.read_to_end(&mut raw);
+    response(&String::from_utf8_lossy(&raw))
+}
+
+impl Sandbox {
     /// The node pools GKE (the GCP stand-in) has in `cluster`.
     pub fn gke_node_pools(&self, cluster: &str) -> Vec<String> {
         let base = self.env["GOOGLE_CONTAINER_CUSTOM_ENDPOINT"].trim_end_matches('/');

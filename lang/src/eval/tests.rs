@@ -113,5 +113,10 @@ fn sensitive_values_mark_what_is_made_of_them() {
         ("\"${secret}-x\"", hidden),
         ("secret == \"x\"", hidden),
         ("[secret, \"y\"][1]", "\"y\""),
+        // As Terraform 1.11: comparing looks into the object; merging
+        // leaves its other attributes as they were.
+        ("{k = secret} == null", hidden),
+        ("merge({k = secret}, {j = 1}).j", "1"),
+        ("merge({k = secret}, {j = 1}).k", hidden),
     ]);
 }

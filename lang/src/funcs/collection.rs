@@ -409,7 +409,12 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "merge",
         vec![],
-        p("maps", any()).nullable().unknown_elements_ok(),
+        // As Terraform's: a sensitive attribute stays sensitive in the
+        // result; the rest of it does not become so.
+        p("maps", any())
+            .nullable()
+            .unknown_elements_ok()
+            .marks_inside(),
         any(),
         |_, a| {
             let mut out = Attrs::new();

@@ -72,6 +72,9 @@ pub struct Param {
     /// be known): the result keeps what is known of keys and lengths.
     pub allow_unknown_elements: bool,
     pub allow_marked: bool,
+    /// Marks inside the argument stay where they are; only its own mark
+    /// goes to the result (Terraform's `merge`).
+    pub marks_inside: bool,
 }
 
 impl Param {
@@ -83,6 +86,7 @@ impl Param {
             allow_unknown: false,
             allow_unknown_elements: false,
             allow_marked: false,
+            marks_inside: false,
         }
     }
     pub fn nullable(mut self) -> Param {
@@ -99,6 +103,10 @@ impl Param {
     }
     pub fn marked_ok(mut self) -> Param {
         self.allow_marked = true;
+        self
+    }
+    pub fn marks_inside(mut self) -> Param {
+        self.marks_inside = true;
         self
     }
 }
@@ -279,6 +287,10 @@ pub fn call(def: &FuncDef, args: Vec<Value>, ctx: &mut CallCtx) -> Result<Value,
             .ok_or_else(|| FnError::call("too many arguments"))?;
         let arg = if p.allow_marked {
             arg
+        } else if p.marks_inside {
+            let (v, m) = arg.unmark();
+            marked |= m;
+            v
         } else {
             let (v, m) = arg.unmark_deep();
             marked |= m;

@@ -2,6 +2,9 @@
 //! in which regions, at what list price on demand and as spot. Each cloud
 //! driver ships its own (`providers/<cloud>/catalog.csv`), with the source
 //! and the date its figures were taken in the file's header comments.
+//! Beside the GPU shapes a catalog prices the CPU machines strata's
+//! modules run (system pools, a MultiKueue manager), their accelerator
+//! cells empty.
 //!
 //! The file is CSV in the shape of SkyPilot's public catalogs:
 //! `InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice`,
@@ -98,7 +101,7 @@ impl Catalog {
         };
         let source = header("source:").ok_or("the catalog names no `# source:`")?;
         let taken = header("taken:").ok_or("the catalog gives no `# taken:` date")?;
-        let offers = read_rows(text, true)?.into_iter().map(|(_, o)| o).collect();
+        let offers = read_rows(text)?.into_iter().map(|(_, o)| o).collect();
         Ok(Catalog {
             cloud: cloud.to_string(),
             source,
@@ -126,6 +129,7 @@ impl Catalog {
     pub fn shapes(&self) -> BTreeSet<(String, u32)> {
         self.offers
             .iter()
+            .filter(|o| o.gpus > 0)
             .map(|o| (o.gpu.clone(), o.gpus))
             .collect()
     }
@@ -181,10 +185,9 @@ const COLUMNS: [&str; 6] = [
     "SpotPrice",
 ];
 
-/// The rows of a file in the catalog format, each with its line. A
-/// catalog lists GPU shapes only (`gpu_required`); a price list may price
-/// a machine without GPUs, its accelerator cells empty.
-fn read_rows(text: &str, gpu_required: bool) -> Result<Vec<(u64, Offer)>, String> {
+/// The rows of a file in the catalog format, each with its line; a
+/// machine without GPUs has both accelerator cells empty.
+fn read_rows(text: &str) -> Result<Vec<(u64, Offer)>, String> {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .from_reader(text.as_bytes());
@@ -213,7 +216,7 @@ fn read_rows(text: &str, gpu_required: bool) -> Result<Vec<(u64, Offer)>, String
             }
         };
         let gpus = match cell(2) {
-            "" if !gpu_required => 0,
+            "" if cell(1).is_empty() => 0,
             n => n
                 .parse()
                 .map_err(|_| bad("AcceleratorCount is not a whole number"))?,
@@ -257,7 +260,7 @@ impl PriceList {
     /// Reads a price list; `name` is how rows cite it (`prices.csv`).
     pub fn parse(name: &str, text: &str) -> Result<PriceList, String> {
         let mut rows = Vec::new();
-        for (line, offer) in read_rows(text, false)? {
+        for (line, offer) in read_rows(text)? {
             if offer.instance_type == "*" && (offer.gpu.is_empty() || offer.gpus == 0) {
                 return Err(format!(
                     "line {line}: a row for every instance type (`*`) names the GPU shape it prices (AcceleratorName, AcceleratorCount)"
@@ -388,7 +391,7 @@ pub fn quote(
                 cat.citation()
             ),
             false => format!(
-                "{instance_type} is not in the {} (it lists GPU instance types only); give its price with --prices",
+                "{instance_type} is not in the {} (it lists GPU instance types and the CPU machines strata's modules run); give its price with --prices",
                 cat.citation()
             ),
         });

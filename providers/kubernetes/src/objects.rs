@@ -615,12 +615,14 @@ impl Manifest {
         let v = to_value(&schema, MANIFEST, &rest)?;
         let mut fields = v.entries().cloned().unwrap_or_default();
         fields.insert("manifest".into(), to(&manifest)?);
-        fields.insert("object".into(), to(&object)?);
+        fields.insert("object".into(), secret_data_hidden(to(&object)?));
         Ok(Value::Object(fields))
     }
 
     /// Waits for what the `wait` block asks: conditions with a status,
-    /// fields with a value (`status.state = "ready"`).
+    /// fields whose value matches a regular expression (`status.phase =
+    /// "Running"`, `status.containerStatuses[0].ready = "true"`), as the
+    /// official provider reads them.
     async fn wait(
         &self,
         api: &Api,
@@ -630,12 +632,17 @@ impl Manifest {
         timeout: Duration,
     ) -> Result<Json, DriverError> {
         let w = &tf["wait"][0];
-        let fields: Vec<(String, String)> = w["fields"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-            .collect();
+        let mut fields: Vec<(String, regex::Regex)> = Vec::new();
+        for (k, v) in w["fields"].as_object().into_iter().flatten() {
+            let want = v.as_str().unwrap_or_default();
+            let re = regex::Regex::new(want).map_err(|e| {
+                invalid(
+                    MANIFEST,
+                    format!("wait.fields[{k:?}] is not a regular expression: {e}"),
+                )
+            })?;
+            fields.push((k.clone(), re));
+        }
         let conditions: Vec<(String, String)> = w["condition"]
             .as_array()
             .into_iter()
@@ -646,21 +653,8 @@ impl Manifest {
             })
             .collect();
         let missing = |live: &Json| -> Option<String> {
-            for (path, want) in &fields {
-                let have = path
-                    .split('.')
-                    .try_fold(live, |v, k| match k.parse::<usize>() {
-                        Ok(i) if v.is_array() => v.get(i),
-                        _ => v.get(k),
-                    });
-                let have = match have {
-                    Some(Json::String(s)) => s.clone(),
-                    Some(Json::Null) | None => "nothing".to_string(),
-                    Some(other) => other.to_string(),
-                };
-                if have != *want {
-                    return Some(format!("{path} is {have}, waiting for {want}"));
-                }
+            if let Some(why) = fields.iter().find_map(|(p, re)| unmatched(live, p, re)) {
+                return Some(why);
             }
             for (ty, want) in &conditions {
                 let have = live["status"]["conditions"]
@@ -751,6 +745,74 @@ impl Manifest {
     }
 }
 
+/// A Secret's contents as the cluster has them (a service account token
+/// the cluster filled in, say) are sensitive wherever strata shows or
+/// stores the object, as what the configuration gave is.
+fn secret_data_hidden(object: Value) -> Value {
+    let Value::Object(mut fields) = object else {
+        return object;
+    };
+    if fields.get("kind").and_then(Value::as_str) != Some("Secret") {
+        return Value::Object(fields);
+    }
+    for key in ["data", "stringData"] {
+        if let Some(v) = fields.remove(key) {
+            fields.insert(key.into(), Value::Sensitive(Box::new(v)));
+        }
+    }
+    Value::Object(fields)
+}
+
+/// Why the field at `path` of `live` does not match `want` yet, if it
+/// does not.
+fn unmatched(live: &Json, path: &str, want: &regex::Regex) -> Option<String> {
+    let have = field_path(path)
+        .iter()
+        .try_fold(live, |v, k| match k.parse::<usize>() {
+            Ok(i) if v.is_array() => v.get(i),
+            _ => v.get(k),
+        });
+    let have = match have {
+        Some(Json::String(s)) => Some(s.clone()),
+        Some(Json::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    };
+    match have.as_deref() {
+        Some(h) if want.is_match(h) => None,
+        _ => Some(format!(
+            "{path} is {}, waiting for a value matching {}",
+            have.as_deref().unwrap_or("not set"),
+            want.as_str()
+        )),
+    }
+}
+
+/// A `wait` field's path as segments: `status.phase`,
+/// `status.containerStatuses[0].ready`, `metadata.annotations["a.b/c"]`.
+fn field_path(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix("[\"") {
+            let end = quoted.find("\"]").unwrap_or(quoted.len());
+            out.push(quoted[..end].to_string());
+            rest = quoted.get(end + 2..).unwrap_or("");
+        } else if let Some(index) = rest.strip_prefix('[') {
+            let end = index.find(']').unwrap_or(index.len());
+            out.push(index[..end].to_string());
+            rest = index.get(end + 1..).unwrap_or("");
+        } else {
+            let rest_of = rest.strip_prefix('.').unwrap_or(rest);
+            let end = rest_of.find(['.', '[']).unwrap_or(rest_of.len());
+            if end > 0 {
+                out.push(rest_of[..end].to_string());
+            }
+            rest = &rest_of[end..];
+        }
+    }
+    out
+}
+
 fn to_json_value(j: &Json) -> Value {
     infer(j).unwrap_or_else(|_| Value::null())
 }
@@ -787,7 +849,7 @@ impl Kind<Conn> for Manifest {
                 "fields",
                 A::optional(
                     Type::map(Type::String),
-                    "Paths (status.phase) and the values to wait for.",
+                    "Paths (status.phase, status.containerStatuses[0].ready) and regular expressions their values must match.",
                 ),
             )],
         );
@@ -826,18 +888,25 @@ impl Kind<Conn> for Manifest {
         if let Value::Object(fields) = &mut p.planned {
             fields.insert("object".into(), Value::Unknown(Type::Dynamic));
         }
-        // A different apiVersion, kind, name or namespace is another object.
-        let ident = |v: Option<&Value>| {
-            let j = v.map(plain_json).unwrap_or(Json::Null);
-            (
-                j["apiVersion"].clone(),
-                j["kind"].clone(),
-                j["metadata"]["name"].clone(),
-                j["metadata"]["namespace"].clone(),
-            )
+        // A different apiVersion, kind, name or namespace is another
+        // object; so is one whose name is not known yet (a name made from
+        // what apply gives cannot be the one the object has).
+        let part = |v: Option<&Value>, path: &[&str]| {
+            path.iter().try_fold(v?, |x, k| values::get(x, k)).cloned()
         };
-        let known = now.is_some_and(Value::is_wholly_known);
-        if known && ident(was) != ident(now) {
+        let other = [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "namespace"],
+        ]
+        .iter()
+        .any(|path| match (part(was, path), part(now, path)) {
+            (_, Some(n)) if !n.is_wholly_known() => true,
+            (Some(w), Some(n)) => !w.raw_equal(&n),
+            (w, n) => w.is_some() != n.is_some(),
+        });
+        if other {
             p.requires_replace.push(vec!["manifest".to_string()]);
         }
         p
@@ -972,4 +1041,28 @@ pub async fn list(
     let url = format!("{path}?labelSelector={}", strata_rest::encode(selector));
     let page = api.call(op, Method::GET, &url, None).await?;
     Ok(page["items"].as_array().cloned().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_path;
+
+    #[test]
+    fn a_wait_field_path_reads_as_the_official_provider_writes_it() {
+        let cases: [(&str, &[&str]); 4] = [
+            ("status.phase", &["status", "phase"]),
+            (
+                "status.containerStatuses[0].ready",
+                &["status", "containerStatuses", "0", "ready"],
+            ),
+            (
+                "metadata.annotations[\"test.terraform.io\"]",
+                &["metadata", "annotations", "test.terraform.io"],
+            ),
+            ("data.token", &["data", "token"]),
+        ];
+        for (path, want) in cases {
+            assert_eq!(field_path(path), want, "{path}");
+        }
+    }
 }

@@ -13,9 +13,13 @@
 //!
 //! Simplifications, all on the safe side for a client: lists are atomic
 //! (what an unannotated CRD schema gives), and a field's ownership is
-//! tracked at its leaf. One controller is played: a `ClusterPolicy`
+//! tracked at its leaf. Two controllers are played: a `ClusterPolicy`
 //! (`nvidia.com/v1`, the GPU Operator's) reports `notReady` until it has
-//! been read [`Kube::ready_after`] times, then `ready`.
+//! been read [`Kube::ready_after`] times, then `ready`; and the token
+//! controller fills a `kubernetes.io/service-account-token` Secret of an
+//! existing service account with a token (which the server then accepts
+//! as a bearer token, until the Secret is deleted), the cluster's CA and
+//! the namespace.
 
 use crate::{json, serve_tls, Body, Req, Server};
 use hyper::{Method, Response};
@@ -83,6 +87,9 @@ struct Store {
     reads: BTreeMap<Key, u32>,
     ready_after: u32,
     calls: Vec<String>,
+    /// The CA the server's certificate is signed by (PEM): what a service
+    /// account token Secret's `ca.crt` holds.
+    ca_pem: String,
 }
 
 /// A running stand-in cluster.
@@ -94,15 +101,28 @@ pub struct Kube {
     tenants: Arc<Tenants>,
 }
 
-/// The clusters under `/clusters/NAME`, by name.
+/// The clusters under `/clusters/NAME`, by name, and the CA their
+/// token Secrets hold.
 #[derive(Default)]
-struct Tenants(Mutex<BTreeMap<String, Arc<Mutex<Store>>>>);
+struct Tenants {
+    all: Mutex<BTreeMap<String, Arc<Mutex<Store>>>>,
+    ca_pem: Mutex<String>,
+}
 
 impl Tenants {
     fn of(&self, cluster: &str) -> Arc<Mutex<Store>> {
-        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let ca_pem = self
+            .ca_pem
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut all = self.all.lock().unwrap_or_else(|e| e.into_inner());
         all.entry(cluster.to_string())
-            .or_insert_with(|| Arc::new(Mutex::new(Store::new())))
+            .or_insert_with(|| {
+                let mut s = Store::new();
+                s.ca_pem = ca_pem;
+                Arc::new(Mutex::new(s))
+            })
             .clone()
     }
 }
@@ -133,6 +153,8 @@ pub fn start() -> std::io::Result<Kube> {
         };
         async move { route(&store, req) }
     })?;
+    *tenants.ca_pem.lock().unwrap_or_else(|e| e.into_inner()) = ca_pem.clone();
+    store.lock().unwrap_or_else(|e| e.into_inner()).ca_pem = ca_pem.clone();
     Ok(Kube {
         server,
         ca_pem,
@@ -154,6 +176,18 @@ impl Store {
             Kind::new("apps/v1", "deployments", "Deployment", true),
             Kind::new("apps/v1", "daemonsets", "DaemonSet", true),
             Kind::new(
+                "rbac.authorization.k8s.io/v1",
+                "clusterroles",
+                "ClusterRole",
+                false,
+            ),
+            Kind::new(
+                "rbac.authorization.k8s.io/v1",
+                "clusterrolebindings",
+                "ClusterRoleBinding",
+                false,
+            ),
+            Kind::new(
                 "apiextensions.k8s.io/v1",
                 "customresourcedefinitions",
                 "CustomResourceDefinition",
@@ -168,6 +202,7 @@ impl Store {
             reads: BTreeMap::new(),
             ready_after: 2,
             calls: Vec::new(),
+            ca_pem: String::new(),
         };
         for ns in ["default", "kube-system"] {
             let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
@@ -441,7 +476,7 @@ fn route(store: &Mutex<Store>, req: Req) -> Response<Body> {
     let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
     s.calls
         .push(format!("{} {}?{}", req.method, req.path, req.query));
-    if req.bearer() != Some(TOKEN) {
+    if !req.bearer().is_some_and(|t| t == TOKEN || s.issued(t)) {
         return status(401, "Unauthorized", "Unauthorized".into());
     }
     let segs: Vec<&str> = req.path.split('/').filter(|x| !x.is_empty()).collect();
@@ -966,6 +1001,9 @@ impl Store {
             match t.kind.kind.as_str() {
                 "Namespace" => obj["status"] = json!({"phase": "Active"}),
                 "ClusterPolicy" => obj["status"] = json!({"state": "notReady"}),
+                "Secret" if obj["type"] == "kubernetes.io/service-account-token" => {
+                    self.issue_token(&mut obj)
+                }
                 "CustomResourceDefinition" => {
                     obj["status"] =
                         json!({"conditions": [{"type": "Established", "status": "True"}]});
@@ -978,6 +1016,39 @@ impl Store {
         self.bump(&mut obj);
         self.objects.insert(key, obj.clone());
         obj
+    }
+
+    /// The token controller: a new service account token Secret of an
+    /// existing service account gets a token, the CA and its namespace.
+    fn issue_token(&mut self, secret: &mut Json) {
+        let ns = secret["metadata"]["namespace"].as_str().unwrap_or_default();
+        let account = secret["metadata"]["annotations"]["kubernetes.io/service-account.name"]
+            .as_str()
+            .unwrap_or_default();
+        let sa = (
+            String::new(),
+            "serviceaccounts".into(),
+            ns.to_string(),
+            account.to_string(),
+        );
+        if !self.objects.contains_key(&sa) {
+            return;
+        }
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let token = format!("sa-{ns}-{account}-{}", self.uid);
+        secret["data"] =
+            json!({"token": b64(&token), "ca.crt": b64(&self.ca_pem), "namespace": b64(ns)});
+    }
+
+    /// Whether `token` is one the token controller gave a Secret that
+    /// still exists.
+    fn issued(&self, token: &str) -> bool {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(token);
+        self.objects.values().any(|o| {
+            o["type"] == "kubernetes.io/service-account-token" && o["data"]["token"] == json!(b64)
+        })
     }
 
     /// A CRD's kinds, served from now on.
