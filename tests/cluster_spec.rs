@@ -1058,3 +1058,128 @@ fn the_manager_tries_the_workers_in_price_or_placement_order() {
         "{out}"
     );
 }
+
+/// An existing cluster as a MultiKueue worker of a manager one runs too
+/// (another context of the kubeconfig): the manager reaches the worker at
+/// the server of the worker's context, with a kubeconfig Kueue accepts;
+/// the manager's objects are on the manager. The manager may not be the
+/// worker itself.
+#[test]
+fn an_existing_cluster_is_a_worker_of_a_manager_one_runs() {
+    use common::multikueue::{as_dispatcher, dynamic, instance, kubeconfig_of, kueue_refuses};
+    let kube: Kube = kubernetes::start().expect("the Kubernetes stand-in starts");
+    let runtime = r#"
+  runtime {
+    queue "training" {
+      namespaces = ["ml"]
+    }
+    multikueue {
+      manager {
+        cloud          = "kubernetes"
+        config_path    = "kubeconfig.json"
+        config_context = "manager"
+      }
+    }
+  }
+
+  node_pool "h100" {"#;
+    let dir = on_existing(&kube, "multikueue", &|t| {
+        t.replacen("\n  node_pool \"h100\" {", runtime, 1)
+    });
+    // The manager: a cluster of its own on the stand-in, another context.
+    let mut config = kube.kubeconfig("gpu-lab");
+    let manager_server = format!("{}/clusters/manager", kube.server.url);
+    let mut cluster = config["clusters"][0].clone();
+    cluster["name"] = "manager".into();
+    cluster["cluster"]["server"] = manager_server.into();
+    let mut context = config["contexts"][0].clone();
+    context["name"] = "manager".into();
+    context["context"]["cluster"] = "manager".into();
+    config["clusters"]
+        .as_array_mut()
+        .expect("clusters")
+        .push(cluster);
+    config["contexts"]
+        .as_array_mut()
+        .expect("contexts")
+        .push(context);
+    std::fs::write(dir.join("kubeconfig.json"), config.to_string()).expect("kubeconfig");
+    let (code, out) = in_lab(&dir, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state");
+    let state: Json = serde_json::from_str(&text).expect("state JSON");
+    let (k, sensitive) = kubeconfig_of(&state, "lab", "lab-kubernetes");
+    assert!(sensitive, "kept as sensitive");
+    assert_eq!(kueue_refuses(&k), None, "{k}");
+    assert!(
+        k.contains(&format!("\"server\": \"{}\"", kube.server.url)),
+        "the worker's server: {k}"
+    );
+    let (status, body) = as_dispatcher(&k, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/training");
+    assert_eq!(status, 200, "the worker answers the manager: {body}");
+    let config = instance(
+        &state,
+        "module.lab_manager.module.runtime[0]",
+        "kubernetes_manifest.dispatch",
+        &Json::from(0),
+    );
+    assert_eq!(
+        dynamic(config, "manifest")["spec"]["clusters"],
+        serde_json::json!(["lab-kubernetes"])
+    );
+    assert!(
+        kube.get("/apis/kueue.x-k8s.io/v1beta2/multikueueconfigs/strata")
+            .is_none(),
+        "the manager's objects are not on the worker"
+    );
+    let (code, out) = in_lab(&dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
+    let spec = std::fs::read_to_string(dir.join("cluster.hcl")).expect("spec");
+    let same = spec.replace(
+        "config_context = \"manager\"",
+        "config_context = var.context",
+    );
+    std::fs::write(dir.join("cluster.hcl"), same).expect("spec");
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("MultiKueue's manager cannot dispatch to itself"),
+        "{out}"
+    );
+}
+
+/// README's two jobs, applied to the manager as `kubectl apply` would
+/// (server-side apply): accepted under Kueue's and KubeRay's schemas; a
+/// RayJob with a misspelled field is refused at the field.
+fn jobs_are_accepted_by_the_manager(kube: &Kube) {
+    let manager = format!("{}/clusters/manager", kube.server.url);
+    let apply = |path: &str, doc: &Json| {
+        let url = format!("{manager}{path}?fieldManager=kubectl&force=true");
+        let auth = format!("Bearer {}", kubernetes::TOKEN);
+        common::sandbox::https(
+            kube.ca_pem.as_bytes(),
+            ("PATCH", &url),
+            &auth,
+            "application/apply-patch+yaml",
+            &doc.to_string(),
+        )
+    };
+    let read = |file: &str| -> Json {
+        let text = std::fs::read_to_string(root().join("examples/multi-cloud/jobs").join(file))
+            .expect("the example job");
+        serde_yaml::from_str(&text).expect("YAML")
+    };
+    let job = read("train-job.yaml");
+    let (status, body) = apply("/apis/batch/v1/namespaces/ml/jobs/train-resnet", &job);
+    assert!(status == 200 || status == 201, "the Job: {body}");
+    let mut ray = read("rayjob.yaml");
+    let (status, body) = apply("/apis/ray.io/v1/namespaces/ml/rayjobs/finetune", &ray);
+    assert!(status == 200 || status == 201, "the RayJob: {body}");
+    ray["spec"]["rayClusterSpecs"] = ray["spec"]["rayClusterSpec"].clone();
+    let (status, body) = apply("/apis/ray.io/v1/namespaces/ml/rayjobs/finetune", &ray);
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.contains(".spec.rayClusterSpecs: field not declared in schema"),
+        "{body}"
+    );
+}

@@ -60,6 +60,7 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     }
     let before = dispatch_works(&sb, &work);
     rotation(&sb, &work, &before);
+    prices_reorder_the_workers_and_nothing_else(&sb, &work);
     let (code, out) = strata(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     let (code, out) = strata(&["cost"]);
@@ -94,7 +95,7 @@ fn dispatch_works(sb: &Sandbox, work: &Path) -> Vec<String> {
     WORKERS
         .iter()
         .map(|(worker, call)| {
-            let (k, sensitive) = kubeconfig_of(&state, worker);
+            let (k, sensitive) = kubeconfig_of(&state, "train", worker);
             assert!(
                 sensitive,
                 "the state keeps {worker}'s kubeconfig as sensitive"
@@ -160,7 +161,7 @@ fn rotation(sb: &Sandbox, work: &Path, before: &[String]) {
     }
     let state = state(work);
     for ((worker, _), old) in WORKERS.iter().zip(before) {
-        let (k, _) = kubeconfig_of(&state, worker);
+        let (k, _) = kubeconfig_of(&state, "train", worker);
         assert_ne!(token(&k), token(old), "{worker} has a new token");
         assert_eq!(
             as_dispatcher(&k, QUEUE).0,
@@ -175,6 +176,30 @@ fn rotation(sb: &Sandbox, work: &Path, before: &[String]) {
     }
     let (code, out) = at_later(&["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "nothing more to rotate:\n{out}");
+}
+
+/// A price file making AWS the cheapest: the plan updates the manager's
+/// MultiKueueConfig, and nothing else.
+fn prices_reorder_the_workers_and_nothing_else(sb: &Sandbox, work: &Path) {
+    std::fs::write(
+        work.join("cheap-aws.csv"),
+        "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice\np5.48xlarge,H100,8,us-east-1,20,\n",
+    )
+    .expect("prices");
+    let (code, out) = sb.strata(
+        work,
+        &["plan", "--prices", "cheap-aws.csv", "--detailed-exitcode"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("Plan: 0 to add, 1 to change, 0 to destroy."),
+        "{out}"
+    );
+    assert!(
+        out.contains("module.train_manager.module.runtime[0].kubernetes_manifest.dispatch[0] will be updated in-place"),
+        "{out}"
+    );
+    assert!(out.contains("1. train-aws-us-east-1"), "{out}");
 }
 
 fn state(work: &Path) -> Json {
@@ -260,7 +285,7 @@ fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
 fn one_token_each(work: &Path) {
     let state = state(work);
     for (worker, call) in WORKERS {
-        let (k, _) = kubeconfig_of(&state, worker);
+        let (k, _) = kubeconfig_of(&state, "train", worker);
         assert_eq!(
             as_dispatcher(&k, QUEUE).0,
             200,

@@ -3,6 +3,14 @@
 # same driver as on every other cloud. Nothing else is touched.
 
 locals {
+  # Where a MultiKueue manager reaches this cluster: the cloud block's
+  # host, else the server of the kubeconfig context the provider uses.
+  kubeconfig   = var.kubeconfig_path == null ? null : yamldecode(file(pathexpand(var.kubeconfig_path)))
+  context_name = try(coalesce(var.kubeconfig_context, local.kubeconfig["current-context"]), null)
+  context      = try(one([for c in local.kubeconfig.contexts : c.context if c.name == local.context_name]), null)
+  endpoint = var.endpoint != null ? var.endpoint : try(one([
+    for c in local.kubeconfig.clusters : c.cluster.server if c.name == local.context.cluster
+  ]), null)
   # One entry per (pool, node).
   node_labels = merge([
     for pool, names in var.nodes : {
@@ -40,7 +48,7 @@ module "runtime" {
   # A MultiKueue manager has no GPU pools of its own: its flavours are the
   # workers' pools.
   pools      = merge({ for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }, try(var.multikueue.pools, {}))
-  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = var.endpoint })
+  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = local.endpoint })
   kubeconfigs = var.multikueue_kubeconfigs
   depends_on = [module.gpu_operator]
 }

@@ -71,7 +71,19 @@ variable "multikueue" {
 variable "endpoint" {
   type        = string
   default     = null
-  description = "The cluster's API server URL, where a MultiKueue manager reaches it as a worker."
+  description = "The cluster's API server URL, where a MultiKueue manager reaches it as a worker (the cloud block's `host`); by default the server of the kubeconfig's context."
+}
+
+variable "kubeconfig_path" {
+  type        = string
+  default     = null
+  description = "The kubeconfig the cloud block's provider reads (`config_path`): where the worker's endpoint is found."
+}
+
+variable "kubeconfig_context" {
+  type        = string
+  default     = null
+  description = "Its context (`config_context`; the kubeconfig's current one by default)."
 }
 
 variable "multikueue_kubeconfigs" {

@@ -23,8 +23,10 @@ variable "runtime" {
 
 variable "pools" {
   type = map(object({
-    gpus_per_node = number
-    max_nodes     = number
+    gpus_per_node = optional(number, 8)
+    # A MultiKueue manager's pools have no size of their own: its quotas
+    # are the workers'.
+    max_nodes = optional(number, 1)
     # What selects the pool's nodes, on every cloud: the spec's labels and
     # `strata.dev/pool`.
     labels = map(string)

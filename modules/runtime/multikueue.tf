@@ -82,6 +82,12 @@ resource "kubernetes_manifest" "dispatcher" {
     kind       = "ServiceAccount"
     metadata   = { name = local.dispatcher, namespace = helm_release.kueue.namespace }
   }
+  lifecycle {
+    precondition {
+      condition     = var.multikueue.endpoint != null
+      error_message = "The MultiKueue manager cannot reach this cluster: give its API server's URL (host in the cloud block), or a kubeconfig whose context names it."
+    }
+  }
 }
 
 resource "kubernetes_manifest" "dispatcher_role" {

@@ -128,12 +128,46 @@ fn reach(call: &str, span: Span) -> Body {
     }
 }
 
+/// The MultiKueue manager's kubeconfig (`train_manager_kubeconfig`,
+/// sensitive), where jobs are submitted.
+fn manager_output(root: &mut config::Module, c: &Expanded) {
+    let Some(d) = &c.dispatch else { return };
+    let name = format!("{}_manager_kubeconfig", c.name);
+    // An existing cluster's module has no kubeconfig: you have yours.
+    let has = root
+        .module_calls
+        .iter()
+        .find(|m| m.name == d.manager)
+        .is_some_and(|m| m.module.outputs.iter().any(|o| o.name == "kubeconfig"));
+    if !has || root.outputs.iter().any(|o| o.name == name) {
+        return;
+    }
+    root.outputs.push(config::Output {
+        name,
+        expr: get_attr(
+            get_attr(name_expr("module", c.span), &d.manager),
+            "kubeconfig",
+        ),
+        span: c.span,
+        decl: c.span,
+        description: Some(format!(
+            "kubeconfig of cluster {:?}'s MultiKueue manager, where jobs are submitted",
+            c.name
+        )),
+        sensitive: true,
+        ephemeral: false,
+        depends_on: Vec::new(),
+        preconditions: Vec::new(),
+    });
+}
+
 /// Root outputs gathering each cloud module's `cluster_endpoint`,
 /// `node_identity` and `kubeconfig` by cloud (`train_endpoints = { aws =
 /// …, aws_us_west_2 = …, gcp = … }`): a configuration cannot name modules that exist only for
 /// some values of `clouds`, so the expansion does. An output the user
 /// declares under the same name wins.
 pub(super) fn outputs(root: &mut config::Module, c: &Expanded) {
+    manager_output(root, c);
     for (suffix, from, sensitive) in [
         ("endpoints", "cluster_endpoint", false),
         ("node_identities", "node_identity", false),

@@ -28,14 +28,14 @@ pub fn dynamic<'a>(instance: &'a Json, name: &str) -> &'a Json {
     &instance["attributes"][name]["value"]
 }
 
-/// The manager's kubeconfig for worker `worker`, from its Secret, and
-/// whether the state keeps it as sensitive.
-pub fn kubeconfig_of(state: &Json, worker: &str) -> (String, bool) {
+/// The manager's kubeconfig for worker `worker` of cluster `cluster`,
+/// from its Secret, and whether the state keeps it as sensitive.
+pub fn kubeconfig_of(state: &Json, cluster: &str, worker: &str) -> (String, bool) {
     use base64::Engine;
-    let module = "module.train_manager.module.runtime[0]";
+    let module = format!("module.{cluster}_manager.module.runtime[0]");
     let secret = instance(
         state,
-        module,
+        &module,
         "kubernetes_manifest.worker_kubeconfig",
         &Json::from(worker),
     );

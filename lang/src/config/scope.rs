@@ -252,7 +252,10 @@ impl<'a> ConfigScope<'a> {
     }
 
     pub fn evaluator(&self) -> Evaluator<'_> {
-        Evaluator::new(self, self.module.dir.clone())
+        // As Terraform's: a relative path in `file()` and its kin is the
+        // working directory's, in every module (so `path.module`, which
+        // is relative to it, prefixes a module's own files).
+        Evaluator::new(self, PathBuf::new())
     }
 
     fn local(&self, name: &str, span: Span) -> Result<Value, Diag> {

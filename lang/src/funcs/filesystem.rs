@@ -1,5 +1,6 @@
-//! Filesystem functions. Relative paths resolve from the module's directory
-//! (`path.module`), as in Terraform.
+//! Filesystem functions. Relative paths resolve from the evaluator's base
+//! directory: the working directory for configuration, as in Terraform
+//! (a module names its own files through `path.module`).
 
 use super::{def, p, str_arg, CallCtx, FnError, FuncDef};
 use crate::lang::types::Type;

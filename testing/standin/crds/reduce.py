@@ -3,7 +3,7 @@
 Kubernetes stand-in checks objects against, and writes them as one JSON
 file with where they came from.
 
-    reduce.py REPO GIT_DIR TAG PATH OUT KIND...
+    reduce.py [--compact] REPO GIT_DIR TAG PATH OUT KIND...
 
 REPO is the project's repository (owner/name), GIT_DIR a clone (bare is enough) of the project, TAG the release, PATH
 the folder of CRD YAML files at that tag, KIND the kinds kept (plural.group
@@ -13,7 +13,8 @@ items, additionalProperties, required, nullable, int-or-string,
 preserve-unknown-fields) and the value rules the stand-in enforces (enum,
 format, pattern, lengths, counts, bounds). Dropped: descriptions (prose),
 CEL rules (`x-kubernetes-validations`: the stand-in does not evaluate
-CEL), list and map merge types, defaults.
+CEL), list and map merge types, defaults. `--compact` writes one line
+(KubeRay's CRDs embed the pod template schema several times over).
 """
 import json, subprocess, sys
 import yaml
@@ -40,7 +41,9 @@ def reduce_schema(s):
 
 
 def main():
-    repo, git_dir, tag, path, out, *kinds = sys.argv[1:]
+    args = sys.argv[1:]
+    compact = bool(args) and args[0] == "--compact"
+    repo, git_dir, tag, path, out, *kinds = args[1:] if compact else args
     files = subprocess.run(["git", "-C", git_dir, "ls-tree", "--name-only", f"{tag}:{path}"],
                            check=True, capture_output=True, text=True).stdout.split()
     crds = []
@@ -71,7 +74,10 @@ def main():
                       "reduced_by": "testing/standin/crds/reduce.py"},
            "crds": crds}
     with open(out, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
+        if compact:
+            json.dump(doc, f, separators=(",", ":"), sort_keys=True)
+        else:
+            json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
 
 

@@ -10,7 +10,7 @@ For the chart `gpu-operator` it also does what the chart's templates do
 that matters to strata: the ClusterPolicy CRD and a ClusterPolicy
 `cluster-policy` whose spec comes from the values. A chart whose CRDs
 are kept in ../crds (`CHART-VERSION.json`, reduced from the project's
-published CRDs by crds/reduce.py) has them installed, with their
+published CRDs by crds/reduce.py: Kueue's and KubeRay's) has them installed, with their
 schemas, so the API server stand-in holds custom resources to them; a
 version the stand-in has no CRDs for is refused, so a test never runs on
 CRDs it did not mean.
@@ -191,7 +191,7 @@ def gpu_operator(cl, values, version):
     cl.apply("/apis/nvidia.com/v1/clusterpolicies/cluster-policy", policy)
 
 CRDS = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "crds")
-CHARTS_WITH_CRDS = {"kueue"}
+CHARTS_WITH_CRDS = {"kueue", "kuberay-operator"}
 
 def install_crds(cl, chart_name, version):
     """The chart's CRDs, as its templates would install them."""

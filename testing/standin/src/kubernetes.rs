@@ -175,6 +175,7 @@ impl Store {
             Kind::new("v1", "serviceaccounts", "ServiceAccount", true),
             Kind::new("apps/v1", "deployments", "Deployment", true),
             Kind::new("apps/v1", "daemonsets", "DaemonSet", true),
+            Kind::new("batch/v1", "jobs", "Job", true),
             Kind::new(
                 "rbac.authorization.k8s.io/v1",
                 "clusterroles",
