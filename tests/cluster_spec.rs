@@ -505,7 +505,10 @@ fn spec_mistakes_are_errors_at_their_place() {
     let bad_rotation = manager("      manager {\n        cloud  = \"aws\"\n        region = \"us-east-1\"\n      }\n      rotate_after = \"soon\"\n");
     let manager_nowhere = manager("      manager {\n        cloud  = \"oci\"\n      }\n");
     let manager_no_region = manager("      manager {\n        cloud  = \"gcp\"\n      }\n");
-    let cases: [(&str, Edit, &str); 32] = [
+    let manager_typo = manager(
+        "      manager {\n        cloud  = \"aws\"\n        regoin = \"us-east-1\"\n      }\n",
+    );
+    let cases: [(&str, Edit, &str); 33] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -682,6 +685,11 @@ fn spec_mistakes_are_errors_at_their_place() {
             "manager-region",
             &manager_no_region,
             "The manager is a cluster strata makes on gcp: say where with region",
+        ),
+        (
+            "manager-typo",
+            &manager_typo,
+            "An argument named \"regoin\" is not expected in the MultiKueue manager",
         ),
     ];
     for (tag, edit, want) in cases {

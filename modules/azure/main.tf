@@ -103,10 +103,12 @@ resource "azurerm_kubernetes_cluster" "this" {
   kubernetes_version        = var.kubernetes_version
   oidc_issuer_enabled       = true
   workload_identity_enabled = true
+  # AKS's system pool: untainted CPU nodes for the cluster's own
+  # controllers (a MultiKueue manager's only pool).
   default_node_pool {
     name           = "system"
-    vm_size        = "Standard_D4s_v5"
-    node_count     = 2
+    vm_size        = coalesce(try(var.system_pool.instance_type, null), "Standard_D4s_v5")
+    node_count     = coalesce(try(var.system_pool.nodes, null), 2)
     vnet_subnet_id = azurerm_subnet.nodes.id
   }
   identity {

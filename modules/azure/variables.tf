@@ -76,3 +76,12 @@ variable "multikueue_kubeconfigs" {
   sensitive   = true
   description = "A MultiKueue manager's kubeconfig for each worker, by worker name."
 }
+
+variable "system_pool" {
+  type = object({
+    instance_type = optional(string)
+    nodes         = optional(number, 2)
+  })
+  default     = null
+  description = "AKS's system pool: untainted CPU nodes for the cluster's own controllers (Standard_D4s_v5, two nodes, by default); a MultiKueue manager's only pool."
+}

@@ -239,6 +239,8 @@ pub(super) fn manager<'k>(
 ) -> Option<Built<'k>> {
     let block = m.mk.manager?;
     let (kind, cloud_span) = manager_cloud(block, scope, diags)?;
+    let what = "the MultiKueue manager";
+    allowed(&block.body, what, &manager_fields(kind), &[], diags);
     let call = format!("{}_manager", m.cluster);
     let name = format!("{}-manager", m.cluster);
     let body = manager_body(kind, block, m.cloud_blocks);
@@ -292,12 +294,31 @@ pub(super) fn manager<'k>(
     let mut b = cloud_call(&c, diags)?;
     b.site = None;
     b.call.inputs.extend(manager_inputs(m, block.kind_span));
-    if matches!(kind.name, "aws" | "gcp") {
+    if kind.created {
         b.call
             .inputs
             .push(system_pool(Some(block), block.kind_span));
     }
     Some(b)
+}
+
+/// What a manager block may say on `kind`: its cloud, the cloud's own
+/// arguments (a cloud block's), and on a cloud strata makes clusters on,
+/// its CPU pool's size.
+fn manager_fields(kind: &CloudKind) -> Vec<&'static str> {
+    let (_, provider_args) = kind.provider;
+    let mut fields = vec!["cloud"];
+    fields.extend(provider_args);
+    fields.extend(kind.region.iter().chain(&kind.regions).copied());
+    if kind.created {
+        fields.extend(["zones"].iter().chain(MANAGER_POOL));
+    }
+    if kind.name == "aws" {
+        fields.extend(["node_image_owners", "node_image_name"]);
+    }
+    fields.sort_unstable();
+    fields.dedup();
+    fields
 }
 
 /// The manager block's cloud.
@@ -430,8 +451,8 @@ fn manager_inputs(m: &ManagerOf<'_, '_>, span: Span) -> Vec<Attribute> {
     ]
 }
 
-/// The cluster's untainted CPU pool (aws and gcp; Azure's module always
-/// has one): the manager block's `instance_type` and `nodes` when given.
+/// The cluster's untainted CPU pool: the manager block's `instance_type`
+/// and `nodes` when given.
 pub(super) fn system_pool(manager: Option<&Block>, span: Span) -> Attribute {
     let items = manager
         .map(|b| {

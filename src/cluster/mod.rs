@@ -437,7 +437,7 @@ fn cluster(
 }
 
 /// With a runtime, each created cluster gets untainted CPU nodes for
-/// Kueue's and KubeRay's controllers; with MultiKueue, each is a worker
+/// Kueue's and KubeRay's controllers (`system_pool`); with MultiKueue, each is a worker
 /// and the manager's call is built over them, in dispatch order.
 fn runtime_inputs<'k>(
     spec: &Spec<'_>,
@@ -448,11 +448,9 @@ fn runtime_inputs<'k>(
     diags: &mut Diags,
 ) -> Option<Built<'k>> {
     spec.runtime?;
-    for b in built.iter_mut() {
-        if matches!(b.cc.cloud.as_str(), "aws" | "gcp") {
-            let pool = dispatch::system_pool(None, b.cc.span);
-            b.call.inputs.push(pool);
-        }
+    for b in built.iter_mut().filter(|b| b.cc.cloud != "kubernetes") {
+        let pool = dispatch::system_pool(None, b.cc.span);
+        b.call.inputs.push(pool);
     }
     let mk = spec.multikueue.as_ref()?;
     for b in built.iter_mut() {
