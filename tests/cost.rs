@@ -622,3 +622,49 @@ fn an_unknown_count_is_null_and_says_why() {
         "{human}"
     );
 }
+
+/// `strata cost` says where a MultiKueue manager sends jobs, in the order
+/// and at the prices that decided it, beside what the clusters cost.
+#[test]
+fn cost_lists_the_workers_jobs_go_to_in_order() {
+    let dir = multi_cloud("dispatch", &|t| t);
+    let human = ok(&dir, &["cost", "--state", "s.tfstate"]);
+    let at = human
+        .find("MultiKueue of train:")
+        .unwrap_or_else(|| panic!("{human}"));
+    let order: Vec<usize> = [
+        "1. train-gcp-us-central1",
+        "2. train-aws-us-east-1",
+        "3. train-azure-eastus",
+    ]
+    .iter()
+    .map(|w| {
+        human[at..]
+            .find(w)
+            .unwrap_or_else(|| panic!("{w}:\n{human}"))
+    })
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{human}");
+    let cost = cost_json(&dir, &["--state", "s.tfstate"]);
+    let workers: Vec<&str> = cost["dispatch"][0]["workers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["name"].as_str())
+        .collect();
+    assert_eq!(
+        workers,
+        [
+            "train-gcp-us-central1",
+            "train-aws-us-east-1",
+            "train-azure-eastus"
+        ]
+    );
+    let gcp = listed("gcp", "a3-highgpu-8g", "us-central1", Capacity::OnDemand)
+        .and_then(|p| p.per(8))
+        .expect("row");
+    // As the placements' prices: a decimal string.
+    let first = cost["dispatch"][0]["workers"][0]["gpu_hour"].as_str();
+    assert_eq!(first.and_then(Usd::parse), Some(gcp), "{cost:#}");
+    assert_eq!(cost["dispatch"][0]["manager"], "train_manager");
+}

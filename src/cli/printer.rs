@@ -173,20 +173,21 @@ impl Printer {
 
     /// `strata cost`'s report.
     pub fn cost(&self, c: &Costed, sources: &Sources) {
-        let standing =
-            crate::render::placement::standing(&c.placements, &std::collections::BTreeMap::new());
+        use crate::render::placement::{dispatch_human, dispatch_markdown, standing};
+        let standing = standing(&c.placements, &std::collections::BTreeMap::new());
         let text = match self.format {
             Format::Human => {
                 let cost = match c.cost.is_empty() {
                     true => "Nothing in this configuration or its state is priced: no node pools or managed control planes.\n".to_string(),
                     false => crate::render::cost::human(&c.cost),
                 };
-                cost + &standing
+                cost + &standing + &dispatch_human(&c.dispatch)
             }
-            Format::Json => crate::render::cost::json(&c.cost, &c.placements),
+            Format::Json => crate::render::cost::json(&c.cost, &c.placements, &c.dispatch),
             Format::Markdown => format!(
-                "### strata cost\n\n{}{standing}",
-                crate::render::cost::markdown(&c.cost)
+                "### strata cost\n\n{}{standing}{}",
+                crate::render::cost::markdown(&c.cost),
+                dispatch_markdown(&c.dispatch)
             ),
         };
         print!("{}", text.trim_start_matches('\n'));

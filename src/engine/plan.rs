@@ -191,10 +191,12 @@ pub fn plan(
     })
 }
 
-/// What `strata cost` reports: the plan's cost and its placed pools.
+/// What `strata cost` reports: the plan's cost, its placed pools and
+/// where its MultiKueue managers send jobs.
 pub struct Costed {
     pub cost: crate::cost::Cost,
     pub placements: Vec<crate::placement::Decision>,
+    pub dispatch: Vec<crate::placement::Dispatch>,
     pub warnings: Vec<Diag>,
 }
 
@@ -216,6 +218,7 @@ pub fn cost(
     let costed = Costed {
         cost: std::mem::take(&mut plan.cost),
         placements: std::mem::take(&mut plan.placements),
+        dispatch: std::mem::take(&mut plan.dispatch),
         warnings: std::mem::take(&mut plan.warnings),
     };
     crate::par::drop_later((plan, std::mem::take(&mut session.state)));

@@ -232,12 +232,20 @@ fn cell(s: &str) -> String {
 
 /// The cost as the pull-request comment shows it: the total's change
 /// first, then the pools and the clouds.
-/// `strata cost --format json`: the cost, with the placed pools when
-/// there are any.
-pub fn json(cost: &Cost, placements: &[crate::placement::Decision]) -> String {
+/// `strata cost --format json`: the cost, with the placed pools and the
+/// MultiKueue managers' workers in order when there are any.
+pub fn json(
+    cost: &Cost,
+    placements: &[crate::placement::Decision],
+    dispatch: &[crate::placement::Dispatch],
+) -> String {
     let mut j = cost.to_json();
     if let (Some(o), false) = (j.as_object_mut(), placements.is_empty()) {
         o.insert("placements".into(), crate::placement::to_json(placements));
+    }
+    if let (Some(o), false) = (j.as_object_mut(), dispatch.is_empty()) {
+        let all = dispatch.iter().map(|d| d.to_json()).collect();
+        o.insert("dispatch".into(), serde_json::Value::Array(all));
     }
     format!("{j}\n")
 }
