@@ -101,6 +101,7 @@ fn dispatch_works(sb: &Sandbox, work: &Path) -> Vec<String> {
                 "the state keeps {worker}'s kubeconfig as sensitive"
             );
             assert_eq!(kueue_refuses(&k), None, "{worker}:\n{k}");
+            refused_when_tampered(&k);
             // Neither the Secret nor the worker's token Secret shows it.
             let token_secret =
                 format!("module.{call}.module.runtime[0].kubernetes_manifest.dispatcher_token[0]");
@@ -200,6 +201,39 @@ fn prices_reorder_the_workers_and_nothing_else(sb: &Sandbox, work: &Path) {
         "{out}"
     );
     assert!(out.contains("1. train-aws-us-east-1"), "{out}");
+}
+
+/// The check itself bites: the same kubeconfig with what Kueue refuses
+/// (a cloud's exec plugin, a token file, a CA path, TLS checks skipped)
+/// is refused.
+fn refused_when_tampered(kubeconfig: &str) {
+    let base: serde_yaml::Value = serde_yaml::from_str(kubeconfig).expect("YAML");
+    let tamper = |(list, entry): (&str, &str), field: &str, value: serde_yaml::Value| {
+        let mut k = base.clone();
+        k[list][0][entry]
+            .as_mapping_mut()
+            .expect("a mapping")
+            .insert(field.into(), value);
+        serde_yaml::to_string(&k).expect("YAML")
+    };
+    let (user, cluster) = (("users", "user"), ("clusters", "cluster"));
+    let exec = serde_yaml::from_str("{command: aws, args: [eks, get-token]}").expect("exec");
+    let cases = [
+        (tamper(user, "exec", exec), "exec plugins"),
+        (tamper(user, "tokenFile", "/run/token".into()), "tokenFile"),
+        (
+            tamper(cluster, "insecure-skip-tls-verify", true.into()),
+            "insecure TLS",
+        ),
+        (
+            tamper(cluster, "certificate-authority", "/ca.pem".into()),
+            "certificate-authority",
+        ),
+    ];
+    for (k, why) in cases {
+        let refused = kueue_refuses(&k).unwrap_or_else(|| panic!("not refused:\n{k}"));
+        assert!(refused.contains(why), "{refused} for {k}");
+    }
 }
 
 fn state(work: &Path) -> Json {
