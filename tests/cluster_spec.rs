@@ -508,7 +508,40 @@ fn spec_mistakes_are_errors_at_their_place() {
     let manager_typo = manager(
         "      manager {\n        cloud  = \"aws\"\n        regoin = \"us-east-1\"\n      }\n",
     );
-    let cases: [(&str, Edit, &str); 33] = [
+    // The example's runtime with checkpoints on AWS alone (`fields` in the
+    // block; `cloud` in the aws block's runtime).
+    let checkpoints = |fields: &'static str, cloud: &'static str| {
+        move |t: String| {
+            let t = t
+                .replace(
+                    "default = [\"aws\", \"gcp\", \"azure\"]",
+                    "default = [\"aws\"]",
+                )
+                .replace(
+                    "    multikueue {",
+                    &format!("    checkpoints {{\n{fields}\n    }}\n    multikueue {{"),
+                );
+            t.replace(
+                "region = \"us-east-1\"\n  }",
+                &format!("region = \"us-east-1\"\n{cloud}\n  }}"),
+            )
+        }
+    };
+    let no_bucket = checkpoints("versioning = true", "");
+    let bad_bucket = checkpoints("bucket = \"Acme_Checkpoints\"", "");
+    let long_bucket = checkpoints("bucket = \"acme-training-checkpoints-for-every-cloud\"", "");
+    let bad_days = checkpoints("bucket = \"acme\"\n      expire_after_days = 0", "");
+    let bad_flag = checkpoints("bucket = \"acme\"\n      force_destroy = \"yes\"", "");
+    let checkpoint_typo = checkpoints("bucket = \"acme\"\n      versoning = true", "");
+    let cloud_typo = checkpoints(
+        "bucket = \"acme\"",
+        "    runtime {\n      checkpoints {\n        endpiont = \"https://s3-fips.us-east-1.amazonaws.com\"\n      }\n    }",
+    );
+    let not_yet = move |t: String| {
+        checkpoints("bucket = \"acme\"", "")(t)
+            .replace("default = [\"aws\"]", "default = [\"aws\", \"gcp\"]")
+    };
+    let cases: [(&str, Edit, &str); 41] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -690,6 +723,38 @@ fn spec_mistakes_are_errors_at_their_place() {
             "manager-typo",
             &manager_typo,
             "An argument named \"regoin\" is not expected in the MultiKueue manager",
+        ),
+        ("checkpoints-bucket", &no_bucket, "checkpoints needs a bucket"),
+        (
+            "checkpoints-name",
+            &bad_bucket,
+            "\"Acme_Checkpoints\" cannot name a checkpoint bucket on every cloud",
+        ),
+        (
+            "checkpoints-long",
+            &long_bucket,
+            "use 3 to 39 lowercase letters, digits and hyphens",
+        ),
+        (
+            "checkpoints-days",
+            &bad_days,
+            "expire_after_days is a whole number of days, 1 or more",
+        ),
+        ("checkpoints-flag", &bad_flag, "force_destroy is true or false"),
+        (
+            "checkpoints-typo",
+            &checkpoint_typo,
+            "An argument named \"versoning\" is not expected in runtime checkpoints",
+        ),
+        (
+            "checkpoints-cloud-typo",
+            &cloud_typo,
+            "An argument named \"endpiont\" is not expected in cloud \"aws\" runtime checkpoints",
+        ),
+        (
+            "checkpoints-not-yet",
+            &not_yet,
+            "strata keeps checkpoints on aws so far, not yet on \"gcp\"",
         ),
     ];
     for (tag, edit, want) in cases {

@@ -283,15 +283,18 @@ module "gpu_operator" {
 
 # Kueue, KubeRay and metrics, when the spec has a runtime block.
 module "runtime" {
-  source     = "../runtime"
-  count      = var.runtime == null ? 0 : 1
-  runtime    = var.runtime
+  source  = "../runtime"
+  count   = var.runtime == null ? 0 : 1
+  runtime = var.runtime
   # A MultiKueue manager has no GPU pools of its own: its flavours are the
   # workers' pools.
-  pools      = merge(var.node_pools, try(var.multikueue.pools, {}))
-  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = aws_eks_cluster.this.endpoint })
+  pools       = merge(var.node_pools, try(var.multikueue.pools, {}))
+  multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = aws_eks_cluster.this.endpoint })
   kubeconfigs = var.multikueue_kubeconfigs
-  depends_on = [module.gpu_operator]
+  checkpoints = local.checkpoints == null ? null : {}
+  # The Secret's values (modules/aws/checkpoints.tf).
+  checkpoint_access = local.checkpoint_access
+  depends_on        = [module.gpu_operator]
 }
 
 # --- outputs ---------------------------------------------------------------

@@ -207,15 +207,15 @@ module "gpu_operator" {
 
 # Kueue, KubeRay and metrics, when the spec has a runtime block.
 module "runtime" {
-  source     = "../runtime"
-  count      = var.runtime == null ? 0 : 1
-  runtime    = var.runtime
+  source  = "../runtime"
+  count   = var.runtime == null ? 0 : 1
+  runtime = var.runtime
   # A MultiKueue manager has no GPU pools of its own: its flavours are the
   # workers' pools.
-  pools      = merge(var.node_pools, try(var.multikueue.pools, {}))
-  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = "https://${google_container_cluster.this.endpoint}" })
+  pools       = merge(var.node_pools, try(var.multikueue.pools, {}))
+  multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = "https://${google_container_cluster.this.endpoint}" })
   kubeconfigs = var.multikueue_kubeconfigs
-  depends_on = [module.gpu_operator]
+  depends_on  = [module.gpu_operator]
 }
 
 # --- outputs ---------------------------------------------------------------

@@ -47,10 +47,10 @@ module "runtime" {
   # The nodes a pool has here are the ones listed for it.
   # A MultiKueue manager has no GPU pools of its own: its flavours are the
   # workers' pools.
-  pools      = merge({ for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }, try(var.multikueue.pools, {}))
-  multikueue = var.multikueue == null ? null : merge(var.multikueue, { endpoint = local.endpoint })
+  pools       = merge({ for n, p in var.node_pools : n => merge(p, { max_nodes = length(lookup(var.nodes, n, [])) }) }, try(var.multikueue.pools, {}))
+  multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = local.endpoint })
   kubeconfigs = var.multikueue_kubeconfigs
-  depends_on = [module.gpu_operator]
+  depends_on  = [module.gpu_operator]
 }
 
 output "cluster_endpoint" {

@@ -169,11 +169,12 @@ output "quotas" {
 }
 
 output "portable" {
-  description = "What the portability check compares between clouds: versions, flavours, queues and quotas."
+  description = "What the portability check compares between clouds: versions, flavours, queues and quotas, and the checkpoint Secret's shape."
   value = {
     kueue_version   = helm_release.kueue.version
     kuberay_version = helm_release.kuberay.version
     flavors         = { for name, f in kubernetes_manifest.flavor : name => f.manifest.spec }
     queues          = { for name, q in kubernetes_manifest.cluster_queue : name => q.manifest.spec }
+    checkpoints     = local.checkpoint_shape
   }
 }

@@ -197,6 +197,7 @@ fn spec_inputs(
         for a in cloud_runtime.iter().flat_map(|r| &r.attrs) {
             overrides.insert((String::new(), a.name.clone()), a.span);
         }
+        runtime::checkpoints_on(c.kind.name, spec_runtime, diags);
         inputs.push(runtime::input(spec_runtime, cloud_runtime, span));
     }
     inputs
@@ -364,7 +365,9 @@ fn unsupported_blocks(c: &CloudAt<'_, '_, '_, '_>, diags: &mut Diags) {
     for b in &c.block.body.blocks {
         if b.kind == "runtime" && c.parts.runtime.is_some() {
             let what = format!("cloud {:?} runtime", c.kind.name);
-            allowed(&b.body, &what, runtime::CLOUD_FIELDS, &[], diags);
+            if let Some(spec) = c.parts.runtime {
+                runtime::cloud_override(&b.body, &what, spec, diags);
+            }
         } else if !matches!(b.kind.as_str(), "network" | "gpu_operator" | "node_pool") {
             diags.push(diag(
                 "Unsupported block type",

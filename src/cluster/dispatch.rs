@@ -16,9 +16,9 @@
 
 use super::cloud::{cloud_call, Built, CloudAt, Parts, Region};
 use super::clouds::{Catalogs, CloudKind, CLOUDS};
-use super::diag;
 use super::rules::{allowed, known, single};
 use super::syntax::{attribute, get_attr, literal, name_expr, object};
+use super::{diag, runtime};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
 use crate::lang::value::Value;
@@ -278,9 +278,11 @@ pub(super) fn manager<'k>(
         primary: true,
     };
     let empty = BTreeMap::new();
+    let runtime = m.parts.runtime.map(runtime::without_checkpoints);
     let parts = Parts {
         pools: &[],
         placed: &empty,
+        runtime: runtime.as_ref(),
         ..*m.parts
     };
     let c = CloudAt {

@@ -522,6 +522,9 @@ fn spec<'b>(b: &'b Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Spec
     for (_, p) in pools.iter().filter(|_| runtime.is_some()) {
         runtime::pool_limits(p, scope, diags);
     }
+    if let Some(r) = runtime {
+        runtime::checkpoint_limits(r, scope, diags);
+    }
     let cloud_blocks: Vec<&Block> = b.body.blocks.iter().filter(|x| x.kind == "cloud").collect();
     let declared = declared_clouds(&cloud_blocks, diags);
     Some(Spec {

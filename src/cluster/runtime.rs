@@ -19,6 +19,16 @@ pub(super) const POOL_LABEL: &str = "strata.dev/pool";
 /// What a cloud block's `runtime` may set: the versions.
 pub(super) const CLOUD_FIELDS: &[&str] = &["kueue_version", "kuberay_version"];
 
+/// What a cloud block's `runtime { checkpoints { … } }` may set: where
+/// that cloud's jobs reach its object store (a FIPS or VPC endpoint, say).
+const CLOUD_CHECKPOINT_FIELDS: &[&str] = &["endpoint"];
+
+/// The spec's `checkpoints` block: the bucket's name (each cloud's bucket
+/// is that name and its region), versioning, when old checkpoints go, and
+/// whether destroying the cluster deletes them (by default it stops at a
+/// bucket that holds any, as Terraform's `force_destroy` does).
+const CHECKPOINT_FIELDS: &[&str] = &["bucket", "versioning", "expire_after_days", "force_destroy"];
+
 /// The cluster's `runtime` block, checked; none when it has none.
 pub(super) fn read<'b>(cluster: &'b Body, name: &str, diags: &mut Diags) -> Option<&'b Body> {
     let r = single(cluster, "runtime", diags)?;
@@ -27,9 +37,26 @@ pub(super) fn read<'b>(cluster: &'b Body, name: &str, diags: &mut Diags) -> Opti
         r,
         &what,
         CLOUD_FIELDS,
-        &["queue", "metrics", "multikueue"],
+        &["queue", "metrics", "multikueue", "checkpoints"],
         diags,
     );
+    single(r, "checkpoints", diags);
+    if let Some(c) = r.blocks.iter().find(|b| b.kind == "checkpoints") {
+        allowed(
+            &c.body,
+            "runtime checkpoints",
+            CHECKPOINT_FIELDS,
+            &[],
+            diags,
+        );
+        if c.body.attr("bucket").is_none() {
+            diags.push(diag(
+                "Missing required argument",
+                "checkpoints needs a bucket: bucket = \"acme-train-ckpt\" gives each cloud a bucket of that name and its region.",
+                c.kind_span,
+            ));
+        }
+    }
     let mut seen: Vec<&str> = Vec::new();
     for q in r.blocks.iter().filter(|b| b.kind == "queue") {
         if let Some(n) = queue_name(q, diags) {
@@ -102,6 +129,52 @@ pub(super) fn pool_limits(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
     }
 }
 
+/// The checkpoints block's values where the spec writes them: a bucket
+/// name that, with a region after it, every cloud takes (S3's and GCS's
+/// bucket rules, an Azure container's), a flag, a number of days.
+pub(super) fn checkpoint_limits(runtime: &Body, scope: &ConfigScope, diags: &mut Diags) {
+    let Some(c) = runtime.blocks.iter().find(|b| b.kind == "checkpoints") else {
+        return;
+    };
+    let value = |field: &str| {
+        let a = c.body.attr(field)?;
+        let v = scope.evaluator().eval(&a.expr).ok()?.unmark_deep().0;
+        Some((a.expr.span, v))
+    };
+    if let Some((span, v)) = value("bucket") {
+        let name = v.as_str().unwrap_or_default();
+        if !(3..=MAX_BUCKET).contains(&name.len()) || !dns_label(name) {
+            diags.push(diag(
+                "Invalid bucket name",
+                format!("{name:?} cannot name a checkpoint bucket on every cloud: use 3 to {MAX_BUCKET} lowercase letters, digits and hyphens, starting and ending with a letter or digit (each cloud's bucket is this name, a hyphen and its region, within S3's and GCS's 63)."),
+                span,
+            ));
+        }
+    }
+    for flag in ["versioning", "force_destroy"] {
+        if let Some((span, v)) = value(flag) {
+            if v.as_bool().is_none() {
+                let detail = format!("{flag} is true or false.");
+                diags.push(diag(&format!("Invalid {flag}"), detail, span));
+            }
+        }
+    }
+    if let Some((span, v)) = value("expire_after_days") {
+        let days = v.as_number().and_then(|n| n.to_i64()).filter(|d| *d >= 1);
+        if days.is_none() {
+            diags.push(diag(
+                "Invalid expire_after_days",
+                "expire_after_days is a whole number of days, 1 or more: checkpoints older than that are deleted (and, with versioning, old versions that long after they were replaced).",
+                span,
+            ));
+        }
+    }
+}
+
+/// The longest bucket name: 63 less a hyphen and the longest region name
+/// of the three clouds (GCP's `northamerica-northeast1`, 23).
+const MAX_BUCKET: usize = 39;
+
 /// Kueue 0.19's `maxProperties` of a flavour's `nodeLabels` and
 /// `maxItems` of its `tolerations`.
 const MAX_FLAVOR_ITEMS: usize = 8;
@@ -163,7 +236,65 @@ pub(super) fn input(spec: &Body, cloud: Option<&Body>, span: Span) -> Attribute 
             .map(|a| (a.name.clone(), a.expr.clone()));
         items.push(("metrics".into(), object(fields.collect(), m.kind_span)));
     }
+    if let Some(c) = spec.blocks.iter().find(|b| b.kind == "checkpoints") {
+        let own = cloud
+            .and_then(|r| r.blocks.iter().find(|b| b.kind == "checkpoints"))
+            .map(|b| &b.body);
+        let fields = merged(Some(&c.body), own)
+            .into_iter()
+            .map(|a| (a.name.clone(), a.expr.clone()));
+        items.push(("checkpoints".into(), object(fields.collect(), c.kind_span)));
+    }
     attribute("runtime", object(items, span))
+}
+
+/// The clouds whose modules keep checkpoints so far.
+const CHECKPOINT_CLOUDS: &[&str] = &["aws"];
+
+/// Checkpoints only where the cloud's module keeps them: said at the
+/// checkpoints block rather than left out of that cloud's clusters.
+pub(super) fn checkpoints_on(cloud: &str, spec: &Body, diags: &mut Diags) {
+    let Some(c) = spec.blocks.iter().find(|b| b.kind == "checkpoints") else {
+        return;
+    };
+    if !CHECKPOINT_CLOUDS.contains(&cloud) {
+        diags.push(diag(
+            "Checkpoints not kept on this cloud",
+            format!("strata keeps checkpoints on {} so far, not yet on {cloud:?}: leave {cloud:?} out of this cluster's clouds, or the checkpoints block out of its runtime.", CHECKPOINT_CLOUDS.join(", ")),
+            c.kind_span,
+        ));
+    }
+}
+
+/// A cloud block's `runtime`: the versions, and where its jobs reach
+/// their checkpoints when the cluster keeps them.
+pub(super) fn cloud_override(r: &Body, what: &str, spec: &Body, diags: &mut Diags) {
+    allowed(r, what, CLOUD_FIELDS, &["checkpoints"], diags);
+    let Some(c) = r.blocks.iter().find(|b| b.kind == "checkpoints") else {
+        return;
+    };
+    if !spec.blocks.iter().any(|b| b.kind == "checkpoints") {
+        diags.push(diag(
+            "Checkpoints not kept",
+            format!("{what} says where checkpoints go, but the cluster's runtime has no checkpoints block."),
+            c.kind_span,
+        ));
+    }
+    allowed(
+        &c.body,
+        &format!("{what} checkpoints"),
+        CLOUD_CHECKPOINT_FIELDS,
+        &[],
+        diags,
+    );
+}
+
+/// The runtime without checkpoints: a MultiKueue manager runs no jobs,
+/// so it keeps none.
+pub(super) fn without_checkpoints(runtime: &Body) -> Body {
+    let mut r = runtime.clone();
+    r.blocks.retain(|b| b.kind != "checkpoints");
+    r
 }
 
 /// A pool's `labels` input with [`POOL_LABEL`] set to its name, over what

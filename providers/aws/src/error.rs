@@ -107,6 +107,7 @@ pub const NOT_FOUND: &[&str] = &[
     "InvalidLaunchTemplateName.NotFoundException",
     "ResourceNotFoundException",
     "NoSuchBucket",
+    "NoSuchLifecycleConfiguration",
     "NotFound",
 ];
 
@@ -132,6 +133,23 @@ where
     match r {
         Ok(_) => Ok(true),
         Err(e) if is_not_found(&e) => Ok(false),
+        Err(e) => Err(api(operation, e)),
+    }
+}
+
+/// A read's outcome: the answer, or `None` when the object is not there;
+/// other errors as [`api`].
+pub fn found<T, E, R>(
+    operation: &str,
+    r: Result<T, SdkError<E, R>>,
+) -> Result<Option<T>, DriverError>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    match r {
+        Ok(out) => Ok(Some(out)),
+        Err(e) if is_not_found(&e) => Ok(None),
         Err(e) => Err(api(operation, e)),
     }
 }

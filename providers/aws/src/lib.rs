@@ -128,7 +128,14 @@ impl Aws {
                     Arc::new(Ec2::new(ec2::LaunchTemplate)),
                 ),
                 ("aws_s3_bucket", Arc::new(s3::Bucket)),
-                ("aws_s3_bucket_versioning", Arc::new(s3::BucketVersioning)),
+                (
+                    "aws_s3_bucket_versioning",
+                    Arc::new(s3::PerBucket(s3::BucketVersioning)),
+                ),
+                (
+                    "aws_s3_bucket_lifecycle_configuration",
+                    Arc::new(s3::PerBucket(s3::BucketLifecycle)),
+                ),
                 ("aws_iam_role", Arc::new(iam::Role)),
                 ("aws_iam_role_policy", Arc::new(iam::RolePolicy)),
                 ("aws_iam_instance_profile", Arc::new(iam::InstanceProfile)),
@@ -139,6 +146,10 @@ impl Aws {
                 ("aws_eks_cluster", Arc::new(eks::Cluster)),
                 ("aws_eks_node_group", Arc::new(eks::NodeGroup)),
                 ("aws_eks_addon", Arc::new(eks::Addon)),
+                (
+                    "aws_eks_pod_identity_association",
+                    Arc::new(eks::PodIdentity),
+                ),
                 (
                     "aws_iam_role_policy_attachment",
                     Arc::new(iam::RolePolicyAttachment),

@@ -1,5 +1,6 @@
-//! S3: `aws_s3_bucket` and `aws_s3_bucket_versioning`, where clusters keep
-//! datasets, checkpoints and models.
+//! S3: `aws_s3_bucket`, `aws_s3_bucket_versioning` and (`lifecycle.rs`)
+//! `aws_s3_bucket_lifecycle_configuration`, where clusters keep datasets,
+//! checkpoints and models.
 //!
 //! S3 has no batch read or tag filter: refresh is a HeadBucket and a
 //! GetBucketTagging per bucket, crash recovery reads the tags of every
@@ -23,6 +24,9 @@ use strata_provider::{
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
+
+mod lifecycle;
+pub use lifecycle::BucketLifecycle;
 
 pub struct Bucket;
 
@@ -279,11 +283,20 @@ impl Kind<Clients> for Bucket {
                 r => r?,
             }
         }
-        deleted(
+        match deleted(
             "DeleteBucket",
             c.s3.delete_bucket().bucket(&name).send().await,
-        )
-        .map(|_| ())
+        ) {
+            // What is in the bucket is kept: say how to let it go.
+            Err(DriverError::Api {
+                operation, detail, ..
+            }) if detail.starts_with("BucketNotEmpty") => Err(DriverError::Api {
+                operation,
+                detail: format!("{detail} (its objects are kept: set force_destroy = true and apply before destroying to delete them with it)"),
+                retryable: false,
+            }),
+            r => r.map(|_| ()),
+        }
     }
 
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
@@ -320,7 +333,7 @@ pub struct BucketVersioning;
 impl BucketVersioning {
     const TYPE: &'static str = "aws_s3_bucket_versioning";
 
-    async fn get(&self, c: &Clients, bucket: &str) -> Result<Option<Value>, DriverError> {
+    async fn fetch(&self, c: &Clients, bucket: &str) -> Result<Option<Value>, DriverError> {
         let out = match c.s3.get_bucket_versioning().bucket(bucket).send().await {
             Ok(out) => out,
             Err(e) if is_not_found(&e) => return Ok(None),
@@ -349,7 +362,7 @@ impl BucketVersioning {
         ])))
     }
 
-    async fn put(&self, c: &Clients, bucket: &str, status: &str) -> Result<(), DriverError> {
+    async fn set_status(&self, c: &Clients, bucket: &str, status: &str) -> Result<(), DriverError> {
         c.s3.put_bucket_versioning()
             .bucket(bucket)
             .versioning_configuration(
@@ -375,42 +388,81 @@ impl BucketVersioning {
         // "Disabled" is where a bucket starts; once versioned it can only
         // be suspended.
         if status != "Disabled" {
-            self.put(c, &bucket, &status).await?;
+            self.set_status(c, &bucket, &status).await?;
         }
-        self.get(c, &bucket).await?.ok_or_else(|| DriverError::Api {
-            operation: format!("GetBucketVersioning {bucket}"),
-            detail: "the bucket is gone".into(),
-            retryable: false,
-        })
+        self.fetch(c, &bucket)
+            .await?
+            .ok_or_else(|| DriverError::Api {
+                operation: format!("GetBucketVersioning {bucket}"),
+                detail: "the bucket is gone".into(),
+                retryable: false,
+            })
     }
 }
 
 #[async_trait]
-impl Kind<Clients> for BucketVersioning {
+impl BucketPart for BucketVersioning {
     fn schema(&self) -> ResourceSchema {
-        let mut s = ResourceSchema::of_attributes(vec![
-            ("id", A::computed(Type::String, "The bucket's name.")),
-            (
-                "bucket",
-                A::required(Type::String, "The bucket.").force_new(),
-            ),
-        ]);
+        let mut s = bucket_part_schema();
         s.blocks
             .insert("versioning_configuration".into(), versioning_block());
         s
+    }
+
+    async fn get(&self, c: &Clients, bucket: &str) -> Result<Option<Value>, DriverError> {
+        self.fetch(c, bucket).await
+    }
+
+    async fn put(&self, c: &Clients, planned: &Value) -> Result<Value, DriverError> {
+        self.apply(c, planned).await
+    }
+
+    /// As in Terraform, deleting the resource suspends versioning (a
+    /// versioned bucket cannot go back to never versioned).
+    async fn remove(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
+        let bucket = required(prior, Self::TYPE, "bucket")?;
+        if Self::status(prior) != "Enabled" {
+            return Ok(());
+        }
+        match self.set_status(c, &bucket, "Suspended").await {
+            Err(DriverError::Api { detail, .. }) if detail.starts_with("NoSuchBucket") => Ok(()),
+            r => r,
+        }
+    }
+}
+
+/// A configuration S3 keeps one of per bucket and replaces whole
+/// (versioning, lifecycle): read and imported by the bucket's name, made
+/// and changed by the same put (so a crashed create is simply done
+/// again), never tagged (the bucket is).
+#[async_trait]
+pub trait BucketPart: Send + Sync + 'static {
+    fn schema(&self) -> ResourceSchema;
+    async fn get(&self, c: &Clients, bucket: &str) -> Result<Option<Value>, DriverError>;
+    async fn put(&self, c: &Clients, planned: &Value) -> Result<Value, DriverError>;
+    async fn remove(&self, c: &Clients, prior: &Value) -> Result<(), DriverError>;
+}
+
+/// A [`BucketPart`] as a resource type.
+pub struct PerBucket<P>(pub P);
+
+#[async_trait]
+impl<P: BucketPart> Kind<Clients> for PerBucket<P> {
+    fn schema(&self) -> ResourceSchema {
+        self.0.schema()
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         each(
             objs,
             |o| string(o, "bucket"),
-            |b| async move { self.get(c, &b).await },
+            |b| async move { self.0.get(c, &b).await },
         )
         .await
     }
 
     async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<Value, DriverError> {
-        self.apply(c, planned).await
+        self.0.put(c, planned).await
     }
 
     async fn update(
@@ -419,20 +471,11 @@ impl Kind<Clients> for BucketVersioning {
         _prior: &Value,
         planned: &Value,
     ) -> Result<Value, DriverError> {
-        self.apply(c, planned).await
+        self.0.put(c, planned).await
     }
 
-    /// As in Terraform, deleting the resource suspends versioning (a
-    /// versioned bucket cannot go back to never versioned).
     async fn delete(&self, c: &Clients, prior: &Value) -> Result<(), DriverError> {
-        let bucket = required(prior, Self::TYPE, "bucket")?;
-        if Self::status(prior) != "Enabled" {
-            return Ok(());
-        }
-        match self.put(c, &bucket, "Suspended").await {
-            Err(DriverError::Api { detail, .. }) if detail.starts_with("NoSuchBucket") => Ok(()),
-            r => r,
-        }
+        self.0.remove(c, prior).await
     }
 
     async fn find_tagged(&self, _c: &Clients, _t: &Tags) -> Result<Vec<Value>, DriverError> {
@@ -440,8 +483,20 @@ impl Kind<Clients> for BucketVersioning {
     }
 
     async fn import(&self, c: &Clients, id: &str) -> Result<Option<Value>, DriverError> {
-        self.get(c, id).await
+        self.0.get(c, id).await
     }
+}
+
+/// The attributes every [`BucketPart`] has: its id (the bucket's name)
+/// and the bucket.
+fn bucket_part_schema() -> ResourceSchema {
+    ResourceSchema::of_attributes(vec![
+        ("id", A::computed(Type::String, "The bucket's name.")),
+        (
+            "bucket",
+            A::required(Type::String, "The bucket.").force_new(),
+        ),
+    ])
 }
 
 /// `versioning_configuration { status, mfa_delete }`, required.

@@ -186,20 +186,7 @@ impl Addons {
         else {
             return aws_error(404, "ResourceNotFoundException", "No such resource");
         };
-        let tags = a.entry("tags").or_insert_with(|| json!({})).as_object_mut();
-        let Some(tags) = tags else {
-            return aws_error(500, "ServerException", "tags are not an object");
-        };
-        match *method {
-            Method::GET => json(200, json!({ "tags": tags.clone() })),
-            Method::POST => {
-                if let Some(Value::Object(new)) = input.get("tags") {
-                    tags.extend(new.clone());
-                }
-                json(200, json!({}))
-            }
-            _ => aws_error(400, "InvalidParameterException", "unsupported"),
-        }
+        tagging(method, a, "", input)
     }
 
     /// UntagResource carries its keys in the query string.
@@ -208,14 +195,40 @@ impl Addons {
             .by
             .values_mut()
             .find(|(a, _)| a.get("addonArn").and_then(Value::as_str) == Some(arn))?;
-        if let Some(Value::Object(tags)) = a.get_mut("tags") {
-            for pair in query.split('&') {
-                if let Some(k) = pair.strip_prefix("tagKeys=") {
-                    tags.remove(&decode(k));
-                }
+        Some(tagging(&Method::DELETE, a, query, &Map::new()))
+    }
+}
+
+/// TagResource (POST), ListTagsForResource (GET) and UntagResource
+/// (DELETE, its keys in the query string) on an EKS object's fields.
+pub fn tagging(
+    method: &Method,
+    object: &mut Map<String, Value>,
+    query: &str,
+    input: &Map<String, Value>,
+) -> Response<Body> {
+    let Some(tags) = object
+        .entry("tags")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    else {
+        return aws_error(500, "ServerException", "tags are not an object");
+    };
+    match *method {
+        Method::GET => json(200, json!({ "tags": tags.clone() })),
+        Method::POST => {
+            if let Some(Value::Object(new)) = input.get("tags") {
+                tags.extend(new.clone());
             }
+            json(200, json!({}))
         }
-        Some(json(200, json!({})))
+        Method::DELETE => {
+            for k in query.split('&').filter_map(|p| p.strip_prefix("tagKeys=")) {
+                tags.remove(&decode(k));
+            }
+            json(200, json!({}))
+        }
+        _ => aws_error(400, "InvalidParameterException", "unsupported"),
     }
 }
 

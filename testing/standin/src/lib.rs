@@ -28,6 +28,7 @@
 pub mod azure;
 pub mod capacity;
 mod eks_addons;
+mod eks_pod_identity;
 pub mod faults;
 pub mod gcp;
 pub mod github;

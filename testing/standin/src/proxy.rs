@@ -7,6 +7,9 @@
 //!   none. Kept in memory, with the asynchronous life AWS gives them: an
 //!   add-on is `CREATING` (or `UPDATING`, `DELETING`) for the first
 //!   Describe after a change, so waiters are exercised.
+//! - **EKS Pod Identity associations**
+//!   (`/clusters/NAME/pod-identity-associations…`): none in moto either;
+//!   kept in memory ([`crate::eks_pod_identity`]).
 //! - **EKS clusters' endpoints**, when the proxy is started with a
 //!   Kubernetes API server to stand for them ([`start_with_kube`]): moto
 //!   answers with a name nothing listens on; the proxy puts the stand-in's
@@ -24,7 +27,7 @@
 
 use crate::capacity::{Ask, Form, Shortages};
 use crate::kubernetes::{Endpoint, PoolNodes};
-use crate::{aws_error, eks_addons, serve, Body, Injection, Req, Server};
+use crate::{aws_error, eks_addons, eks_pod_identity, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
@@ -97,6 +100,7 @@ struct Shared {
     kube: Option<Endpoint>,
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Body>,
     addons: Mutex<eks_addons::Addons>,
+    pod_identity: Mutex<eks_pod_identity::Associations>,
     shortages: Shortages,
     /// Node groups (`cluster/name`) failing for lack of capacity: the
     /// status and health issue message they show.
@@ -129,6 +133,7 @@ fn start_inner(
         kube,
         client: Client::builder(TokioExecutor::new()).build_http(),
         addons: Mutex::new(eks_addons::Addons::default()),
+        pod_identity: Mutex::new(eks_pod_identity::Associations::default()),
         shortages,
         failing: Mutex::new(BTreeMap::new()),
     });
@@ -141,6 +146,10 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
             Some(arn) => a.untag(&arn, &req.query),
             None => a.handle(&req.method, &req.path, &req.body),
         }
+    });
+    let answered = answered.or_else(|| {
+        let mut p = shared.pod_identity.lock().ok()?;
+        p.handle(&req.method, &req.path, &req.query, &req.body)
     });
     if let Some(resp) = answered {
         return resp;

@@ -2,7 +2,7 @@
 
 use super::member::{self, Member};
 use super::{issues_text, retag, tag_pair};
-use crate::error::{api, deleted, is_not_found};
+use crate::error::{api, deleted, found};
 use crate::tags::{self, with_ownership};
 use crate::values::{get, object, required, str_value, string, string_map, timeouts_block};
 use crate::{Clients, Kind};
@@ -101,11 +101,8 @@ impl Member for Addon {
             .addon_name(name)
             .send()
             .await;
-        match asked {
-            Ok(out) => Ok(out.addon().cloned()),
-            Err(e) if is_not_found(&e) => Ok(None),
-            Err(e) => Err(api("DescribeAddon", e)),
-        }
+        let out = found("DescribeAddon", asked)?;
+        Ok(out.and_then(|o| o.addon().cloned()))
     }
 
     async fn names(&self, c: &Clients, cluster: &str) -> Result<Vec<String>, DriverError> {

@@ -1,18 +1,22 @@
-//! EKS: `aws_eks_cluster`, `aws_eks_node_group` and `aws_eks_addon`, one
-//! file each, and what they share (ownership tags, listings across every
-//! cluster for crash recovery, health issues as text); `member.rs` all
-//! that node groups and add-ons, objects inside a cluster, do alike. All are
-//! asynchronous: create, update and delete wait (see [`crate::wait`]) for
-//! ACTIVE or gone, within the resource's `timeouts` (Terraform's defaults).
+//! EKS: `aws_eks_cluster`, `aws_eks_node_group`, `aws_eks_addon` and
+//! `aws_eks_pod_identity_association`, one file each, and what they share
+//! (ownership tags, listings across every cluster for crash recovery,
+//! health issues as text); `member.rs` all that node groups and add-ons,
+//! objects inside a cluster, do alike. Clusters, node groups and add-ons
+//! are asynchronous: create, update and delete wait (see [`crate::wait`])
+//! for ACTIVE or gone, within the resource's `timeouts` (Terraform's
+//! defaults); a pod identity association is there once made.
 
 mod addon;
 mod cluster;
 mod member;
 mod node_group;
+mod pod_identity;
 
 pub use addon::Addon;
 pub use cluster::Cluster;
 pub use node_group::NodeGroup;
+pub use pod_identity::PodIdentity;
 
 use crate::error::api;
 use crate::tags;

@@ -1,0 +1,275 @@
+//! Checkpoints through the one Secret shape (`runtime { checkpoints { … } }`),
+//! applied in the sandbox and used as a job would use them: the Secret and
+//! service account read from the cluster's API server, an S3 client (boto3,
+//! the AWS SDK for Python, from moto's venv) configured by the Secret's
+//! keys alone, a checkpoint written and read back.
+
+mod common;
+
+use common::multikueue::instance;
+use common::sandbox::{https, start, Sandbox};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The five keys every cloud's Secret has.
+const KEYS: [&str; 5] = [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_SECRET_ACCESS_KEY",
+    "BUCKET",
+];
+
+/// A cluster on `cloud` with a queue for namespace `ml` and checkpoints
+/// versioned and kept 30 days; `cloud_block` is its cloud block's body.
+fn spec(cloud: &str, cloud_block: &str) -> String {
+    format!(
+        r#"
+cluster "train" {{
+  clouds             = ["{cloud}"]
+  kubernetes_version = "1.31"
+  network {{
+    cidr = "10.40.0.0/16"
+  }}
+  gpu_operator {{
+    version        = "v25.3.1"
+    driver_version = "570.124.06"
+    cuda_version   = "12.8"
+    mig_strategy   = "single"
+  }}
+  runtime {{
+    queue "training" {{
+      namespaces = ["ml"]
+    }}
+    checkpoints {{
+      bucket            = "acme-train-ckpt"
+      versioning        = true
+      expire_after_days = 30
+    }}
+  }}
+  node_pool "h100" {{
+    gpu           = "H100"
+    gpus_per_node = 8
+    min_nodes     = 0
+    max_nodes     = 2
+    capacity      = "on_demand"
+  }}
+  cloud "{cloud}" {{
+{cloud_block}
+  }}
+}}
+"#
+    )
+}
+
+/// The cluster's API server as its administrator: its endpoint and CA
+/// from the state.
+struct Admin {
+    server: String,
+    ca: Vec<u8>,
+}
+
+impl Admin {
+    fn get(&self, path: &str) -> Json {
+        let auth = format!("Bearer {}", strata_standin::kubernetes::TOKEN);
+        let url = format!("{}{path}", self.server.trim_end_matches('/'));
+        let (status, body) = https(&self.ca, ("GET", &url), &auth, "application/json", "");
+        assert_eq!(status, 200, "GET {path}: {body}");
+        serde_json::from_str(&body).expect("JSON")
+    }
+
+    /// The checkpoint Secret in `namespace`, decoded: what a job's
+    /// `envFrom` gives it.
+    fn secret(&self, namespace: &str) -> BTreeMap<String, String> {
+        use base64::Engine;
+        let s = self.get(&format!(
+            "/api/v1/namespaces/{namespace}/secrets/strata-checkpoints"
+        ));
+        s["data"]
+            .as_object()
+            .expect("data")
+            .iter()
+            .map(|(k, v)| {
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(v.as_str().unwrap_or_default())
+                    .expect("base64");
+                (k.clone(), String::from_utf8(raw).expect("UTF-8"))
+            })
+            .collect()
+    }
+}
+
+fn state(work: &Path) -> Json {
+    let text = std::fs::read_to_string(work.join("terraform.tfstate")).expect("state");
+    serde_json::from_str(&text).expect("state JSON")
+}
+
+/// The Python beside moto_server in its venv, which has boto3.
+fn python() -> PathBuf {
+    let server = std::env::var("STRATA_MOTO_SERVER").expect("STRATA_MOTO_SERVER");
+    Path::new(&server).with_file_name("python")
+}
+
+/// `tests/checkpoints/job.py` with the Secret as its environment and
+/// `extra` (the test's own settings): what it reports.
+fn run_job(secret: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> Json {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/checkpoints/job.py");
+    let mut cmd = Command::new(python());
+    cmd.arg(script).env_clear();
+    cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd.env("AWS_EC2_METADATA_DISABLED", "true");
+    cmd.envs(secret).envs(extra.iter().copied());
+    let out = cmd.output().expect("python runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the job:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).expect("the job's JSON line")
+}
+
+fn apply(sb: &Sandbox, work: &Path, text: &str) {
+    std::fs::create_dir_all(work).expect("work");
+    std::fs::write(work.join("cluster.hcl"), text).expect("spec");
+    let (code, out) = sb.strata(work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "apply:\n{out}");
+    let (code, out) = sb.strata(work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "a second plan is empty:\n{out}");
+}
+
+/// A destroy stops at the bucket that holds a checkpoint (exit 1, the
+/// bucket still in the state, nothing lost) and says how to let it go;
+/// with `force_destroy = true` applied to the bucket, the next destroy
+/// takes it and leaves the state empty.
+fn destroy(sb: &Sandbox, work: &Path, bucket: &str) {
+    let (code, out) = sb.strata(work, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 1, "destroy keeps a bucket with checkpoints:\n{out}");
+    assert!(
+        out.contains("BucketNotEmpty") && out.contains("force_destroy = true"),
+        "{out}"
+    );
+    let (code, out) = sb.strata(work, &["state", "list"]);
+    assert_eq!((code, out.trim()), (0, bucket), "only the bucket is left");
+    let text = std::fs::read_to_string(work.join("cluster.hcl")).expect("spec");
+    let text = text.replace(
+        "expire_after_days = 30",
+        "expire_after_days = 30\n      force_destroy     = true",
+    );
+    std::fs::write(work.join("cluster.hcl"), text).expect("spec");
+    let target = format!("-target={bucket}");
+    let (code, out) = sb.strata(work, &["apply", "--auto-approve", &target]);
+    assert_eq!(code, 0, "force_destroy applied to the bucket:\n{out}");
+    let (code, out) = sb.strata(work, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "destroy:\n{out}");
+    let (code, out) = sb.strata(work, &["state", "list"]);
+    assert_eq!((code, out.trim()), (0, ""), "nothing left in state");
+}
+
+/// On EKS: the bucket versioned with its lifecycle rule, an empty key pair
+/// in the Secret and the role reached through EKS Pod Identity by the
+/// service account `strata-checkpoints`; a job writes and reads a
+/// checkpoint with the role's credentials and nothing else.
+#[test]
+fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
+    let dir = common::scratch("checkpoints", "aws");
+    let sb = start(&dir.join("sandbox"));
+    let moto = sb.env["AWS_ENDPOINT_URL"].clone();
+    // The sandbox's S3 is on loopback, not at S3's public name: the cloud
+    // block says where this cloud's jobs reach it, as a FIPS or VPC
+    // endpoint would be said.
+    let block = format!(
+        "    region = \"us-east-1\"\n    runtime {{\n      checkpoints {{\n        endpoint = \"{moto}\"\n      }}\n    }}"
+    );
+    let work = dir.join("work");
+    apply(&sb, &work, &spec("aws", &block));
+
+    let st = state(&work);
+    let eks = instance(&st, "module.train_aws", "aws_eks_cluster.this", &Json::Null);
+    let attrs = &eks["attributes"];
+    let ca = attrs["certificate_authority"][0]["data"]
+        .as_str()
+        .expect("CA");
+    let admin = Admin {
+        server: attrs["endpoint"].as_str().expect("endpoint").to_string(),
+        ca: {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD
+                .decode(ca)
+                .expect("CA base64")
+        },
+    };
+    let secret = admin.secret("ml");
+    assert_eq!(secret.keys().collect::<Vec<_>>(), KEYS, "{secret:?}");
+    assert_eq!(secret["AWS_ACCESS_KEY_ID"], "", "no key kept on EKS");
+    assert_eq!(secret["AWS_SECRET_ACCESS_KEY"], "");
+    assert_eq!(secret["AWS_ENDPOINT_URL"], moto);
+    assert_eq!(secret["AWS_REGION"], "us-east-1");
+    assert_eq!(secret["BUCKET"], "acme-train-ckpt-us-east-1");
+    let account = admin.get("/api/v1/namespaces/ml/serviceaccounts/strata-checkpoints");
+    assert_eq!(account["metadata"]["name"], "strata-checkpoints");
+
+    let role = instance(
+        &st,
+        "module.train_aws",
+        "aws_iam_role.checkpoints",
+        &Json::from(0),
+    );
+    let trust: Json = serde_json::from_str(
+        role["attributes"]["assume_role_policy"]
+            .as_str()
+            .expect("trust policy"),
+    )
+    .expect("policy JSON");
+    assert_eq!(
+        trust["Statement"][0]["Principal"]["Service"], "pods.eks.amazonaws.com",
+        "{trust}"
+    );
+    let policy = instance(
+        &st,
+        "module.train_aws",
+        "aws_iam_role_policy.checkpoints",
+        &Json::from(0),
+    );
+    let policy = policy["attributes"]["policy"].as_str().expect("policy");
+    assert!(
+        policy.contains("arn:aws:s3:::acme-train-ckpt-us-east-1/*"),
+        "the role reaches the bucket's objects: {policy}"
+    );
+    let association = instance(
+        &st,
+        "module.train_aws",
+        "aws_eks_pod_identity_association.checkpoints",
+        &Json::from("ml"),
+    );
+    assert_eq!(
+        association["attributes"]["role_arn"],
+        role["attributes"]["arn"]
+    );
+    let cluster = attrs["name"].as_str().expect("cluster name");
+    let agent = format!("{cluster}/ml/strata-checkpoints");
+    let ran = run_job(
+        &secret,
+        &[
+            ("STRATA_TEST_POD_IDENTITY", agent.as_str()),
+            ("STRATA_TEST_ADMIN_ENDPOINT", moto.as_str()),
+        ],
+    );
+    assert_eq!(ran["same"], true, "{ran}");
+    assert_eq!(ran["credentials"], "container-role", "{ran}");
+    assert_eq!(ran["role"], role["attributes"]["arn"], "{ran}");
+    assert_eq!(ran["versioning"], "Enabled", "{ran}");
+    let rule = &ran["rules"][0];
+    assert_eq!(rule["Expiration"]["Days"], 30, "{ran}");
+    assert_eq!(
+        rule["NoncurrentVersionExpiration"]["NoncurrentDays"], 30,
+        "{ran}"
+    );
+    assert_eq!(
+        rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"], 7,
+        "{ran}"
+    );
+    destroy(&sb, &work, "module.train_aws.aws_s3_bucket.checkpoints[0]");
+}
