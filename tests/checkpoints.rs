@@ -13,11 +13,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The five keys every cloud's Secret has.
-const KEYS: [&str; 5] = [
+/// The keys every cloud's Secret has.
+const KEYS: [&str; 7] = [
     "AWS_ACCESS_KEY_ID",
     "AWS_ENDPOINT_URL",
     "AWS_REGION",
+    "AWS_REQUEST_CHECKSUM_CALCULATION",
+    "AWS_RESPONSE_CHECKSUM_VALIDATION",
     "AWS_SECRET_ACCESS_KEY",
     "BUCKET",
 ];
@@ -72,6 +74,18 @@ struct Admin {
 }
 
 impl Admin {
+    /// The cluster's server and CA (base64 PEM) as the state holds them.
+    fn new(server: &str, ca_base64: &str) -> Admin {
+        use base64::Engine;
+        let ca = base64::engine::general_purpose::STANDARD
+            .decode(ca_base64)
+            .expect("CA base64");
+        Admin {
+            server: server.to_string(),
+            ca,
+        }
+    }
+
     fn get(&self, path: &str) -> Json {
         let auth = format!("Bearer {}", strata_standin::kubernetes::TOKEN);
         let url = format!("{}{path}", self.server.trim_end_matches('/'));
@@ -113,8 +127,9 @@ fn python() -> PathBuf {
 }
 
 /// `tests/checkpoints/job.py` with the Secret as its environment and
-/// `extra` (the test's own settings): what it reports.
-fn run_job(secret: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> Json {
+/// `extra` (the test's own settings, over the Secret's): what it reports,
+/// or all it printed when it failed.
+fn try_job(secret: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> Result<Json, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/checkpoints/job.py");
     let mut cmd = Command::new(python());
     cmd.arg(script).env_clear();
@@ -123,12 +138,14 @@ fn run_job(secret: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> Json {
     cmd.envs(secret).envs(extra.iter().copied());
     let out = cmd.output().expect("python runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the job:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(text.trim()).expect("the job's JSON line")
+    if !out.status.success() {
+        return Err(format!("{text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(serde_json::from_str(text.trim()).expect("the job's JSON line"))
+}
+
+fn run_job(secret: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> Json {
+    try_job(secret, extra).unwrap_or_else(|e| panic!("the job:\n{e}"))
 }
 
 fn apply(sb: &Sandbox, work: &Path, text: &str) {
@@ -144,11 +161,11 @@ fn apply(sb: &Sandbox, work: &Path, text: &str) {
 /// bucket still in the state, nothing lost) and says how to let it go;
 /// with `force_destroy = true` applied to the bucket, the next destroy
 /// takes it and leaves the state empty.
-fn destroy(sb: &Sandbox, work: &Path, bucket: &str) {
+fn destroy(sb: &Sandbox, work: &Path, bucket: &str, refusal: &str) {
     let (code, out) = sb.strata(work, &["destroy", "--auto-approve"]);
     assert_eq!(code, 1, "destroy keeps a bucket with checkpoints:\n{out}");
     assert!(
-        out.contains("BucketNotEmpty") && out.contains("force_destroy = true"),
+        out.contains(refusal) && out.contains("force_destroy = true"),
         "{out}"
     );
     let (code, out) = sb.strata(work, &["state", "list"]);
@@ -189,18 +206,12 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
     let st = state(&work);
     let eks = instance(&st, "module.train_aws", "aws_eks_cluster.this", &Json::Null);
     let attrs = &eks["attributes"];
-    let ca = attrs["certificate_authority"][0]["data"]
-        .as_str()
-        .expect("CA");
-    let admin = Admin {
-        server: attrs["endpoint"].as_str().expect("endpoint").to_string(),
-        ca: {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD
-                .decode(ca)
-                .expect("CA base64")
-        },
-    };
+    let admin = Admin::new(
+        attrs["endpoint"].as_str().expect("endpoint"),
+        attrs["certificate_authority"][0]["data"]
+            .as_str()
+            .expect("CA"),
+    );
     let secret = admin.secret("ml");
     assert_eq!(secret.keys().collect::<Vec<_>>(), KEYS, "{secret:?}");
     assert_eq!(secret["AWS_ACCESS_KEY_ID"], "", "no key kept on EKS");
@@ -208,6 +219,8 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
     assert_eq!(secret["AWS_ENDPOINT_URL"], moto);
     assert_eq!(secret["AWS_REGION"], "us-east-1");
     assert_eq!(secret["BUCKET"], "acme-train-ckpt-us-east-1");
+    // S3 takes the SDKs' checksums as they send them by default.
+    assert_eq!(secret["AWS_REQUEST_CHECKSUM_CALCULATION"], "WHEN_SUPPORTED");
     let account = admin.get("/api/v1/namespaces/ml/serviceaccounts/strata-checkpoints");
     assert_eq!(account["metadata"]["name"], "strata-checkpoints");
 
@@ -255,6 +268,7 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
         &[
             ("STRATA_TEST_POD_IDENTITY", agent.as_str()),
             ("STRATA_TEST_ADMIN_ENDPOINT", moto.as_str()),
+            ("STRATA_TEST_INSPECT_BUCKET", "1"),
         ],
     );
     assert_eq!(ran["same"], true, "{ran}");
@@ -271,5 +285,120 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
         rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"], 7,
         "{ran}"
     );
-    destroy(&sb, &work, "module.train_aws.aws_s3_bucket.checkpoints[0]");
+    destroy(
+        &sb,
+        &work,
+        "module.train_aws.aws_s3_bucket.checkpoints[0]",
+        "BucketNotEmpty",
+    );
+}
+
+/// On GKE: the bucket with its lifecycle rules, the node service account
+/// an object user of it and nothing more, and its HMAC key in the Secret;
+/// a job writes and reads a checkpoint through Cloud Storage's XML API
+/// with that key alone. The SDK's default integrity protocol, which the
+/// XML API refuses, is what the Secret's checksum settings turn off: the
+/// same job without them fails.
+#[test]
+fn on_gcp_a_job_checkpoints_through_the_secret_with_an_hmac_key() {
+    let dir = common::scratch("checkpoints", "gcp");
+    let sb = start(&dir.join("sandbox"));
+    // The sandbox's Cloud Storage XML API, beside its JSON API.
+    let xml = sb.env["GOOGLE_STORAGE_CUSTOM_ENDPOINT"].replace("/storage/v1/", "/xml");
+    let block = format!(
+        "    project = \"acme-ml\"\n    region  = \"us-central1\"\n    runtime {{\n      checkpoints {{\n        endpoint = \"{xml}\"\n      }}\n    }}"
+    );
+    let work = dir.join("work");
+    apply(&sb, &work, &spec("gcp", &block));
+
+    let st = state(&work);
+    let gke = instance(
+        &st,
+        "module.train_gcp",
+        "google_container_cluster.this",
+        &Json::Null,
+    );
+    let attrs = &gke["attributes"];
+    let admin = Admin::new(
+        &format!("https://{}", attrs["endpoint"].as_str().expect("endpoint")),
+        attrs["master_auth"][0]["cluster_ca_certificate"]
+            .as_str()
+            .expect("CA"),
+    );
+    let secret = admin.secret("ml");
+    assert_eq!(secret.keys().collect::<Vec<_>>(), KEYS, "{secret:?}");
+    assert!(
+        secret["AWS_ACCESS_KEY_ID"].starts_with("GOOG1E"),
+        "{secret:?}"
+    );
+    assert!(!secret["AWS_SECRET_ACCESS_KEY"].is_empty());
+    assert_eq!(secret["AWS_ENDPOINT_URL"], xml);
+    assert_eq!(secret["AWS_REGION"], "us-central1");
+    assert_eq!(secret["BUCKET"], "acme-train-ckpt-us-central1");
+    assert_eq!(secret["AWS_REQUEST_CHECKSUM_CALCULATION"], "WHEN_REQUIRED");
+    let account = admin.get("/api/v1/namespaces/ml/serviceaccounts/strata-checkpoints");
+    assert_eq!(account["metadata"]["name"], "strata-checkpoints");
+
+    let bucket = instance(
+        &st,
+        "module.train_gcp",
+        "google_storage_bucket.checkpoints",
+        &Json::from(0),
+    );
+    let rules = &bucket["attributes"]["lifecycle_rule"];
+    let shown: Vec<String> = rules
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|r| {
+            let c = &r["condition"][0];
+            let days = [&c["age"], &c["days_since_noncurrent_time"]]
+                .iter()
+                .find_map(|d| d.as_u64())
+                .unwrap_or_default();
+            let action = r["action"][0]["type"].as_str().unwrap_or_default();
+            let state = c["with_state"].as_str().unwrap_or_default();
+            format!("{action} {state} {days}")
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "Delete LIVE 30",
+            "Delete ARCHIVED 30",
+            "AbortIncompleteMultipartUpload ANY 7"
+        ],
+        "{rules}"
+    );
+    assert_eq!(bucket["attributes"]["versioning"][0]["enabled"], true);
+    let member = instance(
+        &st,
+        "module.train_gcp",
+        "google_storage_bucket_iam_member.checkpoints",
+        &Json::from(0),
+    );
+    assert_eq!(member["attributes"]["role"], "roles/storage.objectUser");
+
+    let ran = run_job(&secret, &[]);
+    assert_eq!(ran["same"], true, "{ran}");
+    assert_eq!(ran["credentials"], "env", "{ran}");
+    let refused = try_job(
+        &secret,
+        &[("AWS_REQUEST_CHECKSUM_CALCULATION", "WHEN_SUPPORTED")],
+    )
+    .expect_err("the XML API refuses the SDK's default integrity protocol");
+    assert!(refused.contains("InvalidArgument"), "{refused}");
+    // The stand-in checks the signature: another secret is refused.
+    let forged = try_job(
+        &secret,
+        &[("AWS_SECRET_ACCESS_KEY", "not-the-key's-secret")],
+    )
+    .expect_err("a request signed with another secret");
+    assert!(forged.contains("SignatureDoesNotMatch"), "{forged}");
+    destroy(
+        &sb,
+        &work,
+        "module.train_gcp.google_storage_bucket.checkpoints[0]",
+        "still holds objects",
+    );
 }

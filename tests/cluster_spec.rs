@@ -455,6 +455,42 @@ fn an_edited_module_that_diverges_is_caught_and_blamed() {
     }
 }
 
+/// A user's copy of the runtime module (behind their copy of the GCP
+/// module) that names a checkpoint Secret key otherwise: a job moved to
+/// GCP would not find `BUCKET`, so validate names the cloud and the field.
+#[test]
+fn an_edited_runtime_whose_checkpoint_secret_diverges_is_caught() {
+    let dir = example("multi-cloud", "checkpoint-edit", &|t| {
+        let t = t
+            .replace(
+                "default = [\"aws\", \"gcp\", \"azure\"]",
+                "default = [\"aws\", \"gcp\"]",
+            )
+            .replace(
+                "    multikueue {",
+                "    checkpoints {\n      bucket = \"acme-train-ckpt\"\n    }\n    multikueue {",
+            );
+        in_cloud(t, "gcp", "module = \"./modules/gcp\"")
+    });
+    copy_modules_edited(
+        &dir,
+        &["gcp", "gpu-operator", "runtime"],
+        "\"BUCKET\",",
+        "\"S3_BUCKET\",",
+    );
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "the runtime differs in checkpoints on gcp",
+        "\"S3_BUCKET\"],",
+        "the gcp module (./modules/gcp) makes it so",
+        "would not find the same checkpoint Secret",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+}
+
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;
@@ -539,7 +575,7 @@ fn spec_mistakes_are_errors_at_their_place() {
     );
     let not_yet = move |t: String| {
         checkpoints("bucket = \"acme\"", "")(t)
-            .replace("default = [\"aws\"]", "default = [\"aws\", \"gcp\"]")
+            .replace("default = [\"aws\"]", "default = [\"aws\", \"azure\"]")
     };
     let cases: [(&str, Edit, &str); 41] = [
         (
@@ -754,7 +790,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         (
             "checkpoints-not-yet",
             &not_yet,
-            "strata keeps checkpoints on aws so far, not yet on \"gcp\"",
+            "strata keeps checkpoints on aws, gcp so far, not yet on \"azure\"",
         ),
     ];
     for (tag, edit, want) in cases {
@@ -1207,6 +1243,7 @@ fn an_existing_cluster_is_a_worker_of_a_manager_one_runs() {
     );
     let (code, out) = in_lab(&dir, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
+    jobs_are_accepted_by_the_manager(&kube);
     let spec = std::fs::read_to_string(dir.join("cluster.hcl")).expect("spec");
     let same = spec.replace(
         "config_context = \"manager\"",

@@ -215,7 +215,11 @@ module "runtime" {
   pools       = merge(var.node_pools, try(var.multikueue.pools, {}))
   multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = "https://${google_container_cluster.this.endpoint}" })
   kubeconfigs = var.multikueue_kubeconfigs
-  depends_on  = [module.gpu_operator]
+  checkpoints = local.checkpoints == null ? null : {}
+  # The Secret's values (checkpoints.tf); the objects the key may use come
+  # with it.
+  checkpoint_access = local.checkpoint_access
+  depends_on        = [module.gpu_operator, google_storage_bucket_iam_member.checkpoints]
 }
 
 # --- outputs ---------------------------------------------------------------

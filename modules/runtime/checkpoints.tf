@@ -1,7 +1,7 @@
 # Checkpoints, one shape on every cloud: in each queue namespace a Secret
-# `strata-checkpoints` with the same five keys (AWS_ENDPOINT_URL,
-# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, BUCKET) and a
-# service account `strata-checkpoints`. A job that takes the Secret as its
+# `strata-checkpoints` with the same keys (AWS_ENDPOINT_URL,
+# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, BUCKET, and the
+# SDKs' two checksum settings) and a service account `strata-checkpoints`. A job that takes the Secret as its
 # environment and runs as that service account reads and writes its
 # checkpoints with any S3 client, unchanged on whichever cluster runs it.
 #
@@ -27,13 +27,24 @@ variable "checkpoint_access" {
   type        = map(string)
   default     = {}
   sensitive   = true
-  description = "The Secret's five keys and their values."
+  description = "The Secret's values by key (AWS_ENDPOINT_URL, AWS_REGION, BUCKET, the key pair and the checksum settings where the cloud gives them)."
 }
 
 locals {
   checkpoints = "strata-checkpoints"
   # The Secret's keys, on every cloud: what the portability check compares.
-  checkpoint_keys       = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "BUCKET"]
+  checkpoint_keys = [
+    "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "BUCKET",
+    "AWS_REQUEST_CHECKSUM_CALCULATION", "AWS_RESPONSE_CHECKSUM_VALIDATION",
+  ]
+  # The AWS SDKs' own defaults (since January 2025) for the checksum
+  # settings: a CRC on every upload, sent as a trailer of a chunked body.
+  # S3 takes it; stores that speak S3 but not that part of it (GCS's XML
+  # API refuses such uploads) get WHEN_REQUIRED from their cloud's module.
+  checkpoint_defaults = {
+    AWS_REQUEST_CHECKSUM_CALCULATION = "WHEN_SUPPORTED"
+    AWS_RESPONSE_CHECKSUM_VALIDATION = "WHEN_SUPPORTED"
+  }
   checkpoint_namespaces = var.checkpoints == null ? toset([]) : local.namespaces
 }
 
@@ -59,7 +70,7 @@ resource "kubernetes_manifest" "checkpoint_secret" {
     metadata   = { name = local.checkpoints, namespace = kubernetes_namespace.queue[each.key].metadata[0].name }
     # Every key, empty where the cloud gives no value (EKS's key pair):
     # an S3 client treats an empty key as none and looks further.
-    data = { for k in local.checkpoint_keys : k => base64encode(lookup(var.checkpoint_access, k, "")) }
+    data = { for k in local.checkpoint_keys : k => base64encode(lookup(var.checkpoint_access, k, lookup(local.checkpoint_defaults, k, ""))) }
   }
 }
 

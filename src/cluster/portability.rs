@@ -4,7 +4,8 @@
 //! resources it plans, so a `cloud` block override and an edit to the
 //! module itself are caught alike; so must their job runtimes (the
 //! `runtime` output: Kueue's and KubeRay's versions, the flavours, the
-//! queues and their quotas). A field listed in the spec's
+//! queues and their quotas, the checkpoint Secret's name and keys and the
+//! service account's). A field listed in the spec's
 //! `allow_divergence` may differ.
 
 use super::{CloudCall, Expanded, Expansion};
@@ -25,7 +26,13 @@ pub const FIELDS: &[&str] = &[
 
 /// The runtime's fields compared (`modules/runtime`'s `portable` output,
 /// which each cloud module reports as `runtime`).
-pub const RUNTIME_FIELDS: &[&str] = &["kueue_version", "kuberay_version", "flavors", "queues"];
+pub const RUNTIME_FIELDS: &[&str] = &[
+    "kueue_version",
+    "kuberay_version",
+    "flavors",
+    "queues",
+    "checkpoints",
+];
 
 /// Every field `allow_divergence` may name.
 pub fn compared() -> impl Iterator<Item = &'static str> {
@@ -320,6 +327,7 @@ fn divergent(
             show(a),
             match what {
                 What::Pool(_) => "nodes",
+                What::Runtime if f == "checkpoints" => "checkpoint Secret",
                 What::Runtime => "queues",
             },
             c.name

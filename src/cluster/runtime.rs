@@ -249,7 +249,7 @@ pub(super) fn input(spec: &Body, cloud: Option<&Body>, span: Span) -> Attribute 
 }
 
 /// The clouds whose modules keep checkpoints so far.
-const CHECKPOINT_CLOUDS: &[&str] = &["aws"];
+const CHECKPOINT_CLOUDS: &[&str] = &["aws", "gcp"];
 
 /// Checkpoints only where the cloud's module keeps them: said at the
 /// checkpoints block rather than left out of that cloud's clusters.

@@ -16,6 +16,7 @@ mod billing;
 mod compute;
 mod container;
 mod iam;
+mod iam_member;
 mod storage;
 
 use async_trait::async_trait;
@@ -165,10 +166,18 @@ impl Gcp {
                 ),
                 ("google_compute_router_nat", Arc::new(compute::RouterNat)),
                 ("google_service_account", Arc::new(iam::ServiceAccount)),
-                ("google_project_iam_member", Arc::new(iam::ProjectIamMember)),
+                (
+                    "google_project_iam_member",
+                    Arc::new(iam_member::IamMember::<iam_member::Project>::new()),
+                ),
+                (
+                    "google_storage_bucket_iam_member",
+                    Arc::new(iam_member::IamMember::<iam_member::Bucket>::new()),
+                ),
                 ("google_container_cluster", Arc::new(container::Cluster)),
                 ("google_container_node_pool", Arc::new(container::NodePool)),
                 ("google_storage_bucket", Arc::new(storage::Bucket)),
+                ("google_storage_hmac_key", Arc::new(storage::HmacKey)),
             ],
         );
         Gcp {

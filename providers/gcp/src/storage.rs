@@ -1,4 +1,9 @@
-//! Cloud Storage buckets (the JSON API; no operations, answers are final).
+//! Cloud Storage buckets (the JSON API; no operations, answers are final),
+//! their lifecycle rules (`lifecycle.rs`) and HMAC keys (`hmac.rs`).
+
+mod hmac;
+mod lifecycle;
+pub use hmac::HmacKey;
 
 use crate::api::{self, carry, owned, ownership_of, tf, user_labels, with_ownership};
 use crate::schema::project;
@@ -57,6 +62,7 @@ impl Bucket {
         j["project"] = project.clone();
         j["id"] = json!(name);
         j["url"] = json!(format!("gs://{name}"));
+        j["lifecycle_rule"] = lifecycle::from_api(&b["lifecycle"]);
         if let Some(like) = like {
             carry(&mut j, like, &["force_destroy", "timeouts"]);
         }
@@ -114,6 +120,9 @@ impl Kind<Ctx> for Bucket {
             )]),
         );
         schema
+            .blocks
+            .insert("lifecycle_rule".into(), lifecycle::rule_block());
+        schema
     }
 
     /// Locations compare without regard to case: GCP answers upper-case.
@@ -163,6 +172,12 @@ impl Kind<Ctx> for Bucket {
         let name = api::required(&j, Self::TYPE, "name")?;
         let mut body = to_api(BUCKET, &j);
         body["labels"] = with_ownership(&j["labels"], tags);
+        if j["lifecycle_rule"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+        {
+            body["lifecycle"] = lifecycle::to_api(&j["lifecycle_rule"]);
+        }
         let url = format!("{}b?project={}", c.endpoints.storage, encode(&project));
         let b = match c.rest.send(Method::POST, &url, Some(&body)).await {
             Ok(r) => r.body,
@@ -193,7 +208,8 @@ impl Kind<Ctx> for Bucket {
             .filter(|k| old[**k] != new[**k])
             .map(|k| (k.to_string(), new[*k].clone()))
             .collect();
-        let b = if changed.is_empty() {
+        let rules_changed = old["lifecycle_rule"] != new["lifecycle_rule"];
+        let b = if changed.is_empty() && !rules_changed {
             c.rest.get("GET bucket", &url).await?.unwrap_or_default()
         } else {
             let mut body = to_api(BUCKET, &Json::Object(changed.clone()));
@@ -220,6 +236,9 @@ impl Kind<Ctx> for Bucket {
             if changed.get("versioning").is_some_and(Json::is_null) {
                 body["versioning"] = json!({"enabled": false});
             }
+            if rules_changed {
+                body["lifecycle"] = lifecycle::to_api(&new["lifecycle_rule"]);
+            }
             c.rest
                 .call(
                     &format!("update {}", Self::TYPE),
@@ -238,17 +257,20 @@ impl Kind<Ctx> for Bucket {
         let name = api::required(&j, Self::TYPE, "name")?;
         let url = Self::url(c, &name);
         if j["force_destroy"] == true {
-            let objects = match c.rest.send(Method::GET, &format!("{url}/o"), None).await {
-                Ok(_) => {
-                    c.rest
-                        .list("list objects", &format!("{url}/o"), "items")
-                        .await?
-                }
+            // Every generation, not only the live ones: a versioned
+            // bucket keeps the rest, and is not empty while it does.
+            let all = format!("{url}/o?versions=true");
+            let objects = match c.rest.send(Method::GET, &all, None).await {
+                Ok(_) => c.rest.list("list objects", &all, "items").await?,
                 Err(e) if e.status == 404 => return Ok(()),
                 Err(e) => return Err(c.rest.driver_error("list objects", &e)),
             };
             for o in objects {
-                let obj = format!("{url}/o/{}", encode(o["name"].as_str().unwrap_or_default()));
+                let name = encode(o["name"].as_str().unwrap_or_default());
+                let obj = match o["generation"].as_str() {
+                    Some(g) => format!("{url}/o/{name}?generation={g}"),
+                    None => format!("{url}/o/{name}"),
+                };
                 match c.rest.send(Method::DELETE, &obj, None).await {
                     Ok(_) => {}
                     Err(e) if e.status == 404 => {}

@@ -12,7 +12,8 @@
 //! | `/container/v1/` | Kubernetes Engine: clusters, node pools, operations |
 //! | `/iam/v1/` | IAM: service accounts |
 //! | `/crm/v1/` | Resource Manager: project IAM policy |
-//! | `/storage/v1/` | Cloud Storage JSON API: buckets |
+//! | `/storage/v1/` | Cloud Storage JSON API: buckets, their IAM policies, HMAC keys (`storage.rs`) |
+//! | `/xml/` | Cloud Storage XML API, signed with HMAC keys: objects (`xml.rs`) |
 //! | `/token` | OAuth 2.0 token endpoint (refresh-token grant) |
 //!
 //! What the real services do that the driver must cope with, done here
@@ -24,6 +25,9 @@
 //! is `ABORTED`; list responses come in pages. [`Gcp::fail_next`] makes an
 //! operation fail (`ZONE_RESOURCE_POOL_EXHAUSTED`, quota); injected answers
 //! ([`crate::Server::inject`]) throttle or fail single calls.
+
+mod storage;
+mod xml;
 
 use crate::{json, serve, Body, Req, Server};
 use hyper::{Method, Response};
@@ -290,6 +294,10 @@ impl World {
     fn handle(&mut self, req: &Req) -> Response<Body> {
         if req.path == "/token" {
             return self.token(req);
+        }
+        // The XML API signs with HMAC keys, not OAuth tokens.
+        if let Some(rest) = req.path.strip_prefix("/xml/") {
+            return self.xml(req, rest);
         }
         self.settle();
         let auth = req.bearer();
@@ -1860,208 +1868,6 @@ impl World {
             _ => google_rpc(404, "NOT_FOUND", "no such method"),
         }
     }
-
-    // ---- Cloud Storage -----------------------------------------------
-
-    fn storage(&mut self, req: &Req, s: &[&str]) -> Response<Body> {
-        let shape = json!({
-            "name": "string", "location": "string", "storageClass": "string",
-            "labels": "map", "versioning": {"enabled": "bool"},
-            "iamConfiguration": {
-                "uniformBucketLevelAccess": {"enabled": "bool"},
-                "publicAccessPrevention": "string",
-            },
-        });
-        match (s, &req.method) {
-            (["b"], &Method::GET) => {
-                let Some(p) = req.param("project") else {
-                    return err(
-                        400,
-                        "INVALID_ARGUMENT",
-                        "required",
-                        "Required parameter: project",
-                    );
-                };
-                let items: Vec<Json> = self
-                    .objects
-                    .iter()
-                    .filter(|(k, v)| {
-                        k.starts_with("b/") && k.matches('/').count() == 1 && v["projectId"] == p
-                    })
-                    .map(|(_, v)| bucket_view(v))
-                    .collect();
-                page(items, req, "items")
-            }
-            (["b"], &Method::POST) => {
-                let Some(p) = req.param("project") else {
-                    return err(
-                        400,
-                        "INVALID_ARGUMENT",
-                        "required",
-                        "Required parameter: project",
-                    );
-                };
-                let b = match checked(req, &shape) {
-                    Ok(b) => b,
-                    Err(r) => return r,
-                };
-                let name = b["name"].as_str().unwrap_or("").to_string();
-                let valid = (3..=63).contains(&name.len())
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
-                    && name.starts_with(|c: char| c.is_ascii_alphanumeric());
-                if !valid {
-                    return err(400, "INVALID_ARGUMENT", "invalid", "Invalid bucket name");
-                }
-                let key = format!("b/{name}");
-                if let Some(o) = self.objects.get(&key) {
-                    let msg = if o["projectId"] == p {
-                        "Your previous request to create the named bucket succeeded and you already own it."
-                    } else {
-                        "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."
-                    };
-                    return err(409, "ALREADY_EXISTS", "conflict", msg);
-                }
-                let n = self.id();
-                let mut o = b.clone();
-                o["kind"] = json!("storage#bucket");
-                o["id"] = json!(name);
-                o["selfLink"] = json!(format!("https://www.googleapis.com/storage/v1/b/{name}"));
-                o["projectNumber"] = json!("123456789012");
-                o["projectId"] = json!(p);
-                o["location"] = json!(b["location"].as_str().unwrap_or("US").to_ascii_uppercase());
-                o["locationType"] = json!("region");
-                o["storageClass"] = json!(b["storageClass"].as_str().unwrap_or("STANDARD"));
-                o["timeCreated"] = json!(now());
-                o["updated"] = json!(now());
-                o["metageneration"] = json!("1");
-                o["etag"] = json!(format!("CA{n}="));
-                if o["iamConfiguration"]
-                    .get("publicAccessPrevention")
-                    .is_none()
-                {
-                    o["iamConfiguration"]["publicAccessPrevention"] = json!("inherited");
-                }
-                if o["iamConfiguration"]
-                    .get("uniformBucketLevelAccess")
-                    .is_none()
-                {
-                    o["iamConfiguration"]["uniformBucketLevelAccess"] = json!({"enabled": false});
-                }
-                self.objects.insert(key, o.clone());
-                json(200, bucket_view(&o))
-            }
-            (["b", name], m) => {
-                let key = format!("b/{name}");
-                let Some(current) = self.objects.get(&key).cloned() else {
-                    return err(
-                        404,
-                        "NOT_FOUND",
-                        "notFound",
-                        "The specified bucket does not exist.",
-                    );
-                };
-                match *m {
-                    Method::GET => json(200, bucket_view(&current)),
-                    Method::DELETE => {
-                        if self
-                            .objects
-                            .keys()
-                            .any(|k| k.starts_with(&format!("{key}/o/")))
-                        {
-                            return err(
-                                409,
-                                "FAILED_PRECONDITION",
-                                "conflict",
-                                "The bucket you tried to delete is not empty.",
-                            );
-                        }
-                        self.objects.remove(&key);
-                        Response::builder()
-                            .status(204)
-                            .body(Body::default())
-                            .unwrap_or_default()
-                    }
-                    Method::PATCH => {
-                        let b = match checked(req, &shape) {
-                            Ok(b) => b,
-                            Err(r) => return r,
-                        };
-                        if b.get("location").is_some_and(|l| {
-                            l.as_str().map(str::to_ascii_uppercase).as_deref()
-                                != current["location"].as_str()
-                        }) {
-                            return err(
-                                400,
-                                "INVALID_ARGUMENT",
-                                "invalid",
-                                "The bucket's location cannot be changed.",
-                            );
-                        }
-                        let mut next = current.clone();
-                        for (k, v) in b.as_object().into_iter().flatten() {
-                            if k == "iamConfiguration" {
-                                for (ik, iv) in v.as_object().into_iter().flatten() {
-                                    next[k][ik] = iv.clone();
-                                }
-                            } else if k != "location" {
-                                next[k] = v.clone();
-                            }
-                        }
-                        let mg = next["metageneration"]
-                            .as_str()
-                            .and_then(|s| s.parse::<u64>().ok())
-                            .unwrap_or(1)
-                            + 1;
-                        next["metageneration"] = json!(mg.to_string());
-                        next["updated"] = json!(now());
-                        self.objects.insert(key, next.clone());
-                        json(200, bucket_view(&next))
-                    }
-                    _ => err(405, "INVALID_ARGUMENT", "invalid", "method not allowed"),
-                }
-            }
-            (["b", name, "o"], &Method::GET) => {
-                let prefix = format!("b/{name}/o/");
-                let items: Vec<Json> = self
-                    .objects
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(&prefix))
-                    .map(|(_, v)| v.clone())
-                    .collect();
-                page(items, req, "items")
-            }
-            (["b", name, "o", object], &Method::DELETE) => {
-                let key = format!("b/{name}/o/{}", crate::decode(object));
-                if self.objects.remove(&key).is_none() {
-                    return err(404, "NOT_FOUND", "notFound", "No such object.");
-                }
-                Response::builder()
-                    .status(204)
-                    .body(Body::default())
-                    .unwrap_or_default()
-            }
-            _ => err(404, "NOT_FOUND", "notFound", "no such method"),
-        }
-    }
-}
-
-impl Gcp {
-    /// Puts an object in a bucket (as a user's upload would).
-    pub fn put_object(&self, bucket: &str, name: &str) {
-        self.world().objects.insert(
-            format!("b/{bucket}/o/{name}"),
-            json!({"kind": "storage#object", "name": name, "bucket": bucket}),
-        );
-    }
-}
-
-/// A bucket as the API shows it (`projectId` is the stand-in's own note).
-fn bucket_view(o: &Json) -> Json {
-    let mut v = o.clone();
-    v.as_object_mut().map(|m| m.remove("projectId"));
-    v
 }
 
 /// A `google.rpc.Status` error, as the Container, IAM and Resource
