@@ -483,6 +483,51 @@ fn credentials_come_from_google_auth_and_refusals_name_their_source() {
 /// left an intent in the journal; the next run finds the subnetwork by the
 /// mark in its description (one aggregated list across regions) and
 /// adopts it instead of creating a second.
+/// A node pool made by a run killed before it recorded it: the next
+/// apply finds it by its labels and keeps it as it is. Its cluster, which
+/// GKE gives as a path where the configuration may name it otherwise, is
+/// the same cluster: no replacement (a pool replaced loses its nodes).
+#[test]
+fn an_unrecorded_node_pool_is_adopted_not_replaced() {
+    let g = gcp::start().expect("stand-in");
+    let d = common::scratch("gcp", "recover-pool");
+    // The pool names its cluster as the cloud modules do: by name.
+    let by_name = STACK.replace(
+        "cluster    = google_container_cluster.gke.id",
+        "cluster    = google_container_cluster.gke.name\n  location   = \"us-central1\"",
+    );
+    assert_ne!(by_name, STACK);
+    std::fs::write(d.join("main.tf"), by_name).expect("write");
+    let creds = Creds::Token(gcp::STATIC_TOKEN);
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    // The run that made the pool died before recording it: the state
+    // lacks it, the journal has its intent.
+    let (code, out) = strata(
+        &d,
+        &g,
+        &creds,
+        &["state", "rm", "google_container_node_pool.h100"],
+    );
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(
+        d.join("terraform.tfstate.journal"),
+        "{\"seq\":1,\"kind\":\"intent\",\"address\":\"google_container_node_pool.h100\",\"action\":\"create\"}\n",
+    )
+    .expect("journal");
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("1 objects created but not recorded were adopted"),
+        "{out}"
+    );
+    assert!(!out.contains("must be replaced"), "{out}");
+    assert!(out.contains("0 destroyed"), "{out}");
+    assert!(g.object(POOL).is_some(), "the pool is still there");
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "adopted as it is:\n{out}");
+}
+
 #[test]
 fn an_unrecorded_subnetwork_is_adopted_after_a_crash() {
     let g = gcp::start().expect("stand-in");

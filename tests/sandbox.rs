@@ -291,6 +291,7 @@ fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
         partial.iter().any(|n| (1..137).contains(n)),
         "a kill lands mid-apply: {partial:?}"
     );
+    interrupted(&sb, &work);
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "resumed:\n{out}");
     one_token_each(&work);
@@ -312,6 +313,38 @@ fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
     c.env("STRATA_NOW", &later);
     let (code, out) = common::output(c);
     assert_eq!(code, 0, "converged:\n{out}");
+}
+
+/// Ctrl-C during an apply of the runtime: strata stops starting
+/// operations, lets those in flight finish, writes the state and lets go
+/// of the lock (exit 1, "Interrupt received."), as Terraform does; or the
+/// apply was already done (exit 0). Either way no lock and no journal is
+/// left.
+fn interrupted(sb: &Sandbox, work: &Path) {
+    use std::process::Stdio;
+    let child = sb
+        .command(work, &["apply", "--auto-approve"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("apply starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to our own child, which is still ours to wait for.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().expect("the apply ends");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => assert!(said.contains("Interrupt received."), "{said}"),
+        other => panic!("Ctrl-C ended the apply with {other:?}:\n{said}"),
+    }
+    for left in [".terraform.tfstate.lock.info", "terraform.tfstate.journal"] {
+        assert!(!work.join(left).exists(), "{left} is left:\n{said}");
+    }
 }
 
 /// Each worker's `kueue-system` holds one service account token Secret,

@@ -15,6 +15,7 @@ use crate::diag::{Diags, Span};
 use crate::lang::value::Value;
 use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
 use std::collections::BTreeMap;
+use strata_provider::billing::Capacity;
 
 /// The spec's cloud-independent parts, as written.
 pub(super) struct Parts<'a> {
@@ -79,10 +80,21 @@ pub(super) struct Built<'k> {
 /// (pool, field); pool `""` for cluster-wide fields.
 type Overrides = BTreeMap<(String, String), Span>;
 
-/// The pools' inputs on one cloud, and the instance type each runs on.
+/// The pools' inputs on one cloud, and the instance type and capacity
+/// type each runs on.
 struct Pools {
     inputs: Vec<PoolInput>,
     instance_types: BTreeMap<String, String>,
+    capacities: BTreeMap<String, Capacity>,
+}
+
+/// One pool on one cloud: its module input, the instance type it runs on
+/// (none when the catalog has none) and its capacity type, the cloud
+/// block's override over the spec's.
+struct PoolOnCloud {
+    input: PoolInput,
+    instance_type: Option<String>,
+    capacity: Capacity,
 }
 
 pub(super) fn cloud_call<'k>(c: &CloudAt<'_, 'k, '_, '_>, diags: &mut Diags) -> Option<Built<'k>> {
@@ -116,7 +128,7 @@ pub(super) fn cloud_call<'k>(c: &CloudAt<'_, 'k, '_, '_>, diags: &mut Diags) -> 
         providers: mapping,
         module: Box::default(),
     };
-    let site = site(c, pools.instance_types, diags);
+    let site = site(c, (pools.instance_types, pools.capacities), diags);
     let cc = CloudCall {
         cloud: c.kind.name.to_string(),
         call: c.at.call.clone(),
@@ -235,6 +247,7 @@ fn pools(c: &CloudAt<'_, '_, '_, '_>, overrides: &mut Overrides, diags: &mut Dia
     let mut out = Pools {
         inputs: Vec::new(),
         instance_types: BTreeMap::new(),
+        capacities: BTreeMap::new(),
     };
     for (name, spec) in c.parts.pools {
         let over = cloud_pools
@@ -248,11 +261,12 @@ fn pools(c: &CloudAt<'_, '_, '_, '_>, overrides: &mut Overrides, diags: &mut Dia
                 overrides.insert((name.clone(), a.name.clone()), a.span);
             }
         }
-        let (input, instance_type) = pool(c, (name, spec), over, diags);
-        if let Some(t) = instance_type {
+        let on = pool(c, (name, spec), over, diags);
+        if let Some(t) = on.instance_type {
             out.instance_types.insert(name.clone(), t);
         }
-        out.inputs.push(input);
+        out.capacities.insert(name.clone(), on.capacity);
+        out.inputs.push(on.input);
     }
     out
 }
@@ -277,14 +291,15 @@ fn unknown_pools(c: &CloudAt<'_, '_, '_, '_>, cloud_pools: &[&Block], diags: &mu
     }
 }
 
-/// One pool's input on this cloud, and the instance type it runs on
-/// (given, or the catalog's for its GPU shape), checked against its cap.
+/// One pool on this cloud: its input, the instance type it runs on
+/// (given, or the catalog's for its GPU shape), checked against its cap,
+/// and its capacity type.
 fn pool(
     c: &CloudAt<'_, '_, '_, '_>,
     (name, spec): (&String, &Block),
     over: Option<&Body>,
     diags: &mut Diags,
-) -> (PoolInput, Option<String>) {
+) -> PoolOnCloud {
     let attrs = merged(Some(&spec.body), over);
     let mut items: Vec<(String, Expr)> = attrs
         .iter()
@@ -305,6 +320,12 @@ fn pool(
     };
     // The cloud block's cap is over the spec's pool's, under the cloud
     // block's own override of the pool.
+    let capacity = Pool {
+        name,
+        attrs: &attrs,
+        cloud: c.kind,
+    }
+    .capacity(c.scope);
     let mut capped = attrs.clone();
     let cloud_cap = c.block.body.attr(CAP);
     if let Some(cap) = cloud_cap.filter(|_| over.is_none_or(|o| o.attr(CAP).is_none())) {
@@ -328,7 +349,11 @@ fn pool(
         items,
         span: spec.kind_span,
     };
-    (input, chosen)
+    PoolOnCloud {
+        input,
+        instance_type: chosen,
+        capacity,
+    }
 }
 
 /// The cloud block's own attributes that are the module's inputs: the
@@ -385,7 +410,7 @@ fn unsupported_blocks(c: &CloudAt<'_, '_, '_, '_>, diags: &mut Diags) {
 /// has a region and a GPU catalog.
 fn site<'k>(
     c: &CloudAt<'_, 'k, '_, '_>,
-    instance_types: BTreeMap<String, String>,
+    (instance_types, capacities): (BTreeMap<String, String>, BTreeMap<String, Capacity>),
     diags: &mut Diags,
 ) -> Option<placement::Site<'k>> {
     let (region, _) = c.at.at.clone()?;
@@ -404,5 +429,6 @@ fn site<'k>(
         zones,
         region,
         instance_types,
+        capacities,
     })
 }

@@ -25,7 +25,6 @@ use crate::lang::value::Value;
 use crate::placement::{LeftOut, Worker};
 use crate::syntax::{Attribute, Block, Body, Expr};
 use std::collections::BTreeMap;
-use strata_provider::billing::Capacity;
 use strata_provider::catalog::quote;
 use strata_provider::money::Usd;
 
@@ -192,16 +191,12 @@ fn cheapest(
         .iter()
         .filter_map(|(name, p)| {
             let instance_type = site.instance_types.get(name)?;
-            let value = |f: &str| {
-                let a = p.body.attr(f)?;
-                Some(scope.evaluator().eval(&a.expr).ok()?.unmark_deep().0)
-            };
-            let capacity = match value("capacity").as_ref().and_then(Value::as_str) {
-                Some("spot") => Capacity::Spot,
-                _ => Capacity::OnDemand,
-            };
-            let gpus = value("gpus_per_node")
-                .and_then(|v| v.as_number().and_then(|n| n.to_i64()))
+            let capacity = *site.capacities.get(name)?;
+            let gpus = p
+                .body
+                .attr("gpus_per_node")
+                .and_then(|a| scope.evaluator().eval(&a.expr).ok())
+                .and_then(|v| v.unmarked().as_number().and_then(|n| n.to_i64()))
                 .unwrap_or(8)
                 .max(1) as u32;
             let q = quote(

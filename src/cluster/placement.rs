@@ -53,6 +53,8 @@ pub(super) struct Site<'k> {
     pub zones: Vec<String>,
     /// By pool name.
     pub instance_types: BTreeMap<String, String>,
+    /// The capacity type each pool asks for here, by pool name.
+    pub capacities: BTreeMap<String, Capacity>,
 }
 
 fn duration(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Duration> {

@@ -65,7 +65,7 @@ pub(super) fn known(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Op
             diags.push(diag(
                 "Value not known before planning",
                 format!(
-                    "{:?} picks the instance type from the GPU catalog, so it must be known before planning: use variables and locals, not resources' attributes.",
+                    "{:?} decides how the cluster spec expands (instance types, regions, placement, the manager), which strata does before planning, so it must be known then: use variables and locals, not resources' attributes.",
                     a.name
                 ),
                 a.expr.span,

@@ -225,25 +225,36 @@ impl Cluster {
     }
 }
 
+/// An object given by name or by its path (`train` or
+/// `projects/P/locations/L/clusters/train`; a network's name or self
+/// link) is the same object, as the google provider compares them: the
+/// prior's form is kept, no change and nothing to replace. An object
+/// adopted after a crash, or imported, reads the API's form where the
+/// configuration may have the other.
+fn same_named(p: &mut Planned, prior: &Value, keys: &[&str]) {
+    let Some(mut fields) = p.planned.entries().cloned() else {
+        return;
+    };
+    for k in keys {
+        let text = |v: &Value| strata_provider::values::string(v, k);
+        if let (Some(had), Some(want)) = (text(prior), text(&p.planned)) {
+            if had != want && last(&had) == last(&want) {
+                fields.insert(k.to_string(), Value::string(had));
+                p.requires_replace
+                    .retain(|path| path != &vec![k.to_string()]);
+            }
+        }
+    }
+    p.planned = Value::Object(fields);
+}
+
 #[async_trait]
 impl Kind<Ctx> for Cluster {
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
         let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
-        // A network given by name or by self link is the same network (the
-        // google provider compares them so too): a cluster adopted after a
-        // crash reads the API's name where the configuration has the link.
-        let (Some(prior), Some(mut fields)) = (req.prior, p.planned.entries().cloned()) else {
-            return p;
-        };
-        for k in ["network", "subnetwork"] {
-            let text = |v: &Value| strata_provider::values::string(v, k);
-            if let (Some(had), Some(want)) = (text(prior), text(&p.planned)) {
-                if had != want && last(&had) == last(&want) {
-                    fields.insert(k.into(), Value::string(had));
-                }
-            }
+        if let Some(prior) = req.prior {
+            same_named(&mut p, prior, &["network", "subnetwork"]);
         }
-        p.planned = Value::Object(fields);
         p
     }
 
@@ -857,6 +868,7 @@ impl Kind<Ctx> for NodePool {
         let Some(prior) = req.prior else {
             return p;
         };
+        same_named(&mut p, prior, &["cluster"]);
         let (old, new) = (tf(prior), tf(&p.planned));
         let (o, n) = (&old["node_config"][0], &new["node_config"][0]);
         for k in NODE_CONFIG_REPLACES {
@@ -1076,7 +1088,10 @@ impl Kind<Ctx> for NodePool {
         for (cluster, cl) in clusters(c, &project).await? {
             for np in cl["nodePools"].as_array().into_iter().flatten() {
                 if api::owned(&np["config"]["resourceLabels"], tags) {
-                    found.push(Self::value(c, &cluster, np, &json!({"cluster": cluster})).await?);
+                    // Named as a configuration names it (the cluster's
+                    // name), as an import does: an adopted pool is the
+                    // one the configuration describes, not a replacement.
+                    found.push(Self::value(c, &cluster, np, &json!({})).await?);
                 }
             }
         }
@@ -1097,9 +1112,7 @@ impl Kind<Ctx> for NodePool {
             ));
         };
         match Self::get(c, id).await? {
-            Some(np) => Ok(Some(
-                Self::value(c, cluster, &np, &json!({"cluster": cluster})).await?,
-            )),
+            Some(np) => Ok(Some(Self::value(c, cluster, &np, &json!({})).await?)),
             None => Ok(None),
         }
     }

@@ -538,3 +538,81 @@ pub fn managed_by(obj: &Json, manager: &str) -> bool {
         .flatten()
         .any(|e| e["manager"] == json!(manager))
 }
+
+/// A driver's connection, made on first use from its settings. One asked
+/// for before the configuration came (crash recovery looks for objects
+/// before the plan has configured a provider that waits for a cluster's
+/// endpoint) is made from the environment alone and kept apart, so the
+/// configuration, when it comes, still makes its own rather than finding
+/// the unconfigured one cached.
+pub struct Lazy<C> {
+    settings: std::sync::Mutex<Settings>,
+    configured: std::sync::atomic::AtomicBool,
+    before: tokio::sync::OnceCell<C>,
+    after: tokio::sync::OnceCell<C>,
+}
+
+impl<C> Default for Lazy<C> {
+    fn default() -> Self {
+        Lazy {
+            settings: Default::default(),
+            configured: Default::default(),
+            before: tokio::sync::OnceCell::new(),
+            after: tokio::sync::OnceCell::new(),
+        }
+    }
+}
+
+impl<C> Lazy<C> {
+    pub fn configure(&self, s: Settings) {
+        if let Ok(mut held) = self.settings.lock() {
+            *held = s;
+        }
+        self.configured
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The connection for the settings as they are now, made by `make`.
+    pub async fn get<F, Fut>(&self, make: F) -> &C
+    where
+        F: FnOnce(Settings) -> Fut,
+        Fut: std::future::Future<Output = C>,
+    {
+        let configured = self.configured.load(std::sync::atomic::Ordering::SeqCst);
+        let cell = if configured {
+            &self.after
+        } else {
+            &self.before
+        };
+        cell.get_or_init(|| async {
+            let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
+            make(s).await
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lazy, Settings};
+
+    /// Asked for before the configuration (as crash recovery does), the
+    /// connection is not what the configuration then gets.
+    #[test]
+    fn a_connection_made_before_configuring_is_not_kept_for_after() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        let lazy: Lazy<Option<String>> = Lazy::default();
+        let host = |s: Settings| async move { s.host };
+        assert_eq!(rt.block_on(lazy.get(host)), &None);
+        lazy.configure(Settings {
+            host: Some("https://cluster.example".into()),
+            ..Settings::default()
+        });
+        assert_eq!(
+            rt.block_on(lazy.get(host)),
+            &Some("https://cluster.example".to_string())
+        );
+    }
+}

@@ -27,14 +27,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::{BlockNesting, BlockSchema, Cloud, DriverError, Kind, Kinds, ResourceSchema};
 use strata_value::value::Value;
-use tokio::sync::OnceCell;
 
 /// The `kubernetes` driver.
 pub struct Kubernetes {
-    settings: std::sync::Mutex<Settings>,
     kinds: Kinds<Conn>,
     data: BTreeMap<String, ResourceSchema>,
-    ctx: OnceCell<Conn>,
+    ctx: conn::Lazy<Conn>,
 }
 
 impl Default for Kubernetes {
@@ -46,7 +44,6 @@ impl Default for Kubernetes {
 impl Kubernetes {
     pub fn new() -> Kubernetes {
         Kubernetes {
-            settings: Default::default(),
             kinds: Kinds::new(
                 "kubernetes",
                 vec![
@@ -65,7 +62,7 @@ impl Kubernetes {
                 ),
                 (nodes::DATA.to_string(), nodes::schema()),
             ]),
-            ctx: OnceCell::new(),
+            ctx: Default::default(),
         }
     }
 }
@@ -90,12 +87,7 @@ impl Cloud for Kubernetes {
     }
 
     async fn ctx(&self) -> &Conn {
-        self.ctx
-            .get_or_init(|| async {
-                let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
-                Conn::new(&s).await
-            })
-            .await
+        self.ctx.get(|s| async move { Conn::new(&s).await }).await
     }
 
     fn provider_schema(&self) -> ResourceSchema {
@@ -103,9 +95,7 @@ impl Cloud for Kubernetes {
     }
 
     fn configure(&self, config: &Value) -> Result<(), DriverError> {
-        if let Ok(mut s) = self.settings.lock() {
-            *s = Settings::from_value(config);
-        }
+        self.ctx.configure(Settings::from_value(config));
         Ok(())
     }
 
@@ -127,9 +117,8 @@ impl Cloud for Kubernetes {
 
 /// The `helm` driver.
 pub struct Helm {
-    settings: std::sync::Mutex<Settings>,
     kinds: Kinds<helm::HelmCtx>,
-    ctx: OnceCell<helm::HelmCtx>,
+    ctx: conn::Lazy<helm::HelmCtx>,
 }
 
 impl Default for Helm {
@@ -141,7 +130,6 @@ impl Default for Helm {
 impl Helm {
     pub fn new() -> Helm {
         Helm {
-            settings: Default::default(),
             kinds: Kinds::new(
                 "helm",
                 vec![(
@@ -149,7 +137,7 @@ impl Helm {
                     Arc::new(helm::Release) as Arc<dyn Kind<helm::HelmCtx>>,
                 )],
             ),
-            ctx: OnceCell::new(),
+            ctx: Default::default(),
         }
     }
 }
@@ -175,8 +163,7 @@ impl Cloud for Helm {
 
     async fn ctx(&self) -> &helm::HelmCtx {
         self.ctx
-            .get_or_init(|| async {
-                let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
+            .get(|s| async move {
                 helm::HelmCtx {
                     conn: Conn::new(&s).await,
                     source: s.kubeconfig(),
@@ -207,9 +194,7 @@ impl Cloud for Helm {
             .cloned()
             .filter(|v| !v.is_null())
             .unwrap_or_else(|| Value::Null(conn::schema().object_type()));
-        if let Ok(mut s) = self.settings.lock() {
-            *s = Settings::from_value(&cluster);
-        }
+        self.ctx.configure(Settings::from_value(&cluster));
         Ok(())
     }
 }
