@@ -2,7 +2,8 @@
 //! resources, instances and module instances on the state Terraform wrote
 //! (the same exit code, the same addresses after, and a state both tools
 //! read, whatever the move), `moved` blocks whose source the configuration
-//! still declares, and `removed` blocks naming an instance.
+//! still declares, `moved` blocks that give a call or resource count, and
+//! `removed` blocks naming an instance.
 
 use std::path::PathBuf;
 
@@ -188,5 +189,50 @@ fn moves_from_what_is_still_declared_are_refused_as_terraform_refuses_them() {
             );
             let _ = std::fs::remove_dir_all(&d);
         }
+    }
+}
+
+/// A call or a resource given `count` with a `moved` block from its one
+/// keyless instance to `[0]` (how Terraform documents adding count): the
+/// keyless address is no longer declared, so the move is taken, and with
+/// `count = 0` the moved object is planned away — as Terraform plans it.
+#[test]
+fn moves_that_give_count_are_taken_as_terraform_takes_them() {
+    if !require_terraform("moves_that_give_count_are_taken_as_terraform_takes_them") {
+        return;
+    }
+    let before = "module \"a\" {\n  source = \"./m\"\n}\nresource \"terraform_data\" \"s\" {\n  input = 1\n}\n";
+    let after = |n: u32| {
+        format!(
+            "moved {{\n  from = module.a\n  to   = module.a[0]\n}}\nmodule \"a\" {{\n  source = \"./m\"\n  count  = {n}\n}}\nmoved {{\n  from = terraform_data.s\n  to   = terraform_data.s[0]\n}}\nresource \"terraform_data\" \"s\" {{\n  count = {n}\n  input = 1\n}}\n"
+        )
+    };
+    let lines = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| {
+                l.contains("has moved to")
+                    || l.starts_with("Plan:")
+                    || l.contains("will be destroyed")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    for n in [1, 0] {
+        let mut seen = Vec::new();
+        for tool in ["terraform", "strata"] {
+            let d = scratch(
+                &format!("count{n}-{tool}"),
+                &[("main.tf", before), ("m/main.tf", MODULE)],
+            );
+            ok(tool, &d, &["init", "-input=false", "-no-color"]);
+            ok(tool, &d, &["apply", "-auto-approve", "-no-color"]);
+            std::fs::write(d.join("main.tf"), after(n)).expect("refactored");
+            let (code, out, err) = run(tool, &d, &["plan", "-no-color"]);
+            assert_eq!(code, 0, "{tool} count = {n}:\n{out}\n{err}");
+            seen.push(lines(&out));
+            let _ = std::fs::remove_dir_all(&d);
+        }
+        assert_eq!(seen[0], seen[1], "count = {n}: Terraform, then strata");
+        assert!(!seen[0].is_empty(), "count = {n}: {seen:?}");
     }
 }

@@ -270,7 +270,16 @@ resource "aws_eks_node_group" "system" {
   depends_on = [aws_iam_role_policy_attachment.node]
 }
 
+# Where the operator was before it was counted: a state from then keeps
+# its release (and a manager's, now without one, plans its removal).
+moved {
+  from = module.gpu_operator
+  to   = module.gpu_operator[0]
+}
+
+# No GPU pools (a MultiKueue manager), no GPU Operator.
 module "gpu_operator" {
+  count                     = length(var.node_pools) == 0 ? 0 : 1
   source                    = "../gpu-operator"
   cloud                     = "aws"
   kubernetes_version        = var.kubernetes_version
@@ -343,9 +352,9 @@ output "portable" {
       gpus_per_node  = var.node_pools[name].gpus_per_node
       labels         = g.labels
       taints         = [for t in g.taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }]
-      driver_version = module.gpu_operator.driver_version
+      driver_version = module.gpu_operator[0].driver_version
       cuda_version   = var.gpu_operator.cuda_version
-      gpu_operator   = module.gpu_operator.version
+      gpu_operator   = module.gpu_operator[0].version
     }
   }
 }

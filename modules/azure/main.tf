@@ -145,7 +145,16 @@ resource "azurerm_kubernetes_cluster_node_pool" "pool" {
   gpu_driver      = "None"
 }
 
+# Where the operator was before it was counted: a state from then keeps
+# its release (and a manager's, now without one, plans its removal).
+moved {
+  from = module.gpu_operator
+  to   = module.gpu_operator[0]
+}
+
+# No GPU pools (a MultiKueue manager), no GPU Operator.
 module "gpu_operator" {
+  count                     = length(var.node_pools) == 0 ? 0 : 1
   source                    = "../gpu-operator"
   cloud                     = "azure"
   kubernetes_version        = var.kubernetes_version
@@ -221,9 +230,9 @@ output "portable" {
         value  = try(split("=", split(":", t)[0])[1], "")
         effect = split(":", t)[1]
       } if t != local.spot_taint]
-      driver_version = module.gpu_operator.driver_version
+      driver_version = module.gpu_operator[0].driver_version
       cuda_version   = var.gpu_operator.cuda_version
-      gpu_operator   = module.gpu_operator.version
+      gpu_operator   = module.gpu_operator[0].version
     }
   }
 }

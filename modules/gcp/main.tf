@@ -194,7 +194,16 @@ resource "google_container_node_pool" "system" {
   }
 }
 
+# Where the operator was before it was counted: a state from then keeps
+# its release (and a manager's, now without one, plans its removal).
+moved {
+  from = module.gpu_operator
+  to   = module.gpu_operator[0]
+}
+
+# No GPU pools (a MultiKueue manager), no GPU Operator.
 module "gpu_operator" {
+  count                     = length(var.node_pools) == 0 ? 0 : 1
   source                    = "../gpu-operator"
   cloud                     = "gcp"
   kubernetes_version        = var.kubernetes_version
@@ -266,9 +275,9 @@ output "portable" {
       gpus_per_node  = p.node_config[0].guest_accelerator[0].count
       labels         = p.node_config[0].labels
       taints         = [for t in p.node_config[0].taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }]
-      driver_version = module.gpu_operator.driver_version
+      driver_version = module.gpu_operator[0].driver_version
       cuda_version   = var.gpu_operator.cuda_version
-      gpu_operator   = module.gpu_operator.version
+      gpu_operator   = module.gpu_operator[0].version
     }
   }
 }

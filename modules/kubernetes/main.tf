@@ -29,7 +29,16 @@ resource "kubernetes_labels" "node" {
   labels = each.value.labels
 }
 
+# Where the operator was before it was counted: a state from then keeps
+# its release (and a manager's, now without one, plans its removal).
+moved {
+  from = module.gpu_operator
+  to   = module.gpu_operator[0]
+}
+
+# No GPU pools (a MultiKueue manager), no GPU Operator.
 module "gpu_operator" {
+  count                     = length(var.node_pools) == 0 ? 0 : 1
   source                    = "../gpu-operator"
   cloud                     = "kubernetes"
   kubernetes_version        = var.kubernetes_version
@@ -72,9 +81,9 @@ output "portable" {
       gpus_per_node  = p.gpus_per_node
       labels         = try(kubernetes_labels.node[var.nodes[name][0]].labels, p.labels)
       taints         = p.taints
-      driver_version = module.gpu_operator.driver_version
+      driver_version = module.gpu_operator[0].driver_version
       cuda_version   = var.gpu_operator.cuda_version
-      gpu_operator   = module.gpu_operator.version
+      gpu_operator   = module.gpu_operator[0].version
     }
   }
 }

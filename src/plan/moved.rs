@@ -147,13 +147,22 @@ fn still_exists(mv: &Move, what: &str, declared: Span) -> Diag {
 fn declarations_still_there(root: &Module, moves: &[Move], diags: &mut Diags) {
     for mv in moves {
         match mv {
+            // A keyless `from` names the one instance of a resource or call
+            // without count or for_each; one with them has no such
+            // instance (`from = module.a`, `to = module.a[0]` is how count
+            // is added to a call, as Terraform documents).
             Move::Resource { from, .. } if from.key.is_none() => {
-                if let Some(r) = root.resource_at(&from.id) {
+                let single = root
+                    .resource_at(&from.id)
+                    .filter(|r| r.count.is_none() && r.for_each.is_none());
+                if let Some(r) = single {
                     diags.push(still_exists(mv, "resource", r.span));
                 }
             }
             Move::Module { from, .. } if from.steps().last().is_some_and(|s| s.key.is_none()) => {
-                if let Some(c) = call_at(root, from) {
+                let single =
+                    call_at(root, from).filter(|c| c.count.is_none() && c.for_each.is_none());
+                if let Some(c) = single {
                     diags.push(still_exists(mv, "module call", c.span));
                 }
             }
