@@ -1244,6 +1244,7 @@ fn an_existing_cluster_is_a_worker_of_a_manager_one_runs() {
     let (code, out) = in_lab(&dir, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
     jobs_are_accepted_by_the_manager(&kube);
+    the_manager_goes_only_through_its_block(&dir);
     let spec = std::fs::read_to_string(dir.join("cluster.hcl")).expect("spec");
     let same = spec.replace(
         "config_context = \"manager\"",
@@ -1256,6 +1257,38 @@ fn an_existing_cluster_is_a_worker_of_a_manager_one_runs() {
         out.contains("MultiKueue's manager cannot dispatch to itself"),
         "{out}"
     );
+}
+
+/// The multikueue block removed while state holds the manager: refused at
+/// the runtime block (nothing could reach the manager's cluster to delete
+/// what is there), with the way out, which then works: the block back,
+/// the manager destroyed by target, the block removed, the workers'
+/// dispatcher objects planned away and applied; then the block again.
+fn the_manager_goes_only_through_its_block(dir: &Path) {
+    let spec = std::fs::read_to_string(dir.join("cluster.hcl")).expect("spec");
+    let start = spec.find("    multikueue {").expect("the block");
+    let end = start + spec[start..].find("\n    }\n").expect("its end") + 7;
+    let without = format!("{}{}", &spec[..start], &spec[end..]);
+    std::fs::write(dir.join("cluster.hcl"), &without).expect("spec");
+    let (code, out) = in_lab(dir, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("MultiKueue manager still in state")
+            && flat.contains("strata destroy -target=module.lab_manager"),
+        "{out}"
+    );
+    std::fs::write(dir.join("cluster.hcl"), &spec).expect("spec");
+    let target = ["destroy", "--auto-approve", "-target=module.lab_manager"];
+    let (code, out) = in_lab(dir, &target);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(dir.join("cluster.hcl"), &without).expect("spec");
+    let (code, out) = in_lab(dir, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 0 changed,"), "{out}");
+    let (code, out) = in_lab(dir, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(dir.join("cluster.hcl"), &spec).expect("spec");
 }
 
 /// README's two jobs, applied to the manager as `kubectl apply` would

@@ -236,7 +236,7 @@ pub(super) fn manager<'k>(
     let (kind, cloud_span) = manager_cloud(block, scope, diags)?;
     let what = "the MultiKueue manager";
     allowed(&block.body, what, &manager_fields(kind), &[], diags);
-    let call = format!("{}_manager", m.cluster);
+    let call = manager_call(m.cluster);
     let name = format!("{}-manager", m.cluster);
     let body = manager_body(kind, block, m.cloud_blocks);
     if !kind.created {
@@ -414,6 +414,40 @@ fn manager_body(kind: &CloudKind, block: &Block, cloud_blocks: &[&Block]) -> Bod
         span: block.body.span,
         json: false,
     }
+}
+
+/// The module call a cluster's MultiKueue manager is.
+pub(super) fn manager_call(cluster: &str) -> String {
+    format!("{cluster}_manager")
+}
+
+/// A manager that state still holds but the spec no longer has: its
+/// provider configurations came from the manager block (its cloud and
+/// region, or its kubeconfig), so without the block nothing can reach
+/// that cluster to delete it. Said at the cluster, with the way out, as
+/// Terraform refuses a removed provider configuration that objects in
+/// state still need.
+pub(super) fn manager_left(
+    spec: &super::Spec<'_>,
+    cluster: &Block,
+    recorded: &std::collections::BTreeSet<String>,
+    diags: &mut Diags,
+) {
+    let call = manager_call(&spec.name);
+    if !recorded.contains(&call) {
+        return;
+    }
+    let at = cluster
+        .body
+        .blocks
+        .iter()
+        .find(|b| b.kind == "runtime")
+        .map_or(cluster.kind_span, |r| r.kind_span);
+    diags.push(diag(
+        "MultiKueue manager still in state",
+        format!("State holds cluster {:?}'s MultiKueue manager (module.{call}), but its runtime has no multikueue manager any more. Its cloud, region or kubeconfig came from that block, so strata could not reach it to delete it: put the block back, run `strata destroy -target=module.{call}`, then remove the block.", spec.name),
+        at,
+    ));
 }
 
 /// The manager's `multikueue` input (its workers in order, each one's

@@ -158,15 +158,19 @@ impl Expansion {
 
     /// Whether state holds a cluster's region the spec no longer lists
     /// (among `calls`): expanded again with them, it keeps their
-    /// provider configurations.
+    /// provider configurations; or a MultiKueue manager the spec no
+    /// longer has, which the expansion with them refuses.
     pub fn retires(&self, calls: &BTreeSet<String>) -> bool {
         self.clusters.iter().any(|c| {
-            calls.iter().any(|call| {
-                CLOUDS
-                    .iter()
-                    .any(|k| call.starts_with(&format!("{}_{}_", c.name, k.name)))
-                    && !c.clouds.iter().any(|cc| cc.call == *call)
-            })
+            let manager_gone =
+                c.dispatch.is_none() && calls.contains(&dispatch::manager_call(&c.name));
+            manager_gone
+                || calls.iter().any(|call| {
+                    CLOUDS
+                        .iter()
+                        .any(|k| call.starts_with(&format!("{}_{}_", c.name, k.name)))
+                        && !c.clouds.iter().any(|cc| cc.call == *call)
+                })
         })
     }
 
@@ -339,7 +343,7 @@ struct Generated {
 }
 
 /// A cluster block's spec, read: its name, parts and pools.
-struct Spec<'b> {
+pub(super) struct Spec<'b> {
     name: String,
     /// Fields allowed to differ between clouds.
     allow_divergence: BTreeSet<String>,
@@ -430,8 +434,9 @@ fn cluster(
     for b in built {
         finish(b, &spec.wanted, &mut out);
     }
-    if let Some(m) = manager {
-        finish_manager(m, &mut out);
+    match manager {
+        Some(m) => finish_manager(m, &mut out),
+        None => dispatch::manager_left(&spec, b, &recorded.calls, diags),
     }
     Some(out)
 }
