@@ -73,10 +73,39 @@ fn the_multi_cloud_example_applies_in_the_sandbox() {
     for pool in ["p5.48xlarge", "a3-highgpu-8g", "Standard_ND96isr_H100_v5"] {
         assert!(out.contains(pool), "{out}");
     }
+    the_manager_moves_in_two_steps(&sb, &work);
     let (code, out) = strata(&["destroy", "--auto-approve"]);
     assert_eq!(code, 0, "destroy:\n{out}");
     let (code, out) = strata(&["state", "list"]);
     assert_eq!((code, out.trim()), (0, ""), "nothing left in state");
+}
+
+/// A manager block that names another region: refused at the region,
+/// naming where the manager is and where it would go (the call keeps its
+/// name, so the old cluster would be left running out of reach); the
+/// spec as it was plans nothing.
+fn the_manager_moves_in_two_steps(sb: &Sandbox, work: &Path) {
+    let spec = std::fs::read_to_string(work.join("cluster.hcl")).expect("spec");
+    let manager = "        cloud  = \"aws\"\n        region = \"us-east-1\"";
+    assert!(spec.contains(manager), "{spec}");
+    let moved = spec.replace(
+        manager,
+        "        cloud  = \"aws\"\n        region = \"us-west-2\"",
+    );
+    std::fs::write(work.join("cluster.hcl"), moved).expect("spec");
+    let (code, out) = sb.strata(work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "MultiKueue manager moves",
+        "in aws us-east-1; the manager block now puts it in aws us-west-2",
+        "strata destroy -target=module.train_manager",
+    ] {
+        assert!(flat.contains(want), "{want}: {out}");
+    }
+    std::fs::write(work.join("cluster.hcl"), spec).expect("spec");
+    let (code, out) = sb.strata(work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
 }
 
 /// The manager lists the workers cheapest first, and its kubeconfig for

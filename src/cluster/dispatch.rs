@@ -221,6 +221,8 @@ pub(super) struct ManagerOf<'a, 'b> {
     /// The first worker's pools (labels, taints, sizes): the manager's
     /// flavours.
     pub pools: Expr,
+    /// Where state says the manager runs (`aws us-east-1`), if it does.
+    pub was: Option<&'a str>,
 }
 
 /// The manager's module call: a cluster of its own (`<cluster>_manager`)
@@ -246,6 +248,9 @@ pub(super) fn manager<'k>(
         .region
         .and_then(|r| body.attr(r))
         .and_then(|a| Some((known(scope, a, diags)?.as_str()?.to_string(), a.expr.span)));
+    if let (Some(was), Some((r, span))) = (m.was, &region) {
+        moved_manager(m.cluster, was, &format!("{} {r}", kind.name), *span, diags);
+    }
     if kind.created && region.is_none() {
         diags.push(diag(
             "Missing manager region",
@@ -414,6 +419,22 @@ fn manager_body(kind: &CloudKind, block: &Block, cloud_blocks: &[&Block]) -> Bod
         span: block.body.span,
         json: false,
     }
+}
+
+/// A manager block that names another place than the one state holds
+/// the manager's cluster in: the call keeps its name, so the old cluster
+/// would be looked for where the new one goes, found missing, and left
+/// running out of reach. Refused, with the way to move it.
+fn moved_manager(cluster: &str, was: &str, now: &str, span: Span, diags: &mut Diags) {
+    if was == now {
+        return;
+    }
+    let call = manager_call(cluster);
+    diags.push(diag(
+        "MultiKueue manager moves",
+        format!("State holds cluster {cluster:?}'s MultiKueue manager in {was}; the manager block now puts it in {now}. strata would not find the old cluster there and would leave it running out of its reach. Move it in two steps: with the block as it was, run `strata destroy -target=module.{call}`; then change the block."),
+        span,
+    ));
 }
 
 /// The module call a cluster's MultiKueue manager is.

@@ -162,9 +162,10 @@ impl Expansion {
     /// longer has, which the expansion with them refuses.
     pub fn retires(&self, calls: &BTreeSet<String>) -> bool {
         self.clusters.iter().any(|c| {
-            let manager_gone =
-                c.dispatch.is_none() && calls.contains(&dispatch::manager_call(&c.name));
-            manager_gone
+            // A manager in state is checked against the spec's: gone, or
+            // moved.
+            let manager = calls.contains(&dispatch::manager_call(&c.name));
+            manager
                 || calls.iter().any(|call| {
                     CLOUDS
                         .iter()
@@ -428,7 +429,7 @@ fn cluster(
         &parts,
         &mut built,
         &mut out,
-        (scope, catalogs),
+        (scope, catalogs, recorded),
         diags,
     );
     for b in built {
@@ -449,7 +450,7 @@ fn runtime_inputs<'k>(
     parts: &Parts<'_>,
     built: &mut [Built<'k>],
     out: &mut Generated,
-    (scope, catalogs): (&ConfigScope, &Catalogs<'_>),
+    (scope, catalogs, recorded): (&ConfigScope, &Catalogs<'_>, &placement::Recorded<'_>),
     diags: &mut Diags,
 ) -> Option<Built<'k>> {
     spec.runtime?;
@@ -478,6 +479,10 @@ fn runtime_inputs<'k>(
         cloud_blocks: &spec.cloud_blocks,
         workers: &workers,
         pools: dispatch::flavour_pools(&first.pools, first.cc.span),
+        was: recorded
+            .managers
+            .get(&dispatch::manager_call(&spec.name))
+            .map(String::as_str),
     };
     let manager = dispatch::manager(&m, scope, catalogs, diags)?;
     out.expanded.dispatch = Some(crate::placement::Dispatch {

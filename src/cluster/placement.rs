@@ -27,6 +27,9 @@ pub struct Recorded<'s> {
     /// The root module calls state holds objects of (a region no longer
     /// listed keeps its provider configuration while they are there).
     pub calls: BTreeSet<String>,
+    /// Where each MultiKueue manager state holds runs (`aws us-east-1`),
+    /// by its call: a manager block that moves it is refused.
+    pub managers: BTreeMap<String, String>,
     /// `--replace-placement`: `cluster.pool` or a pool name.
     pub replace: &'s [String],
     pub now: OffsetDateTime,

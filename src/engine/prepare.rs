@@ -71,6 +71,7 @@ pub fn placements<'s>(
     Recorded {
         pools: state.map_or(&NO_PLACEMENTS, |s| &s.placements),
         calls: state.map_or_else(BTreeSet::new, root_calls),
+        managers: state.map_or_else(BTreeMap::new, manager_places),
         replace,
         now,
     }
@@ -84,6 +85,40 @@ fn root_calls(state: &State) -> BTreeSet<String> {
         .filter_map(|r| r.id.module.steps().first())
         .map(|step| step.call.clone())
         .collect()
+}
+
+/// Where the managers' clusters in `state` run: each one's cloud and
+/// region, read from its cluster object as the cloud names it (the EKS
+/// cluster's ARN, the GKE cluster's and the AKS cluster's location).
+fn manager_places(state: &State) -> BTreeMap<String, String> {
+    let place = |type_name: &str, a: &serde_json::Value| -> Option<String> {
+        let (cloud, region) = match type_name {
+            "aws_eks_cluster" => ("aws", a["arn"].as_str()?.split(':').nth(3)?),
+            "google_container_cluster" => ("gcp", a["location"].as_str()?),
+            "azurerm_kubernetes_cluster" => ("azure", a["location"].as_str()?),
+            _ => return None,
+        };
+        Some(format!("{cloud} {region}"))
+    };
+    let mut out = BTreeMap::new();
+    for r in &state.resources {
+        let steps = r.id.module.steps();
+        let [only] = steps else {
+            continue;
+        };
+        if !only.call.ends_with("_manager") {
+            continue;
+        }
+        let found = r
+            .instances
+            .iter()
+            .filter_map(|i| i.attributes.json().ok())
+            .find_map(|a| place(&r.id.type_name, &a));
+        if let Some(p) = found {
+            out.insert(only.call.clone(), p);
+        }
+    }
+    out
 }
 
 /// The portability check without a cloud: the configuration planned on
