@@ -491,6 +491,24 @@ fn an_edited_runtime_whose_checkpoint_secret_diverges_is_caught() {
     }
 }
 
+/// A bucket name known only once planned (a random suffix, the usual way
+/// to a globally unique name) is no mistake: the spec takes it and the
+/// modules plan the bucket with it.
+#[test]
+fn a_checkpoint_bucket_named_at_apply_plans() {
+    let dir = example("multi-cloud", "checkpoint-random", &|t| {
+        t.replace("default = [\"aws\", \"gcp\", \"azure\"]", "default = [\"aws\", \"gcp\"]")
+            .replace(
+                "    multikueue {",
+                "    checkpoints {\n      bucket = \"ckpt-${random_id.suffix.hex}\"\n    }\n    multikueue {",
+            )
+    });
+    let suffix = "resource \"random_id\" \"suffix\" {\n  byte_length = 4\n}\n";
+    std::fs::write(dir.join("suffix.tf"), suffix).expect("write");
+    let (code, out) = offline(&dir, &["validate"]);
+    assert_eq!(code, 0, "{out}");
+}
+
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;
@@ -1266,6 +1284,25 @@ fn an_existing_cluster_is_a_worker_of_a_manager_one_runs() {
 /// dispatcher objects planned away and applied; then the block again.
 fn the_manager_goes_only_through_its_block(dir: &Path) {
     let spec = std::fs::read_to_string(dir.join("cluster.hcl")).expect("spec");
+    // Moved from the cluster one runs to a cloud: refused as well.
+    let to_aws = spec
+        .replace(
+            "cloud          = \"kubernetes\"\n        config_path    = \"kubeconfig.json\"\n        config_context = \"manager\"",
+            "cloud  = \"aws\"\n        region = \"us-east-1\"",
+        )
+        .replace(
+            "  clouds = [\"kubernetes\"]\n",
+            "  clouds = [\"kubernetes\"]\n  network {\n    cidr = \"10.40.0.0/16\"\n  }\n",
+        );
+    assert_ne!(to_aws, spec);
+    std::fs::write(dir.join("cluster.hcl"), &to_aws).expect("spec");
+    let (code, out) = in_lab(dir, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("manager in kubernetes; the manager block now puts it in aws us-east-1"),
+        "{out}"
+    );
     let start = spec.find("    multikueue {").expect("the block");
     let end = start + spec[start..].find("\n    }\n").expect("its end") + 7;
     let without = format!("{}{}", &spec[..start], &spec[end..]);

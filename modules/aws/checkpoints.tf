@@ -7,7 +7,8 @@
 # S3 endpoint, would redirect.)
 
 locals {
-  checkpoints = try(var.runtime.checkpoints, null)
+  # The expansion always gives it, null for none.
+  checkpoints = var.runtime == null ? null : var.runtime.checkpoints
   # S3 names are global: the region keeps each cluster's its own.
   checkpoint_bucket = try("${local.checkpoints.bucket}-${var.region}", null)
   checkpoint_namespaces = toset(local.checkpoints == null ? [] : flatten([

@@ -5,7 +5,8 @@
 # use the bucket's objects and nothing else of it.
 
 locals {
-  checkpoints = try(var.runtime.checkpoints, null)
+  # The expansion always gives it, null for none.
+  checkpoints = var.runtime == null ? null : var.runtime.checkpoints
   # Bucket names are global: the region keeps each cluster's its own.
   checkpoint_bucket = try("${local.checkpoints.bucket}-${var.region}", null)
   checkpoint_days   = try(local.checkpoints.expire_after_days, null)

@@ -248,8 +248,12 @@ pub(super) fn manager<'k>(
         .region
         .and_then(|r| body.attr(r))
         .and_then(|a| Some((known(scope, a, diags)?.as_str()?.to_string(), a.expr.span)));
-    if let (Some(was), Some((r, span))) = (m.was, &region) {
-        moved_manager(m.cluster, was, &format!("{} {r}", kind.name), *span, diags);
+    if let Some(was) = m.was {
+        let (now, span) = match &region {
+            Some((r, span)) => (format!("{} {r}", kind.name), *span),
+            None => (kind.name.to_string(), cloud_span),
+        };
+        moved_manager(m.cluster, was, &now, span, diags);
     }
     if kind.created && region.is_none() {
         diags.push(diag(
@@ -455,7 +459,11 @@ pub(super) fn manager_left(
     diags: &mut Diags,
 ) {
     let call = manager_call(&spec.name);
-    if !recorded.contains(&call) {
+    // A multikueue block that is there but wrong is said where it is.
+    let block = spec
+        .runtime
+        .and_then(|r| r.blocks.iter().find(|b| b.kind == "multikueue"));
+    if block.is_some() || !recorded.contains(&call) {
         return;
     }
     let at = cluster

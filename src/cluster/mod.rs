@@ -156,11 +156,12 @@ impl Expansion {
         out
     }
 
-    /// Whether state holds a cluster's region the spec no longer lists
-    /// (among `calls`): expanded again with them, it keeps their
-    /// provider configurations; or a MultiKueue manager the spec no
-    /// longer has, which the expansion with them refuses.
-    pub fn retires(&self, calls: &BTreeSet<String>) -> bool {
+    /// Whether the expansion must be made again with what state holds
+    /// (`calls`, the root module calls it has objects of): a cluster's
+    /// region the spec no longer lists keeps its provider configurations,
+    /// and a MultiKueue manager is held to where state has it (gone from
+    /// the spec, or moved, is refused).
+    pub fn needs_state(&self, calls: &BTreeSet<String>) -> bool {
         self.clusters.iter().any(|c| {
             // A manager in state is checked against the spec's: gone, or
             // moved.

@@ -131,7 +131,10 @@ pub(super) fn pool_limits(p: &Block, scope: &ConfigScope, diags: &mut Diags) {
 
 /// The checkpoints block's values where the spec writes them: a bucket
 /// name that, with a region after it, every cloud takes (S3's and GCS's
-/// bucket rules, an Azure container's), a flag, a number of days.
+/// bucket rules, an Azure container's), a flag, a number of days. A
+/// value known only once planned (a name with a random suffix) is the
+/// cloud's to judge; one that does not evaluate is said where the module
+/// input is.
 pub(super) fn checkpoint_limits(runtime: &Body, scope: &ConfigScope, diags: &mut Diags) {
     let Some(c) = runtime.blocks.iter().find(|b| b.kind == "checkpoints") else {
         return;
@@ -139,11 +142,17 @@ pub(super) fn checkpoint_limits(runtime: &Body, scope: &ConfigScope, diags: &mut
     let value = |field: &str| {
         let a = c.body.attr(field)?;
         let v = scope.evaluator().eval(&a.expr).ok()?.unmark_deep().0;
-        Some((a.expr.span, v))
+        v.is_wholly_known().then_some((a.expr.span, v))
     };
     if let Some((span, v)) = value("bucket") {
-        let name = v.as_str().unwrap_or_default();
-        if !(3..=MAX_BUCKET).contains(&name.len()) || !dns_label(name) {
+        let name = v
+            .as_str()
+            .map_or_else(|| v.to_json().unwrap_or_default(), str::to_string);
+        let name = name.as_str();
+        if !v
+            .as_str()
+            .is_some_and(|n| (3..=MAX_BUCKET).contains(&n.len()) && dns_label(n))
+        {
             diags.push(diag(
                 "Invalid bucket name",
                 format!("{name:?} cannot name a checkpoint bucket on every cloud: use 3 to {MAX_BUCKET} lowercase letters, digits and hyphens, starting and ending with a letter or digit (each cloud's bucket is this name, a hyphen and its region, within S3's and GCS's 63)."),
@@ -236,15 +245,22 @@ pub(super) fn input(spec: &Body, cloud: Option<&Body>, span: Span) -> Attribute 
             .map(|a| (a.name.clone(), a.expr.clone()));
         items.push(("metrics".into(), object(fields.collect(), m.kind_span)));
     }
-    if let Some(c) = spec.blocks.iter().find(|b| b.kind == "checkpoints") {
-        let own = cloud
-            .and_then(|r| r.blocks.iter().find(|b| b.kind == "checkpoints"))
-            .map(|b| &b.body);
-        let fields = merged(Some(&c.body), own)
-            .into_iter()
-            .map(|a| (a.name.clone(), a.expr.clone()));
-        items.push(("checkpoints".into(), object(fields.collect(), c.kind_span)));
-    }
+    // Always said, null for none: a module tells the two apart with `==
+    // null`, which stays known when the bucket's name is known only once
+    // planned (where `try` would not).
+    let checkpoints = match spec.blocks.iter().find(|b| b.kind == "checkpoints") {
+        Some(c) => {
+            let own = cloud
+                .and_then(|r| r.blocks.iter().find(|b| b.kind == "checkpoints"))
+                .map(|b| &b.body);
+            let fields = merged(Some(&c.body), own)
+                .into_iter()
+                .map(|a| (a.name.clone(), a.expr.clone()));
+            object(fields.collect(), c.kind_span)
+        }
+        None => literal(Value::Null(crate::lang::types::Type::Dynamic), span),
+    };
+    items.push(("checkpoints".into(), checkpoints));
     attribute("runtime", object(items, span))
 }
 

@@ -89,7 +89,10 @@ fn root_calls(state: &State) -> BTreeSet<String> {
 
 /// Where the managers' clusters in `state` run: each one's cloud and
 /// region, read from its cluster object as the cloud names it (the EKS
-/// cluster's ARN, the GKE cluster's and the AKS cluster's location).
+/// cluster's ARN, the GKE cluster's and the AKS cluster's location), or
+/// `kubernetes` for a manager of nothing but in-cluster objects (a cluster
+/// someone else runs). A manager with cloud objects but no cluster object
+/// yet (a crash mid-create) has no place said.
 fn manager_places(state: &State) -> BTreeMap<String, String> {
     let place = |type_name: &str, a: &serde_json::Value| -> Option<String> {
         let (cloud, region) = match type_name {
@@ -100,25 +103,38 @@ fn manager_places(state: &State) -> BTreeMap<String, String> {
         };
         Some(format!("{cloud} {region}"))
     };
-    let mut out = BTreeMap::new();
+    let in_cluster = |t: &str| {
+        ["kubernetes_", "helm_", "time_"]
+            .iter()
+            .any(|p| t.starts_with(p))
+    };
+    // By call: its cluster's place, and whether it has cloud objects.
+    let mut seen: BTreeMap<String, (Option<String>, bool)> = BTreeMap::new();
     for r in &state.resources {
-        let steps = r.id.module.steps();
-        let [only] = steps else {
+        let Some(first) = r.id.module.steps().first() else {
             continue;
         };
-        if !only.call.ends_with("_manager") {
+        if !first.call.ends_with("_manager") {
             continue;
         }
+        let entry = seen.entry(first.call.clone()).or_default();
+        entry.1 |= !in_cluster(&r.id.type_name);
         let found = r
             .instances
             .iter()
             .filter_map(|i| i.attributes.json().ok())
             .find_map(|a| place(&r.id.type_name, &a));
-        if let Some(p) = found {
-            out.insert(only.call.clone(), p);
+        if found.is_some() {
+            entry.0 = found;
         }
     }
-    out
+    seen.into_iter()
+        .filter_map(|(call, (place, cloud))| match (place, cloud) {
+            (Some(p), _) => Some((call, p)),
+            (None, false) => Some((call, "kubernetes".to_string())),
+            (None, true) => None,
+        })
+        .collect()
 }
 
 /// The portability check without a cloud: the configuration planned on

@@ -225,7 +225,7 @@ fn placed(
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
     let recorded = placements(Some(state), &opts.replace_placement, from.now);
-    if p.expansion.placements().next().is_none() && !p.expansion.retires(&recorded.calls) {
+    if p.expansion.placements().next().is_none() && !p.expansion.needs_state(&recorded.calls) {
         return Ok(p);
     }
     let vars = from.vars.clone();

@@ -66,8 +66,8 @@ pub fn rule_block() -> BlockSchema {
     rule
 }
 
-/// The JSON API's `lifecycle` for the configuration's rules (`null`
-/// clears them: a bucket left with none).
+/// The JSON API's `lifecycle` for the configuration's rules (none clears
+/// them).
 pub fn to_api(rules: &Json) -> Json {
     let rules: Vec<Json> = rules
         .as_array()
@@ -104,11 +104,7 @@ pub fn to_api(rules: &Json) -> Json {
             json!({ "action": a, "condition": c })
         })
         .collect();
-    if rules.is_empty() {
-        json!({ "rule": [] })
-    } else {
-        json!({ "rule": rules })
-    }
+    json!({ "rule": rules })
 }
 
 /// The configuration's rules for the JSON API's `lifecycle`.
