@@ -653,8 +653,10 @@ resource "terraform_data" "t" {
 /// One console expression's JSON line.
 fn console_line(expr: &str) -> String {
     use std::io::Write;
-    let d = std::env::temp_dir();
-    let mut child = run::strata(d)
+    // A folder of its own: the console reads whatever configuration the
+    // folder holds, and the shared temporary folder may hold some.
+    let d = scratch("console");
+    let mut child = run::strata(&d)
         .args(["console", "--json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
