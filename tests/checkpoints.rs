@@ -157,28 +157,38 @@ fn apply(sb: &Sandbox, work: &Path, text: &str) {
     assert_eq!(code, 0, "a second plan is empty:\n{out}");
 }
 
-/// A destroy stops at the bucket that holds a checkpoint (exit 1, the
-/// bucket still in the state, nothing lost) and says how to let it go;
-/// with `force_destroy = true` applied to the bucket, the next destroy
-/// takes it and leaves the state empty.
-fn destroy(sb: &Sandbox, work: &Path, bucket: &str, refusal: &str) {
+/// What keeps the checkpoints through a destroy on one cloud: what the
+/// refusal says, what is left in the state, and what an apply targets to
+/// let them go once the spec says `force_destroy = true`.
+struct Keeper<'a> {
+    refusal: &'a str,
+    left: &'a [&'a str],
+    target: &'a str,
+}
+
+/// A destroy stops where the checkpoints are kept (exit 1, what holds them
+/// still in the state, nothing lost) and says how to let them go; with
+/// `force_destroy = true` applied to the keeper, the next destroy takes
+/// the rest and leaves the state empty.
+fn destroy(sb: &Sandbox, work: &Path, keeper: Keeper<'_>) {
     let (code, out) = sb.strata(work, &["destroy", "--auto-approve"]);
-    assert_eq!(code, 1, "destroy keeps a bucket with checkpoints:\n{out}");
+    assert_eq!(code, 1, "destroy keeps the checkpoints:\n{out}");
     assert!(
-        out.contains(refusal) && out.contains("force_destroy = true"),
+        out.contains(keeper.refusal) && out.contains("force_destroy = true"),
         "{out}"
     );
     let (code, out) = sb.strata(work, &["state", "list"]);
-    assert_eq!((code, out.trim()), (0, bucket), "only the bucket is left");
+    let left: Vec<&str> = out.lines().collect();
+    assert_eq!((code, left), (0, keeper.left.to_vec()), "what is left");
     let text = std::fs::read_to_string(work.join("cluster.hcl")).expect("spec");
     let text = text.replace(
         "expire_after_days = 30",
         "expire_after_days = 30\n      force_destroy     = true",
     );
     std::fs::write(work.join("cluster.hcl"), text).expect("spec");
-    let target = format!("-target={bucket}");
+    let target = format!("-target={}", keeper.target);
     let (code, out) = sb.strata(work, &["apply", "--auto-approve", &target]);
-    assert_eq!(code, 0, "force_destroy applied to the bucket:\n{out}");
+    assert_eq!(code, 0, "force_destroy applied to the keeper:\n{out}");
     let (code, out) = sb.strata(work, &["destroy", "--auto-approve"]);
     assert_eq!(code, 0, "destroy:\n{out}");
     let (code, out) = sb.strata(work, &["state", "list"]);
@@ -285,12 +295,13 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
         rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"], 7,
         "{ran}"
     );
-    destroy(
-        &sb,
-        &work,
-        "module.train_aws.aws_s3_bucket.checkpoints[0]",
-        "BucketNotEmpty",
-    );
+    let bucket = "module.train_aws.aws_s3_bucket.checkpoints[0]";
+    let keeper = Keeper {
+        refusal: "BucketNotEmpty",
+        left: &[bucket],
+        target: bucket,
+    };
+    destroy(&sb, &work, keeper);
 }
 
 /// On GKE: the bucket with its lifecycle rules, the node service account
@@ -395,10 +406,182 @@ fn on_gcp_a_job_checkpoints_through_the_secret_with_an_hmac_key() {
     )
     .expect_err("a request signed with another secret");
     assert!(forged.contains("SignatureDoesNotMatch"), "{forged}");
-    destroy(
-        &sb,
-        &work,
-        "module.train_gcp.google_storage_bucket.checkpoints[0]",
-        "still holds objects",
+    let bucket = "module.train_gcp.google_storage_bucket.checkpoints[0]";
+    let keeper = Keeper {
+        refusal: "still holds objects",
+        left: &[bucket],
+        target: bucket,
+    };
+    destroy(&sb, &work, keeper);
+}
+
+/// On AKS: the storage account (versioned, its lifecycle policy) in a
+/// resource group of its own under a CanNotDelete lock, a container as the
+/// bucket, and the S3 gateway in front of it, which reaches the account by
+/// workload identity (the stand-in gateway answers only when the
+/// Deployment, its service account, the federated credential and the role
+/// assignment strata made fit together as Azure would require); a job
+/// writes and reads a checkpoint through the gateway with the Secret's key
+/// pair alone.
+#[test]
+fn on_azure_a_job_checkpoints_through_the_gateway_with_workload_identity() {
+    let dir = common::scratch("checkpoints", "azure");
+    let sb = start(&dir.join("sandbox"));
+    // The gateway's Service is inside the cluster; the sandbox's stands
+    // on loopback, where the cloud block says jobs reach it.
+    let gateway = sb.env["STRATA_SANDBOX_AZURE_S3_GATEWAY"].clone();
+    let block = format!(
+        "    subscription_id = \"{}\"\n    location        = \"eastus\"\n    runtime {{\n      checkpoints {{\n        endpoint = \"{gateway}\"\n      }}\n    }}",
+        strata_standin::azure::SUBSCRIPTION
     );
+    let work = dir.join("work");
+    apply(&sb, &work, &spec("azure", &block));
+
+    let st = state(&work);
+    let m = "module.train_azure";
+    let aks = instance(&st, m, "azurerm_kubernetes_cluster.this", &Json::Null);
+    let config = &aks["attributes"]["kube_config"][0];
+    let admin = Admin::new(
+        config["host"].as_str().expect("host"),
+        config["cluster_ca_certificate"].as_str().expect("CA"),
+    );
+    let secret = admin.secret("ml");
+    assert_eq!(secret.keys().collect::<Vec<_>>(), KEYS, "{secret:?}");
+    let key = &secret["AWS_ACCESS_KEY_ID"];
+    assert!(
+        key.len() == 20
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()),
+        "an S3-shaped access key: {key}"
+    );
+    assert_eq!(secret["AWS_SECRET_ACCESS_KEY"].len(), 40);
+    assert_eq!(secret["AWS_ENDPOINT_URL"], gateway);
+    assert_eq!(secret["AWS_REGION"], "eastus");
+    assert_eq!(secret["BUCKET"], "acme-train-ckpt-eastus");
+    assert_eq!(secret["AWS_REQUEST_CHECKSUM_CALCULATION"], "WHEN_REQUIRED");
+    let account = admin.get("/api/v1/namespaces/ml/serviceaccounts/strata-checkpoints");
+    assert_eq!(account["metadata"]["name"], "strata-checkpoints");
+
+    // The gateway: s3proxy pinned, Azure's SDK behind it with no key, its
+    // pods under workload identity, and a Service that selects them.
+    let ns = "/apis/apps/v1/namespaces/strata-checkpoints";
+    let deployment = admin.get(&format!("{ns}/deployments/strata-checkpoints-gateway"));
+    let pod = &deployment["spec"]["template"];
+    let container = &pod["spec"]["containers"][0];
+    assert!(
+        container["image"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("andrewgaul/s3proxy:")),
+        "{container}"
+    );
+    let env: BTreeMap<&str, &Json> = container["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .map(|e| (e["name"].as_str().expect("name"), e))
+        .collect();
+    assert_eq!(env["JCLOUDS_PROVIDER"]["value"], "azureblob-sdk");
+    assert_eq!(env["JCLOUDS_CREDENTIAL"]["value"], "", "no storage key");
+    assert_eq!(
+        pod["metadata"]["labels"]["azure.workload.identity/use"],
+        "true"
+    );
+    let service =
+        admin.get("/api/v1/namespaces/strata-checkpoints/services/strata-checkpoints-gateway");
+    for (k, v) in service["spec"]["selector"].as_object().expect("selector") {
+        assert_eq!(
+            &pod["metadata"]["labels"][k], v,
+            "the Service selects the gateway"
+        );
+    }
+    let identity = instance(
+        &st,
+        m,
+        "azurerm_user_assigned_identity.checkpoints",
+        &Json::from(0),
+    );
+    let gateway_account = admin
+        .get("/api/v1/namespaces/strata-checkpoints/serviceaccounts/strata-checkpoints-gateway");
+    assert_eq!(
+        gateway_account["metadata"]["annotations"]["azure.workload.identity/client-id"],
+        identity["attributes"]["client_id"]
+    );
+
+    let credential = instance(
+        &st,
+        m,
+        "azurerm_federated_identity_credential.checkpoints",
+        &Json::from(0),
+    );
+    let c = &credential["attributes"];
+    assert_eq!(c["issuer"], aks["attributes"]["oidc_issuer_url"]);
+    assert_eq!(
+        c["subject"],
+        "system:serviceaccount:strata-checkpoints:strata-checkpoints-gateway"
+    );
+    let storage = instance(
+        &st,
+        m,
+        "azurerm_storage_account.checkpoints",
+        &Json::from(0),
+    );
+    let a = &storage["attributes"];
+    assert_eq!(a["blob_properties"][0]["versioning_enabled"], true, "{a}");
+    assert_eq!(a["resource_group_name"], "train-checkpoints");
+    let role = instance(
+        &st,
+        m,
+        "azurerm_role_assignment.checkpoints",
+        &Json::from(0),
+    );
+    assert_eq!(role["attributes"]["scope"], a["id"], "the account alone");
+    let policy = instance(
+        &st,
+        m,
+        "azurerm_storage_management_policy.checkpoints",
+        &Json::from(0),
+    );
+    let actions = &policy["attributes"]["rule"][0]["actions"][0];
+    assert_eq!(
+        actions["base_blob"][0]["delete_after_days_since_modification_greater_than"],
+        30
+    );
+    assert_eq!(
+        actions["version"][0]["delete_after_days_since_creation"],
+        30
+    );
+    let lock = instance(
+        &st,
+        m,
+        "azurerm_management_lock.checkpoints",
+        &Json::from(0),
+    );
+    assert_eq!(lock["attributes"]["lock_level"], "CanNotDelete");
+
+    let ran = run_job(&secret, &[]);
+    assert_eq!(ran["same"], true, "{ran}");
+    assert_eq!(ran["credentials"], "env", "{ran}");
+    let forged = try_job(
+        &secret,
+        &[("AWS_SECRET_ACCESS_KEY", "not-the-gateway's-secret")],
+    )
+    .expect_err("a request signed with another secret");
+    assert!(forged.contains("SignatureDoesNotMatch"), "{forged}");
+
+    let keeper = Keeper {
+        refusal: "ScopeLocked",
+        left: &[
+            "module.train_azure.azurerm_management_lock.checkpoints[0]",
+            "module.train_azure.azurerm_resource_group.checkpoints[0]",
+            "module.train_azure.azurerm_resource_group.this",
+            "module.train_azure.azurerm_role_assignment.checkpoints[0]",
+            "module.train_azure.azurerm_storage_account.checkpoints[0]",
+            "module.train_azure.azurerm_storage_container.checkpoints[0]",
+            "module.train_azure.azurerm_storage_management_policy.checkpoints[0]",
+            "module.train_azure.azurerm_user_assigned_identity.checkpoints[0]",
+        ],
+        target: "module.train_azure.azurerm_management_lock.checkpoints",
+    };
+    destroy(&sb, &work, keeper);
 }

@@ -591,11 +591,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         "bucket = \"acme\"",
         "    runtime {\n      checkpoints {\n        endpiont = \"https://s3-fips.us-east-1.amazonaws.com\"\n      }\n    }",
     );
-    let not_yet = move |t: String| {
-        checkpoints("bucket = \"acme\"", "")(t)
-            .replace("default = [\"aws\"]", "default = [\"aws\", \"azure\"]")
-    };
-    let cases: [(&str, Edit, &str); 41] = [
+    let cases: [(&str, Edit, &str); 40] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -805,11 +801,6 @@ fn spec_mistakes_are_errors_at_their_place() {
             &cloud_typo,
             "An argument named \"endpiont\" is not expected in cloud \"aws\" runtime checkpoints",
         ),
-        (
-            "checkpoints-not-yet",
-            &not_yet,
-            "strata keeps checkpoints on aws, gcp so far, not yet on \"azure\"",
-        ),
     ];
     for (tag, edit, want) in cases {
         let dir = example("multi-cloud", &format!("mistake-{tag}"), edit);
@@ -821,6 +812,20 @@ fn spec_mistakes_are_errors_at_their_place() {
             "{tag}: the place is named: {out}"
         );
     }
+    // A cluster strata does not make has no bucket of strata's making.
+    let existing = example("existing-kubernetes", "mistake-checkpoints", &|t| {
+        t.replace(
+            "  node_pool \"h100\" {",
+            "  runtime {\n    checkpoints {\n      bucket = \"acme\"\n    }\n  }\n\n  node_pool \"h100\" {",
+        )
+    });
+    let (code, out) = offline(&existing, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("strata makes checkpoint buckets on aws, gcp, azure")
+            && out.contains("cluster.hcl:"),
+        "{out}"
+    );
 }
 
 /// The plan a user reads first: examples/multi-cloud on empty state,

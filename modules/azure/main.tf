@@ -179,7 +179,11 @@ module "runtime" {
   pools       = merge(var.node_pools, try(var.multikueue.pools, {}))
   multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = azurerm_kubernetes_cluster.this.kube_config[0].host })
   kubeconfigs = var.multikueue_kubeconfigs
-  depends_on  = [module.gpu_operator]
+  checkpoints = local.checkpoints == null ? null : {}
+  # The Secret's values (checkpoints.tf); the gateway they name comes
+  # with them.
+  checkpoint_access = local.checkpoint_access
+  depends_on        = [module.gpu_operator, kubernetes_manifest.gateway, kubernetes_manifest.gateway_service]
 }
 
 # --- outputs ---------------------------------------------------------------

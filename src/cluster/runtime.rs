@@ -264,11 +264,13 @@ pub(super) fn input(spec: &Body, cloud: Option<&Body>, span: Span) -> Attribute 
     attribute("runtime", object(items, span))
 }
 
-/// The clouds whose modules keep checkpoints so far.
-const CHECKPOINT_CLOUDS: &[&str] = &["aws", "gcp"];
+/// The clouds whose modules make a checkpoint store: those strata makes
+/// clusters on.
+const CHECKPOINT_CLOUDS: &[&str] = &["aws", "gcp", "azure"];
 
-/// Checkpoints only where the cloud's module keeps them: said at the
-/// checkpoints block rather than left out of that cloud's clusters.
+/// Checkpoints only where the cloud's module makes their store (not on an
+/// existing cluster): said at the checkpoints block rather than left out
+/// of that cloud's clusters.
 pub(super) fn checkpoints_on(cloud: &str, spec: &Body, diags: &mut Diags) {
     let Some(c) = spec.blocks.iter().find(|b| b.kind == "checkpoints") else {
         return;
@@ -276,7 +278,7 @@ pub(super) fn checkpoints_on(cloud: &str, spec: &Body, diags: &mut Diags) {
     if !CHECKPOINT_CLOUDS.contains(&cloud) {
         diags.push(diag(
             "Checkpoints not kept on this cloud",
-            format!("strata keeps checkpoints on {} so far, not yet on {cloud:?}: leave {cloud:?} out of this cluster's clouds, or the checkpoints block out of its runtime.", CHECKPOINT_CLOUDS.join(", ")),
+            format!("strata makes checkpoint buckets on {}, where it makes the clusters; on {cloud:?}, a cluster someone else runs, it has nowhere to make one: leave {cloud:?} out of this cluster's clouds, or the checkpoints block out of its runtime.", CHECKPOINT_CLOUDS.join(", ")),
             c.kind_span,
         ));
     }

@@ -81,45 +81,20 @@ fn first_env(names: &[&str]) -> Option<String> {
 
 impl Azure {
     pub fn new() -> Azure {
-        let kinds = Kinds::new(
-            "azurerm",
-            vec![
-                (
-                    "azurerm_resource_group",
-                    Arc::new(arm::Resource(&arm::RESOURCE_GROUP)) as Arc<dyn Kind<Ctx>>,
-                ),
-                (
-                    "azurerm_virtual_network",
-                    Arc::new(arm::Resource(&arm::VIRTUAL_NETWORK)),
-                ),
-                ("azurerm_subnet", Arc::new(arm::Resource(&arm::SUBNET))),
-                (
-                    "azurerm_network_security_group",
-                    Arc::new(arm::Resource(&arm::NETWORK_SECURITY_GROUP)),
-                ),
-                (
-                    "azurerm_subnet_network_security_group_association",
-                    Arc::new(special::SubnetNsgAssociation),
-                ),
-                (
-                    "azurerm_user_assigned_identity",
-                    Arc::new(arm::Resource(&arm::USER_ASSIGNED_IDENTITY)),
-                ),
-                ("azurerm_role_assignment", Arc::new(special::RoleAssignment)),
-                (
-                    "azurerm_kubernetes_cluster",
-                    Arc::new(arm::Resource(&arm::KUBERNETES_CLUSTER)),
-                ),
-                (
-                    "azurerm_kubernetes_cluster_node_pool",
-                    Arc::new(arm::Resource(&arm::NODE_POOL)),
-                ),
-                (
-                    "azurerm_storage_account",
-                    Arc::new(arm::Resource(&arm::STORAGE_ACCOUNT)),
-                ),
-            ],
-        );
+        let arm_kinds = arm::ALL.iter().map(|spec| {
+            (
+                spec.type_name,
+                Arc::new(arm::Resource(spec)) as Arc<dyn Kind<Ctx>>,
+            )
+        });
+        let special: [(&str, Arc<dyn Kind<Ctx>>); 2] = [
+            (
+                "azurerm_subnet_network_security_group_association",
+                Arc::new(special::SubnetNsgAssociation),
+            ),
+            ("azurerm_role_assignment", Arc::new(special::RoleAssignment)),
+        ];
+        let kinds = Kinds::new("azurerm", arm_kinds.chain(special).collect());
         Azure {
             settings: std::sync::Mutex::new(Settings::default()),
             kinds,

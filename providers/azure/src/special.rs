@@ -362,6 +362,9 @@ impl Kind<Ctx> for RoleAssignment {
         {
             Ok(_) => Ok(()),
             Err(e) if e.status == 404 => Ok(()),
+            Err(e) if e.code == "ScopeLocked" => {
+                Err(crate::arm::locked(c, &format!("delete {}", Self::TYPE), &e).await)
+            }
             Err(e) => Err(c.rest.driver_error(&format!("delete {}", Self::TYPE), &e)),
         }
     }

@@ -7,6 +7,8 @@
 //! Its control endpoint (`STRATA_SANDBOX_CONTROL` in `DIR/env`) takes
 //! `POST /capacity` to make a cloud short of capacity somewhere, and
 //! `DELETE /capacity` to end every shortage: how a failover is shown.
+//! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
+//! its AKS clusters answers (see `strata_standin::s3gateway`).
 //!
 //! moto is `STRATA_MOTO_SERVER`, else the virtual environment `.ci/run`
 //! makes (`~/.cache/strata-venv`), made here when absent. It starts with
@@ -19,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use strata_standin::capacity::{self, ByCloud};
-use strata_standin::{azure, gcp, kubernetes};
+use strata_standin::{azure, gcp, kubernetes, s3gateway};
 
 /// The GCP project and Azure subscription the stand-ins serve.
 const PROJECT: &str = "acme-ml";
@@ -70,6 +72,10 @@ fn run(dir: &Path) -> Result<(), String> {
         gcp: gcp.shortages(),
         azure: azure.shortages(),
     };
+    // The S3 gateway strata runs on AKS for checkpoints, reached here
+    // from outside the cluster (`runtime { checkpoints { endpoint } }`).
+    let gateway =
+        s3gateway::start(azure.blobs(), aks.endpoint()).map_err(io("the S3 gateway stand-in"))?;
     let moto = moto::start(&dir, &eks, shortages.aws.clone())?;
     let control = capacity::control(shortages).map_err(io("the control endpoint"))?;
     // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
@@ -89,6 +95,7 @@ fn run(dir: &Path) -> Result<(), String> {
         azure: &azure.server.url,
         ca: &ca,
         control: &control.url,
+        gateway: &gateway.server.url,
     };
     std::fs::write(dir.join("env"), env.text()).map_err(io("cannot write env"))?;
     println!(
@@ -141,6 +148,7 @@ struct Env<'a> {
     azure: &'a str,
     ca: &'a Path,
     control: &'a str,
+    gateway: &'a str,
 }
 
 impl Env<'_> {
@@ -168,6 +176,7 @@ impl Env<'_> {
                 self.dir.join("helm.log").display().to_string(),
             ),
             ("STRATA_SANDBOX_CONTROL", self.control.to_string()),
+            ("STRATA_SANDBOX_AZURE_S3_GATEWAY", self.gateway.to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

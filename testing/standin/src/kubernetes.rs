@@ -173,6 +173,7 @@ impl Store {
             Kind::new("v1", "secrets", "Secret", true),
             Kind::new("v1", "configmaps", "ConfigMap", true),
             Kind::new("v1", "serviceaccounts", "ServiceAccount", true),
+            Kind::new("v1", "services", "Service", true),
             Kind::new("apps/v1", "deployments", "Deployment", true),
             Kind::new("apps/v1", "daemonsets", "DaemonSet", true),
             Kind::new("batch/v1", "jobs", "Job", true),
@@ -230,6 +231,26 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// Every object of a resource (`deployments`) in each of the cloud's
+    /// clusters, with the cluster's name: what runs there.
+    pub fn objects(&self, plural: &str) -> Vec<(String, Json)> {
+        let Some(Nodes(tenants)) = &self.nodes else {
+            return Vec::new();
+        };
+        let all = tenants.all.lock().unwrap_or_else(|e| e.into_inner());
+        let mut found = Vec::new();
+        for (cluster, store) in all.iter() {
+            let s = store.lock().unwrap_or_else(|e| e.into_inner());
+            found.extend(
+                s.objects
+                    .iter()
+                    .filter(|(k, _)| k.1 == plural)
+                    .map(|(_, v)| (cluster.clone(), v.clone())),
+            );
+        }
+        found
+    }
+
     /// The API server of the cloud's cluster `cluster`:
     /// `https://127.0.0.1:PORT/clusters/NAME`.
     pub fn of(&self, cluster: &str) -> String {

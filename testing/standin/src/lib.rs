@@ -37,6 +37,8 @@ pub mod mirror;
 mod openapi;
 pub mod proxy;
 pub mod registry;
+pub mod s3gateway;
+mod sigv4;
 
 pub use proxy::start;
 

@@ -14,148 +14,14 @@
 
 use super::storage::object_view;
 use super::World;
+use crate::sigv4::{header, hex, Signed};
 use crate::{Body, Req};
 use base64::Engine;
 use hyper::{Method, Response};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-fn xml_error(status: u16, code: &str, message: &str) -> Response<Body> {
-    let body = format!(
-        "<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
-    );
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/xml; charset=UTF-8")
-        .body(Body::from(body))
-        .unwrap_or_default()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// HMAC-SHA256 (RFC 2104, SHA-256's 64-byte blocks).
-fn hmac(key: &[u8], msg: &[u8]) -> Vec<u8> {
-    let mut k = if key.len() > 64 {
-        Sha256::digest(key).to_vec()
-    } else {
-        key.to_vec()
-    };
-    k.resize(64, 0);
-    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(msg)
-        .finalize();
-    Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize()
-        .to_vec()
-}
-
-/// The parts of a SigV4 `Authorization` header.
-struct Signed {
-    access: String,
-    /// `DATE/REGION/SERVICE/aws4_request`.
-    scope: String,
-    headers: Vec<String>,
-    signature: String,
-}
-
-fn parse_authorization(v: &str) -> Option<Signed> {
-    let rest = v.strip_prefix("AWS4-HMAC-SHA256 ")?;
-    let mut credential = None;
-    let mut headers = None;
-    let mut signature = None;
-    for part in rest.split(',').map(str::trim) {
-        let (k, v) = part.split_once('=')?;
-        match k {
-            "Credential" => credential = Some(v),
-            "SignedHeaders" => headers = Some(v),
-            "Signature" => signature = Some(v),
-            _ => {}
-        }
-    }
-    let (access, scope) = credential?.split_once('/')?;
-    Some(Signed {
-        access: access.to_string(),
-        scope: scope.to_string(),
-        headers: headers?.split(';').map(str::to_string).collect(),
-        signature: signature?.to_string(),
-    })
-}
-
-fn header<'r>(req: &'r Req, name: &str) -> Option<&'r str> {
-    req.headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// The canonical query string: each pair URI-encoded, sorted.
-fn canonical_query(query: &str) -> String {
-    let mut pairs: Vec<(String, String)> = query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (encode(&crate::decode(k)), encode(&crate::decode(v)))
-        })
-        .collect();
-    pairs.sort();
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-/// URI encoding as SigV4 wants it: unreserved characters kept.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The signature the request should carry, signed with `secret`.
-fn expected_signature(req: &Req, s: &Signed, secret: &str) -> Option<String> {
-    let canonical_headers: String = s
-        .headers
-        .iter()
-        .map(|h| {
-            let v = header(req, h).unwrap_or_default();
-            format!(
-                "{h}:{}\n",
-                v.split_whitespace().collect::<Vec<_>>().join(" ")
-            )
-        })
-        .collect();
-    let payload = header(req, "x-amz-content-sha256")?;
-    let canonical = format!(
-        "{}\n{}\n{}\n{}\n{}\n{}",
-        req.method,
-        req.path,
-        canonical_query(&req.query),
-        canonical_headers,
-        s.headers.join(";"),
-        payload
-    );
-    let date = header(req, "x-amz-date")?;
-    let to_sign = format!(
-        "AWS4-HMAC-SHA256\n{date}\n{}\n{}",
-        s.scope,
-        hex(&Sha256::digest(canonical.as_bytes()))
-    );
-    let mut key = format!("AWS4{secret}").into_bytes();
-    for part in s.scope.split('/') {
-        key = hmac(&key, part.as_bytes());
-    }
-    Some(hex(&hmac(&key, to_sign.as_bytes())))
-}
+use crate::sigv4::s3_error as xml_error;
 
 /// Headers of the integrity protocol Cloud Storage does not take.
 fn unsupported_integrity(req: &Req) -> Option<String> {
@@ -186,7 +52,7 @@ impl World {
                 &format!("Invalid argument: {h} is not supported."),
             );
         }
-        let Some(signed) = header(req, "authorization").and_then(parse_authorization) else {
+        let Some(signed) = Signed::of(req) else {
             return xml_error(
                 403,
                 "AccessDenied",
@@ -200,15 +66,14 @@ impl World {
                 "The Cloud Storage access key Id you provided does not exist in our records.",
             );
         };
-        if expected_signature(req, &signed, &secret).as_deref() != Some(signed.signature.as_str()) {
+        if !signed.matches(req, &secret) {
             return xml_error(
                 403,
                 "SignatureDoesNotMatch",
                 "The request signature we calculated does not match the signature you provided.",
             );
         }
-        let payload = header(req, "x-amz-content-sha256").unwrap_or_default();
-        if payload != "UNSIGNED-PAYLOAD" && payload != hex(&Sha256::digest(&req.body)) {
+        if !crate::sigv4::payload_matches(req) {
             return xml_error(
                 400,
                 "InvalidDigest",

@@ -26,6 +26,13 @@ pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 pub const CLIENT_SECRET: &str = "standin-client-secret";
 
+mod storage;
+mod types;
+
+pub use storage::{Blobs, Read};
+
+use types::{type_key, type_name, Mode, TypeInfo, ROLES, TYPES};
+
 const PAGE: usize = 3;
 
 /// A running stand-in.
@@ -73,6 +80,11 @@ impl Azure {
     /// holds from the next request).
     pub fn shortages(&self) -> crate::capacity::Shortages {
         self.world().shortages.clone()
+    }
+
+    /// The storage accounts' blobs, for the S3 gateway stand-in.
+    pub fn blobs(&self) -> Blobs {
+        Blobs(self.world.clone())
     }
 
     /// An access token Resource Manager accepts, as `az account
@@ -124,154 +136,6 @@ fn serve_world(world: World) -> std::io::Result<Azure> {
     })
 }
 
-/// How a type answers writes.
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    /// Done in the response.
-    Sync,
-    /// 201/202 with `Azure-AsyncOperation` (and `Location` on delete).
-    AsyncOp,
-    /// 202 with `Location`, polled until it answers 200 (Storage).
-    Location,
-}
-
-struct TypeInfo {
-    /// `microsoft.network/virtualnetworks` (lower case; children add
-    /// their segment: `.../virtualnetworks/subnets`).
-    key: &'static str,
-    versions: &'static [&'static str],
-    /// Has `location` and `tags`.
-    tracked: bool,
-    put: Mode,
-    delete: Mode,
-    /// Allowed fields of `properties` (see [`check`]).
-    properties: fn() -> Json,
-}
-
-fn rule() -> Json {
-    json!({
-        "priority": "number", "direction": "string", "access": "string", "protocol": "string",
-        "sourcePortRange": "string", "destinationPortRange": "string",
-        "sourcePortRanges": "strings", "destinationPortRanges": "strings",
-        "sourceAddressPrefix": "string", "destinationAddressPrefix": "string",
-        "sourceAddressPrefixes": "strings", "destinationAddressPrefixes": "strings",
-        "description": "string",
-    })
-}
-
-fn pool() -> Json {
-    json!({
-        "count": "number", "vmSize": "string", "mode": "string", "vnetSubnetID": "string",
-        "type": "string", "osType": "string", "osDiskSizeGB": "number", "maxPods": "number",
-        "nodeLabels": "map", "nodeTaints": "strings", "scaleSetPriority": "string",
-        "scaleSetEvictionPolicy": "string", "spotMaxPrice": "number",
-        "enableAutoScaling": "bool", "minCount": "number", "maxCount": "number",
-        "orchestratorVersion": "string", "availabilityZones": "strings",
-        "gpuProfile": {"driver": "string"}, "tags": "map",
-    })
-}
-
-const TYPES: &[TypeInfo] = &[
-    TypeInfo {
-        key: "resourcegroups",
-        versions: &["2021-04-01", "2022-09-01"],
-        tracked: true,
-        put: Mode::Sync,
-        delete: Mode::Location,
-        properties: || json!({}),
-    },
-    TypeInfo {
-        key: "microsoft.network/virtualnetworks",
-        versions: &["2024-05-01", "2023-09-01"],
-        tracked: true,
-        put: Mode::AsyncOp,
-        delete: Mode::AsyncOp,
-        properties: || json!({"addressSpace": {"addressPrefixes": "strings"}, "subnets": [{"name": "string", "id": "string", "etag": "string", "type": "string", "properties": true}], "dhcpOptions": {"dnsServers": "strings"}}),
-    },
-    TypeInfo {
-        key: "microsoft.network/virtualnetworks/subnets",
-        versions: &["2024-05-01", "2023-09-01"],
-        tracked: false,
-        put: Mode::AsyncOp,
-        delete: Mode::AsyncOp,
-        properties: || json!({"addressPrefix": "string", "addressPrefixes": "strings", "networkSecurityGroup": {"id": "string"}, "serviceEndpoints": [{"service": "string"}], "privateEndpointNetworkPolicies": "string", "defaultOutboundAccess": "bool"}),
-    },
-    TypeInfo {
-        key: "microsoft.network/networksecuritygroups",
-        versions: &["2024-05-01", "2023-09-01"],
-        tracked: true,
-        put: Mode::AsyncOp,
-        delete: Mode::AsyncOp,
-        properties: || json!({"securityRules": [{"name": "string", "properties": rule()}]}),
-    },
-    TypeInfo {
-        key: "microsoft.managedidentity/userassignedidentities",
-        versions: &["2023-01-31", "2024-11-30"],
-        tracked: true,
-        put: Mode::Sync,
-        delete: Mode::Sync,
-        properties: || json!({}),
-    },
-    TypeInfo {
-        key: "microsoft.authorization/roleassignments",
-        versions: &["2022-04-01"],
-        tracked: false,
-        put: Mode::Sync,
-        delete: Mode::Sync,
-        properties: || json!({"roleDefinitionId": "string", "principalId": "string", "principalType": "string", "description": "string"}),
-    },
-    TypeInfo {
-        key: "microsoft.containerservice/managedclusters",
-        versions: &["2024-09-01", "2025-01-01"],
-        tracked: true,
-        put: Mode::AsyncOp,
-        delete: Mode::AsyncOp,
-        properties: || {
-            let mut p = pool();
-            p["name"] = json!("string");
-            json!({
-                "kubernetesVersion": "string", "dnsPrefix": "string", "agentPoolProfiles": [p],
-                "networkProfile": {"networkPlugin": "string", "networkPolicy": "string", "networkPluginMode": "string", "serviceCidr": "string", "dnsServiceIP": "string", "podCidr": "string", "outboundType": "string"},
-                "oidcIssuerProfile": {"enabled": "bool"},
-                "securityProfile": {"workloadIdentity": {"enabled": "bool"}},
-                "apiServerAccessProfile": {"enablePrivateCluster": "bool"},
-                "nodeResourceGroup": "string",
-            })
-        },
-    },
-    TypeInfo {
-        key: "microsoft.containerservice/managedclusters/agentpools",
-        versions: &["2024-09-01", "2025-01-01"],
-        tracked: false,
-        put: Mode::AsyncOp,
-        delete: Mode::AsyncOp,
-        properties: pool,
-    },
-    TypeInfo {
-        key: "microsoft.storage/storageaccounts",
-        versions: &["2023-05-01", "2023-01-01"],
-        tracked: true,
-        put: Mode::Location,
-        delete: Mode::Sync,
-        properties: || json!({"minimumTlsVersion": "string", "allowBlobPublicAccess": "bool", "supportsHttpsTrafficOnly": "bool", "isHnsEnabled": "bool", "accessTier": "string"}),
-    },
-];
-
-/// Role definitions every subscription has (id's last segment, name).
-const ROLES: &[(&str, &str)] = &[
-    ("b24988ac-6180-42a0-ab88-20f7382dd24c", "Contributor"),
-    (
-        "4d97b98b-1d4f-4787-a291-c67834d212e7",
-        "Network Contributor",
-    ),
-    ("acdd72a7-3385-48ef-bd42-f606fba81ae7", "Reader"),
-    ("7f951dda-4ed3-4680-a7ca-43fe172d538d", "AcrPull"),
-    (
-        "f1a07417-d97a-45cb-824c-7a7467783830",
-        "Managed Identity Operator",
-    ),
-];
-
 type Effect = Box<dyn FnOnce(&mut World) + Send>;
 
 struct Op {
@@ -301,6 +165,8 @@ struct World {
     unseen_principals: Vec<String>,
     calls: Vec<String>,
     next: u64,
+    /// Blob data ([`Blobs`]).
+    blobs: storage::BlobMap,
 }
 
 fn error(status: u16, code: &str, message: &str) -> Response<Body> {
@@ -397,6 +263,21 @@ impl World {
                 Some(scope),
             );
         }
+        if let Some(scope_end) = lower.find("/providers/microsoft.authorization/locks") {
+            let scope = path[..scope_end].to_string();
+            if lower.ends_with("/providers/microsoft.authorization/locks") {
+                return match req.method {
+                    Method::GET => self.list_locks(&scope),
+                    _ => error(
+                        405,
+                        "MethodNotAllowed",
+                        "The requested method is not allowed.",
+                    ),
+                };
+            }
+            let key = "microsoft.authorization/locks";
+            return self.resource(req, base, &version, key, &path, Some(scope));
+        }
         if req.method == Method::POST && lower.ends_with("/listclusterusercredential") {
             return self.cluster_credentials(&lower);
         }
@@ -439,7 +320,7 @@ impl World {
                     true,
                 )
             }
-            n @ 7..=10 if is_rg && segs[4].eq_ignore_ascii_case("providers") => {
+            n @ 7..=12 if is_rg && segs[4].eq_ignore_ascii_case("providers") => {
                 let rg = format!("/{}", segs[..4].join("/")).to_ascii_lowercase();
                 if !self.objects.contains_key(&rg) {
                     return error(
@@ -450,7 +331,8 @@ impl World {
                 }
                 let key = match n {
                     7 | 8 => format!("{}/{}", segs[5], segs[6]),
-                    _ => format!("{}/{}/{}", segs[5], segs[6], segs[8]),
+                    9 | 10 => format!("{}/{}/{}", segs[5], segs[6], segs[8]),
+                    _ => format!("{}/{}/{}/{}", segs[5], segs[6], segs[8], segs[10]),
                 }
                 .to_ascii_lowercase();
                 if n % 2 == 1 {
@@ -624,6 +506,15 @@ impl World {
         match req.method {
             Method::GET => match current {
                 Some(o) => json(200, o),
+                None if key == "microsoft.storage/storageaccounts/blobservices" => {
+                    self.default_blob_service(path).unwrap_or_else(|| {
+                        error(
+                            404,
+                            "ResourceNotFound",
+                            &format!("The Resource '{path}' was not found."),
+                        )
+                    })
+                }
                 None => error(
                     404,
                     if key == "resourcegroups" {
@@ -640,7 +531,10 @@ impl World {
                     .status(204)
                     .body(Body::default())
                     .unwrap_or_default(),
-                Some(_) => self.delete(base, version, info, &id),
+                Some(_) => match self.lock_refusing(&Method::DELETE, path) {
+                    Some(refused) => refused,
+                    None => self.delete(base, version, info, &id),
+                },
             },
             _ => error(
                 405,
@@ -688,6 +582,14 @@ impl World {
             |k: &str, at: &str| format!("Could not find member '{k}' on object of type '{at}'.");
         if let Err(m) = crate::check(&body, &top, info.key, unknown) {
             return error(400, "InvalidRequestContent", &m);
+        }
+        let name = path.rsplit('/').next().unwrap_or("");
+        let lower_id = path.to_ascii_lowercase();
+        if let Some(refused) = self
+            .lock_refusing(&Method::PUT, path)
+            .or_else(|| self.storage_rules(info.key, &lower_id, name, &body))
+        {
+            return refused;
         }
         if info.tracked && body["location"].as_str().is_none() {
             return error(
@@ -1125,6 +1027,7 @@ impl World {
                 w.nodes_of(&k, true);
                 w.objects.remove(&k);
             }
+            w.drop_orphan_blobs();
         };
         match info.delete {
             Mode::Sync => {
@@ -1377,63 +1280,6 @@ fn parse_tag_filter(f: &str) -> Option<(String, String)> {
     } else {
         None
     }
-}
-
-/// The type key of a stored (lower-case) id.
-fn type_key(id: &str) -> String {
-    let segs: Vec<&str> = id.trim_start_matches('/').split('/').collect();
-    if id.contains("/providers/microsoft.authorization/roleassignments/") {
-        return "microsoft.authorization/roleassignments".into();
-    }
-    match segs.len() {
-        4 => "resourcegroups".into(),
-        8 => format!("{}/{}", segs[5], segs[6]),
-        10 => format!("{}/{}/{}", segs[5], segs[6], segs[8]),
-        _ => String::new(),
-    }
-}
-
-/// The `type` ARM reports.
-fn type_name(key: &str) -> String {
-    let known = [
-        ("resourcegroups", "Microsoft.Resources/resourceGroups"),
-        (
-            "microsoft.network/virtualnetworks",
-            "Microsoft.Network/virtualNetworks",
-        ),
-        (
-            "microsoft.network/virtualnetworks/subnets",
-            "Microsoft.Network/virtualNetworks/subnets",
-        ),
-        (
-            "microsoft.network/networksecuritygroups",
-            "Microsoft.Network/networkSecurityGroups",
-        ),
-        (
-            "microsoft.managedidentity/userassignedidentities",
-            "Microsoft.ManagedIdentity/userAssignedIdentities",
-        ),
-        (
-            "microsoft.authorization/roleassignments",
-            "Microsoft.Authorization/roleAssignments",
-        ),
-        (
-            "microsoft.containerservice/managedclusters",
-            "Microsoft.ContainerService/managedClusters",
-        ),
-        (
-            "microsoft.containerservice/managedclusters/agentpools",
-            "Microsoft.ContainerService/managedClusters/agentPools",
-        ),
-        (
-            "microsoft.storage/storageaccounts",
-            "Microsoft.Storage/storageAccounts",
-        ),
-    ];
-    known
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(key.to_string(), |(_, n)| n.to_string())
 }
 
 fn merge(mut a: Json, b: Json) -> Json {
