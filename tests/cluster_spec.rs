@@ -19,6 +19,9 @@ fn root() -> &'static Path {
 
 /// A copy of an example in a scratch folder, with `edit` applied to its
 /// cluster.hcl.
+/// examples/multi-cloud's checkpoints block, as the edits below replace it.
+const EXAMPLE_CHECKPOINTS: &str = "    checkpoints {\n      bucket            = \"acme-train-ckpt\"\n      versioning        = true\n      expire_after_days = 30\n    }";
+
 fn example(name: &str, tag: &str, edit: &dyn Fn(String) -> String) -> PathBuf {
     let dir = common::scratch("cluster", tag);
     let text = std::fs::read_to_string(root().join("examples").join(name).join("cluster.hcl"))
@@ -467,8 +470,8 @@ fn an_edited_runtime_whose_checkpoint_secret_diverges_is_caught() {
                 "default = [\"aws\", \"gcp\"]",
             )
             .replace(
-                "    multikueue {",
-                "    checkpoints {\n      bucket = \"acme-train-ckpt\"\n    }\n    multikueue {",
+                EXAMPLE_CHECKPOINTS,
+                "    checkpoints {\n      bucket = \"acme-train-ckpt\"\n    }",
             );
         in_cloud(t, "gcp", "module = \"./modules/gcp\"")
     });
@@ -497,11 +500,14 @@ fn an_edited_runtime_whose_checkpoint_secret_diverges_is_caught() {
 #[test]
 fn a_checkpoint_bucket_named_at_apply_plans() {
     let dir = example("multi-cloud", "checkpoint-random", &|t| {
-        t.replace("default = [\"aws\", \"gcp\", \"azure\"]", "default = [\"aws\", \"gcp\"]")
-            .replace(
-                "    multikueue {",
-                "    checkpoints {\n      bucket = \"ckpt-${random_id.suffix.hex}\"\n    }\n    multikueue {",
-            )
+        t.replace(
+            "default = [\"aws\", \"gcp\", \"azure\"]",
+            "default = [\"aws\", \"gcp\"]",
+        )
+        .replace(
+            EXAMPLE_CHECKPOINTS,
+            "    checkpoints {\n      bucket = \"ckpt-${random_id.suffix.hex}\"\n    }",
+        )
     });
     let suffix = "resource \"random_id\" \"suffix\" {\n  byte_length = 4\n}\n";
     std::fs::write(dir.join("suffix.tf"), suffix).expect("write");
@@ -572,8 +578,8 @@ fn spec_mistakes_are_errors_at_their_place() {
                     "default = [\"aws\"]",
                 )
                 .replace(
-                    "    multikueue {",
-                    &format!("    checkpoints {{\n{fields}\n    }}\n    multikueue {{"),
+                    EXAMPLE_CHECKPOINTS,
+                    &format!("    checkpoints {{\n{fields}\n    }}"),
                 );
             t.replace(
                 "region = \"us-east-1\"\n  }",
@@ -846,12 +852,12 @@ fn the_multi_cloud_plan_reads_as_recorded() {
     };
     let all = run("snap-all", &[]);
     assert!(
-        all.contains("Plan: 135 to add, 0 to change, 0 to destroy."),
+        all.contains("Plan: 166 to add, 0 to change, 0 to destroy."),
         "{all}"
     );
     insta::assert_snapshot!("multi_cloud_plan", all);
     let aws = run("snap-aws", &["--var", "clouds=[\"aws\"]"]);
-    assert!(aws.contains("Plan: 83 to add"), "{aws}");
+    assert!(aws.contains("Plan: 92 to add"), "{aws}");
     for line in aws.lines().filter(|l| l.starts_with("  # module.")) {
         assert!(all.contains(line), "{line} is in the three-cloud plan too");
     }

@@ -442,7 +442,7 @@ fn a_cap_below_the_price_fails_at_its_line_naming_cheaper_offers() {
         let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
         assert_eq!(code, 1, "{cmd}: {out}");
         assert!(
-            out.contains("Price over the cap (at ./cluster.hcl:45:30)"),
+            out.contains("Price over the cap (at ./cluster.hcl:52:30)"),
             "{cmd}: {out}"
         );
         assert!(

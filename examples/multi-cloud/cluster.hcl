@@ -2,7 +2,9 @@
 # node pools, labels, taints, driver and GPU Operator on each, and the
 # same job runtime (Kueue's queue "training" for namespace "ml", KubeRay).
 # A small CPU-only cluster in us-east-1 is MultiKueue's manager: a job
-# submitted there runs on the cheapest cloud whose queue has room.
+# submitted there runs on the cheapest cloud whose queue has room. Every
+# cloud keeps checkpoints in its own bucket behind the same Secret, so a
+# job resumes wherever it lands.
 
 variable "clouds" {
   type    = list(string)
@@ -33,6 +35,11 @@ cluster "train" {
         cloud  = "aws"
         region = "us-east-1"
       }
+    }
+    checkpoints {
+      bucket            = "acme-train-ckpt"
+      versioning        = true
+      expire_after_days = 30
     }
   }
 
