@@ -515,6 +515,22 @@ fn a_checkpoint_bucket_named_at_apply_plans() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// Azure's long form of a region (`East US`) names the same container
+/// and S3 region as its short form: a container name takes neither
+/// capitals nor spaces.
+#[test]
+fn an_azure_location_in_its_long_form_names_the_same_bucket() {
+    let dir = example("multi-cloud", "checkpoint-east-us", &|t| {
+        t.replace(
+            "location        = \"eastus\"",
+            "location        = \"East US\"",
+        )
+    });
+    let (code, out) = offline(&dir, &["plan", "--var", "clouds=[\"azure\"]"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("name = \"acme-train-ckpt-eastus\""), "{out}");
+}
+
 #[test]
 fn spec_mistakes_are_errors_at_their_place() {
     type Edit<'a> = &'a dyn Fn(String) -> String;

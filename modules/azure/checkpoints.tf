@@ -16,9 +16,12 @@
 locals {
   # The expansion always gives it, null for none.
   checkpoints = var.runtime == null ? null : var.runtime.checkpoints
+  # The region in Azure's short form (`East US` → `eastus`), as a
+  # container name and an S3 region take it.
+  checkpoint_region = lower(replace(var.location, " ", ""))
   # The container jobs see as their bucket: the same name as on every
   # cloud.
-  checkpoint_bucket = try("${local.checkpoints.bucket}-${var.location}", null)
+  checkpoint_bucket = try("${local.checkpoints.bucket}-${local.checkpoint_region}", null)
   # Account names are global, 3 to 24 lowercase letters and digits: the
   # bucket's own letters, then a hash of bucket and region that keeps each
   # cluster's apart.
@@ -242,7 +245,7 @@ locals {
     # Inside the cluster, the gateway's Service; the cloud block's
     # endpoint when jobs reach it another way.
     AWS_ENDPOINT_URL      = coalesce(try(local.checkpoints.endpoint, null), "http://${local.gateway}.${local.gateway_namespace}.svc.cluster.local")
-    AWS_REGION            = var.location
+    AWS_REGION            = local.checkpoint_region
     BUCKET                = azurerm_storage_container.checkpoints[0].name
     AWS_ACCESS_KEY_ID     = random_password.gateway_key[0].result
     AWS_SECRET_ACCESS_KEY = random_password.gateway_secret[0].result

@@ -26,6 +26,22 @@ pub(super) struct CloudKind {
     /// The label the cloud (or the module) puts on a pool's nodes, whose
     /// value is the pool's name: how a pool's GPUs are found.
     pub(super) pool_label: &'static str,
+    /// A region as the catalogs and placement name it, from however the
+    /// provider lets it be written (Azure takes `East US` for `eastus`).
+    pub(super) region_form: fn(&str) -> String,
+}
+
+fn as_written(region: &str) -> String {
+    region.to_string()
+}
+
+/// Azure's short form of a location: `East US` → `eastus`.
+fn azure_short(location: &str) -> String {
+    location
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase()
 }
 
 pub(super) fn lettered(sep: &'static str) -> impl Fn(&str) -> Vec<String> {
@@ -46,6 +62,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         created: true,
         zones: |r| lettered("")(r),
         pool_label: "eks.amazonaws.com/nodegroup",
+        region_form: as_written,
     },
     CloudKind {
         name: "gcp",
@@ -55,6 +72,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         created: true,
         zones: |r| lettered("-")(r),
         pool_label: "cloud.google.com/gke-nodepool",
+        region_form: as_written,
     },
     CloudKind {
         name: "azure",
@@ -64,6 +82,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         created: true,
         zones: |_| Vec::new(),
         pool_label: "agentpool",
+        region_form: azure_short,
     },
     CloudKind {
         name: "kubernetes",
@@ -82,6 +101,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         created: false,
         zones: |_| Vec::new(),
         pool_label: "strata.dev/pool",
+        region_form: as_written,
     },
 ];
 

@@ -24,7 +24,7 @@ pub(super) fn regions(
     let Some(list) = kind.regions.and_then(|r| block.body.attr(r)) else {
         let at = one
             .and_then(|a| Some((known(scope, a, diags)?, a.expr.span)))
-            .and_then(|(v, span)| Some((v.as_str()?.to_string(), span)));
+            .and_then(|(v, span)| Some(((kind.region_form)(v.as_str()?), span)));
         return vec![Region {
             call,
             name: cluster.to_string(),
@@ -41,7 +41,9 @@ pub(super) fn regions(
             a.span,
         ));
     }
-    let names = known(scope, list, diags).and_then(|v| string_list(&v));
+    let names = known(scope, list, diags)
+        .and_then(|v| string_list(&v))
+        .map(|n| n.iter().map(|r| (kind.region_form)(r)).collect::<Vec<_>>());
     let span = list.expr.span;
     let Some(names) = names.filter(|n| !n.is_empty()) else {
         diags.push(diag(
