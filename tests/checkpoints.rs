@@ -71,11 +71,14 @@ cluster "train" {{
 struct Admin {
     server: String,
     ca: Vec<u8>,
+    /// The bearer token the sandbox exports for its clusters.
+    token: String,
 }
 
 impl Admin {
-    /// The cluster's server and CA (base64 PEM) as the state holds them.
-    fn new(server: &str, ca_base64: &str) -> Admin {
+    /// The cluster's server and CA (base64 PEM) as the state holds them,
+    /// called with the token the sandbox exports.
+    fn new(sb: &Sandbox, server: &str, ca_base64: &str) -> Admin {
         use base64::Engine;
         let ca = base64::engine::general_purpose::STANDARD
             .decode(ca_base64)
@@ -83,13 +86,18 @@ impl Admin {
         Admin {
             server: server.to_string(),
             ca,
+            token: sb.env["STRATA_SANDBOX_KUBE_TOKEN"].clone(),
         }
     }
 
-    fn get(&self, path: &str) -> Json {
-        let auth = format!("Bearer {}", strata_standin::kubernetes::TOKEN);
+    /// The status and body of a GET of `path` with `auth`.
+    fn call(&self, path: &str, auth: &str) -> (u16, String) {
         let url = format!("{}{path}", self.server.trim_end_matches('/'));
-        let (status, body) = https(&self.ca, ("GET", &url), &auth, "application/json", "");
+        https(&self.ca, ("GET", &url), auth, "application/json", "")
+    }
+
+    fn get(&self, path: &str) -> Json {
+        let (status, body) = self.call(path, &format!("Bearer {}", self.token));
         assert_eq!(status, 200, "GET {path}: {body}");
         serde_json::from_str(&body).expect("JSON")
     }
@@ -217,6 +225,7 @@ fn on_aws_a_job_checkpoints_through_the_secret_with_pod_identity() {
     let eks = instance(&st, "module.train_aws", "aws_eks_cluster.this", &Json::Null);
     let attrs = &eks["attributes"];
     let admin = Admin::new(
+        &sb,
         attrs["endpoint"].as_str().expect("endpoint"),
         attrs["certificate_authority"][0]["data"]
             .as_str()
@@ -331,6 +340,7 @@ fn on_gcp_a_job_checkpoints_through_the_secret_with_an_hmac_key() {
     );
     let attrs = &gke["attributes"];
     let admin = Admin::new(
+        &sb,
         &format!("https://{}", attrs["endpoint"].as_str().expect("endpoint")),
         attrs["master_auth"][0]["cluster_ca_certificate"]
             .as_str()
@@ -442,10 +452,14 @@ fn on_azure_a_job_checkpoints_through_the_gateway_with_workload_identity() {
     let aks = instance(&st, m, "azurerm_kubernetes_cluster.this", &Json::Null);
     let config = &aks["attributes"]["kube_config"][0];
     let admin = Admin::new(
+        &sb,
         config["host"].as_str().expect("host"),
         config["cluster_ca_certificate"].as_str().expect("CA"),
     );
     let secret = admin.secret("ml");
+    // The Secret is the cluster's to give: not without a token.
+    let path = "/api/v1/namespaces/ml/secrets/strata-checkpoints";
+    assert_eq!(admin.call(path, "Bearer not-a-token").0, 401);
     assert_eq!(secret.keys().collect::<Vec<_>>(), KEYS, "{secret:?}");
     let key = &secret["AWS_ACCESS_KEY_ID"];
     assert!(

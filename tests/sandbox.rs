@@ -11,7 +11,7 @@
 mod common;
 
 use common::multikueue::{as_dispatcher, dynamic, instance, kubeconfig_of, kueue_refuses, token};
-use common::sandbox::{start, Sandbox};
+use common::sandbox::{https, start, Sandbox};
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -451,4 +451,35 @@ fn one_token_each(work: &Path) {
 fn as_admin(kubeconfig: &str, path: &str) -> (u16, String) {
     let admin = kubeconfig.replace(&token(kubeconfig), strata_standin::kubernetes::TOKEN);
     as_dispatcher(&admin, path)
+}
+
+/// The stand-ins as anyone would call them by hand: with the bearer
+/// tokens the sandbox's env exports, a listing answers; without one, or
+/// with another, each refuses in its cloud's words (401).
+#[test]
+fn the_stand_ins_answer_the_exported_tokens_and_refuse_others() {
+    let dir = common::scratch("sandbox", "tokens");
+    let sb = start(&dir.join("sandbox"));
+    let ca = std::fs::read(&sb.env["SSL_CERT_FILE"]).expect("the CA");
+    let groups = format!(
+        "{}/subscriptions/{}/resourcegroups?api-version=2022-09-01",
+        sb.env["ARM_RESOURCE_MANAGER_ENDPOINT"].trim_end_matches('/'),
+        strata_standin::azure::SUBSCRIPTION
+    );
+    let arm = |auth: &str| https(&ca, ("GET", &groups), auth, "application/json", "");
+    let token = format!("Bearer {}", sb.env["STRATA_SANDBOX_ARM_TOKEN"]);
+    assert_eq!(arm(&token).0, 200, "{:?}", arm(&token));
+    let (status, body) = arm("Bearer not-a-token");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("InvalidAuthenticationToken"), "{body}");
+    let networks = format!(
+        "{}projects/acme-ml/global/networks",
+        sb.env["GOOGLE_COMPUTE_CUSTOM_ENDPOINT"]
+    );
+    let token = format!("Bearer {}", sb.env["GOOGLE_OAUTH_ACCESS_TOKEN"]);
+    let (status, body) = sb.http("GET", &networks, &token, "");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = sb.http("GET", &networks, "Bearer not-a-token", "");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("UNAUTHENTICATED"), "{body}");
 }

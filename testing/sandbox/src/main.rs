@@ -93,6 +93,7 @@ fn run(dir: &Path) -> Result<(), String> {
         moto: &moto.url,
         gcp: &gcp,
         azure: &azure.server.url,
+        arm_token: &azure.issue_token(),
         ca: &ca,
         control: &control.url,
         gateway: &gateway.server.url,
@@ -146,6 +147,9 @@ struct Env<'a> {
     moto: &'a str,
     gcp: &'a gcp::Gcp,
     azure: &'a str,
+    /// A token Resource Manager takes, as `az account get-access-token`
+    /// prints one: for calling the stand-in by hand.
+    arm_token: &'a str,
     ca: &'a Path,
     control: &'a str,
     gateway: &'a str,
@@ -171,6 +175,11 @@ impl Env<'_> {
             ("ARM_TENANT_ID", azure::TENANT.into()),
             ("ARM_CLIENT_ID", azure::CLIENT_ID.into()),
             ("ARM_CLIENT_SECRET", azure::CLIENT_SECRET.into()),
+            // Bearer tokens the stand-ins take, to call them by hand (curl
+            // -H "Authorization: Bearer $…"), as the clouds' own CLIs give
+            // them; a request without one is refused, as the clouds refuse it.
+            ("STRATA_SANDBOX_ARM_TOKEN", self.arm_token.to_string()),
+            ("STRATA_SANDBOX_KUBE_TOKEN", kubernetes::TOKEN.into()),
             (
                 "STANDIN_HELM_LOG",
                 self.dir.join("helm.log").display().to_string(),

@@ -281,6 +281,36 @@ fn page(items: Vec<Json>, req: &Req, field: &str) -> Response<Body> {
     json(200, out)
 }
 
+/// The stand-in's answer, or a 500 naming where it does not fit the
+/// method's response schema (the stand-in's bug, which fails the test
+/// that met it).
+fn judged(api: &str, m: &crate::discovery::Method, answer: Response<Body>) -> Response<Body> {
+    let (parts, body) = answer.into_parts();
+    let bytes = crate::ready_bytes(body);
+    let found = crate::discovery::answer(api, m, &bytes);
+    if !found.is_empty() {
+        let message = format!(
+            "the stand-in's answer to {} does not fit its definition: {}",
+            m.id,
+            found.join("; ")
+        );
+        return err(500, "INTERNAL", "backendError", &message);
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The type GKE reports for an operation the stand-in names more
+/// finely (its own names pick the effect and the faults a test sets):
+/// GKE's `Operation.Type` has no type of its own for a node pool's
+/// update or its autoscaling.
+fn container_operation_type(op_type: &str) -> &str {
+    match op_type {
+        "UPDATE_NODE_POOL" => "UPGRADE_NODES",
+        "SET_NODE_POOL_AUTOSCALING" => "UPDATE_CLUSTER",
+        other => other,
+    }
+}
+
 fn compute_link(path: &str) -> String {
     format!("https://www.googleapis.com/compute/v1/{path}")
 }
@@ -315,13 +345,28 @@ impl World {
             None => return not_found(path),
         };
         let segs: Vec<&str> = rest.split('/').collect();
-        match api {
+        // Held to Google's definitions: the request before it is served,
+        // the stand-in's answer after.
+        let name = if api == "crm" {
+            "cloudresourcemanager"
+        } else {
+            api
+        };
+        let method = match crate::discovery::request(name, req.method.as_str(), rest, &req.body) {
+            Ok(m) => m,
+            Err(refusal) => return json(400, refusal),
+        };
+        let answer = match api {
             "compute" => self.compute(req, &segs),
             "container" => self.container(req, &segs),
             "iam" => self.iam(req, &segs),
             "crm" => self.crm(req, &segs),
             "storage" => self.storage(req, &segs),
             _ => not_found(path),
+        };
+        match method {
+            Some(m) if answer.status().is_success() => judged(name, m, answer),
+            _ => answer,
         }
     }
 
@@ -409,7 +454,7 @@ impl World {
                 "name": name,
                 "zone": location,
                 "location": location,
-                "operationType": op_type,
+                "operationType": container_operation_type(op_type),
                 "selfLink": format!("https://container.googleapis.com/v1/{scope}/operations/{name}"),
                 "targetLink": format!("https://container.googleapis.com/v1/{target}"),
                 "startTime": now(),
@@ -1918,6 +1963,25 @@ mod tests {
 
     fn req(method: Method, path: &str, body: Json) -> Req {
         Req::with_bearer(method, path, STATIC_TOKEN, &body)
+    }
+
+    /// A body Google's definition refuses is refused before the stand-in
+    /// looks at it, naming the method and the field.
+    #[test]
+    fn requests_are_held_to_googles_definitions() {
+        let mut w = World::default();
+        let nets = "/compute/v1/projects/acme-ml/global/networks";
+        let body = json!({"name": "n", "autoCreateSubnetwork": false, "selfLink": "x"});
+        let r = w.handle(&req(Method::POST, nets, body));
+        assert_eq!(r.status().as_u16(), 400);
+        let text = String::from_utf8_lossy(&crate::ready_bytes(r.into_body())).to_string();
+        for want in [
+            "compute.networks.insert",
+            "$.autoCreateSubnetwork: unknown field",
+            "$.selfLink: output only",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
     }
 
     fn status(r: &Response<Body>) -> u16 {

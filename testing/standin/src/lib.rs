@@ -27,6 +27,7 @@
 
 pub mod azure;
 pub mod capacity;
+pub mod discovery;
 mod eks_addons;
 mod eks_pod_identity;
 pub mod faults;
@@ -414,6 +415,18 @@ pub fn json(status: u16, v: serde_json::Value) -> Response<Body> {
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(v.to_string())))
         .unwrap_or_default()
+}
+
+/// A whole body's bytes: the stand-ins' bodies are whole from the start,
+/// so the one frame is there at the first poll.
+pub(crate) fn ready_bytes(mut body: Body) -> Bytes {
+    use hyper::body::Body as _;
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    match std::pin::Pin::new(&mut body).poll_frame(&mut cx) {
+        std::task::Poll::Ready(Some(Ok(frame))) => frame.into_data().unwrap_or_default(),
+        _ => Bytes::new(),
+    }
 }
 
 /// Percent-decoding of a path or query component.
