@@ -281,24 +281,6 @@ fn page(items: Vec<Json>, req: &Req, field: &str) -> Response<Body> {
     json(200, out)
 }
 
-/// The stand-in's answer, or a 500 naming where it does not fit the
-/// method's response schema (the stand-in's bug, which fails the test
-/// that met it).
-fn judged(api: &str, m: &crate::discovery::Method, answer: Response<Body>) -> Response<Body> {
-    let (parts, body) = answer.into_parts();
-    let bytes = crate::ready_bytes(body);
-    let found = crate::discovery::answer(api, m, &bytes);
-    if !found.is_empty() {
-        let message = format!(
-            "the stand-in's answer to {} does not fit its definition: {}",
-            m.id,
-            found.join("; ")
-        );
-        return err(500, "INTERNAL", "backendError", &message);
-    }
-    Response::from_parts(parts, Body::from(bytes))
-}
-
 /// The type GKE reports for an operation the stand-in names more
 /// finely (its own names pick the effect and the faults a test sets):
 /// GKE's `Operation.Type` has no type of its own for a node pool's
@@ -352,9 +334,12 @@ impl World {
         } else {
             api
         };
-        let method = match crate::discovery::request(name, req.method.as_str(), rest, &req.body) {
+        let method = match crate::definitions::request(name, req.method.as_str(), rest, &req.body) {
             Ok(m) => m,
-            Err(refusal) => return json(400, refusal),
+            Err(refused) => {
+                let message = format!("Invalid JSON payload received for {}", refused.said());
+                return err(400, "INVALID_ARGUMENT", "invalid", &message);
+            }
         };
         let answer = match api {
             "compute" => self.compute(req, &segs),
@@ -365,7 +350,9 @@ impl World {
             _ => not_found(path),
         };
         match method {
-            Some(m) if answer.status().is_success() => judged(name, m, answer),
+            Some(m) => crate::definitions::judged(name, m, answer, |message| {
+                err(500, "INTERNAL", "backendError", &message)
+            }),
             _ => answer,
         }
     }

@@ -6,7 +6,7 @@
 //! client must follow `rel="next"`. Requests need `Authorization: Bearer`
 //! with the token given at start and a `User-Agent`.
 
-use crate::{check, json, serve, Body, Req, Server};
+use crate::{check, definitions, json, serve, Body, Req, Server};
 use hyper::{Method, Response};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -120,9 +120,26 @@ pub fn start(repository: &str, token: &str, pr: u64) -> std::io::Result<GitHub> 
                 return json(404, json!({"message": "Not Found"}));
             };
             let rest = rest.to_string();
-            match repo.lock() {
+            // Held to GitHub's REST API description: the request before it
+            // is served, the stand-in's answer after.
+            let path = req.path.trim_start_matches('/');
+            let method = match definitions::request("github", req.method.as_str(), path, &req.body)
+            {
+                Ok(m) => m,
+                Err(refused) => {
+                    let message = format!("Invalid request.\n\n{}", refused.said());
+                    return json(422, json!({ "message": message }));
+                }
+            };
+            let answer = match repo.lock() {
                 Ok(mut r) => route(&mut r, &req, &rest),
                 Err(_) => json(500, json!({"message": "stand-in state poisoned"})),
+            };
+            match method {
+                Some(m) => definitions::judged("github", m, answer, |message| {
+                    json(500, json!({ "message": message }))
+                }),
+                None => answer,
             }
         }
     })?;
@@ -145,31 +162,83 @@ fn body_of(req: &Req, shape: Json) -> Result<Json, Response<Body>> {
     Ok(v)
 }
 
+/// When the stand-in's objects say they were made and changed: GitHub
+/// requires the fields; nothing here reads them.
+const WHEN: &str = "2026-01-01T00:00:00Z";
+
+/// The account the token stands for, as GitHub's `simple-user` shows it.
+fn user_json() -> Json {
+    let login = "strata-bot";
+    let api = format!("https://api.github.example/users/{login}");
+    json!({
+        "login": login, "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=", "type": "Bot",
+        "site_admin": false, "gravatar_id": "", "url": api,
+        "avatar_url": "https://avatars.github.example/u/41898282",
+        "html_url": format!("https://github.example/{login}"),
+        "events_url": format!("{api}/events{{/privacy}}"), "followers_url": format!("{api}/followers"),
+        "following_url": format!("{api}/following{{/other_user}}"), "gists_url": format!("{api}/gists{{/gist_id}}"),
+        "organizations_url": format!("{api}/orgs"), "received_events_url": format!("{api}/received_events"),
+        "repos_url": format!("{api}/repos"), "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{api}/subscriptions"),
+    })
+}
+
 fn issue_json(base: &str, i: &Issue) -> Json {
+    let url = format!(
+        "https://api.github.example/repos/{base}/issues/{}",
+        i.number
+    );
     let mut v = json!({
+        "id": 1_000_000 + i.number, "node_id": format!("I_{}", i.number),
         "number": i.number,
         "title": i.title,
         "body": i.body,
         "state": i.state,
-        "labels": labels_json(i),
+        "labels": labels_json(base, i),
         "html_url": format!("https://github.example/{base}/issues/{}", i.number),
+        "url": url, "repository_url": format!("https://api.github.example/repos/{base}"),
+        "labels_url": format!("{url}/labels{{/name}}"), "comments_url": format!("{url}/comments"),
+        "events_url": format!("{url}/events"), "user": user_json(), "assignee": null,
+        "milestone": null, "locked": false, "comments": 0,
+        "closed_at": if i.state == "closed" { json!(WHEN) } else { Json::Null },
+        "created_at": WHEN, "updated_at": WHEN,
     });
     if i.pull_request {
-        v["pull_request"] =
-            json!({ "url": format!("https://api.github.example/repos/{base}/pulls/{}", i.number) });
+        let pull = format!("https://github.example/{base}/pull/{}", i.number);
+        v["pull_request"] = json!({
+            "url": format!("https://api.github.example/repos/{base}/pulls/{}", i.number),
+            "html_url": pull, "diff_url": format!("{pull}.diff"), "patch_url": format!("{pull}.patch"),
+        });
     }
     v
 }
 
-fn labels_json(i: &Issue) -> Json {
-    Json::Array(i.labels.iter().map(|l| json!({"name": l})).collect())
+/// An issue's labels as GitHub's `label` objects.
+fn labels_json(base: &str, i: &Issue) -> Json {
+    Json::Array(
+        i.labels
+            .iter()
+            .enumerate()
+            .map(|(n, l)| {
+                json!({
+                    "id": 7_000 + n, "node_id": format!("LA_{n}"), "name": l, "description": null,
+                    "color": "ededed", "default": false,
+                    "url": format!("https://api.github.example/repos/{base}/labels/{}", percent_encoding::utf8_percent_encode(l, percent_encoding::NON_ALPHANUMERIC)),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn comment_json(base: &str, c: &Comment) -> Json {
     json!({
         "id": c.id,
+        "node_id": format!("IC_{}", c.id),
         "body": c.body,
+        "url": format!("https://api.github.example/repos/{base}/issues/comments/{}", c.id),
+        "issue_url": format!("https://api.github.example/repos/{base}/issues/{}", c.issue),
         "html_url": format!("https://github.example/{base}/issues/{}#issuecomment-{}", c.issue, c.id),
+        "user": user_json(), "created_at": WHEN, "updated_at": WHEN,
     })
 }
 
@@ -378,7 +447,7 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
                     issue.labels.push(l.into());
                 }
             }
-            json(200, labels_json(issue))
+            json(200, labels_json(&base, issue))
         }
         (&Method::DELETE, ["issues", n, "labels", name]) => {
             let name = crate::decode(name);
@@ -389,7 +458,7 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
                 return json(404, json!({"message": "Label does not exist"}));
             }
             issue.labels.retain(|l| *l != name);
-            json(200, labels_json(issue))
+            json(200, labels_json(&base, issue))
         }
         _ => not_found(),
     }

@@ -27,7 +27,7 @@
 
 pub mod azure;
 pub mod capacity;
-pub mod discovery;
+pub mod definitions;
 mod eks_addons;
 mod eks_pod_identity;
 pub mod faults;

@@ -1,14 +1,17 @@
-//! Google's own API definitions as the judge of the GCP stand-in: the
-//! discovery documents of the APIs strata's driver calls, reduced by
-//! `testing/definitions/google/reduce.py` (with the package and revision
-//! they came from), find the method a request is for by its HTTP method
-//! and path, and hold its body to the method's request schema (no field
-//! the schema lacks, each of its type and enum, none the server alone
-//! sets) and the stand-in's answer to the response schema. A request
-//! that fails is refused as Google refuses it (400 `INVALID_ARGUMENT`,
-//! naming the field); an answer that fails is the stand-in's own bug and
-//! is turned into a 500 that names it, so the test that met it fails.
+//! The vendors' own API definitions as the judge of the stand-ins:
+//! Google's discovery documents and GitHub's REST API description, each
+//! reduced by the script beside it in `testing/definitions` (with the
+//! package and revision it came from) to one form. A request's method is
+//! found by its HTTP method and path, and its body held to the method's
+//! request schema (no field the schema lacks, each of its type, enum or
+//! alternatives, the required ones there, none the server alone sets);
+//! the stand-in's answer is held to the response schema the same way.
+//! Each stand-in refuses a failing request in its vendor's words; an
+//! answer that fails is the stand-in's own bug and is turned into a 500
+//! that names it, so the test that met it fails.
 
+use crate::Body;
+use hyper::Response;
 use serde_json::{Map, Value as Json};
 use std::sync::OnceLock;
 
@@ -34,7 +37,7 @@ pub enum Side {
     Response,
 }
 
-const DOCUMENTS: [(&str, &str); 5] = [
+const DOCUMENTS: [(&str, &str); 6] = [
     (
         "compute",
         include_str!("../../definitions/google/compute.v1.json"),
@@ -51,6 +54,10 @@ const DOCUMENTS: [(&str, &str); 5] = [
     (
         "storage",
         include_str!("../../definitions/google/storage.v1.json"),
+    ),
+    (
+        "github",
+        include_str!("../../definitions/github/api.github.com.json"),
     ),
 ];
 
@@ -121,6 +128,24 @@ impl Api {
             }
             return;
         }
+        if let Some(alternatives) = s["one_of"].as_array() {
+            let fits = alternatives.iter().any(|a| {
+                let mut tried = Vec::new();
+                self.value(a, v, side, at, &mut tried);
+                tried.is_empty()
+            });
+            if !fits {
+                out.push(format!("{at}: {v} fits none of its alternatives"));
+            }
+            return;
+        }
+        if let Some(parts) = s["all_of"].as_array() {
+            // One object with every part's fields: a field one part names
+            // is no stranger to another.
+            let merged = self.merged(parts);
+            self.value(&merged, v, side, at, out);
+            return;
+        }
         if let Some(allowed) = s["enum"].as_array() {
             if !allowed.contains(v) {
                 out.push(format!(
@@ -148,11 +173,33 @@ impl Api {
         }
     }
 
+    /// The parts of an `allOf` as one object schema.
+    fn merged(&self, parts: &[Json]) -> Json {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for p in parts {
+            let part = match p["$ref"].as_str() {
+                Some(r) => self.schemas.get(r).cloned().unwrap_or_default(),
+                None => p.clone(),
+            };
+            if let Some(f) = part["properties"].as_object() {
+                properties.extend(f.clone());
+            }
+            required.extend(part["required"].as_array().cloned().unwrap_or_default());
+        }
+        serde_json::json!({"type": "object", "properties": properties, "required": required})
+    }
+
     fn object(&self, s: &Json, v: &Json, side: Side, at: &str, out: &mut Vec<String>) {
         let Some(fields) = v.as_object() else {
             out.push(format!("{at}: {v} is not an object"));
             return;
         };
+        for k in s["required"].as_array().into_iter().flatten() {
+            if let Some(k) = k.as_str().filter(|k| !fields.contains_key(*k)) {
+                out.push(format!("{at}.{k}: required, missing"));
+            }
+        }
         for (k, x) in fields {
             let path = format!("{at}.{k}");
             match (s["properties"].get(k), s.get("additional")) {
@@ -179,14 +226,28 @@ fn relative(path: &str) -> &str {
     }
 }
 
-/// A request judged by its method's definition: `Err` with Google's
-/// answer to a body its request schema refuses.
+/// A request's body that its method's definition refuses: the method
+/// and what is wrong, each at its JSON path.
+#[derive(Debug)]
+pub struct Refused {
+    pub method: String,
+    pub problems: Vec<String>,
+}
+
+impl Refused {
+    pub fn said(&self) -> String {
+        format!("{}: {}", self.method, self.problems.join("; "))
+    }
+}
+
+/// The method of API `api` that `method` on `path` (under the API's
+/// version root) is, with its body judged by the method's request schema.
 pub fn request(
     api: &str,
     method: &str,
     path: &str,
     body: &[u8],
-) -> Result<Option<&'static Method>, Json> {
+) -> Result<Option<&'static Method>, Refused> {
     let Some(def) = self::api(api) else {
         return Ok(None);
     };
@@ -199,24 +260,45 @@ pub fn request(
     let Ok(value) = serde_json::from_slice::<Json>(body) else {
         return Ok(Some(m));
     };
-    let found = def.check(schema, &value, Side::Request, "$");
-    if found.is_empty() {
-        return Ok(Some(m));
+    let problems = def.check(schema, &value, Side::Request, "$");
+    match problems.is_empty() {
+        true => Ok(Some(m)),
+        false => Err(Refused {
+            method: m.id.clone(),
+            problems,
+        }),
     }
-    let message = format!(
-        "Invalid JSON payload received for {}: {}",
-        m.id,
-        found.join("; ")
-    );
-    Err(
-        serde_json::json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT",
-        "errors": [{"message": message, "domain": "global", "reason": "invalid"}]}}),
-    )
+}
+
+/// The stand-in's answer to `m` when it fits the method's response
+/// schema (or is no success); else `broken`'s answer with a message
+/// naming where it does not fit: the stand-in's bug, which fails the test
+/// that met it.
+pub fn judged(
+    api: &str,
+    m: &Method,
+    answer: Response<Body>,
+    broken: impl Fn(String) -> Response<Body>,
+) -> Response<Body> {
+    if !answer.status().is_success() {
+        return answer;
+    }
+    let (parts, body) = answer.into_parts();
+    let bytes = crate::ready_bytes(body);
+    let found = self::answer(api, m, &bytes);
+    if !found.is_empty() {
+        return broken(format!(
+            "the stand-in's answer to {} does not fit its definition: {}",
+            m.id,
+            found.join("; ")
+        ));
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// What in the stand-in's answer `body` to `m` its response schema does
 /// not allow.
-pub fn answer(api: &str, m: &Method, body: &[u8]) -> Vec<String> {
+fn answer(api: &str, m: &Method, body: &[u8]) -> Vec<String> {
     let (Some(def), Some(schema)) = (self::api(api), &m.response) else {
         return Vec::new();
     };
@@ -284,5 +366,43 @@ mod tests {
             )
             .expect("a custom verb");
         assert!(m.id.ends_with("setMaintenancePolicy"), "{}", m.id);
+    }
+
+    /// GitHub's description: required fields, alternatives (a label by
+    /// name or as an object), and the operation named in a refusal.
+    #[test]
+    fn github_requests_and_answers_are_held_to_its_description() {
+        let ok = json!({"title": "drift: prod", "body": "b", "labels": ["strata:drift"]});
+        let m = request(
+            "github",
+            "POST",
+            "repos/o/r/issues",
+            ok.to_string().as_bytes(),
+        )
+        .expect("fits")
+        .expect("issues/create");
+        assert_eq!(m.id, "issues/create");
+        let bad = json!({"body": "b", "labels": [3], "asignee": "x"});
+        let refused = request(
+            "github",
+            "POST",
+            "repos/o/r/issues",
+            bad.to_string().as_bytes(),
+        )
+        .err()
+        .expect("refused");
+        let said = refused.said();
+        for want in [
+            "issues/create",
+            "$.title: required, missing",
+            "$.labels[0]: 3 fits none",
+            "$.asignee: unknown field",
+        ] {
+            assert!(said.contains(want), "{want}: {said}");
+        }
+        let github = api("github").expect("github's description");
+        let thin = json!({"number": 1, "title": "t", "state": "open"});
+        let found = github.check("issue", &thin, Side::Response, "$").join("\n");
+        assert!(found.contains("$.user: required, missing"), "{found}");
     }
 }
