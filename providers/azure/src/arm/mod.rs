@@ -616,6 +616,15 @@ impl Kind<Ctx> for Resource {
         for o in objs {
             let j = crate::api_json(o);
             let id = self.id(c, &j)?;
+            // A parent's one object of its kind has no list to be read
+            // from (ARM documents only its GET): read it alone.
+            if matches!(self.0.scope, Scope::Singleton { .. }) {
+                out.push(match self.get(c, &id).await? {
+                    Some(f) => Some(self.read_back(c, &f, Some(&j)).await?),
+                    None => None,
+                });
+                continue;
+            }
             let coll = Self::collection(&id).to_string();
             if !listed.contains_key(&coll) {
                 let url = c.url(&coll, self.0.api_version);

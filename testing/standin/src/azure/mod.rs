@@ -336,6 +336,16 @@ impl World {
                 }
                 .to_ascii_lowercase();
                 if n % 2 == 1 {
+                    // An account's one management policy has no list.
+                    if key == "microsoft.storage/storageaccounts/managementpolicies" {
+                        return error(
+                            404,
+                            "NotFound",
+                            &format!(
+                                "No HTTP resource was found that matches the request URI '{path}'."
+                            ),
+                        );
+                    }
                     if req.method != Method::GET {
                         return error(
                             405,

@@ -267,8 +267,8 @@ impl Blobs {
         }
     }
 
-    /// Deletes a blob's current version (its older ones stay, as Azure
-    /// keeps them when versioning is on).
+    /// Deletes a blob with all its versions (the stand-in keeps no
+    /// versions of a deleted blob, as Azure would with versioning on).
     pub fn delete(&self, container: &str, name: &str) {
         let mut w = self.world();
         if let Some(b) = w.blobs.get_mut(&container.to_ascii_lowercase()) {
