@@ -40,6 +40,10 @@ fn adc_file(dir: &Path, g: &Gcp, refresh_token: &str) -> PathBuf {
 }
 
 fn strata(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> (i32, String) {
+    common::output(command(dir, g, creds, args))
+}
+
+fn command(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> std::process::Command {
     let mut c = common::run::strata(dir);
     c.args(args)
         .env("GOOGLE_PROJECT", PROJECT)
@@ -63,7 +67,7 @@ fn strata(dir: &Path, g: &Gcp, creds: &Creds, args: &[&str]) -> (i32, String) {
                 .env_remove("GOOGLE_APPLICATION_CREDENTIALS");
         }
     }
-    common::output(c)
+    c
 }
 
 const STACK: &str = r#"
@@ -526,6 +530,77 @@ fn an_unrecorded_node_pool_is_adopted_not_replaced() {
     assert!(g.object(POOL).is_some(), "the pool is still there");
     let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "adopted as it is:\n{out}");
+}
+
+/// An apply killed after Cloud Storage made an HMAC key and before the
+/// state recorded it. The key carries no labels and its secret was given
+/// once, to the run that died, so it can be neither found by tags nor
+/// adopted: the next apply finds it by the service account and time its
+/// create journalled, deletes it, and makes one it records. Left alone,
+/// every such kill would leave an active key that signs requests (and a
+/// service account holds ten at most).
+#[test]
+fn an_hmac_key_made_by_a_killed_apply_is_deleted_not_left_active() {
+    let g = gcp::start().expect("stand-in");
+    let d = common::scratch("gcp", "recover-hmac");
+    let creds = Creds::Token(gcp::STATIC_TOKEN);
+    let config = r#"
+resource "google_service_account" "gateway" {
+  account_id = "ckpt-gateway"
+}
+
+resource "google_storage_hmac_key" "gateway" {
+  service_account_email = google_service_account.gateway.email
+}
+"#;
+    std::fs::write(d.join("main.tf"), config).expect("write");
+    let keys = || -> Vec<String> {
+        let all = g.objects();
+        all.into_iter().filter(|o| o.starts_with("hmac/")).collect()
+    };
+    g.hold_answers("POST /storage/v1/projects/acme-ml/hmacKeys");
+    let mut apply = command(&d, &g, &creds, &["apply", "--auto-approve"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("strata starts");
+    let started = std::time::Instant::now();
+    while keys().is_empty() && started.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    apply.kill().expect("SIGKILL");
+    let _ = apply.wait();
+    g.release_answers();
+    let orphan = keys();
+    assert_eq!(orphan.len(), 1, "the create reached the stand-in");
+    let journal = std::fs::read_to_string(d.join("terraform.tfstate.journal")).expect("journal");
+    assert!(
+        journal.contains("\"trace\"") && journal.contains("ckpt-gateway@acme-ml"),
+        "the intent carries the key's trace:\n{journal}"
+    );
+
+    let (code, out) = strata(&d, &g, &creds, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("will be checked by the next apply"), "{out}");
+    assert_eq!(keys(), orphan, "a plan deletes nothing");
+
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let access = orphan[0].rsplit('/').next().expect("access id");
+    assert!(
+        out.contains(&format!(
+            "Deleted google_storage_hmac_key.gateway projects/acme-ml/hmacKeys/{access}"
+        )),
+        "{out}"
+    );
+    let now = keys();
+    assert_eq!(now.len(), 1, "one key, the recorded one: {now:?}");
+    assert_ne!(now, orphan);
+    let state = std::fs::read_to_string(d.join("terraform.tfstate")).expect("state");
+    let recorded = now[0].rsplit('/').next().expect("access id");
+    assert!(state.contains(recorded), "{state}");
+    let (code, out) = strata(&d, &g, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
 }
 
 #[test]

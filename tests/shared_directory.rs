@@ -363,6 +363,7 @@ fn a_workspace_with_an_unfinished_create_is_not_deleted() {
                 address: "terraform_data.a".into(),
                 action: "create".into(),
                 provider: None,
+                trace: None,
             })
             .expect("intent");
     }

@@ -329,6 +329,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 address: addr.to_string(),
                 action: "create".into(),
                 provider: Some(c.provider.clone()),
+                trace: driver.trace(&r.type_name, &planned),
             });
         }
         // An update acts on the prior object. Under create_before_destroy a

@@ -256,9 +256,18 @@ impl View for Printer {
                 };
                 eprintln!("Warning: the last apply was interrupted; {written}{pending} creates that may have happened will be checked by the next apply.");
             }
-            Notice::Recovered { recorded, adopted } => eprintln!(
-                "Recovered an interrupted apply: {recorded} operations were already recorded, {adopted} objects created but not recorded were adopted."
-            ),
+            Notice::Recovered {
+                recorded,
+                adopted,
+                discarded,
+            } => {
+                eprintln!(
+                    "Recovered an interrupted apply: {recorded} operations were already recorded, {adopted} objects created but not recorded were adopted."
+                );
+                for what in discarded {
+                    eprintln!("  Deleted {what}: the interrupted apply made it, and it cannot be adopted (its secret was given once, to the run that died).");
+                }
+            }
             // A failover's rounds, said in the stream's own form: a
             // `-json` reader parses every line of stdout.
             Notice::Placement(line) => self.round(&format!("\n{line}")),

@@ -279,12 +279,12 @@ fn open_state(
         folded(store, &mut opened, replay, view)?;
         return Ok(opened);
     }
-    let lineage = &opened.state.lineage;
-    let entries = rt.block_on(recover(&replay.pending, lineage, drivers))?;
-    journaled(store, &opened.lock, &mut opened.state, &entries)?;
+    let recovered = rt.block_on(recover(&replay.pending, &opened.state, drivers))?;
+    journaled(store, &opened.lock, &mut opened.state, &recovered.adopted)?;
     view.notice(Notice::Recovered {
         recorded: replay.applied,
-        adopted: entries.len(),
+        adopted: recovered.adopted.len(),
+        discarded: recovered.discarded,
     });
     opened.existed = true;
     Ok(opened)
@@ -337,14 +337,29 @@ fn lock_within(
     }
 }
 
+/// What recovery did with the creates an interrupted apply left in
+/// question.
+#[derive(Default)]
+struct Recovered {
+    /// State entries for the objects found by their tags and adopted.
+    adopted: Vec<Entry>,
+    /// Objects that could not be adopted (untagged, their secret given
+    /// once) and were deleted, each as the notice names it.
+    discarded: Vec<String>,
+}
+
 /// For each create that may have happened unrecorded, asks the driver for
-/// objects carrying its tags: the first is adopted, any others (a retry
-/// that created twice) are deleted.
-async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<Vec<Entry>, Diags> {
-    let mut out = Vec::new();
+/// what it made: an object found by its tags is adopted (any others, a
+/// retry that created twice, deleted); one found by the trace its create
+/// journalled, and which this state does not hold, is deleted.
+async fn recover(pending: &[Entry], state: &State, drivers: &Drivers) -> Result<Recovered, Diags> {
+    let mut out = Recovered::default();
     for e in pending {
         let Entry::Intent {
-            address, provider, ..
+            address,
+            provider,
+            trace,
+            ..
         } = e
         else {
             continue;
@@ -360,46 +375,107 @@ async fn recover(pending: &[Entry], lineage: &str, drivers: &Drivers) -> Result<
         else {
             continue;
         };
-        let tags = Tags {
-            address: address.clone(),
-            lineage: lineage.to_string(),
+        let intent = Intent {
+            addr: &addr,
+            provider,
+            driver: &*driver,
         };
-        let found = driver
-            .find_tagged(&addr.id.type_name, &tags)
-            .await
-            .map_err(|e| {
-                Diags::from(Diag::new(
-                    "strata::recover",
-                    format!("Cannot look for {address}"),
-                    e.to_string(),
-                ))
-            })?;
-        let mut found = found.into_iter();
-        if let Some(v) = found.next() {
-            let attributes =
-                crate::lang::json::value_to_json(&v, &schema.object_type()).map_err(|e| {
-                    Diags::from(Diag::new(
-                        "strata::recover",
-                        format!("Cannot adopt {address}"),
-                        e,
-                    ))
-                })?;
-            out.push(adopted(&addr, provider.clone(), schema.version, attributes));
-        }
-        for extra in found {
-            driver
-                .delete(&addr.id.type_name, &extra)
-                .await
-                .map_err(|e| {
-                    Diags::from(Diag::new(
-                        "strata::recover",
-                        format!("Cannot delete a duplicate of {address}"),
-                        e.to_string(),
-                    ))
-                })?;
+        match trace {
+            Some(trace) => out.discarded.extend(intent.discard(trace, state).await?),
+            None => out
+                .adopted
+                .extend(intent.adopt(&state.lineage, schema).await?),
         }
     }
     Ok(out)
+}
+
+/// A create in question, with the driver its provider configuration asks.
+struct Intent<'a> {
+    addr: &'a strata_state::model::Address,
+    provider: String,
+    driver: &'a dyn strata_provider::Driver,
+}
+
+impl Intent<'_> {
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> Diags {
+        Diags::from(Diag::new(
+            "strata::recover",
+            format!("{what} {}", self.addr),
+            e.to_string(),
+        ))
+    }
+
+    /// The first object carrying the create's tags, as a state entry; the
+    /// others deleted.
+    async fn adopt(
+        &self,
+        lineage: &str,
+        schema: &strata_provider::ResourceSchema,
+    ) -> Result<Option<Entry>, Diags> {
+        let type_name = &self.addr.id.type_name;
+        let tags = Tags {
+            address: self.addr.to_string(),
+            lineage: lineage.to_string(),
+        };
+        let found = self
+            .driver
+            .find_tagged(type_name, &tags)
+            .await
+            .map_err(|e| self.failed("Cannot look for", e))?;
+        let mut found = found.into_iter();
+        let Some(first) = found.next() else {
+            return Ok(None);
+        };
+        for extra in found {
+            self.driver
+                .delete(type_name, &extra)
+                .await
+                .map_err(|e| self.failed("Cannot delete a duplicate of", e))?;
+        }
+        let attributes = crate::lang::json::value_to_json(&first, &schema.object_type())
+            .map_err(|e| self.failed("Cannot adopt", e))?;
+        Ok(Some(adopted(
+            self.addr,
+            self.provider.clone(),
+            schema.version,
+            attributes,
+        )))
+    }
+
+    /// Deletes what the create may have made that no instance of its type
+    /// in `state` records; what was deleted, by id.
+    async fn discard(
+        &self,
+        trace: &serde_json::Value,
+        state: &State,
+    ) -> Result<Vec<String>, Diags> {
+        let type_name = &self.addr.id.type_name;
+        let recorded: std::collections::HashSet<String> = state
+            .resources
+            .iter()
+            .filter(|r| &r.id.type_name == type_name)
+            .flat_map(|r| &r.instances)
+            .filter_map(|i| i.attributes.json().ok()?["id"].as_str().map(str::to_string))
+            .collect();
+        let found = self
+            .driver
+            .find_traced(type_name, trace)
+            .await
+            .map_err(|e| self.failed("Cannot look for", e))?;
+        let mut discarded = Vec::new();
+        for v in found {
+            let Some(id) = crate::ui::id_of(&v).filter(|id| !recorded.contains(id)) else {
+                continue;
+            };
+            self.driver
+                .delete(type_name, &v)
+                .await
+                .map_err(|e| self.failed("Cannot delete what an interrupted create made for", e))?;
+            discarded.push(format!("{} {id}", self.addr));
+        }
+        Ok(discarded)
+    }
 }
 
 /// The state entry for an object found in the cloud (adopted after a

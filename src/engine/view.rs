@@ -67,6 +67,9 @@ pub enum Notice {
     Recovered {
         recorded: usize,
         adopted: usize,
+        /// Objects made but impossible to adopt (untagged, a secret given
+        /// once), deleted: each as `ADDRESS ID`.
+        discarded: Vec<String>,
     },
     /// A failover round's report on one placed pool.
     Placement(String),

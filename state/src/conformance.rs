@@ -326,6 +326,7 @@ fn intent(name: &str) -> Entry {
         address: format!("terraform_data.{name}"),
         action: "create".into(),
         provider: None,
+        trace: None,
     }
 }
 

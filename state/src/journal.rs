@@ -24,6 +24,10 @@ pub enum Entry {
         /// its own region, account or cluster); absent in older journals.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         provider: Option<String>,
+        /// What the driver needs to find an untagged object the create
+        /// may have made (the driver's `Recovery::trace`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace: Option<serde_json::Value>,
     },
     /// An instance now exists with these attributes.
     Put {

@@ -219,6 +219,7 @@ fn the_journal_survives_a_run_that_never_finished() {
             address: "terraform_data.node[0]".into(),
             action: "create".into(),
             provider: None,
+            trace: None,
         })
         .expect("intent");
         j.append(put(0)).expect("put");
@@ -226,6 +227,7 @@ fn the_journal_survives_a_run_that_never_finished() {
             address: "terraform_data.node[1]".into(),
             action: "create".into(),
             provider: Some("provider[\"terraform.io/builtin/terraform\"]".into()),
+            trace: None,
         })
         .expect("intent");
         #[cfg(unix)]
@@ -251,6 +253,7 @@ fn the_journal_survives_a_run_that_never_finished() {
             address: "terraform_data.node[1]".into(),
             action: "create".into(),
             provider: Some("provider[\"terraform.io/builtin/terraform\"]".into()),
+            trace: None,
         }],
         "the create that may have happened is reported for recovery"
     );
@@ -422,6 +425,7 @@ fn an_older_strata_state_moves_to_terraforms_names_with_its_workspaces() {
             address: "terraform_data.node[9]".into(),
             action: "create".into(),
             provider: None,
+            trace: None,
         })
         .expect("intent");
     }

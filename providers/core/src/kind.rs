@@ -34,6 +34,22 @@ pub trait Kind<C: Sync>: Send + Sync {
     async fn delete(&self, c: &C, prior: &Value) -> Result<(), DriverError>;
     async fn find_tagged(&self, c: &C, tags: &Tags) -> Result<Vec<Value>, DriverError>;
     async fn import(&self, c: &C, id: &str) -> Result<Option<Value>, DriverError>;
+
+    /// See [`crate::Recovery::trace`]: none for a type found by its tags.
+    fn trace(&self, planned: &Value) -> Option<serde_json::Value> {
+        let _ = planned;
+        None
+    }
+
+    /// See [`crate::Recovery::find_traced`].
+    async fn find_traced(
+        &self,
+        c: &C,
+        trace: &serde_json::Value,
+    ) -> Result<Vec<Value>, DriverError> {
+        let _ = (c, trace);
+        Ok(Vec::new())
+    }
 }
 
 /// A driver's resource types by name, with their schemas.
@@ -159,6 +175,19 @@ impl<T: Cloud + 'static> crate::Recovery for T {
     async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError> {
         let kind = self.kinds().get(type_name)?;
         kind.find_tagged(self.ctx().await, tags).await
+    }
+
+    fn trace(&self, type_name: &str, planned: &Value) -> Option<serde_json::Value> {
+        self.kinds().get(type_name).ok()?.trace(planned)
+    }
+
+    async fn find_traced(
+        &self,
+        type_name: &str,
+        trace: &serde_json::Value,
+    ) -> Result<Vec<Value>, DriverError> {
+        let kind = self.kinds().get(type_name)?;
+        kind.find_traced(self.ctx().await, trace).await
     }
 }
 

@@ -233,6 +233,28 @@ pub fn classify(
 pub trait Recovery: Send + Sync {
     /// The objects of `type_name` carrying `tags`.
     async fn find_tagged(&self, type_name: &str, tags: &Tags) -> Result<Vec<Value>, DriverError>;
+
+    /// For a type whose objects carry no tags: what the driver needs,
+    /// written to the journal before the create, to find later what the
+    /// create may have made (for a GCS HMAC key, its service account and
+    /// the time). `None` for a type found by its tags.
+    fn trace(&self, type_name: &str, planned: &Value) -> Option<serde_json::Value> {
+        let _ = (type_name, planned);
+        None
+    }
+
+    /// The objects a create that left `trace` may have made, whatever
+    /// state records them: the caller keeps the recorded ones. They cannot
+    /// be adopted (an HMAC key's secret is given once), so the caller
+    /// deletes the rest.
+    async fn find_traced(
+        &self,
+        type_name: &str,
+        trace: &serde_json::Value,
+    ) -> Result<Vec<Value>, DriverError> {
+        let _ = (type_name, trace);
+        Ok(Vec::new())
+    }
 }
 
 /// Billing: what a driver's cloud charges, for the plan's cost and the

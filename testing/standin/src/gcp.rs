@@ -113,6 +113,18 @@ impl Gcp {
         self.world().shortages.clone()
     }
 
+    /// Requests whose `METHOD PATH` starts with `call` are acted on and
+    /// their answers held back for an hour: a client killed meanwhile
+    /// dies after the cloud acted and before it heard.
+    pub fn hold_answers(&self, call: &str) {
+        self.world().held.push(call.to_string());
+    }
+
+    /// Answers are no longer held.
+    pub fn release_answers(&self) {
+        self.world().held.clear();
+    }
+
     /// The next operation whose type contains `op_type` (`CREATE_NODE_POOL`,
     /// `insert`) fails with `code` and `message`.
     pub fn fail_next(&self, op_type: &str, code: &str, message: &str) {
@@ -142,9 +154,18 @@ fn serve_world(world: World) -> std::io::Result<Gcp> {
     let server = serve(move |req| {
         let w = w.clone();
         async move {
-            let mut world = w.lock().unwrap_or_else(|e| e.into_inner());
-            world.calls.push(format!("{} {}", req.method, req.path));
-            world.handle(&req)
+            let (answer, held) = {
+                let mut world = w.lock().unwrap_or_else(|e| e.into_inner());
+                let call = format!("{} {}", req.method, req.path);
+                let held = world.held.iter().any(|h| call.starts_with(h.as_str()));
+                world.calls.push(call);
+                (world.handle(&req), held)
+            };
+            if held {
+                // Acted on, never answered: the client dies waiting.
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            }
+            answer
         }
     })?;
     Ok(Gcp { server, world })
@@ -186,6 +207,8 @@ struct World {
     /// Shortages node pools meet ([`Gcp::shortages`]).
     shortages: crate::capacity::Shortages,
     calls: Vec<String>,
+    /// Calls whose answers are held ([`Gcp::hold_answers`]).
+    held: Vec<String>,
     next: u64,
 }
 

@@ -3,7 +3,9 @@
 //! S3 signs, AWS Signature Version 4). The secret is given once, in the
 //! create's answer, and kept from then on; a key is deleted only once
 //! inactive, so a delete makes it inactive first, as the Terraform
-//! provider does.
+//! provider does. A key carries no labels: one a killed apply made is
+//! found by the service account and time its create journalled, and
+//! deleted (its secret is lost with the run).
 
 use crate::api::{self, carry, tf};
 use crate::schema::project;
@@ -14,10 +16,16 @@ use strata_provider::{AttributeSchema as A, DriverError, Kind, ResourceSchema, T
 use strata_rest::{encode, Method};
 use strata_value::types::Type;
 use strata_value::value::Value;
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
 
 pub struct HmacKey;
 
 const TYPE: &str = "google_storage_hmac_key";
+
+/// How far Google's clock may be behind this machine's when a crashed
+/// create's keys are looked for by their creation time.
+const CLOCK_SKEW: Duration = Duration::minutes(5);
 
 impl HmacKey {
     fn keys(c: &Ctx, project: &str) -> String {
@@ -172,9 +180,49 @@ impl Kind<Ctx> for HmacKey {
     }
 
     /// A key carries no labels, and its secret cannot be read again: one
-    /// made by a crashed apply is not adopted.
+    /// made by a crashed apply is not adopted but found by its trace.
     async fn find_tagged(&self, _c: &Ctx, _tags: &Tags) -> Result<Vec<Value>, DriverError> {
         Ok(Vec::new())
+    }
+
+    /// The key's project (when the configuration names it), service
+    /// account and the time before the create was sent.
+    fn trace(&self, planned: &Value) -> Option<Json> {
+        let j = tf(planned);
+        let now = OffsetDateTime::now_utc().format(&Rfc3339).ok()?;
+        Some(json!({
+            "project": j["project"],
+            "service_account_email": j["service_account_email"].as_str()?,
+            "not_before": now,
+        }))
+    }
+
+    /// The live keys of the traced service account made since the trace
+    /// was written, less a margin for the two clocks.
+    async fn find_traced(&self, c: &Ctx, trace: &Json) -> Result<Vec<Value>, DriverError> {
+        let project = c.project(trace, TYPE)?;
+        let email = api::required(trace, TYPE, "service_account_email")?;
+        let since = api::required(trace, TYPE, "not_before")?;
+        let since = OffsetDateTime::parse(&since, &Rfc3339)
+            .map_err(|e| api::invalid(TYPE, format!("journal trace time {since:?}: {e}")))?
+            - CLOCK_SKEW;
+        let url = format!(
+            "{}?serviceAccountEmail={}",
+            Self::keys(c, &project),
+            encode(&email)
+        );
+        let listed = c.rest.list("list hmacKeys", &url, "items").await?;
+        listed
+            .iter()
+            .filter(|m| m["state"] != "DELETED")
+            .filter(|m| {
+                m["timeCreated"]
+                    .as_str()
+                    .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+                    .is_some_and(|t| t >= since)
+            })
+            .map(|m| Self::value(m, &Json::Null))
+            .collect()
     }
 
     /// Imported as `projects/PROJECT/hmacKeys/ACCESS_ID`, `PROJECT/ACCESS_ID`
