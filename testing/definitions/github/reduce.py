@@ -29,6 +29,9 @@ OPERATIONS = [
     "issues/remove-label",
 ]
 
+# The error bodies the stand-in answers with, beside the operations'.
+ERRORS = ["validation-error", "basic-error"]
+
 KEYS = ("type", "format", "enum", "nullable")
 
 
@@ -107,7 +110,7 @@ def main(package):
             methods[oid] = m
     todo = set()
     refs(schemas, todo)
-    todo = {name_of(r) for r in todo}
+    todo = {name_of(r) for r in todo} | set(ERRORS)
     while todo:
         n = todo.pop()
         if n in schemas:

@@ -32,6 +32,8 @@ APIS = {
         "compute.globalOperations.",
         "compute.regionOperations.",
         "compute.zoneOperations.",
+        # A GKE node pool's nodes: its size is read from its group.
+        "compute.instanceGroupManagers.",
     ],
     "container.v1": [
         "container.projects.locations.clusters.",

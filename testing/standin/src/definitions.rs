@@ -19,6 +19,10 @@ use std::sync::OnceLock;
 pub struct Api {
     methods: Vec<Method>,
     schemas: Map<String, Json>,
+    /// Bodies are read by proto3's JSON mapping (Google's APIs): a number
+    /// may come as a decimal string and a 64-bit integer, typed string, as
+    /// a number.
+    proto_json: bool,
 }
 
 pub struct Method {
@@ -67,14 +71,14 @@ pub fn api(name: &str) -> Option<&'static Api> {
     let all = APIS.get_or_init(|| {
         DOCUMENTS
             .iter()
-            .filter_map(|(n, text)| Some((*n, Api::parse(text)?)))
+            .filter_map(|(n, text)| Some((*n, Api::parse(text, *n != "github")?)))
             .collect()
     });
     all.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
 }
 
 impl Api {
-    fn parse(text: &str) -> Option<Api> {
+    fn parse(text: &str, proto_json: bool) -> Option<Api> {
         let doc: Json = serde_json::from_str(text).ok()?;
         let methods = doc["methods"]
             .as_object()?
@@ -91,7 +95,11 @@ impl Api {
             })
             .collect();
         let schemas = doc["schemas"].as_object()?.clone();
-        Some(Api { methods, schemas })
+        Some(Api {
+            methods,
+            schemas,
+            proto_json,
+        })
     }
 
     /// The method `http` on `path` (relative to the API's version root,
@@ -164,9 +172,11 @@ impl Api {
                 }
                 None => out.push(format!("{at}: {v} is not an array")),
             },
-            "string" if !v.is_string() => out.push(format!("{at}: {v} is not a string")),
+            "string" if !(v.is_string() || self.proto_json && integral(s) && v.is_number()) => {
+                out.push(format!("{at}: {v} is not a string"))
+            }
             "boolean" if !v.is_boolean() => out.push(format!("{at}: {v} is not a boolean")),
-            "integer" | "number" if !v.is_number() => {
+            "integer" | "number" if !(v.is_number() || self.proto_json && numeric(v)) => {
                 out.push(format!("{at}: {v} is not a number"))
             }
             _ => {}
@@ -215,6 +225,16 @@ impl Api {
             }
         }
     }
+}
+
+/// A 64-bit integer, which proto3's JSON writes as a string.
+fn integral(s: &Json) -> bool {
+    matches!(s["format"].as_str(), Some("int64" | "uint64"))
+}
+
+/// A number written as a decimal string, which proto3's JSON reads.
+fn numeric(v: &Json) -> bool {
+    v.as_str().is_some_and(|t| t.parse::<f64>().is_ok())
 }
 
 /// A method's path under its API's version root: container's and iam's
@@ -326,6 +346,122 @@ fn segment(template: &str, actual: &str) -> bool {
             verb.is_empty() || (actual.ends_with(verb) && actual.len() > verb.len())
         }
         _ => template == actual,
+    }
+}
+
+#[cfg(test)]
+impl Api {
+    /// The names of schema `name`'s fields that a request may carry.
+    pub fn fields(&self, name: &str) -> Vec<String> {
+        let props = self
+            .schemas
+            .get(name)
+            .and_then(|s| s["properties"].as_object());
+        props
+            .into_iter()
+            .flatten()
+            .filter(|(_, f)| f["read_only"] != true)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// `base` with every field of schema `name` that a request may carry
+    /// set: what `base` gives kept, each other field given a value of its
+    /// type (an enum's first value short of `…UNSPECIFIED`), a list or map
+    /// one item, a type met again inside itself left out. For replaying
+    /// "every optional field set" against a stand-in.
+    pub fn filled(&self, name: &str, base: &Json) -> Json {
+        self.fill(&serde_json::json!({ "$ref": name }), base, &mut Vec::new())
+    }
+
+    /// A value for field `field` of schema `name`, every field in it set.
+    pub fn filled_field(&self, name: &str, field: &str) -> Json {
+        let f = self.schemas.get(name).map(|s| &s["properties"][field]);
+        self.fill(
+            f.unwrap_or(&Json::Null),
+            &Json::Null,
+            &mut vec![name.to_string()],
+        )
+    }
+
+    fn fill(&self, s: &Json, base: &Json, seen: &mut Vec<String>) -> Json {
+        if let Some(r) = s["$ref"].as_str() {
+            let Some(t) = self.schemas.get(r).filter(|_| !seen.iter().any(|x| x == r)) else {
+                return base.clone();
+            };
+            seen.push(r.to_string());
+            let v = self.fill(t, base, seen);
+            seen.pop();
+            return v;
+        }
+        if let Some(first) = s["one_of"].as_array().and_then(|a| a.first()) {
+            return self.fill(first, base, seen);
+        }
+        if let Some(parts) = s["all_of"].as_array() {
+            return self.fill(&self.merged(parts), base, seen);
+        }
+        match s["type"].as_str() {
+            Some("object") => self.fill_object(s, base, seen),
+            Some("array") => {
+                let items: Vec<Json> = match base.as_array() {
+                    Some(given) if !given.is_empty() => given
+                        .iter()
+                        .map(|x| self.fill(&s["items"], x, seen))
+                        .collect(),
+                    _ => vec![self.fill(&s["items"], &Json::Null, seen)],
+                };
+                Json::Array(items.into_iter().filter(|v| !v.is_null()).collect())
+            }
+            _ if !base.is_null() => base.clone(),
+            _ => scalar(s),
+        }
+    }
+
+    fn fill_object(&self, s: &Json, base: &Json, seen: &mut Vec<String>) -> Json {
+        let mut out = base.as_object().cloned().unwrap_or_default();
+        if let Some(fields) = s["properties"].as_object() {
+            for (k, f) in fields.iter().filter(|(_, f)| f["read_only"] != true) {
+                let given = out.get(k).cloned().unwrap_or(Json::Null);
+                match self.fill(f, &given, seen) {
+                    Json::Null => {}
+                    v => {
+                        out.insert(k.clone(), v);
+                    }
+                }
+            }
+        } else if let Some(a) = s.get("additional") {
+            if out.is_empty() {
+                out.insert("strata-replay".into(), Json::Null);
+            }
+            for v in out.values_mut() {
+                *v = self.fill(a, v, seen);
+            }
+        }
+        Json::Object(out)
+    }
+}
+
+/// A value of a scalar schema's type.
+#[cfg(test)]
+fn scalar(s: &Json) -> Json {
+    use serde_json::json;
+    if let Some(e) = s["enum"].as_array() {
+        let usable = |v: &&Json| !v.as_str().is_some_and(|t| t.ends_with("UNSPECIFIED"));
+        return e
+            .iter()
+            .find(usable)
+            .or(e.first())
+            .cloned()
+            .unwrap_or_default();
+    }
+    match (s["type"].as_str(), s["format"].as_str()) {
+        (Some("boolean"), _) => json!(true),
+        (Some("integer" | "number"), _) => json!(1),
+        (Some("string"), Some("int64" | "uint64")) => json!("1"),
+        (Some("string"), Some("byte")) => json!("c3RyYXRh"),
+        (Some("string"), Some("date-time" | "google-datetime")) => json!("2026-01-01T00:00:00Z"),
+        (Some("string"), _) => json!("strata-replay"),
+        _ => Json::Null,
     }
 }
 

@@ -6,7 +6,7 @@
 //! client must follow `rel="next"`. Requests need `Authorization: Bearer`
 //! with the token given at start and a `User-Agent`.
 
-use crate::{check, definitions, json, serve, Body, Req, Server};
+use crate::{definitions, json, serve, Body, Req, Server};
 use hyper::{Method, Response};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -106,42 +106,7 @@ pub fn start(repository: &str, token: &str, pr: u64) -> std::io::Result<GitHub> 
     let server = serve(move |req: Req| {
         let repo = shared.clone();
         let (name, want) = (name.clone(), want.clone());
-        async move {
-            if req.bearer() != Some(want.as_str()) {
-                return json(401, json!({"message": "Bad credentials"}));
-            }
-            if !req.headers.contains_key("user-agent") {
-                return json(
-                    403,
-                    json!({"message": "Request forbidden by administrative rules. Please make sure your request has a User-Agent header."}),
-                );
-            }
-            let Some(rest) = req.path.strip_prefix(&format!("/repos/{name}/")) else {
-                return json(404, json!({"message": "Not Found"}));
-            };
-            let rest = rest.to_string();
-            // Held to GitHub's REST API description: the request before it
-            // is served, the stand-in's answer after.
-            let path = req.path.trim_start_matches('/');
-            let method = match definitions::request("github", req.method.as_str(), path, &req.body)
-            {
-                Ok(m) => m,
-                Err(refused) => {
-                    let message = format!("Invalid request.\n\n{}", refused.said());
-                    return json(422, json!({ "message": message }));
-                }
-            };
-            let answer = match repo.lock() {
-                Ok(mut r) => route(&mut r, &req, &rest),
-                Err(_) => json(500, json!({"message": "stand-in state poisoned"})),
-            };
-            match method {
-                Some(m) => definitions::judged("github", m, answer, |message| {
-                    json(500, json!({ "message": message }))
-                }),
-                None => answer,
-            }
-        }
+        async move { handle(&repo, &name, &want, &req) }
     })?;
     Ok(GitHub {
         server,
@@ -151,15 +116,84 @@ pub fn start(repository: &str, token: &str, pr: u64) -> std::io::Result<GitHub> 
     })
 }
 
-fn unknown(k: &str, at: &str) -> String {
-    format!("Invalid request.\n\n\"{k}\" is not a permitted key ({at}).")
+/// One request to the repository `name` whose token is `want`: held to
+/// GitHub's REST API description before it is routed, and its answer after.
+fn handle(repo: &Mutex<Repo>, name: &str, want: &str, req: &Req) -> Response<Body> {
+    if req.bearer() != Some(want) {
+        return json(401, json!({"message": "Bad credentials"}));
+    }
+    if !req.headers.contains_key("user-agent") {
+        return json(
+            403,
+            json!({"message": "Request forbidden by administrative rules. Please make sure your request has a User-Agent header."}),
+        );
+    }
+    let Some(rest) = req.path.strip_prefix(&format!("/repos/{name}/")) else {
+        return json(404, json!({"message": "Not Found"}));
+    };
+    let path = req.path.trim_start_matches('/');
+    let method = match definitions::request("github", req.method.as_str(), path, &req.body) {
+        Ok(m) => m,
+        Err(refused) => {
+            let message = format!("Invalid request.\n\n{}", refused.said());
+            return json(422, json!({"message": message, "documentation_url": DOCS}));
+        }
+    };
+    let answer = match repo.lock() {
+        Ok(mut r) => route(&mut r, req, rest),
+        Err(_) => json(500, json!({"message": "stand-in state poisoned"})),
+    };
+    match method {
+        Some(m) => definitions::judged("github", m, answer, |message| {
+            json(500, json!({ "message": message }))
+        }),
+        None => answer,
+    }
 }
 
-fn body_of(req: &Req, shape: Json) -> Result<Json, Response<Body>> {
-    let v: Json = serde_json::from_slice(&req.body)
-        .map_err(|_| json(400, json!({"message": "Problems parsing JSON"})))?;
-    check(&v, &shape, "body", unknown).map_err(|m| json(422, json!({ "message": m })))?;
-    Ok(v)
+/// A request's body: what it may hold is GitHub's description's to say
+/// (checked before the route runs).
+fn body_of(req: &Req) -> Result<Json, Response<Body>> {
+    serde_json::from_slice(&req.body)
+        .map_err(|_| json(400, json!({"message": "Problems parsing JSON"})))
+}
+
+/// An issue's title, which GitHub takes as a string or a number.
+fn title_of(v: &Json) -> Option<String> {
+    match &v["title"] {
+        Json::String(t) => Some(t.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Where GitHub's errors point.
+const DOCS: &str = "https://docs.github.com/rest/issues";
+
+/// GitHub's 422 as its description's `validation-error` has it.
+fn validation_failed(errors: Json) -> Response<Body> {
+    json(
+        422,
+        json!({"message": "Validation Failed", "errors": errors, "documentation_url": DOCS}),
+    )
+}
+
+/// The label names of a body, in each form GitHub takes them: a list of
+/// names or of `{name}` objects, alone or under `labels`, or one name.
+fn label_names(v: &Json) -> Vec<String> {
+    let list = match v {
+        Json::Object(o) => o.get("labels").cloned().unwrap_or_default(),
+        other => other.clone(),
+    };
+    let items = match list {
+        Json::Array(items) => items,
+        one => vec![one],
+    };
+    items
+        .iter()
+        .filter_map(|l| l.as_str().or_else(|| l["name"].as_str()))
+        .map(str::to_string)
+        .collect()
 }
 
 /// When the stand-in's objects say they were made and changed: GitHub
@@ -308,31 +342,22 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             page(req, items)
         }
         (&Method::POST, ["issues"]) => {
-            let v = match body_of(
-                req,
-                json!({"title": "string", "body": "string", "labels": "strings"}),
-            ) {
+            let v = match body_of(req) {
                 Ok(v) => v,
                 Err(e) => return e,
             };
-            let Some(title) = v["title"].as_str() else {
-                return json(
-                    422,
-                    json!({"message": "Validation Failed", "errors": [{"field": "title", "code": "missing_field"}]}),
+            let Some(title) = title_of(&v) else {
+                return validation_failed(
+                    json!([{"resource": "Issue", "field": "title", "code": "missing_field"}]),
                 );
             };
             let number = r.issues.keys().max().copied().unwrap_or(0) + 1;
             let issue = Issue {
                 number,
-                title: title.into(),
+                title,
                 body: v["body"].as_str().unwrap_or_default().into(),
                 state: "open".into(),
-                labels: v["labels"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|l| l.as_str().map(str::to_string))
-                    .collect(),
+                labels: label_names(&v),
                 pull_request: false,
             };
             let out = issue_json(&base, &issue);
@@ -340,10 +365,7 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             json(201, out)
         }
         (&Method::PATCH, ["issues", n]) => {
-            let v = match body_of(
-                req,
-                json!({"title": "string", "body": "string", "state": "string", "state_reason": "string"}),
-            ) {
+            let v = match body_of(req) {
                 Ok(v) => v,
                 Err(e) => return e,
             };
@@ -352,9 +374,8 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             };
             if let Some(s) = v["state"].as_str() {
                 if s != "open" && s != "closed" {
-                    return json(
-                        422,
-                        json!({"message": "Validation Failed", "errors": [{"field": "state", "code": "invalid"}]}),
+                    return validation_failed(
+                        json!([{"resource": "Issue", "field": "state", "code": "invalid"}]),
                     );
                 }
                 issue.state = s.into();
@@ -362,8 +383,8 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             if let Some(b) = v["body"].as_str() {
                 issue.body = b.into();
             }
-            if let Some(t) = v["title"].as_str() {
-                issue.title = t.into();
+            if let Some(t) = title_of(&v) {
+                issue.title = t;
             }
             json(200, issue_json(&base, issue))
         }
@@ -380,7 +401,7 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             page(req, items)
         }
         (&Method::POST, ["issues", n, "comments"]) => {
-            let v = match body_of(req, json!({"body": "string"})) {
+            let v = match body_of(req) {
                 Ok(v) => v,
                 Err(e) => return e,
             };
@@ -388,15 +409,13 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
                 return not_found();
             };
             let Some(body) = v["body"].as_str() else {
-                return json(
-                    422,
-                    json!({"message": "Validation Failed", "errors": [{"field": "body", "code": "missing_field"}]}),
+                return validation_failed(
+                    json!([{"resource": "IssueComment", "field": "body", "code": "missing_field"}]),
                 );
             };
             if body.chars().count() > 65_536 {
-                return json(
-                    422,
-                    json!({"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]}),
+                return validation_failed(
+                    json!([{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]),
                 );
             }
             r.next_id += 1;
@@ -410,7 +429,7 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             json(201, out)
         }
         (&Method::PATCH, ["issues", "comments", id]) => {
-            let v = match body_of(req, json!({"body": "string"})) {
+            let v = match body_of(req) {
                 Ok(v) => v,
                 Err(e) => return e,
             };
@@ -423,28 +442,25 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             };
             if let Some(b) = v["body"].as_str() {
                 if b.chars().count() > 65_536 {
-                    return json(422, json!({"message": "Validation Failed"}));
+                    return validation_failed(
+                        json!([{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]),
+                    );
                 }
                 c.body = b.into();
             }
             json(200, comment_json(&base, c))
         }
         (&Method::POST, ["issues", n, "labels"]) => {
-            let v = match body_of(req, json!({"labels": "strings"})) {
+            let v = match body_of(req) {
                 Ok(v) => v,
                 Err(e) => return e,
             };
             let Some(issue) = n.parse().ok().and_then(|n: u64| r.issues.get_mut(&n)) else {
                 return not_found();
             };
-            for l in v["labels"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-            {
-                if !issue.labels.iter().any(|x| x == l) {
-                    issue.labels.push(l.into());
+            for l in label_names(&v) {
+                if !issue.labels.contains(&l) {
+                    issue.labels.push(l);
                 }
             }
             json(200, labels_json(&base, issue))
@@ -461,5 +477,89 @@ fn route(r: &mut Repo, req: &Req, rest: &str) -> Response<Body> {
             json(200, labels_json(&base, issue))
         }
         _ => not_found(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME: &str = "acme/infra";
+    const TOKEN: &str = "t";
+
+    fn send(repo: &Mutex<Repo>, method: Method, path: &str, body: &Json) -> (u16, Json) {
+        let mut req = Req::with_bearer(method, &format!("/repos/{NAME}/{path}"), TOKEN, body);
+        req.headers.insert(
+            "user-agent",
+            hyper::header::HeaderValue::from_static("test"),
+        );
+        let r = handle(repo, NAME, TOKEN, &req);
+        let code = r.status().as_u16();
+        let body = serde_json::from_slice(&crate::ready_bytes(r.into_body())).unwrap_or_default();
+        (code, body)
+    }
+
+    /// Not stricter than GitHub: each operation's body with every field
+    /// its description documents set is taken, and its answer fits.
+    #[test]
+    fn every_field_github_documents_is_accepted() {
+        let repo = Mutex::new(Repo::default());
+        let github = definitions::api("github").expect("GitHub's description");
+        let filled = |op: &str, base: Json| github.filled(&format!("{op}:request"), &base);
+        let taken = |method: Method, path: &str, body: Json| {
+            let (code, answer) = send(&repo, method, path, &body);
+            assert!((200..300).contains(&code), "{path} {body}: {code} {answer}");
+            answer
+        };
+        taken(
+            Method::POST,
+            "issues",
+            filled("issues/create", json!({"title": "drift: prod"})),
+        );
+        taken(
+            Method::PATCH,
+            "issues/1",
+            filled("issues/update", json!({"state": "closed"})),
+        );
+        let comment = taken(
+            Method::POST,
+            "issues/1/comments",
+            filled("issues/create-comment", json!({"body": "plan"})),
+        );
+        taken(
+            Method::PATCH,
+            &format!("issues/comments/{}", comment["id"]),
+            filled("issues/update-comment", json!({"body": "plan 2"})),
+        );
+        taken(
+            Method::POST,
+            "issues/1/labels",
+            filled("issues/add-labels", json!({"labels": ["strata"]})),
+        );
+        let labels = repo
+            .lock()
+            .map(|r| r.issues[&1].labels.clone())
+            .unwrap_or_default();
+        assert!(labels.contains(&"strata".to_string()), "{labels:?}");
+    }
+
+    /// A refused request is GitHub's 422 as its description's
+    /// `validation-error` has it, whether the description or the
+    /// stand-in's own rule refused it.
+    #[test]
+    fn refusals_fit_githubs_validation_error() {
+        let repo = Mutex::new(Repo::default());
+        let github = definitions::api("github").expect("GitHub's description");
+        for body in [json!({"title": ["x"]}), json!({"body": "no title"})] {
+            let (code, answer) = send(&repo, Method::POST, "issues", &body);
+            assert_eq!(code, 422, "{answer}");
+            let misfits = github.check(
+                "validation-error",
+                &answer,
+                definitions::Side::Response,
+                "$",
+            );
+            assert!(misfits.is_empty(), "{answer}: {misfits:?}");
+        }
     }
 }

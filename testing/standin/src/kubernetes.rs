@@ -57,6 +57,11 @@ impl Kind {
         }
     }
 
+    /// `apps/v1/Deployment`, as the definitions name a kind.
+    fn gvk(&self) -> String {
+        format!("{}/{}", self.api_version(), self.kind)
+    }
+
     fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
@@ -630,8 +635,8 @@ impl Store {
         };
         let manager = req.param("fieldManager");
         match (&req.method, &t.name) {
-            (&Method::GET, None) => Ok(json(200, self.list(&t, req.param("labelSelector")))),
-            (&Method::GET, Some(_)) => self.read(&t).map(|o| json(200, o)),
+            (&Method::GET, None) => Ok(answer(&t, 200, self.list(&t, req.param("labelSelector")))),
+            (&Method::GET, Some(_)) => self.read(&t).map(|o| answer(&t, 200, o)),
             (&Method::POST, None) => {
                 let mut obj = body()?;
                 let name = obj["metadata"]["name"]
@@ -654,7 +659,7 @@ impl Store {
                 }
                 strip_server_fields(&mut obj);
                 let manager = manager.unwrap_or_else(|| "unknown".into());
-                self.write(&t, obj, &manager).map(|o| json(201, o))
+                self.write(&t, obj, &manager).map(|o| answer(&t, 201, o))
             }
             (&Method::PUT, Some(_)) => {
                 let live = self
@@ -681,7 +686,7 @@ impl Store {
                     obj["metadata"]["managedFields"] = live["metadata"]["managedFields"].clone();
                 }
                 let manager = manager.unwrap_or_else(|| "unknown".into());
-                self.write(&t, obj, &manager).map(|o| json(200, o))
+                self.write(&t, obj, &manager).map(|o| answer(&t, 200, o))
             }
             (&Method::PATCH, Some(name)) => {
                 let ctype = req
@@ -699,7 +704,8 @@ impl Store {
                         ));
                     };
                     let force = req.param("force").as_deref() == Some("true");
-                    self.apply(&t, patch, &manager, force).map(|o| json(200, o))
+                    self.apply(&t, patch, &manager, force)
+                        .map(|o| answer(&t, 200, o))
                 } else if ctype.starts_with("application/merge-patch+json")
                     || ctype.starts_with("application/strategic-merge-patch+json")
                 {
@@ -710,12 +716,12 @@ impl Store {
                         .ok_or_else(|| gone(&t))?;
                     merge_patch(&mut obj, &patch);
                     let manager = manager.unwrap_or_else(|| "unknown".into());
-                    self.write(&t, obj, &manager).map(|o| json(200, o))
+                    self.write(&t, obj, &manager).map(|o| answer(&t, 200, o))
                 } else {
                     Err((415, "UnsupportedMediaType".into(), format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {ctype:?}")))
                 }
             }
-            (&Method::DELETE, Some(_)) => self.delete(&t).map(|o| json(200, o)),
+            (&Method::DELETE, Some(_)) => self.delete(&t).map(|o| answer(&t, 200, o)),
             _ => Err((
                 405,
                 "MethodNotAllowed".into(),
@@ -1101,6 +1107,34 @@ impl Store {
     }
 }
 
+/// The stand-in's answer, held to Kubernetes' definition of a built-in
+/// kind (each item of a list): one that misfits is the stand-in's own bug,
+/// a 500 naming it, so the test that met it fails.
+fn answer(t: &Target, code: u16, body: Json) -> Response<Body> {
+    let kind = t.kind.gvk();
+    let objects = match body["items"].as_array() {
+        Some(items) if t.name.is_none() => items.iter().collect(),
+        _ => vec![&body],
+    };
+    // A delete may answer with a Status rather than the object.
+    let misfits: Vec<String> = objects
+        .into_iter()
+        .filter(|o| o["kind"].is_null() || o["kind"] == json!(t.kind.kind))
+        .flat_map(|o| crate::openapi::check_builtin(&kind, o).unwrap_or_default())
+        .collect();
+    if misfits.is_empty() {
+        return json(code, body);
+    }
+    failure((
+        500,
+        "InternalError".into(),
+        format!(
+            "the stand-in's answer does not fit Kubernetes' definition of {kind}: {}",
+            misfits.join("; ")
+        ),
+    ))
+}
+
 fn gone(t: &Target) -> Failure {
     (
         404,
@@ -1121,12 +1155,14 @@ fn already_exists(t: &Target, name: &str) -> Failure {
     )
 }
 
-/// A custom resource held to its CRD's schema (a status write is not).
+/// A custom resource held to its CRD's schema (a status write is not), a
+/// built-in object to Kubernetes' definition of its kind.
 fn conforms(t: &Target, obj: &Json) -> Result<(), Failure> {
-    let Some(schema) = t.kind.schema.as_ref().filter(|_| !t.status) else {
-        return Ok(());
+    let found = match &t.kind.schema {
+        Some(_) if t.status => return Ok(()),
+        Some(schema) => crate::openapi::check(schema, obj),
+        None => crate::openapi::check_builtin(&t.kind.gvk(), obj).unwrap_or_default(),
     };
-    let found = crate::openapi::check(schema, obj);
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     match found.len() {
         0 => Ok(()),

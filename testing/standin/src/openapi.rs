@@ -1,27 +1,51 @@
-//! A custom resource held to its CRD's structural schema (OpenAPI v3), as
-//! the API server holds it: fields the schema does not declare refused
-//! (server-side apply's "field not declared in schema"), then types,
-//! required fields, enums, formats, patterns, lengths, counts and bounds,
-//! each error in the API server's words at its field path. CEL rules
-//! (`x-kubernetes-validations`) are not evaluated.
+//! An object held to its schema as the API server holds it: a custom
+//! resource to its CRD's structural schema (OpenAPI v3), a built-in kind
+//! to Kubernetes' own definitions (`testing/definitions/kubernetes`,
+//! reduced to the same structural form, references kept by name). Fields
+//! the schema does not declare are refused (server-side apply's "field not
+//! declared in schema"), then types, required fields, enums, formats,
+//! patterns, lengths, counts and bounds, each error in the API server's
+//! words at its field path. CEL rules (`x-kubernetes-validations`) are not
+//! evaluated.
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
+use std::sync::OnceLock;
 
-/// What the API server would refuse in `value` (the whole object; its
-/// `metadata` is the server's to check), one message per problem.
+/// Kubernetes' definitions of the built-in kinds the stand-in serves.
+const BUILTIN: &str = include_str!("../../definitions/kubernetes/v1.33.0.json");
+
+/// What the API server would refuse in a custom resource `value` (the
+/// whole object; its `metadata` is the server's to check), one message per
+/// problem.
 pub fn check(schema: &Json, value: &Json) -> Vec<String> {
+    let none = Map::new();
     let mut out = Vec::new();
+    Schemas { defs: &none }.top(schema, value, &mut out);
+    out
+}
+
+/// What the API server would refuse in a built-in object of `kind`
+/// (`apps/v1/Deployment`), metadata included; `None` for a kind the
+/// definitions lack.
+pub fn check_builtin(kind: &str, value: &Json) -> Option<Vec<String>> {
+    static DOC: OnceLock<Json> = OnceLock::new();
+    let doc = DOC.get_or_init(|| serde_json::from_str(BUILTIN).unwrap_or_default());
+    let defs = doc["schemas"].as_object()?;
+    let schema = defs.get(doc["kinds"][kind].as_str()?)?;
+    let mut out = Vec::new();
+    let s = Schemas { defs };
     for (name, v) in value.as_object().into_iter().flatten() {
-        if name == "metadata" || name == "apiVersion" || name == "kind" {
-            continue;
-        }
         match schema["properties"].get(name) {
-            Some(s) => field(s, v, name, &mut out),
-            None if preserves(schema) => {}
+            Some(f) => s.field(f, v, name, &mut out),
             None => out.push(format!(".{name}: field not declared in schema")),
         }
     }
-    out
+    Some(out)
+}
+
+/// The definitions a schema's references name (none for a CRD's).
+struct Schemas<'a> {
+    defs: &'a Map<String, Json>,
 }
 
 fn preserves(schema: &Json) -> bool {
@@ -41,24 +65,75 @@ fn kind_of(v: &Json) -> &'static str {
     }
 }
 
-fn field(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
-    if v.is_null() && schema["nullable"] == Json::Bool(true) {
-        return;
-    }
-    if !typed(schema, v, path, out) {
-        return;
-    }
-    values(schema, v, path, out);
-    match v {
-        Json::Object(map) => object(schema, map, path, out),
-        Json::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                if let Some(s) = schema.get("items") {
-                    field(s, item, &format!("{path}[{i}]"), out);
-                }
+impl Schemas<'_> {
+    /// A custom resource's fields but its metadata.
+    fn top(&self, schema: &Json, value: &Json, out: &mut Vec<String>) {
+        for (name, v) in value.as_object().into_iter().flatten() {
+            if name == "metadata" || name == "apiVersion" || name == "kind" {
+                continue;
+            }
+            match schema["properties"].get(name) {
+                Some(s) => self.field(s, v, name, out),
+                None if preserves(schema) => {}
+                None => out.push(format!(".{name}: field not declared in schema")),
             }
         }
-        _ => {}
+    }
+
+    /// The schema a reference names, or the schema itself.
+    fn resolved<'s>(&'s self, schema: &'s Json) -> &'s Json {
+        match schema["$ref"].as_str().and_then(|r| self.defs.get(r)) {
+            Some(d) => d,
+            None => schema,
+        }
+    }
+
+    fn field(&self, schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
+        let schema = self.resolved(schema);
+        if v.is_null() && schema["nullable"] == Json::Bool(true) {
+            return;
+        }
+        if !typed(schema, v, path, out) {
+            return;
+        }
+        values(schema, v, path, out);
+        match v {
+            Json::Object(map) => self.object(schema, map, path, out),
+            Json::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(s) = schema.get("items") {
+                        self.field(s, item, &format!("{path}[{i}]"), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn object(&self, schema: &Json, map: &Map<String, Json>, path: &str, out: &mut Vec<String>) {
+        for r in schema["required"].as_array().into_iter().flatten() {
+            let name = r.as_str().unwrap_or_default();
+            if !map.contains_key(name) {
+                out.push(format!("{path}.{name}: Required value"));
+            }
+        }
+        let props = schema["properties"].as_object();
+        for (name, v) in map {
+            let at = format!("{path}.{name}");
+            match (
+                props.and_then(|p| p.get(name)),
+                schema.get("additionalProperties"),
+            ) {
+                (Some(s), _) => self.field(s, v, &at, out),
+                (None, Some(s)) if s.is_object() => self.field(s, v, &at, out),
+                (None, Some(Json::Bool(true))) => {}
+                (None, _) if preserves(schema) => {}
+                // A map with no declared fields and no rule for others is an
+                // open object only when it declares nothing at all.
+                (None, _) if props.is_none() && schema.get("additionalProperties").is_none() => {}
+                (None, _) => out.push(format!(".{at}: field not declared in schema")),
+            }
+        }
     }
 }
 
@@ -69,45 +144,32 @@ fn typed(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) -> bool {
     let ok = if schema["x-kubernetes-int-or-string"] == Json::Bool(true) {
         matches!(got, "integer" | "string")
     } else {
-        match schema["type"].as_str() {
-            None => true,
-            Some("number") => matches!(got, "integer" | "number"),
-            Some(want) => got == want,
-        }
+        // One type, or a few (Kubernetes' Quantity: a string or a number).
+        let allowed: Vec<&str> = match &schema["type"] {
+            Json::String(t) => vec![t.as_str()],
+            Json::Array(ts) => ts.iter().filter_map(Json::as_str).collect(),
+            _ => Vec::new(),
+        };
+        allowed.is_empty()
+            || allowed
+                .iter()
+                .any(|want| *want == got || (*want == "number" && got == "integer"))
     };
     if !ok {
-        let want = schema["type"].as_str().unwrap_or("integer or string");
+        let want = match &schema["type"] {
+            Json::String(t) => t.clone(),
+            Json::Array(ts) => ts
+                .iter()
+                .filter_map(Json::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => "integer or string".into(),
+        };
         out.push(format!(
             "{path}: Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
         ));
     }
     ok
-}
-
-fn object(schema: &Json, map: &serde_json::Map<String, Json>, path: &str, out: &mut Vec<String>) {
-    for r in schema["required"].as_array().into_iter().flatten() {
-        let name = r.as_str().unwrap_or_default();
-        if !map.contains_key(name) {
-            out.push(format!("{path}.{name}: Required value"));
-        }
-    }
-    let props = schema["properties"].as_object();
-    for (name, v) in map {
-        let at = format!("{path}.{name}");
-        match (
-            props.and_then(|p| p.get(name)),
-            schema.get("additionalProperties"),
-        ) {
-            (Some(s), _) => field(s, v, &at, out),
-            (None, Some(s)) if s.is_object() => field(s, v, &at, out),
-            (None, Some(Json::Bool(true))) => {}
-            (None, _) if preserves(schema) => {}
-            // A map with no declared fields and no rule for others is an
-            // open object only when it declares nothing at all.
-            (None, _) if props.is_none() && schema.get("additionalProperties").is_none() => {}
-            (None, _) => out.push(format!(".{at}: field not declared in schema")),
-        }
-    }
 }
 
 /// Enums, formats, patterns, lengths, counts and bounds.
@@ -180,7 +242,7 @@ fn values(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::{check, check_builtin};
     use serde_json::json;
 
     /// A ClusterQueue-like schema: the shapes Kueue's CRDs use.
@@ -226,6 +288,43 @@ mod tests {
                 "spec.resourceGroups[2].coveredResources: Required value",
             ]
         );
+    }
+
+    /// Built-in kinds are held to Kubernetes' own definitions: a
+    /// Deployment as the checkpoint gateway's, with a misspelt field, a
+    /// port of the wrong type and a container without its name.
+    #[test]
+    fn built_in_kinds_are_held_to_kubernetes_definitions() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "gw", "namespace": "ckpt", "labels": {"app": "gw"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "gw"}},
+                "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+                "template": {"metadata": {"labels": {"app": "gw"}},
+                    "spec": {"serviceAccountName": "gw", "containers": [{
+                        "name": "s3proxy", "image": "andrewgaul/s3proxy:4.1.1",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {"requests": {"cpu": 0.5, "memory": "256Mi"}},
+                        "envFrom": [{"secretRef": {"name": "gw"}}]}]}}}});
+        assert_eq!(
+            check_builtin("apps/v1/Deployment", &deployment),
+            Some(Vec::new())
+        );
+        let mut wrong = deployment.clone();
+        wrong["spec"]["replica"] = json!(2);
+        wrong["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] =
+            json!("80");
+        wrong["spec"]["template"]["spec"]["containers"][0]
+            .as_object_mut()
+            .map(|c| c.remove("name"));
+        assert_eq!(
+            check_builtin("apps/v1/Deployment", &wrong),
+            Some(vec![
+                ".spec.replica: field not declared in schema".to_string(),
+                "spec.template.spec.containers[0].name: Required value".into(),
+                "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: \"string\": spec.template.spec.containers[0].ports[0].containerPort in body must be of type integer: \"string\"".into(),
+            ])
+        );
+        assert_eq!(check_builtin("example.com/v1/Widget", &deployment), None);
     }
 
     #[test]

@@ -1301,6 +1301,14 @@ fn merge(mut a: Json, b: Json) -> Json {
     a
 }
 
+/// An agent pool's capacity type, as a shortage names it.
+fn capacity_of(props: &Json) -> &'static str {
+    match props["scaleSetPriority"].as_str() {
+        Some("Spot") => "spot",
+        _ => "on_demand",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1369,13 +1377,5 @@ mod tests {
             405,
             "a wrong method"
         );
-    }
-}
-
-/// An agent pool's capacity type, as a shortage names it.
-fn capacity_of(props: &Json) -> &'static str {
-    match props["scaleSetPriority"].as_str() {
-        Some("Spot") => "spot",
-        _ => "on_demand",
     }
 }

@@ -7,29 +7,10 @@
 //! what strata reads is the live object, and a `versions=true` list that
 //! a force-destroy walks).
 
-use super::{bad, checked, err, now, page, World};
+use super::{bad, body, err, now, page, World};
 use crate::{json, Body, Req};
 use hyper::{Method, Response};
 use serde_json::{json, Value as Json};
-
-/// What a bucket insert or patch may carry.
-fn bucket_shape() -> Json {
-    json!({
-        "name": "string", "location": "string", "storageClass": "string",
-        "labels": "map", "versioning": {"enabled": "bool"},
-        "iamConfiguration": {
-            "uniformBucketLevelAccess": {"enabled": "bool"},
-            "publicAccessPrevention": "string",
-        },
-        "lifecycle": {"rule": [{
-            "action": {"type": "string", "storageClass": "string"},
-            "condition": {
-                "age": "number", "isLive": "bool", "daysSinceNoncurrentTime": "number",
-                "numNewerVersions": "number", "matchesPrefix": "strings",
-            },
-        }]},
-    })
-}
 
 /// The lifecycle actions Cloud Storage documents.
 const ACTIONS: [&str; 3] = [
@@ -151,7 +132,7 @@ impl World {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let b = match checked(req, &bucket_shape()).and_then(|b| lifecycle_ok(&b).map(|_| b)) {
+        let b = match body(req).and_then(|b| lifecycle_ok(&b).map(|_| b)) {
             Ok(b) => b,
             Err(r) => return r,
         };
@@ -238,7 +219,7 @@ impl World {
     }
 
     fn bucket_patch(&mut self, req: &Req, key: String, current: Json) -> Response<Body> {
-        let b = match checked(req, &bucket_shape()).and_then(|b| lifecycle_ok(&b).map(|_| b)) {
+        let b = match body(req).and_then(|b| lifecycle_ok(&b).map(|_| b)) {
             Ok(b) => b,
             Err(r) => return r,
         };
@@ -284,12 +265,7 @@ impl World {
         match req.method {
             Method::GET => json(200, policy),
             Method::PUT => {
-                let shape = json!({
-                    "kind": "string", "resourceId": "string", "version": "number",
-                    "etag": "string",
-                    "bindings": [{"role": "string", "members": "strings"}],
-                });
-                let mut new = match checked(req, &shape) {
+                let mut new = match body(req) {
                     Ok(b) => b,
                     Err(r) => return r,
                 };
@@ -389,7 +365,7 @@ impl World {
         match req.method {
             Method::GET => json(200, current["metadata"].clone()),
             Method::PUT => {
-                let b = match checked(req, &json!({"state": "string", "etag": "string"})) {
+                let b = match body(req) {
                     Ok(b) => b,
                     Err(r) => return r,
                 };
