@@ -174,7 +174,7 @@ impl Sandbox {
             token["access_token"].as_str().unwrap_or_default()
         );
         let url = format!(
-            "{arm}/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{cluster}/agentPools?api-version=2024-09-01",
+            "{arm}/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{cluster}/agentPools?api-version=2025-01-01",
             self.env["ARM_SUBSCRIPTION_ID"]
         );
         let (status, body) = self.https("GET", &url, &auth, "application/json", "");

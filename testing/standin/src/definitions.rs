@@ -18,6 +18,9 @@ use std::sync::OnceLock;
 /// One API's reduced definitions.
 pub struct Api {
     methods: Vec<Method>,
+    /// Resource types by `type@api-version` (lower case) → their body's
+    /// schema, for an API addressed by resource (Azure Resource Manager).
+    resources: Map<String, Json>,
     schemas: Map<String, Json>,
     /// Bodies are read by proto3's JSON mapping (Google's APIs): a number
     /// may come as a decimal string and a 64-bit integer, typed string, as
@@ -41,7 +44,7 @@ pub enum Side {
     Response,
 }
 
-const DOCUMENTS: [(&str, &str); 6] = [
+const DOCUMENTS: [(&str, &str); 7] = [
     (
         "compute",
         include_str!("../../definitions/google/compute.v1.json"),
@@ -63,6 +66,10 @@ const DOCUMENTS: [(&str, &str); 6] = [
         "github",
         include_str!("../../definitions/github/api.github.com.json"),
     ),
+    (
+        "azure",
+        include_str!("../../definitions/azure/resources.json"),
+    ),
 ];
 
 /// The API named `name` (`compute`), read once.
@@ -71,7 +78,10 @@ pub fn api(name: &str) -> Option<&'static Api> {
     let all = APIS.get_or_init(|| {
         DOCUMENTS
             .iter()
-            .filter_map(|(n, text)| Some((*n, Api::parse(text, *n != "github")?)))
+            .filter_map(|(n, text)| {
+                let proto_json = !matches!(*n, "github" | "azure");
+                Some((*n, Api::parse(text, proto_json)?))
+            })
             .collect()
     });
     all.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
@@ -81,8 +91,9 @@ impl Api {
     fn parse(text: &str, proto_json: bool) -> Option<Api> {
         let doc: Json = serde_json::from_str(text).ok()?;
         let methods = doc["methods"]
-            .as_object()?
-            .iter()
+            .as_object()
+            .into_iter()
+            .flatten()
             .map(|(id, m)| Method {
                 id: id.clone(),
                 http: m["http"].as_str().unwrap_or_default().to_string(),
@@ -95,8 +106,10 @@ impl Api {
             })
             .collect();
         let schemas = doc["schemas"].as_object()?.clone();
+        let resources = doc["resources"].as_object().cloned().unwrap_or_default();
         Some(Api {
             methods,
+            resources,
             schemas,
             proto_json,
         })
@@ -112,6 +125,26 @@ impl Api {
             .iter()
             .filter(|m| m.http == http)
             .find(|m| fits(&m.segments, &want))
+    }
+
+    /// The body schema of resource type `key` (`type@api-version`, any
+    /// case), if defined.
+    pub fn resource(&self, key: &str) -> Option<&str> {
+        self.resources.get(&key.to_ascii_lowercase())?.as_str()
+    }
+
+    /// Whether schema `name` has a field at `path` (through references):
+    /// what a stand-in may answer with.
+    pub fn declares(&self, name: &str, path: &[&str]) -> bool {
+        let mut at = self.schemas.get(name);
+        for field in path {
+            let resolved = at.map(|s| match s["$ref"].as_str() {
+                Some(r) => self.schemas.get(r),
+                None => Some(s),
+            });
+            at = resolved.flatten().and_then(|s| s["properties"].get(*field));
+        }
+        at.is_some()
     }
 
     /// What in `value` the schema `name` does not allow, each with its
@@ -214,7 +247,10 @@ impl Api {
             let path = format!("{at}.{k}");
             match (s["properties"].get(k), s.get("additional")) {
                 (Some(f), _) => {
-                    if side == Side::Request && f["read_only"] == true {
+                    // An empty object sets nothing (a driver sends a
+                    // read-only `properties` as `{}`).
+                    let sets = !x.as_object().is_some_and(Map::is_empty);
+                    if side == Side::Request && f["read_only"] == true && sets {
                         out.push(format!("{path}: output only, set by the server"));
                     }
                     self.value(f, x, side, &path, out);
@@ -300,33 +336,38 @@ pub fn judged(
     answer: Response<Body>,
     broken: impl Fn(String) -> Response<Body>,
 ) -> Response<Body> {
-    if !answer.status().is_success() {
-        return answer;
+    match &m.response {
+        Some(schema) => judged_by(api, schema, &m.id, answer, broken),
+        None => answer,
     }
+}
+
+/// The stand-in's answer `what` when it fits schema `schema` of `api` (or
+/// is no success); else `broken`'s answer naming where it does not fit.
+pub fn judged_by(
+    api: &str,
+    schema: &str,
+    what: &str,
+    answer: Response<Body>,
+    broken: impl Fn(String) -> Response<Body>,
+) -> Response<Body> {
+    let Some(def) = self::api(api).filter(|_| answer.status().is_success()) else {
+        return answer;
+    };
     let (parts, body) = answer.into_parts();
     let bytes = crate::ready_bytes(body);
-    let found = self::answer(api, m, &bytes);
+    let found = match serde_json::from_slice::<Json>(&bytes) {
+        Ok(v) => def.check(schema, &v, Side::Response, "$"),
+        Err(_) if bytes.is_empty() => Vec::new(),
+        Err(e) => vec![format!("$: not JSON: {e}")],
+    };
     if !found.is_empty() {
         return broken(format!(
-            "the stand-in's answer to {} does not fit its definition: {}",
-            m.id,
+            "the stand-in's answer to {what} does not fit its definition: {}",
             found.join("; ")
         ));
     }
     Response::from_parts(parts, Body::from(bytes))
-}
-
-/// What in the stand-in's answer `body` to `m` its response schema does
-/// not allow.
-fn answer(api: &str, m: &Method, body: &[u8]) -> Vec<String> {
-    let (Some(def), Some(schema)) = (self::api(api), &m.response) else {
-        return Vec::new();
-    };
-    match serde_json::from_slice::<Json>(body) {
-        Ok(v) => def.check(schema, &v, Side::Response, "$"),
-        Err(_) if body.is_empty() => Vec::new(),
-        Err(e) => vec![format!("$: not JSON: {e}")],
-    }
 }
 
 fn fits(template: &[String], path: &[&str]) -> bool {

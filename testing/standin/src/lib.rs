@@ -352,62 +352,6 @@ fn injected(injections: &Mutex<Vec<Injection>>, probe: &str) -> Option<Response<
     r.body(Full::new(Bytes::from(i.body.clone()))).ok()
 }
 
-/// Checks a request body against what the API documents, strictly (the
-/// stand-ins' promise: the driver cannot send what the API would refuse).
-/// A shape is `true` (anything), `"string"`, `"bool"`, `"number"`,
-/// `"int64"` (a number or a decimal string, as Google accepts), `"map"`
-/// (string → string), `"strings"`, an object of allowed fields, or
-/// `[shape]`, an array of such; null passes (a merge patch clears with
-/// it). `unknown` words the error for a field the API does not have.
-pub fn check(
-    v: &serde_json::Value,
-    shape: &serde_json::Value,
-    at: &str,
-    unknown: fn(&str, &str) -> String,
-) -> Result<(), String> {
-    use serde_json::Value as Json;
-    let wrong = |want: &str| {
-        Err(format!(
-            "Invalid value at '{at}': expected {want}, found {v}"
-        ))
-    };
-    match shape {
-        _ if v.is_null() => Ok(()),
-        Json::Bool(true) => Ok(()),
-        Json::String(t) => match (t.as_str(), v) {
-            ("string", Json::String(_))
-            | ("bool", Json::Bool(_))
-            | ("number" | "int64", Json::Number(_)) => Ok(()),
-            ("int64", Json::String(s)) if s.parse::<i64>().is_ok() => Ok(()),
-            ("map", Json::Object(m)) if m.values().all(Json::is_string) => Ok(()),
-            ("strings", Json::Array(a)) if a.iter().all(Json::is_string) => Ok(()),
-            (t, _) => wrong(t),
-        },
-        Json::Array(inner) => {
-            let Some(a) = v.as_array() else {
-                return wrong("an array");
-            };
-            let s = inner.first().unwrap_or(&Json::Bool(true));
-            a.iter()
-                .enumerate()
-                .try_for_each(|(i, x)| check(x, s, &format!("{at}[{i}]"), unknown))
-        }
-        Json::Object(fields) => {
-            let Some(o) = v.as_object() else {
-                return wrong("an object");
-            };
-            for (k, x) in o {
-                let Some(s) = fields.get(k) else {
-                    return Err(unknown(k, at));
-                };
-                check(x, s, &format!("{at}.{k}"), unknown)?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 /// A JSON response.
 pub fn json(status: u16, v: serde_json::Value) -> Response<Body> {
     Response::builder()

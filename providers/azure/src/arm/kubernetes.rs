@@ -24,7 +24,7 @@ const SYSTEM_POOL: &[Field] = &[
 pub static KUBERNETES_CLUSTER: Spec = Spec {
     type_name: "azurerm_kubernetes_cluster",
     provider: "Microsoft.ContainerService/managedClusters",
-    api_version: "2024-09-01",
+    api_version: "2025-01-01",
     scope: Scope::InGroup,
     located: true,
     tags: Some("tags"),
@@ -290,7 +290,7 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
 pub static NODE_POOL: Spec = Spec {
     type_name: "azurerm_kubernetes_cluster_node_pool",
     provider: "",
-    api_version: "2024-09-01",
+    api_version: "2025-01-01",
     scope: Scope::UnderId {
         parent: "kubernetes_cluster_id",
         segment: "agentPools",

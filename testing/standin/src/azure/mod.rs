@@ -15,6 +15,7 @@
 //! tagged resources. [`Azure::fail_next`] makes an operation fail
 //! (`AllocationFailed`, `SkuNotAvailable`, quota).
 
+use crate::definitions::Side;
 use crate::{json, serve_tls, Body, Req, Server};
 use hyper::{Method, Response};
 use serde_json::{json, Map, Value as Json};
@@ -26,6 +27,8 @@ pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 pub const CLIENT_SECRET: &str = "standin-client-secret";
 
+#[cfg(test)]
+mod replay;
 mod storage;
 mod types;
 
@@ -484,6 +487,29 @@ impl World {
             q.push(format!("$skiptoken={end}"));
             out["nextLink"] = json!(format!("{base}{}?{}", req.path, q.join("&")));
         }
+        // A list of one type: each item held to its definition, as a
+        // single resource's answer is.
+        let version = req.param("api-version").unwrap_or_default();
+        let misfits: Vec<String> = match (key, crate::definitions::api("azure")) {
+            (Some(k), Some(d)) if d.declares(&definition(k, &version), &[]) => out["value"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|item| d.check(&definition(k, &version), item, Side::Response, "$"))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !misfits.is_empty() {
+            let what = type_name(key.unwrap_or_default());
+            return error(
+                500,
+                "InternalServerError",
+                &format!(
+                    "the stand-in's list of {what} does not fit its definition: {}",
+                    misfits.join("; ")
+                ),
+            );
+        }
         json(200, out)
     }
 
@@ -513,7 +539,7 @@ impl World {
         }
         let id = path.to_ascii_lowercase();
         let current = self.objects.get(&id).cloned();
-        match req.method {
+        let answer = match req.method {
             Method::GET => match current {
                 Some(o) => json(200, o),
                 None if key == "microsoft.storage/storageaccounts/blobservices" => {
@@ -551,7 +577,13 @@ impl World {
                 "MethodNotAllowed",
                 "The requested method is not allowed.",
             ),
-        }
+        };
+        // The stand-in's own answer held to Azure's definition: a misfit
+        // is its bug, a 500 that fails the test that met it.
+        let what = format!("{} {} {version}", req.method, type_name(key));
+        crate::definitions::judged_by("azure", &definition(key, version), &what, answer, |m| {
+            error(500, "InternalServerError", &m)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -575,23 +607,20 @@ impl World {
                 )
             }
         };
-        let mut top = json!({"properties": (info.properties)(), "name": "string", "id": "string"});
-        if info.tracked {
-            top["location"] = json!("string");
-            top["tags"] = json!("map");
-        }
-        if info.key == "microsoft.containerservice/managedclusters" {
-            top["identity"] = json!({"type": "string", "userAssignedIdentities": true});
-            top["sku"] = json!({"name": "string", "tier": "string"});
-        }
-        if info.key == "microsoft.storage/storageaccounts" {
-            top["sku"] = json!({"name": "string"});
-            top["kind"] = json!("string");
-        }
-        let unknown =
-            |k: &str, at: &str| format!("Could not find member '{k}' on object of type '{at}'.");
-        if let Err(m) = crate::check(&body, &top, info.key, unknown) {
-            return error(400, "InvalidRequestContent", &m);
+        let schema = definition(info.key, version);
+        let problems = crate::definitions::api("azure")
+            .map(|d| d.check(&schema, &body, Side::Request, "$"))
+            .unwrap_or_default();
+        if !problems.is_empty() {
+            return error(
+                400,
+                "InvalidRequestContent",
+                &format!(
+                    "The request content was invalid and could not be deserialized as {} {version}: {}",
+                    type_name(info.key),
+                    problems.join("; ")
+                ),
+            );
         }
         let name = path.rsplit('/').next().unwrap_or("");
         let lower_id = path.to_ascii_lowercase();
@@ -750,7 +779,9 @@ impl World {
         } else {
             "Updating"
         };
-        props.insert("provisioningState".into(), json!(state));
+        if declared(info.key, version, &["properties", "provisioningState"]) {
+            props.insert("provisioningState".into(), json!(state));
+        }
         obj["properties"] = Json::Object(props);
         if info.key == "microsoft.network/virtualnetworks" {
             // A PUT without `subnets` removes them (as ARM does).
@@ -880,6 +911,21 @@ impl World {
                     }
                 }
                 if key == "microsoft.network/virtualnetworks" {
+                    // Subnets given in the network's body are made or
+                    // changed as the child resources they are.
+                    let given = props.get("subnets").and_then(Json::as_array).cloned();
+                    for s in given.into_iter().flatten() {
+                        let Some(sname) = s["name"].as_str() else {
+                            continue;
+                        };
+                        let sid = format!("{}/subnets/{sname}", obj["id"].as_str().unwrap_or(""));
+                        let mut sprops = s["properties"].clone();
+                        sprops["provisioningState"] = json!("Succeeded");
+                        let subnet = json!({"id": sid, "name": sname,
+                            "type": "Microsoft.Network/virtualNetworks/subnets",
+                            "etag": format!("W/\"{}\"", self.uuid()), "properties": sprops});
+                        self.objects.insert(sid.to_ascii_lowercase(), subnet);
+                    }
                     let subs: Vec<Json> = self
                         .objects
                         .iter()
@@ -956,7 +1002,12 @@ impl World {
                         t.push(taint);
                     }
                 }
-                props.insert("powerState".into(), json!({"code": "Running"}));
+                // A pool is stopped or started by a PUT of its power state.
+                let power = match props.get("powerState").map(|p| &p["code"]) {
+                    Some(Json::String(code)) if code == "Stopped" => "Stopped",
+                    _ => "Running",
+                };
+                props.insert("powerState".into(), json!({ "code": power }));
                 props
                     .entry("orchestratorVersion")
                     .or_insert(json!("1.31.5"));
@@ -1302,6 +1353,17 @@ fn merge(mut a: Json, b: Json) -> Json {
 }
 
 /// An agent pool's capacity type, as a shortage names it.
+/// Whether Azure's definition of a type's body has a field at `path`.
+fn declared(key: &str, version: &str, path: &[&str]) -> bool {
+    crate::definitions::api("azure").is_some_and(|d| d.declares(&definition(key, version), path))
+}
+
+/// The name of a type's body in Azure's definitions
+/// (`testing/definitions/azure`): `Type@version:body`.
+fn definition(key: &str, version: &str) -> String {
+    format!("{}@{version}:body", type_name(key))
+}
+
 fn capacity_of(props: &Json) -> &'static str {
     match props["scaleSetPriority"].as_str() {
         Some("Spot") => "spot",

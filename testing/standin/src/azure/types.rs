@@ -1,7 +1,7 @@
-//! The resource types the stand-in serves: their API versions, how each
-//! answers writes, the fields each takes, and the names ARM gives them.
-
-use serde_json::{json, Value as Json};
+//! The resource types the stand-in serves: their API versions (those the
+//! driver calls, each with Azure's definition in
+//! `testing/definitions/azure`, which says what a body may hold), how
+//! each answers writes, and the names ARM gives them.
 
 /// How a type answers writes.
 #[derive(Clone, Copy, PartialEq)]
@@ -23,73 +23,43 @@ pub(super) struct TypeInfo {
     pub(super) tracked: bool,
     pub(super) put: Mode,
     pub(super) delete: Mode,
-    /// Allowed fields of `properties` (see [`check`]).
-    pub(super) properties: fn() -> Json,
-}
-
-fn rule() -> Json {
-    json!({
-        "priority": "number", "direction": "string", "access": "string", "protocol": "string",
-        "sourcePortRange": "string", "destinationPortRange": "string",
-        "sourcePortRanges": "strings", "destinationPortRanges": "strings",
-        "sourceAddressPrefix": "string", "destinationAddressPrefix": "string",
-        "sourceAddressPrefixes": "strings", "destinationAddressPrefixes": "strings",
-        "description": "string",
-    })
-}
-
-fn pool() -> Json {
-    json!({
-        "count": "number", "vmSize": "string", "mode": "string", "vnetSubnetID": "string",
-        "type": "string", "osType": "string", "osDiskSizeGB": "number", "maxPods": "number",
-        "nodeLabels": "map", "nodeTaints": "strings", "scaleSetPriority": "string",
-        "scaleSetEvictionPolicy": "string", "spotMaxPrice": "number",
-        "enableAutoScaling": "bool", "minCount": "number", "maxCount": "number",
-        "orchestratorVersion": "string", "availabilityZones": "strings",
-        "gpuProfile": {"driver": "string"}, "tags": "map",
-    })
 }
 
 pub(super) const TYPES: &[TypeInfo] = &[
     TypeInfo {
         key: "resourcegroups",
-        versions: &["2021-04-01", "2022-09-01"],
+        versions: &["2022-09-01"],
         tracked: true,
         put: Mode::Sync,
         delete: Mode::Location,
-        properties: || json!({}),
     },
     TypeInfo {
         key: "microsoft.network/virtualnetworks",
-        versions: &["2024-05-01", "2023-09-01"],
+        versions: &["2024-05-01"],
         tracked: true,
         put: Mode::AsyncOp,
         delete: Mode::AsyncOp,
-        properties: || json!({"addressSpace": {"addressPrefixes": "strings"}, "subnets": [{"name": "string", "id": "string", "etag": "string", "type": "string", "properties": true}], "dhcpOptions": {"dnsServers": "strings"}}),
     },
     TypeInfo {
         key: "microsoft.network/virtualnetworks/subnets",
-        versions: &["2024-05-01", "2023-09-01"],
+        versions: &["2024-05-01"],
         tracked: false,
         put: Mode::AsyncOp,
         delete: Mode::AsyncOp,
-        properties: || json!({"addressPrefix": "string", "addressPrefixes": "strings", "networkSecurityGroup": {"id": "string"}, "serviceEndpoints": [{"service": "string"}], "privateEndpointNetworkPolicies": "string", "defaultOutboundAccess": "bool"}),
     },
     TypeInfo {
         key: "microsoft.network/networksecuritygroups",
-        versions: &["2024-05-01", "2023-09-01"],
+        versions: &["2024-05-01"],
         tracked: true,
         put: Mode::AsyncOp,
         delete: Mode::AsyncOp,
-        properties: || json!({"securityRules": [{"name": "string", "properties": rule()}]}),
     },
     TypeInfo {
         key: "microsoft.managedidentity/userassignedidentities",
-        versions: &["2023-01-31", "2024-11-30"],
+        versions: &["2023-01-31"],
         tracked: true,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || json!({}),
     },
     TypeInfo {
         key: "microsoft.authorization/roleassignments",
@@ -97,97 +67,62 @@ pub(super) const TYPES: &[TypeInfo] = &[
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || json!({"roleDefinitionId": "string", "principalId": "string", "principalType": "string", "description": "string"}),
     },
     TypeInfo {
         key: "microsoft.containerservice/managedclusters",
-        versions: &["2024-09-01", "2025-01-01"],
+        versions: &["2025-01-01"],
         tracked: true,
         put: Mode::AsyncOp,
         delete: Mode::AsyncOp,
-        properties: || {
-            let mut p = pool();
-            p["name"] = json!("string");
-            json!({
-                "kubernetesVersion": "string", "dnsPrefix": "string", "agentPoolProfiles": [p],
-                "networkProfile": {"networkPlugin": "string", "networkPolicy": "string", "networkPluginMode": "string", "serviceCidr": "string", "dnsServiceIP": "string", "podCidr": "string", "outboundType": "string"},
-                "oidcIssuerProfile": {"enabled": "bool"},
-                "securityProfile": {"workloadIdentity": {"enabled": "bool"}},
-                "apiServerAccessProfile": {"enablePrivateCluster": "bool"},
-                "nodeResourceGroup": "string",
-            })
-        },
     },
     TypeInfo {
         key: "microsoft.containerservice/managedclusters/agentpools",
-        versions: &["2024-09-01", "2025-01-01"],
+        versions: &["2025-01-01"],
         tracked: false,
         put: Mode::AsyncOp,
         delete: Mode::AsyncOp,
-        properties: pool,
     },
     TypeInfo {
         key: "microsoft.storage/storageaccounts",
-        versions: &["2023-05-01", "2023-01-01"],
+        versions: &["2023-05-01"],
         tracked: true,
         put: Mode::Location,
         delete: Mode::Sync,
-        properties: || json!({"minimumTlsVersion": "string", "allowBlobPublicAccess": "bool", "supportsHttpsTrafficOnly": "bool", "isHnsEnabled": "bool", "accessTier": "string"}),
     },
     TypeInfo {
         key: "microsoft.storage/storageaccounts/blobservices",
-        versions: &["2023-05-01", "2023-01-01"],
+        versions: &["2023-05-01"],
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || {
-            let retention = json!({"enabled": "bool", "days": "number"});
-            json!({"isVersioningEnabled": "bool", "deleteRetentionPolicy": retention,
-                "containerDeleteRetentionPolicy": retention, "changeFeed": {"enabled": "bool"},
-                "lastAccessTimeTrackingPolicy": true, "cors": true})
-        },
     },
     TypeInfo {
         key: "microsoft.storage/storageaccounts/blobservices/containers",
-        versions: &["2023-05-01", "2023-01-01"],
+        versions: &["2023-05-01"],
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || json!({"publicAccess": "string", "metadata": "map", "defaultEncryptionScope": "string", "denyEncryptionScopeOverride": "bool"}),
     },
     TypeInfo {
         key: "microsoft.storage/storageaccounts/managementpolicies",
-        versions: &["2023-05-01", "2023-01-01"],
+        versions: &["2023-05-01"],
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || {
-            let definition = json!({
-                "filters": {"blobTypes": "strings", "prefixMatch": "strings"},
-                "actions": {
-                    "baseBlob": {"delete": {"daysAfterModificationGreaterThan": "number"}, "tierToCool": true, "tierToArchive": true},
-                    "version": {"delete": {"daysAfterCreationGreaterThan": "number"}},
-                    "snapshot": true,
-                },
-            });
-            json!({"policy": {"rules": [{"name": "string", "enabled": "bool", "type": "string", "definition": definition}]}})
-        },
     },
     TypeInfo {
         key: "microsoft.managedidentity/userassignedidentities/federatedidentitycredentials",
-        versions: &["2023-01-31", "2024-11-30"],
+        versions: &["2023-01-31"],
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || json!({"issuer": "string", "subject": "string", "audiences": "strings"}),
     },
     TypeInfo {
         key: "microsoft.authorization/locks",
-        versions: &["2020-05-01", "2016-09-01"],
+        versions: &["2020-05-01"],
         tracked: false,
         put: Mode::Sync,
         delete: Mode::Sync,
-        properties: || json!({"level": "string", "notes": "string", "owners": true}),
     },
 ];
 
