@@ -695,6 +695,108 @@ resource "kubernetes_namespace" "legacy" {
     assert_eq!(status, 0, "{out}");
 }
 
+/// A namespace and a service account with nothing but their names, made
+/// by an apply that died before recording them (the state loses them, as
+/// a SIGKILL between the create and the journal would): server-side apply
+/// records no fields of theirs, so without strata's ownership marks the
+/// next apply's create found them and refused them as made by someone
+/// else, which the multi-cloud kill test met on GKE's queue namespace.
+/// Now the next apply takes them, and the marks never show as drift.
+#[test]
+fn name_only_objects_a_killed_apply_made_are_taken_back() {
+    let (k, dir) = setup("name-only");
+    let config = r#"
+provider "kubernetes" {
+  config_path    = "kubeconfig.json"
+  config_context = "gpu"
+}
+
+resource "kubernetes_namespace" "queue" {
+  metadata {
+    name = "ml"
+  }
+}
+
+resource "kubernetes_manifest" "dispatcher" {
+  manifest = {
+    apiVersion = "v1"
+    kind       = "ServiceAccount"
+    metadata   = { name = "dispatcher", namespace = kubernetes_namespace.queue.metadata[0].name }
+  }
+}
+"#;
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    let live = k.get("/api/v1/namespaces/ml").expect("the namespace");
+    assert!(
+        live["metadata"]["annotations"]["strata-lineage"].is_string(),
+        "marked: {live}"
+    );
+    let (status, out) = strata(
+        &dir,
+        false,
+        &[
+            "state",
+            "rm",
+            "kubernetes_namespace.queue",
+            "kubernetes_manifest.dispatcher",
+        ],
+    );
+    assert_eq!(status, 0, "{out}");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "taken back, not refused:\n{out}");
+    assert!(out.contains("2 added"), "{out}");
+    let (status, out) = strata(&dir, false, &["plan", "--detailed-exitcode"]);
+    assert_eq!(status, 0, "the marks are no drift:\n{out}");
+}
+
+/// Lists are read in chunks, each `continue` followed: the stand-in
+/// returns at most three items a chunk, and the nodes data source sees
+/// every node, the cluster's own and seven more, four of them labelled for
+/// GPUs.
+#[test]
+fn lists_are_read_chunk_by_chunk() {
+    let (k, dir) = setup("chunks");
+    let before = k.all("nodes").len();
+    for i in 0..7 {
+        let gpu = if i % 2 == 0 { "h100" } else { "none" };
+        let node = serde_json::json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("node-{i}"), "labels": {"gpu": gpu}}});
+        k.add(&format!("/api/v1/nodes/node-{i}"), "kubelet", node)
+            .expect("a node");
+    }
+    let config = r#"
+provider "kubernetes" {
+  config_path    = "kubeconfig.json"
+  config_context = "gpu"
+}
+
+data "kubernetes_nodes" "all" {}
+
+data "kubernetes_nodes" "gpu" {
+  metadata {
+    labels = { gpu = "h100" }
+  }
+}
+
+output "all" {
+  value = length(data.kubernetes_nodes.all.nodes)
+}
+
+output "gpu" {
+  value = [for n in data.kubernetes_nodes.gpu.nodes : n.metadata[0].name]
+}
+"#;
+    std::fs::write(dir.join("main.tf"), config).expect("config");
+    let (status, out) = strata(&dir, false, &["apply", "--auto-approve"]);
+    assert_eq!(status, 0, "{out}");
+    assert!(out.contains(&format!("all = {}", before + 7)), "{out}");
+    for i in [0, 2, 4, 6] {
+        assert!(out.contains(&format!("\"node-{i}\"")), "{out}");
+    }
+}
+
 /// A CRD and an object of its kind in one apply (discovery is asked again
 /// for the new kind), the object waited for until its status says ready.
 #[test]

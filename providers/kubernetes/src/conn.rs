@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 use strata_provider::values::{self, string};
-use strata_provider::{AttributeSchema as A, BlockNesting, DriverError, ResourceSchema};
+use strata_provider::{AttributeSchema as A, BlockNesting, DriverError, ResourceSchema, Tags};
 use strata_value::types::Type;
 use strata_value::value::Value;
 
@@ -527,6 +527,22 @@ fn chain(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     parts.join(": ")
+}
+
+/// Whether `obj` was made by strata's create for `tags`: its ownership
+/// annotations. An object applied with nothing but its name has no
+/// managed fields to say who made it, so a create cut short by a crash is
+/// known by these.
+pub fn made_for(obj: &Json, tags: &Tags) -> bool {
+    let annotations = &obj["metadata"]["annotations"];
+    strata_rest::labels::owned(|k| annotations[k].as_str(), tags)
+}
+
+/// `body`'s metadata with the ownership annotations of `tags` added.
+pub fn mark(body: &mut Json, tags: &Tags) {
+    for (k, v) in strata_rest::labels::labels(tags) {
+        body["metadata"]["annotations"][k] = Json::String(v);
+    }
 }
 
 /// Whether field manager `manager` has applied any field of `obj` (how

@@ -4,7 +4,7 @@
 //! by anyone else to those fields is drift and anything else on the object
 //! (server defaults, status, other managers' fields) is not.
 
-use crate::conn::{managed_by, Api, Conn, Resource, MANAGER};
+use crate::conn::{made_for, managed_by, mark, Api, Conn, Resource, MANAGER};
 use async_trait::async_trait;
 use http::Method;
 use serde_json::{json, Map, Value as Json};
@@ -157,7 +157,14 @@ impl Namespace {
         to_value(&self.schema(), NAMESPACE, &j)
     }
 
-    async fn apply(&self, api: &Api, tf: &Json, op: &str) -> Result<Json, DriverError> {
+    /// Applies the namespace; a create (`tags`) marks it as strata's.
+    async fn apply(
+        &self,
+        api: &Api,
+        tf: &Json,
+        op: &str,
+        tags: Option<&Tags>,
+    ) -> Result<Json, DriverError> {
         let meta = &tf["metadata"][0];
         let name = meta["name"].as_str().unwrap_or_default();
         let mut metadata = json!({"name": name});
@@ -166,7 +173,10 @@ impl Namespace {
                 metadata[f] = meta[f].clone();
             }
         }
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata});
+        let mut body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata});
+        if let Some(tags) = tags {
+            mark(&mut body, tags);
+        }
         // The namespace is strata's: what it sets there is taken back.
         api.apply(op, &namespace_path(name), &body, MANAGER, true)
             .await
@@ -224,13 +234,13 @@ impl Kind<Conn> for Namespace {
         Ok(out)
     }
 
-    async fn create(&self, c: &Conn, planned: &Value, _tags: &Tags) -> Result<Value, DriverError> {
+    async fn create(&self, c: &Conn, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
         let api = c.api(NAMESPACE)?;
         let tf = plain_json(planned);
         let name = tf["metadata"][0]["name"].as_str().unwrap_or_default();
         let op = format!("creating namespace {name}");
         if let Some(live) = api.get(&op, &namespace_path(name)).await? {
-            if !managed_by(&live, MANAGER) {
+            if !managed_by(&live, MANAGER) && !made_for(&live, tags) {
                 return Err(strata_rest::not_ours(
                     &op,
                     &format!("namespace {name}"),
@@ -238,7 +248,7 @@ impl Kind<Conn> for Namespace {
                 ));
             }
         }
-        let live = self.apply(api, &tf, &op).await?;
+        let live = self.apply(api, &tf, &op, Some(tags)).await?;
         self.state(&live, &tf)
     }
 
@@ -251,8 +261,10 @@ impl Kind<Conn> for Namespace {
         let api = c.api(NAMESPACE)?;
         let tf = plain_json(planned);
         let name = tf["metadata"][0]["name"].as_str().unwrap_or_default();
+        // Without the create's marks: by now the state records the
+        // namespace, and server-side apply drops what strata stops sending.
         let live = self
-            .apply(api, &tf, &format!("updating namespace {name}"))
+            .apply(api, &tf, &format!("updating namespace {name}"), None)
             .await?;
         self.state(&live, &tf)
     }
@@ -695,17 +707,16 @@ impl Manifest {
     async fn write(
         &self,
         c: &Conn,
-        prior: Option<&Value>,
+        written: Written<'_>,
         planned: &Value,
     ) -> Result<Value, DriverError> {
         let api = c.api(MANIFEST)?;
         let tf = plain_json(planned);
         let manifest = &tf["manifest"];
         let t = Target::of_manifest(manifest)?;
-        let verb = if prior.is_some() {
-            "updating"
-        } else {
-            "creating"
+        let verb = match written {
+            Written::Updated => "updating",
+            Written::Created(_) => "creating",
         };
         let op = format!("{verb} {}", t.describe());
         let (_, path, ns) = t.locate(api).await?;
@@ -713,9 +724,9 @@ impl Manifest {
             .as_str()
             .unwrap_or(MANAGER)
             .to_string();
-        if prior.is_none() {
+        if let Written::Created(tags) = written {
             if let Some(live) = api.get(&op, &path).await? {
-                if !managed_by(&live, &manager) {
+                if !managed_by(&live, &manager) && !made_for(&live, tags) {
                     return Err(strata_rest::not_ours(
                         &op,
                         &t.describe(),
@@ -731,8 +742,17 @@ impl Manifest {
         let force = tf["field_manager"][0]["force_conflicts"]
             .as_bool()
             .unwrap_or(false);
-        api.apply(&op, &path, &body, &manager, force).await?;
-        let which = if prior.is_some() { "update" } else { "create" };
+        // A create marks the object as strata's (the state's manifest is
+        // the configured one, without the marks).
+        let mut sent = body.clone();
+        if let Written::Created(tags) = written {
+            mark(&mut sent, tags);
+        }
+        api.apply(&op, &path, &sent, &manager, force).await?;
+        let which = match written {
+            Written::Updated => "update",
+            Written::Created(_) => "create",
+        };
         let timeout = wait::timeout(planned, which, Duration::from_secs(600));
         let live = self.wait(api, &path, &tf, &op, timeout).await?;
         let mut shape = tf.clone();
@@ -743,6 +763,14 @@ impl Manifest {
             "manifest",
         ))
     }
+}
+
+/// Which write a manifest's apply is: a create, with the ownership tags
+/// it marks the object with, or an update.
+#[derive(Clone, Copy)]
+enum Written<'a> {
+    Created(&'a Tags),
+    Updated,
 }
 
 /// A Secret's contents as the cluster has them (a service account token
@@ -934,12 +962,17 @@ impl Kind<Conn> for Manifest {
         Ok(out)
     }
 
-    async fn create(&self, c: &Conn, planned: &Value, _tags: &Tags) -> Result<Value, DriverError> {
-        self.write(c, None, planned).await
+    async fn create(&self, c: &Conn, planned: &Value, tags: &Tags) -> Result<Value, DriverError> {
+        self.write(c, Written::Created(tags), planned).await
     }
 
-    async fn update(&self, c: &Conn, prior: &Value, planned: &Value) -> Result<Value, DriverError> {
-        self.write(c, Some(prior), planned).await
+    async fn update(
+        &self,
+        c: &Conn,
+        _prior: &Value,
+        planned: &Value,
+    ) -> Result<Value, DriverError> {
+        self.write(c, Written::Updated, planned).await
     }
 
     async fn delete(&self, c: &Conn, prior: &Value) -> Result<(), DriverError> {
@@ -1031,17 +1064,36 @@ pub async fn read_resource(c: &Conn, config: &Value) -> Result<Value, DriverErro
     Ok(Value::Object(fields))
 }
 
-/// Used by helm_release to read its release records.
+/// The objects at `path` that `selector` picks, read in chunks as kubectl
+/// reads them (a large cluster's nodes, a release's many records), each
+/// chunk's `continue` followed.
 pub async fn list(
     api: &Api,
     op: &str,
     path: &str,
     selector: &str,
 ) -> Result<Vec<Json>, DriverError> {
-    let url = format!("{path}?labelSelector={}", strata_rest::encode(selector));
-    let page = api.call(op, Method::GET, &url, None).await?;
-    Ok(page["items"].as_array().cloned().unwrap_or_default())
+    let mut items = Vec::new();
+    let mut next = String::new();
+    loop {
+        let mut url = format!(
+            "{path}?labelSelector={}&limit={CHUNK}",
+            strata_rest::encode(selector)
+        );
+        if !next.is_empty() {
+            url.push_str(&format!("&continue={}", strata_rest::encode(&next)));
+        }
+        let page = api.call(op, Method::GET, &url, None).await?;
+        items.extend(page["items"].as_array().cloned().unwrap_or_default());
+        match page["metadata"]["continue"].as_str() {
+            Some(token) if !token.is_empty() => next = token.to_string(),
+            _ => return Ok(items),
+        }
+    }
 }
+
+/// Items per chunk of a list (kubectl's default).
+const CHUNK: usize = 500;
 
 #[cfg(test)]
 mod tests {

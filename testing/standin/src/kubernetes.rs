@@ -32,6 +32,10 @@ pub const TOKEN: &str = "standin-kube-token";
 
 type Path = Vec<String>;
 
+/// The most items a chunked list returns: small, so a client that reads
+/// only the first chunk fails its test.
+const CHUNK: usize = 3;
+
 /// A kind the server serves.
 #[derive(Debug, Clone)]
 struct Kind {
@@ -635,7 +639,7 @@ impl Store {
         };
         let manager = req.param("fieldManager");
         match (&req.method, &t.name) {
-            (&Method::GET, None) => Ok(answer(&t, 200, self.list(&t, req.param("labelSelector")))),
+            (&Method::GET, None) => Ok(answer(&t, 200, self.list(&t, req))),
             (&Method::GET, Some(_)) => self.read(&t).map(|o| answer(&t, 200, o)),
             (&Method::POST, None) => {
                 let mut obj = body()?;
@@ -730,8 +734,12 @@ impl Store {
         }
     }
 
-    fn list(&self, t: &Target, selector: Option<String>) -> Json {
-        let wanted: Vec<(String, Option<String>)> = selector
+    /// A list, in chunks when the client sets `limit`: at most that many
+    /// items and never more than [`CHUNK`] (a server may return fewer),
+    /// with `metadata.continue` while more remain.
+    fn list(&self, t: &Target, req: &Req) -> Json {
+        let wanted: Vec<(String, Option<String>)> = req
+            .param("labelSelector")
             .unwrap_or_default()
             .split(',')
             .filter(|x| !x.is_empty())
@@ -760,8 +768,21 @@ impl Store {
             })
             .cloned()
             .collect();
+        let start: usize = req
+            .param("continue")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let end = match req.param("limit").and_then(|l| l.parse::<usize>().ok()) {
+            Some(limit) if limit > 0 => (start + limit.min(CHUNK)).min(items.len()),
+            _ => items.len(),
+        };
+        let mut metadata = json!({"resourceVersion": self.version.to_string()});
+        if end < items.len() {
+            metadata["continue"] = json!(end.to_string());
+            metadata["remainingItemCount"] = json!(items.len() - end);
+        }
         json!({"kind": format!("{}List", t.kind.kind), "apiVersion": t.kind.api_version(),
-               "metadata": {"resourceVersion": self.version.to_string()}, "items": items})
+               "metadata": metadata, "items": items.get(start..end).unwrap_or(&[])})
     }
 
     fn read(&mut self, t: &Target) -> Result<Json, Failure> {
