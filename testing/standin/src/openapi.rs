@@ -28,10 +28,7 @@ pub fn check(schema: &Json, value: &Json) -> Vec<String> {
 /// (`apps/v1/Deployment`), metadata included; `None` for a kind the
 /// definitions lack.
 pub fn check_builtin(kind: &str, value: &Json) -> Option<Vec<String>> {
-    static DOC: OnceLock<Json> = OnceLock::new();
-    let doc = DOC.get_or_init(|| serde_json::from_str(BUILTIN).unwrap_or_default());
-    let defs = doc["schemas"].as_object()?;
-    let schema = defs.get(doc["kinds"][kind].as_str()?)?;
+    let (defs, schema) = builtin(kind)?;
     let mut out = Vec::new();
     let s = Schemas { defs };
     for (name, v) in value.as_object().into_iter().flatten() {
@@ -41,6 +38,27 @@ pub fn check_builtin(kind: &str, value: &Json) -> Option<Vec<String>> {
         }
     }
     Some(out)
+}
+
+/// Kubernetes' definitions, and the schema of built-in `kind`.
+fn builtin(kind: &str) -> Option<(&'static Map<String, Json>, &'static Json)> {
+    static DOC: OnceLock<Json> = OnceLock::new();
+    let doc = DOC.get_or_init(|| serde_json::from_str(BUILTIN).unwrap_or_default());
+    let defs = doc["schemas"].as_object()?;
+    Some((defs, defs.get(doc["kinds"][kind].as_str()?)?))
+}
+
+/// An object of built-in `kind` with every field its definition has set
+/// (a value of each field's type, an enum's first value, one item per list
+/// and map, a type met again inside itself left out), `base` kept where it
+/// gives a value: for replaying "every optional field set" against the
+/// stand-in.
+#[cfg(test)]
+pub fn filled(kind: &str, base: &Json) -> Json {
+    let Some((defs, schema)) = builtin(kind) else {
+        return base.clone();
+    };
+    Schemas { defs }.fill(schema, base, &mut Vec::new())
 }
 
 /// The definitions a schema's references name (none for a CRD's).
@@ -62,6 +80,71 @@ fn kind_of(v: &Json) -> &'static str {
         Json::String(_) => "string",
         Json::Array(_) => "array",
         Json::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+impl Schemas<'_> {
+    fn fill(&self, schema: &Json, base: &Json, seen: &mut Vec<String>) -> Json {
+        if let Some(r) = schema["$ref"].as_str() {
+            let Some(d) = self.defs.get(r).filter(|_| !seen.iter().any(|x| x == r)) else {
+                return base.clone();
+            };
+            seen.push(r.to_string());
+            let v = self.fill(d, base, seen);
+            seen.pop();
+            return v;
+        }
+        if !base.is_null() && !base.is_object() && !base.is_array() {
+            return base.clone();
+        }
+        if let Some(e) = schema["enum"].as_array().and_then(|e| e.first()) {
+            return e.clone();
+        }
+        if schema["x-kubernetes-int-or-string"] == Json::Bool(true) {
+            return Json::from(1);
+        }
+        let kind = match &schema["type"] {
+            Json::Array(ts) => ts.first().and_then(Json::as_str).unwrap_or_default(),
+            t => t.as_str().unwrap_or_default(),
+        };
+        match kind {
+            "object" => {
+                let mut out = base.as_object().cloned().unwrap_or_default();
+                if let Some(props) = schema["properties"].as_object() {
+                    for (k, f) in props {
+                        let given = out.get(k).cloned().unwrap_or(Json::Null);
+                        match self.fill(f, &given, seen) {
+                            Json::Null => {}
+                            v => {
+                                out.insert(k.clone(), v);
+                            }
+                        }
+                    }
+                } else if let Some(a) = schema.get("additionalProperties") {
+                    if out.is_empty() {
+                        out.insert("strata-replay".into(), self.fill(a, &Json::Null, seen));
+                    }
+                }
+                Json::Object(out)
+            }
+            "array" => match base.as_array() {
+                Some(given) if !given.is_empty() => Json::Array(
+                    given
+                        .iter()
+                        .map(|x| self.fill(&schema["items"], x, seen))
+                        .collect(),
+                ),
+                _ => match self.fill(&schema["items"], &Json::Null, seen) {
+                    Json::Null => Json::Null,
+                    v => Json::Array(vec![v]),
+                },
+            },
+            "string" => Json::from("strata-replay"),
+            "integer" | "number" => Json::from(1),
+            "boolean" => Json::Bool(true),
+            _ => Json::Null,
+        }
     }
 }
 
@@ -242,7 +325,7 @@ fn values(schema: &Json, v: &Json, path: &str, out: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{check, check_builtin};
+    use super::{check, check_builtin, filled};
     use serde_json::json;
 
     /// A ClusterQueue-like schema: the shapes Kueue's CRDs use.
@@ -329,6 +412,113 @@ mod tests {
             ]
         );
         assert_eq!(check_builtin("example.com/v1/Widget", &deployment), None);
+    }
+
+    /// Not stricter than Kubernetes: an object of each built-in kind the
+    /// stand-in serves, with every field its definition has set, is taken
+    /// (the server's own fields left out, as an API server refuses them
+    /// from a client: managed fields, uid, resource version; names the
+    /// stand-in checks given as an API server wants them), and what it
+    /// stores fits the definition.
+    #[test]
+    fn every_field_kubernetes_defines_is_taken() {
+        let k = crate::kubernetes::start().expect("the stand-in");
+        let kinds = [
+            ("v1/Namespace", "/api/v1/namespaces/replay", json!({})),
+            (
+                "v1/Secret",
+                "/api/v1/namespaces/replay/secrets/s",
+                json!({"data": {"k": "dg=="}}),
+            ),
+            (
+                "v1/ConfigMap",
+                "/api/v1/namespaces/replay/configmaps/c",
+                json!({}),
+            ),
+            (
+                "v1/ServiceAccount",
+                "/api/v1/namespaces/replay/serviceaccounts/sa",
+                json!({}),
+            ),
+            (
+                "v1/Service",
+                "/api/v1/namespaces/replay/services/svc",
+                json!({}),
+            ),
+            (
+                "apps/v1/Deployment",
+                "/apis/apps/v1/namespaces/replay/deployments/d",
+                json!({}),
+            ),
+            (
+                "apps/v1/DaemonSet",
+                "/apis/apps/v1/namespaces/replay/daemonsets/ds",
+                json!({}),
+            ),
+            (
+                "batch/v1/Job",
+                "/apis/batch/v1/namespaces/replay/jobs/j",
+                json!({}),
+            ),
+            (
+                "rbac.authorization.k8s.io/v1/ClusterRole",
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/r",
+                json!({}),
+            ),
+            (
+                "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/rb",
+                json!({}),
+            ),
+            ("v1/Node", "/api/v1/nodes/n", json!({})),
+        ];
+        let mut refused = Vec::new();
+        for (kind, path, base) in kinds {
+            let name = path.rsplit('/').next().unwrap_or_default();
+            let (api_version, short) = kind.rsplit_once('/').unwrap_or_default();
+            let mut obj = filled(kind, &base);
+            obj["apiVersion"] = json!(api_version);
+            obj["kind"] = json!(short);
+            let meta = &mut obj["metadata"];
+            meta["name"] = json!(name);
+            if path.contains("/namespaces/replay/") {
+                meta["namespace"] = json!("replay");
+            } else if let Some(m) = meta.as_object_mut() {
+                m.remove("namespace");
+            }
+            if let Some(m) = meta.as_object_mut() {
+                for server in [
+                    "managedFields",
+                    "uid",
+                    "resourceVersion",
+                    "generateName",
+                    "deletionTimestamp",
+                    "deletionGracePeriodSeconds",
+                    "selfLink",
+                ] {
+                    m.remove(server);
+                }
+            }
+            if kind == "apps/v1/Deployment" {
+                let pod = &obj["spec"]["template"]["spec"];
+                assert!(
+                    pod["containers"][0]["livenessProbe"]["httpGet"]["port"].is_number()
+                        && pod["affinity"]["podAntiAffinity"].is_object()
+                        && pod["volumes"][0]["csi"]["driver"].is_string(),
+                    "every field set: {pod}"
+                );
+            }
+            match k.add(path, "replay", obj) {
+                Ok(stored) => {
+                    let misfits = check_builtin(kind, &stored).unwrap_or_default();
+                    if !misfits.is_empty() {
+                        refused.push(format!("{kind} stored: {misfits:?}"));
+                    }
+                }
+                Err(why) => refused.push(format!("{kind}: {why}")),
+            }
+        }
+        assert!(refused.is_empty(), "{}", refused.join("\n"));
     }
 
     #[test]
