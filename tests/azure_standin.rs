@@ -484,6 +484,30 @@ resource "azurerm_resource_group" "rg" {
     assert_eq!(a.ids(), Vec::<String>::new());
 }
 
+/// A cluster and a spot pool written with the least azurerm takes (no
+/// pod range, no eviction policy, no price cap): AKS answers with the ones
+/// it chose (10.244.0.0/16, Delete, -1), as Microsoft's examples show, and
+/// a second plan is empty rather than replacing the pool each time.
+#[test]
+fn what_aks_fills_in_is_no_change() {
+    let a = azure::start().expect("stand-in");
+    let d = common::scratch("azure", "aks-defaults");
+    let least = STACK
+        .replace("    pod_cidr            = \"192.168.0.0/16\"\n", "")
+        .replace("  eviction_policy       = \"Delete\"\n", "")
+        .replace("  spot_max_price        = -1\n", "");
+    assert!(!least.contains("pod_cidr"), "{least}");
+    assert_ne!(least, STACK);
+    std::fs::write(d.join("main.tf"), least).expect("write");
+    let creds = Creds::Secret(azure::CLIENT_SECRET);
+    let (code, out) = strata(&d, &a, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let pool = a.get(&pool_id()).expect("the pool");
+    assert_eq!(pool["properties"]["spotMaxPrice"], -1, "{pool}");
+    let (code, out) = strata(&d, &a, &creds, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "what AKS chose is no change:\n{out}");
+}
+
 /// The whole stack through throttling, 5xx, resets and slow answers at the
 /// rates of `tests/faults.rs`: it applies, plans nothing more, and is
 /// destroyed with nothing left.

@@ -210,9 +210,10 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
                     "dns_service_ip",
                     A::optional(s(), "The cluster DNS address.").and_computed(),
                 ),
+                // AKS chooses one (10.244.0.0/16) when left out.
                 (
                     "pod_cidr",
-                    A::optional(s(), "The pods' range (overlay, kubenet)."),
+                    A::optional(s(), "The pods' range (overlay, kubenet).").and_computed(),
                 ),
                 (
                     "outbound_type",
@@ -354,9 +355,13 @@ pub static NODE_POOL: Spec = Spec {
                         .and_computed()
                         .force_new(),
                 ),
+                // AKS fills both in for a spot pool that leaves them out
+                // (Delete; -1): computed, or each plan would replace it.
                 (
                     "eviction_policy",
-                    A::optional(s(), "Delete or Deallocate (Spot).").force_new(),
+                    A::optional(s(), "Delete or Deallocate (Spot).")
+                        .and_computed()
+                        .force_new(),
                 ),
                 (
                     "spot_max_price",
@@ -364,6 +369,7 @@ pub static NODE_POOL: Spec = Spec {
                         Type::Number,
                         "The most to pay per hour (-1: on-demand price).",
                     )
+                    .and_computed()
                     .force_new(),
                 ),
                 (

@@ -356,6 +356,21 @@ impl World {
                 }
             }
             "microsoft.containerservice/managedclusters" => {
+                // The network AKS chooses for what the body leaves out, as
+                // its examples answer.
+                if let Some(net) = props
+                    .get_mut("networkProfile")
+                    .and_then(Json::as_object_mut)
+                {
+                    let own_pods = net.get("networkPlugin") == Some(&json!("kubenet"))
+                        || net.get("networkPluginMode") == Some(&json!("overlay"));
+                    if own_pods {
+                        net.entry("podCidr").or_insert(json!("10.244.0.0/16"));
+                    }
+                    net.entry("serviceCidr").or_insert(json!("10.0.0.0/16"));
+                    net.entry("dnsServiceIP").or_insert(json!("10.0.0.10"));
+                    net.entry("outboundType").or_insert(json!("loadBalancer"));
+                }
                 let n = self.id();
                 props.insert(
                     "fqdn".into(),
@@ -413,6 +428,12 @@ impl World {
             }
             "microsoft.containerservice/managedclusters/agentpools" => {
                 if props.get("scaleSetPriority").and_then(Json::as_str) == Some("Spot") {
+                    // What a spot pool leaves out AKS fills in, as its
+                    // examples answer: no price cap, evicted nodes deleted.
+                    props.entry("spotMaxPrice").or_insert(json!(-1));
+                    props
+                        .entry("scaleSetEvictionPolicy")
+                        .or_insert(json!("Delete"));
                     // AKS marks spot nodes itself, label and taint.
                     let labels = props.entry("nodeLabels").or_insert(json!({}));
                     labels["kubernetes.azure.com/scalesetpriority"] = json!("spot");
