@@ -178,25 +178,15 @@ impl World {
                 "config": {"machineType": "e2-medium", "diskSizeGb": 100}});
             self.put_node_pool(&key, pool, "RUNNING");
         }
-        let k = key.clone();
-        let k2 = key.clone();
+        let (then, or_else) = made(&key, None);
         let op = self.start_op(
             true,
             &format!("projects/{p}/locations/{l}"),
             "CREATE_CLUSTER",
             &key,
             Some(key.clone()),
-            vec![Box::new(move |w: &mut World| {
-                if let Some(c) = w.objects.get_mut(&k) {
-                    c["status"] = json!("RUNNING");
-                }
-                w.nodes_of(&k);
-            })],
-            vec![Box::new(move |w: &mut World| {
-                if let Some(c) = w.objects.get_mut(&k2) {
-                    c["status"] = json!("ERROR");
-                }
-            })],
+            then,
+            or_else,
         );
         json(200, op)
     }
@@ -539,25 +529,15 @@ impl World {
             return refused;
         }
         self.put_node_pool(cluster, np, "PROVISIONING");
-        let (k, k2) = (key.clone(), key.clone());
+        let (then, or_else) = made(&key, Some("node pool creation failed"));
         let op = self.start_op(
             true,
             cluster.split("/clusters/").next().unwrap_or(""),
             "CREATE_NODE_POOL",
             &key,
             Some(cluster.to_string()),
-            vec![Box::new(move |w: &mut World| {
-                if let Some(c) = w.objects.get_mut(&k) {
-                    c["status"] = json!("RUNNING");
-                }
-                w.nodes_of(&k);
-            })],
-            vec![Box::new(move |w: &mut World| {
-                if let Some(c) = w.objects.get_mut(&k2) {
-                    c["status"] = json!("ERROR");
-                    c["statusMessage"] = json!("node pool creation failed");
-                }
-            })],
+            then,
+            or_else,
         );
         json(200, op)
     }
@@ -680,4 +660,26 @@ impl World {
         );
         json(200, op)
     }
+}
+
+/// What a create of the cluster or pool at `key` does when its operation
+/// ends: RUNNING with its nodes joined, or ERROR (with `failed` as its
+/// status message).
+fn made(key: &str, failed: Option<&'static str>) -> (Vec<Effect>, Vec<Effect>) {
+    let (k, k2) = (key.to_string(), key.to_string());
+    let then: Effect = Box::new(move |w: &mut World| {
+        if let Some(c) = w.objects.get_mut(&k) {
+            c["status"] = json!("RUNNING");
+        }
+        w.nodes_of(&k);
+    });
+    let or_else: Effect = Box::new(move |w: &mut World| {
+        if let Some(c) = w.objects.get_mut(&k2) {
+            c["status"] = json!("ERROR");
+            if let Some(m) = failed {
+                c["statusMessage"] = json!(m);
+            }
+        }
+    });
+    (vec![then], vec![or_else])
 }
