@@ -265,7 +265,7 @@ impl View for Printer {
                     "Recovered an interrupted apply: {recorded} operations were already recorded, {adopted} objects created but not recorded were adopted."
                 );
                 for what in discarded {
-                    eprintln!("  Deleted {what}: the interrupted apply made it, and it cannot be adopted (its secret was given once, to the run that died).");
+                    eprintln!("  Deleted {what}: the interrupted apply made it, and it cannot be adopted (what only its create's answer held, such as a key's secret, died with that run).");
                 }
             }
             // A failover's rounds, said in the stream's own form: a
