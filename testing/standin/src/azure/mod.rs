@@ -615,9 +615,15 @@ fn declared(key: &str, version: &str, path: &[&str]) -> bool {
 }
 
 /// The name of a type's body in Azure's definitions
-/// (`testing/definitions/azure`): `Type@version:body`.
+/// (`testing/definitions/azure`), as their `resources` table names it; a
+/// type or version they lack is named as itself, which no check finds, so
+/// the check says so.
 fn definition(key: &str, version: &str) -> String {
-    format!("{}@{version}:body", type_name(key))
+    let resource = format!("{}@{version}", type_name(key));
+    crate::definitions::api("azure")
+        .and_then(|d| d.resource(&resource))
+        .unwrap_or(&resource)
+        .to_string()
 }
 
 fn capacity_of(props: &Json) -> &'static str {
