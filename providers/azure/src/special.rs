@@ -174,6 +174,18 @@ pub struct RoleAssignment;
 
 const ROLES_API: &str = "2022-04-01";
 
+/// Whether two role definition ids name one role: the same definition
+/// GUID, whatever scope the id was written at.
+fn same_role(a: &str, b: &str) -> bool {
+    let guid = |id: &str| {
+        let lower = id.to_ascii_lowercase();
+        lower
+            .rsplit_once("/roledefinitions/")
+            .map(|(_, g)| g.to_string())
+    };
+    guid(a).is_some() && guid(a) == guid(b)
+}
+
 impl RoleAssignment {
     const TYPE: &'static str = "azurerm_role_assignment";
 
@@ -196,6 +208,17 @@ impl RoleAssignment {
         if let (Some(had), Some(now)) = (like["scope"].as_str(), j["scope"].as_str()) {
             if had.eq_ignore_ascii_case(now) {
                 j["scope"] = json!(had);
+            }
+        }
+        // A role's id comes back at the subscription or, as Microsoft's
+        // RoleAssignments_CreateForResourceGroup example answers, at the
+        // tenant (`/providers/…/roleDefinitions/G`): the same role.
+        if let (Some(had), Some(now)) = (
+            like["role_definition_id"].as_str(),
+            j["role_definition_id"].as_str(),
+        ) {
+            if same_role(had, now) {
+                j["role_definition_id"] = json!(had);
             }
         }
         strata_value::json::value_from_json(&j, &RoleAssignment.schema().object_type()).map_err(
@@ -378,5 +401,39 @@ impl Kind<Ctx> for RoleAssignment {
             Some(o) => Ok(Some(Self::value(&o, &json!({}))?)),
             None => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESPONSES: &str = include_str!("../../../testing/definitions/azure/responses.json");
+
+    /// Microsoft's example answers a role assignment with the role's id at
+    /// the tenant; the configuration wrote it at the subscription. Read
+    /// back, it is the configuration's, or every plan would replace it.
+    #[test]
+    fn a_role_id_answered_at_another_scope_is_the_same_role() {
+        let doc: Json = serde_json::from_str(RESPONSES).expect("responses.json");
+        let ex = doc["examples"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["resource"] == "Microsoft.Authorization/roleAssignments@2022-04-01")
+            .expect("a role assignment example");
+        let asked = ex["request"]["properties"]["roleDefinitionId"].clone();
+        let answered = &ex["answer"]["properties"]["roleDefinitionId"];
+        assert_ne!(&asked, answered, "the example answers another form");
+        let like =
+            json!({"role_definition_id": asked, "scope": ex["answer"]["properties"]["scope"]});
+        let v = RoleAssignment::value(&ex["answer"], &like).expect("reads");
+        let read = strata_value::json::plain_json(&v);
+        assert_eq!(read["role_definition_id"], like["role_definition_id"]);
+        assert_eq!(read["principal_type"], "User");
+        assert!(!same_role(
+            "/providers/Microsoft.Authorization/roleDefinitions/a",
+            "/providers/Microsoft.Authorization/roleDefinitions/b"
+        ));
     }
 }

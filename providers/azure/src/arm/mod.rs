@@ -25,6 +25,9 @@ mod kubernetes;
 mod network;
 mod storage;
 
+#[cfg(test)]
+mod examples;
+
 use identity::LOCKS_API;
 pub use identity::{FEDERATED_IDENTITY_CREDENTIAL, MANAGEMENT_LOCK, USER_ASSIGNED_IDENTITY};
 pub use kubernetes::{KUBERNETES_CLUSTER, NODE_POOL};

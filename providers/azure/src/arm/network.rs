@@ -2,6 +2,7 @@
 //! subnets and security groups.
 
 use super::{common, s, Scope, Spec};
+use serde_json::json;
 use strata_provider::values::block;
 use strata_provider::{AttributeSchema as A, BlockNesting};
 use strata_rest::fields::{array, f, out, Field};
@@ -103,7 +104,17 @@ pub static SUBNET: Spec = Spec {
     nested_force_new: &[],
     keep: &["properties.networkSecurityGroup"],
     to_api: None,
-    from_api: None,
+    // A subnet given one range (`addressPrefix`, as the portal and the
+    // CLI write it, and as Microsoft's SubnetCreate example answers) has
+    // no `addressPrefixes`: read either, or an imported subnet would
+    // plan a change of a required attribute from nothing.
+    from_api: Some(|api, tf| {
+        if tf["address_prefixes"].is_null() {
+            if let Some(one) = api["properties"]["addressPrefix"].as_str() {
+                tf["address_prefixes"] = json!([one]);
+            }
+        }
+    }),
     credentials: None,
     settings: None,
 };

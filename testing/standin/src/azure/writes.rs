@@ -224,7 +224,15 @@ impl World {
                 self.objects.remove(&g);
             }
         }
-        let status = if creating { 201 } else { 200 };
+        // A child every account has (`blobServices/default`,
+        // `managementPolicies/default`) is never created: its PUT answers
+        // 200 only, as those operations document.
+        let singleton = matches!(
+            info.key,
+            "microsoft.storage/storageaccounts/blobservices"
+                | "microsoft.storage/storageaccounts/managementpolicies"
+        );
+        let status = if creating && !singleton { 201 } else { 200 };
         match mode {
             Mode::Sync => {
                 self.objects.insert(id, obj.clone());
@@ -359,9 +367,11 @@ impl World {
                 // The network AKS chooses for what the body leaves out, as
                 // its examples answer.
                 if let Some(net) = props
-                    .get_mut("networkProfile")
-                    .and_then(Json::as_object_mut)
+                    .entry("networkProfile")
+                    .or_insert(json!({}))
+                    .as_object_mut()
                 {
+                    net.entry("networkPlugin").or_insert(json!("kubenet"));
                     let own_pods = net.get("networkPlugin") == Some(&json!("kubenet"))
                         || net.get("networkPluginMode") == Some(&json!("overlay"));
                     if own_pods {
@@ -382,13 +392,10 @@ impl World {
                             .unwrap_or(name)
                     )),
                 );
-                props.insert(
-                    "currentKubernetesVersion".into(),
-                    props
-                        .get("kubernetesVersion")
-                        .cloned()
-                        .unwrap_or(json!("1.31.5")),
-                );
+                // No version, or an empty one, is AKS's default.
+                let version = chosen_version(props.get("kubernetesVersion"));
+                props.insert("kubernetesVersion".into(), version.clone());
+                props.insert("currentKubernetesVersion".into(), version);
                 props.entry("nodeResourceGroup").or_insert(json!(format!(
                     "MC_{}_{name}_eastus",
                     id.split('/').nth(4).unwrap_or("")
@@ -419,7 +426,11 @@ impl World {
                         }
                     }
                 }
-                if let Some(id) = obj["identity"]["userAssignedIdentities"].as_object_mut() {
+                // (`get_mut`: indexing would put an identity into a body without one.)
+                let assigned = obj
+                    .get_mut("identity")
+                    .and_then(|i| i.get_mut("userAssignedIdentities"));
+                if let Some(id) = assigned.and_then(Json::as_object_mut) {
                     for (uid, v) in id.iter_mut() {
                         let found = self.objects.get(&uid.to_ascii_lowercase()).map(|o| json!({"principalId": o["properties"]["principalId"], "clientId": o["properties"]["clientId"]}));
                         *v = found.unwrap_or(json!({}));
@@ -449,22 +460,42 @@ impl World {
                     _ => "Running",
                 };
                 props.insert("powerState".into(), json!({ "code": power }));
-                props
-                    .entry("orchestratorVersion")
-                    .or_insert(json!("1.31.5"));
+                // A pool without a version (or with "") runs its cluster's.
+                let cluster = id.rsplit_once("/agentpools/").map(|(c, _)| c);
+                let running = cluster
+                    .and_then(|c| self.objects.get(c))
+                    .map(|c| c["properties"]["currentKubernetesVersion"].clone());
+                let version = match props.get("orchestratorVersion").and_then(Json::as_str) {
+                    Some(v) if !v.is_empty() => json!(v),
+                    _ => chosen_version(running.as_ref()),
+                };
+                props.insert("orchestratorVersion".into(), version);
                 props.entry("osType").or_insert(json!("Linux"));
                 props
                     .entry("type")
                     .or_insert(json!("VirtualMachineScaleSets"));
             }
             "microsoft.storage/storageaccounts" => {
+                // The tier is the SKU name's first word (Standard_GRS).
+                if let Some(tier) = obj["sku"]["name"]
+                    .as_str()
+                    .and_then(|n| n.split('_').next())
+                {
+                    obj["sku"]["tier"] = json!(tier);
+                }
                 props.insert("primaryEndpoints".into(), json!({"blob": format!("https://{name}.blob.core.windows.net/"), "dfs": format!("https://{name}.dfs.core.windows.net/")}));
                 props.entry("minimumTlsVersion").or_insert(json!("TLS1_0"));
                 props
                     .entry("supportsHttpsTrafficOnly")
                     .or_insert(json!(true));
                 props.entry("allowBlobPublicAccess").or_insert(json!(false));
-                props.entry("accessTier").or_insert(json!("Hot"));
+                // Only blob accounts have a tier (general-purpose v1 has none).
+                if matches!(
+                    obj["kind"].as_str(),
+                    Some("StorageV2" | "BlobStorage") | None
+                ) {
+                    props.entry("accessTier").or_insert(json!("Hot"));
+                }
             }
             _ => {}
         }
@@ -571,5 +602,14 @@ impl World {
                 r.body(Body::default()).unwrap_or_default()
             }
         }
+    }
+}
+
+/// The version AKS runs for one asked for: the one named, or its default
+/// when none or an empty one is (its examples send `""`).
+pub(super) fn chosen_version(asked: Option<&Json>) -> Json {
+    match asked.and_then(Json::as_str) {
+        Some(v) if !v.is_empty() => json!(v),
+        _ => json!("1.31.5"),
     }
 }
