@@ -767,6 +767,13 @@ fn nodes_placed_nowhere_are_a_pending_change() {
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("has no place with capacity"), "{out}");
+    // GKE's quota refusal names no code, only words: still a shortage.
+    assert!(
+        out.contains(
+            "gcp us-central1 on-demand (a3-highgpu-8g) had no capacity in region us-central1."
+        ),
+        "{out}"
+    );
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 2, "the wanted nodes are a change:\n{out}");
     assert!(!out.contains("No changes."), "{out}");

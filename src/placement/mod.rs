@@ -361,8 +361,14 @@ pub fn outcome(
         let record = match short {
             Some((shortage, why, addr)) => {
                 out.explained.push(addr.clone());
+                // A refusal that names no region (GKE's quota words) was
+                // for the region asked: say which.
+                let shown = match shortage {
+                    Shortage::Region(None) => Shortage::Region(Some(c.at.region.clone())),
+                    other => other.clone(),
+                };
                 out.attempts.push(format!(
-                    "Placement of {}: {} ({}) had no capacity {shortage}.\n  {why}",
+                    "Placement of {}: {} ({}) had no capacity {shown}.\n  {why}",
                     d.pool,
                     c.label(),
                     c.instance_type

@@ -6,7 +6,7 @@ use crate::Ctx;
 use serde_json::Value as Json;
 use std::time::Duration;
 use strata_provider::wait::{self, Poll};
-use strata_provider::{CapacityCodes, DriverError, Place, Reach};
+use strata_provider::{CapacityCodes, DriverError, Place, Reach, Shortage};
 use strata_rest::{Method, Paging};
 use strata_value::value::Value;
 
@@ -68,6 +68,20 @@ impl strata_rest::Dialect for Google {
 
     fn capacity(&self) -> &'static CapacityCodes {
         CAPACITY
+    }
+
+    /// The codes, and GKE's words for a quota it refuses a cluster or a
+    /// pool for: a 403 `forbidden` (`PERMISSION_DENIED`) whose message
+    /// alone says it ("Insufficient regional quota to satisfy request:
+    /// resource \"NVIDIA_L4_GPUS\": …"), naming neither code nor region
+    /// (the region is the one asked for).
+    fn shortage(&self, code: &str, message: &str) -> Option<Shortage> {
+        CAPACITY.shortage(code, message).or_else(|| {
+            let lower = message.to_ascii_lowercase();
+            let regional = lower.contains("insufficient regional quota")
+                || lower.contains("insufficient quota to satisfy request");
+            regional.then(|| Shortage::Region(locate(message).region))
+        })
     }
 
     fn retryable(&self, code: &str, message: &str) -> bool {
@@ -283,7 +297,24 @@ pub fn owned(labels: &Json, tags: &strata_provider::Tags) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strata_provider::Shortage;
+
+    /// GKE refusing a pool for quota, in its words (as users have
+    /// reported them): a 403 `forbidden` whose message is all there is.
+    #[test]
+    fn gkes_quota_refusal_is_a_shortage_in_the_region_asked() {
+        use strata_rest::Dialect;
+        let message = "Insufficient regional quota to satisfy request: resource \"NVIDIA_L4_GPUS\": request requires '8.0' and is short '8.0'. project has a quota of '0.0' with '0.0' available. View and manage quotas at https://console.cloud.google.com/iam-admin/quotas?usage=USED&project=acme-ml.";
+        assert_eq!(
+            Google.shortage("forbidden", message),
+            Some(Shortage::Region(None))
+        );
+        let all = "Insufficient quota to satisfy request: resource \"GPUS_ALL_REGIONS\": request requires '8.0' and is short '8.0'.";
+        assert_eq!(Google.shortage("forbidden", all), Some(Shortage::Cloud));
+        assert_eq!(
+            Google.shortage("forbidden", "Permission 'container.clusters.create' denied"),
+            None
+        );
+    }
 
     #[test]
     fn shortages_reach_a_zone_a_region_or_every_region() {

@@ -216,6 +216,14 @@ impl World {
             None => ("QUOTA_EXCEEDED", format!("Insufficient regional quota to satisfy request: resource \"GPUS\" in region {region}: request requires more than the quota left.")),
         };
         match hit.shortage.form {
+            // GKE refuses a pool over quota at once, as users report it: a
+            // 403 `forbidden` whose message alone says which quota.
+            crate::capacity::Form::Refused if hit.zone.is_none() => {
+                Some(err(403, "PERMISSION_DENIED", "forbidden", &format!(
+                    "Insufficient regional quota to satisfy request: resource \"{}\": request requires '{grows}.0' and is short '{grows}.0'. project has a quota of '0.0' with '0.0' available. View and manage quotas at https://console.cloud.google.com/iam-admin/quotas?usage=USED&project={project}.",
+                    w.gpu_quota
+                )))
+            }
             crate::capacity::Form::Refused => Some(google_rpc(
                 403,
                 "RESOURCE_EXHAUSTED",
@@ -236,6 +244,9 @@ struct Wants {
     zones: Vec<String>,
     machine: String,
     capacity: &'static str,
+    /// The quota its GPUs count against (`NVIDIA_L4_GPUS`, spot ones
+    /// `PREEMPTIBLE_NVIDIA_L4_GPUS`), as GKE names it in a refusal.
+    gpu_quota: String,
 }
 
 impl Wants {
@@ -259,7 +270,12 @@ impl Wants {
         let config = &np["config"];
         let spot =
             config["spot"].as_bool() == Some(true) || config["preemptible"].as_bool() == Some(true);
+        let accelerator = config["accelerators"][0]["acceleratorType"]
+            .as_str()
+            .unwrap_or("nvidia");
+        let kind = accelerator.to_ascii_uppercase().replace('-', "_");
         Wants {
+            gpu_quota: format!("{}{kind}_GPUS", if spot { "PREEMPTIBLE_" } else { "" }),
             region: region.to_string(),
             zones,
             machine: config["machineType"]

@@ -31,6 +31,7 @@ mod container;
 mod iam;
 #[cfg(test)]
 mod replay;
+mod rpc;
 mod storage;
 mod xml;
 
@@ -381,12 +382,13 @@ impl World {
             "storage" => self.storage(req, &segs),
             _ => not_found(path),
         };
-        match method {
+        let answer = match method {
             Some(m) => crate::definitions::judged(name, m, answer, |message| {
                 err(500, "INTERNAL", "backendError", &message)
             }),
             _ => answer,
-        }
+        };
+        rpc::judged(answer)
     }
 
     /// The refresh-token grant of RFC 6749 §6, as Google's endpoint answers it.
