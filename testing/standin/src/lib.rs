@@ -39,6 +39,7 @@ mod openapi;
 pub mod proxy;
 pub mod registry;
 pub mod s3gateway;
+mod shapes;
 mod sigv4;
 
 pub use proxy::start;

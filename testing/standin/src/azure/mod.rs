@@ -27,6 +27,7 @@ pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 pub const CLIENT_SECRET: &str = "standin-client-secret";
 
+mod errors;
 mod operations;
 #[cfg(test)]
 mod replay;
@@ -79,6 +80,12 @@ impl Azure {
     /// Requests seen, as `METHOD PATH`.
     pub fn calls(&self) -> Vec<String> {
         self.world().calls.clone()
+    }
+
+    /// How many writes AKS refused because an operation was running on
+    /// their cluster (`OperationNotAllowed`).
+    pub fn refused_while_busy(&self) -> usize {
+        self.world().refused_while_busy
     }
 
     /// The shortages agent pools meet here (a handle: what is added to it
@@ -164,6 +171,8 @@ struct World {
     ops: BTreeMap<String, Op>,
     tokens: Vec<String>,
     failures: Vec<(String, String, String)>,
+    /// Writes refused because an operation ran on their cluster.
+    refused_while_busy: usize,
     /// Shortages agent pools meet ([`Azure::shortages`]).
     shortages: crate::capacity::Shortages,
     /// Principal ids that a role assignment cannot see yet.
@@ -230,9 +239,15 @@ impl World {
     }
 
     fn handle(&mut self, req: &Req, base: &str) -> Response<Body> {
+        // The token endpoint answers in OAuth's words, not ARM's.
         if req.path.ends_with("/oauth2/v2.0/token") {
             return self.token(req);
         }
+        errors::judged(self.arm(req, base))
+    }
+
+    /// A Resource Manager request.
+    fn arm(&mut self, req: &Req, base: &str) -> Response<Body> {
         let auth = req.bearer();
         if !auth.is_some_and(|t| self.tokens.iter().any(|x| x == t)) {
             return error(

@@ -16,47 +16,23 @@ fn rpc() -> &'static Json {
     DOC.get_or_init(|| serde_json::from_str(RPC).unwrap_or_default())
 }
 
-/// Where `v` does not fit `shape` (a reduced field type), under `at`.
-fn fits(shape: &Json, v: &Json, at: &str, out: &mut Vec<String>) {
-    let ok = match (shape.as_str(), shape) {
-        (Some("string" | "duration"), _) => v.is_string(),
-        (Some("integer"), _) => v.is_u64() || v.is_i64(),
-        (Some("map"), _) => v
+/// A leaf of Google's reduced shapes.
+fn leaf(name: &str, v: &Json, _at: &str, _out: &mut Vec<String>) -> Option<bool> {
+    Some(match name {
+        "string" | "duration" => v.is_string(),
+        "integer" => v.is_u64() || v.is_i64(),
+        "map" => v
             .as_object()
             .is_some_and(|m| m.values().all(Json::is_string)),
-        (Some("code"), _) => rpc()["codes"]
+        "code" => rpc()["codes"]
             .as_array()
             .is_some_and(|c| c.iter().any(|n| n == v)),
-        (Some(other), _) => {
-            out.push(format!("{at}: no shape {other}"));
-            return;
-        }
-        (None, Json::Array(item)) => match v.as_array() {
-            Some(items) => {
-                for (i, x) in items.iter().enumerate() {
-                    fits(&item[0], x, &format!("{at}[{i}]"), out);
-                }
-                true
-            }
-            None => false,
-        },
-        (None, Json::Object(fields)) => match v.as_object() {
-            Some(given) => {
-                for (k, x) in given {
-                    match fields.get(k) {
-                        Some(s) => fits(s, x, &format!("{at}.{k}"), out),
-                        None => out.push(format!("{at}.{k}: not a field")),
-                    }
-                }
-                true
-            }
-            None => false,
-        },
-        (None, _) => false,
-    };
-    if !ok {
-        out.push(format!("{at}: {v} is not a {shape}"));
-    }
+        _ => return None,
+    })
+}
+
+fn fits(shape: &Json, v: &Json, at: &str, out: &mut Vec<String>) {
+    crate::shapes::fits(shape, v, at, out, &leaf);
 }
 
 /// Where an error answer with HTTP `status` does not fit Google's shape.
