@@ -508,6 +508,45 @@ fn what_aks_fills_in_is_no_change() {
     assert_eq!(code, 0, "what AKS chose is no change:\n{out}");
 }
 
+/// AKS runs one operation at a time on a cluster (`OperationNotAllowed`
+/// for a second) and adds pools to a subnet one at a time. Three GPU pools
+/// in one cluster and subnet: the apply begins each only when the one
+/// before is done, so AKS refuses nothing and no pool waits on retries;
+/// the destroy likewise.
+#[test]
+fn a_clusters_pools_are_written_one_at_a_time() {
+    let a = azure::start().expect("stand-in");
+    let d = common::scratch("azure", "pool-turns");
+    let three = STACK.replace(
+        "resource \"azurerm_kubernetes_cluster_node_pool\" \"h100\" {\n  name                  = \"h100\"",
+        "resource \"azurerm_kubernetes_cluster_node_pool\" \"h100\" {\n  for_each              = toset([\"h100a\", \"h100b\", \"h100c\"])\n  name                  = each.key",
+    );
+    assert_ne!(three, STACK);
+    std::fs::write(d.join("main.tf"), three).expect("write");
+    let creds = Creds::Secret(azure::CLIENT_SECRET);
+    let (code, out) = strata(&d, &a, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    common::one_at_a_time(
+        &out,
+        "azurerm_kubernetes_cluster_node_pool.h100[",
+        ("Creating...", "Creation complete"),
+        3,
+    );
+    let (code, out) = strata(&d, &a, &creds, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    common::one_at_a_time(
+        &out,
+        "azurerm_kubernetes_cluster_node_pool.h100[",
+        ("Destroying...", "Destruction complete"),
+        3,
+    );
+    assert_eq!(
+        a.refused_while_busy(),
+        0,
+        "AKS refused a write to a busy cluster"
+    );
+}
+
 /// The whole stack through throttling, 5xx, resets and slow answers at the
 /// rates of `tests/faults.rs`: it applies, plans nothing more, and is
 /// destroyed with nothing left.

@@ -708,3 +708,98 @@ fn the_stack_converges_through_faults() {
     assert_eq!(ours(&g), Vec::<String>::new());
     common::assert_faults_struck(&g.server.counts);
 }
+
+/// GKE runs one operation at a time on a cluster ("Cluster is running
+/// incompatible operation"). Three pools on each of two clusters: the
+/// apply starts a cluster's pool operations one after another, never
+/// meeting the refusal, while the two clusters proceed side by side; the
+/// destroy likewise.
+#[test]
+fn a_clusters_pool_operations_take_turns_while_clusters_run_together() {
+    let g = gcp::start().expect("stand-in");
+    let d = common::scratch("gcp", "pool-turns");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "google_compute_network" "vpc" {
+  name                    = "vpc"
+  auto_create_subnetworks = false
+}
+
+resource "google_compute_subnetwork" "nodes" {
+  name          = "nodes"
+  network       = google_compute_network.vpc.id
+  ip_cidr_range = "10.40.0.0/20"
+}
+
+resource "google_container_cluster" "c" {
+  for_each                 = toset(["one", "two"])
+  name                     = each.key
+  location                 = "us-central1"
+  network                  = google_compute_network.vpc.name
+  subnetwork               = google_compute_subnetwork.nodes.name
+  remove_default_node_pool = true
+  initial_node_count       = 1
+  deletion_protection      = false
+}
+
+resource "google_container_node_pool" "p" {
+  for_each   = { for x in setproduct(["one", "two"], ["a", "b", "c"]) : "${x[0]}-${x[1]}" => x }
+  name       = each.value[1]
+  cluster    = google_container_cluster.c[each.value[0]].id
+  node_count = 1
+  node_config {
+    machine_type = "e2-standard-4"
+  }
+}
+"#,
+    )
+    .expect("write");
+    let creds = Creds::Token(gcp::STATIC_TOKEN);
+    let (code, out) = strata(&d, &g, &creds, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_turns(&g.cluster_operations(), "CREATE_NODE_POOL", 6);
+    // The apply itself waits: a cluster's next pool is not even begun
+    // until the one before is done (the driver's own lock per cluster
+    // would keep GKE from refusing, but the pool would hold a place of
+    // -parallelism and show as in progress meanwhile).
+    for cluster in ["one", "two"] {
+        let prefix = format!("google_container_node_pool.p[\"{cluster}-");
+        common::one_at_a_time(&out, &prefix, ("Creating...", "Creation complete"), 3);
+    }
+    let (code, out) = strata(&d, &g, &creds, &["destroy", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    // Six pools, and the default pool each cluster's create removed.
+    assert_turns(&g.cluster_operations(), "DELETE_NODE_POOL", 8);
+    assert_eq!(g.refused_while_busy(), 0, "GKE refused an operation");
+}
+
+/// `count` operations of `kind`, one cluster's never overlapping, and
+/// some of the two clusters' overlapping.
+fn assert_turns(ops: &[gcp::ClusterOperation], kind: &str, count: usize) {
+    let ops: Vec<_> = ops.iter().filter(|o| o.kind == kind).collect();
+    assert_eq!(ops.len(), count, "{ops:?}");
+    let overlap = |a: &gcp::ClusterOperation, b: &gcp::ClusterOperation| {
+        let (Some(ae), Some(be)) = (a.ended, b.ended) else {
+            return true;
+        };
+        a.began < be && b.began < ae
+    };
+    let mut across = false;
+    for (i, a) in ops.iter().enumerate() {
+        for b in &ops[i + 1..] {
+            match a.cluster == b.cluster {
+                true => assert!(
+                    !overlap(a, b),
+                    "{kind} overlapped on {}: {a:?} {b:?}",
+                    a.cluster
+                ),
+                false => across |= overlap(a, b),
+            }
+        }
+    }
+    assert!(
+        across,
+        "the two clusters' {kind} operations never ran together: {ops:?}"
+    );
+}

@@ -1,5 +1,7 @@
-//! Driver calls in flight: at most `parallelism` at once, the rest queued;
-//! each start, ten seconds' wait and end told as `Progress` says.
+//! Driver calls in flight: at most `parallelism` at once, the rest queued,
+//! and at most one at a time in a queue the cloud runs one by one
+//! (`Driver::queues`); each start, ten seconds' wait and end told as
+//! `Progress` says.
 
 use super::progress::{Event, Progress, Tally};
 use crate::config::{OnFailure, ProvisionerKind};
@@ -178,6 +180,25 @@ struct Running {
     kind: OpKind,
     began: Instant,
     provisioned_next: bool,
+    /// The cloud's queues it holds ([`Driver::queues`]) while it runs.
+    queues: Vec<String>,
+}
+
+/// An op waiting to start, with the cloud's queues it must wait its turn in.
+struct Queued {
+    op: Op,
+    queues: Vec<String>,
+}
+
+/// The queues a write of `op` waits in where its cloud runs such writes
+/// one at a time (a GKE cluster's node-pool operations).
+fn queues_of(op: &Op) -> Vec<String> {
+    let object = match (op.kind, &op.wanted) {
+        (OpKind::Create | OpKind::Update, Some(w)) => &w.value,
+        (OpKind::Delete, _) => &op.prior,
+        _ => return Vec::new(),
+    };
+    op.driver.queues(&op.type_name, object)
 }
 
 pub struct Runner {
@@ -186,7 +207,7 @@ pub struct Runner {
     /// Operations asked for, done and failed, for a large apply's count.
     tally: Tally,
     set: JoinSet<Finished>,
-    queue: VecDeque<Op>,
+    queue: VecDeque<Queued>,
     /// Queued operations a stop request kept from starting, told next.
     halted: Vec<OpResult>,
     running: HashMap<usize, Running>,
@@ -373,17 +394,27 @@ impl Runner {
         }
     }
 
-    /// Queues `op`; it starts as soon as fewer than `parallelism` run.
+    /// Queues `op`; it starts as soon as fewer than `parallelism` run
+    /// and no other op holds one of its cloud queues.
     pub fn start(&mut self, op: Op) {
-        self.queue.push_back(op);
+        let queues = queues_of(&op);
+        self.queue.push_back(Queued { op, queues });
         self.fill();
+    }
+
+    /// The first queued op free to start: none of its cloud queues held
+    /// by a running op.
+    fn next_free(&mut self) -> Option<Queued> {
+        let held = |k: &String| self.running.values().any(|r| r.queues.contains(k));
+        let at = self.queue.iter().position(|q| !q.queues.iter().any(held))?;
+        self.queue.remove(at)
     }
 
     fn fill(&mut self) {
         if crate::interrupt::requested() {
             // Asked to stop: nothing more starts; what waited is told
             // halted, so the walk skips what depends on it and ends.
-            for op in self.queue.drain(..) {
+            for Queued { op, .. } in self.queue.drain(..) {
                 self.halted.push(OpResult {
                     op: op.id,
                     result: Err(crate::interrupt::HALTED.to_string().into()),
@@ -395,7 +426,7 @@ impl Runner {
             return;
         }
         while self.running.len() < self.parallelism {
-            let Some(op) = self.queue.pop_front() else {
+            let Some(Queued { op, queues }) = self.next_free() else {
                 return;
             };
             let began = match op.kind {
@@ -416,6 +447,7 @@ impl Runner {
                 kind: op.kind,
                 began,
                 provisioned_next: op.provisioned_next,
+                queues,
             };
             self.running.insert(op.id, running);
             let id = op.id;

@@ -117,3 +117,25 @@ pub fn replace_through_a_stockout(
     let (status, out) = run(&["plan", "--detailed-exitcode"]);
     assert_eq!(status, 0, "{out}");
 }
+
+/// Of the progress lines of `prefix`'s instances, never two begun
+/// (`begun`) before the first is done (`done`); `count` begun in all.
+/// Where a cloud writes such objects one at a time, the apply waits its
+/// turn itself rather than begin and be refused.
+pub fn one_at_a_time(out: &str, prefix: &str, (begun, done): (&str, &str), count: usize) {
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with(prefix)).collect();
+    let mut open = 0;
+    for l in &lines {
+        if l.contains(begun) {
+            open += 1;
+            assert_eq!(open, 1, "two begun at once:\n{}", lines.join("\n"));
+        } else if l.contains(done) {
+            open -= 1;
+        }
+    }
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(begun)).count(),
+        count,
+        "{out}"
+    );
+}

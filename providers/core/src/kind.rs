@@ -35,6 +35,13 @@ pub trait Kind<C: Sync>: Send + Sync {
     async fn find_tagged(&self, c: &C, tags: &Tags) -> Result<Vec<Value>, DriverError>;
     async fn import(&self, c: &C, id: &str) -> Result<Option<Value>, DriverError>;
 
+    /// See [`crate::Driver::queues`]: none for a type the cloud writes
+    /// side by side.
+    fn queues(&self, object: &Value) -> Vec<String> {
+        let _ = object;
+        Vec::new()
+    }
+
     /// See [`crate::Recovery::trace`]: none for a type found by its tags.
     fn trace(&self, planned: &Value) -> Option<serde_json::Value> {
         let _ = planned;
@@ -232,6 +239,13 @@ impl<T: Cloud + 'static> Driver for T {
         match data {
             true => Ok(Vec::new()),
             false => self.kinds().validate(type_name, config),
+        }
+    }
+
+    fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {
+        match self.kinds().get(type_name) {
+            Ok(kind) => kind.queues(object),
+            Err(_) => Vec::new(),
         }
     }
 

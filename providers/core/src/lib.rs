@@ -399,6 +399,17 @@ pub trait Driver: Recovery + Billing + Send + Sync {
         })
     }
 
+    /// The queues a write of this object waits in where the cloud runs
+    /// such writes one at a time (GKE: one node-pool operation per
+    /// cluster; AKS: one per cluster, one pool at a time in a subnet), so
+    /// the apply starts them one after another instead of meeting the
+    /// cloud's refusal; writes sharing no queue (by default none has one)
+    /// run side by side.
+    fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {
+        let _ = (type_name, object);
+        Vec::new()
+    }
+
     /// Checks a resource's (`data`: a data source's) configuration as the
     /// provider itself does, which may hold unknown values: the problems,
     /// each with where it is. Native drivers' checks are their schemas,

@@ -47,6 +47,22 @@ fn cluster_path(c: &Ctx, j: &Json, type_name: &str, cluster: &str) -> Result<Str
     ))
 }
 
+/// The queue GKE runs a cluster's operations in: one cluster-level or
+/// node-pool create/delete at a time ("Cluster is running incompatible
+/// operation"), so strata starts them one after another. Named from what
+/// the object holds (`cluster` a name or a full id; project and location
+/// when set), the same for every pool of one cluster under one provider.
+fn operations_queue(j: &Json, cluster: &str) -> String {
+    if let Some(path) = cluster.strip_prefix("projects/") {
+        let parts: Vec<&str> = path.split('/').collect();
+        if let [project, "locations", location, "clusters", name, ..] = parts[..] {
+            return format!("gke:{project}/{location}/{name}");
+        }
+    }
+    let at = |k: &str| j[k].as_str().unwrap_or_default().to_string();
+    format!("gke:{}/{}/{}", at("project"), at("location"), last(cluster))
+}
+
 /// Every cluster of a project (GKE lists all locations at once, node
 /// pools included), each with its `projects/P/locations/L/clusters/C` path.
 async fn clusters(c: &Ctx, project: &str) -> Result<Vec<(String, Json)>, DriverError> {
@@ -250,6 +266,15 @@ fn same_named(p: &mut Planned, prior: &Value, keys: &[&str]) {
 
 #[async_trait]
 impl Kind<Ctx> for Cluster {
+    fn queues(&self, object: &Value) -> Vec<String> {
+        let j = tf(object);
+        j["name"]
+            .as_str()
+            .map(|n| operations_queue(&j, n))
+            .into_iter()
+            .collect()
+    }
+
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {
         let mut p = strata_provider::plan_by_schema(schema, req.prior, req.config);
         if let Some(prior) = req.prior {
@@ -686,6 +711,15 @@ impl NodePool {
 
 #[async_trait]
 impl Kind<Ctx> for NodePool {
+    fn queues(&self, object: &Value) -> Vec<String> {
+        let j = tf(object);
+        j["cluster"]
+            .as_str()
+            .map(|c| operations_queue(&j, c))
+            .into_iter()
+            .collect()
+    }
+
     fn schema(&self) -> ResourceSchema {
         let s = Type::String;
         let mut schema = ResourceSchema::of_attributes(vec![

@@ -44,6 +44,7 @@ pub static USER_ASSIGNED_IDENTITY: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 /// `azurerm_federated_identity_credential`: lets a Kubernetes service
@@ -102,6 +103,7 @@ pub static FEDERATED_IDENTITY_CREDENTIAL: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 /// The management locks API's version.
@@ -148,4 +150,5 @@ pub static MANAGEMENT_LOCK: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };

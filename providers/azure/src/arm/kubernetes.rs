@@ -286,6 +286,7 @@ pub static KUBERNETES_CLUSTER: Spec = Spec {
     }),
     credentials: Some("listClusterUserCredential"),
     settings: None,
+    queues: &[],
 };
 
 pub static NODE_POOL: Spec = Spec {
@@ -420,4 +421,8 @@ pub static NODE_POOL: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    // AKS takes one operation at a time on a cluster (a second meets
+    // `OperationNotAllowed`) and adds pools to a subnet one at a time:
+    // a pool's writes queue on both.
+    queues: &["kubernetes_cluster_id", "vnet_subnet_id"],
 };

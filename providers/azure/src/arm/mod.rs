@@ -118,6 +118,9 @@ pub struct Spec {
     /// `kubeconfigs[0]` reaches `from_api` as `api["strata:kubeconfig"]`.
     pub credentials: Option<&'static str>,
     pub settings: Option<&'static Settings>,
+    /// The attributes naming the queues ARM writes this type's objects in
+    /// one at a time ([`strata_provider::Driver::queues`]).
+    pub queues: &'static [&'static str],
 }
 
 pub struct Resource(pub &'static Spec);
@@ -590,6 +593,16 @@ fn settings_shown(st: &Settings, child: &Json, like: Option<&Json>, j: &mut Json
 impl Kind<Ctx> for Resource {
     fn schema(&self) -> ResourceSchema {
         (self.0.schema)()
+    }
+
+    fn queues(&self, object: &Value) -> Vec<String> {
+        let j = strata_value::json::plain_json(object);
+        self.0
+            .queues
+            .iter()
+            .filter_map(|k| j[*k].as_str())
+            .map(|id| format!("azure:{}", id.to_ascii_lowercase()))
+            .collect()
     }
 
     fn plan(&self, schema: &ResourceSchema, req: &PlanRequest<'_>) -> Planned {

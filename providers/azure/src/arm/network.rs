@@ -23,6 +23,7 @@ pub static RESOURCE_GROUP: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 pub static VIRTUAL_NETWORK: Spec = Spec {
@@ -61,6 +62,7 @@ pub static VIRTUAL_NETWORK: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 pub static SUBNET: Spec = Spec {
@@ -117,6 +119,7 @@ pub static SUBNET: Spec = Spec {
     }),
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 const RULE: &[Field] = &[
@@ -187,4 +190,5 @@ pub static NETWORK_SECURITY_GROUP: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };

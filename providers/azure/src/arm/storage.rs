@@ -100,6 +100,7 @@ pub static STORAGE_ACCOUNT: Spec = Spec {
     }),
     credentials: None,
     settings: Some(&BLOB_SERVICE),
+    queues: &[],
 };
 
 /// The account's blob service (`blobServices/default`), which azurerm
@@ -170,6 +171,7 @@ pub static STORAGE_CONTAINER: Spec = Spec {
     }),
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 const RULE: &[Field] = &[
@@ -234,6 +236,7 @@ pub static STORAGE_MANAGEMENT_POLICY: Spec = Spec {
     from_api: None,
     credentials: None,
     settings: None,
+    queues: &[],
 };
 
 fn management_policy_schema() -> strata_provider::ResourceSchema {

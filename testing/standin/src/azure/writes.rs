@@ -83,7 +83,7 @@ impl World {
                 .find(|o| o.looks < 2 && o.cluster.as_deref() == Some(c))
             {
                 let _ = running;
-                return error(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on the managed cluster. Please wait for it to finish.");
+                return self.busy_cluster();
             }
             if info.key.ends_with("agentpools") && !self.objects.contains_key(c) {
                 return error(
@@ -521,7 +521,7 @@ impl World {
                 .values()
                 .any(|o| o.looks < 2 && o.cluster.as_deref() == Some(c))
             {
-                return error(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on the managed cluster. Please wait for it to finish.");
+                return self.busy_cluster();
             }
         }
         if info.key == "microsoft.network/virtualnetworks/subnets" {
@@ -611,5 +611,14 @@ pub(super) fn chosen_version(asked: Option<&Json>) -> Json {
     match asked.and_then(Json::as_str) {
         Some(v) if !v.is_empty() => json!(v),
         _ => json!("1.31.5"),
+    }
+}
+
+impl World {
+    /// AKS's refusal of a write to a cluster an operation is running on,
+    /// counted ([`super::Azure::refused_while_busy`]).
+    fn busy_cluster(&mut self) -> Response<Body> {
+        self.refused_while_busy += 1;
+        error(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on the managed cluster. Please wait for it to finish.")
     }
 }

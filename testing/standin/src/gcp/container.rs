@@ -396,12 +396,8 @@ impl World {
         if *m == Method::GET && verb.is_none() {
             return json(200, self.cluster_view(key));
         }
-        if let Some(op) = self.busy(key) {
-            return google_rpc(
-                400,
-                "FAILED_PRECONDITION",
-                &format!("Cluster is running incompatible operation {op}."),
-            );
+        if let Some(op) = self.busy(key).map(str::to_string) {
+            return self.incompatible(&op);
         }
         let k = key.to_string();
         match (m, verb) {
@@ -523,12 +519,8 @@ impl World {
         if self.objects.contains_key(&key) {
             return google_rpc(409, "ALREADY_EXISTS", &format!("Already exists: {key}."));
         }
-        if let Some(op) = self.busy(cluster) {
-            return google_rpc(
-                400,
-                "FAILED_PRECONDITION",
-                &format!("Cluster is running incompatible operation {op}."),
-            );
+        if let Some(op) = self.busy(cluster).map(str::to_string) {
+            return self.incompatible(&op);
         }
         for t in np["config"]["taints"].as_array().into_iter().flatten() {
             let e = t["effect"].as_str().unwrap_or("");
@@ -573,12 +565,8 @@ impl World {
         if *m == Method::GET && verb.is_none() {
             return json(200, current);
         }
-        if let Some(op) = self.busy(cluster) {
-            return google_rpc(
-                400,
-                "FAILED_PRECONDITION",
-                &format!("Cluster is running incompatible operation {op}."),
-            );
+        if let Some(op) = self.busy(cluster).map(str::to_string) {
+            return self.incompatible(&op);
         }
         let scope = cluster.split("/clusters/").next().unwrap_or("").to_string();
         let k = key.clone();

@@ -50,6 +50,18 @@ pub const STATIC_TOKEN: &str = "standin-static-token";
 /// Items per list page: small, so paging is exercised.
 const PAGE: usize = 3;
 
+/// A Kubernetes Engine operation as it ran: on which cluster, what, and
+/// when it began and was first seen done.
+#[derive(Debug, Clone)]
+pub struct ClusterOperation {
+    /// `projects/P/locations/L/clusters/C`.
+    pub cluster: String,
+    /// `CREATE_NODE_POOL`, `DELETE_NODE_POOL`, ...
+    pub kind: String,
+    pub began: std::time::Instant,
+    pub ended: Option<std::time::Instant>,
+}
+
 /// A running stand-in.
 pub struct Gcp {
     pub server: Server,
@@ -111,6 +123,34 @@ impl Gcp {
     /// Requests seen, as `METHOD PATH`.
     pub fn calls(&self) -> Vec<String> {
         self.world().calls.clone()
+    }
+
+    /// Kubernetes Engine operations so far, in the order they began.
+    pub fn cluster_operations(&self) -> Vec<ClusterOperation> {
+        let w = self.world();
+        let mut out: Vec<ClusterOperation> = w
+            .ops
+            .values()
+            .filter_map(|o| {
+                Some(ClusterOperation {
+                    cluster: o.cluster.clone()?,
+                    kind: o.json["operationType"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    began: o.started,
+                    ended: o.ended,
+                })
+            })
+            .collect();
+        out.sort_by_key(|o| o.began);
+        out
+    }
+
+    /// How many operations GKE refused because another ran on their
+    /// cluster ("Cluster is running incompatible operation").
+    pub fn refused_while_busy(&self) -> usize {
+        self.world().refused_while_busy
     }
 
     /// The shortages node pools meet here (a handle: what is added to it
@@ -185,6 +225,8 @@ struct Op {
     /// Looks so far: 0 PENDING, 1 RUNNING, 2 DONE.
     looks: u8,
     started: std::time::Instant,
+    /// When it was first seen DONE.
+    ended: Option<std::time::Instant>,
     /// Done when it succeeds.
     then: Vec<Effect>,
     /// Done when it fails (a node pool left in ERROR).
@@ -210,6 +252,8 @@ struct World {
     unseen: BTreeMap<String, u32>,
     tokens: Vec<String>,
     failures: Vec<(String, String, String)>,
+    /// Operations refused because another ran on their cluster.
+    refused_while_busy: usize,
     /// Shortages node pools meet ([`Gcp::shortages`]).
     shortages: crate::capacity::Shortages,
     calls: Vec<String>,
@@ -508,6 +552,7 @@ impl World {
                 json: op.clone(),
                 looks: 0,
                 started: std::time::Instant::now(),
+                ended: None,
                 then,
                 or_else,
                 error,
@@ -520,11 +565,25 @@ impl World {
         shown
     }
 
+    /// GKE's refusal of an operation on a cluster another one is running
+    /// on, counted ([`Gcp::refused_while_busy`]).
+    fn incompatible(&mut self, running: &str) -> Response<Body> {
+        self.refused_while_busy += 1;
+        google_rpc(
+            400,
+            "FAILED_PRECONDITION",
+            &format!("Cluster is running incompatible operation {running}."),
+        )
+    }
+
     /// One look at an operation: it moves on a step each time.
     fn look(&mut self, name: &str) -> Option<Json> {
         let op = self.ops.get_mut(name)?;
         if op.looks < 2 {
             op.looks += 1;
+        }
+        if op.looks == 2 && op.ended.is_none() {
+            op.ended = Some(std::time::Instant::now());
         }
         let mut out = op.json.clone();
         out["status"] = json!(["PENDING", "RUNNING", "DONE"][op.looks as usize]);
