@@ -545,6 +545,7 @@ fn spec_mistakes_are_errors_at_their_place() {
     let nodes_over_max = placed("");
     let unknown_capacity = placed("capacity = [\"spot\", \"reserved\"]");
     let bad_wait = placed("wait_for_gpus = \"soon\"");
+    let bad_score = placed("min_score = 11");
     let unknown_cloud = placed("order = [\"aws\", \"oci\"]");
     let nowhere = placed("max_price_per_gpu_hour = 1");
     let negative_cap = placed("max_price_per_gpu_hour = -1");
@@ -613,7 +614,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         "bucket = \"acme\"",
         "    runtime {\n      checkpoints {\n        endpiont = \"https://s3-fips.us-east-1.amazonaws.com\"\n      }\n    }",
     );
-    let cases: [(&str, Edit, &str); 40] = [
+    let cases: [(&str, Edit, &str); 41] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -725,6 +726,7 @@ fn spec_mistakes_are_errors_at_their_place() {
             "\"reserved\" is not a capacity type",
         ),
         ("placement-wait", &bad_wait, "wait_for_gpus is a duration"),
+        ("placement-score", &bad_score, "min_score is a whole number from 0 to 10"),
         (
             "placement-order",
             &unknown_cloud,

@@ -793,3 +793,50 @@ fn nodes_placed_nowhere_are_a_pending_change() {
         "{out}"
     );
 }
+
+/// A pool that sets `min_score` asks the clouds' placement scores before
+/// anything is tried. AWS scores its spot capacity in us-east-1 at 1 (the
+/// sandbox scores a region short of it so): the plan shows the score and
+/// puts that place after every other, so the apply goes straight to the
+/// next one, meeting no shortage; the place is still listed, to be tried
+/// when nothing else is left.
+#[test]
+fn a_low_placement_score_is_tried_after_the_others() {
+    let dir = common::scratch("failover", "scores");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"aws","region":"us-east-1","capacity":"spot","form":"after_create","available":false}"#);
+    let work = workdir(
+        &dir,
+        "scored",
+        r#"      capacity               = ["spot", "on_demand"]
+      max_price_per_gpu_hour = 6.0
+      min_score              = 5"#,
+    );
+    let (code, plan) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{plan}");
+    let listed: Vec<&str> = plan
+        .lines()
+        .filter(|l| l.contains("/GPU-h  score"))
+        .collect();
+    assert!(
+        listed
+            .first()
+            .is_some_and(|l| l.contains("→ 1. gcp us-central1 spot") && l.contains("score  -")),
+        "GCP gives no score; the cheapest place left first:\n{plan}"
+    );
+    assert!(
+        listed.iter().any(|l| l.contains("aws us-east-1 spot")
+            && l.contains("score  1, under min_score 5: tried after the others")),
+        "{plan}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        attempts(&out),
+        Vec::<&str>::new(),
+        "nothing was tried and failed:\n{out}"
+    );
+    assert_eq!(placement(&work, "scored.h100")["chosen"]["cloud"], "gcp");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "placement stays where it went:\n{out}");
+}

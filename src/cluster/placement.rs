@@ -13,11 +13,23 @@ use std::time::Duration;
 use strata_provider::billing::Capacity;
 use strata_provider::catalog::quote;
 use strata_provider::money::Usd;
+use strata_provider::score::{ScoreAsk, SCORES};
 use strata_state::{Location, PoolPlacement};
 use time::OffsetDateTime;
 
 /// The attributes a `placement` block takes.
-const FIELDS: &[&str] = &["order", "capacity", CAP, "wait_for_gpus", "cool_down"];
+const FIELDS: &[&str] = &[
+    "order",
+    "capacity",
+    CAP,
+    "wait_for_gpus",
+    "cool_down",
+    "min_score",
+];
+
+/// Asks the cloud whose driver is named (`aws`) for its placement score
+/// of each place: `Err` says why none could be had.
+pub type Scorer<'a> = dyn Fn(&str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a;
 
 /// What state says about placements, and what the command asks of them.
 #[derive(Clone)]
@@ -33,6 +45,9 @@ pub struct Recorded<'s> {
     /// `--replace-placement`: `cluster.pool` or a pool name.
     pub replace: &'s [String],
     pub now: OffsetDateTime,
+    /// The clouds' placement scores, asked for pools that set `min_score`
+    /// (none before the state is read, nor in `validate`).
+    pub scores: Option<&'s Scorer<'s>>,
 }
 
 /// A pool's placement as the spec writes it.
@@ -45,6 +60,8 @@ pub(super) struct Wanted {
     cap: Option<(Usd, Span)>,
     wait_for_gpus: Option<Duration>,
     cool_down: Duration,
+    /// Scores asked, and below which a candidate is tried last.
+    min_score: Option<u8>,
 }
 
 /// One cloud of the cluster as a place to put nodes: its region's cluster
@@ -154,6 +171,10 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         Some(a) => duration(scope, a, diags)?,
         None => placement::COOL_DOWN,
     };
+    let min_score = match field("min_score") {
+        Some(a) => Some(min_score(scope, a, diags)?),
+        None => None,
+    };
     Some(Wanted {
         nodes,
         order,
@@ -161,7 +182,27 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         cap,
         wait_for_gpus,
         cool_down,
+        min_score,
     })
+}
+
+/// `min_score`: 0 (scores order equal prices, nothing is tried last) to 10.
+fn min_score(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<u8> {
+    let v = known(scope, a, diags)?;
+    let n = v
+        .as_number()
+        .filter(|n| n.is_integer())
+        .and_then(|n| n.to_i64())
+        .and_then(|n| u8::try_from(n).ok())
+        .filter(|n| *n <= *SCORES.end());
+    if n.is_none() {
+        diags.push(diag(
+            "Invalid min_score",
+            "min_score is a whole number from 0 to 10: the placement score (10 most likely to get capacity) below which a candidate is tried only after the others.",
+            a.expr.span,
+        ));
+    }
+    n
 }
 
 fn capacities(a: &Attribute, names: Vec<String>, diags: &mut Diags) -> Option<Vec<Capacity>> {
@@ -291,6 +332,7 @@ fn candidate(
         gpu_hour: q.ok().and_then(|q| q.node_hour.per(gpus_per_node as u32)),
         zones: site.zones.clone(),
         node_label: site.kind.pool_label.to_string(),
+        score: None,
     }
 }
 
@@ -307,6 +349,48 @@ fn over_cap(w: &Wanted, c: &Candidate) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// `ordered` with each cloud's placement scores, ranked by them
+/// ([`placement::rank`]); and the clouds that gave none, with why.
+fn scored(
+    mut ordered: Vec<Candidate>,
+    w: &Wanted,
+    sites: &[&Site<'_>],
+    scorer: &Scorer<'_>,
+    min: u8,
+) -> (Vec<Candidate>, Vec<String>) {
+    let provider = |c: &Candidate| {
+        sites
+            .iter()
+            .find(|s| s.call == c.call)
+            .map(|s| s.kind.provider.0)
+    };
+    let providers: BTreeSet<&str> = ordered.iter().filter_map(provider).collect();
+    let mut unscored = Vec::new();
+    for p in providers {
+        let at: Vec<usize> = (0..ordered.len())
+            .filter(|i| provider(&ordered[*i]) == Some(p))
+            .collect();
+        let asks: Vec<ScoreAsk> = at
+            .iter()
+            .map(|i| ScoreAsk {
+                region: ordered[*i].at.region.clone(),
+                instance_type: ordered[*i].instance_type.clone(),
+                spot: ordered[*i].at.capacity == Capacity::Spot.name(),
+                nodes: w.nodes,
+            })
+            .collect();
+        match scorer(p, &asks) {
+            Ok(scores) => {
+                for (i, s) in at.iter().zip(scores) {
+                    ordered[*i].score = s;
+                }
+            }
+            Err(why) => unscored.push(format!("{p}: {why}")),
+        }
+    }
+    (placement::rank(ordered, min, w.order.is_some()), unscored)
 }
 
 /// Checks `order` against the cluster's clouds.
@@ -360,6 +444,10 @@ pub(super) fn decide(
         .map_or(8, |n| n.max(1) as u64);
     let key = format!("{cluster}.{name}");
     let (ordered, refused) = candidates(name, w, sites, catalogs, gpus_per_node);
+    let (ordered, unscored) = match (w.min_score, recorded.scores) {
+        (Some(min), Some(scorer)) => scored(ordered, w, sites, scorer, min),
+        _ => (ordered, Vec::new()),
+    };
     let replace = recorded.replace.iter().any(|r| *r == key || r == name);
     let d = placement::choose(
         Spec {
@@ -369,6 +457,8 @@ pub(super) fn decide(
             gpus_per_node,
             cool_down: w.cool_down,
             wait_for_gpus: w.wait_for_gpus,
+            min_score: w.min_score,
+            unscored,
         },
         ordered,
         refused,

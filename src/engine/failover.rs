@@ -4,7 +4,7 @@
 //! placed is watched until its first node offers GPUs (time to first GPU),
 //! or fails over when none does within `wait_for_gpus`.
 
-use super::prepare::{placements, prepare};
+use super::prepare::{placements, prepare, scorer};
 use super::session::{Session, Source};
 use super::view::{Notice, Shown, View};
 use super::Options;
@@ -74,7 +74,9 @@ impl Applying<'_> {
             if moved_on == 0 || round == MAX_ROUNDS || crate::interrupt::requested() {
                 break;
             }
-            let recorded = placements(Some(&session.state), &self.opts.replace_placement, now);
+            let ask = scorer(self.drivers, &session.rt);
+            let mut recorded = placements(Some(&session.state), &self.opts.replace_placement, now);
+            recorded.scores = Some(&ask);
             let (dir, vars) = (self.from.dir, self.from.vars.clone());
             session.p = prepare(dir, vars, self.opts, &recorded, sources, self.drivers)?;
             plan = session

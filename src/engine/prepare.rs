@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
+use strata_provider::score::ScoreAsk;
 use strata_state::{PoolPlacement, State};
 use time::OffsetDateTime;
 
@@ -74,6 +75,22 @@ pub fn placements<'s>(
         managers: state.map_or_else(BTreeMap::new, manager_places),
         replace,
         now,
+        scores: None,
+    }
+}
+
+/// The clouds' placement scores for [`Recorded::scores`], asked through
+/// their drivers on `rt`.
+pub fn scorer<'a>(
+    drivers: &'a Drivers,
+    rt: &'a tokio::runtime::Runtime,
+) -> impl Fn(&str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a {
+    move |provider, asks| {
+        let driver = drivers
+            .named(provider)
+            .ok_or_else(|| format!("no {provider} driver"))?;
+        rt.block_on(driver.placement_scores(asks))
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -4,7 +4,7 @@
 //! command opens one and runs its steps over it, as OpenTofu's commands
 //! run over a `Context`.
 
-use super::prepare::{placements, prepare, Prepared};
+use super::prepare::{placements, prepare, scorer, Prepared};
 use super::view::{Notice, View};
 use super::Options;
 use crate::builtin::Drivers;
@@ -119,7 +119,7 @@ impl Session {
         }
         let p = match op {
             Operation::Import => p,
-            _ => placed(p, from, &opened.state, opts, sources, drivers)?,
+            _ => placed(p, from, &opened.state, opts, sources, (drivers, &rt))?,
         };
         crate::timings::stage("state loaded");
         Ok(Session {
@@ -222,9 +222,11 @@ fn placed(
     state: &State,
     opts: &Options,
     sources: &mut Sources,
-    drivers: &Drivers,
+    (drivers, rt): (&Drivers, &tokio::runtime::Runtime),
 ) -> Result<Prepared, Diags> {
-    let recorded = placements(Some(state), &opts.replace_placement, from.now);
+    let ask = scorer(drivers, rt);
+    let mut recorded = placements(Some(state), &opts.replace_placement, from.now);
+    recorded.scores = Some(&ask);
     if p.expansion.placements().next().is_none() && !p.expansion.needs_state(&recorded.calls) {
         return Ok(p);
     }

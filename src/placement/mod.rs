@@ -39,6 +39,9 @@ pub struct Candidate {
     pub zones: Vec<String>,
     /// The label key whose value is the pool's name on its nodes there.
     pub node_label: String,
+    /// The cloud's placement score here (1 unlikely … 10 very likely to
+    /// get the capacity now), when asked and given.
+    pub score: Option<u8>,
 }
 
 impl Candidate {
@@ -102,6 +105,11 @@ pub struct Decision {
     pub wait_for_gpus: Option<Duration>,
     /// What state records now (kept, so the engine writes only changes).
     pub recorded: Option<PoolPlacement>,
+    /// The spec's `min_score`: scores were asked, and a candidate scored
+    /// under it is tried after the others.
+    pub min_score: Option<u8>,
+    /// The clouds that gave no scores, and why (`aws: AccessDenied…`).
+    pub unscored: Vec<String>,
 }
 
 impl Decision {
@@ -141,6 +149,7 @@ pub fn to_json(decisions: &[Decision]) -> serde_json::Value {
             "instance_type": c.instance_type,
             "gpu_hour": c.gpu_hour.map(|p| p.decimal()),
             "module": c.call,
+            "score": c.score,
         })
     };
     let pools: Vec<serde_json::Value> = decisions
@@ -155,6 +164,8 @@ pub fn to_json(decisions: &[Decision]) -> serde_json::Value {
                 "chosen": d.chosen,
                 "moves": d.moves(),
                 "without_zones": d.without_zones,
+                "min_score": d.min_score,
+                "unscored": d.unscored,
                 "placed": d.recorded.as_ref().and_then(|r| r.chosen.as_ref()).map(|p| serde_json::json!({
                     "cloud": p.at.cloud,
                     "region": p.at.region,
@@ -184,6 +195,8 @@ pub struct Spec {
     pub gpus_per_node: u64,
     pub cool_down: Duration,
     pub wait_for_gpus: Option<Duration>,
+    pub min_score: Option<u8>,
+    pub unscored: Vec<String>,
 }
 
 /// A moment as state writes it.
@@ -308,7 +321,36 @@ pub fn choose(
         cool_down: spec.cool_down,
         wait_for_gpus: spec.wait_for_gpus,
         recorded: record.cloned(),
+        min_score: spec.min_score,
+        unscored: spec.unscored,
     }
+}
+
+/// Scored candidates in the order they are tried: within each run of
+/// equal price (and of one cloud when `by_cloud`, so the spec's order of
+/// clouds stands) the better score first, unscored last; then those scored
+/// under `min`, after every other, in that order. Scores are advice: a
+/// candidate is never dropped for one.
+pub fn rank(ordered: Vec<Candidate>, min: u8, by_cloud: bool) -> Vec<Candidate> {
+    let tie = |a: &Candidate, b: &Candidate| {
+        a.gpu_hour == b.gpu_hour && (!by_cloud || a.at.cloud == b.at.cloud)
+    };
+    let mut runs: Vec<Vec<Candidate>> = Vec::new();
+    for c in ordered {
+        match runs.last_mut() {
+            Some(run) if tie(&run[0], &c) => run.push(c),
+            _ => runs.push(vec![c]),
+        }
+    }
+    let mut out: Vec<Candidate> = Vec::new();
+    for mut run in runs {
+        run.sort_by_key(|c| std::cmp::Reverse(c.score));
+        out.extend(run);
+    }
+    let (kept, last): (Vec<_>, Vec<_>) = out
+        .into_iter()
+        .partition(|c| c.score.is_none_or(|s| s >= min));
+    kept.into_iter().chain(last).collect()
 }
 
 fn first(candidates: &[Candidate]) -> Option<usize> {

@@ -17,6 +17,7 @@ fn candidate(cloud: &str, capacity: &str) -> Candidate {
         gpu_hour: Usd::parse("2.5"),
         zones: vec!["z1".into(), "z2".into()],
         node_label: "pool".into(),
+        score: None,
     }
 }
 
@@ -28,6 +29,8 @@ fn spec() -> Spec {
         gpus_per_node: 8,
         cool_down: COOL_DOWN,
         wait_for_gpus: None,
+        min_score: None,
+        unscored: Vec::new(),
     }
 }
 
@@ -213,4 +216,57 @@ fn an_apply_round_records_failures_and_placements() {
     assert_eq!(p.chosen.as_ref().map(|c| &c.at), Some(&order()[0].at));
     let settled = decide(Some(p), false);
     assert!(outcome(&[settled], &[], now(), now()).entries.is_empty());
+}
+
+/// Scores order equal prices (within a cloud when the spec orders the
+/// clouds) and send a place scored under `min_score` after every other;
+/// none is dropped.
+#[test]
+fn scores_order_ties_and_send_low_scores_last() {
+    let scored = |cloud: &str, region: &str, price: &str, score: Option<u8>| Candidate {
+        at: Location {
+            region: region.into(),
+            ..at(cloud, "spot")
+        },
+        gpu_hour: Usd::parse(price),
+        score,
+        ..candidate(cloud, "spot")
+    };
+    let places = |v: &[Candidate]| -> Vec<String> {
+        v.iter()
+            .map(|c| format!("{} {}", c.at.cloud, c.at.region))
+            .collect()
+    };
+    let ordered = vec![
+        scored("aws", "east", "2.0", Some(4)),
+        scored("aws", "west", "2.0", Some(9)),
+        scored("gcp", "central", "2.0", None),
+        scored("aws", "south", "3.0", Some(2)),
+        scored("azure", "eastus", "4.0", Some(6)),
+    ];
+    // Cheapest first: the three at $2.00 are one tie, best score first,
+    // unscored last; aws east (4) and south (2) are under 5, so they go
+    // after every other, in that order.
+    assert_eq!(
+        places(&rank(ordered.clone(), 5, false)),
+        [
+            "aws west",
+            "gcp central",
+            "azure eastus",
+            "aws east",
+            "aws south"
+        ]
+    );
+    // The spec's order of clouds stands: gcp is not a tie of aws's.
+    assert_eq!(
+        places(&rank(ordered.clone(), 0, true)),
+        [
+            "aws west",
+            "aws east",
+            "gcp central",
+            "aws south",
+            "azure eastus"
+        ]
+    );
+    assert_eq!(rank(ordered.clone(), 10, false).len(), ordered.len());
 }

@@ -25,20 +25,39 @@ pub fn human(decisions: &[Decision]) -> String {
                 false => String::new(),
             };
             out.push_str(&format!(
-                "  {mark} {}. {:<28} {:<26} {price:>14}{note}\n",
+                "  {mark} {}. {:<28} {:<26} {price:>14}{}{note}\n",
                 i + 1,
                 c.label(),
-                c.instance_type
+                c.instance_type,
+                score(d, c)
             ));
         }
         if d.candidates.is_empty() {
             out.push_str("    none: the nodes run nowhere until a cool-down ends\n");
+        }
+        for u in &d.unscored {
+            out.push_str(&format!("    no placement scores from {u}\n"));
         }
         for s in &d.skipped {
             out.push_str(&format!("    skipped {}: {}\n", s.candidate.label(), s.why));
         }
     }
     out
+}
+
+/// A candidate's placement score, when scores were asked: `score 9`,
+/// and a low one says it is tried after the others.
+fn score(d: &Decision, c: &crate::placement::Candidate) -> String {
+    let Some(min) = d.min_score else {
+        return String::new();
+    };
+    match c.score {
+        Some(s) if s < min => {
+            format!("  score {s:>2}, under min_score {min}: tried after the others")
+        }
+        Some(s) => format!("  score {s:>2}"),
+        None => "  score  -".to_string(),
+    }
 }
 
 /// Each MultiKueue manager's workers in the order jobs try them, with
@@ -129,7 +148,7 @@ pub fn markdown(decisions: &[Decision]) -> String {
                     .gpu_hour
                     .map(|p| format!(" {}/GPU-h", p.dollars()))
                     .unwrap_or_default();
-                let text = format!("{} {}{price}", c.label(), c.instance_type);
+                let text = format!("{} {}{price}{}", c.label(), c.instance_type, score(d, c));
                 match d.chosen == Some(i) {
                     true => format!("**{text}** ({})", chosen_note(d)),
                     false => text,

@@ -17,6 +17,7 @@ mod iam;
 mod layout;
 mod resends;
 mod s3;
+mod scores;
 mod tags;
 
 use async_trait::async_trait;
@@ -26,6 +27,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
+use strata_provider::score::ScoreAsk;
 use strata_provider::Kind;
 use strata_provider::{values, wait};
 use strata_provider::{
@@ -238,6 +240,10 @@ impl Cloud for Aws {
 
     fn gpu_catalog(&self) -> Option<&Catalog> {
         catalog()
+    }
+
+    async fn placement_scores(&self, asks: &[ScoreAsk]) -> Result<Vec<Option<u8>>, DriverError> {
+        scores::placement_scores(&self.clients().await.ec2, asks).await
     }
 
     /// Every stored object passes here, whatever its version: strata's

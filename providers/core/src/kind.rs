@@ -168,6 +168,14 @@ pub trait Cloud: Send + Sync {
         Vec::new()
     }
 
+    /// See [`Driver::placement_scores`].
+    async fn placement_scores(
+        &self,
+        asks: &[crate::score::ScoreAsk],
+    ) -> Result<Vec<Option<u8>>, DriverError> {
+        Ok(vec![None; asks.len()])
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {
@@ -240,6 +248,13 @@ impl<T: Cloud + 'static> Driver for T {
             true => Ok(Vec::new()),
             false => self.kinds().validate(type_name, config),
         }
+    }
+
+    async fn placement_scores(
+        &self,
+        asks: &[crate::score::ScoreAsk],
+    ) -> Result<Vec<Option<u8>>, DriverError> {
+        Cloud::placement_scores(self, asks).await
     }
 
     fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {

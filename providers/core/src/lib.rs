@@ -20,6 +20,7 @@ pub mod money;
 mod plan;
 pub mod resend;
 mod schema;
+pub mod score;
 pub mod values;
 pub mod wait;
 
@@ -328,6 +329,16 @@ pub trait Driver: Recovery + Billing + Send + Sync {
     ) -> Result<Value, DriverError>;
 
     async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError>;
+
+    /// The cloud's placement score for each of `asks` (`None` where it
+    /// gives none: a capacity type or cloud without a score API, the
+    /// default), in their order.
+    async fn placement_scores(
+        &self,
+        asks: &[score::ScoreAsk],
+    ) -> Result<Vec<Option<u8>>, DriverError> {
+        Ok(vec![None; asks.len()])
+    }
 
     /// Reads an existing object by its cloud id, for an `import` block;
     /// `None` when there is no such object.

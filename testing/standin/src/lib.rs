@@ -41,6 +41,7 @@ pub mod registry;
 pub mod s3gateway;
 mod shapes;
 mod sigv4;
+mod spot_scores;
 
 pub use proxy::start;
 

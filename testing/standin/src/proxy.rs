@@ -21,6 +21,8 @@
 //!   `CREATE_FAILED` (`DEGRADED` after a resize) with the health issue EKS
 //!   reports, `AsgInstanceLaunchFailures` naming EC2's
 //!   `InsufficientInstanceCapacity` and the zone. moto never runs short.
+//! - **Spot placement scores** (`GetSpotPlacementScores`): none in moto;
+//!   answered from the shortages ([`crate::spot_scores`]).
 //! - **S3 GetBucketVersioning**: moto answers with the root element
 //!   `GetBucketVersioningResponse`; S3 (and the Rust SDK's parser) use
 //!   `VersioningConfiguration`.
@@ -156,6 +158,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     }
     if let Some(refused) = capacity(&shared, &req).await {
         return refused;
+    }
+    if let Some(scores) = crate::spot_scores::answer(&shared.shortages, &req) {
+        return scores;
     }
     let Req {
         method,
