@@ -794,9 +794,29 @@ fn nodes_placed_nowhere_are_a_pending_change() {
     );
 }
 
+/// The plan's candidate lines, each with its placement score.
+fn scored(plan: &str) -> Vec<&str> {
+    plan.lines()
+        .filter(|l| l.contains("/GPU-h  score") || l.contains("unpriced  score"))
+        .collect()
+}
+
+/// An apply that goes where the plan said at once: no place tried and
+/// found short.
+fn applies_meeting_no_shortage(sb: &Sandbox, work: &Path) {
+    let (code, out) = sb.strata(work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        attempts(&out),
+        Vec::<&str>::new(),
+        "nothing was tried and failed:\n{out}"
+    );
+}
+
 /// A pool that sets `min_score` asks the clouds' placement scores before
 /// anything is tried. AWS scores its spot capacity in us-east-1 at 1 (the
-/// sandbox scores a region short of it so): the plan shows the score and
+/// sandbox scores a region short of it so; GCP's advice gives 9 where it
+/// has capacity): the plan shows the score and
 /// puts that place after every other, so the apply goes straight to the
 /// next one, meeting no shortage; the place is still listed, to be tried
 /// when nothing else is left.
@@ -814,29 +834,64 @@ fn a_low_placement_score_is_tried_after_the_others() {
     );
     let (code, plan) = sb.strata(&work, &["plan"]);
     assert_eq!(code, 0, "{plan}");
-    let listed: Vec<&str> = plan
-        .lines()
-        .filter(|l| l.contains("/GPU-h  score"))
-        .collect();
+    let listed = scored(&plan);
     assert!(
         listed
             .first()
-            .is_some_and(|l| l.contains("→ 1. gcp us-central1 spot") && l.contains("score  -")),
-        "GCP gives no score; the cheapest place left first:\n{plan}"
+            .is_some_and(|l| l.contains("→ 1. gcp us-central1 spot") && l.contains("score  9")),
+        "GCP's capacity advice scores its spot place 9; the cheapest place left first:\n{plan}"
     );
     assert!(
         listed.iter().any(|l| l.contains("aws us-east-1 spot")
             && l.contains("score  1, under min_score 5: tried after the others")),
         "{plan}"
     );
-    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
-    assert_eq!(code, 0, "{out}");
-    assert_eq!(
-        attempts(&out),
-        Vec::<&str>::new(),
-        "nothing was tried and failed:\n{out}"
-    );
+    applies_meeting_no_shortage(&sb, &work);
     assert_eq!(placement(&work, "scored.h100")["chosen"]["cloud"], "gcp");
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "placement stays where it went:\n{out}");
+}
+
+/// The same through Azure's Spot Placement Score, whose `Low` is 2 on the
+/// one scale: with the clouds in the spec's order, Azure's spot place
+/// goes after every other and the nodes go to its on-demand one, with no
+/// shortage met.
+#[test]
+fn azures_low_spot_score_is_tried_after_the_others() {
+    let dir = common::scratch("failover", "azure-scores");
+    let sb = start(&dir.join("sandbox"));
+    sb.short(r#"{"cloud":"azure","region":"eastus","capacity":"spot","form":"after_create","available":false}"#);
+    let work = workdir(
+        &dir,
+        "azscored",
+        r#"      order     = ["azure", "aws", "gcp"]
+      capacity  = ["spot", "on_demand"]
+      min_score = 5"#,
+    );
+    let (code, plan) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{plan}");
+    let listed = scored(&plan);
+    assert!(
+        listed
+            .first()
+            .is_some_and(|l| l.contains("→ 1. azure eastus on-demand")),
+        "{plan}"
+    );
+    assert!(
+        listed
+            .last()
+            .is_some_and(|l| l.contains("azure eastus spot")
+                && l.contains("score  2, under min_score 5: tried after the others")),
+        "{plan}"
+    );
+    applies_meeting_no_shortage(&sb, &work);
+    let p = placement(&work, "azscored.h100");
+    assert_eq!(
+        (
+            p["chosen"]["cloud"].as_str(),
+            p["chosen"]["capacity"].as_str()
+        ),
+        (Some("azure"), Some("on_demand")),
+        "{p}"
+    );
 }

@@ -27,9 +27,10 @@ const FIELDS: &[&str] = &[
     "min_score",
 ];
 
-/// Asks the cloud whose driver is named (`aws`) for its placement score
-/// of each place: `Err` says why none could be had.
-pub type Scorer<'a> = dyn Fn(&str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a;
+/// Asks a cloud for its placement score of each place, through the
+/// provider configuration of the region's module call (driver `aws`,
+/// call `train_aws`): `Err` says why none could be had.
+pub type Scorer<'a> = dyn Fn(&str, &str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a;
 
 /// What state says about placements, and what the command asks of them.
 #[derive(Clone)]
@@ -360,18 +361,14 @@ fn scored(
     scorer: &Scorer<'_>,
     min: u8,
 ) -> (Vec<Candidate>, Vec<String>) {
-    let provider = |c: &Candidate| {
-        sites
-            .iter()
-            .find(|s| s.call == c.call)
-            .map(|s| s.kind.provider.0)
-    };
-    let providers: BTreeSet<&str> = ordered.iter().filter_map(provider).collect();
     let mut unscored = Vec::new();
-    for p in providers {
+    for site in sites {
         let at: Vec<usize> = (0..ordered.len())
-            .filter(|i| provider(&ordered[*i]) == Some(p))
+            .filter(|i| ordered[*i].call == site.call)
             .collect();
+        if at.is_empty() {
+            continue;
+        }
         let asks: Vec<ScoreAsk> = at
             .iter()
             .map(|i| ScoreAsk {
@@ -381,13 +378,13 @@ fn scored(
                 nodes: w.nodes,
             })
             .collect();
-        match scorer(p, &asks) {
+        match scorer(site.kind.provider.0, &site.call, &asks) {
             Ok(scores) => {
                 for (i, s) in at.iter().zip(scores) {
                     ordered[*i].score = s;
                 }
             }
-            Err(why) => unscored.push(format!("{p}: {why}")),
+            Err(why) => unscored.push(format!("{} {}: {why}", site.kind.name, site.region)),
         }
     }
     (placement::rank(ordered, min, w.order.is_some()), unscored)

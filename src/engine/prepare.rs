@@ -79,16 +79,20 @@ pub fn placements<'s>(
     }
 }
 
-/// The clouds' placement scores for [`Recorded::scores`], asked through
-/// their drivers on `rt`.
+/// The clouds' placement scores for [`Recorded::scores`], asked on `rt`
+/// through the driver configured for the region's module call (its
+/// account, project or subscription), as the configuration before the
+/// state was read set it up; the provider's own driver when there is none.
 pub fn scorer<'a>(
     drivers: &'a Drivers,
     rt: &'a tokio::runtime::Runtime,
-) -> impl Fn(&str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a {
-    move |provider, asks| {
-        let driver = drivers
+) -> impl Fn(&str, &str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a {
+    move |provider, call, asks| {
+        let base = drivers
             .named(provider)
             .ok_or_else(|| format!("no {provider} driver"))?;
+        let configured = drivers.by_address(&crate::builtin::provider_address(&**base, Some(call)));
+        let driver = configured.unwrap_or_else(|| base.clone());
         rt.block_on(driver.placement_scores(asks))
             .map_err(|e| e.to_string())
     }

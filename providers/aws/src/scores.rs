@@ -4,8 +4,7 @@
 
 use crate::error::api;
 use aws_sdk_ec2::Client;
-use std::collections::BTreeMap;
-use strata_provider::score::{ScoreAsk, SCORES};
+use strata_provider::score::{spot_calls, spot_scores, Answered, ScoreAsk, SCORES};
 use strata_provider::DriverError;
 
 /// A score per ask, in their order.
@@ -13,16 +12,8 @@ pub async fn placement_scores(
     ec2: &Client,
     asks: &[ScoreAsk],
 ) -> Result<Vec<Option<u8>>, DriverError> {
-    // One call per instance type and count, naming every region asked.
-    let mut calls: BTreeMap<(&str, u64), Vec<&str>> = BTreeMap::new();
-    for a in asks.iter().filter(|a| a.spot) {
-        calls
-            .entry((a.instance_type.as_str(), a.nodes.max(1)))
-            .or_default()
-            .push(a.region.as_str());
-    }
-    let mut scores: BTreeMap<(&str, u64, String), u8> = BTreeMap::new();
-    for ((instance_type, nodes), regions) in calls {
+    let mut scores = Answered::new();
+    for ((instance_type, nodes), regions) in spot_calls(asks) {
         let pages = ec2
             .get_spot_placement_scores()
             .instance_types(instance_type)
@@ -42,14 +33,15 @@ pub async fn placement_scores(
             let score = u8::try_from(score)
                 .unwrap_or(0)
                 .clamp(*SCORES.start(), *SCORES.end());
-            scores.insert((instance_type, nodes, region.to_string()), score);
+            scores.insert(
+                (
+                    instance_type.to_string(),
+                    nodes,
+                    region.to_ascii_lowercase(),
+                ),
+                score,
+            );
         }
     }
-    Ok(asks
-        .iter()
-        .map(|a| {
-            let key = (a.instance_type.as_str(), a.nodes.max(1), a.region.clone());
-            a.spot.then(|| scores.get(&key).copied()).flatten()
-        })
-        .collect())
+    Ok(spot_scores(asks, &scores))
 }

@@ -14,6 +14,7 @@ mod arm;
 mod auth;
 mod billing;
 mod kubeconfig;
+mod scores;
 mod special;
 
 use async_trait::async_trait;
@@ -129,6 +130,13 @@ impl Cloud for Azure {
     }
     fn gpu_catalog(&self) -> Option<&strata_provider::catalog::Catalog> {
         catalog()
+    }
+
+    async fn placement_scores(
+        &self,
+        asks: &[strata_provider::score::ScoreAsk],
+    ) -> Result<Vec<Option<u8>>, DriverError> {
+        scores::placement_scores(self.ctx().await, asks).await
     }
 
     fn billing(

@@ -17,6 +17,7 @@ mod compute;
 mod container;
 mod iam;
 mod iam_member;
+mod scores;
 mod storage;
 
 use async_trait::async_trait;
@@ -240,6 +241,13 @@ impl Cloud for Gcp {
     }
     fn gpu_catalog(&self) -> Option<&strata_provider::catalog::Catalog> {
         catalog()
+    }
+
+    async fn placement_scores(
+        &self,
+        asks: &[strata_provider::score::ScoreAsk],
+    ) -> Result<Vec<Option<u8>>, DriverError> {
+        scores::placement_scores(self.ctx().await, asks).await
     }
 
     fn billing(&self, type_name: &str, object: &Value, _today: &str) -> Vec<Billed> {

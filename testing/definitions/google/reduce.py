@@ -34,6 +34,8 @@ APIS = {
         "compute.zoneOperations.",
         # A GKE node pool's nodes: its size is read from its group.
         "compute.instanceGroupManagers.",
+        # Placement scores: how obtainable a pool's machines are.
+        "compute.advice.capacity",
     ],
     "container.v1": [
         "container.projects.locations.clusters.",

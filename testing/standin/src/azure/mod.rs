@@ -31,6 +31,7 @@ mod errors;
 mod operations;
 #[cfg(test)]
 mod replay;
+mod scores;
 mod storage;
 mod types;
 mod writes;
@@ -300,6 +301,9 @@ impl World {
         }
         if req.method == Method::POST && lower.ends_with("/listclusterusercredential") {
             return self.cluster_credentials(&lower);
+        }
+        if req.method == Method::POST && lower.ends_with("/placementscores/spot/generate") {
+            return self.spot_scores(req, &version);
         }
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         if segs.len() < 2

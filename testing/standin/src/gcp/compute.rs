@@ -18,6 +18,9 @@ impl World {
                     None => not_found(&full),
                 }
             }
+            (["projects", _, "regions", r, "advice", "capacity"], &Method::POST) => {
+                self.capacity_advice(r, &req.body)
+            }
             (["projects", p, "zones", z, "instanceGroupManagers", name], &Method::GET) => {
                 let key = format!("projects/{p}/zones/{z}/instanceGroupManagers/{name}");
                 match self.objects.get(&key) {
@@ -366,5 +369,54 @@ impl World {
             vec![],
         );
         json(200, op)
+    }
+}
+
+impl World {
+    /// Capacity advice (`regions.advice.capacity`): one recommendation for
+    /// the machine types asked, its obtainability 0.1 where the stand-in's
+    /// shortages leave none of that capacity in the region, else 0.9.
+    fn capacity_advice(&self, region: &str, body: &[u8]) -> Response<Body> {
+        let ask: Json = serde_json::from_slice(body).unwrap_or_default();
+        let size = ask["size"].as_u64().unwrap_or(0);
+        let model = ask["instanceProperties"]["scheduling"]["provisioningModel"]
+            .as_str()
+            .unwrap_or("STANDARD");
+        let machines: Vec<&str> = ask["instanceFlexibilityPolicy"]["instanceSelections"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.values())
+            .flat_map(|s| s["machineTypes"].as_array().into_iter().flatten())
+            .filter_map(Json::as_str)
+            .collect();
+        if size == 0 || machines.is_empty() {
+            return bad(
+                "size and instanceFlexibilityPolicy.instanceSelections[].machineTypes are required",
+            );
+        }
+        let capacity = if model == "SPOT" { "spot" } else { "on_demand" };
+        let short = machines.iter().all(|m| {
+            self.shortages
+                .hit(&crate::capacity::Ask {
+                    region,
+                    zones: &[],
+                    instance_type: m,
+                    capacity,
+                    nodes: size,
+                })
+                .is_some()
+        });
+        json(
+            200,
+            json!({"recommendations": [{
+                "scores": {"obtainability": if short { 0.1 } else { 0.9 }},
+                "shards": [{
+                    "machineType": machines[0],
+                    "provisioningModel": model,
+                    "instanceCount": size,
+                    "zone": format!("{region}-a"),
+                }],
+            }]}),
+        )
     }
 }
