@@ -213,3 +213,76 @@ pub fn standing(decisions: &[Decision], ready_now: &BTreeMap<String, u64>) -> St
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{choose, Candidate, Spec, COOL_DOWN};
+    use strata_provider::money::Usd;
+    use strata_state::Location;
+
+    fn place(cloud: &str, capacity: &str, price: &str, score: Option<u8>) -> Candidate {
+        Candidate {
+            at: Location {
+                cloud: cloud.into(),
+                region: "r1".into(),
+                capacity: capacity.into(),
+            },
+            call: format!("train_{cloud}"),
+            instance_type: "gpu8".into(),
+            gpu_hour: Usd::parse(price),
+            zones: Vec::new(),
+            node_label: "pool".into(),
+            score,
+        }
+    }
+
+    /// Scores show beside each place when asked, a low one says why it
+    /// went last, and a cloud that gave none says why; unasked, nothing.
+    #[test]
+    fn the_plan_shows_scores_and_why_a_place_went_last() {
+        let spec = |min_score, unscored: Vec<String>| Spec {
+            pool: "train.h100".into(),
+            nodes: 2,
+            gpu: "H100".into(),
+            gpus_per_node: 8,
+            cool_down: COOL_DOWN,
+            wait_for_gpus: None,
+            min_score,
+            unscored,
+        };
+        let places = vec![
+            place("gcp", "spot", "3.35", Some(9)),
+            place("azure", "on_demand", "12.29", None),
+            place("aws", "spot", "2.20", Some(1)),
+        ];
+        let why = vec!["aws us-east-2: AccessDenied: not authorized".to_string()];
+        let now = time::OffsetDateTime::UNIX_EPOCH;
+        let d = choose(
+            spec(Some(5), why),
+            places.clone(),
+            Vec::new(),
+            None,
+            now,
+            false,
+        );
+        let shown = human(std::slice::from_ref(&d));
+        let lines: Vec<&str> = shown.lines().map(str::trim_end).collect();
+        assert!(
+            lines[2].ends_with("$3.35/GPU-h  score  9  (the first)"),
+            "{shown}"
+        );
+        assert!(lines[3].ends_with("$12.29/GPU-h  score  -"), "{shown}");
+        assert!(
+            lines[4].ends_with("$2.20/GPU-h  score  1, under min_score 5: tried after the others"),
+            "{shown}"
+        );
+        assert_eq!(
+            lines[5],
+            "    no placement scores from aws us-east-2: AccessDenied: not authorized"
+        );
+        assert!(markdown(std::slice::from_ref(&d)).contains("score  1, under min_score 5"));
+        let unasked = choose(spec(None, Vec::new()), places, Vec::new(), None, now, false);
+        assert!(!human(&[unasked]).contains("score"));
+    }
+}
