@@ -389,6 +389,36 @@ fn cluster(
         pools: &spec.pools,
         placed: &spec.wanted,
     };
+    let mut built = cloud_calls(&spec, active, &parts, (scope, catalogs), diags);
+    retire_regions(&spec, &built, &recorded.calls, &mut out);
+    out.expanded.placements = placements(&spec, &built, catalogs, recorded, scope, diags);
+    let manager = runtime_inputs(
+        &spec,
+        &parts,
+        &mut built,
+        &mut out,
+        (scope, catalogs, recorded),
+        diags,
+    );
+    for b in built {
+        finish(b, &spec.wanted, &mut out);
+    }
+    match manager {
+        Some(m) => finish_manager(m, &mut out),
+        None => dispatch::manager_left(&spec, b, &recorded.calls, diags),
+    }
+    Some(out)
+}
+
+/// One module call per cloud and region the cluster runs in; a cloud the
+/// spec uses without its `cloud` block is an error at the first use.
+fn cloud_calls(
+    spec: &Spec<'_>,
+    active: Vec<(String, Span)>,
+    parts: &Parts<'_>,
+    (scope, catalogs): (&ConfigScope, &Catalogs<'_>),
+    diags: &mut Diags,
+) -> Vec<Built<'static>> {
     let mut built = Vec::new();
     for (cloud, used_at) in active {
         if !CLOUDS.iter().any(|k| k.name == cloud) {
@@ -414,33 +444,29 @@ fn cluster(
             built.extend(cloud_call(&c, diags));
         }
     }
-    retire_regions(&spec, &built, &recorded.calls, &mut out);
+    built
+}
+
+/// Where each pool with `nodes` goes, among the sites the calls offer.
+fn placements(
+    spec: &Spec<'_>,
+    built: &[Built<'_>],
+    catalogs: &Catalogs<'_>,
+    recorded: &placement::Recorded<'_>,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) -> Vec<crate::placement::Decision> {
     let sites: Vec<&placement::Site> = built.iter().filter_map(|b| b.site.as_ref()).collect();
+    let mut decided = Vec::new();
     for (pname, w) in &spec.wanted {
         let Some((_, p)) = spec.pools.iter().find(|(n, _)| n == pname) else {
             continue;
         };
-        let d = placement::decide(
+        decided.push(placement::decide(
             &spec.name, p, pname, w, &sites, catalogs, recorded, scope, diags,
-        );
-        out.expanded.placements.push(d);
+        ));
     }
-    let manager = runtime_inputs(
-        &spec,
-        &parts,
-        &mut built,
-        &mut out,
-        (scope, catalogs, recorded),
-        diags,
-    );
-    for b in built {
-        finish(b, &spec.wanted, &mut out);
-    }
-    match manager {
-        Some(m) => finish_manager(m, &mut out),
-        None => dispatch::manager_left(&spec, b, &recorded.calls, diags),
-    }
-    Some(out)
+    decided
 }
 
 /// With a runtime, each created cluster gets untainted CPU nodes for

@@ -214,11 +214,7 @@ impl Saved {
     pub fn decode(text: &str) -> Result<Saved, String> {
         let j: Json =
             serde_json::from_str(text).map_err(|e| format!("not a strata plan file: {e}"))?;
-        match j.get("strata_plan_format").and_then(Json::as_u64) {
-        Some(FORMAT) => {}
-        Some(n) => return Err(format!("plan file format {n} is not the format {FORMAT} this strata reads; make the plan again with this strata")),
-        None => return Err("not a strata plan file (no \"strata_plan_format\")".into()),
-    }
+        format_of(&j)?;
         let list = |k: &str| -> Result<Vec<ResourceChange>, String> {
             j.get(k)
                 .and_then(Json::as_array)
@@ -234,39 +230,8 @@ impl Saved {
                 .collect()
         };
         let flag = |k: &str| j.get(k).and_then(Json::as_bool).unwrap_or(false);
-        let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
-            match o.get(k) {
-                None | Some(Json::Null) => Ok(None),
-                Some(v) => decode_value(v).map(Some),
-            }
-        };
-        let mut outputs = Vec::new();
-        for o in j
-            .get("outputs")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            outputs.push(OutputChange {
-                name: o
-                    .get("name")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                before: opt(o, "before")?,
-                after: opt(o, "after")?,
-                sensitive: o.get("sensitive").and_then(Json::as_bool).unwrap_or(false),
-            });
-        }
-        let mut vars = BTreeMap::new();
-        for (k, v) in j
-            .get("variables")
-            .and_then(Json::as_object)
-            .into_iter()
-            .flatten()
-        {
-            vars.insert(k.clone(), decode_value(v)?);
-        }
+        let outputs = outputs_of(&j)?;
+        let vars = variables_of(&j)?;
         Ok(Saved {
             plan: Plan {
                 lineage: j
@@ -321,4 +286,51 @@ impl Saved {
             .map_err(|e| e.to_string())?,
         })
     }
+}
+
+/// Whether the file says it is a plan in the format this strata reads.
+fn format_of(j: &Json) -> Result<(), String> {
+    match j.get("strata_plan_format").and_then(Json::as_u64) {
+        Some(FORMAT) => Ok(()),
+        Some(n) => Err(format!(
+            "plan file format {n} is not the format {FORMAT} this strata reads; \
+             make the plan again with this strata"
+        )),
+        None => Err("not a strata plan file (no \"strata_plan_format\")".into()),
+    }
+}
+
+fn outputs_of(j: &Json) -> Result<Vec<OutputChange>, String> {
+    let opt = |o: &Json, k: &str| -> Result<Option<Value>, String> {
+        match o.get(k) {
+            None | Some(Json::Null) => Ok(None),
+            Some(v) => decode_value(v).map(Some),
+        }
+    };
+    j.get("outputs")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            Ok(OutputChange {
+                name: o
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                before: opt(o, "before")?,
+                after: opt(o, "after")?,
+                sensitive: o.get("sensitive").and_then(Json::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+fn variables_of(j: &Json) -> Result<BTreeMap<String, Value>, String> {
+    j.get("variables")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| Ok((k.clone(), decode_value(v)?)))
+        .collect()
 }
