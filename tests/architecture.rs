@@ -382,3 +382,151 @@ fn no_two_files_of_a_folder_use_each_other() {
     found.retain(|f| !f.ends_with("lang/src/syntax: native <-> template"));
     assert!(found.is_empty(), "files that use each other: {found:#?}");
 }
+
+/// The text with comments, strings and character literals blanked out
+/// (newlines kept), so braces and `fn` are counted only where they are code.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '/' && at(&c, i + 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if c[i] == '/' && at(&c, i + 1) == '*' {
+            while i < c.len() && !(c[i] == '*' && at(&c, i + 1) == '/') {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+            i += 2;
+        } else if c[i] == 'r'
+            && (at(&c, i + 1) == '"' || at(&c, i + 1) == '#')
+            && !prev_is_ident(&c, i)
+        {
+            let hashes = (1..).take_while(|&k| at(&c, i + k) == '#').count();
+            if at(&c, i + 1 + hashes) != '"' {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            i += 2 + hashes;
+            let close: Vec<char> = std::iter::once('"')
+                .chain("#".repeat(hashes).chars())
+                .collect();
+            while i < c.len() && !c[i..].starts_with(&close) {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+            i += close.len();
+        } else if c[i] == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                blank(&mut out, c.get(i).copied().unwrap_or(' '));
+                i += 1;
+            }
+            i += 1;
+        } else if c[i] == '\'' && (at(&c, i + 1) == '\\' || at(&c, i + 2) == '\'') {
+            // A character literal; a lifetime (`'a`) has no closing quote.
+            i += 1;
+            while i < c.len() && c[i] != '\'' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn at(c: &[char], i: usize) -> char {
+    c.get(i).copied().unwrap_or(' ')
+}
+
+fn prev_is_ident(c: &[char], i: usize) -> bool {
+    i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_')
+}
+
+/// Each function's name and length in lines, from `fn` to its closing brace.
+fn function_lengths(code: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let name: String = words
+            .get(at + 1)
+            .map(|w| {
+                w.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut depth = 0i32;
+        for (end, l) in lines.iter().enumerate().skip(start) {
+            let opened_before = depth > 0;
+            depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+            if !opened_before && depth == 0 && l.trim_end().ends_with(';') {
+                break; // a declaration without a body
+            }
+            if depth <= 0 && (opened_before || l.contains('{')) {
+                found.push((name.clone(), end - start + 1));
+                break;
+            }
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Functions fit a screen: in the engine's crate none passes 100 lines,
+/// and in the cluster expansion none passes 80 (issue 41's bounds); a long
+/// one is taken apart by job rather than let grow.
+#[test]
+fn functions_fit_a_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("a source file");
+        let rel = f.strip_prefix(root).unwrap_or(f).display().to_string();
+        let bound = if rel.starts_with("src/cluster/") {
+            80
+        } else {
+            100
+        };
+        for (name, lines) in function_lengths(&code_only(&text)) {
+            if lines > bound {
+                long.push(format!("{rel}: {name} is {lines} lines (bound {bound})"));
+            }
+        }
+    }
+    assert!(files.len() > 100, "the scan found the sources");
+    assert!(long.is_empty(), "functions to take apart: {long:#?}");
+}
+
+#[test]
+fn the_length_scan_counts_code_not_text() {
+    let text = "fn a() {\n    let s = \"}}}\";\n    let c = '{';\n    // }\n    x::<'a>();\n}\nfn b(x: u8);\nfn c() { r#\"{\"# }\n";
+    let got = function_lengths(&code_only(text));
+    assert_eq!(got, vec![("a".to_string(), 6), ("c".to_string(), 1)]);
+}
