@@ -58,17 +58,7 @@ cluster "{name}" {{
 }
 
 fn workdir(root: &Path, name: &str, placement: &str) -> PathBuf {
-    let work = root.join(name);
-    std::fs::create_dir_all(&work).expect("work");
-    std::fs::write(work.join("cluster.hcl"), spec(name, placement)).expect("spec");
-    work
-}
-
-/// The pool's placement record in `work`'s state.
-fn placement(work: &Path, pool: &str) -> Json {
-    let text = std::fs::read_to_string(work.join("terraform.tfstate")).expect("state");
-    let state: Json = serde_json::from_str(&text).expect("state JSON");
-    state["placements"][pool].clone()
+    common::spec_dir(root, name, &spec(name, placement))
 }
 
 /// `(cloud, capacity, zone)` of each failure recorded.
@@ -174,7 +164,7 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
         assert!(line.contains(want), "{line:?} says {want:?}:\n{out}");
     }
     assert!(out.contains("InsufficientInstanceCapacity"), "{out}");
-    let p = placement(&work, "zones.h100");
+    let p = common::placement(&work, "zones.h100");
     assert_eq!(p["chosen"]["cloud"], "gcp", "{p}");
     // Time to first GPU: from the placement's request to a node of the
     // pool offering allocatable GPUs (the stand-in's nodes offer theirs
@@ -250,7 +240,7 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
         out.contains("QUOTA_EXCEEDED") && out.contains("AllocationFailed"),
         "{out}"
     );
-    let p = placement(&work, "clouds.h100");
+    let p = common::placement(&work, "clouds.h100");
     assert_eq!(p["chosen"]["cloud"], "aws", "{p}");
     assert_eq!(p["chosen"]["capacity"], "on_demand", "{p}");
     settled(&sb, &work, "clouds");
@@ -274,7 +264,7 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
             && said.contains("trying azure eastus on-demand"),
         "{said}\n{out}"
     );
-    let p = placement(&work, "kinds.h100");
+    let p = common::placement(&work, "kinds.h100");
     assert_eq!(
         (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
         (&serde_json::json!("azure"), &serde_json::json!("on_demand")),
@@ -303,7 +293,7 @@ fn pools_fail_over_through_zones_capacity_types_and_clouds() {
     );
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let p = placement(&work, "kinds.h100");
+    let p = common::placement(&work, "kinds.h100");
     assert_eq!(p["chosen"]["capacity"], "spot", "{p}");
     assert!(failures(&p).is_empty(), "expired failures are dropped: {p}");
     settled(&sb, &work, "kinds");
@@ -344,12 +334,12 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
         let _ = child.kill();
         let _ = child.wait();
         let before = match work.join("terraform.tfstate").exists() {
-            true => failures(&placement(&work, &pool)),
+            true => failures(&common::placement(&work, &pool)),
             false => Vec::new(),
         };
         let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
         assert_eq!(code, 0, "resumed after {after_ms} ms:\n{out}");
-        let p = placement(&work, &pool);
+        let p = common::placement(&work, &pool);
         assert_eq!(
             (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
             (&serde_json::json!("gcp"), &serde_json::json!("spot")),
@@ -432,7 +422,7 @@ fn an_interrupted_failover_stops_between_rounds_and_resumes() {
             "the state was written whole: {said}"
         );
         let before = match work.join("terraform.tfstate").exists() {
-            true => failures(&placement(&work, &pool)),
+            true => failures(&common::placement(&work, &pool)),
             false => Vec::new(),
         };
         let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
@@ -441,7 +431,7 @@ fn an_interrupted_failover_stops_between_rounds_and_resumes() {
             !out.contains("no longer running"),
             "the interrupted run let its lock go:\n{out}"
         );
-        let p = placement(&work, &pool);
+        let p = common::placement(&work, &pool);
         assert_eq!(
             (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
             (&serde_json::json!("gcp"), &serde_json::json!("spot")),
@@ -545,7 +535,7 @@ fn a_further_region_comes_before_the_next_cloud_and_a_dropped_one_is_deleted_the
 
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let p = placement(&work, "reg.h100");
+    let p = common::placement(&work, "reg.h100");
     assert_eq!(
         (
             &p["chosen"]["cloud"],
@@ -593,7 +583,7 @@ fn a_further_region_comes_before_the_next_cloud_and_a_dropped_one_is_deleted_the
     );
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let p = placement(&work, "reg.h100");
+    let p = common::placement(&work, "reg.h100");
     assert_eq!(
         (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
         (&Json::from("gcp"), &Json::from("spot")),
@@ -635,7 +625,7 @@ fn nodes_whose_gpus_never_come_fail_over_after_wait_for_gpus() {
         started.elapsed() >= std::time::Duration::from_secs(6),
         "the apply waited for GPUs first"
     );
-    let p = placement(&work, "nogpu.h100");
+    let p = common::placement(&work, "nogpu.h100");
     assert_eq!(
         (&p["chosen"]["cloud"], &p["chosen"]["capacity"]),
         (&Json::from("gcp"), &Json::from("on_demand")),
@@ -730,7 +720,7 @@ fn the_readme_failover_demo_does_what_it_says() {
     sb.short(shortage);
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
-    let p = placement(&work, "train.h100");
+    let p = common::placement(&work, "train.h100");
     assert_eq!(
         (&p["chosen"]["region"], &p["chosen"]["capacity"]),
         (&Json::from("us-west-2"), &Json::from("spot")),
@@ -847,7 +837,10 @@ fn a_low_placement_score_is_tried_after_the_others() {
         "{plan}"
     );
     applies_meeting_no_shortage(&sb, &work);
-    assert_eq!(placement(&work, "scored.h100")["chosen"]["cloud"], "gcp");
+    assert_eq!(
+        common::placement(&work, "scored.h100")["chosen"]["cloud"],
+        "gcp"
+    );
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "placement stays where it went:\n{out}");
 }
@@ -885,7 +878,7 @@ fn azures_low_spot_score_is_tried_after_the_others() {
         "{plan}"
     );
     applies_meeting_no_shortage(&sb, &work);
-    let p = placement(&work, "azscored.h100");
+    let p = common::placement(&work, "azscored.h100");
     assert_eq!(
         (
             p["chosen"]["cloud"].as_str(),

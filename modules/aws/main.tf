@@ -10,6 +10,9 @@ locals {
   # Kubernetes spells taint effects NoSchedule; EKS's API NO_SCHEDULE.
   eks_effect = { NoSchedule = "NO_SCHEDULE", PreferNoSchedule = "PREFER_NO_SCHEDULE", NoExecute = "NO_EXECUTE" }
   k8s_effect = { for k, v in local.eks_effect : v => k }
+  # The spec's capacity types as EKS names them: an On-Demand Capacity
+  # Reservation is on-demand capacity, a Capacity Block its own type.
+  capacity_types = { spot = "SPOT", on_demand = "ON_DEMAND", reserved = "ON_DEMAND", capacity_block = "CAPACITY_BLOCK" }
   image_name = coalesce(var.node_image_name, "ubuntu-eks/k8s_${var.kubernetes_version}/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*")
 }
 
@@ -213,6 +216,23 @@ resource "aws_launch_template" "pool" {
     http_tokens                 = "required"
     http_put_response_hop_limit = 2
   }
+  # A Capacity Block's nodes name their type here, not in the node group
+  # (EKS: "Create a managed node group with Capacity Blocks for ML").
+  instance_type = each.value.capacity == "capacity_block" ? each.value.instance_type : null
+  dynamic "capacity_reservation_specification" {
+    for_each = each.value.reservation == null ? [] : [each.value.reservation]
+    content {
+      capacity_reservation_target {
+        capacity_reservation_id = capacity_reservation_specification.value.id
+      }
+    }
+  }
+  dynamic "instance_market_options" {
+    for_each = each.value.capacity == "capacity_block" ? [1] : []
+    content {
+      market_type = "capacity-block"
+    }
+  }
 }
 
 resource "aws_eks_node_group" "pool" {
@@ -222,12 +242,14 @@ resource "aws_eks_node_group" "pool" {
   node_role_arn   = aws_iam_role.node.arn
   # A zone that had no capacity for the pool is left out; a node group's
   # subnets cannot change in place, so that makes a new node group.
+  # Reserved capacity is in one zone: the nodes launch there only.
   subnet_ids = [
     for i, s in aws_subnet.private : s.id
     if !contains(each.value.exclude_zones, local.zones[i])
+    && coalesce(try(each.value.reservation.zone, null), local.zones[i]) == local.zones[i]
   ]
-  instance_types = [each.value.instance_type]
-  capacity_type  = each.value.capacity == "spot" ? "SPOT" : "ON_DEMAND"
+  instance_types = each.value.capacity == "capacity_block" ? null : [each.value.instance_type]
+  capacity_type  = local.capacity_types[each.value.capacity]
   ami_type       = "CUSTOM"
   labels         = each.value.labels
   # Where the pool's placement puts its nodes they are its floor, so the

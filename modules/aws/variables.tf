@@ -45,6 +45,12 @@ variable "node_pools" {
     # running there (null: min_nodes) and zones with no capacity to leave out.
     nodes         = optional(number)
     exclude_zones = optional(list(string), [])
+    # Capacity held ahead that the nodes launch into (capacity "reserved"
+    # or "capacity_block"): its cr- id and the zone it is in.
+    reservation = optional(object({
+      id   = string
+      zone = optional(string)
+    }))
   }))
 }
 

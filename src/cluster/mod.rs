@@ -17,6 +17,7 @@ pub mod portability;
 mod pricing;
 mod providers;
 mod regions;
+mod reserved;
 mod rules;
 mod runtime;
 mod syntax;
@@ -437,7 +438,7 @@ fn cloud_calls(
                 kind,
                 block,
                 at: &at,
-                parts: &parts,
+                parts,
                 scope,
                 catalogs,
             };
@@ -753,6 +754,26 @@ fn retire(
     }
 }
 
+/// The reservation a pool's nodes launch into, as the cloud's module takes
+/// it: its id and, when known, its zone (the node group's subnets keep to
+/// it).
+fn held_input(h: &crate::placement::HeldAt, span: Span) -> Expr {
+    let zone = h.facts.as_ref().and_then(|f| f.zone.as_deref());
+    object(
+        vec![
+            ("id".into(), literal(Value::string(&h.id), span)),
+            (
+                "zone".into(),
+                literal(
+                    zone.map_or(Value::Null(crate::lang::types::Type::String), Value::string),
+                    span,
+                ),
+            ),
+        ],
+        span,
+    )
+}
+
 /// A pool's module input on one cloud, with what its placement decides:
 /// the place its nodes go gets `nodes`, the capacity type chosen and the
 /// zones to leave out; elsewhere it stays at its minimum, on the first
@@ -789,6 +810,9 @@ fn placed_items(
                 "exclude_zones".into(),
                 Expr::new(ExprKind::Tuple(zones), span),
             ));
+            if let Some(h) = &c.held {
+                items.push(("reservation".into(), held_input(h, span)));
+            }
         }
         None => {
             let first = w.capacity.first().copied().unwrap_or(Capacity::OnDemand);

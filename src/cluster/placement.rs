@@ -3,6 +3,7 @@
 //! region with each capacity type, priced from the catalogs, in the order
 //! failover tries them. [`crate::placement::choose`] then picks one.
 
+use super::reserved::{self, HeldLookup, Judge, Place, Reserved};
 use super::{diag, known, Catalogs, CloudKind, CAP};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
@@ -49,6 +50,9 @@ pub struct Recorded<'s> {
     /// The clouds' placement scores, asked for pools that set `min_score`
     /// (none before the state is read, nor in `validate`).
     pub scores: Option<&'s Scorer<'s>>,
+    /// Reads the reservations pools name (none before the state is read,
+    /// nor in `validate`).
+    pub held: Option<&'s HeldLookup<'s>>,
 }
 
 /// A pool's placement as the spec writes it.
@@ -63,6 +67,8 @@ pub(super) struct Wanted {
     cool_down: Duration,
     /// Scores asked, and below which a candidate is tried last.
     min_score: Option<u8>,
+    /// Capacity held ahead, tried first in the order written.
+    reserved: Vec<Reserved>,
 }
 
 /// One cloud of the cluster as a place to put nodes: its region's cluster
@@ -136,7 +142,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
     };
     let nodes = nodes as u64;
     if let Some(b) = block {
-        super::allowed(b, "placement", FIELDS, &[], diags);
+        super::allowed(b, "placement", FIELDS, &["reserved"], diags);
     }
     let field = |name: &str| block.and_then(|b: &Body| b.attr(name));
     check_size(pool, nodes, nodes_attr.expr.span, scope, diags);
@@ -176,6 +182,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         Some(a) => Some(min_score(scope, a, diags)?),
         None => None,
     };
+    let reserved = block.map_or_else(Vec::new, |b| reserved::read(b, scope, diags));
     Some(Wanted {
         nodes,
         order,
@@ -184,6 +191,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         wait_for_gpus,
         cool_down,
         min_score,
+        reserved,
     })
 }
 
@@ -327,6 +335,7 @@ fn candidate(
             cloud: site.kind.name.to_string(),
             region: site.region.clone(),
             capacity: capacity.name().to_string(),
+            reservation: None,
         },
         call: site.call.clone(),
         instance_type: instance_type.to_string(),
@@ -334,6 +343,7 @@ fn candidate(
         zones: site.zones.clone(),
         node_label: site.kind.pool_label.to_string(),
         score: None,
+        held: None,
     }
 }
 
@@ -388,6 +398,44 @@ fn scored(
         }
     }
     (placement::rank(ordered, min, w.order.is_some()), unscored)
+}
+
+/// The candidates on held capacity ahead of `ordered`, and those its
+/// rules keep the nodes off now beside `refused`.
+fn with_held(
+    ordered: Vec<Candidate>,
+    refused: Vec<Skipped>,
+    pool: &str,
+    w: &Wanted,
+    sites: &[&Site<'_>],
+    recorded: &Recorded<'_>,
+    diags: &mut Diags,
+) -> (Vec<Candidate>, Vec<Skipped>) {
+    if w.reserved.is_empty() {
+        return (ordered, refused);
+    }
+    let places: Vec<Place<'_>> = sites
+        .iter()
+        .filter_map(|s| {
+            Some(Place {
+                cloud: s.kind.name,
+                provider: s.kind.provider.0,
+                region: &s.region,
+                call: &s.call,
+                instance_type: s.instance_types.get(pool)?,
+                node_label: s.kind.pool_label,
+            })
+        })
+        .collect();
+    let judge = Judge {
+        pool,
+        nodes: w.nodes,
+        lookup: recorded.held,
+        now: recorded.now,
+    };
+    let (mut held, skipped) = reserved::candidates(&w.reserved, &places, &judge, diags);
+    held.extend(ordered);
+    (held, skipped.into_iter().chain(refused).collect())
 }
 
 /// Checks `order` against the cluster's clouds.
@@ -445,6 +493,7 @@ pub(super) fn decide(
         (Some(min), Some(scorer)) => scored(ordered, w, sites, scorer, min),
         _ => (ordered, Vec::new()),
     };
+    let (ordered, refused) = with_held(ordered, refused, name, w, sites, recorded, diags);
     let replace = recorded.replace.iter().any(|r| *r == key || r == name);
     let d = placement::choose(
         Spec {

@@ -144,6 +144,7 @@ impl Ctx<'_, '_> {
             zones: shown.zones,
             prior,
             price_source: quoted.source,
+            committed: None,
         });
     }
 

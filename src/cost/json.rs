@@ -1,7 +1,7 @@
 //! The cost as JSON: the plan JSON's top-level `"cost"` object, which a
 //! saved plan keeps too and reads back. Amounts are exact decimals.
 
-use super::{Cost, FeeCost, Hourly, PoolCost, PriorPool, Total, Unpriced};
+use super::{Committed, Cost, FeeCost, Hourly, PoolCost, PriorPool, Total, Unpriced};
 use serde_json::{json, Map, Value as Json};
 use strata_provider::billing::{Capacity, Count, Nodes};
 use strata_provider::money::Usd;
@@ -67,7 +67,31 @@ fn pool(p: &PoolCost) -> Json {
             "hourly": hourly(p.prior_hourly()),
         })),
         "price_source": p.price_source,
+        "committed": p.committed.as_ref().map(|c| json!({
+            "kind": c.kind,
+            "id": c.id,
+            "instances": c.instances,
+            "used": c.used,
+            "unused": c.unused(),
+            "ends": c.ends,
+            "list_node_hour": usd(c.list_node_hour),
+            "unused_hourly": opt_usd(c.unused_hour()),
+        })),
     })
+}
+
+fn committed_from(j: &Json) -> Result<Option<Committed>, String> {
+    let Some(c) = j.get("committed").filter(|c| c.is_object()) else {
+        return Ok(None);
+    };
+    Ok(Some(Committed {
+        kind: text(c, "kind")?,
+        id: text(c, "id")?,
+        instances: c.get("instances").and_then(Json::as_u64),
+        used: c.get("used").and_then(Json::as_u64).unwrap_or(0),
+        ends: c.get("ends").and_then(Json::as_str).map(str::to_string),
+        list_node_hour: money(c, "list_node_hour")?.unwrap_or_default(),
+    }))
 }
 
 fn fee(f: &FeeCost) -> Json {
@@ -222,6 +246,7 @@ fn pool_from(j: &Json) -> Result<PoolCost, String> {
             .and_then(|z| u32::try_from(z).ok()),
         prior,
         price_source: text(j, "price_source")?,
+        committed: committed_from(j)?,
     })
 }
 

@@ -47,6 +47,51 @@ pub struct PoolCost {
     pub prior: Option<PriorPool>,
     /// `AWS catalog 2026-11-30`, `prices.csv:12`.
     pub price_source: String,
+    /// Capacity held ahead the placement puts the nodes on: they cost
+    /// nothing more there (`node_hour` is then zero).
+    pub committed: Option<Committed>,
+}
+
+/// Capacity held ahead (a reservation or Capacity Block) a pool's nodes
+/// run on, paid for whether used or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    /// `reserved` or `capacity_block`.
+    pub kind: String,
+    /// `cr-…`.
+    pub id: String,
+    /// Instances it holds; `None` when not read (`validate`).
+    pub instances: Option<u64>,
+    /// Of them, the nodes the placement puts there.
+    pub used: u64,
+    /// RFC 3339; `None`: until cancelled.
+    pub ends: Option<String>,
+    /// What one node costs at list price: what a reserved instance left
+    /// unused is still billed (a Capacity Block was paid up front).
+    pub list_node_hour: Usd,
+}
+
+impl Committed {
+    pub fn unused(&self) -> Option<u64> {
+        Some(self.instances?.saturating_sub(self.used))
+    }
+
+    /// What the unused part of a reservation bills by the hour; a Capacity
+    /// Block's was paid up front, so nothing more.
+    pub fn unused_hour(&self) -> Option<Usd> {
+        match self.kind.as_str() {
+            "reserved" => Some(self.list_node_hour.times(self.unused()?)),
+            _ => Some(Usd::ZERO),
+        }
+    }
+}
+
+/// Where a placement put a pool's nodes on held capacity: the pool's
+/// object in `call`'s module, keyed by `pool`.
+pub struct HeldPool {
+    pub call: String,
+    pub pool: String,
+    pub committed: Committed,
 }
 
 /// A pool as the prior state holds it.
@@ -106,6 +151,30 @@ impl Hourly {
         Hourly {
             min: add(self.min, o.min),
             max: add(self.max, o.max),
+        }
+    }
+}
+
+impl Cost {
+    /// Marks the pools on held capacity as committed: their nodes cost
+    /// nothing more there.
+    pub fn commit(&mut self, held: Vec<HeldPool>) {
+        for h in held {
+            let on = self.pools.iter_mut().find(|p| {
+                p.addr
+                    .id
+                    .module
+                    .steps()
+                    .first()
+                    .is_some_and(|s| s.call == h.call)
+                    && p.addr.key == Some(strata_state::model::InstanceKey::Str(h.pool.clone()))
+            });
+            if let Some(p) = on {
+                let mut committed = h.committed;
+                committed.list_node_hour = p.node_hour;
+                p.node_hour = Usd::ZERO;
+                p.committed = Some(committed);
+            }
         }
     }
 }

@@ -37,6 +37,7 @@ fn pool(at: &str, cloud: &str, node_hour: &str, nodes: Nodes) -> PoolCost {
         zones: None,
         prior: None,
         price_source: "catalog".into(),
+        committed: None,
     }
 }
 

@@ -57,7 +57,7 @@ pub fn apply(
         Some(s) => as_planned(s, opts),
         None => {
             require_configuration(target, Operation::Apply, opts.mode, view)?;
-            let now = OffsetDateTime::now_utc();
+            let now = strata_provider::clock::now();
             (From::new(target.to_path_buf(), None, now), opts.clone())
         }
     };

@@ -10,7 +10,6 @@ use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use strata_state::model::Address;
-use time::OffsetDateTime;
 
 /// Configuration written for import targets: where, and each block by
 /// its target's address.
@@ -58,7 +57,7 @@ pub(super) fn config(
     if target.exists() {
         return Err(Diags::from(Diag::new("strata::plan::generate_config", "Target generated file already exists", "strata can only write generated config into a new file. Either choose a different target location or move all existing configuration out of the target file, delete it and try again.")));
     }
-    let none = placements(None, &opts.replace_placement, OffsetDateTime::now_utc());
+    let none = placements(None, &opts.replace_placement, strata_provider::clock::now());
     let p = prepare(path, None, opts, &none, sources, drivers)?;
     let scope = crate::config::ConfigScope::new(&p.module, p.vars.clone(), p.run.clone());
     let rt = crate::runtime::start(opts.parallelism)?;

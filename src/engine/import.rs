@@ -10,7 +10,6 @@ use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
 use std::path::Path;
 use strata_state::model::{Address, Mode};
-use time::OffsetDateTime;
 
 fn refused(summary: &str, detail: String) -> Diags {
     Diags::from(Diag::new("strata::import", summary, detail))
@@ -32,7 +31,7 @@ pub fn import(
     let from = Source {
         dir: path,
         vars: None,
-        now: OffsetDateTime::now_utc(),
+        now: strata_provider::clock::now(),
     };
     let p = from.prepare(opts, sources, drivers)?;
     let Importer {

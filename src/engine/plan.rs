@@ -10,7 +10,6 @@ use crate::diag::{Diag, Diags, Sources};
 use crate::plan::{Failed, Plan, ResourceChange, Saved, Schemas};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use time::OffsetDateTime;
 
 /// What `plan`, `cost`, `drift` and `console -plan` share: a session
 /// over the configuration at `path` and its plan. The state's lock is held
@@ -55,7 +54,7 @@ pub(super) fn planned(
     let from = Source {
         dir: path,
         vars: None,
-        now: OffsetDateTime::now_utc(),
+        now: strata_provider::clock::now(),
     };
     let p = from.prepare(opts, sources, drivers)?;
     crate::timings::stage("prepared");

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
+use strata_provider::reservation::{Held, HeldAsk};
 use strata_provider::score::ScoreAsk;
 use strata_state::{PoolPlacement, State};
 use time::OffsetDateTime;
@@ -76,6 +77,7 @@ pub fn placements<'s>(
         replace,
         now,
         scores: None,
+        held: None,
     }
 }
 
@@ -88,14 +90,37 @@ pub fn scorer<'a>(
     rt: &'a tokio::runtime::Runtime,
 ) -> impl Fn(&str, &str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a {
     move |provider, call, asks| {
-        let base = drivers
-            .named(provider)
-            .ok_or_else(|| format!("no {provider} driver"))?;
-        let configured = drivers.by_address(&crate::builtin::provider_address(&**base, Some(call)));
-        let driver = configured.unwrap_or_else(|| base.clone());
+        let driver = call_driver(drivers, provider, call)?;
         rt.block_on(driver.placement_scores(asks))
             .map_err(|e| e.to_string())
     }
+}
+
+/// The reservations pools name, for [`Recorded::held`], read as
+/// [`scorer`] asks: through the region's module call's driver.
+pub fn held_lookup<'a>(
+    drivers: &'a Drivers,
+    rt: &'a tokio::runtime::Runtime,
+) -> impl Fn(&str, &str, &HeldAsk) -> Result<Held, String> + 'a {
+    move |provider, call, ask| {
+        let driver = call_driver(drivers, provider, call)?;
+        rt.block_on(driver.reservation(ask))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The driver configured for module call `call`'s provider, else the
+/// provider's own.
+fn call_driver(
+    drivers: &Drivers,
+    provider: &str,
+    call: &str,
+) -> Result<std::sync::Arc<dyn strata_provider::Driver>, String> {
+    let base = drivers
+        .named(provider)
+        .ok_or_else(|| format!("no {provider} driver"))?;
+    let configured = drivers.by_address(&crate::builtin::provider_address(&**base, Some(call)));
+    Ok(configured.unwrap_or_else(|| base.clone()))
 }
 
 /// The root module calls `state` holds objects of.
@@ -368,7 +393,37 @@ pub(super) fn make_plan(
         plan.variables.remove(&v.name);
     }
     plan.placements = p.expansion.placements().cloned().collect();
+    plan.cost.commit(held_pools(&plan.placements));
     plan.dispatch = p.expansion.dispatch().cloned().collect();
     plan.plugin_served = plugin_served(drivers);
     Ok(plan)
+}
+
+/// The pools whose placement puts their nodes on held capacity, as the
+/// cost table marks them.
+pub fn held_pools(decisions: &[crate::placement::Decision]) -> Vec<crate::cost::HeldPool> {
+    decisions
+        .iter()
+        .filter_map(|d| {
+            let c = d.chosen()?;
+            let h = c.held.as_ref()?;
+            let facts = h.facts.as_ref();
+            Some(crate::cost::HeldPool {
+                call: c.call.clone(),
+                pool: d
+                    .pool
+                    .split_once('.')
+                    .map_or(d.pool.as_str(), |(_, p)| p)
+                    .to_string(),
+                committed: crate::cost::Committed {
+                    kind: c.at.capacity.clone(),
+                    id: h.id.clone(),
+                    instances: facts.map(|f| f.instances),
+                    used: d.nodes,
+                    ends: facts.and_then(|f| f.ends.clone()),
+                    list_node_hour: Default::default(),
+                },
+            })
+        })
+        .collect()
 }

@@ -40,7 +40,7 @@ fn load_expanded(
     }
     let vars =
         variables::resolve(&module, inputs, variables::environment(), sources).unwrap_or_default();
-    let none = placements(None, &[], time::OffsetDateTime::now_utc());
+    let none = placements(None, &[], strata_provider::clock::now());
     let expansion = expand(
         &mut module,
         vars.clone(),

@@ -17,6 +17,7 @@ pub use dispatch::{Dispatch, LeftOut, Worker};
 
 use std::time::Duration;
 use strata_provider::money::Usd;
+pub use strata_provider::reservation::Held;
 use strata_provider::Shortage;
 use strata_state::{Entry, Location, Placed, PlacementFailure, PoolPlacement};
 use time::format_description::well_known::Rfc3339;
@@ -42,7 +43,24 @@ pub struct Candidate {
     /// The cloud's placement score here (1 unlikely … 10 very likely to
     /// get the capacity now), when asked and given.
     pub score: Option<u8>,
+    /// Capacity held ahead (a reservation or Capacity Block) this place
+    /// is on.
+    pub held: Option<HeldAt>,
 }
+
+/// A reservation a candidate is on, and what its cloud said of it
+/// (`None` where it was not asked: `validate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldAt {
+    pub id: String,
+    pub facts: Option<Held>,
+}
+
+/// How long before a Capacity Block ends its nodes leave it. EKS advises
+/// scaling to zero "more than 30 minutes" before the end, when EC2 starts
+/// taking the instances back; the rest of the hour is for the pods to
+/// drain and the next place's nodes to come up.
+pub const LEAVE_BLOCK_BEFORE_END: Duration = Duration::from_secs(3600);
 
 impl Candidate {
     /// `aws us-east-1 spot`.
@@ -53,12 +71,16 @@ impl Candidate {
 
 /// `aws us-east-1 spot`, for messages.
 pub fn label(at: &Location) -> String {
-    format!(
+    let place = format!(
         "{} {} {}",
         at.cloud,
         at.region,
         at.capacity.replace('_', "-")
-    )
+    );
+    match &at.reservation {
+        Some(id) => format!("{place} {id}"),
+        None => place,
+    }
 }
 
 /// Why this plan puts the nodes where it does.
@@ -72,6 +94,9 @@ pub enum Why {
     Replaced,
     /// A better candidate's cool-down ended: a move back.
     CoolDownEnded,
+    /// Capacity held ahead is there, paid for whether used or not: the
+    /// nodes move onto it.
+    Held,
 }
 
 /// A candidate passed over now, and why.
@@ -150,6 +175,7 @@ pub fn to_json(decisions: &[Decision]) -> serde_json::Value {
             "gpu_hour": c.gpu_hour.map(|p| p.decimal()),
             "module": c.call,
             "score": c.score,
+            "reservation": c.held.as_ref().map(held_json),
         })
     };
     let pools: Vec<serde_json::Value> = decisions
@@ -185,6 +211,18 @@ pub fn to_json(decisions: &[Decision]) -> serde_json::Value {
         })
         .collect();
     serde_json::Value::Array(pools)
+}
+
+fn held_json(h: &HeldAt) -> serde_json::Value {
+    let facts = h.facts.as_ref();
+    serde_json::json!({
+        "id": h.id,
+        "instances": facts.map(|f| f.instances),
+        "available": facts.map(|f| f.available),
+        "zone": facts.and_then(|f| f.zone.clone()),
+        "starts": facts.and_then(|f| f.starts.clone()),
+        "ends": facts.and_then(|f| f.ends.clone()),
+    })
 }
 
 /// The pool's fields that decide its placement.
@@ -287,8 +325,11 @@ pub fn choose(
                 .any(|f| (rules_out(f, c) || f.at == c.at) && !cooling(f, now, spec.cool_down))
         })
     };
+    let held_ahead =
+        |i: usize| candidates[i].held.is_none() && candidates[..i].iter().any(|c| c.held.is_some());
     let (chosen, why, without_zones) = match was.and_then(|p| Some((p, at(p)?))) {
         _ if replace => (first(&candidates), Why::Replaced, None),
+        Some((_, i)) if held_ahead(i) => (Some(0), Why::Held, None),
         Some((_, i)) if better_again(i) => (Some(0), Why::CoolDownEnded, None),
         // Where the nodes are, less any zone that has since failed there
         // (else a shortage in a zone of the recorded place is met again

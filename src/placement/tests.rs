@@ -6,6 +6,7 @@ fn at(cloud: &str, capacity: &str) -> Location {
         cloud: cloud.into(),
         region: format!("{cloud}-r1"),
         capacity: capacity.into(),
+        reservation: None,
     }
 }
 
@@ -18,6 +19,7 @@ fn candidate(cloud: &str, capacity: &str) -> Candidate {
         zones: vec!["z1".into(), "z2".into()],
         node_label: "pool".into(),
         score: None,
+        held: None,
     }
 }
 

@@ -72,7 +72,10 @@ fn pool_row(p: &PoolCost) -> Vec<String> {
         p.label(),
         format!("{} · {}{zones}", p.cloud, p.region),
         p.instance_type.clone(),
-        p.capacity.name().replace('_', "-"),
+        match &p.committed {
+            Some(c) => format!("{} (committed)", c.kind.replace('_', "-")),
+            None => p.capacity.name().replace('_', "-"),
+        },
         gpus,
         p.gpu_hour().map_or("—".into(), Usd::dollars),
         nodes(p),
@@ -195,6 +198,10 @@ pub fn human(cost: &Cost) -> String {
             }
         }
     };
+    notes(
+        "Committed (held ahead, paid whether used or not)",
+        committed(cost),
+    );
     notes("Node counts not known until apply", cost.unknown_counts());
     notes(
         "Not priced (not counted above)",
@@ -205,6 +212,37 @@ pub fn human(cost: &Cost) -> String {
     );
     out.push_str(&format!("\n  {}\n", footnote(cost)));
     out
+}
+
+/// Each pool on held capacity: what it is on, until when, and what of it
+/// is left unused (and what that bills).
+fn committed(cost: &Cost) -> Vec<(String, String)> {
+    cost.pools
+        .iter()
+        .filter_map(|p| Some((p.label(), committed_terms(p.committed.as_ref()?))))
+        .collect()
+}
+
+/// `reserved cr-0abc until cancelled: 2 of 3 instances used, 1 unused ($55.04/h billed for it)`.
+pub fn committed_terms(c: &crate::cost::Committed) -> String {
+    let term = match &c.ends {
+        Some(e) => format!("until {e}"),
+        None => "until cancelled".into(),
+    };
+    let used = match (c.instances, c.unused(), c.unused_hour()) {
+        (Some(n), Some(0), _) => format!("all {n} instances used"),
+        (Some(n), Some(u), Some(h)) if h > Usd::ZERO => format!(
+            "{} of {n} instances used, {u} unused ({}/h billed for them)",
+            c.used,
+            h.dollars()
+        ),
+        (Some(n), Some(u), _) => format!(
+            "{} of {n} instances used, {u} unused (paid up front)",
+            c.used
+        ),
+        _ => format!("{} nodes; its size is read once the state is", c.used),
+    };
+    format!("{} {} {term}: {used}", c.kind.replace('_', "-"), c.id)
 }
 
 /// `EKS control plane, standard support in us-east-1, $0.10/h (new)`.
@@ -275,6 +313,9 @@ pub fn markdown(cost: &Cost) -> String {
     }
     for (who, text) in summary_lines(cost) {
         out.push_str(&format!("- **{who}**: {text}\n"));
+    }
+    for (pool, terms) in committed(cost) {
+        out.push_str(&format!("- `{pool}`: committed: {terms}\n"));
     }
     for (pool, why) in cost.unknown_counts() {
         out.push_str(&format!("- `{pool}`: node count unknown: {why}\n"));

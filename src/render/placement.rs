@@ -16,10 +16,11 @@ pub fn human(decisions: &[Decision]) -> String {
         ));
         for (i, c) in d.candidates.iter().enumerate() {
             let mark = if d.chosen == Some(i) { "→" } else { " " };
-            let price = c
-                .gpu_hour
-                .map(|p| format!("{}/GPU-h", p.dollars()))
-                .unwrap_or_else(|| "unpriced".into());
+            let price = match (&c.held, c.gpu_hour) {
+                (Some(_), _) => "committed".to_string(),
+                (None, Some(p)) => format!("{}/GPU-h", p.dollars()),
+                (None, None) => "unpriced".into(),
+            };
             let note = match d.chosen == Some(i) {
                 true => format!("  ({})", chosen_note(d)),
                 false => String::new(),
@@ -31,6 +32,9 @@ pub fn human(decisions: &[Decision]) -> String {
                 c.instance_type,
                 score(d, c)
             ));
+            if let Some(h) = &c.held {
+                out.push_str(&format!("         {}\n", held_terms(h)));
+            }
         }
         if d.candidates.is_empty() {
             out.push_str("    none: the nodes run nowhere until a cool-down ends\n");
@@ -43,6 +47,26 @@ pub fn human(decisions: &[Decision]) -> String {
         }
     }
     out
+}
+
+/// What held capacity is, as its cloud said: its size, zone and window.
+pub fn held_terms(h: &crate::placement::HeldAt) -> String {
+    let Some(f) = &h.facts else {
+        return format!("{}: not read yet (it is read once the state is)", h.id);
+    };
+    let zone = f
+        .zone
+        .as_deref()
+        .map(|z| format!(" in {z}"))
+        .unwrap_or_default();
+    let ends = match &f.ends {
+        Some(e) => format!("until {e}"),
+        None => "until cancelled".to_string(),
+    };
+    format!(
+        "{}: {} × {}{zone}, {} free now, {ends}; paid whether used or not",
+        h.id, f.instances, f.instance_type, f.available
+    )
 }
 
 /// A candidate's placement score, when scores were asked: `score 9`,
@@ -120,6 +144,7 @@ fn chosen_note(d: &Decision) -> String {
         Why::Recorded => "where they are".to_string(),
         Why::Replaced => "--replace-placement".to_string(),
         Why::CoolDownEnded => "a better place's cool-down ended".to_string(),
+        Why::Held => "reserved capacity, paid for whether used or not".to_string(),
     };
     if !d.without_zones.is_empty() {
         note.push_str(&format!(", without {}", d.without_zones.join(", ")));
@@ -227,6 +252,7 @@ mod tests {
                 cloud: cloud.into(),
                 region: "r1".into(),
                 capacity: capacity.into(),
+                reservation: None,
             },
             call: format!("train_{cloud}"),
             instance_type: "gpu8".into(),
@@ -234,6 +260,7 @@ mod tests {
             zones: Vec::new(),
             node_label: "pool".into(),
             score,
+            held: None,
         }
     }
 

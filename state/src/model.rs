@@ -50,8 +50,12 @@ pub struct PoolPlacement {
 pub struct Location {
     pub cloud: String,
     pub region: String,
-    /// `on_demand` or `spot`.
+    /// `on_demand`, `spot`, or held capacity: `reserved` (a capacity
+    /// reservation) or `capacity_block`.
     pub capacity: String,
+    /// The reservation or block held capacity is in (`cr-…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
 }
 
 /// Where a pool's nodes are.

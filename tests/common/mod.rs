@@ -139,3 +139,18 @@ pub fn one_at_a_time(out: &str, prefix: &str, (begun, done): (&str, &str), count
         "{out}"
     );
 }
+
+/// The pool's placement record (`cluster.pool`) in `work`'s state.
+pub fn placement(work: &std::path::Path, pool: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(work.join("terraform.tfstate")).expect("state");
+    let state: serde_json::Value = serde_json::from_str(&text).expect("state JSON");
+    state["placements"][pool].clone()
+}
+
+/// A directory `root/name` holding `cluster.hcl` with `spec`.
+pub fn spec_dir(root: &std::path::Path, name: &str, spec: &str) -> PathBuf {
+    let work = root.join(name);
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(work.join("cluster.hcl"), spec).expect("spec");
+    work
+}

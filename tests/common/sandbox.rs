@@ -103,8 +103,12 @@ impl Sandbox {
         let rest = url.strip_prefix("http://").expect("an http URL");
         let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
         let mut s = std::net::TcpStream::connect(host).expect("connect");
+        let kind = match body.starts_with("Action=") {
+            true => "application/x-www-form-urlencoded",
+            false => "application/json",
+        };
         let req = format!(
-            "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {auth}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         s.write_all(req.as_bytes()).expect("send");
@@ -118,6 +122,13 @@ impl Sandbox {
         let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);
         let (status, body) = self.http("POST", &url, "", shortage);
         assert_eq!(status, 201, "{shortage}: {body}");
+    }
+
+    /// Sets the time the stand-ins keep (`POST /clock`).
+    pub fn set_clock(&self, now: &str) {
+        let url = format!("{}/clock", self.env["STRATA_SANDBOX_CONTROL"]);
+        let (status, body) = self.http("POST", &url, "", &format!("{{\"now\":\"{now}\"}}"));
+        assert_eq!(status, 200, "{now}: {body}");
     }
 
     /// Ends every shortage (`DELETE /capacity`).
@@ -140,6 +151,19 @@ impl Sandbox {
     }
 
     /// An EKS GET of `path` in `region`, signed as moto reads a region.
+    /// An EC2 query action (`Action=…&…`, form-encoded) in `region`, sent
+    /// to moto through the proxy as an SDK would: the status and the XML.
+    pub fn ec2(&self, region: &str, form: &str) -> (u16, String) {
+        let url = format!("{}/", self.env["AWS_ENDPOINT_URL"]);
+        let auth = format!("AWS4-HMAC-SHA256 Credential=testing/20261202/{region}/ec2/aws4_request, SignedHeaders=host, Signature=0");
+        self.http("POST", &url, &auth, &format!("{form}&Version=2016-11-15"))
+    }
+
+    /// The EKS node group `name` of `cluster`, as EKS describes it.
+    pub fn eks_node_group(&self, region: &str, cluster: &str, name: &str) -> serde_json::Value {
+        self.eks(region, &format!("/clusters/{cluster}/node-groups/{name}"))["nodegroup"].clone()
+    }
+
     fn eks(&self, region: &str, path: &str) -> serde_json::Value {
         let url = format!("{}{path}", self.env["AWS_ENDPOINT_URL"]);
         let auth = format!("AWS4-HMAC-SHA256 Credential=testing/20261202/{region}/eks/aws4_request, SignedHeaders=host, Signature=0");

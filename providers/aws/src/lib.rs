@@ -16,6 +16,7 @@ mod error;
 mod iam;
 mod layout;
 mod resends;
+mod reservations;
 mod s3;
 mod scores;
 mod tags;
@@ -27,6 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
+use strata_provider::reservation::{Held, HeldAsk};
 use strata_provider::score::ScoreAsk;
 use strata_provider::Kind;
 use strata_provider::{values, wait};
@@ -244,6 +246,10 @@ impl Cloud for Aws {
 
     async fn placement_scores(&self, asks: &[ScoreAsk]) -> Result<Vec<Option<u8>>, DriverError> {
         scores::placement_scores(&self.clients().await.ec2, asks).await
+    }
+
+    async fn reservation(&self, ask: &HeldAsk) -> Result<Held, DriverError> {
+        reservations::reservation(&self.clients().await.ec2, ask).await
     }
 
     /// Every stored object passes here, whatever its version: strata's

@@ -176,6 +176,14 @@ pub trait Cloud: Send + Sync {
         Ok(vec![None; asks.len()])
     }
 
+    /// See [`Driver::reservation`].
+    async fn reservation(
+        &self,
+        ask: &crate::reservation::HeldAsk,
+    ) -> Result<crate::reservation::Held, DriverError> {
+        Err(crate::reservation::none_here(self.name(), ask))
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {
@@ -255,6 +263,13 @@ impl<T: Cloud + 'static> Driver for T {
         asks: &[crate::score::ScoreAsk],
     ) -> Result<Vec<Option<u8>>, DriverError> {
         Cloud::placement_scores(self, asks).await
+    }
+
+    async fn reservation(
+        &self,
+        ask: &crate::reservation::HeldAsk,
+    ) -> Result<crate::reservation::Held, DriverError> {
+        Cloud::reservation(self, ask).await
     }
 
     fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {

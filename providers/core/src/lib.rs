@@ -14,11 +14,13 @@
 pub mod billing;
 pub mod catalog;
 mod change;
+pub mod clock;
 mod function;
 mod kind;
 pub mod money;
 mod plan;
 pub mod resend;
+pub mod reservation;
 mod schema;
 pub mod score;
 pub mod values;
@@ -338,6 +340,15 @@ pub trait Driver: Recovery + Billing + Send + Sync {
         asks: &[score::ScoreAsk],
     ) -> Result<Vec<Option<u8>>, DriverError> {
         Ok(vec![None; asks.len()])
+    }
+
+    /// The reservation or capacity block `ask` names, as the cloud
+    /// describes it; a cloud without held capacity refuses the ask.
+    async fn reservation(
+        &self,
+        ask: &reservation::HeldAsk,
+    ) -> Result<reservation::Held, DriverError> {
+        Err(reservation::none_here(self.name(), ask))
     }
 
     /// Reads an existing object by its cloud id, for an `import` block;

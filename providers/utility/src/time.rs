@@ -63,14 +63,7 @@ fn parts(t: OffsetDateTime, name: &'static str) -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The time now: the clock's, or `STRATA_NOW` (RFC 3339) when set, so a
-/// test can move time on (a rotation falling due) without waiting.
-fn now() -> OffsetDateTime {
-    std::env::var("STRATA_NOW")
-        .ok()
-        .and_then(|t| parse(&t).ok())
-        .unwrap_or_else(OffsetDateTime::now_utc)
-}
+use strata_provider::clock::now;
 
 /// A timestamp attribute that, when known and set, must parse.
 fn check_timestamp(config: &Value, name: &str) -> Vec<Problem> {

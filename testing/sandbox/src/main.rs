@@ -6,7 +6,10 @@
 //!
 //! Its control endpoint (`STRATA_SANDBOX_CONTROL` in `DIR/env`) takes
 //! `POST /capacity` to make a cloud short of capacity somewhere, and
-//! `DELETE /capacity` to end every shortage: how a failover is shown.
+//! `DELETE /capacity` to end every shortage: how a failover is shown;
+//! `POST /clock` (`{"now": "<RFC 3339>"}`) sets the time the stand-ins
+//! keep (a Capacity Block's window), `DELETE /clock` gives back the
+//! system's.
 //! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
 //! its AKS clusters answers (see `strata_standin::s3gateway`).
 //!
@@ -71,12 +74,13 @@ fn run(dir: &Path) -> Result<(), String> {
         aws: Default::default(),
         gcp: gcp.shortages(),
         azure: azure.shortages(),
+        clock: Default::default(),
     };
     // The S3 gateway strata runs on AKS for checkpoints, reached here
     // from outside the cluster (`runtime { checkpoints { endpoint } }`).
     let gateway =
         s3gateway::start(azure.blobs(), aks.endpoint()).map_err(io("the S3 gateway stand-in"))?;
-    let moto = moto::start(&dir, &eks, shortages.aws.clone())?;
+    let moto = moto::start(&dir, &eks, shortages.aws.clone(), shortages.clock.clone())?;
     let control = capacity::control(shortages).map_err(io("the control endpoint"))?;
     // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
     // only what it names.

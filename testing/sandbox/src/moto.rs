@@ -32,7 +32,12 @@ const VERSIONS: std::ops::RangeInclusive<u32> = 28..=36;
 /// Canonical's AWS account, which publishes the Ubuntu EKS images.
 const CANONICAL: &str = "099720109477";
 
-pub fn start(dir: &Path, kube: &Kube, shortages: Shortages) -> Result<Moto, String> {
+pub fn start(
+    dir: &Path,
+    kube: &Kube,
+    shortages: Shortages,
+    clock: strata_standin::clock::Clock,
+) -> Result<Moto, String> {
     let server = server()?;
     let amis = dir.join("amis.json");
     std::fs::write(&amis, images().to_string())
@@ -59,8 +64,9 @@ pub fn start(dir: &Path, kube: &Kube, shortages: Shortages) -> Result<Moto, Stri
         std::thread::sleep(Duration::from_millis(100));
     }
     let upstream = format!("http://127.0.0.1:{port}");
-    let proxy = strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages)
-        .map_err(|e| format!("the proxy in front of moto: {e}"))?;
+    let proxy =
+        strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages, clock)
+            .map_err(|e| format!("the proxy in front of moto: {e}"))?;
     Ok(Moto {
         child,
         url: proxy.url.clone(),

@@ -154,6 +154,8 @@ pub struct ByCloud {
     pub aws: Shortages,
     pub gcp: Shortages,
     pub azure: Shortages,
+    /// The time the stand-ins keep (reservation windows).
+    pub clock: crate::clock::Clock,
 }
 
 impl ByCloud {
@@ -212,11 +214,36 @@ fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
                 None => refuse(format!("no stand-in for {}", s.cloud)),
             }
         }
+        (&Method::POST, "/clock") => {
+            let at = serde_json::from_slice::<serde_json::Value>(&req.body)
+                .ok()
+                .and_then(|v| v["now"].as_str().map(str::to_string))
+                .and_then(|t| {
+                    time::OffsetDateTime::parse(&t, &time::format_description::well_known::Rfc3339)
+                        .ok()
+                });
+            match at {
+                Some(t) => {
+                    clouds.clock.set(Some(t));
+                    crate::json(200, serde_json::json!({ "now": req_text(&req.body) }))
+                }
+                None => refuse("POST /clock takes {\"now\": \"<RFC 3339>\"}".into()),
+            }
+        }
+        (&Method::DELETE, "/clock") => {
+            clouds.clock.set(None);
+            crate::json(200, serde_json::json!({ "now": "system" }))
+        }
         _ => crate::json(
             404,
-            serde_json::json!({ "error": "POST, GET or DELETE /capacity" }),
+            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock" }),
         ),
     }
+}
+
+fn req_text(body: &[u8]) -> serde_json::Value {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .map_or(serde_json::Value::Null, |v| v["now"].clone())
 }
 
 /// GPUs per node of an instance type, from strata's own catalogs (what

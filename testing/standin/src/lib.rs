@@ -27,7 +27,9 @@
 
 pub mod azure;
 pub mod capacity;
+pub mod clock;
 pub mod definitions;
+mod ec2_query;
 mod eks_addons;
 mod eks_pod_identity;
 pub mod faults;
@@ -38,6 +40,7 @@ pub mod mirror;
 mod openapi;
 pub mod proxy;
 pub mod registry;
+pub mod reservations;
 pub mod s3gateway;
 mod shapes;
 mod sigv4;

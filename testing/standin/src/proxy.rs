@@ -23,12 +23,17 @@
 //!   `InsufficientInstanceCapacity` and the zone. moto never runs short.
 //! - **Spot placement scores** (`GetSpotPlacementScores`): none in moto;
 //!   answered from the shortages ([`crate::spot_scores`]).
+//! - **Capacity Reservations and Capacity Blocks** (create, describe,
+//!   cancel; block offerings and purchase): none in moto; held by the
+//!   proxy ([`crate::reservations`]).
 //! - **S3 GetBucketVersioning**: moto answers with the root element
 //!   `GetBucketVersioningResponse`; S3 (and the Rust SDK's parser) use
 //!   `VersioningConfiguration`.
 
 use crate::capacity::{Ask, Form, Shortages};
+use crate::clock::Clock;
 use crate::kubernetes::{Endpoint, PoolNodes};
+use crate::reservations::{Launch, Market};
 use crate::{aws_error, eks_addons, eks_pod_identity, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -107,28 +112,35 @@ struct Shared {
     /// Node groups (`cluster/name`) failing for lack of capacity: the
     /// status and health issue message they show.
     failing: Mutex<BTreeMap<String, (&'static str, String)>>,
+    reservations: crate::reservations::Reservations,
+    /// Node groups (`cluster/name`) made without instance types, which
+    /// their launch template names: moto fills in `t3.medium`, EKS
+    /// answers none.
+    typed_by_template: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
 pub fn start(upstream: &str) -> std::io::Result<Server> {
-    start_inner(upstream, None, Shortages::default())
+    start_inner(upstream, None, Shortages::default(), Clock::default())
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
 /// Kubernetes API server `kube` (where node groups' nodes join), and node
-/// groups meeting `shortages`.
+/// groups meeting `shortages`; reservations' windows by `clock`.
 pub fn start_with_kube(
     upstream: &str,
     kube: Endpoint,
     shortages: Shortages,
+    clock: Clock,
 ) -> std::io::Result<Server> {
-    start_inner(upstream, Some(kube), shortages)
+    start_inner(upstream, Some(kube), shortages, clock)
 }
 
 fn start_inner(
     upstream: &str,
     kube: Option<Endpoint>,
     shortages: Shortages,
+    clock: Clock,
 ) -> std::io::Result<Server> {
     let shared = Arc::new(Shared {
         upstream: upstream.trim_end_matches('/').to_string(),
@@ -138,6 +150,8 @@ fn start_inner(
         pod_identity: Mutex::new(eks_pod_identity::Associations::default()),
         shortages,
         failing: Mutex::new(BTreeMap::new()),
+        reservations: crate::reservations::Reservations::new(clock),
+        typed_by_template: Default::default(),
     });
     serve(move |req| handle(shared.clone(), req))
 }
@@ -162,6 +176,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     if let Some(scores) = crate::spot_scores::answer(&shared.shortages, &req) {
         return scores;
     }
+    if let Some(held) = shared.reservations.answer(&req, &region_of(&req)) {
+        return held;
+    }
     let Req {
         method,
         path,
@@ -169,6 +186,7 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         headers,
         body,
     } = req;
+    note_node_group(&shared, &method, &path, &body);
     let target = if query.is_empty() {
         format!("{}{path}", shared.upstream)
     } else {
@@ -222,6 +240,10 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         }
     }
     if path.starts_with("/clusters") {
+        if let Some(corrected) = without_invented_types(&shared, &bytes) {
+            bytes = Bytes::from(corrected);
+            rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+        }
         if let Some(corrected) = without_invented_remote_access(&bytes) {
             bytes = Bytes::from(corrected);
             rparts.headers.remove(hyper::header::CONTENT_LENGTH);
@@ -251,6 +273,49 @@ fn without_echoed_template_tags(body: &[u8]) -> Option<String> {
         changed = true;
     }
     changed.then_some(text)
+}
+
+/// Notes a node group created with a launch template and no instance
+/// types, and forgets one deleted (and the reserved instances it used).
+fn note_node_group(shared: &Shared, method: &hyper::Method, path: &str, body: &[u8]) {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let Ok(mut set) = shared.typed_by_template.lock() else {
+        return;
+    };
+    match (method, segments.as_slice()) {
+        (&hyper::Method::POST, ["clusters", c, "node-groups"]) => {
+            let asked: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+            let (Some(n), true) = (
+                asked["nodegroupName"].as_str(),
+                asked["instanceTypes"].is_null() && asked["launchTemplate"].is_object(),
+            ) else {
+                return;
+            };
+            set.insert(format!("{c}/{n}"));
+        }
+        (&hyper::Method::DELETE, ["clusters", c, "node-groups", n]) => {
+            set.remove(&format!("{c}/{n}"));
+            shared.reservations.release(&format!("{c}/{n}"));
+        }
+        _ => {}
+    }
+}
+
+/// An EKS answer carrying a `nodegroup` made with its instance type in
+/// its launch template, without the `instanceTypes` moto invents for it.
+fn without_invented_types(shared: &Shared, body: &[u8]) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let group = v.get_mut("nodegroup")?.as_object_mut()?;
+    let key = format!(
+        "{}/{}",
+        group.get("clusterName")?.as_str()?,
+        group.get("nodegroupName")?.as_str()?
+    );
+    if !shared.typed_by_template.lock().ok()?.contains(&key) {
+        return None;
+    }
+    group.remove("instanceTypes");
+    Some(v.to_string())
 }
 
 /// An EKS answer carrying a `nodegroup` without the `remoteAccess` moto
@@ -326,6 +391,73 @@ fn region_of(req: &Req) -> String {
         .to_string()
 }
 
+/// Launches a node group's nodes into the reservation its launch template
+/// targets, if it targets one, by EC2's rules for that.
+async fn held_launch(
+    shared: &Shared,
+    req: &Req,
+    group: &serde_json::Value,
+    launch: &Launch<'_>,
+) -> Result<(), String> {
+    let template = template_data(shared, req, group).await.unwrap_or_default();
+    let Some(id) = xml_text(&template, "capacityReservationId") else {
+        shared.reservations.release(&launch.group);
+        return Ok(());
+    };
+    let market = Market {
+        template: xml_text(&template, "marketType"),
+        capacity_type: group["capacityType"].as_str(),
+    };
+    shared.reservations.launch(id, &market, launch)
+}
+
+/// The first `<tag>`'s text in `xml`.
+fn xml_text<'x>(xml: &'x str, tag: &str) -> Option<&'x str> {
+    let open = format!("<{tag}>");
+    let start = xml.find(&open)? + open.len();
+    xml[start..].split('<').next()
+}
+
+/// The launch data of the version of its launch template a node group
+/// uses, as moto answers it (XML).
+async fn template_data(shared: &Shared, req: &Req, group: &serde_json::Value) -> Option<String> {
+    let id = group["launchTemplate"]["id"].as_str()?;
+    let version = group["launchTemplate"]["version"]
+        .as_str()
+        .unwrap_or("$Latest");
+    let body = format!(
+        "Action=DescribeLaunchTemplateVersions&Version=2016-11-15&LaunchTemplateId={id}&LaunchTemplateVersion.1={}",
+        percent_encoding::utf8_percent_encode(version, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let xml = ask_upstream(shared, req, "POST", "/", body).await?;
+    Some(String::from_utf8_lossy(&xml).into_owned())
+}
+
+/// What a node group's nodes are: its instance type, else its launch
+/// template's (a Capacity Block's node group names its type there only).
+async fn instance_type_of(shared: &Shared, req: &Req, group: &serde_json::Value) -> String {
+    let key = format!(
+        "{}/{}",
+        group["clusterName"].as_str().unwrap_or_default(),
+        group["nodegroupName"].as_str().unwrap_or_default()
+    );
+    let by_template = shared
+        .typed_by_template
+        .lock()
+        .is_ok_and(|set| set.contains(&key));
+    if let Some(t) = strings(&group["instanceTypes"])
+        .into_iter()
+        .next()
+        .filter(|_| !by_template)
+    {
+        return t;
+    }
+    let template = template_data(shared, req, group).await.unwrap_or_default();
+    xml_text(&template, "instanceType")
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The zones of subnets, as moto has them.
 async fn zones_of(shared: &Shared, req: &Req, subnets: &[String]) -> Vec<String> {
     let mut body = String::from("Action=DescribeSubnets&Version=2016-11-15");
@@ -396,10 +528,25 @@ async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
     let subnets = strings(&group["subnets"]);
     let zones = zones_of(shared, req, &subnets).await;
     let region = region_of(req);
-    let instance_type = strings(&group["instanceTypes"])
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let instance_type = instance_type_of(shared, req, &group).await;
+    let wanted = asked["scalingConfig"]["desiredSize"]
+        .as_u64()
+        .or_else(|| group["scalingConfig"]["desiredSize"].as_u64())
+        .unwrap_or(0);
+    let launch = Launch {
+        group: format!("{cluster}/{name}"),
+        region: &region,
+        instance_type: &instance_type,
+        zones: &zones,
+        nodes: wanted,
+    };
+    if let Err(why) = held_launch(shared, req, &group, &launch).await {
+        let status = if resize { "DEGRADED" } else { "CREATE_FAILED" };
+        if let Ok(mut f) = shared.failing.lock() {
+            f.insert(launch.group.clone(), (status, format!("Could not launch On-Demand Instances. {why} Launching EC2 instance failed.")));
+        }
+        return None;
+    }
     let spot = group["capacityType"].as_str() == Some("SPOT");
     let hit = shared.shortages.hit(&Ask {
         region: &region,
@@ -526,10 +673,7 @@ async fn node_group_nodes(
         return;
     };
     let group = &now["nodegroup"];
-    let instance_type = strings(&group["instanceTypes"])
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let instance_type = instance_type_of(shared, &req, group).await;
     let desired = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
     let p = PoolNodes {
         cluster: &cluster,

@@ -11,11 +11,14 @@ use crate::values::{
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{
-    InstanceType, LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
-    LaunchTemplateHttpTokensState, LaunchTemplateIamInstanceProfileSpecificationRequest,
-    LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
-    LaunchTemplateInstanceMetadataTagsState, LaunchTemplateTagSpecificationRequest,
-    RequestLaunchTemplateData, ResourceType, ResponseLaunchTemplateData, Tag, VolumeType,
+    CapacityReservationPreference, CapacityReservationTarget, InstanceType,
+    LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateCapacityReservationSpecificationRequest,
+    LaunchTemplateEbsBlockDeviceRequest, LaunchTemplateHttpTokensState,
+    LaunchTemplateIamInstanceProfileSpecificationRequest,
+    LaunchTemplateInstanceMarketOptionsRequest, LaunchTemplateInstanceMetadataEndpointState,
+    LaunchTemplateInstanceMetadataOptionsRequest, LaunchTemplateInstanceMetadataTagsState,
+    LaunchTemplateTagSpecificationRequest, MarketType, RequestLaunchTemplateData, ResourceType,
+    ResponseLaunchTemplateData, Tag, VolumeType,
 };
 use std::collections::HashMap;
 use strata_provider::{
@@ -26,7 +29,7 @@ use strata_value::value::Value;
 
 /// Attributes that are the template's data: a change to any of them is a
 /// new version.
-const DATA: [&str; 10] = [
+const DATA: [&str; 12] = [
     "description",
     "image_id",
     "instance_type",
@@ -37,6 +40,8 @@ const DATA: [&str; 10] = [
     "metadata_options",
     "iam_instance_profile",
     "tag_specifications",
+    "capacity_reservation_specification",
+    "instance_market_options",
 ];
 
 pub struct LaunchTemplate;
@@ -112,6 +117,12 @@ fn data_request(v: &Value) -> RequestLaunchTemplateData {
         .collect();
     let groups = strings(v, "vpc_security_group_ids");
     RequestLaunchTemplateData::builder()
+        .set_capacity_reservation_specification(reservation_request(v))
+        .set_instance_market_options(blocks(v, "instance_market_options").first().map(|m| {
+            LaunchTemplateInstanceMarketOptionsRequest::builder()
+                .set_market_type(string(m, "market_type").map(|t| MarketType::from(t.as_str())))
+                .build()
+        }))
         .set_image_id(string(v, "image_id"))
         .set_instance_type(string(v, "instance_type").map(|t| InstanceType::from(t.as_str())))
         .set_key_name(string(v, "key_name"))
@@ -122,6 +133,91 @@ fn data_request(v: &Value) -> RequestLaunchTemplateData {
         .set_iam_instance_profile(profile)
         .set_tag_specifications(Some(specs))
         .build()
+}
+
+/// Which capacity reservation the instances launch into (a Capacity
+/// Block's, or an On-Demand Capacity Reservation or group of them).
+fn reservation_request(v: &Value) -> Option<LaunchTemplateCapacityReservationSpecificationRequest> {
+    let spec = blocks(v, "capacity_reservation_specification")
+        .into_iter()
+        .next()?;
+    let target = blocks(&spec, "capacity_reservation_target")
+        .first()
+        .map(|t| {
+            CapacityReservationTarget::builder()
+                .set_capacity_reservation_id(string(t, "capacity_reservation_id"))
+                .set_capacity_reservation_resource_group_arn(string(
+                    t,
+                    "capacity_reservation_resource_group_arn",
+                ))
+                .build()
+        });
+    Some(
+        LaunchTemplateCapacityReservationSpecificationRequest::builder()
+            .set_capacity_reservation_preference(
+                string(&spec, "capacity_reservation_preference")
+                    .map(|p| CapacityReservationPreference::from(p.as_str())),
+            )
+            .set_capacity_reservation_target(target)
+            .build(),
+    )
+}
+
+/// The reservation and market the template launches into, as AWS holds
+/// them.
+fn market_values(d: &ResponseLaunchTemplateData, s: &ResourceSchema) -> Vec<(&'static str, Value)> {
+    let ty = |name: &str| {
+        s.blocks
+            .get(name)
+            .map_or(Type::Dynamic, |b| b.schema.object_type())
+    };
+    let target_ty = s.blocks["capacity_reservation_specification"].schema.blocks
+        ["capacity_reservation_target"]
+        .schema
+        .object_type();
+    let spec = d.capacity_reservation_specification().map(|c| {
+        let target = c.capacity_reservation_target().map(|t| {
+            object(vec![
+                (
+                    "capacity_reservation_id",
+                    str_value(t.capacity_reservation_id()),
+                ),
+                (
+                    "capacity_reservation_resource_group_arn",
+                    str_value(t.capacity_reservation_resource_group_arn()),
+                ),
+            ])
+        });
+        object(vec![
+            (
+                "capacity_reservation_preference",
+                str_value(c.capacity_reservation_preference().map(|p| p.as_str())),
+            ),
+            (
+                "capacity_reservation_target",
+                Value::List(target_ty.clone(), target.into_iter().collect()),
+            ),
+        ])
+    });
+    let market = d.instance_market_options().map(|m| {
+        object(vec![(
+            "market_type",
+            str_value(m.market_type().map(MarketType::as_str)),
+        )])
+    });
+    vec![
+        (
+            "capacity_reservation_specification",
+            Value::List(
+                ty("capacity_reservation_specification"),
+                spec.into_iter().collect(),
+            ),
+        ),
+        (
+            "instance_market_options",
+            Value::List(ty("instance_market_options"), market.into_iter().collect()),
+        ),
+    ]
 }
 
 /// The template data AWS holds, as the schema's attributes.
@@ -241,6 +337,9 @@ fn data_values(d: &ResponseLaunchTemplateData, s: &ResourceSchema) -> Vec<(&'sta
         ),
         ("tag_specifications", list("tag_specifications", specs)),
     ]
+    .into_iter()
+    .chain(market_values(d, s))
+    .collect()
 }
 
 impl LaunchTemplate {
@@ -417,6 +516,32 @@ impl Ec2Type for LaunchTemplate {
                 ("arn", A::optional(Type::String, "The profile's ARN.")),
                 ("name", A::optional(Type::String, "The profile's name.")),
             ]),
+        );
+        let mut reservation = list_block_max1(vec![(
+            "capacity_reservation_preference",
+            A::optional(Type::String, "open or none."),
+        )]);
+        reservation.schema.blocks.insert(
+            "capacity_reservation_target".into(),
+            list_block_max1(vec![
+                (
+                    "capacity_reservation_id",
+                    A::optional(Type::String, "The reservation or Capacity Block (cr-...)."),
+                ),
+                (
+                    "capacity_reservation_resource_group_arn",
+                    A::optional(Type::String, "A resource group of reservations."),
+                ),
+            ]),
+        );
+        s.blocks
+            .insert("capacity_reservation_specification".into(), reservation);
+        s.blocks.insert(
+            "instance_market_options".into(),
+            list_block_max1(vec![(
+                "market_type",
+                A::optional(Type::String, "spot or capacity-block."),
+            )]),
         );
         s.blocks.insert(
             "tag_specifications".into(),

@@ -1,0 +1,266 @@
+//! A pool's `reserved` blocks: capacity the team holds ahead of its use
+//! (an AWS On-Demand Capacity Reservation or Capacity Block for ML, by
+//! id), placed before the spot and on-demand ladder — it is paid for
+//! whether nodes run on it or not, so using it costs nothing more. Each is
+//! read from its cloud once the state is read; the rules of its kind
+//! (instance type, size, window) decide whether it can take the nodes now.
+
+use super::{diag, known, rules::allowed};
+use crate::config::ConfigScope;
+use crate::diag::{Diags, Span};
+use crate::placement::{Candidate, HeldAt, Skipped, LEAVE_BLOCK_BEFORE_END};
+use crate::syntax::Body;
+use strata_provider::money::Usd;
+use strata_provider::reservation::{Held, HeldAsk, HeldKind, HeldState};
+use strata_state::Location;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// Asks a cloud for the reservation `ask` names, through the provider
+/// configuration of a region's module call (driver `aws`, call
+/// `train_aws`): `Err` says why it could not be read.
+pub type HeldLookup<'a> = dyn Fn(&str, &str, &HeldAsk) -> Result<Held, String> + 'a;
+
+/// The clouds whose drivers read held capacity.
+const CLOUDS: &[&str] = &["aws"];
+
+/// One `reserved "<cloud>"` block.
+pub(super) struct Reserved {
+    cloud: String,
+    region: Option<String>,
+    id: String,
+    span: Span,
+}
+
+/// The `reserved` blocks of a placement block, in the order written.
+pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> Vec<Reserved> {
+    let mut out = Vec::new();
+    for b in placement.blocks.iter().filter(|b| b.kind == "reserved") {
+        allowed(&b.body, "a reserved block", &["id", "region"], &[], diags);
+        let Some(cloud) = b.labels.first().map(|(l, _)| l.clone()) else {
+            diags.push(diag(
+                "Missing name for reserved",
+                "A reserved block is labelled with the cloud that holds the capacity, such as reserved \"aws\".",
+                b.kind_span,
+            ));
+            continue;
+        };
+        if !CLOUDS.contains(&cloud.as_str()) {
+            diags.push(diag(
+                "Unsupported reserved capacity",
+                format!("strata places pools on reserved capacity on {} (a Capacity Reservation or Capacity Block, by its cr- id); {cloud:?} is not one of them.", CLOUDS.join(", ")),
+                b.kind_span,
+            ));
+            continue;
+        }
+        let text = |name: &str, diags: &mut Diags| {
+            let a = b.body.attr(name)?;
+            let v = known(scope, a, diags)?;
+            let s = v.as_str().map(str::to_string);
+            if s.is_none() {
+                diags.push(diag(
+                    &format!("Invalid {name}"),
+                    format!("{name} is a string."),
+                    a.expr.span,
+                ));
+            }
+            s
+        };
+        let Some(id) = text("id", diags) else {
+            if b.body.attr("id").is_none() {
+                diags.push(diag(
+                    "Missing id",
+                    "A reserved block names the capacity by its id: the Capacity Reservation's or Capacity Block's cr-….",
+                    b.kind_span,
+                ));
+            }
+            continue;
+        };
+        out.push(Reserved {
+            cloud,
+            region: text("region", diags),
+            id,
+            span: b.kind_span,
+        });
+    }
+    out
+}
+
+/// A cloud region the pool can run in, as held capacity is matched to it.
+pub(super) struct Place<'a> {
+    pub cloud: &'a str,
+    pub provider: &'a str,
+    pub region: &'a str,
+    pub call: &'a str,
+    pub instance_type: &'a str,
+    pub node_label: &'a str,
+}
+
+/// What the candidates on held capacity are judged by.
+pub(super) struct Judge<'a> {
+    pub pool: &'a str,
+    pub nodes: u64,
+    pub lookup: Option<&'a HeldLookup<'a>>,
+    pub now: OffsetDateTime,
+}
+
+/// The candidates on held capacity, in the order written, and those whose
+/// kind's rules keep the nodes off now (with why).
+pub(super) fn candidates(
+    reserved: &[Reserved],
+    places: &[Place<'_>],
+    judge: &Judge<'_>,
+    diags: &mut Diags,
+) -> (Vec<Candidate>, Vec<Skipped>) {
+    let (mut found, mut skipped) = (Vec::new(), Vec::new());
+    for r in reserved {
+        let Some(place) = place_of(r, places, diags) else {
+            continue;
+        };
+        let facts = match judge.lookup {
+            None => None,
+            Some(lookup) => {
+                let ask = HeldAsk {
+                    region: place.region.to_string(),
+                    id: r.id.clone(),
+                };
+                match lookup(place.provider, place.call, &ask) {
+                    Ok(h) => Some(h),
+                    Err(why) => {
+                        let c = candidate(r, place, None);
+                        skipped.push(Skipped {
+                            candidate: c,
+                            why: format!("could not be read: {why}"),
+                        });
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Some(h) = &facts {
+            if h.instance_type != place.instance_type {
+                diags.push(diag(
+                    "Reserved capacity of another instance type",
+                    format!(
+                        "{} holds {} instances; node_pool {:?} runs {} on {} {}.",
+                        r.id,
+                        h.instance_type,
+                        judge.pool,
+                        place.instance_type,
+                        r.cloud,
+                        place.region
+                    ),
+                    r.span,
+                ));
+                continue;
+            }
+        }
+        let c = candidate(r, place, facts);
+        match c
+            .held
+            .as_ref()
+            .and_then(|h| h.facts.as_ref())
+            .and_then(|h| unusable(h, judge))
+        {
+            Some(why) => skipped.push(Skipped { candidate: c, why }),
+            None => found.push(c),
+        }
+    }
+    (found, skipped)
+}
+
+/// The region the block names, or its cloud's first.
+fn place_of<'p>(r: &Reserved, places: &'p [Place<'p>], diags: &mut Diags) -> Option<&'p Place<'p>> {
+    let found = places
+        .iter()
+        .find(|p| p.cloud == r.cloud && r.region.as_deref().is_none_or(|reg| p.region == reg));
+    if found.is_none() {
+        let regions: Vec<String> = places
+            .iter()
+            .filter(|p| p.cloud == r.cloud)
+            .map(|p| p.region.to_string())
+            .collect();
+        diags.push(diag(
+            "Reserved capacity outside the cluster",
+            match regions.is_empty() {
+                true => format!(
+                    "The cluster has no {} region for {} to place nodes in.",
+                    r.cloud, r.id
+                ),
+                false => format!(
+                    "{} is in {}, where the cluster does not run; its {} regions are {}.",
+                    r.id,
+                    r.region.as_deref().unwrap_or("?"),
+                    r.cloud,
+                    regions.join(", ")
+                ),
+            },
+            r.span,
+        ));
+    }
+    found
+}
+
+fn candidate(r: &Reserved, place: &Place<'_>, facts: Option<Held>) -> Candidate {
+    let kind = facts.as_ref().map_or(HeldKind::Reservation, |h| h.kind);
+    Candidate {
+        at: Location {
+            cloud: r.cloud.clone(),
+            region: place.region.to_string(),
+            capacity: kind.name().to_string(),
+            reservation: Some(r.id.clone()),
+        },
+        call: place.call.to_string(),
+        instance_type: place.instance_type.to_string(),
+        // Paid for whether used or not: using it costs nothing more.
+        gpu_hour: Some(Usd::ZERO),
+        zones: facts
+            .as_ref()
+            .and_then(|h| h.zone.clone())
+            .into_iter()
+            .collect(),
+        node_label: place.node_label.to_string(),
+        score: None,
+        held: Some(HeldAt {
+            id: r.id.clone(),
+            facts,
+        }),
+    }
+}
+
+/// Why the held capacity cannot take the pool's nodes now, if it cannot.
+fn unusable(h: &Held, judge: &Judge<'_>) -> Option<String> {
+    let at = |t: &Option<String>| {
+        t.as_deref()
+            .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+    };
+    if let HeldState::Over(state) = &h.state {
+        return Some(format!("{} is {state}", h.id));
+    }
+    match at(&h.starts) {
+        Some(start) if judge.now < start => {
+            return Some(format!(
+                "{} starts at {}",
+                h.id,
+                crate::placement::timestamp(start)
+            ));
+        }
+        None if h.state == HeldState::Scheduled => return Some(format!("{} has not begun", h.id)),
+        _ => {}
+    }
+    if h.kind == HeldKind::CapacityBlock {
+        if let Some(end) = at(&h.ends).filter(|e| judge.now + LEAVE_BLOCK_BEFORE_END >= *e) {
+            return Some(format!(
+                "{} ends at {}: nodes leave a Capacity Block an hour before its end",
+                h.id,
+                crate::placement::timestamp(end)
+            ));
+        }
+    }
+    (h.instances < judge.nodes).then(|| {
+        format!(
+            "{} holds {} instances; the pool wants {}",
+            h.id, h.instances, judge.nodes
+        )
+    })
+}
