@@ -247,6 +247,32 @@ fn a_capacity_block_is_used_while_it_lasts() {
     assert_eq!(group["capacityType"], "CAPACITY_BLOCK", "{group}");
     assert_eq!(group["scalingConfig"]["desiredSize"], 2, "{group}");
 
+    // A change that makes a new launch template version: EKS takes the
+    // block's node group's new version only at zero nodes (the stand-in
+    // refuses it otherwise), so the driver scales it down and back.
+    let before = sb.eks_node_group(REGION, "block", "h100")["launchTemplate"]["version"].clone();
+    let spec_file = work.join("cluster.hcl");
+    let text = std::fs::read_to_string(&spec_file).expect("spec");
+    let labelled = text.replacen(
+        "    nodes         = 2\n",
+        "    nodes         = 2\n    labels        = { team = \"ml\" }\n",
+        1,
+    );
+    std::fs::write(&spec_file, labelled).expect("spec");
+    let mut apply = sb.command(&work, &["apply", "--auto-approve"]);
+    apply.env("STRATA_NOW", &begun);
+    let (code, out) = common::output(apply);
+    assert_eq!(code, 0, "{out}");
+    let group = sb.eks_node_group(REGION, "block", "h100");
+    assert_ne!(
+        group["launchTemplate"]["version"], before,
+        "a new version: {group}"
+    );
+    assert_eq!(
+        group["scalingConfig"]["desiredSize"], 2,
+        "back to its nodes: {group}"
+    );
+
     let ending = at(&end_at, -30);
     sb.set_clock(&ending);
     let mut plan = sb.command(&work, &["plan"]);

@@ -32,6 +32,7 @@ pub mod definitions;
 mod ec2_query;
 mod eks_addons;
 mod eks_pod_identity;
+mod eks_versions;
 pub mod faults;
 pub mod gcp;
 pub mod github;

@@ -117,6 +117,8 @@ struct Shared {
     /// their launch template names: moto fills in `t3.medium`, EKS
     /// answers none.
     typed_by_template: Mutex<std::collections::BTreeSet<String>>,
+    /// Node groups' version updates, which moto lacks.
+    versions: crate::eks_versions::Versions,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
@@ -152,6 +154,7 @@ fn start_inner(
         failing: Mutex::new(BTreeMap::new()),
         reservations: crate::reservations::Reservations::new(clock),
         typed_by_template: Default::default(),
+        versions: Default::default(),
     });
     serve(move |req| handle(shared.clone(), req))
 }
@@ -172,6 +175,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     }
     if let Some(refused) = capacity(&shared, &req).await {
         return refused;
+    }
+    if let Some(answered) = version_update(&shared, &req).await {
+        return answered;
     }
     if let Some(scores) = crate::spot_scores::answer(&shared.shortages, &req) {
         return scores;
@@ -240,7 +246,7 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         }
     }
     if path.starts_with("/clusters") {
-        if let Some(corrected) = without_invented_types(&shared, &bytes) {
+        if let Some(corrected) = corrected_group(&shared, &bytes) {
             bytes = Bytes::from(corrected);
             rparts.headers.remove(hyper::header::CONTENT_LENGTH);
         }
@@ -296,26 +302,10 @@ fn note_node_group(shared: &Shared, method: &hyper::Method, path: &str, body: &[
         (&hyper::Method::DELETE, ["clusters", c, "node-groups", n]) => {
             set.remove(&format!("{c}/{n}"));
             shared.reservations.release(&format!("{c}/{n}"));
+            shared.versions.forget(c, n);
         }
         _ => {}
     }
-}
-
-/// An EKS answer carrying a `nodegroup` made with its instance type in
-/// its launch template, without the `instanceTypes` moto invents for it.
-fn without_invented_types(shared: &Shared, body: &[u8]) -> Option<String> {
-    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let group = v.get_mut("nodegroup")?.as_object_mut()?;
-    let key = format!(
-        "{}/{}",
-        group.get("clusterName")?.as_str()?,
-        group.get("nodegroupName")?.as_str()?
-    );
-    if !shared.typed_by_template.lock().ok()?.contains(&key) {
-        return None;
-    }
-    group.remove("instanceTypes");
-    Some(v.to_string())
 }
 
 /// An EKS answer carrying a `nodegroup` without the `remoteAccess` moto
@@ -436,20 +426,7 @@ async fn template_data(shared: &Shared, req: &Req, group: &serde_json::Value) ->
 /// What a node group's nodes are: its instance type, else its launch
 /// template's (a Capacity Block's node group names its type there only).
 async fn instance_type_of(shared: &Shared, req: &Req, group: &serde_json::Value) -> String {
-    let key = format!(
-        "{}/{}",
-        group["clusterName"].as_str().unwrap_or_default(),
-        group["nodegroupName"].as_str().unwrap_or_default()
-    );
-    let by_template = shared
-        .typed_by_template
-        .lock()
-        .is_ok_and(|set| set.contains(&key));
-    if let Some(t) = strings(&group["instanceTypes"])
-        .into_iter()
-        .next()
-        .filter(|_| !by_template)
-    {
+    if let Some(t) = strings(&group["instanceTypes"]).into_iter().next() {
         return t;
     }
     let template = template_data(shared, req, group).await.unwrap_or_default();
@@ -501,16 +478,7 @@ async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
             (c.to_string(), name, asked.clone(), grows, false)
         }
         ["clusters", c, "node-groups", n, "update-config"] => {
-            let now = ask_upstream(
-                shared,
-                req,
-                "GET",
-                &format!("/clusters/{c}/node-groups/{n}"),
-                String::new(),
-            )
-            .await?;
-            let now: serde_json::Value = serde_json::from_slice(&now).ok()?;
-            let group = now["nodegroup"].clone();
+            let group = group_now(shared, req, c, n).await?;
             let was = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
             let will = asked["scalingConfig"]["desiredSize"]
                 .as_u64()
@@ -588,6 +556,62 @@ async fn capacity(shared: &Shared, req: &Req) -> Option<Response<Body>> {
     }
 }
 
+/// `UpdateNodegroupVersion` (which moto lacks), refused for a Capacity
+/// Block's node group with nodes, which EKS updates only at zero ("Create
+/// a managed node group with Capacity Blocks for ML": set the desired
+/// size to 0 before an upgrade).
+async fn version_update(shared: &Shared, req: &Req) -> Option<Response<Body>> {
+    let segments: Vec<&str> = req.path.trim_start_matches('/').split('/').collect();
+    let ["clusters", c, "node-groups", n, "update-version"] = segments.as_slice() else {
+        return None;
+    };
+    let group = group_now(shared, req, c, n).await?;
+    let nodes = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
+    if group["capacityType"].as_str() == Some("CAPACITY_BLOCK") && nodes > 0 {
+        return Some(aws_error(
+            400,
+            "InvalidParameterException",
+            &format!("Nodegroup {n} runs on a Capacity Block: set its desired size to 0 before updating its version ({nodes} nodes now)."),
+        ));
+    }
+    Some(shared.versions.update(c, n, &req.body))
+}
+
+/// Node group `c/n` as EKS would describe it now: moto's, with what the
+/// proxy corrects and keeps laid over it.
+async fn group_now(shared: &Shared, req: &Req, c: &str, n: &str) -> Option<serde_json::Value> {
+    let now = ask_upstream(
+        shared,
+        req,
+        "GET",
+        &format!("/clusters/{c}/node-groups/{n}"),
+        String::new(),
+    )
+    .await?;
+    let text =
+        corrected_group(shared, &now).unwrap_or_else(|| String::from_utf8_lossy(&now).into_owned());
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(v["nodegroup"].clone())
+}
+
+/// An EKS answer carrying a `nodegroup`, with the version updates laid
+/// over it and without the instance types moto invents.
+fn corrected_group(shared: &Shared, body: &[u8]) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let group = v.get_mut("nodegroup")?.as_object_mut()?;
+    let laid = shared.versions.lay_over(group);
+    let key = format!(
+        "{}/{}",
+        group.get("clusterName")?.as_str()?,
+        group.get("nodegroupName")?.as_str()?
+    );
+    let typed = shared.typed_by_template.lock().ok()?.contains(&key);
+    if typed {
+        group.remove("instanceTypes");
+    }
+    (laid || typed).then(|| v.to_string())
+}
+
 /// A DescribeNodegroup answer for a node group that is failing for lack
 /// of capacity, shown as EKS shows it.
 fn failing_group(shared: &Shared, path: &str, body: &[u8]) -> Option<String> {
@@ -658,21 +682,10 @@ async fn node_group_nodes(
         headers: headers.clone(),
         body: Bytes::new(),
     };
-    let Some(now) = ask_upstream(
-        shared,
-        &req,
-        "GET",
-        &format!("/clusters/{cluster}/node-groups/{name}"),
-        String::new(),
-    )
-    .await
-    else {
+    let Some(group) = group_now(shared, &req, &cluster, &name).await else {
         return;
     };
-    let Ok(now) = serde_json::from_slice::<serde_json::Value>(&now) else {
-        return;
-    };
-    let group = &now["nodegroup"];
+    let group = &group;
     let instance_type = instance_type_of(shared, &req, group).await;
     let desired = group["scalingConfig"]["desiredSize"].as_u64().unwrap_or(0);
     let p = PoolNodes {

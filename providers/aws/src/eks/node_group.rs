@@ -127,7 +127,51 @@ fn scaling(v: &Value) -> NodegroupScalingConfig {
         .build()
 }
 
+/// Whether the group's nodes are a Capacity Block's: EKS changes such a
+/// group's version only at zero nodes ("Create a managed node group with
+/// Capacity Blocks for ML": set the desired size to 0 before an upgrade).
+fn on_a_block(v: &Value) -> bool {
+    string(v, "capacity_type").as_deref() == Some("CAPACITY_BLOCK")
+}
+
+fn desired(v: &Value) -> i64 {
+    one_block(v, "scaling_config")
+        .and_then(|s| number(&s, "desired_size"))
+        .unwrap_or(0)
+}
+
+/// The group's scaling with no nodes (its most kept: EKS needs one).
+fn zero(v: &Value) -> NodegroupScalingConfig {
+    let max = one_block(v, "scaling_config").and_then(|s| number(&s, "max_size"));
+    NodegroupScalingConfig::builder()
+        .desired_size(0)
+        .min_size(0)
+        .set_max_size(max.map(|n| n as i32))
+        .build()
+}
+
 impl NodeGroup {
+    /// Sets the group's scaling and waits for it.
+    async fn rescale(
+        &self,
+        c: &Clients,
+        planned: &Value,
+        to: NodegroupScalingConfig,
+    ) -> Result<(), DriverError> {
+        let cluster = required(planned, "aws_eks_node_group", "cluster_name")?;
+        let name = required(planned, "aws_eks_node_group", "node_group_name")?;
+        c.eks
+            .update_nodegroup_config()
+            .cluster_name(&cluster)
+            .nodegroup_name(&name)
+            .scaling_config(to)
+            .send()
+            .await
+            .map_err(|e| api("UpdateNodegroupConfig", e))?;
+        member::wait_active(self, c, planned, &name, "update").await?;
+        Ok(())
+    }
+
     fn value(ng: &Nodegroup, timeouts: Option<&Value>) -> Value {
         let (tags, tags_all) = tag_pair(ng.tags());
         let cluster = ng.cluster_name().unwrap_or_default();
@@ -574,6 +618,10 @@ impl Kind<Clients> for NodeGroup {
         };
         if template_version(prior) != template_version(planned) {
             if let Some(lt) = launch_template_of(planned) {
+                let at_zero = on_a_block(planned) && desired(planned) > 0;
+                if at_zero {
+                    self.rescale(c, planned, zero(planned)).await?;
+                }
                 c.eks
                     .update_nodegroup_version()
                     .cluster_name(&cluster)
@@ -583,6 +631,9 @@ impl Kind<Clients> for NodeGroup {
                     .await
                     .map_err(|e| api("UpdateNodegroupVersion", e))?;
                 member::wait_active(self, c, planned, &name, "update").await?;
+                if at_zero {
+                    self.rescale(c, planned, scaling(planned)).await?;
+                }
             }
         }
         if let Some(arn) = string(prior, "arn") {
