@@ -550,6 +550,11 @@ fn spec_mistakes_are_errors_at_their_place() {
     let nowhere = placed("max_price_per_gpu_hour = 1");
     let negative_cap = placed("max_price_per_gpu_hour = -1");
     let typo = placed("cooldown = \"1h\"");
+    let reserved_gcp = placed("reserved \"gcp\" {\n  id = \"h100-reservation\"\n}");
+    let reserved_no_id = placed("reserved \"aws\" {\n  region = \"us-east-1\"\n}");
+    let reserved_elsewhere =
+        placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  region = \"eu-west-1\"\n}");
+    let reserved_typo = placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  zone = \"a\"\n}");
     let regions = |list: &'static str| {
         move |t: String| t.replace("region = \"us-east-1\"", &format!("regions = {list}"))
     };
@@ -614,7 +619,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         "bucket = \"acme\"",
         "    runtime {\n      checkpoints {\n        endpiont = \"https://s3-fips.us-east-1.amazonaws.com\"\n      }\n    }",
     );
-    let cases: [(&str, Edit, &str); 41] = [
+    let cases: [(&str, Edit, &str); 45] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -751,6 +756,26 @@ fn spec_mistakes_are_errors_at_their_place() {
             "placement-typo",
             &typo,
             "An argument named \"cooldown\" is not expected in placement",
+        ),
+        (
+            "reserved-cloud",
+            &reserved_gcp,
+            "strata places pools on reserved capacity on aws (a Capacity Reservation or Capacity Block, by its cr- id); \"gcp\" is not one of them.",
+        ),
+        (
+            "reserved-id",
+            &reserved_no_id,
+            "A reserved block names the capacity by its id",
+        ),
+        (
+            "reserved-region",
+            &reserved_elsewhere,
+            "cr-0123456789abcdef0 is in eu-west-1, where the cluster does not run; its aws regions are us-east-1.",
+        ),
+        (
+            "reserved-typo",
+            &reserved_typo,
+            "An argument named \"zone\" is not expected in a reserved block",
         ),
         (
             "regions-empty",
