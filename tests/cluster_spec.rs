@@ -554,7 +554,8 @@ fn spec_mistakes_are_errors_at_their_place() {
     let reserved_no_id = placed("reserved \"aws\" {\n  region = \"us-east-1\"\n}");
     let reserved_elsewhere =
         placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  region = \"eu-west-1\"\n}");
-    let reserved_typo = placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  zone = \"a\"\n}");
+    let reserved_typo =
+        placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  zone = \"a\"\n}");
     let regions = |list: &'static str| {
         move |t: String| t.replace("region = \"us-east-1\"", &format!("regions = {list}"))
     };

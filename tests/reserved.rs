@@ -164,6 +164,70 @@ fn a_capacity_reservation_is_used_before_the_ladder() {
     );
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "nothing left to do:\n{out}");
+
+    let (code, json) = sb.strata(&work, &["cost", "--format", "json"]);
+    assert_eq!(code, 0, "{json}");
+    let cost: Json = serde_json::from_str(&json).expect("cost JSON");
+    let pool = cost["resources"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| !p["committed"].is_null()))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (
+            pool["committed"]["id"].as_str(),
+            pool["committed"]["kind"].as_str(),
+            pool["committed"]["instances"].as_u64(),
+            pool["committed"]["unused"].as_u64(),
+            pool["node_hour"].as_f64(),
+        ),
+        (
+            Some(id.as_str()),
+            Some("reserved"),
+            Some(2),
+            Some(0),
+            Some(0.0)
+        ),
+        "{json}"
+    );
+    assert_eq!(
+        pool["prior"]["node_hour"].as_f64(),
+        Some(0.0),
+        "on the reservation before as now: no change in cost\n{json}"
+    );
+    let (code, md) = sb.strata(&work, &["cost", "--format", "markdown"]);
+    assert_eq!(code, 0, "{md}");
+    assert!(
+        md.contains(&format!(
+            "committed: reserved {id} until cancelled: all 2 instances used"
+        )),
+        "{md}"
+    );
+
+    // A reservation of another instance type is an error at its block.
+    let other = sb.ec2(
+        REGION,
+        "Action=CreateCapacityReservation&InstanceType=p4d.24xlarge&InstancePlatform=Linux%2FUNIX&AvailabilityZone=us-east-1a&InstanceCount=2",
+    );
+    let other = xml_field(&other.1, "capacityReservationId")
+        .expect("an id")
+        .to_string();
+    let wrong = workdir(
+        &dir,
+        "wrong",
+        &format!("      reserved \"aws\" {{\n        id = \"{other}\"\n      }}"),
+    );
+    let (code, out) = sb.strata(&wrong, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    // The message as one line, however the terminal wraps it.
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        out.contains("Reserved capacity of another instance type")
+            && out.contains(&format!(
+                "{other} holds p4d.24xlarge instances; node_pool \"h100\" runs p5.48xlarge on aws us-east-1."
+            )),
+        "{out}"
+    );
 }
 
 /// A Capacity Block bought through EC2's offerings: before it begins it

@@ -92,6 +92,9 @@ pub struct HeldPool {
     pub call: String,
     pub pool: String,
     pub committed: Committed,
+    /// Whether the prior state had the nodes there already (then they
+    /// cost nothing more before either).
+    pub already: bool,
 }
 
 /// A pool as the prior state holds it.
@@ -174,6 +177,9 @@ impl Cost {
                 committed.list_node_hour = p.node_hour;
                 p.node_hour = Usd::ZERO;
                 p.committed = Some(committed);
+                if let (Some(prior), true) = (p.prior.as_mut(), h.already) {
+                    prior.node_hour = Usd::ZERO;
+                }
             }
         }
     }

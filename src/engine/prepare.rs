@@ -423,6 +423,11 @@ pub fn held_pools(decisions: &[crate::placement::Decision]) -> Vec<crate::cost::
                     ends: facts.and_then(|f| f.ends.clone()),
                     list_node_hour: Default::default(),
                 },
+                already: d
+                    .recorded
+                    .as_ref()
+                    .and_then(|r| r.chosen.as_ref())
+                    .is_some_and(|p| p.at == c.at),
             })
         })
         .collect()
