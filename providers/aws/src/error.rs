@@ -25,6 +25,9 @@ pub const CAPACITY: &CapacityCodes = &CapacityCodes {
         ("InsufficientInstanceCapacity", Reach::Zone),
         ("InsufficientHostCapacity", Reach::Zone),
         ("InsufficientReservedInstanceCapacity", Reach::Zone),
+        // A targeted Capacity Reservation without the instances asked
+        // for: that place (the reservation, in its zone) has none now.
+        ("ReservationCapacityExceeded", Reach::Zone),
         ("InsufficientCapacity", Reach::Zone),
         ("Ec2InsufficientCapacity", Reach::Zone),
         // EKS refusing a node group whose zone "does not currently have
@@ -222,6 +225,15 @@ mod tests {
         );
         assert!(
             matches!(&e, DriverError::Capacity { shortage: Shortage::Region(Some(r)), .. } if r == "us-west-2"),
+            "{e:?}"
+        );
+        let e = classify(
+            "CreateNodegroup",
+            "ReservationCapacityExceeded: The Capacity Reservation cr-0a1b2c3d4e5f67890 in us-east-1b has 0 instances available; 2 asked.".into(),
+            false,
+        );
+        assert!(
+            matches!(&e, DriverError::Capacity { shortage: Shortage::Zone(Some(z)), .. } if z == "us-east-1b"),
             "{e:?}"
         );
         assert_eq!(locate("none here: subnet-0abc, sg-12"), Place::default());

@@ -156,7 +156,12 @@ impl Reservations {
             .map(|(_, (_, n))| n)
             .sum();
         if others + launch.nodes > r.count {
-            return Err(format!("ReservationCapacityExceeded - The Capacity Reservation {id} has {} instances available; {} asked.", r.count.saturating_sub(others), launch.nodes));
+            return Err(format!(
+                "ReservationCapacityExceeded - The Capacity Reservation {id} in {} has {} instances available; {} asked.",
+                r.zone,
+                r.count.saturating_sub(others),
+                launch.nodes
+            ));
         }
         used.insert(launch.group.clone(), (id.to_string(), launch.nodes));
         Ok(())
