@@ -400,12 +400,19 @@ fn scored(
     (placement::rank(ordered, min, w.order.is_some()), unscored)
 }
 
+/// The pool held capacity is judged for, and the reservation state has
+/// its nodes on.
+struct HeldOn<'a> {
+    pool: &'a str,
+    placed_on: Option<&'a str>,
+}
+
 /// The candidates on held capacity ahead of `ordered`, and those its
 /// rules keep the nodes off now beside `refused`.
 fn with_held(
     ordered: Vec<Candidate>,
     refused: Vec<Skipped>,
-    pool: &str,
+    on: &HeldOn<'_>,
     w: &Wanted,
     sites: &[&Site<'_>],
     recorded: &Recorded<'_>,
@@ -422,16 +429,17 @@ fn with_held(
                 provider: s.kind.provider.0,
                 region: &s.region,
                 call: &s.call,
-                instance_type: s.instance_types.get(pool)?,
+                instance_type: s.instance_types.get(on.pool)?,
                 node_label: s.kind.pool_label,
             })
         })
         .collect();
     let judge = Judge {
-        pool,
+        pool: on.pool,
         nodes: w.nodes,
         lookup: recorded.held,
         now: recorded.now,
+        placed_on: on.placed_on,
     };
     let (mut held, skipped) = reserved::candidates(&w.reserved, &places, &judge, diags);
     held.extend(ordered);
@@ -493,7 +501,16 @@ pub(super) fn decide(
         (Some(min), Some(scorer)) => scored(ordered, w, sites, scorer, min),
         _ => (ordered, Vec::new()),
     };
-    let (ordered, refused) = with_held(ordered, refused, name, w, sites, recorded, diags);
+    let placed_on = recorded
+        .pools
+        .get(&key)
+        .and_then(|r| r.chosen.as_ref())
+        .and_then(|p| p.at.reservation.as_deref());
+    let held_on = HeldOn {
+        pool: name,
+        placed_on,
+    };
+    let (ordered, refused) = with_held(ordered, refused, &held_on, w, sites, recorded, diags);
     let replace = recorded.replace.iter().any(|r| *r == key || r == name);
     let d = placement::choose(
         Spec {

@@ -87,6 +87,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
 }
 
 /// A cloud region the pool can run in, as held capacity is matched to it.
+#[derive(Clone, Copy)]
 pub(super) struct Place<'a> {
     pub cloud: &'a str,
     pub provider: &'a str,
@@ -102,6 +103,8 @@ pub(super) struct Judge<'a> {
     pub nodes: u64,
     pub lookup: Option<&'a HeldLookup<'a>>,
     pub now: OffsetDateTime,
+    /// The reservation state has the pool's nodes on.
+    pub placed_on: Option<&'a str>,
 }
 
 /// The candidates on held capacity, in the order written, and those whose
@@ -126,6 +129,9 @@ pub(super) fn candidates(
                 };
                 match lookup(place.provider, place.call, &ask) {
                     Ok(h) => Some(h),
+                    // Nodes already on it stay while it cannot be read: a
+                    // failed read is no reason to move them.
+                    Err(_) if judge.placed_on == Some(r.id.as_str()) => None,
                     Err(why) => {
                         let c = candidate(r, place, None);
                         skipped.push(Skipped {
@@ -263,4 +269,123 @@ fn unusable(h: &Held, judge: &Judge<'_>) -> Option<String> {
             h.id, h.instances, judge.nodes
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(id: &str, kind: HeldKind, instances: u64, ends: Option<&str>) -> Held {
+        Held {
+            id: id.into(),
+            kind,
+            instance_type: "p5.48xlarge".into(),
+            zone: Some("us-east-1b".into()),
+            instances,
+            available: instances,
+            state: HeldState::Active,
+            starts: Some("2026-12-01T11:30:00Z".into()),
+            ends: ends.map(str::to_string),
+            upfront: None,
+        }
+    }
+
+    /// Each kind's rules, and a reservation that cannot be read: passed
+    /// over, unless the pool's nodes are on it (a failed read is no
+    /// reason to move them).
+    #[test]
+    fn held_capacity_is_judged_by_its_rules() {
+        let place = Place {
+            cloud: "aws",
+            provider: "aws",
+            region: "us-east-1",
+            call: "train_aws",
+            instance_type: "p5.48xlarge",
+            node_label: "eks.amazonaws.com/nodegroup",
+        };
+        let reserved = |id: &str| Reserved {
+            cloud: "aws".into(),
+            region: None,
+            id: id.into(),
+            span: Span::default(),
+        };
+        let now = OffsetDateTime::parse("2026-12-05T10:00:00Z", &Rfc3339).expect("a time");
+        let facts = |id: &str| -> Result<Held, String> {
+            match id {
+                "cr-odcr" => Ok(held(id, HeldKind::Reservation, 2, None)),
+                "cr-small" => Ok(held(id, HeldKind::Reservation, 1, None)),
+                "cr-ending" => Ok(held(
+                    id,
+                    HeldKind::CapacityBlock,
+                    2,
+                    Some("2026-12-05T10:30:00Z"),
+                )),
+                "cr-later" => Ok(held(
+                    id,
+                    HeldKind::CapacityBlock,
+                    2,
+                    Some("2026-12-06T11:30:00Z"),
+                )),
+                _ => Err("InvalidCapacityReservationId.NotFound".into()),
+            }
+        };
+        let lookup = |_: &str, _: &str, ask: &HeldAsk| facts(&ask.id);
+        let ids = ["cr-odcr", "cr-small", "cr-ending", "cr-later", "cr-gone"];
+        let all: Vec<Reserved> = ids.iter().map(|i| reserved(i)).collect();
+        for (placed_on, kept) in [
+            (None, vec!["cr-odcr", "cr-later"]),
+            (Some("cr-gone"), vec!["cr-odcr", "cr-later", "cr-gone"]),
+        ] {
+            let judge = Judge {
+                pool: "h100",
+                nodes: 2,
+                lookup: Some(&lookup),
+                now,
+                placed_on,
+            };
+            let mut diags = Diags::default();
+            let (found, skipped) = candidates(&all, &[place], &judge, &mut diags);
+            let found: Vec<&str> = found
+                .iter()
+                .filter_map(|c| c.at.reservation.as_deref())
+                .collect();
+            assert_eq!(found, kept, "placed on {placed_on:?}");
+            let why = |id: &str| {
+                skipped
+                    .iter()
+                    .find(|s| s.candidate.at.reservation.as_deref() == Some(id))
+                    .map(|s| s.why.clone())
+            };
+            assert_eq!(
+                why("cr-small").as_deref(),
+                Some("cr-small holds 1 instances; the pool wants 2")
+            );
+            assert!(
+                why("cr-ending").is_some_and(
+                    |w| w.contains("nodes leave a Capacity Block an hour before its end")
+                )
+            );
+            assert_eq!(
+                why("cr-gone").is_some(),
+                placed_on.is_none(),
+                "a failed read passes over only a reservation the nodes are not on"
+            );
+            assert!(diags.0.is_empty());
+        }
+        let found = candidates(
+            &all[..1],
+            &[place],
+            &Judge {
+                pool: "h100",
+                nodes: 2,
+                lookup: Some(&lookup),
+                now,
+                placed_on: None,
+            },
+            &mut Diags::default(),
+        )
+        .0;
+        assert_eq!(found[0].at.capacity, "reserved");
+        assert_eq!(found[0].zones, vec!["us-east-1b".to_string()]);
+    }
 }
