@@ -361,3 +361,194 @@ fn a_capacity_block_is_used_while_it_lasts() {
         "off the block: {group}"
     );
 }
+
+/// A Capacity Block bought through the AWS provider's own types (the
+/// offering data source, the reservation resource), as a Terraform user
+/// writes it.
+const BUY_A_BLOCK: &str = r#"
+provider "aws" {
+  region = "us-east-1"
+}
+
+data "aws_ec2_capacity_block_offering" "h100" {
+  instance_type           = "p5.48xlarge"
+  instance_count          = 2
+  capacity_duration_hours = 48
+  start_date_range        = "2026-12-10T00:00:00Z"
+  end_date_range          = "__END__"
+}
+
+resource "aws_ec2_capacity_block_reservation" "h100" {
+  capacity_block_offering_id = data.aws_ec2_capacity_block_offering.h100.capacity_block_offering_id
+  instance_platform          = "Linux/UNIX"
+  tags = {
+    team = "__TEAM__"
+  }
+}
+
+output "block" {
+  value = aws_ec2_capacity_block_reservation.h100.id
+}
+
+output "fee" {
+  value = data.aws_ec2_capacity_block_offering.h100.upfront_fee
+}
+"#;
+
+fn buy_config(work: &Path, end: &str, team: &str) {
+    std::fs::create_dir_all(work).expect("work");
+    let text = BUY_A_BLOCK
+        .replace("__END__", end)
+        .replace("__TEAM__", team);
+    std::fs::write(work.join("main.tf"), text).expect("config");
+}
+
+fn described_block(sb: &Sandbox, id: &str) -> String {
+    let (status, xml) = sb.ec2(
+        REGION,
+        &format!("Action=DescribeCapacityReservations&CapacityReservationId.1={id}"),
+    );
+    assert_eq!(status, 200, "{xml}");
+    xml
+}
+
+/// The offering is found and bought (a purchase is final, so the plan
+/// shows the fee before it); the block reads back with no changes; a tag
+/// changes in place; and a destroy forgets the block and says why, for EC2
+/// cannot cancel one: the block is still there, still scheduled, and the
+/// state is empty. Terraform's provider prints "destroyed" for the same.
+#[test]
+fn a_bought_capacity_block_is_forgotten_not_destroyed() {
+    let dir = common::scratch("reserved", "buy");
+    let sb = start(&dir.join("sandbox"));
+    sb.set_clock("2026-12-05T10:00:00Z");
+    let work = dir.join("buy");
+
+    // No offering ends that early: an error at the data source, nothing bought.
+    buy_config(&work, "2026-12-11T00:00:00Z", "ml");
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("no Capacity Block offering of p5.48xlarge matches")
+            && out.contains("data.aws_ec2_capacity_block_offering.h100"),
+        "{out}"
+    );
+
+    // Every start that ends by the 20th: one must be chosen.
+    buy_config(&work, "2026-12-20T00:00:00Z", "ml");
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("8 Capacity Block offerings of p5.48xlarge match (2026-12-10T11:30:00Z in us-east-1a for 3020.54 USD;")
+            && flat.contains("narrow start_date_range and end_date_range to one"),
+        "{out}"
+    );
+
+    buy_config(&work, "2026-12-12T12:00:00Z", "ml");
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 added"), "{out}");
+    let (_, id) = sb.strata(&work, &["output", "-raw", "block"]);
+    let (_, fee) = sb.strata(&work, &["output", "-raw", "fee"]);
+    assert!(id.starts_with("cr-"), "{id}");
+    assert_eq!(fee, format!("{:.2}", 31.464 * 2.0 * 48.0));
+    let xml = described_block(&sb, &id);
+    assert_eq!(xml_field(&xml, "reservationType"), Some("capacity-block"));
+    assert_eq!(xml_field(&xml, "state"), Some("scheduled"));
+    assert_eq!(xml_field(&xml, "startDate"), Some("2026-12-10T11:30:00Z"));
+    assert!(xml.contains("<key>team</key><value>ml</value>"), "{xml}");
+    assert!(
+        xml.contains("<key>strata:address</key>"),
+        "ownership tags: {xml}"
+    );
+
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the block reads back as written: {out}");
+
+    buy_config(&work, "2026-12-12T12:00:00Z", "research");
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 added, 1 changed, 0 destroyed"), "{out}");
+    assert!(
+        described_block(&sb, &id).contains("<key>team</key><value>research</value>"),
+        "the tag is changed in place"
+    );
+
+    let (code, out) = sb.strata(&work, &["plan", "-destroy", "-out", "gone.plan"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("aws_ec2_capacity_block_reservation.h100 will no longer be managed by strata, but will not be destroyed")
+            && out.contains("its provider cannot delete it")
+            && out.contains("a Capacity Block cannot be cancelled: EC2 keeps it, and bills it, until 2026-12-12T11:30:00Z")
+            && !out.contains("will be destroyed"),
+        "{out}"
+    );
+    let (code, json) = sb.strata(&work, &["show", "-json", "gone.plan"]);
+    assert_eq!(code, 0, "{json}");
+    let plan: Json = serde_json::from_str(&json).expect("plan JSON");
+    let change = plan["resource_changes"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|c| c["type"] == "aws_ec2_capacity_block_reservation")
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        change["change"]["actions"],
+        serde_json::json!(["forget"]),
+        "{json}"
+    );
+    assert_eq!(change["action_reason"], "forget_because_cannot_delete");
+
+    let (code, out) = sb.strata(&work, &["apply", "gone.plan"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, listed) = sb.strata(&work, &["state", "list"]);
+    assert!(
+        !listed.contains("aws_ec2_capacity_block_reservation"),
+        "forgotten: {listed}"
+    );
+    let xml = described_block(&sb, &id);
+    assert_eq!(
+        xml_field(&xml, "state"),
+        Some("scheduled"),
+        "the block is still EC2's: {xml}"
+    );
+
+    // Taken back by import: EC2 does not say which offering it came from,
+    // and that is no reason to buy another.
+    let (code, out) = sb.strata(
+        &work,
+        &["import", "aws_ec2_capacity_block_reservation.h100", &id],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("0 added, 1 changed, 0 destroyed") && !out.contains("must be replaced"),
+        "{out}"
+    );
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, listed) = sb.strata(&work, &["output", "-raw", "block"]);
+    assert_eq!(listed, id);
+
+    // Another offering is another purchase, and the old block stays.
+    let later = BUY_A_BLOCK
+        .replace("2026-12-10T00:00:00Z", "2026-12-14T00:00:00Z")
+        .replace("__END__", "2026-12-16T12:00:00Z")
+        .replace("__TEAM__", "research");
+    std::fs::write(work.join("main.tf"), later).expect("config");
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        out.contains("aws_ec2_capacity_block_reservation.h100 must be replaced")
+            && flat.contains(
+                "is replaced by a new one; the old one stays: a Capacity Block cannot be cancelled"
+            ),
+        "{out}"
+    );
+}

@@ -65,7 +65,7 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 12] = [
+const REASONS: [Reason; 13] = [
     Reason::WrongRepetition,
     Reason::ReadConfigUnknown,
     Reason::ReadDependencyPending,
@@ -78,6 +78,7 @@ const REASONS: [Reason; 12] = [
     Reason::ReplaceByRequest,
     Reason::CannotUpdate,
     Reason::Destroy,
+    Reason::Lasting,
 ];
 
 fn change_json(c: &ResourceChange) -> Json {

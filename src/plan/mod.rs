@@ -10,6 +10,7 @@
 mod diff;
 mod file;
 mod instance;
+mod lasting;
 mod moved;
 mod planner;
 mod refresh;
@@ -125,6 +126,9 @@ pub enum Reason {
     ReadConfigUnknown,
     /// A data source read at apply: something it depends on changes first.
     ReadDependencyPending,
+    /// Forgotten, not deleted: the cloud cannot delete it (its driver's
+    /// `lasting`).
+    Lasting,
 }
 
 impl Reason {
@@ -142,6 +146,7 @@ impl Reason {
             Reason::Destroy => "delete",
             Reason::ReadConfigUnknown => "read_because_config_unknown",
             Reason::ReadDependencyPending => "read_because_dependency_pending",
+            Reason::Lasting => "forget_because_cannot_delete",
         }
     }
 }

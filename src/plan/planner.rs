@@ -172,6 +172,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let mut warnings = p.checks(&walk);
     warnings.extend(super::scope_warning(req.scope));
     warnings.extend(unmatched_replacements(req.replace, &p.changes));
+    warnings.extend(super::lasting::warning(&p.changes, req.drivers));
     let Planner {
         changes,
         diags,
@@ -1181,13 +1182,16 @@ impl<'a> Planner<'_, 'a> {
             let forget = !self.req.mode.is_destroy()
                 && p.deposed.is_none()
                 && self.removed_rule(&p.addr).is_some_and(|r| !r.destroy);
+            let lasting =
+                super::lasting::lasting(self.req.drivers, &p.addr.id.type_name, &p.value).is_some();
+            let reason = if lasting { Reason::Lasting } else { reason };
             let change = ResourceChange {
                 addr: p.addr,
                 deposed: p.deposed,
                 tainted: p.tainted,
                 previous_addr,
                 provider: p.provider,
-                action: if forget {
+                action: if forget || lasting {
                     Action::Forget
                 } else {
                     Action::Delete

@@ -53,7 +53,11 @@ fn header(c: &ResourceChange) -> String {
         _ => "",
     };
     if c.action == Action::Forget {
-        return format!(" # {addr} will no longer be managed by strata, but will not be destroyed\n # (destroy = false is set in the configuration)\n");
+        let why = match c.reason {
+            Some(Reason::Lasting) => "its provider cannot delete it: see the warning below",
+            _ => "destroy = false is set in the configuration",
+        };
+        return format!(" # {addr} will no longer be managed by strata, but will not be destroyed\n # ({why})\n");
     }
     if c.action == Action::NoOp && c.importing.is_some() {
         return format!("  # {addr} will be imported\n");

@@ -98,6 +98,7 @@ fn reason(r: Reason) -> Option<&'static str> {
         Reason::NoModule => "delete_because_no_module",
         Reason::ReadConfigUnknown => "read_because_config_unknown",
         Reason::ReadDependencyPending => "read_because_dependency_pending",
+        Reason::Lasting => "forget_because_cannot_delete",
         Reason::Destroy => return None,
     })
 }

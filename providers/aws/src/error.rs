@@ -107,6 +107,7 @@ pub const NOT_FOUND: &[&str] = &[
     // A detach retried after its answer was lost: already done.
     "Gateway.NotAttached",
     "InvalidLaunchTemplateId.NotFound",
+    "InvalidCapacityReservationId.NotFound",
     "InvalidLaunchTemplateName.NotFoundException",
     "ResourceNotFoundException",
     "NoSuchBucket",

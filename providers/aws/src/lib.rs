@@ -131,6 +131,10 @@ impl Aws {
                     "aws_launch_template",
                     Arc::new(Ec2::new(ec2::LaunchTemplate)),
                 ),
+                (
+                    "aws_ec2_capacity_block_reservation",
+                    Arc::new(Ec2::new(ec2::CapacityBlockReservation)),
+                ),
                 ("aws_s3_bucket", Arc::new(s3::Bucket)),
                 (
                     "aws_s3_bucket_versioning",
@@ -170,6 +174,10 @@ impl Aws {
                 Arc::new(data::CallerIdentity),
             ),
             ("aws_ami".to_string(), Arc::new(data::Ami)),
+            (
+                "aws_ec2_capacity_block_offering".to_string(),
+                Arc::new(ec2::CapacityBlockOffering),
+            ),
             (
                 "aws_iam_policy_document".to_string(),
                 Arc::new(iam::PolicyDocument),

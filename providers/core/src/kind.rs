@@ -42,6 +42,12 @@ pub trait Kind<C: Sync>: Send + Sync {
         Vec::new()
     }
 
+    /// See [`crate::Driver::lasting`]: none for a type the cloud deletes.
+    fn lasting(&self, prior: &Value) -> Option<String> {
+        let _ = prior;
+        None
+    }
+
     /// See [`crate::Recovery::trace`]: none for a type found by its tags.
     fn trace(&self, planned: &Value) -> Option<serde_json::Value> {
         let _ = planned;
@@ -277,6 +283,10 @@ impl<T: Cloud + 'static> Driver for T {
             Ok(kind) => kind.queues(object),
             Err(_) => Vec::new(),
         }
+    }
+
+    fn lasting(&self, type_name: &str, prior: &Value) -> Option<String> {
+        self.kinds().get(type_name).ok()?.lasting(prior)
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {

@@ -421,6 +421,15 @@ pub trait Driver: Recovery + Billing + Send + Sync {
         })
     }
 
+    /// Why the cloud cannot delete `prior`, when it cannot (a purchase that
+    /// is final, such as an AWS Capacity Block): a destroy then forgets the
+    /// object, and the plan says this instead of "destroyed". `None` (the
+    /// default) for objects a delete removes.
+    fn lasting(&self, type_name: &str, prior: &Value) -> Option<String> {
+        let _ = (type_name, prior);
+        None
+    }
+
     /// The queues a write of this object waits in where the cloud runs
     /// such writes one at a time (GKE: one node-pool operation per
     /// cluster; AKS: one per cluster, one pool at a time in a subnet), so

@@ -47,6 +47,7 @@ struct Reservation {
     created: OffsetDateTime,
     cancelled: bool,
     match_criteria: String,
+    tags: BTreeMap<String, String>,
 }
 
 impl Reservation {
@@ -65,7 +66,7 @@ impl Reservation {
             .end
             .map_or(String::new(), |e| format!("<endDate>{}</endDate>", date(e)));
         format!(
-            "<capacityReservationId>{id}</capacityReservationId><ownerId>123456789012</ownerId><capacityReservationArn>arn:aws:ec2:{region}:123456789012:capacity-reservation/{id}</capacityReservationArn><instanceType>{ty}</instanceType><instancePlatform>Linux/UNIX</instancePlatform><availabilityZone>{zone}</availabilityZone><tenancy>default</tenancy><totalInstanceCount>{n}</totalInstanceCount><availableInstanceCount>{free}</availableInstanceCount><ebsOptimized>true</ebsOptimized><ephemeralStorage>false</ephemeralStorage><state>{state}</state><startDate>{start}</startDate>{end}<endDateType>{end_type}</endDateType><instanceMatchCriteria>{criteria}</instanceMatchCriteria><createDate>{created}</createDate><reservationType>{kind}</reservationType><tagSet/>",
+            "<capacityReservationId>{id}</capacityReservationId><ownerId>123456789012</ownerId><capacityReservationArn>arn:aws:ec2:{region}:123456789012:capacity-reservation/{id}</capacityReservationArn><instanceType>{ty}</instanceType><instancePlatform>Linux/UNIX</instancePlatform><availabilityZone>{zone}</availabilityZone><tenancy>default</tenancy><totalInstanceCount>{n}</totalInstanceCount><availableInstanceCount>{free}</availableInstanceCount><ebsOptimized>true</ebsOptimized><ephemeralStorage>false</ephemeralStorage><state>{state}</state><startDate>{start}</startDate>{end}<endDateType>{end_type}</endDateType><instanceMatchCriteria>{criteria}</instanceMatchCriteria><createDate>{created}</createDate><reservationType>{kind}</reservationType><tagSet>{tags}</tagSet>",
             id = self.id,
             region = self.region,
             ty = escape(&self.instance_type),
@@ -78,6 +79,15 @@ impl Reservation {
             criteria = self.match_criteria,
             created = date(self.created),
             kind = if self.block { "capacity-block" } else { "default" },
+            tags = self
+                .tags
+                .iter()
+                .map(|(k, v)| format!(
+                    "<item><key>{}</key><value>{}</value></item>",
+                    escape(k),
+                    escape(v)
+                ))
+                .collect::<String>(),
         )
     }
 }
@@ -194,6 +204,7 @@ impl Reservations {
             "CancelCapacityReservation" => cancel(&mut held, &form, region, now),
             "DescribeCapacityBlockOfferings" => offerings(&form, region, now),
             "PurchaseCapacityBlock" => purchase(&mut held, &form, region, now),
+            "CreateTags" | "DeleteTags" => retag(&mut held, &form, region)?,
             _ => return None,
         })
     }
@@ -260,6 +271,7 @@ fn create(
             .get("InstanceMatchCriteria")
             .unwrap_or("open")
             .to_string(),
+        tags: specified_tags(form),
     };
     let xml = format!(
         "<capacityReservation>{}</capacityReservation>",
@@ -287,9 +299,11 @@ fn describe(
             &format!("The capacity reservation ID '{unknown}' does not exist"),
         );
     }
+    let filters = filters(form);
     let items: String = held
         .iter()
         .filter(|r| r.region == region && (ids.is_empty() || ids.contains(&r.id.as_str())))
+        .filter(|r| filters.iter().all(|f| f.admits(&r.tags)))
         .map(|r| format!("<item>{}</item>", r.xml(now, in_use(&r.id))))
         .collect();
     ec2_query::answer(
@@ -334,6 +348,86 @@ fn cancel(
     ec2_query::answer("CancelCapacityReservation", "<return>true</return>")
 }
 
+/// The tags a create asks for in its capacity-reservation
+/// `TagSpecification`.
+fn specified_tags(form: &Form) -> BTreeMap<String, String> {
+    let spec = (1..)
+        .map(|n| format!("TagSpecification.{n}."))
+        .take_while(|p| form.get(&format!("{p}ResourceType")).is_some())
+        .find(|p| form.get(&format!("{p}ResourceType")) == Some("capacity-reservation"));
+    spec.map(|p| pairs(form, &format!("{p}Tag.")))
+        .unwrap_or_default()
+}
+
+/// `Prefix.N.Key` / `Prefix.N.Value` pairs.
+fn pairs(form: &Form, prefix: &str) -> BTreeMap<String, String> {
+    (1..)
+        .map_while(|n| {
+            let key = form.get(&format!("{prefix}{n}.Key"))?;
+            let value = form.get(&format!("{prefix}{n}.Value")).unwrap_or("");
+            Some((key.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// A describe filter EC2 documents for reservations' tags.
+enum TagFilter {
+    /// `tag-key`: any of these keys is set.
+    Key(Vec<String>),
+    /// `tag:<key>`: the key holds one of these values.
+    Value(String, Vec<String>),
+    /// A filter on something else, which the sandbox does not narrow by.
+    Other,
+}
+
+impl TagFilter {
+    fn admits(&self, tags: &BTreeMap<String, String>) -> bool {
+        match self {
+            TagFilter::Key(keys) => keys.iter().any(|k| tags.contains_key(k)),
+            TagFilter::Value(k, values) => tags.get(k).is_some_and(|v| values.contains(v)),
+            TagFilter::Other => true,
+        }
+    }
+}
+
+fn filters(form: &Form) -> Vec<TagFilter> {
+    (1..)
+        .map_while(|n| {
+            let name = form.get(&format!("Filter.{n}.Name"))?;
+            let values: Vec<String> = form
+                .listed(&format!("Filter.{n}.Value."))
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            Some(match name.strip_prefix("tag:") {
+                Some(k) => TagFilter::Value(k.to_string(), values),
+                None if name == "tag-key" => TagFilter::Key(values),
+                None => TagFilter::Other,
+            })
+        })
+        .collect()
+}
+
+/// `CreateTags` and `DeleteTags` on reservations the proxy holds (`None`
+/// for other resources: moto tags those).
+fn retag(held: &mut [Reservation], form: &Form, region: &str) -> Option<Response<Body>> {
+    let ids = form.listed("ResourceId.");
+    let ours = |r: &Reservation| r.region == region && ids.contains(&r.id.as_str());
+    if ids.is_empty() || !ids.iter().all(|id| held.iter().any(|r| r.id == *id)) {
+        return None;
+    }
+    let tags = pairs(form, "Tag.");
+    let action = form.action()?;
+    for r in held.iter_mut().filter(|r| ours(r)) {
+        if action == "CreateTags" {
+            r.tags.extend(tags.clone());
+        } else {
+            r.tags.retain(|k, _| !tags.contains_key(k));
+        }
+    }
+    Some(ec2_query::answer(action, "<return>true</return>"))
+}
+
 /// The first 11:30 UTC at or after `t`: when AWS starts and ends blocks.
 fn half_past_eleven(t: OffsetDateTime) -> OffsetDateTime {
     let at = t.replace_time(Time::from_hms(11, 30, 0).unwrap_or(Time::MIDNIGHT));
@@ -344,10 +438,11 @@ fn half_past_eleven(t: OffsetDateTime) -> OffsetDateTime {
     }
 }
 
-/// One offering per request: `InstanceCount` instances of the type for
+/// The offerings of `InstanceCount` instances of the type for
 /// `CapacityDurationHours` (24-hour steps up to 14 days, then 7-day steps
-/// up to 182 days), from the first 11:30 UTC in the range asked.
-fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Offer, Response<Body>> {
+/// up to 182 days): one per 11:30 UTC start that ends within the range
+/// asked, or only the first start when no end is given.
+fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Vec<Offer>, Response<Body>> {
     let ty = form
         .get("InstanceType")
         .ok_or_else(|| missing("InstanceType"))?;
@@ -379,17 +474,15 @@ fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Offer, Res
             .transpose()
     };
     let from = date("StartDateRange")?.unwrap_or(now).max(now);
-    let start = half_past_eleven(from);
-    let end = start + Duration::hours(hours);
-    if let Some(latest) = date("EndDateRange")? {
-        if end > latest {
-            return Err(ec2_query::answer(
-                "DescribeCapacityBlockOfferings",
-                "<capacityBlockOfferingSet/>",
-            ));
-        }
-    }
-    Ok(Offer {
+    let first = half_past_eleven(from);
+    let latest = date("EndDateRange")?;
+    let starts = (0..)
+        .map(|day| first + Duration::days(day))
+        .take_while(|start| match latest {
+            Some(latest) => *start + Duration::hours(hours) <= latest,
+            None => *start == first,
+        });
+    let offer = |start: OffsetDateTime| Offer {
         id: format!(
             "cb-{}-{}-{}-{}",
             ty.replace('.', "_"),
@@ -401,9 +494,10 @@ fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Offer, Res
         zone: format!("{region}a"),
         count,
         start,
-        end,
+        end: start + Duration::hours(hours),
         fee: BLOCK_FEE_PER_INSTANCE_HOUR * (count as f64) * (hours as f64),
-    })
+    };
+    Ok(starts.map(offer).collect())
 }
 
 struct Offer {
@@ -417,12 +511,13 @@ struct Offer {
 }
 
 fn offerings(form: &Form, region: &str, now: OffsetDateTime) -> Response<Body> {
-    let o = match offering(form, region, now) {
+    let offers = match offering(form, region, now) {
         Ok(o) => o,
         Err(answer) => return answer,
     };
     let date = |t: OffsetDateTime| t.format(&Rfc3339).unwrap_or_default();
-    let item = format!(
+    let item = |o: Offer| {
+        format!(
         "<item><capacityBlockOfferingId>{}</capacityBlockOfferingId><instanceType>{}</instanceType><availabilityZone>{}</availabilityZone><instanceCount>{}</instanceCount><startDate>{}</startDate><endDate>{}</endDate><capacityBlockDurationHours>{}</capacityBlockDurationHours><upfrontFee>{:.2}</upfrontFee><currencyCode>USD</currencyCode><tenancy>default</tenancy></item>",
         o.id,
         escape(&o.instance_type),
@@ -432,10 +527,12 @@ fn offerings(form: &Form, region: &str, now: OffsetDateTime) -> Response<Body> {
         date(o.end),
         (o.end - o.start).whole_hours(),
         o.fee,
-    );
+    )
+    };
+    let items: String = offers.into_iter().map(item).collect();
     ec2_query::answer(
         "DescribeCapacityBlockOfferings",
-        &format!("<capacityBlockOfferingSet>{item}</capacityBlockOfferingSet>"),
+        &format!("<capacityBlockOfferingSet>{items}</capacityBlockOfferingSet>"),
     )
 }
 
@@ -484,6 +581,7 @@ fn purchase(
         created: now,
         cancelled: false,
         match_criteria: "targeted".into(),
+        tags: specified_tags(form),
     };
     let xml = format!(
         "<capacityReservation>{}</capacityReservation>",
@@ -633,5 +731,69 @@ mod tests {
             &format!("Action=DescribeCapacityReservations&CapacityReservationId.1={block}"),
         );
         assert_eq!(field(&ended, "state"), "expired");
+    }
+
+    /// Tags as EC2 keeps them on reservations: set at purchase from the
+    /// capacity-reservation tag specification, matched by `tag:` and
+    /// `tag-key` filters (how strata finds what a killed run bought),
+    /// changed by CreateTags and DeleteTags; other resources' tags are
+    /// left to moto.
+    #[test]
+    fn reservations_keep_and_filter_their_tags() {
+        let r = Reservations::new(Clock::default());
+        let offers = ask(&r, "Action=DescribeCapacityBlockOfferings&InstanceType=p5.48xlarge&InstanceCount=1&CapacityDurationHours=24");
+        let bought = ask(&r, &format!("Action=PurchaseCapacityBlock&CapacityBlockOfferingId={}&InstancePlatform=Linux%2FUNIX&TagSpecification.1.ResourceType=capacity-reservation&TagSpecification.1.Tag.1.Key=strata%3Alineage&TagSpecification.1.Tag.1.Value=L1&TagSpecification.1.Tag.2.Key=team&TagSpecification.1.Tag.2.Value=ml", field(&offers, "capacityBlockOfferingId")));
+        let id = field(&bought, "capacityReservationId");
+        let other = ask(&r, "Action=CreateCapacityReservation&InstanceType=p5.48xlarge&InstancePlatform=Linux%2FUNIX&AvailabilityZone=us-east-1b&InstanceCount=1");
+        let other = field(&other, "capacityReservationId");
+        let found = |filters: &str| {
+            ask(
+                &r,
+                &format!("Action=DescribeCapacityReservations&{filters}"),
+            )
+            .matches("<capacityReservationId>")
+            .count()
+        };
+        assert_eq!(
+            found("Filter.1.Name=tag%3Astrata%3Alineage&Filter.1.Value.1=L1"),
+            1
+        );
+        assert_eq!(
+            found("Filter.1.Name=tag%3Astrata%3Alineage&Filter.1.Value.1=L2"),
+            0
+        );
+        assert_eq!(found("Filter.1.Name=tag-key&Filter.1.Value.1=team"), 1);
+        assert_eq!(found("Filter.1.Name=state&Filter.1.Value.1=active"), 2);
+        ask(
+            &r,
+            &format!("Action=CreateTags&ResourceId.1={id}&Tag.1.Key=team&Tag.1.Value=research"),
+        );
+        ask(
+            &r,
+            &format!("Action=DeleteTags&ResourceId.1={id}&Tag.1.Key=strata%3Alineage"),
+        );
+        let tags = ask(
+            &r,
+            &format!("Action=DescribeCapacityReservations&CapacityReservationId.1={id}"),
+        );
+        assert!(
+            tags.contains("<key>team</key><value>research</value>"),
+            "{tags}"
+        );
+        assert!(!tags.contains("strata:lineage"), "{tags}");
+        assert!(!other.is_empty());
+        let req = Req {
+            method: hyper::Method::POST,
+            path: "/".into(),
+            query: String::new(),
+            headers: hyper::HeaderMap::new(),
+            body: bytes::Bytes::from(
+                "Action=CreateTags&ResourceId.1=vpc-1&Tag.1.Key=a&Tag.1.Value=b",
+            ),
+        };
+        assert!(
+            r.answer(&req, "us-east-1").is_none(),
+            "a VPC's tags are moto's"
+        );
     }
 }

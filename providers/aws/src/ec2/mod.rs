@@ -8,12 +8,14 @@
 //! so a type only says how to describe, create, change and delete; the
 //! rest is [`Ec2`]'s.
 
+mod capacity_block;
 mod launch_template;
 mod nat;
 mod routes;
 mod security;
 mod vpc;
 
+pub use capacity_block::{CapacityBlockOffering, CapacityBlockReservation};
 pub use launch_template::LaunchTemplate;
 pub use nat::{Eip, NatGateway};
 pub use routes::{RouteTable, RouteTableAssociation};
@@ -148,6 +150,12 @@ pub(crate) trait Ec2Type: Send + Sync {
     }
 
     async fn delete(&self, c: &Clients, id: &str, prior: &Value) -> Result<(), DriverError>;
+
+    /// See `strata_provider::Driver::lasting`.
+    fn lasting(&self, prior: &Value) -> Option<String> {
+        let _ = prior;
+        None
+    }
 }
 
 /// An [`Ec2Type`] as the driver's [`Kind`].
@@ -241,6 +249,10 @@ impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
 
     fn validate(&self, config: &Value) -> Vec<strata_provider::Problem> {
         self.kind.validate(config)
+    }
+
+    fn lasting(&self, prior: &Value) -> Option<String> {
+        self.kind.lasting(prior)
     }
 
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
