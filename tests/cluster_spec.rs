@@ -556,6 +556,17 @@ fn spec_mistakes_are_errors_at_their_place() {
         placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  region = \"eu-west-1\"\n}");
     let reserved_typo =
         placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  zone = \"a\"\n}");
+    let block_gcp = placed("capacity_block \"gcp\" {\n  hours = 24\n}");
+    let block_hours = placed("capacity_block \"aws\" {\n  hours = 30\n}");
+    let block_no_hours = placed("capacity_block \"aws\" {\n  max_price = 10\n}");
+    let block_date = placed("capacity_block \"aws\" {\n  hours = 24\n  starts = \"tomorrow\"\n}");
+    let block_price = placed("capacity_block \"aws\" {\n  hours = 24\n  max_price = -5\n}");
+    let block_unpriced = placed("capacity_block \"aws\" {\n  hours = 24\n  purchase = true\n}");
+    let block_flag = placed("capacity_block \"aws\" {\n  hours = 24\n  purchase = \"yes\"\n}");
+    let block_typo = placed("capacity_block \"aws\" {\n  hours = 24\n  days = 1\n}");
+    let block_twice = placed(
+        "capacity_block \"aws\" {\n  hours = 24\n}\ncapacity_block \"aws\" {\n  hours = 48\n}",
+    );
     let regions = |list: &'static str| {
         move |t: String| t.replace("region = \"us-east-1\"", &format!("regions = {list}"))
     };
@@ -620,7 +631,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         "bucket = \"acme\"",
         "    runtime {\n      checkpoints {\n        endpiont = \"https://s3-fips.us-east-1.amazonaws.com\"\n      }\n    }",
     );
-    let cases: [(&str, Edit, &str); 45] = [
+    let cases: [(&str, Edit, &str); 54] = [
         (
             "region",
             &|t| t.replace("region = \"us-east-1\"", "region = \"eu-west-3\""),
@@ -777,6 +788,43 @@ fn spec_mistakes_are_errors_at_their_place() {
             "reserved-typo",
             &reserved_typo,
             "An argument named \"zone\" is not expected in a reserved block",
+        ),
+        (
+            "block-cloud",
+            &block_gcp,
+            "strata buys Capacity Blocks on aws; \"gcp\" sells none.",
+        ),
+        (
+            "block-hours",
+            &block_hours,
+            "EC2 sells Capacity Blocks of whole days up to 14 days",
+        ),
+        (
+            "block-no-hours",
+            &block_no_hours,
+            "A capacity_block says how long the block lasts, in hours",
+        ),
+        ("block-date", &block_date, "starts is an RFC 3339 time"),
+        (
+            "block-price",
+            &block_price,
+            "max_price is the most paid for the whole block, in USD",
+        ),
+        (
+            "block-unpriced",
+            &block_unpriced,
+            "A purchase is final: a capacity_block that buys (purchase = true) says the most it pays",
+        ),
+        ("block-flag", &block_flag, "purchase is true or false"),
+        (
+            "block-typo",
+            &block_typo,
+            "An argument named \"days\" is not expected in a capacity_block block",
+        ),
+        (
+            "block-twice",
+            &block_twice,
+            "A pool's placement finds at most one Capacity Block at a time",
         ),
         (
             "regions-empty",

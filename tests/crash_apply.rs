@@ -135,6 +135,14 @@ impl Driver for Sleepy {
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.schemas
     }
+    /// Objects whose input starts with "final" are purchases the cloud
+    /// cannot undo.
+    fn lasting(&self, _t: &str, prior: &Value) -> Option<String> {
+        let input = prior.entries()?.get("input")?.as_str()?;
+        input
+            .starts_with("final")
+            .then(|| "a purchase is final".to_string())
+    }
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         TerraformData::default().plan(PlanRequest {
             type_name: "terraform_data",
@@ -168,6 +176,16 @@ impl Driver for Sleepy {
             return Err(api("the cloud refused: quota exceeded"));
         }
         log(&self.dir, "start-create", &tags.address);
+        let input = input.as_ref().and_then(Value::as_str).unwrap_or_default();
+        if input.starts_with("final-twice") {
+            // A first attempt made it and its answer was lost; the client
+            // sent the call again.
+            let first = TerraformData::default()
+                .create("terraform_data", planned, tags)
+                .await?;
+            self.store(&first, &tags.address, &tags.lineage)?;
+            strata_provider::resend::note();
+        }
         let v = TerraformData::default()
             .create("terraform_data", planned, tags)
             .await?;
@@ -175,6 +193,9 @@ impl Driver for Sleepy {
         // The object exists in the "cloud" from here; the engine records
         // it only after this returns.
         self.store(&v, &tags.address, &tags.lineage)?;
+        if input.starts_with("final-lost") {
+            return Err(api("connection reset: the answer was lost"));
+        }
         tokio::time::sleep(self.delay).await;
         log(&self.dir, "end-create", &tags.address);
         Ok(v)
@@ -578,6 +599,40 @@ fn a_second_apply_while_one_runs_names_the_holder() {
     assert!(status.success());
     check_converged(&env, "concurrent");
     assert_eq!(state_ids(&env).1.len(), 40);
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
+/// What the cloud cannot delete (a purchase) is never "deleted" to hide a
+/// duplicate, nor tainted to be bought again: a create that failed after
+/// the cloud acted adopts what it made, and a duplicate a resend made
+/// stays and is named in a warning.
+#[test]
+fn a_final_purchase_is_neither_hidden_nor_bought_again() {
+    let env = setup("final");
+    let config = r#"
+resource "sleepy_object" "lost" { input = "final-lost" }
+resource "sleepy_object" "twice" { input = "final-twice" }
+"#;
+    std::fs::write(env.dir.join("main.tf"), config).expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 added, 0 changed, 0 destroyed"), "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("which cannot be deleted: it is the object now"),
+        "{out}"
+    );
+    assert!(
+        flat.contains("that cannot be deleted (a purchase is final); it is not in the state: `strata import` takes it"),
+        "{out}"
+    );
+    let (ids, addrs) = state_ids(&env);
+    assert_eq!(addrs, ["sleepy_object.lost", "sleepy_object.twice"]);
+    let in_cloud: BTreeSet<String> = cloud(&env.cloud).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(in_cloud.len(), 3, "the duplicate stays: {in_cloud:?}");
+    assert!(ids.is_subset(&in_cloud));
+    let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing tainted, nothing to buy again: {out}");
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 

@@ -552,3 +552,126 @@ fn a_bought_capacity_block_is_forgotten_not_destroyed() {
         "{out}"
     );
 }
+
+/// `strata` in `work` at `now`, by the sandbox's clock and strata's.
+fn at(sb: &Sandbox, work: &Path, now: &str, args: &[&str]) -> (i32, String) {
+    sb.set_clock(now);
+    let mut c = sb.command(work, args);
+    c.env("STRATA_NOW", now);
+    common::output(c)
+}
+
+/// A pool's `capacity_block`: the plan finds the cheapest offering in
+/// the window and shows it with its price, and buys nothing until the
+/// spec says `purchase = true` (with the most it pays); an offering over
+/// that price is not bought. Once bought, later plans keep the block
+/// (no second purchase), the nodes wait on the ladder until it begins and
+/// then move onto it; a spec that no longer buys it forgets the block,
+/// which EC2 keeps to its end.
+#[test]
+fn a_capacity_block_is_found_and_bought_for_a_pool() {
+    let dir = common::scratch("reserved", "find");
+    let sb = start(&dir.join("sandbox"));
+    let now = "2026-12-05T10:00:00Z";
+    let block = |extra: &str| {
+        format!("      capacity_block \"aws\" {{\n        hours     = 48\n        starts    = \"2026-12-10T00:00:00Z\"\n        ends      = \"2026-12-12T12:00:00Z\"\n{extra}      }}")
+    };
+    let work = workdir(&dir, "find", &block("        max_price = 5000\n"));
+    let spec_file = work.join("cluster.hcl");
+    let respec = |extra: &str| {
+        let text = spec("find", &block(extra));
+        std::fs::write(&spec_file, text).expect("spec");
+    };
+
+    let (code, out) = at(&sb, &work, now, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("2 × p5.48xlarge from 2026-12-10T11:30:00Z to 2026-12-12T11:30:00Z in us-east-1a for $3 020.54 is offered, not bought: purchase = true buys it"),
+        "{out}"
+    );
+    assert!(!out.contains("aws_ec2_capacity_block_reservation"), "{out}");
+
+    respec("        max_price = 3000\n        purchase  = true\n");
+    let (code, out) = at(&sb, &work, now, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("no Capacity Block of 2 × p5.48xlarge for 48 hours between 2026-12-10T00:00:00Z and 2026-12-12T12:00:00Z within $3 000.00 (1 offered, all dearer)")
+            && !out.contains("aws_ec2_capacity_block_reservation"),
+        "{out}"
+    );
+
+    respec("        purchase  = true\n");
+    let (code, out) = at(&sb, &work, now, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Missing max_price") && out.contains("cluster.hcl"),
+        "{out}"
+    );
+
+    respec("        max_price = 5000\n        purchase  = true\n");
+    let (code, out) = at(&sb, &work, now, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("for $3 020.54 is bought by this apply (a purchase is final)")
+            && out.contains("module.find_aws.aws_ec2_capacity_block_reservation.pool[\"h100\"]: Creation complete"),
+        "{out}"
+    );
+    assert_eq!(
+        common::placement(&work, "find.h100")["chosen"]["capacity"],
+        "spot"
+    );
+    let (_, listed) = at(
+        &sb,
+        &work,
+        now,
+        &[
+            "state",
+            "show",
+            "module.find_aws.aws_ec2_capacity_block_reservation.pool[\"h100\"]",
+        ],
+    );
+    let id = listed
+        .lines()
+        .find_map(|l| {
+            l.trim().strip_prefix("id").map(|v| {
+                v.trim()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"')
+                    .to_string()
+            })
+        })
+        .expect("the block's id");
+    assert!(id.starts_with("cr-"), "{listed}");
+
+    // Bought once: the next plans keep it, and the nodes wait for it.
+    let (code, out) = at(&sb, &work, now, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("{id} starts at 2026-12-10T11:30:00Z")),
+        "{out}"
+    );
+
+    let begun = "2026-12-10T12:00:00Z";
+    let (code, out) = at(&sb, &work, begun, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = common::placement(&work, "find.h100");
+    assert_eq!(p["chosen"]["capacity"], "capacity_block", "{p}");
+    assert_eq!(p["chosen"]["reservation"], id.as_str(), "{p}");
+    assert_eq!(
+        sb.eks_node_group(REGION, "find", "h100")["capacityType"],
+        "CAPACITY_BLOCK"
+    );
+
+    // No longer bought by the spec: forgotten, not destroyed.
+    std::fs::write(&spec_file, spec("find", "")).expect("spec");
+    let (code, out) = at(&sb, &work, begun, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("module.find_aws.aws_ec2_capacity_block_reservation.pool[\"h100\"] will no longer be managed by strata, but will not be destroyed"),
+        "{out}"
+    );
+}

@@ -274,6 +274,18 @@ resource "aws_eks_node_group" "pool" {
   depends_on = [aws_iam_role_policy_attachment.node]
 }
 
+# A Capacity Block a pool's placement bought. EC2 can neither modify nor
+# cancel one: when it leaves the configuration strata forgets it (and says
+# so) rather than destroying it, and it runs to its end.
+resource "aws_ec2_capacity_block_reservation" "pool" {
+  for_each                   = var.capacity_blocks
+  capacity_block_offering_id = each.value.offering_id
+  instance_platform          = "Linux/UNIX"
+  tags = {
+    Name = "${var.name}-${each.key}"
+  }
+}
+
 # Untainted CPU nodes for the cluster's own controllers, on EKS's own
 # image: nothing there needs the GPU driver.
 resource "aws_eks_node_group" "system" {

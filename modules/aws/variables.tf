@@ -103,3 +103,11 @@ variable "multikueue_kubeconfigs" {
   sensitive   = true
   description = "A MultiKueue manager's kubeconfig for each worker, by worker name."
 }
+
+variable "capacity_blocks" {
+  type = map(object({
+    offering_id = string
+  }))
+  default     = {}
+  description = "Capacity Blocks for ML to buy, by node pool: the offering a pool's placement found (capacity_block { purchase = true })."
+}

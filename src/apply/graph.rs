@@ -480,7 +480,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let req = self.ex.req;
         let c = slot.change;
         for why in &r.warnings {
-            let summary = format!("A resent create of {} may have left a duplicate", c.addr);
+            let summary = format!("What the create of {} left behind", c.addr);
             let d = Diag::new("strata::apply::sweep", summary, why.clone());
             self.ex.report.warnings.push(d.warning());
         }

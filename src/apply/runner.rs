@@ -247,8 +247,15 @@ async fn sweep(
     });
     let leftover = if kept.is_none() { others.next() } else { None };
     for v in others {
+        let id = id_of(&v).unwrap_or_default();
+        // A duplicate the cloud cannot delete stays, and the user hears of
+        // it: a "delete" would only hide it (a second Capacity Block runs,
+        // billed, to its end).
+        if let Some(why) = op.driver.lasting(&op.type_name, &v) {
+            warnings.push(format!("a resent create made a duplicate ({id}) that cannot be deleted ({why}); it is not in the state: `strata import` takes it"));
+            continue;
+        }
         if let Err(e) = op.driver.delete(&op.type_name, &v).await {
-            let id = id_of(&v).unwrap_or_default();
             warnings.push(format!(
                 "a duplicate ({id}) a resent create made could not be deleted: {e}"
             ));
@@ -276,11 +283,16 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         // the call's first attempt made it and its answer was lost. It is
         // the object, brought to the plan (a listing does not show what
         // only the configuration holds).
-        (Err(DriverError::AlreadyExists { .. }), Some(v)) => {
-            match op.driver.update(&op.type_name, &v, planned).await {
-                Ok(now) => (Ok(Some(now)), None),
-                Err(e) => (Err(e.into()), Some(v)),
-            }
+        (Err(DriverError::AlreadyExists { .. }), Some(v)) => adopt(op, v, planned).await,
+        // A create that failed yet made what the cloud cannot delete (a
+        // purchase whose answer was lost) made the object: tainting it
+        // would buy another on the next plan.
+        (Err(_), Some(v)) if op.driver.lasting(&op.type_name, &v).is_some() => {
+            warnings.push(format!(
+                "the create failed but made {}, which cannot be deleted: it is the object now",
+                id_of(&v).unwrap_or_default()
+            ));
+            adopt(op, v, planned).await
         }
         (Err(e), leftover) => (Err(e.into()), leftover),
     };
@@ -289,6 +301,20 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         leftover,
         warnings,
         private: Vec::new(),
+    }
+}
+
+/// `v`, which a create's first attempt made, brought to the plan as the
+/// create's object (a listing does not show what only the configuration
+/// holds).
+async fn adopt(
+    op: &Op,
+    v: Value,
+    planned: &Value,
+) -> (Result<Option<Value>, OpError>, Option<Value>) {
+    match op.driver.update(&op.type_name, &v, planned).await {
+        Ok(now) => (Ok(Some(now)), None),
+        Err(e) => (Err(e.into()), Some(v)),
     }
 }
 

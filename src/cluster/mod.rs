@@ -9,6 +9,7 @@
 //! reach every cloud's module alike; a `cloud` block may override any of
 //! them for its cloud, which [`portability`] then holds to account.
 
+mod blocks;
 mod cloud;
 mod clouds;
 mod dispatch;
@@ -722,6 +723,9 @@ fn finish(b: Built<'_>, wanted: &BTreeMap<String, placement::Wanted>, out: &mut 
         .collect();
     call.inputs
         .push(attribute("node_pools", object(pools, b.cc.span)));
+    if let Some(blocks) = purchases(&b.cc.call, &out.expanded, b.cc.span) {
+        call.inputs.push(attribute("capacity_blocks", blocks));
+    }
     out.calls.push(call);
     out.providers.extend(b.providers);
     out.expanded.clouds.push(b.cc);
@@ -752,6 +756,24 @@ fn retire(
             span,
         });
     }
+}
+
+/// The Capacity Blocks a region's cluster buys, by pool, as the cloud's
+/// module takes them (`{ h100 = { offering_id = "cb-…" } }`); `None` when
+/// it buys none.
+fn purchases(call: &str, expanded: &Expanded, span: Span) -> Option<Expr> {
+    let prefix = format!("{}.", expanded.name);
+    let items: Vec<(String, Expr)> = expanded
+        .placements
+        .iter()
+        .filter_map(|d| {
+            let p = d.purchase.as_ref().filter(|p| p.call == call)?;
+            let pool = d.pool.strip_prefix(&prefix)?.to_string();
+            let offering = literal(Value::string(&p.offering), span);
+            Some((pool, object(vec![("offering_id".into(), offering)], span)))
+        })
+        .collect();
+    (!items.is_empty()).then(|| object(items, span))
 }
 
 /// The reservation a pool's nodes launch into, as the cloud's module takes

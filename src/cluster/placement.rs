@@ -3,11 +3,14 @@
 //! region with each capacity type, priced from the catalogs, in the order
 //! failover tries them. [`crate::placement::choose`] then picks one.
 
-use super::reserved::{self, HeldLookup, Judge, Place, Reserved};
+use super::blocks::{self, BlockWanted, ForPool};
+pub use super::blocks::{Bought, BoughtBlocks, OfferLookup};
+pub use super::reserved::HeldLookup;
+use super::reserved::{self, Judge, Place, Reserved};
 use super::{diag, known, Catalogs, CloudKind, CAP};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
-use crate::placement::{self, Candidate, Decision, Skipped, Spec};
+use crate::placement::{self, Candidate, Decision, Purchase, Skipped, Spec};
 use crate::syntax::{Attribute, Block, Body};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -53,6 +56,10 @@ pub struct Recorded<'s> {
     /// Reads the reservations pools name (none before the state is read,
     /// nor in `validate`).
     pub held: Option<&'s HeldLookup<'s>>,
+    /// Reads the Capacity Blocks pools may buy (likewise).
+    pub offers: Option<&'s OfferLookup<'s>>,
+    /// The blocks pools bought, as state holds them.
+    pub bought: BoughtBlocks,
 }
 
 /// A pool's placement as the spec writes it.
@@ -69,6 +76,8 @@ pub(super) struct Wanted {
     min_score: Option<u8>,
     /// Capacity held ahead, tried first in the order written.
     reserved: Vec<Reserved>,
+    /// A Capacity Block to find, and buy when it says so.
+    block: Option<BlockWanted>,
 }
 
 /// One cloud of the cluster as a place to put nodes: its region's cluster
@@ -116,6 +125,69 @@ fn strings(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Vec<
 /// `nodes` (its size is then min_nodes everywhere, as before).
 pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Option<Wanted> {
     let block = super::single(&pool.body, "placement", diags);
+    let (nodes, nodes_attr) = nodes_of(pool, scope, diags)?;
+    if let Some(b) = block {
+        super::allowed(
+            b,
+            "placement",
+            FIELDS,
+            &["reserved", "capacity_block"],
+            diags,
+        );
+    }
+    let field = |name: &str| block.and_then(|b: &Body| b.attr(name));
+    check_size(pool, nodes, nodes_attr.expr.span, scope, diags);
+    let order = field("order").and_then(|a| Some((strings(scope, a, diags)?, a.expr.span)));
+    let pool_capacity = pool
+        .body
+        .attr("capacity")
+        .and_then(|a| known(scope, a, diags))
+        .and_then(|v| v.as_str().map(str::to_string));
+    let capacity = match field("capacity") {
+        Some(a) => capacities(a, strings(scope, a, diags)?, diags)?,
+        None => vec![match pool_capacity.as_deref() {
+            Some("spot") => Capacity::Spot,
+            _ => Capacity::OnDemand,
+        }],
+    };
+    let cap = match field(CAP).or_else(|| pool.body.attr(CAP)) {
+        Some(a) => Some(cap_of(a, scope, diags)?),
+        None => None,
+    };
+    let wait_for_gpus = match field("wait_for_gpus") {
+        Some(a) => Some(duration(scope, a, diags)?),
+        None => None,
+    };
+    let cool_down = match field("cool_down") {
+        Some(a) => duration(scope, a, diags)?,
+        None => placement::COOL_DOWN,
+    };
+    let min_score = match field("min_score") {
+        Some(a) => Some(min_score(scope, a, diags)?),
+        None => None,
+    };
+    let reserved = block.map_or_else(Vec::new, |b| reserved::read(b, scope, diags));
+    let capacity_block = block.and_then(|b| blocks::read(b, scope, diags));
+    Some(Wanted {
+        nodes,
+        order,
+        capacity,
+        cap,
+        wait_for_gpus,
+        cool_down,
+        min_score,
+        reserved,
+        block: capacity_block,
+    })
+}
+
+/// The pool's `nodes` (a placement block places them: without them it is
+/// an error), and where it is written.
+fn nodes_of<'p>(
+    pool: &'p Block,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) -> Option<(u64, &'p Attribute)> {
     let Some(nodes_attr) = pool.body.attr("nodes") else {
         if let Some(b) = pool.body.blocks.iter().find(|b| b.kind == "placement") {
             diags.push(diag(
@@ -141,58 +213,14 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         return None;
     };
     let nodes = nodes as u64;
-    if let Some(b) = block {
-        super::allowed(b, "placement", FIELDS, &["reserved"], diags);
-    }
-    let field = |name: &str| block.and_then(|b: &Body| b.attr(name));
-    check_size(pool, nodes, nodes_attr.expr.span, scope, diags);
-    let order = field("order").and_then(|a| Some((strings(scope, a, diags)?, a.expr.span)));
-    let pool_capacity = pool
-        .body
-        .attr("capacity")
-        .and_then(|a| known(scope, a, diags))
-        .and_then(|v| v.as_str().map(str::to_string));
-    let capacity = match field("capacity") {
-        Some(a) => capacities(a, strings(scope, a, diags)?, diags)?,
-        None => vec![match pool_capacity.as_deref() {
-            Some("spot") => Capacity::Spot,
-            _ => Capacity::OnDemand,
-        }],
-    };
-    let cap_attr = field(CAP).or_else(|| pool.body.attr(CAP));
-    let cap = match cap_attr {
-        Some(a) => {
-            let v = known(scope, a, diags)?;
-            Some((
-                super::pricing::cap_amount(&v, a.expr.span, diags)?,
-                a.expr.span,
-            ))
-        }
-        None => None,
-    };
-    let wait_for_gpus = match field("wait_for_gpus") {
-        Some(a) => Some(duration(scope, a, diags)?),
-        None => None,
-    };
-    let cool_down = match field("cool_down") {
-        Some(a) => duration(scope, a, diags)?,
-        None => placement::COOL_DOWN,
-    };
-    let min_score = match field("min_score") {
-        Some(a) => Some(min_score(scope, a, diags)?),
-        None => None,
-    };
-    let reserved = block.map_or_else(Vec::new, |b| reserved::read(b, scope, diags));
-    Some(Wanted {
-        nodes,
-        order,
-        capacity,
-        cap,
-        wait_for_gpus,
-        cool_down,
-        min_score,
-        reserved,
-    })
+    Some((nodes, nodes_attr))
+}
+
+/// The price cap (the placement's, else the pool's) and where it is.
+fn cap_of(a: &Attribute, scope: &ConfigScope, diags: &mut Diags) -> Option<(Usd, Span)> {
+    let v = known(scope, a, diags)?;
+    let amount = super::pricing::cap_amount(&v, a.expr.span, diags)?;
+    Some((amount, a.expr.span))
 }
 
 /// `min_score`: 0 (scores order equal prices, nothing is tried last) to 10.
@@ -407,8 +435,9 @@ struct HeldOn<'a> {
     placed_on: Option<&'a str>,
 }
 
-/// The candidates on held capacity ahead of `ordered`, and those its
-/// rules keep the nodes off now beside `refused`.
+/// The candidates on held capacity ahead of `ordered`, those its rules
+/// keep the nodes off now beside `refused` (with the Capacity Block found
+/// to buy, or why none), and the block the pool buys.
 fn with_held(
     ordered: Vec<Candidate>,
     refused: Vec<Skipped>,
@@ -417,9 +446,9 @@ fn with_held(
     sites: &[&Site<'_>],
     recorded: &Recorded<'_>,
     diags: &mut Diags,
-) -> (Vec<Candidate>, Vec<Skipped>) {
-    if w.reserved.is_empty() {
-        return (ordered, refused);
+) -> (Vec<Candidate>, Vec<Skipped>, Option<Purchase>) {
+    if w.reserved.is_empty() && w.block.is_none() {
+        return (ordered, refused, None);
     }
     let places: Vec<Place<'_>> = sites
         .iter()
@@ -441,9 +470,30 @@ fn with_held(
         now: recorded.now,
         placed_on: on.placed_on,
     };
-    let (mut held, skipped) = reserved::candidates(&w.reserved, &places, &judge, diags);
+    let for_pool = ForPool {
+        pool: on.pool,
+        nodes: w.nodes,
+        bought: &recorded.bought,
+        offers: recorded.offers,
+    };
+    let block = match &w.block {
+        Some(b) => blocks::consider(b, &places, &for_pool, diags),
+        None => blocks::BlockOutcome::default(),
+    };
+    // The block bought for the pool first: it was bought for these nodes.
+    let all: Vec<Reserved> = block
+        .held
+        .into_iter()
+        .chain(w.reserved.iter().cloned())
+        .collect();
+    let (mut held, skipped) = reserved::candidates(&all, &places, &judge, diags);
     held.extend(ordered);
-    (held, skipped.into_iter().chain(refused).collect())
+    let skipped = skipped
+        .into_iter()
+        .chain(block.shown)
+        .chain(refused)
+        .collect();
+    (held, skipped, block.purchase)
 }
 
 /// Checks `order` against the cluster's clouds.
@@ -510,9 +560,10 @@ pub(super) fn decide(
         pool: name,
         placed_on,
     };
-    let (ordered, refused) = with_held(ordered, refused, &held_on, w, sites, recorded, diags);
+    let (ordered, refused, purchase) =
+        with_held(ordered, refused, &held_on, w, sites, recorded, diags);
     let replace = recorded.replace.iter().any(|r| *r == key || r == name);
-    let d = placement::choose(
+    let mut d = placement::choose(
         Spec {
             pool: key,
             nodes: w.nodes,
@@ -529,6 +580,7 @@ pub(super) fn decide(
         recorded.now,
         replace,
     );
+    d.purchase = purchase;
     if d.candidates.is_empty() && d.skipped.iter().all(|s| !s.why.starts_with("no capacity")) {
         let span = w.cap.map_or(pool.kind_span, |(_, s)| s);
         diags.push(diag(

@@ -25,11 +25,25 @@ pub type HeldLookup<'a> = dyn Fn(&str, &str, &HeldAsk) -> Result<Held, String> +
 const CLOUDS: &[&str] = &["aws"];
 
 /// One `reserved "<cloud>"` block.
+#[derive(Clone)]
 pub(super) struct Reserved {
     cloud: String,
     region: Option<String>,
     id: String,
     span: Span,
+}
+
+impl Reserved {
+    /// A block bought for the pool (its `capacity_block`), held from then
+    /// on as if a `reserved` block named it.
+    pub(super) fn bought(cloud: &str, region: &str, id: &str, span: Span) -> Reserved {
+        Reserved {
+            cloud: cloud.to_string(),
+            region: Some(region.to_string()),
+            id: id.to_string(),
+            span,
+        }
+    }
 }
 
 /// The `reserved` blocks of a placement block, in the order written.
@@ -117,7 +131,8 @@ pub(super) fn candidates(
 ) -> (Vec<Candidate>, Vec<Skipped>) {
     let (mut found, mut skipped) = (Vec::new(), Vec::new());
     for r in reserved {
-        let Some(place) = place_of(r, places, diags) else {
+        let Some(place) = place_of(&r.cloud, r.region.as_deref(), &r.id, r.span, places, diags)
+        else {
             continue;
         };
         let facts = match judge.lookup {
@@ -175,33 +190,36 @@ pub(super) fn candidates(
     (found, skipped)
 }
 
-/// The region the block names, or its cloud's first.
-fn place_of<'p>(r: &Reserved, places: &'p [Place<'p>], diags: &mut Diags) -> Option<&'p Place<'p>> {
+/// The region a block names (`what` it holds, at `span`), or its
+/// cloud's first.
+pub(super) fn place_of<'p>(
+    cloud: &str,
+    region: Option<&str>,
+    what: &str,
+    span: Span,
+    places: &'p [Place<'p>],
+    diags: &mut Diags,
+) -> Option<&'p Place<'p>> {
     let found = places
         .iter()
-        .find(|p| p.cloud == r.cloud && r.region.as_deref().is_none_or(|reg| p.region == reg));
+        .find(|p| p.cloud == cloud && region.is_none_or(|reg| p.region == reg));
     if found.is_none() {
         let regions: Vec<String> = places
             .iter()
-            .filter(|p| p.cloud == r.cloud)
+            .filter(|p| p.cloud == cloud)
             .map(|p| p.region.to_string())
             .collect();
         diags.push(diag(
             "Reserved capacity outside the cluster",
             match regions.is_empty() {
-                true => format!(
-                    "The cluster has no {} region for {} to place nodes in.",
-                    r.cloud, r.id
-                ),
+                true => format!("The cluster has no {cloud} region for {what} to place nodes in."),
                 false => format!(
-                    "{} is in {}, where the cluster does not run; its {} regions are {}.",
-                    r.id,
-                    r.region.as_deref().unwrap_or("?"),
-                    r.cloud,
+                    "{what} is in {}, where the cluster does not run; its {cloud} regions are {}.",
+                    region.unwrap_or("?"),
                     regions.join(", ")
                 ),
             },
-            r.span,
+            span,
         ));
     }
     found
@@ -290,61 +308,70 @@ mod tests {
         }
     }
 
+    /// What the cloud says of each id: one of each rule's cases, and one
+    /// that cannot be read.
+    fn facts(id: &str) -> Result<Held, String> {
+        match id {
+            "cr-odcr" => Ok(held(id, HeldKind::Reservation, 2, None)),
+            "cr-small" => Ok(held(id, HeldKind::Reservation, 1, None)),
+            "cr-ending" => Ok(held(
+                id,
+                HeldKind::CapacityBlock,
+                2,
+                Some("2026-12-05T10:30:00Z"),
+            )),
+            "cr-later" => Ok(held(
+                id,
+                HeldKind::CapacityBlock,
+                2,
+                Some("2026-12-06T11:30:00Z"),
+            )),
+            _ => Err("InvalidCapacityReservationId.NotFound".into()),
+        }
+    }
+
+    const PLACE: Place<'static> = Place {
+        cloud: "aws",
+        provider: "aws",
+        region: "us-east-1",
+        call: "train_aws",
+        instance_type: "p5.48xlarge",
+        node_label: "eks.amazonaws.com/nodegroup",
+    };
+
+    fn reserved(ids: &[&str]) -> Vec<Reserved> {
+        ids.iter()
+            .map(|id| Reserved::bought("aws", "us-east-1", id, Span::default()))
+            .collect()
+    }
+
+    /// The candidates and the skipped ones, judged at 10:00 on the 5th.
+    fn judged(ids: &[&str], placed_on: Option<&str>) -> (Vec<Candidate>, Vec<Skipped>) {
+        let lookup = |_: &str, _: &str, ask: &HeldAsk| facts(&ask.id);
+        let judge = Judge {
+            pool: "h100",
+            nodes: 2,
+            lookup: Some(&lookup),
+            now: OffsetDateTime::parse("2026-12-05T10:00:00Z", &Rfc3339).expect("a time"),
+            placed_on,
+        };
+        let mut diags = Diags::default();
+        let out = candidates(&reserved(ids), &[PLACE], &judge, &mut diags);
+        assert!(diags.0.is_empty());
+        out
+    }
+
     /// Each kind's rules, and a reservation that cannot be read: passed
     /// over, unless the pool's nodes are on it (a failed read is no
     /// reason to move them).
     #[test]
     fn held_capacity_is_judged_by_its_rules() {
-        let place = Place {
-            cloud: "aws",
-            provider: "aws",
-            region: "us-east-1",
-            call: "train_aws",
-            instance_type: "p5.48xlarge",
-            node_label: "eks.amazonaws.com/nodegroup",
-        };
-        let reserved = |id: &str| Reserved {
-            cloud: "aws".into(),
-            region: None,
-            id: id.into(),
-            span: Span::default(),
-        };
-        let now = OffsetDateTime::parse("2026-12-05T10:00:00Z", &Rfc3339).expect("a time");
-        let facts = |id: &str| -> Result<Held, String> {
-            match id {
-                "cr-odcr" => Ok(held(id, HeldKind::Reservation, 2, None)),
-                "cr-small" => Ok(held(id, HeldKind::Reservation, 1, None)),
-                "cr-ending" => Ok(held(
-                    id,
-                    HeldKind::CapacityBlock,
-                    2,
-                    Some("2026-12-05T10:30:00Z"),
-                )),
-                "cr-later" => Ok(held(
-                    id,
-                    HeldKind::CapacityBlock,
-                    2,
-                    Some("2026-12-06T11:30:00Z"),
-                )),
-                _ => Err("InvalidCapacityReservationId.NotFound".into()),
-            }
-        };
-        let lookup = |_: &str, _: &str, ask: &HeldAsk| facts(&ask.id);
         let ids = ["cr-odcr", "cr-small", "cr-ending", "cr-later", "cr-gone"];
-        let all: Vec<Reserved> = ids.iter().map(|i| reserved(i)).collect();
         for (placed_on, kept) in [
             (None, vec!["cr-odcr", "cr-later"]),
             (Some("cr-gone"), vec!["cr-odcr", "cr-later", "cr-gone"]),
         ] {
-            let judge = Judge {
-                pool: "h100",
-                nodes: 2,
-                lookup: Some(&lookup),
-                now,
-                placed_on,
-            };
-            let mut diags = Diags::default();
-            let (found, skipped) = candidates(&all, &[place], &judge, &mut diags);
+            let (found, skipped) = judged(&ids, placed_on);
             let found: Vec<&str> = found
                 .iter()
                 .filter_map(|c| c.at.reservation.as_deref())
@@ -370,22 +397,15 @@ mod tests {
                 placed_on.is_none(),
                 "a failed read passes over only a reservation the nodes are not on"
             );
-            assert!(diags.0.is_empty());
         }
-        let found = candidates(
-            &all[..1],
-            &[place],
-            &Judge {
-                pool: "h100",
-                nodes: 2,
-                lookup: Some(&lookup),
-                now,
-                placed_on: None,
-            },
-            &mut Diags::default(),
-        )
-        .0;
+    }
+
+    /// A usable reservation is a candidate of its kind, in its zone.
+    #[test]
+    fn held_capacity_is_a_candidate_in_its_zone() {
+        let (found, _) = judged(&["cr-odcr", "cr-later"], None);
         assert_eq!(found[0].at.capacity, "reserved");
+        assert_eq!(found[1].at.capacity, "capacity_block");
         assert_eq!(found[0].zones, vec!["us-east-1b".to_string()]);
     }
 }

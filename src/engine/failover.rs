@@ -4,7 +4,7 @@
 //! placed is watched until its first node offers GPUs (time to first GPU),
 //! or fails over when none does within `wait_for_gpus`.
 
-use super::prepare::{held_lookup, placements, prepare, scorer};
+use super::prepare::{placements, prepare, CloudAsks};
 use super::session::{Session, Source};
 use super::view::{Notice, Shown, View};
 use super::Options;
@@ -74,15 +74,13 @@ impl Applying<'_> {
             if moved_on == 0 || round == MAX_ROUNDS || crate::interrupt::requested() {
                 break;
             }
-            let ask = scorer(self.drivers, &session.rt);
+            let asks = CloudAsks::new(self.drivers, &session.rt);
             let mut recorded = placements(
                 Some(&session.state),
                 &self.opts.replace_placement,
                 strata_provider::clock::now(),
             );
-            recorded.scores = Some(&ask);
-            let held = held_lookup(self.drivers, &session.rt);
-            recorded.held = Some(&held);
+            asks.lend(&mut recorded);
             let (dir, vars) = (self.from.dir, self.from.vars.clone());
             session.p = prepare(dir, vars, self.opts, &recorded, sources, self.drivers)?;
             plan = session

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::rc::Rc;
 use strata_provider::catalog::PriceList;
-use strata_provider::reservation::{Held, HeldAsk};
+use strata_provider::reservation::{Held, HeldAsk, OfferAsk};
 use strata_provider::score::ScoreAsk;
 use strata_state::{PoolPlacement, State};
 use time::OffsetDateTime;
@@ -78,14 +78,74 @@ pub fn placements<'s>(
         now,
         scores: None,
         held: None,
+        offers: None,
+        bought: state.map_or_else(BTreeMap::new, bought_blocks),
     }
+}
+
+/// What an expansion asks the clouds once the state is read: placement
+/// scores, the reservations pools name and the Capacity Blocks they may
+/// buy, each through the region's module call's driver.
+pub struct CloudAsks<'a> {
+    score: Box<crate::cluster::placement::Scorer<'a>>,
+    held: Box<crate::cluster::placement::HeldLookup<'a>>,
+    offers: Box<crate::cluster::placement::OfferLookup<'a>>,
+}
+
+impl<'a> CloudAsks<'a> {
+    pub fn new(drivers: &'a Drivers, rt: &'a tokio::runtime::Runtime) -> CloudAsks<'a> {
+        CloudAsks {
+            score: Box::new(scorer(drivers, rt)),
+            held: Box::new(held_lookup(drivers, rt)),
+            offers: Box::new(move |provider: &str, call: &str, ask: &OfferAsk| {
+                let driver = call_driver(drivers, provider, call)?;
+                rt.block_on(driver.block_offers(ask))
+                    .map_err(|e| e.to_string())
+            }),
+        }
+    }
+
+    /// `recorded`, asking the clouds through these.
+    pub fn lend<'s>(&'s self, recorded: &mut Recorded<'s>) {
+        recorded.scores = Some(&*self.score);
+        recorded.held = Some(&*self.held);
+        recorded.offers = Some(&*self.offers);
+    }
+}
+
+/// The Capacity Blocks pools bought, as `state` holds them (the cloud
+/// module's `aws_ec2_capacity_block_reservation.pool["<pool>"]`), by
+/// `call/pool`.
+fn bought_blocks(state: &State) -> crate::cluster::placement::BoughtBlocks {
+    let mut out = BTreeMap::new();
+    for r in &state.resources {
+        let Some(call) = r.id.module.steps().first() else {
+            continue;
+        };
+        if r.id.type_name != "aws_ec2_capacity_block_reservation" || r.id.name != "pool" {
+            continue;
+        }
+        for i in r.instances.iter().filter(|i| i.deposed.is_none()) {
+            let (Some(strata_state::model::InstanceKey::Str(pool)), Ok(a)) =
+                (&i.index_key, i.attributes.json())
+            else {
+                continue;
+            };
+            let text = |k: &str| a[k].as_str().map(str::to_string);
+            if let (Some(id), Some(offering)) = (text("id"), text("capacity_block_offering_id")) {
+                let bought = crate::cluster::placement::Bought { id, offering };
+                out.insert(format!("{}/{pool}", call.call), bought);
+            }
+        }
+    }
+    out
 }
 
 /// The clouds' placement scores for [`Recorded::scores`], asked on `rt`
 /// through the driver configured for the region's module call (its
 /// account, project or subscription), as the configuration before the
 /// state was read set it up; the provider's own driver when there is none.
-pub fn scorer<'a>(
+fn scorer<'a>(
     drivers: &'a Drivers,
     rt: &'a tokio::runtime::Runtime,
 ) -> impl Fn(&str, &str, &[ScoreAsk]) -> Result<Vec<Option<u8>>, String> + 'a {
@@ -98,7 +158,7 @@ pub fn scorer<'a>(
 
 /// The reservations pools name, for [`Recorded::held`], read as
 /// [`scorer`] asks: through the region's module call's driver.
-pub fn held_lookup<'a>(
+fn held_lookup<'a>(
     drivers: &'a Drivers,
     rt: &'a tokio::runtime::Runtime,
 ) -> impl Fn(&str, &str, &HeldAsk) -> Result<Held, String> + 'a {

@@ -4,7 +4,7 @@
 //! command opens one and runs its steps over it, as OpenTofu's commands
 //! run over a `Context`.
 
-use super::prepare::{held_lookup, placements, prepare, scorer, Prepared};
+use super::prepare::{placements, prepare, CloudAsks, Prepared};
 use super::view::{Notice, View};
 use super::Options;
 use crate::builtin::Drivers;
@@ -224,11 +224,9 @@ fn placed(
     sources: &mut Sources,
     (drivers, rt): (&Drivers, &tokio::runtime::Runtime),
 ) -> Result<Prepared, Diags> {
-    let ask = scorer(drivers, rt);
+    let asks = CloudAsks::new(drivers, rt);
     let mut recorded = placements(Some(state), &opts.replace_placement, from.now);
-    recorded.scores = Some(&ask);
-    let held = held_lookup(drivers, rt);
-    recorded.held = Some(&held);
+    asks.lend(&mut recorded);
     if p.expansion.placements().next().is_none() && !p.expansion.needs_state(&recorded.calls) {
         return Ok(p);
     }

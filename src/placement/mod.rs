@@ -135,6 +135,18 @@ pub struct Decision {
     pub min_score: Option<u8>,
     /// The clouds that gave no scores, and why (`aws: AccessDenied…`).
     pub unscored: Vec<String>,
+    /// The Capacity Block the pool's `capacity_block` buys (or keeps,
+    /// once bought).
+    pub purchase: Option<Purchase>,
+}
+
+/// A Capacity Block a region's cluster buys for a pool: the offering, as
+/// the cloud's module takes it (`capacity_blocks`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Purchase {
+    /// The module call of the region the block is in.
+    pub call: String,
+    pub offering: String,
 }
 
 impl Decision {
@@ -364,6 +376,7 @@ pub fn choose(
         recorded: record.cloned(),
         min_score: spec.min_score,
         unscored: spec.unscored,
+        purchase: None,
     }
 }
 

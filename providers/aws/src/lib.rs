@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
-use strata_provider::reservation::{Held, HeldAsk};
+use strata_provider::reservation::{Held, HeldAsk, Offer, OfferAsk};
 use strata_provider::score::ScoreAsk;
 use strata_provider::Kind;
 use strata_provider::{values, wait};
@@ -258,6 +258,10 @@ impl Cloud for Aws {
 
     async fn reservation(&self, ask: &HeldAsk) -> Result<Held, DriverError> {
         reservations::reservation(&self.clients().await.ec2, ask).await
+    }
+
+    async fn block_offers(&self, ask: &OfferAsk) -> Result<Vec<Offer>, DriverError> {
+        reservations::block_offers(&self.clients().await.ec2, ask).await
     }
 
     /// Every stored object passes here, whatever its version: strata's

@@ -190,6 +190,15 @@ pub trait Cloud: Send + Sync {
         Err(crate::reservation::none_here(self.name(), ask))
     }
 
+    /// See [`Driver::block_offers`].
+    async fn block_offers(
+        &self,
+        ask: &crate::reservation::OfferAsk,
+    ) -> Result<Vec<crate::reservation::Offer>, DriverError> {
+        let _ = ask;
+        Err(crate::reservation::no_offers(self.name()))
+    }
+
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let _ = config;
         Err(DriverError::UnknownType {
@@ -276,6 +285,13 @@ impl<T: Cloud + 'static> Driver for T {
         ask: &crate::reservation::HeldAsk,
     ) -> Result<crate::reservation::Held, DriverError> {
         Cloud::reservation(self, ask).await
+    }
+
+    async fn block_offers(
+        &self,
+        ask: &crate::reservation::OfferAsk,
+    ) -> Result<Vec<crate::reservation::Offer>, DriverError> {
+        Cloud::block_offers(self, ask).await
     }
 
     fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {

@@ -351,6 +351,16 @@ pub trait Driver: Recovery + Billing + Send + Sync {
         Err(reservation::none_here(self.name(), ask))
     }
 
+    /// The Capacity Blocks the cloud would sell for `ask`, earliest first;
+    /// a cloud that sells none refuses the ask.
+    async fn block_offers(
+        &self,
+        ask: &reservation::OfferAsk,
+    ) -> Result<Vec<reservation::Offer>, DriverError> {
+        let _ = ask;
+        Err(reservation::no_offers(self.name()))
+    }
+
     /// Reads an existing object by its cloud id, for an `import` block;
     /// `None` when there is no such object.
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {

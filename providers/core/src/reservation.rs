@@ -75,3 +75,35 @@ pub fn none_here(driver: &str, ask: &HeldAsk) -> crate::DriverError {
         ),
     }
 }
+
+/// Capacity Blocks to find: `instances` of a type for `hours`, starting
+/// no earlier than `starts` and ending no later than `ends` (RFC 3339).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferAsk {
+    pub region: String,
+    pub instance_type: String,
+    pub instances: u64,
+    pub hours: u64,
+    pub starts: Option<String>,
+    pub ends: Option<String>,
+}
+
+/// A Capacity Block the cloud offers to sell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub id: String,
+    pub zone: String,
+    /// RFC 3339.
+    pub starts: String,
+    pub ends: String,
+    /// The whole price, paid at purchase.
+    pub upfront: Usd,
+}
+
+/// What a driver that sells no capacity blocks answers an ask.
+pub fn no_offers(driver: &str) -> crate::DriverError {
+    crate::DriverError::InvalidConfig {
+        type_name: "capacity_block".into(),
+        detail: format!("the {driver} driver sells no capacity blocks"),
+    }
+}

@@ -12,6 +12,7 @@
 use super::{arn, created, described, tag_spec, Ec2Type, Select};
 use crate::data::DataKind;
 use crate::error::{api, is_not_found};
+use crate::reservations::{offerings, OfferQuery};
 use crate::values::{int_value, number, object, required, str_value, string, timeouts_of};
 use crate::wait::{ready, timeout, Poll};
 use crate::Clients;
@@ -150,6 +151,14 @@ impl Ec2Type for CapacityBlockReservation {
             .capacity_block_offering_id(&offering)
             .instance_platform(CapacityReservationInstancePlatform::from(platform.as_str()))
             .tag_specifications(tag_spec(ResourceType::CapacityReservation, planned, t))
+            // Sent once: the call takes no client token, so a resend after a
+            // lost answer would buy a second block. A failure is followed by
+            // a look for what carries this create's tags instead.
+            .customize()
+            .config_override(
+                aws_sdk_ec2::config::Config::builder()
+                    .retry_config(aws_sdk_ec2::config::retry::RetryConfig::disabled()),
+            )
             .send()
             .await
             .map_err(|e| api("PurchaseCapacityBlock", e))?;
@@ -362,18 +371,15 @@ impl DataKind for CapacityBlockOffering {
                 .transpose()
         };
         let ty = string(config, "instance_type").unwrap_or_default();
-        let out = c
-            .ec2
-            .describe_capacity_block_offerings()
-            .instance_type(&ty)
-            .instance_count(int("instance_count")?)
-            .capacity_duration_hours(int("capacity_duration_hours")?)
-            .set_start_date_range(date("start_date_range")?)
-            .set_end_date_range(date("end_date_range")?)
-            .send()
-            .await
-            .map_err(|e| api("DescribeCapacityBlockOfferings", e))?;
-        let one = the_one(out.capacity_block_offerings(), &ty)?;
+        let query = OfferQuery {
+            instance_type: &ty,
+            instances: int("instance_count")?,
+            hours: int("capacity_duration_hours")?,
+            starts: date("start_date_range")?,
+            ends: date("end_date_range")?,
+        };
+        let offers = offerings(&c.ec2, &query).await?;
+        let one = the_one(&offers, &ty)?;
         let date = |d: Option<&DateTime>| d.and_then(|d| d.fmt(Format::DateTime).ok());
         Ok(object(vec![
             (
