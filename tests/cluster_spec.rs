@@ -772,7 +772,7 @@ fn spec_mistakes_are_errors_at_their_place() {
         (
             "reserved-cloud",
             &reserved_gcp,
-            "strata places pools on reserved capacity on aws (a Capacity Reservation or Capacity Block, by its cr- id); \"gcp\" is not one of them.",
+            "strata places pools on reserved capacity on aws, azure (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id); \"gcp\" is not one of them.",
         ),
         (
             "reserved-id",

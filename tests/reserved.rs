@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 
 const REGION: &str = "us-east-1";
 
-/// A cluster on AWS and GCP whose pool `h100` wants 2 nodes, with
-/// `reserved` (blocks) in its placement, spot first.
-fn spec(name: &str, reserved: &str) -> String {
+/// A cluster on `clouds` whose pool `h100` wants 2 nodes, placed by
+/// `placement` (the block's body) in the clouds `blocks` configure.
+fn cluster(name: &str, clouds: &str, placement: &str, blocks: &str) -> String {
     format!(
         r#"
 cluster "{name}" {{
-  clouds             = ["aws", "gcp"]
+  clouds             = {clouds}
   kubernetes_version = "1.31"
   network {{
     cidr = "10.40.0.0/16"
@@ -38,22 +38,21 @@ cluster "{name}" {{
     max_nodes     = 4
     nodes         = 2
     placement {{
-      order         = ["aws", "gcp"]
-      capacity      = ["spot", "on_demand"]
-      wait_for_gpus = "30s"
-{reserved}
+{placement}
     }}
   }}
-  cloud "aws" {{
-    region = "{REGION}"
-  }}
-  cloud "gcp" {{
-    project = "acme-ml"
-    region  = "us-central1"
-  }}
+{blocks}
 }}
 "#
     )
+}
+
+/// A cluster on AWS and GCP, with `reserved` (blocks) in its placement,
+/// spot first.
+fn spec(name: &str, reserved: &str) -> String {
+    let placement = format!("      order         = [\"aws\", \"gcp\"]\n      capacity      = [\"spot\", \"on_demand\"]\n      wait_for_gpus = \"30s\"\n{reserved}");
+    let blocks = format!("  cloud \"aws\" {{\n    region = \"{REGION}\"\n  }}\n  cloud \"gcp\" {{\n    project = \"acme-ml\"\n    region  = \"us-central1\"\n  }}");
+    cluster(name, "[\"aws\", \"gcp\"]", &placement, &blocks)
 }
 
 fn workdir(root: &Path, name: &str, reserved: &str) -> PathBuf {
@@ -673,5 +672,167 @@ fn a_capacity_block_is_found_and_bought_for_a_pool() {
     assert!(
         out.contains("module.find_aws.aws_ec2_capacity_block_reservation.pool[\"h100\"] will no longer be managed by strata, but will not be destroyed"),
         "{out}"
+    );
+}
+
+/// An Azure cluster whose pool `h100` wants 2 nodes on demand, with
+/// `reserved` in its placement.
+fn azure_spec(name: &str, reserved: &str) -> String {
+    let placement =
+        format!("      capacity      = [\"on_demand\"]\n      wait_for_gpus = \"30s\"\n{reserved}");
+    let blocks = "  cloud \"azure\" {\n    subscription_id = \"00000000-0000-0000-0000-000000000000\"\n    location        = \"eastus\"\n  }";
+    cluster(name, "[\"azure\"]", &placement, blocks)
+}
+
+const CRG_API: &str = "api-version=2024-11-01";
+
+/// A capacity reservation group in resource group `capacity`, made as a
+/// user makes one; with a reservation of `size` when given.
+fn reservation_group(sb: &Sandbox, name: &str, size: Option<&str>) -> String {
+    sb.arm_put(
+        "/subscriptions/{sub}/resourceGroups/capacity?api-version=2022-09-01",
+        r#"{"location":"eastus"}"#,
+    );
+    let group = format!(
+        "/subscriptions/{{sub}}/resourceGroups/capacity/providers/Microsoft.Compute/capacityReservationGroups/{name}"
+    );
+    sb.arm_put(
+        &format!("{group}?{CRG_API}"),
+        r#"{"location":"eastus","zones":["1"]}"#,
+    );
+    if let Some(size) = size {
+        sb.arm_put(
+            &format!("{group}/capacityReservations/h100?{CRG_API}"),
+            &format!(
+                r#"{{"location":"eastus","zones":["1"],"sku":{{"name":"{size}","capacity":2}}}}"#
+            ),
+        );
+    }
+    group.replace("{sub}", "00000000-0000-0000-0000-000000000000")
+}
+
+/// An Azure capacity reservation group named by the pool is its first
+/// place: the plan reads the group's reservations of the pool's VM size;
+/// the apply makes the pool in the group (AKS's
+/// `capacityReservationGroupID`), in the reservations' zone, after giving
+/// the cluster's identity Contributor on the group's resource group (AKS
+/// refuses the pool without it). A group with no reservation in it —
+/// which AKS would silently leave out — is refused at the block.
+#[test]
+fn an_azure_capacity_reservation_group_is_used_and_an_empty_one_refused() {
+    let dir = common::scratch("reserved", "crg");
+    let sb = start(&dir.join("sandbox"));
+    let empty = reservation_group(&sb, "empty", None);
+    let work = common::spec_dir(
+        &dir,
+        "crg",
+        &azure_spec(
+            "crg",
+            &format!("      reserved \"azure\" {{\n        id = \"{empty}\"\n      }}"),
+        ),
+    );
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("holds no capacity reservation: AKS would make node_pool \"h100\" without it, with only a warning")
+            && out.contains("cluster.hcl:"),
+        "{out}"
+    );
+
+    let other = reservation_group(&sb, "a100s", Some("Standard_ND96asr_v4"));
+    std::fs::write(
+        work.join("cluster.hcl"),
+        azure_spec(
+            "crg",
+            &format!("      reserved \"azure\" {{\n        id = \"{other}\"\n      }}"),
+        ),
+    )
+    .expect("spec");
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("Reserved capacity of another instance type"),
+        "{out}"
+    );
+
+    let group = reservation_group(&sb, "h100s", Some("Standard_ND96isr_H100_v5"));
+    std::fs::write(
+        work.join("cluster.hcl"),
+        azure_spec(
+            "crg",
+            &format!("      reserved \"azure\" {{\n        id = \"{group}\"\n      }}"),
+        ),
+    )
+    .expect("spec");
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let row = out
+        .lines()
+        .find(|l| {
+            l.contains("azurerm_kubernetes_cluster_node_pool.pool[\"h100\"]") && l.contains(" · ")
+        })
+        .unwrap_or_default();
+    assert!(
+        row.contains("reserved (committed)"),
+        "priced as committed: {out}"
+    );
+    let p = common::placement(&work, "crg.h100");
+    assert_eq!(p["chosen"]["capacity"], "reserved", "{p}");
+    assert_eq!(p["chosen"]["reservation"], group.as_str(), "{p}");
+    let (status, pool, _) = sb.arm(
+        "GET",
+        "/subscriptions/{sub}/resourceGroups/crg/providers/Microsoft.ContainerService/managedClusters/crg/agentPools/h100?api-version=2025-01-01",
+        "",
+    );
+    assert_eq!(status, 200, "{pool}");
+    let pool: Json = serde_json::from_str(&pool).expect("JSON");
+    assert!(
+        pool["properties"]["capacityReservationGroupID"]
+            .as_str()
+            .is_some_and(|g| g.eq_ignore_ascii_case(&group)),
+        "{pool}"
+    );
+    assert_eq!(
+        pool["properties"]["availabilityZones"],
+        serde_json::json!(["1"]),
+        "{pool}"
+    );
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+
+    // What AKS does that strata guards against, as the stand-in does it: a
+    // group whose resource group the cluster's identity holds no role on
+    // is refused, and an empty group is left out without an error.
+    let pools = "/subscriptions/{sub}/resourceGroups/crg/providers/Microsoft.ContainerService/managedClusters/crg/agentPools";
+    let body = |group: &str| {
+        format!(
+            r#"{{"properties":{{"vmSize":"Standard_ND96isr_H100_v5","count":1,"mode":"User","capacityReservationGroupID":"{group}"}}}}"#
+        )
+    };
+    sb.arm_put(
+        "/subscriptions/{sub}/resourceGroups/elsewhere?api-version=2022-09-01",
+        r#"{"location":"eastus"}"#,
+    );
+    let unowned = group.replace("/capacity/", "/elsewhere/");
+    sb.arm_put(
+        &format!("{unowned}?{CRG_API}"),
+        r#"{"location":"eastus","zones":["1"]}"#,
+    );
+    let (status, refused, _) = sb.arm(
+        "PUT",
+        &format!("{pools}/other?api-version=2025-01-01"),
+        &body(&unowned),
+    );
+    assert_eq!(status, 403, "{refused}");
+    assert!(refused.contains("LinkedAuthorizationFailed"), "{refused}");
+    sb.arm_put(
+        &format!("{pools}/bare?api-version=2025-01-01"),
+        &body(&empty),
+    );
+    let (_, bare, _) = sb.arm("GET", &format!("{pools}/bare?api-version=2025-01-01"), "");
+    assert!(
+        !bare.contains("capacityReservationGroupID"),
+        "AKS leaves an empty group out: {bare}"
     );
 }

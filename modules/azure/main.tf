@@ -85,6 +85,20 @@ resource "azurerm_role_assignment" "cluster_network" {
   principal_id         = azurerm_user_assigned_identity.cluster.principal_id
 }
 
+# AKS makes a pool in a capacity reservation group only as a user-assigned
+# identity with Contributor on the group's resource group ("Assign
+# capacity reservation groups to AKS node pools"): the cluster's, once per
+# group's resource group.
+resource "azurerm_role_assignment" "reservation_groups" {
+  for_each = toset([
+    for p in var.node_pools : regex("(?i)^/subscriptions/[^/]+/resourcegroups/[^/]+", p.reservation.id)
+    if p.reservation != null
+  ])
+  scope                = each.key
+  role_definition_name = "Contributor"
+  principal_id         = azurerm_user_assigned_identity.cluster.principal_id
+}
+
 # Nodes may pull images: with AKS's built-in log and metric agents, the
 # same permissions as the node identity on AWS and GCP.
 resource "azurerm_role_assignment" "node_pull" {
@@ -143,6 +157,11 @@ resource "azurerm_kubernetes_cluster_node_pool" "pool" {
   eviction_policy = each.value.capacity == "spot" ? "Delete" : null
   spot_max_price  = each.value.capacity == "spot" ? -1 : null
   gpu_driver      = "None"
+  # A pool in a capacity reservation group is made in it, in the zone of
+  # its reservations when they are zonal.
+  capacity_reservation_group_id = try(each.value.reservation.id, null)
+  zones                         = try(each.value.reservation.zone, null) == null ? null : [each.value.reservation.zone]
+  depends_on                    = [azurerm_role_assignment.reservation_groups]
 }
 
 # Where the operator was before it was counted: a state from then keeps

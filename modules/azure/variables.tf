@@ -45,6 +45,13 @@ variable "node_pools" {
     # running there (null: min_nodes) and zones with no capacity to leave out.
     nodes         = optional(number)
     exclude_zones = optional(list(string), [])
+    # A capacity reservation group the nodes are made in (capacity
+    # "reserved"): its resource id and, when its reservations are zonal,
+    # their zone.
+    reservation = optional(object({
+      id   = string
+      zone = optional(string)
+    }))
   }))
 }
 

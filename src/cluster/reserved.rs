@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 pub type HeldLookup<'a> = dyn Fn(&str, &str, &HeldAsk) -> Result<Held, String> + 'a;
 
 /// The clouds whose drivers read held capacity.
-const CLOUDS: &[&str] = &["aws"];
+const CLOUDS: &[&str] = &["aws", "azure"];
 
 /// One `reserved "<cloud>"` block.
 #[derive(Clone)]
@@ -62,7 +62,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
         if !CLOUDS.contains(&cloud.as_str()) {
             diags.push(diag(
                 "Unsupported reserved capacity",
-                format!("strata places pools on reserved capacity on {} (a Capacity Reservation or Capacity Block, by its cr- id); {cloud:?} is not one of them.", CLOUDS.join(", ")),
+                format!("strata places pools on reserved capacity on {} (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id); {cloud:?} is not one of them.", CLOUDS.join(", ")),
                 b.kind_span,
             ));
             continue;
@@ -84,7 +84,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
             if b.body.attr("id").is_none() {
                 diags.push(diag(
                     "Missing id",
-                    "A reserved block names the capacity by its id: the Capacity Reservation's or Capacity Block's cr-….",
+                    "A reserved block names the capacity by its id: on AWS the Capacity Reservation's or Capacity Block's cr-…, on Azure the capacity reservation group's resource id.",
                     b.kind_span,
                 ));
             }
@@ -141,6 +141,7 @@ pub(super) fn candidates(
                 let ask = HeldAsk {
                     region: place.region.to_string(),
                     id: r.id.clone(),
+                    instance_type: place.instance_type.to_string(),
                 };
                 match lookup(place.provider, place.call, &ask) {
                     Ok(h) => Some(h),
@@ -159,7 +160,7 @@ pub(super) fn candidates(
             }
         };
         if let Some(h) = &facts {
-            if h.instance_type != place.instance_type {
+            if !h.instance_type.eq_ignore_ascii_case(place.instance_type) {
                 diags.push(diag(
                     "Reserved capacity of another instance type",
                     format!(
@@ -171,6 +172,14 @@ pub(super) fn candidates(
                         r.cloud,
                         place.region
                     ),
+                    r.span,
+                ));
+                continue;
+            }
+            if h.instances == 0 {
+                diags.push(diag(
+                    "Reserved capacity that reserves nothing",
+                    format!("{} holds no capacity reservation: AKS would make node_pool {:?} without it, with only a warning. Add a reservation of {} to the group, or take the reserved block out.", r.id, judge.pool, place.instance_type),
                     r.span,
                 ));
                 continue;

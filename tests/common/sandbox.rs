@@ -172,10 +172,9 @@ impl Sandbox {
         serde_json::from_str(&body).expect("JSON")
     }
 
-    /// The agent pools AKS (the Azure stand-in, over HTTPS with the CA
-    /// the sandbox wrote) has in cluster `cluster` of resource group `group`.
-    pub fn aks_agent_pools(&self, group: &str, cluster: &str) -> Vec<String> {
-        let arm = &self.env["ARM_RESOURCE_MANAGER_ENDPOINT"];
+    /// A bearer token for Resource Manager, from the stand-in's identity
+    /// platform.
+    fn arm_token(&self) -> String {
         let form = format!(
             "grant_type=client_credentials&client_id={}&client_secret={}&scope=https%3A%2F%2Fmanagement.azure.com%2F.default",
             self.env["ARM_CLIENT_ID"], self.env["ARM_CLIENT_SECRET"]
@@ -193,15 +192,65 @@ impl Sandbox {
         );
         assert_eq!(status, 200, "{body}");
         let token: serde_json::Value = serde_json::from_str(&body).expect("token JSON");
-        let auth = format!(
+        format!(
             "Bearer {}",
             token["access_token"].as_str().unwrap_or_default()
-        );
+        )
+    }
+
+    /// `METHOD` of a Resource Manager path (`/subscriptions/…?api-version=…`;
+    /// `{sub}` stands for the subscription): the status, the body, and the
+    /// `Azure-AsyncOperation` URL of a write that goes on.
+    pub fn arm(&self, method: &str, path: &str, body: &str) -> (u16, String, Option<String>) {
+        let arm = &self.env["ARM_RESOURCE_MANAGER_ENDPOINT"];
         let url = format!(
-            "{arm}/subscriptions/{}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{cluster}/agentPools?api-version=2025-01-01",
-            self.env["ARM_SUBSCRIPTION_ID"]
+            "{arm}{}",
+            path.replace("{sub}", &self.env["ARM_SUBSCRIPTION_ID"])
         );
-        let (status, body) = self.https("GET", &url, &auth, "application/json", "");
+        let ca = std::fs::read(&self.env["SSL_CERT_FILE"]).expect("the CA");
+        let raw = https_raw(
+            &ca,
+            (method, &url),
+            &self.arm_token(),
+            "application/json",
+            body,
+        );
+        let (status, text) = response(&raw);
+        let head = raw.split_once("\r\n\r\n").map_or("", |(h, _)| h);
+        let operation = head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("azure-asyncoperation")
+                .then(|| v.trim().to_string())
+        });
+        (status, text, operation)
+    }
+
+    /// PUTs `body` at `path` as a user would and waits for the write to
+    /// finish, polling its operation as a client does.
+    pub fn arm_put(&self, path: &str, body: &str) {
+        let (status, text, operation) = self.arm("PUT", path, body);
+        assert!(matches!(status, 200 | 201 | 202), "{path}: {status} {text}");
+        let Some(op) = operation else { return };
+        for _ in 0..30 {
+            let ca = std::fs::read(&self.env["SSL_CERT_FILE"]).expect("the CA");
+            let (_, polled) = https(&ca, ("GET", &op), &self.arm_token(), "application/json", "");
+            if polled.contains("\"Succeeded\"") {
+                return;
+            }
+            assert!(!polled.contains("\"Failed\""), "{path}: {polled}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("{path}: the write did not finish");
+    }
+
+    /// The agent pools AKS (the Azure stand-in, over HTTPS with the CA
+    /// the sandbox wrote) has in cluster `cluster` of resource group `group`.
+    pub fn aks_agent_pools(&self, group: &str, cluster: &str) -> Vec<String> {
+        let (status, body, _) = self.arm(
+            "GET",
+            &format!("/subscriptions/{{sub}}/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{cluster}/agentPools?api-version=2025-01-01"),
+            "",
+        );
         assert_eq!(status, 200, "{body}");
         let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
         names(&v["value"], Some("name"))
@@ -224,6 +273,17 @@ pub fn https(
     kind: &str,
     body: &str,
 ) -> (u16, String) {
+    response(&https_raw(ca_pem, (method, url), auth, kind, body))
+}
+
+/// `METHOD URL` over HTTPS: the whole answer, head and body.
+fn https_raw(
+    ca_pem: &[u8],
+    (method, url): (&str, &str),
+    auth: &str,
+    kind: &str,
+    body: &str,
+) -> String {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     let rest = url.strip_prefix("https://").expect("an https URL");
     let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
@@ -250,7 +310,7 @@ pub fn https(
     // A server that closes without close_notify ends the read with an
     // error after the whole answer.
     let _ = tls.read_to_end(&mut raw);
-    response(&String::from_utf8_lossy(&raw))
+    String::from_utf8_lossy(&raw).into_owned()
 }
 
 impl Sandbox {

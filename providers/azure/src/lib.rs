@@ -14,6 +14,7 @@ mod arm;
 mod auth;
 mod billing;
 mod kubeconfig;
+mod reservations;
 mod scores;
 mod special;
 
@@ -137,6 +138,13 @@ impl Cloud for Azure {
         asks: &[strata_provider::score::ScoreAsk],
     ) -> Result<Vec<Option<u8>>, DriverError> {
         scores::placement_scores(self.ctx().await, asks).await
+    }
+
+    async fn reservation(
+        &self,
+        ask: &strata_provider::reservation::HeldAsk,
+    ) -> Result<strata_provider::reservation::Held, DriverError> {
+        reservations::reservation(self.ctx().await, ask).await
     }
 
     fn billing(

@@ -58,11 +58,13 @@ pub struct Held {
     pub upfront: Option<Usd>,
 }
 
-/// A reservation asked for by id, in a region of the cloud.
+/// A reservation asked for by id, in a region of the cloud, for a pool of
+/// an instance type (a group of reservations, as Azure's, holds several).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldAsk {
     pub region: String,
     pub id: String,
+    pub instance_type: String,
 }
 
 /// What a driver without held capacity answers an ask.

@@ -317,6 +317,10 @@ pub static NODE_POOL: Spec = Spec {
         f("orchestrator_version", "properties.orchestratorVersion"),
         f("zones", "properties.availabilityZones"),
         f("gpu_driver", "properties.gpuProfile.driver"),
+        f(
+            "capacity_reservation_group_id",
+            "properties.capacityReservationGroupID",
+        ),
     ],
     schema: || {
         let mut schema = common(
@@ -405,6 +409,11 @@ pub static NODE_POOL: Spec = Spec {
                         "Install (AKS installs the NVIDIA driver) or None (the GPU Operator does).",
                     )
                     .force_new(),
+                ),
+                (
+                    "capacity_reservation_group_id",
+                    A::optional(s(), "The capacity reservation group its VMs are made in.")
+                        .force_new(),
                 ),
             ],
         );

@@ -31,6 +31,7 @@ mod errors;
 mod operations;
 #[cfg(test)]
 mod replay;
+mod reservations;
 mod scores;
 mod storage;
 mod types;
@@ -562,7 +563,7 @@ impl World {
         let current = self.objects.get(&id).cloned();
         let answer = match req.method {
             Method::GET => match current {
-                Some(o) => json(200, o),
+                Some(o) => json(200, self.viewed(key, o)),
                 None if key == "microsoft.storage/storageaccounts/blobservices" => {
                     self.default_blob_service(path).unwrap_or_else(|| {
                         error(

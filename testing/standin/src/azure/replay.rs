@@ -81,6 +81,12 @@ fn place(resource: &str, i: usize) -> String {
         "Microsoft.ContainerService/managedClusters/agentPools" => {
             format!("{p}/Microsoft.ContainerService/managedClusters/cluster/agentPools/pool{i}")
         }
+        "Microsoft.Compute/capacityReservationGroups" => {
+            format!("{p}/Microsoft.Compute/capacityReservationGroups/example{i}")
+        }
+        "Microsoft.Compute/capacityReservationGroups/capacityReservations" => format!(
+            "{p}/Microsoft.Compute/capacityReservationGroups/group/capacityReservations/example{i}"
+        ),
         other => panic!("no place for {other}"),
     }
 }
@@ -101,12 +107,29 @@ fn parents(w: &mut World) {
             json!({"location": "eastus"}),
         ),
         (
+            format!("{p}/Microsoft.Compute/capacityReservationGroups/group?api-version=2024-11-01"),
+            json!({"location": "eastus", "zones": ["1"]}),
+        ),
+        (format!("{rg}/rg1?api-version=2022-09-01"), json!({"location": "eastus"})),
+        (
+            format!("{rg}/rg1/providers/Microsoft.Compute/capacityReservationGroups/crg1?api-version=2024-11-01"),
+            json!({"location": "eastus"}),
+        ),
+        // Not empty, or AKS would leave the group out of the pool.
+        (
+            format!("{rg}/rg1/providers/Microsoft.Compute/capacityReservationGroups/crg1/capacityReservations/ds2?api-version=2024-11-01"),
+            json!({"location": "eastus", "sku": {"name": "Standard_DS2_v2", "capacity": 3}}),
+        ),
+        (
             format!("{p}/Microsoft.Storage/storageAccounts/account?api-version=2023-05-01"),
             json!({"location": "eastus", "sku": {"name": "Standard_LRS"}, "kind": "StorageV2"}),
         ),
         (
             format!("{p}/Microsoft.ContainerService/managedClusters/cluster?api-version=2025-01-01"),
-            json!({"location": "eastus", "identity": {"type": "SystemAssigned"}, "properties": {
+            // A user-assigned identity: AKS takes capacity reservation
+            // groups (one example names rg1's crg1) only with one.
+            json!({"location": "eastus", "identity": {"type": "UserAssigned", "userAssignedIdentities": {
+                format!("{p}/Microsoft.ManagedIdentity/userAssignedIdentities/identity"): {}}}, "properties": {
                 "dnsPrefix": "cluster", "agentPoolProfiles": [{"name": "system", "count": 1,
                 "vmSize": "Standard_D4s_v5", "mode": "System"}]}}),
         ),
@@ -115,6 +138,18 @@ fn parents(w: &mut World) {
         let (code, answer, follow) = send(w, Method::PUT, &path, &body);
         assert!((200..300).contains(&code), "{path}: {code} {answer}");
         finish(w, &follow);
+    }
+    // The cluster's identity may deploy into rg1's groups (the first try
+    // meets the directory's delay for a new principal).
+    let identity = format!("{p}/Microsoft.ManagedIdentity/userAssignedIdentities/identity");
+    let principal = w.objects[&identity.to_ascii_lowercase()]["properties"]["principalId"].clone();
+    let path = format!("{rg}/rg1/providers/Microsoft.Authorization/roleAssignments/11111111-0000-0000-0000-000000000001?api-version=2022-04-01");
+    let body = json!({"properties": {"principalId": principal,
+        "roleDefinitionId": format!("/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c")}});
+    let (code, _, _) = send(w, Method::PUT, &path, &body);
+    if code != 200 && code != 201 {
+        let (code, answer, _) = send(w, Method::PUT, &path, &body);
+        assert!((200..300).contains(&code), "{path}: {code} {answer}");
     }
 }
 

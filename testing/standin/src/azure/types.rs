@@ -124,6 +124,21 @@ pub(super) const TYPES: &[TypeInfo] = &[
         put: Mode::Sync,
         delete: Mode::Sync,
     },
+    // Made by the tests as a user makes them; the driver reads them.
+    TypeInfo {
+        key: "microsoft.compute/capacityreservationgroups",
+        versions: &["2024-11-01"],
+        tracked: true,
+        put: Mode::Sync,
+        delete: Mode::Sync,
+    },
+    TypeInfo {
+        key: "microsoft.compute/capacityreservationgroups/capacityreservations",
+        versions: &["2024-11-01"],
+        tracked: true,
+        put: Mode::AsyncOp,
+        delete: Mode::AsyncOp,
+    },
 ];
 
 /// Role definitions every subscription has (id's last segment, name).
@@ -217,6 +232,14 @@ pub(super) fn type_name(key: &str) -> String {
         (
             "microsoft.authorization/locks",
             "Microsoft.Authorization/locks",
+        ),
+        (
+            "microsoft.compute/capacityreservationgroups",
+            "Microsoft.Compute/capacityReservationGroups",
+        ),
+        (
+            "microsoft.compute/capacityreservationgroups/capacityreservations",
+            "Microsoft.Compute/capacityReservationGroups/capacityReservations",
         ),
     ];
     known

@@ -100,6 +100,9 @@ impl World {
             if let Some(refused) = self.short_of_capacity(c, &id, &body["properties"]) {
                 return refused;
             }
+            if let Some(refused) = self.group_refusal(c, &body["properties"]) {
+                return refused;
+            }
         }
         if info.key.ends_with("agentpools")
             && !creating
@@ -174,7 +177,7 @@ impl World {
             obj["location"] = body["location"].clone();
             obj["tags"] = body.get("tags").cloned().unwrap_or(json!({}));
         }
-        for k in ["identity", "sku", "kind"] {
+        for k in ["identity", "sku", "kind", "zones"] {
             if let Some(v) = body.get(k) {
                 obj[k] = v.clone();
             }
@@ -437,7 +440,11 @@ impl World {
                     }
                 }
             }
+            "microsoft.compute/capacityreservationgroups/capacityreservations" => {
+                self.fill_reservation(props, kept);
+            }
             "microsoft.containerservice/managedclusters/agentpools" => {
+                self.drop_empty_group(props);
                 if props.get("scaleSetPriority").and_then(Json::as_str) == Some("Spot") {
                     // What a spot pool leaves out AKS fills in, as its
                     // examples answer: no price cap, evicted nodes deleted.
