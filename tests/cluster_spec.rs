@@ -550,7 +550,7 @@ fn spec_mistakes_are_errors_at_their_place() {
     let nowhere = placed("max_price_per_gpu_hour = 1");
     let negative_cap = placed("max_price_per_gpu_hour = -1");
     let typo = placed("cooldown = \"1h\"");
-    let reserved_gcp = placed("reserved \"gcp\" {\n  id = \"h100-reservation\"\n}");
+    let reserved_oci = placed("reserved \"oci\" {\n  id = \"h100-reservation\"\n}");
     let reserved_no_id = placed("reserved \"aws\" {\n  region = \"us-east-1\"\n}");
     let reserved_elsewhere =
         placed("reserved \"aws\" {\n  id = \"cr-0123456789abcdef0\"\n  region = \"eu-west-1\"\n}");
@@ -771,8 +771,8 @@ fn spec_mistakes_are_errors_at_their_place() {
         ),
         (
             "reserved-cloud",
-            &reserved_gcp,
-            "strata places pools on reserved capacity on aws, azure (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id); \"gcp\" is not one of them.",
+            &reserved_oci,
+            "strata places pools on reserved capacity on aws, azure, gcp (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id; GCP: a reservation, by its path); \"oci\" is not one of them.",
         ),
         (
             "reserved-id",

@@ -836,3 +836,48 @@ fn an_azure_capacity_reservation_group_is_used_and_an_empty_one_refused() {
         "AKS leaves an empty group out: {bare}"
     );
 }
+
+/// A GCP reservation named by the pool's placement, by its path: the plan
+/// reads what it holds; the apply makes the GKE pool consume it by name
+/// (`reservationAffinity` SPECIFIC_RESERVATION) in its zone only, and the
+/// reservation counts the pool's VMs in use; the next plan is empty.
+#[test]
+fn a_gcp_reservation_is_consumed_by_name_in_its_zone() {
+    let dir = common::scratch("reserved", "gcpres");
+    let sb = start(&dir.join("sandbox"));
+    let (status, made) = sb.compute(
+        "POST",
+        "projects/acme-ml/zones/us-central1-b/reservations",
+        r#"{"name":"h100s","specificReservationRequired":true,"specificReservation":{"count":"2","instanceProperties":{"machineType":"a3-highgpu-8g"}}}"#,
+    );
+    assert_eq!(status, 200, "{made}");
+    let id = "projects/acme-ml/zones/us-central1-b/reservations/h100s";
+    let placement = format!("      capacity      = [\"spot\", \"on_demand\"]\n      wait_for_gpus = \"30s\"\n      reserved \"gcp\" {{\n        id = \"{id}\"\n      }}");
+    let blocks = "  cloud \"gcp\" {\n    project = \"acme-ml\"\n    region  = \"us-central1\"\n  }";
+    let work = common::spec_dir(
+        &dir,
+        "res",
+        &cluster("res", "[\"gcp\"]", &placement, blocks),
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = common::placement(&work, "res.h100");
+    assert_eq!(p["chosen"]["capacity"], "reserved", "{p}");
+    assert_eq!(p["chosen"]["reservation"], id, "{p}");
+    let pool = sb.gke_node_pool("res", "h100");
+    let affinity = &pool["config"]["reservationAffinity"];
+    assert_eq!(
+        affinity["consumeReservationType"], "SPECIFIC_RESERVATION",
+        "{pool}"
+    );
+    assert_eq!(affinity["values"], serde_json::json!(["h100s"]), "{pool}");
+    assert_eq!(
+        pool["locations"],
+        serde_json::json!(["us-central1-b"]),
+        "{pool}"
+    );
+    let (_, held) = sb.compute("GET", id, "");
+    assert!(held.contains("\"inUseCount\":\"2\""), "{held}");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}");
+}

@@ -136,10 +136,13 @@ resource "google_container_node_pool" "pool" {
   cluster  = google_container_cluster.this.name
   location = var.region
   # The region's zones but those that had no capacity for the pool (GKE's
-  # own choice when none did).
-  node_locations = length(each.value.exclude_zones) == 0 ? null : [
-    for z in local.zones : z if !contains(each.value.exclude_zones, z)
-  ]
+  # own choice when none did); a reservation's zone only, when the nodes
+  # consume one (GKE places them nowhere else).
+  node_locations = each.value.reservation != null ? [each.value.reservation.zone] : (
+    length(each.value.exclude_zones) == 0 ? null : [
+      for z in local.zones : z if !contains(each.value.exclude_zones, z)
+    ]
+  )
   # A pool waiting at its minimum launches nothing; GKE's own default
   # would launch a node per zone. Where the placement puts the nodes the
   # autoscaler's floor brings them (the count a pool starts with cannot
@@ -172,6 +175,20 @@ resource "google_container_node_pool" "pool" {
         key    = taint.value.key
         value  = taint.value.value
         effect = local.gke_effect[taint.value.effect]
+      }
+    }
+    # A reservation is named by its name in the cluster's project, and as
+    # projects/P/reservations/NAME when another project shares it.
+    dynamic "reservation_affinity" {
+      for_each = each.value.reservation == null ? [] : [split("/", each.value.reservation.id)]
+      content {
+        consume_reservation_type = "SPECIFIC_RESERVATION"
+        key                      = "compute.googleapis.com/reservation-name"
+        values = [
+          reservation_affinity.value[0] == "projects" && reservation_affinity.value[1] != var.project
+          ? "projects/${reservation_affinity.value[1]}/reservations/${reservation_affinity.value[length(reservation_affinity.value) - 1]}"
+          : reservation_affinity.value[length(reservation_affinity.value) - 1]
+        ]
       }
     }
   }

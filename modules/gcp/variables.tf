@@ -45,6 +45,12 @@ variable "node_pools" {
     # running there (null: min_nodes) and zones with no capacity to leave out.
     nodes         = optional(number)
     exclude_zones = optional(list(string), [])
+    # A Compute Engine reservation the nodes consume (capacity
+    # "reserved"): its path (projects/P/zones/Z/reservations/NAME) and zone.
+    reservation = optional(object({
+      id   = string
+      zone = optional(string)
+    }))
   }))
 }
 

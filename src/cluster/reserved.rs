@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 pub type HeldLookup<'a> = dyn Fn(&str, &str, &HeldAsk) -> Result<Held, String> + 'a;
 
 /// The clouds whose drivers read held capacity.
-const CLOUDS: &[&str] = &["aws", "azure"];
+const CLOUDS: &[&str] = &["aws", "azure", "gcp"];
 
 /// One `reserved "<cloud>"` block.
 #[derive(Clone)]
@@ -62,7 +62,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
         if !CLOUDS.contains(&cloud.as_str()) {
             diags.push(diag(
                 "Unsupported reserved capacity",
-                format!("strata places pools on reserved capacity on {} (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id); {cloud:?} is not one of them.", CLOUDS.join(", ")),
+                format!("strata places pools on reserved capacity on {} (AWS: a Capacity Reservation or Capacity Block, by its cr- id; Azure: a capacity reservation group, by its resource id; GCP: a reservation, by its path); {cloud:?} is not one of them.", CLOUDS.join(", ")),
                 b.kind_span,
             ));
             continue;
@@ -84,7 +84,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
             if b.body.attr("id").is_none() {
                 diags.push(diag(
                     "Missing id",
-                    "A reserved block names the capacity by its id: on AWS the Capacity Reservation's or Capacity Block's cr-…, on Azure the capacity reservation group's resource id.",
+                    "A reserved block names the capacity by its id: on AWS the Capacity Reservation's or Capacity Block's cr-…, on Azure the capacity reservation group's resource id, on GCP the reservation's path (projects/P/zones/Z/reservations/NAME).",
                     b.kind_span,
                 ));
             }

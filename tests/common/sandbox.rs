@@ -315,6 +315,38 @@ fn https_raw(
 
 impl Sandbox {
     /// The node pools GKE (the GCP stand-in) has in `cluster`.
+    /// `METHOD` of a path under Compute Engine's endpoint (the GCP
+    /// stand-in), as a user's client calls it, waiting for the operation a
+    /// write starts: the status and the body.
+    pub fn compute(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let base = self.env["GOOGLE_COMPUTE_CUSTOM_ENDPOINT"].trim_end_matches('/');
+        let auth = format!("Bearer {}", strata_standin::gcp::STATIC_TOKEN);
+        let (status, text) = self.http(method, &format!("{base}/{path}"), &auth, body);
+        let op: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if let (true, Some(link)) = (method != "GET", op["selfLink"].as_str()) {
+            let path = link.split("/compute/v1/").nth(1).unwrap_or(link);
+            for _ in 0..5 {
+                let (_, polled) = self.http("GET", &format!("{base}/{path}"), &auth, "");
+                if polled.contains("\"DONE\"") {
+                    break;
+                }
+            }
+        }
+        (status, text)
+    }
+
+    /// A GKE node pool of cluster `cluster`, as the GCP stand-in holds it.
+    pub fn gke_node_pool(&self, cluster: &str, pool: &str) -> serde_json::Value {
+        let base = self.env["GOOGLE_CONTAINER_CUSTOM_ENDPOINT"].trim_end_matches('/');
+        let url = format!(
+            "{base}/projects/acme-ml/locations/us-central1/clusters/{cluster}/nodePools/{pool}"
+        );
+        let auth = format!("Bearer {}", strata_standin::gcp::STATIC_TOKEN);
+        let (status, body) = self.http("GET", &url, &auth, "");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).expect("JSON")
+    }
+
     pub fn gke_node_pools(&self, cluster: &str) -> Vec<String> {
         let base = self.env["GOOGLE_CONTAINER_CUSTOM_ENDPOINT"].trim_end_matches('/');
         let url =

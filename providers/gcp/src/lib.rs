@@ -17,6 +17,7 @@ mod compute;
 mod container;
 mod iam;
 mod iam_member;
+mod reservations;
 mod scores;
 mod storage;
 
@@ -248,6 +249,13 @@ impl Cloud for Gcp {
         asks: &[strata_provider::score::ScoreAsk],
     ) -> Result<Vec<Option<u8>>, DriverError> {
         scores::placement_scores(self.ctx().await, asks).await
+    }
+
+    async fn reservation(
+        &self,
+        ask: &strata_provider::reservation::HeldAsk,
+    ) -> Result<strata_provider::reservation::Held, DriverError> {
+        reservations::reservation(self.ctx().await, ask).await
     }
 
     fn billing(&self, type_name: &str, object: &Value, _today: &str) -> Vec<Billed> {

@@ -36,6 +36,9 @@ APIS = {
         "compute.instanceGroupManagers.",
         # Placement scores: how obtainable a pool's machines are.
         "compute.advice.capacity",
+        # Reservations a pool's `reserved "gcp"` names (made by the tests as
+        # a user makes them; the driver reads them).
+        "compute.reservations.",
     ],
     "container.v1": [
         "container.projects.locations.clusters.",

@@ -33,6 +33,15 @@ const NODE_CONFIG: &[Field] = &[
     f("service_account", "serviceAccount"),
     f("oauth_scopes", "oauthScopes"),
     f("tags", "tags"),
+    object(
+        "reservation_affinity",
+        "reservationAffinity",
+        &[
+            f("consume_reservation_type", "consumeReservationType"),
+            f("key", "key"),
+            f("values", "values"),
+        ],
+    ),
 ];
 
 const AUTOSCALING: &[Field] = &[
@@ -71,6 +80,7 @@ const NODE_CONFIG_REPLACES: &[&str] = &[
     "service_account",
     "oauth_scopes",
     "tags",
+    "reservation_affinity",
 ];
 
 impl NodePool {
@@ -284,6 +294,26 @@ impl Kind<Ctx> for NodePool {
             .schema
             .blocks
             .insert("guest_accelerator".into(), accelerator);
+        node_config.schema.blocks.insert(
+            "reservation_affinity".into(),
+            list_block_max1(vec![
+                (
+                    "consume_reservation_type",
+                    A::required(
+                        s.clone(),
+                        "NO_RESERVATION, ANY_RESERVATION or SPECIFIC_RESERVATION.",
+                    ),
+                ),
+                (
+                    "key",
+                    A::optional(s.clone(), "compute.googleapis.com/reservation-name."),
+                ),
+                (
+                    "values",
+                    A::optional(Type::set(s.clone()), "The reservations, by name."),
+                ),
+            ]),
+        );
         schema.blocks.insert("node_config".into(), node_config);
         schema.blocks.insert(
             "autoscaling".into(),

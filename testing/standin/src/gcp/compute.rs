@@ -11,7 +11,9 @@ impl World {
             (["projects", p, "global", "operations", name], &Method::GET)
             | (["projects", p, "global", "operations", name, "wait"], &Method::POST)
             | (["projects", p, "regions", _, "operations", name], &Method::GET)
-            | (["projects", p, "regions", _, "operations", name, "wait"], &Method::POST) => {
+            | (["projects", p, "regions", _, "operations", name, "wait"], &Method::POST)
+            | (["projects", p, "zones", _, "operations", name], &Method::GET)
+            | (["projects", p, "zones", _, "operations", name, "wait"], &Method::POST) => {
                 let _ = p;
                 match self.look(name) {
                     Some(o) => json(200, o),
@@ -53,6 +55,14 @@ impl World {
                     200,
                     json!({"kind": format!("compute#{}AggregatedList", kind.trim_end_matches('s')), "items": items}),
                 )
+            }
+            (["projects", p, "zones", z, kind @ "reservations"], m) => {
+                let scope = format!("projects/{p}/zones/{z}");
+                self.compute_collection(req, m, &scope, kind)
+            }
+            (["projects", p, "zones", z, kind @ "reservations", name], m) => {
+                let scope = format!("projects/{p}/zones/{z}");
+                self.compute_item(req, m, &scope, kind, name)
             }
             (["projects", p, "global", kind @ ("networks" | "firewalls")], m) => {
                 let scope = format!("projects/{p}/global");
@@ -161,7 +171,10 @@ impl World {
         if let Some(r) = scope.split("/regions/").nth(1) {
             obj["region"] = json!(compute_link(&format!("projects/{project}/regions/{r}")));
         }
-        if kind != "networks" {
+        if let Some(z) = scope.split("/zones/").nth(1) {
+            obj["zone"] = json!(compute_link(&format!("projects/{project}/zones/{z}")));
+        }
+        if !matches!(kind, "networks" | "reservations") {
             let Some(net) = b["network"].as_str() else {
                 return bad("Invalid value for field 'resource.network': ''. The network must be specified.");
             };
@@ -192,6 +205,14 @@ impl World {
                 obj["fingerprint"] = json!(fingerprint(id));
                 obj["privateIpGoogleAccess"] =
                     json!(b["privateIpGoogleAccess"].as_bool().unwrap_or(false));
+            }
+            "reservations" => {
+                // Ready at once here; nothing runs in it yet.
+                obj["status"] = json!("READY");
+                obj["specificReservation"]["inUseCount"] = json!("0");
+                if obj.get("specificReservationRequired").is_none() {
+                    obj["specificReservationRequired"] = json!(false);
+                }
             }
             "firewalls" => {
                 if obj.get("priority").is_none() {

@@ -536,6 +536,9 @@ impl World {
         if let Some(refused) = self.short_of_capacity(cluster, &np, grows, "CREATE_NODE_POOL") {
             return refused;
         }
+        if let Some(refused) = self.reservation_refusal(cluster, &np, grows) {
+            return refused;
+        }
         self.put_node_pool(cluster, np, "PROVISIONING");
         let (then, or_else) = made(&key, Some("node pool creation failed"));
         let op = self.start_op(

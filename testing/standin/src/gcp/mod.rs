@@ -31,6 +31,7 @@ mod container;
 mod iam;
 #[cfg(test)]
 mod replay;
+mod reservations;
 mod rpc;
 mod storage;
 mod xml;
