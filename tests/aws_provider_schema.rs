@@ -10,29 +10,15 @@
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
+#[path = "common/aws_mirror.rs"]
+mod aws_mirror;
 #[path = "common/moto.rs"]
 #[allow(dead_code)]
 mod moto;
 #[path = "common/oracle.rs"]
 mod oracle;
+use aws_mirror::mirror;
 use oracle::require_terraform;
-
-/// Where Terraform's layout of the provider is: `STRATA_AWS_PROVIDER_MIRROR`,
-/// else the image's. Under CI=true it must be there.
-fn mirror() -> Option<PathBuf> {
-    let dir = std::env::var("STRATA_AWS_PROVIDER_MIRROR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from("/opt/tf-plugins"));
-    let found = dir
-        .join("registry.terraform.io/hashicorp/aws/5.100.0")
-        .is_dir();
-    assert!(
-        found || std::env::var("CI").as_deref() != Ok("true"),
-        "the AWS provider 5.100.0 is not at {} (set STRATA_AWS_PROVIDER_MIRROR); under CI=true the native schemas must be compared with it",
-        dir.display()
-    );
-    found.then_some(dir)
-}
 
 /// Differences not closed yet, by the start of their line, each with why.
 /// The test fails on any other difference, and on one of these once it is

@@ -633,6 +633,24 @@ resource "sleepy_object" "twice" { input = "final-twice" }
     assert!(ids.is_subset(&in_cloud));
     let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "nothing tainted, nothing to buy again: {out}");
+    // Tainted all the same (as Terraform leaves a create it saw fail): kept,
+    // and said so, unless the user asks for the replacement.
+    let (code, out) = finish(&env, &["taint", "sleepy_object.lost"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = finish(&env, &["plan", "--detailed-exitcode"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        flat.contains("sleepy_object.lost is tainted, and kept rather than replaced by another"),
+        "{out}"
+    );
+    let (code, out) = finish(&env, &["plan", "-replace=sleepy_object.lost"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        flat.contains("is replaced by a new one; the old one stays: a purchase is final"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 

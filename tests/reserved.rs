@@ -6,7 +6,11 @@
 //! launch template targets the reservation; a block not begun is passed
 //! over, and one nearing its end is left for the next place in time.
 
+#[path = "common/aws_mirror.rs"]
+mod aws_mirror;
 mod common;
+#[path = "common/oracle.rs"]
+mod oracle;
 
 use common::sandbox::{start, Sandbox};
 use serde_json::Value as Json;
@@ -880,4 +884,109 @@ fn a_gcp_reservation_is_consumed_by_name_in_its_zone() {
     assert!(held.contains("\"inUseCount\":\"2\""), "{held}");
     let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// In a directory Terraform initialised and applied with the real AWS
+/// provider 5.100.0 (which serves the types there, as a plugin): the
+/// provider's apply of a Capacity Block against EC2's documented answer
+/// leaves it tainted (it reports `created_date` and `instance_count`
+/// unknown), and Terraform's next plan would replace it — buying a second
+/// block. strata keeps it and says why; its destroy forgets it, and the
+/// block is still EC2's.
+#[test]
+fn a_block_terraform_bought_is_kept_and_never_destroyed_by_strata() {
+    if !oracle::require_terraform("a_block_terraform_bought_is_kept_and_never_destroyed_by_strata")
+    {
+        return;
+    }
+    let Some(mirror) = aws_mirror::mirror() else {
+        return;
+    };
+    let dir = common::scratch("reserved", "tfblock");
+    let sb = start(&dir.join("sandbox"));
+    sb.set_clock("2026-12-05T10:00:00Z");
+    let work = dir.join("tf");
+    std::fs::create_dir_all(&work).expect("work");
+    let tfrc = dir.join("tfrc");
+    std::fs::write(
+        &tfrc,
+        format!(
+            "provider_installation {{\n  filesystem_mirror {{ path = \"{}\" }}\n}}\n",
+            mirror.display()
+        ),
+    )
+    .expect("tfrc");
+    let config = BUY_A_BLOCK
+        .replace("__END__", "2026-12-12T12:00:00Z")
+        .replace("__TEAM__", "ml")
+        .replace(
+            "provider \"aws\" {\n  region = \"us-east-1\"\n}",
+            "terraform {\n  required_providers {\n    aws = { source = \"hashicorp/aws\", version = \"5.100.0\" }\n  }\n}\n\nprovider \"aws\" {\n  region                      = \"us-east-1\"\n  skip_credentials_validation = true\n  skip_requesting_account_id  = true\n  skip_metadata_api_check     = true\n}",
+        );
+    std::fs::write(work.join("main.tf"), config).expect("config");
+    let terraform = |args: &[&str]| {
+        let mut c = std::process::Command::new("terraform");
+        c.args(args)
+            .current_dir(&work)
+            .envs(&sb.env)
+            .env("TF_CLI_CONFIG_FILE", &tfrc)
+            .env("TF_IN_AUTOMATION", "1");
+        common::output(c)
+    };
+    let (code, out) = terraform(&["init", "-input=false", "-no-color"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, out) = terraform(&["apply", "-auto-approve", "-no-color"]);
+    let (code, listed) = terraform(&["state", "list"]);
+    assert_eq!(code, 0, "{listed}");
+    assert!(
+        listed.contains("aws_ec2_capacity_block_reservation.h100"),
+        "{out}"
+    );
+    let (_, shown) = terraform(&["show", "-json"]);
+    let shown: Json = serde_json::from_str(shown.trim()).expect("show -json");
+    let id = shown["values"]["root_module"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == "aws_ec2_capacity_block_reservation")
+        .and_then(|r| r["values"]["id"].as_str())
+        .expect("the block's id")
+        .to_string();
+
+    let strata = |args: &[&str]| {
+        let mut c = sb.command(&work, args);
+        c.env("TF_CLI_CONFIG_FILE", &tfrc);
+        common::output(c)
+    };
+    let (code, out) = strata(&["plan"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !out.contains("must be replaced") && !out.contains("1 to add"),
+        "{out}"
+    );
+    if out.contains("tainted") {
+        assert!(
+            flat.contains("is tainted, and kept rather than replaced by another"),
+            "{out}"
+        );
+    }
+    let (code, out) = strata(&["destroy", "-auto-approve"]);
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("aws_ec2_capacity_block_reservation.h100 will no longer be managed by strata, but will not be destroyed")
+            && flat.contains("a Capacity Block cannot be cancelled: EC2 keeps it, and bills it, until 2026-12-12T11:30:00Z"),
+        "{out}"
+    );
+    let (_, listed) = terraform(&["state", "list"]);
+    assert!(
+        !listed.contains("aws_ec2_capacity_block_reservation"),
+        "{listed}"
+    );
+    assert_eq!(
+        xml_field(&described_block(&sb, &id), "state"),
+        Some("scheduled"),
+        "the block is still EC2's"
+    );
 }

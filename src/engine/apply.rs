@@ -264,12 +264,15 @@ fn approved(
         }
     };
     crate::timings::stage("planned");
-    let scoped = crate::plan::scope_warning(&plan.scope);
+    // What the plan warns of is said before it is approved, as Terraform
+    // prints a plan's diagnostics ahead of its prompt.
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(crate::plan::scope_warning(&plan.scope));
     let shown = Shown::Made {
         plan: &plan,
         refreshed: opts.refresh,
     };
-    view.plan(shown, scoped.as_slice(), sources);
+    view.plan(shown, &warnings, sources);
     // Objects changed outside strata are recorded even when nothing else
     // is to be done.
     let placing = plan

@@ -98,11 +98,14 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
 
 /// Why the instance is replaced whatever its attributes say, if it is:
 /// a tainted object first, then the user's `-replace`, then
-/// `replace_triggered_by`.
+/// `replace_triggered_by`. A tainted object the cloud cannot delete (a
+/// purchase whose create "failed" after it was made) is kept: replacing it
+/// would buy another while it stays (the plan warns of it instead).
 fn forced(req: &InstanceRequest<'_>) -> Option<Reason> {
     let prior = req.prior?;
+    let lasting = || req.driver.lasting(req.type_name, prior.value).is_some();
     [
-        (prior.tainted, Reason::Tainted),
+        (prior.tainted && !lasting(), Reason::Tainted),
         (req.requested, Reason::ReplaceByRequest),
         (req.triggered, Reason::ReplaceTriggered),
     ]

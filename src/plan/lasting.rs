@@ -6,7 +6,8 @@
 //! plan says "will be destroyed" and its apply "Destruction complete" for
 //! capacity that stays reserved and billed. strata's plan shows a forget,
 //! and a warning names each object with its driver's reason; a
-//! replacement (a new purchase) warns that the old one stays.
+//! replacement (a new purchase) warns that the old one stays, and a
+//! tainted one is kept rather than bought again.
 
 use super::{Action, ResourceChange};
 use crate::builtin::Drivers;
@@ -28,6 +29,7 @@ pub(super) fn warning(changes: &[ResourceChange], drivers: &Drivers) -> Option<D
             let what = match c.action {
                 Action::Forget => "forgotten, not destroyed",
                 a if a.is_replace() => "replaced by a new one; the old one stays",
+                _ if c.tainted => "tainted, and kept rather than replaced by another (`strata untaint` clears the mark; `-replace` replaces it all the same)",
                 _ => return None,
             };
             let before = c.before.as_ref()?;
@@ -43,7 +45,7 @@ pub(super) fn warning(changes: &[ResourceChange], drivers: &Drivers) -> Option<D
             "strata::plan::lasting",
             "Objects the cloud cannot delete",
             format!(
-                "Their provider cannot delete these objects, so strata stops managing them rather than destroying them:\n{}\nThey stay in the cloud; `strata import` takes one back.",
+                "Their cloud cannot delete these objects, so strata neither destroys nor replaces them unasked:\n{}\nWhat strata stops managing stays in the cloud; `strata import` takes it back.",
                 lines.join("\n")
             ),
         )

@@ -17,6 +17,7 @@ mod change;
 pub mod clock;
 mod function;
 mod kind;
+pub mod lasting;
 pub mod money;
 mod plan;
 pub mod resend;

@@ -558,6 +558,11 @@ impl Driver for PluginDriver {
         &self.schemas.functions
     }
 
+    /// What the provider's delete only pretends to remove, known by type.
+    fn lasting(&self, type_name: &str, prior: &Value) -> Option<String> {
+        strata_provider::lasting::known(&self.address, type_name, prior)
+    }
+
     /// `CallFunction`: each argument encoded by its parameter's type, the
     /// result read by the return type.
     fn call_function(&self, name: &str, args: Vec<Value>) -> Result<Value, FunctionFailure> {

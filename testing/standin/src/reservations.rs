@@ -205,6 +205,7 @@ impl Reservations {
             "DescribeCapacityBlockOfferings" => offerings(&form, region, now),
             "PurchaseCapacityBlock" => purchase(&mut held, &form, region, now),
             "CreateTags" | "DeleteTags" => retag(&mut held, &form, region)?,
+            "DescribeTags" => described_tags(&held, &form, region)?,
             _ => return None,
         })
     }
@@ -406,6 +407,39 @@ fn filters(form: &Form) -> Vec<TagFilter> {
             })
         })
         .collect()
+}
+
+/// `DescribeTags` for reservations the proxy holds, by `resource-id`
+/// filter, as EC2 lists tags (`None` for other resources: moto's).
+fn described_tags(held: &[Reservation], form: &Form, region: &str) -> Option<Response<Body>> {
+    let ids: Vec<&str> = (1..)
+        .map_while(|n| Some((n, form.get(&format!("Filter.{n}.Name"))?)))
+        .filter(|(_, name)| *name == "resource-id")
+        .flat_map(|(n, _)| form.listed(&format!("Filter.{n}.Value.")))
+        .collect();
+    let ours: Vec<&Reservation> = held
+        .iter()
+        .filter(|r| r.region == region && ids.contains(&r.id.as_str()))
+        .collect();
+    if ids.is_empty() || ours.len() != ids.len() {
+        return None;
+    }
+    let items: String = ours
+        .iter()
+        .flat_map(|r| r.tags.iter().map(move |(k, v)| (r, k, v)))
+        .map(|(r, k, v)| {
+            format!(
+                "<item><resourceId>{}</resourceId><resourceType>capacity-reservation</resourceType><key>{}</key><value>{}</value></item>",
+                r.id,
+                escape(k),
+                escape(v)
+            )
+        })
+        .collect();
+    Some(ec2_query::answer(
+        "DescribeTags",
+        &format!("<tagSet>{items}</tagSet>"),
+    ))
 }
 
 /// `CreateTags` and `DeleteTags` on reservations the proxy holds (`None`

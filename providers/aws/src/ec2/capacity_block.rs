@@ -61,13 +61,6 @@ const DESCRIBED: [(&str, &str); 12] = [
     ("ebs_optimized", "Whether its instances are EBS-optimized."),
 ];
 
-/// Why a destroy cannot remove `prior` from the cloud: what the plan says
-/// of the block it forgets.
-fn lasting(prior: &Value) -> String {
-    let until = string(prior, "end_date").map_or(" to its end".into(), |e| format!(" until {e}"));
-    format!("a Capacity Block cannot be cancelled: EC2 keeps it, and bills it,{until}")
-}
-
 #[async_trait]
 impl Ec2Type for CapacityBlockReservation {
     const TYPE: &'static str = TYPE;
@@ -178,7 +171,7 @@ impl Ec2Type for CapacityBlockReservation {
     }
 
     fn lasting(&self, prior: &Value) -> Option<String> {
-        Some(lasting(prior))
+        strata_provider::lasting::aws(TYPE, prior)
     }
 
     async fn delete(&self, _c: &Clients, _id: &str, _prior: &Value) -> Result<(), DriverError> {
