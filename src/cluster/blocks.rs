@@ -8,7 +8,8 @@
 //! `reserved` block is, and a later plan never buys another in its place.
 
 use super::reserved::{place_of, Place, Reserved};
-use super::{diag, known, rules::allowed};
+use super::rules::{allowed, known_string};
+use super::{diag, known};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
 use crate::placement::{Candidate, Purchase, Skipped};
@@ -133,16 +134,7 @@ impl Fields<'_> {
     }
 
     fn text(&self, name: &str, diags: &mut Diags) -> Option<String> {
-        let (v, span) = self.value(name, diags)?;
-        let s = v.as_str().map(str::to_string);
-        if s.is_none() {
-            diags.push(diag(
-                &format!("Invalid {name}"),
-                format!("{name} is a string."),
-                span,
-            ));
-        }
-        s
+        known_string(self.body, name, self.scope, diags)
     }
 
     fn time(&self, name: &str, diags: &mut Diags) -> Option<String> {
@@ -203,11 +195,11 @@ impl Fields<'_> {
 
     fn price(&self, diags: &mut Diags) -> Option<Usd> {
         let (v, span) = self.value("max_price", diags)?;
+        // Read as written, to the micro-dollar, as the price cap is.
         let price = v
             .as_number()
-            .map(|n| n.to_f64())
-            .filter(|p| *p >= 0.0)
-            .and_then(|p| Usd::parse(&format!("{p:.6}")));
+            .and_then(|n| Usd::parse(&n.to_string()))
+            .filter(|p| *p >= Usd::ZERO);
         if price.is_none() {
             diags.push(diag(
                 "Invalid max_price",

@@ -5,7 +5,8 @@
 //! read from its cloud once the state is read; the rules of its kind
 //! (instance type, size, window) decide whether it can take the nodes now.
 
-use super::{diag, known, rules::allowed};
+use super::diag;
+use super::rules::{allowed, known_string};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
 use crate::placement::{Candidate, HeldAt, Skipped, LEAVE_BLOCK_BEFORE_END};
@@ -67,19 +68,7 @@ pub(super) fn read(placement: &Body, scope: &ConfigScope, diags: &mut Diags) -> 
             ));
             continue;
         }
-        let text = |name: &str, diags: &mut Diags| {
-            let a = b.body.attr(name)?;
-            let v = known(scope, a, diags)?;
-            let s = v.as_str().map(str::to_string);
-            if s.is_none() {
-                diags.push(diag(
-                    &format!("Invalid {name}"),
-                    format!("{name} is a string."),
-                    a.expr.span,
-                ));
-            }
-            s
-        };
+        let text = |name: &str, diags: &mut Diags| known_string(&b.body, name, scope, diags);
         let Some(id) = text("id", diags) else {
             if b.body.attr("id").is_none() {
                 diags.push(diag(

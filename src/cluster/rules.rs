@@ -79,6 +79,26 @@ pub(super) fn known(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Op
     }
 }
 
+/// A string argument of `body`, known before planning; `None` when it is
+/// not there, or (with an error at it) not a known string.
+pub(super) fn known_string(
+    body: &Body,
+    name: &str,
+    scope: &ConfigScope,
+    diags: &mut Diags,
+) -> Option<String> {
+    let a = body.attr(name)?;
+    let s = known(scope, a, diags)?.as_str().map(str::to_string);
+    if s.is_none() {
+        diags.push(diag(
+            &format!("Invalid {name}"),
+            format!("{name} is a string."),
+            a.expr.span,
+        ));
+    }
+    s
+}
+
 pub(super) fn divergence(b: &Block, diags: &mut Diags) -> BTreeSet<String> {
     let Some(a) = b.body.attr("allow_divergence") else {
         return BTreeSet::new();

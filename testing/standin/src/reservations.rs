@@ -474,8 +474,9 @@ fn half_past_eleven(t: OffsetDateTime) -> OffsetDateTime {
 
 /// The offerings of `InstanceCount` instances of the type for
 /// `CapacityDurationHours` (24-hour steps up to 14 days, then 7-day steps
-/// up to 182 days): one per 11:30 UTC start that ends within the range
-/// asked, or only the first start when no end is given.
+/// up to 182 days): one per 11:30 UTC start, up to eight weeks ahead as
+/// AWS sells them, that ends within the range asked, or only the first
+/// start when no end is given.
 fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Vec<Offer>, Response<Body>> {
     let ty = form
         .get("InstanceType")
@@ -515,7 +516,9 @@ fn offering(form: &Form, region: &str, now: OffsetDateTime) -> Result<Vec<Offer>
         .take_while(|start| match latest {
             Some(latest) => *start + Duration::hours(hours) <= latest,
             None => *start == first,
-        });
+        })
+        // Blocks are sold to start at most eight weeks ahead.
+        .take_while(|start| *start <= now + Duration::weeks(8));
     let offer = |start: OffsetDateTime| Offer {
         id: format!(
             "cb-{}-{}-{}-{}",
