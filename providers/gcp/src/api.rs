@@ -87,7 +87,13 @@ impl strata_rest::Dialect for Google {
     fn retryable(&self, code: &str, message: &str) -> bool {
         matches!(
             code,
-            "rateLimitExceeded" | "userRateLimitExceeded" | "backendError" | "internalError"
+            "rateLimitExceeded"
+                | "userRateLimitExceeded"
+                | "backendError"
+                | "internalError"
+                // Another operation on the object (or one it names) still
+                // runs; Google's provider retries it too.
+                | "resourceNotReady"
         ) || (code == "FAILED_PRECONDITION" && message.contains("incompatible operation"))
     }
 

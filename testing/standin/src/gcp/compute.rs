@@ -259,6 +259,9 @@ impl World {
         let Some(current) = self.objects.get(&key).cloned() else {
             return not_found(&key);
         };
+        if *m != Method::GET && self.busy_object(&key) {
+            return not_ready(&key);
+        }
         match *m {
             Method::GET => json(200, current),
             Method::DELETE => {
@@ -347,8 +350,12 @@ impl World {
                     "patch",
                     &key,
                     None,
+                    // A patch ends on the object as it then is: one
+                    // deleted meanwhile is not brought back.
                     vec![Box::new(move |w: &mut World| {
-                        w.objects.insert(k, next);
+                        if let Some(o) = w.objects.get_mut(&k) {
+                            *o = next;
+                        }
                     })],
                     vec![],
                 );
@@ -368,6 +375,9 @@ impl World {
         let key = format!("{scope}/subnetworks/{name}");
         if !self.objects.contains_key(&key) {
             return not_found(&key);
+        }
+        if self.busy_object(&key) {
+            return not_ready(&key);
         }
         let b = match body(req) {
             Ok(b) => b,

@@ -286,6 +286,16 @@ fn not_found(what: &str) -> Response<Body> {
     )
 }
 
+/// Compute's refusal while an operation on the object still runs.
+fn not_ready(what: &str) -> Response<Body> {
+    err(
+        400,
+        "FAILED_PRECONDITION",
+        "resourceNotReady",
+        &format!("The resource '{what}' is not ready"),
+    )
+}
+
 fn bad(message: &str) -> Response<Body> {
     err(400, "INVALID_ARGUMENT", "invalid", message)
 }
@@ -632,6 +642,17 @@ impl World {
         }
     }
 
+    /// Whether a Compute operation on the object at `key` is still
+    /// running: Compute refuses to change or delete it meanwhile
+    /// (`resourceNotReady`), so a lost answer's operation, still running,
+    /// cannot be overtaken by the next call on the same object.
+    fn busy_object(&self, key: &str) -> bool {
+        let link = compute_link(key);
+        self.ops
+            .values()
+            .any(|o| o.looks < 2 && !o.container && o.json["targetLink"] == json!(link))
+    }
+
     /// The GKE operation running on `cluster`, if any.
     fn busy(&self, cluster: &str) -> Option<&str> {
         self.ops
@@ -755,5 +776,33 @@ mod tests {
             json!(null),
         ));
         assert_eq!(status(&r), 404, "a misspelt path is no URL it knows");
+    }
+
+    /// An operation whose answer was lost still runs; the next change to
+    /// its object is refused until it ends, so a patch cannot land after
+    /// a delete and bring the object back.
+    #[test]
+    fn an_object_with_a_running_operation_is_not_ready() {
+        let mut w = World::default();
+        let nets = "/compute/v1/projects/p/global/networks";
+        let net = format!("{nets}/n");
+        let body = json!({"name": "n", "autoCreateSubnetworks": false});
+        assert_eq!(status(&w.handle(&req(Method::POST, nets, body))), 200);
+        let insert = w.ops.keys().next().cloned().unwrap_or_default();
+        while w.look(&insert).is_some_and(|o| o["status"] != "DONE") {}
+        let patch = json!({"description": "x"});
+        assert_eq!(status(&w.handle(&req(Method::PATCH, &net, patch))), 200);
+        let r = w.handle(&req(Method::DELETE, &net, json!(null)));
+        assert_eq!(status(&r), 400);
+        let text = String::from_utf8_lossy(&crate::ready_bytes(r.into_body())).to_string();
+        assert!(text.contains("resourceNotReady"), "{text}");
+        let patching: Vec<String> = w.ops.keys().filter(|k| **k != insert).cloned().collect();
+        for op in &patching {
+            while w.look(op).is_some_and(|o| o["status"] != "DONE") {}
+        }
+        assert_eq!(
+            status(&w.handle(&req(Method::DELETE, &net, json!(null)))),
+            200
+        );
     }
 }
