@@ -28,6 +28,7 @@ pub mod placement;
 pub mod plan;
 pub mod provision;
 pub mod render;
+pub mod report;
 pub mod runtime;
 /// The value model lives in its own crate so drivers can use it without the engine.
 pub use strata_value as lang;

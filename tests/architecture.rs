@@ -24,6 +24,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Where a node pool's nodes go: pure decisions over candidates and
     // state's records, used by cluster, plan, render and engine.
     ("placement", &[]),
+    // Sums the history drift runs keep; pure, like placement.
+    ("report", &[]),
     // Module installation, before anything is loaded in full: it reads
     // source addresses, the CLI configuration and the manifest config
     // defines, and each installed module's calls (shallow).
@@ -70,7 +72,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "render",
-        &["syntax", "funcs", "plan", "cost", "placement", "comment"],
+        &[
+            "syntax",
+            "funcs",
+            "plan",
+            "cost",
+            "placement",
+            "comment",
+            "report",
+        ],
     ),
     ("comment", &[]),
     ("statecmd", &[]),
@@ -100,6 +110,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fmt",
             "comment",
             "statecmd",
+            "report",
         ],
     ),
     // The CLI is an adapter: clap's arguments into the engine's requests,

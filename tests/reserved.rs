@@ -18,45 +18,12 @@ use std::path::{Path, PathBuf};
 
 const REGION: &str = "us-east-1";
 
-/// A cluster on `clouds` whose pool `h100` wants 2 nodes, placed by
-/// `placement` (the block's body) in the clouds `blocks` configure.
-fn cluster(name: &str, clouds: &str, placement: &str, blocks: &str) -> String {
-    format!(
-        r#"
-cluster "{name}" {{
-  clouds             = {clouds}
-  kubernetes_version = "1.31"
-  network {{
-    cidr = "10.40.0.0/16"
-  }}
-  gpu_operator {{
-    version        = "v25.3.1"
-    driver_version = "570.124.06"
-    cuda_version   = "12.8"
-    mig_strategy   = "single"
-  }}
-  node_pool "h100" {{
-    gpu           = "H100"
-    gpus_per_node = 8
-    min_nodes     = 0
-    max_nodes     = 4
-    nodes         = 2
-    placement {{
-{placement}
-    }}
-  }}
-{blocks}
-}}
-"#
-    )
-}
-
 /// A cluster on AWS and GCP, with `reserved` (blocks) in its placement,
 /// spot first.
 fn spec(name: &str, reserved: &str) -> String {
     let placement = format!("      order         = [\"aws\", \"gcp\"]\n      capacity      = [\"spot\", \"on_demand\"]\n      wait_for_gpus = \"30s\"\n{reserved}");
     let blocks = format!("  cloud \"aws\" {{\n    region = \"{REGION}\"\n  }}\n  cloud \"gcp\" {{\n    project = \"acme-ml\"\n    region  = \"us-central1\"\n  }}");
-    cluster(name, "[\"aws\", \"gcp\"]", &placement, &blocks)
+    common::gpu_cluster(name, "[\"aws\", \"gcp\"]", &placement, &blocks)
 }
 
 fn workdir(root: &Path, name: &str, reserved: &str) -> PathBuf {
@@ -685,7 +652,7 @@ fn azure_spec(name: &str, reserved: &str) -> String {
     let placement =
         format!("      capacity      = [\"on_demand\"]\n      wait_for_gpus = \"30s\"\n{reserved}");
     let blocks = "  cloud \"azure\" {\n    subscription_id = \"00000000-0000-0000-0000-000000000000\"\n    location        = \"eastus\"\n  }";
-    cluster(name, "[\"azure\"]", &placement, blocks)
+    common::gpu_cluster(name, "[\"azure\"]", &placement, blocks)
 }
 
 const CRG_API: &str = "api-version=2024-11-01";
@@ -861,7 +828,7 @@ fn a_gcp_reservation_is_consumed_by_name_in_its_zone() {
     let work = common::spec_dir(
         &dir,
         "res",
-        &cluster("res", "[\"gcp\"]", &placement, blocks),
+        &common::gpu_cluster("res", "[\"gcp\"]", &placement, blocks),
     );
     let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");

@@ -132,11 +132,12 @@ fn conformance_s3_on_moto() {
         &[(S3_URL, url.clone())],
         &open,
     );
-    // Nothing is left behind but states and their backups: no lock
-    // objects, no journal chunks.
+    // Nothing is left behind but states, their backups and the history
+    // the crash trials wrote: no lock objects, no journal chunks.
+    let kept = ["strata.tfstate", ".backup", ".history"];
     let left: Vec<String> = objects(&url)
         .into_iter()
-        .filter(|k| !k.ends_with("strata.tfstate") && !k.ends_with("strata.tfstate.backup"))
+        .filter(|k| !kept.iter().any(|end| k.ends_with(end)))
         .collect();
     assert_eq!(left, Vec::<String>::new(), "objects left in the bucket");
 }

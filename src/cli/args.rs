@@ -177,6 +177,9 @@ pub enum Command {
     /// Compare the real infrastructure with the state, changing nothing.
     /// Exit 0 no drift, 2 drift, 1 error.
     Drift(DriftArgs),
+    /// GPU-hours and their cost, time to first GPU, preemption rate and
+    /// egress per cloud, region and pool, from what drift runs observed.
+    Report(ReportArgs),
     /// What the state's node pools and control planes cost by the hour,
     /// and what the configuration's would: per pool, per cloud, in total.
     Cost(CostArgs),
@@ -496,6 +499,24 @@ pub struct OutputArgs {
     /// no newline).
     #[arg(long, requires = "name")]
     pub raw: bool,
+    /// A local state file, used in place of the backend the configuration
+    /// names (default: that backend, else terraform.tfstate).
+    #[arg(long = "state", value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+// `strata report`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The period's start: a date (2026-11-01) or an RFC 3339 time
+    /// (default: 30 days before --until).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// The period's end, not included (default: now).
+    #[arg(long)]
+    pub until: Option<String>,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::engine::Format,
     /// A local state file, used in place of the backend the configuration
     /// names (default: that backend, else terraform.tfstate).
     #[arg(long = "state", value_name = "FILE")]

@@ -234,6 +234,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Taint(a) => state::taint(a, true, &mut cx),
         Command::Untaint(a) => state::taint(a, false, &mut cx),
         Command::Output(a) => state::output(a, &mut cx),
+        Command::Report(a) => state::report(a, &mut cx),
         Command::ForceUnlock(a) => state::force_unlock(a, &mut cx),
         Command::Init(a) => workdir::init(a, &mut cx),
         Command::Get { path, update } => workdir::get(path, update, &mut cx),

@@ -277,6 +277,9 @@ impl View for Printer {
             Notice::GpusUnknown { pool, why } => {
                 eprintln!("Warning: the GPUs of {pool} are not known: {why}")
             }
+            Notice::HistoryNotWritten { why } => {
+                eprintln!("Warning: this run's observation was not added to the history `strata report` reads: {why}")
+            }
             Notice::Import(step) => import_step(step),
         }
     }
@@ -359,6 +362,16 @@ pub fn diagnostics(diags: &Diags, sources: &Sources) {
 }
 
 /// A command's text, written as it is.
+/// `strata report` in the form asked for.
+pub fn report(r: &crate::engine::Report, format: Format) -> String {
+    use crate::render::report;
+    match format {
+        Format::Human => report::human(r),
+        Format::Json => format!("{}\n", report::json(r)),
+        Format::Markdown => report::markdown(r),
+    }
+}
+
 pub fn text(r: Result<String, Diags>) -> Result<(), Diags> {
     r.map(|text| out(&text))
 }

@@ -1,8 +1,8 @@
 //! The commands over the state alone: `state …`, `taint` and `untaint`,
-//! `output`, `force-unlock`. Each opens the store the configuration (or
+//! `output`, `force-unlock`, and `report` over the history beside it. Each opens the store the configuration (or
 //! `--state`) names and writes what the command says.
 
-use super::args::{ForceUnlockArgs, OutputArgs, StateArgs, StateCommand, TaintArgs};
+use super::args::{ForceUnlockArgs, OutputArgs, ReportArgs, StateArgs, StateCommand, TaintArgs};
 use super::{print, printer, Context};
 use crate::diag::Diags;
 use crate::engine::{self, OutputFormat};
@@ -55,4 +55,10 @@ pub fn output(a: OutputArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
 pub fn force_unlock(a: ForceUnlockArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     let store = cx.store(a.state.as_deref())?;
     print(engine::force_unlock(&store, &a.id))
+}
+
+pub fn report(a: ReportArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
+    let store = cx.store(a.state.as_deref())?;
+    let r = engine::report(&store, a.since.as_deref(), a.until.as_deref())?;
+    printer::text(Ok(printer::report(&r, a.format)))
 }

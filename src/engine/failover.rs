@@ -223,6 +223,9 @@ impl Applying<'_> {
     fn first_gpus(&self, decisions: &[crate::placement::Decision], session: &Session) -> FirstGpus {
         let state = &session.state;
         let mut out = FirstGpus::default();
+        // The apply round that created the pools is done: where pool
+        // creation ends and waiting for nodes begins.
+        let round_done = OffsetDateTime::now_utc();
         for d in decisions {
             let (Some(c), Some(record)) = (d.chosen(), state.placements.get(&d.pool)) else {
                 continue;
@@ -245,6 +248,11 @@ impl Applying<'_> {
             match seen {
                 Ok(Some(ready)) => {
                     let after = (now - since).as_seconds_f64();
+                    let seen = crate::placement::FirstGpu {
+                        after,
+                        pool_created: Some((round_done - since).as_seconds_f64()),
+                        node_joined: Some((ready.joined - since).as_seconds_f64()),
+                    };
                     out.said.push(format!(
                         "Placement of {}: first GPU after {after:.1}s on {} ({} GPUs allocatable on {} nodes).",
                         d.pool,
@@ -252,7 +260,7 @@ impl Applying<'_> {
                         ready.gpus,
                         ready.nodes
                     ));
-                    let r = crate::placement::first_gpu(record, after, ready.gpus);
+                    let r = crate::placement::first_gpu(record, seen, ready.gpus);
                     out.entries.push(Entry::Placement {
                         pool: d.pool.clone(),
                         placement: Some(r),
@@ -285,13 +293,12 @@ impl Applying<'_> {
     }
 }
 
-/// The GPUs each placed pool's nodes offer now, by pool (one look each;
-/// a pool whose cluster cannot be asked is left out).
+/// The GPUs each placed pool's nodes offer now, by pool (one look each),
+/// or why its cluster could not say.
 pub(super) async fn gpus_now(
     drivers: &Drivers,
     decisions: &[crate::placement::Decision],
-    view: &mut dyn View,
-) -> BTreeMap<String, u64> {
+) -> crate::placement::GpusSeen {
     let mut out = BTreeMap::new();
     for d in decisions {
         let Some(p) = d.recorded.as_ref().and_then(|r| r.chosen.as_ref()) else {
@@ -302,15 +309,8 @@ pub(super) async fn gpus_now(
         };
         let pool = d.pool.split_once('.').map_or(d.pool.as_str(), |(_, p)| p);
         let now = OffsetDateTime::now_utc();
-        match gpus_ready(drivers, c, pool, now).await {
-            Ok(ready) => {
-                out.insert(d.pool.clone(), ready.map_or(0, |r| r.gpus));
-            }
-            Err(why) => view.notice(Notice::GpusUnknown {
-                pool: d.pool.clone(),
-                why,
-            }),
-        }
+        let seen = gpus_ready(drivers, c, pool, now).await;
+        out.insert(d.pool.clone(), seen.map(|r| r.map_or(0, |r| r.gpus)));
     }
     out
 }
@@ -319,6 +319,8 @@ pub(super) async fn gpus_now(
 struct Ready {
     gpus: u64,
     nodes: usize,
+    /// When its nodes were first seen in the cluster (by the looks made).
+    joined: OffsetDateTime,
 }
 
 /// Looks at the nodes of pool `pool` at candidate `c` (its cluster's
@@ -342,6 +344,7 @@ async fn gpus_ready(
     let config =
         serde_json::json!({ "metadata": [{ "labels": { &c.node_label: pool } }], "nodes": null });
     let config = crate::lang::json::value_from_json(&config, &schema.object_type())?;
+    let mut joined = None;
     loop {
         let read = driver
             .read_data(NODES, &config)
@@ -359,14 +362,19 @@ async fn gpus_ready(
                     .unwrap_or(0)
             })
             .collect();
+        let now = OffsetDateTime::now_utc();
+        if !gpus.is_empty() {
+            joined.get_or_insert(now);
+        }
         let total: u64 = gpus.iter().sum();
         if total > 0 {
             return Ok(Some(Ready {
                 gpus: total,
                 nodes: gpus.iter().filter(|g| **g > 0).count(),
+                joined: joined.unwrap_or(now),
             }));
         }
-        if OffsetDateTime::now_utc() >= until {
+        if now >= until {
             return Ok(None);
         }
         tokio::time::sleep(LOOK_EVERY).await;

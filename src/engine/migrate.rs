@@ -113,6 +113,7 @@ struct Moving {
     workspace: String,
     _held: strata_state::Lock,
     loaded: strata_state::Loaded,
+    source: strata_state::Store,
 }
 
 /// Every workspace's state of `from` copied to `to` (`None`: the default
@@ -144,6 +145,7 @@ fn copy_states(
                 workspace,
                 _held: held,
                 loaded,
+                source,
             });
         }
     }
@@ -176,6 +178,9 @@ fn copy_states(
         target
             .push(&lock, m.loaded.state, true)
             .map_err(state_err)?;
+        // What drift runs observed goes with the state `report` reads it
+        // beside.
+        m.source.copy_history(&target).map_err(state_err)?;
         if !m.loaded.replay.pending.is_empty() {
             let mut journal = target.journal(&lock).map_err(state_err)?;
             journal

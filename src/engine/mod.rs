@@ -6,7 +6,8 @@
 //! `prepare` loads and expands the configuration; `session` opens the
 //! state; `plan` (plan, cost, drift), `apply` (apply, destroy, with
 //! `failover`'s rounds), `import`, `generate`, `show`, `validate` and
-//! `console` are the commands over them. The working directory's own
+//! `console` are the commands over them; `report` reads the history drift
+//! runs keep beside the state. The working directory's own
 //! commands are here too, so the CLI reaches nothing past the engine:
 //! `init` (with `migrate`, the backend step), `workspace`, `providers`,
 //! `plugins` (with `serving`: which provider serves a type) and `fmt`.
@@ -23,6 +24,7 @@ mod plan;
 mod plugins;
 mod prepare;
 mod providers;
+mod report;
 mod serving;
 mod session;
 mod show;
@@ -36,6 +38,7 @@ mod workspace;
 pub use crate::plan::Mode;
 /// The plan a command shows its view.
 pub use crate::plan::Plan;
+pub use crate::report::Report;
 pub use apply::{apply, Applied, ApplyReport};
 pub use console::{console, ConsoleForm, Consoled, Terminal};
 pub use fmt::{fmt, fmt_text, FmtOptions, Formatted};
@@ -44,6 +47,7 @@ pub use init::{get, init, Init};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
 pub use plugins::with_plugins;
 pub use providers::{providers, schema as provider_schemas};
+pub use report::report;
 pub use show::{
     planned_values, show, state_outputs, state_show, state_values, Decoded, Showing, StateObject,
     StateValues,

@@ -3,7 +3,7 @@
 //! shown the plan where the command shows one.
 
 use super::session::{require_configuration, Opening, Operation, Session, Source};
-use super::view::{Shown, View};
+use super::view::{Notice, Shown, View};
 use super::{failover, generate, write_file, Format, Options, Outcome};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
@@ -280,8 +280,28 @@ pub fn drift(
     let how = Planning::plain(Operation::Drift);
     let Planned { session, plan } = planned(path, how, opts, view, sources, drivers)?;
     let unplaced = plan.unplaced().next().is_some();
-    let gpus = failover::gpus_now(drivers, &plan.placements, view);
-    let ready = session.rt.block_on(gpus);
+    let gpus = failover::gpus_now(drivers, &plan.placements);
+    let seen = session.rt.block_on(gpus);
+    let mut ready = BTreeMap::new();
+    for (pool, gpus) in &seen {
+        match gpus {
+            Ok(n) => {
+                ready.insert(pool.clone(), *n);
+            }
+            Err(why) => view.notice(Notice::GpusUnknown {
+                pool: pool.clone(),
+                why: why.clone(),
+            }),
+        }
+    }
+    // A drift cron builds the history `strata report` reads.
+    let now = strata_provider::clock::now();
+    let observed = crate::placement::observation(&plan.placements, &seen, now);
+    if !observed.pools.is_empty() {
+        if let Err(e) = session.store.observe(&session.lock, &observed) {
+            view.notice(Notice::HistoryNotWritten { why: e.to_string() });
+        }
+    }
     session.close(view);
     let drift = plan
         .drift

@@ -88,6 +88,10 @@ pub enum Notice {
         pool: String,
         why: String,
     },
+    /// A drift run's observation could not be added to the history.
+    HistoryNotWritten {
+        why: String,
+    },
     /// `import`'s steps.
     Import(ImportStep),
 }

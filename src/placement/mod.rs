@@ -12,13 +12,16 @@
 //! Nothing here calls a cloud.
 
 mod dispatch;
+mod seen;
 
 pub use dispatch::{Dispatch, LeftOut, Worker};
+pub use seen::{observation, GpusSeen};
 
 use std::time::Duration;
 use strata_provider::money::Usd;
 pub use strata_provider::reservation::Held;
 use strata_provider::Shortage;
+pub use strata_state::history::FirstGpu;
 use strata_state::{Entry, Location, Placed, PlacementFailure, PoolPlacement};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -549,12 +552,16 @@ pub fn with_failure(d: &Decision, failure: PlacementFailure, now: OffsetDateTime
 /// quote for a GPU node pool coming up.
 pub const WAIT_FOR_GPUS: Duration = Duration::from_secs(20 * 60);
 
-/// The pool's record once its first node offers GPUs: `after` seconds
-/// from the placement's `since`, `gpus` allocatable now.
-pub fn first_gpu(record: &PoolPlacement, after: f64, gpus: u64) -> PoolPlacement {
+/// The pool's record once its first node offers GPUs: when (seconds
+/// from the placement's `since`, and where the time went), `gpus`
+/// allocatable now.
+pub fn first_gpu(record: &PoolPlacement, seen: FirstGpu, gpus: u64) -> PoolPlacement {
+    let tenths = |s: f64| (s * 10.0).round() / 10.0;
     let mut r = record.clone();
     if let Some(p) = r.chosen.as_mut() {
-        p.first_gpu_after = Some((after * 10.0).round() / 10.0);
+        p.first_gpu_after = Some(tenths(seen.after));
+        p.pool_created_after = seen.pool_created.map(tenths);
+        p.node_joined_after = seen.node_joined.map(tenths);
         p.ready_gpus = Some(gpus);
     }
     r
@@ -593,6 +600,8 @@ pub fn placed(d: &Decision, since: OffsetDateTime, now: OffsetDateTime) -> Optio
         without_zones: d.without_zones.clone(),
         since: timestamp(since),
         first_gpu_after: None,
+        pool_created_after: None,
+        node_joined_after: None,
         ready_gpus: None,
     }));
     Some(r)

@@ -66,6 +66,8 @@ fn placed_at(c: &Candidate) -> Placed {
         without_zones: Vec::new(),
         since: timestamp(now()),
         first_gpu_after: None,
+        pool_created_after: None,
+        node_joined_after: None,
         ready_gpus: None,
     }
 }

@@ -3,7 +3,7 @@
 //! pull-request comment); [`drift`] the drift report in all three.
 //! [`diff`] writes one value's change; [`cost`] the plan's cost for
 //! people (the JSON carries `Cost::to_json`); [`placement`] where placed
-//! node pools go.
+//! node pools go; [`report`] what `strata report` sums.
 
 pub mod config;
 pub mod cost;
@@ -13,4 +13,5 @@ pub mod human;
 pub mod json;
 pub mod markdown;
 pub mod placement;
+pub mod report;
 pub mod ui;

@@ -172,9 +172,17 @@ pub trait Backend: Send + Sync {
     /// always among them, as Terraform lists them (`workspace list`).
     fn workspaces(&self) -> Result<Vec<String>, StateError>;
 
-    /// Removes this workspace's state, with its backup and journal
-    /// (`workspace delete`); the caller holds the lock.
+    /// Removes this workspace's state, with its backup, journal and
+    /// history (`workspace delete`); the caller holds the lock.
     fn delete_workspace(&self) -> Result<(), StateError>;
+
+    /// The history kept beside the state (what drift runs observed, one
+    /// JSON line each; see [`crate::history`]): empty when there is none.
+    fn read_history(&self) -> Result<String, StateError>;
+
+    /// Replaces the history with `text`, whole or not at all, so a run
+    /// killed while writing it leaves the history it found.
+    fn write_history(&self, text: &str) -> Result<(), StateError>;
 }
 
 /// Runs `f` on a thread of its own. Backends with a client that drives its

@@ -10,6 +10,7 @@
 //!
 //! Test code: it panics, saying what broke, at the first rule broken.
 
+use crate::history::Observation;
 use crate::journal::{Entry, Replay};
 use crate::model::{InstanceState, Mode, ModulePath, ResourceAddr, State};
 use crate::{LockKind, StateError, Store};
@@ -38,6 +39,7 @@ pub fn run(test: &str, prefix: &str, env: &[(&str, String)], open: &dyn Fn(&str)
     a_lost_race_is_detected(&name("cas"), open);
     the_journal_is_replayed_once(&name("journal"), open);
     a_checkpoint_keeps_the_creates_in_flight(&name("checkpoint"), open);
+    the_history_is_kept_in_order_and_goes_with_the_workspace(&name("history"), open);
     let trials = std::env::var("STRATA_CONFORMANCE_TRIALS")
         .ok()
         .and_then(|t| t.parse().ok())
@@ -390,6 +392,55 @@ pub fn rng(seed: u64) -> impl FnMut() -> u64 {
 /// The child of a crash trial: locks, then journals one resource at a time
 /// and writes the whole state every few, saying on stdout what is durable,
 /// until it is killed.
+/// The observation the crash child writes after resource `i`.
+fn observation(i: usize) -> Observation {
+    Observation {
+        at: format!("2026-11-01T00:00:00.{i:06}Z"),
+        pools: Vec::new(),
+    }
+}
+
+/// When each observation in the history was made, in order; a torn
+/// line fails.
+fn at_times(store: &Store) -> Vec<String> {
+    let history = store.history().expect("the history reads");
+    assert_eq!(history.unreadable, 0, "a torn history line");
+    history.observations.into_iter().map(|o| o.at).collect()
+}
+
+/// Observations read back in the order written; a workspace deleted
+/// takes its history with it.
+fn the_history_is_kept_in_order_and_goes_with_the_workspace(
+    name: &str,
+    open: &dyn Fn(&str) -> Store,
+) {
+    let store = open(name);
+    assert!(store
+        .history()
+        .expect("empty history")
+        .observations
+        .is_empty());
+    let lock = store.lock("drift").expect("lock");
+    let mut state = store.load().expect("load").state;
+    store.persist(&lock, &mut state).expect("a state to delete");
+    for i in 0..3 {
+        store.observe(&lock, &observation(i)).expect("observe");
+    }
+    let read = open(name).history().expect("history");
+    let at: Vec<String> = read.observations.iter().map(|o| o.at.clone()).collect();
+    let want: Vec<String> = (0..3).map(|i| observation(i).at).collect();
+    assert_eq!(at, want, "history of {name}");
+    store.delete_workspace(lock).expect("delete");
+    assert!(
+        open(name)
+            .history()
+            .expect("history")
+            .observations
+            .is_empty(),
+        "a deleted workspace's history is gone with it"
+    );
+}
+
 fn child(store: &Store) -> ! {
     let lock = match store.lock("apply") {
         Ok(l) => l,
@@ -411,6 +462,10 @@ fn child(store: &Store) -> ! {
             store.persist(&lock, &mut state).expect("child persist");
             journal = store.journal(&lock).expect("child journal");
             println!("conformance: written {}", state.serial);
+            store
+                .observe(&lock, &observation(i))
+                .expect("child observe");
+            println!("conformance: observed {i}");
         }
     }
     std::process::exit(0)
@@ -436,6 +491,7 @@ fn crash_trials(
     let exe = std::env::current_exe().expect("the test binary");
     for trial in 0..trials {
         let what = format!("crash trial {trial} (seed {seed})");
+        let history_before = at_times(&open(name));
         let mut child = Command::new(&exe)
             .args([test, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD, name)
@@ -452,6 +508,7 @@ fn crash_trials(
         let mut lines = BufReader::new(stdout).lines();
         let mut holder = None;
         let mut durable: Option<usize> = None;
+        let mut observed: Vec<usize> = Vec::new();
         let mut count = 0;
         let started = Instant::now();
         for line in lines.by_ref() {
@@ -469,6 +526,8 @@ fn crash_trials(
                 if count >= after || started.elapsed() > Duration::from_secs(20) {
                     break;
                 }
+            } else if let Some(n) = line.strip_prefix("conformance: observed ") {
+                observed.extend(n.parse::<usize>().ok());
             } else if line.starts_with("conformance: lock failed") {
                 panic!("{what}: the child could not lock: {line}");
             }
@@ -489,6 +548,14 @@ fn crash_trials(
                 assert!(have.contains(&r), "{what}: {r} was durable and is lost");
             }
         }
+        // The history before the trial, then every line the child said
+        // it wrote, in order (and perhaps one it wrote unsaid).
+        let kept = at_times(&store);
+        let said: Vec<String> = observed.iter().map(|i| observation(*i).at).collect();
+        assert!(
+            kept.starts_with(&history_before) && kept[history_before.len()..].starts_with(&said),
+            "{what}: history {kept:?} lost or reordered what was there ({history_before:?}) or said written ({said:?})"
+        );
         let expected: BTreeSet<String> = (0..have.len()).map(|i| format!("r{i:06}")).collect();
         assert_eq!(have, expected, "{what}: the state has gaps or strangers");
         let holder = holder.unwrap_or_else(|| panic!("{what}: the child never said it locked"));

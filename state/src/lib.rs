@@ -21,6 +21,7 @@ mod backend;
 pub mod conformance;
 mod error;
 mod filelock;
+pub mod history;
 pub mod journal;
 pub mod local;
 pub mod model;

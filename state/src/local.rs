@@ -225,6 +225,11 @@ impl LocalBackend {
         sibling(&self.path, ".journal")
     }
 
+    /// `terraform.tfstate.history`: what drift runs observed.
+    pub fn history_path(&self) -> PathBuf {
+        sibling(&self.path, ".history")
+    }
+
     pub fn backup_path(&self) -> PathBuf {
         sibling(&self.path, ".backup")
     }
@@ -398,7 +403,13 @@ impl Backend for LocalBackend {
     }
 
     fn delete_workspace(&self) -> Result<(), StateError> {
-        for path in [self.path.clone(), self.backup_path(), self.journal_path()] {
+        let paths = [
+            self.path.clone(),
+            self.backup_path(),
+            self.journal_path(),
+            self.history_path(),
+        ];
+        for path in paths {
             match std::fs::remove_file(&path) {
                 Err(e) if e.kind() != ErrorKind::NotFound => return Err(StateError::io(&path, e)),
                 _ => {}
@@ -562,6 +573,14 @@ impl Backend for LocalBackend {
         self.stat()?.ok_or_else(|| StateError::Conflict {
             location: self.location(),
         })
+    }
+
+    fn read_history(&self) -> Result<String, StateError> {
+        Ok(read_optional(&self.history_path())?.unwrap_or_default())
+    }
+
+    fn write_history(&self, text: &str) -> Result<(), StateError> {
+        write_atomic(&self.history_path(), text.as_bytes())
     }
 
     fn append(&self, lines: &str) -> Result<(), StateError> {

@@ -73,6 +73,12 @@ pub struct Placed {
     /// Seconds from `since` to the first node with allocatable GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_gpu_after: Option<f64>,
+    /// Of those, seconds until the apply that created the pool was done
+    /// with it, and until its first node joined the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_created_after: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_joined_after: Option<f64>,
     /// GPUs allocatable on the pool's nodes when last looked at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_gpus: Option<u64>,

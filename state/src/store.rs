@@ -10,6 +10,7 @@
 
 use crate::backend::{self, Backend, JournalAfter, LockInfo, Version};
 use crate::error::StateError;
+use crate::history::{self, History, Observation};
 use crate::journal::{self, Entry, Replay};
 use crate::model::{State, FORMAT_VERSION};
 use serde::Serialize;
@@ -290,6 +291,34 @@ impl Store {
         }
         self.write(&mut seen, &mut state, JournalAfter::Dropped)?;
         Ok(state)
+    }
+
+    /// What drift runs observed, oldest first.
+    pub fn history(&self) -> Result<History, StateError> {
+        Ok(history::parse(&self.backend.read_history()?))
+    }
+
+    /// Adds a drift run's observation to the history (under the lock),
+    /// dropping the oldest to keep it within [`history::BOUND`].
+    pub fn observe(&self, lock: &Lock, seen: &Observation) -> Result<(), StateError> {
+        self.backend.check_lock(&lock.info.id)?;
+        let line = serde_json::to_string(seen).map_err(|e| StateError::Unreadable {
+            location: self.backend.location(),
+            detail: e.to_string(),
+        })?;
+        let text = self.backend.read_history()?;
+        let next = history::appended(&text, &line, history::BOUND);
+        self.backend.write_history(&next)
+    }
+
+    /// Carries the history over to `to` (a backend migration), replacing
+    /// what `to` had.
+    pub fn copy_history(&self, to: &Store) -> Result<(), StateError> {
+        let text = self.backend.read_history()?;
+        if text.is_empty() {
+            return Ok(());
+        }
+        to.backend.write_history(&text)
     }
 
     /// Opens the journal for appending (under the lock). Its lines extend

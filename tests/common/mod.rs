@@ -154,3 +154,36 @@ pub fn spec_dir(root: &std::path::Path, name: &str, spec: &str) -> PathBuf {
     std::fs::write(work.join("cluster.hcl"), spec).expect("spec");
     work
 }
+
+/// A cluster on `clouds` whose pool `h100` wants 2 nodes, placed by
+/// `placement` (the block's body) in the clouds `blocks` configure.
+pub fn gpu_cluster(name: &str, clouds: &str, placement: &str, blocks: &str) -> String {
+    format!(
+        r#"
+cluster "{name}" {{
+  clouds             = {clouds}
+  kubernetes_version = "1.31"
+  network {{
+    cidr = "10.40.0.0/16"
+  }}
+  gpu_operator {{
+    version        = "v25.3.1"
+    driver_version = "570.124.06"
+    cuda_version   = "12.8"
+    mig_strategy   = "single"
+  }}
+  node_pool "h100" {{
+    gpu           = "H100"
+    gpus_per_node = 8
+    min_nodes     = 0
+    max_nodes     = 4
+    nodes         = 2
+    placement {{
+{placement}
+    }}
+  }}
+{blocks}
+}}
+"#
+    )
+}

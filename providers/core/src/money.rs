@@ -61,6 +61,23 @@ impl Usd {
         Usd(self.0.saturating_mul(i64::try_from(n).unwrap_or(i64::MAX)))
     }
 
+    /// This amount × `num` / `den` (a GPU-hour's price over GPU-seconds
+    /// and the seconds of an hour), rounded to the nearest millionth,
+    /// halves away from zero; `None` for `den` 0 or beyond the range.
+    pub fn ratio(self, num: u64, den: u64) -> Option<Usd> {
+        if den == 0 {
+            return None;
+        }
+        let (n, d) = (i128::from(self.0) * i128::from(num), i128::from(den));
+        let q = n / d;
+        let q = if 2 * (n % d).abs() >= d {
+            q + n.signum()
+        } else {
+            q
+        };
+        i64::try_from(q).ok().map(Usd)
+    }
+
     /// This amount shared by `n` (a node's price per GPU), rounded to the
     /// nearest millionth, halves away from zero.
     pub fn per(self, n: u32) -> Option<Usd> {
@@ -168,6 +185,18 @@ impl fmt::Display for Usd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_is_exact_and_rounds_half_away() {
+        let p = Usd::parse("12.29").unwrap_or_default();
+        assert_eq!(
+            p.ratio(8 * 3600, 3600),
+            Some(Usd::parse("98.32").unwrap_or_default())
+        );
+        assert_eq!(Usd::micros(1).ratio(1, 2), Some(Usd::micros(1)));
+        assert_eq!(Usd::micros(-3).ratio(1, 2), Some(Usd::micros(-2)));
+        assert_eq!(p.ratio(1, 0), None);
+    }
 
     #[test]
     fn reads_and_writes_exact_decimals() {

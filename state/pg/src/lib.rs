@@ -1,5 +1,6 @@
 //! The PostgreSQL backend: one row per workspace in `<schema>.states`, the
-//! apply journal as rows of `<schema>.journal`, and a session-level
+//! apply journal as rows of `<schema>.journal`, drift runs' history as a
+//! row of `<schema>.history`, and a session-level
 //! advisory lock per workspace, as Terraform's `pg` backend locks. A run
 //! that dies loses its session and with it the advisory lock, so the next
 //! run takes over (naming the dead holder, whose info is in
@@ -113,12 +114,16 @@ impl PgBackend {
                  seq bigserial,
                  lines text NOT NULL,
                  PRIMARY KEY (name, seq));
+             CREATE TABLE IF NOT EXISTS {history} (
+                 name text PRIMARY KEY,
+                 data text NOT NULL);
              CREATE TABLE IF NOT EXISTS {locks} (
                  name text PRIMARY KEY,
                  info text NOT NULL);",
             schema = self.config.schema_name,
             states = self.table("states"),
             journal = self.table("journal"),
+            history = self.table("history"),
             locks = self.table("locks"),
         ))
         .map_err(|e| self.err(e))?;
@@ -203,7 +208,7 @@ impl Backend for PgBackend {
         let name = self.name();
         self.with(|c| {
             let mut tx = c.transaction()?;
-            for table in ["states", "journal"] {
+            for table in ["states", "journal", "history"] {
                 tx.execute(
                     &format!("DELETE FROM {} WHERE name = $1", self.table(table)),
                     &[&name],
@@ -434,6 +439,33 @@ impl Backend for PgBackend {
                 location: self.location(),
             }),
         }
+    }
+
+    fn read_history(&self) -> Result<String, StateError> {
+        let name = self.name();
+        self.with(|c| {
+            let row = c.query_opt(
+                &format!("SELECT data FROM {} WHERE name = $1", self.table("history")),
+                &[&name],
+            )?;
+            Ok(row.map(|r| r.get::<_, String>(0)).unwrap_or_default())
+        })
+    }
+
+    /// One statement, so one transaction: the row is replaced or kept.
+    fn write_history(&self, text: &str) -> Result<(), StateError> {
+        let name = self.name();
+        self.with(|c| {
+            c.execute(
+                &format!(
+                    "INSERT INTO {} (name, data) VALUES ($1, $2)
+                     ON CONFLICT (name) DO UPDATE SET data = EXCLUDED.data",
+                    self.table("history")
+                ),
+                &[&name, &text],
+            )
+        })
+        .map(|_| ())
     }
 
     fn append(&self, lines: &str) -> Result<(), StateError> {

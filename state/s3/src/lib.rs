@@ -151,6 +151,10 @@ impl S3Backend {
         format!("{}.tflock", self.key)
     }
 
+    fn history_key(&self) -> String {
+        format!("{}.history", self.key)
+    }
+
     fn journal_prefix(&self) -> String {
         format!("{}.journal/", self.key)
     }
@@ -274,6 +278,7 @@ impl Backend for S3Backend {
         self.block(async {
             let mut doomed = self.journal_keys().await?;
             doomed.push(format!("{}.backup", self.key));
+            doomed.push(self.history_key());
             doomed.push(self.key.clone());
             for key in doomed {
                 self.delete(&key).await?;
@@ -424,6 +429,18 @@ impl Backend for S3Backend {
                 .map(|t| Version(t.to_string()))
                 .ok_or_else(|| StateError::backend(self.location(), "the store returned no ETag"))
         })
+    }
+
+    fn read_history(&self) -> Result<String, StateError> {
+        let found = self.block(self.get(&self.history_key()))?;
+        Ok(found.map(|(text, _)| text).unwrap_or_default())
+    }
+
+    /// One PUT: S3 stores an object whole or not at all.
+    fn write_history(&self, text: &str) -> Result<(), StateError> {
+        self.block(async { self.put(&self.history_key(), text).send().await })
+            .map(|_| ())
+            .map_err(|e| self.err(e))
     }
 
     fn append(&self, lines: &str) -> Result<(), StateError> {

@@ -1,0 +1,200 @@
+//! `strata report` over a month of drift runs on the sandbox: a daily
+//! drift cron (each run at its day through `STRATA_NOW`), a pool that
+//! moves from AWS to GCP halfway, and the report's figures held to the
+//! script's — GPU-hours, their cost at each place's price, the move's time
+//! to first GPU in its three parts — in the three formats; a drift run
+//! killed with SIGKILL loses no earlier history.
+
+mod common;
+
+use common::sandbox::{start, Sandbox};
+use serde_json::Value as Json;
+use std::path::Path;
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
+
+/// Two clouds; the pool's 2 nodes of 8 H100s on-demand, placed on the
+/// clouds of `order` in turn.
+fn spec(order: &str) -> String {
+    let placement = format!(
+        "      wait_for_gpus = \"30s\"\n      order         = {order}\n      capacity      = [\"on_demand\"]"
+    );
+    let clouds = "  cloud \"aws\" {\n    region = \"us-east-1\"\n  }\n  cloud \"gcp\" {\n    project = \"acme-ml\"\n    region  = \"us-central1\"\n  }";
+    common::gpu_cluster("rep", r#"["aws", "gcp"]"#, &placement, clouds)
+}
+
+fn stamp(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339).expect("a time")
+}
+
+/// `strata ARGS` at the moment `now`.
+fn strata_at(sb: &Sandbox, work: &Path, now: OffsetDateTime, args: &[&str]) -> (i32, String) {
+    let mut c = sb.command(work, args);
+    c.env("STRATA_NOW", stamp(now));
+    common::output(c)
+}
+
+/// What a GPU-hour costs on `cloud`'s on-demand candidate, in millionths
+/// of a dollar, as the plan prices it.
+fn gpu_hour_micros(sb: &Sandbox, work: &Path, cloud: &str) -> u64 {
+    let (code, out) = sb.strata(work, &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let plan: Json = serde_json::from_str(&out).expect("plan JSON");
+    let price = plan["placements"][0]["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["cloud"] == cloud && c["capacity"] == "on_demand")
+        .and_then(|c| c["gpu_hour"].as_str())
+        .unwrap_or_else(|| panic!("a {cloud} price in {out}"))
+        .to_string();
+    micros(&price)
+}
+
+fn micros(decimal: &str) -> u64 {
+    let (whole, frac) = decimal.split_once('.').unwrap_or((decimal, ""));
+    let whole: u64 = whole.parse().expect("dollars");
+    let frac: u64 = format!("{frac:0<6}").parse().expect("millionths");
+    whole * 1_000_000 + frac
+}
+
+fn row<'a>(report: &'a Json, cloud: &str) -> &'a Json {
+    report["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["cloud"] == cloud)
+        .unwrap_or_else(|| panic!("a {cloud} row in {report}"))
+}
+
+fn history_lines(work: &Path) -> Vec<String> {
+    std::fs::read_to_string(work.join("terraform.tfstate.history"))
+        .expect("the history beside the state")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Applies, then takes in what the clouds filled in after (an Elastic
+/// IP's association once its NAT gateway exists), so that a drift run
+/// finds none.
+fn apply(sb: &Sandbox, work: &Path, more: &[&str]) {
+    let applying = [&["apply", "--auto-approve"][..], more].concat();
+    for args in [&applying[..], &["refresh"]] {
+        let (code, out) = sb.strata(work, args);
+        assert_eq!(code, 0, "{args:?}:\n{out}");
+    }
+}
+
+#[test]
+fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
+    let dir = common::scratch("report", "month");
+    let sb = start(&dir.join("sandbox"));
+    let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#));
+    apply(&sb, &work, &[]);
+    let aws_price = gpu_hour_micros(&sb, &work, "aws");
+    let t0 = OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("whole seconds");
+    let day = |d: i64| t0 + Duration::days(d);
+    for d in 0..15 {
+        let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
+        assert_eq!(code, 0, "day {d}:\n{out}");
+    }
+    // Halfway, GCP goes first and the placement is made again: the nodes
+    // move there.
+    std::fs::write(work.join("cluster.hcl"), spec(r#"["gcp", "aws"]"#)).expect("spec");
+    apply(&sb, &work, &["--replace-placement", "rep.h100"]);
+    let placed = common::placement(&work, "rep.h100")["chosen"].clone();
+    assert_eq!(placed["cloud"], "gcp", "{placed}");
+    let gcp_price = gpu_hour_micros(&sb, &work, "gcp");
+    for d in 15..=30 {
+        let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
+        assert_eq!(code, 0, "day {d}:\n{out}");
+    }
+    assert_eq!(history_lines(&work).len(), 31, "one line per drift run");
+
+    let period = ["--since", &stamp(t0), "--until", &stamp(day(30))].map(str::to_string);
+    let report_as = |format: &str| {
+        let mut args: Vec<&str> = vec!["report", "--format", format];
+        args.extend(period.iter().map(String::as_str));
+        let (code, out) = sb.strata(&work, &args);
+        assert_eq!(code, 0, "{out}");
+        out
+    };
+    let json_text = report_as("json");
+    let report: Json = serde_json::from_str(&json_text).expect("report JSON");
+    assert_eq!(report["observations"], 30, "{report}");
+    assert_eq!(report["longest_gap_hours"], 24.0, "{report}");
+    // 16 GPUs for 15 days on each cloud, at each cloud's price.
+    let gpu_hours = 16 * 15 * 24;
+    for (cloud, price) in [("aws", aws_price), ("gcp", gcp_price)] {
+        let r = row(&report, cloud);
+        assert_eq!(r["gpu_hours"], gpu_hours as f64, "{r}");
+        let cost = micros(r["cost_usd"].as_str().expect("a cost"));
+        assert_eq!(cost, price * gpu_hours, "{cloud}: {r}");
+        for figure in ["preemptions_per_1000_gpu_hours", "egress_bytes"] {
+            assert!(r[figure].is_null(), "{figure} unknown: {r}");
+            assert!(r["why"][figure].as_str().is_some(), "and says why: {r}");
+        }
+    }
+    // The move's time to first GPU is the one state measured, in three
+    // parts that add up to it; AWS's placement was made before the period.
+    let gcp = row(&report, "gcp");
+    let first = placed["first_gpu_after"].as_f64().expect("measured");
+    assert_eq!(gcp["time_to_first_gpu_seconds"], first, "{gcp}");
+    let parts = &gcp["time_to_first_gpu_segments"];
+    let sum: f64 = ["pool_creation", "node_join", "gpu_ready"]
+        .iter()
+        .map(|p| parts[p].as_f64().unwrap_or_else(|| panic!("{p} in {gcp}")))
+        .sum();
+    assert!((sum - first).abs() < 0.3, "{parts} adds up to {first}");
+    assert!(parts["gpu_ready"].as_f64() > Some(1.0), "{parts}");
+
+    let human = report_as("human");
+    let markdown = report_as("markdown");
+    let aws_cost = row(&report, "aws")["cost_usd"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let dollars = aws_cost.split('.').next().unwrap_or("").to_string();
+    for text in [&human, &markdown] {
+        assert!(text.contains("aws us-east-1"), "{text}");
+        assert!(text.contains("gcp us-central1"), "{text}");
+        assert!(text.contains("5760.0"), "{text}");
+        let flat = text.replace([' ', '\u{2009}'], "");
+        assert!(flat.contains(&dollars), "{dollars} in {text}");
+        assert!(
+            text.contains("strata does not yet read gcp's network egress metrics"),
+            "{text}"
+        );
+    }
+    assert!(
+        markdown.contains("| aws us-east-1 | rep.h100 | on-demand | 5760.0 |"),
+        "{markdown}"
+    );
+
+    // A drift run killed midway leaves the history it found, and the
+    // next run adds to it.
+    let before = history_lines(&work);
+    let mut child = sb.command(&work, &["drift"]);
+    child.env("STRATA_NOW", stamp(day(31)));
+    let mut child = child
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("drift starts");
+    let wait = 300 + u64::from(std::process::id() % 2500);
+    std::thread::sleep(std::time::Duration::from_millis(wait));
+    let _ = child.kill();
+    let _ = child.wait();
+    let after = history_lines(&work);
+    assert!(
+        after.starts_with(&before),
+        "killed after {wait} ms: the earlier history is intact"
+    );
+    assert_eq!(report_as("json"), json_text, "and reports the same");
+    let (code, out) = strata_at(&sb, &work, day(32), &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(history_lines(&work).len(), after.len() + 1);
+}
