@@ -1,9 +1,11 @@
 //! `strata report` over a month of drift runs on the sandbox: a daily
 //! drift cron (each run at its day through `STRATA_NOW`), a pool that
-//! moves from AWS to GCP halfway, and the report's figures held to the
-//! script's — GPU-hours, their cost at each place's price, the move's time
-//! to first GPU in its three parts — in the three formats; a drift run
-//! killed with SIGKILL loses no earlier history.
+//! moves from AWS on-demand to GCP spot halfway, two of its VMs preempted
+//! and one deleted by a scale-down as GCP records them, and the report's
+//! figures held to the script's — GPU-hours, their cost at each place's
+//! price, the preemption rate, the move's time to first GPU in its three
+//! parts — in the three formats; a drift run killed with SIGKILL loses no
+//! earlier history.
 
 mod common;
 
@@ -13,14 +15,19 @@ use std::path::Path;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-/// Two clouds; the pool's 2 nodes of 8 H100s on-demand, placed on the
-/// clouds of `order` in turn.
-fn spec(order: &str) -> String {
+/// Two clouds; the pool's `nodes` nodes of 8 H100s, placed on the clouds
+/// of `order` and the capacity types of `capacity` in turn.
+fn spec(order: &str, capacity: &str, nodes: u32) -> String {
     let placement = format!(
-        "      wait_for_gpus = \"30s\"\n      order         = {order}\n      capacity      = [\"on_demand\"]"
+        "      wait_for_gpus = \"30s\"\n      order         = {order}\n      capacity      = {capacity}"
     );
     let clouds = "  cloud \"aws\" {\n    region = \"us-east-1\"\n  }\n  cloud \"gcp\" {\n    project = \"acme-ml\"\n    region  = \"us-central1\"\n  }";
-    common::gpu_cluster("rep", r#"["aws", "gcp"]"#, &placement, clouds)
+    let text = common::gpu_cluster("rep", r#"["aws", "gcp"]"#, &placement, clouds);
+    text.replace("nodes         = 2", &format!("nodes         = {nodes}"))
+        .replace(
+            "max_nodes     = 4",
+            &format!("max_nodes     = {}", if nodes < 2 { nodes } else { 4 }),
+        )
 }
 
 fn stamp(t: OffsetDateTime) -> String {
@@ -34,9 +41,9 @@ fn strata_at(sb: &Sandbox, work: &Path, now: OffsetDateTime, args: &[&str]) -> (
     common::output(c)
 }
 
-/// What a GPU-hour costs on `cloud`'s on-demand candidate, in millionths
-/// of a dollar, as the plan prices it.
-fn gpu_hour_micros(sb: &Sandbox, work: &Path, cloud: &str) -> u64 {
+/// What a GPU-hour costs on `cloud`'s `capacity` candidate, in
+/// millionths of a dollar, as the plan prices it.
+fn gpu_hour_micros(sb: &Sandbox, work: &Path, (cloud, capacity): (&str, &str)) -> u64 {
     let (code, out) = sb.strata(work, &["plan", "--format", "json"]);
     assert_eq!(code, 0, "{out}");
     let plan: Json = serde_json::from_str(&out).expect("plan JSON");
@@ -44,7 +51,7 @@ fn gpu_hour_micros(sb: &Sandbox, work: &Path, cloud: &str) -> u64 {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|c| c["cloud"] == cloud && c["capacity"] == "on_demand")
+        .find(|c| c["cloud"] == cloud && c["capacity"] == capacity)
         .and_then(|c| c["gpu_hour"].as_str())
         .unwrap_or_else(|| panic!("a {cloud} price in {out}"))
         .to_string();
@@ -90,28 +97,44 @@ fn apply(sb: &Sandbox, work: &Path, more: &[&str]) {
 fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     let dir = common::scratch("report", "month");
     let sb = start(&dir.join("sandbox"));
-    let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#));
+    let on_demand = r#"["on_demand"]"#;
+    let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#, on_demand, 2));
     apply(&sb, &work, &[]);
-    let aws_price = gpu_hour_micros(&sb, &work, "aws");
+    let aws_price = gpu_hour_micros(&sb, &work, ("aws", "on_demand"));
     let t0 = OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .expect("whole seconds");
     let day = |d: i64| t0 + Duration::days(d);
-    for d in 0..15 {
+    let drift_on = |d: i64| {
         let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
         assert_eq!(code, 0, "day {d}:\n{out}");
-    }
-    // Halfway, GCP goes first and the placement is made again: the nodes
-    // move there.
-    std::fs::write(work.join("cluster.hcl"), spec(r#"["gcp", "aws"]"#)).expect("spec");
+    };
+    (0..15).for_each(drift_on);
+    // Halfway, GCP's spot capacity goes first and the placement is made
+    // again: the nodes move there.
+    let spot_first = r#"["spot", "on_demand"]"#;
+    let moved = spec(r#"["gcp", "aws"]"#, spot_first, 2);
+    std::fs::write(work.join("cluster.hcl"), moved).expect("spec");
     apply(&sb, &work, &["--replace-placement", "rep.h100"]);
     let placed = common::placement(&work, "rep.h100")["chosen"].clone();
-    assert_eq!(placed["cloud"], "gcp", "{placed}");
-    let gcp_price = gpu_hour_micros(&sb, &work, "gcp");
-    for d in 15..=30 {
-        let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
-        assert_eq!(code, 0, "day {d}:\n{out}");
-    }
+    assert_eq!(
+        (&placed["cloud"], &placed["capacity"]),
+        (&Json::from("gcp"), &Json::from("spot")),
+        "{placed}"
+    );
+    let gcp_price = gpu_hour_micros(&sb, &work, ("gcp", "spot"));
+    // GCP preempts a VM on days 19 and 24; on day 27 the pool's ceiling
+    // drops to one node, its group deleting the other.
+    (15..20).for_each(drift_on);
+    sb.preempt("gcp", "h100", 1, &stamp(day(19) + Duration::hours(12)));
+    (20..25).for_each(drift_on);
+    sb.preempt("gcp", "h100", 1, &stamp(day(24) + Duration::hours(12)));
+    (25..28).for_each(drift_on);
+    sb.set_clock(&stamp(day(27) + Duration::hours(1)));
+    let shrunk = spec(r#"["gcp", "aws"]"#, spot_first, 1);
+    std::fs::write(work.join("cluster.hcl"), shrunk).expect("spec");
+    apply(&sb, &work, &[]);
+    (28..=30).for_each(drift_on);
     assert_eq!(history_lines(&work).len(), 31, "one line per drift run");
 
     let period = ["--since", &stamp(t0), "--until", &stamp(day(30))].map(str::to_string);
@@ -126,21 +149,37 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     let report: Json = serde_json::from_str(&json_text).expect("report JSON");
     assert_eq!(report["observations"], 30, "{report}");
     assert_eq!(report["longest_gap_hours"], 24.0, "{report}");
-    // 16 GPUs for 15 days on each cloud, at each cloud's price.
-    let gpu_hours = 16 * 15 * 24;
-    for (cloud, price) in [("aws", aws_price), ("gcp", gcp_price)] {
+    // AWS: 16 GPUs for 15 days. GCP: 16 for 13 days, then 8 for 2.
+    let aws_hours = 16 * 15 * 24;
+    let gcp_hours = 16 * 13 * 24 + 8 * 2 * 24;
+    for (cloud, price, hours) in [("aws", aws_price, aws_hours), ("gcp", gcp_price, gcp_hours)] {
         let r = row(&report, cloud);
-        assert_eq!(r["gpu_hours"], gpu_hours as f64, "{r}");
+        assert_eq!(r["gpu_hours"], hours as f64, "{r}");
         let cost = micros(r["cost_usd"].as_str().expect("a cost"));
-        assert_eq!(cost, price * gpu_hours, "{cloud}: {r}");
-        for figure in ["preemptions_per_1000_gpu_hours", "egress_bytes"] {
-            assert!(r[figure].is_null(), "{figure} unknown: {r}");
-            assert!(r["why"][figure].as_str().is_some(), "and says why: {r}");
-        }
+        assert_eq!(cost, price * hours, "{cloud}: {r}");
+        assert!(r["egress_bytes"].is_null(), "egress unknown: {r}");
+        assert!(
+            r["why"]["egress_bytes"].as_str().is_some(),
+            "and says why: {r}"
+        );
     }
+    let aws = row(&report, "aws");
+    assert!(aws["preemption_rate"].is_null(), "on-demand: {aws}");
+    assert_eq!(
+        aws["why"]["preemption_rate"],
+        "no spot capacity: nothing to preempt"
+    );
+    // Two preempted of three stopped, as GCP recorded them.
+    let gcp = row(&report, "gcp");
+    assert_eq!(gcp["preemption_rate"], 2.0 / 3.0, "{gcp}");
+    assert_eq!(
+        gcp["preemptions_per_1000_gpu_hours"],
+        2000.0 / gcp_hours as f64,
+        "{gcp}"
+    );
+    assert!(gcp["why"]["preemption_rate"].is_null(), "{gcp}");
     // The move's time to first GPU is the one state measured, in three
     // parts that add up to it; AWS's placement was made before the period.
-    let gcp = row(&report, "gcp");
     let first = placed["first_gpu_after"].as_f64().expect("measured");
     assert_eq!(gcp["time_to_first_gpu_seconds"], first, "{gcp}");
     let parts = &gcp["time_to_first_gpu_segments"];
@@ -162,6 +201,7 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         assert!(text.contains("aws us-east-1"), "{text}");
         assert!(text.contains("gcp us-central1"), "{text}");
         assert!(text.contains("5760.0"), "{text}");
+        assert!(text.contains("66.7 %"), "{text}");
         let flat = text.replace([' ', '\u{2009}'], "");
         assert!(flat.contains(&dollars), "{dollars} in {text}");
         assert!(

@@ -20,6 +20,7 @@ mod generate;
 mod import;
 mod init;
 mod migrate;
+mod observe;
 mod plan;
 mod plugins;
 mod prepare;

@@ -253,6 +253,13 @@ impl Drifted {
     }
 }
 
+/// When the previous drift run looked, as the history says (none: this
+/// is the first, or the history cannot be read, which the write says).
+fn previous_run(session: &super::session::Session) -> Option<String> {
+    let history = session.store.history().ok()?;
+    history.observations.last().map(|o| o.at.clone())
+}
+
 /// `strata drift`: the plan's refresh, reported on its own. The plan is
 /// made (a provider configured from another resource's attributes is
 /// only known in its walk) but neither shown nor saved, and the state is
@@ -294,9 +301,19 @@ pub fn drift(
             }),
         }
     }
-    // A drift cron builds the history `strata report` reads.
+    // A drift cron builds the history `strata report` reads: each run
+    // asks the clouds' records from the previous run on.
     let now = strata_provider::clock::now();
-    let observed = crate::placement::observation(&plan.placements, &seen, now);
+    let until = crate::placement::timestamp(now);
+    let since = previous_run(&session).unwrap_or_else(|| until.clone());
+    let how = (drivers, &session.rt);
+    let records = super::observe::records(&plan.placements, &session.state, how, (&since, &until));
+    let seen = crate::placement::Seen {
+        gpus: &seen,
+        records: &records,
+        since: &since,
+    };
+    let observed = crate::placement::observation(&plan.placements, seen, now);
     if !observed.pools.is_empty() {
         if let Err(e) = session.store.observe(&session.lock, &observed) {
             view.notice(Notice::HistoryNotWritten { why: e.to_string() });

@@ -171,7 +171,7 @@ fn held_lookup<'a>(
 
 /// The driver configured for module call `call`'s provider, else the
 /// provider's own.
-fn call_driver(
+pub(super) fn call_driver(
     drivers: &Drivers,
     provider: &str,
     call: &str,

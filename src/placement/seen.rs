@@ -4,16 +4,29 @@
 
 use super::{timestamp, Decision};
 use std::collections::BTreeMap;
-use strata_state::history::{FirstGpu, Observation, PoolSeen};
+use strata_provider::records::Records;
+use strata_state::history::{FirstGpu, Observation, PoolSeen, Recorded};
 use time::OffsetDateTime;
 
 /// What a drift run saw of each pool's GPUs: the count, or why it could
 /// not be counted.
 pub type GpusSeen = BTreeMap<String, Result<u64, String>>;
 
+/// What a cloud recorded of a pool's nodes, or why it could not be read.
+pub type RecordsSeen = Result<Records, String>;
+
+/// What a drift run saw, by pool.
+pub struct Seen<'a> {
+    pub gpus: &'a GpusSeen,
+    pub records: &'a BTreeMap<String, RecordsSeen>,
+    /// Where the records start (the previous run), RFC 3339.
+    pub since: &'a str,
+}
+
 /// The observation of `decisions` at `now`: every pool the state places,
 /// priced as the plan's candidates are.
-pub fn observation(decisions: &[Decision], gpus: &GpusSeen, now: OffsetDateTime) -> Observation {
+pub fn observation(decisions: &[Decision], seen: Seen<'_>, now: OffsetDateTime) -> Observation {
+    let gpus = seen.gpus;
     let pools = decisions
         .iter()
         .filter_map(|d| {
@@ -41,6 +54,19 @@ pub fn observation(decisions: &[Decision], gpus: &GpusSeen, now: OffsetDateTime)
                     pool_created: placed.pool_created_after,
                     node_joined: placed.node_joined_after,
                 }),
+                records: match seen.records.get(&d.pool) {
+                    Some(Ok(r)) => Some(Recorded {
+                        since: seen.since.to_string(),
+                        preempted: r.preempted,
+                        stopped: r.stopped,
+                    }),
+                    _ => None,
+                },
+                records_why: match seen.records.get(&d.pool) {
+                    Some(Ok(_)) => None,
+                    Some(Err(why)) => Some(why.clone()),
+                    None => Some("its cloud was not asked".into()),
+                },
             })
         })
         .collect();

@@ -45,11 +45,7 @@ pub struct FirstGpuFigures {
 
 pub(super) fn row(key: RowKey, t: Tally) -> Row {
     let gpu_hours = gpu_hours(&t);
-    let preempted = || match t.spot {
-        true => preemptions(&key.cloud),
-        false => Figure::unknown("no spot capacity: nothing to preempt"),
-    };
-    let (preemption_rate, per_1000) = (preempted(), preempted());
+    let (preemption_rate, per_1000) = preemptions(&t, gpu_hours.value);
     Row {
         egress_bytes: Figure::unknown(format!(
             "strata does not yet read {}'s network egress metrics",
@@ -134,11 +130,36 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Preemptions are read from each cloud's own record of them (EC2's spot
-/// interruptions, GCP's `compute.instances.preempted` operations, Azure's
-/// evictions), which strata does not read yet.
-fn preemptions(cloud: &str) -> Figure<f64> {
-    Figure::unknown(format!(
-        "strata does not yet read {cloud}'s record of preempted nodes"
-    ))
+/// The preemption rate (preempted over stopped nodes) and preemptions
+/// per 1 000 GPU-hours, from what the clouds recorded up to each drift
+/// run (GCP's `compute.instances.preempted` operations, …).
+fn preemptions(t: &Tally, gpu_hours: Option<f64>) -> (Figure<f64>, Figure<f64>) {
+    if !t.spot {
+        let none = || Figure::unknown("no spot capacity: nothing to preempt");
+        return (none(), none());
+    }
+    let why = t.records_why.as_deref().unwrap_or("no drift run read it");
+    if t.records_read == 0 {
+        let unread = || Figure::unknown(why);
+        return (unread(), unread());
+    }
+    // Some runs could not read the record: the figures leave their
+    // spans out, and say so.
+    let partial = t
+        .records_why
+        .as_ref()
+        .map(|w| format!("leaves out drift runs that could not read it: {w}"));
+    let with = |value: f64| Figure {
+        value: Some(value),
+        why: partial.clone(),
+    };
+    let rate = match t.stopped {
+        0 => Figure::unknown("no spot node stopped in the period"),
+        n => with(t.preempted as f64 / n as f64),
+    };
+    let per_1000 = match gpu_hours {
+        Some(h) if h > 0.0 => with(t.preempted as f64 * 1000.0 / h),
+        _ => Figure::unknown("no GPU-hours counted to divide by"),
+    };
+    (rate, per_1000)
 }

@@ -74,6 +74,12 @@ struct Tally {
     first_gpu: BTreeMap<String, strata_state::history::FirstGpu>,
     /// Whether any of its time was on spot capacity.
     spot: bool,
+    /// What the cloud recorded over the drift runs in the period that
+    /// could read it, and why others could not.
+    preempted: u64,
+    stopped: u64,
+    records_read: usize,
+    records_why: Option<String>,
 }
 
 /// The report over `history` for `period`.
@@ -101,6 +107,7 @@ pub fn report(history: &[Observation], unreadable: usize, period: Period) -> Rep
             let tally = tallies.entry(key_of(seen)).or_default();
             tally.place(seen);
             tally.placement(seen, period);
+            tally.records(seen);
         }
     }
     let (observations, longest_gap_hours) = coverage(&runs, period);
@@ -138,6 +145,18 @@ impl Tally {
         match seen.gpu_hour.as_deref().and_then(Usd::parse) {
             Some(price) => self.cost += price.ratio(gpu_seconds, 3600).unwrap_or_default(),
             None => self.unpriced_gpu_seconds += gpu_seconds,
+        }
+    }
+
+    /// What the cloud recorded up to `seen`'s run.
+    fn records(&mut self, seen: &PoolSeen) {
+        match &seen.records {
+            Some(r) => {
+                self.preempted += r.preempted;
+                self.stopped += r.stopped;
+                self.records_read += 1;
+            }
+            None => self.records_why = seen.records_why.clone(),
         }
     }
 

@@ -1,5 +1,5 @@
 use super::*;
-use strata_state::history::FirstGpu;
+use strata_state::history::{FirstGpu, Recorded};
 use strata_state::Location;
 
 fn at(day: u32, hour: u32) -> String {
@@ -29,6 +29,8 @@ fn seen(cloud: &str, capacity: &str, gpus: Option<u64>, price: &str, since: &str
             pool_created: Some(120.0),
             node_joined: Some(200.0),
         }),
+        records: None,
+        records_why: Some("strata does not yet read its record".into()),
     }
 }
 
@@ -134,4 +136,45 @@ fn what_cannot_be_had_says_why_and_is_never_zero() {
         .why
         .as_deref()
         .is_some_and(|w| w.contains("no spot")));
+}
+
+#[test]
+fn preemptions_are_the_clouds_record_summed_over_the_runs_in_the_period() {
+    let spot = |preempted, stopped| {
+        let mut s = seen("gcp", "spot", Some(8), "3.00", &at(1, 0));
+        s.records = Some(Recorded {
+            since: at(1, 0),
+            preempted,
+            stopped,
+        });
+        s.records_why = None;
+        s
+    };
+    let runs = vec![
+        run(at(1, 0), vec![spot(0, 0)]),
+        run(at(2, 0), vec![spot(1, 1)]),
+        run(at(3, 0), vec![spot(2, 3)]),
+        run(
+            at(4, 0),
+            vec![seen("gcp", "spot", Some(8), "3.00", &at(1, 0))],
+        ),
+    ];
+    let r = report(&runs, 0, november());
+    let gcp = row(&r, "gcp");
+    assert_eq!(gcp.preemption_rate.value, Some(3.0 / 4.0));
+    // 3 preemptions over 8 GPUs × 72 h.
+    assert_eq!(
+        gcp.preemptions_per_1000_gpu_hours.value,
+        Some(3000.0 / 576.0)
+    );
+    assert!(
+        gcp.preemption_rate
+            .why
+            .as_deref()
+            .is_some_and(|w| w.contains("leaves out")),
+        "the run that could not read it is said: {:?}",
+        gcp.preemption_rate
+    );
+    let quiet = report(&runs[..1], 0, november());
+    assert!(row(&quiet, "gcp").preemption_rate.value.is_none());
 }

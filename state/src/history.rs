@@ -42,6 +42,22 @@ pub struct PoolSeen {
     /// Its time to first GPU, when it was seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_gpu: Option<FirstGpu>,
+    /// What the cloud recorded of the pool's nodes since the previous
+    /// run (or since the placement, for the first), when it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<Recorded>,
+    /// Why `records` is missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_why: Option<String>,
+}
+
+/// Nodes the cloud preempted, and nodes that stopped for any reason (the
+/// preempted among them), from `since` up to the observation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub since: String,
+    pub preempted: u64,
+    pub stopped: u64,
 }
 
 /// A placement's time to first GPU, in seconds from its request, and

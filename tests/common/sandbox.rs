@@ -131,6 +131,15 @@ impl Sandbox {
         assert_eq!(status, 200, "{now}: {body}");
     }
 
+    /// Has `cloud` preempt `nodes` VMs of its pools named `pool` at `at`
+    /// (`POST /preempt`), recorded as the cloud records it.
+    pub fn preempt(&self, cloud: &str, pool: &str, nodes: u64, at: &str) {
+        let url = format!("{}/preempt", self.env["STRATA_SANDBOX_CONTROL"]);
+        let body = serde_json::json!({"cloud": cloud, "pool": pool, "nodes": nodes, "at": at});
+        let (status, answer) = self.http("POST", &url, "", &body.to_string());
+        assert_eq!(status, 201, "{body}: {answer}");
+    }
+
     /// Ends every shortage (`DELETE /capacity`).
     pub fn plenty(&self) {
         let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);

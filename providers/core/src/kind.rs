@@ -190,6 +190,15 @@ pub trait Cloud: Send + Sync {
         Err(crate::reservation::none_here(self.name(), ask))
     }
 
+    /// See [`Driver::pool_records`].
+    async fn pool_records(
+        &self,
+        ask: &crate::records::RecordsAsk,
+    ) -> Result<Option<crate::records::Records>, DriverError> {
+        let _ = ask;
+        Ok(None)
+    }
+
     /// See [`Driver::block_offers`].
     async fn block_offers(
         &self,
@@ -292,6 +301,13 @@ impl<T: Cloud + 'static> Driver for T {
         ask: &crate::reservation::OfferAsk,
     ) -> Result<Vec<crate::reservation::Offer>, DriverError> {
         Cloud::block_offers(self, ask).await
+    }
+
+    async fn pool_records(
+        &self,
+        ask: &crate::records::RecordsAsk,
+    ) -> Result<Option<crate::records::Records>, DriverError> {
+        Cloud::pool_records(self, ask).await
     }
 
     fn queues(&self, type_name: &str, object: &Value) -> Vec<String> {

@@ -20,6 +20,7 @@ mod kind;
 pub mod lasting;
 pub mod money;
 mod plan;
+pub mod records;
 pub mod resend;
 pub mod reservation;
 mod schema;
@@ -350,6 +351,17 @@ pub trait Driver: Recovery + Billing + Send + Sync {
         ask: &reservation::HeldAsk,
     ) -> Result<reservation::Held, DriverError> {
         Err(reservation::none_here(self.name(), ask))
+    }
+
+    /// What the cloud recorded of the node pool `ask` names over its span
+    /// (preempted and stopped nodes); `None` where strata does not read
+    /// this cloud's record (the default).
+    async fn pool_records(
+        &self,
+        ask: &records::RecordsAsk,
+    ) -> Result<Option<records::Records>, DriverError> {
+        let _ = ask;
+        Ok(None)
     }
 
     /// The Capacity Blocks the cloud would sell for `ask`, earliest first;

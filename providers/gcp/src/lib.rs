@@ -17,6 +17,7 @@ mod compute;
 mod container;
 mod iam;
 mod iam_member;
+mod records;
 mod reservations;
 mod scores;
 mod storage;
@@ -256,6 +257,13 @@ impl Cloud for Gcp {
         ask: &strata_provider::reservation::HeldAsk,
     ) -> Result<strata_provider::reservation::Held, DriverError> {
         reservations::reservation(self.ctx().await, ask).await
+    }
+
+    async fn pool_records(
+        &self,
+        ask: &strata_provider::records::RecordsAsk,
+    ) -> Result<Option<strata_provider::records::Records>, DriverError> {
+        records::pool_records(self.ctx().await, ask).await
     }
 
     fn billing(&self, type_name: &str, object: &Value, _today: &str) -> Vec<Billed> {

@@ -9,7 +9,9 @@
 //! `DELETE /capacity` to end every shortage: how a failover is shown;
 //! `POST /clock` (`{"now": "<RFC 3339>"}`) sets the time the stand-ins
 //! keep (a Capacity Block's window), `DELETE /clock` gives back the
-//! system's.
+//! system's; `POST /preempt` (`{"cloud": "gcp", "pool", "nodes", "at"}`)
+//! has the cloud preempt that many of a pool's VMs and record it as the
+//! cloud does.
 //! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
 //! its AKS clusters answers (see `strata_standin::s3gateway`).
 //!
@@ -75,7 +77,9 @@ fn run(dir: &Path) -> Result<(), String> {
         gcp: gcp.shortages(),
         azure: azure.shortages(),
         clock: Default::default(),
+        preempters: capacity::Preempters([("gcp".to_string(), gcp.preempter())].into()),
     };
+    gcp.keep_time(shortages.clock.clone());
     // The S3 gateway strata runs on AKS for checkpoints, reached here
     // from outside the cluster (`runtime { checkpoints { endpoint } }`).
     let gateway =

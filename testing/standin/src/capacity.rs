@@ -156,6 +156,32 @@ pub struct ByCloud {
     pub azure: Shortages,
     /// The time the stand-ins keep (reservation windows).
     pub clock: crate::clock::Clock,
+    /// What preempts each cloud's nodes (`POST /preempt`), by cloud.
+    pub preempters: Preempters,
+}
+
+/// Preempts `nodes` VMs of each node pool named `pool` at a time, as the
+/// cloud records it: how many pools were found.
+pub type Preempter = Arc<dyn Fn(&str, u64, time::OffsetDateTime) -> usize + Send + Sync>;
+
+/// The clouds whose stand-ins can preempt nodes, by name.
+#[derive(Clone, Default)]
+pub struct Preempters(pub std::collections::BTreeMap<String, Preempter>);
+
+impl std::fmt::Debug for Preempters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+/// A preemption the control endpoint is asked for.
+#[derive(Deserialize)]
+struct Preemption {
+    cloud: String,
+    pool: String,
+    nodes: u64,
+    /// When, RFC 3339.
+    at: String,
 }
 
 impl ByCloud {
@@ -230,14 +256,39 @@ fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
                 None => refuse("POST /clock takes {\"now\": \"<RFC 3339>\"}".into()),
             }
         }
+        (&Method::POST, "/preempt") => preempt(clouds, &req.body),
         (&Method::DELETE, "/clock") => {
             clouds.clock.set(None);
             crate::json(200, serde_json::json!({ "now": "system" }))
         }
         _ => crate::json(
             404,
-            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock" }),
+            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock; POST /preempt" }),
         ),
+    }
+}
+
+/// `POST /preempt` (`{"cloud", "pool", "nodes", "at"}`): the cloud's
+/// stand-in preempts that many VMs of each pool of that name.
+fn preempt(clouds: &ByCloud, body: &[u8]) -> hyper::Response<crate::Body> {
+    let refuse = |why: String| crate::json(400, serde_json::json!({ "error": why }));
+    let p: Preemption = match serde_json::from_slice(body) {
+        Ok(p) => p,
+        Err(e) => return refuse(format!("not a preemption: {e}")),
+    };
+    let rfc3339 = &time::format_description::well_known::Rfc3339;
+    let Ok(at) = time::OffsetDateTime::parse(&p.at, rfc3339) else {
+        return refuse(format!("{:?} is not an RFC 3339 time", p.at));
+    };
+    let Some(preempter) = clouds.preempters.0.get(&p.cloud) else {
+        return refuse(format!("the {} stand-in does not preempt", p.cloud));
+    };
+    match preempter(&p.pool, p.nodes, at) {
+        0 => crate::json(
+            404,
+            serde_json::json!({ "error": format!("no node pool {} on {}", p.pool, p.cloud) }),
+        ),
+        pools => crate::json(201, serde_json::json!({ "pools": pools, "nodes": p.nodes })),
     }
 }
 

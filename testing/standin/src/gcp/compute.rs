@@ -30,6 +30,9 @@ impl World {
                     None => not_found(&key),
                 }
             }
+            (["projects", p, "aggregated", "operations"], &Method::GET) => {
+                self.aggregated_operations(req, p)
+            }
             (["projects", p, "aggregated", kind @ ("subnetworks" | "routers")], &Method::GET) => {
                 // Every region's objects, keyed `regions/R`, as Compute's
                 // aggregated lists give them.

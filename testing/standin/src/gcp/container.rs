@@ -290,11 +290,14 @@ impl Wants {
 impl World {
     /// The cluster's nodes made to match node pool `key`'s size (none
     /// once it is gone), labelled as GKE labels them.
-    pub(super) fn nodes_of(&self, key: &str) {
+    pub(super) fn nodes_of(&mut self, key: &str) {
+        let np = self.objects.get(key).cloned().unwrap_or_default();
+        let now = pool_nodes(&np);
+        let was = self.vm_counts.insert(key.to_string(), now).unwrap_or(0);
+        self.shrunk(key, was, now);
         let Some(nodes) = self.kube.as_ref().and_then(|k| k.nodes.as_ref()) else {
             return;
         };
-        let np = self.objects.get(key).cloned().unwrap_or_default();
         // An int64, which Google's JSON writes as a string.
         let count = &np["config"]["accelerators"][0]["acceleratorCount"];
         let gpus = count

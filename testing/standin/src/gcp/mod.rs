@@ -34,6 +34,7 @@ mod replay;
 mod reservations;
 mod rpc;
 mod storage;
+mod vms;
 mod xml;
 
 use crate::{json, serve, Body, Req, Server};
@@ -160,6 +161,22 @@ impl Gcp {
         self.world().shortages.clone()
     }
 
+    /// Stamps what befalls node pools' VMs with `clock`'s time (the
+    /// sandbox's, which its control endpoint sets).
+    pub fn keep_time(&self, clock: crate::clock::Clock) {
+        self.world().clock = clock;
+    }
+
+    /// What preempts VMs of node pools here, as Compute Engine records
+    /// it, for the control endpoint's `POST /preempt`.
+    pub fn preempter(&self) -> crate::capacity::Preempter {
+        let world = self.world.clone();
+        Arc::new(move |pool: &str, nodes: u64, at: time::OffsetDateTime| {
+            let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
+            w.preempt(pool, nodes, at)
+        })
+    }
+
     /// Requests whose `METHOD PATH` starts with `call` are acted on and
     /// their answers held back for an hour: a client killed meanwhile
     /// dies after the cloud acted and before it heard.
@@ -261,6 +278,12 @@ struct World {
     /// Calls whose answers are held ([`Gcp::hold_answers`]).
     held: Vec<String>,
     next: u64,
+    /// What befell node pools' VMs (see `vms.rs`).
+    vm_records: Vec<Json>,
+    /// Each node pool's VMs, as its group last sized it.
+    vm_counts: BTreeMap<String, u64>,
+    /// The time the VMs' records are stamped with ([`Gcp::keep_time`]).
+    clock: crate::clock::Clock,
 }
 
 /// An error as Google's APIs give it (`google.rpc.Status` in JSON, with
@@ -665,18 +688,28 @@ impl World {
 /// A `google.rpc.Status` error, as the Container, IAM and Resource
 /// Manager APIs give them.
 /// The nodes a node pool keeps running: its size, or its autoscaler's
-/// floor.
+/// floor, and never more than its autoscaler's ceiling (the autoscaler
+/// removes nodes above a lowered maximum).
 fn pool_nodes(np: &Json) -> u64 {
     let a = &np["autoscaling"];
-    [
+    let n = |v: &Json| {
+        v.as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    };
+    let size = [
         &np["initialNodeCount"],
         &a["totalMinNodeCount"],
         &a["minNodeCount"],
     ]
-    .iter()
-    .filter_map(|n| n.as_u64())
+    .into_iter()
+    .filter_map(n)
     .max()
-    .unwrap_or(0)
+    .unwrap_or(0);
+    let ceiling = [&a["totalMaxNodeCount"], &a["maxNodeCount"]]
+        .into_iter()
+        .filter_map(n)
+        .min();
+    ceiling.map_or(size, |c| size.min(c))
 }
 
 fn google_rpc(code: u16, status: &str, message: &str) -> Response<Body> {

@@ -1,0 +1,28 @@
+//! What a cloud recorded of a node pool's nodes over a span of time: how
+//! many of its spot nodes it preempted, and how many stopped for any
+//! reason (preempted, or deleted by a scale-down or a repair) — GCP's
+//! preemption rate is the first over the second. Read from each cloud's
+//! own record (GCP's `compute.instances.preempted` operations, …) for a
+//! drift run's observation, so `strata report` can give the rate.
+
+use serde_json::Value as Json;
+
+/// The pool and the span asked about.
+#[derive(Debug, Clone)]
+pub struct RecordsAsk {
+    /// The node pool's resource type (`google_container_node_pool`).
+    pub type_name: String,
+    /// The node pool as the state holds it (its attributes, as JSON).
+    pub pool: Json,
+    /// The span, RFC 3339: from `since` up to `until`.
+    pub since: String,
+    pub until: String,
+}
+
+/// What the cloud recorded over the span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Records {
+    pub preempted: u64,
+    /// Nodes that stopped, the preempted among them.
+    pub stopped: u64,
+}
