@@ -1,6 +1,7 @@
 //! `strata report` over a month of drift runs on the sandbox: a daily
 //! drift cron (each run at its day through `STRATA_NOW`), a pool that
-//! moves from AWS on-demand to GCP spot halfway, two of its VMs preempted
+//! moves from AWS spot to GCP spot halfway, one instance interrupted as
+//! EC2 records it, two of its GCP VMs preempted
 //! and one deleted by a scale-down as GCP records them, and the report's
 //! figures held to the script's — GPU-hours, their cost at each place's
 //! price, the preemption rate, the move's time to first GPU in its three
@@ -97,10 +98,10 @@ fn apply(sb: &Sandbox, work: &Path, more: &[&str]) {
 fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     let dir = common::scratch("report", "month");
     let sb = start(&dir.join("sandbox"));
-    let on_demand = r#"["on_demand"]"#;
-    let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#, on_demand, 2));
+    let spot_first = r#"["spot", "on_demand"]"#;
+    let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#, spot_first, 2));
     apply(&sb, &work, &[]);
-    let aws_price = gpu_hour_micros(&sb, &work, ("aws", "on_demand"));
+    let aws_price = gpu_hour_micros(&sb, &work, ("aws", "spot"));
     let t0 = OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .expect("whole seconds");
@@ -109,10 +110,12 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
         assert_eq!(code, 0, "day {d}:\n{out}");
     };
-    (0..15).for_each(drift_on);
-    // Halfway, GCP's spot capacity goes first and the placement is made
-    // again: the nodes move there.
-    let spot_first = r#"["spot", "on_demand"]"#;
+    // EC2 interrupts a Spot Instance on day 5.
+    (0..6).for_each(drift_on);
+    sb.preempt("aws", "h100", 1, &stamp(day(5) + Duration::hours(12)));
+    (6..15).for_each(drift_on);
+    // Halfway, GCP goes first and the placement is made again: the nodes
+    // move there.
     let moved = spec(r#"["gcp", "aws"]"#, spot_first, 2);
     std::fs::write(work.join("cluster.hcl"), moved).expect("spec");
     apply(&sb, &work, &["--replace-placement", "rep.h100"]);
@@ -163,12 +166,11 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
             "and says why: {r}"
         );
     }
+    // One interrupted of one stopped, as EC2 recorded it.
     let aws = row(&report, "aws");
-    assert!(aws["preemption_rate"].is_null(), "on-demand: {aws}");
-    assert_eq!(
-        aws["why"]["preemption_rate"],
-        "no spot capacity: nothing to preempt"
-    );
+    assert_eq!(aws["preemption_rate"], 1.0, "{aws}");
+    let per_1000 = 1000.0 / aws_hours as f64;
+    assert_eq!(aws["preemptions_per_1000_gpu_hours"], per_1000, "{aws}");
     // Two preempted of three stopped, as GCP recorded them.
     let gcp = row(&report, "gcp");
     assert_eq!(gcp["preemption_rate"], 2.0 / 3.0, "{gcp}");
@@ -210,7 +212,7 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         );
     }
     assert!(
-        markdown.contains("| aws us-east-1 | rep.h100 | on-demand | 5760.0 |"),
+        markdown.contains("| aws us-east-1 | rep.h100 | spot | 5760.0 |"),
         "{markdown}"
     );
 

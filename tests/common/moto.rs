@@ -57,7 +57,7 @@ pub fn start(kube: Option<&strata_standin::kubernetes::Kube>) -> Moto {
             &upstream,
             k.endpoint(),
             Default::default(),
-            Default::default(),
+            strata_standin::node_records::NodeRecords::default(),
         ),
         None => strata_standin::start(&upstream),
     }

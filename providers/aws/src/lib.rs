@@ -15,6 +15,7 @@ mod eks;
 mod error;
 mod iam;
 mod layout;
+mod records;
 mod resends;
 mod reservations;
 mod s3;
@@ -262,6 +263,13 @@ impl Cloud for Aws {
 
     async fn block_offers(&self, ask: &OfferAsk) -> Result<Vec<Offer>, DriverError> {
         reservations::block_offers(&self.clients().await.ec2, ask).await
+    }
+
+    async fn pool_records(
+        &self,
+        ask: &strata_provider::records::RecordsAsk,
+    ) -> Result<Option<strata_provider::records::Records>, DriverError> {
+        records::pool_records(&self.clients().await.ec2, ask).await
     }
 
     /// Every stored object passes here, whatever its version: strata's

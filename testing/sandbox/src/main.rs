@@ -9,7 +9,7 @@
 //! `DELETE /capacity` to end every shortage: how a failover is shown;
 //! `POST /clock` (`{"now": "<RFC 3339>"}`) sets the time the stand-ins
 //! keep (a Capacity Block's window), `DELETE /clock` gives back the
-//! system's; `POST /preempt` (`{"cloud": "gcp", "pool", "nodes", "at"}`)
+//! system's; `POST /preempt` (`{"cloud": "aws" or "gcp", "pool", "nodes", "at"}`)
 //! has the cloud preempt that many of a pool's VMs and record it as the
 //! cloud does.
 //! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
@@ -72,19 +72,25 @@ fn run(dir: &Path) -> Result<(), String> {
     let (eks, gke, aks) = (kube("AWS")?, kube("GCP")?, kube("Azure")?);
     let gcp = gcp::start_with_kube(gke.endpoint()).map_err(io("the GCP stand-in"))?;
     let azure = azure::start_with_kube(aks.endpoint()).map_err(io("the Azure stand-in"))?;
+    let clock = strata_standin::clock::Clock::default();
+    let aws_nodes = strata_standin::node_records::NodeRecords::new(clock.clone());
+    let preempters = [
+        ("aws".to_string(), aws_nodes.preempter()),
+        ("gcp".to_string(), gcp.preempter()),
+    ];
     let shortages = ByCloud {
         aws: Default::default(),
         gcp: gcp.shortages(),
         azure: azure.shortages(),
-        clock: Default::default(),
-        preempters: capacity::Preempters([("gcp".to_string(), gcp.preempter())].into()),
+        clock,
+        preempters: capacity::Preempters(preempters.into()),
     };
     gcp.keep_time(shortages.clock.clone());
     // The S3 gateway strata runs on AKS for checkpoints, reached here
     // from outside the cluster (`runtime { checkpoints { endpoint } }`).
     let gateway =
         s3gateway::start(azure.blobs(), aks.endpoint()).map_err(io("the S3 gateway stand-in"))?;
-    let moto = moto::start(&dir, &eks, shortages.aws.clone(), shortages.clock.clone())?;
+    let moto = moto::start(&dir, &eks, shortages.aws.clone(), aws_nodes)?;
     let control = capacity::control(shortages).map_err(io("the control endpoint"))?;
     // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
     // only what it names.

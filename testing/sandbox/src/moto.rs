@@ -36,7 +36,7 @@ pub fn start(
     dir: &Path,
     kube: &Kube,
     shortages: Shortages,
-    clock: strata_standin::clock::Clock,
+    records: strata_standin::node_records::NodeRecords,
 ) -> Result<Moto, String> {
     let server = server()?;
     let amis = dir.join("amis.json");
@@ -65,7 +65,7 @@ pub fn start(
     }
     let upstream = format!("http://127.0.0.1:{port}");
     let proxy =
-        strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages, clock)
+        strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages, records)
             .map_err(|e| format!("the proxy in front of moto: {e}"))?;
     Ok(Moto {
         child,

@@ -38,6 +38,7 @@ pub mod gcp;
 pub mod github;
 pub mod kubernetes;
 pub mod mirror;
+pub mod node_records;
 mod openapi;
 pub mod proxy;
 pub mod registry;

@@ -31,8 +31,8 @@
 //!   `VersioningConfiguration`.
 
 use crate::capacity::{Ask, Form, Shortages};
-use crate::clock::Clock;
 use crate::kubernetes::{Endpoint, PoolNodes};
+use crate::node_records::NodeRecords;
 use crate::reservations::{Launch, Market};
 use crate::{aws_error, eks_addons, eks_pod_identity, serve, Body, Injection, Req, Server};
 use bytes::Bytes;
@@ -119,31 +119,35 @@ struct Shared {
     typed_by_template: Mutex<std::collections::BTreeSet<String>>,
     /// Node groups' version updates, which moto lacks.
     versions: crate::eks_versions::Versions,
+    /// Node groups' instances that stopped, which moto keeps none of.
+    node_records: crate::node_records::NodeRecords,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
 pub fn start(upstream: &str) -> std::io::Result<Server> {
-    start_inner(upstream, None, Shortages::default(), Clock::default())
+    start_inner(upstream, None, Shortages::default(), NodeRecords::default())
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
 /// Kubernetes API server `kube` (where node groups' nodes join), and node
-/// groups meeting `shortages`; reservations' windows by `clock`.
+/// groups meeting `shortages`; reservations' windows by the clock
+/// `records` keeps, and node groups' stopped instances kept there.
 pub fn start_with_kube(
     upstream: &str,
     kube: Endpoint,
     shortages: Shortages,
-    clock: Clock,
+    records: NodeRecords,
 ) -> std::io::Result<Server> {
-    start_inner(upstream, Some(kube), shortages, clock)
+    start_inner(upstream, Some(kube), shortages, records)
 }
 
 fn start_inner(
     upstream: &str,
     kube: Option<Endpoint>,
     shortages: Shortages,
-    clock: Clock,
+    records: NodeRecords,
 ) -> std::io::Result<Server> {
+    let clock = records.clock();
     let shared = Arc::new(Shared {
         upstream: upstream.trim_end_matches('/').to_string(),
         kube,
@@ -155,6 +159,7 @@ fn start_inner(
         reservations: crate::reservations::Reservations::new(clock),
         typed_by_template: Default::default(),
         versions: Default::default(),
+        node_records: records,
     });
     serve(move |req| handle(shared.clone(), req))
 }
@@ -184,6 +189,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     }
     if let Some(held) = shared.reservations.answer(&req, &region_of(&req)) {
         return held;
+    }
+    if let Some(stopped) = shared.node_records.answer(&req) {
+        return stopped;
     }
     let Req {
         method,
@@ -706,4 +714,8 @@ async fn node_group_nodes(
         }),
     };
     nodes.scale(&p, desired);
+    let spot = group["capacityType"] == "SPOT";
+    shared
+        .node_records
+        .sized(&cluster, &name, desired, spot, &instance_type);
 }
