@@ -171,6 +171,13 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     assert_eq!(aws["preemption_rate"], 1.0, "{aws}");
     let per_1000 = 1000.0 / aws_hours as f64;
     assert_eq!(aws["preemptions_per_1000_gpu_hours"], per_1000, "{aws}");
+    // A daily cron outlasts the hour EC2 shows a terminated instance for:
+    // the figure says what it may miss.
+    let why = aws["why"]["preemption_rate"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("about an hour") && why.contains("24.0 h"),
+        "{aws}"
+    );
     // Two preempted of three stopped, as GCP recorded them.
     let gcp = row(&report, "gcp");
     assert_eq!(gcp["preemption_rate"], 2.0 / 3.0, "{gcp}");

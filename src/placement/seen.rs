@@ -59,6 +59,7 @@ pub fn observation(decisions: &[Decision], seen: Seen<'_>, now: OffsetDateTime) 
                         since: seen.since.to_string(),
                         preempted: r.preempted,
                         stopped: r.stopped,
+                        short: r.short.clone(),
                     }),
                     _ => None,
                 },

@@ -143,12 +143,13 @@ fn preemptions(t: &Tally, gpu_hours: Option<f64>) -> (Figure<f64>, Figure<f64>) 
         let unread = || Figure::unknown(why);
         return (unread(), unread());
     }
-    // Some runs could not read the record: the figures leave their
-    // spans out, and say so.
-    let partial = t
-        .records_why
-        .as_ref()
-        .map(|w| format!("leaves out drift runs that could not read it: {w}"));
+    // Some runs could not read the record, or read one kept for less
+    // than their span: the figures may leave some out, and say so.
+    let partial = match (&t.records_why, &t.records_short) {
+        (Some(w), _) => Some(format!("leaves out drift runs that could not read it: {w}")),
+        (None, Some(short)) => Some(format!("may leave some out: {short}")),
+        (None, None) => None,
+    };
     let with = |value: f64| Figure {
         value: Some(value),
         why: partial.clone(),

@@ -80,6 +80,8 @@ struct Tally {
     stopped: u64,
     records_read: usize,
     records_why: Option<String>,
+    /// What a cloud's record may have left out of a run's span.
+    records_short: Option<String>,
 }
 
 /// The report over `history` for `period`.
@@ -155,6 +157,9 @@ impl Tally {
                 self.preempted += r.preempted;
                 self.stopped += r.stopped;
                 self.records_read += 1;
+                if r.short.is_some() {
+                    self.records_short.clone_from(&r.short);
+                }
             }
             None => self.records_why = seen.records_why.clone(),
         }

@@ -146,6 +146,7 @@ fn preemptions_are_the_clouds_record_summed_over_the_runs_in_the_period() {
             since: at(1, 0),
             preempted,
             stopped,
+            short: None,
         });
         s.records_why = None;
         s

@@ -58,6 +58,9 @@ pub struct Recorded {
     pub since: String,
     pub preempted: u64,
     pub stopped: u64,
+    /// What the cloud's record may leave out of the span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short: Option<String>,
 }
 
 /// A placement's time to first GPU, in seconds from its request, and

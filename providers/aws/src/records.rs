@@ -18,6 +18,9 @@ use strata_provider::DriverError;
 
 const NODE_GROUP: &str = "aws_eks_node_group";
 
+/// About how long EC2 shows a terminated instance, in seconds.
+const SHOWN_FOR: i64 = 3600;
+
 /// The state reasons of an interrupted Spot Instance.
 const INTERRUPTED: [&str; 2] = [
     "Server.SpotInstanceTermination",
@@ -48,7 +51,13 @@ pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Recor
         ))
         .into_paginator()
         .send();
-    let mut records = Records::default();
+    let mut records = Records {
+        short: (until - since > SHOWN_FOR).then(|| {
+            let hours = (until - since) as f64 / 3600.0;
+            format!("EC2 shows a terminated instance for about an hour and this span was {hours:.1} h: instances that stopped before its last hour may be missing (run the drift cron hourly)")
+        }),
+        ..Records::default()
+    };
     while let Some(page) = pages.next().await {
         let page = page.map_err(|e| api("DescribeInstances", e))?;
         for i in page.reservations().iter().flat_map(|r| r.instances()) {

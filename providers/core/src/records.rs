@@ -20,9 +20,12 @@ pub struct RecordsAsk {
 }
 
 /// What the cloud recorded over the span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Records {
     pub preempted: u64,
     /// Nodes that stopped, the preempted among them.
     pub stopped: u64,
+    /// What the record may leave out of the span, when the cloud keeps
+    /// it for less time than the span lasted.
+    pub short: Option<String>,
 }

@@ -36,6 +36,7 @@ pub async fn pool_records(c: &Ctx, ask: &RecordsAsk) -> Result<Option<Records>, 
     Ok(Some(Records {
         preempted,
         stopped: preempted + deleted,
+        short: None,
     }))
 }
 
