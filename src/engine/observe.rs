@@ -7,7 +7,7 @@ use super::prepare::call_driver;
 use crate::builtin::Drivers;
 use crate::placement::{Decision, RecordsSeen};
 use std::collections::BTreeMap;
-use strata_provider::records::RecordsAsk;
+use strata_provider::records::{NetworkObject, RecordsAsk};
 use strata_state::model::InstanceKey;
 use strata_state::State;
 
@@ -39,6 +39,7 @@ pub(super) fn records(
                 let ask = RecordsAsk {
                     type_name: type_name.to_string(),
                     pool: object,
+                    network: network_objects(state, &c.call),
                     since: since.to_string(),
                     until: until.to_string(),
                 };
@@ -66,6 +67,35 @@ fn ask_cloud(
         )),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The NAT gateways a cluster module's network sends traffic out by.
+const GATEWAYS: [&str; 3] = [
+    "aws_nat_gateway",
+    "google_compute_router_nat",
+    "azurerm_nat_gateway",
+];
+
+/// The network objects of module call `call` its egress is metered at.
+fn network_objects(state: &State, call: &str) -> Vec<NetworkObject> {
+    let in_call = |r: &&strata_state::ResourceState| {
+        r.id.module.steps().first().is_some_and(|s| s.call == call)
+            && GATEWAYS.contains(&r.id.type_name.as_str())
+    };
+    state
+        .resources
+        .iter()
+        .filter(in_call)
+        .flat_map(|r| {
+            let live = r.instances.iter().filter(|i| i.deposed.is_none());
+            live.filter_map(|i| {
+                Some(NetworkObject {
+                    type_name: r.id.type_name.clone(),
+                    object: i.attributes.json().ok()?,
+                })
+            })
+        })
+        .collect()
 }
 
 /// The node pool `pool` of module call `call`, as the state holds it: its

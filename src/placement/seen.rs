@@ -60,6 +60,8 @@ pub fn observation(decisions: &[Decision], seen: Seen<'_>, now: OffsetDateTime) 
                         preempted: r.preempted,
                         stopped: r.stopped,
                         short: r.short.clone(),
+                        egress_bytes: r.egress.as_ref().ok().copied(),
+                        egress_why: r.egress.as_ref().err().cloned(),
                     }),
                     _ => None,
                 },

@@ -47,10 +47,7 @@ pub(super) fn row(key: RowKey, t: Tally) -> Row {
     let gpu_hours = gpu_hours(&t);
     let (preemption_rate, per_1000) = preemptions(&t, gpu_hours.value);
     Row {
-        egress_bytes: Figure::unknown(format!(
-            "strata does not yet read {}'s network egress metrics",
-            key.cloud
-        )),
+        egress_bytes: egress(&t, &key.cloud),
         first_gpu: first_gpu(&t),
         cost: cost(&t),
         capacity: t.capacity,
@@ -163,4 +160,25 @@ fn preemptions(t: &Tally, gpu_hours: Option<f64>) -> (Figure<f64>, Figure<f64>) 
         _ => Figure::unknown("no GPU-hours counted to divide by"),
     };
     (rate, per_1000)
+}
+
+/// Bytes the pool's cluster network sent out through its NAT gateways
+/// over the drift runs in the period, from the cloud's metrics.
+fn egress(t: &Tally, cloud: &str) -> Figure<u64> {
+    let unread = || match (&t.egress_why, &t.records_why) {
+        (Some(why), _) => why.clone(),
+        (None, Some(why)) => format!("the cloud's records were not read: {why}"),
+        (None, None) => format!("strata does not yet read {cloud}'s network egress metrics"),
+    };
+    match (t.egress, t.egress_unread) {
+        (None, _) => Figure::unknown(unread()),
+        (Some(b), 0) => Figure::known(b),
+        (Some(b), n) => Figure {
+            value: Some(b),
+            why: Some(format!(
+                "leaves out {n} drift runs that could not read it: {}",
+                unread()
+            )),
+        },
+    }
 }

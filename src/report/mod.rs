@@ -82,6 +82,11 @@ struct Tally {
     records_why: Option<String>,
     /// What a cloud's record may have left out of a run's span.
     records_short: Option<String>,
+    /// Bytes sent out over the runs whose records metered them, and how
+    /// many runs' records did not.
+    egress: Option<u64>,
+    egress_unread: usize,
+    egress_why: Option<String>,
 }
 
 /// The report over `history` for `period`.
@@ -160,8 +165,18 @@ impl Tally {
                 if r.short.is_some() {
                     self.records_short.clone_from(&r.short);
                 }
+                match r.egress_bytes {
+                    Some(b) => *self.egress.get_or_insert(0) += b,
+                    None => {
+                        self.egress_unread += 1;
+                        self.egress_why.clone_from(&r.egress_why);
+                    }
+                }
             }
-            None => self.records_why = seen.records_why.clone(),
+            None => {
+                self.records_why = seen.records_why.clone();
+                self.egress_unread += 1;
+            }
         }
     }
 

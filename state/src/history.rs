@@ -61,6 +61,12 @@ pub struct Recorded {
     /// What the cloud's record may leave out of the span.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short: Option<String>,
+    /// Bytes the pool's cluster network sent out over the span, where
+    /// the cloud's metrics were read, else why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_why: Option<String>,
 }
 
 /// A placement's time to first GPU, in seconds from its request, and

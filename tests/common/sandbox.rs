@@ -140,6 +140,15 @@ impl Sandbox {
         assert_eq!(status, 201, "{body}: {answer}");
     }
 
+    /// Has `cloud` meter `bytes` sent out through each of its NAT
+    /// gateways at `at` (`POST /egress`).
+    pub fn egress(&self, cloud: &str, bytes: u64, at: &str) {
+        let url = format!("{}/egress", self.env["STRATA_SANDBOX_CONTROL"]);
+        let body = serde_json::json!({"cloud": cloud, "bytes": bytes, "at": at});
+        let (status, answer) = self.http("POST", &url, "", &body.to_string());
+        assert_eq!(status, 201, "{body}: {answer}");
+    }
+
     /// Ends every shortage (`DELETE /capacity`).
     pub fn plenty(&self) {
         let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);

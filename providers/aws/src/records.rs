@@ -56,6 +56,7 @@ pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Recor
             let hours = (until - since) as f64 / 3600.0;
             format!("EC2 shows a terminated instance for about an hour and this span was {hours:.1} h: instances that stopped before its last hour may be missing (run the drift cron hourly)")
         }),
+        egress: Err("strata does not yet read AWS's NAT gateway metrics (CloudWatch's BytesOutToDestination)".into()),
         ..Records::default()
     };
     while let Some(page) = pages.next().await {

@@ -14,13 +14,24 @@ pub struct RecordsAsk {
     pub type_name: String,
     /// The node pool as the state holds it (its attributes, as JSON).
     pub pool: Json,
+    /// The objects of the pool's cluster network its traffic leaves by
+    /// (a NAT gateway), as the state holds them.
+    pub network: Vec<NetworkObject>,
     /// The span, RFC 3339: from `since` up to `until`.
     pub since: String,
     pub until: String,
 }
 
+/// An object of a cluster's network, as the state holds it.
+#[derive(Debug, Clone)]
+pub struct NetworkObject {
+    /// `google_compute_router_nat`, `aws_nat_gateway`, …
+    pub type_name: String,
+    pub object: Json,
+}
+
 /// What the cloud recorded over the span.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Records {
     pub preempted: u64,
     /// Nodes that stopped, the preempted among them.
@@ -28,4 +39,18 @@ pub struct Records {
     /// What the record may leave out of the span, when the cloud keeps
     /// it for less time than the span lasted.
     pub short: Option<String>,
+    /// Bytes the pool's cluster network sent out over the span (through
+    /// its NAT gateways), or why they could not be read.
+    pub egress: Result<u64, String>,
+}
+
+impl Default for Records {
+    fn default() -> Records {
+        Records {
+            preempted: 0,
+            stopped: 0,
+            short: None,
+            egress: Err("strata does not yet read this cloud's network egress metrics".into()),
+        }
+    }
 }

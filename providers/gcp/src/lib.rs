@@ -41,10 +41,11 @@ pub struct Endpoints {
     pub iam: String,
     pub resource_manager: String,
     pub storage: String,
+    pub monitoring: String,
 }
 
 /// The settings (`name`, environment variables, Google's default URL).
-const ENDPOINTS: [(&str, &str, &str); 5] = [
+const ENDPOINTS: [(&str, &str, &str); 6] = [
     (
         "compute_custom_endpoint",
         "GOOGLE_COMPUTE_CUSTOM_ENDPOINT",
@@ -69,6 +70,12 @@ const ENDPOINTS: [(&str, &str, &str); 5] = [
         "storage_custom_endpoint",
         "GOOGLE_STORAGE_CUSTOM_ENDPOINT",
         "https://storage.googleapis.com/storage/v1/",
+    ),
+    // Cloud Monitoring's paths carry their version (`v3/…`).
+    (
+        "monitoring_custom_endpoint",
+        "GOOGLE_MONITORING_CUSTOM_ENDPOINT",
+        "https://monitoring.googleapis.com/",
     ),
 ];
 
@@ -204,7 +211,8 @@ impl Gcp {
             }
             url
         };
-        let [compute, container, iam, resource_manager, storage] = ENDPOINTS.map(endpoint);
+        let [compute, container, iam, resource_manager, storage, monitoring] =
+            ENDPOINTS.map(endpoint);
         Ctx {
             rest: strata_rest::Client::new(
                 Arc::new(auth::GoogleAuth::from_settings(s.access_token.clone())),
@@ -217,6 +225,7 @@ impl Gcp {
                 iam,
                 resource_manager,
                 storage,
+                monitoring,
             },
             project: s.project.clone().or_else(|| {
                 first_env(&[

@@ -37,7 +37,66 @@ pub async fn pool_records(c: &Ctx, ask: &RecordsAsk) -> Result<Option<Records>, 
         preempted,
         stopped: preempted + deleted,
         short: None,
+        // Metrics read or not, the record of preemptions stands.
+        egress: egress(c, &project, ask)
+            .await
+            .unwrap_or_else(|e| Err(e.to_string())),
     }))
+}
+
+const NAT: &str = "google_compute_router_nat";
+
+/// Bytes the cluster network's Cloud NAT gateways sent out over the span
+/// (`router.googleapis.com/nat/sent_bytes_count`, summed hour by hour);
+/// why not, where the network has no gateway in the state.
+async fn egress(
+    c: &Ctx,
+    project: &str,
+    ask: &RecordsAsk,
+) -> Result<Result<u64, String>, DriverError> {
+    let gateways: Vec<_> = ask.network.iter().filter(|n| n.type_name == NAT).collect();
+    if gateways.is_empty() {
+        return Ok(Err(
+            "no Cloud NAT gateway of the pool's cluster network in the state".into(),
+        ));
+    }
+    let mut total = 0;
+    for nat in gateways {
+        let text = |k: &str| nat.object[k].as_str().unwrap_or_default().to_string();
+        let filter = format!(
+            "metric.type = \"router.googleapis.com/nat/sent_bytes_count\" AND resource.type = \"nat_gateway\" AND resource.labels.gateway_name = \"{}\" AND resource.labels.region = \"{}\"",
+            text("name"),
+            text("region")
+        );
+        let mut url = format!("{}v3/projects/{project}/timeSeries", c.endpoints.monitoring);
+        for (k, v) in [
+            ("filter", filter.as_str()),
+            ("interval.startTime", ask.since.as_str()),
+            ("interval.endTime", ask.until.as_str()),
+            ("aggregation.alignmentPeriod", "3600s"),
+            ("aggregation.perSeriesAligner", "ALIGN_SUM"),
+        ] {
+            url = strata_rest::with_query(&url, k, v);
+        }
+        let series = c.rest.list("list time series", &url, "timeSeries").await?;
+        total += series.iter().map(sent).sum::<u64>();
+    }
+    Ok(Ok(total))
+}
+
+/// The bytes of one series' points (`int64Value`, a string in JSON).
+fn sent(series: &Json) -> u64 {
+    series["points"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let v = &p["value"]["int64Value"];
+            v.as_str()
+                .and_then(|s| s.parse().ok())
+                .or_else(|| v.as_u64())
+        })
+        .sum()
 }
 
 /// The names the pool's VMs start with: each instance group's, without

@@ -50,6 +50,9 @@ APIS = {
         "cloudresourcemanager.projects.setIamPolicy",
         "cloudresourcemanager.projects.get",
     ],
+    # Cloud NAT's egress (`router.googleapis.com/nat/sent_bytes_count`),
+    # read for `strata report`.
+    "monitoring.v3": ["monitoring.projects.timeSeries.list"],
     "storage.v1": [
         "storage.buckets.",
         "storage.objects.",

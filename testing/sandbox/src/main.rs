@@ -11,7 +11,8 @@
 //! keep (a Capacity Block's window), `DELETE /clock` gives back the
 //! system's; `POST /preempt` (`{"cloud": "aws" or "gcp", "pool", "nodes", "at"}`)
 //! has the cloud preempt that many of a pool's VMs and record it as the
-//! cloud does.
+//! cloud does; `POST /egress` (`{"cloud": "gcp", "bytes", "at"}`) meters
+//! bytes sent out through its NAT gateways.
 //! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
 //! its AKS clusters answers (see `strata_standin::s3gateway`).
 //!
@@ -83,7 +84,8 @@ fn run(dir: &Path) -> Result<(), String> {
         gcp: gcp.shortages(),
         azure: azure.shortages(),
         clock,
-        preempters: capacity::Preempters(preempters.into()),
+        preempters: capacity::ByName(preempters.into()),
+        egressers: capacity::ByName([("gcp".to_string(), gcp.egresser())].into()),
     };
     gcp.keep_time(shortages.clock.clone());
     // The S3 gateway strata runs on AKS for checkpoints, reached here
@@ -210,6 +212,7 @@ impl Env<'_> {
             ("IAM", "iam"),
             ("RESOURCE_MANAGER", "crm"),
             ("STORAGE", "storage"),
+            ("MONITORING", "monitoring"),
         ] {
             vars.push((
                 format!("GOOGLE_{api}_CUSTOM_ENDPOINT"),

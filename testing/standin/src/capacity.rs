@@ -158,21 +158,48 @@ pub struct ByCloud {
     pub clock: crate::clock::Clock,
     /// What preempts each cloud's nodes (`POST /preempt`), by cloud.
     pub preempters: Preempters,
+    /// What meters each cloud's egress (`POST /egress`), by cloud.
+    pub egressers: Egressers,
+}
+
+/// Meters `bytes` sent out through each NAT gateway of the cloud at a
+/// time: how many gateways there are.
+pub type Egresser = Arc<dyn Fn(u64, time::OffsetDateTime) -> usize + Send + Sync>;
+
+/// The clouds whose stand-ins meter egress.
+pub type Egressers = ByName<Egresser>;
+
+/// Egress the control endpoint is asked to meter.
+#[derive(Deserialize)]
+struct Egress {
+    cloud: String,
+    bytes: u64,
+    at: String,
 }
 
 /// Preempts `nodes` VMs of each node pool named `pool` at a time, as the
 /// cloud records it: how many pools were found.
 pub type Preempter = Arc<dyn Fn(&str, u64, time::OffsetDateTime) -> usize + Send + Sync>;
 
-/// The clouds whose stand-ins can preempt nodes, by name.
-#[derive(Clone, Default)]
-pub struct Preempters(pub std::collections::BTreeMap<String, Preempter>);
+/// What each cloud's stand-in does when the control endpoint asks, by
+/// cloud.
+#[derive(Clone)]
+pub struct ByName<F>(pub std::collections::BTreeMap<String, F>);
 
-impl std::fmt::Debug for Preempters {
+impl<F> Default for ByName<F> {
+    fn default() -> Self {
+        ByName(Default::default())
+    }
+}
+
+impl<F> std::fmt::Debug for ByName<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.0.keys()).finish()
     }
 }
+
+/// The clouds whose stand-ins can preempt nodes.
+pub type Preempters = ByName<Preempter>;
 
 /// A preemption the control endpoint is asked for.
 #[derive(Deserialize)]
@@ -215,7 +242,6 @@ pub fn control(clouds: ByCloud) -> std::io::Result<crate::Server> {
 fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
     use hyper::Method;
     let listed = |status| crate::json(status, serde_json::json!({ "shortages": clouds.all() }));
-    let refuse = |why: String| crate::json(400, serde_json::json!({ "error": why }));
     match (&req.method, req.path.trim_end_matches('/')) {
         (&Method::GET, "/capacity") => listed(200),
         (&Method::DELETE, "/capacity") => {
@@ -257,28 +283,41 @@ fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
             }
         }
         (&Method::POST, "/preempt") => preempt(clouds, &req.body),
+        (&Method::POST, "/egress") => egress(clouds, &req.body),
         (&Method::DELETE, "/clock") => {
             clouds.clock.set(None);
             crate::json(200, serde_json::json!({ "now": "system" }))
         }
         _ => crate::json(
             404,
-            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock; POST /preempt" }),
+            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock; POST /preempt; POST /egress" }),
         ),
     }
+}
+
+fn refuse(why: String) -> hyper::Response<crate::Body> {
+    crate::json(400, serde_json::json!({ "error": why }))
+}
+
+/// The control endpoint's ask in `body`, as `T`, and its time (`at`).
+fn asked<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    what: &str,
+    at: impl Fn(&T) -> &str,
+) -> Result<(T, time::OffsetDateTime), hyper::Response<crate::Body>> {
+    let asked: T = serde_json::from_slice(body).map_err(|e| refuse(format!("not {what}: {e}")))?;
+    let rfc3339 = &time::format_description::well_known::Rfc3339;
+    let when = time::OffsetDateTime::parse(at(&asked), rfc3339)
+        .map_err(|_| refuse(format!("{:?} is not an RFC 3339 time", at(&asked))))?;
+    Ok((asked, when))
 }
 
 /// `POST /preempt` (`{"cloud", "pool", "nodes", "at"}`): the cloud's
 /// stand-in preempts that many VMs of each pool of that name.
 fn preempt(clouds: &ByCloud, body: &[u8]) -> hyper::Response<crate::Body> {
-    let refuse = |why: String| crate::json(400, serde_json::json!({ "error": why }));
-    let p: Preemption = match serde_json::from_slice(body) {
-        Ok(p) => p,
-        Err(e) => return refuse(format!("not a preemption: {e}")),
-    };
-    let rfc3339 = &time::format_description::well_known::Rfc3339;
-    let Ok(at) = time::OffsetDateTime::parse(&p.at, rfc3339) else {
-        return refuse(format!("{:?} is not an RFC 3339 time", p.at));
+    let (p, at) = match asked(body, "a preemption", |p: &Preemption| &p.at) {
+        Ok(x) => x,
+        Err(refused) => return refused,
     };
     let Some(preempter) = clouds.preempters.0.get(&p.cloud) else {
         return refuse(format!("the {} stand-in does not preempt", p.cloud));
@@ -289,6 +328,25 @@ fn preempt(clouds: &ByCloud, body: &[u8]) -> hyper::Response<crate::Body> {
             serde_json::json!({ "error": format!("no node pool {} on {}", p.pool, p.cloud) }),
         ),
         pools => crate::json(201, serde_json::json!({ "pools": pools, "nodes": p.nodes })),
+    }
+}
+
+/// `POST /egress` (`{"cloud", "bytes", "at"}`): the cloud's stand-in
+/// meters that many bytes sent out through each of its NAT gateways.
+fn egress(clouds: &ByCloud, body: &[u8]) -> hyper::Response<crate::Body> {
+    let (e, at) = match asked(body, "egress", |e: &Egress| &e.at) {
+        Ok(x) => x,
+        Err(refused) => return refused,
+    };
+    let Some(meter) = clouds.egressers.0.get(&e.cloud) else {
+        return refuse(format!("the {} stand-in meters no egress", e.cloud));
+    };
+    match meter(e.bytes, at) {
+        0 => crate::json(
+            404,
+            serde_json::json!({ "error": format!("no NAT gateway on {}", e.cloud) }),
+        ),
+        gateways => crate::json(201, serde_json::json!({ "gateways": gateways })),
     }
 }
 

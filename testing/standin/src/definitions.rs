@@ -44,7 +44,7 @@ pub enum Side {
     Response,
 }
 
-const DOCUMENTS: [(&str, &str); 7] = [
+const DOCUMENTS: [(&str, &str); 8] = [
     (
         "compute",
         include_str!("../../definitions/google/compute.v1.json"),
@@ -61,6 +61,10 @@ const DOCUMENTS: [(&str, &str); 7] = [
     (
         "storage",
         include_str!("../../definitions/google/storage.v1.json"),
+    ),
+    (
+        "monitoring",
+        include_str!("../../definitions/google/monitoring.v3.json"),
     ),
     (
         "github",

@@ -29,6 +29,7 @@
 mod compute;
 mod container;
 mod iam;
+mod monitoring;
 #[cfg(test)]
 mod replay;
 mod reservations;
@@ -74,7 +75,11 @@ impl Gcp {
     /// The base URL of one API (`compute`, `container`, `iam`, `crm`,
     /// `storage`), as a `*_custom_endpoint` takes it.
     pub fn endpoint(&self, api: &str) -> String {
-        format!("{}/{api}/v1/", self.server.url)
+        match api {
+            // Cloud Monitoring's base URL has no version: its paths do.
+            "monitoring" => format!("{}/monitoring/", self.server.url),
+            _ => format!("{}/{api}/v1/", self.server.url),
+        }
     }
 
     pub fn token_uri(&self) -> String {
@@ -174,6 +179,16 @@ impl Gcp {
         Arc::new(move |pool: &str, nodes: u64, at: time::OffsetDateTime| {
             let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
             w.preempt(pool, nodes, at)
+        })
+    }
+
+    /// What records egress through Cloud NAT gateways here, for the
+    /// control endpoint's `POST /egress`.
+    pub fn egresser(&self) -> crate::capacity::Egresser {
+        let world = self.world.clone();
+        Arc::new(move |bytes: u64, at: time::OffsetDateTime| {
+            let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
+            w.egress(bytes, at)
         })
     }
 
@@ -284,6 +299,8 @@ struct World {
     vm_counts: BTreeMap<String, u64>,
     /// The time the VMs' records are stamped with ([`Gcp::keep_time`]).
     clock: crate::clock::Clock,
+    /// Bytes each Cloud NAT gateway sent out (see `monitoring.rs`).
+    nat_sent: Vec<monitoring::Sent>,
 }
 
 /// An error as Google's APIs give it (`google.rpc.Status` in JSON, with
@@ -420,9 +437,11 @@ impl World {
             );
         }
         let path = req.path.trim_start_matches('/');
-        let (api, rest) = match path.split_once("/v1/") {
-            Some(x) => x,
-            None => return not_found(path),
+        // Cloud Monitoring's is version 3 (`monitoring/v3/projects/…`).
+        let (api, rest) = match (path.split_once("/v1/"), path.strip_prefix("monitoring/v3/")) {
+            (_, Some(rest)) => ("monitoring", rest),
+            (Some(x), None) => x,
+            (None, None) => return not_found(path),
         };
         let segs: Vec<&str> = rest.split('/').collect();
         // Held to Google's definitions: the request before it is served,
@@ -458,6 +477,7 @@ impl World {
             "iam" => self.iam(req, &segs),
             "crm" => self.crm(req, &segs),
             "storage" => self.storage(req, &segs),
+            "monitoring" => self.monitoring(req, &segs),
             _ => not_found(path),
         };
         let answer = match method {
