@@ -581,6 +581,22 @@ fn a_capacity_block_is_found_and_bought_for_a_pool() {
     );
 
     respec("        max_price = 5000\n        purchase  = true\n");
+    // The plan's cost shows the purchase once, apart from the hourly
+    // figures, in every form.
+    let (code, out) = at(&sb, &work, now, &["plan"]);
+    assert_eq!(code, 0, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Bought by this apply, once")
+            && flat.contains("module.find_aws: Capacity Block")
+            && flat.contains("in us-east-1a, $3 020.54"),
+        "{out}"
+    );
+    let (code, out) = at(&sb, &work, now, &["cost", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let cost: Json = serde_json::from_str(&out).expect("cost JSON");
+    assert_eq!(cost["purchases"][0]["amount"], 3020.54, "{out}");
+    assert_eq!(cost["purchases"][0]["module"], "find_aws", "{out}");
     let (code, out) = at(&sb, &work, now, &["apply", "--auto-approve"]);
     assert_eq!(code, 0, "{out}");
     let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -617,9 +633,11 @@ fn a_capacity_block_is_found_and_bought_for_a_pool() {
         .expect("the block's id");
     assert!(id.starts_with("cr-"), "{listed}");
 
-    // Bought once: the next plans keep it, and the nodes wait for it.
+    // Bought once: the next plans keep it, and the nodes wait for it;
+    // nothing is bought again.
     let (code, out) = at(&sb, &work, now, &["plan", "--detailed-exitcode"]);
     assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Bought by this apply"), "{out}");
     assert!(
         out.contains(&format!("{id} starts at 2026-12-10T11:30:00Z")),
         "{out}"

@@ -12,7 +12,7 @@ use super::rules::{allowed, known_string};
 use super::{diag, known};
 use crate::config::ConfigScope;
 use crate::diag::{Diags, Span};
-use crate::placement::{Candidate, Purchase, Skipped};
+use crate::placement::{Buying, Candidate, Purchase, Skipped};
 use crate::syntax::Body;
 use std::collections::BTreeMap;
 use strata_provider::money::Usd;
@@ -249,6 +249,7 @@ pub(super) fn consider(
             purchase: Some(Purchase {
                 call: place.call.to_string(),
                 offering: bought.offering.clone(),
+                buys: None,
             }),
             shown: Vec::new(),
         };
@@ -294,22 +295,21 @@ fn offered_outcome(
             ..BlockOutcome::default()
         },
         Some(o) => {
-            let terms = format!(
-                "{} {} × {} from {} to {} in {} for {}",
-                o.id,
-                ask.instances,
-                ask.instance_type,
-                o.starts,
-                o.ends,
-                o.zone,
-                o.upfront.dollars()
+            let bought = format!(
+                "{} × {} from {} to {} in {}",
+                ask.instances, ask.instance_type, o.starts, o.ends, o.zone
             );
+            let terms = format!("{} {bought} for {}", o.id, o.upfront.dollars());
             let (why, purchase) = match b.purchase {
                 true => (
                     format!("Capacity Block {terms} is bought by this apply (a purchase is final); the nodes move onto it once it begins"),
                     Some(Purchase {
                         call: place.call.to_string(),
                         offering: o.id.clone(),
+                        buys: Some(Buying {
+                            upfront: o.upfront,
+                            terms: bought,
+                        }),
                     }),
                 ),
                 false => (

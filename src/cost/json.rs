@@ -1,7 +1,7 @@
 //! The cost as JSON: the plan JSON's top-level `"cost"` object, which a
 //! saved plan keeps too and reads back. Amounts are exact decimals.
 
-use super::{Committed, Cost, FeeCost, Hourly, PoolCost, PriorPool, Total, Unpriced};
+use super::{Committed, Cost, FeeCost, Hourly, PoolCost, PriorPool, PurchaseCost, Total, Unpriced};
 use serde_json::{json, Map, Value as Json};
 use strata_provider::billing::{Capacity, Count, Nodes};
 use strata_provider::money::Usd;
@@ -118,7 +118,7 @@ impl Cost {
             })
             .collect();
         let all = self.total(None);
-        json!({
+        let mut out = json!({
             "currency": "USD",
             "hours_per_month": strata_provider::money::HOURS_PER_MONTH,
             "resources": self.pools.iter().map(pool).collect::<Vec<_>>(),
@@ -128,7 +128,17 @@ impl Cost {
             "hourly": hourly(all.hourly),
             "prior_hourly": hourly(all.prior_hourly),
             "by_cloud": by_cloud,
-        })
+        });
+        // Only where the apply buys something, so a cost without one reads
+        // as it always has.
+        if let (Some(o), false) = (out.as_object_mut(), self.purchases.is_empty()) {
+            let bought = self
+                .purchases
+                .iter()
+                .map(|p| json!({"module": p.call, "what": p.what, "amount": usd(p.amount)}));
+            o.insert("purchases".into(), Json::Array(bought.collect()));
+        }
+        out
     }
 
     /// A cost read back from [`Cost::to_json`] (a saved plan).
@@ -148,6 +158,10 @@ impl Cost {
             fees: list("fees")
                 .iter()
                 .map(fee_from)
+                .collect::<Result<_, _>>()?,
+            purchases: list("purchases")
+                .iter()
+                .map(purchase_from)
                 .collect::<Result<_, _>>()?,
             unpriced: list("unpriced")
                 .iter()
@@ -247,6 +261,14 @@ fn pool_from(j: &Json) -> Result<PoolCost, String> {
         prior,
         price_source: text(j, "price_source")?,
         committed: committed_from(j)?,
+    })
+}
+
+fn purchase_from(j: &Json) -> Result<PurchaseCost, String> {
+    Ok(PurchaseCost {
+        call: text(j, "module")?,
+        what: text(j, "what")?,
+        amount: money(j, "amount")?.ok_or("a purchase has no amount")?,
     })
 }
 

@@ -25,6 +25,19 @@ pub struct Cost {
     pub fees: Vec<FeeCost>,
     /// What is billed but cannot be priced, and why: never counted as free.
     pub unpriced: Vec<Unpriced>,
+    /// What the apply buys outright (a Capacity Block, paid up front):
+    /// charged once, not by the hour.
+    pub purchases: Vec<PurchaseCost>,
+}
+
+/// A purchase the apply makes, charged once when it is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PurchaseCost {
+    /// The module call that buys it (`train_aws`).
+    pub call: String,
+    /// What is bought: `Capacity Block cb-0abc: 2 × p5.48xlarge from … to … in us-east-1a`.
+    pub what: String,
+    pub amount: Usd,
 }
 
 /// One node pool: what it costs as planned, and as it was.
@@ -252,7 +265,10 @@ impl Total {
 impl Cost {
     /// Whether there is anything to report.
     pub fn is_empty(&self) -> bool {
-        self.pools.is_empty() && self.fees.is_empty() && self.unpriced.is_empty()
+        self.pools.is_empty()
+            && self.fees.is_empty()
+            && self.unpriced.is_empty()
+            && self.purchases.is_empty()
     }
 
     /// The clouds priced, in name order.

@@ -2,7 +2,7 @@
 //! the change at the fewest and the most nodes, what an unknown count
 //! leaves unknown, and the JSON a saved plan keeps it as.
 
-use super::{Cost, FeeCost, PoolCost, PriorPool, Unpriced};
+use super::{Cost, FeeCost, PoolCost, PriorPool, PurchaseCost, Unpriced};
 use strata_provider::billing::{Capacity, Count, Nodes};
 use strata_provider::money::Usd;
 use strata_state::model::Address;
@@ -78,6 +78,11 @@ fn plan_cost() -> Cost {
             addr: addr("azurerm_kubernetes_cluster_node_pool.z"),
             part: None,
             why: "no price for Standard_X".into(),
+        }],
+        purchases: vec![PurchaseCost {
+            call: "train_aws".into(),
+            what: "Capacity Block cb-1: 2 × p5.48xlarge".into(),
+            amount: usd("1180.00"),
         }],
     }
 }

@@ -454,9 +454,27 @@ pub(super) fn make_plan(
     }
     plan.placements = p.expansion.placements().cloned().collect();
     plan.cost.commit(held_pools(&plan.placements));
+    plan.cost.purchases = purchases(&plan.placements);
     plan.dispatch = p.expansion.dispatch().cloned().collect();
     plan.plugin_served = plugin_served(drivers);
     Ok(plan)
+}
+
+/// What this apply buys for placed pools (a Capacity Block, once), as
+/// the cost table shows it.
+fn purchases(decisions: &[crate::placement::Decision]) -> Vec<crate::cost::PurchaseCost> {
+    decisions
+        .iter()
+        .filter_map(|d| {
+            let p = d.purchase.as_ref()?;
+            let buying = p.buys.as_ref()?;
+            Some(crate::cost::PurchaseCost {
+                call: p.call.clone(),
+                what: format!("Capacity Block {}: {}", p.offering, buying.terms),
+                amount: buying.upfront,
+            })
+        })
+        .collect()
 }
 
 /// The pools whose placement puts their nodes on held capacity, as the

@@ -150,6 +150,16 @@ pub struct Purchase {
     /// The module call of the region the block is in.
     pub call: String,
     pub offering: String,
+    /// What this apply pays for it and on what terms (`2 × p5.48xlarge
+    /// from … to … in us-east-1a`); `None` once it is bought.
+    pub buys: Option<Buying>,
+}
+
+/// A purchase this apply makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buying {
+    pub upfront: Usd,
+    pub terms: String,
 }
 
 impl Decision {

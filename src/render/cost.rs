@@ -199,6 +199,10 @@ pub fn human(cost: &Cost) -> String {
         }
     };
     notes(
+        "Bought by this apply, once (a purchase is final; not in the hourly figures)",
+        purchases(cost),
+    );
+    notes(
         "Committed (held ahead, paid whether used or not)",
         committed(cost),
     );
@@ -212,6 +216,19 @@ pub fn human(cost: &Cost) -> String {
     );
     out.push_str(&format!("\n  {}\n", footnote(cost)));
     out
+}
+
+/// Each purchase: the module buying it, what, and what it costs.
+fn purchases(cost: &Cost) -> Vec<(String, String)> {
+    cost.purchases
+        .iter()
+        .map(|p| {
+            (
+                format!("module.{}", p.call),
+                format!("{}, {}", p.what, p.amount.dollars()),
+            )
+        })
+        .collect()
 }
 
 /// Each pool on held capacity: what it is on, until when, and what of it
@@ -313,6 +330,11 @@ pub fn markdown(cost: &Cost) -> String {
     }
     for (who, text) in summary_lines(cost) {
         out.push_str(&format!("- **{who}**: {text}\n"));
+    }
+    for (module, what) in purchases(cost) {
+        out.push_str(&format!(
+            "- `{module}`: **bought once by this apply**: {what}\n"
+        ));
     }
     for (pool, terms) in committed(cost) {
         out.push_str(&format!("- `{pool}`: committed: {terms}\n"));

@@ -147,6 +147,8 @@ fn preemptions_are_the_clouds_record_summed_over_the_runs_in_the_period() {
             preempted,
             stopped,
             short: None,
+            egress_bytes: Some(1_000),
+            egress_why: None,
         });
         s.records_why = None;
         s
@@ -176,6 +178,13 @@ fn preemptions_are_the_clouds_record_summed_over_the_runs_in_the_period() {
         "the run that could not read it is said: {:?}",
         gcp.preemption_rate
     );
+    // Egress as the records metered it, the run without them said.
+    assert_eq!(gcp.egress_bytes.value, Some(3_000));
+    assert!(gcp
+        .egress_bytes
+        .why
+        .as_deref()
+        .is_some_and(|w| w.contains("leaves out 1")));
     let quiet = report(&runs[..1], 0, november());
     assert!(row(&quiet, "gcp").preemption_rate.value.is_none());
 }
