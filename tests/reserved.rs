@@ -531,6 +531,64 @@ fn at(sb: &Sandbox, work: &Path, now: &str, args: &[&str]) -> (i32, String) {
     common::output(c)
 }
 
+/// Every capacity reservation and block EC2 holds in the region, by id.
+fn reservation_ids(sb: &Sandbox) -> Vec<String> {
+    let (status, xml) = sb.ec2(REGION, "Action=DescribeCapacityReservations");
+    assert_eq!(status, 200, "{xml}");
+    xml.split("<capacityReservationId>")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</capacityReservationId>"))
+        .map(|(id, _)| id.to_string())
+        .collect()
+}
+
+/// A purchase is final: an apply killed with SIGKILL after EC2 made the
+/// purchase and before strata heard of it has only the purchase's intent
+/// in its journal; the next apply finds the block by its tags and records
+/// it — one block bought, never two.
+#[test]
+fn a_purchase_killed_before_its_answer_is_found_not_bought_again() {
+    let dir = common::scratch("reserved", "killed");
+    let sb = start(&dir.join("sandbox"));
+    let now = "2026-12-05T10:00:00Z";
+    let block = "      capacity_block \"aws\" {\n        hours     = 48\n        starts    = \"2026-12-10T00:00:00Z\"\n        ends      = \"2026-12-12T12:00:00Z\"\n        max_price = 5000\n        purchase  = true\n      }";
+    let work = workdir(&dir, "kill", block);
+    sb.hold("PurchaseCapacityBlock");
+    sb.set_clock(now);
+    let mut apply = sb.command(&work, &["apply", "--auto-approve"]);
+    apply
+        .env("STRATA_NOW", now)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = apply.spawn().expect("apply starts");
+    let started = std::time::Instant::now();
+    while reservation_ids(&sb).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(180),
+            "the block was never bought"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    sb.release();
+    let bought = reservation_ids(&sb);
+    assert_eq!(bought.len(), 1, "{bought:?}");
+
+    let (code, out) = at(&sb, &work, now, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        reservation_ids(&sb),
+        bought,
+        "bought once, not again:\n{out}"
+    );
+    let addr = "module.kill_aws.aws_ec2_capacity_block_reservation.pool[\"h100\"]";
+    let (_, shown) = at(&sb, &work, now, &["state", "show", addr]);
+    assert!(shown.contains(&format!("\"{}\"", bought[0])), "{shown}");
+    let (code, out) = at(&sb, &work, now, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing left to do:\n{out}");
+}
+
 /// A pool's `capacity_block`: the plan finds the cheapest offering in
 /// the window and shows it with its price, and buys nothing until the
 /// spec says `purchase = true` (with the most it pays); an offering over

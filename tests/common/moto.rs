@@ -53,12 +53,9 @@ pub fn start(kube: Option<&strata_standin::kubernetes::Kube>) -> Moto {
     }
     let upstream = format!("http://127.0.0.1:{port}");
     let proxy = match kube {
-        Some(k) => strata_standin::proxy::start_with_kube(
-            &upstream,
-            k.endpoint(),
-            Default::default(),
-            strata_standin::node_records::NodeRecords::default(),
-        ),
+        Some(k) => {
+            strata_standin::proxy::start_with_kube(&upstream, k.endpoint(), Default::default())
+        }
         None => strata_standin::start(&upstream),
     }
     .expect("the test proxy starts");

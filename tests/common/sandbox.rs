@@ -149,6 +149,20 @@ impl Sandbox {
         assert_eq!(status, 201, "{body}: {answer}");
     }
 
+    /// Has the AWS proxy act on `call` (`PurchaseCapacityBlock`) and hold
+    /// its answer back (`POST /hold`).
+    pub fn hold(&self, call: &str) {
+        let url = format!("{}/hold", self.env["STRATA_SANDBOX_CONTROL"]);
+        let body = serde_json::json!({ "call": call }).to_string();
+        assert_eq!(self.http("POST", &url, "", &body).0, 201);
+    }
+
+    /// Answers held calls again (`DELETE /hold`).
+    pub fn release(&self) {
+        let url = format!("{}/hold", self.env["STRATA_SANDBOX_CONTROL"]);
+        assert_eq!(self.http("DELETE", &url, "", "").0, 200);
+    }
+
     /// Ends every shortage (`DELETE /capacity`).
     pub fn plenty(&self) {
         let url = format!("{}/capacity", self.env["STRATA_SANDBOX_CONTROL"]);

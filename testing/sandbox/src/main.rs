@@ -12,7 +12,9 @@
 //! system's; `POST /preempt` (`{"cloud": "aws" or "gcp", "pool", "nodes", "at"}`)
 //! has the cloud preempt that many of a pool's VMs and record it as the
 //! cloud does; `POST /egress` (`{"cloud": "gcp", "bytes", "at"}`) meters
-//! bytes sent out through its NAT gateways.
+//! bytes sent out through its NAT gateways; `POST /hold` (`{"call":
+//! "PurchaseCapacityBlock"}`) has the AWS proxy act on that call and
+//! hold its answer back an hour, `DELETE /hold` answers again.
 //! `STRATA_SANDBOX_AZURE_S3_GATEWAY` is where the checkpoint gateway of
 //! its AKS clusters answers (see `strata_standin::s3gateway`).
 //!
@@ -86,13 +88,19 @@ fn run(dir: &Path) -> Result<(), String> {
         clock,
         preempters: capacity::ByName(preempters.into()),
         egressers: capacity::ByName([("gcp".to_string(), gcp.egresser())].into()),
+        holds: Default::default(),
     };
     gcp.keep_time(shortages.clock.clone());
     // The S3 gateway strata runs on AKS for checkpoints, reached here
     // from outside the cluster (`runtime { checkpoints { endpoint } }`).
     let gateway =
         s3gateway::start(azure.blobs(), aks.endpoint()).map_err(io("the S3 gateway stand-in"))?;
-    let moto = moto::start(&dir, &eks, shortages.aws.clone(), aws_nodes)?;
+    let handles = strata_standin::proxy::Handles {
+        shortages: shortages.aws.clone(),
+        records: aws_nodes,
+        holds: shortages.holds.clone(),
+    };
+    let moto = moto::start(&dir, &eks, handles)?;
     let control = capacity::control(shortages).map_err(io("the control endpoint"))?;
     // The Azure stand-in's CA, for `SSL_CERT_FILE`: Azure's clients trust
     // only what it names.

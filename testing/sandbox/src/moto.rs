@@ -5,7 +5,6 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use strata_standin::capacity::Shortages;
 use strata_standin::kubernetes::Kube;
 
 /// The moto release the tests are written against.
@@ -35,8 +34,7 @@ const CANONICAL: &str = "099720109477";
 pub fn start(
     dir: &Path,
     kube: &Kube,
-    shortages: Shortages,
-    records: strata_standin::node_records::NodeRecords,
+    handles: strata_standin::proxy::Handles,
 ) -> Result<Moto, String> {
     let server = server()?;
     let amis = dir.join("amis.json");
@@ -64,9 +62,8 @@ pub fn start(
         std::thread::sleep(Duration::from_millis(100));
     }
     let upstream = format!("http://127.0.0.1:{port}");
-    let proxy =
-        strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), shortages, records)
-            .map_err(|e| format!("the proxy in front of moto: {e}"))?;
+    let proxy = strata_standin::proxy::start_with_kube(&upstream, kube.endpoint(), handles)
+        .map_err(|e| format!("the proxy in front of moto: {e}"))?;
     Ok(Moto {
         child,
         url: proxy.url.clone(),

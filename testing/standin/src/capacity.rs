@@ -160,6 +160,33 @@ pub struct ByCloud {
     pub preempters: Preempters,
     /// What meters each cloud's egress (`POST /egress`), by cloud.
     pub egressers: Egressers,
+    /// Calls the AWS proxy acts on and then answers an hour late
+    /// (`POST /hold`).
+    pub holds: Holds,
+}
+
+/// Calls (by [`crate::faults::call_name`]: `PurchaseCapacityBlock`) a
+/// stand-in acts on and then holds its answer back for an hour: a client
+/// killed meanwhile dies after the cloud acted and before it heard.
+#[derive(Debug, Clone, Default)]
+pub struct Holds(Arc<Mutex<std::collections::BTreeSet<String>>>);
+
+impl Holds {
+    pub fn hold(&self, call: &str) {
+        if let Ok(mut h) = self.0.lock() {
+            h.insert(call.to_string());
+        }
+    }
+
+    pub fn release(&self) {
+        if let Ok(mut h) = self.0.lock() {
+            h.clear();
+        }
+    }
+
+    pub fn holds(&self, call: &str) -> bool {
+        self.0.lock().is_ok_and(|h| h.contains(call))
+    }
 }
 
 /// Meters `bytes` sent out through each NAT gateway of the cloud at a
@@ -284,13 +311,27 @@ fn answer(clouds: &ByCloud, req: &crate::Req) -> hyper::Response<crate::Body> {
         }
         (&Method::POST, "/preempt") => preempt(clouds, &req.body),
         (&Method::POST, "/egress") => egress(clouds, &req.body),
+        (&Method::POST, "/hold") => {
+            let asked = serde_json::from_slice::<serde_json::Value>(&req.body).unwrap_or_default();
+            match asked["call"].as_str() {
+                Some(call) => {
+                    clouds.holds.hold(call);
+                    crate::json(201, serde_json::json!({ "held": call }))
+                }
+                None => refuse("POST /hold takes {\"call\": \"<Action>\"}".into()),
+            }
+        }
+        (&Method::DELETE, "/hold") => {
+            clouds.holds.release();
+            crate::json(200, serde_json::json!({ "held": [] }))
+        }
         (&Method::DELETE, "/clock") => {
             clouds.clock.set(None);
             crate::json(200, serde_json::json!({ "now": "system" }))
         }
         _ => crate::json(
             404,
-            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock; POST /preempt; POST /egress" }),
+            serde_json::json!({ "error": "POST, GET or DELETE /capacity; POST or DELETE /clock; POST /preempt; POST /egress; POST or DELETE /hold" }),
         ),
     }
 }

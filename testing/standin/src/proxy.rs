@@ -125,28 +125,40 @@ struct Shared {
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
 pub fn start(upstream: &str) -> std::io::Result<Server> {
-    start_inner(upstream, None, Shortages::default(), NodeRecords::default())
+    start_inner(upstream, None, Handles::default())
+}
+
+/// What the sandbox shares with the proxy: the shortages node groups
+/// meet, the records of their stopped instances (and the clock
+/// reservations' windows go by), the calls whose answers are held.
+#[derive(Default)]
+pub struct Handles {
+    pub shortages: Shortages,
+    pub records: NodeRecords,
+    pub holds: crate::capacity::Holds,
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
-/// Kubernetes API server `kube` (where node groups' nodes join), and node
-/// groups meeting `shortages`; reservations' windows by the clock
-/// `records` keeps, and node groups' stopped instances kept there.
+/// Kubernetes API server `kube` (where node groups' nodes join), and the
+/// sandbox's `handles`.
 pub fn start_with_kube(
     upstream: &str,
     kube: Endpoint,
-    shortages: Shortages,
-    records: NodeRecords,
+    handles: Handles,
 ) -> std::io::Result<Server> {
-    start_inner(upstream, Some(kube), shortages, records)
+    start_inner(upstream, Some(kube), handles)
 }
 
 fn start_inner(
     upstream: &str,
     kube: Option<Endpoint>,
-    shortages: Shortages,
-    records: NodeRecords,
+    handles: Handles,
 ) -> std::io::Result<Server> {
+    let Handles {
+        shortages,
+        records,
+        holds,
+    } = handles;
     let clock = records.clock();
     let shared = Arc::new(Shared {
         upstream: upstream.trim_end_matches('/').to_string(),
@@ -161,7 +173,18 @@ fn start_inner(
         versions: Default::default(),
         node_records: records,
     });
-    serve(move |req| handle(shared.clone(), req))
+    serve(move |req| {
+        let (shared, holds) = (shared.clone(), holds.clone());
+        async move {
+            let held = holds.holds(&crate::faults::call_name(&req));
+            let answer = handle(shared, req).await;
+            if held {
+                // Acted on, never answered: the client dies waiting.
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            }
+            answer
+        }
+    })
 }
 
 async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
