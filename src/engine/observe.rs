@@ -5,7 +5,7 @@
 
 use super::prepare::call_driver;
 use crate::builtin::Drivers;
-use crate::placement::{Decision, RecordsSeen};
+use crate::placement::{Decision, PoolRecords, RecordsSeen};
 use std::collections::BTreeMap;
 use strata_provider::records::{NetworkObject, RecordsAsk};
 use strata_state::model::InstanceKey;
@@ -18,13 +18,15 @@ const NODE_POOLS: [&str; 3] = [
     "azurerm_kubernetes_cluster_node_pool",
 ];
 
-/// Each placed pool's records over `[since, until)`, asked on `rt`.
+/// Each placed pool's records up to `until`, from `since` (the previous
+/// drift run) or, for the first run, from the pool's placement; asked on
+/// `rt`.
 pub(super) fn records(
     decisions: &[Decision],
     state: &State,
     (drivers, rt): (&Drivers, &tokio::runtime::Runtime),
-    (since, until): (&str, &str),
-) -> BTreeMap<String, RecordsSeen> {
+    (since, until): (Option<&str>, &str),
+) -> BTreeMap<String, PoolRecords> {
     let mut out = BTreeMap::new();
     for d in decisions {
         let Some(placed) = d.recorded.as_ref().and_then(|r| r.chosen.as_ref()) else {
@@ -34,6 +36,7 @@ pub(super) fn records(
             continue;
         };
         let pool = d.pool.split_once('.').map_or(d.pool.as_str(), |(_, p)| p);
+        let since = since.unwrap_or(&placed.since);
         let seen = match pool_object(state, &c.call, pool) {
             Some((type_name, object)) => {
                 let ask = RecordsAsk {
@@ -47,7 +50,8 @@ pub(super) fn records(
             }
             None => Err(format!("no node pool of module.{} in the state", c.call)),
         };
-        out.insert(d.pool.clone(), seen);
+        let since = since.to_string();
+        out.insert(d.pool.clone(), PoolRecords { since, seen });
     }
     out
 }

@@ -302,16 +302,17 @@ pub fn drift(
         }
     }
     // A drift cron builds the history `strata report` reads: each run
-    // asks the clouds' records from the previous run on.
+    // asks the clouds' records from the previous run on (the first, from
+    // each pool's placement).
     let now = strata_provider::clock::now();
     let until = crate::placement::timestamp(now);
-    let since = previous_run(&session).unwrap_or_else(|| until.clone());
+    let since = previous_run(&session);
     let how = (drivers, &session.rt);
-    let records = super::observe::records(&plan.placements, &session.state, how, (&since, &until));
+    let span = (since.as_deref(), until.as_str());
+    let records = super::observe::records(&plan.placements, &session.state, how, span);
     let seen = crate::placement::Seen {
         gpus: &seen,
         records: &records,
-        since: &since,
     };
     let observed = crate::placement::observation(&plan.placements, seen, now);
     if !observed.pools.is_empty() {

@@ -15,7 +15,7 @@ mod dispatch;
 mod seen;
 
 pub use dispatch::{Dispatch, LeftOut, Worker};
-pub use seen::{observation, GpusSeen, RecordsSeen, Seen};
+pub use seen::{observation, GpusSeen, PoolRecords, RecordsSeen, Seen};
 
 use std::time::Duration;
 use strata_provider::money::Usd;

@@ -15,12 +15,17 @@ pub type GpusSeen = BTreeMap<String, Result<u64, String>>;
 /// What a cloud recorded of a pool's nodes, or why it could not be read.
 pub type RecordsSeen = Result<Records, String>;
 
+/// A pool's records and where their span starts (RFC 3339): the
+/// previous drift run, or the pool's placement for the first.
+pub struct PoolRecords {
+    pub since: String,
+    pub seen: RecordsSeen,
+}
+
 /// What a drift run saw, by pool.
 pub struct Seen<'a> {
     pub gpus: &'a GpusSeen,
-    pub records: &'a BTreeMap<String, RecordsSeen>,
-    /// Where the records start (the previous run), RFC 3339.
-    pub since: &'a str,
+    pub records: &'a BTreeMap<String, PoolRecords>,
 }
 
 /// The observation of `decisions` at `now`: every pool the state places,
@@ -55,8 +60,8 @@ pub fn observation(decisions: &[Decision], seen: Seen<'_>, now: OffsetDateTime) 
                     node_joined: placed.node_joined_after,
                 }),
                 records: match seen.records.get(&d.pool) {
-                    Some(Ok(r)) => Some(Recorded {
-                        since: seen.since.to_string(),
+                    Some(PoolRecords { since, seen: Ok(r) }) => Some(Recorded {
+                        since: since.clone(),
                         preempted: r.preempted,
                         stopped: r.stopped,
                         short: r.short.clone(),
@@ -65,7 +70,7 @@ pub fn observation(decisions: &[Decision], seen: Seen<'_>, now: OffsetDateTime) 
                     }),
                     _ => None,
                 },
-                records_why: match seen.records.get(&d.pool) {
+                records_why: match seen.records.get(&d.pool).map(|r| &r.seen) {
                     Some(Ok(_)) => None,
                     Some(Err(why)) => Some(why.clone()),
                     None => Some("its cloud was not asked".into()),
