@@ -15,46 +15,19 @@ use std::path::{Path, PathBuf};
 /// A three-cloud cluster whose pool `h100` wants 2 nodes placed as
 /// `placement` says.
 fn spec(name: &str, placement: &str) -> String {
-    format!(
-        r#"
-cluster "{name}" {{
-  clouds             = ["aws", "gcp", "azure"]
-  kubernetes_version = "1.31"
-  network {{
-    cidr = "10.40.0.0/16"
-  }}
-  gpu_operator {{
-    version        = "v25.3.1"
-    driver_version = "570.124.06"
-    cuda_version   = "12.8"
-    mig_strategy   = "single"
-  }}
-  node_pool "h100" {{
-    gpu           = "H100"
-    gpus_per_node = 8
-    min_nodes     = 0
-    max_nodes     = 4
-    nodes         = 2
-    labels        = {{ workload = "training" }}
-    placement {{
-      wait_for_gpus = "30s"
-{placement}
-    }}
-  }}
-  cloud "aws" {{
+    let placement = format!("      wait_for_gpus = \"30s\"\n{placement}");
+    let clouds = r#"  cloud "aws" {
     region = "us-east-1"
-  }}
-  cloud "gcp" {{
+  }
+  cloud "gcp" {
     project = "acme-ml"
     region  = "us-central1"
-  }}
-  cloud "azure" {{
+  }
+  cloud "azure" {
     subscription_id = "00000000-0000-0000-0000-000000000000"
     location        = "eastus"
-  }}
-}}
-"#
-    )
+  }"#;
+    common::gpu_cluster(name, r#"["aws", "gcp", "azure"]"#, &placement, clouds)
 }
 
 fn workdir(root: &Path, name: &str, placement: &str) -> PathBuf {

@@ -288,10 +288,11 @@ fn a_capacity_block_is_used_while_it_lasts() {
     let spec_file = work.join("cluster.hcl");
     let text = std::fs::read_to_string(&spec_file).expect("spec");
     let labelled = text.replacen(
-        "    nodes         = 2\n",
-        "    nodes         = 2\n    labels        = { team = \"ml\" }\n",
+        "labels        = { workload = \"training\" }",
+        "labels        = { workload = \"training\", team = \"ml\" }",
         1,
     );
+    assert_ne!(labelled, text, "a label is added");
     std::fs::write(&spec_file, labelled).expect("spec");
     let mut apply = sb.command(&work, &["apply", "--auto-approve"]);
     apply.env("STRATA_NOW", &begun);

@@ -256,8 +256,7 @@ impl Drifted {
 /// When the previous drift run looked, as the history says (none: this
 /// is the first, or the history cannot be read, which the write says).
 fn previous_run(session: &super::session::Session) -> Option<String> {
-    let history = session.store.history().ok()?;
-    history.observations.last().map(|o| o.at.clone())
+    session.store.last_observed().ok().flatten()
 }
 
 /// `strata drift`: the plan's refresh, reported on its own. The plan is

@@ -102,6 +102,16 @@ pub fn parse(text: &str) -> History {
     h
 }
 
+/// When the newest readable observation in `text` was made, reading
+/// lines from the end only as far as that one.
+pub fn last_at(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .find_map(|l| serde_json::from_str::<Observation>(l).ok())
+        .map(|o| o.at)
+}
+
 /// `text` with `line` appended and its oldest lines dropped until it fits
 /// in `bound` bytes (the new line is always kept).
 pub fn appended(text: &str, line: &str, bound: usize) -> String {
@@ -140,5 +150,8 @@ mod tests {
         .unwrap_or_default();
         let h = parse(&format!("{good}\n{{\"at\": 3}}\n\n{good}\n"));
         assert_eq!((h.observations.len(), h.unreadable), (2, 1));
+        let newest = last_at(&format!("{good}\n{{\"at\": 3}}\n"));
+        assert_eq!(newest.as_deref(), Some("2026-11-01T00:00:00Z"));
+        assert_eq!(last_at(""), None);
     }
 }

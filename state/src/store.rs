@@ -298,6 +298,12 @@ impl Store {
         Ok(history::parse(&self.backend.read_history()?))
     }
 
+    /// When the newest observation in the history was made, without
+    /// reading the others (a drift run's records start there).
+    pub fn last_observed(&self) -> Result<Option<String>, StateError> {
+        Ok(history::last_at(&self.backend.read_history()?))
+    }
+
     /// Adds a drift run's observation to the history (under the lock),
     /// dropping the oldest to keep it within [`history::BOUND`].
     pub fn observe(&self, lock: &Lock, seen: &Observation) -> Result<(), StateError> {

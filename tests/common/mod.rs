@@ -178,6 +178,7 @@ cluster "{name}" {{
     min_nodes     = 0
     max_nodes     = 4
     nodes         = 2
+    labels        = {{ workload = "training" }}
     placement {{
 {placement}
     }}
