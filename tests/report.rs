@@ -110,10 +110,13 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
         assert_eq!(code, 0, "day {d}:\n{out}");
     };
-    // EC2 interrupts a Spot Instance on day 5.
+    // EC2 interrupts a Spot Instance on day 5; a training run sends 12 GB
+    // out through the cluster's NAT gateway on day 8.
     (0..6).for_each(drift_on);
     sb.preempt("aws", "h100", 1, &stamp(day(5) + Duration::hours(12)));
-    (6..15).for_each(drift_on);
+    (6..9).for_each(drift_on);
+    sb.egress("aws", 12_000_000_000, &stamp(day(8) + Duration::hours(3)));
+    (9..15).for_each(drift_on);
     // Halfway, GCP goes first and the placement is made again: the nodes
     // move there.
     let moved = spec(r#"["gcp", "aws"]"#, spot_first, 2);
@@ -190,11 +193,10 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         "{gcp}"
     );
     assert!(gcp["why"]["preemption_rate"].is_null(), "{gcp}");
-    // Egress as GCP metered it; AWS's metrics are not read yet, and say so.
+    // Egress as each cloud metered it: Cloud Monitoring's and CloudWatch's.
     assert_eq!(gcp["egress_bytes"], 40_000_000_000u64, "{gcp}");
-    assert!(aws["egress_bytes"].is_null(), "{aws}");
-    let why = aws["why"]["egress_bytes"].as_str().unwrap_or_default();
-    assert!(why.contains("does not yet read AWS"), "{aws}");
+    assert_eq!(aws["egress_bytes"], 12_000_000_000u64, "{aws}");
+    assert!(aws["why"]["egress_bytes"].is_null(), "{aws}");
     // The move's time to first GPU is the one state measured, in three
     // parts that add up to it; AWS's placement was made before the period.
     let first = placed["first_gpu_after"].as_f64().expect("measured");
@@ -222,6 +224,7 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
         let flat = text.replace([' ', '\u{2009}'], "");
         assert!(flat.contains(&dollars), "{dollars} in {text}");
         assert!(text.contains("40.0 GB"), "{text}");
+        assert!(text.contains("12.0 GB"), "{text}");
     }
     assert!(
         markdown.contains("| aws us-east-1 | rep.h100 | spot | 5760.0 |"),

@@ -48,6 +48,7 @@ pub struct Clients {
     pub eks: aws_sdk_eks::Client,
     pub sts: aws_sdk_sts::Client,
     pub s3: aws_sdk_s3::Client,
+    pub cloudwatch: aws_sdk_cloudwatch::Client,
     account: OnceCell<String>,
 }
 
@@ -77,12 +78,12 @@ struct Settings {
     region: Option<String>,
     profile: Option<String>,
     max_retries: Option<u32>,
-    /// Service (`ec2`, `eks`, `iam`, `s3`, `sts`) → endpoint URL.
+    /// Service (`cloudwatch`, `ec2`, `eks`, `iam`, `s3`, `sts`) → endpoint URL.
     endpoints: BTreeMap<String, String>,
 }
 
 /// The services an `endpoints` block may name.
-const SERVICES: [&str; 5] = ["ec2", "eks", "iam", "s3", "sts"];
+const SERVICES: [&str; 6] = ["cloudwatch", "ec2", "eks", "iam", "s3", "sts"];
 
 pub struct Aws {
     settings: std::sync::Mutex<Settings>,
@@ -230,6 +231,7 @@ impl Aws {
                     eks: client!(aws_sdk_eks, "eks"),
                     sts: client!(aws_sdk_sts, "sts"),
                     s3: client!(aws_sdk_s3, "s3"),
+                    cloudwatch: client!(aws_sdk_cloudwatch, "cloudwatch"),
                     account: OnceCell::new(),
                 }
             })
@@ -269,7 +271,7 @@ impl Cloud for Aws {
         &self,
         ask: &strata_provider::records::RecordsAsk,
     ) -> Result<Option<strata_provider::records::Records>, DriverError> {
-        records::pool_records(&self.clients().await.ec2, ask).await
+        records::pool_records(self.clients().await, ask).await
     }
 
     /// Every stored object passes here, whatever its version: strata's

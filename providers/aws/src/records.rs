@@ -7,10 +7,15 @@
 //! `Server.SpotInstanceShutdown` were interrupted. EC2 shows a terminated
 //! instance for about an hour, so a drift cron must run at least hourly
 //! for nothing to be missed.
+//!
+//! Egress is what the cluster network's NAT gateways sent out, as
+//! CloudWatch meters it: `BytesOutToDestination` in namespace
+//! `AWS/NATGateway` by `NatGatewayId`, summed hour by hour.
 
 use crate::error::api;
+use crate::Clients;
+use aws_sdk_cloudwatch::types::{Dimension, Metric, MetricDataQuery, MetricStat};
 use aws_sdk_ec2::types::{Filter, Instance};
-use aws_sdk_ec2::Client;
 use aws_smithy_types::date_time::Format;
 use aws_smithy_types::DateTime;
 use strata_provider::records::{Records, RecordsAsk};
@@ -27,7 +32,7 @@ const INTERRUPTED: [&str; 2] = [
     "Server.SpotInstanceShutdown",
 ];
 
-pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Records>, DriverError> {
+pub async fn pool_records(c: &Clients, ask: &RecordsAsk) -> Result<Option<Records>, DriverError> {
     if ask.type_name != NODE_GROUP {
         return Ok(None);
     }
@@ -41,7 +46,8 @@ pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Recor
             .set_values(Some(values.iter().map(|v| v.to_string()).collect()))
             .build()
     };
-    let mut pages = ec2
+    let mut pages = c
+        .ec2
         .describe_instances()
         .filters(filter("tag:eks:cluster-name", &[&cluster]))
         .filters(filter("tag:eks:nodegroup-name", &[&group]))
@@ -56,7 +62,10 @@ pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Recor
             let hours = (until - since) as f64 / 3600.0;
             format!("EC2 shows a terminated instance for about an hour and this span was {hours:.1} h: instances that stopped before its last hour may be missing (run the drift cron hourly)")
         }),
-        egress: Err("strata does not yet read AWS's NAT gateway metrics (CloudWatch's BytesOutToDestination)".into()),
+        // Metrics read or not, the record of interruptions stands.
+        egress: egress(&c.cloudwatch, ask, since, until)
+            .await
+            .unwrap_or_else(|e| Err(e.to_string())),
         ..Records::default()
     };
     while let Some(page) = pages.next().await {
@@ -69,6 +78,62 @@ pub async fn pool_records(ec2: &Client, ask: &RecordsAsk) -> Result<Option<Recor
         }
     }
     Ok(Some(records))
+}
+
+const NAT: &str = "aws_nat_gateway";
+
+/// Bytes the cluster network's NAT gateways sent out over the span, one
+/// GetMetricData for them all (an hour's sum per point); why not, where
+/// the network has no gateway in the state.
+async fn egress(
+    cw: &aws_sdk_cloudwatch::Client,
+    ask: &RecordsAsk,
+    since: i64,
+    until: i64,
+) -> Result<Result<u64, String>, DriverError> {
+    let gateways: Vec<&str> = ask
+        .network
+        .iter()
+        .filter(|n| n.type_name == NAT)
+        .filter_map(|n| n.object["id"].as_str())
+        .collect();
+    if gateways.is_empty() {
+        return Ok(Err(
+            "no NAT gateway of the pool's cluster network in the state".into(),
+        ));
+    }
+    let queries = gateways.iter().enumerate().map(|(n, id)| {
+        let metric = Metric::builder()
+            .namespace("AWS/NATGateway")
+            .metric_name("BytesOutToDestination")
+            .dimensions(Dimension::builder().name("NatGatewayId").value(*id).build())
+            .build();
+        let stat = MetricStat::builder()
+            .metric(metric)
+            .period(3600)
+            .stat("Sum")
+            .build();
+        MetricDataQuery::builder()
+            .id(format!("sent{n}"))
+            .metric_stat(stat)
+            .return_data(true)
+            .build()
+    });
+    let mut pages = cw
+        .get_metric_data()
+        .set_metric_data_queries(Some(queries.collect()))
+        .start_time(DateTime::from_secs(since))
+        .end_time(DateTime::from_secs(until))
+        .into_paginator()
+        .send();
+    let mut total = 0.0;
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| api("GetMetricData", e))?;
+        for result in page.metric_data_results() {
+            total += result.values().iter().sum::<f64>();
+        }
+    }
+    Ok(Ok(total.round() as u64))
 }
 
 /// Seconds since the epoch of an RFC 3339 time.

@@ -11,7 +11,7 @@
 //! keep (a Capacity Block's window), `DELETE /clock` gives back the
 //! system's; `POST /preempt` (`{"cloud": "aws" or "gcp", "pool", "nodes", "at"}`)
 //! has the cloud preempt that many of a pool's VMs and record it as the
-//! cloud does; `POST /egress` (`{"cloud": "gcp", "bytes", "at"}`) meters
+//! cloud does; `POST /egress` (`{"cloud": "aws" or "gcp", "bytes", "at"}`) meters
 //! bytes sent out through its NAT gateways; `POST /hold` (`{"call":
 //! "PurchaseCapacityBlock"}`) has the AWS proxy act on that call and
 //! hold its answer back an hour, `DELETE /hold` answers again.
@@ -77,6 +77,7 @@ fn run(dir: &Path) -> Result<(), String> {
     let azure = azure::start_with_kube(aks.endpoint()).map_err(io("the Azure stand-in"))?;
     let clock = strata_standin::clock::Clock::default();
     let aws_nodes = strata_standin::node_records::NodeRecords::new(clock.clone());
+    let aws_nat = strata_standin::cloudwatch::NatMetrics::default();
     let preempters = [
         ("aws".to_string(), aws_nodes.preempter()),
         ("gcp".to_string(), gcp.preempter()),
@@ -87,7 +88,13 @@ fn run(dir: &Path) -> Result<(), String> {
         azure: azure.shortages(),
         clock,
         preempters: capacity::ByName(preempters.into()),
-        egressers: capacity::ByName([("gcp".to_string(), gcp.egresser())].into()),
+        egressers: capacity::ByName(
+            [
+                ("aws".to_string(), aws_nat.egresser()),
+                ("gcp".to_string(), gcp.egresser()),
+            ]
+            .into(),
+        ),
         holds: Default::default(),
     };
     gcp.keep_time(shortages.clock.clone());
@@ -99,6 +106,7 @@ fn run(dir: &Path) -> Result<(), String> {
         shortages: shortages.aws.clone(),
         records: aws_nodes,
         holds: shortages.holds.clone(),
+        nat: aws_nat,
     };
     let moto = moto::start(&dir, &eks, handles)?;
     let control = capacity::control(shortages).map_err(io("the control endpoint"))?;

@@ -57,6 +57,11 @@ pub fn call_name(req: &Req) -> String {
         let by_tags = text.contains("tag%3Astrata%3A") || text.contains("tag:strata:");
         return format!("{action}{}", if by_tags { " by tags" } else { "" });
     }
+    // Smithy's RPC v2 protocol names the operation in the path:
+    // `/service/<Service>/operation/<Operation>`.
+    if let Some((_, operation)) = req.path.split_once("/operation/") {
+        return operation.to_string();
+    }
     let mut segments = req.path.trim_start_matches('/').split('/');
     let first = segments.next().unwrap_or_default();
     let rest: String = segments.map(|_| "/*").collect();

@@ -28,6 +28,7 @@
 pub mod azure;
 pub mod capacity;
 pub mod clock;
+pub mod cloudwatch;
 pub mod definitions;
 mod ec2_query;
 mod eks_addons;

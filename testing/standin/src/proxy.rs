@@ -121,6 +121,8 @@ struct Shared {
     versions: crate::eks_versions::Versions,
     /// Node groups' instances that stopped, which moto keeps none of.
     node_records: crate::node_records::NodeRecords,
+    /// NAT gateways' bytes sent out, which moto cannot answer.
+    nat: crate::cloudwatch::NatMetrics,
 }
 
 /// Starts a proxy for `upstream` (`http://127.0.0.1:PORT`) on a free port.
@@ -130,12 +132,14 @@ pub fn start(upstream: &str) -> std::io::Result<Server> {
 
 /// What the sandbox shares with the proxy: the shortages node groups
 /// meet, the records of their stopped instances (and the clock
-/// reservations' windows go by), the calls whose answers are held.
+/// reservations' windows go by), the calls whose answers are held, the
+/// bytes NAT gateways sent out.
 #[derive(Default)]
 pub struct Handles {
     pub shortages: Shortages,
     pub records: NodeRecords,
     pub holds: crate::capacity::Holds,
+    pub nat: crate::cloudwatch::NatMetrics,
 }
 
 /// The same, with every EKS cluster's endpoint and CA those of the
@@ -158,6 +162,7 @@ fn start_inner(
         shortages,
         records,
         holds,
+        nat,
     } = handles;
     let clock = records.clock();
     let shared = Arc::new(Shared {
@@ -172,6 +177,7 @@ fn start_inner(
         typed_by_template: Default::default(),
         versions: Default::default(),
         node_records: records,
+        nat,
     });
     serve(move |req| {
         let (shared, holds) = (shared.clone(), holds.clone());
@@ -215,6 +221,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     }
     if let Some(stopped) = shared.node_records.answer(&req) {
         return stopped;
+    }
+    if let Some(metrics) = shared.nat.answer(&req) {
+        return metrics;
     }
     let Req {
         method,
@@ -269,6 +278,7 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     }
     if rparts.status.is_success() {
         node_group_nodes(&shared, &method, &path, &headers, &body).await;
+        shared.nat.note(&body, &bytes);
     }
     if body.starts_with(b"Action=DescribeLaunchTemplateVersions") {
         if let Some(corrected) = without_echoed_template_tags(&bytes) {
