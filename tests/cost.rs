@@ -34,11 +34,7 @@ fn catalog(cloud: &str) -> Catalog {
 /// The catalog's price of `instance_type` in `region` as `capacity`.
 fn listed(cloud: &str, instance_type: &str, region: &str, capacity: Capacity) -> Option<Usd> {
     let c = catalog(cloud);
-    let o = c.offer(instance_type, region)?;
-    match capacity {
-        Capacity::OnDemand => o.price,
-        Capacity::Spot => o.spot_price,
-    }
+    c.offer(instance_type, region)?.price_as(capacity)
 }
 
 /// A scratch copy of `tests/cost/<fixture>` (or of an example), with

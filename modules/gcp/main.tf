@@ -154,11 +154,23 @@ resource "google_container_node_pool" "pool" {
   autoscaling {
     total_min_node_count = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
     total_max_node_count = each.value.max_nodes
+    # Flex-start VMs come where GKE finds the capacity, in any zone.
+    location_policy = each.value.capacity == "flex_start" ? "ANY" : null
+  }
+  # GKE refuses auto-repair on a flex-start pool (its VMs end at their run
+  # duration, seven days unless set, and are not repaired).
+  dynamic "management" {
+    for_each = each.value.capacity == "flex_start" ? [1] : []
+    content {
+      auto_repair  = false
+      auto_upgrade = true
+    }
   }
   node_config {
     machine_type    = each.value.instance_type
     image_type      = "UBUNTU_CONTAINERD"
     spot            = each.value.capacity == "spot"
+    flex_start      = each.value.capacity == "flex_start" ? true : null
     labels          = each.value.labels
     service_account = google_service_account.node.email
     oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -189,6 +201,13 @@ resource "google_container_node_pool" "pool" {
           ? "projects/${reservation_affinity.value[1]}/reservations/${reservation_affinity.value[length(reservation_affinity.value) - 1]}"
           : reservation_affinity.value[length(reservation_affinity.value) - 1]
         ]
+      }
+    }
+    # Flex-start VMs consume no reservation, which GKE requires said.
+    dynamic "reservation_affinity" {
+      for_each = each.value.capacity == "flex_start" ? [1] : []
+      content {
+        consume_reservation_type = "NO_RESERVATION"
       }
     }
   }

@@ -34,6 +34,8 @@ variable "node_pools" {
     instance_type = string
     min_nodes     = optional(number, 0)
     max_nodes     = optional(number, 1)
+    # on_demand, spot, flex_start (the Dynamic Workload Scheduler's VMs,
+    # which wait for capacity and run at most seven days) or reserved.
     capacity      = optional(string, "on_demand")
     labels        = optional(map(string), {})
     taints = optional(list(object({

@@ -2,6 +2,7 @@
 //! block configures, which of the block's arguments configure it, and
 //! the catalogs its pools are priced from.
 
+use strata_provider::billing::Capacity;
 use strata_provider::catalog::{Catalog, PriceList};
 
 /// What one cloud needs: the drivers it configures and which of a `cloud`
@@ -29,6 +30,18 @@ pub(super) struct CloudKind {
     /// A region as the catalogs and placement name it, from however the
     /// provider lets it be written (Azure takes `East US` for `eastus`).
     pub(super) region_form: fn(&str) -> String,
+    /// The capacity types its pools can be made with (a placement's
+    /// others are no candidates here).
+    pub(super) capacities: &'static [Capacity],
+}
+
+const SPOT_AND_ON_DEMAND: &[Capacity] = &[Capacity::OnDemand, Capacity::Spot];
+
+impl CloudKind {
+    /// Whether its pools can be made with `capacity`.
+    pub(super) fn offers(&self, capacity: Capacity) -> bool {
+        self.capacities.contains(&capacity)
+    }
 }
 
 fn as_written(region: &str) -> String {
@@ -63,6 +76,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         zones: |r| lettered("")(r),
         pool_label: "eks.amazonaws.com/nodegroup",
         region_form: as_written,
+        capacities: SPOT_AND_ON_DEMAND,
     },
     CloudKind {
         name: "gcp",
@@ -73,6 +87,8 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         zones: |r| lettered("-")(r),
         pool_label: "cloud.google.com/gke-nodepool",
         region_form: as_written,
+        // GKE's flex-start (Dynamic Workload Scheduler) pools.
+        capacities: &[Capacity::OnDemand, Capacity::Spot, Capacity::FlexStart],
     },
     CloudKind {
         name: "azure",
@@ -83,6 +99,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         zones: |_| Vec::new(),
         pool_label: "agentpool",
         region_form: azure_short,
+        capacities: SPOT_AND_ON_DEMAND,
     },
     CloudKind {
         name: "kubernetes",
@@ -102,6 +119,7 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         zones: |_| Vec::new(),
         pool_label: "strata.dev/pool",
         region_form: as_written,
+        capacities: SPOT_AND_ON_DEMAND,
     },
 ];
 

@@ -717,7 +717,7 @@ fn finish(b: Built<'_>, wanted: &BTreeMap<String, placement::Wanted>, out: &mut 
         .pools
         .into_iter()
         .map(|p| {
-            let items = placed_items(&b.cc.call, &p.name, p.items, wanted, &out.expanded, p.span);
+            let items = placed_items(&b.cc, &p.name, p.items, wanted, &out.expanded, p.span);
             (p.name, object(items, p.span))
         })
         .collect();
@@ -799,9 +799,9 @@ fn held_input(h: &crate::placement::HeldAt, span: Span) -> Expr {
 /// A pool's module input on one cloud, with what its placement decides:
 /// the place its nodes go gets `nodes`, the capacity type chosen and the
 /// zones to leave out; elsewhere it stays at its minimum, on the first
-/// capacity type it would try.
+/// capacity type it would try there.
 fn placed_items(
-    call: &str,
+    cc: &CloudCall,
     pool: &str,
     mut items: Vec<(String, Expr)>,
     wanted: &BTreeMap<String, placement::Wanted>,
@@ -819,7 +819,7 @@ fn placed_items(
     };
     items.retain(|(k, _)| k != "capacity");
     let lit = |v: Value| literal(v, span);
-    match d.chosen().filter(|c| c.call == call) {
+    match d.chosen().filter(|c| c.call == cc.call) {
         Some(c) => {
             items.push(("nodes".into(), lit(Value::int(d.nodes as i64))));
             items.push(("capacity".into(), lit(Value::string(&c.at.capacity))));
@@ -837,7 +837,10 @@ fn placed_items(
             }
         }
         None => {
-            let first = w.capacity.first().copied().unwrap_or(Capacity::OnDemand);
+            let kind = clouds::CLOUDS.iter().find(|k| k.name == cc.cloud);
+            let offered = |c: &Capacity| kind.is_none_or(|k| k.offers(*c));
+            let first = w.capacity.iter().copied().find(offered);
+            let first = first.unwrap_or(Capacity::OnDemand);
             items.push(("capacity".into(), lit(Value::string(first.name()))));
         }
     }

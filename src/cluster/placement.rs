@@ -69,6 +69,8 @@ pub(super) struct Wanted {
     order: Option<(Vec<String>, Span)>,
     /// Capacity types in the order tried.
     pub capacity: Vec<Capacity>,
+    /// Where the placement lists them.
+    capacity_span: Option<Span>,
     cap: Option<(Usd, Span)>,
     wait_for_gpus: Option<Duration>,
     cool_down: Duration,
@@ -150,6 +152,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
             _ => Capacity::OnDemand,
         }],
     };
+    let capacity_span = field("capacity").map(|a| a.expr.span);
     let cap = match field(CAP).or_else(|| pool.body.attr(CAP)) {
         Some(a) => Some(cap_of(a, scope, diags)?),
         None => None,
@@ -172,6 +175,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         nodes,
         order,
         capacity,
+        capacity_span,
         cap,
         wait_for_gpus,
         cool_down,
@@ -245,17 +249,13 @@ fn min_score(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<u8
 fn capacities(a: &Attribute, names: Vec<String>, diags: &mut Diags) -> Option<Vec<Capacity>> {
     let mut out = Vec::new();
     for n in names {
-        let c = match n.as_str() {
-            "spot" => Capacity::Spot,
-            "on_demand" => Capacity::OnDemand,
-            _ => {
-                diags.push(diag(
-                    "Invalid capacity",
-                    format!("{n:?} is not a capacity type; they are \"spot\" and \"on_demand\", listed in the order to try them."),
-                    a.expr.span,
-                ));
-                return None;
-            }
+        let Some(c) = Capacity::named(&n) else {
+            diags.push(diag(
+                "Invalid capacity",
+                format!("{n:?} is not a capacity type; they are \"spot\", \"on_demand\" and \"flex_start\" (GKE only), listed in the order to try them."),
+                a.expr.span,
+            ));
+            return None;
         };
         if !out.contains(&c) {
             out.push(c);
@@ -305,7 +305,7 @@ fn candidates(
             continue;
         };
         let mut found = Vec::new();
-        for capacity in &w.capacity {
+        for capacity in w.capacity.iter().filter(|c| site.kind.offers(**c)) {
             let c = candidate(site, instance_type, *capacity, catalogs, gpus_per_node);
             match over_cap(w, &c) {
                 Some(why) => refused.push(Skipped { why, candidate: c }),
@@ -519,6 +519,32 @@ fn check_order(w: &Wanted, sites: &[&Site<'_>], diags: &mut Diags) {
     }
 }
 
+/// Each capacity type listed is one some cloud of the pool offers.
+fn check_capacities(w: &Wanted, sites: &[&Site<'_>], diags: &mut Diags) {
+    let Some(span) = w.capacity_span else {
+        return;
+    };
+    for c in &w.capacity {
+        if sites.iter().any(|s| s.kind.offers(*c)) {
+            continue;
+        }
+        let offering: Vec<&str> = super::clouds::CLOUDS
+            .iter()
+            .filter(|k| k.offers(*c))
+            .map(|k| k.name)
+            .collect();
+        diags.push(diag(
+            "Capacity type not offered",
+            format!(
+                "{:?} is a capacity type of {} only, and the pool runs on none of them here.",
+                c.name(),
+                offering.join(", ")
+            ),
+            span,
+        ));
+    }
+}
+
 /// The decision for one pool of cluster `cluster`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn decide(
@@ -533,6 +559,7 @@ pub(super) fn decide(
     diags: &mut Diags,
 ) -> Decision {
     check_order(w, sites, diags);
+    check_capacities(w, sites, diags);
     let text = |field: &str| {
         pool.body
             .attr(field)

@@ -248,10 +248,7 @@ fn pool_from(j: &Json) -> Result<PoolCost, String> {
         region: text(j, "region")?,
         instance_type: text(j, "instance_type")?,
         gpu,
-        capacity: match text(j, "capacity")?.as_str() {
-            "spot" => Capacity::Spot,
-            _ => Capacity::OnDemand,
-        },
+        capacity: Capacity::named(&text(j, "capacity")?).unwrap_or(Capacity::OnDemand),
         node_hour: money(j, "node_hour")?.unwrap_or_default(),
         nodes: nodes_from(&j["nodes"]),
         zones: j

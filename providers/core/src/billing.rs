@@ -39,11 +39,14 @@ pub struct NodePool {
     pub zones: Option<u32>,
 }
 
-/// On demand or spot: which column of a catalog prices the nodes.
+/// On demand, spot or flex-start (GKE's Dynamic Workload Scheduler: VMs
+/// that wait for capacity and run at most seven days): which column of a
+/// catalog prices the nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capacity {
     OnDemand,
     Spot,
+    FlexStart,
 }
 
 impl Capacity {
@@ -52,7 +55,24 @@ impl Capacity {
         match self {
             Capacity::OnDemand => "on_demand",
             Capacity::Spot => "spot",
+            Capacity::FlexStart => "flex_start",
         }
+    }
+
+    /// As price lists and messages say it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Capacity::OnDemand => "on-demand",
+            Capacity::Spot => "spot",
+            Capacity::FlexStart => "flex-start",
+        }
+    }
+
+    /// From the spec's spelling.
+    pub fn named(name: &str) -> Option<Capacity> {
+        [Capacity::OnDemand, Capacity::Spot, Capacity::FlexStart]
+            .into_iter()
+            .find(|c| c.name() == name)
     }
 }
 

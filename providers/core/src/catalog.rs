@@ -9,7 +9,9 @@
 //! The file is CSV in the shape of SkyPilot's public catalogs:
 //! `InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice`,
 //! one row per instance type and region, `#` lines for provenance
-//! (`# source: …`, `# taken: YYYY-MM-DD`).
+//! (`# source: …`, `# taken: YYYY-MM-DD`). A file may add a
+//! `FlexStartPrice` column (GKE's flex-start VMs, which no public catalog
+//! lists: a team's price list gives them).
 
 use crate::billing::Capacity;
 use crate::money::Usd;
@@ -28,6 +30,8 @@ pub struct Offer {
     pub price: Option<Usd>,
     /// Per hour as spot; `None` when none is listed.
     pub spot_price: Option<Usd>,
+    /// Per hour as flex-start; `None` when none is listed.
+    pub flex_start_price: Option<Usd>,
 }
 
 /// A cloud's GPU offers and where its figures come from.
@@ -175,14 +179,16 @@ impl Catalog {
     }
 }
 
-/// The columns of a catalog and of a price list, in order.
-const COLUMNS: [&str; 6] = [
+/// The columns of a catalog and of a price list, in order; the last may
+/// be left out.
+const COLUMNS: [&str; 7] = [
     "InstanceType",
     "AcceleratorName",
     "AcceleratorCount",
     "Region",
     "Price",
     "SpotPrice",
+    "FlexStartPrice",
 ];
 
 /// The rows of a file in the catalog format, each with its line; a
@@ -192,8 +198,12 @@ fn read_rows(text: &str) -> Result<Vec<(u64, Offer)>, String> {
         .comment(Some(b'#'))
         .from_reader(text.as_bytes());
     let headers = reader.headers().map_err(|e| e.to_string())?.clone();
-    if headers.iter().map(str::trim).collect::<Vec<_>>() != COLUMNS {
-        return Err(format!("the columns must be {}", COLUMNS.join(",")));
+    let names: Vec<&str> = headers.iter().map(str::trim).collect();
+    if names != COLUMNS && names != COLUMNS[..6] {
+        return Err(format!(
+            "the columns must be {} (the last may be left out)",
+            COLUMNS.join(",")
+        ));
     }
     let mut rows = Vec::new();
     for row in reader.records() {
@@ -233,6 +243,7 @@ fn read_rows(text: &str) -> Result<Vec<(u64, Offer)>, String> {
                 region: cell(3).to_string(),
                 price: price(4)?,
                 spot_price: price(5)?,
+                flex_start_price: price(6)?,
             },
         ));
     }
@@ -302,7 +313,7 @@ impl PriceList {
                 let found = self.rows.iter().rev().find(|row| {
                     matches(&row.offer)
                         && row.offer.region == r
-                        && column(&row.offer, capacity).is_some()
+                        && row.offer.price_as(capacity).is_some()
                 });
                 if found.is_some() {
                     return found;
@@ -313,10 +324,14 @@ impl PriceList {
     }
 }
 
-fn column(o: &Offer, capacity: Capacity) -> Option<Usd> {
-    match capacity {
-        Capacity::OnDemand => o.price,
-        Capacity::Spot => o.spot_price,
+impl Offer {
+    /// Its price per hour as `capacity`, where it lists one.
+    pub fn price_as(&self, capacity: Capacity) -> Option<Usd> {
+        match capacity {
+            Capacity::OnDemand => self.price,
+            Capacity::Spot => self.spot_price,
+            Capacity::FlexStart => self.flex_start_price,
+        }
     }
 }
 
@@ -374,7 +389,7 @@ pub fn quote(
         }
         return Ok(Quote {
             gpu: gpu(&row.offer).or_else(|| listed.and_then(gpu)),
-            node_hour: column(&row.offer, capacity).unwrap_or_default(),
+            node_hour: row.offer.price_as(capacity).unwrap_or_default(),
             source: row.source.clone(),
         });
     }
@@ -396,13 +411,14 @@ pub fn quote(
             ),
         });
     };
-    let node_hour = column(offer, capacity).ok_or_else(|| {
+    let node_hour = offer.price_as(capacity).ok_or_else(|| {
         format!(
-            "{} has no {} price for {instance_type} in {region}",
+            "{} has no {} price for {instance_type} in {region}{}",
             cat.citation(),
+            capacity.words(),
             match capacity {
-                Capacity::OnDemand => "on-demand",
-                Capacity::Spot => "spot",
+                Capacity::FlexStart => " (give one in a price list's FlexStartPrice column)",
+                _ => "",
             }
         )
     })?;

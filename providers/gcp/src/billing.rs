@@ -84,10 +84,14 @@ fn machine_type(object: &Value) -> Known<String> {
 }
 
 fn capacity(object: &Value) -> Capacity {
+    let set = |k: &str| flag(object, &["node_config", k]);
     // Preemptible VMs are billed at Spot VMs' prices.
-    match flag(object, &["node_config", "spot"]) || flag(object, &["node_config", "preemptible"]) {
-        true => Capacity::Spot,
-        false => Capacity::OnDemand,
+    if set("spot") || set("preemptible") {
+        Capacity::Spot
+    } else if set("flex_start") {
+        Capacity::FlexStart
+    } else {
+        Capacity::OnDemand
     }
 }
 

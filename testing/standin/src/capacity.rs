@@ -62,8 +62,10 @@ impl Shortage {
             return Err(format!("cloud {:?} is not aws, gcp or azure", self.cloud));
         }
         if let Some(c) = &self.capacity {
-            if c != "spot" && c != "on_demand" {
-                return Err(format!("capacity {c:?} is not spot or on_demand"));
+            if !["spot", "on_demand", "flex_start"].contains(&c.as_str()) {
+                return Err(format!(
+                    "capacity {c:?} is not spot, on_demand or flex_start"
+                ));
             }
         }
         Ok(())
@@ -77,7 +79,7 @@ pub struct Ask<'a> {
     /// The zones it may use; empty: the cloud picks among the region's.
     pub zones: &'a [String],
     pub instance_type: &'a str,
-    /// `spot` or `on_demand`.
+    /// `spot`, `on_demand` or `flex_start`.
     pub capacity: &'a str,
     /// Nodes it launches now; a pool of none needs no capacity.
     pub nodes: u64,

@@ -29,6 +29,8 @@ const NODE_CONFIG: &[Field] = &[
     ),
     f("spot", "spot"),
     f("preemptible", "preemptible"),
+    f("flex_start", "flexStart"),
+    f("max_run_duration", "maxRunDuration"),
     array("guest_accelerator", "accelerators", ACCELERATOR),
     f("service_account", "serviceAccount"),
     f("oauth_scopes", "oauthScopes"),
@@ -64,6 +66,11 @@ const POOL: &[Field] = &[
     object("node_config", "config", NODE_CONFIG),
     object("autoscaling", "autoscaling", AUTOSCALING),
     object("management", "management", MANAGEMENT),
+    object(
+        "queued_provisioning",
+        "queuedProvisioning",
+        &[f("enabled", "enabled")],
+    ),
     out("version", "version"),
     out("instance_group_urls", "instanceGroupUrls"),
 ];
@@ -76,6 +83,8 @@ const NODE_CONFIG_REPLACES: &[&str] = &[
     "image_type",
     "spot",
     "preemptible",
+    "flex_start",
+    "max_run_duration",
     "guest_accelerator",
     "service_account",
     "oauth_scopes",
@@ -262,6 +271,20 @@ impl Kind<Ctx> for NodePool {
             ),
             ("spot", A::optional(Type::Bool, "Spot VMs.")),
             (
+                "flex_start",
+                A::optional(
+                    Type::Bool,
+                    "Flex-start VMs (the Dynamic Workload Scheduler's): they wait for capacity.",
+                ),
+            ),
+            (
+                "max_run_duration",
+                A::optional(
+                    s.clone(),
+                    "How long a node may run (\"604800s\"); flex-start VMs stop at seven days.",
+                ),
+            ),
+            (
                 "preemptible",
                 A::optional(Type::Bool, "Preemptible VMs (billed as Spot VMs)."),
             ),
@@ -353,6 +376,17 @@ impl Kind<Ctx> for NodePool {
                 ),
             ])
             .and_computed(),
+        );
+        schema.blocks.insert(
+            "queued_provisioning".into(),
+            list_block_max1(vec![(
+                "enabled",
+                A::required(
+                    Type::Bool,
+                    "Nodes come only for a ProvisioningRequest (flex-start with queued provisioning).",
+                )
+                .force_new(),
+            )]),
         );
         schema.blocks.insert("timeouts".into(), timeouts());
         schema

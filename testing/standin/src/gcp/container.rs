@@ -201,6 +201,10 @@ impl World {
         grows: u64,
         op_type: &str,
     ) -> Option<Response<Body>> {
+        // A flex-start pool's VMs wait for the capacity instead.
+        if np["config"]["flexStart"] == true {
+            return None;
+        }
         let project = cluster.split('/').nth(1).unwrap_or("");
         let w = Wants::of(cluster, np);
         let region = &w.region;
@@ -239,11 +243,11 @@ impl World {
 }
 
 /// What a node pool asks of its region, as a shortage is matched against.
-struct Wants {
-    region: String,
-    zones: Vec<String>,
-    machine: String,
-    capacity: &'static str,
+pub(super) struct Wants {
+    pub(super) region: String,
+    pub(super) zones: Vec<String>,
+    pub(super) machine: String,
+    pub(super) capacity: &'static str,
     /// The quota its GPUs count against (`NVIDIA_L4_GPUS`, spot ones
     /// `PREEMPTIBLE_NVIDIA_L4_GPUS`), as GKE names it in a refusal.
     gpu_quota: String,
@@ -270,19 +274,28 @@ impl Wants {
         let config = &np["config"];
         let spot =
             config["spot"].as_bool() == Some(true) || config["preemptible"].as_bool() == Some(true);
+        let flex = config["flexStart"].as_bool() == Some(true);
         let accelerator = config["accelerators"][0]["acceleratorType"]
             .as_str()
             .unwrap_or("nvidia");
         let kind = accelerator.to_ascii_uppercase().replace('-', "_");
         Wants {
-            gpu_quota: format!("{}{kind}_GPUS", if spot { "PREEMPTIBLE_" } else { "" }),
+            // Flex-start VMs count against preemptible quota, as Spot VMs do.
+            gpu_quota: format!(
+                "{}{kind}_GPUS",
+                if spot || flex { "PREEMPTIBLE_" } else { "" }
+            ),
             region: region.to_string(),
             zones,
             machine: config["machineType"]
                 .as_str()
                 .unwrap_or("e2-medium")
                 .to_string(),
-            capacity: if spot { "spot" } else { "on_demand" },
+            capacity: match (spot, flex) {
+                (true, _) => "spot",
+                (_, true) => "flex_start",
+                _ => "on_demand",
+            },
         }
     }
 }
@@ -292,7 +305,10 @@ impl World {
     /// once it is gone), labelled as GKE labels them.
     pub(super) fn nodes_of(&mut self, key: &str) {
         let np = self.objects.get(key).cloned().unwrap_or_default();
-        let now = pool_nodes(&np);
+        let now = match self.waits_for_capacity(key, &np) {
+            true => 0,
+            false => pool_nodes(&np),
+        };
         let was = self.vm_counts.insert(key.to_string(), now).unwrap_or(0);
         self.shrunk(key, was, now);
         let Some(nodes) = self.kube.as_ref().and_then(|k| k.nodes.as_ref()) else {
@@ -320,7 +336,7 @@ impl World {
                 nodes: pool_nodes(&np),
             }),
         };
-        nodes.scale(&pool, pool_nodes(&np));
+        nodes.scale(&pool, now);
     }
 
     /// Stores a node pool, its instance group manager and its size.
@@ -534,6 +550,9 @@ impl World {
                     &format!("Invalid value for field 'node_pool.config.taints.effect': \"{e}\""),
                 );
             }
+        }
+        if let Some(refused) = flex::refusal(&np) {
+            return refused;
         }
         let grows = pool_nodes(&np);
         if let Some(refused) = self.short_of_capacity(cluster, &np, grows, "CREATE_NODE_POOL") {

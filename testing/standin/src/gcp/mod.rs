@@ -28,6 +28,7 @@
 
 mod compute;
 mod container;
+mod flex;
 mod iam;
 mod monitoring;
 #[cfg(test)]
@@ -229,6 +230,7 @@ pub fn start_with_kube(kube: crate::kubernetes::Endpoint) -> std::io::Result<Gcp
 
 fn serve_world(world: World) -> std::io::Result<Gcp> {
     let world = Arc::new(Mutex::new(world));
+    wake_waiting(Arc::downgrade(&world));
     let w = world.clone();
     let server = serve(move |req| {
         let w = w.clone();
@@ -248,6 +250,18 @@ fn serve_world(world: World) -> std::io::Result<Gcp> {
         }
     })?;
     Ok(Gcp { server, world })
+}
+
+/// Gives flex-start pools their nodes once their capacity is there, as
+/// GKE does while their VMs wait; ends with the stand-in.
+fn wake_waiting(world: std::sync::Weak<Mutex<World>>) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let Some(world) = world.upgrade() else {
+            return;
+        };
+        world.lock().unwrap_or_else(|e| e.into_inner()).wake();
+    });
 }
 
 type Effect = Box<dyn FnOnce(&mut World) + Send>;
@@ -301,6 +315,8 @@ struct World {
     clock: crate::clock::Clock,
     /// Bytes each Cloud NAT gateway sent out (see `monitoring.rs`).
     nat_sent: Vec<monitoring::Sent>,
+    /// Flex-start pools whose VMs wait for capacity (see `flex.rs`).
+    waiting: std::collections::BTreeSet<String>,
 }
 
 /// An error as Google's APIs give it (`google.rpc.Status` in JSON, with

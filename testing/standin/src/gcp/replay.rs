@@ -210,8 +210,12 @@ fn steps() -> Vec<Step> {
     steps.extend([
         step("container", "container.projects.locations.clusters.nodePools.create", Method::POST,
             &format!("{gke}/gke/nodePools"),
+            // Every field filled makes a Spot pool flex-start and queued,
+            // which GKE refuses (`flex.rs`): those two are given, off.
             json!({"nodePool": {"name": "h100", "initialNodeCount": 1,
+                                "queuedProvisioning": {"enabled": false},
                                 "config": {"machineType": "a3-highgpu-8g", "serviceAccount": sa,
+                                           "flexStart": false,
                                            "accelerators": [{"acceleratorCount": "8",
                                                              "acceleratorType": "nvidia-h100-80gb"}]}}})),
         step("container", "container.projects.locations.clusters.nodePools.setSize", Method::POST,
