@@ -49,9 +49,13 @@ fn launch_template(sb: &Sandbox, name: &str) -> String {
 }
 
 fn reserve(sb: &Sandbox, zone: &str, count: u32) -> String {
+    reserve_of(sb, "p5.48xlarge", zone, count)
+}
+
+fn reserve_of(sb: &Sandbox, instance_type: &str, zone: &str, count: u32) -> String {
     let (status, xml) = sb.ec2(
         REGION,
-        &format!("Action=CreateCapacityReservation&InstanceType=p5.48xlarge&InstancePlatform=Linux%2FUNIX&AvailabilityZone={zone}&InstanceCount={count}"),
+        &format!("Action=CreateCapacityReservation&InstanceType={instance_type}&InstancePlatform=Linux%2FUNIX&AvailabilityZone={zone}&InstanceCount={count}"),
     );
     assert_eq!(status, 200, "{xml}");
     xml_field(&xml, "capacityReservationId")
@@ -783,7 +787,8 @@ fn an_azure_capacity_reservation_group_is_used_and_an_empty_one_refused() {
     assert_eq!(code, 1, "{out}");
     let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flat.contains("holds no capacity reservation: AKS would make node_pool \"h100\" without it, with only a warning")
+        flat.contains("holds no capacity reservation of ")
+            && flat.contains(": AKS would make node_pool \"h100\" without it, with only a warning")
             && out.contains("cluster.hcl:"),
         "{out}"
     );
@@ -1044,5 +1049,117 @@ fn a_block_terraform_bought_is_kept_and_never_destroyed_by_strata() {
         xml_field(&described_block(&sb, &id), "state"),
         Some("scheduled"),
         "the block is still EC2's"
+    );
+}
+
+/// A Capacity Reservation group made as EC2's guide makes one (a resource
+/// group configured as a pool, taking Capacity Reservations only) holding
+/// `reservations`: its ARN.
+fn reservation_pool(sb: &Sandbox, name: &str, reservations: &[&str]) -> String {
+    let config = r#"[{"Type": "AWS::EC2::CapacityReservationPool"}, {"Type": "AWS::ResourceGroups::Generic", "Parameters": [{"Name": "allowed-resource-types", "Values": ["AWS::EC2::CapacityReservation"]}]}]"#;
+    let body = format!(r#"{{"Name": "{name}", "Configuration": {config}}}"#);
+    let (status, made) = sb.resource_groups(REGION, "/groups", &body);
+    assert_eq!(status, 200, "{made}");
+    let made: Json = serde_json::from_str(&made).expect("JSON");
+    let arn = made["Group"]["GroupArn"]
+        .as_str()
+        .expect("an ARN")
+        .to_string();
+    let arns: Vec<String> = reservations
+        .iter()
+        .map(|id| format!("\"arn:aws:ec2:{REGION}:123456789012:capacity-reservation/{id}\""))
+        .collect();
+    let body = format!(
+        r#"{{"Group": "{arn}", "ResourceArns": [{}]}}"#,
+        arns.join(", ")
+    );
+    let (status, added) = sb.resource_groups(REGION, "/group-resources", &body);
+    assert_eq!(status, 200, "{added}");
+    let added: Json = serde_json::from_str(&added).expect("JSON");
+    assert_eq!(
+        added["Succeeded"].as_array().map(Vec::len),
+        Some(reservations.len()),
+        "{added}"
+    );
+    arn
+}
+
+fn available(sb: &Sandbox, id: &str) -> u64 {
+    let (status, xml) = sb.ec2(
+        REGION,
+        &format!("Action=DescribeCapacityReservations&CapacityReservationId.1={id}"),
+    );
+    assert_eq!(status, 200, "{xml}");
+    xml_field(&xml, "availableInstanceCount")
+        .and_then(|n| n.parse().ok())
+        .expect("a count")
+}
+
+/// A Capacity Reservation group named by its ARN is a place as one
+/// reservation is: its reservations of the pool's type summed in the
+/// zone with the most room, the launch template targeting the group, the
+/// node group in that zone, the instances in the group's reservations.
+/// A group with none of the pool's type is refused at its block: EC2
+/// would run the nodes On-Demand without a word.
+#[test]
+fn a_capacity_reservation_group_is_used_and_one_without_the_type_refused() {
+    let dir = common::scratch("reserved", "crgroup");
+    let sb = start(&dir.join("sandbox"));
+    let (a, b) = (reserve(&sb, "us-east-1b", 1), reserve(&sb, "us-east-1b", 1));
+    let elsewhere = reserve(&sb, "us-east-1a", 1);
+    let arn = reservation_pool(&sb, "gpus", &[&a, &b, &elsewhere]);
+    let block = format!("      reserved \"aws\" {{\n        id = \"{arn}\"\n      }}");
+    let work = workdir(&dir, "grp", &block);
+    let (code, plan) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{plan}");
+    let chosen = plan.lines().find(|l| l.contains('→')).unwrap_or_default();
+    assert!(
+        chosen.contains(&format!("1. aws us-east-1 reserved {arn}"))
+            && chosen.contains("committed"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&format!("{arn}: 2 × p5.48xlarge in us-east-1b, 2 free now")),
+        "{plan}"
+    );
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = common::placement(&work, "grp.h100");
+    assert_eq!(p["chosen"]["capacity"], "reserved", "{p}");
+    assert_eq!(
+        p["chosen"]["reservation"].as_str(),
+        Some(arn.as_str()),
+        "{p}"
+    );
+    let lt = launch_template(&sb, "grp-h100");
+    assert_eq!(
+        xml_field(&lt, "capacityReservationResourceGroupArn"),
+        Some(arn.as_str()),
+        "{lt}"
+    );
+    assert_eq!(xml_field(&lt, "capacityReservationId"), None, "{lt}");
+    let group = sb.eks_node_group(REGION, "grp", "h100");
+    assert_eq!(group["capacityType"], "ON_DEMAND", "{group}");
+    assert_eq!(
+        group["subnets"].as_array().map(Vec::len),
+        Some(1),
+        "{group}"
+    );
+    assert_eq!((available(&sb, &a), available(&sb, &b)), (0, 0));
+    assert_eq!(available(&sb, &elsewhere), 1, "another zone's is not used");
+    let (code, out) = sb.strata(&work, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing left to do:\n{out}");
+
+    let other = reserve_of(&sb, "p4d.24xlarge", "us-east-1b", 2);
+    let a100s = reservation_pool(&sb, "a100s", &[&other]);
+    let block = format!("      reserved \"aws\" {{\n        id = \"{a100s}\"\n      }}");
+    let work = workdir(&dir, "grq", &block);
+    let (code, out) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!("{a100s} holds no capacity reservation of p5.48xlarge: EC2 would launch node_pool \"h100\"'s instances On-Demand"))
+            && out.contains("cluster.hcl:"),
+        "{out}"
     );
 }

@@ -219,11 +219,14 @@ resource "aws_launch_template" "pool" {
   # A Capacity Block's nodes name their type here, not in the node group
   # (EKS: "Create a managed node group with Capacity Blocks for ML").
   instance_type = each.value.capacity == "capacity_block" ? each.value.instance_type : null
+  # A reservation by its cr- id, or a Capacity Reservation group by its
+  # ARN (its instances go into any of the group's reservations with room).
   dynamic "capacity_reservation_specification" {
     for_each = each.value.reservation == null ? [] : [each.value.reservation]
     content {
       capacity_reservation_target {
-        capacity_reservation_id = capacity_reservation_specification.value.id
+        capacity_reservation_id = startswith(capacity_reservation_specification.value.id, "arn:") ? null : capacity_reservation_specification.value.id
+        capacity_reservation_resource_group_arn = startswith(capacity_reservation_specification.value.id, "arn:") ? capacity_reservation_specification.value.id : null
       }
     }
   }

@@ -46,7 +46,8 @@ variable "node_pools" {
     nodes         = optional(number)
     exclude_zones = optional(list(string), [])
     # Capacity held ahead that the nodes launch into (capacity "reserved"
-    # or "capacity_block"): its cr- id and the zone it is in.
+    # or "capacity_block"): its cr- id, or a Capacity Reservation group's
+    # ARN, and the zone the nodes launch in.
     reservation = optional(object({
       id   = string
       zone = optional(string)

@@ -166,9 +166,14 @@ pub(super) fn candidates(
                 continue;
             }
             if h.instances == 0 {
+                // Both clouds go on without the group, all but silently.
+                let without = match r.cloud.as_str() {
+                    "aws" => format!("EC2 would launch node_pool {:?}'s instances On-Demand, outside it, without a word", judge.pool),
+                    _ => format!("AKS would make node_pool {:?} without it, with only a warning", judge.pool),
+                };
                 diags.push(diag(
                     "Reserved capacity that reserves nothing",
-                    format!("{} holds no capacity reservation: AKS would make node_pool {:?} without it, with only a warning. Add a reservation of {} to the group, or take the reserved block out.", r.id, judge.pool, place.instance_type),
+                    format!("{} holds no capacity reservation of {}: {without}. Add a reservation of {} to the group, or take the reserved block out.", r.id, place.instance_type, place.instance_type),
                     r.span,
                 ));
                 continue;

@@ -191,6 +191,15 @@ impl Sandbox {
         self.http("POST", &url, &auth, &format!("{form}&Version=2016-11-15"))
     }
 
+    /// A Resource Groups call (`POST /groups`, `/group-resources`) in
+    /// `region`, sent to moto through the proxy as an SDK would: the
+    /// status and the JSON.
+    pub fn resource_groups(&self, region: &str, path: &str, body: &str) -> (u16, String) {
+        let url = format!("{}{path}", self.env["AWS_ENDPOINT_URL"]);
+        let auth = format!("AWS4-HMAC-SHA256 Credential=testing/20261202/{region}/resource-groups/aws4_request, SignedHeaders=host, Signature=0");
+        self.http("POST", &url, &auth, body)
+    }
+
     /// The EKS node group `name` of `cluster`, as EKS describes it.
     pub fn eks_node_group(&self, region: &str, cluster: &str, name: &str) -> serde_json::Value {
         self.eks(region, &format!("/clusters/{cluster}/node-groups/{name}"))["nodegroup"].clone()

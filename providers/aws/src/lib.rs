@@ -49,6 +49,7 @@ pub struct Clients {
     pub sts: aws_sdk_sts::Client,
     pub s3: aws_sdk_s3::Client,
     pub cloudwatch: aws_sdk_cloudwatch::Client,
+    pub resource_groups: aws_sdk_resourcegroups::Client,
     account: OnceCell<String>,
 }
 
@@ -78,12 +79,21 @@ struct Settings {
     region: Option<String>,
     profile: Option<String>,
     max_retries: Option<u32>,
-    /// Service (`cloudwatch`, `ec2`, `eks`, `iam`, `s3`, `sts`) → endpoint URL.
+    /// Service (`cloudwatch`, `ec2`, `eks`, `iam`, `resourcegroups`, `s3`,
+    /// `sts`) → endpoint URL.
     endpoints: BTreeMap<String, String>,
 }
 
 /// The services an `endpoints` block may name.
-const SERVICES: [&str; 6] = ["cloudwatch", "ec2", "eks", "iam", "s3", "sts"];
+const SERVICES: [&str; 7] = [
+    "cloudwatch",
+    "ec2",
+    "eks",
+    "iam",
+    "resourcegroups",
+    "s3",
+    "sts",
+];
 
 pub struct Aws {
     settings: std::sync::Mutex<Settings>,
@@ -232,6 +242,7 @@ impl Aws {
                     sts: client!(aws_sdk_sts, "sts"),
                     s3: client!(aws_sdk_s3, "s3"),
                     cloudwatch: client!(aws_sdk_cloudwatch, "cloudwatch"),
+                    resource_groups: client!(aws_sdk_resourcegroups, "resourcegroups"),
                     account: OnceCell::new(),
                 }
             })
@@ -260,7 +271,7 @@ impl Cloud for Aws {
     }
 
     async fn reservation(&self, ask: &HeldAsk) -> Result<Held, DriverError> {
-        reservations::reservation(&self.clients().await.ec2, ask).await
+        reservations::reservation(self.clients().await, ask).await
     }
 
     async fn block_offers(&self, ask: &OfferAsk) -> Result<Vec<Offer>, DriverError> {

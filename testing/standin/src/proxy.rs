@@ -219,6 +219,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     if let Some(held) = shared.reservations.answer(&req, &region_of(&req)) {
         return held;
     }
+    if let Some(grouped) = shared.reservations.answer_group(&req, &region_of(&req)) {
+        return grouped;
+    }
     if let Some(stopped) = shared.node_records.answer(&req) {
         return stopped;
     }
@@ -279,6 +282,9 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
     if rparts.status.is_success() {
         node_group_nodes(&shared, &method, &path, &headers, &body).await;
         shared.nat.note(&body, &bytes);
+        if method == hyper::Method::POST {
+            shared.reservations.note_group(&path, &body, &bytes);
+        }
     }
     if body.starts_with(b"Action=DescribeLaunchTemplateVersions") {
         if let Some(corrected) = without_echoed_template_tags(&bytes) {
@@ -431,6 +437,9 @@ async fn held_launch(
     launch: &Launch<'_>,
 ) -> Result<(), String> {
     let template = template_data(shared, req, group).await.unwrap_or_default();
+    if let Some(arn) = xml_text(&template, "capacityReservationResourceGroupArn") {
+        return shared.reservations.launch_group(arn, launch);
+    }
     let Some(id) = xml_text(&template, "capacityReservationId") else {
         shared.reservations.release(&launch.group);
         return Ok(());
