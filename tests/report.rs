@@ -5,7 +5,8 @@
 //! and one deleted by a scale-down as GCP records them, and the report's
 //! figures held to the script's — GPU-hours, their cost at each place's
 //! price, the preemption rate, the move's time to first GPU in its three
-//! parts — in the three formats; a drift run killed with SIGKILL loses no
+//! parts — in the three formats; a drift run killed with SIGKILL or
+//! interrupted with Ctrl-C loses no
 //! earlier history.
 
 mod common;
@@ -253,5 +254,30 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     assert_eq!(report_as("json"), json_text, "and reports the same");
     let (code, out) = strata_at(&sb, &work, day(32), &["drift"]);
     assert_eq!(code, 0, "{out}");
+    assert_eq!(history_lines(&work).len(), after.len() + 1);
+
+    // Ctrl-C midway: the run ends with its line written whole or not at
+    // all, and lets go of the state's lock, so the next run goes on.
+    let before = history_lines(&work);
+    let mut child = sb.command(&work, &["drift"]);
+    child.env("STRATA_NOW", stamp(day(33)));
+    let mut child = child
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("drift starts");
+    std::thread::sleep(std::time::Duration::from_millis(wait));
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let _ = child.wait();
+    let after = history_lines(&work);
+    assert!(
+        after.starts_with(&before) && after.len() <= before.len() + 1,
+        "interrupted after {wait} ms: the history is what it was, or one whole line more"
+    );
+    for line in &after {
+        serde_json::from_str::<Json>(line).expect("each line whole");
+    }
+    let (code, out) = strata_at(&sb, &work, day(34), &["drift"]);
+    assert_eq!(code, 0, "the lock was let go:\n{out}");
     assert_eq!(history_lines(&work).len(), after.len() + 1);
 }
