@@ -16,6 +16,7 @@ fn flex_first(root: &Path, name: &str, wait: &str) -> PathBuf {
     let placement = format!(
         r#"      order         = ["gcp", "aws"]
       capacity      = ["flex_start", "on_demand"]
+      max_run       = "24h"
       wait_for_gpus = "{wait}""#
     );
     let blocks = r#"  prices = "prices.csv"
@@ -71,6 +72,7 @@ fn a_flex_start_pool_is_made_as_gke_requires_and_priced_from_the_teams_list() {
     );
     assert_eq!(pool["management"]["autoRepair"], false, "{pool}");
     assert_eq!(pool["autoscaling"]["locationPolicy"], "ANY", "{pool}");
+    assert_eq!(pool["config"]["maxRunDuration"], "86400s", "{pool}");
     empty_second_plan(&sb, &work);
     // The cost table prices the nodes as the team's list says: 2 nodes at
     // $25.00 an hour.
@@ -160,4 +162,34 @@ fn flex_start_on_clouds_without_it_is_an_error_at_its_line() {
         "{out}"
     );
     assert!(flat.contains("cluster.hcl:"), "{out}");
+}
+
+#[test]
+fn a_flex_start_run_longer_than_seven_days_is_an_error_at_its_line() {
+    let dir = common::scratch("flex", "long");
+    let blocks = r#"  cloud "gcp" {
+    project = "acme-ml"
+    region  = "us-central1"
+  }"#;
+    for (placement, says) in [
+        (
+            "      capacity = [\"flex_start\"]\n      max_run  = \"200h\"",
+            "A flex-start node runs at most seven days",
+        ),
+        (
+            "      capacity = [\"spot\"]\n      max_run  = \"24h\"",
+            "the placement's capacity lists no \"flex_start\"",
+        ),
+    ] {
+        let spec = common::gpu_cluster("flexl", r#"["gcp"]"#, placement, blocks);
+        let work = common::spec_dir(&dir, "flexl", &spec);
+        let (code, out) = common::run::strata_in(&work, &["validate"]);
+        assert_eq!(code, 1, "{out}");
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("Invalid max_run") && flat.contains(says),
+            "{out}"
+        );
+        assert!(flat.contains("cluster.hcl:"), "{out}");
+    }
 }

@@ -13,7 +13,7 @@ locals {
   # The spec's capacity types as EKS names them: an On-Demand Capacity
   # Reservation is on-demand capacity, a Capacity Block its own type.
   capacity_types = { spot = "SPOT", on_demand = "ON_DEMAND", reserved = "ON_DEMAND", capacity_block = "CAPACITY_BLOCK" }
-  image_name = coalesce(var.node_image_name, "ubuntu-eks/k8s_${var.kubernetes_version}/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*")
+  image_name     = coalesce(var.node_image_name, "ubuntu-eks/k8s_${var.kubernetes_version}/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*")
 }
 
 # --- network ---------------------------------------------------------------
@@ -225,7 +225,7 @@ resource "aws_launch_template" "pool" {
     for_each = each.value.reservation == null ? [] : [each.value.reservation]
     content {
       capacity_reservation_target {
-        capacity_reservation_id = startswith(capacity_reservation_specification.value.id, "arn:") ? null : capacity_reservation_specification.value.id
+        capacity_reservation_id                 = startswith(capacity_reservation_specification.value.id, "arn:") ? null : capacity_reservation_specification.value.id
         capacity_reservation_resource_group_arn = startswith(capacity_reservation_specification.value.id, "arn:") ? capacity_reservation_specification.value.id : null
       }
     }

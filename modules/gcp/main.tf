@@ -167,10 +167,14 @@ resource "google_container_node_pool" "pool" {
     }
   }
   node_config {
-    machine_type    = each.value.instance_type
-    image_type      = "UBUNTU_CONTAINERD"
-    spot            = each.value.capacity == "spot"
-    flex_start      = each.value.capacity == "flex_start" ? true : null
+    machine_type = each.value.instance_type
+    image_type   = "UBUNTU_CONTAINERD"
+    spot         = each.value.capacity == "spot"
+    flex_start   = each.value.capacity == "flex_start" ? true : null
+    max_run_duration = (
+      each.value.capacity == "flex_start" && each.value.max_run_seconds != null
+      ? "${each.value.max_run_seconds}s" : null
+    )
     labels          = each.value.labels
     service_account = google_service_account.node.email
     oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]

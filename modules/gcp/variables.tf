@@ -36,8 +36,10 @@ variable "node_pools" {
     max_nodes     = optional(number, 1)
     # on_demand, spot, flex_start (the Dynamic Workload Scheduler's VMs,
     # which wait for capacity and run at most seven days) or reserved.
-    capacity      = optional(string, "on_demand")
-    labels        = optional(map(string), {})
+    capacity = optional(string, "on_demand")
+    # How long a flex-start node may run, in seconds (null: GKE's seven days).
+    max_run_seconds = optional(number)
+    labels          = optional(map(string), {})
     taints = optional(list(object({
       key    = string
       value  = optional(string, "")

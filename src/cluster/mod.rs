@@ -819,6 +819,16 @@ fn placed_items(
     };
     items.retain(|(k, _)| k != "capacity");
     let lit = |v: Value| literal(v, span);
+    let kind = clouds::CLOUDS.iter().find(|k| k.name == cc.cloud);
+    if let Some(run) = w
+        .max_run
+        .filter(|_| kind.is_some_and(|k| k.offers(Capacity::FlexStart)))
+    {
+        items.push((
+            "max_run_seconds".into(),
+            lit(Value::int(run.as_secs() as i64)),
+        ));
+    }
     match d.chosen().filter(|c| c.call == cc.call) {
         Some(c) => {
             items.push(("nodes".into(), lit(Value::int(d.nodes as i64))));
@@ -837,7 +847,6 @@ fn placed_items(
             }
         }
         None => {
-            let kind = clouds::CLOUDS.iter().find(|k| k.name == cc.cloud);
             let offered = |c: &Capacity| kind.is_none_or(|k| k.offers(*c));
             let first = w.capacity.iter().copied().find(offered);
             let first = first.unwrap_or(Capacity::OnDemand);

@@ -29,6 +29,7 @@ const FIELDS: &[&str] = &[
     "wait_for_gpus",
     "cool_down",
     "min_score",
+    "max_run",
 ];
 
 /// Asks a cloud for its placement score of each place, through the
@@ -74,6 +75,8 @@ pub(super) struct Wanted {
     cap: Option<(Usd, Span)>,
     wait_for_gpus: Option<Duration>,
     cool_down: Duration,
+    /// How long a flex-start node may run (GKE's default: seven days).
+    pub max_run: Option<Duration>,
     /// Scores asked, and below which a candidate is tried last.
     min_score: Option<u8>,
     /// Capacity held ahead, tried first in the order written.
@@ -109,6 +112,34 @@ fn duration(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Dur
         ));
     }
     parsed
+}
+
+/// The longest a flex-start VM runs.
+const FLEX_START_MAX_RUN: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `max_run`: how long a flex-start node may run, at most seven days, for
+/// a placement that tries flex-start.
+fn max_run(
+    scope: &ConfigScope,
+    a: &Attribute,
+    capacity: &[Capacity],
+    diags: &mut Diags,
+) -> Option<Duration> {
+    let d = duration(scope, a, diags)?;
+    let why = if !capacity.contains(&Capacity::FlexStart) {
+        Some("max_run is how long a flex-start node may run; the placement's capacity lists no \"flex_start\".")
+    } else if d.is_zero() || d > FLEX_START_MAX_RUN {
+        Some("A flex-start node runs at most seven days: max_run is from \"1m\" to \"168h\".")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => {
+            diags.push(diag("Invalid max_run", why, a.expr.span));
+            None
+        }
+        None => Some(d),
+    }
 }
 
 fn strings(scope: &ConfigScope, a: &Attribute, diags: &mut Diags) -> Option<Vec<String>> {
@@ -165,6 +196,10 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         Some(a) => duration(scope, a, diags)?,
         None => placement::COOL_DOWN,
     };
+    let max_run = match field("max_run") {
+        Some(a) => Some(max_run(scope, a, &capacity, diags)?),
+        None => None,
+    };
     let min_score = match field("min_score") {
         Some(a) => Some(min_score(scope, a, diags)?),
         None => None,
@@ -179,6 +214,7 @@ pub(super) fn wanted(pool: &Block, scope: &ConfigScope, diags: &mut Diags) -> Op
         cap,
         wait_for_gpus,
         cool_down,
+        max_run,
         min_score,
         reserved,
         block: capacity_block,
