@@ -193,3 +193,45 @@ fn a_flex_start_run_longer_than_seven_days_is_an_error_at_its_line() {
         assert!(flat.contains("cluster.hcl:"), "{out}");
     }
 }
+
+/// Without `order`, clouds go cheapest first by their first priced rung:
+/// GCP's unpriced flex-start rung (no price list here) does not send GCP
+/// behind AWS's dearer on-demand.
+#[test]
+fn an_unpriced_flex_start_rung_keeps_its_cloud_in_price_order() {
+    let dir = common::scratch("flex", "order");
+    let sb = start(&dir.join("sandbox"));
+    let placement = r#"      capacity = ["flex_start", "on_demand"]"#;
+    let blocks = r#"  cloud "aws" {
+    region = "us-east-1"
+  }
+  cloud "gcp" {
+    project = "acme-ml"
+    region  = "us-central1"
+  }"#;
+    let spec = common::gpu_cluster("flexr", r#"["aws", "gcp"]"#, placement, blocks);
+    let work = common::spec_dir(&dir, "flexr", &spec);
+    let (code, plan) = sb.strata(&work, &["plan"]);
+    assert_eq!(code, 0, "{plan}");
+    let places: Vec<&str> = plan
+        .lines()
+        .filter(|l| {
+            // The numbered candidates: `  → 1. gcp …`, `    2. aws …`.
+            let t = l.trim_start().trim_start_matches('→').trim_start();
+            let n = t.split('.').next().unwrap_or_default();
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())
+        })
+        .collect();
+    let first = places.first().copied().unwrap_or_default();
+    assert!(
+        first.contains('→') && first.contains("gcp us-central1 flex-start"),
+        "{plan}"
+    );
+    let gcp_on_demand = places
+        .iter()
+        .position(|l| l.contains("gcp us-central1 on-demand"));
+    let aws_on_demand = places
+        .iter()
+        .position(|l| l.contains("aws us-east-1 on-demand"));
+    assert!(gcp_on_demand < aws_on_demand, "{plan}");
+}

@@ -360,15 +360,16 @@ fn candidates(
                 .position(|c| c == cloud(*i))
                 .unwrap_or(usize::MAX)
         }),
-        // Cheapest first, by what each cloud's first candidate (in its
-        // first region with one) costs; a cloud nothing prices goes last.
+        // Cheapest first, by what each cloud's first priced candidate (in
+        // its first region with one) costs — an unpriced first rung
+        // (flex-start without a price list) does not send its cloud last;
+        // a cloud nothing prices goes last.
         None => {
             let first_price = |name: &str| {
                 by_cloud
                     .iter()
                     .filter(|(i, _)| cloud(*i) == name)
-                    .find_map(|(_, cs)| cs.first())
-                    .and_then(|c| c.gpu_hour)
+                    .find_map(|(_, cs)| cs.iter().find_map(|c| c.gpu_hour))
             };
             let rank: BTreeMap<&str, Option<Usd>> = by_cloud
                 .iter()
