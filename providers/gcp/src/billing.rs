@@ -249,6 +249,31 @@ mod tests {
     }
 
     #[test]
+    fn the_provisioning_model_is_read_from_the_node_config() {
+        let with = |flags: Vec<(&str, Value)>| {
+            let mut config = vec![("machine_type", Value::string("a3-highgpu-8g"))];
+            config.extend(flags);
+            let o = object(vec![
+                ("location", Value::string("us-central1")),
+                ("node_config", block(config)),
+            ]);
+            match &billing("google_container_node_pool", &o, None)[..] {
+                [Billed::Nodes(p)] => p.capacity,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(with(vec![]), Capacity::OnDemand);
+        assert_eq!(
+            with(vec![("preemptible", Value::Bool(true))]),
+            Capacity::Spot
+        );
+        assert_eq!(
+            with(vec![("flex_start", Value::Bool(true))]),
+            Capacity::FlexStart
+        );
+    }
+
+    #[test]
     fn a_fixed_size_pool_is_its_node_count() {
         // No autoscaling block in the configuration: planned unknown.
         let fixed = object(vec![
