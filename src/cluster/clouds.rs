@@ -37,6 +37,11 @@ pub(super) struct CloudKind {
 
 const SPOT_AND_ON_DEMAND: &[Capacity] = &[Capacity::OnDemand, Capacity::Spot];
 
+/// The cloud named `name`.
+pub(super) fn kind(name: &str) -> Option<&'static CloudKind> {
+    CLOUDS.iter().find(|k| k.name == name)
+}
+
 impl CloudKind {
     /// Whether its pools can be made with `capacity`.
     pub(super) fn offers(&self, capacity: Capacity) -> bool {

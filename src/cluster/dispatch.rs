@@ -15,7 +15,7 @@
 //! AdmissionCheck and queues.
 
 use super::cloud::{cloud_call, Built, CloudAt, Parts, Region};
-use super::clouds::{Catalogs, CloudKind, CLOUDS};
+use super::clouds::{kind, Catalogs, CloudKind};
 use super::rules::{allowed, known, single};
 use super::syntax::{attribute, get_attr, literal, name_expr, object};
 use super::{diag, runtime};
@@ -343,7 +343,7 @@ fn manager_cloud(
     };
     let name = known(scope, a, diags)?;
     let name = name.as_str().unwrap_or_default();
-    match CLOUDS.iter().find(|k| k.name == name) {
+    match kind(name) {
         Some(k) => Some((k, a.expr.span)),
         None => {
             diags.push(diag(

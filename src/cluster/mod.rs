@@ -248,7 +248,7 @@ fn active_clouds(
             ));
             continue;
         };
-        if !CLOUDS.iter().any(|c| c.name == name) {
+        if clouds::kind(name).is_none() {
             diags.push(diag(
                 "Unknown cloud",
                 format!("{name:?} is not a cloud strata builds clusters on; the clouds are aws, gcp, azure and kubernetes (an existing cluster)."),
@@ -423,7 +423,7 @@ fn cloud_calls(
 ) -> Vec<Built<'static>> {
     let mut built = Vec::new();
     for (cloud, used_at) in active {
-        if !CLOUDS.iter().any(|k| k.name == cloud) {
+        if clouds::kind(&cloud).is_none() {
             continue;
         }
         let Some((kind, block)) = cloud_block(&spec.cloud_blocks, &cloud) else {
@@ -637,7 +637,7 @@ fn declared_clouds(cloud_blocks: &[&Block], diags: &mut Diags) -> Vec<(String, S
     let mut declared = Vec::new();
     for c in cloud_blocks {
         match c.labels.first() {
-            Some((n, s)) if CLOUDS.iter().any(|k| k.name == n) => declared.push((n.clone(), *s)),
+            Some((n, s)) if clouds::kind(n).is_some() => declared.push((n.clone(), *s)),
             Some((n, s)) => diags.push(diag(
                 "Unknown cloud",
                 format!("{n:?} is not a cloud strata builds clusters on; the clouds are aws, gcp, azure and kubernetes (an existing cluster)."),
@@ -658,7 +658,7 @@ fn cloud_block<'b>(
     cloud_blocks: &[&'b Block],
     cloud: &str,
 ) -> Option<(&'static CloudKind, &'b Block)> {
-    let kind = CLOUDS.iter().find(|k| k.name == cloud)?;
+    let kind = clouds::kind(cloud)?;
     let block = cloud_blocks
         .iter()
         .find(|c| c.labels.first().is_some_and(|(n, _)| n == cloud))?;
@@ -819,7 +819,7 @@ fn placed_items(
     };
     items.retain(|(k, _)| k != "capacity");
     let lit = |v: Value| literal(v, span);
-    let kind = clouds::CLOUDS.iter().find(|k| k.name == cc.cloud);
+    let kind = clouds::kind(&cc.cloud);
     if let Some(run) = w
         .max_run
         .filter(|_| kind.is_some_and(|k| k.offers(Capacity::FlexStart)))

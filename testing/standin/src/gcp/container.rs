@@ -208,13 +208,7 @@ impl World {
         let project = cluster.split('/').nth(1).unwrap_or("");
         let w = Wants::of(cluster, np);
         let region = &w.region;
-        let hit = self.shortages.hit(&crate::capacity::Ask {
-            region,
-            zones: &w.zones,
-            instance_type: &w.machine,
-            capacity: w.capacity,
-            nodes: grows,
-        })?;
+        let hit = self.shortages.hit(&w.ask(grows))?;
         let (code, message) = match &hit.zone {
             Some(z) => ("ZONE_RESOURCE_POOL_EXHAUSTED", format!("The zone 'projects/{project}/zones/{z}' does not have enough resources available to fulfill the request. Try a different zone, or try again later.")),
             None => ("QUOTA_EXCEEDED", format!("Insufficient regional quota to satisfy request: resource \"GPUS\" in region {region}: request requires more than the quota left.")),
@@ -254,6 +248,17 @@ pub(super) struct Wants {
 }
 
 impl Wants {
+    /// What launching `nodes` of them asks of the region.
+    pub(super) fn ask(&self, nodes: u64) -> crate::capacity::Ask<'_> {
+        crate::capacity::Ask {
+            region: &self.region,
+            zones: &self.zones,
+            instance_type: &self.machine,
+            capacity: self.capacity,
+            nodes,
+        }
+    }
+
     /// Node pool `np` of the cluster at `path` (or at a path under it).
     pub(super) fn of(path: &str, np: &Json) -> Wants {
         let location = path.split('/').nth(3).unwrap_or("");
@@ -314,12 +319,7 @@ impl World {
         let Some(nodes) = self.kube.as_ref().and_then(|k| k.nodes.as_ref()) else {
             return;
         };
-        // An int64, which Google's JSON writes as a string.
-        let count = &np["config"]["accelerators"][0]["acceleratorCount"];
-        let gpus = count
-            .as_u64()
-            .or_else(|| count.as_str().and_then(|c| c.parse().ok()))
-            .unwrap_or(0);
+        let gpus = int64(&np["config"]["accelerators"][0]["acceleratorCount"]).unwrap_or(0);
         let cluster = key.split("/clusters/").nth(1).unwrap_or("");
         let ask = Wants::of(key, &np);
         let pool = crate::kubernetes::PoolNodes {

@@ -53,7 +53,7 @@ fn floor(np: &Json) -> u64 {
     let a = &np["autoscaling"];
     [&a["totalMinNodeCount"], &a["minNodeCount"]]
         .into_iter()
-        .filter_map(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+        .filter_map(int64)
         .max()
         .unwrap_or(0)
 }
@@ -64,16 +64,7 @@ impl World {
     pub(super) fn waits_for_capacity(&mut self, key: &str, np: &Json) -> bool {
         let wants = container::Wants::of(key, np);
         let waits = np["config"]["flexStart"] == true
-            && self
-                .shortages
-                .hit(&crate::capacity::Ask {
-                    region: &wants.region,
-                    zones: &wants.zones,
-                    instance_type: &wants.machine,
-                    capacity: wants.capacity,
-                    nodes: pool_nodes(np),
-                })
-                .is_some();
+            && self.shortages.hit(&wants.ask(pool_nodes(np))).is_some();
         match waits {
             true => self.waiting.insert(key.to_string()),
             false => self.waiting.remove(key),

@@ -728,24 +728,26 @@ impl World {
 /// removes nodes above a lowered maximum).
 fn pool_nodes(np: &Json) -> u64 {
     let a = &np["autoscaling"];
-    let n = |v: &Json| {
-        v.as_u64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-    };
     let size = [
         &np["initialNodeCount"],
         &a["totalMinNodeCount"],
         &a["minNodeCount"],
     ]
     .into_iter()
-    .filter_map(n)
+    .filter_map(int64)
     .max()
     .unwrap_or(0);
     let ceiling = [&a["totalMaxNodeCount"], &a["maxNodeCount"]]
         .into_iter()
-        .filter_map(n)
+        .filter_map(int64)
         .min();
     ceiling.map_or(size, |c| size.min(c))
+}
+
+/// An int64 field, which Google's JSON writes as a string (a number is
+/// taken too).
+fn int64(v: &Json) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_str()?.parse().ok())
 }
 
 fn google_rpc(code: u16, status: &str, message: &str) -> Response<Body> {
