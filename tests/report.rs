@@ -32,6 +32,19 @@ fn spec(order: &str, capacity: &str, nodes: u32) -> String {
         )
 }
 
+/// Now, to the second: the first day of a scripted month.
+fn day_zero() -> OffsetDateTime {
+    OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("whole seconds")
+}
+
+/// A drift run at `now`, which must succeed.
+fn drift_at(sb: &Sandbox, work: &Path, now: OffsetDateTime) {
+    let (code, out) = strata_at(sb, work, now, &["drift"]);
+    assert_eq!(code, 0, "{}:\n{out}", stamp(now));
+}
+
 fn stamp(t: OffsetDateTime) -> String {
     t.format(&Rfc3339).expect("a time")
 }
@@ -103,14 +116,9 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     let work = common::spec_dir(&dir, "rep", &spec(r#"["aws", "gcp"]"#, spot_first, 2));
     apply(&sb, &work, &[]);
     let aws_price = gpu_hour_micros(&sb, &work, ("aws", "spot"));
-    let t0 = OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .expect("whole seconds");
+    let t0 = day_zero();
     let day = |d: i64| t0 + Duration::days(d);
-    let drift_on = |d: i64| {
-        let (code, out) = strata_at(&sb, &work, day(d), &["drift"]);
-        assert_eq!(code, 0, "day {d}:\n{out}");
-    };
+    let drift_on = |d: i64| drift_at(&sb, &work, day(d));
     // EC2 interrupts a Spot Instance on day 5; a training run sends 12 GB
     // out through the cluster's NAT gateway on day 8.
     (0..6).for_each(drift_on);
@@ -280,4 +288,55 @@ fn a_month_of_drift_runs_gives_the_scripts_figures_in_three_formats() {
     let (code, out) = strata_at(&sb, &work, day(34), &["drift"]);
     assert_eq!(code, 0, "the lock was let go:\n{out}");
     assert_eq!(history_lines(&work).len(), after.len() + 1);
+}
+
+/// Azure's own record, read as the driver reads it: an eviction as
+/// Resource Health annotates it (through Resource Graph) and bytes out as
+/// Azure Monitor meters the cluster's outbound load balancer.
+#[test]
+fn azure_evictions_and_egress_come_from_resource_health_and_azure_monitor() {
+    let dir = common::scratch("report", "azure");
+    let sb = start(&dir.join("sandbox"));
+    let placement =
+        "      wait_for_gpus = \"30s\"\n      capacity      = [\"spot\", \"on_demand\"]";
+    let blocks = "  cloud \"azure\" {\n    subscription_id = \"00000000-0000-0000-0000-000000000000\"\n    location        = \"eastus\"\n  }";
+    let text = common::gpu_cluster("az", "[\"azure\"]", placement, blocks);
+    let work = common::spec_dir(&dir, "az", &text);
+    apply(&sb, &work, &[]);
+    let t0 = day_zero();
+    let day = |d: i64| t0 + Duration::days(d);
+    let drift_on = |d: i64| drift_at(&sb, &work, day(d));
+    (0..2).for_each(drift_on);
+    sb.preempt("azure", "h100", 1, &stamp(day(1) + Duration::hours(6)));
+    drift_on(2);
+    sb.egress("azure", 7_000_000_000, &stamp(day(2) + Duration::hours(2)));
+    (3..5).for_each(drift_on);
+    // Sent after the period: not counted.
+    sb.egress("azure", 5, &stamp(day(5) + Duration::hours(1)));
+
+    let period = ["--since", &stamp(t0), "--until", &stamp(day(4))];
+    let (code, out) = sb.strata(
+        &work,
+        &[&["report", "--format", "json"][..], &period].concat(),
+    );
+    assert_eq!(code, 0, "{out}");
+    let report: Json = serde_json::from_str(&out).expect("report JSON");
+    let azure = row(&report, "azure");
+    assert_eq!(azure["preemption_rate"], 1.0, "{azure}");
+    let why = azure["why"]["preemption_rate"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("scale-down"),
+        "the figure says what it leaves out: {azure}"
+    );
+    assert_eq!(azure["egress_bytes"], 7_000_000_000u64, "{azure}");
+    assert!(azure["why"]["egress_bytes"].is_null(), "{azure}");
+    let (code, markdown) = sb.strata(
+        &work,
+        &[&["report", "--format", "markdown"][..], &period].concat(),
+    );
+    assert_eq!(code, 0, "{markdown}");
+    assert!(
+        markdown.contains("azure eastus") && markdown.contains("7.0 GB"),
+        "{markdown}"
+    );
 }

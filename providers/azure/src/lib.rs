@@ -14,6 +14,7 @@ mod arm;
 mod auth;
 mod billing;
 mod kubeconfig;
+mod records;
 mod reservations;
 mod scores;
 mod special;
@@ -145,6 +146,13 @@ impl Cloud for Azure {
         ask: &strata_provider::reservation::HeldAsk,
     ) -> Result<strata_provider::reservation::Held, DriverError> {
         reservations::reservation(self.ctx().await, ask).await
+    }
+
+    async fn pool_records(
+        &self,
+        ask: &strata_provider::records::RecordsAsk,
+    ) -> Result<Option<strata_provider::records::Records>, DriverError> {
+        records::pool_records(self.ctx().await, ask).await
     }
 
     fn billing(

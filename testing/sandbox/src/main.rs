@@ -81,6 +81,7 @@ fn run(dir: &Path) -> Result<(), String> {
     let preempters = [
         ("aws".to_string(), aws_nodes.preempter()),
         ("gcp".to_string(), gcp.preempter()),
+        ("azure".to_string(), azure.preempter()),
     ];
     let shortages = ByCloud {
         aws: Default::default(),
@@ -92,6 +93,7 @@ fn run(dir: &Path) -> Result<(), String> {
             [
                 ("aws".to_string(), aws_nat.egresser()),
                 ("gcp".to_string(), gcp.egresser()),
+                ("azure".to_string(), azure.egresser()),
             ]
             .into(),
         ),

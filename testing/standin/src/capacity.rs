@@ -191,6 +191,28 @@ impl Holds {
     }
 }
 
+/// A [`Preempter`] that locks a stand-in's `world` and has it preempt.
+pub fn preempter_of<W: Send + 'static>(
+    world: Arc<Mutex<W>>,
+    preempt: fn(&mut W, &str, u64, time::OffsetDateTime) -> usize,
+) -> Preempter {
+    Arc::new(move |pool: &str, nodes: u64, at: time::OffsetDateTime| {
+        let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
+        preempt(&mut w, pool, nodes, at)
+    })
+}
+
+/// An [`Egresser`] that locks a stand-in's `world` and has it meter.
+pub fn egresser_of<W: Send + 'static>(
+    world: Arc<Mutex<W>>,
+    meter: fn(&mut W, u64, time::OffsetDateTime) -> usize,
+) -> Egresser {
+    Arc::new(move |bytes: u64, at: time::OffsetDateTime| {
+        let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
+        meter(&mut w, bytes, at)
+    })
+}
+
 /// Meters `bytes` sent out through each NAT gateway of the cloud at a
 /// time: how many gateways there are.
 pub type Egresser = Arc<dyn Fn(u64, time::OffsetDateTime) -> usize + Send + Sync>;

@@ -28,6 +28,8 @@ pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 pub const CLIENT_SECRET: &str = "standin-client-secret";
 
 mod errors;
+mod health;
+mod metrics;
 mod operations;
 #[cfg(test)]
 mod replay;
@@ -94,6 +96,18 @@ impl Azure {
     /// holds from the next request).
     pub fn shortages(&self) -> crate::capacity::Shortages {
         self.world().shortages.clone()
+    }
+
+    /// What spot-evicts VMs of AKS pools here, as Resource Health
+    /// annotates them, for the control endpoint's `POST /preempt`.
+    pub fn preempter(&self) -> crate::capacity::Preempter {
+        crate::capacity::preempter_of(self.world.clone(), World::preempt)
+    }
+
+    /// What meters bytes sent out through AKS clusters' outbound load
+    /// balancers, for the control endpoint's `POST /egress`.
+    pub fn egresser(&self) -> crate::capacity::Egresser {
+        crate::capacity::egresser_of(self.world.clone(), World::egress)
     }
 
     /// The storage accounts' blobs, for the S3 gateway stand-in.
@@ -183,10 +197,28 @@ struct World {
     next: u64,
     /// Blob data ([`Blobs`]).
     blobs: storage::BlobMap,
+    /// Each scale-set VM's latest health annotation, by its id in lower
+    /// case ([`health`]).
+    annotations: BTreeMap<String, Json>,
+    /// Bytes sent out through clusters' load balancers ([`metrics`]).
+    sent: Vec<metrics::Sent>,
 }
 
 fn error(status: u16, code: &str, message: &str) -> Response<Body> {
     json(status, json!({"error": {"code": code, "message": message}}))
+}
+
+/// ARM's refusal of an API version other than the one an operation has.
+fn unless_version(version: &str, supported: &str) -> Option<Response<Body>> {
+    (version != supported).then(|| {
+        error(
+            400,
+            "InvalidApiVersionParameter",
+            &format!(
+                "The api-version '{version}' is invalid. The supported versions are '{supported}'."
+            ),
+        )
+    })
 }
 
 impl World {
@@ -305,6 +337,12 @@ impl World {
         }
         if req.method == Method::POST && lower.ends_with("/placementscores/spot/generate") {
             return self.spot_scores(req, &version);
+        }
+        if req.method == Method::POST && lower == "/providers/microsoft.resourcegraph/resources" {
+            return self.graph_query(req, &version);
+        }
+        if let Some(resource) = lower.strip_suffix("/providers/microsoft.insights/metrics") {
+            return self.metrics(req, resource, &version);
         }
         let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         if segs.len() < 2

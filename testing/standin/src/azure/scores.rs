@@ -7,12 +7,8 @@ use super::*;
 
 impl World {
     pub(super) fn spot_scores(&self, req: &Req, version: &str) -> Response<Body> {
-        if version != "2025-06-05" {
-            return error(
-                400,
-                "InvalidApiVersionParameter",
-                &format!("The api-version '{version}' is invalid. The supported versions are '2025-06-05'."),
-            );
+        if let Some(refused) = unless_version(version, "2025-06-05") {
+            return refused;
         }
         let body: Json = serde_json::from_slice(&req.body).unwrap_or_default();
         let count = body["desiredCount"].as_u64().unwrap_or(0);

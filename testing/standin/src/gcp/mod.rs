@@ -176,21 +176,13 @@ impl Gcp {
     /// What preempts VMs of node pools here, as Compute Engine records
     /// it, for the control endpoint's `POST /preempt`.
     pub fn preempter(&self) -> crate::capacity::Preempter {
-        let world = self.world.clone();
-        Arc::new(move |pool: &str, nodes: u64, at: time::OffsetDateTime| {
-            let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
-            w.preempt(pool, nodes, at)
-        })
+        crate::capacity::preempter_of(self.world.clone(), World::preempt)
     }
 
     /// What records egress through Cloud NAT gateways here, for the
     /// control endpoint's `POST /egress`.
     pub fn egresser(&self) -> crate::capacity::Egresser {
-        let world = self.world.clone();
-        Arc::new(move |bytes: u64, at: time::OffsetDateTime| {
-            let mut w = world.lock().unwrap_or_else(|e| e.into_inner());
-            w.egress(bytes, at)
-        })
+        crate::capacity::egresser_of(self.world.clone(), World::egress)
     }
 
     /// Requests whose `METHOD PATH` starts with `call` are acted on and
