@@ -1130,8 +1130,8 @@ fn the_runtime_brings_kueue_queues_and_kuberay_to_every_pool() {
     copy_modules_edited(
         &dir,
         &["kubernetes", "gpu-operator", "runtime"],
-        "nodeLabels  = each.value.labels",
-        "nodeLabel   = each.value.labels",
+        "nodeLabels = each.value.labels",
+        "nodeLabel  = each.value.labels",
     );
     let text = std::fs::read_to_string(dir.join("cluster.hcl")).expect("read");
     let text = text.replace(

@@ -11,6 +11,28 @@ use common::sandbox::{start, Sandbox};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
+/// A GCP-and-AWS cluster `name` with `placement` and `more` blocks, and
+/// the team's price list (no public catalog lists flex-start prices)
+/// pricing a3-highgpu-8g at `prices` (`Price,SpotPrice,FlexStartPrice`).
+fn gcp_and_aws(root: &Path, name: &str, (placement, more): (&str, &str), prices: &str) -> PathBuf {
+    let blocks = format!(
+        r#"  prices = "prices.csv"
+{more}
+  cloud "gcp" {{
+    project = "acme-ml"
+    region  = "us-central1"
+  }}
+  cloud "aws" {{
+    region = "us-east-1"
+  }}"#
+    );
+    let spec = common::gpu_cluster(name, r#"["gcp", "aws"]"#, placement, &blocks);
+    let work = common::spec_dir(root, name, &spec);
+    let list = format!("InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice,FlexStartPrice\na3-highgpu-8g,H100,8,us-central1,{prices}\n");
+    std::fs::write(work.join("prices.csv"), list).expect("prices");
+    work
+}
+
 /// A GCP-then-AWS cluster whose pool `h100` tries flex-start first.
 fn flex_first(root: &Path, name: &str, wait: &str) -> PathBuf {
     let placement = format!(
@@ -19,20 +41,7 @@ fn flex_first(root: &Path, name: &str, wait: &str) -> PathBuf {
       max_run       = "24h"
       wait_for_gpus = "{wait}""#
     );
-    let blocks = r#"  prices = "prices.csv"
-  cloud "gcp" {
-    project = "acme-ml"
-    region  = "us-central1"
-  }
-  cloud "aws" {
-    region = "us-east-1"
-  }"#;
-    let spec = common::gpu_cluster(name, r#"["gcp", "aws"]"#, &placement, blocks);
-    let work = common::spec_dir(root, name, &spec);
-    // No public catalog lists flex-start prices: the team's list does.
-    let prices = "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice,FlexStartPrice\na3-highgpu-8g,H100,8,us-central1,,,25.00\n";
-    std::fs::write(work.join("prices.csv"), prices).expect("prices");
-    work
+    gcp_and_aws(root, name, (&placement, ""), ",,25.00")
 }
 
 fn flex_short(sb: &Sandbox) {
@@ -42,6 +51,16 @@ fn flex_short(sb: &Sandbox) {
 fn chosen(p: &Json) -> (String, String) {
     let s = |k: &str| p["chosen"][k].as_str().unwrap_or("").to_string();
     (s("cloud"), s("capacity"))
+}
+
+/// `cloud capacity` of each place in a list of them.
+fn places(list: &Json) -> Vec<String> {
+    let text = |p: &Json, k: &str| p[k].as_str().unwrap_or("").to_string();
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| format!("{} {}", text(p, "cloud"), text(p, "capacity")))
+        .collect()
 }
 
 fn empty_second_plan(sb: &Sandbox, work: &Path) {
@@ -234,4 +253,147 @@ fn an_unpriced_flex_start_rung_keeps_its_cloud_in_price_order() {
         .iter()
         .position(|l| l.contains("aws us-east-1 on-demand"));
     assert!(gcp_on_demand < aws_on_demand, "{plan}");
+}
+
+/// GKE's queued provisioning as the ladder's last resort: spot is tried
+/// on GCP and then AWS (both short here), and only then the queued pool,
+/// though GCP comes first — a queued pool never fails to place, so it
+/// goes after every other place. It is made as GKE requires (flex-start
+/// VMs, no nodes until a job asks, nothing repaired or upgraded under a
+/// job, GKE's queued taint and label), placed at once with no GPU to wait
+/// for, and the cluster's Kueue asks for a job's nodes through a
+/// ProvisioningRequest of GKE's class before it admits the job.
+#[test]
+fn a_queued_pool_is_the_last_resort_made_empty_and_its_jobs_wait_for_provisioning() {
+    let dir = common::scratch("flex", "queued");
+    let sb = start(&dir.join("sandbox"));
+    for cloud in [
+        r#""cloud":"gcp","region":"us-central1""#,
+        r#""cloud":"aws","region":"us-east-1""#,
+    ] {
+        sb.short(&format!(
+            r#"{{{cloud},"capacity":"spot","form":"refused","available":false}}"#
+        ));
+    }
+    let placement = r#"      order         = ["gcp", "aws"]
+      capacity      = ["spot", "queued"]
+      wait_for_gpus = "20s""#;
+    let runtime = "  runtime {\n    queue \"training\" {\n      namespaces = [\"ml\"]\n    }\n  }";
+    let work = gcp_and_aws(&dir, "qd", (placement, runtime), "88.00,30.00,25.00");
+    let (code, out) = sb.strata(&work, &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let plan: Json = serde_json::from_str(&out).expect("plan JSON");
+    let order = places(&plan["placements"][0]["candidates"]);
+    assert_eq!(order, ["gcp spot", "aws spot", "gcp queued"], "{out}");
+
+    let began = std::time::Instant::now();
+    let (code, out) = sb.strata(&work, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let p = common::placement(&work, "qd.h100");
+    assert_eq!(chosen(&p), ("gcp".into(), "queued".into()), "{p}");
+    assert!(
+        p["chosen"]["first_gpu_after"].is_null(),
+        "no GPU to wait for: {p}"
+    );
+    let mut failed = places(&p["failed"]);
+    // AWS's spot failed zone by zone.
+    failed.dedup();
+    assert_eq!(failed, ["gcp spot", "aws spot"], "{p}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(20 * 3),
+        "the queued place was not waited on for a GPU: {:?}",
+        began.elapsed()
+    );
+
+    let pool = sb.gke_node_pool("qd", "h100");
+    assert_eq!(pool["queuedProvisioning"]["enabled"], true, "{pool}");
+    assert_eq!(pool["config"]["flexStart"], true, "{pool}");
+    assert_eq!(
+        pool["autoscaling"]["totalMinNodeCount"]
+            .as_u64()
+            .unwrap_or(0),
+        0,
+        "{pool}"
+    );
+    assert_eq!(pool["initialNodeCount"].as_u64().unwrap_or(0), 0, "{pool}");
+    assert_eq!(pool["management"]["autoRepair"], false, "{pool}");
+    assert_eq!(pool["management"]["autoUpgrade"], false, "{pool}");
+    assert_eq!(
+        pool["config"]["labels"]["cloud.google.com/gke-queued"], "true",
+        "{pool}"
+    );
+    // The plan afterwards is empty: GKE's own taint is written, and the
+    // placement is not watched for a GPU again.
+    empty_second_plan(&sb, &work);
+
+    let state: Json = serde_json::from_str(
+        &std::fs::read_to_string(work.join("terraform.tfstate")).expect("state"),
+    )
+    .expect("state JSON");
+    let manifest = |name: &str| -> Json {
+        let found = state["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| {
+                r["type"] == "kubernetes_manifest"
+                    && r["name"] == name
+                    && r["module"].as_str().is_some_and(|m| m.contains("gcp"))
+            });
+        found
+            .and_then(|r| r["instances"][0]["attributes"]["manifest"]["value"].as_object())
+            .map(|m| Json::Object(m.clone()))
+            .unwrap_or_else(|| panic!("the GCP cluster's {name} in the state"))
+    };
+    let config = manifest("provisioning_config");
+    assert_eq!(
+        config["spec"]["provisioningClassName"], "queued-provisioning.gke.io",
+        "{config}"
+    );
+    let check = manifest("provisioning_check");
+    assert_eq!(
+        check["spec"]["controllerName"], "kueue.x-k8s.io/provisioning-request",
+        "{check}"
+    );
+    assert_eq!(
+        check["spec"]["parameters"]["name"], config["metadata"]["name"],
+        "{check}"
+    );
+    let queue = manifest("cluster_queue");
+    assert_eq!(
+        queue["spec"]["admissionChecksStrategy"]["admissionChecks"],
+        serde_json::json!([{"name": check["metadata"]["name"], "onFlavors": ["h100"]}]),
+        "{queue}"
+    );
+    let flavor = manifest("flavor");
+    let tolerated = flavor["spec"]["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten();
+    assert!(
+        tolerated
+            .clone()
+            .any(|t| t["key"] == "cloud.google.com/gke-queued"),
+        "{flavor}"
+    );
+}
+
+#[test]
+fn queued_before_another_capacity_type_is_an_error_at_its_line() {
+    let dir = common::scratch("flex", "queued-first");
+    let placement = r#"      capacity = ["queued", "spot"]"#;
+    let blocks = r#"  cloud "gcp" {
+    project = "acme-ml"
+    region  = "us-central1"
+  }"#;
+    let spec = common::gpu_cluster("qf", r#"["gcp"]"#, placement, blocks);
+    let work = common::spec_dir(&dir, "qf", &spec);
+    let (code, out) = common::run::strata_in(&work, &["validate"]);
+    assert_eq!(code, 1, "{out}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("Invalid capacity") && flat.contains("list it last"),
+        "{out}"
+    );
+    assert!(flat.contains("cluster.hcl:"), "{out}");
 }

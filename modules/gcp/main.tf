@@ -25,6 +25,22 @@ locals {
   }
   gke_effect = { NoSchedule = "NO_SCHEDULE", PreferNoSchedule = "PREFER_NO_SCHEDULE", NoExecute = "NO_EXECUTE" }
   k8s_effect = { for k, v in local.gke_effect : v => k }
+  # GKE's Dynamic Workload Scheduler: flex-start VMs, and queued
+  # provisioning (flex-start VMs that come only for a ProvisioningRequest,
+  # which Kueue makes as it admits a job).
+  dws = ["flex_start", "queued"]
+  # GKE taints a queued pool's nodes with this; said in the pool too, so
+  # that what GKE reads back is what was written.
+  queued_taint = { key = "cloud.google.com/gke-queued", value = "true", effect = "NoSchedule" }
+  # The pools as the runtime's Kueue sees them: a queued pool's flavour
+  # tolerates GKE's taint and its jobs wait for a ProvisioningRequest of
+  # GKE's class.
+  runtime_pools = {
+    for k, p in var.node_pools : k => merge(p, {
+      cloud_taints       = p.capacity == "queued" ? [local.queued_taint] : []
+      provisioning_class = p.capacity == "queued" ? "queued-provisioning.gke.io" : null
+    })
+  }
 }
 
 # --- network ---------------------------------------------------------------
@@ -146,36 +162,46 @@ resource "google_container_node_pool" "pool" {
   # A pool waiting at its minimum launches nothing; GKE's own default
   # would launch a node per zone. Where the placement puts the nodes the
   # autoscaler's floor brings them (the count a pool starts with cannot
-  # change without replacing it, so later moves leave it alone).
-  initial_node_count = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
+  # change without replacing it, so later moves leave it alone). A queued
+  # pool starts and stays empty until jobs ask for nodes: GKE requires it.
+  initial_node_count = each.value.capacity == "queued" ? 0 : max(each.value.min_nodes, coalesce(each.value.nodes, 0))
   lifecycle {
     ignore_changes = [initial_node_count]
   }
   autoscaling {
-    total_min_node_count = max(each.value.min_nodes, coalesce(each.value.nodes, 0))
+    total_min_node_count = each.value.capacity == "queued" ? 0 : max(each.value.min_nodes, coalesce(each.value.nodes, 0))
     total_max_node_count = each.value.max_nodes
     # Flex-start VMs come where GKE finds the capacity, in any zone.
-    location_policy = each.value.capacity == "flex_start" ? "ANY" : null
+    location_policy = contains(local.dws, each.value.capacity) ? "ANY" : null
   }
   # GKE refuses auto-repair on a flex-start pool (its VMs end at their run
-  # duration, seven days unless set, and are not repaired).
+  # duration, seven days unless set, and are not repaired); a queued
+  # pool's nodes are not upgraded under a running job either.
   dynamic "management" {
-    for_each = each.value.capacity == "flex_start" ? [1] : []
+    for_each = contains(local.dws, each.value.capacity) ? [1] : []
     content {
       auto_repair  = false
-      auto_upgrade = true
+      auto_upgrade = each.value.capacity != "queued"
+    }
+  }
+  dynamic "queued_provisioning" {
+    for_each = each.value.capacity == "queued" ? [1] : []
+    content {
+      enabled = true
     }
   }
   node_config {
     machine_type = each.value.instance_type
     image_type   = "UBUNTU_CONTAINERD"
     spot         = each.value.capacity == "spot"
-    flex_start   = each.value.capacity == "flex_start" ? true : null
+    flex_start   = contains(local.dws, each.value.capacity) ? true : null
     max_run_duration = (
       each.value.capacity == "flex_start" && each.value.max_run_seconds != null
       ? "${each.value.max_run_seconds}s" : null
     )
-    labels          = each.value.labels
+    # Jobs select a queued pool's nodes by GKE's label too (its taint alone
+    # is GKE's).
+    labels          = merge(each.value.labels, each.value.capacity == "queued" ? { "cloud.google.com/gke-queued" = "true" } : {})
     service_account = google_service_account.node.email
     oauth_scopes    = ["https://www.googleapis.com/auth/cloud-platform"]
     guest_accelerator {
@@ -186,7 +212,7 @@ resource "google_container_node_pool" "pool" {
       }
     }
     dynamic "taint" {
-      for_each = each.value.taints
+      for_each = concat(each.value.taints, each.value.capacity == "queued" ? [local.queued_taint] : [])
       content {
         key    = taint.value.key
         value  = taint.value.value
@@ -209,7 +235,7 @@ resource "google_container_node_pool" "pool" {
     }
     # Flex-start VMs consume no reservation, which GKE requires said.
     dynamic "reservation_affinity" {
-      for_each = each.value.capacity == "flex_start" ? [1] : []
+      for_each = contains(local.dws, each.value.capacity) ? [1] : []
       content {
         consume_reservation_type = "NO_RESERVATION"
       }
@@ -250,7 +276,7 @@ module "gpu_operator" {
   gpu_operator              = var.gpu_operator
   service_monitor           = try(var.runtime.metrics.service_monitor, false)
   driver_installed_by_cloud = false
-  tolerations               = distinct(flatten([for p in var.node_pools : p.taints]))
+  tolerations               = distinct(flatten([for p in local.runtime_pools : concat(p.taints, p.cloud_taints)]))
   depends_on                = [google_container_node_pool.pool]
 }
 
@@ -261,7 +287,7 @@ module "runtime" {
   runtime = var.runtime
   # A MultiKueue manager has no GPU pools of its own: its flavours are the
   # workers' pools.
-  pools       = merge(var.node_pools, try(var.multikueue.pools, {}))
+  pools       = merge(local.runtime_pools, try(var.multikueue.pools, {}))
   multikueue  = var.multikueue == null ? null : merge(var.multikueue, { endpoint = "https://${google_container_cluster.this.endpoint}" })
   kubeconfigs = var.multikueue_kubeconfigs
   checkpoints = local.checkpoints == null ? null : {}
@@ -311,10 +337,15 @@ output "kubeconfig" {
 output "portable" {
   value = {
     for name, p in google_container_node_pool.pool : name => {
-      gpu            = var.node_pools[name].gpu
-      gpus_per_node  = p.node_config[0].guest_accelerator[0].count
-      labels         = p.node_config[0].labels
-      taints         = [for t in p.node_config[0].taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }]
+      gpu           = var.node_pools[name].gpu
+      gpus_per_node = p.node_config[0].guest_accelerator[0].count
+      # Less GKE's queued label and taint: Kueue's flavour gets a job onto
+      # those nodes, so a job moved here finds them as it would elsewhere.
+      labels = { for k, v in p.node_config[0].labels : k => v if k != local.queued_taint.key }
+      taints = [
+        for t in p.node_config[0].taint : { key = t.key, value = t.value, effect = local.k8s_effect[t.effect] }
+        if t.key != local.queued_taint.key
+      ]
       driver_version = module.gpu_operator[0].driver_version
       cuda_version   = var.gpu_operator.cuda_version
       gpu_operator   = module.gpu_operator[0].version

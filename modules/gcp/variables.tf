@@ -35,7 +35,8 @@ variable "node_pools" {
     min_nodes     = optional(number, 0)
     max_nodes     = optional(number, 1)
     # on_demand, spot, flex_start (the Dynamic Workload Scheduler's VMs,
-    # which wait for capacity and run at most seven days) or reserved.
+    # which wait for capacity and run at most seven days), queued (flex-start
+    # VMs that come only as Kueue admits jobs) or reserved.
     capacity = optional(string, "on_demand")
     # How long a flex-start node may run, in seconds (null: GKE's seven days).
     max_run_seconds = optional(number)

@@ -35,6 +35,18 @@ variable "pools" {
       value  = optional(string, "")
       effect = string
     }))
+    # The cluster autoscaler's ProvisioningRequest class the pool's nodes
+    # come through, when they come only as jobs are admitted (GKE's
+    # queued provisioning: queued-provisioning.gke.io), and the taints the
+    # cloud puts on such nodes itself: how the cloud gets a job its nodes,
+    # not what the job sees, so not part of what is compared between
+    # clouds.
+    provisioning_class = optional(string)
+    cloud_taints = optional(list(object({
+      key    = string
+      value  = optional(string, "")
+      effect = string
+    })), [])
   }))
   description = "The cluster's node pools, each a Kueue ResourceFlavor."
 }
@@ -74,6 +86,14 @@ locals {
       ]))
     }
   } : local.own_quota
+  # Pools whose nodes come through ProvisioningRequests, by class: Kueue
+  # asks for a job's nodes (one ProvisioningRequestConfig and
+  # AdmissionCheck per class) and admits it once they are there.
+  provisioned          = { for pool, p in var.pools : pool => p.provisioning_class if p.provisioning_class != null }
+  provisioning_classes = toset(values(local.provisioned))
+  toleration = { for pool, p in var.pools : pool => [
+    for t in p.taints : { key = t.key, operator = "Equal", value = t.value, effect = t.effect }
+  ] }
   local_queues = merge([
     for name, q in var.runtime.queues : {
       for ns in q.namespaces : "${ns}/${name}" => { namespace = ns, queue = name }
@@ -116,11 +136,44 @@ resource "kubernetes_manifest" "flavor" {
     kind       = "ResourceFlavor"
     metadata   = { name = each.key }
     spec = {
-      nodeLabels  = each.value.labels
-      tolerations = [for t in each.value.taints : { key = t.key, operator = "Equal", value = t.value, effect = t.effect }]
+      nodeLabels = each.value.labels
+      tolerations = concat(local.toleration[each.key], [
+        for t in each.value.cloud_taints : { key = t.key, operator = "Equal", value = t.value, effect = t.effect }
+      ])
     }
   }
   depends_on = [helm_release.kueue]
+}
+
+resource "kubernetes_manifest" "provisioning_config" {
+  for_each = local.provisioning_classes
+  manifest = {
+    apiVersion = "kueue.x-k8s.io/v1beta2"
+    kind       = "ProvisioningRequestConfig"
+    metadata   = { name = replace(each.key, ".", "-") }
+    spec = {
+      provisioningClassName = each.key
+      managedResources      = ["nvidia.com/gpu"]
+    }
+  }
+  depends_on = [helm_release.kueue]
+}
+
+resource "kubernetes_manifest" "provisioning_check" {
+  for_each = local.provisioning_classes
+  manifest = {
+    apiVersion = "kueue.x-k8s.io/v1beta2"
+    kind       = "AdmissionCheck"
+    metadata   = { name = replace(each.key, ".", "-") }
+    spec = {
+      controllerName = "kueue.x-k8s.io/provisioning-request"
+      parameters = {
+        apiGroup = "kueue.x-k8s.io"
+        kind     = "ProvisioningRequestConfig"
+        name     = kubernetes_manifest.provisioning_config[each.key].manifest.metadata.name
+      }
+    }
+  }
 }
 
 resource "kubernetes_manifest" "cluster_queue" {
@@ -129,21 +182,36 @@ resource "kubernetes_manifest" "cluster_queue" {
     apiVersion = "kueue.x-k8s.io/v1beta2"
     kind       = "ClusterQueue"
     metadata   = { name = each.key }
-    spec = merge({
-      namespaceSelector = {}
-      resourceGroups = [{
-        coveredResources = ["nvidia.com/gpu"]
-        flavors = [for pool, p in var.pools : {
-          name      = kubernetes_manifest.flavor[pool].manifest.metadata.name
-          resources = [{ name = "nvidia.com/gpu", nominalQuota = local.quota[each.key][pool] }]
-        }]
-      }]
-      }, local.manager ? {
-      # The manager admits a job against the workers' summed quota, then
-      # MultiKueue sends it to a worker that admits it too.
-      admissionChecksStrategy = { admissionChecks = [{ name = kubernetes_manifest.admission_check[0].manifest.metadata.name }] }
-    } : {})
+    spec = merge(local.queue_spec[each.key], length(local.admission_checks) == 0 ? {} : {
+      admissionChecksStrategy = { admissionChecks = local.admission_checks }
+    })
   }
+}
+
+locals {
+  # A queue as every cloud has it: its flavours and quotas.
+  queue_spec = { for q, _ in var.runtime.queues : q => {
+    namespaceSelector = {}
+    resourceGroups = [{
+      coveredResources = ["nvidia.com/gpu"]
+      flavors = [for pool, p in var.pools : {
+        name      = kubernetes_manifest.flavor[pool].manifest.metadata.name
+        resources = [{ name = "nvidia.com/gpu", nominalQuota = local.quota[q][pool] }]
+      }]
+    }]
+  } }
+  # The manager's MultiKueue check (the manager admits a job against the
+  # workers' summed quota, then MultiKueue sends it to a worker that
+  # admits it too).
+  multikueue_checks = [for check in kubernetes_manifest.admission_check : { name = check.manifest.metadata.name }]
+  admission_checks = concat(
+    local.multikueue_checks,
+    # A job on a pool of a class waits for its ProvisioningRequest.
+    [for class, check in kubernetes_manifest.provisioning_check : {
+      name      = check.manifest.metadata.name
+      onFlavors = sort([for pool, c in local.provisioned : pool if c == class])
+    }],
+  )
 }
 
 resource "kubernetes_namespace" "queue" {
@@ -173,8 +241,15 @@ output "portable" {
   value = {
     kueue_version   = helm_release.kueue.version
     kuberay_version = helm_release.kuberay.version
-    flavors         = { for name, f in kubernetes_manifest.flavor : name => f.manifest.spec }
-    queues          = { for name, q in kubernetes_manifest.cluster_queue : name => q.manifest.spec }
-    checkpoints     = local.checkpoint_shape
+    # Less what a cloud adds to get a job its nodes (GKE's queued
+    # provisioning: a taint tolerated, an admission check).
+    flavors = { for name, p in var.pools : name => {
+      nodeLabels  = p.labels
+      tolerations = local.toleration[name]
+    } }
+    queues = { for q, spec in local.queue_spec : q => merge(spec, length(local.multikueue_checks) == 0 ? {} : {
+      admissionChecksStrategy = { admissionChecks = local.multikueue_checks }
+    }) }
+    checkpoints = local.checkpoint_shape
   }
 }

@@ -92,8 +92,14 @@ pub(super) const CLOUDS: &[CloudKind] = &[
         zones: |r| lettered("-")(r),
         pool_label: "cloud.google.com/gke-nodepool",
         region_form: as_written,
-        // GKE's flex-start (Dynamic Workload Scheduler) pools.
-        capacities: &[Capacity::OnDemand, Capacity::Spot, Capacity::FlexStart],
+        // GKE's Dynamic Workload Scheduler: flex-start and queued
+        // provisioning pools.
+        capacities: &[
+            Capacity::OnDemand,
+            Capacity::Spot,
+            Capacity::FlexStart,
+            Capacity::Queued,
+        ],
     },
     CloudKind {
         name: "azure",

@@ -288,7 +288,7 @@ fn capacities(a: &Attribute, names: Vec<String>, diags: &mut Diags) -> Option<Ve
         let Some(c) = Capacity::named(&n) else {
             diags.push(diag(
                 "Invalid capacity",
-                format!("{n:?} is not a capacity type; they are \"spot\", \"on_demand\" and \"flex_start\" (GKE only), listed in the order to try them."),
+                format!("{n:?} is not a capacity type; they are \"spot\", \"on_demand\", \"flex_start\" and \"queued\" (GKE only), listed in the order to try them."),
                 a.expr.span,
             ));
             return None;
@@ -305,7 +305,26 @@ fn capacities(a: &Attribute, names: Vec<String>, diags: &mut Diags) -> Option<Ve
         ));
         return None;
     }
+    let queued_at = out.iter().position(|c| *c == Capacity::Queued);
+    if queued_at.is_some_and(|i| i + 1 < out.len()) {
+        diags.push(diag(
+            "Invalid capacity",
+            "\"queued\" never fails to place (its nodes come when Kueue admits a job and GKE finds them), so what is listed after it would never be tried: list it last.",
+            a.expr.span,
+        ));
+        return None;
+    }
     Some(out)
+}
+
+/// `ordered` with queued-provisioning candidates moved after every other
+/// (in their order): a queued pool is placed at once and waits for its
+/// jobs, so it is the place of last resort, after every other cloud and
+/// region has been tried.
+fn queued_last(ordered: Vec<Candidate>) -> Vec<Candidate> {
+    let queued = |c: &Candidate| c.at.capacity == Capacity::Queued.name();
+    let (last, first): (Vec<_>, Vec<_>) = ordered.into_iter().partition(queued);
+    first.into_iter().chain(last).collect()
 }
 
 /// `nodes` fits between the pool's min_nodes and max_nodes.
@@ -615,6 +634,7 @@ pub(super) fn decide(
         (Some(min), Some(scorer)) => scored(ordered, w, sites, scorer, min),
         _ => (ordered, Vec::new()),
     };
+    let ordered = queued_last(ordered);
     let placed_on = recorded
         .pools
         .get(&key)
@@ -661,4 +681,49 @@ pub(super) fn decide(
         ));
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(cloud: &str, capacity: &str) -> Candidate {
+        Candidate {
+            at: Location {
+                cloud: cloud.into(),
+                region: "r".into(),
+                capacity: capacity.into(),
+                reservation: None,
+            },
+            call: cloud.into(),
+            instance_type: "t".into(),
+            gpu_hour: None,
+            zones: Vec::new(),
+            node_label: String::new(),
+            score: None,
+            held: None,
+        }
+    }
+
+    #[test]
+    fn queued_places_go_after_every_other_in_their_order() {
+        let ordered = vec![
+            at("gcp", "spot"),
+            at("gcp", "queued"),
+            at("aws", "spot"),
+            at("gcp2", "queued"),
+            at("aws", "on_demand"),
+        ];
+        let labels: Vec<String> = queued_last(ordered).iter().map(Candidate::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "gcp r spot",
+                "aws r spot",
+                "aws r on-demand",
+                "gcp r queued",
+                "gcp2 r queued"
+            ]
+        );
+    }
 }

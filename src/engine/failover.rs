@@ -234,6 +234,7 @@ impl Applying<'_> {
                 .chosen
                 .as_ref()
                 .filter(|p| p.at == c.at && p.first_gpu_after.is_none())
+                .filter(|p| !crate::placement::waits_for_jobs(&p.at))
             else {
                 continue;
             };

@@ -72,6 +72,12 @@ impl Candidate {
     }
 }
 
+/// Whether nodes at `at` come only as jobs ask for them (GKE's queued
+/// provisioning): there is no first GPU to wait for when it is placed.
+pub fn waits_for_jobs(at: &Location) -> bool {
+    at.capacity == strata_provider::billing::Capacity::Queued.name()
+}
+
 /// `aws us-east-1 spot`, for messages.
 pub fn label(at: &Location) -> String {
     let place = format!(
@@ -172,7 +178,9 @@ impl Decision {
     pub fn awaits_first_gpu(&self) -> bool {
         let placed = self.recorded.as_ref().and_then(|r| r.chosen.as_ref());
         match (placed, self.chosen()) {
-            (Some(p), Some(c)) => p.at == c.at && p.first_gpu_after.is_none(),
+            (Some(p), Some(c)) => {
+                p.at == c.at && p.first_gpu_after.is_none() && !waits_for_jobs(&c.at)
+            }
             _ => false,
         }
     }

@@ -39,14 +39,17 @@ pub struct NodePool {
     pub zones: Option<u32>,
 }
 
-/// On demand, spot or flex-start (GKE's Dynamic Workload Scheduler: VMs
-/// that wait for capacity and run at most seven days): which column of a
-/// catalog prices the nodes.
+/// On demand, spot, flex-start (GKE's Dynamic Workload Scheduler: VMs
+/// that wait for capacity and run at most seven days) or queued (GKE's
+/// queued provisioning: flex-start VMs that come only when a job asks for
+/// them, through a ProvisioningRequest): which column of a catalog prices
+/// the nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capacity {
     OnDemand,
     Spot,
     FlexStart,
+    Queued,
 }
 
 impl Capacity {
@@ -56,6 +59,7 @@ impl Capacity {
             Capacity::OnDemand => "on_demand",
             Capacity::Spot => "spot",
             Capacity::FlexStart => "flex_start",
+            Capacity::Queued => "queued",
         }
     }
 
@@ -65,14 +69,20 @@ impl Capacity {
             Capacity::OnDemand => "on-demand",
             Capacity::Spot => "spot",
             Capacity::FlexStart => "flex-start",
+            Capacity::Queued => "queued-provisioning",
         }
     }
 
     /// From the spec's spelling.
     pub fn named(name: &str) -> Option<Capacity> {
-        [Capacity::OnDemand, Capacity::Spot, Capacity::FlexStart]
-            .into_iter()
-            .find(|c| c.name() == name)
+        [
+            Capacity::OnDemand,
+            Capacity::Spot,
+            Capacity::FlexStart,
+            Capacity::Queued,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
     }
 }
 

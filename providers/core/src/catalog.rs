@@ -330,7 +330,8 @@ impl Offer {
         match capacity {
             Capacity::OnDemand => self.price,
             Capacity::Spot => self.spot_price,
-            Capacity::FlexStart => self.flex_start_price,
+            // Queued provisioning's VMs are flex-start VMs.
+            Capacity::FlexStart | Capacity::Queued => self.flex_start_price,
         }
     }
 }
@@ -417,7 +418,9 @@ pub fn quote(
             cat.citation(),
             capacity.words(),
             match capacity {
-                Capacity::FlexStart => " (give one in a price list's FlexStartPrice column)",
+                Capacity::FlexStart | Capacity::Queued => {
+                    " (give one in a price list's FlexStartPrice column)"
+                }
                 _ => "",
             }
         )

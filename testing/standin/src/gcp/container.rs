@@ -374,6 +374,7 @@ impl World {
         if np.get("management").is_none() {
             np["management"] = json!({"autoUpgrade": true, "autoRepair": true});
         }
+        flex::fill(&mut np);
         let size = np["initialNodeCount"].as_u64().unwrap_or(0);
         self.objects.insert(
             igm.clone(),

@@ -49,6 +49,27 @@ pub(super) fn refusal(np: &Json) -> Option<Response<Body>> {
     why.map(|m| google_rpc(400, "INVALID_ARGUMENT", &m))
 }
 
+/// What GKE adds to a queued pool it makes: the taint that keeps pods
+/// without a ProvisioningRequest off its nodes
+/// (`cloud.google.com/gke-queued=true:NoSchedule`), where the request did
+/// not say it already.
+pub(super) fn fill(np: &mut Json) {
+    if np["queuedProvisioning"]["enabled"] != true {
+        return;
+    }
+    let taint =
+        json!({"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NO_SCHEDULE"});
+    let taints = &mut np["config"]["taints"];
+    if !taints.is_array() {
+        *taints = json!([]);
+    }
+    if let Some(list) = taints.as_array_mut() {
+        if !list.iter().any(|t| t["key"] == taint["key"]) {
+            list.push(taint);
+        }
+    }
+}
+
 fn floor(np: &Json) -> u64 {
     let a = &np["autoscaling"];
     [&a["totalMinNodeCount"], &a["minNodeCount"]]
