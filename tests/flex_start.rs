@@ -291,6 +291,11 @@ fn a_queued_pool_is_the_last_resort_made_empty_and_its_jobs_wait_for_provisionin
     assert_eq!(code, 0, "{out}");
     let p = common::placement(&work, "qd.h100");
     assert_eq!(chosen(&p), ("gcp".into(), "queued".into()), "{p}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("on gcp us-central1 queued; its nodes come as Kueue admits jobs"),
+        "{out}"
+    );
     assert!(
         p["chosen"]["first_gpu_after"].is_null(),
         "no GPU to wait for: {p}"
@@ -325,6 +330,12 @@ fn a_queued_pool_is_the_last_resort_made_empty_and_its_jobs_wait_for_provisionin
     // The plan afterwards is empty: GKE's own taint is written, and the
     // placement is not watched for a GPU again.
     empty_second_plan(&sb, &work);
+    let (code, out) = sb.strata(&work, &["drift"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("qd.h100: 8×H100 on gcp us-central1 queued"),
+        "{out}"
+    );
 
     let state: Json = serde_json::from_str(
         &std::fs::read_to_string(work.join("terraform.tfstate")).expect("state"),

@@ -230,11 +230,20 @@ impl Applying<'_> {
             let (Some(c), Some(record)) = (d.chosen(), state.placements.get(&d.pool)) else {
                 continue;
             };
+            if crate::placement::waits_for_jobs(&c.at) {
+                if d.moves() {
+                    out.said.push(format!(
+                        "Placement of {}: on {}; its nodes come as Kueue admits jobs (no GPU to wait for).",
+                        d.pool,
+                        c.label()
+                    ));
+                }
+                continue;
+            }
             let Some(placed) = record
                 .chosen
                 .as_ref()
                 .filter(|p| p.at == c.at && p.first_gpu_after.is_none())
-                .filter(|p| !crate::placement::waits_for_jobs(&p.at))
             else {
                 continue;
             };

@@ -198,9 +198,16 @@ pub fn standing(decisions: &[Decision], ready_now: &BTreeMap<String, u64>) -> St
         .iter()
         .filter_map(|d| {
             let p = d.recorded.as_ref()?.chosen.as_ref()?;
+            let queued = crate::placement::waits_for_jobs(&p.at);
             let first = match p.first_gpu_after {
                 Some(s) => format!("first GPU after {s:.1}s"),
+                None if queued => "its nodes come as Kueue admits jobs".to_string(),
                 None => "no GPU seen yet".to_string(),
+            };
+            // A queued pool has no count of its own: jobs ask for nodes.
+            let count = match queued {
+                true => String::new(),
+                false => format!("{} × ", d.nodes),
             };
             let gpus = match (ready_now.get(&d.pool), p.ready_gpus) {
                 (Some(n), _) => format!(", {n} GPUs allocatable now"),
@@ -208,9 +215,8 @@ pub fn standing(decisions: &[Decision], ready_now: &BTreeMap<String, u64>) -> St
                 (None, None) => String::new(),
             };
             Some(format!(
-                "  {}: {} × {}×{} on {} ({}) since {}, {first}{gpus}\n",
+                "  {}: {count}{}×{} on {} ({}) since {}, {first}{gpus}\n",
                 d.pool,
-                d.nodes,
                 d.gpus_per_node,
                 d.gpu,
                 label(&p.at),
