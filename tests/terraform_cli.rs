@@ -1012,6 +1012,7 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["workspace", "delete"],
         &["workspace", "list"],
         &["version"],
+        &["test"],
     ];
     let flag = regex::Regex::new(r"(?m)^\s+(-[a-z][a-z-]*)(=(\S+))?").expect("regex");
     let dir = workdir("flags").join("infra");

@@ -416,12 +416,33 @@ impl Diags {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// Whether any of them is an error, not a warning.
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(|d| !d.warning)
+    }
     pub fn into_result<T>(self, ok: T) -> Result<T, Diags> {
         if self.0.is_empty() {
             Ok(ok)
         } else {
             Err(self)
         }
+    }
+}
+
+impl Extend<Diag> for Diags {
+    fn extend<I: IntoIterator<Item = Diag>>(&mut self, iter: I) {
+        for d in iter {
+            self.push(d);
+        }
+    }
+}
+
+impl IntoIterator for Diags {
+    type Item = Diag;
+    type IntoIter = std::vec::IntoIter<Diag>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
     }
 }
 

@@ -161,6 +161,8 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Evaluate expressions: interactively, or one per stdin line with --json.
     Console(ConsoleArgs),
+    /// Run the configuration's test files (*.tftest.hcl), as `terraform test`.
+    Test(TestArgs),
     /// Print the resource dependency graph as DOT, as `terraform graph` does.
     Graph {
         #[arg(default_value = ".")]
@@ -454,6 +456,30 @@ pub struct ValidateArgs {
     /// problem with its range).
     #[arg(long)]
     pub json: bool,
+    /// The folder of test files (*.tftest.hcl), checked with the
+    /// configuration.
+    #[arg(long = "test-directory", value_name = "DIR", default_value = "tests")]
+    pub test_directory: PathBuf,
+    /// Leave the test files unchecked.
+    #[arg(long = "no-tests")]
+    pub no_tests: bool,
+}
+
+// `strata test`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct TestArgs {
+    /// A test file to run (its path from the configuration's directory);
+    /// again for more. All of them by default.
+    #[arg(long, value_name = "FILE")]
+    pub filter: Vec<PathBuf>,
+    /// The folder of test files besides the configuration's own.
+    #[arg(long = "test-directory", value_name = "DIR", default_value = "tests")]
+    pub test_directory: PathBuf,
+    /// Show each run's plan, or the state its apply left.
+    #[arg(long)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub vars: VarArgs,
 }
 
 // `strata console`: its flags and arguments (the variant of `Command` says what it does).

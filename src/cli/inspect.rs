@@ -1,7 +1,7 @@
 //! The commands that read a configuration, a saved plan or a state and
 //! change nothing: `validate`, `show`, `console`, `graph`, `version`.
 
-use super::args::{price_list, ConsoleArgs, ShowArgs, ValidateArgs};
+use super::args::{price_list, ConsoleArgs, ShowArgs, TestArgs, ValidateArgs};
 use super::{print, printer, Context};
 use crate::diag::Diags;
 use crate::engine::{ConsoleForm, Consoled, Terminal};
@@ -15,7 +15,11 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
     let r = cx.workspace.clone().and_then(|w| {
         let prices = price_list(a.prices.as_deref())?;
         let (sources, drivers) = (&mut cx.sources, cx.drivers);
-        crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)
+        crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)?;
+        match a.no_tests {
+            true => Ok(()),
+            false => crate::engine::validate_tests(&a.path, &a.test_directory, sources),
+        }
     });
     if !a.json {
         let r = r.map(|()| printer::line("Success! The configuration is valid."));
@@ -25,6 +29,33 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
     let doc = found.to_json(&cx.sources);
     printer::line(&serde_json::to_string_pretty(&doc).unwrap_or_default());
     ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false))
+}
+
+/// `strata test`: each file's runs as they go, then Terraform's summary;
+/// exit 1 when a run failed.
+pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
+    let req = crate::engine::TestRequest {
+        dir: PathBuf::from("."),
+        test_directory: a.test_directory,
+        filter: a.filter,
+        inputs: cx.inputs.clone(),
+        verbose: a.verbose,
+    };
+    let mut view = printer::Printer::human();
+    let (sources, drivers) = (&mut cx.sources, cx.drivers);
+    let r = crate::engine::test(&req, &mut view, sources, drivers).map(|t| {
+        let skipped = match t.skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
+        let word = if t.success() { "Success!" } else { "Failure!" };
+        printer::line(&format!(
+            "\n{word} {} passed, {} failed{skipped}.",
+            t.passed, t.failed
+        ));
+        ExitCode::from(u8::from(!t.success()))
+    });
+    super::finish(r, &cx.sources)
 }
 
 pub fn show(a: ShowArgs, cx: &mut Context<'_>) -> Result<(), Diags> {

@@ -106,6 +106,7 @@ fn plugin_dir(command: &Command) -> Option<PathBuf> {
         Command::Apply(a) if a.target.is_file() => here(),
         Command::Apply(a) => Some(a.target.clone()),
         Command::Console(a) => a.path.clone().or_else(here),
+        Command::Test(_) => here(),
         Command::Show(_) => here(),
         Command::State(StateArgs {
             command: StateCommand::Show { .. },
@@ -228,6 +229,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         }
         Command::Show(a) => inspect::show(a, &mut cx),
         Command::Console(a) => inspect::console(a, &mut cx),
+        Command::Test(a) => return inspect::test(a, &mut cx),
         Command::Graph { path } => inspect::graph(path, &mut cx),
         Command::Version { json } => inspect::version(json),
         Command::State(a) => state::state(a, &mut cx),

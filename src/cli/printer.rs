@@ -306,6 +306,32 @@ impl View for Printer {
         }
     }
 
+    fn test_step(&mut self, step: crate::engine::TestStep<'_>, sources: &Sources) {
+        use crate::engine::TestStep;
+        match step {
+            TestStep::FileBegins(file) => line(&format!("{file}... in progress")),
+            TestStep::Run {
+                name,
+                status,
+                diags,
+                shown,
+            } => {
+                line(&format!("  run {name:?}... {}", status.word()));
+                if let Some(text) = shown {
+                    out(text);
+                }
+                diagnostics(diags, sources);
+            }
+            TestStep::TearingDown(file) => line(&format!("{file}... tearing down")),
+            TestStep::TeardownFailed(diags) => diagnostics(diags, sources),
+            TestStep::FileDone(file, status) => line(&format!("{file}... {}", status.word())),
+        }
+    }
+
+    fn diagnostics(&mut self, diags: &Diags, sources: &Sources) {
+        diagnostics(diags, sources);
+    }
+
     fn progress(&self) -> fn(&str) {
         line
     }

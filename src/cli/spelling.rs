@@ -50,6 +50,7 @@ const VALUED: &[&str] = &[
     "type",
     "module-depth",
     "test-directory",
+    "filter",
     "from-module",
     "plugin-dir",
     "lockfile",
@@ -79,6 +80,8 @@ const SAME: &[&str] = &[
     "or-create",
     "backend-config",
     "dry-run",
+    "test-directory",
+    "filter",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.
@@ -89,8 +92,8 @@ const NOT_YET: &[(&str, &str)] = &[
     ("draw-cycles", "graph's cycle colouring"),
     ("type", "graphs of other operations"),
     ("module-depth", "graph's module depth"),
-    ("test-directory", "test files"),
     ("plugin-dir", "plugin providers"),
+    ("cloud-run", "running tests remotely in HCP Terraform"),
     ("lockfile", "the dependency lock file"),
 ];
 
@@ -233,6 +236,8 @@ const SWITCHES: &[(&str, &str)] = &[
     ("output", "raw"),
     ("get", "update"),
     ("console", "plan"),
+    ("test", "verbose"),
+    ("validate", "no-tests"),
 ];
 
 /// Terraform's switches strata has turned off as `--no-NAME`.
@@ -271,7 +276,7 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         return Err(not_yet(name, what));
     }
     match f.name {
-        "json" if command == "init" => {
+        "json" if command == "init" || command == "test" => {
             Err(format!(
                 "-json on {command} is Terraform's machine-readable output, which strata does not write yet (strata plan --format json writes the plan JSON)"
             ))
@@ -298,8 +303,10 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         // strata never asks for a variable (one without a value is an
         // error at its declaration), and says each warning once.
         "input" | "compact-warnings" => switch(f).map(|_| ()),
-        // validate's: strata validates no test files to begin with.
-        "no-tests" if command == "validate" => switch(f).map(|_| ()),
+        // init's, get's and providers': a test's `module` blocks name
+        // local modules only (strata's test runs no others yet), so there
+        // is nothing more to install or list for them.
+        "test-directory" if matches!(command, "init" | "get" | "providers") => Ok(()),
         // Terraform Cloud's check that its workspace runs this version:
         // strata keeps state in backends that have none.
         "ignore-remote-version" => switch(f).map(|_| ()),

@@ -29,6 +29,7 @@ mod report;
 mod serving;
 mod session;
 mod show;
+mod test;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -53,6 +54,7 @@ pub use show::{
     planned_values, show, state_outputs, state_show, state_values, Decoded, Showing, StateObject,
     StateValues,
 };
+pub use test::{test, validate_tests, Status as TestStatus, TestRequest, TestStep, TestTally};
 pub use validate::{graph, validate};
 pub use view::{ImportStep, Notice, Shown, View};
 pub use workspace::{workspace, WorkspaceCommand};

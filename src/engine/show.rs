@@ -78,6 +78,7 @@ pub fn state_outputs(outputs: &BTreeMap<String, OutputState>) -> Vec<crate::plan
 /// expression names them with (`aws_vpc.main`, `data.t.n`): one object,
 /// or the instances by index (a tuple) or key (an object). The console
 /// evaluates over them, as Terraform's does.
+#[derive(Default)]
 pub struct StateValues(BTreeMap<String, Value>);
 
 impl config::Known for StateValues {
@@ -107,6 +108,12 @@ pub fn planned_values(
     let how = Planning::plain(Operation::Plan);
     let Planned { session, plan } = planned(path, how, opts, view, sources, drivers)?;
     session.close(view);
+    Ok(plan_values(&plan))
+}
+
+/// The objects as `plan` would leave them (unknown where it cannot
+/// know), what it leaves alone as the state holds it.
+pub(super) fn plan_values(plan: &crate::plan::Plan) -> StateValues {
     let kept = plan.changes.iter().chain(&plan.untouched).filter(|c| {
         c.deposed.is_none()
             && !matches!(
@@ -114,7 +121,19 @@ pub fn planned_values(
                 crate::plan::Action::Delete | crate::plan::Action::Forget
             )
     });
-    Ok(console_values(kept))
+    console_values(kept)
+}
+
+/// The objects and outputs of the state in `store`.
+pub(super) fn state_and_outputs(
+    store: &Store,
+    drivers: &Drivers,
+) -> Result<(StateValues, Vec<crate::plan::OutputChange>), Diags> {
+    let Decoded {
+        objects, outputs, ..
+    } = shown_state(store, drivers)?;
+    let live = objects.iter().filter(|c| c.deposed.is_none());
+    Ok((console_values(live), outputs))
 }
 
 /// The root module's objects by the address an expression names them

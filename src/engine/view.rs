@@ -21,6 +21,10 @@ pub trait View {
     /// Where an apply's progress lines go as its operations run (a
     /// function: they run on threads of their own).
     fn progress(&self) -> fn(&str);
+    /// A test's progress, as it happens (`strata test`).
+    fn test_step(&mut self, _step: super::test::TestStep<'_>, _sources: &Sources) {}
+    /// Problems said as a command goes on (a test file that does not read).
+    fn diagnostics(&mut self, _diags: &crate::diag::Diags, _sources: &Sources) {}
 }
 
 /// How a plan is being shown.

@@ -8,7 +8,12 @@ use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, ExprKind};
 use std::collections::BTreeMap;
 
-fn err(code: &'static str, summary: &str, detail: impl Into<String>, span: Span) -> Diag {
+pub(super) fn err(
+    code: &'static str,
+    summary: &str,
+    detail: impl Into<String>,
+    span: Span,
+) -> Diag {
     Diag::new(code, summary, detail).at(span)
 }
 
@@ -34,7 +39,7 @@ fn constant(e: &Expr) -> Result<Value, Diag> {
     Evaluator::new(&EmptyScope, PathBuf::new()).eval(e)
 }
 
-fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
+pub(super) fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
     match constant(&a.expr) {
         Ok(v) => match v.as_str() {
             Some(s) => Some(s.to_string()),
@@ -58,7 +63,7 @@ fn const_string(a: &Attribute, diags: &mut Diags) -> Option<String> {
     }
 }
 
-fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
+pub(super) fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
     match constant(&a.expr)
         .map(|v| crate::lang::convert::convert(&v, &crate::lang::types::Type::Bool))
     {
@@ -82,7 +87,7 @@ fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
     }
 }
 
-fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<String>> {
+pub(super) fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<String>> {
     if b.labels.len() != want.len() {
         let detail = if want.is_empty() {
             format!("A {:?} block takes no labels.", b.kind)
@@ -106,7 +111,7 @@ fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<String>> {
     Some(b.labels.iter().map(|(l, _)| l.clone()).collect())
 }
 
-fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
+pub(super) fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
     err(
         "strata::config::unsupported_argument",
         "Unsupported argument",
@@ -119,7 +124,7 @@ fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
     )
 }
 
-fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Diag {
+pub(super) fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Diag {
     err(
         "strata::config::unsupported_block",
         "Unsupported block type",
@@ -132,7 +137,7 @@ fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Diag {
     )
 }
 
-fn expr_list(a: &Attribute, diags: &mut Diags) -> Vec<Expr> {
+pub(super) fn expr_list(a: &Attribute, diags: &mut Diags) -> Vec<Expr> {
     match &a.expr.kind {
         ExprKind::Tuple(items) => items.clone(),
         _ => {
@@ -572,7 +577,7 @@ fn checks_something(condition: &crate::syntax::Expr, kind: &str, diags: &mut Dia
 }
 
 /// A `validation`, `precondition` or `postcondition` block.
-fn condition(b: &Block, diags: &mut Diags) -> Option<Condition> {
+pub(super) fn condition(b: &Block, diags: &mut Diags) -> Option<Condition> {
     let _ = labels(b, &[], diags);
     for a in &b.body.attrs {
         if a.name != "condition" && a.name != "error_message" {

@@ -12,6 +12,7 @@ mod overrides;
 pub mod provisioner;
 pub mod repeat;
 pub mod source;
+pub mod testfile;
 mod version;
 pub use source::ModuleSource;
 pub use version::{

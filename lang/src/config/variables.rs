@@ -12,10 +12,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One `--var` or `--var-file` argument, in command-line order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum CliInput {
     Var(String),
     File(PathBuf),
+    /// A value a caller evaluated itself (a test run's `variables`), at
+    /// its place; ignored where the module declares no such variable, as
+    /// a test file's variables serve every run's module.
+    Given {
+        name: String,
+        value: Value,
+        span: Span,
+    },
 }
 
 /// Where a value came from, for error messages.
@@ -307,6 +315,16 @@ fn from_command_line(
                     raw.insert(k.to_string(), r);
                 }
                 Err(d) => diags.push(d),
+            }
+        }
+        CliInput::Given { name, value, span } => {
+            if module.variable(name).is_some() {
+                let given = Raw {
+                    value: value.clone(),
+                    span: Some(*span),
+                    origin: "the test file".into(),
+                };
+                raw.insert(name.clone(), given);
             }
         }
         CliInput::File(p) => match read_var_file(p, module, sources) {

@@ -1,0 +1,226 @@
+//! A test file (`*.tftest.hcl`) as Terraform's `test` command reads it:
+//! file-wide `variables`, then `run` blocks executed in order, each
+//! planning or applying the configuration under test (or a module named
+//! by its `module` block) and judging its `assert` blocks, or expecting
+//! the checks `expect_failures` names to fail. What strata does not run
+//! yet (mock and override blocks) is an error at its block, never
+//! skipped: a test that did not run must not pass.
+
+use super::decode::{
+    condition, const_bool, const_string, err, expr_list, labels, unsupported_attr,
+    unsupported_block,
+};
+use super::Condition;
+use crate::diag::{Diags, Span};
+use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
+
+/// One test file.
+#[derive(Debug, Clone, Default)]
+pub struct TestFile {
+    /// `variables { … }` at the top: every run's, unless a run says
+    /// otherwise.
+    pub variables: Vec<Attribute>,
+    pub runs: Vec<RunBlock>,
+}
+
+/// Whether a run plans or applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Plan,
+    Apply,
+}
+
+/// `plan_options { … }`.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub refresh_only: bool,
+    /// `refresh = false`.
+    pub no_refresh: bool,
+    pub replace: Vec<Expr>,
+    pub target: Vec<Expr>,
+}
+
+/// A `module { source, version }` block: what the run plans in place of
+/// the configuration under test.
+#[derive(Debug, Clone)]
+pub struct RunModule {
+    pub source: String,
+    pub version: Option<String>,
+    pub span: Span,
+}
+
+/// One `run "NAME" { … }` block.
+#[derive(Debug, Clone)]
+pub struct RunBlock {
+    pub name: String,
+    pub span: Span,
+    pub command: Command,
+    pub variables: Vec<Attribute>,
+    pub asserts: Vec<Condition>,
+    /// References to the checkable objects whose failure is expected.
+    pub expect_failures: Vec<Expr>,
+    pub module: Option<RunModule>,
+    pub plan_options: PlanOptions,
+}
+
+/// Blocks of Terraform's test language strata does not run yet.
+const NOT_YET: &[&str] = &[
+    "mock_provider",
+    "override_resource",
+    "override_data",
+    "override_module",
+];
+
+/// Decodes a parsed test file.
+pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
+    let mut diags = Diags::default();
+    let mut file = TestFile::default();
+    for a in &body.attrs {
+        diags.push(unsupported_attr(a, "test file", &[]));
+    }
+    for b in body.blocks {
+        match b.kind.as_str() {
+            "variables" => {
+                let _ = labels(&b, &[], &mut diags);
+                file.variables.extend(b.body.attrs);
+            }
+            "run" => {
+                if let Some(r) = run(b, &mut diags) {
+                    if file.runs.iter().any(|o| o.name == r.name) {
+                        diags.push(err(
+                            "strata::test::run",
+                            "Duplicate \"run\" block names",
+                            format!("This test file already has a run block named {}.", r.name),
+                            r.span,
+                        ));
+                    }
+                    file.runs.push(r);
+                }
+            }
+            "provider" => diags.push(not_yet(&b, "provider blocks in a test file")),
+            kind if NOT_YET.contains(&kind) => diags.push(not_yet(&b, &format!("{kind} blocks"))),
+            _ => diags.push(unsupported_block(&b, "a test file", &["run", "variables"])),
+        }
+    }
+    diags.into_result(file)
+}
+
+fn not_yet(b: &Block, what: &str) -> crate::diag::Diag {
+    err(
+        "strata::test::not_yet",
+        "Not supported yet",
+        format!("strata's test command does not run {what} yet; the file's runs were not run."),
+        b.kind_span,
+    )
+}
+
+const RUN_ATTRS: &[&str] = &["command", "expect_failures"];
+const RUN_BLOCKS: &[&str] = &["variables", "assert", "module", "plan_options"];
+
+fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
+    let name = labels(&b, &["name"], diags)?.into_iter().next()?;
+    let mut run = RunBlock {
+        name,
+        span: b.kind_span,
+        command: Command::Apply,
+        variables: Vec::new(),
+        asserts: Vec::new(),
+        expect_failures: Vec::new(),
+        module: None,
+        plan_options: PlanOptions::default(),
+    };
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "command" => run.command = command(a, diags)?,
+            "expect_failures" => run.expect_failures = expr_list(a, diags),
+            _ => diags.push(unsupported_attr(a, "run", RUN_ATTRS)),
+        }
+    }
+    for nb in b.body.blocks {
+        match nb.kind.as_str() {
+            "variables" => run.variables.extend(nb.body.attrs),
+            "assert" => run.asserts.extend(condition(&nb, diags)),
+            "module" => run.module = run_module(&nb, diags),
+            "plan_options" => run.plan_options = plan_options(&nb, diags),
+            kind if NOT_YET.contains(&kind) => diags.push(not_yet(&nb, &format!("{kind} blocks"))),
+            _ => diags.push(unsupported_block(&nb, "a run block", RUN_BLOCKS)),
+        }
+    }
+    Some(run)
+}
+
+/// `command = plan` or `apply`, a bare keyword.
+fn command(a: &Attribute, diags: &mut Diags) -> Option<Command> {
+    match keyword(&a.expr).as_deref() {
+        Some("plan") => Some(Command::Plan),
+        Some("apply") => Some(Command::Apply),
+        _ => {
+            diags.push(err(
+                "strata::test::command",
+                "Invalid \"command\" keyword",
+                "The \"command\" argument requires one of the following keywords without quotes: apply or plan.",
+                a.expr.span,
+            ));
+            None
+        }
+    }
+}
+
+fn keyword(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Variable(n) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+fn run_module(b: &Block, diags: &mut Diags) -> Option<RunModule> {
+    let mut module = RunModule {
+        source: String::new(),
+        version: None,
+        span: b.kind_span,
+    };
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "source" => module.source = const_string(a, diags)?,
+            "version" => module.version = const_string(a, diags),
+            _ => diags.push(unsupported_attr(a, "module", &["source", "version"])),
+        }
+    }
+    if module.source.is_empty() {
+        diags.push(err(
+            "strata::test::module",
+            "Missing required argument",
+            "A run's module block needs \"source\", a string.",
+            b.kind_span,
+        ));
+        return None;
+    }
+    Some(module)
+}
+
+fn plan_options(b: &Block, diags: &mut Diags) -> PlanOptions {
+    let mut o = PlanOptions::default();
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "mode" => match keyword(&a.expr).as_deref() {
+                Some("refresh-only") => o.refresh_only = true,
+                Some("normal") => {}
+                _ => diags.push(err(
+                    "strata::test::mode",
+                    "Invalid \"mode\" keyword",
+                    "The \"mode\" argument requires one of the following keywords without quotes: normal or refresh-only.",
+                    a.expr.span,
+                )),
+            },
+            "refresh" => o.no_refresh = !const_bool(a, diags),
+            "replace" => o.replace = expr_list(a, diags),
+            "target" => o.target = expr_list(a, diags),
+            _ => diags.push(unsupported_attr(
+                a,
+                "plan_options",
+                &["mode", "refresh", "replace", "target"],
+            )),
+        }
+    }
+    o
+}

@@ -1,0 +1,337 @@
+//! `strata test`: Terraform's test command. Each test file (`*.tftest.hcl`
+//! in the configuration's directory and in its test directory, `tests`
+//! unless given) runs its `run` blocks in order against a state of its
+//! own — a scratch local state, never the configuration's backend — and
+//! then destroys what its runs made, newest state first. A run whose
+//! assertions fail fails and the next one runs; a run that errs fails and
+//! the file's later runs are skipped, as in Terraform.
+
+mod expect;
+mod run;
+
+use super::view::View;
+use crate::builtin::Drivers;
+use crate::config::testfile::{decode_test_file, TestFile};
+use crate::config::variables::CliInput;
+use crate::diag::{Diag, Diags, Sources};
+use crate::lang::value::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What `strata test` was asked.
+pub struct TestRequest {
+    /// The configuration under test.
+    pub dir: PathBuf,
+    /// `-test-directory`, relative to `dir`.
+    pub test_directory: PathBuf,
+    /// `-filter`: the test files to run (as paths from `dir`); all when
+    /// empty.
+    pub filter: Vec<PathBuf>,
+    /// `-var` and `-var-file`, for every run.
+    pub inputs: Vec<CliInput>,
+    /// `-verbose`: each run's plan, or the state its apply left, shown.
+    pub verbose: bool,
+}
+
+/// How a run, a file or the whole test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    /// An assertion did not hold: the next run still runs.
+    Fail,
+    /// Something else went wrong: the file's later runs are skipped.
+    Error,
+    Skip,
+}
+
+impl Status {
+    /// As Terraform prints it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail | Status::Error => "fail",
+            Status::Skip => "skip",
+        }
+    }
+}
+
+/// What the engine tells the view as a test goes, in Terraform's order.
+pub enum TestStep<'a> {
+    FileBegins(&'a str),
+    Run {
+        name: &'a str,
+        status: Status,
+        /// Its errors and warnings, shown beneath its line.
+        diags: &'a Diags,
+        /// `-verbose`: the plan or state it made.
+        shown: Option<&'a str>,
+    },
+    TearingDown(&'a str),
+    /// What a destroy at the end could not destroy.
+    TeardownFailed(&'a Diags),
+    FileDone(&'a str, Status),
+}
+
+/// What a test found, for the summary and the exit code.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TestTally {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Files none of whose runs ran (a file that did not decode).
+    pub files_failed: usize,
+}
+
+impl TestTally {
+    pub fn success(&self) -> bool {
+        self.failed == 0 && self.files_failed == 0
+    }
+}
+
+/// `strata test`.
+pub fn test(
+    req: &TestRequest,
+    view: &mut dyn View,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<TestTally, Diags> {
+    let files = test_files(req)?;
+    let mut tally = TestTally::default();
+    for rel in files {
+        let shown = rel.display().to_string();
+        view.test_step(TestStep::FileBegins(&shown), sources);
+        let file = match read(&req.dir.join(&rel), sources) {
+            Ok(f) => f,
+            Err(d) => {
+                tally.files_failed += 1;
+                view.diagnostics(&d, sources);
+                view.test_step(TestStep::FileDone(&shown, Status::Fail), sources);
+                continue;
+            }
+        };
+        let status = run_file(req, &shown, &file, view, sources, drivers, &mut tally);
+        view.test_step(TestStep::FileDone(&shown, status), sources);
+    }
+    Ok(tally)
+}
+
+/// `validate`'s check of the test files of the configuration at `dir`:
+/// each reads and decodes (its runs are not run).
+pub fn validate_tests(
+    dir: &Path,
+    test_directory: &Path,
+    sources: &mut Sources,
+) -> Result<(), Diags> {
+    let dir = match dir.is_file() {
+        true => dir.parent().unwrap_or(Path::new(".")),
+        false => dir,
+    };
+    let mut diags = Diags::default();
+    for rel in found_files(dir, test_directory) {
+        if let Err(d) = read(&dir.join(rel), sources) {
+            diags.extend(d);
+        }
+    }
+    diags.into_result(())
+}
+
+/// Every test file of the configuration at `dir`, as paths from it: its
+/// own `*.tftest.hcl`, then the test directory's, each in name order.
+fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for sub in [PathBuf::new(), test_directory.to_path_buf()] {
+        let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".tftest.hcl"))
+            .filter_map(|p| Some(sub.join(p.file_name()?)))
+            .collect();
+        names.sort();
+        found.extend(names);
+    }
+    found
+}
+
+/// The test files to run: `-filter` keeps those it names and is an error
+/// for one not found.
+fn test_files(req: &TestRequest) -> Result<Vec<PathBuf>, Diags> {
+    let found = found_files(&req.dir, &req.test_directory);
+    if req.filter.is_empty() {
+        return Ok(found);
+    }
+    let mut kept = Vec::new();
+    for f in &req.filter {
+        match found.iter().find(|p| *p == f) {
+            Some(p) => kept.push(p.clone()),
+            None => {
+                return Err(Diag::new(
+                    "strata::test::filter",
+                    "Test file not found",
+                    format!(
+                        "{} is not a test file of this configuration (*.tftest.hcl here or in {}).",
+                        f.display(),
+                        req.test_directory.display()
+                    ),
+                )
+                .into())
+            }
+        }
+    }
+    Ok(kept)
+}
+
+fn read(path: &Path, sources: &mut Sources) -> Result<TestFile, Diags> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diag::new(
+            "strata::test::read",
+            "Cannot read test file",
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    let id = sources.add(path.display().to_string(), text.clone());
+    let body = crate::syntax::parse_body(id, &text).map_err(Diags::from)?;
+    decode_test_file(body)
+}
+
+/// The scratch states of one test file: one for the configuration under
+/// test and one per other module its runs name, by that module's
+/// directory, in the order first used (torn down newest first).
+pub(super) struct States {
+    dir: PathBuf,
+    /// Each configuration, and the variables its last finished apply gave
+    /// it (what its teardown destroys with).
+    used: Vec<(PathBuf, Vec<CliInput>)>,
+}
+
+impl States {
+    fn new() -> Result<States, Diags> {
+        let dir = std::env::temp_dir().join(format!(
+            "strata-test-{}-{}",
+            std::process::id(),
+            strata_provider::clock::now().unix_timestamp_nanos()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Diags::from(Diag::new(
+                "strata::test::state",
+                "Cannot make a scratch state",
+                format!("{}: {e}", dir.display()),
+            ))
+        })?;
+        Ok(States {
+            dir,
+            used: Vec::new(),
+        })
+    }
+
+    /// The state file of the configuration at `config`.
+    pub(super) fn of(&mut self, config: &Path) -> PathBuf {
+        let i = match self.used.iter().position(|(c, _)| c == config) {
+            Some(i) => i,
+            None => {
+                self.used.push((config.to_path_buf(), Vec::new()));
+                self.used.len() - 1
+            }
+        };
+        self.file(i)
+    }
+
+    /// Notes that an apply of `config` with `inputs` finished: what its
+    /// teardown destroys with (a later plan's variables may not be valid).
+    pub(super) fn applied(&mut self, config: &Path, inputs: &[CliInput]) {
+        if let Some(u) = self.used.iter_mut().find(|(c, _)| c == config) {
+            u.1 = inputs.to_vec();
+        }
+    }
+
+    fn file(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("state-{i}.tfstate"))
+    }
+
+    /// Each state, newest first, with its configuration and last inputs.
+    pub(super) fn newest_first(&self) -> impl Iterator<Item = (&Path, &[CliInput], PathBuf)> {
+        self.used
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, (c, inputs))| (c.as_path(), inputs.as_slice(), self.file(i)))
+    }
+}
+
+impl Drop for States {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs one file's runs and tears down what they made; its status.
+fn run_file(
+    req: &TestRequest,
+    shown: &str,
+    file: &TestFile,
+    view: &mut dyn View,
+    sources: &mut Sources,
+    drivers: &Drivers,
+    tally: &mut TestTally,
+) -> Status {
+    let mut states = match States::new() {
+        Ok(s) => s,
+        Err(d) => {
+            view.diagnostics(&d, sources);
+            tally.files_failed += 1;
+            return Status::Error;
+        }
+    };
+    let mut outputs: BTreeMap<String, Value> = BTreeMap::new();
+    let mut status = Status::Pass;
+    for r in &file.runs {
+        let done = match status {
+            Status::Error => run::Done::skipped(),
+            _ => {
+                let at = run::RunAt {
+                    req,
+                    file,
+                    outputs: &outputs,
+                };
+                run::one(r, &at, &mut states, sources, drivers)
+            }
+        };
+        match done.status {
+            Status::Pass => tally.passed += 1,
+            Status::Fail | Status::Error => tally.failed += 1,
+            Status::Skip => tally.skipped += 1,
+        }
+        if let Some(o) = done.outputs {
+            outputs.insert(r.name.clone(), o);
+        }
+        let step = TestStep::Run {
+            name: &r.name,
+            status: done.status,
+            diags: &done.diags,
+            shown: done.shown.as_deref(),
+        };
+        view.test_step(step, sources);
+        status = worst(status, done.status);
+    }
+    view.test_step(TestStep::TearingDown(shown), sources);
+    let left = run::tear_down(&states, sources, drivers);
+    if !left.is_empty() {
+        view.test_step(TestStep::TeardownFailed(&left), sources);
+        status = Status::Error;
+    }
+    status
+}
+
+fn worst(a: Status, b: Status) -> Status {
+    let rank = |s: Status| match s {
+        Status::Pass | Status::Skip => 0,
+        Status::Fail => 1,
+        Status::Error => 2,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}

@@ -1,0 +1,484 @@
+//! One `run` block: its variables evaluated, the configuration planned or
+//! applied against the file's scratch state, the failures it expects
+//! taken out of what went wrong, and its assertions judged over what the
+//! plan or the apply left.
+
+use super::expect;
+use super::{States, Status, TestRequest};
+use crate::builtin::Drivers;
+use crate::config::testfile::{Command, RunBlock, TestFile};
+use crate::config::variables::{self, CliInput};
+use crate::config::{self, ConfigScope};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::engine::view::{Notice, Shown, View};
+use crate::engine::{Options, StateValues};
+use crate::eval::{Evaluator, MapScope, Scope};
+use crate::lang::value::{Attrs, Value};
+use crate::plan::{Mode, OutputChange};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// Where a run runs: the request, its file, and the outputs of the
+/// file's runs before it (`run.NAME.OUTPUT`).
+pub(super) struct RunAt<'a> {
+    pub req: &'a TestRequest,
+    pub file: &'a TestFile,
+    pub outputs: &'a BTreeMap<String, Value>,
+}
+
+/// How a run went.
+pub(super) struct Done {
+    pub status: Status,
+    pub diags: Diags,
+    pub shown: Option<String>,
+    /// Its outputs, as `run.NAME` offers them to later runs.
+    pub outputs: Option<Value>,
+}
+
+impl Done {
+    pub(super) fn skipped() -> Done {
+        Done {
+            status: Status::Skip,
+            diags: Diags::default(),
+            shown: None,
+            outputs: None,
+        }
+    }
+
+    fn erred(diags: Diags) -> Done {
+        Done {
+            status: Status::Error,
+            diags,
+            shown: None,
+            outputs: None,
+        }
+    }
+}
+
+/// Runs `r`.
+pub(super) fn one(
+    r: &RunBlock,
+    at: &RunAt<'_>,
+    states: &mut States,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Done {
+    attempt(r, at, states, sources, drivers).unwrap_or_else(Done::erred)
+}
+
+/// What planning or applying left for the assertions.
+struct Outcome {
+    values: StateValues,
+    outputs: Vec<OutputChange>,
+    /// Errors and warnings, the plan's and the apply's.
+    diags: Diags,
+    /// An apply run whose plan failed: nothing was applied.
+    stopped_at_plan: bool,
+    /// `-verbose`: the plan, or the state the apply left, as text.
+    shown: Option<String>,
+}
+
+fn attempt(
+    r: &RunBlock,
+    at: &RunAt<'_>,
+    states: &mut States,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<Done, Diags> {
+    let config = config_dir(r, at.req)?;
+    let module = config::load(&config, sources)?;
+    let mut inputs = at.req.inputs.clone();
+    inputs.extend(given_variables(r, at)?);
+    let opts = options(r, states.of(&config), &inputs)?;
+    let verbose = at.req.verbose;
+    let outcome = match r.command {
+        Command::Plan => planned(&config, &opts, verbose, sources, drivers),
+        Command::Apply => applied(&config, &module, (&opts, verbose), sources, drivers),
+    };
+    if r.command == Command::Apply && !outcome.stopped_at_plan {
+        states.applied(&config, &inputs);
+    }
+    let judged = expect::sorted(
+        r,
+        &module,
+        (outcome.diags.clone(), outcome.stopped_at_plan),
+        sources,
+    );
+    let outputs = outputs_value(&outcome.outputs);
+    if judged.has_errors() {
+        return Ok(Done {
+            status: Status::Error,
+            diags: judged,
+            shown: outcome.shown,
+            outputs: (!outcome.stopped_at_plan).then_some(outputs),
+        });
+    }
+    if outcome.stopped_at_plan {
+        // The plan failed only as the run expected: there is nothing to
+        // assert on, and the run passes.
+        return Ok(Done {
+            status: Status::Pass,
+            diags: judged,
+            shown: outcome.shown,
+            outputs: None,
+        });
+    }
+    let vars = variables::resolve(&module, &inputs, variables::environment(), sources)?;
+    let mut diags = judged;
+    let scope_at = AssertAt {
+        module: &module,
+        vars,
+        known: &outcome.values,
+        outputs: outputs.clone(),
+        runs: at.outputs,
+        drivers,
+    };
+    let failed = asserts(r, &scope_at, &mut diags);
+    Ok(Done {
+        status: if failed { Status::Fail } else { Status::Pass },
+        diags,
+        shown: outcome.shown,
+        outputs: Some(outputs),
+    })
+}
+
+/// The configuration a run plans: its `module` block's (a local path,
+/// from the configuration under test), else the configuration under
+/// test.
+fn config_dir(r: &RunBlock, req: &TestRequest) -> Result<PathBuf, Diags> {
+    let Some(m) = &r.module else {
+        return Ok(req.dir.clone());
+    };
+    if !(m.source.starts_with("./") || m.source.starts_with("../")) {
+        return Err(Diag::new(
+            "strata::test::module",
+            "Not supported yet",
+            format!("strata's test command runs local modules (\"./…\", \"../…\") only yet; {:?} is not one.", m.source),
+        )
+        .at(m.span)
+        .into());
+    }
+    Ok(req.dir.join(&m.source))
+}
+
+/// The run's options: its variables, its scratch state, its plan
+/// options.
+fn options(r: &RunBlock, state: PathBuf, inputs: &[CliInput]) -> Result<Options, Diags> {
+    let o = &r.plan_options;
+    if let Some(e) = o.target.first().or(o.replace.first()) {
+        return Err(Diag::new(
+            "strata::test::plan_options",
+            "Not supported yet",
+            "strata's test command does not take target or replace in plan_options yet.",
+        )
+        .at(e.span)
+        .into());
+    }
+    Ok(Options {
+        inputs: inputs.to_vec(),
+        state: Some(state),
+        refresh: !o.no_refresh,
+        mode: match o.refresh_only {
+            true => Mode::RefreshOnly,
+            false => Mode::Normal,
+        },
+        ..Options::default()
+    })
+}
+
+/// The file's variables and the run's (the run's win), evaluated where
+/// they may name the outputs of earlier runs (`run.NAME.OUTPUT`) and the
+/// file's variables (`var.NAME`).
+fn given_variables(r: &RunBlock, at: &RunAt<'_>) -> Result<Vec<CliInput>, Diags> {
+    let runs = Value::Object(at.outputs.clone().into_iter().collect());
+    let mut diags = Diags::default();
+    let mut file_vars: BTreeMap<String, Value> = BTreeMap::new();
+    let mut given = Vec::new();
+    let scope_vars = Attrs::from([("run".to_string(), runs.clone())]);
+    for a in &at.file.variables {
+        match Evaluator::new(&MapScope(&scope_vars), PathBuf::from(".")).eval(&a.expr) {
+            Ok(v) => {
+                file_vars.insert(a.name.clone(), v.clone());
+                given.push((a.name.clone(), v, a.expr.span));
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    let with_vars = Attrs::from([
+        ("run".to_string(), runs),
+        (
+            "var".to_string(),
+            Value::Object(file_vars.into_iter().collect()),
+        ),
+    ]);
+    for a in &r.variables {
+        match Evaluator::new(&MapScope(&with_vars), PathBuf::from(".")).eval(&a.expr) {
+            Ok(v) => given.push((a.name.clone(), v, a.expr.span)),
+            Err(d) => diags.push(d),
+        }
+    }
+    diags.into_result(
+        given
+            .into_iter()
+            .map(|(name, value, span)| CliInput::Given { name, value, span })
+            .collect(),
+    )
+}
+
+/// A `command = plan` run: the plan's values, outputs and diagnostics.
+fn planned(
+    config: &Path,
+    opts: &Options,
+    verbose: bool,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Outcome {
+    let mut quiet = Quiet::default();
+    let how = crate::engine::plan::Planning::plain(crate::engine::session::Operation::Plan);
+    match crate::engine::plan::planned(config, how, opts, &mut quiet, sources, drivers) {
+        Ok(p) => {
+            p.session.close(&mut quiet);
+            let mut diags = Diags::default();
+            for w in &p.plan.warnings {
+                diags.push(w.clone());
+            }
+            Outcome {
+                values: crate::engine::show::plan_values(&p.plan),
+                outputs: p.plan.outputs.clone(),
+                diags,
+                stopped_at_plan: false,
+                shown: verbose.then(|| crate::render::human::plan(&p.plan)),
+            }
+        }
+        Err(f) => Outcome {
+            values: StateValues::default(),
+            outputs: Vec::new(),
+            diags: f.diags,
+            stopped_at_plan: true,
+            shown: None,
+        },
+    }
+}
+
+/// A `command = apply` run: what the state holds after it, and the
+/// plan's and the apply's diagnostics.
+fn applied(
+    config: &Path,
+    module: &config::Module,
+    (opts, verbose): (&Options, bool),
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Outcome {
+    let mut quiet = Quiet::default();
+    let result = crate::engine::apply(config, opts, true, &mut quiet, sources, drivers);
+    let mut diags = Diags::default();
+    for w in quiet.warnings {
+        diags.push(w);
+    }
+    let stopped_at_plan = match result {
+        Ok(crate::engine::Applied::Done(report)) => {
+            diags.extend(report.failed);
+            false
+        }
+        Ok(crate::engine::Applied::Nothing) => false,
+        Err(d) => {
+            diags.extend(d);
+            true
+        }
+    };
+    let read = crate::backends::open(opts.state.as_deref(), module, &opts.workspace)
+        .and_then(|store| crate::engine::show::state_and_outputs(&store, drivers));
+    let (values, outputs) = match read {
+        Ok(x) => x,
+        Err(d) => {
+            diags.extend(d);
+            Default::default()
+        }
+    };
+    let shown = match verbose {
+        true => state_text(opts, sources, drivers),
+        false => None,
+    };
+    Outcome {
+        values,
+        outputs,
+        diags,
+        stopped_at_plan,
+        shown,
+    }
+}
+
+/// The run's state as `show` prints it (`-verbose`).
+fn state_text(opts: &Options, sources: &mut Sources, drivers: &Drivers) -> Option<String> {
+    let state = opts.state.as_deref()?;
+    match crate::engine::show(None, Some(state), &opts.workspace, sources, drivers).ok()? {
+        crate::engine::Showing::State { state, schemas } => Some(crate::render::human::state(
+            &state.objects,
+            &schemas,
+            &state.outputs,
+            state.existed,
+        )),
+        crate::engine::Showing::Plan(_) => None,
+    }
+}
+
+/// The outputs as one object (unknown ones unknown).
+fn outputs_value(outputs: &[OutputChange]) -> Value {
+    Value::Object(
+        outputs
+            .iter()
+            .filter_map(|o| Some((o.name.clone(), o.after.clone()?)))
+            .collect(),
+    )
+}
+
+/// What the assertions of a run see.
+struct AssertAt<'a> {
+    module: &'a config::Module,
+    vars: BTreeMap<String, Value>,
+    known: &'a StateValues,
+    outputs: Value,
+    runs: &'a BTreeMap<String, Value>,
+    drivers: &'a Drivers,
+}
+
+/// Judges the run's assertions; whether any failed (each failure, or a
+/// condition that cannot be judged, added to `diags`).
+fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> bool {
+    let functions = Rc::new(crate::walk::Functions(at.drivers.clone()));
+    let run_at = config::Run::with_functions(at.module.dir.clone(), "default", functions).calling();
+    let scope = ConfigScope::new(at.module, at.vars.clone(), run_at).knowing(at.known);
+    let scope = TestScope {
+        config: &scope,
+        output: at.outputs.clone(),
+        run: Value::Object(at.runs.clone().into_iter().collect()),
+    };
+    let mut failed = false;
+    for c in &r.asserts {
+        let mut ev = Evaluator::new(&scope, at.module.dir.clone());
+        match config::condition::judge(&mut ev, c) {
+            Ok(config::condition::Verdict::Holds) => {}
+            Ok(config::condition::Verdict::Unknown) => {
+                failed = true;
+                diags.push(
+                    Diag::new(
+                        "strata::test::unknown_condition",
+                        "Unknown condition value",
+                        "The condition could not be evaluated at this time: its result will be known only after an apply.",
+                    )
+                    .at(c.condition.span),
+                );
+            }
+            Ok(config::condition::Verdict::Fails(message)) => {
+                failed = true;
+                diags.push(assertion_failed(c.condition.span, &message));
+            }
+            Err(d) => {
+                failed = true;
+                diags.push(d);
+            }
+        }
+    }
+    failed
+}
+
+fn assertion_failed(at: Span, message: &str) -> Diag {
+    Diag::new(
+        "strata::test::assertion_failed",
+        "Test assertion failed",
+        message,
+    )
+    .at(at)
+}
+
+/// The configuration's scope, with `output.NAME` (the run's outputs) and
+/// `run.NAME.OUTPUT` (earlier runs') as a test's assertions see them.
+struct TestScope<'a> {
+    config: &'a ConfigScope<'a>,
+    output: Value,
+    run: Value,
+}
+
+impl Scope for TestScope<'_> {
+    fn resolve(&self, name: &str, attr: Option<&str>, span: Span) -> Result<(Value, bool), Diag> {
+        match name {
+            "output" => Ok((self.output.clone(), false)),
+            "run" => Ok((self.run.clone(), false)),
+            _ => self.config.resolve(name, attr, span),
+        }
+    }
+
+    fn is_ephemeral(&self, root: &str, attrs: &[&str]) -> bool {
+        self.config.is_ephemeral(root, attrs)
+    }
+
+    fn declares_provider(&self, local_name: &str) -> bool {
+        self.config.declares_provider(local_name)
+    }
+
+    fn impure(&self) -> crate::funcs::Impure {
+        self.config.impure()
+    }
+
+    fn provider_function(
+        &self,
+        provider: &str,
+        function: &str,
+        args: Vec<Value>,
+    ) -> Option<Result<Value, crate::eval::CallFailure>> {
+        self.config.provider_function(provider, function, args)
+    }
+}
+
+/// A view that shows nothing: a run's plan and apply are reported by the
+/// test's own lines. It keeps the plan's warnings (failed checks) and
+/// approves every plan (a test applies without asking, as Terraform's).
+#[derive(Default)]
+struct Quiet {
+    warnings: Vec<Diag>,
+}
+
+impl View for Quiet {
+    fn notice(&mut self, _notice: Notice) {}
+
+    fn plan(&mut self, _shown: Shown<'_>, warnings: &[Diag], _sources: &Sources) {
+        self.warnings.extend(warnings.iter().cloned());
+    }
+
+    fn approve(&mut self, _mode: Mode) -> bool {
+        true
+    }
+
+    fn confirm(&mut self, _question: &str) -> bool {
+        false
+    }
+
+    fn progress(&self) -> fn(&str) {
+        |_| {}
+    }
+}
+
+/// Destroys what the file's runs made, newest state first: what could
+/// not be destroyed.
+pub(super) fn tear_down(states: &States, sources: &mut Sources, drivers: &Drivers) -> Diags {
+    let mut left = Diags::default();
+    for (config, inputs, state) in states.newest_first() {
+        if !state.exists() {
+            continue;
+        }
+        let opts = Options {
+            inputs: inputs.to_vec(),
+            state: Some(state.clone()),
+            mode: Mode::Destroy,
+            ..Options::default()
+        };
+        let mut quiet = Quiet::default();
+        match crate::engine::apply(config, &opts, true, &mut quiet, sources, drivers) {
+            Ok(crate::engine::Applied::Done(report)) => left.extend(report.failed),
+            Ok(crate::engine::Applied::Nothing) => {}
+            Err(d) => left.extend(d),
+        }
+    }
+    left
+}

@@ -1,0 +1,162 @@
+//! `strata test` beside `terraform test` (Terraform 1.11, the oracle) on
+//! the same configuration and test files (`tests/fixtures/tftest`,
+//! builtin resources only): each file's and each run's verdict line, the
+//! summary and the exit code are Terraform's — runs that plan and apply,
+//! an assertion that fails and the next run going on, expected failures
+//! of a variable's validation and of a check, an expected failure that
+//! goes missing (the file's later runs skipped), an unexpected failed
+//! check, an apply stopped while planning, earlier runs' outputs in a
+//! later run's variables, a run of another module, `-filter`. What a test
+//! made is destroyed and the configuration's own state is left alone.
+
+#[path = "common/oracle.rs"]
+mod oracle;
+
+use std::path::{Path, PathBuf};
+
+fn fixture(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("strata-tftest-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tftest");
+    copy(&from, &dir);
+    dir
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for e in std::fs::read_dir(from).expect("read").flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy");
+        }
+    }
+}
+
+/// The lines a test run says of its files and runs, and its summary.
+fn verdicts(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with("  run \"")
+                || l.ends_with("... in progress")
+                || l.ends_with("... tearing down")
+                || l.ends_with("... pass")
+                || l.ends_with("... fail")
+                || l.starts_with("Success!")
+                || l.starts_with("Failure!")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn both(dir: &Path, args: &[&str]) -> [(i32, Vec<String>, String); 2] {
+    ["strata", "terraform"].map(|tool| {
+        let mut full = vec!["test", "-no-color"];
+        full.extend_from_slice(args);
+        let (code, out, err) = oracle::run_tool(tool, dir, &full, &[]);
+        (code, verdicts(&out), format!("{out}\n{err}"))
+    })
+}
+
+#[test]
+fn every_verdict_and_the_summary_are_terraforms() {
+    if !oracle::require_terraform("every_verdict_and_the_summary_are_terraforms") {
+        return;
+    }
+    let dir = fixture("all");
+    let init = oracle::terraform(&dir, &["init", "-no-color"]);
+    assert!(init.status.success(), "{init:?}");
+    let [strata, terraform] = both(&dir, &[]);
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!((strata.0, terraform.0), (1, 1), "{}", strata.2);
+    // The reasons, in strata's words.
+    let said = strata.2.split_whitespace().collect::<Vec<_>>().join(" ");
+    for reason in [
+        "Test assertion failed",
+        "the input is hello bob",
+        "Missing expected failure",
+        "The checkable object, var.name, was expected to report an error but did not.",
+        "Check block assertion failed",
+        "Expected failure while planning",
+        "name is too short.",
+    ] {
+        assert!(said.contains(reason), "{reason:?} in:\n{}", strata.2);
+    }
+}
+
+#[test]
+fn a_filtered_file_that_passes_succeeds_and_leaves_the_directory_as_it_was() {
+    if !oracle::require_terraform("a_filtered_file_that_passes_succeeds") {
+        return;
+    }
+    let dir = fixture("filter");
+    assert!(oracle::terraform(&dir, &["init", "-no-color"])
+        .status
+        .success());
+    // The configuration's own state, which a test must not touch.
+    let applied = oracle::terraform(
+        &dir,
+        &["apply", "-auto-approve", "-no-color", "-var", "name=kept"],
+    );
+    assert!(applied.status.success(), "{applied:?}");
+    let before = std::fs::read(dir.join("terraform.tfstate")).expect("state");
+    let listing = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let files_before = listing(&dir);
+    let [strata, terraform] = both(&dir, &["-filter=tests/passes.tftest.hcl"]);
+    assert_eq!(strata.1, terraform.1, "{}", strata.2);
+    assert_eq!((strata.0, terraform.0), (0, 0), "{}", strata.2);
+    assert_eq!(
+        strata.1.last().map(String::as_str),
+        Some("Success! 1 passed, 0 failed.")
+    );
+    assert_eq!(
+        std::fs::read(dir.join("terraform.tfstate")).expect("state"),
+        before
+    );
+    assert_eq!(
+        listing(&dir),
+        files_before,
+        "nothing left beside the configuration"
+    );
+}
+
+#[test]
+fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
+    let dir = fixture("mock");
+    std::fs::write(
+        dir.join("tests/mock.tftest.hcl"),
+        "mock_provider \"aws\" {}\n\nrun \"x\" {\n  command = plan\n}\n",
+    )
+    .expect("write");
+    let (code, out, err) = oracle::run_tool(
+        "strata",
+        &dir,
+        &["test", "-filter=tests/mock.tftest.hcl"],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let said = format!("{out}{err}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        said.contains("does not run mock_provider blocks yet")
+            && said.contains("mock.tftest.hcl:1"),
+        "{out}{err}"
+    );
+    assert!(said.contains("Failure!"), "{out}{err}");
+}
