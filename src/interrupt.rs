@@ -22,6 +22,13 @@ pub fn requested() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
 }
 
+/// Takes a stop that was asked for, so that what must still run (a test's
+/// teardown after Ctrl-C) can: whether one was. A later signal asks again
+/// (and one more ends the process).
+pub fn take() -> bool {
+    SIGNALS.swap(0, Ordering::SeqCst) > 0
+}
+
 /// The error a stage reports for what it did not start.
 pub const HALTED: &str = "execution halted";
 

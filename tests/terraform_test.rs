@@ -160,3 +160,101 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
     );
     assert!(said.contains("Failure!"), "{out}{err}");
 }
+
+/// A module whose apply takes three seconds (its second object's
+/// provisioner sleeps), after its first object is made; and a test file
+/// that applies it, then plans it.
+fn slow_test(dir: &Path) {
+    let module = dir.join("modules/slow");
+    std::fs::create_dir_all(&module).expect("module");
+    std::fs::write(
+        module.join("main.tf"),
+        r#"resource "terraform_data" "first" {
+  input = "made first"
+}
+
+resource "terraform_data" "slow" {
+  input = terraform_data.first.output
+  provisioner "local-exec" {
+    command = "sleep 3"
+  }
+}
+"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("tests/slow.tftest.hcl"),
+        "run \"slow\" {\n  module {\n    source = \"./modules/slow\"\n  }\n}\n\nrun \"after\" {\n  command = plan\n  module {\n    source = \"./modules/slow\"\n  }\n}\n",
+    )
+    .expect("write");
+}
+
+/// `strata test -filter=tests/slow.tftest.hcl` in `dir`, sent `signal`
+/// after a second: its exit code and output.
+fn signalled(dir: &Path, signal: libc::c_int) -> (i32, String) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["test", "-filter=tests/slow.tftest.hcl"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("strata test starts");
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    let out = child.wait_with_output().expect("ends");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn ctrl_c_stops_the_runs_and_still_destroys_what_they_made() {
+    let dir = fixture("interrupt");
+    slow_test(&dir);
+    let (code, out) = signalled(&dir, libc::SIGINT);
+    assert_eq!(code, 1, "{out}");
+    let said = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(said.contains("run \"after\"... skip"), "{out}");
+    assert!(
+        said.contains("tests/slow.tftest.hcl... tearing down"),
+        "{out}"
+    );
+    assert!(said.contains("Interrupted!"), "{out}");
+    // Everything was destroyed: no state kept, no scratch folder left.
+    assert!(!dir.join("errored_test.tfstate").exists(), "{out}");
+    assert!(!dir.join(".terraform/strata-test").exists(), "{out}");
+}
+
+#[test]
+fn kill_9_midway_leaves_its_states_and_the_next_test_names_them() {
+    let dir = fixture("kill");
+    slow_test(&dir);
+    let (_, out) = signalled(&dir, libc::SIGKILL);
+    let left: Vec<PathBuf> = std::fs::read_dir(dir.join(".terraform/strata-test"))
+        .expect("the killed run's folder is left")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(left.len(), 1, "{out}");
+    let (code, out, err) = oracle::run_tool(
+        "strata",
+        &dir,
+        &["test", "-filter=tests/passes.tftest.hcl"],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let said = format!("{out}{err}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        said.contains("A killed test left objects behind")
+            && said.contains("strata destroy -state="),
+        "{out}{err}"
+    );
+    // Its folder is left for the user: the objects are still out there.
+    assert!(left[0].exists());
+}

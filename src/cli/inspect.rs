@@ -48,7 +48,11 @@ pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
             0 => String::new(),
             n => format!(", {n} skipped"),
         };
-        let word = if t.success() { "Success!" } else { "Failure!" };
+        let word = match (t.interrupted, t.success()) {
+            (true, _) => "Interrupted!",
+            (false, true) => "Success!",
+            (false, false) => "Failure!",
+        };
         printer::line(&format!(
             "\n{word} {} passed, {} failed{skipped}.",
             t.passed, t.failed

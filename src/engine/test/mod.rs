@@ -8,6 +8,7 @@
 
 mod expect;
 mod run;
+mod states;
 
 use super::view::View;
 use crate::builtin::Drivers;
@@ -15,6 +16,7 @@ use crate::config::testfile::{decode_test_file, TestFile};
 use crate::config::variables::CliInput;
 use crate::diag::{Diag, Diags, Sources};
 use crate::lang::value::Value;
+use states::States;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -80,11 +82,13 @@ pub struct TestTally {
     pub skipped: usize,
     /// Files none of whose runs ran (a file that did not decode).
     pub files_failed: usize,
+    /// A signal stopped the test: the later runs and files did not run.
+    pub interrupted: bool,
 }
 
 impl TestTally {
     pub fn success(&self) -> bool {
-        self.failed == 0 && self.files_failed == 0
+        self.failed == 0 && self.files_failed == 0 && !self.interrupted
     }
 }
 
@@ -96,8 +100,17 @@ pub fn test(
     drivers: &Drivers,
 ) -> Result<TestTally, Diags> {
     let files = test_files(req)?;
+    // A signal asks the runs to stop, and the teardown still runs.
+    let _graceful = crate::interrupt::Graceful::new();
+    let left = states::killed_before(&req.dir);
+    if !left.is_empty() {
+        view.diagnostics(&left, sources);
+    }
     let mut tally = TestTally::default();
     for rel in files {
+        if tally.interrupted {
+            break;
+        }
         let shown = rel.display().to_string();
         view.test_step(TestStep::FileBegins(&shown), sources);
         let file = match read(&req.dir.join(&rel), sources) {
@@ -195,76 +208,6 @@ fn read(path: &Path, sources: &mut Sources) -> Result<TestFile, Diags> {
     decode_test_file(body)
 }
 
-/// The scratch states of one test file: one for the configuration under
-/// test and one per other module its runs name, by that module's
-/// directory, in the order first used (torn down newest first).
-pub(super) struct States {
-    dir: PathBuf,
-    /// Each configuration, and the variables its last finished apply gave
-    /// it (what its teardown destroys with).
-    used: Vec<(PathBuf, Vec<CliInput>)>,
-}
-
-impl States {
-    fn new() -> Result<States, Diags> {
-        let dir = std::env::temp_dir().join(format!(
-            "strata-test-{}-{}",
-            std::process::id(),
-            strata_provider::clock::now().unix_timestamp_nanos()
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Diags::from(Diag::new(
-                "strata::test::state",
-                "Cannot make a scratch state",
-                format!("{}: {e}", dir.display()),
-            ))
-        })?;
-        Ok(States {
-            dir,
-            used: Vec::new(),
-        })
-    }
-
-    /// The state file of the configuration at `config`.
-    pub(super) fn of(&mut self, config: &Path) -> PathBuf {
-        let i = match self.used.iter().position(|(c, _)| c == config) {
-            Some(i) => i,
-            None => {
-                self.used.push((config.to_path_buf(), Vec::new()));
-                self.used.len() - 1
-            }
-        };
-        self.file(i)
-    }
-
-    /// Notes that an apply of `config` with `inputs` finished: what its
-    /// teardown destroys with (a later plan's variables may not be valid).
-    pub(super) fn applied(&mut self, config: &Path, inputs: &[CliInput]) {
-        if let Some(u) = self.used.iter_mut().find(|(c, _)| c == config) {
-            u.1 = inputs.to_vec();
-        }
-    }
-
-    fn file(&self, i: usize) -> PathBuf {
-        self.dir.join(format!("state-{i}.tfstate"))
-    }
-
-    /// Each state, newest first, with its configuration and last inputs.
-    pub(super) fn newest_first(&self) -> impl Iterator<Item = (&Path, &[CliInput], PathBuf)> {
-        self.used
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, (c, inputs))| (c.as_path(), inputs.as_slice(), self.file(i)))
-    }
-}
-
-impl Drop for States {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// Runs one file's runs and tears down what they made; its status.
 fn run_file(
     req: &TestRequest,
@@ -275,7 +218,7 @@ fn run_file(
     drivers: &Drivers,
     tally: &mut TestTally,
 ) -> Status {
-    let mut states = match States::new() {
+    let mut states = match States::new(&req.dir) {
         Ok(s) => s,
         Err(d) => {
             view.diagnostics(&d, sources);
@@ -286,7 +229,9 @@ fn run_file(
     let mut outputs: BTreeMap<String, Value> = BTreeMap::new();
     let mut status = Status::Pass;
     for r in &file.runs {
+        let stopped = crate::interrupt::requested();
         let done = match status {
+            _ if stopped => run::Done::skipped(),
             Status::Error => run::Done::skipped(),
             _ => {
                 let at = run::RunAt {
@@ -314,8 +259,15 @@ fn run_file(
         view.test_step(step, sources);
         status = worst(status, done.status);
     }
+    // After Ctrl-C the runs stop, but what they made is still destroyed
+    // (another signal stops that too; what is left is then kept).
+    if crate::interrupt::take() {
+        tally.interrupted = true;
+        status = Status::Error;
+    }
     view.test_step(TestStep::TearingDown(shown), sources);
-    let left = run::tear_down(&states, sources, drivers);
+    let mut left = run::tear_down(&states, sources, drivers);
+    left.extend(states.keep_leftovers(shown));
     if !left.is_empty() {
         view.test_step(TestStep::TeardownFailed(&left), sources);
         status = Status::Error;
