@@ -57,6 +57,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,
+            skip_destroy: false,
         },
     }
 }

@@ -144,6 +144,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             },
             dependencies: recorded_dependencies(c),
             create_before_destroy: c.create_before_destroy,
+            skip_destroy: c.skip_destroy,
         },
     })
 }

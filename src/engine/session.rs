@@ -502,6 +502,7 @@ pub(super) fn adopted(
             sensitive_attributes: Vec::new(),
             dependencies: Vec::new(),
             create_before_destroy: false,
+            skip_destroy: false,
         },
     }
 }

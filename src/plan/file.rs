@@ -98,6 +98,7 @@ fn change_json(c: &ResourceChange) -> Json {
         "private_after": crate::plan::refresh::private_text(&c.private_after),
         "dependencies": c.dependencies.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "create_before_destroy": c.create_before_destroy,
+        "skip_destroy": c.skip_destroy,
         "importing": c.importing,
     })
 }
@@ -152,6 +153,10 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
         dependencies: addrs("dependencies")?,
         create_before_destroy: j
             .get("create_before_destroy")
+            .and_then(Json::as_bool)
+            .unwrap_or(false),
+        skip_destroy: j
+            .get("skip_destroy")
             .and_then(Json::as_bool)
             .unwrap_or(false),
         importing: s("importing").map(str::to_string),

@@ -180,6 +180,8 @@ pub struct ResourceChange {
     /// one depends on, as state records them for ordering deletes.
     pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
+    /// `lifecycle { destroy = false }`, from the configuration or the state.
+    pub skip_destroy: bool,
     /// The cloud id this instance is imported from (an `import` block).
     pub importing: Option<String>,
 }

@@ -90,6 +90,53 @@ fn prevent_destroy(r: &Resource, addr: &Address) -> Diag {
     .at(r.span)
 }
 
+/// The instances a plan forgets because `lifecycle { destroy = false }`
+/// keeps them: what stays in the cloud, unmanaged, named once.
+fn kept_warning(changes: &[ResourceChange]) -> Option<Diag> {
+    let kept: Vec<String> = changes
+        .iter()
+        .filter(|c| c.action == Action::Forget && c.skip_destroy)
+        .map(|c| format!("  - {}", c.addr))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    Some(
+        Diag::new(
+            "strata::plan::destroy_false",
+            "Objects will be forgotten, not destroyed",
+            format!(
+                "lifecycle.destroy is false for these, so strata removes them from the state and leaves them in the cloud:\n{}\n`strata import` takes one back.",
+                kept.join("\n")
+            ),
+        )
+        .warning(),
+    )
+}
+
+/// A replacement of an instance `lifecycle { destroy = false }` keeps.
+/// OpenTofu forgets the old object and Terraform 1.16 destroys it
+/// (hashicorp/terraform#39088); strata does neither unasked.
+fn never_destroyed(r: &Resource, addr: &Address, paths: &[crate::plan::AttrPath]) -> Diag {
+    let why = match paths {
+        [] => "the plan calls for it to be replaced".to_string(),
+        paths => format!(
+            "a change of {} forces its replacement",
+            paths
+                .iter()
+                .map(|p| p.join("."))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Diag::new(
+        "strata::plan::destroy_false",
+        "Instance cannot be replaced",
+        format!("Resource {addr} has lifecycle.destroy set to false, and {why}: the old object would have to be destroyed. Undo the change; or let strata forget the old object first (`strata state rm {addr}`) and plan again to create a new one; or remove `destroy = false` to let it be destroyed."),
+    )
+    .at(r.span)
+}
+
 /// The `removed` block naming this address (or a module holding it).
 fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::config::Removed> {
     root.removed.iter().find(|r| {
@@ -173,6 +220,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     warnings.extend(super::scope_warning(req.scope));
     warnings.extend(unmatched_replacements(req.replace, &p.changes));
     warnings.extend(super::lasting::warning(&p.changes, req.drivers));
+    warnings.extend(kept_warning(&p.changes));
     let Planner {
         changes,
         diags,
@@ -679,6 +727,7 @@ impl<'a> Planner<'_, 'a> {
             private_after: Vec::new(),
             dependencies: deps.to_vec(),
             create_before_destroy: false,
+            skip_destroy: false,
             importing: None,
         });
         Some(after)
@@ -972,6 +1021,9 @@ impl<'a> Planner<'_, 'a> {
         if action.deletes() && r.lifecycle.prevent_destroy {
             self.diags.push(prevent_destroy(r, &addr));
         }
+        if action.is_replace() && r.lifecycle.skip_destroy {
+            self.diags.push(never_destroyed(r, &addr, &replace_paths));
+        }
         let planned = strata_provider::Planned {
             planned: diff::with_marks(planned.planned, Some(&config), schema),
             ..planned
@@ -996,6 +1048,7 @@ impl<'a> Planner<'_, 'a> {
             private_after: planned.private,
             dependencies: deps.to_vec(),
             create_before_destroy: r.lifecycle.create_before_destroy,
+            skip_destroy: r.lifecycle.skip_destroy,
             importing: self.imported.get(&addr).map(|(id, _)| id.clone()),
             addr,
         });
@@ -1019,6 +1072,7 @@ impl<'a> Planner<'_, 'a> {
                 private_after: Vec::new(),
                 dependencies: Vec::new(),
                 create_before_destroy: false,
+                skip_destroy: false,
                 importing: None,
                 deposed: None,
                 tainted: false,
@@ -1179,9 +1233,12 @@ impl<'a> Planner<'_, 'a> {
                 }
             }
             let previous_addr = self.moves.get(&p.addr).cloned();
-            let forget = !self.req.mode.is_destroy()
-                && p.deposed.is_none()
+            let removed = !self.req.mode.is_destroy()
                 && self.removed_rule(&p.addr).is_some_and(|r| !r.destroy);
+            // `lifecycle { destroy = false }`: the configuration's word, or
+            // (its block gone) what the state recorded of it.
+            let kept = cfg.map_or(p.skip_destroy, |r| r.lifecycle.skip_destroy);
+            let forget = p.deposed.is_none() && (removed || kept);
             let lasting =
                 super::lasting::lasting(self.req.drivers, &p.addr.id.type_name, &p.value).is_some();
             let reason = if lasting { Reason::Lasting } else { reason };
@@ -1205,6 +1262,7 @@ impl<'a> Planner<'_, 'a> {
                 private_after: Vec::new(),
                 dependencies: p.dependencies,
                 create_before_destroy: p.create_before_destroy,
+                skip_destroy: p.skip_destroy,
                 importing: None,
             };
             self.push(change);
@@ -1343,6 +1401,7 @@ fn imports(
                     private: Vec::new(),
                     dependencies: Vec::new(),
                     create_before_destroy: false,
+                    skip_destroy: false,
                     tainted: false,
                     as_stored: None,
                 });

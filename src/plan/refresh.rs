@@ -24,6 +24,7 @@ pub struct PriorInstance {
     pub private: Vec<u8>,
     pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
+    pub skip_destroy: bool,
     /// Left by a failed create: the plan replaces it.
     pub tainted: bool,
     /// The object as the state holds it, when a `moved` block takes it to
@@ -210,6 +211,7 @@ pub fn decode_state(
             private: private_bytes(i.private.as_deref()),
             dependencies: i.dependencies.clone(),
             create_before_destroy: i.create_before_destroy,
+            skip_destroy: i.skip_destroy,
             tainted: i.status.as_deref() == Some("tainted"),
             as_stored,
         })
@@ -362,6 +364,7 @@ pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>)
         private_after,
         dependencies: p.dependencies.clone(),
         create_before_destroy: p.create_before_destroy,
+        skip_destroy: p.skip_destroy,
         importing: None,
     }
 }

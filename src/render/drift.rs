@@ -306,6 +306,7 @@ mod tests {
             private_after: Vec::new(),
             dependencies: Vec::new(),
             create_before_destroy: false,
+            skip_destroy: false,
             importing: None,
         };
         let v = super::json(&[change]);

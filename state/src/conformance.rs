@@ -76,6 +76,7 @@ fn put(name: &str, size: usize) -> Entry {
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,
+            skip_destroy: false,
         },
     }
 }

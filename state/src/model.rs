@@ -183,6 +183,11 @@ pub struct InstanceState {
     pub dependencies: Vec<ResourceAddr>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_before_destroy: bool,
+    /// Written by `lifecycle { destroy = false }`: this object is
+    /// forgotten, never destroyed, even once its block is gone. Left out
+    /// when false (Terraform reads past the field).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_destroy: bool,
 }
 
 /// An object's attributes as compact JSON text, parsed only when the object

@@ -33,6 +33,7 @@ fn put(i: u64) -> Entry {
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,
+            skip_destroy: false,
         },
     }
 }

@@ -736,6 +736,7 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
     const ALLOWED: &[&str] = &[
         "create_before_destroy",
         "prevent_destroy",
+        "destroy",
         "ignore_changes",
         "replace_triggered_by",
     ];
@@ -748,6 +749,7 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
         match a.name.as_str() {
             "create_before_destroy" => l.create_before_destroy = const_bool(a, diags),
             "prevent_destroy" => l.prevent_destroy = const_bool(a, diags),
+            "destroy" => l.skip_destroy = !const_bool(a, diags),
             "ignore_changes" => match &a.expr.kind {
                 ExprKind::Variable(n) if n == "all" => l.ignore_all_changes = true,
                 _ => l.ignore_changes = expr_list(a, diags),

@@ -75,6 +75,10 @@ pub use strata_state::model::Mode;
 #[derive(Debug, Clone, Default)]
 pub struct Lifecycle {
     pub create_before_destroy: bool,
+    /// `destroy = false`: whatever would destroy an instance forgets it
+    /// instead (Terraform 1.16, OpenTofu 1.12); recorded in the state so
+    /// that a block removed from the configuration is still forgotten.
+    pub skip_destroy: bool,
     pub prevent_destroy: bool,
     /// Attribute paths, or `all`.
     pub ignore_changes: Vec<Expr>,
