@@ -158,6 +158,7 @@ fn manager_output(root: &mut config::Module, c: &Expanded) {
         ephemeral: false,
         depends_on: Vec::new(),
         preconditions: Vec::new(),
+        deprecated: None,
     });
 }
 
@@ -206,6 +207,7 @@ pub(super) fn outputs(root: &mut config::Module, c: &Expanded) {
             ephemeral: false,
             depends_on: Vec::new(),
             preconditions: Vec::new(),
+            deprecated: None,
         });
     }
 }

@@ -30,6 +30,9 @@ pub(super) struct Prepared {
     /// Configuration file name → SHA-256.
     pub files: BTreeMap<String, String>,
     pub expansion: crate::cluster::Expansion,
+    /// What the configuration itself warns of (deprecated variables and
+    /// outputs in use), said with the plan.
+    pub warnings: Vec<crate::diag::Diag>,
 }
 
 pub(super) fn digest(text: &str) -> String {
@@ -311,10 +314,14 @@ pub(super) fn prepare(
     // configuration; a saved plan carries the values).
     let mut files = digests(sources);
     let env = variables::environment();
-    let vars = match vars {
-        Some(saved) => with_ephemeral(&module, saved, inputs, env, sources)?,
-        None => variables::resolve(&module, inputs, env, sources)?,
+    let (vars, given) = match vars {
+        Some(saved) => (
+            with_ephemeral(&module, saved, inputs, env, sources)?,
+            Default::default(),
+        ),
+        None => variables::resolve_noting(&module, inputs, env, sources)?,
     };
+    let warnings = config::deprecation::warnings(&module, &given);
     let before = digests(sources);
     let expansion = expand(
         &mut module,
@@ -351,6 +358,7 @@ pub(super) fn prepare(
         run,
         files,
         expansion,
+        warnings,
     })
 }
 
@@ -447,6 +455,7 @@ pub(super) fn make_plan(
         },
         rt,
     )?;
+    plan.warnings.extend(p.warnings.iter().cloned());
     // An ephemeral value is never written down: not in plan JSON, not in
     // a saved plan (applying one takes it again).
     for v in p.module.variables.iter().filter(|v| v.ephemeral) {

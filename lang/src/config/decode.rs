@@ -508,6 +508,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         ephemeral: false,
         nullable: true,
         validations: Vec::new(),
+        deprecated: None,
     };
     const ALLOWED: &[&str] = &[
         "type",
@@ -516,6 +517,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         "sensitive",
         "nullable",
         "ephemeral",
+        "deprecated",
     ];
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -531,6 +533,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
             "sensitive" => v.sensitive = const_bool(a, diags),
             "nullable" => v.nullable = const_bool(a, diags),
             "ephemeral" => v.ephemeral = const_bool(a, diags),
+            "deprecated" => v.deprecated = const_string(a, diags),
             _ => diags.push(unsupported_attr(a, "variable", ALLOWED)),
         }
     }
@@ -783,12 +786,14 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
     let mut sensitive = false;
     let mut ephemeral = false;
     let mut depends_on = Vec::new();
+    let mut deprecated = None;
     const ALLOWED: &[&str] = &[
         "value",
         "description",
         "sensitive",
         "depends_on",
         "ephemeral",
+        "deprecated",
     ];
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -797,6 +802,7 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
             "sensitive" => sensitive = const_bool(a, diags),
             "depends_on" => depends_on = expr_list(a, diags),
             "ephemeral" => ephemeral = const_bool(a, diags),
+            "deprecated" => deprecated = const_string(a, diags),
             _ => diags.push(unsupported_attr(a, "output", ALLOWED)),
         }
     }
@@ -830,6 +836,7 @@ fn output(b: &Block, name: String, diags: &mut Diags) -> Option<Output> {
         ephemeral,
         depends_on,
         preconditions,
+        deprecated,
     })
 }
 
@@ -846,6 +853,7 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         inputs: Vec::new(),
         providers: Vec::new(),
         module: Box::default(),
+        ignore_nested_deprecations: false,
     };
     let mut has_source = false;
     for a in &b.body.attrs {
@@ -865,6 +873,7 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
             "count" => call.count = Some(a.expr.clone()),
             "for_each" => call.for_each = Some(a.expr.clone()),
             "depends_on" => call.depends_on = expr_list(a, diags),
+            "ignore_nested_deprecations" => call.ignore_nested_deprecations = const_bool(a, diags),
             _ => call.inputs.push(a.clone()),
         }
     }

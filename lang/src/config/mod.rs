@@ -5,6 +5,7 @@ pub mod check;
 pub mod cli_config;
 pub mod condition;
 mod decode;
+pub mod deprecation;
 mod ephemeral;
 pub mod installed;
 pub mod json;
@@ -50,6 +51,9 @@ pub struct Variable {
     pub ephemeral: bool,
     pub nullable: bool,
     pub validations: Vec<Condition>,
+    /// `deprecated = "…"` (Terraform 1.15, OpenTofu 1.10): why, said to
+    /// whoever sets the variable.
+    pub deprecated: Option<String>,
 }
 
 /// A `validation`, `precondition` or `postcondition` block: a condition
@@ -163,6 +167,8 @@ pub struct Output {
     pub ephemeral: bool,
     pub depends_on: Vec<Expr>,
     pub preconditions: Vec<Condition>,
+    /// `deprecated = "…"`: why, said to the callers that use the output.
+    pub deprecated: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +189,9 @@ pub struct ModuleCall {
     pub providers: Vec<(ProviderRef, ProviderRef)>,
     /// The loaded child module.
     pub module: Box<Module>,
+    /// `ignore_nested_deprecations = true`: what the child itself uses of
+    /// deprecated variables and outputs is not said.
+    pub ignore_nested_deprecations: bool,
 }
 
 /// A module call's `version` argument, as written.

@@ -190,6 +190,18 @@ pub fn resolve(
     env: impl IntoIterator<Item = (String, String)>,
     sources: &mut Sources,
 ) -> Result<BTreeMap<String, Value>, Diags> {
+    resolve_noting(module, cli, env, sources).map(|(values, _)| values)
+}
+
+/// [`resolve`], with the names of the variables given a value (from the
+/// environment, a variables file or the command line) rather than left
+/// to their defaults.
+pub fn resolve_noting(
+    module: &Module,
+    cli: &[CliInput],
+    env: impl IntoIterator<Item = (String, String)>,
+    sources: &mut Sources,
+) -> Result<(BTreeMap<String, Value>, std::collections::BTreeSet<String>), Diags> {
     let mut diags = Diags::default();
     // Later sources win, as in Terraform: the environment, then the
     // automatic files, then the command line in its order.
@@ -207,6 +219,7 @@ pub fn resolve(
     if !diags.is_empty() {
         return Err(diags);
     }
+    let given = raw.keys().cloned().collect();
     let mut out = BTreeMap::new();
     let mut froms = BTreeMap::new();
     for decl in &module.variables {
@@ -227,7 +240,7 @@ pub fn resolve(
             }
         }
     }
-    diags.into_result(out)
+    diags.into_result((out, given))
 }
 
 /// `TF_VAR_name` (and strata's own prefix, which wins) for the variables
