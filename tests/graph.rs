@@ -97,3 +97,50 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+fn strata_mermaid(dir: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["graph", "-format=mermaid"])
+        .arg(dir)
+        .output()
+        .expect("strata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// `-format=mermaid` (Terraform 1.15) draws the same graph as the DOT that
+/// matches Terraform's: the same nodes under the same modules, the same
+/// edges, as a Mermaid flowchart.
+#[test]
+fn mermaid_draws_the_same_graph() {
+    let want = "flowchart LR
+  n0[\"terraform_data.after\"]
+  n1[\"terraform_data.first\"]
+  subgraph m1[\"module.m\"]
+    n2[\"terraform_data.inner\"]
+    n3[\"terraform_data.inner2\"]
+  end
+  n0 --> n3
+  n2 --> n1
+  n3 --> n2
+";
+    assert_eq!(strata_mermaid(&root().join("module_depends")), want);
+    for case in cases() {
+        let dot = std::fs::read_to_string(root().join(format!("{case}.dot"))).expect("DOT");
+        let mermaid = strata_mermaid(&root().join(&case));
+        let count =
+            |text: &str, pattern: &str| text.lines().filter(|l| l.contains(pattern)).count();
+        assert_eq!(
+            count(&dot, "\" -> \""),
+            count(&mermaid, " --> "),
+            "edges of {case}"
+        );
+        // Subgraphs are written `subgraph mN["module.x"]` too.
+        let nodes = count(&mermaid, "[\"") - count(&mermaid, "subgraph ");
+        assert_eq!(count(&dot, "[label="), nodes, "nodes of {case}");
+    }
+}

@@ -167,6 +167,10 @@ pub enum Command {
     Graph {
         #[arg(default_value = ".")]
         path: PathBuf,
+        /// `dot` (Graphviz, the default) or `mermaid` (a Mermaid
+        /// flowchart, as Terraform 1.15's `-format=mermaid`).
+        #[arg(long, value_enum, default_value = "dot")]
+        format: crate::engine::GraphFormat,
     },
     /// Inspect and change the state.
     State(StateArgs),

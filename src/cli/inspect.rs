@@ -99,11 +99,15 @@ pub fn console(a: ConsoleArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
     crate::engine::console(at, &cx.inputs, terminal, view, (sources, drivers))
 }
 
-pub fn graph(path: PathBuf, cx: &mut Context<'_>) -> Result<(), Diags> {
+pub fn graph(
+    path: PathBuf,
+    format: crate::engine::GraphFormat,
+    cx: &mut Context<'_>,
+) -> Result<(), Diags> {
     let workspace = cx.workspace.clone()?;
     print(crate::engine::graph(
         &path,
-        &workspace,
+        (&workspace, format),
         &mut cx.sources,
         cx.drivers,
     ))

@@ -97,7 +97,7 @@ fn plugin_dir(command: &Command) -> Option<PathBuf> {
         | Command::Refresh(RefreshArgs { path, .. })
         | Command::Import(ImportArgs { path, .. })
         | Command::Validate(ValidateArgs { path, .. })
-        | Command::Graph { path }
+        | Command::Graph { path, .. }
         | Command::Providers {
             command: Some(ProvidersCommand::Schema { path, .. }),
             ..
@@ -230,7 +230,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Show(a) => inspect::show(a, &mut cx),
         Command::Console(a) => inspect::console(a, &mut cx),
         Command::Test(a) => return inspect::test(a, &mut cx),
-        Command::Graph { path } => inspect::graph(path, &mut cx),
+        Command::Graph { path, format } => inspect::graph(path, format, &mut cx),
         Command::Version { json } => inspect::version(json),
         Command::State(a) => state::state(a, &mut cx),
         Command::Taint(a) => state::taint(a, true, &mut cx),

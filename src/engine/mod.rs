@@ -55,7 +55,7 @@ pub use show::{
     StateValues,
 };
 pub use test::{test, validate_tests, Status as TestStatus, TestRequest, TestStep, TestTally};
-pub use validate::{graph, validate};
+pub use validate::{graph, validate, GraphFormat};
 pub use view::{ImportStep, Notice, Shown, View};
 pub use workspace::{workspace, WorkspaceCommand};
 

@@ -59,16 +59,26 @@ fn load_expanded(
 
 type ValueMap = std::collections::BTreeMap<String, crate::lang::value::Value>;
 
-/// `strata graph`: the configuration's dependency graph as DOT.
+/// `strata graph`: the configuration's resource graph as DOT or Mermaid.
 pub fn graph(
     path: &Path,
-    workspace: &str,
+    (workspace, format): (&str, GraphFormat),
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<String, Diags> {
     let loaded = load_expanded(path, &[], workspace, &Default::default(), sources, drivers)?;
     let g = crate::graph::build(&loaded.module, sources)?;
-    Ok(crate::graph::to_dot(&g))
+    Ok(match format {
+        GraphFormat::Dot => crate::graph::to_dot(&g),
+        GraphFormat::Mermaid => crate::graph::to_mermaid(&g),
+    })
+}
+
+/// How `graph` draws the resource graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
 }
 
 /// `strata validate`: the configuration checked for any values, the

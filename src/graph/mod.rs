@@ -668,11 +668,19 @@ impl Graph {
     }
 }
 
-/// The resource view as DOT, as `terraform graph` prints it: resources and
-/// data sources only, an edge from each to the nearest resources it depends
-/// on (through variables, locals, outputs and module calls), the edges of
-/// the transitive reduction, modules as clusters.
-pub fn to_dot(g: &Graph) -> String {
+/// The resource view `terraform graph` prints: resources and data sources
+/// only, an edge from each to the nearest resources it depends on (through
+/// variables, locals, outputs and module calls), the edges of the
+/// transitive reduction, grouped by module.
+struct ResourceView {
+    /// Module prefix (`module.net.`, empty for the root) → its resources
+    /// as (address, label), in address order.
+    by_module: std::collections::BTreeMap<String, Vec<(String, String)>>,
+    /// (dependent, dependency) addresses, sorted.
+    edges: Vec<(String, String)>,
+}
+
+fn resource_view(g: &Graph) -> ResourceView {
     let resources: Vec<NodeIndex> = g
         .graph
         .node_indices()
@@ -713,42 +721,84 @@ pub fn to_dot(g: &Graph) -> String {
         }
     }
     edges.sort();
-    let mut by_module: std::collections::BTreeMap<String, Vec<&Node>> = Default::default();
+    let mut by_module: std::collections::BTreeMap<String, Vec<(String, String)>> =
+        Default::default();
     for &r in &resources {
+        let n = &g.graph[r];
         by_module
-            .entry(addr_prefix(&g.graph[r].module))
+            .entry(addr_prefix(&n.module))
             .or_default()
-            .push(&g.graph[r]);
+            .push((n.addr(), n.local_addr.clone()));
     }
+    for nodes in by_module.values_mut() {
+        nodes.sort();
+    }
+    // In module order (the root's first), then by address.
+    let edges = edges.into_iter().map(|(_, from, to)| (from, to)).collect();
+    ResourceView { by_module, edges }
+}
+
+/// The resource view as DOT, as `terraform graph` prints it, modules as
+/// clusters.
+pub fn to_dot(g: &Graph) -> String {
+    let view = resource_view(g);
     let mut out = String::from(
         "digraph G {\n  rankdir = \"RL\";\n  node [shape = rect, fontname = \"sans-serif\"];\n",
     );
-    for (module, nodes) in &mut by_module {
-        nodes.sort_by_key(|n| n.addr());
-        if module.is_empty() {
-            for n in nodes.iter() {
-                out.push_str(&format!(
-                    "  \"{}\" [label=\"{}\"];\n",
-                    n.addr(),
-                    n.local_addr
-                ));
+    for (module, nodes) in &view.by_module {
+        let indent = match module.is_empty() {
+            true => "  ",
+            false => {
+                let name = module.trim_end_matches('.');
+                out.push_str(&format!("  subgraph \"cluster_{name}\" {{\n    label = \"{name}\"\n    fontname = \"sans-serif\"\n"));
+                "    "
             }
-        } else {
-            let name = module.trim_end_matches('.');
-            out.push_str(&format!("  subgraph \"cluster_{name}\" {{\n    label = \"{name}\"\n    fontname = \"sans-serif\"\n"));
-            for n in nodes.iter() {
-                out.push_str(&format!(
-                    "    \"{}\" [label=\"{}\"];\n",
-                    n.addr(),
-                    n.local_addr
-                ));
-            }
+        };
+        for (addr, label) in nodes {
+            out.push_str(&format!("{indent}\"{addr}\" [label=\"{label}\"];\n"));
+        }
+        if !module.is_empty() {
             out.push_str("  }\n");
         }
     }
-    for (_, from, to) in edges {
+    for (from, to) in &view.edges {
         out.push_str(&format!("  \"{from}\" -> \"{to}\";\n"));
     }
     out.push_str("}\n");
+    out
+}
+
+/// The resource view as a Mermaid flowchart (`graph -format=mermaid`,
+/// Terraform 1.15): the same nodes, modules as subgraphs, the same edges,
+/// each node by a stable id and labelled with its address (quotes written
+/// `&quot;`, as Terraform writes them).
+pub fn to_mermaid(g: &Graph) -> String {
+    let view = resource_view(g);
+    let mut ids: std::collections::BTreeMap<&str, String> = Default::default();
+    let quoted = |t: &str| t.replace('"', "&quot;");
+    let mut out = String::from("flowchart LR\n");
+    for (m, (module, nodes)) in view.by_module.iter().enumerate() {
+        let indent = match module.is_empty() {
+            true => "  ",
+            false => {
+                let name = module.trim_end_matches('.');
+                out.push_str(&format!("  subgraph m{m}[\"{}\"]\n", quoted(name)));
+                "    "
+            }
+        };
+        for (addr, label) in nodes {
+            let id = format!("n{}", ids.len());
+            out.push_str(&format!("{indent}{id}[\"{}\"]\n", quoted(label)));
+            ids.insert(addr, id);
+        }
+        if !module.is_empty() {
+            out.push_str("  end\n");
+        }
+    }
+    for (from, to) in &view.edges {
+        if let (Some(a), Some(b)) = (ids.get(from.as_str()), ids.get(to.as_str())) {
+            out.push_str(&format!("  {a} --> {b}\n"));
+        }
+    }
     out
 }
