@@ -25,8 +25,14 @@ fn cases() -> Vec<String> {
 }
 
 fn strata_graph(dir: &Path) -> String {
+    graph_with(dir, &[])
+}
+
+/// `strata graph ARGS DIR`'s output, which must succeed.
+fn graph_with(dir: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
         .arg("graph")
+        .args(args)
         .arg(dir)
         .output()
         .expect("strata runs");
@@ -99,17 +105,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn strata_mermaid(dir: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["graph", "-format=mermaid"])
-        .arg(dir)
-        .output()
-        .expect("strata runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
+    graph_with(dir, &["-format=mermaid"])
 }
 
 /// `-format=mermaid` (Terraform 1.15) draws the same graph as the DOT that
