@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Use the state as stored, without reading objects back through the drivers.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Read back only the objects a plan made without reading would
+    /// change, then plan them again (Terraform 1.17's -minimal-refresh).
+    #[arg(long, conflicts_with_all = ["no_refresh", "refresh_only"])]
+    pub minimal_refresh: bool,
     /// Driver operations in flight at once.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub parallelism: u16,
@@ -98,6 +102,7 @@ impl RunArgs {
             replace: self.replacements(mode)?,
             json: false,
             generate_config_out: None,
+            minimal_refresh: self.minimal_refresh,
         })
     }
 

@@ -82,6 +82,7 @@ const SAME: &[&str] = &[
     "dry-run",
     "test-directory",
     "filter",
+    "minimal-refresh",
 ];
 
 /// Terraform's flags strata does not do yet, and what each asks for.

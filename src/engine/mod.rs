@@ -115,6 +115,9 @@ pub struct Options {
     /// `-generate-config-out=FILE`: configuration for import targets that
     /// have none, written into this new file before the plan.
     pub generate_config_out: Option<PathBuf>,
+    /// `-minimal-refresh`: read back only what a plan without reading
+    /// would change (see `prepare::make_plan`).
+    pub minimal_refresh: bool,
 }
 
 impl Default for Options {
@@ -133,6 +136,7 @@ impl Default for Options {
             replace: Vec::new(),
             json: false,
             generate_config_out: None,
+            minimal_refresh: false,
         }
     }
 }

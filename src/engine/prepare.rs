@@ -268,7 +268,7 @@ pub fn check_portability(
             vars,
             run: run.clone(),
             state: &state,
-            refresh: false,
+            refresh: crate::plan::Refresh::Nothing,
             mode: crate::plan::Mode::Normal,
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
             prices: &PriceList::default(),
@@ -428,6 +428,12 @@ pub(super) fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed>
 
 /// The plan of a prepared configuration; `described` when it is shown as
 /// JSON or saved (see [`Request::describe_configuration`]).
+///
+/// `-minimal-refresh` (Terraform 1.17, hashicorp/terraform#38953) plans
+/// first against the state as stored, then reads back only the instances
+/// that plan would change and plans again: a large state is not read
+/// whole, and what changed outside strata where the configuration did not
+/// is not seen.
 pub(super) fn make_plan(
     p: &Prepared,
     state: &State,
@@ -436,6 +442,58 @@ pub(super) fn make_plan(
     rt: &tokio::runtime::Runtime,
     described: bool,
 ) -> Result<Plan, Failed> {
+    let at = PlanAt {
+        p,
+        state,
+        opts,
+        drivers,
+        described,
+    };
+    if !(opts.refresh && opts.minimal_refresh) {
+        let refresh = match opts.refresh {
+            true => crate::plan::Refresh::Everything,
+            false => crate::plan::Refresh::Nothing,
+        };
+        return plan_with(&at, refresh, rt);
+    }
+    let mut first = plan_with(&at, crate::plan::Refresh::Nothing, rt)?;
+    let changing: std::collections::HashSet<strata_state::model::Address> = first
+        .changes
+        .iter()
+        .filter(|c| c.action != crate::plan::Action::NoOp)
+        .map(|c| c.addr.clone())
+        .collect();
+    match changing.is_empty() {
+        true => {
+            // Nothing would change: nothing was read back.
+            first.read_only = Some(Vec::new());
+            Ok(first)
+        }
+        false => plan_with(&at, crate::plan::Refresh::Only(&changing), rt),
+    }
+}
+
+/// What a plan is made of.
+struct PlanAt<'a> {
+    p: &'a Prepared,
+    state: &'a State,
+    opts: &'a Options,
+    drivers: &'a Drivers,
+    described: bool,
+}
+
+fn plan_with(
+    at: &PlanAt<'_>,
+    refresh: crate::plan::Refresh<'_>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Plan, Failed> {
+    let PlanAt {
+        p,
+        state,
+        opts,
+        drivers,
+        described,
+    } = *at;
     let mut plan = crate::plan::plan(
         Request {
             root: &p.module,
@@ -444,7 +502,7 @@ pub(super) fn make_plan(
             vars: p.vars.clone(),
             run: p.run.clone(),
             state,
-            refresh: opts.refresh,
+            refresh,
             mode: opts.mode,
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
             prices: &p.expansion.prices.clone().then(opts.prices.clone()),

@@ -271,6 +271,7 @@ impl Saved {
                     targets: targets("targets")?,
                     excludes: targets("excludes")?,
                 },
+                read_only: None,
                 untouched: list("untouched")?,
                 relevant_attributes: j
                     .get("relevant_attributes")

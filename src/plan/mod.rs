@@ -19,7 +19,7 @@ mod relevant;
 pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
-pub use planner::{plan, Request};
+pub use planner::{plan, Refresh, Request};
 pub use refresh::{private_bytes, private_text};
 pub use relevant::RelevantAttr;
 
@@ -318,6 +318,9 @@ pub struct Plan {
     /// What `-target` or `-exclude` narrowed the plan to: the apply walks
     /// the same part of the graph.
     pub scope: Scope,
+    /// `-minimal-refresh`: the only objects read back (the others were
+    /// planned as stored); `None` when every one was or none.
+    pub read_only: Option<Vec<Address>>,
     /// Objects the plan leaves alone (outside its scope, or every object
     /// of a refresh-only plan), as state holds them: what the apply reads
     /// where what it evaluates refers to them. No rendering shows them.
@@ -495,14 +498,20 @@ impl Plan {
             .untouched
             .iter()
             .filter(|_| self.mode.is_refresh_only());
-        self.changes.iter().chain(refreshed).filter(|c| {
-            // What a `removed` block forgets is not read back.
-            c.action != Action::Forget
-                && c.addr.id.mode == ObjectMode::Managed
-                && c.before.is_some()
-                && c.deposed.is_none()
-                && c.importing.is_none()
-        })
+        let read =
+            |c: &&ResourceChange| self.read_only.as_ref().is_none_or(|r| r.contains(&c.addr));
+        self.changes
+            .iter()
+            .chain(refreshed)
+            .filter(read)
+            .filter(|c| {
+                // What a `removed` block forgets is not read back.
+                c.action != Action::Forget
+                    && c.addr.id.mode == ObjectMode::Managed
+                    && c.before.is_some()
+                    && c.deposed.is_none()
+                    && c.importing.is_none()
+            })
     }
 
     /// Whether applying it does anything: changes, or for a refresh-only

@@ -33,7 +33,7 @@ pub struct Request<'a> {
     pub vars: BTreeMap<String, Value>,
     pub run: Rc<Run>,
     pub state: &'a State,
-    pub refresh: bool,
+    pub refresh: Refresh<'a>,
     /// `-destroy`, `-refresh-only`, or neither.
     pub mode: super::Mode,
     /// Looks at evaluated values once the walk is done (the cluster
@@ -152,6 +152,32 @@ fn removed_rule<'a>(root: &'a Module, addr: &Address) -> Option<&'a crate::confi
     })
 }
 
+/// Which prior objects a plan reads back through their drivers first.
+#[derive(Clone, Copy)]
+pub enum Refresh<'a> {
+    /// None: the state as stored (`-refresh=false`).
+    Nothing,
+    Everything,
+    /// Only these (`-minimal-refresh`'s second plan: the instances its
+    /// first plan, made without reading, would change).
+    Only(&'a HashSet<Address>),
+}
+
+impl Refresh<'_> {
+    fn reads(self) -> bool {
+        !matches!(self, Refresh::Nothing)
+    }
+
+    /// Whether `a` is left as stored.
+    fn skips(self, a: &Address) -> bool {
+        match self {
+            Refresh::Nothing => true,
+            Refresh::Everything => false,
+            Refresh::Only(these) => !these.contains(a),
+        }
+    }
+}
+
 /// The plan of `req`; when the walk meets errors, they come with the
 /// part it had planned (`Failed::partial`), for the CLI to show.
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Failed> {
@@ -163,12 +189,13 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let mut configs = HashMap::new();
     config_resources(req.root, &ModulePath::root(), &mut configs);
     let coverage = Coverage::new(&req, &configs);
-    let drift = if req.refresh {
+    let drift = if req.refresh.reads() {
         // What a `removed` block forgets is not read: its provider may be
         // gone with it (a cluster's objects, when the cluster goes). Nor is
         // what the plan's scope leaves alone.
         let skipped = |a: &Address| {
             !coverage.covers(a)
+                || req.refresh.skips(a)
                 || (!req.mode.is_destroy() && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
         };
         let (now, drift) = rt.block_on(refresh::refresh(
@@ -303,6 +330,10 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         dispatch: Vec::new(),
         plugin_served: Vec::new(),
         scope: req.scope.clone(),
+        read_only: match req.refresh {
+            Refresh::Only(these) => Some(these.iter().cloned().collect()),
+            _ => None,
+        },
         untouched,
         generated_config: BTreeMap::new(),
         errored: false,
@@ -776,12 +807,12 @@ impl<'a> Planner<'_, 'a> {
         match crate::walk::configure_deferred(self.req.root, walk, self.req.drivers, provider) {
             Err(d) => self.diags.push(d),
             Ok(false) => {}
-            Ok(true) if !self.req.refresh => {}
+            Ok(true) if !self.req.refresh.reads() => {}
             Ok(true) => {
                 let mine: Vec<Address> = self
                     .prior
                     .iter()
-                    .filter(|(_, p)| p.provider == provider)
+                    .filter(|(a, p)| p.provider == provider && !self.req.refresh.skips(a))
                     .map(|(a, _)| a.clone())
                     .collect();
                 let objs: Vec<PriorInstance> =
