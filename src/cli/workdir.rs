@@ -53,5 +53,22 @@ pub fn workspace(
     command: crate::engine::WorkspaceCommand,
     cx: &mut Context<'_>,
 ) -> Result<(), Diags> {
-    printer::text(crate::engine::workspace(command, &mut cx.sources))
+    let json = matches!(
+        command,
+        crate::engine::WorkspaceCommand::List { json: true }
+    );
+    match crate::engine::workspace(command, &mut cx.sources) {
+        // The JSON document says what went wrong itself, and the run
+        // still fails.
+        Err(d) if json => {
+            let said = d.to_json(&cx.sources)["diagnostics"].as_array().cloned();
+            printer::out(&crate::engine::workspaces_json(
+                &[],
+                "",
+                &said.unwrap_or_default(),
+            ));
+            Err(Diags::default())
+        }
+        r => printer::text(r),
+    }
 }

@@ -57,7 +57,7 @@ pub use show::{
 pub use test::{test, validate_tests, Status as TestStatus, TestRequest, TestStep, TestTally};
 pub use validate::{graph, validate, GraphFormat};
 pub use view::{ImportStep, Notice, Shown, View};
-pub use workspace::{workspace, WorkspaceCommand};
+pub use workspace::{listed_json as workspaces_json, workspace, WorkspaceCommand};
 
 // The types and steps of the stages below that the CLI names, so that it
 // names nothing past the engine (tests/architecture.rs holds it to that).

@@ -13,7 +13,12 @@ use strata_state::{State, Store};
 #[derive(Subcommand, Debug)]
 pub enum WorkspaceCommand {
     /// List the workspaces, the current one marked with `*`.
-    List,
+    List {
+        /// One JSON document (`format_version`, each workspace's `name`
+        /// and `is_current`, `diagnostics`), as Terraform 1.16's.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the current workspace's name.
     Show,
     /// Create a workspace and switch to it.
@@ -39,6 +44,23 @@ pub enum WorkspaceCommand {
     },
 }
 
+/// `workspace list -json`'s document (hashicorp/terraform#38397): the
+/// same shape whatever happened, `diagnostics` saying what went wrong.
+pub fn listed_json(names: &[String], current: &str, diagnostics: &[serde_json::Value]) -> String {
+    let doc = serde_json::json!({
+        "format_version": "1.0",
+        "workspaces": names
+            .iter()
+            .map(|n| serde_json::json!({"name": n, "is_current": n == current}))
+            .collect::<Vec<_>>(),
+        "diagnostics": diagnostics,
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )
+}
+
 fn refused(summary: &str, detail: impl Into<String>) -> Diags {
     Diags::from(Diag::new("strata::workspace", summary, detail))
 }
@@ -49,8 +71,14 @@ pub fn workspace(command: WorkspaceCommand, sources: &mut Sources) -> Result<Str
     let open = |name: &str, sources: &mut Sources| crate::backends::open_here(None, name, sources);
     match command {
         WorkspaceCommand::Show => Ok(format!("{current}\n")),
-        WorkspaceCommand::List => {
-            let names = open(&current, sources)?.workspaces().map_err(state_err)?;
+        WorkspaceCommand::List { json } => {
+            let mut names = open(&current, sources)?.workspaces().map_err(state_err)?;
+            if json {
+                if !names.contains(&current) {
+                    names.push(current.clone());
+                }
+                return Ok(listed_json(&names, &current, &[]));
+            }
             let mut out: String = names
                 .iter()
                 .map(|n| match *n == current {

@@ -1,0 +1,52 @@
+//! Command-line forms from Terraform after 1.11, taken as the newer
+//! Terraform takes them (its changelog and pull requests named beside
+//! each): `workspace list -json` (1.16, hashicorp/terraform#38397).
+
+#[path = "common/run.rs"]
+mod run;
+
+use run::strata_in;
+use serde_json::Value as Json;
+
+#[test]
+fn workspace_list_json_is_one_document_whatever_happens() {
+    let dir = std::env::temp_dir().join(format!("strata-newer-ws-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("main.tf"),
+        "resource \"terraform_data\" \"a\" {}\n",
+    )
+    .expect("config");
+    assert_eq!(strata_in(&dir, &["apply", "-auto-approve"]).0, 0);
+    assert_eq!(strata_in(&dir, &["workspace", "new", "dev"]).0, 0);
+    let (code, out) = strata_in(&dir, &["workspace", "list", "-json"]);
+    assert_eq!(code, 0, "{out}");
+    let doc: Json = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(
+        doc,
+        serde_json::json!({
+            "format_version": "1.0",
+            "workspaces": [
+                {"name": "default", "is_current": false},
+                {"name": "dev", "is_current": true},
+            ],
+            "diagnostics": [],
+        })
+    );
+    // A backend it cannot open: the same shape, the error in it, exit 1.
+    std::fs::write(
+        dir.join("main.tf"),
+        "terraform {\n  backend \"s3\" {\n  }\n}\n",
+    )
+    .expect("config");
+    let (code, out) = strata_in(&dir, &["workspace", "list", "-json"]);
+    assert_eq!(code, 1, "{out}");
+    let doc: Json = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["workspaces"], serde_json::json!([]), "{out}");
+    assert_eq!(doc["diagnostics"][0]["severity"], "error", "{out}");
+    assert_eq!(
+        doc["diagnostics"][0]["range"]["filename"], "main.tf",
+        "{out}"
+    );
+}
