@@ -288,7 +288,13 @@ pub enum StateCommand {
         id: Option<String>,
     },
     /// Show one resource instance's attributes.
-    Show { address: String },
+    Show {
+        address: String,
+        /// One JSON document (`format_version`, `resource` as `show -json`
+        /// writes one, `diagnostics`), as Terraform 1.15's.
+        #[arg(long)]
+        json: bool,
+    },
     /// Forget instances (they stay in the cloud).
     Rm {
         #[arg(required = true)]

@@ -454,6 +454,28 @@ pub fn state_object(shown: &StateObject) -> String {
     human::state_object(&shown.object, &shown.schemas)
 }
 
+/// `state show -json`: the document, whether or not the instance could
+/// be shown; what went wrong is in it, and the run still fails.
+pub fn state_object_json(
+    shown: Result<StateObject, Diags>,
+    sources: &Sources,
+) -> Result<(), Diags> {
+    match shown {
+        Ok(s) => {
+            out(&crate::render::json::state_object(Some(&s.object), &[]));
+            Ok(())
+        }
+        Err(d) => {
+            let said = d.to_json(sources)["diagnostics"].as_array().cloned();
+            out(&crate::render::json::state_object(
+                None,
+                &said.unwrap_or_default(),
+            ));
+            Err(Diags::default())
+        }
+    }
+}
+
 fn render(plan: &Plan, format: Format) -> String {
     match format {
         Format::Human => human::plan(plan),

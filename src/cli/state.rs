@@ -13,8 +13,13 @@ pub fn state(a: StateArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         StateCommand::List { addresses, id } => {
             engine::state_list(&store, &addresses, id.as_deref())
         }
-        StateCommand::Show { address } => engine::state_show(&store, &address, cx.drivers)
-            .map(|shown| printer::state_object(&shown)),
+        StateCommand::Show { address, json } => {
+            let shown = engine::state_show(&store, &address, cx.drivers);
+            match json {
+                true => return printer::state_object_json(shown, &cx.sources),
+                false => shown.map(|shown| printer::state_object(&shown)),
+            }
+        }
         StateCommand::Rm { addresses, dry_run } => engine::state_rm(&store, &addresses, dry_run),
         StateCommand::Mv { from, to, dry_run } => engine::state_mv(&store, (&from, &to), dry_run),
         StateCommand::Pull => engine::state_pull(&store),

@@ -260,6 +260,31 @@ fn resource_values(c: &ResourceChange, v: &Value, object: Object) -> Json {
     Json::Object(o)
 }
 
+/// `state show -json` (Terraform 1.15, hashicorp/terraform#38341): one
+/// instance as `show -json` writes a resource, in a document that has
+/// the same shape when it could not be shown (its fields empty) and
+/// carries the diagnostics.
+pub fn state_object(c: Option<&ResourceChange>, diagnostics: &[Json]) -> String {
+    let resource = match c.and_then(|c| Some((c, c.before.as_ref()?))) {
+        Some((c, v)) => resource_values(c, v, Object::Planned),
+        None => json!({
+            "address": "",
+            "mode": "",
+            "type": "",
+            "name": "",
+            "provider_name": "",
+            "schema_version": 0,
+            "values": null,
+            "sensitive_values": null,
+        }),
+    };
+    let doc = json!({"format_version": "1.0", "resource": resource, "diagnostics": diagnostics});
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )
+}
+
 /// Outputs as values. The prior state's are the refreshed ones, which
 /// (as Terraform does) are evaluated again: the new value where known.
 fn outputs_values(outputs: &[OutputChange], after: bool) -> Json {
