@@ -258,3 +258,55 @@ fn kill_9_midway_leaves_its_states_and_the_next_test_names_them() {
     // Its folder is left for the user: the objects are still out there.
     assert!(left[0].exists());
 }
+
+/// `test -json`: the same messages as Terraform's in the same order — the
+/// abstract, each file's and run's progress and status, the summary —
+/// and the same diagnostics (severity and summary) for each run.
+#[test]
+fn json_messages_are_terraforms() {
+    if !oracle::require_terraform("json_messages_are_terraforms") {
+        return;
+    }
+    let dir = fixture("json");
+    assert!(oracle::terraform(&dir, &["init", "-no-color"])
+        .status
+        .success());
+    let read = |tool: &str| {
+        let (code, out, err) = oracle::run_tool(tool, &dir, &["test", "-json"], &[]);
+        let messages: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{tool}: {e}: {l}")))
+            .collect();
+        let mut steps = Vec::new();
+        let mut diagnostics = Vec::new();
+        for m in messages {
+            match m["type"].as_str() {
+                Some("version") => {}
+                Some("diagnostic") => diagnostics.push(format!(
+                    "{} {} {} {}",
+                    m["@testfile"],
+                    m["@testrun"],
+                    m["diagnostic"]["severity"],
+                    m["diagnostic"]["summary"]
+                )),
+                _ => {
+                    let mut m = m.clone();
+                    for k in ["@timestamp"] {
+                        m.as_object_mut().map(|o| o.remove(k));
+                    }
+                    steps.push(m);
+                }
+            }
+        }
+        diagnostics.sort();
+        (code, steps, diagnostics, err)
+    };
+    let (code_s, steps_s, diags_s, err_s) = read("strata");
+    let (code_t, steps_t, diags_t, _) = read("terraform");
+    assert_eq!(code_s, code_t, "{err_s}");
+    assert_eq!(steps_s.len(), steps_t.len(), "{steps_s:#?}\n{steps_t:#?}");
+    for (s, t) in steps_s.iter().zip(&steps_t) {
+        assert_eq!(s, t);
+    }
+    assert_eq!(diags_s, diags_t);
+}

@@ -493,6 +493,9 @@ pub struct TestArgs {
     /// Show each run's plan, or the state its apply left.
     #[arg(long)]
     pub verbose: bool,
+    /// Terraform's machine-readable UI, one message a line.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub vars: VarArgs,
 }

@@ -42,8 +42,11 @@ pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
         verbose: a.verbose,
     };
     let mut view = printer::Printer::human();
+    view.json = a.json;
+    view.opening();
     let (sources, drivers) = (&mut cx.sources, cx.drivers);
     let r = crate::engine::test(&req, &mut view, sources, drivers).map(|t| {
+        let failed = t.failed + t.errored + t.files_failed;
         let skipped = match t.skipped {
             0 => String::new(),
             n => format!(", {n} skipped"),
@@ -53,13 +56,14 @@ pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
             (false, true) => "Success!",
             (false, false) => "Failure!",
         };
-        printer::line(&format!(
-            "\n{word} {} passed, {} failed{skipped}.",
-            t.passed, t.failed
-        ));
+        let said = format!("{word} {} passed, {failed} failed{skipped}.", t.passed);
+        match a.json {
+            true => super::test_ui::summary(&t, &said),
+            false => printer::line(&format!("\n{said}")),
+        }
         ExitCode::from(u8::from(!t.success()))
     });
-    super::finish(r, &cx.sources)
+    view.finish(r, &cx.sources)
 }
 
 pub fn show(a: ShowArgs, cx: &mut Context<'_>) -> Result<(), Diags> {

@@ -23,6 +23,7 @@ mod plan;
 mod printer;
 mod spelling;
 mod state;
+mod test_ui;
 mod workdir;
 
 /// What `--help` says of Terraform's spellings (which `spelling.rs` reads).

@@ -308,13 +308,18 @@ impl View for Printer {
 
     fn test_step(&mut self, step: crate::engine::TestStep<'_>, sources: &Sources) {
         use crate::engine::TestStep;
+        if self.json {
+            return super::test_ui::step(&step, sources);
+        }
         match step {
+            TestStep::Found(_) | TestStep::RunBegins { .. } | TestStep::RunTearingDown { .. } => {}
             TestStep::FileBegins(file) => line(&format!("{file}... in progress")),
             TestStep::Run {
                 name,
                 status,
                 diags,
                 shown,
+                ..
             } => {
                 line(&format!("  run {name:?}... {}", status.word()));
                 if let Some(text) = shown {
@@ -323,13 +328,19 @@ impl View for Printer {
                 diagnostics(diags, sources);
             }
             TestStep::TearingDown(file) => line(&format!("{file}... tearing down")),
-            TestStep::TeardownFailed(diags) => diagnostics(diags, sources),
+            TestStep::TeardownFailed(_, diags) => diagnostics(diags, sources),
             TestStep::FileDone(file, status) => line(&format!("{file}... {}", status.word())),
         }
     }
 
     fn diagnostics(&mut self, diags: &Diags, sources: &Sources) {
-        diagnostics(diags, sources);
+        if !self.json {
+            return diagnostics(diags, sources);
+        }
+        for d in &diags.0 {
+            let json = d.to_json(sources);
+            println!("{}", crate::ui::diagnostic(d.warning, &d.summary, json));
+        }
     }
 
     fn progress(&self) -> fn(&str) {

@@ -277,7 +277,7 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         return Err(not_yet(name, what));
     }
     match f.name {
-        "json" if command == "init" || command == "test" => {
+        "json" if command == "init" => {
             Err(format!(
                 "-json on {command} is Terraform's machine-readable output, which strata does not write yet (strata plan --format json writes the plan JSON)"
             ))

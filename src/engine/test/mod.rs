@@ -47,6 +47,16 @@ pub enum Status {
 }
 
 impl Status {
+    /// As Terraform's machine-readable UI names it.
+    pub fn json(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Error => "error",
+            Status::Skip => "skip",
+        }
+    }
+
     /// As Terraform prints it.
     pub fn word(self) -> &'static str {
         match self {
@@ -59,8 +69,15 @@ impl Status {
 
 /// What the engine tells the view as a test goes, in Terraform's order.
 pub enum TestStep<'a> {
+    /// Every file found and its runs, before any runs.
+    Found(&'a [(String, Vec<String>)]),
     FileBegins(&'a str),
+    RunBegins {
+        file: &'a str,
+        name: &'a str,
+    },
     Run {
+        file: &'a str,
         name: &'a str,
         status: Status,
         /// Its errors and warnings, shown beneath its line.
@@ -69,8 +86,13 @@ pub enum TestStep<'a> {
         shown: Option<&'a str>,
     },
     TearingDown(&'a str),
+    /// A state being destroyed, by the run that last applied it.
+    RunTearingDown {
+        file: &'a str,
+        name: &'a str,
+    },
     /// What a destroy at the end could not destroy.
-    TeardownFailed(&'a Diags),
+    TeardownFailed(&'a str, &'a Diags),
     FileDone(&'a str, Status),
 }
 
@@ -78,7 +100,10 @@ pub enum TestStep<'a> {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct TestTally {
     pub passed: usize,
+    /// Runs whose assertions did not hold.
     pub failed: usize,
+    /// Runs that went wrong otherwise.
+    pub errored: usize,
     pub skipped: usize,
     /// Files none of whose runs ran (a file that did not decode).
     pub files_failed: usize,
@@ -88,7 +113,7 @@ pub struct TestTally {
 
 impl TestTally {
     pub fn success(&self) -> bool {
-        self.failed == 0 && self.files_failed == 0 && !self.interrupted
+        self.failed + self.errored + self.files_failed == 0 && !self.interrupted
     }
 }
 
@@ -106,19 +131,30 @@ pub fn test(
     if !left.is_empty() {
         view.diagnostics(&left, sources);
     }
+    let decoded: Vec<(String, Result<TestFile, Diags>)> = files
+        .iter()
+        .map(|rel| (rel.display().to_string(), read(&req.dir.join(rel), sources)))
+        .collect();
+    let found: Vec<(String, Vec<String>)> = decoded
+        .iter()
+        .map(|(shown, f)| {
+            let runs = f.iter().flat_map(|f| &f.runs).map(|r| r.name.clone());
+            (shown.clone(), runs.collect())
+        })
+        .collect();
+    view.test_step(TestStep::Found(&found), sources);
     let mut tally = TestTally::default();
-    for rel in files {
+    for (shown, file) in decoded {
         if tally.interrupted {
             break;
         }
-        let shown = rel.display().to_string();
         view.test_step(TestStep::FileBegins(&shown), sources);
-        let file = match read(&req.dir.join(&rel), sources) {
+        let file = match file {
             Ok(f) => f,
             Err(d) => {
                 tally.files_failed += 1;
                 view.diagnostics(&d, sources);
-                view.test_step(TestStep::FileDone(&shown, Status::Fail), sources);
+                view.test_step(TestStep::FileDone(&shown, Status::Error), sources);
                 continue;
             }
         };
@@ -234,6 +270,11 @@ fn run_file(
             _ if stopped => run::Done::skipped(),
             Status::Error => run::Done::skipped(),
             _ => {
+                let begins = TestStep::RunBegins {
+                    file: shown,
+                    name: &r.name,
+                };
+                view.test_step(begins, sources);
                 let at = run::RunAt {
                     req,
                     file,
@@ -244,13 +285,15 @@ fn run_file(
         };
         match done.status {
             Status::Pass => tally.passed += 1,
-            Status::Fail | Status::Error => tally.failed += 1,
+            Status::Fail => tally.failed += 1,
+            Status::Error => tally.errored += 1,
             Status::Skip => tally.skipped += 1,
         }
         if let Some(o) = done.outputs {
             outputs.insert(r.name.clone(), o);
         }
         let step = TestStep::Run {
+            file: shown,
             name: &r.name,
             status: done.status,
             diags: &done.diags,
@@ -266,10 +309,10 @@ fn run_file(
         status = Status::Error;
     }
     view.test_step(TestStep::TearingDown(shown), sources);
-    let mut left = run::tear_down(&states, sources, drivers);
+    let mut left = run::tear_down((&states, shown), view, sources, drivers);
     left.extend(states.keep_leftovers(shown));
     if !left.is_empty() {
-        view.test_step(TestStep::TeardownFailed(&left), sources);
+        view.test_step(TestStep::TeardownFailed(shown, &left), sources);
         status = Status::Error;
     }
     status

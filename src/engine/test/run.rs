@@ -97,7 +97,7 @@ fn attempt(
         Command::Apply => applied(&config, &module, (&opts, verbose), sources, drivers),
     };
     if r.command == Command::Apply && !outcome.stopped_at_plan {
-        states.applied(&config, &inputs);
+        states.applied(&config, &r.name, &inputs);
     }
     let judged = expect::sorted(
         r,
@@ -459,16 +459,26 @@ impl View for Quiet {
     }
 }
 
-/// Destroys what the file's runs made, newest state first: what could
-/// not be destroyed.
-pub(super) fn tear_down(states: &States, sources: &mut Sources, drivers: &Drivers) -> Diags {
+/// Destroys what file `file`'s runs made, newest state first (each said
+/// with the run that last applied it): what could not be destroyed.
+pub(super) fn tear_down(
+    (states, file): (&States, &str),
+    view: &mut dyn View,
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Diags {
     let mut left = Diags::default();
-    for (config, inputs, state) in states.newest_first() {
+    for (config, applied, state) in states.newest_first() {
         if !state.exists() {
             continue;
         }
+        let step = super::TestStep::RunTearingDown {
+            file,
+            name: &applied.run,
+        };
+        view.test_step(step, sources);
         let opts = Options {
-            inputs: inputs.to_vec(),
+            inputs: applied.inputs.clone(),
             state: Some(state.clone()),
             mode: Mode::Destroy,
             ..Options::default()

@@ -12,6 +12,13 @@ use std::path::{Path, PathBuf};
 
 const PARENT: &str = ".terraform/strata-test";
 
+/// The last run that applied a configuration, and the variables it gave.
+#[derive(Default, Clone)]
+pub(super) struct Applied {
+    pub run: String,
+    pub inputs: Vec<CliInput>,
+}
+
 /// One test file's scratch states.
 pub(super) struct States {
     /// The configuration under test's directory.
@@ -19,9 +26,9 @@ pub(super) struct States {
     dir: PathBuf,
     /// Whether `.terraform` was made here (removed again when empty).
     made_terraform: bool,
-    /// Each configuration, and the variables its last finished apply gave
-    /// it (what its teardown destroys with).
-    used: Vec<(PathBuf, Vec<CliInput>)>,
+    /// Each configuration, and its last finished apply: what its teardown
+    /// destroys with.
+    used: Vec<(PathBuf, Applied)>,
 }
 
 impl States {
@@ -52,18 +59,22 @@ impl States {
         let i = match self.used.iter().position(|(c, _)| c == config) {
             Some(i) => i,
             None => {
-                self.used.push((config.to_path_buf(), Vec::new()));
+                self.used.push((config.to_path_buf(), Applied::default()));
                 self.used.len() - 1
             }
         };
         self.file(i)
     }
 
-    /// Notes that an apply of `config` with `inputs` finished: what its
-    /// teardown destroys with (a later plan's variables may not be valid).
-    pub(super) fn applied(&mut self, config: &Path, inputs: &[CliInput]) {
+    /// Notes that run `run`'s apply of `config` with `inputs` finished:
+    /// what its teardown destroys with (a later plan's variables may not
+    /// be valid).
+    pub(super) fn applied(&mut self, config: &Path, run: &str, inputs: &[CliInput]) {
         if let Some(u) = self.used.iter_mut().find(|(c, _)| c == config) {
-            u.1 = inputs.to_vec();
+            u.1 = Applied {
+                run: run.to_string(),
+                inputs: inputs.to_vec(),
+            };
         }
     }
 
@@ -71,13 +82,13 @@ impl States {
         self.dir.join(format!("state-{i}.tfstate"))
     }
 
-    /// Each state, newest first, with its configuration and last inputs.
-    pub(super) fn newest_first(&self) -> impl Iterator<Item = (&Path, &[CliInput], PathBuf)> {
+    /// Each state, newest first, with its configuration and last apply.
+    pub(super) fn newest_first(&self) -> impl Iterator<Item = (&Path, &Applied, PathBuf)> {
         self.used
             .iter()
             .enumerate()
             .rev()
-            .map(|(i, (c, inputs))| (c.as_path(), inputs.as_slice(), self.file(i)))
+            .map(|(i, (c, applied))| (c.as_path(), applied, self.file(i)))
     }
 
     /// Each state that still holds objects after the teardown, moved to
