@@ -139,7 +139,7 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
     let dir = fixture("mock");
     std::fs::write(
         dir.join("tests/mock.tftest.hcl"),
-        "mock_provider \"aws\" {}\n\nrun \"x\" {\n  command = plan\n}\n",
+        "override_resource {\n  target = terraform_data.greeting\n}\n\nrun \"x\" {\n  command = plan\n}\n",
     )
     .expect("write");
     let (code, out, err) = oracle::run_tool(
@@ -154,7 +154,7 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        said.contains("does not run mock_provider blocks yet")
+        said.contains("does not run override_resource blocks yet")
             && said.contains("mock.tftest.hcl:1"),
         "{out}{err}"
     );
@@ -309,4 +309,61 @@ fn json_messages_are_terraforms() {
         assert_eq!(s, t);
     }
     assert_eq!(diags_s, diags_t);
+}
+
+#[path = "common/aws_mirror.rs"]
+mod aws_mirror;
+
+/// `mock_provider "aws"` beside Terraform with the real AWS provider 5.100.0
+/// (from the machine's filesystem mirror): the same verdicts, while no
+/// AWS endpoint is reachable and no credentials are set — neither tool
+/// asks AWS anything; the mock's `defaults` and a generated string (eight
+/// characters, as Terraform's) in the assertions.
+#[test]
+fn a_mocked_provider_is_never_asked_and_the_verdicts_are_terraforms() {
+    let Some(mirror) = aws_mirror::mirror() else {
+        return;
+    };
+    if !oracle::require_terraform("a_mocked_provider_is_never_asked") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("strata-tftest-aws-mock-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tftest_mock"),
+        &dir,
+    );
+    let rc = dir.join("terraform.rc");
+    let text = format!(
+        "provider_installation {{\n  filesystem_mirror {{\n    path = {:?}\n  }}\n}}\n",
+        mirror.display().to_string()
+    );
+    std::fs::write(&rc, text).expect("rc");
+    let env = [
+        ("TF_CLI_CONFIG_FILE", rc.as_os_str()),
+        (
+            "AWS_ENDPOINT_URL",
+            std::ffi::OsStr::new("http://127.0.0.1:9"),
+        ),
+        ("AWS_ACCESS_KEY_ID", std::ffi::OsStr::new("")),
+        ("AWS_SECRET_ACCESS_KEY", std::ffi::OsStr::new("")),
+    ];
+    let (code, out, err) = oracle::run_tool("terraform", &dir, &["init", "-no-color"], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    let [strata, terraform] = ["strata", "terraform"].map(|tool| {
+        let (code, out, err) = oracle::run_tool(tool, &dir, &["test", "-no-color"], &env);
+        (code, verdicts(&out), format!("{out}\n{err}"))
+    });
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!((strata.0, terraform.0), (1, 1), "{}", strata.2);
+    assert_eq!(
+        strata.1.last().map(String::as_str),
+        Some("Failure! 2 passed, 1 failed."),
+        "{}",
+        strata.2
+    );
 }

@@ -2,9 +2,10 @@
 //! file-wide `variables`, then `run` blocks executed in order, each
 //! planning or applying the configuration under test (or a module named
 //! by its `module` block) and judging its `assert` blocks, or expecting
-//! the checks `expect_failures` names to fail. What strata does not run
-//! yet (mock and override blocks) is an error at its block, never
-//! skipped: a test that did not run must not pass.
+//! the checks `expect_failures` names to fail; `mock_provider` blocks
+//! stand in for providers. What strata does not run yet (override blocks,
+//! a mock's alias or source) is an error at its place, never skipped: a
+//! test that did not run must not pass.
 
 use super::decode::{
     condition, const_bool, const_string, err, expr_list, labels, unsupported_attr,
@@ -21,6 +22,18 @@ pub struct TestFile {
     /// otherwise.
     pub variables: Vec<Attribute>,
     pub runs: Vec<RunBlock>,
+    pub mocks: Vec<MockProvider>,
+}
+
+/// `mock_provider "NAME" { mock_resource "T" { defaults = {…} } … }`.
+#[derive(Debug, Clone)]
+pub struct MockProvider {
+    pub name: String,
+    pub span: Span,
+    /// `mock_resource` blocks: each type's `defaults` (none: `{}`).
+    pub resources: Vec<(String, Option<Expr>)>,
+    /// `mock_data` blocks.
+    pub data: Vec<(String, Option<Expr>)>,
 }
 
 /// Whether a run plans or applies.
@@ -64,12 +77,7 @@ pub struct RunBlock {
 }
 
 /// Blocks of Terraform's test language strata does not run yet.
-const NOT_YET: &[&str] = &[
-    "mock_provider",
-    "override_resource",
-    "override_data",
-    "override_module",
-];
+const NOT_YET: &[&str] = &["override_resource", "override_data", "override_module"];
 
 /// Decodes a parsed test file.
 pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
@@ -98,6 +106,7 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
                 }
             }
             "provider" => diags.push(not_yet(&b, "provider blocks in a test file")),
+            "mock_provider" => file.mocks.extend(mock_provider(&b, &mut diags)),
             kind if NOT_YET.contains(&kind) => diags.push(not_yet(&b, &format!("{kind} blocks"))),
             _ => diags.push(unsupported_block(&b, "a test file", &["run", "variables"])),
         }
@@ -112,6 +121,54 @@ fn not_yet(b: &Block, what: &str) -> crate::diag::Diag {
         format!("strata's test command does not run {what} yet; the file's runs were not run."),
         b.kind_span,
     )
+}
+
+fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
+    let name = labels(b, &["name"], diags)?.into_iter().next()?;
+    let mut mock = MockProvider {
+        name,
+        span: b.kind_span,
+        resources: Vec::new(),
+        data: Vec::new(),
+    };
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "alias" | "source" => diags.push(err(
+                "strata::test::not_yet",
+                "Not supported yet",
+                format!(
+                    "strata's test command does not take a mock provider's {} yet.",
+                    a.name
+                ),
+                a.name_span,
+            )),
+            _ => diags.push(unsupported_attr(a, "mock_provider", &["alias", "source"])),
+        }
+    }
+    for nb in &b.body.blocks {
+        let into = match nb.kind.as_str() {
+            "mock_resource" => &mut mock.resources,
+            "mock_data" => &mut mock.data,
+            kind if NOT_YET.contains(&kind) => {
+                diags.push(not_yet(nb, &format!("{kind} blocks")));
+                continue;
+            }
+            _ => {
+                let allowed = ["mock_resource", "mock_data"];
+                diags.push(unsupported_block(nb, "a mock_provider block", &allowed));
+                continue;
+            }
+        };
+        let Some(type_name) = labels(nb, &["type"], diags).and_then(|l| l.into_iter().next())
+        else {
+            continue;
+        };
+        for a in nb.body.attrs.iter().filter(|a| a.name != "defaults") {
+            diags.push(unsupported_attr(a, &nb.kind, &["defaults"]));
+        }
+        into.push((type_name, nb.body.attr("defaults").map(|a| a.expr.clone())));
+    }
+    Some(mock)
 }
 
 const RUN_ATTRS: &[&str] = &["command", "expect_failures"];

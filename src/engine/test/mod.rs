@@ -7,6 +7,7 @@
 //! the file's later runs are skipped, as in Terraform.
 
 mod expect;
+mod mock;
 mod run;
 mod states;
 
@@ -254,14 +255,16 @@ fn run_file(
     drivers: &Drivers,
     tally: &mut TestTally,
 ) -> Status {
-    let mut states = match States::new(&req.dir) {
-        Ok(s) => s,
-        Err(d) => {
+    let mocked = mocked_drivers(file, drivers);
+    let (mut states, drivers) = match (States::new(&req.dir), mocked) {
+        (Ok(s), Ok(d)) => (s, d),
+        (Err(d), _) | (_, Err(d)) => {
             view.diagnostics(&d, sources);
             tally.files_failed += 1;
             return Status::Error;
         }
     };
+    let drivers = &drivers;
     let mut outputs: BTreeMap<String, Value> = BTreeMap::new();
     let mut status = Status::Pass;
     for r in &file.runs {
@@ -316,6 +319,70 @@ fn run_file(
         status = Status::Error;
     }
     status
+}
+
+/// The drivers a file's runs use: its `mock_provider`s in place of the
+/// real providers.
+fn mocked_drivers(file: &TestFile, drivers: &Drivers) -> Result<Drivers, Diags> {
+    let mut diags = Diags::default();
+    let mut mocks = Vec::new();
+    let constant = |e: &crate::syntax::Expr, diags: &mut Diags| -> crate::lang::value::Attrs {
+        let v = crate::eval::Evaluator::new(&crate::eval::EmptyScope, PathBuf::from(".")).eval(e);
+        match v.map(|v| v.unmark_deep().0) {
+            Ok(crate::lang::value::Value::Object(attrs)) => attrs,
+            Ok(_) => {
+                diags.push(
+                    Diag::new(
+                        "strata::test::defaults",
+                        "Invalid defaults",
+                        "defaults is an object of attribute values.",
+                    )
+                    .at(e.span),
+                );
+                Default::default()
+            }
+            Err(d) => {
+                diags.push(d);
+                Default::default()
+            }
+        }
+    };
+    for m in &file.mocks {
+        let mut defaults = mock::Defaults::default();
+        for (t, e) in &m.resources {
+            let attrs = e
+                .as_ref()
+                .map(|e| constant(e, &mut diags))
+                .unwrap_or_default();
+            defaults.resources.insert(t.clone(), attrs);
+        }
+        for (t, e) in &m.data {
+            let attrs = e
+                .as_ref()
+                .map(|e| constant(e, &mut diags))
+                .unwrap_or_default();
+            defaults.data.insert(t.clone(), attrs);
+        }
+        mocks.push((m.name.clone(), defaults, m.span));
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let spans: Vec<_> = mocks.iter().map(|(n, _, s)| (n.clone(), *s)).collect();
+    mock::mocked(drivers, mocks.into_iter().map(|(n, d, _)| (n, d)).collect()).map_err(
+        |(name, why)| {
+            let at = spans.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
+            let d = Diag::new(
+                "strata::test::mock_provider",
+                "Cannot mock this provider",
+                why,
+            );
+            Diags::from(match at {
+                Some(at) => d.at(at),
+                None => d,
+            })
+        },
+    )
 }
 
 fn worst(a: Status, b: Status) -> Status {
