@@ -762,7 +762,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let whole = ex.req.plan.scope.is_everything() && !ex.req.plan.mode.is_refresh_only();
         if ex.report.failed.is_empty() && whole {
             let req = ex.req;
-            let settle = Some(super::check_settle());
+            let settle = Some(req.settle.unwrap_or_else(super::check_settle));
             let failed_checks =
                 crate::walk::run_checks(req.root, &w, req.drivers, settle, &|_| false).await;
             ex.report.warnings.extend(failed_checks);

@@ -62,6 +62,10 @@ pub struct Request<'a> {
     pub parallelism: usize,
     /// How each operation is told as it starts, goes on and ends.
     pub progress: Progress,
+    /// How long failing checks are looked at again after the apply
+    /// (`None`: five minutes, or `STRATA_CHECK_SETTLE` seconds; a test
+    /// judges them once, as Terraform's does).
+    pub settle: Option<std::time::Duration>,
 }
 
 /// What happened, for the summary.

@@ -103,6 +103,7 @@ impl RunArgs {
             json: false,
             generate_config_out: None,
             minimal_refresh: self.minimal_refresh,
+            check_settle: None,
         })
     }
 

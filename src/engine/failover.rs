@@ -129,6 +129,7 @@ impl Applying<'_> {
                     },
                     say: self.say,
                 },
+                settle: self.opts.check_settle,
             },
             state,
             sink,

@@ -118,6 +118,9 @@ pub struct Options {
     /// `-minimal-refresh`: read back only what a plan without reading
     /// would change (see `prepare::make_plan`).
     pub minimal_refresh: bool,
+    /// How long failing checks are looked at again after an apply
+    /// (`None`: the apply's default; a test run's: not at all).
+    pub check_settle: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -137,6 +140,7 @@ impl Default for Options {
             json: false,
             generate_config_out: None,
             minimal_refresh: false,
+            check_settle: None,
         }
     }
 }

@@ -71,10 +71,36 @@ fn filled(v: &Value, defaults: Option<&Attrs>) -> Value {
                 .iter()
                 .map(|(k, a)| {
                     let given = defaults.and_then(|d| d.get(k)).filter(|_| !a.is_known());
-                    (k.clone(), given.cloned().unwrap_or_else(|| filled(a, None)))
+                    // A default takes the attribute's type (a tuple of
+                    // objects for a list of them, say).
+                    let typed = |g: &Value| match a {
+                        Value::Unknown(ty) => {
+                            crate::lang::convert::convert(g, ty).unwrap_or_else(|_| g.clone())
+                        }
+                        _ => g.clone(),
+                    };
+                    (
+                        k.clone(),
+                        given.map(typed).unwrap_or_else(|| filled(a, None)),
+                    )
                 })
                 .collect(),
         ),
+        Value::List(t, items) => {
+            Value::List(t.clone(), items.iter().map(|v| filled(v, None)).collect())
+        }
+        Value::Set(t, items) => {
+            Value::Set(t.clone(), items.iter().map(|v| filled(v, None)).collect())
+        }
+        Value::Tuple(items) => Value::Tuple(items.iter().map(|v| filled(v, None)).collect()),
+        Value::Map(t, attrs) => Value::Map(
+            t.clone(),
+            attrs
+                .iter()
+                .map(|(k, v)| (k.clone(), filled(v, None)))
+                .collect(),
+        ),
+        Value::Sensitive(inner) => Value::Sensitive(Box::new(filled(inner, defaults))),
         Value::Unknown(ty) => generated(ty),
         other => other.clone(),
     }
@@ -200,6 +226,19 @@ pub(super) fn mocked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknowns_inside_nested_blocks_are_filled_too() {
+        let block = Value::Object(Attrs::from([(
+            "uid".to_string(),
+            Value::Unknown(Type::String),
+        )]));
+        let planned = Value::Object(Attrs::from([(
+            "metadata".to_string(),
+            Value::List(Type::Dynamic, vec![block]),
+        )]));
+        assert!(filled(&planned, None).is_wholly_known());
+    }
 
     #[test]
     fn unknowns_are_filled_from_defaults_else_by_type() {

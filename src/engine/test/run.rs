@@ -183,6 +183,8 @@ fn options(r: &RunBlock, state: PathBuf, inputs: &[CliInput]) -> Result<Options,
             true => Mode::RefreshOnly,
             false => Mode::Normal,
         },
+        // A test judges its checks once, as Terraform's does.
+        check_settle: Some(std::time::Duration::ZERO),
         ..Options::default()
     })
 }
@@ -481,6 +483,7 @@ pub(super) fn tear_down(
             inputs: applied.inputs.clone(),
             state: Some(state.clone()),
             mode: Mode::Destroy,
+            check_settle: Some(std::time::Duration::ZERO),
             ..Options::default()
         };
         let mut quiet = Quiet::default();
