@@ -425,6 +425,10 @@ fn copy_modules_edited(dir: &Path, modules: &[&str], from: &str, to: &str) {
         std::fs::create_dir_all(&into).expect("mkdir");
         for f in std::fs::read_dir(root().join("modules").join(m)).expect("modules") {
             let f = f.expect("entry").path();
+            // A module's own tests (`tests/`) are not the user's copy.
+            if !f.is_file() {
+                continue;
+            }
             let text = std::fs::read_to_string(&f).expect("read").replace(from, to);
             std::fs::write(into.join(f.file_name().expect("name")), text).expect("write");
         }

@@ -52,12 +52,40 @@ fn verdicts(stdout: &str) -> Vec<String> {
 }
 
 fn both(dir: &Path, args: &[&str]) -> [(i32, Vec<String>, String); 2] {
+    both_in(dir, args, &[])
+}
+
+/// `test -no-color ARGS` by both tools in `dir` under `env`: each one's
+/// exit code, verdicts and whole output.
+fn both_in(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> [(i32, Vec<String>, String); 2] {
     ["strata", "terraform"].map(|tool| {
         let mut full = vec!["test", "-no-color"];
         full.extend_from_slice(args);
-        let (code, out, err) = oracle::run_tool(tool, dir, &full, &[]);
+        let (code, out, err) = oracle::run_tool(tool, dir, &full, env);
         (code, verdicts(&out), format!("{out}\n{err}"))
     })
+}
+
+/// Both tools' verdicts in `dir` under `env`: the same, exit 1 both, and
+/// ending in `summary`.
+fn same_failure(dir: &Path, env: &[(&str, &std::ffi::OsStr)], summary: &str) {
+    let [strata, terraform] = both_in(dir, &[], env);
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!((strata.0, terraform.0), (1, 1), "{}", strata.2);
+    assert_eq!(
+        strata.1.last().map(String::as_str),
+        Some(summary),
+        "{}",
+        strata.2
+    );
 }
 
 #[test]
@@ -139,7 +167,7 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
     let dir = fixture("mock");
     std::fs::write(
         dir.join("tests/mock.tftest.hcl"),
-        "override_resource {\n  target = terraform_data.greeting\n}\n\nrun \"x\" {\n  command = plan\n}\n",
+        "provider \"terraform\" {}\n\nrun \"x\" {\n  command = plan\n}\n",
     )
     .expect("write");
     let (code, out, err) = oracle::run_tool(
@@ -154,11 +182,58 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        said.contains("does not run override_resource blocks yet")
+        said.contains("does not run provider blocks in a test file yet")
             && said.contains("mock.tftest.hcl:1"),
         "{out}{err}"
     );
-    assert!(said.contains("Failure!"), "{out}{err}");
+    // As a file Terraform cannot decode, it stops the test before any
+    // run: no summary.
+    assert!(!said.contains("Failure!"), "{out}{err}");
+}
+
+/// Override blocks that name the wrong kind of thing, name nothing or
+/// say `override_during = later`: Terraform's errors at the same lines,
+/// and, as Terraform reads every test file before it runs one, the test
+/// stops before any run even when `-filter` names only a good file.
+#[test]
+fn override_blocks_naming_the_wrong_thing_are_terraforms_errors() {
+    if !oracle::require_terraform("override_blocks_naming_the_wrong_thing") {
+        return;
+    }
+    let dir = fixture("badoverride");
+    // Terraform's init reads the test files too: it runs before the bad
+    // one is there.
+    assert!(oracle::terraform(&dir, &["init", "-no-color"])
+        .status
+        .success());
+    std::fs::write(
+        dir.join("tests/bad.tftest.hcl"),
+        "override_resource {\n  target = data.terraform_remote_state.x\n}\n\noverride_data {\n  target = terraform_data.greeting\n}\n\noverride_resource {\n  values = {}\n}\n\noverride_module {\n  target = terraform_data.greeting\n}\n\nrun \"x\" {\n  command = plan\n  override_resource {\n    target          = terraform_data.greeting\n    override_during = later\n  }\n}\n",
+    )
+    .expect("write");
+    for args in [&[][..], &["-filter=tests/passes.tftest.hcl"]] {
+        let [s, t] = ["strata", "terraform"].map(|tool| {
+            let mut full = vec!["test", "-json"];
+            full.extend_from_slice(args);
+            let (code, out, err) = oracle::run_tool(tool, &dir, &full, &[]);
+            let said: Vec<String> = out
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|m| m["type"] != "version")
+                .map(|m| {
+                    let d = &m["diagnostic"];
+                    format!(
+                        "{} {} {}",
+                        d["summary"], d["detail"], d["range"]["start"]["line"]
+                    )
+                })
+                .collect();
+            (code, said, err)
+        });
+        assert_eq!((s.0, t.0), (1, 1), "{}", s.2);
+        assert_eq!(s.1, t.1);
+        assert_eq!(s.1.len(), 5, "{:#?}", s.1);
+    }
 }
 
 /// A module whose apply takes three seconds (its second object's
@@ -271,36 +346,7 @@ fn json_messages_are_terraforms() {
     assert!(oracle::terraform(&dir, &["init", "-no-color"])
         .status
         .success());
-    let read = |tool: &str| {
-        let (code, out, err) = oracle::run_tool(tool, &dir, &["test", "-json"], &[]);
-        let messages: Vec<serde_json::Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{tool}: {e}: {l}")))
-            .collect();
-        let mut steps = Vec::new();
-        let mut diagnostics = Vec::new();
-        for m in messages {
-            match m["type"].as_str() {
-                Some("version") => {}
-                Some("diagnostic") => diagnostics.push(format!(
-                    "{} {} {} {}",
-                    m["@testfile"],
-                    m["@testrun"],
-                    m["diagnostic"]["severity"],
-                    m["diagnostic"]["summary"]
-                )),
-                _ => {
-                    let mut m = m.clone();
-                    for k in ["@timestamp"] {
-                        m.as_object_mut().map(|o| o.remove(k));
-                    }
-                    steps.push(m);
-                }
-            }
-        }
-        diagnostics.sort();
-        (code, steps, diagnostics, err)
-    };
+    let read = |tool: &str| json_test(tool, &dir, &[]);
     let (code_s, steps_s, diags_s, err_s) = read("strata");
     let (code_t, steps_t, diags_t, _) = read("terraform");
     assert_eq!(code_s, code_t, "{err_s}");
@@ -309,6 +355,40 @@ fn json_messages_are_terraforms() {
         assert_eq!(s, t);
     }
     assert_eq!(diags_s, diags_t);
+}
+
+/// What `TOOL test -json` said in `dir`: its exit code, every message but
+/// the version and the diagnostics (timestamps left out), and each
+/// diagnostic as its file, run, severity, summary and line, sorted.
+fn json_test(
+    tool: &str,
+    dir: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (i32, Vec<serde_json::Value>, Vec<String>, String) {
+    let (code, out, err) = oracle::run_tool(tool, dir, &["test", "-json"], env);
+    let mut steps = Vec::new();
+    let mut diagnostics = Vec::new();
+    for l in out.lines() {
+        let mut m: serde_json::Value =
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{tool}: {e}: {l}"));
+        match m["type"].as_str() {
+            Some("version") => {}
+            Some("diagnostic") => diagnostics.push(format!(
+                "{} {} {} {} {}",
+                m["@testfile"],
+                m["@testrun"],
+                m["diagnostic"]["severity"],
+                m["diagnostic"]["summary"],
+                m["diagnostic"]["range"]["start"]["line"]
+            )),
+            _ => {
+                m.as_object_mut().map(|o| o.remove("@timestamp"));
+                steps.push(m);
+            }
+        }
+    }
+    diagnostics.sort();
+    (code, steps, diagnostics, err)
 }
 
 #[path = "common/aws_mirror.rs"]
@@ -321,49 +401,90 @@ mod aws_mirror;
 /// characters, as Terraform's) in the assertions.
 #[test]
 fn a_mocked_provider_is_never_asked_and_the_verdicts_are_terraforms() {
-    let Some(mirror) = aws_mirror::mirror() else {
+    let Some(aws) = AwsDir::new("a_mocked_provider_is_never_asked", "tftest_mock") else {
         return;
     };
-    if !oracle::require_terraform("a_mocked_provider_is_never_asked") {
-        return;
+    same_failure(&aws.dir, &aws.env(), "Failure! 2 passed, 1 failed.");
+}
+
+/// A copy of a fixture that uses the real AWS provider, initialised by
+/// Terraform from the machine's mirror, and the environment both tools
+/// run in there: no AWS endpoint reachable, no credentials.
+struct AwsDir {
+    dir: PathBuf,
+    rc: PathBuf,
+}
+
+impl AwsDir {
+    /// `None` (the test then passes vacuously) only outside CI, where the
+    /// mirror or Terraform may be missing.
+    fn new(test: &str, fixture: &str) -> Option<AwsDir> {
+        let mirror = aws_mirror::mirror()?;
+        if !oracle::require_terraform(test) {
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("strata-{fixture}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        copy(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(fixture),
+            &dir,
+        );
+        let rc = dir.join("terraform.rc");
+        let text = format!(
+            "provider_installation {{\n  filesystem_mirror {{\n    path = {:?}\n  }}\n}}\n",
+            mirror.display().to_string()
+        );
+        std::fs::write(&rc, text).expect("rc");
+        let aws = AwsDir { dir, rc };
+        let (code, out, err) =
+            oracle::run_tool("terraform", &aws.dir, &["init", "-no-color"], &aws.env());
+        assert_eq!(code, 0, "{out}{err}");
+        Some(aws)
     }
-    let dir = std::env::temp_dir().join(format!("strata-tftest-aws-mock-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tftest_mock"),
-        &dir,
-    );
-    let rc = dir.join("terraform.rc");
-    let text = format!(
-        "provider_installation {{\n  filesystem_mirror {{\n    path = {:?}\n  }}\n}}\n",
-        mirror.display().to_string()
-    );
-    std::fs::write(&rc, text).expect("rc");
-    let env = [
-        ("TF_CLI_CONFIG_FILE", rc.as_os_str()),
-        (
-            "AWS_ENDPOINT_URL",
-            std::ffi::OsStr::new("http://127.0.0.1:9"),
-        ),
-        ("AWS_ACCESS_KEY_ID", std::ffi::OsStr::new("")),
-        ("AWS_SECRET_ACCESS_KEY", std::ffi::OsStr::new("")),
-    ];
-    let (code, out, err) = oracle::run_tool("terraform", &dir, &["init", "-no-color"], &env);
-    assert_eq!(code, 0, "{out}{err}");
-    let [strata, terraform] = ["strata", "terraform"].map(|tool| {
-        let (code, out, err) = oracle::run_tool(tool, &dir, &["test", "-no-color"], &env);
-        (code, verdicts(&out), format!("{out}\n{err}"))
+
+    fn env(&self) -> [(&str, &std::ffi::OsStr); 4] {
+        [
+            ("TF_CLI_CONFIG_FILE", self.rc.as_os_str()),
+            (
+                "AWS_ENDPOINT_URL",
+                std::ffi::OsStr::new("http://127.0.0.1:9"),
+            ),
+            ("AWS_ACCESS_KEY_ID", std::ffi::OsStr::new("")),
+            ("AWS_SECRET_ACCESS_KEY", std::ffi::OsStr::new("")),
+        ]
+    }
+}
+
+/// `override_resource`, `override_data` and `override_module` beside
+/// Terraform with the real AWS provider mocked (`tests/fixtures/
+/// tftest_override`): at a mock's, the file's and a run's level, one
+/// instance's and a resource's, `override_during = plan` on an override
+/// and on a mock, targets inside a module, of a provider not mocked and of
+/// nothing (a warning at the file or the run), a module overridden without
+/// outputs (null) and after an apply (its objects planned away), a run's
+/// override of an object the run leaves alone (no effect), a change of a
+/// mocked object planned in place. The verdicts, the exit code and every
+/// `-json` message (timestamps and the two-second `running` notes aside;
+/// the diagnostics by file, run, severity, summary and line) are
+/// Terraform's.
+#[test]
+fn overrides_give_terraforms_verdicts_and_messages() {
+    let Some(aws) = AwsDir::new("overrides_give_terraforms_verdicts", "tftest_override") else {
+        return;
+    };
+    let (dir, env) = (&aws.dir, aws.env());
+    same_failure(dir, &env, "Failure! 9 passed, 3 failed, 1 skipped.");
+    let running = |m: &serde_json::Value| m["test_run"]["progress"] == "running";
+    let [s, t] = ["strata", "terraform"].map(|tool| {
+        let (code, mut steps, diags, err) = json_test(tool, dir, &env);
+        steps.retain(|m| !running(m));
+        (code, steps, diags, err)
     });
-    assert_eq!(
-        strata.1, terraform.1,
-        "strata:\n{}\nterraform:\n{}",
-        strata.2, terraform.2
-    );
-    assert_eq!((strata.0, terraform.0), (1, 1), "{}", strata.2);
-    assert_eq!(
-        strata.1.last().map(String::as_str),
-        Some("Failure! 2 passed, 1 failed."),
-        "{}",
-        strata.2
-    );
+    assert_eq!(s.0, t.0, "{}", s.3);
+    assert_eq!(s.1, t.1);
+    assert_eq!(s.2, t.2);
+    let warnings = s.2.iter().filter(|d| d.contains("Invalid override target"));
+    assert_eq!(warnings.count(), 3, "{:#?}", s.2);
 }

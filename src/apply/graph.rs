@@ -168,7 +168,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         });
         GraphApply {
             schedule: Schedule::new(graph.node_count(), edges),
-            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.calling()),
+            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.calling())
+                .doubled(req.drivers.doubles()),
             ex,
             by_addr,
             changes_of,
@@ -298,11 +299,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             self.ex.fail(&addr, why);
             return Prepared::Failed;
         }
-        let data = node.kind == NodeKind::Data;
-        let driver = req
-            .drivers
-            .configured(&r.type_name, &c.provider, data)
-            .map_or_else(|| base.clone(), |(d, _)| d);
+        let driver = driver_of(req.drivers, (r, node.kind), c, base);
         let at = (node, ri, ctx);
         let Replanned {
             planned,
@@ -826,4 +823,17 @@ struct Replanned {
     planned: Value,
     config: Value,
     private: Vec<u8>,
+}
+
+/// The driver `c` is applied through: its provider configuration's (else
+/// `base`, the type's), or a test's stand-in for the instance.
+fn driver_of(
+    drivers: &crate::builtin::Drivers,
+    (r, kind): (&Resource, NodeKind),
+    c: &ResourceChange,
+    base: &Arc<dyn Driver>,
+) -> Arc<dyn Driver> {
+    let data = kind == NodeKind::Data;
+    let configured = drivers.configured(&r.type_name, &c.provider, data);
+    drivers.at(&c.addr, configured.as_ref().map_or(base, |(d, _)| d))
 }

@@ -131,7 +131,7 @@ impl Exec<'_, '_> {
         self.req
             .drivers
             .configured(&c.addr.id.type_name, &c.provider, false)
-            .map(|(d, _)| d)
+            .map(|(d, _)| self.req.drivers.at(&c.addr, &d))
     }
 
     /// The entry recording `v` as `c`'s object.

@@ -4,6 +4,7 @@
 //! `strata-utility`), which need no cloud and no download; and the
 //! registry that finds the driver of a resource type.
 
+pub mod doubles;
 pub mod offline;
 pub mod remote_state;
 pub mod terraform_data;
@@ -11,6 +12,7 @@ pub mod terraform_data;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema};
+use strata_state::model::Address;
 
 /// The drivers a run may use: the [`Registry`] of which serves what
 /// (its lookups are this type's, through `Deref`), and what the run
@@ -34,6 +36,8 @@ pub struct Registry {
     routes: Vec<(Arc<dyn Driver>, BTreeSet<String>)>,
     /// Plugins serving every type of a provider that has a native driver.
     whole: BTreeSet<usize>,
+    /// A test's stand-ins for single objects and module calls.
+    doubles: Option<Arc<dyn doubles::Doubles>>,
 }
 
 /// What one run configures as its walk goes, shared by its clones (the
@@ -194,6 +198,7 @@ impl Drivers {
                 .collect(),
             routes: Vec::new(),
             whole: BTreeSet::new(),
+            doubles: None,
         })
     }
 
@@ -223,6 +228,7 @@ impl Drivers {
                 .collect(),
             // Offline copies serve no plan a note is shown for.
             whole: BTreeSet::new(),
+            doubles: self.doubles.clone(),
         })
     }
 
@@ -260,6 +266,31 @@ impl Drivers {
             }
         }
         self
+    }
+
+    /// The same drivers with a test's stand-ins (see [`doubles`]).
+    pub fn with_doubles(mut self, doubles: Arc<dyn doubles::Doubles>) -> Drivers {
+        self.registry.doubles = Some(doubles);
+        self
+    }
+
+    /// The driver serving instance `addr`: a test's stand-in when it has
+    /// one, else `real`.
+    pub fn at(&self, addr: &Address, real: &Arc<dyn Driver>) -> Arc<dyn Driver> {
+        self.doubles
+            .as_ref()
+            .and_then(|d| d.driver_at(addr, real))
+            .unwrap_or_else(|| real.clone())
+    }
+
+    /// Whether instance `addr` has a test's stand-in.
+    pub fn stood_in(&self, addr: &Address) -> bool {
+        self.doubles.as_ref().is_some_and(|d| d.stands_in(addr))
+    }
+
+    /// A test's stand-ins, for the walk's module calls.
+    pub fn doubles(&self) -> Option<Arc<dyn doubles::Doubles>> {
+        self.doubles.clone()
     }
 
     /// Marks the configuration at `address` (root `provider` block number

@@ -328,7 +328,7 @@ impl View for Printer {
                 diagnostics(diags, sources);
             }
             TestStep::TearingDown(file) => line(&format!("{file}... tearing down")),
-            TestStep::TeardownFailed(_, diags) => diagnostics(diags, sources),
+            TestStep::FileDiags(_, diags) => diagnostics(diags, sources),
             TestStep::FileDone(file, status) => line(&format!("{file}... {}", status.word())),
         }
     }

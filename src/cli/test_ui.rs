@@ -81,7 +81,7 @@ pub fn step(step: &TestStep<'_>, sources: &Sources) {
                 fields,
             );
         }
-        TestStep::TeardownFailed(file, diags) => tagged(diags, sources, file, None),
+        TestStep::FileDiags(file, diags) => tagged(diags, sources, file, None),
         TestStep::FileDone(file, status) => file_message(
             file,
             status.word(),

@@ -6,29 +6,13 @@ use super::refresh::PriorInstance;
 use crate::builtin::Drivers;
 use crate::config::Module;
 use crate::diag::{Diag, Diags, Span};
-use crate::lang::value::Value;
-use crate::syntax::ast::{Expr, ExprKind};
+use crate::syntax::ast::Expr;
 use std::collections::{HashMap, HashSet};
 use strata_state::model::{Address, ModulePath, ResourceAddr};
 
 /// A static reference written out as an address: `t.n["k"]`, `module.a[0]`.
 pub fn text(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Variable(n) => Some(n.clone()),
-        ExprKind::GetAttr(inner, a) => Some(format!("{}.{a}", text(inner)?)),
-        ExprKind::Index(inner, key) => {
-            let k = match &key.kind {
-                ExprKind::Literal(v) => match v.unmarked() {
-                    Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
-                    Value::Number(n) => n.to_text(),
-                    _ => return None,
-                },
-                _ => return None,
-            };
-            Some(format!("{}[{k}]", text(inner)?))
-        }
-        _ => None,
-    }
+    e.address_text()
 }
 
 enum Move {

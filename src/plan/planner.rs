@@ -196,6 +196,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         let skipped = |a: &Address| {
             !coverage.covers(a)
                 || req.refresh.skips(a)
+                || req.drivers.stood_in(a)
                 || (!req.mode.is_destroy() && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
         };
         let (now, drift) = rt.block_on(refresh::refresh(
@@ -239,7 +240,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         }
     }
     crate::timings::stage("refreshed");
-    let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone());
+    let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone())
+        .doubled(req.drivers.doubles());
     p.walk(&walk);
     crate::timings::stage("walked");
     let outputs = p.outputs(&walk);
@@ -721,8 +723,9 @@ impl<'a> Planner<'_, 'a> {
         if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
             return None;
         }
+        let reader = self.req.drivers.at(&addr, &driver.driver);
         let (action, reason, after) = match !pending && config.is_wholly_known() {
-            true => match rt.block_on(driver.read_data(&r.type_name, &config)) {
+            true => match rt.block_on(reader.read_data(&r.type_name, &config)) {
                 Ok(v) if at.unmet(&mut self.diags, r, Kind::Postcondition, Some(&v)) => {
                     return None;
                 }
@@ -813,6 +816,7 @@ impl<'a> Planner<'_, 'a> {
                     .prior
                     .iter()
                     .filter(|(a, p)| p.provider == provider && !self.req.refresh.skips(a))
+                    .filter(|(a, _)| !self.req.drivers.stood_in(a))
                     .map(|(a, _)| a.clone())
                     .collect();
                 let objs: Vec<PriorInstance> =
@@ -1019,8 +1023,15 @@ impl<'a> Planner<'_, 'a> {
         let prior = self.prior.get(&addr);
         let triggered = prior.is_some() && self.triggered(walk, n, r, ri, ctx);
         let requested = self.req.replace.contains(&addr);
+        // A test's stand-in plans by its own schema (which forces no
+        // replacement).
+        let planner = self.req.drivers.at(&addr, &driver.driver);
+        let schema = planner
+            .resource_schemas()
+            .get(&r.type_name)
+            .unwrap_or(schema);
         let planned = plan_instance(InstanceRequest {
-            driver: &**driver,
+            driver: &*planner,
             type_name: &r.type_name,
             schema,
             lifecycle: &r.lifecycle,

@@ -3,9 +3,11 @@
 //! planning or applying the configuration under test (or a module named
 //! by its `module` block) and judging its `assert` blocks, or expecting
 //! the checks `expect_failures` names to fail; `mock_provider` blocks
-//! stand in for providers. What strata does not run yet (override blocks,
-//! a mock's alias or source) is an error at its place, never skipped: a
-//! test that did not run must not pass.
+//! stand in for providers and `override_resource`, `override_data` and
+//! `override_module` blocks for single objects and module calls. What
+//! strata does not run yet (a mock's alias or source, provider blocks) is
+//! an error at its place, never skipped: a test that did not run must
+//! not pass.
 
 use super::decode::{
     condition, const_bool, const_string, err, expr_list, labels, unsupported_attr,
@@ -23,6 +25,63 @@ pub struct TestFile {
     pub variables: Vec<Attribute>,
     pub runs: Vec<RunBlock>,
     pub mocks: Vec<MockProvider>,
+    /// File-wide `override_*` blocks: every run's, under its own.
+    pub overrides: Vec<Override>,
+}
+
+/// What an `override_*` block stands in for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverrideKind {
+    Resource,
+    Data,
+    Module,
+}
+
+impl OverrideKind {
+    fn of(block: &str) -> Option<OverrideKind> {
+        match block {
+            "override_resource" => Some(OverrideKind::Resource),
+            "override_data" => Some(OverrideKind::Data),
+            "override_module" => Some(OverrideKind::Module),
+            _ => None,
+        }
+    }
+
+    /// What the block's target must be, in Terraform's words.
+    fn targets(self) -> &'static str {
+        match self {
+            OverrideKind::Resource => "resources",
+            OverrideKind::Data => "data sources",
+            OverrideKind::Module => "modules",
+        }
+    }
+}
+
+/// When a mock's or an override's values are given: at apply (computed
+/// attributes unknown in the plan, Terraform's default) or already in the
+/// plan (`override_during = plan`, Terraform 1.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum During {
+    #[default]
+    Apply,
+    Plan,
+}
+
+/// `override_resource`, `override_data` or `override_module { target,
+/// values | outputs, override_during }`.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub kind: OverrideKind,
+    /// The target as an address, `module.child.aws_s3_bucket.b[0]`.
+    pub target: String,
+    /// Whether the target names one instance (`…[0]`) rather than every
+    /// instance of a resource.
+    pub instance: bool,
+    pub target_span: Span,
+    /// `values` (a module's `outputs`); none: an empty object.
+    pub values: Option<Expr>,
+    /// `None`: the enclosing mock's, else at apply.
+    pub during: Option<During>,
 }
 
 /// `mock_provider "NAME" { mock_resource "T" { defaults = {…} } … }`.
@@ -34,6 +93,11 @@ pub struct MockProvider {
     pub resources: Vec<(String, Option<Expr>)>,
     /// `mock_data` blocks.
     pub data: Vec<(String, Option<Expr>)>,
+    /// Its `override_resource` and `override_data` blocks: for this
+    /// provider's objects only.
+    pub overrides: Vec<Override>,
+    /// `override_during`: when its values are given.
+    pub during: During,
 }
 
 /// Whether a run plans or applies.
@@ -74,10 +138,9 @@ pub struct RunBlock {
     pub expect_failures: Vec<Expr>,
     pub module: Option<RunModule>,
     pub plan_options: PlanOptions,
+    /// The run's own `override_*` blocks, over the file's.
+    pub overrides: Vec<Override>,
 }
-
-/// Blocks of Terraform's test language strata does not run yet.
-const NOT_YET: &[&str] = &["override_resource", "override_data", "override_module"];
 
 /// Decodes a parsed test file.
 pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
@@ -107,7 +170,9 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
             }
             "provider" => diags.push(not_yet(&b, "provider blocks in a test file")),
             "mock_provider" => file.mocks.extend(mock_provider(&b, &mut diags)),
-            kind if NOT_YET.contains(&kind) => diags.push(not_yet(&b, &format!("{kind} blocks"))),
+            kind if OverrideKind::of(kind).is_some() => {
+                file.overrides.extend(override_block(&b, &mut diags))
+            }
             _ => diags.push(unsupported_block(&b, "a test file", &["run", "variables"])),
         }
     }
@@ -130,6 +195,8 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
         span: b.kind_span,
         resources: Vec::new(),
         data: Vec::new(),
+        overrides: Vec::new(),
+        during: During::Apply,
     };
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -142,19 +209,29 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
                 ),
                 a.name_span,
             )),
-            _ => diags.push(unsupported_attr(a, "mock_provider", &["alias", "source"])),
+            "override_during" => mock.during = during(a, diags).unwrap_or_default(),
+            _ => diags.push(unsupported_attr(
+                a,
+                "mock_provider",
+                &["alias", "source", "override_during"],
+            )),
         }
     }
     for nb in &b.body.blocks {
         let into = match nb.kind.as_str() {
             "mock_resource" => &mut mock.resources,
             "mock_data" => &mut mock.data,
-            kind if NOT_YET.contains(&kind) => {
-                diags.push(not_yet(nb, &format!("{kind} blocks")));
+            "override_resource" | "override_data" => {
+                mock.overrides.extend(override_block(nb, diags));
                 continue;
             }
             _ => {
-                let allowed = ["mock_resource", "mock_data"];
+                let allowed = [
+                    "mock_resource",
+                    "mock_data",
+                    "override_resource",
+                    "override_data",
+                ];
                 diags.push(unsupported_block(nb, "a mock_provider block", &allowed));
                 continue;
             }
@@ -163,16 +240,137 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
         else {
             continue;
         };
-        for a in nb.body.attrs.iter().filter(|a| a.name != "defaults") {
-            diags.push(unsupported_attr(a, &nb.kind, &["defaults"]));
+        for a in &nb.body.attrs {
+            match a.name.as_str() {
+                "defaults" => {}
+                // Accepted as Terraform accepts it; a mock's values are
+                // given when the mock says.
+                "override_during" => {
+                    let _ = during(a, diags);
+                }
+                _ => diags.push(unsupported_attr(
+                    a,
+                    &nb.kind,
+                    &["defaults", "override_during"],
+                )),
+            }
         }
         into.push((type_name, nb.body.attr("defaults").map(|a| a.expr.clone())));
     }
     Some(mock)
 }
 
+/// `override_during = plan | apply`, a bare keyword.
+fn during(a: &Attribute, diags: &mut Diags) -> Option<During> {
+    match keyword(&a.expr).as_deref() {
+        Some("plan") => Some(During::Plan),
+        Some("apply") => Some(During::Apply),
+        _ => {
+            diags.push(err(
+                "strata::test::override_during",
+                "Invalid override_during value",
+                "The override_during attribute must be a value of plan or apply.",
+                a.expr.span,
+            ));
+            None
+        }
+    }
+}
+
+/// An `override_resource`, `override_data` or `override_module` block.
+fn override_block(b: &Block, diags: &mut Diags) -> Option<Override> {
+    let kind = OverrideKind::of(&b.kind)?;
+    let _ = labels(b, &[], diags);
+    let values_name = match kind {
+        OverrideKind::Module => "outputs",
+        _ => "values",
+    };
+    let mut values = None;
+    let mut during_ = None;
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "target" => {}
+            "override_during" => during_ = during(a, diags),
+            n if n == values_name => values = Some(a.expr.clone()),
+            _ => diags.push(unsupported_attr(
+                a,
+                &b.kind,
+                &["target", values_name, "override_during"],
+            )),
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, &format!("an {} block", b.kind), &[]));
+    }
+    let Some(target) = b.body.attr("target") else {
+        diags.push(err(
+            "strata::test::override_target",
+            "Missing target attribute",
+            format!("{} blocks must specify a target address.", b.kind),
+            b.kind_span,
+        ));
+        return None;
+    };
+    let e = &target.expr;
+    let (Some(text), Some((names, indexed))) = (e.address_text(), e.address_names()) else {
+        diags.push(err(
+            "strata::test::override_target",
+            "Invalid expression",
+            "A single static variable reference is required: only attribute access and indexing with constant keys. No calculations, function calls, template expressions, etc are allowed here.",
+            e.span,
+        ));
+        return None;
+    };
+    if target_kind(&names) != Some(kind) {
+        diags.push(err(
+            "strata::test::override_target",
+            "Invalid override target",
+            format!(
+                "You can only target {} from {} blocks, not {text}.",
+                kind.targets(),
+                b.kind
+            ),
+            e.span,
+        ));
+        return None;
+    }
+    Some(Override {
+        kind,
+        target: text,
+        instance: indexed && kind != OverrideKind::Module,
+        target_span: e.span,
+        values,
+        during: during_,
+    })
+}
+
+/// What a reference's names (keys left out) address: `module.a.module.b`
+/// a module, `module.a.data.t.n` a data source, `t.n` a resource.
+fn target_kind(names: &[&str]) -> Option<OverrideKind> {
+    let mut rest = names;
+    let mut in_module = false;
+    while let ["module", _, tail @ ..] = rest {
+        rest = tail;
+        in_module = true;
+    }
+    match rest {
+        [] if in_module => Some(OverrideKind::Module),
+        ["data", _, _] => Some(OverrideKind::Data),
+        [t, _] if *t != "data" && *t != "module" => Some(OverrideKind::Resource),
+        _ => None,
+    }
+}
+
 const RUN_ATTRS: &[&str] = &["command", "expect_failures"];
-const RUN_BLOCKS: &[&str] = &["variables", "assert", "module", "plan_options"];
+const RUN_BLOCKS: &[&str] = &[
+    "variables",
+    "assert",
+    "module",
+    "plan_options",
+    "override_resource",
+    "override_data",
+    "override_module",
+];
 
 fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
     let name = labels(&b, &["name"], diags)?.into_iter().next()?;
@@ -185,6 +383,7 @@ fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
         expect_failures: Vec::new(),
         module: None,
         plan_options: PlanOptions::default(),
+        overrides: Vec::new(),
     };
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -199,7 +398,9 @@ fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
             "assert" => run.asserts.extend(condition(&nb, diags)),
             "module" => run.module = run_module(&nb, diags),
             "plan_options" => run.plan_options = plan_options(&nb, diags),
-            kind if NOT_YET.contains(&kind) => diags.push(not_yet(&nb, &format!("{kind} blocks"))),
+            kind if OverrideKind::of(kind).is_some() => {
+                run.overrides.extend(override_block(&nb, diags))
+            }
             _ => diags.push(unsupported_block(&nb, "a run block", RUN_BLOCKS)),
         }
     }

@@ -133,6 +133,45 @@ impl Expr {
         Expr { kind, span }
     }
 
+    /// A static reference written out as an address (`t.n["k"]`,
+    /// `module.a[0]`); `None` for anything else (a call, a computed key).
+    pub fn address_text(&self) -> Option<String> {
+        match &self.kind {
+            ExprKind::Variable(n) => Some(n.clone()),
+            ExprKind::GetAttr(inner, a) => Some(format!("{}.{a}", inner.address_text()?)),
+            ExprKind::Index(inner, key) => {
+                let k = match &key.kind {
+                    ExprKind::Literal(v) => match v.unmarked() {
+                        Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
+                        Value::Number(n) => n.to_text(),
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                Some(format!("{}[{k}]", inner.address_text()?))
+            }
+            _ => None,
+        }
+    }
+
+    /// The names of a static reference, keys left out: `module.a[0].t.n`
+    /// gives `module`, `a`, `t`, `n`, and whether the last is indexed.
+    pub fn address_names(&self) -> Option<(Vec<&str>, bool)> {
+        match &self.kind {
+            ExprKind::Variable(n) => Some((vec![n.as_str()], false)),
+            ExprKind::GetAttr(inner, a) => {
+                let (mut names, _) = inner.address_names()?;
+                names.push(a);
+                Some((names, false))
+            }
+            ExprKind::Index(inner, _) => {
+                let (names, _) = inner.address_names()?;
+                Some((names, true))
+            }
+            _ => None,
+        }
+    }
+
     /// Calls `f` on the span of this node and of every node inside it.
     pub fn map_spans(&mut self, f: &mut dyn FnMut(&mut Span)) {
         f(&mut self.span);

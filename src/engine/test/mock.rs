@@ -1,13 +1,17 @@
 //! `mock_provider` (Terraform 1.7's test mocks): a provider whose objects
-//! are never asked of its cloud. Its schemas are the real driver's, so
+//! are never asked of its cloud; and an `override_resource` or
+//! `override_data` block's stand-in for one object, which is the same
+//! mock over the object's own provider. Its schemas are the real driver's, so
 //! configurations are checked as ever; a plan keeps what the
-//! configuration sets and leaves computed attributes unknown; an apply
+//! configuration sets and leaves computed attributes unknown (unless
+//! `override_during = plan` gives them already); an apply
 //! fills each unknown from the block's `mock_resource`/`mock_data`
 //! `defaults`, else with a value of its type as Terraform makes one (a
 //! string of eight random letters and digits, 0, false, empty
 //! collections, objects attribute by attribute); reads return what the
 //! state holds, deletes do nothing.
 
+use crate::config::testfile::During;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,17 +21,23 @@ use strata_provider::{
 use strata_value::types::Type;
 use strata_value::value::{Attrs, Value};
 
-/// A mocked provider.
+/// A mocked provider, or a stand-in for one object.
 pub(super) struct MockDriver {
-    name: String,
-    address: String,
-    provider_schema: ResourceSchema,
-    resources: BTreeMap<String, ResourceSchema>,
-    data: BTreeMap<String, ResourceSchema>,
-    /// `mock_resource "TYPE" { defaults = {…} }`, by type.
-    resource_defaults: BTreeMap<String, Attrs>,
-    /// `mock_data "TYPE" { defaults = {…} }`, by type.
-    data_defaults: BTreeMap<String, Attrs>,
+    /// The provider mocked: its name and address are the mock's.
+    real: Arc<dyn Driver>,
+    schemas: Schemas,
+    given: Given,
+    /// When the values are given: at apply, or already in the plan.
+    during: During,
+}
+
+/// The values a mock gives its objects.
+enum Given {
+    /// `mock_resource "TYPE"` and `mock_data "TYPE"` `defaults`, by type.
+    ByType(Defaults),
+    /// An `override_resource` or `override_data` block's `values`: one
+    /// object's.
+    Object(Attrs),
 }
 
 /// The defaults a `mock_provider` block gives, by type.
@@ -37,34 +47,120 @@ pub(super) struct Defaults {
     pub data: BTreeMap<String, Attrs>,
 }
 
+/// A mocked provider's schemas: the real ones, but no argument forces a
+/// replacement — a mock is never asked, so, as in Terraform, a change to
+/// any argument is an update.
+#[derive(Clone)]
+pub(super) struct Schemas {
+    resources: Arc<BTreeMap<String, ResourceSchema>>,
+    data: Arc<BTreeMap<String, ResourceSchema>>,
+}
+
+impl Schemas {
+    pub(super) fn of(real: &dyn Driver) -> Schemas {
+        let mut resources = real.resource_schemas().clone();
+        for s in resources.values_mut() {
+            s.attributes.values_mut().for_each(|a| a.force_new = false);
+        }
+        Schemas {
+            resources: Arc::new(resources),
+            data: Arc::new(real.data_schemas().clone()),
+        }
+    }
+}
+
 impl MockDriver {
     /// A mock of `real`, with `defaults`.
-    pub(super) fn of(real: &dyn Driver, defaults: Defaults) -> MockDriver {
+    pub(super) fn of(real: Arc<dyn Driver>, defaults: Defaults, during: During) -> MockDriver {
         MockDriver {
-            name: real.name().to_string(),
-            address: real.provider_address(),
-            provider_schema: real.provider_schema(),
-            resources: real.resource_schemas().clone(),
-            data: real.data_schemas().clone(),
-            resource_defaults: defaults.resources,
-            data_defaults: defaults.data,
+            schemas: Schemas::of(real.as_ref()),
+            real,
+            given: Given::ByType(defaults),
+            during,
+        }
+    }
+
+    /// A stand-in, over `real` (whose `schemas` these are), for one
+    /// object given `values`.
+    pub(super) fn standing_in(
+        (real, schemas): (Arc<dyn Driver>, Schemas),
+        values: Attrs,
+        during: During,
+    ) -> MockDriver {
+        MockDriver {
+            real,
+            schemas,
+            given: Given::Object(values),
+            during,
         }
     }
 
     fn schema(&self, type_name: &str) -> Result<&ResourceSchema, DriverError> {
-        self.resources
+        self.schemas
+            .resources
             .get(type_name)
-            .or_else(|| self.data.get(type_name))
+            .or_else(|| self.schemas.data.get(type_name))
             .ok_or_else(|| DriverError::InvalidConfig {
                 type_name: type_name.into(),
-                detail: format!("the mocked provider {} has no such type", self.name),
+                detail: format!("the mocked provider {} has no such type", self.real.name()),
             })
+    }
+
+    /// What the mock gives an object of `type_name`.
+    fn given(&self, type_name: &str, data: bool) -> Option<&Attrs> {
+        match &self.given {
+            Given::Object(values) => Some(values),
+            Given::ByType(d) if data => d.data.get(type_name),
+            Given::ByType(d) => d.resources.get(type_name),
+        }
+    }
+}
+
+/// Where generated values come from: fresh each time (at apply), or
+/// fixed by what is planned (at plan: the apply plans the object again
+/// and must find the same values).
+enum Gen {
+    Random,
+    Seeded { seed: u64, drawn: u64 },
+}
+
+impl Gen {
+    /// Seeded by `what` (the type and the configuration).
+    fn seeded(what: &str) -> Gen {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        what.hash(&mut h);
+        Gen::Seeded {
+            seed: h.finish(),
+            drawn: 0,
+        }
+    }
+
+    /// Eight letters and digits.
+    fn text(&mut self) -> String {
+        match self {
+            Gen::Random => uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
+            Gen::Seeded { seed, drawn } => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (*seed, *drawn).hash(&mut h);
+                *drawn += 1;
+                let mut n = h.finish();
+                (0..8)
+                    .map(|_| {
+                        let c = b"abcdefghijklmnopqrstuvwxyz0123456789"[(n % 36) as usize];
+                        n /= 36;
+                        c as char
+                    })
+                    .collect()
+            }
+        }
     }
 }
 
 /// `v` with each unknown filled: from `defaults` at the top level, else
 /// generated for its type.
-fn filled(v: &Value, defaults: Option<&Attrs>) -> Value {
+fn filled(v: &Value, defaults: Option<&Attrs>, gen: &mut Gen) -> Value {
     match v {
         Value::Object(attrs) => Value::Object(
             attrs
@@ -79,85 +175,87 @@ fn filled(v: &Value, defaults: Option<&Attrs>) -> Value {
                         }
                         _ => g.clone(),
                     };
-                    (
-                        k.clone(),
-                        given.map(typed).unwrap_or_else(|| filled(a, None)),
-                    )
+                    let v = match given {
+                        Some(g) => typed(g),
+                        None => filled(a, None, gen),
+                    };
+                    (k.clone(), v)
                 })
                 .collect(),
         ),
-        Value::List(t, items) => {
-            Value::List(t.clone(), items.iter().map(|v| filled(v, None)).collect())
-        }
-        Value::Set(t, items) => {
-            Value::Set(t.clone(), items.iter().map(|v| filled(v, None)).collect())
-        }
-        Value::Tuple(items) => Value::Tuple(items.iter().map(|v| filled(v, None)).collect()),
+        Value::List(t, items) => Value::List(t.clone(), filled_all(items, gen)),
+        Value::Set(t, items) => Value::Set(t.clone(), filled_all(items, gen)),
+        Value::Tuple(items) => Value::Tuple(filled_all(items, gen)),
         Value::Map(t, attrs) => Value::Map(
             t.clone(),
             attrs
                 .iter()
-                .map(|(k, v)| (k.clone(), filled(v, None)))
+                .map(|(k, v)| (k.clone(), filled(v, None, gen)))
                 .collect(),
         ),
-        Value::Sensitive(inner) => Value::Sensitive(Box::new(filled(inner, defaults))),
-        Value::Unknown(ty) => generated(ty),
+        Value::Sensitive(inner) => Value::Sensitive(Box::new(filled(inner, defaults, gen))),
+        Value::Unknown(ty) => generated(ty, gen),
         other => other.clone(),
     }
 }
 
+fn filled_all(items: &[Value], gen: &mut Gen) -> Vec<Value> {
+    items.iter().map(|v| filled(v, None, gen)).collect()
+}
+
 /// A value of `ty` as Terraform's mocks make one.
-fn generated(ty: &Type) -> Value {
+fn generated(ty: &Type, gen: &mut Gen) -> Value {
     match ty {
-        Type::String => Value::string(random_text()),
+        Type::String => Value::string(gen.text()),
         Type::Number => Value::int(0),
         Type::Bool => Value::Bool(false),
         Type::List(t) => Value::List((**t).clone(), Vec::new()),
         Type::Set(t) => Value::Set((**t).clone(), Vec::new()),
         Type::Map(t) => Value::Map((**t).clone(), Attrs::new()),
-        Type::Tuple(ts) => Value::Tuple(ts.iter().map(generated).collect()),
+        Type::Tuple(ts) => Value::Tuple(ts.iter().map(|t| generated(t, gen)).collect()),
         Type::Object(o) => Value::Object(
             o.attrs
                 .iter()
-                .map(|(k, t)| (k.clone(), generated(t)))
+                .map(|(k, t)| (k.clone(), generated(t, gen)))
                 .collect(),
         ),
         Type::Dynamic => Value::null(),
     }
 }
 
-/// Eight letters and digits, different each time.
-fn random_text() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..8].to_string()
-}
-
 #[async_trait]
 impl Driver for MockDriver {
     fn name(&self) -> &str {
-        &self.name
+        self.real.name()
     }
 
     fn provider_address(&self) -> String {
-        self.address.clone()
+        self.real.provider_address()
     }
 
     fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.resources
+        &self.schemas.resources
     }
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.data
+        &self.schemas.data
     }
 
     fn provider_schema(&self) -> ResourceSchema {
-        self.provider_schema.clone()
+        self.real.provider_schema()
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         let schema = self.schema(req.type_name)?;
-        Ok(strata_provider::plan_by_schema(
-            schema, req.prior, req.config,
-        ))
+        let mut planned = strata_provider::plan_by_schema(schema, req.prior, req.config);
+        // A configuration known only at apply gives its values then, so
+        // the apply's plan of it finds what this one promised.
+        if self.during == During::Plan && req.config.is_wholly_known() {
+            let mut gen = Gen::seeded(&format!("{}{:?}", req.type_name, req.config));
+            let given = self.given(req.type_name, false);
+            planned.planned = filled(&planned.planned, given, &mut gen);
+        }
+        Ok(planned)
     }
 
     async fn read(
@@ -174,7 +272,11 @@ impl Driver for MockDriver {
         planned: &Value,
         _tags: &Tags,
     ) -> Result<Value, DriverError> {
-        Ok(filled(planned, self.resource_defaults.get(type_name)))
+        Ok(filled(
+            planned,
+            self.given(type_name, false),
+            &mut Gen::Random,
+        ))
     }
 
     async fn update(
@@ -183,7 +285,11 @@ impl Driver for MockDriver {
         _prior: &Value,
         planned: &Value,
     ) -> Result<Value, DriverError> {
-        Ok(filled(planned, self.resource_defaults.get(type_name)))
+        Ok(filled(
+            planned,
+            self.given(type_name, false),
+            &mut Gen::Random,
+        ))
     }
 
     async fn delete(&self, _type_name: &str, _prior: &Value) -> Result<(), DriverError> {
@@ -193,7 +299,11 @@ impl Driver for MockDriver {
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
         let schema = self.schema(type_name)?;
         let planned = strata_provider::plan_by_schema(schema, None, config).planned;
-        Ok(filled(&planned, self.data_defaults.get(type_name)))
+        Ok(filled(
+            &planned,
+            self.given(type_name, true),
+            &mut Gen::Random,
+        ))
     }
 }
 
@@ -206,19 +316,26 @@ impl Recovery for MockDriver {
 
 impl Billing for MockDriver {}
 
+/// A `mock_provider` block's provider, what it gives and when.
+pub(super) struct Mock {
+    pub name: String,
+    pub defaults: Defaults,
+    pub during: During,
+}
+
 /// `drivers` with each provider `mocks` names served by its mock.
 pub(super) fn mocked(
     drivers: &crate::builtin::Drivers,
-    mocks: Vec<(String, Defaults)>,
+    mocks: Vec<Mock>,
 ) -> Result<crate::builtin::Drivers, (String, String)> {
     let mut out = drivers.clone();
-    for (name, defaults) in mocks {
-        let real = drivers.named(&name).ok_or_else(|| {
-            let why = format!("strata has no provider {name:?} here to mock (run `strata init` for a plugin provider).");
-            (name.clone(), why)
+    for m in mocks {
+        let real = drivers.named(&m.name).ok_or_else(|| {
+            let why = format!("strata has no provider {:?} here to mock (run `strata init` for a plugin provider).", m.name);
+            (m.name.clone(), why)
         })?;
-        let mock = Arc::new(MockDriver::of(real.as_ref(), defaults)) as Arc<dyn Driver>;
-        out = out.with_plugin(mock, crate::builtin::Route::Whole);
+        let mock = MockDriver::of(real.clone(), m.defaults, m.during);
+        out = out.with_plugin(Arc::new(mock), crate::builtin::Route::Whole);
     }
     Ok(out)
 }
@@ -237,7 +354,7 @@ mod tests {
             "metadata".to_string(),
             Value::List(Type::Dynamic, vec![block]),
         )]));
-        assert!(filled(&planned, None).is_wholly_known());
+        assert!(filled(&planned, None, &mut Gen::Random).is_wholly_known());
     }
 
     #[test]
@@ -250,7 +367,7 @@ mod tests {
             ("on".to_string(), Value::Unknown(Type::Bool)),
         ]));
         let defaults = Attrs::from([("arn".to_string(), Value::string("arn:aws:x"))]);
-        let got = filled(&planned, Some(&defaults));
+        let got = filled(&planned, Some(&defaults), &mut Gen::Random);
         let field = |k: &str| got.entries().expect("object")[k].clone();
         assert_eq!(field("name").as_str(), Some("set"));
         assert_eq!(field("arn").as_str(), Some("arn:aws:x"));

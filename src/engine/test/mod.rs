@@ -6,6 +6,7 @@
 //! assertions fail fails and the next one runs; a run that errs fails and
 //! the file's later runs are skipped, as in Terraform.
 
+mod doubles;
 mod expect;
 mod mock;
 mod run;
@@ -92,8 +93,10 @@ pub enum TestStep<'a> {
         file: &'a str,
         name: &'a str,
     },
-    /// What a destroy at the end could not destroy.
-    TeardownFailed(&'a str, &'a Diags),
+    /// The file's own diagnostics, not a run's: what a destroy at the
+    /// end could not destroy; after the file's status, what its
+    /// file-wide blocks say (an override of nothing).
+    FileDiags(&'a str, &'a Diags),
     FileDone(&'a str, Status),
 }
 
@@ -106,7 +109,8 @@ pub struct TestTally {
     /// Runs that went wrong otherwise.
     pub errored: usize,
     pub skipped: usize,
-    /// Files none of whose runs ran (a file that did not decode).
+    /// Files none of whose runs ran (a mock of a provider strata does
+    /// not have, a scratch state it could not make).
     pub files_failed: usize,
     /// A signal stopped the test: the later runs and files did not run.
     pub interrupted: bool,
@@ -126,20 +130,33 @@ pub fn test(
     drivers: &Drivers,
 ) -> Result<TestTally, Diags> {
     let files = test_files(req)?;
+    // As in Terraform, every test file is read first, those `-filter`
+    // leaves out too: one that does not decode stops the test before
+    // any run.
+    let mut decoded: Vec<(PathBuf, TestFile)> = Vec::new();
+    let mut diags = Diags::default();
+    for rel in found_files(&req.dir, &req.test_directory) {
+        match read(&req.dir.join(&rel), sources) {
+            Ok(f) => decoded.push((rel, f)),
+            Err(d) => diags.extend(d),
+        }
+    }
+    diags.into_result(())?;
+    decoded.retain(|(rel, _)| files.contains(rel));
     // A signal asks the runs to stop, and the teardown still runs.
     let _graceful = crate::interrupt::Graceful::new();
     let left = states::killed_before(&req.dir);
     if !left.is_empty() {
         view.diagnostics(&left, sources);
     }
-    let decoded: Vec<(String, Result<TestFile, Diags>)> = files
-        .iter()
-        .map(|rel| (rel.display().to_string(), read(&req.dir.join(rel), sources)))
+    let decoded: Vec<(String, TestFile)> = decoded
+        .into_iter()
+        .map(|(rel, f)| (rel.display().to_string(), f))
         .collect();
     let found: Vec<(String, Vec<String>)> = decoded
         .iter()
         .map(|(shown, f)| {
-            let runs = f.iter().flat_map(|f| &f.runs).map(|r| r.name.clone());
+            let runs = f.runs.iter().map(|r| r.name.clone());
             (shown.clone(), runs.collect())
         })
         .collect();
@@ -150,19 +167,25 @@ pub fn test(
             break;
         }
         view.test_step(TestStep::FileBegins(&shown), sources);
-        let file = match file {
-            Ok(f) => f,
-            Err(d) => {
-                tally.files_failed += 1;
-                view.diagnostics(&d, sources);
-                view.test_step(TestStep::FileDone(&shown, Status::Error), sources);
-                continue;
-            }
-        };
         let status = run_file(req, &shown, &file, view, sources, drivers, &mut tally);
         view.test_step(TestStep::FileDone(&shown, status), sources);
+        let warnings = file_warnings(req, &file, sources);
+        if !warnings.is_empty() {
+            view.test_step(TestStep::FileDiags(&shown, &warnings), sources);
+        }
     }
     Ok(tally)
+}
+
+/// What a file's own blocks say of the configuration under test: each
+/// file-wide or mock override whose target it does not declare.
+fn file_warnings(req: &TestRequest, file: &TestFile, sources: &mut Sources) -> Diags {
+    let Ok(module) = crate::config::load(&req.dir, sources) else {
+        // Its runs have said why it does not load.
+        return Diags::default();
+    };
+    let mocks = file.mocks.iter().flat_map(|m| &m.overrides);
+    doubles::unknown_targets(file.overrides.iter().chain(mocks), &module)
 }
 
 /// `validate`'s check of the test files of the configuration at `dir`:
@@ -255,7 +278,7 @@ fn run_file(
     drivers: &Drivers,
     tally: &mut TestTally,
 ) -> Status {
-    let mocked = mocked_drivers(file, drivers);
+    let mocked = doubles::mocked_drivers(file, drivers);
     let (mut states, drivers) = match (States::new(&req.dir), mocked) {
         (Ok(s), Ok(d)) => (s, d),
         (Err(d), _) | (_, Err(d)) => {
@@ -315,74 +338,10 @@ fn run_file(
     let mut left = run::tear_down((&states, shown), view, sources, drivers);
     left.extend(states.keep_leftovers(shown));
     if !left.is_empty() {
-        view.test_step(TestStep::TeardownFailed(shown, &left), sources);
+        view.test_step(TestStep::FileDiags(shown, &left), sources);
         status = Status::Error;
     }
     status
-}
-
-/// The drivers a file's runs use: its `mock_provider`s in place of the
-/// real providers.
-fn mocked_drivers(file: &TestFile, drivers: &Drivers) -> Result<Drivers, Diags> {
-    let mut diags = Diags::default();
-    let mut mocks = Vec::new();
-    let constant = |e: &crate::syntax::Expr, diags: &mut Diags| -> crate::lang::value::Attrs {
-        let v = crate::eval::Evaluator::new(&crate::eval::EmptyScope, PathBuf::from(".")).eval(e);
-        match v.map(|v| v.unmark_deep().0) {
-            Ok(crate::lang::value::Value::Object(attrs)) => attrs,
-            Ok(_) => {
-                diags.push(
-                    Diag::new(
-                        "strata::test::defaults",
-                        "Invalid defaults",
-                        "defaults is an object of attribute values.",
-                    )
-                    .at(e.span),
-                );
-                Default::default()
-            }
-            Err(d) => {
-                diags.push(d);
-                Default::default()
-            }
-        }
-    };
-    for m in &file.mocks {
-        let mut defaults = mock::Defaults::default();
-        for (t, e) in &m.resources {
-            let attrs = e
-                .as_ref()
-                .map(|e| constant(e, &mut diags))
-                .unwrap_or_default();
-            defaults.resources.insert(t.clone(), attrs);
-        }
-        for (t, e) in &m.data {
-            let attrs = e
-                .as_ref()
-                .map(|e| constant(e, &mut diags))
-                .unwrap_or_default();
-            defaults.data.insert(t.clone(), attrs);
-        }
-        mocks.push((m.name.clone(), defaults, m.span));
-    }
-    if !diags.is_empty() {
-        return Err(diags);
-    }
-    let spans: Vec<_> = mocks.iter().map(|(n, _, s)| (n.clone(), *s)).collect();
-    mock::mocked(drivers, mocks.into_iter().map(|(n, d, _)| (n, d)).collect()).map_err(
-        |(name, why)| {
-            let at = spans.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
-            let d = Diag::new(
-                "strata::test::mock_provider",
-                "Cannot mock this provider",
-                why,
-            );
-            Diags::from(match at {
-                Some(at) => d.at(at),
-                None => d,
-            })
-        },
-    )
 }
 
 fn worst(a: Status, b: Status) -> Status {

@@ -88,6 +88,8 @@ fn attempt(
 ) -> Result<Done, Diags> {
     let config = config_dir(r, at.req)?;
     let module = config::load(&config, sources)?;
+    let (drivers, warnings) = super::doubles::for_run(at.file, r, &module, drivers)?;
+    let drivers = &drivers;
     let mut inputs = at.req.inputs.clone();
     inputs.extend(given_variables(r, at)?);
     let opts = options(r, states.of(&config), &inputs)?;
@@ -99,13 +101,14 @@ fn attempt(
     if r.command == Command::Apply && !outcome.stopped_at_plan {
         states.applied(&config, &r.name, &inputs);
     }
-    let judged = expect::sorted(
+    let mut judged = warnings;
+    judged.extend(expect::sorted(
         r,
         &module,
         (outcome.diags.clone(), outcome.stopped_at_plan),
         sources,
-    );
-    let outputs = outputs_value(&outcome.outputs);
+    ));
+    let outputs = outputs_value(&outcome.outputs, &module);
     if judged.has_errors() {
         return Ok(Done {
             status: Status::Error,
@@ -134,9 +137,9 @@ fn attempt(
         runs: at.outputs,
         drivers,
     };
-    let failed = asserts(r, &scope_at, &mut diags);
+    let status = asserts(r, &scope_at, &mut diags);
     Ok(Done {
-        status: if failed { Status::Fail } else { Status::Pass },
+        status,
         diags,
         shown: outcome.shown,
         outputs: Some(outputs),
@@ -326,13 +329,20 @@ fn state_text(opts: &Options, sources: &mut Sources, drivers: &Drivers) -> Optio
 }
 
 /// The outputs as one object (unknown ones unknown).
-fn outputs_value(outputs: &[OutputChange]) -> Value {
-    Value::Object(
+/// The root module's outputs as `output` and `run.NAME` give them: every
+/// declared output, null where it has no value (the state keeps none).
+fn outputs_value(outputs: &[OutputChange], module: &config::Module) -> Value {
+    let mut all: Attrs = module
+        .outputs
+        .iter()
+        .map(|o| (o.name.clone(), Value::null()))
+        .collect();
+    all.extend(
         outputs
             .iter()
-            .filter_map(|o| Some((o.name.clone(), o.after.clone()?)))
-            .collect(),
-    )
+            .filter_map(|o| Some((o.name.clone(), o.after.clone()?))),
+    );
+    Value::Object(all)
 }
 
 /// What the assertions of a run see.
@@ -347,7 +357,7 @@ struct AssertAt<'a> {
 
 /// Judges the run's assertions; whether any failed (each failure, or a
 /// condition that cannot be judged, added to `diags`).
-fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> bool {
+fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
     let functions = Rc::new(crate::walk::Functions(at.drivers.clone()));
     let run_at = config::Run::with_functions(at.module.dir.clone(), "default", functions).calling();
     let scope = ConfigScope::new(at.module, at.vars.clone(), run_at).knowing(at.known);
@@ -356,33 +366,44 @@ fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> bool {
         output: at.outputs.clone(),
         run: Value::Object(at.runs.clone().into_iter().collect()),
     };
-    let mut failed = false;
+    let mut status = Status::Pass;
     for c in &r.asserts {
         let mut ev = Evaluator::new(&scope, at.module.dir.clone());
+        // As Terraform does, the message is evaluated whether or not the
+        // condition holds: one that cannot be is an error either way.
+        if let Err(d) = ev.eval(&c.error_message) {
+            diags.push(d);
+            status = Status::Error;
+            continue;
+        }
         match config::condition::judge(&mut ev, c) {
             Ok(config::condition::Verdict::Holds) => {}
+            // An assertion that cannot be judged errs the run (its file's
+            // later runs are skipped); one that does not hold fails it.
             Ok(config::condition::Verdict::Unknown) => {
-                failed = true;
+                status = Status::Error;
                 diags.push(
                     Diag::new(
                         "strata::test::unknown_condition",
                         "Unknown condition value",
-                        "The condition could not be evaluated at this time: its result will be known only after an apply.",
+                        "The condition could not be evaluated at this time: its result will be known only after an apply. Run this block with command = apply, or, if an override gives the value, set override_during = plan in it.",
                     )
                     .at(c.condition.span),
                 );
             }
             Ok(config::condition::Verdict::Fails(message)) => {
-                failed = true;
+                if status == Status::Pass {
+                    status = Status::Fail;
+                }
                 diags.push(assertion_failed(c.condition.span, &message));
             }
             Err(d) => {
-                failed = true;
+                status = Status::Error;
                 diags.push(d);
             }
         }
     }
-    failed
+    status
 }
 
 fn assertion_failed(at: Span, message: &str) -> Diag {
