@@ -64,13 +64,6 @@ pub(super) fn config(
     let mut diags = Diags::default();
     let mut blocks = BTreeMap::new();
     for im in &p.module.imports {
-        // What is no instance address, the plan reports.
-        let Some(to) = crate::plan::import_address(&im.to) else {
-            continue;
-        };
-        if p.module.resource_at(&to.id.config()).is_some() {
-            continue;
-        }
         let unfit = |detail: &str| {
             Diag::new(
                 "strata::plan::import_target",
@@ -79,12 +72,26 @@ pub(super) fn config(
             )
             .at(im.to.span)
         };
+        const REPEATED: &str = "The given import block is not compatible with config generation. The -generate-config-out option cannot be used with import blocks which use for_each, or resources which use for_each or count.";
+        if im.for_each.is_some() {
+            if !p.module.resources.iter().any(|r| im.names(r)) {
+                diags.push(unfit(REPEATED));
+            }
+            continue;
+        }
+        // What is no instance address, the plan reports.
+        let Some(to) = crate::plan::import_address(&im.to) else {
+            continue;
+        };
+        if p.module.resource_at(&to.id.config()).is_some() {
+            continue;
+        }
         if !to.id.module.is_root() {
             diags.push(unfit(&format!("Resource {to} not found. Only resources within the root module are eligible for config generation.")));
             continue;
         }
         if to.key.is_some() {
-            diags.push(unfit("The given import block is not compatible with config generation. The -generate-config-out option cannot be used with import blocks which use for_each, or resources which use for_each or count."));
+            diags.push(unfit(REPEATED));
             continue;
         }
         let id = match crate::plan::import_id(im, &scope) {

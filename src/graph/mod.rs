@@ -281,6 +281,17 @@ impl Builder {
         }
         self.depends_on(i, m, prefix, &r.depends_on);
         self.body_refs(i, m, prefix, &r.body);
+        // A child module's import block is read when the resource it names
+        // is planned: what it uses comes first (the root's are read before
+        // the walk).
+        if !path.is_root() {
+            for im in m.imports.iter().filter(|im| im.names(r)) {
+                let keys = im.to.address_keys().into_iter();
+                for e in keys.chain([&im.id]).chain(&im.for_each) {
+                    self.refs(i, m, prefix, e);
+                }
+            }
+        }
         // What its creation-time provisioners use is needed before they
         // run, as what its arguments use is before its create.
         let provisioning = r

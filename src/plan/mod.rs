@@ -9,6 +9,7 @@
 
 mod diff;
 mod file;
+mod import;
 mod instance;
 mod lasting;
 mod moved;
@@ -28,17 +29,7 @@ pub fn import_id(
     im: &crate::config::Import,
     scope: &crate::config::ConfigScope,
 ) -> Result<String, crate::diag::Diags> {
-    match scope.evaluator().eval(&im.id)?.unmarked() {
-        Value::String(s) => Ok(s.clone()),
-        _ => Err(crate::diag::Diags::from(
-            crate::diag::Diag::new(
-                "strata::plan::import",
-                "Invalid import id",
-                "The import id must be a string known before apply.",
-            )
-            .at(im.id.span),
-        )),
-    }
+    import::id_of(scope.evaluator().eval(&im.id), im.id.span).map_err(Into::into)
 }
 
 /// The instance an `import` block's `to` names, when it names one.

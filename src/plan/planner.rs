@@ -5,7 +5,7 @@
 use super::diff::{self, Decision};
 use super::instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 use super::refresh::{self, PriorInstance};
-use super::{moved, Action, Failed, OutputChange, Plan, Reason, ResourceChange};
+use super::{import, moved, Action, Failed, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
 use crate::config::{Module, Resource, Run};
@@ -221,6 +221,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         moves,
         changing: HashSet::new(),
         imported: HashMap::new(),
+        module_imports: HashMap::new(),
         diags: Diags::default(),
         configs,
         rt,
@@ -229,9 +230,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         untouched: Vec::new(),
     };
     p.removed_still_configured();
-    let (adopted, imported) = imports(&req, &prior, &p.coverage, rt)?;
-    prior.extend(adopted);
-    p.imported = imported;
+    import_root(&req, &mut p, &mut prior, rt)?;
     for i in prior {
         if i.deposed.is_some() {
             p.deposed.push(i);
@@ -502,7 +501,7 @@ impl At<'_, '_> {
 }
 
 /// Instance address → cloud id and the `import` block that adopts it.
-type Imported = HashMap<Address, (String, crate::diag::Span)>;
+use import::Imported;
 
 /// Terraform's order of changes: module, mode (data sources first), type,
 /// name, key.
@@ -557,6 +556,9 @@ struct Planner<'r, 'a> {
     /// Instance address → cloud id and the `import` block, for objects
     /// import blocks adopt.
     imported: Imported,
+    /// What a child module instance's import blocks name, by the instance
+    /// and the resource, once its first instance is planned.
+    module_imports: HashMap<(ModulePath, String), Vec<import::Target>>,
     diags: Diags,
     configs: HashMap<ResourceAddr, &'a Resource>,
     rt: &'r tokio::runtime::Runtime,
@@ -960,6 +962,40 @@ impl<'a> Planner<'_, 'a> {
         );
     }
 
+    /// Adopts `addr`'s object when an import block of its module instance
+    /// names it (Terraform 1.16's imports in child modules).
+    fn import_in_module(
+        &mut self,
+        walk: &Walk<'a>,
+        r: &Resource,
+        addr: &Address,
+        (driver, schema): (&Configured, &ResourceSchema),
+    ) {
+        if self.req.mode.is_refresh_only() || !self.coverage.covers(addr) {
+            return;
+        }
+        let key = (addr.id.module.clone(), r.address());
+        if !self.module_imports.contains_key(&key) {
+            let found = import::module_targets(walk, self.req.root, &addr.id.module, r);
+            let found = found.unwrap_or_else(|d| {
+                self.diags.0.extend(d.0);
+                Vec::new()
+            });
+            self.module_imports.insert(key.clone(), found);
+        }
+        let Some(t) = self.module_imports[&key].iter().find(|t| t.to == *addr) else {
+            return;
+        };
+        let reading = (&*driver.driver, driver.provider.as_str(), schema);
+        match import::adopt(reading, t, self.rt) {
+            Ok(p) => {
+                self.imported.insert(addr.clone(), (t.id.clone(), t.span));
+                self.prior.insert(addr.clone(), p);
+            }
+            Err(d) => self.diags.push(d),
+        }
+    }
+
     fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
         let Some((r, driver, schema, deps)) = self.prologue(walk, n, false) else {
             return;
@@ -1019,6 +1055,9 @@ impl<'a> Planner<'_, 'a> {
         let at = one.at(self.req.graph);
         if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
             return None;
+        }
+        if !ri.module().is_root() && !self.prior.contains_key(&addr) {
+            self.import_in_module(walk, r, &addr, (driver, schema));
         }
         let prior = self.prior.get(&addr);
         let triggered = prior.is_some() && self.triggered(walk, n, r, ri, ctx);
@@ -1379,122 +1418,36 @@ impl<'a> Planner<'_, 'a> {
     }
 }
 
-/// Objects `import` blocks adopt: those not in the state yet, read by id
-/// through their drivers. Returns them and, per address, the id.
-fn imports(
+/// The objects the root module's import blocks adopt, added to `prior`,
+/// their ids kept for the plan to show.
+fn import_root(
     req: &Request<'_>,
-    prior: &[PriorInstance],
-    coverage: &Coverage<'_>,
+    p: &mut Planner<'_, '_>,
+    prior: &mut Vec<PriorInstance>,
     rt: &tokio::runtime::Runtime,
-) -> Result<(Vec<PriorInstance>, Imported), Diags> {
-    let mut adopted = Vec::new();
-    let mut ids = HashMap::new();
-    let mut diags = Diags::default();
-    if req.mode.is_destroy() || req.root.imports.is_empty() {
-        return Ok((adopted, ids));
+) -> Result<(), Diags> {
+    if req.mode.is_destroy() {
+        return Ok(());
     }
-    let managed: HashSet<&Address> = prior
+    let site = import::Site {
+        root: req.root,
+        vars: &req.vars,
+        run: &req.run,
+        drivers: req.drivers,
+    };
+    let managed: HashSet<Address> = prior
         .iter()
-        .filter(|p| p.deposed.is_none())
-        .map(|p| &p.addr)
+        .filter(|i| i.deposed.is_none())
+        .map(|i| i.addr.clone())
         .collect();
-    let scope = crate::config::ConfigScope::new(req.root, req.vars.clone(), req.run.clone());
-    for im in &req.root.imports {
-        let Some(to) = super::import_address(&im.to) else {
-            diags.push(
-                Diag::new(
-                    "strata::plan::import",
-                    "Invalid import address",
-                    "\"to\" must name one resource instance, like aws_vpc.main or aws_subnet.a[\"x\"].",
-                )
-                .at(im.to.span),
-            );
-            continue;
-        };
-        let addr = to.to_string();
-        if managed.contains(&to) || !coverage.covers(&to) || req.mode.is_refresh_only() {
-            // Already managed: the block has done its work.
-            continue;
-        }
-        let id = match super::import_id(im, &scope) {
-            Ok(id) => id,
-            Err(d) => {
-                diags.0.extend(d.0);
-                continue;
-            }
-        };
-        let (driver, provider, schema) = match import_driver(req, &to, im.to.span) {
-            Ok(found) => found,
-            Err(d) => {
-                diags.push(d);
-                continue;
-            }
-        };
-        match rt.block_on(driver.import(&to.id.type_name, &id)) {
-            Ok(Some(value)) => {
-                adopted.push(PriorInstance {
-                    addr: to.clone(),
-                    deposed: None,
-                    provider,
-                    // What the schema calls sensitive is marked, as in any
-                    // object read back.
-                    value: diff::with_marks(value, None, schema),
-                    schema_version: schema.version,
-                    private: Vec::new(),
-                    dependencies: Vec::new(),
-                    create_before_destroy: false,
-                    skip_destroy: false,
-                    tainted: false,
-                    as_stored: None,
-                });
-                ids.insert(to, (id, im.span));
-            }
-            Ok(None) => diags.push(
-                Diag::new(
-                    "strata::plan::import",
-                    "Cannot import non-existent remote object",
-                    format!("While attempting to import an existing object to {addr:?}, the driver found no object with the id {id:?}."),
-                )
-                .at(im.span),
-            ),
-            Err(e) => diags.push(
-                Diag::new("strata::plan::import", format!("Importing {addr} failed"), e.to_string())
-                    .at(im.span),
-            ),
-        }
-    }
-    diags.into_result((adopted, ids))
-}
-
-/// The driver an `import` block reads its object through: the one the
-/// configuration of the resource it goes to resolves to (which cluster,
-/// region or account to look in), its provider address and the schema.
-fn import_driver<'r>(
-    req: &Request<'r>,
-    to: &Address,
-    span: crate::diag::Span,
-) -> Result<(Arc<dyn Driver>, String, &'r ResourceSchema), Diag> {
-    let Some((driver, schema)) = req.drivers.resource(&to.id.type_name) else {
-        return Err(Diag::new(
-            "strata::plan::import",
-            "Invalid resource type",
-            format!(
-                "No driver of this strata build provides the resource type {:?}.",
-                to.id.type_name
-            ),
-        )
-        .at(span));
-    };
-    let config_addr = to.id.config();
-    let provider = match req.root.resource_at(&config_addr) {
-        Some(r) => crate::walk::resolve(req.root, &config_addr.module, r, driver.as_ref())?,
-        None => driver.provider_address(),
-    };
-    let driver = req
-        .drivers
-        .configured(&to.id.type_name, &provider, false)
-        .map_or_else(|| driver.clone(), |(d, _)| d);
-    Ok((driver, provider, schema))
+    // Already managed, or out of the plan's scope: the block has done its
+    // work, or waits.
+    let adopts =
+        |a: &Address| !managed.contains(a) && p.coverage.covers(a) && !req.mode.is_refresh_only();
+    let (adopted, imported) = import::root_imports(&site, &adopts, rt)?;
+    prior.extend(adopted);
+    p.imported = imported;
+    Ok(())
 }
 
 /// `t.n`, `t.n[k]`, `t.n.attr`, `t.n[k].attr`: the resource, the attribute

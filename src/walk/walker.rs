@@ -302,6 +302,23 @@ impl<'a> Walk<'a> {
         self.eval_in(module, path, None, None, f)
     }
 
+    /// As [`Walk::eval_module`], with `each` set: an import block's
+    /// `for_each` element.
+    pub fn eval_module_each<R>(
+        &self,
+        module: &ModulePath,
+        path: &ModulePath,
+        each: Option<(Value, Value)>,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        let ctx = each.map(|each| InstanceCtx {
+            key: None,
+            count_index: None,
+            each: Some(each),
+        });
+        self.eval_in(module, path, ctx.as_ref(), None, f)
+    }
+
     fn eval_in<R>(
         &self,
         module: &ModulePath,

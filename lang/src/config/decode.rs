@@ -281,10 +281,29 @@ fn moved(b: &Block, diags: &mut Diags) -> Option<Moved> {
 
 fn import(b: &Block, diags: &mut Diags) -> Option<Import> {
     let _ = labels(b, &[], diags);
+    let mut provider = None;
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "to" | "id" | "for_each" => {}
+            "provider" => provider = provider_ref(&a.expr, diags),
+            "identity" => diags.push(err(
+                "strata::config::import",
+                "Not supported yet",
+                "strata does not import by resource identity (Terraform 1.12) yet: give the object's \"id\".",
+                a.name_span,
+            )),
+            _ => diags.push(unsupported_attr(a, "import", &["to", "id", "for_each", "provider"])),
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, "an import block", &[]));
+    }
     match (b.body.attr("to"), b.body.attr("id")) {
         (Some(t), Some(i)) => Some(Import {
             to: t.expr.clone(),
             id: i.expr.clone(),
+            for_each: b.body.attr("for_each").map(|a| a.expr.clone()),
+            provider,
             span: b.span,
         }),
         _ => {
@@ -922,7 +941,49 @@ pub(super) fn check_module_inputs(call: &ModuleCall, child: &Module, diags: &mut
     }
 }
 
+/// What Terraform refuses of a module's import blocks as it reads them:
+/// two blocks for one object, and `provider` on a block whose target the
+/// module configures (it is for the configuration a plan writes).
+fn check_imports(m: &Module, diags: &mut Diags) {
+    let mut seen: std::collections::HashMap<String, Span> = Default::default();
+    for im in &m.imports {
+        if let Some(p) = &im.provider {
+            if m.resources.iter().any(|r| im.names(r)) {
+                diags.push(err(
+                    "strata::config::import",
+                    "Invalid import provider argument",
+                    "The provider argument can only be specified in import blocks that will generate configuration.\n\nUse the provider argument in the target resource block to configure the provider for a resource with explicit provider configuration.",
+                    p.span,
+                ));
+            }
+        }
+        let Some(to) = im
+            .for_each
+            .is_none()
+            .then(|| im.to.address_text())
+            .flatten()
+        else {
+            continue;
+        };
+        match seen.get(&to) {
+            Some(first) => diags.push(
+                err(
+                    "strata::config::import",
+                    &format!("Duplicate import configuration for {to:?}"),
+                    format!("An import block for the resource {to:?} was already declared. A resource can have only one import block."),
+                    im.span,
+                )
+                .also("the first import block for it", *first),
+            ),
+            None => {
+                seen.insert(to, im.span);
+            }
+        }
+    }
+}
+
 pub(super) fn check_duplicates(m: &Module, diags: &mut Diags) {
+    check_imports(m, diags);
     fn dup(items: impl Iterator<Item = (String, Span)>, what: &str, diags: &mut Diags) {
         let mut seen: std::collections::HashSet<String> = Default::default();
         for (name, span) in items {

@@ -225,12 +225,27 @@ pub struct Provider {
     pub body: Body,
 }
 
-/// `import { to = ADDR  id = "…" }`: adopt an existing object.
+/// `import { to = ADDR  id = "…" }`: adopt an existing object; with
+/// `for_each`, one per element (`each.key` and `each.value` in `to`'s
+/// keys and in `id`). In a child module (Terraform 1.16) `to` is inside
+/// it, once per instance of the module.
 #[derive(Debug, Clone)]
 pub struct Import {
     pub to: Expr,
     pub id: Expr,
+    pub for_each: Option<Expr>,
+    /// Only where the plan writes the target's configuration.
+    pub provider: Option<ProviderRef>,
     pub span: Span,
+}
+
+impl Import {
+    /// Whether `to` names `r`, a resource of the block's own module (keys
+    /// aside).
+    pub fn names(&self, r: &Resource) -> bool {
+        let (names, _) = self.to.address_names().unwrap_or_default();
+        r.mode == Mode::Managed && names == [r.type_name.as_str(), r.name.as_str()]
+    }
 }
 
 /// `removed { from = ADDR  lifecycle { destroy = false } }`: stop managing

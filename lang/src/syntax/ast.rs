@@ -136,21 +136,41 @@ impl Expr {
     /// A static reference written out as an address (`t.n["k"]`,
     /// `module.a[0]`); `None` for anything else (a call, a computed key).
     pub fn address_text(&self) -> Option<String> {
+        self.address_text_by(&mut |key| match &key.kind {
+            ExprKind::Literal(v) => Some((**v).clone()),
+            _ => None,
+        })
+    }
+
+    /// As [`Expr::address_text`], each key's value given by `key` (an
+    /// import's `to = t.n[each.key]`).
+    pub fn address_text_by(&self, key: &mut dyn FnMut(&Expr) -> Option<Value>) -> Option<String> {
         match &self.kind {
             ExprKind::Variable(n) => Some(n.clone()),
-            ExprKind::GetAttr(inner, a) => Some(format!("{}.{a}", inner.address_text()?)),
-            ExprKind::Index(inner, key) => {
-                let k = match &key.kind {
-                    ExprKind::Literal(v) => match v.unmarked() {
-                        Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
-                        Value::Number(n) => n.to_text(),
-                        _ => return None,
-                    },
+            ExprKind::GetAttr(inner, a) => Some(format!("{}.{a}", inner.address_text_by(key)?)),
+            ExprKind::Index(inner, k) => {
+                let k = match key(k)?.unmarked() {
+                    Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
+                    Value::Number(n) => n.to_text(),
                     _ => return None,
                 };
-                Some(format!("{}[{k}]", inner.address_text()?))
+                Some(format!("{}[{k}]", inner.address_text_by(key)?))
             }
             _ => None,
+        }
+    }
+
+    /// The key expressions of a reference, outermost last: `t.n[each.key]`
+    /// gives `each.key`.
+    pub fn address_keys(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::GetAttr(inner, _) => inner.address_keys(),
+            ExprKind::Index(inner, k) => {
+                let mut keys = inner.address_keys();
+                keys.push(k);
+                keys
+            }
+            _ => Vec::new(),
         }
     }
 

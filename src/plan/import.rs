@@ -1,0 +1,299 @@
+//! `import` blocks: the objects they adopt, read by id through their
+//! drivers before the resources they go to are planned. A block with
+//! `for_each` names one object per element (`each.key` and `each.value`
+//! in `to`'s keys and in `id`, Terraform 1.7); a block in a child module
+//! (Terraform 1.16) names objects of that module, once per instance of
+//! it, its expressions evaluated there.
+
+use super::diff;
+use super::refresh::PriorInstance;
+use crate::builtin::Drivers;
+use crate::config::{Import, Module, Run};
+use crate::diag::{Diag, Diags, Span};
+use crate::lang::value::Value;
+use crate::syntax::ast::Expr;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
+use strata_provider::{Driver, ResourceSchema};
+use strata_state::model::{Address, ModulePath};
+
+/// One object an import block names: where it goes and its id.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    pub to: Address,
+    pub id: String,
+    /// The block.
+    pub span: Span,
+}
+
+/// What `each` is in one element of an import's `for_each`: its key and
+/// value.
+pub(super) type Each = (Value, Value);
+
+/// Evaluates an expression of an import block where the block is, with
+/// `each` set for one element of its `for_each`.
+pub(super) type Eval<'e> = dyn Fn(&Expr, Option<&Each>) -> Result<Value, Diag> + 'e;
+
+/// The objects `im` (a block of module instance `module`) names.
+pub(super) fn targets(
+    im: &Import,
+    module: &ModulePath,
+    eval: &Eval<'_>,
+) -> Result<Vec<Target>, Diags> {
+    let each: Vec<Option<Each>> = match &im.for_each {
+        None => vec![None],
+        Some(e) => elements(&eval(e, None)?, e.span)?
+            .into_iter()
+            .map(Some)
+            .collect(),
+    };
+    let mut out = Vec::new();
+    let mut diags = Diags::default();
+    for each in &each {
+        let mut failed = None;
+        let text = im
+            .to
+            .address_text_by(&mut |k| match eval(k, each.as_ref()) {
+                Ok(v) if v.is_wholly_known() => Some(v),
+                Ok(_) => None,
+                Err(d) => {
+                    failed = Some(d);
+                    None
+                }
+            });
+        if let Some(d) = failed {
+            diags.push(d);
+            continue;
+        }
+        let inside = |t: String| match module.is_root() {
+            true => t,
+            false => format!("{module}.{t}"),
+        };
+        let Some(to) = text.map(inside).and_then(|t| Address::parse(&t)) else {
+            diags.push(
+                Diag::new(
+                    "strata::plan::import",
+                    "Invalid import address",
+                    "\"to\" must name one resource instance, like aws_vpc.main or aws_subnet.a[\"x\"] (with for_each, aws_subnet.a[each.key]).",
+                )
+                .at(im.to.span),
+            );
+            continue;
+        };
+        match id_of(eval(&im.id, each.as_ref()), im.id.span) {
+            Ok(id) => out.push(Target {
+                to,
+                id,
+                span: im.span,
+            }),
+            Err(d) => diags.push(d),
+        }
+    }
+    diags.into_result(out)
+}
+
+/// The id an `import` block gives: a string known before apply.
+pub(super) fn id_of(v: Result<Value, Diag>, span: Span) -> Result<String, Diag> {
+    match v?.unmarked() {
+        Value::String(s) => Ok(s.clone()),
+        _ => Err(Diag::new(
+            "strata::plan::import",
+            "Invalid import id",
+            "The import id must be a string known before apply.",
+        )
+        .at(span)),
+    }
+}
+
+/// The elements of an import's `for_each`: a map's or object's by key, a
+/// list's or tuple's by index, a set's by value, as Terraform takes them.
+fn elements(v: &Value, span: Span) -> Result<Vec<Each>, Diag> {
+    let unsuitable = |why: &str| {
+        Diag::new(
+            "strata::plan::import_for_each",
+            "Invalid for_each argument",
+            format!("The given \"for_each\" argument value is unsuitable: {why}."),
+        )
+        .at(span)
+    };
+    if !v.is_wholly_known() {
+        return Err(unsuitable("an import's for_each must be known when planning, and this one uses values known only after apply"));
+    }
+    match v.unmarked() {
+        Value::Map(_, items) | Value::Object(items) => Ok(items
+            .iter()
+            .map(|(k, v)| (Value::string(k.clone()), v.clone()))
+            .collect()),
+        Value::List(_, items) | Value::Tuple(items) => Ok(items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Value::int(i as i64), v.clone()))
+            .collect()),
+        Value::Set(_, items) => Ok(items.iter().map(|v| (v.clone(), v.clone())).collect()),
+        Value::Null(_) => Err(unsuitable(
+            "the given \"for_each\" argument value is null. A map, set or list is allowed",
+        )),
+        _ => Err(unsuitable("a map, set or list is allowed")),
+    }
+}
+
+/// A second import block for one object, in Terraform's words.
+pub(super) fn duplicate(t: &Target, first: Span) -> Diag {
+    let to = t.to.to_string();
+    Diag::new(
+        "strata::plan::import",
+        format!("Duplicate import configuration for {to:?}"),
+        format!("An import block for the resource {to:?} was already declared. A resource can have only one import block."),
+    )
+    .at(t.span)
+    .also("the first import block for it", first)
+}
+
+/// Reads `t`'s object through `driver`: the prior instance it becomes,
+/// what the schema calls sensitive marked as in any object read back.
+pub(super) fn adopt(
+    (driver, provider, schema): (&dyn Driver, &str, &ResourceSchema),
+    t: &Target,
+    rt: &tokio::runtime::Runtime,
+) -> Result<PriorInstance, Diag> {
+    let addr = t.to.to_string();
+    match rt.block_on(driver.import(&t.to.id.type_name, &t.id)) {
+        Ok(Some(value)) => Ok(PriorInstance {
+            addr: t.to.clone(),
+            deposed: None,
+            provider: provider.to_string(),
+            value: diff::with_marks(value, None, schema),
+            schema_version: schema.version,
+            private: Vec::new(),
+            dependencies: Vec::new(),
+            create_before_destroy: false,
+            skip_destroy: false,
+            tainted: false,
+            as_stored: None,
+        }),
+        Ok(None) => Err(Diag::new(
+            "strata::plan::import",
+            "Cannot import non-existent remote object",
+            format!("While attempting to import an existing object to {addr:?}, the driver found no object with the id {:?}.", t.id),
+        )
+        .at(t.span)),
+        Err(e) => Err(Diag::new("strata::plan::import", format!("Importing {addr} failed"), e.to_string()).at(t.span)),
+    }
+}
+
+/// The ids imported, by address, with the block that gave each.
+pub(super) type Imported = HashMap<Address, (String, Span)>;
+
+/// What the root's import blocks are read against.
+pub(super) struct Site<'r> {
+    pub root: &'r Module,
+    pub vars: &'r BTreeMap<String, Value>,
+    pub run: &'r Rc<Run>,
+    pub drivers: &'r Drivers,
+}
+
+/// Objects the root module's `import` blocks adopt (each that `adopts`
+/// accepts: not in the state yet and in the plan's scope), and per
+/// address, the id.
+pub(super) fn root_imports(
+    site: &Site<'_>,
+    adopts: &dyn Fn(&Address) -> bool,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(Vec<PriorInstance>, Imported), Diags> {
+    let mut adopted = Vec::new();
+    let mut ids = HashMap::new();
+    let mut diags = Diags::default();
+    let eval = |e: &Expr, each: Option<&Each>| {
+        let mut scope =
+            crate::config::ConfigScope::new(site.root, site.vars.clone(), site.run.clone());
+        scope.each = each.cloned();
+        scope.evaluator().eval(e)
+    };
+    let mut seen: HashMap<Address, Span> = HashMap::new();
+    for im in &site.root.imports {
+        let found = targets(im, &ModulePath::root(), &eval);
+        for t in found.unwrap_or_else(|d| {
+            diags.0.extend(d.0);
+            Vec::new()
+        }) {
+            if let Some(first) = seen.get(&t.to) {
+                diags.push(duplicate(&t, *first));
+                continue;
+            }
+            seen.insert(t.to.clone(), t.span);
+            if !adopts(&t.to) {
+                continue;
+            }
+            let found = driver_for(site, &t.to, im.to.span)
+                .and_then(|(d, provider, schema)| adopt((d.as_ref(), &provider, schema), &t, rt));
+            match found {
+                Ok(p) => {
+                    ids.insert(t.to.clone(), (t.id.clone(), t.span));
+                    adopted.push(p);
+                }
+                Err(d) => diags.push(d),
+            }
+        }
+    }
+    diags.into_result((adopted, ids))
+}
+
+/// The driver an `import` block reads its object through: the one the
+/// configuration of the resource it goes to resolves to (which cluster,
+/// region or account to look in), its provider address and the schema.
+fn driver_for<'r>(
+    site: &Site<'r>,
+    to: &Address,
+    span: Span,
+) -> Result<(Arc<dyn Driver>, String, &'r ResourceSchema), Diag> {
+    let Some((driver, schema)) = site.drivers.resource(&to.id.type_name) else {
+        return Err(Diag::new(
+            "strata::plan::import",
+            "Invalid resource type",
+            format!(
+                "No driver of this strata build provides the resource type {:?}.",
+                to.id.type_name
+            ),
+        )
+        .at(span));
+    };
+    let config_addr = to.id.config();
+    let provider = match site.root.resource_at(&config_addr) {
+        Some(r) => crate::walk::resolve(site.root, &config_addr.module, r, driver.as_ref())?,
+        None => driver.provider_address(),
+    };
+    let driver = site
+        .drivers
+        .configured(&to.id.type_name, &provider, false)
+        .map_or_else(|| driver.clone(), |(d, _)| d);
+    Ok((driver, provider, schema))
+}
+
+/// What the import blocks of module instance `path` name of resource `r`
+/// there, evaluated in that instance (its variables, locals, and what
+/// its walk has made known so far).
+pub(super) fn module_targets(
+    walk: &crate::walk::Walk<'_>,
+    root: &Module,
+    path: &ModulePath,
+    r: &crate::config::Resource,
+) -> Result<Vec<Target>, Diags> {
+    let config = path.without_keys();
+    let Some(module) = root.module_at(&config) else {
+        return Ok(Vec::new());
+    };
+    let eval = |e: &Expr, each: Option<&Each>| {
+        walk.eval_module_each(&config, path, each.cloned(), |ev| ev.eval(e))
+            .unwrap_or_else(|| Ok(Value::unknown()))
+    };
+    let mut out = Vec::new();
+    let mut diags = Diags::default();
+    for im in module.imports.iter().filter(|im| im.names(r)) {
+        match targets(im, path, &eval) {
+            Ok(found) => out.extend(found),
+            Err(d) => diags.0.extend(d.0),
+        }
+    }
+    diags.into_result(out)
+}
