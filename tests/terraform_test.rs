@@ -167,7 +167,7 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
     let dir = fixture("mock");
     std::fs::write(
         dir.join("tests/mock.tftest.hcl"),
-        "provider \"terraform\" {}\n\nrun \"x\" {\n  command = plan\n}\n",
+        "mock_provider \"terraform\" {\n  source = \"./mocks\"\n}\n\nrun \"x\" {\n  command = plan\n}\n",
     )
     .expect("write");
     let (code, out, err) = oracle::run_tool(
@@ -182,8 +182,8 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        said.contains("does not run provider blocks in a test file yet")
-            && said.contains("mock.tftest.hcl:1"),
+        said.contains("does not read mock data files")
+            && said.contains("mock.tftest.hcl:2"),
         "{out}{err}"
     );
     // As a file Terraform cannot decode, it stops the test before any
@@ -487,4 +487,49 @@ fn overrides_give_terraforms_verdicts_and_messages() {
     assert_eq!(s.2, t.2);
     let warnings = s.2.iter().filter(|d| d.contains("Invalid override target"));
     assert_eq!(warnings.count(), 3, "{:#?}", s.2);
+}
+
+#[path = "common/moto.rs"]
+#[allow(dead_code)]
+mod moto;
+
+/// A test file's own `provider` blocks and a run's `providers`, beside
+/// Terraform with the real AWS provider against moto
+/// (`tests/fixtures/tftest_providers`): an aliased block leaves the
+/// configuration's provider alone (the bucket in us-east-1) until a run
+/// chooses it (`providers = { aws = aws.west }`: the next bucket in
+/// us-west-2, made by a provider configured anew for that run); an aliased
+/// mock serves only the run that chooses it, its override over its
+/// defaults; a run naming no definition errs ("Missing provider definition
+/// for aws.nothere") and the next is skipped. The same verdicts and exit
+/// code, and no bucket left in moto by either tool's teardown.
+#[test]
+fn provider_blocks_and_aliased_mocks_are_terraforms() {
+    let Some(aws) = AwsDir::new("provider_blocks_and_aliased_mocks", "tftest_providers") else {
+        return;
+    };
+    let m = moto::moto();
+    let env = [
+        ("TF_CLI_CONFIG_FILE", aws.rc.as_os_str()),
+        ("AWS_ENDPOINT_URL", std::ffi::OsStr::new(&m.url)),
+        ("AWS_ACCESS_KEY_ID", std::ffi::OsStr::new("testing")),
+        ("AWS_SECRET_ACCESS_KEY", std::ffi::OsStr::new("testing")),
+        ("AWS_EC2_METADATA_DISABLED", std::ffi::OsStr::new("true")),
+    ];
+    same_failure(&aws.dir, &env, "Failure! 2 passed, 2 failed, 1 skipped.");
+    let listed = buckets(&m.direct);
+    assert!(listed.contains("ListAllMyBucketsResult"), "{listed}");
+    assert!(!listed.contains("<Name>"), "left behind: {listed}");
+}
+
+/// S3's ListBuckets answer from the moto at `url` (`http://127.0.0.1:PORT`).
+fn buckets(url: &str) -> String {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://");
+    let mut c = std::net::TcpStream::connect(host).expect("moto");
+    let ask = format!("GET / HTTP/1.0\r\nHost: {host}\r\nAuthorization: AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/aws4_request\r\n\r\n");
+    c.write_all(ask.as_bytes()).expect("ask");
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).expect("answer");
+    answer
 }

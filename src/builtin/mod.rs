@@ -70,6 +70,20 @@ fn identity(driver: &Arc<dyn Driver>) -> usize {
     Arc::as_ptr(driver) as *const () as usize
 }
 
+/// A new instance of `d`, once per driver (`made` holds those made so
+/// far), or `d` itself when it cannot make one.
+fn renewed(d: &Arc<dyn Driver>, made: &mut Vec<(usize, Arc<dyn Driver>)>) -> Arc<dyn Driver> {
+    if let Some((_, new)) = made.iter().find(|(old, _)| *old == identity(d)) {
+        return new.clone();
+    }
+    let new = match d.another() {
+        Some(Ok(new)) => new,
+        _ => d.clone(),
+    };
+    made.push((identity(d), new.clone()));
+    new
+}
+
 /// The source address of the provider a driver is:
 /// `provider["registry.terraform.io/hashicorp/aws"]` → the inner part.
 pub fn source_of(driver: &dyn Driver) -> String {
@@ -266,6 +280,33 @@ impl Drivers {
             }
         }
         self
+    }
+
+    /// The same drivers as new, unconfigured instances (each driver that
+    /// can make one; the others as they are): what a test run configures
+    /// for itself, as Terraform starts its providers anew for each run —
+    /// a driver keeps what its first configuration made (clients for a
+    /// region), so a run with other provider settings needs its own.
+    pub fn fresh(&self) -> Drivers {
+        let mut made: Vec<(usize, Arc<dyn Driver>)> = Vec::new();
+        let list = self.list.iter().map(|d| renewed(d, &mut made)).collect();
+        let routes = self
+            .routes
+            .iter()
+            .map(|(d, types)| (renewed(d, &mut made), types.clone()))
+            .collect();
+        let whole = self
+            .whole
+            .iter()
+            .filter_map(|i| made.iter().find(|(old, _)| old == i))
+            .map(|(_, new)| identity(new))
+            .collect();
+        Drivers::of(Registry {
+            list,
+            routes,
+            whole,
+            doubles: self.doubles.clone(),
+        })
     }
 
     /// The same drivers with a test's stand-ins (see [`doubles`]).

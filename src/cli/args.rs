@@ -104,6 +104,7 @@ impl RunArgs {
             generate_config_out: None,
             minimal_refresh: self.minimal_refresh,
             check_settle: None,
+            provider_blocks: Vec::new(),
         })
     }
 

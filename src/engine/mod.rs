@@ -121,6 +121,9 @@ pub struct Options {
     /// How long failing checks are looked at again after an apply
     /// (`None`: the apply's default; a test run's: not at all).
     pub check_settle: Option<std::time::Duration>,
+    /// A test run's `provider` blocks, in place of the root module's of
+    /// the same name and alias.
+    pub provider_blocks: Vec<crate::config::Provider>,
 }
 
 impl Default for Options {
@@ -141,6 +144,7 @@ impl Default for Options {
             generate_config_out: None,
             minimal_refresh: false,
             check_settle: None,
+            provider_blocks: Vec::new(),
         }
     }
 }

@@ -293,6 +293,12 @@ pub(super) fn prepare(
 ) -> Result<Prepared, Diags> {
     let inputs = &opts.inputs;
     let mut module = config::load(path, sources)?;
+    for p in &opts.provider_blocks {
+        module
+            .providers
+            .retain(|q| (&q.name, &q.alias) != (&p.name, &p.alias));
+        module.providers.push(p.clone());
+    }
     let functions = std::rc::Rc::new(crate::walk::Functions(drivers.clone()));
     let run = Run::with_functions(module.dir.clone(), &opts.workspace, functions);
     // Files by their path inside the configuration, so a saved plan made

@@ -247,7 +247,7 @@ fn locals(b: &Block, m: &mut Module, diags: &mut Diags) {
 }
 
 /// A `provider` block: its `alias` apart, the rest its configuration.
-fn provider(b: &Block, name: String, diags: &mut Diags) -> Provider {
+pub(super) fn provider(b: &Block, name: String, diags: &mut Diags) -> Provider {
     let alias = b.body.attr("alias").and_then(|a| const_string(a, diags));
     let mut body = b.body.clone();
     body.attrs.retain(|a| a.name != "alias");
@@ -701,7 +701,7 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
 
 /// A module call's `providers` map: keys and values are provider
 /// references (`kubernetes` or `kubernetes.east`), never evaluated.
-fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, ProviderRef)> {
+pub(super) fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, ProviderRef)> {
     let ExprKind::Object(items) = &e.kind else {
         diags.push(err(
             "strata::config::providers",

@@ -4,16 +4,17 @@
 //! by its `module` block) and judging its `assert` blocks, or expecting
 //! the checks `expect_failures` names to fail; `mock_provider` blocks
 //! stand in for providers and `override_resource`, `override_data` and
-//! `override_module` blocks for single objects and module calls. What
-//! strata does not run yet (a mock's alias or source, provider blocks) is
-//! an error at its place, never skipped: a test that did not run must
-//! not pass.
+//! `override_module` blocks for single objects and module calls;
+//! `provider` blocks configure the providers of the runs, and a run's
+//! `providers` chooses among those and the aliased mocks. What strata does
+//! not run yet (a mock's `source`) is an error at its place, never
+//! skipped: a test that did not run must not pass.
 
 use super::decode::{
-    condition, const_bool, const_string, err, expr_list, labels, unsupported_attr,
-    unsupported_block,
+    condition, const_bool, const_string, err, expr_list, labels, provider, providers_map,
+    unsupported_attr, unsupported_block,
 };
-use super::Condition;
+use super::{Condition, Provider, ProviderRef};
 use crate::diag::{Diags, Span};
 use crate::syntax::{Attribute, Block, Body, Expr, ExprKind};
 
@@ -27,6 +28,10 @@ pub struct TestFile {
     pub mocks: Vec<MockProvider>,
     /// File-wide `override_*` blocks: every run's, under its own.
     pub overrides: Vec<Override>,
+    /// `provider` blocks: configurations over the configuration's own of
+    /// the same name and alias, in every run (or, in a run with
+    /// `providers`, those it names).
+    pub providers: Vec<Provider>,
 }
 
 /// What an `override_*` block stands in for.
@@ -88,6 +93,9 @@ pub struct Override {
 #[derive(Debug, Clone)]
 pub struct MockProvider {
     pub name: String,
+    /// `alias`: a mock a run chooses with `providers = { NAME = NAME.ALIAS }`;
+    /// without, the provider is mocked in every run.
+    pub alias: Option<String>,
     pub span: Span,
     /// `mock_resource` blocks: each type's `defaults` (none: `{}`).
     pub resources: Vec<(String, Option<Expr>)>,
@@ -140,6 +148,10 @@ pub struct RunBlock {
     pub plan_options: PlanOptions,
     /// The run's own `override_*` blocks, over the file's.
     pub overrides: Vec<Override>,
+    /// `providers = { aws = aws.fake }`: the configuration under test's
+    /// provider (the key) served by the file's `provider` or
+    /// `mock_provider` block (the value).
+    pub providers: Vec<(ProviderRef, ProviderRef)>,
 }
 
 /// Decodes a parsed test file.
@@ -168,7 +180,11 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
                     file.runs.push(r);
                 }
             }
-            "provider" => diags.push(not_yet(&b, "provider blocks in a test file")),
+            "provider" => {
+                if let Some(l) = labels(&b, &["name"], &mut diags) {
+                    file.providers.push(provider(&b, l[0].clone(), &mut diags));
+                }
+            }
             "mock_provider" => file.mocks.extend(mock_provider(&b, &mut diags)),
             kind if OverrideKind::of(kind).is_some() => {
                 file.overrides.extend(override_block(&b, &mut diags))
@@ -179,20 +195,12 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
     diags.into_result(file)
 }
 
-fn not_yet(b: &Block, what: &str) -> crate::diag::Diag {
-    err(
-        "strata::test::not_yet",
-        "Not supported yet",
-        format!("strata's test command does not run {what} yet; the file's runs were not run."),
-        b.kind_span,
-    )
-}
-
 fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
     let name = labels(b, &["name"], diags)?.into_iter().next()?;
     let mut mock = MockProvider {
         name,
         span: b.kind_span,
+        alias: None,
         resources: Vec::new(),
         data: Vec::new(),
         overrides: Vec::new(),
@@ -200,13 +208,11 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
     };
     for a in &b.body.attrs {
         match a.name.as_str() {
-            "alias" | "source" => diags.push(err(
+            "alias" => mock.alias = const_string(a, diags),
+            "source" => diags.push(err(
                 "strata::test::not_yet",
                 "Not supported yet",
-                format!(
-                    "strata's test command does not take a mock provider's {} yet.",
-                    a.name
-                ),
+                "strata's test command does not read mock data files (source, *.tfmock.hcl) yet; the file's runs were not run.",
                 a.name_span,
             )),
             "override_during" => mock.during = during(a, diags).unwrap_or_default(),
@@ -361,7 +367,7 @@ fn target_kind(names: &[&str]) -> Option<OverrideKind> {
     }
 }
 
-const RUN_ATTRS: &[&str] = &["command", "expect_failures"];
+const RUN_ATTRS: &[&str] = &["command", "expect_failures", "providers"];
 const RUN_BLOCKS: &[&str] = &[
     "variables",
     "assert",
@@ -384,11 +390,13 @@ fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
         module: None,
         plan_options: PlanOptions::default(),
         overrides: Vec::new(),
+        providers: Vec::new(),
     };
     for a in &b.body.attrs {
         match a.name.as_str() {
             "command" => run.command = command(a, diags)?,
             "expect_failures" => run.expect_failures = expr_list(a, diags),
+            "providers" => run.providers = providers_map(&a.expr, diags),
             _ => diags.push(unsupported_attr(a, "run", RUN_ATTRS)),
         }
     }

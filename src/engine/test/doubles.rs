@@ -1,5 +1,8 @@
-//! A run's test doubles: the file's `mock_provider`s in place of real
-//! providers, and the `override_resource`, `override_data` and
+//! A run's test doubles and providers: the file's `mock_provider`s in
+//! place of real providers and its `provider` blocks over the
+//! configuration's (those the run's `providers` names, else every block
+//! and every mock without an alias), and the `override_resource`,
+//! `override_data` and
 //! `override_module` blocks of the run, the file and the mocks in place
 //! of single objects and module calls — the run's over the file's over
 //! a mock's, and of each, one instance's over its resource's, as in
@@ -8,7 +11,8 @@
 use super::mock::{self, MockDriver};
 use crate::builtin::doubles::Doubles;
 use crate::builtin::Drivers;
-use crate::config::testfile::{During, Override, OverrideKind, RunBlock, TestFile};
+use crate::config::testfile::{During, MockProvider, Override, OverrideKind, RunBlock, TestFile};
+use crate::config::Provider;
 use crate::config::{Mode, Module};
 use crate::diag::{Diag, Diags};
 use crate::eval::{EmptyScope, Evaluator};
@@ -20,59 +24,104 @@ use std::sync::{Arc, Mutex};
 use strata_provider::Driver;
 use strata_state::model::{Address, ModulePath, ResourceAddr};
 
-/// The drivers a file's runs use: its `mock_provider`s in place of the
-/// real providers.
-pub(super) fn mocked_drivers(file: &TestFile, drivers: &Drivers) -> Result<Drivers, Diags> {
-    let mut diags = Diags::default();
-    let mut mocks = Vec::new();
-    for m in &file.mocks {
-        let mut defaults = mock::Defaults::default();
-        for (into, given) in [
-            (&mut defaults.resources, &m.resources),
-            (&mut defaults.data, &m.data),
-        ] {
-            for (t, e) in given {
-                let attrs = e
-                    .as_ref()
-                    .map(|e| object(e, &mut diags))
-                    .unwrap_or_default();
-                into.insert(t.clone(), attrs);
-            }
-        }
-        let name = m.name.clone();
-        mocks.push(mock::Mock {
-            name,
-            defaults,
-            during: m.during,
-        });
-    }
-    if !diags.is_empty() {
-        return Err(diags);
-    }
-    mock::mocked(drivers, mocks).map_err(|(name, why)| {
-        let at = file.mocks.iter().find(|m| m.name == name).map(|m| m.span);
-        let d = Diag::new(
-            "strata::test::mock_provider",
-            "Cannot mock this provider",
-            why,
-        );
-        Diags::from(match at {
-            Some(at) => d.at(at),
-            None => d,
-        })
-    })
+/// What one run plans and applies with: its drivers (mocks and
+/// overrides over the real ones) and the `provider` blocks over the
+/// configuration's own.
+pub(super) struct Setup {
+    pub drivers: Drivers,
+    pub providers: Vec<Provider>,
+    /// Overrides of what the configuration does not declare.
+    pub warnings: Diags,
 }
 
-/// `drivers` (the file's) under run `r`'s overrides, the file's and its
-/// mocks'; with a warning for each of the run's overrides whose target
+/// A run's mocks (each under the provider name it serves) and provider
+/// blocks.
+#[derive(Default)]
+struct Chosen<'f> {
+    mocks: Vec<(String, &'f MockProvider)>,
+    blocks: Vec<Provider>,
+}
+
+/// The providers run `r` uses, as Terraform chooses them: with
+/// `providers = { … }`, only those it names (a `provider` block or a
+/// `mock_provider` of the file, by name and alias, under the name the
+/// key gives); without, every `provider` block and every mock without an
+/// alias.
+fn chosen<'f>(file: &'f TestFile, r: &RunBlock) -> Result<Chosen<'f>, Diags> {
+    if r.providers.is_empty() {
+        let unaliased = file.mocks.iter().filter(|m| m.alias.is_none());
+        return Ok(Chosen {
+            mocks: unaliased.map(|m| (m.name.clone(), m)).collect(),
+            blocks: file.providers.clone(),
+        });
+    }
+    let mut chosen = Chosen::default();
+    let mut diags = Diags::default();
+    for (child, parent) in &r.providers {
+        let same =
+            |name: &str, alias: &Option<String>| name == parent.name && *alias == parent.alias;
+        if let Some(m) = file.mocks.iter().find(|m| same(&m.name, &m.alias)) {
+            chosen.mocks.push((child.name.clone(), m));
+        } else if let Some(p) = file.providers.iter().find(|p| same(&p.name, &p.alias)) {
+            chosen.blocks.push(Provider {
+                name: child.name.clone(),
+                alias: child.alias.clone(),
+                ..p.clone()
+            });
+        } else {
+            let shown = match &parent.alias {
+                Some(a) => format!("{}.{a}", parent.name),
+                None => parent.name.clone(),
+            };
+            diags.push(
+                Diag::new(
+                    "strata::test::providers",
+                    format!("Missing provider definition for {shown}"),
+                    "This provider block references a provider definition that does not exist.",
+                )
+                .at(parent.span),
+            );
+        }
+    }
+    diags.into_result(chosen)
+}
+
+/// A `mock_provider` block as the mock of provider `name`.
+fn mock_of(m: &MockProvider, name: &str, diags: &mut Diags) -> mock::Mock {
+    let mut defaults = mock::Defaults::default();
+    for (into, given) in [
+        (&mut defaults.resources, &m.resources),
+        (&mut defaults.data, &m.data),
+    ] {
+        for (t, e) in given {
+            let attrs = e.as_ref().map(|e| object(e, diags)).unwrap_or_default();
+            into.insert(t.clone(), attrs);
+        }
+    }
+    mock::Mock {
+        name: name.to_string(),
+        defaults,
+        during: m.during,
+    }
+}
+
+/// Run `r`'s setup over `drivers` (the real ones): the mocks it uses, its
+/// overrides, the file's and those mocks', and the provider blocks it
+/// uses; with a warning for each of the run's overrides whose target
 /// `module` (the configuration the run plans) does not declare.
 pub(super) fn for_run(
     file: &TestFile,
     r: &RunBlock,
     module: &Module,
     drivers: &Drivers,
-) -> Result<(Drivers, Diags), Diags> {
+) -> Result<Setup, Diags> {
+    let chosen = chosen(file, r)?;
     let mut diags = Diags::default();
+    let mocks: Vec<mock::Mock> = chosen
+        .mocks
+        .iter()
+        .map(|(name, m)| mock_of(m, name, &mut diags))
+        .collect();
     let mut objects = Vec::new();
     let mut modules = Vec::new();
     // The run's first: the first that names an address wins.
@@ -86,21 +135,38 @@ pub(super) fn for_run(
             _ => objects.extend(given(o, None, During::Apply, &mut diags)),
         }
     }
-    for m in &file.mocks {
+    for (name, m) in &chosen.mocks {
         for o in &m.overrides {
-            objects.extend(given(o, Some(&m.name), m.during, &mut diags));
+            objects.extend(given(o, Some(name), m.during, &mut diags));
         }
     }
     if diags.has_errors() {
         return Err(diags);
     }
-    let warnings = unknown_targets(&r.overrides, module);
+    // Each run configures providers of its own (its provider blocks may
+    // differ from the last run's).
+    let mocked = mock::mocked(&drivers.fresh(), mocks).map_err(|(name, why)| {
+        let at = chosen.mocks.iter().find(|(n, _)| *n == name);
+        let d = Diag::new(
+            "strata::test::mock_provider",
+            "Cannot mock this provider",
+            why,
+        );
+        Diags::from(match at {
+            Some((_, m)) => d.at(m.span),
+            None => d,
+        })
+    })?;
     let doubles = TestDoubles {
         objects,
         modules,
         schemas: Mutex::default(),
     };
-    Ok((drivers.clone().with_doubles(Arc::new(doubles)), warnings))
+    Ok(Setup {
+        drivers: mocked.with_doubles(Arc::new(doubles)),
+        providers: chosen.blocks,
+        warnings: unknown_targets(&r.overrides, module),
+    })
 }
 
 /// A warning for each override whose target `module` does not declare,

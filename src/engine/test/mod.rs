@@ -109,8 +109,8 @@ pub struct TestTally {
     /// Runs that went wrong otherwise.
     pub errored: usize,
     pub skipped: usize,
-    /// Files none of whose runs ran (a mock of a provider strata does
-    /// not have, a scratch state it could not make).
+    /// Files none of whose runs ran (a scratch state strata could not
+    /// make).
     pub files_failed: usize,
     /// A signal stopped the test: the later runs and files did not run.
     pub interrupted: bool,
@@ -278,16 +278,14 @@ fn run_file(
     drivers: &Drivers,
     tally: &mut TestTally,
 ) -> Status {
-    let mocked = doubles::mocked_drivers(file, drivers);
-    let (mut states, drivers) = match (States::new(&req.dir), mocked) {
-        (Ok(s), Ok(d)) => (s, d),
-        (Err(d), _) | (_, Err(d)) => {
+    let mut states = match States::new(&req.dir) {
+        Ok(s) => s,
+        Err(d) => {
             view.diagnostics(&d, sources);
             tally.files_failed += 1;
             return Status::Error;
         }
     };
-    let drivers = &drivers;
     let mut outputs: BTreeMap<String, Value> = BTreeMap::new();
     let mut status = Status::Pass;
     for r in &file.runs {

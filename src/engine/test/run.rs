@@ -88,20 +88,29 @@ fn attempt(
 ) -> Result<Done, Diags> {
     let config = config_dir(r, at.req)?;
     let module = config::load(&config, sources)?;
-    let (drivers, warnings) = super::doubles::for_run(at.file, r, &module, drivers)?;
-    let drivers = &drivers;
+    let setup = super::doubles::for_run(at.file, r, &module, drivers)?;
+    let drivers = &setup.drivers;
     let mut inputs = at.req.inputs.clone();
     inputs.extend(given_variables(r, at)?);
-    let opts = options(r, states.of(&config), &inputs)?;
+    let opts = Options {
+        provider_blocks: setup.providers.clone(),
+        ..options(r, states.of(&config), &inputs)?
+    };
     let verbose = at.req.verbose;
     let outcome = match r.command {
         Command::Plan => planned(&config, &opts, verbose, sources, drivers),
         Command::Apply => applied(&config, &module, (&opts, verbose), sources, drivers),
     };
     if r.command == Command::Apply && !outcome.stopped_at_plan {
-        states.applied(&config, &r.name, &inputs);
+        let applied = super::states::Applied {
+            run: r.name.clone(),
+            inputs: inputs.clone(),
+            drivers: Some(drivers.clone()),
+            providers: setup.providers.clone(),
+        };
+        states.applied(&config, applied);
     }
-    let mut judged = warnings;
+    let mut judged = setup.warnings;
     judged.extend(expect::sorted(
         r,
         &module,
@@ -505,9 +514,13 @@ pub(super) fn tear_down(
             state: Some(state.clone()),
             mode: Mode::Destroy,
             check_settle: Some(std::time::Duration::ZERO),
+            provider_blocks: applied.providers.clone(),
             ..Options::default()
         };
         let mut quiet = Quiet::default();
+        // With what the last apply had: its mocks and overrides stand in
+        // for the providers they stood in for then.
+        let drivers = applied.drivers.as_ref().unwrap_or(drivers);
         match crate::engine::apply(config, &opts, true, &mut quiet, sources, drivers) {
             Ok(crate::engine::Applied::Done(report)) => left.extend(report.failed),
             Ok(crate::engine::Applied::Nothing) => {}

@@ -12,11 +12,16 @@ use std::path::{Path, PathBuf};
 
 const PARENT: &str = ".terraform/strata-test";
 
-/// The last run that applied a configuration, and the variables it gave.
+/// The last run that applied a configuration, and what it applied with:
+/// its variables, its drivers (mocks and overrides) and its provider
+/// blocks — what its teardown destroys with.
 #[derive(Default, Clone)]
 pub(super) struct Applied {
     pub run: String,
     pub inputs: Vec<CliInput>,
+    /// `None` before any apply.
+    pub drivers: Option<crate::builtin::Drivers>,
+    pub providers: Vec<crate::config::Provider>,
 }
 
 /// One test file's scratch states.
@@ -66,15 +71,11 @@ impl States {
         self.file(i)
     }
 
-    /// Notes that run `run`'s apply of `config` with `inputs` finished:
-    /// what its teardown destroys with (a later plan's variables may not
-    /// be valid).
-    pub(super) fn applied(&mut self, config: &Path, run: &str, inputs: &[CliInput]) {
+    /// Notes that a run's apply of `config` finished: what its teardown
+    /// destroys with (a later plan's variables may not be valid).
+    pub(super) fn applied(&mut self, config: &Path, applied: Applied) {
         if let Some(u) = self.used.iter_mut().find(|(c, _)| c == config) {
-            u.1 = Applied {
-                run: run.to_string(),
-                inputs: inputs.to_vec(),
-            };
+            u.1 = applied;
         }
     }
 
