@@ -167,7 +167,7 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
     let dir = fixture("mock");
     std::fs::write(
         dir.join("tests/mock.tftest.hcl"),
-        "mock_provider \"terraform\" {\n  source = \"./mocks\"\n}\n\nrun \"x\" {\n  command = plan\n}\n",
+        "run \"x\" {\n  command = plan\n  module {\n    source = \"hashicorp/consul/aws\"\n  }\n}\n",
     )
     .expect("write");
     let (code, out, err) = oracle::run_tool(
@@ -182,13 +182,10 @@ fn blocks_strata_does_not_run_yet_are_errors_at_their_place() {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        said.contains("does not read mock data files")
-            && said.contains("mock.tftest.hcl:2"),
+        said.contains("runs local modules") && said.contains("mock.tftest.hcl:3"),
         "{out}{err}"
     );
-    // As a file Terraform cannot decode, it stops the test before any
-    // run: no summary.
-    assert!(!said.contains("Failure!"), "{out}{err}");
+    assert!(said.contains("Failure! 0 passed, 1 failed."), "{out}{err}");
 }
 
 /// Override blocks that name the wrong kind of thing, name nothing or
@@ -423,7 +420,7 @@ impl AwsDir {
         if !oracle::require_terraform(test) {
             return None;
         }
-        let dir = std::env::temp_dir().join(format!("strata-{fixture}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("strata-{test}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         copy(
             &Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -532,4 +529,58 @@ fn buckets(url: &str) -> String {
     let mut answer = String::new();
     c.read_to_string(&mut answer).expect("answer");
     answer
+}
+
+/// A mock's `source`: the `*.tfmock.hcl` files of a directory named from
+/// the configuration's, beside Terraform with the real AWS provider —
+/// the block's own `mock_resource` over the file's for the same type, the
+/// file's `override_resource` over both; and a directory that is not
+/// there, Terraform's "Failed to read mock data directory" before any
+/// run, exit 1 in both.
+#[test]
+fn a_mocks_data_files_are_read_as_terraforms() {
+    let Some(aws) = AwsDir::new("a_mocks_data_files_are_read", "tftest_mock") else {
+        return;
+    };
+    let dir = &aws.dir;
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "extra.tf",
+        "data \"aws_caller_identity\" \"me\" {}\n\noutput \"user\" {\n  value = data.aws_caller_identity.me.user_id\n}\n",
+    );
+    write(
+        "mocks/aws/s3.tfmock.hcl",
+        "mock_resource \"aws_s3_bucket\" {\n  defaults = {\n    arn = \"arn:from-file\"\n  }\n}\n",
+    );
+    write(
+        "mocks/aws/t.tfmock.hcl",
+        "override_data {\n  target = data.aws_caller_identity.me\n  values = {\n    user_id = \"from-file-override\"\n  }\n}\n",
+    );
+    let test = |source: &str| {
+        format!(
+            "mock_provider \"aws\" {{\n  source = \"{source}\"\n  mock_resource \"aws_s3_bucket\" {{\n    defaults = {{\n      arn = \"arn:inline\"\n    }}\n  }}\n}}\n\nrun \"applied\" {{\n  assert {{\n    condition     = output.arn == \"arn:inline\" && output.user == \"from-file-override\"\n    error_message = \"arn is ${{output.arn}}, user is ${{output.user}}\"\n  }}\n}}\n"
+        )
+    };
+    write("tests/mock.tftest.hcl", &test("./mocks/aws"));
+    let env = aws.env();
+    let [strata, terraform] = both_in(dir, &[], &env);
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!((strata.0, terraform.0), (0, 0), "{}", strata.2);
+    write("tests/mock.tftest.hcl", &test("./nothere"));
+    for (code, verdicts, said) in both_in(dir, &[], &env) {
+        assert_eq!(code, 1, "{said}");
+        assert!(verdicts.is_empty(), "{said}");
+        assert!(
+            said.contains("Failed to read mock data directory"),
+            "{said}"
+        );
+    }
 }

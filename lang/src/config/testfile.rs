@@ -7,8 +7,8 @@
 //! `override_module` blocks for single objects and module calls;
 //! `provider` blocks configure the providers of the runs, and a run's
 //! `providers` chooses among those and the aliased mocks. What strata does
-//! not run yet (a mock's `source`) is an error at its place, never
-//! skipped: a test that did not run must not pass.
+//! not run yet is an error at its place, never skipped: a test that did
+//! not run must not pass.
 
 use super::decode::{
     condition, const_bool, const_string, err, expr_list, labels, provider, providers_map,
@@ -96,6 +96,10 @@ pub struct MockProvider {
     /// `alias`: a mock a run chooses with `providers = { NAME = NAME.ALIAS }`;
     /// without, the provider is mocked in every run.
     pub alias: Option<String>,
+    /// `source`: a directory (from the configuration under test's) whose
+    /// `*.tfmock.hcl` files hold more of the same blocks, under the
+    /// block's own.
+    pub source: Option<(String, Span)>,
     pub span: Span,
     /// `mock_resource` blocks: each type's `defaults` (none: `{}`).
     pub resources: Vec<(String, Option<Expr>)>,
@@ -201,6 +205,7 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
         name,
         span: b.kind_span,
         alias: None,
+        source: None,
         resources: Vec::new(),
         data: Vec::new(),
         overrides: Vec::new(),
@@ -209,12 +214,7 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
     for a in &b.body.attrs {
         match a.name.as_str() {
             "alias" => mock.alias = const_string(a, diags),
-            "source" => diags.push(err(
-                "strata::test::not_yet",
-                "Not supported yet",
-                "strata's test command does not read mock data files (source, *.tfmock.hcl) yet; the file's runs were not run.",
-                a.name_span,
-            )),
+            "source" => mock.source = const_string(a, diags).map(|s| (s, a.expr.span)),
             "override_during" => mock.during = during(a, diags).unwrap_or_default(),
             _ => diags.push(unsupported_attr(
                 a,
@@ -223,7 +223,38 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
             )),
         }
     }
-    for nb in &b.body.blocks {
+    mock_blocks(&b.body.blocks, &mut mock, "a mock_provider block", diags);
+    Some(mock)
+}
+
+/// A mock data file (`*.tfmock.hcl`, Terraform 1.8) of `mock`'s `source`:
+/// its blocks go under the mock's own — a `mock_resource` of the block
+/// wins over the file's for the same type, an override of the block is
+/// found first.
+pub fn decode_mock_file(body: Body, mock: &mut MockProvider) -> Result<(), Diags> {
+    let mut diags = Diags::default();
+    for a in &body.attrs {
+        diags.push(unsupported_attr(a, "mock data file", &[]));
+    }
+    let mut file = MockProvider {
+        resources: Vec::new(),
+        data: Vec::new(),
+        overrides: Vec::new(),
+        ..mock.clone()
+    };
+    mock_blocks(&body.blocks, &mut file, "a mock data file", &mut diags);
+    file.resources.append(&mut mock.resources);
+    file.data.append(&mut mock.data);
+    mock.resources = file.resources;
+    mock.data = file.data;
+    mock.overrides.append(&mut file.overrides);
+    diags.into_result(())
+}
+
+/// The `mock_resource`, `mock_data` and `override_*` blocks of a mock
+/// (in `parent`: its block or a mock data file) into `mock`.
+fn mock_blocks(blocks: &[Block], mock: &mut MockProvider, parent: &str, diags: &mut Diags) {
+    for nb in blocks {
         let into = match nb.kind.as_str() {
             "mock_resource" => &mut mock.resources,
             "mock_data" => &mut mock.data,
@@ -238,7 +269,7 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
                     "override_resource",
                     "override_data",
                 ];
-                diags.push(unsupported_block(nb, "a mock_provider block", &allowed));
+                diags.push(unsupported_block(nb, parent, &allowed));
                 continue;
             }
         };
@@ -263,7 +294,6 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
         }
         into.push((type_name, nb.body.attr("defaults").map(|a| a.expr.clone())));
     }
-    Some(mock)
 }
 
 /// `override_during = plan | apply`, a bare keyword.

@@ -14,7 +14,7 @@ mod states;
 
 use super::view::View;
 use crate::builtin::Drivers;
-use crate::config::testfile::{decode_test_file, TestFile};
+use crate::config::testfile::{decode_test_file, MockProvider, TestFile};
 use crate::config::variables::CliInput;
 use crate::diag::{Diag, Diags, Sources};
 use crate::lang::value::Value;
@@ -136,7 +136,7 @@ pub fn test(
     let mut decoded: Vec<(PathBuf, TestFile)> = Vec::new();
     let mut diags = Diags::default();
     for rel in found_files(&req.dir, &req.test_directory) {
-        match read(&req.dir.join(&rel), sources) {
+        match read(&req.dir, &rel, sources) {
             Ok(f) => decoded.push((rel, f)),
             Err(d) => diags.extend(d),
         }
@@ -201,7 +201,7 @@ pub fn validate_tests(
     };
     let mut diags = Diags::default();
     for rel in found_files(dir, test_directory) {
-        if let Err(d) = read(&dir.join(rel), sources) {
+        if let Err(d) = read(dir, &rel, sources) {
             diags.extend(d);
         }
     }
@@ -255,7 +255,21 @@ fn test_files(req: &TestRequest) -> Result<Vec<PathBuf>, Diags> {
     Ok(kept)
 }
 
-fn read(path: &Path, sources: &mut Sources) -> Result<TestFile, Diags> {
+/// Test file `rel` of the configuration at `dir`, with its mocks' data
+/// files.
+fn read(dir: &Path, rel: &Path, sources: &mut Sources) -> Result<TestFile, Diags> {
+    let mut file = decode_test_file(parsed(&dir.join(rel), sources)?)?;
+    let mut diags = Diags::default();
+    for m in &mut file.mocks {
+        if let Err(d) = mock_sources(dir, m, sources) {
+            diags.extend(d);
+        }
+    }
+    diags.into_result(file)
+}
+
+/// A file of HCL, read, kept among the sources and parsed.
+fn parsed(path: &Path, sources: &mut Sources) -> Result<crate::syntax::Body, Diags> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diag::new(
             "strata::test::read",
@@ -264,8 +278,42 @@ fn read(path: &Path, sources: &mut Sources) -> Result<TestFile, Diags> {
         )
     })?;
     let id = sources.add(path.display().to_string(), text.clone());
-    let body = crate::syntax::parse_body(id, &text).map_err(Diags::from)?;
-    decode_test_file(body)
+    crate::syntax::parse_body(id, &text).map_err(Diags::from)
+}
+
+/// The `*.tfmock.hcl` files of mock `m`'s `source` (a directory from the
+/// configuration's, as Terraform reads it), in name order, under its own
+/// blocks.
+fn mock_sources(dir: &Path, m: &mut MockProvider, sources: &mut Sources) -> Result<(), Diags> {
+    let Some((source, span)) = m.source.clone() else {
+        return Ok(());
+    };
+    let unreadable = || {
+        Diags::from(
+            Diag::new(
+                "strata::test::mock_source",
+                "Failed to read mock data directory",
+                format!("Mock data directory {source} does not exist or cannot be read."),
+            )
+            .at(m.span)
+            .also("source", span),
+        )
+    };
+    let entries = std::fs::read_dir(dir.join(&source)).map_err(|_| unreadable())?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".tfmock.hcl"))
+        .collect();
+    files.sort();
+    let mut diags = Diags::default();
+    for f in files {
+        let decoded =
+            parsed(&f, sources).and_then(|body| crate::config::testfile::decode_mock_file(body, m));
+        if let Err(d) = decoded {
+            diags.extend(d);
+        }
+    }
+    diags.into_result(())
 }
 
 /// Runs one file's runs and tears down what they made; its status.
