@@ -1226,3 +1226,40 @@ resource "kubernetes_namespace" "n" {
         refused.err
     );
 }
+
+/// Only a root module's output must say it is sensitive: a child's output
+/// of a sensitive value is used where the caller uses it, marks and all,
+/// as Terraform 1.11 plans it (strata refused the configuration at the
+/// child's output); a root output of it that does not say so is refused
+/// by both.
+#[test]
+fn a_childs_output_of_a_secret_need_not_say_it_is_sensitive() {
+    let child = "variable \"s\" {\n  sensitive = true\n  default   = \"x\"\n}\n\noutput \"o\" {\n  value = var.s\n}\n";
+    let root = |sensitive: bool| {
+        let said = if sensitive {
+            "\n  sensitive = true"
+        } else {
+            ""
+        };
+        format!("module \"m\" {{\n  source = \"./m\"\n}}\n\noutput \"r\" {{\n  value = module.m.o{said}\n}}\n")
+    };
+    for (sensitive, want) in [(true, 0), (false, 1)] {
+        let d = scratch(&format!("child-secret-{sensitive}"));
+        std::fs::create_dir_all(d.join("m")).expect("mkdir");
+        write(&d, "m/main.tf", child);
+        write(&d, "main.tf", &root(sensitive));
+        let (code, out, err) = oracle::run("strata", &d, &["plan", "-no-color"]);
+        assert_eq!(code, want, "{out}{err}");
+        if want == 1 {
+            assert!(
+                format!("{out}{err}").contains("Output refers to sensitive values"),
+                "{out}{err}"
+            );
+        }
+        if require_terraform("a_childs_output_of_a_secret") {
+            assert!(terraform(&d, &["init", "-no-color"]).status.success());
+            let (code, out, err) = oracle::run("terraform", &d, &["plan", "-no-color"]);
+            assert_eq!(code, want, "{out}{err}");
+        }
+    }
+}

@@ -584,3 +584,66 @@ fn a_mocks_data_files_are_read_as_terraforms() {
         );
     }
 }
+
+/// A `count` or `for_each` resource with no instances is an empty tuple or
+/// object in a run's assertions, after a plan and after an apply, as in
+/// Terraform (strata had it unknown, so the assertion erred).
+#[test]
+fn a_resource_with_no_instances_is_empty_in_assertions() {
+    if !oracle::require_terraform("a_resource_with_no_instances") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("strata-tftest-none-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+    std::fs::write(
+        dir.join("main.tf"),
+        "variable \"n\" {\n  default = {}\n}\n\nresource \"terraform_data\" \"x\" {\n  for_each = var.n\n}\n\nresource \"terraform_data\" \"c\" {\n  count = 0\n}\n",
+    )
+    .expect("write");
+    let run = |name: &str, command: &str| {
+        format!("run \"{name}\" {{\n  command = {command}\n  assert {{\n    condition     = length(terraform_data.x) == 0 && length(terraform_data.c) == 0\n    error_message = \"not empty\"\n  }}\n}}\n")
+    };
+    let text = format!("{}\n{}", run("planned", "plan"), run("applied", "apply"));
+    std::fs::write(dir.join("tests/none.tftest.hcl"), text).expect("write");
+    let [strata, terraform] = both(&dir, &[]);
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!((strata.0, terraform.0), (0, 0), "{}", strata.2);
+}
+
+/// An apply that fails after making an object (a postcondition refuses
+/// it): the object is torn down with that run's variables, as Terraform
+/// tears it down — strata used to tear down only with a run that
+/// finished, so the required variable was missing and the object was
+/// left in `errored_test.tfstate`.
+#[test]
+fn an_apply_that_fails_after_making_objects_is_torn_down_with_its_variables() {
+    if !oracle::require_terraform("an_apply_that_fails_after_making") {
+        return;
+    }
+    let [s, t] = ["strata", "terraform"].map(|tool| {
+        let dir = std::env::temp_dir().join(format!("strata-tftest-made-{tool}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+        std::fs::write(
+            dir.join("main.tf"),
+            "variable \"n\" {\n  type = string\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n  lifecycle {\n    postcondition {\n      condition     = self.id == \"never\"\n      error_message = \"made, then refused\"\n    }\n  }\n}\n",
+        )
+        .expect("write");
+        std::fs::write(
+            dir.join("tests/made.tftest.hcl"),
+            "run \"fails_after_making_x\" {\n  variables {\n    n = \"v\"\n  }\n}\n",
+        )
+        .expect("write");
+        let (code, out, err) = oracle::run_tool(tool, &dir, &["test", "-no-color"], &[]);
+        let left = dir.join("errored_test.tfstate").exists();
+        (code, verdicts(&out), left, format!("{out}{err}"))
+    });
+    assert_eq!(s.1, t.1, "strata:\n{}\nterraform:\n{}", s.3, t.3);
+    assert_eq!((s.0, t.0), (1, 1), "{}", s.3);
+    assert_eq!((s.2, t.2), (false, false), "{}", s.3);
+}

@@ -218,6 +218,9 @@ output "node_identity" {
 
 output "kubernetes" {
   description = "How to reach the cluster: what the kubernetes and helm providers are configured with."
+  # AKS's kube_config is sensitive as a whole, its host and CA with it:
+  # said, so the module plans as a root module too (its own tests).
+  sensitive = true
   value = {
     host                   = azurerm_kubernetes_cluster.this.kube_config[0].host
     cluster_ca_certificate = base64decode(azurerm_kubernetes_cluster.this.kube_config[0].cluster_ca_certificate)

@@ -81,6 +81,23 @@ pub fn state_outputs(outputs: &BTreeMap<String, OutputState>) -> Vec<crate::plan
 #[derive(Default)]
 pub struct StateValues(BTreeMap<String, Value>);
 
+impl StateValues {
+    /// With every repeated resource of `module` that has no instance here
+    /// an empty tuple (`count`) or object (`for_each`): what a whole plan
+    /// or apply that made none of them leaves, as Terraform sees it.
+    pub fn with_none_of(mut self, module: &config::Module) -> StateValues {
+        for r in &module.resources {
+            let empty = match (&r.count, &r.for_each) {
+                (Some(_), _) => Value::Tuple(Vec::new()),
+                (_, Some(_)) => Value::Object(Default::default()),
+                _ => continue,
+            };
+            self.0.entry(r.address()).or_insert(empty);
+        }
+        self
+    }
+}
+
 impl config::Known for StateValues {
     fn get(&self, local_addr: &str) -> Option<Value> {
         self.0.get(local_addr).cloned()

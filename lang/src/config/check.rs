@@ -19,7 +19,7 @@ pub fn check_module(
     _sources: &mut Sources,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
-    check(module, run, &mut diags);
+    check(module, run, Level::Root, &mut diags);
     super::ephemeral::check(module, true, write_only, &mut diags);
     let root_aliases: Vec<(String, String)> = module
         .providers
@@ -161,7 +161,14 @@ pub fn static_scope<'m>(module: &'m Module, run: &Rc<Run>) -> ConfigScope<'m> {
     ConfigScope::new(module, vars, run.clone())
 }
 
-fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
+/// Where a module is: the root's outputs are shown, a child's are not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Root,
+    Child,
+}
+
+fn check(module: &Module, run: &Rc<Run>, level: Level, diags: &mut Diags) {
     check_moved(module, diags);
     check_defaults(module, run, diags);
     // One scope for the whole module, so locals are evaluated once and the
@@ -171,7 +178,7 @@ fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
         eval(&l.expr, &scope, diags);
     }
     for o in &module.outputs {
-        check_output(o, &scope, diags);
+        check_output(o, &scope, level, diags);
     }
     for p in &module.providers {
         check_body(&p.body, &scope, diags, &eval);
@@ -190,7 +197,7 @@ fn check(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
         repeated(&mut scope, (c.count.is_some(), c.for_each.is_some()));
         check_inputs(c, &scope, diags);
         repeated(&mut scope, (false, false));
-        check(&c.module, run, diags);
+        check(&c.module, run, Level::Child, diags);
     }
 }
 
@@ -234,16 +241,17 @@ fn check_defaults(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
     }
 }
 
-/// An output's preconditions and value; as Terraform does, an output must
-/// say it is sensitive when its value is, so a secret is never printed by
-/// accident.
-fn check_output(o: &super::Output, scope: &ConfigScope, diags: &mut Diags) {
+/// An output's preconditions and value; as Terraform does, a root
+/// module's output must say it is sensitive when its value is, so a
+/// secret is never printed by accident (a child's is never printed: its
+/// value keeps its marks where it is used).
+fn check_output(o: &super::Output, scope: &ConfigScope, level: Level, diags: &mut Diags) {
     for c in &o.preconditions {
         eval(&c.condition, scope, diags);
         eval(&c.error_message, scope, diags);
     }
     match scope.evaluator().eval(&o.expr) {
-        Ok(v) if v.contains_sensitive() && !o.sensitive => diags.push(
+        Ok(v) if level == Level::Root && v.contains_sensitive() && !o.sensitive => diags.push(
             crate::diag::Diag::new(
                 "strata::config::sensitive_output",
                 "Output refers to sensitive values",

@@ -102,6 +102,9 @@ fn unknowns_stay_unknown_until_they_need_not() {
         ("n > 1 ? \"x\" : u", "\"x\""),
         ("[1, u][0]", "1"),
         ("{a = u, b = 2}.b", "2"),
+        // A known list's one element, whatever it holds.
+        ("one([{a = u, b = 2}]).b", "2"),
+        ("one([u])", later),
     ]);
 }
 

@@ -448,17 +448,25 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             Ok(Value::Object(out))
         },
     ));
-    defs.push(def("one", vec![p("list", any())], any(), |_, a| {
-        let items = seq(&a[0], 0)?;
-        match items.len() {
-            0 => Ok(Value::Null(elem_type(&a[0]).unwrap_or(Type::Dynamic))),
-            1 => Ok(items[0].clone()),
-            _ => Err(FnError::arg(
-                0,
-                "must be a list, set, or tuple value with either zero or one elements",
-            )),
-        }
-    }));
+    // As Terraform's: the collection must be known, its element need
+    // not be (`one(x.block).attr` of a planned block with parts known
+    // only after apply).
+    defs.push(def(
+        "one",
+        vec![p("list", any()).unknown_elements_ok()],
+        any(),
+        |_, a| {
+            let items = seq(&a[0], 0)?;
+            match items.len() {
+                0 => Ok(Value::Null(elem_type(&a[0]).unwrap_or(Type::Dynamic))),
+                1 => Ok(items[0].clone()),
+                _ => Err(FnError::arg(
+                    0,
+                    "must be a list, set, or tuple value with either zero or one elements",
+                )),
+            }
+        },
+    ));
     defs.push(def_var(
         "range",
         vec![],

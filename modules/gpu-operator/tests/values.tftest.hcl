@@ -5,20 +5,7 @@
 mock_provider "kubernetes" {}
 
 mock_provider "helm" {
-  # What Helm reports of a release: the `revision` output reads it.
-  mock_resource "helm_release" {
-    defaults = {
-      metadata = [{
-        name        = "gpu-operator"
-        revision    = 1
-        namespace   = "gpu-operator"
-        chart       = "gpu-operator"
-        version     = "v25.3.1"
-        app_version = "v25.3.1"
-        values      = "{}"
-      }]
-    }
-  }
+  source = "../tests/helm"
 }
 
 variables {

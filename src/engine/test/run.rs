@@ -97,11 +97,15 @@ fn attempt(
         ..options(r, states.of(&config), &inputs)?
     };
     let verbose = at.req.verbose;
+    let state_before = opts.state.as_ref().and_then(|s| std::fs::read(s).ok());
     let outcome = match r.command {
         Command::Plan => planned(&config, &opts, verbose, sources, drivers),
         Command::Apply => applied(&config, &module, (&opts, verbose), sources, drivers),
     };
-    if r.command == Command::Apply && !outcome.stopped_at_plan {
+    // An apply that wrote the state (even one that then failed) is the
+    // one its teardown destroys with.
+    let wrote = opts.state.as_ref().and_then(|s| std::fs::read(s).ok()) != state_before;
+    if r.command == Command::Apply && (!outcome.stopped_at_plan || wrote) {
         let applied = super::states::Applied {
             run: r.name.clone(),
             inputs: inputs.clone(),
@@ -138,10 +142,13 @@ fn attempt(
     }
     let vars = variables::resolve(&module, &inputs, variables::environment(), sources)?;
     let mut diags = judged;
+    // The plan or apply ran whole: a repeated resource it has no instance
+    // of has none.
+    let known = outcome.values.with_none_of(&module);
     let scope_at = AssertAt {
         module: &module,
         vars,
-        known: &outcome.values,
+        known: &known,
         outputs: outputs.clone(),
         runs: at.outputs,
         drivers,
