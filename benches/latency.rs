@@ -98,6 +98,7 @@ impl strata_provider::Recovery for Slow {
 }
 
 impl strata_provider::Billing for Slow {}
+impl strata_provider::Ephemerals for Slow {}
 
 /// N resources in a 10-ary tree, each input naming its parent's output.
 fn config(n: usize) -> (String, usize) {

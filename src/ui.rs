@@ -101,3 +101,49 @@ pub fn diagnostic(warning: bool, summary: &str, diagnostic: Json) -> String {
 pub fn in_automation() -> bool {
     std::env::var_os("TF_IN_AUTOMATION").is_some_and(|v| !v.is_empty())
 }
+
+/// What happened to an ephemeral resource instance, as both UIs say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EphemeralStep {
+    Opening,
+    Opened {
+        secs: u64,
+    },
+    /// Its configuration is not known yet: the apply opens it.
+    Deferred,
+    Closing,
+    Closed {
+        secs: u64,
+    },
+}
+
+impl EphemeralStep {
+    /// The line Terraform prints for it.
+    pub fn line(&self, addr: &Address) -> String {
+        match self {
+            EphemeralStep::Opening => format!("{addr}: Opening..."),
+            EphemeralStep::Opened { secs } => format!("{addr}: Opening complete after {secs}s"),
+            EphemeralStep::Deferred => format!("{addr}: Configuration unknown, deferring..."),
+            EphemeralStep::Closing => format!("{addr}: Closing..."),
+            EphemeralStep::Closed { secs } => format!("{addr}: Closing complete after {secs}s"),
+        }
+    }
+
+    /// The machine-readable UI's message for it (`ephemeral_op_start`,
+    /// `ephemeral_op_complete`); `None` for a deferral, of which it says
+    /// nothing.
+    pub fn json(&self, addr: &Address) -> Option<String> {
+        let (kind, action, secs) = match self {
+            EphemeralStep::Opening => ("ephemeral_op_start", "open", None),
+            EphemeralStep::Opened { secs } => ("ephemeral_op_complete", "open", Some(secs)),
+            EphemeralStep::Closing => ("ephemeral_op_start", "close", None),
+            EphemeralStep::Closed { secs } => ("ephemeral_op_complete", "close", Some(secs)),
+            EphemeralStep::Deferred => return None,
+        };
+        let mut hook = json!({"resource": resource(addr), "action": action});
+        if let Some(secs) = secs {
+            hook["elapsed_seconds"] = json!(secs);
+        }
+        Some(line("info", &self.line(addr), kind, json!({"hook": hook})))
+    }
+}

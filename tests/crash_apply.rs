@@ -257,6 +257,7 @@ impl strata_provider::Recovery for Sleepy {
 }
 
 impl strata_provider::Billing for Sleepy {}
+impl strata_provider::Ephemerals for Sleepy {}
 
 /// Every object in the cloud directory: (id, body).
 fn cloud(dir: &Path) -> Vec<(String, serde_json::Value)> {

@@ -83,7 +83,7 @@ diagnostic_cases!(
     moved_kinds,
     moved_not_static,
     undefined_provider_alias,
-    ephemeral_block,
+    ephemeral_kept,
 );
 
 #[test]

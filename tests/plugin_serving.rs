@@ -102,6 +102,7 @@ impl strata_provider::Recovery for Native {
 }
 
 impl strata_provider::Billing for Native {}
+impl strata_provider::Ephemerals for Native {}
 
 /// The child: strata's command line with the native driver added.
 fn child(args: &str) -> ExitCode {

@@ -4,13 +4,13 @@
 //! saved plan, and handed to the runner; a node's value is set once all its
 //! instances have finished, and only then may its dependents start.
 
+use super::conditions::unmet;
 use super::deletes::Doomed;
 use super::op::OpKind;
 use super::record::{remove, Status};
 use super::runner::{Op, OpError, OpResult, Runner, Wanted};
 use super::schedule::{Edge, Schedule};
 use super::{outputs, Exec};
-use crate::config::condition::{judge_all, Kind};
 use crate::config::Resource;
 use crate::diag::{Diag, Diags};
 use crate::graph::{Node, NodeKind};
@@ -18,13 +18,13 @@ use crate::lang::value::Value;
 use crate::plan::{
     plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
 };
-use crate::walk::{decode, InstanceCtx, ResourceInstances, Walk};
+use crate::walk::{decode, Ephemerals, InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use std::collections::HashMap;
 use std::sync::Arc;
 use strata_provider::{Driver, ResourceSchema, Tags};
-use strata_state::model::{Address, Mode, ModulePath, ResourceAddr};
+use strata_state::model::{Address, Mode, ResourceAddr};
 use strata_state::Entry;
 
 /// The instances of one resource node in one module instance, while their
@@ -102,6 +102,8 @@ struct GraphApply<'x, 'r, 'p> {
     /// By op id of a provisioner run: the object it provisions and the
     /// driver's bytes kept beside it.
     provisioned: HashMap<usize, (Value, Vec<u8>)>,
+    /// The ephemeral resources the walk opened, closed at its end.
+    ephemerals: Ephemerals,
     diags: Diags,
 }
 
@@ -178,6 +180,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             deposed: Vec::new(),
             follow: Vec::new(),
             provisioned: HashMap::new(),
+            ephemerals: Ephemerals::new(tokio::runtime::Handle::current(), said(req.progress)),
             diags: Diags::default(),
         }
     }
@@ -193,6 +196,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 self.ex.report.skipped.push(c.addr.clone());
             }
             return self.schedule.finish(n.index(), true);
+        }
+        if node.kind == NodeKind::Ephemeral {
+            let w = (&self.w, n);
+            let opened = super::ephemeral::open(req, w, &self.ephemerals, &mut self.diags);
+            return self.schedule.finish(n.index(), !opened);
         }
         let data = node.kind == NodeKind::Data;
         if node.kind != NodeKind::Resource && !data {
@@ -299,7 +307,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             self.ex.fail(&addr, why);
             return Prepared::Failed;
         }
-        let driver = driver_of(req.drivers, (r, node.kind), c, base);
+        let driver = driver_of(req.drivers, r, c, base);
         let at = (node, ri, ctx);
         let Replanned {
             planned,
@@ -747,10 +755,14 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let GraphApply {
             ex,
             w,
-            diags,
+            mut diags,
             deposed,
+            ephemerals,
             ..
         } = self;
+        for f in ephemerals.close_all() {
+            diags.push(crate::walk::close_failed(&f));
+        }
         outputs(ex, Some(&w))?;
         if !diags.0.is_empty() {
             return Err(diags);
@@ -791,32 +803,6 @@ fn consistent(saved: &Value, now: &Value) -> bool {
     }
 }
 
-/// Why an instance may not go on: the first of its preconditions (or,
-/// given the object made, postconditions) that fails, as "summary: message".
-fn unmet(
-    w: &Walk,
-    (node, module, ctx): (&Node, &ModulePath, &InstanceCtx),
-    made: Option<&Value>,
-    r: &Resource,
-) -> Option<String> {
-    let (conds, kind) = match made {
-        Some(_) => (&r.lifecycle.postconditions, Kind::Postcondition),
-        None => (&r.lifecycle.preconditions, Kind::Precondition),
-    };
-    if conds.is_empty() {
-        return None;
-    }
-    let judge = |ev: &mut crate::eval::Evaluator| judge_all(ev, conds, kind);
-    let judged = match made {
-        Some(v) => w.eval_self(node, module, Some(ctx), v.clone(), judge),
-        None => w.eval_with(node, module, Some(ctx), judge),
-    };
-    let (errors, _) = judged?;
-    errors
-        .first()
-        .map(|e| format!("{}: {}", e.summary, e.detail))
-}
-
 /// An instance planned again at apply: the object to ask for, the
 /// configuration it was planned from, and the driver's bytes kept beside it.
 struct Replanned {
@@ -829,11 +815,15 @@ struct Replanned {
 /// `base`, the type's), or a test's stand-in for the instance.
 fn driver_of(
     drivers: &crate::builtin::Drivers,
-    (r, kind): (&Resource, NodeKind),
+    r: &Resource,
     c: &ResourceChange,
     base: &Arc<dyn Driver>,
 ) -> Arc<dyn Driver> {
-    let data = kind == NodeKind::Data;
-    let configured = drivers.configured(&r.type_name, &c.provider, data);
+    let configured = drivers.configured(&r.type_name, &c.provider, r.mode);
     drivers.at(&c.addr, configured.as_ref().map_or(base, |(d, _)| d))
+}
+
+/// Where the apply's ephemeral steps go: said as they happen.
+fn said(progress: super::Progress) -> crate::walk::Tell {
+    Box::new(move |s| progress.ephemeral(&s.addr, &s.step))
 }

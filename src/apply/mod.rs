@@ -18,7 +18,9 @@
 //! cloud made it" and "the state has it" can be recovered. A failed
 //! operation stops what depends on it; independent branches finish.
 
+mod conditions;
 mod deletes;
+mod ephemeral;
 mod graph;
 mod op;
 mod progress;
@@ -130,7 +132,7 @@ impl Exec<'_, '_> {
     fn driver(&self, c: &ResourceChange) -> Option<Arc<dyn Driver>> {
         self.req
             .drivers
-            .configured(&c.addr.id.type_name, &c.provider, false)
+            .configured(&c.addr.id.type_name, &c.provider, Mode::Managed)
             .map(|(d, _)| self.req.drivers.at(&c.addr, &d))
     }
 
@@ -147,10 +149,7 @@ impl Exec<'_, '_> {
         if let Some(t) = self.object_types.borrow().get(&key) {
             return Ok(t.clone());
         }
-        let found = match mode {
-            Mode::Managed => self.req.drivers.resource(type_name),
-            Mode::Data => self.req.drivers.data(type_name),
-        };
+        let found = self.req.drivers.of_mode(mode, type_name);
         let (_, schema) = found.ok_or_else(|| format!("no driver for {type_name}"))?;
         let t = Rc::new(schema.object_type());
         self.object_types.borrow_mut().insert(key, t.clone());

@@ -134,6 +134,17 @@ impl Progress {
 }
 
 impl Progress {
+    /// A step of an ephemeral resource instance's.
+    pub(super) fn ephemeral(self, addr: &Address, step: &crate::ui::EphemeralStep) {
+        let said = match self.form {
+            Form::Lines => Some(step.line(addr)),
+            Form::Json => step.json(addr),
+        };
+        if let Some(said) = said {
+            (self.say)(&said);
+        }
+    }
+
     /// A provisioner starting on `addr`.
     pub(super) fn provisioning(self, addr: &str, kind: &str) {
         let said = format!("{addr}: Provisioning with '{kind}'...");

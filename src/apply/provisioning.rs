@@ -40,7 +40,8 @@ pub(super) fn evaluated(
         }
         out.push(Provision {
             kind: p.kind,
-            settings: crate::provision::settings(p, &config, connection.as_ref())?,
+            settings: crate::provision::settings(p, &config, connection.as_ref())?
+                .hiding_ephemeral(ev.derives_ephemeral(&p.body)),
             on_failure: p.on_failure,
             span: p.span,
         });

@@ -139,7 +139,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             // Terraform records no sensitive paths for a data source (its
             // `show` prints a remote state's secret outputs as they are).
             sensitive_attributes: match c.addr.id.mode {
-                Mode::Data => Vec::new(),
+                Mode::Data | Mode::Ephemeral => Vec::new(),
                 Mode::Managed => mark_paths(v),
             },
             dependencies: recorded_dependencies(c),
@@ -154,7 +154,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
 /// never destroyed); a managed object's from the configuration.
 pub fn recorded_dependencies(c: &ResourceChange) -> Vec<ResourceAddr> {
     match c.addr.id.mode {
-        Mode::Data => Vec::new(),
+        Mode::Data | Mode::Ephemeral => Vec::new(),
         Mode::Managed => c.dependencies.clone(),
     }
 }

@@ -12,7 +12,7 @@ pub mod terraform_data;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema};
-use strata_state::model::Address;
+use strata_state::model::{Address, Mode};
 
 /// The drivers a run may use: the [`Registry`] of which serves what
 /// (its lookups are this type's, through `Deref`), and what the run
@@ -155,9 +155,9 @@ impl Registry {
 
     /// A driver's provider that declares `type_name` but whose schema for
     /// it strata cannot use, with why: "the provider P declares it, but…".
-    pub fn unusable(&self, type_name: &str, data: bool) -> Option<String> {
+    pub fn unusable(&self, type_name: &str, mode: Mode) -> Option<String> {
         self.list.iter().find_map(|d| {
-            let why = d.unusable(type_name, data)?;
+            let why = d.unusable(type_name, type_mode(mode))?;
             Some(format!(
                 "The provider {} declares it, but strata cannot use it: {why}.",
                 source_of(d.as_ref())
@@ -183,6 +183,27 @@ impl Registry {
         routed
             .chain(&self.list)
             .find_map(|d| d.data_schemas().get(type_name).map(|s| (d, s)))
+    }
+
+    /// The driver of an ephemeral resource type and its schema.
+    pub fn ephemeral(&self, type_name: &str) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
+        let routed = self.routed(&format!("ephemeral.{type_name}")).into_iter();
+        routed
+            .chain(&self.list)
+            .find_map(|d| d.ephemeral_schemas().get(type_name).map(|s| (d, s)))
+    }
+
+    /// The driver and schema of a type of `mode`.
+    pub fn of_mode(
+        &self,
+        mode: Mode,
+        type_name: &str,
+    ) -> Option<(&Arc<dyn Driver>, &ResourceSchema)> {
+        match mode {
+            Mode::Managed => self.resource(type_name),
+            Mode::Data => self.data(type_name),
+            Mode::Ephemeral => self.ephemeral(type_name),
+        }
     }
 
     /// What provider plugins serve in place of native drivers, for the
@@ -387,13 +408,9 @@ impl Drivers {
         &self,
         type_name: &str,
         provider: &str,
-        data: bool,
+        mode: Mode,
     ) -> Option<(Arc<dyn Driver>, &ResourceSchema)> {
-        let (base, schema) = if data {
-            self.data(type_name)?
-        } else {
-            self.resource(type_name)?
-        };
+        let (base, schema) = self.of_mode(mode, type_name)?;
         let key = (identity(base), provider.to_string());
         let aliased = self
             .configured
@@ -402,5 +419,23 @@ impl Drivers {
             .ok()
             .and_then(|all| all.get(&key).cloned());
         Some((aliased.unwrap_or_else(|| base.clone()), schema))
+    }
+}
+
+/// The drivers' name for a configuration's resource mode.
+pub fn type_mode(mode: Mode) -> strata_provider::TypeMode {
+    match mode {
+        Mode::Managed => strata_provider::TypeMode::Managed,
+        Mode::Data => strata_provider::TypeMode::Data,
+        Mode::Ephemeral => strata_provider::TypeMode::Ephemeral,
+    }
+}
+
+/// What a message calls a type of `mode`.
+pub fn mode_noun(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Managed => "resource type",
+        Mode::Data => "data source",
+        Mode::Ephemeral => "ephemeral resource type",
     }
 }

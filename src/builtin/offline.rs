@@ -51,7 +51,7 @@ impl Driver for Offline {
     fn validate(
         &self,
         type_name: &str,
-        data: bool,
+        data: strata_provider::TypeMode,
         config: &Value,
     ) -> Result<Vec<Problem>, DriverError> {
         self.0.validate(type_name, data, config)
@@ -99,6 +99,8 @@ impl strata_provider::Recovery for Offline {
         Err(refused(type_name))
     }
 }
+
+impl strata_provider::Ephemerals for Offline {}
 
 impl strata_provider::Billing for Offline {
     fn gpu_catalog(&self) -> Option<&Catalog> {

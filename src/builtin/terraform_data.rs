@@ -290,3 +290,4 @@ impl strata_provider::Recovery for TerraformData {
 }
 
 impl strata_provider::Billing for TerraformData {}
+impl strata_provider::Ephemerals for TerraformData {}

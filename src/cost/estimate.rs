@@ -41,8 +41,11 @@ impl<'a> Item<'a> {
 pub fn estimate(items: &[Item<'_>], drivers: &Drivers, prices: &PriceList, today: &str) -> Cost {
     let mut cost = Cost::default();
     for item in items {
-        let Some((driver, _)) = drivers.configured(&item.addr.id.type_name, item.provider, false)
-        else {
+        let Some((driver, _)) = drivers.configured(
+            &item.addr.id.type_name,
+            item.provider,
+            strata_state::model::Mode::Managed,
+        ) else {
             continue;
         };
         let bills = |side: Side| match item.side(side) {

@@ -350,7 +350,7 @@ async fn gpus_ready(
         return Err(format!("{provider} is not configured yet"));
     }
     let (driver, schema) = drivers
-        .configured(NODES, &provider, true)
+        .configured(NODES, &provider, crate::config::Mode::Data)
         .ok_or("no kubernetes_nodes data source")?;
     let config =
         serde_json::json!({ "metadata": [{ "labels": { &c.node_label: pool } }], "nodes": null });

@@ -134,7 +134,11 @@ fn generated(
         ));
     };
     let driver = drivers
-        .configured(type_name, &base.provider_address(), false)
+        .configured(
+            type_name,
+            &base.provider_address(),
+            crate::config::Mode::Managed,
+        )
         .map_or_else(|| base.clone(), |(d, _)| d);
     match rt.block_on(driver.import(type_name, id)) {
         Ok(Some(object)) => Ok(crate::render::config::resource_block(type_name, &to.id.name, id, &object, schema)),

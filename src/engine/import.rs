@@ -104,12 +104,16 @@ fn importer<'d>(
     let Some((base, schema)) = drivers.resource(&to.id.type_name) else {
         return Err(refused(
             "Invalid resource type",
-            crate::walk::unserved_detail(r, false, Some(module)),
+            crate::walk::unserved_detail(r, Some(module)),
         ));
     };
     let provider = crate::walk::resolve(module, &config.module, r, base.as_ref())?;
     let driver = drivers
-        .configured(&to.id.type_name, &provider, false)
+        .configured(
+            &to.id.type_name,
+            &provider,
+            strata_state::model::Mode::Managed,
+        )
         .map_or_else(|| base.clone(), |(d, _)| d);
     Ok(Importer {
         driver,

@@ -267,10 +267,7 @@ pub(super) fn module_needs(m: &Module, drivers: &Drivers) -> Vec<Need> {
         });
     }
     for r in &m.resources {
-        let driver = match r.mode {
-            config::Mode::Managed => drivers.resource(&r.type_name),
-            config::Mode::Data => drivers.data(&r.type_name),
-        };
+        let driver = drivers.of_mode(r.mode, &r.type_name);
         // `provider = NAME` names the provider by its local name, which
         // need not be the type's prefix.
         let local = r.provider_local_name();

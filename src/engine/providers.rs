@@ -147,12 +147,17 @@ fn missing(source: &str) -> Diag {
 fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
     let mut resources = Map::new();
     let mut data = Map::new();
+    let mut ephemeral = Map::new();
     for d in serving {
-        for (k, s) in d.resource_schemas() {
-            resources.insert(k.clone(), schema_json(s));
-        }
-        for (k, s) in d.data_schemas() {
-            data.insert(k.clone(), schema_json(s));
+        let families = [
+            (&mut resources, d.resource_schemas()),
+            (&mut data, d.data_schemas()),
+            (&mut ephemeral, d.ephemeral_schemas()),
+        ];
+        for (into, schemas) in families {
+            for (k, s) in schemas {
+                into.insert(k.clone(), schema_json(s));
+            }
         }
     }
     let mut out = Map::new();
@@ -171,6 +176,7 @@ fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
     for (key, m) in [
         ("resource_schemas", resources),
         ("data_source_schemas", data),
+        ("ephemeral_resource_schemas", ephemeral),
         ("functions", functions),
     ] {
         if !m.is_empty() {

@@ -10,7 +10,7 @@
 //! native driver, whose schema then reports what it lacks.
 
 use crate::builtin::{source_of, Drivers};
-use crate::config::{Mode, Module, Serve};
+use crate::config::{Module, Serve};
 use crate::syntax::Body;
 use std::collections::BTreeMap;
 use strata_provider::{Driver, ResourceSchema};
@@ -84,10 +84,8 @@ impl Serving {
             }
         }
         for r in &m.resources {
-            let (key, native) = match r.mode {
-                Mode::Managed => (r.type_name.clone(), drivers.resource(&r.type_name)),
-                Mode::Data => (format!("data.{}", r.type_name), drivers.data(&r.type_name)),
-            };
+            let key = format!("{}{}", r.mode.prefix(), r.type_name);
+            let native = drivers.of_mode(r.mode, &r.type_name);
             let why = match native {
                 Some((driver, schema)) => {
                     let source = source_of(driver.as_ref());

@@ -373,8 +373,11 @@ async fn recover(pending: &[Entry], state: &State, drivers: &Drivers) -> Result<
             continue;
         };
         let provider = provider.clone().unwrap_or_else(|| base.provider_address());
-        let Some((driver, schema)) = drivers.configured(&addr.id.type_name, &provider, false)
-        else {
+        let Some((driver, schema)) = drivers.configured(
+            &addr.id.type_name,
+            &provider,
+            strata_state::model::Mode::Managed,
+        ) else {
             continue;
         };
         let intent = Intent {

@@ -159,14 +159,11 @@ pub(super) fn state_and_outputs(
 fn console_values<'c>(
     objects: impl Iterator<Item = &'c crate::plan::ResourceChange>,
 ) -> StateValues {
-    use strata_state::model::{InstanceKey, Mode};
+    use strata_state::model::InstanceKey;
     let mut grouped: BTreeMap<String, Vec<(Option<InstanceKey>, Value)>> = BTreeMap::new();
     for c in objects.filter(|c| c.addr.id.module.is_root()) {
         let id = &c.addr.id;
-        let name = match id.mode {
-            Mode::Managed => format!("{}.{}", id.type_name, id.name),
-            Mode::Data => format!("data.{}.{}", id.type_name, id.name),
-        };
+        let name = id.local();
         let value = c
             .after
             .clone()

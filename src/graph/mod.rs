@@ -22,6 +22,8 @@ pub enum NodeKind {
     Output,
     Resource,
     Data,
+    /// An `ephemeral` block: opened when the walk reaches it, never kept.
+    Ephemeral,
     ModuleCall,
 }
 
@@ -56,8 +58,13 @@ impl Node {
         self.resource.as_ref()
     }
 
+    /// A resource, data source or ephemeral resource: what the resource
+    /// view shows and what objects record as their dependencies.
     pub fn is_resource(&self) -> bool {
-        matches!(self.kind, NodeKind::Resource | NodeKind::Data)
+        matches!(
+            self.kind,
+            NodeKind::Resource | NodeKind::Data | NodeKind::Ephemeral
+        )
     }
 
     /// For a data source, the managed resources (configuration addresses)
@@ -272,6 +279,7 @@ impl Builder {
         let kind = match r.mode {
             Mode::Data => NodeKind::Data,
             Mode::Managed => NodeKind::Resource,
+            Mode::Ephemeral => NodeKind::Ephemeral,
         };
         let i = self.add(kind, path, (n, r.address()), r.span);
         self.graph[i].resource = Some(r.addr_in(path));
@@ -405,6 +413,7 @@ fn target(module: &Module, prefix: &str, root: &str, attrs: &[&str]) -> Option<V
         "var" => vec![format!("{prefix}var.{first}")],
         "local" => vec![format!("{prefix}local.{first}")],
         "data" => vec![format!("{prefix}data.{first}.{}", attrs.get(1)?)],
+        "ephemeral" => vec![format!("{prefix}ephemeral.{first}.{}", attrs.get(1)?)],
         "module" => {
             let call = module.module_calls.iter().find(|c| c.name == *first)?;
             let child = format!("{prefix}module.{first}.");

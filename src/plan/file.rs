@@ -278,6 +278,7 @@ impl Saved {
                     .and_then(|r| serde_json::from_value(r.clone()).ok())
                     .unwrap_or_default(),
                 generated_config: Default::default(),
+                ephemeral: Vec::new(),
                 errored: j.get("errored").and_then(Json::as_bool).unwrap_or(false),
             },
             config_dir: j

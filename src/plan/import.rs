@@ -265,7 +265,11 @@ fn driver_for<'r>(
     };
     let driver = site
         .drivers
-        .configured(&to.id.type_name, &provider, false)
+        .configured(
+            &to.id.type_name,
+            &provider,
+            strata_state::model::Mode::Managed,
+        )
         .map_or_else(|| driver.clone(), |(d, _)| d);
     Ok((driver, provider, schema))
 }

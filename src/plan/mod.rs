@@ -17,6 +17,7 @@ mod planner;
 mod refresh;
 mod relevant;
 
+pub use crate::walk::{EphemeralSaid, EphemeralStep};
 pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
@@ -326,6 +327,9 @@ pub struct Plan {
     /// The walk met errors: this is what it had planned by then, shown
     /// as Terraform shows a partial plan, never applied or saved.
     pub errored: bool,
+    /// What the walk did with ephemeral resources (opened, deferred,
+    /// closed), in order: shown before the plan, never saved.
+    pub ephemeral: Vec<EphemeralSaid>,
 }
 
 /// A plan that could not be made: its errors, and the part the walk had
@@ -377,6 +381,8 @@ impl Schemas {
         let by_mode = match c.addr.id.mode {
             ObjectMode::Data => &self.data,
             ObjectMode::Managed => &self.managed,
+            // No change is ever of an ephemeral resource.
+            ObjectMode::Ephemeral => return None,
         };
         by_mode.get(&c.addr.id.type_name)
     }
@@ -392,6 +398,7 @@ impl Schemas {
             let (by_mode, found) = match c.addr.id.mode {
                 ObjectMode::Data => (&mut out.data, drivers.data(name)),
                 ObjectMode::Managed => (&mut out.managed, drivers.resource(name)),
+                ObjectMode::Ephemeral => continue,
             };
             if let (false, Some((_, schema))) = (by_mode.contains_key(name), found) {
                 by_mode.insert(name.clone(), schema.clone());

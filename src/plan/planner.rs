@@ -16,11 +16,11 @@ use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use crate::walk::decode;
-use crate::walk::{InstanceCtx, ResourceInstances, Walk};
+use crate::walk::{EphemeralSaid, Ephemerals, InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use strata_provider::catalog::PriceList;
 use strata_provider::{Driver, ResourceSchema};
 use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr, State};
@@ -189,27 +189,15 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let mut configs = HashMap::new();
     config_resources(req.root, &ModulePath::root(), &mut configs);
     let coverage = Coverage::new(&req, &configs);
-    let drift = if req.refresh.reads() {
-        // What a `removed` block forgets is not read: its provider may be
-        // gone with it (a cluster's objects, when the cluster goes). Nor is
-        // what the plan's scope leaves alone.
-        let skipped = |a: &Address| {
-            !coverage.covers(a)
-                || req.refresh.skips(a)
-                || req.drivers.stood_in(a)
-                || (!req.mode.is_destroy() && removed_rule(req.root, a).is_some_and(|r| !r.destroy))
-        };
-        let (now, drift) = rt.block_on(refresh::refresh(
-            prior,
-            req.drivers,
-            req.parallelism,
-            &skipped,
-        ))?;
-        prior = now;
-        drift
-    } else {
-        Vec::new()
+    let drift = match req.refresh.reads() {
+        true => {
+            let (now, drift) = read_back(&req, prior, &coverage, rt)?;
+            prior = now;
+            drift
+        }
+        false => Vec::new(),
     };
+    let said = Arc::new(Mutex::new(Vec::new()));
     let mut p = Planner {
         req: &req,
         prior: HashMap::new(),
@@ -228,6 +216,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         late_drift: Vec::new(),
         coverage,
         untouched: Vec::new(),
+        ephemerals: Ephemerals::new(rt.handle().clone(), told(&said)),
     };
     p.removed_still_configured();
     import_root(&req, &mut p, &mut prior, rt)?;
@@ -242,6 +231,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone())
         .doubled(req.drivers.doubles());
     p.walk(&walk);
+    p.close_ephemerals();
     crate::timings::stage("walked");
     let outputs = p.outputs(&walk);
     let mut warnings = p.checks(&walk);
@@ -258,6 +248,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     } = p;
     let mut drift = drift;
     drift.extend(late_drift);
+    let ephemeral = std::mem::take(&mut *said.lock().unwrap_or_else(|p| p.into_inner()));
     let plan = assemble(
         &req,
         Planned {
@@ -266,6 +257,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
             outputs,
             warnings,
             untouched,
+            ephemeral,
         },
     );
     match diags.is_empty() {
@@ -280,6 +272,33 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     }
 }
 
+/// The prior objects read back from the clouds, and what changed outside
+/// strata. What a `removed` block forgets is not read: its provider may be
+/// gone with it (a cluster's objects, when the cluster goes). Nor is what
+/// the plan's scope leaves alone.
+fn read_back(
+    req: &Request<'_>,
+    prior: Vec<PriorInstance>,
+    coverage: &Coverage<'_>,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Failed> {
+    // Only what can be shared with the refresh's threads.
+    let (refresh, drivers, root) = (&req.refresh, req.drivers, req.root);
+    let destroying = req.mode.is_destroy();
+    let skipped = |a: &Address| {
+        !coverage.covers(a)
+            || refresh.skips(a)
+            || drivers.stood_in(a)
+            || (!destroying && removed_rule(root, a).is_some_and(|r| !r.destroy))
+    };
+    Ok(rt.block_on(refresh::refresh(
+        prior,
+        req.drivers,
+        req.parallelism,
+        &skipped,
+    ))?)
+}
+
 /// What the walk made, for [`assemble`].
 struct Planned {
     changes: Vec<ResourceChange>,
@@ -287,6 +306,13 @@ struct Planned {
     outputs: Vec<OutputChange>,
     warnings: Vec<Diag>,
     untouched: Vec<ResourceChange>,
+    ephemeral: Vec<EphemeralSaid>,
+}
+
+/// Where a plan's ephemeral steps go: kept, to be shown with the plan.
+fn told(said: &Arc<Mutex<Vec<EphemeralSaid>>>) -> crate::walk::Tell {
+    let said = said.clone();
+    Box::new(move |s| said.lock().unwrap_or_else(|p| p.into_inner()).push(s))
 }
 
 /// The plan of what the walk made: changes in order, their schemas,
@@ -298,6 +324,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         outputs,
         warnings,
         untouched,
+        ephemeral,
     } = made;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
@@ -315,10 +342,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         variables: req.vars.clone(),
         configuration: match req.describe_configuration {
             true => crate::config::json::configuration(req.root, &|mode, type_name| {
-                let found = match mode {
-                    Mode::Managed => req.drivers.resource(type_name),
-                    Mode::Data => req.drivers.data(type_name),
-                };
+                let found = req.drivers.of_mode(mode, type_name);
                 found.map(|(_, schema)| schema)
             }),
             false => serde_json::Value::Null,
@@ -337,6 +361,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         },
         untouched,
         generated_config: BTreeMap::new(),
+        ephemeral,
         errored: false,
     }
 }
@@ -568,6 +593,8 @@ struct Planner<'r, 'a> {
     coverage: Coverage<'a>,
     /// See [`Plan::untouched`].
     untouched: Vec<ResourceChange>,
+    /// The ephemeral resources the walk opened, closed when it ends.
+    ephemerals: Ephemerals,
 }
 
 impl<'a> Planner<'_, 'a> {
@@ -583,6 +610,9 @@ impl<'a> Planner<'_, 'a> {
                 // destroy refreshes first), so what configures a provider
                 // from one has it.
                 (NodeKind::Data, _) => self.data(walk, n, self.rt),
+                // Opened in a destroy too: a provider configuration may be
+                // made of it (a cluster's token).
+                (NodeKind::Ephemeral, _) => self.ephemeral(walk, n),
                 // A destroy evaluates what provider configurations read (a
                 // cluster's endpoint through its module's outputs) from the
                 // objects as they are, as Terraform does: the cluster exists
@@ -682,7 +712,7 @@ impl<'a> Planner<'_, 'a> {
     /// A data source: read now when its configuration is known and nothing
     /// it depends on changes; otherwise planned as a read during apply.
     fn data(&mut self, walk: &Walk<'a>, n: NodeIndex, rt: &tokio::runtime::Runtime) {
-        let Some((r, driver, schema, deps)) = self.prologue(walk, n, true) else {
+        let Some((r, driver, schema, deps)) = self.prologue(walk, n) else {
             return;
         };
         let node = &self.req.graph.graph[n];
@@ -719,7 +749,7 @@ impl<'a> Planner<'_, 'a> {
         if !self.coverage.covers(&addr) {
             return Some(self.leave_alone(addr, schema, &driver.provider));
         }
-        let checked = (&*driver.driver, true);
+        let checked = &*driver.driver;
         let config = self.config_of(walk, n, r, (checked, schema), (ri, ctx))?;
         let at = one.at(self.req.graph);
         if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
@@ -767,6 +797,51 @@ impl<'a> Planner<'_, 'a> {
             importing: None,
         });
         Some(after)
+    }
+
+    fn ephemeral(&mut self, walk: &Walk<'a>, n: NodeIndex) {
+        let Some((r, driver, schema, _)) = self.prologue(walk, n) else {
+            return;
+        };
+        self.instances(walk, (n, r), schema, |me, one| {
+            me.ephemeral_instance(one, (&driver, schema))
+        });
+    }
+
+    /// One instance of an ephemeral resource opened, when its
+    /// configuration is known; its object, which nothing keeps.
+    fn ephemeral_instance(
+        &mut self,
+        one: &OneInstance<'_, 'a>,
+        (driver, schema): (&Configured, &'a ResourceSchema),
+    ) -> Option<Value> {
+        let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let addr = ri.address(ctx.key.clone());
+        let config = self.config_of(walk, n, r, (&*driver.driver, schema), (ri, ctx))?;
+        let at = one.at(self.req.graph);
+        if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
+            return None;
+        }
+        let opener = self.req.drivers.at(&addr, &driver.driver);
+        match self
+            .ephemerals
+            .open(&addr, (&r.type_name, &opener), &config)
+        {
+            Ok(Some(v)) if at.unmet(&mut self.diags, r, Kind::Postcondition, Some(&v)) => None,
+            Ok(v) => v,
+            Err(e) => {
+                self.open_failed(r, &addr, &e);
+                None
+            }
+        }
+    }
+
+    /// Closes what the walk opened; a close that fails is an error of the
+    /// plan, as Terraform makes it.
+    fn close_ephemerals(&mut self) {
+        for f in self.ephemerals.close_all() {
+            self.diags.push(crate::walk::close_failed(&f));
+        }
     }
 
     /// A resource's instances as the prior state holds them, for a destroy
@@ -849,7 +924,6 @@ impl<'a> Planner<'_, 'a> {
         &mut self,
         walk: &Walk<'a>,
         n: NodeIndex,
-        data: bool,
     ) -> Option<(
         &'a Resource,
         Configured,
@@ -860,16 +934,12 @@ impl<'a> Planner<'_, 'a> {
         let node = &graph.graph[n];
         let r = walk.module(node)?.resources.get(node.index)?;
         let drivers: &'a Drivers = self.req.drivers;
-        let found = if data {
-            drivers.data(&r.type_name)
-        } else {
-            drivers.resource(&r.type_name)
-        };
+        let found = drivers.of_mode(r.mode, &r.type_name);
         let found = found.and_then(|(base, _)| {
             match crate::walk::resolve(self.req.root, &node.module, r, base.as_ref()) {
                 Ok(provider) => {
                     self.configure_late(walk, &provider);
-                    let (driver, schema) = drivers.configured(&r.type_name, &provider, data)?;
+                    let (driver, schema) = drivers.configured(&r.type_name, &provider, r.mode)?;
                     Some((Configured { driver, provider }, schema))
                 }
                 Err(d) => {
@@ -881,9 +951,9 @@ impl<'a> Planner<'_, 'a> {
         let Some((driver, schema)) = found else {
             if self.unserved.insert(r.type_name.clone()) {
                 let module = walk.module(node);
-                let d = match drivers.unusable(&r.type_name, data) {
-                    Some(why) => unusable(r, data, why),
-                    None => unserved(r, data, module),
+                let d = match drivers.unusable(&r.type_name, r.mode) {
+                    Some(why) => unusable(r, why),
+                    None => unserved(r, module),
                 };
                 self.diags.push(d.at(r.span));
             }
@@ -905,14 +975,14 @@ impl<'a> Planner<'_, 'a> {
     /// One instance's configuration decoded against its schema; `None`
     /// (reported) when it does not fit.
     /// An instance's configuration decoded by its schema and checked by
-    /// its driver (`data`: as a data source's); `None` when either found
-    /// a problem, which is reported.
+    /// its driver (as its mode's type); `None` when either found a
+    /// problem, which is reported.
     fn config_of(
         &mut self,
         walk: &Walk,
         n: NodeIndex,
         r: &Resource,
-        ((driver, data), schema): ((&dyn Driver, bool), &ResourceSchema),
+        (driver, schema): (&dyn Driver, &ResourceSchema),
         (ri, ctx): (&ResourceInstances, &InstanceCtx),
     ) -> Option<Value> {
         let node = &self.req.graph.graph[n];
@@ -926,7 +996,8 @@ impl<'a> Planner<'_, 'a> {
             self.diags.0.extend(d.0);
             return None;
         }
-        let problems = match driver.validate(&r.type_name, data, &config) {
+        let mode = crate::builtin::type_mode(r.mode);
+        let problems = match driver.validate(&r.type_name, mode, &config) {
             Ok(p) => p,
             Err(e) => {
                 self.diags.push(crate::walk::validate_failed(r, &e));
@@ -940,10 +1011,26 @@ impl<'a> Planner<'_, 'a> {
         (!failed).then_some(config)
     }
 
+    /// A driver's refusal to open `addr`, said as a refusal to plan is.
+    fn open_failed(&mut self, r: &Resource, addr: &Address, e: &strata_provider::DriverError) {
+        self.plan_failed_as(r, addr, e, "Opening");
+    }
+
     /// A driver's refusal to plan `addr`: a provider's own diagnostics
     /// each where its attribute path leads in the block, as Terraform
     /// shows them; anything else at the block.
     fn plan_failed(&mut self, r: &Resource, addr: &Address, e: &strata_provider::DriverError) {
+        self.plan_failed_as(r, addr, e, "Planning");
+    }
+
+    /// A driver's refusal of `doing` (`Planning`, `Opening`) `addr`.
+    fn plan_failed_as(
+        &mut self,
+        r: &Resource,
+        addr: &Address,
+        e: &strata_provider::DriverError,
+        doing: &str,
+    ) {
         if let strata_provider::DriverError::Provider { problems, .. } = e {
             if problems.iter().any(|p| p.error) {
                 for d in crate::walk::provider_problems(problems, r) {
@@ -955,7 +1042,7 @@ impl<'a> Planner<'_, 'a> {
         self.diags.push(
             Diag::new(
                 "strata::driver::plan",
-                format!("Planning {addr} failed"),
+                format!("{doing} {addr} failed"),
                 e.to_string(),
             )
             .at(r.span),
@@ -997,7 +1084,7 @@ impl<'a> Planner<'_, 'a> {
     }
 
     fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
-        let Some((r, driver, schema, deps)) = self.prologue(walk, n, false) else {
+        let Some((r, driver, schema, deps)) = self.prologue(walk, n) else {
             return;
         };
         self.instances(walk, (n, r), schema, |me, one| {
@@ -1050,7 +1137,7 @@ impl<'a> Planner<'_, 'a> {
         // Declared, valid or not: an import into it or a move from it has
         // its configuration, whose errors are its own.
         self.claimed.insert(addr.clone());
-        let checked = (&*driver.driver, false);
+        let checked = &*driver.driver;
         let config = self.config_of(walk, n, r, (checked, schema), (ri, ctx))?;
         let at = one.at(self.req.graph);
         if at.unmet(&mut self.diags, r, Kind::Precondition, None) {
@@ -1487,8 +1574,8 @@ fn trigger_target(e: &Expr) -> Option<(Trigger<'_>, Vec<&str>, Option<&Expr>)> {
 }
 
 /// A type its provider declares in a schema strata cannot read.
-fn unusable(r: &Resource, data: bool, why: String) -> Diag {
-    let what = if data { "data source" } else { "resource type" };
+fn unusable(r: &Resource, why: String) -> Diag {
+    let what = crate::builtin::mode_noun(r.mode);
     Diag::new(
         "strata::plan::resource_type",
         format!("Unsupported {what} {:?}", r.type_name),
@@ -1496,11 +1583,11 @@ fn unusable(r: &Resource, data: bool, why: String) -> Diag {
     )
 }
 
-fn unserved(r: &Resource, data: bool, module: Option<&crate::config::Module>) -> Diag {
-    let what = if data { "data source" } else { "resource type" };
+fn unserved(r: &Resource, module: Option<&crate::config::Module>) -> Diag {
+    let what = crate::builtin::mode_noun(r.mode);
     Diag::new(
         "strata::plan::resource_type",
         format!("Invalid {what}"),
-        crate::walk::unserved_detail(r, data, module),
+        crate::walk::unserved_detail(r, module),
     )
 }

@@ -63,7 +63,7 @@ fn decode_object(
 ) -> Result<(Value, u64), String> {
     let upgraded = match id.mode {
         Mode::Managed => driver.upgrade(&id.type_name, version, json),
-        Mode::Data => None,
+        Mode::Data | Mode::Ephemeral => None,
     };
     let (value, version) = match upgraded {
         Some(upgraded) => (upgraded.map_err(|e| e.to_string())?, schema.version),
@@ -157,10 +157,7 @@ pub fn decode_state(
             jobs.extend(r.instances.iter().map(|i| (r, i, None)));
             continue;
         }
-        let found = match mode {
-            Mode::Managed => drivers.resource(&r.id.type_name),
-            Mode::Data => drivers.data(&r.id.type_name),
-        };
+        let found = drivers.of_mode(mode, &r.id.type_name);
         let Some((driver, schema)) = found else {
             diags.push(unsupported(&r.id));
             continue;
@@ -266,7 +263,8 @@ pub async fn refresh(
             out.extend(group);
             continue;
         }
-        let Some((driver, schema)) = drivers.configured(&type_name, &provider, false) else {
+        let Some((driver, schema)) = drivers.configured(&type_name, &provider, Mode::Managed)
+        else {
             continue;
         };
         let stored: Vec<Stored> = group

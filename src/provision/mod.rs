@@ -50,9 +50,9 @@ async fn streamed(
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub what: What,
-    /// Its configuration holds a sensitive value: every line it says is
-    /// replaced, as Terraform replaces them.
-    pub sensitive: bool,
+    /// Why every line it says is replaced, as Terraform replaces them:
+    /// its configuration holds a value not to be shown.
+    pub hidden: Option<Hidden>,
 }
 
 /// What a provisioner does, with its arguments.
@@ -120,8 +120,30 @@ pub fn settings(
     let what = what(p, config, connection)?;
     Ok(Settings {
         what,
-        sensitive: config.contains_sensitive(),
+        hidden: config.contains_sensitive().then_some(Hidden::Sensitive),
     })
+}
+
+/// What in a provisioner's configuration hides its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    Sensitive,
+    Ephemeral,
+}
+
+impl Settings {
+    /// The same settings, its output hidden when its configuration is
+    /// derived from an ephemeral value (which Terraform says before a
+    /// sensitive one).
+    pub fn hiding_ephemeral(self, ephemeral: bool) -> Settings {
+        match ephemeral {
+            true => Settings {
+                hidden: Some(Hidden::Ephemeral),
+                ..self
+            },
+            false => self,
+        }
+    }
 }
 
 fn what(p: &Provisioner, config: &Value, connection: Option<Connection>) -> Result<What, Diag> {
@@ -204,26 +226,28 @@ fn source(p: &Provisioner, config: &Value) -> Result<Source, Diag> {
     }
 }
 
-/// Says every line as the same words: a sensitive value in the
-/// configuration may be in any of them.
-struct Suppressed<'o>(&'o mut dyn Output);
+/// Says every line as the same words: a sensitive or ephemeral value in
+/// the configuration may be in any of them.
+struct Suppressed<'o>(&'o mut dyn Output, Hidden);
 
 impl Output for Suppressed<'_> {
     fn line(&mut self, _: &str) {
-        self.0
-            .line("(output suppressed due to sensitive value in config)");
+        self.0.line(match self.1 {
+            Hidden::Sensitive => "(output suppressed due to sensitive value in config)",
+            Hidden::Ephemeral => "(output suppressed due to ephemeral value in config)",
+        });
     }
 }
 
 /// Runs one provisioner; its output goes to `out` line by line.
 pub async fn run(settings: &Settings, out: &mut dyn Output) -> Result<(), Failure> {
     let mut suppressed;
-    let out: &mut dyn Output = match settings.sensitive {
-        true => {
-            suppressed = Suppressed(out);
+    let out: &mut dyn Output = match settings.hidden {
+        Some(why) => {
+            suppressed = Suppressed(out, why);
             &mut suppressed
         }
-        false => out,
+        None => out,
     };
     match &settings.what {
         What::LocalExec(l) => l.run(out).await,

@@ -3,7 +3,9 @@
 
 use super::diff::{resource_body, Unchanged};
 use crate::lang::value::Value;
-use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange, Schemas};
+use crate::plan::{
+    Action, EphemeralSaid, EphemeralStep, OutputChange, Plan, Reason, ResourceChange, Schemas,
+};
 use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 fn symbol(a: Action) -> &'static str {
@@ -253,9 +255,20 @@ pub fn refreshing(p: &Plan, refresh: bool) -> String {
         });
     let mut lines: Vec<(String, String)> = read.chain(imported).chain(data).collect();
     lines.sort();
-    lines
-        .into_iter()
-        .map(|(_, l)| l)
+    // Ephemeral resources are opened before what uses them is read, and
+    // closed after: their lines around the others, in the walk's order.
+    let (closing, opening): (Vec<_>, Vec<_>) = p.ephemeral.iter().partition(|s| {
+        matches!(
+            s.step,
+            EphemeralStep::Closing | EphemeralStep::Closed { .. }
+        )
+    });
+    let said = |s: &&EphemeralSaid| format!("{}\n", s.step.line(&s.addr));
+    opening
+        .iter()
+        .map(said)
+        .chain(lines.into_iter().map(|(_, l)| l))
+        .chain(closing.iter().map(said))
         .chain(["\n".to_string()])
         .collect()
 }
@@ -418,6 +431,7 @@ pub fn state_object(c: &ResourceChange, schemas: &Schemas) -> String {
     let kind = match c.addr.id.mode {
         Mode::Data => "data",
         Mode::Managed => "resource",
+        Mode::Ephemeral => "ephemeral",
     };
     let status = match (&c.deposed, c.tainted) {
         (Some(key), _) => format!(" (deposed object {key})"),

@@ -3,14 +3,26 @@
 //! each change, the `change_summary`, and the `outputs`; and an apply's
 //! closing messages. The envelope is `crate::ui`'s.
 
-use crate::plan::{Action, OutputChange, Plan, Reason, ResourceChange};
+use crate::plan::{Action, EphemeralStep, OutputChange, Plan, Reason, ResourceChange};
 use crate::ui::{line, resource};
 use serde_json::{json, Map, Value as Json};
 
 /// The refresh messages, then the planned changes, the summary and the
 /// outputs, one line each.
 pub fn plan(p: &Plan) -> Vec<String> {
-    let mut out = Vec::new();
+    let closes = |s: &&crate::plan::EphemeralSaid| {
+        matches!(
+            s.step,
+            EphemeralStep::Closing | EphemeralStep::Closed { .. }
+        )
+    };
+    let ephemeral = |close: bool| {
+        p.ephemeral
+            .iter()
+            .filter(move |s| closes(s) == close)
+            .filter_map(|s| s.step.json(&s.addr))
+    };
+    let mut out: Vec<String> = ephemeral(false).collect();
     for c in p.read_back() {
         let id = c.before.as_ref().and_then(crate::ui::id_of);
         let id = id.unwrap_or_default();
@@ -29,6 +41,7 @@ pub fn plan(p: &Plan) -> Vec<String> {
             json!({"hook": hook}),
         ));
     }
+    out.extend(ephemeral(true));
     out.extend(planned_changes(p));
     let n = p.counts();
     out.push(line(

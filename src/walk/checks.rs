@@ -163,7 +163,7 @@ async fn read(
         return Err(Diag::new(
             "strata::check::data",
             "Invalid data source",
-            super::unserved_detail(r, true, Some(root)),
+            super::unserved_detail(r, Some(root)),
         ));
     };
     let provider = resolve(root, at.module, r, base.as_ref())?;
@@ -183,7 +183,7 @@ async fn read(
         return Ok(Value::Unknown(schema.object_type()));
     }
     let (driver, _) = drivers
-        .configured(&r.type_name, &provider, true)
+        .configured(&r.type_name, &provider, crate::config::Mode::Data)
         .ok_or_else(|| Diag::new("strata::check::data", "No driver", r.type_name.clone()))?;
     driver
         .read_data(&r.type_name, &config)

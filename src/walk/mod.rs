@@ -8,10 +8,13 @@
 //! ([`configure`]), or when the walk reaches what they use
 //! ([`configure_deferred`]); `check` blocks are judged after a walk
 //! ([`run_checks`]); [`check_schemas`] is `validate`'s offline decode of
-//! every block. Nothing here decides an action: that is the plan stage's.
+//! every block; [`Ephemerals`] holds the ephemeral resources a walk opens
+//! until it closes them. Nothing here decides an action: that is the plan
+//! stage's.
 
 mod checks;
 mod decode;
+mod ephemeral;
 mod functions;
 mod problems;
 mod providers;
@@ -20,8 +23,9 @@ mod walker;
 
 pub use checks::run as run_checks;
 pub use decode::decode;
+pub use ephemeral::{CloseFailed, EphemeralSaid, EphemeralStep, Ephemerals, Tell};
 pub use functions::Functions;
-pub use problems::{diags as provider_problems, validate_failed};
+pub use problems::{close_failed, diags as provider_problems, validate_failed};
 pub use providers::{block_driver, configure, configure_deferred, resolve};
 pub use schemas::{check as check_schemas, unserved_detail, write_only};
 pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

@@ -132,3 +132,12 @@ pub fn validate_failed(r: &Resource, e: &strata_provider::DriverError) -> Diag {
     )
     .at(r.span)
 }
+
+/// A driver's failure to close an ephemeral resource it opened.
+pub fn close_failed(f: &super::CloseFailed) -> Diag {
+    Diag::new(
+        "strata::driver::close",
+        format!("Closing {} failed", f.addr),
+        f.error.to_string(),
+    )
+}

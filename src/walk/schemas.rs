@@ -42,8 +42,8 @@ fn provisioners(r: &Resource, scope: &mut ConfigScope, diags: &mut Diags) {
 /// Why a type no driver serves is refused: which provider it belongs to
 /// (as `module` declares it, else as Terraform implies it), to declare
 /// and install, as Terraform says a required provider is missing.
-pub fn unserved_detail(r: &Resource, data: bool, module: Option<&Module>) -> String {
-    let what = if data { "data source" } else { "resource type" };
+pub fn unserved_detail(r: &Resource, module: Option<&Module>) -> String {
+    let what = crate::builtin::mode_noun(r.mode);
     let prefix = r.provider_local_name();
     let declared = module.and_then(|m| m.declared_source(prefix));
     let source = declared
@@ -70,10 +70,7 @@ struct Unserved {
 /// Whether the argument at `path` (its nested blocks' names, then its
 /// own) of resource `r` is write-only in its provider's schema.
 pub fn write_only(drivers: &Drivers, r: &Resource, path: &[String]) -> bool {
-    let found = match r.mode {
-        Mode::Data => drivers.data(&r.type_name),
-        _ => drivers.resource(&r.type_name),
-    };
+    let found = drivers.of_mode(r.mode, &r.type_name);
     let (Some((_, mut schema)), Some((last, blocks))) = (found, path.split_last()) else {
         return false;
     };
@@ -90,10 +87,10 @@ pub fn write_only(drivers: &Drivers, r: &Resource, path: &[String]) -> bool {
 /// driver serves is reported once, with every place it is used.
 pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources) -> Diags {
     let mut diags = Diags::default();
-    let mut unserved: BTreeMap<(bool, String), Unserved> = BTreeMap::new();
+    let mut unserved: BTreeMap<(Mode, String), Unserved> = BTreeMap::new();
     module(root, run, drivers, &mut unserved, &mut diags);
-    for ((data, type_name), Unserved { places, detail }) in unserved {
-        let what = if data { "data source" } else { "resource type" };
+    for ((mode, type_name), Unserved { places, detail }) in unserved {
+        let what = crate::builtin::mode_noun(mode);
         let elsewhere: Vec<String> = places[1..]
             .iter()
             .map(|s| {
@@ -105,7 +102,7 @@ pub fn check(root: &Module, run: &Rc<Run>, drivers: &Drivers, sources: &Sources)
             0 => String::new(),
             _ => format!(" It is also used at {}.", elsewhere.join(", ")),
         };
-        let d = match drivers.unusable(&type_name, data) {
+        let d = match drivers.unusable(&type_name, mode) {
             Some(why) => Diag::new(
                 "strata::validate::unserved_type",
                 format!("Unsupported {what} {type_name:?}"),
@@ -126,21 +123,15 @@ fn module(
     m: &Module,
     run: &Rc<Run>,
     drivers: &Drivers,
-    unserved: &mut BTreeMap<(bool, String), Unserved>,
+    unserved: &mut BTreeMap<(Mode, String), Unserved>,
     diags: &mut Diags,
 ) {
     let mut scope = static_scope(m, run);
     for r in &m.resources {
-        let data = r.mode == Mode::Data;
-        let found = if data {
-            drivers.data(&r.type_name)
-        } else {
-            drivers.resource(&r.type_name)
-        };
-        let Some((driver, schema)) = found else {
-            let u = unserved.entry((data, r.type_name.clone())).or_default();
+        let Some((driver, schema)) = drivers.of_mode(r.mode, &r.type_name) else {
+            let u = unserved.entry((r.mode, r.type_name.clone())).or_default();
             if u.places.is_empty() {
-                u.detail = unserved_detail(r, data, Some(m));
+                u.detail = unserved_detail(r, Some(m));
             }
             u.places.push(r.span);
             continue;
@@ -154,7 +145,7 @@ fn module(
         let mut found = Diags::default();
         let config = decode(&r.body, schema, &mut ev, r.span, &mut found);
         if found.is_empty() {
-            match driver.validate(&r.type_name, data, &config) {
+            match driver.validate(&r.type_name, crate::builtin::type_mode(r.mode), &config) {
                 Ok(problems) => {
                     for d in super::provider_problems(&problems, r) {
                         diags.push(d);

@@ -414,7 +414,7 @@ impl<'a> Walk<'a> {
                 NodeKind::Variable if !node.module.is_root() => {
                     self.input(node, module, &path, diags)
                 }
-                NodeKind::Variable | NodeKind::Resource | NodeKind::Data => {}
+                NodeKind::Variable | NodeKind::Resource | NodeKind::Data | NodeKind::Ephemeral => {}
                 NodeKind::Local => {
                     let l = &module.locals[node.index];
                     let v = self.eval(node, &path, None, &l.expr).unwrap_or_else(|d| {

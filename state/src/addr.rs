@@ -12,6 +12,21 @@ use std::fmt;
 pub enum Mode {
     Managed,
     Data,
+    /// An `ephemeral` block (Terraform 1.10): opened during a run, never
+    /// kept. No state records one, but an object's dependencies may name
+    /// one, as Terraform writes them.
+    Ephemeral,
+}
+
+impl Mode {
+    /// What an address writes before the type: `data.`, `ephemeral.`.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Mode::Managed => "",
+            Mode::Data => "data.",
+            Mode::Ephemeral => "ephemeral.",
+        }
+    }
 }
 
 /// An instance key: `count` gives numbers, `for_each` gives strings.
@@ -191,10 +206,7 @@ impl ResourceAddr {
 
     /// `aws_vpc.main` or `data.aws_ami.gpu`: the address inside its module.
     pub fn local(&self) -> String {
-        match self.mode {
-            Mode::Managed => format!("{}.{}", self.type_name, self.name),
-            Mode::Data => format!("data.{}.{}", self.type_name, self.name),
-        }
+        format!("{}{}.{}", self.mode.prefix(), self.type_name, self.name)
     }
 }
 
@@ -244,6 +256,9 @@ impl Address {
         let (mode, type_name, name, key) = match &steps[i..] {
             [Step::Name("data"), Step::Name(t), Step::Name(n), rest @ ..] => {
                 (Mode::Data, *t, *n, rest)
+            }
+            [Step::Name("ephemeral"), Step::Name(t), Step::Name(n), rest @ ..] => {
+                (Mode::Ephemeral, *t, *n, rest)
             }
             [Step::Name(t), Step::Name(n), rest @ ..] => (Mode::Managed, *t, *n, rest),
             _ => return None,

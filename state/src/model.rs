@@ -112,7 +112,7 @@ pub struct OutputState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "ResourceRecord")]
+#[serde(try_from = "ResourceRecord")]
 pub struct ResourceState {
     #[serde(flatten)]
     pub id: ResourceAddr,
@@ -135,9 +135,19 @@ struct ResourceRecord {
     instances: Vec<InstanceState>,
 }
 
-impl From<ResourceRecord> for ResourceState {
-    fn from(r: ResourceRecord) -> ResourceState {
-        ResourceState {
+impl TryFrom<ResourceRecord> for ResourceState {
+    type Error = String;
+
+    /// An ephemeral resource is opened and closed within one run: a state
+    /// that records one was not written by Terraform or strata.
+    fn try_from(r: ResourceRecord) -> Result<ResourceState, String> {
+        if r.mode == Mode::Ephemeral {
+            return Err(format!(
+                "the state records ephemeral.{}.{}, but ephemeral resources are never kept in a state",
+                r.type_name, r.name
+            ));
+        }
+        Ok(ResourceState {
             id: ResourceAddr {
                 module: r.module,
                 mode: r.mode,
@@ -146,7 +156,7 @@ impl From<ResourceRecord> for ResourceState {
             },
             provider: r.provider,
             instances: r.instances,
-        }
+        })
     }
 }
 
@@ -416,5 +426,18 @@ mod tests {
         assert!(written.get("dependencies").is_none(), "{written}");
         let bad = r#"{"schema_version":0,"attributes":{},"dependencies":["t.x[0]"]}"#;
         assert!(serde_json::from_str::<InstanceState>(bad).is_err());
+    }
+
+    /// Terraform 1.10 records an object's dependency on an ephemeral
+    /// resource; a state never records an ephemeral resource itself.
+    #[test]
+    fn ephemeral_resources_are_named_but_never_kept() {
+        let text = r#"{"schema_version":0,"attributes":{},"dependencies":["ephemeral.t.n"]}"#;
+        let i: InstanceState = serde_json::from_str(text).expect("reads");
+        assert_eq!(i.dependencies[0].mode, Mode::Ephemeral);
+        assert_eq!(i.dependencies[0].to_string(), "ephemeral.t.n");
+        let kept = r#"{"mode":"ephemeral","type":"t","name":"n","provider":"p","instances":[]}"#;
+        let refused = serde_json::from_str::<ResourceState>(kept).expect_err("refused");
+        assert!(refused.to_string().contains("never kept"), "{refused}");
     }
 }

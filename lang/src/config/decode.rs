@@ -24,6 +24,7 @@ const TOP_LEVEL: &[&str] = &[
     "locals",
     "resource",
     "data",
+    "ephemeral",
     "output",
     "module",
     "provider",
@@ -168,13 +169,14 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
     }
     for b in body.blocks {
         let kind = b.kind.clone();
-        if kind == "resource" || kind == "data" {
+        let mode = match kind.as_str() {
+            "resource" => Some(Mode::Managed),
+            "data" => Some(Mode::Data),
+            "ephemeral" => Some(Mode::Ephemeral),
+            _ => None,
+        };
+        if let Some(mode) = mode {
             if let Some(l) = labels(&b, &["type", "name"], diags) {
-                let mode = if kind == "data" {
-                    Mode::Data
-                } else {
-                    Mode::Managed
-                };
                 m.resources.push(resource(b, mode, &l[0], &l[1], diags));
             }
             continue;
@@ -218,14 +220,6 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
                     m.checks.push(c);
                 }
             }
-            // Terraform 1.10's, which a user of it will try: said to be
-            // missing, not unknown.
-            "ephemeral" => diags.push(err(
-                "strata::config::unsupported_block",
-                "Ephemeral resources are not supported yet",
-                "strata does not open ephemeral resources (Terraform 1.10's `ephemeral` blocks) yet. A provider's write-only arguments (`password_wo`) may be set from an ephemeral variable (`variable { ephemeral = true }`) instead.".to_string(),
-                b.kind_span,
-            )),
             _ => diags.push(unsupported_block(b, "a configuration file", TOP_LEVEL)),
         }
     }
@@ -763,9 +757,14 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
         "replace_triggered_by",
     ];
     for a in &b.body.attrs {
-        if mode == Mode::Data {
-            // A data source's lifecycle holds only its conditions.
-            diags.push(unsupported_attr(a, "data source's lifecycle", &[]));
+        // A data source's or an ephemeral resource's lifecycle holds only
+        // its conditions.
+        if let Some(what) = match mode {
+            Mode::Data => Some("data source's lifecycle"),
+            Mode::Ephemeral => Some("ephemeral resource's lifecycle"),
+            Mode::Managed => None,
+        } {
+            diags.push(unsupported_attr(a, what, &[]));
             continue;
         }
         match a.name.as_str() {

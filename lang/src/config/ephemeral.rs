@@ -1,5 +1,6 @@
-//! Ephemeral values (`ephemeral = true` variables and module outputs) may
-//! reach providers, locals, a resource's write-only arguments and other
+//! Ephemeral values (`ephemeral = true` variables and module outputs, and
+//! ephemeral resources: `ephemeral.TYPE.NAME`) may reach providers,
+//! locals, provisioners, a resource's write-only arguments and other
 //! ephemeral places, never a resource's other arguments, a persisted
 //! output or a module input that does not accept them: those end up in
 //! the state, which outlives the run.
@@ -9,7 +10,7 @@
 //! from an ephemeral value when it references one (directly or through
 //! locals), outside an `ephemeralasnull(…)` call.
 
-use super::{Module, ModuleCall, Resource};
+use super::{Mode, Module, ModuleCall, Resource};
 use crate::diag::{Diag, Diags, Span};
 use crate::syntax::Expr;
 use std::collections::HashSet;
@@ -24,6 +25,8 @@ impl Ephemeral {
     pub(super) fn names(&self, root: &str, attrs: &[&str]) -> bool {
         let name = match (root, attrs) {
             ("module", [call, output, ..]) => format!("module.{call}.{output}"),
+            ("ephemeral", [type_name, name, ..]) => format!("ephemeral.{type_name}.{name}"),
+            ("ephemeral", _) => return true,
             (_, [a, ..]) => format!("{root}.{a}"),
             _ => return false,
         };
@@ -37,6 +40,9 @@ impl Ephemeral {
             .filter(|v| v.ephemeral)
             .map(|v| format!("var.{}", v.name))
             .collect();
+        for r in m.resources.iter().filter(|r| r.mode == Mode::Ephemeral) {
+            names.insert(r.address());
+        }
         for c in &m.module_calls {
             for o in c.module.outputs.iter().filter(|o| o.ephemeral) {
                 names.insert(format!("module.{}.{}", c.name, o.name));
@@ -91,7 +97,11 @@ pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diag
                 ));
             }
         }
-        body(r, &r.body, &mut Vec::new(), (&eph, write_only), diags);
+        // An ephemeral resource's arguments may be ephemeral: it is
+        // itself opened anew in every run.
+        if r.mode != Mode::Ephemeral {
+            body(r, &r.body, &mut Vec::new(), (&eph, write_only), diags);
+        }
     }
     for o in &m.outputs {
         if root && o.ephemeral {

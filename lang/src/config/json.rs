@@ -101,8 +101,8 @@ fn references(t: &Expr, refs: &mut Vec<String>) {
                 _ => (1, None),
             }
         }
-        "data" if path.get(2).is_some_and(is_key) => (3, Some(2)),
-        "data" => (2, None),
+        "data" | "ephemeral" if path.get(2).is_some_and(is_key) => (3, Some(2)),
+        "data" | "ephemeral" => (2, None),
         _ if path.get(1).is_some_and(is_key) => (2, Some(1)),
         _ => (1, None),
     };
@@ -196,6 +196,7 @@ fn resource(r: &super::Resource, module: &str, schemas: &Schemas) -> Json {
     let mode = match r.mode {
         Mode::Data => "data",
         Mode::Managed => "managed",
+        Mode::Ephemeral => "ephemeral",
     };
     e.insert("mode".into(), json!(mode));
     e.insert("type".into(), json!(r.type_name));
@@ -249,8 +250,13 @@ fn module(m: &Module, path: &str, schemas: &Schemas) -> Json {
     if !outputs.is_empty() {
         out.insert("outputs".into(), Json::Object(outputs));
     }
-    // Managed resources, then data sources, each by address.
-    let mut sorted: Vec<&super::Resource> = m.resources.iter().collect();
+    // Managed resources, then data sources, each by address; ephemeral
+    // resources are left out, as Terraform leaves them.
+    let mut sorted: Vec<&super::Resource> = m
+        .resources
+        .iter()
+        .filter(|r| r.mode != Mode::Ephemeral)
+        .collect();
     sorted.sort_by_key(|r| (r.mode == Mode::Data, r.address()));
     let resources: Vec<Json> = sorted
         .into_iter()

@@ -134,12 +134,9 @@ impl Resource {
         }
     }
 
-    /// `aws_vpc.main` or `data.aws_ami.gpu`.
+    /// `aws_vpc.main`, `data.aws_ami.gpu` or `ephemeral.aws_eks_cluster_auth.x`.
     pub fn address(&self) -> String {
-        match self.mode {
-            Mode::Managed => format!("{}.{}", self.type_name, self.name),
-            Mode::Data => format!("data.{}.{}", self.type_name, self.name),
-        }
+        format!("{}{}.{}", self.mode.prefix(), self.type_name, self.name)
     }
 
     /// Its address as a resource of the configuration's module `module`.

@@ -93,6 +93,7 @@ pub trait Known {
 pub struct Declared<'a> {
     managed: HashSet<(&'a str, &'a str)>,
     data: HashMap<&'a str, Vec<&'a str>>,
+    ephemeral: HashMap<&'a str, Vec<&'a str>>,
     calls: HashSet<&'a str>,
 }
 
@@ -106,6 +107,11 @@ impl<'a> Declared<'a> {
                 }
                 Mode::Data => d
                     .data
+                    .entry(r.type_name.as_str())
+                    .or_default()
+                    .push(r.name.as_str()),
+                Mode::Ephemeral => d
+                    .ephemeral
                     .entry(r.type_name.as_str())
                     .or_default()
                     .push(r.name.as_str()),
@@ -388,9 +394,10 @@ impl Scope for ConfigScope<'_> {
             .at(span)),
             "module" => self.module_ref(attr.ok_or_else(|| needs_attr("module"))?, span),
             "data" => self.data_ref(attr.ok_or_else(|| needs_attr("data"))?, span),
+            "ephemeral" => self.ephemeral_ref(attr.ok_or_else(|| needs_attr("ephemeral"))?, span),
             _ => {
                 let Some(a) = attr else {
-                    return Err(unknown_root(name, None, &["var", "local", "module", "data", "path", "count", "each", "terraform"]).at(span));
+                    return Err(unknown_root(name, None, &["var", "local", "module", "data", "ephemeral", "path", "count", "each", "terraform"]).at(span));
                 };
                 self.managed_ref(name, a, span)
             }
@@ -460,14 +467,26 @@ impl ConfigScope<'_> {
 
     /// `data.TYPE`: the declared data sources of the type, by name.
     fn data_ref(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
-        let names: Attrs = self
-            .declared
-            .data
+        self.typed_ref(Mode::Data, a, span)
+    }
+
+    /// `ephemeral.TYPE`: the ephemeral resources of that type, by name.
+    fn ephemeral_ref(&self, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        self.typed_ref(Mode::Ephemeral, a, span)
+    }
+
+    /// `data.TYPE` or `ephemeral.TYPE`: the declared ones of that type.
+    fn typed_ref(&self, mode: Mode, a: &str, span: Span) -> Result<(Value, bool), Diag> {
+        let (declared, what) = match mode {
+            Mode::Ephemeral => (&self.declared.ephemeral, "An ephemeral"),
+            _ => (&self.declared.data, "A data"),
+        };
+        let names: Attrs = declared
             .get(a)
             .into_iter()
             .flatten()
             .map(|n| {
-                let v = self.known(&format!("data.{a}.{n}"));
+                let v = self.known(&format!("{}{a}.{n}", mode.prefix()));
                 (n.to_string(), v.unwrap_or_else(Value::unknown))
             })
             .collect();
@@ -475,7 +494,7 @@ impl ConfigScope<'_> {
             return Err(Diag::new(
                 "strata::eval::undeclared_resource",
                 "Reference to undeclared resource",
-                format!("A data resource of type {a:?} has not been declared in this module."),
+                format!("{what} resource of type {a:?} has not been declared in this module."),
             )
             .at(span));
         }

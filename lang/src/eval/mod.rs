@@ -132,6 +132,22 @@ pub struct Evaluator<'a> {
 
 pub type EvalResult = Result<Value, Diag>;
 
+impl Evaluator<'_> {
+    /// Whether anything `body` says (its nested blocks' too) is derived
+    /// from an ephemeral value, outside `ephemeralasnull`: what a
+    /// provisioner then says is not shown.
+    pub fn derives_ephemeral(&self, body: &crate::syntax::Body) -> bool {
+        let mut found = false;
+        for a in &body.attrs {
+            a.expr
+                .visit_references_outside("ephemeralasnull", &mut |root, attrs, _| {
+                    found |= self.scope.is_ephemeral(root, attrs);
+                });
+        }
+        found || body.blocks.iter().any(|b| self.derives_ephemeral(&b.body))
+    }
+}
+
 /// `v`, just built by a `what` at `span`, counted against the run's
 /// budget ([`crate::limits::MAX_BUILT_BYTES`]): past it, an error there
 /// rather than a process out of memory holding the state's lock.

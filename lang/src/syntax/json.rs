@@ -452,6 +452,7 @@ const FILE: Shape = Shape {
         ("provider", 1, &OPEN),
         ("resource", 2, &RESOURCE),
         ("data", 2, &RESOURCE),
+        ("ephemeral", 2, &RESOURCE),
         (
             "moved",
             0,

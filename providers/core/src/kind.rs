@@ -238,6 +238,8 @@ impl<T: Cloud + 'static> crate::Recovery for T {
     }
 }
 
+impl<T: Cloud + 'static> crate::Ephemerals for T {}
+
 impl<T: Cloud + 'static> crate::Billing for T {
     fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
         Cloud::gpu_catalog(self)
@@ -273,12 +275,12 @@ impl<T: Cloud + 'static> Driver for T {
     fn validate(
         &self,
         type_name: &str,
-        data: bool,
+        mode: crate::TypeMode,
         config: &Value,
     ) -> Result<Vec<crate::Problem>, DriverError> {
-        match data {
-            true => Ok(Vec::new()),
-            false => self.kinds().validate(type_name, config),
+        match mode {
+            crate::TypeMode::Managed => self.kinds().validate(type_name, config),
+            crate::TypeMode::Data | crate::TypeMode::Ephemeral => Ok(Vec::new()),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod billing;
 pub mod catalog;
 mod change;
 pub mod clock;
+mod ephemeral;
 mod function;
 mod kind;
 pub mod lasting;
@@ -31,6 +32,7 @@ pub mod wait;
 pub use change::{
     path_text, problems_text, ApplyFailed, ApplyRequest, MoveRequest, PathStep, Problem, Stored,
 };
+pub use ephemeral::{Ephemerals, Opened, Renewed};
 pub use function::{FunctionFailure, FunctionParam, FunctionSig};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
@@ -39,6 +41,16 @@ pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use strata_value::value::Value;
+
+/// Which of a provider's families of types a type name is of: managed
+/// resources, data sources and ephemeral resources each have their own
+/// schemas, and one name may be in more than one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TypeMode {
+    Managed,
+    Data,
+    Ephemeral,
+}
 
 /// Where an attribute lives inside a resource: attribute names and, for
 /// nested blocks, element indexes.
@@ -282,9 +294,9 @@ pub trait Billing: Send + Sync {
 
 /// The resource protocol a provider speaks (schemas, configure, plan,
 /// read, create, update, delete, import, data sources, functions), with
-/// recovery and billing as the traits it builds on.
+/// recovery, billing and ephemeral resources as the traits it builds on.
 #[async_trait]
-pub trait Driver: Recovery + Billing + Send + Sync {
+pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
     /// The driver's name as configurations and state know it (`aws`, `terraform`).
     fn name(&self) -> &str;
 
@@ -424,7 +436,7 @@ pub trait Driver: Recovery + Billing + Send + Sync {
     /// Why this driver cannot serve a type its provider declares (`data`:
     /// a data source), when it cannot (a plugin's schema strata cannot
     /// read); the driver's schemas leave such a type out.
-    fn unusable(&self, _type_name: &str, _data: bool) -> Option<String> {
+    fn unusable(&self, _type_name: &str, _mode: TypeMode) -> Option<String> {
         None
     }
 
@@ -471,10 +483,10 @@ pub trait Driver: Recovery + Billing + Send + Sync {
     fn validate(
         &self,
         type_name: &str,
-        data: bool,
+        mode: TypeMode,
         config: &Value,
     ) -> Result<Vec<Problem>, DriverError> {
-        let _ = (type_name, data, config);
+        let _ = (type_name, mode, config);
         Ok(Vec::new())
     }
 

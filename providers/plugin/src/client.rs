@@ -215,6 +215,18 @@ impl Provider {
         v5: move_resource_state, v6: move_resource_state);
     shared_rpc!(read_data_source(v6::read_data_source::Request) -> v6::read_data_source::Response,
         v5: read_data_source, v6: read_data_source);
+    shared_rpc!(validate_ephemeral_resource_config(v6::validate_ephemeral_resource_config::Request)
+        -> v6::validate_ephemeral_resource_config::Response,
+        v5: validate_ephemeral_resource_config, v6: validate_ephemeral_resource_config);
+    shared_rpc!(open_ephemeral_resource(v6::open_ephemeral_resource::Request)
+        -> v6::open_ephemeral_resource::Response,
+        v5: open_ephemeral_resource, v6: open_ephemeral_resource);
+    shared_rpc!(renew_ephemeral_resource(v6::renew_ephemeral_resource::Request)
+        -> v6::renew_ephemeral_resource::Response,
+        v5: renew_ephemeral_resource, v6: renew_ephemeral_resource);
+    shared_rpc!(close_ephemeral_resource(v6::close_ephemeral_resource::Request)
+        -> v6::close_ephemeral_resource::Response,
+        v5: close_ephemeral_resource, v6: close_ephemeral_resource);
     shared_rpc!(call_function(v6::call_function::Request) -> v6::call_function::Response,
         v5: call_function, v6: call_function);
     shared_rpc!(

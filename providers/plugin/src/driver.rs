@@ -22,17 +22,17 @@ use std::sync::Arc;
 use strata_provider::{
     ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionParam,
     FunctionSig, MoveRequest, PathStep, PlanRequest, Planned, Problem, ResourceSchema, Stored,
-    Tags,
+    Tags, TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
 
 /// One kind of object the provider has: its protocol schema (for the
 /// proposed new object), strata's form of it and its value type.
-struct Kind {
+pub(crate) struct Kind {
     block: v6::schema::Block,
     schema: ResourceSchema,
-    ty: Type,
+    pub(crate) ty: Type,
 }
 
 impl Kind {
@@ -53,9 +53,11 @@ struct Schemas {
     data: HashMap<String, Kind>,
     resource_schemas: BTreeMap<String, ResourceSchema>,
     data_schemas: BTreeMap<String, ResourceSchema>,
+    ephemeral: HashMap<String, Kind>,
+    ephemeral_schemas: BTreeMap<String, ResourceSchema>,
     /// Types whose schemas strata cannot read, and why: left out, so one
     /// such type does not cost the provider's others.
-    unusable: HashMap<(bool, String), SchemaError>,
+    unusable: HashMap<(TypeMode, String), SchemaError>,
     functions: BTreeMap<String, FunctionSig>,
 }
 
@@ -178,7 +180,7 @@ fn problems(diagnostics: &[v6::Diagnostic]) -> Vec<Problem> {
 
 /// The call's errors as a driver error (its warnings ride along); `Ok`
 /// when there are none.
-fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(), DriverError> {
+pub(crate) fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(), DriverError> {
     let all = problems(diagnostics);
     if all.iter().any(|p| p.error) {
         return Err(DriverError::Provider {
@@ -199,7 +201,7 @@ fn rpc_failed(operation: &str, e: RpcError) -> DriverError {
 
 /// `v` (marks dropped: the provider knows what is sensitive) as the wire's
 /// value of type `ty`.
-fn dynamic(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, DriverError> {
+pub(crate) fn dynamic(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, DriverError> {
     let (plain, _) = v.clone().unmark_deep();
     let msgpack = msgpack::encode(&plain, ty).map_err(|e| DriverError::Api {
         operation: "encoding a value for the provider".into(),
@@ -213,7 +215,11 @@ fn dynamic(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, DriverError
 }
 
 /// A value the provider sent, read as type `ty`; absent is null.
-fn value(d: Option<&v6::DynamicValue>, ty: &Type, operation: &str) -> Result<Value, DriverError> {
+pub(crate) fn value(
+    d: Option<&v6::DynamicValue>,
+    ty: &Type,
+    operation: &str,
+) -> Result<Value, DriverError> {
     let bad = |detail: String| DriverError::Api {
         operation: operation.to_string(),
         detail: format!("the provider sent a value strata cannot read: {detail}"),
@@ -233,7 +239,7 @@ fn value(d: Option<&v6::DynamicValue>, ty: &Type, operation: &str) -> Result<Val
     strata_value::json::value_from_json(&json, ty).map_err(bad)
 }
 
-fn capabilities() -> Option<v6::ClientCapabilities> {
+pub(crate) fn capabilities() -> Option<v6::ClientCapabilities> {
     Some(v6::ClientCapabilities {
         deferral_allowed: false,
         write_only_attributes_allowed: true,
@@ -309,11 +315,16 @@ impl PluginDriver {
         })
     }
 
-    fn kind(&self, type_name: &str, data: bool) -> Result<&Kind, DriverError> {
-        let kinds = if data {
-            &self.schemas.data
-        } else {
-            &self.schemas.resources
+    /// The ephemeral resource types' schemas, in strata's form.
+    pub(crate) fn ephemeral_schema_map(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.ephemeral_schemas
+    }
+
+    pub(crate) fn kind(&self, type_name: &str, mode: TypeMode) -> Result<&Kind, DriverError> {
+        let kinds = match mode {
+            TypeMode::Managed => &self.schemas.resources,
+            TypeMode::Data => &self.schemas.data,
+            TypeMode::Ephemeral => &self.schemas.ephemeral,
         };
         kinds
             .get(type_name)
@@ -338,7 +349,7 @@ impl PluginDriver {
     }
 
     /// One call to the provider from the engine's runtime.
-    async fn call_async<T: Send + 'static>(
+    pub(crate) async fn call_async<T: Send + 'static>(
         &self,
         operation: &str,
         f: impl FnOnce(
@@ -357,7 +368,7 @@ impl PluginDriver {
         type_name: &str,
         object: &Stored,
     ) -> Result<Option<Stored>, DriverError> {
-        let kind = self.kind(type_name, false)?;
+        let kind = self.kind(type_name, TypeMode::Managed)?;
         let operation = format!("reading {type_name}");
         let request = v6::read_resource::Request {
             type_name: type_name.to_string(),
@@ -382,7 +393,7 @@ impl PluginDriver {
     }
 
     async fn apply(&self, req: ApplyRequest<'_>) -> Result<Option<Stored>, ApplyFailed> {
-        let kind = self.kind(req.type_name, false)?;
+        let kind = self.kind(req.type_name, TypeMode::Managed)?;
         let null = Value::Null(kind.ty.clone());
         let operation = match (req.prior, req.planned) {
             (None, _) => format!("creating {}", req.type_name),
@@ -460,7 +471,7 @@ impl PluginDriver {
 
 fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, SchemaError> {
     let mut unusable = HashMap::new();
-    let mut kinds = |m: &HashMap<String, v6::Schema>, data: bool| -> HashMap<String, Kind> {
+    let mut kinds = |m: &HashMap<String, v6::Schema>, mode: TypeMode| -> HashMap<String, Kind> {
         let mut out = HashMap::new();
         for (k, s) in m {
             match Kind::of(s, k) {
@@ -468,14 +479,15 @@ fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, Sch
                     out.insert(k.clone(), kind);
                 }
                 Err(e) => {
-                    unusable.insert((data, k.clone()), e);
+                    unusable.insert((mode, k.clone()), e);
                 }
             }
         }
         out
     };
-    let resources = kinds(&r.resource_schemas, false);
-    let data = kinds(&r.data_source_schemas, true);
+    let resources = kinds(&r.resource_schemas, TypeMode::Managed);
+    let data = kinds(&r.data_source_schemas, TypeMode::Data);
+    let ephemeral = kinds(&r.ephemeral_resource_schemas, TypeMode::Ephemeral);
     let strata_form = |m: &HashMap<String, Kind>| {
         m.iter()
             .map(|(k, kind)| (k.clone(), kind.schema.clone()))
@@ -485,8 +497,10 @@ fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, Sch
         provider: Kind::of(&r.provider.clone().unwrap_or_default(), "provider")?,
         resource_schemas: strata_form(&resources),
         data_schemas: strata_form(&data),
+        ephemeral_schemas: strata_form(&ephemeral),
         resources,
         data,
+        ephemeral,
         unusable,
         // A function whose types cannot be read is left out (a call to it
         // is then an unknown function), not the provider.
@@ -605,8 +619,8 @@ impl Driver for PluginDriver {
         Some(described)
     }
 
-    fn unusable(&self, type_name: &str, data: bool) -> Option<String> {
-        let e = self.schemas.unusable.get(&(data, type_name.to_string()))?;
+    fn unusable(&self, type_name: &str, mode: TypeMode) -> Option<String> {
+        let e = self.schemas.unusable.get(&(mode, type_name.to_string()))?;
         Some(e.to_string())
     }
 
@@ -655,35 +669,45 @@ impl Driver for PluginDriver {
     fn validate(
         &self,
         type_name: &str,
-        data: bool,
+        mode: TypeMode,
         config: &Value,
     ) -> Result<Vec<Problem>, DriverError> {
-        let kind = self.kind(type_name, data)?;
+        let kind = self.kind(type_name, mode)?;
         let operation = format!("validating {type_name}");
         let config = dynamic(config, &kind.ty)?;
         let type_name = type_name.to_string();
-        let diagnostics = if data {
-            let request = v6::validate_data_resource_config::Request { type_name, config };
-            self.call(&operation, |p| {
-                Box::pin(async move { p.validate_data_resource_config(request).await })
-            })?
-            .diagnostics
-        } else {
-            let request = v6::validate_resource_config::Request {
-                type_name,
-                config,
-                client_capabilities: capabilities(),
-            };
-            self.call(&operation, |p| {
-                Box::pin(async move { p.validate_resource_config(request).await })
-            })?
-            .diagnostics
+        let diagnostics = match mode {
+            TypeMode::Data => {
+                let request = v6::validate_data_resource_config::Request { type_name, config };
+                self.call(&operation, |p| {
+                    Box::pin(async move { p.validate_data_resource_config(request).await })
+                })?
+                .diagnostics
+            }
+            TypeMode::Ephemeral => {
+                let request = v6::validate_ephemeral_resource_config::Request { type_name, config };
+                self.call(&operation, |p| {
+                    Box::pin(async move { p.validate_ephemeral_resource_config(request).await })
+                })?
+                .diagnostics
+            }
+            TypeMode::Managed => {
+                let request = v6::validate_resource_config::Request {
+                    type_name,
+                    config,
+                    client_capabilities: capabilities(),
+                };
+                self.call(&operation, |p| {
+                    Box::pin(async move { p.validate_resource_config(request).await })
+                })?
+                .diagnostics
+            }
         };
         Ok(problems(&diagnostics))
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
-        let kind = self.kind(req.type_name, false)?;
+        let kind = self.kind(req.type_name, TypeMode::Managed)?;
         let operation = format!("planning {}", req.type_name);
         let null = Value::Null(kind.ty.clone());
         let prior = req.prior.unwrap_or(&null);
@@ -784,7 +808,7 @@ impl Driver for PluginDriver {
     }
 
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
-        let kind = self.kind(type_name, false)?;
+        let kind = self.kind(type_name, TypeMode::Managed)?;
         let operation = format!("importing {type_name} {id:?}");
         let request = v6::import_resource_state::Request {
             type_name: type_name.to_string(),
@@ -815,7 +839,7 @@ impl Driver for PluginDriver {
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
-        let kind = self.kind(type_name, true)?;
+        let kind = self.kind(type_name, TypeMode::Data)?;
         let operation = format!("reading data source {type_name}");
         let request = v6::read_data_source::Request {
             type_name: type_name.to_string(),
@@ -838,7 +862,7 @@ impl Driver for PluginDriver {
         version: u64,
         attributes: &str,
     ) -> Option<Result<Value, DriverError>> {
-        let kind = match self.kind(type_name, false) {
+        let kind = match self.kind(type_name, TypeMode::Managed) {
             Ok(k) => k,
             Err(e) => return Some(Err(e)),
         };
@@ -867,7 +891,7 @@ impl Driver for PluginDriver {
         if !self.moves {
             return None;
         }
-        let kind = match self.kind(req.target_type, false) {
+        let kind = match self.kind(req.target_type, TypeMode::Managed) {
             Ok(k) => k,
             Err(e) => return Some(Err(e)),
         };

@@ -12,6 +12,7 @@ pub mod client;
 pub mod convert;
 pub mod describe;
 pub mod driver;
+mod ephemeral;
 pub mod handshake;
 pub mod launch;
 pub mod msgpack;

@@ -98,6 +98,10 @@ pub(crate) struct Provider {
     resource_schemas: BTreeMap<String, ResourceSchema>,
     data: BTreeMap<String, Box<dyn DataSource>>,
     data_schemas: BTreeMap<String, ResourceSchema>,
+    /// Ephemeral types: opened as a data source is read, with nothing to
+    /// renew or close.
+    ephemeral: BTreeMap<String, Box<dyn DataSource>>,
+    ephemeral_schemas: BTreeMap<String, ResourceSchema>,
 }
 
 impl Provider {
@@ -111,7 +115,16 @@ impl Provider {
             resource_schemas: BTreeMap::new(),
             data: BTreeMap::new(),
             data_schemas: BTreeMap::new(),
+            ephemeral: BTreeMap::new(),
+            ephemeral_schemas: BTreeMap::new(),
         }
+    }
+
+    pub(crate) fn ephemeral(mut self, type_name: &str, d: impl DataSource + 'static) -> Provider {
+        self.ephemeral_schemas
+            .insert(type_name.to_string(), d.schema());
+        self.ephemeral.insert(type_name.to_string(), Box::new(d));
+        self
     }
 
     pub(crate) fn resource(mut self, type_name: &str, r: impl Resource + 'static) -> Provider {
@@ -143,7 +156,7 @@ impl Provider {
 }
 
 /// `config` with each default standing where the configuration has null.
-fn with_defaults(config: &Value, defaults: Vec<(&'static str, Value)>) -> Value {
+pub(crate) fn with_defaults(config: &Value, defaults: Vec<(&'static str, Value)>) -> Value {
     let Value::Object(attrs) = config.unmarked() else {
         return config.clone();
     };
@@ -255,14 +268,20 @@ impl Driver for Provider {
     fn validate(
         &self,
         type_name: &str,
-        data: bool,
+        mode: strata_provider::TypeMode,
         config: &Value,
     ) -> Result<Vec<Problem>, DriverError> {
-        if data {
-            let d = self.data.get(type_name);
-            return Ok(d.map(|d| d.validate(config)).unwrap_or_default());
+        match mode {
+            strata_provider::TypeMode::Managed => Ok(self.managed(type_name)?.validate(config)),
+            strata_provider::TypeMode::Data => {
+                let d = self.data.get(type_name);
+                Ok(d.map(|d| d.validate(config)).unwrap_or_default())
+            }
+            strata_provider::TypeMode::Ephemeral => {
+                let e = self.ephemeral.get(type_name);
+                Ok(e.map(|e| e.validate(config)).unwrap_or_default())
+            }
         }
-        Ok(self.managed(type_name)?.validate(config))
     }
 
     fn upgrade(
@@ -297,3 +316,25 @@ impl strata_provider::Recovery for Provider {
 }
 
 impl strata_provider::Billing for Provider {}
+#[async_trait]
+impl strata_provider::Ephemerals for Provider {
+    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.ephemeral_schemas
+    }
+
+    async fn open(
+        &self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<strata_provider::Opened, DriverError> {
+        let e = self
+            .ephemeral
+            .get(type_name)
+            .ok_or_else(|| self.unknown_type(type_name))?;
+        Ok(strata_provider::Opened {
+            result: e.read(config).await?,
+            private: None,
+            renew_at: None,
+        })
+    }
+}

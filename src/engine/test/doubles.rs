@@ -12,8 +12,8 @@ use super::mock::{self, MockDriver};
 use crate::builtin::doubles::Doubles;
 use crate::builtin::Drivers;
 use crate::config::testfile::{During, MockProvider, Override, OverrideKind, RunBlock, TestFile};
+use crate::config::Module;
 use crate::config::Provider;
-use crate::config::{Mode, Module};
 use crate::diag::{Diag, Diags};
 use crate::eval::{EmptyScope, Evaluator};
 use crate::lang::value::{Attrs, Value};
@@ -213,13 +213,9 @@ fn declares(module: &Module, o: &Override) -> bool {
         }
     }
     resource.is_none_or(|r| {
-        m.resources.iter().any(|d| {
-            let mode = match d.mode {
-                Mode::Managed => strata_state::model::Mode::Managed,
-                Mode::Data => strata_state::model::Mode::Data,
-            };
-            mode == r.mode && d.type_name == r.type_name && d.name == r.name
-        })
+        m.resources
+            .iter()
+            .any(|d| d.mode == r.mode && d.type_name == r.type_name && d.name == r.name)
     })
 }
 

@@ -315,6 +315,7 @@ impl Recovery for MockDriver {
 }
 
 impl Billing for MockDriver {}
+impl strata_provider::Ephemerals for MockDriver {}
 
 /// A `mock_provider` block's provider, what it gives and when.
 pub(super) struct Mock {

@@ -27,6 +27,7 @@ mod provider;
 mod rules;
 mod schema;
 mod store;
+mod token;
 mod v5;
 
 use std::sync::Arc;

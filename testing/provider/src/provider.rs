@@ -5,6 +5,7 @@ use crate::object::{self, Problem, Step};
 use crate::rules;
 use crate::schema::{self, OBJECT};
 use crate::store::Store;
+use crate::token;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use strata_plugin::msgpack;
@@ -107,6 +108,22 @@ fn encode(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, Status> {
     }))
 }
 
+/// The ephemeral type's name checked: `stratatest_token` is the only one.
+fn token_type(type_name: &str) -> Result<(), Status> {
+    match type_name == schema::TOKEN {
+        true => Ok(()),
+        false => Err(unknown_type(type_name)),
+    }
+}
+
+fn timestamp(t: std::time::SystemTime) -> v6::Timestamp {
+    let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    v6::Timestamp {
+        seconds: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(since.subsec_nanos()).unwrap_or(0),
+    }
+}
+
 fn unknown_type(type_name: &str) -> Status {
     Status::invalid_argument(format!("stratatest has no type {type_name:?}"))
 }
@@ -182,7 +199,6 @@ impl Provider for TestProvider {
             data_source_schemas: [OBJECT, schema::LOOKUP]
                 .map(|t| (t.to_string(), schema::lookup_schema()))
                 .into(),
-            // Declared only, for `providers schema -json`: clients list it.
             ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
                 .into(),
             functions: crate::functions::declared(),
@@ -507,6 +523,68 @@ impl Provider for TestProvider {
                 ..Default::default()
             },
         }))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        request: Request<v6::validate_ephemeral_resource_config::Request>,
+    ) -> Answer<v6::validate_ephemeral_resource_config::Response> {
+        let r = request.into_inner();
+        token_type(&r.type_name)?;
+        let config = decode(r.config.as_ref(), &schema::token_value_type())?;
+        Ok(Response::new(
+            v6::validate_ephemeral_resource_config::Response {
+                diagnostics: diagnostics(token::validate(&config)),
+            },
+        ))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        request: Request<v6::open_ephemeral_resource::Request>,
+    ) -> Answer<v6::open_ephemeral_resource::Response> {
+        let r = request.into_inner();
+        token_type(&r.type_name)?;
+        let ty = schema::token_value_type();
+        let config = decode(r.config.as_ref(), &ty)?;
+        Ok(Response::new(match token::open(self.store()?, &config) {
+            Ok(opened) => v6::open_ephemeral_resource::Response {
+                result: encode(&opened.result, &ty)?,
+                private: Some(opened.private),
+                renew_at: opened.renew_at.map(timestamp),
+                ..Default::default()
+            },
+            Err(e) => v6::open_ephemeral_resource::Response {
+                diagnostics: error("Token refused", e),
+                ..Default::default()
+            },
+        }))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        request: Request<v6::renew_ephemeral_resource::Request>,
+    ) -> Answer<v6::renew_ephemeral_resource::Response> {
+        let r = request.into_inner();
+        token_type(&r.type_name)?;
+        let private = r.private.unwrap_or_default();
+        let renew_at = token::renew(self.store()?, &private).map_err(Status::internal)?;
+        Ok(Response::new(v6::renew_ephemeral_resource::Response {
+            private: Some(private),
+            renew_at: renew_at.map(timestamp),
+            ..Default::default()
+        }))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        request: Request<v6::close_ephemeral_resource::Request>,
+    ) -> Answer<v6::close_ephemeral_resource::Response> {
+        let r = request.into_inner();
+        token_type(&r.type_name)?;
+        let private = r.private.unwrap_or_default();
+        token::close(self.store()?, &private).map_err(Status::internal)?;
+        Ok(Response::new(Default::default()))
     }
 
     async fn get_functions(

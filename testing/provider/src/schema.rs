@@ -217,9 +217,12 @@ pub fn odd_schema() -> Schema {
     }
 }
 
-/// `stratatest_token`: an ephemeral resource, declared so the tests see
-/// a client list it; never opened.
+/// `stratatest_token`: an ephemeral resource (see `token.rs`).
 pub const TOKEN: &str = "stratatest_token";
+
+pub fn token_value_type() -> Type {
+    object_type(&[("audience", Type::String), ("value", Type::String)])
+}
 
 pub fn token_schema() -> Schema {
     let mut value = attribute("value", &Type::String, Role::Computed);

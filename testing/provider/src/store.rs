@@ -28,6 +28,11 @@ impl Store {
         }
     }
 
+    /// The directory the store keeps its files in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn path(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
     }

@@ -191,6 +191,34 @@ impl V5 for Version5 {
         self.0.read_data_source(r).await
     }
 
+    async fn validate_ephemeral_resource_config(
+        &self,
+        r: Request<v6::validate_ephemeral_resource_config::Request>,
+    ) -> Answer<v6::validate_ephemeral_resource_config::Response> {
+        self.0.validate_ephemeral_resource_config(r).await
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        r: Request<v6::open_ephemeral_resource::Request>,
+    ) -> Answer<v6::open_ephemeral_resource::Response> {
+        self.0.open_ephemeral_resource(r).await
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        r: Request<v6::renew_ephemeral_resource::Request>,
+    ) -> Answer<v6::renew_ephemeral_resource::Response> {
+        self.0.renew_ephemeral_resource(r).await
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        r: Request<v6::close_ephemeral_resource::Request>,
+    ) -> Answer<v6::close_ephemeral_resource::Response> {
+        self.0.close_ephemeral_resource(r).await
+    }
+
     async fn get_functions(
         &self,
         r: Request<v6::get_functions::Request>,

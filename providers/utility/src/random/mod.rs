@@ -25,6 +25,7 @@ pub(crate) fn provider() -> Provider {
         .resource("random_pet", pet::RandomPet)
         .resource("random_integer", numbers::RandomInteger)
         .resource("random_shuffle", numbers::RandomShuffle)
+        .ephemeral("random_password", string::EphemeralPassword)
 }
 
 fn keepers() -> (&'static str, AttributeSchema) {

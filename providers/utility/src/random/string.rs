@@ -3,7 +3,7 @@
 
 use super::keepers;
 use crate::common::{boolean, computed_string, failed, invalid, number, string, with};
-use crate::provider::{Planning, Resource};
+use crate::provider::{DataSource, Planning, Resource};
 use async_trait::async_trait;
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -114,6 +114,31 @@ impl Params {
     }
 }
 
+/// The arguments choosing the characters, `flag` and `min` making the
+/// switches' and the minimums' schemas.
+fn character_sets(
+    flag: impl Fn(&'static str) -> AttributeSchema,
+    min: impl Fn(&'static str) -> AttributeSchema,
+) -> Vec<(&'static str, AttributeSchema)> {
+    vec![
+        (
+            "special",
+            flag("Include special characters (default true)."),
+        ),
+        ("upper", flag("Include upper-case letters (default true).")),
+        ("lower", flag("Include lower-case letters (default true).")),
+        ("numeric", flag("Include digits (default true).")),
+        ("min_numeric", min("At least this many digits.")),
+        ("min_upper", min("At least this many upper-case letters.")),
+        ("min_lower", min("At least this many lower-case letters.")),
+        ("min_special", min("At least this many special characters.")),
+        (
+            "override_special",
+            AttributeSchema::optional(Type::String, "The special characters to use."),
+        ),
+    ]
+}
+
 #[async_trait]
 impl Resource for RandomString {
     fn schema(&self) -> ResourceSchema {
@@ -134,28 +159,20 @@ impl Resource for RandomString {
                 "length",
                 AttributeSchema::required(Type::Number, "Length of the value.").force_new(),
             ),
-            (
-                "special",
-                flag("Include special characters (default true)."),
-            ),
-            ("upper", flag("Include upper-case letters (default true).")),
-            ("lower", flag("Include lower-case letters (default true).")),
             ("number", flag("Deprecated: numeric.")),
-            ("numeric", flag("Include digits (default true).")),
-            ("min_numeric", min("At least this many digits.")),
-            ("min_upper", min("At least this many upper-case letters.")),
-            ("min_lower", min("At least this many lower-case letters.")),
-            ("min_special", min("At least this many special characters.")),
-            (
-                "override_special",
-                AttributeSchema::optional(Type::String, "The special characters to use.")
-                    .force_new(),
-            ),
             (
                 "id",
                 computed_string("The result, or \"none\" for a password."),
             ),
         ];
+        attributes.extend(
+            character_sets(flag, min)
+                .into_iter()
+                .map(|(name, a)| match name {
+                    "override_special" => (name, a.force_new()),
+                    _ => (name, a),
+                }),
+        );
         if self.password {
             attributes.push(("result", result.sensitive()));
             attributes.push((
@@ -382,5 +399,51 @@ mod tests {
             problems[0]
         );
         assert_eq!(strata_provider::path_text(&problems[0].path), "length");
+    }
+}
+
+/// `ephemeral "random_password"` (random 3.7): a password made anew each
+/// time a run opens it, never kept — for write-only arguments.
+pub(crate) struct EphemeralPassword;
+
+#[async_trait]
+impl DataSource for EphemeralPassword {
+    fn schema(&self) -> ResourceSchema {
+        let flag = |d| AttributeSchema::optional(Type::Bool, d).and_computed();
+        let min = |d| AttributeSchema::optional(Type::Number, d).and_computed();
+        let secret = |d| AttributeSchema::computed(Type::String, d).sensitive();
+        let mut attributes = character_sets(flag, min);
+        attributes.extend([
+            (
+                "length",
+                AttributeSchema::required(Type::Number, "Length of the value."),
+            ),
+            ("result", secret("The generated password.")),
+            ("bcrypt_hash", secret("A bcrypt hash of the result.")),
+        ]);
+        ResourceSchema::of_attributes(attributes)
+    }
+
+    fn validate(&self, config: &Value) -> Vec<Problem> {
+        RandomString::password().validate(config)
+    }
+
+    async fn read(&self, config: &Value) -> Result<Value, DriverError> {
+        const TYPE: &str = "random_password";
+        let config = crate::provider::with_defaults(config, RandomString::password().defaults());
+        let numeric = boolean(&config, "numeric").unwrap_or(true);
+        let config = with(&config, vec![("numeric", Value::Bool(numeric))]);
+        let mut rng = super::generator(TYPE, None)?;
+        let result = Params::of(&config)
+            .generate(&mut rng)
+            .map_err(|e| failed(TYPE, "open", e))?;
+        let hash = bcrypt_hash(&result).map_err(|e| failed(TYPE, "open", e.to_string()))?;
+        Ok(with(
+            &config,
+            vec![
+                ("bcrypt_hash", Value::string(hash)),
+                ("result", Value::string(result)),
+            ],
+        ))
     }
 }
