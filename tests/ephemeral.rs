@@ -304,3 +304,252 @@ fn the_json_ui_tells_of_tokens_as_terraforms_does() {
     assert_eq!(said[0].0.len(), 12, "{:#?}", said[0].0);
     assert_eq!(said[0], said[1]);
 }
+
+/// A provider configured from a token (as a cluster's provider is from a
+/// token the cloud gives): the configuration waits for the token, the
+/// objects go where it says, and a destroy opens the token again to
+/// reach them.
+const CONFIGURED: &str = r#"
+ephemeral "stratatest_token" "where" {
+  audience = "elsewhere"
+}
+
+provider "stratatest" {
+  alias = "other"
+  store = "./store-${ephemeral.stratatest_token.where.audience}"
+}
+
+resource "stratatest_object" "there" {
+  provider = stratatest.other
+  name     = "there"
+}
+"#;
+
+#[test]
+fn a_provider_configured_from_a_token_is_terraforms() {
+    if !require_terraform("a_provider_configured_from_a_token_is_terraforms") {
+        return;
+    }
+    let lab = Lab::new("ephemeral-provider");
+    // Opened by the apply's plan, then by the apply itself.
+    let both = lines(&[
+        "close elsewhere",
+        "close elsewhere",
+        "open elsewhere",
+        "open elsewhere",
+    ]);
+    for tool in TOOLS {
+        let dir = lab.work_with(tool, &config(CONFIGURED));
+        std::fs::create_dir_all(dir.join("store-elsewhere")).unwrap();
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let apply = lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        assert_eq!(calls(&dir), both, "{tool}'s apply:\n{apply}");
+        let there = std::fs::read_dir(dir.join("store-elsewhere"))
+            .unwrap()
+            .count();
+        assert_eq!(there, 1, "{tool} put the object where the token said");
+        let again = lab.run(tool, &dir, &["plan", "-no-color", "-detailed-exitcode"]);
+        assert_eq!(again.0, 0, "{tool}'s second plan:\n{}{}", again.1, again.2);
+        calls(&dir);
+        let destroy = lab.ok(tool, &dir, &["destroy", "-no-color", "-auto-approve"]);
+        assert!(destroy.contains("1 destroyed"), "{tool}:\n{destroy}");
+        assert!(
+            calls(&dir).contains(&"open elsewhere".to_string()),
+            "{tool}"
+        );
+        let left = std::fs::read_dir(dir.join("store-elsewhere"))
+            .unwrap()
+            .count();
+        assert_eq!(left, 0, "{tool} deleted the object where it was");
+    }
+}
+
+/// A token the provider asks to be renewed every 300 ms, held through a
+/// provisioner that takes two seconds: renewed while held, in both tools.
+#[test]
+fn a_token_held_past_its_time_is_renewed() {
+    if !require_terraform("a_token_held_past_its_time_is_renewed") {
+        return;
+    }
+    let lab = Lab::new("ephemeral-renew");
+    let slow = r#"
+ephemeral "stratatest_token" "db" {
+  audience = "db"
+}
+
+resource "stratatest_object" "slow" {
+  name     = "slow"
+  token_wo = ephemeral.stratatest_token.db.value
+
+  provisioner "local-exec" {
+    command = "sleep 2"
+  }
+}
+"#;
+    let every = std::ffi::OsStr::new("300");
+    for tool in TOOLS {
+        let dir = lab.work_with(tool, &config(slow));
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let args = ["apply", "-no-color", "-auto-approve"];
+        let (code, out, err) =
+            lab.run_with(tool, &dir, &args, &[("STRATATEST_TOKEN_RENEW_MS", every)]);
+        assert_eq!(code, 0, "{tool}:\n{out}{err}");
+        let asked = calls(&dir);
+        let renewed = asked.iter().filter(|c| *c == "renew db").count();
+        assert!(renewed >= 2, "{tool} renewed {renewed} times: {asked:?}");
+        assert_eq!(
+            asked.iter().filter(|c| *c == "close db").count(),
+            2,
+            "{tool}"
+        );
+    }
+}
+
+/// `terraform test` over a configuration with a token, the provider real:
+/// a run that applies opens and closes it as an apply does, and an
+/// assertion that reads a token is Terraform's verdict.
+#[test]
+fn strata_test_runs_a_configuration_with_tokens_as_terraform_does() {
+    if !require_terraform("strata_test_runs_a_configuration_with_tokens_as_terraform_does") {
+        return;
+    }
+    let lab = Lab::new("ephemeral-test");
+    let config_text = config(
+        r#"
+ephemeral "stratatest_token" "db" {
+  audience = "db"
+}
+
+resource "stratatest_object" "a" {
+  name     = "a"
+  token_wo = ephemeral.stratatest_token.db.value
+}
+"#,
+    );
+    let tests = r#"
+run "made" {
+  assert {
+    condition     = stratatest_object.a.name == "a"
+    error_message = "wrong name"
+  }
+}
+
+run "reading_the_token" {
+  command = plan
+
+  assert {
+    condition     = ephemeral.stratatest_token.db.value == "tok-db"
+    error_message = "wrong token"
+  }
+}
+"#;
+    let mut said = Vec::new();
+    for tool in TOOLS {
+        let dir = lab.work_with(tool, &config_text);
+        std::fs::create_dir_all(dir.join("tests")).unwrap();
+        std::fs::write(dir.join("tests/token.tftest.hcl"), tests).unwrap();
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let (code, out, err) = lab.run(tool, &dir, &["test", "-no-color"]);
+        let all = format!("{out}{err}");
+        assert!(
+            all.contains("Failure! 1 passed, 1 failed."),
+            "{tool}:\n{all}"
+        );
+        let first = all.lines().find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("Error: ")
+                .or_else(|| l.strip_prefix("× "))
+                .map(|s| s.split(" (at ").next().unwrap_or(s).to_string())
+        });
+        said.push((code, calls(&dir), first));
+    }
+    assert_eq!(
+        said[0].2.as_deref(),
+        Some("Ephemeral resources cannot be asserted")
+    );
+    assert_eq!(said[0], said[1]);
+}
+
+/// A mocked provider's tokens (Terraform's `mock_ephemeral` and
+/// `override_ephemeral`, hashicorp/terraform#38928, after 1.11, so strata
+/// alone): opened from the mock's defaults or a run's override, never from
+/// the provider — its log stays empty — and handed on as a real one is.
+#[test]
+fn a_mocked_providers_tokens_come_from_the_mock() {
+    let lab = Lab::new("ephemeral-mock");
+    let config_text = config(
+        r#"
+ephemeral "stratatest_token" "db" {
+  audience = "db"
+}
+
+provider "stratatest" {
+  alias = "other"
+  store = "./store-${ephemeral.stratatest_token.db.value}"
+}
+
+resource "stratatest_object" "a" {
+  provider = stratatest.other
+  name     = "a"
+}
+
+# Where a test can see what a token was: each run's is written down.
+variable "round" {
+  default = 1
+}
+
+resource "terraform_data" "seen" {
+  triggers_replace = var.round
+
+  provisioner "local-exec" {
+    command     = "echo $T >> ${path.module}/seen.txt"
+    environment = { T = ephemeral.stratatest_token.db.value }
+  }
+}
+"#,
+    );
+    let tests = r#"
+mock_provider "stratatest" {
+  mock_ephemeral "stratatest_token" {
+    defaults = {
+      value = "mocked"
+    }
+  }
+}
+
+run "from_the_defaults" {
+  assert {
+    condition     = stratatest_object.a.name == "a"
+    error_message = "wrong name"
+  }
+}
+
+run "from_an_override" {
+  variables {
+    round = 2
+  }
+
+  override_ephemeral {
+    target = ephemeral.stratatest_token.db
+    values = {
+      value = "overridden"
+    }
+  }
+
+  assert {
+    condition     = stratatest_object.a.name == "a"
+    error_message = "wrong name"
+  }
+}
+"#;
+    let dir = lab.work_with("strata", &config_text);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/token.tftest.hcl"), tests).unwrap();
+    lab.ok("strata", &dir, &["init", "-no-color"]);
+    let (code, out, err) = lab.run("strata", &dir, &["test", "-no-color", "-verbose"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Success! 2 passed, 0 failed."), "{out}");
+    assert_eq!(calls(&dir), Vec::<String>::new(), "the provider was asked");
+    let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap_or_default();
+    assert_eq!(seen, "mocked\noverridden\n");
+}

@@ -39,6 +39,9 @@ pub struct TestFile {
 pub enum OverrideKind {
     Resource,
     Data,
+    /// `override_ephemeral` (Terraform's mock ephemeral resources,
+    /// hashicorp/terraform#38928).
+    Ephemeral,
     Module,
 }
 
@@ -47,6 +50,7 @@ impl OverrideKind {
         match block {
             "override_resource" => Some(OverrideKind::Resource),
             "override_data" => Some(OverrideKind::Data),
+            "override_ephemeral" => Some(OverrideKind::Ephemeral),
             "override_module" => Some(OverrideKind::Module),
             _ => None,
         }
@@ -57,6 +61,7 @@ impl OverrideKind {
         match self {
             OverrideKind::Resource => "resources",
             OverrideKind::Data => "data sources",
+            OverrideKind::Ephemeral => "ephemeral resources",
             OverrideKind::Module => "modules",
         }
     }
@@ -105,6 +110,8 @@ pub struct MockProvider {
     pub resources: Vec<(String, Option<Expr>)>,
     /// `mock_data` blocks.
     pub data: Vec<(String, Option<Expr>)>,
+    /// `mock_ephemeral` blocks.
+    pub ephemeral: Vec<(String, Option<Expr>)>,
     /// Its `override_resource` and `override_data` blocks: for this
     /// provider's objects only.
     pub overrides: Vec<Override>,
@@ -208,6 +215,7 @@ fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
         source: None,
         resources: Vec::new(),
         data: Vec::new(),
+        ephemeral: Vec::new(),
         overrides: Vec::new(),
         during: During::Apply,
     };
@@ -239,6 +247,7 @@ pub fn decode_mock_file(body: Body, mock: &mut MockProvider) -> Result<(), Diags
     let mut file = MockProvider {
         resources: Vec::new(),
         data: Vec::new(),
+        ephemeral: Vec::new(),
         overrides: Vec::new(),
         ..mock.clone()
     };
@@ -258,7 +267,8 @@ fn mock_blocks(blocks: &[Block], mock: &mut MockProvider, parent: &str, diags: &
         let into = match nb.kind.as_str() {
             "mock_resource" => &mut mock.resources,
             "mock_data" => &mut mock.data,
-            "override_resource" | "override_data" => {
+            "mock_ephemeral" => &mut mock.ephemeral,
+            "override_resource" | "override_data" | "override_ephemeral" => {
                 mock.overrides.extend(override_block(nb, diags));
                 continue;
             }
@@ -266,8 +276,10 @@ fn mock_blocks(blocks: &[Block], mock: &mut MockProvider, parent: &str, diags: &
                 let allowed = [
                     "mock_resource",
                     "mock_data",
+                    "mock_ephemeral",
                     "override_resource",
                     "override_data",
+                    "override_ephemeral",
                 ];
                 diags.push(unsupported_block(nb, parent, &allowed));
                 continue;
@@ -392,7 +404,8 @@ fn target_kind(names: &[&str]) -> Option<OverrideKind> {
     match rest {
         [] if in_module => Some(OverrideKind::Module),
         ["data", _, _] => Some(OverrideKind::Data),
-        [t, _] if *t != "data" && *t != "module" => Some(OverrideKind::Resource),
+        ["ephemeral", _, _] => Some(OverrideKind::Ephemeral),
+        [t, _] if !matches!(*t, "data" | "ephemeral" | "module") => Some(OverrideKind::Resource),
         _ => None,
     }
 }
@@ -405,6 +418,7 @@ const RUN_BLOCKS: &[&str] = &[
     "plan_options",
     "override_resource",
     "override_data",
+    "override_ephemeral",
     "override_module",
 ];
 

@@ -92,6 +92,7 @@ fn mock_of(m: &MockProvider, name: &str, diags: &mut Diags) -> mock::Mock {
     for (into, given) in [
         (&mut defaults.resources, &m.resources),
         (&mut defaults.data, &m.data),
+        (&mut defaults.ephemeral, &m.ephemeral),
     ] {
         for (t, e) in given {
             let attrs = e.as_ref().map(|e| object(e, diags)).unwrap_or_default();

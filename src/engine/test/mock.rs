@@ -5,7 +5,7 @@
 //! configurations are checked as ever; a plan keeps what the
 //! configuration sets and leaves computed attributes unknown (unless
 //! `override_during = plan` gives them already); an apply
-//! fills each unknown from the block's `mock_resource`/`mock_data`
+//! fills each unknown from the block's `mock_resource`/`mock_data`/`mock_ephemeral`
 //! `defaults`, else with a value of its type as Terraform makes one (a
 //! string of eight random letters and digits, 0, false, empty
 //! collections, objects attribute by attribute); reads return what the
@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::{
-    Billing, Driver, DriverError, PlanRequest, Planned, Recovery, ResourceSchema, Tags,
+    Billing, Driver, DriverError, PlanRequest, Planned, Recovery, ResourceSchema, Tags, TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::{Attrs, Value};
@@ -32,6 +32,7 @@ pub(super) struct MockDriver {
 }
 
 /// The values a mock gives its objects.
+#[derive(Clone)]
 enum Given {
     /// `mock_resource "TYPE"` and `mock_data "TYPE"` `defaults`, by type.
     ByType(Defaults),
@@ -41,10 +42,11 @@ enum Given {
 }
 
 /// The defaults a `mock_provider` block gives, by type.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Defaults {
     pub resources: BTreeMap<String, Attrs>,
     pub data: BTreeMap<String, Attrs>,
+    pub ephemeral: BTreeMap<String, Attrs>,
 }
 
 /// A mocked provider's schemas: the real ones, but no argument forces a
@@ -54,6 +56,7 @@ pub(super) struct Defaults {
 pub(super) struct Schemas {
     resources: Arc<BTreeMap<String, ResourceSchema>>,
     data: Arc<BTreeMap<String, ResourceSchema>>,
+    ephemeral: Arc<BTreeMap<String, ResourceSchema>>,
 }
 
 impl Schemas {
@@ -65,6 +68,7 @@ impl Schemas {
         Schemas {
             resources: Arc::new(resources),
             data: Arc::new(real.data_schemas().clone()),
+            ephemeral: Arc::new(real.ephemeral_schemas().clone()),
         }
     }
 }
@@ -100,6 +104,7 @@ impl MockDriver {
             .resources
             .get(type_name)
             .or_else(|| self.schemas.data.get(type_name))
+            .or_else(|| self.schemas.ephemeral.get(type_name))
             .ok_or_else(|| DriverError::InvalidConfig {
                 type_name: type_name.into(),
                 detail: format!("the mocked provider {} has no such type", self.real.name()),
@@ -107,11 +112,14 @@ impl MockDriver {
     }
 
     /// What the mock gives an object of `type_name`.
-    fn given(&self, type_name: &str, data: bool) -> Option<&Attrs> {
+    fn given(&self, type_name: &str, mode: TypeMode) -> Option<&Attrs> {
         match &self.given {
             Given::Object(values) => Some(values),
-            Given::ByType(d) if data => d.data.get(type_name),
-            Given::ByType(d) => d.resources.get(type_name),
+            Given::ByType(d) => match mode {
+                TypeMode::Managed => d.resources.get(type_name),
+                TypeMode::Data => d.data.get(type_name),
+                TypeMode::Ephemeral => d.ephemeral.get(type_name),
+            },
         }
     }
 }
@@ -245,6 +253,17 @@ impl Driver for MockDriver {
         self.real.provider_schema()
     }
 
+    /// A mock serves every configuration of its provider (an aliased
+    /// one too), as Terraform's does.
+    fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
+        Some(Ok(Arc::new(MockDriver {
+            real: self.real.clone(),
+            schemas: self.schemas.clone(),
+            given: self.given.clone(),
+            during: self.during,
+        })))
+    }
+
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
         let schema = self.schema(req.type_name)?;
         let mut planned = strata_provider::plan_by_schema(schema, req.prior, req.config);
@@ -252,7 +271,7 @@ impl Driver for MockDriver {
         // the apply's plan of it finds what this one promised.
         if self.during == During::Plan && req.config.is_wholly_known() {
             let mut gen = Gen::seeded(&format!("{}{:?}", req.type_name, req.config));
-            let given = self.given(req.type_name, false);
+            let given = self.given(req.type_name, TypeMode::Managed);
             planned.planned = filled(&planned.planned, given, &mut gen);
         }
         Ok(planned)
@@ -274,7 +293,7 @@ impl Driver for MockDriver {
     ) -> Result<Value, DriverError> {
         Ok(filled(
             planned,
-            self.given(type_name, false),
+            self.given(type_name, TypeMode::Managed),
             &mut Gen::Random,
         ))
     }
@@ -287,7 +306,7 @@ impl Driver for MockDriver {
     ) -> Result<Value, DriverError> {
         Ok(filled(
             planned,
-            self.given(type_name, false),
+            self.given(type_name, TypeMode::Managed),
             &mut Gen::Random,
         ))
     }
@@ -301,7 +320,7 @@ impl Driver for MockDriver {
         let planned = strata_provider::plan_by_schema(schema, None, config).planned;
         Ok(filled(
             &planned,
-            self.given(type_name, true),
+            self.given(type_name, TypeMode::Data),
             &mut Gen::Random,
         ))
     }
@@ -315,7 +334,30 @@ impl Recovery for MockDriver {
 }
 
 impl Billing for MockDriver {}
-impl strata_provider::Ephemerals for MockDriver {}
+/// A mocked ephemeral resource opens as a mocked data source is read:
+/// what the configuration says, the rest from `mock_ephemeral` defaults
+/// or generated (hashicorp/terraform#38928).
+#[async_trait]
+impl strata_provider::Ephemerals for MockDriver {
+    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.ephemeral
+    }
+
+    async fn open(
+        &self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<strata_provider::Opened, DriverError> {
+        let schema = self.schema(type_name)?;
+        let planned = strata_provider::plan_by_schema(schema, None, config).planned;
+        let given = self.given(type_name, TypeMode::Ephemeral);
+        Ok(strata_provider::Opened {
+            result: filled(&planned, given, &mut Gen::Random),
+            private: None,
+            renew_at: None,
+        })
+    }
+}
 
 /// A `mock_provider` block's provider, what it gives and when.
 pub(super) struct Mock {

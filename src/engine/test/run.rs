@@ -384,6 +384,11 @@ fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
     };
     let mut status = Status::Pass;
     for c in &r.asserts {
+        if let Some(d) = reads_ephemeral(c) {
+            diags.push(d);
+            status = Status::Error;
+            continue;
+        }
         let mut ev = Evaluator::new(&scope, at.module.dir.clone());
         // As Terraform does, the message is evaluated whether or not the
         // condition holds: one that cannot be is an error either way.
@@ -420,6 +425,27 @@ fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
         }
     }
     status
+}
+
+/// An assertion reading an ephemeral resource, which a run has closed by
+/// the time its assertions are judged: Terraform's error.
+fn reads_ephemeral(c: &config::Condition) -> Option<Diag> {
+    let mut at = None;
+    for e in [&c.condition, &c.error_message] {
+        e.visit_references(&mut |root, _, span| {
+            if root == "ephemeral" {
+                at = at.or(Some(span));
+            }
+        });
+    }
+    Some(
+        Diag::new(
+            "strata::test::ephemeral",
+            "Ephemeral resources cannot be asserted",
+            "Ephemeral resources are closed when the test is finished, and are not available within the test context for assertions.",
+        )
+        .at(at?),
+    )
 }
 
 fn assertion_failed(at: Span, message: &str) -> Diag {
