@@ -673,3 +673,55 @@ fn init_from_module_copies_a_module_in_as_terraform_does() {
     }
     assert_eq!(seen[1], seen[0], "strata (left) against terraform (right)");
 }
+
+/// A registry module whose source and version are const variables
+/// (Terraform 1.15, after the 1.11 here, so strata alone): init installs
+/// the version `-var` gives, and a plan given another version than the
+/// one installed is refused until init runs again, as Terraform 1.15
+/// refuses it ("Module version requirements have changed").
+#[test]
+fn a_registry_module_named_by_const_variables_is_installed_at_their_version() {
+    let s = scene("dynamic-registry");
+    let main = r#"variable "src" {
+  const   = true
+  default = "registry.strata.test/strata/greet/any"
+}
+
+variable "v" {
+  const = true
+  type  = string
+}
+
+module "reg" {
+  source  = var.src
+  version = var.v
+  n       = "reg"
+}
+
+output "o" {
+  value = module.reg.o
+}
+"#;
+    let dir = s.tree("strata", &[("main.tf".to_string(), main.to_string())]);
+    let (code, out, err) = s.run("strata", &dir, &["init", "-no-color", "-var", "v=1.2.0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(manifest(&dir)["reg"]["Version"], "1.2.0");
+    let args = ["apply", "-auto-approve", "-no-color", "-var", "v=1.2.0"];
+    let (code, out, err) = s.run("strata", &dir, &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1.2.0"), "{out}");
+    let (code, out, err) = s.run("strata", &dir, &["plan", "-no-color", "-var", "v=2.0.0"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        squashed(&err).contains("Module version requirements have changed"),
+        "{err}"
+    );
+    // Without a value for the required const variable, init cannot know
+    // which version to install.
+    let (code, _, err) = s.run("strata", &dir, &["init", "-no-color"]);
+    assert_eq!(code, 1);
+    assert!(
+        squashed(&err).contains("No value for required variable"),
+        "{err}"
+    );
+}

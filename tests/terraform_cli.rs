@@ -2183,3 +2183,67 @@ variable "size" {
     }
     assert_eq!(places[0], places[1], "strata (left), terraform (right)");
 }
+
+/// An apply or a destroy with nothing to do still ends as Terraform's
+/// does: "Apply complete! Resources: 0 added, 0 changed, 0 destroyed."
+/// and the outputs (found missing: strata stopped after "No changes").
+#[test]
+fn an_apply_with_nothing_to_do_sums_up_as_terraforms() {
+    if !require_terraform("an_apply_with_nothing_to_do_sums_up_as_terraforms") {
+        return;
+    }
+    let mut tails = Vec::new();
+    for tool in ["strata", "terraform"] {
+        let dir = ready(tool, "nothing-to-do");
+        let args = [
+            "apply",
+            "-auto-approve",
+            "-no-color",
+            "-input=false",
+            "-var=n=1",
+        ];
+        let (code, out, err) = run(tool, &dir, &args, &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        let (code, again, _) = run(tool, &dir, &args, &[]);
+        assert_eq!(code, 0, "{tool}: {again}");
+        let (code, json, _) = run(
+            tool,
+            &dir,
+            &["apply", "-auto-approve", "-json", "-var=n=1"],
+            &[],
+        );
+        assert_eq!(code, 0, "{tool}: {json}");
+        let kinds: Vec<String> = json
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["type"] == "change_summary")
+            .map(|m| m["@message"].to_string())
+            .collect();
+        let args = [
+            "destroy",
+            "-auto-approve",
+            "-no-color",
+            "-input=false",
+            "-var=n=1",
+        ];
+        let (code, _, _) = run(tool, &dir, &args, &[]);
+        assert_eq!(code, 0, "{tool}");
+        let (code, empty, _) = run(tool, &dir, &args, &[]);
+        assert_eq!(code, 0, "{tool}: {empty}");
+        let after_no_changes =
+            |s: &str| s.split("no changes are needed.").nth(1).map(str::to_string);
+        tails.push((
+            after_no_changes(&again),
+            kinds,
+            empty.lines().last().map(str::to_string),
+        ));
+    }
+    assert!(
+        tails[0]
+            .0
+            .as_deref()
+            .is_some_and(|t| t.contains("Apply complete!")),
+        "{tails:?}"
+    );
+    assert_eq!(tails[0], tails[1]);
+}

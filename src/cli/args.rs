@@ -226,6 +226,8 @@ pub enum Command {
     Get {
         #[arg(default_value = ".")]
         path: PathBuf,
+        #[command(flatten)]
+        vars: VarArgs,
         /// Fetch every remote module again, at the newest version its
         /// constraint allows (Terraform's -update).
         #[arg(long)]
@@ -597,6 +599,10 @@ pub struct ShowArgs {
 pub struct InitArgs {
     #[arg(default_value = ".")]
     pub path: PathBuf,
+    /// Values for the const variables module sources are made of
+    /// (Terraform 1.15).
+    #[command(flatten)]
+    pub vars: VarArgs,
     /// Leave the backend alone (Terraform's -backend=false).
     #[arg(long)]
     pub no_backend: bool,

@@ -99,8 +99,12 @@ impl Printer {
     /// What an apply did, or what failed: in Terraform's words, or its
     /// machine-readable UI's.
     pub fn applied(&self, applied: Applied, sources: &Sources) -> Result<Outcome, Diags> {
-        let Applied::Done(r) = applied else {
-            return Ok(Outcome::NoChanges);
+        let r = match applied {
+            Applied::Done(r) => r,
+            Applied::Nothing(r) => {
+                self.summary(&r)?;
+                return Ok(Outcome::NoChanges);
+            }
         };
         self.warnings(r.scope_warning.as_slice(), sources);
         let outcome = self.summary(&r);

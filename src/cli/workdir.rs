@@ -18,13 +18,15 @@ pub fn init(a: InitArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         force_copy: a.force_copy,
         backend_config: &a.backend_config,
         from_module: a.from_module.as_deref(),
+        inputs: cx.inputs.clone(),
     };
     let view = &mut printer::Printer::human();
     printer::text(crate::engine::init(req, view, &mut cx.sources, cx.drivers))
 }
 
 pub fn get(path: PathBuf, update: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
-    printer::text(crate::engine::get(&path, update, &mut cx.sources))
+    let inputs = cx.inputs.clone();
+    printer::text(crate::engine::get(&path, update, &inputs, &mut cx.sources))
 }
 
 /// `strata providers [schema -json]`.

@@ -325,7 +325,9 @@ pub fn expand(
             root: &dir,
             manifest: &none,
         };
-        config::load_call(&dir, &mut call, sources, &caller, &mut diags);
+        // Embedded modules take no const variables from the root.
+        let none_given = config::dynamic::Consts::new();
+        config::load_call((root, &none_given), &mut call, sources, &caller, &mut diags);
         root.module_calls.push(call);
     }
     root.providers.extend(providers);

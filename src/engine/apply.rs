@@ -19,8 +19,10 @@ use time::OffsetDateTime;
 
 /// What an apply did.
 pub enum Applied {
-    /// The plan had nothing to do; nothing was applied.
-    Nothing,
+    /// The plan had nothing to do; nothing was applied. Said all the same
+    /// ("Apply complete! Resources: 0 added…", with the state's outputs),
+    /// as Terraform says it.
+    Nothing(Box<ApplyReport>),
     Done(Box<ApplyReport>),
 }
 
@@ -109,7 +111,16 @@ fn applied_in(
         }
         None => match approved(session, opts, auto_approve, view, sources, drivers)? {
             Some(plan) => plan,
-            None => return Ok(Applied::Nothing),
+            None => {
+                return Ok(Applied::Nothing(Box::new(ApplyReport {
+                    mode: opts.mode,
+                    report: apply::Report::default(),
+                    failed: Diags::default(),
+                    unplaced: Vec::new(),
+                    outputs: session.state.outputs.clone(),
+                    scope_warning: None,
+                })))
+            }
         },
     };
     if !session.existed {

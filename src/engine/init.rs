@@ -38,6 +38,9 @@ pub struct Init<'a> {
     /// `-from-module=SOURCE`: a module copied into the (empty) directory
     /// first.
     pub from_module: Option<&'a str>,
+    /// `--var` and `--var-file`: what const variables are given (module
+    /// sources made of them).
+    pub inputs: Vec<config::variables::CliInput>,
 }
 
 /// Runs `init`; what it prints on success.
@@ -53,15 +56,16 @@ pub fn init(
     };
     // The root module alone first: the modules it calls may not be
     // installed yet.
+    let given = config::dynamic::Given::with_environment(req.inputs.clone());
     let root = config::load_shallow(req.path, sources)?;
     if !req.backend_config.is_empty() || req.reconfigure {
         keep_backend_settings(&req, &root, sources)?;
     }
     let installed = match req.get {
-        true => install(req.path, &root, req.upgrade, sources)?,
+        true => install(req.path, (root.clone(), &given), req.upgrade, sources)?,
         false => String::new(),
     };
-    let module = config::load(req.path, sources)?;
+    let module = config::load_given(req.path, sources, &given)?;
     let mut out = copied + "Initializing the backend...\n";
     if req.backend {
         // Said before the backend step's question or error, as Terraform
@@ -99,19 +103,33 @@ pub fn init(
 }
 
 /// `get`: the modules installed, nothing else; what it did.
-pub fn get(path: &Path, update: bool, sources: &mut Sources) -> Result<String, Diags> {
+pub fn get(
+    path: &Path,
+    update: bool,
+    inputs: &[config::variables::CliInput],
+    sources: &mut Sources,
+) -> Result<String, Diags> {
     let root = config::load_shallow(path, sources)?;
-    install(path, &root, update, sources)
+    let given = config::dynamic::Given::with_environment(inputs.to_vec());
+    install(path, (root, &given), update, sources)
 }
 
+/// Installs what `root` calls, its module sources made of const
+/// variables evaluated with what `given` gives them.
 fn install(
     path: &Path,
-    root: &Module,
+    (mut root, given): (Module, &config::dynamic::Given),
     upgrade: bool,
     sources: &mut Sources,
 ) -> Result<String, Diags> {
+    let consts = config::dynamic::root_consts(&root, given, sources)?;
+    let mut diags = Diags::default();
+    config::dynamic::resolve_calls(&mut root, &consts, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
     let options = crate::install::Options { upgrade };
-    crate::install::modules(path, root, &options, sources)
+    crate::install::modules(path, (&root, &consts), &options, sources)
 }
 
 const NEXT: &str = "

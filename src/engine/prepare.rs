@@ -292,7 +292,8 @@ pub(super) fn prepare(
     drivers: &Drivers,
 ) -> Result<Prepared, Diags> {
     let inputs = &opts.inputs;
-    let mut module = config::load(path, sources)?;
+    let given = config::dynamic::Given::with_environment(inputs.clone());
+    let mut module = config::load_given(path, sources, &given)?;
     for p in &opts.provider_blocks {
         module
             .providers

@@ -119,7 +119,7 @@ fn applied(
             assert!(r.failed.is_empty(), "{:?}", summaries(r.failed));
             Ok(Some((r.report.added, r.report.destroyed)))
         }
-        Applied::Nothing => Ok(None),
+        Applied::Nothing(_) => Ok(None),
     }
 }
 

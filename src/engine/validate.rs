@@ -28,7 +28,8 @@ fn load_expanded(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Loaded, Diags> {
-    let mut module = config::load(path, sources)?;
+    let given = config::dynamic::Given::with_environment(inputs.to_vec());
+    let mut module = config::load_given(path, sources, &given)?;
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
     let run = config::Run::with_functions(module.dir.clone(), workspace, functions);
     if module.clusters.is_empty() {

@@ -32,7 +32,7 @@ pub struct Options {
 /// writes the manifest, and says what it did in Terraform's words.
 pub fn modules(
     root_dir: &Path,
-    root: &Module,
+    (root, consts): (&Module, &config::dynamic::Consts),
     options: &Options,
     sources: &mut Sources,
 ) -> Result<String, Diags> {
@@ -46,7 +46,7 @@ pub fn modules(
     let cli = CliConfig::read(sources)?;
     let http = client(&cli)?;
     let mut run = Run::new(root_dir, &previous, options, &http, &cli);
-    run.calls(root, "", sources);
+    run.calls((root, consts), "", sources);
     let Run {
         mut records,
         said,
@@ -202,10 +202,20 @@ impl<'r, 'c> Run<'r, 'c> {
         }
     }
 
-    /// Installs the calls of `module` (whose key is `key`), then theirs.
-    fn calls(&mut self, module: &Module, key: &str, sources: &mut Sources) {
+    /// Installs the calls of `module` (whose key is `key`; `consts` its
+    /// const variables, its dynamic sources already evaluated), then theirs.
+    fn calls(
+        &mut self,
+        (module, consts): (&Module, &config::dynamic::Consts),
+        key: &str,
+        sources: &mut Sources,
+    ) {
         let mut calls: Vec<&ModuleCall> = module.module_calls.iter().collect();
         calls.sort_by(|a, b| a.name.cmp(&b.name));
+        // A source that could not be evaluated has been said already.
+        let calls = calls
+            .into_iter()
+            .filter(|c| !(c.source.is_empty() && c.source_expr.is_some()));
         for call in calls {
             let child = match key.is_empty() {
                 true => call.name.clone(),
@@ -225,7 +235,11 @@ impl<'r, 'c> Run<'r, 'c> {
                 dir: self.shown(&placed.dir),
             });
             match config::load_shallow(&placed.dir, sources) {
-                Ok(m) => self.calls(&m, &child, sources),
+                Ok(mut m) => {
+                    let child_consts = config::dynamic::child_consts(module, consts, call, &m);
+                    config::dynamic::resolve_calls(&mut m, &child_consts, &mut self.diags);
+                    self.calls((&m, &child_consts), &child, sources)
+                }
                 Err(d) => self.diags.0.extend(d.0),
             }
         }

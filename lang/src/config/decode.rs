@@ -36,6 +36,14 @@ const TOP_LEVEL: &[&str] = &[
 ];
 
 /// Evaluates an expression that must be constant (no references).
+/// Whether `e` refers to anything (a module's `source` or `version` then
+/// waits for what it refers to, Terraform 1.15).
+fn refers(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit_references(&mut |_, _, _| found = true);
+    found
+}
+
 fn constant(e: &Expr) -> Result<Value, Diag> {
     Evaluator::new(&EmptyScope, PathBuf::new()).eval(e)
 }
@@ -522,6 +530,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         nullable: true,
         validations: Vec::new(),
         deprecated: None,
+        constant: false,
     };
     const ALLOWED: &[&str] = &[
         "type",
@@ -531,6 +540,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
         "nullable",
         "ephemeral",
         "deprecated",
+        "const",
     ];
     for a in &b.body.attrs {
         match a.name.as_str() {
@@ -547,6 +557,7 @@ fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {
             "nullable" => v.nullable = const_bool(a, diags),
             "ephemeral" => v.ephemeral = const_bool(a, diags),
             "deprecated" => v.deprecated = const_string(a, diags),
+            "const" => v.constant = const_bool(a, diags),
             _ => diags.push(unsupported_attr(a, "variable", ALLOWED)),
         }
     }
@@ -864,7 +875,9 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         span: b.span,
         source: String::new(),
         source_span: b.kind_span,
+        source_expr: None,
         version: None,
+        version_expr: None,
         count: None,
         for_each: None,
         depends_on: Vec::new(),
@@ -879,8 +892,12 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
             "source" => {
                 has_source = true;
                 call.source_span = a.expr.span;
-                call.source = const_string(a, diags).unwrap_or_default();
+                match refers(&a.expr) {
+                    true => call.source_expr = Some(a.expr.clone()),
+                    false => call.source = const_string(a, diags).unwrap_or_default(),
+                }
             }
+            "version" if refers(&a.expr) => call.version_expr = Some(a.expr.clone()),
             "version" => {
                 call.version = const_string(a, diags).map(|constraint| super::ModuleVersion {
                     constraint,

@@ -6,6 +6,7 @@ pub mod cli_config;
 pub mod condition;
 mod decode;
 pub mod deprecation;
+pub mod dynamic;
 mod ephemeral;
 pub mod installed;
 pub mod json;
@@ -54,6 +55,9 @@ pub struct Variable {
     /// `deprecated = "…"` (Terraform 1.15, OpenTofu 1.10): why, said to
     /// whoever sets the variable.
     pub deprecated: Option<String>,
+    /// `const = true` (Terraform 1.15): known while the configuration is
+    /// loaded, so module sources and versions may be made of it.
+    pub constant: bool,
 }
 
 /// A `validation`, `precondition` or `postcondition` block: a condition
@@ -174,8 +178,13 @@ pub struct ModuleCall {
     pub span: Span,
     pub source: String,
     pub source_span: Span,
+    /// A `source` written as an expression (Terraform 1.15), evaluated
+    /// into `source` while the configuration loads (`dynamic`).
+    pub source_expr: Option<Expr>,
     /// `version = "~> 5.0"`: which versions of a registry module will do.
     pub version: Option<ModuleVersion>,
+    /// A `version` written as an expression, evaluated as `source_expr` is.
+    pub version_expr: Option<Expr>,
     pub count: Option<Expr>,
     pub for_each: Option<Expr>,
     pub depends_on: Vec<Expr>,
@@ -492,8 +501,19 @@ pub fn config_files(path: &Path) -> Result<Vec<PathBuf>, Diag> {
 }
 
 /// Loads the module at `path` (a file or a directory) and, recursively, the
-/// modules it calls. All problems found are reported together.
+/// modules it calls. All problems found are reported together. Module
+/// sources made of const variables take them from the environment and
+/// their defaults ([`load_given`] for a command's `-var`s).
 pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
+    load_given(path, sources, &dynamic::Given::with_environment(Vec::new()))
+}
+
+/// [`load`], const variables given what a command was given.
+pub fn load_given(
+    path: &Path,
+    sources: &mut Sources,
+    given: &dynamic::Given,
+) -> Result<Module, Diags> {
     let root = match path.is_file() {
         true => path.parent().map(Path::to_path_buf).unwrap_or_default(),
         false => path.to_path_buf(),
@@ -510,7 +530,17 @@ pub fn load(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
         root: &root,
         manifest: &manifest,
     };
-    let mut module = load_inner(path, sources, &at)?;
+    let mut diags = Diags::default();
+    let mut module = read_module(path, sources, &mut diags)?;
+    let consts = match dynamic::root_consts(&module, given, sources) {
+        Ok(c) => c,
+        Err(d) => {
+            diags.0.extend(d.0);
+            return Err(diags);
+        }
+    };
+    load_calls(&mut module, sources, (&at, &consts), &mut diags);
+    let mut module = diags.into_result(module)?;
     let saved = installed::SavedBackend::read(&root).map_err(damaged("backend settings"))?;
     if let Some(saved) = saved {
         with_saved_backend(&mut module, &saved)?;
@@ -711,12 +741,13 @@ pub(crate) fn not_utf8(name: &str, e: std::string::FromUtf8Error, sources: &mut 
 /// Loads the module a call names (relative to `dir`, the caller's
 /// directory) into the call, or reports why it cannot.
 pub fn load_call(
-    dir: &Path,
+    (caller_module, consts): (&Module, &dynamic::Consts),
     call: &mut ModuleCall,
     sources: &mut Sources,
     caller: &Site<'_>,
     diags: &mut Diags,
 ) {
+    let dir = caller_module.dir.as_path();
     let at = caller.child(&call.name);
     if at.depth > 33 {
         diags.push(
@@ -769,13 +800,37 @@ pub fn load_call(
         );
         return;
     }
-    match load_inner(&child_dir, sources, &at) {
-        Ok(m) => {
-            decode::check_module_inputs(call, &m, diags);
-            *call.module = m;
+    let mut found = Diags::default();
+    let Ok(mut m) = read_module(&child_dir, sources, &mut found) else {
+        diags.0.extend(found.0);
+        return;
+    };
+    let child_consts = dynamic::child_consts(caller_module, consts, call, &m);
+    load_calls(&mut m, sources, (&at, &child_consts), &mut found);
+    diags.0.extend(found.0);
+    decode::check_module_inputs(call, &m, diags);
+    *call.module = m;
+}
+
+/// Loads the modules `m` calls (their dynamic sources evaluated first
+/// with `consts`, `m`'s const variables).
+fn load_calls(
+    m: &mut Module,
+    sources: &mut Sources,
+    (at, consts): (&Site<'_>, &dynamic::Consts),
+    diags: &mut Diags,
+) {
+    dynamic::resolve_calls(m, consts, diags);
+    // Loaded now so that references into them can be checked; taken out
+    // while they load, so what the calls are given can be evaluated in `m`.
+    let mut calls = std::mem::take(&mut m.module_calls);
+    for call in &mut calls {
+        if call.source.is_empty() && call.source_expr.is_some() {
+            continue;
         }
-        Err(d) => diags.0.extend(d.0),
+        load_call((m, consts), call, sources, at, diags);
     }
+    m.module_calls = calls;
 }
 
 /// The directory a call's module is in: a local path beside the caller,
@@ -831,17 +886,6 @@ fn call_dir(dir: &Path, call: &ModuleCall, at: &Site<'_>, diags: &mut Diags) -> 
 pub fn load_shallow(path: &Path, sources: &mut Sources) -> Result<Module, Diags> {
     let mut diags = Diags::default();
     let module = read_module(path, sources, &mut diags)?;
-    diags.into_result(module)
-}
-
-fn load_inner(path: &Path, sources: &mut Sources, at: &Site<'_>) -> Result<Module, Diags> {
-    let mut diags = Diags::default();
-    let mut module = read_module(path, sources, &mut diags)?;
-    let dir = module.dir.clone();
-    // Child modules are loaded now so that references into them can be checked.
-    for call in &mut module.module_calls {
-        load_call(&dir, call, sources, at, &mut diags);
-    }
     diags.into_result(module)
 }
 

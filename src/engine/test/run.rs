@@ -302,7 +302,7 @@ fn applied(
             diags.extend(report.failed);
             false
         }
-        Ok(crate::engine::Applied::Nothing) => false,
+        Ok(crate::engine::Applied::Nothing(_)) => false,
         Err(d) => {
             diags.extend(d);
             true
@@ -556,7 +556,7 @@ pub(super) fn tear_down(
         let drivers = applied.drivers.as_ref().unwrap_or(drivers);
         match crate::engine::apply(config, &opts, true, &mut quiet, sources, drivers) {
             Ok(crate::engine::Applied::Done(report)) => left.extend(report.failed),
-            Ok(crate::engine::Applied::Nothing) => {}
+            Ok(crate::engine::Applied::Nothing(_)) => {}
             Err(d) => left.extend(d),
         }
     }

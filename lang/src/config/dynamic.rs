@@ -1,0 +1,223 @@
+//! Module sources and versions written as expressions (Terraform 1.15):
+//! evaluated while the configuration is loaded — before any module is
+//! installed or anything is planned — from literal values, `path.*`,
+//! `const = true` variables (given on the command line, in variables
+//! files, the environment, by default, or by the calling module) and the
+//! locals made of them. Anything known only later (resources, module
+//! outputs, `count`, `each`, `terraform.*`) cannot be used there.
+
+use super::variables::{resolve, CliInput};
+use super::{ConfigScope, Module, ModuleCall, ModuleVersion, Run};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::eval::Evaluator;
+use crate::lang::value::Value;
+use crate::syntax::Expr;
+use std::collections::{BTreeMap, HashSet};
+
+/// The values of one module's const variables, by name.
+pub type Consts = BTreeMap<String, Value>;
+
+/// What a root module's const variables are given from: the command
+/// line's `-var` and `-var-file` in order, and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    pub cli: Vec<CliInput>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Given {
+    /// The command line's `cli`, and the process's environment.
+    pub fn with_environment(cli: Vec<CliInput>) -> Given {
+        Given {
+            cli,
+            env: super::variables::environment(),
+        }
+    }
+}
+
+/// The root module's const variables, from what the command was given
+/// (its other variables are not needed to load, so not asked for).
+pub fn root_consts(root: &Module, given: &Given, sources: &mut Sources) -> Result<Consts, Diags> {
+    if !root.variables.iter().any(|v| v.constant) {
+        return Ok(Consts::new());
+    }
+    let mut only_consts = Module {
+        dir: root.dir.clone(),
+        variables: root.variables.clone(),
+        ..Module::default()
+    };
+    // The others are declared (a `-var` for one is no mistake) but stand
+    // aside: null by default, nothing judged.
+    for v in only_consts.variables.iter_mut().filter(|v| !v.constant) {
+        v.default = Some(null_literal(v.span));
+        v.validations.clear();
+    }
+    let mut values = resolve(&only_consts, &given.cli, given.env.clone(), sources)?;
+    values.retain(|name, _| root.variable(name).is_some_and(|v| v.constant));
+    Ok(values)
+}
+
+fn null_literal(span: Span) -> Expr {
+    Expr {
+        kind: crate::syntax::ast::ExprKind::Literal(Box::new(Value::null())),
+        span,
+    }
+}
+
+/// The const variables of `child`, called by `call` from `parent` (whose
+/// own are `consts`): what the call gives them, else their defaults.
+pub fn child_consts(parent: &Module, consts: &Consts, call: &ModuleCall, child: &Module) -> Consts {
+    let run = Run::new(parent.dir.clone(), "default");
+    let scope = ConfigScope::new(parent, scope_vars(parent, consts), run);
+    let mut out = Consts::new();
+    for v in child.variables.iter().filter(|v| v.constant) {
+        let given = call.inputs.iter().find(|a| a.name == v.name);
+        let value = match (given, &v.default) {
+            (Some(a), _) => Evaluator::new(&scope, parent.dir.clone()).eval(&a.expr),
+            (None, Some(d)) => Evaluator::new(&scope, child.dir.clone()).eval(d),
+            (None, None) => continue,
+        };
+        out.insert(v.name.clone(), value.unwrap_or_else(|_| Value::unknown()));
+    }
+    out
+}
+
+/// Every variable of `m` as a scope sees it while loading: a const one's
+/// value, the others unknown.
+fn scope_vars(m: &Module, consts: &Consts) -> BTreeMap<String, Value> {
+    m.variables
+        .iter()
+        .map(|v| {
+            let value = consts.get(&v.name).cloned();
+            (v.name.clone(), value.unwrap_or_else(Value::unknown))
+        })
+        .collect()
+}
+
+/// Each call of `m` whose source or version is an expression gets them
+/// evaluated; what cannot be is said in `diags` (the call then has none).
+pub fn resolve_calls(m: &mut Module, consts: &Consts, diags: &mut Diags) {
+    if m.module_calls
+        .iter()
+        .all(|c| c.source_expr.is_none() && c.version_expr.is_none())
+    {
+        return;
+    }
+    let mut calls = std::mem::take(&mut m.module_calls);
+    {
+        let run = Run::new(m.dir.clone(), "default");
+        let scope = ConfigScope::new(m, scope_vars(m, consts), run);
+        let at = Here { m, scope: &scope };
+        for call in &mut calls {
+            if let Some(e) = &call.source_expr {
+                call.source = at.string(e, "source", diags).unwrap_or_default();
+            }
+            if let Some(e) = &call.version_expr {
+                call.version = at
+                    .string(e, "version", diags)
+                    .map(|constraint| ModuleVersion {
+                        constraint,
+                        span: e.span,
+                    });
+            }
+        }
+    }
+    m.module_calls = calls;
+}
+
+/// A module being loaded and its scope.
+struct Here<'a> {
+    m: &'a Module,
+    scope: &'a ConfigScope<'a>,
+}
+
+impl Here<'_> {
+    /// `e` as the text of a call's `what` (`source`, `version`).
+    fn string(&self, e: &Expr, what: &str, diags: &mut Diags) -> Option<String> {
+        if let Some(d) = self.unusable(e, what) {
+            diags.push(d);
+            return None;
+        }
+        let v = match Evaluator::new(self.scope, self.m.dir.clone()).eval(e) {
+            Ok(v) => v,
+            Err(d) => {
+                diags.push(d);
+                return None;
+            }
+        };
+        if !v.is_wholly_known() {
+            diags.push(unknown(
+                what,
+                "Only literal values and const variables can be evaluated during init.".into(),
+                e.span,
+            ));
+            return None;
+        }
+        match v.unmarked().as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                let detail = format!("The module {what} must be a string.");
+                diags.push(
+                    Diag::new(
+                        "strata::config::module_source",
+                        format!("Invalid module {what}"),
+                        detail,
+                    )
+                    .at(e.span),
+                );
+                None
+            }
+        }
+    }
+
+    /// Why `e` can never be known while loading, following locals: a
+    /// reference to what only a plan knows, or to a variable that is not
+    /// const.
+    fn unusable(&self, e: &Expr, what: &str) -> Option<Diag> {
+        let mut seen = HashSet::new();
+        let mut pending = vec![e];
+        while let Some(e) = pending.pop() {
+            let mut found = None;
+            e.visit_references(&mut |root, attrs, span| {
+                if found.is_some() {
+                    return;
+                }
+                let first = attrs.first().copied().unwrap_or_default();
+                match root {
+                    "path" => {}
+                    "var" => match self.m.variable(first) {
+                        Some(v) if !v.constant => {
+                            let detail = format!("The module {what} refers to var.{first}, which is not declared with const = true: only literal values, const variables and locals made of them are known when modules are installed.");
+                            found = Some(unknown(what, detail, span));
+                        }
+                        _ => {}
+                    },
+                    "local" => {
+                        if let Some(l) = self.m.local(first) {
+                            if seen.insert(first.to_string()) {
+                                pending.push(&l.expr);
+                            }
+                        }
+                    }
+                    _ => {
+                        let detail = format!("The module {what} refers to {root}{}, which is not known until the configuration is planned: a module {what} may use only literal values, const variables, locals made of them and path.", attrs.first().map(|a| format!(".{a}")).unwrap_or_default());
+                        found = Some(Diag::new("strata::config::module_source", format!("Invalid module {what}"), detail).at(span));
+                    }
+                }
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+}
+
+fn unknown(what: &str, detail: String, span: Span) -> Diag {
+    Diag::new(
+        "strata::config::module_source",
+        format!("Unknown module {what}"),
+        detail,
+    )
+    .at(span)
+}
