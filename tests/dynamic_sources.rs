@@ -14,14 +14,7 @@ mod run;
 use std::path::{Path, PathBuf};
 
 fn scratch(tag: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("strata-dynsrc-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
+    run::tree(&format!("dynsrc-{tag}"), files)
 }
 
 fn strata(dir: &Path, args: &[&str]) -> (i32, String, String) {

@@ -130,6 +130,7 @@ pub(super) fn cloud_call<'k>(c: &CloudAt<'_, 'k, '_, '_>, diags: &mut Diags) -> 
         providers: mapping,
         module: Box::default(),
         ignore_nested_deprecations: false,
+        enabled: None,
     };
     let site = site(c, (pools.instance_types, pools.capacities), diags);
     let cc = CloudCall {

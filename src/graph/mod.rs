@@ -283,7 +283,11 @@ impl Builder {
         };
         let i = self.add(kind, path, (n, r.address()), r.span);
         self.graph[i].resource = Some(r.addr_in(path));
-        let meta = r.count.iter().chain(&r.for_each);
+        let meta = r
+            .count
+            .iter()
+            .chain(&r.for_each)
+            .chain(&r.lifecycle.enabled);
         for e in meta.chain(&r.lifecycle.replace_triggered_by) {
             self.refs(i, m, prefix, e);
         }
@@ -360,7 +364,7 @@ impl Builder {
         let (m, path, prefix) = (here.m, here.path, here.prefix);
         let at = (n, format!("module.{}", c.name));
         let call = self.add(NodeKind::ModuleCall, path, at, c.span);
-        for e in c.count.iter().chain(&c.for_each) {
+        for e in c.count.iter().chain(&c.for_each).chain(&c.enabled) {
             self.refs(call, m, prefix, e);
         }
         self.depends_on(call, m, prefix, &c.depends_on);

@@ -65,13 +65,14 @@ fn action_from(s: &str) -> Option<Action> {
     .find(|a| action_name(*a) == s)
 }
 
-const REASONS: [Reason; 13] = [
+const REASONS: [Reason; 14] = [
     Reason::WrongRepetition,
     Reason::ReadConfigUnknown,
     Reason::ReadDependencyPending,
     Reason::NoResourceConfig,
     Reason::CountIndex,
     Reason::EachKey,
+    Reason::EnabledFalse,
     Reason::NoModule,
     Reason::ReplaceTriggered,
     Reason::Tainted,

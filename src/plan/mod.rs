@@ -102,6 +102,8 @@ pub enum Reason {
     WrongRepetition,
     /// `for_each` no longer has this key.
     EachKey,
+    /// `lifecycle { enabled }` is false now (OpenTofu 1.11).
+    EnabledFalse,
     /// The module instance that held it is gone.
     NoModule,
     /// `lifecycle.replace_triggered_by` fired.
@@ -130,6 +132,7 @@ impl Reason {
             Reason::CountIndex => "delete_because_count_index",
             Reason::WrongRepetition => "delete_because_wrong_repetition",
             Reason::EachKey => "delete_because_each_key",
+            Reason::EnabledFalse => "delete_because_enabled_false",
             Reason::NoModule => "delete_because_no_module",
             Reason::ReplaceTriggered => "replace_by_triggers",
             Reason::Tainted => "replace_because_tainted",

@@ -1383,6 +1383,7 @@ impl<'a> Planner<'_, 'a> {
                     (None, _) => Reason::NoResourceConfig,
                     (Some(_), _) if p.deposed.is_some() => Reason::NoResourceConfig,
                     (Some(_), _) if !alive(&p.addr.id.module) => Reason::NoModule,
+                    (Some(r), None) if r.lifecycle.enabled.is_some() => Reason::EnabledFalse,
                     (Some(r), Some(InstanceKey::Int(_))) if r.count.is_some() => Reason::CountIndex,
                     (Some(r), Some(InstanceKey::Str(_))) if r.for_each.is_some() => Reason::EachKey,
                     (Some(r), Some(InstanceKey::Int(_))) if r.count.is_none() => {

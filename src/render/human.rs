@@ -103,6 +103,7 @@ fn header(c: &ResourceChange) -> String {
         (Some(Reason::ReadDependencyPending), _) => {
             Some("depends on a resource or a module with changes pending".to_string())
         }
+        (Some(Reason::EnabledFalse), _) => Some("lifecycle.enabled is false".to_string()),
         (Some(Reason::NoModule), _) => {
             Some(format!("{} is not in configuration", c.addr.id.module))
         }

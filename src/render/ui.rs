@@ -108,6 +108,7 @@ fn reason(r: Reason) -> Option<&'static str> {
         Reason::CountIndex => "delete_because_count_index",
         Reason::WrongRepetition => "delete_because_wrong_repetition",
         Reason::EachKey => "delete_because_each_key",
+        Reason::EnabledFalse => "delete_because_enabled_false",
         Reason::NoModule => "delete_because_no_module",
         Reason::ReadConfigUnknown => "read_because_config_unknown",
         Reason::ReadDependencyPending => "read_because_dependency_pending",

@@ -23,8 +23,19 @@ use strata_state::model::{Address, InstanceKey, ModulePath, ResourceAddr};
 #[derive(Debug, Clone)]
 pub enum Keys {
     Single,
+    /// `lifecycle { enabled = false }`: no instance, and the whole is null.
+    Disabled,
     Count(usize),
     Each(Vec<(String, Value)>),
+}
+
+/// What decides a block's instances: its `count`, `for_each` or
+/// `lifecycle { enabled }` (at most one of them).
+#[derive(Clone, Copy)]
+struct Repeat<'e> {
+    count: Option<&'e Expr>,
+    for_each: Option<&'e Expr>,
+    enabled: Option<&'e Expr>,
 }
 
 /// One instance of a resource or module call: its key and what `count`
@@ -44,6 +55,7 @@ impl Keys {
                 count_index: None,
                 each: None,
             }],
+            Keys::Disabled => Vec::new(),
             Keys::Count(n) => (0..*n)
                 .map(|i| InstanceCtx {
                     key: Some(InstanceKey::Int(i as u64)),
@@ -66,6 +78,7 @@ impl Keys {
     pub fn assemble(&self, mut values: Vec<Value>) -> Value {
         match self {
             Keys::Single => values.pop().unwrap_or_else(Value::unknown),
+            Keys::Disabled => Value::null(),
             Keys::Count(_) => Value::Tuple(values),
             Keys::Each(items) => Value::Object(
                 items
@@ -374,14 +387,21 @@ impl<'a> Walk<'a> {
         self.table.borrow().get(path)?.get(local_addr).cloned()
     }
 
-    /// How `count` / `for_each` expand in module instance `path`.
-    fn keys(
-        &self,
-        node: &Node,
-        path: &ModulePath,
-        count: Option<&Expr>,
-        for_each: Option<&Expr>,
-    ) -> Result<Keys, Diag> {
+    /// How `count` / `for_each` expand in module instance `path`, or
+    /// whether `enabled` keeps the single instance.
+    fn keys(&self, node: &Node, path: &ModulePath, by: Repeat<'_>) -> Result<Keys, Diag> {
+        let Repeat {
+            count,
+            for_each,
+            enabled,
+        } = by;
+        if let Some(e) = enabled {
+            let v = self.eval(node, path, None, e)?;
+            return match repeat::enabled(&v, e.span)? {
+                true => Ok(Keys::Single),
+                false => Ok(Keys::Disabled),
+            };
+        }
         if let Some(c) = count {
             let v = self.eval(node, path, None, c)?;
             return match repeat::count(&v, c.span)? {
@@ -454,7 +474,12 @@ impl<'a> Walk<'a> {
 
     fn call(&self, node: &Node, module: &Module, path: &ModulePath, diags: &mut Diags) {
         let c = &module.module_calls[node.index];
-        let keys = match self.keys(node, path, c.count.as_ref(), c.for_each.as_ref()) {
+        let by = Repeat {
+            count: c.count.as_ref(),
+            for_each: c.for_each.as_ref(),
+            enabled: c.enabled.as_ref(),
+        };
+        let keys = match self.keys(node, path, by) {
             Ok(k) => k,
             Err(d) => return diags.push(d),
         };
@@ -541,7 +566,12 @@ impl<'a> Walk<'a> {
         let r = &module.resources[node.index];
         let mut out = Vec::new();
         for module in self.module_paths(node) {
-            match self.keys(node, &module, r.count.as_ref(), r.for_each.as_ref()) {
+            let by = Repeat {
+                count: r.count.as_ref(),
+                for_each: r.for_each.as_ref(),
+                enabled: r.lifecycle.enabled.as_ref(),
+            };
+            match self.keys(node, &module, by) {
                 Ok(keys) => out.push(ResourceInstances {
                     resource: r.addr_in(&module),
                     keys,

@@ -49,3 +49,16 @@ pub fn strata_in(dir: &Path, args: &[&str]) -> (i32, String) {
     let r = ran(strata(dir).args(args));
     (r.code, r.both())
 }
+
+/// A new scratch folder `strata-TAG-PID` under the temporary directory
+/// holding `files` (path, text), their folders made.
+pub fn tree(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("strata-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    dir
+}

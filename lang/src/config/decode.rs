@@ -692,6 +692,8 @@ fn resource(b: Block, mode: Mode, type_name: &str, name: &str, diags: &mut Diags
             _ => r.body.blocks.push(nb),
         }
     }
+    let repeated = r.count.as_ref().or(r.for_each.as_ref());
+    enabled_alone(r.lifecycle.enabled.as_ref(), repeated, diags);
     // The resource's connection, when a destroy-time provisioner uses it,
     // is held to that provisioner's rule.
     let destroy_uses = r
@@ -761,6 +763,7 @@ fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
 
 fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
     const ALLOWED: &[&str] = &[
+        "enabled",
         "create_before_destroy",
         "prevent_destroy",
         "destroy",
@@ -768,6 +771,10 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
         "replace_triggered_by",
     ];
     for a in &b.body.attrs {
+        if a.name == "enabled" {
+            l.enabled = Some(a.expr.clone());
+            continue;
+        }
         // A data source's or an ephemeral resource's lifecycle holds only
         // its conditions.
         if let Some(what) = match mode {
@@ -885,6 +892,7 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         providers: Vec::new(),
         module: Box::default(),
         ignore_nested_deprecations: false,
+        enabled: None,
     };
     let mut has_source = false;
     for a in &b.body.attrs {
@@ -912,6 +920,9 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
             _ => call.inputs.push(a.clone()),
         }
     }
+    for nb in b.body.blocks.iter().filter(|nb| nb.kind == "lifecycle") {
+        call.enabled = module_lifecycle(nb, diags);
+    }
     if !has_source {
         diags.push(err(
             "strata::config::module",
@@ -921,7 +932,37 @@ fn module_call(b: &Block, name: String, diags: &mut Diags) -> Option<ModuleCall>
         ));
         return None;
     }
+    let repeated = call.count.as_ref().or(call.for_each.as_ref());
+    enabled_alone(call.enabled.as_ref(), repeated, diags);
     Some(call)
+}
+
+/// A module call's `lifecycle` block: only `enabled` (OpenTofu 1.11).
+fn module_lifecycle(b: &Block, diags: &mut Diags) -> Option<Expr> {
+    let mut enabled = None;
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "enabled" => enabled = Some(a.expr.clone()),
+            _ => diags.push(unsupported_attr(a, "module's lifecycle", &["enabled"])),
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, "a module's lifecycle block", &[]));
+    }
+    enabled
+}
+
+/// `enabled` decides one instance's existence: with `count` or
+/// `for_each` there are several, so it is refused beside them.
+fn enabled_alone(enabled: Option<&Expr>, repeated: Option<&Expr>, diags: &mut Diags) {
+    if let (Some(e), Some(_)) = (enabled, repeated) {
+        diags.push(err(
+            "strata::config::enabled",
+            "Invalid combination of \"enabled\" and \"count\" or \"for_each\"",
+            "The \"enabled\" meta-argument decides whether a single instance exists; it cannot be used together with \"count\" or \"for_each\", which make several.",
+            e.span,
+        ));
+    }
 }
 
 /// Every input must name a variable of the child; required ones must be set.

@@ -88,7 +88,12 @@ fn not_allowed(summary: &str, detail: String, span: Span) -> Diag {
 pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diags) {
     let eph = Ephemeral::of(m);
     for r in &m.resources {
-        for (what, e) in [("count", &r.count), ("for_each", &r.for_each)] {
+        let meta = [
+            ("count", &r.count),
+            ("for_each", &r.for_each),
+            ("enabled", &r.lifecycle.enabled),
+        ];
+        for (what, e) in meta {
             if let Some(e) = e.as_ref().filter(|e| eph.uses(e)) {
                 diags.push(not_allowed(
                     &format!("Invalid {what} argument"),

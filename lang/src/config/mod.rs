@@ -82,6 +82,9 @@ pub use strata_state::model::Mode;
 
 #[derive(Debug, Clone, Default)]
 pub struct Lifecycle {
+    /// `enabled = EXPR` (OpenTofu 1.11): whether the single instance
+    /// exists; when false the resource is null.
+    pub enabled: Option<Expr>,
     pub create_before_destroy: bool,
     /// `destroy = false`: whatever would destroy an instance forgets it
     /// instead (Terraform 1.16, OpenTofu 1.12); recorded in the state so
@@ -198,6 +201,9 @@ pub struct ModuleCall {
     /// `ignore_nested_deprecations = true`: what the child itself uses of
     /// deprecated variables and outputs is not said.
     pub ignore_nested_deprecations: bool,
+    /// `lifecycle { enabled = EXPR }` (OpenTofu 1.11): whether the single
+    /// instance exists; when false `module.NAME` is null.
+    pub enabled: Option<Expr>,
 }
 
 /// A module call's `version` argument, as written.

@@ -9,15 +9,45 @@ use crate::lang::value::Value;
 
 fn invalid(what: &str, detail: impl Into<String>, span: Span) -> Diag {
     Diag::new(
-        if what == "count" {
-            "strata::config::count"
-        } else {
-            "strata::config::for_each"
+        match what {
+            "count" => "strata::config::count",
+            "enabled" => "strata::config::enabled",
+            _ => "strata::config::for_each",
         },
         format!("Invalid {what} argument"),
         detail,
     )
     .at(span)
+}
+
+/// `lifecycle { enabled }` (OpenTofu 1.11): whether the one instance
+/// exists. It must be known while planning, and neither null nor
+/// sensitive, as OpenTofu requires.
+pub fn enabled(v: &Value, span: Span) -> Result<bool, Diag> {
+    if v.is_sensitive() {
+        return Err(invalid("enabled", "Sensitive values, or values derived from sensitive values, cannot be used as enabled arguments.", span));
+    }
+    if v.is_null() {
+        return Err(invalid(
+            "enabled",
+            "The given \"enabled\" argument value is null. A boolean is required.",
+            span,
+        ));
+    }
+    if !v.is_known() {
+        return Err(invalid("enabled", "The \"enabled\" value depends on resource attributes that cannot be determined until apply, so strata cannot tell whether the instance exists. Use a value known before apply.", span));
+    }
+    match convert(v, &Type::Bool) {
+        Ok(Value::Bool(b)) => Ok(b),
+        _ => Err(invalid(
+            "enabled",
+            format!(
+                "The given \"enabled\" argument value is unsuitable: bool required, but have {}.",
+                v.ty().friendly_name()
+            ),
+            span,
+        )),
+    }
 }
 
 /// The number of instances, or `None` while it is unknown.
