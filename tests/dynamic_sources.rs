@@ -138,3 +138,39 @@ fn what_cannot_be_known_at_init_is_refused_there() {
         );
     }
 }
+
+/// A `required_providers` source and version made of const variables
+/// (Terraform 1.15's dynamic provider sources, the same tests'
+/// `TestInit2_dynamicProviderSource*` cases): the provider it names is
+/// the one the configuration needs; a variable that is not const, or a
+/// resource, is "Unknown provider source" at init.
+#[test]
+fn a_provider_source_made_of_const_variables_names_the_provider() {
+    let provider = |decl: &str, source: &str| {
+        format!("variable \"src\" {{\n  {decl}\n  default = \"hashicorp/random\"\n}}\n\nresource \"terraform_data\" \"t\" {{}}\n\nterraform {{\n  required_providers {{\n    random = {{\n      source  = {source}\n      version = \"~> 3.0\"\n    }}\n  }}\n}}\n\nresource \"random_id\" \"x\" {{\n  byte_length = 2\n}}\n")
+    };
+    let good = provider("const = true", "var.src");
+    let dir = scratch("provider", &[("main.tf", &good)]);
+    let (code, out, err) = strata(&dir, &["init", "-no-color"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("hashicorp/random is built in"), "{out}");
+    let (code, out, _) = strata(&dir, &["providers", "-no-color"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("provider[registry.terraform.io/hashicorp/random] ~> 3.0"),
+        "{out}"
+    );
+    for (i, (decl, source)) in [
+        ("type = string", "var.src"),
+        ("const = true", "terraform_data.t.id"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let bad = provider(decl, source);
+        let dir = scratch(&format!("provider-{i}"), &[("main.tf", &bad)]);
+        let (code, out, err) = strata(&dir, &["init", "-no-color"]);
+        assert_eq!(code, 1, "case {i}: {out}{err}");
+        assert!(err.contains("Unknown provider source"), "case {i}: {err}");
+    }
+}

@@ -461,41 +461,16 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
             "required_providers" => {
                 for a in &nb.body.attrs {
                     m.settings.required_providers.push(a.name.clone());
-                    // `{ source = "hashicorp/aws", version = "…" }`; a
-                    // version string alone (the old form) names no source.
-                    let value = constant(&a.expr).ok();
-                    let field = |k: &str| {
-                        let v = value.as_ref()?.entries()?.get(k)?;
-                        v.as_str().map(str::to_string)
-                    };
-                    let serve = match field("strata").as_deref() {
-                        None => None,
-                        Some("plugin") => Some(Serve::Plugin),
-                        Some("native") => Some(Serve::Native),
-                        Some(other) => {
-                            diags.push(
-                                Diag::new(
-                                    "strata::config::serve",
-                                    "Invalid strata setting",
-                                    format!("strata = {other:?} in required_providers.{}: it must be \"plugin\" (the provider's Terraform plugin serves every type) or \"native\" (strata's own driver does).", a.name),
-                                )
-                                .at(a.expr.span),
-                            );
-                            None
-                        }
-                    };
-                    // `strata` alone implies the source, as Terraform does.
-                    let source =
-                        field("source").or_else(|| serve.map(|_| format!("hashicorp/{}", a.name)));
-                    if let Some(source) = source {
-                        m.settings.provider_sources.push(ProviderSource {
-                            name: a.name.clone(),
-                            source,
-                            version: field("version"),
-                            serve,
-                            span: a.expr.span,
-                        });
+                    // Made of const variables (Terraform 1.15): evaluated
+                    // once they are known, as module sources are.
+                    if provider_items(&a.expr).iter().any(|(_, e)| refers(e)) {
+                        m.settings.pending_providers.push(a.clone());
+                        continue;
                     }
+                    let value = constant(&a.expr).ok();
+                    let entry =
+                        value.and_then(|v| provider_source(&a.name, &v, a.expr.span, diags));
+                    m.settings.provider_sources.extend(entry);
                 }
             }
             "cloud" | "provider_meta" => {}
@@ -506,6 +481,68 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
             )),
         }
     }
+}
+
+/// The items of a `required_providers` entry that name its provider
+/// (`source`, `version`, `strata`; `configuration_aliases` refers to
+/// provider configurations, not values).
+pub(super) fn provider_items(e: &Expr) -> Vec<(&'static str, &Expr)> {
+    let ExprKind::Object(items) = &e.kind else {
+        return Vec::new();
+    };
+    let key = |k: &ObjectKey| match k {
+        ObjectKey::Name(n) => Some(n.clone()),
+        ObjectKey::Expr(e) => constant(e).ok()?.as_str().map(str::to_string),
+    };
+    items
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = ["source", "version", "strata"]
+                .into_iter()
+                .find(|n| key(k).as_deref() == Some(*n))?;
+            Some((name, v))
+        })
+        .collect()
+}
+
+/// A `required_providers` entry's value as its source: `{ source =
+/// "hashicorp/aws", version = "…" }`; a version string alone (the old
+/// form) names no source.
+pub(super) fn provider_source(
+    name: &str,
+    value: &Value,
+    span: Span,
+    diags: &mut Diags,
+) -> Option<ProviderSource> {
+    let field = |k: &str| {
+        let v = value.entries()?.get(k)?;
+        v.as_str().map(str::to_string)
+    };
+    let serve = match field("strata").as_deref() {
+        None => None,
+        Some("plugin") => Some(Serve::Plugin),
+        Some("native") => Some(Serve::Native),
+        Some(other) => {
+            diags.push(
+                Diag::new(
+                    "strata::config::serve",
+                    "Invalid strata setting",
+                    format!("strata = {other:?} in required_providers.{name}: it must be \"plugin\" (the provider's Terraform plugin serves every type) or \"native\" (strata's own driver does)."),
+                )
+                .at(span),
+            );
+            None
+        }
+    };
+    // `strata` alone implies the source, as Terraform does.
+    let source = field("source").or_else(|| serve.map(|_| format!("hashicorp/{name}")))?;
+    Some(ProviderSource {
+        name: name.to_string(),
+        source,
+        version: field("version"),
+        serve,
+        span,
+    })
 }
 
 fn variable(b: &Block, name: String, diags: &mut Diags) -> Option<Variable> {

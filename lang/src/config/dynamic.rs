@@ -7,10 +7,11 @@
 //! outputs, `count`, `each`, `terraform.*`) cannot be used there.
 
 use super::variables::{resolve, CliInput};
-use super::{ConfigScope, Module, ModuleCall, ModuleVersion, Run};
+use super::{ConfigScope, Module, ModuleCall, ModuleVersion, ProviderSource, Run};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::eval::Evaluator;
 use crate::lang::value::Value;
+use crate::syntax::Attribute;
 use crate::syntax::Expr;
 use std::collections::{BTreeMap, HashSet};
 
@@ -95,19 +96,27 @@ fn scope_vars(m: &Module, consts: &Consts) -> BTreeMap<String, Value> {
 }
 
 /// Each call of `m` whose source or version is an expression gets them
-/// evaluated; what cannot be is said in `diags` (the call then has none).
+/// evaluated, and so does each `required_providers` entry made of const
+/// variables; what cannot be is said in `diags` (the call then has no
+/// source, the provider no entry).
 pub fn resolve_calls(m: &mut Module, consts: &Consts, diags: &mut Diags) {
-    if m.module_calls
+    let pending = std::mem::take(&mut m.settings.pending_providers);
+    let calls_dynamic = m
+        .module_calls
         .iter()
-        .all(|c| c.source_expr.is_none() && c.version_expr.is_none())
-    {
+        .any(|c| c.source_expr.is_some() || c.version_expr.is_some());
+    if pending.is_empty() && !calls_dynamic {
         return;
     }
     let mut calls = std::mem::take(&mut m.module_calls);
+    let mut providers = Vec::new();
     {
         let run = Run::new(m.dir.clone(), "default");
         let scope = ConfigScope::new(m, scope_vars(m, consts), run);
         let at = Here { m, scope: &scope };
+        for a in &pending {
+            providers.extend(at.provider(a, diags));
+        }
         for call in &mut calls {
             if let Some(e) = &call.source_expr {
                 call.source = at.string(e, "source", diags).unwrap_or_default();
@@ -123,6 +132,7 @@ pub fn resolve_calls(m: &mut Module, consts: &Consts, diags: &mut Diags) {
         }
     }
     m.module_calls = calls;
+    m.settings.provider_sources.extend(providers);
 }
 
 /// A module being loaded and its scope.
@@ -132,8 +142,21 @@ struct Here<'a> {
 }
 
 impl Here<'_> {
-    /// `e` as the text of a call's `what` (`source`, `version`).
-    fn string(&self, e: &Expr, what: &str, diags: &mut Diags) -> Option<String> {
+    /// A `required_providers` entry made of const variables.
+    fn provider(&self, a: &Attribute, diags: &mut Diags) -> Option<ProviderSource> {
+        let mut fields = crate::lang::value::Attrs::new();
+        for (name, e) in super::decode::provider_items(&a.expr) {
+            let what = format!("provider {name}");
+            let v = self.known(e, &what, diags)?;
+            fields.insert(name.to_string(), v.unmarked().clone());
+        }
+        let value = Value::Object(fields);
+        super::decode::provider_source(&a.name, &value, a.expr.span, diags)
+    }
+
+    /// `e`'s value, when it can be known while loading (else said as the
+    /// module's or provider's `what`).
+    fn known(&self, e: &Expr, what: &str, diags: &mut Diags) -> Option<Value> {
         if let Some(d) = self.unusable(e, what) {
             diags.push(d);
             return None;
@@ -146,21 +169,24 @@ impl Here<'_> {
             }
         };
         if !v.is_wholly_known() {
-            diags.push(unknown(
-                what,
-                "Only literal values and const variables can be evaluated during init.".into(),
-                e.span,
-            ));
+            let detail = "Only literal values and const variables can be evaluated during init.";
+            diags.push(unknown(what, detail.into(), e.span));
             return None;
         }
+        Some(v)
+    }
+
+    /// `e` as the text of a call's `what` (`source`, `version`).
+    fn string(&self, e: &Expr, what: &str, diags: &mut Diags) -> Option<String> {
+        let v = self.known(e, what, diags)?;
         match v.unmarked().as_str() {
             Some(s) => Some(s.to_string()),
             None => {
-                let detail = format!("The module {what} must be a string.");
+                let detail = format!("The {} must be a string.", noun(what));
                 diags.push(
                     Diag::new(
                         "strata::config::module_source",
-                        format!("Invalid module {what}"),
+                        format!("Invalid {}", noun(what)),
                         detail,
                     )
                     .at(e.span),
@@ -187,7 +213,7 @@ impl Here<'_> {
                     "path" => {}
                     "var" => match self.m.variable(first) {
                         Some(v) if !v.constant => {
-                            let detail = format!("The module {what} refers to var.{first}, which is not declared with const = true: only literal values, const variables and locals made of them are known when modules are installed.");
+                            let detail = format!("The {} refers to var.{first}, which is not declared with const = true: only literal values, const variables and locals made of them are known when modules and providers are installed.", noun(what));
                             found = Some(unknown(what, detail, span));
                         }
                         _ => {}
@@ -200,8 +226,12 @@ impl Here<'_> {
                         }
                     }
                     _ => {
-                        let detail = format!("The module {what} refers to {root}{}, which is not known until the configuration is planned: a module {what} may use only literal values, const variables, locals made of them and path.", attrs.first().map(|a| format!(".{a}")).unwrap_or_default());
-                        found = Some(Diag::new("strata::config::module_source", format!("Invalid module {what}"), detail).at(span));
+                        let detail = format!("The {} refers to {root}{}, which is not known until the configuration is planned: it may use only literal values, const variables, locals made of them and path.", noun(what), attrs.first().map(|a| format!(".{a}")).unwrap_or_default());
+                        // Terraform calls a provider's "unknown" either way.
+                        found = Some(match what.starts_with("provider") {
+                            true => unknown(what, detail, span),
+                            false => Diag::new("strata::config::module_source", format!("Invalid {}", noun(what)), detail).at(span),
+                        });
                     }
                 }
             });
@@ -216,8 +246,16 @@ impl Here<'_> {
 fn unknown(what: &str, detail: String, span: Span) -> Diag {
     Diag::new(
         "strata::config::module_source",
-        format!("Unknown module {what}"),
+        format!("Unknown {}", noun(what)),
         detail,
     )
     .at(span)
+}
+
+/// `source` → "module source"; a provider's own noun as it is.
+fn noun(what: &str) -> String {
+    match what.starts_with("provider") {
+        true => what.to_string(),
+        false => format!("module {what}"),
+    }
 }

@@ -298,6 +298,9 @@ pub struct Settings {
     /// (`hashicorp/aws`), where one is given: what `init` checks against
     /// the built-in drivers.
     pub provider_sources: Vec<ProviderSource>,
+    /// `required_providers` entries made of const variables (Terraform
+    /// 1.15), until loading evaluates them into `provider_sources`.
+    pub pending_providers: Vec<crate::syntax::Attribute>,
     pub backend: Option<Backend>,
     pub blocks: Vec<Span>,
 }
