@@ -1047,6 +1047,27 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
             }
         }
     }
+    // Flags newer than 1.11, from Terraform's changelog (1.12-1.17): each
+    // taken.
+    let newer: &[&[&str]] = &[
+        &["plan", "-minimal-refresh"],
+        &["apply", "-minimal-refresh"],
+        &["graph", "-format=mermaid"],
+        &["state", "show", "-json"],
+        &["workspace", "list", "-json"],
+        &["init", "-var=a=b"],
+        &["init", "-var-file=x.tfvars"],
+        &["get", "-var=a=b"],
+        &["console", "-scope=module.a"],
+    ];
+    for line in newer {
+        let mut line = line.to_vec();
+        line.push("-help");
+        let (code, out, err) = run("strata", &dir, &line, &[]);
+        if code != 0 {
+            wrong.push(format!("{line:?}: exit {code}\n{out}{err}"));
+        }
+    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -1845,6 +1866,81 @@ locals {
         seen[0].0[0].contains("\"k\" = \"5\"") && seen[0].1[0].contains("\"k\" = 2"),
         "{seen:?}"
     );
+}
+
+/// `console -scope` (Terraform 1.16, after the 1.11 here): in a module
+/// instance, its locals and resources read as Terraform 1.11 reads the
+/// same values through the module's outputs from the root; a scope the
+/// configuration does not make, or that is no module address, is an error.
+#[test]
+fn console_scope_reads_a_module_instance_as_its_outputs_say() {
+    if !require_terraform("console_scope_reads_a_module_instance_as_its_outputs_say") {
+        return;
+    }
+    let child = r#"
+variable "name" {}
+variable "size" {
+  default = 3
+}
+locals {
+  label = "${var.name}-${var.size}"
+}
+resource "terraform_data" "r" {
+  input = local.label
+}
+output "label" {
+  value = terraform_data.r.output
+}
+"#;
+    let root = r#"
+module "net" {
+  count  = 2
+  source = "./net"
+  name   = "net${count.index}"
+}
+module "pool" {
+  for_each = { a = 1, b = 2 }
+  source   = "./net"
+  name     = each.key
+  size     = each.value
+}
+"#;
+    let files = [("main.tf", root), ("net/main.tf", child)];
+    let mut dirs = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "console-scope", &files);
+        if tool == "strata" {
+            assert_eq!(run(tool, &dir, &["init"], &[]).0, 0);
+        }
+        assert_eq!(run(tool, &dir, &["apply", "-auto-approve"], &[]).0, 0);
+        dirs.push(dir);
+    }
+    let ask = |tool: &str, dir: &Path, args: &[&str], line: &str| {
+        oracle::run_piped(tool, dir, args, &format!("{line}\n"))
+    };
+    for (scope, instance) in [
+        ("module.net[1]", "module.net[1]"),
+        ("module.pool[\"b\"]", "module.pool[\"b\"]"),
+    ] {
+        let (_, want, _) = ask(
+            "terraform",
+            &dirs[0],
+            &["console"],
+            &format!("{instance}.label"),
+        );
+        let args = ["console", &format!("-scope={scope}")];
+        for line in ["local.label", "terraform_data.r.output"] {
+            let (code, got, err) = ask("strata", &dirs[1], &args, line);
+            assert_eq!(code, 0, "{scope} {line}: {err}");
+            assert_eq!(got, want, "{scope} {line}");
+        }
+    }
+    for bad in ["module.net[5]", "module.nope", "net"] {
+        let args = ["console", &format!("-scope={bad}")];
+        let (code, _, err) = ask("strata", &dirs[1], &args, "1");
+        assert_eq!(code, 1, "{bad}");
+        assert!(err.contains("Invalid scope"), "{bad}: {err}");
+    }
 }
 
 /// Lines piped into the console, as Terraform's console reads them: each

@@ -522,6 +522,10 @@ pub struct ConsoleArgs {
     /// One JSON object per input line: {"value": V, "type": T} or {"error": M}.
     #[arg(long)]
     pub json: bool,
+    /// Evaluate in this module instance (`module.net[0]`): its variables,
+    /// locals and resources, as Terraform 1.16's console -scope.
+    #[arg(long, value_name = "MODULE")]
+    pub scope: Option<String>,
     #[command(flatten)]
     pub vars: VarArgs,
 }

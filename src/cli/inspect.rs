@@ -86,6 +86,7 @@ pub fn console(a: ConsoleArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         state: a.state.as_deref(),
         plan: a.plan,
         workspace: &workspace,
+        scope: a.scope.as_deref(),
     };
     let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
     let form = match a.json {

@@ -9,6 +9,9 @@ use crate::diag::{Diag, Diags, Sources};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use strata_state::model::ModulePath;
+
+use super::console_scope as scope;
 
 /// What `console -plan` plans with: the console's variables and state.
 fn console_plan_options(
@@ -31,6 +34,9 @@ pub struct Consoled<'a> {
     /// `-plan`: as a plan would leave them.
     pub plan: bool,
     pub workspace: &'a str,
+    /// `-scope=module.net[0]`: evaluate in that module instance
+    /// (Terraform 1.16).
+    pub scope: Option<&'a str>,
 }
 
 /// Where the console reads expressions and writes answers.
@@ -106,7 +112,7 @@ pub fn console(
     };
     let module = config::load(p, sources)?;
     let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
-    let known = match at.plan {
+    let objects = match at.plan {
         true => {
             let opts = console_plan_options(&at, inputs)?;
             super::planned_values(p, &opts, view, sources, drivers)?
@@ -118,6 +124,14 @@ pub fn console(
     };
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
     let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
-    let scope = ConfigScope::new(&module, vars, run_at).knowing(&known);
-    run(&scope, module.dir.clone(), sources)
+    let scoped = match at.scope {
+        Some(text) => scope::instance(text, (&module, vars), &objects, &run_at)?,
+        None => scope::Scoped {
+            known: objects.in_module(&ModulePath::root()),
+            module: &module,
+            vars,
+        },
+    };
+    let scope = ConfigScope::new(scoped.module, scoped.vars, run_at).knowing(&scoped.known);
+    run(&scope, scoped.module.dir.clone(), sources)
 }

@@ -14,6 +14,7 @@
 
 mod apply;
 mod console;
+mod console_scope;
 mod failover;
 mod fmt;
 mod generate;
@@ -51,8 +52,8 @@ pub use plugins::with_plugins;
 pub use providers::{providers, schema as provider_schemas};
 pub use report::report;
 pub use show::{
-    planned_values, show, state_outputs, state_show, state_values, Decoded, Showing, StateObject,
-    StateValues,
+    planned_values, show, state_outputs, state_show, state_values, ConsoleObjects, Decoded,
+    Showing, StateObject, StateValues,
 };
 pub use test::{test, validate_tests, Status as TestStatus, TestRequest, TestStep, TestTally};
 pub use validate::{graph, validate, GraphFormat};

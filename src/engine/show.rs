@@ -13,7 +13,7 @@ use crate::lang::value::Value;
 use crate::statecmd::state_err;
 use std::collections::BTreeMap;
 use std::path::Path;
-use strata_state::model::OutputState;
+use strata_state::model::{ModulePath, OutputState};
 use strata_state::Store;
 
 /// A state read and decoded for showing.
@@ -104,12 +104,22 @@ impl config::Known for StateValues {
     }
 }
 
+/// Objects for the console, each module instance's read as its own
+/// expressions name them ([`ConsoleObjects::in_module`]).
+pub struct ConsoleObjects(Vec<crate::plan::ResourceChange>);
+
+impl ConsoleObjects {
+    /// The objects of module instance `module` (the root's: empty).
+    pub fn in_module(&self, module: &ModulePath) -> StateValues {
+        console_values(self.0.iter(), module)
+    }
+}
+
 /// The state `store` holds, decoded for the console.
-pub fn state_values(store: &Store, drivers: &Drivers) -> Result<StateValues, Diags> {
+pub fn state_values(store: &Store, drivers: &Drivers) -> Result<ConsoleObjects, Diags> {
     let Decoded { objects, .. } = shown_state(store, drivers)?;
-    Ok(console_values(
-        objects.iter().filter(|c| c.deposed.is_none()),
-    ))
+    let live = objects.into_iter().filter(|c| c.deposed.is_none());
+    Ok(ConsoleObjects(live.collect()))
 }
 
 /// What a plan of the configuration at `path` would leave, for `console
@@ -121,24 +131,28 @@ pub fn planned_values(
     view: &mut dyn View,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<StateValues, Diags> {
+) -> Result<ConsoleObjects, Diags> {
     let how = Planning::plain(Operation::Plan);
     let Planned { session, plan } = planned(path, how, opts, view, sources, drivers)?;
     session.close(view);
-    Ok(plan_values(&plan))
+    Ok(ConsoleObjects(kept(&plan).cloned().collect()))
 }
 
-/// The objects as `plan` would leave them (unknown where it cannot
-/// know), what it leaves alone as the state holds it.
-pub(super) fn plan_values(plan: &crate::plan::Plan) -> StateValues {
-    let kept = plan.changes.iter().chain(&plan.untouched).filter(|c| {
+/// What `plan` would leave, what it leaves alone as the state holds it.
+fn kept(plan: &crate::plan::Plan) -> impl Iterator<Item = &crate::plan::ResourceChange> {
+    plan.changes.iter().chain(&plan.untouched).filter(|c| {
         c.deposed.is_none()
             && !matches!(
                 c.action,
                 crate::plan::Action::Delete | crate::plan::Action::Forget
             )
-    });
-    console_values(kept)
+    })
+}
+
+/// The root module's objects as `plan` would leave them (unknown where
+/// it cannot know).
+pub(super) fn plan_values(plan: &crate::plan::Plan) -> StateValues {
+    console_values(kept(plan), &ModulePath::root())
 }
 
 /// The objects and outputs of the state in `store`.
@@ -150,18 +164,19 @@ pub(super) fn state_and_outputs(
         objects, outputs, ..
     } = shown_state(store, drivers)?;
     let live = objects.iter().filter(|c| c.deposed.is_none());
-    Ok((console_values(live), outputs))
+    Ok((console_values(live, &ModulePath::root()), outputs))
 }
 
-/// The root module's objects by the address an expression names them
-/// with: one object, or the instances by index (a tuple) or key (an
-/// object).
+/// Module instance `module`'s objects by the address an expression there
+/// names them with: one object, or the instances by index (a tuple) or
+/// key (an object).
 fn console_values<'c>(
     objects: impl Iterator<Item = &'c crate::plan::ResourceChange>,
+    module: &ModulePath,
 ) -> StateValues {
     use strata_state::model::InstanceKey;
     let mut grouped: BTreeMap<String, Vec<(Option<InstanceKey>, Value)>> = BTreeMap::new();
-    for c in objects.filter(|c| c.addr.id.module.is_root()) {
+    for c in objects.filter(|c| c.addr.id.module == *module) {
         let id = &c.addr.id;
         let name = id.local();
         let value = c
