@@ -1935,6 +1935,18 @@ module "pool" {
             assert_eq!(got, want, "{scope} {line}");
         }
     }
+    // From the root, module calls' outputs as Terraform computes them
+    // over the state (strata's console had them unknown).
+    for line in [
+        "module.net",
+        "length(module.pool)",
+        "module.pool[\"b\"].label",
+    ] {
+        let (_, want, _) = ask("terraform", &dirs[0], &["console"], line);
+        let (code, got, err) = ask("strata", &dirs[1], &["console"], line);
+        assert_eq!(code, 0, "{line}: {err}");
+        assert_eq!(got, want, "{line}");
+    }
     for bad in ["module.net[5]", "module.nope", "net"] {
         let args = ["console", &format!("-scope={bad}")];
         let (code, _, err) = ask("strata", &dirs[1], &args, "1");

@@ -1,6 +1,7 @@
 //! `strata console`: expressions evaluated where the configuration
 //! would evaluate them, over the state or over a plan.
 
+use super::console_scope as scope;
 use super::view::View;
 use crate::builtin::Drivers;
 use crate::config::variables::{self, CliInput};
@@ -9,9 +10,6 @@ use crate::diag::{Diag, Diags, Sources};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use strata_state::model::ModulePath;
-
-use super::console_scope as scope;
 
 /// What `console -plan` plans with: the console's variables and state.
 fn console_plan_options(
@@ -124,13 +122,14 @@ pub fn console(
     };
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
     let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
+    let over = scope::Over {
+        objects: &objects,
+        run: &run_at,
+    };
+    let root = scope::root(&module, vars, &over);
     let scoped = match at.scope {
-        Some(text) => scope::instance(text, (&module, vars), &objects, &run_at)?,
-        None => scope::Scoped {
-            known: objects.in_module(&ModulePath::root()),
-            module: &module,
-            vars,
-        },
+        Some(text) => scope::instance(text, root, &over)?,
+        None => root,
     };
     let scope = ConfigScope::new(scoped.module, scoped.vars, run_at).knowing(&scoped.known);
     run(&scope, scoped.module.dir.clone(), sources)

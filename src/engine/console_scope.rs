@@ -1,8 +1,10 @@
-//! `console -scope=module.net[0]` (Terraform 1.16, hashicorp/terraform#38820):
-//! the console evaluates in a module instance — its variables (what its
-//! call gives them, evaluated where the call is, down from the root), its
-//! locals and its resources as the state (or a plan) holds them. A scope
-//! that is not a module instance the configuration makes is an error.
+//! The console's scope over a state: a module instance's variables (what
+//! its call gives them, evaluated where the call is, down from the root),
+//! its locals, its resources as the state (or a plan) holds them, and its
+//! module calls' outputs (each child evaluated the same way), as
+//! Terraform's console evaluates them. `console -scope=module.net[0]`
+//! (Terraform 1.16, hashicorp/terraform#38820) starts in that instance; a
+//! scope the configuration does not make is an error.
 
 use super::show::{ConsoleObjects, StateValues};
 use crate::config::{self, variables, ConfigScope, Module, ModuleCall, Run};
@@ -20,6 +22,12 @@ pub struct Scoped<'m> {
     pub known: StateValues,
 }
 
+/// What the console needs to evaluate anywhere: the objects and the run.
+pub struct Over<'o> {
+    pub objects: &'o ConsoleObjects,
+    pub run: &'o Rc<Run>,
+}
+
 fn invalid(text: &str, detail: String) -> Diags {
     Diags::from(Diag::new(
         "strata::console::scope",
@@ -28,42 +36,52 @@ fn invalid(text: &str, detail: String) -> Diags {
     ))
 }
 
-/// The module instance `text` names, with `root`'s variables given.
-pub fn instance<'m>(
-    text: &str,
-    (root, root_vars): (&'m Module, BTreeMap<String, Value>),
-    objects: &ConsoleObjects,
-    run: &Rc<Run>,
-) -> Result<Scoped<'m>, Diags> {
+/// The root module's scope, its module calls' outputs known.
+pub fn root<'m>(root: &'m Module, vars: BTreeMap<String, Value>, over: &Over<'_>) -> Scoped<'m> {
+    let here = ModulePath::root();
+    with_calls(
+        Scoped {
+            module: root,
+            vars,
+            known: over.objects.in_module(&here),
+        },
+        &here,
+        over,
+    )
+}
+
+/// The module instance `text` names, starting from `root`'s scope.
+pub fn instance<'m>(text: &str, root: Scoped<'m>, over: &Over<'_>) -> Result<Scoped<'m>, Diags> {
     let Some(path) = ModulePath::parse(text).filter(|p| !p.is_root()) else {
         let detail = "A scope is a module instance's address, such as module.network or module.pools[\"h100\"].".to_string();
         return Err(invalid(text, detail));
     };
-    let mut at = Scoped {
-        module: root,
-        vars: root_vars,
-        known: objects.in_module(&ModulePath::root()),
-    };
+    let mut at = root;
     let mut here = ModulePath::root();
     for step in path.steps() {
         let Some(call) = at.module.module_calls.iter().find(|c| c.name == step.call) else {
-            let detail = format!(
-                "{here_text}calls no module {:?}.",
-                step.call,
-                here_text = where_(&here)
-            );
+            let detail = format!("{}calls no module {:?}.", where_(&here), step.call);
             return Err(invalid(text, detail));
         };
-        let vars = inputs(&at, call, step.key.as_ref(), run).map_err(|d| match d {
-            Some(d) => Diags::from(d),
-            None => invalid(text, format!("{text} is not an instance the configuration makes: check the module call's count or for_each.")),
-        })?;
-        here = here.child(&call.name, step.key.clone());
-        at = Scoped {
-            module: &call.module,
-            vars,
-            known: objects.in_module(&here),
+        let found = instances(&at, call, over.run).map_err(Diags::from)?;
+        let Some((_, repetition)) = found
+            .into_iter()
+            .find(|(k, _)| k.as_ref() == step.key.as_ref())
+        else {
+            let detail = format!("{text} is not an instance the configuration makes: check the module call's count or for_each.");
+            return Err(invalid(text, detail));
         };
+        let vars = inputs(&at, call, repetition, over.run).map_err(Diags::from)?;
+        here = here.child(&call.name, step.key.clone());
+        at = with_calls(
+            Scoped {
+                module: &call.module,
+                vars,
+                known: over.objects.in_module(&here),
+            },
+            &here,
+            over,
+        );
     }
     Ok(at)
 }
@@ -75,19 +93,108 @@ fn where_(path: &ModulePath) -> String {
     }
 }
 
-/// The variables of `call`'s instance `key`, as the call gives them
-/// where it is (`at`); `None` when the call makes no such instance.
+/// `at` with each of its module calls known as its instances' outputs
+/// (unknown where a child cannot be evaluated over the state).
+fn with_calls<'m>(mut at: Scoped<'m>, here: &ModulePath, over: &Over<'_>) -> Scoped<'m> {
+    for call in &at.module.module_calls {
+        let value = call_value(&at, call, here, over).unwrap_or_else(|_| Value::unknown());
+        at.known = std::mem::take(&mut at.known).knowing(format!("module.{}", call.name), value);
+    }
+    at
+}
+
+/// `module.NAME` where `at` is: one object of outputs, or a tuple or an
+/// object of them by instance.
+fn call_value(
+    at: &Scoped<'_>,
+    call: &ModuleCall,
+    here: &ModulePath,
+    over: &Over<'_>,
+) -> Result<Value, Diag> {
+    let found = instances(at, call, over.run)?;
+    let mut by_key = Vec::new();
+    for (key, repetition) in found {
+        let vars = inputs(at, call, repetition, over.run)?;
+        let path = here.child(&call.name, key.clone());
+        let child = with_calls(
+            Scoped {
+                module: &call.module,
+                vars,
+                known: over.objects.in_module(&path),
+            },
+            &path,
+            over,
+        );
+        by_key.push((key, outputs(&child, over.run)));
+    }
+    Ok(match (&call.count, &call.for_each) {
+        (Some(_), _) => Value::Tuple(by_key.into_iter().map(|(_, v)| v).collect()),
+        (_, Some(_)) => Value::Object(
+            by_key
+                .into_iter()
+                .filter_map(|(k, v)| match k {
+                    Some(InstanceKey::Str(s)) => Some((s, v)),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => by_key.pop().map(|(_, v)| v).unwrap_or_else(Value::null),
+    })
+}
+
+/// A module instance's outputs, each evaluated in its scope.
+fn outputs(at: &Scoped<'_>, run: &Rc<Run>) -> Value {
+    let scope = ConfigScope::new(at.module, at.vars.clone(), run.clone()).knowing(&at.known);
+    let values = at.module.outputs.iter().map(|o| {
+        let v = Evaluator::new(&scope, at.module.dir.clone()).eval(&o.expr);
+        let v = v.unwrap_or_else(|_| Value::unknown());
+        (o.name.clone(), v.mark_if(o.sensitive))
+    });
+    Value::Object(values.collect())
+}
+
+/// What `count.index` and `each` are in one instance of a call.
+type Repetition = (Option<Value>, Option<(Value, Value)>);
+
+/// The instances `call` makes where `at` is, by key.
+fn instances(
+    at: &Scoped<'_>,
+    call: &ModuleCall,
+    run: &Rc<Run>,
+) -> Result<Vec<(Option<InstanceKey>, Repetition)>, Diag> {
+    let scope = ConfigScope::new(at.module, at.vars.clone(), run.clone()).knowing(&at.known);
+    let eval = |e| Evaluator::new(&scope, at.module.dir.clone()).eval(e);
+    Ok(match (&call.count, &call.for_each) {
+        (Some(c), _) => {
+            let n = config::repeat::count(&eval(c)?, c.span)?.unwrap_or(0);
+            (0..n)
+                .map(|i| {
+                    let key = InstanceKey::Int(u64::try_from(i).unwrap_or(0));
+                    (Some(key), (Some(Value::int(i)), None))
+                })
+                .collect()
+        }
+        (_, Some(f)) => config::repeat::for_each(&eval(f)?, f.span)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| {
+                let each = (Value::String(k.clone()), v);
+                (Some(InstanceKey::Str(k)), (None, Some(each)))
+            })
+            .collect(),
+        _ => vec![(None, (None, None))],
+    })
+}
+
+/// The variables of one instance of `call` (`count.index` and `each` as
+/// `repetition` says), as the call gives them where `at` is.
 fn inputs(
     at: &Scoped<'_>,
     call: &ModuleCall,
-    key: Option<&InstanceKey>,
+    (count_index, each): Repetition,
     run: &Rc<Run>,
-) -> Result<BTreeMap<String, Value>, Option<Diag>> {
+) -> Result<BTreeMap<String, Value>, Diag> {
     let mut scope = ConfigScope::new(at.module, at.vars.clone(), run.clone()).knowing(&at.known);
-    let exists = instance_of(&scope, at.module, call, key).map_err(Some)?;
-    let Some((count_index, each)) = exists else {
-        return Err(None);
-    };
     scope.count_index = count_index;
     scope.each = each;
     let mut vars = BTreeMap::new();
@@ -95,42 +202,13 @@ fn inputs(
         let given = call.inputs.iter().find(|a| a.name == decl.name);
         let raw = match given {
             Some(a) => {
-                let v = Evaluator::new(&scope, at.module.dir.clone()).eval(&a.expr);
-                Some((v.map_err(Some)?, a.expr.span))
+                let v = Evaluator::new(&scope, at.module.dir.clone()).eval(&a.expr)?;
+                Some((v, a.expr.span))
             }
             None => None,
         };
-        let v = variables::input(&call.module, decl, raw, &call.name, vars.clone());
-        vars.insert(decl.name.clone(), v.map_err(Some)?);
+        let v = variables::input(&call.module, decl, raw, &call.name, vars.clone())?;
+        vars.insert(decl.name.clone(), v);
     }
     Ok(vars)
-}
-
-/// What `count.index` and `each` are in `call`'s instance `key`, when the
-/// call makes it.
-type Repetition = (Option<Value>, Option<(Value, Value)>);
-
-fn instance_of(
-    scope: &ConfigScope<'_>,
-    module: &Module,
-    call: &ModuleCall,
-    key: Option<&InstanceKey>,
-) -> Result<Option<Repetition>, Diag> {
-    let eval = |e| Evaluator::new(scope, module.dir.clone()).eval(e);
-    match (key, &call.count, &call.for_each) {
-        (None, None, None) => Ok(Some((None, None))),
-        (Some(InstanceKey::Int(i)), Some(c), _) => {
-            let n = config::repeat::count(&eval(c)?, c.span)?.unwrap_or(0);
-            let i = i64::try_from(*i).unwrap_or(i64::MAX);
-            Ok((i < n).then(|| (Some(Value::int(i)), None)))
-        }
-        (Some(InstanceKey::Str(k)), _, Some(f)) => {
-            let items = config::repeat::for_each(&eval(f)?, f.span)?.unwrap_or_default();
-            Ok(items
-                .into_iter()
-                .find(|(name, _)| name == k)
-                .map(|(name, v)| (None, Some((Value::String(name), v)))))
-        }
-        _ => Ok(None),
-    }
 }

@@ -82,6 +82,12 @@ pub fn state_outputs(outputs: &BTreeMap<String, OutputState>) -> Vec<crate::plan
 pub struct StateValues(BTreeMap<String, Value>);
 
 impl StateValues {
+    /// With `local_addr` (`module.net`) known as `value`.
+    pub(super) fn knowing(mut self, local_addr: String, value: Value) -> StateValues {
+        self.0.insert(local_addr, value);
+        self
+    }
+
     /// With every repeated resource of `module` that has no instance here
     /// an empty tuple (`count`) or object (`for_each`): what a whole plan
     /// or apply that made none of them leaves, as Terraform sees it.
