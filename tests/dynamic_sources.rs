@@ -11,6 +11,9 @@
 #[path = "common/run.rs"]
 mod run;
 
+#[path = "common/oracle.rs"]
+mod oracle;
+
 use std::path::{Path, PathBuf};
 
 fn scratch(tag: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -84,6 +87,10 @@ fn a_source_made_of_const_variables_loads_the_module_they_name() {
             "{args:?}: {out}"
         );
     }
+    // The console loads the module the same --var names.
+    let args = ["console", "-var", "module_name=example"];
+    let (code, out, err) = oracle::run_piped("strata", &dir, &args, "module.picked.which\n");
+    assert_eq!((code, out.trim()), (0, "\"example\""), "{err}");
 }
 
 /// Each case's `main.tf`, the arguments init is given, and the error.

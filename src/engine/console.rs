@@ -108,7 +108,8 @@ pub fn console(
         let scope = ConfigScope::new(&module, Default::default(), run_at);
         return run(&scope, PathBuf::from("."), sources);
     };
-    let module = config::load(p, sources)?;
+    let given = config::dynamic::Given::with_environment(inputs.to_vec());
+    let module = config::load_given(p, sources, &given)?;
     let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
     let objects = match at.plan {
         true => {
