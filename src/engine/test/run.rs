@@ -185,16 +185,35 @@ fn config_dir(r: &RunBlock, req: &TestRequest) -> Result<PathBuf, Diags> {
 /// options.
 fn options(r: &RunBlock, state: PathBuf, inputs: &[CliInput]) -> Result<Options, Diags> {
     let o = &r.plan_options;
-    if let Some(e) = o.target.first().or(o.replace.first()) {
-        return Err(Diag::new(
-            "strata::test::plan_options",
-            "Not supported yet",
-            "strata's test command does not take target or replace in plan_options yet.",
-        )
-        .at(e.span)
-        .into());
+    let mut targets = Vec::new();
+    for e in &o.target {
+        let parsed = e
+            .address_text()
+            .ok_or_else(|| "a resource or module address is required here".to_string());
+        match parsed.and_then(|t| crate::graph::Target::parse(&t)) {
+            Ok(t) => targets.push(t),
+            Err(why) => return Err(invalid_address("target", &why, e.span)),
+        }
+    }
+    let mut replace = Vec::new();
+    for e in &o.replace {
+        let parsed = e
+            .address_text()
+            .and_then(|t| strata_state::model::Address::parse(&t));
+        match parsed {
+            Some(a) => replace.push(a),
+            None => {
+                let why = "a resource instance address is required here";
+                return Err(invalid_address("replace", why, e.span));
+            }
+        }
     }
     Ok(Options {
+        scope: crate::graph::Scope {
+            targets,
+            excludes: Vec::new(),
+        },
+        replace,
         inputs: inputs.to_vec(),
         state: Some(state),
         refresh: !o.no_refresh,
@@ -206,6 +225,18 @@ fn options(r: &RunBlock, state: PathBuf, inputs: &[CliInput]) -> Result<Options,
         check_settle: Some(std::time::Duration::ZERO),
         ..Options::default()
     })
+}
+
+/// A `plan_options` address that names nothing a plan can take.
+fn invalid_address(what: &str, why: &str, at: crate::diag::Span) -> Diags {
+    Diags::from(
+        Diag::new(
+            "strata::test::plan_options",
+            format!("Invalid {what} address"),
+            why.to_string(),
+        )
+        .at(at),
+    )
 }
 
 /// The file's variables and the run's (the run's win), evaluated where
