@@ -556,9 +556,10 @@ fn a_mocks_data_files_are_read_as_terraforms() {
         "mocks/aws/s3.tfmock.hcl",
         "mock_resource \"aws_s3_bucket\" {\n  defaults = {\n    arn = \"arn:from-file\"\n  }\n}\n",
     );
+    // One of them in JSON (strata read only *.tfmock.hcl).
     write(
-        "mocks/aws/t.tfmock.hcl",
-        "override_data {\n  target = data.aws_caller_identity.me\n  values = {\n    user_id = \"from-file-override\"\n  }\n}\n",
+        "mocks/aws/t.tfmock.json",
+        r#"{"override_data": [{"target": "data.aws_caller_identity.me", "values": {"user_id": "from-file-override"}}]}"#,
     );
     let test = |source: &str| {
         format!(
@@ -697,4 +698,61 @@ run "a_again" {
         strata.2, terraform.2
     );
     assert_eq!(strata.0, terraform.0, "{}", strata.2);
+}
+
+/// A test file written in JSON (`*.tftest.json`, which strata did not
+/// read): file and run variables, plan and apply runs, assertions as one
+/// object and as a list, an expected failure — the same verdicts as
+/// Terraform 1.11, beside the same file in HCL.
+#[test]
+fn a_test_file_in_json_gives_terraforms_verdicts() {
+    if !oracle::require_terraform("a_test_file_in_json_gives_terraforms_verdicts") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("strata-tftest-json-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+    std::fs::write(
+        dir.join("main.tf"),
+        "variable \"n\" {\n  type = number\n  validation {\n    condition     = var.n < 5\n    error_message = \"n is too big\"\n  }\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n",
+    )
+    .expect("write");
+    let json = r#"{
+  "variables": { "n": 2 },
+  "run": {
+    "planned": {
+      "command": "plan",
+      "assert": [
+        { "condition": "${terraform_data.x.input == 2}", "error_message": "input is not 2" }
+      ]
+    },
+    "applied": {
+      "variables": { "n": 3 },
+      "assert": { "condition": "${terraform_data.x.output == 3}", "error_message": "output is ${terraform_data.x.output}" }
+    },
+    "wrong": {
+      "command": "plan",
+      "assert": { "condition": "${terraform_data.x.input == 4}", "error_message": "input is not 4" }
+    },
+    "too_big": {
+      "command": "plan",
+      "variables": { "n": 7 },
+      "expect_failures": ["var.n"]
+    }
+  }
+}
+"#;
+    std::fs::write(dir.join("tests/a.tftest.json"), json).expect("write");
+    let [strata, terraform] = both(&dir, &[]);
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!(strata.0, terraform.0, "{}", strata.2);
+    assert!(
+        strata.1.iter().any(|l| l.contains("3 passed, 1 failed")),
+        "{:?}",
+        strata.1
+    );
 }

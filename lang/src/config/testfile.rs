@@ -254,8 +254,10 @@ pub fn decode_mock_file(body: Body, mock: &mut MockProvider) -> Result<(), Diags
     mock_blocks(&body.blocks, &mut file, "a mock data file", &mut diags);
     file.resources.append(&mut mock.resources);
     file.data.append(&mut mock.data);
+    file.ephemeral.append(&mut mock.ephemeral);
     mock.resources = file.resources;
     mock.data = file.data;
+    mock.ephemeral = file.ephemeral;
     mock.overrides.append(&mut file.overrides);
     diags.into_result(())
 }

@@ -486,8 +486,92 @@ const DYNAMIC: Shape = Shape {
     open: false,
 };
 
+/// `override_resource`, `override_data`, `override_module` and
+/// `override_ephemeral` in a test file, a run or a mock.
+const OVERRIDE: Shape = Shape {
+    blocks: &[],
+    exprs: &["target", "override_during"],
+    open: false,
+};
+const OVERRIDES: [(&str, usize, &Shape); 4] = [
+    ("override_resource", 0, &OVERRIDE),
+    ("override_data", 0, &OVERRIDE),
+    ("override_module", 0, &OVERRIDE),
+    ("override_ephemeral", 0, &OVERRIDE),
+];
+const MOCK_DEFAULTS: Shape = Shape {
+    blocks: &[],
+    exprs: &["override_during"],
+    open: false,
+};
+const MOCK_BLOCKS: [(&str, usize, &Shape); 7] = [
+    ("mock_resource", 1, &MOCK_DEFAULTS),
+    ("mock_data", 1, &MOCK_DEFAULTS),
+    ("mock_ephemeral", 1, &MOCK_DEFAULTS),
+    OVERRIDES[0],
+    OVERRIDES[1],
+    OVERRIDES[2],
+    OVERRIDES[3],
+];
+/// A `*.tfmock.json` file, and a `mock_provider` block.
+const MOCK_FILE: Shape = Shape {
+    blocks: &MOCK_BLOCKS,
+    exprs: &["override_during"],
+    open: false,
+};
+const PLAN_OPTIONS: Shape = Shape {
+    blocks: &[],
+    exprs: &["mode", "target", "replace"],
+    open: false,
+};
+const RUN: Shape = Shape {
+    blocks: &[
+        ("variables", 0, &OPEN),
+        ("assert", 0, &PLAIN),
+        ("module", 0, &PLAIN),
+        ("plan_options", 0, &PLAN_OPTIONS),
+        OVERRIDES[0],
+        OVERRIDES[1],
+        OVERRIDES[2],
+        OVERRIDES[3],
+    ],
+    exprs: &["command", "expect_failures", "providers"],
+    open: false,
+};
+/// A `*.tftest.json` file (Terraform's test files in JSON).
+const TEST_FILE: Shape = Shape {
+    blocks: &[
+        ("run", 1, &RUN),
+        ("variables", 0, &OPEN),
+        ("provider", 1, &OPEN),
+        ("mock_provider", 1, &MOCK_FILE),
+        OVERRIDES[0],
+        OVERRIDES[1],
+        OVERRIDES[2],
+        OVERRIDES[3],
+    ],
+    exprs: &[],
+    open: false,
+};
+
+/// What a JSON file is, which decides its shape.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum JsonFile {
+    /// A `.tf.json` configuration file.
+    Configuration,
+    /// A `.tftest.json` test file.
+    Test,
+    /// A `.tfmock.json` mock data file.
+    Mock,
+}
+
 /// Parses a `.tf.json` file into a body, as [`super::parse_body`] does a `.tf` file.
 pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
+    parse_json_file(file, src, JsonFile::Configuration)
+}
+
+/// Parses a JSON file of `kind` into a body.
+pub fn parse_json_file(file: FileId, src: &str, kind: JsonFile) -> Result<Body, Diag> {
     let mut p = Parser {
         file,
         src,
@@ -512,7 +596,12 @@ pub fn parse_body(file: FileId, src: &str) -> Result<Body, Diag> {
         .at(root.span));
     };
     let mut diags = Diags::default();
-    let body = conv.body(props, root.span, &FILE, &mut diags);
+    let shape = match kind {
+        JsonFile::Configuration => &FILE,
+        JsonFile::Test => &TEST_FILE,
+        JsonFile::Mock => &MOCK_FILE,
+    };
+    let body = conv.body(props, root.span, shape, &mut diags);
     match diags.0.into_iter().next() {
         Some(d) => Err(d),
         None => Ok(body),

@@ -1,4 +1,4 @@
-//! `strata test`: Terraform's test command. Each test file (`*.tftest.hcl`
+//! `strata test`: Terraform's test command. Each test file (`*.tftest.hcl` or `.json`
 //! in the configuration's directory and in its test directory, `tests`
 //! unless given) runs its `run` blocks in order against a state of its
 //! own — a scratch local state, never the configuration's backend — and
@@ -209,7 +209,7 @@ pub fn validate_tests(
 }
 
 /// Every test file of the configuration at `dir`, as paths from it: its
-/// own `*.tftest.hcl`, then the test directory's, each in name order.
+/// own `*.tftest.hcl` and `*.tftest.json`, then the test directory's, each in name order.
 fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for sub in [PathBuf::new(), test_directory.to_path_buf()] {
@@ -218,7 +218,7 @@ fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
         };
         let mut names: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".tftest.hcl"))
+            .filter(|p| p.is_file() && kind_of(p, "tftest").is_some())
             .filter_map(|p| Some(sub.join(p.file_name()?)))
             .collect();
         names.sort();
@@ -243,7 +243,7 @@ fn test_files(req: &TestRequest) -> Result<Vec<PathBuf>, Diags> {
                     "strata::test::filter",
                     "Test file not found",
                     format!(
-                        "{} is not a test file of this configuration (*.tftest.hcl here or in {}).",
+                        "{} is not a test file of this configuration (*.tftest.hcl or *.tftest.json here or in {}).",
                         f.display(),
                         req.test_directory.display()
                     ),
@@ -268,7 +268,26 @@ fn read(dir: &Path, rel: &Path, sources: &mut Sources) -> Result<TestFile, Diags
     diags.into_result(file)
 }
 
-/// A file of HCL, read, kept among the sources and parsed.
+/// What a test or mock file `p` is written in, from its name
+/// (`NAME.STEM.hcl` or `NAME.STEM.json`); `None` when it is no such file.
+fn kind_of(p: &Path, stem: &str) -> Option<Written> {
+    let name = p.file_name()?.to_string_lossy().into_owned();
+    if name.ends_with(&format!(".{stem}.hcl")) {
+        return Some(Written::Hcl);
+    }
+    name.ends_with(&format!(".{stem}.json"))
+        .then_some(Written::Json)
+}
+
+/// A test or mock file's language.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Hcl,
+    Json,
+}
+
+/// A test or mock file (HCL, or JSON by its name), read, kept among the
+/// sources and parsed.
 fn parsed(path: &Path, sources: &mut Sources) -> Result<crate::syntax::Body, Diags> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diag::new(
@@ -278,7 +297,17 @@ fn parsed(path: &Path, sources: &mut Sources) -> Result<crate::syntax::Body, Dia
         )
     })?;
     let id = sources.add(path.display().to_string(), text.clone());
-    crate::syntax::parse_body(id, &text).map_err(Diags::from)
+    use crate::syntax::json::{parse_json_file, JsonFile};
+    let json = match kind_of(path, "tftest") {
+        Some(Written::Json) => Some(JsonFile::Test),
+        Some(Written::Hcl) => None,
+        None => (kind_of(path, "tfmock") == Some(Written::Json)).then_some(JsonFile::Mock),
+    };
+    match json {
+        Some(kind) => parse_json_file(id, &text, kind),
+        None => crate::syntax::parse_body(id, &text),
+    }
+    .map_err(Diags::from)
 }
 
 /// The `*.tfmock.hcl` files of mock `m`'s `source` (a directory from the
@@ -302,7 +331,7 @@ fn mock_sources(dir: &Path, m: &mut MockProvider, sources: &mut Sources) -> Resu
     let entries = std::fs::read_dir(dir.join(&source)).map_err(|_| unreadable())?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".tfmock.hcl"))
+        .filter(|p| p.is_file() && kind_of(p, "tfmock").is_some())
         .collect();
     files.sort();
     let mut diags = Diags::default();
