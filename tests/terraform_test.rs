@@ -22,6 +22,15 @@ fn fixture(tag: &str) -> PathBuf {
     dir
 }
 
+/// A scratch configuration of `main_tf` alone, with an empty `tests/`.
+fn configuration(tag: &str, main_tf: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("strata-tftest-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
+    std::fs::write(dir.join("main.tf"), main_tf).expect("write");
+    dir
+}
+
 fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("dir");
     for e in std::fs::read_dir(from).expect("read").flatten() {
@@ -594,14 +603,7 @@ fn a_resource_with_no_instances_is_empty_in_assertions() {
     if !oracle::require_terraform("a_resource_with_no_instances") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("strata-tftest-none-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.join("main.tf"),
-        "variable \"n\" {\n  default = {}\n}\n\nresource \"terraform_data\" \"x\" {\n  for_each = var.n\n}\n\nresource \"terraform_data\" \"c\" {\n  count = 0\n}\n",
-    )
-    .expect("write");
+    let dir = configuration("none", "variable \"n\" {\n  default = {}\n}\n\nresource \"terraform_data\" \"x\" {\n  for_each = var.n\n}\n\nresource \"terraform_data\" \"c\" {\n  count = 0\n}\n");
     let run = |name: &str, command: &str| {
         format!("run \"{name}\" {{\n  command = {command}\n  assert {{\n    condition     = length(terraform_data.x) == 0 && length(terraform_data.c) == 0\n    error_message = \"not empty\"\n  }}\n}}\n")
     };
@@ -659,14 +661,7 @@ fn plan_options_target_and_replace_are_terraforms() {
     if !oracle::require_terraform("plan_options_target_and_replace_are_terraforms") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("strata-tftest-opts-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.join("main.tf"),
-        "resource \"terraform_data\" \"a\" {\n  input = \"a\"\n}\n\nresource \"terraform_data\" \"b\" {\n  input = \"b\"\n}\n\noutput \"a_id\" {\n  value = terraform_data.a.id\n}\n",
-    )
-    .expect("write");
+    let dir = configuration("opts", "resource \"terraform_data\" \"a\" {\n  input = \"a\"\n}\n\nresource \"terraform_data\" \"b\" {\n  input = \"b\"\n}\n\noutput \"a_id\" {\n  value = terraform_data.a.id\n}\n");
     let tests = r#"
 run "only_a" {
   plan_options {
@@ -709,14 +704,7 @@ fn a_test_file_in_json_gives_terraforms_verdicts() {
     if !oracle::require_terraform("a_test_file_in_json_gives_terraforms_verdicts") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("strata-tftest-json-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("tests")).expect("mkdir");
-    std::fs::write(
-        dir.join("main.tf"),
-        "variable \"n\" {\n  type = number\n  validation {\n    condition     = var.n < 5\n    error_message = \"n is too big\"\n  }\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n",
-    )
-    .expect("write");
+    let dir = configuration("json", "variable \"n\" {\n  type = number\n  validation {\n    condition     = var.n < 5\n    error_message = \"n is too big\"\n  }\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n");
     let json = r#"{
   "variables": { "n": 2 },
   "run": {
