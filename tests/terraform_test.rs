@@ -22,6 +22,16 @@ fn fixture(tag: &str) -> PathBuf {
     dir
 }
 
+/// Both tools gave the same verdicts and exit code.
+fn same_verdicts(strata: &(i32, Vec<String>, String), terraform: &(i32, Vec<String>, String)) {
+    assert_eq!(
+        strata.1, terraform.1,
+        "strata:\n{}\nterraform:\n{}",
+        strata.2, terraform.2
+    );
+    assert_eq!(strata.0, terraform.0, "{}", strata.2);
+}
+
 /// A scratch configuration of `main_tf` alone, with an empty `tests/`.
 fn configuration(tag: &str, main_tf: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("strata-tftest-{tag}-{}", std::process::id()));
@@ -687,12 +697,7 @@ run "a_again" {
 "#;
     std::fs::write(dir.join("tests/opts.tftest.hcl"), tests).expect("write");
     let [strata, terraform] = both(&dir, &[]);
-    assert_eq!(
-        strata.1, terraform.1,
-        "strata:\n{}\nterraform:\n{}",
-        strata.2, terraform.2
-    );
-    assert_eq!(strata.0, terraform.0, "{}", strata.2);
+    same_verdicts(&strata, &terraform);
 }
 
 /// A test file written in JSON (`*.tftest.json`, which strata did not
@@ -732,15 +737,62 @@ fn a_test_file_in_json_gives_terraforms_verdicts() {
 "#;
     std::fs::write(dir.join("tests/a.tftest.json"), json).expect("write");
     let [strata, terraform] = both(&dir, &[]);
-    assert_eq!(
-        strata.1, terraform.1,
-        "strata:\n{}\nterraform:\n{}",
-        strata.2, terraform.2
-    );
-    assert_eq!(strata.0, terraform.0, "{}", strata.2);
+    same_verdicts(&strata, &terraform);
     assert!(
         strata.1.iter().any(|l| l.contains("3 passed, 1 failed")),
         "{:?}",
         strata.1
     );
+}
+
+/// A run's assertions read module calls' outputs (`module.child.doubled`,
+/// a counted call as a list): after a plan and after an apply, the same
+/// verdicts as Terraform 1.11 (strata had every module output unknown
+/// there, so such an assertion erred).
+#[test]
+fn assertions_read_module_outputs_as_terraform_does() {
+    if !oracle::require_terraform("assertions_read_module_outputs_as_terraform_does") {
+        return;
+    }
+    let dir = configuration(
+        "modules",
+        "module \"child\" {\n  source = \"./child\"\n  n      = 2\n}\n\nmodule \"many\" {\n  count  = 2\n  source = \"./child\"\n  n      = count.index\n}\n",
+    );
+    std::fs::create_dir_all(dir.join("child")).expect("mkdir");
+    std::fs::write(
+        dir.join("child/main.tf"),
+        "variable \"n\" {\n  type = number\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n\noutput \"doubled\" {\n  value = var.n * 2\n}\n\noutput \"made\" {\n  value = terraform_data.x.output\n}\n",
+    )
+    .expect("write");
+    let tests = r#"
+run "planned" {
+  command = plan
+  assert {
+    condition     = module.child.doubled == 4 && length(module.many) == 2
+    error_message = "wrong doubled"
+  }
+}
+
+run "applied" {
+  assert {
+    condition     = module.child.made == 2 && module.many[1].made == 1
+    error_message = "wrong made"
+  }
+}
+
+run "wrong" {
+  command = plan
+  assert {
+    condition     = module.child.doubled == 5
+    error_message = "doubled is ${module.child.doubled}"
+  }
+}
+"#;
+    std::fs::write(dir.join("tests/modules.tftest.hcl"), tests).expect("write");
+    // Terraform reads local modules from its manifest only after init.
+    let (code, _, err) = oracle::run_tool("terraform", &dir, &["init", "-no-color"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let [strata, terraform] = both(&dir, &[]);
+    same_verdicts(&strata, &terraform);
+    assert!(strata.2.contains("doubled is 4"), "{}", strata.2);
 }

@@ -112,6 +112,7 @@ impl config::Known for StateValues {
 
 /// Objects for the console, each module instance's read as its own
 /// expressions name them ([`ConsoleObjects::in_module`]).
+#[derive(Default)]
 pub struct ConsoleObjects(Vec<crate::plan::ResourceChange>);
 
 impl ConsoleObjects {
@@ -155,22 +156,22 @@ fn kept(plan: &crate::plan::Plan) -> impl Iterator<Item = &crate::plan::Resource
     })
 }
 
-/// The root module's objects as `plan` would leave them (unknown where
-/// it cannot know).
-pub(super) fn plan_values(plan: &crate::plan::Plan) -> StateValues {
-    console_values(kept(plan), &ModulePath::root())
+/// The objects as `plan` would leave them (unknown where it cannot
+/// know), for a test run's assertions.
+pub(super) fn plan_objects(plan: &crate::plan::Plan) -> ConsoleObjects {
+    ConsoleObjects(kept(plan).cloned().collect())
 }
 
 /// The objects and outputs of the state in `store`.
 pub(super) fn state_and_outputs(
     store: &Store,
     drivers: &Drivers,
-) -> Result<(StateValues, Vec<crate::plan::OutputChange>), Diags> {
+) -> Result<(ConsoleObjects, Vec<crate::plan::OutputChange>), Diags> {
     let Decoded {
         objects, outputs, ..
     } = shown_state(store, drivers)?;
-    let live = objects.iter().filter(|c| c.deposed.is_none());
-    Ok((console_values(live, &ModulePath::root()), outputs))
+    let live = objects.into_iter().filter(|c| c.deposed.is_none());
+    Ok((ConsoleObjects(live.collect()), outputs))
 }
 
 /// Module instance `module`'s objects by the address an expression there

@@ -11,7 +11,7 @@ use crate::config::variables::{self, CliInput};
 use crate::config::{self, ConfigScope};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::engine::view::{Notice, Shown, View};
-use crate::engine::{Options, StateValues};
+use crate::engine::{ConsoleObjects, Options};
 use crate::eval::{Evaluator, MapScope, Scope};
 use crate::lang::value::{Attrs, Value};
 use crate::plan::{Mode, OutputChange};
@@ -69,7 +69,7 @@ pub(super) fn one(
 
 /// What planning or applying left for the assertions.
 struct Outcome {
-    values: StateValues,
+    values: ConsoleObjects,
     outputs: Vec<OutputChange>,
     /// Errors and warnings, the plan's and the apply's.
     diags: Diags,
@@ -142,13 +142,10 @@ fn attempt(
     }
     let vars = variables::resolve(&module, &inputs, variables::environment(), sources)?;
     let mut diags = judged;
-    // The plan or apply ran whole: a repeated resource it has no instance
-    // of has none.
-    let known = outcome.values.with_none_of(&module);
     let scope_at = AssertAt {
         module: &module,
         vars,
-        known: &known,
+        known: &outcome.values,
         outputs: outputs.clone(),
         runs: at.outputs,
         drivers,
@@ -296,7 +293,7 @@ fn planned(
                 diags.push(w.clone());
             }
             Outcome {
-                values: crate::engine::show::plan_values(&p.plan),
+                values: crate::engine::show::plan_objects(&p.plan),
                 outputs: p.plan.outputs.clone(),
                 diags,
                 stopped_at_plan: false,
@@ -304,7 +301,7 @@ fn planned(
             }
         }
         Err(f) => Outcome {
-            values: StateValues::default(),
+            values: ConsoleObjects::default(),
             outputs: Vec::new(),
             diags: f.diags,
             stopped_at_plan: true,
@@ -396,7 +393,7 @@ fn outputs_value(outputs: &[OutputChange], module: &config::Module) -> Value {
 struct AssertAt<'a> {
     module: &'a config::Module,
     vars: BTreeMap<String, Value>,
-    known: &'a StateValues,
+    known: &'a ConsoleObjects,
     outputs: Value,
     runs: &'a BTreeMap<String, Value>,
     drivers: &'a Drivers,
@@ -407,7 +404,16 @@ struct AssertAt<'a> {
 fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
     let functions = Rc::new(crate::walk::Functions(at.drivers.clone()));
     let run_at = config::Run::with_functions(at.module.dir.clone(), "default", functions).calling();
-    let scope = ConfigScope::new(at.module, at.vars.clone(), run_at).knowing(at.known);
+    // The objects and the module calls' outputs (each child evaluated
+    // over its own objects), as the console sees them; the plan or apply
+    // ran whole, so a repeated resource it has no instance of has none.
+    let over = crate::engine::console_scope::Over {
+        objects: at.known,
+        run: &run_at,
+    };
+    let scoped = crate::engine::console_scope::root(at.module, at.vars.clone(), &over);
+    let known = scoped.known.with_none_of(at.module);
+    let scope = ConfigScope::new(at.module, at.vars.clone(), run_at.clone()).knowing(&known);
     let scope = TestScope {
         config: &scope,
         output: at.outputs.clone(),
