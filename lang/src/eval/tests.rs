@@ -121,5 +121,18 @@ fn sensitive_values_mark_what_is_made_of_them() {
         ("{k = secret} == null", hidden),
         ("merge({k = secret}, {j = 1}).j", "1"),
         ("merge({k = secret}, {j = 1}).k", hidden),
+        // As Terraform 1.11: a collection's functions look at its shape,
+        // not into its elements, so only a marked collection marks what
+        // they give (strata marked all of these).
+        ("length({a = secret, b = \"y\"})", "2"),
+        ("keys({a = secret, b = \"y\"})[1]", "\"b\""),
+        ("values({a = secret, b = \"y\"})[1]", "\"y\""),
+        ("values({a = secret, b = \"y\"})[0]", hidden),
+        ("lookup({a = secret, b = \"y\"}, \"b\")", "\"y\""),
+        ("element([\"a\", secret], 0)", "\"a\""),
+        ("flatten([[\"a\"], [secret]])[0]", "\"a\""),
+        ("length(sensitive([1, 2]))", hidden),
+        // A marked list taken apart marks all of it.
+        ("flatten([sensitive([\"a\"]), [\"b\"]])", hidden),
     ]);
 }

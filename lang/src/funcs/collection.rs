@@ -60,7 +60,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     let any = || Type::Dynamic;
     defs.push(def(
         "length",
-        vec![p("value", any()).unknown_ok()],
+        vec![p("value", any()).unknown_ok().marks_inside()],
         Type::Number,
         |_, a| {
             let v = &a[0];
@@ -266,7 +266,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def(
         "element",
         vec![
-            p("list", any()).unknown_elements_ok(),
+            p("list", any()).unknown_elements_ok().marks_inside(),
             p("index", Type::Number),
         ],
         any(),
@@ -291,7 +291,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "flatten",
-        vec![p("list", any()).unknown_elements_ok()],
+        vec![p("list", any()).unknown_elements_ok().marks_inside()],
         any(),
         |_, a| {
             // An unknown list inside makes the length unknown.
@@ -299,8 +299,11 @@ pub fn register(defs: &mut Vec<FuncDef>) {
                 return Ok(Value::unknown());
             }
             let mut out = Vec::new();
-            flatten_into(&a[0], &mut out)?;
-            Ok(Value::Tuple(out))
+            let mut marked = false;
+            flatten_into(&a[0], &mut out, &mut marked)?;
+            // A marked list taken apart marks the whole result, as in
+            // Terraform: its elements' places would tell of it.
+            Ok(Value::Tuple(out).mark_if(marked))
         },
     ));
     defs.push(def(
@@ -324,7 +327,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "keys",
-        vec![p("inputMap", any()).unknown_elements_ok()],
+        vec![p("inputMap", any()).unknown_elements_ok().marks_inside()],
         any(),
         |_, a| {
             let keys: Vec<Value> = match a[0].unmarked() {
@@ -342,7 +345,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def(
         "values",
-        vec![p("mapping", any()).unknown_elements_ok()],
+        vec![p("mapping", any()).unknown_elements_ok().marks_inside()],
         any(),
         |_, a| match a[0].unmarked() {
             Value::Map(t, m) => Ok(Value::List(t.clone(), m.values().cloned().collect())),
@@ -353,7 +356,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     defs.push(def_var(
         "lookup",
         vec![
-            p("inputMap", any()).unknown_elements_ok(),
+            p("inputMap", any()).unknown_elements_ok().marks_inside(),
             p("key", Type::String),
         ],
         // An unknown default matters only when the key is absent.
@@ -768,7 +771,7 @@ fn hides_a_sequence(v: &Value) -> bool {
     }
 }
 
-fn flatten_into(v: &Value, out: &mut Vec<Value>) -> Result<(), FnError> {
+fn flatten_into(v: &Value, out: &mut Vec<Value>, marked: &mut bool) -> Result<(), FnError> {
     match v.unmarked() {
         Value::List(_, vs) | Value::Set(_, vs) | Value::Tuple(vs) => {
             for x in vs {
@@ -777,7 +780,8 @@ fn flatten_into(v: &Value, out: &mut Vec<Value>) -> Result<(), FnError> {
                     Value::List(..) | Value::Set(..) | Value::Tuple(_)
                 ) && !x.is_null()
                 {
-                    flatten_into(x, out)?;
+                    *marked |= x.is_sensitive();
+                    flatten_into(x, out, marked)?;
                 } else {
                     out.push(x.clone());
                 }
