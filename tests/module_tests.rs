@@ -38,7 +38,14 @@ fn every_module_with_tests_passes_them() {
         tested.push(e.file_name().to_string_lossy().to_string());
     }
     tested.sort();
-    for m in ["aws", "azure", "gcp", "gpu-operator", "kubernetes", "runtime"] {
+    for m in [
+        "aws",
+        "azure",
+        "gcp",
+        "gpu-operator",
+        "kubernetes",
+        "runtime",
+    ] {
         assert!(
             tested.contains(&m.to_string()),
             "{m} has no tests: {tested:?}"
