@@ -175,7 +175,10 @@ impl Renewing {
             let Ok(renewed) = self.driver.renew(&self.type_name, private.as_deref()).await else {
                 return;
             };
-            *self.private.lock().unwrap_or_else(|p| p.into_inner()) = renewed.private;
+            // A renewal that sends no private data keeps what was there.
+            if let Some(private) = renewed.private {
+                *self.private.lock().unwrap_or_else(|p| p.into_inner()) = Some(private);
+            }
             match renewed.renew_at {
                 Some(next) => at = next,
                 None => return,
