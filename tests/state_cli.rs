@@ -54,6 +54,8 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
             })
             .into(),
             private: None,
+            identity_schema_version: None,
+            identity: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

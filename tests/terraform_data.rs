@@ -34,7 +34,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: None,
             config: &cfg,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         })
         .expect("plan");
     assert!(
@@ -64,7 +64,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&created),
             config: &cfg,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         })
         .expect("plan");
     assert!(
@@ -80,7 +80,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&created),
             config: &cfg2,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         })
         .expect("plan");
     assert!(upd.requires_replace.is_empty());
@@ -104,7 +104,7 @@ async fn create_then_no_change_then_update_then_replace() {
             type_name: TYPE,
             prior: Some(&updated),
             config: &cfg3,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         })
         .expect("plan");
     assert_eq!(
@@ -123,7 +123,7 @@ async fn null_input_gives_null_output_and_unknown_types_are_refused() {
             type_name: TYPE,
             prior: None,
             config: &cfg,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         })
         .expect("plan");
     assert!(
@@ -135,7 +135,7 @@ async fn null_input_gives_null_output_and_unknown_types_are_refused() {
             type_name: "aws_vpc",
             prior: None,
             config: &cfg,
-            prior_private: &[],
+            prior_kept: &Default::default(),
         }),
         Err(DriverError::UnknownType { .. })
     ));

@@ -126,7 +126,7 @@ impl<'p> Exec<'_, 'p> {
             prior: c.before.clone().unwrap_or_else(Value::null),
             wanted: None,
             config: Value::null(),
-            private: c.private_before.clone(),
+            kept: c.kept_before.clone(),
             provisions,
             provisioned_next: false,
         });

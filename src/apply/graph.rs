@@ -23,6 +23,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::Direction;
 use std::collections::HashMap;
 use std::sync::Arc;
+use strata_provider::Kept;
 use strata_provider::{Driver, ResourceSchema, Tags};
 use strata_state::model::{Address, Mode, ResourceAddr};
 use strata_state::Entry;
@@ -101,7 +102,7 @@ struct GraphApply<'x, 'r, 'p> {
     follow: Vec<Op>,
     /// By op id of a provisioner run: the object it provisions and the
     /// driver's bytes kept beside it.
-    provisioned: HashMap<usize, (Value, Vec<u8>)>,
+    provisioned: HashMap<usize, (Value, Kept)>,
     /// The ephemeral resources the walk opened, closed at its end.
     ephemerals: Ephemerals,
     diags: Diags,
@@ -312,7 +313,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let Replanned {
             planned,
             config,
-            private,
+            kept,
         } = match self.plan_again(at, r, (&*driver, schema), c) {
             Ok(p) => p,
             Err(why) => {
@@ -361,7 +362,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 },
             }),
             config,
-            private,
+            kept,
             provisions: Vec::new(),
             provisioned_next: kind == OpKind::Create && super::provisioning::on_create(r),
         };
@@ -396,7 +397,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Replanned {
                 planned: config.clone(),
                 config,
-                private: Vec::new(),
+                kept: Kept::default(),
             }
         } else {
             let prior = match c.action {
@@ -411,7 +412,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 config,
                 prior: prior.map(|value| Prior {
                     value,
-                    private: &c.private_before,
+                    kept: &c.kept_before,
                     tainted: false,
                 }),
                 triggered: false,
@@ -421,7 +422,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Replanned {
                 planned: planned.planned.planned,
                 config: planned.config,
-                private: planned.planned.private,
+                kept: planned.planned.kept,
             }
         };
         match &c.after {
@@ -440,7 +441,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let status = Status {
             deposed: Some(key.clone()),
             tainted: false,
-            private: c.private_before.clone(),
+            kept: c.kept_before.clone(),
         };
         batch.intents.push(self.ex.put(c, before, status)?);
         batch.intents.push(remove(c, None));
@@ -505,17 +506,17 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 None => v,
             })
         });
-        let result = match self.provisions(slot, result, &r.private, batch) {
+        let result = match self.provisions(slot, result, &r.kept, batch) {
             Next::Provisioning => return,
             Next::Record(result) => result,
         };
-        let private = match slot.stage {
+        let kept = match slot.stage {
             Stage::Provisioners => self
                 .provisioned
                 .remove(&r.op)
                 .map(|(_, p)| p)
                 .unwrap_or_default(),
-            Stage::Call => r.private.clone(),
+            Stage::Call => r.kept.clone(),
         };
         let mut failed = false;
         // Postconditions the plan could not judge, on what was made; a made
@@ -530,12 +531,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             // Kept as read, as Terraform keeps data sources; every plan
             // reads them again.
             Ok(Some(v)) if data => {
-                if let Ok(e) = self.ex.put(c, &v, Status::keeping(&private)) {
+                if let Ok(e) = self.ex.put(c, &v, Status::keeping(&kept)) {
                     batch.push(e);
                 }
                 Some(v)
             }
-            Ok(Some(v)) => match self.record_object(c, v, &private, batch) {
+            Ok(Some(v)) => match self.record_object(c, v, &kept, batch) {
                 Ok(v) => Some(v),
                 Err(()) => {
                     failed = true;
@@ -545,7 +546,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Ok(None) => None,
             Err(e) => {
                 if let Some(v) = &r.leftover {
-                    self.record_leftover(c, v, (schema, &r.private), batch);
+                    self.record_leftover(c, v, (schema, &r.kept), batch);
                 }
                 self.ex.fail(&c.addr, e);
                 failed = true;
@@ -571,10 +572,10 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         &mut self,
         c: &ResourceChange,
         v: Value,
-        private: &[u8],
+        kept: &Kept,
         batch: &mut Vec<Entry>,
     ) -> Result<Value, ()> {
-        match self.ex.put(c, &v, Status::keeping(private)) {
+        match self.ex.put(c, &v, Status::keeping(kept)) {
             Ok(e) => {
                 batch.push(e);
                 match c.action {
@@ -599,7 +600,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         &mut self,
         c: &ResourceChange,
         v: &Value,
-        (schema, private): (Option<&ResourceSchema>, &[u8]),
+        (schema, kept): (Option<&ResourceSchema>, &Kept),
         batch: &mut Vec<Entry>,
     ) {
         let v = &match schema {
@@ -609,7 +610,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let status = Status {
             deposed: None,
             tainted: c.action != Action::Update,
-            private: private.to_vec(),
+            kept: kept.clone(),
         };
         if let Ok(entry) = self.ex.put(c, v, status) {
             batch.push(entry);
@@ -625,7 +626,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         &mut self,
         slot: Slot<'p>,
         result: Result<Option<Value>, OpError>,
-        private: &[u8],
+        kept: &Kept,
         batch: &mut Vec<Entry>,
     ) -> Next {
         let c = slot.change;
@@ -655,7 +656,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         let status = Status {
             deposed: None,
             tainted: true,
-            private: private.to_vec(),
+            kept: kept.clone(),
         };
         match self.ex.put(c, &made, status) {
             Ok(e) => batch.push(e),
@@ -699,8 +700,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             stage: Stage::Provisioners,
             ..slot
         });
-        self.provisioned
-            .insert(id, (made.clone(), private.to_vec()));
+        self.provisioned.insert(id, (made.clone(), kept.clone()));
         self.follow.push(Op {
             id,
             kind: OpKind::Provision,
@@ -710,7 +710,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             prior: made,
             wanted: None,
             config: Value::null(),
-            private: Vec::new(),
+            kept: Kept::default(),
             provisions,
             provisioned_next: false,
         });
@@ -808,7 +808,7 @@ fn consistent(saved: &Value, now: &Value) -> bool {
 struct Replanned {
     planned: Value,
     config: Value,
-    private: Vec<u8>,
+    kept: Kept,
 }
 
 /// The driver `c` is applied through: its provider configuration's (else

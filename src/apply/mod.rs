@@ -178,8 +178,9 @@ impl Exec<'_, '_> {
 /// out of date, which apply writes again even where nothing else changes,
 /// as Terraform does: recorded dependencies not the configuration's (a
 /// destroy orders by the state's; an object adopted after a crash has
-/// none), or an object stored under an older schema version that its
-/// provider upgraded.
+/// none), an object stored under an older schema version that its
+/// provider upgraded, or an identity the provider upgraded or first gave
+/// (Terraform 1.12 writes the identity its read returns).
 pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p ResourceChange> {
     let recorded: HashMap<&strata_state::model::ResourceAddr, &strata_state::ResourceState> =
         state.resources.iter().map(|r| (&r.id, r)).collect();
@@ -206,6 +207,7 @@ pub fn stale_dependencies<'p>(plan: &'p Plan, state: &State) -> Vec<&'p Resource
                 want.sort();
                 (had != want && !plan.mode.is_refresh_only())
                     || i.schema_version != c.schema_version
+                    || crate::plan::kept_of(i).identity != c.kept_before.identity
             })
         })
         .collect()
@@ -286,7 +288,7 @@ async fn run(ex: &mut Exec<'_, '_>, stale: &[&ResourceChange]) -> Result<(), Dia
         .filter_map(|c| {
             let before = c.before.as_ref()?;
             Some(
-                ex.put(c, before, Status::keeping(&c.private_before))
+                ex.put(c, before, Status::keeping(&c.kept_before))
                     .map_err(|e| {
                         Diags::from(Diag::new(
                             "strata::apply::moved",
@@ -368,7 +370,7 @@ fn without_driver_calls(
                 let status = Status {
                     deposed: d.deposed.clone(),
                     tainted: false,
-                    private: d.private_after.clone(),
+                    kept: d.kept_after.clone(),
                 };
                 ex.put(d, v, status)
                     .map_err(|e| refused("strata::apply::refresh", "the refreshed", d, e))?
@@ -379,7 +381,7 @@ fn without_driver_calls(
     for c in stale {
         if let Some(before) = &c.before {
             let e = ex
-                .put(c, before, Status::keeping(&c.private_before))
+                .put(c, before, Status::keeping(&c.kept_before))
                 .map_err(|e| refused("strata::apply::dependencies", "the dependencies of", c, e))?;
             first.push(e);
         }
@@ -397,13 +399,13 @@ fn without_driver_calls(
             (c.addr.id.mode, c.action, &c.after, kept)
         {
             let e = ex
-                .put(c, v, Status::keeping(&c.private_after))
+                .put(c, v, Status::keeping(&c.kept_after))
                 .map_err(|e| refused("strata::apply::data", "the data source", c, e))?;
             first.push(e);
         }
         if let (Some(_), Some(before)) = (&c.importing, &c.before) {
             let e = ex
-                .put(c, before, Status::keeping(&c.private_before))
+                .put(c, before, Status::keeping(&c.kept_before))
                 .map_err(|e| refused("strata::apply::import", "the imported", c, e))?;
             first.push(e);
             ex.report.imported += 1;

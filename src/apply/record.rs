@@ -11,6 +11,7 @@ use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
 use std::time::{Duration, Instant};
+use strata_provider::Kept;
 use strata_state::model::{InstanceState, Mode, ResourceAddr};
 use strata_state::{open_intents, Entry, Journal, Lock, State, Store};
 
@@ -110,15 +111,15 @@ pub struct Status {
     /// Left by a create that failed after the cloud made it.
     pub tainted: bool,
     /// What the driver keeps beside the object (a plugin provider's
-    /// private data).
-    pub private: Vec<u8>,
+    /// private data and the object's identity).
+    pub kept: Kept,
 }
 
 impl Status {
-    /// A live object recorded with the driver's bytes kept beside it.
-    pub fn keeping(private: &[u8]) -> Status {
+    /// A live object recorded with what the driver keeps beside it.
+    pub fn keeping(kept: &Kept) -> Status {
         Status {
-            private: private.to_vec(),
+            kept: kept.clone(),
             ..Status::default()
         }
     }
@@ -135,7 +136,9 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,
             attributes: value_to_json(v, ty)?.into(),
-            private: crate::plan::private_text(&at.private),
+            private: crate::plan::private_text(&at.kept.private),
+            identity_schema_version: at.kept.identity.as_ref().map(|i| i.version),
+            identity: at.kept.identity.as_ref().map(|i| i.value.clone()),
             // Terraform records no sensitive paths for a data source (its
             // `show` prints a remote state's secret outputs as they are).
             sensitive_attributes: match c.addr.id.mode {

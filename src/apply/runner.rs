@@ -12,6 +12,7 @@ use crate::ui::id_of;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use strata_provider::Kept;
 use strata_provider::{ApplyRequest, Driver, DriverError, Shortage, Tags};
 use tokio::task::JoinSet;
 
@@ -70,7 +71,7 @@ pub struct OpResult {
     pub warnings: Vec<String>,
     /// What the driver keeps beside the object now (a plugin provider's
     /// private data).
-    pub private: Vec<u8>,
+    pub kept: Kept,
 }
 
 /// What a task hands back: its `OpResult` without the op id.
@@ -78,7 +79,7 @@ struct Finished {
     result: Result<Option<Value>, OpError>,
     leftover: Option<Value>,
     warnings: Vec<String>,
-    private: Vec<u8>,
+    kept: Kept,
 }
 
 impl Finished {
@@ -87,7 +88,7 @@ impl Finished {
             result,
             leftover: None,
             warnings: Vec::new(),
-            private: Vec::new(),
+            kept: Kept::default(),
         }
     }
 }
@@ -109,7 +110,7 @@ pub struct Op {
     /// and what the plan kept beside the object: for drivers that take a
     /// whole change in one call (`Driver::apply_change`).
     pub config: Value,
-    pub private: Vec<u8>,
+    pub kept: Kept,
     /// Provisioners this op runs: a delete's destroy-time ones before it
     /// deletes, or (`OpKind::Provision`) a new object's creation-time ones.
     pub provisions: Vec<Provision>,
@@ -300,7 +301,7 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         result,
         leftover,
         warnings,
-        private: Vec::new(),
+        kept: Kept::default(),
     }
 }
 
@@ -336,14 +337,14 @@ async fn whole_change(op: &Op) -> Option<Finished> {
         prior,
         planned,
         config: &op.config,
-        private: &op.private,
+        kept: &op.kept,
     };
     let done = op.driver.apply_change(req).await?;
     Some(match done {
         Ok(now) => {
-            let (value, private) = now.map_or((None, Vec::new()), |s| (Some(s.value), s.private));
+            let (value, kept) = now.map_or((None, Kept::default()), |s| (Some(s.value), s.kept));
             Finished {
-                private,
+                kept,
                 ..Finished::of(Ok(value))
             }
         }
@@ -356,11 +357,11 @@ async fn whole_change(op: &Op) -> Option<Finished> {
             let left = failed
                 .left
                 .filter(|_| matches!(op.kind, OpKind::Create | OpKind::Update));
-            let (leftover, private) =
-                left.map_or((None, Vec::new()), |s| (Some(s.value), s.private));
+            let (leftover, kept) =
+                left.map_or((None, Kept::default()), |s| (Some(s.value), s.kept));
             Finished {
                 leftover,
-                private,
+                kept,
                 ..Finished::of(Err(failed.error.into()))
             }
         }
@@ -446,7 +447,7 @@ impl Runner {
                     result: Err(crate::interrupt::HALTED.to_string().into()),
                     leftover: None,
                     warnings: Vec::new(),
-                    private: Vec::new(),
+                    kept: Kept::default(),
                 });
             }
             return;
@@ -521,7 +522,7 @@ impl Runner {
                     result: done.result,
                     leftover: done.leftover,
                     warnings: done.warnings,
-                    private: done.private,
+                    kept: done.kept,
                 });
             }
         }

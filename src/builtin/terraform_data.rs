@@ -8,6 +8,7 @@ use super::remote_state::StateSource;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
+use strata_provider::Kept;
 use strata_provider::{
     AttributeSchema, Driver, DriverError, MoveRequest, PlanRequest, Planned, ResourceSchema,
     Stored, Tags,
@@ -130,14 +131,14 @@ impl Driver for TerraformData {
         };
         let Some(prior) = req.prior else {
             return Ok(Planned {
-                private: Vec::new(),
+                kept: Kept::default(),
                 planned: fresh(input, triggers),
                 requires_replace: Vec::new(),
             });
         };
         if !attr(prior, "triggers_replace").raw_equal(&triggers) {
             return Ok(Planned {
-                private: Vec::new(),
+                kept: Kept::default(),
                 planned: fresh(input, triggers),
                 requires_replace: vec![vec!["triggers_replace".to_string()]],
             });
@@ -148,7 +149,7 @@ impl Driver for TerraformData {
             Value::Unknown(input.ty())
         };
         Ok(Planned {
-            private: Vec::new(),
+            kept: Kept::default(),
             planned: object(attr(prior, "id"), input, output, triggers),
             requires_replace: Vec::new(),
         })
@@ -256,7 +257,7 @@ impl Driver for TerraformData {
         let null = || Value::Null(Type::Dynamic);
         Some(Ok(Stored {
             value: object(id, null(), null(), triggers),
-            private: Vec::new(),
+            kept: Kept::default(),
         }))
     }
 

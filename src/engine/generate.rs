@@ -9,6 +9,7 @@ use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use strata_provider::ImportBy;
 use strata_state::model::Address;
 
 /// Configuration written for import targets: where, and each block by
@@ -94,14 +95,14 @@ pub(super) fn config(
             diags.push(unfit(REPEATED));
             continue;
         }
-        let id = match crate::plan::import_id(im, &scope) {
-            Ok(id) => id,
+        let by = match crate::plan::import_target(im, &scope, drivers, &to.id.type_name) {
+            Ok(by) => by,
             Err(d) => {
                 diags.0.extend(d.0);
                 continue;
             }
         };
-        match generated(&to, &id, drivers, &rt) {
+        match generated(&to, &by, drivers, &rt) {
             Ok(text) => {
                 blocks.insert(to.to_string(), text);
             }
@@ -117,11 +118,11 @@ pub(super) fn config(
     Ok(Generated { target, blocks })
 }
 
-/// The block of the object `to` imports from `id`, through the default
+/// The block of the object `to` imports by `by`, through the default
 /// configuration of its provider.
 fn generated(
     to: &Address,
-    id: &str,
+    by: &ImportBy,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
 ) -> Result<String, Diag> {
@@ -140,9 +141,13 @@ fn generated(
             crate::config::Mode::Managed,
         )
         .map_or_else(|| base.clone(), |(d, _)| d);
-    match rt.block_on(driver.import(type_name, id)) {
-        Ok(Some(object)) => Ok(crate::render::config::resource_block(type_name, &to.id.name, id, &object, schema)),
-        Ok(None) => Err(Diag::new("strata::plan::import", "Cannot import non-existent remote object", format!("While attempting to import an existing object to {:?}, the driver found no object with the id {id:?}.", to.to_string()))),
+    let id = match by {
+        ImportBy::Id(id) => Some(id.as_str()),
+        ImportBy::Identity(_) => None,
+    };
+    match rt.block_on(driver.import_object(type_name, by)) {
+        Ok(Some(found)) => Ok(crate::render::config::resource_block(type_name, &to.id.name, id, &found.value, schema)),
+        Ok(None) => Err(Diag::new("strata::plan::import", "Cannot import non-existent remote object", format!("While attempting to import an existing object to {:?}, the driver found no object with the {}.", to.to_string(), crate::plan::import_by_text(by)))),
         Err(e) => Err(Diag::new("strata::plan::import", format!("Importing {to} failed"), e.to_string())),
     }
 }

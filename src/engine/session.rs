@@ -502,6 +502,8 @@ pub(super) fn adopted(
             schema_version,
             attributes: attributes.into(),
             private: None,
+            identity_schema_version: None,
+            identity: None,
             sensitive_attributes: Vec::new(),
             dependencies: Vec::new(),
             create_before_destroy: false,

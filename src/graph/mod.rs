@@ -299,7 +299,7 @@ impl Builder {
         if !path.is_root() {
             for im in m.imports.iter().filter(|im| im.names(r)) {
                 let keys = im.to.address_keys().into_iter();
-                for e in keys.chain([&im.id]).chain(&im.for_each) {
+                for e in keys.chain([im.by.expr()]).chain(&im.for_each) {
                     self.refs(i, m, prefix, e);
                 }
             }

@@ -367,7 +367,7 @@ mod tests {
             let planned = Planned {
                 planned: c.planned.clone(),
                 requires_replace: c.requires_replace,
-                private: Vec::new(),
+                kept: Default::default(),
             };
             let d = decide(
                 c.prior.as_ref(),
@@ -394,7 +394,7 @@ mod tests {
         let planned = Planned {
             planned: obj([("zone", s("z-2"))]),
             requires_replace: Vec::new(),
-            private: Vec::new(),
+            kept: Default::default(),
         };
         let d = decide(Some(&prior), &config, &planned, &schema, false, None);
         assert_eq!(d.action, Action::Update);

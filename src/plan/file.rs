@@ -10,6 +10,7 @@ use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, 
 use crate::lang::value::Value;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
+use strata_provider::{Identity, ImportBy, Kept};
 use strata_state::model::{Address, ResourceAddr};
 
 /// Bumped when the layout changes; older files are refused, not misread.
@@ -95,13 +96,55 @@ fn change_json(c: &ResourceChange) -> Json {
         "after": c.after.as_ref().map(encode_value),
         "replace_paths": c.replace_paths,
         "schema_version": c.schema_version,
-        "private_before": crate::plan::refresh::private_text(&c.private_before),
-        "private_after": crate::plan::refresh::private_text(&c.private_after),
+        "private_before": crate::plan::refresh::private_text(&c.kept_before.private),
+        "private_after": crate::plan::refresh::private_text(&c.kept_after.private),
+        "identity_before": identity_json(&c.kept_before),
+        "identity_after": identity_json(&c.kept_after),
         "dependencies": c.dependencies.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "create_before_destroy": c.create_before_destroy,
         "skip_destroy": c.skip_destroy,
-        "importing": c.importing,
+        "importing": c.importing.as_ref().map(importing_json),
     })
+}
+
+/// What an import finds its object by, as the plan file holds it: the id
+/// as a string (as before identities), an identity as `{"identity": …}`.
+fn importing_json(by: &ImportBy) -> Json {
+    match by {
+        ImportBy::Id(id) => json!(id),
+        ImportBy::Identity(identity) => json!({ "identity": identity }),
+    }
+}
+
+fn importing_from(j: Option<&Json>) -> Option<ImportBy> {
+    match j? {
+        Json::String(id) => Some(ImportBy::Id(id.clone())),
+        Json::Object(o) => o.get("identity").cloned().map(ImportBy::Identity),
+        _ => None,
+    }
+}
+
+/// An identity kept beside an object, as the plan file holds it.
+fn identity_json(kept: &Kept) -> Json {
+    match &kept.identity {
+        Some(i) => json!({ "version": i.version, "value": i.value }),
+        None => Json::Null,
+    }
+}
+
+/// What a change keeps beside its object `side` (`before`, `after`).
+fn kept_from(j: &Json, side: &str) -> Kept {
+    let private = j.get(format!("private_{side}")).and_then(Json::as_str);
+    let identity = j.get(format!("identity_{side}")).and_then(|i| {
+        Some(Identity {
+            version: i.get("version")?.as_u64()?,
+            value: i.get("value")?.clone(),
+        })
+    });
+    Kept {
+        private: crate::plan::refresh::private_bytes(private),
+        identity,
+    }
 }
 
 fn change_from(j: &Json) -> Result<ResourceChange, String> {
@@ -149,8 +192,8 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
         replace_paths: serde_json::from_value(j.get("replace_paths").cloned().unwrap_or(json!([])))
             .map_err(|e| e.to_string())?,
         schema_version: j.get("schema_version").and_then(Json::as_u64).unwrap_or(0),
-        private_before: crate::plan::refresh::private_bytes(s("private_before")),
-        private_after: crate::plan::refresh::private_bytes(s("private_after")),
+        kept_before: kept_from(j, "before"),
+        kept_after: kept_from(j, "after"),
         dependencies: addrs("dependencies")?,
         create_before_destroy: j
             .get("create_before_destroy")
@@ -160,7 +203,7 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
             .get("skip_destroy")
             .and_then(Json::as_bool)
             .unwrap_or(false),
-        importing: s("importing").map(str::to_string),
+        importing: importing_from(j.get("importing")),
     })
 }
 

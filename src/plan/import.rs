@@ -1,5 +1,6 @@
-//! `import` blocks: the objects they adopt, read by id through their
-//! drivers before the resources they go to are planned. A block with
+//! `import` blocks: the objects they adopt, read by id (or, Terraform
+//! 1.12, by identity) through their drivers before the resources they go
+//! to are planned. A block with
 //! `for_each` names one object per element (`each.key` and `each.value`
 //! in `to`'s keys and in `id`, Terraform 1.7); a block in a child module
 //! (Terraform 1.16) names objects of that module, once per instance of
@@ -8,23 +9,33 @@
 use super::diff;
 use super::refresh::PriorInstance;
 use crate::builtin::Drivers;
-use crate::config::{Import, Module, Run};
+use crate::config::{Import, ImportExpr, Module, Run};
 use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
 use crate::syntax::ast::Expr;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
-use strata_provider::{Driver, ResourceSchema};
+use strata_provider::{Driver, IdentitySchema, ImportBy, ResourceSchema};
 use strata_state::model::{Address, ModulePath};
 
-/// One object an import block names: where it goes and its id.
+/// One object an import block names: where it goes and what it is
+/// found by.
 #[derive(Debug, Clone)]
 pub(super) struct Target {
     pub to: Address,
-    pub id: String,
+    pub by: Wanted,
     /// The block.
     pub span: Span,
+}
+
+/// What an import block finds its object by, as evaluated: an identity
+/// is typed by its resource type's identity schema once the driver is
+/// known.
+#[derive(Debug, Clone)]
+pub(super) enum Wanted {
+    Id(String),
+    Identity(Value, Span),
 }
 
 /// What `each` is in one element of an import's `for_each`: its key and
@@ -81,10 +92,17 @@ pub(super) fn targets(
             );
             continue;
         };
-        match id_of(eval(&im.id, each.as_ref()), im.id.span) {
-            Ok(id) => out.push(Target {
+        let expr = im.by.expr();
+        let by = match &im.by {
+            ImportExpr::Id(_) => id_of(eval(expr, each.as_ref()), expr.span).map(Wanted::Id),
+            ImportExpr::Identity(_) => {
+                eval(expr, each.as_ref()).map(|v| Wanted::Identity(v, expr.span))
+            }
+        };
+        match by {
+            Ok(by) => out.push(Target {
                 to,
-                id,
+                by,
                 span: im.span,
             }),
             Err(d) => diags.push(d),
@@ -158,14 +176,15 @@ pub(super) fn adopt(
     rt: &tokio::runtime::Runtime,
 ) -> Result<PriorInstance, Diag> {
     let addr = t.to.to_string();
-    match rt.block_on(driver.import(&t.to.id.type_name, &t.id)) {
-        Ok(Some(value)) => Ok(PriorInstance {
+    let by = import_by(driver, &t.to.id.type_name, &t.by)?;
+    match rt.block_on(driver.import_object(&t.to.id.type_name, &by)) {
+        Ok(Some(found)) => Ok(PriorInstance {
             addr: t.to.clone(),
             deposed: None,
             provider: provider.to_string(),
-            value: diff::with_marks(value, None, schema),
+            value: diff::with_marks(found.value, None, schema),
             schema_version: schema.version,
-            private: Vec::new(),
+            kept: found.kept,
             dependencies: Vec::new(),
             create_before_destroy: false,
             skip_destroy: false,
@@ -175,15 +194,93 @@ pub(super) fn adopt(
         Ok(None) => Err(Diag::new(
             "strata::plan::import",
             "Cannot import non-existent remote object",
-            format!("While attempting to import an existing object to {addr:?}, the driver found no object with the id {:?}.", t.id),
+            format!("While attempting to import an existing object to {addr:?}, the driver found no object with the {}.", by_text(&by)),
         )
         .at(t.span)),
         Err(e) => Err(Diag::new("strata::plan::import", format!("Importing {addr} failed"), e.to_string()).at(t.span)),
     }
 }
 
-/// The ids imported, by address, with the block that gave each.
-pub(super) type Imported = HashMap<Address, (String, Span)>;
+/// The import id or identity `t` names its object by, an identity typed
+/// by `type_name`'s identity schema as Terraform types it: attributes not
+/// required for import may be left out; wholly known, not null, nothing
+/// sensitive in it.
+pub(super) fn import_by(
+    driver: &dyn Driver,
+    type_name: &str,
+    by: &Wanted,
+) -> Result<ImportBy, Diag> {
+    let (v, span) = match by {
+        Wanted::Id(id) => return Ok(ImportBy::Id(id.clone())),
+        Wanted::Identity(v, span) => (v, *span),
+    };
+    let invalid =
+        |summary: &str, detail: String| Diag::new("strata::plan::import", summary, detail).at(span);
+    let Some(schema) = driver.identity_schema(type_name) else {
+        return Err(no_identity(type_name, span));
+    };
+    if v.contains_sensitive() {
+        return Err(invalid(
+            "Invalid import identity",
+            format!("Import identity for {type_name} must not contain sensitive values"),
+        ));
+    }
+    identity_json(v, schema)
+        .map(ImportBy::Identity)
+        .map_err(|detail| invalid("Invalid import identity argument", detail))
+}
+
+/// An import by identity of a type that declares none.
+pub(super) fn no_identity(type_name: &str, span: Span) -> Diag {
+    Diag::new(
+        "strata::plan::import",
+        "Invalid import identity argument",
+        format!("The resource type {type_name:?} has no identity schema: its provider does not support import by identity. Give the object's \"id\" instead."),
+    )
+    .at(span)
+}
+
+/// An `identity` value as the JSON object of its schema's type.
+fn identity_json(v: &Value, schema: &IdentitySchema) -> Result<serde_json::Value, String> {
+    if v.is_null() {
+        return Err("The import identity cannot be null.".into());
+    }
+    if !v.is_wholly_known() {
+        return Err("The import block \"identity\" argument depends on resource attributes that cannot be determined until apply, so Terraform cannot plan to import this resource.".into());
+    }
+    let converted = crate::lang::convert::convert(v, &schema.import_type())
+        .map_err(|e| format!("The import identity is unsuitable: {e}."))?;
+    crate::lang::json::value_to_json(&converted, &schema.object_type())
+}
+
+/// What an import looked for, for its messages.
+pub fn by_text(by: &ImportBy) -> String {
+    match by {
+        ImportBy::Id(id) => format!("id {id:?}"),
+        ImportBy::Identity(json) => format!("identity {}", identity_text(json)),
+    }
+}
+
+/// An identity as Terraform's messages show it: `key=value` pairs by key.
+pub fn identity_text(json: &serde_json::Value) -> String {
+    let Some(o) = json.as_object() else {
+        return "<null>".into();
+    };
+    let mut keys: Vec<&String> = o.keys().collect();
+    keys.sort();
+    keys.iter()
+        .map(|k| match &o[*k] {
+            serde_json::Value::Null => format!("{k}=<null>"),
+            serde_json::Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What each import found its object by, by address, with the block that
+/// gave it.
+pub(super) type Imported = HashMap<Address, (ImportBy, Span)>;
 
 /// What the root's import blocks are read against.
 pub(super) struct Site<'r> {
@@ -225,11 +322,14 @@ pub(super) fn root_imports(
             if !adopts(&t.to) {
                 continue;
             }
-            let found = driver_for(site, &t.to, im.to.span)
-                .and_then(|(d, provider, schema)| adopt((d.as_ref(), &provider, schema), &t, rt));
+            let found = driver_for(site, &t.to, im.to.span).and_then(|(d, provider, schema)| {
+                let by = import_by(d.as_ref(), &t.to.id.type_name, &t.by)?;
+                let p = adopt((d.as_ref(), &provider, schema), &t, rt)?;
+                Ok((p, by))
+            });
             match found {
-                Ok(p) => {
-                    ids.insert(t.to.clone(), (t.id.clone(), t.span));
+                Ok((p, by)) => {
+                    ids.insert(t.to.clone(), (by, t.span));
                     adopted.push(p);
                 }
                 Err(d) => diags.push(d),

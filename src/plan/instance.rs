@@ -7,14 +7,15 @@ use super::diff::{decide, keep_all, keep_prior, path_of, Decision};
 use super::Reason;
 use crate::config::Lifecycle;
 use crate::lang::value::Value;
-use strata_provider::{Driver, DriverError, PlanRequest, Planned, ResourceSchema};
+use strata_provider::{Driver, DriverError, Kept, PlanRequest, Planned, ResourceSchema};
 
 /// The prior object an instance is planned against.
 #[derive(Debug, Clone, Copy)]
 pub struct Prior<'a> {
     pub value: &'a Value,
-    /// What its driver keeps beside it (a plugin provider's private data).
-    pub private: &'a [u8],
+    /// What its driver keeps beside it (a plugin provider's private data
+    /// and the object's identity).
+    pub kept: &'a Kept,
     /// A failed create left it: it is replaced whatever the plan says.
     pub tainted: bool,
 }
@@ -49,7 +50,8 @@ pub struct PlannedInstance {
 /// `ignore_changes`, the driver's plan and the action, for one instance.
 pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, DriverError> {
     let prior = req.prior.map(|p| p.value);
-    let prior_private = req.prior.map_or(&[][..], |p| p.private);
+    let nothing = Kept::default();
+    let prior_kept = req.prior.map_or(&nothing, |p| p.kept);
     let forced = forced(&req);
     let ignores = req.lifecycle.ignore_all_changes || !req.lifecycle.ignore_changes.is_empty();
     // As written, for a replacement: ignore_changes keeps an existing
@@ -62,7 +64,11 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
             type_name: req.type_name,
             prior,
             config,
-            prior_private: if prior.is_some() { prior_private } else { &[] },
+            prior_kept: if prior.is_some() {
+                prior_kept
+            } else {
+                &nothing
+            },
         })
     };
     let planned = plan(prior, &config)?;

@@ -22,16 +22,36 @@ pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Refresh, Request};
-pub use refresh::{private_bytes, private_text};
+pub use refresh::{kept_of, private_text};
 pub use relevant::RelevantAttr;
 
-/// The id an `import` block gives: a string known before apply.
-pub fn import_id(
+/// What an `import` block of the root module finds its object of type
+/// `type_name` by: an id known before apply, or an identity of the
+/// type's identity schema.
+pub fn import_target(
     im: &crate::config::Import,
     scope: &crate::config::ConfigScope,
-) -> Result<String, crate::diag::Diags> {
-    import::id_of(scope.evaluator().eval(&im.id), im.id.span).map_err(Into::into)
+    drivers: &Drivers,
+    type_name: &str,
+) -> Result<strata_provider::ImportBy, crate::diag::Diags> {
+    let expr = im.by.expr();
+    let v = scope.evaluator().eval(expr);
+    let wanted = match &im.by {
+        crate::config::ImportExpr::Id(_) => import::Wanted::Id(import::id_of(v, expr.span)?),
+        crate::config::ImportExpr::Identity(_) => import::Wanted::Identity(v?, expr.span),
+    };
+    let Some((driver, _)) = drivers.resource(type_name) else {
+        return Ok(match wanted {
+            import::Wanted::Id(id) => strata_provider::ImportBy::Id(id),
+            import::Wanted::Identity(..) => {
+                return Err(import::no_identity(type_name, expr.span).into())
+            }
+        });
+    };
+    Ok(import::import_by(driver.as_ref(), type_name, &wanted)?)
 }
+
+pub use import::{by_text as import_by_text, identity_text};
 
 /// The instance an `import` block's `to` names, when it names one.
 pub fn import_address(to: &crate::syntax::Expr) -> Option<Address> {
@@ -44,7 +64,7 @@ use crate::diag::Diags;
 use crate::graph::Scope;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
-use strata_provider::{AttrPath, ResourceSchema};
+use strata_provider::{AttrPath, Kept, ResourceSchema};
 use strata_state::model::{Address, Mode as ObjectMode, ResourceAddr};
 
 /// What apply will do to one resource instance.
@@ -167,10 +187,10 @@ pub struct ResourceChange {
     pub replace_paths: Vec<AttrPath>,
     pub schema_version: u64,
     /// What the driver keeps beside `before` and beside `after` (a plugin
-    /// provider's private data), handed back to it with that object: the
+    /// provider's private data and identity), handed back to it with that object: the
     /// prior's to its delete, the plan's to its create or update.
-    pub private_before: Vec<u8>,
-    pub private_after: Vec<u8>,
+    pub kept_before: Kept,
+    pub kept_after: Kept,
     /// Resources (module path without instance keys, `module.m.t.n`) this
     /// one depends on, as state records them for ordering deletes.
     pub dependencies: Vec<ResourceAddr>,
@@ -178,7 +198,7 @@ pub struct ResourceChange {
     /// `lifecycle { destroy = false }`, from the configuration or the state.
     pub skip_destroy: bool,
     /// The cloud id this instance is imported from (an `import` block).
-    pub importing: Option<String>,
+    pub importing: Option<strata_provider::ImportBy>,
 }
 
 impl ResourceChange {

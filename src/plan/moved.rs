@@ -328,7 +328,7 @@ fn convert(p: &mut PriorInstance, old: &Address, drivers: &Drivers) -> Result<()
         source_type: &old.id.type_name,
         source_schema_version: p.schema_version,
         source_json: &json,
-        source_private: &p.private,
+        source_kept: &p.kept,
         target_type: target,
     };
     let stored = match driver.move_state(req) {
@@ -352,7 +352,7 @@ fn convert(p: &mut PriorInstance, old: &Address, drivers: &Drivers) -> Result<()
         }
     };
     p.value = super::diff::with_marks(stored.value, None, schema);
-    p.private = stored.private;
+    p.kept = stored.kept;
     p.schema_version = schema.version;
     p.provider = driver.provider_address();
     Ok(())

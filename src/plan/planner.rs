@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use strata_provider::catalog::PriceList;
+use strata_provider::Kept;
 use strata_provider::{Driver, ResourceSchema};
 use strata_state::model::{Address, InstanceKey, Mode, ModulePath, ResourceAddr, State};
 
@@ -789,8 +790,8 @@ impl<'a> Planner<'_, 'a> {
             after: Some(after.clone()),
             replace_paths: Vec::new(),
             schema_version: schema.version,
-            private_before: Vec::new(),
-            private_after: Vec::new(),
+            kept_before: Kept::default(),
+            kept_after: Kept::default(),
             dependencies: deps.to_vec(),
             create_before_destroy: false,
             skip_destroy: false,
@@ -1074,9 +1075,11 @@ impl<'a> Planner<'_, 'a> {
             return;
         };
         let reading = (&*driver.driver, driver.provider.as_str(), schema);
-        match import::adopt(reading, t, self.rt) {
-            Ok(p) => {
-                self.imported.insert(addr.clone(), (t.id.clone(), t.span));
+        let adopted = import::import_by(&*driver.driver, &addr.id.type_name, &t.by)
+            .and_then(|by| Ok((by, import::adopt(reading, t, self.rt)?)));
+        match adopted {
+            Ok((by, p)) => {
+                self.imported.insert(addr.clone(), (by, t.span));
                 self.prior.insert(addr.clone(), p);
             }
             Err(d) => self.diags.push(d),
@@ -1164,7 +1167,7 @@ impl<'a> Planner<'_, 'a> {
             config,
             prior: prior.map(|p| Prior {
                 value: &p.value,
-                private: &p.private,
+                kept: &p.kept,
                 tainted: p.tainted,
             }),
             triggered,
@@ -1212,8 +1215,8 @@ impl<'a> Planner<'_, 'a> {
             after: Some(planned.planned),
             replace_paths,
             schema_version: schema.version,
-            private_before: prior.map(|p| p.private.clone()).unwrap_or_default(),
-            private_after: planned.private,
+            kept_before: prior.map(|p| p.kept.clone()).unwrap_or_default(),
+            kept_after: planned.kept,
             dependencies: deps.to_vec(),
             create_before_destroy: r.lifecycle.create_before_destroy,
             skip_destroy: r.lifecycle.skip_destroy,
@@ -1236,8 +1239,8 @@ impl<'a> Planner<'_, 'a> {
                 after: None,
                 replace_paths: Vec::new(),
                 schema_version: schema.version,
-                private_before: Vec::new(),
-                private_after: Vec::new(),
+                kept_before: Kept::default(),
+                kept_after: Kept::default(),
                 dependencies: Vec::new(),
                 create_before_destroy: false,
                 skip_destroy: false,
@@ -1427,8 +1430,8 @@ impl<'a> Planner<'_, 'a> {
                 after: None,
                 replace_paths: Vec::new(),
                 schema_version: p.schema_version,
-                private_before: p.private,
-                private_after: Vec::new(),
+                kept_before: p.kept,
+                kept_after: Kept::default(),
                 dependencies: p.dependencies,
                 create_before_destroy: p.create_before_destroy,
                 skip_destroy: p.skip_destroy,

@@ -9,8 +9,8 @@ use crate::lang::types::Type;
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_provider::{Driver, ResourceSchema, Stored};
-use strata_state::model::{Address, Mode, ResourceAddr, State};
+use strata_provider::{Driver, Identity, Kept, ResourceSchema, Stored};
+use strata_state::model::{Address, InstanceState, Mode, ResourceAddr, State};
 
 /// One object of the prior state, decoded with its driver's schema.
 #[derive(Debug, Clone)]
@@ -20,8 +20,9 @@ pub struct PriorInstance {
     pub provider: String,
     pub value: Value,
     pub schema_version: u64,
-    /// What its driver keeps beside it (a plugin provider's private data).
-    pub private: Vec<u8>,
+    /// What its driver keeps beside it (a plugin provider's private data
+    /// and the object's identity).
+    pub kept: Kept,
     pub dependencies: Vec<ResourceAddr>,
     pub create_before_destroy: bool,
     pub skip_destroy: bool,
@@ -119,6 +120,29 @@ pub fn private_text(bytes: &[u8]) -> Option<String> {
     (!bytes.is_empty()).then(|| base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
+/// What the state records beside an object for its driver: private bytes
+/// and identity.
+pub fn kept_of(i: &InstanceState) -> Kept {
+    Kept {
+        private: private_bytes(i.private.as_deref()),
+        identity: i.identity.clone().map(|value| Identity {
+            version: i.identity_schema_version.unwrap_or(0),
+            value,
+        }),
+    }
+}
+
+/// `kept` with its identity brought up to its type's current identity
+/// schema, as Terraform upgrades it before the object's first use.
+fn upgraded(driver: &dyn Driver, type_name: &str, mut kept: Kept) -> Result<Kept, String> {
+    if let Some(stored) = &kept.identity {
+        if let Some(now) = driver.upgrade_identity(type_name, stored) {
+            kept.identity = Some(now.map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(kept)
+}
+
 fn state_diag(summary: &str, detail: String) -> Diag {
     Diag::new("strata::state::decode", summary, detail)
 }
@@ -199,13 +223,19 @@ pub fn decode_state(
                 }
             }
         };
+        let kept = match served {
+            Some((driver, ..)) if r.id.mode == Mode::Managed => {
+                upgraded(*driver, &r.id.type_name, kept_of(i)).map_err(|e| not_fitting(&addr, e))?
+            }
+            _ => kept_of(i),
+        };
         Ok(PriorInstance {
             value,
             addr,
             deposed: i.deposed.clone(),
             provider: r.provider.clone(),
             schema_version,
-            private: private_bytes(i.private.as_deref()),
+            kept,
             dependencies: i.dependencies.clone(),
             create_before_destroy: i.create_before_destroy,
             skip_destroy: i.skip_destroy,
@@ -271,7 +301,7 @@ pub async fn refresh(
             .iter()
             .map(|p| Stored {
                 value: p.value.clone(),
-                private: p.private.clone(),
+                kept: p.kept.clone(),
             })
             .collect();
         let read = match driver.read_stored(&type_name, &stored, parallelism).await {
@@ -317,18 +347,12 @@ fn compared(
     // compares or shows it.
     let now = now.map(|s| Stored {
         value: super::diff::with_marks(s.value, Some(&p.value), schema),
-        private: s.private,
+        kept: s.kept,
     });
     match now {
-        Some(s) if s.value.raw_equal(&p.value) => out.push(PriorInstance {
-            private: s.private,
-            ..p
-        }),
+        Some(s) if s.value.raw_equal(&p.value) => out.push(PriorInstance { kept: s.kept, ..p }),
         Some(s) => {
-            let p = PriorInstance {
-                private: s.private,
-                ..p
-            };
+            let p = PriorInstance { kept: s.kept, ..p };
             drift.push(change_of(&p, Action::Update, Some(s.value.clone())));
             out.push(PriorInstance {
                 value: s.value,
@@ -341,10 +365,10 @@ fn compared(
 
 /// A change of the prior object `p`: drift, or (no-op) one left alone.
 pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>) -> ResourceChange {
-    let private_after = if after.is_some() {
-        p.private.clone()
+    let kept_after = if after.is_some() {
+        p.kept.clone()
     } else {
-        Vec::new()
+        Kept::default()
     };
     ResourceChange {
         addr: p.addr.clone(),
@@ -358,8 +382,8 @@ pub(super) fn change_of(p: &PriorInstance, action: Action, after: Option<Value>)
         after,
         replace_paths: Vec::new(),
         schema_version: p.schema_version,
-        private_before: p.private.clone(),
-        private_after,
+        kept_before: p.kept.clone(),
+        kept_after,
         dependencies: p.dependencies.clone(),
         create_before_destroy: p.create_before_destroy,
         skip_destroy: p.skip_destroy,

@@ -12,15 +12,19 @@ use strata_provider::{AttributeSchema, BlockNesting, ResourceSchema};
 pub const HEADER: &str = "# __generated__ by strata\n# Please review these resources and move them into your main configuration files.\n";
 
 /// One imported object's block: `resource "TYPE" "NAME" { … }` after the
-/// comment naming the id it came from.
+/// comment naming the id it came from (none for an import by identity,
+/// as Terraform writes it).
 pub fn resource_block(
     type_name: &str,
     name: &str,
-    id: &str,
+    id: Option<&str>,
     object: &Value,
     schema: &ResourceSchema,
 ) -> String {
-    let mut out = format!("{OPENING}{}\n", quoted(id));
+    let mut out = match id {
+        Some(id) => format!("{OPENING}{}\n", quoted(id)),
+        None => format!("{}\n", OPENING.trim_end_matches(" from ")),
+    };
     out.push_str(&format!(
         "resource {} {} {{\n",
         quoted(type_name),
@@ -206,7 +210,7 @@ mod tests {
             ]
             .into(),
         );
-        let text = resource_block("x_thing", "web", "i-1", &object, &schema);
+        let text = resource_block("x_thing", "web", Some("i-1"), &object, &schema);
         // What the provider may choose and has not is written null, as
         // Terraform 1.11 writes it.
         assert_eq!(
@@ -273,7 +277,7 @@ mod tests {
             ]
             .into(),
         );
-        let text = resource_block("x_bucket", "b", "b-1", &object, &schema);
+        let text = resource_block("x_bucket", "b", Some("b-1"), &object, &schema);
         assert_eq!(
             text,
             "\n# __generated__ by strata from \"b-1\"\nresource \"x_bucket\" \"b\" {\n  name = \"b-1\"\n  note = \"42\"\n  policy = jsonencode({\n    Statement = []\n    Version   = \"2012-10-17\"\n  })\n  prefix = null\n}\n"

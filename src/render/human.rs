@@ -6,6 +6,7 @@ use crate::lang::value::Value;
 use crate::plan::{
     Action, EphemeralSaid, EphemeralStep, OutputChange, Plan, Reason, ResourceChange, Schemas,
 };
+use strata_provider::ImportBy;
 use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 fn symbol(a: Action) -> &'static str {
@@ -73,11 +74,15 @@ fn header(c: &ResourceChange) -> String {
         return format!("  # {from} has moved to {addr}\n");
     }
     let mut out = format!("  # {addr} {what}\n");
-    if let Some(id) = &c.importing {
-        out.push_str(&format!(
-            "  # (imported from {})\n",
-            serde_json::Value::String(id.clone())
-        ));
+    if let Some(by) = &c.importing {
+        // Terraform names an id; an identity is not shown here.
+        out.push_str(&match by {
+            ImportBy::Id(id) => format!(
+                "  # (imported from {})\n",
+                serde_json::Value::String(id.clone())
+            ),
+            ImportBy::Identity(_) => "  # (will be imported first)\n".to_string(),
+        });
     }
     if let Some(prev) = &c.previous_addr {
         out.push_str(&format!("  # (moved from {prev})\n"));
@@ -238,11 +243,18 @@ pub fn refreshing(p: &Plan, refresh: bool) -> String {
         )
     });
     let imported = p.changes.iter().filter_map(|c| {
-        let id = c.importing.as_ref()?;
-        let lines = format!(
-            "{0}: Preparing import... [id={id}]\n{0}: Refreshing state... [id={id}]\n",
-            c.addr
-        );
+        let lines = match c.importing.as_ref()? {
+            ImportBy::Id(id) => format!(
+                "{0}: Preparing import... [id={id}]\n{0}: Refreshing state... [id={id}]\n",
+                c.addr
+            ),
+            ImportBy::Identity(identity) => format!(
+                "{0}: Preparing import... [identity={1}]\n{0}: Refreshing state...{2}\n",
+                c.addr,
+                crate::plan::identity_text(identity),
+                id_of(c.before.as_ref()),
+            ),
+        };
         Some((c.addr.to_string(), lines))
     });
     let data = p

@@ -7,6 +7,7 @@ use crate::lang::value::Value;
 use crate::plan::{Action, OutputChange, Plan, ResourceChange};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
+use strata_provider::ImportBy;
 use strata_state::model::{InstanceKey, Mode, ModulePath};
 
 /// A value as the plan JSON shows it, with its sensitive parts left out:
@@ -148,8 +149,16 @@ pub(crate) fn resource_change(c: &ResourceChange) -> Json {
     if !c.replace_paths.is_empty() {
         change.insert("replace_paths".into(), json!(c.replace_paths));
     }
-    if let Some(id) = &c.importing {
-        change.insert("importing".into(), json!({ "id": id }));
+    if let Some(by) = &c.importing {
+        change.insert("importing".into(), importing(by));
+    }
+    for (key, kept) in [
+        ("before_identity", &c.kept_before),
+        ("after_identity", &c.kept_after),
+    ] {
+        if let Some(identity) = &kept.identity {
+            change.insert(key.into(), identity.value.clone());
+        }
     }
     o.insert("change".into(), Json::Object(change));
     if let Some(r) = c.reason {
@@ -256,6 +265,15 @@ fn resource_values(c: &ResourceChange, v: &Value, object: Object) -> Json {
         if let Some(d) = &c.deposed {
             o.insert("deposed_key".into(), json!(d));
         }
+    }
+    // Terraform 1.12's resource identity, where the object has one.
+    let kept = match object {
+        Object::Prior => &c.kept_before,
+        Object::Planned => &c.kept_after,
+    };
+    if let Some(identity) = &kept.identity {
+        o.insert("identity_schema_version".into(), json!(identity.version));
+        o.insert("identity".into(), identity.value.clone());
     }
     Json::Object(o)
 }
@@ -478,5 +496,14 @@ fn strata_keys(p: &Plan, out: &mut Map<String, Json>) {
             .map(|s| json!({"provider": s.provider, "types": s.types}))
             .collect();
         out.insert("plugin_served".into(), Json::Array(served));
+    }
+}
+
+/// A change's `importing`, as Terraform's JSON gives it: the id, or
+/// (Terraform 1.12) the identity.
+fn importing(by: &ImportBy) -> Json {
+    match by {
+        ImportBy::Id(id) => json!({ "id": id }),
+        ImportBy::Identity(identity) => json!({ "identity": identity }),
     }
 }

@@ -68,8 +68,11 @@ pub fn planned_changes(p: &Plan) -> Vec<String> {
         if let Some(why) = c.reason.and_then(reason) {
             change["reason"] = json!(why);
         }
-        if let Some(id) = &c.importing {
-            change["importing"] = json!({"id": id});
+        // The streamed view names an id only (Terraform's `Importing`).
+        match &c.importing {
+            Some(strata_provider::ImportBy::Id(id)) => change["importing"] = json!({"id": id}),
+            Some(strata_provider::ImportBy::Identity(_)) => change["importing"] = json!({}),
+            None => {}
         }
         let said = format!("{}: Plan to {action}", c.addr);
         out.push(line(

@@ -73,6 +73,8 @@ fn put(name: &str, size: usize) -> Entry {
                 "input": filler,
             })),
             private: None,
+            identity_schema_version: None,
+            identity: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

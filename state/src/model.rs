@@ -182,6 +182,16 @@ pub struct InstanceState {
     /// Paths (as JSON arrays of steps) of attributes holding sensitive values.
     #[serde(default)]
     pub sensitive_attributes: Vec<Json>,
+    /// The version of its type's identity schema `identity` was written
+    /// under (Terraform 1.12; where 1.12 writes it, after the sensitive
+    /// paths). Left out when there is no identity, as
+    /// Terraform before 1.12 writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_schema_version: Option<u64>,
+    /// How the provider tells the object apart (protocol 6.9's resource
+    /// identity), when its type declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Json>,
     /// Addresses of the resources this instance depended on when last applied,
     /// so it can be destroyed in the right order after leaving the config.
     /// Left out when there are none, as Terraform writes it.

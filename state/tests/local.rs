@@ -30,6 +30,8 @@ fn put(i: u64) -> Entry {
             schema_version: 0,
             attributes: serde_json::json!({ "id": format!("id-{i}"), "input": i }).into(),
             private: None,
+            identity_schema_version: None,
+            identity: None,
             sensitive_attributes: vec![],
             dependencies: vec![],
             create_before_destroy: false,

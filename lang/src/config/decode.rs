@@ -286,38 +286,52 @@ fn import(b: &Block, diags: &mut Diags) -> Option<Import> {
     let mut provider = None;
     for a in &b.body.attrs {
         match a.name.as_str() {
-            "to" | "id" | "for_each" => {}
+            "to" | "id" | "identity" | "for_each" => {}
             "provider" => provider = provider_ref(&a.expr, diags),
-            "identity" => diags.push(err(
-                "strata::config::import",
-                "Not supported yet",
-                "strata does not import by resource identity (Terraform 1.12) yet: give the object's \"id\".",
-                a.name_span,
+            _ => diags.push(unsupported_attr(
+                a,
+                "import",
+                &["to", "id", "identity", "for_each", "provider"],
             )),
-            _ => diags.push(unsupported_attr(a, "import", &["to", "id", "for_each", "provider"])),
         }
     }
     for nb in &b.body.blocks {
         diags.push(unsupported_block(nb, "an import block", &[]));
     }
-    match (b.body.attr("to"), b.body.attr("id")) {
-        (Some(t), Some(i)) => Some(Import {
-            to: t.expr.clone(),
-            id: i.expr.clone(),
-            for_each: b.body.attr("for_each").map(|a| a.expr.clone()),
-            provider,
-            span: b.span,
-        }),
-        _ => {
+    let Some(to) = b.body.attr("to") else {
+        diags.push(err(
+            "strata::config::import",
+            "Missing required argument",
+            "The argument \"to\" is required, but no definition was found.",
+            b.kind_span,
+        ));
+        return None;
+    };
+    // Terraform's words for a block with neither or both.
+    let by = match (b.body.attr("id"), b.body.attr("identity")) {
+        (Some(i), None) => ImportExpr::Id(i.expr.clone()),
+        (None, Some(i)) => ImportExpr::Identity(i.expr.clone()),
+        (id, _) => {
+            let detail = match id {
+                None => "At least one of 'id' or 'identity' must be specified.",
+                Some(_) => "Only one of 'id' or 'identity' can be specified.",
+            };
             diags.push(err(
                 "strata::config::import",
-                "Missing required argument",
-                "An import block needs both \"to\" and \"id\".",
+                "Invalid import block",
+                detail,
                 b.kind_span,
             ));
-            None
+            return None;
         }
-    }
+    };
+    Some(Import {
+        to: to.expr.clone(),
+        by,
+        for_each: b.body.attr("for_each").map(|a| a.expr.clone()),
+        provider,
+        span: b.span,
+    })
 }
 
 /// A `removed` block: forgets (or, `lifecycle { destroy = true }`, the

@@ -244,11 +244,28 @@ pub struct Provider {
 #[derive(Debug, Clone)]
 pub struct Import {
     pub to: Expr,
-    pub id: Expr,
+    /// What the object is found by.
+    pub by: ImportExpr,
     pub for_each: Option<Expr>,
     /// Only where the plan writes the target's configuration.
     pub provider: Option<ProviderRef>,
     pub span: Span,
+}
+
+/// How an `import` block names its object: the provider's import id, or
+/// (Terraform 1.12) an identity object of the type's identity schema.
+#[derive(Debug, Clone)]
+pub enum ImportExpr {
+    Id(Expr),
+    Identity(Expr),
+}
+
+impl ImportExpr {
+    pub fn expr(&self) -> &Expr {
+        match self {
+            ImportExpr::Id(e) | ImportExpr::Identity(e) => e,
+        }
+    }
 }
 
 impl Import {

@@ -1,17 +1,47 @@
 //! What drivers that work the way Terraform's provider plugins do need
-//! beyond the create/update/delete calls of the native drivers: bytes they
-//! keep beside each object (Terraform's "private" data, opaque to the
-//! engine, stored in state and handed back with every later call), whole
-//! changes in one call with the configuration beside the plan, and stored
-//! objects brought up to the current schema.
+//! beyond the create/update/delete calls of the native drivers: what they
+//! keep beside each object (Terraform's "private" bytes, opaque to the
+//! engine, and the object's identity; stored in state and handed back with
+//! every later call), whole changes in one call with the configuration
+//! beside the plan, and stored objects brought up to the current schema.
 
 use strata_value::value::Value;
 
-/// An object as stored: its attributes and the driver's private bytes.
+/// What a driver keeps beside an object, handed back with every later
+/// call about it. Native drivers keep nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept {
+    /// Terraform's "private" data: bytes only the driver reads.
+    pub private: Vec<u8>,
+    /// How the object is told apart (protocol 6.9's resource identity),
+    /// when its type declares one.
+    pub identity: Option<Identity>,
+}
+
+impl Kept {
+    /// Private bytes and no identity.
+    pub fn bytes(private: Vec<u8>) -> Kept {
+        Kept {
+            private,
+            identity: None,
+        }
+    }
+}
+
+/// A resource identity: an object of the attributes its type's identity
+/// schema names, as JSON (how the state keeps it), and the version of
+/// that schema it was written under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    pub version: u64,
+    pub value: serde_json::Value,
+}
+
+/// An object as stored: its attributes and what the driver keeps beside it.
 #[derive(Debug, Clone)]
 pub struct Stored {
     pub value: Value,
-    pub private: Vec<u8>,
+    pub kept: Kept,
 }
 
 /// One planned change of one instance, carried out in one call.
@@ -24,8 +54,9 @@ pub struct ApplyRequest<'a> {
     pub planned: Option<&'a Value>,
     /// The configuration the plan was made from (null when deleting).
     pub config: &'a Value,
-    /// What the plan's call kept beside the planned object.
-    pub private: &'a [u8],
+    /// What the plan's call kept beside the planned object (the planned
+    /// identity with it).
+    pub kept: &'a Kept,
 }
 
 /// A whole change that failed: why, and the object as the provider left
@@ -108,6 +139,6 @@ pub struct MoveRequest<'a> {
     pub source_schema_version: u64,
     /// Its attributes, as the state's JSON text.
     pub source_json: &'a str,
-    pub source_private: &'a [u8],
+    pub source_kept: &'a Kept,
     pub target_type: &'a str,
 }

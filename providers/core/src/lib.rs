@@ -30,13 +30,16 @@ pub mod values;
 pub mod wait;
 
 pub use change::{
-    path_text, problems_text, ApplyFailed, ApplyRequest, MoveRequest, PathStep, Problem, Stored,
+    path_text, problems_text, ApplyFailed, ApplyRequest, Identity, Kept, MoveRequest, PathStep,
+    Problem, Stored,
 };
 pub use ephemeral::{Ephemerals, Opened, Renewed};
 pub use function::{FunctionFailure, FunctionParam, FunctionSig};
 pub use kind::{Cloud, Kind, Kinds};
 pub use plan::plan_by_schema;
-pub use schema::{AttributeSchema, BlockNesting, BlockSchema, ResourceSchema};
+pub use schema::{
+    AttributeSchema, BlockNesting, BlockSchema, IdentityAttribute, IdentitySchema, ResourceSchema,
+};
 
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -50,6 +53,15 @@ pub enum TypeMode {
     Managed,
     Data,
     Ephemeral,
+}
+
+/// What an `import` block names the object it adopts by.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImportBy {
+    /// The provider's import id.
+    Id(String),
+    /// An identity object (protocol 6.9), of the type's identity schema.
+    Identity(serde_json::Value),
 }
 
 /// Where an attribute lives inside a resource: attribute names and, for
@@ -66,8 +78,8 @@ pub struct PlanRequest<'a> {
     /// are unknown.
     pub config: &'a Value,
     /// What the driver kept beside the prior object (see [`Stored`]);
-    /// empty for a new one.
-    pub prior_private: &'a [u8],
+    /// nothing for a new one.
+    pub prior_kept: &'a Kept,
 }
 
 /// A driver's plan for one instance.
@@ -77,9 +89,10 @@ pub struct Planned {
     pub planned: Value,
     /// Attributes whose change cannot be made in place.
     pub requires_replace: Vec<AttrPath>,
-    /// Bytes to keep beside the planned object until its apply (see
-    /// [`Stored`]); native drivers keep none.
-    pub private: Vec<u8>,
+    /// What to keep beside the planned object until its apply (see
+    /// [`Stored`]): private bytes and the planned identity; native
+    /// drivers keep nothing.
+    pub kept: Kept,
 }
 
 /// Labels a driver puts on everything it creates, so a crashed run's
@@ -399,6 +412,34 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         })
     }
 
+    /// Reads an existing object for an `import` block by what the block
+    /// names, with what the driver keeps beside it; `None` when there is
+    /// no such object. By default an id goes through [`Driver::import`]
+    /// and an identity is refused: only plugins declare identities.
+    async fn import_object(
+        &self,
+        type_name: &str,
+        by: &ImportBy,
+    ) -> Result<Option<Stored>, DriverError> {
+        match by {
+            ImportBy::Id(id) => Ok(self.import(type_name, id).await?.map(|value| Stored {
+                value,
+                kept: Kept::default(),
+            })),
+            ImportBy::Identity(_) => Err(DriverError::InvalidConfig {
+                type_name: type_name.to_string(),
+                detail: format!("the {} driver cannot import by identity", self.name()),
+            }),
+        }
+    }
+
+    /// The identity schema of a managed resource type, when it declares
+    /// one (plugins on protocol 6.9 and later).
+    fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {
+        let _ = type_name;
+        None
+    }
+
     /// Schemas of the data source types (none unless the driver has some).
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
@@ -509,7 +550,7 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
             .map(|(now, was)| {
                 now.map(|value| Stored {
                     value,
-                    private: was.private.clone(),
+                    kept: was.kept.clone(),
                 })
             })
             .collect())
@@ -525,6 +566,18 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         req: ApplyRequest<'_>,
     ) -> Option<Result<Option<Stored>, ApplyFailed>> {
         let _ = req;
+        None
+    }
+
+    /// A stored identity written under another version of its type's
+    /// identity schema, as the current one has it. `None`, the default,
+    /// when it needs no upgrading.
+    fn upgrade_identity(
+        &self,
+        type_name: &str,
+        stored: &Identity,
+    ) -> Option<Result<Identity, DriverError>> {
+        let _ = (type_name, stored);
         None
     }
 

@@ -3,7 +3,7 @@
 //! from the prior object (or unknown for a new one), nested blocks alike.
 //! Drivers start from it and adjust what their API decides.
 
-use crate::{BlockNesting, Planned, ResourceSchema};
+use crate::{BlockNesting, Kept, Planned, ResourceSchema};
 use strata_value::value::{Attrs, Value};
 
 /// Plans `config` against `prior` by `schema`. `requires_replace` is left
@@ -12,7 +12,7 @@ pub fn plan_by_schema(schema: &ResourceSchema, prior: Option<&Value>, config: &V
     Planned {
         planned: object(schema, prior, config),
         requires_replace: Vec::new(),
-        private: Vec::new(),
+        kept: Kept::default(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Resource schemas, with the attribute roles Terraform providers declare.
 
-use std::collections::BTreeMap;
-use strata_value::types::Type;
+use std::collections::{BTreeMap, BTreeSet};
+use strata_value::types::{ObjectType, Type};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResourceSchema {
@@ -167,5 +167,56 @@ impl BlockSchema {
             computed: true,
             ..self
         }
+    }
+}
+
+/// A managed resource type's identity schema (protocol 6.9): the
+/// attributes that tell its objects apart, versioned apart from the
+/// resource's own schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentitySchema {
+    pub version: u64,
+    pub attributes: BTreeMap<String, IdentityAttribute>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentityAttribute {
+    pub ty: Type,
+    /// An `import` block's `identity` must give it.
+    pub required_for_import: bool,
+    /// An `import` block's `identity` may give it.
+    pub optional_for_import: bool,
+    pub description: String,
+}
+
+impl IdentitySchema {
+    /// The type of an identity object.
+    pub fn object_type(&self) -> Type {
+        Type::object(
+            self.attributes
+                .iter()
+                .map(|(k, a)| (k.clone(), a.ty.clone()))
+                .collect(),
+        )
+    }
+
+    /// The type an `import` block's `identity` is converted to: every
+    /// attribute not required for import may be left out (Terraform's
+    /// `ConfigType` of the identity schema).
+    pub fn import_type(&self) -> Type {
+        let optional: BTreeSet<String> = self
+            .attributes
+            .iter()
+            .filter(|(_, a)| !a.required_for_import)
+            .map(|(k, _)| k.clone())
+            .collect();
+        Type::Object(ObjectType {
+            attrs: self
+                .attributes
+                .iter()
+                .map(|(k, a)| (k.clone(), a.ty.clone()))
+                .collect(),
+            optional,
+        })
     }
 }

@@ -160,6 +160,22 @@ impl Provider {
         }
     }
 
+    /// The identity schemas of the managed resource types (protocol 6.9);
+    /// none from a provider older than that, as Terraform takes it.
+    pub async fn get_resource_identity_schemas(
+        &self,
+    ) -> Result<v6::get_resource_identity_schemas::Response, RpcError> {
+        let request = v6::get_resource_identity_schemas::Request {};
+        let reply = match self.stub.clone() {
+            Stub::V5(mut c) => c.get_resource_identity_schemas(request).await,
+            Stub::V6(mut c) => c.get_resource_identity_schemas(request).await,
+        };
+        match reply {
+            Err(status) if status.code() == tonic::Code::Unimplemented => Ok(Default::default()),
+            reply => self.answer("GetResourceIdentitySchemas", reply).await,
+        }
+    }
+
     /// Checks the `provider` block (version 5's PrepareProviderConfig,
     /// whose prepared value Terraform no longer uses either).
     pub async fn validate_provider_config(
@@ -193,6 +209,9 @@ impl Provider {
     shared_rpc!(validate_data_resource_config(v6::validate_data_resource_config::Request)
         -> v6::validate_data_resource_config::Response,
         v5: validate_data_source_config, v6: validate_data_resource_config);
+    shared_rpc!(upgrade_resource_identity(v6::upgrade_resource_identity::Request)
+        -> v6::upgrade_resource_identity::Response,
+        v5: upgrade_resource_identity, v6: upgrade_resource_identity);
     shared_rpc!(upgrade_resource_state(v6::upgrade_resource_state::Request)
         -> v6::upgrade_resource_state::Response,
         v5: upgrade_resource_state, v6: upgrade_resource_state);

@@ -43,6 +43,41 @@ pub fn provider_json(r: &v6::get_provider_schema::Response) -> Json {
     Json::Object(out)
 }
 
+/// `provider_json`'s entry with Terraform 1.12's `resource_identity_schemas`
+/// added: each managed type's identity schema, as the driver read it.
+pub fn with_identities<'s>(
+    mut described: Json,
+    identities: impl Iterator<Item = (&'s str, &'s strata_provider::IdentitySchema)>,
+) -> Json {
+    let mut sorted: Vec<_> = identities.collect();
+    sorted.sort_by_key(|(k, _)| *k);
+    let schemas: Map<String, Json> = sorted
+        .into_iter()
+        .map(|(k, s)| {
+            let attributes: Map<String, Json> = s
+                .attributes
+                .iter()
+                .map(|(name, a)| {
+                    let mut o = Map::new();
+                    o.insert("type".into(), strata_value::json::type_to_json(&a.ty));
+                    put_str(&mut o, "description", &a.description);
+                    put_flag(&mut o, "required_for_import", a.required_for_import);
+                    put_flag(&mut o, "optional_for_import", a.optional_for_import);
+                    (name.clone(), Json::Object(o))
+                })
+                .collect();
+            let mut o = Map::new();
+            o.insert("version".into(), json!(s.version));
+            put_map(&mut o, "attributes", attributes);
+            (k.to_string(), Json::Object(o))
+        })
+        .collect();
+    if let Json::Object(out) = &mut described {
+        put_map(out, "resource_identity_schemas", schemas);
+    }
+    described
+}
+
 /// Sets `key` to `m` unless it is empty, as Terraform leaves empty
 /// collections out.
 fn put_map(out: &mut Map<String, Json>, key: &str, m: Map<String, Json>) {

@@ -8,58 +8,26 @@
 //! is handed to this one.
 
 use crate::client::{Provider, RpcError};
-use crate::convert::resource_schema;
+use crate::identity;
+use crate::kinds::{convert_schemas, Asked, Kind, Schemas};
 use crate::launch::{Launch, LaunchError};
-use crate::msgpack;
 use crate::proposed::proposed_new;
 use crate::proto::tfplugin6::{self as v6, attribute_path::step::Selector};
-use crate::schema::{block_type, SchemaError};
+use crate::runtime::Runtime;
+use crate::schema::SchemaError;
+use crate::wire::{dynamic, value};
 use crate::write_only::{refuse_values, without_values, Moment};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
-    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionParam,
-    FunctionSig, MoveRequest, PathStep, PlanRequest, Planned, Problem, ResourceSchema, Stored,
-    Tags, TypeMode,
+    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionSig,
+    Identity, IdentitySchema, ImportBy, Kept, MoveRequest, PathStep, PlanRequest, Planned, Problem,
+    ResourceSchema, Stored, Tags, TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
-
-/// One kind of object the provider has: its protocol schema (for the
-/// proposed new object), strata's form of it and its value type.
-pub(crate) struct Kind {
-    block: v6::schema::Block,
-    schema: ResourceSchema,
-    pub(crate) ty: Type,
-}
-
-impl Kind {
-    fn of(s: &v6::Schema, path: &str) -> Result<Kind, SchemaError> {
-        let block = s.block.clone().unwrap_or_default();
-        Ok(Kind {
-            schema: resource_schema(s.version, &block, path)?,
-            ty: block_type(&block, path)?,
-            block,
-        })
-    }
-}
-
-/// Everything `GetProviderSchema` said, converted once.
-struct Schemas {
-    provider: Kind,
-    resources: HashMap<String, Kind>,
-    data: HashMap<String, Kind>,
-    resource_schemas: BTreeMap<String, ResourceSchema>,
-    data_schemas: BTreeMap<String, ResourceSchema>,
-    ephemeral: HashMap<String, Kind>,
-    ephemeral_schemas: BTreeMap<String, ResourceSchema>,
-    /// Types whose schemas strata cannot read, and why: left out, so one
-    /// such type does not cost the provider's others.
-    unusable: HashMap<(TypeMode, String), SchemaError>,
-    functions: BTreeMap<String, FunctionSig>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -101,51 +69,6 @@ impl Drop for PluginDriver {
     fn drop(&mut self) {
         let provider = self.provider.clone();
         self.runtime.block(async move { provider.stop().await });
-    }
-}
-
-/// The driver's runtime; shut down without waiting, since the engine may
-/// drop the driver on one of its own runtime's threads.
-struct Runtime(Option<tokio::runtime::Runtime>);
-
-impl Drop for Runtime {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
-        }
-    }
-}
-
-impl Runtime {
-    fn new() -> std::io::Result<Runtime> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("plugin")
-            .on_thread_start(crate::launch::survive_closed_sockets)
-            .enable_all()
-            .build()?;
-        Ok(Runtime(Some(rt)))
-    }
-
-    fn handle(&self) -> Option<&tokio::runtime::Handle> {
-        self.0.as_ref().map(|rt| rt.handle())
-    }
-
-    /// Runs `f` on this runtime and waits for it, from any thread.
-    fn block<T: Send + 'static>(&self, f: impl Future<Output = T> + Send + 'static) -> Option<T> {
-        let (send, receive) = std::sync::mpsc::channel();
-        self.handle()?.spawn(async move {
-            let _ = send.send(f.await);
-        });
-        receive.recv().ok()
-    }
-
-    /// Runs `f` on this runtime, awaited from another.
-    async fn run<T: Send + 'static>(
-        &self,
-        f: impl Future<Output = T> + Send + 'static,
-    ) -> Option<T> {
-        self.handle()?.spawn(f).await.ok()
     }
 }
 
@@ -199,46 +122,6 @@ fn rpc_failed(operation: &str, e: RpcError) -> DriverError {
     }
 }
 
-/// `v` (marks dropped: the provider knows what is sensitive) as the wire's
-/// value of type `ty`.
-pub(crate) fn dynamic(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, DriverError> {
-    let (plain, _) = v.clone().unmark_deep();
-    let msgpack = msgpack::encode(&plain, ty).map_err(|e| DriverError::Api {
-        operation: "encoding a value for the provider".into(),
-        detail: e.to_string(),
-        retryable: false,
-    })?;
-    Ok(Some(v6::DynamicValue {
-        msgpack,
-        json: Vec::new(),
-    }))
-}
-
-/// A value the provider sent, read as type `ty`; absent is null.
-pub(crate) fn value(
-    d: Option<&v6::DynamicValue>,
-    ty: &Type,
-    operation: &str,
-) -> Result<Value, DriverError> {
-    let bad = |detail: String| DriverError::Api {
-        operation: operation.to_string(),
-        detail: format!("the provider sent a value strata cannot read: {detail}"),
-        retryable: false,
-    };
-    let Some(d) = d else {
-        return Ok(Value::Null(ty.clone()));
-    };
-    if !d.msgpack.is_empty() {
-        return msgpack::decode(&d.msgpack, ty).map_err(|e| bad(e.to_string()));
-    }
-    if d.json.is_empty() {
-        return Ok(Value::Null(ty.clone()));
-    }
-    let json: serde_json::Value =
-        serde_json::from_slice(&d.json).map_err(|e| bad(e.to_string()))?;
-    strata_value::json::value_from_json(&json, ty).map_err(bad)
-}
-
 pub(crate) fn capabilities() -> Option<v6::ClientCapabilities> {
     Some(v6::ClientCapabilities {
         deferral_allowed: false,
@@ -252,10 +135,11 @@ impl PluginDriver {
     /// reads its schemas.
     pub fn start(name: &str, address: &str, launch: Launch) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
-        let (provider, schema) = Self::process(&runtime, &launch, true)?;
-        let schema = schema.unwrap_or_default();
+        let (provider, asked) = Self::process(&runtime, &launch, true)?;
+        let Asked { schema, identity } = asked.unwrap_or_default();
         let errors: Vec<String> = problems(&schema.diagnostics)
             .into_iter()
+            .chain(problems(&identity.diagnostics))
             .filter(|p| p.error)
             .map(|p| p.to_string())
             .collect();
@@ -269,7 +153,7 @@ impl PluginDriver {
             launch,
             runtime,
             provider: Arc::new(provider),
-            schemas: Arc::new(convert_schemas(&schema)?),
+            schemas: Arc::new(convert_schemas(&schema, &identity)?),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
             configured: Default::default(),
@@ -281,13 +165,16 @@ impl PluginDriver {
         runtime: &Runtime,
         launch: &Launch,
         ask: bool,
-    ) -> Result<(Provider, Option<v6::get_provider_schema::Response>), StartError> {
+    ) -> Result<(Provider, Option<Asked>), StartError> {
         let launch = launch.clone();
         runtime
             .block(async move {
                 let provider = Provider::start(&launch).await?;
                 let schema = match ask {
-                    true => Some(provider.get_provider_schema().await?),
+                    true => Some(Asked {
+                        schema: provider.get_provider_schema().await?,
+                        identity: provider.get_resource_identity_schemas().await?,
+                    }),
                     false => None,
                 };
                 Ok::<_, StartError>((provider, schema))
@@ -315,6 +202,11 @@ impl PluginDriver {
         })
     }
 
+    /// The provider's address, `registry.terraform.io/hashicorp/aws`.
+    pub(crate) fn address(&self) -> &str {
+        &self.address
+    }
+
     /// The ephemeral resource types' schemas, in strata's form.
     pub(crate) fn ephemeral_schema_map(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.schemas.ephemeral_schemas
@@ -335,7 +227,7 @@ impl PluginDriver {
     }
 
     /// One call to the provider from a plain thread.
-    fn call<T: Send + 'static>(
+    pub(crate) fn call<T: Send + 'static>(
         &self,
         operation: &str,
         f: impl FnOnce(
@@ -363,7 +255,7 @@ impl PluginDriver {
             .map_err(|e| rpc_failed(operation, e))
     }
 
-    async fn read_one(
+    pub(crate) async fn read_one(
         &self,
         type_name: &str,
         object: &Stored,
@@ -373,9 +265,10 @@ impl PluginDriver {
         let request = v6::read_resource::Request {
             type_name: type_name.to_string(),
             current_state: dynamic(&object.value, &kind.ty)?,
-            private: object.private.clone(),
+            private: object.kept.private.clone(),
             provider_meta: None,
             client_capabilities: capabilities(),
+            current_identity: identity::to_wire(&object.kept, kind.identity.as_ref())?,
         };
         let r = self
             .call_async(&operation, |p| {
@@ -386,9 +279,10 @@ impl PluginDriver {
         let now = value(r.new_state.as_ref(), &kind.ty, &operation)?;
         let at = (self.address.as_str(), Moment::Refresh);
         refuse_values(&kind.schema, &now, at, &operation)?;
+        let identity = self.identity_of(r.new_identity.as_ref(), kind, type_name, &operation)?;
         Ok((!now.is_null()).then_some(Stored {
             value: now,
-            private: r.private,
+            kept: identity::kept(r.private, identity),
         }))
     }
 
@@ -412,8 +306,9 @@ impl PluginDriver {
                 },
                 &kind.ty,
             )?,
-            planned_private: req.private.to_vec(),
+            planned_private: req.kept.private.clone(),
             provider_meta: None,
+            planned_identity: identity::to_wire(req.kept, kind.identity.as_ref())?,
         };
         let r = self
             .call_async(&operation, |p| {
@@ -429,9 +324,14 @@ impl PluginDriver {
             (self.address.as_str(), Moment::Apply),
             &operation,
         );
+        let identity = self.identity_of(r.new_identity.as_ref(), kind, req.type_name, &operation);
+        let (identity, leaked) = match identity {
+            Ok(identity) => (identity, leaked),
+            Err(e) => (None, leaked.and(Err(e))),
+        };
         let now = (!now.is_null()).then_some(Stored {
             value: without_values(&kind.schema, &now),
-            private: r.private,
+            kept: identity::kept(r.private, identity),
         });
         match leaked.and_then(|()| check(&operation, &r.diagnostics)) {
             Ok(()) => Ok(now),
@@ -455,7 +355,7 @@ impl PluginDriver {
             prior,
             planned: Some(planned),
             config: planned,
-            private: &[],
+            kept: &Kept::default(),
         };
         self.apply(req)
             .await
@@ -467,80 +367,6 @@ impl PluginDriver {
                 retryable: false,
             })
     }
-}
-
-fn convert_schemas(r: &v6::get_provider_schema::Response) -> Result<Schemas, SchemaError> {
-    let mut unusable = HashMap::new();
-    let mut kinds = |m: &HashMap<String, v6::Schema>, mode: TypeMode| -> HashMap<String, Kind> {
-        let mut out = HashMap::new();
-        for (k, s) in m {
-            match Kind::of(s, k) {
-                Ok(kind) => {
-                    out.insert(k.clone(), kind);
-                }
-                Err(e) => {
-                    unusable.insert((mode, k.clone()), e);
-                }
-            }
-        }
-        out
-    };
-    let resources = kinds(&r.resource_schemas, TypeMode::Managed);
-    let data = kinds(&r.data_source_schemas, TypeMode::Data);
-    let ephemeral = kinds(&r.ephemeral_resource_schemas, TypeMode::Ephemeral);
-    let strata_form = |m: &HashMap<String, Kind>| {
-        m.iter()
-            .map(|(k, kind)| (k.clone(), kind.schema.clone()))
-            .collect()
-    };
-    Ok(Schemas {
-        provider: Kind::of(&r.provider.clone().unwrap_or_default(), "provider")?,
-        resource_schemas: strata_form(&resources),
-        data_schemas: strata_form(&data),
-        ephemeral_schemas: strata_form(&ephemeral),
-        resources,
-        data,
-        ephemeral,
-        unusable,
-        // A function whose types cannot be read is left out (a call to it
-        // is then an unknown function), not the provider.
-        functions: r
-            .functions
-            .iter()
-            .filter_map(|(name, f)| Some((name.clone(), function_sig(f, name).ok()?)))
-            .collect(),
-    })
-}
-
-fn function_sig(f: &v6::Function, name: &str) -> Result<FunctionSig, SchemaError> {
-    let ty = |bytes: &[u8], what: &str| -> Result<Type, SchemaError> {
-        let bad = |why: String| SchemaError {
-            path: format!("function {name} ({what})"),
-            why,
-        };
-        let json: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-        strata_value::json::type_from_json(&json).map_err(bad)
-    };
-    let param = |p: &v6::function::Parameter| -> Result<FunctionParam, SchemaError> {
-        Ok(FunctionParam {
-            name: p.name.clone(),
-            ty: ty(&p.r#type, &p.name)?,
-            allow_null: p.allow_null_value,
-            allow_unknown: p.allow_unknown_values,
-        })
-    };
-    Ok(FunctionSig {
-        params: f.parameters.iter().map(param).collect::<Result<_, _>>()?,
-        variadic: f.variadic_parameter.as_ref().map(param).transpose()?,
-        returns: ty(
-            &f.r#return
-                .as_ref()
-                .map(|r| r.r#type.clone())
-                .unwrap_or_default(),
-            "return",
-        )?,
-    })
 }
 
 fn attr_path(p: &v6::AttributePath) -> AttrPath {
@@ -616,7 +442,12 @@ impl Driver for PluginDriver {
                 Box::pin(async move { p.get_provider_schema().await })
             })
             .map(|r| crate::describe::provider_json(&r));
-        Some(described)
+        let identities = self
+            .schemas
+            .resources
+            .iter()
+            .filter_map(|(k, kind)| Some((k.as_str(), kind.identity.as_ref()?)));
+        Some(described.map(|d| crate::describe::with_identities(d, identities)))
     }
 
     fn unusable(&self, type_name: &str, mode: TypeMode) -> Option<String> {
@@ -719,9 +550,10 @@ impl Driver for PluginDriver {
             prior_state: dynamic(prior, &kind.ty)?,
             proposed_new_state: dynamic(&proposed, &kind.ty)?,
             config: dynamic(req.config, &kind.ty)?,
-            prior_private: req.prior_private.to_vec(),
+            prior_private: req.prior_kept.private.clone(),
             provider_meta: None,
             client_capabilities: capabilities(),
+            prior_identity: identity::to_wire(req.prior_kept, kind.identity.as_ref())?,
         };
         let r = self.call(&operation, |p| {
             Box::pin(async move { p.plan_resource_change(request).await })
@@ -730,10 +562,11 @@ impl Driver for PluginDriver {
         let planned = value(r.planned_state.as_ref(), &kind.ty, &operation)?;
         let at = (self.address.as_str(), Moment::Planning);
         refuse_values(&kind.schema, &planned, at, &operation)?;
+        let identity = self.planned_identity(&r, kind, req.type_name, &operation)?;
         Ok(Planned {
             planned,
             requires_replace: r.requires_replace.iter().map(attr_path).collect(),
-            private: r.planned_private,
+            kept: identity::kept(r.planned_private, identity),
         })
     }
 
@@ -746,7 +579,7 @@ impl Driver for PluginDriver {
             .iter()
             .map(|v| Stored {
                 value: v.clone(),
-                private: Vec::new(),
+                kept: Kept::default(),
             })
             .collect();
         // Terraform's default parallelism, where no command says.
@@ -802,40 +635,29 @@ impl Driver for PluginDriver {
             prior: Some(prior),
             planned: None,
             config: &null,
-            private: &[],
+            kept: &Kept::default(),
         };
         self.apply(req).await.map(|_| ()).map_err(|f| f.error)
     }
 
     async fn import(&self, type_name: &str, id: &str) -> Result<Option<Value>, DriverError> {
-        let kind = self.kind(type_name, TypeMode::Managed)?;
-        let operation = format!("importing {type_name} {id:?}");
-        let request = v6::import_resource_state::Request {
-            type_name: type_name.to_string(),
-            id: id.to_string(),
-            client_capabilities: capabilities(),
-        };
-        let r = self
-            .call_async(&operation, |p| {
-                Box::pin(async move { p.import_resource_state(request).await })
-            })
-            .await?;
-        check(&operation, &r.diagnostics)?;
-        let Some(found) = r
-            .imported_resources
-            .iter()
-            .find(|i| i.type_name == type_name)
-        else {
-            return Ok(None);
-        };
-        let imported = Stored {
-            value: value(found.state.as_ref(), &kind.ty, &operation)?,
-            private: found.private.clone(),
-        };
-        let at = (self.address.as_str(), Moment::Import);
-        refuse_values(&kind.schema, &imported.value, at, &operation)?;
-        // As Terraform does: what an import finds is read before use.
-        Ok(self.read_one(type_name, &imported).await?.map(|s| s.value))
+        let by = ImportBy::Id(id.to_string());
+        Ok(self.import_by(type_name, &by).await?.map(|s| s.value))
+    }
+
+    async fn import_object(
+        &self,
+        type_name: &str,
+        by: &ImportBy,
+    ) -> Result<Option<Stored>, DriverError> {
+        self.import_by(type_name, by).await
+    }
+
+    fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {
+        self.kind(type_name, TypeMode::Managed)
+            .ok()?
+            .identity
+            .as_ref()
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
@@ -886,6 +708,14 @@ impl Driver for PluginDriver {
         Some(upgraded)
     }
 
+    fn upgrade_identity(
+        &self,
+        type_name: &str,
+        stored: &Identity,
+    ) -> Option<Result<Identity, DriverError>> {
+        self.upgrade_identity_of(type_name, stored)
+    }
+
     /// `MoveResourceState`, for providers that say they take moves.
     fn move_state(&self, req: MoveRequest<'_>) -> Option<Result<Stored, DriverError>> {
         if !self.moves {
@@ -905,7 +735,16 @@ impl Driver for PluginDriver {
                 flatmap: Default::default(),
             }),
             target_type_name: req.target_type.to_string(),
-            source_private: req.source_private.to_vec(),
+            source_private: req.source_kept.private.clone(),
+            source_identity: req.source_kept.identity.as_ref().map(|i| v6::RawState {
+                json: i.value.to_string().into_bytes(),
+                flatmap: Default::default(),
+            }),
+            source_identity_schema_version: req
+                .source_kept
+                .identity
+                .as_ref()
+                .map_or(0, |i| i64::try_from(i.version).unwrap_or(i64::MAX)),
         };
         let moved = self
             .call(&operation, |p| {
@@ -914,9 +753,15 @@ impl Driver for PluginDriver {
             .and_then(|r| {
                 check(&operation, &r.diagnostics)?;
                 let value = value(r.target_state.as_ref(), &kind.ty, &operation)?;
+                let identity = self.identity_of(
+                    r.target_identity.as_ref(),
+                    kind,
+                    req.target_type,
+                    &operation,
+                )?;
                 Ok(Stored {
                     value,
-                    private: r.target_private,
+                    kept: identity::kept(r.target_private, identity),
                 })
             });
         Some(moved)

@@ -2,8 +2,9 @@
 //! `OpenEphemeralResource`, `RenewEphemeralResource` and
 //! `CloseEphemeralResource` (protocol 6.7 and 5.7).
 
-use crate::driver::{capabilities, check, dynamic, value, PluginDriver};
+use crate::driver::{capabilities, check, PluginDriver};
 use crate::proto::tfplugin6 as v6;
+use crate::wire::{dynamic, value};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};

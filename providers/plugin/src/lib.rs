@@ -14,14 +14,20 @@ pub mod describe;
 pub mod driver;
 mod ephemeral;
 pub mod handshake;
+mod identity;
+mod import;
+mod kept;
+mod kinds;
 pub mod launch;
 pub mod msgpack;
 pub mod proposed;
 pub mod proto;
+mod runtime;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod tls;
+mod wire;
 mod write_only;
 
 pub use client::{Provider, RpcError};

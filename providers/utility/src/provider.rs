@@ -197,7 +197,7 @@ impl Driver for Provider {
             return Ok(Planned {
                 planned,
                 requires_replace: Vec::new(),
-                private: Vec::new(),
+                kept: strata_provider::Kept::default(),
             });
         }
         let plan = Planning {
@@ -208,7 +208,7 @@ impl Driver for Provider {
         Ok(Planned {
             planned: r.adjust(plan)?,
             requires_replace: Vec::new(),
-            private: Vec::new(),
+            kept: strata_provider::Kept::default(),
         })
     }
 

@@ -22,6 +22,7 @@
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 
 mod functions;
+mod identity;
 mod object;
 mod provider;
 mod rules;

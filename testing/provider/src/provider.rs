@@ -1,6 +1,7 @@
 //! The protocol 6 service: decodes each request's values, hands them to
 //! `object`, and encodes what comes back.
 
+use crate::identity;
 use crate::object::{self, Problem, Step};
 use crate::rules;
 use crate::schema::{self, OBJECT};
@@ -106,6 +107,29 @@ fn encode(v: &Value, ty: &Type) -> Result<Option<v6::DynamicValue>, Status> {
         msgpack,
         json: Vec::new(),
     }))
+}
+
+/// An object's identity as the wire carries it; none for null.
+fn identity_data(v: &Value) -> Result<Option<v6::ResourceIdentityData>, Status> {
+    Ok((!v.is_null()).then_some(v6::ResourceIdentityData {
+        identity_data: encode(v, &identity::identity_type())?,
+    }))
+}
+
+/// The identity a client sent; null when none.
+fn sent_identity(d: Option<&v6::ResourceIdentityData>) -> Result<Value, Status> {
+    decode(
+        d.and_then(|d| d.identity_data.as_ref()),
+        &identity::identity_type(),
+    )
+}
+
+/// The identity of an object of `kind`: only objects have one.
+fn identity_of(kind: Managed, v: &Value) -> Result<Option<v6::ResourceIdentityData>, Status> {
+    match kind {
+        Managed::Object => identity_data(&identity::of(v)),
+        Managed::Rules | Managed::LooseRules => Ok(None),
+    }
 }
 
 /// The ephemeral type's name checked: `stratatest_token` is the only one.
@@ -281,6 +305,35 @@ impl Provider for TestProvider {
         }))
     }
 
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<v6::get_resource_identity_schemas::Request>,
+    ) -> Answer<v6::get_resource_identity_schemas::Response> {
+        Ok(Response::new(identity::schemas()))
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        request: Request<v6::upgrade_resource_identity::Request>,
+    ) -> Answer<v6::upgrade_resource_identity::Response> {
+        let r = request.into_inner();
+        Managed::of(&r.type_name)?;
+        let raw = r.raw_identity.map(|s| s.json).unwrap_or_default();
+        let upgraded = serde_json::from_slice(&raw)
+            .map_err(|e| e.to_string())
+            .and_then(|json| identity::upgrade(r.version, &json));
+        Ok(Response::new(match upgraded {
+            Ok(v) => v6::upgrade_resource_identity::Response {
+                upgraded_identity: identity_data(&v)?,
+                diagnostics: Vec::new(),
+            },
+            Err(e) => v6::upgrade_resource_identity::Response {
+                upgraded_identity: None,
+                diagnostics: error("Cannot upgrade the stored identity", e),
+            },
+        }))
+    }
+
     async fn configure_provider(
         &self,
         request: Request<v6::configure_provider::Request>,
@@ -319,17 +372,28 @@ impl Provider for TestProvider {
         let kind = Managed::of(&r.type_name)?;
         let ty = kind.value_type();
         let current = decode(r.current_state.as_ref(), &ty)?;
+        let stored = sent_identity(r.current_identity.as_ref())?;
+        if let Some(why) = identity::changed(&stored, &current) {
+            return Ok(Response::new(v6::read_resource::Response {
+                diagnostics: error("Unexpected Identity Change", why),
+                ..Default::default()
+            }));
+        }
         let store = self.store_of(kind)?;
         let found = match kind {
             Managed::Object => object::read(store, &current),
             Managed::Rules | Managed::LooseRules => rules::read(store, &current, &ty),
         };
         Ok(Response::new(match found {
-            Ok(found) => v6::read_resource::Response {
-                new_state: encode(&found.unwrap_or(Value::Null(ty.clone())), &ty)?,
-                private: r.private,
-                ..Default::default()
-            },
+            Ok(found) => {
+                let found = found.unwrap_or(Value::Null(ty.clone()));
+                v6::read_resource::Response {
+                    new_state: encode(&found, &ty)?,
+                    private: r.private,
+                    new_identity: identity_of(kind, &found)?,
+                    ..Default::default()
+                }
+            }
             Err(e) => v6::read_resource::Response {
                 diagnostics: error("Cannot read the object", e),
                 ..Default::default()
@@ -370,6 +434,7 @@ impl Provider for TestProvider {
                 steps: vec![step(Step::Attr(a))],
             });
         Ok(Response::new(v6::plan_resource_change::Response {
+            planned_identity: identity_of(kind, &planned.planned)?,
             planned_state: encode(&planned.planned, &ty)?,
             requires_replace: replace.collect(),
             planned_private: if proposed.is_null() {
@@ -429,6 +494,7 @@ impl Provider for TestProvider {
                 }
             }
             Ok(new) => v6::apply_resource_change::Response {
+                new_identity: identity_of(kind, &new)?,
                 new_state: encode(&new, &ty)?,
                 private: r.planned_private,
                 ..Default::default()
@@ -451,19 +517,22 @@ impl Provider for TestProvider {
             return Err(unknown_type(&r.type_name));
         }
         let store = self.store()?;
-        Ok(Response::new(match object::import(store, &r.id) {
+        let wanted = sent_identity(r.identity.as_ref())?;
+        let id = identity::id_in(&wanted).unwrap_or(r.id);
+        Ok(Response::new(match object::import(store, &id) {
             Ok(Some(found)) => v6::import_resource_state::Response {
                 imported_resources: vec![v6::import_resource_state::ImportedResource {
                     type_name: r.type_name,
                     state: encode(&found, &schema::object_value_type())?,
                     private: PRIVATE.to_vec(),
+                    identity: identity_data(&identity::of(&found))?,
                 }],
                 ..Default::default()
             },
             Ok(None) => v6::import_resource_state::Response {
                 diagnostics: error(
                     "Cannot import non-existent remote object",
-                    format!("There is no object {:?} in the store.", r.id),
+                    format!("There is no object {id:?} in the store."),
                 ),
                 ..Default::default()
             },
@@ -496,6 +565,7 @@ impl Provider for TestProvider {
             Ok(v) => v6::move_resource_state::Response {
                 target_state: encode(&v, &schema::object_value_type())?,
                 target_private: PRIVATE.to_vec(),
+                target_identity: identity_data(&identity::of(&v))?,
                 ..Default::default()
             },
             Err(e) => v6::move_resource_state::Response {

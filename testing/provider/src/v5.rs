@@ -76,6 +76,20 @@ impl V5 for Version5 {
         self.0.get_metadata(r).await
     }
 
+    async fn get_resource_identity_schemas(
+        &self,
+        r: Request<v6::get_resource_identity_schemas::Request>,
+    ) -> Answer<v6::get_resource_identity_schemas::Response> {
+        self.0.get_resource_identity_schemas(r).await
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        r: Request<v6::upgrade_resource_identity::Request>,
+    ) -> Answer<v6::upgrade_resource_identity::Response> {
+        self.0.upgrade_resource_identity(r).await
+    }
+
     async fn get_schema(
         &self,
         _: Request<v5::get_provider_schema::Request>,

@@ -172,7 +172,7 @@ async fn every_rpc_of_a_plan_and_apply(version: u32) {
             planned_state: planned.planned_state.clone(),
             config: dynamic(&config, &ty),
             planned_private: private.clone(),
-            provider_meta: None,
+            ..Default::default()
         })
         .await
         .unwrap();

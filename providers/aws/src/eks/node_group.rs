@@ -688,7 +688,7 @@ mod tests {
                     type_name: "aws_eks_node_group",
                     prior: Some(&prior),
                     config: &config,
-                    prior_private: &[],
+                    prior_kept: &Default::default(),
                 },
             );
             assert_eq!(
