@@ -16,23 +16,10 @@ use oracle::require_terraform;
 
 #[path = "common/lab.rs"]
 mod lab;
-use lab::{errors_said, Lab, HEADER};
+use lab::{errors_said, identity_env, Lab, HEADER};
 
 use serde_json::{json, Value as Json};
-use std::ffi::OsStr;
 use std::path::Path;
-
-/// The environment in which the provider declares identities.
-fn identity() -> [(&'static str, &'static OsStr); 1] {
-    [("STRATATEST_IDENTITY", OsStr::new("1"))]
-}
-
-/// strata with the provider declaring identities; success insisted on.
-fn strata(lab: &Lab, dir: &Path, args: &[&str]) -> String {
-    let (code, out, err) = lab.run_with("strata", dir, args, &identity());
-    assert_eq!(code, 0, "strata {args:?} failed:\n{out}\n{err}");
-    out
-}
 
 fn config(body: &str) -> String {
     format!("{HEADER}\n{body}")
@@ -78,8 +65,8 @@ resource "stratatest_object" "a" {
 fn identities_are_kept_sent_back_and_upgraded() {
     let lab = Lab::new("identity-kept");
     let dir = lab.work_with("strata", &config(ALPHA));
-    strata(&lab, &dir, &["init", "-no-color"]);
-    strata(&lab, &dir, &["apply", "-no-color", "-auto-approve"]);
+    lab.identified(&dir, &["init", "-no-color"]);
+    lab.identified(&dir, &["apply", "-no-color", "-auto-approve"]);
     let a = instance(&dir, "a");
     assert_eq!(
         a["identity"],
@@ -88,7 +75,7 @@ fn identities_are_kept_sent_back_and_upgraded() {
     );
     assert_eq!(a["identity_schema_version"], 1, "{a}");
     // `show -json` gives it as Terraform 1.12 does.
-    let shown: Json = serde_json::from_str(&strata(&lab, &dir, &["show", "-json"])).unwrap();
+    let shown: Json = serde_json::from_str(&lab.identified(&dir, &["show", "-json"])).unwrap();
     let r = &shown["values"]["root_module"]["resources"][0];
     assert_eq!(
         r["identity"],
@@ -100,7 +87,7 @@ fn identities_are_kept_sent_back_and_upgraded() {
     // `providers schema -json` gives the identity schema as Terraform
     // 1.12 does.
     let schema: Json =
-        serde_json::from_str(&strata(&lab, &dir, &["providers", "schema", "-json"])).unwrap();
+        serde_json::from_str(&lab.identified(&dir, &["providers", "schema", "-json"])).unwrap();
     let ours = &schema["provider_schemas"][lab::SOURCE]["resource_identity_schemas"];
     assert_eq!(ours["stratatest_object"]["version"], 1, "{ours}");
     assert_eq!(
@@ -111,7 +98,7 @@ fn identities_are_kept_sent_back_and_upgraded() {
     // The provider refuses a read whose identity names another object:
     // strata sends what it stored.
     edit_state(&dir, "a", |i| i["identity"]["id"] = json!("other-9"));
-    let (code, out, err) = lab.run_with("strata", &dir, &["plan", "-no-color"], &identity());
+    let (code, out, err) = lab.run_with("strata", &dir, &["plan", "-no-color"], &identity_env());
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("Unexpected Identity Change"), "{err}");
 
@@ -121,20 +108,19 @@ fn identities_are_kept_sent_back_and_upgraded() {
         i["identity"] = json!({"object_id": "alpha-1"});
         i["identity_schema_version"] = json!(0);
     });
-    strata(
-        &lab,
+    lab.identified(
         &dir,
         &["plan", "-no-color", "-refresh=false", "-out=saved.plan"],
     );
     let plan: Json =
-        serde_json::from_str(&strata(&lab, &dir, &["show", "-json", "saved.plan"])).unwrap();
+        serde_json::from_str(&lab.identified(&dir, &["show", "-json", "saved.plan"])).unwrap();
     let change = &plan["resource_changes"][0]["change"];
     assert_eq!(
         change["before_identity"],
         json!({"id": "alpha-1", "name": null}),
         "{change}"
     );
-    strata(&lab, &dir, &["apply", "-no-color", "-auto-approve"]);
+    lab.identified(&dir, &["apply", "-no-color", "-auto-approve"]);
     let a = instance(&dir, "a");
     assert_eq!(
         a["identity"],
@@ -142,17 +128,6 @@ fn identities_are_kept_sent_back_and_upgraded() {
         "{a}"
     );
     assert_eq!(a["identity_schema_version"], 1, "{a}");
-}
-
-/// An object made outside the configuration under test, in its store.
-fn made_elsewhere(lab: &Lab, dir: &Path, name: &str) {
-    let seed = dir.join("seed");
-    std::fs::create_dir_all(&seed).unwrap();
-    let body = format!("resource \"stratatest_object\" \"x\" {{\n  name = \"{name}\"\n}}\n");
-    let text = config(&body).replace("./store", "../store");
-    std::fs::write(seed.join("main.tf"), text).unwrap();
-    strata(lab, &seed, &["init", "-no-color"]);
-    strata(lab, &seed, &["apply", "-no-color", "-auto-approve"]);
 }
 
 const IMPORT_BETA: &str = r#"
@@ -170,9 +145,9 @@ resource "stratatest_object" "b" {
 fn an_import_block_takes_an_identity() {
     let lab = Lab::new("identity-import");
     let dir = lab.work_with("strata", &config(IMPORT_BETA));
-    made_elsewhere(&lab, &dir, "beta");
-    strata(&lab, &dir, &["init", "-no-color"]);
-    let plan = strata(&lab, &dir, &["plan", "-no-color", "-out=saved.plan"]);
+    lab.made_elsewhere(&dir, "beta");
+    lab.identified(&dir, &["init", "-no-color"]);
+    let plan = lab.identified(&dir, &["plan", "-no-color", "-out=saved.plan"]);
     // Terraform 1.12's lines: the identity as the block gives it, its
     // optional attributes null.
     assert!(
@@ -188,7 +163,7 @@ fn an_import_block_takes_an_identity() {
         "{plan}"
     );
     let shown: Json =
-        serde_json::from_str(&strata(&lab, &dir, &["show", "-json", "saved.plan"])).unwrap();
+        serde_json::from_str(&lab.identified(&dir, &["show", "-json", "saved.plan"])).unwrap();
     let change = &shown["resource_changes"][0]["change"];
     assert_eq!(
         change["importing"],
@@ -200,7 +175,7 @@ fn an_import_block_takes_an_identity() {
         json!({"id": "beta-1", "name": "beta"}),
         "{change}"
     );
-    let applied = strata(&lab, &dir, &["apply", "-no-color", "saved.plan"]);
+    let applied = lab.identified(&dir, &["apply", "-no-color", "saved.plan"]);
     assert!(applied.contains("1 imported, 0 added"), "{applied}");
     let b = instance(&dir, "b");
     assert_eq!(
@@ -213,7 +188,7 @@ fn an_import_block_takes_an_identity() {
         "strata",
         &dir,
         &["plan", "-no-color", "-detailed-exitcode"],
-        &identity(),
+        &identity_env(),
     );
     assert_eq!(again.0, 0, "{}{}", again.1, again.2);
 }
@@ -223,10 +198,9 @@ fn configuration_is_generated_for_an_import_by_identity() {
     let lab = Lab::new("identity-generate");
     let body = "import {\n  to       = stratatest_object.g\n  identity = { id = \"gamma-1\" }\n}\n";
     let dir = lab.work_with("strata", &config(body));
-    made_elsewhere(&lab, &dir, "gamma");
-    strata(&lab, &dir, &["init", "-no-color"]);
-    strata(
-        &lab,
+    lab.made_elsewhere(&dir, "gamma");
+    lab.identified(&dir, &["init", "-no-color"]);
+    lab.identified(
         &dir,
         &["plan", "-no-color", "-generate-config-out=generated.tf"],
     );
@@ -280,8 +254,9 @@ fn bad_import_identities_are_refused_where_they_are_written() {
         let dir = lab.work_with(&format!("case{n}"), &config(&body));
         // A block that does not decode stops init already, as it stops
         // Terraform's; the plan must say it either way.
-        lab.run_with("strata", &dir, &["init", "-no-color"], &identity());
-        let (code, out, err) = lab.run_with("strata", &dir, &["plan", "-no-color"], &identity());
+        lab.run_with("strata", &dir, &["init", "-no-color"], &identity_env());
+        let (code, out, err) =
+            lab.run_with("strata", &dir, &["plan", "-no-color"], &identity_env());
         assert_eq!(code, 1, "case {n}: {out}{err}");
         let said = errors_said(&err);
         assert!(
@@ -310,8 +285,8 @@ fn terraform_reads_a_state_that_holds_identities() {
     }
     let lab = Lab::new("identity-terraform");
     let dir = lab.work_with("strata", &config(ALPHA));
-    strata(&lab, &dir, &["init", "-no-color"]);
-    strata(&lab, &dir, &["apply", "-no-color", "-auto-approve"]);
+    lab.identified(&dir, &["init", "-no-color"]);
+    lab.identified(&dir, &["apply", "-no-color", "-auto-approve"]);
     assert!(instance(&dir, "a")["identity"].is_object());
     // Terraform 1.11, with the same provider, plans no change over it.
     let (code, out, err) = lab.run("terraform", &dir, &["init", "-no-color"]);
@@ -320,7 +295,7 @@ fn terraform_reads_a_state_that_holds_identities() {
         "terraform",
         &dir,
         &["plan", "-no-color", "-detailed-exitcode"],
-        &identity(),
+        &identity_env(),
     );
     assert_eq!(code, 0, "{out}{err}");
 }

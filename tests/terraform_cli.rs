@@ -33,8 +33,27 @@ fn workdir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("infra")).expect("scratch");
     std::fs::write(d.join("infra/main.tf"), CONFIG).expect("config");
+    // The module's own tests, as a published module keeps them: the CI
+    // script runs them with `test`.
+    std::fs::create_dir_all(d.join("infra/tests")).expect("tests folder");
+    std::fs::write(d.join("infra/tests/n.tftest.hcl"), TESTS).expect("tests");
     d
 }
+
+const TESTS: &str = r#"
+variables {
+  n = 3
+}
+
+run "input_is_kept" {
+  command = plan
+
+  assert {
+    condition     = terraform_data.a.input == 3
+    error_message = "the input is not the variable"
+  }
+}
+"#;
 
 /// One tool's run of `args` in `dir` with `env`: exit code, stdout, stderr.
 fn run(tool: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
@@ -81,6 +100,7 @@ const SCRIPT: &[(&[&str], &[(&str, &str)], i32)] = &[
     ),
     (&["fmt", "-check", "-recursive"], &[], 0),
     (&["-chdir=infra", "validate", "-no-color"], &[], 0),
+    (&["-chdir=infra", "test", "-no-color"], &[], 0),
     (
         &[
             "-chdir=infra",
@@ -1059,6 +1079,12 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["init", "-var-file=x.tfvars"],
         &["get", "-var=a=b"],
         &["console", "-scope=module.a"],
+        &["query"],
+        &["query", "-json"],
+        &["query", "-generate-config-out=found.tf"],
+        &["query", "-var=a=b"],
+        &["query", "-var-file=x.tfvars"],
+        &["query", "-no-color"],
     ];
     for line in newer {
         let mut line = line.to_vec();

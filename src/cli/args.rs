@@ -105,6 +105,7 @@ impl RunArgs {
             minimal_refresh: self.minimal_refresh,
             check_settle: None,
             provider_blocks: Vec::new(),
+            query: false,
         })
     }
 
@@ -170,6 +171,9 @@ pub enum Command {
     Console(ConsoleArgs),
     /// Run the configuration's test files (*.tftest.hcl), as `terraform test`.
     Test(TestArgs),
+    /// List what providers find (the query files' list blocks, *.tfquery.hcl),
+    /// as `terraform query`.
+    Query(QueryArgs),
     /// Print the resource dependency graph as DOT, as `terraform graph` does.
     Graph {
         #[arg(default_value = ".")]
@@ -497,6 +501,20 @@ pub struct TestArgs {
     /// Show each run's plan, or the state its apply left.
     #[arg(long)]
     pub verbose: bool,
+    /// Terraform's machine-readable UI, one message a line.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub vars: VarArgs,
+}
+
+// `strata query`: its flags and arguments (the variant of `Command` says what it does).
+#[derive(clap::Args, Debug)]
+pub struct QueryArgs {
+    /// Write a `resource` and an `import` block for everything found into
+    /// FILE (a new file).
+    #[arg(long, value_name = "FILE")]
+    pub generate_config_out: Option<PathBuf>,
     /// Terraform's machine-readable UI, one message a line.
     #[arg(long)]
     pub json: bool,

@@ -1,7 +1,7 @@
 //! The commands that read a configuration, a saved plan or a state and
 //! change nothing: `validate`, `show`, `console`, `graph`, `version`.
 
-use super::args::{price_list, ConsoleArgs, ShowArgs, TestArgs, ValidateArgs};
+use super::args::{price_list, ConsoleArgs, QueryArgs, ShowArgs, TestArgs, ValidateArgs};
 use super::{print, printer, Context};
 use crate::diag::Diags;
 use crate::engine::{ConsoleForm, Consoled, Terminal};
@@ -33,6 +33,34 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
 
 /// `strata test`: each file's runs as they go, then Terraform's summary;
 /// exit 1 when a run failed.
+/// `strata query`: what each list block found, as Terraform shows it.
+pub fn query(a: QueryArgs, cx: &mut Context<'_>) -> ExitCode {
+    let opts = crate::engine::Options {
+        inputs: cx.inputs.clone(),
+        generate_config_out: a.generate_config_out,
+        json: a.json,
+        query: true,
+        ..Default::default()
+    };
+    let (sources, drivers) = (&mut cx.sources, cx.drivers);
+    let r = crate::engine::query(std::path::Path::new("."), &opts, sources, drivers);
+    let shown = r.map(|q| match a.json {
+        true => {
+            crate::render::query::json_lines(&q, crate::engine::TERRAFORM_LANGUAGE).join("\n")
+                + "\n"
+        }
+        false => crate::render::query::human(&q),
+    });
+    let mut view = printer::Printer::human();
+    view.json = a.json;
+    view.finish(
+        shown
+            .and_then(|text| printer::text(Ok(text)))
+            .map(|()| ExitCode::SUCCESS),
+        &cx.sources,
+    )
+}
+
 pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
     let req = crate::engine::TestRequest {
         dir: PathBuf::from("."),

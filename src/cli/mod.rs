@@ -107,7 +107,7 @@ fn plugin_dir(command: &Command) -> Option<PathBuf> {
         Command::Apply(a) if a.target.is_file() => here(),
         Command::Apply(a) => Some(a.target.clone()),
         Command::Console(a) => a.path.clone().or_else(here),
-        Command::Test(_) => here(),
+        Command::Test(_) | Command::Query(_) => here(),
         Command::Show(_) => here(),
         Command::State(StateArgs {
             command: StateCommand::Show { .. },
@@ -231,6 +231,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Show(a) => inspect::show(a, &mut cx),
         Command::Console(a) => inspect::console(a, &mut cx),
         Command::Test(a) => return inspect::test(a, &mut cx),
+        Command::Query(a) => return inspect::query(a, &mut cx),
         Command::Graph { path, format } => inspect::graph(path, format, &mut cx),
         Command::Version { json } => inspect::version(json),
         Command::State(a) => state::state(a, &mut cx),

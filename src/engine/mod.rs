@@ -26,6 +26,7 @@ mod plan;
 mod plugins;
 mod prepare;
 mod providers;
+mod query;
 mod report;
 mod serving;
 mod session;
@@ -41,6 +42,7 @@ mod workspace;
 pub use crate::plan::Mode;
 /// The plan a command shows its view.
 pub use crate::plan::Plan;
+pub use crate::plan::{Generated, ListFound, Queried};
 pub use crate::report::Report;
 pub use apply::{apply, Applied, ApplyReport};
 pub use console::{console, ConsoleForm, Consoled, Terminal};
@@ -50,6 +52,7 @@ pub use init::{get, init, Init};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
 pub use plugins::with_plugins;
 pub use providers::{providers, schema as provider_schemas};
+pub use query::query;
 pub use report::report;
 pub use show::{
     planned_values, show, state_outputs, state_show, state_values, ConsoleObjects, Decoded,
@@ -125,6 +128,8 @@ pub struct Options {
     /// A test run's `provider` blocks, in place of the root module's of
     /// the same name and alias.
     pub provider_blocks: Vec<crate::config::Provider>,
+    /// `query`: the query files (`*.tfquery.hcl`) are read too.
+    pub query: bool,
 }
 
 impl Default for Options {
@@ -146,6 +151,7 @@ impl Default for Options {
             minimal_refresh: false,
             check_settle: None,
             provider_blocks: Vec::new(),
+            query: false,
         }
     }
 }

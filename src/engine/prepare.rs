@@ -33,6 +33,8 @@ pub(super) struct Prepared {
     /// What the configuration itself warns of (deprecated variables and
     /// outputs in use), said with the plan.
     pub warnings: Vec<crate::diag::Diag>,
+    /// The query files' `list` blocks, read for `query` only.
+    pub lists: Vec<config::ListBlock>,
 }
 
 pub(super) fn digest(text: &str) -> String {
@@ -294,6 +296,12 @@ pub(super) fn prepare(
     let inputs = &opts.inputs;
     let given = config::dynamic::Given::with_environment(inputs.clone());
     let mut module = config::load_given(path, sources, &given)?;
+    // Query files join the root module (their providers, variables and
+    // locals) before its variables are resolved.
+    let lists = match opts.query {
+        true => config::read_query_files(&mut module, sources)?,
+        false => Vec::new(),
+    };
     for p in &opts.provider_blocks {
         module
             .providers
@@ -366,6 +374,7 @@ pub(super) fn prepare(
         files,
         expansion,
         warnings,
+        lists,
     })
 }
 

@@ -22,7 +22,17 @@ pub fn providers(
 ) -> Result<String, Diags> {
     let module = config::load(path, sources)?;
     let mut out = String::from("\nProviders required by configuration:\n.\n");
-    tree(&module, "", drivers, &mut out);
+    // The test files hang from the root, as Terraform shows them.
+    let mut tests: Vec<String> = super::test::found_files(&module.dir, Path::new("tests"))
+        .iter()
+        .map(|f| {
+            let name = f.to_string_lossy();
+            let name = name.strip_suffix(".tftest.hcl").unwrap_or(&name);
+            format!("test.{}", name.replace('/', "."))
+        })
+        .collect();
+    tests.sort();
+    tree(&module, (&tests, ""), drivers, &mut out);
     let used: BTreeSet<String> = state_providers(&module, workspace)?
         .iter()
         .map(|p| p.replace('"', ""))
@@ -37,9 +47,9 @@ pub fn providers(
     Ok(out)
 }
 
-/// `m`'s providers, then the modules it calls, each a branch of the tree
-/// drawn under `indent`.
-fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
+/// `m`'s providers, its test files (the root's), then the modules it
+/// calls, each a branch of the tree drawn under `indent`.
+fn tree(m: &Module, (tests, indent): (&[String], &str), drivers: &Drivers, out: &mut String) {
     let providers: Vec<String> = module_needs(m, drivers)
         .into_iter()
         .map(|n| match n.version {
@@ -47,7 +57,7 @@ fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
             None => format!("provider[{}]", n.source),
         })
         .collect();
-    let count = providers.len() + m.module_calls.len();
+    let count = providers.len() + tests.len() + m.module_calls.len();
     let mut i = 0;
     let mut branch = |label: &str, out: &mut String| -> String {
         i += 1;
@@ -58,12 +68,12 @@ fn tree(m: &Module, indent: &str, drivers: &Drivers, out: &mut String) {
         ));
         format!("{indent}{}", if last { "    " } else { "│   " })
     };
-    for p in &providers {
+    for p in providers.iter().chain(tests) {
         branch(p, out);
     }
     for c in &m.module_calls {
         let below = branch(&format!("module.{}", c.name), out);
-        tree(&c.module, &below, drivers, out);
+        tree(&c.module, (&[], &below), drivers, out);
     }
 }
 

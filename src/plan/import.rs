@@ -126,7 +126,7 @@ pub(super) fn id_of(v: Result<Value, Diag>, span: Span) -> Result<String, Diag> 
 
 /// The elements of an import's `for_each`: a map's or object's by key, a
 /// list's or tuple's by index, a set's by value, as Terraform takes them.
-fn elements(v: &Value, span: Span) -> Result<Vec<Each>, Diag> {
+pub(super) fn elements(v: &Value, span: Span) -> Result<Vec<Each>, Diag> {
     let unsuitable = |why: &str| {
         Diag::new(
             "strata::plan::import_for_each",

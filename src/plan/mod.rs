@@ -14,6 +14,7 @@ mod instance;
 mod lasting;
 mod moved;
 mod planner;
+mod query;
 mod refresh;
 mod relevant;
 
@@ -22,6 +23,7 @@ pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Refresh, Request};
+pub use query::{Generated, ListFound, Queried};
 pub use refresh::{kept_of, private_text};
 pub use relevant::RelevantAttr;
 
@@ -52,6 +54,16 @@ pub fn import_target(
 }
 
 pub use import::{by_text as import_by_text, identity_text};
+
+/// The elements of a `for_each` (key and value each), as an import block
+/// or a list block takes them: a map's or object's by key, a list's or
+/// tuple's by index, a set's by value.
+pub fn for_each_elements(
+    v: &Value,
+    span: crate::diag::Span,
+) -> Result<Vec<(Value, Value)>, crate::diag::Diag> {
+    import::elements(v, span)
+}
 
 /// The instance an `import` block's `to` names, when it names one.
 pub fn import_address(to: &crate::syntax::Expr) -> Option<Address> {

@@ -35,6 +35,37 @@ pub fn resource_block(
     out
 }
 
+/// The block of an object a `list` found (`query -generate-config-out`),
+/// naming the provider it came through first, as Terraform writes it.
+pub fn listed_resource(
+    type_name: &str,
+    name: &str,
+    provider: &str,
+    object: &Value,
+    schema: &ResourceSchema,
+) -> String {
+    let mut out = format!("resource {} {} {{\n", quoted(type_name), quoted(name));
+    let lead = vec![("provider".to_string(), provider.to_string())];
+    body_after(lead, object, schema, 1, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+/// The `import` block that adopts an object a `list` found, by its
+/// identity, as Terraform writes it.
+pub fn identity_import(to: &str, provider: &str, identity: &serde_json::Value) -> String {
+    let value = crate::funcs::json_value(identity).unwrap_or_else(|_| Value::null());
+    let lines = vec![
+        ("to".to_string(), to.to_string()),
+        ("provider".to_string(), provider.to_string()),
+        (
+            "identity".to_string(),
+            hcl_expr(&value, 1, Templates::Escaped),
+        ),
+    ];
+    format!("import {{\n{}}}\n", hcl_lines(&lines, 1))
+}
+
 /// A block written by [`resource_block`], its comment naming no id.
 pub fn without_id(block: &str) -> String {
     let Some(rest) = block.strip_prefix(OPENING).and_then(|r| r.split_once('\n')) else {
@@ -52,17 +83,30 @@ const OPENING: &str = "\n# __generated__ by strata from ";
 /// null (the legacy SDK's way of saying unset); a JSON document in a
 /// string as `jsonencode(…)` of its value.
 fn body(object: &Value, schema: &ResourceSchema, depth: usize, out: &mut String) {
+    body_after(Vec::new(), object, schema, depth, out)
+}
+
+/// [`body`], its arguments after `lead` (aligned with them).
+fn body_after(
+    lead: Vec<(String, String)>,
+    object: &Value,
+    schema: &ResourceSchema,
+    depth: usize,
+    out: &mut String,
+) {
     let pad = "  ".repeat(depth);
     let field = |name: &str| match object.unmarked() {
         Value::Object(m) => m.get(name).cloned().unwrap_or_else(Value::null),
         _ => Value::null(),
     };
-    let lines: Vec<(String, String)> = schema
-        .attributes
-        .iter()
-        .filter(|(name, a)| written(name, a, depth))
-        .map(|(name, a)| (name.clone(), argument(&field(name), a, depth)))
-        .collect();
+    let mut lines = lead;
+    lines.extend(
+        schema
+            .attributes
+            .iter()
+            .filter(|(name, a)| written(name, a, depth))
+            .map(|(name, a)| (name.clone(), argument(&field(name), a, depth))),
+    );
     out.push_str(&hcl_lines(&lines, depth));
     for (name, block) in schema.blocks.iter().filter(|(_, b)| !b.deprecated) {
         let value = field(name);

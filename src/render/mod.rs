@@ -13,5 +13,6 @@ pub mod human;
 pub mod json;
 pub mod markdown;
 pub mod placement;
+pub mod query;
 pub mod report;
 pub mod ui;

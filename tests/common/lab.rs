@@ -136,6 +136,33 @@ impl Lab {
     }
 }
 
+/// The environment in which the test provider declares resource
+/// identities and lists objects (`STRATATEST_IDENTITY`).
+pub fn identity_env() -> [(&'static str, &'static std::ffi::OsStr); 1] {
+    [("STRATATEST_IDENTITY", std::ffi::OsStr::new("1"))]
+}
+
+impl Lab {
+    /// strata with the provider declaring identities; success insisted on.
+    pub fn identified(&self, dir: &Path, args: &[&str]) -> String {
+        let (code, out, err) = self.run_with("strata", dir, args, &identity_env());
+        assert_eq!(code, 0, "strata {args:?} failed:\n{out}\n{err}");
+        out
+    }
+
+    /// An object named `name` made in `dir`'s store by another
+    /// configuration (`dir/seed`), as objects made by hand are.
+    pub fn made_elsewhere(&self, dir: &Path, name: &str) {
+        let seed = dir.join(format!("seed-{name}"));
+        std::fs::create_dir_all(&seed).unwrap();
+        let body = format!("resource \"stratatest_object\" \"x\" {{\n  name = \"{name}\"\n}}\n");
+        let text = format!("{HEADER}\n{body}").replace("./store", "../store");
+        std::fs::write(seed.join("main.tf"), text).unwrap();
+        self.identified(&seed, &["init", "-no-color"]);
+        self.identified(&seed, &["apply", "-no-color", "-auto-approve"]);
+    }
+}
+
 /// A lab is removed once its test passes (kept to look at when it fails).
 impl Drop for Lab {
     fn drop(&mut self) {

@@ -785,7 +785,7 @@ pub(super) fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, Pr
         .collect()
 }
 
-fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
+pub(super) fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
     match &e.kind {
         ExprKind::Variable(n) => Some(ProviderRef {
             name: n.clone(),
@@ -1051,12 +1051,21 @@ pub(super) fn check_module_inputs(call: &ModuleCall, child: &Module, diags: &mut
 
 /// What Terraform refuses of a module's import blocks as it reads them:
 /// two blocks for one object, and `provider` on a block whose target the
-/// module configures (it is for the configuration a plan writes).
+/// module configures (it is for the configuration a plan writes) unless
+/// the target names the same provider configuration — as the blocks
+/// `query -generate-config-out` writes do.
 fn check_imports(m: &Module, diags: &mut Diags) {
     let mut seen: std::collections::HashMap<String, Span> = Default::default();
     for im in &m.imports {
         if let Some(p) = &im.provider {
-            if m.resources.iter().any(|r| im.names(r)) {
+            let same = |t: &Option<ProviderRef>| {
+                t.as_ref()
+                    .is_some_and(|t| (&t.name, &t.alias) == (&p.name, &p.alias))
+            };
+            if m.resources
+                .iter()
+                .any(|r| im.names(r) && !same(&r.provider))
+            {
                 diags.push(err(
                     "strata::config::import",
                     "Invalid import provider argument",

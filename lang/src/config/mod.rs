@@ -12,6 +12,7 @@ pub mod installed;
 pub mod json;
 mod overrides;
 pub mod provisioner;
+pub mod query;
 pub mod repeat;
 pub mod source;
 pub mod testfile;
@@ -26,6 +27,7 @@ mod typeexpr;
 pub mod variables;
 
 pub use provisioner::{OnFailure, Provisioner, ProvisionerKind, When};
+pub use query::{read_query_files, ListBlock};
 pub use scope::{ConfigScope, Declared, Known, ProviderFunctions, Run};
 pub use typeexpr::{Constraint, Defaults};
 
@@ -472,10 +474,15 @@ pub fn selected_workspace_file() -> PathBuf {
 }
 
 /// Whether a file of this name is configuration: `*.tf`, `*.tf.json`
-/// (Terraform's JSON syntax) or strata's `*.hcl`, not hidden.
+/// (Terraform's JSON syntax) or strata's `*.hcl`, not hidden — and not
+/// one of Terraform's other files that end so (test files, mock data,
+/// query files), which only `test` and `query` read.
 pub fn is_config_file(name: &str) -> bool {
     !name.starts_with('.')
         && [".tf", ".tf.json", ".hcl"]
+            .iter()
+            .any(|s| name.ends_with(s))
+        && ![".tftest.hcl", ".tfmock.hcl", ".tfquery.hcl"]
             .iter()
             .any(|s| name.ends_with(s))
 }

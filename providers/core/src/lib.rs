@@ -19,6 +19,7 @@ mod ephemeral;
 mod function;
 mod kind;
 pub mod lasting;
+mod list;
 pub mod money;
 mod plan;
 pub mod records;
@@ -36,6 +37,7 @@ pub use change::{
 pub use ephemeral::{Ephemerals, Opened, Renewed};
 pub use function::{FunctionFailure, FunctionParam, FunctionSig};
 pub use kind::{Cloud, Kind, Kinds};
+pub use list::{ListRequest, Listed};
 pub use plan::plan_by_schema;
 pub use schema::{
     AttributeSchema, BlockNesting, BlockSchema, IdentityAttribute, IdentitySchema, ResourceSchema,
@@ -53,6 +55,8 @@ pub enum TypeMode {
     Managed,
     Data,
     Ephemeral,
+    /// A list resource's `config` block (protocol 6.10).
+    List,
 }
 
 /// What an `import` block names the object it adopts by.
@@ -438,6 +442,22 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
     fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {
         let _ = type_name;
         None
+    }
+
+    /// The schemas of the `config` block of each list resource type
+    /// (protocol 6.10), none by default.
+    fn list_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
+
+    /// The objects of `req.type_name` the provider finds, at most
+    /// `req.limit`, in the order it gives them.
+    async fn list(&self, req: ListRequest<'_>) -> Result<Vec<Listed>, DriverError> {
+        Err(DriverError::InvalidConfig {
+            type_name: req.type_name.to_string(),
+            detail: format!("the {} driver lists no objects of this type", self.name()),
+        })
     }
 
     /// Schemas of the data source types (none unless the driver has some).

@@ -246,6 +246,32 @@ impl Provider {
     shared_rpc!(close_ephemeral_resource(v6::close_ephemeral_resource::Request)
         -> v6::close_ephemeral_resource::Response,
         v5: close_ephemeral_resource, v6: close_ephemeral_resource);
+    /// The objects a list resource finds (a stream of events), read until
+    /// the stream ends or `limit` of them have come, as Terraform reads it.
+    pub async fn list_resource(
+        &self,
+        request: v6::list_resource::Request,
+    ) -> Result<Vec<v6::list_resource::Event>, RpcError> {
+        let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
+        let reply = match self.stub.clone() {
+            Stub::V5(mut c) => c.list_resource(request).await,
+            Stub::V6(mut c) => c.list_resource(request).await,
+        };
+        let mut stream = self.answer("ListResource", reply).await?;
+        let mut events = Vec::new();
+        while events.len() < limit {
+            match stream.message().await {
+                Ok(Some(event)) => events.push(event),
+                Ok(None) => break,
+                Err(status) => return self.answer("ListResource", Err(status)).await,
+            }
+        }
+        Ok(events)
+    }
+
+    shared_rpc!(validate_list_resource_config(v6::validate_list_resource_config::Request)
+        -> v6::validate_list_resource_config::Response,
+        v5: validate_list_resource_config, v6: validate_list_resource_config);
     shared_rpc!(call_function(v6::call_function::Request) -> v6::call_function::Response,
         v5: call_function, v6: call_function);
     shared_rpc!(
@@ -272,6 +298,7 @@ mod from_v5 {
             server_capabilities: r.server_capabilities,
             functions: r.functions,
             ephemeral_resource_schemas: each(r.ephemeral_resource_schemas),
+            list_resource_schemas: each(r.list_resource_schemas),
         }
     }
 

@@ -23,8 +23,8 @@ use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
     ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionSig,
-    Identity, IdentitySchema, ImportBy, Kept, MoveRequest, PathStep, PlanRequest, Planned, Problem,
-    ResourceSchema, Stored, Tags, TypeMode,
+    Identity, IdentitySchema, ImportBy, Kept, ListRequest, Listed, MoveRequest, PathStep,
+    PlanRequest, Planned, Problem, ResourceSchema, Stored, Tags, TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -217,6 +217,7 @@ impl PluginDriver {
             TypeMode::Managed => &self.schemas.resources,
             TypeMode::Data => &self.schemas.data,
             TypeMode::Ephemeral => &self.schemas.ephemeral,
+            TypeMode::List => &self.schemas.list,
         };
         kinds
             .get(type_name)
@@ -522,6 +523,18 @@ impl Driver for PluginDriver {
                 })?
                 .diagnostics
             }
+            TypeMode::List => {
+                let request = v6::validate_list_resource_config::Request {
+                    type_name,
+                    config,
+                    include_resource_object: None,
+                    limit: None,
+                };
+                self.call(&operation, |p| {
+                    Box::pin(async move { p.validate_list_resource_config(request).await })
+                })?
+                .diagnostics
+            }
             TypeMode::Managed => {
                 let request = v6::validate_resource_config::Request {
                     type_name,
@@ -651,6 +664,14 @@ impl Driver for PluginDriver {
         by: &ImportBy,
     ) -> Result<Option<Stored>, DriverError> {
         self.import_by(type_name, by).await
+    }
+
+    fn list_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.list_schemas
+    }
+
+    async fn list(&self, req: ListRequest<'_>) -> Result<Vec<Listed>, DriverError> {
+        self.list_objects(req).await
     }
 
     fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {

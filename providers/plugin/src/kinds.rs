@@ -41,6 +41,9 @@ pub(crate) struct Schemas {
     pub(crate) data_schemas: BTreeMap<String, ResourceSchema>,
     pub(crate) ephemeral: HashMap<String, Kind>,
     pub(crate) ephemeral_schemas: BTreeMap<String, ResourceSchema>,
+    /// List resource types' `config` blocks (protocol 6.10).
+    pub(crate) list: HashMap<String, Kind>,
+    pub(crate) list_schemas: BTreeMap<String, ResourceSchema>,
     /// Types whose schemas strata cannot read, and why: left out, so one
     /// such type does not cost the provider's others.
     pub(crate) unusable: HashMap<(TypeMode, String), SchemaError>,
@@ -76,6 +79,7 @@ pub(crate) fn convert_schemas(
     let mut resources = kinds(&r.resource_schemas, TypeMode::Managed);
     let data = kinds(&r.data_source_schemas, TypeMode::Data);
     let ephemeral = kinds(&r.ephemeral_resource_schemas, TypeMode::Ephemeral);
+    let list = kinds(&r.list_resource_schemas, TypeMode::List);
     for (name, schema) in identity::schemas(identities) {
         match (schema, resources.get_mut(&name)) {
             (Ok(schema), Some(kind)) => kind.identity = Some(schema),
@@ -96,6 +100,8 @@ pub(crate) fn convert_schemas(
         resource_schemas: strata_form(&resources),
         data_schemas: strata_form(&data),
         ephemeral_schemas: strata_form(&ephemeral),
+        list_schemas: strata_form(&list),
+        list,
         resources,
         data,
         ephemeral,

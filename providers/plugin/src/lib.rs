@@ -19,6 +19,7 @@ mod import;
 mod kept;
 mod kinds;
 pub mod launch;
+mod list;
 pub mod msgpack;
 pub mod proposed;
 pub mod proto;

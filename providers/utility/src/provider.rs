@@ -281,6 +281,8 @@ impl Driver for Provider {
                 let e = self.ephemeral.get(type_name);
                 Ok(e.map(|e| e.validate(config)).unwrap_or_default())
             }
+            // The utility providers list nothing.
+            strata_provider::TypeMode::List => Ok(Vec::new()),
         }
     }
 

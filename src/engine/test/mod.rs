@@ -210,7 +210,7 @@ pub fn validate_tests(
 
 /// Every test file of the configuration at `dir`, as paths from it: its
 /// own `*.tftest.hcl` and `*.tftest.json`, then the test directory's, each in name order.
-fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
+pub(super) fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for sub in [PathBuf::new(), test_directory.to_path_buf()] {
         let Ok(entries) = std::fs::read_dir(dir.join(&sub)) else {

@@ -23,6 +23,7 @@ pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 
 mod functions;
 mod identity;
+mod list;
 mod object;
 mod provider;
 mod rules;

@@ -374,3 +374,8 @@ pub fn lookup(store: &Store, config: &Value) -> Result<Value, String> {
     }
     Err(format!("no object is named {name:?}"))
 }
+
+/// Every object in the store.
+pub fn all(store: &Store) -> Result<Vec<Value>, String> {
+    store.all()?.iter().map(from_store).collect()
+}

@@ -225,6 +225,11 @@ impl Provider for TestProvider {
                 .into(),
             ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
                 .into(),
+            // A list resource needs its type's identity.
+            list_resource_schemas: match identity::declared() {
+                true => [(OBJECT.to_string(), crate::list::schema())].into(),
+                false => Default::default(),
+            },
             functions: crate::functions::declared(),
             server_capabilities: Some(v6::ServerCapabilities {
                 plan_destroy: false,
@@ -302,6 +307,62 @@ impl Provider for TestProvider {
                 upgraded_state: None,
                 diagnostics: error("Cannot upgrade the stored object", e),
             },
+        }))
+    }
+
+    type ListResourceStream = tonic::codegen::tokio_stream::Iter<
+        std::vec::IntoIter<Result<v6::list_resource::Event, Status>>,
+    >;
+
+    async fn list_resource(
+        &self,
+        request: Request<v6::list_resource::Request>,
+    ) -> Answer<Self::ListResourceStream> {
+        let r = request.into_inner();
+        if r.type_name != OBJECT || !identity::declared() {
+            return Err(unknown_type(&r.type_name));
+        }
+        let prefix = crate::list::prefix(&decode(r.config.as_ref(), &crate::list::config_type())?);
+        let events = match object::all(self.store()?) {
+            _ if prefix == "refuse" => vec![v6::list_resource::Event {
+                diagnostic: error("Cannot list", "The prefix \"refuse\" is refused."),
+                ..Default::default()
+            }],
+            Ok(objects) => crate::list::found(objects, &prefix)
+                .into_iter()
+                .map(|o| {
+                    Ok::<_, Status>(v6::list_resource::Event {
+                        identity: identity_data(&identity::of(&o))?,
+                        display_name: crate::list::name(&o),
+                        resource_object: match r.include_resource_object {
+                            true => encode(&o, &schema::object_value_type())?,
+                            false => None,
+                        },
+                        diagnostic: Vec::new(),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Err(e) => vec![v6::list_resource::Event {
+                diagnostic: error("Cannot list", e),
+                ..Default::default()
+            }],
+        };
+        let events: Vec<Result<_, Status>> = events.into_iter().map(Ok).collect();
+        Ok(Response::new(tonic::codegen::tokio_stream::iter(events)))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        request: Request<v6::validate_list_resource_config::Request>,
+    ) -> Answer<v6::validate_list_resource_config::Response> {
+        let r = request.into_inner();
+        let config = decode(r.config.as_ref(), &crate::list::config_type())?;
+        let diagnostics = match crate::list::prefix(&config).contains(' ') {
+            true => error("Invalid name_prefix", "A name prefix has no spaces."),
+            false => Vec::new(),
+        };
+        Ok(Response::new(v6::validate_list_resource_config::Response {
+            diagnostics,
         }))
     }
 

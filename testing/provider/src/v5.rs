@@ -76,6 +76,22 @@ impl V5 for Version5 {
         self.0.get_metadata(r).await
     }
 
+    type ListResourceStream = <TestProvider as V6>::ListResourceStream;
+
+    async fn list_resource(
+        &self,
+        r: Request<v6::list_resource::Request>,
+    ) -> Answer<Self::ListResourceStream> {
+        self.0.list_resource(r).await
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        r: Request<v6::validate_list_resource_config::Request>,
+    ) -> Answer<v6::validate_list_resource_config::Response> {
+        self.0.validate_list_resource_config(r).await
+    }
+
     async fn get_resource_identity_schemas(
         &self,
         r: Request<v6::get_resource_identity_schemas::Request>,
@@ -113,6 +129,7 @@ impl V5 for Version5 {
             server_capabilities: six.server_capabilities,
             functions: six.functions,
             ephemeral_resource_schemas: each(six.ephemeral_resource_schemas)?,
+            list_resource_schemas: each(six.list_resource_schemas)?,
         }))
     }
 
