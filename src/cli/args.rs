@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// change nothing.
     #[arg(long)]
     pub refresh_only: bool,
+    /// Invoke this action (`action.TYPE.NAME`) and nothing else
+    /// (Terraform 1.14's -invoke).
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["refresh_only", "targets", "excludes", "replace"])]
+    pub invoke: Option<String>,
 }
 
 impl RunArgs {
@@ -106,6 +110,7 @@ impl RunArgs {
             check_settle: None,
             provider_blocks: Vec::new(),
             query: false,
+            invoke: self.invoke.clone(),
         })
     }
 

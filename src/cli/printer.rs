@@ -5,8 +5,8 @@
 
 use crate::diag::{Diag, Diags, Sources};
 use crate::engine::{
-    Applied, ApplyReport, Costed, Drifted, Format, ImportStep, Mode, Notice, Outcome, Plan,
-    Showing, Shown, StateObject, View,
+    ActionSaid, Applied, ApplyReport, Costed, Drifted, Format, ImportStep, Mode, Notice, Outcome,
+    Plan, Showing, Shown, StateObject, View,
 };
 use crate::render::human;
 use std::io::Write;
@@ -129,6 +129,10 @@ impl Printer {
             }
             return Err(r.failed.clone());
         }
+        // An action that failed is the apply's error, as in Terraform.
+        if r.actions.failed > 0 {
+            return Err(r.failed.clone());
+        }
         let outputs = crate::engine::state_outputs(&r.outputs);
         if self.json {
             let (a, c, d, i) = (
@@ -155,8 +159,12 @@ impl Printer {
                     n => format!("{n} imported, "),
                 };
                 // Terraform 1.11 does not count what `removed` blocks forgot here.
+                let actions = match r.actions.invoked {
+                    0 => String::new(),
+                    n => format!(" Actions: {n} invoked."),
+                };
                 println!(
-                    "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.",
+                    "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.{actions}",
                     report.added, report.changed, report.destroyed
                 );
             }
@@ -285,6 +293,12 @@ impl View for Printer {
                 eprintln!("Warning: this run's observation was not added to the history `strata report` reads: {why}")
             }
             Notice::Import(step) => import_step(step),
+            Notice::Action { addr, step } => match step {
+                ActionSaid::Started => println!("Action started: {addr}"),
+                ActionSaid::Progress(m) => println!("Action {addr}: {m}"),
+                ActionSaid::Complete => println!("Action complete: {addr}"),
+                ActionSaid::Failed(why) => println!("Action failed: {addr} - {why}"),
+            },
         }
     }
 

@@ -38,6 +38,8 @@ pub struct ApplyReport {
     pub outputs: BTreeMap<String, strata_state::model::OutputState>,
     /// What `-target` or `-exclude` left out, said after the apply.
     pub scope_warning: Option<Diag>,
+    /// The actions the apply invoked (`-invoke`).
+    pub actions: super::invoke::Invocations,
 }
 
 /// `strata apply [PATH|PLANFILE]` and `strata destroy [PATH]`.
@@ -119,6 +121,7 @@ fn applied_in(
                     unplaced: Vec::new(),
                     outputs: session.state.outputs.clone(),
                     scope_warning: None,
+                    actions: Default::default(),
                 })))
             }
         },
@@ -130,10 +133,15 @@ fn applied_in(
         session.persist()?;
     }
     let scope_warning = crate::plan::applied_scope_warning(&plan.scope);
+    let actions = plan.actions.clone();
     let rounds = run.rounds(session, plan, view, sources)?;
+    let (invoked, action_failed) = super::invoke::invoke(&session.rt, &actions, view, drivers);
+    let mut failed = failures(&rounds.applied, &session.p.module);
+    failed.extend(action_failed);
     Ok(Applied::Done(Box::new(ApplyReport {
         mode: opts.mode,
-        failed: failures(&rounds.applied, &session.p.module),
+        actions: invoked,
+        failed,
         report: rounds.applied,
         unplaced: rounds.unplaced,
         outputs: session.state.outputs.clone(),
@@ -281,7 +289,7 @@ fn approved(
     warnings.extend(crate::plan::scope_warning(&plan.scope));
     let shown = Shown::Made {
         plan: &plan,
-        refreshed: opts.refresh,
+        refreshed: opts.refresh && opts.invoke.is_none(),
     };
     view.plan(shown, &warnings, sources);
     // Objects changed outside strata are recorded even when nothing else

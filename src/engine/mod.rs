@@ -20,6 +20,7 @@ mod fmt;
 mod generate;
 mod import;
 mod init;
+mod invoke;
 mod migrate;
 mod observe;
 mod plan;
@@ -60,7 +61,7 @@ pub use show::{
 };
 pub use test::{test, validate_tests, Status as TestStatus, TestRequest, TestStep, TestTally};
 pub use validate::{graph, validate, GraphFormat};
-pub use view::{ImportStep, Notice, Shown, View};
+pub use view::{ActionSaid, ImportStep, Notice, Shown, View};
 pub use workspace::{listed_json as workspaces_json, workspace, WorkspaceCommand};
 
 // The types and steps of the stages below that the CLI names, so that it
@@ -130,6 +131,9 @@ pub struct Options {
     pub provider_blocks: Vec<crate::config::Provider>,
     /// `query`: the query files (`*.tfquery.hcl`) are read too.
     pub query: bool,
+    /// `-invoke=action.TYPE.NAME`: the plan invokes that action and
+    /// changes nothing else.
+    pub invoke: Option<String>,
 }
 
 impl Default for Options {
@@ -152,6 +156,7 @@ impl Default for Options {
             check_settle: None,
             provider_blocks: Vec::new(),
             query: false,
+            invoke: None,
         }
     }
 }

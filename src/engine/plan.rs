@@ -164,7 +164,7 @@ pub fn plan(
     }
     let shown = Shown::Made {
         plan: &plan,
-        refreshed: opts.refresh,
+        refreshed: opts.refresh && opts.invoke.is_none(),
     };
     view.plan(shown, &plan.warnings, sources);
     crate::timings::stage("rendered");

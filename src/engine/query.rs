@@ -178,24 +178,9 @@ impl Site<'_> {
         address: String,
     ) -> Result<ListFound, Diags> {
         let mut ev = scope.evaluator();
-        let mut diags = Diags::default();
-        let empty = crate::syntax::Body {
-            attrs: Vec::new(),
-            blocks: Vec::new(),
-            span: list.span,
-            json: false,
-        };
-        let config = crate::walk::decode(
-            list.config.as_ref().unwrap_or(&empty),
-            schema,
-            &mut ev,
-            list.span,
-            &mut diags,
-        );
-        let config = diags.into_result(config)?;
-        if !config.is_wholly_known() {
-            return Err(Diag::new("strata::query::config", "Invalid list configuration", "The list block's configuration must be known before the query; it uses values known only after an apply.").at(list.span).into());
-        }
+        let unknown = ("strata::query::config", "Invalid list configuration");
+        let config =
+            crate::walk::decode_known(list.config.as_ref(), schema, &mut ev, list.span, unknown)?;
         let limit = match &list.limit {
             None => DEFAULT_LIMIT,
             Some(e) => {

@@ -136,7 +136,20 @@ impl Session {
     /// The plan of the session's configuration against its state;
     /// `described` when it is shown as JSON or saved.
     pub fn plan(&self, opts: &Options, described: bool, drivers: &Drivers) -> Result<Plan, Failed> {
-        super::prepare::make_plan(&self.p, &self.state, opts, drivers, &self.rt, described)
+        match &opts.invoke {
+            None => {
+                super::prepare::make_plan(&self.p, &self.state, opts, drivers, &self.rt, described)
+            }
+            Some(addr) => {
+                let over = super::invoke::Over {
+                    p: &self.p,
+                    state: &self.state,
+                    store: &self.store,
+                    rt: &self.rt,
+                };
+                super::invoke::plan(&over, opts, addr, described, drivers)
+            }
+        }
     }
 
     /// Ends the session: the lock released, and a release that failed

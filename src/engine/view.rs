@@ -43,6 +43,12 @@ pub enum Shown<'p> {
 
 /// What a command says as it goes.
 pub enum Notice {
+    /// An action invoked (`-invoke`): where it is, by its name as
+    /// Terraform's lines give it.
+    Action {
+        addr: String,
+        step: ActionSaid,
+    },
     /// What a command did so far, said before a question or an error
     /// that comes next (init's steps, as Terraform says them).
     Steps(String),
@@ -106,4 +112,13 @@ pub enum ImportStep {
     Prepared { to: String, type_name: String },
     Refreshing { to: String, id: String },
     Done,
+}
+
+/// What an action invocation has come to.
+#[derive(Debug, Clone)]
+pub enum ActionSaid {
+    Started,
+    Progress(String),
+    Complete,
+    Failed(String),
 }

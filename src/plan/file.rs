@@ -3,7 +3,7 @@
 //! configuration file, so `strata apply FILE` applies exactly this plan or
 //! refuses.
 
-use super::{Action, Mode, OutputChange, Plan, Reason, ResourceChange, Schemas};
+use super::{Action, ActionInvocation, Mode, OutputChange, Plan, Reason, ResourceChange, Schemas};
 use crate::cost::Cost;
 use crate::graph::{Scope, Target};
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
@@ -105,6 +105,42 @@ fn change_json(c: &ResourceChange) -> Json {
         "skip_destroy": c.skip_destroy,
         "importing": c.importing.as_ref().map(importing_json),
     })
+}
+
+/// An action invocation as the plan file holds it.
+fn action_json(a: &ActionInvocation) -> Json {
+    json!({
+        "address": a.addr,
+        "type": a.type_name,
+        "name": a.name,
+        "provider": a.provider,
+        "config": encode_value(&a.config),
+        "trigger": "cli",
+    })
+}
+
+fn actions_of(j: &Json) -> Result<Vec<ActionInvocation>, String> {
+    let Some(all) = j.get("actions").and_then(Json::as_array) else {
+        return Ok(Vec::new());
+    };
+    all.iter()
+        .map(|a| {
+            let s = |k: &str| {
+                a.get(k)
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            Ok(ActionInvocation {
+                addr: s("address"),
+                type_name: s("type"),
+                name: s("name"),
+                provider: s("provider"),
+                config: decode_value(a.get("config").ok_or("an action without its config")?)?,
+                trigger: super::ActionTrigger::Cli,
+            })
+        })
+        .collect()
 }
 
 /// What an import finds its object by, as the plan file holds it: the id
@@ -245,6 +281,7 @@ impl Saved {
             "errored": p.errored,
             "relevant_attributes": p.relevant_attributes,
             "drift": p.drift.iter().map(change_json).collect::<Vec<_>>(),
+            "actions": p.actions.iter().map(action_json).collect::<Vec<_>>(),
             "cost": p.cost.to_json(),
             "outputs": p.outputs.iter().map(|o| json!({
                 "name": o.name,
@@ -295,6 +332,7 @@ impl Saved {
                 changes: list("changes")?,
                 drift: list("drift")?,
                 outputs,
+                actions: actions_of(&j)?,
                 variables: vars,
                 configuration: j.get("configuration").cloned().unwrap_or(Json::Null),
                 warnings: Vec::new(),

@@ -7,6 +7,7 @@
 //! the drivers, `moved.rs` renames them, `file.rs` is the saved plan. The
 //! stage exports its types and those entry points, not its modules.
 
+mod action;
 mod diff;
 mod file;
 mod import;
@@ -19,6 +20,7 @@ mod refresh;
 mod relevant;
 
 pub use crate::walk::{EphemeralSaid, EphemeralStep};
+pub use action::{ActionInvocation, Trigger as ActionTrigger};
 pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
@@ -321,6 +323,8 @@ pub struct Plan {
     /// Objects that changed outside strata since the last apply.
     pub drift: Vec<ResourceChange>,
     pub outputs: Vec<OutputChange>,
+    /// Actions the apply invokes (`-invoke`).
+    pub actions: Vec<ActionInvocation>,
     /// The root module's variables as planned with.
     pub variables: BTreeMap<String, Value>,
     /// The configuration as plan JSON describes it.
@@ -564,6 +568,7 @@ impl Plan {
             .any(|c| c.action != Action::NoOp || c.importing.is_some() || c.previous_addr.is_some())
             || self.outputs.iter().any(|o| o.action() != Action::NoOp)
             || self.unplaced().next().is_some()
+            || !self.actions.is_empty()
     }
 
     /// The pools whose wanted nodes run nowhere (every candidate cooling

@@ -340,6 +340,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         changes,
         drift,
         outputs,
+        actions: Vec::new(),
         variables: req.vars.clone(),
         configuration: match req.describe_configuration {
             true => crate::config::json::configuration(req.root, &|mode, type_name| {

@@ -299,14 +299,15 @@ pub fn plan(p: &Plan) -> String {
         .iter()
         .filter(|o| o.action() != Action::NoOp)
         .collect();
-    if changes.is_empty() && outputs.is_empty() {
+    if changes.is_empty() && outputs.is_empty() && p.actions.is_empty() {
         out.push_str(&nothing_to_do(p));
         return out;
     }
     out.push_str(&legend(&changes));
-    if !changes.is_empty() {
+    if !changes.is_empty() || !p.actions.is_empty() {
         out.push_str(&actions(p, &changes));
     }
+    out.push_str(&invocations(p));
     out.push_str(&super::placement::human(&p.placements));
     out.push_str(&super::placement::dispatch_human(&p.dispatch));
     out.push_str(&super::cost::human(&p.cost));
@@ -401,9 +402,44 @@ fn actions(p: &Plan, changes: &[&ResourceChange]) -> String {
         out.push_str(&format!("{} to import, ", n.import));
     }
     out.push_str(&format!(
-        "{} to add, {} to change, {} to destroy.\n",
+        "{} to add, {} to change, {} to destroy.",
         n.add, n.change, n.destroy
     ));
+    if !p.actions.is_empty() {
+        out.push_str(&format!(" Actions: {} to invoke.", p.actions.len()));
+    }
+    out.push('\n');
+    out
+}
+
+/// The actions the plan invokes, as Terraform lists them: each with its
+/// configuration's set arguments, aligned.
+fn invocations(p: &Plan) -> String {
+    if p.actions.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nstrata will invoke the following action(s):\n\n");
+    for a in &p.actions {
+        out.push_str(&format!("    # {}\n", a.addr));
+        out.push_str(&format!("    action {:?} {:?} {{\n", a.type_name, a.name));
+        let set: Vec<(&String, &Value)> = match a.config.unmarked() {
+            Value::Object(m) => m.iter().filter(|(_, v)| !v.is_null()).collect(),
+            _ => Vec::new(),
+        };
+        if !set.is_empty() {
+            let width = set.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            out.push_str("        config {\n");
+            for (k, v) in set {
+                let shown = match v {
+                    Value::Sensitive(_) => "(sensitive value)".to_string(),
+                    v => crate::lang::display::show(v),
+                };
+                out.push_str(&format!("            {k:<width$} = {shown}\n"));
+            }
+            out.push_str("        }\n");
+        }
+        out.push_str("    }\n");
+    }
     out
 }
 

@@ -630,3 +630,30 @@ mod tests {
         );
     }
 }
+
+/// A `config` block (a `list`'s, an `action`'s) decoded by `schema`,
+/// every attribute null where there is no block; it must be wholly known,
+/// or it is the error `unknown` says, at `span`.
+pub fn decode_known(
+    body: Option<&Body>,
+    schema: &ResourceSchema,
+    ev: &mut Evaluator,
+    span: Span,
+    unknown: (&'static str, &str),
+) -> Result<Value, Diags> {
+    let empty = Body {
+        attrs: Vec::new(),
+        blocks: Vec::new(),
+        span,
+        json: false,
+    };
+    let mut diags = Diags::default();
+    let config = decode(body.unwrap_or(&empty), schema, ev, span, &mut diags);
+    let config = diags.into_result(config)?;
+    if !config.is_wholly_known() {
+        let (code, summary) = unknown;
+        let detail = "This configuration must be known before it is used; it uses values known only after an apply.";
+        return Err(Diag::new(code, summary, detail).at(span).into());
+    }
+    Ok(config)
+}

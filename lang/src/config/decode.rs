@@ -1,5 +1,6 @@
 //! Decoding file bodies into the typed [`Module`](super::Module).
 
+pub(super) use super::blocks::{err, labels, provider_ref, unsupported_attr, unsupported_block};
 use super::typeexpr::Constraint;
 use super::*;
 use crate::eval::{did_you_mean, EmptyScope, Evaluator};
@@ -7,15 +8,6 @@ use crate::lang::value::Value;
 use crate::syntax::ast::ObjectKey;
 use crate::syntax::{Attribute, Block, ExprKind};
 use std::collections::BTreeMap;
-
-pub(super) fn err(
-    code: &'static str,
-    summary: &str,
-    detail: impl Into<String>,
-    span: Span,
-) -> Diag {
-    Diag::new(code, summary, detail).at(span)
-}
 
 const TOP_LEVEL: &[&str] = &[
     "terraform",
@@ -33,6 +25,7 @@ const TOP_LEVEL: &[&str] = &[
     "check",
     "removed",
     "cluster",
+    "action",
 ];
 
 /// Evaluates an expression that must be constant (no references).
@@ -94,56 +87,6 @@ pub(super) fn const_bool(a: &Attribute, diags: &mut Diags) -> bool {
             false
         }
     }
-}
-
-pub(super) fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<String>> {
-    if b.labels.len() != want.len() {
-        let detail = if want.is_empty() {
-            format!("A {:?} block takes no labels.", b.kind)
-        } else {
-            format!(
-                "A {:?} block needs {} label{}: {}.",
-                b.kind,
-                want.len(),
-                if want.len() == 1 { "" } else { "s" },
-                want.join(", ")
-            )
-        };
-        let summary = if b.labels.len() < want.len() {
-            "Missing name for block"
-        } else {
-            "Extraneous label for block"
-        };
-        diags.push(err("strata::config::labels", summary, detail, b.kind_span));
-        return None;
-    }
-    Some(b.labels.iter().map(|(l, _)| l.clone()).collect())
-}
-
-pub(super) fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
-    err(
-        "strata::config::unsupported_argument",
-        "Unsupported argument",
-        format!(
-            "An argument named {:?} is not expected in a {block} block.{}",
-            a.name,
-            did_you_mean(&a.name, allowed)
-        ),
-        a.name_span,
-    )
-}
-
-pub(super) fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Diag {
-    err(
-        "strata::config::unsupported_block",
-        "Unsupported block type",
-        format!(
-            "Blocks of type {:?} are not expected in {parent}.{}",
-            b.kind,
-            did_you_mean(&b.kind, allowed)
-        ),
-        b.kind_span,
-    )
 }
 
 pub(super) fn expr_list(a: &Attribute, diags: &mut Diags) -> Vec<Expr> {
@@ -217,6 +160,12 @@ pub(super) fn module_body(body: Body, m: &mut Module, diags: &mut Diags) {
             "provider" => {
                 if let Some(l) = labels(b, &["name"], diags) {
                     m.providers.push(provider(b, l[0].clone(), diags));
+                }
+            }
+            "action" => {
+                if let Some(l) = labels(b, &["type", "name"], diags) {
+                    m.actions
+                        .push(super::action::action(b, &l[0], &l[1], diags));
                 }
             }
             "moved" => m.moved.extend(moved(b, diags)),
@@ -785,33 +734,6 @@ pub(super) fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, Pr
         .collect()
 }
 
-pub(super) fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
-    match &e.kind {
-        ExprKind::Variable(n) => Some(ProviderRef {
-            name: n.clone(),
-            alias: None,
-            span: e.span,
-        }),
-        ExprKind::GetAttr(inner, alias) => match &inner.kind {
-            ExprKind::Variable(n) => Some(ProviderRef {
-                name: n.clone(),
-                alias: Some(alias.clone()),
-                span: e.span,
-            }),
-            _ => None,
-        },
-        _ => {
-            diags.push(err(
-                "strata::config::provider",
-                "Invalid provider reference",
-                "A provider reference is a provider name, optionally with an alias: aws or aws.west.",
-                e.span,
-            ));
-            None
-        }
-    }
-}
-
 fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
     const ALLOWED: &[&str] = &[
         "enabled",
@@ -852,11 +774,23 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
         let into = match nb.kind.as_str() {
             "precondition" => &mut l.preconditions,
             "postcondition" => &mut l.postconditions,
+            "action_trigger" if mode == Mode::Managed => {
+                l.action_triggers.extend(super::action::trigger(nb, diags));
+                // Read (and its errors said) so a configuration that has
+                // one is refused by name, never run without it.
+                diags.push(err(
+                    "strata::config::action",
+                    "Not supported yet",
+                    "strata does not invoke actions from action_trigger blocks yet; invoke an action with -invoke=action.TYPE.NAME.",
+                    nb.kind_span,
+                ));
+                continue;
+            }
             _ => {
                 diags.push(unsupported_block(
                     nb,
                     "a lifecycle block",
-                    &["precondition", "postcondition"],
+                    &["precondition", "postcondition", "action_trigger"],
                 ));
                 continue;
             }

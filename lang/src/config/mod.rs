@@ -1,6 +1,8 @@
 //! The typed configuration: what a directory of `*.tf` / `*.hcl` files
 //! declares, with spans, before anything is evaluated.
 
+pub mod action;
+mod blocks;
 pub mod check;
 pub mod cli_config;
 pub mod condition;
@@ -26,6 +28,7 @@ mod scope;
 mod typeexpr;
 pub mod variables;
 
+pub use action::{Action, ActionEvent, ActionTrigger, OnFailure as ActionOnFailure};
 pub use provisioner::{OnFailure, Provisioner, ProvisionerKind, When};
 pub use query::{read_query_files, ListBlock};
 pub use scope::{ConfigScope, Declared, Known, ProviderFunctions, Run};
@@ -102,6 +105,9 @@ pub struct Lifecycle {
     /// Checked on the planned object, and on the object the apply made
     /// when the plan could not tell; `self` is that object.
     pub postconditions: Vec<Condition>,
+    /// `action_trigger` blocks (Terraform 1.14): actions invoked around
+    /// the instance's change.
+    pub action_triggers: Vec<ActionTrigger>,
 }
 
 #[derive(Debug, Clone)]
@@ -362,6 +368,8 @@ pub struct Module {
     pub imports: Vec<Import>,
     pub removed: Vec<Removed>,
     pub checks: Vec<Check>,
+    /// `action` blocks (Terraform 1.14).
+    pub actions: Vec<Action>,
     /// `cluster` blocks, as written: the cluster stage expands them into
     /// module calls and provider configurations before the graph is built.
     pub clusters: Vec<crate::syntax::Block>,

@@ -4,6 +4,7 @@
 //! root module's. Only `query` reads them; every other command leaves
 //! them alone, as Terraform does.
 
+use super::blocks::{config_body, Configured};
 use super::decode::{err, labels, module_body, provider_ref, unsupported_attr};
 use super::{Module, ProviderRef};
 use crate::diag::{Diag, Diags, Sources, Span};
@@ -128,36 +129,14 @@ fn unique(lists: &[ListBlock], diags: &mut Diags) {
 fn list(b: &Block, diags: &mut Diags) -> Option<ListBlock> {
     let l = labels(b, &["type", "name"], diags)?;
     let attr = |name: &str| b.body.attr(name).map(|a| a.expr.clone());
-    for a in &b.body.attrs {
-        if !ALLOWED.contains(&a.name.as_str()) {
-            diags.push(unsupported_attr(a, "list", &ALLOWED));
-        }
-    }
-    let mut config = None;
-    for nb in &b.body.blocks {
-        match nb.kind.as_str() {
-            "config" if config.is_some() => diags.push(err(
-                "strata::config::query",
-                "Duplicate config block",
-                "A list block must contain only one nested \"config\" block.",
-                nb.kind_span,
-            )),
-            "config" => config = Some(nb.body.clone()),
-            _ => diags.push(super::decode::unsupported_block(
-                nb,
-                "a list block",
-                &["config"],
-            )),
-        }
-    }
-    if let (Some(_), Some(f)) = (b.body.attr("count"), b.body.attr("for_each")) {
-        diags.push(err(
-            "strata::config::query",
-            "Invalid combination of \"count\" and \"for_each\"",
-            "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive.",
-            f.name_span,
-        ));
-    }
+    let words = Configured {
+        code: "strata::config::query",
+        kind: "list",
+        noun: "A list block",
+        inside: "a list block",
+        both: "The \"count\" and \"for_each\" meta-arguments are mutually-exclusive.",
+    };
+    let config = config_body(b, &ALLOWED, &words, diags);
     let Some(provider) = b
         .body
         .attr("provider")

@@ -280,9 +280,10 @@ impl<T: Cloud + 'static> Driver for T {
     ) -> Result<Vec<crate::Problem>, DriverError> {
         match mode {
             crate::TypeMode::Managed => self.kinds().validate(type_name, config),
-            crate::TypeMode::Data | crate::TypeMode::Ephemeral | crate::TypeMode::List => {
-                Ok(Vec::new())
-            }
+            crate::TypeMode::Data
+            | crate::TypeMode::Ephemeral
+            | crate::TypeMode::List
+            | crate::TypeMode::Action => Ok(Vec::new()),
         }
     }
 

@@ -11,6 +11,7 @@
 //!
 //! Drivers depend on this crate and on `strata-value`, never on the engine.
 
+mod action;
 pub mod billing;
 pub mod catalog;
 mod change;
@@ -30,6 +31,7 @@ pub mod score;
 pub mod values;
 pub mod wait;
 
+pub use action::{ActionRequest, Invoked};
 pub use change::{
     path_text, problems_text, ApplyFailed, ApplyRequest, Identity, Kept, MoveRequest, PathStep,
     Problem, Stored,
@@ -57,6 +59,8 @@ pub enum TypeMode {
     Ephemeral,
     /// A list resource's `config` block (protocol 6.10).
     List,
+    /// An action's `config` block (protocol 6.11).
+    Action,
 }
 
 /// What an `import` block names the object it adopts by.
@@ -449,6 +453,33 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
     fn list_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
         &NONE
+    }
+
+    /// The schemas of the `config` block of each action type (protocol
+    /// 6.11), none by default.
+    fn action_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
+
+    /// Checks an action before it is invoked (`PlanAction`): its
+    /// problems, none when it may go ahead.
+    fn plan_action(&self, req: ActionRequest<'_>) -> Result<Vec<Problem>, DriverError> {
+        Err(DriverError::UnknownType {
+            driver: self.name().to_string(),
+            type_name: req.type_name.to_string(),
+        })
+    }
+
+    /// Invokes an action, its progress kept in order.
+    async fn invoke_action(&self, req: ActionRequest<'_>) -> Invoked {
+        Invoked {
+            progress: Vec::new(),
+            failure: Some(DriverError::UnknownType {
+                driver: self.name().to_string(),
+                type_name: req.type_name.to_string(),
+            }),
+        }
     }
 
     /// The objects of `req.type_name` the provider finds, at most

@@ -269,6 +269,32 @@ impl Provider {
         Ok(events)
     }
 
+    /// What an action said as it ran: each event of its stream, read to
+    /// the end.
+    pub async fn invoke_action(
+        &self,
+        request: v6::invoke_action::Request,
+    ) -> Result<Vec<v6::invoke_action::Event>, RpcError> {
+        let reply = match self.stub.clone() {
+            Stub::V5(mut c) => c.invoke_action(request).await,
+            Stub::V6(mut c) => c.invoke_action(request).await,
+        };
+        let mut stream = self.answer("InvokeAction", reply).await?;
+        let mut events = Vec::new();
+        loop {
+            match stream.message().await {
+                Ok(Some(event)) => events.push(event),
+                Ok(None) => return Ok(events),
+                Err(status) => return self.answer("InvokeAction", Err(status)).await,
+            }
+        }
+    }
+
+    shared_rpc!(plan_action(v6::plan_action::Request) -> v6::plan_action::Response,
+        v5: plan_action, v6: plan_action);
+    shared_rpc!(validate_action_config(v6::validate_action_config::Request)
+        -> v6::validate_action_config::Response,
+        v5: validate_action_config, v6: validate_action_config);
     shared_rpc!(validate_list_resource_config(v6::validate_list_resource_config::Request)
         -> v6::validate_list_resource_config::Response,
         v5: validate_list_resource_config, v6: validate_list_resource_config);
@@ -299,6 +325,16 @@ mod from_v5 {
             functions: r.functions,
             ephemeral_resource_schemas: each(r.ephemeral_resource_schemas),
             list_resource_schemas: each(r.list_resource_schemas),
+            action_schemas: r
+                .action_schemas
+                .into_iter()
+                .map(|(k, a)| {
+                    let s = v6::ActionSchema {
+                        schema: a.schema.map(schema),
+                    };
+                    (k, s)
+                })
+                .collect(),
         }
     }
 

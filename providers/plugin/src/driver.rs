@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use strata_provider::{
-    ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure, FunctionSig,
-    Identity, IdentitySchema, ImportBy, Kept, ListRequest, Listed, MoveRequest, PathStep,
-    PlanRequest, Planned, Problem, ResourceSchema, Stored, Tags, TypeMode,
+    ActionRequest, ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure,
+    FunctionSig, Identity, IdentitySchema, ImportBy, Invoked, Kept, ListRequest, Listed,
+    MoveRequest, PathStep, PlanRequest, Planned, Problem, ResourceSchema, Stored, Tags, TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -80,7 +80,7 @@ fn stopped(operation: &str) -> DriverError {
     }
 }
 
-fn problems(diagnostics: &[v6::Diagnostic]) -> Vec<Problem> {
+pub(crate) fn problems(diagnostics: &[v6::Diagnostic]) -> Vec<Problem> {
     diagnostics
         .iter()
         .map(|d| Problem {
@@ -218,6 +218,7 @@ impl PluginDriver {
             TypeMode::Data => &self.schemas.data,
             TypeMode::Ephemeral => &self.schemas.ephemeral,
             TypeMode::List => &self.schemas.list,
+            TypeMode::Action => &self.schemas.actions,
         };
         kinds
             .get(type_name)
@@ -523,6 +524,13 @@ impl Driver for PluginDriver {
                 })?
                 .diagnostics
             }
+            TypeMode::Action => {
+                let request = v6::validate_action_config::Request { type_name, config };
+                self.call(&operation, |p| {
+                    Box::pin(async move { p.validate_action_config(request).await })
+                })?
+                .diagnostics
+            }
             TypeMode::List => {
                 let request = v6::validate_list_resource_config::Request {
                     type_name,
@@ -672,6 +680,18 @@ impl Driver for PluginDriver {
 
     async fn list(&self, req: ListRequest<'_>) -> Result<Vec<Listed>, DriverError> {
         self.list_objects(req).await
+    }
+
+    fn action_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.action_schemas
+    }
+
+    fn plan_action(&self, req: ActionRequest<'_>) -> Result<Vec<Problem>, DriverError> {
+        self.plan_action_call(req)
+    }
+
+    async fn invoke_action(&self, req: ActionRequest<'_>) -> Invoked {
+        self.invoke_action_call(req).await
     }
 
     fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {

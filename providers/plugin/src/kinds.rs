@@ -44,6 +44,9 @@ pub(crate) struct Schemas {
     /// List resource types' `config` blocks (protocol 6.10).
     pub(crate) list: HashMap<String, Kind>,
     pub(crate) list_schemas: BTreeMap<String, ResourceSchema>,
+    /// Action types' `config` blocks (protocol 6.11).
+    pub(crate) actions: HashMap<String, Kind>,
+    pub(crate) action_schemas: BTreeMap<String, ResourceSchema>,
     /// Types whose schemas strata cannot read, and why: left out, so one
     /// such type does not cost the provider's others.
     pub(crate) unusable: HashMap<(TypeMode, String), SchemaError>,
@@ -80,6 +83,12 @@ pub(crate) fn convert_schemas(
     let data = kinds(&r.data_source_schemas, TypeMode::Data);
     let ephemeral = kinds(&r.ephemeral_resource_schemas, TypeMode::Ephemeral);
     let list = kinds(&r.list_resource_schemas, TypeMode::List);
+    let action_blocks: HashMap<String, v6::Schema> = r
+        .action_schemas
+        .iter()
+        .map(|(k, a)| (k.clone(), a.schema.clone().unwrap_or_default()))
+        .collect();
+    let actions = kinds(&action_blocks, TypeMode::Action);
     for (name, schema) in identity::schemas(identities) {
         match (schema, resources.get_mut(&name)) {
             (Ok(schema), Some(kind)) => kind.identity = Some(schema),
@@ -101,6 +110,8 @@ pub(crate) fn convert_schemas(
         data_schemas: strata_form(&data),
         ephemeral_schemas: strata_form(&ephemeral),
         list_schemas: strata_form(&list),
+        action_schemas: strata_form(&actions),
+        actions,
         list,
         resources,
         data,

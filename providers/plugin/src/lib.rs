@@ -8,6 +8,7 @@
 //! - `serve` (feature `server`): the plugin side of the handshake, for the
 //!   test provider (`testing/provider`).
 
+mod action;
 pub mod client;
 pub mod convert;
 pub mod describe;

@@ -282,7 +282,7 @@ impl Driver for Provider {
                 Ok(e.map(|e| e.validate(config)).unwrap_or_default())
             }
             // The utility providers list nothing.
-            strata_provider::TypeMode::List => Ok(Vec::new()),
+            strata_provider::TypeMode::List | strata_provider::TypeMode::Action => Ok(Vec::new()),
         }
     }
 

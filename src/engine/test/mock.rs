@@ -119,7 +119,7 @@ impl MockDriver {
                 TypeMode::Managed => d.resources.get(type_name),
                 TypeMode::Data => d.data.get(type_name),
                 TypeMode::Ephemeral => d.ephemeral.get(type_name),
-                TypeMode::List => None,
+                TypeMode::List | TypeMode::Action => None,
             },
         }
     }

@@ -21,6 +21,7 @@
 /// The provider's source address, as the tests install it.
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
 
+mod action;
 mod functions;
 mod identity;
 mod list;

@@ -132,6 +132,14 @@ fn identity_of(kind: Managed, v: &Value) -> Result<Option<v6::ResourceIdentityDa
     }
 }
 
+/// The action type's name checked: `stratatest_note` is the only one.
+fn action_type(type_name: &str) -> Result<(), Status> {
+    match type_name == crate::action::NOTE {
+        true => Ok(()),
+        false => Err(unknown_type(type_name)),
+    }
+}
+
 /// The ephemeral type's name checked: `stratatest_token` is the only one.
 fn token_type(type_name: &str) -> Result<(), Status> {
     match type_name == schema::TOKEN {
@@ -225,6 +233,7 @@ impl Provider for TestProvider {
                 .into(),
             ephemeral_resource_schemas: [(schema::TOKEN.to_string(), schema::token_schema())]
                 .into(),
+            action_schemas: [(crate::action::NOTE.to_string(), crate::action::schema())].into(),
             // A list resource needs its type's identity.
             list_resource_schemas: match identity::declared() {
                 true => [(OBJECT.to_string(), crate::list::schema())].into(),
@@ -308,6 +317,68 @@ impl Provider for TestProvider {
                 diagnostics: error("Cannot upgrade the stored object", e),
             },
         }))
+    }
+
+    async fn plan_action(
+        &self,
+        request: Request<v6::plan_action::Request>,
+    ) -> Answer<v6::plan_action::Response> {
+        let r = request.into_inner();
+        action_type(&r.action_type)?;
+        let config = decode(r.config.as_ref(), &crate::action::config_type())?;
+        let diagnostics = match crate::action::message(&config).is_empty() {
+            true => error("Empty message", "A note needs something to say."),
+            false => Vec::new(),
+        };
+        Ok(Response::new(v6::plan_action::Response {
+            diagnostics,
+            deferred: None,
+        }))
+    }
+
+    type InvokeActionStream = tonic::codegen::tokio_stream::Iter<
+        std::vec::IntoIter<Result<v6::invoke_action::Event, Status>>,
+    >;
+
+    async fn invoke_action(
+        &self,
+        request: Request<v6::invoke_action::Request>,
+    ) -> Answer<Self::InvokeActionStream> {
+        use v6::invoke_action::event::{Completed, Progress, Type as Kind};
+        let r = request.into_inner();
+        action_type(&r.action_type)?;
+        let config = decode(r.config.as_ref(), &crate::action::config_type())?;
+        let message = crate::action::message(&config);
+        let progress = |m: String| v6::invoke_action::Event {
+            r#type: Some(Kind::Progress(Progress { message: m })),
+        };
+        let mut events = vec![progress(format!("noting {message:?}"))];
+        let done = match crate::action::fails(&config) {
+            true => Err("The note was told to fail.".to_string()),
+            false => crate::action::note(self.store()?.dir(), &message),
+        };
+        let diagnostics = match done {
+            Ok(()) => {
+                events.push(progress("noted".into()));
+                Vec::new()
+            }
+            Err(e) => error("Cannot note", e),
+        };
+        events.push(v6::invoke_action::Event {
+            r#type: Some(Kind::Completed(Completed { diagnostics })),
+        });
+        let events: Vec<Result<_, Status>> = events.into_iter().map(Ok).collect();
+        Ok(Response::new(tonic::codegen::tokio_stream::iter(events)))
+    }
+
+    async fn validate_action_config(
+        &self,
+        request: Request<v6::validate_action_config::Request>,
+    ) -> Answer<v6::validate_action_config::Response> {
+        let r = request.into_inner();
+        action_type(&r.type_name)?;
+        decode(r.config.as_ref(), &crate::action::config_type())?;
+        Ok(Response::new(Default::default()))
     }
 
     type ListResourceStream = tonic::codegen::tokio_stream::Iter<

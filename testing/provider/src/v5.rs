@@ -77,6 +77,28 @@ impl V5 for Version5 {
     }
 
     type ListResourceStream = <TestProvider as V6>::ListResourceStream;
+    type InvokeActionStream = <TestProvider as V6>::InvokeActionStream;
+
+    async fn plan_action(
+        &self,
+        r: Request<v6::plan_action::Request>,
+    ) -> Answer<v6::plan_action::Response> {
+        self.0.plan_action(r).await
+    }
+
+    async fn invoke_action(
+        &self,
+        r: Request<v6::invoke_action::Request>,
+    ) -> Answer<Self::InvokeActionStream> {
+        self.0.invoke_action(r).await
+    }
+
+    async fn validate_action_config(
+        &self,
+        r: Request<v6::validate_action_config::Request>,
+    ) -> Answer<v6::validate_action_config::Response> {
+        self.0.validate_action_config(r).await
+    }
 
     async fn list_resource(
         &self,
@@ -130,6 +152,14 @@ impl V5 for Version5 {
             functions: six.functions,
             ephemeral_resource_schemas: each(six.ephemeral_resource_schemas)?,
             list_resource_schemas: each(six.list_resource_schemas)?,
+            action_schemas: six
+                .action_schemas
+                .into_iter()
+                .map(|(k, a)| {
+                    let s = a.schema.map(schema).transpose()?;
+                    Ok((k, v5::ActionSchema { schema: s }))
+                })
+                .collect::<Result<_, Status>>()?,
         }))
     }
 
