@@ -76,6 +76,29 @@ fn an_action_is_planned_and_invoked_from_the_command_line() {
         "nothing is read back: {plan}"
     );
     assert_eq!(log(&dir), "", "a plan invokes nothing");
+    // The plan JSON's `action_invocations`, as Terraform 1.14 writes them.
+    lab.ok(
+        "strata",
+        &dir,
+        &[
+            "plan",
+            "-invoke=action.stratatest_note.hello",
+            "-out=shown.plan",
+        ],
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&lab.ok("strata", &dir, &["show", "-json", "shown.plan"])).unwrap();
+    let invoked = &shown["action_invocations"][0];
+    assert_eq!(
+        invoked["address"], "action.stratatest_note.hello",
+        "{shown}"
+    );
+    assert_eq!(
+        invoked["config_values"]["message"], "hello from alpha",
+        "{shown}"
+    );
+    assert_eq!(invoked["provider_name"], lab::SOURCE, "{shown}");
+    assert!(invoked["invoke_action_trigger"].is_object(), "{shown}");
     // Saved, then applied: invoked once, its progress said in order.
     lab.ok(
         "strata",

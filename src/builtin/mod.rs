@@ -165,6 +165,17 @@ impl Registry {
         })
     }
 
+    /// Every driver serving the provider at `address`: its own, then a
+    /// plugin routed the types that one lacks.
+    pub fn serving(&self, address: &str) -> Vec<&Arc<dyn Driver>> {
+        let routed = self.routes.iter().map(|(d, _)| d);
+        self.list
+            .iter()
+            .chain(routed)
+            .filter(|d| d.provider_address() == address)
+            .collect()
+    }
+
     /// Every driver.
     pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Driver>> {
         self.list.iter()
@@ -292,6 +303,9 @@ impl Drivers {
             Route::Whole => {
                 let address = plugin.provider_address();
                 r.list.retain(|d| d.provider_address() != address);
+                // A plugin routed some of the provider's types (those the
+                // native driver lacks) goes too: a mock stands in for all.
+                r.routes.retain(|(d, _)| d.provider_address() != address);
                 r.whole.insert(identity(&plugin));
                 r.list.push(plugin);
             }

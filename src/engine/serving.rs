@@ -5,12 +5,14 @@
 //! the plugin serves every type: a native driver cannot honour a
 //! provider setting it does not know, such as `default_tags`), or a block
 //! of the type sets an argument or nested block the native schema lacks,
-//! or the native driver has no such type (then the plugin serves that
-//! type, everywhere in the configuration). `strata = "native"` keeps the
+//! the configuration reads an attribute of one that the native schema
+//! lacks, or the native driver has no such type (then the plugin serves
+//! that type, everywhere in the configuration). `strata = "native"` keeps the
 //! native driver, whose schema then reports what it lacks.
 
 use crate::builtin::{source_of, Drivers};
-use crate::config::{Module, Serve};
+use crate::config::{Module, Resource, Serve};
+use crate::syntax::ast::{Expr, ExprKind};
 use crate::syntax::Body;
 use std::collections::BTreeMap;
 use strata_provider::{Driver, ResourceSchema};
@@ -114,10 +116,80 @@ impl Serving {
             };
             self.types.entry(key).or_insert(why);
         }
+        self.read_attributes(m, drivers, pinned);
         for c in &m.module_calls {
             self.visit(&c.module, drivers, pinned);
         }
     }
+
+    /// A resource's attribute the configuration reads that the native
+    /// schema lacks (`aws_subnet.a.availability_zone_id`): the plugin
+    /// serves the type, which has it.
+    fn read_attributes(&mut self, m: &Module, drivers: &Drivers, pinned: &BTreeMap<String, Serve>) {
+        for e in crate::config::deprecation::expressions(m) {
+            e.visit_traversals(&mut |t| {
+                let Some((r, attr)) = resource_attribute(m, t) else {
+                    return;
+                };
+                let Some((driver, schema)) = drivers.of_mode(r.mode, &r.type_name) else {
+                    return;
+                };
+                let source = source_of(driver.as_ref());
+                let known =
+                    schema.attributes.contains_key(attr) || schema.blocks.contains_key(attr);
+                if known || pinned.get(&source) == Some(&Serve::Native) {
+                    return;
+                }
+                let key = format!("{}{}", r.mode.prefix(), r.type_name);
+                let reason = format!(
+                    "{}.{attr} is read, which strata's driver lacks",
+                    r.address()
+                );
+                self.types.entry(key).or_insert(Why { reason, source });
+            });
+        }
+    }
+}
+
+/// The resource of `m` a traversal reads and the attribute it reads of
+/// it: `TYPE.NAME[KEY].ATTR` or `data.TYPE.NAME.ATTR`.
+fn resource_attribute<'m, 'e>(m: &'m Module, t: &'e Expr) -> Option<(&'m Resource, &'e str)> {
+    let mut steps: Vec<Option<&str>> = Vec::new();
+    let mut at = t;
+    let root = loop {
+        match &at.kind {
+            ExprKind::GetAttr(inner, a) => {
+                steps.push(Some(a.as_str()));
+                at = inner;
+            }
+            ExprKind::Index(inner, _) => {
+                steps.push(None);
+                at = inner;
+            }
+            ExprKind::Variable(v) => break v.as_str(),
+            _ => return None,
+        }
+    };
+    steps.reverse();
+    let (mode, rest) = match root {
+        "data" => (crate::config::Mode::Data, &steps[..]),
+        _ => (crate::config::Mode::Managed, &steps[..]),
+    };
+    let (type_name, rest) = match mode {
+        crate::config::Mode::Data => (rest.first().copied().flatten()?, &rest[1..]),
+        _ => (root, rest),
+    };
+    let name = rest.first().copied().flatten()?;
+    // After the name, an instance key at most, then the attribute.
+    let attr = match rest.get(1)? {
+        Some(a) => a,
+        None => rest.get(2).copied().flatten()?,
+    };
+    let r = m
+        .resources
+        .iter()
+        .find(|r| r.mode == mode && r.type_name == type_name && r.name == name)?;
+    Some((r, attr))
 }
 
 /// `strata = …` settings by full source address, from every module.
@@ -203,6 +275,22 @@ mod tests {
 
     fn body(text: &str) -> Body {
         crate::config::resource_body(text)
+    }
+
+    #[test]
+    fn an_attribute_read_is_found_with_its_resource() {
+        let text = "resource \"aws_subnet\" \"a\" {\n  for_each = {}\n}\ndata \"aws_ami\" \"u\" {}\noutput \"z\" {\n  value = [aws_subnet.a[\"x\"].availability_zone_id, aws_subnet.a, data.aws_ami.u.id, var.v]\n}\n";
+        let m = crate::config::load_text("t.tf", text, &mut Default::default()).unwrap();
+        let mut found = Vec::new();
+        m.outputs[0].expr.visit_traversals(&mut |t| {
+            if let Some((r, attr)) = resource_attribute(&m, t) {
+                found.push(format!("{}.{attr}", r.address()));
+            }
+        });
+        assert_eq!(
+            found,
+            ["aws_subnet.a.availability_zone_id", "data.aws_ami.u.id"]
+        );
     }
 
     #[test]

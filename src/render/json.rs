@@ -405,6 +405,20 @@ pub fn plan(p: &Plan, language: &str) -> String {
         let changes = p.outputs.iter().map(|o| (o.name.clone(), output_change(o)));
         out.insert("output_changes".into(), Json::Object(changes.collect()));
     }
+    if !p.actions.is_empty() {
+        let invoked = p.actions.iter().map(|a| {
+            json!({
+                "address": a.addr,
+                "type": a.type_name,
+                "name": a.name,
+                "config_values": shown(&a.config, true),
+                "config_sensitive": sensitive_mask(Some(&a.config)),
+                "provider_name": strata_state::provider_of_config(&a.provider),
+                "invoke_action_trigger": {},
+            })
+        });
+        out.insert("action_invocations".into(), Json::Array(invoked.collect()));
+    }
     out.insert(
         "prior_state".into(),
         json!({

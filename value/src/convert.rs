@@ -176,7 +176,14 @@ fn unify_values(
     }
     let tys: Vec<Type> = vals.iter().map(Value::ty).collect();
     if tys.is_empty() {
-        return Ok((strip_optional(et), vals));
+        // An empty collection keeps its own element type where any will
+        // do, as cty converts it: `distinct` of an empty list(string) is
+        // a list(string), equal to the list it came from.
+        let own = match (et, source.unmarked()) {
+            (Type::Dynamic, Value::List(t, _) | Value::Set(t, _) | Value::Map(t, _)) => t.clone(),
+            _ => strip_optional(et),
+        };
+        return Ok((own, vals));
     }
     let Some(unified) = unify(&tys) else {
         let kind = match source.ty() {

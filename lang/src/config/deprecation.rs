@@ -81,8 +81,9 @@ fn output_used(m: &Module, attrs: &[&str], at: Span) -> Option<Diag> {
     )
 }
 
-/// Every expression of `m` a reference to a child's output may be in.
-fn expressions(m: &Module) -> Vec<&Expr> {
+/// Every expression of `m` a reference to a child's output (or to a
+/// resource's attribute) may be in.
+pub fn expressions(m: &Module) -> Vec<&Expr> {
     let mut out: Vec<&Expr> = Vec::new();
     out.extend(m.locals.iter().map(|l| &l.expr));
     out.extend(m.outputs.iter().map(|o| &o.expr));

@@ -33,6 +33,11 @@ pub fn provider_json(r: &v6::get_provider_schema::Response) -> Json {
         "ephemeral_resource_schemas",
         schemas(&r.ephemeral_resource_schemas),
     );
+    put_map(
+        &mut out,
+        "list_resource_schemas",
+        schemas(&r.list_resource_schemas),
+    );
     let mut functions: Vec<(&String, &Function)> = r.functions.iter().collect();
     functions.sort_by_key(|(k, _)| *k);
     let functions = functions
@@ -40,6 +45,17 @@ pub fn provider_json(r: &v6::get_provider_schema::Response) -> Json {
         .map(|(k, f)| (k.clone(), function(f)))
         .collect();
     put_map(&mut out, "functions", functions);
+    // Each action's `config` block, under `block` (Terraform 1.14).
+    let mut actions: Vec<_> = r.action_schemas.iter().collect();
+    actions.sort_by_key(|(k, _)| *k);
+    let actions = actions
+        .into_iter()
+        .map(|(k, a)| {
+            let s = schema(a.schema.as_ref());
+            (k.clone(), json!({ "block": s["block"] }))
+        })
+        .collect();
+    put_map(&mut out, "action_schemas", actions);
     Json::Object(out)
 }
 
@@ -73,7 +89,13 @@ pub fn with_identities<'s>(
         })
         .collect();
     if let Json::Object(out) = &mut described {
+        // After the functions and before the actions, where Terraform
+        // writes it.
+        let actions = out.shift_remove("action_schemas");
         put_map(out, "resource_identity_schemas", schemas);
+        if let Some(a) = actions {
+            out.insert("action_schemas".into(), a);
+        }
     }
     described
 }

@@ -61,29 +61,35 @@ pub(super) struct Schemas {
 
 impl Schemas {
     pub(super) fn of(real: &dyn Driver) -> Schemas {
-        let mut resources = real.resource_schemas().clone();
+        Schemas::of_all(&[real])
+    }
+
+    /// The schemas of every driver serving one provider (its native
+    /// driver and a plugin routed the types it lacks), the first's where
+    /// two have a type: a mock stands in for all of them.
+    fn of_all(serving: &[&dyn Driver]) -> Schemas {
+        let (mut resources, mut data, mut ephemeral) = Default::default();
+        for d in serving.iter().rev() {
+            extend(&mut resources, d.resource_schemas());
+            extend(&mut data, d.data_schemas());
+            extend(&mut ephemeral, d.ephemeral_schemas());
+        }
         for s in resources.values_mut() {
             s.attributes.values_mut().for_each(|a| a.force_new = false);
         }
         Schemas {
             resources: Arc::new(resources),
-            data: Arc::new(real.data_schemas().clone()),
-            ephemeral: Arc::new(real.ephemeral_schemas().clone()),
+            data: Arc::new(data),
+            ephemeral: Arc::new(ephemeral),
         }
     }
 }
 
-impl MockDriver {
-    /// A mock of `real`, with `defaults`.
-    pub(super) fn of(real: Arc<dyn Driver>, defaults: Defaults, during: During) -> MockDriver {
-        MockDriver {
-            schemas: Schemas::of(real.as_ref()),
-            real,
-            given: Given::ByType(defaults),
-            during,
-        }
-    }
+fn extend(into: &mut BTreeMap<String, ResourceSchema>, from: &BTreeMap<String, ResourceSchema>) {
+    into.extend(from.iter().map(|(k, s)| (k.clone(), s.clone())));
+}
 
+impl MockDriver {
     /// A stand-in, over `real` (whose `schemas` these are), for one
     /// object given `values`.
     pub(super) fn standing_in(
@@ -378,7 +384,14 @@ pub(super) fn mocked(
             let why = format!("strata has no provider {:?} here to mock (run `strata init` for a plugin provider).", m.name);
             (m.name.clone(), why)
         })?;
-        let mock = MockDriver::of(real.clone(), m.defaults, m.during);
+        let serving = drivers.serving(&real.provider_address());
+        let serving: Vec<&dyn Driver> = serving.iter().map(|d| d.as_ref()).collect();
+        let mock = MockDriver {
+            schemas: Schemas::of_all(&serving),
+            real: real.clone(),
+            given: Given::ByType(m.defaults),
+            during: m.during,
+        };
         out = out.with_plugin(Arc::new(mock), crate::builtin::Route::Whole);
     }
     Ok(out)
