@@ -796,3 +796,38 @@ run "wrong" {
     same_verdicts(&strata, &terraform);
     assert!(strata.2.contains("doubled is 4"), "{}", strata.2);
 }
+
+/// Terraform 1.12's `test { parallel = true }` and a run's `parallel`:
+/// taken (strata runs the file's runs in order, which gives the verdicts
+/// parallel runs must give), `skip_cleanup` refused as Terraform's
+/// release builds refuse it, a second `test` block an error. Terraform
+/// 1.11 knows neither, so the verdicts are held to the same file without
+/// them.
+#[test]
+fn a_test_block_asking_for_parallel_runs_is_taken() {
+    let dir = configuration(
+        "parallel",
+        "variable \"n\" {\n  type = number\n}\n\noutput \"twice\" {\n  value = var.n * 2\n}\n",
+    );
+    let runs = "run \"one\" {\n  command = plan\n  variables {\n    n = 1\n  }\n  assert {\n    condition     = output.twice == 2\n    error_message = \"twice\"\n  }\n}\n\nrun \"two\" {\n  command  = plan\n  parallel = true\n  variables {\n    n = 2\n  }\n  assert {\n    condition     = output.twice == 4\n    error_message = \"twice\"\n  }\n}\n";
+    let file = dir.join("tests/p.tftest.hcl");
+    std::fs::write(&file, format!("test {{\n  parallel = true\n}}\n\n{runs}")).expect("write");
+    let (code, out, err) = oracle::run_tool("strata", &dir, &["test", "-no-color"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Success! 2 passed, 0 failed."), "{out}");
+    for (test, want) in [
+        (
+            "test {\n  skip_cleanup = true\n}\n",
+            "only available in experimental builds",
+        ),
+        (
+            "test {\n  parallel = true\n}\ntest {\n  parallel = false\n}\n",
+            "Multiple \"test\" blocks",
+        ),
+    ] {
+        std::fs::write(&file, format!("{test}\n{runs}")).expect("write");
+        let (code, out, err) = oracle::run_tool("strata", &dir, &["test", "-no-color"], &[]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}

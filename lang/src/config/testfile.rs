@@ -32,6 +32,10 @@ pub struct TestFile {
     /// the same name and alias, in every run (or, in a run with
     /// `providers`, those it names).
     pub providers: Vec<Provider>,
+    /// `test { parallel = true }` (Terraform 1.12): the file's runs may
+    /// run side by side. strata runs them in order, which gives the
+    /// verdicts parallel runs must give.
+    pub parallel: bool,
 }
 
 /// What an `override_*` block stands in for.
@@ -169,6 +173,7 @@ pub struct RunBlock {
 pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
     let mut diags = Diags::default();
     let mut file = TestFile::default();
+    let mut test_seen = false;
     for a in &body.attrs {
         diags.push(unsupported_attr(a, "test file", &[]));
     }
@@ -197,6 +202,7 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
                 }
             }
             "mock_provider" => file.mocks.extend(mock_provider(&b, &mut diags)),
+            "test" => test_block(&b, (&mut file, &mut test_seen), &mut diags),
             kind if OverrideKind::of(kind).is_some() => {
                 file.overrides.extend(override_block(&b, &mut diags))
             }
@@ -204,6 +210,34 @@ pub fn decode_test_file(body: Body) -> Result<TestFile, Diags> {
         }
     }
     diags.into_result(file)
+}
+
+/// The file's `test { parallel }` block, once.
+fn test_block(b: &Block, (file, seen): (&mut TestFile, &mut bool), diags: &mut Diags) {
+    let _ = labels(b, &[], diags);
+    if std::mem::replace(seen, true) {
+        diags.push(err(
+            "strata::test::file",
+            "Multiple \"test\" blocks",
+            "This test file already has a \"test\" block.",
+            b.kind_span,
+        ));
+    }
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "parallel" => file.parallel = super::decode::const_bool(a, diags),
+            "skip_cleanup" => diags.push(err(
+                "strata::test::file",
+                "Invalid attribute",
+                "The skip_cleanup attribute is only available in experimental builds of Terraform.",
+                a.name_span,
+            )),
+            _ => diags.push(unsupported_attr(a, "test", &["parallel"])),
+        }
+    }
+    for nb in &b.body.blocks {
+        diags.push(unsupported_block(nb, "a test block", &[]));
+    }
 }
 
 fn mock_provider(b: &Block, diags: &mut Diags) -> Option<MockProvider> {
@@ -412,7 +446,7 @@ fn target_kind(names: &[&str]) -> Option<OverrideKind> {
     }
 }
 
-const RUN_ATTRS: &[&str] = &["command", "expect_failures", "providers"];
+const RUN_ATTRS: &[&str] = &["command", "expect_failures", "providers", "parallel"];
 const RUN_BLOCKS: &[&str] = &[
     "variables",
     "assert",
@@ -443,6 +477,11 @@ fn run(b: Block, diags: &mut Diags) -> Option<RunBlock> {
             "command" => run.command = command(a, diags)?,
             "expect_failures" => run.expect_failures = expr_list(a, diags),
             "providers" => run.providers = providers_map(&a.expr, diags),
+            // Terraform 1.12: a run that may run beside others; strata
+            // runs in order, which gives the same verdicts.
+            "parallel" => {
+                let _ = super::decode::const_bool(a, diags);
+            }
             _ => diags.push(unsupported_attr(a, "run", RUN_ATTRS)),
         }
     }
