@@ -143,6 +143,58 @@ fn an_action_is_planned_and_invoked_from_the_command_line() {
         ],
     );
     assert_eq!(log(&dir), "hello from alpha\nhello from alpha\n");
+    // Under -json, Terraform 1.14's messages: the action's start, its
+    // progress, its completion, and the counts in the summaries.
+    let json = lab.ok(
+        "strata",
+        &dir,
+        &[
+            "apply",
+            "-json",
+            "-auto-approve",
+            "-invoke=action.stratatest_note.hello",
+        ],
+    );
+    let (messages, kinds) = lab::json_messages(&json);
+    assert!(!kinds.iter().any(|k| k == "refresh_start"), "{kinds:?}");
+    let actions: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("action_"))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "action_start",
+            "action_progress",
+            "action_progress",
+            "action_complete"
+        ]
+    );
+    let progress = messages
+        .iter()
+        .find(|m| m["type"] == "action_progress")
+        .unwrap();
+    assert_eq!(
+        progress["hook"]["action"]["action_type"], "stratatest_note",
+        "{progress}"
+    );
+    assert_eq!(
+        progress["hook"]["message"], "noting \"hello from alpha\"",
+        "{progress}"
+    );
+    let summaries: Vec<&serde_json::Value> = messages
+        .iter()
+        .filter(|m| m["type"] == "change_summary")
+        .collect();
+    assert_eq!(
+        summaries[0]["changes"]["action_invocation"], 1,
+        "{summaries:?}"
+    );
+    assert_eq!(
+        summaries[1]["@message"],
+        "Apply complete! Resources: 0 added, 0 changed, 0 destroyed. Actions: 1 invoked."
+    );
     // Invoking changed nothing: the next plan has no changes.
     let (code, out, err) = lab.run("strata", &dir, &["plan", "-no-color", "-detailed-exitcode"]);
     assert_eq!(code, 0, "{out}{err}");

@@ -67,14 +67,7 @@ fn query_lists_what_the_provider_finds_as_terraform_shows_it() {
     // Terraform's messages under -json: each block started, each result
     // with its identity (and the object where asked), each completed.
     let json = lab.identified(&dir, &["query", "-json"]);
-    let messages: Vec<Json> = json
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let kinds: Vec<&str> = messages
-        .iter()
-        .map(|m| m["type"].as_str().unwrap())
-        .collect();
+    let (messages, kinds) = lab::json_messages(&json);
     assert_eq!(
         kinds,
         [

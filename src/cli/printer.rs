@@ -22,6 +22,31 @@ pub struct Printer {
 }
 
 impl Printer {
+    /// An action's progress: Terraform's lines, or under `-json` its
+    /// messages.
+    fn action(&self, (addr, type_name, name): (&str, &str, &str), said: &str, step: ActionSaid) {
+        use crate::render::ui::ActionStep;
+        if self.json {
+            let step = match &step {
+                ActionSaid::Started => ActionStep::Started,
+                ActionSaid::Progress(m) => ActionStep::Progress(m),
+                ActionSaid::Complete => ActionStep::Complete,
+                ActionSaid::Failed(why) => ActionStep::Errored(why),
+            };
+            println!(
+                "{}",
+                crate::render::ui::action_said(addr, (type_name, name), step)
+            );
+            return;
+        }
+        match step {
+            ActionSaid::Started => println!("Action started: {said}"),
+            ActionSaid::Progress(m) => println!("Action {said}: {m}"),
+            ActionSaid::Complete => println!("Action complete: {said}"),
+            ActionSaid::Failed(why) => println!("Action failed: {said} - {why}"),
+        }
+    }
+
     pub fn human() -> Printer {
         Printer {
             json: false,
@@ -141,7 +166,11 @@ impl Printer {
                 report.destroyed,
                 report.imported,
             );
-            println!("{}", crate::render::ui::applied(a, c, d, i, r.mode));
+            let actions = (r.actions.invoked, r.actions.failed);
+            println!(
+                "{}",
+                crate::render::ui::applied((a, c, d, i), actions, r.mode)
+            );
             match crate::render::ui::outputs(&outputs, true) {
                 Some(l) if !destroy => println!("{l}"),
                 _ => {}
@@ -293,12 +322,13 @@ impl View for Printer {
                 eprintln!("Warning: this run's observation was not added to the history `strata report` reads: {why}")
             }
             Notice::Import(step) => import_step(step),
-            Notice::Action { addr, step } => match step {
-                ActionSaid::Started => println!("Action started: {addr}"),
-                ActionSaid::Progress(m) => println!("Action {addr}: {m}"),
-                ActionSaid::Complete => println!("Action complete: {addr}"),
-                ActionSaid::Failed(why) => println!("Action failed: {addr} - {why}"),
-            },
+            Notice::Action {
+                addr,
+                type_name,
+                name,
+                said,
+                step,
+            } => self.action((&addr, &type_name, &name), &said, step),
         }
     }
 

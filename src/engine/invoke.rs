@@ -213,7 +213,10 @@ pub(super) fn invoke(
     let mut done = Invocations::default();
     for a in actions {
         let said = |step: ActionSaid| Notice::Action {
-            addr: a.said(),
+            addr: a.addr.clone(),
+            type_name: a.type_name.clone(),
+            name: a.name.clone(),
+            said: a.said(),
             step,
         };
         let Some(driver) = drivers.by_address(&a.provider) else {

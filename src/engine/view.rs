@@ -43,10 +43,13 @@ pub enum Shown<'p> {
 
 /// What a command says as it goes.
 pub enum Notice {
-    /// An action invoked (`-invoke`): where it is, by its name as
-    /// Terraform's lines give it.
+    /// An action invoked (`-invoke`): its address, type and name, and
+    /// how Terraform's lines name it (`action.x.y (triggered by CLI)`).
     Action {
         addr: String,
+        type_name: String,
+        name: String,
+        said: String,
         step: ActionSaid,
     },
     /// What a command did so far, said before a question or an error

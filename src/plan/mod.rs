@@ -537,10 +537,13 @@ impl Plan {
             .filter(|_| self.mode.is_refresh_only());
         let read =
             |c: &&ResourceChange| self.read_only.as_ref().is_none_or(|r| r.contains(&c.addr));
+        // A plan that invokes an action (`-invoke`) reads nothing back.
+        let invoking = !self.actions.is_empty();
         self.changes
             .iter()
             .chain(refreshed)
             .filter(read)
+            .filter(move |_| !invoking)
             .filter(|c| {
                 // What a `removed` block forgets is not read back.
                 c.action != Action::Forget

@@ -44,11 +44,22 @@ pub fn plan(p: &Plan) -> Vec<String> {
     out.extend(ephemeral(true));
     out.extend(planned_changes(p));
     let n = p.counts();
+    let mut said = format!(
+        "Plan: {} to add, {} to change, {} to destroy.",
+        n.add, n.change, n.destroy
+    );
+    let mut changes = json!({"add": n.add, "change": n.change, "import": n.import, "remove": n.destroy, "operation": "plan"});
+    // Terraform 1.14's counts of actions, where the plan invokes any.
+    if !p.actions.is_empty() {
+        said.push_str(&format!(" Actions: {} to invoke.", p.actions.len()));
+        changes["action_invocation"] = json!(p.actions.len());
+        changes["action_fail"] = json!(0);
+    }
     out.push(line(
         "info",
-        &format!("Plan: {} to add, {} to change, {} to destroy.", n.add, n.change, n.destroy),
+        &said,
         "change_summary",
-        json!({"changes": {"add": n.add, "change": n.change, "import": n.import, "remove": n.destroy, "operation": "plan"}}),
+        json!({ "changes": changes }),
     ));
     out.extend(outputs(&p.outputs, false));
     out
@@ -154,13 +165,11 @@ pub fn outputs(outputs: &[OutputChange], values: bool) -> Option<String> {
 
 /// The apply's `change_summary`.
 pub fn applied(
-    added: usize,
-    changed: usize,
-    destroyed: usize,
-    imported: usize,
+    (added, changed, destroyed, imported): (usize, usize, usize, usize),
+    (invoked, failed): (usize, usize),
     mode: crate::plan::Mode,
 ) -> String {
-    let (said, operation) = match mode {
+    let (mut said, operation) = match mode {
         crate::plan::Mode::Destroy => (
             format!("Destroy complete! Resources: {destroyed} destroyed."),
             "destroy",
@@ -170,10 +179,54 @@ pub fn applied(
             "apply",
         ),
     };
+    let mut changes = json!({"add": added, "change": changed, "import": imported, "remove": destroyed, "operation": operation});
+    if invoked > 0 {
+        said.push_str(&format!(" Actions: {invoked} invoked."));
+        changes["action_invocation"] = json!(invoked);
+        changes["action_fail"] = json!(failed);
+    }
     line(
         "info",
         &said,
         "change_summary",
-        json!({"changes": {"add": added, "change": changed, "import": imported, "remove": destroyed, "operation": operation}}),
+        json!({ "changes": changes }),
     )
+}
+
+/// What an action invocation has come to, as the machine-readable UI
+/// says it.
+pub enum ActionStep<'a> {
+    Started,
+    Progress(&'a str),
+    Complete,
+    Errored(&'a str),
+}
+
+/// One of an action's messages (Terraform 1.14's `action_start`,
+/// `action_progress`, `action_complete`, `action_errored`), for an action
+/// invoked from the command line.
+pub fn action_said(addr: &str, (type_name, name): (&str, &str), step: ActionStep<'_>) -> String {
+    let action = json!({
+        "addr": addr,
+        "module": "",
+        "action": addr,
+        "implied_provider": type_name.split('_').next().unwrap_or_default(),
+        "action_type": type_name,
+        "action_name": name,
+        "action_key": null,
+    });
+    let mut hook = json!({ "action": action, "invoke": {} });
+    let (kind, said) = match step {
+        ActionStep::Started => ("action_start", format!("Action started: {addr}")),
+        ActionStep::Progress(m) => {
+            hook["message"] = json!(m);
+            ("action_progress", format!("{addr} - {m}"))
+        }
+        ActionStep::Complete => ("action_complete", format!("Action complete: {addr}")),
+        ActionStep::Errored(e) => {
+            hook["error"] = json!(e);
+            ("action_errored", format!("Action errored: {addr} - {e}"))
+        }
+    };
+    line("info", &said, kind, json!({ "hook": hook }))
 }

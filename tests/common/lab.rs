@@ -163,6 +163,19 @@ impl Lab {
     }
 }
 
+/// A `-json` stream's messages, each parsed, and their types in order.
+pub fn json_messages(text: &str) -> (Vec<Json>, Vec<String>) {
+    let messages: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds = messages
+        .iter()
+        .map(|m| m["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    (messages, kinds)
+}
+
 /// A lab is removed once its test passes (kept to look at when it fails).
 impl Drop for Lab {
     fn drop(&mut self) {
