@@ -186,6 +186,26 @@ fn unknown_values_propagate() {
         assert_eq!(v.as_bool(), want, "{src}");
         assert_eq!(v.is_known(), want.is_some(), "{src}");
     }
+    // An unknown compared with a known value of another type is decided,
+    // as cty decides it (a module's "was this given?" test of an unknown
+    // string against an object default is true while planning).
+    for (src, want) in [
+        ("u != {a = []}", Some(true)),
+        ("u == {a = []}", Some(false)),
+        ("u == 1", Some(false)),
+        ("u == \"a\"", None),
+        ("u == null", None),
+    ] {
+        let v = eval_with(&[u()], src);
+        assert_eq!(v.as_bool(), want, "{src}");
+        assert_eq!(v.is_known(), want.is_some(), "{src}");
+    }
+    // An unknown condition choosing between two nulls gives null, known
+    // (Terraform plans `uuid() == "" ? null : null` as null); between two
+    // equal values it is still unknown.
+    let v = eval_with(&[b()], "b ? null : null");
+    assert!(v.is_known() && v.is_null(), "{v:?}");
+    assert!(!eval_with(&[b()], "b ? \"a\" : \"a\"").is_known());
     // An unknown condition makes a for-expression's result unknown.
     let v = eval_with(
         &[("b", Value::Unknown(Type::Bool))],

@@ -322,7 +322,13 @@ impl Value {
     pub fn equals(&self, other: &Value) -> Option<bool> {
         let (a, b) = (self.unmarked(), other.unmarked());
         match (a, b) {
-            (Value::Unknown(_), _) | (_, Value::Unknown(_)) => return None,
+            (Value::Unknown(_), Value::Unknown(_)) => return None,
+            // A known value and an unknown one of another type (neither
+            // null nor of any type) are never equal, as cty says.
+            (Value::Unknown(t), known) | (known, Value::Unknown(t)) => {
+                let decided = !known.is_null() && !t.has_dynamic() && known.ty() != *t;
+                return decided.then_some(false);
+            }
             (Value::Null(_), Value::Null(_)) => return Some(true),
             (Value::Null(_), _) | (_, Value::Null(_)) => return Some(false),
             _ => {}
@@ -520,5 +526,25 @@ fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<
         None
     } else {
         Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cty's `Equals` with an unknown side: decided only when the known
+    /// side's type cannot be the unknown's (a null, or an unknown of any
+    /// type, still waits).
+    #[test]
+    fn an_unknown_of_another_type_is_not_equal() {
+        let object = Value::Object(Attrs::from([("a".to_string(), Value::Bool(true))]));
+        let unknown = Value::Unknown(Type::String);
+        assert_eq!(unknown.equals(&object), Some(false));
+        assert_eq!(object.equals(&unknown), Some(false));
+        assert_eq!(unknown.equals(&Value::String("x".into())), None);
+        assert_eq!(unknown.equals(&Value::Null(Type::String)), None);
+        assert_eq!(Value::Unknown(Type::Dynamic).equals(&object), None);
+        assert_eq!(unknown.equals(&Value::Unknown(Type::Bool)), None);
     }
 }

@@ -594,6 +594,12 @@ impl<'a> Evaluator<'a> {
             ));
         }
         if !cond.is_known() {
+            // Whichever way it goes, two nulls give null: known already,
+            // as HCL has it (Terraform plans such an output as null).
+            let both_null = matches!((&tr, &fr), (Ok(a), Ok(b)) if a.unmarked().is_null() && b.unmarked().is_null());
+            if both_null {
+                return Ok(Value::Null(result_ty).mark_if(marked));
+            }
             return Ok(Value::Unknown(result_ty).mark_if(marked));
         }
         let b = match convert(&cond, &Type::Bool) {

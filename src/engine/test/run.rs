@@ -403,7 +403,13 @@ struct AssertAt<'a> {
 /// condition that cannot be judged, added to `diags`).
 fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
     let functions = Rc::new(crate::walk::Functions(at.drivers.clone()));
-    let run_at = config::Run::with_functions(at.module.dir.clone(), "default", functions).calling();
+    let run_at = config::Run::with_functions(at.module.dir.clone(), "default", functions);
+    // After a plan, what only an apply calls (`uuid()`, `timestamp()`) is
+    // unknown, as the plan had it; after an apply it is called.
+    let run_at = match r.command {
+        Command::Plan => run_at,
+        Command::Apply => run_at.calling(),
+    };
     // The objects and the module calls' outputs (each child evaluated
     // over its own objects), as the console sees them; the plan or apply
     // ran whole, so a repeated resource it has no instance of has none.
