@@ -246,6 +246,21 @@ fn bad_query_files_and_refused_lists_are_errors_at_their_blocks() {
         err.contains("Cannot list") && err.contains("found.tfquery.hcl:1"),
         "{err}"
     );
+    // `validate -query` reads the query files too; plain `validate` not.
+    let bad = "list \"stratatest_object\" \"a\" {\n  provider = stratatest\n  config {\n    nope = 1\n  }\n}\n";
+    let dir = with_objects(&lab, "validate", bad);
+    lab.identified(&dir, &["validate", "-no-color"]);
+    let (code, _, err) = lab.run_with(
+        "strata",
+        &dir,
+        &["validate", "-query", "-no-color"],
+        &identity_env(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("Unsupported argument") && err.contains("found.tfquery.hcl:4"),
+        "{err}"
+    );
     // No query file: Terraform's words.
     let dir = lab.work_with("nofile", HEADER);
     lab.identified(&dir, &["init", "-no-color"]);

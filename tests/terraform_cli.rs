@@ -1085,6 +1085,7 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["query", "-var=a=b"],
         &["query", "-var-file=x.tfvars"],
         &["query", "-no-color"],
+        &["validate", "-query"],
     ];
     for line in newer {
         let mut line = line.to_vec();

@@ -491,6 +491,9 @@ pub struct ValidateArgs {
     /// Leave the test files unchecked.
     #[arg(long = "no-tests")]
     pub no_tests: bool,
+    /// Check the query files (*.tfquery.hcl) too (Terraform 1.14).
+    #[arg(long)]
+    pub query: bool,
 }
 
 // `strata test`: its flags and arguments (the variant of `Command` says what it does).

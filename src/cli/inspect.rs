@@ -16,6 +16,9 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
         let prices = price_list(a.prices.as_deref())?;
         let (sources, drivers) = (&mut cx.sources, cx.drivers);
         crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)?;
+        if a.query {
+            crate::engine::validate_query(&a.path, &cx.inputs, sources, drivers)?;
+        }
         match a.no_tests {
             true => Ok(()),
             false => crate::engine::validate_tests(&a.path, &a.test_directory, sources),
@@ -31,8 +34,6 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
     ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false))
 }
 
-/// `strata test`: each file's runs as they go, then Terraform's summary;
-/// exit 1 when a run failed.
 /// `strata query`: what each list block found, as Terraform shows it.
 pub fn query(a: QueryArgs, cx: &mut Context<'_>) -> ExitCode {
     let opts = crate::engine::Options {
@@ -61,6 +62,8 @@ pub fn query(a: QueryArgs, cx: &mut Context<'_>) -> ExitCode {
     )
 }
 
+/// `strata test`: each file's runs as they go, then Terraform's summary;
+/// exit 1 when a run failed.
 pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
     let req = crate::engine::TestRequest {
         dir: PathBuf::from("."),

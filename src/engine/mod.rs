@@ -53,7 +53,7 @@ pub use init::{get, init, Init};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
 pub use plugins::with_plugins;
 pub use providers::{providers, schema as provider_schemas};
-pub use query::query;
+pub use query::{query, validate_query};
 pub use report::report;
 pub use show::{
     planned_values, show, state_outputs, state_show, state_values, ConsoleObjects, Decoded,

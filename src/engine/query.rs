@@ -74,6 +74,76 @@ pub fn query(
     Ok(Queried { lists, written })
 }
 
+/// `validate -query`: the query files read, and each list block's
+/// provider and type found and its `config` block decoded by the list
+/// schema (values it cannot know yet allowed), without asking anything.
+pub fn validate_query(
+    path: &Path,
+    inputs: &[crate::config::variables::CliInput],
+    sources: &mut Sources,
+    drivers: &Drivers,
+) -> Result<(), Diags> {
+    let given = crate::config::dynamic::Given::with_environment(inputs.to_vec());
+    let mut module = crate::config::load_given(path, sources, &given)?;
+    let lists = crate::config::read_query_files(&mut module, sources)?;
+    let run = Run::new(module.dir.clone(), "default");
+    let mut diags = Diags::default();
+    for list in &lists {
+        let schema = match list_driver(drivers, list) {
+            Ok((_, schema)) => schema,
+            Err(d) => {
+                diags.0.extend(d.0);
+                continue;
+            }
+        };
+        let scope = ConfigScope::new(&module, BTreeMap::new(), run.clone());
+        let mut ev = scope.evaluator();
+        let empty = crate::syntax::Body {
+            attrs: Vec::new(),
+            blocks: Vec::new(),
+            span: list.span,
+            json: false,
+        };
+        crate::walk::decode(
+            list.config.as_ref().unwrap_or(&empty),
+            schema,
+            &mut ev,
+            list.span,
+            &mut diags,
+        );
+    }
+    diags.into_result(())
+}
+
+/// The driver a list block's `provider` names (configured where it is)
+/// and its type's list schema.
+fn list_driver<'d>(
+    drivers: &'d Drivers,
+    list: &ListBlock,
+) -> Result<(std::sync::Arc<dyn Driver>, &'d ResourceSchema), Diags> {
+    let missing = |detail: String| {
+        Diags::from(
+            Diag::new("strata::query::type", "Invalid list resource type", detail).at(list.span),
+        )
+    };
+    let Some(base) = drivers.named(&list.provider.name) else {
+        return Err(missing(format!(
+            "There is no provider {:?} in this configuration.",
+            list.provider.name
+        )));
+    };
+    let address = crate::builtin::provider_address(&**base, list.provider.alias.as_deref());
+    let driver = drivers.by_address(&address).unwrap_or_else(|| base.clone());
+    let Some(schema) = base.list_schemas().get(&list.type_name) else {
+        return Err(missing(format!(
+            "The provider {} does not support list resource type {:?}.",
+            crate::builtin::source_of(base.as_ref()),
+            list.type_name
+        )));
+    };
+    Ok((driver, schema))
+}
+
 /// What the list blocks are evaluated and served with.
 struct Site<'a> {
     module: &'a Module,
@@ -88,7 +158,7 @@ impl Site<'_> {
     /// Every instance of `list` (one, or one per `count` or `for_each`
     /// element), listed.
     fn list(&self, list: &ListBlock) -> Result<Vec<ListFound>, Diags> {
-        let (driver, schema) = self.driver(list)?;
+        let (driver, schema) = list_driver(self.drivers, list)?;
         let mut out = Vec::new();
         for (key, scope) in self.instances(list)? {
             let address = match &key {
@@ -98,39 +168,6 @@ impl Site<'_> {
             out.push(self.one(list, (&*driver, schema), scope, address)?);
         }
         Ok(out)
-    }
-
-    /// The driver the block's `provider` names, configured, and the
-    /// type's list schema.
-    fn driver(
-        &self,
-        list: &ListBlock,
-    ) -> Result<(std::sync::Arc<dyn Driver>, &ResourceSchema), Diags> {
-        let missing = |detail: String| {
-            Diags::from(
-                Diag::new("strata::query::type", "Invalid list resource type", detail)
-                    .at(list.span),
-            )
-        };
-        let Some(base) = self.drivers.named(&list.provider.name) else {
-            return Err(missing(format!(
-                "There is no provider {:?} in this configuration.",
-                list.provider.name
-            )));
-        };
-        let address = crate::builtin::provider_address(&**base, list.provider.alias.as_deref());
-        let driver = self
-            .drivers
-            .by_address(&address)
-            .unwrap_or_else(|| base.clone());
-        let Some(schema) = base.list_schemas().get(&list.type_name) else {
-            return Err(missing(format!(
-                "The provider {} does not support list resource type {:?}.",
-                base.provider_address(),
-                list.type_name
-            )));
-        };
-        Ok((driver, schema))
     }
 
     /// The scope of each instance of `list`, by key.
