@@ -45,6 +45,16 @@ fn log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("store/actions.log")).unwrap_or_default()
 }
 
+/// `apply -invoke=ADDR`, approved, insisted on.
+fn invoke(lab: &Lab, dir: &Path, addr: &str) -> String {
+    let flag = format!("-invoke={addr}");
+    lab.ok(
+        "strata",
+        dir,
+        &["apply", "-no-color", "-auto-approve", &flag],
+    )
+}
+
 fn ready(lab: &Lab, tag: &str, body: &str) -> std::path::PathBuf {
     let dir = lab.work_with(tag, &format!("{HEADER}\n{body}"));
     lab.ok("strata", &dir, &["init", "-no-color"]);
@@ -132,16 +142,7 @@ fn an_action_is_planned_and_invoked_from_the_command_line() {
     );
     assert_eq!(log(&dir), "hello from alpha\n");
     // And from apply directly.
-    lab.ok(
-        "strata",
-        &dir,
-        &[
-            "apply",
-            "-no-color",
-            "-auto-approve",
-            "-invoke=action.stratatest_note.hello",
-        ],
-    );
+    invoke(&lab, &dir, "action.stratatest_note.hello");
     assert_eq!(log(&dir), "hello from alpha\nhello from alpha\n");
     // Under -json, Terraform 1.14's messages: the action's start, its
     // progress, its completion, and the counts in the summaries.
@@ -198,6 +199,37 @@ fn an_action_is_planned_and_invoked_from_the_command_line() {
     // Invoking changed nothing: the next plan has no changes.
     let (code, out, err) = lab.run("strata", &dir, &["plan", "-no-color", "-detailed-exitcode"]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_repeated_action_is_invoked_by_instance_or_whole() {
+    let lab = Lab::new("actions-repeated");
+    let body = "action \"stratatest_note\" \"each\" {\n  for_each = toset([\"x\", \"y\"])\n  config {\n    message = \"note ${each.key}\"\n  }\n}\n\naction \"stratatest_note\" \"counted\" {\n  count = 2\n  config {\n    message = \"count ${count.index}\"\n  }\n}\n";
+    let dir = ready(&lab, "repeated", body);
+    let out = invoke(&lab, &dir, "action.stratatest_note.each[\"y\"]");
+    assert!(
+        out.contains("Action complete: action.stratatest_note.each[\"y\"] (triggered by CLI)"),
+        "{out}"
+    );
+    assert_eq!(log(&dir), "note y\n");
+    // No key: every instance, in order.
+    let out = invoke(&lab, &dir, "action.stratatest_note.counted");
+    assert!(out.contains("Actions: 2 invoked."), "{out}");
+    assert_eq!(log(&dir), "note y\ncount 0\ncount 1\n");
+    let (code, _, err) = lab.run(
+        "strata",
+        &dir,
+        &[
+            "plan",
+            "-no-color",
+            "-invoke=action.stratatest_note.counted[5]",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("makes no instance action.stratatest_note.counted[5]"),
+        "{err}"
+    );
 }
 
 #[test]

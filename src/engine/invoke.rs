@@ -12,6 +12,7 @@ use crate::diag::{Diag, Diags};
 use crate::plan::{ActionInvocation, ActionTrigger, Failed, Mode, Plan};
 use std::sync::Arc;
 use strata_provider::{ActionRequest, Driver};
+use strata_state::model::InstanceKey;
 
 fn refused(summary: &str, detail: String) -> Diags {
     Diags::from(Diag::new("strata::invoke", summary, detail))
@@ -50,31 +51,30 @@ pub(super) fn plan(
         session.rt,
         described,
     )?;
-    plan.actions = vec![invocation(session, addr, drivers)?];
+    plan.actions = invocations(session, addr, drivers)?;
     Ok(plan)
 }
 
-/// The root module's action `addr` names, evaluated and planned.
-fn invocation(
+/// The instances of the root module's action `addr` names (one, or every
+/// instance of a repeated block when no key is given), each evaluated
+/// and planned.
+fn invocations(
     session: &Over<'_>,
     addr: &str,
     drivers: &Drivers,
-) -> Result<ActionInvocation, Diags> {
+) -> Result<Vec<ActionInvocation>, Diags> {
     let module = &session.p.module;
-    let action = find(module, addr)?;
+    let (action, key) = find(module, addr)?;
     let (driver, provider) = driver_of(action, module, drivers)?;
     let Some(schema) = driver.action_schemas().get(&action.type_name) else {
-        return Err(Diag::new(
-            "strata::invoke",
-            "Invalid action type",
-            format!(
-                "The provider {} has no action type {:?}.",
-                driver.provider_address(),
-                action.type_name
-            ),
-        )
-        .at(action.span)
-        .into());
+        let detail = format!(
+            "The provider {} has no action type {:?}.",
+            crate::builtin::source_of(driver.as_ref()),
+            action.type_name
+        );
+        return Err(Diag::new("strata::invoke", "Invalid action type", detail)
+            .at(action.span)
+            .into());
     };
     let objects = super::show::state_values(session.store, drivers)?;
     let run = session.p.run.clone();
@@ -83,78 +83,158 @@ fn invocation(
         run: &run,
     };
     let root = super::console_scope::root(module, session.p.vars.clone(), &over);
-    let scope =
-        crate::config::ConfigScope::new(root.module, root.vars, run.clone()).knowing(&root.known);
-    let mut ev = scope.evaluator();
-    let unknown = ("strata::invoke", "Invalid action configuration");
-    let config = crate::walk::decode_known(
-        action.config.as_ref(),
-        schema,
-        &mut ev,
-        action.span,
-        unknown,
-    )?;
+    let scope = || {
+        crate::config::ConfigScope::new(root.module, root.vars.clone(), run.clone())
+            .knowing(&root.known)
+    };
+    let mut out = Vec::new();
+    for (at, scope) in instances(action, key.as_ref(), &scope)? {
+        let mut ev = scope.evaluator();
+        let unknown = ("strata::invoke", "Invalid action configuration");
+        let config = crate::walk::decode_known(
+            action.config.as_ref(),
+            schema,
+            &mut ev,
+            action.span,
+            unknown,
+        )?;
+        planned(driver.as_ref(), action, &config)?;
+        out.push(ActionInvocation {
+            addr: at,
+            type_name: action.type_name.clone(),
+            name: action.name.clone(),
+            provider: provider.clone(),
+            config,
+            trigger: ActionTrigger::Cli,
+        });
+    }
+    Ok(out)
+}
+
+/// The provider's check of one invocation (`PlanAction`): its first
+/// error, at the block.
+fn planned(
+    driver: &dyn Driver,
+    action: &Action,
+    config: &crate::lang::value::Value,
+) -> Result<(), Diags> {
     let req = ActionRequest {
         type_name: &action.type_name,
-        config: &config,
+        config,
     };
+    let at = |d: Diag| d.at(action.span);
     let problems = driver.plan_action(req).map_err(|e| {
-        Diag::new(
+        at(Diag::new(
             "strata::invoke",
-            format!("Planning {addr} failed"),
+            format!("Planning action {} failed", action.name),
             e.to_string(),
-        )
-        .at(action.span)
+        ))
     })?;
-    let errors: Vec<_> = problems.iter().filter(|p| p.error).collect();
-    if let Some(first) = errors.first() {
-        return Err(Diag::new(
+    match problems.iter().find(|p| p.error) {
+        Some(first) => Err(at(Diag::new(
             "strata::invoke",
             first.summary.clone(),
             first.detail.clone(),
-        )
-        .at(action.span)
-        .into());
+        ))
+        .into()),
+        None => Ok(()),
     }
-    Ok(ActionInvocation {
-        addr: addr.to_string(),
-        type_name: action.type_name.clone(),
-        name: action.name.clone(),
-        provider,
-        config,
-        trigger: ActionTrigger::Cli,
-    })
 }
 
-/// The action block `addr` (`action.TYPE.NAME`) names in the root module.
-fn find<'m>(module: &'m crate::config::Module, addr: &str) -> Result<&'m Action, Diags> {
-    let parts: Vec<&str> = addr.split('.').collect();
-    let ["action", type_name, name] = parts[..] else {
+/// The instances of `action` an invocation names (its address and the
+/// scope its configuration is evaluated in): every instance, or the one
+/// `key` names.
+fn instances<'m>(
+    action: &Action,
+    key: Option<&InstanceKey>,
+    scope: &dyn Fn() -> crate::config::ConfigScope<'m>,
+) -> Result<Vec<(String, crate::config::ConfigScope<'m>)>, Diags> {
+    let base = format!("action.{}.{}", action.type_name, action.name);
+    let value =
+        |e: &crate::syntax::ast::Expr| scope().evaluator().eval(e).map(|v| v.unmarked().clone());
+    let mut all: Vec<(InstanceKey, crate::config::ConfigScope<'m>)> = Vec::new();
+    if let Some(count) = &action.count {
+        let n = value(count)?
+            .as_number()
+            .and_then(|n| n.to_i64())
+            .unwrap_or(-1);
+        if n < 0 {
+            let detail = "The given \"count\" argument value is unsuitable: a whole number, zero or more, known before the plan is required.";
+            return Err(
+                Diag::new("strata::invoke", "Invalid count argument", detail)
+                    .at(count.span)
+                    .into(),
+            );
+        }
+        for i in 0..n {
+            let mut s = scope();
+            s.count_index = Some(crate::lang::value::Value::int(i));
+            all.push((InstanceKey::Int(i.unsigned_abs()), s));
+        }
+    } else if let Some(each) = &action.for_each {
+        for (k, v) in crate::plan::for_each_elements(&value(each)?, each.span)? {
+            let name = k
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| crate::lang::display::show(&k));
+            let mut s = scope();
+            s.each = Some((k, v));
+            all.push((InstanceKey::Str(name), s));
+        }
+    } else {
+        if key.is_some() {
+            return Err(refused(
+                "Action not found",
+                format!("{base} has no count or for_each: it has no instance keys."),
+            ));
+        }
+        return Ok(vec![(base, scope())]);
+    }
+    let addr = |k: &InstanceKey| format!("{base}{k}");
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|(k, _)| key.is_none_or(|want| want == k))
+        .map(|(k, s)| (addr(&k), s))
+        .collect();
+    if chosen.is_empty() {
+        let named = key.map(addr).unwrap_or(base);
         return Err(refused(
-            &format!("Invalid target {addr:?}"),
-            "An action is named as action.TYPE.NAME.".into(),
+            "Action not found",
+            format!("The configuration makes no instance {named}."),
         ));
+    }
+    Ok(chosen)
+}
+
+/// The action block `addr` (`action.TYPE.NAME`, with an instance key
+/// where repeated) names in the root module, and the key.
+fn find<'m>(
+    module: &'m crate::config::Module,
+    addr: &str,
+) -> Result<(&'m Action, Option<InstanceKey>), Diags> {
+    let invalid = || {
+        refused(
+            &format!("Invalid target {addr:?}"),
+            "An action is named as action.TYPE.NAME, with an instance key where it repeats.".into(),
+        )
     };
+    let rest = addr.strip_prefix("action.").ok_or_else(invalid)?;
+    let parsed = strata_state::model::Address::parse(rest).ok_or_else(invalid)?;
+    let (type_name, name) = (&parsed.id.type_name, &parsed.id.name);
+    if !parsed.id.module.is_root() {
+        return Err(invalid());
+    }
     let found = module
         .actions
         .iter()
-        .find(|a| a.type_name == type_name && a.name == name);
+        .find(|a| &a.type_name == type_name && &a.name == name);
     let found = found.ok_or_else(|| {
         refused(
             "Action not found",
             format!("There is no action {addr:?} in the root module's configuration."),
         )
     })?;
-    if found.count.is_some() || found.for_each.is_some() {
-        return Err(Diag::new(
-            "strata::invoke",
-            "Not supported yet",
-            "strata does not yet invoke an action whose block has count or for_each.",
-        )
-        .at(found.span)
-        .into());
-    }
-    Ok(found)
+    Ok((found, parsed.key))
 }
 
 /// The driver that serves `action`, configured, and its provider
