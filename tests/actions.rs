@@ -320,3 +320,57 @@ fn action_blocks_and_triggers_are_read_with_terraforms_errors() {
         );
     }
 }
+
+/// Progress is said as the provider sends it, not when the action ends: a
+/// note spacing its events by 1.5 s has its first line out well before
+/// its last.
+#[test]
+fn an_actions_progress_is_said_as_it_comes() {
+    use std::io::BufRead;
+    use std::time::Duration;
+    let lab = Lab::new("actions-live");
+    let dir = ready(
+        &lab,
+        "live",
+        r#"
+action "stratatest_note" "slow" {
+  config {
+    message  = "slowly"
+    pause_ms = 1500
+  }
+}
+"#,
+    );
+    let tmp = lab.tmp();
+    let mut child = run::strata(&dir)
+        .args([
+            "apply",
+            "-auto-approve",
+            "-invoke=action.stratatest_note.slow",
+        ])
+        .env("TMPDIR", &tmp)
+        .env("TF_CLI_CONFIG_FILE", &lab.cli)
+        .env("STRATATEST_PROTOCOL", lab.protocol)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("strata starts");
+    let out = child.stdout.take().expect("stdout is piped");
+    let mut lines = std::io::BufReader::new(out).lines().map_while(Result::ok);
+    let noting = arrival(&mut lines, ": noting \"slowly\"");
+    let noted = arrival(&mut lines, ": noted");
+    let rest: Vec<String> = lines.collect();
+    assert!(child.wait().expect("strata ends").success(), "{rest:?}");
+    assert!(
+        noted.duration_since(noting) >= Duration::from_millis(1000),
+        "the first progress line came {:?} before the last",
+        noted.duration_since(noting)
+    );
+    assert_eq!(log(&dir), "slowly\n");
+}
+
+/// When a line ending in `wanted` came.
+fn arrival(lines: &mut impl Iterator<Item = String>, wanted: &str) -> std::time::Instant {
+    let line = lines.find(|l| l.ends_with(wanted));
+    assert!(line.is_some(), "no line ends with {wanted:?}");
+    std::time::Instant::now()
+}

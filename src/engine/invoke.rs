@@ -304,15 +304,15 @@ pub(super) fn invoke(
             return (done, refused(&format!("Invoking {} failed", a.addr), why));
         };
         view.notice(said(ActionSaid::Started));
-        let invoked = rt.block_on(driver.invoke_action(ActionRequest {
+        let req = ActionRequest {
             type_name: &a.type_name,
             config: &a.config,
-        }));
-        for message in invoked.progress {
-            view.notice(said(ActionSaid::Progress(message)));
-        }
+        };
+        let invoked = streamed(rt, driver.as_ref(), req, &mut |m| {
+            view.notice(said(ActionSaid::Progress(m)))
+        });
         done.invoked += 1;
-        if let Some(e) = invoked.failure {
+        if let Err(e) = invoked {
             done.failed += 1;
             view.notice(said(ActionSaid::Failed(e.to_string())));
             return (
@@ -323,4 +323,33 @@ pub(super) fn invoke(
         view.notice(said(ActionSaid::Complete));
     }
     (done, Diags::default())
+}
+
+/// Invokes one action on `rt`, saying each progress message as it comes
+/// while the invocation runs.
+fn streamed(
+    rt: &tokio::runtime::Runtime,
+    driver: &dyn Driver,
+    req: ActionRequest<'_>,
+    say: &mut dyn FnMut(String),
+) -> strata_provider::Invoked {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let progress: strata_provider::Progress = Box::new(move |m| {
+        let _ = tx.send(m);
+    });
+    rt.block_on(async {
+        let invoked = driver.invoke_action(req, progress);
+        tokio::pin!(invoked);
+        loop {
+            tokio::select! {
+                Some(m) = rx.recv() => say(m),
+                done = &mut invoked => {
+                    while let Ok(m) = rx.try_recv() {
+                        say(m);
+                    }
+                    return done;
+                }
+            }
+        }
+    })
 }

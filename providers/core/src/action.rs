@@ -13,10 +13,9 @@ pub struct ActionRequest<'a> {
     pub config: &'a Value,
 }
 
-/// What an invocation said as it went, in order, and how it ended.
-#[derive(Debug)]
-pub struct Invoked {
-    pub progress: Vec<String>,
-    /// Why it failed, when it did (what it said before still stands).
-    pub failure: Option<DriverError>,
-}
+/// Where an invocation's progress messages go, each as it comes.
+pub type Progress = Box<dyn Fn(String) + Send + Sync>;
+
+/// How an invocation ended: `Err` says why it failed (what it said
+/// before, through its [`Progress`], still stands).
+pub type Invoked = Result<(), DriverError>;

@@ -31,7 +31,7 @@ pub mod score;
 pub mod values;
 pub mod wait;
 
-pub use action::{ActionRequest, Invoked};
+pub use action::{ActionRequest, Invoked, Progress};
 pub use change::{
     path_text, problems_text, ApplyFailed, ApplyRequest, Identity, Kept, MoveRequest, PathStep,
     Problem, Stored,
@@ -471,15 +471,13 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         })
     }
 
-    /// Invokes an action, its progress kept in order.
-    async fn invoke_action(&self, req: ActionRequest<'_>) -> Invoked {
-        Invoked {
-            progress: Vec::new(),
-            failure: Some(DriverError::UnknownType {
-                driver: self.name().to_string(),
-                type_name: req.type_name.to_string(),
-            }),
-        }
+    /// Invokes an action, saying its progress to `progress` as it comes.
+    async fn invoke_action(&self, req: ActionRequest<'_>, progress: Progress) -> Invoked {
+        let _ = progress;
+        Err(DriverError::UnknownType {
+            driver: self.name().to_string(),
+            type_name: req.type_name.to_string(),
+        })
     }
 
     /// The objects of `req.type_name` the provider finds, at most

@@ -1,11 +1,11 @@
 //! Actions (protocol 6.11): `PlanAction` before an invocation, then
-//! `InvokeAction`, whose progress events are kept in order and whose
+//! `InvokeAction`, whose progress events are handed on as they come and whose
 //! completion carries the diagnostics that say whether it worked.
 
 use crate::driver::{capabilities, check, problems, PluginDriver};
 use crate::proto::tfplugin6::{self as v6, invoke_action::event::Type as EventType};
 use crate::wire::dynamic;
-use strata_provider::{ActionRequest, DriverError, Invoked, Problem, TypeMode};
+use strata_provider::{ActionRequest, DriverError, Invoked, Problem, Progress, TypeMode};
 
 impl PluginDriver {
     pub(crate) fn plan_action_call(
@@ -25,17 +25,13 @@ impl PluginDriver {
         Ok(problems(&r.diagnostics))
     }
 
-    pub(crate) async fn invoke_action_call(&self, req: ActionRequest<'_>) -> Invoked {
-        let mut progress = Vec::new();
-        let failure = self.invoke(req, &mut progress).await.err();
-        Invoked { progress, failure }
-    }
-
-    async fn invoke(
+    /// `InvokeAction`: each progress message handed on as it comes, the
+    /// completion's diagnostics deciding how it ended.
+    pub(crate) async fn invoke_action_call(
         &self,
         req: ActionRequest<'_>,
-        progress: &mut Vec<String>,
-    ) -> Result<(), DriverError> {
+        progress: Progress,
+    ) -> Invoked {
         let kind = self.kind(req.type_name, TypeMode::Action)?;
         let operation = format!("invoking action {}", req.type_name);
         let request = v6::invoke_action::Request {
@@ -43,22 +39,30 @@ impl PluginDriver {
             config: dynamic(req.config, &kind.ty)?,
             client_capabilities: capabilities(),
         };
-        let events = self
-            .call_async(&operation, |p| {
-                Box::pin(async move { p.invoke_action(request).await })
+        let completed: std::sync::Arc<std::sync::Mutex<Option<Vec<v6::Diagnostic>>>> =
+            Default::default();
+        let seen = completed.clone();
+        self.call_async(&operation, |p| {
+            Box::pin(async move {
+                let each = |event: v6::invoke_action::Event| match event.r#type {
+                    Some(EventType::Progress(m)) => progress(m.message),
+                    Some(EventType::Completed(c)) => {
+                        *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(c.diagnostics);
+                    }
+                    None => {}
+                };
+                p.invoke_action(request, &each).await
             })
-            .await?;
-        for event in events {
-            match event.r#type {
-                Some(EventType::Progress(p)) => progress.push(p.message),
-                Some(EventType::Completed(c)) => return check(&operation, &c.diagnostics),
-                None => {}
-            }
-        }
-        Err(DriverError::Api {
-            operation,
-            detail: "the provider ended the action's stream without saying it completed".into(),
-            retryable: false,
         })
+        .await?;
+        let completed = completed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match completed {
+            Some(diagnostics) => check(&operation, &diagnostics),
+            None => Err(DriverError::Api {
+                operation,
+                detail: "the provider ended the action's stream without saying it completed".into(),
+                retryable: false,
+            }),
+        }
     }
 }

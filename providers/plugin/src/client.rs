@@ -269,22 +269,22 @@ impl Provider {
         Ok(events)
     }
 
-    /// What an action said as it ran: each event of its stream, read to
-    /// the end.
+    /// An action's stream, each event handed to `each` as it comes, read
+    /// to the end.
     pub async fn invoke_action(
         &self,
         request: v6::invoke_action::Request,
-    ) -> Result<Vec<v6::invoke_action::Event>, RpcError> {
+        each: &(dyn Fn(v6::invoke_action::Event) + Send + Sync),
+    ) -> Result<(), RpcError> {
         let reply = match self.stub.clone() {
             Stub::V5(mut c) => c.invoke_action(request).await,
             Stub::V6(mut c) => c.invoke_action(request).await,
         };
         let mut stream = self.answer("InvokeAction", reply).await?;
-        let mut events = Vec::new();
         loop {
             match stream.message().await {
-                Ok(Some(event)) => events.push(event),
-                Ok(None) => return Ok(events),
+                Ok(Some(event)) => each(event),
+                Ok(None) => return Ok(()),
                 Err(status) => return self.answer("InvokeAction", Err(status)).await,
             }
         }

@@ -24,7 +24,8 @@ use std::sync::Arc;
 use strata_provider::{
     ActionRequest, ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure,
     FunctionSig, Identity, IdentitySchema, ImportBy, Invoked, Kept, ListRequest, Listed,
-    MoveRequest, PathStep, PlanRequest, Planned, Problem, ResourceSchema, Stored, Tags, TypeMode,
+    MoveRequest, PathStep, PlanRequest, Planned, Problem, Progress, ResourceSchema, Stored, Tags,
+    TypeMode,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -690,8 +691,8 @@ impl Driver for PluginDriver {
         self.plan_action_call(req)
     }
 
-    async fn invoke_action(&self, req: ActionRequest<'_>) -> Invoked {
-        self.invoke_action_call(req).await
+    async fn invoke_action(&self, req: ActionRequest<'_>, progress: Progress) -> Invoked {
+        self.invoke_action_call(req, progress).await
     }
 
     fn identity_schema(&self, type_name: &str) -> Option<&IdentitySchema> {

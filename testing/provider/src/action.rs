@@ -1,7 +1,8 @@
 //! `stratatest_note`, an action (protocol 6.11): it appends its `message`
 //! to `actions.log` in the store, saying so as it goes, so tests can see
 //! what was invoked and in which order. `fail = true` makes it fail after
-//! its first progress event; an empty message is refused when planned.
+//! its first progress event; `pause_ms` spaces its events by that much;
+//! an empty message is refused when planned.
 
 use std::io::Write;
 use strata_plugin::proto::tfplugin6::schema::{Attribute, Block};
@@ -27,6 +28,7 @@ pub fn schema() -> ActionSchema {
                 attributes: vec![
                     attribute("message", &Type::String, true),
                     attribute("fail", &Type::Bool, false),
+                    attribute("pause_ms", &Type::Number, false),
                 ],
                 ..Block::default()
             }),
@@ -39,6 +41,7 @@ pub fn config_type() -> Type {
         [
             ("message".to_string(), Type::String),
             ("fail".to_string(), Type::Bool),
+            ("pause_ms".to_string(), Type::Number),
         ]
         .into(),
     )
@@ -49,6 +52,12 @@ pub fn message(config: &Value) -> String {
         .entries()
         .and_then(|a| a.get("message").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_default()
+}
+
+/// How long to wait between events.
+pub fn pause(config: &Value) -> Option<std::time::Duration> {
+    let ms = config.entries()?.get("pause_ms")?.as_number()?.to_i64()?;
+    Some(std::time::Duration::from_millis(u64::try_from(ms).ok()?))
 }
 
 pub fn fails(config: &Value) -> bool {

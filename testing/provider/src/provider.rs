@@ -336,8 +336,8 @@ impl Provider for TestProvider {
         }))
     }
 
-    type InvokeActionStream = tonic::codegen::tokio_stream::Iter<
-        std::vec::IntoIter<Result<v6::invoke_action::Event, Status>>,
+    type InvokeActionStream = std::pin::Pin<
+        Box<dyn tokio_stream::Stream<Item = Result<v6::invoke_action::Event, Status>> + Send>,
     >;
 
     async fn invoke_action(
@@ -368,7 +368,11 @@ impl Provider for TestProvider {
             r#type: Some(Kind::Completed(Completed { diagnostics })),
         });
         let events: Vec<Result<_, Status>> = events.into_iter().map(Ok).collect();
-        Ok(Response::new(tonic::codegen::tokio_stream::iter(events)))
+        let stream = tokio_stream::iter(events);
+        Ok(Response::new(match crate::action::pause(&config) {
+            Some(pause) => Box::pin(tokio_stream::StreamExt::throttle(stream, pause)),
+            None => Box::pin(stream),
+        }))
     }
 
     async fn validate_action_config(
