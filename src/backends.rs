@@ -30,11 +30,24 @@ pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result
     if explicit.is_none() {
         initialized(module)?;
     }
-    open_backend(
+    let store = open_backend(
         explicit,
         module.settings.backend.as_ref(),
         workspace.to_string(),
-    )
+    )?;
+    Ok(sealed(store, &module.settings.sealings))
+}
+
+/// `store` with its documents sealed and opened by the configuration's
+/// `encryption { state { … } }`, when it has one.
+pub fn sealed(store: Store, sealings: &config::encryption::Sealings) -> Store {
+    match sealings.state.is_empty() {
+        true => store,
+        false => store.sealed(strata_state::encryption::Sealing::new(
+            strata_state::encryption::Payload::State,
+            sealings.state.clone(),
+        )),
+    }
 }
 
 /// Whether the backend `module` names may be used: the one init last set
@@ -133,10 +146,20 @@ pub fn open_here(
     workspace: &str,
     sources: &mut Sources,
 ) -> Result<Store, Diags> {
-    if explicit.is_some() || !config::config_files(Path::new(".")).is_ok_and(|f| !f.is_empty()) {
+    let here = Path::new(".");
+    if !config::config_files(here).is_ok_and(|f| !f.is_empty()) {
         return open_backend(explicit, None, workspace.to_string());
     }
-    let here = Path::new(".");
+    if explicit.is_some() {
+        // A state named on the command line is still this configuration's
+        // to encrypt; a configuration that does not load leaves it plain
+        // (an encrypted one then says so when read).
+        let store = open_backend(explicit, None, workspace.to_string())?;
+        return Ok(match config::load(here, sources) {
+            Ok(module) => sealed(store, &module.settings.sealings),
+            Err(_) => store,
+        });
+    }
     let module = config::load(here, sources)?;
     open(None, &module, workspace)
 }

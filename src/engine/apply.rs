@@ -54,7 +54,7 @@ pub fn apply(
     crate::timings::stage("start");
     let saved = match opts.mode.is_destroy() {
         true => None,
-        false => saved_plan(target, drivers)?,
+        false => saved_plan(target, drivers, sources)?,
     };
     refused(saved.as_ref(), opts.json, auto_approve)?;
     let (from, opts) = match &saved {
@@ -317,7 +317,11 @@ fn approved(
 
 /// The plan file at `path`, with the schemas of its types from `drivers`;
 /// `None` when `path` is not a plan file but a configuration.
-pub(super) fn saved_plan(path: &Path, drivers: &Drivers) -> Result<Option<Saved>, Diags> {
+pub(super) fn saved_plan(
+    path: &Path,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<Option<Saved>, Diags> {
     if !path.is_file() {
         return Ok(None);
     }
@@ -325,6 +329,7 @@ pub(super) fn saved_plan(path: &Path, drivers: &Drivers) -> Result<Option<Saved>
     if !text.trim_start().starts_with('{') {
         return Ok(None);
     }
+    let text = super::sealing::open_plan(text, sources)?;
     let mut saved = Saved::decode(&text).map_err(|e| {
         Diags::from(Diag::new(
             "strata::plan::file",

@@ -85,13 +85,19 @@ pub(super) fn backend(
             out.push_str("Backend configuration changed!\n\nstrata has detected that the configuration specified for the backend\nhas changed. strata will now check for existing state in the backends.\n\n");
         }
         let to = module.settings.backend.as_ref();
-        copy_states((from.backend(), to), req.force_copy, view)?;
+        copy_states(
+            (from.backend(), to),
+            &module.settings.sealings,
+            req.force_copy,
+            view,
+        )?;
     }
     let store = crate::backends::open_backend(
         None,
         module.settings.backend.as_ref(),
         config::workspace()?,
     )?;
+    let store = crate::backends::sealed(store, &module.settings.sealings);
     store.load().map_err(state_err)?;
     current
         .write(req.path)
@@ -125,11 +131,14 @@ struct Moving {
 /// Asks `view` before copying, unless `force`.
 fn copy_states(
     (from, to): (Option<&Backend>, Option<&Backend>),
+    sealings: &config::encryption::Sealings,
     force: bool,
     view: &mut dyn View,
 ) -> Result<(), Diags> {
-    let open =
-        |b: Option<&Backend>, ws: &str| crate::backends::open_backend(None, b, ws.to_string());
+    let open = |b: Option<&Backend>, ws: &str| {
+        crate::backends::open_backend(None, b, ws.to_string())
+            .map(|s| crate::backends::sealed(s, sealings))
+    };
     let mut moving = Vec::new();
     for workspace in open(from, "default")?.workspaces().map_err(state_err)? {
         let source = open(from, &workspace)?;

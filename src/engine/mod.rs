@@ -29,6 +29,7 @@ mod prepare;
 mod providers;
 mod query;
 mod report;
+mod sealing;
 mod serving;
 mod session;
 mod show;

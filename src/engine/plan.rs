@@ -74,7 +74,8 @@ pub(super) fn planned(
             let mut written = Ok(());
             if let (Some(out), Some(partial)) = (how.partial_out, f.partial.as_deref()) {
                 let saved = saved_of(&session.p, partial.clone(), opts);
-                written = write_file(out, &saved.encode());
+                written = super::sealing::seal_plan(&session.p.module, &saved.encode())
+                    .and_then(|text| write_file(out, &text));
             }
             session.close(view);
             written?;
@@ -173,7 +174,8 @@ pub fn plan(
     let saving = match out {
         Some(out) => {
             let saved = saved_of(&session.p, plan, opts);
-            let saving = write_file(out, &saved.encode());
+            let saving = super::sealing::seal_plan(&session.p.module, &saved.encode())
+                .and_then(|text| write_file(out, &text));
             crate::par::drop_later((saved, state));
             saving
         }

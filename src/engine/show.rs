@@ -270,7 +270,7 @@ pub fn show(
             "Give a file written by `strata plan --out FILE`.",
         ))),
         Some(f) => {
-            let saved = saved_plan(f, drivers)?.ok_or_else(|| {
+            let saved = saved_plan(f, drivers, sources)?.ok_or_else(|| {
                 Diags::from(Diag::new(
                     "strata::show",
                     format!("{} is not a plan file", f.display()),

@@ -145,6 +145,26 @@ pub enum StateError {
         help("Nothing was written. A serial only grows, and this one cannot. Copy the state (`strata state pull`), lower its \"serial\" and push it with `strata state push --force`.")
     )]
     SerialExhausted { location: String, serial: u64 },
+
+    /// The configured encryption could not open what is stored, or seal
+    /// what is to be written.
+    #[error("the state at {location}: {detail}")]
+    #[diagnostic(
+        code(strata::state::encryption),
+        help("Nothing was changed. The state's encryption is the configuration's `terraform {{ encryption {{ state {{ … }} }} }}`: check its key provider's passphrase (and the variables it is made of); while a key is rotated, the old method stays in a `fallback` block.")
+    )]
+    Encryption { location: String, detail: String },
+
+    /// An encrypted state (OpenTofu's format) read with no encryption
+    /// configured.
+    #[error(
+        "the state at {location} is encrypted, and this configuration has no encryption to open it"
+    )]
+    #[diagnostic(
+        code(strata::state::encrypted),
+        help("Nothing was changed. Add the `encryption` block it was written with to the `terraform` block (key provider, method and `state {{ method = … }}`), then run again.")
+    )]
+    Encrypted { location: String },
 }
 
 impl StateError {

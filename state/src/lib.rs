@@ -25,6 +25,7 @@ pub mod history;
 pub mod journal;
 pub mod local;
 pub mod model;
+mod sealed;
 mod store;
 
 pub use addr::{
@@ -43,3 +44,4 @@ pub use model::{
     ResourceState, State,
 };
 pub use store::{parse, Journal, Loaded, Lock, Store};
+pub use strata_encryption as encryption;

@@ -13,6 +13,7 @@ use crate::error::StateError;
 use crate::history::{self, History, Observation};
 use crate::journal::{self, Entry, Replay};
 use crate::model::{State, FORMAT_VERSION};
+use crate::sealed::Sealed;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +38,7 @@ struct Seen {
 pub struct Store {
     backend: Arc<dyn Backend>,
     seen: Mutex<Seen>,
+    sealed: Sealed,
 }
 
 /// A held lock; dropping it releases the lock.
@@ -77,7 +79,15 @@ impl Store {
         Store {
             backend: Arc::new(backend),
             seen: Mutex::new(Seen::default()),
+            sealed: Sealed::default(),
         }
+    }
+
+    /// This store with its state, journal and history encrypted at rest
+    /// by `sealing` (the configuration's `encryption { state { … } }`).
+    pub fn sealed(mut self, sealing: strata_encryption::Sealing) -> Store {
+        self.sealed = Sealed::new(sealing);
+        self
     }
 
     /// A local state file, the default backend.
@@ -140,16 +150,17 @@ impl Store {
     pub fn load(&self) -> Result<Loaded, StateError> {
         let stored = self.backend.read()?;
         let location = self.backend.location();
-        let (mut state, existed) = match &stored.state {
-            Some(text) => (parse(&location, text)?, true),
+        let (mut state, existed) = match stored.state {
+            Some(text) => (parse(&location, &self.sealed.open(&location, text)?)?, true),
             None => (State::new(), false),
         };
+        let journal = self.sealed.open_lines(&location, stored.journal)?;
         *self.seen() = Seen {
             version: stored.version,
             serial: state.serial,
             lineage: existed.then(|| state.lineage.clone()),
         };
-        let replay = journal::replay(&stored.journal, &mut state).map_err(|(line, detail)| {
+        let replay = journal::replay(&journal, &mut state).map_err(|(line, detail)| {
             StateError::Journal {
                 location,
                 line,
@@ -235,7 +246,10 @@ impl Store {
                 detail: e.to_string(),
             });
         }
-        let version = self.backend.write(&text, seen.version.as_ref(), journal)?;
+        let sealed = self.sealed.seal(&location, &text)?;
+        let version = self
+            .backend
+            .write(&sealed, seen.version.as_ref(), journal)?;
         *seen = Seen {
             version: Some(version),
             serial: state.serial,
@@ -295,13 +309,28 @@ impl Store {
 
     /// What drift runs observed, oldest first.
     pub fn history(&self) -> Result<History, StateError> {
-        Ok(history::parse(&self.backend.read_history()?))
+        Ok(history::parse(&self.history_text()?))
+    }
+
+    /// The history's text, opened.
+    fn history_text(&self) -> Result<String, StateError> {
+        let text = self.backend.read_history()?;
+        if text.is_empty() {
+            return Ok(text);
+        }
+        self.sealed.open(&self.backend.location(), text)
+    }
+
+    /// Replaces the history with `text`, sealed.
+    fn write_history_text(&self, text: &str) -> Result<(), StateError> {
+        let sealed = self.sealed.seal(&self.backend.location(), text)?;
+        self.backend.write_history(&sealed)
     }
 
     /// When the newest observation in the history was made, without
     /// reading the others (a drift run's records start there).
     pub fn last_observed(&self) -> Result<Option<String>, StateError> {
-        Ok(history::last_at(&self.backend.read_history()?))
+        Ok(history::last_at(&self.history_text()?))
     }
 
     /// Adds a drift run's observation to the history (under the lock),
@@ -312,19 +341,19 @@ impl Store {
             location: self.backend.location(),
             detail: e.to_string(),
         })?;
-        let text = self.backend.read_history()?;
+        let text = self.history_text()?;
         let next = history::appended(&text, &line, history::BOUND);
-        self.backend.write_history(&next)
+        self.write_history_text(&next)
     }
 
     /// Carries the history over to `to` (a backend migration), replacing
     /// what `to` had.
     pub fn copy_history(&self, to: &Store) -> Result<(), StateError> {
-        let text = self.backend.read_history()?;
+        let text = self.history_text()?;
         if text.is_empty() {
             return Ok(());
         }
-        to.backend.write_history(&text)
+        to.write_history_text(&text)
     }
 
     /// Opens the journal for appending (under the lock). Its lines extend
@@ -333,6 +362,7 @@ impl Store {
         self.backend.check_lock(&lock.info.id)?;
         Ok(Journal {
             backend: self.backend.clone(),
+            sealed: self.sealed.clone(),
             base: self.seen().serial,
             seq: 0,
         })
@@ -418,6 +448,7 @@ struct RecordRef<'e> {
 /// An open journal. Each `append` is durable when it returns.
 pub struct Journal {
     backend: Arc<dyn Backend>,
+    sealed: Sealed,
     /// The serial of the state these lines extend.
     base: u64,
     seq: u64,
@@ -456,6 +487,7 @@ impl Journal {
             text.push_str(&line);
             text.push('\n');
         }
-        self.backend.append(&text)
+        self.backend
+            .append(&self.sealed.seal_lines(&self.backend.location(), &text)?)
     }
 }

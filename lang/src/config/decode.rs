@@ -436,11 +436,20 @@ fn settings(b: &Block, m: &mut Module, diags: &mut Diags) {
                     m.settings.provider_sources.extend(entry);
                 }
             }
+            "encryption" if m.settings.encryption.is_none() => {
+                m.settings.encryption = Some(super::encryption::block(nb, diags));
+            }
+            "encryption" => diags.push(err(
+                "strata::config::encryption",
+                "Duplicate encryption block",
+                "Only one encryption block may be given, in one terraform block.",
+                nb.kind_span,
+            )),
             "cloud" | "provider_meta" => {}
             _ => diags.push(unsupported_block(
                 nb,
                 "a terraform block",
-                &["backend", "required_providers"],
+                &["backend", "required_providers", "encryption"],
             )),
         }
     }

@@ -39,22 +39,38 @@ impl Given {
 /// The root module's const variables, from what the command was given
 /// (its other variables are not needed to load, so not asked for).
 pub fn root_consts(root: &Module, given: &Given, sources: &mut Sources) -> Result<Consts, Diags> {
-    if !root.variables.iter().any(|v| v.constant) {
+    root_values(root, given, sources, |name| {
+        root.variable(name).is_some_and(|v| v.constant)
+    })
+}
+
+/// The root module's variables that `wanted` names, resolved from what
+/// the command was given as a plan resolves them (the others declared,
+/// so a `-var` for one is no mistake, but not asked for or judged).
+pub fn root_values(
+    root: &Module,
+    given: &Given,
+    sources: &mut Sources,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Consts, Diags> {
+    if !root.variables.iter().any(|v| wanted(&v.name)) {
         return Ok(Consts::new());
     }
-    let mut only_consts = Module {
+    let mut only_wanted = Module {
         dir: root.dir.clone(),
         variables: root.variables.clone(),
         ..Module::default()
     };
-    // The others are declared (a `-var` for one is no mistake) but stand
-    // aside: null by default, nothing judged.
-    for v in only_consts.variables.iter_mut().filter(|v| !v.constant) {
+    for v in only_wanted
+        .variables
+        .iter_mut()
+        .filter(|v| !wanted(&v.name))
+    {
         v.default = Some(null_literal(v.span));
         v.validations.clear();
     }
-    let mut values = resolve(&only_consts, &given.cli, given.env.clone(), sources)?;
-    values.retain(|name, _| root.variable(name).is_some_and(|v| v.constant));
+    let mut values = resolve(&only_wanted, &given.cli, given.env.clone(), sources)?;
+    values.retain(|name, _| wanted(name));
     Ok(values)
 }
 

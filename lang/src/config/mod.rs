@@ -9,6 +9,7 @@ pub mod condition;
 mod decode;
 pub mod deprecation;
 pub mod dynamic;
+pub mod encryption;
 mod ephemeral;
 pub mod installed;
 pub mod json;
@@ -327,6 +328,11 @@ pub struct Settings {
     /// 1.15), until loading evaluates them into `provider_sources`.
     pub pending_providers: Vec<crate::syntax::Attribute>,
     pub backend: Option<Backend>,
+    /// `encryption { … }` as written (OpenTofu 1.7+).
+    pub encryption: Option<encryption::Encryption>,
+    /// The root module's encryption evaluated while loading: the chains
+    /// its state and saved plans are sealed and opened with.
+    pub sealings: encryption::Sealings,
     pub blocks: Vec<Span>,
 }
 
@@ -581,6 +587,10 @@ pub fn load_given(
         }
     };
     load_calls(&mut module, sources, (&at, &consts), &mut diags);
+    match encryption::resolve(&module, given, sources) {
+        Ok(sealings) => module.settings.sealings = sealings,
+        Err(d) => diags.0.extend(d.0),
+    }
     let mut module = diags.into_result(module)?;
     let saved = installed::SavedBackend::read(&root).map_err(damaged("backend settings"))?;
     if let Some(saved) = saved {

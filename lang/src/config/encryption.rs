@@ -1,0 +1,571 @@
+//! `terraform { encryption { … } }` (OpenTofu 1.7+): key providers,
+//! methods, and the targets — `state`, `plan` — that name a method and its
+//! fallbacks. Read with the configuration; evaluated once the root
+//! module's variables it uses are known (OpenTofu evaluates it statically:
+//! variables and locals, nothing a plan knows), into the methods
+//! `strata_state::encryption` seals and opens with.
+
+use super::blocks::{err, labels, unsupported_attr, unsupported_block};
+use super::dynamic::{root_values, Given};
+use super::{ConfigScope, Module, Run};
+use crate::diag::{Diag, Diags, Sources, Span};
+use crate::eval::Evaluator;
+use crate::lang::value::Value;
+use crate::syntax::ast::{Expr, ExprKind};
+use crate::syntax::{Attribute, Block};
+use std::collections::BTreeSet;
+use strata_state::encryption::{self as enc, Hash, KeyKind, KeyProvider, Method, Pbkdf2};
+
+const CODE: &str = "strata::config::encryption";
+
+/// The `encryption` block as written.
+#[derive(Debug, Clone)]
+pub struct Encryption {
+    pub key_providers: Vec<Named>,
+    pub methods: Vec<Named>,
+    pub state: Option<Target>,
+    pub plan: Option<Target>,
+    pub span: Span,
+}
+
+/// A `key_provider` or `method` block: its type, name and arguments.
+#[derive(Debug, Clone)]
+pub struct Named {
+    pub kind: String,
+    pub name: String,
+    pub attrs: Vec<Attribute>,
+    pub span: Span,
+}
+
+/// A `state` or `plan` block, or a `fallback` inside one.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// `method.TYPE.NAME`.
+    pub method: Option<(String, String, Span)>,
+    pub enforced: bool,
+    pub fallback: Option<Box<Target>>,
+    pub span: Span,
+}
+
+/// The evaluated chains: each target's method, then its fallbacks.
+#[derive(Debug, Clone, Default)]
+pub struct Sealings {
+    pub state: Vec<Method>,
+    pub plan: Vec<Method>,
+}
+
+const KEY_PROVIDERS: [&str; 1] = ["pbkdf2"];
+/// OpenTofu's other key providers: named so they are refused as not yet
+/// here, not as unknown.
+const LATER_KEY_PROVIDERS: [&str; 6] = [
+    "aws_kms",
+    "gcp_kms",
+    "azure_vault",
+    "openbao",
+    "external",
+    "azure_kms",
+];
+
+pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
+    let mut out = Encryption {
+        key_providers: Vec::new(),
+        methods: Vec::new(),
+        state: None,
+        plan: None,
+        span: b.span,
+    };
+    for a in &b.body.attrs {
+        diags.push(unsupported_attr(a, "encryption", &[]));
+    }
+    for nb in &b.body.blocks {
+        match nb.kind.as_str() {
+            "key_provider" | "method" => {
+                let Some(l) = labels(nb, &["type", "name"], diags) else {
+                    continue;
+                };
+                let named = Named {
+                    kind: l[0].clone(),
+                    name: l[1].clone(),
+                    attrs: nb.body.attrs.clone(),
+                    span: nb.span,
+                };
+                for inner in &nb.body.blocks {
+                    diags.push(unsupported_block(inner, &format!("a {} block", nb.kind), &[]));
+                }
+                match nb.kind.as_str() {
+                    "key_provider" => out.key_providers.push(named),
+                    _ => out.methods.push(named),
+                }
+            }
+            "state" | "plan" => {
+                let t = Some(target(nb, true, diags));
+                match nb.kind.as_str() {
+                    "state" => out.state = t,
+                    _ => out.plan = t,
+                }
+            }
+            "remote_state_data_sources" => diags.push(err(
+                CODE,
+                "Not supported yet",
+                "strata does not decrypt the states terraform_remote_state reads yet; a remote state read by it must be unencrypted.",
+                nb.kind_span,
+            )),
+            _ => diags.push(unsupported_block(
+                nb,
+                "an encryption block",
+                &["key_provider", "method", "state", "plan", "remote_state_data_sources"],
+            )),
+        }
+    }
+    out
+}
+
+fn target(b: &Block, top: bool, diags: &mut Diags) -> Target {
+    let allowed: &[&str] = if top {
+        &["method", "enforced"]
+    } else {
+        &["method"]
+    };
+    let mut t = Target {
+        method: None,
+        enforced: false,
+        fallback: None,
+        span: b.span,
+    };
+    for a in &b.body.attrs {
+        match a.name.as_str() {
+            "method" => t.method = reference(&a.expr, "method", diags),
+            "enforced" if top => match &a.expr.kind {
+                ExprKind::Literal(v) if v.as_bool().is_some() => {
+                    t.enforced = v.as_bool().unwrap_or_default()
+                }
+                _ => diags.push(err(
+                    CODE,
+                    "Invalid \"enforced\"",
+                    "\"enforced\" must be true or false.",
+                    a.expr.span,
+                )),
+            },
+            _ => diags.push(unsupported_attr(a, &b.kind, allowed)),
+        }
+    }
+    for nb in &b.body.blocks {
+        match nb.kind.as_str() {
+            "fallback" if t.fallback.is_none() => {
+                t.fallback = Some(Box::new(target(nb, false, diags)))
+            }
+            "fallback" => diags.push(err(
+                CODE,
+                "Duplicate fallback block",
+                "Only one fallback block is allowed here; a fallback can have a fallback of its own.",
+                nb.kind_span,
+            )),
+            _ => diags.push(unsupported_block(
+                nb,
+                &format!("a {} block", b.kind),
+                &["fallback"],
+            )),
+        }
+    }
+    if t.method.is_none() {
+        diags.push(err(
+            CODE,
+            "Missing method",
+            format!(
+                "A {} block needs a method: method = method.TYPE.NAME.",
+                b.kind
+            ),
+            b.kind_span,
+        ));
+    }
+    t
+}
+
+/// `ROOT.TYPE.NAME` (`method.aes_gcm.x`, `key_provider.pbkdf2.y`).
+fn reference(e: &Expr, root: &str, diags: &mut Diags) -> Option<(String, String, Span)> {
+    if let ExprKind::GetAttr(inner, name) = &e.kind {
+        if let ExprKind::GetAttr(first, kind) = &inner.kind {
+            if matches!(&first.kind, ExprKind::Variable(r) if r == root) {
+                return Some((kind.clone(), name.clone(), e.span));
+            }
+        }
+    }
+    diags.push(err(
+        CODE,
+        &format!("Invalid {root} reference"),
+        format!("Expected {root}.<type>.<name>."),
+        e.span,
+    ));
+    None
+}
+
+/// The root module's encryption evaluated: its key providers built and
+/// checked, each target's chain in order. Variables it uses are resolved
+/// from what the command was given, as the command resolves them.
+pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Sealings, Diags> {
+    let Some(e) = &root.settings.encryption else {
+        return Ok(Sealings::default());
+    };
+    let used = variables_used(root, e);
+    let values = root_values(root, given, sources, |name| used.contains(name))?;
+    let run = Run::new(root.dir.clone(), "default");
+    let vars = root
+        .variables
+        .iter()
+        .map(|v| {
+            let value = values.get(&v.name).cloned();
+            (v.name.clone(), value.unwrap_or_else(Value::unknown))
+        })
+        .collect();
+    let scope = ConfigScope::new(root, vars, run);
+    let at = Evaluating {
+        root,
+        e,
+        scope: &scope,
+    };
+    let mut diags = Diags::default();
+    let sealings = Sealings {
+        state: e
+            .state
+            .as_ref()
+            .map(|t| at.chain(t, &mut diags))
+            .unwrap_or_default(),
+        plan: e
+            .plan
+            .as_ref()
+            .map(|t| at.chain(t, &mut diags))
+            .unwrap_or_default(),
+    };
+    diags.into_result(sealings)
+}
+
+/// The variables the encryption block's arguments refer to, through
+/// locals.
+fn variables_used(root: &Module, e: &Encryption) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut pending: Vec<&Expr> = e
+        .key_providers
+        .iter()
+        .chain(&e.methods)
+        .flat_map(|n| n.attrs.iter().map(|a| &a.expr))
+        .collect();
+    while let Some(expr) = pending.pop() {
+        expr.visit_references(&mut |r, attrs, _| {
+            let Some(first) = attrs.first() else { return };
+            match r {
+                "var" => {
+                    used.insert(first.to_string());
+                }
+                "local" => {
+                    if let Some(l) = root.local(first) {
+                        if seen.insert(first.to_string()) {
+                            pending.push(&l.expr);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        });
+    }
+    used
+}
+
+struct Evaluating<'a> {
+    root: &'a Module,
+    e: &'a Encryption,
+    scope: &'a ConfigScope<'a>,
+}
+
+impl Evaluating<'_> {
+    /// A target's method, then each fallback's, built.
+    fn chain(&self, t: &Target, diags: &mut Diags) -> Vec<Method> {
+        let mut out = Vec::new();
+        let mut next = Some(t);
+        while let Some(t) = next {
+            if let Some(m) = t.method.as_ref().and_then(|m| self.method(m, diags)) {
+                out.push(m);
+            }
+            next = t.fallback.as_deref();
+        }
+        if t.enforced && matches!(out.first(), Some(Method::Unencrypted { .. })) {
+            diags.push(err(
+                CODE,
+                "Unencrypted method is forbidden",
+                "Unable to use the \"unencrypted\" method since the \"enforced\" flag is used.",
+                t.span,
+            ));
+        }
+        out
+    }
+
+    fn method(
+        &self,
+        (kind, name, span): &(String, String, Span),
+        diags: &mut Diags,
+    ) -> Option<Method> {
+        let addr = format!("method.{kind}.{name}");
+        let Some(m) = self
+            .e
+            .methods
+            .iter()
+            .find(|m| &m.kind == kind && &m.name == name)
+        else {
+            diags.push(err(
+                CODE,
+                "Undefined encryption method",
+                format!("Can not find {addr:?}."),
+                *span,
+            ));
+            return None;
+        };
+        match kind.as_str() {
+            "unencrypted" => {
+                for a in &m.attrs {
+                    diags.push(unsupported_attr(a, "method \"unencrypted\"", &[]));
+                }
+                Some(Method::Unencrypted { addr })
+            }
+            "aes_gcm" => self.aes_gcm(m, addr, diags),
+            "external" => {
+                diags.push(err(
+                    CODE,
+                    "Not supported yet",
+                    "strata does not run external encryption methods yet.",
+                    m.span,
+                ));
+                None
+            }
+            other => {
+                diags.push(err(
+                    CODE,
+                    "Unknown encryption method type",
+                    format!("Can not find {other:?}: the methods are aes_gcm and unencrypted."),
+                    m.span,
+                ));
+                None
+            }
+        }
+    }
+
+    fn aes_gcm(&self, m: &Named, addr: String, diags: &mut Diags) -> Option<Method> {
+        let mut keys = None;
+        let mut aad = Vec::new();
+        for a in &m.attrs {
+            match a.name.as_str() {
+                "keys" => keys = reference(&a.expr, "key_provider", diags),
+                "aad" => aad = self.bytes(a, diags)?,
+                _ => diags.push(unsupported_attr(a, "method \"aes_gcm\"", &["keys", "aad"])),
+            }
+        }
+        let Some(keys) = keys else {
+            diags.push(err(
+                CODE,
+                "Missing keys",
+                "The aes_gcm method needs keys = key_provider.TYPE.NAME.",
+                m.span,
+            ));
+            return None;
+        };
+        let keys = self.key_provider(&keys, diags)?;
+        let KeyKind::Pbkdf2(p) = &keys.kind;
+        if let Some(problem) = enc::key_problem(p.key_length) {
+            diags.push(err(
+                CODE,
+                "Unable to build encryption method",
+                format!("{addr}: {problem}"),
+                m.span,
+            ));
+            return None;
+        }
+        Some(Method::AesGcm { addr, keys, aad })
+    }
+
+    fn key_provider(
+        &self,
+        (kind, name, span): &(String, String, Span),
+        diags: &mut Diags,
+    ) -> Option<KeyProvider> {
+        let addr = format!("key_provider.{kind}.{name}");
+        let Some(k) = self
+            .e
+            .key_providers
+            .iter()
+            .find(|k| &k.kind == kind && &k.name == name)
+        else {
+            diags.push(err(
+                CODE,
+                "Undefined Key Provider",
+                format!("Key provider {kind}.{name} is missing from the encryption configuration."),
+                *span,
+            ));
+            return None;
+        };
+        if LATER_KEY_PROVIDERS.contains(&kind.as_str()) {
+            diags.push(err(
+                CODE,
+                "Not supported yet",
+                format!(
+                    "strata does not use the {kind:?} key provider yet; it derives keys with {:?}.",
+                    KEY_PROVIDERS[0]
+                ),
+                k.span,
+            ));
+            return None;
+        }
+        if !KEY_PROVIDERS.contains(&kind.as_str()) {
+            diags.push(err(
+                CODE,
+                "Unknown key_provider type",
+                format!("Can not find {kind:?}."),
+                k.span,
+            ));
+            return None;
+        }
+        let (p, alias) = self.pbkdf2(k, diags)?;
+        if let Some(problem) = p.problem() {
+            diags.push(err(
+                CODE,
+                "Unable to build encryption key data",
+                format!("{addr} failed with error: {problem}"),
+                k.span,
+            ));
+            return None;
+        }
+        Some(KeyProvider {
+            addr: alias.unwrap_or(addr),
+            kind: KeyKind::Pbkdf2(p),
+        })
+    }
+
+    /// A `pbkdf2` block's arguments over OpenTofu's defaults, and the
+    /// name its metadata is kept under when `encrypted_metadata_alias`
+    /// gives one.
+    fn pbkdf2(&self, k: &Named, diags: &mut Diags) -> Option<(Pbkdf2, Option<String>)> {
+        let mut p = Pbkdf2::new(String::new());
+        let mut alias = None;
+        let mut given_passphrase = false;
+        for a in &k.attrs {
+            let v = self.value(a, diags)?;
+            match a.name.as_str() {
+                "passphrase" => {
+                    p.passphrase = self.text(a, &v, diags)?;
+                    given_passphrase = true;
+                }
+                "hash_function" => {
+                    let name = self.text(a, &v, diags)?;
+                    let Some(h) = Hash::from_name(&name) else {
+                        diags.push(err(
+                            CODE,
+                            "Unable to build encryption key data",
+                            format!("invalid hash function name: {name}"),
+                            a.expr.span,
+                        ));
+                        return None;
+                    };
+                    p.hash = h;
+                }
+                "key_length" => p.key_length = self.count(a, &v, diags)?,
+                "salt_length" => p.salt_length = self.count(a, &v, diags)?,
+                "iterations" => {
+                    p.iterations = u32::try_from(self.count(a, &v, diags)?).unwrap_or(u32::MAX)
+                }
+                "encrypted_metadata_alias" => alias = Some(self.text(a, &v, diags)?),
+                "chain" => {
+                    diags.push(err(CODE, "Not supported yet", "strata does not chain key providers yet: give the pbkdf2 key provider its passphrase.", a.expr.span));
+                    return None;
+                }
+                _ => diags.push(unsupported_attr(
+                    a,
+                    "key_provider \"pbkdf2\"",
+                    &[
+                        "passphrase",
+                        "key_length",
+                        "iterations",
+                        "hash_function",
+                        "salt_length",
+                        "encrypted_metadata_alias",
+                    ],
+                )),
+            }
+        }
+        if !given_passphrase {
+            diags.push(err(
+                CODE,
+                "Missing required argument",
+                "The argument \"passphrase\" is required, but no definition was found.",
+                k.span,
+            ));
+            return None;
+        }
+        Some((p, alias))
+    }
+
+    fn value(&self, a: &Attribute, diags: &mut Diags) -> Option<Value> {
+        match Evaluator::new(self.scope, self.root.dir.clone()).eval(&a.expr) {
+            Ok(v) if v.is_wholly_known() => Some(v.unmarked().clone()),
+            Ok(_) => {
+                diags.push(err(CODE, "Unknown encryption setting", format!("The value of {:?} must be known before anything is planned: literal values, variables and locals made of them.", a.name), a.expr.span));
+                None
+            }
+            Err(d) => {
+                diags.push(d);
+                None
+            }
+        }
+    }
+
+    fn text(&self, a: &Attribute, v: &Value, diags: &mut Diags) -> Option<String> {
+        match v.as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                diags.push(wrong_type(a, "a string"));
+                None
+            }
+        }
+    }
+
+    fn count(&self, a: &Attribute, v: &Value, diags: &mut Diags) -> Option<usize> {
+        match v
+            .as_number()
+            .and_then(|n| n.to_i64())
+            .and_then(|n| usize::try_from(n).ok())
+        {
+            Some(n) => Some(n),
+            None => {
+                diags.push(wrong_type(a, "a whole number, zero or more"));
+                None
+            }
+        }
+    }
+
+    fn bytes(&self, a: &Attribute, diags: &mut Diags) -> Option<Vec<u8>> {
+        let v = self.value(a, diags)?;
+        let items = v.elements().unwrap_or_default();
+        let bytes: Option<Vec<u8>> = items
+            .iter()
+            .map(|i| {
+                i.as_number()
+                    .and_then(|n| n.to_i64())
+                    .and_then(|n| u8::try_from(n).ok())
+            })
+            .collect();
+        if v.elements().is_none() || bytes.is_none() {
+            diags.push(wrong_type(a, "a list of bytes (numbers 0 to 255)"));
+            return None;
+        }
+        bytes
+    }
+}
+
+fn wrong_type(a: &Attribute, want: &str) -> Diag {
+    err(
+        CODE,
+        "Incorrect attribute value type",
+        format!(
+            "Inappropriate value for attribute {:?}: {want} is required.",
+            a.name
+        ),
+        a.expr.span,
+    )
+}

@@ -1,0 +1,334 @@
+//! Encryption at rest of what strata writes — state, its journal and
+//! history, saved plans — in OpenTofu's format (`terraform { encryption
+//! { … } }`, OpenTofu 1.7+), so a state OpenTofu encrypted opens here and
+//! the other way round.
+//!
+//! A sealed document is JSON: `meta` (each key provider's metadata, as
+//! base64 of its JSON, under `key_provider.TYPE.NAME`), `encrypted_data`
+//! (base64 of nonce, ciphertext and tag) and `encryption_version` ("v0");
+//! a state keeps its `serial` and `lineage` in clear before them so tools
+//! can tell states apart without the key. The configuration is evaluated
+//! by the engine; this crate takes the result ([`Method`]s in the order
+//! they are tried) and never reads HCL.
+
+mod aes_gcm;
+mod envelope;
+mod pbkdf2;
+
+pub use aes_gcm::key_problem;
+pub use envelope::is_sealed;
+pub use pbkdf2::{Hash, Metadata, Pbkdf2};
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// A key provider as configured.
+#[derive(Debug, Clone)]
+pub struct KeyProvider {
+    /// `key_provider.TYPE.NAME`, the metadata's key.
+    pub addr: String,
+    pub kind: KeyKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum KeyKind {
+    Pbkdf2(Pbkdf2),
+}
+
+/// A method of a target's chain.
+#[derive(Debug, Clone)]
+pub enum Method {
+    /// `method "aes_gcm" "NAME" { keys = key_provider.T.N, aad = […] }`.
+    AesGcm {
+        addr: String,
+        keys: KeyProvider,
+        aad: Vec<u8>,
+    },
+    /// `method "unencrypted" "NAME" {}`: plain text written, or accepted.
+    Unencrypted { addr: String },
+}
+
+/// What is sealed: a state keeps its serial and lineage in clear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    State,
+    Plan,
+}
+
+impl Payload {
+    /// OpenTofu's name for it in its errors.
+    fn name(self) -> &'static str {
+        match self {
+            Payload::State => "statefile",
+            Payload::Plan => "planfile",
+        }
+    }
+}
+
+/// How a document was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// By the first method: written that way again.
+    Current,
+    /// By a fallback (a key being rotated out, or plain text being moved
+    /// to encryption): the next write uses the first method.
+    Migrating,
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum EncryptionError {
+    #[error("The {what} is not encrypted, and its encryption configuration has no \"unencrypted\" method to accept it")]
+    #[diagnostic(
+        code(strata::encryption::plain),
+        help("To encrypt an existing state, add `method \"unencrypted\" \"migrate\" {{}}` and name it in a `fallback` block of the target for one run.")
+    )]
+    Plain { what: &'static str },
+    #[error("The {what} is encrypted as {found:?}, a format this strata does not read (it reads \"v0\")")]
+    #[diagnostic(code(strata::encryption::version))]
+    Version { what: &'static str, found: String },
+    #[error("The {what} could not be decrypted by any configured method:\n{attempts}")]
+    #[diagnostic(
+        code(strata::encryption::failed),
+        help("Check the passphrase or key; when rotating keys, keep the old method in a `fallback` block until everything was written again.")
+    )]
+    Failed {
+        what: &'static str,
+        attempts: String,
+    },
+    #[error("The {what} is damaged: {detail}")]
+    #[diagnostic(code(strata::encryption::damaged))]
+    Damaged { what: &'static str, detail: String },
+    #[error("The {what} could not be encrypted: {detail}")]
+    #[diagnostic(code(strata::encryption::seal))]
+    Seal { what: &'static str, detail: String },
+}
+
+/// What encrypts the writes of one kind of document and opens its reads,
+/// for one command: the encryption key is derived once (a PBKDF2 of
+/// 600 000 rounds takes a noticeable fraction of a second) and used with a
+/// fresh nonce each time, as OpenTofu does; the keys that open documents
+/// are kept by their metadata, so a journal of many lines costs one
+/// derivation.
+#[derive(Debug)]
+pub struct Sealing {
+    payload: Payload,
+    /// The first seals; the rest only open.
+    methods: Vec<Method>,
+    sealer: Mutex<Option<Sealer>>,
+    opened: Mutex<BTreeMap<(String, String), Vec<u8>>>,
+}
+
+/// The first method's key and the metadata written beside what it seals.
+#[derive(Debug, Clone)]
+struct Sealer {
+    key: Vec<u8>,
+    meta: BTreeMap<String, String>,
+}
+
+impl Sealing {
+    /// `methods` in the order they are tried: the target's method, then
+    /// its fallbacks. None: nothing is sealed and plain text is read.
+    pub fn new(payload: Payload, methods: Vec<Method>) -> Sealing {
+        Sealing {
+            payload,
+            methods,
+            sealer: Mutex::new(None),
+            opened: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn what(&self) -> &'static str {
+        match self.payload {
+            Payload::State => "state",
+            Payload::Plan => "saved plan",
+        }
+    }
+
+    /// Whether writes are sealed (the first method is not `unencrypted`).
+    pub fn seals(&self) -> bool {
+        matches!(self.methods.first(), Some(Method::AesGcm { .. }))
+    }
+
+    /// Whether a plain document is accepted.
+    pub fn accepts_plain(&self) -> bool {
+        self.methods.is_empty()
+            || self
+                .methods
+                .iter()
+                .any(|m| matches!(m, Method::Unencrypted { .. }))
+    }
+
+    /// `text` as it is to be written.
+    pub fn seal(&self, text: &str) -> Result<String, EncryptionError> {
+        let Some(Method::AesGcm { aad, .. }) = self.methods.first() else {
+            return Ok(text.to_string());
+        };
+        let sealer = self.sealer()?;
+        let data = aes_gcm::seal(&sealer.key, aad, text.as_bytes()).map_err(|detail| {
+            EncryptionError::Seal {
+                what: self.what(),
+                detail,
+            }
+        })?;
+        let clear = match self.payload {
+            Payload::State => envelope::Clear::of_state(text),
+            Payload::Plan => envelope::Clear::default(),
+        };
+        Ok(envelope::write(&clear, &sealer.meta, &data))
+    }
+
+    /// `text` as read: opened when sealed, passed on when plain and plain
+    /// is accepted.
+    pub fn open(&self, text: &str) -> Result<(String, Status), EncryptionError> {
+        let Some(sealed) = envelope::read(text) else {
+            return self.plain(text);
+        };
+        let sealed = sealed.map_err(|detail| EncryptionError::Damaged {
+            what: self.what(),
+            detail,
+        })?;
+        if sealed.version != envelope::VERSION {
+            return Err(EncryptionError::Version {
+                what: self.what(),
+                found: sealed.version,
+            });
+        }
+        let mut attempts = Vec::new();
+        for (i, method) in self.methods.iter().enumerate() {
+            let Method::AesGcm { addr, keys, aad } = method else {
+                continue;
+            };
+            let opened = self
+                .key_for(keys, &sealed.meta)
+                .and_then(|key| aes_gcm::open(&key, aad, &sealed.data));
+            match opened {
+                Ok(bytes) => {
+                    let text = String::from_utf8(bytes).map_err(|_| EncryptionError::Damaged {
+                        what: self.what(),
+                        detail: "what it holds is not text".into(),
+                    })?;
+                    self.same_clear(&sealed.clear, &text)?;
+                    let status = if i == 0 {
+                        Status::Current
+                    } else {
+                        Status::Migrating
+                    };
+                    return Ok((text, status));
+                }
+                Err(e) => attempts.push(format!(
+                    "  {addr}: attempted decryption failed for {}: {e}",
+                    self.payload.name()
+                )),
+            }
+        }
+        if attempts.is_empty() {
+            attempts.push("  no method that decrypts is configured".into());
+        }
+        Err(EncryptionError::Failed {
+            what: self.what(),
+            attempts: attempts.join("\n"),
+        })
+    }
+
+    fn plain(&self, text: &str) -> Result<(String, Status), EncryptionError> {
+        if !self.accepts_plain() {
+            return Err(EncryptionError::Plain { what: self.what() });
+        }
+        let status = match self.methods.first() {
+            Some(Method::AesGcm { .. }) => Status::Migrating,
+            _ => Status::Current,
+        };
+        Ok((text.to_string(), status))
+    }
+
+    /// A state's clear serial and lineage must be the ones inside, or a
+    /// file was spliced from two.
+    fn same_clear(&self, clear: &envelope::Clear, text: &str) -> Result<(), EncryptionError> {
+        if self.payload != Payload::State {
+            return Ok(());
+        }
+        let inside = envelope::Clear::of_state(text);
+        if differ(&clear.serial, &inside.serial) || differ(&clear.lineage, &inside.lineage) {
+            return Err(EncryptionError::Damaged {
+                what: self.what(),
+                detail: "its serial or lineage in clear is not the one it holds".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn sealer(&self) -> Result<Sealer, EncryptionError> {
+        let mut held = self.sealer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = held.as_ref() {
+            return Ok(s.clone());
+        }
+        let Some(Method::AesGcm { keys, .. }) = self.methods.first() else {
+            return Err(self.seal_failed("no method encrypts".into()));
+        };
+        let KeyKind::Pbkdf2(p) = &keys.kind;
+        let meta = p
+            .fresh()
+            .map_err(|e| self.seal_failed(format!("no random salt: {e}")))?;
+        let key = p.derive(&meta).map_err(|e| self.seal_failed(e))?;
+        let meta_json =
+            serde_json::to_string(&meta).map_err(|e| self.seal_failed(e.to_string()))?;
+        // What this run writes it may read back (a journal replayed).
+        self.opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((keys.addr.clone(), meta_json.clone()), key.clone());
+        let sealer = Sealer {
+            key,
+            meta: BTreeMap::from([(keys.addr.clone(), meta_json)]),
+        };
+        *held = Some(sealer.clone());
+        Ok(sealer)
+    }
+
+    fn seal_failed(&self, detail: String) -> EncryptionError {
+        EncryptionError::Seal {
+            what: self.what(),
+            detail,
+        }
+    }
+
+    /// The key `keys` gives for the metadata a document was sealed with.
+    fn key_for(
+        &self,
+        keys: &KeyProvider,
+        meta: &BTreeMap<String, String>,
+    ) -> Result<Vec<u8>, String> {
+        let Some(json) = meta.get(&keys.addr) else {
+            return Err(format!(
+                "it was not sealed with a key from {} (no metadata for it)",
+                keys.addr
+            ));
+        };
+        let cache = (keys.addr.clone(), json.clone());
+        if let Some(key) = self
+            .opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&cache)
+        {
+            return Ok(key.clone());
+        }
+        let KeyKind::Pbkdf2(p) = &keys.kind;
+        let parsed: Metadata = serde_json::from_str(json)
+            .map_err(|e| format!("its metadata for {} does not read: {e}", keys.addr))?;
+        let key = p.derive(&parsed)?;
+        self.opened
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cache, key.clone());
+        Ok(key)
+    }
+}
+
+/// Two values that are both there and differ.
+fn differ<T: PartialEq>(a: &Option<T>, b: &Option<T>) -> bool {
+    matches!((a, b), (Some(x), Some(y)) if x != y)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,411 @@
+//! State and plan encryption at rest (OpenTofu's `terraform { encryption
+//! { … } }`, issue 45): with a `pbkdf2` key provider and the `aes_gcm`
+//! method, nothing strata writes — state, backup, journal, saved plan —
+//! holds a sensitive value in clear; a wrong key changes nothing; a key is
+//! rotated through `fallback`, and a plain state moved to encryption
+//! through an `unencrypted` fallback; a killed apply's journal replays
+//! under the key. OpenTofu is not on this machine: its format is held to
+//! by decrypting strata's state with Python's `cryptography` (PBKDF2 and
+//! AES-GCM as OpenTofu's source lays them out).
+
+#[path = "common/run.rs"]
+mod run;
+
+use run::{ran, strata, Ran};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const SECRET: &str = "hunter2-the-secret-value";
+const PASS: &str = "correct-horse-battery-staple";
+
+/// The key provider, method and targets; `chain` is the `state` block's
+/// body (its method and fallbacks).
+fn encryption(chain: &str) -> String {
+    format!(
+        r#"
+terraform {{
+  encryption {{
+    key_provider "pbkdf2" "main" {{
+      passphrase = var.passphrase
+    }}
+    key_provider "pbkdf2" "next" {{
+      passphrase = "a-brand-new-long-passphrase"
+    }}
+    method "aes_gcm" "main" {{
+      keys = key_provider.pbkdf2.main
+    }}
+    method "aes_gcm" "next" {{
+      keys = key_provider.pbkdf2.next
+    }}
+    method "unencrypted" "migrate" {{}}
+    state {{
+      {chain}
+    }}
+    plan {{
+      method = method.aes_gcm.main
+    }}
+  }}
+}}
+"#
+    )
+}
+
+const RESOURCES: &str = r#"
+variable "passphrase" {
+  type      = string
+  sensitive = true
+  default   = null
+}
+
+variable "secret" {
+  type      = string
+  sensitive = true
+}
+
+resource "terraform_data" "a" {
+  input = var.secret
+}
+"#;
+
+/// A fresh directory whose configuration is `body`.
+fn workdir(tag: &str, body: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("strata-enc-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    std::fs::write(dir.join("main.tf"), body).expect("config");
+    dir
+}
+
+fn run_with(dir: &Path, pass: &str, args: &[&str]) -> Ran {
+    ran(strata(dir)
+        .args(args)
+        .env("TF_VAR_passphrase", pass)
+        .env("TF_VAR_secret", SECRET))
+}
+
+fn ok(dir: &Path, pass: &str, args: &[&str]) -> String {
+    let r = run_with(dir, pass, args);
+    assert_eq!(r.code, 0, "strata {args:?}:\n{}", r.both());
+    r.out
+}
+
+/// Every file under `dir` and its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.insert(path, bytes);
+            }
+        }
+    }
+    out
+}
+
+/// The files under `dir` whose bytes hold `needle`.
+fn holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    files(dir)
+        .into_iter()
+        .filter(|(_, b)| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        .map(|(p, _)| p)
+        .collect()
+}
+
+fn state_doc(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("terraform.tfstate")).expect("state");
+    serde_json::from_str(&text).expect("the state is JSON")
+}
+
+#[test]
+fn an_encrypted_apply_leaves_no_sensitive_value_on_disk() {
+    let dir = workdir(
+        "clear",
+        &format!("{}{RESOURCES}", encryption("method = method.aes_gcm.main")),
+    );
+    ok(&dir, PASS, &["init", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    ok(&dir, PASS, &["plan", "-out=saved.plan", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-no-color", "saved.plan"]);
+    // Sealed as OpenTofu seals it: serial and lineage in clear, the rest
+    // in encrypted_data, the key provider's metadata beside it.
+    let doc = state_doc(&dir);
+    let fields: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "serial",
+            "lineage",
+            "meta",
+            "encrypted_data",
+            "encryption_version"
+        ]
+    );
+    assert!(doc["meta"]["key_provider.pbkdf2.main"].is_string());
+    let plan = std::fs::read_to_string(dir.join("saved.plan")).unwrap();
+    assert!(plan.starts_with("{\"meta\":"), "{plan}");
+    assert!(dir.join("terraform.tfstate.backup").exists());
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+    // Read back through the key by every reader of the state.
+    assert_eq!(ok(&dir, PASS, &["state", "list"]), "terraform_data.a\n");
+    let shown = ok(&dir, PASS, &["show", "-json"]);
+    assert!(shown.contains("terraform_data.a"), "{shown}");
+    let pulled = ok(&dir, PASS, &["state", "pull"]);
+    assert!(
+        pulled.contains(SECRET),
+        "state pull gives the state in clear"
+    );
+    let plan = ok(&dir, PASS, &["plan", "-no-color", "-detailed-exitcode"]);
+    assert!(plan.contains("No changes."), "{plan}");
+    python_opens(&dir);
+}
+
+/// Python's `cryptography`, from the moto virtualenv `.ci/run` makes,
+/// opens the state with PBKDF2-HMAC-SHA512 and AES-GCM (nonce first): the
+/// layout OpenTofu reads.
+fn python_opens(dir: &Path) {
+    let server = std::env::var("STRATA_MOTO_SERVER").unwrap_or_else(|_| {
+        panic!("the encryption format check needs the moto virtualenv's Python (cryptography): run ./.ci/run, or set STRATA_MOTO_SERVER")
+    });
+    let python = Path::new(&server).with_file_name("python3");
+    let script = r#"
+import base64, json, sys
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+doc = json.load(open("terraform.tfstate"))
+meta = json.loads(base64.b64decode(doc["meta"]["key_provider.pbkdf2.main"]))
+algo = {"sha512": hashes.SHA512(), "sha256": hashes.SHA256()}[meta["hash_function"]]
+key = PBKDF2HMAC(algorithm=algo, length=meta["key_length"], salt=base64.b64decode(meta["salt"]), iterations=meta["iterations"]).derive(sys.argv[1].encode())
+data = base64.b64decode(doc["encrypted_data"])
+state = json.loads(AESGCM(key).decrypt(data[:12], data[12:], None))
+assert state["serial"] == doc["serial"] and state["lineage"] == doc["lineage"]
+print(meta["iterations"], meta["hash_function"], len(base64.b64decode(meta["salt"])), state["resources"][0]["instances"][0]["attributes"]["input"]["value"])
+"#;
+    let out = std::process::Command::new(&python)
+        .args(["-c", script, PASS])
+        .current_dir(dir)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("600000 sha512 32 {SECRET}\n")
+    );
+}
+
+#[test]
+fn a_wrong_key_is_an_error_that_changes_nothing() {
+    let dir = workdir(
+        "wrong",
+        &format!("{}{RESOURCES}", encryption("method = method.aes_gcm.main")),
+    );
+    ok(&dir, PASS, &["init", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    let before = files(&dir);
+    for args in [
+        &["plan", "-no-color"][..],
+        &["apply", "-auto-approve", "-no-color"],
+        &["state", "rm", "terraform_data.a"],
+        &["destroy", "-auto-approve", "-no-color"],
+    ] {
+        let r = run_with(&dir, "not-the-right-passphrase", args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.both());
+        assert!(
+            r.err
+                .contains("could not be decrypted by any configured method"),
+            "{args:?}: {}",
+            r.err
+        );
+        assert!(r.err.contains("method.aes_gcm.main"), "{}", r.err);
+    }
+    assert_eq!(files(&dir), before, "a wrong key changed a file");
+    // A passphrase OpenTofu would refuse is refused at its block.
+    let r = run_with(&dir, "short", &["plan", "-no-color"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("passphrase is too short"), "{}", r.err);
+    assert!(r.err.contains("main.tf:"), "{}", r.err);
+}
+
+#[test]
+fn a_key_rotated_through_a_fallback_is_replaced_on_the_next_write() {
+    let first = format!("{}{RESOURCES}", encryption("method = method.aes_gcm.main"));
+    let dir = workdir("rotate", &first);
+    ok(&dir, PASS, &["init", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    let rotating = encryption("method = method.aes_gcm.next\n      fallback {\n        method = method.aes_gcm.main\n      }");
+    let second = format!("{rotating}{RESOURCES}\nresource \"terraform_data\" \"b\" {{}}\n");
+    std::fs::write(dir.join("main.tf"), &second).unwrap();
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    let doc = state_doc(&dir);
+    let meta: Vec<&String> = doc["meta"].as_object().unwrap().keys().collect();
+    assert_eq!(meta, ["key_provider.pbkdf2.next"]);
+    // The old key alone no longer opens it; the new one alone does.
+    let old_only = format!("{first}\nresource \"terraform_data\" \"b\" {{}}\n");
+    std::fs::write(dir.join("main.tf"), old_only).unwrap();
+    let r = run_with(&dir, PASS, &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    let new_only = format!(
+        "{}{RESOURCES}\nresource \"terraform_data\" \"b\" {{}}\n",
+        encryption("method = method.aes_gcm.next")
+    );
+    std::fs::write(dir.join("main.tf"), new_only).unwrap();
+    assert_eq!(
+        ok(&dir, PASS, &["state", "list"]),
+        "terraform_data.a\nterraform_data.b\n"
+    );
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn a_plain_state_moves_to_encryption_only_through_an_unencrypted_fallback() {
+    let dir = workdir("migrate", RESOURCES);
+    ok(&dir, PASS, &["init", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert!(!holding(&dir, SECRET).is_empty(), "plain to begin with");
+    let strict = format!("{}{RESOURCES}", encryption("method = method.aes_gcm.main"));
+    std::fs::write(dir.join("main.tf"), &strict).unwrap();
+    let before = files(&dir);
+    let r = run_with(&dir, PASS, &["plan", "-no-color"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("is not encrypted"), "{}", r.err);
+    assert_eq!(files(&dir), before);
+    let moving = format!(
+        "{}{RESOURCES}\nresource \"terraform_data\" \"b\" {{}}\n",
+        encryption("method = method.aes_gcm.main\n      fallback {\n        method = method.unencrypted.migrate\n      }")
+    );
+    std::fs::write(dir.join("main.tf"), moving).unwrap();
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(state_doc(&dir)["encryption_version"], "v0");
+    // The backup is the plain state it replaced, as the previous version
+    // always is; the state itself holds nothing in clear.
+    let state = std::fs::read_to_string(dir.join("terraform.tfstate")).unwrap();
+    assert!(!state.contains(SECRET));
+    // Without a key, strata says the state is encrypted.
+    std::fs::write(
+        dir.join("main.tf"),
+        format!("{RESOURCES}\nresource \"terraform_data\" \"b\" {{}}\n"),
+    )
+    .unwrap();
+    let r = run_with(&dir, PASS, &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("is encrypted"), "{}", r.err);
+}
+
+#[test]
+fn a_killed_encrypted_apply_leaves_a_sealed_journal_that_replays_under_the_key() {
+    let body = format!(
+        r#"{}{RESOURCES}
+resource "terraform_data" "slow" {{
+  depends_on = [terraform_data.a]
+  provisioner "local-exec" {{
+    command = "sleep 30"
+  }}
+}}
+"#,
+        encryption("method = method.aes_gcm.main")
+    );
+    let dir = workdir("kill", &body);
+    ok(&dir, PASS, &["init", "-no-color"]);
+    let mut c = strata(&dir);
+    c.args(["apply", "-auto-approve", "-no-color"])
+        .env("TF_VAR_passphrase", PASS)
+        .env("TF_VAR_secret", SECRET)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let mut child = c.spawn().expect("strata starts");
+    let journal = dir.join("terraform.tfstate.journal");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // terraform_data.a's intent and its completion.
+    while !std::fs::read_to_string(&journal).is_ok_and(|j| j.lines().count() >= 2) {
+        assert!(std::time::Instant::now() < deadline, "no journal appeared");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The whole group: strata and the provisioner's sleep.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = child.wait();
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    for line in lines.lines() {
+        let sealed: serde_json::Value = serde_json::from_str(line).expect("a whole line");
+        assert_eq!(sealed["encryption_version"], "v0", "{line}");
+    }
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+    // The next run folds the journal in: terraform_data.a was made.
+    let listed = ok(&dir, PASS, &["state", "list"]);
+    assert!(listed.contains("terraform_data.a\n"), "{listed}");
+    let plan = ok(&dir, PASS, &["plan", "-no-color"]);
+    assert!(
+        !plan.contains("terraform_data.a will be created"),
+        "the journal's object was lost:\n{plan}"
+    );
+}
+
+#[test]
+fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
+    let cases = [
+        (
+            r#"key_provider "pbkdf2" "k" { passphrase = "long-enough-passphrase" }
+    method "aes_gcm" "m" { keys = key_provider.pbkdf2.other }
+    state { method = method.aes_gcm.m }"#,
+            "Key provider pbkdf2.other is missing from the encryption configuration.",
+        ),
+        (
+            r#"key_provider "aws_kms" "k" { kms_key_id = "x" }
+    method "aes_gcm" "m" { keys = key_provider.aws_kms.k }
+    state { method = method.aes_gcm.m }"#,
+            "strata does not use the \"aws_kms\" key provider yet",
+        ),
+        (
+            r#"key_provider "vault9" "k" {}
+    method "aes_gcm" "m" { keys = key_provider.vault9.k }
+    state { method = method.aes_gcm.m }"#,
+            "Unknown key_provider type",
+        ),
+        (
+            r#"method "unencrypted" "u" {}
+    state {
+      method   = method.unencrypted.u
+      enforced = true
+    }"#,
+            "Unencrypted method is forbidden",
+        ),
+        (r#"state {}"#, "Missing method"),
+        (
+            r#"state { method = method.aes_gcm.nowhere }"#,
+            "Can not find \"method.aes_gcm.nowhere\".",
+        ),
+        (
+            r#"key_provider "pbkdf2" "k" {
+      passphrase = "long-enough-passphrase"
+      key_length = 20
+    }
+    method "aes_gcm" "m" { keys = key_provider.pbkdf2.k }
+    plan { method = method.aes_gcm.m }"#,
+            "AES-GCM requires a key length of 16, 24, or 32 bytes, got 20",
+        ),
+    ];
+    for (i, (body, said)) in cases.iter().enumerate() {
+        let dir = workdir(
+            &format!("bad{i}"),
+            &format!("terraform {{\n  encryption {{\n    {body}\n  }}\n}}\n"),
+        );
+        let r = run_with(&dir, PASS, &["validate", "-no-color"]);
+        assert_eq!(r.code, 1, "{body}: {}", r.both());
+        let flat = r.err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(said), "{body}:\n{}", r.err);
+        assert!(r.err.contains("main.tf:"), "{body}: no place:\n{}", r.err);
+    }
+}
