@@ -409,3 +409,82 @@ fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
         assert!(r.err.contains("main.tf:"), "{body}: no place:\n{}", r.err);
     }
 }
+
+/// The same encryption written in `.tf.json`, and given whole or in part
+/// by OpenTofu's `TF_ENCRYPTION` (HCL, or JSON when it starts with `{`),
+/// which is laid over the configuration's: a key provider's arguments
+/// replaced by name, a target's method taken from it.
+#[test]
+fn encryption_is_read_from_json_and_from_tf_encryption() {
+    let json = r#"{
+  "terraform": {
+    "encryption": {
+      "key_provider": { "pbkdf2": { "main": { "passphrase": "${var.passphrase}" } } },
+      "method": { "aes_gcm": { "main": { "keys": "key_provider.pbkdf2.main" } } },
+      "state": { "method": "method.aes_gcm.main" }
+    }
+  }
+}"#;
+    let dir = workdir("json", RESOURCES);
+    std::fs::write(dir.join("encryption.tf.json"), json).unwrap();
+    ok(&dir, PASS, &["init", "-no-color"]);
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(state_doc(&dir)["encryption_version"], "v0");
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+
+    let env_only = workdir("env", RESOURCES);
+    let hcl = r#"
+key_provider "pbkdf2" "ci" {
+  passphrase = "a-passphrase-from-the-ci-secret"
+}
+method "aes_gcm" "ci" {
+  keys = key_provider.pbkdf2.ci
+}
+state {
+  method = method.aes_gcm.ci
+}
+"#;
+    let with_env = |dir: &Path, value: &str, args: &[&str]| {
+        ran(strata(dir)
+            .args(args)
+            .env("TF_VAR_secret", SECRET)
+            .env("TF_ENCRYPTION", value))
+    };
+    let r = with_env(&env_only, hcl, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let doc = state_doc(&env_only);
+    assert!(doc["meta"]["key_provider.pbkdf2.ci"].is_string(), "{doc}");
+    // Without TF_ENCRYPTION the state is named as encrypted; with a JSON
+    // one that replaces the passphrase, the key is wrong.
+    let r = run_with(&env_only, PASS, &["state", "list"]);
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("is encrypted"), "{}", r.err);
+    let wrong = format!(
+        "{{\"key_provider\": {{\"pbkdf2\": {{\"ci\": {{\"passphrase\": \"another-wrong-passphrase\"}}}}}}, {}",
+        &serde_json::json!({
+            "method": {"aes_gcm": {"ci": {"keys": "key_provider.pbkdf2.ci"}}},
+            "state": {"method": "method.aes_gcm.ci"}
+        })
+        .to_string()[1..]
+    );
+    let r = with_env(&env_only, &wrong, &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("could not be decrypted"), "{}", r.err);
+    // Laid over the configuration's: its passphrase replaced by name.
+    let over = r#"key_provider "pbkdf2" "main" {
+  passphrase = "a-passphrase-from-the-ci-secret"
+}"#;
+    let r = with_env(&dir, over, &["state", "list"]);
+    assert_eq!(
+        r.code, 1,
+        "the override's passphrase is not the one that sealed it"
+    );
+    assert!(r.err.contains("could not be decrypted"), "{}", r.err);
+    let r = with_env(
+        &dir,
+        &format!("key_provider \"pbkdf2\" \"main\" {{\n  passphrase = \"{PASS}\"\n}}"),
+        &["state", "list"],
+    );
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(r.out, "terraform_data.a\n");
+}

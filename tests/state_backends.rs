@@ -718,3 +718,76 @@ fn a_lock_that_cannot_be_released_is_said_and_force_unlock_clears_it() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("No changes."), "{out}");
 }
+
+/// OpenTofu's `encryption` over remote backends: what S3 and PostgreSQL
+/// hold is only the sealed document (read behind strata's back, no
+/// sensitive value in it; a store without the key calls it encrypted),
+/// `init -migrate-state` carries it from S3 to PostgreSQL under the key,
+/// and strata with the key plans over it.
+#[test]
+fn remote_backends_hold_only_ciphertext_of_an_encrypted_state() {
+    use strata_state::Backend;
+    const SECRET: &str = "remote-secret-never-in-clear";
+    let m = moto::moto();
+    bucket(&m.url);
+    let d = common::scratch("state", "encrypted");
+    let schema = format!("strata_enc_{}", std::process::id());
+    let encryption = r#"
+  encryption {
+    key_provider "pbkdf2" "k" {
+      passphrase = "correct-horse-battery-staple"
+    }
+    method "aes_gcm" "m" {
+      keys = key_provider.pbkdf2.k
+    }
+    state {
+      method = method.aes_gcm.m
+    }
+  }"#;
+    let resources = "variable \"secret\" {\n  sensitive = true\n}\nresource \"terraform_data\" \"s\" {\n  input = var.secret\n}\n";
+    let write = |backend: &str| {
+        std::fs::write(
+            d.join("main.tf"),
+            format!("terraform {{\n{backend}\n{encryption}\n}}\n{resources}"),
+        )
+        .expect("config");
+    };
+    let env = [("TF_VAR_secret", SECRET)];
+    write(&s3_block(&m));
+    let (code, out, err) = strata(&d, &m, &env, &["init", "-input=false"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = strata(&d, &m, &env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let sealed_alone = |text: Option<String>| {
+        let text = text.expect("a stored state");
+        assert!(!text.contains(SECRET), "{text}");
+        assert!(text.contains("\"encryption_version\":\"v0\""), "{text}");
+    };
+    let s3 = || S3Backend::new(s3_config(&m.url, "gpu/strata.tfstate")).expect("s3 backend");
+    sealed_alone(s3().read().expect("read").state);
+    assert!(matches!(
+        Store::new(s3()).load(),
+        Err(strata_state::StateError::Encrypted { .. })
+    ));
+    write(&format!(
+        "  backend \"pg\" {{\n    schema_name = \"{schema}\"\n  }}"
+    ));
+    let (code, out, err) = strata(&d, &m, &env, &["init", "-migrate-state", "-force-copy"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Backend configuration changed!"), "{out}");
+    let pg = PgBackend::new(PgConfig {
+        conn_str: pg_conn(),
+        schema_name: schema.clone(),
+        workspace: "default".into(),
+    })
+    .expect("pg backend");
+    sealed_alone(pg.read().expect("read").state);
+    let (code, out, err) = strata(&d, &m, &env, &["plan", "--detailed-exitcode"]);
+    assert_eq!(
+        code, 0,
+        "the sealed state describes everything:\n{out}{err}"
+    );
+    let (code, pulled, err) = strata(&d, &m, &env, &["state", "pull"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(pulled.contains(SECRET), "state pull opens it");
+}

@@ -12,7 +12,7 @@ use crate::diag::{Diag, Diags, Sources, Span};
 use crate::eval::Evaluator;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
-use crate::syntax::{Attribute, Block};
+use crate::syntax::{Attribute, Block, Body};
 use std::collections::BTreeSet;
 use strata_state::encryption::{self as enc, Hash, KeyKind, KeyProvider, Method, Pbkdf2};
 
@@ -67,17 +67,22 @@ const LATER_KEY_PROVIDERS: [&str; 6] = [
 ];
 
 pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
+    body(&b.body, b.span, diags)
+}
+
+/// An `encryption` block's body: the configuration's, or `TF_ENCRYPTION`.
+fn body(body: &Body, span: Span, diags: &mut Diags) -> Encryption {
     let mut out = Encryption {
         key_providers: Vec::new(),
         methods: Vec::new(),
         state: None,
         plan: None,
-        span: b.span,
+        span,
     };
-    for a in &b.body.attrs {
+    for a in &body.attrs {
         diags.push(unsupported_attr(a, "encryption", &[]));
     }
-    for nb in &b.body.blocks {
+    for nb in &body.blocks {
         match nb.kind.as_str() {
             "key_provider" | "method" => {
                 let Some(l) = labels(nb, &["type", "name"], diags) else {
@@ -90,7 +95,11 @@ pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
                     span: nb.span,
                 };
                 for inner in &nb.body.blocks {
-                    diags.push(unsupported_block(inner, &format!("a {} block", nb.kind), &[]));
+                    diags.push(unsupported_block(
+                        inner,
+                        &format!("a {} block", nb.kind),
+                        &[],
+                    ));
                 }
                 match nb.kind.as_str() {
                     "key_provider" => out.key_providers.push(named),
@@ -113,11 +122,87 @@ pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
             _ => diags.push(unsupported_block(
                 nb,
                 "an encryption block",
-                &["key_provider", "method", "state", "plan", "remote_state_data_sources"],
+                &[
+                    "key_provider",
+                    "method",
+                    "state",
+                    "plan",
+                    "remote_state_data_sources",
+                ],
             )),
         }
     }
     out
+}
+
+/// OpenTofu's `TF_ENCRYPTION`: an `encryption` block's body in HCL, or in
+/// JSON when it starts with `{`, laid over the configuration's.
+fn from_environment(sources: &mut Sources, diags: &mut Diags) -> Option<Encryption> {
+    let text = std::env::var("TF_ENCRYPTION").ok()?;
+    let file = sources.add("TF_ENCRYPTION", text.clone());
+    let parsed = match text.trim_start().starts_with('{') {
+        true => crate::syntax::json::parse_json_file(
+            file,
+            &text,
+            crate::syntax::json::JsonFile::Encryption,
+        ),
+        false => crate::syntax::parse_body(file, &text),
+    };
+    match parsed {
+        Ok(b) => Some(body(&b, b.span, diags)),
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
+/// `over` laid over `base` as OpenTofu merges them: a key provider or
+/// method of the same type and name takes `over`'s arguments over its
+/// own, others are added; a target takes `over`'s method and fallback
+/// where it gives them, and is enforced if either is.
+fn merge(base: Option<Encryption>, over: Option<Encryption>) -> Option<Encryption> {
+    let (mut base, over) = match (base, over) {
+        (b, None) => return b,
+        (None, o) => return o,
+        (Some(b), Some(o)) => (b, o),
+    };
+    merge_named(&mut base.key_providers, over.key_providers);
+    merge_named(&mut base.methods, over.methods);
+    base.state = merge_target(base.state, over.state);
+    base.plan = merge_target(base.plan, over.plan);
+    Some(base)
+}
+
+fn merge_named(base: &mut Vec<Named>, over: Vec<Named>) {
+    for o in over {
+        match base
+            .iter_mut()
+            .find(|b| b.kind == o.kind && b.name == o.name)
+        {
+            Some(b) => {
+                for a in o.attrs {
+                    b.attrs.retain(|x| x.name != a.name);
+                    b.attrs.push(a);
+                }
+            }
+            None => base.push(o),
+        }
+    }
+}
+
+fn merge_target(base: Option<Target>, over: Option<Target>) -> Option<Target> {
+    let (b, o) = match (base, over) {
+        (b, None) => return b,
+        (None, o) => return o,
+        (Some(b), Some(o)) => (b, o),
+    };
+    Some(Target {
+        method: o.method.or(b.method),
+        enforced: b.enforced || o.enforced,
+        fallback: o.fallback.or(b.fallback),
+        span: b.span,
+    })
 }
 
 fn target(b: &Block, top: bool, diags: &mut Diags) -> Target {
@@ -203,8 +288,11 @@ fn reference(e: &Expr, root: &str, diags: &mut Diags) -> Option<(String, String,
 /// checked, each target's chain in order. Variables it uses are resolved
 /// from what the command was given, as the command resolves them.
 pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Sealings, Diags> {
-    let Some(e) = &root.settings.encryption else {
-        return Ok(Sealings::default());
+    let mut diags = Diags::default();
+    let env = from_environment(sources, &mut diags);
+    let merged = merge(root.settings.encryption.clone(), env);
+    let Some(e) = &merged else {
+        return diags.into_result(Sealings::default());
     };
     let used = variables_used(root, e);
     let values = root_values(root, given, sources, |name| used.contains(name))?;
@@ -283,8 +371,14 @@ impl Evaluating<'_> {
         let mut out = Vec::new();
         let mut next = Some(t);
         while let Some(t) = next {
-            if let Some(m) = t.method.as_ref().and_then(|m| self.method(m, diags)) {
-                out.push(m);
+            match &t.method {
+                Some(m) => out.extend(self.method(m, diags)),
+                None => diags.push(err(
+                    CODE,
+                    "Missing method",
+                    "A state, plan or fallback block needs a method: method = method.TYPE.NAME.",
+                    t.span,
+                )),
             }
             next = t.fallback.as_deref();
         }

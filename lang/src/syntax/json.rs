@@ -386,9 +386,48 @@ const RESOURCE: Shape = Shape {
     exprs: &["depends_on", "provider"],
     open: true,
 };
+/// A `state` or `plan` target of `encryption`, and its `fallback`s (a
+/// chain of any length, so a static that names itself).
+static ENCRYPTION_TARGET: Shape = Shape {
+    blocks: &[("fallback", 0, &ENCRYPTION_TARGET)],
+    exprs: &["method"],
+    open: false,
+};
+const ENCRYPTION_METHOD: Shape = Shape {
+    blocks: &[],
+    exprs: &["keys"],
+    open: false,
+};
+const ENCRYPTION_KEY_PROVIDER: Shape = Shape {
+    blocks: &[],
+    exprs: &["chain"],
+    open: false,
+};
+const ENCRYPTION_REMOTE: Shape = Shape {
+    blocks: &[
+        ("default", 0, &ENCRYPTION_TARGET),
+        ("remote_state_data_source", 1, &ENCRYPTION_TARGET),
+    ],
+    exprs: &[],
+    open: false,
+};
+/// OpenTofu's `terraform { encryption { … } }`, also the whole of
+/// `TF_ENCRYPTION` when it is JSON.
+const ENCRYPTION: Shape = Shape {
+    blocks: &[
+        ("key_provider", 2, &ENCRYPTION_KEY_PROVIDER),
+        ("method", 2, &ENCRYPTION_METHOD),
+        ("state", 0, &ENCRYPTION_TARGET),
+        ("plan", 0, &ENCRYPTION_TARGET),
+        ("remote_state_data_sources", 0, &ENCRYPTION_REMOTE),
+    ],
+    exprs: &[],
+    open: false,
+};
 const TERRAFORM: Shape = Shape {
     blocks: &[
         ("backend", 1, &PLAIN),
+        ("encryption", 0, &ENCRYPTION),
         ("cloud", 0, &OPEN),
         ("required_providers", 0, &PLAIN),
         ("provider_meta", 1, &OPEN),
@@ -563,6 +602,8 @@ pub enum JsonFile {
     Test,
     /// A `.tfmock.json` mock data file.
     Mock,
+    /// OpenTofu's `TF_ENCRYPTION` in JSON: an `encryption` block's body.
+    Encryption,
 }
 
 /// Parses a `.tf.json` file into a body, as [`super::parse_body`] does a `.tf` file.
@@ -600,6 +641,7 @@ pub fn parse_json_file(file: FileId, src: &str, kind: JsonFile) -> Result<Body, 
         JsonFile::Configuration => &FILE,
         JsonFile::Test => &TEST_FILE,
         JsonFile::Mock => &MOCK_FILE,
+        JsonFile::Encryption => &ENCRYPTION,
     };
     let body = conv.body(props, root.span, shape, &mut diags);
     match diags.0.into_iter().next() {
