@@ -43,11 +43,23 @@ pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result
 pub fn sealed(store: Store, sealings: &config::encryption::Sealings) -> Store {
     match sealings.state.is_empty() {
         true => store,
-        false => store.sealed(strata_state::encryption::Sealing::new(
+        false => store.sealed(sealing(
             strata_state::encryption::Payload::State,
             sealings.state.clone(),
         )),
     }
+}
+
+/// What seals and opens `payload` with `chain`, AWS KMS at hand for an
+/// `aws_kms` key provider.
+pub fn sealing(
+    payload: strata_state::encryption::Payload,
+    chain: Vec<strata_state::encryption::Method>,
+) -> strata_state::encryption::Sealing {
+    let sealing = strata_state::encryption::Sealing::new(payload, chain);
+    #[cfg(feature = "remote-state")]
+    let sealing = sealing.with_data_keys(std::sync::Arc::new(strata_state_s3::KmsDataKeys));
+    sealing
 }
 
 /// Whether the backend `module` names may be used: the one init last set

@@ -363,10 +363,25 @@ fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
             "Key provider pbkdf2.other is missing from the encryption configuration.",
         ),
         (
-            r#"key_provider "aws_kms" "k" { kms_key_id = "x" }
+            r#"key_provider "gcp_kms" "k" { kms_encryption_key = "x" }
+    method "aes_gcm" "m" { keys = key_provider.gcp_kms.k }
+    state { method = method.aes_gcm.m }"#,
+            "strata does not use the \"gcp_kms\" key provider yet",
+        ),
+        (
+            r#"key_provider "aws_kms" "k" { kms_key_id = "alias/state" }
     method "aes_gcm" "m" { keys = key_provider.aws_kms.k }
     state { method = method.aes_gcm.m }"#,
-            "strata does not use the \"aws_kms\" key provider yet",
+            "key_provider.aws_kms.k failed with error: no key_spec provided",
+        ),
+        (
+            r#"key_provider "aws_kms" "k" {
+      kms_key_id = "alias/state"
+      key_spec   = "AES_512"
+    }
+    method "aes_gcm" "m" { keys = key_provider.aws_kms.k }
+    state { method = method.aes_gcm.m }"#,
+            "invalid key_spec AES_512, expected one of [AES_256 AES_128]",
         ),
         (
             r#"key_provider "vault9" "k" {}

@@ -791,3 +791,103 @@ fn remote_backends_hold_only_ciphertext_of_an_encrypted_state() {
     assert_eq!(code, 0, "{err}");
     assert!(pulled.contains(SECRET), "state pull opens it");
 }
+
+/// OpenTofu's `aws_kms` key provider against moto's KMS: the state is
+/// sealed with a data key KMS made (its encrypted form is the metadata,
+/// and KMS opens it to a 32-byte key), nothing sensitive is on disk, and
+/// with KMS out of reach the state cannot be opened — the key is KMS's,
+/// not strata's.
+#[test]
+fn an_aws_kms_key_provider_seals_with_a_data_key_from_kms() {
+    use base64::Engine;
+    const SECRET: &str = "kms-sealed-secret-value";
+    let m = moto::moto();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let kms = rt.block_on(async {
+        let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(&m.url)
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_kms::config::Credentials::new(
+                "testing", "testing", None, None, "test",
+            ))
+            .load()
+            .await;
+        aws_sdk_kms::Client::new(&conf)
+    });
+    let key_id = rt
+        .block_on(kms.create_key().send())
+        .expect("a KMS key")
+        .key_metadata
+        .expect("its metadata")
+        .key_id;
+    let d = common::scratch("state", "kms");
+    std::fs::write(
+        d.join("main.tf"),
+        format!(
+            r#"terraform {{
+  encryption {{
+    key_provider "aws_kms" "k" {{
+      kms_key_id = "{key_id}"
+      key_spec   = "AES_256"
+    }}
+    method "aes_gcm" "m" {{
+      keys = key_provider.aws_kms.k
+    }}
+    state {{
+      method = method.aes_gcm.m
+    }}
+  }}
+}}
+variable "secret" {{
+  sensitive = true
+}}
+resource "terraform_data" "s" {{
+  input = var.secret
+}}
+"#
+        ),
+    )
+    .expect("config");
+    let env = [("TF_VAR_secret", SECRET)];
+    let (code, out, err) = strata(&d, &m, &env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(d.join("terraform.tfstate")).expect("state");
+    assert!(!text.contains(SECRET), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let meta = b64
+        .decode(
+            doc["meta"]["key_provider.aws_kms.k"]
+                .as_str()
+                .expect("meta"),
+        )
+        .expect("base64");
+    let meta: serde_json::Value = serde_json::from_slice(&meta).expect("meta JSON");
+    let blob = b64
+        .decode(meta["ciphertext_blob"].as_str().expect("ciphertext_blob"))
+        .expect("blob");
+    let plain = rt
+        .block_on(
+            kms.decrypt()
+                .ciphertext_blob(aws_sdk_kms::primitives::Blob::new(blob))
+                .send(),
+        )
+        .expect("KMS opens the data key")
+        .plaintext
+        .expect("plaintext");
+    assert_eq!(plain.as_ref().len(), 32, "AES_256");
+    let (code, out, err) = strata(&d, &m, &env, &["state", "list"]);
+    assert_eq!((code, out.as_str()), (0, "terraform_data.s\n"), "{err}");
+    let closed = [
+        ("TF_VAR_secret", SECRET),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+    ];
+    let before = std::fs::read(d.join("terraform.tfstate")).expect("state");
+    let (code, _, err) = strata(&d, &m, &closed, &["state", "list"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("method.aes_gcm.m"), "{err}");
+    assert_eq!(
+        std::fs::read(d.join("terraform.tfstate")).expect("state"),
+        before
+    );
+}

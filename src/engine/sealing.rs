@@ -6,7 +6,7 @@
 
 use crate::config::{self, Module};
 use crate::diag::{Diag, Diags, Sources};
-use strata_state::encryption::{is_sealed, Payload, Sealing};
+use strata_state::encryption::{is_sealed, Payload};
 
 /// A saved plan's text as it is to be written.
 pub(super) fn seal_plan(module: &Module, text: &str) -> Result<String, Diags> {
@@ -14,7 +14,7 @@ pub(super) fn seal_plan(module: &Module, text: &str) -> Result<String, Diags> {
     if chain.is_empty() {
         return Ok(text.to_string());
     }
-    Sealing::new(Payload::Plan, chain.clone())
+    crate::backends::sealing(Payload::Plan, chain.clone())
         .seal(text)
         .map_err(|e| failed("Cannot encrypt the saved plan", e))
 }
@@ -33,7 +33,7 @@ pub(super) fn open_plan(text: String, sources: &mut Sources) -> Result<String, D
             "The configuration here has no `encryption { plan { … } }` to open it: run in the directory whose configuration made it, with the variables its key provider needs.",
         )));
     }
-    Sealing::new(Payload::Plan, chain)
+    crate::backends::sealing(Payload::Plan, chain)
         .open(&text)
         .map(|(t, _)| t)
         .map_err(|e| failed("Cannot decrypt the saved plan", e))

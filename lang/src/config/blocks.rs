@@ -42,15 +42,24 @@ pub(super) fn labels(b: &Block, want: &[&str], diags: &mut Diags) -> Option<Vec<
 }
 
 pub(super) fn unsupported_attr(a: &Attribute, block: &str, allowed: &[&str]) -> Diag {
+    unsupported_attr_named(&a.name, a.name_span, block, allowed)
+}
+
+/// [`unsupported_attr`] for an argument known by its name and place.
+pub(super) fn unsupported_attr_named(
+    name: &str,
+    span: Span,
+    block: &str,
+    allowed: &[&str],
+) -> Diag {
     err(
         "strata::config::unsupported_argument",
         "Unsupported argument",
         format!(
-            "An argument named {:?} is not expected in a {block} block.{}",
-            a.name,
-            did_you_mean(&a.name, allowed)
+            "An argument named {name:?} is not expected in a {block} block.{}",
+            did_you_mean(name, allowed)
         ),
-        a.name_span,
+        span,
     )
 }
 

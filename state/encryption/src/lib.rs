@@ -13,10 +13,12 @@
 
 mod aes_gcm;
 mod envelope;
+mod kms;
 mod pbkdf2;
 
 pub use aes_gcm::key_problem;
 pub use envelope::is_sealed;
+pub use kms::{AwsKms, DataKey, DataKeys, KeySpec};
 pub use pbkdf2::{Hash, Metadata, Pbkdf2};
 
 use std::collections::BTreeMap;
@@ -33,6 +35,17 @@ pub struct KeyProvider {
 #[derive(Debug, Clone)]
 pub enum KeyKind {
     Pbkdf2(Pbkdf2),
+    AwsKms(Box<AwsKms>),
+}
+
+impl KeyKind {
+    /// The length of the keys it gives.
+    pub fn key_length(&self) -> usize {
+        match self {
+            KeyKind::Pbkdf2(p) => p.key_length,
+            KeyKind::AwsKms(k) => k.key_spec.bytes(),
+        }
+    }
 }
 
 /// A method of a target's chain.
@@ -116,6 +129,8 @@ pub struct Sealing {
     methods: Vec<Method>,
     sealer: Mutex<Option<Sealer>>,
     opened: Mutex<BTreeMap<(String, String), Vec<u8>>>,
+    /// KMS, for `aws_kms` key providers.
+    data_keys: Option<std::sync::Arc<dyn DataKeys>>,
 }
 
 /// The first method's key and the metadata written beside what it seals.
@@ -134,7 +149,14 @@ impl Sealing {
             methods,
             sealer: Mutex::new(None),
             opened: Mutex::new(BTreeMap::new()),
+            data_keys: None,
         }
+    }
+
+    /// With `keys` making the KMS calls of `aws_kms` key providers.
+    pub fn with_data_keys(mut self, keys: std::sync::Arc<dyn DataKeys>) -> Sealing {
+        self.data_keys = Some(keys);
+        self
     }
 
     fn what(&self) -> &'static str {
@@ -265,13 +287,7 @@ impl Sealing {
         let Some(Method::AesGcm { keys, .. }) = self.methods.first() else {
             return Err(self.seal_failed("no method encrypts".into()));
         };
-        let KeyKind::Pbkdf2(p) = &keys.kind;
-        let meta = p
-            .fresh()
-            .map_err(|e| self.seal_failed(format!("no random salt: {e}")))?;
-        let key = p.derive(&meta).map_err(|e| self.seal_failed(e))?;
-        let meta_json =
-            serde_json::to_string(&meta).map_err(|e| self.seal_failed(e.to_string()))?;
+        let (key, meta_json) = self.fresh_key(keys).map_err(|e| self.seal_failed(e))?;
         // What this run writes it may read back (a journal replayed).
         self.opened
             .lock()
@@ -283,6 +299,41 @@ impl Sealing {
         };
         *held = Some(sealer.clone());
         Ok(sealer)
+    }
+
+    /// A new key from `keys` and the metadata that gets it back.
+    fn fresh_key(&self, keys: &KeyProvider) -> Result<(Vec<u8>, String), String> {
+        let (key, meta) = match &keys.kind {
+            KeyKind::Pbkdf2(p) => {
+                let meta = p.fresh().map_err(|e| format!("no random salt: {e}"))?;
+                (p.derive(&meta)?, serde_json::to_string(&meta))
+            }
+            KeyKind::AwsKms(k) => {
+                let made = self.kms()?.generate(k)?;
+                let meta = kms::Metadata::of(&made.ciphertext_blob);
+                (made.plaintext, serde_json::to_string(&meta))
+            }
+        };
+        Ok((key, meta.map_err(|e| e.to_string())?))
+    }
+
+    /// The key `keys` gives back for the metadata `json`.
+    fn derived_key(&self, keys: &KeyProvider, json: &str) -> Result<Vec<u8>, String> {
+        let unreadable =
+            |e: serde_json::Error| format!("its metadata for {} does not read: {e}", keys.addr);
+        match &keys.kind {
+            KeyKind::Pbkdf2(p) => p.derive(&serde_json::from_str(json).map_err(unreadable)?),
+            KeyKind::AwsKms(k) => {
+                let meta: kms::Metadata = serde_json::from_str(json).map_err(unreadable)?;
+                self.kms()?.decrypt(k, &meta.blob()?)
+            }
+        }
+    }
+
+    fn kms(&self) -> Result<&dyn DataKeys, String> {
+        self.data_keys.as_deref().ok_or_else(|| {
+            "this strata was built without AWS KMS (the \"remote-state\" feature)".to_string()
+        })
     }
 
     fn seal_failed(&self, detail: String) -> EncryptionError {
@@ -313,10 +364,7 @@ impl Sealing {
         {
             return Ok(key.clone());
         }
-        let KeyKind::Pbkdf2(p) = &keys.kind;
-        let parsed: Metadata = serde_json::from_str(json)
-            .map_err(|e| format!("its metadata for {} does not read: {e}", keys.addr))?;
-        let key = p.derive(&parsed)?;
+        let key = self.derived_key(keys, json)?;
         self.opened
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -13,6 +13,9 @@
 //! - the previous state is copied to `<key>.backup` before each write
 //!   (keep versioning on the bucket too: it keeps every version).
 
+mod kms;
+pub use kms::KmsDataKeys;
+
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::ServerSideEncryption;

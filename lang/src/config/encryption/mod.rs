@@ -8,13 +8,15 @@
 use super::blocks::{err, labels, unsupported_attr, unsupported_block};
 use super::dynamic::{root_values, Given};
 use super::{ConfigScope, Module, Run};
-use crate::diag::{Diag, Diags, Sources, Span};
+use crate::diag::{Diags, Sources, Span};
 use crate::eval::Evaluator;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use crate::syntax::{Attribute, Block, Body};
 use std::collections::BTreeSet;
-use strata_state::encryption::{self as enc, Hash, KeyKind, KeyProvider, Method, Pbkdf2};
+use strata_state::encryption::{self as enc, KeyProvider, Method};
+
+mod keys;
 
 const CODE: &str = "strata::config::encryption";
 
@@ -28,12 +30,14 @@ pub struct Encryption {
     pub span: Span,
 }
 
-/// A `key_provider` or `method` block: its type, name and arguments.
+/// A `key_provider` or `method` block: its type, name, arguments and
+/// nested blocks (`aws_kms`'s `endpoints`).
 #[derive(Debug, Clone)]
 pub struct Named {
     pub kind: String,
     pub name: String,
     pub attrs: Vec<Attribute>,
+    pub blocks: Vec<Block>,
     pub span: Span,
 }
 
@@ -54,17 +58,11 @@ pub struct Sealings {
     pub plan: Vec<Method>,
 }
 
-const KEY_PROVIDERS: [&str; 1] = ["pbkdf2"];
+const KEY_PROVIDERS: [&str; 2] = ["pbkdf2", "aws_kms"];
 /// OpenTofu's other key providers: named so they are refused as not yet
 /// here, not as unknown.
-const LATER_KEY_PROVIDERS: [&str; 6] = [
-    "aws_kms",
-    "gcp_kms",
-    "azure_vault",
-    "openbao",
-    "external",
-    "azure_kms",
-];
+const LATER_KEY_PROVIDERS: [&str; 5] =
+    ["gcp_kms", "azure_vault", "openbao", "external", "azure_kms"];
 
 pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
     body(&b.body, b.span, diags)
@@ -92,15 +90,9 @@ fn body(body: &Body, span: Span, diags: &mut Diags) -> Encryption {
                     kind: l[0].clone(),
                     name: l[1].clone(),
                     attrs: nb.body.attrs.clone(),
+                    blocks: nb.body.blocks.clone(),
                     span: nb.span,
                 };
-                for inner in &nb.body.blocks {
-                    diags.push(unsupported_block(
-                        inner,
-                        &format!("a {} block", nb.kind),
-                        &[],
-                    ));
-                }
                 match nb.kind.as_str() {
                     "key_provider" => out.key_providers.push(named),
                     _ => out.methods.push(named),
@@ -415,6 +407,9 @@ impl Evaluating<'_> {
         };
         match kind.as_str() {
             "unencrypted" => {
+                for b in &m.blocks {
+                    diags.push(unsupported_block(b, "a method block", &[]));
+                }
                 for a in &m.attrs {
                     diags.push(unsupported_attr(a, "method \"unencrypted\"", &[]));
                 }
@@ -461,9 +456,11 @@ impl Evaluating<'_> {
             ));
             return None;
         };
+        for b in &m.blocks {
+            diags.push(unsupported_block(b, "a method block", &[]));
+        }
         let keys = self.key_provider(&keys, diags)?;
-        let KeyKind::Pbkdf2(p) = &keys.kind;
-        if let Some(problem) = enc::key_problem(p.key_length) {
+        if let Some(problem) = enc::key_problem(keys.kind.key_length()) {
             diags.push(err(
                 CODE,
                 "Unable to build encryption method",
@@ -500,8 +497,8 @@ impl Evaluating<'_> {
                 CODE,
                 "Not supported yet",
                 format!(
-                    "strata does not use the {kind:?} key provider yet; it derives keys with {:?}.",
-                    KEY_PROVIDERS[0]
+                    "strata does not use the {kind:?} key provider yet; it takes keys from {}.",
+                    KEY_PROVIDERS.map(|k| format!("{k:?}")).join(" and ")
                 ),
                 k.span,
             ));
@@ -516,83 +513,39 @@ impl Evaluating<'_> {
             ));
             return None;
         }
-        let (p, alias) = self.pbkdf2(k, diags)?;
-        if let Some(problem) = p.problem() {
-            diags.push(err(
-                CODE,
-                "Unable to build encryption key data",
-                format!("{addr} failed with error: {problem}"),
-                k.span,
-            ));
-            return None;
+        let settings = self.settings(&k.attrs, diags)?;
+        let mut endpoints = Vec::new();
+        for b in &k.blocks {
+            match (kind.as_str(), b.kind.as_str()) {
+                ("aws_kms", "endpoints") => endpoints.extend(self.settings(&b.body.attrs, diags)?),
+                _ => diags.push(unsupported_block(b, &format!("key_provider {kind:?}"), &[])),
+            }
         }
+        let given = keys::Given {
+            kind,
+            addr: &addr,
+            settings: &settings,
+            endpoints: &endpoints,
+            span: k.span,
+        };
+        let built = keys::build(&given, diags)?;
         Some(KeyProvider {
-            addr: alias.unwrap_or(addr),
-            kind: KeyKind::Pbkdf2(p),
+            addr: built.alias.unwrap_or(addr),
+            kind: built.kind,
         })
     }
 
-    /// A `pbkdf2` block's arguments over OpenTofu's defaults, and the
-    /// name its metadata is kept under when `encrypted_metadata_alias`
-    /// gives one.
-    fn pbkdf2(&self, k: &Named, diags: &mut Diags) -> Option<(Pbkdf2, Option<String>)> {
-        let mut p = Pbkdf2::new(String::new());
-        let mut alias = None;
-        let mut given_passphrase = false;
-        for a in &k.attrs {
-            let v = self.value(a, diags)?;
-            match a.name.as_str() {
-                "passphrase" => {
-                    p.passphrase = self.text(a, &v, diags)?;
-                    given_passphrase = true;
-                }
-                "hash_function" => {
-                    let name = self.text(a, &v, diags)?;
-                    let Some(h) = Hash::from_name(&name) else {
-                        diags.push(err(
-                            CODE,
-                            "Unable to build encryption key data",
-                            format!("invalid hash function name: {name}"),
-                            a.expr.span,
-                        ));
-                        return None;
-                    };
-                    p.hash = h;
-                }
-                "key_length" => p.key_length = self.count(a, &v, diags)?,
-                "salt_length" => p.salt_length = self.count(a, &v, diags)?,
-                "iterations" => {
-                    p.iterations = u32::try_from(self.count(a, &v, diags)?).unwrap_or(u32::MAX)
-                }
-                "encrypted_metadata_alias" => alias = Some(self.text(a, &v, diags)?),
-                "chain" => {
-                    diags.push(err(CODE, "Not supported yet", "strata does not chain key providers yet: give the pbkdf2 key provider its passphrase.", a.expr.span));
-                    return None;
-                }
-                _ => diags.push(unsupported_attr(
-                    a,
-                    "key_provider \"pbkdf2\"",
-                    &[
-                        "passphrase",
-                        "key_length",
-                        "iterations",
-                        "hash_function",
-                        "salt_length",
-                        "encrypted_metadata_alias",
-                    ],
-                )),
-            }
+    /// Arguments evaluated, each known and without its marks.
+    fn settings(&self, attrs: &[Attribute], diags: &mut Diags) -> Option<Vec<keys::Setting>> {
+        let mut out = Vec::new();
+        for a in attrs {
+            out.push(keys::Setting {
+                name: a.name.clone(),
+                value: self.value(a, diags)?,
+                span: a.expr.span,
+            });
         }
-        if !given_passphrase {
-            diags.push(err(
-                CODE,
-                "Missing required argument",
-                "The argument \"passphrase\" is required, but no definition was found.",
-                k.span,
-            ));
-            return None;
-        }
-        Some((p, alias))
+        Some(out)
     }
 
     fn value(&self, a: &Attribute, diags: &mut Diags) -> Option<Value> {
@@ -604,30 +557,6 @@ impl Evaluating<'_> {
             }
             Err(d) => {
                 diags.push(d);
-                None
-            }
-        }
-    }
-
-    fn text(&self, a: &Attribute, v: &Value, diags: &mut Diags) -> Option<String> {
-        match v.as_str() {
-            Some(s) => Some(s.to_string()),
-            None => {
-                diags.push(wrong_type(a, "a string"));
-                None
-            }
-        }
-    }
-
-    fn count(&self, a: &Attribute, v: &Value, diags: &mut Diags) -> Option<usize> {
-        match v
-            .as_number()
-            .and_then(|n| n.to_i64())
-            .and_then(|n| usize::try_from(n).ok())
-        {
-            Some(n) => Some(n),
-            None => {
-                diags.push(wrong_type(a, "a whole number, zero or more"));
                 None
             }
         }
@@ -645,21 +574,13 @@ impl Evaluating<'_> {
             })
             .collect();
         if v.elements().is_none() || bytes.is_none() {
-            diags.push(wrong_type(a, "a list of bytes (numbers 0 to 255)"));
+            diags.push(keys::wrong_type(
+                &a.name,
+                a.expr.span,
+                "a list of bytes (numbers 0 to 255)",
+            ));
             return None;
         }
         bytes
     }
-}
-
-fn wrong_type(a: &Attribute, want: &str) -> Diag {
-    err(
-        CODE,
-        "Incorrect attribute value type",
-        format!(
-            "Inappropriate value for attribute {:?}: {want} is required.",
-            a.name
-        ),
-        a.expr.span,
-    )
 }
