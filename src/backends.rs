@@ -486,13 +486,47 @@ impl StateSource for RemoteStates {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let store = open_backend(None, Some(&backend), b.workspace.clone())
-            .map_err(|d| SourceError::Settings(words(d)))?;
+        let open = || {
+            open_backend(None, Some(&backend), b.workspace.clone())
+                .map_err(|d| SourceError::Settings(words(d)))
+        };
+        let store = open()?;
         let location = store.location();
-        let loaded = store.load().map_err(|e| SourceError::Unreadable {
+        let unreadable = |e: strata_state::StateError| SourceError::Unreadable {
             location: location.clone(),
             detail: e.to_string(),
-        })?;
+        };
+        let loaded = match store.load() {
+            Err(strata_state::StateError::Encrypted { .. }) => {
+                let store = open()?.sealed(sealing(
+                    strata_state::encryption::Payload::State,
+                    remote_chain(&location)?,
+                ));
+                store.load().map_err(unreadable)?
+            }
+            other => other.map_err(unreadable)?,
+        };
         Ok((loaded.state, location))
+    }
+}
+
+/// What opens an encrypted state `terraform_remote_state` reads: the
+/// working directory's `encryption { remote_state_data_sources { default
+/// { … } } }`, read only when such a state is met.
+fn remote_chain(location: &str) -> Result<Vec<strata_state::encryption::Method>, SourceError> {
+    let mut sources = crate::diag::Sources::default();
+    let module = config::load(Path::new("."), &mut sources).map_err(|d| {
+        SourceError::Settings(format!(
+            "the state at {location} is encrypted, and the configuration that would say how to open it does not load ({} errors)",
+            d.0.len()
+        ))
+    })?;
+    let chain = module.settings.sealings.remote;
+    match chain.is_empty() {
+        true => Err(SourceError::Unreadable {
+            location: location.to_string(),
+            detail: "it is encrypted, and this configuration's encryption has no remote_state_data_sources { default { method = … } } to open it".into(),
+        }),
+        false => Ok(chain),
     }
 }

@@ -503,3 +503,68 @@ state {
     assert_eq!(r.code, 0, "{}", r.both());
     assert_eq!(r.out, "terraform_data.a\n");
 }
+
+/// `terraform_remote_state` of an encrypted state: refused, saying so,
+/// by a configuration with no way to open it; read through
+/// `remote_state_data_sources { default { … } }` by one that has it.
+#[test]
+fn a_remote_state_data_source_opens_an_encrypted_state_through_the_default_target() {
+    let producer = workdir(
+        "producer",
+        &format!(
+            "{}{RESOURCES}\noutput \"out\" {{\n  value = \"made-by-the-producer\"\n}}\n",
+            encryption("method = method.aes_gcm.main")
+        ),
+    );
+    ok(&producer, PASS, &["init", "-no-color"]);
+    ok(&producer, PASS, &["apply", "-auto-approve", "-no-color"]);
+    let reading = format!(
+        r#"
+data "terraform_remote_state" "p" {{
+  backend = "local"
+  config = {{
+    path = "{}"
+  }}
+}}
+
+output "got" {{
+  value = data.terraform_remote_state.p.outputs.out
+}}
+"#,
+        producer.join("terraform.tfstate").display()
+    );
+    let consumer = workdir("consumer", &reading);
+    ok(&consumer, PASS, &["init", "-no-color"]);
+    let r = run_with(&consumer, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("remote_state_data_sources"), "{}", r.err);
+    let with_key = format!(
+        r#"
+variable "passphrase" {{
+  type = string
+}}
+
+terraform {{
+  encryption {{
+    key_provider "pbkdf2" "main" {{
+      passphrase = var.passphrase
+    }}
+    method "aes_gcm" "main" {{
+      keys = key_provider.pbkdf2.main
+    }}
+    remote_state_data_sources {{
+      default {{
+        method = method.aes_gcm.main
+      }}
+    }}
+  }}
+}}
+{reading}"#
+    );
+    std::fs::write(consumer.join("main.tf"), with_key).unwrap();
+    let out = ok(&consumer, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert!(out.contains("got = \"made-by-the-producer\""), "{out}");
+    // Its own state is not encrypted: only remote states were asked for.
+    let own = std::fs::read_to_string(consumer.join("terraform.tfstate")).unwrap();
+    assert!(own.contains("made-by-the-producer"), "{own}");
+}

@@ -27,6 +27,9 @@ pub struct Encryption {
     pub methods: Vec<Named>,
     pub state: Option<Target>,
     pub plan: Option<Target>,
+    /// `remote_state_data_sources { default { … } }`: how the states
+    /// `terraform_remote_state` reads are opened.
+    pub remote: Option<Target>,
     pub span: Span,
 }
 
@@ -56,6 +59,8 @@ pub struct Target {
 pub struct Sealings {
     pub state: Vec<Method>,
     pub plan: Vec<Method>,
+    /// What opens the states `terraform_remote_state` reads.
+    pub remote: Vec<Method>,
 }
 
 const KEY_PROVIDERS: [&str; 2] = ["pbkdf2", "aws_kms"];
@@ -75,6 +80,7 @@ fn body(body: &Body, span: Span, diags: &mut Diags) -> Encryption {
         methods: Vec::new(),
         state: None,
         plan: None,
+        remote: None,
         span,
     };
     for a in &body.attrs {
@@ -105,12 +111,7 @@ fn body(body: &Body, span: Span, diags: &mut Diags) -> Encryption {
                     _ => out.plan = t,
                 }
             }
-            "remote_state_data_sources" => diags.push(err(
-                CODE,
-                "Not supported yet",
-                "strata does not decrypt the states terraform_remote_state reads yet; a remote state read by it must be unencrypted.",
-                nb.kind_span,
-            )),
+            "remote_state_data_sources" => out.remote = remote(nb, diags),
             _ => diags.push(unsupported_block(
                 nb,
                 "an encryption block",
@@ -163,6 +164,7 @@ fn merge(base: Option<Encryption>, over: Option<Encryption>) -> Option<Encryptio
     merge_named(&mut base.methods, over.methods);
     base.state = merge_target(base.state, over.state);
     base.plan = merge_target(base.plan, over.plan);
+    base.remote = merge_target(base.remote, over.remote);
     Some(base)
 }
 
@@ -195,6 +197,33 @@ fn merge_target(base: Option<Target>, over: Option<Target>) -> Option<Target> {
         fallback: o.fallback.or(b.fallback),
         span: b.span,
     })
+}
+
+/// `remote_state_data_sources`: its `default` target. A target named for
+/// one data source is refused by name (strata's data source read does not
+/// know its own address yet).
+fn remote(b: &Block, diags: &mut Diags) -> Option<Target> {
+    for a in &b.body.attrs {
+        diags.push(unsupported_attr(a, "remote_state_data_sources", &[]));
+    }
+    let mut default = None;
+    for nb in &b.body.blocks {
+        match nb.kind.as_str() {
+            "default" => default = Some(target(nb, false, diags)),
+            "remote_state_data_source" => diags.push(err(
+                CODE,
+                "Not supported yet",
+                "strata opens the states terraform_remote_state reads with the `default` target only; a target for one data source is not supported yet.",
+                nb.kind_span,
+            )),
+            _ => diags.push(unsupported_block(
+                nb,
+                "a remote_state_data_sources block",
+                &["default", "remote_state_data_source"],
+            )),
+        }
+    }
+    default
 }
 
 fn target(b: &Block, top: bool, diags: &mut Diags) -> Target {
@@ -312,6 +341,11 @@ pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Se
             .unwrap_or_default(),
         plan: e
             .plan
+            .as_ref()
+            .map(|t| at.chain(t, &mut diags))
+            .unwrap_or_default(),
+        remote: e
+            .remote
             .as_ref()
             .map(|t| at.chain(t, &mut diags))
             .unwrap_or_default(),
