@@ -384,6 +384,18 @@ fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
             "invalid key_spec AES_512, expected one of [AES_256 AES_128]",
         ),
         (
+            r#"key_provider "openbao" "k" { key_length = 20 }
+    method "aes_gcm" "m" { keys = key_provider.openbao.k }
+    state { method = method.aes_gcm.m }"#,
+            "data key length should one of 16, 32 or 64 bytes: got 20",
+        ),
+        (
+            r#"key_provider "openbao" "k" { address = "http://127.0.0.1:1" }
+    method "aes_gcm" "m" { keys = key_provider.openbao.k }
+    state { method = method.aes_gcm.m }"#,
+            "key_provider.openbao.k failed with error: no key name found",
+        ),
+        (
             r#"key_provider "vault9" "k" {}
     method "aes_gcm" "m" { keys = key_provider.vault9.k }
     state { method = method.aes_gcm.m }"#,
@@ -567,4 +579,89 @@ terraform {{
     // Its own state is not encrypted: only remote states were asked for.
     let own = std::fs::read_to_string(consumer.join("terraform.tfstate")).unwrap();
     assert!(own.contains("made-by-the-producer"), "{own}");
+}
+
+/// OpenTofu's `openbao` key provider against a stand-in of OpenBao's
+/// transit engine (none can be had here; the stand-in speaks its HTTP
+/// API): a data key asked for once per writing run, its wrapped form the
+/// metadata, unwrapped to read; a wrong token or another key's name is an
+/// error that changes nothing.
+#[test]
+fn an_openbao_key_provider_seals_with_a_data_key_from_the_transit_engine() {
+    use base64::Engine;
+    let transit = strata_standin::openbao::start("s.test-token", &["state", "other"])
+        .expect("the transit stand-in starts");
+    let config = |key: &str| {
+        format!(
+            r#"
+terraform {{
+  encryption {{
+    key_provider "openbao" "b" {{
+      address  = "{}"
+      key_name = "{key}"
+    }}
+    method "aes_gcm" "m" {{
+      keys = key_provider.openbao.b
+    }}
+    state {{
+      method = method.aes_gcm.m
+    }}
+  }}
+}}
+{RESOURCES}"#,
+            transit.server.url
+        )
+    };
+    let dir = workdir("openbao", &config("state"));
+    let bao = |token: &str, args: &[&str]| {
+        ran(strata(&dir)
+            .args(args)
+            .env("TF_VAR_secret", SECRET)
+            .env("BAO_TOKEN", token))
+    };
+    let r = bao("s.test-token", &["init", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let r = bao("s.test-token", &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(transit.generated(), 1, "one data key for the run");
+    let doc = state_doc(&dir);
+    let meta = doc["meta"]["key_provider.openbao.b"]
+        .as_str()
+        .expect("meta");
+    let meta = base64::engine::general_purpose::STANDARD
+        .decode(meta)
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
+    let wrapped = base64::engine::general_purpose::STANDARD
+        .decode(meta["ciphertext"].as_str().expect("ciphertext"))
+        .unwrap();
+    assert!(wrapped.starts_with(b"vault:v1:"), "{meta}");
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+    let r = bao("s.test-token", &["state", "list"]);
+    assert_eq!(
+        (r.code, r.out.as_str()),
+        (0, "terraform_data.a\n"),
+        "{}",
+        r.err
+    );
+    assert_eq!(transit.generated(), 1, "a read asks for no new key");
+    let before = files(&dir);
+    let r = bao("s.wrong", &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("permission denied"), "{}", r.err);
+    std::fs::write(dir.join("main.tf"), config("other")).unwrap();
+    let r = bao("s.test-token", &["plan", "-no-color"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("unable to decrypt"), "{}", r.err);
+    std::fs::write(dir.join("main.tf"), config("state")).unwrap();
+    assert_eq!(
+        files(&dir)
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("main.tf"))
+            .collect::<Vec<_>>(),
+        before
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("main.tf"))
+            .collect::<Vec<_>>()
+    );
 }

@@ -14,11 +14,13 @@
 mod aes_gcm;
 mod envelope;
 mod kms;
+mod openbao;
 mod pbkdf2;
 
 pub use aes_gcm::key_problem;
 pub use envelope::is_sealed;
 pub use kms::{AwsKms, DataKey, DataKeys, KeySpec};
+pub use openbao::OpenBao;
 pub use pbkdf2::{Hash, Metadata, Pbkdf2};
 
 use std::collections::BTreeMap;
@@ -36,6 +38,7 @@ pub struct KeyProvider {
 pub enum KeyKind {
     Pbkdf2(Pbkdf2),
     AwsKms(Box<AwsKms>),
+    OpenBao(Box<OpenBao>),
 }
 
 impl KeyKind {
@@ -44,6 +47,7 @@ impl KeyKind {
         match self {
             KeyKind::Pbkdf2(p) => p.key_length,
             KeyKind::AwsKms(k) => k.key_spec.bytes(),
+            KeyKind::OpenBao(b) => b.key_length,
         }
     }
 }
@@ -313,6 +317,11 @@ impl Sealing {
                 let meta = kms::Metadata::of(&made.ciphertext_blob);
                 (made.plaintext, serde_json::to_string(&meta))
             }
+            KeyKind::OpenBao(b) => {
+                let made = b.generate()?;
+                let meta = openbao::Metadata::of(&made.ciphertext_blob);
+                (made.plaintext, serde_json::to_string(&meta))
+            }
         };
         Ok((key, meta.map_err(|e| e.to_string())?))
     }
@@ -326,6 +335,10 @@ impl Sealing {
             KeyKind::AwsKms(k) => {
                 let meta: kms::Metadata = serde_json::from_str(json).map_err(unreadable)?;
                 self.kms()?.decrypt(k, &meta.blob()?)
+            }
+            KeyKind::OpenBao(b) => {
+                let meta: openbao::Metadata = serde_json::from_str(json).map_err(unreadable)?;
+                b.decrypt(&meta.wrapped()?)
             }
         }
     }

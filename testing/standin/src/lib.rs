@@ -13,6 +13,7 @@
 //! - [`registry`]: a Terraform module and provider registry
 //!   (`modules.v1`, `providers.v1`), for `init`.
 //! - [`mirror`]: a provider network mirror, over HTTPS, for `init`.
+//! - [`openbao`]: OpenBao's transit engine, for state encryption's key provider.
 //! - [`capacity`]: shortages set on demand, which the stand-ins that make
 //!   node pools answer as their cloud reports a lack of capacity.
 //!
@@ -41,6 +42,7 @@ pub mod kubernetes;
 pub mod mirror;
 pub mod node_records;
 mod openapi;
+pub mod openbao;
 pub mod proxy;
 pub mod registry;
 pub mod reservations;

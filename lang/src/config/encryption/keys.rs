@@ -1,11 +1,12 @@
 //! Key providers built from their evaluated arguments, with OpenTofu's
-//! defaults and its words for what it refuses: `pbkdf2` (a passphrase)
-//! and `aws_kms` (a data key from AWS KMS).
+//! defaults and its words for what it refuses: `pbkdf2` (a passphrase),
+//! `aws_kms` (a data key from AWS KMS) and `openbao` (one from OpenBao's
+//! transit engine).
 
 use crate::config::blocks::{err, unsupported_attr_named};
 use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
-use strata_state::encryption::{AwsKms, Hash, KeyKind, KeySpec, Pbkdf2};
+use strata_state::encryption::{AwsKms, Hash, KeyKind, KeySpec, OpenBao, Pbkdf2};
 
 const CODE: &str = "strata::config::encryption";
 
@@ -36,6 +37,7 @@ pub struct Built {
 pub fn build(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
     match g.kind {
         "pbkdf2" => pbkdf2(g, diags),
+        "openbao" => openbao(g, diags),
         _ => aws_kms(g, diags),
     }
 }
@@ -180,6 +182,56 @@ fn aws_kms(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
     k.key_spec = spec;
     Some(Built {
         kind: KeyKind::AwsKms(Box::new(k)),
+        alias,
+    })
+}
+
+/// OpenTofu's `openbao`: `key_name` required; `address` and `token` (else
+/// `BAO_ADDR`, `BAO_TOKEN`), `key_length` 16, 32 or 64 (32),
+/// `transit_engine_path` (`/transit`).
+fn openbao(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
+    const ARGS: [&str; 6] = [
+        "key_name",
+        "address",
+        "token",
+        "key_length",
+        "transit_engine_path",
+        "encrypted_metadata_alias",
+    ];
+    let mut b = OpenBao::new(String::new());
+    let mut alias = None;
+    for s in g.settings {
+        match s.name.as_str() {
+            "key_name" => b.key_name = text(s, diags)?,
+            "address" => b.address = Some(text(s, diags)?),
+            "token" => b.token = Some(text(s, diags)?),
+            "transit_engine_path" => b.transit_engine_path = text(s, diags)?,
+            "key_length" => {
+                b.key_length = count(s, diags)?;
+                if !matches!(b.key_length, 16 | 32 | 64) {
+                    let problem = format!(
+                        "data key length should one of 16, 32 or 64 bytes: got {}",
+                        b.key_length
+                    );
+                    diags.push(failed(g, &problem, s.span));
+                    return None;
+                }
+            }
+            "encrypted_metadata_alias" => alias = Some(text(s, diags)?),
+            _ => diags.push(unsupported_attr_named(
+                &s.name,
+                s.span,
+                "key_provider \"openbao\"",
+                &ARGS,
+            )),
+        }
+    }
+    if b.key_name.is_empty() {
+        diags.push(failed(g, "no key name found", g.span));
+        return None;
+    }
+    Some(Built {
+        kind: KeyKind::OpenBao(Box::new(b)),
         alias,
     })
 }

@@ -63,11 +63,10 @@ pub struct Sealings {
     pub remote: Vec<Method>,
 }
 
-const KEY_PROVIDERS: [&str; 2] = ["pbkdf2", "aws_kms"];
+const KEY_PROVIDERS: [&str; 3] = ["pbkdf2", "aws_kms", "openbao"];
 /// OpenTofu's other key providers: named so they are refused as not yet
 /// here, not as unknown.
-const LATER_KEY_PROVIDERS: [&str; 5] =
-    ["gcp_kms", "azure_vault", "openbao", "external", "azure_kms"];
+const LATER_KEY_PROVIDERS: [&str; 4] = ["gcp_kms", "azure_vault", "external", "azure_kms"];
 
 pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
     body(&b.body, b.span, diags)
