@@ -35,19 +35,20 @@ pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result
         module.settings.backend.as_ref(),
         workspace.to_string(),
     )?;
-    Ok(sealed(store, &module.settings.sealings))
+    sealed(store, &module.settings.sealings)
 }
 
 /// `store` with its documents sealed and opened by the configuration's
 /// `encryption { state { … } }`, when it has one.
-pub fn sealed(store: Store, sealings: &config::encryption::Sealings) -> Store {
-    match sealings.state.is_empty() {
+pub fn sealed(store: Store, sealings: &config::encryption::Sealings) -> Result<Store, Diags> {
+    let chain = sealings.state()?;
+    Ok(match chain.is_empty() {
         true => store,
         false => store.sealed(sealing(
             strata_state::encryption::Payload::State,
-            sealings.state.clone(),
+            chain.to_vec(),
         )),
-    }
+    })
 }
 
 /// What seals and opens `payload` with `chain`, AWS KMS at hand for an
@@ -133,9 +134,10 @@ pub fn left_behind(module: &Module, workspace: &str) -> Option<usize> {
         return None;
     }
     // With its journal: a run that died mid-create left objects there too.
-    let loaded = Store::local_workspace(default_layout().ok()?, workspace)
-        .load()
-        .ok()?;
+    // Through the configuration's encryption: a sealed local state read
+    // without it would look empty, and its objects be planned anew.
+    let local = Store::local_workspace(default_layout().ok()?, workspace);
+    let loaded = sealed(local, &module.settings.sealings).ok()?.load().ok()?;
     Some(loaded.state.resources.len() + loaded.replay.pending.len()).filter(|n| *n > 0)
 }
 
@@ -168,7 +170,7 @@ pub fn open_here(
         // (an encrypted one then says so when read).
         let store = open_backend(explicit, None, workspace.to_string())?;
         return Ok(match config::load(here, sources) {
-            Ok(module) => sealed(store, &module.settings.sealings),
+            Ok(module) => sealed(store, &module.settings.sealings)?,
             Err(_) => store,
         });
     }
@@ -521,7 +523,19 @@ fn remote_chain(location: &str) -> Result<Vec<strata_state::encryption::Method>,
             d.0.len()
         ))
     })?;
-    let chain = module.settings.sealings.remote;
+    let chain = module
+        .settings
+        .sealings
+        .remote()
+        .map_err(|d| {
+            SourceError::Settings(
+                d.0.iter()
+                    .map(|d| d.summary.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?
+        .to_vec();
     match chain.is_empty() {
         true => Err(SourceError::Unreadable {
             location: location.to_string(),

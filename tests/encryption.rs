@@ -665,3 +665,25 @@ terraform {{
             .collect::<Vec<_>>()
     );
 }
+
+/// The key provider's variables are asked for by the commands that open
+/// the state, not by `validate` (Terraform's needs no values).
+#[test]
+fn validate_needs_no_passphrase_and_the_state_commands_name_it() {
+    let body = format!(
+        "{}{}",
+        encryption("method = method.aes_gcm.main"),
+        RESOURCES.replace(
+            "  sensitive = true\n  default   = null\n",
+            "  sensitive = true\n"
+        )
+    );
+    let dir = workdir("novalue", &body);
+    let bare = |args: &[&str]| ran(strata(&dir).args(args).env("TF_VAR_secret", SECRET));
+    let r = bare(&["validate", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let r = bare(&["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("\"passphrase\" is not set"), "{}", r.err);
+    assert!(!dir.join("terraform.tfstate").exists());
+}

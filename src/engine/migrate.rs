@@ -97,7 +97,7 @@ pub(super) fn backend(
         module.settings.backend.as_ref(),
         config::workspace()?,
     )?;
-    let store = crate::backends::sealed(store, &module.settings.sealings);
+    let store = crate::backends::sealed(store, &module.settings.sealings)?;
     store.load().map_err(state_err)?;
     current
         .write(req.path)
@@ -137,7 +137,7 @@ fn copy_states(
 ) -> Result<(), Diags> {
     let open = |b: Option<&Backend>, ws: &str| {
         crate::backends::open_backend(None, b, ws.to_string())
-            .map(|s| crate::backends::sealed(s, sealings))
+            .and_then(|s| crate::backends::sealed(s, sealings))
     };
     let mut moving = Vec::new();
     for workspace in open(from, "default")?.workspaces().map_err(state_err)? {

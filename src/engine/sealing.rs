@@ -10,11 +10,11 @@ use strata_state::encryption::{is_sealed, Payload};
 
 /// A saved plan's text as it is to be written.
 pub(super) fn seal_plan(module: &Module, text: &str) -> Result<String, Diags> {
-    let chain = &module.settings.sealings.plan;
+    let chain = module.settings.sealings.plan()?;
     if chain.is_empty() {
         return Ok(text.to_string());
     }
-    crate::backends::sealing(Payload::Plan, chain.clone())
+    crate::backends::sealing(Payload::Plan, chain.to_vec())
         .seal(text)
         .map_err(|e| failed("Cannot encrypt the saved plan", e))
 }
@@ -25,7 +25,7 @@ pub(super) fn open_plan(text: String, sources: &mut Sources) -> Result<String, D
         return Ok(text);
     }
     let module = config::load(std::path::Path::new("."), sources)?;
-    let chain = module.settings.sealings.plan;
+    let chain = module.settings.sealings.plan()?.to_vec();
     if chain.is_empty() {
         return Err(Diags::from(Diag::new(
             "strata::plan::encrypted",

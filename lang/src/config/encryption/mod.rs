@@ -57,10 +57,39 @@ pub struct Target {
 /// The evaluated chains: each target's method, then its fallbacks.
 #[derive(Debug, Clone, Default)]
 pub struct Sealings {
-    pub state: Vec<Method>,
-    pub plan: Vec<Method>,
+    state: Vec<Method>,
+    plan: Vec<Method>,
     /// What opens the states `terraform_remote_state` reads.
-    pub remote: Vec<Method>,
+    remote: Vec<Method>,
+    /// Why the chains could not be evaluated when the variables they use
+    /// were not given: said by the command that needs them (one that opens
+    /// the state or writes a plan), not by one that never does
+    /// (`validate`, as Terraform's needs no values).
+    unresolved: Option<Diags>,
+}
+
+impl Sealings {
+    /// The state's chain (empty: not encrypted).
+    pub fn state(&self) -> Result<&[Method], Diags> {
+        self.ready().map(|()| self.state.as_slice())
+    }
+
+    /// The saved plan's chain.
+    pub fn plan(&self) -> Result<&[Method], Diags> {
+        self.ready().map(|()| self.plan.as_slice())
+    }
+
+    /// The chain that opens remote states.
+    pub fn remote(&self) -> Result<&[Method], Diags> {
+        self.ready().map(|()| self.remote.as_slice())
+    }
+
+    fn ready(&self) -> Result<(), Diags> {
+        match &self.unresolved {
+            Some(d) => Err(d.clone()),
+            None => Ok(()),
+        }
+    }
 }
 
 const KEY_PROVIDERS: [&str; 3] = ["pbkdf2", "aws_kms", "openbao"];
@@ -315,7 +344,15 @@ pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Se
         return diags.into_result(Sealings::default());
     };
     let used = variables_used(root, e);
-    let values = root_values(root, given, sources, |name| used.contains(name))?;
+    let values = match root_values(root, given, sources, |name| used.contains(name)) {
+        Ok(v) => v,
+        Err(d) => {
+            return diags.into_result(Sealings {
+                unresolved: Some(d),
+                ..Sealings::default()
+            })
+        }
+    };
     let run = Run::new(root.dir.clone(), "default");
     let vars = root
         .variables
@@ -348,6 +385,7 @@ pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Se
             .as_ref()
             .map(|t| at.chain(t, &mut diags))
             .unwrap_or_default(),
+        unresolved: None,
     };
     diags.into_result(sealings)
 }
