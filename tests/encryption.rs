@@ -11,6 +11,9 @@
 #[path = "common/run.rs"]
 mod run;
 
+#[path = "common/oracle.rs"]
+mod oracle;
+
 use run::{ran, strata, Ran};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -686,4 +689,59 @@ fn validate_needs_no_passphrase_and_the_state_commands_name_it() {
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(r.err.contains("\"passphrase\" is not set"), "{}", r.err);
     assert!(!dir.join("terraform.tfstate").exists());
+}
+
+/// The way into encryption and back out, in a directory Terraform made:
+/// with an `unencrypted` fallback a no-change `apply` rewrites Terraform's
+/// plain state sealed (OpenTofu writes it too; a no-change apply would
+/// otherwise never move it), and with `unencrypted` first and the key as
+/// fallback a no-change `apply` writes it plain again — which Terraform
+/// then reads, planning no changes.
+#[test]
+fn a_terraform_state_goes_into_encryption_and_back_out_by_no_change_applies() {
+    if !oracle::require_terraform("a_terraform_state_goes_into_encryption_and_back_out") {
+        return;
+    }
+    let dir = workdir("tfround", RESOURCES);
+    let tf = |args: &[&str]| {
+        let out = oracle::terraform(&dir, args);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "terraform {args:?}:\n{said}");
+        said
+    };
+    std::fs::write(
+        dir.join("terraform.tfvars"),
+        format!("secret = \"{SECRET}\"\n"),
+    )
+    .unwrap();
+    tf(&["init", "-no-color"]);
+    tf(&["apply", "-auto-approve", "-no-color"]);
+    let chain = |first: &str, second: &str| {
+        format!("method = method.{first}\n      fallback {{\n        method = method.{second}\n      }}")
+    };
+    let config = |body: &str| format!("{}{RESOURCES}", encryption(body));
+    std::fs::write(
+        dir.join("main.tf"),
+        config(&chain("aes_gcm.main", "unencrypted.migrate")),
+    )
+    .unwrap();
+    let out = ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert!(out.contains("0 added, 0 changed, 0 destroyed"), "{out}");
+    assert_eq!(state_doc(&dir)["encryption_version"], "v0");
+    let state = std::fs::read_to_string(dir.join("terraform.tfstate")).unwrap();
+    assert!(!state.contains(SECRET));
+    std::fs::write(
+        dir.join("main.tf"),
+        config(&chain("unencrypted.migrate", "aes_gcm.main")),
+    )
+    .unwrap();
+    ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert!(state_doc(&dir).get("encryption_version").is_none());
+    std::fs::write(dir.join("main.tf"), RESOURCES).unwrap();
+    let plan = tf(&["plan", "-no-color", "-detailed-exitcode"]);
+    assert!(plan.contains("No changes."), "{plan}");
 }

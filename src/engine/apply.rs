@@ -114,6 +114,9 @@ fn applied_in(
         None => match approved(session, opts, auto_approve, view, sources, drivers)? {
             Some(plan) => plan,
             None => {
+                if session.existed && session.store.sealed_by_fallback() {
+                    session.persist()?;
+                }
                 return Ok(Applied::Nothing(Box::new(ApplyReport {
                     mode: opts.mode,
                     report: apply::Report::default(),
@@ -122,7 +125,7 @@ fn applied_in(
                     outputs: session.state.outputs.clone(),
                     scope_warning: None,
                     actions: Default::default(),
-                })))
+                })));
             }
         },
     };

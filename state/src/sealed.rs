@@ -5,20 +5,36 @@
 //! named as such rather than as damage.
 
 use crate::error::StateError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use strata_encryption::Sealing;
 
-/// The configured encryption of one store's documents, if any.
+/// The configured encryption of one store's documents, if any, and
+/// whether the last document it opened needed a fallback method.
 #[derive(Debug, Clone, Default)]
-pub struct Sealed(Option<std::sync::Arc<Sealing>>);
+pub struct Sealed {
+    sealing: Option<Arc<Sealing>>,
+    by_fallback: Arc<AtomicBool>,
+}
 
 impl Sealed {
     pub fn new(sealing: Sealing) -> Sealed {
-        Sealed(Some(std::sync::Arc::new(sealing)))
+        Sealed {
+            sealing: Some(Arc::new(sealing)),
+            by_fallback: Arc::default(),
+        }
+    }
+
+    /// Whether a document this store opened was sealed otherwise than the
+    /// first method seals (an old key, or plain text): writing the state
+    /// again moves it to the configured encryption.
+    pub fn opened_by_fallback(&self) -> bool {
+        self.by_fallback.load(Ordering::Relaxed)
     }
 
     /// `text` as it is to be stored.
     pub fn seal(&self, location: &str, text: &str) -> Result<String, StateError> {
-        match &self.0 {
+        match &self.sealing {
             Some(s) => s.seal(text).map_err(|e| failed(location, e)),
             None => Ok(text.to_string()),
         }
@@ -26,11 +42,14 @@ impl Sealed {
 
     /// A stored document as text to parse.
     pub fn open(&self, location: &str, text: String) -> Result<String, StateError> {
-        match &self.0 {
-            Some(s) => s
-                .open(&text)
-                .map(|(t, _)| t)
-                .map_err(|e| failed(location, e)),
+        match &self.sealing {
+            Some(s) => {
+                let (text, status) = s.open(&text).map_err(|e| failed(location, e))?;
+                if status == strata_encryption::Status::Migrating {
+                    self.by_fallback.store(true, Ordering::Relaxed);
+                }
+                Ok(text)
+            }
             None if strata_encryption::is_sealed(&text) => Err(StateError::Encrypted {
                 location: location.to_string(),
             }),
@@ -40,7 +59,7 @@ impl Sealed {
 
     /// Journal lines, each sealed alone, newline-terminated.
     pub fn seal_lines(&self, location: &str, text: &str) -> Result<String, StateError> {
-        if self.0.is_none() {
+        if self.sealing.is_none() {
             return Ok(text.to_string());
         }
         let mut out = String::with_capacity(text.len() * 2);
@@ -54,7 +73,7 @@ impl Sealed {
     /// A journal's lines opened. A line that is not JSON (a write cut
     /// short, or damage) is left for the replay to judge.
     pub fn open_lines(&self, location: &str, text: String) -> Result<String, StateError> {
-        let Some(s) = &self.0 else {
+        let Some(s) = &self.sealing else {
             return Ok(text);
         };
         let mut out = String::with_capacity(text.len());

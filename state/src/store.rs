@@ -104,6 +104,14 @@ impl Store {
         self.backend.location()
     }
 
+    /// Whether what was read needed a fallback of the configured
+    /// encryption (a key being rotated out, or plain text): an apply with
+    /// nothing to change still writes the state then, as OpenTofu does, so
+    /// the move to the new key happens.
+    pub fn sealed_by_fallback(&self) -> bool {
+        self.sealed.opened_by_fallback()
+    }
+
     /// What the backend's lock is (what `force-unlock` can do to it).
     pub fn lock_kind(&self) -> backend::LockKind {
         self.backend.lock_kind()
