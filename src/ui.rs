@@ -147,3 +147,83 @@ impl EphemeralStep {
         Some(line("info", &self.line(addr), kind, json!({"hook": hook})))
     }
 }
+
+/// What an action invocation has come to, as the machine-readable UI
+/// says it.
+pub enum ActionStep<'a> {
+    Started,
+    Progress(&'a str),
+    Complete,
+    Errored(&'a str),
+}
+
+/// An action invocation as its hook messages name it.
+pub struct ActionHook<'a> {
+    /// `action.TYPE.NAME`, with its key.
+    pub addr: &'a str,
+    pub type_name: &'a str,
+    pub name: &'a str,
+    /// The resource change that triggers it; none from the command line.
+    pub lifecycle: Option<LifecycleHook<'a>>,
+}
+
+/// Which `action_trigger` of which resource, in Terraform's words.
+pub struct LifecycleHook<'a> {
+    pub resource: &'a Address,
+    pub block: usize,
+    pub index: usize,
+    pub event: &'a str,
+    pub on_failure: &'a str,
+}
+
+/// One of an action's messages (Terraform 1.14's `action_start`,
+/// `action_progress`, `action_complete`, `action_errored`).
+pub fn action_said(a: &ActionHook<'_>, step: ActionStep<'_>) -> String {
+    let addr = a.addr;
+    let action = json!({
+        "addr": addr,
+        "module": "",
+        "action": addr,
+        "implied_provider": a.type_name.split('_').next().unwrap_or_default(),
+        "action_type": a.type_name,
+        "action_name": a.name,
+        "action_key": null,
+    });
+    let mut hook = json!({ "action": action });
+    // Terraform's lines name a triggered action by its resource and block.
+    let (start, at) = match &a.lifecycle {
+        None => {
+            hook["invoke"] = json!({});
+            (String::new(), String::new())
+        }
+        Some(l) => {
+            hook["lifecycle"] = json!({
+                "resource": resource(l.resource),
+                "trigger_index": l.block,
+                "actions_index": l.index,
+                "trigger_event": l.event,
+                "on_failure": l.on_failure,
+            });
+            (
+                format!("{}.trigger[{}]: ", l.resource, l.block),
+                format!("{} ({}): ", l.resource, l.block),
+            )
+        }
+    };
+    let (kind, said) = match step {
+        ActionStep::Started => ("action_start", format!("{start}Action started: {addr}")),
+        ActionStep::Progress(m) => {
+            hook["message"] = json!(m);
+            ("action_progress", format!("{at}{addr} - {m}"))
+        }
+        ActionStep::Complete => ("action_complete", format!("{at}Action complete: {addr}")),
+        ActionStep::Errored(e) => {
+            hook["error"] = json!(e);
+            (
+                "action_errored",
+                format!("{at}Action errored: {addr} - {e}"),
+            )
+        }
+    };
+    line("info", &said, kind, json!({ "hook": hook }))
+}

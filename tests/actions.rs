@@ -55,6 +55,29 @@ fn invoke(lab: &Lab, dir: &Path, addr: &str) -> String {
     )
 }
 
+/// Case `n`'s `args` fail with the error `want`, at a line of main.tf.
+fn refused_at_its_line(lab: &Lab, dir: &Path, args: &[&str], (n, want): (usize, &str)) {
+    let (code, out, err) = lab.run("strata", dir, args);
+    assert_eq!(code, 1, "case {n}: {out}{err}");
+    let said = errors_said(&err);
+    assert!(
+        said.iter().any(|(s, _)| s == want),
+        "case {n}: want {want:?}, got {said:?}\n{err}"
+    );
+    assert!(
+        err.contains("main.tf:"),
+        "case {n}: no source location\n{err}"
+    );
+}
+
+/// `apply -auto-approve` with `flag`, which fails: what it said.
+fn failed_apply(lab: &Lab, dir: &Path, flag: &str) -> (String, String) {
+    let args = ["apply", "-no-color", "-auto-approve", flag];
+    let (code, out, err) = lab.run("strata", dir, &args);
+    assert_eq!(code, 1, "{out}{err}");
+    (out, err)
+}
+
 fn ready(lab: &Lab, tag: &str, body: &str) -> std::path::PathBuf {
     let dir = lab.work_with(tag, &format!("{HEADER}\n{body}"));
     lab.ok("strata", &dir, &["init", "-no-color"]);
@@ -248,17 +271,7 @@ fn refused_and_failing_actions_are_errors() {
         "{err}"
     );
     // A failure while invoking: what it said first, then the error.
-    let (code, out, err) = lab.run(
-        "strata",
-        &dir,
-        &[
-            "apply",
-            "-no-color",
-            "-auto-approve",
-            "-invoke=action.stratatest_note.failing",
-        ],
-    );
-    assert_eq!(code, 1, "{out}{err}");
+    let (out, err) = failed_apply(&lab, &dir, "-invoke=action.stratatest_note.failing");
     assert!(
         out.contains("Action action.stratatest_note.failing (triggered by CLI): noting \"never\""),
         "{out}"
@@ -301,23 +314,12 @@ fn action_blocks_and_triggers_are_read_with_terraforms_errors() {
         (trigger("      events = [after_lunch]\n      actions = [action.stratatest_note.n]"), "Invalid \"event\" value after_lunch"),
         (trigger("      events = [after_create, after_create]\n      actions = [action.stratatest_note.n]"), "Duplicate \"after_create\" event"),
         (trigger("      events = [after_create]\n      actions = [action.stratatest_note.n]\n      on_failure = shrug"), "Invalid \"on_failure\" keyword"),
-        (trigger("      events = [after_create]\n      actions = [action.stratatest_note.n]"), "Not supported yet"),
         ("action \"stratatest_note\" \"n\" {\n  count = 1\n  for_each = {}\n}\n".to_string(), "Invalid combination of \"count\" and \"for_each\""),
         ("action \"stratatest_note\" \"n\" {\n  config {\n  }\n  config {\n  }\n}\n".to_string(), "Duplicate config block"),
     ];
     for (n, (body, want)) in cases.iter().enumerate() {
         let dir = lab.work_with(&format!("case{n}"), &format!("{HEADER}\n{body}"));
-        let (code, out, err) = lab.run("strata", &dir, &["validate", "-no-color"]);
-        assert_eq!(code, 1, "case {n}: {out}{err}");
-        let said = errors_said(&err);
-        assert!(
-            said.iter().any(|(s, _)| s == want),
-            "case {n}: want {want:?}, got {said:?}\n{err}"
-        );
-        assert!(
-            err.contains("main.tf:"),
-            "case {n}: no source location\n{err}"
-        );
+        refused_at_its_line(&lab, &dir, &["validate", "-no-color"], (n, want));
     }
 }
 
@@ -373,4 +375,327 @@ fn arrival(lines: &mut impl Iterator<Item = String>, wanted: &str) -> std::time:
     let line = lines.find(|l| l.ends_with(wanted));
     assert!(line.is_some(), "no line ends with {wanted:?}");
     std::time::Instant::now()
+}
+
+const TRIGGERED: &str = r#"
+resource "stratatest_object" "a" {
+  name = "alpha"
+  lifecycle {
+    action_trigger {
+      events  = [before_create, before_update]
+      actions = [action.stratatest_note.hello]
+    }
+    action_trigger {
+      events  = [after_create, after_update]
+      actions = [action.stratatest_note.id, action.stratatest_note.hello]
+    }
+    action_trigger {
+      events    = [after_update]
+      condition = self.name == "never"
+      actions   = [action.stratatest_note.hello]
+    }
+  }
+}
+
+action "stratatest_note" "hello" {
+  config {
+    message = "hello ${caller.name}"
+  }
+}
+
+action "stratatest_note" "id" {
+  config {
+    message = "id ${caller.id}"
+  }
+}
+"#;
+
+/// The lines an apply said of actions, and where its create or update
+/// of `stratatest_object.a` was said complete among them.
+fn action_lines(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with("Action") || l.starts_with("stratatest_object.a: "))
+        .collect()
+}
+
+#[test]
+fn triggered_actions_are_planned_in_their_resources_diff_and_invoked_around_its_change() {
+    let lab = Lab::new("actions-triggered");
+    let dir = ready(&lab, "triggered", TRIGGERED);
+    let plan = lab.ok("strata", &dir, &["plan", "-no-color", "-out=first.plan"]);
+    // Terraform 1.14's rendering (jsonformat/plan.go): inside the
+    // resource's diff, before then after, each list in its blocks' order;
+    // what the new object decides is known after apply.
+    let want = "    }\n\n    # Actions to be invoked before this change in order:\n    # action.stratatest_note.hello\n    action \"stratatest_note\" \"hello\" {\n        config {\n            message = \"hello alpha\"\n        }\n    }\n\n    # Actions to be invoked after this change in order:\n    # action.stratatest_note.id\n    action \"stratatest_note\" \"id\" {\n        config {\n            message = (known after apply)\n        }\n    }\n    # action.stratatest_note.hello\n    action \"stratatest_note\" \"hello\" {\n        config {\n            message = \"hello alpha\"\n        }\n    }\n\n\nPlan: 1 to add, 0 to change, 0 to destroy. Actions: 3 to invoke.\n";
+    assert!(plan.contains(want), "{plan}");
+    assert!(
+        !plan.contains("will invoke the following action(s)"),
+        "{plan}"
+    );
+    assert_eq!(log(&dir), "", "a plan invokes nothing");
+    // The plan JSON's lifecycle_action_trigger, as Terraform writes it.
+    let shown: serde_json::Value =
+        serde_json::from_str(&lab.ok("strata", &dir, &["show", "-json", "first.plan"])).unwrap();
+    let all = shown["action_invocations"].as_array().unwrap();
+    assert_eq!(all.len(), 3, "{shown}");
+    let id = &all[1];
+    assert_eq!(id["address"], "action.stratatest_note.id", "{shown}");
+    assert_eq!(id["config_unknown"]["message"], true, "{shown}");
+    assert_eq!(
+        id["lifecycle_action_trigger"],
+        serde_json::json!({
+            "triggering_resource_address": "stratatest_object.a",
+            "action_trigger_event": "AfterCreate",
+            "action_trigger_block_index": 1,
+            "actions_list_index": 0,
+            "on_failure": "ActionOnFailureHalt",
+        }),
+        "{shown}"
+    );
+    assert!(id.get("invoke_action_trigger").is_none(), "{shown}");
+    // The saved plan applied: the before action, the create, the after
+    // actions with the new object's id, then the create said complete.
+    let applied = lab.ok("strata", &dir, &["apply", "-no-color", "first.plan"]);
+    let said = action_lines(&applied);
+    assert_eq!(said[0], "stratatest_object.a: Creating...", "{applied}");
+    assert_eq!(
+        said[1],
+        "Action started: action.stratatest_note.hello (triggered by stratatest_object.a)"
+    );
+    assert_eq!(
+        said.last().copied(),
+        Some("stratatest_object.a: Creation complete after 0s [id=alpha-1]"),
+        "{applied}"
+    );
+    assert!(
+        applied.contains(
+            "Apply complete! Resources: 1 added, 0 changed, 0 destroyed. Actions: 3 invoked."
+        ),
+        "{applied}"
+    );
+    assert_eq!(log(&dir), "hello alpha\nid alpha-1\nhello alpha\n");
+    // Nothing to change: nothing invoked.
+    let (code, out, err) = lab.run("strata", &dir, &["plan", "-no-color", "-detailed-exitcode"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // An update fires the update events; the third block's condition is
+    // false, so its action is not planned.
+    let body = format!(
+        "{HEADER}\n{}",
+        TRIGGERED.replace("name = \"alpha\"", "name = \"beta\"")
+    );
+    std::fs::write(dir.join("main.tf"), body).unwrap();
+    let plan = lab.ok("strata", &dir, &["plan", "-no-color"]);
+    assert!(plan.contains("Actions: 3 to invoke."), "{plan}");
+    assert!(
+        plan.contains("message = \"id alpha-1\""),
+        "an update's object is known: {plan}"
+    );
+    let applied = lab.ok("strata", &dir, &["apply", "-no-color", "-auto-approve"]);
+    assert!(applied.contains("Actions: 3 invoked."), "{applied}");
+    assert_eq!(
+        log(&dir),
+        "hello alpha\nid alpha-1\nhello alpha\nhello beta\nid alpha-1\nhello beta\n"
+    );
+}
+
+#[test]
+fn a_failed_triggered_action_halts_taints_or_warns_as_its_trigger_says() {
+    let lab = Lab::new("actions-failing");
+    let object = |name: &str, events: &str, on_failure: &str| {
+        format!("resource \"stratatest_object\" \"{name}\" {{\n  name = \"{name}\"\n  lifecycle {{\n    action_trigger {{\n      events     = [{events}]\n      actions    = [action.stratatest_note.failing]\n      on_failure = {on_failure}\n    }}\n  }}\n}}\n")
+    };
+    let body = [
+        object("halted", "after_create", "halt"),
+        object("tainted", "after_create", "taint"),
+        object("going", "after_create", "continue"),
+        object("stopped", "before_create", "halt"),
+        "action \"stratatest_note\" \"failing\" {\n  config {\n    message = \"no\"\n    fail    = true\n  }\n}\n".to_string(),
+    ]
+    .concat();
+    let dir = ready(&lab, "failing", &body);
+    let (code, out, err) = lab.run(
+        "strata",
+        &dir,
+        &["apply", "-no-color", "-auto-approve", "-parallelism=1"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("Action failed: action.stratatest_note.failing (triggered by stratatest_object.going) - "),
+        "{out}"
+    );
+    assert!(err.contains("The note was told to fail."), "{err}");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("terraform.tfstate")).unwrap())
+            .unwrap();
+    let status = |name: &str| {
+        let r = state["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name);
+        r.map(|r| {
+            r["instances"][0]["status"]
+                .as_str()
+                .unwrap_or("ready")
+                .to_string()
+        })
+    };
+    // halt: the object made stands, the apply fails; taint: it is
+    // tainted, to be made again; continue: a warning; a before event's
+    // halt: nothing made.
+    assert_eq!(status("halted").as_deref(), Some("ready"), "{state}");
+    assert_eq!(status("tainted").as_deref(), Some("tainted"), "{state}");
+    assert_eq!(status("going").as_deref(), Some("ready"), "{state}");
+    assert_eq!(status("stopped"), None, "{state}");
+    assert!(
+        out.contains("Warning: Invoking action.stratatest_note.failing (triggered by stratatest_object.going) failed"),
+        "the continued failure is a warning: {out}"
+    );
+    assert!(
+        !err.contains("(triggered by stratatest_object.going) failed"),
+        "{err}"
+    );
+    let plan = lab.ok("strata", &dir, &["plan", "-no-color"]);
+    assert!(
+        plan.contains("# stratatest_object.tainted is tainted, so must be replaced"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("# stratatest_object.stopped will be created"),
+        "{plan}"
+    );
+    assert!(!plan.contains("stratatest_object.halted will"), "{plan}");
+}
+
+#[test]
+fn destroy_events_fire_around_deletes_and_never_block_a_destroy() {
+    let lab = Lab::new("actions-destroy");
+    let body = r#"
+resource "stratatest_object" "b" {
+  name = "bee"
+  lifecycle {
+    action_trigger {
+      events  = [before_destroy, after_destroy]
+      actions = [action.stratatest_note.bye, action.stratatest_note.failing]
+    }
+  }
+}
+
+action "stratatest_note" "bye" {
+  config {
+    message = "bye ${caller.name}"
+  }
+}
+
+action "stratatest_note" "failing" {
+  config {
+    message = "no"
+    fail    = true
+  }
+}
+"#;
+    let dir = ready(&lab, "destroy", body);
+    lab.ok("strata", &dir, &["apply", "-no-color", "-auto-approve"]);
+    assert_eq!(log(&dir), "", "a create fires no destroy event");
+    // A replacement: the failing before_destroy action halts it, and the
+    // old object stays.
+    let (out, err) = failed_apply(&lab, &dir, "-replace=stratatest_object.b");
+    assert!(
+        out.contains("# Actions to be invoked before this change in order:"),
+        "{out}"
+    );
+    assert_eq!(log(&dir), "bye bee\n");
+    assert!(err.contains("The note was told to fail."), "{err}");
+    assert!(!out.contains("Destruction complete"), "{out}");
+    // A destroy run is never blocked: the failures are warnings, and the
+    // caller is the object as it was.
+    let out = lab.ok("strata", &dir, &["destroy", "-no-color", "-auto-approve"]);
+    assert!(
+        out.contains("Destroy complete! Resources: 1 destroyed. Actions: 4 invoked, 2 failed."),
+        "{out}"
+    );
+    assert_eq!(log(&dir), "bye bee\nbye bee\nbye bee\n");
+}
+
+#[test]
+fn triggered_actions_are_said_in_terraforms_json_and_refused_where_it_refuses_them() {
+    let lab = Lab::new("actions-triggered-json");
+    let dir = ready(&lab, "json", TRIGGERED);
+    let json = lab.ok("strata", &dir, &["apply", "-json", "-auto-approve"]);
+    let (messages, _) = lab::json_messages(&json);
+    let start = messages
+        .iter()
+        .find(|m| m["type"] == "action_start")
+        .unwrap();
+    assert_eq!(
+        start["@message"],
+        "stratatest_object.a.trigger[0]: Action started: action.stratatest_note.hello"
+    );
+    assert_eq!(
+        start["hook"]["lifecycle"]["trigger_event"], "BeforeCreate",
+        "{start}"
+    );
+    assert_eq!(
+        start["hook"]["lifecycle"]["resource"]["addr"], "stratatest_object.a",
+        "{start}"
+    );
+    let summary = messages
+        .iter()
+        .filter(|m| m["type"] == "change_summary")
+        .next_back()
+        .unwrap();
+    assert_eq!(summary["changes"]["action_invocation"], 3, "{summary}");
+    // Terraform's errors: an action this module has not, a destroy
+    // event's configuration unknown while planning, a before event's
+    // unknown when applying.
+    let cases = [
+        (
+            "action.stratatest_note.nope",
+            "after_create",
+            "action_trigger actions references non-existent action",
+        ),
+        (
+            "action.stratatest_note.id",
+            "before_destroy",
+            "Unknown action config",
+        ),
+        (
+            "action.stratatest_note.id",
+            "before_create",
+            "Action configuration unknown during apply",
+        ),
+    ];
+    for (n, (action, event, want)) in cases.iter().enumerate() {
+        let body = format!("resource \"stratatest_object\" \"c\" {{\n  name = \"c\"\n  lifecycle {{\n    action_trigger {{\n      events  = [{event}]\n      actions = [{action}]\n    }}\n  }}\n}}\n\nresource \"stratatest_object\" \"d\" {{\n  name = \"d\"\n}}\n\naction \"stratatest_note\" \"id\" {{\n  config {{\n    message = \"id ${{caller.id}} ${{stratatest_object.d.id}}\"\n  }}\n}}\n");
+        let dir = ready(&lab, &format!("case{n}"), &body);
+        if *event == "before_destroy" {
+            // Made first, so its destroy is planned by a -replace.
+            let plain = body.replace("before_destroy", "after_update");
+            std::fs::write(dir.join("main.tf"), format!("{HEADER}\n{plain}")).unwrap();
+            lab.ok("strata", &dir, &["apply", "-no-color", "-auto-approve"]);
+            std::fs::write(dir.join("main.tf"), format!("{HEADER}\n{body}")).unwrap();
+            lab.ok(
+                "strata",
+                &dir,
+                &[
+                    "apply",
+                    "-no-color",
+                    "-auto-approve",
+                    "-target=stratatest_object.d",
+                    "-replace=stratatest_object.d",
+                ],
+            );
+        }
+        let args: &[&str] = match *event {
+            "before_destroy" => &[
+                "apply",
+                "-no-color",
+                "-auto-approve",
+                "-replace=stratatest_object.c",
+                "-replace=stratatest_object.d",
+            ],
+            _ => &["apply", "-no-color", "-auto-approve"],
+        };
+        refused_at_its_line(&lab, &dir, args, (n, want));
+    }
 }

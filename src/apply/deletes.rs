@@ -63,6 +63,8 @@ impl<'p> Exec<'_, 'p> {
             let mut finished = Vec::new();
             for r in done {
                 let Doomed { change, deposed } = &doomed[r.op];
+                self.report.invoked.add(r.invoked);
+                self.report.warnings.extend(r.notes);
                 match r.result {
                     Ok(_) => {
                         batch.push(remove(change, deposed.clone()));
@@ -70,7 +72,13 @@ impl<'p> Exec<'_, 'p> {
                         // so a replacement whose create then fails still
                         // reports its destroy.
                         self.report.destroyed += 1;
-                        finished.push((r.op, false));
+                        // An action after it that halts fails it; what
+                        // depends on it stays.
+                        let halted = r.halted.is_some();
+                        if let Some(h) = r.halted {
+                            self.fail(&change.addr, h.error);
+                        }
+                        finished.push((r.op, halted));
                     }
                     Err(e) => {
                         self.fail(&change.addr, e);
@@ -105,10 +113,11 @@ impl<'p> Exec<'_, 'p> {
             true
         })?;
         let provisions = self.destroy_provisions(c).map_err(|d| {
-            let why = OpError {
-                diag: Some(d.clone()),
-                ..OpError::from(d.detail)
-            };
+            let why = OpError::from(d);
+            self.fail(&c.addr, why);
+            true
+        })?;
+        let actions = self.destroy_actions(c).map_err(|why| {
             self.fail(&c.addr, why);
             true
         })?;
@@ -129,6 +138,7 @@ impl<'p> Exec<'_, 'p> {
             kept: c.kept_before.clone(),
             provisions,
             provisioned_next: false,
+            actions,
         });
         Ok(())
     }

@@ -4,6 +4,7 @@
 //! saved plan, and handed to the runner; a node's value is set once all its
 //! instances have finished, and only then may its dependents start.
 
+use super::actions::{Halted, Invoke, Triggered};
 use super::conditions::unmet;
 use super::deletes::Doomed;
 use super::op::OpKind;
@@ -11,12 +12,14 @@ use super::record::{remove, Status};
 use super::runner::{Op, OpError, OpResult, Runner, Wanted};
 use super::schedule::{Edge, Schedule};
 use super::{outputs, Exec};
+use crate::config::ActionEvent;
 use crate::config::Resource;
 use crate::diag::{Diag, Diags};
 use crate::graph::{Node, NodeKind};
 use crate::lang::value::Value;
 use crate::plan::{
-    plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
+    action_again, plan_instance, same, with_marks, Action, InstanceRequest, Prior, ResourceChange,
+    Triggering,
 };
 use crate::walk::{decode, Ephemerals, InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
@@ -73,6 +76,12 @@ enum Next {
     Provisioning,
     /// To be recorded.
     Record(Result<Option<Value>, OpError>),
+}
+
+/// What runs once a driver call has made its object.
+struct Following {
+    provisions: Vec<super::runner::Provision>,
+    actions: Triggered,
 }
 
 /// One instance after it was evaluated again.
@@ -310,14 +319,17 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
         let driver = driver_of(req.drivers, r, c, base);
         let at = (node, ri, ctx);
-        let Replanned {
-            planned,
-            config,
-            kept,
-        } = match self.plan_again(at, r, (&*driver, schema), c) {
+        let replanned = match self.plan_again(at, r, (&*driver, schema), c) {
             Ok(p) => p,
             Err(why) => {
                 self.ex.fail(&addr, why);
+                return Prepared::Failed;
+            }
+        };
+        let before = match self.actions_again(at, r, c, before_change, &replanned.planned) {
+            Ok(list) => list,
+            Err(why) => {
+                self.ex.fail(&addr, *why);
                 return Prepared::Failed;
             }
         };
@@ -325,6 +337,27 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             self.ex.fail(&addr, why);
             return Prepared::Failed;
         }
+        let op = self.op(r, c, (driver, replanned), before, batch);
+        Prepared::Start(Box::new(op), c)
+    }
+
+    /// The driver call of change `c` to the object `planned`, with the
+    /// actions before it, its create intent added to `batch`.
+    fn op(
+        &self,
+        r: &Resource,
+        c: &ResourceChange,
+        (driver, planned): (Arc<dyn Driver>, Replanned),
+        before: Vec<Invoke>,
+        batch: &mut Batch,
+    ) -> Op {
+        let req = self.ex.req;
+        let Replanned {
+            planned,
+            config,
+            kept,
+        } = planned;
+        let addr = &c.addr;
         let kind = match c.action {
             Action::Update => OpKind::Update,
             Action::Read => OpKind::Read,
@@ -347,7 +380,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             Action::Update | Action::CreateThenDelete => c.before.clone(),
             _ => None,
         };
-        let op = Op {
+        Op {
             id: 0,
             kind,
             addr: addr.to_string(),
@@ -364,9 +397,48 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             config,
             kept,
             provisions: Vec::new(),
-            provisioned_next: kind == OpKind::Create && super::provisioning::on_create(r),
+            // Its provisioners and the actions after it are part of it.
+            provisioned_next: kind == OpKind::Create && super::provisioning::on_create(r)
+                || kind != OpKind::Read && !self.ex.planned_actions(c, after_change).is_empty(),
+            actions: Triggered {
+                before,
+                after: Vec::new(),
+                failures: self.ex.failures(),
+            },
+        }
+    }
+
+    /// The plan's invocations of `c` on the events `pick` takes, each
+    /// evaluated again with `caller` the object as it now is (those whose
+    /// condition no longer holds left out).
+    fn actions_again(
+        &self,
+        (node, ri, ctx): (&Node, &ResourceInstances, &InstanceCtx),
+        r: &Resource,
+        c: &ResourceChange,
+        pick: fn(ActionEvent) -> bool,
+        caller: &Value,
+    ) -> Result<Vec<Invoke>, Box<OpError>> {
+        let planned = self.ex.planned_actions(c, pick);
+        if planned.is_empty() {
+            return Ok(Vec::new());
+        }
+        let at = Triggering {
+            walk: &self.w,
+            node,
+            r,
+            ri,
+            ctx,
         };
-        Prepared::Start(Box::new(op), c)
+        let mut out = Vec::new();
+        for p in planned {
+            match action_again(&at, p, caller.clone(), self.ex.req.drivers) {
+                Ok(Some(a)) => out.push(a),
+                Ok(None) => {}
+                Err(d) => return Err(Box::new(d.into())),
+            }
+        }
+        self.ex.invokes(out).map_err(|why| Box::new(why.into()))
     }
 
     /// The instance's configuration evaluated and planned again: the
@@ -490,6 +562,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             let d = Diag::new("strata::apply::sweep", summary, why.clone());
             self.ex.report.warnings.push(d.warning());
         }
+        self.ex.report.invoked.add(r.invoked);
+        self.ex.report.warnings.extend(r.notes);
         // A driver answers plain values: the marks its schema and the
         // configuration call for go back on before anything uses them
         // (state's sensitive_attributes, outputs, dependents).
@@ -553,6 +627,10 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 None
             }
         };
+        if let Some(h) = r.halted {
+            self.halted(c, h, (value.as_ref(), &kept), batch);
+            failed = true;
+        }
         if let Some(group) = self
             .pending
             .get_mut(&slot.node)
@@ -564,6 +642,28 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 group.values[slot.instance] = v;
             }
         }
+    }
+
+    /// An action after the change failed: the object stands as made, or
+    /// tainted where its trigger says so, and the instance fails.
+    fn halted(
+        &mut self,
+        c: &ResourceChange,
+        h: Halted,
+        (made, kept): (Option<&Value>, &Kept),
+        batch: &mut Vec<Entry>,
+    ) {
+        if let (true, Some(v)) = (h.taint, made) {
+            let status = Status {
+                deposed: None,
+                tainted: true,
+                kept: kept.clone(),
+            };
+            if let Ok(e) = self.ex.put(c, v, status) {
+                batch.push(e);
+            }
+        }
+        self.ex.fail(&c.addr, h.error);
     }
 
     /// A managed object the driver answered, recorded and counted; an
@@ -617,11 +717,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
     }
 
-    /// A create of an instance with creation-time provisioners: its
-    /// object recorded tainted (an interrupted run leaves it to be
-    /// replaced, as a failed provisioner does) and its provisioners,
-    /// evaluated with `self` the new object, started as an op of their
-    /// own; anything else goes on to be recorded.
+    /// A create of an instance with creation-time provisioners, or a
+    /// create or update with actions after it: its object recorded
+    /// (tainted while provisioners are to run: an interrupted run leaves
+    /// it to be replaced, as a failed provisioner does) and its
+    /// provisioners and actions, evaluated with the new object, started
+    /// as an op of their own; anything else goes on to be recorded.
     fn provisions(
         &mut self,
         slot: Slot<'p>,
@@ -630,15 +731,12 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         batch: &mut Vec<Entry>,
     ) -> Next {
         let c = slot.change;
+        let creates = matches!(
+            c.action,
+            Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete
+        );
         let made = match (&result, slot.stage) {
-            (Ok(Some(v)), Stage::Call)
-                if matches!(
-                    c.action,
-                    Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete
-                ) =>
-            {
-                v.clone()
-            }
+            (Ok(Some(v)), Stage::Call) if creates || c.action == Action::Update => v.clone(),
             _ => return Next::Record(result),
         };
         let graph = &self.ex.req.graph.graph;
@@ -650,12 +748,13 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         else {
             return Next::Record(result);
         };
-        if !super::provisioning::on_create(r) {
+        let provisioning = creates && super::provisioning::on_create(r);
+        if !provisioning && self.ex.planned_actions(c, after_change).is_empty() {
             return Next::Record(result);
         }
         let status = Status {
             deposed: None,
-            tainted: true,
+            tainted: provisioning,
             kept: kept.clone(),
         };
         match self.ex.put(c, &made, status) {
@@ -667,30 +766,10 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 .into()))
             }
         }
-        let Some(group) = self
-            .pending
-            .get(&slot.node)
-            .and_then(|gs| gs.get(slot.group))
-        else {
-            return Next::Record(result);
-        };
-        let ctx = group.of.keys.instances().into_iter().nth(slot.instance);
-        let module = group.of.module().clone();
-        let evaluated = self
-            .w
-            .eval_self(node, &module, ctx.as_ref(), made.clone(), |ev| {
-                super::provisioning::evaluated(r, crate::config::When::Create, ev)
-            });
-        let provisions = match evaluated {
-            Some(Ok(p)) => p,
-            Some(Err(d)) => {
-                let why = OpError {
-                    diag: Some(d.clone()),
-                    ..OpError::from(d.detail)
-                };
-                return Next::Record(Err(why));
-            }
-            None => return Next::Record(result),
+        let follows = match self.following(slot, r, &made, provisioning) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Next::Record(result),
+            Err(e) => return Next::Record(Err(*e)),
         };
         let Some(driver) = self.ex.driver(c) else {
             return Next::Record(result);
@@ -703,7 +782,11 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         self.provisioned.insert(id, (made.clone(), kept.clone()));
         self.follow.push(Op {
             id,
-            kind: OpKind::Provision,
+            kind: if creates {
+                OpKind::Provision
+            } else {
+                OpKind::AfterUpdate
+            },
             addr: c.addr.to_string(),
             driver,
             type_name: c.addr.id.type_name.clone(),
@@ -711,10 +794,60 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             wanted: None,
             config: Value::null(),
             kept: Kept::default(),
-            provisions,
+            provisions: follows.provisions,
             provisioned_next: false,
+            actions: follows.actions,
         });
         Next::Provisioning
+    }
+
+    /// What follows the driver call of `slot` that made `made`: its
+    /// creation-time provisioners (when `provisioning`) and the actions
+    /// after it, evaluated with the new object.
+    fn following(
+        &self,
+        slot: Slot<'p>,
+        r: &Resource,
+        made: &Value,
+        provisioning: bool,
+    ) -> Result<Option<Following>, Box<OpError>> {
+        let node = &self.ex.req.graph.graph[slot.node];
+        let Some(group) = self
+            .pending
+            .get(&slot.node)
+            .and_then(|gs| gs.get(slot.group))
+        else {
+            return Ok(None);
+        };
+        let Some(ctx) = group.of.keys.instances().into_iter().nth(slot.instance) else {
+            return Ok(None);
+        };
+        let module = group.of.module();
+        let provisions = match provisioning {
+            false => Vec::new(),
+            true => {
+                let evaluated = self
+                    .w
+                    .eval_self(node, module, Some(&ctx), made.clone(), |ev| {
+                        super::provisioning::evaluated(r, crate::config::When::Create, ev)
+                    });
+                match evaluated {
+                    Some(Ok(p)) => p,
+                    Some(Err(d)) => return Err(Box::new(d.into())),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let after =
+            self.actions_again((node, &group.of, &ctx), r, slot.change, after_change, made)?;
+        Ok(Some(Following {
+            provisions,
+            actions: Triggered {
+                before: Vec::new(),
+                after,
+                failures: self.ex.failures(),
+            },
+        }))
     }
 
     /// The first failing postcondition of the instance `slot` made as `v`.
@@ -826,4 +959,15 @@ fn driver_of(
 /// Where the apply's ephemeral steps go: said as they happen.
 fn said(progress: super::Progress) -> crate::walk::Tell {
     Box::new(move |s| progress.ephemeral(&s.addr, &s.step))
+}
+
+/// The events whose actions run before a create or update.
+fn before_change(e: ActionEvent) -> bool {
+    matches!(e, ActionEvent::BeforeCreate | ActionEvent::BeforeUpdate)
+}
+
+/// The events whose actions run once a create or update has made its
+/// object.
+fn after_change(e: ActionEvent) -> bool {
+    matches!(e, ActionEvent::AfterCreate | ActionEvent::AfterUpdate)
 }

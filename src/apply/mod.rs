@@ -18,6 +18,7 @@
 //! cloud made it" and "the state has it" can be recovered. A failed
 //! operation stops what depends on it; independent branches finish.
 
+mod actions;
 mod conditions;
 mod deletes;
 mod ephemeral;
@@ -29,6 +30,7 @@ mod record;
 mod runner;
 mod schedule;
 
+pub use actions::Invocations;
 pub use progress::{Form, Progress};
 
 use crate::builtin::Drivers;
@@ -78,6 +80,8 @@ pub struct Report {
     pub added: usize,
     pub changed: usize,
     pub destroyed: usize,
+    /// Actions resources' `action_trigger` blocks invoked.
+    pub invoked: Invocations,
     /// Every operation that failed.
     pub failed: Vec<Failure>,
     /// Instances not attempted because something they depend on failed.
@@ -96,6 +100,7 @@ impl Report {
         self.added += later.added;
         self.changed += later.changed;
         self.destroyed += later.destroyed;
+        self.invoked.add(later.invoked);
         self.failed = later.failed;
         self.skipped = later.skipped;
         self.warnings.extend(later.warnings);

@@ -60,6 +60,7 @@ impl OpKind {
             OpKind::Read => ["Reading...", "reading", "Read complete", "Read errored"],
             // Provisioning is the end of a create.
             OpKind::Provision => OpKind::Create.words(),
+            OpKind::AfterUpdate => OpKind::Update.words(),
         }
     }
 
@@ -71,6 +72,7 @@ impl OpKind {
             OpKind::Delete => "delete",
             OpKind::Read => "read",
             OpKind::Provision => "create",
+            OpKind::AfterUpdate => "update",
         }
     }
 }
@@ -177,6 +179,41 @@ impl Progress {
                     hook["output"] = json!(line);
                 }
                 (self.say)(&crate::ui::line("info", &said, what, json!({"hook": hook})));
+            }
+        }
+    }
+}
+
+impl Progress {
+    /// A step of an action a resource's change triggers, as Terraform's
+    /// hook says it.
+    pub(super) fn action(self, a: &crate::plan::ActionInvocation, step: crate::ui::ActionStep<'_>) {
+        use crate::ui::ActionStep;
+        match self.form {
+            Form::Lines => {
+                let said = a.said();
+                (self.say)(&match step {
+                    ActionStep::Started => format!("Action started: {said}"),
+                    ActionStep::Progress(m) => format!("Action {said}: {m}"),
+                    ActionStep::Complete => format!("Action complete: {said}"),
+                    ActionStep::Errored(why) => format!("Action failed: {said} - {why}"),
+                });
+            }
+            Form::Json => {
+                let lifecycle = a.lifecycle().map(|l| crate::ui::LifecycleHook {
+                    resource: &l.resource,
+                    block: l.block,
+                    index: l.index,
+                    event: crate::plan::action_event_name(l.event),
+                    on_failure: crate::plan::action_on_failure_name(l.on_failure),
+                });
+                let hook = crate::ui::ActionHook {
+                    addr: &a.addr,
+                    type_name: &a.type_name,
+                    name: &a.name,
+                    lifecycle,
+                };
+                (self.say)(&crate::ui::action_said(&hook, step));
             }
         }
     }

@@ -16,6 +16,7 @@ use strata_provider::Kept;
 use strata_provider::{ApplyRequest, Driver, DriverError, Shortage, Tags};
 use tokio::task::JoinSet;
 
+use super::actions::{self, Halted, Invocations, Invoked, Triggered};
 use super::op::OpKind;
 
 /// Why an operation failed: the driver's words, and how far the cloud's
@@ -47,6 +48,17 @@ impl From<DriverError> for OpError {
     }
 }
 
+/// A failure said as a diagnostic of its own (a provisioner's, an
+/// action's, at its block).
+impl From<Diag> for OpError {
+    fn from(d: Diag) -> OpError {
+        OpError {
+            diag: Some(d.clone()),
+            ..OpError::from(d.detail)
+        }
+    }
+}
+
 impl From<String> for OpError {
     fn from(why: String) -> OpError {
         OpError {
@@ -72,6 +84,14 @@ pub struct OpResult {
     /// What the driver keeps beside the object now (a plugin provider's
     /// private data).
     pub kept: Kept,
+    /// How many triggered actions were invoked.
+    pub invoked: Invocations,
+    /// Triggered actions' failures that let the run go on.
+    pub notes: Vec<Diag>,
+    /// A triggered action's failure after the operation did what it was
+    /// asked: the object stands (tainted, when the action says so) and
+    /// the instance fails.
+    pub halted: Option<Halted>,
 }
 
 /// What a task hands back: its `OpResult` without the op id.
@@ -80,6 +100,9 @@ struct Finished {
     leftover: Option<Value>,
     warnings: Vec<String>,
     kept: Kept,
+    invoked: Invocations,
+    notes: Vec<Diag>,
+    halted: Option<Halted>,
 }
 
 impl Finished {
@@ -89,7 +112,18 @@ impl Finished {
             leftover: None,
             warnings: Vec::new(),
             kept: Kept::default(),
+            invoked: Invocations::default(),
+            notes: Vec::new(),
+            halted: None,
         }
+    }
+
+    /// With what the actions after it came to.
+    fn then(mut self, after: Invoked) -> Finished {
+        self.invoked.add(after.invoked);
+        self.notes.extend(after.warnings);
+        self.halted = after.halted;
+        self
     }
 }
 
@@ -114,9 +148,13 @@ pub struct Op {
     /// Provisioners this op runs: a delete's destroy-time ones before it
     /// deletes, or (`OpKind::Provision`) a new object's creation-time ones.
     pub provisions: Vec<Provision>,
-    /// A create whose provisioners run next: its completion is said when
-    /// they have finished, as Terraform says it.
+    /// A create whose provisioners (or an update whose actions) run
+    /// next: its completion is said when they have finished, as
+    /// Terraform says it.
     pub provisioned_next: bool,
+    /// The actions its resource's `action_trigger` blocks invoke around
+    /// it.
+    pub actions: Triggered,
 }
 
 /// A provisioner an op runs, its arguments evaluated.
@@ -298,10 +336,9 @@ async fn create(op: &Op, planned: &Value, tags: &Tags) -> Finished {
         (Err(e), leftover) => (Err(e.into()), leftover),
     };
     Finished {
-        result,
         leftover,
         warnings,
-        kept: Kept::default(),
+        ..Finished::of(result)
     }
 }
 
@@ -323,14 +360,14 @@ async fn adopt(
 /// providers); `None` for a driver of creates, updates and deletes.
 async fn whole_change(op: &Op) -> Option<Finished> {
     let planned = match op.kind {
-        OpKind::Delete | OpKind::Read | OpKind::Provision => None,
+        OpKind::Delete | OpKind::Read | OpKind::Provision | OpKind::AfterUpdate => None,
         OpKind::Create | OpKind::Update => op.wanted.as_ref().map(|w| &w.value),
     };
     // A create's prior is the object a create_before_destroy replaces:
     // not this change's.
     let prior = match op.kind {
         OpKind::Update | OpKind::Delete => Some(&op.prior),
-        OpKind::Create | OpKind::Read | OpKind::Provision => None,
+        OpKind::Create | OpKind::Read | OpKind::Provision | OpKind::AfterUpdate => None,
     };
     let req = ApplyRequest {
         type_name: &op.type_name,
@@ -368,22 +405,44 @@ async fn whole_change(op: &Op) -> Option<Finished> {
     })
 }
 
-/// Carries out one op.
+/// Carries out one op: its provisioners, the actions before it, its
+/// driver call, the actions after it.
 async fn perform(op: Op, progress: Progress) -> Finished {
-    if op.kind == OpKind::Provision {
-        let done = provision(&op, progress).await;
-        return Finished::of(done.map(|()| Some(op.prior.clone())));
-    }
+    let failures = op.actions.failures;
     if let Err(e) = provision(&op, progress).await {
         return Finished::of(Err(e));
     }
+    if op.kind.follows() {
+        let after = actions::invoke(&op.actions.after, progress, failures).await;
+        return Finished::of(Ok(Some(op.prior.clone()))).then(after);
+    }
+    let before = actions::invoke(&op.actions.before, progress, failures).await;
+    if let Some(h) = before.halted {
+        return Finished {
+            invoked: before.invoked,
+            notes: before.warnings,
+            ..Finished::of(Err(h.error.into()))
+        };
+    }
+    let mut done = call(&op).await;
+    done.invoked.add(before.invoked);
+    done.notes.extend(before.warnings);
+    if done.result.is_ok() && !op.actions.after.is_empty() {
+        let after = actions::invoke(&op.actions.after, progress, failures).await;
+        done = done.then(after);
+    }
+    done
+}
+
+/// The op's driver call.
+async fn call(op: &Op) -> Finished {
     if op.kind != OpKind::Read {
-        if let Some(done) = whole_change(&op).await {
+        if let Some(done) = whole_change(op).await {
             return done;
         }
     }
     let r = match (op.kind, &op.wanted) {
-        (OpKind::Create, Some(Wanted { value, tags })) => return create(&op, value, tags).await,
+        (OpKind::Create, Some(Wanted { value, tags })) => return create(op, value, tags).await,
         (OpKind::Update, Some(Wanted { value, .. })) => op
             .driver
             .update(&op.type_name, &op.prior, value)
@@ -448,6 +507,9 @@ impl Runner {
                     leftover: None,
                     warnings: Vec::new(),
                     kept: Kept::default(),
+                    invoked: Invocations::default(),
+                    notes: Vec::new(),
+                    halted: None,
                 });
             }
             return;
@@ -458,7 +520,9 @@ impl Runner {
             };
             let began = match op.kind {
                 // Said already, as its create.
-                OpKind::Provision => self.begun.remove(&op.addr).unwrap_or_else(Instant::now),
+                OpKind::Provision | OpKind::AfterUpdate => {
+                    self.begun.remove(&op.addr).unwrap_or_else(Instant::now)
+                }
                 _ => {
                     let id = match op.kind {
                         OpKind::Create => None,
@@ -523,6 +587,9 @@ impl Runner {
                     leftover: done.leftover,
                     warnings: done.warnings,
                     kept: done.kept,
+                    invoked: done.invoked,
+                    notes: done.notes,
+                    halted: done.halted,
                 });
             }
         }
@@ -551,7 +618,7 @@ impl Runner {
                 }
                 // Terraform says nothing more of an operation whose
                 // provisioner failed: the error says it.
-                Err(e) if op.kind == OpKind::Provision || e.diag.is_some() => {}
+                Err(e) if op.kind.follows() || e.diag.is_some() => {}
                 Err(_) => self
                     .progress
                     .emit(&op.addr, op.kind, Event::Failed { secs }),

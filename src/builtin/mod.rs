@@ -235,6 +235,23 @@ impl Registry {
 }
 
 impl Drivers {
+    /// The driver that serves action type `type_name`, configured, and
+    /// its provider configuration's address: the `provider` (local name,
+    /// alias) its block names, else the one its type's prefix implies;
+    /// `None` when no driver has that name.
+    pub fn for_action(
+        &self,
+        type_name: &str,
+        provider: Option<(&str, Option<&str>)>,
+    ) -> Option<(Arc<dyn Driver>, String)> {
+        let (local, alias) =
+            provider.unwrap_or((type_name.split('_').next().unwrap_or_default(), None));
+        let base = self.named(local)?;
+        let address = provider_address(&**base, alias);
+        let driver = self.by_address(&address).unwrap_or_else(|| base.clone());
+        Some((driver, address))
+    }
+
     /// The drivers every build has.
     pub fn builtin() -> Drivers {
         let terraform = Arc::new(terraform_data::TerraformData::default()) as Arc<dyn Driver>;

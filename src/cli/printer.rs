@@ -25,7 +25,7 @@ impl Printer {
     /// An action's progress: Terraform's lines, or under `-json` its
     /// messages.
     fn action(&self, (addr, type_name, name): (&str, &str, &str), said: &str, step: ActionSaid) {
-        use crate::render::ui::ActionStep;
+        use crate::ui::{ActionHook, ActionStep};
         if self.json {
             let step = match &step {
                 ActionSaid::Started => ActionStep::Started,
@@ -35,7 +35,15 @@ impl Printer {
             };
             println!(
                 "{}",
-                crate::render::ui::action_said(addr, (type_name, name), step)
+                crate::ui::action_said(
+                    &ActionHook {
+                        addr,
+                        type_name,
+                        name,
+                        lifecycle: None,
+                    },
+                    step
+                )
             );
             return;
         }
@@ -154,8 +162,10 @@ impl Printer {
             }
             return Err(r.failed.clone());
         }
-        // An action that failed is the apply's error, as in Terraform.
-        if r.actions.failed > 0 {
+        // An action invoked from the command line that failed is the
+        // apply's error, as in Terraform (a triggered one whose
+        // `on_failure` is `continue` is a warning).
+        if !r.failed.is_empty() {
             return Err(r.failed.clone());
         }
         let outputs = crate::engine::state_outputs(&r.outputs);
@@ -177,9 +187,15 @@ impl Printer {
             }
             return Ok(Outcome::Changes);
         }
+        // Terraform 1.14's count of actions, where any were invoked.
+        let actions = match (r.actions.invoked, r.actions.failed) {
+            (0, _) => String::new(),
+            (n, 0) => format!(" Actions: {n} invoked."),
+            (n, f) => format!(" Actions: {n} invoked, {f} failed."),
+        };
         match destroy {
             true => println!(
-                "\nDestroy complete! Resources: {} destroyed.",
+                "\nDestroy complete! Resources: {} destroyed.{actions}",
                 report.destroyed
             ),
             false => {
@@ -188,10 +204,6 @@ impl Printer {
                     n => format!("{n} imported, "),
                 };
                 // Terraform 1.11 does not count what `removed` blocks forgot here.
-                let actions = match r.actions.invoked {
-                    0 => String::new(),
-                    n => format!(" Actions: {n} invoked."),
-                };
                 println!(
                     "\nApply complete! Resources: {imported}{} added, {} changed, {} destroyed.{actions}",
                     report.added, report.changed, report.destroyed

@@ -39,7 +39,7 @@ pub struct ApplyReport {
     /// What `-target` or `-exclude` left out, said after the apply.
     pub scope_warning: Option<Diag>,
     /// The actions the apply invoked (`-invoke`).
-    pub actions: super::invoke::Invocations,
+    pub actions: crate::apply::Invocations,
 }
 
 /// `strata apply [PATH|PLANFILE]` and `strata destroy [PATH]`.
@@ -136,9 +136,17 @@ fn applied_in(
         session.persist()?;
     }
     let scope_warning = crate::plan::applied_scope_warning(&plan.scope);
-    let actions = plan.actions.clone();
+    // `-invoke`'s actions run after the walk; those resources' changes
+    // trigger ran within it.
+    let cli: Vec<_> = plan
+        .actions
+        .iter()
+        .filter(|a| a.lifecycle().is_none())
+        .cloned()
+        .collect();
     let rounds = run.rounds(session, plan, view, sources)?;
-    let (invoked, action_failed) = super::invoke::invoke(&session.rt, &actions, view, drivers);
+    let (mut invoked, action_failed) = super::invoke::invoke(&session.rt, &cli, view, drivers);
+    invoked.add(rounds.applied.invoked);
     let mut failed = failures(&rounds.applied, &session.p.module);
     failed.extend(action_failed);
     Ok(Applied::Done(Box::new(ApplyReport {

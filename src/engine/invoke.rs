@@ -6,6 +6,7 @@
 use super::prepare::Prepared;
 use super::view::{ActionSaid, Notice, View};
 use super::Options;
+use crate::apply::Invocations;
 use crate::builtin::Drivers;
 use crate::config::Action;
 use crate::diag::{Diag, Diags};
@@ -65,7 +66,7 @@ fn invocations(
 ) -> Result<Vec<ActionInvocation>, Diags> {
     let module = &session.p.module;
     let (action, key) = find(module, addr)?;
-    let (driver, provider) = driver_of(action, module, drivers)?;
+    let (driver, provider) = driver_of(action, drivers)?;
     let Some(schema) = driver.action_schemas().get(&action.type_name) else {
         let detail = format!(
             "The provider {} has no action type {:?}.",
@@ -98,7 +99,7 @@ fn invocations(
             action.span,
             unknown,
         )?;
-        planned(driver.as_ref(), action, &config)?;
+        crate::plan::action_planned(driver.as_ref(), action, &config).map_err(Diags::from)?;
         out.push(ActionInvocation {
             addr: at,
             type_name: action.type_name.clone(),
@@ -109,36 +110,6 @@ fn invocations(
         });
     }
     Ok(out)
-}
-
-/// The provider's check of one invocation (`PlanAction`): its first
-/// error, at the block.
-fn planned(
-    driver: &dyn Driver,
-    action: &Action,
-    config: &crate::lang::value::Value,
-) -> Result<(), Diags> {
-    let req = ActionRequest {
-        type_name: &action.type_name,
-        config,
-    };
-    let at = |d: Diag| d.at(action.span);
-    let problems = driver.plan_action(req).map_err(|e| {
-        at(Diag::new(
-            "strata::invoke",
-            format!("Planning action {} failed", action.name),
-            e.to_string(),
-        ))
-    })?;
-    match problems.iter().find(|p| p.error) {
-        Some(first) => Err(at(Diag::new(
-            "strata::invoke",
-            first.summary.clone(),
-            first.detail.clone(),
-        ))
-        .into()),
-        None => Ok(()),
-    }
 }
 
 /// The instances of `action` an invocation names (its address and the
@@ -237,49 +208,35 @@ fn find<'m>(
     Ok((found, parsed.key))
 }
 
-/// The driver that serves `action`, configured, and its provider
-/// configuration's address: its `provider`, else the one its type's
-/// prefix implies.
-fn driver_of(
-    action: &Action,
-    module: &crate::config::Module,
-    drivers: &Drivers,
-) -> Result<(Arc<dyn Driver>, String), Diags> {
-    let (local, alias) = match &action.provider {
-        Some(p) => (p.name.clone(), p.alias.clone()),
-        None => (
+/// The driver that serves `action` and its provider configuration's
+/// address; no driver of that name is an error at the block.
+fn driver_of(action: &Action, drivers: &Drivers) -> Result<(Arc<dyn Driver>, String), Diags> {
+    drivers
+        .for_action(
+            &action.type_name,
             action
-                .type_name
-                .split('_')
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            None,
-        ),
-    };
-    let _ = module;
-    let Some(base) = drivers.named(&local) else {
-        return Err(Diag::new(
-            "strata::invoke",
-            "Provider not found",
-            format!(
+                .provider
+                .as_ref()
+                .map(|p| (p.name.as_str(), p.alias.as_deref())),
+        )
+        .ok_or_else(|| {
+            let local = match &action.provider {
+                Some(p) => p.name.clone(),
+                None => action
+                    .type_name
+                    .split('_')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            };
+            let detail = format!(
                 "No provider {local:?} serves action type {:?}.",
                 action.type_name
-            ),
-        )
-        .at(action.span)
-        .into());
-    };
-    let address = crate::builtin::provider_address(&**base, alias.as_deref());
-    let driver = drivers.by_address(&address).unwrap_or_else(|| base.clone());
-    Ok((driver, address))
-}
-
-/// What the apply's invocations came to.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Invocations {
-    pub invoked: usize,
-    pub failed: usize,
+            );
+            Diag::new("strata::invoke", "Provider not found", detail)
+                .at(action.span)
+                .into()
+        })
 }
 
 /// Invokes the plan's actions in order, saying each one's progress; a

@@ -317,7 +317,43 @@ impl Builder {
         }
         self.conditions(i, m, prefix, &r.lifecycle.preconditions);
         self.conditions(i, m, prefix, &r.lifecycle.postconditions);
+        self.triggered_actions(i, m, prefix, r);
         self.provider_of(i, here, r, providers);
+    }
+
+    /// What the actions a resource's `action_trigger` blocks name use (and
+    /// their conditions and keys), which the resource's plan evaluates: all
+    /// of it comes first. The resource itself they reach as `caller`; a
+    /// reference to it by name would be a cycle, and is left out.
+    fn triggered_actions(&mut self, i: NodeIndex, m: &Module, prefix: &str, r: &Resource) {
+        let me = self.graph[i].addr();
+        for t in &r.lifecycle.action_triggers {
+            let mut found = Vec::new();
+            for e in t.condition.iter().chain(&t.actions) {
+                found.extend(references(m, prefix, e));
+            }
+            let named = m.actions.iter().filter(|a| {
+                t.actions.iter().any(|e| {
+                    let mut hit = false;
+                    e.visit_references(&mut |root, attrs, _| {
+                        hit |= root == "action"
+                            && attrs.first() == Some(&a.type_name.as_str())
+                            && attrs.get(1) == Some(&a.name.as_str());
+                    });
+                    hit
+                })
+            });
+            for a in named {
+                for e in a.count.iter().chain(&a.for_each) {
+                    found.extend(references(m, prefix, e));
+                }
+                if let Some(body) = &a.config {
+                    body_references(m, prefix, body, &mut found);
+                }
+            }
+            let found = found.into_iter().filter(|t| *t != me);
+            self.pending.extend(found.map(|t| (i, t)));
+        }
     }
 
     /// What the configuration of the resource at node `i`'s provider uses,
@@ -452,6 +488,16 @@ fn references(module: &Module, prefix: &str, expr: &Expr) -> Vec<String> {
         }
     });
     found
+}
+
+/// The node addresses the expressions of `body` (and its blocks') refer to.
+fn body_references(module: &Module, prefix: &str, body: &Body, out: &mut Vec<String>) {
+    for a in &body.attrs {
+        out.extend(references(module, prefix, &a.expr));
+    }
+    for b in &body.blocks {
+        body_references(module, prefix, &b.body, out);
+    }
 }
 
 /// The addresses `expr` (in the root module) refers to.

@@ -115,8 +115,40 @@ fn action_json(a: &ActionInvocation) -> Json {
         "name": a.name,
         "provider": a.provider,
         "config": encode_value(&a.config),
-        "trigger": "cli",
+        "trigger": match a.lifecycle() {
+            None => json!("cli"),
+            Some(l) => json!({
+                "resource": l.resource.to_string(),
+                "event": super::action::event_name(l.event),
+                "block": l.block,
+                "index": l.index,
+                "on_failure": super::action::on_failure_name(l.on_failure),
+            }),
+        },
     })
+}
+
+/// What triggered an invocation, as `action_json` wrote it.
+fn trigger_of(j: Option<&Json>) -> Result<super::ActionTrigger, String> {
+    let Some(l) = j.filter(|t| t.is_object()) else {
+        return Ok(super::ActionTrigger::Cli);
+    };
+    let text = |k: &str| l.get(k).and_then(Json::as_str).unwrap_or_default();
+    let index = |k: &str| {
+        let n = l.get(k).and_then(Json::as_u64).unwrap_or_default();
+        usize::try_from(n).unwrap_or_default()
+    };
+    let resource = strata_state::model::Address::parse(text("resource"))
+        .ok_or("an action trigger without its resource")?;
+    Ok(super::ActionTrigger::Lifecycle(super::LifecycleTrigger {
+        resource,
+        event: super::action::event_from(text("event"))
+            .ok_or("an action trigger without its event")?,
+        block: index("block"),
+        index: index("index"),
+        on_failure: super::action::on_failure_from(text("on_failure"))
+            .ok_or("an action trigger without its on_failure")?,
+    }))
 }
 
 fn actions_of(j: &Json) -> Result<Vec<ActionInvocation>, String> {
@@ -137,7 +169,7 @@ fn actions_of(j: &Json) -> Result<Vec<ActionInvocation>, String> {
                 name: s("name"),
                 provider: s("provider"),
                 config: decode_value(a.get("config").ok_or("an action without its config")?)?,
-                trigger: super::ActionTrigger::Cli,
+                trigger: trigger_of(a.get("trigger"))?,
             })
         })
         .collect()

@@ -18,9 +18,14 @@ mod planner;
 mod query;
 mod refresh;
 mod relevant;
+mod triggers;
 
 pub use crate::walk::{EphemeralSaid, EphemeralStep};
-pub use action::{ActionInvocation, Trigger as ActionTrigger};
+pub use action::{
+    event_name as action_event_name, is_before as action_is_before,
+    on_failure_name as action_on_failure_name,
+};
+pub use action::{ActionInvocation, Lifecycle as LifecycleTrigger, Trigger as ActionTrigger};
 pub use diff::{same, with_marks, Decision};
 pub use file::Saved;
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
@@ -28,6 +33,7 @@ pub use planner::{plan, Refresh, Request};
 pub use query::{Generated, ListFound, Queried};
 pub use refresh::{kept_of, private_text};
 pub use relevant::RelevantAttr;
+pub use triggers::{again as action_again, planned as action_planned, Triggering};
 
 /// What an `import` block of the root module finds its object of type
 /// `type_name` by: an id known before apply, or an identity of the

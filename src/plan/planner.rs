@@ -218,6 +218,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         coverage,
         untouched: Vec::new(),
         ephemerals: Ephemerals::new(rt.handle().clone(), told(&said)),
+        actions: Vec::new(),
     };
     p.removed_still_configured();
     import_root(&req, &mut p, &mut prior, rt)?;
@@ -245,6 +246,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         diags,
         late_drift,
         untouched,
+        actions,
         ..
     } = p;
     let mut drift = drift;
@@ -259,6 +261,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
             warnings,
             untouched,
             ephemeral,
+            actions,
         },
     );
     match diags.is_empty() {
@@ -308,6 +311,7 @@ struct Planned {
     warnings: Vec<Diag>,
     untouched: Vec<ResourceChange>,
     ephemeral: Vec<EphemeralSaid>,
+    actions: Vec<super::ActionInvocation>,
 }
 
 /// Where a plan's ephemeral steps go: kept, to be shown with the plan.
@@ -326,6 +330,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         warnings,
         untouched,
         ephemeral,
+        actions,
     } = made;
     changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
@@ -340,7 +345,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         changes,
         drift,
         outputs,
-        actions: Vec::new(),
+        actions,
         variables: req.vars.clone(),
         configuration: match req.describe_configuration {
             true => crate::config::json::configuration(req.root, &|mode, type_name| {
@@ -366,6 +371,23 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         ephemeral,
         errored: false,
     }
+}
+
+/// What `prevent_destroy` and `destroy = false` refuse of `action`.
+fn refused_by_lifecycle(
+    r: &Resource,
+    addr: &Address,
+    action: Action,
+    replace_paths: &[crate::plan::AttrPath],
+) -> Vec<Diag> {
+    let mut out = Vec::new();
+    if action.deletes() && r.lifecycle.prevent_destroy {
+        out.push(prevent_destroy(r, addr));
+    }
+    if action.is_replace() && r.lifecycle.skip_destroy {
+        out.push(never_destroyed(r, addr, replace_paths));
+    }
+    out
 }
 
 /// Terraform's warning for a `-replace` of a resource with several
@@ -597,6 +619,8 @@ struct Planner<'r, 'a> {
     untouched: Vec<ResourceChange>,
     /// The ephemeral resources the walk opened, closed when it ends.
     ephemerals: Ephemerals,
+    /// What resources' `action_trigger` blocks invoke.
+    actions: Vec<super::ActionInvocation>,
 }
 
 impl<'a> Planner<'_, 'a> {
@@ -1190,12 +1214,9 @@ impl<'a> Planner<'_, 'a> {
                 return None;
             }
         };
-        if action.deletes() && r.lifecycle.prevent_destroy {
-            self.diags.push(prevent_destroy(r, &addr));
-        }
-        if action.is_replace() && r.lifecycle.skip_destroy {
-            self.diags.push(never_destroyed(r, &addr, &replace_paths));
-        }
+        self.diags
+            .0
+            .extend(refused_by_lifecycle(r, &addr, action, &replace_paths));
         let planned = strata_provider::Planned {
             planned: diff::with_marks(planned.planned, Some(&config), schema),
             ..planned
@@ -1205,7 +1226,7 @@ impl<'a> Planner<'_, 'a> {
             return None;
         }
         let value = planned.planned.clone();
-        self.push(ResourceChange {
+        let change = ResourceChange {
             previous_addr: self.moves.get(&addr).cloned(),
             deposed: None,
             tainted: prior.is_some_and(|p| p.tainted),
@@ -1223,8 +1244,28 @@ impl<'a> Planner<'_, 'a> {
             skip_destroy: r.lifecycle.skip_destroy,
             importing: self.imported.get(&addr).map(|(id, _)| id.clone()),
             addr,
-        });
+        };
+        self.triggers(one, &change);
+        self.push(change);
         Some(value)
+    }
+
+    /// The actions the instance's change triggers (its `action_trigger`
+    /// blocks).
+    fn triggers(&mut self, one: &OneInstance<'_, 'a>, change: &ResourceChange) {
+        if one.r.lifecycle.action_triggers.is_empty() {
+            return;
+        }
+        let triggering = super::triggers::Triggering {
+            walk: one.walk,
+            node: &self.req.graph.graph[one.n],
+            r: one.r,
+            ri: one.ri,
+            ctx: one.ctx,
+        };
+        let drivers = self.req.drivers;
+        let actions = super::triggers::plan(&triggering, change, drivers, &mut self.diags);
+        self.actions.extend(actions);
     }
 
     /// An instance the plan does not touch: its prior object, kept for
@@ -1438,6 +1479,21 @@ impl<'a> Planner<'_, 'a> {
                 skip_destroy: p.skip_destroy,
                 importing: None,
             };
+            if let (Some(r), Action::Delete) = (cfg, change.action) {
+                if alive(&change.addr.id.module) {
+                    let graph = self.req.graph;
+                    let drivers = self.req.drivers;
+                    let actions = super::triggers::plan_delete(
+                        walk,
+                        graph,
+                        r,
+                        &change,
+                        drivers,
+                        &mut self.diags,
+                    );
+                    self.actions.extend(actions);
+                }
+            }
             self.push(change);
         }
     }

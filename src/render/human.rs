@@ -4,7 +4,8 @@
 use super::diff::{resource_body, Unchanged};
 use crate::lang::value::Value;
 use crate::plan::{
-    Action, EphemeralSaid, EphemeralStep, OutputChange, Plan, Reason, ResourceChange, Schemas,
+    Action, ActionInvocation, EphemeralSaid, EphemeralStep, OutputChange, Plan, Reason,
+    ResourceChange, Schemas,
 };
 use strata_provider::ImportBy;
 use strata_state::model::{InstanceKey, Mode, ModulePath};
@@ -394,6 +395,13 @@ fn actions(p: &Plan, changes: &[&ResourceChange]) -> String {
             shown.insert_str(at, "  # (config will be generated)\n");
         }
         out.push_str(&shown);
+        let actions = triggered(p, c);
+        if !actions.is_empty() {
+            // Terraform ends a diff with actions on a blank line of its
+            // own, before the one that parts each change.
+            out.push_str(&actions);
+            out.push('\n');
+        }
         out.push('\n');
     }
     let n = p.counts();
@@ -412,34 +420,76 @@ fn actions(p: &Plan, changes: &[&ResourceChange]) -> String {
     out
 }
 
-/// The actions the plan invokes, as Terraform lists them: each with its
-/// configuration's set arguments, aligned.
+/// The actions the plan invokes from the command line, as Terraform
+/// lists them.
 fn invocations(p: &Plan) -> String {
-    if p.actions.is_empty() {
+    let cli: Vec<&ActionInvocation> = p
+        .actions
+        .iter()
+        .filter(|a| a.lifecycle().is_none())
+        .collect();
+    if cli.is_empty() {
         return String::new();
     }
     let mut out = String::from("\nstrata will invoke the following action(s):\n\n");
-    for a in &p.actions {
-        out.push_str(&format!("    # {}\n", a.addr));
-        out.push_str(&format!("    action {:?} {:?} {{\n", a.type_name, a.name));
-        let set: Vec<(&String, &Value)> = match a.config.unmarked() {
-            Value::Object(m) => m.iter().filter(|(_, v)| !v.is_null()).collect(),
-            _ => Vec::new(),
-        };
-        if !set.is_empty() {
-            let width = set.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-            out.push_str("        config {\n");
-            for (k, v) in set {
-                let shown = match v {
-                    Value::Sensitive(_) => "(sensitive value)".to_string(),
-                    v => crate::lang::display::show(v),
-                };
-                out.push_str(&format!("            {k:<width$} = {shown}\n"));
-            }
-            out.push_str("        }\n");
-        }
-        out.push_str("    }\n");
+    for a in cli {
+        out.push_str(&invocation(a));
     }
+    out
+}
+
+/// The actions `c`'s change triggers, inside its diff as Terraform 1.14
+/// shows them: those before it, then those after, each in its
+/// `action_trigger` block's and list's order.
+fn triggered(p: &Plan, c: &ResourceChange) -> String {
+    let mut mine: Vec<(&ActionInvocation, &crate::plan::LifecycleTrigger)> = p
+        .actions
+        .iter()
+        .filter_map(|a| Some((a, a.lifecycle().filter(|l| l.resource == c.addr)?)))
+        .collect();
+    mine.sort_by_key(|(_, l)| (l.block, l.index));
+    let mut out = String::new();
+    for (before, when) in [(true, "before"), (false, "after")] {
+        let these: Vec<_> = mine
+            .iter()
+            .filter(|(_, l)| crate::plan::action_is_before(l.event) == before)
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n    # Actions to be invoked {when} this change in order:\n"
+        ));
+        for (a, _) in these {
+            out.push_str(&invocation(a));
+        }
+    }
+    out
+}
+
+/// One invocation: its address, its block and its configuration's set
+/// arguments, aligned.
+fn invocation(a: &ActionInvocation) -> String {
+    let mut out = format!("    # {}\n", a.addr);
+    out.push_str(&format!("    action {:?} {:?} {{\n", a.type_name, a.name));
+    let set: Vec<(&String, &Value)> = match a.config.unmarked() {
+        Value::Object(m) => m.iter().filter(|(_, v)| !v.is_null()).collect(),
+        _ => Vec::new(),
+    };
+    if !set.is_empty() {
+        let width = set.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        out.push_str("        config {\n");
+        for (k, v) in set {
+            let shown = match v {
+                Value::Sensitive(_) => "(sensitive value)".to_string(),
+                v if !v.is_known() => "(known after apply)".to_string(),
+                v => crate::lang::display::show(v),
+            };
+            out.push_str(&format!("            {k:<width$} = {shown}\n"));
+        }
+        out.push_str("        }\n");
+    }
+    out.push_str("    }\n");
     out
 }
 

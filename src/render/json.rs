@@ -406,17 +406,14 @@ pub fn plan(p: &Plan, language: &str) -> String {
         out.insert("output_changes".into(), Json::Object(changes.collect()));
     }
     if !p.actions.is_empty() {
-        let invoked = p.actions.iter().map(|a| {
-            json!({
-                "address": a.addr,
-                "type": a.type_name,
-                "name": a.name,
-                "config_values": shown(&a.config, true),
-                "config_sensitive": sensitive_mask(Some(&a.config)),
-                "provider_name": strata_state::provider_of_config(&a.provider),
-                "invoke_action_trigger": {},
-            })
+        let mut all: Vec<&crate::plan::ActionInvocation> = p.actions.iter().collect();
+        // Terraform's order: the command line's first, then by the
+        // triggering resource, its block, the list.
+        all.sort_by_key(|a| {
+            a.lifecycle()
+                .map(|l| (l.resource.to_string(), l.block, l.index))
         });
+        let invoked = all.into_iter().map(invocation_json);
         out.insert("action_invocations".into(), Json::Array(invoked.collect()));
     }
     out.insert(
@@ -520,4 +517,30 @@ fn importing(by: &ImportBy) -> Json {
         ImportBy::Id(id) => json!({ "id": id }),
         ImportBy::Identity(identity) => json!({ "identity": identity }),
     }
+}
+
+/// One action invocation as Terraform 1.14's plan JSON writes it.
+fn invocation_json(a: &crate::plan::ActionInvocation) -> Json {
+    let mut j = json!({
+        "address": a.addr,
+        "type": a.type_name,
+        "name": a.name,
+        "config_values": shown(&a.config, true),
+        "config_sensitive": sensitive_mask(Some(&a.config)),
+        "provider_name": strata_state::provider_of_config(&a.provider),
+    });
+    match a.lifecycle() {
+        None => j["invoke_action_trigger"] = json!({}),
+        Some(l) => {
+            j["config_unknown"] = unknown_mask(Some(&a.config));
+            j["lifecycle_action_trigger"] = json!({
+                "triggering_resource_address": l.resource.to_string(),
+                "action_trigger_event": crate::plan::action_event_name(l.event),
+                "action_trigger_block_index": l.block,
+                "actions_list_index": l.index,
+                "on_failure": crate::plan::action_on_failure_name(l.on_failure),
+            });
+        }
+    }
+    j
 }

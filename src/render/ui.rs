@@ -181,7 +181,10 @@ pub fn applied(
     };
     let mut changes = json!({"add": added, "change": changed, "import": imported, "remove": destroyed, "operation": operation});
     if invoked > 0 {
-        said.push_str(&format!(" Actions: {invoked} invoked."));
+        said.push_str(&match failed {
+            0 => format!(" Actions: {invoked} invoked."),
+            f => format!(" Actions: {invoked} invoked, {f} failed."),
+        });
         changes["action_invocation"] = json!(invoked);
         changes["action_fail"] = json!(failed);
     }
@@ -191,42 +194,4 @@ pub fn applied(
         "change_summary",
         json!({ "changes": changes }),
     )
-}
-
-/// What an action invocation has come to, as the machine-readable UI
-/// says it.
-pub enum ActionStep<'a> {
-    Started,
-    Progress(&'a str),
-    Complete,
-    Errored(&'a str),
-}
-
-/// One of an action's messages (Terraform 1.14's `action_start`,
-/// `action_progress`, `action_complete`, `action_errored`), for an action
-/// invoked from the command line.
-pub fn action_said(addr: &str, (type_name, name): (&str, &str), step: ActionStep<'_>) -> String {
-    let action = json!({
-        "addr": addr,
-        "module": "",
-        "action": addr,
-        "implied_provider": type_name.split('_').next().unwrap_or_default(),
-        "action_type": type_name,
-        "action_name": name,
-        "action_key": null,
-    });
-    let mut hook = json!({ "action": action, "invoke": {} });
-    let (kind, said) = match step {
-        ActionStep::Started => ("action_start", format!("Action started: {addr}")),
-        ActionStep::Progress(m) => {
-            hook["message"] = json!(m);
-            ("action_progress", format!("{addr} - {m}"))
-        }
-        ActionStep::Complete => ("action_complete", format!("Action complete: {addr}")),
-        ActionStep::Errored(e) => {
-            hook["error"] = json!(e);
-            ("action_errored", format!("Action errored: {addr} - {e}"))
-        }
-    };
-    line("info", &said, kind, json!({ "hook": hook }))
 }

@@ -632,14 +632,12 @@ mod tests {
 }
 
 /// A `config` block (a `list`'s, an `action`'s) decoded by `schema`,
-/// every attribute null where there is no block; it must be wholly known,
-/// or it is the error `unknown` says, at `span`.
-pub fn decode_known(
+/// every attribute null where there is no block.
+pub fn decode_config(
     body: Option<&Body>,
     schema: &ResourceSchema,
     ev: &mut Evaluator,
     span: Span,
-    unknown: (&'static str, &str),
 ) -> Result<Value, Diags> {
     let empty = Body {
         attrs: Vec::new(),
@@ -649,7 +647,19 @@ pub fn decode_known(
     };
     let mut diags = Diags::default();
     let config = decode(body.unwrap_or(&empty), schema, ev, span, &mut diags);
-    let config = diags.into_result(config)?;
+    diags.into_result(config)
+}
+
+/// As [`decode_config`]; the configuration must be wholly known,
+/// or it is the error `unknown` says, at `span`.
+pub fn decode_known(
+    body: Option<&Body>,
+    schema: &ResourceSchema,
+    ev: &mut Evaluator,
+    span: Span,
+    unknown: (&'static str, &str),
+) -> Result<Value, Diags> {
+    let config = decode_config(body, schema, ev, span)?;
     if !config.is_wholly_known() {
         let (code, summary) = unknown;
         let detail = "This configuration must be known before it is used; it uses values known only after an apply.";

@@ -22,7 +22,7 @@ mod schemas;
 mod walker;
 
 pub use checks::run as run_checks;
-pub use decode::{decode, decode_known};
+pub use decode::{decode, decode_config, decode_known};
 pub use ephemeral::{CloseFailed, EphemeralSaid, EphemeralStep, Ephemerals, Tell};
 pub use functions::Functions;
 pub use problems::{close_failed, diags as provider_problems, validate_failed};

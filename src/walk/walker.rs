@@ -38,6 +38,15 @@ struct Repeat<'e> {
     enabled: Option<&'e Expr>,
 }
 
+/// What an evaluation binds beyond its module's names: `self` (a
+/// postcondition's, a provisioner's object) and `caller` (an action's
+/// triggering object).
+#[derive(Default)]
+struct Bound {
+    self_value: Option<Value>,
+    caller: Option<Value>,
+}
+
 /// One instance of a resource or module call: its key and what `count`
 /// and `each` mean inside it.
 #[derive(Debug, Clone)]
@@ -45,6 +54,27 @@ pub struct InstanceCtx {
     pub key: Option<InstanceKey>,
     count_index: Option<Value>,
     each: Option<(Value, Value)>,
+}
+
+impl InstanceCtx {
+    /// An instance its resource's `count` or `for_each` no longer makes
+    /// (or that is being destroyed): `count.index` is its key, `each.key`
+    /// too, and `each.value` unknown.
+    pub fn orphan(key: Option<InstanceKey>) -> InstanceCtx {
+        let (count_index, each) = match &key {
+            Some(InstanceKey::Int(i)) => (
+                Some(Value::int(i64::try_from(*i).unwrap_or(i64::MAX))),
+                None,
+            ),
+            Some(InstanceKey::Str(s)) => (None, Some((Value::String(s.clone()), Value::unknown()))),
+            None => (None, None),
+        };
+        InstanceCtx {
+            key,
+            count_index,
+            each,
+        }
+    }
 }
 
 impl Keys {
@@ -272,7 +302,7 @@ impl<'a> Walk<'a> {
         ctx: Option<&InstanceCtx>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, path, ctx, None, f)
+        self.eval_in(&node.module, path, ctx, Bound::default(), f)
     }
 
     /// As [`Walk::eval_with`], with `self` bound to `object`: a
@@ -285,13 +315,17 @@ impl<'a> Walk<'a> {
         object: Value,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, path, ctx, Some(object), f)
+        let bound = Bound {
+            self_value: Some(object),
+            caller: None,
+        };
+        self.eval_in(&node.module, path, ctx, bound, f)
     }
 
     /// Runs `f` with an evaluator for the root module.
     pub fn eval_root<R>(&self, f: impl FnOnce(&mut Evaluator) -> R) -> Option<R> {
         let root = ModulePath::root();
-        self.eval_in(&root, &root, None, None, f)
+        self.eval_in(&root, &root, None, Bound::default(), f)
     }
 
     /// The instances of the configuration's module `module`, as the walk
@@ -312,7 +346,7 @@ impl<'a> Walk<'a> {
         path: &ModulePath,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(module, path, None, None, f)
+        self.eval_in(module, path, None, Bound::default(), f)
     }
 
     /// As [`Walk::eval_module`], with `each` set: an import block's
@@ -329,7 +363,43 @@ impl<'a> Walk<'a> {
             count_index: None,
             each: Some(each),
         });
-        self.eval_in(module, path, ctx.as_ref(), None, f)
+        self.eval_in(module, path, ctx.as_ref(), Bound::default(), f)
+    }
+
+    /// The instances of an `action` block of `node`'s module in module
+    /// instance `path` (its `count` or `for_each` evaluated there), each
+    /// with its key.
+    pub fn action_instances(
+        &self,
+        node: &Node,
+        path: &ModulePath,
+        count: Option<&Expr>,
+        for_each: Option<&Expr>,
+    ) -> Result<Vec<InstanceCtx>, Diag> {
+        let by = Repeat {
+            count,
+            for_each,
+            enabled: None,
+        };
+        Ok(self.keys(node, path, by)?.instances())
+    }
+
+    /// As [`Walk::eval_with`] in `node`'s module, with `caller` (and
+    /// `self`) bound to `object` and `count`/`each` set for instance `ctx`
+    /// of an action: an `action_trigger`'s action configuration.
+    pub fn eval_caller<R>(
+        &self,
+        node: &Node,
+        path: &ModulePath,
+        ctx: &InstanceCtx,
+        object: Value,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        let bound = Bound {
+            self_value: Some(object.clone()),
+            caller: Some(object),
+        };
+        self.eval_in(&node.module, path, Some(ctx), bound, f)
     }
 
     fn eval_in<R>(
@@ -337,7 +407,7 @@ impl<'a> Walk<'a> {
         module: &ModulePath,
         path: &ModulePath,
         ctx: Option<&InstanceCtx>,
-        self_value: Option<Value>,
+        bound: Bound,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
         let info = self.modules.get(module)?;
@@ -356,7 +426,8 @@ impl<'a> Walk<'a> {
             scope.count_index = c.count_index.clone();
             scope.each = c.each.clone();
         }
-        scope.self_value = self_value;
+        scope.self_value = bound.self_value;
+        scope.caller = bound.caller;
         let mut ev = scope.evaluator();
         Some(f(&mut ev))
     }
@@ -532,7 +603,9 @@ impl<'a> Walk<'a> {
                 // An input that fails is reported once, and is unknown
                 // inside, not missing.
                 let v = self
-                    .eval_in(&parent, &caller, Some(&ctx), None, |ev| ev.eval(&a.expr))
+                    .eval_in(&parent, &caller, Some(&ctx), Bound::default(), |ev| {
+                        ev.eval(&a.expr)
+                    })
                     .unwrap_or_else(|| Ok(Value::unknown()))
                     .unwrap_or_else(|d| {
                         diags.push(d);

@@ -785,14 +785,6 @@ fn lifecycle(b: &Block, mode: Mode, l: &mut Lifecycle, diags: &mut Diags) {
             "postcondition" => &mut l.postconditions,
             "action_trigger" if mode == Mode::Managed => {
                 l.action_triggers.extend(super::action::trigger(nb, diags));
-                // Read (and its errors said) so a configuration that has
-                // one is refused by name, never run without it.
-                diags.push(err(
-                    "strata::config::action",
-                    "Not supported yet",
-                    "strata does not invoke actions from action_trigger blocks yet; invoke an action with -invoke=action.TYPE.NAME.",
-                    nb.kind_span,
-                ));
                 continue;
             }
             _ => {

@@ -150,6 +150,9 @@ pub struct ConfigScope<'a> {
     pub each: Option<(Value, Value)>,
     /// `self` in a postcondition: the object planned or made.
     pub self_value: Option<Value>,
+    /// `caller` in an action's configuration: the object of the resource
+    /// whose `action_trigger` invokes it (bound to `self` too).
+    pub caller: Option<Value>,
     /// What in this module is ephemeral, found on first need.
     ephemeral: std::cell::OnceCell<super::ephemeral::Ephemeral>,
 }
@@ -168,6 +171,7 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
             self_value: None,
+            caller: None,
             ephemeral: std::cell::OnceCell::new(),
         }
     }
@@ -199,6 +203,7 @@ impl<'a> ConfigScope<'a> {
             count_index: None,
             each: None,
             self_value: None,
+            caller: None,
             ephemeral: std::cell::OnceCell::new(),
         }
     }
@@ -381,6 +386,9 @@ impl Scope for ConfigScope<'_> {
                 ).at(span)),
                 _ => Err(invalid_ref("The \"each\" object has only the attributes \"key\" and \"value\".", span)),
             },
+            "caller" if self.caller.is_some() => {
+                Ok((self.caller.clone().unwrap_or_else(Value::unknown), false))
+            }
             "self" if self.self_value.is_some() => {
                 Ok((self.self_value.clone().unwrap_or_else(Value::unknown), false))
             }

@@ -326,7 +326,13 @@ impl Provider for TestProvider {
         let r = request.into_inner();
         action_type(&r.action_type)?;
         let config = decode(r.config.as_ref(), &crate::action::config_type())?;
-        let diagnostics = match crate::action::message(&config).is_empty() {
+        // A message known only at apply (a triggering object's id) is
+        // judged then.
+        let known = config
+            .entries()
+            .and_then(|a| a.get("message"))
+            .is_some_and(strata_value::value::Value::is_known);
+        let diagnostics = match known && crate::action::message(&config).is_empty() {
             true => error("Empty message", "A note needs something to say."),
             false => Vec::new(),
         };
