@@ -60,7 +60,33 @@ pub fn sealing(
     let sealing = strata_state::encryption::Sealing::new(payload, chain);
     #[cfg(feature = "remote-state")]
     let sealing = sealing.with_data_keys(std::sync::Arc::new(strata_state_s3::KmsDataKeys));
+    #[cfg(feature = "drivers")]
+    let sealing = sealing.with_cloud_tokens(std::sync::Arc::new(CloudTokens));
     sealing
+}
+
+/// The clouds' credentials for key providers, through the drivers'
+/// libraries.
+#[cfg(feature = "drivers")]
+#[derive(Debug)]
+struct CloudTokens;
+
+#[cfg(feature = "drivers")]
+impl strata_state::encryption::CloudTokens for CloudTokens {
+    fn google(&self, credentials: Option<&str>) -> Result<String, String> {
+        strata_state::encryption::blocking(strata_gcp::kms_token(credentials))
+    }
+
+    fn azure(&self, id: &strata_state::encryption::AzureIdentity) -> Result<String, String> {
+        let id = strata_azure::Identity {
+            tenant_id: id.tenant_id.clone(),
+            client_id: id.client_id.clone(),
+            client_secret: id.client_secret.clone(),
+            token_file: id.token_file.clone(),
+            use_cli: id.use_cli,
+        };
+        strata_state::encryption::blocking(strata_azure::vault_token(&id))
+    }
 }
 
 /// Whether the backend `module` names may be used: the one init last set

@@ -176,20 +176,24 @@ pub struct LifecycleHook<'a> {
     pub on_failure: &'a str,
 }
 
+/// An action instance as Terraform's machine-readable UI names it.
+pub fn action_addr(addr: &str, type_name: &str, name: &str) -> Json {
+    json!({
+        "addr": addr,
+        "module": "",
+        "action": addr,
+        "implied_provider": type_name.split('_').next().unwrap_or_default(),
+        "action_type": type_name,
+        "action_name": name,
+        "action_key": null,
+    })
+}
+
 /// One of an action's messages (Terraform 1.14's `action_start`,
 /// `action_progress`, `action_complete`, `action_errored`).
 pub fn action_said(a: &ActionHook<'_>, step: ActionStep<'_>) -> String {
     let addr = a.addr;
-    let action = json!({
-        "addr": addr,
-        "module": "",
-        "action": addr,
-        "implied_provider": a.type_name.split('_').next().unwrap_or_default(),
-        "action_type": a.type_name,
-        "action_name": a.name,
-        "action_key": null,
-    });
-    let mut hook = json!({ "action": action });
+    let mut hook = json!({ "action": action_addr(addr, a.type_name, a.name) });
     // Terraform's lines name a triggered action by its resource and block.
     let (start, at) = match &a.lifecycle {
         None => {

@@ -314,6 +314,8 @@ fn action_blocks_and_triggers_are_read_with_terraforms_errors() {
         (trigger("      events = [after_lunch]\n      actions = [action.stratatest_note.n]"), "Invalid \"event\" value after_lunch"),
         (trigger("      events = [after_create, after_create]\n      actions = [action.stratatest_note.n]"), "Duplicate \"after_create\" event"),
         (trigger("      events = [after_create]\n      actions = [action.stratatest_note.n]\n      on_failure = shrug"), "Invalid \"on_failure\" keyword"),
+        (trigger("      events = [after_create]\n      actions = [action.stratatest_note.nope]"), "action_trigger actions references non-existent action"),
+        (trigger("      events = [after_create]\n      actions = [stratatest_object.a]"), "Invalid action argument"),
         ("action \"stratatest_note\" \"n\" {\n  count = 1\n  for_each = {}\n}\n".to_string(), "Invalid combination of \"count\" and \"for_each\""),
         ("action \"stratatest_note\" \"n\" {\n  config {\n  }\n  config {\n  }\n}\n".to_string(), "Duplicate config block"),
     ];
@@ -638,6 +640,21 @@ fn triggered_actions_are_said_in_terraforms_json_and_refused_where_it_refuses_th
     assert_eq!(
         start["hook"]["lifecycle"]["resource"]["addr"], "stratatest_object.a",
         "{start}"
+    );
+    let planned: Vec<&serde_json::Value> = messages
+        .iter()
+        .filter(|m| m["type"] == "planned_action_invocation")
+        .collect();
+    assert_eq!(planned.len(), 3, "{json}");
+    assert_eq!(
+        planned[0]["@message"],
+        "planned action invocation: action.stratatest_note.hello"
+    );
+    let lifecycle = &planned[0]["invocation"]["lifecycle_trigger"];
+    assert_eq!(lifecycle["triggering_event"], "BeforeCreate", "{lifecycle}");
+    assert_eq!(
+        lifecycle["triggering_resource"]["addr"], "stratatest_object.a",
+        "{lifecycle}"
     );
     let summary = messages
         .iter()

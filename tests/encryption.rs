@@ -123,6 +123,38 @@ fn state_doc(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("the state is JSON")
 }
 
+/// The metadata the key provider `addr` (`key_provider.T.N`) wrote into
+/// the state, and its `ciphertext` decoded.
+fn key_meta(dir: &Path, addr: &str) -> (serde_json::Value, Vec<u8>) {
+    use base64::Engine;
+    let b64 = &base64::engine::general_purpose::STANDARD;
+    let doc = state_doc(dir);
+    let meta = doc["meta"][addr].as_str().expect("meta");
+    let meta: serde_json::Value = serde_json::from_slice(&b64.decode(meta).unwrap()).unwrap();
+    let ciphertext = b64
+        .decode(meta["ciphertext"].as_str().expect("ciphertext"))
+        .unwrap();
+    (meta, ciphertext)
+}
+
+/// Every file strata keeps in `dir` but the configuration.
+fn kept(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    files(dir)
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("main.tf"))
+        .collect()
+}
+
+/// `state list` read the one object through the key.
+fn listed(r: &Ran) {
+    assert_eq!(
+        (r.code, r.out.as_str()),
+        (0, "terraform_data.a\n"),
+        "{}",
+        r.err
+    );
+}
+
 #[test]
 fn an_encrypted_apply_leaves_no_sensitive_value_on_disk() {
     let dir = workdir(
@@ -366,10 +398,67 @@ fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
             "Key provider pbkdf2.other is missing from the encryption configuration.",
         ),
         (
+            r#"key_provider "external" "k" { command = ["./keys"] }
+    method "aes_gcm" "m" { keys = key_provider.external.k }
+    state { method = method.aes_gcm.m }"#,
+            "strata does not use the \"external\" key provider yet",
+        ),
+        (
+            r#"key_provider "azure_vault" "k" {
+      vault_uri      = "https://v.vault.azure.net"
+      vault_key_name = "state"
+      key_length     = 32
+    }
+    method "aes_gcm" "m" { keys = key_provider.azure_vault.k }
+    state { method = method.aes_gcm.m }"#,
+            "misconfigured key vault name or key name: invalid key vault name",
+        ),
+        (
+            r#"key_provider "azure_vault" "k" {
+      vault_uri      = "https://vault.vault.azure.net"
+      vault_key_name = "state"
+      key_length     = 32
+      symmetric      = true
+    }
+    method "aes_gcm" "m" { keys = key_provider.azure_vault.k }
+    state { method = method.aes_gcm.m }"#,
+            "symmetric_key_size must be given a value of 128, 192, or 256",
+        ),
+        (
+            r#"key_provider "azure_vault" "k" {
+      vault_uri      = "https://vault.vault.azure.net"
+      vault_key_name = "state"
+      key_length     = 32
+      use_msi        = true
+    }
+    method "aes_gcm" "m" { keys = key_provider.azure_vault.k }
+    state { method = method.aes_gcm.m }"#,
+            "strata does not sign in to Azure by use_msi yet",
+        ),
+        (
             r#"key_provider "gcp_kms" "k" { kms_encryption_key = "x" }
     method "aes_gcm" "m" { keys = key_provider.gcp_kms.k }
     state { method = method.aes_gcm.m }"#,
-            "strata does not use the \"gcp_kms\" key provider yet",
+            "The argument \"key_length\" is required, but no definition was found.",
+        ),
+        (
+            r#"key_provider "gcp_kms" "k" {
+      kms_encryption_key = "x"
+      key_length         = 2048
+    }
+    method "aes_gcm" "m" { keys = key_provider.gcp_kms.k }
+    state { method = method.aes_gcm.m }"#,
+            "key_length must be less than the GCP limit of 1024",
+        ),
+        (
+            r#"key_provider "gcp_kms" "k" {
+      kms_encryption_key            = "x"
+      key_length                    = 32
+      additional_authenticated_data = "not base64!"
+    }
+    method "aes_gcm" "m" { keys = key_provider.gcp_kms.k }
+    state { method = method.aes_gcm.m }"#,
+            "additional_authenticated_data must be valid standard base64",
         ),
         (
             r#"key_provider "aws_kms" "k" { kms_key_id = "alias/state" }
@@ -591,7 +680,6 @@ terraform {{
 /// error that changes nothing.
 #[test]
 fn an_openbao_key_provider_seals_with_a_data_key_from_the_transit_engine() {
-    use base64::Engine;
     let transit = strata_standin::openbao::start("s.test-token", &["state", "other"])
         .expect("the transit stand-in starts");
     let config = |key: &str| {
@@ -627,28 +715,12 @@ terraform {{
     let r = bao("s.test-token", &["apply", "-auto-approve", "-no-color"]);
     assert_eq!(r.code, 0, "{}", r.both());
     assert_eq!(transit.generated(), 1, "one data key for the run");
-    let doc = state_doc(&dir);
-    let meta = doc["meta"]["key_provider.openbao.b"]
-        .as_str()
-        .expect("meta");
-    let meta = base64::engine::general_purpose::STANDARD
-        .decode(meta)
-        .unwrap();
-    let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
-    let wrapped = base64::engine::general_purpose::STANDARD
-        .decode(meta["ciphertext"].as_str().expect("ciphertext"))
-        .unwrap();
-    assert!(wrapped.starts_with(b"vault:v1:"), "{meta}");
+    let (meta, ciphertext) = key_meta(&dir, "key_provider.openbao.b");
+    assert!(ciphertext.starts_with(b"vault:v1:"), "{meta}");
     assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
-    let r = bao("s.test-token", &["state", "list"]);
-    assert_eq!(
-        (r.code, r.out.as_str()),
-        (0, "terraform_data.a\n"),
-        "{}",
-        r.err
-    );
+    listed(&bao("s.test-token", &["state", "list"]));
     assert_eq!(transit.generated(), 1, "a read asks for no new key");
-    let before = files(&dir);
+    let before = kept(&dir);
     let r = bao("s.wrong", &["state", "list"]);
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(r.err.contains("permission denied"), "{}", r.err);
@@ -657,16 +729,154 @@ terraform {{
     assert_eq!(r.code, 1, "{}", r.both());
     assert!(r.err.contains("unable to decrypt"), "{}", r.err);
     std::fs::write(dir.join("main.tf"), config("state")).unwrap();
-    assert_eq!(
-        files(&dir)
-            .into_iter()
-            .filter(|(p, _)| !p.ends_with("main.tf"))
-            .collect::<Vec<_>>(),
-        before
-            .into_iter()
-            .filter(|(p, _)| !p.ends_with("main.tf"))
-            .collect::<Vec<_>>()
+    assert_eq!(kept(&dir), before);
+}
+
+/// OpenTofu's `gcp_kms` key provider against a stand-in of Cloud KMS
+/// (none can be had here; the stand-in speaks its REST API, reached by
+/// `GOOGLE_KMS_CUSTOM_ENDPOINT`): a key encrypted once per writing run,
+/// its ciphertext the metadata, decrypted to read with the same additional
+/// authenticated data; a wrong token, another key or other data is an
+/// error that changes nothing.
+#[test]
+fn a_gcp_kms_key_provider_seals_with_a_key_cloud_kms_encrypts() {
+    const KEY: &str = "projects/p/locations/global/keyRings/r/cryptoKeys/state";
+    let kms = strata_standin::cloudkms::start(
+        "ya29.test",
+        &[
+            KEY,
+            "projects/p/locations/global/keyRings/r/cryptoKeys/other",
+        ],
+    )
+    .expect("the Cloud KMS stand-in starts");
+    let config = |key: &str, aad: &str| {
+        format!(
+            r#"
+terraform {{
+  encryption {{
+    key_provider "gcp_kms" "g" {{
+      kms_encryption_key            = "projects/p/locations/global/keyRings/r/cryptoKeys/{key}"
+      key_length                    = 32
+      additional_authenticated_data = "{aad}"
+    }}
+    method "aes_gcm" "m" {{
+      keys = key_provider.gcp_kms.g
+    }}
+    state {{
+      method = method.aes_gcm.m
+    }}
+  }}
+}}
+{RESOURCES}"#
+        )
+    };
+    let dir = workdir("gcp-kms", &config("state", "c3RyYXRh"));
+    let gcp = |token: &str, args: &[&str]| {
+        ran(strata(&dir)
+            .args(args)
+            .env("TF_VAR_secret", SECRET)
+            .env(
+                "GOOGLE_KMS_CUSTOM_ENDPOINT",
+                format!("{}/v1/", kms.server.url),
+            )
+            .env("GOOGLE_OAUTH_ACCESS_TOKEN", token))
+    };
+    let r = gcp("ya29.test", &["init", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let r = gcp("ya29.test", &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    assert_eq!(kms.encrypted(), 1, "one key for the run");
+    let (meta, ciphertext) = key_meta(&dir, "key_provider.gcp_kms.g");
+    assert!(ciphertext.starts_with(b"cloudkms-standin:"), "{meta}");
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+    listed(&gcp("ya29.test", &["state", "list"]));
+    assert_eq!(kms.encrypted(), 1, "a read encrypts no new key");
+    let before = kept(&dir);
+    let r = gcp("ya29.wrong", &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("UNAUTHENTICATED"), "{}", r.err);
+    for (key, aad) in [("other", "c3RyYXRh"), ("state", "b3RoZXI=")] {
+        std::fs::write(dir.join("main.tf"), config(key, aad)).unwrap();
+        let r = gcp("ya29.test", &["plan", "-no-color"]);
+        assert_eq!(r.code, 1, "{}", r.both());
+        assert!(r.err.contains("Decryption failed"), "{}", r.err);
+    }
+    std::fs::write(dir.join("main.tf"), config("state", "c3RyYXRh")).unwrap();
+    assert_eq!(kept(&dir), before);
+}
+
+/// OpenTofu's `azure_vault` key provider against a stand-in of Key Vault
+/// (none can be had here; the stand-in speaks its REST API over HTTPS,
+/// and Microsoft's token endpoint): a key encrypted by the vault's RSA key
+/// once per writing run, the key's version kept in the metadata and used
+/// to decrypt; a wrong client secret is an error that changes nothing.
+#[test]
+fn an_azure_vault_key_provider_seals_with_a_key_key_vault_encrypts() {
+    use strata_standin::azure;
+    let vault = azure::start().expect("the Azure stand-in starts");
+    let uri = vault.server.url.replace("127.0.0.1", "localhost");
+    let config = format!(
+        r#"
+terraform {{
+  encryption {{
+    key_provider "azure_vault" "v" {{
+      vault_uri      = "{uri}"
+      vault_key_name = "{}"
+      key_length     = 32
+      use_cli        = false
+    }}
+    method "aes_gcm" "m" {{
+      keys = key_provider.azure_vault.v
+    }}
+    state {{
+      method = method.aes_gcm.m
+    }}
+  }}
+}}
+{RESOURCES}"#,
+        azure::keyvault::KEY
     );
+    let dir = workdir("azure-vault", &config);
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &vault.ca_pem).unwrap();
+    let az = |secret: &str, args: &[&str]| {
+        ran(strata(&dir)
+            .args(args)
+            .env("TF_VAR_secret", SECRET)
+            .env("SSL_CERT_FILE", &ca)
+            .env("AZURE_AUTHORITY_HOST", &vault.server.url)
+            .env("ARM_TENANT_ID", azure::TENANT)
+            .env("ARM_CLIENT_ID", azure::CLIENT_ID)
+            .env("ARM_CLIENT_SECRET", secret))
+    };
+    let r = az(azure::CLIENT_SECRET, &["init", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.both());
+    let r = az(
+        azure::CLIENT_SECRET,
+        &["apply", "-auto-approve", "-no-color"],
+    );
+    assert_eq!(r.code, 0, "{}", r.both());
+    let (meta, ciphertext) = key_meta(&dir, "key_provider.azure_vault.v");
+    // OpenTofu's fields: the ciphertext, the key's version, the algorithm;
+    // an RSA key gives no iv, tag or aad (null, as Go writes them).
+    assert_eq!(meta["algo"], "RSA-OAEP-256", "{meta}");
+    assert_eq!(
+        meta["key_version"].as_str().map(str::len),
+        Some(32),
+        "{meta}"
+    );
+    assert!(
+        meta["iv"].is_null() && meta["authentication_tag"].is_null(),
+        "{meta}"
+    );
+    assert!(ciphertext.starts_with(b"akv-standin:"), "{meta}");
+    assert_eq!(holding(&dir, SECRET), Vec::<PathBuf>::new());
+    listed(&az(azure::CLIENT_SECRET, &["state", "list"]));
+    let before = files(&dir);
+    let r = az("wrong-secret", &["state", "list"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(r.err.contains("AADSTS7000215"), "{}", r.err);
+    assert_eq!(files(&dir), before);
 }
 
 /// The key provider's variables are asked for by the commands that open

@@ -334,13 +334,8 @@ impl Builder {
             }
             let named = m.actions.iter().filter(|a| {
                 t.actions.iter().any(|e| {
-                    let mut hit = false;
-                    e.visit_references(&mut |root, attrs, _| {
-                        hit |= root == "action"
-                            && attrs.first() == Some(&a.type_name.as_str())
-                            && attrs.get(1) == Some(&a.name.as_str());
-                    });
-                    hit
+                    crate::config::action::reference(e)
+                        .is_some_and(|(ty, name, _)| ty == a.type_name && name == a.name)
                 })
             });
             for a in named {

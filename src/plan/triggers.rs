@@ -12,7 +12,7 @@ use crate::config::{Action as ActionBlock, ActionEvent, ActionTrigger, Resource}
 use crate::diag::{Diag, Diags, Span};
 use crate::graph::Node;
 use crate::lang::value::Value;
-use crate::syntax::ast::{Expr, ExprKind};
+use crate::syntax::ast::Expr;
 use crate::walk::{InstanceCtx, ResourceInstances, Walk};
 use strata_provider::ActionRequest;
 use strata_state::model::InstanceKey;
@@ -172,24 +172,6 @@ pub fn judged(v: &Value, at: Span) -> Result<bool, Diag> {
     })
 }
 
-/// `action.TYPE.NAME`, with its key expression where one is given.
-fn reference(e: &Expr) -> Option<(&str, &str, Option<&Expr>)> {
-    let (base, key) = match &e.kind {
-        ExprKind::Index(base, key) => (&**base, Some(&**key)),
-        _ => (e, None),
-    };
-    let ExprKind::GetAttr(inner, name) = &base.kind else {
-        return None;
-    };
-    let ExprKind::GetAttr(root, type_name) = &inner.kind else {
-        return None;
-    };
-    match &root.kind {
-        ExprKind::Variable(v) if v == "action" => Some((type_name, name, key)),
-        _ => None,
-    }
-}
-
 /// The action block an invocation of `at`'s module names.
 fn action_block<'a>(at: &Triggering<'_, 'a>, ai: &ActionInvocation) -> Option<&'a ActionBlock> {
     at.walk
@@ -244,7 +226,7 @@ fn invocation(
     caller: Value,
     drivers: &Drivers,
 ) -> Result<ActionInvocation, Diag> {
-    let (type_name, name, key) = reference(e).ok_or_else(|| {
+    let (type_name, name, key) = crate::config::action::reference(e).ok_or_else(|| {
         error(
             "Invalid action argument",
             "The actions list may only contain references to actions declared in this module: action.TYPE.NAME.",

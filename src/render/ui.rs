@@ -43,6 +43,7 @@ pub fn plan(p: &Plan) -> Vec<String> {
     }
     out.extend(ephemeral(true));
     out.extend(planned_changes(p));
+    out.extend(p.actions.iter().map(planned_invocation));
     let n = p.counts();
     let mut said = format!(
         "Plan: {} to add, {} to change, {} to destroy.",
@@ -63,6 +64,32 @@ pub fn plan(p: &Plan) -> Vec<String> {
     ));
     out.extend(outputs(&p.outputs, false));
     out
+}
+
+/// Terraform 1.14's `planned_action_invocation` for an action the plan
+/// invokes.
+fn planned_invocation(a: &crate::plan::ActionInvocation) -> String {
+    let mut invocation = json!({
+        "action_addr": crate::ui::action_addr(&a.addr, &a.type_name, &a.name),
+    });
+    match a.lifecycle() {
+        None => invocation["action_trigger"] = json!({}),
+        Some(l) => {
+            invocation["lifecycle_trigger"] = json!({
+                "triggering_resource": resource(&l.resource),
+                "triggering_event": crate::plan::action_event_name(l.event),
+                "action_trigger_block_index": l.block,
+                "actions_list_index": l.index,
+                "on_failure": crate::plan::action_on_failure_name(l.on_failure),
+            });
+        }
+    }
+    line(
+        "info",
+        &format!("planned action invocation: {}", a.addr),
+        "planned_action_invocation",
+        json!({ "invocation": invocation }),
+    )
 }
 
 /// A `planned_change` for every change that does something.

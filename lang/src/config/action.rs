@@ -192,3 +192,55 @@ fn events(e: &Expr, diags: &mut Diags) -> Vec<ActionEvent> {
     }
     out
 }
+
+/// `action.TYPE.NAME` as an `action_trigger`'s `actions` names it, with
+/// its key expression where one is given (`action.x.y[each.key]`).
+pub fn reference(e: &Expr) -> Option<(&str, &str, Option<&Expr>)> {
+    let (base, key) = match &e.kind {
+        ExprKind::Index(base, key) => (&**base, Some(&**key)),
+        _ => (e, None),
+    };
+    let ExprKind::GetAttr(inner, name) = &base.kind else {
+        return None;
+    };
+    let ExprKind::GetAttr(root, type_name) = &inner.kind else {
+        return None;
+    };
+    match &root.kind {
+        ExprKind::Variable(v) if v == "action" => Some((type_name, name, key)),
+        _ => None,
+    }
+}
+
+/// Every action a resource's `action_trigger` names must be an `action`
+/// block of its module, as Terraform's graph requires.
+pub(super) fn check_triggers(module: &super::Module, diags: &mut Diags) {
+    let triggers = module
+        .resources
+        .iter()
+        .flat_map(|r| &r.lifecycle.action_triggers);
+    for e in triggers.flat_map(|t| &t.actions) {
+        let Some((type_name, name, _)) = reference(e) else {
+            diags.push(err(
+                "strata::config::action",
+                "Invalid action argument",
+                "The actions list may only contain references to actions declared in this module: action.TYPE.NAME.",
+                e.span,
+            ));
+            continue;
+        };
+        let declared = module
+            .actions
+            .iter()
+            .any(|a| a.type_name == type_name && a.name == name);
+        if !declared {
+            let detail = format!("The lifecycle action_trigger actions list contains a reference to the action \"action.{type_name}.{name}\" that does not exist in the configuration of this module.");
+            diags.push(err(
+                "strata::config::action",
+                "action_trigger actions references non-existent action",
+                &detail,
+                e.span,
+            ));
+        }
+    }
+}

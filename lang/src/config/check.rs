@@ -186,6 +186,7 @@ fn check(module: &Module, run: &Rc<Run>, level: Level, diags: &mut Diags) {
     for r in &module.resources {
         check_resource(r, &mut scope, diags);
     }
+    super::action::check_triggers(module, diags);
     for c in &module.checks {
         for a in &c.asserts {
             eval(&a.condition, &scope, diags);

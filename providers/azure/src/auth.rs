@@ -29,6 +29,8 @@ pub struct Identity {
 
 pub struct AzureAuth {
     credential: Result<Arc<dyn TokenCredential>, String>,
+    /// What the tokens are for: Resource Manager, or Key Vault.
+    scope: &'static str,
     source: String,
     /// The last token and when it expires (the CLI's is not cached by
     /// `azure_identity`, and each `az` run takes a second).
@@ -37,9 +39,14 @@ pub struct AzureAuth {
 
 impl AzureAuth {
     pub fn new(id: &Identity) -> AzureAuth {
+        AzureAuth::for_scope(id, SCOPE)
+    }
+
+    fn for_scope(id: &Identity, scope: &'static str) -> AzureAuth {
         let (credential, source) = Self::credential(id);
         AzureAuth {
             credential,
+            scope,
             source,
             cached: Mutex::new(None),
         }
@@ -108,7 +115,7 @@ impl strata_rest::Auth for AzureAuth {
             .as_ref()
             .map_err(|e| format!("{}: {e}", self.source))?;
         let token = credential
-            .get_token(&[SCOPE], None)
+            .get_token(&[self.scope], None)
             .await
             .map_err(|e| format!("{}: {e}", self.source))?;
         let t = token.token.secret().to_string();
@@ -119,4 +126,13 @@ impl strata_rest::Auth for AzureAuth {
     fn source(&self) -> String {
         self.source.clone()
     }
+}
+
+/// A token for Key Vault (state encryption's `azure_vault` key provider),
+/// from the same sources as the driver's.
+pub async fn vault_token(id: &Identity) -> Result<String, String> {
+    use strata_rest::Auth;
+    AzureAuth::for_scope(id, "https://vault.azure.net/.default")
+        .token()
+        .await
 }

@@ -12,6 +12,7 @@
 mod api;
 mod arm;
 mod auth;
+pub use auth::{vault_token, Identity};
 mod billing;
 mod kubeconfig;
 mod records;

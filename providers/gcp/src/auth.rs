@@ -77,3 +77,32 @@ impl strata_rest::Auth for GoogleAuth {
         }
     }
 }
+
+/// Cloud KMS's scope.
+const KMS_SCOPE: &str = "https://www.googleapis.com/auth/cloudkms";
+
+/// A token for Cloud KMS (state encryption's `gcp_kms` key provider): from
+/// a service account key's JSON, else Application Default Credentials.
+pub async fn kms_token(credentials: Option<&str>) -> Result<String, String> {
+    use google_cloud_auth::credentials::service_account;
+    let creds = match credentials {
+        Some(json) => {
+            let key: serde_json::Value = serde_json::from_str(json)
+                .map_err(|e| format!("the credentials are not a service account key: {e}"))?;
+            let scopes = service_account::AccessSpecifier::from_scopes([KMS_SCOPE]);
+            service_account::Builder::new(key)
+                .with_access_specifier(scopes)
+                .build_access_token_credentials()
+                .map_err(|e| format!("the credentials given: {e}"))?
+        }
+        None => Builder::default()
+            .with_scopes([KMS_SCOPE])
+            .build_access_token_credentials()
+            .map_err(|e| format!("{}: {e}", GoogleAuth::adc_source()))?,
+    };
+    creds
+        .access_token()
+        .await
+        .map(|t| t.token)
+        .map_err(|e| e.to_string())
+}

@@ -12,6 +12,7 @@
 
 mod api;
 mod auth;
+pub use auth::kms_token;
 mod billing;
 mod compute;
 mod container;

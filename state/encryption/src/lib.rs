@@ -12,13 +12,19 @@
 //! they are tried) and never reads HCL.
 
 mod aes_gcm;
+mod azure_vault;
 mod envelope;
+mod gcp_kms;
+mod http;
 mod kms;
 mod openbao;
 mod pbkdf2;
 
 pub use aes_gcm::key_problem;
+pub use azure_vault::{AzureIdentity, AzureVault};
 pub use envelope::is_sealed;
+pub use gcp_kms::GcpKms;
+pub use http::blocking;
 pub use kms::{AwsKms, DataKey, DataKeys, KeySpec};
 pub use openbao::OpenBao;
 pub use pbkdf2::{Hash, Metadata, Pbkdf2};
@@ -38,7 +44,19 @@ pub struct KeyProvider {
 pub enum KeyKind {
     Pbkdf2(Pbkdf2),
     AwsKms(Box<AwsKms>),
+    GcpKms(Box<GcpKms>),
+    AzureVault(Box<AzureVault>),
     OpenBao(Box<OpenBao>),
+}
+
+/// Bearer tokens for the clouds' key services, from the binary that holds
+/// their credential libraries (so they stay out of this crate).
+pub trait CloudTokens: Send + Sync + std::fmt::Debug {
+    /// A token for Cloud KMS: from `credentials` (a service account key's
+    /// JSON), else Application Default Credentials.
+    fn google(&self, credentials: Option<&str>) -> Result<String, String>;
+    /// A token for Key Vault, as `identity` says to get one.
+    fn azure(&self, identity: &AzureIdentity) -> Result<String, String>;
 }
 
 impl KeyKind {
@@ -47,6 +65,8 @@ impl KeyKind {
         match self {
             KeyKind::Pbkdf2(p) => p.key_length,
             KeyKind::AwsKms(k) => k.key_spec.bytes(),
+            KeyKind::GcpKms(g) => g.key_length,
+            KeyKind::AzureVault(v) => v.key_length,
             KeyKind::OpenBao(b) => b.key_length,
         }
     }
@@ -135,6 +155,8 @@ pub struct Sealing {
     opened: Mutex<BTreeMap<(String, String), Vec<u8>>>,
     /// KMS, for `aws_kms` key providers.
     data_keys: Option<std::sync::Arc<dyn DataKeys>>,
+    /// Tokens for `gcp_kms` and `azure_vault` key providers.
+    cloud_tokens: Option<std::sync::Arc<dyn CloudTokens>>,
 }
 
 /// The first method's key and the metadata written beside what it seals.
@@ -154,7 +176,15 @@ impl Sealing {
             sealer: Mutex::new(None),
             opened: Mutex::new(BTreeMap::new()),
             data_keys: None,
+            cloud_tokens: None,
         }
+    }
+
+    /// With `tokens` for the calls of `gcp_kms` and `azure_vault` key
+    /// providers.
+    pub fn with_cloud_tokens(mut self, tokens: std::sync::Arc<dyn CloudTokens>) -> Sealing {
+        self.cloud_tokens = Some(tokens);
+        self
     }
 
     /// With `keys` making the KMS calls of `aws_kms` key providers.
@@ -317,6 +347,15 @@ impl Sealing {
                 let meta = kms::Metadata::of(&made.ciphertext_blob);
                 (made.plaintext, serde_json::to_string(&meta))
             }
+            KeyKind::GcpKms(g) => {
+                let made = g.generate(self.cloud_tokens.as_deref())?;
+                let meta = gcp_kms::Metadata::of(&made.ciphertext_blob);
+                (made.plaintext, serde_json::to_string(&meta))
+            }
+            KeyKind::AzureVault(v) => {
+                let (key, meta) = v.generate(self.cloud_tokens.as_deref())?;
+                (key, serde_json::to_string(&meta))
+            }
             KeyKind::OpenBao(b) => {
                 let made = b.generate()?;
                 let meta = openbao::Metadata::of(&made.ciphertext_blob);
@@ -335,6 +374,14 @@ impl Sealing {
             KeyKind::AwsKms(k) => {
                 let meta: kms::Metadata = serde_json::from_str(json).map_err(unreadable)?;
                 self.kms()?.decrypt(k, &meta.blob()?)
+            }
+            KeyKind::GcpKms(g) => {
+                let meta: gcp_kms::Metadata = serde_json::from_str(json).map_err(unreadable)?;
+                g.decrypt(&meta.ciphertext()?, self.cloud_tokens.as_deref())
+            }
+            KeyKind::AzureVault(v) => {
+                let meta: azure_vault::Metadata = serde_json::from_str(json).map_err(unreadable)?;
+                v.decrypt(&meta, self.cloud_tokens.as_deref())
             }
             KeyKind::OpenBao(b) => {
                 let meta: openbao::Metadata = serde_json::from_str(json).map_err(unreadable)?;

@@ -113,33 +113,8 @@ impl OpenBao {
             self.key_name
         );
         let token = self.token()?;
-        // On a thread and runtime of its own: the store may be called from
-        // inside the engine's runtime, where blocking on another is refused.
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                rt.block_on(async {
-                    let answer = reqwest::Client::new()
-                        .post(&url)
-                        .header("X-Vault-Token", token)
-                        .json(&body)
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    let status = answer.status();
-                    let text = answer.text().await.map_err(|e| e.to_string())?;
-                    if !status.is_success() {
-                        return Err(format!("{url}: {status}: {text}"));
-                    }
-                    serde_json::from_str(&text).map_err(|e| format!("{url}: {e}"))
-                })
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the OpenBao call failed".into()))
-        })
+        let text = crate::http::post(&url, &[("X-Vault-Token", token)], &body)?;
+        serde_json::from_str(&text).map_err(|e| format!("{url}: {e}"))
     }
 }
 

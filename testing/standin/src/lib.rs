@@ -14,6 +14,7 @@
 //!   (`modules.v1`, `providers.v1`), for `init`.
 //! - [`mirror`]: a provider network mirror, over HTTPS, for `init`.
 //! - [`openbao`]: OpenBao's transit engine, for state encryption's key provider.
+//! - [`cloudkms`]: Google Cloud KMS's encrypt and decrypt, for the `gcp_kms` key provider.
 //! - [`capacity`]: shortages set on demand, which the stand-ins that make
 //!   node pools answer as their cloud reports a lack of capacity.
 //!
@@ -29,6 +30,7 @@
 pub mod azure;
 pub mod capacity;
 pub mod clock;
+pub mod cloudkms;
 pub mod cloudwatch;
 pub mod definitions;
 mod ec2_query;

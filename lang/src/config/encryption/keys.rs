@@ -1,12 +1,13 @@
 //! Key providers built from their evaluated arguments, with OpenTofu's
 //! defaults and its words for what it refuses: `pbkdf2` (a passphrase),
-//! `aws_kms` (a data key from AWS KMS) and `openbao` (one from OpenBao's
-//! transit engine).
+//! `aws_kms` (a data key from AWS KMS), `gcp_kms` (a key Cloud KMS
+//! encrypts), `azure_vault` (one a Key Vault key encrypts) and `openbao`
+//! (one from OpenBao's transit engine).
 
 use crate::config::blocks::{err, unsupported_attr_named};
 use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
-use strata_state::encryption::{AwsKms, Hash, KeyKind, KeySpec, OpenBao, Pbkdf2};
+use strata_state::encryption::{AwsKms, GcpKms, Hash, KeyKind, KeySpec, OpenBao, Pbkdf2};
 
 const CODE: &str = "strata::config::encryption";
 
@@ -38,11 +39,12 @@ pub fn build(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
     match g.kind {
         "pbkdf2" => pbkdf2(g, diags),
         "openbao" => openbao(g, diags),
+        "gcp_kms" => gcp_kms(g, diags),
         _ => aws_kms(g, diags),
     }
 }
 
-fn failed(g: &Given<'_>, problem: &str, span: Span) -> Diag {
+pub(super) fn failed(g: &Given<'_>, problem: &str, span: Span) -> Diag {
     err(
         CODE,
         "Unable to build encryption key data",
@@ -236,7 +238,91 @@ fn openbao(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
     })
 }
 
-fn missing(name: &str, span: Span) -> Diag {
+/// OpenTofu's `gcp_kms`: `kms_encryption_key` and `key_length` (1 to
+/// 1024) required; `credentials` (a path or the JSON) and `access_token`
+/// (else `GOOGLE_CREDENTIALS`, `GOOGLE_OAUTH_ACCESS_TOKEN`),
+/// `additional_authenticated_data` (standard base64, at most 64 KiB).
+fn gcp_kms(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
+    const ARGS: [&str; 8] = [
+        "kms_encryption_key",
+        "key_length",
+        "credentials",
+        "access_token",
+        "additional_authenticated_data",
+        "impersonate_service_account",
+        "impersonate_service_account_delegates",
+        "encrypted_metadata_alias",
+    ];
+    let mut k = GcpKms::default();
+    let (mut alias, mut length) = (None, None);
+    for s in g.settings {
+        match s.name.as_str() {
+            "kms_encryption_key" => k.kms_encryption_key = text(s, diags)?,
+            "key_length" => length = Some((count(s, diags)?, s.span)),
+            "credentials" => k.credentials = Some(text(s, diags)?),
+            "access_token" => k.access_token = Some(text(s, diags)?),
+            "additional_authenticated_data" => {
+                k.additional_authenticated_data = aad(g, s, diags)?;
+            }
+            "impersonate_service_account" | "impersonate_service_account_delegates" => {
+                let problem = "strata does not impersonate service accounts yet: give the account's own credentials or an access token";
+                diags.push(failed(g, problem, s.span));
+                return None;
+            }
+            "encrypted_metadata_alias" => alias = Some(text(s, diags)?),
+            _ => diags.push(unsupported_attr_named(
+                &s.name,
+                s.span,
+                "key_provider \"gcp_kms\"",
+                &ARGS,
+            )),
+        }
+    }
+    let Some((length, at)) = length else {
+        diags.push(missing("key_length", g.span));
+        return None;
+    };
+    let problem = match length {
+        0 => Some("key_length must be at least 1"),
+        n if n > 1024 => Some("key_length must be less than the GCP limit of 1024"),
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        diags.push(failed(g, problem, at));
+        return None;
+    }
+    k.key_length = length;
+    if k.kms_encryption_key.is_empty() {
+        diags.push(failed(g, "kms_key_name must be provided", g.span));
+        return None;
+    }
+    Some(Built {
+        kind: KeyKind::GcpKms(Box::new(k)),
+        alias,
+    })
+}
+
+/// `additional_authenticated_data`: standard base64 of at most 64 KiB.
+fn aad(g: &Given<'_>, s: &Setting, diags: &mut Diags) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let given = text(s, diags)?;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&given) else {
+        diags.push(failed(
+            g,
+            "additional_authenticated_data must be valid standard base64",
+            s.span,
+        ));
+        return None;
+    };
+    if bytes.len() > 64 * 1024 {
+        let problem = "additional_authenticated_data must be less than the GCP limit of 64 KiB";
+        diags.push(failed(g, problem, s.span));
+        return None;
+    }
+    Some(bytes)
+}
+
+pub(super) fn missing(name: &str, span: Span) -> Diag {
     err(
         CODE,
         "Missing required argument",
@@ -245,7 +331,7 @@ fn missing(name: &str, span: Span) -> Diag {
     )
 }
 
-fn text(s: &Setting, diags: &mut Diags) -> Option<String> {
+pub(super) fn text(s: &Setting, diags: &mut Diags) -> Option<String> {
     match s.value.as_str() {
         Some(t) => Some(t.to_string()),
         None => {
@@ -255,7 +341,7 @@ fn text(s: &Setting, diags: &mut Diags) -> Option<String> {
     }
 }
 
-fn count(s: &Setting, diags: &mut Diags) -> Option<usize> {
+pub(super) fn count(s: &Setting, diags: &mut Diags) -> Option<usize> {
     let n = s
         .value
         .as_number()

@@ -16,6 +16,7 @@ use crate::syntax::{Attribute, Block, Body};
 use std::collections::BTreeSet;
 use strata_state::encryption::{self as enc, KeyProvider, Method};
 
+mod azure_vault;
 mod keys;
 
 const CODE: &str = "strata::config::encryption";
@@ -92,10 +93,10 @@ impl Sealings {
     }
 }
 
-const KEY_PROVIDERS: [&str; 3] = ["pbkdf2", "aws_kms", "openbao"];
+const KEY_PROVIDERS: [&str; 5] = ["pbkdf2", "aws_kms", "gcp_kms", "azure_vault", "openbao"];
 /// OpenTofu's other key providers: named so they are refused as not yet
 /// here, not as unknown.
-const LATER_KEY_PROVIDERS: [&str; 4] = ["gcp_kms", "azure_vault", "external", "azure_kms"];
+const LATER_KEY_PROVIDERS: [&str; 2] = ["external", "azure_kms"];
 
 pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
     body(&b.body, b.span, diags)
@@ -599,7 +600,10 @@ impl Evaluating<'_> {
             endpoints: &endpoints,
             span: k.span,
         };
-        let built = keys::build(&given, diags)?;
+        let built = match kind.as_str() {
+            "azure_vault" => azure_vault::build(&given, diags),
+            _ => keys::build(&given, diags),
+        }?;
         Some(KeyProvider {
             addr: built.alias.unwrap_or(addr),
             kind: built.kind,

@@ -29,6 +29,7 @@ pub const CLIENT_SECRET: &str = "standin-client-secret";
 
 mod errors;
 mod health;
+pub mod keyvault;
 mod metrics;
 mod operations;
 #[cfg(test)]
@@ -202,6 +203,10 @@ struct World {
     annotations: BTreeMap<String, Json>,
     /// Bytes sent out through clusters' load balancers ([`metrics`]).
     sent: Vec<metrics::Sent>,
+    /// Tokens issued for Key Vault's scope, and what its key encrypted
+    /// ([`keyvault`]).
+    vault_tokens: Vec<String>,
+    wrapped: BTreeMap<String, keyvault::Wrapped>,
 }
 
 fn error(status: u16, code: &str, message: &str) -> Response<Body> {
@@ -276,6 +281,9 @@ impl World {
         // The token endpoint answers in OAuth's words, not ARM's.
         if req.path.ends_with("/oauth2/v2.0/token") {
             return self.token(req);
+        }
+        if req.path.starts_with("/keys/") {
+            return self.key_vault(req, base);
         }
         errors::judged(self.arm(req, base))
     }
@@ -470,7 +478,14 @@ impl World {
         }
         let n = self.id();
         let token = format!("eyJ0eXAiOiJKV1QifQ.standin-{n}.sig");
-        self.tokens.push(token.clone());
+        // A token is good for the scope it was asked for only.
+        match form
+            .get("scope")
+            .is_some_and(|s| s.contains("vault.azure.net"))
+        {
+            true => self.vault_tokens.push(token.clone()),
+            false => self.tokens.push(token.clone()),
+        }
         json(
             200,
             json!({"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}),
