@@ -1,9 +1,11 @@
 //! `lifecycle { destroy = false }` (Terraform 1.16, OpenTofu 1.12): what
 //! would destroy an instance forgets it instead — `destroy`, its block
 //! removed (the state remembers the setting), a `count` that shrinks —
-//! and the plan names what stays in the cloud. A replacement, which
-//! would destroy the old object, is an error at the resource (Terraform
-//! 1.16 destroys it, hashicorp/terraform#39088; strata does not unasked).
+//! and the plan names what stays in the cloud. A replacement makes the
+//! new object and forgets the old (`CreateThenForget`, as OpenTofu
+//! replaces and as Terraform replaces a tainted object; Terraform 1.16
+//! destroyed it on `-replace` and attribute changes,
+//! hashicorp/terraform#39088).
 //! Observed on real files: `local_file`s stay on disk. Terraform 1.11
 //! reads a state that records the setting.
 
@@ -102,25 +104,54 @@ fn a_removed_block_is_forgotten_as_the_state_recorded_it() {
 }
 
 #[test]
-fn a_replacement_is_an_error_at_the_resource() {
+fn a_replacement_makes_the_new_object_and_forgets_the_old() {
     let dir = scratch("replace");
-    config(&dir, 1, "");
+    let write = |v: &str| {
+        let text = format!("variable \"v\" {{\n  default = \"{v}\"\n}}\n\nresource \"local_file\" \"kept\" {{\n  filename = \"${{path.module}}/kept-${{var.v}}\"\n  content  = \"keep me\"\n  lifecycle {{\n    destroy = false\n  }}\n}}\n");
+        std::fs::write(dir.join("main.tf"), text).expect("config");
+    };
+    write("1");
     ok(&dir, &["init"]);
     ok(&dir, &["apply", "-auto-approve"]);
-    config(&dir, 1, " now");
-    let (code, out) = strata_in(&dir, &["plan"]);
-    assert_eq!(code, 1, "{out}");
-    let said = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A change the provider cannot make in place: Terraform's layout for
+    // `CreateThenForget`, counted as an add only.
+    write("2");
+    let (code, plan) = strata_in(&dir, &["plan", "-no-color"]);
+    assert_eq!(code, 0, "{plan}");
     assert!(
-        said.contains("Instance cannot be replaced")
-            && said.contains("a change of content forces its replacement")
-            && said.contains("main.tf:1"),
-        "{out}"
+        plan.contains(" # local_file.kept must be replaced, but the existing object will not be destroyed\n # (destroy = false is set in the configuration)\n +/. resource \"local_file\" \"kept\" {"),
+        "{plan}"
     );
+    assert!(
+        plan.contains("Plan: 1 to add, 0 to change, 0 to destroy."),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Some objects will no longer be managed by strata"),
+        "{plan}"
+    );
+    ok(&dir, &["apply", "-auto-approve"]);
+    assert!(dir.join("kept-1").exists() && dir.join("kept-2").exists());
+    assert_eq!(ok(&dir, &["state", "list"]), "local_file.kept");
+    // `-replace` and a tainted object alike.
+    let said = ok(&dir, &["plan", "-replace=local_file.kept"]);
+    assert!(said.contains("+/. resource"), "{said}");
+    ok(&dir, &["taint", "local_file.kept"]);
+    let said = ok(&dir, &["plan", "-out=tfplan"]);
+    assert!(
+        said.contains("must be replaced, but the existing object will not be destroyed"),
+        "{said}"
+    );
+    let (_, shown) = strata_in(&dir, &["show", "-json", "tfplan"]);
+    let shown: serde_json::Value = serde_json::from_str(&shown).expect("plan JSON");
     assert_eq!(
-        std::fs::read_to_string(dir.join("kept-0")).expect("kept"),
-        "keep me"
+        shown["resource_changes"][0]["change"]["actions"],
+        serde_json::json!(["create", "forget"]),
+        "{shown}"
     );
+    ok(&dir, &["apply", "tfplan"]);
+    assert_eq!(ok(&dir, &["state", "list"]), "local_file.kept");
+    assert!(dir.join("kept-2").exists());
 }
 
 #[test]

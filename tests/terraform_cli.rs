@@ -2382,3 +2382,31 @@ fn an_apply_with_nothing_to_do_sums_up_as_terraforms() {
     );
     assert_eq!(tails[0], tails[1]);
 }
+
+/// A saved plan applies with `path.module` and `path.root` as the plan saw
+/// them ("."), as Terraform's does: strata applied it with the absolute
+/// directory the plan file records, so an argument made of them changed
+/// between plan and apply ("the final plan differs from the saved plan").
+#[test]
+fn a_saved_plan_applies_with_the_paths_its_plan_saw() {
+    if !oracle::require_terraform("a_saved_plan_applies_with_the_paths_its_plan_saw") {
+        return;
+    }
+    let config = "resource \"terraform_data\" \"p\" {\n  input = \"${path.module}/x ${path.root}\"\n}\n\noutput \"p\" {\n  value = terraform_data.p.output\n}\n";
+    let mut outputs = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let dir = ready_with(tool, "saved-paths", &[("main.tf", config)]);
+        if tool == "strata" {
+            let (code, _, err) = run(tool, &dir, &["init", "-input=false"], &[]);
+            assert_eq!(code, 0, "{err}");
+        }
+        let (code, out, err) = run(tool, &dir, &["plan", "-out=tfplan", "-no-color"], &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        let (code, out, err) = run(tool, &dir, &["apply", "-no-color", "tfplan"], &[]);
+        assert_eq!(code, 0, "{tool}: {out}{err}");
+        let (_, out, _) = run(tool, &dir, &["output", "-raw", "p"], &[]);
+        outputs.push(out);
+    }
+    assert_eq!(outputs[0], "./x .");
+    assert_eq!(outputs[1], outputs[0]);
+}

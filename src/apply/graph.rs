@@ -371,13 +371,15 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 trace: driver.trace(&r.type_name, &planned),
             });
         }
-        // An update acts on the prior object. Under create_before_destroy a
-        // create's prior is the object it replaces: still there, with the
-        // same tags, and not to be swept. (After delete-then-create it is
+        // An update acts on the prior object. Under create_before_destroy
+        // (or destroy = false) a create's prior is the object it replaces:
+        // still there, with the same tags, and not to be swept. (After delete-then-create it is
         // gone, and a cloud whose ids are names gives the new object the
         // same id.)
         let prior = match c.action {
-            Action::Update | Action::CreateThenDelete => c.before.clone(),
+            Action::Update | Action::CreateThenDelete | Action::CreateThenForget => {
+                c.before.clone()
+            }
             _ => None,
         };
         Op {
@@ -731,10 +733,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         batch: &mut Vec<Entry>,
     ) -> Next {
         let c = slot.change;
-        let creates = matches!(
-            c.action,
-            Action::Create | Action::DeleteThenCreate | Action::CreateThenDelete
-        );
+        let creates = c.action == Action::Create || c.action.is_replace();
         let made = match (&result, slot.stage) {
             (Ok(Some(v)), Stage::Call) if creates || c.action == Action::Update => v.clone(),
             _ => return Next::Record(result),

@@ -224,7 +224,25 @@ fn as_planned(s: &Saved, opts: &Options) -> (From, Options) {
         ..opts.clone()
     };
     let vars = Some(s.plan.variables.clone());
-    (From::new(PathBuf::from(&s.config_dir), vars, at), opts)
+    (From::new(planned_dir(&s.config_dir), vars, at), opts)
+}
+
+/// The saved plan's configuration directory as its plan named it: kept
+/// absolute so the file applies from anywhere, but relative to here when
+/// it is here or below, so `path.module` and `path.root` evaluate again
+/// to what the plan saw ("." rather than the absolute path, which would
+/// change every argument made of them).
+fn planned_dir(config_dir: &str) -> PathBuf {
+    let dir = PathBuf::from(config_dir);
+    let here = std::env::current_dir().and_then(|d| d.canonicalize());
+    match here
+        .ok()
+        .and_then(|h| dir.strip_prefix(&h).ok().map(PathBuf::from))
+    {
+        Some(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
+        Some(rel) => rel,
+        None => dir,
+    }
 }
 
 /// The configuration a saved plan was made from is the one here.

@@ -48,6 +48,7 @@ fn action_name(a: Action) -> &'static str {
         Action::CreateThenDelete => "create-then-delete",
         Action::Delete => "delete",
         Action::Forget => "forget",
+        Action::CreateThenForget => "create-then-forget",
     }
 }
 
@@ -61,6 +62,7 @@ fn action_from(s: &str) -> Option<Action> {
         Action::CreateThenDelete,
         Action::Delete,
         Action::Forget,
+        Action::CreateThenForget,
     ]
     .into_iter()
     .find(|a| action_name(*a) == s)

@@ -4,7 +4,7 @@
 //! never plan differently from the plan it checks itself against.
 
 use super::diff::{decide, keep_all, keep_prior, path_of, Decision};
-use super::Reason;
+use super::{Action, Reason};
 use crate::config::Lifecycle;
 use crate::lang::value::Value;
 use strata_provider::{Driver, DriverError, Kept, PlanRequest, Planned, ResourceSchema};
@@ -72,7 +72,7 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
         })
     };
     let planned = plan(prior, &config)?;
-    let decision = decide(
+    let mut decision = decide(
         prior,
         &config,
         &planned,
@@ -80,6 +80,12 @@ pub fn plan_instance(req: InstanceRequest<'_>) -> Result<PlannedInstance, Driver
         req.lifecycle.create_before_destroy,
         forced,
     );
+    // `destroy = false`: a replacement leaves the old object where it is
+    // and forgets it, as OpenTofu does and Terraform does for a tainted
+    // one (its `CreateThenForget`).
+    if decision.action.is_replace() && req.lifecycle.skip_destroy {
+        decision.action = Action::CreateThenForget;
+    }
     if !decision.action.is_replace() {
         return Ok(PlannedInstance {
             config,

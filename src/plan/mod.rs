@@ -102,6 +102,9 @@ pub enum Action {
     /// Leave the object alone and drop it from the state (a `removed`
     /// block with `destroy = false`).
     Forget,
+    /// Replace under `lifecycle { destroy = false }`: the new object is
+    /// made and the old one dropped from the state, left in the cloud.
+    CreateThenForget,
 }
 
 impl Action {
@@ -114,18 +117,25 @@ impl Action {
             Action::Update => &["update"],
             Action::DeleteThenCreate => &["delete", "create"],
             Action::CreateThenDelete => &["create", "delete"],
+            Action::CreateThenForget => &["create", "forget"],
             Action::Delete => &["delete"],
             Action::Forget => &["forget"],
         }
     }
 
     pub fn is_replace(self) -> bool {
-        matches!(self, Action::DeleteThenCreate | Action::CreateThenDelete)
+        matches!(
+            self,
+            Action::DeleteThenCreate | Action::CreateThenDelete | Action::CreateThenForget
+        )
     }
 
     /// Whether the action deletes an object (a replacement does).
     pub fn deletes(self) -> bool {
-        self.is_replace() || self == Action::Delete
+        matches!(
+            self,
+            Action::DeleteThenCreate | Action::CreateThenDelete | Action::Delete
+        )
     }
 }
 
@@ -526,6 +536,7 @@ impl Plan {
                     c.add += 1;
                     c.destroy += 1
                 }
+                Action::CreateThenForget => c.add += 1,
                 Action::Read | Action::Forget | Action::NoOp => {}
             }
         }

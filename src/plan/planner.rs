@@ -96,7 +96,9 @@ fn prevent_destroy(r: &Resource, addr: &Address) -> Diag {
 fn kept_warning(changes: &[ResourceChange]) -> Option<Diag> {
     let kept: Vec<String> = changes
         .iter()
-        .filter(|c| c.action == Action::Forget && c.skip_destroy)
+        .filter(|c| {
+            c.action == Action::CreateThenForget || c.action == Action::Forget && c.skip_destroy
+        })
         .map(|c| format!("  - {}", c.addr))
         .collect();
     if kept.is_empty() {
@@ -113,29 +115,6 @@ fn kept_warning(changes: &[ResourceChange]) -> Option<Diag> {
         )
         .warning(),
     )
-}
-
-/// A replacement of an instance `lifecycle { destroy = false }` keeps.
-/// OpenTofu forgets the old object and Terraform 1.16 destroys it
-/// (hashicorp/terraform#39088); strata does neither unasked.
-fn never_destroyed(r: &Resource, addr: &Address, paths: &[crate::plan::AttrPath]) -> Diag {
-    let why = match paths {
-        [] => "the plan calls for it to be replaced".to_string(),
-        paths => format!(
-            "a change of {} forces its replacement",
-            paths
-                .iter()
-                .map(|p| p.join("."))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    Diag::new(
-        "strata::plan::destroy_false",
-        "Instance cannot be replaced",
-        format!("Resource {addr} has lifecycle.destroy set to false, and {why}: the old object would have to be destroyed. Undo the change; or let strata forget the old object first (`strata state rm {addr}`) and plan again to create a new one; or remove `destroy = false` to let it be destroyed."),
-    )
-    .at(r.span)
 }
 
 /// The `removed` block naming this address (or a module holding it).
@@ -371,23 +350,6 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         ephemeral,
         errored: false,
     }
-}
-
-/// What `prevent_destroy` and `destroy = false` refuse of `action`.
-fn refused_by_lifecycle(
-    r: &Resource,
-    addr: &Address,
-    action: Action,
-    replace_paths: &[crate::plan::AttrPath],
-) -> Vec<Diag> {
-    let mut out = Vec::new();
-    if action.deletes() && r.lifecycle.prevent_destroy {
-        out.push(prevent_destroy(r, addr));
-    }
-    if action.is_replace() && r.lifecycle.skip_destroy {
-        out.push(never_destroyed(r, addr, replace_paths));
-    }
-    out
 }
 
 /// Terraform's warning for a `-replace` of a resource with several
@@ -1214,9 +1176,9 @@ impl<'a> Planner<'_, 'a> {
                 return None;
             }
         };
-        self.diags
-            .0
-            .extend(refused_by_lifecycle(r, &addr, action, &replace_paths));
+        if action.deletes() && r.lifecycle.prevent_destroy {
+            self.diags.push(prevent_destroy(r, &addr));
+        }
         let planned = strata_provider::Planned {
             planned: diff::with_marks(planned.planned, Some(&config), schema),
             ..planned

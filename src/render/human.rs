@@ -19,6 +19,7 @@ fn symbol(a: Action) -> &'static str {
         Action::CreateThenDelete => "+/-",
         Action::Read => "<=",
         Action::Forget => ".",
+        Action::CreateThenForget => "+/.",
         Action::NoOp => " ",
     }
 }
@@ -56,6 +57,9 @@ fn header(c: &ResourceChange) -> String {
         (a, _) if a.is_replace() => "must be replaced",
         _ => "",
     };
+    if c.action == Action::CreateThenForget {
+        return format!(" # {addr} must be replaced, but the existing object will not be destroyed\n # (destroy = false is set in the configuration)\n");
+    }
     if c.action == Action::Forget {
         let why = match c.reason {
             Some(Reason::Lasting) => "its provider cannot delete it: see the warning below",
@@ -134,8 +138,12 @@ pub fn resource_change(c: &ResourceChange, schemas: &Schemas) -> String {
     } else {
         "resource"
     };
-    // Terraform sets the forget mark one column left of the others.
-    let width = if c.action == Action::Forget { 2 } else { 3 };
+    // Terraform sets the forget marks one column left of the others.
+    let width = match c.action {
+        Action::Forget => 2,
+        Action::CreateThenForget => 4,
+        _ => 3,
+    };
     out.push_str(&format!(
         "{:>width$} {kind} \"{}\" \"{}\" ",
         symbol(c.action),
@@ -497,7 +505,7 @@ fn invocation(a: &ActionInvocation) -> String {
 fn forgotten(changes: &[&ResourceChange]) -> String {
     let forgotten: Vec<String> = changes
         .iter()
-        .filter(|c| c.action == Action::Forget)
+        .filter(|c| matches!(c.action, Action::Forget | Action::CreateThenForget))
         .map(|c| format!(" - {}\n", c.addr))
         .collect();
     if forgotten.is_empty() {

@@ -129,7 +129,7 @@ fn action(c: &ResourceChange) -> Option<&'static str> {
         Action::Create => "create",
         Action::Read => "read",
         Action::Update => "update",
-        Action::DeleteThenCreate | Action::CreateThenDelete => "replace",
+        Action::DeleteThenCreate | Action::CreateThenDelete | Action::CreateThenForget => "replace",
         Action::Delete => "delete",
         Action::Forget => "remove",
         Action::NoOp if c.importing.is_some() => "import",
