@@ -176,16 +176,25 @@ pub struct LifecycleHook<'a> {
     pub on_failure: &'a str,
 }
 
-/// An action instance as Terraform's machine-readable UI names it.
+/// An action instance as Terraform's machine-readable UI names it: the
+/// module instance it is in, its address there, its key.
 pub fn action_addr(addr: &str, type_name: &str, name: &str) -> Json {
+    let local = format!("action.{type_name}.{name}");
+    let at = addr.rfind(&local).unwrap_or(0);
+    let module = addr[..at].trim_end_matches('.');
+    let keyed = &addr[at + local.len().min(addr.len() - at)..];
+    let key = match keyed.strip_prefix('[').and_then(|k| k.strip_suffix(']')) {
+        Some(k) => serde_json::from_str::<Json>(k).unwrap_or(Json::Null),
+        None => Json::Null,
+    };
     json!({
         "addr": addr,
-        "module": "",
-        "action": addr,
+        "module": module,
+        "action": &addr[at..],
         "implied_provider": type_name.split('_').next().unwrap_or_default(),
         "action_type": type_name,
         "action_name": name,
-        "action_key": null,
+        "action_key": key,
     })
 }
 
@@ -230,4 +239,32 @@ pub fn action_said(a: &ActionHook<'_>, step: ActionStep<'_>) -> String {
         }
     };
     line("info", &said, kind, json!({ "hook": hook }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::action_addr;
+    use serde_json::json;
+
+    #[test]
+    fn an_action_address_is_split_as_terraforms_ui_splits_it() {
+        let a = action_addr("action.aws_lambda_invoke.a", "aws_lambda_invoke", "a");
+        assert_eq!(
+            (&a["module"], &a["action"], &a["action_key"]),
+            (
+                &json!(""),
+                &json!("action.aws_lambda_invoke.a"),
+                &json!(null)
+            )
+        );
+        let a = action_addr(
+            "module.action[\"x\"].action.t_n.action[\"1\"]",
+            "t_n",
+            "action",
+        );
+        assert_eq!(a["module"], "module.action[\"x\"]");
+        assert_eq!(a["action"], "action.t_n.action[\"1\"]");
+        assert_eq!(a["action_key"], "1");
+        assert_eq!(action_addr("action.t_n.c[2]", "t_n", "c")["action_key"], 2);
+    }
 }

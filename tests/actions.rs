@@ -716,3 +716,29 @@ fn triggered_actions_are_said_in_terraforms_json_and_refused_where_it_refuses_th
         refused_at_its_line(&lab, &dir, args, (n, want));
     }
 }
+
+/// Under `strata test` with the provider mocked, a resource's triggered
+/// actions are planned against the real schemas and invoked by the mock,
+/// which does nothing (Terraform's mock answers `PlanAction` and
+/// `InvokeAction` so); a real provider's are invoked as in an apply.
+#[test]
+fn triggered_actions_run_under_strata_test_mocked_or_real() {
+    let lab = Lab::new("actions-test");
+    let dir = ready(&lab, "test", TRIGGERED);
+    let tests = |mocked: bool| {
+        let mock = match mocked {
+            true => "mock_provider \"stratatest\" {\n  mock_resource \"stratatest_object\" {\n    defaults = {\n      id = \"mocked\"\n    }\n  }\n}\n\n",
+            false => "",
+        };
+        format!("{mock}run \"made\" {{\n  command = apply\n\n  assert {{\n    condition     = stratatest_object.a.name == \"alpha\"\n    error_message = \"the object is not made\"\n  }}\n}}\n")
+    };
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/a.tftest.hcl"), tests(true)).unwrap();
+    let out = lab.ok("strata", &dir, &["test", "-no-color"]);
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    assert_eq!(log(&dir), "", "a mock invokes nothing");
+    std::fs::write(dir.join("tests/a.tftest.hcl"), tests(false)).unwrap();
+    let out = lab.ok("strata", &dir, &["test", "-no-color"]);
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    assert_eq!(log(&dir), "hello alpha\nid alpha-1\nhello alpha\n");
+}

@@ -57,6 +57,7 @@ pub(super) struct Schemas {
     resources: Arc<BTreeMap<String, ResourceSchema>>,
     data: Arc<BTreeMap<String, ResourceSchema>>,
     ephemeral: Arc<BTreeMap<String, ResourceSchema>>,
+    actions: Arc<BTreeMap<String, ResourceSchema>>,
 }
 
 impl Schemas {
@@ -68,11 +69,12 @@ impl Schemas {
     /// driver and a plugin routed the types it lacks), the first's where
     /// two have a type: a mock stands in for all of them.
     fn of_all(serving: &[&dyn Driver]) -> Schemas {
-        let (mut resources, mut data, mut ephemeral) = Default::default();
+        let (mut resources, mut data, mut ephemeral, mut actions) = Default::default();
         for d in serving.iter().rev() {
             extend(&mut resources, d.resource_schemas());
             extend(&mut data, d.data_schemas());
             extend(&mut ephemeral, d.ephemeral_schemas());
+            extend(&mut actions, d.action_schemas());
         }
         for s in resources.values_mut() {
             s.attributes.values_mut().for_each(|a| a.force_new = false);
@@ -81,6 +83,7 @@ impl Schemas {
             resources: Arc::new(resources),
             data: Arc::new(data),
             ephemeral: Arc::new(ephemeral),
+            actions: Arc::new(actions),
         }
     }
 }
@@ -258,6 +261,27 @@ impl Driver for MockDriver {
 
     fn provider_schema(&self) -> ResourceSchema {
         self.real.provider_schema()
+    }
+
+    /// The real actions' schemas; a mock plans every invocation as fine
+    /// and invokes it at once, saying nothing, as Terraform's mock does.
+    fn action_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.schemas.actions
+    }
+
+    fn plan_action(
+        &self,
+        _req: strata_provider::ActionRequest<'_>,
+    ) -> Result<Vec<strata_provider::Problem>, DriverError> {
+        Ok(Vec::new())
+    }
+
+    async fn invoke_action(
+        &self,
+        _req: strata_provider::ActionRequest<'_>,
+        _progress: strata_provider::Progress,
+    ) -> strata_provider::Invoked {
+        Ok(())
     }
 
     /// A mock serves every configuration of its provider (an aliased
