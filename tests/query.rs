@@ -270,3 +270,78 @@ fn bad_query_files_and_refused_lists_are_errors_at_their_blocks() {
         "{err}"
     );
 }
+
+/// The query steps a CI script gains (issue 45), written as a Terraform
+/// 1.14 team writes them to adopt what was made by hand, run from the
+/// directory above with `-chdir`: each step's exit code the one
+/// Terraform's documentation gives (`plan -detailed-exitcode`: 2 with the
+/// imports to make, 0 after the apply).
+#[test]
+fn a_ci_scripts_query_steps_adopt_what_was_made_by_hand() {
+    let lab = Lab::new("query-ci");
+    let all = "list \"stratatest_object\" \"all\" {\n  provider = stratatest\n}\n";
+    let dir = with_objects(&lab, "infra", all);
+    let above = dir.parent().expect("a parent").to_path_buf();
+    let steps: &[(&[&str], i32)] = &[
+        (&["-chdir=infra", "init", "-input=false", "-no-color"], 0),
+        (&["-chdir=infra", "validate", "-query", "-no-color"], 0),
+        (&["-chdir=infra", "query", "-json"], 0),
+        (
+            &[
+                "-chdir=infra",
+                "query",
+                "-no-color",
+                "-generate-config-out=adopted.tf",
+            ],
+            0,
+        ),
+        (
+            &[
+                "-chdir=infra",
+                "plan",
+                "-input=false",
+                "-no-color",
+                "-out=tfplan",
+                "-detailed-exitcode",
+            ],
+            2,
+        ),
+        (
+            &[
+                "-chdir=infra",
+                "apply",
+                "-input=false",
+                "-no-color",
+                "tfplan",
+            ],
+            0,
+        ),
+        (
+            &[
+                "-chdir=infra",
+                "plan",
+                "-input=false",
+                "-no-color",
+                "-detailed-exitcode",
+            ],
+            0,
+        ),
+    ];
+    for (args, want) in steps {
+        let (code, out, err) = lab.run_with("strata", &above, args, &identity_env());
+        assert_eq!(code, *want, "{args:?}:\n{out}\n{err}");
+        if args.contains(&"-json") {
+            let (_, kinds) = lab::json_messages(&out);
+            let found = kinds.iter().filter(|k| *k == "list_resource_found").count();
+            assert_eq!(found, 2, "{out}");
+        }
+    }
+    let state: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("terraform.tfstate")).unwrap())
+            .unwrap();
+    assert_eq!(
+        state["resources"].as_array().map(Vec::len),
+        Some(2),
+        "{state}"
+    );
+}
