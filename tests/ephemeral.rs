@@ -29,7 +29,11 @@ fn ephemeral_lines(out: &str) -> Vec<String> {
     let mut lines: Vec<String> = out
         .lines()
         .filter(|l| l.starts_with("ephemeral."))
-        .map(str::to_string)
+        .map(|l| match l.split_once(" after ") {
+            // How long a call took is the machine's, not the tool's.
+            Some((said, _)) => format!("{said} after …"),
+            None => l.to_string(),
+        })
         .collect();
     lines.sort();
     lines
@@ -552,4 +556,54 @@ run "from_an_override" {
     assert_eq!(calls(&dir), Vec::<String>::new(), "the provider was asked");
     let seen = std::fs::read_to_string(dir.join("seen.txt")).unwrap_or_default();
     assert_eq!(seen, "mocked\noverridden\n");
+}
+
+/// An ephemeral resource is closed once what uses it has finished, not
+/// at the end of the run, as Terraform closes it: the token `a` uses is
+/// closed while an object that has nothing to do with it is still being
+/// made (its provisioner sleeps for two seconds).
+#[test]
+fn a_token_is_closed_once_what_uses_it_is_done() {
+    if !require_terraform("a_token_is_closed_once_what_uses_it_is_done") {
+        return;
+    }
+    let body = r#"
+ephemeral "stratatest_token" "db" {
+  audience = "db"
+}
+
+resource "stratatest_object" "a" {
+  name     = "a"
+  token_wo = ephemeral.stratatest_token.db.value
+}
+
+resource "stratatest_object" "slow" {
+  name = "slow"
+
+  provisioner "local-exec" {
+    command = "sleep 2"
+  }
+}
+"#;
+    let lab = Lab::new("ephemeral-close");
+    for tool in TOOLS {
+        let dir = lab.work_with(tool, &config(body));
+        lab.ok(tool, &dir, &["init", "-no-color"]);
+        let out = lab.ok(tool, &dir, &["apply", "-no-color", "-auto-approve"]);
+        // The last of each line: the apply's, after its plan's.
+        let at = |wanted: &str| {
+            let said: Vec<&str> = out.lines().collect();
+            said.iter()
+                .rposition(|l| l.starts_with(wanted))
+                .unwrap_or_else(|| panic!("{tool} never said {wanted:?}:\n{out}"))
+        };
+        assert!(
+            at("ephemeral.stratatest_token.db: Closing...")
+                < at("stratatest_object.slow: Creation complete"),
+            "{tool} closed the token only at the end:\n{out}"
+        );
+        // The plan's open and close, then the apply's.
+        let both = lines(&["close db", "close db", "open db", "open db"]);
+        assert_eq!(calls(&dir), both, "{tool}");
+    }
 }

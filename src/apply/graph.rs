@@ -112,8 +112,10 @@ struct GraphApply<'x, 'r, 'p> {
     /// By op id of a provisioner run: the object it provisions and the
     /// driver's bytes kept beside it.
     provisioned: HashMap<usize, (Value, Kept)>,
-    /// The ephemeral resources the walk opened, closed at its end.
+    /// The ephemeral resources the walk opened, each closed once what uses
+    /// it has finished (else at the walk's end).
     ephemerals: Ephemerals,
+    closing: crate::walk::Closing,
     diags: Diags,
 }
 
@@ -191,7 +193,19 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             follow: Vec::new(),
             provisioned: HashMap::new(),
             ephemerals: Ephemerals::new(tokio::runtime::Handle::current(), said(req.progress)),
+            closing: crate::walk::Closing::new(req.graph, req.root),
             diags: Diags::default(),
+        }
+    }
+
+    /// Node `n` has finished (failed, when so): what waits for it may
+    /// start, and an ephemeral resource nothing unfinished uses is closed.
+    fn done(&mut self, n: NodeIndex, failed: bool) {
+        self.schedule.finish(n.index(), failed);
+        for config in self.closing.finished(n) {
+            for f in self.ephemerals.close_of(&config) {
+                self.diags.push(crate::walk::close_failed(&f));
+            }
         }
     }
 
@@ -205,31 +219,31 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             for c in changes.into_iter().flatten() {
                 self.ex.report.skipped.push(c.addr.clone());
             }
-            return self.schedule.finish(n.index(), true);
+            return self.done(n, true);
         }
         if node.kind == NodeKind::Ephemeral {
             let w = (&self.w, n);
             let opened = super::ephemeral::open(req, w, &self.ephemerals, &mut self.diags);
-            return self.schedule.finish(n.index(), !opened);
+            return self.done(n, !opened);
         }
         let data = node.kind == NodeKind::Data;
         if node.kind != NodeKind::Resource && !data {
             self.w.visit(n, &mut self.diags);
-            return self.schedule.finish(n.index(), false);
+            return self.done(n, false);
         }
         let Some(r) = self
             .w
             .module(node)
             .and_then(|m| m.resources.get(node.index))
         else {
-            return self.schedule.finish(n.index(), false);
+            return self.done(n, false);
         };
         if r.check.is_some() {
             // Read with its check's assertions once the walk is done.
             for ri in self.w.expand(n, &mut self.diags) {
                 self.w.set(ri.module(), &node.local_addr, Value::unknown());
             }
-            return self.schedule.finish(n.index(), false);
+            return self.done(n, false);
         }
         let found = if data {
             req.drivers.data(&r.type_name)
@@ -237,7 +251,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             req.drivers.resource(&r.type_name)
         };
         let Some((base, schema)) = found else {
-            return self.schedule.finish(n.index(), true);
+            return self.done(n, true);
         };
         let mut groups = Vec::new();
         for ri in self.w.expand(n, &mut self.diags) {
@@ -876,7 +890,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 g.of.keys.assemble(g.values),
             );
         }
-        self.schedule.finish(n.index(), failed);
+        self.done(n, failed);
     }
 
     /// After the walk: root outputs recorded, checks judged after a

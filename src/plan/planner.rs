@@ -591,35 +591,54 @@ impl<'a> Planner<'_, 'a> {
     /// (imports without configuration, moves from what is still
     /// declared, orphans, the cluster spec's own checks).
     fn walk(&mut self, walk: &Walk<'a>) {
+        let mut closing = crate::walk::Closing::new(self.req.graph, self.req.root);
         for n in walk.order() {
-            match (self.req.graph.graph[n].kind, self.req.mode.is_destroy()) {
-                (NodeKind::Resource, false) => self.resource(walk, n),
-                // A destroy reads data sources as a plan does (Terraform's
-                // destroy refreshes first), so what configures a provider
-                // from one has it.
-                (NodeKind::Data, _) => self.data(walk, n, self.rt),
-                // Opened in a destroy too: a provider configuration may be
-                // made of it (a cluster's token).
-                (NodeKind::Ephemeral, _) => self.ephemeral(walk, n),
-                // A destroy evaluates what provider configurations read (a
-                // cluster's endpoint through its module's outputs) from the
-                // objects as they are, as Terraform does: the cluster exists
-                // until after what is inside it is deleted.
-                // An output that cannot be evaluated so only leaves the
-                // configurations that read it unconfigured, which the delete
-                // of what they serve then reports.
-                (NodeKind::Resource, true) => self.prior_values(walk, n),
-                (NodeKind::Output, true) if !self.req.graph.graph[n].module.is_root() => {
-                    walk.visit(n, &mut Diags::default())
+            self.node(walk, n);
+            for config in closing.finished(n) {
+                for f in self.ephemerals.close_of(&config) {
+                    self.diags.push(crate::walk::close_failed(&f));
                 }
-                // A destroy plans no resource, but as in Terraform the
-                // variables of every module are still given their values and
-                // judged by their validations.
-                (NodeKind::Variable | NodeKind::Local | NodeKind::ModuleCall, true)
-                | (_, false) => walk.visit(n, &mut self.diags),
-                _ => {}
             }
         }
+        self.after_walk(walk);
+    }
+
+    /// One node of the walk: planned, read, opened or evaluated.
+    fn node(&mut self, walk: &Walk<'a>, n: NodeIndex) {
+        match (self.req.graph.graph[n].kind, self.req.mode.is_destroy()) {
+            (NodeKind::Resource, false) => self.resource(walk, n),
+            // A destroy reads data sources as a plan does (Terraform's
+            // destroy refreshes first), so what configures a provider
+            // from one has it.
+            (NodeKind::Data, _) => self.data(walk, n, self.rt),
+            // Opened in a destroy too: a provider configuration may be
+            // made of it (a cluster's token).
+            (NodeKind::Ephemeral, _) => self.ephemeral(walk, n),
+            // A destroy evaluates what provider configurations read (a
+            // cluster's endpoint through its module's outputs) from the
+            // objects as they are, as Terraform does: the cluster exists
+            // until after what is inside it is deleted.
+            // An output that cannot be evaluated so only leaves the
+            // configurations that read it unconfigured, which the delete
+            // of what they serve then reports.
+            (NodeKind::Resource, true) => self.prior_values(walk, n),
+            (NodeKind::Output, true) if !self.req.graph.graph[n].module.is_root() => {
+                walk.visit(n, &mut Diags::default())
+            }
+            // A destroy plans no resource, but as in Terraform the
+            // variables of every module are still given their values and
+            // judged by their validations.
+            (NodeKind::Variable | NodeKind::Local | NodeKind::ModuleCall, true) | (_, false) => {
+                walk.visit(n, &mut self.diags)
+            }
+            _ => {}
+        }
+    }
+
+    /// What the walk can judge only whole: imports without configuration,
+    /// moves from what is still declared, orphans, the cluster spec's own
+    /// checks.
+    fn after_walk(&mut self, walk: &Walk<'a>) {
         for (addr, (id, span)) in self
             .imported
             .iter()

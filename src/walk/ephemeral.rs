@@ -117,6 +117,24 @@ impl Ephemerals {
     /// driver failed to close, to report.
     pub fn close_all(&self) -> Vec<CloseFailed> {
         let held = std::mem::take(&mut *self.held.lock().unwrap_or_else(|p| p.into_inner()));
+        self.close(held)
+    }
+
+    /// Closes the instances held of the ephemeral resource `config` (in
+    /// every module instance), once nothing left in the walk uses them.
+    pub fn close_of(&self, config: &strata_state::model::ResourceAddr) -> Vec<CloseFailed> {
+        let these = {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            let (these, rest) = std::mem::take(&mut *held)
+                .into_iter()
+                .partition(|h| h.addr.id.config() == *config);
+            *held = rest;
+            these
+        };
+        self.close(these)
+    }
+
+    fn close(&self, held: Vec<Held>) -> Vec<CloseFailed> {
         let mut failed = Vec::new();
         for h in held {
             if let Some(r) = h.renewer {

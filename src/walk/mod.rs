@@ -13,6 +13,7 @@
 //! stage's.
 
 mod checks;
+mod closing;
 mod decode;
 mod ephemeral;
 mod functions;
@@ -22,6 +23,7 @@ mod schemas;
 mod walker;
 
 pub use checks::run as run_checks;
+pub use closing::Closing;
 pub use decode::{decode, decode_config, decode_known};
 pub use ephemeral::{CloseFailed, EphemeralSaid, EphemeralStep, Ephemerals, Tell};
 pub use functions::Functions;
