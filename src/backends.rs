@@ -61,7 +61,7 @@ pub fn sealing(
     #[cfg(feature = "remote-state")]
     let sealing = sealing.with_data_keys(std::sync::Arc::new(strata_state_s3::KmsDataKeys));
     #[cfg(feature = "drivers")]
-    let sealing = sealing.with_cloud_tokens(std::sync::Arc::new(CloudTokens));
+    let sealing = sealing.with_cloud_tokens(std::sync::Arc::new(DriverTokens));
     sealing
 }
 
@@ -69,10 +69,10 @@ pub fn sealing(
 /// libraries.
 #[cfg(feature = "drivers")]
 #[derive(Debug)]
-struct CloudTokens;
+struct DriverTokens;
 
 #[cfg(feature = "drivers")]
-impl strata_state::encryption::CloudTokens for CloudTokens {
+impl strata_state::encryption::CloudTokens for DriverTokens {
     fn google(&self, credentials: Option<&str>) -> Result<String, String> {
         strata_state::encryption::blocking(strata_gcp::kms_token(credentials))
     }

@@ -326,6 +326,9 @@ impl Builder {
     /// of it comes first. The resource itself they reach as `caller`; a
     /// reference to it by name would be a cycle, and is left out.
     fn triggered_actions(&mut self, i: NodeIndex, m: &Module, prefix: &str, r: &Resource) {
+        if r.lifecycle.action_triggers.is_empty() {
+            return;
+        }
         let me = self.graph[i].addr();
         for t in &r.lifecycle.action_triggers {
             let mut found = Vec::new();

@@ -66,7 +66,7 @@ pub(super) fn plan_delete(
 
 /// Whether `event` fires for a change that does `action`
 /// (Terraform's `eventsForPlannedAction`).
-pub fn fires(event: ActionEvent, action: Action) -> bool {
+fn fires(event: ActionEvent, action: Action) -> bool {
     match event {
         ActionEvent::BeforeCreate | ActionEvent::AfterCreate => {
             action == Action::Create || action.is_replace()
@@ -124,14 +124,9 @@ pub(super) fn plan(
                     false => change.after.clone(),
                 };
                 let caller = caller.unwrap_or_else(Value::null);
-                let planned = invocation(at, e, lifecycle, caller, drivers).and_then(|ai| {
-                    let driver = drivers.by_address(&ai.provider);
-                    if let Some(d) = driver {
-                        let block = action_block(at, &ai)
-                            .ok_or_else(|| error("Action not found", ai.addr.clone(), e.span))?;
-                        planned(&*d, block, &ai.config)?;
-                    }
-                    Ok(ai)
+                let planned = invocation(at, e, lifecycle, caller, drivers).and_then(|r| {
+                    planned(&*r.driver, r.block, &r.invocation.config)?;
+                    Ok(r.invocation)
                 });
                 match planned {
                     Ok(ai) => out.push(ai),
@@ -159,7 +154,7 @@ fn condition(at: &Triggering<'_, '_>, t: &ActionTrigger, object: Value) -> Resul
 }
 
 /// A condition's value: a boolean, or unknown (planned as true).
-pub fn judged(v: &Value, at: Span) -> Result<bool, Diag> {
+fn judged(v: &Value, at: Span) -> Result<bool, Diag> {
     if !v.is_known() {
         return Ok(true);
     }
@@ -170,15 +165,6 @@ pub fn judged(v: &Value, at: Span) -> Result<bool, Diag> {
             at,
         )
     })
-}
-
-/// The action block an invocation of `at`'s module names.
-fn action_block<'a>(at: &Triggering<'_, 'a>, ai: &ActionInvocation) -> Option<&'a ActionBlock> {
-    at.walk
-        .module(at.node)?
-        .actions
-        .iter()
-        .find(|a| a.type_name == ai.type_name && a.name == ai.name)
 }
 
 /// A planned lifecycle invocation evaluated again at apply, with `caller`
@@ -204,28 +190,38 @@ pub fn again(
     if !condition(at, t, caller.clone())? {
         return Ok(None);
     }
-    let ai = invocation(at, e, l.clone(), caller, drivers)?;
+    let Resolved {
+        invocation: ai,
+        block,
+        ..
+    } = invocation(at, e, l.clone(), caller, drivers)?;
     if !ai.config.is_wholly_known() {
         let detail = format!("The action {} was not fully known during apply. This may be caused by using the caller object in conjunction with a before event.", ai.addr);
-        let at = action_block(at, &ai).map_or(e.span, |b| b.span);
         return Err(error(
             "Action configuration unknown during apply",
             detail,
-            at,
+            block.span,
         ));
     }
     Ok(Some(ai))
 }
 
+/// An invocation, with the block and the driver it was resolved to.
+struct Resolved<'a> {
+    invocation: ActionInvocation,
+    block: &'a ActionBlock,
+    driver: std::sync::Arc<dyn strata_provider::Driver>,
+}
+
 /// One action of a trigger's list, for `lifecycle`'s event, its
 /// configuration evaluated with `caller`.
-fn invocation(
-    at: &Triggering<'_, '_>,
+fn invocation<'a>(
+    at: &Triggering<'_, 'a>,
     e: &Expr,
     lifecycle: Lifecycle,
     caller: Value,
     drivers: &Drivers,
-) -> Result<ActionInvocation, Diag> {
+) -> Result<Resolved<'a>, Diag> {
     let (type_name, name, key) = crate::config::action::reference(e).ok_or_else(|| {
         error(
             "Invalid action argument",
@@ -293,13 +289,18 @@ fn invocation(
             block.span,
         ));
     }
-    Ok(ActionInvocation {
+    let invocation = ActionInvocation {
         addr,
         type_name: type_name.to_string(),
         name: name.to_string(),
         provider,
         config,
         trigger: Trigger::Lifecycle(lifecycle),
+    };
+    Ok(Resolved {
+        invocation,
+        block,
+        driver,
     })
 }
 
