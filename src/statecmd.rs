@@ -264,6 +264,9 @@ pub fn replace_provider(
         .filter(|r| r.provider.contains(&was))
     {
         r.provider = r.provider.replace(&was, &will);
+        for i in &mut r.instances {
+            i.provider = i.provider.as_ref().map(|p| p.replace(&was, &will));
+        }
     }
     store.persist(&lock, &mut state).map_err(state_err)?;
     Ok(format!(

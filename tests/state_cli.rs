@@ -42,6 +42,7 @@ fn put(name: &str, key: Option<InstanceKey>, input: &str) -> Entry {
         provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
         instance: InstanceState {
             index_key: key,
+            provider: None,
             status: None,
             deposed: None,
             schema_version: 0,

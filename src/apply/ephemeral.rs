@@ -26,13 +26,13 @@ pub(super) fn open(
     let Some(r) = w.module(node).and_then(|m| m.resources.get(node.index)) else {
         return true;
     };
-    let Some((driver, schema)) = driver(req, w, node, r, diags) else {
-        return false;
-    };
     let mut opened = true;
     for ri in w.expand(n, diags) {
         let mut values = Vec::new();
         for ctx in ri.keys.instances() {
+            let Some((driver, schema)) = driver(req, (w, node, r), (&ri, &ctx), diags) else {
+                return false;
+            };
             let at = One { w, n, r, ri: &ri };
             let value = at.open(&ctx, (&driver, schema), (held, req));
             let value = value.unwrap_or_else(|d| {
@@ -47,17 +47,19 @@ pub(super) fn open(
     opened
 }
 
-/// The driver of `r`'s provider configuration, configured now if it
-/// waited for this apply's values.
+/// The driver of the provider configuration instance `ctx` of `r` uses,
+/// configured now if it waited for this apply's values.
 fn driver<'d>(
     req: &Request<'d>,
-    w: &Walk<'_>,
-    node: &crate::graph::Node,
-    r: &Resource,
+    (w, node, r): (&Walk<'_>, &crate::graph::Node, &Resource),
+    (ri, ctx): (&ResourceInstances, &InstanceCtx),
     diags: &mut Diags,
 ) -> Option<(Arc<dyn Driver>, &'d ResourceSchema)> {
     let (base, _) = req.drivers.ephemeral(&r.type_name)?;
+    let what = ri.address(ctx.key.clone()).to_string();
+    let at = (&node.module, ri.module(), Some(ctx));
     let provider = crate::walk::resolve(req.root, &node.module, r, base.as_ref())
+        .and_then(|p| p.instance(w, at, req.drivers, &what))
         .map_err(|d| diags.push(d))
         .ok()?;
     match crate::walk::configure_deferred(req.root, w, req.drivers, &provider) {

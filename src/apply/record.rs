@@ -127,11 +127,13 @@ impl Status {
 
 /// The entry recording `v` as `c`'s object, of its schema's type `ty`.
 pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry, String> {
+    let (provider, instance_provider) = strata_state::provider_parts(&c.provider);
     Ok(Entry::Put {
         resource: c.addr.id.clone(),
-        provider: c.provider.clone(),
+        provider,
         instance: InstanceState {
             index_key: c.addr.key.clone(),
+            provider: instance_provider,
             deposed: at.deposed,
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,

@@ -49,8 +49,18 @@ struct Configured {
     /// and their own address.
     aliases: Arc<RwLock<Aliases>>,
     /// Provider configurations not known yet (they use resources'
-    /// attributes), by address: the index of their root `provider` block.
-    deferred: Arc<RwLock<BTreeMap<String, usize>>>,
+    /// attributes), by address.
+    deferred: Arc<RwLock<BTreeMap<String, Deferred>>>,
+}
+
+/// A provider configuration waiting for values known later in the walk.
+#[derive(Clone, Debug)]
+pub struct Deferred {
+    /// The index of its root `provider` block.
+    pub block: usize,
+    /// For an instance of a block with `for_each`, its `each.key` and
+    /// `each.value`.
+    pub each: Option<(crate::lang::value::Value, crate::lang::value::Value)>,
 }
 
 impl std::ops::Deref for Drivers {
@@ -386,17 +396,17 @@ impl Drivers {
         self.doubles.clone()
     }
 
-    /// Marks the configuration at `address` (root `provider` block number
-    /// `block`) as waiting for values known later in the walk.
-    pub fn defer(&self, address: String, block: usize) {
+    /// Marks the configuration at `address` as waiting for values known
+    /// later in the walk.
+    pub fn defer(&self, address: String, waiting: Deferred) {
         if let Ok(mut d) = self.configured.deferred.write() {
-            d.insert(address, block);
+            d.insert(address, waiting);
         }
     }
 
-    /// The root `provider` block of a configuration still waiting.
-    pub fn deferred(&self, address: &str) -> Option<usize> {
-        self.configured.deferred.read().ok()?.get(address).copied()
+    /// A configuration still waiting: its block (and instance).
+    pub fn deferred(&self, address: &str) -> Option<Deferred> {
+        self.configured.deferred.read().ok()?.get(address).cloned()
     }
 
     /// The configuration at `address` is configured now.
@@ -434,7 +444,8 @@ impl Drivers {
     /// The driver instance for a managed (or, with `data`, data source)
     /// type under the provider configuration `provider` (an address as
     /// state records it): the aliased instance when there is one, else
-    /// the type's driver.
+    /// the type's driver; `None` for an instance of a configuration with
+    /// `for_each` that this run does not have (its element is gone).
     pub fn configured(
         &self,
         type_name: &str,
@@ -449,7 +460,12 @@ impl Drivers {
             .read()
             .ok()
             .and_then(|all| all.get(&key).cloned());
-        Some((aliased.unwrap_or_else(|| base.clone()), schema))
+        let keyed = strata_state::split_provider_instance(provider).1.is_some();
+        match aliased {
+            Some(d) => Some((d, schema)),
+            None if keyed => None,
+            None => Some((base.clone(), schema)),
+        }
     }
 }
 

@@ -45,6 +45,7 @@ pub(super) fn cloud_providers(
     let provider = |name: &str, body: Body| Provider {
         name: name.to_string(),
         alias: Some(call.to_string()),
+        for_each: None,
         span,
         body,
     };
@@ -84,11 +85,13 @@ fn pref(name: &str, alias: &str, span: Span) -> (ProviderRef, ProviderRef) {
         ProviderRef {
             name: name.to_string(),
             alias: None,
+            key: None,
             span,
         },
         ProviderRef {
             name: name.to_string(),
             alias: Some(alias.to_string()),
+            key: None,
             span,
         },
     )

@@ -38,7 +38,7 @@ pub fn import(
         driver,
         provider,
         schema,
-    } = importer(&to, &p.module, drivers)?;
+    } = importer(&to, &p, drivers)?;
     let opening = Opening {
         op: Operation::Import,
         from: &from,
@@ -91,9 +91,10 @@ struct Importer<'d> {
 /// served; its driver is the one its provider configuration resolves to.
 fn importer<'d>(
     to: &Address,
-    module: &crate::config::Module,
+    p: &super::prepare::Prepared,
     drivers: &'d Drivers,
 ) -> Result<Importer<'d>, Diags> {
+    let module = &p.module;
     let config = to.id.config();
     let Some(r) = module.resource_at(&config) else {
         return Err(refused(
@@ -107,7 +108,8 @@ fn importer<'d>(
             crate::walk::unserved_detail(r, Some(module)),
         ));
     };
-    let provider = crate::walk::resolve(module, &config.module, r, base.as_ref())?;
+    let provider = crate::walk::resolve(module, &config.module, r, base.as_ref())?
+        .instance_in_root(module, (&p.vars, &p.run), to, drivers)?;
     let driver = drivers
         .configured(
             &to.id.type_name,

@@ -505,11 +505,13 @@ pub(super) fn adopted(
     schema_version: u64,
     attributes: serde_json::Value,
 ) -> Entry {
+    let (provider, instance_provider) = strata_state::provider_parts(&provider);
     Entry::Put {
         resource: addr.id.clone(),
         provider,
         instance: strata_state::InstanceState {
             index_key: addr.key.clone(),
+            provider: instance_provider,
             status: None,
             deposed: None,
             schema_version,

@@ -287,7 +287,8 @@ impl Builder {
             .count
             .iter()
             .chain(&r.for_each)
-            .chain(&r.lifecycle.enabled);
+            .chain(&r.lifecycle.enabled)
+            .chain(r.provider.iter().flat_map(|p| &p.key));
         for e in meta.chain(&r.lifecycle.replace_triggered_by) {
             self.refs(i, m, prefix, e);
         }
@@ -398,7 +399,15 @@ impl Builder {
         let (m, path, prefix) = (here.m, here.path, here.prefix);
         let at = (n, format!("module.{}", c.name));
         let call = self.add(NodeKind::ModuleCall, path, at, c.span);
-        for e in c.count.iter().chain(&c.for_each).chain(&c.enabled) {
+        // An instance key in `providers` is evaluated where the call is.
+        let keys = c.providers.iter().flat_map(|(_, p)| &p.key);
+        for e in c
+            .count
+            .iter()
+            .chain(&c.for_each)
+            .chain(&c.enabled)
+            .chain(keys)
+        {
             self.refs(call, m, prefix, e);
         }
         self.depends_on(call, m, prefix, &c.depends_on);

@@ -360,7 +360,8 @@ fn driver_for<'r>(
     };
     let config_addr = to.id.config();
     let provider = match site.root.resource_at(&config_addr) {
-        Some(r) => crate::walk::resolve(site.root, &config_addr.module, r, driver.as_ref())?,
+        Some(r) => crate::walk::resolve(site.root, &config_addr.module, r, driver.as_ref())?
+            .instance_in_root(site.root, (site.vars, site.run), to, site.drivers)?,
         None => driver.provider_address(),
     };
     let driver = site

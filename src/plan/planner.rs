@@ -16,7 +16,7 @@ use crate::lang::json::value_from_json;
 use crate::lang::value::Value;
 use crate::syntax::ast::{Expr, ExprKind};
 use crate::walk::decode;
-use crate::walk::{EphemeralSaid, Ephemerals, InstanceCtx, ResourceInstances, Walk};
+use crate::walk::{EphemeralSaid, Ephemerals, InstanceCtx, Resolution, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
@@ -169,6 +169,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let mut configs = HashMap::new();
     config_resources(req.root, &ModulePath::root(), &mut configs);
     let coverage = Coverage::new(&req, &configs);
+    provider_instances(&req, &prior, &coverage)?;
     let drift = match req.refresh.reads() {
         true => {
             let (now, drift) = read_back(&req, prior, &coverage, rt)?;
@@ -253,6 +254,31 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
             })),
         }),
     }
+}
+
+/// Every object the plan covers has the provider instance it was made
+/// with (one of a provider configuration's `for_each` elements), unless a
+/// `removed` block forgets it.
+fn provider_instances(
+    req: &Request<'_>,
+    prior: &[PriorInstance],
+    coverage: &Coverage<'_>,
+) -> Result<(), Failed> {
+    let forgotten = |a: &Address| removed_rule(req.root, a).is_some_and(|r| !r.destroy);
+    let mut diags = Diags::default();
+    for p in prior
+        .iter()
+        .filter(|p| coverage.covers(&p.addr) && !forgotten(&p.addr))
+    {
+        if let Some(d) = crate::walk::missing_instance(req.root, req.drivers, &p.addr, &p.provider)
+        {
+            diags.push(d);
+        }
+    }
+    diags.into_result(()).map_err(|diags| Failed {
+        diags,
+        partial: None,
+    })
 }
 
 /// The prior objects read back from the clouds, and what changed outside
@@ -459,6 +485,8 @@ struct OneInstance<'w, 'a> {
     r: &'a Resource,
     ri: &'w ResourceInstances,
     ctx: &'w InstanceCtx,
+    /// Its driver, under the provider configuration (instance) it uses.
+    driver: &'w Configured,
 }
 
 impl<'w, 'a> OneInstance<'w, 'a> {
@@ -719,7 +747,7 @@ impl<'a> Planner<'_, 'a> {
     /// A data source: read now when its configuration is known and nothing
     /// it depends on changes; otherwise planned as a read during apply.
     fn data(&mut self, walk: &Walk<'a>, n: NodeIndex, rt: &tokio::runtime::Runtime) {
-        let Some((r, driver, schema, deps)) = self.prologue(walk, n) else {
+        let Some((r, provider, schema, deps)) = self.prologue(walk, n) else {
             return;
         };
         let node = &self.req.graph.graph[n];
@@ -734,10 +762,10 @@ impl<'a> Planner<'_, 'a> {
         // Read during apply when a change to what it waits for is planned
         // (Terraform's rule: not every change upstream, see
         // `graph::read_waits`), or its provider is configured only then.
-        let pending = node.read_waits().iter().any(|d| self.changing.contains(d))
-            || self.req.drivers.deferred(&driver.provider).is_some();
-        self.instances(walk, (n, r), schema, |me, one| {
-            me.data_instance(one, (&driver, schema), (&deps, pending), rt)
+        let pending = node.read_waits().iter().any(|d| self.changing.contains(d));
+        self.instances(walk, (n, r), (&provider, schema), |me, one| {
+            let pending = pending || me.req.drivers.deferred(&one.driver.provider).is_some();
+            me.data_instance(one, schema, (&deps, pending), rt)
         });
     }
 
@@ -747,11 +775,12 @@ impl<'a> Planner<'_, 'a> {
     fn data_instance(
         &mut self,
         one: &OneInstance<'_, 'a>,
-        (driver, schema): (&Configured, &'a ResourceSchema),
+        schema: &'a ResourceSchema,
         (deps, pending): (&[ResourceAddr], bool),
         rt: &tokio::runtime::Runtime,
     ) -> Option<Value> {
         let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let driver = one.driver;
         let addr = ri.address(ctx.key.clone());
         if !self.coverage.covers(&addr) {
             return Some(self.leave_alone(addr, schema, &driver.provider));
@@ -807,11 +836,11 @@ impl<'a> Planner<'_, 'a> {
     }
 
     fn ephemeral(&mut self, walk: &Walk<'a>, n: NodeIndex) {
-        let Some((r, driver, schema, _)) = self.prologue(walk, n) else {
+        let Some((r, provider, schema, _)) = self.prologue(walk, n) else {
             return;
         };
-        self.instances(walk, (n, r), schema, |me, one| {
-            me.ephemeral_instance(one, (&driver, schema))
+        self.instances(walk, (n, r), (&provider, schema), |me, one| {
+            me.ephemeral_instance(one, schema)
         });
     }
 
@@ -820,9 +849,10 @@ impl<'a> Planner<'_, 'a> {
     fn ephemeral_instance(
         &mut self,
         one: &OneInstance<'_, 'a>,
-        (driver, schema): (&Configured, &'a ResourceSchema),
+        schema: &'a ResourceSchema,
     ) -> Option<Value> {
         let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let driver = one.driver;
         let addr = ri.address(ctx.key.clone());
         let config = self.config_of(walk, n, r, (&*driver.driver, schema), (ri, ctx))?;
         let at = one.at(self.req.graph);
@@ -923,9 +953,9 @@ impl<'a> Planner<'_, 'a> {
         }
     }
 
-    /// The block of a resource or data node, its driver and schema, and
-    /// the resources it depends on; `None` (reported) when no driver has
-    /// the type.
+    /// The block of a resource or data node, its provider configuration
+    /// and schema, and the resources it depends on; `None` (reported)
+    /// when no driver has the type.
     #[allow(clippy::type_complexity)]
     fn prologue(
         &mut self,
@@ -933,7 +963,7 @@ impl<'a> Planner<'_, 'a> {
         n: NodeIndex,
     ) -> Option<(
         &'a Resource,
-        Configured,
+        Resolution<'a>,
         &'a ResourceSchema,
         Vec<ResourceAddr>,
     )> {
@@ -942,12 +972,13 @@ impl<'a> Planner<'_, 'a> {
         let r = walk.module(node)?.resources.get(node.index)?;
         let drivers: &'a Drivers = self.req.drivers;
         let found = drivers.of_mode(r.mode, &r.type_name);
-        let found = found.and_then(|(base, _)| {
+        let found = found.and_then(|(base, schema)| {
             match crate::walk::resolve(self.req.root, &node.module, r, base.as_ref()) {
                 Ok(provider) => {
-                    self.configure_late(walk, &provider);
-                    let (driver, schema) = drivers.configured(&r.type_name, &provider, r.mode)?;
-                    Some((Configured { driver, provider }, schema))
+                    if let Some(address) = provider.single() {
+                        self.configure_late(walk, address);
+                    }
+                    Some((provider, schema))
                 }
                 Err(d) => {
                     self.diags.push(d);
@@ -955,7 +986,7 @@ impl<'a> Planner<'_, 'a> {
                 }
             }
         });
-        let Some((driver, schema)) = found else {
+        let Some((provider, schema)) = found else {
             if self.unserved.insert(r.type_name.clone()) {
                 let module = walk.module(node);
                 let d = match drivers.unusable(&r.type_name, r.mode) {
@@ -976,7 +1007,41 @@ impl<'a> Planner<'_, 'a> {
             .collect();
         // In the order of their text, as Terraform writes them.
         deps.sort_by_cached_key(ToString::to_string);
-        Some((r, driver, schema, deps))
+        Some((r, provider, schema, deps))
+    }
+
+    /// The driver instance `(ri, ctx)` of `r` uses: its configuration's,
+    /// or (OpenTofu's provider `for_each`) the instance its key chooses,
+    /// configured now when it waited for the walk; `None` (reported)
+    /// when the key is not usable.
+    fn instance_driver(
+        &mut self,
+        walk: &Walk<'a>,
+        (n, r): (NodeIndex, &Resource),
+        (ri, ctx): (&ResourceInstances, &InstanceCtx),
+        provider: &Resolution<'_>,
+    ) -> Option<Configured> {
+        let node = &self.req.graph.graph[n];
+        let what = ri.address(ctx.key.clone()).to_string();
+        let at = (&node.module, ri.module(), Some(ctx));
+        let address = match provider.instance(walk, at, self.req.drivers, &what) {
+            Ok(a) => a,
+            Err(d) => {
+                self.diags.push(d);
+                return None;
+            }
+        };
+        if provider.single().is_none() {
+            self.configure_late(walk, &address);
+        }
+        let (driver, _) = self
+            .req
+            .drivers
+            .configured(&r.type_name, &address, r.mode)?;
+        Some(Configured {
+            driver,
+            provider: address,
+        })
     }
 
     /// One instance's configuration decoded against its schema; `None`
@@ -1093,11 +1158,11 @@ impl<'a> Planner<'_, 'a> {
     }
 
     fn resource(&mut self, walk: &Walk<'a>, n: NodeIndex) {
-        let Some((r, driver, schema, deps)) = self.prologue(walk, n) else {
+        let Some((r, provider, schema, deps)) = self.prologue(walk, n) else {
             return;
         };
-        self.instances(walk, (n, r), schema, |me, one| {
-            me.resource_instance(one, (&driver, schema), &deps)
+        self.instances(walk, (n, r), (&provider, schema), |me, one| {
+            me.resource_instance(one, schema, &deps)
         });
     }
 
@@ -1108,7 +1173,7 @@ impl<'a> Planner<'_, 'a> {
         &mut self,
         walk: &Walk<'a>,
         (n, r): (NodeIndex, &'a Resource),
-        schema: &ResourceSchema,
+        (provider, schema): (&Resolution<'_>, &ResourceSchema),
         mut one: impl FnMut(&mut Self, &OneInstance<'_, 'a>) -> Option<Value>,
     ) {
         let graph = self.req.graph;
@@ -1116,14 +1181,18 @@ impl<'a> Planner<'_, 'a> {
         for ri in walk.expand(n, &mut self.diags) {
             let mut values = Vec::new();
             for ctx in ri.keys.instances() {
-                let at = OneInstance {
-                    walk,
-                    n,
-                    r,
-                    ri: &ri,
-                    ctx: &ctx,
-                };
-                let value = one(self, &at);
+                let driver = self.instance_driver(walk, (n, r), (&ri, &ctx), provider);
+                let value = driver.and_then(|driver| {
+                    let at = OneInstance {
+                        walk,
+                        n,
+                        r,
+                        ri: &ri,
+                        ctx: &ctx,
+                        driver: &driver,
+                    };
+                    one(self, &at)
+                });
                 values.push(value.unwrap_or_else(|| Value::Unknown(schema.object_type())));
             }
             walk.set(ri.module(), &node.local_addr, ri.keys.assemble(values));
@@ -1135,10 +1204,11 @@ impl<'a> Planner<'_, 'a> {
     fn resource_instance(
         &mut self,
         one: &OneInstance<'_, 'a>,
-        (driver, schema): (&Configured, &'a ResourceSchema),
+        schema: &'a ResourceSchema,
         deps: &[ResourceAddr],
     ) -> Option<Value> {
         let (walk, n, r, ri, ctx) = (one.walk, one.n, one.r, one.ri, one.ctx);
+        let driver = one.driver;
         let addr = ri.address(ctx.key.clone());
         if self.req.mode.is_refresh_only() || !self.coverage.covers(&addr) {
             return Some(self.leave_alone(addr, schema, &driver.provider));

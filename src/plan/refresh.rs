@@ -233,7 +233,7 @@ pub fn decode_state(
             value,
             addr,
             deposed: i.deposed.clone(),
-            provider: r.provider.clone(),
+            provider: r.provider_of(i).to_string(),
             schema_version,
             kept,
             dependencies: i.dependencies.clone(),

@@ -6,7 +6,8 @@
 //! `ready` minutes after its release is installed.
 
 use super::decode::decode;
-use super::providers::{configure_deferred, resolve};
+use super::providers::configure_deferred;
+use super::resolve::resolve;
 use super::walker::Walk;
 use crate::builtin::Drivers;
 use crate::config::{Check, Module, Resource};
@@ -166,7 +167,13 @@ async fn read(
             super::unserved_detail(r, Some(root)),
         ));
     };
-    let provider = resolve(root, at.module, r, base.as_ref())?;
+    let what = r.addr_in(at.instance).to_string();
+    let provider = resolve(root, at.module, r, base.as_ref())?.instance(
+        walk,
+        (at.module, at.instance, None),
+        drivers,
+        &what,
+    )?;
     if !configure_deferred(root, walk, drivers, &provider)? {
         return Ok(Value::Unknown(schema.object_type()));
     }

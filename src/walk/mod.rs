@@ -19,6 +19,7 @@ mod ephemeral;
 mod functions;
 mod problems;
 mod providers;
+mod resolve;
 mod schemas;
 mod walker;
 
@@ -28,6 +29,7 @@ pub use decode::{decode, decode_config, decode_known};
 pub use ephemeral::{CloseFailed, EphemeralSaid, EphemeralStep, Ephemerals, Tell};
 pub use functions::Functions;
 pub use problems::{close_failed, diags as provider_problems, validate_failed};
-pub use providers::{block_driver, configure, configure_deferred, resolve};
+pub use providers::{block_driver, configure, configure_deferred, instance_address};
+pub use resolve::{missing_instance, resolve, Resolution};
 pub use schemas::{check as check_schemas, unserved_detail, write_only};
 pub use walker::{InstanceCtx, Keys, ResourceInstances, Walk};

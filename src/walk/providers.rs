@@ -15,15 +15,15 @@
 
 use super::decode::decode;
 use super::walker::Walk;
-use crate::builtin::{provider_address, source_of, Drivers};
-use crate::config::{Module, Provider, ProviderRef, Resource, Run};
+use crate::builtin::{provider_address, source_of, Deferred, Drivers};
+use crate::config::{Module, Provider, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
-use strata_state::model::ModulePath;
+use strata_state::model::{InstanceKey, ModulePath};
 
 pub fn configure(
     root: &Module,
@@ -56,30 +56,32 @@ pub fn configure(
                 .map(Some),
         );
         for block in configs {
-            let Some(target) = instance(driver, block, drivers, &mut diags) else {
-                continue;
-            };
-            let config = match block {
-                None => unset(&driver.provider_schema()),
-                Some(p) => match blocks.config(p, driver, drivers, &mut diags) {
-                    Some(v) => v,
-                    None => continue,
+            let each = match block.and_then(|p| Some((p, p.for_each.as_ref()?))) {
+                Some((p, e)) => match blocks.elements(p, e) {
+                    Ok(elements) => elements.into_iter().map(Some).collect(),
+                    Err(d) => {
+                        diags.push(d);
+                        continue;
+                    }
                 },
+                None => vec![None],
             };
-            if let Err(e) = target.configure(&config) {
-                let mut d = Diag::new(
-                    "strata::provider::configure",
-                    format!("Invalid {} provider configuration", driver.name()),
-                    e.to_string(),
-                );
-                if let Some(p) = block {
-                    d = d.at(p.span);
-                }
-                diags.push(d);
+            for each in each {
+                blocks.configure_one(driver, block, each, drivers, &mut diags);
             }
         }
     }
     diags.into_result(())
+}
+
+/// `each.key` and `each.value` of one instance of a provider
+/// configuration with `for_each`.
+type Each = (Value, Value);
+
+/// The address of instance `key` of the provider configuration at
+/// `config`: `provider["…"].by_region["us-east-1"]`, as OpenTofu writes it.
+pub fn instance_address(config: &str, key: &str) -> String {
+    format!("{config}{}", InstanceKey::Str(key.to_string()))
 }
 
 /// A driver has one default (non-aliased) configuration.
@@ -101,24 +103,30 @@ fn one_default(blocks: &[&Provider], diags: &mut Diags) {
     }
 }
 
-/// The driver instance `block` configures: the driver itself for its
-/// default configuration, another instance of it (recorded as the
-/// alias's) for an aliased one; `None`, said, when there can be none.
+/// The driver instance `block` (with `each`, one instance of it)
+/// configures, and its address: the driver itself for its default
+/// configuration, another instance of it (recorded under the
+/// configuration's address) for an aliased one; `None`, said, when there
+/// can be none.
 fn instance(
     driver: &Arc<dyn strata_provider::Driver>,
     block: Option<&Provider>,
+    each: Option<&Each>,
     drivers: &Drivers,
     diags: &mut Diags,
-) -> Option<Arc<dyn strata_provider::Driver>> {
+) -> Option<(Arc<dyn strata_provider::Driver>, String)> {
     let Some(alias) = block.and_then(|p| p.alias.as_deref()) else {
-        return Some(driver.clone());
+        return Some((driver.clone(), driver.provider_address()));
     };
     let span = block.map(|p| p.span).unwrap_or_default();
+    let mut address = provider_address(driver.as_ref(), Some(alias));
+    if let Some(key) = each.and_then(|(k, _)| k.as_str()) {
+        address = instance_address(&address, key);
+    }
     match driver.another() {
         Some(Ok(d)) => {
-            let address = provider_address(driver.as_ref(), Some(alias));
-            drivers.add_alias(driver, address, d.clone());
-            Some(d)
+            drivers.add_alias(driver, address.clone(), d.clone());
+            Some((d, address))
         }
         Some(Err(e)) => {
             let summary = "Cannot start the provider for this configuration";
@@ -163,30 +171,94 @@ struct Blocks<'a> {
 }
 
 impl Blocks<'_> {
-    /// Block `p`'s value; `None` when it has errors (said) or uses what
-    /// only the walk will know (a cluster's endpoint), when it is
-    /// configured as the walk gets there.
+    /// One configuration of `driver` made and configured: `block`'s (an
+    /// empty one when there is none), for instance `each` of a block with
+    /// `for_each`.
+    fn configure_one(
+        &mut self,
+        driver: &Arc<dyn strata_provider::Driver>,
+        block: Option<&Provider>,
+        each: Option<Each>,
+        drivers: &Drivers,
+        diags: &mut Diags,
+    ) {
+        let Some((target, address)) = instance(driver, block, each.as_ref(), drivers, diags) else {
+            return;
+        };
+        let config = match block {
+            None => unset(&driver.provider_schema()),
+            Some(p) => match self.config(p, driver, (address, each), drivers, diags) {
+                Some(v) => v,
+                None => return,
+            },
+        };
+        if let Err(e) = target.configure(&config) {
+            let mut d = Diag::new(
+                "strata::provider::configure",
+                format!("Invalid {} provider configuration", driver.name()),
+                e.to_string(),
+            );
+            if let Some(p) = block {
+                d = d.at(p.span);
+            }
+            diags.push(d);
+        }
+    }
+
+    /// The elements of a block's `for_each`, which must be known before
+    /// anything is planned: variables and locals only, as OpenTofu
+    /// evaluates it.
+    fn elements(&mut self, p: &Provider, e: &crate::syntax::Expr) -> Result<Vec<Each>, Diag> {
+        self.root_locals();
+        let v = self
+            .walk
+            .eval_root(|ev| ev.eval(e))
+            .unwrap_or_else(|| Ok(Value::unknown()))?;
+        if !v.is_wholly_known() {
+            let detail = format!("The for_each of provider \"{}\" with alias \"{}\" must be known before the plan: it may use variables and locals, not resources' attributes or other values known only during apply.", p.name, p.alias.as_deref().unwrap_or_default());
+            let d = Diag::new(
+                "strata::config::for_each",
+                "Invalid for_each argument",
+                detail,
+            );
+            return Err(d.at(e.span));
+        }
+        let elements = crate::config::repeat::for_each(&v, e.span)?.unwrap_or_default();
+        Ok(elements
+            .into_iter()
+            .map(|(k, v)| (Value::String(k), v))
+            .collect())
+    }
+
+    /// Block `p`'s value for the configuration at `address` (`each` set
+    /// for an instance of a block with `for_each`); `None` when it has
+    /// errors (said) or uses what only the walk will know (a cluster's
+    /// endpoint), when it is configured as the walk gets there.
     fn config(
         &mut self,
         p: &Provider,
         driver: &Arc<dyn strata_provider::Driver>,
+        (address, each): (String, Option<Each>),
         drivers: &Drivers,
         diags: &mut Diags,
     ) -> Option<Value> {
         self.root_locals();
         let schema = driver.provider_schema();
         let mut local = Diags::default();
+        let root = ModulePath::root();
         let v = self
             .walk
-            .eval_root(|ev| decode(&p.body, &schema, ev, p.span, &mut local))
+            .eval_module_each(&root, &root, each.clone(), |ev| {
+                decode(&p.body, &schema, ev, p.span, &mut local)
+            })
             .unwrap_or_else(Value::unknown);
         if !local.is_empty() {
             local.0.into_iter().for_each(|d| diags.push(d));
             return None;
         }
         if !v.is_wholly_known() {
-            if let Some(i) = self.root.providers.iter().position(|q| std::ptr::eq(q, p)) {
-                drivers.defer(provider_address(driver.as_ref(), p.alias.as_deref()), i);
+            if let Some(block) = self.root.providers.iter().position(|q| std::ptr::eq(q, p)) {
+                drivers.defer(address, Deferred { block, each });
             }
             return None;
         }
@@ -235,16 +307,22 @@ pub fn configure_deferred(
     drivers: &Drivers,
     address: &str,
 ) -> Result<bool, Diag> {
-    let Some(i) = drivers.deferred(address) else {
+    let Some(waiting) = drivers.deferred(address) else {
         return Ok(true);
     };
-    let (Some(p), Some(driver)) = (root.providers.get(i), drivers.by_address(address)) else {
+    let (Some(p), Some(driver)) = (
+        root.providers.get(waiting.block),
+        drivers.by_address(address),
+    ) else {
         return Ok(true);
     };
     let schema = driver.provider_schema();
     let mut local = Diags::default();
+    let top = ModulePath::root();
     let v = walk
-        .eval_root(|ev| decode(&p.body, &schema, ev, p.span, &mut local))
+        .eval_module_each(&top, &top, waiting.each, |ev| {
+            decode(&p.body, &schema, ev, p.span, &mut local)
+        })
         .unwrap_or_else(Value::unknown);
     if let Some(d) = local.0.into_iter().next() {
         return Err(d);
@@ -262,67 +340,4 @@ pub fn configure_deferred(
     })?;
     drivers.undefer(address);
     Ok(true)
-}
-
-/// The provider configuration (its address, as state records it) that a
-/// resource of `driver` in the configuration's module `module` uses: its `provider` argument or the default one,
-/// followed up through each module call's `providers` map to the root's
-/// `provider` blocks.
-pub fn resolve(
-    root: &Module,
-    module: &ModulePath,
-    r: &Resource,
-    driver: &dyn strata_provider::Driver,
-) -> Result<String, Diag> {
-    let mut chain = Vec::new();
-    let mut m = root;
-    for step in module.steps() {
-        let Some(call) = m.module_calls.iter().find(|c| c.name == step.call) else {
-            break;
-        };
-        chain.push(call);
-        m = &call.module;
-    }
-    let mut local: ProviderRef = r.provider.clone().unwrap_or_else(|| ProviderRef {
-        name: driver.name().to_string(),
-        alias: None,
-        span: r.span,
-    });
-    let shown = |p: &ProviderRef| match &p.alias {
-        Some(a) => format!("{}.{a}", p.name),
-        None => p.name.clone(),
-    };
-    for call in chain.iter().rev() {
-        let passed = call
-            .providers
-            .iter()
-            .find(|(k, _)| k.name == local.name && k.alias == local.alias);
-        match passed {
-            Some((_, parent)) => local = parent.clone(),
-            None if local.alias.is_none() => {}
-            None => {
-                return Err(Diag::new(
-                    "strata::provider::not_passed",
-                    "Provider configuration not passed to the module",
-                    format!("A resource of module.{} uses the provider configuration {}, which the module call does not pass: add it to the call's providers argument, e.g. providers = {{ {} = {}.<alias> }}.", call.name, shown(&local), shown(&local), local.name),
-                )
-                .at(call.span));
-            }
-        }
-    }
-    if let Some(alias) = &local.alias {
-        let known = root
-            .providers
-            .iter()
-            .any(|p| p.name == local.name && p.alias.as_deref() == Some(alias.as_str()));
-        if !known {
-            return Err(Diag::new(
-                "strata::provider::undeclared",
-                "Reference to an undefined provider configuration",
-                format!("There is no provider \"{}\" block with alias = \"{alias}\" in the root module.", local.name),
-            )
-            .at(local.span));
-        }
-    }
-    Ok(provider_address(driver, local.alias.as_deref()))
 }

@@ -162,6 +162,10 @@ fn module(
     for p in &m.providers {
         if let Some(driver) = super::block_driver(m, drivers, &p.name) {
             let schema = driver.provider_schema();
+            scope.each = p
+                .for_each
+                .as_ref()
+                .map(|_| (Value::Unknown(Type::String), Value::unknown()));
             let mut ev = scope.evaluator();
             decode(&p.body, &schema, &mut ev, p.span, diags);
         }

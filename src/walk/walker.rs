@@ -75,6 +75,12 @@ impl InstanceCtx {
             each,
         }
     }
+
+    /// Sets `count.index` and `each` in `scope` as this instance has them.
+    pub fn bind(&self, scope: &mut crate::config::ConfigScope<'_>) {
+        scope.count_index = self.count_index.clone();
+        scope.each = self.each.clone();
+    }
 }
 
 impl Keys {
@@ -302,7 +308,19 @@ impl<'a> Walk<'a> {
         ctx: Option<&InstanceCtx>,
         f: impl FnOnce(&mut Evaluator) -> R,
     ) -> Option<R> {
-        self.eval_in(&node.module, path, ctx, Bound::default(), f)
+        self.eval_at(&node.module, path, ctx, f)
+    }
+
+    /// As [`Walk::eval_with`], in instance `path` of the configuration's
+    /// module `module`.
+    pub fn eval_at<R>(
+        &self,
+        module: &ModulePath,
+        path: &ModulePath,
+        ctx: Option<&InstanceCtx>,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        self.eval_in(module, path, ctx, Bound::default(), f)
     }
 
     /// As [`Walk::eval_with`], with `self` bound to `object`: a
@@ -366,6 +384,19 @@ impl<'a> Walk<'a> {
         self.eval_in(module, path, ctx.as_ref(), Bound::default(), f)
     }
 
+    /// Evaluates where module instance `child` is called, with its call's
+    /// `count`/`each` for that instance: a module call's `providers`
+    /// naming an instance of a provider configuration.
+    pub fn eval_in_caller<R>(
+        &self,
+        child: &ModulePath,
+        f: impl FnOnce(&mut Evaluator) -> R,
+    ) -> Option<R> {
+        let (caller, ctx) = self.callers.borrow().get(child).cloned()?;
+        let module = caller.without_keys();
+        self.eval_in(&module, &caller, Some(&ctx), Bound::default(), f)
+    }
+
     /// The instances of an `action` block of `node`'s module in module
     /// instance `path` (its `count` or `for_each` evaluated there), each
     /// with its key.
@@ -423,8 +454,7 @@ impl<'a> Walk<'a> {
             self.run.clone(),
         );
         if let Some(c) = ctx {
-            scope.count_index = c.count_index.clone();
-            scope.each = c.each.clone();
+            c.bind(&mut scope);
         }
         scope.self_value = bound.self_value;
         scope.caller = bound.caller;

@@ -356,6 +356,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_provider_instance_splits_from_its_configuration() {
+        let aws = r#"provider["registry.terraform.io/hashicorp/aws"]"#;
+        let keyed = format!(r#"{aws}.by_region["us-east-1"]"#);
+        assert_eq!(
+            split_provider_instance(&keyed),
+            (
+                format!("{aws}.by_region").as_str(),
+                Some("us-east-1".to_string())
+            )
+        );
+        assert_eq!(
+            split_provider_instance(&format!("{aws}.east")),
+            (format!("{aws}.east").as_str(), None)
+        );
+        assert_eq!(split_provider_instance(aws), (aws, None));
+        let quoted = format!(r#"module.m.{aws}.p["a\"b"]"#);
+        assert_eq!(split_provider_instance(&quoted).1.as_deref(), Some("a\"b"));
+        assert_eq!(
+            provider_parts(&keyed),
+            (format!("{aws}.by_region"), Some(keyed.clone()))
+        );
+    }
+
+    #[test]
     fn addresses_round_trip() {
         for a in [
             "t.n",
@@ -437,6 +461,33 @@ pub fn provider_source(source: &str) -> String {
 /// `module.m.provider["registry.terraform.io/hashicorp/aws"].east` is
 /// `registry.terraform.io/hashicorp/aws` (text not of that form is
 /// returned whole).
+/// A provider configuration address split from its instance key:
+/// `provider["…/aws"].by_region["us-east-1"]` is the configuration
+/// `provider["…/aws"].by_region` and the key `us-east-1`.
+pub fn split_provider_instance(address: &str) -> (&str, Option<String>) {
+    // The key follows the source's closing `"]` and the alias.
+    let Some(source_end) = address.find("\"]").map(|i| i + 2) else {
+        return (address, None);
+    };
+    let Some(open) = address[source_end..].find('[').map(|i| i + source_end) else {
+        return (address, None);
+    };
+    match serde_json::from_str::<String>(address[open + 1..].trim_end_matches(']')) {
+        Ok(key) if address.ends_with(']') => (&address[..open], Some(key)),
+        _ => (address, None),
+    }
+}
+
+/// Where an object of provider configuration (instance) `address` records
+/// it: the configuration on its resource, and the whole address on the
+/// object when it names an instance.
+pub fn provider_parts(address: &str) -> (String, Option<String>) {
+    match split_provider_instance(address) {
+        (config, Some(_)) => (config.to_string(), Some(address.to_string())),
+        (config, None) => (config.to_string(), None),
+    }
+}
+
 pub fn provider_of_config(config: &str) -> &str {
     config
         .split_once("provider[\"")

@@ -65,6 +65,7 @@ fn put(name: &str, size: usize) -> Entry {
         provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
         instance: InstanceState {
             index_key: None,
+            provider: None,
             deposed: None,
             status: None,
             schema_version: 0,

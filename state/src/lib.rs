@@ -29,8 +29,8 @@ mod sealed;
 mod store;
 
 pub use addr::{
-    as_text, provider_of_config, provider_source, Address, InstanceKey, Mode, ModulePath,
-    ModuleStep, ResourceAddr,
+    as_text, provider_of_config, provider_parts, provider_source, split_provider_instance, Address,
+    InstanceKey, Mode, ModulePath, ModuleStep, ResourceAddr,
 };
 pub use adopt::{adopt, Adopted, Adoption};
 pub use backend::{

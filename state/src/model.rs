@@ -111,13 +111,46 @@ pub struct OutputState {
     pub sensitive: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "ResourceRecord")]
 pub struct ResourceState {
-    #[serde(flatten)]
     pub id: ResourceAddr,
+    /// The provider configuration's address; with OpenTofu's provider
+    /// `for_each`, the configuration whose instances the objects name
+    /// (each in its own `provider`).
     pub provider: String,
     pub instances: Vec<InstanceState>,
+}
+
+impl ResourceState {
+    /// The provider configuration (instance) the object `i` belongs to.
+    pub fn provider_of<'a>(&'a self, i: &'a InstanceState) -> &'a str {
+        i.provider.as_deref().unwrap_or(&self.provider)
+    }
+}
+
+/// A resource as written: OpenTofu writes `provider` on the resource, or,
+/// when its objects belong to instances of a configuration with
+/// `for_each`, on each object and not on the resource.
+#[derive(Serialize)]
+struct ResourceOut<'a> {
+    #[serde(flatten)]
+    id: &'a ResourceAddr,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<&'a str>,
+    instances: &'a [InstanceState],
+}
+
+impl Serialize for ResourceState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let keyed = self.instances.iter().any(|i| i.provider.is_some());
+        ResourceOut {
+            id: &self.id,
+            provider: (!keyed).then_some(self.provider.as_str()),
+            instances: &self.instances,
+        }
+        .serialize(s)
+    }
 }
 
 /// A resource as the state file spells it. Read through this, not through
@@ -131,7 +164,8 @@ struct ResourceRecord {
     #[serde(rename = "type")]
     type_name: String,
     name: String,
-    provider: String,
+    #[serde(default)]
+    provider: Option<String>,
     instances: Vec<InstanceState>,
 }
 
@@ -147,6 +181,19 @@ impl TryFrom<ResourceRecord> for ResourceState {
                 r.type_name, r.name
             ));
         }
+        // Written on the objects instead: the configuration is theirs
+        // without the instance key.
+        let of_instances = r
+            .instances
+            .iter()
+            .find_map(|i| i.provider.as_deref())
+            .map(|p| crate::addr::split_provider_instance(p).0.to_string());
+        let Some(provider) = r.provider.or(of_instances) else {
+            return Err(format!(
+                "{}.{} has no provider address, neither on the resource nor on its instances",
+                r.type_name, r.name
+            ));
+        };
         Ok(ResourceState {
             id: ResourceAddr {
                 module: r.module,
@@ -154,7 +201,7 @@ impl TryFrom<ResourceRecord> for ResourceState {
                 type_name: r.type_name,
                 name: r.name,
             },
-            provider: r.provider,
+            provider,
             instances: r.instances,
         })
     }
@@ -173,6 +220,11 @@ pub struct InstanceState {
     /// replaces it. Terraform's field and value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The provider configuration instance the object belongs to, when
+    /// it is one of a configuration with `for_each` (OpenTofu 1.9):
+    /// `provider["…"].by_region["us-east-1"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     pub schema_version: u64,
     pub attributes: Attributes,
     /// What a provider plugin keeps beside the object, base64 as Terraform
@@ -392,6 +444,30 @@ impl Default for State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyed_provider_instances_are_written_as_opentofu_writes_them() {
+        // OpenTofu 1.9: a resource whose objects belong to instances of a
+        // configuration with for_each has no `provider`; each object does.
+        let text = r#"{"mode":"managed","type":"t","name":"n","instances":[
+            {"index_key":"a","provider":"provider[\"x/y/z\"].p[\"a\"]","schema_version":0,"attributes":{}},
+            {"index_key":"b","provider":"provider[\"x/y/z\"].p[\"b\"]","schema_version":0,"attributes":{}}]}"#;
+        let r: ResourceState = serde_json::from_str(text).expect("reads");
+        assert_eq!(r.provider, "provider[\"x/y/z\"].p");
+        assert_eq!(
+            r.provider_of(&r.instances[1]),
+            "provider[\"x/y/z\"].p[\"b\"]"
+        );
+        let written = serde_json::to_value(&r).expect("writes");
+        assert!(written.get("provider").is_none(), "{written}");
+        assert_eq!(
+            written["instances"][0]["provider"],
+            "provider[\"x/y/z\"].p[\"a\"]"
+        );
+        // Neither place names one: not a state OpenTofu or strata wrote.
+        let bare = r#"{"mode":"managed","type":"t","name":"n","instances":[{"schema_version":0,"attributes":{}}]}"#;
+        assert!(serde_json::from_str::<ResourceState>(bare).is_err());
+    }
 
     #[test]
     fn attributes_are_kept_compact_and_equal_as_json() {

@@ -25,6 +25,7 @@ fn put(i: u64) -> Entry {
         provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
         instance: InstanceState {
             index_key: Some(InstanceKey::Int(i)),
+            provider: None,
             status: None,
             deposed: None,
             schema_version: 0,

@@ -4,7 +4,7 @@
 //! with Terraform's errors for what it refuses as it reads them.
 
 use super::blocks::{
-    config_body, err, provider_ref, unsupported_attr, unsupported_block, Configured,
+    config_body, err, keyless_provider_ref, unsupported_attr, unsupported_block, Configured,
 };
 use super::ProviderRef;
 use crate::diag::{Diags, Span};
@@ -71,7 +71,7 @@ pub(super) fn action(b: &Block, type_name: &str, name: &str, diags: &mut Diags) 
         provider: b
             .body
             .attr("provider")
-            .and_then(|a| provider_ref(&a.expr, diags)),
+            .and_then(|a| keyless_provider_ref(&a.expr, "an action block", diags)),
         count: attr("count"),
         for_each: attr("for_each"),
         config,

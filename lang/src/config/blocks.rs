@@ -76,31 +76,65 @@ pub(super) fn unsupported_block(b: &Block, parent: &str, allowed: &[&str]) -> Di
     )
 }
 
+/// `aws`, `aws.east` or (OpenTofu's provider `for_each`) `aws.east[KEY]`.
 pub(super) fn provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
-    match &e.kind {
-        ExprKind::Variable(n) => Some(ProviderRef {
-            name: n.clone(),
-            alias: None,
-            span: e.span,
-        }),
+    let (named, key) = match &e.kind {
+        ExprKind::Index(inner, key) => (inner.as_ref(), Some(key.as_ref().clone())),
+        _ => (e, None),
+    };
+    let (name, alias) = match &named.kind {
+        ExprKind::Variable(n) => (n.clone(), None),
         ExprKind::GetAttr(inner, alias) => match &inner.kind {
-            ExprKind::Variable(n) => Some(ProviderRef {
-                name: n.clone(),
-                alias: Some(alias.clone()),
-                span: e.span,
-            }),
-            _ => None,
+            ExprKind::Variable(n) => (n.clone(), Some(alias.clone())),
+            _ => return invalid_provider_ref(e, diags),
         },
-        _ => {
-            diags.push(err(
-                "strata::config::provider",
-                "Invalid provider reference",
-                "A provider reference is a provider name, optionally with an alias: aws or aws.west.",
-                e.span,
-            ));
-            None
-        }
+        _ => return invalid_provider_ref(e, diags),
+    };
+    if key.is_some() && alias.is_none() {
+        diags.push(err(
+            "strata::config::provider",
+            "Invalid provider configuration reference",
+            "Provider assignment requires an alias when specifying an instance key, in the form of provider.name[instance_key]",
+            e.span,
+        ));
+        return None;
     }
+    Some(ProviderRef {
+        name,
+        alias,
+        key,
+        span: e.span,
+    })
+}
+
+fn invalid_provider_ref(e: &Expr, diags: &mut Diags) -> Option<ProviderRef> {
+    diags.push(err(
+        "strata::config::provider",
+        "Invalid provider reference",
+        "A provider reference is a provider name, optionally with an alias and (for a configuration with for_each) an instance key: aws, aws.west or aws.by_region[each.key].",
+        e.span,
+    ));
+    None
+}
+
+/// A provider reference where one configuration must be named, not an
+/// instance of one chosen per instance (`import`, `list`, `action`).
+pub(super) fn keyless_provider_ref(
+    e: &Expr,
+    block: &str,
+    diags: &mut Diags,
+) -> Option<ProviderRef> {
+    let p = provider_ref(e, diags)?;
+    if let Some(k) = &p.key {
+        diags.push(err(
+            "strata::config::provider",
+            "Invalid provider configuration reference",
+            format!("An instance key cannot be given in the provider argument of {block}: it names one provider configuration."),
+            k.span,
+        ));
+        return None;
+    }
+    Some(p)
 }
 
 /// How a block with a `config` block of its provider's (`list`, `action`)

@@ -21,24 +21,44 @@ pub fn check_module(
     let mut diags = Diags::default();
     check(module, run, Level::Root, &mut diags);
     super::ephemeral::check(module, true, write_only, &mut diags);
-    let root_aliases: Vec<(String, String)> = module
+    let root_aliases: Vec<Aliased> = module
         .providers
         .iter()
-        .filter_map(|p| Some((p.name.clone(), p.alias.clone()?)))
+        .filter_map(|p| {
+            Some(Aliased {
+                name: p.name.clone(),
+                alias: p.alias.clone()?,
+                instanced: p.for_each.is_some(),
+            })
+        })
         .collect();
     check_provider_refs(module, &root_aliases, &mut diags);
     diags.into_result(())
 }
 
+/// An aliased provider configuration a module has: a root `provider`
+/// block, or one its call passes in (never with instances: a collection
+/// of them cannot be passed).
+struct Aliased {
+    name: String,
+    alias: String,
+    instanced: bool,
+}
+
 /// Every aliased provider configuration a resource or a module call
 /// names must exist where it is named: in the root, a `provider` block
 /// with that alias; in a module, one its call passes in `providers`.
-/// `available` is what the module at hand has.
-fn check_provider_refs(module: &Module, available: &[(String, String)], diags: &mut Diags) {
+/// `available` is what the module at hand has. An instance key goes with
+/// a configuration that has `for_each`, and only there, as OpenTofu
+/// checks it.
+fn check_provider_refs(module: &Module, available: &[Aliased], diags: &mut Diags) {
     use crate::diag::Diag;
-    let missing = |r: &super::ProviderRef, diags: &mut Diags| {
+    let check = |r: &super::ProviderRef, block: &str, diags: &mut Diags| {
         let Some(alias) = &r.alias else { return };
-        if !available.iter().any(|(n, a)| *n == r.name && a == alias) {
+        let Some(found) = available
+            .iter()
+            .find(|a| a.name == r.name && a.alias == *alias)
+        else {
             diags.push(
                 Diag::new(
                     "strata::provider::undeclared",
@@ -47,19 +67,44 @@ fn check_provider_refs(module: &Module, available: &[(String, String)], diags: &
                 )
                 .at(r.span),
             );
+            return;
+        };
+        let summary = format!("Invalid {block} provider configuration");
+        match (&r.key, found.instanced) {
+            (Some(k), false) => diags.push(
+                Diag::new("strata::provider::instance", summary, "An instance key can be specified only for a provider configuration that uses for_each.").at(k.span),
+            ),
+            (None, true) => diags.push(
+                Diag::new("strata::provider::instance", summary, "A reference to a provider configuration which uses for_each requires an instance key. Passing a collection of provider instances into a child module is not allowed.").at(r.span),
+            ),
+            _ => {}
         }
     };
     for r in &module.resources {
         if let Some(p) = &r.provider {
-            missing(p, diags);
+            check(p, "resource", diags);
         }
     }
     for c in &module.module_calls {
         let mut passed = Vec::new();
         for (child, parent) in &c.providers {
-            missing(parent, diags);
+            check(parent, "module", diags);
+            if let Some(k) = &child.key {
+                diags.push(
+                    Diag::new(
+                        "strata::provider::instance",
+                        "Invalid module provider configuration",
+                        "Instance keys are not allowed on the left side of a provider configuration assignment.",
+                    )
+                    .at(k.span),
+                );
+            }
             if let Some(a) = &child.alias {
-                passed.push((child.name.clone(), a.clone()));
+                passed.push(Aliased {
+                    name: child.name.clone(),
+                    alias: a.clone(),
+                    instanced: false,
+                });
             }
         }
         check_provider_refs(&c.module, &passed, diags);
@@ -181,7 +226,12 @@ fn check(module: &Module, run: &Rc<Run>, level: Level, diags: &mut Diags) {
         check_output(o, &scope, level, diags);
     }
     for p in &module.providers {
+        if let Some(e) = &p.for_each {
+            eval(e, &scope, diags);
+        }
+        repeated(&mut scope, (false, p.for_each.is_some()));
         check_body(&p.body, &scope, diags, &eval);
+        repeated(&mut scope, (false, false));
     }
     for r in &module.resources {
         check_resource(r, &mut scope, diags);
@@ -197,6 +247,9 @@ fn check(module: &Module, run: &Rc<Run>, level: Level, diags: &mut Diags) {
         check_repetition(c.count.as_ref(), c.for_each.as_ref(), &scope, diags);
         repeated(&mut scope, (c.count.is_some(), c.for_each.is_some()));
         check_inputs(c, &scope, diags);
+        for k in c.providers.iter().filter_map(|(_, p)| p.key.as_ref()) {
+            eval(k, &scope, diags);
+        }
         repeated(&mut scope, (false, false));
         check(&c.module, run, Level::Child, diags);
     }
@@ -270,7 +323,13 @@ fn check_resource(r: &super::Resource, scope: &mut ConfigScope, diags: &mut Diag
     check_repetition(r.count.as_ref(), r.for_each.as_ref(), scope, diags);
     repeated(scope, (r.count.is_some(), r.for_each.is_some()));
     check_body(&r.body, scope, diags, &eval);
-    for e in r.depends_on.iter().chain(&r.lifecycle.replace_triggered_by) {
+    let key = r.provider.iter().flat_map(|p| &p.key);
+    for e in r
+        .depends_on
+        .iter()
+        .chain(&r.lifecycle.replace_triggered_by)
+        .chain(key)
+    {
         eval(e, scope, diags);
     }
     for c in &r.lifecycle.preconditions {

@@ -1,6 +1,8 @@
 //! Decoding file bodies into the typed [`Module`](super::Module).
 
-pub(super) use super::blocks::{err, labels, provider_ref, unsupported_attr, unsupported_block};
+pub(super) use super::blocks::{
+    err, keyless_provider_ref, labels, provider_ref, unsupported_attr, unsupported_block,
+};
 use super::typeexpr::Constraint;
 use super::*;
 use crate::eval::{did_you_mean, EmptyScope, Evaluator};
@@ -200,11 +202,22 @@ fn locals(b: &Block, m: &mut Module, diags: &mut Diags) {
 /// A `provider` block: its `alias` apart, the rest its configuration.
 pub(super) fn provider(b: &Block, name: String, diags: &mut Diags) -> Provider {
     let alias = b.body.attr("alias").and_then(|a| const_string(a, diags));
+    let for_each = b.body.attr("for_each").map(|a| a.expr.clone());
+    if let (None, Some(e)) = (&alias, &for_each) {
+        diags.push(err(
+            "strata::config::provider",
+            "Alias required when using \"for_each\"",
+            "The for_each argument is allowed only for provider configurations with an alias.",
+            e.span,
+        ));
+    }
     let mut body = b.body.clone();
-    body.attrs.retain(|a| a.name != "alias");
+    body.attrs
+        .retain(|a| a.name != "alias" && a.name != "for_each");
     Provider {
         name,
         alias,
+        for_each,
         span: b.span,
         body,
     }
@@ -236,7 +249,7 @@ fn import(b: &Block, diags: &mut Diags) -> Option<Import> {
     for a in &b.body.attrs {
         match a.name.as_str() {
             "to" | "id" | "identity" | "for_each" => {}
-            "provider" => provider = provider_ref(&a.expr, diags),
+            "provider" => provider = keyless_provider_ref(&a.expr, "an import block", diags),
             _ => diags.push(unsupported_attr(
                 a,
                 "import",
@@ -734,6 +747,7 @@ pub(super) fn providers_map(e: &Expr, diags: &mut Diags) -> Vec<(ProviderRef, Pr
                 ObjectKey::Name(n) => ProviderRef {
                     name: n.clone(),
                     alias: None,
+                    key: None,
                     span: v.span,
                 },
                 ObjectKey::Expr(k) => provider_ref(k, diags)?,

@@ -115,6 +115,10 @@ pub struct Lifecycle {
 pub struct ProviderRef {
     pub name: String,
     pub alias: Option<String>,
+    /// `aws.by_region[each.key]` (OpenTofu 1.9): which instance of a
+    /// configuration with `for_each`, evaluated for each instance of the
+    /// block that names it.
+    pub key: Option<Expr>,
     pub span: Span,
 }
 
@@ -242,6 +246,10 @@ pub struct Assert {
 pub struct Provider {
     pub name: String,
     pub alias: Option<String>,
+    /// `for_each` (OpenTofu 1.9): one instance of the configuration per
+    /// element, `each.key` and `each.value` set in its body; only beside
+    /// an `alias`, and known before the plan (variables and locals).
+    pub for_each: Option<Expr>,
     pub span: Span,
     pub body: Body,
 }

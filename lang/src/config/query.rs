@@ -5,7 +5,7 @@
 //! them alone, as Terraform does.
 
 use super::blocks::{config_body, Configured};
-use super::decode::{err, labels, module_body, provider_ref, unsupported_attr};
+use super::decode::{err, keyless_provider_ref, labels, module_body, unsupported_attr};
 use super::{Module, ProviderRef};
 use crate::diag::{Diag, Diags, Sources, Span};
 use crate::syntax::ast::Expr;
@@ -140,7 +140,7 @@ fn list(b: &Block, diags: &mut Diags) -> Option<ListBlock> {
     let Some(provider) = b
         .body
         .attr("provider")
-        .and_then(|a| provider_ref(&a.expr, diags))
+        .and_then(|a| keyless_provider_ref(&a.expr, "a list block", diags))
     else {
         diags.push(err(
             "strata::config::query",
