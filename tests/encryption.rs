@@ -398,10 +398,11 @@ fn encryption_blocks_that_cannot_work_are_errors_at_their_place() {
             "Key provider pbkdf2.other is missing from the encryption configuration.",
         ),
         (
-            r#"key_provider "external" "k" { command = ["./keys"] }
-    method "aes_gcm" "m" { keys = key_provider.external.k }
+            r#"key_provider "pbkdf2" "a" { chain = key_provider.pbkdf2.b }
+    key_provider "pbkdf2" "b" { chain = key_provider.pbkdf2.a }
+    method "aes_gcm" "m" { keys = key_provider.pbkdf2.a }
     state { method = method.aes_gcm.m }"#,
-            "strata does not use the \"external\" key provider yet",
+            "its chain of key providers loops",
         ),
         (
             r#"key_provider "azure_vault" "k" {

@@ -306,3 +306,58 @@ provider "stratatest" {
         );
     }
 }
+
+#[test]
+fn a_resource_sharing_its_providers_for_each_is_warned_of() {
+    let lab = Lab::new("provider-for-each-warning");
+    let body = r#"
+variable "regions" {
+  type    = set(string)
+  default = ["east"]
+}
+
+provider "stratatest" {
+  alias    = "by_region"
+  for_each = var.regions
+  store    = "./store-${each.key}"
+}
+
+resource "stratatest_object" "o" {
+  for_each = var.regions
+  provider = stratatest.by_region[each.key]
+  name     = each.key
+}
+"#;
+    let dir = ready(&lab, "warned", body);
+    let (code, out, err) = lab.run("strata", &dir, &["validate", "-no-color"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Success! The configuration is valid, but there were some validation warnings as shown above."),
+        "{out}"
+    );
+    assert!(
+        err.contains("Provider configuration for_each matches resource")
+            && err.contains("strata apply -destroy -target=stratatest_object.o"),
+        "{err}"
+    );
+    let json = lab.ok("strata", &dir, &["validate", "-json"]);
+    let doc: Json = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (doc["valid"].clone(), doc["warning_count"].clone()),
+        (Json::Bool(true), 1.into())
+    );
+    // With a plan, the same warning; a superset in the provider's for_each
+    // is no warning.
+    let plan = lab.ok("strata", &dir, &["plan", "-no-color"]);
+    assert!(
+        plan.contains("Provider configuration for_each matches resource"),
+        "{plan}"
+    );
+    let apart = body.replace(
+        "for_each = var.regions\n  store",
+        "for_each = setunion(var.regions, [\"west\"])\n  store",
+    );
+    std::fs::write(dir.join("main.tf"), format!("{HEADER}\n{apart}")).unwrap();
+    let out = lab.ok("strata", &dir, &["validate", "-no-color"]);
+    assert_eq!(out.trim(), "Success! The configuration is valid.");
+}

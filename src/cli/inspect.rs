@@ -15,20 +15,30 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
     let r = cx.workspace.clone().and_then(|w| {
         let prices = price_list(a.prices.as_deref())?;
         let (sources, drivers) = (&mut cx.sources, cx.drivers);
-        crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)?;
+        let warnings = crate::engine::validate(&a.path, &cx.inputs, &w, &prices, sources, drivers)?;
         if a.query {
             crate::engine::validate_query(&a.path, &cx.inputs, sources, drivers)?;
         }
-        match a.no_tests {
-            true => Ok(()),
-            false => crate::engine::validate_tests(&a.path, &a.test_directory, sources),
+        if !a.no_tests {
+            crate::engine::validate_tests(&a.path, &a.test_directory, sources)?;
         }
+        Ok(warnings)
     });
     if !a.json {
-        let r = r.map(|()| printer::line("Success! The configuration is valid."));
+        // Terraform's words, the warnings above them.
+        let r = r.map(|warnings| match warnings.is_empty() {
+            true => printer::line("Success! The configuration is valid."),
+            false => {
+                printer::diagnostics(&crate::diag::Diags(warnings), &cx.sources);
+                printer::line("Success! The configuration is valid, but there were some validation warnings as shown above.");
+            }
+        });
         return super::finish(r.map(|()| ExitCode::SUCCESS), &cx.sources);
     }
-    let found = r.err().unwrap_or_default();
+    let found = match r {
+        Ok(warnings) => crate::diag::Diags(warnings),
+        Err(d) => d,
+    };
     let doc = found.to_json(&cx.sources);
     printer::line(&serde_json::to_string_pretty(&doc).unwrap_or_default());
     ExitCode::from(u8::from(!found.is_empty() && doc["valid"] == false))

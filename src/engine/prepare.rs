@@ -336,7 +336,8 @@ pub(super) fn prepare(
         ),
         None => variables::resolve_noting(&module, inputs, env, sources)?,
     };
-    let warnings = config::deprecation::warnings(&module, &given);
+    let mut warnings = config::deprecation::warnings(&module, &given);
+    warnings.extend(config::provider_each::warnings(&module, sources));
     let before = digests(sources);
     let expansion = expand(
         &mut module,

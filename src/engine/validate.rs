@@ -83,7 +83,8 @@ pub enum GraphFormat {
 }
 
 /// `strata validate`: the configuration checked for any values, the
-/// values given held to their types and validation rules.
+/// values given held to their types and validation rules; what it warns
+/// of when it is valid.
 pub fn validate(
     path: &Path,
     inputs: &[CliInput],
@@ -91,7 +92,7 @@ pub fn validate(
     prices: &PriceList,
     sources: &mut Sources,
     drivers: &Drivers,
-) -> Result<(), Diags> {
+) -> Result<Vec<Diag>, Diags> {
     let Loaded {
         module,
         run,
@@ -130,7 +131,7 @@ pub fn validate(
             let vars = vars.clone();
             check_portability(&module, &graph, vars, &run, expansion, drivers)?;
         }
-        Ok(())
+        Ok(crate::config::provider_each::warnings(&module, sources))
     })();
     // An error inside strata's own modules names the cluster spec too.
     checked.map_err(|d| match &clusters {

@@ -14,6 +14,7 @@ mod ephemeral;
 pub mod installed;
 pub mod json;
 mod overrides;
+pub mod provider_each;
 pub mod provisioner;
 pub mod query;
 pub mod repeat;

@@ -14,6 +14,7 @@
 mod aes_gcm;
 mod azure_vault;
 mod envelope;
+mod external;
 mod gcp_kms;
 mod http;
 mod kms;
@@ -23,6 +24,7 @@ mod pbkdf2;
 pub use aes_gcm::key_problem;
 pub use azure_vault::{AzureIdentity, AzureVault};
 pub use envelope::is_sealed;
+pub use external::{ExternalKeys, ExternalMethod};
 pub use gcp_kms::GcpKms;
 pub use http::blocking;
 pub use kms::{AwsKms, DataKey, DataKeys, KeySpec};
@@ -47,6 +49,7 @@ pub enum KeyKind {
     GcpKms(Box<GcpKms>),
     AzureVault(Box<AzureVault>),
     OpenBao(Box<OpenBao>),
+    External(ExternalKeys),
 }
 
 /// Bearer tokens for the clouds' key services, from the binary that holds
@@ -60,14 +63,16 @@ pub trait CloudTokens: Send + Sync + std::fmt::Debug {
 }
 
 impl KeyKind {
-    /// The length of the keys it gives.
-    pub fn key_length(&self) -> usize {
+    /// The length of the keys it gives; `None` when only running it tells
+    /// (an external program's).
+    pub fn key_length(&self) -> Option<usize> {
         match self {
-            KeyKind::Pbkdf2(p) => p.key_length,
-            KeyKind::AwsKms(k) => k.key_spec.bytes(),
-            KeyKind::GcpKms(g) => g.key_length,
-            KeyKind::AzureVault(v) => v.key_length,
-            KeyKind::OpenBao(b) => b.key_length,
+            KeyKind::Pbkdf2(p) => Some(p.key_length),
+            KeyKind::AwsKms(k) => Some(k.key_spec.bytes()),
+            KeyKind::GcpKms(g) => Some(g.key_length),
+            KeyKind::AzureVault(v) => Some(v.key_length),
+            KeyKind::OpenBao(b) => Some(b.key_length),
+            KeyKind::External(_) => None,
         }
     }
 }
@@ -81,8 +86,48 @@ pub enum Method {
         keys: KeyProvider,
         aad: Vec<u8>,
     },
+    /// `method "external" "NAME" { encrypt_command, decrypt_command,
+    /// keys }`: programs seal and open, given the key when there are keys.
+    External {
+        addr: String,
+        keys: Option<KeyProvider>,
+        run: ExternalMethod,
+    },
     /// `method "unencrypted" "NAME" {}`: plain text written, or accepted.
     Unencrypted { addr: String },
+}
+
+impl Method {
+    /// The key provider whose key it uses, if any.
+    fn keys(&self) -> Option<&KeyProvider> {
+        match self {
+            Method::AesGcm { keys, .. } => Some(keys),
+            Method::External { keys, .. } => keys.as_ref(),
+            Method::Unencrypted { .. } => None,
+        }
+    }
+
+    fn seals(&self) -> bool {
+        !matches!(self, Method::Unencrypted { .. })
+    }
+
+    /// `data` sealed with `key`.
+    fn seal(&self, key: &[u8], data: &[u8]) -> Result<Vec<u8>, String> {
+        match self {
+            Method::AesGcm { aad, .. } => aes_gcm::seal(key, aad, data),
+            Method::External { keys, run, .. } => run.encrypt(keys.as_ref().map(|_| key), data),
+            Method::Unencrypted { .. } => Ok(data.to_vec()),
+        }
+    }
+
+    /// `data` opened with `key`.
+    fn open(&self, key: &[u8], data: &[u8]) -> Result<Vec<u8>, String> {
+        match self {
+            Method::AesGcm { aad, .. } => aes_gcm::open(key, aad, data),
+            Method::External { keys, run, .. } => run.decrypt(keys.as_ref().map(|_| key), data),
+            Method::Unencrypted { .. } => Ok(data.to_vec()),
+        }
+    }
 }
 
 /// What is sealed: a state keeps its serial and lineage in clear.
@@ -202,7 +247,7 @@ impl Sealing {
 
     /// Whether writes are sealed (the first method is not `unencrypted`).
     pub fn seals(&self) -> bool {
-        matches!(self.methods.first(), Some(Method::AesGcm { .. }))
+        self.methods.first().is_some_and(Method::seals)
     }
 
     /// Whether a plain document is accepted.
@@ -216,16 +261,13 @@ impl Sealing {
 
     /// `text` as it is to be written.
     pub fn seal(&self, text: &str) -> Result<String, EncryptionError> {
-        let Some(Method::AesGcm { aad, .. }) = self.methods.first() else {
+        let Some(method) = self.methods.first().filter(|m| m.seals()) else {
             return Ok(text.to_string());
         };
         let sealer = self.sealer()?;
-        let data = aes_gcm::seal(&sealer.key, aad, text.as_bytes()).map_err(|detail| {
-            EncryptionError::Seal {
-                what: self.what(),
-                detail,
-            }
-        })?;
+        let data = method
+            .seal(&sealer.key, text.as_bytes())
+            .map_err(|detail| self.seal_failed(detail))?;
         let clear = match self.payload {
             Payload::State => envelope::Clear::of_state(text),
             Payload::Plan => envelope::Clear::default(),
@@ -251,12 +293,14 @@ impl Sealing {
         }
         let mut attempts = Vec::new();
         for (i, method) in self.methods.iter().enumerate() {
-            let Method::AesGcm { addr, keys, aad } = method else {
+            let (Method::AesGcm { addr, .. } | Method::External { addr, .. }) = method else {
                 continue;
             };
-            let opened = self
-                .key_for(keys, &sealed.meta)
-                .and_then(|key| aes_gcm::open(&key, aad, &sealed.data));
+            let key = match method.keys() {
+                Some(keys) => self.key_for(keys, &sealed.meta),
+                None => Ok(Vec::new()),
+            };
+            let opened = key.and_then(|key| method.open(&key, &sealed.data));
             match opened {
                 Ok(bytes) => {
                     let text = String::from_utf8(bytes).map_err(|_| EncryptionError::Damaged {
@@ -290,9 +334,9 @@ impl Sealing {
         if !self.accepts_plain() {
             return Err(EncryptionError::Plain { what: self.what() });
         }
-        let status = match self.methods.first() {
-            Some(Method::AesGcm { .. }) => Status::Migrating,
-            _ => Status::Current,
+        let status = match self.seals() {
+            true => Status::Migrating,
+            false => Status::Current,
         };
         Ok((text.to_string(), status))
     }
@@ -318,29 +362,53 @@ impl Sealing {
         if let Some(s) = held.as_ref() {
             return Ok(s.clone());
         }
-        let Some(Method::AesGcm { keys, .. }) = self.methods.first() else {
+        let Some(method) = self.methods.first().filter(|m| m.seals()) else {
             return Err(self.seal_failed("no method encrypts".into()));
         };
-        let (key, meta_json) = self.fresh_key(keys).map_err(|e| self.seal_failed(e))?;
-        // What this run writes it may read back (a journal replayed).
-        self.opened
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((keys.addr.clone(), meta_json.clone()), key.clone());
-        let sealer = Sealer {
-            key,
-            meta: BTreeMap::from([(keys.addr.clone(), meta_json)]),
+        // An external method without keys seals with none.
+        let Some(keys) = method.keys() else {
+            let sealer = Sealer {
+                key: Vec::new(),
+                meta: BTreeMap::new(),
+            };
+            *held = Some(sealer.clone());
+            return Ok(sealer);
         };
+        let mut meta = BTreeMap::new();
+        let key = self
+            .fresh_key(keys, &mut meta)
+            .map_err(|e| self.seal_failed(e))?;
+        // What this run writes it may read back (a journal replayed).
+        if let Some(json) = meta.get(&keys.addr) {
+            self.opened
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((keys.addr.clone(), json.clone()), key.clone());
+        }
+        let sealer = Sealer { key, meta };
         *held = Some(sealer.clone());
         Ok(sealer)
     }
 
-    /// A new key from `keys` and the metadata that gets it back.
-    fn fresh_key(&self, keys: &KeyProvider) -> Result<(Vec<u8>, String), String> {
+    /// A new key from `keys`, the metadata that gets it back recorded
+    /// in `metas` (a chained provider's beside it).
+    fn fresh_key(
+        &self,
+        keys: &KeyProvider,
+        metas: &mut BTreeMap<String, String>,
+    ) -> Result<Vec<u8>, String> {
         let (key, meta) = match &keys.kind {
             KeyKind::Pbkdf2(p) => {
                 let meta = p.fresh().map_err(|e| format!("no random salt: {e}"))?;
-                (p.derive(&meta)?, serde_json::to_string(&meta))
+                let key = match &p.chain {
+                    Some(upstream) => {
+                        let pass = self.fresh_key(upstream, metas)?;
+                        pbkdf2::chained_passphrase(&pass, "encryption")?;
+                        pbkdf2::derive(&pass, &meta)?
+                    }
+                    None => p.derive(&meta)?,
+                };
+                (key, serde_json::to_string(&meta))
             }
             KeyKind::AwsKms(k) => {
                 let made = self.kms()?.generate(k)?;
@@ -361,16 +429,37 @@ impl Sealing {
                 let meta = openbao::Metadata::of(&made.ciphertext_blob);
                 (made.plaintext, serde_json::to_string(&meta))
             }
+            KeyKind::External(e) => {
+                let (key, meta) = e.fresh()?;
+                (key, serde_json::to_string(&meta))
+            }
         };
-        Ok((key, meta.map_err(|e| e.to_string())?))
+        metas.insert(keys.addr.clone(), meta.map_err(|e| e.to_string())?);
+        Ok(key)
     }
 
-    /// The key `keys` gives back for the metadata `json`.
-    fn derived_key(&self, keys: &KeyProvider, json: &str) -> Result<Vec<u8>, String> {
+    /// The key `keys` gives back for the metadata `json` (`all`: the
+    /// document's whole metadata, for a chained provider's).
+    fn derived_key(
+        &self,
+        keys: &KeyProvider,
+        json: &str,
+        all: &BTreeMap<String, String>,
+    ) -> Result<Vec<u8>, String> {
         let unreadable =
             |e: serde_json::Error| format!("its metadata for {} does not read: {e}", keys.addr);
         match &keys.kind {
-            KeyKind::Pbkdf2(p) => p.derive(&serde_json::from_str(json).map_err(unreadable)?),
+            KeyKind::Pbkdf2(p) => {
+                let meta = serde_json::from_str(json).map_err(unreadable)?;
+                match &p.chain {
+                    Some(upstream) => {
+                        let pass = self.key_for(upstream, all)?;
+                        pbkdf2::chained_passphrase(&pass, "decryption")?;
+                        pbkdf2::derive(&pass, &meta)
+                    }
+                    None => p.derive(&meta),
+                }
+            }
             KeyKind::AwsKms(k) => {
                 let meta: kms::Metadata = serde_json::from_str(json).map_err(unreadable)?;
                 self.kms()?.decrypt(k, &meta.blob()?)
@@ -387,6 +476,7 @@ impl Sealing {
                 let meta: openbao::Metadata = serde_json::from_str(json).map_err(unreadable)?;
                 b.decrypt(&meta.wrapped()?)
             }
+            KeyKind::External(e) => e.recover(&serde_json::from_str(json).map_err(unreadable)?),
         }
     }
 
@@ -424,7 +514,7 @@ impl Sealing {
         {
             return Ok(key.clone());
         }
-        let key = self.derived_key(keys, json)?;
+        let key = self.derived_key(keys, json, meta)?;
         self.opened
             .lock()
             .unwrap_or_else(|p| p.into_inner())

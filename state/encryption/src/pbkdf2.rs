@@ -39,6 +39,9 @@ pub const MINIMUM_PASSPHRASE: usize = 16;
 #[derive(Clone)]
 pub struct Pbkdf2 {
     pub passphrase: String,
+    /// `chain = key_provider.TYPE.NAME` (OpenTofu 1.10): the passphrase is
+    /// that key provider's key instead.
+    pub chain: Option<Box<crate::KeyProvider>>,
     pub key_length: usize,
     pub iterations: u32,
     pub hash: Hash,
@@ -63,6 +66,7 @@ impl Pbkdf2 {
     pub fn new(passphrase: String) -> Pbkdf2 {
         Pbkdf2 {
             passphrase,
+            chain: None,
             key_length: 32,
             iterations: 600_000,
             hash: Hash::Sha512,
@@ -72,10 +76,14 @@ impl Pbkdf2 {
 
     /// Why this configuration cannot make a key, in OpenTofu's words.
     pub fn problem(&self) -> Option<String> {
-        if self.passphrase.is_empty() {
-            return Some("no passphrase provided".into());
+        match (&self.chain, self.passphrase.is_empty()) {
+            (Some(_), false) => return Some("passphrase and chain are mutually exclusive".into()),
+            (None, true) => {
+                return Some("no passphrase provided and no chained provider defined".into())
+            }
+            _ => {}
         }
-        if self.passphrase.len() < MINIMUM_PASSPHRASE {
+        if self.chain.is_none() && self.passphrase.len() < MINIMUM_PASSPHRASE {
             return Some(format!(
                 "passphrase is too short (minimum {MINIMUM_PASSPHRASE} characters)"
             ));
@@ -109,6 +117,24 @@ impl Pbkdf2 {
 
     /// The key `meta` says to derive from this passphrase.
     pub fn derive(&self, meta: &Metadata) -> Result<Vec<u8>, String> {
+        derive(self.passphrase.as_bytes(), meta)
+    }
+}
+
+/// A chained provider's key is a passphrase here, held to the same floor
+/// (OpenTofu: "upstream key provider supplied an encryption key that is
+/// too short").
+pub fn chained_passphrase(pass: &[u8], which: &str) -> Result<(), String> {
+    match pass.len() < MINIMUM_PASSPHRASE {
+        true => Err(format!("upstream key provider supplied an {which} key that is too short (minimum {MINIMUM_PASSPHRASE} characters)")),
+        false => Ok(()),
+    }
+}
+
+/// The key `meta` says to derive from `pass`: the configured passphrase,
+/// or the key of the provider chained before it.
+pub fn derive(pass: &[u8], meta: &Metadata) -> Result<Vec<u8>, String> {
+    {
         let hash = Hash::from_name(&meta.hash_function)
             .ok_or_else(|| format!("invalid hash function name: {}", meta.hash_function))?;
         // A hostile file must not make us allocate or loop without bound.
@@ -122,7 +148,6 @@ impl Pbkdf2 {
             ));
         }
         let mut key = vec![0u8; meta.key_length];
-        let pass = self.passphrase.as_bytes();
         match hash {
             Hash::Sha256 => {
                 pbkdf2::pbkdf2_hmac::<sha2::Sha256>(pass, &meta.salt, meta.iterations, &mut key)

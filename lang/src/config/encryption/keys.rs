@@ -1,13 +1,16 @@
 //! Key providers built from their evaluated arguments, with OpenTofu's
 //! defaults and its words for what it refuses: `pbkdf2` (a passphrase),
 //! `aws_kms` (a data key from AWS KMS), `gcp_kms` (a key Cloud KMS
-//! encrypts), `azure_vault` (one a Key Vault key encrypts) and `openbao`
-//! (one from OpenBao's transit engine).
+//! encrypts), `azure_vault` (one a Key Vault key encrypts), `openbao`
+//! (one from OpenBao's transit engine) and `external` (one a program
+//! gives).
 
 use crate::config::blocks::{err, unsupported_attr_named};
 use crate::diag::{Diag, Diags, Span};
 use crate::lang::value::Value;
-use strata_state::encryption::{AwsKms, GcpKms, Hash, KeyKind, KeySpec, OpenBao, Pbkdf2};
+use strata_state::encryption::{
+    AwsKms, ExternalKeys, GcpKms, Hash, KeyKind, KeyProvider, KeySpec, OpenBao, Pbkdf2,
+};
 
 const CODE: &str = "strata::config::encryption";
 
@@ -26,6 +29,8 @@ pub struct Given<'a> {
     pub settings: &'a [Setting],
     /// `aws_kms`'s `endpoints { … }`.
     pub endpoints: &'a [Setting],
+    /// `pbkdf2`'s `chain`: the key provider whose key is its passphrase.
+    pub chain: Option<KeyProvider>,
     pub span: Span,
 }
 
@@ -40,6 +45,7 @@ pub fn build(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
         "pbkdf2" => pbkdf2(g, diags),
         "openbao" => openbao(g, diags),
         "gcp_kms" => gcp_kms(g, diags),
+        "external" => external(g, diags),
         _ => aws_kms(g, diags),
     }
 }
@@ -84,10 +90,6 @@ fn pbkdf2(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
             "salt_length" => p.salt_length = count(s, diags)?,
             "iterations" => p.iterations = u32::try_from(count(s, diags)?).unwrap_or(u32::MAX),
             "encrypted_metadata_alias" => alias = Some(text(s, diags)?),
-            "chain" => {
-                diags.push(err(CODE, "Not supported yet", "strata does not chain key providers yet: give the pbkdf2 key provider its passphrase.", s.span));
-                return None;
-            }
             _ => diags.push(unsupported_attr_named(
                 &s.name,
                 s.span,
@@ -96,7 +98,8 @@ fn pbkdf2(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
             )),
         }
     }
-    if !given_passphrase {
+    p.chain = g.chain.clone().map(Box::new);
+    if !given_passphrase && p.chain.is_none() {
         diags.push(missing("passphrase", g.span));
         return None;
     }
@@ -360,4 +363,46 @@ pub fn wrong_type(name: &str, span: Span, want: &str) -> Diag {
         format!("Inappropriate value for attribute {name:?}: {want} is required."),
         span,
     )
+}
+
+/// OpenTofu's `external`: `command`, the program and its arguments.
+fn external(g: &Given<'_>, diags: &mut Diags) -> Option<Built> {
+    let mut command = Vec::new();
+    for s in g.settings {
+        match s.name.as_str() {
+            "command" => command = strings(s, diags)?,
+            _ => diags.push(unsupported_attr_named(
+                &s.name,
+                s.span,
+                "key_provider \"external\"",
+                &["command"],
+            )),
+        }
+    }
+    if command.is_empty() {
+        diags.push(failed(g, "the command option is required", g.span));
+        return None;
+    }
+    Some(Built {
+        kind: KeyKind::External(ExternalKeys { command }),
+        alias: None,
+    })
+}
+
+/// A list of strings (a command and its arguments).
+pub(super) fn strings(s: &Setting, diags: &mut Diags) -> Option<Vec<String>> {
+    let items = s.value.elements();
+    let texts: Option<Vec<String>> = items
+        .as_ref()
+        .map(|items| {
+            items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or(None);
+    if texts.is_none() {
+        diags.push(wrong_type(&s.name, s.span, "a list of strings"));
+    }
+    texts
 }

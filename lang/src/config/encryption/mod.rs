@@ -93,10 +93,20 @@ impl Sealings {
     }
 }
 
-const KEY_PROVIDERS: [&str; 5] = ["pbkdf2", "aws_kms", "gcp_kms", "azure_vault", "openbao"];
+const KEY_PROVIDERS: [&str; 6] = [
+    "pbkdf2",
+    "aws_kms",
+    "gcp_kms",
+    "azure_vault",
+    "openbao",
+    "external",
+];
 /// OpenTofu's other key providers: named so they are refused as not yet
 /// here, not as unknown.
-const LATER_KEY_PROVIDERS: [&str; 2] = ["external", "azure_kms"];
+/// How many key providers a `chain` may pass through.
+const MAX_CHAIN: usize = 8;
+
+const LATER_KEY_PROVIDERS: [&str; 1] = ["azure_kms"];
 
 pub(super) fn block(b: &Block, diags: &mut Diags) -> Encryption {
     body(&b.body, b.span, diags)
@@ -488,20 +498,12 @@ impl Evaluating<'_> {
                 Some(Method::Unencrypted { addr })
             }
             "aes_gcm" => self.aes_gcm(m, addr, diags),
-            "external" => {
-                diags.push(err(
-                    CODE,
-                    "Not supported yet",
-                    "strata does not run external encryption methods yet.",
-                    m.span,
-                ));
-                None
-            }
+            "external" => self.external(m, addr, diags),
             other => {
                 diags.push(err(
                     CODE,
                     "Unknown encryption method type",
-                    format!("Can not find {other:?}: the methods are aes_gcm and unencrypted."),
+                    format!("Can not find {other:?}: the methods are aes_gcm, external and unencrypted."),
                     m.span,
                 ));
                 None
@@ -532,7 +534,9 @@ impl Evaluating<'_> {
             diags.push(unsupported_block(b, "a method block", &[]));
         }
         let keys = self.key_provider(&keys, diags)?;
-        if let Some(problem) = enc::key_problem(keys.kind.key_length()) {
+        // An external program's key is checked when it gives one.
+        let length = keys.kind.key_length();
+        if let Some(problem) = length.and_then(enc::key_problem) {
             diags.push(err(
                 CODE,
                 "Unable to build encryption method",
@@ -544,9 +548,88 @@ impl Evaluating<'_> {
         Some(Method::AesGcm { addr, keys, aad })
     }
 
+    /// OpenTofu's `external` method: `encrypt_command` and
+    /// `decrypt_command` (each a program and its arguments), `keys`
+    /// optional.
+    fn external(&self, m: &Named, addr: String, diags: &mut Diags) -> Option<Method> {
+        let mut keys = None;
+        let (mut encrypt, mut decrypt) = (None, None);
+        for a in &m.attrs {
+            let command = |diags: &mut Diags| {
+                let value = self.value(a, diags)?;
+                let s = keys::Setting {
+                    name: a.name.clone(),
+                    value,
+                    span: a.expr.span,
+                };
+                keys::strings(&s, diags)
+            };
+            match a.name.as_str() {
+                "keys" => keys = reference(&a.expr, "key_provider", diags),
+                "encrypt_command" => encrypt = Some(command(diags)?),
+                "decrypt_command" => decrypt = Some(command(diags)?),
+                _ => diags.push(unsupported_attr(
+                    a,
+                    "method \"external\"",
+                    &["keys", "encrypt_command", "decrypt_command"],
+                )),
+            }
+        }
+        for b in &m.blocks {
+            diags.push(unsupported_block(b, "a method block", &[]));
+        }
+        let problem = |diags: &mut Diags, what: &str| {
+            diags.push(err(
+                CODE,
+                "Unable to build encryption method",
+                format!("{addr}: {what}"),
+                m.span,
+            ));
+        };
+        let (encrypt, decrypt) = match (encrypt, decrypt) {
+            (Some(e), Some(d)) => (e, d),
+            (None, _) => {
+                problem(diags, "the encrypt_command option is required");
+                return None;
+            }
+            (_, None) => {
+                problem(diags, "the decrypt_command option is required");
+                return None;
+            }
+        };
+        for (name, command) in [("encrypt_command", &encrypt), ("decrypt_command", &decrypt)] {
+            if command.first().is_none_or(String::is_empty) {
+                problem(
+                    diags,
+                    &format!("the first entry of {name} must not be empty"),
+                );
+                return None;
+            }
+        }
+        let keys = match keys {
+            Some(k) => Some(self.key_provider(&k, diags)?),
+            None => None,
+        };
+        Some(Method::External {
+            addr,
+            keys,
+            run: enc::ExternalMethod { encrypt, decrypt },
+        })
+    }
+
     fn key_provider(
         &self,
+        named: &(String, String, Span),
+        diags: &mut Diags,
+    ) -> Option<KeyProvider> {
+        self.key_provider_chained(named, 0, diags)
+    }
+
+    /// A key provider, `depth` providers down a `chain`.
+    fn key_provider_chained(
+        &self,
         (kind, name, span): &(String, String, Span),
+        depth: usize,
         diags: &mut Diags,
     ) -> Option<KeyProvider> {
         let addr = format!("key_provider.{kind}.{name}");
@@ -585,7 +668,26 @@ impl Evaluating<'_> {
             ));
             return None;
         }
-        let settings = self.settings(&k.attrs, diags)?;
+        let (chained, attrs): (Vec<&Attribute>, Vec<&Attribute>) = k
+            .attrs
+            .iter()
+            .partition(|a| a.name == "chain" && kind == "pbkdf2");
+        let chain = match chained.first() {
+            Some(_) if depth >= MAX_CHAIN => {
+                let detail = format!(
+                    "{addr}: its chain of key providers loops, or is longer than {MAX_CHAIN}."
+                );
+                diags.push(err(CODE, "Invalid key provider chain", detail, k.span));
+                return None;
+            }
+            Some(a) => {
+                let upstream = reference(&a.expr, "key_provider", diags)?;
+                Some(self.key_provider_chained(&upstream, depth + 1, diags)?)
+            }
+            None => None,
+        };
+        let attrs: Vec<Attribute> = attrs.into_iter().cloned().collect();
+        let settings = self.settings(&attrs, diags)?;
         let mut endpoints = Vec::new();
         for b in &k.blocks {
             match (kind.as_str(), b.kind.as_str()) {
@@ -598,6 +700,7 @@ impl Evaluating<'_> {
             addr: &addr,
             settings: &settings,
             endpoints: &endpoints,
+            chain,
             span: k.span,
         };
         let built = match kind.as_str() {
