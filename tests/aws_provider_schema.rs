@@ -157,7 +157,12 @@ fn every_native_aws_type_has_the_providers_schema() {
     let ours = aws_schemas(&lab.ok("strata", &lab.folder("strata", NEEDS_AWS), &schema));
     let mut out = Vec::new();
     let mut compared = 0;
-    for kind in ["resource_schemas", "data_source_schemas"] {
+    let kinds = [
+        "resource_schemas",
+        "data_source_schemas",
+        "ephemeral_resource_schemas",
+    ];
+    for kind in kinds {
         let Some(types) = ours[kind].as_object() else {
             continue;
         };

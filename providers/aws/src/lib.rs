@@ -50,6 +50,13 @@ pub struct Clients {
     pub s3: aws_sdk_s3::Client,
     pub cloudwatch: aws_sdk_cloudwatch::Client,
     pub resource_groups: aws_sdk_resourcegroups::Client,
+    /// Where STS is reached when not at its regional address (an
+    /// `endpoints` entry, `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL`):
+    /// the host an EKS token's presigned request names.
+    pub sts_endpoint: Option<String>,
+    /// The credentials the clients sign with, for what is signed here (an
+    /// EKS token).
+    pub credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
     account: OnceCell<String>,
 }
 
@@ -100,6 +107,7 @@ pub struct Aws {
     kinds: Kinds<Clients>,
     data: BTreeMap<String, Arc<dyn data::DataKind>>,
     data_schemas: BTreeMap<String, ResourceSchema>,
+    ephemeral_schemas: BTreeMap<String, ResourceSchema>,
     clients: OnceCell<Clients>,
 }
 
@@ -201,6 +209,7 @@ impl Aws {
             kinds,
             data,
             data_schemas,
+            ephemeral_schemas: BTreeMap::from([(eks::auth::TYPE.to_string(), eks::auth::schema())]),
             clients: OnceCell::new(),
         }
     }
@@ -243,6 +252,13 @@ impl Aws {
                     s3: client!(aws_sdk_s3, "s3"),
                     cloudwatch: client!(aws_sdk_cloudwatch, "cloudwatch"),
                     resource_groups: client!(aws_sdk_resourcegroups, "resourcegroups"),
+                    sts_endpoint: s
+                        .endpoints
+                        .get("sts")
+                        .cloned()
+                        .or_else(|| std::env::var("AWS_ENDPOINT_URL_STS").ok())
+                        .or_else(|| conf.endpoint_url().map(str::to_string)),
+                    credentials: conf.credentials_provider(),
                     account: OnceCell::new(),
                 }
             })
@@ -423,6 +439,36 @@ impl Cloud for Aws {
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
         &self.data_schemas
+    }
+
+    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        &self.ephemeral_schemas
+    }
+
+    async fn open_ephemeral(
+        &self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<strata_provider::Opened, DriverError> {
+        if type_name != eks::auth::TYPE {
+            return Err(DriverError::UnknownType {
+                driver: "aws".into(),
+                type_name: type_name.into(),
+            });
+        }
+        let name = values::required(config, type_name, "name")?;
+        let token = eks::auth::token(self.clients().await, &name).await?;
+        Ok(strata_provider::Opened {
+            result: Value::Object(
+                [
+                    ("name".to_string(), Value::string(name)),
+                    ("token".to_string(), Value::string(token)),
+                ]
+                .into(),
+            ),
+            private: None,
+            renew_at: None,
+        })
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {

@@ -152,6 +152,25 @@ pub trait Cloud: Send + Sync {
         &NONE
     }
 
+    /// The cloud's ephemeral resource types (a short-lived token, say).
+    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
+
+    /// Opens an instance of one of them.
+    async fn open_ephemeral(
+        &self,
+        type_name: &str,
+        config: &Value,
+    ) -> Result<crate::Opened, DriverError> {
+        let _ = config;
+        Err(DriverError::UnknownType {
+            driver: self.name().to_string(),
+            type_name: type_name.to_string(),
+        })
+    }
+
     /// The cloud's GPU catalog (`providers/<cloud>/catalog.csv`).
     fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {
         None
@@ -238,7 +257,16 @@ impl<T: Cloud + 'static> crate::Recovery for T {
     }
 }
 
-impl<T: Cloud + 'static> crate::Ephemerals for T {}
+#[async_trait]
+impl<T: Cloud + 'static> crate::Ephemerals for T {
+    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        Cloud::ephemeral_schemas(self)
+    }
+
+    async fn open(&self, type_name: &str, config: &Value) -> Result<crate::Opened, DriverError> {
+        self.open_ephemeral(type_name, config).await
+    }
+}
 
 impl<T: Cloud + 'static> crate::Billing for T {
     fn gpu_catalog(&self) -> Option<&crate::catalog::Catalog> {

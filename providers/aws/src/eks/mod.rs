@@ -8,6 +8,7 @@
 //! defaults); a pod identity association is there once made.
 
 mod addon;
+pub mod auth;
 mod cluster;
 mod member;
 mod node_group;
