@@ -335,10 +335,11 @@ resource "stratatest_object" "o" {
         out.contains("Success! The configuration is valid, but there were some validation warnings as shown above."),
         "{out}"
     );
+    // Terraform's validate says warnings on stdout, above its verdict.
     assert!(
-        err.contains("Provider configuration for_each matches resource")
-            && err.contains("strata apply -destroy -target=stratatest_object.o"),
-        "{err}"
+        out.contains("Warning: Provider configuration for_each matches resource")
+            && out.contains("strata apply -destroy -target=stratatest_object.o"),
+        "{out}{err}"
     );
     let json = lab.ok("strata", &dir, &["validate", "-json"]);
     let doc: Json = serde_json::from_str(&json).unwrap();

@@ -29,7 +29,8 @@ pub fn validate(a: ValidateArgs, cx: &mut Context<'_>) -> ExitCode {
         let r = r.map(|warnings| match warnings.is_empty() {
             true => printer::line("Success! The configuration is valid."),
             false => {
-                printer::diagnostics(&crate::diag::Diags(warnings), &cx.sources);
+                // On stdout, in Terraform's layout, as its validate says them.
+                printer::Printer::human().warnings(&warnings, &cx.sources);
                 printer::line("Success! The configuration is valid, but there were some validation warnings as shown above.");
             }
         });
