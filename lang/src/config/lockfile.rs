@@ -141,23 +141,30 @@ impl LockFile {
 
 /// Terraform's `h1:` checksum of an unpacked package: SHA-256 over the
 /// lines "<sha256 of file>  <relative path>\n" of its files in name order.
+/// Each file is hashed as it is read, never held whole: a provider binary
+/// is hundreds of megabytes (the AWS provider's 700 MB were read into
+/// memory by every command that checked it).
 pub fn h1(dir: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
     let mut files = Vec::new();
     collect(dir, dir, &mut files)?;
     let mut digests = Vec::with_capacity(files.len());
     for rel in files {
-        let bytes = std::fs::read(dir.join(&rel))?;
-        digests.push((rel, sha256_hex(&bytes)));
+        let mut hasher = Sha256::new();
+        let mut file = std::fs::File::open(dir.join(&rel))?;
+        std::io::copy(&mut file, &mut hasher)?;
+        digests.push((rel, hex(&hasher.finalize())));
     }
     Ok(h1_of(digests))
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
 }
 
 /// The `h1:` checksum of a package whose files (relative paths) have
