@@ -23,9 +23,9 @@ use strata_state::model::{Address, ModulePath};
 #[derive(Clone, Copy)]
 struct KeyChoice<'a> {
     expr: &'a Expr,
-    /// In the root module call of this name's `providers`; `None`: in the
-    /// block's own `provider` argument.
-    call: Option<&'a str>,
+    /// Whether it is written in a root module call's `providers` (else in
+    /// the block's own `provider` argument).
+    in_call: bool,
 }
 
 /// A block's provider configuration: one address, or an instance of a
@@ -37,12 +37,6 @@ pub struct Resolution<'a> {
 }
 
 impl Resolution<'_> {
-    /// The address every instance uses, or (keyed) the configuration's
-    /// whose instances they choose from.
-    pub fn config(&self) -> &str {
-        &self.address
-    }
-
     /// The address, when every instance uses the same configuration.
     pub fn single(&self) -> Option<&str> {
         self.key.is_none().then_some(self.address.as_str())
@@ -58,9 +52,9 @@ impl Resolution<'_> {
         drivers: &Drivers,
         what: &str,
     ) -> Result<String, Diag> {
-        self.choose(drivers, what, |k| match k.call {
-            None => walk.eval_at(module, path, ctx, |ev| ev.eval(k.expr)),
-            Some(_) => {
+        self.choose(drivers, what, |k| match k.in_call {
+            false => walk.eval_at(module, path, ctx, |ev| ev.eval(k.expr)),
+            true => {
                 let first = path.steps().first();
                 let call = first.map(|s| ModulePath::root().child(&s.call, s.key.clone()));
                 call.and_then(|c| walk.eval_in_caller(&c, |ev| ev.eval(k.expr)))
@@ -81,7 +75,7 @@ impl Resolution<'_> {
     ) -> Result<String, Diag> {
         let what = addr.to_string();
         self.choose(drivers, &what, |k| {
-            if k.call.is_some() {
+            if k.in_call {
                 let detail = format!("The provider instance {what} uses is chosen by its module call; import it with an import block, planned with the rest of the configuration.");
                 return Some(Err(invalid_key(detail, k.expr)));
             }
@@ -217,7 +211,7 @@ pub fn resolve<'a>(
     // blocks have instances; validation refuses a key anywhere else).
     let key = named.and_then(|p| p.key.as_ref()).map(|expr| KeyChoice {
         expr,
-        call: chain.first().map(|c| c.name.as_str()),
+        in_call: !chain.is_empty(),
     });
     Ok(Resolution {
         address: provider_address(driver, alias.as_deref()),
