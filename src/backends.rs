@@ -498,7 +498,7 @@ fn pg(s: &Settings, workspace: String) -> Result<Store, Diags> {
 pub struct RemoteStates;
 
 impl StateSource for RemoteStates {
-    fn read(&self, b: &RemoteBackend) -> Result<(State, String), SourceError> {
+    fn read(&self, b: &RemoteBackend, reader: &str) -> Result<(State, String), SourceError> {
         let backend = Backend {
             kind: b.kind.clone(),
             span: Span::default(),
@@ -528,7 +528,7 @@ impl StateSource for RemoteStates {
             Err(strata_state::StateError::Encrypted { .. }) => {
                 let store = open()?.sealed(sealing(
                     strata_state::encryption::Payload::State,
-                    remote_chain(&location)?,
+                    remote_chain(&location, reader)?,
                 ));
                 store.load().map_err(unreadable)?
             }
@@ -538,10 +538,14 @@ impl StateSource for RemoteStates {
     }
 }
 
-/// What opens an encrypted state `terraform_remote_state` reads: the
-/// working directory's `encryption { remote_state_data_sources { default
-/// { … } } }`, read only when such a state is met.
-fn remote_chain(location: &str) -> Result<Vec<strata_state::encryption::Method>, SourceError> {
+/// What opens an encrypted state the `terraform_remote_state` data source
+/// `reader` reads: the working directory's `encryption {
+/// remote_state_data_sources { … } }` target for it, else its `default`;
+/// read only when such a state is met.
+fn remote_chain(
+    location: &str,
+    reader: &str,
+) -> Result<Vec<strata_state::encryption::Method>, SourceError> {
     let mut sources = crate::diag::Sources::default();
     let module = config::load(Path::new("."), &mut sources).map_err(|d| {
         SourceError::Settings(format!(
@@ -552,7 +556,7 @@ fn remote_chain(location: &str) -> Result<Vec<strata_state::encryption::Method>,
     let chain = module
         .settings
         .sealings
-        .remote()
+        .remote(reader)
         .map_err(|d| {
             SourceError::Settings(
                 d.0.iter()
@@ -565,7 +569,7 @@ fn remote_chain(location: &str) -> Result<Vec<strata_state::encryption::Method>,
     match chain.is_empty() {
         true => Err(SourceError::Unreadable {
             location: location.to_string(),
-            detail: "it is encrypted, and this configuration's encryption has no remote_state_data_sources { default { method = … } } to open it".into(),
+            detail: format!("it is encrypted, and this configuration's encryption has no remote_state_data_sources {{ default {{ method = … }} }} nor remote_state_data_source {reader:?} to open it"),
         }),
         false => Ok(chain),
     }

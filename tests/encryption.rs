@@ -674,6 +674,127 @@ terraform {{
     assert!(own.contains("made-by-the-producer"), "{own}");
 }
 
+/// `remote_state_data_source "NAME"` targets one data source by the name
+/// OpenTofu derives from its address (`each["b"]`, `sub[0].q` for
+/// `module.sub[0]`'s `q`); the others are opened by `default`. Without the
+/// named target the state sealed under another key is not opened.
+#[test]
+fn a_remote_state_data_source_target_opens_the_state_of_the_data_source_it_names() {
+    // The second producer seals with its key provider `next` (the
+    // metadata names the provider, so the consumer's has that name).
+    let producer = |tag: &str, method: &str| {
+        let dir = workdir(
+            tag,
+            &format!(
+                "{}{RESOURCES}\noutput \"out\" {{\n  value = \"made-by-{tag}\"\n}}\n",
+                encryption(&format!("method = method.aes_gcm.{method}"))
+            ),
+        );
+        ok(&dir, PASS, &["init", "-no-color"]);
+        ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+        dir.join("terraform.tfstate").display().to_string()
+    };
+    let (p1, p2) = (producer("rs-p1", "main"), producer("rs-p2", "next"));
+    let consumer = |targets: &str| {
+        format!(
+            r#"
+variable "passphrase" {{
+  type = string
+}}
+
+terraform {{
+  encryption {{
+    key_provider "pbkdf2" "main" {{
+      passphrase = var.passphrase
+    }}
+    key_provider "pbkdf2" "next" {{
+      passphrase = "a-brand-new-long-passphrase"
+    }}
+    method "aes_gcm" "main" {{
+      keys = key_provider.pbkdf2.main
+    }}
+    method "aes_gcm" "other" {{
+      keys = key_provider.pbkdf2.next
+    }}
+    remote_state_data_sources {{
+      default {{
+        method = method.aes_gcm.main
+      }}
+      remote_state_data_source "each[\"b\"]" {{
+        method = method.aes_gcm.other
+      }}
+      {targets}
+    }}
+  }}
+}}
+
+data "terraform_remote_state" "each" {{
+  for_each = {{ a = "{p1}", b = "{p2}" }}
+  backend  = "local"
+  config = {{
+    path = each.value
+  }}
+}}
+
+module "sub" {{
+  count  = 1
+  source = "./sub"
+  path   = "{p2}"
+}}
+
+output "got" {{
+  value = [for k, v in data.terraform_remote_state.each : v.outputs.out]
+}}
+
+output "sub" {{
+  value = module.sub[0].out
+}}
+"#
+        )
+    };
+    let dir = workdir("rs-consumer", &consumer(""));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/main.tf"),
+        r#"
+variable "path" {
+  type = string
+}
+
+data "terraform_remote_state" "q" {
+  backend = "local"
+  config = {
+    path = var.path
+  }
+}
+
+output "out" {
+  value = data.terraform_remote_state.q.outputs.out
+}
+"#,
+    )
+    .unwrap();
+    ok(&dir, PASS, &["init", "-no-color"]);
+    let r = run_with(&dir, PASS, &["plan", "-no-color"]);
+    assert_eq!(r.code, 1, "{}", r.both());
+    assert!(
+        r.err
+            .contains("module.sub[0].data.terraform_remote_state.q"),
+        "{}",
+        r.err
+    );
+    assert!(!r.err.contains("terraform_remote_state.each"), "{}", r.err);
+    let named =
+        "remote_state_data_source \"sub[0].q\" {\n        method = method.aes_gcm.other\n      }";
+    std::fs::write(dir.join("main.tf"), consumer(named)).unwrap();
+    let out = ok(&dir, PASS, &["apply", "-auto-approve", "-no-color"]);
+    assert!(
+        out.contains("\"made-by-rs-p1\",\n  \"made-by-rs-p2\","),
+        "{out}"
+    );
+    assert!(out.contains("sub = \"made-by-rs-p2\""), "{out}");
+}
+
 /// OpenTofu's `openbao` key provider against a stand-in of OpenBao's
 /// transit engine (none can be had here; the stand-in speaks its HTTP
 /// API): a data key asked for once per writing run, its wrapped form the

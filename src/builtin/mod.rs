@@ -38,6 +38,8 @@ pub struct Registry {
     whole: BTreeSet<usize>,
     /// A test's stand-ins for single objects and module calls.
     doubles: Option<Arc<dyn doubles::Doubles>>,
+    /// Where `terraform_remote_state` reads states (none: it cannot).
+    remote_states: Option<Arc<dyn remote_state::StateSource>>,
 }
 
 /// What one run configures as its walk goes, shared by its clones (the
@@ -272,6 +274,7 @@ impl Drivers {
             routes: Vec::new(),
             whole: BTreeSet::new(),
             doubles: None,
+            remote_states: None,
         })
     }
 
@@ -302,17 +305,15 @@ impl Drivers {
             // Offline copies serve no plan a note is shown for.
             whole: BTreeSet::new(),
             doubles: self.doubles.clone(),
+            // Offline copies read no state.
+            remote_states: None,
         })
     }
 
     /// The builtin driver reading `terraform_remote_state` through
     /// `states` (the command gives the backends; see [`remote_state`]).
     pub fn with_remote_states(mut self, states: Arc<dyn remote_state::StateSource>) -> Drivers {
-        for d in &mut self.registry.list {
-            if d.name() == "terraform" {
-                *d = Arc::new(terraform_data::TerraformData::reading(states.clone()));
-            }
-        }
+        self.registry.remote_states = Some(states);
         self
     }
 
@@ -368,6 +369,7 @@ impl Drivers {
             routes,
             whole,
             doubles: self.doubles.clone(),
+            remote_states: self.remote_states.clone(),
         })
     }
 
@@ -378,12 +380,19 @@ impl Drivers {
     }
 
     /// The driver serving instance `addr`: a test's stand-in when it has
-    /// one, else `real`.
+    /// one; for a `terraform_remote_state` data source, the builtin driver
+    /// reading states as that data source (its encryption target is found
+    /// by its address); else `real`.
     pub fn at(&self, addr: &Address, real: &Arc<dyn Driver>) -> Arc<dyn Driver> {
-        self.doubles
-            .as_ref()
-            .and_then(|d| d.driver_at(addr, real))
-            .unwrap_or_else(|| real.clone())
+        if let Some(d) = self.doubles.as_ref().and_then(|d| d.driver_at(addr, real)) {
+            return d;
+        }
+        match &self.remote_states {
+            Some(states) if remote_state::reads(addr) && real.name() == "terraform" => Arc::new(
+                terraform_data::TerraformData::reading(states.clone(), remote_state::name(addr)),
+            ),
+            _ => real.clone(),
+        }
     }
 
     /// Whether instance `addr` has a test's stand-in.

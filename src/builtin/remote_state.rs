@@ -10,6 +10,7 @@ use crate::lang::types::Type;
 use crate::lang::value::{Attrs, Value};
 use std::collections::BTreeMap;
 use strata_provider::{AttributeSchema, DriverError, ResourceSchema};
+use strata_state::model::{Address, Mode};
 use strata_state::State;
 
 pub const TYPE: &str = "terraform_remote_state";
@@ -80,12 +81,32 @@ pub enum SourceError {
 /// stage than the drivers, so the command hands the builtin driver one
 /// (`backends::RemoteStates`, through `Drivers::with_remote_states`).
 pub trait StateSource: Send + Sync {
-    /// The state, and where it was read from (for messages).
-    fn read(&self, backend: &RemoteBackend) -> Result<(State, String), SourceError>;
+    /// The state, and where it was read from (for messages), for the
+    /// data source named `reader` (see [`name`]).
+    fn read(&self, backend: &RemoteBackend, reader: &str) -> Result<(State, String), SourceError>;
 }
 
-/// Reads the outputs of the state the configuration names.
-pub fn read(config: &Value, source: Option<&dyn StateSource>) -> Result<Value, DriverError> {
+/// Whether instance `addr` is a `terraform_remote_state` data source.
+pub fn reads(addr: &Address) -> bool {
+    addr.id.mode == Mode::Data && addr.id.type_name == TYPE
+}
+
+/// The name OpenTofu gives a `terraform_remote_state` data source, by
+/// which `remote_state_data_source "NAME"` targets it: its address without
+/// the type and the first `module.` (`foo[4]`, `submod[1].bar` for
+/// `module.submod[1].data.terraform_remote_state.bar`).
+pub fn name(addr: &Address) -> String {
+    let full = addr.to_string();
+    let short = full.replacen(&format!("data.{TYPE}."), "", 1);
+    short.strip_prefix("module.").unwrap_or(&short).to_string()
+}
+
+/// Reads the outputs of the state the configuration names, as the data
+/// source `source.1`.
+pub fn read(
+    config: &Value,
+    source: Option<(&dyn StateSource, &str)>,
+) -> Result<Value, DriverError> {
     let kind = get(config, "backend")
         .and_then(Value::as_str)
         .unwrap_or("")
@@ -104,13 +125,13 @@ pub fn read(config: &Value, source: Option<&dyn StateSource>) -> Result<Value, D
         // Terraform's default for this data source.
         settings.insert("path".into(), Value::string("terraform.tfstate"));
     }
-    let source = source.ok_or_else(|| invalid("this strata reads no state backends"))?;
+    let (source, reader) = source.ok_or_else(|| invalid("this strata reads no state backends"))?;
     let backend = RemoteBackend {
         kind,
         settings,
         workspace,
     };
-    let (state, path) = source.read(&backend).map_err(|e| match e {
+    let (state, path) = source.read(&backend, reader).map_err(|e| match e {
         SourceError::Settings(why) => invalid(why),
         SourceError::Unreadable { location, detail } => DriverError::Api {
             operation: format!("reading the state at {location}"),
@@ -132,4 +153,32 @@ pub fn read(config: &Value, source: Option<&dyn StateSource>) -> Result<Value, D
     let mut out = config.unmarked().entries().cloned().unwrap_or_default();
     out.insert("outputs".into(), Value::Object(outputs));
     Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_source_is_named_as_opentofu_names_it() {
+        let named = |a: &str| name(&Address::parse(a).expect("an address"));
+        assert_eq!(named("data.terraform_remote_state.foo[4]"), "foo[4]");
+        assert_eq!(
+            named("data.terraform_remote_state.each[\"b\"]"),
+            "each[\"b\"]"
+        );
+        assert_eq!(
+            named("module.submod[1].data.terraform_remote_state.bar"),
+            "submod[1].bar"
+        );
+        // Only the first `module.` goes, as OpenTofu trims it.
+        assert_eq!(
+            named("module.a.module.b.data.terraform_remote_state.c"),
+            "a.module.b.c"
+        );
+        assert!(reads(
+            &Address::parse("data.terraform_remote_state.x").unwrap()
+        ));
+        assert!(!reads(&Address::parse("terraform_data.x").unwrap()));
+    }
 }

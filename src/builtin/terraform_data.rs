@@ -20,15 +20,17 @@ pub const TYPE: &str = "terraform_data";
 
 #[derive(Clone, Default)]
 pub struct TerraformData {
-    /// Where `terraform_remote_state` reads states (none: it cannot).
-    states: Option<Arc<dyn StateSource>>,
+    /// Where `terraform_remote_state` reads states (none: it cannot), and
+    /// the name of the data source reading them.
+    states: Option<(Arc<dyn StateSource>, String)>,
 }
 
 impl TerraformData {
-    /// The builtin driver, reading `terraform_remote_state` from `states`.
-    pub fn reading(states: Arc<dyn StateSource>) -> TerraformData {
+    /// The builtin driver as the `terraform_remote_state` data source
+    /// `name` (see [`super::remote_state::name`]), reading from `states`.
+    pub fn reading(states: Arc<dyn StateSource>, name: String) -> TerraformData {
         TerraformData {
-            states: Some(states),
+            states: Some((states, name)),
         }
     }
 }
@@ -278,7 +280,8 @@ impl Driver for TerraformData {
                 type_name: type_name.into(),
             });
         }
-        super::remote_state::read(config, self.states.as_deref())
+        let source = self.states.as_ref().map(|(s, name)| (&**s, name.as_str()));
+        super::remote_state::read(config, source)
     }
 }
 

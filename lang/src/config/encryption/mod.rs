@@ -28,10 +28,19 @@ pub struct Encryption {
     pub methods: Vec<Named>,
     pub state: Option<Target>,
     pub plan: Option<Target>,
-    /// `remote_state_data_sources { default { … } }`: how the states
+    /// `remote_state_data_sources { … }`: how the states
     /// `terraform_remote_state` reads are opened.
-    pub remote: Option<Target>,
+    pub remote: Option<Remote>,
     pub span: Span,
+}
+
+/// `remote_state_data_sources`: the `default` target, and targets for
+/// single data sources by the name OpenTofu gives them (`foo`, `foo[4]`,
+/// `submod[1].bar` for `module.submod[1]`'s `bar`).
+#[derive(Debug, Clone, Default)]
+pub struct Remote {
+    pub default: Option<Target>,
+    pub named: Vec<(String, Target)>,
 }
 
 /// A `key_provider` or `method` block: its type, name, arguments and
@@ -60,8 +69,10 @@ pub struct Target {
 pub struct Sealings {
     state: Vec<Method>,
     plan: Vec<Method>,
-    /// What opens the states `terraform_remote_state` reads.
+    /// What opens the states `terraform_remote_state` reads, unless
+    /// `named` has a chain for the data source.
     remote: Vec<Method>,
+    named: std::collections::BTreeMap<String, Vec<Method>>,
     /// Why the chains could not be evaluated when the variables they use
     /// were not given: said by the command that needs them (one that opens
     /// the state or writes a plan), not by one that never does
@@ -80,9 +91,11 @@ impl Sealings {
         self.ready().map(|()| self.plan.as_slice())
     }
 
-    /// The chain that opens remote states.
-    pub fn remote(&self) -> Result<&[Method], Diags> {
-        self.ready().map(|()| self.remote.as_slice())
+    /// The chain that opens the states the `terraform_remote_state` data
+    /// source `name` reads (its own target's, else the default's).
+    pub fn remote(&self, name: &str) -> Result<&[Method], Diags> {
+        self.ready()?;
+        Ok(self.named.get(name).unwrap_or(&self.remote))
     }
 
     fn ready(&self) -> Result<(), Diags> {
@@ -203,8 +216,28 @@ fn merge(base: Option<Encryption>, over: Option<Encryption>) -> Option<Encryptio
     merge_named(&mut base.methods, over.methods);
     base.state = merge_target(base.state, over.state);
     base.plan = merge_target(base.plan, over.plan);
-    base.remote = merge_target(base.remote, over.remote);
+    base.remote = merge_remote(base.remote, over.remote);
     Some(base)
+}
+
+fn merge_remote(base: Option<Remote>, over: Option<Remote>) -> Option<Remote> {
+    let (mut b, o) = match (base, over) {
+        (b, None) => return b,
+        (None, o) => return o,
+        (Some(b), Some(o)) => (b, o),
+    };
+    b.default = merge_target(b.default, o.default);
+    for (name, t) in o.named {
+        match b.named.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, bt)) => {
+                if let Some(m) = merge_target(Some(bt.clone()), Some(t)) {
+                    *bt = m;
+                }
+            }
+            None => b.named.push((name, t)),
+        }
+    }
+    Some(b)
 }
 
 fn merge_named(base: &mut Vec<Named>, over: Vec<Named>) {
@@ -238,23 +271,32 @@ fn merge_target(base: Option<Target>, over: Option<Target>) -> Option<Target> {
     })
 }
 
-/// `remote_state_data_sources`: its `default` target. A target named for
-/// one data source is refused by name (strata's data source read does not
-/// know its own address yet).
-fn remote(b: &Block, diags: &mut Diags) -> Option<Target> {
+/// `remote_state_data_sources`: its `default` target and those named
+/// for one data source each.
+fn remote(b: &Block, diags: &mut Diags) -> Option<Remote> {
     for a in &b.body.attrs {
         diags.push(unsupported_attr(a, "remote_state_data_sources", &[]));
     }
-    let mut default = None;
+    let mut out = Remote::default();
     for nb in &b.body.blocks {
         match nb.kind.as_str() {
-            "default" => default = Some(target(nb, false, diags)),
-            "remote_state_data_source" => diags.push(err(
-                CODE,
-                "Not supported yet",
-                "strata opens the states terraform_remote_state reads with the `default` target only; a target for one data source is not supported yet.",
-                nb.kind_span,
-            )),
+            "default" => out.default = Some(target(nb, false, diags)),
+            "remote_state_data_source" => {
+                let Some(l) = labels(nb, &["name"], diags) else {
+                    continue;
+                };
+                let name = l[0].clone();
+                if out.named.iter().any(|(n, _)| *n == name) {
+                    diags.push(err(
+                        CODE,
+                        "Duplicate remote_state_data_source block",
+                        format!("A remote_state_data_source block for {name:?} was already given; each data source has one."),
+                        nb.kind_span,
+                    ));
+                    continue;
+                }
+                out.named.push((name, target(nb, false, diags)));
+            }
             _ => diags.push(unsupported_block(
                 nb,
                 "a remote_state_data_sources block",
@@ -262,7 +304,7 @@ fn remote(b: &Block, diags: &mut Diags) -> Option<Target> {
             )),
         }
     }
-    default
+    Some(out)
 }
 
 fn target(b: &Block, top: bool, diags: &mut Diags) -> Target {
@@ -394,8 +436,15 @@ pub fn resolve(root: &Module, given: &Given, sources: &mut Sources) -> Result<Se
         remote: e
             .remote
             .as_ref()
+            .and_then(|r| r.default.as_ref())
             .map(|t| at.chain(t, &mut diags))
             .unwrap_or_default(),
+        named: e
+            .remote
+            .iter()
+            .flat_map(|r| &r.named)
+            .map(|(name, t)| (name.clone(), at.chain(t, &mut diags)))
+            .collect(),
         unresolved: None,
     };
     diags.into_result(sealings)
