@@ -316,12 +316,68 @@ fn action_blocks_and_triggers_are_read_with_terraforms_errors() {
         (trigger("      events = [after_create]\n      actions = [action.stratatest_note.n]\n      on_failure = shrug"), "Invalid \"on_failure\" keyword"),
         (trigger("      events = [after_create]\n      actions = [action.stratatest_note.nope]"), "action_trigger actions references non-existent action"),
         (trigger("      events = [after_create]\n      actions = [stratatest_object.a]"), "Invalid action argument"),
+        // Terraform 1.16's rules for a condition.
+        (trigger("      events = [before_create]\n      condition = self.name == \"a\"\n      actions = [action.stratatest_note.n]"), "Reference to self in before_create condition"),
+        (trigger("      events = [after_destroy]\n      condition = true\n      actions = [action.stratatest_note.n]"), "Condition on destroy action"),
+        (trigger("      events = [after_create]\n      condition = stratatest_object.a.name == \"a\"\n      actions = [action.stratatest_note.n]"), "Self-referential block"),
         ("action \"stratatest_note\" \"n\" {\n  count = 1\n  for_each = {}\n}\n".to_string(), "Invalid combination of \"count\" and \"for_each\""),
         ("action \"stratatest_note\" \"n\" {\n  config {\n  }\n  config {\n  }\n}\n".to_string(), "Duplicate config block"),
     ];
     for (n, (body, want)) in cases.iter().enumerate() {
         let dir = lab.work_with(&format!("case{n}"), &format!("{HEADER}\n{body}"));
         refused_at_its_line(&lab, &dir, &["validate", "-no-color"], (n, want));
+    }
+}
+
+/// Terraform's warning (1.16) for an action whose configuration names the
+/// resource triggering it, where `caller` would do: said by `validate`
+/// and with a plan, at the reference, in a called module too; none for
+/// `caller` or another resource.
+#[test]
+fn an_action_naming_its_triggering_resource_is_warned_about() {
+    let lab = Lab::new("actions-caller");
+    let body = |message: &str| {
+        format!("resource \"stratatest_object\" \"a\" {{\n  name = \"a\"\n  lifecycle {{\n    action_trigger {{\n      events  = [after_create]\n      actions = [action.stratatest_note.n]\n    }}\n  }}\n}}\n\nresource \"stratatest_object\" \"b\" {{\n  name = \"b\"\n}}\n\naction \"stratatest_note\" \"n\" {{\n  config {{\n    message = {message}\n  }}\n}}\n")
+    };
+    let named = body("\"made ${stratatest_object.a.name}\"");
+    let dir = lab.work_with("named", &format!("{HEADER}\n{named}"));
+    std::fs::create_dir_all(dir.join("child")).unwrap();
+    std::fs::write(dir.join("child/main.tf"), format!("{HEADER}\n{named}")).unwrap();
+    std::fs::write(
+        dir.join("calls.tf"),
+        "module \"child\" {\n  source = \"./child\"\n}\n",
+    )
+    .unwrap();
+    lab.ok("strata", &dir, &["init", "-no-color"]);
+    let out = lab.ok("strata", &dir, &["validate", "-no-color"]);
+    assert_eq!(
+        out.matches("Warning: Reference to triggering resource")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("via the \"caller\" symbol"), "{out}");
+    // The message's line (the 17th of the body) in both files.
+    let line = format!("{HEADER}\n").lines().count() + 17;
+    assert!(out.contains(&format!("on main.tf line {line}")), "{out}");
+    assert!(out.contains(&format!("child/main.tf line {line}")), "{out}");
+    assert!(
+        out.contains("The configuration is valid, but there were some validation warnings"),
+        "{out}"
+    );
+    let (code, out, err) = lab.run("strata", &dir, &["plan", "-no-color"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("Reference to triggering resource"),
+        "{out}{err}"
+    );
+    for message in [
+        "\"made ${caller.name}\"",
+        "\"next to ${stratatest_object.b.name}\"",
+    ] {
+        let dir = ready(&lab, "quiet", &body(message));
+        let out = lab.ok("strata", &dir, &["validate", "-no-color"]);
+        assert!(!out.contains("Warning"), "{message}: {out}");
     }
 }
 

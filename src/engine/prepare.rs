@@ -338,6 +338,7 @@ pub(super) fn prepare(
     };
     let mut warnings = config::deprecation::warnings(&module, &given);
     warnings.extend(config::provider_each::warnings(&module, sources));
+    warnings.extend(config::action::warnings(&module));
     let before = digests(sources);
     let expansion = expand(
         &mut module,

@@ -131,7 +131,9 @@ pub fn validate(
             let vars = vars.clone();
             check_portability(&module, &graph, vars, &run, expansion, drivers)?;
         }
-        Ok(crate::config::provider_each::warnings(&module, sources))
+        let mut warnings = crate::config::provider_each::warnings(&module, sources);
+        warnings.extend(crate::config::action::warnings(&module));
+        Ok(warnings)
     })();
     // An error inside strata's own modules names the cluster spec too.
     checked.map_err(|d| match &clusters {

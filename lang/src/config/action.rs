@@ -213,8 +213,14 @@ pub fn reference(e: &Expr) -> Option<(&str, &str, Option<&Expr>)> {
 }
 
 /// Every action a resource's `action_trigger` names must be an `action`
-/// block of its module, as Terraform's graph requires.
+/// block of its module, as Terraform's graph requires; and a trigger's
+/// `condition` is held to Terraform 1.16's rules for it.
 pub(super) fn check_triggers(module: &super::Module, diags: &mut Diags) {
+    for r in &module.resources {
+        for t in &r.lifecycle.action_triggers {
+            check_condition(r, t, diags);
+        }
+    }
     let triggers = module
         .resources
         .iter()
@@ -243,4 +249,114 @@ pub(super) fn check_triggers(module: &super::Module, diags: &mut Diags) {
             ));
         }
     }
+}
+
+const CODE: &str = "strata::config::action";
+
+/// Terraform's (1.16) rules for a trigger's `condition`: none on a destroy
+/// event (the object is going), no `self` before a create (its computed
+/// attributes are not known), and never the resource by its own address.
+fn check_condition(r: &super::Resource, t: &ActionTrigger, diags: &mut Diags) {
+    let Some(cond) = &t.condition else { return };
+    let mut uses_self = false;
+    cond.visit_references(&mut |root, _, _| uses_self |= root == "self");
+    for event in &t.events {
+        if *event == ActionEvent::BeforeCreate && uses_self {
+            diags.push(err(
+                CODE,
+                "Reference to self in before_create condition",
+                "Computed attributes from self may not be known before the resource is created.",
+                cond.span,
+            ));
+            break;
+        }
+        if matches!(
+            event,
+            ActionEvent::BeforeDestroy | ActionEvent::AfterDestroy
+        ) {
+            diags.push(err(
+                CODE,
+                "Condition on destroy action",
+                "Condition expression may not be used with a destroy action.",
+                cond.span,
+            ));
+        }
+    }
+    cond.visit_references(&mut |root, attrs, span| {
+        if is_resource(r, root, attrs) {
+            diags.push(err(
+                CODE,
+                "Self-referential block",
+                format!("Configuration for {} may not refer to itself.", r.address()),
+                span,
+            ));
+        }
+    });
+}
+
+/// Whether a reference `root.attrs…` is to managed resource `r`.
+fn is_resource(r: &super::Resource, root: &str, attrs: &[&str]) -> bool {
+    r.mode == super::Mode::Managed && root == r.type_name && attrs.first() == Some(&r.name.as_str())
+}
+
+/// Terraform's warning (1.16) for an action a resource triggers whose
+/// configuration refers to that resource's instances by address: `caller`
+/// is the triggering object, and the address makes a hidden cycle in the
+/// graph. In `root` and every module it calls.
+pub fn warnings(root: &super::Module) -> Vec<crate::diag::Diag> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &root.resources {
+        let named = r
+            .lifecycle
+            .action_triggers
+            .iter()
+            .flat_map(|t| &t.actions)
+            .filter_map(reference);
+        for (type_name, name, _) in named {
+            let Some(a) = root
+                .actions
+                .iter()
+                .find(|a| a.type_name == type_name && a.name == name)
+            else {
+                continue;
+            };
+            for span in references_to_instances(a, r) {
+                if seen.insert(span) {
+                    out.push(
+                        crate::diag::Diag::new(
+                            CODE,
+                            "Reference to triggering resource",
+                            "The triggering resource object can be accessed via the \"caller\" symbol to avoid unexpected graph cycles.",
+                        )
+                        .at(span)
+                        .warning(),
+                    );
+                }
+            }
+        }
+    }
+    for call in &root.module_calls {
+        out.extend(warnings(&call.module));
+    }
+    out
+}
+
+/// Where action `a`'s arguments refer to an instance of `r` (an attribute
+/// of it or an indexed instance; the resource as a whole is not one).
+fn references_to_instances(a: &Action, r: &super::Resource) -> Vec<Span> {
+    let mut exprs: Vec<&Expr> = a.count.iter().chain(&a.for_each).collect();
+    exprs.extend(a.config.iter().flat_map(|b| b.expressions()));
+    let mut out = Vec::new();
+    for e in exprs {
+        e.visit_traversals(&mut |t| {
+            let whole = matches!(&t.kind, ExprKind::GetAttr(inner, _) if matches!(inner.kind, ExprKind::Variable(_)));
+            t.visit_references(&mut |root, attrs, span| {
+                if !whole && is_resource(r, root, attrs) {
+                    out.push(span);
+                }
+            });
+        });
+    }
+    out
 }

@@ -9,7 +9,7 @@
 
 use super::{Module, ModuleCall};
 use crate::diag::{Diag, Span};
-use crate::syntax::{Body, Expr};
+use crate::syntax::Expr;
 use std::collections::BTreeSet;
 
 /// The warnings of the configuration `root`, whose variables named in
@@ -92,15 +92,8 @@ pub fn expressions(m: &Module) -> Vec<&Expr> {
         out.extend(call.count.iter().chain(&call.for_each));
     }
     for r in &m.resources {
-        body(&r.body, &mut out);
+        out.extend(r.body.expressions());
         out.extend(r.count.iter().chain(&r.for_each));
     }
     out
-}
-
-fn body<'b>(b: &'b Body, out: &mut Vec<&'b Expr>) {
-    out.extend(b.attrs.iter().map(|a| &a.expr));
-    for nb in &b.blocks {
-        body(&nb.body, out);
-    }
 }

@@ -46,6 +46,15 @@ impl Body {
     pub fn attr(&self, name: &str) -> Option<&Attribute> {
         self.attrs.iter().find(|a| a.name == name)
     }
+
+    /// Every argument's expression, in nested blocks too.
+    pub fn expressions(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self.attrs.iter().map(|a| &a.expr).collect();
+        for b in &self.blocks {
+            out.extend(b.body.expressions());
+        }
+        out
+    }
 }
 
 /// How deeply brackets and sub-expressions may nest. Parsing and evaluation
