@@ -271,6 +271,108 @@ fn bad_query_files_and_refused_lists_are_errors_at_their_blocks() {
     );
 }
 
+/// A list filtering by what another found (Terraform 1.14+:
+/// `list.T.N.data[0].state.ATTR`, `.identity.ATTR`, an instance key where
+/// the other repeats): listed after it whatever the order of the blocks,
+/// and Terraform's errors for an undeclared list, a traversal of the
+/// wrong shape and a cycle, from `query` and `validate -query`, at the
+/// reference.
+#[test]
+fn a_list_filters_by_what_another_list_found() {
+    let lab = Lab::new("query-refs");
+    let query = r#"
+list "stratatest_object" "second" {
+  provider = stratatest
+  config {
+    name_prefix = substr(list.stratatest_object.first.data[0].state.name, 0, 2)
+  }
+}
+
+list "stratatest_object" "first" {
+  provider         = stratatest
+  include_resource = true
+  config {
+    name_prefix = "be"
+  }
+}
+
+list "stratatest_object" "each" {
+  for_each = toset(["al"])
+  provider = stratatest
+  config {
+    name_prefix = each.key
+  }
+}
+
+list "stratatest_object" "from_each" {
+  provider = stratatest
+  config {
+    name_prefix = list.stratatest_object.each["al"].data[0].identity.name
+  }
+}
+"#;
+    let dir = with_objects(&lab, "refs", query);
+    lab.identified(&dir, &["validate", "-query", "-no-color"]);
+    let out = lab.identified(&dir, &["query", "-no-color"]);
+    let first = out.find("list.stratatest_object.first   id=beta-1");
+    let second = out.find("list.stratatest_object.second   id=beta-1,name=beta   beta\n");
+    assert!(first.is_some() && second.is_some(), "{out}");
+    assert!(first < second, "listed before the list using it: {out}");
+    assert!(!out.contains("second   id=alpha"), "{out}");
+    assert!(
+        out.contains("list.stratatest_object.from_each   id=alpha-1,name=alpha   alpha\n"),
+        "{out}"
+    );
+    let list = |name: &str, prefix: &str| {
+        format!("list \"stratatest_object\" \"{name}\" {{\n  provider = stratatest\n  config {{\n    name_prefix = {prefix}\n  }}\n}}\n")
+    };
+    let cases = [
+        (
+            list("a", "list.stratatest_object.nope.data[0].state.name"),
+            "Reference to undeclared resource",
+        ),
+        (
+            list("a", "list.stratatest_object.b.data[0].state.name")
+                + &list("b", "list.stratatest_object.a.data[0].state.name"),
+            "Cycle: list.stratatest_object.a, list.stratatest_object.b",
+        ),
+        (
+            list("a", "list.stratatest_object.a.data[0].state.name"),
+            "Cycle: list.stratatest_object.a",
+        ),
+        (
+            list("a", "\"x\"") + &list("b", "list.stratatest_object.a.state.name"),
+            "Invalid list resource traversal",
+        ),
+        (
+            list("a", "\"x\"") + &list("b", "list.stratatest_object.a.data.name"),
+            "Invalid list resource traversal",
+        ),
+        (
+            list("a", "\"x\"") + &list("b", "list.stratatest_object.a.data[0].name"),
+            "Invalid list resource traversal",
+        ),
+    ];
+    for (n, (query, want)) in cases.iter().enumerate() {
+        let dir = with_objects(&lab, &format!("bad{n}"), query);
+        for args in [
+            &["query", "-no-color"][..],
+            &["validate", "-query", "-no-color"],
+        ] {
+            let (code, out, err) = lab.run_with("strata", &dir, args, &identity_env());
+            assert_eq!(code, 1, "case {n} {args:?}: {out}{err}");
+            assert!(
+                err.contains(want),
+                "case {n} {args:?}: want {want:?}\n{err}"
+            );
+            assert!(
+                err.contains("found.tfquery.hcl:"),
+                "case {n}: no location\n{err}"
+            );
+        }
+    }
+}
+
 /// The query steps a CI script gains (issue 45), written as a Terraform
 /// 1.14 team writes them to adopt what was made by hand, run from the
 /// directory above with `-chdir`: each step's exit code the one

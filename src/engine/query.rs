@@ -9,12 +9,13 @@ use super::Options;
 use crate::builtin::Drivers;
 use crate::config::{ConfigScope, ListBlock, Module, Run};
 use crate::diag::{Diag, Diags, Sources};
-use crate::lang::value::Value;
+use crate::lang::value::{Attrs, Value};
 use crate::plan::{Generated, ListFound, Queried};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
-use strata_provider::{Driver, ListRequest, Listed, ResourceSchema};
+use strata_provider::{Driver, ListRequest, Listed as Found, ResourceSchema};
+use strata_state::model::InstanceKey;
 
 /// Terraform's default `limit`.
 const DEFAULT_LIMIT: u64 = 100;
@@ -55,11 +56,17 @@ pub fn query(
         rt: &rt,
         generate: out.is_some(),
     };
+    // In the order the configuration's references make (each list after
+    // those whose results its arguments use).
     let mut lists = Vec::new();
+    let mut listed = Listed::default();
     let mut diags = Diags::default();
     for list in &p.lists {
-        match site.list(list) {
-            Ok(found) => lists.extend(found),
+        match site.list(list, &listed) {
+            Ok(found) => {
+                listed.add(list, &found);
+                lists.extend(found.into_iter().map(|(_, f)| f));
+            }
             Err(d) => diags.0.extend(d.0),
         }
     }
@@ -87,6 +94,11 @@ pub fn validate_query(
     let mut module = crate::config::load_given(path, sources, &given)?;
     let lists = crate::config::read_query_files(&mut module, sources)?;
     let run = Run::new(module.dir.clone(), "default");
+    // What another list finds is not known until it is listed.
+    let mut listed = Listed::default();
+    for list in &lists {
+        listed.unknown(list);
+    }
     let mut diags = Diags::default();
     for list in &lists {
         let schema = match list_driver(drivers, list) {
@@ -96,7 +108,15 @@ pub fn validate_query(
                 continue;
             }
         };
-        let scope = ConfigScope::new(&module, BTreeMap::new(), run.clone());
+        let mut scope = ConfigScope::new(&module, BTreeMap::new(), run.clone());
+        scope.lists = Some(listed.value());
+        // Any instance's: its key is not known here.
+        if list.count.is_some() {
+            scope.count_index = Some(Value::unknown());
+        }
+        if list.for_each.is_some() {
+            scope.each = Some((Value::unknown(), Value::unknown()));
+        }
         let mut ev = scope.evaluator();
         let empty = crate::syntax::Body {
             attrs: Vec::new(),
@@ -156,23 +176,37 @@ struct Site<'a> {
 
 impl Site<'_> {
     /// Every instance of `list` (one, or one per `count` or `for_each`
-    /// element), listed.
-    fn list(&self, list: &ListBlock) -> Result<Vec<ListFound>, Diags> {
+    /// element), listed, by key; `listed` is what the lists before it found.
+    fn list(
+        &self,
+        list: &ListBlock,
+        listed: &Listed,
+    ) -> Result<Vec<(Option<InstanceKey>, ListFound)>, Diags> {
         let (driver, schema) = list_driver(self.drivers, list)?;
         let mut out = Vec::new();
-        for (key, scope) in self.instances(list)? {
-            let address = match &key {
-                None => format!("list.{}.{}", list.type_name, list.name),
-                Some(k) => format!("list.{}.{}[{k}]", list.type_name, list.name),
-            };
-            out.push(self.one(list, (&*driver, schema), scope, address)?);
+        for (key, scope) in self.instances(list, listed)? {
+            let address = format!(
+                "list.{}.{}{}",
+                list.type_name,
+                list.name,
+                key.as_ref().map(|k| k.to_string()).unwrap_or_default()
+            );
+            out.push((key, self.one(list, (&*driver, schema), scope, address)?));
         }
         Ok(out)
     }
 
     /// The scope of each instance of `list`, by key.
-    fn instances(&self, list: &ListBlock) -> Result<Vec<(Option<String>, ConfigScope<'_>)>, Diags> {
-        let scope = || ConfigScope::new(self.module, self.vars.clone(), self.run.clone());
+    fn instances(
+        &self,
+        list: &ListBlock,
+        listed: &Listed,
+    ) -> Result<Vec<(Option<InstanceKey>, ConfigScope<'_>)>, Diags> {
+        let scope = || {
+            let mut s = ConfigScope::new(self.module, self.vars.clone(), self.run.clone());
+            s.lists = Some(listed.value());
+            s
+        };
         let value = |e: &crate::syntax::ast::Expr| {
             scope().evaluator().eval(e).map(|v| v.unmarked().clone())
         };
@@ -186,7 +220,7 @@ impl Site<'_> {
                 .map(|i| {
                     let mut s = scope();
                     s.count_index = Some(Value::int(i));
-                    (Some(i.to_string()), s)
+                    (Some(InstanceKey::Int(i.unsigned_abs())), s)
                 })
                 .collect());
         }
@@ -195,7 +229,7 @@ impl Site<'_> {
             return Ok(elements
                 .into_iter()
                 .map(|(k, v)| {
-                    let key = crate::lang::display::show(&k);
+                    let key = InstanceKey::Str(k.as_str().unwrap_or_default().to_string());
                     let mut s = scope();
                     s.each = Some((k, v));
                     (Some(key), s)
@@ -267,7 +301,7 @@ impl Site<'_> {
 fn generated(
     list: &ListBlock,
     provider: &crate::config::ProviderRef,
-    found: &[Listed],
+    found: &[Found],
     drivers: &Drivers,
 ) -> Result<Vec<Generated>, Diags> {
     let Some((_, schema)) = drivers.resource(&list.type_name) else {
@@ -318,4 +352,78 @@ fn write(out: &Path, lists: &[ListFound]) -> Result<(), Diags> {
             format!("{}: {e}", out.display()),
         ))
     })
+}
+
+/// What the lists listed so far found, as a later list's `list.T.N`
+/// reads it: per instance `{ data = [{ display_name, state, identity }…],
+/// config }` as Terraform's provider client makes it; a tuple of those
+/// for `count`, an object by key for `for_each`.
+#[derive(Default)]
+struct Listed {
+    by_type: BTreeMap<String, Attrs>,
+}
+
+impl Listed {
+    fn add(&mut self, list: &ListBlock, found: &[(Option<InstanceKey>, ListFound)]) {
+        let instance = |f: &ListFound| {
+            let data = f.found.iter().map(|r| {
+                Value::Object(Attrs::from([
+                    (
+                        "display_name".to_string(),
+                        Value::string(r.display_name.as_str()),
+                    ),
+                    (
+                        "state".to_string(),
+                        r.object.clone().unwrap_or_else(Value::null),
+                    ),
+                    (
+                        "identity".to_string(),
+                        crate::funcs::json_value(&r.identity).unwrap_or_else(|_| Value::null()),
+                    ),
+                ]))
+            });
+            Value::Object(Attrs::from([
+                ("data".to_string(), Value::Tuple(data.collect())),
+                ("config".to_string(), f.config.clone()),
+            ]))
+        };
+        let value = match (&list.count, &list.for_each) {
+            (Some(_), _) => Value::Tuple(found.iter().map(|(_, f)| instance(f)).collect()),
+            (_, Some(_)) => Value::Object(
+                found
+                    .iter()
+                    .filter_map(|(k, f)| match k {
+                        Some(InstanceKey::Str(k)) => Some((k.clone(), instance(f))),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => found
+                .first()
+                .map(|(_, f)| instance(f))
+                .unwrap_or_else(Value::unknown),
+        };
+        self.set(list, value);
+    }
+
+    /// `list`'s results as not known yet (`validate -query`).
+    fn unknown(&mut self, list: &ListBlock) {
+        self.set(list, Value::unknown());
+    }
+
+    fn set(&mut self, list: &ListBlock, value: Value) {
+        self.by_type
+            .entry(list.type_name.clone())
+            .or_default()
+            .insert(list.name.clone(), value);
+    }
+
+    fn value(&self) -> Value {
+        Value::Object(
+            self.by_type
+                .iter()
+                .map(|(t, names)| (t.clone(), Value::Object(names.clone())))
+                .collect(),
+        )
+    }
 }

@@ -153,6 +153,9 @@ pub struct ConfigScope<'a> {
     /// `caller` in an action's configuration: the object of the resource
     /// whose `action_trigger` invokes it (bound to `self` too).
     pub caller: Option<Value>,
+    /// `list` in a query file's `list` block: what the lists listed
+    /// before it found, by type and name.
+    pub lists: Option<Value>,
     /// What in this module is ephemeral, found on first need.
     ephemeral: std::cell::OnceCell<super::ephemeral::Ephemeral>,
 }
@@ -172,6 +175,7 @@ impl<'a> ConfigScope<'a> {
             each: None,
             self_value: None,
             caller: None,
+            lists: None,
             ephemeral: std::cell::OnceCell::new(),
         }
     }
@@ -204,6 +208,7 @@ impl<'a> ConfigScope<'a> {
             each: None,
             self_value: None,
             caller: None,
+            lists: None,
             ephemeral: std::cell::OnceCell::new(),
         }
     }
@@ -388,6 +393,14 @@ impl Scope for ConfigScope<'_> {
             },
             "caller" if self.caller.is_some() => {
                 Ok((self.caller.clone().unwrap_or_else(Value::unknown), false))
+            }
+            "list" if self.lists.is_some() => {
+                let a = attr.ok_or_else(|| needs_attr("list"))?;
+                let by_type = self.lists.as_ref().and_then(Value::entries);
+                match by_type.and_then(|t| t.get(a)) {
+                    Some(v) => Ok((v.clone(), true)),
+                    None => Err(invalid_ref(format!("No list block of the query files is of type {a:?}."), span)),
+                }
             }
             "self" if self.self_value.is_some() => {
                 Ok((self.self_value.clone().unwrap_or_else(Value::unknown), false))

@@ -4,6 +4,8 @@
 //! root module's. Only `query` reads them; every other command leaves
 //! them alone, as Terraform does.
 
+mod refs;
+
 use super::blocks::{config_body, Configured};
 use super::decode::{err, keyless_provider_ref, labels, module_body, unsupported_attr};
 use super::{Module, ProviderRef};
@@ -94,6 +96,7 @@ pub fn read_query_files(m: &mut Module, sources: &mut Sources) -> Result<Vec<Lis
         }
     }
     unique(&lists, &mut diags);
+    let lists = refs::order(lists, &mut diags);
     let span = Span::default();
     module_body(
         Body {
