@@ -1086,6 +1086,11 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["query", "-var-file=x.tfvars"],
         &["query", "-no-color"],
         &["validate", "-query"],
+        &["test", "-junit-xml=report.xml"],
+        &["test", "-parallelism=2"],
+        &["test", "-run-parallelism=2"],
+        &["plan", "-invoke=action.a.b"],
+        &["apply", "-invoke=action.a.b"],
     ];
     for line in newer {
         let mut line = line.to_vec();

@@ -284,7 +284,11 @@ resource "terraform_data" "slow" {
 /// after a second: its exit code and output.
 fn signalled(dir: &Path, signal: libc::c_int) -> (i32, String) {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(["test", "-filter=tests/slow.tftest.hcl"])
+        .args([
+            "test",
+            "-filter=tests/slow.tftest.hcl",
+            "-junit-xml=junit.xml",
+        ])
         .current_dir(dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -314,6 +318,12 @@ fn ctrl_c_stops_the_runs_and_still_destroys_what_they_made() {
         "{out}"
     );
     assert!(said.contains("Interrupted!"), "{out}");
+    // The report is written at the end, the run not run skipped for it.
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).expect("the JUnit report");
+    assert!(
+        junit.contains("<skipped message=\"Testcase skipped due to an interrupt\">"),
+        "{junit}"
+    );
     // Everything was destroyed: no state kept, no scratch folder left.
     assert!(!dir.join("errored_test.tfstate").exists(), "{out}");
     assert!(!dir.join(".terraform/strata-test").exists(), "{out}");
@@ -830,4 +840,124 @@ fn a_test_block_asking_for_parallel_runs_is_taken() {
         assert_eq!(code, 1, "{out}{err}");
         assert!(err.contains(want), "{err}");
     }
+}
+
+/// `-junit-xml` (Terraform 1.12+; 1.11 here has it only in experimental
+/// builds, so the verdicts are held to 1.11 and the report to the layout
+/// Terraform's `junit` package writes, its `1pass-1fail` case recreated):
+/// a suite per file, sorted, a failure saying how many assertions failed,
+/// an error for a run that went wrong, and the runs after it skipped
+/// saying why.
+#[test]
+fn a_junit_report_is_written_in_terraforms_layout() {
+    let dir = configuration("junit", "locals {\n  number = 10\n}\n");
+    std::fs::write(
+        dir.join("main.tftest.hcl"),
+        r#"run "failing_assertion" {
+  assert {
+    condition     = local.number == 10
+    error_message = "assertion 1 should pass"
+  }
+  assert {
+    condition     = local.number < 0
+    error_message = "local variable 'number' has a value greater than zero, so assertion 2 will fail"
+  }
+  assert {
+    condition     = local.number == 10
+    error_message = "assertion 3 should pass"
+  }
+}
+
+run "passing_assertion" {
+  assert {
+    condition     = local.number > 0
+    error_message = "local variable 'number' has a value greater than zero, so this assertion will pass"
+  }
+}
+"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("tests/errs.tftest.hcl"),
+        "run \"erring\" {\n  assert {\n    condition     = lookup({}, tostring(local.number)) == 1\n    error_message = \"never\"\n  }\n}\n\nrun \"after\" {\n}\n",
+    )
+    .expect("write");
+    if oracle::require_terraform("a_junit_report_is_written_in_terraforms_layout") {
+        assert!(oracle::terraform(&dir, &["init", "-no-color"])
+            .status
+            .success());
+        let [strata, terraform] = both(&dir, &[]);
+        same_verdicts(&strata, &terraform);
+    }
+    let (code, out, err) = oracle::run_tool(
+        "strata",
+        &dir,
+        &["test", "-no-color", "-junit-xml=report.xml"],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let xml = std::fs::read_to_string(dir.join("report.xml")).expect("the report");
+    // Times and bodies aside, Terraform's document.
+    let skeleton = redacted(&xml);
+    let expected = r#"<?xml version="1.0" encoding="UTF-8"?><testsuites>
+  <testsuite name="main.tftest.hcl" tests="2" skipped="0" failures="1" errors="0">
+    <testcase name="failing_assertion" classname="main.tftest.hcl" time="TIME" timestamp="TIMESTAMP">
+      <failure message="1 of 3 assertions failed: local variable &#39;number&#39; has a value greater than zero, so assertion 2 will fail"><![CDATA[BODY]]></failure>
+    </testcase>
+    <testcase name="passing_assertion" classname="main.tftest.hcl" time="TIME" timestamp="TIMESTAMP"></testcase>
+  </testsuite>
+  <testsuite name="tests/errs.tftest.hcl" tests="2" skipped="1" failures="0" errors="1">
+    <testcase name="erring" classname="tests/errs.tftest.hcl" time="TIME" timestamp="TIMESTAMP">
+      <error message="Encountered an error"><![CDATA[BODY]]></error>
+    </testcase>
+    <testcase name="after" classname="tests/errs.tftest.hcl">
+      <skipped message="Testcase skipped due to a previous testcase error"><![CDATA[BODY]]></skipped>
+    </testcase>
+  </testsuite>
+</testsuites>"#;
+    assert_eq!(skeleton, expected, "{xml}");
+    for said in [
+        "Error: Test assertion failed",
+        "on main.tftest.hcl line 7:",
+        "Error: Error in function call",
+        "Previous testcase \"erring\" ended in error",
+    ] {
+        assert!(xml.contains(said), "{said:?} in {xml}");
+    }
+    // A test that cannot start writes no report, as Terraform's.
+    std::fs::write(dir.join("tests/bad.tftest.hcl"), "run {\n").expect("write");
+    std::fs::remove_file(dir.join("report.xml")).expect("rm");
+    let (code, _, _) = oracle::run_tool(
+        "strata",
+        &dir,
+        &["test", "-no-color", "-junit-xml=report.xml"],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(!dir.join("report.xml").exists());
+}
+
+/// `xml` with each time, timestamp and CDATA body replaced by a word.
+fn redacted(xml: &str) -> String {
+    let mut out = String::new();
+    let mut rest = xml;
+    while let Some(i) = rest.find("<![CDATA[") {
+        out.push_str(&rest[..i + 9]);
+        out.push_str("BODY");
+        let end = rest[i..].find("]]>").map_or(rest.len(), |j| i + j);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    let mut words = Vec::new();
+    for part in out.split(' ') {
+        words.push(match part {
+            p if p.starts_with("time=\"") => "time=\"TIME\"".to_string(),
+            p if p.starts_with("timestamp=\"") => {
+                let tail = &p[p[11..].find('"').map_or(p.len(), |j| 12 + j)..];
+                format!("timestamp=\"TIMESTAMP\"{tail}")
+            }
+            p => p.to_string(),
+        });
+    }
+    words.join(" ")
 }

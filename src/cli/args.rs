@@ -512,6 +512,17 @@ pub struct TestArgs {
     /// Terraform's machine-readable UI, one message a line.
     #[arg(long)]
     pub json: bool,
+    /// Also write the outcome as a JUnit XML report to FILE.
+    #[arg(long = "junit-xml", value_name = "FILE")]
+    pub junit_xml: Option<PathBuf>,
+    /// Driver operations in flight at once in each run's plan or apply.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallelism: u16,
+    /// Runs of a file marked `parallel` that may run at once (Terraform
+    /// 1.13). strata runs them one after another, which any bound
+    /// allows; their verdicts are the same.
+    #[arg(long = "run-parallelism", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+    pub run_parallelism: u16,
     #[command(flatten)]
     pub vars: VarArgs,
 }

@@ -82,12 +82,24 @@ pub fn test(a: TestArgs, cx: &mut Context<'_>) -> ExitCode {
         filter: a.filter,
         inputs: cx.inputs.clone(),
         verbose: a.verbose,
+        parallelism: usize::from(a.parallelism),
     };
     let mut view = printer::Printer::human();
     view.json = a.json;
     view.opening();
+    let mut recording = super::junit::Recording {
+        printer: &mut view,
+        junit: a.junit_xml.map(super::junit::Recorder::new),
+    };
     let (sources, drivers) = (&mut cx.sources, cx.drivers);
-    let r = crate::engine::test(&req, &mut view, sources, drivers).map(|t| {
+    let r = crate::engine::test(&req, &mut recording, sources, drivers).and_then(|t| {
+        // Written once the test concludes, whatever its verdict.
+        if let Some(j) = &recording.junit {
+            j.save(t.interrupted, sources)?;
+        }
+        Ok(t)
+    });
+    let r = r.map(|t| {
         let failed = t.failed + t.errored + t.files_failed;
         let skipped = match t.skipped {
             0 => String::new(),

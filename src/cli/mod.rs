@@ -19,6 +19,7 @@ mod apply;
 mod args;
 mod fmt;
 mod inspect;
+mod junit;
 mod plan;
 mod printer;
 mod spelling;

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod drift;
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod placement;
 pub mod query;

@@ -35,6 +35,9 @@ pub struct TestRequest {
     pub inputs: Vec<CliInput>,
     /// `-verbose`: each run's plan, or the state its apply left, shown.
     pub verbose: bool,
+    /// `-parallelism`: driver operations in flight at once in each run's
+    /// plan or apply, and in each teardown.
+    pub parallelism: usize,
 }
 
 /// How a run, a file or the whole test ended.
@@ -84,6 +87,8 @@ pub enum TestStep<'a> {
         status: Status,
         /// Its errors and warnings, shown beneath its line.
         diags: &'a Diags,
+        /// How many `assert` blocks it has.
+        assertions: usize,
         /// `-verbose`: the plan or state it made.
         shown: Option<&'a str>,
     },
@@ -398,6 +403,7 @@ fn run_file(
             name: &r.name,
             status: done.status,
             diags: &done.diags,
+            assertions: r.asserts.len(),
             shown: done.shown.as_deref(),
         };
         view.test_step(step, sources);
@@ -410,7 +416,7 @@ fn run_file(
         status = Status::Error;
     }
     view.test_step(TestStep::TearingDown(shown), sources);
-    let mut left = run::tear_down((&states, shown), view, sources, drivers);
+    let mut left = run::tear_down((&states, shown), req.parallelism, view, sources, drivers);
     left.extend(states.keep_leftovers(shown));
     if !left.is_empty() {
         view.test_step(TestStep::FileDiags(shown, &left), sources);

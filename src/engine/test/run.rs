@@ -94,6 +94,7 @@ fn attempt(
     inputs.extend(given_variables(r, at)?);
     let opts = Options {
         provider_blocks: setup.providers.clone(),
+        parallelism: at.req.parallelism,
         ..options(r, states.of(&config), &inputs)?
     };
     let verbose = at.req.verbose;
@@ -571,6 +572,7 @@ impl View for Quiet {
 /// with the run that last applied it): what could not be destroyed.
 pub(super) fn tear_down(
     (states, file): (&States, &str),
+    parallelism: usize,
     view: &mut dyn View,
     sources: &mut Sources,
     drivers: &Drivers,
@@ -591,6 +593,7 @@ pub(super) fn tear_down(
             mode: Mode::Destroy,
             check_settle: Some(std::time::Duration::ZERO),
             provider_blocks: applied.providers.clone(),
+            parallelism,
             ..Options::default()
         };
         let mut quiet = Quiet::default();
