@@ -375,6 +375,30 @@ fn init_installs_every_kind_of_module_source_as_terraform_does() {
     };
     assert_eq!(value("strata"), value("terraform"));
     assert_eq!(value("strata")[0], "hello reg from 1.2.0");
+    // `modules` (Terraform 1.10): the same tree, the registry module with
+    // its version and constraint, and the same records in the document
+    // (Terraform's JSON follows a map's order; strata's the tree's).
+    let listed = both_succeed(&s, &dirs, &["modules", "-no-color"]);
+    assert_eq!(listed["strata"], listed["terraform"]);
+    let listed = both_succeed(&s, &dirs, &["modules", "-json"]);
+    let records = |t: &str| {
+        let doc: serde_json::Value = serde_json::from_str(&listed[t]).expect("modules JSON");
+        let mut all: Vec<String> = doc["modules"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        all.sort();
+        (doc["format_version"].clone(), all)
+    };
+    assert_eq!(records("strata"), records("terraform"));
+    let listed = both_succeed(&s, &dirs, &["modules", "-no-color"]);
+    assert!(
+        listed["strata"].contains("[registry.strata.test/strata/greet/any] 1.2.0 (~> 1.0)"),
+        "{}",
+        listed["strata"]
+    );
 
     // Again: nothing to install, nothing fetched again.
     let fetched = s.registry.hits("/archives/strata/greet/any/1.2.0.tar.gz");

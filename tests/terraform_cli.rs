@@ -1033,6 +1033,7 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["workspace", "list"],
         &["version"],
         &["test"],
+        &["modules"],
     ];
     let flag = regex::Regex::new(r"(?m)^\s+(-[a-z][a-z-]*)(=(\S+))?").expect("regex");
     let dir = workdir("flags").join("infra");

@@ -268,6 +268,13 @@ pub enum Command {
     Refresh(RefreshArgs),
     /// Show a saved plan, or the state.
     Show(ShowArgs),
+    /// The module calls of the configuration, as a tree (Terraform's
+    /// `modules`).
+    Modules {
+        /// As Terraform's JSON document: every call, flattened.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print strata's version and the Terraform language version it implements.
     Version {
         /// As JSON, the fields `terraform version -json` has.

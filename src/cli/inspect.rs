@@ -172,6 +172,15 @@ pub fn graph(
     ))
 }
 
+/// The module calls of the working directory's configuration.
+pub fn modules(json: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
+    print(crate::engine::modules(
+        Path::new("."),
+        json,
+        &mut cx.sources,
+    ))
+}
+
 /// strata's own release, the language it speaks, and the providers this
 /// directory's lock file selects, as Terraform lists them.
 pub fn version(json: bool) -> Result<(), Diags> {

@@ -235,6 +235,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Query(a) => return inspect::query(a, &mut cx),
         Command::Graph { path, format } => inspect::graph(path, format, &mut cx),
         Command::Version { json } => inspect::version(json),
+        Command::Modules { json } => inspect::modules(json, &mut cx),
         Command::State(a) => state::state(a, &mut cx),
         Command::Taint(a) => state::taint(a, true, &mut cx),
         Command::Untaint(a) => state::taint(a, false, &mut cx),

@@ -62,11 +62,9 @@ fn tree(m: &Module, (tests, indent): (&[String], &str), drivers: &Drivers, out: 
     let mut branch = |label: &str, out: &mut String| -> String {
         i += 1;
         let last = i == count;
-        out.push_str(&format!(
-            "{indent}{}{label}\n",
-            if last { "└── " } else { "├── " }
-        ));
-        format!("{indent}{}", if last { "    " } else { "│   " })
+        let (here, below) = tree_edges(last);
+        out.push_str(&format!("{indent}{here}{label}\n"));
+        format!("{indent}{below}")
     };
     for p in providers.iter().chain(tests) {
         branch(p, out);
@@ -74,6 +72,16 @@ fn tree(m: &Module, (tests, indent): (&[String], &str), drivers: &Drivers, out: 
     for c in &m.module_calls {
         let below = branch(&format!("module.{}", c.name), out);
         tree(&c.module, (&[], &below), drivers, out);
+    }
+}
+
+/// A tree branch's edge and what goes beneath it, as Terraform's trees
+/// (`providers`, `modules`) draw them: a link down is followed by two
+/// no-break spaces, as the library Terraform uses writes it.
+pub(super) fn tree_edges(last: bool) -> (&'static str, &'static str) {
+    match last {
+        true => ("└── ", "    "),
+        false => ("├── ", "│\u{a0}\u{a0} "),
     }
 }
 
