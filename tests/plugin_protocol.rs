@@ -16,7 +16,7 @@ use oracle::require_terraform;
 
 #[path = "common/lab.rs"]
 mod lab;
-use lab::{errors_said, line_of, provider_binary, Lab, HEADER, SOURCE};
+use lab::{errors_said, line_of, provider_zip, Lab, HEADER, SOURCE};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -1652,20 +1652,6 @@ fn protocol_5_plans_and_states_are_terraforms() {
     }
 }
 
-/// The provider, zipped as a release is (executable kept executable).
-fn provider_zip() -> Vec<u8> {
-    use std::io::Write;
-    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .unix_permissions(0o755);
-    w.start_file("terraform-provider-stratatest_v0.1.0", options)
-        .unwrap();
-    w.write_all(&std::fs::read(provider_binary()).unwrap())
-        .unwrap();
-    w.finish().unwrap().into_inner()
-}
-
 /// `init` installs the provider from a registry speaking the provider
 /// registry protocol (behind a token, as a private registry): versions,
 /// the download, its checksums and their signature checked; both tools
@@ -1730,14 +1716,7 @@ fn init_fills_and_uses_the_plugin_cache_as_terraform_does() {
         zip: provider_zip(),
     });
     let lab = Lab::new("cache");
-    std::fs::write(
-        &lab.cli,
-        format!(
-            "host \"registry.strata.test\" {{\n  services = {{\n    \"providers.v1\" = \"{}\"\n  }}\n}}\n",
-            registry.providers_url()
-        ),
-    )
-    .unwrap();
+    lab.provider_registry(&registry.providers_url());
     let config =
         format!("{HEADER}\nresource \"stratatest_object\" \"a\" {{\n  name = \"cached\"\n}}\n");
     let package = format!("{SOURCE}/0.1.0/linux_amd64/terraform-provider-stratatest_v0.1.0");

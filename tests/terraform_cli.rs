@@ -1034,6 +1034,8 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["version"],
         &["test"],
         &["modules"],
+        &["providers", "lock"],
+        &["providers", "mirror"],
     ];
     let flag = regex::Regex::new(r"(?m)^\s+(-[a-z][a-z-]*)(=(\S+))?").expect("regex");
     let dir = workdir("flags").join("infra");

@@ -296,6 +296,38 @@ pub enum ProvidersCommand {
         #[arg(default_value = ".")]
         path: PathBuf,
     },
+    /// Write the checksums of the configuration's providers for each
+    /// platform asked into the lock file, as Terraform's `providers lock`.
+    Lock {
+        /// Only these providers (`hashicorp/aws`); all by default.
+        providers: Vec<String>,
+        /// A platform to lock for (`linux_amd64`), repeatable; this
+        /// machine's by default.
+        #[arg(long = "platform", value_name = "OS_ARCH")]
+        platforms: Vec<String>,
+        /// Fetch the packages from this filesystem mirror.
+        #[arg(long = "fs-mirror", value_name = "DIR")]
+        fs_mirror: Option<PathBuf>,
+        /// Fetch the packages from this network mirror (https).
+        #[arg(long = "net-mirror", value_name = "URL")]
+        net_mirror: Option<String>,
+        /// Use the CLI configuration's plugin cache first.
+        #[arg(long = "enable-plugin-cache")]
+        enable_plugin_cache: bool,
+    },
+    /// Save the packages of the configuration's providers for each
+    /// platform asked in DIR, as a mirror (Terraform's `providers mirror`).
+    Mirror {
+        dir: PathBuf,
+        /// A platform to mirror for (`linux_amd64`), repeatable; this
+        /// machine's by default.
+        #[arg(long = "platform", value_name = "OS_ARCH")]
+        platforms: Vec<String>,
+        /// Follow the lock file's versions (`-lock-file=false`: the
+        /// newest the constraints allow).
+        #[arg(long = "lock-file", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+        lock_file: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -47,6 +47,36 @@ pub fn providers(
             "Run strata providers schema -json: JSON is its only form, as in Terraform.",
         )
         .into()),
+        Some(ProvidersCommand::Lock {
+            providers,
+            platforms,
+            fs_mirror,
+            net_mirror,
+            enable_plugin_cache,
+        }) => {
+            let req = crate::engine::ProvidersLock {
+                providers,
+                platforms,
+                fs_mirror,
+                net_mirror,
+                plugin_cache: enable_plugin_cache,
+            };
+            let mut view = printer::Printer::human();
+            crate::engine::providers_lock(&path, &req, &mut view, sources, drivers)
+        }
+        Some(ProvidersCommand::Mirror {
+            dir,
+            platforms,
+            lock_file,
+        }) => {
+            let req = crate::engine::ProvidersMirror {
+                dir,
+                platforms,
+                lock_file,
+            };
+            let mut view = printer::Printer::human();
+            crate::engine::providers_mirror(&path, &req, &mut view, sources, drivers)
+        }
         None => crate::engine::providers(&path, &workspace, sources, drivers),
     })
 }

@@ -243,7 +243,7 @@ fn providers(
 
 /// What `m` and the modules it calls need (see [`module_needs`]), with
 /// every version constraint written for each.
-fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Wanted>) {
+pub(super) fn needed(m: &Module, drivers: &Drivers, wanted: &mut BTreeMap<String, Wanted>) {
     for need in module_needs(m, drivers) {
         let w = wanted.entry(need.source.clone()).or_insert(Wanted {
             source: need.source,

@@ -4,10 +4,13 @@
 //! remote ones fetched into `.terraform/modules/<key>`; the module
 //! manifest then says where each is, and `config::load` reads them there.
 //!
-//! Nothing here runs outside `init`: plans never download.
+//! Nothing here runs outside `init`, `get` and `providers lock`/`mirror`:
+//! plans never download.
 
 mod fetch;
 mod http;
+pub mod lock;
+pub mod mirror;
 mod network_mirror;
 mod provider_registry;
 pub mod providers;

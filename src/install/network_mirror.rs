@@ -80,7 +80,7 @@ pub fn fetch(
 
 /// The zip's `h1:` checksum (of the files it holds, as unpacked) and its
 /// `zh:` checksum (of the zip itself).
-fn checksums(zip: &[u8]) -> Result<(String, String), String> {
+pub fn checksums(zip: &[u8]) -> Result<(String, String), String> {
     let bad = |e: &dyn std::fmt::Display| format!("cannot read the provider's zip archive: {e}");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| bad(&e))?;
     let mut files = Vec::with_capacity(archive.len());

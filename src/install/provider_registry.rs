@@ -55,18 +55,18 @@ fn split(source: &str) -> Result<(&str, &str), String> {
         .ok_or_else(|| format!("{source:?} is not a provider address"))
 }
 
-/// The versions of `source` with a package for `platform` that speak a
-/// protocol strata does (5 or 6).
+/// The versions of `source` its registry lists that speak a protocol
+/// strata does (5 or 6), those with a package for `platform` when one is
+/// given.
 pub fn versions(
     registry: &mut Registry<'_, '_>,
     http: &Http<'_>,
     source: &str,
-    platform: &str,
+    platform: Option<&str>,
 ) -> Result<Vec<Release>, String> {
     let (host, provider) = split(source)?;
     let base = registry.base(host).map_err(|r| r.detail)?;
     let doc = json(http, &format!("{base}{provider}/versions"), host)?;
-    let (os, arch) = platform.split_once('_').unwrap_or((platform, ""));
     let spoken = |v: &serde_json::Value| {
         let listed = v["protocols"].as_array();
         // A registry that lists none is taken at its word that any works.
@@ -77,6 +77,10 @@ pub fn versions(
         })
     };
     let on_platform = |v: &serde_json::Value| {
+        let Some(platform) = platform else {
+            return true;
+        };
+        let (os, arch) = platform.split_once('_').unwrap_or((platform, ""));
         v["platforms"]
             .as_array()
             .is_some_and(|ps| ps.iter().any(|p| p["os"] == os && p["arch"] == arch))

@@ -31,7 +31,7 @@ pub struct Wanted {
 impl Wanted {
     /// Every constraint at once, in Terraform's normal form (which its
     /// lock file insists on) when they all read as constraints.
-    fn constraint_text(&self) -> Option<String> {
+    pub fn constraint_text(&self) -> Option<String> {
         let mut all: Vec<&str> = Vec::new();
         for c in &self.constraints {
             if !all.contains(&c.as_str()) {
@@ -90,11 +90,11 @@ enum Package {
     NetworkMirror(String),
 }
 
-/// The versions of `source` a mirror directory holds, in both layouts.
-fn in_mirror(root: &Path, source: &str) -> Vec<(String, Package)> {
+/// The versions of `source` for `platform` a mirror directory holds, in
+/// both layouts.
+fn in_mirror(root: &Path, source: &str, platform: &str) -> Vec<(String, Package)> {
     let dir = root.join(source);
     let kind = source.rsplit('/').next().unwrap_or_default();
-    let platform = platform();
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return out;
@@ -102,8 +102,8 @@ fn in_mirror(root: &Path, source: &str) -> Vec<(String, Package)> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
-        if path.join(&platform).is_dir() {
-            out.push((name, Package::Dir(path.join(&platform))));
+        if path.join(platform).is_dir() {
+            out.push((name, Package::Dir(path.join(platform))));
         } else if let Some(version) = name
             .strip_prefix(&format!("terraform-provider-{kind}_"))
             .and_then(|rest| rest.strip_suffix(&format!("_{platform}.zip")))
@@ -168,12 +168,13 @@ pub fn install(
     let cli = CliConfig::read(sources)?;
     let http = super::client(&cli)?;
     let mut run = Installer {
-        root_dir,
+        store: data_dir(root_dir).join("providers"),
+        platform: platform(),
         methods: methods(&cli, root_dir),
-        cli: &cli,
         registry: Registry::new(&http, &cli.hosts, "providers.v1"),
         http: &http,
         upgrade,
+        cache: cli.plugin_cache_dir.clone(),
         signed: false,
     };
     let mut lock = LockFile::read(root_dir, sources)?;
@@ -216,33 +217,38 @@ If you'd like to know more about provider signing, you can read about it here:
 https://www.terraform.io/docs/cli/plugins/signing.html
 ";
 
-/// One init's installation: where packages come from, and what is said.
-struct Installer<'a, 'h> {
-    root_dir: &'a Path,
-    methods: Vec<InstallMethod>,
-    cli: &'a CliConfig,
-    http: &'h Http<'a>,
-    registry: Registry<'h, 'a>,
-    upgrade: bool,
+/// One installation: where packages come from and go, for which
+/// platform, and what is said.
+pub(super) struct Installer<'a, 'h> {
+    /// Where packages are placed, `SOURCE/VERSION/PLATFORM` under it.
+    pub store: PathBuf,
+    /// Go's name of the platform packages are for (`linux_amd64`).
+    pub platform: String,
+    pub methods: Vec<InstallMethod>,
+    pub http: &'h Http<'a>,
+    pub registry: Registry<'h, 'a>,
+    pub upgrade: bool,
+    /// The plugin cache, when one is used.
+    pub cache: Option<PathBuf>,
     /// A package came signed from a registry (Terraform says so after).
-    signed: bool,
+    pub signed: bool,
 }
 
 /// Which version of a provider to install, and why.
-struct Choice {
-    version: String,
+pub(super) struct Choice {
+    pub version: String,
     /// The lock file's entry, when it decided.
     locked: Option<Locked>,
     /// What the methods offer, when they were asked.
     offered: Option<Vec<(String, Package)>>,
     /// The configuration's constraints, as the lock file records them.
-    constraints: Option<String>,
+    pub constraints: Option<String>,
 }
 
 /// A package installed: how it was authenticated, and its hashes.
-struct Installed {
-    how: String,
-    hashes: Vec<String>,
+pub(super) struct Installed {
+    pub how: String,
+    pub hashes: Vec<String>,
 }
 
 /// No version offered for `w` within its constraints, in Terraform's words.
@@ -271,7 +277,7 @@ fn none_offered(w: &Wanted, all: &[(String, Package)], constraints: Option<&str>
 /// and the key that signed them, or that it matched a checksum a network
 /// mirror gave.
 #[derive(Default)]
-struct Placed {
+pub(super) struct Placed {
     zh: Vec<String>,
     key_id: Option<String>,
     verified: bool,
@@ -282,7 +288,7 @@ impl Installer<'_, '_> {
         let (source, shown) = (&w.source, shown(&w.source));
         let choice = self.choose(w, lock, said)?;
         let version = &choice.version;
-        let dest = package_dir(self.root_dir, source, version);
+        let dest = self.dest(source, version);
         if choice.locked.is_some() && dest.is_dir() {
             check(w, &dest, choice.locked.as_ref())?;
             said.push_str(&format!(
@@ -322,10 +328,20 @@ impl Installer<'_, '_> {
         Ok(())
     }
 
+    /// Where `version` of `source` is placed.
+    pub(super) fn dest(&self, source: &str, version: &str) -> PathBuf {
+        self.store.join(source).join(version).join(&self.platform)
+    }
+
     /// The version of `w` to install: the lock file's while it still
     /// meets the constraints (and no upgrade is asked), else the newest
     /// the methods offer within them.
-    fn choose(&mut self, w: &Wanted, lock: &LockFile, said: &mut String) -> Result<Choice, Diag> {
+    pub(super) fn choose(
+        &mut self,
+        w: &Wanted,
+        lock: &LockFile,
+        said: &mut String,
+    ) -> Result<Choice, Diag> {
         let shown = shown(&w.source);
         let constraints = w.constraint_text();
         let allowed = match &constraints {
@@ -377,6 +393,33 @@ impl Installer<'_, '_> {
     /// The chosen package fetched and placed at `dest`, checked against
     /// the lock file; how it was authenticated and its hashes.
     fn install(&mut self, w: &Wanted, choice: &Choice, dest: &Path) -> Result<Installed, Diag> {
+        let placed = self.fetch(w, choice, dest)?;
+        let hash = check(w, dest, choice.locked.as_ref())?;
+        Ok(self.installed(placed, hash))
+    }
+
+    /// How a placed package was authenticated, and its hashes: `h1` its
+    /// own, the registry's `zh:` for every platform.
+    pub(super) fn installed(&mut self, placed: Placed, h1: String) -> Installed {
+        let how = match &placed.key_id {
+            Some(key) => {
+                self.signed = true;
+                format!("self-signed, key ID {key}")
+            }
+            None if placed.verified => "verified checksum".to_string(),
+            None => "unauthenticated".to_string(),
+        };
+        let hashes = std::iter::once(h1).chain(placed.zh).collect();
+        Installed { how, hashes }
+    }
+
+    /// The chosen package fetched and placed at `dest`, unchecked.
+    pub(super) fn fetch(
+        &mut self,
+        w: &Wanted,
+        choice: &Choice,
+        dest: &Path,
+    ) -> Result<Placed, Diag> {
         let (source, shown, version) = (&w.source, shown(&w.source), &choice.version);
         let offered = match &choice.offered {
             Some(o) => o.clone(),
@@ -387,21 +430,10 @@ impl Installer<'_, '_> {
                 "The dependency lock file selects {shown} v{version}, and no installation method offers that version. Run \"strata init -upgrade\" to choose another."
             )));
         };
-        let placed = self.place(package, dest, source, version).map_err(|why| {
+        self.place(package, dest, source, version).map_err(|why| {
             let detail = format!("Error while installing {shown} v{version}: {why}");
             failed(w, "Failed to install provider", detail)
-        })?;
-        let hash = check(w, dest, choice.locked.as_ref())?;
-        let how = match &placed.key_id {
-            Some(key) => {
-                self.signed = true;
-                format!("self-signed, key ID {key}")
-            }
-            None if placed.verified => "verified checksum".to_string(),
-            None => "unauthenticated".to_string(),
-        };
-        let hashes = std::iter::once(hash).chain(placed.zh).collect();
-        Ok(Installed { how, hashes })
+        })
     }
 
     /// Every version the methods (and the plugin cache) offer for `w`,
@@ -416,9 +448,9 @@ impl Installer<'_, '_> {
             .collect();
         for m in methods {
             let found = match &m.kind {
-                MethodKind::FilesystemMirror(root) => in_mirror(root, &w.source),
+                MethodKind::FilesystemMirror(root) => in_mirror(root, &w.source, &self.platform),
                 MethodKind::Direct => {
-                    let releases = provider_registry::versions(&mut self.registry, self.http, &w.source, &platform())
+                    let releases = provider_registry::versions(&mut self.registry, self.http, &w.source, Some(&self.platform))
                         .map_err(|why| failed(w, "Failed to query available provider packages", format!(
                             "Could not retrieve the list of available versions for provider {}: {why}",
                             w.source
@@ -447,8 +479,8 @@ impl Installer<'_, '_> {
             }
         }
         if out.is_empty() {
-            if let Some(cache) = &self.cli.plugin_cache_dir {
-                out = in_mirror(cache, &w.source);
+            if let Some(cache) = &self.cache {
+                out = in_mirror(cache, &w.source, &self.platform);
             }
         }
         Ok(out)
@@ -482,7 +514,7 @@ impl Installer<'_, '_> {
                     self.http,
                     source,
                     version,
-                    &platform(),
+                    &self.platform,
                 )?;
                 (
                     f.zip,
@@ -494,7 +526,7 @@ impl Installer<'_, '_> {
                 )
             }
             Package::NetworkMirror(base) => {
-                let f = network_mirror::fetch(self.http, base, source, version, &platform())?;
+                let f = network_mirror::fetch(self.http, base, source, version, &self.platform)?;
                 network_mirror::check(&f.zip, &f.hashes)?;
                 let verified = !f.hashes.is_empty();
                 (
@@ -512,8 +544,8 @@ impl Installer<'_, '_> {
 
     /// Where the plugin cache keeps `version` of `source`, unpacked.
     fn in_cache(&self, source: &str, version: &str) -> Option<PathBuf> {
-        let cache = self.cli.plugin_cache_dir.as_ref()?;
-        Some(cache.join(source).join(version).join(platform()))
+        let cache = self.cache.as_ref()?;
+        Some(cache.join(source).join(version).join(&self.platform))
     }
 
     /// The cache's package of `version`, when the lock file's `h1:`

@@ -22,6 +22,30 @@ pub fn provider_binary() -> PathBuf {
     bin
 }
 
+/// The provider, zipped as a release is (executable kept executable).
+pub fn provider_zip() -> Vec<u8> {
+    provider_zip_with(&[])
+}
+
+/// The provider zipped with more `files` (name, content) beside it: a
+/// package whose checksum differs, as another platform's would.
+pub fn provider_zip_with(files: &[(&str, &str)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .unix_permissions(0o755);
+    w.start_file("terraform-provider-stratatest_v0.1.0", options)
+        .unwrap();
+    w.write_all(&std::fs::read(provider_binary()).unwrap())
+        .unwrap();
+    for (name, content) in files {
+        w.start_file(*name, options).unwrap();
+        w.write_all(content.as_bytes()).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
 /// A scratch folder with a filesystem mirror holding the provider and a
 /// CLI configuration naming it.
 pub struct Lab {
@@ -66,6 +90,16 @@ impl Lab {
             protocol: "6",
             ca: None,
         }
+    }
+
+    /// Both tools find `registry.strata.test`'s providers at the registry
+    /// stand-in's `providers_url` (the CLI configuration's only setting).
+    pub fn provider_registry(&self, providers_url: &str) {
+        std::fs::write(
+            &self.cli,
+            format!("host \"registry.strata.test\" {{\n  services = {{\n    \"providers.v1\" = \"{providers_url}\"\n  }}\n}}\n"),
+        )
+        .unwrap();
     }
 
     /// A working directory for `tool` with `tests/plugin`'s configuration.
