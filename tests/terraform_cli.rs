@@ -1036,6 +1036,9 @@ fn every_flag_of_terraforms_help_is_taken_or_refused_by_name() {
         &["modules"],
         &["providers", "lock"],
         &["providers", "mirror"],
+        &["metadata", "functions"],
+        &["logout"],
+        &["login"],
     ];
     let flag = regex::Regex::new(r"(?m)^\s+(-[a-z][a-z-]*)(=(\S+))?").expect("regex");
     let dir = workdir("flags").join("infra");
@@ -2417,4 +2420,186 @@ fn a_saved_plan_applies_with_the_paths_its_plan_saw() {
     }
     assert_eq!(outputs[0], "./x .");
     assert_eq!(outputs[1], outputs[0]);
+}
+
+/// `metadata functions -json` beside Terraform 1.11: the same functions
+/// (each also as `core::NAME`), and for each the same parameters — names,
+/// types, whether they take null — variadic parameter and return type.
+/// Terraform's descriptions are its own prose; strata gives none (the
+/// format omits them).
+#[test]
+fn metadata_functions_are_terraforms_signatures() {
+    if !require_terraform("metadata_functions_are_terraforms_signatures") {
+        return;
+    }
+    let dir = workdir("metadata");
+    let signatures = |tool: &str| {
+        let (code, out, err) = run(tool, &dir, &["metadata", "functions", "-json"], &[]);
+        assert_eq!(code, 0, "{tool}: {err}");
+        let mut doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(doc["format_version"], "1.0");
+        strip_descriptions(&mut doc["function_signatures"]);
+        doc["function_signatures"]
+            .as_object()
+            .cloned()
+            .expect("signatures")
+    };
+    let (theirs, ours) = (signatures("terraform"), signatures("strata"));
+    let names =
+        |m: &serde_json::Map<String, serde_json::Value>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs), "the functions");
+    let differ: Vec<String> = theirs
+        .iter()
+        .filter(|(name, sig)| ours.get(*name) != Some(sig))
+        .map(|(name, sig)| format!("{name}: terraform {sig}\n  strata {}", ours[name]))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    let (code, _, err) = run("strata", &dir, &["metadata", "functions"], &[]);
+    assert_eq!(code, 1, "{err}");
+}
+
+fn strip_descriptions(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove("description");
+            m.values_mut().for_each(strip_descriptions);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_descriptions),
+        _ => {}
+    }
+}
+
+/// `logout` beside Terraform 1.11: the token `login` saved for one host
+/// forgotten (the other hosts' kept), the same words; again, "No
+/// credentials"; a token a CLI file's `credentials` block gives is
+/// refused as manually configured. `login` itself is refused by name.
+#[test]
+fn logout_forgets_a_saved_token_as_terraform_does() {
+    if !require_terraform("logout_forgets_a_saved_token_as_terraform_does") {
+        return;
+    }
+    let saved =
+        r#"{"credentials":{"example.com":{"token":"one"},"registry.example.org":{"token":"two"}}}"#;
+    let mut said = Vec::new();
+    for tool in ["terraform", "strata"] {
+        let home = workdir(&format!("logout-{tool}"));
+        std::fs::create_dir_all(home.join(".terraform.d")).unwrap();
+        let file = home.join(".terraform.d/credentials.tfrc.json");
+        std::fs::write(&file, saved).unwrap();
+        // The CLI configuration is the home's (an empty variable is
+        // none): Terraform reads the saved tokens only then.
+        let rc = home.join(".terraformrc");
+        let env = [("HOME", home.to_str().unwrap()), ("TF_CLI_CONFIG_FILE", "")];
+        let mut outs = Vec::new();
+        for _ in 0..2 {
+            let (code, out, err) = run(tool, &home, &["logout", "-no-color", "Example.com"], &env);
+            assert_eq!(code, 0, "{tool}: {err}");
+            outs.push(
+                out.replace("Terraform", "strata")
+                    .replace(home.to_str().unwrap(), "HOME"),
+            );
+        }
+        let left: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            left["credentials"].as_object().map(|m| m.len()),
+            Some(1),
+            "{tool}: {left}"
+        );
+        assert_eq!(
+            left["credentials"]["registry.example.org"]["token"], "two",
+            "{tool}"
+        );
+        // A token a credentials block gives, and the file not: refused.
+        std::fs::write(
+            &rc,
+            "credentials \"other.example.net\" {\n  token = \"three\"\n}\n",
+        )
+        .unwrap();
+        let (code, _, err) = run(tool, &home, &["logout", "other.example.net"], &env);
+        assert_eq!(code, 1, "{tool}");
+        assert!(err.contains("are manually configured"), "{tool}: {err}");
+        // With TF_CLI_CONFIG_FILE naming a file, the saved tokens are not
+        // read at all: nothing to forget.
+        let named = [
+            ("HOME", home.to_str().unwrap()),
+            ("TF_CLI_CONFIG_FILE", rc.to_str().unwrap()),
+        ];
+        let (code, out, _) = run(tool, &home, &["logout", "registry.example.org"], &named);
+        assert_eq!(code, 0, "{tool}");
+        assert!(
+            out.contains("No credentials for registry.example.org are stored."),
+            "{tool}: {out}"
+        );
+        said.push(outs);
+    }
+    assert_eq!(said[0], said[1]);
+    assert!(
+        said[1][0].contains("Success! strata has removed the stored API token for example.com."),
+        "{:?}",
+        said[1]
+    );
+    assert!(
+        said[1][1].contains("No credentials for example.com are stored."),
+        "{:?}",
+        said[1]
+    );
+    let dir = workdir("login");
+    let (code, _, err) = run("strata", &dir, &["login", "example.com"], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("TF_TOKEN_example_com"), "{err}");
+}
+
+/// `rsadecrypt` beside Terraform 1.11's console: a text encrypted to a
+/// PKCS #1 and to a PKCS #8 key (`tests/fixtures/rsadecrypt`) opened to
+/// the same value, and the same errors for text that is not base64, a
+/// key that is not one, and the wrong key.
+#[test]
+fn rsadecrypt_opens_what_terraform_opens() {
+    if !require_terraform("rsadecrypt_opens_what_terraform_opens") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rsadecrypt");
+    let cases = [
+        ("rsadecrypt(file(\"pkcs1.b64\"), file(\"pkcs1.pem\"))", None),
+        ("rsadecrypt(file(\"pkcs8.b64\"), file(\"pkcs8.pem\"))", None),
+        (
+            "rsadecrypt(\"not base64!\", file(\"pkcs1.pem\"))",
+            Some("cipher text must be base64-encoded"),
+        ),
+        (
+            "rsadecrypt(file(\"pkcs1.b64\"), \"nope\")",
+            Some("invalid private key: "),
+        ),
+        (
+            "rsadecrypt(file(\"pkcs1.b64\"), file(\"pkcs8.pem\"))",
+            Some("failed to decrypt: "),
+        ),
+    ];
+    for (expr, error) in cases {
+        let said = ["terraform", "strata"].map(|tool| {
+            let (code, out, err) = oracle::run_piped(tool, &dir, &["console", "-no-color"], expr);
+            (
+                code,
+                out.trim().to_string(),
+                err.split_whitespace().collect::<Vec<_>>().join(" "),
+            )
+        });
+        match error {
+            None => {
+                assert_eq!(said[0].1, said[1].1, "{expr}");
+                assert!(
+                    said[1].1.starts_with("\"Pa$$w0rd-k"),
+                    "{expr}: {:?}",
+                    said[1]
+                );
+            }
+            Some(why) => {
+                for (tool, s) in ["terraform", "strata"].iter().zip(&said) {
+                    assert_eq!(s.0, 1, "{tool} {expr}: {s:?}");
+                    assert!(s.2.contains(why), "{tool} {expr}: {}", s.2);
+                }
+            }
+        }
+    }
 }

@@ -268,6 +268,20 @@ pub enum Command {
     Refresh(RefreshArgs),
     /// Show a saved plan, or the state.
     Show(ShowArgs),
+    /// Forget the API token saved for a host (Terraform's `logout`).
+    Logout {
+        /// The host (HCP Terraform's, app.terraform.io, by default).
+        host: Option<String>,
+    },
+    /// Terraform's `login`, which strata does not do yet: refused, naming
+    /// the ways to give strata a token.
+    Login { host: Option<String> },
+    /// What strata knows of the language, for editors (Terraform's
+    /// `metadata`).
+    Metadata {
+        #[command(subcommand)]
+        command: MetadataCommand,
+    },
     /// The module calls of the configuration, as a tree (Terraform's
     /// `modules`).
     Modules {
@@ -283,6 +297,17 @@ pub enum Command {
     },
     /// Rewrite files in Terraform's canonical format.
     Fmt(FmtArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MetadataCommand {
+    /// The signatures of the language's functions, as Terraform's
+    /// `metadata functions -json` prints them.
+    Functions {
+        /// Required, as Terraform requires it: JSON is the only form.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,7 +3,7 @@
 
 use super::args::{price_list, ConsoleArgs, QueryArgs, ShowArgs, TestArgs, ValidateArgs};
 use super::{print, printer, Context};
-use crate::diag::Diags;
+use crate::diag::{Diag, Diags};
 use crate::engine::{ConsoleForm, Consoled, Terminal};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -170,6 +170,32 @@ pub fn graph(
         &mut cx.sources,
         cx.drivers,
     ))
+}
+
+/// `login`: not strata's yet; the ways strata takes a token instead.
+pub fn login_refused(host: Option<&str>) -> Diags {
+    let host = host.unwrap_or(crate::engine::DEFAULT_HOST);
+    let variable = host.replace('-', "__").replace('.', "_");
+    Diag::new(
+        "strata::login",
+        "strata does not log in yet",
+        format!("login is Terraform's command for obtaining an API token for {host} through a web browser, which strata does not do yet. strata takes a token from a TF_TOKEN_{variable} variable, a credentials \"{host}\" block in the CLI configuration, or the file terraform login saves it in (~/.terraform.d/credentials.tfrc.json)."),
+    )
+    .into()
+}
+
+/// What strata knows of the language (`metadata functions -json`).
+pub fn metadata(command: super::args::MetadataCommand) -> Result<(), Diags> {
+    let super::args::MetadataCommand::Functions { json } = command;
+    match json {
+        true => print(Ok(crate::engine::function_signatures())),
+        false => Err(Diag::new(
+            "strata::cli::usage",
+            "The metadata functions command requires the -json flag",
+            "Run strata metadata functions -json: JSON is its only form, as in Terraform.",
+        )
+        .into()),
+    }
 }
 
 /// The module calls of the working directory's configuration.

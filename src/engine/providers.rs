@@ -278,7 +278,7 @@ fn block_json(s: &ResourceSchema) -> Json {
 }
 
 /// A function's signature as Terraform's schema JSON gives it.
-fn function_json(sig: &FunctionSig) -> Json {
+pub(super) fn function_json(sig: &FunctionSig) -> Json {
     let type_json = strata_value::json::type_to_json;
     let param = |p: &FunctionParam| {
         let mut e = Map::new();

@@ -1,9 +1,11 @@
 //! Terraform's CLI configuration, the part module installation needs:
 //! `host` blocks (a registry's services given instead of discovered) and
 //! registry credentials. It is read from `TF_CLI_CONFIG_FILE`, else
-//! `~/.terraformrc`, with the tokens `terraform login` keeps in
-//! `~/.terraform.d/credentials.tfrc.json` and those in `TF_TOKEN_<host>`
-//! variables, so a machine set up for Terraform works for strata.
+//! `~/.terraformrc` with the tokens `terraform login` keeps in
+//! `~/.terraform.d/credentials.tfrc.json` (as Terraform, that directory is
+//! not read when `TF_CLI_CONFIG_FILE` names the file), and those in
+//! `TF_TOKEN_<host>` variables, so a machine set up for Terraform works
+//! for strata.
 
 use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;
@@ -15,6 +17,11 @@ pub struct CliConfig {
     pub hosts: BTreeMap<String, BTreeMap<String, String>>,
     /// Host → API token.
     credentials: BTreeMap<String, String>,
+    /// Hosts whose token a `credentials` block of the CLI file gives (not
+    /// `login`'s file, which `logout` may change).
+    configured: std::collections::BTreeSet<String>,
+    /// Hosts whose token `login`'s file holds.
+    saved: std::collections::BTreeSet<String>,
     /// The `provider_installation` block's methods, in order; `None`
     /// without one (Terraform's implied methods then apply).
     pub provider_installation: Option<Vec<InstallMethod>>,
@@ -78,13 +85,19 @@ impl CliConfig {
         if let Some(file) = file.filter(|f| f.is_file()) {
             out.read_file(&file, sources)?;
         }
-        if let Some(home) = home {
-            out.read_saved_tokens(&home.join(".terraform.d").join("credentials.tfrc.json"))?;
+        if let Some(saved) = saved_credentials_file() {
+            out.read_saved_tokens(&saved)?;
         }
         if let Some(dir) = std::env::var_os("TF_PLUGIN_CACHE_DIR").filter(|d| !d.is_empty()) {
             out.plugin_cache_dir = Some(PathBuf::from(dir));
         }
         Ok(out)
+    }
+
+    /// Whether a `credentials` block of the CLI file gives `host`'s token
+    /// and the saved file does not (Terraform's "manually configured").
+    pub fn configured_in_file(&self, host: &str) -> bool {
+        self.configured.contains(host) && !self.saved.contains(host)
     }
 
     /// The token for `host`: a `TF_TOKEN_` variable first, as Terraform.
@@ -148,6 +161,7 @@ impl CliConfig {
             };
             match (field, json) {
                 ("token", serde_json::Value::String(t)) => {
+                    self.configured.insert(host.clone());
                     self.credentials.insert(host, t);
                 }
                 ("services", serde_json::Value::Object(map)) => {
@@ -179,6 +193,7 @@ impl CliConfig {
         let saved = doc["credentials"].as_object().into_iter().flatten();
         for (host, entry) in saved {
             if let Some(token) = entry["token"].as_str() {
+                self.saved.insert(host.to_ascii_lowercase());
                 self.credentials
                     .entry(host.to_ascii_lowercase())
                     .or_insert_with(|| token.to_string());
@@ -186,6 +201,47 @@ impl CliConfig {
         }
         Ok(())
     }
+}
+
+/// Where `terraform login` keeps tokens: `~/.terraform.d/credentials.tfrc.json`.
+/// Terraform reads that directory only when `TF_CLI_CONFIG_FILE` does not
+/// name the configuration, and neither does strata.
+pub fn saved_credentials_file() -> Option<PathBuf> {
+    if std::env::var_os("TF_CLI_CONFIG_FILE").is_some_and(|f| !f.is_empty()) {
+        return None;
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(
+        PathBuf::from(home)
+            .join(".terraform.d")
+            .join("credentials.tfrc.json"),
+    )
+}
+
+/// Removes `host`'s token from the saved credentials file (written whole
+/// again through a temporary file, the other hosts' kept); whether it
+/// had one.
+pub fn forget_saved_token(path: &Path, host: &str) -> Result<bool, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let Some(saved) = doc["credentials"].as_object_mut() else {
+        return Ok(false);
+    };
+    let Some(key) = saved.keys().find(|k| k.eq_ignore_ascii_case(host)).cloned() else {
+        return Ok(false);
+    };
+    saved.remove(&key);
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    let staging = path.with_extension("json.new");
+    std::fs::write(&staging, text)
+        .and_then(|()| std::fs::rename(&staging, path))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(true)
 }
 
 /// The methods of a `provider_installation` block, in order.

@@ -605,11 +605,11 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     ));
     defs.push(def_var(
         "setunion",
-        vec![],
+        vec![p("first_set", Type::set(any())).unknown_ok()],
         // A union keeps every element, so unknown ones stay in it, after
         // the known ones, as Terraform shows them (only its length waits
         // for them: see `length`).
-        p("sets", Type::set(any())).unknown_ok(),
+        p("other_sets", Type::set(any())).unknown_ok(),
         Type::set(any()),
         |_, a| {
             if !a.iter().all(Value::is_known) {

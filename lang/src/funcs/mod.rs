@@ -13,6 +13,7 @@ mod format;
 mod hash;
 mod ipnet;
 mod numeric;
+mod rsa_decrypt;
 mod string;
 mod terraform;
 pub use hash::random_uuid;
@@ -198,6 +199,7 @@ fn table() -> &'static HashMap<&'static str, FuncDef> {
         encoding::register(&mut defs);
         filesystem::register(&mut defs);
         hash::register(&mut defs);
+        rsa_decrypt::register(&mut defs);
         ipnet::register(&mut defs);
         typeconv::register(&mut defs);
         terraform::register(&mut defs);

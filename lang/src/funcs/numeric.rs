@@ -55,9 +55,17 @@ pub fn register(defs: &mut Vec<FuncDef>) {
     }));
     defs.push(def(
         "parseint",
-        vec![p("number", Type::String), p("base", n())],
+        // Taken as it is, and only a string: Terraform converts nothing.
+        vec![p("number", Type::Dynamic), p("base", n())],
         n(),
         |_, a| {
+            if !matches!(a[0].ty(), Type::String) {
+                let given = a[0].ty().friendly_name();
+                return Err(FnError::arg(
+                    0,
+                    format!("first argument must be a string, not {given}"),
+                ));
+            }
             let base = int_arg(a, 1)?;
             if !(2..=62).contains(&base) {
                 return Err(FnError::arg(

@@ -20,6 +20,13 @@ fn to(v: &Value, t: &Type) -> Result<Value, FnError> {
 
 pub fn register(defs: &mut Vec<FuncDef>) {
     let any = || p("v", Type::Dynamic).nullable().unknown_ok().marked_ok();
+    // The sensitivity functions name their parameter `value`, as Terraform.
+    let value = || {
+        p("value", Type::Dynamic)
+            .nullable()
+            .unknown_ok()
+            .marked_ok()
+    };
     defs.push(def("tostring", vec![any()], Type::String, |_, a| {
         if !a[0].ty().is_primitive() && a[0].ty() != Type::Dynamic {
             return Err(FnError::arg(
@@ -86,19 +93,19 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             })
         },
     ));
-    defs.push(def("sensitive", vec![any()], Type::Dynamic, |_, a| {
+    defs.push(def("sensitive", vec![value()], Type::Dynamic, |_, a| {
         Ok(a[0].clone().mark())
     }));
-    defs.push(def("nonsensitive", vec![any()], Type::Dynamic, |_, a| {
+    defs.push(def("nonsensitive", vec![value()], Type::Dynamic, |_, a| {
         Ok(a[0].clone().unmark().0)
     }));
     defs.push(def(
         "ephemeralasnull",
-        vec![any()],
+        vec![value()],
         Type::Dynamic,
         |_, a| Ok(a[0].clone()),
     ));
-    defs.push(def("issensitive", vec![any()], Type::Bool, |_, a| {
+    defs.push(def("issensitive", vec![value()], Type::Bool, |_, a| {
         Ok(Value::Bool(a[0].is_sensitive()))
     }));
     defs.push(def("type", vec![any()], Type::String, |_, _| {
