@@ -64,6 +64,32 @@ fn instance_addr(r: &ResourceState, i: &InstanceState) -> String {
 
 pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<String, Diags> {
     let state = existing(store)?;
+    let listed = selected(&state, filters, id)?;
+    Ok(listed.into_iter().map(|(a, _)| a + "\n").collect())
+}
+
+/// `state identities -json` (Terraform 1.12): the identity of each
+/// instance `filters` and `id` select that has one, by address.
+pub fn identities(store: &Store, filters: &[String], id: Option<&str>) -> Result<String, Diags> {
+    let state = existing(store)?;
+    let found: std::collections::BTreeMap<String, serde_json::Value> =
+        selected(&state, filters, id)?
+            .into_iter()
+            .filter_map(|(addr, i)| Some((addr, i.identity.clone()?)))
+            .collect();
+    let text = serde_json::to_string_pretty(&found).unwrap_or_else(|_| "{}".into());
+    Ok(text + "\n")
+}
+
+/// The instances `filters` name (all when none) whose `id` attribute is
+/// `id` (when given), by address in Terraform's order: module by module
+/// (the root first), then by address, keys by value, whatever order the
+/// file keeps.
+fn selected<'s>(
+    state: &'s State,
+    filters: &[String],
+    id: Option<&str>,
+) -> Result<Vec<(String, &'s InstanceState)>, Diags> {
     let filters: Vec<Address> = filters
         .iter()
         .map(|f| Address::parse(f).ok_or_else(|| bad_address(f)))
@@ -78,14 +104,12 @@ pub fn list(store: &Store, filters: &[String], id: Option<&str>) -> Result<Strin
             // `-id`: the objects whose `id` attribute is that one.
             let keep = named && id.is_none_or(|want| has_id(i, want));
             if keep {
-                listed.push((listing_order(r, i), instance_addr(r, i)));
+                listed.push((listing_order(r, i), instance_addr(r, i), i));
             }
         }
     }
-    // Terraform's order, whatever order the file keeps: module by module
-    // (the root first), then by address, keys by value.
-    listed.sort();
-    Ok(listed.into_iter().map(|(_, a)| a + "\n").collect())
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(listed.into_iter().map(|(_, a, i)| (a, i)).collect())
 }
 
 fn listing_order(

@@ -83,6 +83,23 @@ fn identities_are_kept_sent_back_and_upgraded() {
         "{r}"
     );
     assert_eq!(r["identity_schema_version"], 1, "{r}");
+    // `state identities -json` (Terraform 1.12): by address, filtered by
+    // address and `-id` as `state list` is; JSON only.
+    let all = lab.identified(&dir, &["state", "identities", "-json"]);
+    assert_eq!(
+        all,
+        "{\n  \"stratatest_object.a\": {\n    \"id\": \"alpha-1\",\n    \"name\": \"alpha\"\n  }\n}\n"
+    );
+    let none = lab.identified(&dir, &["state", "identities", "-json", "-id=nothing"]);
+    assert_eq!(none, "{}\n");
+    let named = lab.identified(
+        &dir,
+        &["state", "identities", "-json", "stratatest_object.a"],
+    );
+    assert_eq!(named, all);
+    let (code, _, err) = lab.run_with("strata", &dir, &["state", "identities"], &identity_env());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("requires the -json flag"), "{err}");
 
     // `providers schema -json` gives the identity schema as Terraform
     // 1.12 does.

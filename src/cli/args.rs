@@ -364,6 +364,18 @@ pub enum StateCommand {
         #[arg(long)]
         id: Option<String>,
     },
+    /// The identities of resource instances, as JSON (Terraform 1.12's
+    /// `state identities -json`), optionally only those matching
+    /// addresses.
+    Identities {
+        addresses: Vec<String>,
+        /// Only the instances whose `id` attribute is this.
+        #[arg(long)]
+        id: Option<String>,
+        /// Required, as Terraform requires it: JSON is the only form.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one resource instance's attributes.
     Show {
         address: String,

@@ -13,6 +13,17 @@ pub fn state(a: StateArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         StateCommand::List { addresses, id } => {
             engine::state_list(&store, &addresses, id.as_deref())
         }
+        StateCommand::Identities {
+            addresses,
+            id,
+            json: true,
+        } => engine::state_identities(&store, &addresses, id.as_deref()),
+        StateCommand::Identities { json: false, .. } => Err(crate::diag::Diag::new(
+            "strata::cli::usage",
+            "The state identities command requires the -json flag",
+            "Run strata state identities -json: JSON is its only form, as in Terraform.",
+        )
+        .into()),
         StateCommand::Show { address, json } => {
             let shown = engine::state_show(&store, &address, cx.drivers);
             match json {

@@ -82,8 +82,8 @@ pub use crate::config::variables::CliInput;
 pub use crate::config::{workspace as current_workspace, TERRAFORM_LANGUAGE};
 pub use crate::graph::{Scope, Target};
 pub use crate::statecmd::{
-    force_unlock, list as state_list, mv as state_mv, output, pull as state_pull,
-    push as state_push, replace_provider, rm as state_rm, taint, OutputFormat,
+    force_unlock, identities as state_identities, list as state_list, mv as state_mv, output,
+    pull as state_pull, push as state_push, replace_provider, rm as state_rm, taint, OutputFormat,
 };
 
 use crate::diag::{Diag, Diags};
