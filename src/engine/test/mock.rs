@@ -364,7 +364,23 @@ impl Recovery for MockDriver {
     }
 }
 
-impl Billing for MockDriver {}
+/// The real driver's GPU catalog and billing: published data and pure
+/// functions of an object, nothing asked of a cloud — so a cluster spec's
+/// pools are placed, and priced, under a mock as in a plan.
+impl Billing for MockDriver {
+    fn gpu_catalog(&self) -> Option<&strata_provider::catalog::Catalog> {
+        self.real.gpu_catalog()
+    }
+
+    fn billing(
+        &self,
+        type_name: &str,
+        object: &Value,
+        today: &str,
+    ) -> Vec<strata_provider::billing::Billed> {
+        self.real.billing(type_name, object, today)
+    }
+}
 /// A mocked ephemeral resource opens as a mocked data source is read:
 /// what the configuration says, the rest from `mock_ephemeral` defaults
 /// or generated (hashicorp/terraform#38928).
