@@ -60,6 +60,9 @@ pub fn lock(
     let cli = CliConfig::read(sources)?;
     let http = super::client(&cli)?;
     let old = LockFile::read(req.root_dir, sources)?;
+    // A Ctrl-C stops between packages, so the scratch directory is removed
+    // and the lock file left as it was.
+    let _graceful = crate::interrupt::Graceful::new();
     let scratch = Scratch::new()?;
     let mut fetched: BTreeMap<String, Vec<Fetched>> = BTreeMap::new();
     for (i, platform) in req.platforms.iter().enumerate() {
@@ -74,6 +77,9 @@ pub fn lock(
             signed: false,
         };
         for w in &req.wanted {
+            if crate::interrupt::requested() {
+                return Err(halted());
+            }
             let f = one(&mut run, w, &old, said).map_err(|d| could_not(platform, d))?;
             let earlier = fetched.get(&w.source).and_then(|all| all.first());
             if let Some(e) = earlier.filter(|e| e.version != f.version) {
@@ -83,7 +89,6 @@ pub fn lock(
         }
     }
     let mut new = old.clone();
-    let mut changed = false;
     for (source, all) in fetched {
         let before = old.providers.get(&source);
         let mut hashes = before.map(|l| l.hashes.clone()).unwrap_or_default();
@@ -95,7 +100,6 @@ pub fn lock(
                 (Some(_), true) => format!("- Obtained {shown} checksums for {platform}; Additional checksums for this platform are now tracked in the lock file\n"),
                 (Some(_), false) => format!("- Obtained {shown} checksums for {platform}; All checksums for this platform were already tracked in the lock file\n"),
             });
-            changed |= before.is_none() || fresh;
             for h in &f.hashes {
                 if !hashes.contains(h) {
                     hashes.push(h.clone());
@@ -109,16 +113,13 @@ pub fn lock(
             constraints: last.and_then(|f| f.constraints.clone()),
             hashes,
         };
-        changed |= before != Some(&locked);
         new.providers.insert(source, locked);
     }
-    if new != old {
-        new.write(req.root_dir)?;
+    if new == old {
+        return Ok(Locking::Unchanged);
     }
-    Ok(match changed {
-        true => Locking::Updated,
-        false => Locking::Unchanged,
-    })
+    new.write(req.root_dir)?;
+    Ok(Locking::Updated)
 }
 
 /// `w`'s package for the installer's platform: fetched, its checksums.
@@ -176,6 +177,14 @@ fn could_not(platform: &str, d: Diag) -> Diags {
             "strata failed to fetch the requested providers for {platform} in order to calculate their checksums: {}: {}.",
             d.summary, d.detail
         ),
+    ))
+}
+
+fn halted() -> Diags {
+    Diags::from(Diag::new(
+        "strata::providers::lock",
+        "Providers not locked",
+        format!("{}: interrupted before every platform's packages were fetched; the lock file was left as it was.", crate::interrupt::HALTED),
     ))
 }
 

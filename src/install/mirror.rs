@@ -38,7 +38,10 @@ pub fn mirror(
     let http = super::client(&cli)?;
     let mut registry = Registry::new(&http, &cli.hosts, "providers.v1");
     let mut diags = Diags::default();
-    for (w, locked) in &req.wanted {
+    // A Ctrl-C stops between packages; the indexes are still written for
+    // what the directory then holds, so the mirror stays whole.
+    let _graceful = crate::interrupt::Graceful::new();
+    'providers: for (w, locked) in &req.wanted {
         let shown = shown(&w.source);
         said.push_str(&format!("- Mirroring {shown}...\n"));
         let version = match select(&mut registry, &http, w, locked.as_deref(), said) {
@@ -49,6 +52,13 @@ pub fn mirror(
             }
         };
         for platform in &req.platforms {
+            if crate::interrupt::requested() {
+                diags.push(error(
+                    "Mirroring interrupted",
+                    format!("{}: the packages not yet downloaded were left out; the indexes list those in the directory.", crate::interrupt::HALTED),
+                ));
+                break 'providers;
+            }
             said.push_str(&format!("  - Downloading package for {platform}...\n"));
             let fetched =
                 provider_registry::fetch(&mut registry, &http, &w.source, &version, platform);
@@ -200,7 +210,13 @@ fn index(dir: &Path, source: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Written beside and renamed over, as the packages are: a client reading
+/// the index meanwhile, or a kill, never leaves half of one.
 fn write_json(path: &Path, doc: &Json) -> Result<(), String> {
     let text = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())?;
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let staging = path.with_file_name(format!(".{name}"));
+    std::fs::write(&staging, text)
+        .and_then(|()| std::fs::rename(&staging, path))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
