@@ -60,10 +60,55 @@ fn every_module_with_tests_passes_them() {
     }
 }
 
-/// The examples with a `tests/` folder pass them too: a cluster spec plans
-/// under mocked providers, its pools placed from the clouds' published
-/// GPU catalogs (a mock used to hide them, and the spec failed to expand).
+/// Every example's `tests/` folder passes: each cluster spec plans (and
+/// applies, to the mocks) under mocked providers, its pools placed from
+/// the clouds' published GPU catalogs, and the assertions read the module
+/// calls the spec expands into (`module.train_aws.portable`).
 #[test]
 fn every_example_with_tests_passes_them() {
-    assert_eq!(each_with_tests_passes("examples"), ["single-cloud"]);
+    assert_eq!(
+        each_with_tests_passes("examples"),
+        [
+            "existing-kubernetes",
+            "failover",
+            "multi-cloud",
+            "single-cloud"
+        ]
+    );
+}
+
+/// Under `strata test` the failover example's nodes are what its mock
+/// says: with the mocked `kubernetes_nodes` offering no GPU, each place is
+/// left after one look (a mock answers the same every time; waiting
+/// `wait_for_gpus` there took 20 minutes a place) and the apply fails as
+/// `strata apply` does when a pool has nowhere left to go — strata's test
+/// used to pass such a run.
+#[test]
+fn a_failover_whose_mocked_nodes_offer_no_gpu_fails_the_run() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let top = std::env::temp_dir().join(format!("strata-failover-nogpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    let dir = top.join("failover");
+    copy(&examples.join("failover"), &dir);
+    // Its mocks' files (`source = "../mocks/…"`).
+    copy(&examples.join("mocks"), &top.join("mocks"));
+    let test = dir.join("tests/plan.tftest.hcl");
+    let text = std::fs::read_to_string(&test).expect("read");
+    let start = text
+        .find("  mock_data \"kubernetes_nodes\"")
+        .expect("the nodes' mock");
+    let end = start + text[start..].find("\n  }\n").expect("its end") + 5;
+    std::fs::write(&test, format!("{}{}", &text[..start], &text[end..])).expect("write");
+    let (code, out) = run::strata_in(&dir, &["test", "-no-color"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("run \"applies_every_place\"... fail"), "{out}");
+    assert!(
+        out.contains("Node pool train.h100 has no place with capacity"),
+        "{out}"
+    );
+    assert!(
+        out.contains("offered an allocatable nvidia.com/gpu"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -451,6 +451,35 @@ fn a_cluster_spec_graphs_what_it_expands_into() {
     }
 }
 
+/// The console names the module calls a cluster spec expands into, as a
+/// test's assertions do (it said "No module call named \"train_aws\"").
+#[test]
+fn a_cluster_specs_module_calls_are_in_the_console() {
+    use std::io::Write as _;
+    let dir = scratch("console-cluster");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/single-cloud/cluster.hcl");
+    std::fs::copy(example, dir.join("cluster.hcl")).expect("copy");
+    let mut child = run::strata(&dir)
+        .args(["console", "-plan"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn strata");
+    let asked = "module.train_aws.portable[\"h100\"].gpus_per_node\n";
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(asked.as_bytes())
+        .expect("ask");
+    let out = child.wait_with_output().expect("wait");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}{err}");
+    assert_eq!(said.trim(), "8", "{err}");
+}
+
 #[test]
 fn usage_errors_exit_1_and_version_names_the_language() {
     let d = scratch("usage");

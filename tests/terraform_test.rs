@@ -758,7 +758,8 @@ fn a_test_file_in_json_gives_terraforms_verdicts() {
 /// A run's assertions read module calls' outputs (`module.child.doubled`,
 /// a counted call as a list): after a plan and after an apply, the same
 /// verdicts as Terraform 1.11 (strata had every module output unknown
-/// there, so such an assertion erred).
+/// there, so such an assertion erred; and a child's resource with no
+/// instances unknown after an apply, where it is an empty tuple).
 #[test]
 fn assertions_read_module_outputs_as_terraform_does() {
     if !oracle::require_terraform("assertions_read_module_outputs_as_terraform_does") {
@@ -771,7 +772,7 @@ fn assertions_read_module_outputs_as_terraform_does() {
     std::fs::create_dir_all(dir.join("child")).expect("mkdir");
     std::fs::write(
         dir.join("child/main.tf"),
-        "variable \"n\" {\n  type = number\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n\noutput \"doubled\" {\n  value = var.n * 2\n}\n\noutput \"made\" {\n  value = terraform_data.x.output\n}\n",
+        "variable \"n\" {\n  type = number\n}\n\nresource \"terraform_data\" \"x\" {\n  input = var.n\n}\n\nresource \"terraform_data\" \"none\" {\n  count = 0\n}\n\noutput \"doubled\" {\n  value = var.n * 2\n}\n\noutput \"made\" {\n  value = terraform_data.x.output\n}\n\noutput \"none\" {\n  value = length(terraform_data.none)\n}\n",
     )
     .expect("write");
     let tests = r#"
@@ -785,7 +786,7 @@ run "planned" {
 
 run "applied" {
   assert {
-    condition     = module.child.made == 2 && module.many[1].made == 1
+    condition     = module.child.made == 2 && module.many[1].made == 1 && module.child.none == 0
     error_message = "wrong made"
   }
 }

@@ -379,6 +379,13 @@ output "kubeconfig" {
   })
 }
 
+# The nodes each GPU pool keeps here (its floor), read back from its
+# resources: where a placement puts a pool, its nodes; 0 at the places it
+# can fail over to.
+output "nodes" {
+  value = { for name, g in aws_eks_node_group.pool : name => g.scaling_config[0].min_size }
+}
+
 # What the portability check compares between clouds: each pool as the
 # cluster will run it, read back from the resources (so an edit to this
 # module that changes a pool shows), in Kubernetes' terms.

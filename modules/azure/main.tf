@@ -244,6 +244,13 @@ output "kubeconfig" {
   })
 }
 
+# The nodes each GPU pool keeps here (its floor), read back from its
+# resources: where a placement puts a pool, its nodes; 0 at the places it
+# can fail over to.
+output "nodes" {
+  value = { for name, p in azurerm_kubernetes_cluster_node_pool.pool : name => p.min_count }
+}
+
 # What the portability check compares between clouds (see modules/aws).
 output "portable" {
   value = {

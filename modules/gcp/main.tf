@@ -333,6 +333,13 @@ output "kubeconfig" {
   })
 }
 
+# The nodes each GPU pool keeps here (its floor), read back from its
+# resources: where a placement puts a pool, its nodes; 0 at the places it
+# can fail over to.
+output "nodes" {
+  value = { for name, p in google_container_node_pool.pool : name => p.autoscaling[0].total_min_node_count }
+}
+
 # What the portability check compares between clouds (see modules/aws).
 output "portable" {
   value = {

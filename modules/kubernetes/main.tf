@@ -70,6 +70,11 @@ output "node_identity" {
   value = null
 }
 
+# The nodes each GPU pool has here: the existing ones it labels.
+output "nodes" {
+  value = { for name, p in var.node_pools : name => length(lookup(var.nodes, name, [])) }
+}
+
 # What the portability check compares between clouds (see modules/aws).
 # Labels come from the resources that set them; taints on existing nodes
 # are the cluster owner's (strata does not set them), so the pool's are

@@ -109,7 +109,7 @@ pub fn console(
         return run(&scope, PathBuf::from("."), sources);
     };
     let given = config::dynamic::Given::with_environment(inputs.to_vec());
-    let module = config::load_given(p, sources, &given)?;
+    let mut module = config::load_given(p, sources, &given)?;
     let vars = variables::resolve(&module, inputs, variables::environment(), sources)?;
     let objects = match at.plan {
         true => {
@@ -123,9 +123,20 @@ pub fn console(
     };
     let functions = Rc::new(crate::walk::Functions(drivers.clone()));
     let run_at = config::Run::with_functions(module.dir.clone(), at.workspace, functions).calling();
+    // A cluster spec's module calls, as the state placed them.
+    let store = crate::backends::open(at.state, &module, at.workspace)?;
+    super::prepare::expanded_as_stored(
+        &mut module,
+        vars.clone(),
+        &run_at,
+        &store,
+        drivers,
+        sources,
+    )?;
     let over = scope::Over {
         objects: &objects,
         run: &run_at,
+        missing: scope::Missing::Unknown,
     };
     let root = scope::root(&module, vars, &over);
     let scoped = match at.scope {

@@ -26,6 +26,28 @@ pub struct Scoped<'m> {
 pub struct Over<'o> {
     pub objects: &'o ConsoleObjects,
     pub run: &'o Rc<Run>,
+    pub missing: Missing,
+}
+
+/// What a repeated resource is when the objects hold no instance of it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Not known: the objects may predate it (a state read as it is).
+    Unknown,
+    /// None: the objects are what a whole plan or apply made (a test
+    /// run's), so it has no instances.
+    Empty,
+}
+
+impl Over<'_> {
+    /// The objects of module instance `path`, which runs `module`.
+    fn known_in(&self, module: &Module, path: &ModulePath) -> StateValues {
+        let known = self.objects.in_module(path);
+        match self.missing {
+            Missing::Unknown => known,
+            Missing::Empty => known.with_none_of(module),
+        }
+    }
 }
 
 fn invalid(text: &str, detail: String) -> Diags {
@@ -43,7 +65,7 @@ pub fn root<'m>(root: &'m Module, vars: BTreeMap<String, Value>, over: &Over<'_>
         Scoped {
             module: root,
             vars,
-            known: over.objects.in_module(&here),
+            known: over.known_in(root, &here),
         },
         &here,
         over,
@@ -77,7 +99,7 @@ pub fn instance<'m>(text: &str, root: Scoped<'m>, over: &Over<'_>) -> Result<Sco
             Scoped {
                 module: &call.module,
                 vars,
-                known: over.objects.in_module(&here),
+                known: over.known_in(&call.module, &here),
             },
             &here,
             over,
@@ -120,7 +142,7 @@ fn call_value(
             Scoped {
                 module: &call.module,
                 vars,
-                known: over.objects.in_module(&path),
+                known: over.known_in(&call.module, &path),
             },
             &path,
             over,

@@ -82,6 +82,7 @@ fn invocations(
     let over = super::console_scope::Over {
         objects: &objects,
         run: &run,
+        missing: super::console_scope::Missing::Unknown,
     };
     let root = super::console_scope::root(module, session.p.vars.clone(), &over);
     let scope = || {

@@ -64,6 +64,26 @@ pub fn expand(
     crate::cluster::expand(module, vars, run, &catalogs, recorded, sources)
 }
 
+/// `module` with its `cluster` blocks expanded as the state in `store`
+/// placed them: the module calls (`module.<cluster>_<cloud>`) the console
+/// and a test's assertions name, with the arguments plan gave them.
+pub(super) fn expanded_as_stored(
+    module: &mut config::Module,
+    vars: BTreeMap<String, Value>,
+    run: &Rc<Run>,
+    store: &strata_state::Store,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<(), Diags> {
+    if module.clusters.is_empty() {
+        return Ok(());
+    }
+    let state = store.load().map_err(crate::statecmd::state_err)?.state;
+    let recorded = placements(Some(&state), &[], strata_provider::clock::now());
+    let prices = PriceList::default();
+    expand(module, vars, run, drivers, &prices, &recorded, sources).map(drop)
+}
+
 /// No placements recorded: what expansion sees before the state is read
 /// (and all `validate` ever sees).
 static NO_PLACEMENTS: BTreeMap<String, PoolPlacement> = BTreeMap::new();

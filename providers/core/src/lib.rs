@@ -49,6 +49,15 @@ use async_trait::async_trait;
 use std::collections::BTreeMap;
 use strata_value::value::Value;
 
+/// What a driver's reads answer from (see [`Driver::reads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// The cloud as it is now: a later read may differ.
+    Live,
+    /// Fixed answers (a test's mock): a later read gives the same.
+    Fixed,
+}
+
 /// Which of a provider's families of types a type name is of: managed
 /// resources, data sources and ephemeral resources each have their own
 /// schemas, and one name may be in more than one.
@@ -544,6 +553,13 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
             driver: self.name().to_string(),
             type_name: type_name.to_string(),
         })
+    }
+
+    /// Whether a read can answer differently later: a cloud's objects
+    /// change under it; a test's mock gives the same answer every time,
+    /// so a wait for something to appear ends after one look.
+    fn reads(&self) -> Reads {
+        Reads::Live
     }
 
     /// Why the cloud cannot delete `prior`, when it cannot (a purchase that

@@ -247,6 +247,10 @@ impl Driver for MockDriver {
         self.real.name()
     }
 
+    fn reads(&self) -> strata_provider::Reads {
+        strata_provider::Reads::Fixed
+    }
+
     fn provider_address(&self) -> String {
         self.real.provider_address()
     }

@@ -142,6 +142,7 @@ fn attempt(
         });
     }
     let vars = variables::resolve(&module, &inputs, variables::environment(), sources)?;
+    let module = expanded(module, &vars, &opts, drivers, sources)?;
     let mut diags = judged;
     let scope_at = AssertAt {
         module: &module,
@@ -158,6 +159,33 @@ fn attempt(
         shown: outcome.shown,
         outputs: Some(outputs),
     })
+}
+
+/// The configuration as the assertions see it: its `cluster` blocks
+/// expanded as the run placed them, so that `module.<cluster>_<cloud>`
+/// names what the plan made.
+fn expanded(
+    mut module: config::Module,
+    vars: &BTreeMap<String, Value>,
+    opts: &Options,
+    drivers: &Drivers,
+    sources: &mut Sources,
+) -> Result<config::Module, Diags> {
+    if module.clusters.is_empty() {
+        return Ok(module);
+    }
+    let store = crate::backends::open(opts.state.as_deref(), &module, &opts.workspace)?;
+    let functions = Rc::new(crate::walk::Functions(drivers.clone()));
+    let run = config::Run::with_functions(module.dir.clone(), &opts.workspace, functions);
+    crate::engine::prepare::expanded_as_stored(
+        &mut module,
+        vars.clone(),
+        &run,
+        &store,
+        drivers,
+        sources,
+    )?;
+    Ok(module)
 }
 
 /// The configuration a run plans: its `module` block's (a local path,
@@ -329,6 +357,9 @@ fn applied(
     let stopped_at_plan = match result {
         Ok(crate::engine::Applied::Done(report)) => {
             diags.extend(report.failed);
+            // A pool left with nowhere to go fails the apply, as it does
+            // `strata apply`.
+            diags.extend(report.unplaced);
             false
         }
         Ok(crate::engine::Applied::Nothing(_)) => false,
@@ -413,14 +444,15 @@ fn asserts(r: &RunBlock, at: &AssertAt<'_>, diags: &mut Diags) -> Status {
     };
     // The objects and the module calls' outputs (each child evaluated
     // over its own objects), as the console sees them; the plan or apply
-    // ran whole, so a repeated resource it has no instance of has none.
+    // ran whole, so a repeated resource it has no instance of has none,
+    // in the root module as in every child.
     let over = crate::engine::console_scope::Over {
         objects: at.known,
         run: &run_at,
+        missing: crate::engine::console_scope::Missing::Empty,
     };
     let scoped = crate::engine::console_scope::root(at.module, at.vars.clone(), &over);
-    let known = scoped.known.with_none_of(at.module);
-    let scope = ConfigScope::new(at.module, at.vars.clone(), run_at.clone()).knowing(&known);
+    let scope = ConfigScope::new(at.module, at.vars.clone(), run_at.clone()).knowing(&scoped.known);
     let scope = TestScope {
         config: &scope,
         output: at.outputs.clone(),
