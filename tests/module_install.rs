@@ -749,3 +749,131 @@ output "o" {
         "{err}"
     );
 }
+
+/// A test run's `module` from a registry, and a local one calling a
+/// registry module: init installs each under Terraform's key
+/// (`test.tests.reg.greets`, `test.tests.reg.deep_local.deep`), the same
+/// manifest records and lines as Terraform 1.11, and `test` plans and
+/// applies them with the same verdicts; before init, both refuse every
+/// run's module not installed before any run. (strata refused registry
+/// modules in a run as "not yet".)
+#[test]
+fn a_test_runs_registry_module_is_installed_and_run_as_terraform_does() {
+    if !tools_here("a_test_runs_registry_module_is_installed_and_run") {
+        return;
+    }
+    let s = scene("test-module");
+    let tests = r#"run "greets" {
+  command = plan
+  module {
+    source  = "registry.strata.test/strata/greet/any"
+    version = "~> 1.0"
+  }
+  variables {
+    n = "t"
+  }
+  assert {
+    condition     = output.o == "hello t from 1.2.0"
+    error_message = "greeted ${output.o}"
+  }
+}
+
+run "deep_local" {
+  module {
+    source = "./local"
+  }
+  assert {
+    condition     = output.o == "hello x from 1.0.0"
+    error_message = "greeted ${output.o}"
+  }
+}
+
+run "wrong" {
+  command = plan
+  module {
+    source  = "registry.strata.test/strata/greet/any"
+    version = "2.0.0"
+  }
+  assert {
+    condition     = output.o == "hello x from 1.0.0"
+    error_message = "greeted ${output.o}"
+  }
+}
+"#;
+    let local = "module \"deep\" {\n  source  = \"registry.strata.test/strata/greet/any\"\n  version = \"1.0.0\"\n}\n\noutput \"o\" {\n  value = module.deep.o\n}\n";
+    let files = vec![
+        (
+            "main.tf".to_string(),
+            "output \"here\" {\n  value = 1\n}\n".to_string(),
+        ),
+        ("local/main.tf".to_string(), local.to_string()),
+        ("tests/reg.tftest.hcl".to_string(), tests.to_string()),
+    ];
+    let dirs: BTreeMap<&str, PathBuf> = ["terraform", "strata"]
+        .into_iter()
+        .map(|t| (t, s.tree(t, &files)))
+        .collect();
+    // Before init: the registry modules are not installed.
+    for (tool, dir) in &dirs {
+        let (code, out, err) = s.run(tool, dir, &["test", "-no-color"]);
+        assert_eq!(code, 1, "{tool}:\n{out}{err}");
+        assert!(
+            squashed(&format!("{out}{err}")).contains("Module not installed"),
+            "{tool}:\n{out}{err}"
+        );
+        // Found as the files are read: no run starts.
+        assert!(!out.contains("run \"greets\""), "{tool}:\n{out}{err}");
+    }
+    let said = both_succeed(&s, &dirs, &["init", "-no-color"]);
+    let lines: BTreeMap<_, _> = said
+        .iter()
+        .map(|(tool, out)| {
+            (
+                tool.clone(),
+                module_lines(&out.replace("Terraform", "strata")),
+            )
+        })
+        .collect();
+    assert_eq!(lines["strata"], lines["terraform"]);
+    let records: Vec<_> = dirs.values().map(|d| manifest(d)).collect();
+    assert_eq!(records[0], records[1]);
+    for key in [
+        "test.tests.reg.greets",
+        "test.tests.reg.deep_local.deep",
+        "test.tests.reg.wrong",
+    ] {
+        assert!(
+            records[0].contains_key(key),
+            "{key}: {:?}",
+            records[0].keys()
+        );
+    }
+    let verdicts: Vec<_> = dirs
+        .iter()
+        .map(|(tool, dir)| {
+            let (code, out, err) = s.run(tool, dir, &["test", "-no-color"]);
+            let lines: Vec<String> = out
+                .lines()
+                .filter(|l| l.contains("... "))
+                .map(str::to_string)
+                .collect();
+            (code, lines, format!("{out}{err}"))
+        })
+        .collect();
+    assert_eq!(
+        verdicts[0].0, verdicts[1].0,
+        "{}\n{}",
+        verdicts[0].2, verdicts[1].2
+    );
+    assert_eq!(
+        verdicts[0].1, verdicts[1].1,
+        "{}\n{}",
+        verdicts[0].2, verdicts[1].2
+    );
+    let strata = &verdicts[1];
+    assert!(
+        strata.2.contains("greeted hello x from 2.0.0"),
+        "{}",
+        strata.2
+    );
+}

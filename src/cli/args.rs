@@ -109,6 +109,7 @@ impl RunArgs {
             minimal_refresh: self.minimal_refresh,
             check_settle: None,
             provider_blocks: Vec::new(),
+            installed_under: None,
             query: false,
             invoke: self.invoke.clone(),
         })
@@ -241,6 +242,9 @@ pub enum Command {
         /// constraint allows (Terraform's -update).
         #[arg(long)]
         update: bool,
+        /// Where the test files are whose runs' modules are installed too.
+        #[arg(long = "test-directory", value_name = "DIR", default_value = "tests")]
+        test_directory: PathBuf,
     },
     /// The providers the configuration needs, module by module, and those
     /// the state's objects were made with.
@@ -750,6 +754,9 @@ pub struct InitArgs {
     /// directory first.
     #[arg(long, value_name = "SOURCE")]
     pub from_module: Option<String>,
+    /// Where the test files are whose runs' modules are installed too.
+    #[arg(long = "test-directory", value_name = "DIR", default_value = "tests")]
+    pub test_directory: PathBuf,
 }
 
 // `strata taint` and `untaint`: their flags and arguments (the variant of `Command` says what it does).

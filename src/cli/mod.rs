@@ -246,7 +246,12 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Report(a) => state::report(a, &mut cx),
         Command::ForceUnlock(a) => state::force_unlock(a, &mut cx),
         Command::Init(a) => workdir::init(a, &mut cx),
-        Command::Get { path, update, .. } => workdir::get(path, update, &mut cx),
+        Command::Get {
+            path,
+            update,
+            test_directory,
+            ..
+        } => workdir::get(path, (update, &test_directory), &mut cx),
         Command::Providers { command, path } => workdir::providers(command, path, &mut cx),
         Command::Workspace { command } => workdir::workspace(command, &mut cx),
     };

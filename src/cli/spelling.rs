@@ -304,10 +304,8 @@ fn translate(command: &str, f: &Flag<'_>, out: &mut Respelled) -> Result<(), Str
         // strata never asks for a variable (one without a value is an
         // error at its declaration), and says each warning once.
         "input" | "compact-warnings" => switch(f).map(|_| ()),
-        // init's, get's and providers': a test's `module` blocks name
-        // local modules only (strata's test runs no others yet), so there
-        // is nothing more to install or list for them.
-        "test-directory" if matches!(command, "init" | "get" | "providers") => Ok(()),
+        // providers': the providers test files name are not listed yet.
+        "test-directory" if command == "providers" => Ok(()),
         // Terraform Cloud's check that its workspace runs this version:
         // strata keeps state in backends that have none.
         "ignore-remote-version" => switch(f).map(|_| ()),

@@ -19,14 +19,20 @@ pub fn init(a: InitArgs, cx: &mut Context<'_>) -> Result<(), Diags> {
         backend_config: &a.backend_config,
         from_module: a.from_module.as_deref(),
         inputs: cx.inputs.clone(),
+        test_directory: &a.test_directory,
     };
     let view = &mut printer::Printer::human();
     printer::text(crate::engine::init(req, view, &mut cx.sources, cx.drivers))
 }
 
-pub fn get(path: PathBuf, update: bool, cx: &mut Context<'_>) -> Result<(), Diags> {
+pub fn get(
+    path: PathBuf,
+    (update, tests): (bool, &std::path::Path),
+    cx: &mut Context<'_>,
+) -> Result<(), Diags> {
     let inputs = cx.inputs.clone();
-    printer::text(crate::engine::get(&path, update, &inputs, &mut cx.sources))
+    let how = crate::engine::Getting { update, tests };
+    printer::text(crate::engine::get(&path, how, &inputs, &mut cx.sources))
 }
 
 /// `strata providers [schema -json]`.

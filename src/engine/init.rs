@@ -41,6 +41,17 @@ pub struct Init<'a> {
     /// `--var` and `--var-file`: what const variables are given (module
     /// sources made of them).
     pub inputs: Vec<config::variables::CliInput>,
+    /// `-test-directory`: where the test files are whose runs' modules
+    /// are installed too.
+    pub test_directory: &'a Path,
+}
+
+/// How `get` installs.
+pub struct Getting<'a> {
+    /// `-update`: every remote module fetched again.
+    pub update: bool,
+    /// `-test-directory`.
+    pub tests: &'a Path,
 }
 
 /// Runs `init`; what it prints on success.
@@ -62,8 +73,13 @@ pub fn init(
         keep_backend_settings(&req, &root, sources)?;
     }
     let installed = match req.get {
-        true => install(req.path, (root.clone(), &given), req.upgrade, sources)?,
-        false => String::new(),
+        true => Some(install(
+            req.path,
+            (root.clone(), &given),
+            (req.upgrade, req.test_directory),
+            sources,
+        )?),
+        false => None,
     };
     let module = config::load_given(req.path, sources, &given)?;
     let mut out = copied + "Initializing the backend...\n";
@@ -79,13 +95,14 @@ pub fn init(
         };
         out = super::migrate::backend(&asked, &module, view)?;
     }
-    // Said only when there are modules, as Terraform says it.
-    if req.get && !root.module_calls.is_empty() {
+    // Said only when there are modules (the root's, or its test runs'),
+    // as Terraform says it.
+    if let Some(installed) = installed.filter(|i| i.any) {
         out.push_str(match req.upgrade {
             true => "Upgrading modules...\n",
             false => "Initializing modules...\n",
         });
-        out.push_str(&installed);
+        out.push_str(&installed.said);
     }
     out.push_str("Initializing provider plugins...\n");
     if let Err(d) = providers(&module, (req.path, req.upgrade), drivers, sources, &mut out) {
@@ -105,13 +122,20 @@ pub fn init(
 /// `get`: the modules installed, nothing else; what it did.
 pub fn get(
     path: &Path,
-    update: bool,
+    how: Getting<'_>,
     inputs: &[config::variables::CliInput],
     sources: &mut Sources,
 ) -> Result<String, Diags> {
     let root = config::load_shallow(path, sources)?;
     let given = config::dynamic::Given::with_environment(inputs.to_vec());
-    install(path, (root, &given), update, sources)
+    install(path, (root, &given), (how.update, how.tests), sources).map(|i| i.said)
+}
+
+/// What installing did: what it says, and whether there was any module
+/// call (the root's or a test run's) to install.
+struct Installed {
+    said: String,
+    any: bool,
 }
 
 /// Installs what `root` calls, its module sources made of const
@@ -119,17 +143,26 @@ pub fn get(
 fn install(
     path: &Path,
     (mut root, given): (Module, &config::dynamic::Given),
-    upgrade: bool,
+    (upgrade, test_directory): (bool, &Path),
     sources: &mut Sources,
-) -> Result<String, Diags> {
+) -> Result<Installed, Diags> {
     let consts = config::dynamic::root_consts(&root, given, sources)?;
     let mut diags = Diags::default();
     config::dynamic::resolve_calls(&mut root, &consts, &mut diags);
     if !diags.is_empty() {
         return Err(diags);
     }
+    // A directory (not a file) is a configuration with test files.
+    let tests = match path.is_dir() {
+        true => super::test::run_modules(path, test_directory, sources)?,
+        false => Vec::new(),
+    };
     let options = crate::install::Options { upgrade };
-    crate::install::modules(path, (&root, &consts), &options, sources)
+    let said = crate::install::modules(path, (&root, &consts), &tests, &options, sources)?;
+    Ok(Installed {
+        said,
+        any: !root.module_calls.is_empty() || !tests.is_empty(),
+    })
 }
 
 const NEXT: &str = "

@@ -55,7 +55,7 @@ pub use console::{console, ConsoleForm, Consoled, Terminal};
 pub use credentials::{logout, DEFAULT_HOST};
 pub use fmt::{fmt, fmt_text, FmtOptions, Formatted};
 pub use import::import;
-pub use init::{get, init, Init};
+pub use init::{get, init, Getting, Init};
 pub use metadata::function_signatures;
 pub use modules::modules;
 pub use packages::{providers_lock, providers_mirror, ProvidersLock, ProvidersMirror};
@@ -138,6 +138,10 @@ pub struct Options {
     /// A test run's `provider` blocks, in place of the root module's of
     /// the same name and alias.
     pub provider_blocks: Vec<crate::config::Provider>,
+    /// A test run's `module`: the modules it calls are where init of the
+    /// configuration under test installed them (Terraform's
+    /// `test.<file>.<run>` keys), not in a manifest of its own.
+    pub installed_under: Option<crate::config::InstalledUnder>,
     /// `query`: the query files (`*.tfquery.hcl`) are read too.
     pub query: bool,
     /// `-invoke=action.TYPE.NAME`: the plan invokes that action and
@@ -164,6 +168,7 @@ impl Default for Options {
             minimal_refresh: false,
             check_settle: None,
             provider_blocks: Vec::new(),
+            installed_under: None,
             query: false,
             invoke: None,
         }

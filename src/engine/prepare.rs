@@ -315,7 +315,10 @@ pub(super) fn prepare(
 ) -> Result<Prepared, Diags> {
     let inputs = &opts.inputs;
     let given = config::dynamic::Given::with_environment(inputs.clone());
-    let mut module = config::load_given(path, sources, &given)?;
+    let mut module = match &opts.installed_under {
+        Some(under) => config::load_for_test(path, under, sources, &given)?,
+        None => config::load_given(path, sources, &given)?,
+    };
     // Query files join the root module (their providers, variables and
     // locals) before its variables are resolved.
     let lists = match opts.query {

@@ -31,11 +31,22 @@ pub struct Options {
     pub upgrade: bool,
 }
 
-/// Installs the modules `root` (loaded shallow, from `root_dir`) calls,
-/// writes the manifest, and says what it did in Terraform's words.
+/// A test run's `module` block, installed as Terraform's init installs
+/// it: under the run's own key (`test.tests.main.setup`, see
+/// [`config::testfile::module_key`]), its calls under that.
+pub struct TestModule {
+    pub key: String,
+    pub run: String,
+    pub module: config::testfile::RunModule,
+}
+
+/// Installs the modules `root` (loaded shallow, from `root_dir`) and its
+/// test runs call, writes the manifest, and says what it did in
+/// Terraform's words.
 pub fn modules(
     root_dir: &Path,
     (root, consts): (&Module, &config::dynamic::Consts),
+    tests: &[TestModule],
     options: &Options,
     sources: &mut Sources,
 ) -> Result<String, Diags> {
@@ -50,6 +61,7 @@ pub fn modules(
     let http = client(&cli)?;
     let mut run = Run::new(root_dir, &previous, options, &http, &cli);
     run.calls((root, consts), "", sources);
+    run.test_modules(tests, sources);
     let Run {
         mut records,
         said,
@@ -224,26 +236,60 @@ impl<'r, 'c> Run<'r, 'c> {
                 true => call.name.clone(),
                 false => format!("{key}.{}", call.name),
             };
-            let Some(placed) = self.place(&module.dir, &Call::of(call), &child) else {
+            let Some(mut m) = self.follow(&module.dir, &Call::of(call), &child, sources) else {
                 continue;
             };
-            if !placed.kept {
-                self.said
-                    .push_str(&format!("- {child} in {}\n", self.shown(&placed.dir)));
-            }
-            self.records.push(Record {
-                key: child.clone(),
-                source: placed.source,
-                version: placed.version,
-                dir: self.shown(&placed.dir),
-            });
-            match config::load_shallow(&placed.dir, sources) {
-                Ok(mut m) => {
-                    let child_consts = config::dynamic::child_consts(module, consts, call, &m);
-                    config::dynamic::resolve_calls(&mut m, &child_consts, &mut self.diags);
-                    self.calls((&m, &child_consts), &child, sources)
-                }
-                Err(d) => self.diags.0.extend(d.0),
+            let child_consts = config::dynamic::child_consts(module, consts, call, &m);
+            config::dynamic::resolve_calls(&mut m, &child_consts, &mut self.diags);
+            self.calls((&m, &child_consts), &child, sources)
+        }
+    }
+
+    /// Installs each test run's `module` (a root of its own: no const
+    /// variables reach it), then what it calls.
+    fn test_modules(&mut self, tests: &[TestModule], sources: &mut Sources) {
+        for t in tests {
+            let call = Call {
+                name: &t.run,
+                source: &t.module.source,
+                version: t.module.version.as_ref(),
+                span: t.module.span,
+                source_span: t.module.span,
+            };
+            let Some(mut m) = self.follow(self.root_dir, &call, &t.key, sources) else {
+                continue;
+            };
+            let consts = config::dynamic::Consts::new();
+            config::dynamic::resolve_calls(&mut m, &consts, &mut self.diags);
+            self.calls((&m, &consts), &t.key, sources)
+        }
+    }
+
+    /// Places `call` (from a module in `caller_dir`) under `key`, records
+    /// it and says so: its module, read shallow, to follow its own calls.
+    fn follow(
+        &mut self,
+        caller_dir: &Path,
+        call: &Call<'_>,
+        key: &str,
+        sources: &mut Sources,
+    ) -> Option<Module> {
+        let placed = self.place(caller_dir, call, key)?;
+        if !placed.kept {
+            self.said
+                .push_str(&format!("- {key} in {}\n", self.shown(&placed.dir)));
+        }
+        self.records.push(Record {
+            key: key.to_string(),
+            source: placed.source,
+            version: placed.version,
+            dir: self.shown(&placed.dir),
+        });
+        match config::load_shallow(&placed.dir, sources) {
+            Ok(m) => Some(m),
+            Err(d) => {
+                self.diags.0.extend(d.0);
+                None
             }
         }
     }

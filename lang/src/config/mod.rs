@@ -586,6 +586,22 @@ pub fn load_given(
         root: &root,
         manifest: &manifest,
     };
+    let mut module = load_as_root(path, &at, sources, given)?;
+    let saved = installed::SavedBackend::read(&root).map_err(damaged("backend settings"))?;
+    if let Some(saved) = saved {
+        with_saved_backend(&mut module, &saved)?;
+    }
+    Ok(module)
+}
+
+/// The module in `path` as a root module (its own const variables, its
+/// encryption), the modules it calls found from `at`.
+fn load_as_root(
+    path: &Path,
+    at: &Site<'_>,
+    sources: &mut Sources,
+    given: &dynamic::Given,
+) -> Result<Module, Diags> {
     let mut diags = Diags::default();
     let mut module = read_module(path, sources, &mut diags)?;
     let consts = match dynamic::root_consts(&module, given, sources) {
@@ -595,17 +611,47 @@ pub fn load_given(
             return Err(diags);
         }
     };
-    load_calls(&mut module, sources, (&at, &consts), &mut diags);
+    load_calls(&mut module, sources, (at, &consts), &mut diags);
     match encryption::resolve(&module, given, sources) {
         Ok(sealings) => module.settings.sealings = sealings,
         Err(d) => diags.0.extend(d.0),
     }
-    let mut module = diags.into_result(module)?;
-    let saved = installed::SavedBackend::read(&root).map_err(damaged("backend settings"))?;
-    if let Some(saved) = saved {
-        with_saved_backend(&mut module, &saved)?;
-    }
-    Ok(module)
+    diags.into_result(module)
+}
+
+/// Where `init` installed what a test run's `module` calls: in the
+/// manifest of the configuration at `root`, under `key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledUnder {
+    pub root: PathBuf,
+    pub key: String,
+}
+
+/// A test run's `module` (in `path`), which the run plans as its root:
+/// the modules it calls are where `init` of the configuration at `root`
+/// installed them, under the run's key (`test.tests.main.setup`, as
+/// Terraform keys them).
+pub fn load_for_test(
+    path: &Path,
+    under: &InstalledUnder,
+    sources: &mut Sources,
+    given: &dynamic::Given,
+) -> Result<Module, Diags> {
+    let (root, key) = (under.root.as_path(), under.key.as_str());
+    let manifest = installed::Manifest::read(root).map_err(|why| {
+        Diags::from(Diag::new(
+            "strata::config::init_files",
+            "Cannot read the module manifest init kept",
+            why,
+        ))
+    })?;
+    let at = Site {
+        depth: 0,
+        key: key.to_string(),
+        root,
+        manifest: &manifest,
+    };
+    load_as_root(path, &at, sources, given)
 }
 
 /// The root module's backend block with what `init -backend-config` gave

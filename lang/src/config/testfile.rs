@@ -145,8 +145,28 @@ pub struct PlanOptions {
 #[derive(Debug, Clone)]
 pub struct RunModule {
     pub source: String,
-    pub version: Option<String>,
+    pub version: Option<super::ModuleVersion>,
     pub span: Span,
+}
+
+/// Where `init` installs run `run`'s `module` of test file `file` (its
+/// path from the configuration): the module manifest's key, Terraform's
+/// `test.<directory parts>.<file less .tftest.hcl>.<run>` (`tests/main.tftest.hcl`,
+/// run `setup`: `test.tests.main.setup`; a JSON file's name is kept
+/// whole, as Terraform keeps it).
+pub fn module_key(file: &std::path::Path, run: &str) -> String {
+    let mut parts = vec!["test".to_string()];
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        parts.extend(dir.iter().map(|p| p.to_string_lossy().into_owned()));
+    }
+    let base = file.file_name().unwrap_or_default().to_string_lossy();
+    parts.push(
+        base.strip_suffix(".tftest.hcl")
+            .unwrap_or(&base)
+            .to_string(),
+    );
+    parts.push(run.to_string());
+    parts.join(".")
 }
 
 /// One `run "NAME" { … }` block.
@@ -533,7 +553,12 @@ fn run_module(b: &Block, diags: &mut Diags) -> Option<RunModule> {
     for a in &b.body.attrs {
         match a.name.as_str() {
             "source" => module.source = const_string(a, diags)?,
-            "version" => module.version = const_string(a, diags),
+            "version" => {
+                module.version = const_string(a, diags).map(|constraint| super::ModuleVersion {
+                    constraint,
+                    span: a.expr.span,
+                })
+            }
             _ => diags.push(unsupported_attr(a, "module", &["source", "version"])),
         }
     }
@@ -574,4 +599,27 @@ fn plan_options(b: &Block, diags: &mut Diags) -> PlanOptions {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_key;
+    use std::path::Path;
+
+    /// Terraform's keys (`configs.buildTestModules`), which its init and
+    /// strata's must agree on for one to use what the other installed.
+    #[test]
+    fn a_run_modules_key_is_terraforms() {
+        let key = |file: &str, run: &str| module_key(Path::new(file), run);
+        assert_eq!(key("main.tftest.hcl", "setup"), "test.main.setup");
+        assert_eq!(
+            key("tests/main.tftest.hcl", "setup"),
+            "test.tests.main.setup"
+        );
+        assert_eq!(key("a/b/x.tftest.hcl", "r"), "test.a.b.x.r");
+        assert_eq!(
+            key("tests/x.tftest.json", "r"),
+            "test.tests.x.tftest.json.r"
+        );
+    }
 }

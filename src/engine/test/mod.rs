@@ -147,6 +147,7 @@ pub fn test(
         }
     }
     diags.into_result(())?;
+    run::check_modules(req, &decoded, sources)?;
     decoded.retain(|(rel, _)| files.contains(rel));
     // A signal asks the runs to stop, and the teardown still runs.
     let _graceful = crate::interrupt::Graceful::new();
@@ -230,6 +231,36 @@ pub(super) fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
         found.extend(names);
     }
     found
+}
+
+/// The runs' `module` blocks in every test file of the configuration at
+/// `dir`, each with the key init installs it under.
+pub(crate) fn run_modules(
+    dir: &Path,
+    test_directory: &Path,
+    sources: &mut Sources,
+) -> Result<Vec<crate::install::TestModule>, Diags> {
+    let mut out = Vec::new();
+    let mut diags = Diags::default();
+    for rel in found_files(dir, test_directory) {
+        let file = match parsed(&dir.join(&rel), sources).and_then(decode_test_file) {
+            Ok(f) => f,
+            Err(d) => {
+                diags.extend(d);
+                continue;
+            }
+        };
+        for r in file.runs {
+            if let Some(module) = r.module {
+                out.push(crate::install::TestModule {
+                    key: crate::config::testfile::module_key(&rel, &r.name),
+                    run: r.name,
+                    module,
+                });
+            }
+        }
+    }
+    diags.into_result(out)
 }
 
 /// The test files to run: `-filter` keeps those it names and is an error
@@ -383,7 +414,7 @@ fn run_file(
                 view.test_step(begins, sources);
                 let at = run::RunAt {
                     req,
-                    file,
+                    file: (shown, file),
                     outputs: &outputs,
                 };
                 run::one(r, &at, &mut states, sources, drivers)

@@ -23,7 +23,8 @@ use std::rc::Rc;
 /// file's runs before it (`run.NAME.OUTPUT`).
 pub(super) struct RunAt<'a> {
     pub req: &'a TestRequest,
-    pub file: &'a TestFile,
+    /// The test file: its path from the configuration, and what it says.
+    pub file: (&'a str, &'a TestFile),
     pub outputs: &'a BTreeMap<String, Value>,
 }
 
@@ -86,15 +87,16 @@ fn attempt(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Done, Diags> {
-    let config = config_dir(r, at.req)?;
-    let module = config::load(&config, sources)?;
-    let setup = super::doubles::for_run(at.file, r, &module, drivers)?;
+    let RunConfig { dir: config, under } = run_config(r, at.req, at.file.0)?;
+    let module = load_run_config(&config, under.as_ref(), sources)?;
+    let setup = super::doubles::for_run(at.file.1, r, &module, drivers)?;
     let drivers = &setup.drivers;
     let mut inputs = at.req.inputs.clone();
     inputs.extend(given_variables(r, at)?);
     let opts = Options {
         provider_blocks: setup.providers.clone(),
         parallelism: at.req.parallelism,
+        installed_under: under.clone(),
         ..options(r, states.of(&config), &inputs)?
     };
     let verbose = at.req.verbose;
@@ -112,6 +114,7 @@ fn attempt(
             inputs: inputs.clone(),
             drivers: Some(drivers.clone()),
             providers: setup.providers.clone(),
+            installed_under: under,
         };
         states.applied(&config, applied);
     }
@@ -188,23 +191,115 @@ fn expanded(
     Ok(module)
 }
 
-/// The configuration a run plans: its `module` block's (a local path,
-/// from the configuration under test), else the configuration under
-/// test.
-fn config_dir(r: &RunBlock, req: &TestRequest) -> Result<PathBuf, Diags> {
+/// The configuration a run plans, and where init installed what it
+/// calls when it is a run's `module`.
+struct RunConfig {
+    dir: PathBuf,
+    under: Option<config::InstalledUnder>,
+}
+
+/// The configuration a run plans: its `module` block's (a local path from
+/// the configuration under test, or where init installed a registry or
+/// remote one), else the configuration under test.
+fn run_config(r: &RunBlock, req: &TestRequest, file: &str) -> Result<RunConfig, Diags> {
+    let root = &req.dir;
     let Some(m) = &r.module else {
-        return Ok(req.dir.clone());
+        return Ok(RunConfig {
+            dir: root.clone(),
+            under: None,
+        });
     };
-    if !(m.source.starts_with("./") || m.source.starts_with("../")) {
-        return Err(Diag::new(
-            "strata::test::module",
-            "Not supported yet",
-            format!("strata's test command runs local modules (\"./…\", \"../…\") only yet; {:?} is not one.", m.source),
-        )
-        .at(m.span)
-        .into());
+    let under = config::InstalledUnder {
+        root: root.clone(),
+        key: config::testfile::module_key(Path::new(file), &r.name),
+    };
+    let fail = |summary: &str, detail: String| {
+        Diags::from(Diag::new("strata::test::module", summary, detail).at(m.span))
+    };
+    let source = config::source::ModuleSource::parse(&m.source, m.version.is_some())
+        .map_err(|(summary, detail)| fail(summary, detail))?;
+    let dir = match &source {
+        config::source::ModuleSource::Local(p) => config::normalize(&root.join(p)),
+        config::source::ModuleSource::Embedded(p) => config::normalize(Path::new(p)),
+        config::source::ModuleSource::Registry(_) | config::source::ModuleSource::Remote(_) => {
+            installed_dir(m, &source.to_string(), &under).map_err(|(s, d)| fail(s, d))?
+        }
+    };
+    Ok(RunConfig {
+        dir,
+        under: Some(under),
+    })
+}
+
+fn load_run_config(
+    dir: &Path,
+    under: Option<&config::InstalledUnder>,
+    sources: &mut Sources,
+) -> Result<config::Module, Diags> {
+    match under {
+        Some(u) => {
+            let given = config::dynamic::Given::with_environment(Vec::new());
+            config::load_for_test(dir, u, sources, &given)
+        }
+        None => config::load(dir, sources),
     }
-    Ok(req.dir.join(&m.source))
+}
+
+/// Every run's `module` of the test files, found and loaded before any
+/// run, as Terraform loads them with the configuration: one not
+/// installed stops the test (no run is made) with every such error.
+pub(super) fn check_modules(
+    req: &TestRequest,
+    files: &[(PathBuf, TestFile)],
+    sources: &mut Sources,
+) -> Result<(), Diags> {
+    let mut diags = Diags::default();
+    for (file, test) in files {
+        let file = file.display().to_string();
+        for r in test.runs.iter().filter(|r| r.module.is_some()) {
+            let loaded = run_config(r, req, &file)
+                .and_then(|c| load_run_config(&c.dir, c.under.as_ref(), sources));
+            if let Err(d) = loaded {
+                diags.extend(d);
+            }
+        }
+    }
+    diags.into_result(())
+}
+
+/// The directory a run's registry or remote module was installed in by
+/// `init` (Terraform's error when it was not, or is no longer the
+/// version asked for).
+fn installed_dir(
+    m: &config::testfile::RunModule,
+    source: &str,
+    under: &config::InstalledUnder,
+) -> Result<PathBuf, (&'static str, String)> {
+    let manifest = config::installed::Manifest::read(&under.root)
+        .map_err(|why| ("Cannot read the module manifest init kept", why))?;
+    let not_installed = || {
+        ("Module not installed", "This module is not yet installed. Run \"strata init\" to install all modules required by this configuration.".to_string())
+    };
+    let record = manifest
+        .record(&under.key, source)
+        .ok_or_else(not_installed)?;
+    if let Some(v) = &m.version {
+        let allowed = config::VersionConstraint::parse(&v.constraint)
+            .map_err(|why| ("Invalid version constraint", why))?;
+        if !record
+            .version
+            .as_deref()
+            .is_some_and(|have| allowed.allows(have))
+        {
+            let have = record.version.as_deref().unwrap_or("none");
+            return Err(("Module version requirements have changed", format!("The version requirements have changed since this module was installed and the installed version ({have}) is no longer acceptable. Run \"strata init\" to install all modules required by this configuration.")));
+        }
+    }
+    let dir = under.root.join(&record.dir);
+    match dir.is_dir() {
+        true => Ok(dir),
+        false => Err(not_installed()),
+    }
 }
 
 /// The run's options: its variables, its scratch state, its plan
@@ -274,7 +369,7 @@ fn given_variables(r: &RunBlock, at: &RunAt<'_>) -> Result<Vec<CliInput>, Diags>
     let mut file_vars: BTreeMap<String, Value> = BTreeMap::new();
     let mut given = Vec::new();
     let scope_vars = Attrs::from([("run".to_string(), runs.clone())]);
-    for a in &at.file.variables {
+    for a in &at.file.1.variables {
         match Evaluator::new(&MapScope(&scope_vars), PathBuf::from(".")).eval(&a.expr) {
             Ok(v) => {
                 file_vars.insert(a.name.clone(), v.clone());
@@ -625,6 +720,7 @@ pub(super) fn tear_down(
             mode: Mode::Destroy,
             check_settle: Some(std::time::Duration::ZERO),
             provider_blocks: applied.providers.clone(),
+            installed_under: applied.installed_under.clone(),
             parallelism,
             ..Options::default()
         };

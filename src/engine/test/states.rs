@@ -22,6 +22,8 @@ pub(super) struct Applied {
     /// `None` before any apply.
     pub drivers: Option<crate::builtin::Drivers>,
     pub providers: Vec<crate::config::Provider>,
+    /// A run's `module`: where init installed what it calls.
+    pub installed_under: Option<crate::config::InstalledUnder>,
 }
 
 /// One test file's scratch states.
