@@ -429,13 +429,16 @@ mod aws_mirror;
 /// (from the machine's filesystem mirror): the same verdicts, while no
 /// AWS endpoint is reachable and no credentials are set — neither tool
 /// asks AWS anything; the mock's `defaults` and a generated string (eight
-/// characters, as Terraform's) in the assertions.
+/// characters, as Terraform's) in the assertions; and a run's module
+/// whose block sets what the native schema lacks: the plugin serves it
+/// (though the configuration under test has no such block) and the mock
+/// takes the plugin's schema.
 #[test]
 fn a_mocked_provider_is_never_asked_and_the_verdicts_are_terraforms() {
     let Some(aws) = AwsDir::new("a_mocked_provider_is_never_asked", "tftest_mock") else {
         return;
     };
-    same_failure(&aws.dir, &aws.env(), "Failure! 2 passed, 1 failed.");
+    same_failure(&aws.dir, &aws.env(), "Failure! 3 passed, 1 failed.");
 }
 
 /// A copy of a fixture that uses the real AWS provider, initialised by

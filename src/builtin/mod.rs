@@ -188,6 +188,19 @@ impl Registry {
             .collect()
     }
 
+    /// The plugins routed types of the provider at `address`, each with
+    /// the types it serves over the native driver (data sources as
+    /// `data.TYPE`).
+    pub fn routes_of<'s>(
+        &'s self,
+        address: &'s str,
+    ) -> impl Iterator<Item = (&'s Arc<dyn Driver>, &'s BTreeSet<String>)> {
+        self.routes
+            .iter()
+            .filter(move |(d, _)| d.provider_address() == address)
+            .map(|(d, types)| (d, types))
+    }
+
     /// Every driver.
     pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Driver>> {
         self.list.iter()

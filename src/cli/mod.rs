@@ -87,9 +87,21 @@ pub fn main_with(drivers: Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     }
 }
 
-/// The configuration directory whose provider plugins `command` needs,
-/// if it needs any.
-fn plugin_dir(command: &Command) -> Option<PathBuf> {
+/// The configuration (and, for `test`, its runs' modules) whose provider
+/// plugins `command` needs, if it needs any.
+fn plugin_dir(command: &Command) -> Option<crate::engine::PluginsFor> {
+    use crate::engine::PluginsFor;
+    if let Command::Test(a) = command {
+        return Some(PluginsFor::Tests {
+            dir: PathBuf::from("."),
+            test_directory: a.test_directory.clone(),
+        });
+    }
+    plugin_config_dir(command).map(PluginsFor::Config)
+}
+
+/// The configuration directory whose provider plugins `command` needs.
+fn plugin_config_dir(command: &Command) -> Option<PathBuf> {
     let here = || Some(PathBuf::from("."));
     match command {
         Command::Plan(PlanArgs { path, .. })
@@ -108,7 +120,7 @@ fn plugin_dir(command: &Command) -> Option<PathBuf> {
         Command::Apply(a) if a.target.is_file() => here(),
         Command::Apply(a) => Some(a.target.clone()),
         Command::Console(a) => a.path.clone().or_else(here),
-        Command::Test(_) | Command::Query(_) => here(),
+        Command::Query(_) => here(),
         Command::Show(_) => here(),
         Command::State(StateArgs {
             command: StateCommand::Show { .. },

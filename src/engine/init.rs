@@ -105,7 +105,14 @@ pub fn init(
         out.push_str(&installed.said);
     }
     out.push_str("Initializing provider plugins...\n");
-    if let Err(d) = providers(&module, (req.path, req.upgrade), drivers, sources, &mut out) {
+    // The modules test runs plan need their providers too, as in
+    // Terraform's init.
+    let runs = match req.path.is_dir() {
+        true => super::test::run_module_configs(req.path, req.test_directory, sources),
+        false => Vec::new(),
+    };
+    let roots: Vec<&Module> = std::iter::once(&module).chain(&runs).collect();
+    if let Err(d) = providers(&roots, (req.path, req.upgrade), drivers, sources, &mut out) {
         // What was done comes before what stopped it, as Terraform says it.
         view.notice(Notice::Steps(out));
         return Err(d);
@@ -235,7 +242,7 @@ fn keep_backend_settings(
 /// in, or installed as a plugin (`install::providers`); what is done is
 /// said in `said` as it goes.
 fn providers(
-    root: &Module,
+    roots: &[&Module],
     (root_dir, upgrade): (&Path, bool),
     drivers: &Drivers,
     sources: &mut Sources,
@@ -246,8 +253,10 @@ fn providers(
         .map(|d| crate::builtin::source_of(d.as_ref()))
         .collect();
     let mut wanted: BTreeMap<String, Wanted> = BTreeMap::new();
-    needed(root, drivers, &mut wanted);
-    let serving = super::serving::Serving::decide(root, drivers);
+    for root in roots {
+        needed(root, drivers, &mut wanted);
+    }
+    let serving = super::serving::Serving::decide(roots, drivers);
     let mut plugins = Vec::new();
     let mut served = Vec::new();
     for (source, w) in wanted {

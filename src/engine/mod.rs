@@ -60,7 +60,7 @@ pub use metadata::function_signatures;
 pub use modules::modules;
 pub use packages::{providers_lock, providers_mirror, ProvidersLock, ProvidersMirror};
 pub use plan::{cost, drift, plan, Costed, Drifted, PlanDone};
-pub use plugins::with_plugins;
+pub use plugins::{with_plugins, PluginsFor};
 pub use providers::{providers, schema as provider_schemas};
 pub use query::{query, validate_query};
 pub use report::report;

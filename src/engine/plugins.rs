@@ -17,12 +17,25 @@ fn refused(summary: &str, detail: String) -> Diags {
     Diags::from(Diag::new("strata::plugin::start", summary, detail))
 }
 
-/// `drivers` and the plugins of the configuration in `dir`.
+/// What a command's plugins serve: a configuration, or a configuration
+/// and the modules its test runs plan (`strata test`).
+pub enum PluginsFor {
+    Config(PathBuf),
+    Tests {
+        dir: PathBuf,
+        test_directory: PathBuf,
+    },
+}
+
+/// `drivers` and the plugins of the configuration `of` names.
 pub fn with_plugins(
-    dir: &Path,
+    of: &PluginsFor,
     drivers: &Drivers,
     sources: &mut Sources,
 ) -> Result<Drivers, Diags> {
+    let dir = match of {
+        PluginsFor::Config(dir) | PluginsFor::Tests { dir, .. } => dir.as_path(),
+    };
     let lock = LockFile::read(dir, sources)?;
     let is_native = |source: &str| {
         drivers
@@ -34,9 +47,7 @@ pub fn with_plugins(
     // the configuration twice costs a large one's parse); one that does
     // not load is the command's to report, and leaves the natives.
     let serving = match lock.providers.keys().any(|s| is_native(s)) {
-        true => crate::config::load(dir, &mut Sources::default())
-            .map(|root| Serving::decide(&root, drivers))
-            .unwrap_or_default(),
+        true => decide(of, dir, drivers),
         false => Serving::default(),
     };
     let mut out = drivers.clone();
@@ -87,6 +98,24 @@ pub fn with_plugins(
         };
     }
     Ok(out)
+}
+
+/// Which types plugins serve for the configuration in `dir` and, for a
+/// test, every run's module (a run planning a module whose blocks set what
+/// a native schema lacks needs the plugin as much as the configuration).
+fn decide(of: &PluginsFor, dir: &Path, drivers: &Drivers) -> Serving {
+    let mut quiet = Sources::default();
+    let Ok(root) = crate::config::load(dir, &mut quiet) else {
+        return Serving::default();
+    };
+    let runs = match of {
+        PluginsFor::Config(_) => Vec::new(),
+        PluginsFor::Tests { test_directory, .. } => {
+            super::test::run_module_configs(dir, test_directory, &mut quiet)
+        }
+    };
+    let roots: Vec<&crate::config::Module> = std::iter::once(&root).chain(&runs).collect();
+    Serving::decide(&roots, drivers)
 }
 
 /// The provider's program in its package: `terraform-provider-TYPE…`.

@@ -35,12 +35,15 @@ pub struct Serving {
 }
 
 impl Serving {
-    /// Decides for `root` and every module it calls.
-    pub fn decide(root: &Module, drivers: &Drivers) -> Serving {
+    /// Decides for `roots` (a configuration, and the modules its test
+    /// runs plan as roots) and every module they call.
+    pub fn decide(roots: &[&Module], drivers: &Drivers) -> Serving {
         let mut out = Serving::default();
-        let mut pinned = BTreeMap::new();
-        collect_pins(root, &mut pinned);
-        out.visit(root, drivers, &pinned);
+        for root in roots {
+            let mut pinned = BTreeMap::new();
+            collect_pins(root, &mut pinned);
+            out.visit(root, drivers, &pinned);
+        }
         // A provider the plugin serves whole needs no type listed.
         out.types
             .retain(|_, why| !out.whole.contains_key(&why.source));

@@ -13,7 +13,7 @@
 
 use crate::config::testfile::During;
 use async_trait::async_trait;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use strata_provider::{
     Billing, Driver, DriverError, PlanRequest, Planned, Recovery, ResourceSchema, Tags, TypeMode,
@@ -62,19 +62,32 @@ pub(super) struct Schemas {
 
 impl Schemas {
     pub(super) fn of(real: &dyn Driver) -> Schemas {
-        Schemas::of_all(&[real])
+        Schemas::of_all(&[real], &[])
     }
 
     /// The schemas of every driver serving one provider (its native
-    /// driver and a plugin routed the types it lacks), the first's where
-    /// two have a type: a mock stands in for all of them.
-    fn of_all(serving: &[&dyn Driver]) -> Schemas {
+    /// driver, and plugins), the first's where two have a type — but a
+    /// type routed to a plugin (one the native driver lacks, or whose
+    /// configuration sets what the native schema lacks) is the plugin's,
+    /// as a plan has it: a mock stands in for all of them.
+    fn of_all(serving: &[&dyn Driver], routes: &[(&dyn Driver, &BTreeSet<String>)]) -> Schemas {
         let (mut resources, mut data, mut ephemeral, mut actions) = Default::default();
         for d in serving.iter().rev() {
             extend(&mut resources, d.resource_schemas());
             extend(&mut data, d.data_schemas());
             extend(&mut ephemeral, d.ephemeral_schemas());
             extend(&mut actions, d.action_schemas());
+        }
+        for (d, types) in routes {
+            for t in *types {
+                let (into, from, name) = match t.strip_prefix("data.") {
+                    Some(name) => (&mut data, d.data_schemas(), name),
+                    None => (&mut resources, d.resource_schemas(), t.as_str()),
+                };
+                if let Some(schema) = from.get(name) {
+                    into.insert(name.to_string(), schema.clone());
+                }
+            }
         }
         for s in resources.values_mut() {
             s.attributes.values_mut().for_each(|a| a.force_new = false);
@@ -428,10 +441,15 @@ pub(super) fn mocked(
             let why = format!("strata has no provider {:?} here to mock (run `strata init` for a plugin provider).", m.name);
             (m.name.clone(), why)
         })?;
-        let serving = drivers.serving(&real.provider_address());
+        let address = real.provider_address();
+        let serving = drivers.serving(&address);
         let serving: Vec<&dyn Driver> = serving.iter().map(|d| d.as_ref()).collect();
+        let routes: Vec<(&dyn Driver, &BTreeSet<String>)> = drivers
+            .routes_of(&address)
+            .map(|(d, types)| (d.as_ref(), types))
+            .collect();
         let mock = MockDriver {
-            schemas: Schemas::of_all(&serving),
+            schemas: Schemas::of_all(&serving, &routes),
             real: real.clone(),
             given: Given::ByType(m.defaults),
             during: m.during,

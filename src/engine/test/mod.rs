@@ -233,6 +233,29 @@ pub(super) fn found_files(dir: &Path, test_directory: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The modules the test files' runs plan in place of the configuration
+/// at `dir`, loaded (those that do not load left out: the test reports
+/// them): what provider plugins must serve beside the configuration.
+pub(crate) fn run_module_configs(
+    dir: &Path,
+    test_directory: &Path,
+    sources: &mut Sources,
+) -> Vec<crate::config::Module> {
+    let mut out = Vec::new();
+    for rel in found_files(dir, test_directory) {
+        let Ok(file) = parsed(&dir.join(&rel), sources).and_then(decode_test_file) else {
+            continue;
+        };
+        let file_name = rel.display().to_string();
+        for r in file.runs.iter().filter(|r| r.module.is_some()) {
+            if let Ok(m) = run::module_of(r, dir, &file_name, sources) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
 /// The runs' `module` blocks in every test file of the configuration at
 /// `dir`, each with the key init installs it under.
 pub(crate) fn run_modules(

@@ -87,7 +87,7 @@ fn attempt(
     sources: &mut Sources,
     drivers: &Drivers,
 ) -> Result<Done, Diags> {
-    let RunConfig { dir: config, under } = run_config(r, at.req, at.file.0)?;
+    let RunConfig { dir: config, under } = run_config(r, &at.req.dir, at.file.0)?;
     let module = load_run_config(&config, under.as_ref(), sources)?;
     let setup = super::doubles::for_run(at.file.1, r, &module, drivers)?;
     let drivers = &setup.drivers;
@@ -201,16 +201,15 @@ struct RunConfig {
 /// The configuration a run plans: its `module` block's (a local path from
 /// the configuration under test, or where init installed a registry or
 /// remote one), else the configuration under test.
-fn run_config(r: &RunBlock, req: &TestRequest, file: &str) -> Result<RunConfig, Diags> {
-    let root = &req.dir;
+fn run_config(r: &RunBlock, root: &Path, file: &str) -> Result<RunConfig, Diags> {
     let Some(m) = &r.module else {
         return Ok(RunConfig {
-            dir: root.clone(),
+            dir: root.to_path_buf(),
             under: None,
         });
     };
     let under = config::InstalledUnder {
-        root: root.clone(),
+        root: root.to_path_buf(),
         key: config::testfile::module_key(Path::new(file), &r.name),
     };
     let fail = |summary: &str, detail: String| {
@@ -245,6 +244,17 @@ fn load_run_config(
     }
 }
 
+/// The configuration run `r` of test file `file` plans, loaded.
+pub(super) fn module_of(
+    r: &RunBlock,
+    root: &Path,
+    file: &str,
+    sources: &mut Sources,
+) -> Result<config::Module, Diags> {
+    let c = run_config(r, root, file)?;
+    load_run_config(&c.dir, c.under.as_ref(), sources)
+}
+
 /// Every run's `module` of the test files, found and loaded before any
 /// run, as Terraform loads them with the configuration: one not
 /// installed stops the test (no run is made) with every such error.
@@ -257,9 +267,7 @@ pub(super) fn check_modules(
     for (file, test) in files {
         let file = file.display().to_string();
         for r in test.runs.iter().filter(|r| r.module.is_some()) {
-            let loaded = run_config(r, req, &file)
-                .and_then(|c| load_run_config(&c.dir, c.under.as_ref(), sources));
-            if let Err(d) = loaded {
+            if let Err(d) = module_of(r, &req.dir, &file, sources) {
                 diags.extend(d);
             }
         }
