@@ -14,6 +14,9 @@ mod oracle;
 
 use std::path::{Path, PathBuf};
 
+#[path = "common/lab.rs"]
+mod lab;
+
 fn fixture(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("strata-tftest-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -969,4 +972,56 @@ fn redacted(xml: &str) -> String {
         });
     }
     words.join(" ")
+}
+
+/// `expect_failures` on a resource is met by its own conditions only: a
+/// provider's refusal of the block (the test provider's "Invalid object
+/// name", as the AWS provider refuses a session duration out of range)
+/// fails the run and skips the rest, as in Terraform 1.11 — strata took
+/// any error inside the block as the expected failure (found running
+/// marc-poljak/terraform-aws-iam-role's negative tests).
+#[test]
+fn a_providers_refusal_is_not_an_expected_failure() {
+    if !oracle::require_terraform("a_providers_refusal_is_not_an_expected_failure") {
+        return;
+    }
+    let config = format!(
+        "{}\nvariable \"name\" {{\n  type = string\n}}\n\nresource \"stratatest_object\" \"o\" {{\n  name = var.name\n  lifecycle {{\n    precondition {{\n      condition     = var.name != \"forbidden\"\n      error_message = \"forbidden\"\n    }}\n  }}\n}}\n",
+        lab::HEADER
+    );
+    let tests = r#"run "refused_by_the_provider" {
+  command = plan
+  variables {
+    name = "Not A Name"
+  }
+  expect_failures = [stratatest_object.o]
+}
+
+run "refused_by_its_condition" {
+  command = plan
+  variables {
+    name = "forbidden"
+  }
+  expect_failures = [stratatest_object.o]
+}
+"#;
+    let lab = lab::Lab::new("tftest-refusal");
+    let said: Vec<_> = ["terraform", "strata"]
+        .iter()
+        .map(|tool| {
+            let dir = lab.work_with(tool, &config);
+            std::fs::create_dir_all(dir.join("tests")).expect("tests");
+            std::fs::write(dir.join("tests/refusal.tftest.hcl"), tests).expect("write");
+            lab.ok(tool, &dir, &["init", "-no-color"]);
+            let (code, out, err) = lab.run(tool, &dir, &["test", "-no-color"]);
+            (code, verdicts(&out), format!("{out}{err}"))
+        })
+        .collect();
+    assert_eq!(
+        said[0].1, said[1].1,
+        "terraform:\n{}\nstrata:\n{}",
+        said[0].2, said[1].2
+    );
+    assert_eq!((said[0].0, said[1].0), (1, 1), "{}", said[1].2);
+    assert!(said[1].2.contains("Invalid object name"), "{}", said[1].2);
 }

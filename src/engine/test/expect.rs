@@ -1,7 +1,8 @@
 //! `expect_failures`: the checkable objects (`var.NAME`, `output.NAME`,
 //! `check.NAME`, a resource or data source) whose custom conditions a run
-//! expects to fail. A failure belongs to an object when it points into
-//! the object's block (its condition, or its validation rule); expected
+//! expects to fail. A condition's failure belongs to an object when it
+//! points into the object's block (its condition, or its validation
+//! rule); any other error there (a provider's) is the run's; expected
 //! failures are taken out of the run's diagnostics, and an expected
 //! object that reported nothing is an error, as in Terraform. A failed
 //! `check` the run did not expect is an error in a test, where outside
@@ -34,9 +35,9 @@ pub(super) fn sorted(
     let mut kept = Diags::default();
     let mut met_while_planning = Vec::new();
     for d in diags {
-        let owner = expected
-            .iter()
-            .position(|(_, _, block)| block.is_some_and(|b| points_into(&d, b, sources)));
+        let owner = expected.iter().position(|(_, _, block)| {
+            a_condition_failed(&d) && block.is_some_and(|b| points_into(&d, b, sources))
+        });
         match owner {
             Some(i) => {
                 met[i] = true;
@@ -80,6 +81,22 @@ pub(super) fn sorted(
         );
     }
     kept
+}
+
+/// Whether `d` is a custom condition's failure (a validation rule, a
+/// precondition or postcondition, a check's assertion or its scoped data
+/// source, which Terraform reports as the check failing): what
+/// `expect_failures` expects. A provider's error about the same block (a
+/// value out of its range) is not one, and fails the run, as in
+/// Terraform.
+fn a_condition_failed(d: &Diag) -> bool {
+    matches!(
+        d.code,
+        "strata::config::condition_failed"
+            | "strata::config::validation_failed"
+            | "strata::check::failed"
+            | "strata::check::data"
+    )
 }
 
 /// Whether `d` points (its place, or a place it names) into `block`: in
