@@ -11,7 +11,7 @@ use crate::diag::{Diag, Diags, Sources};
 use crate::install::providers::package_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use strata_plugin::{Launch, PluginDriver};
+use strata_plugin::{Launch, PluginDriver, SchemaCache};
 
 fn refused(summary: &str, detail: String) -> Diags {
     Diags::from(Diag::new("strata::plugin::start", summary, detail))
@@ -81,8 +81,14 @@ pub fn with_plugins(
             )));
         }
         let name = source.rsplit('/').next().unwrap_or(source);
-        let driver =
-            PluginDriver::start(name, source, Launch::provider(&program)).map_err(|e| {
+        // Its schemas kept by the package's checksum: a later run starts
+        // the process only when a call needs it.
+        let cache = SchemaCache::at(
+            &crate::config::installed::data_dir(dir).join("strata-schemas"),
+            &hash,
+        );
+        let driver = PluginDriver::start(name, source, Launch::provider(&program), Some(&cache))
+            .map_err(|e| {
                 refused(
                     "Failed to load plugin schemas",
                     format!("Could not load the schema for provider {source}: {e}."),

@@ -470,11 +470,14 @@ pub fn state_objects(
     state: &strata_state::model::State,
     drivers: &Drivers,
 ) -> Result<Vec<ResourceChange>, crate::diag::Diags> {
-    let mut objects = refresh::decode_state(state, drivers, ObjectMode::Managed, &[])?;
+    // Read as Terraform's `show` reads them: by the schema, upgraded only
+    // from an older version.
+    let upgrade = refresh::Upgrade::WhenOlder;
+    let mut objects = refresh::decode_state(state, drivers, (ObjectMode::Managed, upgrade), &[])?;
     objects.extend(refresh::decode_state(
         state,
         drivers,
-        ObjectMode::Data,
+        (ObjectMode::Data, upgrade),
         &[],
     )?);
     Ok(objects

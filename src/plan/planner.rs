@@ -162,7 +162,8 @@ impl Refresh<'_> {
 /// part it had planned (`Failed::partial`), for the CLI to show.
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Failed> {
     let retyped = moved::retyped(req.root);
-    let mut prior = refresh::decode_state(req.state, req.drivers, Mode::Managed, &retyped)?;
+    let read = (Mode::Managed, refresh::Upgrade::Always);
+    let mut prior = refresh::decode_state(req.state, req.drivers, read, &retyped)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
     moved::retype(req.root, &mut prior, &moves, req.drivers)?;

@@ -57,14 +57,14 @@ type Served<'d> = (&'d dyn Driver, &'d ResourceSchema, Arc<Type>);
 /// next plan reads the data source again anyway.
 fn decode_object(
     id: &ResourceAddr,
-    json: &str,
-    sensitive: &[serde_json::Value],
-    version: u64,
+    (json, sensitive): (&str, &[serde_json::Value]),
+    (version, upgrade): (u64, Upgrade),
     (driver, schema, ty): &Served,
 ) -> Result<(Value, u64), String> {
+    let current = upgrade == Upgrade::WhenOlder && version >= schema.version;
     let upgraded = match id.mode {
-        Mode::Managed => driver.upgrade(&id.type_name, version, json),
-        Mode::Data | Mode::Ephemeral => None,
+        Mode::Managed if !current => driver.upgrade(&id.type_name, version, json),
+        Mode::Managed | Mode::Data | Mode::Ephemeral => None,
     };
     let (value, version) = match upgraded {
         Some(upgraded) => (upgraded.map_err(|e| e.to_string())?, schema.version),
@@ -72,6 +72,18 @@ fn decode_object(
     };
     let marked = crate::lang::json::apply_mark_paths(value, sensitive);
     Ok((super::diff::with_marks(marked, None, schema), version))
+}
+
+/// When stored objects go through their driver's upgrade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upgrade {
+    /// Every managed object, as a plan does (a provider may rewrite an
+    /// object at its own schema version).
+    Always,
+    /// Only an object stored at an older schema version: what `show` and
+    /// the console read, as Terraform's `show` reads a state by the schema
+    /// alone — so a plugin whose schema is kept starts no process.
+    WhenOlder,
 }
 
 /// Decodes `p` when it is still as stored (a `moved` block named it, but
@@ -86,9 +98,8 @@ pub fn decode_left(p: &mut PriorInstance, drivers: &Drivers) -> Result<(), Diag>
     let served = (&**driver, schema, Arc::new(schema.object_type()));
     let decoded = decode_object(
         &p.addr.id,
-        &stored.json,
-        &stored.sensitive,
-        p.schema_version,
+        (&stored.json, &stored.sensitive),
+        (p.schema_version, Upgrade::Always),
         &served,
     );
     (p.value, p.schema_version) = decoded.map_err(|e| not_fitting(&p.addr, e))?;
@@ -168,7 +179,7 @@ pub fn unsupported(r: &ResourceAddr) -> Diag {
 pub fn decode_state(
     state: &State,
     drivers: &Drivers,
-    mode: Mode,
+    (mode, upgrade): (Mode, Upgrade),
     as_stored: &[ResourceAddr],
 ) -> Result<Vec<PriorInstance>, Diags> {
     let mut jobs = Vec::new();
@@ -212,9 +223,8 @@ pub fn decode_state(
             Some(served) => {
                 let decoded = decode_object(
                     &r.id,
-                    text,
-                    &i.sensitive_attributes,
-                    i.schema_version,
+                    (text, &i.sensitive_attributes),
+                    (i.schema_version, upgrade),
                     served,
                 );
                 match decoded {

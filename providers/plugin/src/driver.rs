@@ -15,6 +15,7 @@ use crate::proposed::proposed_new;
 use crate::proto::tfplugin6::{self as v6, attribute_path::step::Selector};
 use crate::runtime::Runtime;
 use crate::schema::SchemaError;
+use crate::schema_cache::SchemaCache;
 use crate::wire::{dynamic, value};
 use crate::write_only::{refuse_values, without_values, Moment};
 use async_trait::async_trait;
@@ -50,7 +51,9 @@ pub struct PluginDriver {
     address: String,
     launch: Launch,
     runtime: Arc<Runtime>,
-    provider: Arc<Provider>,
+    /// The process, started when a call first needs it: with its schema
+    /// kept on disk, a run that only reads schemas starts none.
+    process: Arc<tokio::sync::OnceCell<Arc<Provider>>>,
     schemas: Arc<Schemas>,
     /// The provider takes objects from other types (`MoveResourceState`).
     moves: bool,
@@ -68,8 +71,9 @@ pub struct PluginDriver {
 /// at the end of every run): asked to exit, killed only when it will not.
 impl Drop for PluginDriver {
     fn drop(&mut self) {
-        let provider = self.provider.clone();
-        self.runtime.block(async move { provider.stop().await });
+        if let Some(provider) = self.process.get().cloned() {
+            self.runtime.block(async move { provider.stop().await });
+        }
     }
 }
 
@@ -115,6 +119,29 @@ pub(crate) fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(
     Ok(())
 }
 
+/// The schema's errors, when the provider reported any.
+fn refused(asked: &Asked) -> Result<(), StartError> {
+    let errors: Vec<String> = problems(&asked.schema.diagnostics)
+        .into_iter()
+        .chain(problems(&asked.identity.diagnostics))
+        .filter(|p| p.error)
+        .map(|p| p.to_string())
+        .collect();
+    match errors.is_empty() {
+        true => Ok(()),
+        false => Err(StartError::Diagnostics(errors.join("; "))),
+    }
+}
+
+/// A process that could not be started for a call.
+fn start_failed(operation: &str, e: StartError) -> DriverError {
+    DriverError::Api {
+        operation: operation.to_string(),
+        detail: format!("the provider plugin could not be started: {e}"),
+        retryable: false,
+    }
+}
+
 fn rpc_failed(operation: &str, e: RpcError) -> DriverError {
     DriverError::Api {
         operation: operation.to_string(),
@@ -131,34 +158,67 @@ pub(crate) fn capabilities() -> Option<v6::ClientCapabilities> {
 }
 
 impl PluginDriver {
-    /// Starts the provider at `launch` for the configuration's local name
-    /// `name` and provider address `address` (`registry.../ns/type`), and
-    /// reads its schemas.
-    pub fn start(name: &str, address: &str, launch: Launch) -> Result<PluginDriver, StartError> {
+    /// The provider at `launch` for the configuration's local name `name`
+    /// and provider address `address` (`registry.../ns/type`), its schemas
+    /// read from `cache` when it holds them (no process started until a
+    /// call needs one), else asked of a process started now and kept there.
+    pub fn start(
+        name: &str,
+        address: &str,
+        launch: Launch,
+        cache: Option<&SchemaCache>,
+    ) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
-        let (provider, asked) = Self::process(&runtime, &launch, true)?;
-        let Asked { schema, identity } = asked.unwrap_or_default();
-        let errors: Vec<String> = problems(&schema.diagnostics)
-            .into_iter()
-            .chain(problems(&identity.diagnostics))
-            .filter(|p| p.error)
-            .map(|p| p.to_string())
-            .collect();
-        if !errors.is_empty() {
-            return Err(StartError::Diagnostics(errors.join("; ")));
-        }
+        let process = Arc::new(tokio::sync::OnceCell::new());
+        let kept = cache.and_then(SchemaCache::read);
+        let asked = match kept {
+            Some(asked) => asked,
+            None => {
+                let (provider, asked) = Self::process(&runtime, &launch, true)?;
+                let _ = process.set(Arc::new(provider));
+                let asked = asked.unwrap_or_default();
+                refused(&asked)?;
+                if let Some(c) = cache {
+                    c.write(&asked);
+                }
+                asked
+            }
+        };
+        refused(&asked)?;
+        let Asked { schema, identity } = asked;
         let capabilities = schema.server_capabilities.unwrap_or_default();
         Ok(PluginDriver {
             name: name.to_string(),
             address: address.to_string(),
             launch,
             runtime,
-            provider: Arc::new(provider),
+            process,
             schemas: Arc::new(convert_schemas(&schema, &identity)?),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
             configured: Default::default(),
         })
+    }
+
+    /// The running process, started now if none is: asked for its schema
+    /// first when the provider needs that call before any other (it is
+    /// known, and not read again), as Terraform does.
+    fn running(&self) -> impl Future<Output = Result<Arc<Provider>, StartError>> + Send + 'static {
+        let (cell, launch, ask) = (
+            self.process.clone(),
+            self.launch.clone(),
+            !self.schema_optional,
+        );
+        async move {
+            let started = cell.get_or_try_init(|| async move {
+                let provider = Provider::start(&launch).await?;
+                if ask {
+                    provider.get_provider_schema().await?;
+                }
+                Ok::<_, StartError>(Arc::new(provider))
+            });
+            started.await.cloned()
+        }
     }
 
     /// Starts one process of the provider; asks for its schema when `ask`.
@@ -189,13 +249,12 @@ impl PluginDriver {
     /// again either way.
     fn again(&self) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
-        let (provider, _) = Self::process(&runtime, &self.launch, !self.schema_optional)?;
         Ok(PluginDriver {
             name: self.name.clone(),
             address: self.address.clone(),
             launch: self.launch.clone(),
             runtime,
-            provider: Arc::new(provider),
+            process: Arc::new(tokio::sync::OnceCell::new()),
             schemas: self.schemas.clone(),
             moves: self.moves,
             schema_optional: self.schema_optional,
@@ -234,13 +293,19 @@ impl PluginDriver {
         &self,
         operation: &str,
         f: impl FnOnce(
-            Arc<Provider>,
-        ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>,
+                Arc<Provider>,
+            )
+                -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>
+            + Send
+            + 'static,
     ) -> Result<T, DriverError> {
+        let (running, op) = (self.running(), operation.to_string());
         self.runtime
-            .block(f(self.provider.clone()))
+            .block(async move {
+                let provider = running.await.map_err(|e| start_failed(&op, e))?;
+                f(provider).await.map_err(|e| rpc_failed(&op, e))
+            })
             .ok_or_else(|| stopped(operation))?
-            .map_err(|e| rpc_failed(operation, e))
     }
 
     /// One call to the provider from the engine's runtime.
@@ -248,14 +313,20 @@ impl PluginDriver {
         &self,
         operation: &str,
         f: impl FnOnce(
-            Arc<Provider>,
-        ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>,
+                Arc<Provider>,
+            )
+                -> std::pin::Pin<Box<dyn Future<Output = Result<T, RpcError>> + Send>>
+            + Send
+            + 'static,
     ) -> Result<T, DriverError> {
+        let (running, op) = (self.running(), operation.to_string());
         self.runtime
-            .run(f(self.provider.clone()))
+            .run(async move {
+                let provider = running.await.map_err(|e| start_failed(&op, e))?;
+                f(provider).await.map_err(|e| rpc_failed(&op, e))
+            })
             .await
             .ok_or_else(|| stopped(operation))?
-            .map_err(|e| rpc_failed(operation, e))
     }
 
     pub(crate) async fn read_one(

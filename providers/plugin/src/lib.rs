@@ -26,6 +26,7 @@ pub mod proposed;
 pub mod proto;
 mod runtime;
 pub mod schema;
+mod schema_cache;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod tls;
@@ -35,6 +36,7 @@ mod write_only;
 pub use client::{Provider, RpcError};
 pub use driver::PluginDriver;
 pub use launch::{Launch, LaunchError};
+pub use schema_cache::SchemaCache;
 
 /// The Terraform version strata tells providers it is (ConfigureProvider):
 /// the language version it implements, which providers check features by.

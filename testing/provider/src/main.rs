@@ -16,7 +16,10 @@
 //! values may be of any type (Terraform's object and tuple typing); and
 //! with `STRATATEST_ODD_SCHEMA` set, a fourth, `stratatest_odd`, declares
 //! an attribute of a type that does not exist, for the tests of a type a
-//! client cannot read.
+//! client cannot read. With `STRATATEST_LOG` naming a file, each process
+//! start and each `GetProviderSchema` call appends a line to it (`start`,
+//! `schema`): how often a client starts the provider and asks for its
+//! schema.
 
 /// The provider's source address, as the tests install it.
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";
@@ -39,8 +42,24 @@ use strata_plugin::proto::tfplugin6::provider_server::ProviderServer as V6Server
 use strata_plugin::serve::{serve, ServeError};
 use tonic::service::Routes;
 
+/// Appends `line` to the file `STRATATEST_LOG` names, if any.
+pub fn log(line: &str) {
+    use std::io::Write as _;
+    let Some(path) = std::env::var_os("STRATATEST_LOG") else {
+        return;
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    if let Ok(mut f) = file {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    log("start");
     // Protocol 6 unless a test asks for 5 (STRATATEST_PROTOCOL=5).
     let supported = match std::env::var("STRATATEST_PROTOCOL").as_deref() {
         Ok("5") => vec![5],

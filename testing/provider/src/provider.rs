@@ -213,6 +213,7 @@ impl Provider for TestProvider {
         &self,
         _: Request<v6::get_provider_schema::Request>,
     ) -> Answer<v6::get_provider_schema::Response> {
+        crate::log("schema");
         let mut resource_schemas: std::collections::HashMap<_, _> = [
             (OBJECT.to_string(), schema::object_schema()),
             (schema::RULES.to_string(), schema::rules_schema()),

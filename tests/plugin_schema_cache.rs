@@ -1,0 +1,110 @@
+//! A provider plugin's schema is asked for once per package and kept on
+//! disk by the package's checksum (`.terraform/strata-schemas`), and its
+//! process is started only when a call needs it: the test provider logs
+//! each start and each `GetProviderSchema` (`STRATATEST_LOG`). A run that
+//! only reads schemas (`show` of the state) starts no process; a plan
+//! starts one and asks it nothing before its calls; a new package (its
+//! checksum changes) is asked again. Terraform's counts for the same
+//! commands are printed beside strata's, for the note.
+
+#[path = "common/run.rs"]
+mod run;
+
+#[path = "common/oracle.rs"]
+mod oracle;
+
+#[path = "common/lab.rs"]
+mod lab;
+use lab::{Lab, HEADER};
+
+use std::path::Path;
+
+const CONFIG: &str = "\nresource \"stratatest_object\" \"o\" {\n  name = \"one\"\n}\n";
+
+/// What the provider logged since the last look (the log emptied).
+fn logged(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let _ = std::fs::remove_file(log);
+    text.lines().map(str::to_string).collect()
+}
+
+fn runs(lab: &Lab, tool: &str, dir: &Path, args: &[&str]) {
+    let log = lab.root.join(format!("{tool}.log"));
+    let env = [("STRATATEST_LOG", log.as_os_str())];
+    let (code, out, err) = lab.run_with(tool, dir, args, &env);
+    assert_eq!(code, 0, "{tool} {args:?}:\n{out}{err}");
+}
+
+#[test]
+fn a_providers_schema_is_asked_once_per_package_and_its_process_started_when_needed() {
+    let lab = Lab::new("schema-cache");
+    let dir = lab.work_with("strata", &format!("{HEADER}{CONFIG}"));
+    let log = lab.root.join("strata.log");
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    logged(&log);
+    runs(
+        &lab,
+        "strata",
+        &dir,
+        &["apply", "-auto-approve", "-no-color"],
+    );
+    assert_eq!(logged(&log), ["start", "schema"], "the first run asks");
+    let kept: Vec<_> = std::fs::read_dir(dir.join(".terraform/strata-schemas"))
+        .expect("the schema is kept")
+        .flatten()
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    runs(&lab, "strata", &dir, &["show", "-no-color"]);
+    assert!(
+        logged(&log).is_empty(),
+        "show reads the kept schema, starts nothing"
+    );
+    runs(&lab, "strata", &dir, &["plan", "-no-color"]);
+    assert_eq!(
+        logged(&log),
+        ["start"],
+        "a plan starts the process, asks no schema"
+    );
+    // Another package (a file added beside the binary: its checksum
+    // changes), installed anew: its schema is asked again.
+    let package = lab.mirrored_binary();
+    let package = package.parent().expect("package dir");
+    std::fs::write(package.join("README"), "another package\n").expect("write");
+    std::fs::remove_file(dir.join(".terraform.lock.hcl")).expect("lock");
+    std::fs::remove_dir_all(dir.join(".terraform/providers")).expect("providers");
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    logged(&log);
+    runs(&lab, "strata", &dir, &["plan", "-no-color"]);
+    assert_eq!(logged(&log), ["start", "schema"], "a new package is asked");
+    std::fs::remove_file(package.join("README")).expect("remove");
+}
+
+/// Terraform's starts and schema calls for the same commands, printed
+/// beside strata's (not asserted: they are Terraform's business).
+#[test]
+fn terraforms_starts_and_schema_calls_for_the_same_commands() {
+    if !oracle::require_terraform("terraforms_starts_and_schema_calls") {
+        return;
+    }
+    let lab = Lab::new("schema-cache-tf");
+    for tool in ["terraform", "strata"] {
+        let dir = lab.work_with(tool, &format!("{HEADER}{CONFIG}"));
+        let log = lab.root.join(format!("{tool}.log"));
+        runs(&lab, tool, &dir, &["init", "-no-color"]);
+        logged(&log);
+        for args in [
+            &["apply", "-auto-approve", "-no-color"][..],
+            &["show", "-no-color"],
+            &["plan", "-no-color"],
+        ] {
+            runs(&lab, tool, &dir, args);
+            let said = logged(&log);
+            let starts = said.iter().filter(|l| *l == "start").count();
+            let schemas = said.iter().filter(|l| *l == "schema").count();
+            println!(
+                "{tool} {}: {starts} starts, {schemas} GetProviderSchema",
+                args[0]
+            );
+        }
+    }
+}
