@@ -176,8 +176,9 @@ impl PluginDriver {
             None => {
                 let (provider, asked) = Self::process(&runtime, &launch, true)?;
                 let _ = process.set(Arc::new(provider));
-                let asked = asked.unwrap_or_default();
+                let mut asked = asked.unwrap_or_default();
                 refused(&asked)?;
+                asked.without_descriptions();
                 if let Some(c) = cache {
                     c.write(&asked);
                 }

@@ -22,13 +22,38 @@ pub(crate) struct Kind {
 
 impl Kind {
     pub(crate) fn of(s: &v6::Schema, path: &str) -> Result<Kind, SchemaError> {
-        let block = s.block.clone().unwrap_or_default();
+        let mut block = s.block.clone().unwrap_or_default();
+        without_descriptions(&mut block);
         Ok(Kind {
             schema: resource_schema(s.version, &block, path)?,
             ty: block_type(&block, path)?,
             block,
             identity: None,
         })
+    }
+}
+
+/// `block` less its documentation: what is kept is for planning, and the
+/// descriptions are most of a large provider's schema (`providers schema`
+/// asks the provider again for them).
+fn without_descriptions(block: &mut v6::schema::Block) {
+    block.description = String::new();
+    for a in &mut block.attributes {
+        without_attribute_description(a);
+    }
+    for b in &mut block.block_types {
+        if let Some(inner) = b.block.as_mut() {
+            without_descriptions(inner);
+        }
+    }
+}
+
+fn without_attribute_description(a: &mut v6::schema::Attribute) {
+    a.description = String::new();
+    if let Some(nested) = a.nested_type.as_mut() {
+        for inner in &mut nested.attributes {
+            without_attribute_description(inner);
+        }
     }
 }
 
@@ -58,6 +83,32 @@ pub(crate) struct Schemas {
 pub(crate) struct Asked {
     pub(crate) schema: v6::get_provider_schema::Response,
     pub(crate) identity: v6::get_resource_identity_schemas::Response,
+}
+
+impl Asked {
+    /// The schemas less their documentation, as they are kept on disk:
+    /// a later run reads a fraction of the provider's answer.
+    pub(crate) fn without_descriptions(&mut self) {
+        let r = &mut self.schema;
+        let all = r
+            .resource_schemas
+            .values_mut()
+            .chain(r.data_source_schemas.values_mut())
+            .chain(r.ephemeral_resource_schemas.values_mut())
+            .chain(r.list_resource_schemas.values_mut())
+            .chain(r.provider.as_mut())
+            .chain(r.provider_meta.as_mut())
+            .chain(
+                r.action_schemas
+                    .values_mut()
+                    .filter_map(|a| a.schema.as_mut()),
+            );
+        for s in all {
+            if let Some(block) = s.block.as_mut() {
+                without_descriptions(block);
+            }
+        }
+    }
 }
 
 pub(crate) fn convert_schemas(
@@ -156,4 +207,53 @@ fn function_sig(f: &v6::Function, name: &str) -> Result<FunctionSig, SchemaError
             "return",
         )?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every description goes, nested attributes' and blocks' too; what
+    /// planning reads stays.
+    #[test]
+    fn descriptions_are_left_out_of_what_is_kept() {
+        let attribute = |name: &str| v6::schema::Attribute {
+            name: name.into(),
+            r#type: b"\"string\"".to_vec(),
+            description: "words".into(),
+            optional: true,
+            ..Default::default()
+        };
+        let nested = v6::schema::Attribute {
+            nested_type: Some(v6::schema::Object {
+                attributes: vec![attribute("inner")],
+                ..Default::default()
+            }),
+            ..attribute("outer")
+        };
+        let mut block = v6::schema::Block {
+            description: "a block".into(),
+            attributes: vec![attribute("a"), nested],
+            block_types: vec![v6::schema::NestedBlock {
+                type_name: "b".into(),
+                block: Some(v6::schema::Block {
+                    description: "inner block".into(),
+                    attributes: vec![attribute("c")],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        without_descriptions(&mut block);
+        let text = format!("{block:?}");
+        assert!(
+            !text.contains("words") && !text.contains("block\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("inner") && text.contains("optional: true"),
+            "{text}"
+        );
+    }
 }
