@@ -65,6 +65,38 @@ impl Manifest {
             .iter()
             .find(|r| r.key == key && same_source(&r.source, source))
     }
+
+    /// Where init installed `source` for the call at `key` (a directory
+    /// from `root`), when it still satisfies `constraint` (a registry
+    /// module's `version`): what a module call and a test run's `module`
+    /// both load.
+    pub fn installed(
+        &self,
+        root: &Path,
+        (key, source): (&str, &str),
+        constraint: Option<&str>,
+    ) -> Result<PathBuf, NotInstalled> {
+        let record = self.record(key, source).ok_or(NotInstalled::Missing)?;
+        if let Some(c) = constraint {
+            let allowed =
+                super::version::Constraint::parse(c).map_err(NotInstalled::BadConstraint)?;
+            if !record.version.as_deref().is_some_and(|v| allowed.allows(v)) {
+                return Err(NotInstalled::Outdated(format!("The version requirements have changed since this module was installed and the installed version ({}) is no longer acceptable. Run \"strata init\" to install all modules required by this configuration.", record.version.as_deref().unwrap_or("none"))));
+            }
+        }
+        Ok(root.join(&record.dir))
+    }
+}
+
+/// Why a module is not there to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotInstalled {
+    /// No record of it from this source: init has not installed it.
+    Missing,
+    /// The `version` given cannot be read (why).
+    BadConstraint(String),
+    /// The version installed no longer satisfies it (what to say).
+    Outdated(String),
 }
 
 /// Whether a recorded source is `wanted` (normalised, as

@@ -958,33 +958,30 @@ fn call_dir(dir: &Path, call: &ModuleCall, at: &Site<'_>, diags: &mut Diags) -> 
         ModuleSource::Registry(r) => (Some(r), source.to_string()),
         ModuleSource::Remote(_) => (None, source.to_string()),
     };
-    let Some(record) = at.manifest.record(&at.key, &remote) else {
-        return fail("Module not installed", format!("Module {:?} comes from {remote:?}, which is not installed. Run \"strata init\" to install all modules required by this configuration.", at.key), diags);
-    };
-    let wanted = call.version.as_ref().zip(registry);
-    if let Some((version, _)) = wanted {
-        let allowed = version::Constraint::parse(&version.constraint)
-            .map(|c| record.version.as_deref().is_some_and(|v| c.allows(v)));
-        match allowed {
-            Err(why) => {
-                diags.push(
-                    Diag::new(
-                        "strata::config::module_version",
-                        "Invalid version constraint",
-                        why,
-                    )
-                    .at(version.span),
-                );
-                return None;
-            }
-            Ok(false) => {
-                let installed = record.version.as_deref().unwrap_or("none");
-                return fail("Module version requirements have changed", format!("The version requirements have changed since this module was installed and the installed version ({installed}) is no longer acceptable. Run \"strata init\" to install all modules required by this configuration."), diags);
-            }
-            Ok(true) => {}
+    let constraint = call.version.as_ref().filter(|_| registry.is_some());
+    let installed = at.manifest.installed(
+        at.root,
+        (&at.key, &remote),
+        constraint.map(|v| v.constraint.as_str()),
+    );
+    match installed {
+        Ok(dir) => Some(dir),
+        Err(installed::NotInstalled::Missing) => fail("Module not installed", format!("Module {:?} comes from {remote:?}, which is not installed. Run \"strata init\" to install all modules required by this configuration.", at.key), diags),
+        Err(installed::NotInstalled::BadConstraint(why)) => {
+            diags.push(
+                Diag::new(
+                    "strata::config::module_version",
+                    "Invalid version constraint",
+                    why,
+                )
+                .at(constraint.map_or(call.source_span, |v| v.span)),
+            );
+            None
+        }
+        Err(installed::NotInstalled::Outdated(detail)) => {
+            fail("Module version requirements have changed", detail, diags)
         }
     }
-    Some(at.root.join(&record.dir))
 }
 
 /// One module's own configuration, the modules it calls not loaded: what

@@ -288,22 +288,15 @@ fn installed_dir(
     let not_installed = || {
         ("Module not installed", "This module is not yet installed. Run \"strata init\" to install all modules required by this configuration.".to_string())
     };
-    let record = manifest
-        .record(&under.key, source)
-        .ok_or_else(not_installed)?;
-    if let Some(v) = &m.version {
-        let allowed = config::VersionConstraint::parse(&v.constraint)
-            .map_err(|why| ("Invalid version constraint", why))?;
-        if !record
-            .version
-            .as_deref()
-            .is_some_and(|have| allowed.allows(have))
-        {
-            let have = record.version.as_deref().unwrap_or("none");
-            return Err(("Module version requirements have changed", format!("The version requirements have changed since this module was installed and the installed version ({have}) is no longer acceptable. Run \"strata init\" to install all modules required by this configuration.")));
+    let constraint = m.version.as_ref().map(|v| v.constraint.as_str());
+    let installed = manifest.installed(&under.root, (&under.key, source), constraint);
+    let dir = installed.map_err(|e| match e {
+        config::installed::NotInstalled::Missing => not_installed(),
+        config::installed::NotInstalled::BadConstraint(why) => ("Invalid version constraint", why),
+        config::installed::NotInstalled::Outdated(detail) => {
+            ("Module version requirements have changed", detail)
         }
-    }
-    let dir = under.root.join(&record.dir);
+    })?;
     match dir.is_dir() {
         true => Ok(dir),
         false => Err(not_installed()),
