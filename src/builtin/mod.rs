@@ -11,7 +11,7 @@ pub mod terraform_data;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
-use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema};
+use strata_provider::{Driver, FunctionParam, FunctionSig, ResourceSchema, TypeMode};
 use strata_state::model::{Address, Mode};
 
 /// The drivers a run may use: the [`Registry`] of which serves what
@@ -210,7 +210,7 @@ impl Registry {
         let routed = self.routed(type_name).into_iter();
         routed
             .chain(&self.list)
-            .find_map(|d| d.resource_schemas().get(type_name).map(|s| (d, s)))
+            .find_map(|d| d.schema(TypeMode::Managed, type_name).map(|s| (d, s)))
     }
 
     /// The driver of a data source type and its schema.
@@ -218,7 +218,7 @@ impl Registry {
         let routed = self.routed(&format!("data.{type_name}")).into_iter();
         routed
             .chain(&self.list)
-            .find_map(|d| d.data_schemas().get(type_name).map(|s| (d, s)))
+            .find_map(|d| d.schema(TypeMode::Data, type_name).map(|s| (d, s)))
     }
 
     /// The driver of an ephemeral resource type and its schema.
@@ -226,7 +226,7 @@ impl Registry {
         let routed = self.routed(&format!("ephemeral.{type_name}")).into_iter();
         routed
             .chain(&self.list)
-            .find_map(|d| d.ephemeral_schemas().get(type_name).map(|s| (d, s)))
+            .find_map(|d| d.schema(TypeMode::Ephemeral, type_name).map(|s| (d, s)))
     }
 
     /// The driver and schema of a type of `mode`.
@@ -494,9 +494,9 @@ impl Drivers {
 /// The drivers' name for a configuration's resource mode.
 pub fn type_mode(mode: Mode) -> strata_provider::TypeMode {
     match mode {
-        Mode::Managed => strata_provider::TypeMode::Managed,
-        Mode::Data => strata_provider::TypeMode::Data,
-        Mode::Ephemeral => strata_provider::TypeMode::Ephemeral,
+        Mode::Managed => TypeMode::Managed,
+        Mode::Data => TypeMode::Data,
+        Mode::Ephemeral => TypeMode::Ephemeral,
     }
 }
 

@@ -5,11 +5,12 @@
 //! "not known yet", and nothing is ever written.
 
 use async_trait::async_trait;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 use strata_provider::catalog::Catalog;
-use strata_provider::{Driver, DriverError, PlanRequest, Planned, Problem, ResourceSchema, Tags};
+use strata_provider::{
+    Driver, DriverError, PlanRequest, Planned, Problem, ResourceSchema, Tags, TypeMode,
+};
 use strata_value::value::Value;
 
 pub struct Offline(pub Arc<dyn Driver>);
@@ -31,8 +32,20 @@ impl Driver for Offline {
         self.0.provider_address()
     }
 
-    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        self.0.resource_schemas()
+    /// Resources and data sources, which validate plans; no ephemeral
+    /// resource is opened offline.
+    fn schema(&self, mode: TypeMode, type_name: &str) -> Option<&ResourceSchema> {
+        match mode {
+            TypeMode::Managed | TypeMode::Data => self.0.schema(mode, type_name),
+            _ => None,
+        }
+    }
+
+    fn type_names(&self, mode: TypeMode) -> Vec<String> {
+        match mode {
+            TypeMode::Managed | TypeMode::Data => self.0.type_names(mode),
+            _ => Vec::new(),
+        }
     }
 
     fn provider_schema(&self) -> ResourceSchema {
@@ -51,7 +64,7 @@ impl Driver for Offline {
     fn validate(
         &self,
         type_name: &str,
-        data: strata_provider::TypeMode,
+        data: TypeMode,
         config: &Value,
     ) -> Result<Vec<Problem>, DriverError> {
         self.0.validate(type_name, data, config)
@@ -77,16 +90,12 @@ impl Driver for Offline {
         Err(refused(type_name))
     }
 
-    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        self.0.data_schemas()
-    }
-
     fn another(&self) -> Option<Result<Arc<dyn Driver>, DriverError>> {
         Some(Ok(Arc::new(Offline(self.0.clone()))))
     }
 
     async fn read_data(&self, type_name: &str, _config: &Value) -> Result<Value, DriverError> {
-        match self.0.data_schemas().get(type_name) {
+        match self.0.schema(TypeMode::Data, type_name) {
             Some(s) => Ok(Value::Unknown(s.object_type())),
             None => Err(refused(type_name)),
         }

@@ -12,7 +12,7 @@ use crate::config::Action;
 use crate::diag::{Diag, Diags};
 use crate::plan::{ActionInvocation, ActionTrigger, Failed, Mode, Plan};
 use std::sync::Arc;
-use strata_provider::{ActionRequest, Driver};
+use strata_provider::{ActionRequest, Driver, TypeMode};
 use strata_state::model::InstanceKey;
 
 fn refused(summary: &str, detail: String) -> Diags {
@@ -67,7 +67,7 @@ fn invocations(
     let module = &session.p.module;
     let (action, key) = find(module, addr)?;
     let (driver, provider) = driver_of(action, drivers)?;
-    let Some(schema) = driver.action_schemas().get(&action.type_name) else {
+    let Some(schema) = driver.schema(TypeMode::Action, &action.type_name) else {
         let detail = format!(
             "The provider {} has no action type {:?}.",
             crate::builtin::source_of(driver.as_ref()),

@@ -10,7 +10,7 @@ use crate::diag::{Diag, Diags, Sources};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeSet;
 use std::path::Path;
-use strata_provider::{BlockNesting, Driver, FunctionParam, FunctionSig, ResourceSchema};
+use strata_provider::{BlockNesting, Driver, FunctionParam, FunctionSig, ResourceSchema, TypeMode};
 
 /// `strata providers`: the tree of what the configuration and the state
 /// need.
@@ -168,13 +168,15 @@ fn native(serving: &[&std::sync::Arc<dyn Driver>], source: &str) -> Json {
     let mut ephemeral = Map::new();
     for d in serving {
         let families = [
-            (&mut resources, d.resource_schemas()),
-            (&mut data, d.data_schemas()),
-            (&mut ephemeral, d.ephemeral_schemas()),
+            (&mut resources, TypeMode::Managed),
+            (&mut data, TypeMode::Data),
+            (&mut ephemeral, TypeMode::Ephemeral),
         ];
-        for (into, schemas) in families {
-            for (k, s) in schemas {
-                into.insert(k.clone(), schema_json(s));
+        for (into, mode) in families {
+            for name in d.type_names(mode) {
+                if let Some(s) = d.schema(mode, &name) {
+                    into.insert(name, schema_json(s));
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use crate::plan::{Generated, ListFound, Queried};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
-use strata_provider::{Driver, ListRequest, Listed as Found, ResourceSchema};
+use strata_provider::{Driver, ListRequest, Listed as Found, ResourceSchema, TypeMode};
 use strata_state::model::InstanceKey;
 
 /// Terraform's default `limit`.
@@ -154,7 +154,7 @@ fn list_driver<'d>(
     };
     let address = crate::builtin::provider_address(&**base, list.provider.alias.as_deref());
     let driver = drivers.by_address(&address).unwrap_or_else(|| base.clone());
-    let Some(schema) = base.list_schemas().get(&list.type_name) else {
+    let Some(schema) = base.schema(TypeMode::List, &list.type_name) else {
         return Err(missing(format!(
             "The provider {} does not support list resource type {:?}.",
             crate::builtin::source_of(base.as_ref()),

@@ -1233,8 +1233,7 @@ impl<'a> Planner<'_, 'a> {
         // replacement).
         let planner = self.req.drivers.at(&addr, &driver.driver);
         let schema = planner
-            .resource_schemas()
-            .get(&r.type_name)
+            .schema(strata_provider::TypeMode::Managed, &r.type_name)
             .unwrap_or(schema);
         let planned = plan_instance(InstanceRequest {
             driver: &*planner,

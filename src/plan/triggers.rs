@@ -14,7 +14,7 @@ use crate::graph::Node;
 use crate::lang::value::Value;
 use crate::syntax::ast::Expr;
 use crate::walk::{InstanceCtx, ResourceInstances, Walk};
-use strata_provider::ActionRequest;
+use strata_provider::{ActionRequest, TypeMode};
 use strata_state::model::InstanceKey;
 
 /// The instance whose change triggers actions, and where it is evaluated.
@@ -336,7 +336,7 @@ pub fn configured(
     driver: &dyn strata_provider::Driver,
     caller: Value,
 ) -> Result<Value, Diag> {
-    let Some(schema) = driver.action_schemas().get(&block.type_name) else {
+    let Some(schema) = driver.schema(TypeMode::Action, &block.type_name) else {
         let detail = format!(
             "The provider {} has no action type {:?}.",
             crate::builtin::source_of(driver),

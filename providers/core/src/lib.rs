@@ -334,8 +334,38 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
     /// `provider["registry.terraform.io/hashicorp/aws"]`.
     fn provider_address(&self) -> String;
 
-    /// Schemas of the managed resource types.
-    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema>;
+    /// The schema of the type `type_name` of `mode`, when the driver
+    /// serves it: what the engine asks. By default it is looked up in the
+    /// driver's schema maps below; a driver with thousands of types (a
+    /// plugin) answers it without making the maps, converting a type when
+    /// it is first asked for.
+    fn schema(&self, mode: TypeMode, type_name: &str) -> Option<&ResourceSchema> {
+        self.schemas_of(mode).get(type_name)
+    }
+
+    /// The names of the driver's types of `mode`, in order.
+    fn type_names(&self, mode: TypeMode) -> Vec<String> {
+        self.schemas_of(mode).keys().cloned().collect()
+    }
+
+    /// The map of `mode`'s schemas a driver keeps (below); the engine
+    /// asks [`Driver::schema`] and [`Driver::type_names`].
+    fn schemas_of(&self, mode: TypeMode) -> &BTreeMap<String, ResourceSchema> {
+        match mode {
+            TypeMode::Managed => self.resource_schemas(),
+            TypeMode::Data => self.data_schemas(),
+            TypeMode::Ephemeral => self.ephemeral_schemas(),
+            TypeMode::List => self.list_schemas(),
+            TypeMode::Action => self.action_schemas(),
+        }
+    }
+
+    /// Schemas of the managed resource types, for a driver that keeps
+    /// them as a map (the native drivers).
+    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
+        static NONE: BTreeMap<String, ResourceSchema> = BTreeMap::new();
+        &NONE
+    }
 
     /// The schema of the driver's `provider` block (none by default).
     fn provider_schema(&self) -> ResourceSchema {

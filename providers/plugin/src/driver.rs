@@ -9,8 +9,9 @@
 
 use crate::client::{Provider, RpcError};
 use crate::identity;
-use crate::kinds::{convert_schemas, Asked, Kind, Schemas};
+use crate::kinds::{Kind, Schemas};
 use crate::launch::{Launch, LaunchError};
+use crate::packed::{self, Asked, Packed};
 use crate::proposed::proposed_new;
 use crate::proto::tfplugin6::{self as v6, attribute_path::step::Selector};
 use crate::runtime::Runtime;
@@ -43,6 +44,8 @@ pub enum StartError {
     Diagnostics(String),
     #[error("cannot start a runtime for the provider: {0}")]
     Runtime(std::io::Error),
+    #[error("the provider's schema could not be packed")]
+    Unpacked,
 }
 
 /// A running provider plugin serving the resource types it declares.
@@ -120,10 +123,10 @@ pub(crate) fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(
 }
 
 /// The schema's errors, when the provider reported any.
-fn refused(asked: &Asked) -> Result<(), StartError> {
-    let errors: Vec<String> = problems(&asked.schema.diagnostics)
+fn refused(packed: &Packed) -> Result<(), StartError> {
+    let errors: Vec<String> = problems(&packed.head.diagnostics)
         .into_iter()
-        .chain(problems(&asked.identity.diagnostics))
+        .chain(problems(&packed.identity.diagnostics))
         .filter(|p| p.error)
         .map(|p| p.to_string())
         .collect();
@@ -170,33 +173,32 @@ impl PluginDriver {
     ) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
         let process = Arc::new(tokio::sync::OnceCell::new());
-        let kept = cache.and_then(SchemaCache::read);
-        let asked = match kept {
-            Some(asked) => asked,
+        let kept = cache.and_then(SchemaCache::read).and_then(Packed::read);
+        let packed = match kept {
+            Some(packed) => packed,
             None => {
                 let (provider, asked) = Self::process(&runtime, &launch, true)?;
                 let _ = process.set(Arc::new(provider));
-                let mut asked = asked.unwrap_or_default();
-                refused(&asked)?;
-                asked.without_descriptions();
+                let bytes = packed::pack(asked.unwrap_or_default());
+                let packed = Packed::read(bytes).ok_or(StartError::Unpacked)?;
+                refused(&packed)?;
                 if let Some(c) = cache {
-                    c.write(&asked);
+                    c.write(packed.bytes());
                 }
-                asked
+                packed
             }
         };
-        refused(&asked)?;
-        let Asked { schema, identity } = asked;
-        let capabilities = schema.server_capabilities.unwrap_or_default();
+        refused(&packed)?;
+        let capabilities = packed.head.server_capabilities.unwrap_or_default();
         Ok(PluginDriver {
             name: name.to_string(),
             address: address.to_string(),
             launch,
             runtime,
             process,
-            schemas: Arc::new(convert_schemas(&schema, &identity)?),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
+            schemas: Arc::new(Schemas::of(packed)?),
             configured: Default::default(),
         })
     }
@@ -268,25 +270,18 @@ impl PluginDriver {
         &self.address
     }
 
-    /// The ephemeral resource types' schemas, in strata's form.
-    pub(crate) fn ephemeral_schema_map(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.ephemeral_schemas
-    }
-
     pub(crate) fn kind(&self, type_name: &str, mode: TypeMode) -> Result<&Kind, DriverError> {
-        let kinds = match mode {
-            TypeMode::Managed => &self.schemas.resources,
-            TypeMode::Data => &self.schemas.data,
-            TypeMode::Ephemeral => &self.schemas.ephemeral,
-            TypeMode::List => &self.schemas.list,
-            TypeMode::Action => &self.schemas.actions,
-        };
-        kinds
-            .get(type_name)
-            .ok_or_else(|| DriverError::UnknownType {
+        match self.schemas.kind(mode, type_name) {
+            Some(Ok(kind)) => Ok(kind),
+            Some(Err(e)) => Err(DriverError::InvalidConfig {
+                type_name: type_name.to_string(),
+                detail: e.to_string(),
+            }),
+            None => Err(DriverError::UnknownType {
                 driver: self.name.clone(),
                 type_name: type_name.to_string(),
-            })
+            }),
+        }
     }
 
     /// One call to the provider from a plain thread.
@@ -465,8 +460,13 @@ impl Driver for PluginDriver {
         format!("provider[\"{}\"]", self.address)
     }
 
-    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.resource_schemas
+    /// A type's schema, converted when first asked for.
+    fn schema(&self, mode: TypeMode, type_name: &str) -> Option<&ResourceSchema> {
+        Some(&self.schemas.kind(mode, type_name)?.ok()?.schema)
+    }
+
+    fn type_names(&self, mode: TypeMode) -> Vec<String> {
+        self.schemas.names(mode)
     }
 
     fn functions(&self) -> &BTreeMap<String, FunctionSig> {
@@ -517,21 +517,13 @@ impl Driver for PluginDriver {
                 Box::pin(async move { p.get_provider_schema().await })
             })
             .map(|r| crate::describe::provider_json(&r));
-        let identities = self
-            .schemas
-            .resources
-            .iter()
-            .filter_map(|(k, kind)| Some((k.as_str(), kind.identity.as_ref()?)));
+        let identities = self.schemas.identities();
         Some(described.map(|d| crate::describe::with_identities(d, identities)))
     }
 
     fn unusable(&self, type_name: &str, mode: TypeMode) -> Option<String> {
-        let e = self.schemas.unusable.get(&(mode, type_name.to_string()))?;
+        let e = self.schemas.kind(mode, type_name)?.err()?;
         Some(e.to_string())
-    }
-
-    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.data_schemas
     }
 
     fn provider_schema(&self) -> ResourceSchema {
@@ -747,16 +739,8 @@ impl Driver for PluginDriver {
         self.import_by(type_name, by).await
     }
 
-    fn list_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.list_schemas
-    }
-
     async fn list(&self, req: ListRequest<'_>) -> Result<Vec<Listed>, DriverError> {
         self.list_objects(req).await
-    }
-
-    fn action_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.action_schemas
     }
 
     fn plan_action(&self, req: ActionRequest<'_>) -> Result<Vec<Problem>, DriverError> {

@@ -6,9 +6,8 @@ use crate::driver::{capabilities, check, PluginDriver};
 use crate::proto::tfplugin6 as v6;
 use crate::wire::{dynamic, value};
 use async_trait::async_trait;
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
-use strata_provider::{DriverError, Opened, Renewed, ResourceSchema, TypeMode};
+use strata_provider::{DriverError, Opened, Renewed, TypeMode};
 use strata_value::value::Value;
 
 /// The wire's time as a point in time; `None` for one before the epoch
@@ -22,10 +21,6 @@ fn time(t: Option<&v6::Timestamp>) -> Option<SystemTime> {
 
 #[async_trait]
 impl strata_provider::Ephemerals for PluginDriver {
-    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        self.ephemeral_schema_map()
-    }
-
     async fn open(&self, type_name: &str, config: &Value) -> Result<Opened, DriverError> {
         let kind = self.kind(type_name, TypeMode::Ephemeral)?;
         let operation = format!("opening {type_name}");

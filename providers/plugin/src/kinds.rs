@@ -1,12 +1,16 @@
 //! A provider's schemas as the driver keeps them: what
-//! `GetProviderSchema` and `GetResourceIdentitySchemas` said, converted
-//! once per provider binary (a second process of it shares them).
+//! `GetProviderSchema` and `GetResourceIdentitySchemas` said, each type
+//! converted when first used, once per provider binary (a second process
+//! of it shares them).
 
 use crate::convert::resource_schema;
 use crate::identity;
+use crate::packed::{slot, Packed};
 use crate::proto::tfplugin6 as v6;
 use crate::schema::{block_type, SchemaError};
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::OnceLock;
 use strata_provider::{FunctionParam, FunctionSig, IdentitySchema, ResourceSchema, TypeMode};
 use strata_value::types::Type;
 
@@ -22,8 +26,7 @@ pub(crate) struct Kind {
 
 impl Kind {
     pub(crate) fn of(s: &v6::Schema, path: &str) -> Result<Kind, SchemaError> {
-        let mut block = s.block.clone().unwrap_or_default();
-        without_descriptions(&mut block);
+        let block = s.block.clone().unwrap_or_default();
         Ok(Kind {
             schema: resource_schema(s.version, &block, path)?,
             ty: block_type(&block, path)?,
@@ -33,149 +36,90 @@ impl Kind {
     }
 }
 
-/// `block` less its documentation: what is kept is for planning, and the
-/// descriptions are most of a large provider's schema (`providers schema`
-/// asks the provider again for them).
-fn without_descriptions(block: &mut v6::schema::Block) {
-    block.description = String::new();
-    for a in &mut block.attributes {
-        without_attribute_description(a);
-    }
-    for b in &mut block.block_types {
-        if let Some(inner) = b.block.as_mut() {
-            without_descriptions(inner);
-        }
-    }
-}
-
-fn without_attribute_description(a: &mut v6::schema::Attribute) {
-    a.description = String::new();
-    if let Some(nested) = a.nested_type.as_mut() {
-        for inner in &mut nested.attributes {
-            without_attribute_description(inner);
-        }
-    }
-}
-
-/// Everything `GetProviderSchema` said, converted once.
+/// Everything `GetProviderSchema` said: the provider's own block and its
+/// functions converted at once, each type when it is first asked for.
 pub(crate) struct Schemas {
     pub(crate) provider: Kind,
-    pub(crate) resources: HashMap<String, Kind>,
-    pub(crate) data: HashMap<String, Kind>,
-    pub(crate) resource_schemas: BTreeMap<String, ResourceSchema>,
-    pub(crate) data_schemas: BTreeMap<String, ResourceSchema>,
-    pub(crate) ephemeral: HashMap<String, Kind>,
-    pub(crate) ephemeral_schemas: BTreeMap<String, ResourceSchema>,
-    /// List resource types' `config` blocks (protocol 6.10).
-    pub(crate) list: HashMap<String, Kind>,
-    pub(crate) list_schemas: BTreeMap<String, ResourceSchema>,
-    /// Action types' `config` blocks (protocol 6.11).
-    pub(crate) actions: HashMap<String, Kind>,
-    pub(crate) action_schemas: BTreeMap<String, ResourceSchema>,
-    /// Types whose schemas strata cannot read, and why: left out, so one
-    /// such type does not cost the provider's others.
-    pub(crate) unusable: HashMap<(TypeMode, String), SchemaError>,
     pub(crate) functions: BTreeMap<String, FunctionSig>,
+    /// Managed types' identity schemas (a few of the provider's types
+    /// declare one), by type; one strata cannot read makes its type
+    /// unusable.
+    identities: HashMap<String, Result<IdentitySchema, SchemaError>>,
+    /// The types of each mode, by name, in [`crate::packed::MODES`]'s order.
+    types: [HashMap<String, Lazy>; 5],
+    packed: Packed,
 }
 
-/// What a new provider process is asked before any other call.
-#[derive(Default)]
-pub(crate) struct Asked {
-    pub(crate) schema: v6::get_provider_schema::Response,
-    pub(crate) identity: v6::get_resource_identity_schemas::Response,
+/// One type: where its schema is packed, and its conversion once made.
+struct Lazy {
+    at: Range<usize>,
+    kind: OnceLock<Result<Kind, SchemaError>>,
 }
 
-impl Asked {
-    /// The schemas less their documentation, as they are kept on disk:
-    /// a later run reads a fraction of the provider's answer.
-    pub(crate) fn without_descriptions(&mut self) {
-        let r = &mut self.schema;
-        let all = r
-            .resource_schemas
-            .values_mut()
-            .chain(r.data_source_schemas.values_mut())
-            .chain(r.ephemeral_resource_schemas.values_mut())
-            .chain(r.list_resource_schemas.values_mut())
-            .chain(r.provider.as_mut())
-            .chain(r.provider_meta.as_mut())
-            .chain(
-                r.action_schemas
-                    .values_mut()
-                    .filter_map(|a| a.schema.as_mut()),
-            );
-        for s in all {
-            if let Some(block) = s.block.as_mut() {
-                without_descriptions(block);
-            }
+impl Schemas {
+    /// The schemas packed in `packed`: the provider's block and functions
+    /// converted now, its types indexed.
+    pub(crate) fn of(mut packed: Packed) -> Result<Schemas, SchemaError> {
+        let mut types: [HashMap<String, Lazy>; 5] = Default::default();
+        for t in std::mem::take(&mut packed.types) {
+            let lazy = Lazy {
+                at: t.at,
+                kind: OnceLock::new(),
+            };
+            types[slot(t.mode)].insert(t.name, lazy);
         }
+        let head = &packed.head;
+        Ok(Schemas {
+            provider: Kind::of(&head.provider.clone().unwrap_or_default(), "provider")?,
+            // A function whose types cannot be read is left out (a call to
+            // it is then an unknown function), not the provider.
+            functions: head
+                .functions
+                .iter()
+                .filter_map(|(name, f)| Some((name.clone(), function_sig(f, name).ok()?)))
+                .collect(),
+            identities: identity::schemas(&packed.identity),
+            types,
+            packed,
+        })
     }
-}
 
-pub(crate) fn convert_schemas(
-    r: &v6::get_provider_schema::Response,
-    identities: &v6::get_resource_identity_schemas::Response,
-) -> Result<Schemas, SchemaError> {
-    let mut unusable = HashMap::new();
-    let mut kinds = |m: &HashMap<String, v6::Schema>, mode: TypeMode| -> HashMap<String, Kind> {
-        let mut out = HashMap::new();
-        for (k, s) in m {
-            match Kind::of(s, k) {
-                Ok(kind) => {
-                    out.insert(k.clone(), kind);
-                }
-                Err(e) => {
-                    unusable.insert((mode, k.clone()), e);
-                }
-            }
-        }
-        out
-    };
-    let mut resources = kinds(&r.resource_schemas, TypeMode::Managed);
-    let data = kinds(&r.data_source_schemas, TypeMode::Data);
-    let ephemeral = kinds(&r.ephemeral_resource_schemas, TypeMode::Ephemeral);
-    let list = kinds(&r.list_resource_schemas, TypeMode::List);
-    let action_blocks: HashMap<String, v6::Schema> = r
-        .action_schemas
-        .iter()
-        .map(|(k, a)| (k.clone(), a.schema.clone().unwrap_or_default()))
-        .collect();
-    let actions = kinds(&action_blocks, TypeMode::Action);
-    for (name, schema) in identity::schemas(identities) {
-        match (schema, resources.get_mut(&name)) {
-            (Ok(schema), Some(kind)) => kind.identity = Some(schema),
-            (Err(e), Some(_)) => {
-                resources.remove(&name);
-                unusable.insert((TypeMode::Managed, name), e);
-            }
-            (_, None) => {}
-        }
+    /// The type `name` of `mode`, converted on the first ask; `None` when
+    /// the provider has no such type, an error when strata cannot read
+    /// its schema (left out, so that one such type does not cost the
+    /// provider's others).
+    pub(crate) fn kind(&self, mode: TypeMode, name: &str) -> Option<Result<&Kind, &SchemaError>> {
+        let lazy = self.types[slot(mode)].get(name)?;
+        let kind = lazy.kind.get_or_init(|| self.convert(mode, name, &lazy.at));
+        Some(kind.as_ref())
     }
-    let strata_form = |m: &HashMap<String, Kind>| {
-        m.iter()
-            .map(|(k, kind)| (k.clone(), kind.schema.clone()))
-            .collect()
-    };
-    Ok(Schemas {
-        provider: Kind::of(&r.provider.clone().unwrap_or_default(), "provider")?,
-        resource_schemas: strata_form(&resources),
-        data_schemas: strata_form(&data),
-        ephemeral_schemas: strata_form(&ephemeral),
-        list_schemas: strata_form(&list),
-        action_schemas: strata_form(&actions),
-        actions,
-        list,
-        resources,
-        data,
-        ephemeral,
-        unusable,
-        // A function whose types cannot be read is left out (a call to it
-        // is then an unknown function), not the provider.
-        functions: r
-            .functions
+
+    fn convert(&self, mode: TypeMode, name: &str, at: &Range<usize>) -> Result<Kind, SchemaError> {
+        let schema = self.packed.schema(at).map_err(|e| SchemaError {
+            path: name.to_string(),
+            why: format!("the kept schema does not decode: {e}"),
+        })?;
+        let mut kind = Kind::of(&schema, name)?;
+        if mode == TypeMode::Managed {
+            kind.identity = self.identities.get(name).cloned().transpose()?;
+        }
+        Ok(kind)
+    }
+
+    /// The names of the types of `mode`, in order.
+    pub(crate) fn names(&self, mode: TypeMode) -> Vec<String> {
+        let mut names: Vec<String> = self.types[slot(mode)].keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// The identity schemas strata can read, by managed type.
+    pub(crate) fn identities(&self) -> impl Iterator<Item = (&str, &IdentitySchema)> {
+        self.identities
             .iter()
-            .filter_map(|(name, f)| Some((name.clone(), function_sig(f, name).ok()?)))
-            .collect(),
-    })
+            .filter(|(name, _)| self.types[slot(TypeMode::Managed)].contains_key(*name))
+            .filter_map(|(name, s)| Some((name.as_str(), s.as_ref().ok()?)))
+    }
 }
 
 fn function_sig(f: &v6::Function, name: &str) -> Result<FunctionSig, SchemaError> {
@@ -212,48 +156,46 @@ fn function_sig(f: &v6::Function, name: &str) -> Result<FunctionSig, SchemaError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packed::tests::typed;
+    use crate::packed::Asked;
 
-    /// Every description goes, nested attributes' and blocks' too; what
-    /// planning reads stays.
+    /// A type is converted when it is first asked for and not before: a
+    /// provider of thousands of types costs what a configuration uses, and
+    /// a type strata cannot read costs only an ask for it.
     #[test]
-    fn descriptions_are_left_out_of_what_is_kept() {
-        let attribute = |name: &str| v6::schema::Attribute {
-            name: name.into(),
-            r#type: b"\"string\"".to_vec(),
-            description: "words".into(),
-            optional: true,
-            ..Default::default()
+    fn types_are_converted_when_first_asked_for() {
+        let mut asked = Asked::default();
+        let r = &mut asked.schema;
+        r.resource_schemas
+            .insert("x_used".into(), typed("name", b"\"string\""));
+        r.resource_schemas
+            .insert("x_other".into(), typed("name", b"\"string\""));
+        r.resource_schemas
+            .insert("x_broken".into(), typed("name", b"[\"nonsense\"]"));
+        let packed = Packed::read(crate::packed::pack(asked)).expect("packed");
+        let schemas = Schemas::of(packed).expect("the provider's block reads");
+        let converted = |name: &str| {
+            schemas.types[slot(TypeMode::Managed)][name]
+                .kind
+                .get()
+                .is_some()
         };
-        let nested = v6::schema::Attribute {
-            nested_type: Some(v6::schema::Object {
-                attributes: vec![attribute("inner")],
-                ..Default::default()
-            }),
-            ..attribute("outer")
-        };
-        let mut block = v6::schema::Block {
-            description: "a block".into(),
-            attributes: vec![attribute("a"), nested],
-            block_types: vec![v6::schema::NestedBlock {
-                type_name: "b".into(),
-                block: Some(v6::schema::Block {
-                    description: "inner block".into(),
-                    attributes: vec![attribute("c")],
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        without_descriptions(&mut block);
-        let text = format!("{block:?}");
-        assert!(
-            !text.contains("words") && !text.contains("block\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("inner") && text.contains("optional: true"),
-            "{text}"
+        assert!(!converted("x_used") && !converted("x_broken"));
+        let used = schemas.kind(TypeMode::Managed, "x_used").expect("declared");
+        assert!(used
+            .expect("readable")
+            .schema
+            .attributes
+            .contains_key("name"));
+        assert!(converted("x_used") && !converted("x_other"));
+        let broken = schemas
+            .kind(TypeMode::Managed, "x_broken")
+            .expect("declared");
+        assert!(broken.is_err());
+        assert!(schemas.kind(TypeMode::Data, "x_used").is_none());
+        assert_eq!(
+            schemas.names(TypeMode::Managed),
+            ["x_broken", "x_other", "x_used"]
         );
     }
 }

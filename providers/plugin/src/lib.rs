@@ -22,6 +22,7 @@ mod kinds;
 pub mod launch;
 mod list;
 pub mod msgpack;
+mod packed;
 pub mod proposed;
 pub mod proto;
 mod runtime;

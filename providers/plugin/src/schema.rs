@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use strata_value::json::type_from_json;
 use strata_value::types::Type;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("the provider's schema for {path}: {why}")]
 pub struct SchemaError {
     pub path: String,

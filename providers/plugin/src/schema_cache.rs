@@ -5,12 +5,10 @@
 //! version, or a changed binary — has another name, so a schema is never
 //! taken for a package it does not belong to.
 //!
-//! The file holds the provider's own answers (`GetProviderSchema`, then
-//! `GetResourceIdentitySchemas`), length-delimited protobuf, so what is
-//! read back converts exactly as an answer from the process does.
+//! The file holds the provider's own answers packed
+//! ([`crate::packed`]): the form a just-asked schema takes in memory too,
+//! so what is read back converts exactly as an answer from the process.
 
-use crate::kinds::Asked;
-use prost::Message;
 use std::path::{Path, PathBuf};
 
 /// Where one package's schemas are kept.
@@ -37,21 +35,16 @@ impl SchemaCache {
         }
     }
 
-    /// The schemas kept, when there is a whole file of them.
-    pub(crate) fn read(&self) -> Option<Asked> {
-        let bytes = std::fs::read(&self.path).ok()?;
-        let mut rest = bytes.as_slice();
-        let schema = Message::decode_length_delimited(&mut rest).ok()?;
-        let identity = Message::decode_length_delimited(&mut rest).ok()?;
-        rest.is_empty().then_some(Asked { schema, identity })
+    /// The packed schemas kept, when there is a file of them (whether
+    /// it is whole is [`crate::packed::Packed::read`]'s to say).
+    pub(crate) fn read(&self) -> Option<Vec<u8>> {
+        std::fs::read(&self.path).ok()
     }
 
-    /// Keeps `asked`, written beside and renamed over so that a reader (or
-    /// a kill) never sees half a file. A cache: a failure only costs the
-    /// next run the provider's answer.
-    pub(crate) fn write(&self, asked: &Asked) {
-        let mut bytes = asked.schema.encode_length_delimited_to_vec();
-        bytes.extend(asked.identity.encode_length_delimited_to_vec());
+    /// Keeps the packed schemas, written beside and renamed over so that
+    /// a reader (or a kill) never sees half a file. A cache: a failure
+    /// only costs the next run the provider's answer.
+    pub(crate) fn write(&self, bytes: &[u8]) {
         let staging = self
             .path
             .with_extension(format!("{}.tmp", std::process::id()));

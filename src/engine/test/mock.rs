@@ -73,18 +73,18 @@ impl Schemas {
     fn of_all(serving: &[&dyn Driver], routes: &[(&dyn Driver, &BTreeSet<String>)]) -> Schemas {
         let (mut resources, mut data, mut ephemeral, mut actions) = Default::default();
         for d in serving.iter().rev() {
-            extend(&mut resources, d.resource_schemas());
-            extend(&mut data, d.data_schemas());
-            extend(&mut ephemeral, d.ephemeral_schemas());
-            extend(&mut actions, d.action_schemas());
+            extend(&mut resources, *d, TypeMode::Managed);
+            extend(&mut data, *d, TypeMode::Data);
+            extend(&mut ephemeral, *d, TypeMode::Ephemeral);
+            extend(&mut actions, *d, TypeMode::Action);
         }
         for (d, types) in routes {
             for t in *types {
-                let (into, from, name) = match t.strip_prefix("data.") {
-                    Some(name) => (&mut data, d.data_schemas(), name),
-                    None => (&mut resources, d.resource_schemas(), t.as_str()),
+                let (into, mode, name) = match t.strip_prefix("data.") {
+                    Some(name) => (&mut data, TypeMode::Data, name),
+                    None => (&mut resources, TypeMode::Managed, t.as_str()),
                 };
-                if let Some(schema) = from.get(name) {
+                if let Some(schema) = d.schema(mode, name) {
                     into.insert(name.to_string(), schema.clone());
                 }
             }
@@ -101,8 +101,12 @@ impl Schemas {
     }
 }
 
-fn extend(into: &mut BTreeMap<String, ResourceSchema>, from: &BTreeMap<String, ResourceSchema>) {
-    into.extend(from.iter().map(|(k, s)| (k.clone(), s.clone())));
+fn extend(into: &mut BTreeMap<String, ResourceSchema>, from: &dyn Driver, mode: TypeMode) {
+    for name in from.type_names(mode) {
+        if let Some(schema) = from.schema(mode, &name) {
+            into.insert(name, schema.clone());
+        }
+    }
 }
 
 impl MockDriver {
