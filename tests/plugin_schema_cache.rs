@@ -5,7 +5,9 @@
 //! only reads schemas (`show` of the state) starts no process; a plan
 //! starts one and asks it nothing before its calls; a new package (its
 //! checksum changes) is asked again. Terraform's counts for the same
-//! commands are printed beside strata's, for the note.
+//! commands are printed beside strata's, for the note. A saved plan
+//! carries the schemas of the types it used, so that showing or applying
+//! it where none is kept asks the provider for none.
 
 #[path = "common/run.rs"]
 mod run;
@@ -64,6 +66,24 @@ fn a_providers_schema_is_asked_once_per_package_and_its_process_started_when_nee
         logged(&log),
         ["start"],
         "a plan starts the process, asks no schema"
+    );
+    // A saved plan carries the schemas of the types it used: shown or
+    // applied where none is kept (a new checkout, `.terraform` made
+    // anew), it asks the provider for none, and keeps none of its own.
+    runs(&lab, "strata", &dir, &["plan", "-out=p.plan", "-no-color"]);
+    logged(&log);
+    let kept = dir.join(".terraform/strata-schemas");
+    std::fs::remove_dir_all(&kept).expect("kept schemas");
+    runs(&lab, "strata", &dir, &["show", "p.plan", "-no-color"]);
+    assert!(
+        logged(&log).is_empty(),
+        "a saved plan is shown by its schemas"
+    );
+    runs(&lab, "strata", &dir, &["apply", "-no-color", "p.plan"]);
+    assert_eq!(logged(&log), ["start"], "applied, asked for no schema");
+    assert!(
+        !kept.exists(),
+        "a plan's schemas are not kept as a package's"
     );
     // Another package (a file added beside the binary: its checksum
     // changes), installed anew: its schema is asked again.

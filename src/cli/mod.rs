@@ -11,7 +11,8 @@ use std::process::ExitCode;
 use args::TERRAFORM_SPELLINGS;
 pub use args::{price_list, Cli, Command, ProvidersCommand, RunArgs, StateCommand, VarArgs};
 use args::{
-    CostArgs, DestroyArgs, DriftArgs, ImportArgs, PlanArgs, RefreshArgs, StateArgs, ValidateArgs,
+    CostArgs, DestroyArgs, DriftArgs, ImportArgs, PlanArgs, RefreshArgs, ShowArgs, StateArgs,
+    ValidateArgs,
 };
 use printer::Printer;
 
@@ -97,7 +98,21 @@ fn plugin_dir(command: &Command) -> Option<crate::engine::PluginsFor> {
             test_directory: a.test_directory.clone(),
         });
     }
-    plugin_config_dir(command).map(PluginsFor::Config)
+    let saved = match command {
+        Command::Apply(a) if a.target.is_file() => Some(&a.target),
+        Command::Show(ShowArgs {
+            planfile: Some(f), ..
+        }) if f.is_file() => Some(f),
+        _ => None,
+    };
+    match saved {
+        // A saved plan is applied in the directory it was made in.
+        Some(file) => Some(PluginsFor::SavedPlan {
+            dir: PathBuf::from("."),
+            file: file.clone(),
+        }),
+        None => plugin_config_dir(command).map(PluginsFor::Config),
+    }
 }
 
 /// The configuration directory whose provider plugins `command` needs.
@@ -116,8 +131,6 @@ fn plugin_config_dir(command: &Command) -> Option<PathBuf> {
             command: Some(ProvidersCommand::Schema { path, .. }),
             ..
         } => Some(path.clone()),
-        // A saved plan is applied in the directory it was made in.
-        Command::Apply(a) if a.target.is_file() => here(),
         Command::Apply(a) => Some(a.target.clone()),
         Command::Console(a) => a.path.clone().or_else(here),
         Command::Query(_) => here(),
@@ -204,6 +217,7 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
         Ok(read) => read,
         Err(code) => return code,
     };
+    crate::timings::stage("command read");
     let inputs = cli_inputs(&matches);
     let mut sources = Sources::default();
     // The provider plugins the directory's lock file selects, started for

@@ -73,7 +73,7 @@ pub(super) fn planned(
         Err(f) => {
             let mut written = Ok(());
             if let (Some(out), Some(partial)) = (how.partial_out, f.partial.as_deref()) {
-                let saved = saved_of(&session.p, partial.clone(), opts);
+                let saved = saved_of(&session.p, partial.clone(), opts, drivers);
                 written = super::sealing::seal_plan(&session.p.module, &saved.encode())
                     .and_then(|text| write_file(out, &text));
             }
@@ -87,8 +87,17 @@ pub(super) fn planned(
 }
 
 /// `plan` as a plan file holds it, with the configuration it was made
-/// from.
-pub(super) fn saved_of(p: &super::prepare::Prepared, plan: Plan, opts: &Options) -> Saved {
+/// from and the plugins' schemas of the types it used.
+pub(super) fn saved_of(
+    p: &super::prepare::Prepared,
+    plan: Plan,
+    opts: &Options,
+    drivers: &Drivers,
+) -> Saved {
+    let provider_schemas = drivers
+        .all()
+        .filter_map(|d| Some((crate::builtin::source_of(d.as_ref()), d.used_schemas()?)))
+        .collect();
     // Absolute, so `strata apply FILE` finds it from any directory.
     let dir = match p.module.dir.as_os_str().is_empty() {
         true => PathBuf::from("."),
@@ -100,6 +109,7 @@ pub(super) fn saved_of(p: &super::prepare::Prepared, plan: Plan, opts: &Options)
         files: p.files.clone(),
         plan,
         replace_placement: opts.replace_placement.clone(),
+        provider_schemas,
     }
 }
 
@@ -173,7 +183,7 @@ pub fn plan(
     let state = std::mem::take(&mut session.state);
     let saving = match out {
         Some(out) => {
-            let saved = saved_of(&session.p, plan, opts);
+            let saved = saved_of(&session.p, plan, opts, drivers);
             let saving = super::sealing::seal_plan(&session.p.module, &saved.encode())
                 .and_then(|text| write_file(out, &text));
             crate::par::drop_later((saved, state));

@@ -9,9 +9,12 @@ use crate::builtin::{Drivers, Route};
 use crate::config::lockfile::{self as lock, LockFile};
 use crate::diag::{Diag, Diags, Sources};
 use crate::install::providers::package_dir;
+use crate::plan::provider_schemas;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use strata_plugin::{Launch, PluginDriver, SchemaCache};
+use strata_plugin::{Known, Launch, PluginDriver, SchemaCache};
+use strata_provider::UsedSchemas;
 
 fn refused(summary: &str, detail: String) -> Diags {
     Diags::from(Diag::new("strata::plugin::start", summary, detail))
@@ -25,6 +28,12 @@ pub enum PluginsFor {
         dir: PathBuf,
         test_directory: PathBuf,
     },
+    /// A saved plan (`show FILE`, `apply FILE`), made in `dir`: the
+    /// schemas it carries stand in for a package's kept ones.
+    SavedPlan {
+        dir: PathBuf,
+        file: PathBuf,
+    },
 }
 
 /// `drivers` and the plugins of the configuration `of` names.
@@ -34,8 +43,11 @@ pub fn with_plugins(
     sources: &mut Sources,
 ) -> Result<Drivers, Diags> {
     let dir = match of {
-        PluginsFor::Config(dir) | PluginsFor::Tests { dir, .. } => dir.as_path(),
+        PluginsFor::Config(dir)
+        | PluginsFor::Tests { dir, .. }
+        | PluginsFor::SavedPlan { dir, .. } => dir.as_path(),
     };
+    let mut carried = Carried::new(of);
     let lock = LockFile::read(dir, sources)?;
     let is_native = |source: &str| {
         drivers
@@ -69,6 +81,7 @@ pub fn with_plugins(
                 format!("{}: {e}", package.display()),
             )
         })?;
+        crate::timings::stage("plugin hashed");
         let h1s: Vec<&String> = locked
             .hashes
             .iter()
@@ -87,13 +100,21 @@ pub fn with_plugins(
             &crate::config::installed::data_dir(dir).join("strata-schemas"),
             &hash,
         );
-        let driver = PluginDriver::start(name, source, Launch::provider(&program), Some(&cache))
-            .map_err(|e| {
+        let known = Known {
+            saved: match cache.exists() {
+                true => None,
+                false => carried.schemas(source, &hash, sources),
+            },
+            cache: Some(&cache),
+        };
+        let driver =
+            PluginDriver::start(name, source, Launch::provider(&program), known).map_err(|e| {
                 refused(
                     "Failed to load plugin schemas",
                     format!("Could not load the schema for provider {source}: {e}."),
                 )
             })?;
+        crate::timings::stage("plugin schemas");
         let driver: Arc<dyn strata_provider::Driver> = Arc::new(driver);
         out = match (native, serving.types_of(source)) {
             (false, _) => out.with(driver),
@@ -106,6 +127,42 @@ pub fn with_plugins(
     Ok(out)
 }
 
+/// The schemas a saved plan carries, read from its file when a package
+/// has none kept (a plan made in one checkout, shown or applied in a new
+/// one): read once, and never when every package's are kept.
+enum Carried<'f> {
+    None,
+    Unread(&'f Path),
+    Read(BTreeMap<String, UsedSchemas>),
+}
+
+impl<'f> Carried<'f> {
+    fn new(of: &'f PluginsFor) -> Carried<'f> {
+        match of {
+            PluginsFor::SavedPlan { file, .. } => Carried::Unread(file),
+            _ => Carried::None,
+        }
+    }
+
+    /// The packed schemas the plan carries of `source`'s package `hash`.
+    fn schemas(&mut self, source: &str, hash: &str, sources: &mut Sources) -> Option<Vec<u8>> {
+        if let Carried::Unread(file) = self {
+            let text = std::fs::read_to_string(*file).ok();
+            // A sealed plan that does not open here is the command's to
+            // report; its provider is asked meanwhile.
+            let text = text.and_then(|t| super::sealing::open_plan(t, sources).ok());
+            *self = Carried::Read(text.map(|t| provider_schemas(&t)).unwrap_or_default());
+        }
+        match self {
+            Carried::Read(all) => all
+                .get(source)
+                .filter(|u| u.package == hash)
+                .map(|u| u.packed.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// Which types plugins serve for the configuration in `dir` and, for a
 /// test, every run's module (a run planning a module whose blocks set what
 /// a native schema lacks needs the plugin as much as the configuration).
@@ -115,7 +172,7 @@ fn decide(of: &PluginsFor, dir: &Path, drivers: &Drivers) -> Serving {
         return Serving::default();
     };
     let runs = match of {
-        PluginsFor::Config(_) => Vec::new(),
+        PluginsFor::Config(_) | PluginsFor::SavedPlan { .. } => Vec::new(),
         PluginsFor::Tests { test_directory, .. } => {
             super::test::run_module_configs(dir, test_directory, &mut quiet)
         }

@@ -8,9 +8,11 @@ use crate::cost::Cost;
 use crate::graph::{Scope, Target};
 use crate::lang::json::{mask, plain_json, type_from_json, type_to_json, unmask, value_from_json};
 use crate::lang::value::Value;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use strata_provider::{Identity, ImportBy, Kept};
+use strata_provider::{Identity, ImportBy, Kept, UsedSchemas};
 use strata_state::model::{Address, ResourceAddr};
 
 /// Bumped when the layout changes; older files are refused, not misread.
@@ -288,6 +290,9 @@ pub struct Saved {
     /// `--replace-placement` as planned: applying the file places those
     /// pools as its plan did.
     pub replace_placement: Vec<String>,
+    /// Each plugin's schemas of the types the plan used, by provider
+    /// source: showing or applying the file asks no provider for them.
+    pub provider_schemas: BTreeMap<String, UsedSchemas>,
 }
 
 impl Saved {
@@ -305,6 +310,7 @@ impl Saved {
             "config_dir": s.config_dir,
             "files": s.files,
             "replace_placement": s.replace_placement,
+            "provider_schemas": schemas_json(&s.provider_schemas),
             "configuration": p.configuration,
             "variables": p.variables.iter().map(|(k, v)| (k.clone(), encode_value(v))).collect::<serde_json::Map<_, _>>(),
             "changes": p.changes.iter().map(change_json).collect::<Vec<_>>(),
@@ -408,8 +414,39 @@ impl Saved {
                 j.get("replace_placement").cloned().unwrap_or(json!([])),
             )
             .map_err(|e| e.to_string())?,
+            provider_schemas: schemas_from(&j),
         })
     }
+}
+
+/// The schemas a plan file carries, by provider source, as its text has
+/// them; none when it is not a plan file or carries none (an older one).
+pub fn provider_schemas(text: &str) -> BTreeMap<String, UsedSchemas> {
+    serde_json::from_str::<Json>(text)
+        .map(|j| schemas_from(&j))
+        .unwrap_or_default()
+}
+
+fn schemas_json(schemas: &BTreeMap<String, UsedSchemas>) -> Json {
+    let each =
+        |u: &UsedSchemas| json!({ "package": u.package, "packed": BASE64.encode(&u.packed) });
+    Json::Object(schemas.iter().map(|(k, u)| (k.clone(), each(u))).collect())
+}
+
+/// A schema that does not read is left out: its provider is then asked.
+fn schemas_from(j: &Json) -> BTreeMap<String, UsedSchemas> {
+    let each = |u: &Json| {
+        Some(UsedSchemas {
+            package: u.get("package")?.as_str()?.to_string(),
+            packed: BASE64.decode(u.get("packed")?.as_str()?).ok()?,
+        })
+    };
+    j.get("provider_schemas")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, u)| Some((k.clone(), each(u)?)))
+        .collect()
 }
 
 /// Whether the file says it is a plan in the format this strata reads.

@@ -27,7 +27,7 @@ pub use action::{
 };
 pub use action::{ActionInvocation, Lifecycle as LifecycleTrigger, Trigger as ActionTrigger};
 pub use diff::{same, with_marks, Decision};
-pub use file::Saved;
+pub use file::{provider_schemas, Saved};
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 pub use planner::{plan, Refresh, Request};
 pub use query::{Generated, ListFound, Queried};

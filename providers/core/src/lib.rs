@@ -72,6 +72,16 @@ pub enum TypeMode {
     Action,
 }
 
+/// The schemas a plugin driver's run used, packed, with the checksum of
+/// the package they are of: a saved plan carries them, so that showing or
+/// applying it needs no provider to be asked for its schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsedSchemas {
+    /// The package's `h1:` checksum.
+    pub package: String,
+    pub packed: Vec<u8>,
+}
+
 /// What an `import` block names the object it adopts by.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ImportBy {
@@ -346,6 +356,14 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
     /// The names of the driver's types of `mode`, in order.
     fn type_names(&self, mode: TypeMode) -> Vec<String> {
         self.schemas_of(mode).keys().cloned().collect()
+    }
+
+    /// The schemas of the types this run asked for, when the driver's
+    /// schemas are a package's that a later run would otherwise ask its
+    /// provider for (a plugin's); `None` for the drivers whose schemas are
+    /// compiled in.
+    fn used_schemas(&self) -> Option<UsedSchemas> {
+        None
     }
 
     /// The map of `mode`'s schemas a driver keeps (below); the engine

@@ -22,12 +22,12 @@ use crate::write_only::{refuse_values, without_values, Moment};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use strata_provider::{
     ActionRequest, ApplyFailed, ApplyRequest, AttrPath, Driver, DriverError, FunctionFailure,
     FunctionSig, Identity, IdentitySchema, ImportBy, Invoked, Kept, ListRequest, Listed,
     MoveRequest, PathStep, PlanRequest, Planned, Problem, Progress, ResourceSchema, Stored, Tags,
-    TypeMode,
+    TypeMode, UsedSchemas,
 };
 use strata_value::types::Type;
 use strata_value::value::Value;
@@ -52,12 +52,18 @@ pub enum StartError {
 pub struct PluginDriver {
     name: String,
     address: String,
+    /// The package's checksum, when it is known (the schemas kept by it).
+    package: Option<String>,
     launch: Launch,
     runtime: Arc<Runtime>,
     /// The process, started when a call first needs it: with its schema
     /// kept on disk, a run that only reads schemas starts none.
     process: Arc<tokio::sync::OnceCell<Arc<Provider>>>,
     schemas: Arc<Schemas>,
+    /// Whether `schemas` are all the provider's types or a saved plan's.
+    part: Part,
+    /// The whole schemas, asked for when a saved plan's lack a type.
+    whole: OnceLock<Option<Schemas>>,
     /// The provider takes objects from other types (`MoveResourceState`).
     moves: bool,
     /// The provider serves calls without being asked for its schema first
@@ -68,6 +74,23 @@ pub struct PluginDriver {
     /// provider's second ConfigureProvider fails when `AWS_CA_BUNDLE` is
     /// set (its HTTP client is no longer one it can add roots to).
     configured: std::sync::Mutex<Option<Vec<u8>>>,
+}
+
+/// Where a package's schemas may be had without asking its provider.
+pub struct Known<'c> {
+    /// The schemas kept on disk by the package's checksum.
+    pub cache: Option<&'c SchemaCache>,
+    /// The schemas a saved plan carries (the types its run used), for a
+    /// run that has none kept.
+    pub saved: Option<Vec<u8>>,
+}
+
+/// What the schemas a driver starts with hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Whole,
+    /// A saved plan's: the types its run used.
+    Used,
 }
 
 /// Stopped as go-plugin's client stops it (Terraform closes its providers
@@ -122,6 +145,14 @@ pub(crate) fn check(operation: &str, diagnostics: &[v6::Diagnostic]) -> Result<(
     Ok(())
 }
 
+/// A provider's answer packed, as it is kept; its errors, when it
+/// reported any.
+fn packed_answer(asked: Asked) -> Result<Packed, StartError> {
+    let packed = Packed::read(packed::pack(asked)).ok_or(StartError::Unpacked)?;
+    refused(&packed)?;
+    Ok(packed)
+}
+
 /// The schema's errors, when the provider reported any.
 fn refused(packed: &Packed) -> Result<(), StartError> {
     let errors: Vec<String> = problems(&packed.head.diagnostics)
@@ -163,44 +194,80 @@ pub(crate) fn capabilities() -> Option<v6::ClientCapabilities> {
 impl PluginDriver {
     /// The provider at `launch` for the configuration's local name `name`
     /// and provider address `address` (`registry.../ns/type`), its schemas
-    /// read from `cache` when it holds them (no process started until a
-    /// call needs one), else asked of a process started now and kept there.
+    /// read from what is `known` of them (no process started until a call
+    /// needs one), else asked of a process started now and kept.
     pub fn start(
         name: &str,
         address: &str,
         launch: Launch,
-        cache: Option<&SchemaCache>,
+        known: Known<'_>,
     ) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
         let process = Arc::new(tokio::sync::OnceCell::new());
-        let kept = cache.and_then(SchemaCache::read).and_then(Packed::read);
-        let packed = match kept {
-            Some(packed) => packed,
-            None => {
-                let (provider, asked) = Self::process(&runtime, &launch, true)?;
-                let _ = process.set(Arc::new(provider));
-                let bytes = packed::pack(asked.unwrap_or_default());
-                let packed = Packed::read(bytes).ok_or(StartError::Unpacked)?;
-                refused(&packed)?;
-                if let Some(c) = cache {
-                    c.write(packed.bytes());
+        let kept = known
+            .cache
+            .and_then(SchemaCache::read)
+            .and_then(Packed::read);
+        let saved = || known.saved.and_then(Packed::read);
+        let (packed, part) = match kept.map(|k| (k, Part::Whole)) {
+            Some(kept) => kept,
+            None => match saved() {
+                Some(saved) => (saved, Part::Used),
+                None => {
+                    let (provider, asked) = Self::process(&runtime, &launch, true)?;
+                    let _ = process.set(Arc::new(provider));
+                    let packed = packed_answer(asked.unwrap_or_default())?;
+                    if let Some(c) = known.cache {
+                        c.write(packed.bytes());
+                    }
+                    (packed, Part::Whole)
                 }
-                packed
-            }
+            },
         };
         refused(&packed)?;
         let capabilities = packed.head.server_capabilities.unwrap_or_default();
         Ok(PluginDriver {
             name: name.to_string(),
             address: address.to_string(),
+            package: known.cache.map(|c| c.package().to_string()),
             launch,
             runtime,
             process,
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
             schemas: Arc::new(Schemas::of(packed)?),
+            part,
+            whole: Default::default(),
             configured: Default::default(),
         })
+    }
+
+    /// The type `name` of `mode`; when the schemas are a saved plan's
+    /// (only the types it used) and lack it, the provider is asked for
+    /// the whole of them.
+    fn lookup(&self, mode: TypeMode, name: &str) -> Option<Result<&Kind, &SchemaError>> {
+        match (self.schemas.kind(mode, name), self.part) {
+            (Some(kind), _) => Some(kind),
+            (None, Part::Whole) => None,
+            (None, Part::Used) => self.whole()?.kind(mode, name),
+        }
+    }
+
+    fn whole(&self) -> Option<&Schemas> {
+        let asked = || {
+            let schema = self.call("reading the provider's schema", |p| {
+                Box::pin(async move { p.get_provider_schema().await })
+            });
+            let identity = self.call("reading the provider's identity schemas", |p| {
+                Box::pin(async move { p.get_resource_identity_schemas().await })
+            });
+            let asked = Asked {
+                schema: schema.ok()?,
+                identity: identity.ok()?,
+            };
+            Schemas::of(packed_answer(asked).ok()?).ok()
+        };
+        self.whole.get_or_init(asked).as_ref()
     }
 
     /// The running process, started now if none is: asked for its schema
@@ -258,7 +325,10 @@ impl PluginDriver {
             launch: self.launch.clone(),
             runtime,
             process: Arc::new(tokio::sync::OnceCell::new()),
+            package: self.package.clone(),
             schemas: self.schemas.clone(),
+            part: self.part,
+            whole: Default::default(),
             moves: self.moves,
             schema_optional: self.schema_optional,
             configured: Default::default(),
@@ -271,7 +341,7 @@ impl PluginDriver {
     }
 
     pub(crate) fn kind(&self, type_name: &str, mode: TypeMode) -> Result<&Kind, DriverError> {
-        match self.schemas.kind(mode, type_name) {
+        match self.lookup(mode, type_name) {
             Some(Ok(kind)) => Ok(kind),
             Some(Err(e)) => Err(DriverError::InvalidConfig {
                 type_name: type_name.to_string(),
@@ -462,11 +532,21 @@ impl Driver for PluginDriver {
 
     /// A type's schema, converted when first asked for.
     fn schema(&self, mode: TypeMode, type_name: &str) -> Option<&ResourceSchema> {
-        Some(&self.schemas.kind(mode, type_name)?.ok()?.schema)
+        Some(&self.lookup(mode, type_name)?.ok()?.schema)
     }
 
     fn type_names(&self, mode: TypeMode) -> Vec<String> {
-        self.schemas.names(mode)
+        match (self.part, self.whole()) {
+            (Part::Used, Some(whole)) => whole.names(mode),
+            _ => self.schemas.names(mode),
+        }
+    }
+
+    fn used_schemas(&self) -> Option<UsedSchemas> {
+        Some(UsedSchemas {
+            package: self.package.clone()?,
+            packed: self.schemas.used(),
+        })
     }
 
     fn functions(&self) -> &BTreeMap<String, FunctionSig> {
@@ -522,7 +602,7 @@ impl Driver for PluginDriver {
     }
 
     fn unusable(&self, type_name: &str, mode: TypeMode) -> Option<String> {
-        let e = self.schemas.kind(mode, type_name)?.err()?;
+        let e = self.lookup(mode, type_name)?.err()?;
         Some(e.to_string())
     }
 

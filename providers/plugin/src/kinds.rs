@@ -5,7 +5,7 @@
 
 use crate::convert::resource_schema;
 use crate::identity;
-use crate::packed::{slot, Packed};
+use crate::packed::{slot, Packed, MODES};
 use crate::proto::tfplugin6 as v6;
 use crate::schema::{block_type, SchemaError};
 use std::collections::{BTreeMap, HashMap};
@@ -111,6 +111,22 @@ impl Schemas {
         let mut names: Vec<String> = self.types[slot(mode)].keys().cloned().collect();
         names.sort();
         names
+    }
+
+    /// The schemas packed again with only the types asked for so far:
+    /// what a run used, for a saved plan to carry.
+    pub(crate) fn used(&self) -> Vec<u8> {
+        let mut used: Vec<_> = MODES
+            .into_iter()
+            .flat_map(|mode| {
+                self.types[slot(mode)]
+                    .iter()
+                    .filter(|(_, lazy)| lazy.kind.get().is_some())
+                    .map(move |(name, lazy)| (mode, name.as_str(), &lazy.at))
+            })
+            .collect();
+        used.sort_by(|a, b| (slot(a.0), a.1).cmp(&(slot(b.0), b.1)));
+        self.packed.only(used.into_iter())
     }
 
     /// The identity schemas strata can read, by managed type.

@@ -35,7 +35,7 @@ mod wire;
 mod write_only;
 
 pub use client::{Provider, RpcError};
-pub use driver::PluginDriver;
+pub use driver::{Known, PluginDriver};
 pub use launch::{Launch, LaunchError};
 pub use schema_cache::SchemaCache;
 

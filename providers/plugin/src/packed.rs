@@ -134,18 +134,38 @@ pub(crate) fn pack(mut asked: Asked) -> Vec<u8> {
         std::mem::take(&mut r.list_resource_schemas),
         actions,
     ];
-    let mut bytes = MAGIC.to_vec();
-    bytes.extend(asked.schema.encode_length_delimited_to_vec());
-    bytes.extend(asked.identity.encode_length_delimited_to_vec());
+    let mut types = Vec::new();
     for (mode, family) in MODES.into_iter().zip(families) {
         let mut family: Vec<_> = family.into_iter().collect();
         family.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, schema) in family {
-            encode_varint(slot(mode) as u64, &mut bytes);
-            encode_varint(name.len() as u64, &mut bytes);
-            bytes.extend(name.as_bytes());
-            bytes.extend(schema.encode_length_delimited_to_vec());
-        }
+        types.extend(
+            family
+                .into_iter()
+                .map(|(name, schema)| (mode, name, schema.encode_to_vec())),
+        );
+    }
+    let types = types
+        .iter()
+        .map(|(mode, name, schema)| (*mode, name.as_str(), schema.as_slice()));
+    packed_of(&asked.schema, &asked.identity, types)
+}
+
+/// The packed form of a provider's own schemas (`head`, its type maps
+/// empty) and `identity`, and of `types`, each schema already encoded.
+fn packed_of<'t>(
+    head: &v6::get_provider_schema::Response,
+    identity: &v6::get_resource_identity_schemas::Response,
+    types: impl Iterator<Item = (TypeMode, &'t str, &'t [u8])>,
+) -> Vec<u8> {
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend(head.encode_length_delimited_to_vec());
+    bytes.extend(identity.encode_length_delimited_to_vec());
+    for (mode, name, schema) in types {
+        encode_varint(slot(mode) as u64, &mut bytes);
+        encode_varint(name.len() as u64, &mut bytes);
+        bytes.extend(name.as_bytes());
+        encode_varint(schema.len() as u64, &mut bytes);
+        bytes.extend(schema);
     }
     bytes
 }
@@ -186,6 +206,16 @@ impl Packed {
     /// The bytes, as kept on disk.
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// A smaller pack of the same provider: its own schemas and only the
+    /// types `keep` (mode, name, place) names — what a saved plan carries.
+    pub(crate) fn only<'t>(
+        &self,
+        keep: impl Iterator<Item = (TypeMode, &'t str, &'t Range<usize>)>,
+    ) -> Vec<u8> {
+        let types = keep.map(|(mode, name, at)| (mode, name, &self.bytes[at.clone()]));
+        packed_of(&self.head, &self.identity, types)
     }
 }
 

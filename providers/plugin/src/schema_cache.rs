@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct SchemaCache {
     path: PathBuf,
+    package: String,
 }
 
 impl SchemaCache {
@@ -32,7 +33,18 @@ impl SchemaCache {
             .collect();
         SchemaCache {
             path: dir.join(format!("{name}.schema")),
+            package: package_hash.to_string(),
         }
+    }
+
+    /// The package's checksum.
+    pub fn package(&self) -> &str {
+        &self.package
+    }
+
+    /// Whether a file is kept for the package (whole or not).
+    pub fn exists(&self) -> bool {
+        self.path.is_file()
     }
 
     /// The packed schemas kept, when there is a file of them (whether
