@@ -26,3 +26,48 @@ ratio() {
     "$(echo "$tw / $sw" | bc -l)" "$(echo "$tc / ($sc + 0.001)" | bc -l)" "$(echo "$tm / $sm" | bc -l)"
 }
 
+
+# measure_tree DIR CMD... -> "wall cpu peak_MiB starts": like measure,
+# but the peak is the largest sum of the resident memory of the command
+# and every process under it (a tool and its provider plugins), sampled
+# every 50 ms, and starts counts the provider processes seen (a process
+# living less than a sample may be missed).
+measure_tree() {
+  local dir=$1
+  shift
+  local t
+  t=$(mktemp -d)
+  (cd "$dir" && exec /usr/bin/time -f '@@ %e %U %S' -o "$t/time" "$@" >"$t/out" 2>&1) &
+  local pid=$! peak=0 starts=""
+  while kill -0 "$pid" 2>/dev/null; do
+    read -r kb seen < <(ps -e -o pid=,ppid=,rss=,comm= | awk -v root="$pid" '
+      { parent[$1] = $2; rss[$1] = $3; comm[$1] = $4 }
+      END {
+        for (p in parent) {
+          q = p
+          while (q != "" && q != root && q > 1) q = parent[q]
+          if (q == root) {
+            total += rss[p]
+            if (comm[p] ~ /^terraform-prov/) plugins = plugins " " p
+          }
+        }
+        printf "%d %s\n", total, plugins
+      }')
+    [ "${kb:-0}" -gt "$peak" ] && peak=$kb
+    starts="$starts $seen"
+    sleep 0.05
+  done
+  local rc=0
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAILED ($rc) in $dir: $*" >&2
+    tail -n 30 "$t/out" >&2
+    rm -rf "$t"
+    exit 1
+  fi
+  local n
+  n=$(echo "$starts" | tr ' ' '\n' | grep . | sort -u | wc -l)
+  grep -o '@@ .*' "$t/time" | tail -n 1 |
+    awk -v peak="$peak" -v n="$n" '{printf "%.2f %.2f %.1f %d\n", $2, $3 + $4, peak / 1024, n}'
+  rm -rf "$t"
+}

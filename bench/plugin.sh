@@ -12,7 +12,11 @@
 # terraform ÷ strata. The provider keeps objects as files, so the figures
 # are the tools' and the protocol's, not a cloud's.
 #
-# Usage: [TF_APPLY_MAX=1000] bench/plugin.sh [N ...]   (default N: 1000)
+# Then, where this machine has the real AWS provider, bench/plugin_aws.sh
+# (its own header says what it runs).
+#
+# Usage: [TF_APPLY_MAX=1000] [PLUGIN_BENCH=all|test-provider|aws] bench/plugin.sh [N ...]
+#        (default N: 1000; PLUGIN_BENCH: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -47,7 +51,9 @@ export TF_CLI_CONFIG_FILE="$work/cli.tfrc" TF_IN_AUTOMATION=1 NO_COLOR=1 CHECKPO
 # measure, row and ratio: bench/measure.sh.
 . bench/measure.sh
 
-printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' shape N step tool wall_s cpu_s peak_MiB
+which=${PLUGIN_BENCH:-all}
+[ "$which" = aws ] && sizes=()
+[ ${#sizes[@]} -eq 0 ] || printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' shape N step tool wall_s cpu_s peak_MiB
 for n in "${sizes[@]}"; do
   for tool in strata terraform; do
     d="$work/$n/$tool"
@@ -117,3 +123,7 @@ TF
   (cd "$s" && "$release/strata" plan --detailed-exitcode >/dev/null) ||
     { echo "FAILED: strata plans changes after its apply" >&2; exit 1; }
 done
+
+if [ "$which" != test-provider ]; then
+  . bench/plugin_aws.sh
+fi
