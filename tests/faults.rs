@@ -6,12 +6,17 @@
 //! strata's own for long-running operations) and leave the cloud holding
 //! exactly what the state says. And answers lost after moto acted: the
 //! SDK's retry makes the object again, and strata deletes the first.
+//! With no fault, the proxy counts the driver's requests per object
+//! (issue 46): refreshing the stack reads many objects per call, applying
+//! it asks at most two requests per object; and the request budget makes
+//! requests past a bucket's burst wait for its refill.
 
 #[path = "common/aws_stack.rs"]
 mod aws_stack;
 mod common;
 
 use common::moto::{self, Moto};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 fn strata(dir: &Path, m: &Moto, args: &[&str]) -> (i32, String) {
@@ -134,4 +139,84 @@ fn an_apply_without_resends_lists_nothing_by_tags() {
     );
     let cloud = aws_stack::inventory(&m);
     assert_eq!(aws_stack::count(&cloud), aws_stack::OBJECTS);
+}
+
+fn total(calls: &BTreeMap<String, u64>) -> u64 {
+    calls.values().sum()
+}
+
+#[test]
+fn refresh_and_apply_ask_little_per_object() {
+    let m = moto::moto();
+    let d = common::scratch("call-counts", "stack");
+    std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
+    // No fault at any rate: the proxy only counts.
+    m.proxy
+        .faults(Some(strata_standin::faults::Faults::default()));
+    let objects = aws_stack::OBJECTS as u64;
+
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let applied = m.proxy.counts.take_calls();
+    eprintln!(
+        "apply: {} requests for {objects} objects: {applied:#?}",
+        total(&applied)
+    );
+    assert!(
+        total(&applied) <= 2 * objects,
+        "at most two requests per object: {applied:#?}"
+    );
+
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "nothing to do after the apply:\n{out}");
+    let refreshed = m.proxy.counts.take_calls();
+    eprintln!(
+        "refresh: {} requests for {objects} objects: {refreshed:#?}",
+        total(&refreshed)
+    );
+    // Each type is read in one call for all its objects; what is read per
+    // object is what AWS has no list for (a VPC's DNS attributes, a role's
+    // inline policy by name).
+    assert!(
+        total(&refreshed) * 2 <= objects,
+        "at most one request per two objects: {refreshed:#?}"
+    );
+    assert_eq!(refreshed.get("DescribeSubnets"), Some(&1), "{refreshed:#?}");
+    m.proxy.faults(None);
+}
+
+/// With EC2's mutating calls held to one at once and five a second, ten
+/// subnets' creates are spread over at least 1.8 s, as the budget says.
+#[test]
+fn requests_past_the_burst_wait_for_the_refill() {
+    let m = moto::moto();
+    let d = common::scratch("call-counts", "budget");
+    std::fs::write(
+        d.join("main.tf"),
+        r#"
+resource "aws_vpc" "v" {
+  cidr_block = "10.40.0.0/16"
+}
+
+resource "aws_subnet" "s" {
+  count      = 10
+  vpc_id     = aws_vpc.v.id
+  cidr_block = "10.40.${count.index}.0/24"
+}
+"#,
+    )
+    .expect("config");
+    m.proxy
+        .faults(Some(strata_standin::faults::Faults::default()));
+    let mut c = common::run::strata(&d);
+    c.args(["apply", "--auto-approve"]);
+    c.env("STRATA_BUDGET_AWS_EC2", "1/5");
+    moto::env_for(&mut c, &m);
+    let (code, out) = common::output(c);
+    assert_eq!(code, 0, "{out}");
+    let at = m.proxy.counts.arrivals_of("CreateSubnet");
+    m.proxy.faults(None);
+    assert_eq!(at.len(), 10, "{at:?}");
+    let spread = at[9].duration_since(at[0]).as_secs_f64();
+    assert!(spread >= 1.75, "ten creates in {spread} s");
 }

@@ -9,6 +9,7 @@
 //! mapping ([`error`]) and ownership tags ([`tags`]).
 
 mod billing;
+mod budget;
 mod data;
 mod ec2;
 mod eks;
@@ -231,13 +232,18 @@ impl Aws {
                     loader = loader.profile_name(p);
                 }
                 let conf = loader.load().await;
+                // One budget for every client: requests wait for their
+                // bucket's token rather than meet throttling.
+                let http = budget::Budgeted::new();
                 // An `endpoints` entry overrides the standard variables
                 // (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>) for its service.
                 // Every client notes its resends, so the apply looks for a
                 // duplicate only after a create that was sent twice.
                 macro_rules! client {
                     ($sdk:ident, $service:literal) => {{
-                        let b = $sdk::config::Builder::from(&conf).interceptor(Resends);
+                        let b = $sdk::config::Builder::from(&conf)
+                            .interceptor(Resends)
+                            .http_client(http.clone());
                         $sdk::Client::from_conf(match s.endpoints.get($service) {
                             Some(url) => b.endpoint_url(url).build(),
                             None => b.build(),

@@ -78,6 +78,26 @@ impl strata_rest::Dialect for Arm {
     fn paging(&self) -> Paging {
         Paging::Link
     }
+
+    /// Azure Resource Manager's token buckets, per subscription and
+    /// region: reads 250 at once and 25 a second, writes and deletes 200
+    /// and 10 (`STRATA_BUDGET_AZURE_READS`, `_WRITES`, `_DELETES`).
+    fn bucket(&self, method: &Method) -> &'static str {
+        match *method {
+            Method::GET | Method::HEAD => "READS",
+            Method::DELETE => "DELETES",
+            _ => "WRITES",
+        }
+    }
+
+    fn rate(&self, bucket: &str) -> Option<strata_provider::budget::Rate> {
+        use strata_provider::budget::Rate;
+        let default = match bucket {
+            "READS" => Rate::new(250.0, 25.0),
+            _ => Rate::new(200.0, 10.0),
+        };
+        Rate::adjusted(&format!("AZURE_{bucket}"), default)
+    }
 }
 
 /// Follows a write's long-running operation to its end: the

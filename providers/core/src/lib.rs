@@ -13,6 +13,7 @@
 
 mod action;
 pub mod billing;
+pub mod budget;
 pub mod catalog;
 mod change;
 pub mod clock;

@@ -100,6 +100,18 @@ impl strata_rest::Dialect for Google {
     fn paging(&self) -> Paging {
         Paging::Token
     }
+
+    /// One bucket for the project: Compute Engine's default quota of
+    /// requests is counted per project by the minute (1 500 a minute is
+    /// common), so strata sends at most 25 a second after a burst of 100
+    /// (`STRATA_BUDGET_GCP`).
+    fn rate(&self, bucket: &str) -> Option<strata_provider::budget::Rate> {
+        let _ = bucket;
+        strata_provider::budget::Rate::adjusted(
+            "GCP",
+            strata_provider::budget::Rate::new(100.0, 25.0),
+        )
+    }
 }
 
 /// Waits for a Compute Engine operation (`op` as an insert, patch or

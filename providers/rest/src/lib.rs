@@ -19,6 +19,7 @@ pub use retry::Retry;
 use async_trait::async_trait;
 use serde_json::Value as Json;
 use std::sync::Arc;
+use strata_provider::budget::{Budget, Rate};
 use strata_provider::{CapacityCodes, DriverError, Shortage};
 
 /// A source of bearer tokens (the vendor library caches and refreshes).
@@ -75,6 +76,17 @@ pub trait Dialect: Send + Sync {
     }
     /// How a list response links its next page.
     fn paging(&self) -> Paging;
+    /// The request budget's bucket a call of `method` takes its token
+    /// from (`strata_provider::budget`).
+    fn bucket(&self, method: &Method) -> &'static str {
+        let _ = method;
+        "all"
+    }
+    /// The rate of the bucket named `bucket`; none (no budget) by default.
+    fn rate(&self, bucket: &str) -> Option<Rate> {
+        let _ = bucket;
+        None
+    }
 }
 
 /// How list responses link their next page.
@@ -116,6 +128,9 @@ pub struct Client {
     auth: Arc<dyn Auth>,
     dialect: Arc<dyn Dialect>,
     retry: Retry,
+    /// Every try, retries too, waits for its token: a retry is a request
+    /// the cloud counts.
+    budget: Budget,
 }
 
 impl Client {
@@ -125,6 +140,10 @@ impl Client {
                 .user_agent(concat!("strata/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .unwrap_or_default(),
+            budget: {
+                let d = dialect.clone();
+                Budget::new(move |bucket| d.rate(bucket))
+            },
             auth,
             dialect,
             retry,
@@ -168,6 +187,7 @@ impl Client {
                 None,
             )
         })?;
+        self.budget.take(self.dialect.bucket(&method)).await;
         let mut req = self
             .http
             .request(method, url)

@@ -45,6 +45,8 @@ pub struct Counts {
     pub lost: AtomicU64,
     /// Requests by call (see [`call_name`]), for counting what a run asks.
     pub calls: Mutex<BTreeMap<String, u64>>,
+    /// Each request's call and when it came, for how a run spaces them.
+    pub arrivals: Mutex<Vec<(String, std::time::Instant)>>,
 }
 
 /// What a request calls: the query protocol's `Action` (EC2, IAM, STS),
@@ -72,6 +74,24 @@ impl Counts {
     /// The requests so far, by [`call_name`].
     pub fn calls(&self) -> BTreeMap<String, u64> {
         self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// When each request of `call` came, in order.
+    pub fn arrivals_of(&self, call: &str) -> Vec<std::time::Instant> {
+        let arrivals = self.arrivals.lock().map(|a| a.clone()).unwrap_or_default();
+        arrivals
+            .into_iter()
+            .filter(|(c, _)| c == call)
+            .map(|(_, at)| at)
+            .collect()
+    }
+
+    /// The requests by call since the last take, and a new count begun.
+    pub fn take_calls(&self) -> BTreeMap<String, u64> {
+        self.calls
+            .lock()
+            .map(|mut c| std::mem::take(&mut *c))
+            .unwrap_or_default()
     }
 
     pub fn summary(&self) -> String {
@@ -143,6 +163,9 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
     counts.requests.fetch_add(1, Ordering::Relaxed);
     if let Ok(mut calls) = counts.calls.lock() {
         *calls.entry(call_name(req)).or_default() += 1;
+    }
+    if let Ok(mut arrivals) = counts.arrivals.lock() {
+        arrivals.push((call_name(req), std::time::Instant::now()));
     }
     let mut roll = s.next();
     let extra = s.next();

@@ -100,6 +100,13 @@ impl Select<'_> {
     }
 }
 
+/// What a create made: the object's id, and the object when the
+/// create's answer says all of it.
+pub(crate) struct Created {
+    pub id: String,
+    pub object: Option<Value>,
+}
+
 /// One EC2 resource type.
 #[async_trait]
 pub(crate) trait Ec2Type: Send + Sync {
@@ -135,6 +142,22 @@ pub(crate) trait Ec2Type: Send + Sync {
 
     /// Creates the object (tagged with `t`) and returns its id.
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<String, DriverError>;
+
+    /// Creates the object, and says all of it when the create's answer
+    /// (with the plan) does: a type that can spares the read back, one
+    /// request per object of an apply (issue 46). By default the object is
+    /// read back.
+    async fn create_object(
+        &self,
+        c: &Clients,
+        planned: &Value,
+        t: &Tags,
+    ) -> Result<Created, DriverError> {
+        Ok(Created {
+            id: self.create(c, planned, t).await?,
+            object: None,
+        })
+    }
 
     /// Makes the in-place changes other than tags, which [`Ec2`] handles;
     /// returns the new id when the change gave the object one.
@@ -271,8 +294,13 @@ impl<T: Ec2Type + 'static> Kind<Clients> for Ec2<T> {
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
-        let id = self.kind.create(c, planned, t).await?;
-        self.reread(c, &id, planned).await
+        match self.kind.create_object(c, planned, t).await? {
+            Created {
+                object: Some(found),
+                ..
+            } => Ok(self.with_config_only(planned, found)),
+            Created { id, object: None } => self.reread(c, &id, planned).await,
+        }
     }
 
     async fn update(

@@ -1,7 +1,9 @@
 //! `aws_route_table` (with inline `route` blocks) and
 //! `aws_route_table_association`.
 
-use super::{arn, created, described, schema, tag_spec, unmanaged_when_empty, Ec2Type, Select};
+use super::{
+    arn, created, described, schema, tag_spec, unmanaged_when_empty, Created, Ec2Type, Select,
+};
 use crate::error::{api, code, deleted};
 use crate::values::{get, object, required, same, str_value, string};
 use crate::Clients;
@@ -374,6 +376,35 @@ impl Ec2Type for RouteTableAssociation {
             }
         }
         Ok(found)
+    }
+
+    /// An association is what the plan says and its id: nothing to read.
+    async fn create_object(
+        &self,
+        c: &Clients,
+        planned: &Value,
+        t: &Tags,
+    ) -> Result<Created, DriverError> {
+        let id = self.create(c, planned, t).await?;
+        let object = object(vec![
+            ("id", Value::string(&id)),
+            (
+                "subnet_id",
+                str_value(string(planned, "subnet_id").as_deref()),
+            ),
+            (
+                "gateway_id",
+                str_value(string(planned, "gateway_id").as_deref()),
+            ),
+            (
+                "route_table_id",
+                str_value(string(planned, "route_table_id").as_deref()),
+            ),
+        ]);
+        Ok(Created {
+            id,
+            object: Some(object),
+        })
     }
 
     async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<String, DriverError> {

@@ -1,11 +1,13 @@
 //! `aws_vpc`, `aws_subnet`, `aws_internet_gateway`.
 
-use super::{arn, created, described, schema, tag_spec, Ec2Type, Select};
+use super::{arn, created, described, schema, tag_spec, Created, Ec2Type, Select};
 use crate::error::{api, code, deleted};
 use crate::values::{bool_value, boolean, required, str_value, string};
 use crate::Clients;
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, Tenancy};
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, Filter, ResourceType, Subnet as AwsSubnet, Tenancy,
+};
 use std::collections::HashMap;
 use strata_provider::{
     AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
@@ -305,33 +307,18 @@ impl Ec2Type for Subnet {
             .map_err(|e| api("DescribeSubnets", e))?;
         let mut found = HashMap::new();
         for (id, s) in select.keep(&out, |s| s.subnet_id(), |s| s.tags()) {
-            let arn = match s.subnet_arn() {
-                Some(a) => Value::string(a),
-                None => arn(c, s.owner_id(), "subnet", id).await?,
-            };
-            found.insert(
-                id.to_string(),
-                described(
-                    id,
-                    arn,
-                    s.owner_id(),
-                    s.tags(),
-                    vec![
-                        ("vpc_id", str_value(s.vpc_id())),
-                        ("cidr_block", str_value(s.cidr_block())),
-                        ("availability_zone", str_value(s.availability_zone())),
-                        (
-                            "map_public_ip_on_launch",
-                            bool_value(s.map_public_ip_on_launch()),
-                        ),
-                    ],
-                ),
-            );
+            found.insert(id.to_string(), subnet_value(c, id, s).await?);
         }
         Ok(found)
     }
 
-    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<String, DriverError> {
+    /// CreateSubnet answers with the whole subnet: nothing to read back.
+    async fn create_object(
+        &self,
+        c: &Clients,
+        planned: &Value,
+        t: &Tags,
+    ) -> Result<Created, DriverError> {
         let out = c
             .ec2
             .create_subnet()
@@ -343,10 +330,25 @@ impl Ec2Type for Subnet {
             .await
             .map_err(|e| api("CreateSubnet", e))?;
         let id = created("CreateSubnet", out.subnet().and_then(|s| s.subnet_id()))?;
-        if boolean(planned, "map_public_ip_on_launch") == Some(true) {
+        let public = boolean(planned, "map_public_ip_on_launch") == Some(true);
+        if public {
             self.set_public_ip(c, &id, true).await?;
         }
-        Ok(id)
+        let object = match out.subnet() {
+            Some(s) => {
+                let mut v = subnet_value(c, &id, s).await?;
+                if let Value::Object(m) = &mut v {
+                    m.insert("map_public_ip_on_launch".into(), Value::Bool(public));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(Created { id, object })
+    }
+
+    async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<String, DriverError> {
+        Ok(self.create_object(c, planned, t).await?.id)
     }
 
     async fn update(
@@ -370,6 +372,29 @@ impl Ec2Type for Subnet {
         )
         .map(|_| ())
     }
+}
+
+/// A described subnet as the schema has it.
+async fn subnet_value(c: &Clients, id: &str, s: &AwsSubnet) -> Result<Value, DriverError> {
+    let arn = match s.subnet_arn() {
+        Some(a) => Value::string(a),
+        None => arn(c, s.owner_id(), "subnet", id).await?,
+    };
+    Ok(described(
+        id,
+        arn,
+        s.owner_id(),
+        s.tags(),
+        vec![
+            ("vpc_id", str_value(s.vpc_id())),
+            ("cidr_block", str_value(s.cidr_block())),
+            ("availability_zone", str_value(s.availability_zone())),
+            (
+                "map_public_ip_on_launch",
+                bool_value(s.map_public_ip_on_launch()),
+            ),
+        ],
+    ))
 }
 
 pub struct InternetGateway;
