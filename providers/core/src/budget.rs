@@ -86,7 +86,9 @@ impl Bucket {
         let gained = now.duration_since(level.at).as_secs_f64() * self.rate.per_second;
         level.tokens = (level.tokens + gained).min(self.rate.burst);
         level.at = now;
-        if level.tokens >= 1.0 {
+        // A bucket that never refills (a rate made in code with none)
+        // holds nothing back rather than waiting for ever.
+        if level.tokens >= 1.0 || self.rate.per_second <= 0.0 {
             level.tokens -= 1.0;
             return None;
         }
@@ -173,6 +175,16 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::ZERO);
         budget.take("DescribeVpcs").await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    /// A rate that never refills holds nothing back past its burst
+    /// rather than waiting for ever.
+    #[tokio::test(start_paused = true)]
+    async fn a_bucket_without_refill_does_not_wait_for_ever() {
+        let bucket = Bucket::new(Rate::new(1.0, 0.0));
+        for _ in 0..3 {
+            bucket.take().await;
+        }
     }
 
     #[test]
