@@ -175,13 +175,15 @@ fn refresh_and_apply_ask_little_per_object() {
         total(&refreshed)
     );
     // Each type is read in one call for all its objects; what is read per
-    // object is what AWS has no list for (a VPC's DNS attributes, a role's
-    // inline policy by name).
+    // object is what AWS has no list for (a VPC's DNS attributes, a role
+    // with its description and session length).
     assert!(
         total(&refreshed) * 2 <= objects,
         "at most one request per two objects: {refreshed:#?}"
     );
     assert_eq!(refreshed.get("DescribeSubnets"), Some(&1), "{refreshed:#?}");
+    // The four inline policies come from the account's one listing.
+    assert_eq!(refreshed.get("GetRolePolicy"), None, "{refreshed:#?}");
     m.proxy.faults(None);
 }
 

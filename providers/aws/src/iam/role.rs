@@ -7,7 +7,7 @@ use crate::values::{each, id_pair, number, object, required, str_value, string, 
 use crate::{Clients, Kind};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use strata_provider::{
     AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
@@ -357,6 +357,39 @@ impl Kind<Clients> for RolePolicyAttachment {
     }
 }
 
+/// How many inline policies a refresh reads from the account's listing
+/// rather than one by one.
+const READ_ALL_AT: usize = 3;
+
+/// Every role's inline policies, by role and policy name: their documents
+/// as IAM gives them (URL-encoded).
+async fn inline_policies(c: &Clients) -> Result<HashMap<(String, String), String>, DriverError> {
+    let pages = c
+        .iam
+        .get_account_authorization_details()
+        .filter(aws_sdk_iam::types::EntityType::Role)
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(|e| api("GetAccountAuthorizationDetails", e))?;
+    let mut all = HashMap::new();
+    for role in pages.iter().flat_map(|p| p.role_detail_list()) {
+        let Some(role_name) = role.role_name() else {
+            continue;
+        };
+        for p in role.role_policy_list() {
+            if let (Some(name), Some(document)) = (p.policy_name(), p.policy_document()) {
+                all.insert(
+                    (role_name.to_string(), name.to_string()),
+                    document.to_string(),
+                );
+            }
+        }
+    }
+    Ok(all)
+}
+
 /// `aws_iam_role_policy`: an inline policy, id `ROLE:NAME`. PutRolePolicy
 /// both creates and replaces, so a crashed create is simply done again.
 pub struct RolePolicy;
@@ -434,13 +467,23 @@ impl Kind<Clients> for RolePolicy {
         p
     }
 
+    /// A few policies are read one GetRolePolicy each; more, all at once
+    /// from GetAccountAuthorizationDetails, which lists every role's inline
+    /// policies (paged): one request, where one each would add up.
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        each(
-            objs,
-            |o| Some((string(o, "role")?, string(o, "name")?)),
-            |(r, n)| async move { self.get(c, &r, &n).await },
-        )
-        .await
+        let key = |o: &Value| Some((string(o, "role")?, string(o, "name")?));
+        if objs.len() < READ_ALL_AT {
+            return each(objs, key, |(r, n)| async move { self.get(c, &r, &n).await }).await;
+        }
+        let all = inline_policies(c).await?;
+        Ok(objs
+            .iter()
+            .map(|o| {
+                let (role, name) = key(o)?;
+                let document = all.get(&(role.clone(), name.clone()))?;
+                Some(RolePolicy::value(&role, &name, &decode_policy(document)))
+            })
+            .collect())
     }
 
     async fn create(&self, c: &Clients, planned: &Value, _t: &Tags) -> Result<Value, DriverError> {
