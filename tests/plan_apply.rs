@@ -367,3 +367,39 @@ output "w" { value = terraform_data.w.output }
     let r = strata_env(&d, &["fmt", "--check", "."], "", &bad);
     assert_eq!(r.code, 0, "{}", r.err);
 }
+
+/// A destroy that stopped midway (an error, a kill) leaves objects whose
+/// `for_each` is made of objects already gone: the next destroy still
+/// plans them away from the state's instances, as Terraform's does,
+/// where it used to stop at "Invalid for_each argument".
+#[test]
+fn a_destroy_finishes_what_a_stopped_destroy_left() {
+    let d = scratch("half-destroyed");
+    write(
+        &d,
+        "main.tf",
+        r#"
+resource "terraform_data" "names" {
+  input = ["a", "b"]
+}
+resource "terraform_data" "node" {
+  for_each = toset(terraform_data.names.input)
+  input    = each.key
+}
+"#,
+    );
+    let r = strata(&d, &["apply", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    // As a destroy stopped after deleting the names would leave it.
+    let r = strata(&d, &["state", "rm", "terraform_data.names"]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    let r = strata(&d, &["destroy", "--auto-approve"]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert!(r.out.contains("2 destroyed"), "{}", r.out);
+    let r = strata(&d, &["state", "list"]);
+    assert_eq!(r.out.trim(), "", "{}", r.err);
+    // Planned from nothing again, the keys are known.
+    let r = strata(&d, &["plan"]);
+    assert_eq!(r.code, 0, "{}{}", r.out, r.err);
+    assert!(r.out.contains("Plan: 3 to add"), "{}", r.out);
+}

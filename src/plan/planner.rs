@@ -886,7 +886,23 @@ impl<'a> Planner<'_, 'a> {
     /// (unknown where there is none).
     fn prior_values(&mut self, walk: &Walk<'a>, n: NodeIndex) {
         let node = &self.req.graph.graph[n];
-        for ri in walk.expand(n, &mut self.diags) {
+        // What a destroy deletes is the state's instances: keys that cannot
+        // be known now (made of objects a failed or killed destroy already
+        // deleted) leave the values unknown rather than stop it, as
+        // Terraform's destroy plans them.
+        let mut expanding = Diags::default();
+        let expanded = walk.expand(n, &mut expanding);
+        let unknown_keys = [
+            "strata::plan::for_each_unknown",
+            "strata::plan::count_unknown",
+        ];
+        self.diags.0.extend(
+            expanding
+                .0
+                .into_iter()
+                .filter(|d| !unknown_keys.contains(&d.code)),
+        );
+        for ri in expanded {
             let values = ri
                 .keys
                 .instances()
