@@ -472,10 +472,16 @@ impl Kind<Clients> for RolePolicy {
     /// policies (paged): one request, where one each would add up.
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
         let key = |o: &Value| Some((string(o, "role")?, string(o, "name")?));
-        if objs.len() < READ_ALL_AT {
+        // A deployer allowed GetRolePolicy but not the account's listing
+        // (least privilege: the AWS provider needs only the former) is
+        // read one policy at a time, as a few policies are.
+        let all = match objs.len() >= READ_ALL_AT {
+            true => inline_policies(c).await.ok(),
+            false => None,
+        };
+        let Some(all) = all else {
             return each(objs, key, |(r, n)| async move { self.get(c, &r, &n).await }).await;
-        }
-        let all = inline_policies(c).await?;
+        };
         Ok(objs
             .iter()
             .map(|o| {
