@@ -217,8 +217,27 @@ resource "aws_subnet" "s" {
     let (code, out) = common::output(c);
     assert_eq!(code, 0, "{out}");
     let at = m.proxy.counts.arrivals_of("CreateSubnet");
-    m.proxy.faults(None);
     assert_eq!(at.len(), 10, "{at:?}");
     let spread = at[9].duration_since(at[0]).as_secs_f64();
     assert!(spread >= 1.75, "ten creates in {spread} s");
+    // A budget that does not read would quietly keep the default: it is
+    // refused by name before anything is asked.
+    for (name, value) in [
+        ("STRATA_BUDGET_AWS_EC2", "5 per s"),
+        ("STRATA_BUDGET_AWS_EC", "1/5"),
+    ] {
+        let mut c = common::run::strata(&d);
+        c.args(["destroy", "--auto-approve"]);
+        c.env(name, value);
+        moto::env_for(&mut c, &m);
+        m.proxy.counts.take_calls();
+        let (code, out) = common::output(c);
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("Invalid request budget") && out.contains(name),
+            "{out}"
+        );
+        assert_eq!(total(&m.proxy.counts.take_calls()), 0, "nothing asked");
+    }
+    m.proxy.faults(None);
 }

@@ -138,3 +138,40 @@ fn terraforms_starts_and_schema_calls_for_the_same_commands() {
         }
     }
 }
+
+/// A configuration nothing uses is neither configured nor started, as
+/// Terraform prunes it: with only aliased blocks, the implied default
+/// (which the provider would refuse: its `store` is required, "No
+/// store"); beside an aliased one, a default block no resource names.
+/// Terraform applies both configurations too.
+#[test]
+fn a_provider_configuration_nothing_uses_is_not_started() {
+    let required = &HEADER[..HEADER.find("provider \"stratatest\"").expect("a block")];
+    let aliased = "provider \"stratatest\" {\n  alias = \"other\"\n  store = \"./store\"\n}\n\nresource \"stratatest_object\" \"o\" {\n  provider = stratatest.other\n  name     = \"one\"\n}\n";
+    let lab = Lab::new("schema-cache-aliased");
+    let mut tools = vec!["strata"];
+    if oracle::require_terraform("a_provider_configuration_nothing_uses_is_not_started") {
+        tools.push("terraform");
+    }
+    for (case, config) in [
+        ("implied", format!("{required}{aliased}")),
+        ("block", format!("{HEADER}\n{aliased}")),
+    ] {
+        for tool in &tools {
+            let dir = lab.work_with(&format!("{tool}-{case}"), &config);
+            let log = lab.root.join(format!("{tool}.log"));
+            runs(&lab, tool, &dir, &["init", "-no-color"]);
+            runs(&lab, tool, &dir, &["apply", "-auto-approve", "-no-color"]);
+            logged(&log);
+            runs(&lab, tool, &dir, &["plan", "-no-color"]);
+            let starts = logged(&log).iter().filter(|l| *l == "start").count();
+            println!("{tool} plan ({case} default): {starts} starts");
+            if *tool == "strata" {
+                assert_eq!(starts, 1, "{case}: one process, the alias's");
+            }
+            runs(&lab, tool, &dir, &["destroy", "-auto-approve", "-no-color"]);
+            let left = std::fs::read_dir(dir.join("store")).expect("store").count();
+            assert_eq!(left, 0, "{tool} destroyed the object");
+        }
+    }
+}

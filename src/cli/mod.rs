@@ -1,7 +1,7 @@
 //! The command line. Each subcommand loads what it needs, runs one stage and
 //! maps the outcome to the exit codes in DESIGN.md (0 ok, 1 error).
 
-use crate::diag::{Diags, Sources};
+use crate::diag::{Diag, Diags, Sources};
 use crate::engine::{CliInput, Drivers};
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use std::io::IsTerminal;
@@ -143,6 +143,21 @@ fn plugin_config_dir(command: &Command) -> Option<PathBuf> {
     }
 }
 
+/// The request budgets set in the environment (`STRATA_BUDGET_*`),
+/// checked by the commands that may ask a cloud something, before they do.
+fn budget_settings() -> Result<(), Diags> {
+    let vars = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())));
+    strata_provider::budget::check_settings(vars).map_err(|e| {
+        let d = Diag::new(
+            "strata::budget::setting",
+            "Invalid request budget",
+            e.to_string(),
+        );
+        Diags::from(d)
+    })
+}
+
 /// What every command is run with, decided once from the command line.
 struct Context<'d> {
     /// `--var` and `--var-file`, in the order given.
@@ -224,7 +239,9 @@ fn run(drivers: &Drivers, args: Vec<std::ffi::OsString>) -> ExitCode {
     // the commands that plan, apply or read objects by their schemas.
     let started;
     let drivers = match plugin_dir(&cli.command) {
-        Some(dir) => match crate::engine::with_plugins(&dir, drivers, &mut sources) {
+        Some(dir) => match budget_settings()
+            .and_then(|()| crate::engine::with_plugins(&dir, drivers, &mut sources))
+        {
             Ok(d) => {
                 started = d;
                 &started

@@ -193,16 +193,26 @@ pub fn decode_state(
             continue;
         }
         let found = drivers.of_mode(mode, &r.id.type_name);
-        let Some((driver, schema)) = found else {
+        let Some((base, schema)) = found else {
             diags.push(unsupported(&r.id));
             continue;
         };
         let ty = Arc::new(schema.object_type());
-        jobs.extend(
-            r.instances
-                .iter()
-                .map(|i| (r, i, Some((&**driver, schema, ty.clone())))),
-        );
+        // Upgraded by its own configuration's instance: with only aliased
+        // blocks, the default instance is never started.
+        let of = |provider: &str| {
+            drivers
+                .configured(&r.id.type_name, provider, mode)
+                .map_or_else(|| base.clone(), |(d, _)| d)
+        };
+        let shared = of(&r.provider);
+        for i in &r.instances {
+            let driver = match &i.provider {
+                Some(p) => of(p),
+                None => shared.clone(),
+            };
+            jobs.push((r, i, Some((driver, schema, ty.clone()))));
+        }
     }
     // Objects decode independently, and a large state is most of a
     // no-change plan's work: spread over the cores.
@@ -220,12 +230,12 @@ pub fn decode_state(
                 };
                 (Value::null(), i.schema_version, Some(stored))
             }
-            Some(served) => {
+            Some((driver, schema, ty)) => {
                 let decoded = decode_object(
                     &r.id,
                     (text, &i.sensitive_attributes),
                     (i.schema_version, upgrade),
-                    served,
+                    &(&**driver, *schema, ty.clone()),
                 );
                 match decoded {
                     Ok((value, version)) => (value, version, None),
@@ -235,7 +245,8 @@ pub fn decode_state(
         };
         let kept = match served {
             Some((driver, ..)) if r.id.mode == Mode::Managed => {
-                upgraded(*driver, &r.id.type_name, kept_of(i)).map_err(|e| not_fitting(&addr, e))?
+                upgraded(&**driver, &r.id.type_name, kept_of(i))
+                    .map_err(|e| not_fitting(&addr, e))?
             }
             _ => kept_of(i),
         };

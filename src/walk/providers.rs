@@ -1,6 +1,8 @@
 //! `provider` blocks: every driver is configured from the root module's
-//! block for it (or an empty one) before anything asks it for something —
-//! crash recovery, refresh, the plan. A block with an `alias` configures
+//! block for it before anything asks it for something — crash recovery,
+//! refresh, the plan. With no block, the driver is given an empty
+//! configuration to apply when first used (a plugin starts no process
+//! for it until then). A block with an `alias` configures
 //! another instance of the driver (another cluster, region or account);
 //! resources choose it with `provider = kubernetes.east`, modules receive
 //! it with `providers = { kubernetes = kubernetes.east }`, and [`resolve`]
@@ -14,16 +16,17 @@
 //! known then (the cluster exists), else in the apply.
 
 use super::decode::decode;
+use super::resolve::{instance_address, resolve};
 use super::walker::Walk;
 use crate::builtin::{provider_address, source_of, Deferred, Drivers};
 use crate::config::{Module, Provider, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
-use strata_state::model::{InstanceKey, ModulePath};
+use strata_state::model::ModulePath;
 
 pub fn configure(
     root: &Module,
@@ -33,10 +36,12 @@ pub fn configure(
     drivers: &Drivers,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
+    let walk = Walk::new(root, graph, vars.clone(), run.clone());
     let mut blocks = Blocks {
         root,
         graph,
-        walk: Walk::new(root, graph, vars.clone(), run.clone()),
+        used: used(root, graph, &walk, drivers),
+        walk,
         locals_known: false,
     };
     for driver in drivers.all() {
@@ -78,10 +83,20 @@ pub fn configure(
 /// configuration with `for_each`.
 type Each = (Value, Value);
 
-/// The address of instance `key` of the provider configuration at
-/// `config`: `provider["…"].by_region["us-east-1"]`, as OpenTofu writes it.
-pub fn instance_address(config: &str, key: &str) -> String {
-    format!("{config}{}", InstanceKey::Str(key.to_string()))
+/// The addresses of the provider configurations the configuration's
+/// resources, data sources and ephemeral resources use; one they do not
+/// (though the state's objects or an import may) is configured when first
+/// used, as Terraform prunes a provider configuration nothing needs.
+fn used(root: &Module, graph: &Graph, walk: &Walk<'_>, drivers: &Drivers) -> BTreeSet<String> {
+    let nodes = graph.graph.node_weights().filter(|n| n.is_resource());
+    nodes
+        .filter_map(|node| {
+            let r = walk.module(node)?.resources.get(node.index)?;
+            let (base, _) = drivers.of_mode(r.mode, &r.type_name)?;
+            let resolved = resolve(root, &node.module, r, base.as_ref()).ok()?;
+            Some(resolved.configuration().to_string())
+        })
+        .collect()
 }
 
 /// A driver has one default (non-aliased) configuration.
@@ -166,6 +181,8 @@ fn unset(schema: &strata_provider::ResourceSchema) -> Value {
 struct Blocks<'a> {
     root: &'a Module,
     graph: &'a Graph,
+    /// What the configuration uses ([`used`]).
+    used: BTreeSet<String>,
     walk: Walk<'a>,
     locals_known: bool,
 }
@@ -185,14 +202,25 @@ impl Blocks<'_> {
         let Some((target, address)) = instance(driver, block, each.as_ref(), drivers, diags) else {
             return;
         };
+        let configuration = strata_state::split_provider_instance(&address).0;
+        let used = self.used.contains(configuration);
         let config = match block {
             None => unset(&driver.provider_schema()),
-            Some(p) => match self.config(p, driver, (address, each), drivers, diags) {
+            Some(p) => match self.config(p, driver, (address.clone(), each), drivers, diags) {
                 Some(v) => v,
                 None => return,
             },
         };
-        if let Err(e) = target.configure(&config) {
+        // What the configuration uses is configured now, so that an error
+        // points at its block; the rest when something (an object in the
+        // state, an import) first needs it: a plugin starts no process
+        // for it, and the implied default of a provider that requires an
+        // argument is not refused for lacking it.
+        let configured = match used {
+            true => target.configure(&config),
+            false => target.configure_on_use(&config),
+        };
+        if let Err(e) = configured {
             let mut d = Diag::new(
                 "strata::provider::configure",
                 format!("Invalid {} provider configuration", driver.name()),

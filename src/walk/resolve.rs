@@ -6,7 +6,6 @@
 //! address is known only per instance of the block, or of the module
 //! call that passes it.
 
-use super::providers::instance_address;
 use super::walker::{InstanceCtx, Walk};
 use crate::builtin::{provider_address, Drivers};
 use crate::config::{Module, ProviderRef, Resource, Run};
@@ -17,7 +16,13 @@ use crate::lang::value::Value;
 use crate::syntax::Expr;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use strata_state::model::{Address, ModulePath};
+use strata_state::model::{Address, InstanceKey, ModulePath};
+
+/// The address of instance `key` of the provider configuration at
+/// `config`: `provider["…"].by_region["us-east-1"]`, as OpenTofu writes it.
+pub fn instance_address(config: &str, key: &str) -> String {
+    format!("{config}{}", InstanceKey::Str(key.to_string()))
+}
 
 /// The key expression choosing an instance, and where it is written.
 #[derive(Clone, Copy)]
@@ -40,6 +45,11 @@ impl Resolution<'_> {
     /// The address, when every instance uses the same configuration.
     pub fn single(&self) -> Option<&str> {
         self.key.is_none().then_some(self.address.as_str())
+    }
+
+    /// The configuration's address, whichever instance of it is chosen.
+    pub fn configuration(&self) -> &str {
+        &self.address
     }
 
     /// The address of the configuration instance `(path, ctx)` of a

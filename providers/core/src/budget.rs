@@ -12,6 +12,50 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The budgets drivers take from, by the name `STRATA_BUDGET_<NAME>`
+/// adjusts.
+pub const NAMES: &[&str] = &[
+    "AWS_EC2_DESCRIBE",
+    "AWS_EC2",
+    "AWS_IAM",
+    "AWS_EKS",
+    "GCP",
+    "AZURE_READS",
+    "AZURE_WRITES",
+    "AZURE_DELETES",
+];
+
+const PREFIX: &str = "STRATA_BUDGET_";
+
+/// A `STRATA_BUDGET_*` setting that cannot be honoured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BudgetError {
+    #[error("{PREFIX}{name}={value:?} does not read: give BURST/PER_SECOND (100/20: a burst of at least 1, a rate above 0) or off")]
+    Unreadable { name: String, value: String },
+    #[error("{PREFIX}{name} names no budget; the budgets are {}", NAMES.join(", "))]
+    Unknown { name: String },
+}
+
+/// Every `STRATA_BUDGET_*` among `vars` (the environment's) checked: a
+/// value that does not read, or a name no driver takes from (a typo),
+/// would otherwise leave the default quietly in force.
+pub fn check_settings(vars: impl IntoIterator<Item = (String, String)>) -> Result<(), BudgetError> {
+    for (key, value) in vars {
+        let Some(name) = key.strip_prefix(PREFIX) else {
+            continue;
+        };
+        if !NAMES.contains(&name) {
+            let name = name.to_string();
+            return Err(BudgetError::Unknown { name });
+        }
+        if Rate::parse(&value).is_none() {
+            let name = name.to_string();
+            return Err(BudgetError::Unreadable { name, value });
+        }
+    }
+    Ok(())
+}
+
 /// How many requests may go at once (`burst`) and how many more each
 /// second brings (`per_second`); `None` for no budget at all.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,9 +70,11 @@ impl Rate {
     }
 
     /// `default`, unless `STRATA_BUDGET_<name>` gives another (`100/20`)
-    /// or none (`off`); a value that does not read keeps the default.
+    /// or none (`off`); a value that does not read keeps the default (the
+    /// command line refuses it first: [`check_settings`]).
     pub fn adjusted(name: &str, default: Rate) -> Option<Rate> {
-        match std::env::var(format!("STRATA_BUDGET_{name}")) {
+        debug_assert!(NAMES.contains(&name), "{name} is not in budget::NAMES");
+        match std::env::var(format!("{PREFIX}{name}")) {
             Ok(v) => Rate::parse(&v).unwrap_or(Some(default)),
             Err(_) => Some(default),
         }
@@ -141,6 +187,33 @@ impl std::fmt::Debug for Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<(), BudgetError> {
+        check_settings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    /// A setting that would quietly keep the default is refused by name.
+    #[test]
+    fn settings_that_do_not_read_are_refused() {
+        let fine = [
+            ("STRATA_BUDGET_AWS_EC2", "10/2"),
+            ("STRATA_BUDGET_GCP", " off "),
+            ("PATH", "/bin"),
+        ];
+        assert_eq!(settings(&fine), Ok(()));
+        for bad in ["fast", "10", "0/5", "10/0", "10/-1", "a/b", ""] {
+            let e = settings(&[("STRATA_BUDGET_AZURE_READS", bad)]).unwrap_err();
+            assert!(matches!(e, BudgetError::Unreadable { .. }), "{bad:?}: {e}");
+        }
+        let e = settings(&[("STRATA_BUDGET_AWS_EC3", "10/2")]).unwrap_err();
+        assert_eq!(
+            e,
+            BudgetError::Unknown {
+                name: "AWS_EC3".into()
+            }
+        );
+        assert!(e.to_string().contains("AWS_EC2_DESCRIBE, AWS_EC2"), "{e}");
+    }
 
     /// The burst goes at once; every request past it waits for its token:
     /// 30 requests at 10 at once and 5 a second take 4 s (of the test's

@@ -398,6 +398,16 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         Ok(())
     }
 
+    /// Takes the configuration no `provider` block gives (the implied
+    /// default, every attribute null) to apply before the first call that
+    /// needs a configured provider. Terraform configures a provider only
+    /// when a resource uses it: a driver that costs something to configure
+    /// (a plugin's process, a provider that requires an argument) waits;
+    /// the rest are configured now.
+    fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
+        self.configure(config)
+    }
+
     /// Plans one instance: the planned object and what forces replacement.
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError>;
 

@@ -12,6 +12,7 @@ impl PluginDriver {
         &self,
         req: ActionRequest<'_>,
     ) -> Result<Vec<Problem>, DriverError> {
+        self.ready()?;
         let kind = self.kind(req.type_name, TypeMode::Action)?;
         let operation = format!("planning action {}", req.type_name);
         let request = v6::plan_action::Request {
@@ -32,6 +33,7 @@ impl PluginDriver {
         req: ActionRequest<'_>,
         progress: Progress,
     ) -> Invoked {
+        self.ready()?;
         let kind = self.kind(req.type_name, TypeMode::Action)?;
         let operation = format!("invoking action {}", req.type_name);
         let request = v6::invoke_action::Request {

@@ -74,6 +74,12 @@ pub struct PluginDriver {
     /// provider's second ConfigureProvider fails when `AWS_CA_BUNDLE` is
     /// set (its HTTP client is no longer one it can add roots to).
     configured: std::sync::Mutex<Option<Vec<u8>>>,
+    /// The implied default configuration, given before anything used this
+    /// instance: sent before the first call that needs a configured
+    /// provider, so an instance nothing uses starts no process (with only
+    /// aliased blocks, the default instance) and one whose provider
+    /// requires an argument is not refused for lacking it.
+    on_use: std::sync::Mutex<Option<Value>>,
 }
 
 /// Where a package's schemas may be had without asking its provider.
@@ -238,6 +244,7 @@ impl PluginDriver {
             part,
             whole: Default::default(),
             configured: Default::default(),
+            on_use: Default::default(),
         })
     }
 
@@ -333,7 +340,21 @@ impl PluginDriver {
             moves: self.moves,
             schema_optional: self.schema_optional,
             configured: Default::default(),
+            on_use: Default::default(),
         })
+    }
+
+    /// Configured, if its configuration waits for the first call that
+    /// needs one (`configure_on_use`). Held while configuring, so calls
+    /// made at once wait for it; a refused configuration stays waiting
+    /// and is refused to each call.
+    pub(crate) fn ready(&self) -> Result<(), DriverError> {
+        let mut waiting = self.on_use.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(config) = waiting.take() else {
+            return Ok(());
+        };
+        self.configure(&config)
+            .inspect_err(|_| *waiting = Some(config))
     }
 
     /// The provider's address, `registry.terraform.io/hashicorp/aws`.
@@ -401,6 +422,7 @@ impl PluginDriver {
         type_name: &str,
         object: &Stored,
     ) -> Result<Option<Stored>, DriverError> {
+        self.ready()?;
         let kind = self.kind(type_name, TypeMode::Managed)?;
         let operation = format!("reading {type_name}");
         let request = v6::read_resource::Request {
@@ -428,6 +450,7 @@ impl PluginDriver {
     }
 
     async fn apply(&self, req: ApplyRequest<'_>) -> Result<Option<Stored>, ApplyFailed> {
+        self.ready()?;
         let kind = self.kind(req.type_name, TypeMode::Managed)?;
         let null = Value::Null(kind.ty.clone());
         let operation = match (req.prior, req.planned) {
@@ -611,6 +634,11 @@ impl Driver for PluginDriver {
         self.schemas.provider.schema.clone()
     }
 
+    fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
+        *self.on_use.lock().unwrap_or_else(|p| p.into_inner()) = Some(config.clone());
+        Ok(())
+    }
+
     fn configure(&self, config: &Value) -> Result<(), DriverError> {
         let ty = &self.schemas.provider.ty;
         let given = dynamic(config, ty)?;
@@ -705,6 +733,7 @@ impl Driver for PluginDriver {
     }
 
     fn plan(&self, req: PlanRequest<'_>) -> Result<Planned, DriverError> {
+        self.ready()?;
         let kind = self.kind(req.type_name, TypeMode::Managed)?;
         let operation = format!("planning {}", req.type_name);
         let null = Value::Null(kind.ty.clone());
@@ -840,6 +869,7 @@ impl Driver for PluginDriver {
     }
 
     async fn read_data(&self, type_name: &str, config: &Value) -> Result<Value, DriverError> {
+        self.ready()?;
         let kind = self.kind(type_name, TypeMode::Data)?;
         let operation = format!("reading data source {type_name}");
         let request = v6::read_data_source::Request {

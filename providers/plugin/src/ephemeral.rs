@@ -22,6 +22,7 @@ fn time(t: Option<&v6::Timestamp>) -> Option<SystemTime> {
 #[async_trait]
 impl strata_provider::Ephemerals for PluginDriver {
     async fn open(&self, type_name: &str, config: &Value) -> Result<Opened, DriverError> {
+        self.ready()?;
         let kind = self.kind(type_name, TypeMode::Ephemeral)?;
         let operation = format!("opening {type_name}");
         let request = v6::open_ephemeral_resource::Request {

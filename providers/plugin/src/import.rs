@@ -15,6 +15,7 @@ impl PluginDriver {
         type_name: &str,
         by: &ImportBy,
     ) -> Result<Option<Stored>, DriverError> {
+        self.ready()?;
         let kind = self.kind(type_name, TypeMode::Managed)?;
         let (operation, id, wanted) = match by {
             ImportBy::Id(id) => (format!("importing {type_name} {id:?}"), id.clone(), None),

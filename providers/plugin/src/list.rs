@@ -14,6 +14,7 @@ impl PluginDriver {
         &self,
         req: ListRequest<'_>,
     ) -> Result<Vec<Listed>, DriverError> {
+        self.ready()?;
         let list = self.kind(req.type_name, TypeMode::List)?;
         let managed = self.kind(req.type_name, TypeMode::Managed)?;
         let operation = format!("listing {}", req.type_name);
