@@ -150,7 +150,7 @@ impl<'p> Exec<'_, 'p> {
         let req = self.req;
         let id = c.config_addr();
         let (Some(r), Some(module), Some(object)) = (
-            req.root.resource_at(&id),
+            self.blocks.get(&id),
             req.root.module_at(&id.module),
             c.before.as_ref(),
         ) else {

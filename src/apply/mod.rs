@@ -131,6 +131,8 @@ struct Exec<'r, 'p> {
     broken: HashSet<Address>,
     /// See [`Exec::object_type`].
     object_types: RefCell<HashMap<(Mode, String), Rc<Type>>>,
+    /// The configuration's blocks, looked up for each object deleted.
+    blocks: crate::config::ResourceIndex<'p>,
 }
 
 impl Exec<'_, '_> {
@@ -244,6 +246,7 @@ pub fn apply(
         report: Report::default(),
         broken: HashSet::new(),
         object_types: RefCell::default(),
+        blocks: crate::config::ResourceIndex::of(req.root),
     };
     let result = ex
         .record

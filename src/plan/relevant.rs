@@ -6,7 +6,7 @@
 //! from noise. A resource's own references are not followed further.
 
 use super::{Action, OutputChange, ResourceChange};
-use crate::config::Module;
+use crate::config::{Module, ResourceIndex};
 use crate::lang::value::Value;
 use crate::syntax::{Body, Expr, ExprKind};
 use serde_json::Value as Json;
@@ -31,6 +31,7 @@ pub fn relevant(
 ) -> Vec<RelevantAttr> {
     let mut walk = Walk {
         root,
+        blocks: ResourceIndex::of(root),
         out: Vec::new(),
         seen: HashSet::new(),
         followed: HashSet::new(),
@@ -41,7 +42,7 @@ pub fn relevant(
     {
         let path = &c.addr.id.module;
         let config = c.addr.id.config();
-        if let Some(r) = root.resource_at(&config) {
+        if let Some(r) = walk.blocks.get(&config) {
             for e in body_exprs(&r.body)
                 .into_iter()
                 .chain(r.count.iter())
@@ -103,6 +104,7 @@ fn module_instances(root: &Module, changes: &[ResourceChange]) -> Vec<ModulePath
 
 struct Walk<'m> {
     root: &'m Module,
+    blocks: ResourceIndex<'m>,
     out: Vec<RelevantAttr>,
     seen: HashSet<RelevantAttr>,
     /// Locals, inputs and outputs already followed, by module and name.
@@ -154,9 +156,8 @@ impl<'m> Walk<'m> {
             "count" | "each" | "path" | "terraform" | "self" => {}
             type_name => {
                 let declared = attr(0).filter(|n| {
-                    module.resources.iter().any(|r| {
-                        r.mode == Mode::Managed && r.type_name == type_name && r.name == *n
-                    })
+                    let local = (Mode::Managed, type_name, *n);
+                    self.blocks.in_module(path, local).is_some()
                 });
                 if let Some(n) = declared {
                     self.record(path, Mode::Managed, (type_name, n), &steps[1..]);

@@ -11,6 +11,7 @@ pub mod deprecation;
 pub mod dynamic;
 pub mod encryption;
 mod ephemeral;
+mod index;
 pub mod installed;
 pub mod json;
 mod overrides;
@@ -31,6 +32,7 @@ mod typeexpr;
 pub mod variables;
 
 pub use action::{Action, ActionEvent, ActionTrigger, OnFailure as ActionOnFailure};
+pub use index::ResourceIndex;
 pub use provisioner::{OnFailure, Provisioner, ProvisionerKind, When};
 pub use query::{read_query_files, ListBlock};
 pub use scope::{ConfigScope, Declared, Known, ProviderFunctions, Run};
