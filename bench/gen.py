@@ -88,7 +88,7 @@ def wide(n, out, files):
         with open(os.path.join(out, "w%03d.tf" % k), "w") as fh:
             for t in range(lo, hi):
                 fh.write('''resource "terraform_data" "t%d" {
-  for_each = toset([for i in range(%d) : format("k%%04d", i)])
+  for_each = toset(%s)
   input = {
     name   = "${local.prefix}-%d-${each.key}"
     subnet = cidrsubnet(var.base_cidr, 16, %d)
@@ -96,7 +96,16 @@ def wide(n, out, files):
   }
 }
 
-''' % (t, per_type, t, t, t))
+''' % (t, keys(per_type), t, t, t))
+
+
+def keys(n):
+    """The expression of n keys: Terraform's range() makes at most 1024
+    values at a call, so past 1000 they are made in chunks."""
+    if n <= 1000:
+        return '[for i in range(%d) : format("k%%04d", i)]' % n
+    return ('flatten([for c in range(%d) : [for i in range(c * 1000, min(%d, c * 1000 + 1000)) : format("k%%04d", i)]])'
+            % ((n + 999) // 1000, n))
 
 
 if __name__ == "__main__":
