@@ -175,15 +175,19 @@ fn refresh_and_apply_ask_little_per_object() {
         total(&refreshed)
     );
     // Each type is read in one call for all its objects; what is read per
-    // object is what AWS has no list for (a VPC's DNS attributes, a role
-    // with its description and session length).
+    // object is what AWS has no list for (a VPC's DNS attributes).
     assert!(
-        total(&refreshed) * 2 <= objects,
-        "at most one request per two objects: {refreshed:#?}"
+        total(&refreshed) * 3 <= objects,
+        "at most one request per three objects: {refreshed:#?}"
     );
     assert_eq!(refreshed.get("DescribeSubnets"), Some(&1), "{refreshed:#?}");
-    // The four inline policies come from the account's one listing.
-    assert_eq!(refreshed.get("GetRolePolicy"), None, "{refreshed:#?}");
+    // The four inline policies and the four roles come from the account's
+    // listings; the two launch templates' latest versions from one.
+    for one_each in ["GetRolePolicy", "GetRole"] {
+        assert_eq!(refreshed.get(one_each), None, "{refreshed:#?}");
+    }
+    let versions = refreshed.get("DescribeLaunchTemplateVersions");
+    assert_eq!(versions, Some(&1), "{refreshed:#?}");
     m.proxy.faults(None);
 }
 

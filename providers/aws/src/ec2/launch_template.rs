@@ -17,8 +17,8 @@ use aws_sdk_ec2::types::{
     LaunchTemplateIamInstanceProfileSpecificationRequest,
     LaunchTemplateInstanceMarketOptionsRequest, LaunchTemplateInstanceMetadataEndpointState,
     LaunchTemplateInstanceMetadataOptionsRequest, LaunchTemplateInstanceMetadataTagsState,
-    LaunchTemplateTagSpecificationRequest, MarketType, RequestLaunchTemplateData, ResourceType,
-    ResponseLaunchTemplateData, Tag, VolumeType,
+    LaunchTemplateTagSpecificationRequest, LaunchTemplateVersion, MarketType,
+    RequestLaunchTemplateData, ResourceType, ResponseLaunchTemplateData, Tag, VolumeType,
 };
 use std::collections::HashMap;
 use strata_provider::{
@@ -589,16 +589,11 @@ impl Ec2Type for LaunchTemplate {
         let schema = self.schema();
         let mut found = HashMap::new();
         let templates = self.templates(c, &select).await?;
-        for (id, t) in select.keep(&templates, |t| t.launch_template_id(), |t| t.tags()) {
-            let out = c
-                .ec2
-                .describe_launch_template_versions()
-                .launch_template_id(id)
-                .versions("$Latest")
-                .send()
-                .await
-                .map_err(|e| api("DescribeLaunchTemplateVersions", e))?;
-            let Some(version) = out.launch_template_versions().first() else {
+        let kept = select.keep(&templates, |t| t.launch_template_id(), |t| t.tags());
+        let ids: Vec<&str> = kept.iter().map(|(id, _)| *id).collect();
+        let mut latest = latest_versions(c, &ids).await?;
+        for (id, t) in kept {
+            let Some(version) = latest.remove(id) else {
                 continue;
             };
             let mut attrs = vec![
@@ -699,4 +694,47 @@ impl Ec2Type for LaunchTemplate {
         )
         .map(|_| ())
     }
+}
+
+/// The latest version of each template of `ids`, by id. One template is
+/// asked by its id; more, by one listing of every template's latest
+/// version (EC2 takes no list of ids here), paged and left as soon as
+/// all of them are seen.
+async fn latest_versions(
+    c: &Clients,
+    ids: &[&str],
+) -> Result<HashMap<String, LaunchTemplateVersion>, DriverError> {
+    let failed = |e| api("DescribeLaunchTemplateVersions", e);
+    let ask = || {
+        c.ec2
+            .describe_launch_template_versions()
+            .versions("$Latest")
+    };
+    let mut found = HashMap::new();
+    if let [id] = ids {
+        let out = ask().launch_template_id(*id).send().await.map_err(failed)?;
+        found.extend(
+            out.launch_template_versions
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| (id.to_string(), v)),
+        );
+        return Ok(found);
+    }
+    let mut pages = ask().max_results(200).into_paginator().send();
+    while found.len() < ids.len() {
+        let Some(page) = pages.next().await else {
+            break;
+        };
+        for v in page
+            .map_err(failed)?
+            .launch_template_versions
+            .unwrap_or_default()
+        {
+            if let Some(id) = v.launch_template_id().filter(|id| ids.contains(id)) {
+                found.insert(id.to_string(), v);
+            }
+        }
+    }
+    Ok(found)
 }

@@ -105,13 +105,23 @@ impl Kind<Clients> for Role {
         p
     }
 
+    /// A few roles are read one GetRole each; more, from the account's
+    /// listings (see [`listed_roles`]): two paged requests where one each
+    /// would add up. A deployer refused either is read one role at a time,
+    /// as a few roles are (GetRole is all the AWS provider needs).
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        each(
-            objs,
-            |o| string(o, "name"),
-            |n| async move { self.get(c, &n).await },
-        )
-        .await
+        let all = match objs.len() >= READ_ALL_AT {
+            true => listed_roles(c).await.ok(),
+            false => None,
+        };
+        let Some(all) = all else {
+            let name = |o: &Value| string(o, "name");
+            return each(objs, name, |n| async move { self.get(c, &n).await }).await;
+        };
+        Ok(objs
+            .iter()
+            .map(|o| all.get(&string(o, "name")?).cloned())
+            .collect())
     }
 
     async fn create(&self, c: &Clients, planned: &Value, t: &Tags) -> Result<Value, DriverError> {
@@ -194,15 +204,7 @@ impl Kind<Clients> for Role {
     /// IAM cannot filter roles by tag: every role's tags are read, which is
     /// slow but only happens when recovering from a crash.
     async fn find_tagged(&self, c: &Clients, t: &Tags) -> Result<Vec<Value>, DriverError> {
-        let roles = c
-            .iam
-            .list_roles()
-            .into_paginator()
-            .items()
-            .send()
-            .collect::<Result<Vec<_>, _>>()
-            .await
-            .map_err(|e| api("ListRoles", e))?;
+        let roles = all_roles(c).await?;
         let mut found = Vec::new();
         for r in &roles {
             let listed = c
@@ -357,22 +359,63 @@ impl Kind<Clients> for RolePolicyAttachment {
     }
 }
 
-/// How many inline policies a refresh reads from the account's listing
-/// rather than one by one.
+/// How many roles or inline policies a refresh reads from the account's
+/// listings rather than one by one.
 const READ_ALL_AT: usize = 3;
 
-/// Every role's inline policies, by role and policy name: their documents
-/// as IAM gives them (URL-encoded).
-async fn inline_policies(c: &Clients) -> Result<HashMap<(String, String), String>, DriverError> {
-    let pages = c
-        .iam
+/// Every role of the account by name, as GetRole would give it: ListRoles
+/// has all but the tags (AWS leaves them out of it), which
+/// GetAccountAuthorizationDetails has.
+async fn listed_roles(c: &Clients) -> Result<HashMap<String, Value>, DriverError> {
+    let roles = all_roles(c).await?;
+    let details = account_roles(c).await?;
+    let tags: HashMap<&str, &[aws_sdk_iam::types::Tag]> = details
+        .iter()
+        .flat_map(|p| p.role_detail_list())
+        .filter_map(|r| Some((r.role_name()?, r.tags())))
+        .collect();
+    Ok(roles
+        .iter()
+        .map(|r| {
+            let tagged = tags.get(r.role_name()).copied().unwrap_or_default();
+            (r.role_name().to_string(), Role::value(r, tagged))
+        })
+        .collect())
+}
+
+/// ListRoles, every page: each role but its tags and permissions boundary.
+async fn all_roles(c: &Clients) -> Result<Vec<aws_sdk_iam::types::Role>, DriverError> {
+    c.iam
+        .list_roles()
+        .max_items(1000)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(|e| api("ListRoles", e))
+}
+
+/// The pages of GetAccountAuthorizationDetails for roles: each role with
+/// its tags, inline policies and attachments.
+async fn account_roles(
+    c: &Clients,
+) -> Result<Vec<aws_sdk_iam::operation::get_account_authorization_details::GetAccountAuthorizationDetailsOutput>, DriverError>{
+    c.iam
         .get_account_authorization_details()
         .filter(aws_sdk_iam::types::EntityType::Role)
+        .max_items(1000)
         .into_paginator()
         .send()
         .collect::<Result<Vec<_>, _>>()
         .await
-        .map_err(|e| api("GetAccountAuthorizationDetails", e))?;
+        .map_err(|e| api("GetAccountAuthorizationDetails", e))
+}
+
+/// Every role's inline policies, by role and policy name: their documents
+/// as IAM gives them (URL-encoded).
+async fn inline_policies(c: &Clients) -> Result<HashMap<(String, String), String>, DriverError> {
+    let pages = account_roles(c).await?;
     let mut all = HashMap::new();
     for role in pages.iter().flat_map(|p| p.role_detail_list()) {
         let Some(role_name) = role.role_name() else {
