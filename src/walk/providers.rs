@@ -1,9 +1,9 @@
 //! `provider` blocks: every driver is configured from the root module's
-//! block for it before anything asks it for something — crash recovery,
-//! refresh, the plan. With no block, the driver is given an empty
-//! configuration to apply when first used (a plugin starts no process
-//! for it until then). A block with an `alias` configures
-//! another instance of the driver (another cluster, region or account);
+//! block for it (or an empty one) before anything asks it for something —
+//! crash recovery, refresh, the plan; one that no resource, data source or
+//! ephemeral resource uses is handed over to be applied when first needed
+//! (a plugin starts no process for it until then). A block with an `alias`
+//! configures another instance of the driver (another cluster, region or account);
 //! resources choose it with `provider = kubernetes.east`, modules receive
 //! it with `providers = { kubernetes = kubernetes.east }`, and [`resolve`]
 //! follows those to the root's configuration.

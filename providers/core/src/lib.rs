@@ -398,12 +398,14 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         Ok(())
     }
 
-    /// Takes the configuration no `provider` block gives (the implied
-    /// default, every attribute null) to apply before the first call that
-    /// needs a configured provider. Terraform configures a provider only
-    /// when a resource uses it: a driver that costs something to configure
-    /// (a plugin's process, a provider that requires an argument) waits;
-    /// the rest are configured now.
+    /// Takes a configuration nothing in the configuration uses (the
+    /// implied default beside only aliased blocks, a block no resource
+    /// names) to apply before the first call that needs a configured
+    /// provider, if one ever comes (an object of it in the state).
+    /// Terraform configures a provider only when something uses it: a
+    /// driver that costs something to configure (a plugin's process, a
+    /// provider that requires an argument) waits; the rest are configured
+    /// now.
     fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
         self.configure(config)
     }

@@ -74,10 +74,10 @@ pub struct PluginDriver {
     /// provider's second ConfigureProvider fails when `AWS_CA_BUNDLE` is
     /// set (its HTTP client is no longer one it can add roots to).
     configured: std::sync::Mutex<Option<Vec<u8>>>,
-    /// The implied default configuration, given before anything used this
-    /// instance: sent before the first call that needs a configured
-    /// provider, so an instance nothing uses starts no process (with only
-    /// aliased blocks, the default instance) and one whose provider
+    /// A configuration nothing in the configuration uses (`configure_on_use`):
+    /// sent before the first call that needs a configured provider, so an
+    /// instance nothing uses starts no process (with only aliased blocks,
+    /// the default instance) and an implied default whose provider
     /// requires an argument is not refused for lacking it.
     on_use: std::sync::Mutex<Option<Value>>,
 }

@@ -38,7 +38,8 @@ pub struct Sealed {
 /// Spelled out rather than `flatten`ing `Clear`: serde reads a flattened
 /// struct by first buffering the whole document as a tree, and every
 /// state read is asked whether it is sealed (a plain 31 MB state took
-/// a quarter of a no-change plan and 150 MB to be told it is not).
+/// 0.24 s of a 1.1 s no-change plan, and 100 MB more while loading, to be
+/// told it is not).
 #[derive(Serialize, Deserialize)]
 struct Raw {
     #[serde(default, skip_serializing_if = "Option::is_none")]

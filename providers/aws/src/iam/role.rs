@@ -110,11 +110,7 @@ impl Kind<Clients> for Role {
     /// would add up. A deployer refused either is read one role at a time,
     /// as a few roles are (GetRole is all the AWS provider needs).
     async fn read(&self, c: &Clients, objs: &[Value]) -> Result<Vec<Option<Value>>, DriverError> {
-        let all = match objs.len() >= READ_ALL_AT {
-            true => listed_roles(c).await.ok(),
-            false => None,
-        };
-        let Some(all) = all else {
+        let Some(all) = when_many(objs, listed_roles(c)).await else {
             let name = |o: &Value| string(o, "name");
             return each(objs, name, |n| async move { self.get(c, &n).await }).await;
         };
@@ -363,6 +359,18 @@ impl Kind<Clients> for RolePolicyAttachment {
 /// listings rather than one by one.
 const READ_ALL_AT: usize = 3;
 
+/// The account's `listing` when there are enough `objs` to be worth it
+/// and the deployer may make it; `None`: read them one at a time.
+async fn when_many<T>(
+    objs: &[Value],
+    listing: impl std::future::Future<Output = Result<T, DriverError>>,
+) -> Option<T> {
+    match objs.len() >= READ_ALL_AT {
+        true => listing.await.ok(),
+        false => None,
+    }
+}
+
 /// Every role of the account by name, as GetRole would give it: ListRoles
 /// has all but the tags (AWS leaves them out of it), which
 /// GetAccountAuthorizationDetails has.
@@ -518,11 +526,7 @@ impl Kind<Clients> for RolePolicy {
         // A deployer allowed GetRolePolicy but not the account's listing
         // (least privilege: the AWS provider needs only the former) is
         // read one policy at a time, as a few policies are.
-        let all = match objs.len() >= READ_ALL_AT {
-            true => inline_policies(c).await.ok(),
-            false => None,
-        };
-        let Some(all) = all else {
+        let Some(all) = when_many(objs, inline_policies(c)).await else {
             return each(objs, key, |(r, n)| async move { self.get(c, &r, &n).await }).await;
         };
         Ok(objs
