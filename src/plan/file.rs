@@ -191,7 +191,10 @@ fn importing_json(by: &ImportBy) -> Json {
 fn importing_from(j: Option<&Json>) -> Option<ImportBy> {
     match j? {
         Json::String(id) => Some(ImportBy::Id(id.clone())),
-        Json::Object(o) => o.get("identity").cloned().map(ImportBy::Identity),
+        Json::Object(o) => o
+            .get("identity")
+            .cloned()
+            .map(|i| ImportBy::Identity(Box::new(i))),
         _ => None,
     }
 }
@@ -208,10 +211,10 @@ fn identity_json(kept: &Kept) -> Json {
 fn kept_from(j: &Json, side: &str) -> Kept {
     let private = j.get(format!("private_{side}")).and_then(Json::as_str);
     let identity = j.get(format!("identity_{side}")).and_then(|i| {
-        Some(Identity {
+        Some(Box::new(Identity {
             version: i.get("version")?.as_u64()?,
             value: i.get("value")?.clone(),
-        })
+        }))
     });
     Kept {
         private: crate::plan::refresh::private_bytes(private),
@@ -253,7 +256,7 @@ fn change_from(j: &Json) -> Result<ResourceChange, String> {
         addr: addr("address")?.ok_or("a change without an address")?,
         deposed: s("deposed").map(str::to_string),
         tainted: j.get("tainted").and_then(Json::as_bool).unwrap_or(false),
-        previous_addr: addr("previous_address")?,
+        previous_addr: addr("previous_address")?.map(Box::new),
         provider: s("provider").unwrap_or_default().to_string(),
         action: s("action")
             .and_then(action_from)

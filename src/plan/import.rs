@@ -226,7 +226,7 @@ pub(super) fn import_by(
         ));
     }
     identity_json(v, schema)
-        .map(ImportBy::Identity)
+        .map(|i| ImportBy::Identity(Box::new(i)))
         .map_err(|detail| invalid("Invalid import identity argument", detail))
 }
 

@@ -14,6 +14,7 @@ mod import;
 mod instance;
 mod lasting;
 mod moved;
+mod order;
 mod planner;
 mod query;
 mod refresh;
@@ -204,7 +205,8 @@ pub struct ResourceChange {
     /// The prior object is tainted (a failed create or `taint` left it).
     pub tainted: bool,
     /// The address the instance had before a `moved` block renamed it.
-    pub previous_addr: Option<Address>,
+    /// Boxed: a change is kept per instance, a move is rare.
+    pub previous_addr: Option<Box<Address>>,
     pub provider: String,
     pub action: Action,
     pub reason: Option<Reason>,

@@ -182,7 +182,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     let said = Arc::new(Mutex::new(Vec::new()));
     let mut p = Planner {
         req: &req,
-        prior: HashMap::new(),
+        prior: HashMap::with_capacity(prior.len()),
         deposed: Vec::new(),
         claimed: HashSet::new(),
         unserved: HashSet::new(),
@@ -338,7 +338,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         ephemeral,
         actions,
     } = made;
-    changes.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    super::order::sort_in_order(&mut changes);
     let schemas = super::Schemas::gather(changes.iter().chain(&drift), req.drivers);
     let timestamp = crate::funcs::plan_timestamp().to_string();
     let cost = price(&changes, req.drivers, req.prices, &timestamp);
@@ -543,27 +543,23 @@ impl At<'_, '_> {
 /// Instance address → cloud id and the `import` block that adopts it.
 use import::Imported;
 
-/// Terraform's order of changes: module, mode (data sources first), type,
-/// name, key.
-type OrderKey<'c> = (
-    &'c ModulePath,
-    bool,
-    &'c str,
-    &'c str,
-    &'c Option<InstanceKey>,
-    &'c Option<String>,
-);
-
-fn order_key(c: &ResourceChange) -> OrderKey<'_> {
-    let id = &c.addr.id;
-    (
-        &id.module,
-        id.mode == strata_state::model::Mode::Managed,
-        &id.type_name,
-        &id.name,
-        &c.addr.key,
-        &c.deposed,
-    )
+/// A no-op's planned object is the prior one, shared: the driver's copy,
+/// equal to it marks and all, would double what a no-change plan holds
+/// (and keep the evaluated configuration it was made from alive).
+fn kept_when_unchanged(
+    planned: strata_provider::Planned,
+    action: Action,
+    prior: Option<&Value>,
+) -> strata_provider::Planned {
+    match prior {
+        Some(p) if action == Action::NoOp && planned.planned.raw_equal(p) => {
+            strata_provider::Planned {
+                planned: p.clone(),
+                ..planned
+            }
+        }
+        _ => planned,
+    }
 }
 
 /// A resource's driver instance under its provider configuration, and
@@ -1288,13 +1284,14 @@ impl<'a> Planner<'_, 'a> {
             planned: diff::with_marks(planned.planned, Some(&config), schema),
             ..planned
         };
+        let planned = kept_when_unchanged(planned, action, prior.map(|p| &p.value));
         let after = Some(&planned.planned);
         if at.unmet(&mut self.diags, r, Kind::Postcondition, after) {
             return None;
         }
         let value = planned.planned.clone();
         let change = ResourceChange {
-            previous_addr: self.moves.get(&addr).cloned(),
+            previous_addr: self.moves.get(&addr).cloned().map(Box::new),
             deposed: None,
             tainted: prior.is_some_and(|p| p.tainted),
             provider: driver.provider.clone(),
@@ -1527,7 +1524,7 @@ impl<'a> Planner<'_, 'a> {
                 addr: p.addr,
                 deposed: p.deposed,
                 tainted: p.tainted,
-                previous_addr,
+                previous_addr: previous_addr.map(Box::new),
                 provider: p.provider,
                 action: if forget || lasting {
                     Action::Forget

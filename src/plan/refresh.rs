@@ -136,9 +136,11 @@ pub fn private_text(bytes: &[u8]) -> Option<String> {
 pub fn kept_of(i: &InstanceState) -> Kept {
     Kept {
         private: private_bytes(i.private.as_deref()),
-        identity: i.identity.clone().map(|value| Identity {
-            version: i.identity_schema_version.unwrap_or(0),
-            value,
+        identity: i.identity.clone().map(|value| {
+            Box::new(Identity {
+                version: i.identity_schema_version.unwrap_or(0),
+                value,
+            })
         }),
     }
 }
@@ -148,7 +150,7 @@ pub fn kept_of(i: &InstanceState) -> Kept {
 fn upgraded(driver: &dyn Driver, type_name: &str, mut kept: Kept) -> Result<Kept, String> {
     if let Some(stored) = &kept.identity {
         if let Some(now) = driver.upgrade_identity(type_name, stored) {
-            kept.identity = Some(now.map_err(|e| e.to_string())?);
+            kept.identity = Some(Box::new(now.map_err(|e| e.to_string())?));
         }
     }
     Ok(kept)

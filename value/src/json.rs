@@ -66,7 +66,7 @@ pub fn type_from_json(j: &Json) -> Result<Type, String> {
                         .collect(),
                     _ => Default::default(),
                 };
-                Ok(Type::Object(ObjectType { attrs, optional }))
+                Ok(Type::Object(Box::new(ObjectType { attrs, optional })))
             }
             _ => Err(bad()),
         },

@@ -16,7 +16,9 @@ pub enum Type {
     Set(Box<Type>),
     Map(Box<Type>),
     Tuple(Vec<Type>),
-    Object(ObjectType),
+    /// Boxed: an object type is large (two maps), and every `Value` holds
+    /// a `Type`, so this keeps every value small.
+    Object(Box<ObjectType>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -37,10 +39,10 @@ impl Type {
         Type::Map(Box::new(t))
     }
     pub fn object(attrs: BTreeMap<String, Type>) -> Type {
-        Type::Object(ObjectType {
+        Type::Object(Box::new(ObjectType {
             attrs,
             optional: BTreeSet::new(),
-        })
+        }))
     }
 
     pub fn is_primitive(&self) -> bool {

@@ -3,7 +3,7 @@
 //! through every expression.
 
 use super::number::Number;
-use super::types::{ObjectType, Type};
+use super::types::Type;
 use litemap::LiteMap;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -145,10 +145,7 @@ impl Value {
             Value::Set(t, _) => Type::set(t.clone()),
             Value::Map(t, _) => Type::map(t.clone()),
             Value::Tuple(vs) => Type::Tuple(vs.iter().map(Value::ty).collect()),
-            Value::Object(m) => Type::Object(ObjectType {
-                attrs: m.iter().map(|(k, v)| (k.clone(), v.ty())).collect(),
-                optional: Default::default(),
-            }),
+            Value::Object(m) => Type::object(m.iter().map(|(k, v)| (k.clone(), v.ty())).collect()),
             Value::Sensitive(v) => v.ty(),
         }
     }

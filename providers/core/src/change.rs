@@ -14,8 +14,9 @@ pub struct Kept {
     /// Terraform's "private" data: bytes only the driver reads.
     pub private: Vec<u8>,
     /// How the object is told apart (protocol 6.9's resource identity),
-    /// when its type declares one.
-    pub identity: Option<Identity>,
+    /// when its type declares one. Boxed: most objects have none, and a
+    /// `Kept` sits beside every object of a plan, twice in a change.
+    pub identity: Option<Box<Identity>>,
 }
 
 impl Kept {

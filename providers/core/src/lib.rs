@@ -89,7 +89,8 @@ pub enum ImportBy {
     /// The provider's import id.
     Id(String),
     /// An identity object (protocol 6.9), of the type's identity schema.
-    Identity(serde_json::Value),
+    /// Boxed: a change holds an `Option<ImportBy>`, and imports are rare.
+    Identity(Box<serde_json::Value>),
 }
 
 /// Where an attribute lives inside a resource: attribute names and, for

@@ -210,13 +210,13 @@ impl IdentitySchema {
             .filter(|(_, a)| !a.required_for_import)
             .map(|(k, _)| k.clone())
             .collect();
-        Type::Object(ObjectType {
+        Type::Object(Box::new(ObjectType {
             attrs: self
                 .attributes
                 .iter()
                 .map(|(k, a)| (k.clone(), a.ty.clone()))
                 .collect(),
             optional,
-        })
+        }))
     }
 }

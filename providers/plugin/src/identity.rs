@@ -124,5 +124,8 @@ pub(crate) fn from_wire(
 /// What to keep beside an object a call returned: its private bytes and
 /// identity.
 pub(crate) fn kept(private: Vec<u8>, identity: Option<Identity>) -> Kept {
-    Kept { private, identity }
+    Kept {
+        private,
+        identity: identity.map(Box::new),
+    }
 }
