@@ -186,8 +186,10 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         deposed: Vec::new(),
         claimed: HashSet::new(),
         unserved: HashSet::new(),
-        changes: Vec::new(),
-        by_addr: HashMap::new(),
+        // A plan has a change for each prior object, or more: its
+        // vector sized once, not doubled (and copied) a dozen times.
+        changes: Vec::with_capacity(prior.len()),
+        by_addr: HashMap::with_capacity(prior.len()),
         moves,
         changing: HashSet::new(),
         imported: HashMap::new(),
@@ -207,7 +209,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         if i.deposed.is_some() {
             p.deposed.push(i);
         } else {
-            p.prior.insert(i.addr.clone(), i);
+            p.prior.insert(i.addr.clone(), Box::new(i));
         }
     }
     crate::timings::stage("refreshed");
@@ -578,7 +580,9 @@ impl std::ops::Deref for Configured {
 
 struct Planner<'r, 'a> {
     req: &'r Request<'a>,
-    prior: HashMap<Address, PriorInstance>,
+    /// Boxed: the table is sized to a power of two above the count, and
+    /// an instance is hundreds of bytes.
+    prior: HashMap<Address, Box<PriorInstance>>,
     deposed: Vec<PriorInstance>,
     claimed: HashSet<Address>,
     /// Types no driver serves, each reported once.
@@ -947,7 +951,7 @@ impl<'a> Planner<'_, 'a> {
                     .map(|(a, _)| a.clone())
                     .collect();
                 let objs: Vec<PriorInstance> =
-                    mine.iter().filter_map(|a| self.prior.remove(a)).collect();
+                    mine.iter().filter_map(|a| self.prior.remove(a)).map(|p| *p).collect();
                 match self.rt.block_on(refresh::refresh(
                     objs,
                     self.req.drivers,
@@ -956,7 +960,7 @@ impl<'a> Planner<'_, 'a> {
                 )) {
                     Ok((now, drift)) => {
                         for p in now {
-                            self.prior.insert(p.addr.clone(), p);
+                            self.prior.insert(p.addr.clone(), Box::new(p));
                         }
                         self.late_drift.extend(drift);
                     }
@@ -1164,7 +1168,7 @@ impl<'a> Planner<'_, 'a> {
         match adopted {
             Ok((by, p)) => {
                 self.imported.insert(addr.clone(), (by, t.span));
-                self.prior.insert(addr.clone(), p);
+                self.prior.insert(addr.clone(), Box::new(p));
             }
             Err(d) => self.diags.push(d),
         }
@@ -1479,7 +1483,7 @@ impl<'a> Planner<'_, 'a> {
             .prior
             .drain()
             .filter(|(a, _)| !self.claimed.contains(a))
-            .map(|(_, p)| p)
+            .map(|(_, p)| *p)
             .collect();
         gone.append(&mut self.deposed);
         gone.retain(|p| self.coverage.covers(&p.addr));
