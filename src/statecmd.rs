@@ -75,7 +75,7 @@ pub fn identities(store: &Store, filters: &[String], id: Option<&str>) -> Result
     let found: std::collections::BTreeMap<String, serde_json::Value> =
         selected(&state, filters, id)?
             .into_iter()
-            .filter_map(|(addr, i)| Some((addr, i.identity.clone()?)))
+            .filter_map(|(addr, i)| Some((addr, *i.identity.clone()?)))
             .collect();
     let text = serde_json::to_string_pretty(&found).unwrap_or_else(|_| "{}".into());
     Ok(text + "\n")

@@ -140,7 +140,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             attributes: value_to_json(v, ty)?.into(),
             private: crate::plan::private_text(&at.kept.private),
             identity_schema_version: at.kept.identity.as_ref().map(|i| i.version),
-            identity: at.kept.identity.as_ref().map(|i| i.value.clone()),
+            identity: at.kept.identity.as_ref().map(|i| Box::new(i.value.clone())),
             // Terraform records no sensitive paths for a data source (its
             // `show` prints a remote state's secret outputs as they are).
             sensitive_attributes: match c.addr.id.mode {

@@ -11,6 +11,7 @@ mod action;
 mod diff;
 mod file;
 mod import;
+mod index;
 mod instance;
 mod lasting;
 mod moved;

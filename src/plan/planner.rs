@@ -184,12 +184,12 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         req: &req,
         prior: HashMap::with_capacity(prior.len()),
         deposed: Vec::new(),
-        claimed: HashSet::new(),
         unserved: HashSet::new(),
         // A plan has a change for each prior object, or more: its
         // vector sized once, not doubled (and copied) a dozen times.
         changes: Vec::with_capacity(prior.len()),
-        by_addr: HashMap::with_capacity(prior.len()),
+        by_addr: ChangeIndex::with_capacity(prior.len()),
+        claims: Claims::with_capacity(prior.len()),
         moves,
         changing: HashSet::new(),
         imported: HashMap::new(),
@@ -542,6 +542,7 @@ impl At<'_, '_> {
     }
 }
 
+use super::index::{ChangeIndex, Claims};
 /// Instance address → cloud id and the `import` block that adopts it.
 use import::Imported;
 
@@ -584,12 +585,15 @@ struct Planner<'r, 'a> {
     /// an instance is hundreds of bytes.
     prior: HashMap<Address, Box<PriorInstance>>,
     deposed: Vec<PriorInstance>,
-    claimed: HashSet<Address>,
     /// Types no driver serves, each reported once.
     unserved: HashSet<String>,
     changes: Vec<ResourceChange>,
-    /// Instance address → position in `changes`, for replace_triggered_by.
-    by_addr: HashMap<Address, usize>,
+    /// Every change but a deposed object's, by its address, for
+    /// replace_triggered_by.
+    by_addr: ChangeIndex,
+    /// The declared instances met: what an import, a move or a prior
+    /// object without one is judged against.
+    claims: Claims,
     moves: HashMap<Address, Address>,
     /// Config addresses (`module.m.t.n`) with a planned change.
     changing: HashSet<ResourceAddr>,
@@ -668,10 +672,11 @@ impl<'a> Planner<'_, 'a> {
     /// moves from what is still declared, orphans, the cluster spec's own
     /// checks.
     fn after_walk(&mut self, walk: &Walk<'a>) {
+        let (claims, changes) = (&self.claims, &self.changes);
         for (addr, (id, span)) in self
             .imported
             .iter()
-            .filter(|(a, _)| !self.claimed.contains(*a))
+            .filter(|(a, _)| !claims.contains(changes, a))
         {
             self.diags.push(
                 Diag::new(
@@ -685,7 +690,7 @@ impl<'a> Planner<'_, 'a> {
         let module_instance = |path: &ModulePath| expanded(walk, path);
         for d in moved::instances_still_declared(
             self.req.root,
-            &|a| self.claimed.contains(a),
+            &|a| self.claims.contains(&self.changes, a),
             &module_instance,
         ) {
             self.diags.push(d);
@@ -736,13 +741,25 @@ impl<'a> Planner<'_, 'a> {
     }
 
     fn push(&mut self, c: ResourceChange) {
-        if c.deposed.is_none() {
-            self.by_addr.insert(c.addr.clone(), self.changes.len());
-        }
+        let deposed = c.deposed.is_some();
         if c.action != Action::NoOp {
             self.changing.insert(c.config_addr());
         }
         self.changes.push(c);
+        if !deposed {
+            self.by_addr.insert(&self.changes, self.changes.len() - 1);
+        }
+    }
+
+    /// A declared instance's change: the address it claimed is found
+    /// through the change from now on, not held a second time. Its prior
+    /// object is the change's `before` now: what else the walk kept of it
+    /// goes (a no-change plan of 10 000 objects held every prior twice
+    /// until its end).
+    fn push_claimed(&mut self, c: ResourceChange) {
+        self.prior.remove(&c.addr);
+        self.push(c);
+        self.claims.planned(&self.changes, self.changes.len() - 1);
     }
 
     /// A data source: read now when its configuration is known and nothing
@@ -950,8 +967,11 @@ impl<'a> Planner<'_, 'a> {
                     .filter(|(a, _)| !self.req.drivers.stood_in(a))
                     .map(|(a, _)| a.clone())
                     .collect();
-                let objs: Vec<PriorInstance> =
-                    mine.iter().filter_map(|a| self.prior.remove(a)).map(|p| *p).collect();
+                let objs: Vec<PriorInstance> = mine
+                    .iter()
+                    .filter_map(|a| self.prior.remove(a))
+                    .map(|p| *p)
+                    .collect();
                 match self.rt.block_on(refresh::refresh(
                     objs,
                     self.req.drivers,
@@ -1232,7 +1252,7 @@ impl<'a> Planner<'_, 'a> {
         }
         // Declared, valid or not: an import into it or a move from it has
         // its configuration, whose errors are its own.
-        self.claimed.insert(addr.clone());
+        self.claims.claim(addr.clone());
         let checked = &*driver.driver;
         let config = self.config_of(walk, n, r, (checked, schema), (ri, ctx))?;
         let at = one.at(self.req.graph);
@@ -1314,7 +1334,7 @@ impl<'a> Planner<'_, 'a> {
             addr,
         };
         self.triggers(one, &change);
-        self.push(change);
+        self.push_claimed(change);
         Some(value)
     }
 
@@ -1362,7 +1382,7 @@ impl<'a> Planner<'_, 'a> {
             });
             return Value::Unknown(schema.object_type());
         };
-        self.claimed.insert(addr);
+        self.claims.claim(addr);
         let value = p.value.clone();
         self.untouched
             .push(refresh::change_of(p, Action::NoOp, Some(value.clone())));
@@ -1428,8 +1448,8 @@ impl<'a> Planner<'_, 'a> {
             Some(k) => {
                 let a = addr.instance(Some(k.clone()));
                 self.by_addr
-                    .get(&a)
-                    .map(|&i| &self.changes[i])
+                    .get(&self.changes, &a)
+                    .map(|i| &self.changes[i])
                     .into_iter()
                     .collect()
             }
@@ -1479,10 +1499,11 @@ impl<'a> Planner<'_, 'a> {
         }
         // Whether the module instance an object is in is still expanded.
         let alive = |path: &ModulePath| path.is_root() || expanded(walk, path);
+        let (claims, changes) = (&self.claims, &self.changes);
         let mut gone: Vec<PriorInstance> = self
             .prior
             .drain()
-            .filter(|(a, _)| !self.claimed.contains(a))
+            .filter(|(a, _)| !claims.contains(changes, a))
             .map(|(_, p)| *p)
             .collect();
         gone.append(&mut self.deposed);

@@ -139,7 +139,7 @@ pub fn kept_of(i: &InstanceState) -> Kept {
         identity: i.identity.clone().map(|value| {
             Box::new(Identity {
                 version: i.identity_schema_version.unwrap_or(0),
-                value,
+                value: *value,
             })
         }),
     }
@@ -288,7 +288,7 @@ pub async fn refresh(
     // One read per resource type and provider configuration: the driver
     // batches the API calls.
     let mut by_type: BTreeMap<(String, String), Vec<PriorInstance>> = BTreeMap::new();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(prior.len());
     for p in prior {
         if skip(&p.addr) {
             out.push(p);

@@ -241,9 +241,10 @@ pub struct InstanceState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_schema_version: Option<u64>,
     /// How the provider tells the object apart (protocol 6.9's resource
-    /// identity), when its type declares one.
+    /// identity), when its type declares one. Boxed: most objects have
+    /// none, and a state holds an `InstanceState` per object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<Json>,
+    pub identity: Option<Box<Json>>,
     /// Addresses of the resources this instance depended on when last applied,
     /// so it can be destroyed in the right order after leaving the config.
     /// Left out when there are none, as Terraform writes it.
@@ -511,7 +512,10 @@ mod tests {
         let tricky = r#"{ "k\\" : [ "a \" b\\" , "\tü \"" ] }"#;
         let e: Attributes = serde_json::from_str(tricky).expect("parses");
         assert_eq!(e.text(), r#"{"k\\":["a \" b\\","\tü \""]}"#);
-        assert_eq!(e.json(), serde_json::from_str::<Json>(tricky).map_err(|e| e.to_string()));
+        assert_eq!(
+            e.json(),
+            serde_json::from_str::<Json>(tricky).map_err(|e| e.to_string())
+        );
     }
 
     /// Dependencies are written as Terraform writes them: as addresses'
