@@ -39,8 +39,8 @@ fn quiet_on_closed_stdout() {}
 /// whole when freed. By default it raises that threshold to the largest
 /// block freed so far, after which the big buffers a plan grows and drops
 /// (the state file's text, tables, vectors of changes) are carved from the
-/// heap and leave holes the process keeps: 8-10 % of a 10 000-object
-/// plan's peak memory (bench/engine.sh).
+/// heap and leave holes the process keeps: 7-10 MB of a 10 000-object
+/// no-change plan's peak memory (bench/engine.sh's shapes).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn large_blocks_returned() {
     // SAFETY: run first, before any thread starts or allocates much; it
