@@ -66,7 +66,7 @@ pub(super) enum Stage {
 /// first, then driver calls to start.
 #[derive(Default)]
 struct Batch {
-    intents: Vec<Entry>,
+    entries: Vec<Entry>,
     starts: Vec<Op>,
 }
 
@@ -125,14 +125,21 @@ pub(super) async fn apply<'p>(
     runner: &mut Runner,
 ) -> Result<Vec<Doomed<'p>>, Diags> {
     let mut g = GraphApply::new(ex);
+    // What the last driver calls did, not yet on disk: it goes in the same
+    // commit as the intents of what it made ready (one sync, not two),
+    // which is still before anything that depends on it starts.
+    let mut results_recorded = Vec::new();
     while !g.schedule.is_done() {
         // Everything ready is evaluated first; its create intents then go
         // to disk in one commit before any of its operations start.
-        let mut batch = Batch::default();
+        let mut batch = Batch {
+            entries: std::mem::take(&mut results_recorded),
+            starts: Vec::new(),
+        };
         while let Some(i) = g.schedule.next_ready() {
             g.visit(NodeIndex::new(i), &mut batch);
         }
-        g.ex.record.commit(batch.intents)?;
+        g.ex.record.commit(batch.entries)?;
         for op in batch.starts {
             runner.start(op);
         }
@@ -143,11 +150,16 @@ pub(super) async fn apply<'p>(
         if results.is_empty() {
             break;
         }
-        g.finished(results)?;
+        results_recorded = g.finished(results);
+        if !g.follow.is_empty() {
+            // A provisioner acts on the object its create recorded.
+            g.ex.record.commit(std::mem::take(&mut results_recorded))?;
+        }
         for op in std::mem::take(&mut g.follow) {
             runner.start(op);
         }
     }
+    g.ex.record.commit(results_recorded)?;
     g.end().await
 }
 
@@ -378,7 +390,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             _ => OpKind::Create,
         };
         if kind == OpKind::Create {
-            batch.intents.push(Entry::Intent {
+            batch.entries.push(Entry::Intent {
                 address: addr.to_string(),
                 action: "create".into(),
                 provider: Some(c.provider.clone()),
@@ -531,8 +543,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             tainted: false,
             kept: c.kept_before.clone(),
         };
-        batch.intents.push(self.ex.put(c, before, status)?);
-        batch.intents.push(remove(c, None));
+        batch.entries.push(self.ex.put(c, before, status)?);
+        batch.entries.push(remove(c, None));
         self.deposed.push(Doomed {
             change: c,
             deposed: Some(key),
@@ -541,8 +553,9 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
     }
 
     /// Records what the finished driver calls did, and completes the nodes
-    /// whose instances have all finished.
-    fn finished(&mut self, results: Vec<OpResult>) -> Result<(), Diags> {
+    /// whose instances have all finished; the entries to commit before
+    /// anything that depends on them starts.
+    fn finished(&mut self, results: Vec<OpResult>) -> Vec<Entry> {
         let mut batch = Vec::new();
         let mut completed = Vec::new();
         for r in results {
@@ -552,7 +565,6 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 completed.push(slot.node);
             }
         }
-        self.ex.record.commit(batch)?;
         completed.sort();
         completed.dedup();
         for n in completed {
@@ -565,7 +577,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                 self.complete(n, groups);
             }
         }
-        Ok(())
+        batch
     }
 
     /// One driver call's result: the object recorded (with the marks its

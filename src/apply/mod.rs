@@ -242,7 +242,7 @@ pub fn apply(
     let gone = gone_data_sources(req.plan, &state);
     let mut ex = Exec {
         req,
-        record: Record::new(sink, state),
+        record: Record::new(sink, state, req.drivers),
         report: Report::default(),
         broken: HashSet::new(),
         object_types: RefCell::default(),

@@ -12,8 +12,9 @@ use strata_state::model::Address;
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     pub form: Form,
-    /// Takes each line as it happens (a function, since operations run on
-    /// threads of their own).
+    /// Takes what is said as it happens: a line, or the lines of a batch
+    /// of operations joined by newlines (a function, since operations run
+    /// on threads of their own).
     pub say: fn(&str),
 }
 
@@ -79,6 +80,22 @@ impl OpKind {
 
 impl Progress {
     pub(super) fn emit(self, addr: &str, kind: OpKind, e: Event<'_>) {
+        if let Some(said) = self.line(addr, kind, e) {
+            (self.say)(&said);
+        }
+    }
+
+    /// Says `lines` at once: the operations a batch starts or finishes
+    /// reach the terminal (or a pipe) in one write, not one write each.
+    pub(super) fn say_all(self, lines: &[String]) {
+        if !lines.is_empty() {
+            (self.say)(&lines.join("\n"));
+        }
+    }
+
+    /// What is said of an event, in this form (nothing for an address the
+    /// machine-readable form cannot name).
+    pub(super) fn line(self, addr: &str, kind: OpKind, e: Event<'_>) -> Option<String> {
         let words = kind.words();
         // A deposed object is named as such when its delete starts only.
         let addr = match e {
@@ -105,12 +122,10 @@ impl Progress {
             ),
         };
         match self.form {
-            Form::Lines => (self.say)(&said),
+            Form::Lines => Some(said),
             Form::Json => {
                 let instance = addr.split(" (deposed object ").next().unwrap_or(addr);
-                let Some(parsed) = Address::parse(instance) else {
-                    return;
-                };
+                let parsed = Address::parse(instance)?;
                 let mut hook =
                     json!({"resource": crate::ui::resource(&parsed), "action": kind.action()});
                 match e {
@@ -129,7 +144,7 @@ impl Progress {
                 } else {
                     "info"
                 };
-                (self.say)(&crate::ui::line(level, &said, what, json!({"hook": hook})));
+                Some(crate::ui::line(level, &said, what, json!({"hook": hook})))
             }
         }
     }

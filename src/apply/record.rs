@@ -5,6 +5,7 @@
 //! own, so a run killed with nothing to fold leaves Terraform a state that
 //! holds what was done.
 
+use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
 use crate::lang::json::{mark_paths, value_to_json};
 use crate::lang::types::Type;
@@ -29,6 +30,8 @@ pub struct Sink<'s> {
 
 pub struct Record<'s> {
     sink: Sink<'s>,
+    /// Whose objects exist in the state alone ([`Record::only_in_state`]).
+    drivers: &'s Drivers,
     /// The state as the apply began (its serial the last one written).
     state: State,
     entries: Vec<Entry>,
@@ -36,9 +39,10 @@ pub struct Record<'s> {
 }
 
 impl<'s> Record<'s> {
-    pub fn new(sink: Sink<'s>, state: State) -> Record<'s> {
+    pub fn new(sink: Sink<'s>, state: State, drivers: &'s Drivers) -> Record<'s> {
         Record {
             sink,
+            drivers,
             state,
             entries: Vec::new(),
             written: Instant::now(),
@@ -47,8 +51,17 @@ impl<'s> Record<'s> {
 
     /// Makes `batch` durable, in one append; writes the state when it has
     /// not been written for the sink's interval or a stop was asked for.
+    /// A batch that records only objects existing in the state alone is
+    /// written without waiting for the disk: losing it to a crash loses
+    /// nothing outside, and the next durable batch carries it too.
     pub fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {
-        self.sink.journal.append_all(&batch).map_err(state_err)?;
+        let journal = &mut self.sink.journal;
+        if batch.iter().all(|e| only_in_state(self.drivers, e)) {
+            journal.append_unsynced(&batch)
+        } else {
+            journal.append_all(&batch)
+        }
+        .map_err(state_err)?;
         self.entries.extend(batch);
         // Once a stop is asked for, a hard kill may follow: every batch
         // is written through, as Terraform does when it is stopping.
@@ -83,6 +96,26 @@ impl<'s> Record<'s> {
         let mut state = self.state;
         state.apply_all(&self.entries);
         state
+    }
+}
+
+/// Whether `e` records only an object that exists in the state alone: a
+/// data source's last read, or an object of a type its driver keeps
+/// nowhere else (`terraform_data`).
+fn only_in_state(drivers: &Drivers, e: &Entry) -> bool {
+    let kept_alone = |id: &ResourceAddr| match id.mode {
+        Mode::Data => true,
+        Mode::Managed => drivers
+            .resource(&id.type_name)
+            .is_some_and(|(d, _)| d.only_in_state(&id.type_name)),
+        Mode::Ephemeral => false,
+    };
+    match e {
+        Entry::Put { resource, .. } | Entry::Remove { resource, .. } => kept_alone(resource),
+        Entry::Intent { address, .. } => {
+            strata_state::Address::parse(address).is_some_and(|a| kept_alone(&a.id))
+        }
+        Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => false,
     }
 }
 
@@ -170,5 +203,59 @@ pub fn remove(c: &ResourceChange, deposed: Option<String>) -> Entry {
         resource: c.addr.id.clone(),
         index_key: c.addr.key.clone(),
         deposed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata_state::model::ModulePath;
+
+    fn put(mode: Mode, type_name: &str) -> Entry {
+        Entry::Put {
+            resource: ResourceAddr {
+                module: ModulePath::root(),
+                mode,
+                type_name: type_name.into(),
+                name: "x".into(),
+            },
+            provider: "provider[\"terraform.io/builtin/terraform\"]".into(),
+            instance: serde_json::from_value(serde_json::json!({
+                "schema_version": 0, "attributes": {}
+            }))
+            .expect("instance"),
+        }
+    }
+
+    #[test]
+    fn only_records_of_objects_kept_nowhere_else_skip_the_sync() {
+        let drivers = Drivers::builtin();
+        let alone = |e: &Entry| only_in_state(&drivers, e);
+        assert!(alone(&put(Mode::Managed, "terraform_data")));
+        assert!(alone(&put(Mode::Managed, "random_id")));
+        assert!(
+            alone(&put(Mode::Data, "local_file")),
+            "a data source's last read"
+        );
+        assert!(
+            !alone(&put(Mode::Managed, "local_file")),
+            "the file stays on disk"
+        );
+        assert!(
+            !alone(&put(Mode::Managed, "aws_vpc")),
+            "no driver here: synced"
+        );
+        let intent = |address: &str| Entry::Intent {
+            address: address.into(),
+            action: "create".into(),
+            provider: None,
+            trace: None,
+        };
+        assert!(alone(&intent("module.m.terraform_data.x[\"k\"]")));
+        assert!(!alone(&intent("local_file.x")));
+        assert!(!alone(&Entry::Output {
+            name: "o".into(),
+            output: None
+        }));
     }
 }

@@ -514,9 +514,10 @@ impl Runner {
             }
             return;
         }
+        let mut said = Vec::new();
         while self.running.len() < self.parallelism {
             let Some(Queued { op, queues }) = self.next_free() else {
-                return;
+                break;
             };
             let began = match op.kind {
                 // Said already, as its create.
@@ -529,7 +530,7 @@ impl Runner {
                         _ => id_of(&op.prior),
                     };
                     let start = Event::Start { id: id.as_deref() };
-                    self.progress.emit(&op.addr, op.kind, start);
+                    said.extend(self.progress.line(&op.addr, op.kind, start));
                     Instant::now()
                 }
             };
@@ -545,6 +546,7 @@ impl Runner {
             let handle = self.set.spawn(perform(op, self.progress));
             self.tasks.insert(handle.id(), id);
         }
+        self.progress.say_all(&said);
     }
 
     /// Waits for at least one operation to finish and returns every one
@@ -594,6 +596,7 @@ impl Runner {
             }
         }
         let results = out;
+        let mut said = Vec::new();
         for r in &results {
             let Some(op) = self.running.remove(&r.op) else {
                 continue;
@@ -614,16 +617,19 @@ impl Runner {
                         secs,
                         id: id.as_deref(),
                     };
-                    self.progress.emit(&op.addr, op.kind, done);
+                    said.extend(self.progress.line(&op.addr, op.kind, done));
                 }
                 // Terraform says nothing more of an operation whose
                 // provisioner failed: the error says it.
                 Err(e) if op.kind.follows() || e.diag.is_some() => {}
-                Err(_) => self
-                    .progress
-                    .emit(&op.addr, op.kind, Event::Failed { secs }),
+                Err(_) => said.extend(self.progress.line(
+                    &op.addr,
+                    op.kind,
+                    Event::Failed { secs },
+                )),
             }
         }
+        self.progress.say_all(&said);
         self.fill();
         results
     }

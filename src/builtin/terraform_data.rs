@@ -291,6 +291,10 @@ impl strata_provider::Recovery for TerraformData {
         // Nothing outside the state can hold a terraform_data.
         check_type(type_name).map(|_| Vec::new())
     }
+
+    fn only_in_state(&self, type_name: &str) -> bool {
+        check_type(type_name).is_ok()
+    }
 }
 
 impl strata_provider::Billing for TerraformData {}

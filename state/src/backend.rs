@@ -168,6 +168,14 @@ pub trait Backend: Send + Sync {
     /// Appends journal lines; they are durable when it returns.
     fn append(&self, lines: &str) -> Result<(), StateError>;
 
+    /// Appends journal lines that need not be durable yet (they record
+    /// objects a crash loses nothing by forgetting), in order with the
+    /// others, which a later `append` makes durable too. A backend without
+    /// a cheaper way appends them as any others.
+    fn append_unsynced(&self, lines: &str) -> Result<(), StateError> {
+        self.append(lines)
+    }
+
     /// The workspaces this backend's place holds a state for, "default"
     /// always among them, as Terraform lists them (`workspace list`).
     fn workspaces(&self) -> Result<Vec<String>, StateError>;

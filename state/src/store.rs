@@ -481,10 +481,32 @@ impl Journal {
         self.append_at(self.base, entries)
     }
 
-    /// Appends entries extending the state of serial `base`.
+    /// Appends entries extending the state of serial `base`, durably.
     fn append_at(&mut self, base: u64, entries: &[Entry]) -> Result<(), StateError> {
-        if entries.is_empty() {
+        let lines = self.lines(base, entries)?;
+        if lines.is_empty() {
             return Ok(());
+        }
+        self.backend.append(&lines)
+    }
+
+    /// Appends entries that need not be durable when it returns: each
+    /// records an object that exists in the state alone, which a crash
+    /// loses nothing by forgetting. The next `append_all` makes them
+    /// durable with its own.
+    pub fn append_unsynced(&mut self, entries: &[Entry]) -> Result<(), StateError> {
+        let lines = self.lines(self.base, entries)?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.backend.append_unsynced(&lines)
+    }
+
+    /// Entries extending the state of serial `base`, as journal lines
+    /// (sealed when the state is).
+    fn lines(&mut self, base: u64, entries: &[Entry]) -> Result<String, StateError> {
+        if entries.is_empty() {
+            return Ok(String::new());
         }
         let mut text = String::new();
         for entry in entries {
@@ -502,7 +524,6 @@ impl Journal {
             text.push_str(&line);
             text.push('\n');
         }
-        self.backend
-            .append(&self.sealed.seal_lines(&self.backend.location(), &text)?)
+        self.sealed.seal_lines(&self.backend.location(), &text)
     }
 }

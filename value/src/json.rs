@@ -12,16 +12,15 @@ use std::collections::BTreeMap;
 pub fn type_to_json(t: &Type) -> Json {
     // Built by moving, not with `json!`, which copies every interpolated
     // value (quadratic in the nesting of object types).
-    let pair = |kind: &str, inner: Json| Json::Array(vec![Json::from(kind), inner]);
     match t {
         Type::Dynamic => Json::from("dynamic"),
         Type::Bool => Json::from("bool"),
         Type::Number => Json::from("number"),
         Type::String => Json::from("string"),
-        Type::List(e) => pair("list", type_to_json(e)),
-        Type::Set(e) => pair("set", type_to_json(e)),
-        Type::Map(e) => pair("map", type_to_json(e)),
-        Type::Tuple(ts) => pair("tuple", Json::Array(ts.iter().map(type_to_json).collect())),
+        Type::List(e) => kind_of("list", type_to_json(e)),
+        Type::Set(e) => kind_of("set", type_to_json(e)),
+        Type::Map(e) => kind_of("map", type_to_json(e)),
+        Type::Tuple(ts) => kind_of("tuple", Json::Array(ts.iter().map(type_to_json).collect())),
         Type::Object(o) => {
             let attrs: Map<String, Json> = o
                 .attrs
@@ -35,6 +34,11 @@ pub fn type_to_json(t: &Type) -> Json {
             Json::Array(parts)
         }
     }
+}
+
+/// A type of kind `kind` (`list`, `object`, ...) as cty writes it.
+fn kind_of(kind: &str, inner: Json) -> Json {
+    Json::Array(vec![Json::from(kind), inner])
 }
 
 pub fn type_from_json(j: &Json) -> Result<Type, String> {
@@ -92,63 +96,113 @@ pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
         return Ok(Json::Null);
     }
     if *ty == Type::Dynamic {
-        let ty = v.ty();
         let mut typed = Map::new();
-        typed.insert("value".into(), value_to_json(v, &ty)?);
-        typed.insert("type".into(), type_to_json(&ty));
+        typed.insert("value".into(), own_typed_json(v)?);
+        typed.insert("type".into(), own_type_json(v));
         return Ok(Json::Object(typed));
     }
-    Ok(match v {
-        Value::Sensitive(_) | Value::Unknown(_) => return Err("value is not known".into()),
-        Value::Null(_) => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Number(n) => number_json(n)?,
-        Value::String(s) => Json::String(s.clone()),
-        Value::List(_, vs) | Value::Set(_, vs) => {
-            let e = ty.element().unwrap_or(&Type::Dynamic);
-            Json::Array(
-                vs.iter()
-                    .map(|x| value_to_json(x, e))
-                    .collect::<Result<_, _>>()?,
-            )
-        }
-        Value::Tuple(vs) => {
-            let ts = match ty {
-                Type::Tuple(ts) => ts.clone(),
-                _ => vs.iter().map(Value::ty).collect(),
-            };
-            Json::Array(
+    match v {
+        Value::List(_, vs) | Value::Set(_, vs) => elements_json(vs, ty.element()),
+        Value::Map(_, m) => entries_json(m, ty.element()),
+        Value::Tuple(vs) => match ty {
+            Type::Tuple(ts) => Ok(Json::Array(
                 vs.iter()
                     .zip(ts.iter())
                     .map(|(x, t)| value_to_json(x, t))
                     .collect::<Result<_, _>>()?,
-            )
-        }
-        Value::Map(_, m) => {
-            let e = ty.element().unwrap_or(&Type::Dynamic);
-            Json::Object(
-                m.iter()
-                    .map(|(k, x)| Ok((k.clone(), value_to_json(x, e)?)))
-                    .collect::<Result<_, String>>()?,
-            )
-        }
+            )),
+            _ => own_typed_json(v),
+        },
         Value::Object(m) => {
             let attrs = match ty {
                 Type::Object(o) => Some(&o.attrs),
                 _ => None,
             };
-            Json::Object(
+            Ok(Json::Object(
                 m.iter()
                     .map(|(k, x)| {
                         let json = match attrs.and_then(|a| a.get(k)) {
                             Some(t) => value_to_json(x, t)?,
-                            None => value_to_json(x, &x.ty())?,
+                            None => own_typed_json(x)?,
                         };
                         Ok((k.clone(), json))
                     })
                     .collect::<Result<_, String>>()?,
-            )
+            ))
         }
+        _ => scalar_json(v),
+    }
+}
+
+/// `value_to_json(v, &v.ty())`, without building `v`'s type: a value of
+/// type `any` is written in its own type, and building the type of a deep
+/// value costs as much as copying the value.
+fn own_typed_json(v: &Value) -> Result<Json, String> {
+    match v {
+        Value::Sensitive(inner) => own_typed_json(inner),
+        Value::List(e, vs) | Value::Set(e, vs) => elements_json(vs, Some(e)),
+        Value::Map(e, m) => entries_json(m, Some(e)),
+        Value::Tuple(vs) => Ok(Json::Array(
+            vs.iter().map(own_typed_json).collect::<Result<_, _>>()?,
+        )),
+        Value::Object(m) => Ok(Json::Object(
+            m.iter()
+                .map(|(k, x)| Ok((k.clone(), own_typed_json(x)?)))
+                .collect::<Result<_, String>>()?,
+        )),
+        _ => scalar_json(v),
+    }
+}
+
+/// `type_to_json(&v.ty())`, without building the type.
+fn own_type_json(v: &Value) -> Json {
+    match v {
+        Value::Null(t) | Value::Unknown(t) => type_to_json(t),
+        Value::Sensitive(inner) => own_type_json(inner),
+        Value::Bool(_) => Json::from("bool"),
+        Value::Number(_) => Json::from("number"),
+        Value::String(_) => Json::from("string"),
+        Value::List(e, _) => kind_of("list", type_to_json(e)),
+        Value::Set(e, _) => kind_of("set", type_to_json(e)),
+        Value::Map(e, _) => kind_of("map", type_to_json(e)),
+        Value::Tuple(vs) => kind_of("tuple", vs.iter().map(own_type_json).collect()),
+        Value::Object(m) => kind_of(
+            "object",
+            Json::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), own_type_json(x)))
+                    .collect(),
+            ),
+        ),
+    }
+}
+
+fn elements_json(vs: &[Value], element: Option<&Type>) -> Result<Json, String> {
+    let e = element.unwrap_or(&Type::Dynamic);
+    Ok(Json::Array(
+        vs.iter()
+            .map(|x| value_to_json(x, e))
+            .collect::<Result<_, _>>()?,
+    ))
+}
+
+fn entries_json(m: &Attrs, element: Option<&Type>) -> Result<Json, String> {
+    let e = element.unwrap_or(&Type::Dynamic);
+    Ok(Json::Object(
+        m.iter()
+            .map(|(k, x)| Ok((k.clone(), value_to_json(x, e)?)))
+            .collect::<Result<_, String>>()?,
+    ))
+}
+
+/// A value that is neither a collection nor a structure, as JSON.
+fn scalar_json(v: &Value) -> Result<Json, String> {
+    Ok(match v {
+        Value::Null(_) => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => number_json(n)?,
+        Value::String(s) => Json::String(s.clone()),
+        _ => return Err("value is not known".into()),
     })
 }
 
@@ -482,6 +536,38 @@ mod tests {
         );
         let back = value_from_json(&j, &Type::Dynamic).unwrap();
         assert!(back.raw_equal(&v), "{back:?}");
+    }
+
+    #[test]
+    fn a_value_in_its_own_type_is_written_as_its_built_type_says() {
+        let attrs = |pairs: Vec<(&str, Value)>| {
+            Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        let inner = attrs(vec![
+            ("n", Value::int(2)),
+            ("none", Value::Null(Type::list(Type::Bool))),
+            ("secret", Value::Sensitive(Box::new(Value::string("s")))),
+        ]);
+        let v = attrs(vec![
+            ("deep", attrs(vec![("parent", inner.clone())])),
+            ("anys", Value::List(Type::Dynamic, vec![Value::Bool(true)])),
+            ("pair", Value::Tuple(vec![inner, Value::string("x")])),
+            (
+                "tags",
+                Value::Map(
+                    Type::String,
+                    Attrs::from([("a".to_string(), Value::string("b"))]),
+                ),
+            ),
+        ]);
+        let ty = v.ty();
+        assert_eq!(own_typed_json(&v).unwrap(), value_to_json(&v, &ty).unwrap());
+        assert_eq!(own_type_json(&v), type_to_json(&ty));
+        // Not known: refused, where building the type of `Unknown(any)` and
+        // writing the value in it again never ended.
+        let unknown = attrs(vec![("later", Value::Unknown(Type::Dynamic))]);
+        assert!(value_to_json(&unknown, &Type::Dynamic).is_err());
+        assert!(value_to_json(&Value::Unknown(Type::Dynamic), &Type::Dynamic).is_err());
     }
 
     #[test]

@@ -314,6 +314,16 @@ pub trait Recovery: Send + Sync {
         let _ = (type_name, trace);
         Ok(Vec::new())
     }
+
+    /// Whether objects of `type_name` exist in the state alone
+    /// (`terraform_data`): a crash that loses the record of one loses
+    /// nothing outside, since the next plan makes it again, so its journal
+    /// lines need not wait for the disk. `false` by default: a cloud's
+    /// object, once made, must be on record before anything else starts.
+    fn only_in_state(&self, type_name: &str) -> bool {
+        let _ = type_name;
+        false
+    }
 }
 
 /// Billing: what a driver's cloud charges, for the plan's cost and the

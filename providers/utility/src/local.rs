@@ -244,6 +244,11 @@ impl Resource for LocalFile {
         }
         Ok(())
     }
+
+    /// The file is on disk, whether or not the state records it.
+    fn only_in_state(&self) -> bool {
+        false
+    }
 }
 
 /// The `local_file` and `local_sensitive_file` data sources.

@@ -54,6 +54,13 @@ pub(crate) trait Resource: Send + Sync {
         Ok(())
     }
 
+    /// Whether the object exists in the state alone (a random number, a
+    /// key, a timestamp), not somewhere a lost record would leave it
+    /// behind (a file on disk).
+    fn only_in_state(&self) -> bool {
+        true
+    }
+
     /// The object an `import` block's id stands for; `None` for types the
     /// provider cannot import.
     fn import(&self, id: &str) -> Option<Result<Value, DriverError>> {
@@ -314,6 +321,10 @@ impl strata_provider::Recovery for Provider {
         // Nothing these types make carries tags: a crashed create is made
         // again, as Terraform would.
         self.managed(type_name).map(|_| Vec::new())
+    }
+
+    fn only_in_state(&self, type_name: &str) -> bool {
+        self.managed(type_name).is_ok_and(|r| r.only_in_state())
     }
 }
 

@@ -1,0 +1,3 @@
+fn main() {
+    println!("cargo:rustc-link-arg-bin=strata=-no-pie");
+}
