@@ -26,6 +26,7 @@ pub mod journal;
 pub mod local;
 pub mod model;
 mod sealed;
+mod split;
 mod store;
 
 pub use addr::{

@@ -525,8 +525,13 @@ impl Backend for LocalBackend {
     /// sees that rather than a truncated state.
     fn read(&self) -> Result<Stored, StateError> {
         let version = self.stat()?;
-        let state = match read_optional(&self.path)?.filter(|text| !text.is_empty()) {
-            Some(text) if whole(text.as_bytes()) => Some(text),
+        // A write in place leaves `.next` until it has finished: with none
+        // after the read, no write of strata's was cut short in the file
+        // (a torn file of another tool's is refused by the parse), and a
+        // large state is not parsed once more only to be told so.
+        let state = read_optional(&self.path)?.filter(|text| !text.is_empty());
+        let state = match state {
+            Some(text) if !self.next_path().exists() || whole(text.as_bytes()) => Some(text),
             torn => read_optional(&self.next_path())?.or(torn),
         };
         // Stat before reading: a write in between shows as a conflict

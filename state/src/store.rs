@@ -412,9 +412,15 @@ pub fn parse(location: &str, text: &str) -> Result<State, StateError> {
         found,
         supported: FORMAT_VERSION,
     };
-    // One pass over the text when it reads; its head is looked at alone
-    // only to say why it did not (a newer format, or no format at all).
-    let mut state: State = match serde_json::from_str(text) {
+    // One pass over the text when it reads (a large one's resources split
+    // over the cores); its head is looked at alone only to say why it did
+    // not (a newer format, or no format at all).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parsed = match crate::split::parse(text, threads) {
+        Some(state) => Ok(state),
+        None => serde_json::from_str(text),
+    };
+    let mut state: State = match parsed {
         Ok(s) => s,
         Err(e) => {
             let head: Head = serde_json::from_str(text).map_err(corrupt)?;
