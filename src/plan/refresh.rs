@@ -365,6 +365,14 @@ fn compared(
     schema: &strata_provider::ResourceSchema,
     (out, drift): (&mut Vec<PriorInstance>, &mut Vec<ResourceChange>),
 ) {
+    // A read that answered with the stored object itself (a type kept in
+    // the state alone) has nothing to mark again or compare.
+    let now = match now {
+        Some(s) if s.value.is_shared_with(&p.value) => {
+            return out.push(PriorInstance { kept: s.kept, ..p });
+        }
+        now => now,
+    };
     // A driver answers plain values: what was sensitive in the state (and
     // what the schema calls sensitive) is marked again before anything
     // compares or shows it.

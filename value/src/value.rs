@@ -26,6 +26,11 @@ impl Attrs {
         Attrs(Arc::new(LiteMap::with_capacity(n)))
     }
 
+    /// Whether `a` and `b` are one map shared, not merely equal ones.
+    pub fn shared(a: &Attrs, b: &Attrs) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
         self.iter_mut().map(|(_, v)| v)
     }
@@ -356,6 +361,17 @@ impl Value {
     }
 
     /// Structural equality including types and marks: cty's `RawEquals`.
+    /// Whether `self` and `other` are one object (or map) shared, marks
+    /// and all: equal without a look inside.
+    pub fn is_shared_with(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Object(a), Value::Object(b)) | (Value::Map(_, a), Value::Map(_, b)) => {
+                Attrs::shared(a, b)
+            }
+            _ => false,
+        }
+    }
+
     pub fn raw_equal(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Sensitive(a), Value::Sensitive(b)) => a.raw_equal(b),
@@ -457,10 +473,13 @@ pub enum Infinity {
 }
 
 fn map_raw_equal(a: &Attrs, b: &Attrs) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equal(vb))
+    // One map shared by two values (a refresh that read back what was
+    // stored, a plan that keeps the prior object) is equal without a walk.
+    Attrs::shared(a, b)
+        || a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equal(vb))
 }
 
 /// Go's `encoding/json` string escaping, which Terraform's `jsonencode` uses:
@@ -529,6 +548,22 @@ fn all_equal<'a>(pairs: impl Iterator<Item = (&'a Value, &'a Value)>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_object_is_told_apart_from_an_equal_one() {
+        let build = || Value::Object(Attrs::from([("a".to_string(), Value::string("x"))]));
+        let (one, equal) = (build(), build());
+        let copy = one.clone();
+        assert!(one.is_shared_with(&copy) && one.raw_equal(&copy));
+        assert!(!one.is_shared_with(&equal) && one.raw_equal(&equal));
+        let mut changed = copy.clone();
+        if let Value::Object(m) = &mut changed {
+            m.insert("a".to_string(), Value::string("y"));
+        }
+        assert!(!changed.is_shared_with(&copy), "a change copies the map");
+        assert!(!changed.raw_equal(&copy));
+        assert!(!Value::string("x").is_shared_with(&Value::string("x")));
+    }
 
     /// cty's `Equals` with an unknown side: decided only when the known
     /// side's type cannot be the unknown's (a null, or an unknown of any

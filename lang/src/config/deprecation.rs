@@ -52,6 +52,15 @@ fn module(m: &Module, out: &mut Vec<Diag>) {
             module(&call.module, out);
         }
     }
+    // Only a call with a deprecated output can be warned of: a module
+    // calling none has its expressions left unread.
+    let deprecating = m
+        .module_calls
+        .iter()
+        .any(|c| c.module.outputs.iter().any(|o| o.deprecated.is_some()));
+    if !deprecating {
+        return;
+    }
     for e in expressions(m) {
         e.visit_references(&mut |root, attrs, span| {
             if root != "module" {

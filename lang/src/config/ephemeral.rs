@@ -87,7 +87,11 @@ fn not_allowed(summary: &str, detail: String, span: Span) -> Diag {
 /// ephemeral value would be persisted; `root` says whether `m` is the root.
 pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diags) {
     let eph = Ephemeral::of(m);
-    for r in &m.resources {
+    // With nothing ephemeral declared nothing can derive from it (a
+    // reference to an undeclared ephemeral resource is refused as such),
+    // so a large module's expressions are not walked for nothing.
+    let any = !eph.names.is_empty();
+    for r in m.resources.iter().filter(|_| any) {
         let meta = [
             ("count", &r.count),
             ("for_each", &r.for_each),
@@ -116,7 +120,7 @@ pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diag
                     .into(),
                 o.span,
             ));
-        } else if !o.ephemeral && eph.uses(&o.expr) {
+        } else if any && !o.ephemeral && eph.uses(&o.expr) {
             diags.push(not_allowed(
                 "Ephemeral value not allowed",
                 "This output is not declared ephemeral, so its value cannot be derived from an ephemeral value: it would be kept in the state.".into(),
@@ -125,7 +129,9 @@ pub fn check(m: &Module, root: bool, write_only: WriteOnly<'_>, diags: &mut Diag
         }
     }
     for c in &m.module_calls {
-        inputs(c, &eph, diags);
+        if any {
+            inputs(c, &eph, diags);
+        }
         check(&c.module, false, write_only, diags);
     }
 }
