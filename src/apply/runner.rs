@@ -514,7 +514,7 @@ impl Runner {
             }
             return;
         }
-        let mut said = Vec::new();
+        let (mut said, mut starting) = (Vec::new(), Vec::new());
         while self.running.len() < self.parallelism {
             let Some(Queued { op, queues }) = self.next_free() else {
                 break;
@@ -542,11 +542,16 @@ impl Runner {
                 queues,
             };
             self.running.insert(op.id, running);
+            starting.push(op);
+        }
+        // Said before any of them runs: an operation's own lines (its
+        // actions', its provisioners') come after its start.
+        self.progress.say_all(&said);
+        for op in starting {
             let id = op.id;
             let handle = self.set.spawn(perform(op, self.progress));
             self.tasks.insert(handle.id(), id);
         }
-        self.progress.say_all(&said);
     }
 
     /// Waits for at least one operation to finish and returns every one
