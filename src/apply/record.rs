@@ -30,7 +30,7 @@ pub struct Sink<'s> {
 
 pub struct Record<'s> {
     sink: Sink<'s>,
-    /// Whose objects exist in the state alone ([`Record::only_in_state`]).
+    /// Whose objects exist in the state alone ([`only_in_state`]).
     drivers: &'s Drivers,
     /// The state as the apply began (its serial the last one written).
     state: State,

@@ -589,25 +589,25 @@ impl Backend for LocalBackend {
     }
 
     fn append(&self, lines: &str) -> Result<(), StateError> {
-        self.append_lines(lines, Sync::Data)
+        self.append_lines(lines, Flush::Data)
     }
 
     /// Written, not synced: the lines survive the process (a kill) in the
     /// page cache, and the next synced append flushes them with its own.
     fn append_unsynced(&self, lines: &str) -> Result<(), StateError> {
-        self.append_lines(lines, Sync::None)
+        self.append_lines(lines, Flush::None)
     }
 }
 
 /// Whether an append waits for the disk.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Sync {
+enum Flush {
     Data,
     None,
 }
 
 impl LocalBackend {
-    fn append_lines(&self, lines: &str, sync: Sync) -> Result<(), StateError> {
+    fn append_lines(&self, lines: &str, flush: Flush) -> Result<(), StateError> {
         let path = self.journal_path();
         let io = |e| StateError::io(&path, e);
         let mut slot = self.journal_file();
@@ -625,9 +625,9 @@ impl LocalBackend {
             return Err(StateError::NotLocked);
         };
         file.write_all(lines.as_bytes()).map_err(io)?;
-        match sync {
-            Sync::Data => file.sync_data().map_err(io),
-            Sync::None => Ok(()),
+        match flush {
+            Flush::Data => file.sync_data().map_err(io),
+            Flush::None => Ok(()),
         }
     }
 }
