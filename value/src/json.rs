@@ -70,7 +70,10 @@ pub fn type_from_json(j: &Json) -> Result<Type, String> {
                         .collect(),
                     _ => Default::default(),
                 };
-                Ok(Type::Object(Box::new(ObjectType { attrs, optional })))
+                Ok(Type::Object(std::sync::Arc::new(ObjectType {
+                    attrs,
+                    optional,
+                })))
             }
             _ => Err(bad()),
         },

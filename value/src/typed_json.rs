@@ -10,6 +10,7 @@
 use crate::json::{type_from_json, value_from_json};
 use crate::types::{ObjectType, Type};
 use crate::value::{Attrs, Value};
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
@@ -49,11 +50,7 @@ impl<'de> DeserializeSeed<'de> for Typed<'_> {
                 None => Ok(Value::Null(Type::Dynamic)),
                 Some(parts) => parts.read().map_err(serde::de::Error::custom),
             },
-            // Leaves are small; their JSON value costs nothing to build.
-            leaf => {
-                let j = <Json as serde::Deserialize>::deserialize(d)?;
-                value_from_json(&j, leaf).map_err(serde::de::Error::custom)
-            }
+            leaf => d.deserialize_any(Leaf(leaf)),
         }
     }
 }
@@ -130,6 +127,67 @@ impl Dynamic<'_> {
     }
 }
 
+/// A primitive: a string or bool where the type wants one is taken as it
+/// is (most of a state's leaves); anything else becomes the JSON value it
+/// is and goes through `value_from_json`, which converts or refuses it.
+struct Leaf<'t>(&'t Type);
+
+impl Leaf<'_> {
+    fn converted<E: serde::de::Error>(self, j: Json) -> Result<Value, E> {
+        value_from_json(&j, self.0).map_err(E::custom)
+    }
+}
+
+impl<'de> Visitor<'de> for Leaf<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.friendly_name())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        match self.0 {
+            Type::String => Ok(Value::String(v.to_string())),
+            _ => self.converted(Json::String(v.to_string())),
+        }
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        match self.0 {
+            Type::Bool => Ok(Value::Bool(v)),
+            _ => self.converted(Json::Bool(v)),
+        }
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null(self.0.clone()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.converted(Json::from(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.converted(Json::from(v))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.converted(Json::from(v))
+    }
+
+    // A number (arbitrary precision reads it as a one-entry map), or an
+    // object where a primitive should be, which the conversion refuses.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        let j = <Json as serde::Deserialize>::deserialize(MapAccessDeserializer::new(map))?;
+        self.converted(j)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        let j = <Json as serde::Deserialize>::deserialize(SeqAccessDeserializer::new(seq))?;
+        self.converted(j)
+    }
+}
+
 /// A list, set, tuple, map or object, element by element.
 struct Container<'t>(&'t Type);
 
@@ -181,7 +239,7 @@ impl<'de> Visitor<'de> for Container<'_> {
                 }
                 Ok(Value::Map(
                     (**e).clone(),
-                    entries.into_iter().collect::<Attrs>(),
+                    Attrs::from_sorted(entries.into_iter().collect()),
                 ))
             }
             Type::Object(o) => object(o, map),
@@ -193,25 +251,35 @@ impl<'de> Visitor<'de> for Container<'_> {
 /// An object's attributes by the type's names: others are skipped, and an
 /// attribute the text lacks is null.
 fn object<'de, A: MapAccess<'de>>(o: &ObjectType, mut map: A) -> Result<Value, A::Error> {
-    let mut found: BTreeMap<&str, Value> = BTreeMap::new();
+    // Both tools write an object's attributes in name order, the order of
+    // the type's: each key is met where the cursor stands, and the object
+    // is built in order without a map in between. A key out of order (a
+    // hand-edited state) replaces the null its place was given.
+    let mut out: Vec<(String, Value)> = Vec::with_capacity(o.attrs.len());
+    let mut ahead = o.attrs.iter().peekable();
     while let Some(k) = map.next_key::<String>()? {
-        match o.attrs.get_key_value(k.as_str()) {
-            Some((name, t)) => {
+        while let Some((name, t)) = ahead.next_if(|(name, _)| name.as_str() < k.as_str()) {
+            out.push((name.clone(), Value::Null(t.clone())));
+        }
+        if let Some((_, t)) = ahead.next_if(|(name, _)| name.as_str() == k.as_str()) {
+            let v = map.next_value_seed(Typed(t))?;
+            out.push((k, v));
+            continue;
+        }
+        match o.attrs.get(k.as_str()) {
+            Some(t) => {
                 let v = map.next_value_seed(Typed(t))?;
-                found.insert(name.as_str(), v);
+                if let Ok(at) = out.binary_search_by(|(name, _)| name.as_str().cmp(&k)) {
+                    out[at].1 = v;
+                }
             }
             None => {
                 map.next_value::<IgnoredAny>()?;
             }
         }
     }
-    let attrs = o.attrs.iter().map(|(name, t)| {
-        let v = found
-            .remove(name.as_str())
-            .unwrap_or_else(|| Value::Null(t.clone()));
-        (name.clone(), v)
-    });
-    Ok(Value::Object(attrs.collect::<Attrs>()))
+    out.extend(ahead.map(|(name, t)| (name.clone(), Value::Null(t.clone()))));
+    Ok(Value::Object(Attrs::from_sorted(out)))
 }
 
 #[cfg(test)]
@@ -232,10 +300,18 @@ mod tests {
                 r#"{"id":"x","n":1.50,"tags":{"b":"2","a":"1"},"ids":["b","a","b"],"pair":["p",true],"nested":[{"a":1},{"a":null}],"any":{"value":[1,"x"],"type":["tuple",["number","string"]]},"extra":{"deep":[1,2]}}"#,
             ),
             (object, r#"{"id":null,"any":null}"#),
+            // Out of name order, a name twice (the last one counts, as
+            // in a JSON tree), a name the type lacks in between.
+            (
+                object,
+                r#"{"tags":{"z":"1"},"n":2,"zz":0,"id":"late","n":3}"#,
+            ),
             (object, r#"{}"#),
             (object, r#"null"#),
             (object, r#"{"n":"12"}"#),
             (object, r#"{"id":5,"pair":["p",false]}"#),
+            (object, r#"{"id":true,"n":-7,"tags":{"e":"a\"b\u00e9"}}"#),
+            (object, r#"{"id":12345678901234567890.25,"n":1e3}"#),
             (
                 r#"["list","number"]"#,
                 r#"[1,123456789012345678901234567890,-0.5]"#,

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Type {
@@ -16,9 +17,10 @@ pub enum Type {
     Set(Box<Type>),
     Map(Box<Type>),
     Tuple(Vec<Type>),
-    /// Boxed: an object type is large (two maps), and every `Value` holds
-    /// a `Type`, so this keeps every value small.
-    Object(Box<ObjectType>),
+    /// Shared: an object type is large (two maps) and every `Value` holds
+    /// a `Type`, so this keeps every value small; a state's values copy the
+    /// same few object types thousands of times, each copy a count.
+    Object(Arc<ObjectType>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -39,7 +41,7 @@ impl Type {
         Type::Map(Box::new(t))
     }
     pub fn object(attrs: BTreeMap<String, Type>) -> Type {
-        Type::Object(Box::new(ObjectType {
+        Type::Object(Arc::new(ObjectType {
             attrs,
             optional: BTreeSet::new(),
         }))

@@ -26,6 +26,13 @@ impl Attrs {
         Attrs(Arc::new(LiteMap::with_capacity(n)))
     }
 
+    /// Attributes already in order, each name once (what reading by an
+    /// object type yields): taken as they are, with no sort.
+    pub fn from_sorted(sorted: Vec<(String, Value)>) -> Attrs {
+        debug_assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        Attrs(Arc::new(LiteMap::from_sorted_store_unchecked(sorted)))
+    }
+
     /// Whether `a` and `b` are one map shared, not merely equal ones.
     pub fn shared(a: &Attrs, b: &Attrs) -> bool {
         Arc::ptr_eq(&a.0, &b.0)

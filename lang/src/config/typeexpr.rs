@@ -157,7 +157,7 @@ fn parse_type(e: &Expr, in_object: bool) -> Result<(Type, Defaults), Diag> {
                         }
                         ot.attrs.insert(key, aty);
                     }
-                    Ok((Type::Object(Box::new(ot)), defaults))
+                    Ok((Type::Object(std::sync::Arc::new(ot)), defaults))
                 }
                 "optional" => {
                     if !in_object {

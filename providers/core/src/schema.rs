@@ -210,7 +210,7 @@ impl IdentitySchema {
             .filter(|(_, a)| !a.required_for_import)
             .map(|(k, _)| k.clone())
             .collect();
-        Type::Object(Box::new(ObjectType {
+        Type::Object(std::sync::Arc::new(ObjectType {
             attrs: self
                 .attributes
                 .iter()

@@ -97,7 +97,8 @@ fn with_optional(ty: Type, a: &Attribute) -> Type {
         return ty;
     };
     let mark = |t: Type| match t {
-        Type::Object(mut o) => {
+        Type::Object(mut shared) => {
+            let o = std::sync::Arc::make_mut(&mut shared);
             for inner in &nested.attributes {
                 if !inner.required {
                     o.optional.insert(inner.name.clone());
@@ -108,7 +109,7 @@ fn with_optional(ty: Type, a: &Attribute) -> Type {
                     }
                 }
             }
-            Type::Object(o)
+            Type::Object(shared)
         }
         other => other,
     };
