@@ -281,8 +281,12 @@ pub fn expand(
     recorded: &placement::Recorded<'_>,
     sources: &mut Sources,
 ) -> Result<Expansion, Diags> {
-    let mut diags = Diags::default();
     let mut expansion = Expansion::default();
+    // Nothing to expand: no scope made (it indexes every resource's name).
+    if root.clusters.is_empty() {
+        return Ok(expansion);
+    }
+    let mut diags = Diags::default();
     let blocks = std::mem::take(&mut root.clusters);
     let mut calls = Vec::new();
     let mut providers = Vec::new();

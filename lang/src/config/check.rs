@@ -272,11 +272,15 @@ fn repeated(scope: &mut ConfigScope, (count, for_each): (bool, bool)) {
 /// Like `terraform validate`, values of variables are not used: each is
 /// an unknown of its declared type. Defaults must still fit their type.
 fn check_defaults(module: &Module, run: &Rc<Run>, diags: &mut Diags) {
+    // One scope for every default (a scope indexes the module's names:
+    // 10 000 resources' worth, once).
+    let mut scope = None;
     for v in &module.variables {
         let Some(def) = &v.default else {
             continue;
         };
-        let scope = ConfigScope::new(module, BTreeMap::new(), run.clone());
+        let scope =
+            scope.get_or_insert_with(|| ConfigScope::new(module, BTreeMap::new(), run.clone()));
         match scope.evaluator().eval(def) {
             Ok(dv) => {
                 if let Err(e) = v.constraint.admit(&dv) {

@@ -8,8 +8,9 @@ use crate::diag::{Diag, Span};
 use crate::eval::{did_you_mean, unknown_root, CallFailure, Evaluator, Scope};
 use crate::funcs::Impure;
 use crate::lang::value::{Attrs, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -91,15 +92,16 @@ pub trait Known {
 /// than a scan of every resource.
 #[derive(Default)]
 pub struct Declared<'a> {
-    managed: HashSet<(&'a str, &'a str)>,
-    data: HashMap<&'a str, Vec<&'a str>>,
-    ephemeral: HashMap<&'a str, Vec<&'a str>>,
-    calls: HashSet<&'a str>,
+    managed: FxHashSet<(&'a str, &'a str)>,
+    data: FxHashMap<&'a str, Vec<&'a str>>,
+    ephemeral: FxHashMap<&'a str, Vec<&'a str>>,
+    calls: FxHashSet<&'a str>,
 }
 
 impl<'a> Declared<'a> {
     pub fn of(module: &'a Module) -> Declared<'a> {
         let mut d = Declared::default();
+        d.managed.reserve(module.resources.len());
         for r in &module.resources {
             match r.mode {
                 Mode::Managed => {
