@@ -56,7 +56,7 @@ fn driver<'d>(
     diags: &mut Diags,
 ) -> Option<(Arc<dyn Driver>, &'d ResourceSchema)> {
     let (base, _) = req.drivers.ephemeral(&r.type_name)?;
-    let what = ri.address(ctx.key.clone()).to_string();
+    let what = || ri.address(ctx.key.clone()).to_string();
     let at = (&node.module, ri.module(), Some(ctx));
     let provider = crate::walk::resolve(req.root, &node.module, r, base.as_ref())
         .and_then(|p| p.instance(w, at, req.drivers, &what))

@@ -1059,7 +1059,7 @@ impl<'a> Planner<'_, 'a> {
         provider: &Resolution<'_>,
     ) -> Option<Configured> {
         let node = &self.req.graph.graph[n];
-        let what = ri.address(ctx.key.clone()).to_string();
+        let what = || ri.address(ctx.key.clone()).to_string();
         let at = (&node.module, ri.module(), Some(ctx));
         let address = match provider.instance(walk, at, self.req.drivers, &what) {
             Ok(a) => a,

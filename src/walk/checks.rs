@@ -167,7 +167,7 @@ async fn read(
             super::unserved_detail(r, Some(root)),
         ));
     };
-    let what = r.addr_in(at.instance).to_string();
+    let what = || r.addr_in(at.instance).to_string();
     let provider = resolve(root, at.module, r, base.as_ref())?.instance(
         walk,
         (at.module, at.instance, None),

@@ -54,13 +54,14 @@ impl Resolution<'_> {
 
     /// The address of the configuration instance `(path, ctx)` of a
     /// block of the configuration's module `module` uses, which must
-    /// exist; `what` names the instance in an error.
+    /// exist; `what` names the instance in an error (spelled only then:
+    /// a plan asks this of every instance).
     pub fn instance(
         &self,
         walk: &Walk<'_>,
         (module, path, ctx): (&ModulePath, &ModulePath, Option<&InstanceCtx>),
         drivers: &Drivers,
-        what: &str,
+        what: &dyn Fn() -> String,
     ) -> Result<String, Diag> {
         self.choose(drivers, what, |k| match k.in_call {
             false => walk.eval_at(module, path, ctx, |ev| ev.eval(k.expr)),
@@ -84,7 +85,7 @@ impl Resolution<'_> {
         drivers: &Drivers,
     ) -> Result<String, Diag> {
         let what = addr.to_string();
-        self.choose(drivers, &what, |k| {
+        self.choose(drivers, &|| what.clone(), |k| {
             if k.in_call {
                 let detail = format!("The provider instance {what} uses is chosen by its module call; import it with an import block, planned with the rest of the configuration.");
                 return Some(Err(invalid_key(detail, k.expr)));
@@ -100,7 +101,7 @@ impl Resolution<'_> {
     fn choose(
         &self,
         drivers: &Drivers,
-        what: &str,
+        what: &dyn Fn() -> String,
         eval: impl FnOnce(&KeyChoice<'_>) -> Option<Result<Value, Diag>>,
     ) -> Result<String, Diag> {
         let Some(k) = self.key else {
@@ -129,7 +130,7 @@ fn invalid_key(detail: String, e: &Expr) -> Diag {
 /// The instance key a key expression's value gives, held to OpenTofu's
 /// rules: known, not null, not sensitive, a string (numbers and bools
 /// converted).
-fn instance_key(v: &Value, e: &Expr, what: &str) -> Result<String, Diag> {
+fn instance_key(v: &Value, e: &Expr, what: &dyn Fn() -> String) -> Result<String, Diag> {
     let said = |detail: &str| invalid_key(detail.to_string(), e);
     if v.is_sensitive() {
         return Err(said(
@@ -137,6 +138,7 @@ fn instance_key(v: &Value, e: &Expr, what: &str) -> Result<String, Diag> {
         ));
     }
     if !v.is_known() {
+        let what = what();
         return Err(invalid_key(format!("The provider instance key for {what} depends on values that cannot be determined until apply, and so strata cannot select a provider instance to create a plan for this resource instance."), e));
     }
     if v.is_null() {
