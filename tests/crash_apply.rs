@@ -757,6 +757,75 @@ fn an_apply_writes_the_state_twice_and_a_refresh_reads_once_per_type() {
     let _ = std::fs::remove_dir_all(&env.dir);
 }
 
+/// Objects made outside are tagged with the state's lineage, so the
+/// state is on disk before the first of them is made, even when objects
+/// kept in the state alone came first; an apply that makes nothing outside
+/// writes its state once, at the end, and (as Terraform's first apply) no
+/// backup of a state that was not there.
+#[test]
+fn the_lineage_is_on_disk_before_the_first_object_outside() {
+    let env = setup("lineage-first");
+    std::fs::write(
+        env.dir.join("main.tf"),
+        "resource \"terraform_data\" \"t\" {\n  count = 3\n  input = \"t${count.index}\"\n}\n",
+    )
+    .expect("config");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    let state = |env: &Env| -> serde_json::Value {
+        let text = std::fs::read_to_string(env.dir.join("terraform.tfstate")).expect("state");
+        serde_json::from_str(&text).expect("state JSON")
+    };
+    assert_eq!(state(&env)["serial"], 1, "written once");
+    assert!(!env.dir.join("terraform.tfstate.backup").exists());
+
+    let env = setup("lineage-first-outside");
+    std::fs::write(
+        env.dir.join("main.tf"),
+        "resource \"terraform_data\" \"t\" {\n  count = 3\n  input = \"t${count.index}\"\n}\n\
+         resource \"sleepy_object\" \"s\" {\n  input = terraform_data.t[2].output\n}\n",
+    )
+    .expect("config");
+    let mut c = child(&env, &["apply", "--auto-approve"], 1500)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("child");
+    // Killed once the object is in the cloud, before its create returns.
+    let made = std::time::Instant::now();
+    while cloud(&env.cloud).is_empty() {
+        assert!(made.elapsed() < Duration::from_secs(60), "never created");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.kill().expect("kill -9");
+    let _ = c.wait();
+    let objects = cloud(&env.cloud);
+    let stored = state(&env);
+    assert_eq!(
+        objects[0].1["lineage"], stored["lineage"],
+        "the object's lineage is the stored state's"
+    );
+    // The objects made before it are in the state or the journal beside it.
+    let loaded = strata_state::Store::local(env.dir.join("terraform.tfstate"))
+        .load()
+        .expect("the state loads after the kill");
+    let kept: Vec<String> = loaded.state.resources[0]
+        .instances
+        .iter()
+        .map(|i| i.attributes.json().expect("attributes")["input"]["value"].to_string())
+        .collect();
+    assert_eq!(kept, ["\"t0\"", "\"t1\"", "\"t2\""], "{stored}");
+    let (code, out) = finish(&env, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    // Recovery found the object by its lineage: adopted, not made twice.
+    let objects = cloud(&env.cloud);
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    let (_, addrs) = state_ids(&env);
+    assert!(addrs.contains(&"sleepy_object.s".to_string()), "{addrs:?}");
+    assert_eq!(objects[0].1["lineage"], state(&env)["lineage"]);
+    let _ = std::fs::remove_dir_all(&env.dir);
+}
+
 /// `strata drift` in its three renderings, against a "cloud" whose
 /// objects are edited and deleted by hand.
 #[test]

@@ -7,10 +7,11 @@
 
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
-use crate::lang::json::{mark_paths, value_to_json};
+use crate::lang::json::{mark_paths, value_to_json_text};
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::plan::ResourceChange;
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 use strata_provider::Kept;
 use strata_state::model::{InstanceState, Mode, ResourceAddr};
@@ -55,6 +56,16 @@ impl<'s> Record<'s> {
     /// written without waiting for the disk: losing it to a crash loses
     /// nothing outside, and the next durable batch carries it too.
     pub fn commit(&mut self, batch: Vec<Entry>) -> Result<(), Diags> {
+        let outside = batch.iter().any(|e| outside(self.drivers, e));
+        if outside && !self.sink.store.holds_state() {
+            // The lineage tags every object made outside from here on; it
+            // must be on disk before the first such create, or a crash
+            // would leave objects tagged with a lineage no state
+            // remembers. An apply that makes nothing outside (only
+            // `terraform_data`, data sources) writes its state once, at
+            // the end, as Terraform's first apply does.
+            self.checkpoint()?;
+        }
         let journal = &mut self.sink.journal;
         if batch.iter().all(|e| only_in_state(self.drivers, e)) {
             journal.append_unsynced(&batch)
@@ -103,19 +114,38 @@ impl<'s> Record<'s> {
 /// data source's last read, or an object of a type its driver keeps
 /// nowhere else (`terraform_data`).
 fn only_in_state(drivers: &Drivers, e: &Entry) -> bool {
-    let kept_alone = |id: &ResourceAddr| match id.mode {
+    match object_of(e) {
+        Some(id) => kept_alone(drivers, &id),
+        None => false,
+    }
+}
+
+/// Whether `e` is about an object that exists outside the state (whose
+/// create an intent announces, and which is tagged with the lineage).
+fn outside(drivers: &Drivers, e: &Entry) -> bool {
+    object_of(e).is_some_and(|id| !kept_alone(drivers, &id))
+}
+
+/// The resource whose object `e` records, if it records one.
+fn object_of(e: &Entry) -> Option<Cow<'_, ResourceAddr>> {
+    match e {
+        Entry::Put { resource, .. } | Entry::Remove { resource, .. } => {
+            Some(Cow::Borrowed(resource))
+        }
+        Entry::Intent { address, .. } => {
+            strata_state::Address::parse(address).map(|a| Cow::Owned(a.id))
+        }
+        Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => None,
+    }
+}
+
+fn kept_alone(drivers: &Drivers, id: &ResourceAddr) -> bool {
+    match id.mode {
         Mode::Data => true,
         Mode::Managed => drivers
             .resource(&id.type_name)
             .is_some_and(|(d, _)| d.only_in_state(&id.type_name)),
         Mode::Ephemeral => false,
-    };
-    match e {
-        Entry::Put { resource, .. } | Entry::Remove { resource, .. } => kept_alone(resource),
-        Entry::Intent { address, .. } => {
-            strata_state::Address::parse(address).is_some_and(|a| kept_alone(&a.id))
-        }
-        Entry::Move { .. } | Entry::Output { .. } | Entry::Placement { .. } => false,
     }
 }
 
@@ -170,7 +200,7 @@ pub fn put(ty: &Type, c: &ResourceChange, v: &Value, at: Status) -> Result<Entry
             deposed: at.deposed,
             status: at.tainted.then(|| "tainted".to_string()),
             schema_version: c.schema_version,
-            attributes: value_to_json(v, ty)?.into(),
+            attributes: value_to_json_text(v, ty)?.into(),
             private: crate::plan::private_text(&at.kept.private),
             identity_schema_version: at.kept.identity.as_ref().map(|i| i.version),
             identity: at.kept.identity.as_ref().map(|i| Box::new(i.value.clone())),

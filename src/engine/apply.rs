@@ -129,12 +129,6 @@ fn applied_in(
             }
         },
     };
-    if !session.existed {
-        // The lineage tags every object created from here on; it must be
-        // on disk before the first create, or a crash would leave objects
-        // tagged with a lineage no state remembers.
-        session.persist()?;
-    }
     let scope_warning = crate::plan::applied_scope_warning(&plan.scope);
     // `-invoke`'s actions run after the walk; those resources' changes
     // trigger ran within it.

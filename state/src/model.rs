@@ -287,6 +287,12 @@ impl Attributes {
     }
 }
 
+impl From<Box<RawValue>> for Attributes {
+    fn from(text: Box<RawValue>) -> Attributes {
+        Attributes(text)
+    }
+}
+
 impl From<Json> for Attributes {
     fn from(v: Json) -> Attributes {
         Attributes::from_json(&v)

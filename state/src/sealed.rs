@@ -58,9 +58,9 @@ impl Sealed {
     }
 
     /// Journal lines, each sealed alone, newline-terminated.
-    pub fn seal_lines(&self, location: &str, text: &str) -> Result<String, StateError> {
+    pub fn seal_lines(&self, location: &str, text: String) -> Result<String, StateError> {
         if self.sealing.is_none() {
-            return Ok(text.to_string());
+            return Ok(text);
         }
         let mut out = String::with_capacity(text.len() * 2);
         for line in text.lines() {

@@ -112,6 +112,12 @@ impl Store {
         self.sealed.opened_by_fallback()
     }
 
+    /// Whether a state (and so its lineage) is stored: read when loaded,
+    /// or written since.
+    pub fn holds_state(&self) -> bool {
+        self.seen().lineage.is_some()
+    }
+
     /// What the backend's lock is (what `force-unlock` can do to it).
     pub fn lock_kind(&self) -> backend::LockKind {
         self.backend.lock_kind()
@@ -514,22 +520,27 @@ impl Journal {
         if entries.is_empty() {
             return Ok(String::new());
         }
-        let mut text = String::new();
+        let mut text = Vec::new();
         for entry in entries {
             self.seq += 1;
-            let line = serde_json::to_string(&RecordRef {
+            let record = RecordRef {
                 seq: self.seq,
                 base,
                 entry,
-            })
-            .map_err(|e| StateError::Journal {
+            };
+            serde_json::to_writer(&mut text, &record).map_err(|e| StateError::Journal {
                 location: self.backend.location(),
                 line: self.seq as usize,
                 detail: e.to_string(),
             })?;
-            text.push_str(&line);
-            text.push('\n');
+            text.push(b'\n');
         }
-        self.sealed.seal_lines(&self.backend.location(), &text)
+        // serde_json writes UTF-8 only: this never fails.
+        let text = String::from_utf8(text).map_err(|e| StateError::Journal {
+            location: self.backend.location(),
+            line: self.seq as usize,
+            detail: e.to_string(),
+        })?;
+        self.sealed.seal_lines(&self.backend.location(), text)
     }
 }

@@ -6,39 +6,82 @@
 use crate::number::Number;
 use crate::types::{ObjectType, Type};
 use crate::value::{Attrs, Value};
-use serde_json::{json, Map, Value as Json};
+use serde::ser::{Error as _, SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 
 pub fn type_to_json(t: &Type) -> Json {
-    // Built by moving, not with `json!`, which copies every interpolated
-    // value (quadratic in the nesting of object types).
-    match t {
-        Type::Dynamic => Json::from("dynamic"),
-        Type::Bool => Json::from("bool"),
-        Type::Number => Json::from("number"),
-        Type::String => Json::from("string"),
-        Type::List(e) => kind_of("list", type_to_json(e)),
-        Type::Set(e) => kind_of("set", type_to_json(e)),
-        Type::Map(e) => kind_of("map", type_to_json(e)),
-        Type::Tuple(ts) => kind_of("tuple", Json::Array(ts.iter().map(type_to_json).collect())),
-        Type::Object(o) => {
-            let attrs: Map<String, Json> = o
-                .attrs
-                .iter()
-                .map(|(k, t)| (k.clone(), type_to_json(t)))
-                .collect();
-            let mut parts = vec![Json::from("object"), Json::Object(attrs)];
-            if !o.optional.is_empty() {
-                parts.push(o.optional.iter().map(|k| Json::from(k.as_str())).collect());
+    // Keys are strings and nothing else can fail.
+    serde_json::to_value(TypeJson(t)).unwrap_or(Json::Null)
+}
+
+/// A type as cty writes it: `"string"`, `["list","string"]`,
+/// `["object",{...}]` (with a third element naming optional attributes).
+struct TypeJson<'a>(&'a Type);
+
+impl Serialize for TypeJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Type::Dynamic => s.serialize_str("dynamic"),
+            Type::Bool => s.serialize_str("bool"),
+            Type::Number => s.serialize_str("number"),
+            Type::String => s.serialize_str("string"),
+            Type::List(e) => ("list", TypeJson(e)).serialize(s),
+            Type::Set(e) => ("set", TypeJson(e)).serialize(s),
+            Type::Map(e) => ("map", TypeJson(e)).serialize(s),
+            Type::Tuple(ts) => ("tuple", Elements(ts.iter().map(TypeJson))).serialize(s),
+            Type::Object(o) => {
+                let attrs = Entries(o.attrs.iter().map(|(k, t)| (k, TypeJson(t))));
+                match o.optional.is_empty() {
+                    true => ("object", attrs).serialize(s),
+                    false => ("object", attrs, &o.optional).serialize(s),
+                }
             }
-            Json::Array(parts)
         }
     }
 }
 
-/// A type of kind `kind` (`list`, `object`, ...) as cty writes it.
-fn kind_of(kind: &str, inner: Json) -> Json {
-    Json::Array(vec![Json::from(kind), inner])
+/// `TypeJson(&v.ty())`, without building the type.
+struct OwnType<'a>(&'a Value);
+
+impl Serialize for OwnType<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Null(t) | Value::Unknown(t) => TypeJson(t).serialize(s),
+            Value::Sensitive(inner) => OwnType(inner).serialize(s),
+            Value::Bool(_) => s.serialize_str("bool"),
+            Value::Number(_) => s.serialize_str("number"),
+            Value::String(_) => s.serialize_str("string"),
+            Value::List(e, _) => ("list", TypeJson(e)).serialize(s),
+            Value::Set(e, _) => ("set", TypeJson(e)).serialize(s),
+            Value::Map(e, _) => ("map", TypeJson(e)).serialize(s),
+            Value::Tuple(vs) => ("tuple", Elements(vs.iter().map(OwnType))).serialize(s),
+            Value::Object(m) => {
+                ("object", Entries(m.iter().map(|(k, x)| (k, OwnType(x))))).serialize(s)
+            }
+        }
+    }
+}
+
+/// An iterator written as a JSON array (a copy of it walked: writing
+/// takes `&self`).
+struct Elements<I>(I);
+
+impl<I: Iterator<Item = T> + Clone, T: Serialize> Serialize for Elements<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.clone())
+    }
+}
+
+/// An iterator of pairs written as a JSON object.
+struct Entries<I>(I);
+
+impl<I: Iterator<Item = (K, V)> + Clone, K: Serialize, V: Serialize> Serialize for Entries<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.clone())
+    }
 }
 
 pub fn type_from_json(j: &Json) -> Result<Type, String> {
@@ -92,121 +135,75 @@ fn number_json(n: &Number) -> Result<Json, String> {
 /// sensitive paths separately); unknown values are an error, since only
 /// known values are ever stored.
 pub fn value_to_json(v: &Value, ty: &Type) -> Result<Json, String> {
-    if let Value::Sensitive(inner) = v {
-        return value_to_json(inner, ty);
-    }
-    if let Value::Null(_) = v {
-        return Ok(Json::Null);
-    }
-    if *ty == Type::Dynamic {
-        let mut typed = Map::new();
-        typed.insert("value".into(), own_typed_json(v)?);
-        typed.insert("type".into(), own_type_json(v));
-        return Ok(Json::Object(typed));
-    }
-    match v {
-        Value::List(_, vs) | Value::Set(_, vs) => elements_json(vs, ty.element()),
-        Value::Map(_, m) => entries_json(m, ty.element()),
-        Value::Tuple(vs) => match ty {
-            Type::Tuple(ts) => Ok(Json::Array(
+    serde_json::to_value(Slot { v, ty: Some(ty) }).map_err(|e| e.to_string())
+}
+
+/// [`value_to_json`] written straight to compact JSON text, with no tree
+/// in between: how an applied object's attributes reach the state.
+pub fn value_to_json_text(v: &Value, ty: &Type) -> Result<Box<RawValue>, String> {
+    serde_json::value::to_raw_value(&Slot { v, ty: Some(ty) }).map_err(|e| e.to_string())
+}
+
+/// A value as JSON for a slot of type `ty`, or, where `ty` is `None`, of
+/// the value's own type (how a value of type `any` is written inside its
+/// `{"value", "type"}` pair: building the type of a deep value would cost
+/// as much as copying it). One serializer serves both the JSON tree and
+/// the text, so the two cannot drift apart.
+struct Slot<'a> {
+    v: &'a Value,
+    ty: Option<&'a Type>,
+}
+
+impl Serialize for Slot<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.v.unmarked();
+        let own = |x| Slot { v: x, ty: None };
+        match (v, self.ty) {
+            (Value::Null(_), _) => s.serialize_unit(),
+            (_, Some(Type::Dynamic)) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("value", &own(v))?;
+                m.serialize_entry("type", &OwnType(v))?;
+                m.end()
+            }
+            (Value::List(e, vs) | Value::Set(e, vs), ty) => {
+                let e = match ty {
+                    Some(t) => t.element().unwrap_or(&Type::Dynamic),
+                    None => e,
+                };
+                s.collect_seq(vs.iter().map(|x| Slot { v: x, ty: Some(e) }))
+            }
+            (Value::Map(e, m), ty) => {
+                let e = match ty {
+                    Some(t) => t.element().unwrap_or(&Type::Dynamic),
+                    None => e,
+                };
+                s.collect_map(m.iter().map(|(k, x)| (k, Slot { v: x, ty: Some(e) })))
+            }
+            (Value::Tuple(vs), Some(Type::Tuple(ts))) => s.collect_seq(
                 vs.iter()
                     .zip(ts.iter())
-                    .map(|(x, t)| value_to_json(x, t))
-                    .collect::<Result<_, _>>()?,
-            )),
-            _ => own_typed_json(v),
-        },
-        Value::Object(m) => {
-            let attrs = match ty {
-                Type::Object(o) => Some(&o.attrs),
-                _ => None,
-            };
-            Ok(Json::Object(
-                m.iter()
-                    .map(|(k, x)| {
-                        let json = match attrs.and_then(|a| a.get(k)) {
-                            Some(t) => value_to_json(x, t)?,
-                            None => own_typed_json(x)?,
-                        };
-                        Ok((k.clone(), json))
-                    })
-                    .collect::<Result<_, String>>()?,
-            ))
-        }
-        _ => scalar_json(v),
-    }
-}
-
-/// `value_to_json(v, &v.ty())`, without building `v`'s type: a value of
-/// type `any` is written in its own type, and building the type of a deep
-/// value costs as much as copying the value.
-fn own_typed_json(v: &Value) -> Result<Json, String> {
-    match v {
-        Value::Sensitive(inner) => own_typed_json(inner),
-        Value::List(e, vs) | Value::Set(e, vs) => elements_json(vs, Some(e)),
-        Value::Map(e, m) => entries_json(m, Some(e)),
-        Value::Tuple(vs) => Ok(Json::Array(
-            vs.iter().map(own_typed_json).collect::<Result<_, _>>()?,
-        )),
-        Value::Object(m) => Ok(Json::Object(
-            m.iter()
-                .map(|(k, x)| Ok((k.clone(), own_typed_json(x)?)))
-                .collect::<Result<_, String>>()?,
-        )),
-        _ => scalar_json(v),
-    }
-}
-
-/// `type_to_json(&v.ty())`, without building the type.
-fn own_type_json(v: &Value) -> Json {
-    match v {
-        Value::Null(t) | Value::Unknown(t) => type_to_json(t),
-        Value::Sensitive(inner) => own_type_json(inner),
-        Value::Bool(_) => Json::from("bool"),
-        Value::Number(_) => Json::from("number"),
-        Value::String(_) => Json::from("string"),
-        Value::List(e, _) => kind_of("list", type_to_json(e)),
-        Value::Set(e, _) => kind_of("set", type_to_json(e)),
-        Value::Map(e, _) => kind_of("map", type_to_json(e)),
-        Value::Tuple(vs) => kind_of("tuple", vs.iter().map(own_type_json).collect()),
-        Value::Object(m) => kind_of(
-            "object",
-            Json::Object(
-                m.iter()
-                    .map(|(k, x)| (k.clone(), own_type_json(x)))
-                    .collect(),
+                    .map(|(x, t)| Slot { v: x, ty: Some(t) }),
             ),
-        ),
+            (Value::Tuple(vs), _) => s.collect_seq(vs.iter().map(own)),
+            (Value::Object(m), ty) => {
+                let attrs = match ty {
+                    Some(Type::Object(o)) => Some(&o.attrs),
+                    _ => None,
+                };
+                s.collect_map(m.iter().map(|(k, x)| {
+                    let ty = attrs.and_then(|a| a.get(k));
+                    (k, Slot { v: x, ty })
+                }))
+            }
+            (Value::Bool(b), _) => s.serialize_bool(*b),
+            (Value::Number(n), _) => number_json(n).map_err(S::Error::custom)?.serialize(s),
+            (Value::String(text), _) => s.serialize_str(text),
+            (Value::Unknown(_) | Value::Sensitive(_), _) => {
+                Err(S::Error::custom("value is not known"))
+            }
+        }
     }
-}
-
-fn elements_json(vs: &[Value], element: Option<&Type>) -> Result<Json, String> {
-    let e = element.unwrap_or(&Type::Dynamic);
-    Ok(Json::Array(
-        vs.iter()
-            .map(|x| value_to_json(x, e))
-            .collect::<Result<_, _>>()?,
-    ))
-}
-
-fn entries_json(m: &Attrs, element: Option<&Type>) -> Result<Json, String> {
-    let e = element.unwrap_or(&Type::Dynamic);
-    Ok(Json::Object(
-        m.iter()
-            .map(|(k, x)| Ok((k.clone(), value_to_json(x, e)?)))
-            .collect::<Result<_, String>>()?,
-    ))
-}
-
-/// A value that is neither a collection nor a structure, as JSON.
-fn scalar_json(v: &Value) -> Result<Json, String> {
-    Ok(match v {
-        Value::Null(_) => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Number(n) => number_json(n)?,
-        Value::String(s) => Json::String(s.clone()),
-        _ => return Err("value is not known".into()),
-    })
 }
 
 /// `v` as plain JSON, unknown values as `null` and marks dropped: the
@@ -564,13 +561,98 @@ mod tests {
             ),
         ]);
         let ty = v.ty();
-        assert_eq!(own_typed_json(&v).unwrap(), value_to_json(&v, &ty).unwrap());
-        assert_eq!(own_type_json(&v), type_to_json(&ty));
+        let own = serde_json::to_value(Slot { v: &v, ty: None }).unwrap();
+        assert_eq!(own, value_to_json(&v, &ty).unwrap());
+        assert_eq!(
+            serde_json::to_value(OwnType(&v)).unwrap(),
+            type_to_json(&ty)
+        );
         // Not known: refused, where building the type of `Unknown(any)` and
         // writing the value in it again never ended.
         let unknown = attrs(vec![("later", Value::Unknown(Type::Dynamic))]);
         assert!(value_to_json(&unknown, &Type::Dynamic).is_err());
         assert!(value_to_json(&Value::Unknown(Type::Dynamic), &Type::Dynamic).is_err());
+    }
+
+    #[test]
+    fn types_are_written_as_cty_writes_them() {
+        let mut o = ObjectType {
+            attrs: BTreeMap::from([
+                ("a".to_string(), Type::list(Type::Number)),
+                (
+                    "b".to_string(),
+                    Type::Tuple(vec![Type::Bool, Type::Dynamic]),
+                ),
+            ]),
+            optional: Default::default(),
+        };
+        let plain = Type::map(Type::Object(std::sync::Arc::new(o.clone())));
+        assert_eq!(
+            type_to_json(&plain),
+            json!(["map", ["object", {"a": ["list", "number"], "b": ["tuple", ["bool", "dynamic"]]}]])
+        );
+        o.optional.insert("b".to_string());
+        let with_optional = Type::set(Type::Object(std::sync::Arc::new(o)));
+        let j = type_to_json(&with_optional);
+        assert_eq!(
+            j,
+            json!(["set", ["object", {"a": ["list", "number"], "b": ["tuple", ["bool", "dynamic"]]}, ["b"]]])
+        );
+        assert_eq!(type_from_json(&j).unwrap(), with_optional);
+    }
+
+    #[test]
+    fn the_text_is_the_tree_written_compact() {
+        let any_slot = Type::object(BTreeMap::from([
+            ("free".to_string(), Type::Dynamic),
+            ("ids".to_string(), Type::set(Type::String)),
+            ("n".to_string(), Type::Number),
+            (
+                "pair".to_string(),
+                Type::Tuple(vec![Type::Bool, Type::String]),
+            ),
+        ]));
+        let v = Value::Object(Attrs::from([
+            (
+                "free".to_string(),
+                Value::Map(
+                    Type::Number,
+                    Attrs::from([("k".to_string(), Value::int(-3))]),
+                ),
+            ),
+            (
+                "ids".to_string(),
+                Value::Set(
+                    Type::String,
+                    vec![Value::string("a\"b\u{e9}"), Value::string("c")],
+                ),
+            ),
+            (
+                "n".to_string(),
+                Value::Number(Number::parse("12345678901234567890.25").unwrap()).mark(),
+            ),
+            (
+                "pair".to_string(),
+                Value::Tuple(vec![Value::Bool(false), Value::Null(Type::String)]),
+            ),
+        ]));
+        let text = value_to_json_text(&v, &any_slot).unwrap();
+        assert_eq!(
+            text.get(),
+            value_to_json(&v, &any_slot).unwrap().to_string()
+        );
+        assert_eq!(
+            text.get(),
+            r#"{"free":{"value":{"k":-3},"type":["map","number"]},"ids":["a\"bé","c"],"n":12345678901234567890.25,"pair":[false,null]}"#
+        );
+        let unknown = Value::Object(Attrs::from([(
+            "n".to_string(),
+            Value::Unknown(Type::Number),
+        )]));
+        assert_eq!(
+            value_to_json_text(&unknown, &any_slot).unwrap_err(),
+            "value is not known"
+        );
     }
 
     #[test]
