@@ -12,7 +12,8 @@
 #   change    plan after changing the tree's root (every resource below it
 #             changes through the references; the wide shape changes one
 #             variable all instances read)
-# and prints wall time, CPU time (user + system) and peak memory per tool,
+# and prints wall time (the median of five runs for a step done in under
+# a second), CPU time (user + system) and peak memory per tool,
 # and terraform ÷ strata. Then, per shape, how strata's time and memory
 # grow from each size to the next beside the growth of N (linear: the
 # three alike), and whether the issues' bars are met: no-change plan at
@@ -76,7 +77,10 @@ for shape in $shapes; do
         norefresh) sa=(plan --no-refresh); ta=(plan -input=false -no-color -refresh=false) ;;
         change) sa=(plan --var "${change[1]}"); ta=(plan -input=false -no-color "${change[@]}") ;;
       esac
-      sr=$(measure "$s" "$strata" "${sa[@]}")
+      # A repeated apply starts again from no state.
+      reset=:
+      [ "$step" = apply ] && reset='rm -f terraform.tfstate terraform.tfstate.backup'
+      sr=$(measure_median "$s" "$reset" "$strata" "${sa[@]}")
       row "$shape" "$n" "$step" strata $sr
       ours["$shape $n $step"]=$sr
       $have_tf || continue
@@ -89,7 +93,7 @@ for shape in $shapes; do
         cp "$s/terraform.tfstate" "$t/terraform.tfstate"
         continue
       fi
-      tr=$(measure "$t" terraform "${ta[@]}")
+      tr=$(measure_median "$t" "$reset" terraform "${ta[@]}")
       row "$shape" "$n" "$step" terraform $tr
       ratio "$shape" "$n" "$step" "$sr" "$tr"
       theirs["$shape $n $step"]=$tr

@@ -2,19 +2,48 @@
 # and printing its row, and Terraform ÷ strata.
 
 # time DIR CMD... -> "wall cpu peak_MiB", the command's output discarded;
-# a failing command aborts the run with its output.
+# a failing command aborts the run with its output. The wall time is read
+# from the clock in milliseconds (time's %e has two decimals: a 35 ms run
+# read as 0.03 or 0.04 s moves a ratio by a seventh either way).
 measure() {
   local dir=$1
   shift
-  local out rc
+  local out rc t0 t1
+  t0=$(date +%s%N)
   out=$(cd "$dir" && /usr/bin/time -f '@@ %e %U %S %M' "$@" 2>&1) && rc=0 || rc=$?
+  t1=$(date +%s%N)
   # plan --detailed-exitcode is not used: any non-zero exit is a failure.
   if [ "$rc" -ne 0 ]; then
     echo "FAILED ($rc) in $dir: $*" >&2
     echo "$out" | tail -n 30 >&2
     exit 1
   fi
-  echo "$out" | grep -o '@@ .*' | tail -n 1 | awk '{printf "%.2f %.2f %.1f\n", $2, $3 + $4, $5 / 1024}'
+  echo "$out" | grep -o '@@ .*' | tail -n 1 |
+    awk -v ns=$((t1 - t0)) '{printf "%.3f %.2f %.1f\n", ns / 1e9, $3 + $4, $5 / 1024}'
+}
+
+# measure_median DIR RESET CMD... -> like measure, but a command done in
+# under a second runs five times (RESET, a shell command, run in DIR before
+# each repeat: an apply's state removed) and the median run's wall and CPU
+# time are kept, with the largest peak: one run of a few tens of
+# milliseconds is as noisy as the machine.
+measure_median() {
+  local dir=$1 reset=$2
+  shift 2
+  local first
+  first=$(measure "$dir" "$@")
+  if [ "$(echo "${first%% *} >= 1" | bc -l)" = 1 ]; then
+    echo "$first"
+    return
+  fi
+  local runs=("$first") i
+  for i in 2 3 4 5; do
+    (cd "$dir" && eval "$reset")
+    runs+=("$(measure "$dir" "$@")")
+  done
+  local peak
+  peak=$(printf '%s\n' "${runs[@]}" | awk '$3 > m { m = $3 } END { printf "%.1f", m }')
+  printf '%s\n' "${runs[@]}" | sort -n | sed -n 3p | awk -v peak="$peak" '{print $1, $2, peak}'
 }
 
 row() { printf '%-6s %-6s %-10s %-9s %9s %9s %10s\n' "$@"; }
