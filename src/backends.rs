@@ -534,6 +534,9 @@ impl StateSource for RemoteStates {
             }
             other => other.map_err(unreadable)?,
         };
+        if !loaded.existed {
+            return Err(SourceError::Missing { location });
+        }
         Ok((loaded.state, location))
     }
 }

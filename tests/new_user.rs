@@ -1292,3 +1292,39 @@ fn a_childs_output_of_a_secret_need_not_say_it_is_sensitive() {
         }
     }
 }
+
+/// A `terraform_remote_state` whose state is not there is an error, as
+/// Terraform's ("Unable to find remote state"), even with `defaults`: a
+/// mistyped path must not read as a state with no outputs. Once the state
+/// is there, its outputs are read over the defaults.
+#[test]
+fn a_remote_state_that_is_not_there_is_an_error_whatever_the_defaults() {
+    let d = scratch("remote-missing");
+    write(
+        &d,
+        "main.tf",
+        r#"
+data "terraform_remote_state" "net" {
+  backend  = "local"
+  config   = { path = "net.tfstate" }
+  defaults = { cidr = "10.0.0.0/16" }
+}
+output "cidr" { value = data.terraform_remote_state.net.outputs.cidr }
+"#,
+    );
+    let r = strata(&d, &["plan", "-no-color"]);
+    let said = ["Unable to find remote state", "net.tfstate"];
+    assert!(
+        r.code == 1 && said.iter().all(|s| r.err.contains(s)),
+        "{}",
+        r.all()
+    );
+    write(
+        &d,
+        "net.tfstate",
+        r#"{"version": 4, "serial": 1, "lineage": "6c3e2f6a-1d2b-4c55-9a39-000000000021", "outputs": {"cidr": {"value": "10.1.0.0/16", "type": "string"}}, "resources": []}"#,
+    );
+    let r = strata(&d, &["apply", "-auto-approve", "-no-color"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.out.contains("cidr = \"10.1.0.0/16\""), "{}", r.out);
+}

@@ -75,6 +75,10 @@ pub enum SourceError {
     Settings(String),
     /// The state is there but could not be read.
     Unreadable { location: String, detail: String },
+    /// No state is stored there (a file or object that does not exist, or
+    /// is empty): an error, as Terraform's, whatever `defaults` says — a
+    /// mistyped path must not read as a state with no outputs.
+    Missing { location: String },
 }
 
 /// Reads the state a [`RemoteBackend`] names. The backends are a later
@@ -136,6 +140,13 @@ pub fn read(
         SourceError::Unreadable { location, detail } => DriverError::Api {
             operation: format!("reading the state at {location}"),
             detail,
+            retryable: false,
+        },
+        SourceError::Missing { location } => DriverError::Api {
+            operation: format!("reading the state at {location}"),
+            detail: "Unable to find remote state: no stored state was found for the given \
+                     workspace in the given backend"
+                .into(),
             retryable: false,
         },
     })?;
