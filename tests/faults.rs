@@ -8,8 +8,9 @@
 //! SDK's retry makes the object again, and strata deletes the first.
 //! With no fault, the proxy counts the driver's requests per object
 //! (issue 46): refreshing the stack reads many objects per call, applying
-//! it asks at most two requests per object; and the request budget makes
-//! requests past a bucket's burst wait for its refill.
+//! it asks at most two requests per object, and reads its types side by
+//! side; and the request budget makes requests past a bucket's burst wait
+//! for its refill.
 
 #[path = "common/aws_stack.rs"]
 mod aws_stack;
@@ -189,6 +190,41 @@ fn refresh_and_apply_ask_little_per_object() {
     let versions = refreshed.get("DescribeLaunchTemplateVersions");
     assert_eq!(versions, Some(&1), "{refreshed:#?}");
     m.proxy.faults(None);
+}
+
+/// A refresh reads its types side by side, as many at once as the
+/// parallelism: with every answer slowed (up to 300 ms, as a far region),
+/// the plan of the 60-object stack has many different calls in flight at
+/// once, where one type at a time would have its own few (a VPC's read
+/// asks for its main route table, default group and DNS settings
+/// together: three kinds); with `-parallelism=1` it has no more than that.
+#[test]
+fn a_refresh_reads_its_types_side_by_side() {
+    let m = moto::moto();
+    let d = common::scratch("call-counts", "side-by-side");
+    std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    assert_eq!(code, 0, "{out}");
+    m.proxy.faults(Some(strata_standin::faults::Faults {
+        slow: 1.0,
+        slow_by: std::time::Duration::from_millis(300),
+        seed: 46,
+        ..Default::default()
+    }));
+    let mut peaks = Vec::new();
+    for parallelism in ["-parallelism=10", "-parallelism=1"] {
+        m.proxy.counts.take_peak_kinds();
+        let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode", parallelism]);
+        assert_eq!(code, 0, "nothing to do after the apply:\n{out}");
+        peaks.push(m.proxy.counts.take_peak_kinds());
+    }
+    m.proxy.faults(None);
+    eprintln!("most different calls at once, parallelism 10 and 1: {peaks:?}");
+    let [side_by_side, one_at_a_time] = peaks[..] else {
+        unreachable!("two plans")
+    };
+    assert!(side_by_side >= 6, "different calls at once: {peaks:?}");
+    assert!(one_at_a_time <= 3, "different calls at once: {peaks:?}");
 }
 
 /// With EC2's mutating calls held to one at once and five a second, ten

@@ -7,9 +7,10 @@ use crate::diag::{Diag, Diags};
 use crate::lang::typed_json::value_from_json_text;
 use crate::lang::types::Type;
 use crate::lang::value::Value;
+use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use strata_provider::{Driver, Identity, Kept, ResourceSchema, Stored};
+use strata_provider::{Driver, Identity, Kept, ResourceSchema, Slots, Stored};
 use strata_state::model::{Address, InstanceState, Mode, ResourceAddr, State};
 
 /// One object of the prior state, decoded with its driver's schema.
@@ -287,7 +288,7 @@ pub async fn refresh(
 ) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Diags> {
     // One read per resource type and provider configuration: the driver
     // batches the API calls.
-    let mut by_type: BTreeMap<(String, String), Vec<PriorInstance>> = BTreeMap::new();
+    let mut by_type: BTreeMap<TypeRead, Vec<PriorInstance>> = BTreeMap::new();
     let mut out = Vec::with_capacity(prior.len());
     for p in prior {
         if skip(&p.addr) {
@@ -295,66 +296,113 @@ pub async fn refresh(
             continue;
         }
         by_type
-            .entry((p.addr.id.type_name.clone(), p.provider.clone()))
+            .entry(TypeRead {
+                type_name: p.addr.id.type_name.clone(),
+                provider: p.provider.clone(),
+            })
             .or_default()
             .push(p);
     }
+    // The types are read side by side, as many at once as the
+    // parallelism, and their one-call-per-object reads share its slots:
+    // a refresh takes about as long as its slowest type, not their sum.
+    // Answers are taken in the types' order, so what is printed is too.
+    let slots = Slots::new(parallelism);
+    let reads = by_type
+        .into_iter()
+        .map(|(t, group)| read_group(t, group, drivers, &slots));
+    let mut answers = futures::stream::iter(reads).buffered(parallelism.max(1));
     let mut drift = Vec::new();
     let mut diags = Diags::default();
-    for ((type_name, provider), group) in by_type {
-        if crate::interrupt::requested() {
-            diags.push(Diag::new(
-                "strata::interrupted",
-                crate::interrupt::HALTED,
-                "Interrupted before every object was read: nothing was planned.",
-            ));
-            break;
-        }
-        // A configuration that waits for resources' attributes is read
-        // when the plan's walk configures it.
-        if drivers.deferred(&provider).is_some() {
-            out.extend(group);
-            continue;
-        }
-        let Some((driver, schema)) = drivers.configured(&type_name, &provider, Mode::Managed)
-        else {
-            continue;
-        };
-        let stored: Vec<Stored> = group
-            .iter()
-            .map(|p| Stored {
-                value: p.value.clone(),
-                kept: p.kept.clone(),
-            })
-            .collect();
-        let read = match driver.read_stored(&type_name, &stored, parallelism).await {
-            Ok(r) if r.len() == group.len() => r,
-            Ok(r) => {
-                diags.push(Diag::new(
-                    "strata::driver::read",
-                    "Driver returned the wrong number of objects",
-                    format!(
-                        "Reading {} objects of type {type_name:?} returned {}.",
-                        group.len(),
-                        r.len()
-                    ),
-                ));
-                continue;
+    let mut interrupted = false;
+    while let Some(answer) = answers.next().await {
+        match answer {
+            GroupRead::Kept(group) => out.extend(group),
+            GroupRead::Read(group, read, schema) => {
+                for (p, now) in group.into_iter().zip(read) {
+                    compared(p, now, schema, (&mut out, &mut drift));
+                }
             }
-            Err(e) => {
-                diags.push(Diag::new(
-                    "strata::driver::read",
-                    format!("Refreshing {type_name} failed"),
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        for (p, now) in group.into_iter().zip(read) {
-            compared(p, now, schema, (&mut out, &mut drift));
+            GroupRead::Failed(d) => diags.push(d),
+            GroupRead::Unread => {}
+            GroupRead::Interrupted => interrupted = true,
         }
     }
+    if interrupted {
+        diags.push(Diag::new(
+            "strata::interrupted",
+            crate::interrupt::HALTED,
+            "Interrupted before every object was read: nothing was planned.",
+        ));
+    }
     diags.into_result((out, drift))
+}
+
+/// The objects one driver call reads: a type under one provider
+/// configuration.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct TypeRead {
+    type_name: String,
+    provider: String,
+}
+
+/// What became of one type's objects in a refresh.
+enum GroupRead<'d> {
+    /// Not read now: kept as stored.
+    Kept(Vec<PriorInstance>),
+    /// Read: each object as it is now (`None`: gone), beside its prior.
+    Read(Vec<PriorInstance>, Vec<Option<Stored>>, &'d ResourceSchema),
+    Failed(Diag),
+    /// No driver serves the type (said where the drivers are configured).
+    Unread,
+    /// Not started: the run was interrupted.
+    Interrupted,
+}
+
+/// Reads one type's objects through its driver.
+async fn read_group<'d>(
+    t: TypeRead,
+    group: Vec<PriorInstance>,
+    drivers: &'d Drivers,
+    slots: &Slots,
+) -> GroupRead<'d> {
+    if crate::interrupt::requested() {
+        return GroupRead::Interrupted;
+    }
+    // A configuration that waits for resources' attributes is read when
+    // the plan's walk configures it.
+    if drivers.deferred(&t.provider).is_some() {
+        return GroupRead::Kept(group);
+    }
+    let Some((driver, schema)) = drivers.configured(&t.type_name, &t.provider, Mode::Managed)
+    else {
+        return GroupRead::Unread;
+    };
+    let stored: Vec<Stored> = group
+        .iter()
+        .map(|p| Stored {
+            value: p.value.clone(),
+            kept: p.kept.clone(),
+        })
+        .collect();
+    match driver.read_stored(&t.type_name, &stored, slots).await {
+        Ok(r) if r.len() == group.len() => GroupRead::Read(group, r, schema),
+        Ok(r) => GroupRead::Failed(Diag::new(
+            "strata::driver::read",
+            "Driver returned the wrong number of objects",
+            format!(
+                "Reading {} objects of type {:?} returned {}.",
+                group.len(),
+                t.type_name,
+                r.len()
+            ),
+        )),
+        Err(e) => GroupRead::Failed(Diag::new(
+            "strata::driver::read",
+            format!("Refreshing {} failed", t.type_name),
+            e.to_string(),
+        )),
+    }
 }
 
 /// The prior object `p` against what the driver read of it now: kept,

@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
+use strata_provider::listing::{Listing, Writes};
 use strata_provider::reservation::{Held, HeldAsk, Offer, OfferAsk};
 use strata_provider::score::ScoreAsk;
 use strata_provider::Kind;
@@ -59,7 +60,18 @@ pub struct Clients {
     /// EKS token).
     pub credentials: Option<aws_credential_types::provider::SharedCredentialsProvider>,
     account: OnceCell<String>,
+    /// The writes made through these clients: a listing taken before one
+    /// is asked again.
+    pub writes: Writes,
+    /// GetAccountAuthorizationDetails for roles, every page: the roles'
+    /// tags for `aws_iam_role`, their inline policies for
+    /// `aws_iam_role_policy`, asked once for both.
+    pub role_details: Listing<Vec<RoleDetails>>,
 }
+
+/// One page of GetAccountAuthorizationDetails.
+pub type RoleDetails =
+    aws_sdk_iam::operation::get_account_authorization_details::GetAccountAuthorizationDetailsOutput;
 
 impl Clients {
     /// The account the credentials belong to, asked once: ARNs of objects
@@ -266,6 +278,8 @@ impl Aws {
                         .or_else(|| conf.endpoint_url().map(str::to_string)),
                     credentials: conf.credentials_provider(),
                     account: OnceCell::new(),
+                    writes: Writes::default(),
+                    role_details: Listing::default(),
                 }
             })
             .await
@@ -282,6 +296,10 @@ impl Cloud for Aws {
 
     fn name(&self) -> &str {
         "aws"
+    }
+
+    fn wrote(&self, c: &Clients) {
+        c.writes.note();
     }
 
     fn gpu_catalog(&self) -> Option<&Catalog> {

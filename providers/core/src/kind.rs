@@ -130,6 +130,13 @@ pub trait Cloud: Send + Sync {
         ResourceSchema::of_attributes(Vec::new())
     }
 
+    /// Told after every create, update and delete, done or failed: a
+    /// driver whose reads share account-wide listings
+    /// ([`crate::listing::Listing`]) counts the write here.
+    fn wrote(&self, ctx: &Self::Ctx) {
+        let _ = ctx;
+    }
+
     fn configure(&self, config: &Value) -> Result<(), DriverError> {
         let _ = config;
         Ok(())
@@ -374,7 +381,10 @@ impl<T: Cloud + 'static> Driver for T {
         tags: &Tags,
     ) -> Result<Value, DriverError> {
         let kind = self.kinds().get(type_name)?;
-        match kind.create(self.ctx().await, planned, tags).await {
+        let ctx = self.ctx().await;
+        let made = kind.create(ctx, planned, tags).await;
+        self.wrote(ctx);
+        match made {
             Ok(v) => Ok(v),
             Err(e) => Err(self.explain(e).await),
         }
@@ -387,7 +397,10 @@ impl<T: Cloud + 'static> Driver for T {
         planned: &Value,
     ) -> Result<Value, DriverError> {
         let kind = self.kinds().get(type_name)?;
-        match kind.update(self.ctx().await, prior, planned).await {
+        let ctx = self.ctx().await;
+        let changed = kind.update(ctx, prior, planned).await;
+        self.wrote(ctx);
+        match changed {
             Ok(v) => Ok(v),
             Err(e) => Err(self.explain(e).await),
         }
@@ -395,7 +408,10 @@ impl<T: Cloud + 'static> Driver for T {
 
     async fn delete(&self, type_name: &str, prior: &Value) -> Result<(), DriverError> {
         let kind = self.kinds().get(type_name)?;
-        match kind.delete(self.ctx().await, prior).await {
+        let ctx = self.ctx().await;
+        let deleted = kind.delete(ctx, prior).await;
+        self.wrote(ctx);
+        match deleted {
             Ok(()) => Ok(()),
             Err(e) => Err(self.explain(e).await),
         }

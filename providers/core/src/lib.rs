@@ -22,6 +22,7 @@ mod function;
 mod kind;
 pub mod lasting;
 mod list;
+pub mod listing;
 pub mod money;
 mod plan;
 pub mod records;
@@ -49,6 +50,22 @@ pub use schema::{
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use strata_value::value::Value;
+
+/// The calls a refresh may have in flight at once, across all the types
+/// it reads side by side (Terraform's `-parallelism`).
+pub struct Slots(tokio::sync::Semaphore);
+
+impl Slots {
+    pub fn new(parallelism: usize) -> Slots {
+        Slots(tokio::sync::Semaphore::new(parallelism.max(1)))
+    }
+
+    /// Waits for a free slot; it is given back when the guard drops.
+    pub async fn take(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        // The semaphore is never closed, so this is always `Some`.
+        self.0.acquire().await.ok()
+    }
+}
 
 /// What a driver's reads answer from (see [`Driver::reads`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -668,17 +685,17 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         Ok(Vec::new())
     }
 
-    /// Reads objects with the private bytes kept beside them, at most
-    /// `parallelism` calls at once where each object is a call of its own;
-    /// by default through [`Driver::read`] (which batches), the bytes kept
-    /// as they were.
+    /// Reads objects with the private bytes kept beside them; where each
+    /// object is a call of its own, each call takes one of `slots`, which
+    /// the reads of every type refreshed at once share. By default through
+    /// [`Driver::read`] (which batches), the bytes kept as they were.
     async fn read_stored(
         &self,
         type_name: &str,
         objects: &[Stored],
-        parallelism: usize,
+        slots: &Slots,
     ) -> Result<Vec<Option<Stored>>, DriverError> {
-        let _ = parallelism;
+        let _ = slots;
         let values: Vec<Value> = objects.iter().map(|o| o.value.clone()).collect();
         let read = self.read(type_name, &values).await?;
         Ok(read

@@ -779,7 +779,9 @@ impl Driver for PluginDriver {
             })
             .collect();
         // Terraform's default parallelism, where no command says.
-        let read = self.read_stored(type_name, &stored, 10).await?;
+        let read = self
+            .read_stored(type_name, &stored, &strata_provider::Slots::new(10))
+            .await?;
         Ok(read.into_iter().map(|s| s.map(|s| s.value)).collect())
     }
 
@@ -787,16 +789,13 @@ impl Driver for PluginDriver {
         &self,
         type_name: &str,
         objects: &[Stored],
-        parallelism: usize,
+        slots: &strata_provider::Slots,
     ) -> Result<Vec<Option<Stored>>, DriverError> {
-        let mut out = Vec::with_capacity(objects.len());
-        for chunk in objects.chunks(parallelism.max(1)) {
-            let reads = chunk.iter().map(|o| self.read_one(type_name, o));
-            for r in futures::future::join_all(reads).await {
-                out.push(r?);
-            }
-        }
-        Ok(out)
+        let reads = objects.iter().map(|o| async move {
+            let _slot = slots.take().await;
+            self.read_one(type_name, o).await
+        });
+        futures::future::try_join_all(reads).await
     }
 
     async fn apply_change(

@@ -47,6 +47,29 @@ pub struct Counts {
     pub calls: Mutex<BTreeMap<String, u64>>,
     /// Each request's call and when it came, for how a run spaces them.
     pub arrivals: Mutex<Vec<(String, std::time::Instant)>>,
+    /// The calls being answered now, by name, with how many of each.
+    in_flight: Mutex<BTreeMap<String, u32>>,
+    /// The most different calls answered at once since the last take.
+    peak_kinds: AtomicU64,
+}
+
+/// A request being answered; counted out when dropped.
+pub(crate) struct InFlight<'c> {
+    counts: &'c Counts,
+    call: String,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut now) = self.counts.in_flight.lock() {
+            if let Some(n) = now.get_mut(&self.call) {
+                *n -= 1;
+                if *n == 0 {
+                    now.remove(&self.call);
+                }
+            }
+        }
+    }
 }
 
 /// What a request calls: the query protocol's `Action` (EC2, IAM, STS),
@@ -84,6 +107,24 @@ impl Counts {
             .filter(|(c, _)| c == call)
             .map(|(_, at)| at)
             .collect()
+    }
+
+    /// Counts `req` in flight until the guard drops.
+    pub(crate) fn enter(&self, req: &Req) -> InFlight<'_> {
+        let call = call_name(req);
+        if let Ok(mut now) = self.in_flight.lock() {
+            *now.entry(call.clone()).or_default() += 1;
+            self.peak_kinds
+                .fetch_max(now.len() as u64, Ordering::Relaxed);
+        }
+        InFlight { counts: self, call }
+    }
+
+    /// The most different calls that were answered at once since the
+    /// last take (a refresh reading its types side by side has many), and
+    /// a new count begun.
+    pub fn take_peak_kinds(&self) -> u64 {
+        self.peak_kinds.swap(0, Ordering::Relaxed)
     }
 
     /// The requests by call since the last take, and a new count begun.

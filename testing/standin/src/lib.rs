@@ -326,6 +326,7 @@ async fn handle(
     // answer: the client sees a reset.
     let reset = || Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
     let mut lose = false;
+    let _in_flight = counts.enter(&req);
     match faults::decide(&fault_state, &counts, &req) {
         Some(faults::Fault::Answer(r)) => return Ok(r),
         Some(faults::Fault::Reset) => return reset(),

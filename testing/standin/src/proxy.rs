@@ -292,6 +292,10 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
             rparts.headers.remove(hyper::header::CONTENT_LENGTH);
         }
     }
+    if body.starts_with(b"Action=DescribeSecurityGroupRules") {
+        bytes = Bytes::from(with_rule_owners(&bytes));
+        rparts.headers.remove(hyper::header::CONTENT_LENGTH);
+    }
     if path.starts_with("/clusters") {
         if let Some(corrected) = corrected_group(&shared, &bytes) {
             bytes = Bytes::from(corrected);
@@ -309,6 +313,19 @@ async fn handle(shared: Arc<Shared>, req: Req) -> Response<Body> {
         }
     }
     Response::from_parts(rparts, Full::new(bytes))
+}
+
+/// moto's account, which every credential of the tests maps to.
+const MOTO_ACCOUNT: &str = "123456789012";
+
+/// Security group rules with the account of their group, which AWS gives
+/// (`groupOwnerId`) and moto 5.2.5 leaves out: the driver builds a rule's
+/// ARN from it rather than asking STS who it is.
+fn with_rule_owners(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).replace(
+        "</securityGroupRuleId>",
+        &format!("</securityGroupRuleId><groupOwnerId>{MOTO_ACCOUNT}</groupOwnerId>"),
+    )
 }
 
 /// A launch template version without the template's own tags, which moto

@@ -615,7 +615,7 @@ impl Ec2Type for LaunchTemplate {
                 id.to_string(),
                 described(
                     id,
-                    arn(c, None, "launch-template", id).await?,
+                    arn(c, creator_account(t), "launch-template", id).await?,
                     None,
                     t.tags(),
                     attrs,
@@ -737,4 +737,11 @@ async fn latest_versions(
         }
     }
     Ok(found)
+}
+
+/// The account a template belongs to, from the ARN of whoever made it
+/// (`arn:aws:iam::ACCOUNT:...`): templates are not shared across
+/// accounts, so a read of templates asks no GetCallerIdentity.
+fn creator_account(t: &aws_sdk_ec2::types::LaunchTemplate) -> Option<&str> {
+    t.created_by()?.split(':').nth(4).filter(|a| !a.is_empty())
 }

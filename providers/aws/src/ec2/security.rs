@@ -667,7 +667,9 @@ impl<const EGRESS: bool> Ec2Type for SecurityGroupRule<EGRESS> {
                 Some(p) if proto != "-1" => Value::int(p as i64),
                 _ => Value::Null(Type::Number),
             };
-            let arn = arn(c, None, "security-group-rule", id).await?;
+            // A rule belongs to its group's account, which AWS says
+            // beside it: no GetCallerIdentity for a refresh of rules.
+            let arn = arn(c, r.group_owner_id(), "security-group-rule", id).await?;
             let v = described(
                 id,
                 arn,

@@ -6,7 +6,7 @@ use crate::values::{bool_value, boolean, required, str_value, string};
 use crate::Clients;
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{
-    AttributeBooleanValue, Filter, ResourceType, Subnet as AwsSubnet, Tenancy,
+    AttributeBooleanValue, Filter, ResourceType, Subnet as AwsSubnet, Tenancy, VpcAttributeName,
 };
 use std::collections::HashMap;
 use strata_provider::{
@@ -103,29 +103,15 @@ impl Ec2Type for Vpc {
             .iter()
             .filter_map(|v| v.vpc_id().map(str::to_string))
             .collect();
-        let mut defaults = Vpc::defaults(c, &ids).await?;
+        let kept = select.keep(&out, |v| v.vpc_id(), |v| v.tags());
+        let kept_ids: Vec<&str> = kept.iter().map(|(id, _)| *id).collect();
+        // The defaults and every VPC's DNS settings are asked side by
+        // side: the read takes two round trips, not two per VPC.
+        let (mut defaults, mut dns) =
+            futures::future::try_join(Vpc::defaults(c, &ids), Vpc::dns(c, &kept_ids)).await?;
         let mut found = HashMap::new();
-        for (id, v) in select.keep(&out, |v| v.vpc_id(), |v| v.tags()) {
-            // DNS settings are per-VPC attributes, one call each.
-            let mut dns = [None, None];
-            for (i, attr) in ["enableDnsSupport", "enableDnsHostnames"]
-                .into_iter()
-                .enumerate()
-            {
-                let a = c
-                    .ec2
-                    .describe_vpc_attribute()
-                    .vpc_id(id)
-                    .attribute(attr.into())
-                    .send()
-                    .await
-                    .map_err(|e| api("DescribeVpcAttribute", e))?;
-                dns[i] = if i == 0 {
-                    a.enable_dns_support().and_then(|b| b.value())
-                } else {
-                    a.enable_dns_hostnames().and_then(|b| b.value())
-                };
-            }
+        for (id, v) in kept {
+            let [support, hostnames] = dns.remove(id).unwrap_or_default();
             let (main_rt, default_sg) = defaults.remove(id).unwrap_or_default();
             found.insert(
                 id.to_string(),
@@ -140,8 +126,8 @@ impl Ec2Type for Vpc {
                             "instance_tenancy",
                             str_value(v.instance_tenancy().map(Tenancy::as_str)),
                         ),
-                        ("enable_dns_support", bool_value(dns[0])),
-                        ("enable_dns_hostnames", bool_value(dns[1])),
+                        ("enable_dns_support", bool_value(support)),
+                        ("enable_dns_hostnames", bool_value(hostnames)),
                         ("main_route_table_id", str_value(main_rt.as_deref())),
                         (
                             "default_security_group_id",
@@ -188,6 +174,49 @@ impl Ec2Type for Vpc {
 }
 
 impl Vpc {
+    /// `enableDnsSupport` and `enableDnsHostnames` of each VPC of `ids`:
+    /// per-VPC attributes, one call each (AWS has no list of them), a few
+    /// VPCs at once.
+    async fn dns(
+        c: &Clients,
+        ids: &[&str],
+    ) -> Result<HashMap<String, [Option<bool>; 2]>, DriverError> {
+        use futures::{StreamExt, TryStreamExt};
+        // Made first: a closure mapped inside the stream would not be
+        // `Send` for every lifetime, as the driver's futures must be.
+        let asks: Vec<_> = ids
+            .iter()
+            .map(|id| Vpc::dns_of(c, id.to_string()))
+            .collect();
+        futures::stream::iter(asks)
+            .buffer_unordered(VPCS_AT_ONCE)
+            .try_collect()
+            .await
+    }
+
+    /// Both DNS settings of one VPC, asked side by side.
+    async fn dns_of(c: &Clients, id: String) -> Result<(String, [Option<bool>; 2]), DriverError> {
+        let ask = |attr: VpcAttributeName| {
+            c.ec2
+                .describe_vpc_attribute()
+                .vpc_id(&id)
+                .attribute(attr)
+                .send()
+        };
+        let (support, hostnames) = futures::future::try_join(
+            ask(VpcAttributeName::EnableDnsSupport),
+            ask(VpcAttributeName::EnableDnsHostnames),
+        )
+        .await
+        .map_err(|e| api("DescribeVpcAttribute", e))?;
+        let on = |b: Option<&AttributeBooleanValue>| b.and_then(|b| b.value());
+        let read = [
+            on(support.enable_dns_support()),
+            on(hostnames.enable_dns_hostnames()),
+        ];
+        Ok((id, read))
+    }
+
     /// The main route table and default security group AWS makes with
     /// every VPC (which routes for subnets without an association, and
     /// which Terraform exposes so they can be adopted): one call each for
@@ -214,14 +243,7 @@ impl Vpc {
             .into_paginator()
             .items()
             .send()
-            .collect::<Result<Vec<_>, _>>()
-            .await
-            .map_err(|e| api("DescribeRouteTables", e))?;
-        for r in &rts {
-            if let (Some(vpc), Some(id)) = (r.vpc_id(), r.route_table_id()) {
-                out.entry(vpc.to_string()).or_default().0 = Some(id.to_string());
-            }
-        }
+            .collect::<Result<Vec<_>, _>>();
         let sgs = c
             .ec2
             .describe_security_groups()
@@ -230,9 +252,15 @@ impl Vpc {
             .into_paginator()
             .items()
             .send()
-            .collect::<Result<Vec<_>, _>>()
-            .await
-            .map_err(|e| api("DescribeSecurityGroups", e))?;
+            .collect::<Result<Vec<_>, _>>();
+        let (rts, sgs) = futures::future::join(rts, sgs).await;
+        let rts = rts.map_err(|e| api("DescribeRouteTables", e))?;
+        let sgs = sgs.map_err(|e| api("DescribeSecurityGroups", e))?;
+        for r in &rts {
+            if let (Some(vpc), Some(id)) = (r.vpc_id(), r.route_table_id()) {
+                out.entry(vpc.to_string()).or_default().0 = Some(id.to_string());
+            }
+        }
         for g in &sgs {
             if let (Some(vpc), Some(id)) = (g.vpc_id(), g.group_id()) {
                 out.entry(vpc.to_string()).or_default().1 = Some(id.to_string());
@@ -241,6 +269,10 @@ impl Vpc {
         Ok(out)
     }
 }
+
+/// VPCs whose attributes are asked at once: enough to hide the round
+/// trips of a few, few enough to stay inside EC2's request budget burst.
+const VPCS_AT_ONCE: usize = 8;
 
 pub struct Subnet;
 

@@ -4,10 +4,11 @@ use super::{decode_policy, iam_tags, keep_equal_json, owned, retag, same_json, t
 use crate::error::{api, deleted, is_not_found};
 use crate::tags::{self, with_ownership};
 use crate::values::{each, id_pair, number, object, required, str_value, string, string_map};
-use crate::{Clients, Kind};
+use crate::{Clients, Kind, RoleDetails};
 use async_trait::async_trait;
 use aws_sdk_iam::types::Tag;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use strata_provider::{
     AttributeSchema as A, DriverError, PlanRequest, Planned, ResourceSchema, Tags,
 };
@@ -375,8 +376,7 @@ async fn when_many<T>(
 /// has all but the tags (AWS leaves them out of it), which
 /// GetAccountAuthorizationDetails has.
 async fn listed_roles(c: &Clients) -> Result<HashMap<String, Value>, DriverError> {
-    let roles = all_roles(c).await?;
-    let details = account_roles(c).await?;
+    let (roles, details) = futures::future::try_join(all_roles(c), account_roles(c)).await?;
     let tags: HashMap<&str, &[aws_sdk_iam::types::Tag]> = details
         .iter()
         .flat_map(|p| p.role_detail_list())
@@ -405,17 +405,19 @@ async fn all_roles(c: &Clients) -> Result<Vec<aws_sdk_iam::types::Role>, DriverE
 }
 
 /// The pages of GetAccountAuthorizationDetails for roles: each role with
-/// its tags, inline policies and attachments.
-async fn account_roles(
-    c: &Clients,
-) -> Result<Vec<aws_sdk_iam::operation::get_account_authorization_details::GetAccountAuthorizationDetailsOutput>, DriverError>{
-    c.iam
-        .get_account_authorization_details()
-        .filter(aws_sdk_iam::types::EntityType::Role)
-        .max_items(1000)
-        .into_paginator()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
+/// its tags, inline policies and attachments. Shared by the role and
+/// role-policy reads of one refresh ([`crate::Clients::role_details`]).
+async fn account_roles(c: &Clients) -> Result<Arc<Vec<RoleDetails>>, DriverError> {
+    c.role_details
+        .get(&c.writes, || {
+            c.iam
+                .get_account_authorization_details()
+                .filter(aws_sdk_iam::types::EntityType::Role)
+                .max_items(1000)
+                .into_paginator()
+                .send()
+                .collect::<Result<Vec<_>, _>>()
+        })
         .await
         .map_err(|e| api("GetAccountAuthorizationDetails", e))
 }
