@@ -109,6 +109,48 @@ fn a_providers_schema_is_asked_once_per_package_and_its_process_started_when_nee
     std::fs::remove_file(package.join("README")).expect("remove");
 }
 
+/// `strata test` with the provider mocked asks it nothing and starts no
+/// process: the mock takes each schema it needs from the kept ones, one
+/// type at a time (it once asked a process for every type's names,
+/// starting the provider and reading its whole schema again). Terraform
+/// gives the same verdict.
+#[test]
+fn a_mocked_provider_starts_no_process() {
+    let lab = Lab::new("schema-cache-mock");
+    let dir = lab.work_with("strata", &format!("{HEADER}{CONFIG}"));
+    let log = lab.root.join("strata.log");
+    std::fs::create_dir_all(dir.join("tests")).expect("tests dir");
+    std::fs::write(
+        dir.join("tests/mocked.tftest.hcl"),
+        r#"
+mock_provider "stratatest" {}
+
+run "made" {
+  assert {
+    condition     = stratatest_object.o.name == "one"
+    error_message = "the name is the configuration's"
+  }
+}
+"#,
+    )
+    .expect("test file");
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    // The schema asked once, as every first run of a package asks it.
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    logged(&log);
+    runs(&lab, "strata", &dir, &["test", "-no-color"]);
+    assert!(logged(&log).is_empty(), "the mocked provider was started");
+    let tf = lab.work_with("terraform", &format!("{HEADER}{CONFIG}"));
+    std::fs::create_dir_all(tf.join("tests")).expect("tests dir");
+    std::fs::copy(
+        dir.join("tests/mocked.tftest.hcl"),
+        tf.join("tests/mocked.tftest.hcl"),
+    )
+    .expect("copy");
+    runs(&lab, "terraform", &tf, &["init", "-no-color"]);
+    runs(&lab, "terraform", &tf, &["test", "-no-color"]);
+}
+
 /// Terraform's starts and schema calls for the same commands, printed
 /// beside strata's (not asserted: they are Terraform's business).
 #[test]

@@ -560,9 +560,11 @@ impl Driver for PluginDriver {
     }
 
     fn type_names(&self, mode: TypeMode) -> Vec<String> {
-        match (self.part, self.whole()) {
-            (Part::Used, Some(whole)) => whole.names(mode),
-            _ => self.schemas.names(mode),
+        // Only a saved plan's part of the schemas asks the provider for
+        // the whole: a process started for the names alone is waste.
+        match self.part {
+            Part::Used => self.whole().unwrap_or(&self.schemas).names(mode),
+            Part::Whole => self.schemas.names(mode),
         }
     }
 

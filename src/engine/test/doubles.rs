@@ -333,9 +333,9 @@ impl Doubles for TestDoubles {
         let schemas = match self.schemas.lock() {
             Ok(mut made) => made
                 .entry(real.provider_address())
-                .or_insert_with(|| mock::Schemas::of(real.as_ref()))
+                .or_insert_with(|| mock::Schemas::of(real))
                 .clone(),
-            Err(_) => mock::Schemas::of(real.as_ref()),
+            Err(_) => mock::Schemas::of(real),
         };
         let mock = MockDriver::standing_in((real.clone(), schemas), g.values.clone(), g.during);
         Some(Arc::new(mock))

@@ -14,7 +14,7 @@
 use crate::config::testfile::During;
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use strata_provider::{
     Billing, Driver, DriverError, PlanRequest, Planned, Recovery, ResourceSchema, Tags, TypeMode,
 };
@@ -51,17 +51,28 @@ pub(super) struct Defaults {
 
 /// A mocked provider's schemas: the real ones, but no argument forces a
 /// replacement — a mock is never asked, so, as in Terraform, a change to
-/// any argument is an update.
+/// any argument is an update. Each is taken from its driver when first
+/// asked for: a provider of thousands of types (the AWS plugin's) has only
+/// those a test uses converted and copied.
 #[derive(Clone)]
-pub(super) struct Schemas {
-    resources: Arc<BTreeMap<String, ResourceSchema>>,
-    data: Arc<BTreeMap<String, ResourceSchema>>,
-    ephemeral: Arc<BTreeMap<String, ResourceSchema>>,
-    actions: Arc<BTreeMap<String, ResourceSchema>>,
+pub(super) struct Schemas(Arc<BTreeMap<TypeMode, BTreeMap<String, Taken>>>);
+
+/// One type's schema: the driver it comes from, and the schema once taken.
+struct Taken {
+    from: Arc<dyn Driver>,
+    schema: OnceLock<Option<ResourceSchema>>,
 }
 
+/// The families of types a mock serves.
+const MODES: [TypeMode; 4] = [
+    TypeMode::Managed,
+    TypeMode::Data,
+    TypeMode::Ephemeral,
+    TypeMode::Action,
+];
+
 impl Schemas {
-    pub(super) fn of(real: &dyn Driver) -> Schemas {
+    pub(super) fn of(real: &Arc<dyn Driver>) -> Schemas {
         Schemas::of_all(&[real], &[])
     }
 
@@ -70,41 +81,61 @@ impl Schemas {
     /// type routed to a plugin (one the native driver lacks, or whose
     /// configuration sets what the native schema lacks) is the plugin's,
     /// as a plan has it: a mock stands in for all of them.
-    fn of_all(serving: &[&dyn Driver], routes: &[(&dyn Driver, &BTreeSet<String>)]) -> Schemas {
-        let (mut resources, mut data, mut ephemeral, mut actions) = Default::default();
+    fn of_all(
+        serving: &[&Arc<dyn Driver>],
+        routes: &[(&Arc<dyn Driver>, &BTreeSet<String>)],
+    ) -> Schemas {
+        let mut all: BTreeMap<TypeMode, BTreeMap<String, Taken>> = BTreeMap::new();
         for d in serving.iter().rev() {
-            extend(&mut resources, *d, TypeMode::Managed);
-            extend(&mut data, *d, TypeMode::Data);
-            extend(&mut ephemeral, *d, TypeMode::Ephemeral);
-            extend(&mut actions, *d, TypeMode::Action);
-        }
-        for (d, types) in routes {
-            for t in *types {
-                let (into, mode, name) = match t.strip_prefix("data.") {
-                    Some(name) => (&mut data, TypeMode::Data, name),
-                    None => (&mut resources, TypeMode::Managed, t.as_str()),
-                };
-                if let Some(schema) = d.schema(mode, name) {
-                    into.insert(name.to_string(), schema.clone());
+            for mode in MODES {
+                let of_mode = all.entry(mode).or_default();
+                for name in d.type_names(mode) {
+                    of_mode.insert(name, Taken::from(d));
                 }
             }
         }
-        for s in resources.values_mut() {
-            s.attributes.values_mut().for_each(|a| a.force_new = false);
+        for (d, types) in routes {
+            for t in *types {
+                let (mode, name) = match t.strip_prefix("data.") {
+                    Some(name) => (TypeMode::Data, name),
+                    None => (TypeMode::Managed, t.as_str()),
+                };
+                all.entry(mode)
+                    .or_default()
+                    .insert(name.to_string(), Taken::from(d));
+            }
         }
-        Schemas {
-            resources: Arc::new(resources),
-            data: Arc::new(data),
-            ephemeral: Arc::new(ephemeral),
-            actions: Arc::new(actions),
-        }
+        Schemas(Arc::new(all))
+    }
+
+    fn get(&self, mode: TypeMode, name: &str) -> Option<&ResourceSchema> {
+        let taken = self.0.get(&mode)?.get(name)?;
+        let schema = taken.schema.get_or_init(|| {
+            let mut schema = taken.from.schema(mode, name)?.clone();
+            if mode == TypeMode::Managed {
+                schema
+                    .attributes
+                    .values_mut()
+                    .for_each(|a| a.force_new = false);
+            }
+            Some(schema)
+        });
+        schema.as_ref()
+    }
+
+    fn names(&self, mode: TypeMode) -> Vec<String> {
+        self.0
+            .get(&mode)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
-fn extend(into: &mut BTreeMap<String, ResourceSchema>, from: &dyn Driver, mode: TypeMode) {
-    for name in from.type_names(mode) {
-        if let Some(schema) = from.schema(mode, &name) {
-            into.insert(name, schema.clone());
+impl Taken {
+    fn from(d: &Arc<dyn Driver>) -> Taken {
+        Taken {
+            from: d.clone(),
+            schema: OnceLock::new(),
         }
     }
 }
@@ -126,11 +157,9 @@ impl MockDriver {
     }
 
     fn schema(&self, type_name: &str) -> Result<&ResourceSchema, DriverError> {
-        self.schemas
-            .resources
-            .get(type_name)
-            .or_else(|| self.schemas.data.get(type_name))
-            .or_else(|| self.schemas.ephemeral.get(type_name))
+        [TypeMode::Managed, TypeMode::Data, TypeMode::Ephemeral]
+            .into_iter()
+            .find_map(|mode| self.schemas.get(mode, type_name))
             .ok_or_else(|| DriverError::InvalidConfig {
                 type_name: type_name.into(),
                 detail: format!("the mocked provider {} has no such type", self.real.name()),
@@ -272,24 +301,21 @@ impl Driver for MockDriver {
         self.real.provider_address()
     }
 
-    fn resource_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.resources
+    fn schema(&self, mode: TypeMode, type_name: &str) -> Option<&ResourceSchema> {
+        self.schemas.get(mode, type_name)
     }
 
-    fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.data
+    fn type_names(&self, mode: TypeMode) -> Vec<String> {
+        self.schemas.names(mode)
     }
 
     fn provider_schema(&self) -> ResourceSchema {
         self.real.provider_schema()
     }
 
-    /// The real actions' schemas; a mock plans every invocation as fine
-    /// and invokes it at once, saying nothing, as Terraform's mock does.
-    fn action_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.actions
-    }
-
+    /// A mock plans every invocation of a real action (its schema served
+    /// by [`Driver::schema`]) as fine and invokes it at once, saying
+    /// nothing, as Terraform's mock does.
     fn plan_action(
         &self,
         _req: strata_provider::ActionRequest<'_>,
@@ -407,10 +433,6 @@ impl Billing for MockDriver {
 /// or generated (hashicorp/terraform#38928).
 #[async_trait]
 impl strata_provider::Ephemerals for MockDriver {
-    fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.schemas.ephemeral
-    }
-
     async fn open(
         &self,
         type_name: &str,
@@ -447,11 +469,7 @@ pub(super) fn mocked(
         })?;
         let address = real.provider_address();
         let serving = drivers.serving(&address);
-        let serving: Vec<&dyn Driver> = serving.iter().map(|d| d.as_ref()).collect();
-        let routes: Vec<(&dyn Driver, &BTreeSet<String>)> = drivers
-            .routes_of(&address)
-            .map(|(d, types)| (d.as_ref(), types))
-            .collect();
+        let routes: Vec<_> = drivers.routes_of(&address).collect();
         let mock = MockDriver {
             schemas: Schemas::of_all(&serving, &routes),
             real: real.clone(),
