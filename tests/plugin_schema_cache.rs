@@ -151,6 +151,37 @@ run "made" {
     runs(&lab, "terraform", &tf, &["test", "-no-color"]);
 }
 
+/// Configurations the run uses are configured side by side: with three
+/// aliased configurations, each a process whose configure takes a second,
+/// a second configure begins before the first ends (one after another
+/// they took a quarter second each with the AWS provider, seconds for
+/// twenty aliases).
+#[test]
+fn aliased_configurations_are_configured_side_by_side() {
+    let aliases: String = (1..=3)
+        .map(|i| format!("provider \"stratatest\" {{\n  alias = \"a{i}\"\n  store = \"./store\"\n}}\n\nresource \"stratatest_object\" \"o{i}\" {{\n  provider = stratatest.a{i}\n  name     = \"o{i}\"\n}}\n"))
+        .collect();
+    let lab = Lab::new("schema-cache-side-by-side");
+    let dir = lab.work_with("strata", &format!("{HEADER}\n{aliases}"));
+    let log = lab.root.join("strata.log");
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    logged(&log);
+    let env = [
+        ("STRATATEST_LOG", log.as_os_str()),
+        ("STRATATEST_CONFIGURE_MS", std::ffi::OsStr::new("1000")),
+    ];
+    let (code, out, err) = lab.run_with("strata", &dir, &["plan", "-no-color"], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    let said: Vec<String> = logged(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("configure"))
+        .collect();
+    assert_eq!(said.len(), 6, "three configures: {said:?}");
+    let before_first_end = said.iter().take_while(|l| *l == "configure").count();
+    assert!(before_first_end >= 2, "one after another: {said:?}");
+}
+
 /// Terraform's starts and schema calls for the same commands, printed
 /// beside strata's (not asserted: they are Terraform's business).
 #[test]

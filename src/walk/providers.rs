@@ -37,6 +37,7 @@ pub fn configure(
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     let walk = Walk::new(root, graph, vars.clone(), run.clone());
+    let mut now = Vec::new();
     let mut blocks = Blocks {
         root,
         graph,
@@ -72,11 +73,78 @@ pub fn configure(
                 None => vec![None],
             };
             for each in each {
-                blocks.configure_one(driver, block, each, drivers, &mut diags);
+                now.extend(blocks.configure_one(driver, block, each, drivers, &mut diags));
             }
         }
     }
+    configure_now(now, &mut diags);
     diags.into_result(())
+}
+
+/// A configuration the configuration uses, to be applied before anything
+/// else, so that an error points at its block.
+struct Now<'a> {
+    target: Arc<dyn strata_provider::Driver>,
+    config: Value,
+    block: Option<&'a Provider>,
+}
+
+/// How many configurations are applied at once: a plugin's is a process
+/// started, handshaken and configured (a quarter second for the AWS
+/// provider), so twenty aliases one after another took seconds.
+const CONFIGURED_AT_ONCE: usize = 4;
+
+/// Applies `now`, a few side by side; the errors said in `now`'s order.
+fn configure_now(now: Vec<Now<'_>>, diags: &mut Diags) {
+    let configured: Vec<Result<(), strata_provider::DriverError>> = match now.len() {
+        0 | 1 => now.iter().map(|n| n.target.configure(&n.config)).collect(),
+        _ => now
+            .chunks(CONFIGURED_AT_ONCE)
+            .flat_map(|chunk| {
+                std::thread::scope(|scope| {
+                    let started: Vec<_> = chunk
+                        .iter()
+                        .map(|n| scope.spawn(|| n.target.configure(&n.config)))
+                        .collect();
+                    started
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect(),
+    };
+    for (n, result) in now.iter().zip(configured) {
+        if let Err(e) = result {
+            diags.push(refused(n.target.as_ref(), e, n.block));
+        }
+    }
+}
+
+/// A configuration its driver refused, at its block when there is one.
+fn refused(
+    driver: &dyn strata_provider::Driver,
+    e: strata_provider::DriverError,
+    block: Option<&Provider>,
+) -> Diag {
+    let d = Diag::new(
+        "strata::provider::configure",
+        format!("Invalid {} provider configuration", driver.name()),
+        e.to_string(),
+    );
+    match block {
+        Some(p) => d.at(p.span),
+        None => d,
+    }
+}
+
+/// A configure that panicked, told as a failure rather than ending strata.
+fn panicked() -> strata_provider::DriverError {
+    strata_provider::DriverError::Api {
+        operation: "configuring the provider".into(),
+        detail: "the driver panicked".into(),
+        retryable: false,
+    }
 }
 
 /// `each.key` and `each.value` of one instance of a provider
@@ -188,49 +256,39 @@ struct Blocks<'a> {
 }
 
 impl Blocks<'_> {
-    /// One configuration of `driver` made and configured: `block`'s (an
-    /// empty one when there is none), for instance `each` of a block with
-    /// `for_each`.
-    fn configure_one(
+    /// One configuration of `driver` made: `block`'s (an empty one when
+    /// there is none), for instance `each` of a block with `for_each`.
+    /// What the configuration uses is returned, to be configured now, so
+    /// that an error points at its block; the rest is configured when
+    /// something (an object in the state, an import) first needs it: a
+    /// plugin starts no process for it, and the implied default of a
+    /// provider that requires an argument is not refused for lacking it.
+    fn configure_one<'p>(
         &mut self,
         driver: &Arc<dyn strata_provider::Driver>,
-        block: Option<&Provider>,
+        block: Option<&'p Provider>,
         each: Option<Each>,
         drivers: &Drivers,
         diags: &mut Diags,
-    ) {
-        let Some((target, address)) = instance(driver, block, each.as_ref(), drivers, diags) else {
-            return;
-        };
+    ) -> Option<Now<'p>> {
+        let (target, address) = instance(driver, block, each.as_ref(), drivers, diags)?;
         let configuration = strata_state::split_provider_instance(&address).0;
         let used = self.used.contains(configuration);
         let config = match block {
             None => unset(&driver.provider_schema()),
-            Some(p) => match self.config(p, driver, (address.clone(), each), drivers, diags) {
-                Some(v) => v,
-                None => return,
-            },
+            Some(p) => self.config(p, driver, (address.clone(), each), drivers, diags)?,
         };
-        // What the configuration uses is configured now, so that an error
-        // points at its block; the rest when something (an object in the
-        // state, an import) first needs it: a plugin starts no process
-        // for it, and the implied default of a provider that requires an
-        // argument is not refused for lacking it.
-        let configured = match used {
-            true => target.configure(&config),
-            false => target.configure_on_use(&config),
-        };
-        if let Err(e) = configured {
-            let mut d = Diag::new(
-                "strata::provider::configure",
-                format!("Invalid {} provider configuration", driver.name()),
-                e.to_string(),
-            );
-            if let Some(p) = block {
-                d = d.at(p.span);
-            }
-            diags.push(d);
+        if used {
+            return Some(Now {
+                target,
+                config,
+                block,
+            });
         }
+        if let Err(e) = target.configure_on_use(&config) {
+            diags.push(refused(driver.as_ref(), e, block));
+        }
+        None
     }
 
     /// The elements of a block's `for_each`, which must be known before

@@ -19,7 +19,8 @@
 //! client cannot read. With `STRATATEST_LOG` naming a file, each process
 //! start and each `GetProviderSchema` call appends a line to it (`start`,
 //! `schema`): how often a client starts the provider and asks for its
-//! schema.
+//! schema; with `STRATATEST_CONFIGURE_MS` too, each configure logs
+//! `configure`, waits that long and logs `configured`.
 
 /// The provider's source address, as the tests install it.
 pub const SOURCE: &str = "registry.strata.test/strata/stratatest";

@@ -481,6 +481,7 @@ impl Provider for TestProvider {
         &self,
         request: Request<v6::configure_provider::Request>,
     ) -> Answer<v6::configure_provider::Response> {
+        slow_configure().await;
         let config = decode(
             request.get_ref().config.as_ref(),
             &schema::provider_value_type(),
@@ -840,4 +841,20 @@ impl Provider for TestProvider {
     ) -> Answer<v6::stop_provider::Response> {
         Ok(Response::new(Default::default()))
     }
+}
+
+/// With `STRATATEST_CONFIGURE_MS` set, a configure logs `configure`, takes
+/// that long (as a provider that checks its credentials with a call), and
+/// logs `configured`: how a client's configurations of several processes
+/// overlap.
+async fn slow_configure() {
+    let Some(ms) = std::env::var("STRATATEST_CONFIGURE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    else {
+        return;
+    };
+    crate::log("configure");
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    crate::log("configured");
 }
