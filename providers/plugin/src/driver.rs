@@ -59,6 +59,10 @@ pub struct PluginDriver {
     /// The process, started when a call first needs it: with its schema
     /// kept on disk, a run that only reads schemas starts none.
     process: Arc<tokio::sync::OnceCell<Arc<Provider>>>,
+    /// The process asked for the schema when none was kept: the first call
+    /// takes it rather than starting another (a quarter second of the AWS
+    /// provider's); stopped when this configuration turns out unused.
+    spare: Arc<std::sync::Mutex<Option<Provider>>>,
     schemas: Arc<Schemas>,
     /// Whether `schemas` are all the provider's types or a saved plan's.
     part: Part,
@@ -103,6 +107,7 @@ enum Part {
 /// at the end of every run): asked to exit, killed only when it will not.
 impl Drop for PluginDriver {
     fn drop(&mut self) {
+        self.stop_spare();
         if let Some(provider) = self.process.get().cloned() {
             self.runtime.block(async move { provider.stop().await });
         }
@@ -215,12 +220,14 @@ impl PluginDriver {
             .and_then(SchemaCache::read)
             .and_then(Packed::read);
         let saved = || known.saved.and_then(Packed::read);
+        let mut spare = None;
         let (packed, part) = match kept.map(|k| (k, Part::Whole)) {
             Some(kept) => kept,
             None => match saved() {
                 Some(saved) => (saved, Part::Used),
                 None => {
-                    let asked = Self::ask(&runtime, &launch)?;
+                    let (asked, asking) = Self::ask(&runtime, &launch)?;
+                    spare = Some(asking);
                     let packed = packed_answer(asked)?;
                     if let Some(c) = known.cache {
                         c.write(packed.bytes());
@@ -238,6 +245,7 @@ impl PluginDriver {
             launch,
             runtime,
             process,
+            spare: Arc::new(std::sync::Mutex::new(spare)),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
             schemas: Arc::new(Schemas::of(packed)?),
@@ -285,8 +293,13 @@ impl PluginDriver {
             self.launch.clone(),
             !self.schema_optional,
         );
+        let spare = self.spare.clone();
         async move {
             let started = cell.get_or_try_init(|| async move {
+                let spare = spare.lock().ok().and_then(|mut s| s.take());
+                if let Some(asked) = spare {
+                    return Ok(Arc::new(asked));
+                }
                 let provider = Provider::start(&launch).await?;
                 if ask {
                     provider.get_provider_schema().await?;
@@ -297,13 +310,14 @@ impl PluginDriver {
         }
     }
 
-    /// The schemas of a process started for asking them, then stopped,
-    /// as Terraform stops the process it asks: having built the answer, it
-    /// holds the most memory any process of the provider holds (340 MB of
-    /// the AWS provider's, against 250 MB for one serving calls), and with
-    /// aliases it would live beside one process per configuration. Calls
-    /// start a process of their own when they come.
-    fn ask(runtime: &Runtime, launch: &Launch) -> Result<Asked, StartError> {
+    /// The schemas, asked of a process started for it, which is returned
+    /// to serve the calls that follow: Terraform stops the process it asks
+    /// and starts another for its calls, a quarter second of the AWS
+    /// provider's more on every run with no schema kept (a fresh
+    /// checkout's). It holds more memory than a process that only served
+    /// calls (340 MB of the AWS provider's, against 250 MB), still far
+    /// under Terraform's two.
+    fn ask(runtime: &Runtime, launch: &Launch) -> Result<(Asked, Provider), StartError> {
         let launch = launch.clone();
         runtime
             .block(async move {
@@ -315,10 +329,23 @@ impl PluginDriver {
                     })
                 }
                 .await;
-                provider.stop().await;
-                asked
+                match asked {
+                    Ok(asked) => Ok((asked, provider)),
+                    Err(e) => {
+                        provider.stop().await;
+                        Err(e)
+                    }
+                }
             })
             .unwrap_or_else(|| Err(StartError::Runtime(std::io::Error::other("stopped"))))
+    }
+
+    /// Stops the process that was asked for the schema, if no call took it.
+    fn stop_spare(&self) {
+        let spare = self.spare.lock().ok().and_then(|mut s| s.take());
+        if let Some(asked) = spare {
+            self.runtime.block(async move { asked.stop().await });
+        }
     }
 
     /// Another process of this provider, for another configuration of it.
@@ -333,6 +360,7 @@ impl PluginDriver {
             launch: self.launch.clone(),
             runtime,
             process: Arc::new(tokio::sync::OnceCell::new()),
+            spare: Default::default(),
             package: self.package.clone(),
             schemas: self.schemas.clone(),
             part: self.part,
@@ -636,8 +664,11 @@ impl Driver for PluginDriver {
         self.schemas.provider.schema.clone()
     }
 
+    /// The process asked for the schema is stopped: nothing may need this
+    /// configuration, and one that does starts its own.
     fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
         *self.on_use.lock().unwrap_or_else(|p| p.into_inner()) = Some(config.clone());
+        self.stop_spare();
         Ok(())
     }
 
