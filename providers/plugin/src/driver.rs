@@ -60,8 +60,9 @@ pub struct PluginDriver {
     /// kept on disk, a run that only reads schemas starts none.
     process: Arc<tokio::sync::OnceCell<Arc<Provider>>>,
     /// The process asked for the schema when none was kept: the first call
-    /// takes it rather than starting another (a quarter second of the AWS
-    /// provider's); stopped when this configuration turns out unused.
+    /// of any configuration of the provider (the default's or an alias's)
+    /// takes it rather than starting another, a quarter second of the AWS
+    /// provider's; one no call took is stopped with the driver.
     spare: Arc<std::sync::Mutex<Option<Provider>>>,
     schemas: Arc<Schemas>,
     /// Whether `schemas` are all the provider's types or a saved plan's.
@@ -360,7 +361,7 @@ impl PluginDriver {
             launch: self.launch.clone(),
             runtime,
             process: Arc::new(tokio::sync::OnceCell::new()),
-            spare: Default::default(),
+            spare: self.spare.clone(),
             package: self.package.clone(),
             schemas: self.schemas.clone(),
             part: self.part,
@@ -664,11 +665,8 @@ impl Driver for PluginDriver {
         self.schemas.provider.schema.clone()
     }
 
-    /// The process asked for the schema is stopped: nothing may need this
-    /// configuration, and one that does starts its own.
     fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
         *self.on_use.lock().unwrap_or_else(|p| p.into_inner()) = Some(config.clone());
-        self.stop_spare();
         Ok(())
     }
 
