@@ -100,9 +100,13 @@ impl Schemas {
                     Some(name) => (TypeMode::Data, name),
                     None => (TypeMode::Managed, t.as_str()),
                 };
-                all.entry(mode)
-                    .or_default()
-                    .insert(name.to_string(), Taken::from(d));
+                // A route whose plugin cannot give the schema leaves the
+                // serving driver's in place.
+                if d.schema(mode, name).is_some() {
+                    all.entry(mode)
+                        .or_default()
+                        .insert(name.to_string(), Taken::from(d));
+                }
             }
         }
         Schemas(Arc::new(all))
