@@ -246,3 +246,49 @@ fn a_provider_configuration_nothing_uses_is_not_started() {
         }
     }
 }
+
+/// A package is checked against the lock file on every run, and its
+/// files' digests are kept by their identity (`.terraform/
+/// strata-digests.json`), so the provider's binary is not read again
+/// while it is untouched: a kept digest made wrong makes the check fail,
+/// which it could not if the binary were read. Touched (its change time
+/// moves), the binary is read again and the check passes.
+#[test]
+fn an_untouched_package_is_checked_by_its_kept_digests() {
+    let lab = Lab::new("schema-cache-digests");
+    // The lab's mirror links the built provider; this test's is a copy of
+    // its own, new, that it may touch.
+    let binary = lab.mirrored_binary();
+    std::fs::remove_file(&binary).expect("link");
+    std::fs::copy(lab::provider_binary(), &binary).expect("copy");
+    let dir = lab.work_with("strata", &format!("{HEADER}{CONFIG}"));
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    let memo = dir.join(".terraform/strata-digests.json");
+    // A file changed in the last two seconds is hashed but not kept.
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    assert!(!memo.exists(), "a package just installed is not kept");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    let kept = std::fs::read_to_string(&memo).expect("digests kept");
+    let entries: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&kept).expect("json");
+    let key = binary.canonicalize().expect("binary").display().to_string();
+    let sha = entries
+        .get(&key)
+        .and_then(|entry| entry["sha256"].as_str())
+        .unwrap_or_else(|| panic!("{key}'s digest is kept: {kept}"))
+        .to_string();
+    std::fs::write(&memo, kept.replace(&sha, &"0".repeat(64))).expect("write");
+    let (code, _, err) = lab.run("strata", &dir, &["validate", "-no-color"]);
+    assert_eq!(code, 1, "the kept digest is the one checked:\n{err}");
+    assert!(err.contains("does not match any of the checksums"), "{err}");
+    // Touched: the identity changes, the binary is read, the check passes.
+    let file = std::fs::File::options()
+        .append(true)
+        .open(&binary)
+        .expect("open");
+    file.set_modified(std::time::SystemTime::now())
+        .expect("touch");
+    drop(file);
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+}

@@ -6,6 +6,7 @@
 
 use super::serving::Serving;
 use crate::builtin::{Drivers, Route};
+use crate::config::digests::Digests;
 use crate::config::lockfile::{self as lock, LockFile};
 use crate::diag::{Diag, Diags, Sources};
 use crate::install::providers::package_dir;
@@ -63,6 +64,8 @@ pub fn with_plugins(
         false => Serving::default(),
     };
     let mut out = drivers.clone();
+    let data = crate::config::installed::data_dir(dir);
+    let mut digests = Digests::at(&data.join(crate::config::digests::FILE));
     for (source, locked) in &lock.providers {
         let native = is_native(source);
         if native && !serving.needs(source) {
@@ -75,7 +78,7 @@ pub fn with_plugins(
                 locked.version
             ))
         })?;
-        let hash = lock::h1(&package).map_err(|e| {
+        let hash = lock::h1_with(&package, &mut digests).map_err(|e| {
             refused(
                 "Cannot read an installed provider",
                 format!("{}: {e}", package.display()),
@@ -96,10 +99,7 @@ pub fn with_plugins(
         let name = source.rsplit('/').next().unwrap_or(source);
         // Its schemas kept by the package's checksum: a later run starts
         // the process only when a call needs it.
-        let cache = SchemaCache::at(
-            &crate::config::installed::data_dir(dir).join("strata-schemas"),
-            &hash,
-        );
+        let cache = SchemaCache::at(&data.join("strata-schemas"), &hash);
         let known = Known {
             saved: match cache.exists() {
                 true => None,
@@ -124,6 +124,7 @@ pub fn with_plugins(
             }
         };
     }
+    digests.keep();
     Ok(out)
 }
 

@@ -75,6 +75,8 @@ pub fn lock(
             upgrade: false,
             cache: cli.plugin_cache_dir.clone().filter(|_| req.plugin_cache),
             signed: false,
+            // Packages fetched into a scratch directory: nothing to keep.
+            digests: crate::config::digests::Digests::none(),
         };
         for w in &req.wanted {
             if crate::interrupt::requested() {

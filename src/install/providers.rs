@@ -12,6 +12,7 @@ use super::http::Http;
 use super::registry::Registry;
 use super::{network_mirror, provider_registry};
 use crate::config::cli_config::{CliConfig, InstallMethod, MethodKind};
+use crate::config::digests::{self, Digests};
 use crate::config::installed::data_dir;
 use crate::config::lockfile::{self as lock, LockFile, Locked};
 use crate::config::{newest_release, VersionConstraint as Constraint};
@@ -176,6 +177,7 @@ pub fn install(
         upgrade,
         cache: cli.plugin_cache_dir.clone(),
         signed: false,
+        digests: Digests::at(&data_dir(root_dir).join(digests::FILE)),
     };
     let mut lock = LockFile::read(root_dir, sources)?;
     let before = lock.clone();
@@ -185,6 +187,7 @@ pub fn install(
             diags.push(d);
         }
     }
+    run.digests.keep();
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -232,6 +235,8 @@ pub(super) struct Installer<'a, 'h> {
     pub cache: Option<PathBuf>,
     /// A package came signed from a registry (Terraform says so after).
     pub signed: bool,
+    /// The packages' files' digests the working directory keeps.
+    pub digests: Digests,
 }
 
 /// Which version of a provider to install, and why.
@@ -290,7 +295,7 @@ impl Installer<'_, '_> {
         let version = &choice.version;
         let dest = self.dest(source, version);
         if choice.locked.is_some() && dest.is_dir() {
-            check(w, &dest, choice.locked.as_ref())?;
+            check(w, &dest, choice.locked.as_ref(), &mut self.digests)?;
             said.push_str(&format!(
                 "- Using previously-installed {shown} v{version}\n"
             ));
@@ -394,7 +399,7 @@ impl Installer<'_, '_> {
     /// the lock file; how it was authenticated and its hashes.
     fn install(&mut self, w: &Wanted, choice: &Choice, dest: &Path) -> Result<Installed, Diag> {
         let placed = self.fetch(w, choice, dest)?;
-        let hash = check(w, dest, choice.locked.as_ref())?;
+        let hash = check(w, dest, choice.locked.as_ref(), &mut self.digests)?;
         Ok(self.installed(placed, hash))
     }
 
@@ -551,13 +556,13 @@ impl Installer<'_, '_> {
     /// The cache's package of `version`, when the lock file's `h1:`
     /// checksums include its own (Terraform's rule since 1.4).
     fn vouched_in_cache(
-        &self,
+        &mut self,
         source: &str,
         version: &str,
         locked: Option<&Locked>,
     ) -> Option<PathBuf> {
         let cached = self.in_cache(source, version)?;
-        let hash = lock::h1(&cached).ok()?;
+        let hash = lock::h1_with(&cached, &mut self.digests).ok()?;
         locked?.hashes.contains(&hash).then_some(cached)
     }
 
@@ -578,8 +583,13 @@ impl Installer<'_, '_> {
 
 /// The package's `h1:` checksum, refused when the lock file records
 /// others for this version.
-fn check(w: &Wanted, dir: &Path, locked: Option<&Locked>) -> Result<String, Diag> {
-    let hash = lock::h1(dir).map_err(|e| {
+fn check(
+    w: &Wanted,
+    dir: &Path,
+    locked: Option<&Locked>,
+    digests: &mut Digests,
+) -> Result<String, Diag> {
+    let hash = lock::h1_with(dir, digests).map_err(|e| {
         failed(
             w,
             "Failed to install provider",

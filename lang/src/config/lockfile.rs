@@ -3,6 +3,7 @@
 //! packages must have. Read and written as Terraform does (byte for byte
 //! the same file), so either tool may run `init` in a directory.
 
+use super::digests::Digests;
 use crate::diag::{Diag, Diags, Sources};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,30 +142,25 @@ impl LockFile {
 
 /// Terraform's `h1:` checksum of an unpacked package: SHA-256 over the
 /// lines "<sha256 of file>  <relative path>\n" of its files in name order.
-/// Each file is hashed as it is read, never held whole: a provider binary
-/// is hundreds of megabytes (the AWS provider's 700 MB were read into
-/// memory by every command that checked it).
 pub fn h1(dir: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut files = Vec::new();
-    collect(dir, dir, &mut files)?;
-    let mut digests = Vec::with_capacity(files.len());
-    for rel in files {
-        let mut hasher = Sha256::new();
-        let mut file = std::fs::File::open(dir.join(&rel))?;
-        std::io::copy(&mut file, &mut hasher)?;
-        digests.push((rel, hex(&hasher.finalize())));
-    }
-    Ok(h1_of(digests))
+    h1_with(dir, &mut Digests::none())
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// [`h1`], its files' digests taken from `digests` where they are kept.
+pub fn h1_with(dir: &Path, digests: &mut Digests) -> std::io::Result<String> {
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
+    let mut hashed = Vec::with_capacity(files.len());
+    for rel in files {
+        let digest = digests.of(&dir.join(&rel))?;
+        hashed.push((rel, digest));
+    }
+    Ok(h1_of(hashed))
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    hex(&Sha256::digest(bytes))
+    super::digests::hex(&Sha256::digest(bytes))
 }
 
 /// The `h1:` checksum of a package whose files (relative paths) have

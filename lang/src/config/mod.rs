@@ -26,6 +26,7 @@ pub use source::ModuleSource;
 pub use version::{
     newest_release, Constraint as VersionConstraint, LANGUAGE as TERRAFORM_LANGUAGE,
 };
+pub mod digests;
 pub mod lockfile;
 mod scope;
 mod typeexpr;
