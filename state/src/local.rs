@@ -334,12 +334,15 @@ impl LocalBackend {
 
     /// Writes `text` into the state file this backend holds locked: the
     /// whole of it to `.next` first, then in place, then `.next` goes.
+    /// That removal is not synced: a crash that brings `.next` back finds
+    /// the state file whole, and [`Self::finish_torn_write`] removes the
+    /// stale copy (a millisecond of every write, a thirtieth of an apply
+    /// of 500 objects).
     fn write_in_place(&self, file: &File, text: &str) -> Result<(), StateError> {
         let next = self.next_path();
         write_atomic(&next, text.as_bytes())?;
         overwrite(file, text.as_bytes()).map_err(|e| StateError::io(&self.path, e))?;
-        std::fs::remove_file(&next).map_err(|e| StateError::io(&next, e))?;
-        sync_folder(&next)
+        std::fs::remove_file(&next).map_err(|e| StateError::io(&next, e))
     }
 
     /// Releases `held`: its info and the empty file the lock made go
