@@ -258,13 +258,18 @@ impl PluginDriver {
     }
 
     /// The type `name` of `mode`; when the schemas are a saved plan's
-    /// (only the types it used) and lack it, the provider is asked for
-    /// the whole of them.
+    /// (the schemas of the types it used, the others' names) and the
+    /// provider has the type but the plan did not carry it, the provider
+    /// is asked for the whole of them. A type the provider does not have
+    /// asks nothing: every driver is asked for a type in turn until one
+    /// has it, and another plugin's types would start this one's process.
     fn lookup(&self, mode: TypeMode, name: &str) -> Option<Result<&Kind, &SchemaError>> {
         match (self.schemas.kind(mode, name), self.part) {
             (Some(kind), _) => Some(kind),
-            (None, Part::Whole) => None,
-            (None, Part::Used) => self.whole()?.kind(mode, name),
+            (None, Part::Used) if self.schemas.declares(mode, name) => {
+                self.whole()?.kind(mode, name)
+            }
+            (None, _) => None,
         }
     }
 
@@ -589,12 +594,8 @@ impl Driver for PluginDriver {
     }
 
     fn type_names(&self, mode: TypeMode) -> Vec<String> {
-        // Only a saved plan's part of the schemas asks the provider for
-        // the whole: a process started for the names alone is waste.
-        match self.part {
-            Part::Used => self.whole().unwrap_or(&self.schemas).names(mode),
-            Part::Whole => self.schemas.names(mode),
-        }
+        // A saved plan's pack names every type, its schema or not.
+        self.schemas.names(mode)
     }
 
     fn used_schemas(&self) -> Option<UsedSchemas> {
@@ -1029,3 +1030,6 @@ impl strata_provider::Recovery for PluginDriver {
 }
 
 impl strata_provider::Billing for PluginDriver {}
+
+#[cfg(test)]
+mod tests;

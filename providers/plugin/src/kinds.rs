@@ -50,9 +50,10 @@ pub(crate) struct Schemas {
     packed: Packed,
 }
 
-/// One type: where its schema is packed, and its conversion once made.
+/// One type: where its schema is packed (`None`: a saved plan's pack
+/// names it without its schema), and its conversion once made.
 struct Lazy {
-    at: Range<usize>,
+    at: Option<Range<usize>>,
     kind: OnceLock<Result<Kind, SchemaError>>,
 }
 
@@ -85,13 +86,21 @@ impl Schemas {
     }
 
     /// The type `name` of `mode`, converted on the first ask; `None` when
-    /// the provider has no such type, an error when strata cannot read
-    /// its schema (left out, so that one such type does not cost the
-    /// provider's others).
+    /// the provider has no such type or its schema is not here (see
+    /// [`Schemas::declares`]), an error when strata cannot read its schema
+    /// (left out, so that one such type does not cost the provider's
+    /// others).
     pub(crate) fn kind(&self, mode: TypeMode, name: &str) -> Option<Result<&Kind, &SchemaError>> {
         let lazy = self.types[slot(mode)].get(name)?;
-        let kind = lazy.kind.get_or_init(|| self.convert(mode, name, &lazy.at));
+        let at = lazy.at.as_ref()?;
+        let kind = lazy.kind.get_or_init(|| self.convert(mode, name, at));
         Some(kind.as_ref())
+    }
+
+    /// Whether the provider has the type `name` of `mode`, its schema here
+    /// or not.
+    pub(crate) fn declares(&self, mode: TypeMode, name: &str) -> bool {
+        self.types[slot(mode)].contains_key(name)
     }
 
     fn convert(&self, mode: TypeMode, name: &str, at: &Range<usize>) -> Result<Kind, SchemaError> {
@@ -113,20 +122,20 @@ impl Schemas {
         names
     }
 
-    /// The schemas packed again with only the types asked for so far:
-    /// what a run used, for a saved plan to carry.
+    /// The schemas packed again with only the types asked for so far
+    /// (what a run used, for a saved plan to carry), the others named.
     pub(crate) fn used(&self) -> Vec<u8> {
-        let mut used: Vec<_> = MODES
+        let mut all: Vec<_> = MODES
             .into_iter()
             .flat_map(|mode| {
-                self.types[slot(mode)]
-                    .iter()
-                    .filter(|(_, lazy)| lazy.kind.get().is_some())
-                    .map(move |(name, lazy)| (mode, name.as_str(), &lazy.at))
+                self.types[slot(mode)].iter().map(move |(name, lazy)| {
+                    let used = lazy.at.as_ref().filter(|_| lazy.kind.get().is_some());
+                    (mode, name.as_str(), used)
+                })
             })
             .collect();
-        used.sort_by(|a, b| (slot(a.0), a.1).cmp(&(slot(b.0), b.1)));
-        self.packed.only(used.into_iter())
+        all.sort_by(|a, b| (slot(a.0), a.1).cmp(&(slot(b.0), b.1)));
+        self.packed.only(all.into_iter())
     }
 
     /// The identity schemas strata can read, by managed type.
@@ -213,5 +222,35 @@ mod tests {
             schemas.names(TypeMode::Managed),
             ["x_broken", "x_other", "x_used"]
         );
+    }
+
+    /// A saved plan's pack carries the schemas of the types its run used
+    /// and names the others: read back, a named type is the provider's
+    /// though its schema is not there, and a type it does not name is not.
+    #[test]
+    fn a_used_pack_names_the_types_it_does_not_carry() {
+        let mut asked = Asked::default();
+        let r = &mut asked.schema;
+        for name in ["x_used", "x_other"] {
+            r.resource_schemas
+                .insert(name.into(), typed("name", b"\"string\""));
+        }
+        r.data_source_schemas
+            .insert("x_lookup".into(), typed("id", b"\"string\""));
+        let packed = Packed::read(crate::packed::pack(asked)).expect("packed");
+        let whole = Schemas::of(packed).expect("reads");
+        assert!(whole.kind(TypeMode::Managed, "x_used").is_some());
+        let used = Packed::read(whole.used()).expect("the used pack reads");
+        let carried: Vec<_> = used.types.iter().filter(|t| t.at.is_some()).collect();
+        assert_eq!(carried.len(), 1, "only the used type's schema");
+        let saved = Schemas::of(used).expect("reads");
+        let managed = TypeMode::Managed;
+        assert!(saved.kind(managed, "x_used").is_some_and(|k| k.is_ok()));
+        assert!(saved.kind(managed, "x_other").is_none());
+        assert!(saved.declares(managed, "x_other"));
+        assert!(saved.declares(TypeMode::Data, "x_lookup"));
+        assert!(!saved.declares(managed, "y_foreign"));
+        assert_eq!(saved.names(managed), ["x_other", "x_used"]);
+        assert_eq!(saved.names(TypeMode::Data), ["x_lookup"]);
     }
 }

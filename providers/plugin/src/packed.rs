@@ -14,6 +14,12 @@
 //! GetResourceIdentitySchemas.Response               (length-delimited)
 //! per type: mode, name, schema                      (varint, then length-delimited bytes)
 //! ```
+//!
+//! A saved plan's pack carries the schemas of the types its run used and
+//! only the names of the others (their mode's number plus the number of
+//! modes, then the name): a type the plan did not use is still known to
+//! be the provider's, and one it does not name is known not to be,
+//! without asking the provider.
 
 use crate::proto::tfplugin6 as v6;
 use prost::encoding::{decode_varint, encode_varint};
@@ -34,11 +40,12 @@ pub(crate) struct Packed {
     bytes: Vec<u8>,
 }
 
-/// One type's place in the packed bytes.
+/// One type's place in the packed bytes; `None` when the pack names it
+/// without its schema.
 pub(crate) struct PackedType {
     pub(crate) mode: TypeMode,
     pub(crate) name: String,
-    pub(crate) at: Range<usize>,
+    pub(crate) at: Option<Range<usize>>,
 }
 
 /// The modes of types, in the order they are packed and indexed.
@@ -146,26 +153,33 @@ pub(crate) fn pack(mut asked: Asked) -> Vec<u8> {
     }
     let types = types
         .iter()
-        .map(|(mode, name, schema)| (*mode, name.as_str(), schema.as_slice()));
+        .map(|(mode, name, schema)| (*mode, name.as_str(), Some(schema.as_slice())));
     packed_of(&asked.schema, &asked.identity, types)
 }
 
 /// The packed form of a provider's own schemas (`head`, its type maps
-/// empty) and `identity`, and of `types`, each schema already encoded.
+/// empty) and `identity`, and of `types`, each schema already encoded
+/// (`None`: the type named only).
 fn packed_of<'t>(
     head: &v6::get_provider_schema::Response,
     identity: &v6::get_resource_identity_schemas::Response,
-    types: impl Iterator<Item = (TypeMode, &'t str, &'t [u8])>,
+    types: impl Iterator<Item = (TypeMode, &'t str, Option<&'t [u8]>)>,
 ) -> Vec<u8> {
     let mut bytes = MAGIC.to_vec();
     bytes.extend(head.encode_length_delimited_to_vec());
     bytes.extend(identity.encode_length_delimited_to_vec());
     for (mode, name, schema) in types {
-        encode_varint(slot(mode) as u64, &mut bytes);
+        let named_only = match schema {
+            Some(_) => 0,
+            None => MODES.len(),
+        };
+        encode_varint((slot(mode) + named_only) as u64, &mut bytes);
         encode_varint(name.len() as u64, &mut bytes);
         bytes.extend(name.as_bytes());
-        encode_varint(schema.len() as u64, &mut bytes);
-        bytes.extend(schema);
+        if let Some(schema) = schema {
+            encode_varint(schema.len() as u64, &mut bytes);
+            bytes.extend(schema);
+        }
     }
     bytes
 }
@@ -179,16 +193,22 @@ impl Packed {
         let identity = Message::decode_length_delimited(&mut rest).ok()?;
         let mut types = Vec::new();
         while !rest.is_empty() {
-            let mode = *MODES.get(usize::try_from(decode_varint(&mut rest).ok()?).ok()?)?;
+            let number = usize::try_from(decode_varint(&mut rest).ok()?).ok()?;
+            let named_only = number >= MODES.len();
+            let mode = *MODES
+                .get(number % MODES.len())
+                .filter(|_| number < 2 * MODES.len())?;
             let name = take(&mut rest)?;
             let name = std::str::from_utf8(name).ok()?.to_string();
-            let len = take(&mut rest)?.len();
-            let end = bytes.len() - rest.len();
-            types.push(PackedType {
-                mode,
-                name,
-                at: end - len..end,
-            });
+            let at = match named_only {
+                true => None,
+                false => {
+                    let len = take(&mut rest)?.len();
+                    let end = bytes.len() - rest.len();
+                    Some(end - len..end)
+                }
+            };
+            types.push(PackedType { mode, name, at });
         }
         Some(Packed {
             head,
@@ -208,13 +228,15 @@ impl Packed {
         &self.bytes
     }
 
-    /// A smaller pack of the same provider: its own schemas and only the
-    /// types `keep` (mode, name, place) names — what a saved plan carries.
+    /// A smaller pack of the same provider: its own schemas, and of each
+    /// of `types` (mode, name, place) the schema when it has a place, else
+    /// only its name — what a saved plan carries.
     pub(crate) fn only<'t>(
         &self,
-        keep: impl Iterator<Item = (TypeMode, &'t str, &'t Range<usize>)>,
+        types: impl Iterator<Item = (TypeMode, &'t str, Option<&'t Range<usize>>)>,
     ) -> Vec<u8> {
-        let types = keep.map(|(mode, name, at)| (mode, name, &self.bytes[at.clone()]));
+        let types =
+            types.map(|(mode, name, at)| (mode, name, at.map(|at| &self.bytes[at.clone()])));
         packed_of(&self.head, &self.identity, types)
     }
 }
@@ -277,7 +299,9 @@ pub(crate) mod tests {
             .types
             .iter()
             .map(|t| {
-                let s = packed.schema(&t.at).expect("decodes");
+                let s = packed
+                    .schema(t.at.as_ref().expect("carried"))
+                    .expect("decodes");
                 let block = s.block.expect("block");
                 assert_eq!(block.description, "");
                 (t.mode, t.name.as_str(), block.attributes[0].name.clone())
