@@ -248,11 +248,12 @@ fn a_provider_configuration_nothing_uses_is_not_started() {
 }
 
 /// A package is checked against the lock file on every run, and its
-/// files' digests are kept by their identity (`.terraform/
-/// strata-digests.json`), so the provider's binary is not read again
-/// while it is untouched: a kept digest made wrong makes the check fail,
-/// which it could not if the binary were read. Touched (its change time
-/// moves), the binary is read again and the check passes.
+/// files' digests are kept by their identity in the user's cache
+/// (`$XDG_CACHE_HOME/strata/digests.json`), so the provider's binary is
+/// not read again while it is untouched: a kept digest made wrong makes
+/// the check fail, which it could not if the binary were read, and
+/// another working directory's init takes the same digest. Touched (its
+/// change time moves), the binary is read again and the check passes.
 #[test]
 fn an_untouched_package_is_checked_by_its_kept_digests() {
     let lab = Lab::new("schema-cache-digests");
@@ -261,14 +262,23 @@ fn an_untouched_package_is_checked_by_its_kept_digests() {
     let binary = lab.mirrored_binary();
     std::fs::remove_file(&binary).expect("link");
     std::fs::copy(lab::provider_binary(), &binary).expect("copy");
-    let dir = lab.work_with("strata", &format!("{HEADER}{CONFIG}"));
-    runs(&lab, "strata", &dir, &["init", "-no-color"]);
-    let memo = dir.join(".terraform/strata-digests.json");
+    let cache = lab.root.join("cache");
+    let strata = |dir: &Path, args: &[&str]| {
+        let env = [("XDG_CACHE_HOME", cache.as_os_str())];
+        lab.run_with("strata", dir, args, &env)
+    };
+    let ok = |dir: &Path, args: &[&str]| {
+        let (code, out, err) = strata(dir, args);
+        assert_eq!(code, 0, "{args:?}:\n{out}{err}");
+    };
+    let first = lab.work_with("strata", &format!("{HEADER}{CONFIG}"));
+    ok(&first, &["init", "-no-color"]);
+    let memo = cache.join("strata/digests.json");
     // A file changed in the last two seconds is hashed but not kept.
-    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    ok(&first, &["validate", "-no-color"]);
     assert!(!memo.exists(), "a package just installed is not kept");
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    ok(&first, &["validate", "-no-color"]);
     let kept = std::fs::read_to_string(&memo).expect("digests kept");
     let entries: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(&kept).expect("json");
@@ -279,9 +289,17 @@ fn an_untouched_package_is_checked_by_its_kept_digests() {
         .unwrap_or_else(|| panic!("{key}'s digest is kept: {kept}"))
         .to_string();
     std::fs::write(&memo, kept.replace(&sha, &"0".repeat(64))).expect("write");
-    let (code, _, err) = lab.run("strata", &dir, &["validate", "-no-color"]);
+    let (code, _, err) = strata(&first, &["validate", "-no-color"]);
     assert_eq!(code, 1, "the kept digest is the one checked:\n{err}");
     assert!(err.contains("does not match any of the checksums"), "{err}");
+    let second = lab.work_with("strata-second", &format!("{HEADER}{CONFIG}"));
+    ok(&second, &["init", "-no-color"]);
+    let locked = |dir: &Path| std::fs::read_to_string(dir.join(".terraform.lock.hcl"));
+    assert_ne!(
+        locked(&first).expect("lock file"),
+        locked(&second).expect("lock file"),
+        "the second directory's init took the kept (wrong) digest"
+    );
     // Touched: the identity changes, the binary is read, the check passes.
     let file = std::fs::File::options()
         .append(true)
@@ -290,5 +308,5 @@ fn an_untouched_package_is_checked_by_its_kept_digests() {
     file.set_modified(std::time::SystemTime::now())
         .expect("touch");
     drop(file);
-    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    ok(&first, &["validate", "-no-color"]);
 }

@@ -65,7 +65,7 @@ pub fn with_plugins(
     };
     let mut out = drivers.clone();
     let data = crate::config::installed::data_dir(dir);
-    let mut digests = Digests::at(&data.join(crate::config::digests::FILE));
+    let mut digests = Digests::at(&crate::config::digests::location(&data));
     for (source, locked) in &lock.providers {
         let native = is_native(source);
         if native && !serving.needs(source) {

@@ -177,7 +177,7 @@ pub fn install(
         upgrade,
         cache: cli.plugin_cache_dir.clone(),
         signed: false,
-        digests: Digests::at(&data_dir(root_dir).join(digests::FILE)),
+        digests: Digests::at(&digests::location(&data_dir(root_dir))),
     };
     let mut lock = LockFile::read(root_dir, sources)?;
     let before = lock.clone();

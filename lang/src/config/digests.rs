@@ -1,7 +1,11 @@
-//! The SHA-256 digests of installed packages' files, kept beside the
-//! working directory's other init data (`.terraform/strata-digests.json`)
-//! by each file's identity: its size, modification and change times, inode
-//! and device. Every command that starts a provider checks its package
+//! The SHA-256 digests of installed packages' files, kept in the user's
+//! cache (`$XDG_CACHE_HOME/strata/digests.json`, else
+//! `~/.cache/strata/digests.json`; without a home, beside the working
+//! directory's init data) by each file's identity: its size, modification
+//! and change times, inode and device. One file for every working
+//! directory: a package linked from a filesystem mirror or the plugin
+//! cache is the same file in all of them, so a new checkout's `init`
+//! does not read it again either. Every command that starts a provider checks its package
 //! against the lock file's `h1:` checksums, as Terraform does, and the AWS
 //! provider's 700 MB took half a second to hash each time; a file whose
 //! identity is unchanged since it was hashed has the same bytes, so its
@@ -18,8 +22,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// Where the digests are kept in a data directory.
-pub const FILE: &str = "strata-digests.json";
+/// Where the digests are kept: the user's cache, else the working
+/// directory's data directory `data`.
+pub fn location(data: &Path) -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let cache = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")));
+    match cache {
+        Some(cache) => cache.join("strata").join("digests.json"),
+        None => data.join("strata-digests.json"),
+    }
+}
 
 /// How long a file must have been left alone before its digest is kept.
 const SETTLED: Duration = Duration::from_secs(2);
@@ -104,6 +118,9 @@ impl Digests {
         let Ok(text) = serde_json::to_vec_pretty(&self.kept) else {
             return;
         };
+        if let Some(dir) = at.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
         let tmp = at.with_extension(format!("tmp-{}", std::process::id()));
         let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &at));
         if written.is_err() {
@@ -171,7 +188,7 @@ mod tests {
     #[test]
     fn a_file_changed_in_place_is_hashed_again() {
         let dir = scratch("changed");
-        let (file, memo) = (dir.join("bin"), dir.join(FILE));
+        let (file, memo) = (dir.join("bin"), dir.join("digests.json"));
         std::fs::write(&file, "first").expect("write");
         let later = SystemTime::now() + Duration::from_secs(60);
         let mut digests = Digests::at(&memo);
@@ -197,7 +214,7 @@ mod tests {
     #[test]
     fn a_file_just_written_is_not_kept() {
         let dir = scratch("fresh");
-        let (file, memo) = (dir.join("bin"), dir.join(FILE));
+        let (file, memo) = (dir.join("bin"), dir.join("digests.json"));
         std::fs::write(&file, "fresh").expect("write");
         let mut digests = Digests::at(&memo);
         digests.of(&file).expect("hash");
