@@ -14,6 +14,9 @@
 #             provider process: hashicorp/terraform#32744)
 # Each row: wall and CPU seconds, the peak of the tool's and its
 # plugins' memory together, and how many provider processes were started.
+# strata keeps its package digests in a cache of the run's own
+# (XDG_CACHE_HOME), empty at the start: the vpc init hashes the package
+# as Terraform's does, the aliases' inits find its digest kept.
 # The module is cloned for the run (VPC_MODULE_SOURCE, a git URL or
 # directory; VPC_MODULE_REF) and never kept. Needs: release, work and
 # have_tf from bench/plugin.sh; measure_tree from bench/measure.sh.
@@ -128,8 +131,8 @@ aws_bench() {
   export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=eu-west-1 \
     AWS_EC2_METADATA_DISABLED=true
   printf 'provider_installation {\n  filesystem_mirror {\n    path = "%s"\n  }\n}\n' "$mirror" >"$aws/cli.tfrc"
-  local TF_CLI_CONFIG_FILE="$aws/cli.tfrc"
-  export TF_CLI_CONFIG_FILE
+  local TF_CLI_CONFIG_FILE="$aws/cli.tfrc" XDG_CACHE_HOME="$aws/cache"
+  export TF_CLI_CONFIG_FILE XDG_CACHE_HOME
   echo
   echo "real AWS provider from $mirror; moto for strata at $strata_aws, for terraform at $terraform_aws"
   aws_row shape step tool wall_s cpu_s peak_MiB starts
