@@ -12,9 +12,9 @@ static ALLOCATOR: Split = Split;
 /// Small blocks from mimalloc, large ones from the system's malloc. A plan
 /// allocates and frees millions of small values (strings, maps, the
 /// state's objects), where glibc's free lists spent a fifth of a
-/// 500-resource apply; mimalloc serves them faster (a 10 000-resource
-/// no-change plan 490 → 400 ms, bench/engine.sh's tree). But mimalloc
-/// keeps freed memory a second before giving it back, and the large
+/// 500-resource apply; mimalloc serves them faster (with `exit_now`, a
+/// 10 000-resource no-change plan 496 → 414 ms, bench/engine.sh's tree).
+/// But mimalloc keeps freed memory a second before giving it back, and the large
 /// buffers a plan grows and drops (the state file's text, tables, vectors
 /// of changes) would stay in its peak; glibc serves them from their own
 /// mappings (`large_blocks_returned`), unmapped when freed.
@@ -85,7 +85,7 @@ fn main() -> ExitCode {
 
 /// Ends the process as soon as the command is done, skipping the C
 /// library's exit handlers: mimalloc's gives every freed block back to
-/// the system page by page, 30 ms of a 10 000-resource plan, for a process
+/// the system page by page, 17–30 ms of a 10 000-resource plan, for a process
 /// about to end. Nothing else waits for them: what the command wrote is
 /// closed (and synced, the state), its provider processes are stopped
 /// when `main_with` drops its drivers, and Rust's buffered output is

@@ -235,7 +235,7 @@ pub(super) struct Installer<'a, 'h> {
     pub cache: Option<PathBuf>,
     /// A package came signed from a registry (Terraform says so after).
     pub signed: bool,
-    /// The packages' files' digests the working directory keeps.
+    /// The packages' files' digests, kept by their identity (`digests.rs`).
     pub digests: Digests,
 }
 
