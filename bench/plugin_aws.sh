@@ -9,9 +9,10 @@
 #             few attributes the provider sets, so a few changes remain,
 #             for both tools alike)
 #   where     where the time of strata's plan goes (STRATA_TIMINGS)
-#   aliases   a plan of N aliased AWS providers with one VPC each, N = 1,
-#             5, 20, served by the plugin in both tools (memory per
-#             provider process: hashicorp/terraform#32744)
+#   aliases   N aliased AWS providers with one VPC each, N = 1, 5, 20,
+#             served by the plugin in both tools (memory per provider
+#             process: hashicorp/terraform#32744): the first plan, the
+#             apply, and the plan after it (plan2, every VPC read back)
 # Each row: wall and CPU seconds, the peak of the tool's and its
 # plugins' memory together, and how many provider processes were started.
 # strata keeps its package digests in a cache of the run's own
@@ -73,7 +74,7 @@ aws_steps() {
       init) sa=(init -no-color); ta=(init -input=false -no-color) ;;
       validate*) sa=(validate -no-color); ta=(validate -no-color) ;;
       plan*) sa=(plan -no-color -input=false); ta=(plan -no-color -input=false) ;;
-      apply) sa=(apply -auto-approve -no-color -input=false); ta=(apply -auto-approve -no-color -input=false) ;;
+      apply*) sa=(apply -auto-approve -no-color -input=false); ta=(apply -auto-approve -no-color -input=false) ;;
     esac
     local sr tr
     sr=$(measure_tree "$s" env AWS_ENDPOINT_URL="$strata_aws" "$release/strata" "${sa[@]}")
@@ -151,7 +152,8 @@ aws_bench() {
       mkdir -p "$aws/aliases-$n-$tool"
       aliases_config "$n" "$tool" >"$aws/aliases-$n-$tool/main.tf"
     done
-    aws_steps "aliases" "$aws/aliases-$n-strata" "$aws/aliases-$n-terraform" init "plan-$n"
+    aws_steps "aliases" "$aws/aliases-$n-strata" "$aws/aliases-$n-terraform" init "plan-$n" \
+      "apply-$n" "plan2-$n"
   done
 }
 

@@ -1040,12 +1040,14 @@ fn alive(pid: u32) -> bool {
 }
 
 /// A strata killed outright (SIGKILL, no chance to stop anything) takes
-/// its provider plugins with it, as one that ends any other way does.
+/// its provider plugins with it, as one that ends any other way does. The
+/// provider's objects come before and after the wait, so its process is
+/// alive through it.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_killed_strata_leaves_no_provider_running() {
     let lab = Lab::new("killed");
-    let config = format!("{HEADER}\nresource \"time_sleep\" \"wait\" {{\n  create_duration = \"120s\"\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name       = \"after\"\n  depends_on = [time_sleep.wait]\n}}\n");
+    let config = format!("{HEADER}\nresource \"stratatest_object\" \"b\" {{\n  name = \"before\"\n}}\n\nresource \"time_sleep\" \"wait\" {{\n  create_duration = \"120s\"\n  depends_on      = [stratatest_object.b]\n}}\n\nresource \"stratatest_object\" \"a\" {{\n  name       = \"after\"\n  depends_on = [time_sleep.wait]\n}}\n");
     let dir = lab.work_with("strata", &config);
     lab.ok("strata", &dir, &["init", "-no-color"]);
     let mut strata = run::strata(&dir)

@@ -23,11 +23,34 @@ use std::path::Path;
 
 const CONFIG: &str = "\nresource \"stratatest_object\" \"o\" {\n  name = \"one\"\n}\n";
 
-/// What the provider logged since the last look (the log emptied).
+/// What the provider logged since the last look (the log emptied),
+/// its processes' ends left out.
 fn logged(log: &Path) -> Vec<String> {
+    let mut said = lived(log);
+    said.retain(|l| l != "stop");
+    said
+}
+
+/// Every line the provider logged since the last look, `stop` included.
+fn lived(log: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let _ = std::fs::remove_file(log);
     text.lines().map(str::to_string).collect()
+}
+
+/// The most processes alive at once, from a log of `start` and `stop`.
+fn most_at_once(said: &[String]) -> usize {
+    let mut alive = 0usize;
+    let mut most = 0;
+    for l in said {
+        match l.as_str() {
+            "start" => alive += 1,
+            "stop" => alive = alive.saturating_sub(1),
+            _ => {}
+        }
+        most = most.max(alive);
+    }
+    most
 }
 
 fn runs(lab: &Lab, tool: &str, dir: &Path, args: &[&str]) {
@@ -72,6 +95,9 @@ fn a_providers_schema_is_asked_once_per_package_and_its_process_started_when_nee
     // A saved plan carries the schemas of the types it used: shown or
     // applied where none is kept (a new checkout, `.terraform` made
     // anew), it asks the provider for none, and keeps none of its own.
+    // (A change, or the apply would start nothing at all.)
+    let changed = format!("{HEADER}{}", CONFIG.replace("one", "two"));
+    std::fs::write(dir.join("main.tf"), changed).expect("write");
     runs(&lab, "strata", &dir, &["plan", "-out=p.plan", "-no-color"]);
     logged(&log);
     let kept = dir.join(".terraform/strata-schemas");
@@ -143,6 +169,26 @@ run "made" {
     runs(&lab, "terraform", &tf, &["test", "-no-color"]);
 }
 
+/// An aliased configuration of the test provider, `a{i}`, and an object
+/// through it.
+fn aliased(i: usize) -> String {
+    format!("provider \"stratatest\" {{\n  alias = \"a{i}\"\n  store = \"./store\"\n}}\n\nresource \"stratatest_object\" \"o{i}\" {{\n  provider = stratatest.a{i}\n  name     = \"o{i}\"\n}}\n")
+}
+
+/// A lab whose configuration has `n` aliased configurations, initialised
+/// and validated (its schema kept): the lab, its directory and the
+/// provider's log, emptied.
+fn aliased_lab(tag: &str, n: usize) -> (Lab, std::path::PathBuf, std::path::PathBuf) {
+    let aliases: String = (1..=n).map(aliased).collect();
+    let lab = Lab::new(tag);
+    let dir = lab.work_with("strata", &format!("{HEADER}\n{aliases}"));
+    let log = lab.root.join("strata.log");
+    runs(&lab, "strata", &dir, &["init", "-no-color"]);
+    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
+    lived(&log);
+    (lab, dir, log)
+}
+
 /// Configurations the run uses are configured side by side: with three
 /// aliased configurations, each a process whose configure takes a second,
 /// a second configure begins before the first ends (one after another
@@ -150,15 +196,7 @@ run "made" {
 /// twenty aliases).
 #[test]
 fn aliased_configurations_are_configured_side_by_side() {
-    let aliases: String = (1..=3)
-        .map(|i| format!("provider \"stratatest\" {{\n  alias = \"a{i}\"\n  store = \"./store\"\n}}\n\nresource \"stratatest_object\" \"o{i}\" {{\n  provider = stratatest.a{i}\n  name     = \"o{i}\"\n}}\n"))
-        .collect();
-    let lab = Lab::new("schema-cache-side-by-side");
-    let dir = lab.work_with("strata", &format!("{HEADER}\n{aliases}"));
-    let log = lab.root.join("strata.log");
-    runs(&lab, "strata", &dir, &["init", "-no-color"]);
-    runs(&lab, "strata", &dir, &["validate", "-no-color"]);
-    logged(&log);
+    let (lab, dir, log) = aliased_lab("schema-cache-side-by-side", 3);
     let env = [
         ("STRATATEST_LOG", log.as_os_str()),
         ("STRATATEST_CONFIGURE_MS", std::ffi::OsStr::new("1000")),
@@ -172,6 +210,85 @@ fn aliased_configurations_are_configured_side_by_side() {
     assert_eq!(said.len(), 6, "three configures: {said:?}");
     let before_first_end = said.iter().take_while(|l| *l == "configure").count();
     assert!(before_first_end >= 2, "one after another: {said:?}");
+}
+
+/// Twelve aliased configurations, one object each: a plan starts each
+/// process once, a few ahead of the walk, and stops each as the walk
+/// passes its object while others wait, so no more than five are alive
+/// at once (Terraform keeps all twelve to the end of its walk:
+/// hashicorp/terraform#32744, a quarter gigabyte each of the AWS
+/// provider's) — the first plan, and one after the apply, whose objects
+/// are read back as the walk opens each configuration. The apply that
+/// follows a plan in the same run starts again only what was stopped; a
+/// configuration refused is told once, at its block.
+#[test]
+fn a_plan_keeps_few_provider_processes_alive() {
+    let (lab, dir, log) = aliased_lab("schema-cache-lifetimes", 12);
+    runs(&lab, "strata", &dir, &["plan", "-no-color"]);
+    let said = lived(&log);
+    let starts = said.iter().filter(|l| *l == "start").count();
+    assert_eq!(starts, 12, "each configuration started once: {said:?}");
+    let most = most_at_once(&said);
+    assert!((2..=5).contains(&most), "{most} alive at once: {said:?}");
+    runs(
+        &lab,
+        "strata",
+        &dir,
+        &["apply", "-auto-approve", "-no-color"],
+    );
+    let said = lived(&log);
+    let starts = said.iter().filter(|l| *l == "start").count();
+    assert!(
+        (12..24).contains(&starts),
+        "the plan's last processes serve the apply: {starts} starts"
+    );
+    // After the apply each configuration's object is read back as the
+    // walk opens it, not all of them first: as few alive, and an object
+    // deleted outside strata is seen (and nothing else changes).
+    let gone: Vec<_> = std::fs::read_dir(dir.join("store"))
+        .expect("store")
+        .flatten()
+        .filter(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("\"o7\"")))
+        .collect();
+    assert_eq!(gone.len(), 1, "o7's file in the store");
+    std::fs::remove_file(gone[0].path()).expect("remove");
+    let (code, out, err) = lab.run_with(
+        "strata",
+        &dir,
+        &["plan", "-no-color"],
+        &[("STRATATEST_LOG", log.as_os_str())],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("stratatest_object.o7 has been deleted"),
+        "{out}"
+    );
+    assert!(out.contains("1 to add, 0 to change, 0 to destroy"), "{out}");
+    let said = lived(&log);
+    let starts = said.iter().filter(|l| *l == "start").count();
+    assert_eq!(starts, 12, "each configuration started once: {said:?}");
+    let most = most_at_once(&said);
+    assert!((2..=5).contains(&most), "{most} alive at once: {said:?}");
+    // One configuration refused (its store cannot be opened): told once,
+    // at its block, and the others planned.
+    let broken = format!(
+        "{HEADER}\n{}{}",
+        aliased(1),
+        aliased(2).replace("./store", "/dev/null/store")
+    );
+    std::fs::write(dir.join("main.tf"), broken).expect("write");
+    let (code, out, err) = lab.run_with("strata", &dir, &["plan", "-no-color"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        err.matches("Invalid stratatest provider configuration")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("store = \"/dev/null/store\""),
+        "at its block: {err}"
+    );
 }
 
 /// Terraform's starts and schema calls for the same commands, printed

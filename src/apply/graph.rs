@@ -24,7 +24,7 @@ use crate::plan::{
 use crate::walk::{decode, Ephemerals, InstanceCtx, ResourceInstances, Walk};
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use strata_provider::Kept;
 use strata_provider::{Driver, ResourceSchema, Tags};
@@ -116,6 +116,9 @@ struct GraphApply<'x, 'r, 'p> {
     /// it has finished (else at the walk's end).
     ephemerals: Ephemerals,
     closing: crate::walk::Closing,
+    /// Each provider configuration that holds a process, released once
+    /// its last node has finished.
+    lifetimes: crate::walk::Lifetimes<()>,
     diags: Diags,
 }
 
@@ -192,10 +195,23 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
                     after: s.index(),
                 })
         });
+        let w = Walk::new(req.root, req.graph, req.vars.clone(), req.run.calling())
+            .doubled(req.drivers.doubles());
+        let nodes: Vec<NodeIndex> = graph.node_indices().collect();
+        // Phase 3 deletes deposed objects after the walk, through the
+        // configurations that made them.
+        let deposing: HashSet<&str> = plan
+            .changes
+            .iter()
+            .filter(|c| c.deposed.is_some() || c.action == Action::CreateThenDelete)
+            .map(|c| c.provider.as_str())
+            .collect();
+        let kept = |address: &str| deposing.contains(address);
+        let lifetimes =
+            crate::walk::Lifetimes::new((req.root, req.graph, &w), req.drivers, &nodes, &kept);
         GraphApply {
             schedule: Schedule::new(graph.node_count(), edges),
-            w: Walk::new(req.root, req.graph, req.vars.clone(), req.run.calling())
-                .doubled(req.drivers.doubles()),
+            w,
             ex,
             by_addr,
             changes_of,
@@ -206,14 +222,17 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             provisioned: HashMap::new(),
             ephemerals: Ephemerals::new(tokio::runtime::Handle::current(), said(req.progress)),
             closing: crate::walk::Closing::new(req.graph, req.root),
+            lifetimes,
             diags: Diags::default(),
         }
     }
 
     /// Node `n` has finished (failed, when so): what waits for it may
-    /// start, and an ephemeral resource nothing unfinished uses is closed.
+    /// start, an ephemeral resource nothing unfinished uses is closed, and
+    /// a provider process nothing unfinished uses is stopped.
     fn done(&mut self, n: NodeIndex, failed: bool) {
         self.schedule.finish(n.index(), failed);
+        self.lifetimes.finished(n);
         for config in self.closing.finished(n) {
             for f in self.ephemerals.close_of(&config) {
                 self.diags.push(crate::walk::close_failed(&f));

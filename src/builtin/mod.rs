@@ -5,9 +5,12 @@
 //! registry that finds the driver of a resource type.
 
 pub mod doubles;
+mod held;
 pub mod offline;
 pub mod remote_state;
 pub mod terraform_data;
+
+pub use held::refused;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
@@ -53,6 +56,8 @@ struct Configured {
     /// Provider configurations not known yet (they use resources'
     /// attributes), by address.
     deferred: Arc<RwLock<BTreeMap<String, Deferred>>>,
+    /// Configurations waiting for their first use ([`held`]).
+    held: Arc<held::Holding>,
 }
 
 /// A provider configuration waiting for values known later in the walk.
@@ -77,8 +82,9 @@ impl std::ops::Deref for Drivers {
 /// from and their provider address.
 type Aliases = BTreeMap<(usize, String), Arc<dyn Driver>>;
 
-/// A driver's identity, for telling two drivers of one provider apart.
-fn identity(driver: &Arc<dyn Driver>) -> usize {
+/// A driver's identity, for telling two drivers of one provider apart
+/// (a native driver and a plugin share a default configuration's address).
+pub fn identity(driver: &Arc<dyn Driver>) -> usize {
     Arc::as_ptr(driver) as *const () as usize
 }
 
@@ -436,6 +442,32 @@ impl Drivers {
         if let Ok(mut d) = self.configured.deferred.write() {
             d.remove(address);
         }
+    }
+
+    /// Holds the configuration at `address`, given to `driver` with
+    /// `configure_on_use`, for its first use; `block` is where a refusal
+    /// is told.
+    pub fn hold(
+        &self,
+        driver: &Arc<dyn Driver>,
+        address: String,
+        block: Option<crate::diag::Span>,
+    ) {
+        self.configured
+            .held
+            .hold((identity(driver), address), block);
+    }
+
+    /// Configures `driver`'s configuration at `address` now, if it was
+    /// held: called before its first call, so a refusal is told once, at
+    /// its block (`Err(Some)`); `Err(None)` for the calls after it.
+    pub fn ready(
+        &self,
+        driver: &Arc<dyn Driver>,
+        address: &str,
+    ) -> Result<(), Option<crate::diag::Diag>> {
+        let key = (identity(driver), address.to_string());
+        self.configured.held.ready(key, driver)
     }
 
     /// The driver instance of a provider configuration, by its address.

@@ -190,6 +190,7 @@ pub(super) fn adopt(
             skip_destroy: false,
             tainted: false,
             as_stored: None,
+            held: None,
         }),
         Ok(None) => Err(Diag::new(
             "strata::plan::import",

@@ -21,6 +21,7 @@ mod query;
 mod refresh;
 mod relevant;
 mod triggers;
+mod window;
 
 pub use crate::walk::{EphemeralSaid, EphemeralStep};
 pub use action::{

@@ -5,6 +5,7 @@
 use super::diff::{self, Decision};
 use super::instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
 use super::refresh::{self, PriorInstance};
+use super::window::{Opened, Window};
 use super::{import, moved, Action, Failed, OutputChange, Plan, Reason, ResourceChange};
 use crate::builtin::Drivers;
 use crate::config::condition::{judge_all, Kind};
@@ -162,7 +163,11 @@ impl Refresh<'_> {
 /// part it had planned (`Failed::partial`), for the CLI to show.
 pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Failed> {
     let retyped = moved::retyped(req.root);
-    let read = (Mode::Managed, refresh::Upgrade::Always);
+    let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone())
+        .doubled(req.drivers.doubles());
+    let (order, mut window) = windowed(&req, &walk, rt);
+    let later = window.as_ref().map(Window::addresses).unwrap_or_default();
+    let read = (Mode::Managed, refresh::Upgrade::AlwaysBut(&later));
     let mut prior = refresh::decode_state(req.state, req.drivers, read, &retyped)?;
     crate::timings::stage("decoded");
     let moves = moved::apply(req.root, &mut prior)?;
@@ -171,14 +176,8 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
     config_resources(req.root, &ModulePath::root(), &mut configs);
     let coverage = Coverage::new(&req, &configs);
     provider_instances(&req, &prior, &coverage)?;
-    let drift = match req.refresh.reads() {
-        true => {
-            let (now, drift) = read_back(&req, prior, &coverage, rt)?;
-            prior = now;
-            drift
-        }
-        false => Vec::new(),
-    };
+    let (now, drift) = read_back(&req, prior, &coverage, window.as_mut(), rt)?;
+    prior = now;
     let said = Arc::new(Mutex::new(Vec::new()));
     let mut p = Planner {
         req: &req,
@@ -213,9 +212,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         }
     }
     crate::timings::stage("refreshed");
-    let walk = Walk::new(req.root, req.graph, req.vars.clone(), req.run.clone())
-        .doubled(req.drivers.doubles());
-    p.walk(&walk);
+    p.walk(&walk, &order, window);
     p.close_ephemerals();
     crate::timings::stage("walked");
     let outputs = p.outputs(&walk);
@@ -288,27 +285,79 @@ fn provider_instances(
 /// strata. What a `removed` block forgets is not read: its provider may be
 /// gone with it (a cluster's objects, when the cluster goes). Nor is what
 /// the plan's scope leaves alone.
+/// Nothing when the plan reads nothing. The objects of the
+/// configurations the walk opens are upgraded and read then ([`Window`]).
 fn read_back(
     req: &Request<'_>,
     prior: Vec<PriorInstance>,
     coverage: &Coverage<'_>,
+    window: Option<&mut Window>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(Vec<PriorInstance>, Vec<ResourceChange>), Failed> {
-    // Only what can be shared with the refresh's threads.
-    let (refresh, drivers, root) = (&req.refresh, req.drivers, req.root);
-    let destroying = req.mode.is_destroy();
-    let skipped = |a: &Address| {
-        !coverage.covers(a)
-            || refresh.skips(a)
-            || drivers.stood_in(a)
-            || (!destroying && removed_rule(root, a).is_some_and(|r| !r.destroy))
-    };
-    Ok(rt.block_on(refresh::refresh(
-        prior,
-        req.drivers,
-        req.parallelism,
-        &skipped,
-    ))?)
+    let unread = Unread::of(req, coverage);
+    let reads = |a: &Address| !unread.skips(a);
+    let reading = req.refresh.reads();
+    let later = window
+        .map(|w| {
+            w.take(
+                &prior,
+                reading.then_some(&reads as &dyn Fn(&Address) -> bool),
+            )
+        })
+        .unwrap_or_default();
+    if !reading {
+        return Ok((prior, Vec::new()));
+    }
+    let skip = |a: &Address| unread.skips(a) || later.contains(a);
+    Ok(rt.block_on(refresh::refresh(prior, req.drivers, req.parallelism, &skip))?)
+}
+
+/// What the refresh leaves as stored; only what can be shared with its
+/// threads.
+struct Unread<'r> {
+    refresh: Refresh<'r>,
+    drivers: &'r Drivers,
+    root: &'r Module,
+    destroying: bool,
+    coverage: &'r Coverage<'r>,
+}
+
+impl<'r> Unread<'r> {
+    fn of(req: &Request<'r>, coverage: &'r Coverage<'r>) -> Unread<'r> {
+        Unread {
+            refresh: req.refresh,
+            drivers: req.drivers,
+            root: req.root,
+            destroying: req.mode.is_destroy(),
+            coverage,
+        }
+    }
+
+    fn skips(&self, a: &Address) -> bool {
+        !self.coverage.covers(a)
+            || self.refresh.skips(a)
+            || self.drivers.stood_in(a)
+            || (!self.destroying && removed_rule(self.root, a).is_some_and(|r| !r.destroy))
+    }
+}
+
+/// The provider configurations the walk opens and releases as it goes
+/// ([`Window`]): none for a destroy (it deletes after the walk) or a
+/// refresh-only plan (the refresh is all it does).
+/// The walk's order comes with it.
+fn windowed(
+    req: &Request<'_>,
+    walk: &Walk<'_>,
+    rt: &tokio::runtime::Runtime,
+) -> (Vec<NodeIndex>, Option<Window>) {
+    let order = walk.order();
+    if req.mode.is_destroy() || req.mode.is_refresh_only() {
+        return (order, None);
+    }
+    let at = (req.root, req.graph, walk);
+    let lifetimes = crate::walk::Lifetimes::new(at, req.drivers, &order, &|_| false);
+    let window = Window::new(lifetimes, req.drivers, rt.handle().clone(), req.parallelism);
+    (order, Some(window))
 }
 
 /// What the walk made, for [`assemble`].
@@ -623,17 +672,45 @@ impl<'a> Planner<'_, 'a> {
     /// other node evaluated; then what the walk can judge only whole
     /// (imports without configuration, moves from what is still
     /// declared, orphans, the cluster spec's own checks).
-    fn walk(&mut self, walk: &Walk<'a>) {
+    fn walk(&mut self, walk: &Walk<'a>, order: &[NodeIndex], mut window: Option<Window>) {
         let mut closing = crate::walk::Closing::new(self.req.graph, self.req.root);
-        for n in walk.order() {
+        for (at, &n) in order.iter().enumerate() {
+            for opened in window.iter_mut().flat_map(|w| w.before(at)) {
+                self.opened(opened);
+            }
             self.node(walk, n);
             for config in closing.finished(n) {
                 for f in self.ephemerals.close_of(&config) {
                     self.diags.push(crate::walk::close_failed(&f));
                 }
             }
+            if let Some(w) = window.as_mut() {
+                w.after(at);
+            }
         }
         self.after_walk(walk);
+    }
+
+    /// A configuration the window opened: its refusal told, its objects
+    /// as read back replacing the state's (one gone outside strata is
+    /// gone from the plan's prior objects too).
+    fn opened(&mut self, opened: Opened) {
+        self.diags.0.extend(opened.refused);
+        let Some((addrs, read)) = opened.read else {
+            return;
+        };
+        match read {
+            Ok((now, drift)) => {
+                for a in &addrs {
+                    self.prior.remove(a);
+                }
+                for p in now {
+                    self.prior.insert(p.addr.clone(), Box::new(p));
+                }
+                self.late_drift.extend(drift);
+            }
+            Err(d) => self.diags.0.extend(d.0),
+        }
     }
 
     /// One node of the walk: planned, read, opened or evaluated.
@@ -1075,6 +1152,10 @@ impl<'a> Planner<'_, 'a> {
             .req
             .drivers
             .configured(&r.type_name, &address, r.mode)?;
+        if let Err(refused) = self.req.drivers.ready(&driver, &address) {
+            self.diags.0.extend(refused);
+            return None;
+        }
         Some(Configured {
             driver,
             provider: address,

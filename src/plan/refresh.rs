@@ -4,14 +4,15 @@
 use super::{Action, ResourceChange};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
+use crate::lang::convert::strip_optional;
 use crate::lang::typed_json::value_from_json_text;
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use futures::StreamExt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use strata_provider::{Driver, Identity, Kept, ResourceSchema, Slots, Stored};
-use strata_state::model::{Address, InstanceState, Mode, ResourceAddr, State};
+use strata_state::model::{Address, InstanceState, Mode, ResourceAddr, ResourceState, State};
 
 /// One object of the prior state, decoded with its driver's schema.
 #[derive(Debug, Clone)]
@@ -34,6 +35,10 @@ pub struct PriorInstance {
     /// Terraform's `MoveResourceState` does, so its old type needs no
     /// driver here (`value` is then a placeholder).
     pub as_stored: Option<AsStored>,
+    /// The object as the state holds it, when it was read by the schema
+    /// for now ([`Upgrade::AlwaysBut`]): its provider upgrades it when
+    /// the plan's walk opens its configuration ([`upgrade_held`]).
+    pub held: Option<AsStored>,
 }
 
 /// An object as the state holds it, not yet decoded.
@@ -59,32 +64,77 @@ type Served<'d> = (&'d dyn Driver, &'d ResourceSchema, Arc<Type>);
 fn decode_object(
     id: &ResourceAddr,
     (json, sensitive): (&str, &[serde_json::Value]),
-    (version, upgrade): (u64, Upgrade),
+    (version, upgrade): (u64, Upgrading),
     (driver, schema, ty): &Served,
-) -> Result<(Value, u64), String> {
-    let current = upgrade == Upgrade::WhenOlder && version >= schema.version;
-    let upgraded = match id.mode {
-        Mode::Managed if !current => driver.upgrade(&id.type_name, version, json),
-        Mode::Managed | Mode::Data | Mode::Ephemeral => None,
+) -> Result<(Value, u64, Decoded), String> {
+    let managed = id.mode == Mode::Managed;
+    let older = version < schema.version;
+    let upgrade_now = managed && (upgrade == Upgrading::Always || older);
+    let read = match (upgrade_now, upgrade) {
+        (true, _) => None,
+        // Typed as the provider's answers are, without the optional
+        // markers a schema's nested attributes carry for configuration:
+        // a null list of them would otherwise differ from the plan's.
+        (false, Upgrading::UnlessFitting) if managed => {
+            value_from_json_text(json, &strip_optional(ty)).ok()
+        }
+        (false, _) => Some(value_from_json_text(json, ty)?),
     };
-    let (value, version) = match upgraded {
-        Some(upgraded) => (upgraded.map_err(|e| e.to_string())?, schema.version),
-        None => (value_from_json_text(json, ty)?, version),
+    let (value, version, how) = match read {
+        Some(value) => (value, version, Decoded::BySchema),
+        None => match driver.upgrade(&id.type_name, version, json) {
+            Some(upgraded) => {
+                let value = upgraded.map_err(|e| e.to_string())?;
+                (value, schema.version, Decoded::ByProvider)
+            }
+            None => (value_from_json_text(json, ty)?, version, Decoded::BySchema),
+        },
     };
     let marked = crate::lang::json::apply_mark_paths(value, sensitive);
-    Ok((super::diff::with_marks(marked, None, schema), version))
+    Ok((super::diff::with_marks(marked, None, schema), version, how))
+}
+
+/// Who made a stored object's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decoded {
+    BySchema,
+    ByProvider,
 }
 
 /// When stored objects go through their driver's upgrade.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Upgrade {
-    /// Every managed object, as a plan does (a provider may rewrite an
-    /// object at its own schema version).
-    Always,
+#[derive(Debug, Clone, Copy)]
+pub enum Upgrade<'p> {
     /// Only an object stored at an older schema version: what `show` and
     /// the console read, as Terraform's `show` reads a state by the schema
     /// alone — so a plugin whose schema is kept starts no process.
     WhenOlder,
+    /// Every managed object, as a plan does (a provider may rewrite an
+    /// object at its own schema version) — but an object of these
+    /// provider configurations (which the plan's walk opens as it reaches
+    /// them) stored at its schema's version is read by the schema, the
+    /// provider asked only when it does not fit: decoding the state starts
+    /// none of their processes, and the provider reads each object back
+    /// in the walk anyway.
+    AlwaysBut(&'p HashSet<String>),
+}
+
+/// How one object goes through its driver's upgrade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upgrading {
+    Always,
+    WhenOlder,
+    /// At its version and fitting the schema, read as stored.
+    UnlessFitting,
+}
+
+impl Upgrade<'_> {
+    fn of(self, provider: &str) -> Upgrading {
+        match self {
+            Upgrade::AlwaysBut(later) if later.contains(provider) => Upgrading::UnlessFitting,
+            Upgrade::AlwaysBut(_) => Upgrading::Always,
+            Upgrade::WhenOlder => Upgrading::WhenOlder,
+        }
+    }
 }
 
 /// Decodes `p` when it is still as stored (a `moved` block named it, but
@@ -96,14 +146,37 @@ pub fn decode_left(p: &mut PriorInstance, drivers: &Drivers) -> Result<(), Diag>
     let Some((driver, schema)) = drivers.resource(&p.addr.id.type_name) else {
         return Err(unsupported(&p.addr.id));
     };
-    let served = (&**driver, schema, Arc::new(schema.object_type()));
+    upgrade_stored(p, &stored, (&**driver, schema))
+}
+
+/// Brings `p`, read by the schema for now, up through its own
+/// configuration's provider, as Terraform's walk does each object before
+/// it reads it back.
+pub fn upgrade_held(p: &mut PriorInstance, drivers: &Drivers) -> Result<(), Diag> {
+    let Some(stored) = p.held.take() else {
+        return Ok(());
+    };
+    let type_name = &p.addr.id.type_name;
+    let Some((driver, schema)) = drivers.configured(type_name, &p.provider, Mode::Managed) else {
+        return Err(unsupported(&p.addr.id));
+    };
+    upgrade_stored(p, &stored, (&*driver, schema))
+}
+
+/// `p`'s value made from `stored` through `driver`'s upgrade.
+fn upgrade_stored(
+    p: &mut PriorInstance,
+    stored: &AsStored,
+    (driver, schema): (&dyn Driver, &ResourceSchema),
+) -> Result<(), Diag> {
+    let served = (driver, schema, Arc::new(schema.object_type()));
     let decoded = decode_object(
         &p.addr.id,
         (&stored.json, &stored.sensitive),
-        (p.schema_version, Upgrade::Always),
+        (p.schema_version, Upgrading::Always),
         &served,
     );
-    (p.value, p.schema_version) = decoded.map_err(|e| not_fitting(&p.addr, e))?;
+    (p.value, p.schema_version, _) = decoded.map_err(|e| not_fitting(&p.addr, e))?;
     Ok(())
 }
 
@@ -220,52 +293,7 @@ pub fn decode_state(
     // Objects decode independently, and a large state is most of a
     // no-change plan's work: spread over the cores.
     let decoded = crate::par::map(&jobs, |(r, i, served)| {
-        let addr = Address {
-            id: r.id.clone(),
-            key: i.index_key.clone(),
-        };
-        let text = i.attributes.text();
-        let (value, schema_version, as_stored) = match served {
-            None => {
-                let stored = AsStored {
-                    json: text.to_string(),
-                    sensitive: i.sensitive_attributes.clone(),
-                };
-                (Value::null(), i.schema_version, Some(stored))
-            }
-            Some((driver, schema, ty)) => {
-                let decoded = decode_object(
-                    &r.id,
-                    (text, &i.sensitive_attributes),
-                    (i.schema_version, upgrade),
-                    &(&**driver, *schema, ty.clone()),
-                );
-                match decoded {
-                    Ok((value, version)) => (value, version, None),
-                    Err(e) => return Err(not_fitting(&addr, e)),
-                }
-            }
-        };
-        let kept = match served {
-            Some((driver, ..)) if r.id.mode == Mode::Managed => {
-                upgraded(&**driver, &r.id.type_name, kept_of(i))
-                    .map_err(|e| not_fitting(&addr, e))?
-            }
-            _ => kept_of(i),
-        };
-        Ok(PriorInstance {
-            value,
-            addr,
-            deposed: i.deposed.clone(),
-            provider: r.provider_of(i).to_string(),
-            schema_version,
-            kept,
-            dependencies: i.dependencies.clone(),
-            create_before_destroy: i.create_before_destroy,
-            skip_destroy: i.skip_destroy,
-            tainted: i.status.as_deref() == Some("tainted"),
-            as_stored,
-        })
+        decode_instance((r, i), served.as_ref(), upgrade)
     });
     let mut out = Vec::with_capacity(decoded.len());
     for d in decoded {
@@ -275,6 +303,67 @@ pub fn decode_state(
         }
     }
     diags.into_result(out)
+}
+
+/// The driver that decodes a type's objects, owned, and its schema and
+/// object type.
+type Decoder<'d> = (Arc<dyn Driver>, &'d ResourceSchema, Arc<Type>);
+
+/// One stored object decoded (left as stored when `served` is none: a
+/// `moved` block takes it to another type).
+fn decode_instance(
+    (r, i): (&ResourceState, &InstanceState),
+    served: Option<&Decoder<'_>>,
+    upgrade: Upgrade<'_>,
+) -> Result<PriorInstance, Diag> {
+    let addr = Address {
+        id: r.id.clone(),
+        key: i.index_key.clone(),
+    };
+    let text = i.attributes.text();
+    let stored = || AsStored {
+        json: text.to_string(),
+        sensitive: i.sensitive_attributes.clone(),
+    };
+    let ((value, schema_version), as_stored, held) = match served {
+        None => ((Value::null(), i.schema_version), Some(stored()), None),
+        Some((driver, schema, ty)) => {
+            let upgrading = upgrade.of(r.provider_of(i));
+            let decoded = decode_object(
+                &r.id,
+                (text, &i.sensitive_attributes),
+                (i.schema_version, upgrading),
+                &(&**driver, *schema, ty.clone()),
+            );
+            match decoded {
+                Ok((v, version, Decoded::BySchema)) if upgrading == Upgrading::UnlessFitting => {
+                    ((v, version), None, Some(stored()))
+                }
+                Ok((v, version, _)) => ((v, version), None, None),
+                Err(e) => return Err(not_fitting(&addr, e)),
+            }
+        }
+    };
+    let kept = match served {
+        Some((driver, ..)) if r.id.mode == Mode::Managed => {
+            upgraded(&**driver, &r.id.type_name, kept_of(i)).map_err(|e| not_fitting(&addr, e))?
+        }
+        _ => kept_of(i),
+    };
+    Ok(PriorInstance {
+        value,
+        addr,
+        deposed: i.deposed.clone(),
+        provider: r.provider_of(i).to_string(),
+        schema_version,
+        kept,
+        dependencies: i.dependencies.clone(),
+        create_before_destroy: i.create_before_destroy,
+        skip_destroy: i.skip_destroy,
+        tainted: i.status.as_deref() == Some("tainted"),
+        as_stored,
+        held,
+    })
 }
 
 /// Reads every object back. Returns the objects that still exist, as they
@@ -378,6 +467,12 @@ async fn read_group<'d>(
     else {
         return GroupRead::Unread;
     };
+    match drivers.ready(&driver, &t.provider) {
+        Ok(()) => {}
+        Err(Some(refused)) => return GroupRead::Failed(refused),
+        // Told by the group that asked first; the plan fails on it.
+        Err(None) => return GroupRead::Kept(group),
+    }
     let stored: Vec<Stored> = group
         .iter()
         .map(|p| Stored {

@@ -1,8 +1,10 @@
-//! `provider` blocks: every driver is configured from the root module's
-//! block for it (or an empty one) before anything asks it for something —
-//! crash recovery, refresh, the plan; one that no resource, data source or
-//! ephemeral resource uses is handed over to be applied when first needed
-//! (a plugin starts no process for it until then). A block with an `alias`
+//! `provider` blocks: every driver is given its configuration from the
+//! root module's block for it (or an empty one) before anything asks it
+//! for something — crash recovery, refresh, the plan. A driver that costs
+//! something to configure (a plugin: a process) holds it until its first
+//! call needs it, when the engine asks for it first
+//! ([`Drivers::ready`](crate::builtin::Drivers::ready)) so a refusal is
+//! told at the block; one nothing calls starts no process. A block with an `alias`
 //! configures another instance of the driver (another cluster, region or account);
 //! resources choose it with `provider = kubernetes.east`, modules receive
 //! it with `providers = { kubernetes = kubernetes.east }`, and [`resolve`]
@@ -16,14 +18,14 @@
 //! known then (the cluster exists), else in the apply.
 
 use super::decode::decode;
-use super::resolve::{instance_address, resolve};
+use super::resolve::instance_address;
 use super::walker::Walk;
-use crate::builtin::{provider_address, source_of, Deferred, Drivers};
+use crate::builtin::{provider_address, refused, source_of, Deferred, Drivers};
 use crate::config::{Module, Provider, Run};
 use crate::diag::{Diag, Diags};
 use crate::graph::{Graph, NodeKind};
 use crate::lang::value::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use strata_state::model::ModulePath;
@@ -37,11 +39,9 @@ pub fn configure(
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     let walk = Walk::new(root, graph, vars.clone(), run.clone());
-    let mut now = Vec::new();
     let mut blocks = Blocks {
         root,
         graph,
-        used: used(root, graph, &walk, drivers),
         walk,
         locals_known: false,
     };
@@ -73,99 +73,16 @@ pub fn configure(
                 None => vec![None],
             };
             for each in each {
-                now.extend(blocks.configure_one(driver, block, each, drivers, &mut diags));
+                blocks.configure_one(driver, block, each, drivers, &mut diags);
             }
         }
     }
-    configure_now(now, &mut diags);
     diags.into_result(())
-}
-
-/// A configuration the configuration uses, to be applied before anything
-/// else, so that an error points at its block.
-struct Now<'a> {
-    target: Arc<dyn strata_provider::Driver>,
-    config: Value,
-    block: Option<&'a Provider>,
-}
-
-/// How many configurations are applied at once: a plugin's is a process
-/// started, handshaken and configured (a quarter second for the AWS
-/// provider), so twenty aliases one after another took seconds.
-const CONFIGURED_AT_ONCE: usize = 4;
-
-/// Applies `now`, a few side by side; the errors said in `now`'s order.
-fn configure_now(now: Vec<Now<'_>>, diags: &mut Diags) {
-    let configured: Vec<Result<(), strata_provider::DriverError>> = match now.len() {
-        0 | 1 => now.iter().map(|n| n.target.configure(&n.config)).collect(),
-        _ => now
-            .chunks(CONFIGURED_AT_ONCE)
-            .flat_map(|chunk| {
-                std::thread::scope(|scope| {
-                    let started: Vec<_> = chunk
-                        .iter()
-                        .map(|n| scope.spawn(|| n.target.configure(&n.config)))
-                        .collect();
-                    started
-                        .into_iter()
-                        .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect(),
-    };
-    for (n, result) in now.iter().zip(configured) {
-        if let Err(e) = result {
-            diags.push(refused(n.target.as_ref(), e, n.block));
-        }
-    }
-}
-
-/// A configuration its driver refused, at its block when there is one.
-fn refused(
-    driver: &dyn strata_provider::Driver,
-    e: strata_provider::DriverError,
-    block: Option<&Provider>,
-) -> Diag {
-    let d = Diag::new(
-        "strata::provider::configure",
-        format!("Invalid {} provider configuration", driver.name()),
-        e.to_string(),
-    );
-    match block {
-        Some(p) => d.at(p.span),
-        None => d,
-    }
-}
-
-/// A configure that panicked, told as a failure rather than ending strata.
-fn panicked() -> strata_provider::DriverError {
-    strata_provider::DriverError::Api {
-        operation: "configuring the provider".into(),
-        detail: "the driver panicked".into(),
-        retryable: false,
-    }
 }
 
 /// `each.key` and `each.value` of one instance of a provider
 /// configuration with `for_each`.
 type Each = (Value, Value);
-
-/// The addresses of the provider configurations the configuration's
-/// resources, data sources and ephemeral resources use; one they do not
-/// (though the state's objects or an import may) is configured when first
-/// used, as Terraform prunes a provider configuration nothing needs.
-fn used(root: &Module, graph: &Graph, walk: &Walk<'_>, drivers: &Drivers) -> BTreeSet<String> {
-    let nodes = graph.graph.node_weights().filter(|n| n.is_resource());
-    nodes
-        .filter_map(|node| {
-            let r = walk.module(node)?.resources.get(node.index)?;
-            let (base, _) = drivers.of_mode(r.mode, &r.type_name)?;
-            let resolved = resolve(root, &node.module, r, base.as_ref()).ok()?;
-            Some(resolved.configuration().to_string())
-        })
-        .collect()
-}
 
 /// A driver has one default (non-aliased) configuration.
 fn one_default(blocks: &[&Provider], diags: &mut Diags) {
@@ -249,8 +166,6 @@ fn unset(schema: &strata_provider::ResourceSchema) -> Value {
 struct Blocks<'a> {
     root: &'a Module,
     graph: &'a Graph,
-    /// What the configuration uses ([`used`]).
-    used: BTreeSet<String>,
     walk: Walk<'a>,
     locals_known: bool,
 }
@@ -258,37 +173,30 @@ struct Blocks<'a> {
 impl Blocks<'_> {
     /// One configuration of `driver` made: `block`'s (an empty one when
     /// there is none), for instance `each` of a block with `for_each`.
-    /// What the configuration uses is returned, to be configured now, so
-    /// that an error points at its block; the rest is configured when
-    /// something (an object in the state, an import) first needs it: a
-    /// plugin starts no process for it, and the implied default of a
-    /// provider that requires an argument is not refused for lacking it.
-    fn configure_one<'p>(
+    /// It is applied when something (a resource the walk reaches, an
+    /// object in the state, an import) first needs it: a plugin starts no
+    /// process for a configuration nothing calls, and the implied default
+    /// of a provider that requires an argument is not refused for lacking
+    /// it.
+    fn configure_one(
         &mut self,
         driver: &Arc<dyn strata_provider::Driver>,
-        block: Option<&'p Provider>,
+        block: Option<&Provider>,
         each: Option<Each>,
         drivers: &Drivers,
         diags: &mut Diags,
-    ) -> Option<Now<'p>> {
+    ) -> Option<()> {
         let (target, address) = instance(driver, block, each.as_ref(), drivers, diags)?;
-        let configuration = strata_state::split_provider_instance(&address).0;
-        let used = self.used.contains(configuration);
         let config = match block {
             None => unset(&driver.provider_schema()),
             Some(p) => self.config(p, driver, (address.clone(), each), drivers, diags)?,
         };
-        if used {
-            return Some(Now {
-                target,
-                config,
-                block,
-            });
+        let span = block.map(|p| p.span);
+        match target.configure_on_use(&config) {
+            Ok(()) => drivers.hold(&target, address, span),
+            Err(e) => diags.push(refused(driver.name(), &e, span)),
         }
-        if let Err(e) = target.configure_on_use(&config) {
-            diags.push(refused(driver.as_ref(), e, block));
-        }
-        None
+        Some(())
     }
 
     /// The elements of a block's `for_each`, which must be known before
@@ -416,14 +324,9 @@ pub fn configure_deferred(
     if !v.is_wholly_known() {
         return Ok(false);
     }
-    driver.configure(&v).map_err(|e| {
-        Diag::new(
-            "strata::provider::configure",
-            format!("Invalid {} provider configuration", driver.name()),
-            e.to_string(),
-        )
-        .at(p.span)
-    })?;
+    driver
+        .configure(&v)
+        .map_err(|e| refused(driver.name(), &e, Some(p.span)))?;
     drivers.undefer(address);
     Ok(true)
 }

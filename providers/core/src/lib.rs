@@ -426,16 +426,36 @@ pub trait Driver: Recovery + Billing + Ephemerals + Send + Sync {
         Ok(())
     }
 
-    /// Takes a configuration nothing in the configuration uses (the
-    /// implied default beside only aliased blocks, a block no resource
-    /// names) to apply before the first call that needs a configured
-    /// provider, if one ever comes (an object of it in the state).
-    /// Terraform configures a provider only when something uses it: a
-    /// driver that costs something to configure (a plugin's process, a
-    /// provider that requires an argument) waits; the rest are configured
-    /// now.
+    /// Takes a configuration to apply before the first call that needs a
+    /// configured provider, if one ever comes: Terraform configures a
+    /// provider only when something uses it, and a configuration the run
+    /// uses is applied when the walk first needs it ([`Driver::ready`]),
+    /// so that twenty aliases are not twenty processes at once. A driver
+    /// that costs something to configure (a plugin's process, a provider
+    /// that requires an argument) waits; the rest are configured now.
     fn configure_on_use(&self, config: &Value) -> Result<(), DriverError> {
         self.configure(config)
+    }
+
+    /// Applies the configuration [`Driver::configure_on_use`] holds, now:
+    /// the engine asks before a configuration's first call, so that its
+    /// error is told once, at its block.
+    fn ready(&self) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// Nothing in this walk calls this configuration again: a driver that
+    /// holds a process for it stops it (Terraform's close-provider step),
+    /// and a later call, if one comes, starts another configured as this
+    /// one was.
+    fn release(&self) {}
+
+    /// Whether a configuration of this driver is a process while it is
+    /// open (a plugin's, a quarter gigabyte for the AWS provider): the
+    /// walk then opens it a little before it is needed, reads its objects
+    /// back then, and releases it after.
+    fn holds_a_process(&self) -> bool {
+        false
     }
 
     /// Plans one instance: the planned object and what forces replacement.

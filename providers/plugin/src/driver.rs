@@ -57,8 +57,13 @@ pub struct PluginDriver {
     launch: Launch,
     runtime: Arc<Runtime>,
     /// The process, started when a call first needs it: with its schema
-    /// kept on disk, a run that only reads schemas starts none.
-    process: Arc<tokio::sync::OnceCell<Arc<Provider>>>,
+    /// kept on disk, a run that only reads schemas starts none. Taken and
+    /// stopped when the walk is done with the configuration
+    /// ([`Driver::release`]); a call after that starts another.
+    process: Arc<tokio::sync::Mutex<Option<Arc<Provider>>>>,
+    /// Processes released and being stopped in the background, waited
+    /// for when the driver is dropped.
+    stopping: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The process asked for the schema when none was kept: the first call
     /// of any configuration of the provider (the default's or an alias's)
     /// takes it rather than starting another, a quarter second of the AWS
@@ -74,11 +79,12 @@ pub struct PluginDriver {
     /// The provider serves calls without being asked for its schema first
     /// (`GetProviderSchemaOptional`).
     schema_optional: bool,
-    /// The configuration this process was given. Terraform configures a
+    /// The configuration this process was given, encoded, and as given
+    /// (for the process started after a release). Terraform configures a
     /// provider process once, and providers count on it: the AWS
     /// provider's second ConfigureProvider fails when `AWS_CA_BUNDLE` is
     /// set (its HTTP client is no longer one it can add roots to).
-    configured: std::sync::Mutex<Option<Vec<u8>>>,
+    configured: std::sync::Mutex<Option<(Vec<u8>, Value)>>,
     /// A configuration nothing in the configuration uses (`configure_on_use`):
     /// sent before the first call that needs a configured provider, so an
     /// instance nothing uses starts no process (with only aliased blocks,
@@ -109,9 +115,17 @@ enum Part {
 impl Drop for PluginDriver {
     fn drop(&mut self) {
         self.stop_spare();
-        if let Some(provider) = self.process.get().cloned() {
-            self.runtime.block(async move { provider.stop().await });
-        }
+        let process = self.process.clone();
+        let stopping =
+            std::mem::take(&mut *self.stopping.lock().unwrap_or_else(|p| p.into_inner()));
+        self.runtime.block(async move {
+            if let Some(provider) = process.lock().await.take() {
+                provider.stop().await;
+            }
+            for stop in stopping {
+                let _ = stop.await;
+            }
+        });
     }
 }
 
@@ -215,7 +229,6 @@ impl PluginDriver {
         known: Known<'_>,
     ) -> Result<PluginDriver, StartError> {
         let runtime = Arc::new(Runtime::new().map_err(StartError::Runtime)?);
-        let process = Arc::new(tokio::sync::OnceCell::new());
         let kept = known
             .cache
             .and_then(SchemaCache::read)
@@ -245,7 +258,8 @@ impl PluginDriver {
             package: known.cache.map(|c| c.package().to_string()),
             launch,
             runtime,
-            process,
+            process: Default::default(),
+            stopping: Default::default(),
             spare: Arc::new(std::sync::Mutex::new(spare)),
             moves: capabilities.move_resource_state,
             schema_optional: capabilities.get_provider_schema_optional,
@@ -301,18 +315,22 @@ impl PluginDriver {
         );
         let spare = self.spare.clone();
         async move {
-            let started = cell.get_or_try_init(|| async move {
-                let spare = spare.lock().ok().and_then(|mut s| s.take());
-                if let Some(asked) = spare {
-                    return Ok(Arc::new(asked));
+            let mut process = cell.lock().await;
+            if let Some(running) = process.as_ref() {
+                return Ok(running.clone());
+            }
+            let spare = spare.lock().ok().and_then(|mut s| s.take());
+            let provider = match spare {
+                Some(asked) => asked,
+                None => {
+                    let provider = Provider::start(&launch).await?;
+                    if ask {
+                        provider.get_provider_schema().await?;
+                    }
+                    provider
                 }
-                let provider = Provider::start(&launch).await?;
-                if ask {
-                    provider.get_provider_schema().await?;
-                }
-                Ok::<_, StartError>(Arc::new(provider))
-            });
-            started.await.cloned()
+            };
+            Ok(process.insert(Arc::new(provider)).clone())
         }
     }
 
@@ -365,7 +383,8 @@ impl PluginDriver {
             address: self.address.clone(),
             launch: self.launch.clone(),
             runtime,
-            process: Arc::new(tokio::sync::OnceCell::new()),
+            process: Default::default(),
+            stopping: Default::default(),
             spare: self.spare.clone(),
             package: self.package.clone(),
             schemas: self.schemas.clone(),
@@ -679,7 +698,7 @@ impl Driver for PluginDriver {
             .map(|d| d.msgpack.clone())
             .unwrap_or_default();
         let mut configured = self.configured.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = configured.as_ref() {
+        if let Some((c, _)) = configured.as_ref() {
             if *c == encoded {
                 return Ok(());
             }
@@ -701,8 +720,42 @@ impl Driver for PluginDriver {
             Box::pin(async move { p.configure_provider(configure).await })
         })?;
         check(&operation, &r.diagnostics)?;
-        *configured = Some(encoded);
+        *configured = Some((encoded, config.clone()));
         Ok(())
+    }
+
+    fn ready(&self) -> Result<(), DriverError> {
+        PluginDriver::ready(self)
+    }
+
+    fn holds_a_process(&self) -> bool {
+        true
+    }
+
+    /// The process stopped in the background; its configuration waits,
+    /// as one nothing used yet, for a call after this one, which starts
+    /// and configures another process.
+    fn release(&self) {
+        let cell = self.process.clone();
+        let Some(Some(provider)) = self.runtime.block(async move { cell.lock().await.take() })
+        else {
+            return;
+        };
+        let configured = self
+            .configured
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((_, config)) = configured {
+            let mut waiting = self.on_use.lock().unwrap_or_else(|p| p.into_inner());
+            waiting.get_or_insert(config);
+        }
+        if let Some(stop) = self.runtime.spawn(async move { provider.stop().await }) {
+            self.stopping
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(stop);
+        }
     }
 
     fn validate(

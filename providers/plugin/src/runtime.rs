@@ -43,6 +43,14 @@ impl Runtime {
         receive.recv().ok()
     }
 
+    /// Starts `f` on this runtime, not waiting for it.
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        f: impl Future<Output = T> + Send + 'static,
+    ) -> Option<tokio::task::JoinHandle<T>> {
+        Some(self.handle()?.spawn(f))
+    }
+
     /// Runs `f` on this runtime, awaited from another.
     pub(crate) async fn run<T: Send + 'static>(
         &self,

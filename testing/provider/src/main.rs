@@ -18,8 +18,9 @@
 //! an attribute of a type that does not exist, for the tests of a type a
 //! client cannot read. With `STRATATEST_LOG` naming a file, each process
 //! start and each `GetProviderSchema` call appends a line to it (`start`,
-//! `schema`): how often a client starts the provider and asks for its
-//! schema; with `STRATATEST_CONFIGURE_MS` too, each configure logs
+//! `schema`), and a process asked to stop one as it ends (`stop`): how
+//! often a client starts the provider, asks for its schema, and how many
+//! processes it keeps at once; with `STRATATEST_CONFIGURE_MS` too, each configure logs
 //! `configure`, waits that long and logs `configured`.
 
 /// The provider's source address, as the tests install it.
@@ -73,7 +74,7 @@ async fn main() {
     })
     .await;
     match served {
-        Ok(()) => {}
+        Ok(()) => log("stop"),
         Err(e @ ServeError::NotStartedByClient) => {
             eprintln!("{e}");
             std::process::exit(1);
