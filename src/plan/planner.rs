@@ -212,7 +212,7 @@ pub fn plan(req: Request<'_>, rt: &tokio::runtime::Runtime) -> Result<Plan, Fail
         }
     }
     crate::timings::stage("refreshed");
-    p.walk(&walk, &order, window);
+    p.walk(&walk, &order, window)?;
     p.close_ephemerals();
     crate::timings::stage("walked");
     let outputs = p.outputs(&walk);
@@ -672,9 +672,18 @@ impl<'a> Planner<'_, 'a> {
     /// other node evaluated; then what the walk can judge only whole
     /// (imports without configuration, moves from what is still
     /// declared, orphans, the cluster spec's own checks).
-    fn walk(&mut self, walk: &Walk<'a>, order: &[NodeIndex], mut window: Option<Window>) {
+    /// Interrupted, it stops at the next node: nothing is planned.
+    fn walk(
+        &mut self,
+        walk: &Walk<'a>,
+        order: &[NodeIndex],
+        mut window: Option<Window>,
+    ) -> Result<(), Failed> {
         let mut closing = crate::walk::Closing::new(self.req.graph, self.req.root);
         for (at, &n) in order.iter().enumerate() {
+            if crate::interrupt::requested() {
+                return Err(self.halted());
+            }
             for opened in window.iter_mut().flat_map(|w| w.before(at)) {
                 self.opened(opened);
             }
@@ -689,6 +698,23 @@ impl<'a> Planner<'_, 'a> {
             }
         }
         self.after_walk(walk);
+        Ok(())
+    }
+
+    /// The walk's end when the run is interrupted: what it said, the
+    /// interrupt once, and no part of a plan.
+    fn halted(&mut self) -> Failed {
+        let mut diags = std::mem::take(&mut self.diags);
+        diags.0.retain(|d| d.code != "strata::interrupted");
+        diags.push(Diag::new(
+            "strata::interrupted",
+            crate::interrupt::HALTED,
+            "Interrupted before every resource was planned: nothing was planned.",
+        ));
+        Failed {
+            diags,
+            partial: None,
+        }
     }
 
     /// A configuration the window opened: its refusal told, its objects

@@ -176,6 +176,16 @@ impl<T> Lifetimes<T> {
     }
 }
 
+/// A walk that ends early (an interrupt) waits for what it was opening:
+/// a thread left running would hold its provider past the run's end.
+impl<T> Drop for Lifetimes<T> {
+    fn drop(&mut self) {
+        for (_, opening) in self.starting.drain() {
+            let _ = opening.join();
+        }
+    }
+}
+
 /// The configuration a resource node uses.
 struct Used {
     driver: Arc<dyn Driver>,

@@ -54,8 +54,11 @@ pub fn log(line: &str) {
         .create(true)
         .append(true)
         .open(path);
+    // One write of the whole line: processes append to the same log at
+    // once, and `writeln!` writes the line and its newline apart, so two
+    // processes' lines could run together.
     if let Ok(mut f) = file {
-        let _ = writeln!(f, "{line}");
+        let _ = f.write_all(format!("{line}\n").as_bytes());
     }
 }
 
