@@ -4,13 +4,15 @@
 //! something to configure (a plugin: a process) holds it until its first
 //! call needs it, when the engine asks for it first
 //! ([`Drivers::ready`](crate::builtin::Drivers::ready)) so a refusal is
-//! told at the block; one nothing calls starts no process. A block with an `alias`
-//! configures another instance of the driver (another cluster, region or account);
-//! resources choose it with `provider = kubernetes.east`, modules receive
-//! it with `providers = { kubernetes = kubernetes.east }`, and [`resolve`]
-//! follows those to the root's configuration.
+//! told at the block; one nothing calls starts no process. A block with
+//! an `alias` configures another instance of the driver (another cluster,
+//! region or account); resources choose it with
+//! `provider = kubernetes.east`, modules receive it with
+//! `providers = { kubernetes = kubernetes.east }`, and
+//! [`resolve`](super::resolve::resolve) follows those to the root's
+//! configuration.
 //!
-//! A configuration known up front (variables, locals, files) is applied
+//! A configuration known up front (variables, locals, files) is evaluated
 //! before anything else. One that uses resources' attributes (a cluster's
 //! endpoint and CA) is deferred: the graph makes the resources under it
 //! wait for those attributes, and [`configure_deferred`] configures it when
