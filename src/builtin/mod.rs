@@ -466,6 +466,11 @@ impl Drivers {
         driver: &Arc<dyn Driver>,
         address: &str,
     ) -> Result<(), Option<crate::diag::Diag>> {
+        // Asked before every instance's call: a driver configured at once
+        // holds nothing, and is not looked up.
+        if !driver.holds_a_process() {
+            return Ok(());
+        }
         let key = (identity(driver), address.to_string());
         self.configured.held.ready(key, driver)
     }

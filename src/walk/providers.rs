@@ -195,7 +195,8 @@ impl Blocks<'_> {
         };
         let span = block.map(|p| p.span);
         match target.configure_on_use(&config) {
-            Ok(()) => drivers.hold(&target, address, span),
+            Ok(()) if target.holds_a_process() => drivers.hold(&target, address, span),
+            Ok(()) => {}
             Err(e) => diags.push(refused(driver.name(), &e, span)),
         }
         Some(())
