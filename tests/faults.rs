@@ -103,6 +103,41 @@ resource "aws_internet_gateway" "g" {
     assert!(lost > 0);
 }
 
+/// Throttling that goes on for the whole apply (seven requests in ten
+/// refused): every call gets through in the end. The SDK's standard retry
+/// keeps a quota per service and process (500 tokens, five spent on each
+/// throttled retry and given back one per first-time success) and stops
+/// retrying when it is spent, so a long throttled run failed part way
+/// ("RequestLimitExceeded" after the SDK gave up: seen once in the test
+/// above under its milder rates). strata spaces its requests by its own
+/// budget, so it retries without that quota, as Terraform's AWS provider
+/// does.
+#[test]
+fn a_throttled_apply_is_not_cut_short_by_a_retry_quota() {
+    let m = moto::moto();
+    let d = common::scratch("faults", "quota");
+    std::fs::write(d.join("main.tf"), aws_stack::STACK).expect("config");
+    let seed = common::faults().seed;
+    m.proxy.faults(Some(strata_standin::faults::Faults {
+        throttle: 0.7,
+        seed,
+        ..Default::default()
+    }));
+    let (code, out) = strata(&d, &m, &["apply", "--auto-approve"]);
+    let throttled = m
+        .proxy
+        .counts
+        .throttled
+        .load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("faults: {}", m.proxy.counts.summary());
+    m.proxy.faults(None);
+    assert_eq!(code, 0, "{out}");
+    // More throttled retries than a quota of 500 tokens pays for.
+    assert!(throttled > 100, "only {throttled} requests throttled");
+    let (code, out) = strata(&d, &m, &["plan", "--detailed-exitcode"]);
+    assert_eq!(code, 0, "the plan after apply has nothing to do:\n{out}");
+}
+
 /// Without a resend, a create is not followed by a listing by ownership
 /// tags: the 60-object stack applied with nothing going wrong makes no
 /// ListRoles, ListInstanceProfiles or EC2 Describe by tags (before, every

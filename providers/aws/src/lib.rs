@@ -24,6 +24,7 @@ mod scores;
 mod tags;
 
 use async_trait::async_trait;
+use aws_sdk_ec2::config::retry::{RetryPartition, TokenBucket};
 use ec2::Ec2;
 use resends::Resends;
 use std::collections::BTreeMap;
@@ -247,6 +248,14 @@ impl Aws {
                 // One budget for every client: requests wait for their
                 // bucket's token rather than meet throttling.
                 let http = budget::Budgeted::new();
+                // Without the SDK's retry quota (500 tokens a service,
+                // spent by retries, after which it stops retrying): the
+                // budget above spaces the requests, and a long apply under
+                // throttling would otherwise fail part way, as Terraform's
+                // AWS provider did before it dropped the quota too.
+                let retries = RetryPartition::custom("strata")
+                    .token_bucket(TokenBucket::unlimited())
+                    .build();
                 // An `endpoints` entry overrides the standard variables
                 // (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>) for its service.
                 // Every client notes its resends, so the apply looks for a
@@ -255,6 +264,7 @@ impl Aws {
                     ($sdk:ident, $service:literal) => {{
                         let b = $sdk::config::Builder::from(&conf)
                             .interceptor(Resends)
+                            .retry_partition(retries.clone())
                             .http_client(http.clone());
                         $sdk::Client::from_conf(match s.endpoints.get($service) {
                             Some(url) => b.endpoint_url(url).build(),

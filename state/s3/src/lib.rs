@@ -16,6 +16,7 @@
 mod kms;
 pub use kms::KmsDataKeys;
 
+use aws_sdk_s3::config::retry::{RetryPartition, TokenBucket};
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::ServerSideEncryption;
@@ -100,7 +101,14 @@ impl S3Backend {
                     ));
                 }
                 let shared = loader.load().await;
+                // Nor with the SDK's retry quota, which stops retrying once
+                // a process has retried a few hundred times: an apply's
+                // journal writes go on for as long as the apply does.
+                let retries = RetryPartition::custom("strata-state")
+                    .token_bucket(TokenBucket::unlimited())
+                    .build();
                 let mut s3 = aws_sdk_s3::config::Builder::from(&shared)
+                    .retry_partition(retries)
                     .force_path_style(config.use_path_style);
                 if let Some(url) = &config.endpoint {
                     s3 = s3.endpoint_url(url);

@@ -156,7 +156,7 @@ pub(crate) struct State {
     rng: u64,
     /// Requests seen since the faults were set.
     seen: u64,
-    /// Faults met in a row by each request (method and path).
+    /// Faults met in a row by each request ([`request_key`]).
     streaks: BTreeMap<String, u32>,
 }
 
@@ -219,7 +219,7 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
         }
     }
     s.seen += 1;
-    let key = format!("{} {}", req.method, req.path);
+    let key = request_key(req);
     let streak = s.streaks.remove(&key).unwrap_or(0);
     if streak >= MOST_IN_A_ROW {
         return None;
@@ -229,6 +229,25 @@ pub(crate) fn decide(state: &Mutex<State>, counts: &Counts, req: &Req) -> Option
         s.streaks.insert(key, streak + 1);
     }
     fault
+}
+
+/// What stays the same across one call's retries: the AWS SDKs' invocation
+/// id, else the request itself. (Method and path alone are the same for
+/// every call of a query API such as EC2's, so a call could meet a fault
+/// on every attempt while others between its retries reset the count:
+/// eight in a row at a rate of seven in ten.)
+fn request_key(req: &Req) -> String {
+    if let Some(id) = req
+        .headers
+        .get("amz-sdk-invocation-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        return id.to_string();
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    req.body.hash(&mut h);
+    format!("{} {}?{} {:x}", req.method, req.path, req.query, h.finish())
 }
 
 /// The fault `roll` falls on, counted.
