@@ -296,7 +296,7 @@ fn approved(
     drivers: &Drivers,
 ) -> Result<Option<Plan>, Diags> {
     let explain = |d: Diags, sources: &Sources| session.p.expansion.explain(d, sources);
-    let plan = match session.plan(opts, false, drivers) {
+    let plan = match session.plan(opts, crate::plan::Purpose::Applied, drivers) {
         Ok(plan) => plan,
         Err(f) => {
             if let Some(partial) = f.partial.as_deref().filter(|p| p.has_changes()) {

@@ -84,7 +84,7 @@ impl Applying<'_> {
             let (dir, vars) = (self.from.dir, self.from.vars.clone());
             session.p = prepare(dir, vars, self.opts, &recorded, sources, self.drivers)?;
             plan = session
-                .plan(self.opts, false, self.drivers)
+                .plan(self.opts, crate::plan::Purpose::Applied, self.drivers)
                 .map_err(|f| session.p.expansion.explain(f.diags, sources))?;
             for d in &plan.placements {
                 view.notice(Notice::NextTry(crate::placement::next_try(d)));

@@ -35,7 +35,7 @@ pub(super) fn plan(
     session: &Over<'_>,
     opts: &Options,
     addr: &str,
-    described: bool,
+    purpose: crate::plan::Purpose,
     drivers: &Drivers,
 ) -> Result<Plan, Failed> {
     let quiet = Options {
@@ -50,7 +50,7 @@ pub(super) fn plan(
         &quiet,
         drivers,
         session.rt,
-        described,
+        purpose,
     )?;
     plan.actions = invocations(session, addr, drivers)?;
     Ok(plan)

@@ -7,7 +7,7 @@ use super::view::{Notice, Shown, View};
 use super::{failover, generate, write_file, Format, Options, Outcome};
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags, Sources};
-use crate::plan::{Failed, Plan, ResourceChange, Saved, Schemas};
+use crate::plan::{Failed, Plan, Purpose, ResourceChange, Saved, Schemas};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,8 @@ pub(super) struct Planned {
 #[derive(Clone, Copy)]
 pub(super) struct Planning<'a> {
     pub op: Operation,
-    /// Shown as JSON or saved (see [`crate::plan::Request::describe_configuration`]).
-    pub described: bool,
+    /// What the plan is made for.
+    pub purpose: Purpose,
     /// Where a plan that fails is saved, as Terraform saves one (marked
     /// errored: tools read it, apply refuses it).
     pub partial_out: Option<&'a Path>,
@@ -35,7 +35,7 @@ impl Planning<'_> {
     pub fn plain(op: Operation) -> Planning<'static> {
         Planning {
             op,
-            described: false,
+            purpose: Purpose::Shown,
             partial_out: None,
         }
     }
@@ -66,7 +66,7 @@ pub(super) fn planned(
     };
     let session = Session::open(p, opening, sources, drivers)?;
     let plan = session
-        .plan(opts, how.described, drivers)
+        .plan(opts, how.purpose, drivers)
         .map_err(|f| f.map_diags(|d| session.p.expansion.explain(d, sources)));
     let plan = match plan {
         Ok(plan) => plan,
@@ -131,7 +131,10 @@ pub fn plan(
 ) -> Result<PlanDone, Diags> {
     let how = Planning {
         op: Operation::Plan,
-        described: format == Format::Json || out.is_some(),
+        purpose: match format == Format::Json || out.is_some() {
+            true => Purpose::Described,
+            false => Purpose::Shown,
+        },
         partial_out: out,
     };
     let generated = match &opts.generate_config_out {

@@ -294,7 +294,7 @@ pub fn check_portability(
             mode: crate::plan::Mode::Normal,
             inspect: Some(&|read| crate::cluster::portability::check(expansion, read)),
             prices: &PriceList::default(),
-            describe_configuration: false,
+            purpose: crate::plan::Purpose::Shown,
             scope: &Default::default(),
             replace: &[],
             parallelism: 1,
@@ -467,8 +467,7 @@ pub(super) fn plugin_served(drivers: &Drivers) -> Vec<crate::plan::PluginServed>
         .collect()
 }
 
-/// The plan of a prepared configuration; `described` when it is shown as
-/// JSON or saved (see [`Request::describe_configuration`]).
+/// The plan of a prepared configuration, made for `purpose`.
 ///
 /// `-minimal-refresh` (Terraform 1.17, hashicorp/terraform#38953) plans
 /// first against the state as stored, then reads back only the instances
@@ -481,14 +480,14 @@ pub(super) fn make_plan(
     opts: &Options,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
-    described: bool,
+    purpose: crate::plan::Purpose,
 ) -> Result<Plan, Failed> {
     let at = PlanAt {
         p,
         state,
         opts,
         drivers,
-        described,
+        purpose,
     };
     if !(opts.refresh && opts.minimal_refresh) {
         let refresh = match opts.refresh {
@@ -520,7 +519,7 @@ struct PlanAt<'a> {
     state: &'a State,
     opts: &'a Options,
     drivers: &'a Drivers,
-    described: bool,
+    purpose: crate::plan::Purpose,
 }
 
 fn plan_with(
@@ -533,7 +532,7 @@ fn plan_with(
         state,
         opts,
         drivers,
-        described,
+        purpose,
     } = *at;
     let mut plan = crate::plan::plan(
         Request {
@@ -547,7 +546,7 @@ fn plan_with(
             mode: opts.mode,
             inspect: Some(&|read| crate::cluster::portability::check(&p.expansion, read)),
             prices: &p.expansion.prices.clone().then(opts.prices.clone()),
-            describe_configuration: described,
+            purpose,
             scope: &opts.scope,
             replace: &opts.replace,
             parallelism: opts.parallelism,

@@ -134,11 +134,16 @@ impl Session {
     }
 
     /// The plan of the session's configuration against its state;
-    /// `described` when it is shown as JSON or saved.
-    pub fn plan(&self, opts: &Options, described: bool, drivers: &Drivers) -> Result<Plan, Failed> {
+    /// The plan, made for `purpose`.
+    pub fn plan(
+        &self,
+        opts: &Options,
+        purpose: crate::plan::Purpose,
+        drivers: &Drivers,
+    ) -> Result<Plan, Failed> {
         match &opts.invoke {
             None => {
-                super::prepare::make_plan(&self.p, &self.state, opts, drivers, &self.rt, described)
+                super::prepare::make_plan(&self.p, &self.state, opts, drivers, &self.rt, purpose)
             }
             Some(addr) => {
                 let over = super::invoke::Over {
@@ -147,7 +152,7 @@ impl Session {
                     store: &self.store,
                     rt: &self.rt,
                 };
-                super::invoke::plan(&over, opts, addr, described, drivers)
+                super::invoke::plan(&over, opts, addr, purpose, drivers)
             }
         }
     }

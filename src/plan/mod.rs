@@ -32,7 +32,7 @@ pub use action::{ActionInvocation, Lifecycle as LifecycleTrigger, Trigger as Act
 pub use diff::{same, with_marks, Decision};
 pub use file::{provider_schemas, Saved};
 pub use instance::{plan_instance, InstanceRequest, PlannedInstance, Prior};
-pub use planner::{plan, Refresh, Request};
+pub use planner::{plan, Purpose, Refresh, Request};
 pub use query::{Generated, ListFound, Queried};
 pub use refresh::{kept_of, private_text};
 pub use relevant::RelevantAttr;

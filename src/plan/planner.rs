@@ -44,10 +44,8 @@ pub struct Request<'a> {
     pub inspect: Option<Inspect<'a>>,
     /// The user's prices, over the drivers' catalogs.
     pub prices: &'a PriceList,
-    /// Describe the configuration in the plan (`Plan::configuration`), as
-    /// plan JSON and a saved plan carry it; a plan only shown or applied
-    /// has no use for it.
-    pub describe_configuration: bool,
+    /// What the run does with the plan.
+    pub purpose: Purpose,
     /// `-target` or `-exclude`: the graph is already narrowed to it (for a
     /// destroy it is not: what goes is worked out over the whole graph).
     pub scope: &'a Scope,
@@ -55,6 +53,20 @@ pub struct Request<'a> {
     pub replace: &'a [Address],
     /// How many driver calls a refresh makes at once (`-parallelism`).
     pub parallelism: usize,
+}
+
+/// What a run does with the plan it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Shown, and no more.
+    Shown,
+    /// Shown as JSON or saved: the plan describes the configuration
+    /// (`Plan::configuration`), as Terraform's plan JSON and saved plans
+    /// do; a plan only shown or applied has no use for it.
+    Described,
+    /// Applied in the same run: the provider processes that planned a
+    /// change are kept for the apply rather than started again.
+    Applied,
 }
 
 /// See [`Request::inspect`].
@@ -404,7 +416,7 @@ fn assemble(req: &Request<'_>, made: Planned) -> Plan {
         outputs,
         actions,
         variables: req.vars.clone(),
-        configuration: match req.describe_configuration {
+        configuration: match req.purpose == Purpose::Described {
             true => crate::config::json::configuration(req.root, &|mode, type_name| {
                 let found = req.drivers.of_mode(mode, type_name);
                 found.map(|(_, schema)| schema)
@@ -687,6 +699,7 @@ impl<'a> Planner<'_, 'a> {
             for opened in window.iter_mut().flat_map(|w| w.before(at)) {
                 self.opened(opened);
             }
+            let changing = self.changing.len();
             self.node(walk, n);
             for config in closing.finished(n) {
                 for f in self.ephemerals.close_of(&config) {
@@ -694,6 +707,9 @@ impl<'a> Planner<'_, 'a> {
                 }
             }
             if let Some(w) = window.as_mut() {
+                if self.req.purpose == Purpose::Applied && self.changing.len() > changing {
+                    w.keep(n);
+                }
                 w.after(at);
             }
         }

@@ -13,6 +13,7 @@ use super::ResourceChange;
 use crate::builtin::Drivers;
 use crate::diag::{Diag, Diags};
 use crate::walk::Lifetimes;
+use petgraph::graph::NodeIndex;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use strata_provider::Driver;
@@ -132,6 +133,11 @@ impl Window {
             })
         };
         lifetimes.before(at, &mut open)
+    }
+
+    /// See [`Lifetimes::keep`].
+    pub(super) fn keep(&mut self, n: NodeIndex) {
+        self.lifetimes.keep(n);
     }
 
     /// After the node at `at` (see [`Lifetimes::after`]).

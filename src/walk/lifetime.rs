@@ -32,8 +32,9 @@ pub struct Lifetimes<T> {
     uses: Vec<Use>,
     /// How many of `uses` have been opened.
     started: usize,
-    /// Of those, how many were released.
-    released: usize,
+    /// Of those, how many the walk has passed (released, or kept for the
+    /// apply that follows).
+    passed: usize,
     /// Opened and not yet joined.
     starting: HashMap<usize, JoinHandle<T>>,
     /// Each node's configuration, by its index in `uses`.
@@ -48,6 +49,8 @@ struct Use {
     last: usize,
     /// How many of its nodes have not finished.
     left: usize,
+    /// Kept past its last node: the apply in the same run calls it.
+    kept: bool,
 }
 
 /// How a configuration is opened: a thread that configures it (and does
@@ -91,6 +94,7 @@ impl<T> Lifetimes<T> {
                     first,
                     last,
                     left,
+                    kept: false,
                 };
                 (u, Vec::new())
             });
@@ -114,7 +118,7 @@ impl<T> Lifetimes<T> {
         Lifetimes {
             uses: uses.into_iter().map(|(u, _)| u).collect(),
             started: 0,
-            released: 0,
+            passed: 0,
             starting: HashMap::new(),
             by_node,
         }
@@ -129,7 +133,7 @@ impl<T> Lifetimes<T> {
     /// while fewer than [`AHEAD`] are open; and what opening those the
     /// node may need gave.
     pub fn before(&mut self, at: usize, open: &mut Open<'_, T>) -> Vec<T> {
-        while self.started < self.uses.len() && self.started - self.released < AHEAD {
+        while self.started < self.uses.len() && self.started - self.passed < AHEAD {
             let u = &self.uses[self.started];
             self.starting
                 .insert(self.started, open(&u.driver, &u.address));
@@ -146,20 +150,33 @@ impl<T> Lifetimes<T> {
             .collect()
     }
 
+    /// Node `n` planned a change that the same run applies: its
+    /// configuration is not released after its last node, since the
+    /// apply would start its process again (a quarter second and more of
+    /// CPU for the AWS provider). The apply holds every configuration
+    /// with a change at once anyway, so this costs no memory at its peak.
+    pub fn keep(&mut self, n: NodeIndex) {
+        if let Some(&i) = self.by_node.get(&n) {
+            self.uses[i].kept = true;
+        }
+    }
+
     /// After the node at `at`: the configurations it was the last to use,
-    /// released while others wait to be opened. The last few are kept: an
-    /// apply that follows the plan in the same run calls them again, and
-    /// a process kept is a start (a quarter second) saved. (A
-    /// configuration's first node comes before its last, so it has been
-    /// joined.)
+    /// released while others wait to be opened, unless [`Self::keep`]
+    /// kept them. The last few are kept too: an apply that follows the
+    /// plan in the same run may call them again, and a process kept is a
+    /// start saved. (A configuration's first node comes before its last,
+    /// so it has been joined.)
     pub fn after(&mut self, at: usize) {
         if self.started == self.uses.len() {
             return;
         }
         for u in &self.uses[..self.started] {
             if u.last == at {
-                u.driver.release();
-                self.released += 1;
+                if !u.kept {
+                    u.driver.release();
+                }
+                self.passed += 1;
             }
         }
     }
