@@ -44,6 +44,11 @@ fn lived(log: &Path) -> Vec<String> {
 /// stop may lag the next start).
 const FEW: usize = 8;
 
+/// How many processes a log says were started.
+fn starts(said: &[String]) -> usize {
+    said.iter().filter(|l| *l == "start").count()
+}
+
 /// The most processes alive at once, from a log of `start` and `stop`.
 fn most_at_once(said: &[String]) -> usize {
     let mut alive = 0usize;
@@ -233,31 +238,22 @@ fn a_plan_keeps_few_provider_processes_alive() {
     let (lab, dir, log) = aliased_lab("schema-cache-lifetimes", 12);
     runs(&lab, "strata", &dir, &["plan", "-no-color"]);
     let said = lived(&log);
-    let starts = said.iter().filter(|l| *l == "start").count();
-    assert_eq!(starts, 12, "each configuration started once: {said:?}");
+    assert_eq!(starts(&said), 12, "each started once: {said:?}");
     let most = most_at_once(&said);
     assert!((2..=FEW).contains(&most), "{most} alive at once: {said:?}");
-    runs(
-        &lab,
-        "strata",
-        &dir,
-        &["apply", "-auto-approve", "-no-color"],
-    );
     // Every configuration planned a create: the plan keeps its process
     // for the apply rather than stop it and start another (24 starts).
-    let said = lived(&log);
-    let starts = said.iter().filter(|l| *l == "start").count();
-    assert_eq!(starts, 12, "each configuration started once: {said:?}");
-    // With nothing to apply, nothing is kept: as few alive as in a plan.
-    runs(
-        &lab,
-        "strata",
-        &dir,
-        &["apply", "-auto-approve", "-no-color"],
-    );
-    let said = lived(&log);
-    let starts = said.iter().filter(|l| *l == "start").count();
-    assert_eq!(starts, 12, "each configuration started once: {said:?}");
+    // Then, with nothing to apply, nothing is kept: as few alive as in a
+    // plan.
+    let apply = || {
+        let args = ["apply", "-auto-approve", "-no-color"];
+        runs(&lab, "strata", &dir, &args);
+        let said = lived(&log);
+        assert_eq!(starts(&said), 12, "each started once: {said:?}");
+        said
+    };
+    apply();
+    let said = apply();
     let most = most_at_once(&said);
     assert!((2..=FEW).contains(&most), "{most} alive at once: {said:?}");
     // After the apply each configuration's object is read back as the
@@ -283,8 +279,7 @@ fn a_plan_keeps_few_provider_processes_alive() {
     );
     assert!(out.contains("1 to add, 0 to change, 0 to destroy"), "{out}");
     let said = lived(&log);
-    let starts = said.iter().filter(|l| *l == "start").count();
-    assert_eq!(starts, 12, "each configuration started once: {said:?}");
+    assert_eq!(starts(&said), 12, "each started once: {said:?}");
     let most = most_at_once(&said);
     assert!((2..=FEW).contains(&most), "{most} alive at once: {said:?}");
     // One configuration refused (its store cannot be opened): told once,
@@ -357,10 +352,9 @@ fn an_interrupted_plan_stops_every_provider_it_opened() {
         "{out}"
     );
     let said = lived(&log);
-    let starts = said.iter().filter(|l| *l == "start").count();
-    let stops = said.iter().filter(|l| *l == "stop").count();
-    assert!(starts < 12, "interrupted before the last: {said:?}");
-    assert_eq!(starts, stops, "each asked to stop: {said:?}");
+    let (started, stops) = (starts(&said), said.iter().filter(|l| *l == "stop").count());
+    assert!(started < 12, "interrupted before the last: {said:?}");
+    assert_eq!(started, stops, "each asked to stop: {said:?}");
 }
 
 /// Terraform's starts and schema calls for the same commands, printed
@@ -383,10 +377,10 @@ fn terraforms_starts_and_schema_calls_for_the_same_commands() {
         ] {
             runs(&lab, tool, &dir, args);
             let said = logged(&log);
-            let starts = said.iter().filter(|l| *l == "start").count();
+            let started = starts(&said);
             let schemas = said.iter().filter(|l| *l == "schema").count();
             println!(
-                "{tool} {}: {starts} starts, {schemas} GetProviderSchema",
+                "{tool} {}: {started} starts, {schemas} GetProviderSchema",
                 args[0]
             );
         }
@@ -424,7 +418,7 @@ fn a_provider_configuration_nothing_uses_is_not_started() {
                 assert_eq!(first, ["start", "schema"], "{case}: the first apply");
             }
             runs(&lab, tool, &dir, &["plan", "-no-color"]);
-            let starts = logged(&log).iter().filter(|l| *l == "start").count();
+            let starts = starts(&logged(&log));
             println!("{tool} plan ({case} default): {starts} starts");
             if *tool == "strata" {
                 assert_eq!(starts, 1, "{case}: one process, the alias's");
