@@ -946,7 +946,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         }
         // Checks judge the whole configuration, which a narrowed plan is not.
         let whole = ex.req.plan.scope.is_everything() && !ex.req.plan.mode.is_refresh_only();
-        if ex.report.failed.is_empty() && whole {
+        let finished = ex.report.failed.is_empty() && ex.report.not_started.is_empty();
+        if finished && whole {
             let req = ex.req;
             let settle = Some(req.settle.unwrap_or_else(super::check_settle));
             let failed_checks =

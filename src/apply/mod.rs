@@ -84,8 +84,12 @@ pub struct Report {
     pub invoked: Invocations,
     /// Every operation that failed.
     pub failed: Vec<Failure>,
-    /// Instances not attempted because something they depend on failed.
+    /// Instances not attempted because something they depend on failed
+    /// (or was not started).
     pub skipped: Vec<Address>,
+    /// Changes not started because the run was interrupted (Ctrl-C): not
+    /// failures, their objects as they were.
+    pub not_started: Vec<Address>,
     /// Failed `check` assertions, after they had time to settle, and what
     /// went wrong looking for duplicates after a resent create.
     pub warnings: Vec<crate::diag::Diag>,
@@ -103,6 +107,7 @@ impl Report {
         self.invoked.add(later.invoked);
         self.failed = later.failed;
         self.skipped = later.skipped;
+        self.not_started = later.not_started;
         self.warnings.extend(later.warnings);
     }
 }
@@ -169,8 +174,13 @@ impl Exec<'_, '_> {
             shortage,
             problems,
             diag,
+            reached,
         } = why.into();
         self.broken.insert(addr.clone());
+        if reached == runner::Reached::NotStarted {
+            self.report.not_started.push(addr.clone());
+            return;
+        }
         self.report.failed.push(Failure {
             addr: addr.clone(),
             why,

@@ -30,6 +30,18 @@ pub struct OpError {
     /// The failure as a diagnostic of its own (a provisioner's, at its
     /// block), when it has one.
     pub diag: Option<Diag>,
+    /// Whether the operation began: one the run was interrupted before is
+    /// not a failure (its object is as it was), and is told as such.
+    pub reached: Reached,
+}
+
+/// How far an operation that did not succeed got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reached {
+    #[default]
+    Started,
+    /// Left unstarted: the run was interrupted.
+    NotStarted,
 }
 
 impl From<DriverError> for OpError {
@@ -44,6 +56,7 @@ impl From<DriverError> for OpError {
             shortage,
             problems,
             diag: None,
+            reached: Reached::Started,
         }
     }
 }
@@ -66,6 +79,7 @@ impl From<String> for OpError {
             shortage: None,
             problems: Vec::new(),
             diag: None,
+            reached: Reached::Started,
         }
     }
 }
@@ -531,9 +545,13 @@ impl Runner {
             // Asked to stop: nothing more starts; what waited is told
             // halted, so the walk skips what depends on it and ends.
             for Queued { op, .. } in self.queue.drain(..) {
+                let not_started = OpError {
+                    reached: Reached::NotStarted,
+                    ..OpError::from(crate::interrupt::HALTED.to_string())
+                };
                 self.halted.push(OpResult {
                     op: op.id,
-                    result: Err(crate::interrupt::HALTED.to_string().into()),
+                    result: Err(not_started),
                     leftover: None,
                     warnings: Vec::new(),
                     kept: Kept::default(),

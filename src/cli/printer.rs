@@ -150,13 +150,16 @@ impl Printer {
 
     fn summary(&self, r: &ApplyReport) -> Result<Outcome, Diags> {
         let (report, destroy) = (&r.report, r.mode.is_destroy());
-        if !report.failed.is_empty() {
+        if !report.failed.is_empty() || !report.not_started.is_empty() {
             if !self.json {
-                println!(
-                    "\nApply stopped: {} added, {} changed, {} destroyed; {} failed, {} skipped because something they depend on failed.",
-                    report.added, report.changed, report.destroyed, report.failed.len(), report.skipped.len()
-                );
-                for s in &report.skipped {
+                println!("\n{}", stopped(r));
+                // Interrupted, what did not start is the run's own choice:
+                // the error names it, and no list of dependents follows.
+                for s in report
+                    .skipped
+                    .iter()
+                    .filter(|_| report.not_started.is_empty())
+                {
                     println!("  skipped: {s}");
                 }
             }
@@ -553,4 +556,27 @@ fn render(plan: &Plan, format: Format) -> String {
         Format::Json => crate::render::json::plan(plan, crate::engine::TERRAFORM_LANGUAGE),
         Format::Markdown => crate::render::markdown::plan(plan),
     }
+}
+
+/// The line an apply that did not finish ends with: stopped by failures,
+/// or interrupted (what it had not started counted apart from failures).
+fn stopped(r: &ApplyReport) -> String {
+    let report = &r.report;
+    let done = format!(
+        "{} added, {} changed, {} destroyed",
+        report.added, report.changed, report.destroyed
+    );
+    if report.not_started.is_empty() {
+        return format!(
+            "Apply stopped: {done}; {} failed, {} skipped because something they depend on failed.",
+            report.failed.len(),
+            report.skipped.len()
+        );
+    }
+    let failed = match report.failed.len() {
+        0 => String::new(),
+        n => format!(", {n} failed"),
+    };
+    let left = report.not_started.len() + report.skipped.len();
+    format!("Apply interrupted: {done}; {left} not started{failed}.")
 }

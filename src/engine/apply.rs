@@ -371,6 +371,9 @@ pub(super) fn saved_plan(
 /// configuration still has it.
 fn failures(report: &apply::Report, root: &Module) -> Diags {
     let mut diags = Diags::default();
+    if let Some(d) = interrupted(report) {
+        diags.push(d);
+    }
     for f in &report.failed {
         if let Some(d) = &f.diag {
             diags.push(d.clone());
@@ -396,4 +399,31 @@ fn failures(report: &apply::Report, root: &Module) -> Diags {
         diags.push(d);
     }
     diags
+}
+
+/// An apply interrupted before some changes started, told once (Terraform
+/// says "execution halted" for each): not a failure of theirs, their
+/// objects are as they were.
+fn interrupted(report: &apply::Report) -> Option<Diag> {
+    const NAMED: usize = 5;
+    let left = &report.not_started;
+    if left.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = left.iter().take(NAMED).map(|a| a.to_string()).collect();
+    if left.len() > NAMED {
+        named.push(format!("and {} more", left.len() - NAMED));
+    }
+    let (what, them) = match left.len() {
+        1 => ("1 planned change".to_string(), "it"),
+        n => (format!("{n} planned changes"), "them"),
+    };
+    Some(Diag::new(
+        "strata::interrupted",
+        crate::interrupt::HALTED,
+        format!(
+            "Interrupted: {what} not started ({}), nor what depends on {them}; their objects are as they were. Run apply again to make the rest of the plan.",
+            named.join(", ")
+        ),
+    ))
 }

@@ -163,7 +163,8 @@ fn placed(
     // What was not attempted (its dependencies failed or were halted by a
     // stop) is not applied either: a pool with any of it is not placed yet.
     let not_attempted = "not attempted".to_string();
-    let skipped = report.skipped.iter().map(|a| crate::placement::Failed {
+    let unattempted = report.skipped.iter().chain(&report.not_started);
+    let skipped = unattempted.map(|a| crate::placement::Failed {
         addr: a.to_string(),
         shortage: None,
         why: &not_attempted,
@@ -198,7 +199,7 @@ fn said(outcome: &crate::placement::Outcome, report: &apply::Report, view: &mut 
         let (addr, why) = (f.addr.to_string(), f.why.clone());
         view.notice(Notice::RoundFailed { addr, why });
     }
-    for s in &report.skipped {
+    for s in report.skipped.iter().chain(&report.not_started) {
         let addr = s.to_string();
         view.notice(Notice::RoundWaits { addr });
     }

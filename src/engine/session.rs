@@ -133,8 +133,8 @@ impl Session {
         })
     }
 
-    /// The plan of the session's configuration against its state;
-    /// The plan, made for `purpose`.
+    /// The plan of the session's configuration against its state, made
+    /// for `purpose`.
     pub fn plan(
         &self,
         opts: &Options,
