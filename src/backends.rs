@@ -24,6 +24,12 @@ pub const DEFAULT_STATE: &str = "terraform.tfstate";
 /// [`DEFAULT_STATE`] by the first run that opens it ([`default_layout`]).
 pub const LEGACY_STATE: &str = "strata.tfstate";
 
+/// Where the default backend keeps `workspace`'s state (a configuration
+/// may name another backend; see [`open`]).
+pub fn default_path(workspace: &str) -> PathBuf {
+    local_layout(DEFAULT_STATE, None).path(workspace)
+}
+
 /// Opens the state for a configuration whose root module is loaded, once
 /// it is the backend init set up ([`initialized`]).
 pub fn open(explicit: Option<&Path>, module: &Module, workspace: &str) -> Result<Store, Diags> {

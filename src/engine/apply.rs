@@ -67,6 +67,7 @@ pub fn apply(
     };
     let opts = &opts;
     let source = from.source();
+    let early = super::session::early_state(opts);
     let p = source.prepare(opts, sources, drivers)?;
     if let Some(s) = &saved {
         unchanged(&p.files, s)?;
@@ -81,6 +82,7 @@ pub fn apply(
         from: &source,
         opts,
         view,
+        early,
     };
     let mut session = Session::open(p, opening, sources, drivers)?;
     let run = Applying {

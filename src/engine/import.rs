@@ -44,6 +44,7 @@ pub fn import(
         from: &from,
         opts,
         view,
+        early: strata_state::Early::none(),
     };
     let mut session = Session::open(p, opening, sources, drivers)?;
     let said = |step: ImportStep| Notice::Import(step);

@@ -56,6 +56,7 @@ pub(super) fn planned(
         vars: None,
         now: strata_provider::clock::now(),
     };
+    let early = super::session::early_state(opts);
     let p = from.prepare(opts, sources, drivers)?;
     crate::timings::stage("prepared");
     let opening = Opening {
@@ -63,6 +64,7 @@ pub(super) fn planned(
         from: &from,
         opts,
         view,
+        early,
     };
     let session = Session::open(p, opening, sources, drivers)?;
     let plan = session

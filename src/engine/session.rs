@@ -93,6 +93,20 @@ pub(super) struct Opening<'a, 'v> {
     pub from: &'a Source<'a>,
     pub opts: &'a Options,
     pub view: &'v mut dyn View,
+    /// The state read ahead, if it was ([`early_state`]).
+    pub early: strata_state::Early,
+}
+
+/// The state read and parsed ahead, on a thread of its own, while the
+/// configuration loads: `-state`'s file or the one the default backend
+/// keeps for the workspace. Used only if the state read under the lock is
+/// the same text; a configuration whose backend is another never is.
+pub(super) fn early_state(opts: &Options) -> strata_state::Early {
+    let path = match &opts.state {
+        Some(p) => p.clone(),
+        None => crate::backends::default_path(&opts.workspace),
+    };
+    strata_state::Early::read(path)
 }
 
 impl Session {
@@ -109,11 +123,12 @@ impl Session {
             from,
             opts,
             view,
+            early,
         } = how;
         let rt = crate::runtime::start(opts.parallelism)?;
         let store = crate::backends::open(opts.state.as_deref(), &p.module, &opts.workspace)?;
         let graceful = crate::interrupt::Graceful::new();
-        let opened = open_state(&store, op, opts, drivers, &rt, view)?;
+        let opened = open_state(&store, (op, early), opts, drivers, &rt, view)?;
         if opts.state.is_none() {
             crate::backends::unmoved(&p.module, &opts.workspace, opened.existed)?;
         }
@@ -266,7 +281,7 @@ struct Opened {
 /// (open create intents) and folds the journal into the state file.
 fn open_state(
     store: &Store,
-    op: Operation,
+    (op, early): (Operation, strata_state::Early),
     opts: &Options,
     drivers: &Drivers,
     rt: &tokio::runtime::Runtime,
@@ -280,7 +295,7 @@ fn open_state(
             since: old.created.clone(),
         });
     }
-    let loaded = store.load().map_err(state_err)?;
+    let loaded = store.load_with(early).map_err(state_err)?;
     // A run that could not write its state at the end must not start:
     // what it did would live only in the journal.
     if op.writes() && loaded.state.serial == u64::MAX {

@@ -44,5 +44,5 @@ pub use model::{
     Attributes, InstanceState, Location, OutputState, Placed, PlacementFailure, PoolPlacement,
     ResourceState, State,
 };
-pub use store::{parse, Journal, Loaded, Lock, Store};
+pub use store::{parse, Early, Journal, Loaded, Lock, Store};
 pub use strata_encryption as encryption;

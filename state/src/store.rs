@@ -162,10 +162,22 @@ impl Store {
     /// Reads the state (a new one when there is none) and replays a journal
     /// left behind by a run that did not finish.
     pub fn load(&self) -> Result<Loaded, StateError> {
+        self.load_with(Early::none())
+    }
+
+    /// [`Self::load`], taking `early`'s parse when it read what this reads.
+    pub fn load_with(&self, early: Early) -> Result<Loaded, StateError> {
         let stored = self.backend.read()?;
         let location = self.backend.location();
         let (mut state, existed) = match stored.state {
-            Some(text) => (parse(&location, &self.sealed.open(&location, text)?)?, true),
+            Some(text) => {
+                let text = self.sealed.open(&location, text)?;
+                let state = match early.take(&text) {
+                    Some(state) => state,
+                    None => parse(&location, &text)?,
+                };
+                (state, true)
+            }
             None => (State::new(), false),
         };
         let journal = self.sealed.open_lines(&location, stored.journal)?;
@@ -400,6 +412,47 @@ fn encode(location: &str, state: &State) -> Result<String, StateError> {
     })?;
     text.push('\n');
     Ok(text)
+}
+
+/// A state document read and parsed on a thread of its own before the
+/// state's lock is taken, while the command loads its configuration: a
+/// 10 000-resource state takes about as long to parse as its
+/// configuration to load, and the two overlap. [`Store::load_with`] takes
+/// the parse only when the text it reads under the lock is the same, byte
+/// for byte, so a run works on what the lock guards whatever happened
+/// between the two reads.
+pub struct Early(Option<std::thread::JoinHandle<Option<(String, State)>>>);
+
+/// A smaller document parses before a thread would have paid for itself.
+const EARLY_FROM: u64 = 1 << 20;
+
+impl Early {
+    pub fn none() -> Early {
+        Early(None)
+    }
+
+    /// `path` read and parsed in the background, when it is a file large
+    /// enough to be worth it.
+    pub fn read(path: std::path::PathBuf) -> Early {
+        let large = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= EARLY_FROM);
+        if !large {
+            return Early(None);
+        }
+        let spawned = std::thread::Builder::new()
+            .name("state-early".into())
+            .spawn(move || {
+                let text = std::fs::read_to_string(&path).ok()?;
+                let state = parse("", &text).ok()?;
+                Some((text, state))
+            });
+        Early(spawned.ok())
+    }
+
+    /// The parse of `text`, when it is what was read early.
+    fn take(self, text: &str) -> Option<State> {
+        let (early, state) = self.0?.join().ok()??;
+        (early == text).then_some(state)
+    }
 }
 
 /// Parses a state document, naming a newer format as such rather than as

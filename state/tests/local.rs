@@ -536,3 +536,41 @@ fn a_state_an_older_strata_still_holds_is_not_moved() {
     assert_eq!(strata_state::adopt(&old, &new).expect("adopts").len(), 1);
     assert!(!lock_path.exists());
 }
+
+/// A state read early (before the lock, while a command loads its
+/// configuration) is taken only when the text read under the lock is the
+/// same: one written between the two reads is the one loaded.
+#[test]
+fn an_early_read_is_used_only_for_the_same_text() {
+    let dir = scratch("early");
+    let path = dir.join("terraform.tfstate");
+    let store = Store::local(&path);
+    let lock = store.lock("apply").expect("lock");
+    let mut state = store.load().expect("loads").state;
+    // Large enough to be read early (a megabyte and more).
+    for i in 0..8000 {
+        state.apply_entry(&put(i));
+    }
+    store.persist(&lock, &mut state).expect("persist");
+    drop(lock);
+    assert!(std::fs::metadata(&path).expect("state").len() >= 1 << 20);
+
+    let same = store
+        .load_with(strata_state::Early::read(path.clone()))
+        .expect("loads");
+    assert_eq!(same.state, store.load().expect("loads").state);
+
+    let early = strata_state::Early::read(path.clone());
+    // The early thread has read the file by now; another run writes it.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let lock = store.lock("apply").expect("lock");
+    let mut state = store.load().expect("loads").state;
+    state.apply_entry(&put(9000));
+    store.persist(&lock, &mut state).expect("persist");
+    let loaded = store.load_with(early).expect("loads");
+    assert_eq!(loaded.state.serial, state.serial);
+    assert_eq!(
+        loaded.state, state,
+        "the state written after the early read"
+    );
+}
