@@ -36,9 +36,8 @@ pub struct OpError {
 }
 
 /// How far an operation that did not succeed got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reached {
-    #[default]
     Started,
     /// Left unstarted: the run was interrupted.
     NotStarted,

@@ -155,12 +155,10 @@ impl Printer {
                 println!("\n{}", stopped(r));
                 // Interrupted, what did not start is the run's own choice:
                 // the error names it, and no list of dependents follows.
-                for s in report
-                    .skipped
-                    .iter()
-                    .filter(|_| report.not_started.is_empty())
-                {
-                    println!("  skipped: {s}");
+                if report.not_started.is_empty() {
+                    for s in &report.skipped {
+                        println!("  skipped: {s}");
+                    }
                 }
             }
             return Err(r.failed.clone());

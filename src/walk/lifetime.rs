@@ -153,8 +153,11 @@ impl<T> Lifetimes<T> {
     /// Node `n` planned a change that the same run applies: its
     /// configuration is not released after its last node, since the
     /// apply would start its process again (a quarter second and more of
-    /// CPU for the AWS provider). The apply holds every configuration
-    /// with a change at once anyway, so this costs no memory at its peak.
+    /// CPU for the AWS provider). Where the configurations' changes are
+    /// independent, the apply holds them all at once anyway, so this costs
+    /// its peak nothing; where they wait on each other in a chain, the
+    /// apply would have held fewer at a time, and keeping them is the price
+    /// of starting none twice.
     pub fn keep(&mut self, n: NodeIndex) {
         if let Some(&i) = self.by_node.get(&n) {
             self.uses[i].kept = true;
