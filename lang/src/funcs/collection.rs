@@ -421,12 +421,19 @@ pub fn register(defs: &mut Vec<FuncDef>) {
         any(),
         |_, a| {
             let mut out = Attrs::new();
-            let mut all_maps = true;
+            // The element type while every argument so far is a map of it;
+            // `None` once one is not (no argument's whole type is built:
+            // a merge per instance made types a twentieth of an apply).
+            let mut maps_of: Option<Option<&Type>> = Some(None);
             for (i, m) in a.iter().enumerate() {
                 if m.is_null() {
                     continue;
                 }
-                all_maps &= matches!(m.ty(), Type::Map(_));
+                maps_of = match (maps_of, m) {
+                    (Some(None), Value::Map(et, _)) => Some(Some(et)),
+                    (Some(Some(seen)), Value::Map(et, _)) if seen == et => Some(Some(et)),
+                    _ => None,
+                };
                 let entries = m.entries().ok_or_else(|| {
                     FnError::arg(
                         i,
@@ -442,13 +449,10 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             }
             // Maps all of one type merge into that map type; anything else
             // (objects, or maps of different element types) gives an object.
-            let tys: Vec<Type> = a.iter().filter(|m| !m.is_null()).map(Value::ty).collect();
-            if all_maps && !tys.is_empty() && tys.iter().all(|t| *t == tys[0]) {
-                if let Type::Map(et) = &tys[0] {
-                    return Ok(Value::Map((**et).clone(), out));
-                }
+            match maps_of {
+                Some(Some(et)) => Ok(Value::Map(et.clone(), out)),
+                _ => Ok(Value::Object(out)),
             }
-            Ok(Value::Object(out))
         },
     ));
     // As Terraform's: the collection must be known, its element need

@@ -28,7 +28,7 @@ use aws_sdk_ec2::config::retry::{RetryPartition, TokenBucket};
 use ec2::Ec2;
 use resends::Resends;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use strata_provider::billing::Billed;
 pub(crate) use strata_provider::catalog::Catalog;
 use strata_provider::listing::{Listing, Writes};
@@ -120,8 +120,9 @@ pub struct Aws {
     settings: std::sync::Mutex<Settings>,
     kinds: Kinds<Clients>,
     data: BTreeMap<String, Arc<dyn data::DataKind>>,
-    data_schemas: BTreeMap<String, ResourceSchema>,
-    ephemeral_schemas: BTreeMap<String, ResourceSchema>,
+    /// Built on first use, as the resource types' are ([`Kinds`]).
+    data_schemas: OnceLock<BTreeMap<String, ResourceSchema>>,
+    ephemeral_schemas: OnceLock<BTreeMap<String, ResourceSchema>>,
     clients: OnceCell<Clients>,
 }
 
@@ -217,13 +218,12 @@ impl Aws {
                 Arc::new(iam::PolicyDocument),
             ),
         ]);
-        let data_schemas = data.iter().map(|(k, v)| (k.clone(), v.schema())).collect();
         Aws {
             settings: std::sync::Mutex::new(Settings::default()),
             kinds,
             data,
-            data_schemas,
-            ephemeral_schemas: BTreeMap::from([(eks::auth::TYPE.to_string(), eks::auth::schema())]),
+            data_schemas: OnceLock::new(),
+            ephemeral_schemas: OnceLock::new(),
             clients: OnceCell::new(),
         }
     }
@@ -472,11 +472,15 @@ impl Cloud for Aws {
     }
 
     fn data_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.data_schemas
+        self.data_schemas.get_or_init(|| {
+            let data = self.data.iter();
+            data.map(|(k, v)| (k.clone(), v.schema())).collect()
+        })
     }
 
     fn ephemeral_schemas(&self) -> &BTreeMap<String, ResourceSchema> {
-        &self.ephemeral_schemas
+        self.ephemeral_schemas
+            .get_or_init(|| BTreeMap::from([(eks::auth::TYPE.to_string(), eks::auth::schema())]))
     }
 
     async fn open_ephemeral(

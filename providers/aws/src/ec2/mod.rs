@@ -184,6 +184,13 @@ pub(crate) trait Ec2Type: Send + Sync {
 /// An [`Ec2Type`] as the driver's [`Kind`].
 pub(crate) struct Ec2<T> {
     kind: T,
+    /// What a read keeps of the schema, worked out on the first read (as
+    /// [`strata_provider::Kinds`] builds its schemas on first use).
+    fit: std::sync::OnceLock<Fit>,
+}
+
+/// The parts of a type's schema that shape what a read returns.
+struct Fit {
     /// The schema's attributes and blocks: what a described object keeps
     /// (the shared describing adds `arn` and `owner_id`, which not every
     /// type of the AWS provider has).
@@ -195,30 +202,40 @@ pub(crate) struct Ec2<T> {
 
 impl<T: Ec2Type> Ec2<T> {
     pub fn new(kind: T) -> Ec2<T> {
-        let schema = kind.schema();
-        let kept = T::CONFIG_ONLY
-            .iter()
-            .filter_map(|k| Some((*k, schema.attributes.get(*k)?.ty.clone())))
-            .chain(
-                schema
-                    .blocks
-                    .get("timeouts")
-                    .map(|b| ("timeouts", b.schema.object_type())),
-            )
-            .collect();
-        let names = schema
-            .attributes
-            .keys()
-            .chain(schema.blocks.keys())
-            .cloned()
-            .collect();
-        Ec2 { kind, names, kept }
+        Ec2 {
+            kind,
+            fit: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn fit(&self) -> &Fit {
+        self.fit.get_or_init(|| {
+            let schema = self.kind.schema();
+            let kept = T::CONFIG_ONLY
+                .iter()
+                .filter_map(|k| Some((*k, schema.attributes.get(*k)?.ty.clone())))
+                .chain(
+                    schema
+                        .blocks
+                        .get("timeouts")
+                        .map(|b| ("timeouts", b.schema.object_type())),
+                )
+                .collect();
+            let names = schema
+                .attributes
+                .keys()
+                .chain(schema.blocks.keys())
+                .cloned()
+                .collect();
+            Fit { names, kept }
+        })
     }
 
     /// `found` with only what the schema has.
     fn fitted(&self, mut found: Value) -> Value {
         if let Value::Object(m) = &mut found {
-            m.retain(|k, _| self.names.contains(k));
+            let names = &self.fit().names;
+            m.retain(|k, _| names.contains(k));
         }
         found
     }
@@ -246,7 +263,7 @@ impl<T: Ec2Type> Ec2<T> {
     fn with_config_only(&self, from: &Value, found: Value) -> Value {
         let mut found = self.fitted(found);
         if let Value::Object(m) = &mut found {
-            for (k, ty) in &self.kept {
+            for (k, ty) in &self.fit().kept {
                 let v = crate::values::get(from, k)
                     .cloned()
                     .unwrap_or_else(|| Value::Null(ty.clone()));
