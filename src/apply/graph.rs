@@ -402,7 +402,8 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
             config,
             kept,
         } = planned;
-        let addr = &c.addr;
+        // Written once: the intent, the call and the tags each carry it.
+        let addr = c.addr.to_string();
         let kind = match c.action {
             Action::Update => OpKind::Update,
             Action::Read => OpKind::Read,
@@ -410,7 +411,7 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         };
         if kind == OpKind::Create {
             batch.entries.push(Entry::Intent {
-                address: addr.to_string(),
+                address: addr.clone(),
                 action: "create".into(),
                 provider: Some(c.provider.clone()),
                 trace: driver.trace(&r.type_name, &planned),
@@ -430,14 +431,14 @@ impl<'x, 'r, 'p> GraphApply<'x, 'r, 'p> {
         Op {
             id: 0,
             kind,
-            addr: addr.to_string(),
+            addr: addr.clone(),
             driver,
             type_name: r.type_name.clone(),
             prior: prior.unwrap_or_else(Value::null),
             wanted: Some(Wanted {
                 value: planned,
                 tags: Tags {
-                    address: c.addr.to_string(),
+                    address: addr,
                     lineage: req.lineage.clone(),
                 },
             }),
