@@ -165,6 +165,23 @@ pub trait Backend: Send + Sync {
         journal: JournalAfter,
     ) -> Result<Version, StateError>;
 
+    /// [`Backend::write`], once `ready` says the text may be stored (the
+    /// check that it reads back, running meanwhile on another thread).
+    /// A backend may first do what leaves the stored state as it is (the
+    /// local one writes its whole copy beside the state, waiting on the
+    /// disk while the check runs); an `Err` from `ready` ends the write
+    /// with that error and the state untouched.
+    fn write_when(
+        &self,
+        text: &str,
+        expected: Option<&Version>,
+        journal: JournalAfter,
+        ready: Ready<'_>,
+    ) -> Result<Version, StateError> {
+        ready()?;
+        self.write(text, expected, journal)
+    }
+
     /// Appends journal lines; they are durable when it returns.
     fn append(&self, lines: &str) -> Result<(), StateError>;
 
@@ -192,6 +209,9 @@ pub trait Backend: Send + Sync {
     /// killed while writing it leaves the history it found.
     fn write_history(&self, text: &str) -> Result<(), StateError>;
 }
+
+/// What a [`Backend::write_when`] waits for before it changes the state.
+pub type Ready<'a> = &'a mut dyn FnMut() -> Result<(), StateError>;
 
 /// Runs `f` on a thread of its own. Backends with a client that drives its
 /// own async runtime call through this, because the engine calls them

@@ -264,18 +264,26 @@ impl Store {
         state.strata_version = env!("CARGO_PKG_VERSION").to_string();
         let location = self.backend.location();
         let text = encode(&location, state)?;
+        let sealed = self.sealed.seal(&location, &text)?;
         // Nothing is written that the next run would refuse to read: a
         // state command's bad edit stops here, the stored state untouched.
-        if let Err(e) = parse(&location, &text) {
-            return Err(StateError::Unreadable {
-                location,
-                detail: e.to_string(),
-            });
-        }
-        let sealed = self.sealed.seal(&location, &text)?;
-        let version = self
-            .backend
-            .write(&sealed, seen.version.as_ref(), journal)?;
+        // The check reads the text back on a thread of its own while the
+        // backend does what leaves the state as it is (the local one's
+        // copy beside it, two waits on the disk).
+        let unreadable = |detail: String| StateError::Unreadable {
+            location: location.clone(),
+            detail,
+        };
+        let version = std::thread::scope(|s| {
+            let mut check = Some(s.spawn(|| parse(&location, &text).map(drop)));
+            let mut ready = || match check.take().map(|c| c.join()) {
+                None | Some(Ok(Ok(()))) => Ok(()),
+                Some(Ok(Err(e))) => Err(unreadable(e.to_string())),
+                Some(Err(_)) => Err(unreadable("reading it back failed".into())),
+            };
+            self.backend
+                .write_when(&sealed, seen.version.as_ref(), journal, &mut ready)
+        })?;
         *seen = Seen {
             version: Some(version),
             serial: state.serial,

@@ -161,6 +161,32 @@ fn persist_is_whole_private_and_keeps_a_backup() {
     assert_eq!(reloaded, state);
 }
 
+/// A state that would not read back is not written. The check reads it
+/// back while the local backend writes its whole copy beside the state;
+/// refused, the stored state and its backup are as they were and the
+/// copy is gone.
+#[test]
+fn a_state_that_would_not_read_back_is_not_written() {
+    let dir = scratch("unreadable");
+    let store = Store::local(dir.join("terraform.tfstate"));
+    let lock = store.lock("apply").expect("lock");
+    let mut state = store.load().expect("load").state;
+    for i in 0..2 {
+        state.apply_entry(&put(i));
+        store.persist(&lock, &mut state).expect("a write");
+    }
+    let before = snapshot(&dir);
+    // The same instance twice: what the reader refuses.
+    let again = state.resources[0].instances[0].clone();
+    state.resources[0].instances.push(again);
+    let refused = store.persist(&lock, &mut state).expect_err("refused");
+    assert!(
+        matches!(refused, StateError::Unreadable { .. }),
+        "{refused}"
+    );
+    assert_eq!(snapshot(&dir), before, "nothing written, nothing left");
+}
+
 #[test]
 fn writing_without_the_lock_is_refused() {
     let dir = scratch("nolock");
