@@ -96,10 +96,8 @@ impl Applying<'_> {
         }
         let unplaced = unplaced(&plan);
         // Freeing a plan is a walk over every value it holds (a twentieth
-        // of an apply of 500 objects); nothing waits for it, so the other
-        // core does it while the command tells its summary and lets go of
-        // the lock.
-        std::thread::spawn(move || drop(plan));
+        // of an apply of 500 objects): not waited for, as a plan's is not.
+        crate::par::drop_later(plan);
         Ok(Rounds {
             applied: total,
             unplaced,

@@ -274,12 +274,17 @@ impl Store {
             location: location.clone(),
             detail,
         };
+        let read_back = || parse(&location, &text).map(drop);
         let version = std::thread::scope(|s| {
-            let mut check = Some(s.spawn(|| parse(&location, &text).map(drop)));
-            let mut ready = || match check.take().map(|c| c.join()) {
-                None | Some(Ok(Ok(()))) => Ok(()),
-                Some(Ok(Err(e))) => Err(unreadable(e.to_string())),
-                Some(Err(_)) => Err(unreadable("reading it back failed".into())),
+            let mut check = Some(std::thread::Builder::new().spawn_scoped(s, read_back));
+            let mut ready = || match check.take() {
+                None => Ok(()),
+                Some(Ok(thread)) => match thread.join() {
+                    Ok(read) => read.map_err(|e| unreadable(e.to_string())),
+                    Err(_) => Err(unreadable("reading it back failed".into())),
+                },
+                // No thread to be had: read back here, before writing.
+                Some(Err(_)) => read_back().map_err(|e| unreadable(e.to_string())),
             };
             self.backend
                 .write_when(&sealed, seen.version.as_ref(), journal, &mut ready)
