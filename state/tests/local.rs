@@ -586,9 +586,11 @@ fn an_early_read_is_used_only_for_the_same_text() {
         .expect("loads");
     assert_eq!(same.state, store.load().expect("loads").state);
 
-    let early = strata_state::Early::read(path.clone());
-    // The early thread has read the file by now; another run writes it.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // What the early read saw, kept aside (so the test does not depend on
+    // when its thread reads): the state another run then writes differs.
+    let seen = dir.join("seen.tfstate");
+    std::fs::copy(&path, &seen).expect("copy");
+    let early = strata_state::Early::read(seen);
     let lock = store.lock("apply").expect("lock");
     let mut state = store.load().expect("loads").state;
     state.apply_entry(&put(9000));

@@ -423,7 +423,7 @@ pub fn register(defs: &mut Vec<FuncDef>) {
             let mut out = Attrs::new();
             // The element type while every argument so far is a map of it;
             // `None` once one is not (no argument's whole type is built:
-            // a merge per instance made types a twentieth of an apply).
+            // a merge per instance made types 3 % of an apply's samples).
             let mut maps_of: Option<Option<&Type>> = Some(None);
             for (i, m) in a.iter().enumerate() {
                 if m.is_null() {

@@ -71,8 +71,8 @@ pub struct Kinds<C> {
     kinds: BTreeMap<String, Arc<dyn Kind<C>>>,
     /// Built when first asked for: every command constructs every driver
     /// (and a provider alias another), and most use one or none of them;
-    /// building all four clouds' schemas up front was a millisecond of
-    /// each run, a thirtieth of an apply of 500 `terraform_data`.
+    /// building all four clouds' schemas up front was half a millisecond
+    /// of each run (`strata version` 3.14 → 2.59 ms without it).
     schemas: OnceLock<BTreeMap<String, ResourceSchema>>,
 }
 
