@@ -1511,7 +1511,7 @@ resource "aws_subnet" "a" {
 "#,
     )
     .expect("config");
-    // Throttled twice: the SDK's retries (raised to 8 attempts) absorb it.
+    // Throttled twice: the SDK's retries (26 attempts, as the AWS provider makes) absorb it.
     m.proxy.inject(strata_standin::Injection::ec2_error(
         "CreateVpc",
         503,

@@ -22,13 +22,13 @@ pub fn load_eval(data: &[u8]) {
     // No provider, so no argument is write-only.
     let write_only = |_: &config::Resource, _: &[String]| false;
     if let Ok(module) = config::load_text("fuzz.tf", text, &mut sources) {
-        let _ = config::check::check_module(&module, &run, &write_only, &mut sources);
+        let _ = config::check::check_module(&module, &run, &write_only);
         let _ = variables::resolve(&module, &[], Vec::new(), &mut sources);
     }
     // The same text as Terraform's JSON syntax, and every JSON body read
     // as if its schema said each argument were a block.
     if let Ok(module) = config::load_text("fuzz.tf.json", text, &mut sources) {
-        let _ = config::check::check_module(&module, &run, &write_only, &mut sources);
+        let _ = config::check::check_module(&module, &run, &write_only);
         for r in &module.resources {
             let mut diags = strata::diag::Diags::default();
             let _ = strata::syntax::json::blocks_by_schema(&r.body, &|_| Some(0), &mut diags);

@@ -379,11 +379,13 @@ pub(super) fn prepare(
         }
     }
     let explain = |d: Diags, sources: &Sources| expansion.explain(d, sources);
-    let graph = crate::graph::build(&module, sources).map_err(|d| explain(d, sources))?;
     let write_only =
         |r: &config::Resource, path: &[String]| crate::walk::write_only(drivers, r, path);
-    config::check::check_module(&module, &run, &write_only, sources)
-        .map_err(|d| explain(d, sources))?;
+    let (graph, checked) = built_and_checked(&module, sources, || {
+        config::check::check_module(&module, &run, &write_only)
+    });
+    let graph = graph.map_err(|d| explain(d, sources))?;
+    checked.map_err(|d| explain(d, sources))?;
     crate::walk::configure(&module, &graph, &vars, &run, drivers)
         .map_err(|d| explain(d, sources))?;
     // A destroy works out what its scope deletes over the whole graph.
@@ -400,6 +402,40 @@ pub(super) fn prepare(
         expansion,
         warnings,
         lists,
+    })
+}
+
+/// The module's graph, and `check`'s verdict on it. A large module's graph
+/// is built on another core while it is checked here (10 000 resources:
+/// 70 ms and 80 ms, one after the other before): the check evaluates with
+/// this thread's functions, which cannot leave it. A graph's error is told
+/// first, as when they ran in turn.
+fn built_and_checked(
+    module: &Module,
+    sources: &Sources,
+    check: impl FnOnce() -> Result<(), Diags>,
+) -> (Result<Graph, Diags>, Result<(), Diags>) {
+    /// Below this many resources a thread costs more than it saves.
+    const ON_ITS_OWN_FROM: usize = 500;
+    if module.resources.len() < ON_ITS_OWN_FROM {
+        let graph = crate::graph::build(module, sources);
+        return (graph, check());
+    }
+    std::thread::scope(|s| {
+        let build = || crate::graph::build(module, sources);
+        let spawned = std::thread::Builder::new()
+            .name("graph".into())
+            .stack_size(crate::par::STACK)
+            .spawn_scoped(s, build);
+        let checked = check();
+        let graph = match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: built here, after the check.
+            Err(_) => crate::graph::build(module, sources),
+        };
+        (graph, checked)
     })
 }
 

@@ -119,7 +119,7 @@ pub fn validate(
         let write_only = |r: &crate::config::Resource, path: &[String]| {
             crate::walk::write_only(drivers, r, path)
         };
-        let mut found = crate::config::check::check_module(&module, &run, &write_only, sources)
+        let mut found = crate::config::check::check_module(&module, &run, &write_only)
             .err()
             .unwrap_or_default();
         // The same expression may fail in both: said once.

@@ -91,6 +91,93 @@ pub struct Stored {
     pub journal: String,
 }
 
+/// What [`Backend::read_unless_seen`] found.
+#[derive(Debug)]
+pub enum Reread {
+    /// The state as stored now.
+    Read(Stored),
+    /// The state file is, byte for byte, the one the caller read: only its
+    /// version and the journal are given.
+    Seen {
+        version: Option<Version>,
+        journal: String,
+    },
+}
+
+/// A file as a reader found it: which file (device and inode), its size
+/// and times, and when the reader looked. Two stamps of one file agree
+/// only if nothing wrote it in between, provided it had not been written
+/// in the second before the first was taken: a file's times have the
+/// kernel's tick for their grain, so a write just before could share its
+/// time with a later one (as git's index treats "racily clean" files).
+#[derive(Debug, Clone)]
+pub struct FileStamp {
+    file: FileMeta,
+    taken_ns: i128,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileMeta {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified_ns: i128,
+    changed_ns: i128,
+}
+
+/// How long before a stamp a file must have last changed for the stamp to
+/// vouch for it: far more than any clock tick.
+const SETTLED_NS: i128 = 1_000_000_000;
+
+impl FileStamp {
+    /// `meta` of a file a reader is about to read, taken at `now`; none
+    /// where the system does not give a file's identity and change time.
+    pub fn new(meta: &std::fs::Metadata, now: std::time::SystemTime) -> Option<FileStamp> {
+        let taken_ns = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| i128::try_from(d.as_nanos()).ok())?;
+        Some(FileStamp {
+            file: FileMeta::of(meta)?,
+            taken_ns,
+        })
+    }
+
+    /// Whether `meta` is the same file, unwritten since this stamp: the
+    /// same identity, size and times, last changed well before the stamp.
+    pub fn vouches_for(&self, meta: &std::fs::Metadata) -> bool {
+        let settled = self.file.changed_ns + SETTLED_NS <= self.taken_ns
+            && self.file.modified_ns + SETTLED_NS <= self.taken_ns;
+        settled && FileMeta::of(meta).as_ref() == Some(&self.file)
+    }
+
+    /// Whether `meta` is the file as this stamp found it (a read between
+    /// two such looks read one version of it).
+    pub fn same_as(&self, meta: &std::fs::Metadata) -> bool {
+        FileMeta::of(meta).as_ref() == Some(&self.file)
+    }
+}
+
+impl FileMeta {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<FileMeta> {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+        Some(FileMeta {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            changed_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_: &std::fs::Metadata) -> Option<FileMeta> {
+        None
+    }
+}
+
 /// A lock taken.
 pub struct Acquired {
     /// Whatever must live as long as the lock (an open file with an OS
@@ -152,6 +239,15 @@ pub trait Backend: Send + Sync {
     fn force_unlock(&self, id: &str) -> Result<(), StateError>;
 
     fn read(&self) -> Result<Stored, StateError>;
+
+    /// [`Backend::read`], for a caller that already holds the text of the
+    /// file `seen` stamped before the lock was taken ([`crate::Early`]):
+    /// a backend that can tell that nothing has written it since says so
+    /// rather than reading it again. Only a local file can.
+    fn read_unless_seen(&self, seen: &FileStamp) -> Result<Reread, StateError> {
+        let _ = seen;
+        self.read().map(Reread::Read)
+    }
 
     /// Replaces the state with `text`, whole or not at all, provided the
     /// stored version is still `expected` (`None`: no state yet) — else

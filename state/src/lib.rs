@@ -35,7 +35,8 @@ pub use addr::{
 };
 pub use adopt::{adopt, Adopted, Adoption};
 pub use backend::{
-    on_own_thread, Acquired, Backend, JournalAfter, LockInfo, LockKind, Stored, Version,
+    on_own_thread, Acquired, Backend, FileStamp, JournalAfter, LockInfo, LockKind, Reread, Stored,
+    Version,
 };
 pub use error::StateError;
 pub use journal::{open_intents, Entry, Replay};

@@ -12,7 +12,9 @@
 //! made whole by writing the new version to `<state>.next` first; the next
 //! lock holder finishes a write a crash cut short ([`LocalBackend::finish_torn_write`]).
 
-use crate::backend::{Acquired, Backend, JournalAfter, LockInfo, LockKind, Ready, Stored, Version};
+use crate::backend::{
+    Acquired, Backend, FileStamp, JournalAfter, LockInfo, LockKind, Ready, Reread, Stored, Version,
+};
 use crate::error::StateError;
 use crate::filelock::{self, Attempt};
 use std::fs::{File, OpenOptions};
@@ -558,6 +560,27 @@ impl Backend for LocalBackend {
         Ok(Stored {
             state,
             version,
+            journal: read_optional(&self.journal_path())?.unwrap_or_default(),
+        })
+    }
+
+    /// Under this backend's lock, the locked file's own metadata says
+    /// whether it is the one `seen` read: taken from the open handle, which
+    /// on a network file system is fresh once the lock is held. A write a
+    /// crash cut short (`.next` beside the state) is read as [`Self::read`]
+    /// reads it.
+    fn read_unless_seen(&self, seen: &FileStamp) -> Result<Reread, StateError> {
+        let unchanged = match self.held().as_ref() {
+            Some(h) if same_file(&h.file, &self.path) => {
+                h.file.metadata().is_ok_and(|m| seen.vouches_for(&m))
+            }
+            _ => false,
+        };
+        if !unchanged || self.next_path().exists() {
+            return self.read().map(Reread::Read);
+        }
+        Ok(Reread::Seen {
+            version: self.stat()?,
             journal: read_optional(&self.journal_path())?.unwrap_or_default(),
         })
     }

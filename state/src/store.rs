@@ -8,7 +8,7 @@
 //! - journal lines name the serial they extend, so lines already folded
 //!   into the state are never applied twice.
 
-use crate::backend::{self, Backend, JournalAfter, LockInfo, Version};
+use crate::backend::{self, Backend, FileStamp, JournalAfter, LockInfo, Reread, Stored, Version};
 use crate::error::StateError;
 use crate::history::{self, History, Observation};
 use crate::journal::{self, Entry, Replay};
@@ -167,19 +167,10 @@ impl Store {
 
     /// [`Self::load`], taking `early`'s parse when it read what this reads.
     pub fn load_with(&self, early: Early) -> Result<Loaded, StateError> {
-        let stored = self.backend.read()?;
+        let (stored, parsed) = self.read_with(early.join())?;
         let location = self.backend.location();
-        let (mut state, existed) = match stored.state {
-            Some(text) => {
-                let text = self.sealed.open(&location, text)?;
-                let state = match early.take(&text) {
-                    Some(state) => state,
-                    None => parse(&location, &text)?,
-                };
-                (state, true)
-            }
-            None => (State::new(), false),
-        };
+        let existed = parsed.is_some();
+        let mut state = parsed.unwrap_or_default();
         let journal = self.sealed.open_lines(&location, stored.journal)?;
         *self.seen() = Seen {
             version: stored.version,
@@ -198,6 +189,45 @@ impl Store {
             replay,
             existed,
         })
+    }
+
+    /// The stored state and its parse (none when there is no state): the
+    /// early read's parse when the backend vouches that the file has not
+    /// been written since, or when what it reads now is the same text.
+    fn read_with(&self, early: Option<EarlyRead>) -> Result<(Stored, Option<State>), StateError> {
+        let location = self.backend.location();
+        let (mut stored, early) = match early {
+            Some(EarlyRead {
+                text,
+                state,
+                stamp: Some(stamp),
+            }) => match self.backend.read_unless_seen(&stamp)? {
+                Reread::Seen { version, journal } => {
+                    // Opened all the same, for what opening checks (a plain
+                    // state where encryption is configured is refused or
+                    // migrated as when read now).
+                    self.sealed.open(&location, text)?;
+                    let stored = Stored {
+                        state: None,
+                        version,
+                        journal,
+                    };
+                    return Ok((stored, Some(state)));
+                }
+                Reread::Read(stored) => (stored, Some((text, state))),
+            },
+            Some(e) => (self.backend.read()?, Some((e.text, e.state))),
+            None => (self.backend.read()?, None),
+        };
+        let Some(text) = stored.state.take() else {
+            return Ok((stored, None));
+        };
+        let text = self.sealed.open(&location, text)?;
+        let state = match early {
+            Some((early_text, state)) if early_text == text => state,
+            _ => parse(&location, &text)?,
+        };
+        Ok((stored, Some(state)))
     }
 
     /// Writes `state` as the new state (serial + 1), keeping the previous
@@ -431,10 +461,21 @@ fn encode(location: &str, state: &State) -> Result<String, StateError> {
 /// state's lock is taken, while the command loads its configuration: a
 /// 10 000-resource state takes about as long to parse as its
 /// configuration to load, and the two overlap. [`Store::load_with`] takes
-/// the parse only when the text it reads under the lock is the same, byte
-/// for byte, so a run works on what the lock guards whatever happened
-/// between the two reads.
-pub struct Early(Option<std::thread::JoinHandle<Option<(String, State)>>>);
+/// the parse only when, under the lock, the backend vouches that the file
+/// is unwritten since ([`Backend::read_unless_seen`]: the same file, size
+/// and times, settled before the early read) or the text it reads then is
+/// the same, byte for byte, so a run works on what the lock guards
+/// whatever happened between the two.
+pub struct Early(Option<std::thread::JoinHandle<Option<EarlyRead>>>);
+
+/// What the early read found.
+struct EarlyRead {
+    text: String,
+    state: State,
+    /// The file as it was throughout the read; none if it changed meanwhile
+    /// or the system cannot say.
+    stamp: Option<FileStamp>,
+}
 
 /// A smaller document parses before a thread would have paid for itself.
 const EARLY_FROM: u64 = 1 << 20;
@@ -454,17 +495,23 @@ impl Early {
         let spawned = std::thread::Builder::new()
             .name("state-early".into())
             .spawn(move || {
+                let now = std::time::SystemTime::now();
+                let stamp = std::fs::metadata(&path)
+                    .ok()
+                    .and_then(|m| FileStamp::new(&m, now));
                 let text = std::fs::read_to_string(&path).ok()?;
+                let unchanged =
+                    |s: &FileStamp| std::fs::metadata(&path).is_ok_and(|m| s.same_as(&m));
+                let stamp = stamp.filter(unchanged);
                 let state = parse("", &text).ok()?;
-                Some((text, state))
+                Some(EarlyRead { text, state, stamp })
             });
         Early(spawned.ok())
     }
 
-    /// The parse of `text`, when it is what was read early.
-    fn take(self, text: &str) -> Option<State> {
-        let (early, state) = self.0?.join().ok()??;
-        (early == text).then_some(state)
+    /// What the early read found, once it is done.
+    fn join(self) -> Option<EarlyRead> {
+        self.0?.join().ok()?
     }
 }
 
@@ -608,5 +655,97 @@ impl Journal {
             detail: e.to_string(),
         })?;
         self.sealed.seal_lines(&self.backend.location(), text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    /// An early read of the state file whose parse is told apart from the
+    /// file's own (serial 999), and whose text too (a space more), so that
+    /// only a backend vouching for the file makes the load take it: the
+    /// loaded serial says which was taken.
+    fn early_of(path: &std::path::Path, stamped_at: SystemTime) -> EarlyRead {
+        let mut text = std::fs::read_to_string(path).expect("state");
+        let mut state = parse("", &text).expect("parses");
+        state.serial = 999;
+        text.push(' ');
+        let meta = std::fs::metadata(path).expect("meta");
+        EarlyRead {
+            text,
+            state,
+            stamp: FileStamp::new(&meta, stamped_at),
+        }
+    }
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("strata-store-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("scratch dir");
+        d.join("terraform.tfstate")
+    }
+
+    /// A state written, then locked again as a plan locks it.
+    fn locked(tag: &str) -> (std::path::PathBuf, Store, Lock) {
+        let path = scratch(tag);
+        let store = Store::local(&path);
+        let lock = store.lock("apply").expect("lock");
+        let mut state = store.load().expect("loads").state;
+        store.persist(&lock, &mut state).expect("persist");
+        drop(lock);
+        let lock = store.lock("plan").expect("lock");
+        (path, store, lock)
+    }
+
+    #[test]
+    fn an_early_read_of_a_file_unwritten_since_is_taken_without_reading_again() {
+        let (path, store, _lock) = locked("seen");
+        // Stamped two seconds after the file was written: settled.
+        let later = SystemTime::now() + Duration::from_secs(2);
+        let (_, state) = store
+            .read_with(Some(early_of(&path, later)))
+            .expect("reads");
+        assert_eq!(state.map(|s| s.serial), Some(999), "the early parse");
+    }
+
+    #[test]
+    fn a_file_written_after_its_early_read_is_read_again() {
+        let (path, store, _lock) = locked("rewritten");
+        let later = SystemTime::now() + Duration::from_secs(2);
+        let early = early_of(&path, later);
+        // Rewritten at the same size, its times then put back: only its
+        // change time, which no one can set, tells.
+        let text = std::fs::read_to_string(&path).expect("state");
+        let lineage = parse("", &text).expect("parses").lineage;
+        let other = match lineage.starts_with('0') {
+            true => format!("1{}", &lineage[1..]),
+            false => format!("0{}", &lineage[1..]),
+        };
+        let changed = text.replacen(&lineage, &other, 1);
+        assert_eq!(changed.len(), text.len());
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        std::io::Write::write_all(&mut &file, changed.as_bytes()).expect("write");
+        file.set_modified(modified).expect("mtime back");
+        drop(file);
+        let (_, state) = store.read_with(Some(early)).expect("reads");
+        assert_ne!(state.map(|s| s.serial), Some(999), "the file as it is now");
+    }
+
+    #[test]
+    fn a_file_written_just_before_its_early_read_is_read_again() {
+        let (path, store, _lock) = locked("fresh");
+        // Stamped as it was written: a later write could share its times.
+        let (_, state) = store
+            .read_with(Some(early_of(&path, SystemTime::now())))
+            .expect("reads");
+        assert_ne!(state.map(|s| s.serial), Some(999), "read again");
     }
 }

@@ -3,7 +3,7 @@
 //! references, function calls and types are checked without any state.
 
 use super::{ConfigScope, Module, Run};
-use crate::diag::{Diags, Sources};
+use crate::diag::Diags;
 use crate::lang::types::Type;
 use crate::lang::value::Value;
 use crate::syntax::{Body, Expr};
@@ -16,7 +16,6 @@ pub fn check_module(
     module: &Module,
     run: &Rc<Run>,
     write_only: super::ephemeral::WriteOnly<'_>,
-    _sources: &mut Sources,
 ) -> Result<(), Diags> {
     let mut diags = Diags::default();
     check(module, run, Level::Root, &mut diags);

@@ -232,10 +232,10 @@ impl Aws {
         self.clients
             .get_or_init(|| async {
                 let s = self.settings.lock().map(|s| s.clone()).unwrap_or_default();
-                // Throttling and 5xx are retried by the SDK; raised from its
-                // default of 3 attempts because applies make many calls.
+                // Throttling and 5xx are retried by the SDK, as often as
+                // Terraform's AWS provider retries them.
                 let retry = aws_config::retry::RetryConfig::standard()
-                    .with_max_attempts(s.max_retries.map_or(8, |n| n + 1));
+                    .with_max_attempts(attempts(s.max_retries, std::env::var("AWS_MAX_ATTEMPTS")));
                 let mut loader =
                     aws_config::defaults(aws_config::BehaviorVersion::latest()).retry_config(retry);
                 if let Some(r) = s.region {
@@ -422,7 +422,10 @@ impl Cloud for Aws {
             ),
             (
                 "max_retries",
-                A::optional(Type::Number, "Retries of throttled and failed calls (7)."),
+                A::optional(
+                    Type::Number,
+                    "Retries of throttled and failed calls (else AWS_MAX_ATTEMPTS less one, else 25).",
+                ),
             ),
         ]);
         s.blocks.insert(
@@ -522,6 +525,20 @@ impl Cloud for Aws {
 }
 
 /// AWS's GPU offers (`providers/aws/catalog.csv`, embedded), read once.
+/// How many times a call is tried: the provider block's `max_retries` plus
+/// the first try, else `AWS_MAX_ATTEMPTS` (attempts, as the SDKs read it),
+/// else the AWS provider's default of 25 retries. A long apply that meets
+/// throttling then gives up no sooner than Terraform's would.
+fn attempts(max_retries: Option<u32>, env: Result<String, std::env::VarError>) -> u32 {
+    const PROVIDER_DEFAULT_RETRIES: u32 = 25;
+    let from_env = env.ok().and_then(|v| v.trim().parse::<u32>().ok());
+    match (max_retries, from_env) {
+        (Some(n), _) => n.saturating_add(1),
+        (None, Some(n)) if n > 0 => n,
+        _ => PROVIDER_DEFAULT_RETRIES + 1,
+    }
+}
+
 pub fn catalog() -> Option<&'static Catalog> {
     static CATALOG: std::sync::OnceLock<Option<Catalog>> = std::sync::OnceLock::new();
     Catalog::embedded(&CATALOG, "AWS", include_str!("../catalog.csv"))
@@ -559,5 +576,28 @@ mod catalog_tests {
             assert!(c.pick(gpu, n, "us-east-1").is_ok(), "{gpu}×{n}");
         }
         assert!(catalog().is_some());
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::attempts;
+    use std::env::VarError;
+
+    #[test]
+    fn calls_are_tried_as_often_as_the_aws_provider_tries_them() {
+        // Nothing said: the provider's 25 retries.
+        assert_eq!(attempts(None, Err(VarError::NotPresent)), 26);
+        // The block's retries win over the environment's attempts.
+        assert_eq!(attempts(Some(0), Ok("5".into())), 1);
+        assert_eq!(attempts(Some(3), Err(VarError::NotPresent)), 4);
+        assert_eq!(
+            attempts(Some(u32::MAX), Err(VarError::NotPresent)),
+            u32::MAX
+        );
+        // AWS_MAX_ATTEMPTS counts attempts; one that is not a count is not read.
+        assert_eq!(attempts(None, Ok(" 5 ".into())), 5);
+        assert_eq!(attempts(None, Ok("0".into())), 26);
+        assert_eq!(attempts(None, Ok("many".into())), 26);
     }
 }
