@@ -298,9 +298,7 @@ fn kill_9_mid_failover_resumes_without_duplicates_or_orphans() {
         let pool = format!("{name}.h100");
         let work = spot_then_on_demand(&dir, &name);
         let mut child = sb
-            .command(&work, &["apply", "--auto-approve"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .quiet(&work, &["apply", "--auto-approve"])
             .spawn()
             .expect("apply starts");
         std::thread::sleep(std::time::Duration::from_millis(after_ms));

@@ -323,15 +323,11 @@ fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/multi-cloud/cluster.hcl");
     std::fs::copy(example, work.join("cluster.hcl")).expect("the example");
     let killed = |after: Duration, now: Option<&str>| {
-        let mut c = sb.command(&work, &["apply", "--auto-approve"]);
+        let mut c = sb.quiet(&work, &["apply", "--auto-approve"]);
         if let Some(t) = now {
             c.env("STRATA_NOW", t);
         }
-        let mut child = c
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("apply starts");
+        let mut child = c.spawn().expect("apply starts");
         std::thread::sleep(after);
         let _ = child.kill();
         let _ = child.wait();
@@ -352,13 +348,15 @@ fn killed_mid_apply_the_dispatch_converges_without_orphaned_tokens() {
     // moment missed the whole apply on a slower machine under the suite's
     // load: three kills before the first object), then a little later.
     let journal = work.join("terraform.tfstate.journal");
-    let stamp = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()))
+    };
     let killed_mid = |after: Duration| {
         let before = stamp(&journal);
         let mut child = sb
-            .command(&work, &["apply", "--auto-approve"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .quiet(&work, &["apply", "--auto-approve"])
             .spawn()
             .expect("apply starts");
         let deadline = std::time::Instant::now() + Duration::from_secs(120);

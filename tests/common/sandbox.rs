@@ -91,6 +91,14 @@ impl Sandbox {
         c
     }
 
+    /// [`Self::command`] with its output discarded: a run a test kills.
+    pub fn quiet(&self, work: &Path, args: &[&str]) -> Command {
+        let mut c = self.command(work, args);
+        c.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    }
+
     /// Runs the strata binary in `work` with the sandbox's environment.
     pub fn strata(&self, work: &Path, args: &[&str]) -> (i32, String) {
         super::output(self.command(work, args))

@@ -524,7 +524,6 @@ impl Cloud for Aws {
     }
 }
 
-/// AWS's GPU offers (`providers/aws/catalog.csv`, embedded), read once.
 /// How many times a call is tried: the provider block's `max_retries` plus
 /// the first try, else `AWS_MAX_ATTEMPTS` (attempts, as the SDKs read it),
 /// else the AWS provider's default of 25 retries. A long apply that meets
@@ -539,6 +538,7 @@ fn attempts(max_retries: Option<u32>, env: Result<String, std::env::VarError>) -
     }
 }
 
+/// AWS's GPU offers (`providers/aws/catalog.csv`, embedded), read once.
 pub fn catalog() -> Option<&'static Catalog> {
     static CATALOG: std::sync::OnceLock<Option<Catalog>> = std::sync::OnceLock::new();
     Catalog::embedded(&CATALOG, "AWS", include_str!("../catalog.csv"))
